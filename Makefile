@@ -1,0 +1,46 @@
+# Two commands matter: `make book` (everything from scratch: venv, install, data, notebooks, HTML)
+# and `make test` (install if needed, then the whole test suite).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+REGIME_DATA_DIR ?= $(abspath ../shared/data)
+PROFILE ?= default
+export REGIME_DATA_DIR
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export MPLBACKEND ?= Agg
+
+.PHONY: install data reproduce book test lint format clean
+
+install: $(STAMP)
+
+# Reinstall when the pins change. torch is pinned exactly in pyproject.toml (a range pulls CUDA).
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=23.2"
+	$(BIN)/python -m pip install --quiet -e ".[book,dev]"
+	touch $(STAMP)
+
+data: install
+	$(BIN)/regime data prepare --data-dir "$(REGIME_DATA_DIR)"
+
+reproduce: data
+	$(BIN)/regime reproduce --profile $(PROFILE)
+
+book: reproduce
+	$(BIN)/regime book
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf _build .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Regime-conditional retrieval companion."""

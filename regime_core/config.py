@@ -1,0 +1,66 @@
+"""Defaults, in exactly one place, and the base of every experiment's frozen config.
+
+Every number a reader might want to change (alpha, k, the seed, the number of bootstrap
+resamples, ...) is defined here once; functions take it as a keyword argument whose default
+is the constant below, and the book's "Our reading of the paper" page lists them from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any
+
+# --- retrieval -------------------------------------------------------------------------------
+ALPHA: float = 0.25  # weight of the bridge-side vector in union/knockout/entity (paper: frozen 0.25)
+ENCODER: str = "minilm"  # the bundled all-MiniLM-L6-v2
+POOL_MODES: tuple[str, ...] = ("question", "corpus")
+POOL_MODE: str = "question"  # the question's own distractor pool
+EXCLUDE_BRIDGE: bool = True  # the bridge passage is removed from the hop-2 ranking
+ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
+K_VALUES: tuple[int, ...] = (1, 2, 5, 10)
+HEADLINE_K: int = 5  # the paper reports R@5
+ENCODE_BATCH_SIZE: int = 64
+
+# --- statistics ------------------------------------------------------------------------------
+SEED: int = 0
+BOOTSTRAP_RESAMPLES: int = 10_000
+PERMUTATION_RESAMPLES: int = 10_000
+CONFIDENCE: float = 0.95
+
+# --- router ----------------------------------------------------------------------------------
+CV_FOLDS: int = 5
+LABEL_TIE_RULE: str = "q"  # a tie between union and q is labelled q (the cheaper action)
+
+
+class ConfigMixin:
+    """Mixin for frozen dataclass configs: a canonical dict, a stable hash, validation hooks.
+
+    Subclasses are ``@dataclass(frozen=True)`` and may override ``validate`` (raise ValueError
+    with an actionable message); it runs in ``__post_init__``.
+    """
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:  # pragma: no cover - overridden where there is something to check
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return _jsonable(dataclasses.asdict(self))  # type: ignore[call-overload]
+
+    def config_hash(self, length: int = 12) -> str:
+        """A hash of the canonical JSON of the config; names the artefacts it produces."""
+        payload = json.dumps(
+            {"kind": type(self).__name__, **self.to_dict()}, sort_keys=True, separators=(",", ":")
+        )
+        return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:length]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,29 @@
+"""The protocol every encoder implements (dense bi-encoders and the lexical TF-IDF cosine).
+
+Vectors are float32 and L2-normalised, so an inner product is a cosine. ``identity`` names
+everything that changes the vectors (model, weight hash or revision, prompts, dtype, for TF-IDF
+the corpus it was fitted on): the embedding store keys its files by it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    name: str
+
+    @property
+    def identity(self) -> dict[str, Any]: ...
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, d) float32, L2-normalised, in query mode (query prompt applied)."""
+        ...
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, d) float32, L2-normalised, in document mode (document prompt applied)."""
+        ...

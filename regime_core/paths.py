@@ -1,0 +1,46 @@
+"""Where data, caches and outputs live. The only module that reads path environment variables.
+
+- ``REGIME_DATA_DIR``: the raw datasets (default: ``../shared/data`` next to the repository if it
+  exists, else ``./data``).
+- ``REGIME_WORK_DIR``: everything the pipeline writes (prepared examples, embeddings, runs,
+  executed notebooks, records); default ``_build/regime`` under the current directory. It is
+  outside git.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The directory holding the raw dataset files."""
+    if override is not None:
+        return Path(override)
+    env = os.environ.get("REGIME_DATA_DIR")
+    if env:
+        return Path(env)
+    shared = REPO_ROOT.parent / "shared" / "data"
+    return shared if shared.is_dir() else Path("data")
+
+
+def work_dir(override: str | os.PathLike[str] | None = None) -> Path:
+    """The root of every generated artefact."""
+    if override is not None:
+        return Path(override)
+    env = os.environ.get("REGIME_WORK_DIR")
+    return Path(env) if env else Path("_build") / "regime"
+
+
+def prepared_dir(work: str | os.PathLike[str] | None = None) -> Path:
+    return work_dir(work) / "prepared"
+
+
+def embeddings_dir(work: str | os.PathLike[str] | None = None) -> Path:
+    return work_dir(work) / "embeddings"
+
+
+def results_dir(work: str | os.PathLike[str] | None = None) -> Path:
+    return work_dir(work) / "results"
