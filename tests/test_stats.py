@@ -1,0 +1,295 @@
+"""Paired statistics against scipy, statsmodels and scikit-learn; determinism; CI coverage."""
+
+from __future__ import annotations
+
+import doctest
+import math
+import warnings
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+
+from regime_core import stats
+from regime_core.config import SEED
+from regime_core.stats import (
+    PairedComparison,
+    bonferroni,
+    cohens_kappa,
+    compare_paired,
+    fit_r2_ci,
+    holm,
+    mcnemar,
+    paired_bootstrap_ci,
+    paired_permutation_test,
+    r_squared,
+    sign_test,
+)
+
+
+def paired_binary(seed: int, n: int = 200, p_a: float = 0.6, p_b: float = 0.5):
+    rng = np.random.default_rng(seed)
+    return rng.random(n) < p_a, rng.random(n) < p_b
+
+
+def test_doctests_pass() -> None:
+    result = doctest.testmod(stats)
+    assert result.attempted > 5
+    assert result.failed == 0
+
+
+# --- bootstrap --------------------------------------------------------------------------------
+
+
+def test_bootstrap_is_deterministic_and_seed_dependent() -> None:
+    a, b = paired_binary(0)
+    first = paired_bootstrap_ci(a, b, resamples=2000, seed=SEED)
+    assert first == paired_bootstrap_ci(a, b, resamples=2000, seed=SEED)
+    assert first != paired_bootstrap_ci(a, b, resamples=2000, seed=SEED + 1)
+    diff, lo, hi = first
+    assert diff == pytest.approx(np.mean(a.astype(float) - b))
+    assert lo < diff < hi
+
+
+def test_bootstrap_matches_scipy_percentile_bootstrap() -> None:
+    rng = np.random.default_rng(1)
+    a = rng.normal(0.3, 1.0, 300)
+    b = a - rng.normal(0.1, 0.5, 300)
+    _, lo, hi = paired_bootstrap_ci(a, b, resamples=20_000, confidence=0.9)
+    reference = scipy_stats.bootstrap(
+        (a - b,), np.mean, n_resamples=20_000, confidence_level=0.9, method="percentile", rng=3
+    ).confidence_interval
+    # Different random streams: agreement to a small fraction of the CI width.
+    width = hi - lo
+    assert lo == pytest.approx(reference.low, abs=0.03 * width)
+    assert hi == pytest.approx(reference.high, abs=0.03 * width)
+
+
+def test_bootstrap_ci_covers_true_difference_at_about_nominal_rate() -> None:
+    rng = np.random.default_rng(2)
+    true_diff, covered, trials = 0.1, 0, 200
+    for trial in range(trials):
+        a = rng.random(120) < 0.6
+        b = rng.random(120) < 0.5
+        _, lo, hi = paired_bootstrap_ci(a, b, resamples=1000, confidence=0.9, seed=trial)
+        covered += lo <= true_diff <= hi
+    # Binomial(200, 0.9) lies in [0.84, 0.96] with overwhelming probability.
+    assert 0.84 <= covered / trials <= 0.96
+
+
+def test_bootstrap_chunking_handles_more_cells_than_one_chunk() -> None:
+    a = np.arange(5000) % 3 == 0
+    b = np.zeros(5000, dtype=bool)
+    diff, lo, hi = paired_bootstrap_ci(a, b, resamples=1200)  # 6M cells: two chunks
+    assert lo < diff < hi
+    assert hi - lo < 0.05
+
+
+# --- paired tests -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sign_test_matches_binomtest_and_statsmodels(seed: int) -> None:
+    from statsmodels.stats.descriptivestats import sign_test as sm_sign_test
+
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 4, 40).astype(float)
+    b = rng.integers(0, 4, 40).astype(float)
+    ours = sign_test(a, b)
+    n_pos, n_neg = int(np.sum(a > b)), int(np.sum(a < b))
+    assert ours.n_discordant == n_pos + n_neg
+    assert ours.p_value == pytest.approx(scipy_stats.binomtest(n_pos, n_pos + n_neg).pvalue)
+    assert ours.p_value == pytest.approx(sm_sign_test(a - b, mu0=0)[1])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_mcnemar_matches_exact_binomial_and_chi_square(seed: int) -> None:
+    a, b = paired_binary(seed, n=80)
+    n_a, n_b = int(np.sum(a & ~b)), int(np.sum(~a & b))
+    exact = mcnemar(a, b)
+    assert exact.n_discordant == n_a + n_b
+    assert exact.statistic == min(n_a, n_b)
+    assert exact.p_value == pytest.approx(scipy_stats.binomtest(n_a, n_a + n_b).pvalue)
+    chi2 = mcnemar(a, b, exact=False)
+    statistic = (abs(n_a - n_b) - 1) ** 2 / (n_a + n_b)
+    assert chi2.statistic == pytest.approx(statistic)
+    assert chi2.p_value == pytest.approx(scipy_stats.chi2.sf(statistic, df=1))
+
+
+def test_no_discordant_pairs_give_p_one() -> None:
+    same = np.array([True, False, True])
+    assert mcnemar(same, same).p_value == 1.0
+    assert mcnemar(same, same, exact=False).p_value == 1.0
+    assert sign_test(same, same).p_value == 1.0
+    assert paired_permutation_test(same, same).p_value == 1.0
+
+
+@pytest.mark.parametrize("n", [6, 12, 16])
+def test_exact_permutation_matches_scipy(n: int) -> None:
+    rng = np.random.default_rng(n)
+    a = rng.normal(0.4, 1.0, n)
+    b = rng.normal(0.0, 1.0, n)
+    ours = paired_permutation_test(a, b)
+    reference = scipy_stats.permutation_test(
+        (a, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=np.inf,
+        vectorized=True,
+    )
+    assert ours.test == "permutation_exact"
+    assert ours.p_value == pytest.approx(reference.pvalue, rel=1e-9)
+    assert ours.statistic == pytest.approx(np.mean(a - b))
+
+
+def test_exact_permutation_with_ties_and_zero_differences() -> None:
+    a = np.array([1, 1, 0, 1, 1, 0, 1, 1, 1, 0], dtype=float)
+    b = np.array([0, 1, 0, 0, 1, 1, 0, 0, 1, 0], dtype=float)
+    ours = paired_permutation_test(a, b)
+    # differences: +1 four times, -1 once, zeros elsewhere: |T*| >= 3 in 12 of 32 patterns
+    assert ours.n_discordant == 5
+    assert ours.p_value == pytest.approx(12 / 32)
+
+
+def test_monte_carlo_permutation_agrees_with_scipy_and_uses_plus_one() -> None:
+    rng = np.random.default_rng(9)
+    a = rng.normal(0.15, 1.0, 60)
+    b = rng.normal(0.0, 1.0, 60)
+    ours = paired_permutation_test(a, b, resamples=20_000)
+    assert ours.test == "permutation"
+    reference = scipy_stats.permutation_test(
+        (a, b),
+        lambda x, y, axis: np.mean(x - y, axis=axis),
+        permutation_type="samples",
+        n_resamples=20_000,
+        vectorized=True,
+        rng=1,
+    ).pvalue
+    assert ours.p_value == pytest.approx(reference, abs=0.02)
+    extreme = paired_permutation_test(np.ones(40), np.zeros(40), resamples=999)
+    assert extreme.p_value == pytest.approx(1 / 1000)
+
+
+def test_permutation_is_deterministic() -> None:
+    rng = np.random.default_rng(4)
+    a, b = rng.normal(size=50), rng.normal(size=50)
+    assert paired_permutation_test(a, b, seed=3) == paired_permutation_test(a, b, seed=3)
+
+
+# --- multiple testing, agreement, R² ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_holm_and_bonferroni_match_statsmodels(seed: int) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.random(12) ** 3, 3)  # rounding creates ties
+    np.testing.assert_allclose(holm(p), multipletests(p, method="holm")[1])
+    np.testing.assert_allclose(bonferroni(p), multipletests(p, method="bonferroni")[1])
+
+
+def test_pvalues_outside_unit_interval_raise() -> None:
+    with pytest.raises(ValueError, match="pvalues"):
+        holm([0.2, 1.5])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_cohens_kappa_matches_sklearn(seed: int) -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    rng = np.random.default_rng(seed)
+    labels = np.array(["q", "union", "entity"])
+    a = labels[rng.integers(0, 3, 50)]
+    b = np.where(rng.random(50) < 0.6, a, labels[rng.integers(0, 3, 50)])
+    assert cohens_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b))
+    assert cohens_kappa(a == "q", b == "q") == pytest.approx(cohen_kappa_score(a == "q", b == "q"))
+
+
+def test_cohens_kappa_degenerate_single_label() -> None:
+    assert math.isnan(cohens_kappa(["q"] * 4, ["q"] * 4))
+    assert cohens_kappa(["q"] * 4, ["q"] * 4, undefined=1.0) == 1.0
+    # one rater constant, the other not: p_e < 1, kappa is defined (0 here)
+    assert cohens_kappa(["q"] * 4, ["q", "u", "q", "q"]) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="lengths 2 != 3"):
+        cohens_kappa(["q", "u"], ["q", "u", "u"])
+
+
+def test_r_squared_matches_sklearn_and_is_nan_for_constant_y() -> None:
+    from sklearn.metrics import r2_score
+
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=30)
+    yhat = y + rng.normal(scale=0.5, size=30)
+    assert r_squared(y, yhat) == pytest.approx(r2_score(y, yhat))
+    assert math.isnan(r_squared([1.0, 1.0], [1.0, 2.0]))
+
+
+def linear_fit(x: np.ndarray, y: np.ndarray):
+    slope, intercept = np.polyfit(x, y, 1)
+    return lambda new_x: slope * new_x + intercept
+
+
+def test_fit_r2_ci_brackets_the_point_estimate_and_is_deterministic() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, 80)
+    y = 2 * x + rng.normal(scale=0.5, size=80)
+    r2, lo, hi = fit_r2_ci(x, y, linear_fit, resamples=300)
+    assert r2 == pytest.approx(r_squared(y, linear_fit(x, y)(x)))
+    assert 0.0 < lo < r2 < hi < 1.0
+    assert fit_r2_ci(x, y, linear_fit, resamples=300) == (r2, lo, hi)
+    with pytest.raises(ValueError, match="constant"):
+        fit_r2_ci(x, np.ones_like(x), linear_fit, resamples=10)
+
+
+# --- compare_paired and validation ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("test", ["mcnemar", "sign", "permutation"])
+def test_compare_paired_record(test: str) -> None:
+    a, b = paired_binary(5, n=150)
+    result = compare_paired(
+        a, b, test=test, resamples=1000, permutation_resamples=1000, label_a="union", label_b="q"
+    )
+    assert isinstance(result, PairedComparison)
+    assert result.n == 150
+    assert result.diff == pytest.approx(result.mean_a - result.mean_b)
+    assert result.ci_lo < result.diff < result.ci_hi
+    assert result.n_a_better == int(np.sum(a & ~b))
+    assert result.n_discordant == result.n_a_better + result.n_b_better
+    assert 0.0 < result.p_value <= 1.0
+    record = result.to_dict()
+    assert record["label_a"] == "union" and record["test"].startswith(test)
+    assert result == compare_paired(
+        a, b, test=test, resamples=1000, permutation_resamples=1000, label_a="union", label_b="q"
+    )
+    with pytest.raises(AttributeError):
+        result.diff = 0.0  # type: ignore[misc]
+
+
+def test_compare_paired_p_value_follows_the_chosen_test() -> None:
+    a, b = paired_binary(6, n=100)
+    assert compare_paired(a, b, test="mcnemar", resamples=200).p_value == mcnemar(a, b).p_value
+    assert compare_paired(a, b, test="sign", resamples=200).p_value == sign_test(a, b).p_value
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: paired_bootstrap_ci([1, 0], [1, 0, 1]), "lengths 2 != 3"),
+        (lambda: paired_bootstrap_ci([1, float("nan")], [1, 0]), "a: value at position 1"),
+        (lambda: paired_bootstrap_ci([], []), "a: is empty"),
+        (lambda: paired_bootstrap_ci([1, 0], [1, 0], confidence=1.5), "confidence"),
+        (lambda: paired_bootstrap_ci([1, 0], [1, 0], resamples=0), "resamples"),
+        (lambda: mcnemar([1, 0, 2], [1, 0, 1]), "a_bool: McNemar"),
+        (lambda: mcnemar([1, 0, 1], [0.5, 0, 1]), "b_bool: McNemar"),
+        (lambda: sign_test([1, 2], [[1, 2]]), "b: expected a 1-D array"),
+        (lambda: compare_paired([0.2, 0.3], [0.1, 0.3]), "a: McNemar"),
+        (lambda: compare_paired([1, 0], [1, 0], test="wilcoxon"), "unknown test"),
+        (lambda: r_squared([1, 2], [1]), "y and yhat"),
+    ],
+)
+def test_invalid_inputs_raise_value_error_naming_the_argument(call, message: str) -> None:
+    with warnings.catch_warnings(), pytest.raises(ValueError, match=message):
+        warnings.simplefilter("error")
+        call()
