@@ -1,0 +1,306 @@
+"""The regime predicates P1 and P2, the gold relation sentence ``B_rel``, and regime labels.
+
+For a two-hop example with hop-2 entity *e* (its mention, plus optionally the target title
+and its aliases):
+
+* **P1**: *e* appears in the question.
+* **P2**: *e* appears in a *relation-bearing sentence* of the bridge passage. We define a
+  relation-bearing sentence as a bridge sentence that mentions *e* (the sentence that links
+  hop 1 to hop 2); so P2 holds iff some bridge sentence mentions *e*.
+
+The regime is a function of (P1, P2):
+
+=====  =====  ==============
+P1     P2     regime
+=====  =====  ==============
+True   True   ``Q-dominant``
+True   False  ``Q-dominant``
+False  True   ``B-dominant``
+False  False  ``neither``
+=====  =====  ==============
+
+Mentions are matched by :func:`regime_core.text.mentions_any` under the normalisation rules of
+:class:`RegimeRules`; every choice is a parameter, none is hidden. Comparison ("parallel")
+items are not special-cased: their question names both entities, so they are expected to be
+Q-dominant, and :func:`regime_table` measures whether they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from regime_core.config import ConfigMixin
+from regime_core.schema import Example
+from regime_core.text import NormalizationRules, compile_names
+
+Regime = Literal["Q-dominant", "B-dominant", "neither"]
+REGIMES: tuple[str, ...] = ("Q-dominant", "B-dominant", "neither")
+
+# Where gold_b_rel found its sentence.
+B_REL_SOURCES: tuple[str, ...] = (
+    "example",  # the example's own relation_sentence (its relation_source says how it was made)
+    "entity_mention",  # fallback: the first bridge sentence that mentions the hop-2 entity
+    "none",  # neither exists
+)
+
+RELATION_SENTENCE_DEFINITIONS: dict[str, str] = {
+    "mentions_hop2_entity": "a bridge sentence that mentions the hop-2 entity (by its mention, "
+    "and by title/aliases where RegimeRules allows them)",
+}
+
+
+@dataclass(frozen=True)
+class RegimeRules(ConfigMixin):
+    """Every choice behind P1, P2 and ``B_rel``.
+
+    ``use_title``: the target passage's title counts as a name of the hop-2 entity.
+    ``use_aliases``: ``Example.hop2_aliases`` count as names. ``Example.hop2_entity`` always
+    counts. Readers put the target title among the aliases too, so only turning both off
+    restricts P1/P2 to the entity's own mention (this matters for MuSiQue, whose target
+    passage is often titled after another entity of the question).
+    ``relation_sentence``: the definition of a relation-bearing sentence (a key of
+    ``RELATION_SENTENCE_DEFINITIONS``).
+    """
+
+    normalization: NormalizationRules = field(default_factory=NormalizationRules)
+    use_title: bool = True
+    use_aliases: bool = True
+    relation_sentence: str = "mentions_hop2_entity"
+
+    def validate(self) -> None:
+        if not isinstance(self.normalization, NormalizationRules):
+            raise ValueError(
+                "RegimeRules.normalization must be a NormalizationRules, "
+                f"got {type(self.normalization).__name__}"
+            )
+        if self.relation_sentence not in RELATION_SENTENCE_DEFINITIONS:
+            raise ValueError(
+                f"RegimeRules.relation_sentence is {self.relation_sentence!r}, "
+                f"not one of {sorted(RELATION_SENTENCE_DEFINITIONS)}"
+            )
+
+
+DEFAULT_REGIME_RULES = RegimeRules()
+
+
+@dataclass(frozen=True)
+class GoldBRel:
+    """The gold relation sentence of the bridge: its text, index and where it came from."""
+
+    sentence: str | None
+    index: int | None
+    source: str  # one of B_REL_SOURCES
+
+
+# --- kernels ---------------------------------------------------------------------------------
+
+
+def regime_label(p1: bool, p2: bool) -> Regime:
+    """The regime of one (P1, P2) cell (see the module's truth table).
+
+    >>> regime_label(True, False), regime_label(False, True), regime_label(False, False)
+    ('Q-dominant', 'B-dominant', 'neither')
+    """
+    if p1:
+        return "Q-dominant"
+    return "B-dominant" if p2 else "neither"
+
+
+def regime_labels(p1: np.ndarray | Sequence[bool], p2: np.ndarray | Sequence[bool]) -> np.ndarray:
+    """Vectorised :func:`regime_label`: boolean arrays in, an object array of labels out.
+
+    >>> regime_labels([True, False, False], [False, True, False]).tolist()
+    ['Q-dominant', 'B-dominant', 'neither']
+    """
+    a, b = np.asarray(p1, dtype=bool), np.asarray(p2, dtype=bool)
+    if a.shape != b.shape:
+        raise ValueError(f"regime_labels: p1 has shape {a.shape}, p2 has shape {b.shape}")
+    return np.where(a, REGIMES[0], np.where(b, REGIMES[1], REGIMES[2])).astype(object)
+
+
+# --- per example -----------------------------------------------------------------------------
+
+
+def _check(example: object, rules: object) -> tuple[Example, RegimeRules]:
+    if not isinstance(example, Example):
+        raise ValueError(f"expected an Example, got {type(example).__name__}")
+    if not isinstance(rules, RegimeRules):
+        raise ValueError(f"expected RegimeRules, got {type(rules).__name__}")
+    return example, rules
+
+
+def hop2_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> tuple[str, ...]:
+    """The names of the hop-2 entity that count under ``rules``: the mention, then the target's
+    title (``use_title``), then the aliases (``use_aliases``); duplicates removed."""
+    example, rules = _check(example, rules)
+    names = [example.hop2_entity]
+    if rules.use_title:
+        names.append(example.target.title)
+    if rules.use_aliases:
+        names.extend(example.hop2_aliases)
+    names = list(dict.fromkeys(n for n in names if n.strip()))
+    matcher = compile_names(tuple(names), rules.normalization)
+    if not matcher.forms:
+        raise ValueError(
+            f"example {example.id}: the hop-2 entity has no usable name under the rules "
+            f"(field 'hop2_entity' is {example.hop2_entity!r}, names {names!r} all normalise "
+            "to empty); fix the record or relax RegimeRules.normalization"
+        )
+    return tuple(names)
+
+
+def p1(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> bool:
+    """P1: the hop-2 entity (any of :func:`hop2_names`) appears in the question."""
+    matcher = compile_names(hop2_names(example, rules), rules.normalization)
+    return matcher.any(example.question)
+
+
+def relation_sentences(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> list[int]:
+    """Indices of the bridge's relation-bearing sentences: those that mention the hop-2 entity."""
+    matcher = compile_names(hop2_names(example, rules), rules.normalization)
+    return [i for i, s in enumerate(example.bridge.sentences) if matcher.any(s)]
+
+
+def p2(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> bool:
+    """P2: the hop-2 entity appears in a relation-bearing sentence of the bridge, i.e. (by our
+    definition of relation-bearing) in some bridge sentence."""
+    return bool(relation_sentences(example, rules))
+
+
+def gold_b_rel(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> GoldBRel:
+    """The gold ``B_rel``: the example's ``relation_sentence`` when it has one (source
+    ``"example"``), else the first relation-bearing sentence (``"entity_mention"``), else none."""
+    example, rules = _check(example, rules)
+    if example.relation_sentence is not None:
+        index = example.relation_sentence
+        return GoldBRel(example.bridge.sentences[index], index, "example")
+    found = relation_sentences(example, rules)
+    if found:
+        return GoldBRel(example.bridge.sentences[found[0]], found[0], "entity_mention")
+    return GoldBRel(None, None, "none")
+
+
+def regime(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> Regime:
+    """The regime of one example: Q-dominant ⇔ P1; B-dominant ⇔ ¬P1 ∧ P2; neither ⇔ ¬P1 ∧ ¬P2."""
+    return regime_label(p1(example, rules), p2(example, rules))
+
+
+# --- over lists ------------------------------------------------------------------------------
+
+TABLE_COLUMNS: tuple[str, ...] = (
+    "id",
+    "dataset",
+    "split",
+    "native_type",
+    "parallel",
+    "p1",
+    "p2",
+    "regime",
+    "n_relation_sentences",
+    "b_rel_index",
+    "b_rel_source",
+    "relation_source",
+)
+
+
+def regime_table(
+    examples: Iterable[Example], rules: RegimeRules = DEFAULT_REGIME_RULES
+) -> pd.DataFrame:
+    """One row per example: ids and types, P1, P2, the regime and the gold ``B_rel``.
+
+    ``b_rel_index`` is a nullable integer; ``b_rel_source`` is one of ``B_REL_SOURCES``;
+    ``relation_source`` is the example's own field. The rules are stored in ``table.attrs``
+    (``regime_rules`` and ``regime_rules_hash``).
+    """
+    if not isinstance(rules, RegimeRules):
+        raise ValueError(f"regime_table: expected RegimeRules, got {type(rules).__name__}")
+    rows = []
+    for example in examples:
+        example, rules = _check(example, rules)
+        matcher = compile_names(hop2_names(example, rules), rules.normalization)
+        found = [i for i, s in enumerate(example.bridge.sentences) if matcher.any(s)]
+        if example.relation_sentence is not None:
+            b_index, b_source = example.relation_sentence, "example"
+        elif found:
+            b_index, b_source = found[0], "entity_mention"
+        else:
+            b_index, b_source = None, "none"
+        rows.append(
+            (
+                example.id,
+                example.dataset,
+                example.split,
+                example.native_type,
+                example.parallel,
+                matcher.any(example.question),
+                bool(found),
+                None,
+                len(found),
+                b_index,
+                b_source,
+                example.relation_source,
+            )
+        )
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    table["parallel"] = table["parallel"].astype(bool)
+    table["p1"] = table["p1"].astype(bool)
+    table["p2"] = table["p2"].astype(bool)
+    table["regime"] = regime_labels(table["p1"].to_numpy(), table["p2"].to_numpy())
+    table["n_relation_sentences"] = table["n_relation_sentences"].astype("int64")
+    table["b_rel_index"] = table["b_rel_index"].astype("Int64")
+    for column in ("id", "dataset", "split", "native_type", "regime", "b_rel_source"):
+        table[column] = table[column].astype(object)
+    table.attrs["regime_rules"] = rules.to_dict()
+    table.attrs["regime_rules_hash"] = rules.config_hash()
+    return table
+
+
+def regime_shares(
+    table: pd.DataFrame, by: Sequence[str] = ("dataset", "native_type")
+) -> pd.DataFrame:
+    """Count and share of each regime within each group of ``by`` (long format).
+
+    Columns: ``*by, regime, count, n, share`` with ``share = count / n`` and ``n`` the group
+    size; every regime appears in every group (count 0 when absent), in the order of
+    ``REGIMES``. ``by=()`` gives the overall shares.
+    """
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [c for c in [*by, "regime"] if c not in table.columns]
+    if missing:
+        raise ValueError(
+            f"regime_shares: column(s) {missing} not in the table (columns: {list(table.columns)})"
+        )
+    unknown = sorted(set(table["regime"]) - set(REGIMES))
+    if unknown:
+        raise ValueError(f"regime_shares: column 'regime' has unknown labels {unknown}")
+    regimes = pd.Categorical(table["regime"], categories=list(REGIMES))
+    counts = (
+        pd.Series(1, index=table.index)
+        .groupby([*(table[c] for c in by), regimes], observed=False, dropna=False)
+        .sum()
+    )
+    counts.index = counts.index.set_names([*by, "regime"])
+    out = counts.rename("count").reset_index()
+    if by:
+        # Keep only groups that occur (a categorical product can add empty combinations).
+        present = table[by].drop_duplicates()
+        out = out.merge(present, on=by, how="inner")
+        out["n"] = out.groupby(by, dropna=False)["count"].transform("sum")
+    else:
+        out["n"] = out["count"].sum()
+    out["regime"] = out["regime"].astype(object)
+    out["count"] = out["count"].astype("int64")
+    out["n"] = out["n"].astype("int64")
+    out["share"] = np.where(out["n"] > 0, out["count"] / out["n"].where(out["n"] > 0, 1), np.nan)
+    return out.sort_values([*by, "regime"], key=_regime_order_key).reset_index(drop=True)
+
+
+def _regime_order_key(column: pd.Series) -> pd.Series:
+    if column.name == "regime":
+        return column.map({r: i for i, r in enumerate(REGIMES)})
+    return column

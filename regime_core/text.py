@@ -1,0 +1,553 @@
+"""Text utilities: sentence splitting, normalisation for title/alias matching, entity spans.
+
+One normalisation kernel (:func:`_mapped`, then :func:`_normalized` or :func:`_analyse`) turns
+a text into normalised tokens and, when asked, the character span of each token in the original
+text. :func:`normalize` joins those tokens, and
+:func:`find_mentions` matches normalised name forms against them at token boundaries and maps
+the match back to the original offsets, so a name and a sentence are always normalised by
+exactly the same rules (:class:`NormalizationRules`).
+
+>>> normalize("The Sorrows of Young Werther (film)")
+'sorrows of young werther'
+>>> [m.surface for m in find_mentions("He met Beyoncé's band in Paris.", ["Beyonce", "Paris"])]
+['Beyoncé', 'Paris']
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from regime_core.config import ConfigMixin
+
+
+@functools.cache
+def _sentencizer() -> Any:
+    import spacy
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split a paragraph into sentences with spaCy's rule-based sentencizer (no model weights).
+
+    >>> split_sentences("Paris is in France. It is large.")
+    ['Paris is in France.', 'It is large.']
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"split_sentences expects a string, got {type(text).__name__}")
+    if not text.strip():
+        return []
+    return [s.text.strip() for s in _sentencizer()(text).sents if s.text.strip()]
+
+
+# --- normalisation ---------------------------------------------------------------------------
+
+# One trailing parenthetical, as in Wikipedia titles: "Werther (film)", "Mercury (planet)".
+_PAREN = re.compile(r"\s*\([^)]*\)\s*$")
+_NON_WORD = re.compile(r"[^\w\s]")
+# An English possessive clitic right after a word: "Werther's", "Werther’s".
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
+_TOKEN = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class NormalizationRules(ConfigMixin):
+    """The rules that make a name and a text comparable; the defaults are the only defaults.
+
+    Applied in this order: drop one trailing parenthetical disambiguator ("(film)"; names only,
+    see :func:`normalize`), strip accents (Unicode NFKD, combining marks dropped), lowercase,
+    drop possessive clitics ("'s"), turn punctuation into token breaks, drop articles, collapse
+    whitespace. With ``strip_punctuation`` on, a possessive already splits off as a token ``s``
+    ("Paris's" → "paris s"), so "Paris" is found in it either way.
+
+    >>> normalize("Les Misérables", rules=NormalizationRules(strip_accents=False))
+    'les misérables'
+    """
+
+    lowercase: bool = True
+    strip_accents: bool = True
+    strip_punctuation: bool = True
+    strip_possessive: bool = False
+    strip_articles: bool = True
+    articles: tuple[str, ...] = ("a", "an", "the")
+    strip_disambiguator: bool = True
+    # Names only (surface_forms): also the form before a trailing ", qualifier", Wikipedia's
+    # other disambiguator ("Boston, Lincolnshire" → "Boston"). Off by default: it also turns
+    # "Paris, Texas" into "Paris".
+    strip_comma_qualifier: bool = False
+
+    def validate(self) -> None:
+        if not isinstance(self.articles, tuple) or not all(
+            isinstance(a, str) and len(a.split()) == 1 and a == a.strip() for a in self.articles
+        ):
+            raise ValueError(
+                "NormalizationRules.articles must be a tuple of single words, "
+                f"got {self.articles!r}"
+            )
+
+
+DEFAULT_RULES = NormalizationRules()
+
+
+@dataclass(frozen=True)
+class _Analysis:
+    """Normalised tokens of a text with their [start, end) character spans in the original."""
+
+    tokens: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    @property
+    def normalized(self) -> str:
+        return " ".join(self.tokens)
+
+
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _map_char(ch: str, strip_accents: bool, lowercase: bool) -> str:
+    if strip_accents:
+        ch = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+    return ch.lower() if lowercase else ch
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _mapped(
+    text: str, rules: NormalizationRules, strip_disambiguator: bool
+) -> tuple[str, tuple[int, ...] | None]:
+    """Kernel, step 1: the text mapped character by character (disambiguator, accents, case,
+    possessives, punctuation), and ``origin[j]``, the original index of mapped character j
+    (None when the mapping is one-to-one, the common case)."""
+    body = text
+    if strip_disambiguator:
+        paren = _PAREN.search(text)
+        if paren is not None:
+            body = text[: paren.start()]
+
+    origin: tuple[int, ...] | None = None
+    if body.isascii():
+        mapped = body.lower() if rules.lowercase else body
+    else:
+        # Each character is mapped on its own (so that a name and a sentence containing it map
+        # alike); when every non-ASCII character maps to exactly one character, offsets stay
+        # one-to-one and a table substitution does it at C speed.
+        table = {
+            ch: _map_char(ch, rules.strip_accents, rules.lowercase)
+            for ch in set(_NON_ASCII.findall(body))
+        }
+        mapped = ""
+        if all(len(v) == 1 for v in table.values()):
+            mapped = _NON_ASCII.sub(lambda m: table[m.group()], body)
+            if rules.lowercase:
+                mapped = mapped.lower()
+        if len(mapped) != len(body):
+            # NFKD can expand ("ﬁ" → "fi") or delete (a lone combining mark) characters.
+            pieces: list[str] = []
+            positions: list[int] = []
+            for i, ch in enumerate(body):
+                out = _map_char(ch, rules.strip_accents, rules.lowercase)
+                pieces.append(out)
+                positions.extend([i] * len(out))
+            mapped, origin = "".join(pieces), tuple(positions)
+
+    # Deletions are written as same-length runs of spaces, so `origin` stays valid.
+    if rules.strip_possessive:
+        mapped = _POSSESSIVE.sub(lambda m: " " * len(m.group()), mapped)
+    if rules.strip_punctuation:
+        mapped = _NON_WORD.sub(" ", mapped)
+    return mapped, origin
+
+
+@functools.cache
+def _article_pattern(articles: tuple[str, ...], case_sensitive: bool) -> re.Pattern[str]:
+    alternation = "|".join(re.escape(a) for a in articles)
+    flags = 0 if case_sensitive else re.IGNORECASE
+    return re.compile(rf"(?<!\S)(?:{alternation})(?!\S)", flags)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalized(text: str, rules: NormalizationRules, strip_disambiguator: bool) -> str:
+    """Kernel, step 2: the normalised string (tokens joined by one space)."""
+    mapped, _ = _mapped(text, rules, strip_disambiguator)
+    if rules.strip_articles and rules.articles:
+        # Articles were lowercased with the text; without lowercasing, match them in any case.
+        mapped = _article_pattern(rules.articles, rules.lowercase).sub(" ", mapped)
+    return " ".join(mapped.split())
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _analyse(text: str, rules: NormalizationRules, strip_disambiguator: bool) -> _Analysis:
+    """Kernel, step 2 with offsets: the tokens of :func:`_normalized` and their original spans."""
+    mapped, origin = _mapped(text, rules, strip_disambiguator)
+    articles = frozenset(rules.articles) if rules.strip_articles else frozenset()
+    tokens: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for m in _TOKEN.finditer(mapped):
+        token = m.group()
+        if articles and (token if rules.lowercase else token.lower()) in articles:
+            continue
+        tokens.append(token)
+        if origin is None:
+            starts.append(m.start())
+            ends.append(m.end())
+        else:
+            starts.append(origin[m.start()])
+            ends.append(origin[m.end() - 1] + 1)
+    return _Analysis(tuple(tokens), tuple(starts), tuple(ends))
+
+
+def _check_str(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {type(value).__name__}: {value!r}")
+    return value
+
+
+def _check_rules(rules: Any) -> NormalizationRules:
+    if not isinstance(rules, NormalizationRules):
+        raise ValueError(f"rules must be a NormalizationRules, got {type(rules).__name__}")
+    return rules
+
+
+def normalize(
+    text: str,
+    *,
+    strip_disambiguator: bool | None = None,
+    rules: NormalizationRules = DEFAULT_RULES,
+) -> str:
+    """Normalise a name for matching: accents, case, punctuation, articles, "(film)"-style tails.
+
+    ``strip_disambiguator`` overrides ``rules.strip_disambiguator`` when given (pass False for
+    running text, whose final parenthetical is content, not a disambiguator).
+
+    >>> normalize("The Sorrows of Young Werther (film)")
+    'sorrows of young werther'
+    >>> normalize("Amélie (film)", strip_disambiguator=False)
+    'amelie film'
+    """
+    _check_str(text, "normalize: text")
+    rules = _check_rules(rules)
+    strip = rules.strip_disambiguator if strip_disambiguator is None else strip_disambiguator
+    return _normalized(text, rules, bool(strip))
+
+
+def surface_forms(
+    name: str, aliases: Iterable[str] = (), rules: NormalizationRules = DEFAULT_RULES
+) -> tuple[str, ...]:
+    """Distinct normalised forms of a name and its aliases, in order, empty forms dropped.
+
+    Each of ``name`` and ``aliases`` contributes its form without the disambiguator (when
+    ``rules.strip_disambiguator``) and with it, then (when ``rules.strip_comma_qualifier``) the
+    form of the part before a trailing ", qualifier".
+
+    >>> surface_forms("Mercury (planet)", aliases=["The Mercury", "Hg"])
+    ('mercury', 'mercury planet', 'hg')
+    >>> surface_forms("Boston, Lincolnshire", rules=NormalizationRules(strip_comma_qualifier=True))
+    ('boston lincolnshire', 'boston')
+    """
+    rules = _check_rules(rules)
+    if isinstance(aliases, str):
+        aliases = (aliases,)
+    names = [_check_str(name, "surface_forms: name")]
+    names += [_check_str(a, "surface_forms: alias") for a in aliases]
+    forms: dict[str, None] = {}
+    for n in names:
+        variants = (True, False) if rules.strip_disambiguator else (False,)
+        for strip in variants:
+            form = _normalized(n, rules, strip)
+            if form:
+                forms.setdefault(form)
+        if rules.strip_comma_qualifier and "," in n:
+            head = n.rsplit(",", 1)[0]
+            form = _normalized(head, rules, rules.strip_disambiguator)
+            if form:
+                forms.setdefault(form)
+    return tuple(forms)
+
+
+# --- name matching ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A matched name: ``text[start:end]`` is ``surface``; ``form`` is the normalised form
+    that matched and ``name`` the given name (or gazetteer title) it came from, if any."""
+
+    start: int
+    end: int
+    form: str
+    surface: str
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class NameMatcher:
+    """A precompiled matcher for one set of names; see :func:`compile_names`."""
+
+    forms: tuple[str, ...]  # longest first, so that alternation picks the longest match
+    form_names: dict[str, str]
+    rules: NormalizationRules
+    pattern: re.Pattern[str] | None  # None when no name has a non-empty form
+
+    def any(self, text: str) -> bool:
+        """Whether any of the names occurs in ``text`` at token boundaries."""
+        _check_str(text, "text")
+        if self.pattern is None:
+            return False
+        return self.pattern.search(_normalized(text, self.rules, False)) is not None
+
+    def find(self, text: str) -> list[Mention]:
+        """Leftmost-longest, non-overlapping mentions of the names in ``text``."""
+        _check_str(text, "text")
+        if (
+            self.pattern is None
+            or self.pattern.search(_normalized(text, self.rules, False)) is None
+        ):
+            return []  # the common case; offsets are only worked out when something matches
+        analysis = _analyse(text, self.rules, False)
+        joined = analysis.normalized
+        # Character offset of each token in the joined string (tokens are joined by one space).
+        token_at_char: dict[int, int] = {}
+        token_ending_at: dict[int, int] = {}
+        offset = 0
+        for k, token in enumerate(analysis.tokens):
+            token_at_char[offset] = k
+            token_ending_at[offset + len(token)] = k
+            offset += len(token) + 1
+        mentions = []
+        for m in self.pattern.finditer(joined):
+            first, last = token_at_char[m.start()], token_ending_at[m.end()]
+            start, end = analysis.starts[first], analysis.ends[last]
+            form = m.group()
+            mentions.append(Mention(start, end, form, text[start:end], self.form_names[form]))
+        return mentions
+
+
+def _as_names(names: str | Iterable[str]) -> tuple[str, ...]:
+    if isinstance(names, str):
+        return (names,)
+    out = tuple(names)
+    for n in out:
+        _check_str(n, "names: each name")
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _compile(names: tuple[str, ...], rules: NormalizationRules) -> NameMatcher:
+    form_names: dict[str, str] = {}
+    for name in names:
+        for form in surface_forms(name, rules=rules):
+            form_names.setdefault(form, name)
+    forms = tuple(sorted(form_names, key=lambda f: (-len(f), f)))
+    if not forms:
+        return NameMatcher(forms, form_names, rules, None)
+    alternation = "|".join(re.escape(f) for f in forms)
+    pattern = re.compile(rf"(?<!\S)(?:{alternation})(?!\S)")
+    return NameMatcher(forms, form_names, rules, pattern)
+
+
+def compile_names(
+    names: str | Iterable[str], rules: NormalizationRules = DEFAULT_RULES
+) -> NameMatcher:
+    """Precompile a set of names (memoised per name tuple and rules).
+
+    The match is on whole normalised tokens: "Paris" is found in "Paris's mayor" and in
+    "PARIS," but not in "Parisian".
+    """
+    return _compile(_as_names(names), _check_rules(rules))
+
+
+def find_mentions(
+    text: str, names: str | Iterable[str], rules: NormalizationRules = DEFAULT_RULES
+) -> list[Mention]:
+    """Mentions of any of ``names`` in ``text``, with offsets into the original ``text``.
+
+    Every name contributes its :func:`surface_forms`. Matches are leftmost-longest and do not
+    overlap: with names "New York" and "New York City", "New York City" yields one mention.
+    Articles are not part of a match ("the Beatles" → the span of "Beatles").
+
+    >>> [(m.start, m.end, m.form) for m in find_mentions("I love the Beatles!", "The Beatles")]
+    [(11, 18, 'beatles')]
+    """
+    _check_str(text, "find_mentions: text")
+    return compile_names(names, rules).find(text)
+
+
+def mentions_any(
+    text: str, names: str | Iterable[str], rules: NormalizationRules = DEFAULT_RULES
+) -> bool:
+    """Whether ``text`` mentions any of ``names`` (same matching as :func:`find_mentions`).
+
+    >>> mentions_any("Werther's sorrows", ["Werther (novel)"]), mentions_any("Wert", "Werther")
+    (True, False)
+    """
+    _check_str(text, "mentions_any: text")
+    return compile_names(names, rules).any(text)
+
+
+# --- entity spans ----------------------------------------------------------------------------
+
+# A word: starts and ends with a letter or digit, may contain apostrophes, hyphens, dots, "&"
+# ("O'Brien", "Jean-Paul", "U.S").
+_WORD = re.compile(r"[^\W_](?:[\w'’&.-]*[^\W_])?")
+# Lowercase words that may sit inside a capitalised name ("University of Oxford"); not "and"
+# or "in", which join two names more often than they sit inside one.
+_CONNECTORS = frozenset(
+    {"of", "the", "de", "del", "della", "der", "den", "di", "du", "da", "la", "le", "les"}
+    | {"van", "von", "y"}
+)
+
+
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
+
+
+def capitalized_spans(text: str) -> list[Mention]:
+    """Cheap named-entity fallback: maximal runs of capitalised words.
+
+    A run may contain lowercase connectors ("of", "de", "von", ...) between capitalised words,
+    breaks at punctuation, and loses leading stop words ("The Beatles" → "Beatles", a lone
+    sentence-initial "It" → nothing). Sentence-initial common words ("Born in Paris") are a
+    known false positive.
+
+    >>> [m.surface for m in capitalized_spans("The University of Oxford is in England, UK.")]
+    ['University of Oxford', 'England', 'UK']
+    """
+    _check_str(text, "capitalized_spans: text")
+    stop = _stop_words()
+    spans: list[list[re.Match[str]]] = []
+    run: list[re.Match[str]] = []
+    pending: list[re.Match[str]] = []  # connectors seen after the run, kept if a capital follows
+    previous_end = None
+    for m in _WORD.finditer(text):
+        word = m.group()
+        adjacent = previous_end is not None and text[previous_end : m.start()].isspace()
+        previous_end = m.end()
+        if word[0].isupper():
+            if run and adjacent:
+                run.extend(pending)
+                run.append(m)
+            else:
+                if run:
+                    spans.append(run)
+                run = [m]
+            pending = []
+        elif run and adjacent and word in _CONNECTORS:
+            pending.append(m)
+        else:
+            if run:
+                spans.append(run)
+            run, pending = [], []
+    if run:
+        spans.append(run)
+
+    mentions = []
+    for words in spans:
+        while words and words[0].group().lower() in stop:
+            words = words[1:]
+        if not words:
+            continue
+        start, end = words[0].start(), words[-1].end()
+        form = _normalized(text[start:end], DEFAULT_RULES, False)
+        if form:
+            mentions.append(Mention(start, end, form, text[start:end]))
+    return mentions
+
+
+class Gazetteer:
+    """Titles (e.g. every passage title of a corpus) as an entity gazetteer.
+
+    Matching runs spaCy's ``PhraseMatcher`` over the normalised tokens of
+    :class:`NormalizationRules` (so accents, case, punctuation and articles are ignored, as in
+    :func:`find_mentions`), keeps the longest non-overlapping matches, and needs no statistical
+    model. Each title contributes its :func:`surface_forms` (with and without the
+    disambiguator). Forms made only of stop words ("It (novel)" → "it") or shorter than
+    ``min_form_chars`` are skipped, and with ``require_uppercase`` a match counts only if its
+    original text has an uppercase letter (titles are proper names; "paris" in lowercase prose
+    is rarely the city).
+
+    >>> gaz = Gazetteer(["Paris", "New York City", "New York (state)"])
+    >>> [m.surface for m in gaz.entities("From Paris to New York City.")]
+    ['Paris', 'New York City']
+    """
+
+    def __init__(
+        self,
+        titles: Iterable[str],
+        *,
+        rules: NormalizationRules = DEFAULT_RULES,
+        min_form_chars: int = 2,
+        skip_stopword_forms: bool = True,
+        require_uppercase: bool = True,
+    ) -> None:
+        from spacy.matcher import PhraseMatcher
+        from spacy.tokens import Doc
+        from spacy.vocab import Vocab
+
+        if isinstance(titles, str):
+            raise ValueError("Gazetteer expects a list of titles, got a single string")
+        self.rules = _check_rules(rules)
+        self.min_form_chars = min_form_chars
+        self.skip_stopword_forms = skip_stopword_forms
+        self.require_uppercase = require_uppercase
+        stop = _stop_words()
+        self._form_titles: dict[str, str] = {}
+        for title in titles:
+            for form in surface_forms(_check_str(title, "Gazetteer: title"), rules=rules):
+                if len(form) < min_form_chars:
+                    continue
+                if skip_stopword_forms and all(t in stop for t in form.split()):
+                    continue
+                self._form_titles.setdefault(form, title)
+        self._vocab = Vocab()
+        self._make_doc = Doc
+        self._matcher = PhraseMatcher(self._vocab, attr="ORTH")
+        self._matcher.add("TITLE", [Doc(self._vocab, words=f.split()) for f in self._form_titles])
+
+    def __len__(self) -> int:
+        """Number of distinct normalised forms in the gazetteer."""
+        return len(self._form_titles)
+
+    def title_of(self, form: str) -> str | None:
+        """The (first) title whose normalised form is ``form``."""
+        return self._form_titles.get(form)
+
+    def entities(self, text: str, *, with_fallback: bool = False) -> list[Mention]:
+        """Gazetteer matches in ``text``, longest non-overlapping first, sorted by offset.
+
+        With ``with_fallback``, :func:`capitalized_spans` that overlap no gazetteer match are
+        added (their ``name`` is None).
+        """
+        from spacy.util import filter_spans
+
+        _check_str(text, "Gazetteer.entities: text")
+        analysis = _analyse(text, self.rules, False)
+        found: list[Mention] = []
+        if analysis.tokens:
+            doc = self._make_doc(self._vocab, words=list(analysis.tokens))
+            spans = []
+            for span in self._matcher(doc, as_spans=True):
+                start, end = analysis.starts[span.start], analysis.ends[span.end - 1]
+                if self.require_uppercase and not any(c.isupper() for c in text[start:end]):
+                    continue
+                spans.append(span)
+            for span in filter_spans(spans):
+                start, end = analysis.starts[span.start], analysis.ends[span.end - 1]
+                form = " ".join(analysis.tokens[span.start : span.end])
+                found.append(Mention(start, end, form, text[start:end], self._form_titles[form]))
+        if with_fallback:
+            for m in capitalized_spans(text):
+                if not any(m.start < f.end and f.start < m.end for f in found):
+                    found.append(m)
+        return sorted(found, key=lambda m: (m.start, m.end))

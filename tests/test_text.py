@@ -1,0 +1,380 @@
+from __future__ import annotations
+
+import doctest
+import re
+import time
+import unicodedata
+
+import pytest
+
+import regime_core.text as text_module
+from regime_core.text import (
+    DEFAULT_RULES,
+    Gazetteer,
+    Mention,
+    NormalizationRules,
+    capitalized_spans,
+    compile_names,
+    find_mentions,
+    mentions_any,
+    normalize,
+    split_sentences,
+    surface_forms,
+)
+
+
+def test_doctests_pass() -> None:
+    result = doctest.testmod(text_module)
+    assert result.attempted >= 10
+    assert result.failed == 0
+
+
+# --- split_sentences -------------------------------------------------------------------------
+
+
+def test_split_sentences_splits_and_strips() -> None:
+    assert split_sentences("  Paris is in France.  It is large! Is it? ") == [
+        "Paris is in France.",
+        "It is large!",
+        "Is it?",
+    ]
+    assert split_sentences("   ") == []
+
+
+def test_split_sentences_rejects_non_strings() -> None:
+    with pytest.raises(ValueError, match="expects a string"):
+        split_sentences(None)  # type: ignore[arg-type]
+
+
+# --- normalize -------------------------------------------------------------------------------
+
+
+def _lead_normalize(text: str, strip_disambiguator: bool = True) -> str:
+    """The lead's first implementation, kept here as the compatibility reference."""
+    if strip_disambiguator:
+        text = re.sub(r"\s*\([^)]*\)\s*$", "", text)
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    text = re.sub(r"[^\w\s]", " ", text)
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+COMPAT_CASES = [
+    "The Sorrows of Young Werther (film)",
+    "Amélie (2001 film)",
+    "Ender's Game",
+    "A Tale of Two Cities",
+    "Théâtre du Châtelet, Paris",
+    "  AN   odd\tspacing (x) ",
+    "Mercury (planet) (disambiguation)",
+    "Jean-Paul Sartre",
+    "naïve café ﬁsh ½",
+    "Ångström_unit",
+    "",
+    "(film)",
+]
+
+
+@pytest.mark.parametrize("case", COMPAT_CASES)
+@pytest.mark.parametrize("strip", [True, False])
+def test_normalize_matches_the_original_implementation(case: str, strip: bool) -> None:
+    assert normalize(case, strip_disambiguator=strip) == _lead_normalize(case, strip)
+
+
+def test_normalize_handles_accents_case_articles_and_disambiguators() -> None:
+    assert normalize("Les Misérables (musical)") == "les miserables"
+    assert normalize("THE Beatles") == "beatles"
+    assert normalize("Théâtre") == "theatre"
+    assert normalize("Paris's mayor") == "paris s mayor"
+    # "the" inside a word is not an article
+    assert normalize("Theresa Other") == "theresa other"
+
+
+def test_normalize_rules_each_switch_changes_the_output() -> None:
+    name = "The Café's Owner (film)"
+    assert normalize(name) == "cafe s owner"
+    assert normalize(name, rules=NormalizationRules(lowercase=False)) == "Cafe s Owner"
+    assert normalize(name, rules=NormalizationRules(strip_accents=False)) == "café s owner"
+    assert normalize(name, rules=NormalizationRules(strip_punctuation=False)) == "cafe's owner"
+    assert normalize(name, rules=NormalizationRules(strip_possessive=True)) == "cafe owner"
+    assert normalize(name, rules=NormalizationRules(strip_articles=False)) == "the cafe s owner"
+    assert normalize(name, rules=NormalizationRules(articles=("owner",))) == "the cafe s"
+    assert normalize(name, rules=NormalizationRules(strip_disambiguator=False)) == (
+        "cafe s owner film"
+    )
+    # the keyword overrides the rules' own setting, both ways
+    no_strip = NormalizationRules(strip_disambiguator=False)
+    assert normalize(name, rules=no_strip, strip_disambiguator=True) == "cafe s owner"
+    assert normalize(name, strip_disambiguator=False) == "cafe s owner film"
+
+
+def test_articles_are_case_insensitive_without_lowercasing() -> None:
+    rules = NormalizationRules(lowercase=False)
+    assert normalize("The Beatles and A Band", rules=rules) == "Beatles and Band"
+
+
+def test_possessive_rule_without_punctuation_stripping() -> None:
+    keep_punct = NormalizationRules(strip_punctuation=False)
+    assert not mentions_any("Paris's mayor", "Paris", rules=keep_punct)
+    both = NormalizationRules(strip_punctuation=False, strip_possessive=True)
+    assert mentions_any("Paris's mayor", "Paris", rules=both)
+    assert mentions_any("Paris’s mayor", "Paris", rules=both)
+
+
+def test_normalize_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="must be a string"):
+        normalize(3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="NormalizationRules"):
+        normalize("x", rules={"lowercase": True})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="articles"):
+        NormalizationRules(articles=("the end",))
+    with pytest.raises(ValueError, match="articles"):
+        NormalizationRules(articles=["the"])  # type: ignore[arg-type]
+
+
+def test_rules_are_hashable_config() -> None:
+    assert NormalizationRules() == DEFAULT_RULES
+    assert hash(NormalizationRules()) == hash(DEFAULT_RULES)
+    assert NormalizationRules().config_hash() == DEFAULT_RULES.config_hash()
+    assert NormalizationRules(strip_articles=False).config_hash() != DEFAULT_RULES.config_hash()
+
+
+# --- surface_forms ---------------------------------------------------------------------------
+
+
+def test_surface_forms_distinct_ordered_and_non_empty() -> None:
+    assert surface_forms("Mercury (planet)", aliases=["Mercury", "The", "Hg", ""]) == (
+        "mercury",
+        "mercury planet",
+        "hg",
+    )
+    assert surface_forms("The") == ()
+    assert surface_forms("Amélie", aliases="Amelie") == ("amelie",)
+
+
+def test_surface_forms_without_disambiguator_rule_keeps_only_full_form() -> None:
+    rules = NormalizationRules(strip_disambiguator=False)
+    assert surface_forms("Mercury (planet)", rules=rules) == ("mercury planet",)
+
+
+def test_surface_forms_comma_qualifier_is_opt_in() -> None:
+    assert surface_forms("Boston, Lincolnshire") == ("boston lincolnshire",)
+    rules = NormalizationRules(strip_comma_qualifier=True)
+    assert surface_forms("Boston, Lincolnshire", rules=rules) == ("boston lincolnshire", "boston")
+    assert surface_forms("Paris, Texas (film)", rules=rules) == (
+        "paris texas",
+        "paris texas film",
+        "paris",
+    )
+    assert mentions_any("Kirton End lies near Boston.", "Boston, Lincolnshire", rules=rules)
+    assert not mentions_any("Kirton End lies near Boston.", "Boston, Lincolnshire")
+
+
+def test_surface_forms_rejects_non_strings() -> None:
+    with pytest.raises(ValueError, match="alias"):
+        surface_forms("Paris", aliases=["Paris", None])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="name"):
+        surface_forms(None)  # type: ignore[arg-type]
+
+
+# --- find_mentions / mentions_any ------------------------------------------------------------
+
+
+def test_find_mentions_maps_offsets_back_to_the_original_text() -> None:
+    text = "Yesterday, THE BEATLES met Beyoncé’s manager in São Paulo (Brazil)."
+    mentions = find_mentions(text, ["The Beatles", "Beyonce", "Sao Paulo (city)"])
+    assert [text[m.start : m.end] for m in mentions] == ["BEATLES", "Beyoncé", "São Paulo"]
+    assert [m.surface for m in mentions] == ["BEATLES", "Beyoncé", "São Paulo"]
+    assert [m.form for m in mentions] == ["beatles", "beyonce", "sao paulo"]
+    assert [m.name for m in mentions] == ["The Beatles", "Beyonce", "Sao Paulo (city)"]
+
+
+def test_find_mentions_respects_token_boundaries() -> None:
+    assert find_mentions("Parisian style", "Paris") == []
+    assert find_mentions("Comparison", "Paris") == []
+    assert [m.surface for m in find_mentions("PARIS, France", "Paris")] == ["PARIS"]
+    assert [m.surface for m in find_mentions("Paris's mayor", "Paris")] == ["Paris"]
+
+
+def test_find_mentions_overlapping_names_take_the_longest_leftmost() -> None:
+    text = "New York City is not New York state."
+    mentions = find_mentions(text, ["New York", "New York City", "York"])
+    assert [m.surface for m in mentions] == ["New York City", "New York"]
+    assert mentions[0] == Mention(0, 13, "new york city", "New York City", "New York City")
+    # leftmost wins over longer-but-later: "York City" starts after "New York"
+    assert [m.surface for m in find_mentions(text, ["New York", "York City"])] == [
+        "New York",
+        "New York",
+    ]
+
+
+def test_find_mentions_disambiguated_name_matches_both_forms() -> None:
+    names = ["Mercury (planet)"]
+    assert [m.form for m in find_mentions("Mercury planet orbits; Mercury too.", names)] == [
+        "mercury planet",
+        "mercury",
+    ]
+
+
+def test_find_mentions_with_expanding_characters() -> None:
+    text = "The ﬁsh of Zoë"
+    mentions = find_mentions(text, ["fish", "Zoe"])
+    assert [m.surface for m in mentions] == ["ﬁsh", "Zoë"]
+
+
+def test_text_parentheses_are_content_not_disambiguators() -> None:
+    assert mentions_any("He filmed it (in Paris)", "Paris")
+
+
+def test_mentions_any_and_empty_cases() -> None:
+    assert mentions_any("He went to Paris.", ["London", "Paris"])
+    assert not mentions_any("He went to Rome.", ["London", "Paris"])
+    assert not mentions_any("", "Paris")
+    assert not mentions_any("The the a", ["The", ""])  # names that normalise to nothing
+    assert find_mentions("", ["Paris"]) == []
+    assert mentions_any("Paris", "Paris")  # a single string is one name, not characters
+
+
+def test_find_mentions_rejects_non_strings() -> None:
+    with pytest.raises(ValueError, match="text"):
+        find_mentions(None, ["Paris"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="name"):
+        mentions_any("Paris", [None])  # type: ignore[list-item]
+
+
+def test_compile_names_is_memoised() -> None:
+    assert compile_names(("Paris", "Rome")) is compile_names(["Paris", "Rome"])
+    assert compile_names("Paris") is not compile_names("Paris", NormalizationRules(lowercase=False))
+
+
+def test_mentions_any_is_fast_on_many_sentences() -> None:
+    sentences = [f"Sentence {i} mentions Café number {i % 97} in Paris." for i in range(20_000)]
+    start = time.perf_counter()
+    hits = sum(mentions_any(s, ["Cafe number 5", "Rome"]) for s in sentences)
+    elapsed = time.perf_counter() - start
+    assert hits == len([i for i in range(20_000) if i % 97 == 5])
+    assert elapsed < 5.0, f"20k sentences took {elapsed:.2f}s"
+
+
+# --- capitalized_spans -----------------------------------------------------------------------
+
+
+def test_capitalized_spans_runs_connectors_and_stopwords() -> None:
+    text = "The University of Oxford and Jean-Paul Sartre met in Paris, France. It rained."
+    assert [m.surface for m in capitalized_spans(text)] == [
+        "University of Oxford",
+        "Jean-Paul Sartre",
+        "Paris",
+        "France",
+    ]
+    spans = capitalized_spans(text)
+    assert all(text[m.start : m.end] == m.surface for m in spans)
+    assert spans[0].form == "university of oxford" and spans[0].name is None
+
+
+def test_capitalized_spans_trailing_connector_is_dropped() -> None:
+    assert [m.surface for m in capitalized_spans("Bank of the river")] == ["Bank"]
+    assert capitalized_spans("") == []
+    with pytest.raises(ValueError, match="string"):
+        capitalized_spans(b"Paris")  # type: ignore[arg-type]
+
+
+# --- Gazetteer -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def gazetteer() -> Gazetteer:
+    return Gazetteer(
+        [
+            "Paris",
+            "New York City",
+            "New York (state)",
+            "It (novel)",
+            "The Beatles",
+            "The Who",
+            "Zoë Kravitz",
+        ]
+    )
+
+
+def test_gazetteer_longest_non_overlapping(gazetteer: Gazetteer) -> None:
+    text = "It moved from New York City to New York and then Paris."
+    found = gazetteer.entities(text)
+    assert [m.surface for m in found] == ["New York City", "New York", "Paris"]
+    assert [m.name for m in found] == ["New York City", "New York (state)", "Paris"]
+    assert all(text[m.start : m.end] == m.surface for m in found)
+
+
+def test_gazetteer_normalises_accents_and_articles(gazetteer: Gazetteer) -> None:
+    found = gazetteer.entities("ZOE KRAVITZ saw the Beatles and The Who.")
+    assert [(m.surface, m.name) for m in found] == [
+        ("ZOE KRAVITZ", "Zoë Kravitz"),
+        ("Beatles", "The Beatles"),
+    ]
+    # "The Who" normalises to the stop word "who" and is skipped (documented trade-off)
+    assert gazetteer.title_of("who") is None
+
+
+def test_gazetteer_skips_stopword_forms_and_lowercase_text(gazetteer: Gazetteer) -> None:
+    # "It (novel)" contributes "it novel" but not the bare stop word "it"
+    assert gazetteer.title_of("it") is None
+    assert gazetteer.title_of("it novel") == "It (novel)"
+    assert gazetteer.entities("it was in paris") == []
+    permissive = Gazetteer(["Paris"], require_uppercase=False)
+    assert [m.surface for m in permissive.entities("it was in paris")] == ["paris"]
+
+
+def test_gazetteer_fallback_adds_non_overlapping_capitalised_spans(gazetteer: Gazetteer) -> None:
+    text = "Paris hosted Marie Curie at New York City Hall."
+    found = gazetteer.entities(text, with_fallback=True)
+    surfaces = [m.surface for m in found]
+    assert surfaces[:2] == ["Paris", "Marie Curie"]
+    # "New York City Hall" overlaps the gazetteer's "New York City", so it is not added
+    assert "New York City" in surfaces and "New York City Hall" not in surfaces
+    assert [m.name for m in found if m.surface == "Marie Curie"] == [None]
+    assert gazetteer.entities("") == []
+
+
+def test_gazetteer_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="single string"):
+        Gazetteer("Paris")
+    with pytest.raises(ValueError, match="title"):
+        Gazetteer(["Paris", 7])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="text"):
+        Gazetteer(["Paris"]).entities(None)  # type: ignore[arg-type]
+
+
+def test_gazetteer_len_counts_forms() -> None:
+    assert len(Gazetteer(["Paris", "Paris (city)", "Mercury (planet)"])) == 4
+
+
+KERNEL_CASES = [
+    "The ﬁsh of Zoë",
+    "İstanbul’s ΟΔΟΣ and THE A An",
+    "no\u00a0break\u2003space",
+    "e\u0301cole (NFD) and a lone \u0301 mark",
+    "Straße ½ ①",
+    "O'Brien's U.S. tour (2001)",
+]
+RULE_VARIANTS = [
+    DEFAULT_RULES,
+    NormalizationRules(lowercase=False),
+    NormalizationRules(strip_accents=False),
+    NormalizationRules(strip_punctuation=False, strip_possessive=True),
+    NormalizationRules(strip_articles=False),
+]
+
+
+@pytest.mark.parametrize("rules", RULE_VARIANTS)
+@pytest.mark.parametrize("case", KERNEL_CASES)
+def test_offset_kernel_agrees_with_the_fast_normaliser(
+    case: str, rules: NormalizationRules
+) -> None:
+    # find_mentions relies on this: the tokens with offsets join to the normalised string
+    analysis = text_module._analyse(case, rules, False)
+    assert analysis.normalized == text_module._normalized(case, rules, False)
+    for token, start, end in zip(analysis.tokens, analysis.starts, analysis.ends, strict=True):
+        assert 0 <= start < end <= len(case)
+        # the original span normalises to (a sequence containing) the token; "½" → "1 2"
+        assert token in text_module._normalized(case[start:end], rules, False).split()
