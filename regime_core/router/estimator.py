@@ -1,0 +1,296 @@
+"""``RegimeRouter``: a scikit-learn classifier choosing ``q`` (0) or ``union`` (1) per question.
+
+The model is a logistic regression on standardised features::
+
+    z = (x - mean) / scale                   (StandardScaler, fitted on the training items)
+    p(union | x) = σ(w · z + b)              (LogisticRegression, L2, inverse strength C)
+    action = union  ⇔  p > threshold         (ties at the threshold go to q, the cheaper arm)
+
+``fit`` uses scikit-learn's ``StandardScaler`` and ``LogisticRegression`` and keeps only their
+learned numbers (``scaler_mean_``, ``scaler_scale_``, ``coef_``, ``intercept_``); prediction is
+the pure kernel :func:`router_logits` over them, so a router saved as JSON and loaded again
+(:mod:`regime_core.router.io`) predicts bit-identically. ``alpha`` is not used by the model: it
+is the weight of ``B_rel`` in the union query that a ``union`` decision stands for, stored with
+the model so that the deployed rule is one object.
+
+>>> import numpy as np
+>>> X = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 2.0], [2.0, 0.0]])
+>>> router = RegimeRouter().fit(X, [0, 1, 0, 1])
+>>> router.predict(X).tolist(), router.predict_action(X[:2]).tolist()
+([0, 1, 0, 1], ['q', 'union'])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils import check_array, column_or_1d
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from regime_core import config
+from regime_core.router.features import FEATURE_NAMES, N_FEATURES, featurize
+from regime_core.router.labels import ACTIONS, DROPPED
+from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
+from regime_core.router.selector import check_question, check_sentences, check_title
+
+
+def router_logits(
+    X: np.ndarray,
+    mean: np.ndarray,
+    scale: np.ndarray,
+    coef: np.ndarray,
+    intercept: float,
+) -> np.ndarray:
+    """The kernel: ``((X - mean) / scale) @ coef + intercept``, the log-odds of ``union``."""
+    return ((X - mean) / scale) @ coef + intercept
+
+
+def _logit(p: float) -> float:
+    return math.log(p) - math.log1p(-p)
+
+
+@dataclass(frozen=True)
+class RouteDecision:
+    """One routing decision: the ``action`` ("q" or "union"), ``p(union)``, the selected
+    ``B_rel`` and its index among the bridge sentences, and the features by name."""
+
+    action: str
+    probability: float
+    b_rel: str
+    b_rel_index: int
+    features: dict[str, float]
+
+
+class RegimeRouter(ClassifierMixin, BaseEstimator):
+    """Logistic-regression router over the five features (see the module docstring).
+
+    Parameters
+    ----------
+    C : inverse L2 regularisation strength of the logistic regression.
+    class_weight : None, "balanced" or a dict, passed to ``LogisticRegression``.
+    threshold : route to ``union`` when ``p(union) > threshold``; in (0, 1).
+    alpha : weight of ``B_rel`` in the union query (``config.ALPHA``); carried, not learned.
+    random_state : passed to ``LogisticRegression`` (the lbfgs solver is deterministic anyway).
+    max_iter : solver iterations.
+
+    Labels are 0 (q) and 1 (union), as :func:`~regime_core.router.labels.outcome_labels` makes
+    them; any two labels work, the larger (``classes_[1]``) standing for union. ``predict``
+    returns labels from ``classes_``; ``predict_action`` returns "q"/"union".
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        class_weight: dict[Any, float] | str | None = None,
+        threshold: float = 0.5,
+        alpha: float = config.ALPHA,
+        random_state: int | None = config.SEED,
+        max_iter: int = 1000,
+    ) -> None:
+        self.C = C
+        self.class_weight = class_weight
+        self.threshold = threshold
+        self.alpha = alpha
+        self.random_state = random_state
+        self.max_iter = max_iter
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # --- fitting ------------------------------------------------------------------------------
+
+    def _check_params(self) -> None:
+        t = self.threshold
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < 1:
+            raise ValueError(f"RegimeRouter: threshold must be in (0, 1), got {t!r}")
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, int | float) or not math.isfinite(a) or a < 0:
+            raise ValueError(f"RegimeRouter: alpha must be a finite number >= 0, got {a!r}")
+
+    def fit(self, X: Any, y: Any) -> RegimeRouter:
+        """Standardise ``X`` and fit the logistic regression; returns ``self``."""
+        self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        classes = np.unique(y)
+        if y_type != "binary":
+            hint = ""
+            if DROPPED in classes.tolist():
+                hint = (
+                    f" y contains {DROPPED}, the mark of a tie dropped by "
+                    "outcome_labels(tie_rule='drop'): keep only labels != -1 (and report how "
+                    "many were dropped)."
+                )
+            raise ValueError(
+                f"Only binary classification is supported. The type of the target is {y_type}."
+                + hint
+            )
+        if classes.size < 2:
+            raise ValueError(
+                f"RegimeRouter needs both classes in y, got one class only: {classes.tolist()}"
+            )
+        scaler = StandardScaler().fit(X)
+        model = LogisticRegression(
+            C=self.C,
+            class_weight=self.class_weight,
+            random_state=self.random_state,
+            max_iter=self.max_iter,
+        ).fit(scaler.transform(X), y)
+        self.classes_ = model.classes_
+        self.scaler_mean_ = np.asarray(scaler.mean_, dtype=np.float64)
+        self.scaler_scale_ = np.asarray(scaler.scale_, dtype=np.float64)
+        self.coef_ = np.asarray(model.coef_, dtype=np.float64)
+        self.intercept_ = np.asarray(model.intercept_, dtype=np.float64)
+        self.n_iter_ = model.n_iter_
+        self.n_samples_fit_ = int(X.shape[0])
+        return self
+
+    # --- prediction ---------------------------------------------------------------------------
+
+    def _logits(self, X: np.ndarray) -> np.ndarray:
+        return router_logits(
+            X, self.scaler_mean_, self.scaler_scale_, self.coef_[0], float(self.intercept_[0])
+        )
+
+    def _validated(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.float64)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Log-odds of union minus ``logit(threshold)``: positive ⇔ the router says union."""
+        return self._logits(self._validated(X)) - _logit(self.threshold)
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``(n, 2)``: columns ``p(classes_[0])`` (q) and ``p(classes_[1])`` (union)."""
+        p = 1.0 / (1.0 + np.exp(-self._logits(self._validated(X))))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels from ``classes_`` (0 = q, 1 = union for the usual labels)."""
+        union = self.decision_function(X) > 0  # validates (and checks fitted) first
+        return self.classes_[union.astype(np.intp)]
+
+    def predict_action(self, X: Any) -> np.ndarray:
+        """The action names, "q" or "union", as a string array."""
+        return np.asarray(ACTIONS, dtype=object)[(self.decision_function(X) > 0).astype(np.intp)]
+
+    # --- one question -------------------------------------------------------------------------
+
+    def route(
+        self,
+        question: str,
+        bridge_sentences: Sequence[str],
+        bridge_title: str | None = None,
+        *,
+        rules: RouterRules | None = None,
+    ) -> RouteDecision:
+        """Select ``B_rel``, compute the five features and decide, for one question.
+
+        ``rules`` defaults to the rules the router was saved with (``rules_``, set by
+        :func:`~regime_core.router.io.load_router`), else the defaults. Raises ValueError for an
+        empty or non-string question, bridge sentence or title, or a router not fitted on the
+        five features.
+        """
+        if not hasattr(self, "coef_"):  # check_is_fitted costs more than the whole decision
+            raise NotFittedError("This RegimeRouter is not fitted yet; call fit or load_router")
+        if self.n_features_in_ != N_FEATURES:
+            raise ValueError(
+                f"route needs a router fitted on the {N_FEATURES} router features "
+                f"{FEATURE_NAMES}, this one has {self.n_features_in_} features"
+            )
+        question = check_question(question, "route")
+        sentences = check_sentences(bridge_sentences, "route")
+        title = check_title(bridge_title, "route")
+        if rules is None:
+            rules = getattr(self, "rules_", DEFAULT_ROUTER_RULES)
+        out = featurize([question], [sentences], bridge_titles=[title], rules=rules)
+        # The kernel directly: the features are built here, so there is nothing to validate.
+        logit = float(self._logits(out.X)[0])
+        selected = out.selections[0]
+        return RouteDecision(
+            action=ACTIONS[int(logit - _logit(self.threshold) > 0)],
+            probability=1.0 / (1.0 + math.exp(-logit)),
+            b_rel=selected.text,
+            b_rel_index=selected.index,
+            features=dict(zip(FEATURE_NAMES, out.X[0].tolist(), strict=True)),
+        )
+
+
+# --- cross-fitting ---------------------------------------------------------------------------
+
+
+def cross_fit_folds(
+    y: Any,
+    groups: Any = None,
+    *,
+    n_splits: int = config.CV_FOLDS,
+    seed: int = config.SEED,
+) -> np.ndarray:
+    """The fold (0..n_splits-1) that holds out each item: stratified by ``y``, shuffled with
+    ``seed``; with ``groups`` (StratifiedGroupKFold) a group never spans two folds."""
+    y = column_or_1d(y)
+    if isinstance(n_splits, bool) or not isinstance(n_splits, int) or n_splits < 2:
+        raise ValueError(f"n_splits must be an integer >= 2, got {n_splits!r}")
+    classes, counts = np.unique(y, return_counts=True)
+    if classes.size != 2:
+        raise ValueError(f"cross-fitting needs exactly two classes in y, got {classes.tolist()}")
+    if counts.min() < n_splits:
+        raise ValueError(
+            f"class {classes[counts.argmin()]!r} has {counts.min()} items, fewer than "
+            f"n_splits={n_splits}: some training folds could miss it; lower n_splits"
+        )
+    if groups is None:
+        splitter: Any = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    else:
+        groups = column_or_1d(groups)
+        if groups.shape[0] != y.shape[0]:
+            raise ValueError(f"groups has {groups.shape[0]} items but y has {y.shape[0]}")
+        splitter = StratifiedGroupKFold(n_splits=n_splits, shuffle=True, random_state=seed)
+    folds = np.full(y.shape[0], -1, dtype=np.int64)
+    for fold, (_, test) in enumerate(splitter.split(np.zeros((y.shape[0], 1)), y, groups)):
+        folds[test] = fold
+    return folds
+
+
+def cross_fit_predict(
+    X: Any,
+    y: Any,
+    groups: Any = None,
+    *,
+    n_splits: int = config.CV_FOLDS,
+    seed: int = config.SEED,
+    estimator: Any = None,
+) -> np.ndarray:
+    """Out-of-fold ``p(union)`` for every item: item i is scored by a model fitted on the other
+    folds only (:func:`cross_fit_folds`). ``estimator`` (default ``RegimeRouter()``) is cloned
+    per fold. Deterministic for a given seed."""
+    X = check_array(X, dtype=np.float64)
+    y = column_or_1d(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+    folds = cross_fit_folds(y, groups, n_splits=n_splits, seed=seed)
+    positive = np.unique(y)[1]
+    template = RegimeRouter() if estimator is None else estimator
+    proba = np.empty(X.shape[0], dtype=np.float64)
+    for fold in range(n_splits):
+        test = folds == fold
+        train = ~test
+        if np.unique(y[train]).size < 2:
+            raise ValueError(f"fold {fold}: the training items hold one class only")
+        model = clone(template).fit(X[train], y[train])
+        column = int(np.flatnonzero(model.classes_ == positive)[0])
+        proba[test] = model.predict_proba(X[test])[:, column]
+    return proba
