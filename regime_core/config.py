@@ -13,7 +13,9 @@ import json
 from typing import Any
 
 # --- retrieval -------------------------------------------------------------------------------
-ALPHA: float = 0.25  # weight of the bridge-side vector in union/knockout/entity (paper: frozen 0.25)
+ALPHA: float = (
+    0.25  # weight of the bridge-side vector in union/knockout/entity (paper: frozen 0.25)
+)
 ENCODER: str = "minilm"  # the bundled all-MiniLM-L6-v2
 POOL_MODES: tuple[str, ...] = ("question", "corpus")
 POOL_MODE: str = "question"  # the question's own distractor pool

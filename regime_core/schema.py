@@ -164,9 +164,7 @@ class Example:
                 f"{where}: field 'relation_source' is {d['relation_source']!r}, "
                 f"not one of {RELATION_SOURCES}"
             )
-        pool = tuple(
-            Passage.from_dict(p, f"{where}, pool[{i}]") for i, p in enumerate(d["pool"])
-        )
+        pool = tuple(Passage.from_dict(p, f"{where}, pool[{i}]") for i, p in enumerate(d["pool"]))
         ex = cls(
             id=str(d["id"]),
             dataset=d["dataset"],

@@ -1,0 +1,152 @@
+"""``regime data prepare|stats|fetch``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from regime_core import paths
+from regime_core.data import fetch as fetch_module
+from regime_core.data import prepare
+from regime_core.data.prepare import PREPARED_DATASETS, dataset_stats, load_manifest
+
+
+def register(subparsers: Any) -> None:
+    data = subparsers.add_parser("data", help="prepare, summarise and fetch the datasets")
+    sub = data.add_subparsers(dest="data_command", required=True, metavar="SUBCOMMAND")
+
+    p = sub.add_parser("prepare", help="raw files -> canonical two-hop examples + manifest")
+    p.add_argument("--data-dir", type=Path, default=None, help="raw data (REGIME_DATA_DIR)")
+    p.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
+    p.add_argument(
+        "--dataset",
+        action="append",
+        choices=PREPARED_DATASETS,
+        default=None,
+        help="dataset to prepare (repeatable; default: all three)",
+    )
+    p.add_argument(
+        "--split",
+        action="append",
+        default=[],
+        metavar="PATH=SPLIT",
+        help="split of a file the registry does not know (path relative to the data dir)",
+    )
+    p.add_argument(
+        "--lenient",
+        action="store_true",
+        help="exclude (and count) records with broken references instead of failing",
+    )
+    p.add_argument("--json", action="store_true", help="print the manifest as one JSON object")
+    p.set_defaults(func=_prepare)
+
+    s = sub.add_parser("stats", help="counts of a prepared dataset")
+    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=_stats)
+
+    f = sub.add_parser("fetch", help="download the official full files (needs internet)")
+    f.add_argument("datasets", nargs="*", metavar="DATASET", help="default: all three")
+    f.add_argument("--data-dir", type=Path, default=None, help="where to put them")
+    f.add_argument(
+        "--sha256",
+        action="append",
+        default=[],
+        metavar="NAME=HEX",
+        help="expected sha256 of an official file; overrides checksums.json",
+    )
+    f.add_argument("--json", action="store_true", help="print one JSON object")
+    f.set_defaults(func=_fetch)
+
+
+def _pairs(values: list[str], flag: str) -> dict[str, str]:
+    out = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key or not val:
+            raise ValueError(f"{flag} expects KEY=VALUE, got {value!r}")
+        out[key] = val
+    return out
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    data_dir = paths.data_dir(args.data_dir)
+    out_dir = paths.prepared_dir(args.work)
+    started = time.perf_counter()
+    manifest = prepare(
+        data_dir,
+        out_dir,
+        tuple(args.dataset or PREPARED_DATASETS),
+        splits=_pairs(args.split, "--split"),
+        strict=not args.lenient,
+    )
+    seconds = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(manifest, sort_keys=True))
+        return 0
+    print(f"prepared {data_dir} -> {out_dir} in {seconds:.1f} s")
+    for name in args.dataset or PREPARED_DATASETS:
+        print()
+        print(_table(dataset_stats(manifest, name)))
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    stats = dataset_stats(load_manifest(args.work), args.dataset)
+    print(json.dumps(stats, sort_keys=True) if args.json else _table(stats))
+    return 0
+
+
+def _table(stats: dict[str, Any]) -> str:
+    """A readable summary: one row per count, splits as columns."""
+    splits = list(stats["questions"])
+    rows = [
+        (f"{stats['dataset']}", *splits),
+        ("questions", *(str(stats["questions"][s]) for s in splits)),
+        ("two-hop", *(str(stats["two_hop"][s]) for s in splits)),
+    ]
+    for reason in stats["excluded"]:
+        per_split = stats.get("excluded_by_split", {})
+        rows.append(
+            (f"  excluded: {reason}", *(str(per_split.get(s, {}).get(reason, 0)) for s in splits))
+        )
+    width = max(len("parallel (comparison)"), *(len(r[0]) for r in rows)) + 2
+    lines = [r[0].ljust(width) + "".join(c.rjust(8) for c in r[1:]) for r in rows]
+
+    def counts(title: str, counter: dict[str, int]) -> str:
+        body = ", ".join(f"{k} {v}" for k, v in counter.items()) or "-"
+        return f"{title.ljust(width)}{body}"
+
+    lines += [
+        counts("two-hop by type", stats["by_type"]),
+        counts("parallel (comparison)", {"all": stats["parallel"]}),
+        counts("hop-order rules", stats.get("hop_order_rules", {})),
+        counts("B_rel sources", stats.get("relation_sources", {})),
+    ]
+    if stats.get("type_rules"):
+        lines.append(counts("IRCoT typing rules", stats["type_rules"]))
+    if stats.get("title_match"):
+        lines.append(counts("2Wiki title match", stats["title_match"]))
+    lines.append(counts("corpus passages", {"distinct": stats["corpus_passages"]}))
+    return "\n".join(lines)
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    data_dir = paths.data_dir(args.data_dir)
+    results = fetch_module.fetch(
+        tuple(args.datasets or PREPARED_DATASETS),
+        data_dir,
+        sha256=_pairs(args.sha256, "--sha256"),
+        registry=fetch_module.OFFICIAL_FILES,
+    )
+    if args.json:
+        payload = {"data_dir": str(data_dir), "files": [r.__dict__ for r in results]}
+        print(json.dumps(payload, sort_keys=True))
+        return 0
+    for r in results:
+        print(f"{r.status:10s} {r.path}  sha256 {r.sha256}")
+    return 0

@@ -1,0 +1,446 @@
+"""``prepare``: raw files -> one canonical JSONL per dataset + a manifest; and the loaders.
+
+Side effects (reading the data directory, writing ``out_dir``) happen here only; the work in
+between is :mod:`~regime_core.data.readers` and :mod:`~regime_core.data.canonical`.
+
+Which split a file holds:
+
+1. ``KNOWN_FILES``: the shared subsets, by path relative to the data directory;
+2. else the caller's ``splits`` mapping (relative path -> split; CLI ``--split PATH=SPLIT``);
+3. else the official file name (``fetch.OFFICIAL_SPLITS``, compression suffix ignored), e.g.
+   ``hotpot_dev_distractor_v1.json`` -> dev, ``musique_ans_v1.0_train.jsonl`` -> train;
+4. else ``ValueError`` asking for ``--split``.
+
+Which files are read: every ``*.json``/``*.jsonl`` under the data directory (optionally with a
+``.gz``/``.bz2``/``.xz`` suffix), except ``checksums.json`` and ``manifest.json``. Other files
+(README, scripts, archives, ``.part`` downloads) are listed in the manifest's ``ignored_files``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from regime_core import paths
+from regime_core.data.canonical import Conversion, convert, merge_questions, spacy_sentences
+from regime_core.data.fetch import OFFICIAL_SPLITS
+from regime_core.data.readers import FileRead, detect_format, parse_container, read_file
+from regime_core.schema import DATASETS, SPLITS, Example, Passage
+
+PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
+MANIFEST_NAME = "manifest.json"
+MANIFEST_SCHEMA = 1
+SENTENCE_CACHE_FORMAT = 1  # bump when the splitting around spaCy changes
+_COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
+_DATA_SUFFIXES = (".json", ".jsonl")
+_NOT_DATA = ("checksums.json", MANIFEST_NAME)
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    dataset: str
+    split: str
+    source: str
+
+
+KNOWN_FILES: dict[str, KnownFile] = {
+    "hotpotqa/migres/hotpot.json": KnownFile(
+        "hotpotqa", "dev", "AdelWang/MIGRES@a261f2b data/hotpot.json (original, JSON Lines)"
+    ),
+    "hotpotqa/ircot_xindili/dev_subsampled.jsonl": KnownFile(
+        "hotpotqa",
+        "dev",
+        "xindili-cmu/anlp-project-multihop@11ba729 processed_data/hotpotqa/dev_subsampled.jsonl "
+        "(IRCoT-processed)",
+    ),
+    "hotpotqa/acmyu_cs592/hotpot_dev_distractor_v1_100.json": KnownFile(
+        "hotpotqa",
+        "dev",
+        "acmyu/CS592LLM-Project@5f67a0f data/hotpot_dev_distractor_v1_100.json (original)",
+    ),
+    "hotpotqa/hipporag_train/hotpotqa_train.json": KnownFile(
+        "hotpotqa", "train", "OSU-NLP-Group/HippoRAG@3d95d25 data/hotpotqa_train.json (original)"
+    ),
+    "2wikimultihopqa/tts_project/sampled_ds.json": KnownFile(
+        "2wikimultihopqa",
+        "dev",
+        "saptarshi059/TTS-project@2b5e199 sampled_data/2wikimultihopqa/sampled_ds.json "
+        "(pandas column dict)",
+    ),
+    "2wikimultihopqa/migres/wikihop.json": KnownFile(
+        "2wikimultihopqa", "dev", "AdelWang/MIGRES@a261f2b data/wikihop.json (JSON Lines)"
+    ),
+    "musique/migres/musique.json": KnownFile(
+        "musique", "dev", "AdelWang/MIGRES@a261f2b data/musique.json (JSON Lines)"
+    ),
+    "musique/kag/musique_qa_100.json": KnownFile(
+        "musique",
+        "dev",
+        "OpenSPG/KAG@8901a93 kag/examples/musique_pike/solver/data/musique_qa_100.json",
+    ),
+    "musique/hipporag_train/musique_train.json": KnownFile(
+        "musique", "train", "OSU-NLP-Group/HippoRAG@3d95d25 data/musique_train.json"
+    ),
+}
+
+
+def package_version() -> str:
+    try:
+        return importlib.metadata.version("regime-core")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
+        return "0+unknown"
+
+
+# --- file discovery --------------------------------------------------------------------------
+
+
+def _base_name(name: str) -> str:
+    for suffix in _COMPRESSION_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def is_data_file(path: Path) -> bool:
+    base = _base_name(path.name)
+    return base.endswith(_DATA_SUFFIXES) and base not in _NOT_DATA
+
+
+def discover(data_dir: Path) -> tuple[list[str], list[str]]:
+    """``(data files, ignored files)`` as sorted POSIX paths relative to ``data_dir``."""
+    if not data_dir.is_dir():
+        raise ValueError(
+            f"data directory {data_dir} does not exist; pass --data-dir or set REGIME_DATA_DIR"
+        )
+    data, ignored = [], []
+    for path in sorted(data_dir.rglob("*")):
+        if not path.is_file():
+            continue
+        rel = path.relative_to(data_dir).as_posix()
+        (data if is_data_file(path) else ignored).append(rel)
+    return data, ignored
+
+
+def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | None:
+    """The split of a file (see the module docstring), or None when nothing says."""
+    if rel in KNOWN_FILES:
+        return KNOWN_FILES[rel].split
+    if splits and rel in splits:
+        split = splits[rel]
+        if split not in SPLITS:
+            raise ValueError(f"split for {rel} is {split!r}, not one of {SPLITS}")
+        return split
+    return OFFICIAL_SPLITS.get(_base_name(rel.rsplit("/", 1)[-1]))
+
+
+def _sniff_dataset(path: Path, rel: str) -> str:
+    records = parse_container(path.read_bytes(), rel)
+    if not records:
+        raise ValueError(f"{rel}: the file holds no records")
+    from regime_core.data.readers import FORMATS
+
+    return FORMATS[detect_format(records[0][1], rel)]
+
+
+def read_data_dir(
+    data_dir: Path,
+    datasets: Sequence[str],
+    *,
+    splits: Mapping[str, str] | None = None,
+    strict: bool = True,
+) -> tuple[list[FileRead], list[str]]:
+    """Read every data file of the requested datasets; ``(reads, ignored files)``."""
+    data_files, ignored = discover(data_dir)
+    reads = []
+    for rel in data_files:
+        path = data_dir / rel
+        known = KNOWN_FILES.get(rel)
+        dataset = known.dataset if known else _sniff_dataset(path, rel)
+        if dataset not in datasets:
+            continue
+        split = resolve_split(rel, splits)
+        if split is None:
+            raise ValueError(
+                f"{rel}: cannot tell its split ({dataset}); it is neither a known subset nor an "
+                f"official file name — pass --split {rel}=dev (or =train)"
+            )
+        reads.append(
+            read_file(path, split=split, display=rel, expect_dataset=dataset, strict=strict)
+        )
+    return reads, ignored
+
+
+# --- summaries -------------------------------------------------------------------------------
+
+
+def _count(values: Iterable[str]) -> dict[str, int]:
+    return dict(sorted(Counter(values).items()))
+
+
+def _per_split(items: Iterable[str]) -> dict[str, int]:
+    counts = Counter(items)
+    return {split: counts.get(split, 0) for split in SPLITS}
+
+
+def summarise(
+    dataset: str, reads: Sequence[FileRead], conversions: Sequence[Conversion]
+) -> dict[str, Any]:
+    """The manifest entry of one dataset (pure)."""
+    examples = [c.example for c in conversions if c.example is not None]
+    excluded = [c for c in conversions if c.excluded is not None]
+    pids = {p.pid for ex in examples for p in ex.pool}
+    return {
+        "questions": _per_split(c.raw.split for c in conversions),
+        "two_hop": _per_split(ex.split for ex in examples),
+        "by_type": _count(ex.native_type for ex in examples),
+        "parallel": sum(ex.parallel for ex in examples),
+        "excluded": _count(c.excluded or "" for c in excluded),
+        "excluded_by_split": {
+            split: _count(c.excluded or "" for c in excluded if c.raw.split == split)
+            for split in SPLITS
+        },
+        "hop_order_rules": _count(ex.hop_order_rule for ex in examples),
+        "relation_sources": _count(ex.relation_source for ex in examples),
+        "type_rules": _count(c.notes["type_rule"] for c in conversions if "type_rule" in c.notes),
+        "title_match": _count(
+            c.notes["title_match"] for c in conversions if "title_match" in c.notes
+        ),
+        "records_read": sum(len(r.questions) for r in reads),
+        "corpus_passages": len(pids),
+        "files": [
+            {
+                "path": r.display,
+                "format": r.fmt,
+                "split": r.split,
+                "sha256": r.sha256,
+                "bytes": r.bytes,
+                "records": len(r.questions),
+                "source": KNOWN_FILES[r.display].source if r.display in KNOWN_FILES else "",
+            }
+            for r in reads
+        ],
+    }
+
+
+# --- prepare ---------------------------------------------------------------------------------
+
+
+class SentenceCache:
+    """``spacy_sentences`` with a JSON memo on disk, keyed by the sha1 of the text.
+
+    Importing spaCy and splitting the MuSiQue pools takes most of a cold ``prepare``; a rerun
+    reads the splits back instead. The file name carries the spaCy version, so an upgrade starts a
+    fresh cache. The splits are a pure function of (text, spaCy version): the cache never changes
+    results.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.entries: dict[str, list[str]] = {}
+        self.added = 0
+        if path.exists():
+            try:
+                self.entries = json.loads(path.read_text(encoding="utf-8"))
+            except json.JSONDecodeError:
+                self.entries = {}  # a damaged cache is rebuilt, never trusted
+
+    @classmethod
+    def in_dir(cls, out_dir: Path) -> SentenceCache:
+        try:
+            version = importlib.metadata.version("spacy")
+        except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+            version = "unknown"
+        return cls(out_dir / "cache" / f"sentences-v{SENTENCE_CACHE_FORMAT}-spacy-{version}.json")
+
+    def __call__(self, text: str) -> tuple[str, ...]:
+        key = hashlib.sha1(text.encode("utf-8")).hexdigest()
+        hit = self.entries.get(key)
+        if hit is None:
+            hit = list(spacy_sentences(text))
+            self.entries[key] = hit
+            self.added += 1
+        return tuple(hit)
+
+    def save(self) -> None:
+        if self.added:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            payload = json.dumps(self.entries, sort_keys=True, ensure_ascii=False)
+            _write_if_changed(self.path, payload.encode("utf-8"))
+            self.added = 0
+
+
+def _write_if_changed(path: Path, payload: bytes) -> None:
+    """Atomic write that leaves an identical file untouched (mtime kept for caches)."""
+    if path.exists() and path.read_bytes() == payload:
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(payload)
+    os.replace(tmp, path)
+
+
+def examples_jsonl(examples: Iterable[Example]) -> bytes:
+    lines = [
+        json.dumps(ex.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        for ex in sorted(examples, key=lambda e: e.id)
+    ]
+    return ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
+
+
+def prepare(
+    data_dir: Path,
+    out_dir: Path,
+    datasets: Sequence[str] = PREPARED_DATASETS,
+    *,
+    splits: Mapping[str, str] | None = None,
+    strict: bool = True,
+) -> dict[str, Any]:
+    """Read, merge and convert every raw file; write ``<dataset>.jsonl`` and the manifest.
+
+    Returns the manifest. Deterministic: a rerun writes byte-identical files. ``strict=False``
+    turns broken references (supporting title not in the pool, sentence index out of range,
+    decomposition index not in the pool) into counted exclusions instead of errors. Datasets
+    not named keep their entries in an existing manifest.
+    """
+    unknown = [d for d in datasets if d not in PREPARED_DATASETS]
+    if unknown:
+        raise ValueError(
+            f"unknown dataset(s) {unknown}: `regime data prepare` builds {PREPARED_DATASETS}"
+        )
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    reads, ignored = read_data_dir(data_dir, datasets, splits=splits, strict=strict)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest_path = out_dir / MANIFEST_NAME
+    previous = _read_manifest_if_compatible(manifest_path)
+    entries: dict[str, Any] = dict(previous.get("datasets", {}))
+    splitter = SentenceCache.in_dir(out_dir)
+    for dataset in datasets:
+        dataset_reads = [r for r in reads if r.dataset == dataset]
+        merged = merge_questions(q for r in dataset_reads for q in r.questions)
+        conversions = [convert(q, splitter=splitter) for q in merged]
+        splitter.save()
+        payload = examples_jsonl(c.example for c in conversions if c.example is not None)
+        _write_if_changed(out_dir / f"{dataset}.jsonl", payload)
+        entry = summarise(dataset, dataset_reads, conversions)
+        entry["examples_file"] = {
+            "path": f"{dataset}.jsonl",
+            "sha256": hashlib.sha256(payload).hexdigest(),
+        }
+        entries[dataset] = entry
+    manifest = {
+        "schema": MANIFEST_SCHEMA,
+        "version": package_version(),
+        "strict": strict,
+        "datasets": dict(sorted(entries.items())),
+        "ignored_files": ignored,
+    }
+    text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    _write_if_changed(manifest_path, text.encode("utf-8"))
+    return manifest
+
+
+def _read_manifest_if_compatible(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return {}
+    if manifest.get("schema") != MANIFEST_SCHEMA or manifest.get("version") != package_version():
+        return {}
+    return manifest
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+def _check_dataset(dataset: str) -> None:
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}; known datasets: {', '.join(DATASETS)}")
+
+
+def load_manifest(work: Path | None = None) -> dict[str, Any]:
+    path = paths.prepared_dir(work) / MANIFEST_NAME
+    if not path.exists():
+        raise ValueError(f"no manifest at {path}; run `regime data prepare` first")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(
+            f"{path}, line {err.lineno}: malformed manifest; rerun `regime data prepare`"
+        ) from err
+
+
+def load_examples(
+    dataset: str, *, split: str | None = None, work: Path | None = None
+) -> list[Example]:
+    """The prepared examples of one dataset (optionally one split), in id order."""
+    _check_dataset(dataset)
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; known splits: {', '.join(SPLITS)}")
+    path = paths.prepared_dir(work) / f"{dataset}.jsonl"
+    if not path.exists():
+        if dataset in PREPARED_DATASETS:
+            hint = f"run `regime data prepare --dataset {dataset}` first"
+        else:
+            hint = f"{dataset!r} is not built by `regime data prepare`"
+        raise ValueError(f"no prepared examples at {path}: {hint}")
+    examples = []
+    with path.open(encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            where = f"{path}, line {lineno}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{where}: malformed JSON ({err.msg})") from err
+            ex = Example.from_dict(record, where)
+            if split is None or ex.split == split:
+                examples.append(ex)
+    return examples
+
+
+def corpus_passages(examples: Iterable[Example]) -> list[Passage]:
+    """Distinct passages over the examples' pools, sorted by pid."""
+    by_pid: dict[str, Passage] = {}
+    for ex in examples:
+        for p in ex.pool:
+            by_pid.setdefault(p.pid, p)
+    return [by_pid[pid] for pid in sorted(by_pid)]
+
+
+def dataset_stats(manifest: dict[str, Any], dataset: str) -> dict[str, Any]:
+    """The object ``regime data stats DATASET --json`` prints."""
+    _check_dataset(dataset)
+    entry = manifest.get("datasets", {}).get(dataset)
+    if entry is None:
+        raise ValueError(
+            f"the manifest has no entry for {dataset!r}; run "
+            f"`regime data prepare --dataset {dataset}`"
+        )
+    keys = (
+        "questions",
+        "two_hop",
+        "by_type",
+        "parallel",
+        "excluded",
+        "excluded_by_split",
+        "hop_order_rules",
+        "relation_sources",
+        "type_rules",
+        "title_match",
+        "records_read",
+        "corpus_passages",
+    )
+    stats: dict[str, Any] = {"dataset": dataset}
+    stats.update({k: entry[k] for k in keys if k in entry})
+    stats["files"] = [f["path"] for f in entry.get("files", [])]
+    stats["version"] = manifest.get("version")
+    return stats
