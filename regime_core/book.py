@@ -1,0 +1,167 @@
+"""Build the Jupyter Book: ``jupyter-book build`` with warnings as errors, after checking the toc.
+
+The book never executes notebooks (``execute_notebooks: "off"``); ``regime reproduce`` does, and
+copies them to ``book/executed/``. :func:`build_book` first checks that every page the toc names
+exists, so a missing executed notebook is reported as "run ``regime reproduce``" rather than as a
+Sphinx error, then runs::
+
+    jupyter-book build <root> --warningiserror --nitpick --keep-going [--all] [--path-output OUT]
+
+in a child process (Sphinx keeps global state; a child keeps every build independent). The
+``{rec}`` role reads records from ``REGIME_WORK_DIR``, which ``work`` sets for the child.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from regime_core import paths
+
+_ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its warnings
+PAGE_SUFFIXES: tuple[str, ...] = (".md", ".ipynb", ".rst")
+EXECUTED_PREFIX = "book/executed/"
+
+
+@dataclass(frozen=True)
+class BookBuild:
+    """The outcome of :func:`build_book`."""
+
+    returncode: int
+    seconds: float
+    html_dir: Path
+    log: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def warnings(self) -> list[str]:
+        """The WARNING/ERROR lines of the build log."""
+        plain = _ANSI_ESCAPE.sub("", self.log)
+        return [ln for ln in plain.splitlines() if "WARNING" in ln or "ERROR" in ln]
+
+
+def toc_files(toc: Path) -> list[str]:
+    """Every ``file``/``root`` entry of a Jupyter Book toc, in order, without suffixes."""
+    data = yaml.safe_load(toc.read_text(encoding="utf-8")) or {}
+    if not isinstance(data, dict) or "root" not in data:
+        raise ValueError(f"{toc}: a jb-book toc needs a 'root' entry")
+
+    def walk(node: Any) -> Iterator[str]:
+        if isinstance(node, dict):
+            for key in ("root", "file"):
+                if isinstance(node.get(key), str):
+                    yield node[key]
+            for value in node.values():
+                if isinstance(value, list | dict):
+                    yield from walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item)
+
+    return [_strip_suffix(entry) for entry in walk(data)]
+
+
+def _strip_suffix(entry: str) -> str:
+    for suffix in PAGE_SUFFIXES:
+        if entry.endswith(suffix):
+            return entry[: -len(suffix)]
+    return entry
+
+
+def missing_pages(root: Path) -> list[str]:
+    """Toc entries with no ``.md``, ``.ipynb`` or ``.rst`` file under ``root``."""
+    return [
+        entry
+        for entry in toc_files(root / "_toc.yml")
+        if not any((root / f"{entry}{suffix}").is_file() for suffix in PAGE_SUFFIXES)
+    ]
+
+
+def _jupyter_book_executable() -> str:
+    beside = Path(sys.executable).parent / "jupyter-book"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("jupyter-book")
+    if found is None:
+        raise FileNotFoundError(
+            "jupyter-book is not installed; install the book extra: pip install -e '.[book]'"
+        )
+    return found
+
+
+def build_command(
+    root: Path, *, output: Path | None = None, strict: bool = True, all_pages: bool = False
+) -> list[str]:
+    """The ``jupyter-book build`` command line :func:`build_book` runs."""
+    command = [_jupyter_book_executable(), "build", str(root)]
+    if strict:
+        command += ["--warningiserror", "--nitpick", "--keep-going"]
+    if all_pages:
+        command.append("--all")
+    if output is not None:
+        command += ["--path-output", str(output)]
+    return command
+
+
+def build_book(
+    root: Path | str = paths.REPO_ROOT,
+    *,
+    output: Path | str | None = None,
+    work: Path | str | None = None,
+    strict: bool = True,
+    all_pages: bool = False,
+) -> BookBuild:
+    """Build the book at ``root`` (which holds ``_config.yml`` and ``_toc.yml``).
+
+    HTML lands in ``<output or root>/_build/html``. ``work`` is the directory the records are
+    read from (default: ``REGIME_WORK_DIR``, else ``_build/regime`` under ``root``). Raises
+    ``ValueError`` if a toc page is missing (naming it, and ``regime reproduce`` for executed
+    notebooks); returns the build's exit code and log otherwise.
+    """
+    book_root = Path(root).resolve()
+    for required in ("_config.yml", "_toc.yml"):
+        if not (book_root / required).is_file():
+            raise FileNotFoundError(f"{book_root / required} is missing; is {book_root} a book?")
+    missing = missing_pages(book_root)
+    if missing:
+        executed = [m for m in missing if m.startswith(EXECUTED_PREFIX)]
+        hint = (
+            f"; executed notebooks {executed} come from `regime reproduce`, run it first"
+            if executed
+            else ""
+        )
+        raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
+    env = dict(os.environ)
+    if work is not None:
+        env["REGIME_WORK_DIR"] = str(Path(work).resolve())
+    out = Path(output).resolve() if output is not None else None
+    command = build_command(book_root, output=out, strict=strict, all_pages=all_pages)
+    started = time.perf_counter()
+    completed = subprocess.run(
+        command,
+        cwd=book_root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - started
+    html_dir = (out if out is not None else book_root) / "_build" / "html"
+    return BookBuild(
+        returncode=completed.returncode,
+        seconds=seconds,
+        html_dir=html_dir,
+        log=completed.stdout + completed.stderr,
+    )

@@ -1,0 +1,107 @@
+"""``regime reproduce`` (execute the declared notebooks) and ``regime book`` (build the HTML)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from regime_core import paths
+from regime_core.reproduce import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES, reproduce
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    run = subparsers.add_parser(
+        "reproduce",
+        help="execute the notebooks declared in reproduce.yml (skipping unchanged runs)",
+        description=(
+            "Execute the parameterised notebooks declared in reproduce.yml with papermill, in "
+            "dependency order, skipping runs whose notebook code, parameters, profile, prepared "
+            "data, package source and upstream runs are unchanged. Records go to "
+            "<work>/results/<run>/record.json, executed notebooks to <work>/executed and "
+            "book/executed. Exits 1 if any run fails."
+        ),
+    )
+    run.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default=DEFAULT_PROFILE,
+        help="parameter set: quick (minutes), default (the book), full (everything)",
+    )
+    run.add_argument("--jobs", type=int, default=1, help="independent runs to execute at once")
+    run.add_argument(
+        "--only",
+        nargs="+",
+        metavar="RUN",
+        default=[],
+        help="run only these (and, when out of date, the runs they depend on)",
+    )
+    run.add_argument("--force", action="store_true", help="rerun the selected runs even if current")
+    run.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
+    run.add_argument(
+        "--declarations",
+        type=Path,
+        default=DEFAULT_DECLARATIONS,
+        help="the run declarations file (default: reproduce.yml at the repository top)",
+    )
+    run.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    run.set_defaults(func=_run_reproduce)
+
+    book = subparsers.add_parser(
+        "book",
+        help="build the Jupyter Book (HTML in _build/html), warnings as errors",
+        description=(
+            "Build the book with jupyter-book (--warningiserror --nitpick --keep-going). "
+            "Notebooks are not executed here; run `regime reproduce` first."
+        ),
+    )
+    book.add_argument("--root", type=Path, default=paths.REPO_ROOT, help="the book's root")
+    book.add_argument("--output", type=Path, default=None, help="--path-output for jupyter-book")
+    book.add_argument("--work", type=Path, default=None, help="where the results records are")
+    book.add_argument("--all", action="store_true", help="rebuild every page")
+    book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")
+    book.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    book.set_defaults(func=_run_book)
+
+
+def _run_reproduce(args: argparse.Namespace) -> int:
+    report = reproduce(
+        args.declarations,
+        profile=args.profile,
+        jobs=args.jobs,
+        only=args.only,
+        force=args.force,
+        work=args.work,
+    )
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        print(report.table())
+    return 0 if report.ok else 1
+
+
+def _run_book(args: argparse.Namespace) -> int:
+    from regime_core.book import build_book
+
+    result = build_book(
+        args.root,
+        output=args.output,
+        work=args.work,
+        strict=not args.no_strict,
+        all_pages=args.all,
+    )
+    if args.json:
+        summary = {
+            "ok": result.ok,
+            "seconds": round(result.seconds, 2),
+            "html": str(result.html_dir),
+            "warnings": result.warnings(),
+        }
+        print(json.dumps(summary, indent=2))
+    else:
+        if not result.ok:
+            print(result.log, file=sys.stderr)
+        status = "built" if result.ok else "FAILED"
+        print(f"book {status} in {result.seconds:.1f} s: {result.html_dir / 'index.html'}")
+    return 0 if result.ok else 1

@@ -1,0 +1,445 @@
+"""Results records: the one file through which a notebook's numbers reach the book.
+
+Every experiment notebook ends with :func:`write_record`, which writes ``<out_dir>/record.json``
+atomically. The record holds what is needed to judge a number later: the experiment's config
+and its hash, the hashes of its inputs (the prepared-data manifest, the embedding stores), the
+package versions, the numbers themselves (a nested dict of finite scalars) and the figures it
+saved. Notebooks then *print their numbers by reading the record back* (:func:`load_record`,
+:func:`get_number`, :func:`format_number`), and the book's ``{rec}`` role reads the same file, so
+no reported number is ever typed by hand.
+
+Record layout (``schema`` ``regime-record/1``)::
+
+    {"schema": "regime-record/1", "name": "t2_minilm",
+     "config_kind": "T2Config", "config": {...}, "config_hash": "3f2a...",
+     "inputs": {"manifest": "sha256..."}, "versions": {"numpy": "2.4.6", ...},
+     "numbers": {"cells": {"B-dominant": {"delta_hit@5": 0.12}}},
+     "figures": ["hit_by_regime.png"],
+     "record_hash": "sha256 of everything above", "created": "2026-11-29T12:00:00Z"}
+
+``record_hash`` covers every field except ``created``, so two runs that produce the same
+numbers from the same inputs have the same hash, and :func:`load_record` detects a hand-edited
+record.
+
+>>> import tempfile
+>>> out = Path(tempfile.mkdtemp())
+>>> path = write_record(out, name="demo", config={"alpha": 0.25},
+...                     numbers={"cells": {"B-dominant": {"delta_hit@5": 0.1234}}})
+>>> format_number(get_number(load_record(path), "cells.B-dominant.delta_hit@5"), "pp")
+'+12.3 pp'
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import hashlib
+import json
+import math
+import numbers as _numbers
+import os
+import platform
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+RECORD_SCHEMA = "regime-record/1"
+RECORD_FILENAME = "record.json"
+FIGURE_DPI = 150  # fixed so that a figure's bytes depend only on its content
+#: distributions whose versions every record carries (``python`` is added separately)
+VERSIONED_PACKAGES: tuple[str, ...] = (
+    "regime-core",
+    "numpy",
+    "torch",
+    "sentence-transformers",
+    "scikit-learn",
+)
+#: characters a number key may not contain: ``.`` separates levels in dotted keys, ``:`` and
+#: ``|`` are the run and format separators of the book's ``{rec}`` role.
+_FORBIDDEN_KEY_CHARS = frozenset(".:|")
+_REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "schema": str,
+    "name": str,
+    "config_kind": str,
+    "config": dict,
+    "config_hash": str,
+    "inputs": dict,
+    "versions": dict,
+    "numbers": dict,
+    "figures": list,
+    "record_hash": str,
+    "created": str,
+}
+NUMBER_KINDS: tuple[str, ...] = ("auto", "pp", "pct", "frac", "p", "int", "r2", "str")
+
+Scalar = int | float | str | bool
+
+
+# --- writing -------------------------------------------------------------------------------------
+
+
+def write_record(
+    out_dir: Path | str,
+    *,
+    name: str,
+    config: Any,
+    numbers: Mapping[str, Any],
+    inputs: Mapping[str, str] | None = None,
+    figures: Sequence[Path | str] = (),
+) -> Path:
+    """Validate and atomically write ``out_dir/record.json``; return its path.
+
+    ``config`` is a frozen config dataclass using :class:`regime_core.config.ConfigMixin` (its
+    ``to_dict()`` and ``config_hash()`` are stored) or a plain mapping of JSON values (hashed the
+    same canonical way). ``numbers`` is a nested dict whose leaves are finite ints/floats, bools
+    or strings; NumPy scalars are converted. NaN, infinity, ``None``, lists and keys containing
+    ``.``, ``:`` or ``|`` raise ``ValueError`` naming the key path. ``figures`` must be files
+    inside ``out_dir`` (e.g. from :func:`save_figure`); they are stored relative to it.
+    """
+    out = Path(out_dir)
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"record name must be a non-empty string, got {name!r}")
+    config_kind, config_dict, config_hash = _describe_config(config)
+    clean_numbers = _clean_numbers(numbers, path=())
+    clean_inputs = _clean_inputs(inputs)
+    out.mkdir(parents=True, exist_ok=True)
+    figure_paths = [_relative_figure(out, fig) for fig in figures]
+    body: dict[str, Any] = {
+        "schema": RECORD_SCHEMA,
+        "name": name,
+        "config_kind": config_kind,
+        "config": config_dict,
+        "config_hash": config_hash,
+        "inputs": clean_inputs,
+        "versions": package_versions(),
+        "numbers": clean_numbers,
+        "figures": figure_paths,
+    }
+    body["record_hash"] = _record_hash(body)
+    body["created"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    target = out / RECORD_FILENAME
+    atomic_write_text(target, json.dumps(body, indent=2, sort_keys=False, allow_nan=False) + "\n")
+    return target
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (never half a file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def package_versions() -> dict[str, str | None]:
+    """Versions of :data:`VERSIONED_PACKAGES` (``None`` when not installed) and of Python."""
+    versions: dict[str, str | None] = {}
+    for dist in VERSIONED_PACKAGES:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = None
+    versions["python"] = platform.python_version()
+    return versions
+
+
+def hash_file(path: Path | str) -> str:
+    """SHA-256 of a file's bytes, e.g. for ``inputs={"manifest": hash_file(manifest)}``."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def canonical_json(value: Any) -> str:
+    """The JSON text hashes are computed over: sorted keys, no whitespace, no NaN."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _record_hash(body: Mapping[str, Any]) -> str:
+    hashed = {k: v for k, v in body.items() if k not in ("record_hash", "created")}
+    return hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
+
+
+def _describe_config(config: Any) -> tuple[str, dict[str, Any], str]:
+    if hasattr(config, "to_dict") and hasattr(config, "config_hash"):
+        as_dict = config.to_dict()
+        return type(config).__name__, as_dict, str(config.config_hash())
+    if isinstance(config, Mapping):
+        as_dict = {str(k): v for k, v in config.items()}
+        try:
+            payload = canonical_json({"kind": "dict", **as_dict})
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"record config must be JSON-serialisable: {err}") from err
+        return "dict", as_dict, hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+    raise ValueError(
+        "record config must be a config dataclass (regime_core.config.ConfigMixin) or a dict, "
+        f"got {type(config).__name__}"
+    )
+
+
+def _clean_inputs(inputs: Mapping[str, str] | None) -> dict[str, str]:
+    if inputs is None:
+        return {}
+    clean: dict[str, str] = {}
+    for key, value in inputs.items():
+        if not isinstance(key, str) or not isinstance(value, str) or not value:
+            raise ValueError(
+                f"record inputs must map names to hash strings; got {key!r}: {value!r}"
+            )
+        clean[key] = value
+    return clean
+
+
+def _clean_numbers(node: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(node, Mapping):
+        raise ValueError(f"record numbers at {_show(path)}: expected a dict, got {type(node)}")
+    clean: dict[str, Any] = {}
+    for key, value in node.items():
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"record numbers at {_show(path)}: key {key!r} is not a string")
+        bad = _FORBIDDEN_KEY_CHARS.intersection(key)
+        if bad:
+            raise ValueError(
+                f"record numbers key {_show((*path, key))!r} contains {''.join(sorted(bad))!r}; "
+                "'.' separates levels and ':' / '|' are reserved by the book's {rec} role"
+            )
+        here = (*path, key)
+        if isinstance(value, Mapping):
+            clean[key] = _clean_numbers(value, here)
+        else:
+            clean[key] = _clean_scalar(value, here)
+    return clean
+
+
+def _clean_scalar(value: Any, path: tuple[str, ...]) -> Scalar:
+    if isinstance(value, bool | str):
+        return value
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # NumPy scalar or 0-d
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, _numbers.Integral):
+        return int(value)
+    if isinstance(value, _numbers.Real):
+        as_float = float(value)
+        if not math.isfinite(as_float):
+            raise ValueError(
+                f"record number {_show(path)!r} is {as_float!r}; records hold finite numbers "
+                "only (report the count of undefined cases instead)"
+            )
+        return as_float
+    raise ValueError(
+        f"record number {_show(path)!r} has type {type(value).__name__}; leaves must be "
+        "int, float, bool or str (use a dict keyed by name instead of a list)"
+    )
+
+
+def _show(path: tuple[str, ...]) -> str:
+    return ".".join(path) if path else "<top>"
+
+
+def _relative_figure(out: Path, figure: Path | str) -> str:
+    fig = Path(figure)
+    candidate = fig if fig.is_absolute() else out / fig
+    if not candidate.is_file() and not fig.is_absolute() and fig.is_file():
+        candidate = fig  # a path relative to the working directory
+    if not candidate.is_file():
+        raise ValueError(f"record figure {figure} does not exist (looked at {candidate})")
+    try:
+        return candidate.resolve().relative_to(out.resolve()).as_posix()
+    except ValueError as err:
+        raise ValueError(
+            f"record figure {candidate} is outside the record directory {out}; "
+            "save it there with save_figure(fig, out_dir, name)"
+        ) from err
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def record_path(path: Path | str) -> Path:
+    """``path`` itself if it names a ``.json`` file, else ``path/record.json``."""
+    p = Path(path)
+    return p if p.suffix == ".json" and not p.is_dir() else p / RECORD_FILENAME
+
+
+def load_record(path: Path | str) -> dict[str, Any]:
+    """Read and validate a record (a ``record.json`` or the directory holding it).
+
+    Raises ``FileNotFoundError`` if it is missing and ``ValueError`` naming the file and the field
+    if its structure is wrong, a number is not finite, or its ``record_hash`` does not match (the
+    file was edited by hand).
+    """
+    file = record_path(path)
+    if not file.is_file():
+        raise FileNotFoundError(f"no results record at {file}")
+    try:
+        record = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{file}: not valid JSON ({err})") from err
+    if not isinstance(record, dict):
+        raise ValueError(f"{file}: a record is a JSON object, got {type(record).__name__}")
+    for field, kind in _REQUIRED_FIELDS.items():
+        if field not in record:
+            raise ValueError(f"{file}: missing field {field!r}")
+        if not isinstance(record[field], kind):
+            raise ValueError(f"{file}: field {field!r} has type {type(record[field]).__name__}")
+    if record["schema"] != RECORD_SCHEMA:
+        raise ValueError(f"{file}: schema {record['schema']!r}, expected {RECORD_SCHEMA!r}")
+    try:
+        _clean_numbers(record["numbers"], path=())
+    except ValueError as err:
+        raise ValueError(f"{file}: {err}") from err
+    if _record_hash(record) != record["record_hash"]:
+        raise ValueError(
+            f"{file}: record_hash does not match the contents; the record was edited after it "
+            "was written; rerun its notebook (regime reproduce) instead"
+        )
+    return record
+
+
+def iter_number_keys(numbers: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
+    """Every dotted key of a nested numbers dict, leaves only, in insertion order."""
+    for key, value in numbers.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            yield from iter_number_keys(value, prefix=f"{dotted}.")
+        else:
+            yield dotted
+
+
+def get_number(record: Mapping[str, Any], key: str) -> Scalar:
+    """The number at dotted ``key`` in ``record["numbers"]``.
+
+    Raises ``KeyError`` with the nearest existing keys when ``key`` is absent or names a group.
+
+    >>> rec = {"name": "t2", "numbers": {"cells": {"B-dominant": {"hit@5": 0.5}}}}
+    >>> get_number(rec, "cells.B-dominant.hit@5")
+    0.5
+    """
+    numbers = record.get("numbers")
+    if not isinstance(numbers, Mapping):
+        raise KeyError(f"record {record.get('name', '?')!r} has no 'numbers' dict")
+    node: Any = numbers
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise KeyError(_missing_key_message(record, key))
+        node = node[part]
+    if isinstance(node, Mapping):
+        children = ", ".join(f"{key}.{k}" for k in list(node)[:8])
+        raise KeyError(
+            f"record {record.get('name', '?')!r}: {key!r} is a group, not a number; "
+            f"its keys include: {children}"
+        )
+    return node
+
+
+def _missing_key_message(record: Mapping[str, Any], key: str) -> str:
+    keys = list(iter_number_keys(record["numbers"]))
+    near = difflib.get_close_matches(key, keys, n=5, cutoff=0.5)
+    if not near:
+        near = keys[:5]
+    hint = ", ".join(near) if near else "(the record has no numbers)"
+    return f"record {record.get('name', '?')!r} has no number {key!r}; near keys: {hint}"
+
+
+# --- presenting ----------------------------------------------------------------------------------
+
+
+def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) -> str:
+    """Render a recorded value for prose and tables.
+
+    ========  ==========================================  ======================
+    kind      meaning (default digits)                    example
+    ========  ==========================================  ======================
+    ``pp``    a difference of fractions, in signed        0.1234 -> ``+12.3 pp``
+              percentage points (1)
+    ``pct``   a fraction as a percentage (1)              0.6215 -> ``62.2%``
+    ``frac``  a fraction or any real (3)                  0.6215 -> ``0.622``
+    ``p``     a p-value, floored at 10^-digits (3)        0.0004 -> ``p < 0.001``
+    ``int``   a count, with thousands separators          12345 -> ``12,345``
+    ``r2``    a coefficient of determination (2)          0.912 -> ``R² = 0.91``
+    ``str``   the value as written                        ``B-dominant``
+    ``auto``  ``int`` for integers, ``frac`` for floats,
+              strings as written
+    ========  ==========================================  ======================
+
+    >>> format_number(-0.00049, "pp")
+    '0.0 pp'
+    >>> format_number(0.0213, "p")
+    'p = 0.021'
+    """
+    if kind not in NUMBER_KINDS:
+        raise ValueError(f"unknown number format {kind!r}; known: {', '.join(NUMBER_KINDS)}")
+    if digits is not None and (isinstance(digits, bool) or not 0 <= int(digits) <= 12):
+        raise ValueError(f"digits must be an integer in 0..12, got {digits!r}")
+    if kind == "str" or isinstance(value, str):
+        if kind not in ("str", "auto"):
+            raise ValueError(f"cannot format the string {value!r} as {kind!r}")
+        return str(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if kind == "auto":
+        kind = "int" if isinstance(value, _numbers.Integral) else "frac"
+    x = float(value)
+    if not math.isfinite(x):
+        raise ValueError(f"cannot format the non-finite value {x!r}")
+    if kind == "int":
+        if x != round(x):
+            raise ValueError(f"format 'int' needs an integral value, got {value!r}")
+        return f"{round(x):,}"
+    if kind == "pp":
+        text = _fixed(100.0 * x, 1 if digits is None else digits, signed=True)
+        return f"{text} pp"
+    if kind == "pct":
+        return f"{_fixed(100.0 * x, 1 if digits is None else digits)}%"
+    if kind == "frac":
+        return _fixed(x, 3 if digits is None else digits)
+    if kind == "r2":
+        return f"R² = {_fixed(x, 2 if digits is None else digits)}"
+    # kind == "p"
+    n = 3 if digits is None else max(1, digits)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"a p-value lies in [0, 1], got {x!r}")
+    floor = 10.0**-n
+    return f"p < {floor:.{n}f}" if x < floor else f"p = {x:.{n}f}"
+
+
+def _fixed(x: float, digits: int, signed: bool = False) -> str:
+    text = f"{x:.{digits}f}"
+    if float(text) == 0.0:
+        return f"{0.0:.{digits}f}"  # never "-0.0" or "+0.0"
+    return f"+{text}" if signed and x > 0 else text
+
+
+def save_figure(fig: Any, out_dir: Path | str, name: str) -> Path:
+    """Save a Matplotlib figure as ``out_dir/<name>.png`` with deterministic bytes.
+
+    The PNG carries no software or time metadata and uses :data:`FIGURE_DPI`, so the same figure
+    gives the same file on every run. Pass the returned path to :func:`write_record`'s
+    ``figures``.
+    """
+    stem = name[:-4] if name.endswith(".png") else name
+    if not stem or any(sep in stem for sep in ("/", "\\")) or stem.startswith("."):
+        raise ValueError(
+            f"figure name must be a plain file name like 'hit_by_regime', got {name!r}"
+        )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / f"{stem}.png"
+    fig.savefig(
+        target,
+        format="png",
+        dpi=FIGURE_DPI,
+        bbox_inches="tight",
+        metadata={"Software": None},
+    )
+    return target
