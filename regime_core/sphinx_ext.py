@@ -560,8 +560,19 @@ def _launch_sources(
         context["header_buttons"] = rewrite(context["header_buttons"])
 
 
+def _serve_vendored_mathjax(app: Sphinx, config: Any) -> None:
+    """Serve MathJax from ``<work>/vendor/mathjax`` when ``regime book`` has vendored it."""
+    from regime_core.vendor import MATHJAX_ENTRY
+
+    vendored = _work_dir(app) / "vendor"
+    if (vendored / "mathjax" / MATHJAX_ENTRY).is_file():
+        config.html_static_path = [*config.html_static_path, str(vendored)]
+        config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("regime_work_dir", None, "env", types=[str, type(None)])
+    app.connect("config-inited", _serve_vendored_mathjax)
     app.add_role("rec", RecordRole())
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -61,6 +62,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     book.add_argument("--work", type=Path, default=None, help="where the results records are")
     book.add_argument("--all", action="store_true", help="rebuild every page")
     book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")
+    book.add_argument(
+        "--no-vendor-mathjax",
+        action="store_true",
+        help="do not fetch MathJax with npm; pages then load it from its CDN when viewed",
+    )
     book.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     book.set_defaults(func=_run_book)
 
@@ -83,7 +89,13 @@ def _run_reproduce(args: argparse.Namespace) -> int:
 
 def _run_book(args: argparse.Namespace) -> int:
     from regime_core.book import build_book
+    from regime_core.vendor import vendor_mathjax
 
+    if not args.no_vendor_mathjax:
+        try:
+            vendor_mathjax(args.work)
+        except (FileNotFoundError, subprocess.CalledProcessError) as err:
+            print(f"MathJax not vendored ({err}); pages will load it from its CDN", file=sys.stderr)
     result = build_book(
         args.root,
         output=args.output,
