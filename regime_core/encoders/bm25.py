@@ -1,0 +1,101 @@
+"""BM25 as a non-cosine lexical reference (``bm25s``, pure numpy/scipy).
+
+BM25 has no vectors, so it is not an :class:`~regime_core.encoders.base.Encoder`: it scores a
+*text* query against corpus documents. It therefore supports only the ``q`` and ``bridge`` arms
+(the question or the whole bridge passage as the query); ``union``, ``knockout`` and ``entity``
+add weighted query *vectors* and have no BM25 counterpart.
+
+Lucene's variant (``bm25s`` default): for query q and document d,
+``score(q, d) = Σ_{t ∈ q} idf(t) · tf(t, d) / (tf(t, d) + k1·(1 − b + b·|d|/avgdl))``
+with ``idf(t) = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))``; like Lucene 8+, it omits the
+textbook ``(k1 + 1)`` numerator factor, a constant that does not change rankings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from regime_core.config import ConfigMixin
+
+BM25_ARMS: tuple[str, ...] = ("q", "bridge")
+BM25_METHODS: tuple[str, ...] = ("lucene", "robertson", "atire", "bm25l", "bm25+")
+
+
+@dataclass(frozen=True)
+class BM25Params(ConfigMixin):
+    """BM25's parameters (``bm25s`` defaults) and its tokeniser's stop-word list."""
+
+    k1: float = 1.5
+    b: float = 0.75
+    method: str = "lucene"
+    stopwords: str = "en"
+
+    def validate(self) -> None:
+        if self.k1 < 0 or not 0 <= self.b <= 1:
+            raise ValueError(f"BM25Params: need k1 >= 0 and 0 <= b <= 1, got {self.k1}, {self.b}")
+        if self.method not in BM25_METHODS:
+            raise ValueError(f"BM25Params.method {self.method!r} is not one of {BM25_METHODS}")
+
+
+class BM25Scorer:
+    """BM25 over ``corpus_texts``; :meth:`scores` ranks documents by their corpus index.
+
+    >>> bm25 = BM25Scorer(["Paris is in France.", "Berlin is in Germany."])
+    >>> bm25.scores(["Where is Berlin?"]).argmax()
+    np.int64(1)
+    """
+
+    def __init__(self, corpus_texts: Sequence[str], params: BM25Params | None = None) -> None:
+        import bm25s
+
+        texts = list(corpus_texts)
+        if not texts:
+            raise ValueError("bm25: the corpus is empty; pass the dataset's passage texts")
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"bm25: corpus[{i}] is {type(text).__name__}, not a string")
+        self.params = params or BM25Params()
+        tokens = bm25s.tokenize(texts, stopwords=self.params.stopwords, show_progress=False)
+        self.retriever_ = bm25s.BM25(k1=self.params.k1, b=self.params.b, method=self.params.method)
+        self.retriever_.index(tokens, show_progress=False)
+        self.n_documents_ = len(texts)
+
+    def _query_token_ids(self, text: str) -> list[int]:
+        import bm25s
+
+        words = bm25s.tokenize(
+            [text], stopwords=self.params.stopwords, return_ids=False, show_progress=False
+        )[0]
+        vocab = self.retriever_.vocab_dict
+        return [vocab[w] for w in words if w in vocab]
+
+    def scores(
+        self, query_texts: Sequence[str], doc_indices: Sequence[int] | np.ndarray | None = None
+    ) -> np.ndarray:
+        """``(len(query_texts), len(doc_indices))`` float32 BM25 scores (all documents if None).
+
+        A query sharing no term with the corpus scores 0 everywhere.
+        """
+        if doc_indices is None:
+            columns = np.arange(self.n_documents_)
+        else:
+            columns = np.asarray(doc_indices)
+            if columns.ndim != 1 or (columns.size and not np.issubdtype(columns.dtype, np.integer)):
+                raise ValueError("bm25: doc_indices must be a 1-d sequence of integer indices")
+            out_of_range = columns[(columns < 0) | (columns >= self.n_documents_)]
+            if out_of_range.size:
+                raise ValueError(
+                    f"bm25: doc_indices {out_of_range[:5].tolist()} are outside the corpus of "
+                    f"{self.n_documents_} documents"
+                )
+        result = np.zeros((len(query_texts), columns.size), dtype=np.float32)
+        for row, text in enumerate(query_texts):
+            if not isinstance(text, str):
+                raise ValueError(f"bm25: query_texts[{row}] is {type(text).__name__}, not a string")
+            ids = self._query_token_ids(text)
+            if ids:
+                result[row] = self.retriever_.get_scores(ids)[columns]
+        return result

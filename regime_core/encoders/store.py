@@ -1,0 +1,378 @@
+"""The on-disk, content-addressed embedding store.
+
+Layout under ``root`` (``paths.embeddings_dir(work)``)::
+
+    <identity hash>/identity.json        the encoder's identity (what the hash is of)
+    <identity hash>/shard-<sha>.emb      appended shards of (key, vector) rows
+
+A vector's key is ``sha256(mode + "\\0" + text)``: the same text in query and document mode are
+two entries (prompts differ), and a text is never encoded twice by the same encoder. Each call
+to :meth:`EmbeddingStore.embed` encodes only the distinct texts not yet stored, in batches, and
+appends them as new shard(s), each written to a temporary file then ``os.replace``-d into place,
+so a reader never sees half a shard and two processes can share a store (concurrent writers of
+the same texts at worst store duplicates; the first one read wins).
+
+Shard format (version 1): the magic line ``REGIME-EMB 1\\n``, an 8-byte little-endian header
+length, a JSON header ``{n, dim, layout, nnz, payload_bytes, payload_sha256}``, then the
+payload: ``n`` 32-byte keys followed by the vectors, either ``dense`` (n·dim float32) or ``csr``
+(int64 indptr, int32 indices, float32 data; chosen when at most a quarter of the entries are
+non-zero, as with TF-IDF). A shard whose length, checksum or structure is wrong is reported with
+``warnings.warn`` naming the file, deleted, and its texts are encoded again: it is never read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from regime_core import config
+from regime_core.encoders.base import Encoder
+from regime_core.encoders.vectors import identity_hash, unnormalized_rows
+
+MODES: tuple[str, ...] = ("query", "document")
+SHARD_SUFFIX = ".emb"
+IDENTITY_FILE = "identity.json"
+_MAGIC = b"REGIME-EMB 1\n"
+_KEY_BYTES = 32
+# New texts are flushed to a shard every this many, so an interrupted run keeps its progress.
+CHECKPOINT_TEXTS: int = 4096
+# Rows are written sparse (CSR) when at most this fraction of the entries is non-zero.
+_SPARSE_DENSITY: float = 0.25
+
+
+class CorruptShardError(ValueError):
+    """A shard file failed validation (length, checksum or structure)."""
+
+
+def text_key(mode: str, text: str) -> bytes:
+    """The 32-byte store key of a text in a mode: ``sha256(mode ‖ 0x00 ‖ utf-8 text)``."""
+    return hashlib.sha256(mode.encode("ascii") + b"\0" + text.encode("utf-8")).digest()
+
+
+# --- shard (de)serialisation: pure functions of bytes ------------------------------------------
+def encode_shard(keys: Sequence[bytes], vectors: np.ndarray) -> bytes:
+    """Serialise ``keys`` (32 bytes each) and their float32 ``vectors`` as one shard."""
+    matrix = np.ascontiguousarray(vectors, dtype="<f4")
+    if matrix.ndim != 2 or matrix.shape[0] != len(keys):
+        raise ValueError(f"shard: {len(keys)} keys but vectors of shape {matrix.shape}")
+    if any(len(k) != _KEY_BYTES for k in keys):
+        raise ValueError(f"shard: every key must be {_KEY_BYTES} bytes")
+    n, dim = matrix.shape
+    nonzero = matrix != 0
+    nnz = int(nonzero.sum())
+    parts = [b"".join(keys)]
+    if n and nnz <= _SPARSE_DENSITY * n * dim:
+        layout = "csr"
+        rows, cols = np.nonzero(nonzero)
+        indptr = np.zeros(n + 1, dtype="<i8")
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        parts += [indptr.tobytes(), cols.astype("<i4").tobytes(), matrix[rows, cols].tobytes()]
+    else:
+        layout = "dense"
+        parts.append(matrix.tobytes())
+    payload = b"".join(parts)
+    header = json.dumps(
+        {
+            "n": n,
+            "dim": dim,
+            "layout": layout,
+            "nnz": nnz,
+            "payload_bytes": len(payload),
+            "payload_sha256": hashlib.sha256(payload).hexdigest(),
+        },
+        sort_keys=True,
+    ).encode("utf-8")
+    return _MAGIC + struct.pack("<Q", len(header)) + header + payload
+
+
+def decode_shard(blob: bytes) -> tuple[list[bytes], np.ndarray]:
+    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong."""
+    if not blob.startswith(_MAGIC):
+        raise CorruptShardError("bad magic (not a shard, or truncated at the start)")
+    offset = len(_MAGIC)
+    if len(blob) < offset + 8:
+        raise CorruptShardError("truncated before the header length")
+    (header_len,) = struct.unpack_from("<Q", blob, offset)
+    offset += 8
+    if len(blob) < offset + header_len:
+        raise CorruptShardError("truncated inside the header")
+    try:
+        header: dict[str, Any] = json.loads(blob[offset : offset + header_len])
+        n, dim, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
+        payload_bytes, checksum = header["payload_bytes"], header["payload_sha256"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise CorruptShardError(f"unreadable header ({err})") from err
+    payload = blob[offset + header_len :]
+    if len(payload) != payload_bytes:
+        raise CorruptShardError(f"payload is {len(payload)} bytes, header says {payload_bytes}")
+    if hashlib.sha256(payload).hexdigest() != checksum:
+        raise CorruptShardError("payload checksum mismatch")
+    keys_end = n * _KEY_BYTES
+    keys = [payload[i : i + _KEY_BYTES] for i in range(0, keys_end, _KEY_BYTES)]
+    body = payload[keys_end:]
+    if layout == "dense":
+        if len(body) != n * dim * 4:
+            raise CorruptShardError(f"dense body is {len(body)} bytes, expected {n * dim * 4}")
+        vectors = np.frombuffer(body, dtype="<f4").reshape(n, dim).astype(np.float32)
+    elif layout == "csr":
+        expected = (n + 1) * 8 + nnz * 8
+        if len(body) != expected:
+            raise CorruptShardError(f"csr body is {len(body)} bytes, expected {expected}")
+        indptr = np.frombuffer(body, dtype="<i8", count=n + 1)
+        cols = np.frombuffer(body, dtype="<i4", count=nnz, offset=(n + 1) * 8)
+        data = np.frombuffer(body, dtype="<f4", count=nnz, offset=(n + 1) * 8 + nnz * 4)
+        if indptr[0] != 0 or indptr[-1] != nnz or np.any(np.diff(indptr) < 0):
+            raise CorruptShardError("csr row pointers are inconsistent")
+        if nnz and (cols.min() < 0 or cols.max() >= dim):
+            raise CorruptShardError("csr column index out of range")
+        vectors = np.zeros((n, dim), dtype=np.float32)
+        vectors[np.repeat(np.arange(n), np.diff(indptr)), cols] = data
+    else:
+        raise CorruptShardError(f"unknown layout {layout!r}")
+    return keys, vectors
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory and os.replace."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+    try:
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the store is shared like any cache
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@dataclass(frozen=True)
+class EmbedReport:
+    """What one :meth:`EmbeddingStore.embed_with_report` call did."""
+
+    identity_hash: str
+    directory: Path
+    mode: str
+    n_texts: int
+    n_unique: int
+    n_encoded: int
+    n_cached: int
+
+
+@dataclass
+class _Directory:
+    """In-memory view of one identity directory: its loaded shards and a key index."""
+
+    shards: dict[str, tuple[list[bytes], np.ndarray]]
+    index: dict[bytes, tuple[str, int]]
+    dim: int | None = None
+
+
+class EmbeddingStore:
+    """Content-addressed vectors per encoder identity under ``root``.
+
+    >>> store = EmbeddingStore(paths.embeddings_dir())            # doctest: +SKIP
+    >>> docs = store.embed(encoder, passages, "document")          # doctest: +SKIP
+    """
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self._dirs: dict[str, _Directory] = {}
+
+    def directory(self, encoder: Encoder) -> Path:
+        """The directory holding ``encoder``'s vectors."""
+        return self.root / identity_hash(encoder.identity)
+
+    def embed(
+        self,
+        encoder: Encoder,
+        texts: Sequence[str],
+        mode: Literal["query", "document"],
+        *,
+        batch_size: int = config.ENCODE_BATCH_SIZE,
+        progress: bool = False,
+    ) -> np.ndarray:
+        """``(len(texts), d)`` float32 vectors in input order, encoding only what is not stored.
+
+        An empty ``texts`` gives shape ``(0, d)`` when the store knows ``d``, else ``(0, 0)``.
+        """
+        vectors, _ = self.embed_with_report(
+            encoder, texts, mode, batch_size=batch_size, progress=progress
+        )
+        return vectors
+
+    def embed_with_report(
+        self,
+        encoder: Encoder,
+        texts: Sequence[str],
+        mode: Literal["query", "document"],
+        *,
+        batch_size: int = config.ENCODE_BATCH_SIZE,
+        progress: bool = False,
+    ) -> tuple[np.ndarray, EmbedReport]:
+        """As :meth:`embed`, also returning counts of encoded and cached texts."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
+        ihash = identity_hash(encoder.identity)
+        path = self.root / ihash
+        state = self._sync(path, encoder.identity)
+        keys = [text_key(mode, t) for t in texts]
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in state.index and key not in missing:
+                missing[key] = text
+        if missing:
+            self._encode_missing(encoder, path, state, missing, mode, batch_size, progress)
+        out = np.empty((len(keys), state.dim or 0), dtype=np.float32)
+        # Gather shard by shard with fancy indexing (one copy per shard, not per row).
+        by_shard: dict[str, tuple[list[int], list[int]]] = {}
+        for row, key in enumerate(keys):
+            shard, at = state.index[key]
+            positions, rows = by_shard.setdefault(shard, ([], []))
+            positions.append(row)
+            rows.append(at)
+        for shard, (positions, rows) in by_shard.items():
+            out[positions] = state.shards[shard][1][rows]
+        report = EmbedReport(
+            identity_hash=ihash,
+            directory=path,
+            mode=mode,
+            n_texts=len(keys),
+            n_unique=len(set(keys)),
+            n_encoded=len(missing),
+            n_cached=len(set(keys)) - len(missing),
+        )
+        return out, report
+
+    # -- internals ------------------------------------------------------------------------------
+    def _sync(self, path: Path, identity: dict[str, Any]) -> _Directory:
+        """Load shards written since the last call (by us or another process); drop gone ones."""
+        path.mkdir(parents=True, exist_ok=True)
+        identity_file = path / IDENTITY_FILE
+        if not identity_file.exists():
+            text = json.dumps(identity, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+            _atomic_write(identity_file, text.encode("utf-8"))
+        state = self._dirs.setdefault(str(path), _Directory(shards={}, index={}))
+        on_disk = {p.name: p for p in sorted(path.glob("*" + SHARD_SUFFIX))}
+        gone = [name for name in state.shards if name not in on_disk]
+        for name in gone:
+            del state.shards[name]
+        if gone:
+            state.index = {k: v for k, v in state.index.items() if v[0] not in gone}
+        for name, file in on_disk.items():
+            if name not in state.shards:
+                self._load_shard(file, state)
+        return state
+
+    def _load_shard(self, file: Path, state: _Directory) -> None:
+        try:
+            keys, vectors = decode_shard(file.read_bytes())
+            if state.dim is not None and vectors.shape[0] and vectors.shape[1] != state.dim:
+                raise CorruptShardError(
+                    f"vectors of dimension {vectors.shape[1]}, the store's are {state.dim}"
+                )
+        except FileNotFoundError:  # removed by another process between listing and reading
+            return
+        except (CorruptShardError, OSError) as err:
+            warnings.warn(
+                f"embedding store: shard {file} is corrupt ({err}); deleting it, its texts will "
+                "be encoded again",
+                stacklevel=4,
+            )
+            file.unlink(missing_ok=True)
+            return
+        self._add(state, file.name, keys, vectors)
+
+    @staticmethod
+    def _add(state: _Directory, name: str, keys: list[bytes], vectors: np.ndarray) -> None:
+        state.shards[name] = (keys, vectors)
+        if vectors.shape[0]:
+            state.dim = vectors.shape[1]
+        for row, key in enumerate(keys):
+            state.index.setdefault(key, (name, row))
+
+    def _encode_missing(
+        self,
+        encoder: Encoder,
+        path: Path,
+        state: _Directory,
+        missing: dict[bytes, str],
+        mode: str,
+        batch_size: int,
+        progress: bool,
+    ) -> None:
+        from tqdm.auto import tqdm
+
+        encode = encoder.encode_queries if mode == "query" else encoder.encode_documents
+        # Longest first, as sentence-transformers orders one encode call: batches of similar
+        # lengths waste little on padding (rows are keyed, so the order is not observable).
+        items = sorted(missing.items(), key=lambda item: -len(item[1]))
+        pending_keys: list[bytes] = []
+        pending_vectors: list[np.ndarray] = []
+        bar = tqdm(
+            total=len(items),
+            disable=not progress,
+            desc=f"encoding {mode}s ({getattr(encoder, 'name', 'encoder')})",
+            unit="text",
+        )
+        with bar:
+            for start in range(0, len(items), batch_size):
+                batch = items[start : start + batch_size]
+                vectors = self._checked(encoder, encode([text for _, text in batch]), len(batch))
+                if state.dim is not None and vectors.shape[1] != state.dim:
+                    raise ValueError(
+                        f"encoder {getattr(encoder, 'name', encoder)!r} returned dimension "
+                        f"{vectors.shape[1]}, but its store directory {path} holds {state.dim}"
+                    )
+                state.dim = vectors.shape[1]
+                pending_keys += [key for key, _ in batch]
+                pending_vectors.append(vectors)
+                bar.update(len(batch))
+                if len(pending_keys) >= CHECKPOINT_TEXTS:
+                    self._write_shard(path, state, pending_keys, pending_vectors)
+                    pending_keys, pending_vectors = [], []
+            if pending_keys:
+                self._write_shard(path, state, pending_keys, pending_vectors)
+
+    @staticmethod
+    def _checked(encoder: Encoder, vectors: Any, n: int) -> np.ndarray:
+        """The encoder's output, checked against the protocol (shape, finite, normalised)."""
+        name = getattr(encoder, "name", type(encoder).__name__)
+        matrix = np.asarray(vectors)
+        if matrix.ndim != 2 or matrix.shape[0] != n:
+            raise ValueError(f"encoder {name!r} returned shape {matrix.shape} for {n} texts")
+        matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        if not np.isfinite(matrix).all():
+            raise ValueError(f"encoder {name!r} returned NaN or infinite vectors")
+        bad = unnormalized_rows(matrix)
+        if bad.size:
+            raise ValueError(
+                f"encoder {name!r} returned {bad.size} vectors that are not L2-normalised "
+                f"(first at batch row {int(bad[0])})"
+            )
+        return matrix
+
+    def _write_shard(
+        self, path: Path, state: _Directory, keys: list[bytes], vectors: list[np.ndarray]
+    ) -> None:
+        matrix = np.concatenate(vectors, axis=0)
+        blob = encode_shard(keys, matrix)
+        name = "shard-" + hashlib.sha256(blob).hexdigest()[:24] + SHARD_SUFFIX
+        _atomic_write(path / name, blob)
+        self._add(state, name, keys, matrix)

@@ -1,0 +1,250 @@
+"""The content-addressed embedding store: caching, input order, modes, corruption, processes."""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from regime_core.encoders import EmbeddingStore, identity_hash
+from regime_core.encoders import store as store_module
+from regime_core.encoders.store import CorruptShardError, decode_shard, encode_shard, text_key
+
+
+class CountingEncoder:
+    """A deterministic fake: each (mode, text) maps to a fixed unit vector; calls are counted."""
+
+    name = "counting"
+
+    def __init__(self, dim: int = 8, tag: str = "v1") -> None:
+        self.dim = dim
+        self.tag = tag
+        self.calls: list[tuple[str, list[str]]] = []
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "fake", "dim": self.dim, "tag": self.tag}
+
+    def _vectors(self, mode: str, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append((mode, list(texts)))
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.sha256(f"{mode}|{text}".encode()).digest()[:8], "little")
+            v = np.random.default_rng(seed).standard_normal(self.dim)
+            rows.append(v / np.linalg.norm(v))
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._vectors("query", texts)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._vectors("document", texts)
+
+    @property
+    def n_encoded(self) -> int:
+        return sum(len(texts) for _, texts in self.calls)
+
+
+TEXTS = [f"passage number {i} about topic {i % 3}" for i in range(10)]
+
+
+def shard_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.emb"))
+
+
+def test_rows_follow_input_order_and_match_the_encoder(tmp_path: Path) -> None:
+    enc = CountingEncoder()
+    texts = [TEXTS[3], TEXTS[1], TEXTS[3], TEXTS[0]]
+    out = EmbeddingStore(tmp_path).embed(enc, texts, "document")
+    expected = CountingEncoder().encode_documents(texts)
+    assert out.dtype == np.float32 and out.shape == (4, 8)
+    np.testing.assert_array_equal(out, expected)
+    # duplicates are encoded once
+    assert enc.n_encoded == 3
+
+
+def test_second_call_encodes_nothing_and_new_texts_only_are_encoded(tmp_path: Path) -> None:
+    enc = CountingEncoder()
+    store = EmbeddingStore(tmp_path)
+    first = store.embed(enc, TEXTS[:6], "document")
+    assert enc.n_encoded == 6
+    again, report = store.embed_with_report(enc, TEXTS[:6], "document")
+    assert enc.n_encoded == 6
+    assert (report.n_encoded, report.n_cached) == (0, 6)
+    np.testing.assert_array_equal(first, again)
+    mixed, report = store.embed_with_report(enc, TEXTS[4:], "document")
+    assert enc.calls[-1] == ("document", TEXTS[6:])
+    assert (report.n_encoded, report.n_cached, report.n_texts) == (4, 2, 6)
+    np.testing.assert_array_equal(mixed[:2], first[4:6])
+
+
+def test_a_fresh_store_reads_the_files_without_encoding(tmp_path: Path) -> None:
+    first = EmbeddingStore(tmp_path).embed(CountingEncoder(), TEXTS, "query")
+    enc = CountingEncoder()
+    second = EmbeddingStore(tmp_path).embed(enc, TEXTS[::-1], "query")
+    assert enc.n_encoded == 0
+    np.testing.assert_array_equal(second, first[::-1])
+
+
+def test_a_store_sees_shards_written_by_another_store_instance(tmp_path: Path) -> None:
+    reader, writer = EmbeddingStore(tmp_path), EmbeddingStore(tmp_path)
+    enc = CountingEncoder()
+    reader.embed(enc, TEXTS[:2], "query")
+    writer.embed(enc, TEXTS[2:5], "query")
+    calls = enc.n_encoded
+    reader.embed(enc, TEXTS[:5], "query")
+    assert enc.n_encoded == calls
+
+
+def test_query_and_document_modes_are_separate_entries(tmp_path: Path) -> None:
+    enc = CountingEncoder()
+    store = EmbeddingStore(tmp_path)
+    q = store.embed(enc, TEXTS[:3], "query")
+    d = store.embed(enc, TEXTS[:3], "document")
+    assert enc.n_encoded == 6
+    assert not np.array_equal(q, d)
+    assert text_key("query", "x") != text_key("document", "x")
+
+
+def test_directory_is_named_by_identity_hash_and_holds_the_identity(tmp_path: Path) -> None:
+    store = EmbeddingStore(tmp_path)
+    a, b = CountingEncoder(tag="a"), CountingEncoder(tag="b")
+    store.embed(a, TEXTS[:2], "query")
+    store.embed(b, TEXTS[:2], "query")
+    assert b.n_encoded == 2  # another identity shares nothing
+    directory = store.directory(a)
+    assert directory == tmp_path / identity_hash(a.identity)
+    assert json.loads((directory / "identity.json").read_text()) == a.identity
+    assert len(shard_files(directory)) == 1
+    assert not list(directory.glob(".tmp-*"))
+
+
+def test_batches_and_checkpoint_shards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "CHECKPOINT_TEXTS", 4)
+    enc = CountingEncoder()
+    store = EmbeddingStore(tmp_path)
+    out = store.embed(enc, TEXTS, "document", batch_size=3, progress=True)
+    assert [len(t) for _, t in enc.calls] == [3, 3, 3, 1]
+    assert len(shard_files(store.directory(enc))) == 2  # 6 texts, then 4
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
+
+
+def _corrupt_truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:-7])
+
+
+def _corrupt_flip(path: Path) -> None:
+    blob = bytearray(path.read_bytes())
+    blob[-3] ^= 0xFF
+    path.write_bytes(bytes(blob))
+
+
+def _corrupt_garbage(path: Path) -> None:
+    path.write_bytes(b"not a shard at all")
+
+
+@pytest.mark.parametrize("corrupt", [_corrupt_truncate, _corrupt_flip, _corrupt_garbage])
+def test_corrupt_shard_is_reported_deleted_and_recomputed(tmp_path: Path, corrupt: Any) -> None:
+    enc = CountingEncoder()
+    good = EmbeddingStore(tmp_path).embed(enc, TEXTS[:5], "document")
+    (shard,) = shard_files(EmbeddingStore(tmp_path).directory(enc))
+    corrupt(shard)
+    enc2 = CountingEncoder()
+    with pytest.warns(UserWarning, match=shard.name):
+        again = EmbeddingStore(tmp_path).embed(enc2, TEXTS[:5], "document")
+    assert enc2.n_encoded == 5
+    np.testing.assert_array_equal(again, good)
+    assert not shard.exists() or shard.read_bytes() != b"not a shard at all"
+    # the recomputed shard is valid
+    for path in shard_files(EmbeddingStore(tmp_path).directory(enc)):
+        decode_shard(path.read_bytes())
+
+
+def test_shard_round_trip_is_bit_exact_dense_and_sparse() -> None:
+    rng = np.random.default_rng(0)
+    keys = [text_key("query", str(i)) for i in range(5)]
+    dense = rng.standard_normal((5, 7)).astype(np.float32)
+    sparse = np.zeros((5, 40), dtype=np.float32)
+    sparse[[0, 0, 3, 4], [1, 39, 5, 0]] = [0.5, -1.25, 3.0, 1e-8]
+    for matrix, layout in ((dense, "dense"), (sparse, "csr")):
+        blob = encode_shard(keys, matrix)
+        assert f'"layout": "{layout}"'.encode() in blob
+        got_keys, got = decode_shard(blob)
+        assert got_keys == keys
+        np.testing.assert_array_equal(got, matrix)
+    assert len(encode_shard(keys, sparse)) < sparse.nbytes
+
+
+def test_decode_rejects_a_length_mismatch() -> None:
+    blob = encode_shard([text_key("query", "a")], np.ones((1, 4), dtype=np.float32) / 2)
+    with pytest.raises(CorruptShardError, match="payload"):
+        decode_shard(blob + b"\0")
+
+
+class BadEncoder(CountingEncoder):
+    def __init__(self, result: np.ndarray) -> None:
+        super().__init__()
+        self.result = result
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.result
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        (np.ones((2, 4), dtype=np.float32), "not L2-normalised"),
+        (np.ones((3, 4), dtype=np.float32) / 2, "shape"),
+        (np.full((2, 4), np.nan, dtype=np.float32), "NaN"),
+    ],
+)
+def test_encoder_output_is_checked(tmp_path: Path, result: np.ndarray, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        EmbeddingStore(tmp_path).embed(BadEncoder(result), ["a", "b"], "query")
+    assert not shard_files(EmbeddingStore(tmp_path).directory(BadEncoder(result)))
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    store = EmbeddingStore(tmp_path)
+    with pytest.raises(ValueError, match="mode"):
+        store.embed(CountingEncoder(), ["a"], "passage")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"texts\[1\]"):
+        store.embed(CountingEncoder(), ["a", 3], "query")  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="batch_size"):
+        store.embed(CountingEncoder(), ["a"], "query", batch_size=0)
+
+
+def test_empty_input(tmp_path: Path) -> None:
+    store = EmbeddingStore(tmp_path)
+    enc = CountingEncoder()
+    assert store.embed(enc, [], "query").shape == (0, 0)
+    store.embed(enc, ["a"], "query")
+    assert store.embed(enc, [], "query").shape == (0, 8)
+
+
+def test_a_second_process_reuses_the_vectors(tmp_path: Path) -> None:
+    # The child defines the same fake encoder (same identity), writes, and exits.
+    script = "\n".join(
+        [
+            "import hashlib",
+            "from collections.abc import Sequence",
+            "from typing import Any",
+            "import numpy as np",
+            "from regime_core.encoders import EmbeddingStore",
+            inspect.getsource(CountingEncoder),
+            f"EmbeddingStore({str(tmp_path)!r}).embed(CountingEncoder(), {TEXTS!r}, 'document')",
+        ]
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    enc = CountingEncoder()
+    out = EmbeddingStore(tmp_path).embed(enc, TEXTS, "document")
+    assert enc.n_encoded == 0
+    np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
