@@ -1,0 +1,189 @@
+"""``regime retrieve`` on a tiny prepared fixture with the TF-IDF encoder (fast, no model)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regime_core import cli, config, paths
+from regime_core.data import corpus_passages
+from regime_core.encoders import EmbeddingStore, get_encoder
+from regime_core.retrieval import document_text, retrieve
+from regime_core.schema import Example, Passage
+
+# A prepared dataset name (toyworld is generated, not read); the questions are invented here.
+DATASET = "musique"
+
+
+def _passages() -> dict[str, Passage]:
+    return {
+        "mill": Passage.make(
+            "Harrow Mill", ["Harrow Mill grinds oats.", "It was built by Ilsa Fenn.", "It is tall."]
+        ),
+        "fenn": Passage.make("Ilsa Fenn", ["Ilsa Fenn was a mason born in Corrib."]),
+        "corrib": Passage.make("Corrib", ["Corrib is a lake town known for boats."]),
+        "oats": Passage.make("Oat", ["Oats are a cereal grain."]),
+        "boat": Passage.make("Corrib boat", ["The Corrib boat has a flat hull."]),
+        "bell": Passage.make("Tolland Bell", ["Tolland Bell was cast by Rook Amsel."]),
+        "amsel": Passage.make("Rook Amsel", ["Rook Amsel was a founder from Varn."]),
+        "varn": Passage.make("Varn", ["Varn lies on the river Ode."]),
+    }
+
+
+def _example(qid: str, split: str, question: str, pool: list[Passage], **kw: object) -> Example:
+    bridge, target = pool[1], pool[-1]
+    fields: dict[str, object] = {
+        "id": qid,
+        "dataset": DATASET,
+        "split": split,
+        "native_type": "bridge",
+        "question": question,
+        "answer": "x",
+        "answer_aliases": (),
+        "pool": tuple(pool),
+        "bridge_pid": bridge.pid,
+        "target_pid": target.pid,
+        "gold_pids": (bridge.pid, target.pid),
+        "hop_order_rule": "synthetic",
+        "parallel": False,
+        "hop2_entity": target.title,
+        "hop2_aliases": (),
+        "relation_sentence": 0,
+        "relation_source": "synthetic",
+    }
+    fields.update(kw)
+    return Example(**fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture()
+def work(tmp_path: Path) -> Path:
+    """A work directory holding a hand-made prepared ``musique.jsonl`` (3 dev, 1 train)."""
+    p = _passages()
+    examples = [
+        _example(
+            "d1",
+            "dev",
+            "Where was the builder of Harrow Mill born?",
+            [p["oats"], p["mill"], p["corrib"], p["fenn"]],
+            relation_sentence=1,
+        ),
+        _example(
+            "d2",
+            "dev",
+            "What hull does the boat of the town where Ilsa Fenn was born have?",
+            [p["corrib"], p["fenn"], p["oats"], p["boat"]],
+            relation_sentence=None,  # no gold B_rel
+            relation_source="none",
+        ),
+        _example(
+            "d3",
+            "dev",
+            "Where was the caster of Tolland Bell from?",
+            [p["varn"], p["bell"], p["boat"], p["amsel"]],
+        ),
+        _example("t1", "train", "Which river flows by Varn?", [p["oats"], p["amsel"], p["varn"]]),
+    ]
+    prepared = paths.prepared_dir(tmp_path)
+    prepared.mkdir(parents=True)
+    lines = [json.dumps(ex.to_dict()) for ex in examples]
+    (prepared / f"{DATASET}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return tmp_path
+
+
+@pytest.fixture(autouse=True)
+def _only_retrieve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Register only this command, so the test does not depend on the other commands' modules."""
+    monkeypatch.setattr(cli, "SUBCOMMAND_MODULES", ("retrieve",))
+
+
+def _run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object]:
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1  # exactly one JSON object
+    return json.loads(out)
+
+
+def test_retrieve_prints_one_json_object_matching_the_api(work, capsys):
+    argv = ["retrieve", DATASET, "--arm", "union", "--encoder", "tfidf", "--work", str(work)]
+    result = _run_json(capsys, [*argv, "--json"])
+    expected_keys = {"n", "dataset", "arm", "encoder", "pool", "alpha", "split", "n_missing_b_rel"}
+    assert expected_keys | {f"hit@{k}" for k in config.K_VALUES} | {"mrr"} <= set(result)
+    assert result["dataset"] == DATASET and result["split"] == "dev"
+    assert result["arm"] == "union" and result["encoder"] == "tfidf"
+    assert result["pool"] == config.POOL_MODE and result["alpha"] == config.ALPHA
+    # three dev questions, one without gold B_rel: counted, excluded from n
+    assert result["n"] == 2 and result["n_missing_b_rel"] == 1 and result["n_examples"] == 3
+
+    from regime_core.data import load_examples
+
+    examples = load_examples(DATASET, split="dev", work=work)
+    encoder = get_encoder("tfidf", corpus=[document_text(p) for p in corpus_passages(examples)])
+    ranking = retrieve(
+        examples, "union", encoder=encoder, store=EmbeddingStore(paths.embeddings_dir(work))
+    )
+    ranks = ranking.target_ranks
+    for k in config.K_VALUES:
+        assert result[f"hit@{k}"] == pytest.approx(float(np.mean(ranks <= k)))
+    assert result["mrr"] == pytest.approx(float(np.mean(1.0 / ranks)))
+    # hit@k never decreases with k and is a fraction
+    hits = [result[f"hit@{k}"] for k in config.K_VALUES]
+    assert hits == sorted(hits) and hits[0] >= 0 and hits[-1] <= 1
+
+
+def test_retrieve_options_and_run_file(work, capsys, tmp_path):
+    run_file = tmp_path / "runs" / "q.run"
+    result = _run_json(
+        capsys,
+        [
+            "retrieve",
+            DATASET,
+            "--arm",
+            "q",
+            "--encoder",
+            "tfidf",
+            "--pool",
+            "corpus",
+            "--k",
+            "2",
+            "--split",
+            "train",
+            "--work",
+            str(work),
+            "--run-file",
+            str(run_file),
+            "--json",
+        ],
+    )
+    assert result["n"] == 1 and result["split"] == "train" and result["pool"] == "corpus"
+    assert result["n_missing_b_rel"] == 0
+    lines = run_file.read_text().splitlines()
+    assert len(lines) == 2  # depth --k
+    assert [line.split()[3] for line in lines] == ["1", "2"]
+    qrels = Path(f"{run_file}.qrels").read_text().split()
+    assert qrels[0] == "t1" and qrels[3] == "1"
+    first_hit = float(lines[0].split()[2] == qrels[2])
+    assert result["hit@1"] == first_hit
+
+
+def test_retrieve_human_output(work, capsys):
+    argv = ["retrieve", DATASET, "--arm", "knockout", "--encoder", "tfidf"]
+    assert cli.main([*argv, "--work", str(work)]) == 0
+    out = capsys.readouterr().out
+    assert "questions ranked: 1 of 3" in out  # d2 has no B_rel, d3's bridge is one sentence
+    assert "hit@5" in out
+
+
+def test_retrieve_reports_user_errors(work, capsys, tmp_path):
+    empty = str(tmp_path / "empty")  # no prepared data there
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", empty]
+    assert cli.main(argv) == 2
+    assert "regime data prepare" in capsys.readouterr().err
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    assert cli.main([*argv, "--k", "0"]) == 2
+    assert "--k" in capsys.readouterr().err
+    assert cli.main([*argv, "--scorer", "gpu"]) == 2
+    with pytest.raises(SystemExit):
+        cli.main(["retrieve", DATASET, "--arm", "both"])
