@@ -19,7 +19,8 @@ SPLITS: tuple[str, ...] = ("dev", "train")
 # How the bridge (hop 1) and target (hop 2) passages were ordered. Each rule is documented on
 # the book's "Our reading of the paper" page.
 HOP_ORDER_RULES: dict[str, str] = {
-    "musique_decomposition": "MuSiQue: step i's gold paragraph is paragraphs[paragraph_support_idx]",
+    "musique_decomposition": "MuSiQue: step i's gold paragraph is "
+    "paragraphs[paragraph_support_idx]",
     "2wiki_evidence_chain": "2Wiki: hop 1 is the paragraph of evidences[0][0], hop 2 of "
     "evidences[1][0] (the bridge entity)",
     "hotpot_mention": "HotpotQA bridge: hop 1 is the supporting paragraph whose text mentions "
@@ -49,7 +50,8 @@ def passage_id(title: str, text: str) -> str:
     Whitespace is collapsed first, so a paragraph stored as a sentence list (HotpotQA original)
     and as one string (IRCoT) gets one id.
 
-    >>> passage_id("Paris", "Paris is  the capital.") == passage_id("Paris", "Paris is the capital.")
+    >>> a = passage_id("Paris", "Paris is  the capital.")
+    >>> a == passage_id("Paris", "Paris is the capital.")
     True
     """
     canonical = title.strip() + "\n" + " ".join(text.split())

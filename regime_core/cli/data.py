@@ -96,7 +96,9 @@ def _prepare(args: argparse.Namespace) -> int:
 
 
 def _stats(args: argparse.Namespace) -> int:
-    stats = dataset_stats(load_manifest(args.work), args.dataset)
+    # toyworld is generated, not prepared: its stats need no manifest
+    manifest = {} if args.dataset == "toyworld" else load_manifest(args.work)
+    stats = dataset_stats(manifest, args.dataset)
     print(json.dumps(stats, sort_keys=True) if args.json else _table(stats))
     return 0
 

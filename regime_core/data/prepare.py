@@ -35,6 +35,7 @@ from regime_core.data.readers import FileRead, detect_format, parse_container, r
 from regime_core.schema import DATASETS, SPLITS, Example, Passage
 
 PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
+TOYWORLD = "toyworld"  # generated on demand (regime_core.toyworld), never prepared
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = 1
 SENTENCE_CACHE_FORMAT = 1  # bump when the splitting around spaCy changes
@@ -380,10 +381,16 @@ def load_manifest(work: Path | None = None) -> dict[str, Any]:
 def load_examples(
     dataset: str, *, split: str | None = None, work: Path | None = None
 ) -> list[Example]:
-    """The prepared examples of one dataset (optionally one split), in id order."""
+    """The prepared examples of one dataset (optionally one split), in id order.
+
+    ``toyworld`` needs no preparation: its examples are generated (``ToyWorldConfig()``, both
+    splits when ``split`` is None) and ``work`` is ignored.
+    """
     _check_dataset(dataset)
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; known splits: {', '.join(SPLITS)}")
+    if dataset == TOYWORLD:
+        return _toyworld_examples(split)
     path = paths.prepared_dir(work) / f"{dataset}.jsonl"
     if not path.exists():
         if dataset in PREPARED_DATASETS:
@@ -416,9 +423,40 @@ def corpus_passages(examples: Iterable[Example]) -> list[Passage]:
     return [by_pid[pid] for pid in sorted(by_pid)]
 
 
+def _toyworld_examples(split: str | None) -> list[Example]:
+    from regime_core import toyworld
+
+    splits = SPLITS if split is None else (split,)
+    return [ex for s in splits for ex in toyworld.load_examples(split=s)]
+
+
+def toyworld_stats() -> dict[str, Any]:
+    """The ``dataset_stats`` keys for the generated ``toyworld`` (both splits; nothing is
+    excluded, so ``questions`` equals ``two_hop``)."""
+    examples = _toyworld_examples(None)
+    per_split = _per_split(ex.split for ex in examples)
+    return {
+        "dataset": TOYWORLD,
+        "questions": per_split,
+        "two_hop": dict(per_split),
+        "by_type": _count(ex.native_type for ex in examples),
+        "parallel": sum(ex.parallel for ex in examples),
+        "excluded": {},
+        "excluded_by_split": {split: {} for split in SPLITS},
+        "hop_order_rules": _count(ex.hop_order_rule for ex in examples),
+        "relation_sources": _count(ex.relation_source for ex in examples),
+        "corpus_passages": len(corpus_passages(examples)),
+        "files": [],
+        "version": package_version(),
+    }
+
+
 def dataset_stats(manifest: dict[str, Any], dataset: str) -> dict[str, Any]:
-    """The object ``regime data stats DATASET --json`` prints."""
+    """The object ``regime data stats DATASET --json`` prints (``toyworld``: computed from the
+    generated examples, see :func:`toyworld_stats`; the manifest is not read)."""
     _check_dataset(dataset)
+    if dataset == TOYWORLD:
+        return toyworld_stats()
     entry = manifest.get("datasets", {}).get(dataset)
     if entry is None:
         raise ValueError(
