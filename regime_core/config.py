@@ -34,6 +34,10 @@ CONFIDENCE: float = 0.95
 # --- router ----------------------------------------------------------------------------------
 CV_FOLDS: int = 5
 LABEL_TIE_RULE: str = "q"  # a tie between union and q is labelled q (the cheaper action)
+# The router *training run* (experiments.router.RouterConfig, `regime route train`) drops ties:
+# a tie carries no signal about which action is better, and on 2Wiki ties are ~2/3 of the items,
+# so labelling them q teaches a constant-q router. outcome_labels keeps LABEL_TIE_RULE.
+ROUTER_TRAIN_TIE_RULE: str = "drop"
 
 
 class ConfigMixin:

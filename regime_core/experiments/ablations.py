@@ -1,0 +1,484 @@
+"""Ablations of the router: α sweep, a soft variant, leave-one-feature-out, oracle gap, pool mode
+and encoder replication.
+
+Every ablation reruns the *whole* recipe under one change — labels from retrieval outcomes on the
+training dataset, 5-fold cross-fitting there, a refit on every labelled item applied zero-shot to
+the other datasets — so each row answers "what if the paper had made this choice instead":
+
+- **α sweep**: the union weight α in ``f_q(q) + α·f_q(B_rel)``; labels, router and evaluation all
+  use that α. ``α = 0`` makes union identical to q: no label can favour union, the router is
+  constant (``degenerate``) and routed = q.
+- **soft**: no hard decision: every question queries ``f_q(q) + α·p·f_q(B_rel)`` with ``p`` the
+  router's probability of union (out of fold on the training dataset).
+- **leave one feature out**: the router without one of the five features.
+- **label rule**: ties labelled q, union or dropped; labels by rank or by hit@k.
+- **oracle gap**: oracle − routed at the main α (what a perfect q/union choice would add).
+- **pool mode**: the question's own distractor pool vs the dataset corpus as candidates.
+- **encoders**: MiniLM and TF-IDF; the paper's encoders (NV-Embed-v2, BGE-large, e5-mistral) run
+  only when their weights are already in the local Hugging Face cache, else they are reported
+  as unavailable (never downloaded here).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config
+from regime_core.config import ConfigMixin
+from regime_core.experiments.common import (
+    EXPERIMENT_DATASETS,
+    EXPERIMENT_ENCODERS,
+    EncoderFactory,
+)
+from regime_core.experiments.router import (
+    TRAIN_DATASET,
+    TRANSFER_DATASETS,
+    RoutingData,
+    RoutingOutcome,
+    comparison_numbers,
+    evaluate_routing,
+    fit_routing,
+    load_routing_data,
+)
+from regime_core.router import FEATURE_NAMES, TIE_RULES, describe_label_rule
+from regime_core.schema import SPLITS, Example
+from regime_core.stats import PairedComparison, compare_paired
+
+#: The α grid of the sweep, from 0 (union = q) to 1 (question and B_rel weighted equally), with the
+#: paper's frozen α included.
+ALPHA_GRID: tuple[float, ...] = tuple(sorted({0.0, 0.1, config.ALPHA, 0.5, 0.75, 1.0}))
+
+
+def _paper_encoders() -> tuple[str, ...]:
+    from regime_core.encoders import PRESETS
+
+    return tuple(PRESETS)
+
+
+def number_key(value: float) -> str:
+    """A record key for a number (records forbid ``.`` in keys).
+
+    >>> number_key(0.25), number_key(1.0)
+    ('0p25', '1p00')
+    """
+    return f"{value:.2f}".replace(".", "p").replace("-", "m")
+
+
+def encoder_unavailable_reason(name: str) -> str | None:
+    """None when encoder ``name`` can run here without a download, else why it cannot.
+
+    ``minilm`` and ``tfidf`` always can; a preset or hub id can only when its files are already
+    in the local Hugging Face cache (checked without touching the network).
+    """
+    if name in ("minilm", "tfidf"):
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    from regime_core.encoders import PRESETS
+
+    repo = PRESETS[name].model if name in PRESETS else name
+    if Path(repo).expanduser().is_dir():
+        return None
+    for filename in ("modules.json", "config.json"):
+        if isinstance(try_to_load_from_cache(repo, filename), str):
+            return None
+    return (
+        f"{repo} is not in the local Hugging Face cache and this machine cannot download it "
+        "(no internet); run the notebook where the model is cached, ideally with a GPU"
+    )
+
+
+@dataclass(frozen=True)
+class AblationConfig(ConfigMixin):
+    """The grid of every ablation; the main setting is (``alpha``, ``pool``, ``encoders[0]``)."""
+
+    train_dataset: str = TRAIN_DATASET
+    transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    paper_encoders: tuple[str, ...] = field(default_factory=_paper_encoders)
+    pool: str = config.POOL_MODE
+    pools: tuple[str, ...] = config.POOL_MODES
+    alpha: float = config.ALPHA
+    alphas: tuple[float, ...] = ALPHA_GRID
+    k: int = config.HEADLINE_K
+    seed: int = config.SEED
+    sample_size: int | None = None
+    split: str = "dev"
+    tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
+    label_k: int | None = None
+    n_splits: int = config.CV_FOLDS
+    bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
+    confidence: float = config.CONFIDENCE
+    exclude_bridge: bool = config.EXCLUDE_BRIDGE
+
+    def validate(self) -> None:
+        where = type(self).__name__
+        for name in ("transfer_datasets", "encoders", "paper_encoders", "pools", "alphas"):
+            value = getattr(self, name)
+            value = (value,) if isinstance(value, str | int | float) else tuple(value)
+            object.__setattr__(self, name, value)
+        known = (*EXPERIMENT_DATASETS, "toyworld")
+        for d in (self.train_dataset, *self.transfer_datasets):
+            if d not in known:
+                raise ValueError(f"{where}: unknown dataset {d!r}; known {EXPERIMENT_DATASETS}")
+        if self.train_dataset in self.transfer_datasets:
+            raise ValueError(f"{where}: the training dataset cannot also be a transfer dataset")
+        if not self.encoders:
+            raise ValueError(f"{where}.encoders is empty; name at least one (e.g. minilm)")
+        for name in ("pools",):
+            bad = [p for p in getattr(self, name) if p not in config.POOL_MODES]
+            if bad:
+                raise ValueError(f"{where}.{name}: {bad} not among {config.POOL_MODES}")
+        if self.pool not in config.POOL_MODES:
+            raise ValueError(f"{where}.pool is {self.pool!r}, not one of {config.POOL_MODES}")
+        alphas = [float(a) for a in self.alphas]
+        if not alphas or any(not np.isfinite(a) or a < 0 for a in alphas):
+            raise ValueError(f"{where}.alphas must be finite numbers >= 0, got {self.alphas}")
+        if not np.isfinite(self.alpha) or self.alpha < 0:
+            raise ValueError(f"{where}.alpha must be a finite number >= 0, got {self.alpha!r}")
+        object.__setattr__(self, "alphas", tuple(sorted(set(alphas))))
+        if self.tie_rule not in TIE_RULES:
+            raise ValueError(f"{where}.tie_rule is {self.tie_rule!r}, not one of {TIE_RULES}")
+        if self.split not in SPLITS:
+            raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        return (self.train_dataset, *self.transfer_datasets)
+
+    @classmethod
+    def from_parameters(cls, **parameters: Any) -> AblationConfig:
+        """Build from notebook parameters (non-fields ignored; None means default except for
+        ``sample_size`` and ``label_k``)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        keep_none = {"sample_size", "label_k"}
+        return cls(
+            **{
+                k: v
+                for k, v in parameters.items()
+                if k in names and (v is not None or k in keep_none)
+            }
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# The recipe under one change (pure, given the routing data)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecipeOutcome:
+    """Training (cross-fitted) and zero-shot outcomes of the recipe under one setting."""
+
+    alpha: float
+    columns: tuple[int, ...]
+    degenerate: bool  # the labels held one class: the router is constant
+    outcomes: Mapping[str, RoutingOutcome]
+    soft: Mapping[str, Mapping[str, PairedComparison]]  # dataset -> soft_vs_q, soft_vs_routed
+    soft_hits: Mapping[str, float]
+
+
+def run_recipe(
+    train: RoutingData,
+    others: Mapping[str, RoutingData],
+    cfg: AblationConfig,
+    *,
+    alpha: float,
+    columns: Sequence[int] | None = None,
+    soft: bool = False,
+) -> RecipeOutcome:
+    """Label, cross-fit and refit on ``train`` at ``alpha`` with the feature ``columns``, apply
+    the refit to ``others``; optionally the soft variant (B_rel weighted ``alpha·p``)."""
+    cols = tuple(range(len(FEATURE_NAMES))) if columns is None else tuple(columns)
+    rank_q = train.table["rank_q"].to_numpy()
+    rank_union = train.geometry.target_ranks(alpha)
+    degenerate = False
+    try:
+        fitted = fit_routing(
+            train.X,
+            rank_q,
+            rank_union,
+            alpha=alpha,
+            tie_rule=cfg.tie_rule,
+            label_k=cfg.label_k,
+            n_splits=cfg.n_splits,
+            seed=cfg.seed,
+            columns=cols,
+        )
+    except ValueError:
+        # One label class (e.g. alpha = 0: union is q): the router is the constant q policy.
+        degenerate = True
+        fitted = None
+
+    common = dict(
+        k=cfg.k, resamples=cfg.bootstrap_resamples, confidence=cfg.confidence, seed=cfg.seed
+    )
+    outcomes: dict[str, RoutingOutcome] = {}
+    probabilities: dict[str, np.ndarray] = {}
+    datasets = {train.dataset: train, **others}
+    for name, data in datasets.items():
+        union_ranks = rank_union if name == train.dataset else data.geometry.target_ranks(alpha)
+        if fitted is None:
+            p = np.zeros(data.n)
+            routed = np.zeros(data.n, dtype=bool)
+        elif name == train.dataset:
+            p = fitted.probability
+            routed = p > fitted.router.threshold
+        else:
+            Xc = data.X[:, list(cols)]
+            p = fitted.router.predict_proba(Xc)[:, 1]
+            routed = fitted.router.predict_action(Xc) == "union"
+        probabilities[name] = p
+        outcomes[name] = evaluate_routing(
+            data.hit_q, union_ranks <= cfg.k, routed, p, dataset=name, **common
+        )
+
+    soft_cmp: dict[str, dict[str, PairedComparison]] = {}
+    soft_hits: dict[str, float] = {}
+    if soft:
+        for name, data in datasets.items():
+            hit_soft = data.geometry.target_ranks(alpha * probabilities[name]) <= cfg.k
+            soft_hits[name] = float(hit_soft.mean())
+            stats = dict(resamples=cfg.bootstrap_resamples, confidence=cfg.confidence)
+            soft_cmp[name] = {
+                "soft_vs_q": compare_paired(
+                    hit_soft.astype(float),
+                    outcomes[name].hits["q"].astype(float),
+                    test="mcnemar",
+                    seed=cfg.seed,
+                    label_a="soft",
+                    label_b="q",
+                    **stats,
+                ),
+                "soft_vs_routed": compare_paired(
+                    hit_soft.astype(float),
+                    outcomes[name].hits["routed"].astype(float),
+                    test="mcnemar",
+                    seed=cfg.seed,
+                    label_a="soft",
+                    label_b="routed",
+                    **stats,
+                ),
+            }
+    return RecipeOutcome(float(alpha), cols, degenerate, outcomes, soft_cmp, soft_hits)
+
+
+def _outcome_row(outcome: RoutingOutcome, **keys: Any) -> dict[str, Any]:
+    c = outcome.comparison("routed_vs_q")
+    gap = outcome.comparison("oracle_vs_routed")
+    u = outcome.comparison("union_vs_q")
+    return {
+        **keys,
+        "dataset": outcome.dataset,
+        "n": outcome.n,
+        "hit_q": float(outcome.hits["q"].mean()),
+        "hit_union": float(outcome.hits["union"].mean()),
+        "hit_routed": float(outcome.hits["routed"].mean()),
+        "hit_oracle": float(outcome.hits["oracle"].mean()),
+        "share_union": float(outcome.routed_union.mean()),
+        "delta_union": u.diff,
+        "p_union": u.p_value,
+        "delta": c.diff,
+        "ci_lo": c.ci_lo,
+        "ci_hi": c.ci_hi,
+        "p_value": c.p_value,
+        "oracle_gap": gap.diff,
+        "oracle_gap_ci_lo": gap.ci_lo,
+        "oracle_gap_ci_hi": gap.ci_hi,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The ablation suite
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AblationResult:
+    """One table per ablation (rows: setting × dataset); ``to_numbers`` nests them for records."""
+
+    config: AblationConfig
+    alpha_sweep: pd.DataFrame
+    soft: pd.DataFrame
+    leave_one_out: pd.DataFrame
+    label_rules: pd.DataFrame
+    oracle_gap: pd.DataFrame
+    pools: pd.DataFrame
+    encoders: pd.DataFrame
+    unavailable_encoders: Mapping[str, str]
+    samples: Mapping[str, Mapping[str, Any]]
+
+    def to_numbers(self) -> dict[str, Any]:
+        def rows(frame: pd.DataFrame, *keys: str) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for row in frame.to_dict(orient="records"):
+                node = out
+                for key in keys:
+                    value = row.pop(key)
+                    name = number_key(value) if isinstance(value, float) else str(value)
+                    node = node.setdefault(name, {})
+                node.update({k: _scalar(v) for k, v in row.items() if _finite(v)})
+            return out
+
+        return {
+            "samples": dict(self.samples),
+            "alpha_sweep": rows(self.alpha_sweep, "dataset", "alpha"),
+            "soft": rows(self.soft, "dataset"),
+            "leave_one_out": rows(self.leave_one_out, "dataset", "without"),
+            "label_rules": rows(self.label_rules, "dataset", "label_rule"),
+            "oracle_gap": rows(self.oracle_gap, "dataset"),
+            "pools": rows(self.pools, "pool", "dataset"),
+            "encoders": rows(self.encoders, "encoder", "dataset"),
+            "unavailable_encoders": {k: "unavailable" for k in self.unavailable_encoders},
+        }
+
+
+def _finite(value: Any) -> bool:
+    return not (isinstance(value, float | np.floating) and not np.isfinite(value))
+
+
+def _scalar(value: Any) -> Any:
+    if isinstance(value, str | bool | np.bool_):
+        return bool(value) if isinstance(value, np.bool_) else value
+    if isinstance(value, int | np.integer):
+        return int(value)
+    return float(value)
+
+
+def _load(
+    cfg: AblationConfig,
+    encoder: str,
+    pool: str,
+    *,
+    work: Path | str | None,
+    examples: Mapping[str, Sequence[Example]] | None,
+    encoder_factory: EncoderFactory | None,
+    store: Any | None,
+) -> tuple[RoutingData, dict[str, RoutingData]]:
+    data = load_routing_data(
+        cfg.datasets,
+        encoder=encoder,
+        pool=pool,
+        alpha=cfg.alpha,
+        k=cfg.k,
+        seed=cfg.seed,
+        sample_size=cfg.sample_size,
+        split=cfg.split,
+        exclude_bridge=cfg.exclude_bridge,
+        work=work,
+        examples=examples,
+        encoder_factory=encoder_factory,
+        store=store,
+    )
+    train = data.pop(cfg.train_dataset)
+    return train, data
+
+
+def run_ablations(
+    cfg: AblationConfig | None = None,
+    *,
+    work: Path | str | None = None,
+    examples: Mapping[str, Sequence[Example]] | None = None,
+    encoder_factory: EncoderFactory | None = None,
+    store: Any | None = None,
+) -> AblationResult:
+    """Every ablation of the module docstring. The main encoder is ``cfg.encoders[0]``."""
+    cfg = cfg or AblationConfig()
+    main_encoder = cfg.encoders[0]
+    loader = dict(work=work, examples=examples, encoder_factory=encoder_factory, store=store)
+    train, others = _load(cfg, main_encoder, cfg.pool, **loader)
+    samples = {
+        d.dataset: {"n": d.n, "n_available": d.sample.n_available, "ids_hash": d.sample.ids_hash}
+        for d in (train, *others.values())
+    }
+
+    sweep_rows = []
+    for alpha in cfg.alphas:
+        recipe = run_recipe(train, others, cfg, alpha=alpha)
+        for outcome in recipe.outcomes.values():
+            sweep_rows.append(
+                _outcome_row(outcome, alpha=float(alpha), degenerate=recipe.degenerate)
+            )
+
+    main = run_recipe(train, others, cfg, alpha=cfg.alpha, soft=True)
+    soft_rows = []
+    for name, cmp in main.soft.items():
+        soft_rows.append(
+            {
+                "dataset": name,
+                "hit_q": cmp["soft_vs_q"].mean_b,
+                "hit_routed": cmp["soft_vs_routed"].mean_b,
+                "hit_soft": main.soft_hits[name],
+                **{
+                    f"{key}_{k}": v
+                    for key, c in cmp.items()
+                    for k, v in comparison_numbers(c).items()
+                },
+            }
+        )
+    gap_rows = [_outcome_row(o) for o in main.outcomes.values()]
+
+    lofo_rows = [
+        _outcome_row(o, without="none", degenerate=main.degenerate) for o in main.outcomes.values()
+    ]
+    for j, feature in enumerate(FEATURE_NAMES):
+        columns = [c for c in range(len(FEATURE_NAMES)) if c != j]
+        recipe = run_recipe(train, others, cfg, alpha=cfg.alpha, columns=columns)
+        lofo_rows.extend(
+            _outcome_row(o, without=feature, degenerate=recipe.degenerate)
+            for o in recipe.outcomes.values()
+        )
+
+    label_rows = []
+    for tie_rule in TIE_RULES:
+        for label_k in (None, cfg.k):
+            variant = dataclasses.replace(cfg, tie_rule=tie_rule, label_k=label_k)
+            recipe = run_recipe(train, others, variant, alpha=cfg.alpha)
+            key = f"ties_{tie_rule}_by_" + ("rank" if label_k is None else f"hit{label_k}")
+            rule = describe_label_rule(tie_rule=tie_rule, k=label_k)
+            label_rows.extend(
+                _outcome_row(o, label_rule=key, rule=rule, degenerate=recipe.degenerate)
+                for o in recipe.outcomes.values()
+            )
+
+    pool_rows = [_outcome_row(o, pool=cfg.pool) for o in main.outcomes.values()]
+    for pool in cfg.pools:
+        if pool == cfg.pool:
+            continue
+        p_train, p_others = _load(cfg, main_encoder, pool, **loader)
+        recipe = run_recipe(p_train, p_others, cfg, alpha=cfg.alpha)
+        pool_rows.extend(_outcome_row(o, pool=pool) for o in recipe.outcomes.values())
+        del p_train, p_others
+
+    unavailable: dict[str, str] = {}
+    encoder_rows = [_outcome_row(o, encoder=main_encoder) for o in main.outcomes.values()]
+    extra = [e for e in (*cfg.encoders[1:], *cfg.paper_encoders) if e != main_encoder]
+    for encoder in dict.fromkeys(extra):
+        reason = encoder_unavailable_reason(encoder)
+        if reason is not None:
+            unavailable[encoder] = reason
+            continue
+        e_train, e_others = _load(cfg, encoder, cfg.pool, **loader)
+        recipe = run_recipe(e_train, e_others, cfg, alpha=cfg.alpha)
+        encoder_rows.extend(_outcome_row(o, encoder=encoder) for o in recipe.outcomes.values())
+        del e_train, e_others
+
+    return AblationResult(
+        config=cfg,
+        alpha_sweep=pd.DataFrame(sweep_rows),
+        soft=pd.DataFrame(soft_rows),
+        leave_one_out=pd.DataFrame(lofo_rows),
+        label_rules=pd.DataFrame(label_rows),
+        oracle_gap=pd.DataFrame(gap_rows),
+        pools=pd.DataFrame(pool_rows),
+        encoders=pd.DataFrame(encoder_rows),
+        unavailable_encoders=unavailable,
+        samples=samples,
+    )

@@ -1,0 +1,359 @@
+"""T1: per-query AUC is a monotone function of the cosine margin between gold and distractors.
+
+Our reading. For one query, let ``s_t`` be the target's cosine and ``s_n`` the negatives'.
+If the negative scores are roughly Gaussian around their mean with spread σ, then
+
+    AUC = P(s_t > s_n) ≈ Φ(margin / σ),   margin = s_t − mean_n(s_n)
+
+(:func:`regime_core.metrics.margin_mean`). The paper reports R² ≥ 0.90 of such a fit in 6 of its
+8 cells. We fit, per cell (dataset × native type × encoder), the one-parameter curves
+
+* probit:   ``AUC = Φ(margin / σ)``           (σ > 0)
+* logistic: ``AUC = 1 / (1 + exp(−margin / s))``  (s > 0, an alternative of the same shape)
+
+by least squares, report the in-sample R² with a bootstrap CI of the refitted R²
+(:func:`regime_core.stats.fit_r2_ci`), and Spearman's ρ as a model-free check of monotonicity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import optimize, special
+from scipy import stats as scipy_stats
+
+from regime_core.config import ARMS
+from regime_core.experiments.common import (
+    EncoderFactory,
+    ExperimentConfig,
+    Outcomes,
+    collect_outcomes,
+)
+from regime_core.schema import Example
+from regime_core.stats import fit_r2_ci
+
+# The paper's statement, for the side-by-side line (not a default of ours: a reference value).
+PAPER_R2_THRESHOLD: float = 0.90
+PAPER_CELLS_PASSING: int = 6
+PAPER_CELLS_TOTAL: int = 8
+
+MARGINS: tuple[str, ...] = ("margin", "std_margin")
+FITS: tuple[str, ...] = ("probit", "logistic")
+CELL_KEYS: tuple[str, ...] = ("encoder", "dataset", "native_type")
+
+# Bounds of the scale parameter search, in log space: cosine margins live in [-2, 2], so a
+# scale outside [1e-4, 1e2] would make the curve a step or a constant 0.5 on every cell.
+_LOG_SCALE_BOUNDS = (math.log(1e-4), math.log(1e2))
+
+
+# --------------------------------------------------------------------------------------------
+# Curves (pure kernels)
+# --------------------------------------------------------------------------------------------
+
+
+def probit_curve(margin: np.ndarray, scale: float) -> np.ndarray:
+    """``Φ(margin / scale)``.
+
+    >>> float(probit_curve(np.array([0.0]), 0.1)[0])
+    0.5
+    """
+    return special.ndtr(np.asarray(margin, dtype=np.float64) / scale)
+
+
+def logistic_curve(margin: np.ndarray, scale: float) -> np.ndarray:
+    """``1 / (1 + exp(−margin / scale))``.
+
+    >>> round(float(logistic_curve(np.array([0.1]), 0.1)[0]), 4)
+    0.7311
+    """
+    return special.expit(np.asarray(margin, dtype=np.float64) / scale)
+
+
+CURVES: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
+    "probit": probit_curve,
+    "logistic": logistic_curve,
+}
+
+
+def fit_scale(margin: np.ndarray, auc: np.ndarray, curve: str) -> float:
+    """Least-squares scale of ``curve`` (``probit`` or ``logistic``): argmin Σ (auc − f(m/s))².
+
+    Searched in log space on a bounded interval (Brent), so the result is always positive.
+
+    >>> m = np.linspace(-0.2, 0.2, 41)
+    >>> round(fit_scale(m, probit_curve(m, 0.05), "probit"), 4)
+    0.05
+    """
+    if curve not in CURVES:
+        raise ValueError(f"curve {curve!r} is not one of {tuple(CURVES)}")
+    x = np.asarray(margin, dtype=np.float64)
+    y = np.asarray(auc, dtype=np.float64)
+    f = CURVES[curve]
+
+    def loss(log_scale: float) -> float:
+        return float(np.sum((y - f(x, math.exp(log_scale))) ** 2))
+
+    result = optimize.minimize_scalar(
+        loss, bounds=_LOG_SCALE_BOUNDS, method="bounded", options={"xatol": 1e-5}
+    )
+    return math.exp(float(result.x))
+
+
+def curve_fitter(curve: str) -> Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], Any]]:
+    """A ``fit_fn`` for :func:`regime_core.stats.fit_r2_ci`: fits the scale, returns the curve."""
+    f = CURVES[curve]
+
+    def fit(x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+        scale = fit_scale(x, y, curve)
+        return lambda m: f(m, scale)
+
+    return fit
+
+
+# --------------------------------------------------------------------------------------------
+# Config and result
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class T1Config(ExperimentConfig):
+    """T1's parameters. ``arm``: the query arm whose AUC and margin are fitted; ``margin``:
+    ``margin`` (target − mean negative, the theorem's form) or ``std_margin`` (divided by the
+    negatives' spread, so the scale should be near 1); ``min_cell_n``: cells with fewer
+    queries are listed, not fitted; ``r2_threshold``: the paper's bar."""
+
+    arm: str = "q"
+    margin: str = "margin"
+    min_cell_n: int = 30
+    r2_threshold: float = PAPER_R2_THRESHOLD
+
+    def validate(self) -> None:
+        super().validate()
+        if self.arm not in ARMS:
+            raise ValueError(f"T1Config.arm is {self.arm!r}, not one of {ARMS}")
+        if self.margin not in MARGINS:
+            raise ValueError(f"T1Config.margin is {self.margin!r}, not one of {MARGINS}")
+        if isinstance(self.min_cell_n, bool) or not isinstance(self.min_cell_n, int):
+            raise ValueError(f"T1Config.min_cell_n must be an integer, got {self.min_cell_n!r}")
+        if self.min_cell_n < 3:
+            raise ValueError(f"T1Config.min_cell_n must be at least 3, got {self.min_cell_n}")
+        if not 0.0 < self.r2_threshold <= 1.0:
+            raise ValueError(f"T1Config.r2_threshold must lie in (0, 1], got {self.r2_threshold}")
+
+
+@dataclass(frozen=True)
+class T1Result:
+    """T1's outcome.
+
+    ``cells``: one row per (encoder, dataset, native_type) with ``n``, ``fitted`` (enough
+    queries and a non-constant AUC), ``reason`` when not, and for fitted cells
+    ``r2_<fit>``, ``r2_<fit>_lo``, ``r2_<fit>_hi``, ``scale_<fit>`` for each fit of
+    :data:`FITS`, ``spearman_rho``, ``spearman_p``. ``points``: one row per query with its
+    cell, ``margin`` and ``auc`` (for the scatter plots).
+    """
+
+    config: T1Config
+    cells: pd.DataFrame
+    points: pd.DataFrame
+    samples: Mapping[str, Mapping[str, Any]]
+
+    @property
+    def fitted(self) -> pd.DataFrame:
+        return self.cells[self.cells["fitted"]]
+
+    def n_passing(self, fit: str = "probit") -> int:
+        """Fitted cells whose R² reaches the threshold."""
+        return int((self.fitted[f"r2_{fit}"] >= self.config.r2_threshold).sum())
+
+    def to_numbers(self) -> dict[str, Any]:
+        cfg = self.config
+        fitted = self.fitted
+        too_few = self.cells[~self.cells["fitted"]]
+        summary: dict[str, Any] = {
+            "cells": len(self.cells),
+            "cells_fitted": len(fitted),
+            "cells_not_fitted": len(too_few),
+            "not_fitted": "; ".join(
+                f"{r.encoder}/{r.dataset}/{r.native_type} (n={r.n}: {r.reason})"
+                for r in too_few.itertuples()
+            )
+            or "none",
+            "queries": int(self.cells["n"].sum()),
+        }
+        for fit in FITS:
+            summary[f"{fit}_cells_passing"] = self.n_passing(fit)
+            if len(fitted):
+                summary[f"{fit}_median_r2"] = float(fitted[f"r2_{fit}"].median())
+                summary[f"{fit}_min_r2"] = float(fitted[f"r2_{fit}"].min())
+                summary[f"{fit}_max_r2"] = float(fitted[f"r2_{fit}"].max())
+        rho = fitted["spearman_rho"].dropna() if len(fitted) else pd.Series(dtype=float)
+        summary["spearman_positive_significant_cells"] = int(
+            ((fitted["spearman_rho"] > 0) & (fitted["spearman_p"] < 1 - cfg.confidence)).sum()
+            if len(fitted)
+            else 0
+        )
+        if len(rho):
+            summary["spearman_median_rho"] = float(rho.median())
+        summary["share_passing_probit"] = (
+            float(self.n_passing("probit") / len(fitted)) if len(fitted) else 0.0
+        )
+        cells: dict[str, Any] = {}
+        for row in self.cells.itertuples():
+            entry: dict[str, Any] = {"n": int(row.n), "fitted": bool(row.fitted)}
+            if row.fitted:
+                for fit in FITS:
+                    for suffix in ("", "_lo", "_hi"):
+                        entry[f"r2_{fit}{suffix}"] = float(getattr(row, f"r2_{fit}{suffix}"))
+                    entry[f"scale_{fit}"] = float(getattr(row, f"scale_{fit}"))
+                if not math.isnan(row.spearman_rho):
+                    entry["spearman_rho"] = float(row.spearman_rho)
+                    entry["spearman_p"] = float(row.spearman_p)
+            else:
+                entry["reason"] = str(row.reason)
+            cells.setdefault(row.encoder, {}).setdefault(row.dataset, {})[row.native_type] = entry
+        return {
+            "arm": cfg.arm,
+            "margin": cfg.margin,
+            "paper": {
+                "r2_threshold": PAPER_R2_THRESHOLD,
+                "cells_passing": PAPER_CELLS_PASSING,
+                "cells": PAPER_CELLS_TOTAL,
+            },
+            "threshold": float(cfg.r2_threshold),
+            "min_cell_n": int(cfg.min_cell_n),
+            "summary": summary,
+            "cells": cells,
+            "sample": {k: dict(v) for k, v in self.samples.items()},
+        }
+
+
+# --------------------------------------------------------------------------------------------
+# Analysis (pure) and the run
+# --------------------------------------------------------------------------------------------
+
+
+def fit_cell(
+    margin: np.ndarray,
+    auc: np.ndarray,
+    *,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> dict[str, float]:
+    """Both fits, their R² with bootstrap CIs, and Spearman's ρ for one cell."""
+    x = np.asarray(margin, dtype=np.float64)
+    y = np.asarray(auc, dtype=np.float64)
+    out: dict[str, float] = {}
+    for fit in FITS:
+        r2, lo, hi = fit_r2_ci(
+            x, y, curve_fitter(fit), resamples=resamples, confidence=confidence, seed=seed
+        )
+        out[f"r2_{fit}"], out[f"r2_{fit}_lo"], out[f"r2_{fit}_hi"] = r2, lo, hi
+        out[f"scale_{fit}"] = fit_scale(x, y, fit)
+    if np.ptp(x) == 0:
+        out["spearman_rho"], out["spearman_p"] = math.nan, math.nan
+    else:
+        rho = scipy_stats.spearmanr(x, y)
+        out["spearman_rho"], out["spearman_p"] = float(rho.statistic), float(rho.pvalue)
+    return out
+
+
+def analyse_t1(
+    table: pd.DataFrame, cfg: T1Config, samples: Mapping[str, Mapping[str, Any]] | None = None
+) -> T1Result:
+    """T1 from an outcome table (:func:`regime_core.experiments.common.outcome_table` rows)."""
+    needed = {"encoder", "dataset", "native_type", "arm", "qid", "auc", cfg.margin}
+    missing = sorted(needed - set(table.columns))
+    if missing:
+        raise ValueError(f"analyse_t1: the outcome table lacks column(s) {missing}")
+    part = table[table["arm"] == cfg.arm]
+    if part.empty:
+        raise ValueError(f"analyse_t1: the outcome table has no rows for arm {cfg.arm!r}")
+    part = part[part[cfg.margin].notna() & part["auc"].notna()]
+    rows = []
+    fitted_points = []
+    for key, group in part.groupby(list(CELL_KEYS), sort=True):
+        encoder, dataset, native_type = key
+        x = group[cfg.margin].to_numpy(dtype=np.float64)
+        y = group["auc"].to_numpy(dtype=np.float64)
+        row: dict[str, Any] = {
+            "encoder": encoder,
+            "dataset": dataset,
+            "native_type": native_type,
+            "n": len(group),
+            "fitted": False,
+            "reason": "",
+        }
+        if len(group) < cfg.min_cell_n:
+            row["reason"] = f"fewer than {cfg.min_cell_n} queries"
+        elif np.ptp(y) == 0:
+            row["reason"] = "AUC is constant"
+        else:
+            row.update(
+                fit_cell(
+                    x,
+                    y,
+                    resamples=cfg.bootstrap_resamples,
+                    confidence=cfg.confidence,
+                    seed=cfg.seed,
+                )
+            )
+            row["fitted"] = True
+        rows.append(row)
+        points = group[["encoder", "dataset", "native_type", "qid"]].copy()
+        points["margin"] = x
+        points["auc"] = y
+        if row["fitted"]:
+            points["fitted_probit"] = probit_curve(x, row["scale_probit"])
+            points["fitted_logistic"] = logistic_curve(x, row["scale_logistic"])
+        fitted_points.append(points)
+    cells = pd.DataFrame(rows)
+    for fit in FITS:
+        for column in (f"r2_{fit}", f"r2_{fit}_lo", f"r2_{fit}_hi", f"scale_{fit}"):
+            if column not in cells:
+                cells[column] = np.nan
+    for column in ("spearman_rho", "spearman_p"):
+        if column not in cells:
+            cells[column] = np.nan
+    points = pd.concat(fitted_points, ignore_index=True)
+    return T1Result(config=cfg, cells=cells, points=points, samples=dict(samples or {}))
+
+
+def run_t1(
+    cfg: T1Config,
+    *,
+    work: Path | str | None = None,
+    examples: Mapping[str, Sequence[Example]] | None = None,
+    encoder_factory: EncoderFactory | None = None,
+    outcomes: Outcomes | None = None,
+) -> tuple[T1Result, Outcomes]:
+    """Collect the outcomes of ``cfg.arm`` (unless given) and analyse them."""
+    if outcomes is None:
+        outcomes = collect_outcomes(
+            cfg, (cfg.arm,), work=work, examples=examples, encoder_factory=encoder_factory
+        )
+    return analyse_t1(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
+
+
+__all__ = [
+    "CURVES",
+    "FITS",
+    "PAPER_CELLS_PASSING",
+    "PAPER_CELLS_TOTAL",
+    "PAPER_R2_THRESHOLD",
+    "T1Config",
+    "T1Result",
+    "analyse_t1",
+    "curve_fitter",
+    "fit_cell",
+    "fit_scale",
+    "logistic_curve",
+    "probit_curve",
+    "run_t1",
+]

@@ -1,0 +1,256 @@
+"""Unit tests of regime_core.experiments.common on a synthetic world with a fake encoder."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from regime_core.encoders import EmbeddingStore
+from regime_core.experiments.common import (
+    OUTCOME_COLUMNS,
+    ExperimentConfig,
+    bridge_entity_mention,
+    collect_outcomes,
+    ids_hash,
+    mention_is_title,
+    outcome_table,
+    sample_ids,
+)
+from regime_core.regimes import DEFAULT_REGIME_RULES, regime_table
+from regime_core.schema import Example, Passage
+from regime_core.toyworld import ToyWorldConfig, generate
+
+
+class HashingEncoder:
+    """A deterministic bag-of-words encoder: each lower-cased word hashes to one of ``dim``
+    buckets; rows are L2-normalised. Enough to make lexical overlap matter."""
+
+    name = "fake-bow"
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.calls = 0
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "fake-bow", "dim": self.dim}
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().replace(".", " ").replace("?", " ").split():
+                bucket = int(hashlib.md5(word.encode()).hexdigest(), 16) % self.dim
+                out[i, bucket] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms > 0, norms, 1.0)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+
+@pytest.fixture(scope="module")
+def world() -> list[Example]:
+    return generate(ToyWorldConfig(n_questions=40, b_dominant_share=0.5))
+
+
+def _example(bridge_sentences: list[str], target_title: str, entity: str) -> Example:
+    bridge = Passage.make("Bridge Page", bridge_sentences)
+    target = Passage.make(target_title, [f"{target_title} is a thing."])
+    other = Passage.make("Other", ["Nothing here."])
+    return Example(
+        id="x1",
+        dataset="toyworld",
+        split="dev",
+        native_type="compositional",
+        question="Who made the thing the page talks about?",
+        answer="someone",
+        answer_aliases=(),
+        pool=(bridge, target, other),
+        bridge_pid=bridge.pid,
+        target_pid=target.pid,
+        gold_pids=(bridge.pid, target.pid),
+        hop_order_rule="synthetic",
+        parallel=False,
+        hop2_entity=entity,
+        hop2_aliases=(target_title,),
+        relation_sentence=None,
+        relation_source="none",
+    )
+
+
+# --- sampling ---------------------------------------------------------------------------------
+
+
+def test_sample_ids_is_seeded_sorted_and_order_free() -> None:
+    ids = [f"q{i:03d}" for i in range(100)]
+    a = sample_ids(ids, 10, seed=3, stream="hotpotqa")
+    b = sample_ids(list(reversed(ids)), 10, seed=3, stream="hotpotqa")
+    assert a == b
+    assert a == sorted(a) and len(set(a)) == 10
+    assert sample_ids(ids, 10, seed=4, stream="hotpotqa") != a
+    assert sample_ids(ids, 10, seed=3, stream="musique") != a
+    assert sample_ids(ids, None, seed=3) == ids
+    assert sample_ids(ids, 500, seed=3) == ids
+
+
+def test_sample_ids_rejects_duplicates() -> None:
+    with pytest.raises(ValueError, match="not unique"):
+        sample_ids(["a", "a", "b"], 1, seed=0)
+
+
+def test_ids_hash_depends_on_the_set_only() -> None:
+    assert ids_hash(["b", "a"]) == ids_hash(["a", "b"])
+    assert ids_hash(["a", "b"]) != ids_hash(["a", "c"])
+    assert len(ids_hash(["a"])) == 16
+
+
+# --- config -----------------------------------------------------------------------------------
+
+
+def test_config_accepts_lists_and_hashes_stably() -> None:
+    a = ExperimentConfig(datasets=["musique"], encoders=["minilm"])
+    b = ExperimentConfig(datasets=("musique",), encoders=("minilm",))
+    assert a.datasets == ("musique",) and a == b
+    assert a.config_hash() == b.config_hash()
+    assert a.config_hash() != ExperimentConfig(datasets=("musique",), sample_size=5).config_hash()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("pool", "web", "pool"),
+        ("sample_size", 0, "sample_size"),
+        ("k", 0, "k must"),
+        ("datasets", ("nope",), "unknown"),
+        ("split", "test", "split"),
+        ("bootstrap_resamples", 0, "bootstrap_resamples"),
+        ("entity_source", "title", "entity_source"),
+    ],
+)
+def test_config_rejects_bad_values(field: str, value: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        ExperimentConfig(**{field: value})
+
+
+def test_from_parameters_drops_runner_parameters_and_none() -> None:
+    cfg = ExperimentConfig.from_parameters(
+        datasets=["musique"], alpha=None, sample_size=None, output_dir="/x", work_dir=None
+    )
+    assert cfg.alpha == ExperimentConfig().alpha
+    assert cfg.sample_size is None and cfg.datasets == ("musique",)
+
+
+# --- the entity arm's mention -------------------------------------------------------------------
+
+
+def test_bridge_mention_is_the_bridges_words_not_the_title() -> None:
+    ex = _example(["It was written by the Foo team.", "Foo Bar won."], "Foo Bar (novel)", "Foo Bar")
+    mention = bridge_entity_mention(ex, None, DEFAULT_REGIME_RULES)
+    assert mention == "Foo Bar"
+    assert mention_is_title(mention, "Foo Bar (novel)", DEFAULT_REGIME_RULES)
+    ex2 = _example(["Its sequel is Quux Land."], "Quux Land (game)", "Quux Land")
+    assert bridge_entity_mention(ex2, 0, DEFAULT_REGIME_RULES) == "Quux Land"
+    ex3 = _example(["Nothing relevant."], "Zed", "Zed")
+    assert bridge_entity_mention(ex3, None, DEFAULT_REGIME_RULES) is None
+    assert not mention_is_title(None, "Zed", DEFAULT_REGIME_RULES)
+
+
+def test_bridge_mention_prefers_b_rel() -> None:
+    ex = _example(["Alpha Corp bought it.", "Alpha made films."], "Alpha Corp", "Alpha Corp")
+    # A mention-free b_rel falls back to the first sentence that names the entity.
+    assert bridge_entity_mention(ex, 1, DEFAULT_REGIME_RULES) == "Alpha Corp"
+
+
+# --- outcome tables -------------------------------------------------------------------------------
+
+
+def test_outcome_table_rows_columns_and_ranges(world: list[Example], tmp_path) -> None:
+    store = EmbeddingStore(tmp_path / "emb")
+    table = outcome_table(world, encoder=HashingEncoder(), store=store, k=5)
+    assert tuple(table.columns) == OUTCOME_COLUMNS
+    missing = table.attrs["missing"]
+    for arm, group in table.groupby("arm"):
+        assert len(group) + sum(missing[arm].values()) == len(world), arm
+        assert group["qid"].is_unique
+    assert set(table["arm"]) == {"q", "bridge", "union", "knockout", "entity"}
+    assert table["hit@5"].isin([0.0, 1.0]).all()
+    assert (table["rank"] >= 1).all()
+    assert table["auc"].between(0, 1).all()
+    assert np.allclose(table["hit@5"], (table["rank"] <= 5).astype(float))
+    regimes = regime_table(world).set_index("id")
+    q_rows = table[table["arm"] == "q"].set_index("qid")
+    assert (q_rows["regime"] == regimes.loc[q_rows.index, "regime"]).all()
+    # entity queries exist exactly where the bridge names the hop-2 entity
+    entity_ids = set(table.loc[table["arm"] == "entity", "qid"])
+    assert entity_ids == set(q_rows.index[q_rows["entity_mention"].notna()])
+
+
+def test_outcome_table_entity_source_changes_only_entity(world: list[Example], tmp_path) -> None:
+    store = EmbeddingStore(tmp_path / "emb")
+    enc = HashingEncoder()
+    bridge = outcome_table(world, encoder=enc, store=store, arms=("q", "entity"))
+    plain = outcome_table(
+        world, encoder=enc, store=store, arms=("q", "entity"), entity_source="example"
+    )
+    pd.testing.assert_frame_equal(
+        bridge[bridge["arm"] == "q"].reset_index(drop=True),
+        plain[plain["arm"] == "q"].reset_index(drop=True),
+    )
+    assert len(plain[plain["arm"] == "entity"]) == len(world)  # every example has hop2_entity
+
+
+def test_collect_outcomes_warm_rerun_encodes_nothing(world: list[Example], tmp_path) -> None:
+    cfg = ExperimentConfig(datasets=("toyworld",), encoders=("fake",), sample_size=25, seed=1)
+    calls: list[int] = []
+
+    def factory(name: str, corpus: Sequence[str]) -> HashingEncoder:
+        calls.append(len(corpus))
+        return HashingEncoder()
+
+    first = collect_outcomes(
+        cfg, ("q", "union"), work=tmp_path, examples={"toyworld": world}, encoder_factory=factory
+    )
+    second = collect_outcomes(
+        cfg, ("q", "union"), work=tmp_path, examples={"toyworld": world}, encoder_factory=factory
+    )
+    assert first.n_encoded > 0 and second.n_encoded == 0
+    assert second.n_cached == first.n_encoded + first.n_cached
+    pd.testing.assert_frame_equal(first.table, second.table)
+    assert set(first.table["encoder"]) == {"fake"}
+    assert first.samples["toyworld"].n == 25
+    assert first.sample_numbers()["toyworld"]["ids_hash"] == ids_hash(
+        sorted(set(first.table["qid"]))
+    )
+    # TF-IDF-style encoders are fitted on the whole split's corpus, not the sample's
+    assert calls[0] == len({p.pid for ex in world for p in ex.pool})
+
+
+def test_queries_without_negatives_get_nan_auc_not_an_error(world: list[Example], tmp_path) -> None:
+    import dataclasses
+
+    tiny = dataclasses.replace(
+        world[0], id="tiny", pool=(world[0].bridge, world[0].target)
+    )  # bridge excluded -> the target is the only candidate
+    store = EmbeddingStore(tmp_path / "emb")
+    table = outcome_table([tiny, *world[1:6]], encoder=HashingEncoder(), store=store, arms=("q",))
+    row = table.set_index("qid").loc["tiny"]
+    assert row["rank"] == 1 and row["hit@5"] == 1.0 and row["mrr"] == 1.0
+    assert np.isnan(row["auc"]) and np.isnan(row["margin"])
+    others = table[table["qid"] != "tiny"]
+    assert others["auc"].notna().all()
+    # where defined, the values are those of Ranking.per_query_metrics
+    from regime_core.retrieval import retrieve
+
+    ranking = retrieve(world[1:6], "q", encoder=HashingEncoder(), store=store)
+    expected = ranking.per_query_metrics(k_values=(5,), metrics=["auc", "margin"])
+    got = others.set_index("qid").loc[expected.index, ["auc", "margin"]]
+    np.testing.assert_allclose(got.to_numpy(), expected.to_numpy())
