@@ -12,7 +12,15 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-SUBCOMMAND_MODULES: tuple[str, ...] = ("data",)
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "data",
+    "embed",
+    "reproduce",
+    "retrieve",
+    "route",
+    "demo",
+    "annotate",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
