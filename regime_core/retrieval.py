@@ -22,13 +22,13 @@ The pipeline for one arm is four pure steps and one side effect at the edge:
 
 Arms (``config.ARMS``), with ``f_q`` the encoder in query mode and ``α = config.ALPHA``:
 
-=========  ==========================================================
+============  =======================================================
 ``q``         ``f_q(question)``
 ``bridge``    ``f_q(bridge passage text)``
 ``union``     ``f_q(question) + α·f_q(B_rel)``
 ``knockout``  ``f_q(question) + α·f_q(bridge text without B_rel)``
 ``entity``    ``f_q(question) + α·f_q(hop-2 entity as mentioned)``
-=========  ==========================================================
+============  =======================================================
 """
 
 from __future__ import annotations

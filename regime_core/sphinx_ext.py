@@ -35,17 +35,34 @@ caption as content::
 Reference directives used by ``book/reference``: ``regime-cli`` (the help of every ``regime``
 subcommand, from the argparse parser), ``regime-api`` (autodoc of every public module of
 ``regime_core``) and ``regime-metrics-glossary`` (from ``regime_core.metrics.glossary()``).
+
+Named choices and defaults, read from the code (never typed in prose): the role ``{default}``
+renders a module-level value (``{default}`regime_core.config.ALPHA``` -> ``0.25``), and the
+directive ``regime-choices`` renders one table per content line naming a config dataclass, a
+mapping of rule names to explanations, a function or a constant (:func:`describe_choice`)::
+
+    ```{regime-choices}
+    regime_core.schema.HOP_ORDER_RULES
+    regime_core.regimes.RegimeRules
+    ```
+
+Directive ``regime-paper-claims``: the paper's claims (``paper_claims.yml``) against our numbers
+from the records, with the verdict :func:`regime_core.expected.judge_claim` computes.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import importlib
+import inspect
 import json
 import os
 import pkgutil
 import re
+import textwrap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -527,6 +544,365 @@ class ConfigDefaultsDirective(SphinxDirective):
         return [table]
 
 
+# --- named choices ("Our reading of the paper") --------------------------------------------------
+
+_FIELD_ITEM = re.compile(r"^\s*(?:[-*]\s+)?((?:``\w+``\s*/?\s*)+):\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class ChoiceTable:
+    """A named choice read from code: its dotted name, a summary and rows of (name, value, note).
+
+    ``value`` is ``None`` for the rows of a mapping of names to explanations (two columns).
+    """
+
+    name: str
+    summary: str
+    rows: tuple[tuple[str, str | None, str], ...]
+
+
+def _import_dotted(dotted: str) -> tuple[Any, Any, str]:
+    """``(object, module it was found in, attribute path)`` for ``package.module.attr.sub``."""
+    parts = dotted.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        try:
+            module = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        obj: Any = module
+        for attribute in parts[split:]:
+            if not hasattr(obj, attribute):
+                raise ValueError(f"{'.'.join(parts[:split])} has no attribute {attribute!r}")
+            obj = getattr(obj, attribute)
+        return obj, module, ".".join(parts[split:])
+    raise ValueError(f"cannot import any module of {dotted!r}")
+
+
+def _first_paragraph(doc: str | None) -> str:
+    text = inspect.cleandoc(doc or "")
+    return " ".join(text.split("\n\n", 1)[0].split())
+
+
+def _field_docs(doc: str | None) -> dict[str, str]:
+    """``name -> text`` from docstring items written ``name``: text (or ``- ``name``: text``)."""
+    found: dict[str, str] = {}
+    current: list[str] = []
+    text_lines: list[str] = []
+
+    def flush() -> None:
+        for name in current:
+            found.setdefault(name, " ".join(" ".join(text_lines).split()))
+
+    for line in inspect.cleandoc(doc or "").splitlines():
+        match = _FIELD_ITEM.match(line)
+        if match:
+            flush()
+            current = re.findall(r"``(\w+)``", match.group(1))
+            text_lines = [match.group(2)]
+        elif current and line.strip() and not line.lstrip().startswith(("- ", "* ", ">>>")):
+            text_lines.append(line.strip())
+        else:
+            flush()
+            current, text_lines = [], []
+    flush()
+    return found
+
+
+def _source_comments(source: str, first: int, last: int) -> tuple[str, str]:
+    """(comment block right above line ``first``, comment after the code on line ``last``)."""
+    lines = source.splitlines()
+    above: list[str] = []
+    index = first - 2
+    while index >= 0 and lines[index].lstrip().startswith("#"):
+        comment = lines[index].strip().lstrip("#").removeprefix(":").strip()  # '#:' doc comments
+        if not comment.startswith("---"):  # a section banner, not about this assignment
+            above.insert(0, comment)
+        index -= 1
+    after: list[str] = []
+    for line in lines[first - 1 : last]:
+        comment = line.split("#", 1)[1].strip() if "#" in line else ""
+        if comment and not comment.startswith(("fmt:", "type:", "noqa", "pragma")):
+            after.append(comment)
+    return " ".join(above), " ".join(after)
+
+
+def _module_assignment(module: Any, name: str) -> tuple[str, ast.AST] | None:
+    try:
+        source = inspect.getsource(module)
+    except (OSError, TypeError):
+        return None
+    for node in ast.parse(source).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            return source, node
+    return None
+
+
+def _show_value(value: Any) -> str:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        default = type(value)()  # type: ignore[call-arg]
+        return f"{type(value).__name__}()" if value == default else repr(value)
+    return repr(value)
+
+
+def _dataclass_rows(cls: type) -> list[tuple[str, str | None, str]]:
+    docs = _field_docs(cls.__doc__)
+    try:
+        source = inspect.getsource(cls)
+        tree: ast.AST | None = ast.parse(textwrap.dedent(source))
+    except (OSError, TypeError, SyntaxError):
+        source, tree = "", None
+    comments: dict[str, str] = {}
+    if tree is not None:
+        class_node = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
+        for node in class_node.body:
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                above, after = _source_comments(
+                    textwrap.dedent(source), node.lineno, node.end_lineno or node.lineno
+                )
+                comments[node.target.id] = " ".join(x for x in (after, above) if x)
+    rows: list[tuple[str, str | None, str]] = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            value = _show_value(f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            value = _show_value(f.default_factory())
+        else:
+            value = "(required)"
+        note = " ".join(x for x in (docs.get(f.name, ""), comments.get(f.name, "")) if x)
+        rows.append((f.name, value, note))
+    return rows
+
+
+def describe_choice(dotted: str) -> ChoiceTable:
+    """Read a named choice from the code for the "Our reading of the paper" page.
+
+    ``dotted`` names a frozen config dataclass (one row per field: default, and the field's
+    ``name``: text item in the class docstring or its source comment), a mapping of names to
+    explanations (one row per entry), a function (its signature and the first paragraph of its
+    docstring; ``name()`` calls a function without arguments and shows what it returns), or any
+    other module-level constant (its value and source comment; a tuple whose elements carry
+    comments gets one row per element).
+    """
+    call = dotted.endswith("()")
+    target = dotted[:-2] if call else dotted
+    obj, module, attribute = _import_dotted(target)
+    if call:
+        if not callable(obj):
+            raise ValueError(f"{target} is not callable")
+        result = obj()
+        return ChoiceTable(dotted, _first_paragraph(obj.__doc__), ((dotted, None, str(result)),))
+    if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+        return ChoiceTable(dotted, _first_paragraph(obj.__doc__), tuple(_dataclass_rows(obj)))
+    if inspect.isfunction(obj):
+        signature = f"{obj.__name__}{inspect.signature(obj)}"
+        return ChoiceTable(dotted, "", ((signature, None, _first_paragraph(obj.__doc__)),))
+    found = _module_assignment(module, attribute) if "." not in attribute else None
+    above, after = ("", "")
+    element_notes: list[tuple[str, str]] = []
+    if found is not None:
+        source, node = found
+        above, after = _source_comments(source, node.lineno, node.end_lineno or node.lineno)
+        value_node = getattr(node, "value", None)
+        if isinstance(value_node, ast.Tuple) and isinstance(obj, tuple):
+            for element, element_node in zip(obj, value_node.elts, strict=False):
+                _, note = _source_comments(source, element_node.lineno, element_node.lineno)
+                element_notes.append((repr(element), note))
+    summary = " ".join(x for x in (above, after) if x)
+    if isinstance(obj, Mapping) and all(isinstance(v, str) for v in obj.values()):
+        return ChoiceTable(dotted, summary, tuple((str(k), None, v) for k, v in obj.items()))
+    if element_notes and any(note for _, note in element_notes):
+        return ChoiceTable(dotted, above, tuple((v, None, n) for v, n in element_notes))
+    return ChoiceTable(dotted, "", ((attribute, _show_value(obj), summary),))
+
+
+def _choice_nodes(
+    choice: ChoiceTable, inline: Callable[[str], list[nodes.Node]]
+) -> list[nodes.Node]:
+    """Nodes of a choice table; ``inline`` renders reST inline markup (docstrings use it)."""
+    two_columns = all(value is None for _, value, _ in choice.rows)
+    header = ("Name", "Meaning") if two_columns else ("Name", "Default", "Meaning")
+    widths = (3, 7) if two_columns else (3, 3, 5)
+    table = nodes.table(classes=["regime-choices"])
+    title = nodes.title()
+    title += nodes.literal(text=choice.name)
+    table += title
+    group = nodes.tgroup(cols=len(header))
+    table += group
+    for width in widths:
+        group += nodes.colspec(colwidth=width)
+    head, body = nodes.thead(), nodes.tbody()
+    for target, rows in ((head, [header]), (body, choice.rows)):
+        for cells in rows:
+            row = nodes.row()
+            cells = [c for c in cells if not (two_columns and c is None)]
+            for index, cell in enumerate(cells):
+                entry = nodes.entry()
+                para = nodes.paragraph()
+                is_code = target is body and index < len(cells) - 1
+                if is_code:
+                    para += nodes.literal(text=cell)
+                elif target is body:
+                    para += inline(str(cell))
+                else:
+                    para += nodes.Text(str(cell))
+                entry += para
+                row += entry
+            target += row
+    group += head
+    group += body
+    out: list[nodes.Node] = []
+    if choice.summary:
+        summary = nodes.paragraph()
+        summary += inline(choice.summary)
+        out.append(summary)
+    out.append(table)
+    return out
+
+
+class ChoicesDirective(SphinxDirective):
+    """One table per content line: a named choice read from the code (:func:`describe_choice`)."""
+
+    has_content = True
+
+    def _inline(self, text: str, lineno: int) -> list[nodes.Node]:
+        parsed, messages = self.state.inline_text(text, lineno)
+        return [*parsed, *messages]
+
+    def run(self) -> list[nodes.Node]:
+        out: list[nodes.Node] = []
+        for offset, line in enumerate(self.content):
+            dotted = line.strip()
+            if not dotted:
+                continue
+            location = (self.env.docname, self.content_offset + offset + 1)
+            try:
+                choice = describe_choice(dotted)
+                _, module, _ = _import_dotted(dotted.removesuffix("()"))
+                if getattr(module, "__file__", None):
+                    self.env.note_dependency(str(module.__file__))
+            except Exception as err:  # any failure to read the code is a broken page
+                logger.warning(
+                    f"page {self.env.docname!r}: cannot read the choice {dotted!r}: {err}",
+                    location=location,
+                    type="regime",
+                    subtype="choices",
+                )
+                continue
+            lineno = location[1]
+            out += _choice_nodes(choice, lambda text, at=lineno: self._inline(text, at))
+        return out
+
+
+class DefaultValueRole(SphinxRole):
+    """``{default}`regime_core.config.ALPHA``` -> ``0.25``: a default read from the code.
+
+    For prose that names a parameter's value (alpha, k, the seed) without typing it. ``|frac``
+    style formats are accepted after the name, as in ``{rec}``.
+    """
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        dotted, _, kind = self.text.partition("|")
+        kind, _, digits = kind.partition(":")
+        try:
+            value, module, _ = _import_dotted(dotted.strip())
+            if getattr(module, "__file__", None):
+                self.env.note_dependency(str(module.__file__))
+            if kind:
+                text = format_number(value, kind, int(digits) if digits else None)
+            else:
+                text = str(value)
+        except (ValueError, TypeError) as err:
+            _warn(f"page {self.env.docname!r}: default {self.text!r}: {err}", self.get_location())
+            return [nodes.literal(self.rawtext, self.text)], []
+        return [nodes.inline(self.rawtext, text, classes=["regime-default"])], []
+
+
+# --- the paper's claims against ours -------------------------------------------------------------
+
+
+def _claims_file(app: Sphinx, option: str | None) -> Path:
+    if option:
+        candidate = Path(option)
+        return candidate if candidate.is_absolute() else Path(app.srcdir) / candidate
+    beside = Path(app.srcdir) / "paper_claims.yml"
+    return beside if beside.is_file() else paths.REPO_ROOT / "paper_claims.yml"
+
+
+class PaperClaimsDirective(SphinxDirective):
+    """The paper's claims against ours, with a computed verdict (:mod:`regime_core.expected`).
+
+    Reads ``paper_claims.yml`` (beside ``_config.yml``; the ``:file:`` option overrides it) and
+    each claim's record. A missing record or key is a warning, so a strict build fails.
+    """
+
+    option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.expected import VERDICTS, judge_claim, load_claims
+
+        file = _claims_file(self.env.app, self.options.get("file"))
+        self.env.note_dependency(str(file))
+        try:
+            claims = load_claims(file)
+        except (FileNotFoundError, ValueError) as err:
+            _warn(f"page {self.env.docname!r}: {err}", self.get_location())
+            return []
+        header = ("Claim", "Paper", "Ours", "Data behind ours", "Verdict")
+        table = nodes.table(classes=["regime-paper-claims"])
+        group = nodes.tgroup(cols=len(header))
+        table += group
+        for width in (4, 2, 3, 3, 2):
+            group += nodes.colspec(colwidth=width)
+        head, body = nodes.thead(), nodes.tbody()
+        head += self._row(header)
+        counts = dict.fromkeys(VERDICTS, 0)
+        for claim in claims:
+            self.env.note_dependency(str(_record_file(self.env.app, claim.run)))
+            try:
+                row = judge_claim(claim, _load(self.env.app, claim.run))
+            except (FileNotFoundError, KeyError, ValueError) as err:
+                _warn(
+                    f"page {self.env.docname!r}: claim {claim.id!r}, run {claim.run!r}: "
+                    f"{_problem_text(err)}",
+                    self.get_location(),
+                )
+                body += self._row((claim.claim, "?", "?", "?", "?"))
+                continue
+            counts[row.judgement.verdict] += 1
+            claim_text = f"{claim.claim} ({claim.source})"
+            verdict = f"{row.judgement.verdict}: {row.judgement.reason}"
+            body += self._row(
+                (claim_text, row.paper_text, row.ours_text, row.behind_text, verdict),
+                verdict_class="regime-verdict-" + row.judgement.verdict.replace(" ", "-"),
+            )
+        group += head
+        group += body
+        summary = nodes.paragraph(
+            text="Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."
+        )
+        return [table, summary]
+
+    @staticmethod
+    def _row(cells: tuple[str, ...], verdict_class: str | None = None) -> nodes.row:
+        row = nodes.row()
+        for index, cell in enumerate(cells):
+            entry = nodes.entry()
+            para = nodes.paragraph()
+            if index == len(cells) - 1 and verdict_class and ": " in cell:
+                verdict, reason = cell.split(": ", 1)
+                para += nodes.strong(text=verdict)
+                para += nodes.Text(f" ({reason})")
+                entry["classes"].append(verdict_class)
+            else:
+                para += nodes.Text(cell)
+            entry += para
+            row += entry
+        return row
+
+
 # --- launch buttons ------------------------------------------------------------------------------
 
 
@@ -574,12 +950,15 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("regime_work_dir", None, "env", types=[str, type(None)])
     app.connect("config-inited", _serve_vendored_mathjax)
     app.add_role("rec", RecordRole())
+    app.add_role("default", DefaultValueRole())
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
     app.add_directive("regime-cli", CliReferenceDirective)
     app.add_directive("regime-api", ApiReferenceDirective)
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
+    app.add_directive("regime-choices", ChoicesDirective)
+    app.add_directive("regime-paper-claims", PaperClaimsDirective)
     app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("missing-reference", _resolve_unqualified)
     # after the theme has built its buttons (default priority 500)

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,3 +28,110 @@ def real_data_dir() -> Path:
     if not path.is_dir():
         raise RuntimeError(f"REGIME_DATA_DIR={env} is not a directory")
     return path
+
+
+# --- the quick profile, once per session ----------------------------------------------------------
+#
+# `quick_run` executes every run of reproduce.yml with the `quick` profile ONCE per test session, in
+# a private work directory, and `quick_book` builds the book over its records (strict). Any test may
+# use them (e.g. a notebook test reading `quick_run.record("t2_regime_decomposition")` instead of
+# executing the notebook again). Environment:
+#   REGIME_TEST_WORK=DIR   reuse DIR as the work directory across sessions (up-to-date runs are
+#                          skipped by the runner's keys, so a warm rerun takes seconds)
+#   REGIME_TEST_COLD=1     do not link the persistent embedding store (measure a cold run)
+#   REGIME_TEST_JOBS=N     runs executed at once (default 1)
+
+
+@dataclass(frozen=True)
+class QuickRun:
+    """What the quick profile left behind: work directory, book copy, runner report, seconds."""
+
+    work: Path
+    book_root: Path
+    declarations: Path
+    report: Any
+    seconds: float
+
+    def record(self, run_id: str) -> dict[str, Any]:
+        from regime_core.records import load_record
+
+        return load_record(self.work / "results" / run_id)
+
+
+def copy_book_sources(target: Path) -> Path:
+    """The repository's book sources (not its build or executed notebooks) under ``target``."""
+    from regime_core import paths
+
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("_config.yml", "_toc.yml", "paper_claims.yml", "expected_numbers.yml"):
+        if (paths.REPO_ROOT / name).is_file():
+            shutil.copyfile(paths.REPO_ROOT / name, target / name)
+    shutil.copytree(
+        paths.REPO_ROOT / "book",
+        target / "book",
+        ignore=shutil.ignore_patterns("executed", "__pycache__"),
+        dirs_exist_ok=True,
+    )
+    return target
+
+
+def relocated_declarations(target: Path, book_root: Path) -> Path:
+    """A copy of reproduce.yml at ``target`` whose executed notebooks go to ``book_root``.
+
+    Notebook paths become absolute (they stay in the repository); nothing is written into the
+    repository's own ``book/executed``.
+    """
+    import yaml
+
+    from regime_core import paths
+
+    raw = yaml.safe_load((paths.REPO_ROOT / "reproduce.yml").read_text(encoding="utf-8"))
+    for body in raw["runs"].values():
+        body["notebook"] = str((paths.REPO_ROOT / body["notebook"]).resolve())
+    raw["book_executed_dir"] = str((book_root / "book" / "executed").resolve())
+    target.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return target
+
+
+@pytest.fixture(scope="session")
+def quick_run(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> QuickRun:
+    """Prepare the data and run `regime reproduce --profile quick` once per session."""
+    from regime_core import paths
+    from regime_core.data import prepare
+    from regime_core.reproduce import reproduce
+
+    root = tmp_path_factory.mktemp("quick")
+    work = Path(os.environ.get("REGIME_TEST_WORK") or root / "work").resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    prepare(real_data_dir, paths.prepared_dir(work))
+    store = paths.embeddings_dir(work)
+    if os.environ.get("REGIME_TEST_COLD") != "1" and not store.exists():
+        # the persistent store is content-addressed: sharing it changes no number, only time
+        shared = paths.embeddings_dir(paths.REPO_ROOT / "_build" / "regime").resolve()
+        shared.mkdir(parents=True, exist_ok=True)
+        os.symlink(shared, store, target_is_directory=True)
+    book_root = copy_book_sources(root / "book_root")
+    declarations = relocated_declarations(root / "reproduce.yml", book_root)
+    report = reproduce(
+        declarations,
+        profile="quick",
+        jobs=int(os.environ.get("REGIME_TEST_JOBS", "1")),
+        work=work,
+        progress=None,
+    )
+    seconds = time.perf_counter() - started
+    print(f"\nquick profile: {seconds:.0f} s\n{report.table()}")
+    if not report.ok:
+        pytest.fail(f"the quick profile failed:\n{report.table()}", pytrace=False)
+    return QuickRun(work, book_root, declarations, report, seconds)
+
+
+@pytest.fixture(scope="session")
+def quick_book(quick_run: QuickRun) -> Any:
+    """The book built strictly (warnings are errors) over the quick profile's records."""
+    from regime_core.book import build_book
+
+    result = build_book(quick_run.book_root, work=quick_run.work)
+    print(f"book built over the quick records in {result.seconds:.0f} s")
+    return result

@@ -1,4 +1,6 @@
-"""The book: the skeleton builds with warnings as errors over a fake record; bad keys fail it."""
+"""The book machinery: a fixture book builds with warnings as errors over a fake record (numbers,
+tables, figures, vendored MathJax, launch buttons, links); bad keys fail it. The real book is built
+over real records by tests/test_book_pages.py."""
 
 from __future__ import annotations
 
@@ -16,19 +18,42 @@ from regime_core.records import save_figure, write_record
 from regime_core.sphinx_ext import parse_reference
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
+FIXTURE_BOOK = Path(__file__).parent / "fixtures" / "book"
 FAKE_SLOPE = 0.4321  # a value no real demo run produces, so the page must have read the record
+FIXTURE_TOC = """\
+format: jb-book
+root: book/index
+chapters:
+  - file: book/records_demo
+    sections:
+      - file: book/executed/demo
+"""
 
 
 def _copy_book(target: Path) -> Path:
     """The repository's book sources (not its build or executed notebooks) under ``target``."""
     target.mkdir(parents=True, exist_ok=True)
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copyfile(paths.REPO_ROOT / name, target / name)
+    for name in ("_config.yml", "_toc.yml", "paper_claims.yml", "expected_numbers.yml"):
+        if (paths.REPO_ROOT / name).is_file():
+            shutil.copyfile(paths.REPO_ROOT / name, target / name)
     shutil.copytree(
         paths.REPO_ROOT / "book",
         target / "book",
         ignore=shutil.ignore_patterns("executed", "__pycache__"),
     )
+    return target
+
+
+def _fixture_book(target: Path) -> Path:
+    """The repository's ``_config.yml`` with the fixture pages and their own toc."""
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(paths.REPO_ROOT / "_config.yml", target / "_config.yml")
+    (target / "_toc.yml").write_text(FIXTURE_TOC, encoding="utf-8")
+    (target / "book").mkdir(exist_ok=True)
+    for page in FIXTURE_BOOK.glob("*.md"):
+        if page.name != "README.md":
+            shutil.copyfile(page, target / "book" / page.name)
+    shutil.copyfile(paths.REPO_ROOT / "book" / "references.bib", target / "book" / "references.bib")
     return target
 
 
@@ -86,7 +111,7 @@ def _parse(page: Path) -> _Links:
 
 @pytest.fixture(scope="module")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = _copy_book(tmp_path_factory.mktemp("book"))
+    root = _fixture_book(tmp_path_factory.mktemp("book"))
     work = root / "work"
     _fake_demo_run(root, work)
     # stands in for what regime_core.vendor.vendor_mathjax unpacks (no npm in tests)
@@ -102,6 +127,17 @@ def built_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_toc_pages_exist_in_the_repository() -> None:
     missing = [m for m in missing_pages(paths.REPO_ROOT) if not m.startswith("book/executed/")]
     assert missing == []
+
+
+def test_toc_executed_pages_are_declared_runs() -> None:
+    from regime_core.reproduce import load_declarations
+
+    runs = set(load_declarations().runs)
+    executed = [
+        e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/executed/")
+    ]
+    assert executed, "the toc names no executed notebook"
+    assert sorted(set(e.removeprefix("book/executed/") for e in executed) - runs) == []
 
 
 def test_missing_executed_notebook_asks_for_reproduce(tmp_path: Path) -> None:
@@ -133,7 +169,7 @@ def test_skeleton_builds_with_every_toc_page(built_book: tuple[Path, Path]) -> N
 @pytest.mark.slow
 def test_numbers_and_figures_come_from_the_record(built_book: tuple[Path, Path]) -> None:
     _, html = built_book
-    page = html / "book" / "reproducing" / "how_this_book_is_made.html"
+    page = html / "book" / "records_demo.html"
     text = page.read_text(encoding="utf-8")
     assert "0.432" in text  # {rec}`demo:fit.slope|frac`
     assert "1,234" in text  # {rec}`demo:counts.points|int`
@@ -141,7 +177,7 @@ def test_numbers_and_figures_come_from_the_record(built_book: tuple[Path, Path])
     assert "+5.0 pp" in text
     images = _parse(page).images
     assert any(src.endswith("demo_curve.png") for src in images)
-    intro = (html / "book" / "intro.html").read_text(encoding="utf-8")  # a page with maths
+    intro = (html / "book" / "index.html").read_text(encoding="utf-8")  # a page with maths
     assert "_static/mathjax/tex-chtml.js" in intro  # the vendored copy, not the CDN
     assert "cdn.jsdelivr" not in intro
     assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
@@ -180,7 +216,7 @@ def test_launch_buttons_open_the_source_notebook(built_book: tuple[Path, Path]) 
 
 
 def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
-    root = _copy_book(tmp_path / "book")
+    root = _fixture_book(tmp_path / "book")
     work = tmp_path / "work"
     _fake_demo_run(root, work)
     (root / "book" / "bad.md").write_text(

@@ -1,0 +1,281 @@
+"""The book's pages: prose reads its numbers from records (nothing typed), named choices are read
+from the code, and, over the quick profile's records (``quick_book`` in conftest.py), the strict
+build renders every chapter with no unresolved key, every figure and no broken internal link."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from regime_core import paths
+from regime_core.book import toc_files
+from regime_core.sphinx_ext import describe_choice, parse_reference
+
+BOOK = paths.REPO_ROOT / "book"
+ROLE = re.compile(r"\{(rec|default)\}`([^`]+)`")
+FENCE = re.compile(r"^(`{3,}|~{3,})")
+# Numbers that look like results: decimals, percentages, percentage points, p-values.
+RESULT_LIKE = re.compile(
+    r"(?<![\w.@-])(\d+\.\d+|\d+(?:\.\d+)?\s?%|\d+(?:\.\d+)?\s?pp\b|p\s?[<=]\s?0)"
+)
+
+
+def _prose_pages() -> list[Path]:
+    return sorted(p for p in BOOK.rglob("*.md") if "executed" not in p.parts)
+
+
+def _top_level_directives(text: str, name: str) -> int:
+    """How many ``{name}`` directives the page renders (not those shown inside code examples)."""
+    count = 0
+    fence: str | None = None
+    for line in text.splitlines():
+        match = FENCE.match(line.strip())
+        if fence is None and match:
+            fence = match.group(1)
+            count += line.strip()[len(fence) :].startswith(f"{{{name}}}")
+        elif fence is not None and match and line.strip() == fence:
+            fence = None
+    return count
+
+
+def _strip_non_prose(text: str) -> str:
+    """Prose without fenced blocks (code, directives), inline code, maths and roles."""
+    prose = ROLE.sub("", _without_fences(text))
+    prose = re.sub(r"\$\$.*?\$\$", "", prose, flags=re.DOTALL)
+    prose = re.sub(r"\$[^$\n]+\$", "", prose)
+    return re.sub(r"`[^`\n]+`", "", prose)
+
+
+def _without_fences(text: str) -> str:
+    """``text`` without its fenced blocks; ``:::`` admonitions hold prose and are kept."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines():
+        match = FENCE.match(line.strip())
+        if fence is None:
+            if match:
+                fence = match.group(1)
+            else:
+                out.append(line)
+        elif (
+            match
+            and line.strip() == match.group(1)
+            and match.group(1)[0] == fence[0]
+            and len(match.group(1)) >= len(fence)
+        ):
+            fence = None
+    return "\n".join(out)
+
+
+def test_prose_pages_type_no_result_numbers() -> None:
+    """Every number that looks like a result comes through {rec} (or {default} for a default)."""
+    typed: list[str] = []
+    for page in _prose_pages():
+        for match in RESULT_LIKE.finditer(_strip_non_prose(page.read_text(encoding="utf-8"))):
+            typed.append(f"{page.relative_to(paths.REPO_ROOT)}: {match.group(0)!r}")
+    assert typed == []
+
+
+def test_the_prose_check_catches_a_typed_number() -> None:
+    text = (
+        "The gain is 5.6 pp, or {rec}`r:a.b|pp`, p < 0.001, and `0.25` in code is fine.\n"
+        "```{rec-table} r\nGain = a.b|pp\n0.5\n```\nR@5 and hit@1 and T3 are names.\n"
+    )
+    found = RESULT_LIKE.findall(_strip_non_prose(text))
+    assert found == ["5.6", "p < 0"]
+
+
+def _without_inline_literals(text: str) -> str:
+    """Drop ````` ``...`` ````` spans and single-backtick role names shown as code (`{rec}`)."""
+    text = re.sub(r"``.+?``", "", text, flags=re.DOTALL)
+    return re.sub(r"`\{(rec|default)\}`(?!`)", "", text)
+
+
+def test_top_level_directives_skip_code_examples() -> None:
+    text = "```{rec-figure} a:b\nCaption\n```\n````md\n```{rec-figure} a:c\n```\n````\n"
+    assert _top_level_directives(text, "rec-figure") == 1
+
+
+def test_every_record_reference_names_a_declared_run() -> None:
+    from regime_core.reproduce import load_declarations
+
+    runs = set(load_declarations().runs)
+    unknown: list[str] = []
+    for page in _prose_pages():
+        text = _without_inline_literals(page.read_text(encoding="utf-8"))
+        refs = [m.group(2) for m in ROLE.finditer(text) if m.group(1) == "rec"]
+        refs += re.findall(r"```\{rec-(?:figure|table)\}\s+([A-Za-z0-9_-]+)", text)
+        for ref in refs:
+            run = parse_reference(ref).run if ":" in ref else ref
+            if run not in runs:
+                unknown.append(f"{page.name}: {ref}")
+    assert unknown == []
+
+
+def test_every_default_reference_resolves() -> None:
+    from regime_core.sphinx_ext import _import_dotted
+
+    for page in _prose_pages():
+        for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
+            if match.group(1) == "default":
+                _import_dotted(match.group(2).partition("|")[0].strip())
+
+
+# --- named choices read from the code ------------------------------------------------------------
+
+
+def test_describe_choice_reads_each_kind_of_object() -> None:
+    from regime_core import config, schema
+    from regime_core.regimes import RegimeRules
+
+    rules = describe_choice("regime_core.regimes.RegimeRules")
+    by_name = {row[0]: row for row in rules.rows}
+    assert set(by_name) == {f for f in RegimeRules.__dataclass_fields__}
+    assert by_name["use_title"][1] == "True"
+    assert "title counts as a name" in by_name["use_title"][2]  # from the docstring item
+    assert by_name["normalization"][1] == "NormalizationRules()"
+
+    hop = describe_choice("regime_core.schema.HOP_ORDER_RULES")
+    assert [r[0] for r in hop.rows] == list(schema.HOP_ORDER_RULES)
+    assert all(value is None for _, value, _ in hop.rows)  # a mapping: name and meaning
+
+    sources = describe_choice("regime_core.schema.RELATION_SOURCES")
+    assert [r[0] for r in sources.rows] == [repr(s) for s in schema.RELATION_SOURCES]
+    assert sources.rows[-1][2] == "no sentence could be identified"  # the element's comment
+
+    alpha = describe_choice("regime_core.config.ALPHA")
+    assert alpha.rows == (("ALPHA", repr(config.ALPHA), alpha.rows[0][2]),)
+    assert "bridge-side vector" in alpha.rows[0][2]
+
+    text = describe_choice("regime_core.retrieval.document_text")
+    assert text.rows[0][0].startswith("document_text(passage")
+    assert "Title. Body" in text.rows[0][2]
+
+    called = describe_choice("regime_core.router.labels.describe_label_rule()")
+    assert "ties->" in called.rows[0][2]
+
+    with pytest.raises(ValueError, match="no attribute"):
+        describe_choice("regime_core.config.NO_SUCH_DEFAULT")
+
+
+# --- the real book over the quick profile's records -----------------------------------------------
+
+
+class _Page(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.images: list[str] = []
+        self.ids: set[str] = set()
+        self.numbers = 0
+        self.verdict_cells: list[str] = []
+        self._in_verdict = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        classes = (values.get("class") or "").split()
+        if values.get("id"):
+            self.ids.add(str(values["id"]))
+        if tag == "a" and values.get("href"):
+            self.hrefs.append(str(values["href"]))
+        if tag == "img" and values.get("src"):
+            self.images.append(str(values["src"]))
+        if "regime-number" in classes:
+            self.numbers += 1
+        if any(c.startswith("regime-verdict-") for c in classes):
+            self.verdict_cells.append(next(c for c in classes if c.startswith("regime-verdict-")))
+
+
+def _parse(page: Path) -> _Page:
+    parser = _Page()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+@pytest.fixture(scope="module")
+def html(quick_book: Any) -> Path:
+    assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
+    return Path(quick_book.html_dir)
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_book_builds_strictly_with_every_chapter(html: Path, quick_run: Any) -> None:
+    for entry in toc_files(quick_run.book_root / "_toc.yml"):
+        assert (html / f"{entry}.html").is_file(), f"toc page {entry} was not rendered"
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_every_record_reference_is_rendered_as_a_number(html: Path) -> None:
+    """A page renders exactly as many record numbers as its source has {rec} roles."""
+    for page in _prose_pages():
+        source = _without_fences(_without_inline_literals(page.read_text(encoding="utf-8")))
+        roles = sum(1 for m in ROLE.finditer(source) if m.group(1) == "rec")
+        rendered = html / page.relative_to(paths.REPO_ROOT).with_suffix(".html")
+        assert _parse(rendered).numbers >= roles, page.name
+        text = rendered.read_text(encoding="utf-8")
+        assert "regime reproduce` to produce it" not in text
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_figures_are_present(html: Path) -> None:
+    expected_figures = 0
+    for page in _prose_pages():
+        source = page.read_text(encoding="utf-8")
+        figures = _top_level_directives(source, "rec-figure")
+        expected_figures += figures
+        rendered = _parse(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
+        local = [src for src in rendered.images if not urlsplit(src).scheme]
+        assert len(local) >= figures, page.name
+    assert expected_figures > 0
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_no_broken_internal_links_or_images(html: Path) -> None:
+    broken: list[str] = []
+    parsed = {page: _parse(page) for page in html.rglob("*.html")}
+    for page, links in parsed.items():
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        for ref in links.hrefs + links.images:
+            parts = urlsplit(ref)
+            if parts.scheme or parts.netloc or ref.startswith(("mailto:", "javascript:")):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if not target.exists():
+                broken.append(f"{page.relative_to(html)} -> {ref}")
+            elif parts.fragment and target.suffix == ".html":
+                ids = parsed[target].ids if target in parsed else _parse(target).ids
+                if unquote(parts.fragment) not in ids:
+                    broken.append(f"{page.relative_to(html)} -> {ref} (no such anchor)")
+    assert broken == []
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None:
+    from regime_core.expected import VERDICTS, load_claims
+
+    page = html / "book" / "reproducing" / "paper_vs_ours.html"
+    verdicts = _parse(page).verdict_cells
+    assert len(verdicts) == len(load_claims())
+    assert {v.removeprefix("regime-verdict-").replace("-", " ") for v in verdicts} <= set(VERDICTS)
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_our_reading_lists_the_named_choices(html: Path) -> None:
+    from regime_core import schema
+    from regime_core.router.features import FEATURE_NAMES
+
+    text = (html / "book" / "reference" / "our_reading.html").read_text(encoding="utf-8")
+    for name in [*schema.HOP_ORDER_RULES, *FEATURE_NAMES, "strip_accents", "distractor_similarity"]:
+        assert name in text, name
