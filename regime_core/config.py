@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 # --- retrieval -------------------------------------------------------------------------------
 ALPHA: float = (
@@ -47,8 +47,29 @@ class ConfigMixin:
     with an actionable message); it runs in ``__post_init__``.
     """
 
+    #: Fields for which a ``None`` parameter is a value (e.g. ``sample_size=None`` = "all"),
+    #: not "use the default". Subclasses annotate their own as ``ClassVar``.
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset()
+
     def __post_init__(self) -> None:
         self.validate()
+
+    @classmethod
+    def from_parameters(cls, **parameters: Any) -> Any:
+        """Build the config from a notebook's papermill parameters.
+
+        Parameters that are not fields (``output_dir``, ``work_dir``, ``profile``, ...) are
+        ignored, and ``None`` for a field means "the default" unless the field is listed in
+        ``NONE_IS_VALUE``.
+        """
+        names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        return cls(
+            **{
+                key: value
+                for key, value in parameters.items()
+                if key in names and (value is not None or key in cls.NONE_IS_VALUE)
+            }
+        )
 
     def validate(self) -> None:  # pragma: no cover - overridden where there is something to check
         return None

@@ -25,7 +25,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -99,6 +99,8 @@ def encoder_unavailable_reason(name: str) -> str | None:
 class AblationConfig(ConfigMixin):
     """The grid of every ablation; the main setting is (``alpha``, ``pool``, ``encoders[0]``)."""
 
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"label_k", "sample_size"})
+
     train_dataset: str = TRAIN_DATASET
     transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
     encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
@@ -152,20 +154,6 @@ class AblationConfig(ConfigMixin):
     @property
     def datasets(self) -> tuple[str, ...]:
         return (self.train_dataset, *self.transfer_datasets)
-
-    @classmethod
-    def from_parameters(cls, **parameters: Any) -> AblationConfig:
-        """Build from notebook parameters (non-fields ignored; None means default except for
-        ``sample_size`` and ``label_k``)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        keep_none = {"sample_size", "label_k"}
-        return cls(
-            **{
-                k: v
-                for k, v in parameters.items()
-                if k in names and (v is not None or k in keep_none)
-            }
-        )
 
 
 # --------------------------------------------------------------------------------------------

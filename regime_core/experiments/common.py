@@ -27,7 +27,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -92,6 +92,8 @@ class ExperimentConfig(ConfigMixin):
     seeded function of (seed, dataset, ids) only. ``bootstrap_resamples`` drives every CI.
     Lists are accepted (papermill passes YAML lists) and stored as tuples.
     """
+
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})  # None = all
 
     datasets: tuple[str, ...] = EXPERIMENT_DATASETS
     encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
@@ -159,19 +161,6 @@ class ExperimentConfig(ConfigMixin):
             )
         if not isinstance(self.rules, RegimeRules):
             raise ValueError(f"{where}.rules must be a RegimeRules")
-
-    @classmethod
-    def from_parameters(cls, **parameters: Any) -> Any:
-        """Build the config from a notebook's parameters, ignoring the ones that are not fields
-        (``output_dir``, ``work_dir``, ``profile``) and ``None`` for a field meaning "default"
-        (except ``sample_size``, where ``None`` means "all")."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        kwargs = {
-            key: value
-            for key, value in parameters.items()
-            if key in names and (value is not None or key == "sample_size")
-        }
-        return cls(**kwargs)
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,13 +28,12 @@ union, else ``hit_q``. The oracle router takes the better of the two per questio
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.resources
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -202,6 +201,8 @@ class RouterConfig(ConfigMixin):
     ``sample_size=None`` trains on every two-hop item of ``split``.
     """
 
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"label_k", "sample_size"})
+
     dataset: str = TRAIN_DATASET
     encoder: str = config.ENCODER
     pool: str = config.POOL_MODE
@@ -252,20 +253,6 @@ class RouterConfig(ConfigMixin):
     @property
     def label_rule(self) -> str:
         return describe_label_rule(tie_rule=self.tie_rule, k=self.label_k)
-
-    @classmethod
-    def from_parameters(cls, **parameters: Any) -> RouterConfig:
-        """Build from notebook parameters, ignoring non-fields and ``None`` meaning "default"
-        (except ``sample_size`` and ``label_k``, where None is a value)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        keep_none = {"sample_size", "label_k"}
-        return cls(
-            **{
-                k: v
-                for k, v in parameters.items()
-                if k in names and (v is not None or k in keep_none)
-            }
-        )
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,12 +15,11 @@ the zero-shot datasets side by side with the paper's numbers (:data:`PAPER_REFER
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -68,6 +67,8 @@ class TransferConfig(ConfigMixin):
     union weight at evaluation time (an ablation, recorded as such).
     """
 
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"alpha", "sample_size"})
+
     datasets: tuple[str, ...] = TRANSFER_DATASETS
     encoder: str = config.ENCODER
     pool: str = config.POOL_MODE
@@ -97,20 +98,6 @@ class TransferConfig(ConfigMixin):
             raise ValueError(f"{where}.k must be a positive integer, got {self.k!r}")
         if self.split not in SPLITS:
             raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
-
-    @classmethod
-    def from_parameters(cls, **parameters: Any) -> TransferConfig:
-        """Build from notebook parameters (non-fields ignored; None means default except for
-        ``sample_size`` and ``alpha``)."""
-        names = {f.name for f in dataclasses.fields(cls)}
-        keep_none = {"sample_size", "alpha"}
-        return cls(
-            **{
-                k: v
-                for k, v in parameters.items()
-                if k in names and (v is not None or k in keep_none)
-            }
-        )
 
 
 @dataclass(frozen=True)
