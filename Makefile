@@ -11,7 +11,7 @@ export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: install data reproduce book test lint format clean
+.PHONY: install data reproduce book test expected lint format clean
 
 install: $(STAMP)
 
@@ -33,6 +33,12 @@ book: reproduce
 
 test: install
 	$(BIN)/python -m pytest
+
+# Refreeze the quick profile's numbers after an intended change (then review the diff).
+expected: install
+	$(BIN)/regime data prepare --data-dir "$(REGIME_DATA_DIR)" --work _build/quick
+	$(BIN)/regime reproduce --profile quick --work _build/quick
+	$(BIN)/python -m regime_core.expected freeze --work _build/quick
 
 lint: install
 	$(BIN)/ruff check .
