@@ -17,7 +17,7 @@ from regime_core import paths
 from regime_core.records import load_record
 
 NOTEBOOKS = paths.REPO_ROOT / "notebooks"
-SAMPLE_SIZE = 40
+SAMPLE_SIZE = 30
 ENCODERS = ["minilm", "tfidf"]
 DATASETS = ["hotpotqa", "2wikimultihopqa", "musique"]
 # Small enough to keep the suite fast; the CIs are then coarse, which these checks allow for.
@@ -62,8 +62,8 @@ def records(work: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
     out = tmp_path_factory.mktemp("theory_out")
     return {
         "01": _execute("01_data_and_regimes", work, out / "01"),
-        "02": _execute("02_t1_auc_margin", work, out / "02", min_cell_n=10),
-        "03": _execute("03_t2_regime_decomposition", work, out / "03", min_cell_n=10),
+        "02": _execute("02_t1_auc_margin", work, out / "02", min_cell_n=8),
+        "03": _execute("03_t2_regime_decomposition", work, out / "03", min_cell_n=8),
         "04": _execute("04_t3_brel_knockout", work, out / "04"),
     }
 
@@ -117,7 +117,7 @@ def test_config_hash_matches_the_config_class(records) -> None:
         assert record["config_kind"] == cls.__name__
         params = {**COMMON}
         if key in ("02", "03"):
-            params["min_cell_n"] = 10
+            params["min_cell_n"] = 8
         assert cls.from_parameters(**params).config_hash() == record["config_hash"], key
 
 
@@ -139,7 +139,7 @@ def test_overview_record(records) -> None:
 def test_t1_record(records) -> None:
     numbers = records["02"]["numbers"]
     summary = numbers["summary"]
-    assert numbers["arm"] == "q" and numbers["min_cell_n"] == 10
+    assert numbers["arm"] == "q" and numbers["min_cell_n"] == 8
     assert summary["cells"] == summary["cells_fitted"] + summary["cells_not_fitted"]
     assert summary["cells_fitted"] >= 1
     assert 0 <= summary["probit_cells_passing"] <= summary["cells_fitted"]
