@@ -24,6 +24,26 @@ ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
 K_VALUES: tuple[int, ...] = (1, 2, 5, 10)
 HEADLINE_K: int = 5  # the paper reports R@5
 ENCODE_BATCH_SIZE: int = 64
+# A question pool with <= k candidates (after the bridge is excluded) makes hit@k 1 for every
+# arm: "exclude" leaves such items out of every hit@k claim (counted in each record), "keep"
+# keeps them. Corpus pools are never that small.
+TINY_POOL_RULES: tuple[str, ...] = ("exclude", "keep")
+TINY_POOLS: str = "exclude"
+# The knockout arm of a bridge whose only sentence is B_rel: "title" queries with the bridge's
+# title (all that is left once B_rel is knocked out), "drop" leaves the item out of knockout.
+KNOCKOUT_SINGLE_RULES: tuple[str, ...] = ("title", "drop")
+KNOCKOUT_SINGLE: str = "title"
+
+# --- regimes ---------------------------------------------------------------------------------
+# Which names of the hop-2 entity count for P1/P2: "title" (the hop-2 passage's title and
+# aliases) or "title+linking" (plus the linking entity, which makes P2 true by construction on
+# MuSiQue and 2Wiki; see regime_core.regimes.PREDICATE_NAMES).
+PREDICATE_NAMES: str = "title"
+# A predicate true (or false) for at least this share of a dataset's items is degenerate there:
+# it is reported, but that dataset is not evidence about it.
+DEGENERATE_SHARE: float = 0.95
+# Whether a claim's verdict is judged on the datasets pooled ("pooled") or on each dataset.
+DATASET_LEVELS: tuple[str, ...] = ("pooled", "separate")
 
 # --- statistics ------------------------------------------------------------------------------
 SEED: int = 0

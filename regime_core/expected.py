@@ -22,8 +22,10 @@ Two data files live at the top of the repository:
 
 >>> judge_estimate(0.056, True, estimate=0.05, ci_lo=0.02, ci_hi=0.08, p=0.001).verdict
 'reproduced'
->>> judge_estimate(0.056, True, estimate=0.02, ci_lo=-0.01, ci_hi=0.04, p=0.2).verdict
+>>> judge_estimate(0.056, True, estimate=0.02, ci_lo=0.005, ci_hi=0.04, p=0.01).verdict
 'direction only'
+>>> judge_estimate(0.056, True, estimate=0.02, ci_lo=-0.01, ci_hi=0.04, p=0.2).verdict
+'not reproduced'
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ EXPECTED_SCHEMA = "regime-expected/1"
 EXPECTED_PROFILE = "quick"
 
 REPRODUCED, DIRECTION_ONLY, NOT_REPRODUCED = "reproduced", "direction only", "not reproduced"
-VERDICTS: tuple[str, ...] = (REPRODUCED, DIRECTION_ONLY, NOT_REPRODUCED)
+SMALLER, LARGER = "smaller than reported", "larger than reported"
+VERDICTS: tuple[str, ...] = (REPRODUCED, DIRECTION_ONLY, SMALLER, LARGER, NOT_REPRODUCED)
 #: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
 
@@ -66,11 +69,14 @@ SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
 VERDICT_RULES: dict[str, str] = {
     "estimate": "A point value with a significance statement (or none). Reproduced: the paper's "
     "value lies inside our confidence interval and our test agrees with the paper's on "
-    "significance. Direction only: not reproduced, but our estimate has the sign of the "
-    "paper's. Not reproduced: otherwise.",
+    "significance. Not reproduced: our interval covers zero where the paper's effect is "
+    "significant. Direction only: otherwise, if our interval excludes zero on the paper's side. "
+    "Not reproduced: otherwise.",
     "range": "A range of values with a p-value bound. Reproduced: our confidence interval "
-    "overlaps the paper's range and our test is significant. Direction only: not reproduced, "
-    "but our estimate has the sign of the range. Not reproduced: otherwise.",
+    "overlaps the paper's range and our test is significant. Smaller (larger) than reported: our "
+    "interval lies wholly below (above) the range and excludes zero on the range's side. "
+    "Direction only: otherwise, if our interval excludes zero on the range's side. Not "
+    "reproduced: otherwise.",
     "share": "'Threshold met in k of n cells'. Reproduced: our share of cells meeting the "
     "threshold is at least k/n. Direction only: fewer cells meet the threshold, but the "
     "weaker, direction-only criterion (e.g. a significantly positive rank correlation) holds "
@@ -78,6 +84,9 @@ VERDICT_RULES: dict[str, str] = {
     "holds": "A yes/no statement our run decides (e.g. 'the split holds for every encoder'). "
     "Reproduced: it holds. Direction only: it does not hold as a whole but holds in at least "
     "one of its parts (e.g. one encoder). Not reproduced: otherwise.",
+    "positive": "A difference the paper's method implies is positive (e.g. the router beats "
+    "always-union; the paper reports no number). Reproduced: our interval lies above zero and "
+    "our test is significant. Not reproduced: otherwise.",
 }
 CLAIM_RULES: tuple[str, ...] = tuple(VERDICT_RULES)
 _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
@@ -85,12 +94,14 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
     "range": ("estimate", "ci_lo", "ci_hi", "p"),
     "share": ("passing", "total"),
     "holds": ("holds",),
+    "positive": ("estimate", "ci_lo", "ci_hi", "p"),
 }
 _REQUIRED_PAPER: dict[str, tuple[str, ...]] = {
     "estimate": ("value",),
     "range": ("low", "high"),
     "share": ("passing", "total"),
     "holds": ("statement",),
+    "positive": ("statement",),
 }
 
 
@@ -145,9 +156,17 @@ def judge_estimate(
         reason += f"; paper {paper_word}, ours {ours_word}"
     if inside and agrees:
         return Judgement(REPRODUCED, reason)
-    if _sign(estimate) != 0 and _sign(estimate) == _sign(paper_value):
-        return Judgement(DIRECTION_ONLY, reason + "; same sign")
-    return Judgement(NOT_REPRODUCED, reason + "; not the paper's sign")
+    excludes_zero = _excludes_zero_on_side(ci_lo, ci_hi, _sign(paper_value))
+    if paper_significant and not excludes_zero:
+        return Judgement(NOT_REPRODUCED, reason + "; our CI does not exclude zero")
+    if excludes_zero:
+        return Judgement(DIRECTION_ONLY, reason + "; our CI excludes zero on the paper's side")
+    return Judgement(NOT_REPRODUCED, reason + "; our CI does not exclude zero on its side")
+
+
+def _excludes_zero_on_side(ci_lo: float, ci_hi: float, side: int) -> bool:
+    """The interval lies strictly on ``side`` (+1: above zero, -1: below) of zero."""
+    return (side > 0 and ci_lo > 0) or (side < 0 and ci_hi < 0)
 
 
 def judge_range(
@@ -158,12 +177,16 @@ def judge_range(
     >>> judge_range(0.086, 0.141, estimate=0.10, ci_lo=0.05, ci_hi=0.15, p=0.0001).verdict
     'reproduced'
     >>> judge_range(0.086, 0.141, estimate=0.03, ci_lo=-0.01, ci_hi=0.07, p=0.2).verdict
-    'direction only'
+    'not reproduced'
+    >>> judge_range(0.086, 0.141, estimate=0.05, ci_lo=0.03, ci_hi=0.08, p=0.001).verdict
+    'smaller than reported'
     """
     if not low <= high:
         raise ValueError(f"judge_range: low {low} > high {high}")
     if _sign(low) * _sign(high) < 0:
         raise ValueError(f"judge_range: the range [{low}, {high}] has no single sign")
+    if not ci_lo <= ci_hi:
+        raise ValueError(f"judge_range: ci_lo {ci_lo} > ci_hi {ci_hi}")
     overlaps = ci_lo <= high and ci_hi >= low
     significant = bool(_significant(p))
     reason = (
@@ -173,9 +196,37 @@ def judge_range(
     if overlaps and significant:
         return Judgement(REPRODUCED, reason)
     direction = _sign(low) or _sign(high)
-    if _sign(estimate) != 0 and _sign(estimate) == direction:
-        return Judgement(DIRECTION_ONLY, reason + "; same sign")
-    return Judgement(NOT_REPRODUCED, reason + "; not the paper's sign")
+    excludes_zero = _excludes_zero_on_side(ci_lo, ci_hi, direction)
+    if not excludes_zero:
+        return Judgement(NOT_REPRODUCED, reason + "; our CI does not exclude zero on its side")
+    # |ours| wholly below (or above) the range's magnitudes
+    below = ci_hi < low if direction > 0 else ci_lo > high
+    above = ci_lo > high if direction > 0 else ci_hi < low
+    if below:
+        return Judgement(SMALLER, reason + "; our CI lies wholly below the range")
+    if above:
+        return Judgement(LARGER, reason + "; our CI lies wholly above the range")
+    return Judgement(DIRECTION_ONLY, reason + "; our CI excludes zero on the range's side")
+
+
+def judge_positive(*, estimate: float, ci_lo: float, ci_hi: float, p: float | None) -> Judgement:
+    """The ``positive`` rule of :data:`VERDICT_RULES`.
+
+    >>> judge_positive(estimate=0.01, ci_lo=0.002, ci_hi=0.02, p=0.01).verdict
+    'reproduced'
+    >>> judge_positive(estimate=0.01, ci_lo=0.0, ci_hi=0.02, p=0.06).verdict
+    'not reproduced'
+    """
+    if not ci_lo <= ci_hi:
+        raise ValueError(f"judge_positive: ci_lo {ci_lo} > ci_hi {ci_hi}")
+    significant = bool(_significant(p))
+    reason = (
+        f"our CI {'lies above' if ci_lo > 0 else 'does not lie above'} zero; ours "
+        f"{'significant' if significant else 'n.s.'}"
+    )
+    if ci_lo > 0 and significant and estimate > 0:
+        return Judgement(REPRODUCED, reason)
+    return Judgement(NOT_REPRODUCED, reason)
 
 
 def judge_share(
@@ -346,7 +397,7 @@ def paper_text(claim: Claim) -> str:
         threshold = paper.get("threshold")
         what = f" with R² ≥ {threshold:.2f}" if threshold is not None else ""
         return f"{paper['passing']} of {paper['total']} cells{what}"
-    if claim.rule == "holds":
+    if claim.rule in ("holds", "positive"):
         return str(paper["statement"])
     if claim.rule == "range":
         text = f"{format_number(paper['low'], 'pp')} to {format_number(paper['high'], 'pp')}"
@@ -362,62 +413,98 @@ def paper_text(claim: Claim) -> str:
     return text
 
 
+def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
+    """Our side of ``claim`` as plain values read from ``record`` (the run ``claim.run``):
+    ``estimate, ci_lo, ci_hi, p, n`` (estimate, range, positive), ``passing, total,
+    direction`` (share) or ``holds, parts`` (holds). Absent optional keys are ``None``.
+
+    Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
+    """
+    ours = claim.ours
+    if claim.rule in ("estimate", "range", "positive"):
+        return {
+            "estimate": _number(record, ours["estimate"]),
+            "ci_lo": _number(record, ours["ci_lo"]),
+            "ci_hi": _number(record, ours["ci_hi"]),
+            "p": _number(record, ours["p"]) if "p" in ours else None,
+            "n": int(_number(record, ours["n"])) if "n" in ours else None,
+        }
+    if claim.rule == "share":
+        return {
+            "passing": int(_number(record, ours["passing"])),
+            "total": int(_number(record, ours["total"])),
+            "direction": int(_number(record, ours["direction"])) if "direction" in ours else None,
+        }
+    return {
+        "holds": bool(get_number(record, ours["holds"])),
+        "parts": {
+            str(label): bool(get_number(record, key))
+            for label, key in (ours.get("parts") or {}).items()
+        },
+    }
+
+
+def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
+    """The verdict of ``claim`` (its rule, the paper's side) for our ``values`` (as
+    :func:`claim_values` returns them); pure. The robustness chapter calls it once per reading."""
+    paper = claim.paper
+    if claim.rule in ("estimate", "range", "positive"):
+        estimate, lo, hi, p = (values[k] for k in ("estimate", "ci_lo", "ci_hi", "p"))
+        if claim.rule == "range":
+            return judge_range(
+                float(paper["low"]), float(paper["high"]), estimate=estimate, ci_lo=lo, ci_hi=hi,
+                p=float(p if p is not None else 1.0),
+            )  # fmt: skip
+        if claim.rule == "positive":
+            return judge_positive(estimate=estimate, ci_lo=lo, ci_hi=hi, p=p)
+        return judge_estimate(
+            float(paper["value"]), paper_significant(paper),
+            estimate=estimate, ci_lo=lo, ci_hi=hi, p=p,
+        )  # fmt: skip
+    if claim.rule == "share":
+        return judge_share(
+            int(paper["passing"]), int(paper["total"]), passing=values["passing"],
+            total=values["total"], direction_passing=values.get("direction"),
+        )  # fmt: skip
+    return judge_holds(bool(values["holds"]), values.get("parts") or {})
+
+
+def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
+    """Our side of a claim in words, e.g. ``+6.6 pp (95% CI +4.5 pp to +9.1 pp), p < 0.001``."""
+    if claim.rule in ("estimate", "range", "positive"):
+        level = round(100 * config.CONFIDENCE)
+        text = (
+            f"{format_number(values['estimate'], 'pp')} ({level}% CI "
+            f"{format_number(values['ci_lo'], 'pp')} to {format_number(values['ci_hi'], 'pp')})"
+        )
+        if values.get("p") is not None:
+            text += f", {_p_text(values['p'])}"
+        return text
+    if claim.rule == "share":
+        text = f"{values['passing']} of {values['total']} cells"
+        if values.get("direction") is not None:
+            text += f" (direction: {values['direction']} of {values['total']})"
+        return text
+    text = "yes" if values["holds"] else "no"
+    parts = values.get("parts") or {}
+    if parts:
+        text += " (" + ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in parts.items()) + ")"
+    return text
+
+
 def judge_claim(claim: Claim, record: Mapping[str, Any]) -> ClaimRow:
     """Our side of ``claim`` read from ``record`` (the run ``claim.run``), and the verdict.
 
     Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
     """
-    ours = claim.ours
-    paper = claim.paper
-    n_text = ""
-    if "n" in ours:
-        n_text = f"n = {format_number(get_number(record, ours['n']), 'int')}"
-    if claim.rule in ("estimate", "range"):
-        estimate = _number(record, ours["estimate"])
-        lo, hi = _number(record, ours["ci_lo"]), _number(record, ours["ci_hi"])
-        p = _number(record, ours["p"]) if "p" in ours else None
-        level = round(100 * config.CONFIDENCE)
-        text = (
-            f"{format_number(estimate, 'pp')} ({level}% CI {format_number(lo, 'pp')} to "
-            f"{format_number(hi, 'pp')})"
-        )
-        if p is not None:
-            text += f", {_p_text(p)}"
-        if claim.rule == "range":
-            judgement = judge_range(
-                float(paper["low"]), float(paper["high"]), estimate=estimate, ci_lo=lo, ci_hi=hi,
-                p=float(p if p is not None else 1.0),
-            )  # fmt: skip
-        else:
-            judgement = judge_estimate(
-                float(paper["value"]), paper_significant(paper),
-                estimate=estimate, ci_lo=lo, ci_hi=hi, p=p,
-            )  # fmt: skip
-    elif claim.rule == "share":
-        passing = int(_number(record, ours["passing"]))
-        total = int(_number(record, ours["total"]))
-        direction = int(_number(record, ours["direction"])) if "direction" in ours else None
-        text = f"{passing} of {total} cells"
-        if direction is not None:
-            text += f" (direction: {direction} of {total})"
-        judgement = judge_share(
-            int(paper["passing"]), int(paper["total"]), passing=passing, total=total,
-            direction_passing=direction,
-        )  # fmt: skip
-    else:  # holds
-        holds = bool(get_number(record, ours["holds"]))
-        parts = {
-            str(label): bool(get_number(record, key))
-            for label, key in (ours.get("parts") or {}).items()
-        }
-        text = "yes" if holds else "no"
-        if parts:
-            text += " (" + ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in parts.items()) + ")"
-        judgement = judge_holds(holds, parts)
+    values = claim_values(claim, record)
     behind = fill_behind(claim.behind, record)
-    if n_text:
+    if values.get("n") is not None:
+        n_text = f"n = {format_number(values['n'], 'int')}"
         behind = f"{behind}; {n_text}" if behind else n_text
-    return ClaimRow(claim, paper_text(claim), text, behind, judgement)
+    return ClaimRow(
+        claim, paper_text(claim), values_text(claim, values), behind, judge_values(claim, values)
+    )
 
 
 _PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)\}")

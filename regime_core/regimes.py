@@ -34,6 +34,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.schema import Example
 from regime_core.text import NormalizationRules, compile_names
@@ -47,6 +48,15 @@ B_REL_SOURCES: tuple[str, ...] = (
     "entity_mention",  # fallback: the first bridge sentence that mentions the hop-2 entity
     "none",  # neither exists
 )
+
+#: Which names of the hop-2 entity count for the *predicates* P1 and P2 (``RegimeRules.
+#: predicate_names``). Finding ``B_rel`` and the bridge's own mention always uses every name.
+PREDICATE_NAMES: dict[str, str] = {
+    "title": "the hop-2 passage's title and its aliases (the entity the hop-2 passage is about)",
+    "title+linking": "the title and aliases plus the linking entity (Example.hop2_entity: the "
+    "step-1 answer in MuSiQue, the evidence object in 2Wiki), which the bridge contains by "
+    "construction, so P2 is then true for (almost) every item",
+}
 
 RELATION_SENTENCE_DEFINITIONS: dict[str, str] = {
     "mentions_hop2_entity": "a bridge sentence that mentions the hop-2 entity (by its mention, "
@@ -65,18 +75,33 @@ class RegimeRules(ConfigMixin):
     passage is often titled after another entity of the question).
     ``relation_sentence``: the definition of a relation-bearing sentence (a key of
     ``RELATION_SENTENCE_DEFINITIONS``).
+    ``predicate_names``: which names count for P1 and P2 (a key of :data:`PREDICATE_NAMES`).
+    The linking entity is always used to *find* ``B_rel`` and the bridge's mention of the
+    entity, but as a predicate name it makes P2 true by construction, so by default it is not
+    one (``config.PREDICATE_NAMES``).
     """
 
     normalization: NormalizationRules = field(default_factory=NormalizationRules)
     use_title: bool = True
     use_aliases: bool = True
     relation_sentence: str = "mentions_hop2_entity"
+    predicate_names: str = config.PREDICATE_NAMES
 
     def validate(self) -> None:
         if not isinstance(self.normalization, NormalizationRules):
             raise ValueError(
                 "RegimeRules.normalization must be a NormalizationRules, "
                 f"got {type(self.normalization).__name__}"
+            )
+        if self.predicate_names not in PREDICATE_NAMES:
+            raise ValueError(
+                f"RegimeRules.predicate_names is {self.predicate_names!r}, "
+                f"not one of {sorted(PREDICATE_NAMES)}"
+            )
+        if self.predicate_names == "title" and not (self.use_title or self.use_aliases):
+            raise ValueError(
+                "RegimeRules: predicate_names='title' needs use_title or use_aliases; "
+                "with both off no name is left for P1/P2"
             )
         if self.relation_sentence not in RELATION_SENTENCE_DEFINITIONS:
             raise ValueError(
@@ -154,9 +179,33 @@ def hop2_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> t
     return tuple(names)
 
 
+def predicate_names(
+    example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES
+) -> tuple[str, ...]:
+    """The names that count for P1 and P2 under ``rules.predicate_names``: with ``"title"`` the
+    target's title (``use_title``) and aliases (``use_aliases``); with ``"title+linking"``
+    every name of :func:`hop2_names` (the linking entity first)."""
+    example, rules = _check(example, rules)
+    if rules.predicate_names == "title+linking":
+        return hop2_names(example, rules)
+    names: list[str] = []
+    if rules.use_title:
+        names.append(example.target.title)
+    if rules.use_aliases:
+        names.extend(example.hop2_aliases)
+    names = list(dict.fromkeys(n for n in names if n.strip()))
+    if not compile_names(tuple(names), rules.normalization).forms:
+        raise ValueError(
+            f"example {example.id}: the hop-2 passage's title {example.target.title!r} and "
+            f"aliases {list(example.hop2_aliases)!r} leave no usable name for P1/P2; fix the "
+            "record or use RegimeRules(predicate_names='title+linking')"
+        )
+    return tuple(names)
+
+
 def p1(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> bool:
-    """P1: the hop-2 entity (any of :func:`hop2_names`) appears in the question."""
-    matcher = compile_names(hop2_names(example, rules), rules.normalization)
+    """P1: the hop-2 entity (any of :func:`predicate_names`) appears in the question."""
+    matcher = compile_names(predicate_names(example, rules), rules.normalization)
     return matcher.any(example.question)
 
 
@@ -167,9 +216,10 @@ def relation_sentences(example: Example, rules: RegimeRules = DEFAULT_REGIME_RUL
 
 
 def p2(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> bool:
-    """P2: the hop-2 entity appears in a relation-bearing sentence of the bridge, i.e. (by our
-    definition of relation-bearing) in some bridge sentence."""
-    return bool(relation_sentences(example, rules))
+    """P2: the hop-2 entity (any of :func:`predicate_names`) appears in a relation-bearing
+    sentence of the bridge, i.e. (by our definition of relation-bearing) in some sentence."""
+    matcher = compile_names(predicate_names(example, rules), rules.normalization)
+    return any(matcher.any(s) for s in example.bridge.sentences)
 
 
 def gold_b_rel(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> GoldBRel:
@@ -224,6 +274,7 @@ def regime_table(
         example, rules = _check(example, rules)
         matcher = compile_names(hop2_names(example, rules), rules.normalization)
         found = [i for i, s in enumerate(example.bridge.sentences) if matcher.any(s)]
+        predicate = compile_names(predicate_names(example, rules), rules.normalization)
         if example.relation_sentence is not None:
             b_index, b_source = example.relation_sentence, "example"
         elif found:
@@ -237,8 +288,8 @@ def regime_table(
                 example.split,
                 example.native_type,
                 example.parallel,
-                matcher.any(example.question),
-                bool(found),
+                predicate.any(example.question),
+                any(predicate.any(s) for s in example.bridge.sentences),
                 None,
                 len(found),
                 b_index,
@@ -304,3 +355,40 @@ def _regime_order_key(column: pd.Series) -> pd.Series:
     if column.name == "regime":
         return column.map({r: i for i, r in enumerate(REGIMES)})
     return column
+
+
+def degenerate_predicates(
+    table: pd.DataFrame,
+    threshold: float = config.DEGENERATE_SHARE,
+    by: str = "dataset",
+) -> pd.DataFrame:
+    """Which predicates are (nearly) constant within each group of ``by``; pure.
+
+    One row per (group, predicate) with ``n``, ``share_true`` and ``degenerate``: true when the
+    predicate is true, or false, for at least ``threshold`` of the group's items. A degenerate
+    predicate cannot separate regimes there, so that group is no evidence about it.
+
+    >>> t = pd.DataFrame({"dataset": ["a"] * 20, "p1": [True] * 10 + [False] * 10,
+    ...                   "p2": [True] * 20})
+    >>> degenerate_predicates(t)[["predicate", "share_true", "degenerate"]].values.tolist()
+    [['p1', 0.5, False], ['p2', 1.0, True]]
+    """
+    if not 0.5 < threshold <= 1.0:
+        raise ValueError(f"degenerate_predicates: threshold must lie in (0.5, 1], got {threshold}")
+    missing = [c for c in (by, "p1", "p2") if c not in table.columns]
+    if missing:
+        raise ValueError(f"degenerate_predicates: the table lacks column(s) {missing}")
+    rows = []
+    for group, part in table.groupby(by, sort=True):
+        for predicate in ("p1", "p2"):
+            share = float(part[predicate].astype(bool).mean())
+            rows.append(
+                {
+                    by: group,
+                    "predicate": predicate,
+                    "n": len(part),
+                    "share_true": share,
+                    "degenerate": bool(max(share, 1.0 - share) >= threshold),
+                }
+            )
+    return pd.DataFrame(rows, columns=[by, "predicate", "n", "share_true", "degenerate"])

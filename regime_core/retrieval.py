@@ -226,9 +226,18 @@ def resolve_b_rel(example: Example, b_rel: int | str | None) -> tuple[int | None
 
 
 def arm_query_texts(
-    example: Example, arm: str, b_rel: int | str | None, *, alpha: float = config.ALPHA
+    example: Example,
+    arm: str,
+    b_rel: int | str | None,
+    *,
+    alpha: float = config.ALPHA,
+    knockout_single: str = config.KNOCKOUT_SINGLE,
 ) -> list[tuple[str, float]]:
     """The ``(text, weight)`` parts of an arm's query for one example; pure.
+
+    ``knockout_single`` says what ``knockout`` queries with when ``B_rel`` is the bridge's only
+    sentence: ``"title"``, the bridge's title (what is left of the bridge without ``B_rel``), or
+    ``"drop"``, nothing (the item is missing from the arm, counted).
 
     The query vector is ``Σ weight·f_q(text)``, re-normalised. ``b_rel`` is the bridge's
     relation sentence as an index into ``example.bridge.sentences`` or as text (gold:
@@ -240,6 +249,10 @@ def arm_query_texts(
     """
     if arm not in config.ARMS:
         raise ValueError(f"arm {arm!r} is not one of {config.ARMS}")
+    if knockout_single not in config.KNOCKOUT_SINGLE_RULES:
+        raise ValueError(
+            f"knockout_single {knockout_single!r} is not one of {config.KNOCKOUT_SINGLE_RULES}"
+        )
     question = (example.question, 1.0)
     if arm == "q":
         return [question]
@@ -259,6 +272,8 @@ def arm_query_texts(
     if index is None:
         raise MissingArmInput(example.id, arm, MISSING_B_REL_NOT_IN_BRIDGE)
     rest = " ".join(s for i, s in enumerate(example.bridge.sentences) if i != index)
+    if not rest.strip() and knockout_single == "title":
+        rest = example.bridge.title
     if not rest.strip():
         raise MissingArmInput(example.id, arm, MISSING_KNOCKOUT_TEXT)
     return [question, (rest, alpha)]
@@ -560,14 +575,18 @@ class _ArmPlan:
 
 
 def _plan_arm(
-    examples: Sequence[Example], arm: str, b_rel: Sequence[int | str | None], alpha: float
+    examples: Sequence[Example],
+    arm: str,
+    b_rel: Sequence[int | str | None],
+    alpha: float,
+    knockout_single: str = config.KNOCKOUT_SINGLE,
 ) -> _ArmPlan:
     kept: list[int] = []
     parts: list[tuple[tuple[str, float], ...]] = []
     missing: list[tuple[str, str]] = []
     for i, (ex, rel) in enumerate(zip(examples, b_rel, strict=True)):
         try:
-            texts = arm_query_texts(ex, arm, rel, alpha=alpha)
+            texts = arm_query_texts(ex, arm, rel, alpha=alpha, knockout_single=knockout_single)
         except MissingArmInput as err:
             missing.append((ex.id, err.reason))
             continue
@@ -665,6 +684,7 @@ def retrieve_arms(
     k: int | None = max(config.K_VALUES),
     scorer: str | None = None,
     pools: CandidatePools | None = None,
+    knockout_single: str = config.KNOCKOUT_SINGLE,
 ) -> dict[str, Ranking]:
     """Rank every example's hop-2 candidates for several arms, sharing one set of encodings.
 
@@ -675,7 +695,7 @@ def retrieve_arms(
     rounding) defaults to the faster for the pools' shape (:func:`default_scorer`). ``k``
     truncates the stored top list and the run file (``None``: all candidates); ranks, scores
     and metrics always use the full candidate list. ``pools`` reuses candidate pools already
-    built over the same examples.
+    built over the same examples. ``knockout_single``: see :func:`arm_query_texts`.
 
     >>> rankings = retrieve_arms(exs, ("q", "union"), encoder=enc, store=store)  # doctest: +SKIP
     >>> rankings["union"].metrics()["hit@5"]                                     # doctest: +SKIP
@@ -705,7 +725,7 @@ def retrieve_arms(
     if len(pools.candidates) != len(examples):
         raise ValueError(f"{len(pools.candidates)} candidate pools for {len(examples)} examples")
 
-    plans = {arm: _plan_arm(examples, arm, b_rel, alpha) for arm in arms}
+    plans = {arm: _plan_arm(examples, arm, b_rel, alpha, knockout_single) for arm in arms}
     # Each distinct text is encoded once, whichever arms and examples share it.
     text_row = {
         text: row

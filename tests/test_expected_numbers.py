@@ -15,8 +15,10 @@ import pytest
 from regime_core import expected
 from regime_core.expected import (
     DIRECTION_ONLY,
+    LARGER,
     NOT_REPRODUCED,
     REPRODUCED,
+    SMALLER,
     VERDICTS,
     Claim,
     Expected,
@@ -27,6 +29,7 @@ from regime_core.expected import (
     judge_estimate,
     judge_holds,
     judge_range,
+    judge_positive,
     judge_share,
     load_claims,
     load_expected,
@@ -50,6 +53,13 @@ from regime_core.records import write_record
         (False, 0.004, -0.01, 0.02, 0.5, REPRODUCED),  # paper n.s., ours n.s., value inside
         (False, 0.03, 0.02, 0.05, 0.001, DIRECTION_ONLY),  # paper n.s., ours significant
         (True, 0.05, 0.02, 0.08, None, DIRECTION_ONLY),  # a significance claim needs our test
+        # the harder rules, at their boundaries
+        (True, 0.02, 0.0, 0.04, 0.06, NOT_REPRODUCED),  # a CI touching zero covers it
+        (True, 0.02, 0.001, 0.04, 0.04, DIRECTION_ONLY),  # just excludes zero
+        (True, 0.03, -0.01, 0.07, 0.3, NOT_REPRODUCED),  # covers zero, paper significant
+        (None, 0.002, 0.0, 0.006, None, NOT_REPRODUCED),  # the oracle gap: far off, covers 0
+        (False, 0.002, -0.005, 0.012, 0.3, REPRODUCED),  # paper n.s. and inside: covering 0 is fine
+        (False, 0.02, 0.015, 0.05, 0.01, DIRECTION_ONLY),  # paper n.s., outside, ours positive
     ],
 )
 def test_judge_estimate(
@@ -71,7 +81,10 @@ def test_judge_estimate_rejects_a_reversed_interval() -> None:
     [
         (0.10, 0.05, 0.15, 0.0001, REPRODUCED),
         (0.20, 0.13, 0.25, 0.0001, REPRODUCED),  # CI overlaps the range, the point is above it
-        (0.20, 0.16, 0.25, 0.0001, DIRECTION_ONLY),  # CI misses the range
+        (0.20, 0.16, 0.25, 0.0001, LARGER),  # CI wholly above the range
+        (0.05, 0.03, 0.08, 0.0001, SMALLER),  # CI wholly below the range, above zero
+        (0.05, 0.03, 0.086, 0.0001, REPRODUCED),  # CI just reaching the range
+        (0.05, 0.0, 0.08, 0.04, NOT_REPRODUCED),  # CI touching zero: not even the direction
         (0.10, 0.05, 0.15, 0.2, DIRECTION_ONLY),  # overlaps but n.s.
         (-0.01, -0.05, 0.03, 0.5, NOT_REPRODUCED),
     ],
@@ -79,6 +92,20 @@ def test_judge_estimate_rejects_a_reversed_interval() -> None:
 def test_judge_range(estimate: float, lo: float, hi: float, p: float, verdict: str) -> None:
     got = judge_range(0.086, 0.141, estimate=estimate, ci_lo=lo, ci_hi=hi, p=p)
     assert got.verdict == verdict, got.reason
+
+
+@pytest.mark.parametrize(
+    ("estimate", "lo", "hi", "p", "verdict"),
+    [
+        (0.01, 0.002, 0.02, 0.01, REPRODUCED),
+        (0.01, 0.0, 0.02, 0.01, NOT_REPRODUCED),  # CI touching zero
+        (0.01, 0.002, 0.02, 0.06, NOT_REPRODUCED),  # n.s.
+        (0.0, 0.0, 0.0, 1.0, NOT_REPRODUCED),  # router and always-union identical
+        (-0.01, -0.02, -0.001, 0.01, NOT_REPRODUCED),
+    ],
+)
+def test_judge_positive(estimate: float, lo: float, hi: float, p: float, verdict: str) -> None:
+    assert judge_positive(estimate=estimate, ci_lo=lo, ci_hi=hi, p=p).verdict == verdict
 
 
 def test_judge_range_needs_a_range_of_one_sign() -> None:

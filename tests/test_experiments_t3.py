@@ -38,7 +38,8 @@ def _table(n: int = 200, knockout_loss: float = 0.3, seed: int = 0) -> pd.DataFr
                     "native_type": "t",
                     "parallel": i % 8 == 0,
                     "p1": not b_dominant,
-                    "p2": True,
+                    # P2 false on half the Q-dominant items, so that it is not degenerate
+                    "p2": b_dominant or i % 8 != 0,
                     "regime": "B-dominant" if b_dominant else "Q-dominant",
                     "entity_is_title": i % 2 == 0,
                 }
@@ -87,3 +88,16 @@ def test_entity_audit_counts_title_mentions() -> None:
     assert share == pytest.approx(audit["mention_is_title"] / audit["with_mention"])
     assert numbers["comparisons"]["union_vs_entity"]["e1"]["all"]["drop"] == 0.0
     assert numbers["paper"]["drop_low"] < numbers["paper"]["drop_high"]
+
+
+def test_a_dataset_with_a_degenerate_predicate_is_not_pooled() -> None:
+    informative = _table()
+    constant = _table(seed=1).assign(dataset="d2", p2=True)  # P2 true for every item of d2
+    result = analyse_t3(pd.concat([informative, constant]), T3Config(bootstrap_resamples=200))
+    knock = result.comparisons.query("comparison == 'union_vs_knockout'").set_index("dataset")
+    assert knock.loc["all", "n"] == knock.loc["d1", "n"]  # d2 reported, not pooled
+    assert knock.loc["d2", "n"] > 0
+    numbers = result.to_numbers()
+    assert numbers["pooled_datasets"] == "d1"
+    assert numbers["degenerate"]["d2"]["p2"] == {"share_true": 1.0, "degenerate": True}
+    assert numbers["degenerate"]["d1"]["p2"]["degenerate"] is False

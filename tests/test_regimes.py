@@ -14,10 +14,12 @@ from regime_core.regimes import (
     TABLE_COLUMNS,
     GoldBRel,
     RegimeRules,
+    degenerate_predicates,
     gold_b_rel,
     hop2_names,
     p1,
     p2,
+    predicate_names,
     regime,
     regime_label,
     regime_labels,
@@ -141,9 +143,48 @@ def test_disambiguated_title_matches_via_its_plain_form() -> None:
     # match, through its form without the disambiguator
     example = make_example(Q_NAMES_ENTITY, hop2_entity="E. M.")
     assert p1(example)
-    no_title = RegimeRules(use_title=False)
+    no_title = RegimeRules(use_title=False, predicate_names="title+linking")
     assert not p1(example, no_title)
     assert not p2(example, no_title)
+    # under the default predicate names only the title and aliases count: none is left
+    with pytest.raises(ValueError, match="no usable name for P1/P2"):
+        p1(example, RegimeRules(use_title=False))
+    with pytest.raises(ValueError, match="needs use_title or use_aliases"):
+        RegimeRules(use_title=False, use_aliases=False)
+
+
+def test_predicate_names_knob_separates_title_from_linking_entity() -> None:
+    # MuSiQue-like: the bridge names the linking entity, the hop-2 passage is titled otherwise
+    target = Passage.make("Lyon Film Festival", ["The Lyon Film Festival is held in Lyon."])
+    example = make_example(Q_INDIRECT, target=target, hop2_aliases=())
+    title_only = RegimeRules(predicate_names="title")
+    linking = RegimeRules(predicate_names="title+linking")
+    assert predicate_names(example, title_only) == ("Lyon Film Festival",)
+    assert predicate_names(example, linking) == ("Élodie Marchetti", "Lyon Film Festival")
+    assert not p2(example, title_only)  # the bridge never names the festival
+    assert p2(example, linking)  # the bridge names the linking entity by construction
+    assert regime(example, title_only) == "neither"
+    assert regime(example, linking) == "B-dominant"
+    # B_rel is found with every name, whatever the predicate names
+    assert gold_b_rel(example, title_only) == gold_b_rel(example, linking)
+    assert gold_b_rel(example, title_only).index is not None
+    table = regime_table([example], title_only)
+    assert not table.loc[0, "p2"] and table.loc[0, "n_relation_sentences"] >= 1
+
+
+def test_degenerate_predicates_at_the_threshold() -> None:
+    def table(n_true: int, n: int = 100) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"dataset": "d", "p1": [i < n_true for i in range(n)], "p2": [i < 50 for i in range(n)]}
+        )
+
+    assert degenerate_predicates(table(95)).set_index("predicate").loc["p1", "degenerate"]
+    assert not degenerate_predicates(table(94)).set_index("predicate").loc["p1", "degenerate"]
+    assert degenerate_predicates(table(5)).set_index("predicate").loc["p1", "degenerate"]  # false
+    assert not degenerate_predicates(table(6)).set_index("predicate").loc["p1", "degenerate"]
+    assert not degenerate_predicates(table(50)).set_index("predicate").loc["p2", "degenerate"]
+    with pytest.raises(ValueError, match="threshold"):
+        degenerate_predicates(table(50), threshold=0.4)
 
 
 def test_aliases_count_only_when_the_rules_say_so() -> None:
@@ -152,7 +193,8 @@ def test_aliases_count_only_when_the_rules_say_so() -> None:
     assert p1(example)
     assert not p1(example, RegimeRules(use_aliases=False))
     assert hop2_names(example) == ("Élodie Marchetti", "Élodie Marchetti (director)", "La Marquise")
-    assert hop2_names(example, RegimeRules(use_aliases=False, use_title=False)) == (
+    only_mention = RegimeRules(use_aliases=False, use_title=False, predicate_names="title+linking")
+    assert hop2_names(example, only_mention) == (
         "Élodie Marchetti",
     )
 
@@ -195,6 +237,8 @@ def test_unusable_hop2_entity_raises_with_the_record_named() -> None:
     target = Passage.make("The", ["A passage."])
     example = make_example(Q_INDIRECT, hop2_entity="The", target=target, example_id="bad-1")
     with pytest.raises(ValueError, match=r"bad-1.*hop2_entity"):
+        p1(example, RegimeRules(predicate_names="title+linking"))
+    with pytest.raises(ValueError, match=r"bad-1.*title 'The'"):
         p1(example)
 
 

@@ -216,8 +216,15 @@ def test_arm_query_texts_report_missing_inputs(examples):
         arm_query_texts(examples[1], "union", None)
     assert err.value.reason == MISSING_B_REL
     with pytest.raises(MissingArmInput) as err:
-        arm_query_texts(examples[2], "knockout", 0)
+        arm_query_texts(examples[2], "knockout", 0, knockout_single="drop")
     assert err.value.reason == MISSING_KNOCKOUT_TEXT
+    # by default a single-sentence bridge without its B_rel leaves its title
+    assert arm_query_texts(examples[2], "knockout", 0, alpha=0.5) == [
+        (examples[2].question, 1.0),
+        (examples[2].bridge.title, 0.5),
+    ]
+    with pytest.raises(ValueError, match="knockout_single"):
+        arm_query_texts(examples[2], "knockout", 0, knockout_single="empty")
     blank = Example(**{**examples[0].__dict__, "hop2_entity": " "})
     with pytest.raises(MissingArmInput) as err:
         arm_query_texts(blank, "entity", 1)
@@ -364,8 +371,13 @@ def test_retrieve_arms_encodes_each_text_once_and_equals_single_arm_runs(example
         assert alone.top_pids == ranking.top_pids
         np.testing.assert_array_equal(alone.target_ranks, ranking.target_ranks)
     assert rankings["q"].missing == ()
-    assert dict(rankings["knockout"].missing) == {"q2": MISSING_B_REL, "q3": MISSING_KNOCKOUT_TEXT}
+    assert dict(rankings["knockout"].missing) == {"q2": MISSING_B_REL}  # q3 queries its title
     assert rankings["knockout"].n_missing_b_rel == 1
+    assert examples[2].bridge.title in query_calls[0]
+    dropped = retrieve_arms(
+        examples, ("knockout",), encoder=enc, store=RecordingStore(), knockout_single="drop"
+    )["knockout"]
+    assert dict(dropped.missing) == {"q2": MISSING_B_REL, "q3": MISSING_KNOCKOUT_TEXT}
 
 
 def test_selector_b_rel_overrides_gold(examples):

@@ -50,6 +50,13 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--alpha", type=float, default=config.ALPHA, help="weight of the bridge side")
     p.add_argument(
+        "--knockout-single",
+        default=config.KNOCKOUT_SINGLE,
+        choices=config.KNOCKOUT_SINGLE_RULES,
+        help="knockout of a bridge whose only sentence is B_rel: query with its title, or drop "
+        f"the question (default {config.KNOCKOUT_SINGLE})",
+    )
+    p.add_argument(
         "--split",
         default=SPLITS[0],
         choices=SPLITS,
@@ -108,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         k=args.k,
         scorer=args.scorer,
         pools=pools,
+        knockout_single=args.knockout_single,
     )[args.arm]
 
     result = summary(ranking, dataset=args.dataset, split=args.split, encoder=args.encoder)

@@ -36,6 +36,7 @@ from regime_core.experiments.common import (
     EXPERIMENT_DATASETS,
     EXPERIMENT_ENCODERS,
     EncoderFactory,
+    sample_numbers,
 )
 from regime_core.experiments.router import (
     TRAIN_DATASET,
@@ -119,9 +120,14 @@ class AblationConfig(ConfigMixin):
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
+    tiny_pools: str = config.TINY_POOLS
 
     def validate(self) -> None:
         where = type(self).__name__
+        if self.tiny_pools not in config.TINY_POOL_RULES:
+            raise ValueError(
+                f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
+            )
         for name in ("transfer_datasets", "encoders", "paper_encoders", "pools", "alphas"):
             value = getattr(self, name)
             value = (value,) if isinstance(value, str | int | float) else tuple(value)
@@ -360,6 +366,7 @@ def _load(
         sample_size=cfg.sample_size,
         split=cfg.split,
         exclude_bridge=cfg.exclude_bridge,
+        tiny_pools=cfg.tiny_pools,
         work=work,
         examples=examples,
         encoder_factory=encoder_factory,
@@ -383,7 +390,7 @@ def run_ablations(
     loader = dict(work=work, examples=examples, encoder_factory=encoder_factory, store=store)
     train, others = _load(cfg, main_encoder, cfg.pool, **loader)
     samples = {
-        d.dataset: {"n": d.n, "n_available": d.sample.n_available, "ids_hash": d.sample.ids_hash}
+        d.dataset: sample_numbers(d.sample)
         for d in (train, *others.values())
     }
 

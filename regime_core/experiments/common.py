@@ -107,6 +107,9 @@ class ExperimentConfig(ConfigMixin):
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
     entity_source: str = "bridge_mention"
+    tiny_pools: str = config.TINY_POOLS
+    knockout_single: str = config.KNOCKOUT_SINGLE
+    predicate_names: str = config.PREDICATE_NAMES
     rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)
 
     def validate(self) -> None:
@@ -161,6 +164,31 @@ class ExperimentConfig(ConfigMixin):
             )
         if not isinstance(self.rules, RegimeRules):
             raise ValueError(f"{where}.rules must be a RegimeRules")
+        if self.tiny_pools not in config.TINY_POOL_RULES:
+            raise ValueError(
+                f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
+            )
+        if self.knockout_single not in config.KNOCKOUT_SINGLE_RULES:
+            raise ValueError(
+                f"{where}.knockout_single is {self.knockout_single!r}, not one of "
+                f"{config.KNOCKOUT_SINGLE_RULES}"
+            )
+        # predicate_names is the flat (papermill-friendly) face of rules.predicate_names: a
+        # value set on either side wins over the other's default; two set values must agree.
+        if self.rules.predicate_names != self.predicate_names:
+            if self.predicate_names == config.PREDICATE_NAMES:
+                object.__setattr__(self, "predicate_names", self.rules.predicate_names)
+            elif self.rules.predicate_names == config.PREDICATE_NAMES:
+                object.__setattr__(
+                    self,
+                    "rules",
+                    dataclasses.replace(self.rules, predicate_names=self.predicate_names),
+                )
+            else:  # pragma: no cover - two non-default values of a two-valued knob differ
+                raise ValueError(
+                    f"{where}: predicate_names={self.predicate_names!r} contradicts "
+                    f"rules.predicate_names={self.rules.predicate_names!r}; set one of them"
+                )
 
 
 # --------------------------------------------------------------------------------------------
@@ -208,32 +236,84 @@ class Sample:
     examples: tuple[Example, ...]
     ids_hash: str
     corpus: tuple[Passage, ...]  # every passage of the split (fits TF-IDF; corpus-mode pool)
+    n_tiny_pool: int = 0  # items of the split left out before sampling: pool <= k candidates
 
     @property
     def n(self) -> int:
         return len(self.examples)
 
 
+def hop2_candidates(example: Example, exclude_bridge: bool = config.EXCLUDE_BRIDGE) -> int:
+    """How many hop-2 candidates the question's own pool offers (the bridge excluded or not)."""
+    pids = {p.pid for p in example.pool}
+    if exclude_bridge:
+        pids.discard(example.bridge.pid)
+    return len(pids)
+
+
+def is_tiny_pool(
+    example: Example, k: int, pool: str = config.POOL_MODE, exclude_bridge: bool = True
+) -> bool:
+    """True when ``example``'s hop-2 candidates are at most ``k`` (then hit@k is 1 for every
+    arm). Only question pools can be that small; a corpus pool never counts as tiny."""
+    return pool == "question" and hop2_candidates(example, exclude_bridge) <= k
+
+
+def sample_numbers(sample: Sample) -> dict[str, Any]:
+    """What a record keeps of a sample: sizes, the tiny-pool exclusions and the ids' hash."""
+    return {
+        "n_available": sample.n_available,
+        "n": sample.n,
+        "n_tiny_pool": sample.n_tiny_pool,
+        "ids_hash": sample.ids_hash,
+    }
+
+
 def sample_examples(
-    examples: Sequence[Example], size: int | None, *, seed: int, dataset: str, split: str
+    examples: Sequence[Example],
+    size: int | None,
+    *,
+    seed: int,
+    dataset: str,
+    split: str,
+    tiny_pools: str = "keep",
+    k: int = config.HEADLINE_K,
+    pool: str = config.POOL_MODE,
+    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
 ) -> Sample:
-    """Seeded sample (see :func:`sample_ids`) of the ``split`` examples of ``dataset``."""
+    """Seeded sample (see :func:`sample_ids`) of the ``split`` examples of ``dataset``.
+
+    With ``tiny_pools="exclude"`` the items whose pool offers at most ``k`` hop-2 candidates
+    (:func:`is_tiny_pool`) are left out *before* sampling and counted in ``Sample.n_tiny_pool``.
+    The corpus (TF-IDF's vocabulary, the corpus-mode pool) is always the whole split's.
+    """
     from regime_core.data import corpus_passages
 
-    pool = [ex for ex in examples if ex.dataset == dataset and ex.split == split]
-    if not pool:
+    if tiny_pools not in config.TINY_POOL_RULES:
+        raise ValueError(f"tiny_pools is {tiny_pools!r}, not one of {config.TINY_POOL_RULES}")
+    pool_items = [ex for ex in examples if ex.dataset == dataset and ex.split == split]
+    if not pool_items:
         raise ValueError(
             f"no {split} examples of {dataset!r}; run `regime data prepare` or check the split"
         )
-    chosen = set(sample_ids([ex.id for ex in pool], size, seed=seed, stream=dataset))
-    picked = tuple(sorted((ex for ex in pool if ex.id in chosen), key=lambda ex: ex.id))
+    eligible = pool_items
+    if tiny_pools == "exclude":
+        eligible = [ex for ex in pool_items if not is_tiny_pool(ex, k, pool, exclude_bridge)]
+    if not eligible:
+        raise ValueError(
+            f"every {split} example of {dataset!r} has a pool of at most {k} candidates; "
+            "use tiny_pools='keep' or a smaller k"
+        )
+    chosen = set(sample_ids([ex.id for ex in eligible], size, seed=seed, stream=dataset))
+    picked = tuple(sorted((ex for ex in eligible if ex.id in chosen), key=lambda ex: ex.id))
     return Sample(
         dataset=dataset,
         split=split,
-        n_available=len(pool),
+        n_available=len(pool_items),
         examples=picked,
         ids_hash=ids_hash([ex.id for ex in picked]),
-        corpus=tuple(corpus_passages(pool)),
+        corpus=tuple(corpus_passages(pool_items)),
+        n_tiny_pool=len(pool_items) - len(eligible),
     )
 
 
@@ -258,7 +338,15 @@ def load_samples(
                 dataset, split=cfg.split, work=None if work is None else Path(work)
             )
         samples[dataset] = sample_examples(
-            found, cfg.sample_size, seed=cfg.seed, dataset=dataset, split=cfg.split
+            found,
+            cfg.sample_size,
+            seed=cfg.seed,
+            dataset=dataset,
+            split=cfg.split,
+            tiny_pools=cfg.tiny_pools,
+            k=cfg.k,
+            pool=cfg.pool,
+            exclude_bridge=cfg.exclude_bridge,
         )
     return samples
 
@@ -347,6 +435,7 @@ def outcome_table(
     exclude_bridge: bool = config.EXCLUDE_BRIDGE,
     entity_source: str = "bridge_mention",
     rules: RegimeRules = DEFAULT_REGIME_RULES,
+    knockout_single: str = config.KNOCKOUT_SINGLE,
 ) -> pd.DataFrame:
     """One row per (query, arm) with its outcome metrics and regime columns.
 
@@ -392,6 +481,7 @@ def outcome_table(
         b_rel=b_rel,
         k=k,
         pools=pools,
+        knockout_single=knockout_single,
     )
     rankings = retrieve_arms(examples, plain_arms, **common) if plain_arms else {}
     if "entity" not in plain_arms and "entity" in arms:
@@ -505,11 +595,8 @@ class Outcomes:
     n_cached: int
 
     def sample_numbers(self) -> dict[str, dict[str, Any]]:
-        """``{dataset: {n_available, n, ids_hash}}`` for the record."""
-        return {
-            ds: {"n_available": s.n_available, "n": s.n, "ids_hash": s.ids_hash}
-            for ds, s in self.samples.items()
-        }
+        """``{dataset: {n_available, n, n_tiny_pool, ids_hash}}`` for the record."""
+        return {ds: sample_numbers(s) for ds, s in self.samples.items()}
 
     def input_hashes(self) -> dict[str, str]:
         """``{"sample_<dataset>": ids_hash}`` for the record's ``inputs``."""
@@ -551,6 +638,7 @@ def collect_outcomes(
                 exclude_bridge=cfg.exclude_bridge,
                 entity_source=cfg.entity_source,
                 rules=cfg.rules,
+                knockout_single=cfg.knockout_single,
             )
             # The encoder's own name may differ from the requested one (a hub id); keep the
             # requested name so that tables line up with the config.
@@ -594,3 +682,21 @@ def pq_label(p1: bool, p2: bool) -> str:
     'P1-P2+'
     """
     return f"P1{'+' if p1 else '-'}P2{'+' if p2 else '-'}"
+
+
+def evidence_datasets(
+    attrs: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE
+) -> tuple[list[str], pd.DataFrame]:
+    """The datasets whose P1 and P2 are both informative, and the degeneracy table; pure.
+
+    ``attrs`` has one row per (…, dataset, qid) with ``p1`` and ``p2`` (repeats across encoders
+    are dropped). A dataset where a predicate is true (or false) for at least ``threshold`` of
+    its items (:func:`regime_core.regimes.degenerate_predicates`) is no evidence about the
+    predicate split, so pooled verdicts leave it out; its own cells are still reported.
+    """
+    from regime_core.regimes import degenerate_predicates
+
+    items = attrs.drop_duplicates(["dataset", "qid"])
+    table = degenerate_predicates(items, threshold)
+    bad = set(table.loc[table["degenerate"], "dataset"])
+    return sorted(set(items["dataset"]) - bad), table

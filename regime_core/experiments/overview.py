@@ -21,13 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from regime_core import config
 from regime_core.experiments.common import (
     ExperimentConfig,
     Sample,
     bridge_entity_mention,
+    is_tiny_pool,
     load_samples,
+    sample_numbers,
 )
 from regime_core.regimes import REGIMES, regime_shares, regime_table
 from regime_core.schema import Example
@@ -35,9 +39,12 @@ from regime_core.schema import Example
 
 @dataclass(frozen=True)
 class OverviewConfig(ExperimentConfig):
-    """Notebook 01's parameters; ``worked_examples`` is the number per dataset × regime."""
+    """Notebook 01's parameters; ``worked_examples`` is the number per dataset × regime.
+
+    The data page describes every item, so tiny pools are kept here (and counted)."""
 
     worked_examples: int = 1
+    tiny_pools: str = "keep"
 
     def validate(self) -> None:
         super().validate()
@@ -116,6 +123,7 @@ class OverviewResult:
     predicates: pd.DataFrame
     worked: tuple[WorkedExample, ...]
     samples: Mapping[str, Mapping[str, Any]]
+    tiny_pools: Mapping[str, int]
 
     def to_numbers(self) -> dict[str, Any]:
         prepared = {
@@ -147,6 +155,8 @@ class OverviewResult:
                 "n": int(row.n),
                 "p1_share": float(row.p1_share),
                 "p2_share": float(row.p2_share),
+                "p1_degenerate": bool(row.p1_degenerate),
+                "p2_degenerate": bool(row.p2_degenerate),
             }
         worked = {f"{w.dataset}_{w.regime}_{i}": w.id for i, w in enumerate(self.worked)}
         return {
@@ -159,6 +169,9 @@ class OverviewResult:
             "predicates": predicates,
             "worked_examples": worked,
             "sample": {k: dict(v) for k, v in self.samples.items()},
+            "tiny_pools": {ds: int(n) for ds, n in self.tiny_pools.items()},
+            "predicate_names": self.config.predicate_names,
+            "degenerate_share": config.DEGENERATE_SHARE,
         }
 
 
@@ -205,11 +218,18 @@ def prepared_counts(
     )
 
 
-def predicate_shares(table: pd.DataFrame) -> pd.DataFrame:
-    """P1 and P2 shares by dataset and native type, and overall per dataset (type ``"all"``)."""
+def predicate_shares(
+    table: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE
+) -> pd.DataFrame:
+    """P1 and P2 shares by dataset and native type, and overall per dataset (type ``"all"``),
+    with ``p1_degenerate``/``p2_degenerate``: true (or false) for at least ``threshold``."""
     both = pd.concat([table, table.assign(native_type="all")], ignore_index=True)
     grouped = both.groupby(["dataset", "native_type"], sort=True)
     out = grouped.agg(n=("id", "size"), p1_share=("p1", "mean"), p2_share=("p2", "mean"))
+    for predicate in ("p1", "p2"):
+        share = out[f"{predicate}_share"]
+        # the rule of regime_core.regimes.degenerate_predicates, per group
+        out[f"{predicate}_degenerate"] = np.maximum(share, 1.0 - share) >= threshold
     return out.reset_index()
 
 
@@ -278,8 +298,9 @@ def analyse_overview(
                 rules=cfg.rules,
             )
         ),
-        samples={
-            ds: {"n_available": s.n_available, "n": s.n, "ids_hash": s.ids_hash}
+        samples={ds: sample_numbers(s) for ds, s in samples.items()},
+        tiny_pools={
+            ds: sum(is_tiny_pool(ex, cfg.k, cfg.pool, cfg.exclude_bridge) for ex in s.examples)
             for ds, s in samples.items()
         },
     )

@@ -91,6 +91,8 @@ COMPARISONS: dict[str, tuple[str, str]] = {
     "union_vs_q": ("union", "q"),
     "oracle_vs_q": ("oracle", "q"),
     "oracle_vs_routed": ("oracle", "routed"),  # the oracle gap
+    # what a router is for: beating the policy that needs no router at all
+    "routed_vs_union": ("routed", "union"),
 }
 
 
@@ -217,6 +219,7 @@ class RouterConfig(ConfigMixin):
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
+    tiny_pools: str = config.TINY_POOLS
 
     def validate(self) -> None:
         where = type(self).__name__
@@ -248,6 +251,7 @@ class RouterConfig(ConfigMixin):
             bootstrap_resamples=self.bootstrap_resamples,
             confidence=self.confidence,
             exclude_bridge=self.exclude_bridge,
+            tiny_pools=self.tiny_pools,
         )
 
     @property
@@ -475,6 +479,7 @@ def load_routing_data(
     sample_size: int | None = None,
     split: str = "dev",
     exclude_bridge: bool = config.EXCLUDE_BRIDGE,
+    tiny_pools: str = config.TINY_POOLS,
     work: Path | str | None = None,
     examples: Mapping[str, Sequence[Example]] | None = None,
     encoder_factory: EncoderFactory | None = None,
@@ -493,6 +498,7 @@ def load_routing_data(
         sample_size=sample_size,
         split=split,
         exclude_bridge=exclude_bridge,
+        tiny_pools=tiny_pools,
     )
     samples = load_samples(cfg, work=work, examples=examples)
     factory = encoder_factory or default_encoder_factory
@@ -838,6 +844,7 @@ class RouterTrainResult:
             "dataset": self.data.dataset,
             "n": self.data.n,
             "n_available": self.data.sample.n_available,
+            "n_tiny_pool": self.data.sample.n_tiny_pool,
             "n_parallel": int(table["parallel"].sum()),
             "labels": {**self.label_counts, "ties": self.fitted.n_ties},
             "label_rule": self.config.label_rule,
@@ -917,6 +924,7 @@ def train_router(
         sample_size=cfg.sample_size,
         split=cfg.split,
         exclude_bridge=cfg.exclude_bridge,
+        tiny_pools=cfg.tiny_pools,
         work=work,
         examples=examples,
         encoder_factory=encoder_factory,
@@ -939,6 +947,7 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
             "split": cfg.split,
             "ids_hash": result.data.sample.ids_hash,
             "n_available": result.data.sample.n_available,
+            "n_tiny_pool": result.data.sample.n_tiny_pool,
             "labels": {**result.label_counts, "ties": result.fitted.n_ties},
             "parallel_items_included": int(result.data.table["parallel"].sum()),
         },

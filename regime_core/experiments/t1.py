@@ -130,6 +130,8 @@ class T1Config(ExperimentConfig):
 
     arm: str = "q"
     margin: str = "margin"
+    # T1 is about AUC, not hit@k: a pool of <= k candidates is no special case for it.
+    tiny_pools: str = "keep"
     min_cell_n: int = 30
     r2_threshold: float = PAPER_R2_THRESHOLD
 

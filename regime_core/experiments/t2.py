@@ -37,6 +37,7 @@ from regime_core.experiments.common import (
     Outcomes,
     arm_matrix,
     collect_outcomes,
+    evidence_datasets,
     pq_label,
 )
 from regime_core.regimes import regime_label
@@ -86,6 +87,8 @@ class T2Result:
     verdicts: pd.DataFrame
     n_dropped: Mapping[str, Mapping[str, int]]
     samples: Mapping[str, Mapping[str, Any]]
+    degenerate: pd.DataFrame | None = None  # (dataset, predicate, n, share_true, degenerate)
+    pooled_datasets: tuple[str, ...] = ()
 
     def holds(self, comparison: str = "union_vs_q") -> bool:
         part = self.verdicts[self.verdicts["comparison"] == comparison]
@@ -132,16 +135,23 @@ class T2Result:
             "verdict": verdicts,
             "dropped_no_b_rel": {e: dict(d) for e, d in self.n_dropped.items()},
             "sample": {k: dict(v) for k, v in self.samples.items()},
+            "predicate_names": self.config.predicate_names,
+            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
+            "degenerate": degenerate_numbers(self.degenerate),
         }
 
 
-def cell_table(wide: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
+def cell_table(
+    wide: pd.DataFrame, cfg: T2Config, pooled_datasets: Sequence[str] | None = None
+) -> pd.DataFrame:
     """Per (encoder, dataset level, P1, P2) hit rates and paired comparisons; pure.
 
     ``wide`` has one row per (encoder, dataset, qid) with one column per arm of
-    :data:`T2_ARMS` (the hit@k values) and ``p1``, ``p2``.
+    :data:`T2_ARMS` (the hit@k values) and ``p1``, ``p2``. The pooled level (``"all"``) pools
+    ``pooled_datasets`` (default: every dataset of ``wide``).
     """
-    levels = [wide, wide.assign(dataset=POOLED)]
+    pooled = wide if pooled_datasets is None else wide[wide["dataset"].isin(pooled_datasets)]
+    levels = [wide, pooled.assign(dataset=POOLED)]
     frame = pd.concat(levels, ignore_index=True)
     rows: list[dict[str, Any]] = []
     for (encoder, dataset, p1, p2), group in frame.groupby(
@@ -232,11 +242,31 @@ def analyse_t2(
         dropped.setdefault(str(encoder), {})[str(dataset)] = int(
             n - kept.get((encoder, dataset), 0)
         )
-    cells = cell_table(wide, cfg)
+    pooled_datasets, degenerate = evidence_datasets(wide)
+    cells = cell_table(wide, cfg, pooled_datasets)
     verdicts = predicate_split_verdict(cells, cfg)
     return T2Result(
-        config=cfg, cells=cells, verdicts=verdicts, n_dropped=dropped, samples=dict(samples or {})
+        config=cfg,
+        cells=cells,
+        verdicts=verdicts,
+        n_dropped=dropped,
+        samples=dict(samples or {}),
+        degenerate=degenerate,
+        pooled_datasets=tuple(pooled_datasets),
     )
+
+
+def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
+    """``{dataset: {p1: {share_true, degenerate}, p2: {...}}}`` for a record."""
+    out: dict[str, Any] = {}
+    if table is None:
+        return out
+    for row in table.itertuples(index=False):
+        out.setdefault(str(row.dataset), {})[str(row.predicate)] = {
+            "share_true": float(row.share_true),
+            "degenerate": bool(row.degenerate),
+        }
+    return out
 
 
 def run_t2(

@@ -33,7 +33,9 @@ from regime_core.experiments.common import (
     Outcomes,
     arm_matrix,
     collect_outcomes,
+    evidence_datasets,
 )
+from regime_core.experiments.t2 import degenerate_numbers
 from regime_core.schema import Example
 from regime_core.stats import compare_paired, holm
 
@@ -112,6 +114,8 @@ class T3Result:
     hits: pd.DataFrame
     entity: pd.DataFrame
     samples: Mapping[str, Mapping[str, Any]]
+    degenerate: pd.DataFrame | None = None
+    pooled_datasets: tuple[str, ...] = ()
 
     def to_numbers(self) -> dict[str, Any]:
         comparisons: dict[str, Any] = {}
@@ -170,6 +174,10 @@ class T3Result:
             "hits": hits,
             "entity": entity,
             "sample": {k: dict(v) for k, v in self.samples.items()},
+            "predicate_names": self.config.predicate_names,
+            "knockout_single": self.config.knockout_single,
+            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
+            "degenerate": degenerate_numbers(self.degenerate),
         }
 
 
@@ -187,7 +195,10 @@ def analyse_t3(
     in_subset = subset_mask(attrs, cfg.subset)
     subset_ids = set(attrs.index[in_subset.to_numpy()])
     part = table[[key in subset_ids for key in zip(*(table[k] for k in keys), strict=True)]]
-    levels = pd.concat([part, part.assign(dataset=POOLED)], ignore_index=True)
+    # A dataset where P1 or P2 is degenerate is no evidence about the regimes: not pooled.
+    pooled_datasets, degenerate = evidence_datasets(attrs.reset_index())
+    pooled_part = part[part["dataset"].isin(pooled_datasets)]
+    levels = pd.concat([part, pooled_part.assign(dataset=POOLED)], ignore_index=True)
 
     hits = (
         levels.groupby(["encoder", "dataset", "arm"], sort=True)[hit]
@@ -201,7 +212,8 @@ def analyse_t3(
         if not {a, b} <= set(part["arm"]):
             continue
         wide = arm_matrix(part, hit, (a, b))
-        wide = pd.concat([wide, wide.assign(dataset=POOLED)], ignore_index=True)
+        pooled_wide = wide[wide["dataset"].isin(pooled_datasets)]
+        wide = pd.concat([wide, pooled_wide.assign(dataset=POOLED)], ignore_index=True)
         for (encoder, dataset), group in wide.groupby(["encoder", "dataset"], sort=True):
             result = compare_paired(
                 group[a].to_numpy(dtype=np.float64),
@@ -262,7 +274,13 @@ def analyse_t3(
         entity_rows, columns=["encoder", "dataset", "subset_n", "with_mention", "mention_is_title"]
     )
     return T3Result(
-        config=cfg, comparisons=comparisons, hits=hits, entity=entity, samples=dict(samples or {})
+        config=cfg,
+        comparisons=comparisons,
+        hits=hits,
+        entity=entity,
+        samples=dict(samples or {}),
+        degenerate=degenerate,
+        pooled_datasets=tuple(pooled_datasets),
     )
 
 

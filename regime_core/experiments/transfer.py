@@ -80,9 +80,14 @@ class TransferConfig(ConfigMixin):
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
+    tiny_pools: str = config.TINY_POOLS
 
     def validate(self) -> None:
         where = type(self).__name__
+        if self.tiny_pools not in config.TINY_POOL_RULES:
+            raise ValueError(
+                f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
+            )
         datasets = (self.datasets,) if isinstance(self.datasets, str) else tuple(self.datasets)
         object.__setattr__(self, "datasets", datasets)
         if not datasets or len(set(datasets)) != len(datasets):
@@ -128,6 +133,7 @@ class TransferResult:
             numbers[dataset] = {
                 **outcome.to_numbers(),
                 "n_available": data.sample.n_available,
+                "n_tiny_pool": data.sample.n_tiny_pool,
                 "n_parallel": int(data.table["parallel"].sum()),
                 "no_regret": self.no_regret(dataset),
                 "by_type": {
@@ -188,6 +194,7 @@ def transfer_router(
         sample_size=cfg.sample_size,
         split=cfg.split,
         exclude_bridge=cfg.exclude_bridge,
+        tiny_pools=cfg.tiny_pools,
         work=work,
         examples=examples,
         encoder_factory=encoder_factory,
