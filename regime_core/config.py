@@ -34,6 +34,13 @@ TINY_POOLS: str = "exclude"
 KNOCKOUT_SINGLE_RULES: tuple[str, ...] = ("title", "drop")
 KNOCKOUT_SINGLE: str = "title"
 
+# Which passage the router and its union query read as the bridge: the gold hop-1 passage
+# ("gold"), or the question's top-1 passage in its own pool ("retrieved", the paper's
+# pipeline: hop 1 retrieves, hop 2 excludes what hop 1 returned). Items whose top-1 is the
+# hop-2 passage itself have no bridge then; they are left out and counted.
+BRIDGE_SOURCES: tuple[str, ...] = ("gold", "retrieved")
+BRIDGE_SOURCE: str = "gold"
+
 # --- regimes ---------------------------------------------------------------------------------
 # Which names of the hop-2 entity count for P1/P2: "title" (the hop-2 passage's title and
 # aliases) or "title+linking" (plus the linking entity, which makes P2 true by construction on

@@ -179,9 +179,7 @@ def hop2_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> t
     return tuple(names)
 
 
-def predicate_names(
-    example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES
-) -> tuple[str, ...]:
+def predicate_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> tuple[str, ...]:
     """The names that count for P1 and P2 under ``rules.predicate_names``: with ``"title"`` the
     target's title (``use_title``) and aliases (``use_aliases``); with ``"title+linking"``
     every name of :func:`hop2_names` (the linking entity first)."""

@@ -434,3 +434,84 @@ def test_unavailable_encoder_reason() -> None:
 def test_router_is_a_regime_router(trained: router.RouterTrainResult) -> None:
     assert isinstance(trained.router, RegimeRouter)
     assert trained.router.alpha == config.ALPHA
+
+
+# --- always-union and the bridge source ----------------------------------------------------------
+
+
+def test_every_outcome_reports_routed_against_always_union(
+    trained: router.RouterTrainResult,
+) -> None:
+    numbers = trained.outcome.to_numbers()
+    k = trained.outcome.k
+    versus = numbers["routed_vs_union"]
+    assert versus["diff"] == pytest.approx(numbers[f"hit@{k}_routed"] - numbers[f"hit@{k}_union"])
+    hits = trained.outcome.hits
+    assert versus["n_a_better"] == int(np.sum(hits["routed"] & ~hits["union"]))
+    assert versus["n_b_better"] == int(np.sum(hits["union"] & ~hits["routed"]))
+    assert versus["ci_lo"] <= versus["diff"] <= versus["ci_hi"]
+
+
+def test_with_retrieved_bridges_counts_every_hop1_outcome(toy: list[Example]) -> None:
+    a, b, c = toy[:3]
+    distractor = next(p.pid for p in b.pool if p.pid not in (b.bridge_pid, b.target_pid))
+    kept, outcomes, counts = router.with_retrieved_bridges(
+        [a, b, c], [a.bridge_pid, distractor, c.target_pid]
+    )
+    assert counts == {"correct": 1, "distractor": 1, "target": 1}
+    assert outcomes == ["correct", "distractor"]
+    assert kept[0] is a
+    assert kept[1].bridge_pid == distractor and kept[1].target_pid == b.target_pid
+    with pytest.raises(ValueError, match="hop-1 passages"):
+        router.with_retrieved_bridges([a], [])
+
+
+def test_hop1_top_pids_is_rank_one_of_the_question_over_the_whole_pool(toy: list[Example]) -> None:
+    examples = toy[:30]
+    top = router.hop1_top_pids(examples, encoder=ENCODER, store=STORE)
+    # the retrieval module's q arm over the whole pool (bridge not excluded), its rank 1
+    ranking = retrieve_arms(
+        examples, ("q",), encoder=ENCODER, store=STORE, exclude_bridge=False, k=1
+    )["q"]
+    assert top == [pids[0] for pids in ranking.top_pids]
+    assert len(set(top) & {ex.bridge_pid for ex in examples}) > 0
+
+
+def test_retrieved_bridge_source_routes_the_pipeline_bridge(toy: list[Example]) -> None:
+    sample = sample_examples(toy[:60], None, seed=0, dataset="toyworld", split="dev")
+    gold = router.build_routing_data(sample, encoder=ENCODER, store=STORE)
+    retrieved = router.build_routing_data(
+        sample, encoder=ENCODER, store=STORE, bridge_source="retrieved"
+    )
+    counts = retrieved.hop1_counts
+    assert counts is not None and sum(counts.values()) == gold.n
+    assert retrieved.n == counts["correct"] + counts["distractor"]
+    assert set(retrieved.table["hop1"]) <= {"correct", "distractor"}
+    assert set(gold.table["hop1"]) == {"gold"}
+    # where hop 1 found the gold bridge, nothing differs from the gold setting
+    same = gold.table.set_index("qid").loc[
+        retrieved.table.loc[retrieved.table["hop1"] == "correct", "qid"]
+    ]
+    mine = retrieved.table[retrieved.table["hop1"] == "correct"].set_index("qid")
+    for column in ("b_rel_index", "rank_q", "rank_union", *FEATURE_NAMES):
+        assert mine[column].tolist() == same[column].tolist(), column
+    with pytest.raises(ValueError, match="bridge_source"):
+        router.build_routing_data(sample, encoder=ENCODER, store=STORE, bridge_source="best")
+
+
+def test_training_with_retrieved_bridges_reports_the_hop1_correct_subset(
+    toy: list[Example],
+) -> None:
+    cfg = router.RouterConfig(
+        dataset="toyworld", bootstrap_resamples=RESAMPLES, bridge_source="retrieved"
+    )
+    result = router.train_router(
+        cfg, examples={"toyworld": toy}, encoder_factory=factory, store=STORE
+    )
+    numbers = result.to_numbers()
+    assert numbers["bridge_source"] == "retrieved"
+    assert sum(numbers["hop1"].values()) == result.data.sample.n
+    subset = numbers["hop1_correct_outcome"]
+    assert subset["n"] == numbers["hop1"]["correct"]
+    with pytest.raises(ValueError, match="bridge_source"):
+        router.RouterConfig(bridge_source="oracle")

@@ -194,9 +194,7 @@ def test_aliases_count_only_when_the_rules_say_so() -> None:
     assert not p1(example, RegimeRules(use_aliases=False))
     assert hop2_names(example) == ("Élodie Marchetti", "Élodie Marchetti (director)", "La Marquise")
     only_mention = RegimeRules(use_aliases=False, use_title=False, predicate_names="title+linking")
-    assert hop2_names(example, only_mention) == (
-        "Élodie Marchetti",
-    )
+    assert hop2_names(example, only_mention) == ("Élodie Marchetti",)
 
 
 def test_normalisation_rules_are_parameters() -> None:

@@ -43,6 +43,7 @@ from regime_core.experiments.router import (
     TRANSFER_DATASETS,
     RoutingData,
     RoutingOutcome,
+    check_bridge_source,
     comparison_numbers,
     evaluate_routing,
     fit_routing,
@@ -121,9 +122,11 @@ class AblationConfig(ConfigMixin):
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
     tiny_pools: str = config.TINY_POOLS
+    bridge_source: str = config.BRIDGE_SOURCE
 
     def validate(self) -> None:
         where = type(self).__name__
+        check_bridge_source(self.bridge_source, where)
         if self.tiny_pools not in config.TINY_POOL_RULES:
             raise ValueError(
                 f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
@@ -367,6 +370,7 @@ def _load(
         split=cfg.split,
         exclude_bridge=cfg.exclude_bridge,
         tiny_pools=cfg.tiny_pools,
+        bridge_source=cfg.bridge_source,
         work=work,
         examples=examples,
         encoder_factory=encoder_factory,
@@ -389,10 +393,7 @@ def run_ablations(
     main_encoder = cfg.encoders[0]
     loader = dict(work=work, examples=examples, encoder_factory=encoder_factory, store=store)
     train, others = _load(cfg, main_encoder, cfg.pool, **loader)
-    samples = {
-        d.dataset: sample_numbers(d.sample)
-        for d in (train, *others.values())
-    }
+    samples = {d.dataset: sample_numbers(d.sample) for d in (train, *others.values())}
 
     sweep_rows = []
     for alpha in cfg.alphas:

@@ -28,6 +28,7 @@ union, else ``hit_q``. The oracle router takes the better of the two per questio
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.resources
 import os
 from collections.abc import Mapping, Sequence
@@ -183,6 +184,11 @@ def decision_dict(decision: RouteDecision) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------
 
 
+def check_bridge_source(value: Any, where: str) -> None:
+    if value not in config.BRIDGE_SOURCES:
+        raise ValueError(f"{where}.bridge_source is {value!r}, not one of {config.BRIDGE_SOURCES}")
+
+
 def _check_positive_int(value: Any, where: str, allow_none: bool = False) -> None:
     if value is None and allow_none:
         return
@@ -220,9 +226,11 @@ class RouterConfig(ConfigMixin):
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
     tiny_pools: str = config.TINY_POOLS
+    bridge_source: str = config.BRIDGE_SOURCE
 
     def validate(self) -> None:
         where = type(self).__name__
+        check_bridge_source(self.bridge_source, where)
         if self.dataset not in (*EXPERIMENT_DATASETS, "toyworld"):
             raise ValueError(
                 f"{where}.dataset is {self.dataset!r}, not one of {EXPERIMENT_DATASETS}"
@@ -354,6 +362,64 @@ def build_geometry(
 
 
 # --------------------------------------------------------------------------------------------
+# Hop 1: the bridge the pipeline would read
+# --------------------------------------------------------------------------------------------
+
+#: What hop-1 retrieval returned at rank 1, per question (``RoutingData.table["hop1"]``).
+HOP1_OUTCOMES: tuple[str, ...] = ("gold", "correct", "distractor", "target")
+
+
+def hop1_top_pids(examples: Sequence[Example], *, encoder: Encoder, store: Any) -> list[str]:
+    """The top-1 passage of each question's own pool under the question alone (nothing
+    excluded; ties to the earlier pool position, as every ranking here)."""
+    examples = list(examples)
+    if not examples:
+        return []
+    from regime_core.data import corpus_passages
+
+    passages = corpus_passages(examples)
+    pools = candidate_pools(examples, "question", exclude_bridge=False, passages=passages)
+    queries = np.asarray(
+        store.embed(encoder, [ex.question for ex in examples], "query"), dtype=np.float32
+    )
+    documents = np.asarray(
+        store.embed(encoder, [document_text(p) for p in pools.passages], "document"),
+        dtype=np.float32,
+    )
+    padded = pools.padded()
+    order = rank_candidates(score_candidates(queries, documents, padded))
+    best_rows = padded[np.arange(len(examples)), order[:, 0]]
+    return [pools.passages[int(row)].pid for row in best_rows]
+
+
+def with_retrieved_bridges(
+    examples: Sequence[Example], top_pids: Sequence[str]
+) -> tuple[list[Example], list[str], dict[str, int]]:
+    """Replace each example's bridge by its hop-1 top-1 passage; pure.
+
+    Returns the kept examples, their hop-1 outcome (``correct``: the gold bridge;
+    ``distractor``: another passage, which then plays the bridge and leaves the hop-2
+    candidates, while the gold bridge stays among them) and the counts of every outcome,
+    ``target`` included: a question whose top-1 is the hop-2 passage has no bridge to read, so
+    it is left out (counted, never silently).
+    """
+    if len(top_pids) != len(examples):
+        raise ValueError(f"{len(top_pids)} hop-1 passages for {len(examples)} examples")
+    kept: list[Example] = []
+    outcomes: list[str] = []
+    counts = {"correct": 0, "distractor": 0, "target": 0}
+    for ex, pid in zip(examples, top_pids, strict=True):
+        if pid == ex.target_pid:
+            counts["target"] += 1
+            continue
+        outcome = "correct" if pid == ex.bridge_pid else "distractor"
+        counts[outcome] += 1
+        kept.append(ex if outcome == "correct" else dataclasses.replace(ex, bridge_pid=pid))
+        outcomes.append(outcome)
+    return kept, outcomes, counts
+
+
+# --------------------------------------------------------------------------------------------
 # Routing data: one row per question
 # --------------------------------------------------------------------------------------------
 
@@ -377,6 +443,8 @@ class RoutingData:
     table: pd.DataFrame
     X: np.ndarray
     geometry: UnionGeometry
+    bridge_source: str = config.BRIDGE_SOURCE
+    hop1_counts: Mapping[str, int] | None = None  # with bridge_source="retrieved"
 
     @property
     def n(self) -> int:
@@ -406,12 +474,27 @@ def build_routing_data(
     exclude_bridge: bool = config.EXCLUDE_BRIDGE,
     router_rules: RouterRules = DEFAULT_ROUTER_RULES,
     regime_rules: RegimeRules = DEFAULT_REGIME_RULES,
+    bridge_source: str = config.BRIDGE_SOURCE,
 ) -> RoutingData:
     """Select ``B_rel`` and featurise every question of ``sample`` (no gold is read), then rank
-    its hop-2 candidates under ``q`` and under ``union`` with the *selected* ``B_rel``."""
+    its hop-2 candidates under ``q`` and under ``union`` with the *selected* ``B_rel``.
+
+    ``bridge_source="retrieved"`` first replaces each bridge by the question's hop-1 top-1
+    passage (:func:`with_retrieved_bridges`; the table's ``hop1`` column says how hop 1 did)."""
+    check_bridge_source(bridge_source, "build_routing_data")
     examples = list(sample.examples)
     if not examples:
         raise ValueError(f"build_routing_data: the {sample.dataset} sample is empty")
+    hop1 = ["gold"] * len(examples)
+    hop1_counts = None
+    if bridge_source == "retrieved":
+        top = hop1_top_pids(examples, encoder=encoder, store=store)
+        examples, hop1, hop1_counts = with_retrieved_bridges(examples, top)
+        if not examples:
+            raise ValueError(
+                f"build_routing_data: hop 1 returned the hop-2 passage for every "
+                f"{sample.dataset} question; no bridge is left to route with"
+            )
     feats = featurize(
         [ex.question for ex in examples],
         [ex.bridge.sentences for ex in examples],
@@ -441,6 +524,7 @@ def build_routing_data(
             ],
             "b_rel_index": [s.index for s in feats.selections],
             "n_sentences": [len(ex.bridge.sentences) for ex in examples],
+            "hop1": hop1,
         }
     )
     for j, name in enumerate(FEATURE_NAMES):
@@ -457,6 +541,8 @@ def build_routing_data(
         table=table,
         X=feats.X,
         geometry=geometry,
+        bridge_source=bridge_source,
+        hop1_counts=hop1_counts,
     )
 
 
@@ -480,6 +566,7 @@ def load_routing_data(
     split: str = "dev",
     exclude_bridge: bool = config.EXCLUDE_BRIDGE,
     tiny_pools: str = config.TINY_POOLS,
+    bridge_source: str = config.BRIDGE_SOURCE,
     work: Path | str | None = None,
     examples: Mapping[str, Sequence[Example]] | None = None,
     encoder_factory: EncoderFactory | None = None,
@@ -515,6 +602,7 @@ def load_routing_data(
             alpha=alpha,
             k=k,
             exclude_bridge=exclude_bridge,
+            bridge_source=bridge_source,
         )
     return out
 
@@ -606,6 +694,58 @@ def evaluate_routing(
         for name, (a, b) in COMPARISONS.items()
     }
     return RoutingOutcome(dataset, int(k), hits, p, routed, comparisons)
+
+
+def subset_outcome(
+    outcome: RoutingOutcome,
+    mask: Any,
+    *,
+    resamples: int = config.BOOTSTRAP_RESAMPLES,
+    confidence: float = config.CONFIDENCE,
+    seed: int = config.SEED,
+) -> RoutingOutcome | None:
+    """The same decisions scored on the questions ``mask`` keeps (None when it keeps none)."""
+    keep = np.asarray(mask, dtype=bool)
+    if keep.shape != outcome.routed_union.shape:
+        raise ValueError(f"subset_outcome: mask {keep.shape} for {outcome.n} questions")
+    if not keep.any():
+        return None
+    return evaluate_routing(
+        outcome.hits["q"][keep],
+        outcome.hits["union"][keep],
+        outcome.routed_union[keep],
+        outcome.probability[keep],
+        dataset=outcome.dataset,
+        k=outcome.k,
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+
+
+def hop1_numbers(
+    data: RoutingData,
+    outcome: RoutingOutcome,
+    *,
+    resamples: int = config.BOOTSTRAP_RESAMPLES,
+    confidence: float = config.CONFIDENCE,
+    seed: int = config.SEED,
+) -> dict[str, Any]:
+    """How hop 1 did (``bridge_source="retrieved"``) and the outcome on its correct subset."""
+    out: dict[str, Any] = {"bridge_source": data.bridge_source}
+    if data.bridge_source != "retrieved" or data.hop1_counts is None:
+        return out
+    out["hop1"] = {k: int(v) for k, v in data.hop1_counts.items()}
+    correct = subset_outcome(
+        outcome,
+        data.table["hop1"].to_numpy() == "correct",
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+    )
+    if correct is not None:
+        out["hop1_correct_outcome"] = correct.to_numbers()
+    return out
 
 
 def breakdown(data: RoutingData, outcome: RoutingOutcome, by: str) -> pd.DataFrame:
@@ -854,6 +994,13 @@ class RouterTrainResult:
             "by_regime": _frame_numbers(by_regime, "regime"),
             "coefficients": self.coefficients(),
             "intercept": float(self.router.intercept_[0]),
+            **hop1_numbers(
+                self.data,
+                self.outcome,
+                resamples=self.config.bootstrap_resamples,
+                confidence=self.config.confidence,
+                seed=self.config.seed,
+            ),
         }
 
 
@@ -925,6 +1072,7 @@ def train_router(
         split=cfg.split,
         exclude_bridge=cfg.exclude_bridge,
         tiny_pools=cfg.tiny_pools,
+        bridge_source=cfg.bridge_source,
         work=work,
         examples=examples,
         encoder_factory=encoder_factory,
@@ -945,6 +1093,7 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
             "config": cfg.to_dict(),
             "config_hash": cfg.config_hash(),
             "split": cfg.split,
+            "bridge_source": cfg.bridge_source,
             "ids_hash": result.data.sample.ids_hash,
             "n_available": result.data.sample.n_available,
             "n_tiny_pool": result.data.sample.n_tiny_pool,

@@ -33,7 +33,9 @@ from regime_core.experiments.router import (
     RoutingData,
     RoutingOutcome,
     breakdown,
+    check_bridge_source,
     evaluate_routing,
+    hop1_numbers,
     load_routing_data,
     resolve_router,
 )
@@ -81,9 +83,11 @@ class TransferConfig(ConfigMixin):
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
     tiny_pools: str = config.TINY_POOLS
+    bridge_source: str = config.BRIDGE_SOURCE
 
     def validate(self) -> None:
         where = type(self).__name__
+        check_bridge_source(self.bridge_source, where)
         if self.tiny_pools not in config.TINY_POOL_RULES:
             raise ValueError(
                 f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
@@ -136,6 +140,13 @@ class TransferResult:
                 "n_tiny_pool": data.sample.n_tiny_pool,
                 "n_parallel": int(data.table["parallel"].sum()),
                 "no_regret": self.no_regret(dataset),
+                **hop1_numbers(
+                    data,
+                    outcome,
+                    resamples=self.config.bootstrap_resamples,
+                    confidence=self.config.confidence,
+                    seed=self.config.seed,
+                ),
                 "by_type": {
                     str(r["native_type"]): {"n": int(r["n"]), "share_union": r["share_union"]}
                     for r in breakdown(data, outcome, "native_type").to_dict(orient="records")
@@ -195,6 +206,7 @@ def transfer_router(
         split=cfg.split,
         exclude_bridge=cfg.exclude_bridge,
         tiny_pools=cfg.tiny_pools,
+        bridge_source=cfg.bridge_source,
         work=work,
         examples=examples,
         encoder_factory=encoder_factory,
