@@ -1,0 +1,663 @@
+"""Robustness: every claim's verdict under every reading of the paper we find plausible.
+
+The paper's abstract leaves choices open (which names make P1/P2, which pool, what knocking
+``B_rel`` out of a one-sentence bridge means, how ties label the router, ...). Each is a knob of
+:mod:`regime_core.config` with a default (our *primary reading*). Here every claim of
+``paper_claims.yml`` is re-judged, by the same verdict rules (:func:`regime_core.expected.
+judge_values`), under every combination of the knobs that bear on it: a specification curve
+(Simonsohn, Simmons and Nelson 2020) or multiverse (Steegen et al. 2016).
+
+Per claim we report the readings judged, how many reproduce the claim (``holding``), their
+``share``, the verdict of each, and the knob that moves the verdict most: for every knob, the
+share of pairs of readings that differ in that knob alone and get different verdicts (its
+*flip rate*); the knob with the highest flip rate is ``most_sensitive_knob`` (``"none"`` when no
+knob flips anything). A reading whose dataset level has a degenerate predicate
+(:data:`regime_core.config.DEGENERATE_SHARE`) is no evidence about the regimes: it is listed
+with the verdict ``degenerate`` and left out of the share.
+
+Cost: everything is computed from outcome tables built once per pool mode (every arm, both
+encoders, every item: tiny pools and one-sentence bridges are columns, not separate runs) and
+from routing data built once per (pool, tiny pools, bridge source); every vector comes from the
+embedding store, so a warm store encodes nothing new.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config
+from regime_core.config import ConfigMixin
+from regime_core.expected import Claim, judge_values, load_claims
+from regime_core.experiments.common import (
+    EXPERIMENT_DATASETS,
+    EXPERIMENT_ENCODERS,
+    EncoderFactory,
+    ExperimentConfig,
+    collect_outcomes,
+    evidence_datasets,
+    is_tiny_pool,
+)
+from regime_core.experiments.router import (
+    TRAIN_DATASET,
+    TRANSFER_DATASETS,
+    RouterConfig,
+    RoutingOutcome,
+    load_routing_data,
+    train_on_data,
+)
+from regime_core.experiments.t1 import MARGINS, T1Config, analyse_t1
+from regime_core.experiments.t2 import T2Config, analyse_t2
+from regime_core.experiments.t3 import POOLED, T3Config, analyse_t3
+from regime_core.experiments.transfer import apply_router
+from regime_core.regimes import PREDICATE_NAMES, RegimeRules, regime_table
+from regime_core.router import TIE_RULES
+from regime_core.schema import Example
+
+#: The verdict of a reading that is no evidence (its dataset level has a degenerate predicate).
+DEGENERATE = "degenerate"
+#: The verdict of a reading that cannot be computed on this data (e.g. too few router labels of
+#: one class for cross-fitting in a small sample); its ``reason`` column says why.
+NOT_JUDGED = "not judged"
+#: The arms the multiverse retrieves once per pool mode.
+MULTIVERSE_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout")
+#: Dataset levels of the T2/T3 readings: pooled, or one dataset at a time.
+LEVEL_POOLED = "pooled"
+
+#: What each knob means (the book's table of knobs reads this).
+KNOB_MEANINGS: dict[str, str] = {
+    "margin": "T1's margin: raw cosine margin, or standardised by the query's distractor spread",
+    "pool": "the candidate pool: the question's own pool, or the dataset's whole corpus",
+    "tiny_pools": "questions whose pool has at most k hop-2 candidates: excluded or kept",
+    "predicate_names": "the names that make P1/P2: the hop-2 title (and aliases), or also the "
+    "linking entity",
+    "knockout_single": "knockout of a bridge whose only sentence is B_rel: its title, or drop",
+    "encoder": "the encoder (MiniLM or TF-IDF)",
+    "level": "the datasets pooled, or each dataset on its own",
+    "tie_rule": "router labels where q and union tie: dropped, labelled q, or labelled union",
+    "bridge_source": "the bridge the router reads: gold hop 1, or the question's top-1 passage",
+}
+
+
+@dataclass(frozen=True)
+class RobustnessConfig(ConfigMixin):
+    """The multiverse's grid. Each tuple lists the values a knob takes; the first value of
+    none of them is special: the primary reading is the configured default of each knob.
+
+    ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar p, never a bootstrap CI,
+    so its readings use fewer resamples (the CIs shown for T2 readings are coarser, verdicts
+    identical). ``router_encoder``: the encoder of every routing reading.
+    """
+
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})
+
+    datasets: tuple[str, ...] = EXPERIMENT_DATASETS
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    router_encoder: str = config.ENCODER
+    pools: tuple[str, ...] = config.POOL_MODES
+    tiny_pools: tuple[str, ...] = config.TINY_POOL_RULES
+    predicate_names: tuple[str, ...] = tuple(PREDICATE_NAMES)
+    knockout_single: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
+    margins: tuple[str, ...] = MARGINS
+    tie_rules: tuple[str, ...] = TIE_RULES
+    bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
+    alpha: float = config.ALPHA
+    k: int = config.HEADLINE_K
+    seed: int = config.SEED
+    sample_size: int | None = None
+    split: str = "dev"
+    bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
+    t2_resamples: int = 1_000
+    confidence: float = config.CONFIDENCE
+    t1_min_cell_n: int = 30
+    t2_min_cell_n: int = 30
+
+    def validate(self) -> None:
+        where = type(self).__name__
+        allowed: dict[str, Sequence[str]] = {
+            "datasets": (*EXPERIMENT_DATASETS, "toyworld"),
+            "pools": config.POOL_MODES,
+            "tiny_pools": config.TINY_POOL_RULES,
+            "predicate_names": tuple(PREDICATE_NAMES),
+            "knockout_single": config.KNOCKOUT_SINGLE_RULES,
+            "margins": MARGINS,
+            "tie_rules": TIE_RULES,
+            "bridge_sources": config.BRIDGE_SOURCES,
+        }
+        for name in (*allowed, "encoders"):
+            value = getattr(self, name)
+            value = (value,) if isinstance(value, str) else tuple(value)
+            object.__setattr__(self, name, value)
+            if not value or len(set(value)) != len(value):
+                raise ValueError(f"{where}.{name} must list distinct values, got {value}")
+            bad = [v for v in value if name in allowed and v not in allowed[name]]
+            if bad:
+                raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed[name])}")
+        for name in ("bootstrap_resamples", "t2_resamples", "t1_min_cell_n", "t2_min_cell_n"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{where}.{name} must be a positive integer, got {value!r}")
+        # the shared fields, with the shared messages
+        self.experiment_config(self.pools[0])
+
+    def experiment_config(self, pool: str) -> ExperimentConfig:
+        """The retrieval config of one pool mode: every item, every knob value as a column."""
+        return ExperimentConfig(
+            datasets=self.datasets,
+            encoders=self.encoders,
+            pool=pool,
+            alpha=self.alpha,
+            k=self.k,
+            seed=self.seed,
+            sample_size=self.sample_size,
+            split=self.split,
+            bootstrap_resamples=self.bootstrap_resamples,
+            confidence=self.confidence,
+            tiny_pools="keep",
+            knockout_single="title",
+        )
+
+
+def primary_reading() -> dict[str, str]:
+    """Our primary reading: each knob's default, from :mod:`regime_core.config` and the
+    experiment configs (the value every claim page reports)."""
+    return {
+        "margin": T1Config.margin,
+        "pool": config.POOL_MODE,
+        "tiny_pools": config.TINY_POOLS,
+        "predicate_names": config.PREDICATE_NAMES,
+        "knockout_single": config.KNOCKOUT_SINGLE,
+        "encoder": config.ENCODER,
+        "level": LEVEL_POOLED,
+        "tie_rule": config.ROUTER_TRAIN_TIE_RULE,
+        "bridge_source": config.BRIDGE_SOURCE,
+    }
+
+
+# T1 is about AUC, not hit@k: its primary reading keeps tiny pools (T1Config's default).
+_PRIMARY_OVERRIDES: dict[str, dict[str, str]] = {"t1_r2": {"tiny_pools": T1Config.tiny_pools}}
+
+
+def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
+    """The knobs that bear on each claim id and the values each takes."""
+    levels = (LEVEL_POOLED, *cfg.datasets)
+    routing = {
+        "tie_rule": cfg.tie_rules,
+        "pool": cfg.pools,
+        "tiny_pools": cfg.tiny_pools,
+        "bridge_source": cfg.bridge_sources,
+    }
+    knobs: dict[str, dict[str, tuple[str, ...]]] = {
+        "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pools},
+        "t2_split": {
+            "predicate_names": cfg.predicate_names,
+            "pool": cfg.pools,
+            "tiny_pools": cfg.tiny_pools,
+            "level": levels,
+        },
+        "t3_knockout": {
+            "predicate_names": cfg.predicate_names,
+            "knockout_single": cfg.knockout_single,
+            "pool": cfg.pools,
+            "tiny_pools": cfg.tiny_pools,
+            "encoder": cfg.encoders,
+            "level": levels,
+        },
+    }
+    for claim_id in (
+        "router_2wiki",
+        "router_musique",
+        "router_hotpotqa",
+        "oracle_gap",
+        "router_vs_union_2wiki",
+        "router_vs_union_musique",
+        "router_vs_union_hotpotqa",
+    ):
+        knobs[claim_id] = dict(routing)
+    return knobs
+
+
+def readings(knobs: Mapping[str, Sequence[str]]) -> list[dict[str, str]]:
+    """Every combination of the knobs' values, in a stable order (the first knob slowest)."""
+    names = list(knobs)
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*knobs.values())]
+
+
+# --------------------------------------------------------------------------------------------
+# Result
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RobustnessResult:
+    """One row per (claim, reading) in ``table``: the knob values (NaN where a knob does not
+    bear on the claim), ``primary``, ``estimate``, ``ci_lo``, ``ci_hi``, ``p``, ``n`` (where
+    the claim has them), ``verdict`` and ``holds`` (verdict is *reproduced*)."""
+
+    config: RobustnessConfig
+    table: pd.DataFrame
+    knobs: Mapping[str, Mapping[str, tuple[str, ...]]]
+    seconds: float
+    n_encoded: int = 0
+    n_cached: int = 0
+    tiny_pool_items: Mapping[str, int] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per claim: readings, holding, share, most_sensitive_knob, flip rates, verdicts."""
+        return {
+            claim_id: summarise_claim(
+                self.table[self.table["claim"] == claim_id], list(self.knobs[claim_id])
+            )
+            for claim_id in self.knobs
+        }
+
+    def to_numbers(self) -> dict[str, Any]:
+        return {
+            "claims": self.summary(),
+            "knobs": {c: {k: list(v) for k, v in knobs.items()} for c, knobs in self.knobs.items()},
+            "primary_reading": primary_reading(),
+            "readings_total": len(self.table),
+            "seconds": round(float(self.seconds), 1),
+            "texts_encoded": int(self.n_encoded),
+            "texts_cached": int(self.n_cached),
+            "tiny_pool_items": {k: int(v) for k, v in self.tiny_pool_items.items()},
+        }
+
+
+def summarise_claim(rows: pd.DataFrame, knob_names: Sequence[str]) -> dict[str, Any]:
+    """The robustness summary of one claim's readings (see the module docstring); pure."""
+    judged = rows[~rows["verdict"].isin((DEGENERATE, NOT_JUDGED))]
+    holding = int(judged["holds"].sum()) if len(judged) else 0
+    flips: dict[str, float] = {}
+    for knob in knob_names:
+        others = [k for k in knob_names if k != knob]
+        pairs = differing = 0
+        groups = judged.groupby(others, dropna=False, sort=False) if others else [(None, judged)]
+        for _, group in groups:
+            verdicts = group["verdict"].tolist()
+            for a, b in itertools.combinations(verdicts, 2):
+                pairs += 1
+                differing += a != b
+        flips[knob] = round(differing / pairs, 4) if pairs else 0.0
+    best = max(flips.items(), key=lambda item: item[1], default=("none", 0.0))
+    primary = rows[rows["primary"]]
+    return {
+        "readings": len(judged),
+        "holding": holding,
+        "share": round(holding / len(judged), 4) if len(judged) else 0.0,
+        "degenerate_readings": int((rows["verdict"] == DEGENERATE).sum()),
+        "not_judged_readings": int((rows["verdict"] == NOT_JUDGED).sum()),
+        "most_sensitive_knob": best[0] if best[1] > 0 else "none",
+        "flip_rates": flips,
+        "verdicts": {str(v): int(n) for v, n in judged["verdict"].value_counts().items()},
+        "primary_verdict": str(primary["verdict"].iloc[0]) if len(primary) else "none",
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The multiverse
+# --------------------------------------------------------------------------------------------
+
+
+def _with_reading_columns(
+    table: pd.DataFrame, examples: Sequence[Example], cfg: RobustnessConfig, pool: str
+) -> pd.DataFrame:
+    """Add per-question columns every knob filters on: ``tiny``, ``single_sentence`` (the
+    bridge has no sentence besides its gold ``B_rel``) and P1/P2 under each predicate reading."""
+    by_id = {ex.id: ex for ex in examples}
+    per_item = []
+    for names in PREDICATE_NAMES:
+        regimes = regime_table(examples, RegimeRules(predicate_names=names)).set_index("id")
+        per_item.append(
+            regimes[["p1", "p2"]].rename(columns={"p1": f"p1@{names}", "p2": f"p2@{names}"})
+        )
+    items = pd.concat(per_item, axis=1)
+    gold = regime_table(examples).set_index("id")
+    items["tiny"] = [is_tiny_pool(by_id[i], cfg.k, pool) for i in items.index]
+    items["single_sentence"] = [
+        len(by_id[i].bridge.sentences) == 1 and not pd.isna(gold.loc[i, "b_rel_index"])
+        for i in items.index
+    ]
+    return table.merge(items, left_on="qid", right_index=True, how="left")
+
+
+def reading_table(table: pd.DataFrame, reading: Mapping[str, str]) -> pd.DataFrame:
+    """The outcome rows one reading keeps, with its P1/P2 as ``p1``/``p2``; pure."""
+    part = table
+    names = reading.get("predicate_names", config.PREDICATE_NAMES)
+    part = part.assign(p1=part[f"p1@{names}"], p2=part[f"p2@{names}"])
+    if reading.get("tiny_pools", "keep") == "exclude":
+        part = part[~part["tiny"]]
+    if reading.get("knockout_single") == "drop":
+        part = part[~((part["arm"] == "knockout") & part["single_sentence"])]
+    level = reading.get("level", LEVEL_POOLED)
+    if level != LEVEL_POOLED:
+        part = part[part["dataset"] == level]
+    return part
+
+
+def _level_is_degenerate(part: pd.DataFrame, level: str) -> bool:
+    if part.empty:
+        return True
+    evidence, _ = evidence_datasets(part.drop_duplicates(["dataset", "qid"]))
+    return not evidence if level == LEVEL_POOLED else level not in evidence
+
+
+def _t1_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> dict:
+    t1 = T1Config(
+        datasets=cfg.datasets,
+        encoders=cfg.encoders,
+        margin=reading["margin"],
+        min_cell_n=cfg.t1_min_cell_n,
+        # T1's verdict counts cells by their R² point estimate; no bootstrap CI is needed
+        bootstrap_resamples=1,
+        seed=cfg.seed,
+    )
+    result = analyse_t1(reading_table(table, reading), t1)
+    fitted = result.fitted
+    direction = int(
+        ((fitted["spearman_rho"] > 0) & (fitted["spearman_p"] < 1 - cfg.confidence)).sum()
+    )
+    return {
+        "passing": result.n_passing("probit"),
+        "total": len(fitted),
+        "direction": direction,
+        "estimate": float(fitted["r2_probit"].median()) if len(fitted) else np.nan,
+    }
+
+
+def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> dict:
+    part = reading_table(table, reading)
+    if _level_is_degenerate(part, reading["level"]):
+        return {DEGENERATE: True}
+    t2 = T2Config(
+        datasets=cfg.datasets,
+        encoders=cfg.encoders,
+        k=cfg.k,
+        seed=cfg.seed,
+        bootstrap_resamples=cfg.t2_resamples,
+        confidence=cfg.confidence,
+        min_cell_n=cfg.t2_min_cell_n,
+    )
+    result = analyse_t2(part, t2)
+    verdicts = result.verdicts[result.verdicts["comparison"] == "union_vs_q"]
+    cells = result.cells
+    b_cell = cells[
+        (cells["dataset"] == "all")
+        & (cells["encoder"] == cfg.router_encoder)
+        & ~cells["p1"]
+        & cells["p2"]
+    ]
+    out: dict[str, Any] = {
+        "holds": result.holds("union_vs_q"),
+        "parts": {str(r.encoder): bool(r.holds) for r in verdicts.itertuples()},
+    }
+    if len(b_cell):
+        row = b_cell.iloc[0]
+        out.update(
+            estimate=float(row["union_vs_q_diff"]),
+            ci_lo=float(row["union_vs_q_ci_lo"]),
+            ci_hi=float(row["union_vs_q_ci_hi"]),
+            p=float(row["union_vs_q_p_holm"]),
+            n=int(row["n"]),
+        )
+    return out
+
+
+def _t3_values(
+    table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig, cache: dict
+) -> dict:
+    # analyse_t3 judges every encoder at once: one call per reading without the encoder knob
+    key = tuple(sorted((k, v) for k, v in reading.items() if k != "encoder"))
+    if key not in cache:
+        part = reading_table(table, reading)
+        if _level_is_degenerate(part, reading["level"]):
+            cache[key] = None
+        else:
+            t3 = T3Config(
+                datasets=cfg.datasets,
+                encoders=cfg.encoders,
+                k=cfg.k,
+                seed=cfg.seed,
+                bootstrap_resamples=cfg.bootstrap_resamples,
+                confidence=cfg.confidence,
+            )
+            cache[key] = analyse_t3(part, t3).comparisons
+    comparisons = cache[key]
+    if comparisons is None:
+        return {DEGENERATE: True}
+    row = comparisons[
+        (comparisons["comparison"] == "union_vs_knockout")
+        & (comparisons["dataset"] == POOLED)
+        & (comparisons["encoder"] == reading["encoder"])
+    ]
+    if row.empty:
+        return {DEGENERATE: True}
+    r = row.iloc[0]
+    return {
+        "estimate": float(r["drop"]),
+        "ci_lo": float(r["ci_lo"]),
+        "ci_hi": float(r["ci_hi"]),
+        "p": float(r["p_holm"]),
+        "n": int(r["n"]),
+    }
+
+
+#: Which routing outcome and comparison each router claim reads.
+ROUTER_CLAIMS: dict[str, tuple[str, str]] = {
+    "router_2wiki": (TRAIN_DATASET, "routed_vs_q"),
+    "router_musique": ("musique", "routed_vs_q"),
+    "router_hotpotqa": ("hotpotqa", "routed_vs_q"),
+    "oracle_gap": (TRAIN_DATASET, "oracle_vs_routed"),
+    "router_vs_union_2wiki": (TRAIN_DATASET, "routed_vs_union"),
+    "router_vs_union_musique": ("musique", "routed_vs_union"),
+    "router_vs_union_hotpotqa": ("hotpotqa", "routed_vs_union"),
+}
+
+
+def _routing_values(outcome: RoutingOutcome, comparison: str) -> dict[str, Any]:
+    c = outcome.comparison(comparison)
+    return {
+        "estimate": float(c.diff),
+        "ci_lo": float(c.ci_lo),
+        "ci_hi": float(c.ci_hi),
+        "p": float(c.p_value),
+        "n": int(outcome.n),
+    }
+
+
+def _routing_outcomes(
+    cfg: RobustnessConfig,
+    *,
+    work: Path | str | None,
+    examples: Mapping[str, Sequence[Example]] | None,
+    encoder_factory: EncoderFactory | None,
+    store: Any | None,
+) -> dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str]:
+    """``{(tie_rule, pool, tiny_pools, bridge_source): {dataset: outcome}}``: the router trained
+    (cross-fitted) on 2Wiki and applied zero-shot to the others, under each reading; the reason
+    (a string) where the router cannot be trained."""
+    datasets = [d for d in (TRAIN_DATASET, *TRANSFER_DATASETS) if d in cfg.datasets]
+    if TRAIN_DATASET not in datasets:
+        return {}
+    out: dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str] = {}
+    for pool, tiny, source in itertools.product(cfg.pools, cfg.tiny_pools, cfg.bridge_sources):
+        data = load_routing_data(
+            datasets,
+            encoder=cfg.router_encoder,
+            pool=pool,
+            alpha=cfg.alpha,
+            k=cfg.k,
+            seed=cfg.seed,
+            sample_size=cfg.sample_size,
+            split=cfg.split,
+            tiny_pools=tiny,
+            bridge_source=source,
+            work=work,
+            examples=examples,
+            encoder_factory=encoder_factory,
+            store=store,
+        )
+        for tie_rule in cfg.tie_rules:
+            router_cfg = RouterConfig(
+                encoder=cfg.router_encoder,
+                pool=pool,
+                alpha=cfg.alpha,
+                k=cfg.k,
+                seed=cfg.seed,
+                sample_size=cfg.sample_size,
+                split=cfg.split,
+                tie_rule=tie_rule,
+                bootstrap_resamples=cfg.bootstrap_resamples,
+                confidence=cfg.confidence,
+                tiny_pools=tiny,
+                bridge_source=source,
+            )
+            try:
+                trained = train_on_data(data[TRAIN_DATASET], router_cfg)
+            except ValueError as err:  # too few labels of a class to cross-fit: say so
+                out[(tie_rule, pool, tiny, source)] = str(err)
+                continue
+            outcomes = {TRAIN_DATASET: trained.outcome}
+            for dataset in datasets[1:]:
+                outcomes[dataset] = apply_router(
+                    trained.router,
+                    data[dataset],
+                    resamples=cfg.bootstrap_resamples,
+                    confidence=cfg.confidence,
+                    seed=cfg.seed,
+                )
+            out[(tie_rule, pool, tiny, source)] = outcomes
+    return out
+
+
+def run_robustness(
+    cfg: RobustnessConfig | None = None,
+    *,
+    work: Path | str | None = None,
+    examples: Mapping[str, Sequence[Example]] | None = None,
+    encoder_factory: EncoderFactory | None = None,
+    store: Any | None = None,
+    claims: Sequence[Claim] | None = None,
+) -> RobustnessResult:
+    """Judge every claim under every reading of :func:`claim_knobs` (see the module docstring).
+
+    ``examples``, ``encoder_factory`` and ``store`` replace the prepared files, the real
+    encoders and the on-disk store (tests); ``claims`` the repository's ``paper_claims.yml``.
+    """
+    cfg = cfg or RobustnessConfig()
+    started = time.perf_counter()
+    by_id = {c.id: c for c in (claims if claims is not None else load_claims())}
+    knobs = {c: k for c, k in claim_knobs(cfg).items() if c in by_id}
+
+    tables: dict[str, pd.DataFrame] = {}
+    n_encoded = n_cached = 0
+    tiny_items: dict[str, int] = {}
+    if any(c in knobs for c in ("t1_r2", "t2_split", "t3_knockout")):
+        for pool in cfg.pools:
+            outcomes = collect_outcomes(
+                cfg.experiment_config(pool),
+                MULTIVERSE_ARMS,
+                work=work,
+                examples=examples,
+                encoder_factory=encoder_factory,
+                store=store,
+            )
+            n_encoded += outcomes.n_encoded
+            n_cached += outcomes.n_cached
+            all_examples = [ex for s in outcomes.samples.values() for ex in s.examples]
+            tables[pool] = _with_reading_columns(outcomes.table, all_examples, cfg, pool)
+            if pool == "question":
+                items = tables[pool].drop_duplicates(["dataset", "qid"])
+                tiny_items = {
+                    str(d): int(n) for d, n in items.groupby("dataset")["tiny"].sum().items()
+                }
+    routing = {}
+    if any(c in knobs for c in ROUTER_CLAIMS):
+        routing = _routing_outcomes(
+            cfg, work=work, examples=examples, encoder_factory=encoder_factory, store=store
+        )
+
+    primary = primary_reading()
+    t3_cache: dict = {}
+    rows: list[dict[str, Any]] = []
+    for claim_id, claim_knob_values in knobs.items():
+        claim = by_id[claim_id]
+        wanted = {**primary, **_PRIMARY_OVERRIDES.get(claim_id, {})}
+        for reading in readings(claim_knob_values):
+            values = _claim_values(claim_id, reading, cfg, tables, routing, t3_cache)
+            row: dict[str, Any] = {"claim": claim_id, **reading}
+            row["primary"] = all(wanted[k] == v for k, v in reading.items())
+            if values is None:
+                continue  # e.g. a dataset this run does not hold
+            if values.get(DEGENERATE):
+                row.update(verdict=DEGENERATE, holds=False)
+            elif NOT_JUDGED in values:
+                row.update(verdict=NOT_JUDGED, holds=False, reason=values[NOT_JUDGED])
+            else:
+                verdict = judge_values(claim, values).verdict
+                row.update(
+                    {k: values.get(k) for k in ("estimate", "ci_lo", "ci_hi", "p", "n")},
+                    verdict=verdict,
+                    holds=verdict == "reproduced",
+                )
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    for column in ("estimate", "ci_lo", "ci_hi", "p", "n"):
+        if column not in table:
+            table[column] = np.nan
+    return RobustnessResult(
+        config=cfg,
+        table=table,
+        knobs=knobs,
+        seconds=time.perf_counter() - started,
+        n_encoded=n_encoded,
+        n_cached=n_cached,
+        tiny_pool_items=tiny_items,
+    )
+
+
+def _claim_values(
+    claim_id: str,
+    reading: Mapping[str, str],
+    cfg: RobustnessConfig,
+    tables: Mapping[str, pd.DataFrame],
+    routing: Mapping[tuple[str, str, str, str], Mapping[str, RoutingOutcome] | str],
+    t3_cache: dict,
+) -> dict[str, Any] | None:
+    if claim_id == "t1_r2":
+        return _t1_values(tables[reading["pool"]], reading, cfg)
+    if claim_id == "t2_split":
+        return _t2_values(tables[reading["pool"]], reading, cfg)
+    if claim_id == "t3_knockout":
+        return _t3_values(tables[reading["pool"]], reading, cfg, t3_cache)
+    dataset, comparison = ROUTER_CLAIMS[claim_id]
+    key = (reading["tie_rule"], reading["pool"], reading["tiny_pools"], reading["bridge_source"])
+    found = routing.get(key, {})
+    if isinstance(found, str):
+        return {NOT_JUDGED: found}
+    outcome = found.get(dataset)
+    return None if outcome is None else _routing_values(outcome, comparison)
+
+
+__all__ = [
+    "DEGENERATE",
+    "KNOB_MEANINGS",
+    "NOT_JUDGED",
+    "ROUTER_CLAIMS",
+    "RobustnessConfig",
+    "RobustnessResult",
+    "claim_knobs",
+    "primary_reading",
+    "reading_table",
+    "readings",
+    "run_robustness",
+    "summarise_claim",
+]
