@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "route",
     "demo",
     "annotate",
+    "verdicts",
 )
 
 

@@ -290,3 +290,96 @@ def nested_counts_table(
     frame.index.name = index_name
     frame.columns.name = column_name
     return frame
+
+
+# --------------------------------------------------------------------------------------------
+# Robustness (specification curves)
+# --------------------------------------------------------------------------------------------
+
+#: Colour of each verdict in the specification curves (colour-blind-safe, Okabe-Ito).
+VERDICT_COLORS: dict[str, str] = {
+    "reproduced": "#009E73",
+    "direction only": "#E69F00",
+    "smaller than reported": "#56B4E9",
+    "larger than reported": "#0072B2",
+    "not reproduced": "#D55E00",
+    "degenerate": "#999999",
+    "not judged": "#cccccc",
+}
+
+
+def plot_specification_curve(
+    rows: pd.DataFrame, knobs: Mapping[str, Any], *, title: str, estimate_label: str
+) -> Any:
+    """A specification curve: every reading's estimate (with its CI where it has one) sorted,
+    coloured by verdict, the primary reading ringed; below, which knob value each reading uses.
+
+    ``rows`` are one claim's rows of :class:`regime_core.experiments.robustness.RobustnessResult`
+    ``.table``; ``knobs`` maps each knob to its values (rows of the lower panel)."""
+    plt = _pyplot()
+    data = rows.copy()
+    data["_order"] = data["estimate"].fillna(-np.inf)
+    data = data.sort_values(["_order", "verdict"], kind="stable").reset_index(drop=True)
+    knob_rows = [(k, str(v)) for k, values in knobs.items() for v in values]
+    height = 2.6 + 0.22 * len(knob_rows)
+    fig, (top, bottom) = plt.subplots(
+        2,
+        1,
+        figsize=(max(6.0, 0.16 * len(data) + 2.5), height),
+        sharex=True,
+        gridspec_kw={"height_ratios": [2.4, 0.22 * len(knob_rows) + 0.2]},
+    )
+    x = np.arange(len(data))
+    for verdict, part in data.groupby("verdict", sort=False):
+        color = VERDICT_COLORS.get(str(verdict), "#333333")
+        idx = part.index.to_numpy()
+        has_ci = part["ci_lo"].notna() & part["ci_hi"].notna()
+        if has_ci.any():
+            sub = part[has_ci]
+            top.vlines(sub.index, sub["ci_lo"], sub["ci_hi"], color=color, lw=1.2, alpha=0.7)
+        top.scatter(idx, part["estimate"], color=color, s=18, zorder=3, label=str(verdict))
+    primary = data[data["primary"]]
+    if len(primary):
+        top.scatter(
+            primary.index,
+            primary["estimate"],
+            s=90,
+            facecolors="none",
+            edgecolors="black",
+            linewidths=1.4,
+            zorder=4,
+            label="primary reading",
+        )
+    if data["estimate"].notna().any() and "CI" in estimate_label:
+        top.axhline(0.0, color="#555555", lw=0.8, ls="--")
+    top.set_ylabel(estimate_label, fontsize=9)
+    top.set_title(title, fontsize=10)
+    top.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    for j, (knob, value) in enumerate(knob_rows):
+        on = data[knob].astype(str) == value if knob in data else pd.Series(False, index=data.index)
+        bottom.scatter(x[on.to_numpy()], np.full(int(on.sum()), j), s=10, color="#333333")
+    bottom.set_yticks(range(len(knob_rows)))
+    bottom.set_yticklabels([f"{k}: {v}" for k, v in knob_rows], fontsize=7)
+    bottom.set_ylim(len(knob_rows) - 0.5, -0.5)
+    bottom.set_xlabel("readings, sorted by estimate", fontsize=9)
+    bottom.set_xticks([])
+    fig.tight_layout()
+    return fig
+
+
+def robustness_table(numbers: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per claim from a robustness record's numbers: readings, holding, share, the most
+    sensitive knob and the primary reading's verdict."""
+    rows = []
+    for claim_id, s in numbers["claims"].items():
+        rows.append(
+            {
+                "claim": claim_id,
+                "primary verdict": s["primary_verdict"],
+                "readings": int(s["readings"]),
+                "holding": int(s["holding"]),
+                "share holding": format_number(s["share"], "pct"),
+                "most sensitive knob": str(s["most_sensitive_knob"]).replace("_", " "),
+            }
+        )
+    return pd.DataFrame(rows).set_index("claim")
