@@ -49,8 +49,6 @@ PREDICATE_NAMES: str = "title"
 # A predicate true (or false) for at least this share of a dataset's items is degenerate there:
 # it is reported, but that dataset is not evidence about it.
 DEGENERATE_SHARE: float = 0.95
-# Whether a claim's verdict is judged on the datasets pooled ("pooled") or on each dataset.
-DATASET_LEVELS: tuple[str, ...] = ("pooled", "separate")
 
 # --- statistics ------------------------------------------------------------------------------
 SEED: int = 0

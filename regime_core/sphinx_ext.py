@@ -832,16 +832,19 @@ def _claims_file(app: Sphinx, option: str | None) -> Path:
 
 
 class PaperClaimsDirective(SphinxDirective):
-    """The paper's claims against ours, with a computed verdict (:mod:`regime_core.expected`).
+    """The paper's claims against ours, with a computed verdict and its robustness
+    (:mod:`regime_core.verdicts`, the same data as ``regime verdicts --json``).
 
-    Reads ``paper_claims.yml`` (beside ``_config.yml``; the ``:file:`` option overrides it) and
-    each claim's record. A missing record or key is a warning, so a strict build fails.
+    Reads ``paper_claims.yml`` (beside ``_config.yml``; the ``:file:`` option overrides it),
+    each claim's record and the ``robustness`` record. A missing record or key is a warning,
+    so a strict build fails. Each claim links to the chapter that holds its evidence.
     """
 
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.expected import VERDICTS, judge_claim, load_claims
+        from regime_core.expected import VERDICTS, load_claims
+        from regime_core.verdicts import ROBUSTNESS_RUN, judge_claims, robustness_phrase
 
         file = _claims_file(self.env.app, self.options.get("file"))
         self.env.note_dependency(str(file))
@@ -850,33 +853,53 @@ class PaperClaimsDirective(SphinxDirective):
         except (FileNotFoundError, ValueError) as err:
             _warn(f"page {self.env.docname!r}: {err}", self.get_location())
             return []
-        header = ("Claim", "Paper", "Ours", "Data behind ours", "Verdict")
+        robustness = self._robustness_record(ROBUSTNESS_RUN)
+        header = ("Claim", "Paper", "Ours", "Data behind ours", "Verdict", "Robustness")
         table = nodes.table(classes=["regime-paper-claims"])
+        title = nodes.title(text="The paper's claims and ours, with computed verdicts")
+        table += title
         group = nodes.tgroup(cols=len(header))
         table += group
-        for width in (4, 2, 3, 3, 2):
+        for width in (4, 2, 3, 3, 2, 2):
             group += nodes.colspec(colwidth=width)
         head, body = nodes.thead(), nodes.tbody()
-        head += self._row(header)
+        head += self._row([nodes.Text(h) for h in header])
         counts = dict.fromkeys(VERDICTS, 0)
         for claim in claims:
             self.env.note_dependency(str(_record_file(self.env.app, claim.run)))
             try:
-                row = judge_claim(claim, _load(self.env.app, claim.run))
+                record = _load(self.env.app, claim.run)
+                (judged,) = judge_claims({claim.run: record}, [claim], robustness)
             except (FileNotFoundError, KeyError, ValueError) as err:
                 _warn(
                     f"page {self.env.docname!r}: claim {claim.id!r}, run {claim.run!r}: "
                     f"{_problem_text(err)}",
                     self.get_location(),
                 )
-                body += self._row((claim.claim, "?", "?", "?", "?"))
+                body += self._row([nodes.Text(t) for t in (claim.claim, "?", "?", "?", "?", "?")])
                 continue
-            counts[row.judgement.verdict] += 1
-            claim_text = f"{claim.claim} ({claim.source})"
-            verdict = f"{row.judgement.verdict}: {row.judgement.reason}"
+            counts[judged.verdict] += 1
+            verdict = nodes.inline()
+            verdict += nodes.strong(text=judged.verdict)
+            verdict += nodes.Text(f" ({judged.judgement.reason})")
+            r = judged.robustness
+            robust = (
+                nodes.Text("not computed")
+                if r is None
+                else nodes.Text(robustness_phrase(r).replace("reproduced under ", "", 1))
+            )
             body += self._row(
-                (claim_text, row.paper_text, row.ours_text, row.behind_text, verdict),
-                verdict_class="regime-verdict-" + row.judgement.verdict.replace(" ", "-"),
+                [
+                    self._claim_link(claim),
+                    nodes.Text(judged.to_dict()["paper"]["text"]),
+                    nodes.Text(judged.to_dict()["ours_text"]),
+                    nodes.Text(
+                        judged.behind + (f"; n = {judged.ours['n']:,}" if judged.ours["n"] else "")
+                    ),
+                    verdict,
+                    robust,
+                ],
+                verdict_class="regime-verdict-" + judged.verdict.replace(" ", "-"),
             )
         group += head
         group += body
@@ -885,22 +908,122 @@ class PaperClaimsDirective(SphinxDirective):
         )
         return [table, summary]
 
+    def _robustness_record(self, run: str) -> dict[str, Any] | None:
+        file = _record_file(self.env.app, run)
+        self.env.note_dependency(str(file))
+        if not file.is_file():
+            _warn(
+                f"page {self.env.docname!r}: run {run!r}: {file} does not exist; run "
+                "`regime reproduce` to produce it",
+                self.get_location(),
+            )
+            return None
+        return _load(self.env.app, run)
+
+    def _claim_link(self, claim: Any) -> nodes.Node:
+        from sphinx import addnodes
+
+        text = f"{claim.claim} ({claim.source})"
+        if not claim.chapter:
+            return nodes.Text(text)
+        ref = addnodes.pending_xref(
+            "",
+            refdomain="std",
+            reftype="doc",
+            reftarget="/" + claim.chapter,
+            refexplicit=True,
+            refdoc=self.env.docname,
+        )
+        ref += nodes.inline(text=text)
+        return ref
+
     @staticmethod
-    def _row(cells: tuple[str, ...], verdict_class: str | None = None) -> nodes.row:
+    def _row(cells: list[nodes.Node], verdict_class: str | None = None) -> nodes.row:
         row = nodes.row()
         for index, cell in enumerate(cells):
             entry = nodes.entry()
             para = nodes.paragraph()
-            if index == len(cells) - 1 and verdict_class and ": " in cell:
-                verdict, reason = cell.split(": ", 1)
-                para += nodes.strong(text=verdict)
-                para += nodes.Text(f" ({reason})")
+            para += cell
+            if index == 4 and verdict_class:
                 entry["classes"].append(verdict_class)
-            else:
-                para += nodes.Text(cell)
             entry += para
             row += entry
         return row
+
+
+# --- sentences that state a verdict, a direction or a significance ------------------------------
+
+
+def _judged_claim(env: Any, claim_id: str) -> Any:
+    """The :class:`regime_core.verdicts.ClaimVerdict` of a claim id, from this build's records."""
+    from regime_core.expected import load_claims
+    from regime_core.verdicts import ROBUSTNESS_RUN, judge_claims
+
+    file = _claims_file(env.app, None)
+    env.note_dependency(str(file))
+    claims = {c.id: c for c in load_claims(file)}
+    if claim_id not in claims:
+        raise KeyError(f"no claim {claim_id!r} in {file}; known: {', '.join(claims)}")
+    claim = claims[claim_id]
+    env.note_dependency(str(_record_file(env.app, claim.run)))
+    robustness_file = _record_file(env.app, ROBUSTNESS_RUN)
+    env.note_dependency(str(robustness_file))
+    robustness = _load(env.app, ROBUSTNESS_RUN) if robustness_file.is_file() else None
+    (judged,) = judge_claims({claim.run: _load(env.app, claim.run)}, [claim], robustness)
+    return judged
+
+
+class ClaimTextRole(SphinxRole):
+    """``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
+    reason, the robustness) and ``{robust}`claim_id``` (the robustness alone): sentences of the
+    prose generated from the records, so none can contradict its numbers."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        from regime_core.verdicts import claim_sentence, robustness_phrase
+
+        try:
+            judged = _judged_claim(self.env, self.text.strip())
+        except (FileNotFoundError, KeyError, ValueError) as err:
+            _warn(
+                f"page {self.env.docname!r}: claim {self.text!r}: {_problem_text(err)}",
+                self.get_location(),
+            )
+            return [nodes.literal(self.rawtext, self.text)], []
+        if self.kind == "verdict":
+            node = nodes.strong(self.rawtext, judged.verdict, classes=["regime-verdict"])
+            return [node], []
+        text = (
+            claim_sentence(judged) if self.kind == "claim" else robustness_phrase(judged.robustness)
+        )
+        return [nodes.inline(self.rawtext, text, classes=["regime-claim-text"])], []
+
+
+class ComparisonRole(SphinxRole):
+    """``{compare}`run:key``` -> a paired comparison of the record (a node with ``diff``,
+    ``ci_lo``, ``ci_hi`` and a p-value) as a phrase that states its direction from the numbers
+    (:func:`regime_core.verdicts.comparison_phrase`)."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        from regime_core.verdicts import comparison_phrase
+
+        try:
+            ref = parse_reference(self.text)
+            self.env.note_dependency(str(_record_file(self.env.app, ref.run)))
+            node: Any = _load(self.env.app, ref.run)["numbers"]
+            for part in ref.key.split("."):
+                node = node[part]
+            text = comparison_phrase(node)
+        except (FileNotFoundError, KeyError, ValueError, TypeError) as err:
+            _warn(
+                f"page {self.env.docname!r}: comparison {self.text!r}: {_problem_text(err)}",
+                self.get_location(),
+            )
+            return [nodes.literal(self.rawtext, self.text)], []
+        return [nodes.inline(self.rawtext, text, classes=["regime-comparison"])], []
 
 
 # --- launch buttons ------------------------------------------------------------------------------
@@ -950,6 +1073,10 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_config_value("regime_work_dir", None, "env", types=[str, type(None)])
     app.connect("config-inited", _serve_vendored_mathjax)
     app.add_role("rec", RecordRole())
+    app.add_role("verdict", ClaimTextRole("verdict"))
+    app.add_role("claim", ClaimTextRole("claim"))
+    app.add_role("robust", ClaimTextRole("robust"))
+    app.add_role("compare", ComparisonRole())
     app.add_role("default", DefaultValueRole())
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)

@@ -271,6 +271,7 @@ def _outcome_row(outcome: RoutingOutcome, **keys: Any) -> dict[str, Any]:
     c = outcome.comparison("routed_vs_q")
     gap = outcome.comparison("oracle_vs_routed")
     u = outcome.comparison("union_vs_q")
+    versus_union = outcome.comparison("routed_vs_union")
     return {
         **keys,
         "dataset": outcome.dataset,
@@ -289,6 +290,11 @@ def _outcome_row(outcome: RoutingOutcome, **keys: Any) -> dict[str, Any]:
         "oracle_gap": gap.diff,
         "oracle_gap_ci_lo": gap.ci_lo,
         "oracle_gap_ci_hi": gap.ci_hi,
+        # what the router adds over always-union, the policy that needs no router
+        "delta_vs_union": versus_union.diff,
+        "vs_union_ci_lo": versus_union.ci_lo,
+        "vs_union_ci_hi": versus_union.ci_hi,
+        "p_vs_union": versus_union.p_value,
     }
 
 

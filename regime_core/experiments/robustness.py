@@ -261,7 +261,9 @@ class RobustnessResult:
     def to_numbers(self) -> dict[str, Any]:
         return {
             "claims": self.summary(),
-            "knobs": {c: {k: list(v) for k, v in knobs.items()} for c, knobs in self.knobs.items()},
+            "knobs": {
+                c: {k: ", ".join(v) for k, v in knobs.items()} for c, knobs in self.knobs.items()
+            },
             "primary_reading": primary_reading(),
             "readings_total": len(self.table),
             "seconds": round(float(self.seconds), 1),
