@@ -748,7 +748,11 @@
       messages,
       el(doc, "div", { class: "rr-output" }, [
         verdict,
-        table,
+        el(doc, "div", { class: "rr-table-wrap" }, [table]),
+        el(doc, "small", {
+          text: "z = (value − mean) / scale, with the training items' mean and scale; the " +
+            "contributions and the intercept add up to the log-odds of union.",
+        }),
         el(doc, "div", { class: "rr-bridge-label", text: "Bridge sentences (B_rel marked):" }),
         sentencesBox,
         timing,
@@ -756,7 +760,6 @@
     );
 
     const show = () => {
-      const started = performance.now();
       const problems = inputProblems(question.value, bridge.value, title.value);
       messages.replaceChildren(
         ...problems.errors.map((t) => el(doc, "p", { class: "rr-error", text: t })),
@@ -768,9 +771,12 @@
         return;
       }
       let d;
+      let ms;
       try {
         const t = isBlank(title.value) ? null : title.value;
+        const started = performance.now();
         d = routeText(model, question.value, bridge.value, t);
+        ms = performance.now() - started;
       } catch (err) {
         if (!(err instanceof RouteError)) throw err;
         messages.appendChild(el(doc, "p", { class: "rr-error", text: err.message }));
@@ -793,7 +799,7 @@
         })
       );
       const head = el(doc, "tr", {}, [
-        ...["feature", "value", "z = (value − mean)/scale", "coef", "coef × z"].map((h) =>
+        ...["feature", "value", "z", "coef", "coef × z"].map((h) =>
           el(doc, "th", { text: h })
         ),
       ]);
@@ -825,7 +831,7 @@
           ])
         )
       );
-      timing.textContent = `routed in ${(performance.now() - started).toFixed(2)} ms in this browser`;
+      timing.textContent = `Routing took ${ms.toFixed(2)} ms in this browser.`;
     };
 
     // Coalesce bursts of typing into one routing per animation frame: the page never queues work.
