@@ -4,7 +4,7 @@ The page runs ``regime_core/resources/router.js`` (the router ported to JavaScri
 reader's browser. This module computes, at build time and with the Python router, what the page
 shows without JavaScript: the presets (a few questions of the toy world and of each dataset) and
 the decision ``regime route`` gives each. The Sphinx directive ``regime-router-demo``
-(:mod:`regime_core.sphinx_ext`) renders them.
+(``regime_core.sphinx_ext``) renders them.
 """
 
 from __future__ import annotations
