@@ -7,6 +7,7 @@ Node tests (``tests/js``, ``node --test``)."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -371,3 +372,58 @@ def test_parity_on_the_toy_world(raw: bool, tmp_path: Path) -> None:
 def test_node_edge_case_suite() -> None:
     done = run_node("--test", *sorted(str(p) for p in JS_TESTS.glob("*.test.js")))
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# --- text views and generated questions ------------------------------------------------------
+
+VIEW_TEXTS = (
+    [c["question"] for c in EDGE_CASES]
+    + [c["bridge"] for c in EDGE_CASES[:10]]
+    + [
+        "ΟΔΟΣ ΣΟΦΟΣ Σ ς ΑΣ. İIıi ǅǈǋ ẞß ﬁﬂ Ⅻ ⓐⒶ 𝔄𝔟 Œuvre",
+        "Who is the wife of the President of the United States of America and the King of Spain?",
+        "O'Brien’s co-author & the U.S.A-based St.-Louis_team met l'Oréal von Trapp y Vega.",
+    ]
+)
+
+
+def test_text_views_match_python() -> None:
+    js = node_eval(
+        f"const texts = {json.dumps(VIEW_TEXTS)};\n"
+        "console.log(JSON.stringify(texts.map((t) => { const v = R.view(t); return {"
+        " words: [...v.words].sort(), entities: v.entities.map((e) => [e.surface, e.words,"
+        " [...e.key].sort()]), free: v.freeWords, first: v.firstWord}; })))"
+    )
+    for text, got in zip(VIEW_TEXTS, js, strict=True):
+        v = _text.view(text)
+        assert got["words"] == sorted(v.words), text
+        assert got["entities"] == [[e.surface, list(e.words), sorted(e.key)] for e in v.entities]
+        assert got["free"] == list(v.free_words), text
+        assert got["first"] == v.first_word, text
+
+
+_PIECES = (
+    "Who", "What", "Is", "Did", "Are", "Which", "the", "of", "and", "or", "both", "first",
+    "same", "older", "director", "mother", "born", "founded", "film", "Kestrel", "Bay",
+    "University", "Oxford", "de", "la", "Van", "Helsing", "Beyoncé", "Zürich", "São", "Paulo",
+    "O'Brien", "Jean-Paul", "U.S.", "Dr.", "J.", "St.", "Inc.", "1931", "(film)", '"Amber',
+    'Gate"', "—", ",", ".", "?", "!", ";", ":", "🎬", "<b>", "ΟΔΟΣ", "İstanbul", "東京", "ﬁrst",
+)  # fmt: skip
+_SPACES = (" ", " ", " ", "  ", "\n", "\u00a0", "\t", "")
+
+
+def _generated(rng: random.Random, words: int) -> str:
+    return "".join(rng.choice(_PIECES) + rng.choice(_SPACES) for _ in range(words)).strip()
+
+
+def test_generated_questions_agree(tmp_path: Path) -> None:
+    """Random texts over a vocabulary of the router's hard cases (names, connectors, cue words,
+    abbreviations, accents, odd whitespace), seeded: both implementations agree on each."""
+    rng = random.Random(15)
+    items = []
+    for i in range(600):
+        question = _generated(rng, rng.randint(1, 14)) or "Who?"
+        bridge = _generated(rng, rng.randint(1, 60)) or "A."
+        title = rng.choice([None, _generated(rng, 3) or None, "Kestrel Bay (film)"])
+        items.append({"id": f"gen-{i}", "question": question, "bridge": bridge, "title": title})
+    assert assert_parity(items, tmp_path) == 600
