@@ -148,6 +148,7 @@ STYLE = """<style>
 .regime-router-demo .rr-table-wrap { overflow-x: auto; max-width: 100%; }
 .regime-router-demo .rr-features { border-collapse: collapse; width: 100%; font-size: .9em; }
 .regime-router-demo .rr-features code { overflow-wrap: anywhere; }
+.regime-router-demo .rr-features th { white-space: nowrap; }
 .regime-router-demo .rr-features th, .regime-router-demo .rr-features td {
   border-bottom: 1px solid #ddd; padding: .25em .5em; text-align: right; }
 .regime-router-demo .rr-features th:first-child, .regime-router-demo .rr-features td:first-child {
