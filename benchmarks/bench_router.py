@@ -1,11 +1,10 @@
 """Routing latency and throughput of the packaged RegimeRouter.
 
 Per question, the timed call is everything ``regime route`` does after loading the model: split
-the bridge text into sentences, select ``B_rel``, compute the five features, apply the logistic
-regression (:func:`regime_core.experiments.router.route_text` with a loaded router). Reported:
+the bridge text into sentences (:func:`regime_core.router.sentences.split_bridge`), select
+``B_rel``, compute the five features, apply the logistic regression
+(:func:`regime_core.router.sentences.route_bridge_text` with a loaded router). Reported:
 
-- ``sentencizer_load_ms``: importing spaCy and building its rule-based sentencizer (once per
-  process, before the first call);
 - ``single_call_ms``: the first routing call after that (lexicons and memo tables are cold);
 - ``cold``: p50/p99 over distinct questions with the text-analysis memo cleared first, so no
   question or bridge has been seen before (what a service sees for new traffic);
@@ -83,9 +82,9 @@ def main() -> None:
     if args.n < 1:
         raise SystemExit("--n must be at least 1")
 
-    from regime_core.experiments.router import default_router, route_text
+    from regime_core.experiments.router import default_router
     from regime_core.router import _text, featurize
-    from regime_core.text import split_sentences
+    from regime_core.router.sentences import route_bridge_text, split_bridge
 
     source, items = _questions(args.n, args.work, args.synthetic)
 
@@ -93,20 +92,16 @@ def main() -> None:
     router = default_router()
     load_ms = (time.perf_counter() - started) * 1000.0
 
-    started = time.perf_counter()
-    split_sentences("Warm up. The sentencizer is built on first use.")
-    sentencizer_ms = (time.perf_counter() - started) * 1000.0
-
     q0, b0, t0 = items[0]
     started = time.perf_counter()
-    route_text(q0, b0, bridge_title=t0, model=router)
+    route_bridge_text(router, q0, b0, t0)
     single_ms = (time.perf_counter() - started) * 1000.0
 
     def one_pass() -> list[float]:
         times = []
         for question, bridge, title in items:
             t = time.perf_counter()
-            route_text(question, bridge, bridge_title=title, model=router)
+            route_bridge_text(router, question, bridge, title)
             times.append(time.perf_counter() - t)
         return times
 
@@ -114,7 +109,7 @@ def main() -> None:
     cold = one_pass()
     warm = one_pass()
 
-    sentences = [split_sentences(b) for _, b, _ in items]
+    sentences = [split_bridge(b) for _, b, _ in items]
     _text.view.cache_clear()
     started = time.perf_counter()
     out = featurize([q for q, _, _ in items], sentences, bridge_titles=[t for _, _, t in items])
@@ -127,7 +122,6 @@ def main() -> None:
                 "source": source,
                 "n": len(items),
                 "load_ms": round(load_ms, 3),
-                "sentencizer_load_ms": round(sentencizer_ms, 3),
                 "single_call_ms": round(single_ms, 3),
                 "cold": _percentiles(cold),
                 "warm": _percentiles(warm),

@@ -46,6 +46,9 @@ mapping of rule names to explanations, a function or a constant (:func:`describe
     regime_core.regimes.RegimeRules
     ```
 
+Directive ``regime-router-demo``: the live router (``regime_core/resources/router.js``, served
+from ``_static``) with presets, and a static table of their decisions by the Python router.
+
 Directive ``regime-paper-claims``: the paper's claims (``paper_claims.yml``) against our numbers
 from the records, with the verdict :func:`regime_core.expected.judge_claim` computes.
 """
@@ -1026,6 +1029,79 @@ class ComparisonRole(SphinxRole):
         return [nodes.inline(self.rawtext, text, classes=["regime-comparison"])], []
 
 
+# --- the live router ---------------------------------------------------------------------------
+
+ROUTER_DATASETS: tuple[str, ...] = ("2wikimultihopqa", "hotpotqa", "musique")
+
+
+class RouterDemoDirective(SphinxDirective):
+    """``regime-router-demo``: the router in the reader's browser (``router.js``) with presets,
+    and a static table of the presets' decisions by the Python router (what a reader without
+    JavaScript sees). Presets come from the toy world and the prepared datasets of the work
+    directory; a dataset that is not prepared is a warning, so a strict build fails."""
+
+    option_spec: ClassVar[dict[str, Any]] = {"per-source": directives.positive_int}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.data import load_examples
+        from regime_core.experiments.router import default_router, default_router_path
+        from regime_core.router_demo import STYLE, choose_presets, demo_html, load_model_json
+
+        model_path = default_router_path()
+        self.env.note_dependency(str(model_path))
+        examples = {"toyworld": load_examples("toyworld")}
+        for dataset in ROUTER_DATASETS:
+            try:
+                examples[dataset] = load_examples(dataset, work=_work_dir(self.env.app))
+            except (FileNotFoundError, ValueError) as err:
+                _warn(f"page {self.env.docname!r}: router presets: {err}", self.get_location())
+        presets = choose_presets(
+            examples, default_router(), per_source=self.options.get("per-source", 2)
+        )
+        live = nodes.raw(
+            "", STYLE + demo_html(load_model_json(model_path), presets, "regime-router"),
+            format="html",
+        )  # fmt: skip
+        header = ("Preset", "Question", "Bridge title", "B_rel", "Decision", "p(union)")
+        rows = [
+            (f"{p.source} {p.example_id}", p.question, p.title, p.b_rel, p.action,
+             f"{p.probability:.3f}")
+            for p in presets
+        ]  # fmt: skip
+        table = nodes.table(classes=["regime-router-presets"])
+        group = nodes.tgroup(cols=len(header))
+        table += group
+        for width in (2, 4, 2, 4, 1, 1):
+            group += nodes.colspec(colwidth=width)
+        head, body = nodes.thead(), nodes.tbody()
+        head += PaperClaimsDirective._row(header)
+        for row in rows:
+            body += PaperClaimsDirective._row(row)
+        group += head
+        group += body
+        caption = nodes.paragraph(
+            text="The presets and the decision the Python router (regime route) gives each, "
+            "computed when this book was built."
+        )
+        return [live, caption, table]
+
+
+def _serve_router_js(app: Sphinx, config: Any) -> None:
+    """Copy ``regime_core/resources`` (router.js and the model it reads) to ``_static``."""
+    resources = Path(__file__).parent / "resources"
+    config.html_static_path = [*config.html_static_path, str(resources)]
+
+
+def _router_js_on_demo_pages(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Load router.js only on pages that hold the live router."""
+    if 'class="regime-router-demo"' in context.get("body", ""):
+        from regime_core.router_demo import ROUTER_JS
+
+        app.add_js_file(ROUTER_JS)
+
+
 # --- launch buttons ------------------------------------------------------------------------------
 
 
@@ -1086,6 +1162,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
     app.add_directive("regime-choices", ChoicesDirective)
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
+    app.add_directive("regime-router-demo", RouterDemoDirective)
+    app.connect("config-inited", _serve_router_js)
+    app.connect("html-page-context", _router_js_on_demo_pages)
     app.connect("autodoc-skip-member", _skip_foreign_members)
     app.connect("missing-reference", _resolve_unqualified)
     # after the theme has built its buttons (default priority 500)

@@ -17,7 +17,7 @@ import pytest
 from regime_core.cli import main
 from regime_core.experiments.router import default_router, default_router_path
 from regime_core.router import FEATURE_NAMES, RegimeRouter, save_router
-from regime_core.text import split_sentences
+from regime_core.router.sentences import split_bridge
 
 QUESTION = "Who is the mother of the director of the film Kestrel Bay?"
 BRIDGE = "Kestrel Bay is a 1931 film. It was directed by Odile Marchetti of the Lyon School."
@@ -41,7 +41,7 @@ def test_route_json_is_one_object_matching_the_python_call(capsys: Any) -> None:
     assert set(payload) == {"action", "probability", "b_rel", "b_rel_index", "features"}
     assert payload["action"] in ("q", "union")
     assert list(payload["features"]) == list(FEATURE_NAMES)
-    sentences = split_sentences(BRIDGE)
+    sentences = split_bridge(BRIDGE)
     assert payload["b_rel"] == sentences[payload["b_rel_index"]]
     expected = default_router().route(QUESTION, sentences, TITLE)
     assert payload["action"] == expected.action

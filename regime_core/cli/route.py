@@ -1,6 +1,7 @@
 """``regime route``: route one question with the RegimeRouter, or retrain the packaged model.
 
-Route (the bridge passage is given as running text and split into sentences)::
+Route (the bridge passage is given as running text and split into sentences by
+:func:`regime_core.router.sentences.split_bridge`, the rule ``router.js`` shares)::
 
     regime route --question "Who is the mother of the director of Titanic?" \\
                  --bridge "Titanic is a 1997 film. It was directed by James Cameron." \\
@@ -77,14 +78,16 @@ def register(subparsers: Any) -> None:
 
 
 def run_route(args: argparse.Namespace) -> int:
-    from regime_core.experiments.router import decision_dict, route_text
+    from regime_core.experiments.router import decision_dict, resolve_router
+    from regime_core.router.sentences import route_bridge_text
 
     if args.question is None or args.bridge is None:
         raise ValueError(
             "regime route needs --question TEXT and --bridge TEXT (or the `train` subcommand)"
         )
-    decision = route_text(
-        args.question, args.bridge, bridge_title=args.bridge_title, model=args.model
+    # split_bridge, not spaCy: the same rule as regime_core/resources/router.js (the book's page)
+    decision = route_bridge_text(
+        resolve_router(args.model), args.question, args.bridge, args.bridge_title
     )
     out = decision_dict(decision)
     if args.json:
