@@ -148,24 +148,16 @@ def route_text(
     bridge_title: str | None = None,
     model: str | os.PathLike[str] | RegimeRouter | None = None,
 ) -> RouteDecision:
-    """Route one question given the bridge passage as running text (what ``regime route``
-    does): the text is split with :func:`regime_core.text.split_sentences`, then
-    :meth:`RegimeRouter.route` selects ``B_rel``, computes the features and decides.
+    """Route one question given the bridge passage as running text, exactly as ``regime route``
+    and the book's ``router.js`` do: the text is split by
+    :func:`regime_core.router.sentences.split_bridge`, then :meth:`RegimeRouter.route` selects
+    ``B_rel``, computes the features and decides.
 
     Raises ValueError for a non-string or empty question or bridge, or a bad model file.
     """
-    from regime_core.text import split_sentences
+    from regime_core.router.sentences import route_bridge_text
 
-    if not isinstance(question, str):
-        raise ValueError(f"route: question must be a string, got {type(question).__name__}")
-    if not isinstance(bridge, str):
-        raise ValueError(f"route: bridge must be a string, got {type(bridge).__name__}")
-    if not question.strip():
-        raise ValueError("route: the question is empty")
-    sentences = split_sentences(bridge)
-    if not sentences:
-        raise ValueError("route: the bridge text is empty (no sentence found)")
-    return resolve_router(model).route(question, sentences, bridge_title)
+    return route_bridge_text(resolve_router(model), question, bridge, bridge_title)
 
 
 def decision_dict(decision: RouteDecision) -> dict[str, Any]:
