@@ -22,6 +22,7 @@ from typing import Any
 
 from regime_core import config, paths
 from regime_core.expected import (
+    SIGNIFICANCE_LEVEL,
     Claim,
     Judgement,
     claim_values,
@@ -169,14 +170,15 @@ def verdicts_report(
 def significance_word(diff: float, ci_lo: float, ci_hi: float, p: float) -> str:
     """What a paired comparison says about its direction, from its numbers alone; pure.
 
-    Significant (p below ``1 − config.CONFIDENCE``) *and* an interval on one side of zero
+    Significant (p below :data:`~regime_core.expected.SIGNIFICANCE_LEVEL`) *and* an interval on
+    one side of zero
     gives "significantly above/below zero"; anything else "not significantly different from
     zero" (a significant test whose interval touches zero is not called a direction).
 
     >>> significance_word(-0.452, -0.52, -0.38, 1e-9)
     'significantly below zero'
     """
-    level = 1.0 - config.CONFIDENCE
+    level = SIGNIFICANCE_LEVEL
     if p < level and ci_lo > 0 and diff > 0:
         return "significantly above zero"
     if p < level and ci_hi < 0 and diff < 0:

@@ -93,14 +93,15 @@ class RobustnessConfig(ConfigMixin):
 
     ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar p, never a bootstrap CI,
     so its readings use fewer resamples (the CIs shown for T2 readings are coarser, verdicts
-    identical). ``router_encoder``: the encoder of every routing reading.
+    identical). ``primary_encoder``: the encoder of every routing reading, of T2's plotted
+    estimate and of T3's primary reading (the encoder the claim pages report).
     """
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})
 
     datasets: tuple[str, ...] = EXPERIMENT_DATASETS
     encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
-    router_encoder: str = config.ENCODER
+    primary_encoder: str = config.ENCODER
     pools: tuple[str, ...] = config.POOL_MODES
     tiny_pools: tuple[str, ...] = config.TINY_POOL_RULES
     predicate_names: tuple[str, ...] = tuple(PREDICATE_NAMES)
@@ -144,6 +145,11 @@ class RobustnessConfig(ConfigMixin):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{where}.{name} must be a positive integer, got {value!r}")
+        if self.primary_encoder not in self.encoders:
+            raise ValueError(
+                f"{where}.primary_encoder {self.primary_encoder!r} must be one of the encoders "
+                f"{self.encoders}"
+            )
         # the shared fields, with the shared messages
         self.experiment_config(self.pools[0])
 
@@ -165,7 +171,7 @@ class RobustnessConfig(ConfigMixin):
         )
 
 
-def primary_reading() -> dict[str, str]:
+def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
     """Our primary reading: each knob's default, from :mod:`regime_core.config` and the
     experiment configs (the value every claim page reports)."""
     return {
@@ -174,7 +180,7 @@ def primary_reading() -> dict[str, str]:
         "tiny_pools": config.TINY_POOLS,
         "predicate_names": config.PREDICATE_NAMES,
         "knockout_single": config.KNOCKOUT_SINGLE,
-        "encoder": config.ENCODER,
+        "encoder": config.ENCODER if cfg is None else cfg.primary_encoder,
         "level": LEVEL_POOLED,
         "tie_rule": config.ROUTER_TRAIN_TIE_RULE,
         "bridge_source": config.BRIDGE_SOURCE,
@@ -264,7 +270,7 @@ class RobustnessResult:
             "knobs": {
                 c: {k: ", ".join(v) for k, v in knobs.items()} for c, knobs in self.knobs.items()
             },
-            "primary_reading": primary_reading(),
+            "primary_reading": primary_reading(self.config),
             "readings_total": len(self.table),
             "seconds": round(float(self.seconds), 1),
             "texts_encoded": int(self.n_encoded),
@@ -393,7 +399,7 @@ def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessC
     cells = result.cells
     b_cell = cells[
         (cells["dataset"] == "all")
-        & (cells["encoder"] == cfg.router_encoder)
+        & (cells["encoder"] == cfg.primary_encoder)
         & ~cells["p1"]
         & cells["p2"]
     ]
@@ -493,7 +499,7 @@ def _routing_outcomes(
     for pool, tiny, source in itertools.product(cfg.pools, cfg.tiny_pools, cfg.bridge_sources):
         data = load_routing_data(
             datasets,
-            encoder=cfg.router_encoder,
+            encoder=cfg.primary_encoder,
             pool=pool,
             alpha=cfg.alpha,
             k=cfg.k,
@@ -509,7 +515,7 @@ def _routing_outcomes(
         )
         for tie_rule in cfg.tie_rules:
             router_cfg = RouterConfig(
-                encoder=cfg.router_encoder,
+                encoder=cfg.primary_encoder,
                 pool=pool,
                 alpha=cfg.alpha,
                 k=cfg.k,
@@ -587,7 +593,7 @@ def run_robustness(
             cfg, work=work, examples=examples, encoder_factory=encoder_factory, store=store
         )
 
-    primary = primary_reading()
+    primary = primary_reading(cfg)
     t3_cache: dict = {}
     rows: list[dict[str, Any]] = []
     for claim_id, claim_knob_values in knobs.items():

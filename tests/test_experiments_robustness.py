@@ -1,0 +1,182 @@
+"""The robustness multiverse: readings, filters, the summary rules, and a whole run on three
+synthetic worlds posing as the three datasets (hashing encoder, no dataset text)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_experiments_router import STORE, factory  # the hashing encoder and a direct store
+
+from regime_core.expected import VERDICTS
+from regime_core.experiments import robustness
+from regime_core.experiments.robustness import (
+    DEGENERATE,
+    NOT_JUDGED,
+    RobustnessConfig,
+    reading_table,
+    readings,
+    run_robustness,
+    summarise_claim,
+)
+from regime_core.records import load_record, write_record
+from regime_core.schema import Example
+from regime_core.toyworld import ToyWorldConfig, generate
+
+
+def test_readings_are_the_full_product_in_a_stable_order() -> None:
+    got = readings({"a": ("x", "y"), "b": ("u", "v", "w")})
+    assert len(got) == 6
+    assert got[0] == {"a": "x", "b": "u"} and got[-1] == {"a": "y", "b": "w"}
+    assert readings({"a": ("x", "y"), "b": ("u", "v", "w")}) == got
+
+
+def _rows(verdicts: dict[tuple[str, str], str]) -> pd.DataFrame:
+    rows = [
+        {"a": a, "b": b, "verdict": v, "holds": v == "reproduced", "primary": (a, b) == ("x", "u")}
+        for (a, b), v in verdicts.items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_summary_names_the_knob_that_flips_the_verdict() -> None:
+    # a decides everything, b nothing
+    rows = _rows(
+        {
+            ("x", "u"): "reproduced",
+            ("x", "v"): "reproduced",
+            ("y", "u"): "not reproduced",
+            ("y", "v"): "not reproduced",
+        }
+    )
+    s = summarise_claim(rows, ["a", "b"])
+    assert s["readings"] == 4 and s["holding"] == 2 and s["share"] == 0.5
+    assert s["flip_rates"] == {"a": 1.0, "b": 0.0}
+    assert s["most_sensitive_knob"] == "a"
+    assert s["primary_verdict"] == "reproduced"
+    assert s["verdicts"] == {"reproduced": 2, "not reproduced": 2}
+
+
+def test_summary_leaves_degenerate_and_unjudged_readings_out_of_the_share() -> None:
+    rows = _rows(
+        {
+            ("x", "u"): "reproduced",
+            ("x", "v"): DEGENERATE,
+            ("y", "u"): NOT_JUDGED,
+            ("y", "v"): "reproduced",
+        }
+    )
+    s = summarise_claim(rows, ["a", "b"])
+    assert s["readings"] == 2 and s["share"] == 1.0
+    assert s["degenerate_readings"] == 1 and s["not_judged_readings"] == 1
+    assert s["most_sensitive_knob"] == "none"  # no pair of judged readings differs in one knob
+
+
+def _outcomes() -> pd.DataFrame:
+    rows = []
+    for i in range(8):
+        for arm in ("q", "union", "knockout"):
+            rows.append(
+                {
+                    "qid": f"q{i}",
+                    "dataset": "d1" if i < 4 else "d2",
+                    "arm": arm,
+                    "tiny": i == 0,
+                    "single_sentence": i == 1,
+                    "p1@title": i % 2 == 0,
+                    "p2@title": True,
+                    "p1@title+linking": i % 2 == 0,
+                    "p2@title+linking": i != 2,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_each_knob_filters_exactly_what_it_says() -> None:
+    table = _outcomes()
+    base = {"predicate_names": "title", "tiny_pools": "keep", "knockout_single": "title"}
+    everything = reading_table(table, {**base, "level": "pooled"})
+    assert len(everything) == len(table)
+    no_tiny = reading_table(table, {**base, "tiny_pools": "exclude", "level": "pooled"})
+    assert set(table["qid"]) - set(no_tiny["qid"]) == {"q0"} and len(no_tiny) == len(table) - 3
+    dropped = reading_table(table, {**base, "knockout_single": "drop", "level": "pooled"})
+    gone = table.merge(dropped, how="left", indicator=True).query("_merge == 'left_only'")
+    assert gone[["qid", "arm"]].values.tolist() == [["q1", "knockout"]]
+    linking = reading_table(table, {**base, "predicate_names": "title+linking", "level": "pooled"})
+    assert not linking.loc[linking["qid"] == "q2", "p2"].any()
+    assert everything.loc[everything["qid"] == "q2", "p2"].all()
+    one = reading_table(table, {**base, "level": "d2"})
+    assert set(one["dataset"]) == {"d2"}
+
+
+def _world(name: str, seed: int, n: int) -> list[Example]:
+    return [
+        dataclasses.replace(ex, dataset=name)
+        for ex in generate(ToyWorldConfig(n_questions=n, seed=seed, b_dominant_share=0.5))
+    ]
+
+
+@pytest.fixture(scope="module")
+def worlds() -> dict[str, list[Example]]:
+    return {
+        "hotpotqa": _world("hotpotqa", 3, 60),
+        "2wikimultihopqa": _world("2wikimultihopqa", 4, 120),
+        "musique": _world("musique", 5, 60),
+    }
+
+
+@pytest.fixture(scope="module")
+def result(worlds: dict[str, list[Example]]) -> robustness.RobustnessResult:
+    cfg = RobustnessConfig(
+        encoders=("hash",),
+        primary_encoder="hash",
+        bootstrap_resamples=100,
+        t2_resamples=50,
+        t1_min_cell_n=10,
+        t2_min_cell_n=10,
+    )
+    return run_robustness(cfg, examples=worlds, encoder_factory=factory, store=STORE)
+
+
+def test_a_run_judges_every_claim_under_every_reading(result: Any) -> None:
+    table = result.table
+    knobs = robustness.claim_knobs(result.config)
+    assert set(table["claim"]) == set(knobs)
+    for claim_id, claim_knobs in knobs.items():
+        rows = table[table["claim"] == claim_id]
+        assert len(rows) == int(np.prod([len(v) for v in claim_knobs.values()])), claim_id
+        assert rows["primary"].sum() == 1, claim_id
+    assert set(table["verdict"]) <= {*VERDICTS, DEGENERATE, NOT_JUDGED}
+    assert (table["holds"] == (table["verdict"] == "reproduced")).all()
+
+
+def test_the_primary_reading_is_the_configured_defaults(result: Any) -> None:
+    primary = robustness.primary_reading(result.config)
+    rows = result.table[result.table["primary"] & (result.table["claim"] == "t3_knockout")]
+    row = rows.iloc[0]
+    for knob in ("predicate_names", "knockout_single", "pool", "tiny_pools", "level"):
+        assert row[knob] == primary[knob]
+
+
+def test_the_record_round_trips(result: Any, tmp_path: Path) -> None:
+    path = write_record(
+        tmp_path, name="robustness", config=result.config, numbers=result.to_numbers()
+    )
+    numbers = load_record(path)["numbers"]
+    summary = numbers["claims"]["router_vs_union_2wiki"]
+    assert set(summary) >= {"readings", "holding", "share", "most_sensitive_knob"}
+    assert 0.0 <= summary["share"] <= 1.0
+    assert numbers["readings_total"] == len(result.table)
+
+
+def test_config_rejects_unknown_knob_values() -> None:
+    with pytest.raises(ValueError, match="tiny_pools"):
+        RobustnessConfig(tiny_pools=("exclude", "sometimes"))
+    with pytest.raises(ValueError, match="distinct"):
+        RobustnessConfig(pools=("question", "question"))
+    with pytest.raises(ValueError, match="t2_resamples"):
+        RobustnessConfig(t2_resamples=0)
