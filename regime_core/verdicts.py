@@ -187,12 +187,14 @@ def significance_word(diff: float, ci_lo: float, ci_hi: float, p: float) -> str:
 
 
 def comparison_phrase(c: Mapping[str, Any], *, p_key: str | None = None) -> str:
-    """A paired comparison (a record node with ``diff``, ``ci_lo``, ``ci_hi`` and a p-value
-    under ``p_key``, else ``p_holm``, ``p_value`` or ``p``) as a phrase with its direction."""
+    """A paired comparison (a record node with ``diff`` (or T3's ``drop``), ``ci_lo``,
+    ``ci_hi`` and a p-value under ``p_key``, else ``p_holm``, ``p_value`` or ``p``) as a phrase
+    with its direction."""
     key = p_key or next((k for k in ("p_holm", "p_value", "p") if k in c), None)
     if key is None:
         raise KeyError("the comparison has no p-value (p_holm, p_value or p)")
-    diff, lo, hi, p = (float(c[k]) for k in ("diff", "ci_lo", "ci_hi", key))
+    effect = "diff" if "diff" in c else "drop"
+    diff, lo, hi, p = (float(c[k]) for k in (effect, "ci_lo", "ci_hi", key))
     level = round(100 * config.CONFIDENCE)
     holm = " Holm" if key == "p_holm" else ""
     return (

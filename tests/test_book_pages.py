@@ -17,7 +17,13 @@ from regime_core.book import toc_files
 from regime_core.sphinx_ext import describe_choice, parse_reference
 
 BOOK = paths.REPO_ROOT / "book"
-ROLE = re.compile(r"\{(rec|default)\}`([^`]+)`")
+ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare)\}`([^`]+)`")
+# Words that state a verdict or a significance: on a claim page they come from a role, never typed.
+VERDICT_WORDS = re.compile(
+    r"\b(significant(ly)?|reproduced|direction only|smaller than reported|larger than reported"
+    r"|n\.s\.)",
+    re.IGNORECASE,
+)
 FENCE = re.compile(r"^(`{3,}|~{3,})")
 # Numbers that look like results: decimals, percentages, percentage points, p-values.
 RESULT_LIKE = re.compile(
@@ -79,6 +85,51 @@ def test_prose_pages_type_no_result_numbers() -> None:
         for match in RESULT_LIKE.finditer(_strip_non_prose(page.read_text(encoding="utf-8"))):
             typed.append(f"{page.relative_to(paths.REPO_ROOT)}: {match.group(0)!r}")
     assert typed == []
+
+
+def _claim_pages() -> list[Path]:
+    return sorted((BOOK / "claims").glob("*.md"))
+
+
+def _verdict_words(text: str) -> list[str]:
+    """Verdict and significance words typed in a page's prose (roles, code, maths and the
+    keys of ``rec-table`` lines stripped)."""
+    return [m.group(0) for m in VERDICT_WORDS.finditer(_strip_non_prose(text))]
+
+
+def test_claim_pages_type_no_verdict_and_no_significance() -> None:
+    """Every sentence of a claim page that states a verdict or a significance is generated from
+    the records ({verdict}, {claim}, {robust} and {compare}), so none can contradict them."""
+    typed = [
+        f"{page.relative_to(paths.REPO_ROOT)}: {word!r}"
+        for page in _claim_pages()
+        for word in _verdict_words(page.read_text(encoding="utf-8"))
+    ]
+    assert typed == []
+
+
+def test_the_verdict_check_catches_a_typed_verdict() -> None:
+    text = "Routing is significantly better; {verdict}`router_2wiki` says so. `reproduced`"
+    assert _verdict_words(text) == ["significantly"]
+    assert _verdict_words("The claim is not reproduced here.") == ["reproduced"]
+    assert _verdict_words("{compare}`router_train:train.outcome.routed_vs_q`") == []
+
+
+def test_every_generated_sentence_names_a_claim_or_a_declared_run() -> None:
+    from regime_core.expected import load_claims
+    from regime_core.reproduce import load_declarations
+
+    claims = {c.id for c in load_claims()}
+    runs = set(load_declarations().runs)
+    unknown = []
+    for page in _prose_pages():
+        for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
+            role, target = match.groups()
+            if role in ("verdict", "claim", "robust") and target.strip() not in claims:
+                unknown.append(f"{page.name}: {match.group(0)}")
+            if role == "compare" and parse_reference(target).run not in runs:
+                unknown.append(f"{page.name}: {match.group(0)}")
+    assert unknown == []
 
 
 def test_the_prose_check_catches_a_typed_number() -> None:
@@ -175,6 +226,11 @@ class _Page(HTMLParser):
         self.numbers = 0
         self.verdict_cells: list[str] = []
         self._in_verdict = False
+        # the text of every generated sentence, in page order: (class, text)
+        self.generated: list[tuple[str, str]] = []
+        self._generated_depth = 0
+        self._generated_class = ""
+        self._generated_text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
@@ -189,6 +245,23 @@ class _Page(HTMLParser):
             self.numbers += 1
         if any(c.startswith("regime-verdict-") for c in classes):
             self.verdict_cells.append(next(c for c in classes if c.startswith("regime-verdict-")))
+        if self._generated_depth:
+            self._generated_depth += 1
+        elif wanted := [c for c in classes if c in GENERATED_CLASSES]:
+            self._generated_depth, self._generated_class, self._generated_text = 1, wanted[0], []
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._generated_depth:
+            self._generated_depth -= 1
+            if not self._generated_depth:
+                self.generated.append((self._generated_class, "".join(self._generated_text)))
+
+    def handle_data(self, data: str) -> None:
+        if self._generated_depth:
+            self._generated_text.append(data)
+
+
+GENERATED_CLASSES = ("regime-verdict", "regime-claim-text", "regime-comparison")
 
 
 def _parse(page: Path) -> _Page:
@@ -279,3 +352,50 @@ def test_our_reading_lists_the_named_choices(html: Path) -> None:
     text = (html / "book" / "reference" / "our_reading.html").read_text(encoding="utf-8")
     for name in [*schema.HOP_ORDER_RULES, *FEATURE_NAMES, "strip_accents", "distractor_similarity"]:
         assert name in text, name
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any) -> None:
+    """Each {verdict}, {claim}, {robust} and {compare} on a rendered page says exactly what the
+    records say, recomputed here from the quick run's records."""
+    from regime_core.expected import load_claims
+    from regime_core.verdicts import (
+        claim_sentence,
+        comparison_phrase,
+        judge_claims,
+        robustness_phrase,
+    )
+
+    claims = load_claims()
+    judged = {
+        v.claim.id: v
+        for v in judge_claims(
+            {c.run: quick_run.record(c.run) for c in claims}, claims, quick_run.record("robustness")
+        )
+    }
+    checked = 0
+    for page in _prose_pages():
+        source = _without_fences(_without_inline_literals(page.read_text(encoding="utf-8")))
+        expected = []
+        for role, target in (m.groups() for m in ROLE.finditer(source)):
+            target = target.strip()
+            if role == "verdict":
+                expected.append(("regime-verdict", judged[target].verdict))
+            elif role == "claim":
+                expected.append(("regime-claim-text", claim_sentence(judged[target])))
+            elif role == "robust":
+                expected.append(("regime-claim-text", robustness_phrase(judged[target].robustness)))
+            elif role == "compare":
+                ref = parse_reference(target)
+                node = quick_run.record(ref.run)["numbers"]
+                for part in ref.key.split("."):
+                    node = node[part]
+                expected.append(("regime-comparison", comparison_phrase(node)))
+        if not expected:
+            continue
+        rendered = _parse(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
+        found = [(c, " ".join(t.split())) for c, t in rendered.generated]
+        assert found == [(c, " ".join(t.split())) for c, t in expected], page.name
+        checked += len(expected)
+    assert checked > 20
