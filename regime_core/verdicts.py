@@ -205,7 +205,7 @@ def comparison_phrase(c: Mapping[str, Any], *, p_key: str | None = None) -> str:
 
 
 def robustness_phrase(robustness: Mapping[str, Any] | None) -> str:
-    """"reproduced under 3 of 24 readings (13%); the tie rule moves it most" or the absence."""
+    """ "reproduced under 3 of 24 readings (13%); the tie rule moves it most" or the absence."""
     if robustness is None:
         return "its robustness was not computed in this run"
     readings = int(robustness.get("readings", 0))

@@ -126,3 +126,41 @@ def test_analyse_t1_errors_are_actionable() -> None:
     assert not math.isnan(
         analyse_t1(table, T1Config(min_cell_n=10, bootstrap_resamples=50)).cells.loc[0, "r2_probit"]
     )
+
+
+def test_other_margin_numbers_fit_the_other_form() -> None:
+    from regime_core.experiments.t1 import T1Config, analyse_t1, other_margin_numbers
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(60):
+        margin = rng.normal(0.1, 0.05)
+        spread = rng.uniform(0.02, 0.2)
+        rows.append(
+            {
+                "encoder": "e",
+                "dataset": "d",
+                "native_type": "t",
+                "arm": "q",
+                "qid": f"q{i}",
+                "margin": margin,
+                "std_margin": margin / spread,
+                "auc": float(np.clip(0.5 + margin / spread / 4, 0, 1)),
+            }
+        )
+    table = pd.DataFrame(rows)
+    cfg = T1Config(min_cell_n=10, bootstrap_resamples=20)
+    other = other_margin_numbers(table, cfg)
+    assert other["margin"] == "std_margin" and other["cells_fitted"] == 1
+    alone = analyse_t1(table, T1Config(margin="std_margin", min_cell_n=10, bootstrap_resamples=1))
+    assert other["cells"]["e"]["d"]["t"]["r2_probit"] == pytest.approx(
+        float(alone.cells["r2_probit"].iloc[0])
+    )
+    # the AUC is a function of the standardised margin here, not of the raw one
+    assert (
+        other["cells"]["e"]["d"]["t"]["r2_probit"]
+        > analyse_t1(table, cfg).cells["r2_probit"].iloc[0]
+    )
+    assert other_margin_numbers(table, T1Config(margin="std_margin", min_cell_n=10))["margin"] == (
+        "margin"
+    )
