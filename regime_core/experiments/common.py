@@ -107,9 +107,9 @@ class ExperimentConfig(ConfigMixin):
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
     entity_source: str = "bridge_mention"
-    tiny_pools: str = config.TINY_POOLS
-    knockout_single: str = config.KNOCKOUT_SINGLE
-    predicate_names: str = config.PREDICATE_NAMES
+    tiny_pools: str = config.TINY_POOLS  # pools with <= k hop-2 candidates: exclude or keep
+    knockout_single: str = config.KNOCKOUT_SINGLE  # knockout of a B_rel-only bridge: title/drop
+    predicate_names: str = config.PREDICATE_NAMES  # names that make P1/P2: title(+linking)
     rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)
 
     def validate(self) -> None:

@@ -82,8 +82,8 @@ class TransferConfig(ConfigMixin):
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
-    tiny_pools: str = config.TINY_POOLS
-    bridge_source: str = config.BRIDGE_SOURCE
+    tiny_pools: str = config.TINY_POOLS  # pools with <= k hop-2 candidates: exclude or keep
+    bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
 
     def validate(self) -> None:
         where = type(self).__name__
