@@ -10,6 +10,7 @@ import pytest
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
+from regime_core.data.prepare import write_prepared_examples
 from regime_core.encoders import EmbeddingStore, get_encoder
 from regime_core.retrieval import document_text, retrieve
 from regime_core.schema import Example, Passage
@@ -89,7 +90,7 @@ def work(tmp_path: Path) -> Path:
     prepared = paths.prepared_dir(tmp_path)
     prepared.mkdir(parents=True)
     lines = [json.dumps(ex.to_dict()) for ex in examples]
-    (prepared / f"{DATASET}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_prepared_examples(prepared, DATASET, ("\n".join(lines) + "\n").encode("utf-8"))
     return tmp_path
 
 

@@ -1,0 +1,262 @@
+"""Issue 13: derived files are verified on read, writers are atomic and locked, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from regime_core import integrity
+from regime_core.cli import main
+from regime_core.data import load_examples, prepare
+from regime_core.data.prepare import SentenceCache, load_manifest
+from regime_core.integrity import DamagedFileError
+
+FIXTURES = Path(__file__).parent / "fixtures" / "data"
+SPLITS = {
+    "hotpotqa/orig_dev.json": "dev",
+    "hotpotqa/orig_dev_lines.jsonl": "dev",
+    "hotpotqa/ircot_dev.jsonl": "dev",
+    "2wikimultihopqa/dev_columns.json": "dev",
+    "2wikimultihopqa/dev_rows.jsonl": "dev",
+    "musique/dev.jsonl": "dev",
+    "musique/train.json": "train",
+}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def prepared(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A prepared work directory (copy it before damaging anything)."""
+    work = tmp_path_factory.mktemp("prepared_work")
+    prepare(FIXTURES, work / "prepared", splits=SPLITS)
+    return work
+
+
+def _copy(prepared: Path, tmp_path: Path) -> Path:
+    work = tmp_path / "work"
+    shutil.copytree(prepared, work)
+    return work
+
+
+def _snapshot(directory: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != integrity.LOCK_NAME
+    }
+
+
+# --- prepare -----------------------------------------------------------------------------------
+
+
+def test_prepare_without_any_known_file_is_an_error_and_keeps_earlier_data(
+    prepared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    work = _copy(prepared, tmp_path)
+    before = _snapshot(work / "prepared")
+    empty = tmp_path / "empty_data"
+    (empty / "notes").mkdir(parents=True)
+    (empty / "notes" / "README.md").write_text("nothing here\n")
+    code = main(["data", "prepare", "--data-dir", str(empty), "--work", str(work)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no known dataset file" in err and str(empty) in err and "nothing was written" in err
+    assert _snapshot(work / "prepared") == before
+
+
+def test_prepare_of_a_dataset_with_no_file_names_it(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES / "musique", data / "musique")
+    with pytest.raises(ValueError, match=r"no file of \['hotpotqa'\].*files of \['musique'\]"):
+        prepare(data, tmp_path / "out", ("hotpotqa", "musique"), splits=SPLITS)
+    assert not (tmp_path / "out" / "hotpotqa.jsonl").exists()
+
+
+def test_prepared_file_cut_at_a_line_boundary_is_an_error_naming_file_and_command(
+    prepared: Path, tmp_path: Path
+) -> None:
+    work = _copy(prepared, tmp_path)
+    path = work / "prepared" / "hotpotqa.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert len(lines) > 2
+    path.write_bytes(b"".join(lines[:2]))  # still valid JSON Lines, two items only
+    with pytest.raises(DamagedFileError, match=r"hotpotqa\.jsonl is damaged") as info:
+        load_examples("hotpotqa", work=work)
+    assert "regime data prepare --dataset hotpotqa" in str(info.value)
+
+
+def test_prepared_file_without_manifest_entry_is_an_error(prepared: Path, tmp_path: Path) -> None:
+    work = _copy(prepared, tmp_path)
+    (work / "prepared" / "manifest.json").unlink()
+    with pytest.raises(ValueError, match=r"no manifest .*run `regime data prepare`"):
+        load_examples("musique", work=work)
+
+
+def test_edited_manifest_is_detected(prepared: Path, tmp_path: Path) -> None:
+    work = _copy(prepared, tmp_path)
+    path = work / "prepared" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["datasets"]["musique"]["two_hop"]["dev"] += 1  # still valid JSON
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    with pytest.raises(DamagedFileError, match=r"manifest\.json is damaged or edited"):
+        load_manifest(work)
+    with pytest.raises(DamagedFileError, match="regime data prepare"):
+        prepare(FIXTURES, work / "prepared", ("musique",), splits=SPLITS)
+
+
+def _cache_file(work: Path) -> Path:
+    (cache,) = (work / "prepared" / "cache").glob("sentences-*.json")
+    return cache
+
+
+@pytest.mark.parametrize("damage", ["bit_flip_valid_json", "byte_ff", "truncated", "old_format"])
+def test_damaged_sentence_cache_is_rebuilt_with_a_warning_and_output_is_unchanged(
+    prepared: Path, tmp_path: Path, damage: str
+) -> None:
+    work = _copy(prepared, tmp_path)
+    before = _snapshot(work / "prepared")
+    cache = _cache_file(work)
+    raw = cache.read_bytes()
+    if damage == "bit_flip_valid_json":
+        body = json.loads(raw)
+        key = next(iter(body["payload"]))
+        sentence = body["payload"][key][0]
+        body["payload"][key][0] = chr(ord(sentence[0]) ^ 1) + sentence[1:]
+        cache.write_text(json.dumps(body, sort_keys=True, ensure_ascii=False) + "\n")
+    elif damage == "byte_ff":
+        cache.write_bytes(raw[:40] + b"\xff" + raw[41:])
+    elif damage == "truncated":
+        cache.write_bytes(raw[: len(raw) // 2])
+    else:
+        cache.write_text(json.dumps(json.loads(raw)["payload"]))  # format 1: no seal
+    with pytest.warns(UserWarning, match=rf"sentence cache: {cache}.*damaged.*rebuilding"):
+        prepare(FIXTURES, work / "prepared", splits=SPLITS)
+    assert _snapshot(work / "prepared") == before  # rebuilt cache, identical outputs
+
+
+def test_sentence_cache_round_trip_is_silent(tmp_path: Path) -> None:
+    cache = SentenceCache(tmp_path / "c.json")
+    assert cache("One. Two.") == ("One.", "Two.")
+    cache.save()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again = SentenceCache(tmp_path / "c.json")
+    assert again.entries == cache.entries
+
+
+def test_unreadable_dataset_file_is_reported_as_such(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES / "musique", data / "musique")
+    real = Path.read_bytes
+
+    def deny(self: Path) -> bytes:
+        if self.name == "dev.jsonl":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    # root ignores file modes, so the denial is simulated where the file is read
+    monkeypatch.setattr(Path, "read_bytes", deny)
+    code = main(
+        [
+            *("data", "prepare", "--data-dir", str(data), "--work", str(tmp_path / "w")),
+            *("--dataset", "musique", "--split", "musique/dev.jsonl=dev"),
+            *("--split", "musique/train.json=train"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "cannot read" in err and "dev.jsonl: permission denied" in err
+
+
+def test_huge_paragraph_names_file_record_and_field(tmp_path: Path) -> None:
+    from regime_core.text import MAX_TEXT_CHARS
+
+    data = tmp_path / "data" / "musique"
+    data.mkdir(parents=True)
+    record = json.loads((FIXTURES / "musique" / "dev.jsonl").read_text().splitlines()[0])
+    record["paragraphs"][0]["paragraph_text"] = "word " * (MAX_TEXT_CHARS // 5 + 1)
+    (data / "big.jsonl").write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError) as info:
+        splits = {"musique/big.jsonl": "dev"}
+        prepare(tmp_path / "data", tmp_path / "out", ("musique",), splits=splits)
+    message = str(info.value)
+    assert "musique/big.jsonl, line 1" in message and record["id"] in message
+    assert "paragraphs[0].paragraph_text" in message and f"{MAX_TEXT_CHARS:,}" in message
+
+
+def test_split_sentences_says_its_limit() -> None:
+    from regime_core.text import MAX_TEXT_CHARS, split_sentences
+
+    with pytest.raises(ValueError, match=f"over the limit of {MAX_TEXT_CHARS:,}"):
+        split_sentences("a" * (MAX_TEXT_CHARS + 1))
+
+
+_CONCURRENT = """
+import sys
+from pathlib import Path
+from regime_core.data import prepare
+splits = dict(arg.split("=") for arg in sys.argv[3:])
+prepare(Path(sys.argv[1]), Path(sys.argv[2]), splits=splits)
+"""
+
+
+def test_two_concurrent_prepares_on_one_work_directory_both_succeed(
+    prepared: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "prepared"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-c", _CONCURRENT, str(FIXTURES), str(out)]
+    args += [f"{k}={v}" for k, v in SPLITS.items()]
+    for _ in range(2):
+        procs = [subprocess.Popen(args, env=env, stderr=subprocess.PIPE) for _ in range(2)]
+        errors = [p.communicate()[1].decode() for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], errors
+    assert _snapshot(out) == _snapshot(prepared / "prepared")
+    assert not [p for p in out.rglob("*.tmp")]
+
+
+# --- integrity helpers -------------------------------------------------------------------------
+
+
+def test_atomic_write_is_0644_and_reports_path_problems(tmp_path: Path) -> None:
+    target = tmp_path / "f.json"
+    integrity.atomic_write_bytes(target, b"{}")
+    assert target.stat().st_mode & 0o777 == 0o644
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(ValueError, match=r"cannot write .*dir: it is a directory"):
+        integrity.atomic_write_bytes(tmp_path / "dir", b"x")
+    with pytest.raises(ValueError, match=r"cannot write .*f\.json/x: a parent of it is not a"):
+        integrity.atomic_write_bytes(target / "x", b"x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "f.json"]
+
+
+def test_stale_temporaries_of_dead_writers_are_removed_live_ones_kept(tmp_path: Path) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    stale = tmp_path / f".shard.emb.{int(dead.stdout)}.abc123.tmp"
+    legacy = tmp_path / ".tmp-k2j3h4.part"
+    live = tmp_path / f".record.json.{os.getpid()}.xyz.tmp"
+    keep = tmp_path / "record.json"
+    for p in (stale, legacy, live, keep):
+        p.write_bytes(b"x")
+    removed = integrity.remove_stale_temporaries(tmp_path)
+    assert sorted(removed) == sorted([stale, legacy])
+    assert live.exists() and keep.exists()
+
+
+def test_sealed_json_detects_any_change(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_bytes(integrity.seal_json({"a": [1, 2]}))
+    assert integrity.open_sealed_json(path, "rebuild") == {"a": [1, 2]}
+    path.write_text(path.read_text().replace("2", "3"))
+    with pytest.raises(DamagedFileError, match=r"s\.json is damaged .*; rebuild"):
+        integrity.open_sealed_json(path, "rebuild")
