@@ -10,6 +10,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from regime_core import integrity
@@ -260,3 +261,70 @@ def test_sealed_json_detects_any_change(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("2", "3"))
     with pytest.raises(DamagedFileError, match=r"s\.json is damaged .*; rebuild"):
         integrity.open_sealed_json(path, "rebuild")
+
+
+# --- router ------------------------------------------------------------------------------------
+
+QUESTION = "Who is the mother of the director of Titanic?"
+BRIDGE = "Titanic is a 1997 film. It was directed by James Cameron."
+
+
+def _saved_router(tmp_path: Path, intercept: float | None = None) -> Path:
+    from regime_core.experiments.router import default_router
+    from regime_core.router import save_router
+
+    model = default_router()
+    if intercept is not None:
+        model.intercept_ = model.intercept_ * 0 + intercept
+    return save_router(model, tmp_path / "router.json", dataset="2wikimultihopqa", label_rule="x")
+
+
+@pytest.mark.parametrize("intercept", [-1000.0, 1000.0])
+def test_extreme_intercept_routes_without_overflow(tmp_path: Path, intercept: float) -> None:
+    from regime_core.router import load_router
+
+    model = load_router(_saved_router(tmp_path, intercept))
+    decision = model.route(QUESTION, [BRIDGE], "Titanic")
+    assert decision.probability == (0.0 if intercept < 0 else 1.0)
+    assert decision.action == ("q" if intercept < 0 else "union")
+    proba = model.predict_proba([list(decision.features.values())])
+    assert proba.tolist() == ([[1.0, 0.0]] if intercept < 0 else [[0.0, 1.0]])
+
+
+def test_stable_logistic_matches_the_plain_formula() -> None:
+    from regime_core.experiments.router import default_router
+
+    model = default_router()
+    X = np.random.default_rng(0).normal(size=(200, 5))
+    plain = 1.0 / (1.0 + np.exp(-model._logits(X)))
+    np.testing.assert_allclose(model.predict_proba(X)[:, 1], plain, rtol=0, atol=1e-15)
+
+
+def test_huge_question_says_the_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    from regime_core.router.estimator import MAX_QUESTION_CHARS
+
+    code = main(["route", "--question", "why " * 25_000, "--bridge", BRIDGE])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"over the limit of {MAX_QUESTION_CHARS:,}" in err and "question" in err
+
+
+def test_router_digit_flip_is_detected(tmp_path: Path) -> None:
+    from regime_core.router import load_router
+
+    path = _saved_router(tmp_path)
+    text = path.read_text()
+    start = text.index('"intercept": ') + len('"intercept": ') + 3
+    digit = text[start]
+    assert digit.isdigit()
+    path.write_text(text[:start] + str((int(digit) + 1) % 10) + text[start + 1 :])
+    with pytest.raises(DamagedFileError, match=r"router\.json is damaged or edited.*route train"):
+        load_router(path)
+
+
+def test_packaged_router_carries_its_hash() -> None:
+    from regime_core.experiments.router import default_router_path
+    from regime_core.router.io import HASH_KEY, document_hash
+
+    document = json.loads(default_router_path().read_text())
+    assert document[HASH_KEY] == document_hash(document)
