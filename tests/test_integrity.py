@@ -328,3 +328,41 @@ def test_packaged_router_carries_its_hash() -> None:
 
     document = json.loads(default_router_path().read_text())
     assert document[HASH_KEY] == document_hash(document)
+
+
+# --- records -----------------------------------------------------------------------------------
+
+
+def _record(tmp_path: Path) -> Path:
+    from regime_core.records import write_record
+
+    return write_record(
+        tmp_path / "results" / "t2_minilm", name="t2", config={"alpha": 0.25},
+        numbers={"cells": {"B": {"hit@5": 0.5}}},
+    )  # fmt: skip
+
+
+def test_record_is_written_0644_without_temporaries(tmp_path: Path) -> None:
+    path = _record(tmp_path)
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in path.parent.iterdir()] == ["record.json"]
+
+
+@pytest.mark.parametrize("damage", ["byte_ff", "created_digit", "truncated"])
+def test_damaged_record_names_itself_and_the_rebuild_command(tmp_path: Path, damage: str) -> None:
+    from regime_core.records import load_record
+
+    path = _record(tmp_path)
+    raw = path.read_bytes()
+    if damage == "byte_ff":
+        raw = raw[:10] + b"\xff" + raw[11:]
+    elif damage == "created_digit":  # 2026 -> 2027: still valid JSON, same record_hash
+        at = raw.index(b'"created": "') + len(b'"created": "') + 3
+        raw = raw[:at] + bytes([raw[at] ^ 1]) + raw[at + 1 :]
+    else:
+        raw = raw[: len(raw) // 2]
+    path.write_bytes(raw)
+    with pytest.raises(DamagedFileError) as info:
+        load_record(path)
+    message = str(info.value)
+    assert str(path) in message and "regime reproduce --only t2_minilm --force" in message
