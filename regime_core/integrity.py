@@ -21,7 +21,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +137,10 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:  # exists, owned by someone else
         return True
-    return True
+    try:  # a zombie has exited; only its process-table entry waits to be reaped
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
 
 
 def remove_stale_temporaries(directory: Path | str) -> list[Path]:
@@ -201,20 +204,27 @@ def open_sealed_json(path: Path | str, rebuild: str) -> Any:
 
 
 @contextlib.contextmanager
-def directory_lock(directory: Path | str, *, what: str) -> Iterator[None]:
+def directory_lock(
+    directory: Path | str, *, what: str, on_wait: Callable[[], None] | None = None
+) -> Iterator[None]:
     """Hold an exclusive lock on ``directory`` (``.regime.lock`` in it) while writing.
 
     Two commands writing one work directory (two ``regime data prepare``) run one after the
     other instead of interleaving their files. ``what`` names the writer in the message shown
     when the lock cannot be taken.
     """
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
     root = Path(directory)
     try:
         root.mkdir(parents=True, exist_ok=True)
         lock = FileLock(str(root / LOCK_NAME), mode=FILE_MODE)
-        lock.acquire()
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            if on_wait is not None:
+                on_wait()
+            lock.acquire()
     except OSError as err:
         raise ValueError(os_error_message(err, root, f"lock ({what})")) from err
     try:

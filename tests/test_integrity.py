@@ -366,3 +366,66 @@ def test_damaged_record_names_itself_and_the_rebuild_command(tmp_path: Path, dam
         load_record(path)
     message = str(info.value)
     assert str(path) in message and "regime reproduce --only t2_minilm --force" in message
+
+
+# --- reproduce: interruption -------------------------------------------------------------------
+
+
+def _sleep_notebook(path: Path) -> None:
+    cell = {"cell_type": "code", "execution_count": None, "outputs": []}
+    notebook = {
+        "cells": [
+            {**cell, "id": "p", "metadata": {"tags": ["parameters"]}, "source": 'output_dir = "o"'},
+            {**cell, "id": "s", "metadata": {}, "source": "import time\ntime.sleep(120)"},
+        ],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                    "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5,
+    }  # fmt: skip
+    path.write_text(json.dumps(notebook))
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "\nState:\tZ" in state  # a zombie has exited; only its entry waits to be reaped
+
+
+@pytest.mark.slow
+def test_sigkill_of_reproduce_leaves_no_papermill_running(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    import yaml
+
+    _sleep_notebook(tmp_path / "sleep.ipynb")
+    decl = tmp_path / "reproduce.yml"
+    decl.write_text(yaml.safe_dump({"runs": {"nap": {"notebook": "sleep.ipynb"}}}))
+    work = tmp_path / "work"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "regime_core", "reproduce", "--declarations", str(decl)]
+    runner = subprocess.Popen([*command, "--work", str(work)], env=env, stderr=subprocess.PIPE)
+    pid_file = work / "runs" / "nap" / "child.pid"
+    deadline = time.monotonic() + 60
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    child = int(pid_file.read_text())
+    time.sleep(1.0)  # papermill is up and starting its kernel
+    assert not _gone(child)
+    runner.send_signal(signal.SIGKILL)
+    runner.wait()
+    deadline = time.monotonic() + 10
+    while not _gone(child) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _gone(child), "papermill outlived its killed runner"
+    # The next start finds the stale pid file and the temporaries and removes them.
+    (work / "runs" / "nap" / f".stamp.json.{child}.abc.tmp").write_text("x")
+    from regime_core.reproduce import _clean_interrupted, load_declarations
+
+    said: list[str] = []
+    _clean_interrupted(load_declarations(decl), work.resolve(), said.append)
+    assert not pid_file.exists()
+    assert not list((work / "runs" / "nap").glob("*.tmp"))
+    assert any("removed" in line for line in said)
