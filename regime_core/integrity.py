@@ -107,6 +107,23 @@ def _check_parents(target: Path) -> None:
             return
 
 
+def check_writable(path: Path | str, what: str) -> None:
+    """ValueError naming ``what`` and ``path`` unless a file could be written at ``path``:
+    it is not a directory, its nearest existing ancestor is a writable directory."""
+    target = Path(path)
+    if target.is_dir():
+        raise ValueError(f"{what}: cannot write {target}: it is a directory")
+    for parent in target.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(
+                    f"{what}: cannot write {target}: its parent {parent} is not a directory"
+                )
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ValueError(f"{what}: cannot write {target}: permission denied on {parent}")
+            return
+
+
 def write_if_changed(path: Path, data: bytes) -> None:
     """Atomic write that leaves an identical file untouched (its mtime kept)."""
     with contextlib.suppress(OSError):

@@ -472,3 +472,33 @@ def test_garbage_identity_and_stray_temporaries_are_repaired(tmp_path: Path) -> 
     assert json.loads((directory / "identity.json").read_text()) == _UnitEncoder.identity
     assert not stray.exists()
     assert {p.stat().st_mode & 0o777 for p in directory.iterdir()} == {0o644}
+
+
+# --- CLI: no tracebacks ------------------------------------------------------------------------
+
+
+def test_router_file_that_is_a_directory_is_reported(tmp_path: Path) -> None:
+    from regime_core.router import load_router
+
+    with pytest.raises(ValueError, match=f"cannot read {tmp_path}: it is a directory"):
+        load_router(tmp_path)
+
+
+def test_unanticipated_os_errors_and_ctrl_c_print_no_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from regime_core.cli import data as cli_data
+
+    def denied(args: object) -> int:
+        raise PermissionError(13, "Permission denied", "/srv/locked/file.json")
+
+    def interrupted(args: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_data, "_stats", denied)
+    assert main(["data", "stats", "musique"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot access /srv/locked/file.json: permission denied" in err
+    monkeypatch.setattr(cli_data, "_stats", interrupted)
+    assert main(["data", "stats", "musique"]) == 130
+    assert "interrupted" in capsys.readouterr().err
