@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -502,3 +503,32 @@ def test_unanticipated_os_errors_and_ctrl_c_print_no_traceback(
     monkeypatch.setattr(cli_data, "_stats", interrupted)
     assert main(["data", "stats", "musique"]) == 130
     assert "interrupted" in capsys.readouterr().err
+
+
+# --- notebook parameters -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("parameters", "message"),
+    [
+        ({"alpha": "abc"}, "parameter 'alpha' must be a number, got str 'abc'"),
+        ({"k": 2.5}, "parameter 'k' must be an integer"),
+        ({"k": True}, "parameter 'k' must be an integer"),
+        ({"exclude_bridge": "yes"}, "parameter 'exclude_bridge' must be true or false"),
+        ({"datasets": [1]}, "parameter 'datasets' must be a list of strings"),
+        ({"sample_size": "all"}, "parameter 'sample_size' must be an integer or null"),
+    ],
+)
+def test_bad_papermill_parameter_names_itself(parameters: dict[str, Any], message: str) -> None:
+    from regime_core.experiments.t2 import T2Config
+
+    with pytest.raises(ValueError, match=rf"^T2Config: {re.escape(message)}"):
+        T2Config.from_parameters(**parameters)
+
+
+def test_good_papermill_parameters_still_build_the_same_config() -> None:
+    from regime_core.experiments.t2 import T2Config
+
+    built = T2Config.from_parameters(alpha=0, datasets="musique", sample_size=None, profile="q")
+    assert built == T2Config(alpha=0, datasets=("musique",))
+    assert built.config_hash() == T2Config(alpha=0, datasets=["musique"]).config_hash()
