@@ -532,3 +532,22 @@ def test_good_papermill_parameters_still_build_the_same_config() -> None:
     built = T2Config.from_parameters(alpha=0, datasets="musique", sample_size=None, profile="q")
     assert built == T2Config(alpha=0, datasets=("musique",))
     assert built.config_hash() == T2Config(alpha=0, datasets=["musique"]).config_hash()
+
+
+def test_unlistable_data_subdirectory_is_an_error_not_a_silent_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from regime_core.data import prepare as prepare_module
+
+    locked = tmp_path / "data" / "musique" / "locked"
+    locked.mkdir(parents=True)
+    real_walk = os.walk
+
+    def walk(top: Any, onerror: Any = None, **kwargs: Any) -> Any:
+        # root lists any directory, so the denial is simulated where os.walk reports it
+        onerror(PermissionError(13, "Permission denied", str(locked)))
+        return real_walk(top, onerror=onerror, **kwargs)
+
+    monkeypatch.setattr(prepare_module.os, "walk", walk)
+    with pytest.raises(ValueError, match=f"cannot list {locked}: permission denied"):
+        prepare(tmp_path / "data", tmp_path / "out", ("musique",))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import json
+import os
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -37,6 +38,7 @@ from regime_core.integrity import (
     canonical_bytes,
     directory_lock,
     open_sealed_json,
+    os_error_message,
     read_bytes,
     remove_stale_temporaries,
     seal_json,
@@ -133,6 +135,7 @@ def discover(data_dir: Path) -> tuple[list[str], list[str]]:
         raise ValueError(
             f"data directory {data_dir} does not exist; pass --data-dir or set REGIME_DATA_DIR"
         )
+    _check_readable_tree(data_dir)
     data, ignored = [], []
     for path in sorted(data_dir.rglob("*")):
         if not path.is_file():
@@ -140,6 +143,17 @@ def discover(data_dir: Path) -> tuple[list[str], list[str]]:
         rel = path.relative_to(data_dir).as_posix()
         (data if is_data_file(path) else ignored).append(rel)
     return data, ignored
+
+
+def _check_readable_tree(data_dir: Path) -> None:
+    """``rglob`` skips a directory it may not list without a word; that would silently drop
+    its files, so an unreadable directory is an error naming it."""
+
+    def fail(err: OSError) -> None:
+        raise ValueError(os_error_message(err, err.filename or data_dir, "list"))
+
+    for _ in os.walk(data_dir, onerror=fail):
+        pass
 
 
 def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | None:
