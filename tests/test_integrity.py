@@ -537,8 +537,9 @@ def test_good_papermill_parameters_still_build_the_same_config() -> None:
 def test_unlistable_data_subdirectory_is_an_error_not_a_silent_skip(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from regime_core.data import prepare as prepare_module
+    import importlib
 
+    prepare_module = importlib.import_module("regime_core.data.prepare")
     locked = tmp_path / "data" / "musique" / "locked"
     locked.mkdir(parents=True)
     real_walk = os.walk
