@@ -110,8 +110,12 @@ def test_edited_manifest_is_detected(prepared: Path, tmp_path: Path) -> None:
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
     with pytest.raises(DamagedFileError, match=r"manifest\.json is damaged or edited"):
         load_manifest(work)
-    with pytest.raises(DamagedFileError, match="regime data prepare"):
+    # rerunning prepare (what the message says) repairs it, and says what it dropped
+    with pytest.warns(UserWarning, match=r"manifest\.json is damaged.*prepared again"):
         prepare(FIXTURES, work / "prepared", ("musique",), splits=SPLITS)
+    assert load_examples("musique", work=work)
+    with pytest.raises(DamagedFileError, match=r"regime data prepare --dataset hotpotqa"):
+        load_examples("hotpotqa", work=work)
 
 
 def _cache_file(work: Path) -> Path:

@@ -200,7 +200,9 @@ def test_mutated_router_file_is_an_error_naming_it(
 
 # --- CLI arguments -----------------------------------------------------------------------------
 
-texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.integers(
+    5_001, 60_000
+).map(lambda n: "why " * n)  # over the router's 10,000-character question limit
 numbers_as_text = st.one_of(
     st.floats().map(repr), st.integers(-5, 50).map(str), st.sampled_from(["abc", "", "1e999"])
 )

@@ -443,11 +443,19 @@ def write_prepared_examples(out_dir: Path, dataset: str, payload: bytes) -> Path
 
 
 def _read_manifest_if_compatible(path: Path) -> dict[str, Any]:
-    """The previous manifest, whose entries for datasets not prepared now are kept; a damaged
-    one is an error (dropping it would silently drop those entries)."""
+    """The previous manifest, whose entries for datasets not prepared now are kept. A damaged
+    one is replaced, with a warning naming it: its entries cannot be trusted, and the datasets
+    it described then fail to load until prepared again (their files have no recorded hash)."""
     if not path.exists():
         return {}
-    manifest = _read_verified_manifest(path)
+    try:
+        manifest = _read_verified_manifest(path)
+    except DamagedFileError as err:
+        warnings.warn(
+            f"{err}; replacing it: datasets not prepared by this run must be prepared again",
+            stacklevel=3,
+        )
+        return {}
     if manifest.get("schema") != MANIFEST_SCHEMA or manifest.get("version") != package_version():
         return {}
     return manifest

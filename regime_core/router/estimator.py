@@ -223,6 +223,7 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
         _check_size("question", len(question), MAX_QUESTION_CHARS)
         _check_size("bridge", sum(len(s) for s in sentences), MAX_BRIDGE_CHARS)
         title = check_title(bridge_title, "route")
+        _check_size("bridge title", len(title or ""), MAX_QUESTION_CHARS)
         if rules is None:
             rules = getattr(self, "rules_", DEFAULT_ROUTER_RULES)
         out = featurize([question], [sentences], bridge_titles=[title], rules=rules)
