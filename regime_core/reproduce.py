@@ -506,7 +506,14 @@ def _reproduce_locked(
                     say(f"{number} {run_id}: blocked (upstream {', '.join(bad)} failed)")
                     continue
                 key = keys[run_id]["key"]
-                if run_id not in forced and _up_to_date(decl, run_id, key, work_root):
+                damage = _damaged_output(run_id, work_root)
+                if damage is not None:
+                    say(f"{number} {run_id}: {damage}; running it again")
+                if (
+                    run_id not in forced
+                    and damage is None
+                    and _up_to_date(decl, run_id, key, work_root)
+                ):
                     _copy_to_book(decl, run_id, work_root)
                     results[run_id] = RunResult(
                         run_id,
@@ -650,13 +657,41 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _output_hashes(work: Path, run_id: str) -> dict[str, str | None]:
+    """sha256 of the executed notebook and the record (None when absent), for the stamp."""
+    executed, record = _executed_path(work, run_id), _record_file(work, run_id)
+    return {
+        "executed": hash_file(executed) if executed.is_file() else None,
+        "record": hash_file(record) if record.is_file() else None,
+    }
+
+
+def _damaged_output(run_id: str, work: Path) -> str | None:
+    """Why a stamped run's outputs cannot be trusted (changed since the stamp), or None."""
+    stamp_file = _stamp_path(work, run_id)
+    try:
+        stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # no (readable) stamp: the run is out of date anyway
+    recorded = stamp.get("outputs") if isinstance(stamp, dict) else None
+    if not isinstance(recorded, dict):
+        return None
+    current = _output_hashes(work, run_id)
+    changed = [name for name, digest in current.items() if recorded.get(name) != digest]
+    if not changed:
+        return None
+    return f"its {' and '.join(changed)} changed since it was written (damaged or edited)"
+
+
 def _up_to_date(decl: Declarations, run_id: str, key: str, work: Path) -> bool:
     stamp_file = _stamp_path(work, run_id)
     if not stamp_file.is_file():
         return False
     try:
         stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+    except (OSError, ValueError):  # a damaged stamp means: run again
+        return False
+    if not isinstance(stamp, dict) or "outputs" not in stamp:
         return False
     if stamp.get("key") != key or not _executed_path(work, run_id).is_file():
         return False
@@ -742,6 +777,7 @@ def _execute(
         "key": key_info["key"],
         "components": key_info["components"],
         "record": record is not None,
+        "outputs": _output_hashes(work, run_id),
         "seconds": round(seconds, 2),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

@@ -556,3 +556,27 @@ def test_unlistable_data_subdirectory_is_an_error_not_a_silent_skip(
     monkeypatch.setattr(prepare_module.os, "walk", walk)
     with pytest.raises(ValueError, match=f"cannot list {locked}: permission denied"):
         prepare(tmp_path / "data", tmp_path / "out", ("musique",))
+
+
+@pytest.mark.slow
+def test_reproduce_reruns_a_run_whose_record_was_damaged(tmp_path: Path) -> None:
+    import yaml
+
+    from regime_core.reproduce import reproduce
+
+    demo = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
+    shutil.copyfile(demo, tmp_path / demo.name)
+    decl = tmp_path / "reproduce.yml"
+    run = {"notebook": demo.name, "parameters": {"n_points": 5, "make_figure": False}}
+    decl.write_text(yaml.safe_dump({"runs": {"a": run}}))
+    work = tmp_path / "work"
+    assert reproduce(decl, work=work, progress=None).results[0].status == "ran"
+    record = work / "results" / "a" / "record.json"
+    numbers = json.loads(record.read_text())["numbers"]
+    record.write_bytes(record.read_bytes().replace(b'"created": "2', b'"created": "3'))
+    said: list[str] = []
+    again = reproduce(decl, work=work, progress=said.append)
+    assert again.results[0].status == "ran"
+    assert any("record changed since it was written" in line for line in said), said
+    assert json.loads(record.read_text())["numbers"] == numbers
+    assert reproduce(decl, work=work, progress=None).results[0].status == "skipped"
