@@ -132,8 +132,9 @@ def is_data_file(path: Path) -> bool:
 def discover(data_dir: Path) -> tuple[list[str], list[str]]:
     """``(data files, ignored files)`` as sorted POSIX paths relative to ``data_dir``."""
     if not data_dir.is_dir():
+        problem = "is not a directory" if data_dir.exists() else "does not exist"
         raise ValueError(
-            f"data directory {data_dir} does not exist; pass --data-dir or set REGIME_DATA_DIR"
+            f"data directory {data_dir} {problem}; pass --data-dir or set REGIME_DATA_DIR"
         )
     _check_readable_tree(data_dir)
     data, ignored = [], []
