@@ -580,3 +580,33 @@ def test_reproduce_reruns_a_run_whose_record_was_damaged(tmp_path: Path) -> None
     assert any("record changed since it was written" in line for line in said), said
     assert json.loads(record.read_text())["numbers"] == numbers
     assert reproduce(decl, work=work, progress=None).results[0].status == "skipped"
+
+
+def test_reader_waits_for_a_prepare_in_progress_instead_of_failing(
+    prepared: Path, tmp_path: Path
+) -> None:
+    import threading
+    import time
+
+    from regime_core.data.prepare import MANIFEST_HASH_KEY
+
+    work = _copy(prepared, tmp_path)
+    out = work / "prepared"
+    path = out / "hotpotqa.jsonl"
+    new = b"".join(path.read_bytes().splitlines(keepends=True)[:2])
+    results: list[Any] = []
+    with integrity.directory_lock(out, what="a test writer"):
+        path.write_bytes(new)  # the writer replaced the file; its manifest is not written yet
+        reader = threading.Thread(
+            target=lambda: results.append(len(load_examples("hotpotqa", work=work)))
+        )
+        reader.start()
+        time.sleep(0.5)
+        assert results == []  # the reader is waiting for the writer
+        manifest = json.loads((out / "manifest.json").read_text())
+        manifest.pop(MANIFEST_HASH_KEY)
+        manifest["datasets"]["hotpotqa"]["examples_file"]["sha256"] = integrity.sha256_hex(new)
+        manifest[MANIFEST_HASH_KEY] = integrity.sha256_hex(integrity.canonical_bytes(manifest))
+        (out / "manifest.json").write_text(json.dumps(manifest))
+    reader.join(timeout=10)
+    assert results == [2]

@@ -536,6 +536,15 @@ def load_examples(
     return examples
 
 
+def _wait_for_writer(directory: Path) -> bool:
+    """Wait until no ``prepare`` holds ``directory``; False if it cannot be locked (read-only)."""
+    try:
+        with directory_lock(directory, what="reading prepared data"):
+            return True
+    except ValueError:
+        return False
+
+
 def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> bytes:
     """The bytes of ``<dataset>.jsonl``, checked against the sha256 the manifest recorded.
 
@@ -556,9 +565,8 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
         raw = read_bytes(path)
         if sha256_hex(raw) == expected:
             break
-        if attempt == 0:
-            with directory_lock(path.parent, what="reading prepared data"):
-                continue
+        if attempt == 0 and _wait_for_writer(path.parent):
+            continue
         raise DamagedFileError(
             f"{path} is damaged or edited: its sha256 differs from the one `regime data "
             f"prepare` recorded in {path.parent / MANIFEST_NAME}; {rebuild}"
