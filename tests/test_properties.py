@@ -210,7 +210,11 @@ numbers_as_text = st.one_of(
 
 @st.composite
 def cli_arguments(draw: st.DrawFn) -> list[str]:
-    command = draw(st.sampled_from(["route", "retrieve", "stats", "prepare"]))
+    command = draw(st.sampled_from(["route", "retrieve", "stats", "prepare", "embed"]))
+    if command == "embed":
+        argv = ["embed", draw(st.sampled_from(["musique", "hotpotqa", "x"]))]
+        argv += ["--encoder", draw(st.sampled_from(["tfidf", "not-an-encoder"]))]
+        return [*argv, "--batch-size", draw(numbers_as_text), "--json"]
     if command == "route":
         argv = ["route", "--question", draw(texts), "--bridge", draw(texts)]
         if draw(st.booleans()):
