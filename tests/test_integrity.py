@@ -610,3 +610,57 @@ def test_reader_waits_for_a_prepare_in_progress_instead_of_failing(
         (out / "manifest.json").write_text(json.dumps(manifest))
     reader.join(timeout=10)
     assert results == [2]
+
+
+def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
+    import time
+
+    import yaml
+
+    from regime_core.reproduce import _clean_interrupted, load_declarations
+
+    work = (tmp_path / "work").resolve()
+    (work / "runs" / "nap").mkdir(parents=True)
+    decl = tmp_path / "reproduce.yml"
+    decl.write_text(yaml.safe_dump({"runs": {}}))
+    # stands in for an orphaned papermill: its command line names papermill and the work dir
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "papermill", str(work / "x")],
+        start_new_session=True,
+    )
+    innocent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (work / "runs" / "nap" / "child.pid").write_text(f"{sleeper.pid}\n")
+        (work / "runs" / "other.pid").write_text(f"{innocent.pid}\n")  # not a child.pid file
+        said: list[str] = []
+        _clean_interrupted(load_declarations(decl), work, said.append)
+        deadline = time.monotonic() + 5
+        while sleeper.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sleeper.returncode == -9
+        assert innocent.poll() is None
+        assert any(f"pid {sleeper.pid}" in line for line in said)
+        assert not (work / "runs" / "nap" / "child.pid").exists()
+    finally:
+        for proc in (sleeper, innocent):
+            proc.kill()
+            proc.wait()
+
+
+def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
+    import yaml
+
+    from regime_core.reproduce import _clean_interrupted, load_declarations
+
+    work = (tmp_path / "work").resolve()
+    (work / "runs" / "nap").mkdir(parents=True)
+    decl = tmp_path / "reproduce.yml"
+    decl.write_text(yaml.safe_dump({"runs": {}}))
+    unrelated = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (work / "runs" / "nap" / "child.pid").write_text(f"{unrelated.pid}\n")
+        _clean_interrupted(load_declarations(decl), work, lambda _line: None)
+        assert unrelated.poll() is None  # its command line is not our papermill's
+    finally:
+        unrelated.kill()
+        unrelated.wait()
