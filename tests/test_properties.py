@@ -154,10 +154,23 @@ def test_malformed_dataset_record_is_an_error_or_read_and_prepared_in_full(
 
 
 @_settings("dataset_bytes")
-@given(raw=st.binary(max_size=300) | st.text(max_size=200).map(str.encode))
-def test_arbitrary_dataset_bytes_are_an_error_naming_the_file(raw: bytes) -> None:
+@given(
+    raw=st.binary(max_size=300) | st.text(max_size=200).map(str.encode),
+    suffix=st.sampled_from(["", ".gz", ".bz2", ".xz"]),
+    compress=st.booleans(),
+)
+def test_arbitrary_dataset_bytes_are_an_error_naming_the_file(
+    raw: bytes, suffix: str, compress: bool
+) -> None:
+    import bz2
+    import gzip
+    import lzma
+
+    codecs = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+    if compress and suffix:
+        raw = codecs[suffix](raw)
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "x.jsonl"
+        path = Path(tmp) / f"x.jsonl{suffix}"
         path.write_bytes(raw)
         try:
             read = read_file(path, split="dev")
