@@ -73,15 +73,72 @@ class ConfigMixin:
             for key, value in parameters.items()
             if key in names and (value is not None or key in cls.NONE_IS_VALUE)
         }
-        hints = _field_hints(cls)
+        hints = ConfigMixin._field_hints(cls)
         for key, value in chosen.items():
-            problem = _type_problem(value, hints.get(key, Any))
+            problem = ConfigMixin._type_problem(value, hints.get(key, Any))
             if problem is not None:
                 raise ValueError(
                     f"{cls.__name__}: parameter {key!r} must be {problem}, got "
                     f"{type(value).__name__} {value!r}"
                 )
         return cls(**chosen)
+
+    @staticmethod
+    def _field_hints(cls: type) -> dict[str, Any]:
+        try:
+            return typing.get_type_hints(cls)
+        except (NameError, TypeError):  # an annotation we cannot resolve is not checked here
+            return {}
+
+    @staticmethod
+    def _type_problem(value: Any, hint: Any) -> str | None:
+        """What ``value`` should have been for annotation ``hint`` (None: it fits).
+
+        Checks the scalar kinds parameters carry (bool, int, float, str), their ``| None`` and
+        ``tuple[X, ...]`` forms (a list, as papermill passes YAML lists, or one string for a tuple
+        of strings); other annotations are left to the config's ``validate``.
+        """
+        origin = typing.get_origin(hint)
+        if origin in (typing.Union, types.UnionType):
+            options = typing.get_args(hint)
+            problems = [ConfigMixin._type_problem(value, option) for option in options]
+            if any(p is None for p in problems):
+                return None
+            return " or ".join(p for p in problems if p)
+        if hint is type(None):
+            return None if value is None else "null"
+        if hint is bool:
+            return None if isinstance(value, bool) else "true or false"
+        if hint is int:
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            return None if ok else "an integer"
+        if hint is float:
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            return None if ok else "a number"
+        if hint is str:
+            return None if isinstance(value, str) else "a string"
+        if origin is tuple:
+            args = typing.get_args(hint)
+            if len(args) == 2 and args[1] is Ellipsis:
+                if args[0] is str and isinstance(value, str):
+                    return None
+                if not isinstance(value, list | tuple):
+                    return f"a list of {ConfigMixin._describe(args[0])}"
+                bad = [v for v in value if ConfigMixin._type_problem(v, args[0]) is not None]
+                return f"a list of {ConfigMixin._describe(args[0])}" if bad else None
+            if not isinstance(value, list | tuple) or len(value) != len(args):
+                return f"a list of {len(args)} values"
+            fits = all(
+                ConfigMixin._type_problem(v, a) is None for v, a in zip(value, args, strict=True)
+            )
+            return None if fits else f"a list of {len(args)} values of types {args}"
+        return None
+
+    @staticmethod
+    def _describe(hint: Any) -> str:
+        return {bool: "true/false", int: "integers", float: "numbers", str: "strings"}.get(
+            hint, str(hint)
+        )
 
     def validate(self) -> None:  # pragma: no cover - overridden where there is something to check
         return None
@@ -95,61 +152,6 @@ class ConfigMixin:
             {"kind": type(self).__name__, **self.to_dict()}, sort_keys=True, separators=(",", ":")
         )
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:length]
-
-
-def _field_hints(cls: type) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(cls)
-    except (NameError, TypeError):  # an annotation we cannot resolve is not checked here
-        return {}
-
-
-def _type_problem(value: Any, hint: Any) -> str | None:
-    """What ``value`` should have been for annotation ``hint`` (None: it fits).
-
-    Checks the scalar kinds parameters carry (bool, int, float, str), their ``| None`` and
-    ``tuple[X, ...]`` forms (a list, as papermill passes YAML lists, or one string for a tuple
-    of strings); other annotations are left to the config's ``validate``.
-    """
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(hint)
-        problems = [_type_problem(value, option) for option in options]
-        if any(p is None for p in problems):
-            return None
-        return " or ".join(p for p in problems if p)
-    if hint is type(None):
-        return None if value is None else "null"
-    if hint is bool:
-        return None if isinstance(value, bool) else "true or false"
-    if hint is int:
-        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-        return None if ok else "an integer"
-    if hint is float:
-        ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        return None if ok else "a number"
-    if hint is str:
-        return None if isinstance(value, str) else "a string"
-    if origin is tuple:
-        args = typing.get_args(hint)
-        if len(args) == 2 and args[1] is Ellipsis:
-            if args[0] is str and isinstance(value, str):
-                return None
-            if not isinstance(value, list | tuple):
-                return f"a list of {_describe(args[0])}"
-            bad = [v for v in value if _type_problem(v, args[0]) is not None]
-            return f"a list of {_describe(args[0])}" if bad else None
-        if not isinstance(value, list | tuple) or len(value) != len(args):
-            return f"a list of {len(args)} values"
-        fits = all(_type_problem(v, a) is None for v, a in zip(value, args, strict=True))
-        return None if fits else f"a list of {len(args)} values of types {args}"
-    return None
-
-
-def _describe(hint: Any) -> str:
-    return {bool: "true/false", int: "integers", float: "numbers", str: "strings"}.get(
-        hint, str(hint)
-    )
 
 
 def _jsonable(value: Any) -> Any:
