@@ -400,6 +400,7 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_sigkill_of_reproduce_leaves_no_papermill_running(tmp_path: Path) -> None:
     import signal
     import time

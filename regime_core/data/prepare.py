@@ -479,8 +479,12 @@ def _read_verified_manifest(path: Path) -> dict[str, Any]:
         raise DamagedFileError(f"{path} is damaged (not a JSON object); {rebuild}")
     recorded = manifest.pop(MANIFEST_HASH_KEY, None)
     if recorded != sha256_hex(canonical_bytes(manifest)):
-        problem = "has no sha256" if recorded is None else "does not match its sha256"
-        raise DamagedFileError(f"{path} is damaged or edited (it {problem}); {rebuild}")
+        problem = (
+            "it has no sha256: written by an older version, or edited"
+            if recorded is None
+            else "it does not match its sha256"
+        )
+        raise DamagedFileError(f"{path} is damaged or edited ({problem}); {rebuild}")
     manifest[MANIFEST_HASH_KEY] = recorded
     return manifest
 
