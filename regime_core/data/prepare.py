@@ -11,6 +11,12 @@ Which split a file holds:
    ``hotpot_dev_distractor_v1.json`` -> dev, ``musique_ans_v1.0_train.jsonl`` -> train;
 4. else ``ValueError`` asking for ``--split``.
 
+Integrity: the manifest records each ``<dataset>.jsonl``'s sha256 and its own
+(``manifest_sha256``); :func:`load_examples` refuses a file that does not match, naming it and
+the ``prepare`` command that rebuilds it. The sentence cache is sealed with its sha256 and
+rebuilt, with a warning, when damaged. ``prepare`` holds a lock on the output directory and
+fails, writing nothing, when a requested dataset has no file in the data directory.
+
 Which files are read: every ``*.json``/``*.jsonl`` under the data directory (optionally with a
 ``.gz``/``.bz2``/``.xz`` suffix), except ``checksums.json`` and ``manifest.json``. Other files
 (README, scripts, archives, ``.part`` downloads) are listed in the manifest's ``ignored_files``.
@@ -267,7 +273,7 @@ class SentenceCache:
     Importing spaCy and splitting the MuSiQue pools takes most of a cold ``prepare``; a rerun
     reads the splits back instead. The file name carries the spaCy version, so an upgrade starts a
     fresh cache. The splits are a pure function of (text, spaCy version): the cache never changes
-    results.
+    results. The file is sealed with its sha256; a damaged one is rebuilt with a warning.
     """
 
     def __init__(self, path: Path) -> None:
