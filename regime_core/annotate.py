@@ -34,6 +34,7 @@ No human label is ever shipped or generated here: the labels come from the sheet
 from __future__ import annotations
 
 import csv
+import io
 import itertools
 import math
 import re
@@ -159,12 +160,15 @@ def sheet_rows(
 
 def write_sheet(path: Path | str, rows: Sequence[Mapping[str, str]]) -> Path:
     """Write the rows as CSV (all fields quoted, so spreadsheets keep long texts intact)."""
+    from regime_core.integrity import atomic_write_bytes
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(SHEET_COLUMNS), quoting=csv.QUOTE_ALL)
-        writer.writeheader()
-        writer.writerows(rows)
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=list(SHEET_COLUMNS), quoting=csv.QUOTE_ALL)
+    writer.writeheader()
+    writer.writerows(rows)
+    # atomic: an interrupted write never leaves half a sheet in place of a filled-in one
+    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
     return path
 
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import numbers
+import types
+import typing
 from typing import Any, ClassVar
 
 # --- retrieval -------------------------------------------------------------------------------
@@ -85,15 +88,81 @@ class ConfigMixin:
 
         Parameters that are not fields (``output_dir``, ``work_dir``, ``profile``, ...) are
         ignored, and ``None`` for a field means "the default" unless the field is listed in
-        ``NONE_IS_VALUE``.
+        ``NONE_IS_VALUE``. Each value is checked against its field's annotation first, so a
+        bad papermill parameter (``-p alpha abc``) is a ValueError naming the parameter rather
+        than an error deep in NumPy.
         """
         names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        return cls(
-            **{
-                key: value
-                for key, value in parameters.items()
-                if key in names and (value is not None or key in cls.NONE_IS_VALUE)
-            }
+        chosen = {
+            key: value
+            for key, value in parameters.items()
+            if key in names and (value is not None or key in cls.NONE_IS_VALUE)
+        }
+        hints = ConfigMixin._field_hints(cls)
+        for key, value in chosen.items():
+            problem = ConfigMixin._type_problem(value, hints.get(key, Any))
+            if problem is not None:
+                raise ValueError(
+                    f"{cls.__name__}: parameter {key!r} must be {problem}, got "
+                    f"{type(value).__name__} {value!r}"
+                )
+        return cls(**chosen)
+
+    @staticmethod
+    def _field_hints(cls: type) -> dict[str, Any]:
+        try:
+            return typing.get_type_hints(cls)
+        except (NameError, TypeError):  # an annotation we cannot resolve is not checked here
+            return {}
+
+    @staticmethod
+    def _type_problem(value: Any, hint: Any) -> str | None:
+        """What ``value`` should have been for annotation ``hint`` (None: it fits).
+
+        Checks the scalar kinds parameters carry (bool, int, float, str), their ``| None`` and
+        ``tuple[X, ...]`` forms (a list, as papermill passes YAML lists, or one string for a tuple
+        of strings); other annotations are left to the config's ``validate``.
+        """
+        origin = typing.get_origin(hint)
+        if origin in (typing.Union, types.UnionType):
+            options = typing.get_args(hint)
+            problems = [ConfigMixin._type_problem(value, option) for option in options]
+            if any(p is None for p in problems):
+                return None
+            return " or ".join(p for p in problems if p)
+        if hint is type(None):
+            return None if value is None else "null"
+        if hint is bool:
+            return None if isinstance(value, bool) else "true or false"
+        if hint is int:
+            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            return None if ok else "an integer"
+        if hint is float:
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            return None if ok else "a number"
+        if hint is str:
+            return None if isinstance(value, str) else "a string"
+        if origin is tuple:
+            args = typing.get_args(hint)
+            if len(args) == 2 and args[1] is Ellipsis:
+                if args[0] is str and isinstance(value, str):
+                    return None
+                if not isinstance(value, list | tuple):
+                    return f"a list of {ConfigMixin._describe(args[0])}"
+                bad = [v for v in value if ConfigMixin._type_problem(v, args[0]) is not None]
+                return f"a list of {ConfigMixin._describe(args[0])}" if bad else None
+            if not isinstance(value, list | tuple) or len(value) != len(args):
+                return f"a list of {len(args)} values"
+            fits = all(
+                ConfigMixin._type_problem(v, a) is None for v, a in zip(value, args, strict=True)
+            )
+            return None if fits else f"a list of {len(args)} values of types {args}"
+        return None
+
+    @staticmethod
+    def _describe(hint: Any) -> str:
+        return {bool: "true/false", int: "integers", float: "numbers", str: "strings"}.get(
+            hint, str(hint)
         )
 
     def validate(self) -> None:  # pragma: no cover - overridden where there is something to check

@@ -19,7 +19,8 @@ Record layout (``schema`` ``regime-record/1``)::
 
 ``record_hash`` covers every field except ``created``, so two runs that produce the same
 numbers from the same inputs have the same hash, and :func:`load_record` detects a hand-edited
-record.
+record. ``content_sha256`` covers every field including ``created`` and ``record_hash``, so no
+byte of a record can change unnoticed. Records are written ``0644`` (readable by the group).
 
 >>> import tempfile
 >>> out = Path(tempfile.mkdtemp())
@@ -37,13 +38,13 @@ import hashlib
 import json
 import math
 import numbers as _numbers
-import os
 import platform
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from regime_core.integrity import DamagedFileError, atomic_write_bytes, read_bytes
 
 RECORD_SCHEMA = "regime-record/1"
 RECORD_FILENAME = "record.json"
@@ -71,6 +72,7 @@ _REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "figures": list,
     "record_hash": str,
     "created": str,
+    "content_sha256": str,
 }
 NUMBER_KINDS: tuple[str, ...] = ("auto", "pp", "pct", "frac", "p", "int", "r2", "str")
 
@@ -119,22 +121,16 @@ def write_record(
     }
     body["record_hash"] = _record_hash(body)
     body["created"] = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    body["content_sha256"] = _content_hash(body)
     target = out / RECORD_FILENAME
     atomic_write_text(target, json.dumps(body, indent=2, sort_keys=False, allow_nan=False) + "\n")
     return target
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (never half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` via a uniquely named temporary file and ``os.replace`` (never
+    half a file), mode 0644; path and permission problems raise ValueError naming ``path``."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def package_versions() -> dict[str, str | None]:
@@ -163,8 +159,20 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+def _content_hash(body: Mapping[str, Any]) -> str:
+    hashed = {k: v for k, v in body.items() if k != "content_sha256"}
+    return hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
+
+
+def _rebuild_hint(file: Path) -> str:
+    """The command that rewrites a record: its directory is named after the run."""
+    return f"rebuild it with `regime reproduce --only {file.parent.name} --force`"
+
+
 def _record_hash(body: Mapping[str, Any]) -> str:
-    hashed = {k: v for k, v in body.items() if k not in ("record_hash", "created")}
+    hashed = {
+        k: v for k, v in body.items() if k not in ("record_hash", "created", "content_sha256")
+    }
     return hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
 
 
@@ -281,27 +289,41 @@ def load_record(path: Path | str) -> dict[str, Any]:
     file = record_path(path)
     if not file.is_file():
         raise FileNotFoundError(f"no results record at {file}")
+    hint = _rebuild_hint(file)
     try:
-        record = json.loads(file.read_text(encoding="utf-8"))
+        record = json.loads(read_bytes(file).decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise DamagedFileError(f"{file}: damaged, not UTF-8 (byte {err.start}); {hint}") from err
     except json.JSONDecodeError as err:
-        raise ValueError(f"{file}: not valid JSON ({err})") from err
+        raise DamagedFileError(f"{file}: not valid JSON ({err}); {hint}") from err
     if not isinstance(record, dict):
-        raise ValueError(f"{file}: a record is a JSON object, got {type(record).__name__}")
+        raise DamagedFileError(
+            f"{file}: a record is a JSON object, got {type(record).__name__}; {hint}"
+        )
     for field, kind in _REQUIRED_FIELDS.items():
         if field not in record:
-            raise ValueError(f"{file}: missing field {field!r}")
+            raise DamagedFileError(f"{file}: missing field {field!r}; {hint}")
         if not isinstance(record[field], kind):
-            raise ValueError(f"{file}: field {field!r} has type {type(record[field]).__name__}")
+            raise DamagedFileError(
+                f"{file}: field {field!r} has type {type(record[field]).__name__}; {hint}"
+            )
     if record["schema"] != RECORD_SCHEMA:
-        raise ValueError(f"{file}: schema {record['schema']!r}, expected {RECORD_SCHEMA!r}")
+        raise DamagedFileError(
+            f"{file}: schema {record['schema']!r}, expected {RECORD_SCHEMA!r}; {hint}"
+        )
     try:
         _clean_numbers(record["numbers"], path=())
     except ValueError as err:
-        raise ValueError(f"{file}: {err}") from err
+        raise DamagedFileError(f"{file}: {err}; {hint}") from err
     if _record_hash(record) != record["record_hash"]:
-        raise ValueError(
-            f"{file}: record_hash does not match the contents; the record was edited after it "
-            "was written; rerun its notebook (regime reproduce) instead"
+        raise DamagedFileError(
+            f"{file}: record_hash does not match the contents; the record was edited or damaged "
+            f"after it was written; {hint}"
+        )
+    if _content_hash(record) != record["content_sha256"]:
+        raise DamagedFileError(
+            f"{file}: content_sha256 does not match the contents (its created time or hash "
+            f"was edited or damaged); {hint}"
         )
     return record
 

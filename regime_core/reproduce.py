@@ -16,6 +16,12 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
     W/results/<run_id>/record.json   the record (the notebook gets ``output_dir`` = this dir)
 
+Interrupted runs leave nothing behind: papermill runs in its own process group, under a small
+launcher that asks Linux to kill it when the runner dies (``PR_SET_PDEATHSIG``, which a SIGKILL
+of the runner cannot skip); its pid is kept in ``W/runs/<run_id>/child.pid`` so the next start
+ends any group still alive, and deletes the temporaries of dead writers. One ``reproduce`` per
+work directory runs at a time (a lock in ``W/runs``); a second one waits for it.
+
 and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
 gitignored), which is where ``_toc.yml`` points. Notebooks run in their own directory with
 ``REGIME_WORK_DIR`` set to the absolute work directory, through papermill's command line in a
@@ -36,14 +42,17 @@ Declarations (``reproduce.yml``)::
 from __future__ import annotations
 
 import concurrent.futures as futures
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +62,7 @@ from typing import Any
 import yaml
 
 from regime_core import paths
+from regime_core.integrity import directory_lock, pid_alive, remove_stale_temporaries
 from regime_core.records import atomic_write_text, canonical_json, hash_file, load_record
 
 PROFILES: tuple[str, ...] = ("quick", "default", "full")
@@ -441,6 +451,29 @@ def reproduce(
         )
     work_root = paths.work_dir(work).resolve()
     say = progress or (lambda _message: None)
+    with directory_lock(
+        work_root / "runs",
+        what="regime reproduce",
+        on_wait=lambda: say(f"waiting for another regime reproduce on {work_root} to finish"),
+    ):
+        _clean_interrupted(decl, work_root, say)
+        try:
+            return _reproduce_locked(decl, profile, jobs, only, force, work_root, kernel_name, say)
+        except BaseException:
+            _kill_children()  # Ctrl-C or SIGTERM: no papermill outlives its runner
+            raise
+
+
+def _reproduce_locked(
+    decl: Declarations,
+    profile: str,
+    jobs: int,
+    only: Sequence[str],
+    force: bool,
+    work_root: Path,
+    kernel_name: str,
+    say: Callable[[str], None],
+) -> ReproduceReport:
     deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
     selected = with_upstream(deps, only) if only else set(decl.runs)
     forced = set(only or decl.runs) if force else set()
@@ -473,7 +506,14 @@ def reproduce(
                     say(f"{number} {run_id}: blocked (upstream {', '.join(bad)} failed)")
                     continue
                 key = keys[run_id]["key"]
-                if run_id not in forced and _up_to_date(decl, run_id, key, work_root):
+                damage = _damaged_output(run_id, work_root)
+                if damage is not None:
+                    say(f"{number} {run_id}: {damage}; running it again")
+                if (
+                    run_id not in forced
+                    and damage is None
+                    and _up_to_date(decl, run_id, key, work_root)
+                ):
                     _copy_to_book(decl, run_id, work_root)
                     results[run_id] = RunResult(
                         run_id,
@@ -502,6 +542,98 @@ def reproduce(
     return ReproduceReport(profile, work_root, [results[r] for r in order])
 
 
+# --- child processes -----------------------------------------------------------------------------
+
+# Launcher run by the child's Python before it becomes papermill: PR_SET_PDEATHSIG (1) = SIGKILL,
+# so the kernel kills papermill when the runner thread dies, even by SIGKILL; then exec. The
+# ppid check closes the race where the runner died before the prctl call.
+_LAUNCHER = (
+    "import ctypes, os, sys\n"
+    "if sys.platform.startswith('linux'):\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
+    "if os.getppid() != int(sys.argv[1]):\n"
+    "    sys.exit(137)\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'papermill', *sys.argv[2:]])\n"
+)
+_CHILDREN: set[int] = set()
+_CHILDREN_LOCK = threading.Lock()
+
+
+def _child_pid_path(work: Path, run_id: str) -> Path:
+    return work / "runs" / run_id / "child.pid"
+
+
+def _kill_group(pid: int) -> None:
+    # the child leads its own group (start_new_session)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def _kill_children() -> None:
+    with _CHILDREN_LOCK:
+        pids = list(_CHILDREN)
+    for pid in pids:
+        _kill_group(pid)
+
+
+def _is_our_papermill(pid: int, work: Path) -> bool:
+    """Whether ``pid`` is still a papermill child of a runner on ``work`` (not a reused pid)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return pid_alive(pid) and not Path("/proc").is_dir()
+    return b"papermill" in b" ".join(cmdline) and any(str(work).encode() in c for c in cmdline)
+
+
+def _clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]) -> None:
+    """End papermill children a killed runner left behind; delete dead writers' temporaries."""
+    for pid_file in sorted((work / "runs").glob("*/child.pid")):
+        try:
+            pid = int(pid_file.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            pid = 0
+        if pid > 0 and pid_alive(pid) and _is_our_papermill(pid, work):
+            say(f"ending papermill (pid {pid}) left running by an interrupted run")
+            _kill_group(pid)
+        pid_file.unlink(missing_ok=True)
+    directories = [work / "executed", decl.book_executed_dir, paths.results_dir(work)]
+    directories += [p for p in (work / "runs").glob("*") if p.is_dir()]
+    directories += [p for p in paths.results_dir(work).glob("*") if p.is_dir()]
+    for directory in directories:
+        for removed in remove_stale_temporaries(directory):
+            say(f"removed {removed}, left by an interrupted run")
+
+
+def _run_child(
+    command: Sequence[str], *, env: Mapping[str, str], pid_file: Path
+) -> tuple[int, str]:
+    """Run papermill's command line (the arguments after ``-m papermill``) in its own process
+    group; ``(exit code, stderr)``. The group is killed if this thread is interrupted."""
+    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *command],
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    with _CHILDREN_LOCK:
+        _CHILDREN.add(proc.pid)
+    try:
+        atomic_write_text(pid_file, f"{proc.pid}\n")
+        _, stderr = proc.communicate()
+    except BaseException:
+        _kill_group(proc.pid)
+        proc.wait()
+        raise
+    finally:
+        with _CHILDREN_LOCK:
+            _CHILDREN.discard(proc.pid)
+        pid_file.unlink(missing_ok=True)
+    return proc.returncode, stderr
+
+
 def _executed_path(work: Path, run_id: str) -> Path:
     return work / "executed" / f"{run_id}.ipynb"
 
@@ -525,13 +657,41 @@ def _relative(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _output_hashes(work: Path, run_id: str) -> dict[str, str | None]:
+    """sha256 of the executed notebook and the record (None when absent), for the stamp."""
+    executed, record = _executed_path(work, run_id), _record_file(work, run_id)
+    return {
+        "executed": hash_file(executed) if executed.is_file() else None,
+        "record": hash_file(record) if record.is_file() else None,
+    }
+
+
+def _damaged_output(run_id: str, work: Path) -> str | None:
+    """Why a stamped run's outputs cannot be trusted (changed since the stamp), or None."""
+    stamp_file = _stamp_path(work, run_id)
+    try:
+        stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # no (readable) stamp: the run is out of date anyway
+    recorded = stamp.get("outputs") if isinstance(stamp, dict) else None
+    if not isinstance(recorded, dict):
+        return None
+    current = _output_hashes(work, run_id)
+    changed = [name for name, digest in current.items() if recorded.get(name) != digest]
+    if not changed:
+        return None
+    return f"its {' and '.join(changed)} changed since it was written (damaged or edited)"
+
+
 def _up_to_date(decl: Declarations, run_id: str, key: str, work: Path) -> bool:
     stamp_file = _stamp_path(work, run_id)
     if not stamp_file.is_file():
         return False
     try:
         stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+    except (OSError, ValueError):  # a damaged stamp means: run again
+        return False
+    if not isinstance(stamp, dict) or "outputs" not in stamp:
         return False
     if stamp.get("key") != key or not _executed_path(work, run_id).is_file():
         return False
@@ -576,31 +736,34 @@ def _execute(
     injected = {"work_dir": str(work), "profile": profile}
     parameters.update({k: v for k, v in injected.items() if k in declared})
     env = {**os.environ, "REGIME_WORK_DIR": str(work), "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
-    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as handle:
+    # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
+    runs_dir = _stamp_path(work, run_id).parent
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=runs_dir, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
+    ) as handle:
         yaml.safe_dump(parameters, handle)
         params_file = handle.name
     try:
-        completed = subprocess.run(
+        returncode, stderr = _run_child(
             [
-                sys.executable, "-m", "papermill", str(spec.notebook), str(executed),
+                str(spec.notebook), str(executed),
                 "-f", params_file, "-k", kernel_name, "--cwd", str(spec.notebook.parent),
                 "--no-progress-bar", "--log-level", "WARNING",
             ],
             env=env,
-            capture_output=True,
-            text=True,
-            check=False,
+            pid_file=_child_pid_path(work, run_id),
         )  # fmt: skip
     finally:
         Path(params_file).unlink(missing_ok=True)
     seconds = time.perf_counter() - started
     base = {"run_id": run_id, "key": str(key_info["key"]), "seconds": seconds}
     notebook_name = _relative(spec.notebook, decl.root)
-    if completed.returncode != 0:
+    if returncode != 0:
         error = describe_failure(executed, Path(notebook_name))
         if error is None:
-            tail = "\n".join(completed.stderr.strip().splitlines()[-5:])
-            error = f"notebook {notebook_name}: papermill exited {completed.returncode}: {tail}"
+            tail = "\n".join(stderr.strip().splitlines()[-5:])
+            error = f"notebook {notebook_name}: papermill exited {returncode}: {tail}"
         return RunResult(status="failed", executed=_existing(executed), error=error, **base)
     record = _existing(out_dir / "record.json")
     if record is not None:
@@ -614,6 +777,7 @@ def _execute(
         "key": key_info["key"],
         "components": key_info["components"],
         "record": record is not None,
+        "outputs": _output_hashes(work, run_id),
         "seconds": round(seconds, 2),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

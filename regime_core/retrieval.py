@@ -834,9 +834,11 @@ def qrels_lines(ranking: Ranking) -> list[str]:
 
 
 def _write_lines(path: str | Path, lines: Sequence[str]) -> Path:
+    from regime_core.integrity import atomic_write_bytes
+
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    # atomic, and path problems (a directory, a file as parent) as ValueError naming the path
+    atomic_write_bytes(path, "".join(line + "\n" for line in lines).encode("utf-8"))
     return path
 
 

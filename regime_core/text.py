@@ -24,6 +24,10 @@ from typing import Any
 
 from regime_core.config import ConfigMixin
 
+#: The longest text split into sentences: spaCy's own ``max_length``, said in our message
+#: instead of spaCy's E088 (which names no file, record or field).
+MAX_TEXT_CHARS: int = 1_000_000
+
 
 @functools.cache
 def _sentencizer() -> Any:
@@ -42,6 +46,11 @@ def split_sentences(text: str) -> list[str]:
     """
     if not isinstance(text, str):
         raise ValueError(f"split_sentences expects a string, got {type(text).__name__}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(
+            f"split_sentences: the text is {len(text):,} characters long, over the limit of "
+            f"{MAX_TEXT_CHARS:,}"
+        )
     if not text.strip():
         return []
     return [s.text.strip() for s in _sentencizer()(text).sents if s.text.strip()]

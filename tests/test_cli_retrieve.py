@@ -10,6 +10,7 @@ import pytest
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
+from regime_core.data.prepare import write_prepared_examples
 from regime_core.encoders import EmbeddingStore, get_encoder
 from regime_core.retrieval import document_text, retrieve
 from regime_core.schema import Example, Passage
@@ -89,7 +90,7 @@ def work(tmp_path: Path) -> Path:
     prepared = paths.prepared_dir(tmp_path)
     prepared.mkdir(parents=True)
     lines = [json.dumps(ex.to_dict()) for ex in examples]
-    (prepared / f"{DATASET}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    write_prepared_examples(prepared, DATASET, ("\n".join(lines) + "\n").encode("utf-8"))
     return tmp_path
 
 
@@ -190,3 +191,29 @@ def test_retrieve_reports_user_errors(work, capsys, tmp_path):
     assert cli.main([*argv, "--scorer", "gpu"]) == 2
     with pytest.raises(SystemExit):
         cli.main(["retrieve", DATASET, "--arm", "both"])
+
+
+@pytest.mark.parametrize("alpha", ["-1", "nan", "inf"])
+def test_retrieve_rejects_alpha_as_the_configs_do(work, capsys, alpha):
+    argv = ["retrieve", DATASET, "--arm", "union", "--encoder", "tfidf", "--work", str(work)]
+    assert cli.main([*argv, "--alpha", alpha]) == 2
+    assert "--alpha must be a finite number >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("where", ["directory", "under_a_file"])
+def test_retrieve_bad_run_file_is_an_error_before_any_work(
+    work, capsys, tmp_path, monkeypatch, where
+):
+    from regime_core import retrieval
+
+    def never(*args, **kwargs):
+        raise AssertionError("retrieval ran although the run file cannot be written")
+
+    monkeypatch.setattr(retrieval, "retrieve_arms", never)
+    (tmp_path / "a_file").write_text("x")
+    target = tmp_path if where == "directory" else tmp_path / "a_file" / "q.run"
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    assert cli.main([*argv, "--run-file", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"--run-file: cannot write {target}" in err
+    assert ("is a directory" if where == "directory" else "is not a directory") in err

@@ -13,7 +13,7 @@ import pytest
 
 from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples, prepare
-from regime_core.data.prepare import PREPARED_DATASETS, resolve_split
+from regime_core.data.prepare import PREPARED_DATASETS, resolve_split, write_prepared_examples
 from regime_core.schema import Example
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
@@ -166,7 +166,7 @@ def test_error_corrupt_prepared_line_names_file_line_and_field(tmp_path: Path) -
     out = tmp_path / "prepared"
     out.mkdir()
     record = {"id": "x1", "dataset": "musique"}
-    (out / "musique.jsonl").write_text("\n" + json.dumps(record) + "\n", encoding="utf-8")
+    write_prepared_examples(out, "musique", ("\n" + json.dumps(record) + "\n").encode())
     with pytest.raises(
         ValueError, match=r"musique\.jsonl, line 2: missing field\(s\) \[.split.*.pool."
     ):

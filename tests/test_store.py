@@ -124,7 +124,7 @@ def test_directory_is_named_by_identity_hash_and_holds_the_identity(tmp_path: Pa
     assert directory == tmp_path / identity_hash(a.identity)
     assert json.loads((directory / "identity.json").read_text()) == a.identity
     assert len(shard_files(directory)) == 1
-    assert not list(directory.glob(".tmp-*"))
+    assert sorted(p.name for p in directory.iterdir() if p.name.startswith(".")) == []
 
 
 def test_batches_and_checkpoint_shards(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -2,7 +2,8 @@
 
 A module in ``SUBCOMMAND_MODULES`` exposes ``register(subparsers)``, which adds its parsers and
 sets ``func`` (a callable taking the parsed namespace and returning an exit code) on each.
-Errors in user input are ``ValueError``s; they print as ``regime: error: ...`` and exit 2.
+Errors in user input are ``ValueError``s; they print as ``regime: error: ...`` and exit 2, as
+do permission and path problems (``OSError``); Ctrl-C exits 130 without a traceback.
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, FileNotFoundError) as err:
         print(f"regime: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:  # permission and path problems no command anticipated
+        from regime_core.integrity import os_error_message
+
+        where = err.filename if err.filename is not None else "a file"
+        print(f"regime: error: {os_error_message(err, where, 'access')}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("regime: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

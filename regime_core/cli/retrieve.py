@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from regime_core import config, paths
+from regime_core.integrity import check_writable
 from regime_core.schema import DATASETS, SPLITS
 
 # What the command reports: the paper's R@k for the hop-2 target at each k, and the MRR.
@@ -90,6 +92,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise ValueError(f"--k must be at least 1, got {args.k}")
+    # the rule every experiment config applies to alpha (ExperimentConfig.validate)
+    if not math.isfinite(args.alpha) or args.alpha < 0:
+        raise ValueError(f"--alpha must be a finite number >= 0, got {args.alpha!r}")
+    if args.run_file is not None:  # before the work, so a bad path loses no computed metrics
+        check_writable(args.run_file, "--run-file")
+        check_writable(Path(f"{args.run_file}.qrels"), "--run-file (its .qrels)")
     if args.scorer is not None and args.scorer not in retrieval.SCORERS:
         raise ValueError(f"--scorer {args.scorer!r} is not one of {retrieval.SCORERS}")
     examples = load_examples(args.dataset, split=args.split, work=args.work)

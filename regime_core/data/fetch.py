@@ -182,10 +182,10 @@ def read_checksums(data_dir: Path) -> dict[str, str]:
 
 
 def _write_checksums(data_dir: Path, checksums: Mapping[str, str]) -> None:
-    path = data_dir / CHECKSUMS_NAME
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(dict(sorted(checksums.items())), indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    from regime_core.integrity import atomic_write_bytes
+
+    text = json.dumps(dict(sorted(checksums.items())), indent=2) + "\n"
+    atomic_write_bytes(data_dir / CHECKSUMS_NAME, text.encode("utf-8"))
 
 
 def _verify(rel: str, digest: str, expected: str | None) -> None:

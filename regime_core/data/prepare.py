@@ -11,6 +11,12 @@ Which split a file holds:
    ``hotpot_dev_distractor_v1.json`` -> dev, ``musique_ans_v1.0_train.jsonl`` -> train;
 4. else ``ValueError`` asking for ``--split``.
 
+Integrity: the manifest records each ``<dataset>.jsonl``'s sha256 and its own
+(``manifest_sha256``); :func:`load_examples` refuses a file that does not match, naming it and
+the ``prepare`` command that rebuilds it. The sentence cache is sealed with its sha256 and
+rebuilt, with a warning, when damaged. ``prepare`` holds a lock on the output directory and
+fails, writing nothing, when a requested dataset has no file in the data directory.
+
 Which files are read: every ``*.json``/``*.jsonl`` under the data directory (optionally with a
 ``.gz``/``.bz2``/``.xz`` suffix), except ``checksums.json`` and ``manifest.json``. Other files
 (README, scripts, archives, ``.part`` downloads) are listed in the manifest's ``ignored_files``.
@@ -22,6 +28,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -32,13 +39,27 @@ from regime_core import paths
 from regime_core.data.canonical import Conversion, convert, merge_questions, spacy_sentences
 from regime_core.data.fetch import OFFICIAL_SPLITS
 from regime_core.data.readers import FileRead, detect_format, parse_container, read_file
+from regime_core.integrity import (
+    DamagedFileError,
+    canonical_bytes,
+    directory_lock,
+    open_sealed_json,
+    os_error_message,
+    read_bytes,
+    remove_stale_temporaries,
+    seal_json,
+    sha256_hex,
+    write_if_changed,
+)
 from regime_core.schema import DATASETS, SPLITS, Example, Passage
 
 PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
 TOYWORLD = "toyworld"  # generated on demand (regime_core.toyworld), never prepared
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = 1
-SENTENCE_CACHE_FORMAT = 1  # bump when the splitting around spaCy changes
+# bump when the splitting around spaCy or the file layout changes (2: sealed with a sha256)
+SENTENCE_CACHE_FORMAT = 2
+MANIFEST_HASH_KEY = "manifest_sha256"  # sha256 of the manifest's other keys, canonical JSON
 _COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
 _DATA_SUFFIXES = (".json", ".jsonl")
 _NOT_DATA = ("checksums.json", MANIFEST_NAME)
@@ -117,9 +138,11 @@ def is_data_file(path: Path) -> bool:
 def discover(data_dir: Path) -> tuple[list[str], list[str]]:
     """``(data files, ignored files)`` as sorted POSIX paths relative to ``data_dir``."""
     if not data_dir.is_dir():
+        problem = "is not a directory" if data_dir.exists() else "does not exist"
         raise ValueError(
-            f"data directory {data_dir} does not exist; pass --data-dir or set REGIME_DATA_DIR"
+            f"data directory {data_dir} {problem}; pass --data-dir or set REGIME_DATA_DIR"
         )
+    _check_readable_tree(data_dir)
     data, ignored = [], []
     for path in sorted(data_dir.rglob("*")):
         if not path.is_file():
@@ -127,6 +150,17 @@ def discover(data_dir: Path) -> tuple[list[str], list[str]]:
         rel = path.relative_to(data_dir).as_posix()
         (data if is_data_file(path) else ignored).append(rel)
     return data, ignored
+
+
+def _check_readable_tree(data_dir: Path) -> None:
+    """``rglob`` skips a directory it may not list without a word; that would silently drop
+    its files, so an unreadable directory is an error naming it."""
+
+    def fail(err: OSError) -> None:
+        raise ValueError(os_error_message(err, err.filename or data_dir, "list"))
+
+    for _ in os.walk(data_dir, onerror=fail):
+        pass
 
 
 def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | None:
@@ -142,7 +176,7 @@ def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | No
 
 
 def _sniff_dataset(path: Path, rel: str) -> str:
-    records = parse_container(path.read_bytes(), rel)
+    records = parse_container(read_bytes(path), rel)
     if not records:
         raise ValueError(f"{rel}: the file holds no records")
     from regime_core.data.readers import FORMATS
@@ -239,7 +273,7 @@ class SentenceCache:
     Importing spaCy and splitting the MuSiQue pools takes most of a cold ``prepare``; a rerun
     reads the splits back instead. The file name carries the spaCy version, so an upgrade starts a
     fresh cache. The splits are a pure function of (text, spaCy version): the cache never changes
-    results.
+    results. The file is sealed with its sha256; a damaged one is rebuilt with a warning.
     """
 
     def __init__(self, path: Path) -> None:
@@ -247,10 +281,7 @@ class SentenceCache:
         self.entries: dict[str, list[str]] = {}
         self.added = 0
         if path.exists():
-            try:
-                self.entries = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError:
-                self.entries = {}  # a damaged cache is rebuilt, never trusted
+            self.entries = _read_sentence_cache(path)
 
     @classmethod
     def in_dir(cls, out_dir: Path) -> SentenceCache:
@@ -272,18 +303,30 @@ class SentenceCache:
     def save(self) -> None:
         if self.added:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            payload = json.dumps(self.entries, sort_keys=True, ensure_ascii=False)
-            _write_if_changed(self.path, payload.encode("utf-8"))
+            write_if_changed(self.path, seal_json(self.entries))
             self.added = 0
 
 
-def _write_if_changed(path: Path, payload: bytes) -> None:
-    """Atomic write that leaves an identical file untouched (mtime kept for caches)."""
-    if path.exists() and path.read_bytes() == payload:
-        return
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(payload)
-    os.replace(tmp, path)
+def _valid_cache_entries(payload: Any) -> bool:
+    return isinstance(payload, dict) and all(
+        isinstance(v, list) and all(isinstance(s, str) for s in v) for v in payload.values()
+    )
+
+
+def _read_sentence_cache(path: Path) -> dict[str, list[str]]:
+    """The cache's entries, verified against the sha256 its writer sealed it with.
+
+    A damaged cache (bit flip, bad byte, truncation, older unsealed format) is rebuilt with a
+    warning naming it: its entries are never used, since they would change passage text.
+    """
+    try:
+        payload = open_sealed_json(path, "it is rebuilt")
+        if not _valid_cache_entries(payload):
+            raise DamagedFileError(f"{path} is damaged (entries are not lists of sentences)")
+    except DamagedFileError as err:
+        warnings.warn(f"sentence cache: {err}; rebuilding it", stacklevel=3)
+        return {}
+    return dict(payload)
 
 
 def examples_jsonl(examples: Iterable[Example]) -> bytes:
@@ -316,7 +359,37 @@ def prepare(
         )
     data_dir, out_dir = Path(data_dir), Path(out_dir)
     reads, ignored = read_data_dir(data_dir, datasets, splits=splits, strict=strict)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    _check_every_dataset_read(data_dir, datasets, reads)
+    # One writer per work directory at a time: a second prepare waits, then rewrites the same
+    # bytes, instead of interleaving its files with the first one's.
+    with directory_lock(out_dir, what="regime data prepare"):
+        for directory in (out_dir, out_dir / "cache"):
+            remove_stale_temporaries(directory)
+        return _prepare_locked(reads, ignored, out_dir, datasets, strict)
+
+
+def _check_every_dataset_read(
+    data_dir: Path, datasets: Sequence[str], reads: Sequence[FileRead]
+) -> None:
+    """A requested dataset without any file is an error, never an empty prepared file."""
+    found = {r.dataset for r in reads}
+    absent = [d for d in datasets if d not in found]
+    if absent:
+        have = f"it holds files of {sorted(found)}" if found else "it holds no known dataset file"
+        raise ValueError(
+            f"no file of {absent} in the data directory {data_dir} ({have}); point --data-dir "
+            f"(REGIME_DATA_DIR) at the datasets, or prepare only the others with --dataset; "
+            f"nothing was written"
+        )
+
+
+def _prepare_locked(
+    reads: Sequence[FileRead],
+    ignored: list[str],
+    out_dir: Path,
+    datasets: Sequence[str],
+    strict: bool,
+) -> dict[str, Any]:
     manifest_path = out_dir / MANIFEST_NAME
     previous = _read_manifest_if_compatible(manifest_path)
     entries: dict[str, Any] = dict(previous.get("datasets", {}))
@@ -327,7 +400,7 @@ def prepare(
         conversions = [convert(q, splitter=splitter) for q in merged]
         splitter.save()
         payload = examples_jsonl(c.example for c in conversions if c.example is not None)
-        _write_if_changed(out_dir / f"{dataset}.jsonl", payload)
+        write_if_changed(out_dir / f"{dataset}.jsonl", payload)
         entry = summarise(dataset, dataset_reads, conversions)
         entry["examples_file"] = {
             "path": f"{dataset}.jsonl",
@@ -341,20 +414,84 @@ def prepare(
         "datasets": dict(sorted(entries.items())),
         "ignored_files": ignored,
     }
+    manifest[MANIFEST_HASH_KEY] = sha256_hex(canonical_bytes(manifest))
     text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    _write_if_changed(manifest_path, text.encode("utf-8"))
+    write_if_changed(manifest_path, text.encode("utf-8"))
     return manifest
 
 
+def write_prepared_examples(out_dir: Path, dataset: str, payload: bytes) -> Path:
+    """Write ``<dataset>.jsonl`` as given and record its sha256 in the manifest.
+
+    For examples built by hand (tests, teaching material); ``prepare`` is the usual writer.
+    The manifest keeps its other entries (a new one is started if there is none).
+    """
+    if dataset not in PREPARED_DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}; prepared datasets: {PREPARED_DATASETS}")
+    out_dir = Path(out_dir)
+    with directory_lock(out_dir, what="writing prepared examples"):
+        manifest_path = out_dir / MANIFEST_NAME
+        manifest = _read_manifest_if_compatible(manifest_path) or {
+            "schema": MANIFEST_SCHEMA,
+            "version": package_version(),
+            "strict": True,
+            "datasets": {},
+            "ignored_files": [],
+        }
+        manifest.pop(MANIFEST_HASH_KEY, None)
+        target = out_dir / f"{dataset}.jsonl"
+        write_if_changed(target, payload)
+        entry = manifest["datasets"].setdefault(dataset, {})
+        entry["examples_file"] = {"path": target.name, "sha256": sha256_hex(payload)}
+        manifest[MANIFEST_HASH_KEY] = sha256_hex(canonical_bytes(manifest))
+        text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        write_if_changed(manifest_path, text.encode("utf-8"))
+    return target
+
+
 def _read_manifest_if_compatible(path: Path) -> dict[str, Any]:
+    """The previous manifest, whose entries for datasets not prepared now are kept. A damaged
+    one is replaced, with a warning naming it: its entries cannot be trusted, and the datasets
+    it described then fail to load until prepared again (their files have no recorded hash)."""
     if not path.exists():
         return {}
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
+        manifest = _read_verified_manifest(path)
+    except DamagedFileError as err:
+        warnings.warn(
+            f"{err}; replacing it: datasets not prepared by this run must be prepared again",
+            stacklevel=3,
+        )
         return {}
     if manifest.get("schema") != MANIFEST_SCHEMA or manifest.get("version") != package_version():
         return {}
+    return manifest
+
+
+def _read_verified_manifest(path: Path) -> dict[str, Any]:
+    rebuild = "rebuild it with `regime data prepare`"
+    raw = read_bytes(path)
+    try:
+        manifest = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise DamagedFileError(
+            f"{path} is damaged (not UTF-8 at byte {err.start}); {rebuild}"
+        ) from err
+    except json.JSONDecodeError as err:
+        raise DamagedFileError(
+            f"{path}, line {err.lineno}: malformed manifest ({err.msg}); {rebuild}"
+        ) from err
+    if not isinstance(manifest, dict):
+        raise DamagedFileError(f"{path} is damaged (not a JSON object); {rebuild}")
+    recorded = manifest.pop(MANIFEST_HASH_KEY, None)
+    if recorded != sha256_hex(canonical_bytes(manifest)):
+        problem = (
+            "it has no sha256: written by an older version, or edited"
+            if recorded is None
+            else "it does not match its sha256"
+        )
+        raise DamagedFileError(f"{path} is damaged or edited ({problem}); {rebuild}")
+    manifest[MANIFEST_HASH_KEY] = recorded
     return manifest
 
 
@@ -370,12 +507,7 @@ def load_manifest(work: Path | None = None) -> dict[str, Any]:
     path = paths.prepared_dir(work) / MANIFEST_NAME
     if not path.exists():
         raise ValueError(f"no manifest at {path}; run `regime data prepare` first")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(
-            f"{path}, line {err.lineno}: malformed manifest; rerun `regime data prepare`"
-        ) from err
+    return _read_verified_manifest(path)
 
 
 def load_examples(
@@ -398,20 +530,62 @@ def load_examples(
         else:
             hint = f"{dataset!r} is not built by `regime data prepare`"
         raise ValueError(f"no prepared examples at {path}: {hint}")
+    raw = _verified_examples_bytes(path, dataset, work)
     examples = []
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}, line {lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{where}: malformed JSON ({err.msg})") from err
-            ex = Example.from_dict(record, where)
-            if split is None or ex.split == split:
-                examples.append(ex)
+    for lineno, line in enumerate(raw.decode("utf-8").split("\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {lineno}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{where}: malformed JSON ({err.msg})") from err
+        ex = Example.from_dict(record, where)
+        if split is None or ex.split == split:
+            examples.append(ex)
     return examples
+
+
+def _wait_for_writer(directory: Path) -> bool:
+    """Wait until no ``prepare`` holds ``directory``; False if it cannot be locked (read-only)."""
+    try:
+        with directory_lock(directory, what="reading prepared data"):
+            return True
+    except ValueError:
+        return False
+
+
+def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> bytes:
+    """The bytes of ``<dataset>.jsonl``, checked against the sha256 the manifest recorded.
+
+    A file cut at a line boundary still parses, so only the hash tells it is short. A
+    mismatch seen while a ``prepare`` is rewriting the directory is retried once under its
+    lock (the writer replaces the file before the manifest).
+    """
+    rebuild = f"rebuild it with `regime data prepare --dataset {dataset}`"
+    for attempt in range(2):
+        manifest = load_manifest(work)
+        entry = manifest.get("datasets", {}).get(dataset, {}).get("examples_file", {})
+        expected = entry.get("sha256") if isinstance(entry, dict) else None
+        if not isinstance(expected, str):
+            raise DamagedFileError(
+                f"{path}: the manifest {path.parent / MANIFEST_NAME} records no sha256 for it; "
+                f"{rebuild}"
+            )
+        raw = read_bytes(path)
+        if sha256_hex(raw) == expected:
+            break
+        if attempt == 0 and _wait_for_writer(path.parent):
+            continue
+        raise DamagedFileError(
+            f"{path} is damaged or edited: its sha256 differs from the one `regime data "
+            f"prepare` recorded in {path.parent / MANIFEST_NAME}; {rebuild}"
+        )
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as err:  # pragma: no cover - the hash matched what prepare wrote
+        raise DamagedFileError(f"{path} is not UTF-8 (byte {err.start}); {rebuild}") from err
+    return raw
 
 
 def corpus_passages(examples: Iterable[Example]) -> list[Passage]:

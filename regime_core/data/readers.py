@@ -34,6 +34,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from regime_core.integrity import read_bytes
+from regime_core.text import MAX_TEXT_CHARS
+
 FORMATS: dict[str, str] = {
     "hotpot_original": "hotpotqa",
     "hotpot_ircot": "hotpotqa",
@@ -256,6 +259,16 @@ class _Record:
         return _typed(self, self.rec, name, kind, path or name)
 
 
+def _check_length(r: _Record, value: str, path: str) -> str:
+    if len(value) > MAX_TEXT_CHARS:
+        raise r.fail(
+            path,
+            f"is {len(value):,} characters long, over the limit of {MAX_TEXT_CHARS:,} "
+            "(spaCy's max_length; no real passage is near it)",
+        )
+    return value
+
+
 def _typed(r: _Record, obj: Any, name: str, kind: Any, path: str) -> Any:
     if not isinstance(obj, dict):
         raise r.fail(path.rsplit(".", 1)[0], f"must be a JSON object, got {_kind(obj)}")
@@ -267,6 +280,8 @@ def _typed(r: _Record, obj: Any, name: str, kind: Any, path: str) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise r.fail(path, f"must be {names}, got {_kind(value)}")
+    if isinstance(value, str):
+        _check_length(r, value, path)
     return value
 
 
@@ -304,6 +319,9 @@ def _sentence_pool(r: _Record, key: str) -> tuple[RawParagraph, ...]:
         )
         if not ok:
             raise r.fail(f"{key}[{i}]", "must be [title, [sentence, ...]]")
+        _check_length(r, item[0], f"{key}[{i}][0]")
+        for j, sentence in enumerate(item[1]):
+            _check_length(r, sentence, f"{key}[{i}][1][{j}]")
         out.append(RawParagraph(title=item[0], sentences=tuple(item[1])))
     return tuple(out)
 
@@ -573,7 +591,7 @@ def read_file(
     relative to the data directory). ``expect_dataset`` cross-checks the detected format.
     """
     display = display or str(path)
-    raw = Path(path).read_bytes()
+    raw = read_bytes(path)
     records = parse_container(raw, display)
     if not records:
         raise ValueError(f"{display}: the file holds no records")

@@ -18,15 +18,16 @@ payload: ``n`` 32-byte keys followed by the vectors, either ``dense`` (n·dim fl
 (int64 indptr, int32 indices, float32 data; chosen when at most a quarter of the entries are
 non-zero, as with TF-IDF). A shard whose length, checksum or structure is wrong is reported with
 ``warnings.warn`` naming the file, deleted, and its texts are encoded again: it is never read.
+An ``identity.json`` that does not describe its directory's identity (garbage, edited) is
+rewritten with a warning; temporaries left by writers that are no longer running are deleted
+when a process first opens the directory.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import struct
-import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ import numpy as np
 from regime_core import config
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.vectors import identity_hash, unnormalized_rows
+from regime_core.integrity import atomic_write_bytes, remove_stale_temporaries
 
 MODES: tuple[str, ...] = ("query", "document")
 SHARD_SUFFIX = ".emb"
@@ -143,18 +145,21 @@ def decode_shard(blob: bytes) -> tuple[list[bytes], np.ndarray]:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory and os.replace."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+    """Write ``data`` to ``path`` atomically, 0644 (the store is shared like any cache)."""
+    atomic_write_bytes(path, data)
+
+
+def _identity_bytes(identity: dict[str, Any]) -> bytes:
+    return (json.dumps(identity, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def _identity_file_matches(file: Path, identity: dict[str, Any]) -> bool:
+    """Whether ``identity.json`` parses to the identity its directory is named after."""
     try:
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; the store is shared like any cache
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        stored = json.loads(file.read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return stored == json.loads(_identity_bytes(identity))
 
 
 @dataclass(frozen=True)
@@ -263,11 +268,23 @@ class EmbeddingStore:
     # -- internals ------------------------------------------------------------------------------
     def _sync(self, path: Path, identity: dict[str, Any]) -> _Directory:
         """Load shards written since the last call (by us or another process); drop gone ones."""
-        path.mkdir(parents=True, exist_ok=True)
-        identity_file = path / IDENTITY_FILE
-        if not identity_file.exists():
-            text = json.dumps(identity, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
-            _atomic_write(identity_file, text.encode("utf-8"))
+        first_visit = str(path) not in self._dirs
+        if first_visit:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise ValueError(f"embedding store: cannot create {path}: {err.strerror}") from err
+            remove_stale_temporaries(path)
+            identity_file = path / IDENTITY_FILE
+            if not identity_file.exists():
+                _atomic_write(identity_file, _identity_bytes(identity))
+            elif not _identity_file_matches(identity_file, identity):
+                warnings.warn(
+                    f"embedding store: {identity_file} does not describe this directory's "
+                    "encoder identity (damaged or edited); rewriting it",
+                    stacklevel=4,
+                )
+                _atomic_write(identity_file, _identity_bytes(identity))
         state = self._dirs.setdefault(str(path), _Directory(shards={}, index={}))
         on_disk = {p.name: p for p in sorted(path.glob("*" + SHARD_SUFFIX))}
         gone = [name for name in state.shards if name not in on_disk]

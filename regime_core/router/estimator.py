@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
@@ -42,6 +43,11 @@ from regime_core.router.features import FEATURE_NAMES, N_FEATURES, featurize
 from regime_core.router.labels import ACTIONS, DROPPED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import check_question, check_sentences, check_title
+
+#: Longest question and bridge text :meth:`RegimeRouter.route` accepts: far above any real
+#: question or passage, low enough that featurising stays fast and says why it refuses.
+MAX_QUESTION_CHARS: int = 10_000
+MAX_BRIDGE_CHARS: int = 1_000_000
 
 
 def router_logits(
@@ -175,7 +181,8 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """``(n, 2)``: columns ``p(classes_[0])`` (q) and ``p(classes_[1])`` (union)."""
-        p = 1.0 / (1.0 + np.exp(-self._logits(self._validated(X))))
+        # expit: the same values as 1 / (1 + exp(-z)) (to 1 ulp) without overflow at |z| ~ 1e3
+        p = expit(self._logits(self._validated(X)))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
@@ -213,7 +220,10 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
             )
         question = check_question(question, "route")
         sentences = check_sentences(bridge_sentences, "route")
+        _check_size("question", len(question), MAX_QUESTION_CHARS)
+        _check_size("bridge", sum(len(s) for s in sentences), MAX_BRIDGE_CHARS)
         title = check_title(bridge_title, "route")
+        _check_size("bridge title", len(title or ""), MAX_QUESTION_CHARS)
         if rules is None:
             rules = getattr(self, "rules_", DEFAULT_ROUTER_RULES)
         out = featurize([question], [sentences], bridge_titles=[title], rules=rules)
@@ -222,10 +232,17 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
         selected = out.selections[0]
         return RouteDecision(
             action=ACTIONS[int(logit - _logit(self.threshold) > 0)],
-            probability=1.0 / (1.0 + math.exp(-logit)),
+            probability=float(expit(logit)),
             b_rel=selected.text,
             b_rel_index=selected.index,
             features=dict(zip(FEATURE_NAMES, out.X[0].tolist(), strict=True)),
+        )
+
+
+def _check_size(what: str, n_chars: int, limit: int) -> None:
+    if n_chars > limit:
+        raise ValueError(
+            f"route: the {what} is {n_chars:,} characters long, over the limit of {limit:,}"
         )
 
 

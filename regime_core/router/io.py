@@ -15,6 +15,8 @@ file records what is needed to apply the model and to know what it is::
                   "package_versions": {...}, "extra": {...}}}
 
 :func:`load_router` validates every field and raises ValueError naming the file and the field.
+``sha256`` (the hash of the canonical JSON of every other key, recorded by :func:`save_router`)
+must match: a bit flip that keeps the file valid JSON would otherwise change the model.
 The feature spec is recomputed from the stored rules with the current code and must match the
 stored one: a model is never applied to features whose definition has changed since it was fit.
 """
@@ -33,12 +35,21 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from regime_core.integrity import (
+    DamagedFileError,
+    atomic_write_bytes,
+    canonical_bytes,
+    read_bytes,
+    sha256_hex,
+)
 from regime_core.router.estimator import RegimeRouter
 from regime_core.router.features import FEATURE_NAMES, FEATURE_SPEC_VERSION, feature_spec
 from regime_core.router.rules import RouterRules
 
 FORMAT = "regime-router"
 FORMAT_VERSION = 1
+HASH_KEY = "sha256"
+REBUILD = "retrain it with `regime route train --out FILE` (or save_router)"
 _TOP_LEVEL = (
     "format",
     "format_version",
@@ -150,15 +161,19 @@ def save_router(
         },
     }
     try:
+        document[HASH_KEY] = document_hash(document)
         text = json.dumps(document, indent=2, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"save_router: the model or `extra` is not finite JSON: {exc}") from None
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_bytes(path, (text + "\n").encode("utf-8"))
     return path
+
+
+def document_hash(document: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of a router document without its ``sha256`` key."""
+    body = {k: v for k, v in document.items() if k != HASH_KEY}
+    return sha256_hex(canonical_bytes(body))
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -216,7 +231,7 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
     path = Path(path)
     f = _Fields(path)
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_bytes(path).decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}: not valid JSON ({exc})") from None
     except UnicodeDecodeError as exc:
@@ -315,6 +330,17 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
         isinstance(k, str) and isinstance(v, str) for k, v in versions.items()
     ):
         raise f.error("training.package_versions", "must be an object of strings")
+
+    # Last, so that a hand-edited field is reported by name above; a change no field check
+    # sees (a flipped digit in a coefficient) is caught here.
+    recorded = document.get(HASH_KEY)
+    if recorded is None:
+        raise DamagedFileError(f"{path}: no {HASH_KEY!r} recorded by save_router; {REBUILD}")
+    if recorded != document_hash(document):
+        raise DamagedFileError(
+            f"{path} is damaged or edited: its content does not match the {HASH_KEY} "
+            f"save_router recorded; {REBUILD}"
+        )
 
     router = RegimeRouter(
         C=C,
