@@ -65,7 +65,7 @@ import os
 import pkgutil
 import re
 import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -941,12 +941,12 @@ class PaperClaimsDirective(SphinxDirective):
         return ref
 
     @staticmethod
-    def _row(cells: list[nodes.Node], verdict_class: str | None = None) -> nodes.row:
+    def _row(cells: Sequence[nodes.Node | str], verdict_class: str | None = None) -> nodes.row:
         row = nodes.row()
         for index, cell in enumerate(cells):
             entry = nodes.entry()
             para = nodes.paragraph()
-            para += cell
+            para += nodes.Text(cell) if isinstance(cell, str) else cell
             if index == 4 and verdict_class:
                 entry["classes"].append(verdict_class)
             entry += para

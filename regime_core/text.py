@@ -24,8 +24,8 @@ from typing import Any
 
 from regime_core.config import ConfigMixin
 
-#: The longest text split into sentences: spaCy's own ``max_length``, said in our message
-#: instead of spaCy's E088 (which names no file, record or field).
+#: The longest text split into sentences (spaCy's own ``max_length``), said in our message
+#: instead of spaCy's E088, which names no file, record or field.
 MAX_TEXT_CHARS: int = 1_000_000
 
 

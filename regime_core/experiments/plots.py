@@ -8,6 +8,7 @@ Plot functions take a result object and return a Matplotlib ``Figure``; they do 
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping
 from typing import Any
 
@@ -325,19 +326,23 @@ def plot_specification_curve(
     fig, (top, bottom) = plt.subplots(
         2,
         1,
-        figsize=(max(6.0, 0.16 * len(data) + 2.5), height),
+        # wide enough to separate readings, never wider than a page can show legibly
+        figsize=(min(11.0, max(6.0, 0.16 * len(data) + 2.5)), height),
         sharex=True,
         gridspec_kw={"height_ratios": [2.4, 0.22 * len(knob_rows) + 0.2]},
     )
     x = np.arange(len(data))
     for verdict, part in data.groupby("verdict", sort=False):
+        if part["estimate"].isna().all():
+            continue  # degenerate or unjudged readings have no estimate to draw
         color = VERDICT_COLORS.get(str(verdict), "#333333")
         idx = part.index.to_numpy()
         has_ci = part["ci_lo"].notna() & part["ci_hi"].notna()
         if has_ci.any():
             sub = part[has_ci]
             top.vlines(sub.index, sub["ci_lo"], sub["ci_hi"], color=color, lw=1.2, alpha=0.7)
-        top.scatter(idx, part["estimate"], color=color, s=18, zorder=3, label=str(verdict))
+        size = 18 if len(data) <= 60 else 9
+        top.scatter(idx, part["estimate"], color=color, s=size, zorder=3, label=str(verdict))
     primary = data[data["primary"]]
     if len(primary):
         top.scatter(
@@ -352,17 +357,21 @@ def plot_specification_curve(
         )
     if data["estimate"].notna().any() and "CI" in estimate_label:
         top.axhline(0.0, color="#555555", lw=0.8, ls="--")
-    top.set_ylabel(estimate_label, fontsize=9)
+    top.set_ylabel(textwrap.fill(estimate_label, 26), fontsize=9)
     top.set_title(title, fontsize=10)
     top.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     for j, (knob, value) in enumerate(knob_rows):
         on = data[knob].astype(str) == value if knob in data else pd.Series(False, index=data.index)
-        bottom.scatter(x[on.to_numpy()], np.full(int(on.sum()), j), s=10, color="#333333")
+        bottom.scatter(
+            x[on.to_numpy()], np.full(int(on.sum()), j), s=10 if len(data) <= 60 else 4, c="#333333"
+        )
     bottom.set_yticks(range(len(knob_rows)))
     bottom.set_yticklabels([f"{k}: {v}" for k, v in knob_rows], fontsize=7)
     bottom.set_ylim(len(knob_rows) - 0.5, -0.5)
     bottom.set_xlabel("readings, sorted by estimate", fontsize=9)
     bottom.set_xticks([])
+    # the knob labels are long: keep the estimate's label clear of them, inside the figure
+    fig.align_ylabels([top, bottom])
     fig.tight_layout()
     return fig
 

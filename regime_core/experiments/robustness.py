@@ -3,8 +3,9 @@
 The paper's abstract leaves choices open (which names make P1/P2, which pool, what knocking
 ``B_rel`` out of a one-sentence bridge means, how ties label the router, ...). Each is a knob of
 :mod:`regime_core.config` with a default (our *primary reading*). Here every claim of
-``paper_claims.yml`` is re-judged, by the same verdict rules (:func:`regime_core.expected.
-judge_values`), under every combination of the knobs that bear on it: a specification curve
+``paper_claims.yml`` is re-judged, by the same verdict rules
+(:func:`regime_core.expected.judge_values`), under every combination of the knobs that bear on
+it: a specification curve
 (Simonsohn, Simmons and Nelson 2020) or multiverse (Steegen et al. 2016).
 
 Per claim we report the readings judged, how many reproduce the claim (``holding``), their
@@ -68,7 +69,7 @@ DEGENERATE = "degenerate"
 NOT_JUDGED = "not judged"
 #: The arms the multiverse retrieves once per pool mode.
 MULTIVERSE_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout")
-#: Dataset levels of the T2/T3 readings: pooled, or one dataset at a time.
+#: The pooled dataset level of the T2/T3 readings (the other levels are the datasets, one by one).
 LEVEL_POOLED = "pooled"
 
 #: What each knob means (the book's table of knobs reads this).

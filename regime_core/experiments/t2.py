@@ -130,6 +130,7 @@ class T2Result:
         return {
             "k": int(self.config.k),
             "significance": float(self.config.significance),
+            "min_cell_n": int(self.config.min_cell_n),
             "tests": int(len(self.cells) * len(COMPARISONS)),
             "cells": cells,
             "verdict": verdicts,
