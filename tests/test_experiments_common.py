@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -254,3 +255,40 @@ def test_queries_without_negatives_get_nan_auc_not_an_error(world: list[Example]
     expected = ranking.per_query_metrics(k_values=(5,), metrics=["auc", "margin"])
     got = others.set_index("qid").loc[expected.index, ["auc", "margin"]]
     np.testing.assert_allclose(got.to_numpy(), expected.to_numpy())
+
+
+def _with_pool_size(example: Example, n_candidates: int) -> Example:
+    """``example`` with its pool cut to the bridge, the target and ``n_candidates - 1`` others."""
+    others = [p for p in example.pool if p.pid not in (example.bridge_pid, example.target_pid)]
+    pool = (example.bridge, example.target, *others[: n_candidates - 1])
+    return dataclasses.replace(example, pool=pool)
+
+
+def test_tiny_pools_are_excluded_before_sampling_and_counted(world: list[Example]) -> None:
+    from regime_core.experiments.common import hop2_candidates, is_tiny_pool, sample_examples
+
+    examples = [
+        _with_pool_size(ex, 5) if i % 4 == 0 else _with_pool_size(ex, 6)
+        for i, ex in enumerate(world[:40])
+    ]
+    assert hop2_candidates(examples[0]) == 5 and hop2_candidates(examples[1]) == 6
+    assert hop2_candidates(examples[0], exclude_bridge=False) == 6
+    assert is_tiny_pool(examples[0], k=5) and not is_tiny_pool(examples[1], k=5)
+    assert not is_tiny_pool(examples[0], k=5, pool="corpus")  # a corpus is never tiny
+    dataset = examples[0].dataset
+    kept = sample_examples(examples, None, seed=0, dataset=dataset, split="dev", k=5)
+    assert kept.n == 40 and kept.n_tiny_pool == 0  # "keep" is sample_examples' own default
+    excluded = sample_examples(
+        examples, None, seed=0, dataset=dataset, split="dev", k=5, tiny_pools="exclude"
+    )
+    assert excluded.n_tiny_pool == 10 and excluded.n == 30
+    assert {ex.id for ex in excluded.examples} == {ex.id for ex in examples[1::4]} | {
+        ex.id for ex in examples if not is_tiny_pool(ex, 5)
+    }
+    assert len(excluded.corpus) == len(kept.corpus)  # the corpus stays the whole split's
+    at_k4 = sample_examples(
+        examples, None, seed=0, dataset=dataset, split="dev", k=4, tiny_pools="exclude"
+    )
+    assert at_k4.n_tiny_pool == 0  # 5 candidates are not tiny for hit@4
+    with pytest.raises(ValueError, match="tiny_pools"):
+        sample_examples(examples, None, seed=0, dataset=dataset, split="dev", tiny_pools="drop")
