@@ -68,7 +68,9 @@ def records(work: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, d
     }
 
 
-def _expected_samples(work: Path) -> dict[str, str]:
+def _expected_samples(work: Path, tiny_pools: str, k: int) -> dict[str, str]:
+    """The sample every notebook with these tiny-pool settings must use: the hit@k claims (T2,
+    T3) leave pools of at most k candidates out before sampling, the data page and T1 keep them."""
     from regime_core.data import load_examples
     from regime_core.experiments.common import ExperimentConfig, sample_examples
 
@@ -80,6 +82,8 @@ def _expected_samples(work: Path) -> dict[str, str]:
             seed=cfg.seed,
             dataset=ds,
             split=cfg.split,
+            tiny_pools=tiny_pools,
+            k=k,
         ).ids_hash
         for ds in DATASETS
     }
@@ -90,9 +94,11 @@ def _in_unit(value: float) -> bool:
 
 
 def test_every_record_echoes_parameters_and_shares_the_sample(records, work) -> None:
-    expected = _expected_samples(work)
+    assert records["01"]["config"]["tiny_pools"] == records["02"]["config"]["tiny_pools"] == "keep"
+    assert records["03"]["config"]["tiny_pools"] == records["04"]["config"]["tiny_pools"]
     for key, record in records.items():
         config = record["config"]
+        expected = _expected_samples(work, config["tiny_pools"], config["k"])
         assert config["sample_size"] == SAMPLE_SIZE, key
         assert config["datasets"] == DATASETS, key
         assert config["encoders"] == ENCODERS, key

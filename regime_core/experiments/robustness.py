@@ -273,9 +273,7 @@ class RobustnessResult:
             },
             "primary_reading": primary_reading(self.config),
             "readings_total": len(self.table),
-            "seconds": round(float(self.seconds), 1),
-            "texts_encoded": int(self.n_encoded),
-            "texts_cached": int(self.n_cached),
+            # the run's time and the store's warmth are not results: the notebook prints them
             "tiny_pool_items": {k: int(v) for k, v in self.tiny_pool_items.items()},
         }
 
