@@ -14,7 +14,10 @@ The pipeline for one arm is four pure steps and one side effect at the edge:
    re-normalises it, so ranking by inner product is ranking by cosine.
 4. :func:`score_candidates` (numpy or faiss ``IndexFlatIP``, both exact) and
    :func:`rank_candidates` order each query's candidates by score, ties broken by candidate order
-   (a stable sort), the rule :func:`regime_core.metrics.rank_of` documents.
+   (a stable sort), the rule :func:`regime_core.metrics.rank_of` documents. In ``corpus`` mode
+   :func:`regime_core.corpus_scan.scan_corpus` does the same by blocks of queries in bounded
+   memory (top ``k``, exact ranks, the negatives' statistics; no queries × passages matrix),
+   with bit-identical results.
 
 :func:`retrieve` and :func:`retrieve_arms` run these steps and return :class:`Ranking` objects;
 :func:`write_trec_run` and :func:`write_qrels` export them so ``trec_eval``, ``ranx`` or
@@ -36,7 +39,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, overload
 
 import numpy as np
 import pandas as pd
@@ -54,7 +57,7 @@ from regime_core.schema import Example, Passage
 # on the project machine (benchmarks/bench_retrieval.py) for the shape of the candidates:
 # faiss's by-index kernel for small pools (question mode), numpy's dense BLAS product when the
 # candidates cover the matrix (corpus mode; faiss's search with k = every passage pays for a
-# full heap sort).
+# full heap sort). Corpus mode streams either backend through regime_core.corpus_scan.
 SCORERS: tuple[str, ...] = ("numpy", "faiss")
 
 
@@ -110,7 +113,13 @@ class CorpusCandidates(Sequence[np.ndarray]):
     def __len__(self) -> int:
         return len(self.excluded)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    @overload
+    def __getitem__(self, i: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, i: int | slice) -> np.ndarray | list[np.ndarray]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         rows = np.arange(self.n_passages, dtype=np.int64)

@@ -310,6 +310,21 @@ def _toy_examples():
     return generate(ToyWorldConfig(n_questions=60))
 
 
+def test_corpus_pools_store_one_excluded_row_per_example():
+    examples = _toy_examples()
+    pools = candidate_pools(examples, "corpus")
+    n = len(pools.passages)
+    assert pools.excluded_rows is not None and pools.excluded_rows.shape == (len(examples),)
+    for ex, rows, excluded in zip(examples, pools.candidates, pools.excluded_rows, strict=True):
+        assert pools.passages[excluded].pid == ex.bridge_pid
+        np.testing.assert_array_equal(rows, np.delete(np.arange(n), excluded))
+    np.testing.assert_array_equal(pools.widths(), n - 1)
+    assert [list(r) for r in pools.candidates[:2]] == [list(pools.candidates[i]) for i in (0, 1)]
+    kept = candidate_pools(examples, "corpus", exclude_bridge=False)
+    assert kept.excluded_rows is not None and np.all(kept.excluded_rows == -1)
+    np.testing.assert_array_equal(kept.candidates[0], np.arange(n))
+
+
 def test_union_geometry_corpus_equals_dense():
     from regime_core.encoders import get_encoder
     from regime_core.experiments.router import build_geometry
@@ -329,18 +344,35 @@ def test_union_geometry_corpus_equals_dense():
 # --- real data ---------------------------------------------------------------------------------
 
 
-@pytest.mark.realdata
-def test_real_corpus_retrieval_equals_the_dense_path(real_data_dir, tmp_path):
+@pytest.fixture(scope="module")
+def prepared_work(real_data_dir, tmp_path_factory):
     from regime_core import paths
-    from regime_core.data import corpus_passages, load_examples, prepare
+    from regime_core.data import prepare
+
+    work = tmp_path_factory.mktemp("work")
+    prepare(real_data_dir, paths.prepared_dir(work), ["hotpotqa", "2wikimultihopqa", "musique"])
+    return work
+
+
+@pytest.mark.realdata
+@pytest.mark.parametrize("dataset", ["hotpotqa", "2wikimultihopqa", "musique"])
+def test_real_corpus_retrieval_equals_the_dense_path(prepared_work, dataset):
+    from regime_core.data import corpus_passages, load_examples
     from regime_core.encoders import get_encoder
 
-    prepare(real_data_dir, paths.prepared_dir(tmp_path), ["musique"])
-    examples = load_examples("musique", split="dev", work=tmp_path)[:300]
+    # 300 dev questions: a corpus of a few thousand passages (the dense reference must fit)
+    examples = load_examples(dataset, split="dev", work=prepared_work)[:300]
     encoder = get_encoder("tfidf", corpus=[document_text(p) for p in corpus_passages(examples)])
-    arms = ("q", "union")
+    arms = ("q", "union", "entity")
     new = retrieve_arms(examples, arms, encoder=encoder, store=_Store(), pool="corpus")
-    old = _dense_rankings(examples, arms, encoder, k=max(config.K_VALUES), scorer=new["q"].scorer)
-    for arm in arms:
-        assert len(new[arm]) > 100
-        _assert_same_rankings(new[arm], old[arm])
+    assert new["q"].scorer == "numpy"  # the default in corpus mode
+    # faiss (search with k = every passage) is slow: cross-checked on one dataset only
+    for scorer in ("numpy", "faiss") if dataset == "musique" else ("numpy",):
+        if scorer == "faiss":
+            new = retrieve_arms(
+                examples, arms, encoder=encoder, store=_Store(), pool="corpus", scorer="faiss"
+            )
+        old = _dense_rankings(examples, arms, encoder, k=max(config.K_VALUES), scorer=scorer)
+        for arm in arms:
+            assert len(new[arm]) > 100
+            _assert_same_rankings(new[arm], old[arm])
