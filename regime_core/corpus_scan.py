@@ -269,6 +269,8 @@ def scan_corpus(
                 top_scores[i, : top.size] = cand[top]
             if negatives:
                 _negative_stats(cand, sorted(gold_positions), t, width, stats, i)
+        # Free this block before the next product allocates its own: else two are alive.
+        del scores, cand
     return CorpusScan(
         top_rows=top_rows,
         top_scores=top_scores,
