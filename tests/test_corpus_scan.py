@@ -376,3 +376,16 @@ def test_real_corpus_retrieval_equals_the_dense_path(prepared_work, dataset):
         for arm in arms:
             assert len(new[arm]) > 100
             _assert_same_rankings(new[arm], old[arm])
+
+
+def test_corpus_ranking_without_queries_has_nan_means():
+    from regime_core.encoders import get_encoder
+
+    examples = [dataclasses.replace(ex, relation_sentence=None) for ex in _toy_examples()[:3]]
+    encoder = get_encoder("tfidf", corpus=[document_text(p) for ex in examples for p in ex.pool])
+    ranking = retrieve_arms(examples, ("union",), encoder=encoder, store=_Store(), pool="corpus")[
+        "union"
+    ]
+    assert len(ranking) == 0 and len(ranking.missing) == 3
+    assert ranking.metrics()["n"] == 0 and np.isnan(ranking.metrics()["hit@5"])
+    assert ranking_metrics(ranking, 5).empty
