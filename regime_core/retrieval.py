@@ -14,7 +14,10 @@ The pipeline for one arm is four pure steps and one side effect at the edge:
    re-normalises it, so ranking by inner product is ranking by cosine.
 4. :func:`score_candidates` (numpy or faiss ``IndexFlatIP``, both exact) and
    :func:`rank_candidates` order each query's candidates by score, ties broken by candidate order
-   (a stable sort), the rule :func:`regime_core.metrics.rank_of` documents.
+   (a stable sort), the rule :func:`regime_core.metrics.rank_of` documents. In ``corpus`` mode
+   :func:`regime_core.corpus_scan.scan_corpus` does the same by blocks of queries in bounded
+   memory (top ``k``, exact ranks, the negatives' statistics; no queries × passages matrix),
+   with bit-identical results.
 
 :func:`retrieve` and :func:`retrieve_arms` run these steps and return :class:`Ranking` objects;
 :func:`write_trec_run` and :func:`write_qrels` export them so ``trec_eval``, ``ranx`` or
@@ -33,10 +36,10 @@ Arms (``config.ARMS``), with ``f_q`` the encoder in query mode and ``α = config
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, overload
 
 import numpy as np
 import pandas as pd
@@ -44,6 +47,7 @@ import pandas as pd
 from regime_core import config
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.vectors import l2_normalize
+from regime_core.metrics import NegativeStats, QuerySummaries
 from regime_core.schema import Example, Passage
 
 # Scoring backends: both exact inner products over the same float32 vectors. They sum in a
@@ -53,7 +57,7 @@ from regime_core.schema import Example, Passage
 # on the project machine (benchmarks/bench_retrieval.py) for the shape of the candidates:
 # faiss's by-index kernel for small pools (question mode), numpy's dense BLAS product when the
 # candidates cover the matrix (corpus mode; faiss's search with k = every passage pays for a
-# full heap sort).
+# full heap sort). Corpus mode streams either backend through regime_core.corpus_scan.
 SCORERS: tuple[str, ...] = ("numpy", "faiss")
 
 
@@ -73,7 +77,7 @@ MISSING_KNOCKOUT_TEXT = "knockout: the bridge has no sentence besides B_rel"
 MISSING_ENTITY = "entity: the example has no hop-2 entity mention"
 MISSING_B_REL_NOT_IN_BRIDGE = "knockout: the B_rel text given is not a sentence of the bridge"
 
-# Queries scored per block in the dense (corpus) product: bounds memory at block × passages.
+# Queries scored per block in the dense product (corpus_scan subdivides the same blocks).
 _QUERY_BLOCK = 256
 
 
@@ -98,6 +102,38 @@ class MissingArmInput(ValueError):
 # --------------------------------------------------------------------------------------------
 
 
+class CorpusCandidates(Sequence[np.ndarray]):
+    """Corpus-mode candidate rows, built on access: every row ``0..n_passages-1`` but
+    ``excluded[i]`` (``-1``: none). Storing them would cost ``queries × passages`` integers."""
+
+    def __init__(self, n_passages: int, excluded: np.ndarray) -> None:
+        self.n_passages = int(n_passages)
+        self.excluded = np.asarray(excluded, dtype=np.int64)
+
+    def __len__(self) -> int:
+        return len(self.excluded)
+
+    @overload
+    def __getitem__(self, i: int) -> np.ndarray: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[np.ndarray]: ...
+
+    def __getitem__(self, i: int | slice) -> np.ndarray | list[np.ndarray]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        rows = np.arange(self.n_passages, dtype=np.int64)
+        ex = int(self.excluded[i])
+        return rows[rows != ex] if ex >= 0 else rows
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        return (self[i] for i in range(len(self)))
+
+    def widths(self) -> np.ndarray:
+        """Number of candidates per query, without building the rows."""
+        return self.n_passages - (self.excluded >= 0).astype(np.int64)
+
+
 @dataclass(frozen=True)
 class CandidatePools:
     """Each query's hop-2 candidates as indices into one passage matrix.
@@ -105,13 +141,22 @@ class CandidatePools:
     ``passages`` are the rows of the matrix (shared by both pool modes, so one set of document
     embeddings serves both); ``candidates[i]`` holds the row indices of example ``i``'s
     candidates in *candidate order* (the order of its pool, or of the corpus), which is the
-    tie-breaking order of the ranking.
+    tie-breaking order of the ranking. In ``corpus`` mode ``candidates`` is a
+    :class:`CorpusCandidates` (rows built on access) and ``excluded_rows[i]`` is the one row
+    left out of example ``i``'s candidates (its bridge; ``-1``: none).
     """
 
     mode: str
     exclude_bridge: bool
     passages: tuple[Passage, ...]
-    candidates: tuple[np.ndarray, ...]
+    candidates: Sequence[np.ndarray]
+    excluded_rows: np.ndarray | None = None
+
+    def widths(self) -> np.ndarray:
+        """Number of candidates per query."""
+        if isinstance(self.candidates, CorpusCandidates):
+            return self.candidates.widths()
+        return np.array([len(c) for c in self.candidates], dtype=np.int64)
 
     @property
     def passage_pids(self) -> tuple[str, ...]:
@@ -119,7 +164,7 @@ class CandidatePools:
 
     def padded(self) -> np.ndarray:
         """``(n_queries, max_candidates)`` int64 matrix of candidate rows, ``-1`` as padding."""
-        width = max((len(c) for c in self.candidates), default=0)
+        width = int(self.widths().max(initial=0))
         out = np.full((len(self.candidates), width), -1, dtype=np.int64)
         for i, cand in enumerate(self.candidates):
             out[i, : len(cand)] = cand
@@ -157,9 +202,8 @@ def candidate_pools(
                 f"and {row}); pass distinct passages"
             )
         row_of[passage.pid] = row
-    everything = np.arange(len(passages), dtype=np.int64)
-
     candidates: list[np.ndarray] = []
+    excluded: list[int] = []
     for ex in examples:
         for pid in (p.pid for p in ex.pool):
             if pid not in row_of:
@@ -167,16 +211,26 @@ def candidate_pools(
                     f"example {ex.id!r}: pool passage {pid} is not in the passage matrix; build "
                     "it with corpus_passages over the same examples"
                 )
-        if mode == "question":
-            # dict.fromkeys keeps pool order and drops a passage listed twice in one pool.
-            rows = np.fromiter(
-                (row_of[pid] for pid in dict.fromkeys(p.pid for p in ex.pool)), dtype=np.int64
-            )
-        else:
-            rows = everything
+        if mode == "corpus":
+            # every passage but (maybe) the bridge: one excluded row, not a row list per example
+            excluded.append(row_of[ex.bridge_pid] if exclude_bridge else -1)
+            continue
+        # dict.fromkeys keeps pool order and drops a passage listed twice in one pool.
+        rows = np.fromiter(
+            (row_of[pid] for pid in dict.fromkeys(p.pid for p in ex.pool)), dtype=np.int64
+        )
         if exclude_bridge:
             rows = rows[rows != row_of[ex.bridge_pid]]
         candidates.append(rows)
+    if mode == "corpus":
+        excluded_rows = np.array(excluded, dtype=np.int64)
+        return CandidatePools(
+            mode=mode,
+            exclude_bridge=exclude_bridge,
+            passages=passages,
+            candidates=CorpusCandidates(len(passages), excluded_rows),
+            excluded_rows=excluded_rows,
+        )
     return CandidatePools(
         mode=mode, exclude_bridge=exclude_bridge, passages=passages, candidates=tuple(candidates)
     )
@@ -458,7 +512,11 @@ class Ranking:
       candidate order); ``k=None`` keeps every candidate.
     - ``candidate_rows[i]`` / ``candidate_scores[i]``: every candidate (rows of the passage
       matrix ``passage_pids``) in candidate order with its score (what per-query AUC and margins
-      are computed from); :meth:`candidate_pids` names them.
+      are computed from); :meth:`candidate_pids` names them. In ``corpus`` mode the scores are
+      not kept (they would cost queries × passages floats): ``candidate_scores`` is empty,
+      ``candidate_rows`` is built on access, and ``negatives`` holds the statistics of the
+      negatives' scores that AUC and the margins need (:class:`~regime_core.metrics.NegativeStats`),
+      so every metric is the same, bit for bit.
     - ``target_ranks[i]``: 1-based rank of the hop-2 target among all candidates.
     - ``gold_pids[i]`` / ``gold_ranks[i]``: the example's gold passages (bridge included) and
       their 1-based ranks, 0 for a gold that is not a candidate (the bridge when excluded).
@@ -479,9 +537,10 @@ class Ranking:
     top_pids: tuple[tuple[str, ...], ...]
     top_scores: tuple[np.ndarray, ...]
     passage_pids: tuple[str, ...] = field(repr=False)
-    candidate_rows: tuple[np.ndarray, ...] = field(repr=False)
+    candidate_rows: Sequence[np.ndarray] = field(repr=False)
     candidate_scores: tuple[np.ndarray, ...] = field(repr=False)
     missing: tuple[tuple[str, str], ...] = ()
+    negatives: NegativeStats | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.query_ids)
@@ -501,6 +560,26 @@ class Ranking:
     def candidate_pids(self, i: int) -> tuple[str, ...]:
         """Query ``i``'s candidates in candidate order."""
         return tuple(self.passage_pids[row] for row in self.candidate_rows[i])
+
+    def summaries(self) -> QuerySummaries:
+        """Target rank, gold ranks (0: not a candidate) and negatives' statistics per query;
+        only for rankings that kept statistics instead of scores (corpus mode)."""
+        if self.negatives is None:
+            raise ValueError(
+                "this ranking kept its candidate scores, not summaries; use candidate_scores"
+            )
+        width = max((len(g) for g in self.gold_ranks), default=0) + 1
+        gold = np.zeros((len(self.query_ids), width), dtype=np.int64)
+        for i, ranks in enumerate(self.gold_ranks):
+            gold[i, : len(ranks)] = ranks
+        # the target is gold (metrics.RankedQueries requires it; ranking_metrics adds it)
+        listed = np.any(gold[:, :-1] == np.asarray(self.target_ranks)[:, None], axis=1)
+        gold[:, -1] = np.where(listed, 0, self.target_ranks)
+        return QuerySummaries(
+            target_rank=np.asarray(self.target_ranks, dtype=np.int64),
+            gold_ranks=gold,
+            negatives=self.negatives,
+        )
 
     def _positions(self) -> tuple[list[int], list[list[int]]]:
         """Target and gold positions in each query's candidate list (non-candidates dropped)."""
@@ -543,6 +622,8 @@ class Ranking:
                 {name: pd.Series(dtype=float) for name in names},
                 index=pd.Index([], name="qid", dtype=object),
             )
+        if self.negatives is not None:
+            return m.evaluate_summaries_per_query(self.summaries(), names, query_ids=self.query_ids)
         targets, golds = self._positions()
         return m.evaluate_per_query(
             list(self.candidate_scores), targets, names, gold=golds, query_ids=self.query_ids
@@ -635,7 +716,7 @@ def _build_ranking(
         ranked = order[r, :n_cand]
         rank_of_position = np.empty(n_cand, dtype=np.int64)
         rank_of_position[ranked] = np.arange(1, n_cand + 1)
-        golds = tuple(dict.fromkeys(ex.gold_pids)) or (ex.bridge_pid, ex.target_pid)
+        golds = _gold_pids(ex)
         # rank 0: the passage is not a candidate (the excluded bridge)
         ranks = {}
         for pid in (*golds, ex.target_pid):
@@ -668,6 +749,74 @@ def _build_ranking(
         candidate_rows=tuple(candidate_rows),
         candidate_scores=tuple(candidate_scores),
         missing=plan.missing,
+    )
+
+
+def _gold_pids(ex: Example) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(ex.gold_pids)) or (ex.bridge_pid, ex.target_pid)
+
+
+def _scan_corpus_ranking(
+    examples: Sequence[Example],
+    plan: _ArmPlan,
+    pools: CandidatePools,
+    queries: np.ndarray,
+    doc_vectors: np.ndarray,
+    *,
+    arm: str,
+    encoder_name: str,
+    alpha: float,
+    scorer: str,
+    k: int | None,
+) -> Ranking:
+    """Corpus mode in bounded memory (:func:`regime_core.corpus_scan.scan_corpus`): the same
+    Ranking as :func:`_build_ranking` over dense scores, with statistics instead of scores."""
+    from regime_core.corpus_scan import scan_corpus
+
+    assert pools.excluded_rows is not None
+    pids = pools.passage_pids
+    row_of = {pid: row for row, pid in enumerate(pids)}
+    kept = list(plan.kept)
+    golds = [_gold_pids(examples[i]) for i in kept]
+    gold_rows = np.full((len(kept), max((len(g) for g in golds), default=0)), -1, np.int64)
+    for r, gold in enumerate(golds):
+        gold_rows[r, : len(gold)] = [row_of[pid] for pid in gold]
+    excluded = pools.excluded_rows[kept] if kept else np.zeros(0, np.int64)
+    scan = scan_corpus(
+        queries,
+        doc_vectors,
+        excluded=excluded,
+        targets=np.array([row_of[examples[i].target_pid] for i in kept], dtype=np.int64),
+        golds=gold_rows,
+        k=k,
+        scorer=scorer,
+    )
+    top_pids = []
+    top_scores = []
+    for rows, scores in zip(scan.top_rows, scan.top_scores, strict=True):
+        real = rows >= 0
+        top_pids.append(tuple(pids[row] for row in rows[real]))
+        top_scores.append(scores[real].copy())
+    return Ranking(
+        arm=arm,
+        pool=pools.mode,
+        encoder=encoder_name,
+        alpha=alpha,
+        exclude_bridge=pools.exclude_bridge,
+        scorer=scorer,
+        k=k,
+        query_ids=tuple(examples[i].id for i in kept),
+        target_pids=tuple(examples[i].target_pid for i in kept),
+        target_ranks=scan.target_ranks,
+        gold_pids=tuple(golds),
+        gold_ranks=tuple(scan.gold_ranks[r, : len(g)].copy() for r, g in enumerate(golds)),
+        top_pids=tuple(top_pids),
+        top_scores=tuple(top_scores),
+        passage_pids=pids,
+        candidate_rows=CorpusCandidates(len(pids), excluded),
+        candidate_scores=(),
+        missing=plan.missing,
+        negatives=scan.negatives,
     )
 
 
@@ -743,14 +892,33 @@ def retrieve_arms(
         store.embed(encoder, doc_texts, "document"), len(doc_texts), "passages"
     )
 
-    padded = pools.padded()
-    scorer = default_scorer(padded, len(pools.passages)) if scorer is None else scorer
+    widths = pools.widths()
+    if scorer is None:
+        scorer = default_scorer(np.zeros((0, int(widths.max(initial=0)))), len(pools.passages))
+    corpus = pools.excluded_rows is not None
+    # corpus mode is streamed (bounded memory); only small pools are padded into a matrix
+    padded = None if corpus else pools.padded()
     rankings: dict[str, Ranking] = {}
     for arm, plan in plans.items():
-        if plan.kept:
-            queries = combine_query_vectors(
-                text_vectors, [[(text_row[t], w) for t, w in parts] for parts in plan.parts]
+        queries = combine_query_vectors(
+            text_vectors, [[(text_row[t], w) for t, w in parts] for parts in plan.parts]
+        )
+        if corpus:
+            rankings[arm] = _scan_corpus_ranking(
+                examples,
+                plan,
+                pools,
+                queries if plan.kept else np.zeros((0, doc_vectors.shape[1]), np.float32),
+                doc_vectors,
+                arm=arm,
+                encoder_name=encoder.name,
+                alpha=alpha,
+                scorer=scorer,
+                k=k,
             )
+            continue
+        assert padded is not None
+        if plan.kept:
             cands = padded[list(plan.kept)]
             scores = score_candidates(queries, doc_vectors, cands, scorer=scorer)
         else:

@@ -441,9 +441,16 @@ def test_metrics_hook_matches_the_ranks(examples):
         # two golds, bridge excluded: recall over the remaining gold (the target) is hit@k
         np.testing.assert_array_equal(table[f"recall@{k}"], table[f"hit@{k}"])
     np.testing.assert_allclose(table["mrr"].to_numpy(), 1.0 / ranks)
-    # auc: fraction of the non-gold candidates the target outscores
+    # auc: fraction of the non-gold candidates the target outscores. Corpus mode keeps no
+    # candidate scores (bounded memory), so score them with the dense kernel.
+    assert ranking.candidate_scores == () and ranking.negatives is not None
+    enc, pools = HashingEncoder(), candidate_pools(examples, "corpus")
+    docs = enc.encode_documents([document_text(p) for p in pools.passages])
+    dense = score_candidates(
+        enc.encode_queries([ex.question for ex in examples]), docs, pools.padded()
+    )
     for r in range(len(ranking)):
-        scores = dict(zip(ranking.candidate_pids(r), ranking.candidate_scores[r], strict=True))
+        scores = dict(zip(ranking.candidate_pids(r), dense[r], strict=True))
         target = scores.pop(ranking.target_pids[r])
         expected = np.mean([(s < target) + 0.5 * (s == target) for s in scores.values()])
         assert table["auc"].iloc[r] == pytest.approx(expected)
@@ -530,9 +537,11 @@ def musique_dev(real_data_dir, tmp_path_factory) -> list[Example]:
 
 def _assert_same_ranks_but_near_ties(a, b, tolerance: float = 1e-6) -> None:
     """numpy and faiss round float32 sums differently (≤ a few ulp), so two candidates whose
-    scores tie mathematically (bag-of-words vectors do that) may swap. Allow only that."""
+    scores tie mathematically (bag-of-words vectors do that) may swap. Allow only that.
+    (Rankings with k=None: their top lists hold every candidate's score, in both pool modes.)"""
+    assert a.k is None
     for i in np.flatnonzero(a.target_ranks != b.target_ranks):
-        scores = dict(zip(a.candidate_pids(i), a.candidate_scores[i], strict=True))
+        scores = dict(zip(a.top_pids[i], a.top_scores[i], strict=True))
         target = scores.pop(a.target_pids[i])
         near_ties = sum(abs(s - target) < tolerance for s in scores.values())
         assert 1 <= abs(int(a.target_ranks[i]) - int(b.target_ranks[i])) <= near_ties
@@ -553,13 +562,14 @@ def test_real_pools_and_rankings(musique_dev):
                 assert len(rows) == len(pools.passages) - 1
     enc = HashingEncoder()
     for mode in config.POOL_MODES:
-        rankings = retrieve_arms(examples, encoder=enc, store=RecordingStore(), pool=mode)
+        rankings = retrieve_arms(examples, encoder=enc, store=RecordingStore(), pool=mode, k=None)
         other = retrieve_arms(
             examples,
             encoder=enc,
             store=RecordingStore(),
             pool=mode,
             scorer="faiss" if rankings["q"].scorer == "numpy" else "numpy",
+            k=None,
         )
         for arm in config.ARMS:
             # every example is ranked or counted as missing, never dropped

@@ -536,6 +536,26 @@ def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
     names = list(metric_columns(k))
     ranked = [m for m in names if m not in NEGATIVE_METRICS]
     table = ranking.per_query_metrics(k_values=(k,), metrics=ranked)
+    for name in NEGATIVE_METRICS:
+        table[name] = np.nan
+    if ranking.negatives is not None:
+        # corpus mode: the streamed statistics of the negatives, not the score rows
+        from regime_core.metrics import QuerySummaries, evaluate_summaries_per_query
+
+        summaries = ranking.summaries()
+        keep_mask = summaries.negatives.count > 0
+        if np.any(keep_mask):
+            defined = evaluate_summaries_per_query(
+                QuerySummaries(
+                    target_rank=summaries.target_rank[keep_mask],
+                    gold_ranks=summaries.gold_ranks[keep_mask],
+                    negatives=summaries.negatives.subset(keep_mask),
+                ),
+                list(NEGATIVE_METRICS),
+                query_ids=[q for q, kept in zip(ranking.query_ids, keep_mask, strict=True) if kept],
+            )
+            table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()
+        return table[names]
     row_of = {pid: row for row, pid in enumerate(ranking.passage_pids)}
     targets: list[int] = []
     golds: list[list[int]] = []
@@ -550,8 +570,6 @@ def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
             keep.append(i)
             targets.append(target)
             golds.append(gold)
-    for name in NEGATIVE_METRICS:
-        table[name] = np.nan
     if keep:
         defined = evaluate_per_query(
             [ranking.candidate_scores[i] for i in keep],

@@ -41,6 +41,7 @@ import pandas as pd
 
 from regime_core import config, paths
 from regime_core.config import ConfigMixin
+from regime_core.corpus_scan import scan_corpus
 from regime_core.encoders.base import Encoder
 from regime_core.experiments.common import (
     EXPERIMENT_DATASETS,
@@ -274,16 +275,20 @@ class UnionGeometry:
     (:func:`~regime_core.retrieval.combine_query_vectors`,
     :func:`~regime_core.retrieval.score_candidates`,
     :func:`~regime_core.retrieval.rank_candidates`), so the ranks equal those of
-    :func:`~regime_core.retrieval.retrieve_arms` (tested).
+    :func:`~regime_core.retrieval.retrieve_arms` (tested). In ``corpus`` mode ``candidates`` is
+    None and ``excluded_rows[i]`` is the one row left out of question ``i``'s candidates (``-1``:
+    none): the ranks are streamed by :func:`~regime_core.corpus_scan.scan_corpus` in bounded
+    memory, identical to the dense kernels' (tested).
     """
 
     query_ids: tuple[str, ...]
     question_vectors: np.ndarray  # (n, d)
     b_rel_vectors: np.ndarray  # (n, d)
     document_vectors: np.ndarray  # (m, d)
-    candidates: np.ndarray  # (n, w) rows of document_vectors, -1 padding
+    candidates: np.ndarray | None  # (n, w) rows of document_vectors, -1 padding; None: corpus
     target_positions: np.ndarray  # (n,) position of the hop-2 target among the candidates
     pool: str
+    excluded_rows: np.ndarray | None = None  # (n,) corpus mode: the row left out, -1 none
 
     @property
     def n(self) -> int:
@@ -298,6 +303,25 @@ class UnionGeometry:
         text_vectors = np.concatenate([self.question_vectors, self.b_rel_vectors])
         parts = [[(i, 1.0), (self.n + i, float(w[i]))] for i in range(self.n)]
         queries = combine_query_vectors(text_vectors, parts)
+        if self.candidates is None:
+            if self.excluded_rows is None:
+                raise ValueError("UnionGeometry: give candidates or (corpus mode) excluded_rows")
+            ex = self.excluded_rows
+            # candidate position -> passage row: positions at or after the excluded row shift
+            target_rows = np.where(
+                (ex >= 0) & (self.target_positions >= ex),
+                self.target_positions + 1,
+                self.target_positions,
+            )
+            scan = scan_corpus(
+                queries,
+                self.document_vectors,
+                excluded=ex,
+                targets=target_rows,
+                k=0,
+                negatives=False,
+            )
+            return scan.target_ranks
         scores = score_candidates(queries, self.document_vectors, self.candidates)
         order = rank_candidates(scores)
         return (np.argmax(order == self.target_positions[:, None], axis=1) + 1).astype(np.int64)
@@ -330,7 +354,14 @@ def build_geometry(
     row_of = {p.pid: row for row, p in enumerate(pools.passages)}
     targets = np.empty(len(examples), dtype=np.int64)
     for i, ex in enumerate(examples):
-        positions = np.flatnonzero(pools.candidates[i] == row_of[ex.target_pid])
+        target = row_of[ex.target_pid]
+        if pools.excluded_rows is not None:  # corpus: every row but the excluded one
+            excluded = int(pools.excluded_rows[i])
+            if target == excluded:
+                raise ValueError(f"example {ex.id!r}: its hop-2 target is not among its candidates")
+            targets[i] = target - 1 if 0 <= excluded < target else target
+            continue
+        positions = np.flatnonzero(pools.candidates[i] == target)
         if positions.size == 0:
             raise ValueError(f"example {ex.id!r}: its hop-2 target is not among its candidates")
         targets[i] = positions[0]
@@ -347,9 +378,10 @@ def build_geometry(
         question_vectors=question_vectors,
         b_rel_vectors=b_rel_vectors,
         document_vectors=documents,
-        candidates=pools.padded(),
+        candidates=None if pools.excluded_rows is not None else pools.padded(),
         target_positions=targets,
         pool=pool,
+        excluded_rows=pools.excluded_rows,
     )
 
 
