@@ -193,10 +193,17 @@ def plot_deltas(
     lo: str,
     hi: str,
     significant: str | None = None,
+    p: str | None = None,
+    level: float = 0.05,
     title: str = "",
     band: tuple[float, float] | None = None,
 ) -> Any:
-    """A forest plot of paired differences (in points) with their CIs; filled = significant."""
+    """A forest plot of paired differences (in points) with their CIs.
+
+    With ``p`` (a p-value column), markers say the direction the test supports: filled red
+    "above zero" (Δ > 0, p < ``level``), filled blue "below zero" (Δ < 0, p < ``level``),
+    hollow otherwise. With only ``significant`` (a boolean column meaning "above zero"), the
+    blue state is not drawn."""
     plt = _pyplot()
     frame = frame.reset_index(drop=True)
     fig, ax = plt.subplots(figsize=(7.0, 0.3 * max(4, len(frame)) + 1.0))
@@ -204,11 +211,24 @@ def plot_deltas(
     d = 100 * frame[diff].to_numpy()
     err = [d - 100 * frame[lo].to_numpy(), 100 * frame[hi].to_numpy() - d]
     ax.errorbar(d, y, xerr=err, fmt="none", ecolor="#555555", lw=1)
-    filled = frame[significant].to_numpy(dtype=bool) if significant else np.ones(len(frame), bool)
-    ax.scatter(d[filled], y[filled], color="#c44e52", zorder=3, s=18, label="significant")
+    if p is not None:
+        tested = frame[p].to_numpy(dtype=float) < level
+        above, below = tested & (d > 0), tested & (d < 0)
+    else:
+        above = (
+            frame[significant].to_numpy(dtype=bool) if significant else np.ones(len(frame), bool)
+        )
+        below = np.zeros(len(frame), bool)
+    neither = ~(above | below)
+    where = f"p < {level:g}"
+    ax.scatter(d[above], y[above], color="#c44e52", zorder=3, s=18, label=f"above zero ({where})")
+    if below.any():
+        ax.scatter(
+            d[below], y[below], color="#4c72b0", zorder=3, s=18, label=f"below zero ({where})"
+        )
     ax.scatter(
-        d[~filled], y[~filled], facecolor="white", edgecolor="#c44e52", zorder=3, s=18,
-        label="not significant",
+        d[neither], y[neither], facecolor="white", edgecolor="#555555", zorder=3, s=18,
+        label="neither",
     )  # fmt: skip
     if band is not None:
         ax.axvspan(100 * band[0], 100 * band[1], color="#dddddd", zorder=0, label="paper's range")
@@ -218,7 +238,7 @@ def plot_deltas(
     ax.invert_yaxis()
     ax.set_xlabel("difference (points)")
     ax.set_title(title, fontsize=9)
-    ax.legend(frameon=False, fontsize=7, loc="best")
+    ax.legend(frameon=False, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     return fig
 
