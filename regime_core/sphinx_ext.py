@@ -374,6 +374,11 @@ class CliReferenceDirective(SphinxDirective):
                 subtype="cli",
             )
             return []
+        # The help text lives in the CLI modules: an edit there must rebuild this page.
+        from regime_core import cli
+
+        for path in sorted(Path(cli.__file__).parent.glob("*.py")):
+            self.env.note_dependency(str(path))
         return _parse_rst(self, cli_reference_lines(parser))
 
 
