@@ -3,7 +3,7 @@
 Scores ``--queries`` seeded random unit query vectors against ``--passages`` seeded random unit
 passage vectors (dimension ``--dim``) the way corpus mode does: every passage but one excluded
 row (the bridge) per query, the top ``--k``, the exact rank of each query's target and the
-negatives' statistics for AUC and margins, by :func:`regime_core.corpus_scan.scan_corpus`
+negatives' statistics for AUC and margins, by :func:`regime_core.retrieval.corpus_scan.scan_corpus`
 (blocks of ``--block`` queries; default: as many as fit 2**25 score cells).
 
 ``--dense`` runs the path corpus mode took before instead, for contrast: the padded
@@ -62,7 +62,7 @@ def _workload(args: argparse.Namespace) -> dict[str, Any]:
     if args.dense:
         summary = _dense(queries, documents, excluded, targets, args.k)
     else:
-        from regime_core.corpus_scan import default_block, scan_corpus
+        from regime_core.retrieval.corpus_scan import default_block, scan_corpus
 
         scan = scan_corpus(
             queries,

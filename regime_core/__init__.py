@@ -1,1 +1,18 @@
-"""Regime-conditional retrieval companion."""
+"""Regime-conditional retrieval companion.
+
+The package in wings, from the foundation up (nothing imports upward):
+
+- foundation: ``config`` (every default), ``paths``, ``schema``, ``integrity``, ``text``,
+  ``stats``, ``metrics``, ``vendor``;
+- ``data/`` (raw files -> canonical examples, the regime predicates), ``encoders/`` (registry,
+  store, the embed stage), ``retrieval/`` (ranking, scoring, corpus scans, the union geometry);
+- ``router/`` (features, labels, the estimator, the packaged model, training);
+- ``experiments/`` (one module per claim, named like its notebook, run and page);
+- ``teaching/`` (toy world, demo, sweeps, annotation kit);
+- ``runner/`` (reproduce, results records, expected numbers, verdicts);
+- ``book/`` (building the book, the Sphinx extension, figures); ``cli/`` on top.
+"""
+
+from regime_core import _moved
+
+_moved.install()

@@ -47,7 +47,7 @@ BRIDGE_SOURCE: str = "gold"
 # --- regimes ---------------------------------------------------------------------------------
 # Which names of the hop-2 entity count for P1/P2: "title" (the hop-2 passage's title and
 # aliases) or "title+linking" (plus the linking entity, which makes P2 true by construction on
-# MuSiQue and 2Wiki; see regime_core.regimes.PREDICATE_NAMES).
+# MuSiQue and 2Wiki; see regime_core.data.regimes.PREDICATE_NAMES).
 PREDICATE_NAMES: str = "title"
 # A predicate true (or false) for at least this share of a dataset's items is degenerate there:
 # it is reported, but that dataset is not evidence about it.
@@ -62,7 +62,7 @@ CONFIDENCE: float = 0.95
 # --- router ----------------------------------------------------------------------------------
 CV_FOLDS: int = 5
 LABEL_TIE_RULE: str = "q"  # a tie between union and q is labelled q (the cheaper action)
-# The router *training run* (experiments.router.RouterConfig, `regime route train`) drops ties:
+# The router *training run* (router_train.RouterConfig, `regime route train`) drops ties:
 # a tie carries no signal about which action is better, and on 2Wiki ties are ~2/3 of the items,
 # so labelling them q teaches a constant-q router. outcome_labels keeps LABEL_TIE_RULE.
 ROUTER_TRAIN_TIE_RULE: str = "drop"

@@ -576,7 +576,7 @@ class NegativeStats:
     to the target; ``total`` = Σ s_n and ``centred_ss`` = Σ (s_n - total/count)² computed as
     :func:`auc`, :func:`margin_mean` and :func:`standardized_margin` compute them (so the
     metrics are bit-identical); ``maximum`` = max s_n (``-inf`` without a negative).
-    :func:`regime_core.corpus_scan.scan_corpus` streams them without keeping score rows.
+    :func:`regime_core.retrieval.corpus_scan.scan_corpus` streams them without keeping score rows.
     """
 
     target_score: np.ndarray

@@ -53,7 +53,7 @@ class QuickRun:
     seconds: float
 
     def record(self, run_id: str) -> dict[str, Any]:
-        from regime_core.records import load_record
+        from regime_core.runner.records import load_record
 
         return load_record(self.work / "results" / run_id)
 
@@ -98,7 +98,7 @@ def quick_run(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """Prepare the data and run `regime reproduce --profile quick` once per session."""
     from regime_core import paths
     from regime_core.data import prepare
-    from regime_core.reproduce import reproduce
+    from regime_core.runner.reproduce import reproduce
 
     root = tmp_path_factory.mktemp("quick")
     work = Path(os.environ.get("REGIME_TEST_WORK") or root / "work").resolve()
@@ -130,7 +130,7 @@ def quick_run(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 @pytest.fixture(scope="session")
 def quick_book(quick_run: QuickRun) -> Any:
     """The book built strictly (warnings are errors) over the quick profile's records."""
-    from regime_core.book import build_book
+    from regime_core.book.build import build_book
 
     result = build_book(quick_run.book_root, work=quick_run.work)
     print(f"book built over the quick records in {result.seconds:.0f} s")

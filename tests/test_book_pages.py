@@ -13,8 +13,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from regime_core import paths
-from regime_core.book import toc_files
-from regime_core.sphinx_ext import describe_choice, parse_reference
+from regime_core.book.build import toc_files
+from regime_core.book.sphinx import describe_choice, parse_reference
 
 BOOK = paths.REPO_ROOT / "book"
 ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare)\}`([^`]+)`")
@@ -116,8 +116,8 @@ def test_the_verdict_check_catches_a_typed_verdict() -> None:
 
 
 def test_every_generated_sentence_names_a_claim_or_a_declared_run() -> None:
-    from regime_core.expected import load_claims
-    from regime_core.reproduce import load_declarations
+    from regime_core.runner.expected import load_claims
+    from regime_core.runner.reproduce import load_declarations
 
     claims = {c.id for c in load_claims()}
     runs = set(load_declarations().runs)
@@ -153,7 +153,7 @@ def test_top_level_directives_skip_code_examples() -> None:
 
 
 def test_every_record_reference_names_a_declared_run() -> None:
-    from regime_core.reproduce import load_declarations
+    from regime_core.runner.reproduce import load_declarations
 
     runs = set(load_declarations().runs)
     unknown: list[str] = []
@@ -169,7 +169,7 @@ def test_every_record_reference_names_a_declared_run() -> None:
 
 
 def test_every_default_reference_resolves() -> None:
-    from regime_core.sphinx_ext import _import_dotted
+    from regime_core.book.sphinx import _import_dotted
 
     for page in _prose_pages():
         for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
@@ -182,9 +182,9 @@ def test_every_default_reference_resolves() -> None:
 
 def test_describe_choice_reads_each_kind_of_object() -> None:
     from regime_core import config, schema
-    from regime_core.regimes import RegimeRules
+    from regime_core.data.regimes import RegimeRules
 
-    rules = describe_choice("regime_core.regimes.RegimeRules")
+    rules = describe_choice("regime_core.data.regimes.RegimeRules")
     by_name = {row[0]: row for row in rules.rows}
     assert set(by_name) == {f for f in RegimeRules.__dataclass_fields__}
     assert by_name["use_title"][1] == "True"
@@ -335,7 +335,7 @@ def test_no_broken_internal_links_or_images(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None:
-    from regime_core.expected import VERDICTS, load_claims
+    from regime_core.runner.expected import VERDICTS, load_claims
 
     page = html / "book" / "reproducing" / "paper_vs_ours.html"
     verdicts = _parse(page).verdict_cells
@@ -366,8 +366,8 @@ def _plain(text: str) -> str:
 def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any) -> None:
     """Each {verdict}, {claim}, {robust} and {compare} on a rendered page says exactly what the
     records say, recomputed here from the quick run's records."""
-    from regime_core.expected import load_claims
-    from regime_core.verdicts import (
+    from regime_core.runner.expected import load_claims
+    from regime_core.runner.verdicts import (
         claim_sentence,
         comparison_phrase,
         judge_claims,

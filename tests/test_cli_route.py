@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from regime_core.cli import main
-from regime_core.experiments.router import default_router, default_router_path
+from regime_core.experiments.router_train import default_router, default_router_path
 from regime_core.router import FEATURE_NAMES, RegimeRouter, save_router
 from regime_core.router.sentences import split_bridge
 

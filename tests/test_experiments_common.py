@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from regime_core.data.regimes import DEFAULT_REGIME_RULES, regime_table
 from regime_core.encoders import EmbeddingStore
 from regime_core.experiments.common import (
     OUTCOME_COLUMNS,
@@ -22,9 +23,8 @@ from regime_core.experiments.common import (
     outcome_table,
     sample_ids,
 )
-from regime_core.regimes import DEFAULT_REGIME_RULES, regime_table
 from regime_core.schema import Example, Passage
-from regime_core.toyworld import ToyWorldConfig, generate
+from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 
 class HashingEncoder:

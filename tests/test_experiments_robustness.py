@@ -10,9 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from test_experiments_router import STORE, factory  # the hashing encoder and a direct store
+from test_experiments_router_train import STORE, factory  # the hashing encoder and a direct store
 
-from regime_core.expected import VERDICTS
 from regime_core.experiments import robustness
 from regime_core.experiments.robustness import (
     DEGENERATE,
@@ -23,9 +22,10 @@ from regime_core.experiments.robustness import (
     run_robustness,
     summarise_claim,
 )
-from regime_core.records import load_record, write_record
+from regime_core.runner.expected import VERDICTS
+from regime_core.runner.records import load_record, write_record
 from regime_core.schema import Example
-from regime_core.toyworld import ToyWorldConfig, generate
+from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 
 def test_readings_are_the_full_product_in_a_stable_order() -> None:

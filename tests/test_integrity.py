@@ -276,7 +276,7 @@ BRIDGE = "Titanic is a 1997 film. It was directed by James Cameron."
 
 
 def _saved_router(tmp_path: Path, intercept: float | None = None) -> Path:
-    from regime_core.experiments.router import default_router
+    from regime_core.experiments.router_train import default_router
     from regime_core.router import save_router
 
     model = default_router()
@@ -298,7 +298,7 @@ def test_extreme_intercept_routes_without_overflow(tmp_path: Path, intercept: fl
 
 
 def test_stable_logistic_matches_the_plain_formula() -> None:
-    from regime_core.experiments.router import default_router
+    from regime_core.experiments.router_train import default_router
 
     model = default_router()
     X = np.random.default_rng(0).normal(size=(200, 5))
@@ -329,7 +329,7 @@ def test_router_digit_flip_is_detected(tmp_path: Path) -> None:
 
 
 def test_packaged_router_carries_its_hash() -> None:
-    from regime_core.experiments.router import default_router_path
+    from regime_core.experiments.router_train import default_router_path
     from regime_core.router.io import HASH_KEY, document_hash
 
     document = json.loads(default_router_path().read_text())
@@ -340,7 +340,7 @@ def test_packaged_router_carries_its_hash() -> None:
 
 
 def _record(tmp_path: Path) -> Path:
-    from regime_core.records import write_record
+    from regime_core.runner.records import write_record
 
     return write_record(
         tmp_path / "results" / "t2_minilm", name="t2", config={"alpha": 0.25},
@@ -356,7 +356,7 @@ def test_record_is_written_0644_without_temporaries(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("damage", ["byte_ff", "created_digit", "truncated"])
 def test_damaged_record_names_itself_and_the_rebuild_command(tmp_path: Path, damage: str) -> None:
-    from regime_core.records import load_record
+    from regime_core.runner.records import load_record
 
     path = _record(tmp_path)
     raw = path.read_bytes()
@@ -429,7 +429,7 @@ def test_sigkill_of_reproduce_leaves_no_papermill_running(tmp_path: Path) -> Non
     assert _gone(child), "papermill outlived its killed runner"
     # The next start finds the stale pid file and the temporaries and removes them.
     (work / "runs" / "nap" / f".stamp.json.{child}.abc.tmp").write_text("x")
-    from regime_core.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
 
     said: list[str] = []
     _clean_interrupted(load_declarations(decl), work.resolve(), said.append)
@@ -525,14 +525,14 @@ def test_unanticipated_os_errors_and_ctrl_c_print_no_traceback(
     ],
 )
 def test_bad_papermill_parameter_names_itself(parameters: dict[str, Any], message: str) -> None:
-    from regime_core.experiments.t2 import T2Config
+    from regime_core.experiments.t2_regime_decomposition import T2Config
 
     with pytest.raises(ValueError, match=rf"^T2Config: {re.escape(message)}"):
         T2Config.from_parameters(**parameters)
 
 
 def test_good_papermill_parameters_still_build_the_same_config() -> None:
-    from regime_core.experiments.t2 import T2Config
+    from regime_core.experiments.t2_regime_decomposition import T2Config
 
     built = T2Config.from_parameters(alpha=0, datasets="musique", sample_size=None, profile="q")
     assert built == T2Config(alpha=0, datasets=("musique",))
@@ -563,7 +563,7 @@ def test_unlistable_data_subdirectory_is_an_error_not_a_silent_skip(
 def test_reproduce_reruns_a_run_whose_record_was_damaged(tmp_path: Path) -> None:
     import yaml
 
-    from regime_core.reproduce import reproduce
+    from regime_core.runner.reproduce import reproduce
 
     demo = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
     shutil.copyfile(demo, tmp_path / demo.name)
@@ -618,7 +618,7 @@ def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
 
     import yaml
 
-    from regime_core.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
 
     work = (tmp_path / "work").resolve()
     (work / "runs" / "nap").mkdir(parents=True)
@@ -651,7 +651,7 @@ def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
 def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
     import yaml
 
-    from regime_core.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
 
     work = (tmp_path / "work").resolve()
     (work / "runs" / "nap").mkdir(parents=True)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from regime_core import paths
-from regime_core.records import get_number, load_record
+from regime_core.runner.records import get_number, load_record
 
 NOTEBOOKS = paths.REPO_ROOT / "notebooks"
 SAMPLE = 60  # per dataset: enough for both label classes in every training fold

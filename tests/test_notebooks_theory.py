@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from regime_core import paths
-from regime_core.records import load_record
+from regime_core.runner.records import load_record
 
 NOTEBOOKS = paths.REPO_ROOT / "notebooks"
 SAMPLE_SIZE = 30
@@ -61,7 +61,7 @@ def _execute(name: str, work: Path, out: Path, **extra: Any) -> dict[str, Any]:
 def records(work: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     out = tmp_path_factory.mktemp("theory_out")
     return {
-        "01": _execute("01_data_and_regimes", work, out / "01"),
+        "01": _execute("01_data_regimes", work, out / "01"),
         "02": _execute("02_t1_auc_margin", work, out / "02", min_cell_n=8),
         "03": _execute("03_t2_regime_decomposition", work, out / "03", min_cell_n=8),
         "04": _execute("04_t3_brel_knockout", work, out / "04"),
@@ -112,10 +112,10 @@ def test_every_record_echoes_parameters_and_shares_the_sample(records, work) -> 
 
 
 def test_config_hash_matches_the_config_class(records) -> None:
-    from regime_core.experiments.overview import OverviewConfig
-    from regime_core.experiments.t1 import T1Config
-    from regime_core.experiments.t2 import T2Config
-    from regime_core.experiments.t3 import T3Config
+    from regime_core.experiments.data_regimes import OverviewConfig
+    from regime_core.experiments.t1_auc_margin import T1Config
+    from regime_core.experiments.t2_regime_decomposition import T2Config
+    from regime_core.experiments.t3_brel_knockout import T3Config
 
     classes = {"01": OverviewConfig, "02": T1Config, "03": T2Config, "04": T3Config}
     for key, cls in classes.items():
@@ -198,7 +198,7 @@ def test_t3_record(records) -> None:
 
 
 def test_rerun_gives_the_same_record_hash(records, work, tmp_path) -> None:
-    again = _execute("01_data_and_regimes", work, tmp_path / "01")
+    again = _execute("01_data_regimes", work, tmp_path / "01")
     assert again["record_hash"] == records["01"]["record_hash"]
     assert json.dumps(again["numbers"], sort_keys=True) == json.dumps(
         records["01"]["numbers"], sort_keys=True

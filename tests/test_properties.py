@@ -26,8 +26,8 @@ from regime_core.data import load_examples, prepare
 from regime_core.data.prepare import SentenceCache, load_manifest
 from regime_core.data.readers import read_file
 from regime_core.encoders import EmbeddingStore
-from regime_core.records import load_record, write_record
 from regime_core.router import load_router, save_router
+from regime_core.runner.records import load_record, write_record
 
 FIXTURES = Path(__file__).parent / "fixtures" / "data"
 SPLITS = {
@@ -186,7 +186,7 @@ def test_arbitrary_dataset_bytes_are_an_error_naming_the_file(
 
 @pytest.fixture(scope="module")
 def router_document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from regime_core.experiments.router import default_router
+    from regime_core.experiments.router_train import default_router
 
     path = tmp_path_factory.mktemp("router") / "router.json"
     save_router(default_router(), path, dataset="2wikimultihopqa", label_rule="x")
@@ -294,7 +294,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     record = write_record(
         root / "results" / "t2", name="t2", config={"a": 1}, numbers={"x": {"y": 0.5}}
     )
-    from regime_core.experiments.router import default_router
+    from regime_core.experiments.router_train import default_router
 
     router = save_router(
         default_router(), root / "router.json", dataset="2wikimultihopqa", label_rule="x"
@@ -397,12 +397,12 @@ def _backup_store(d: dict[str, Any]) -> Callable[[], None]:
 
 def _config_classes() -> list[type]:
     from regime_core.experiments.ablations import AblationConfig
-    from regime_core.experiments.overview import OverviewConfig
-    from regime_core.experiments.router import RouterConfig
-    from regime_core.experiments.t1 import T1Config
-    from regime_core.experiments.t2 import T2Config
-    from regime_core.experiments.t3 import T3Config
-    from regime_core.experiments.transfer import TransferConfig
+    from regime_core.experiments.data_regimes import OverviewConfig
+    from regime_core.experiments.router_train import RouterConfig
+    from regime_core.experiments.t1_auc_margin import T1Config
+    from regime_core.experiments.t2_regime_decomposition import T2Config
+    from regime_core.experiments.t3_brel_knockout import T3Config
+    from regime_core.experiments.zero_shot_transfer import TransferConfig
 
     return [
         OverviewConfig, T1Config, T2Config, T3Config, RouterConfig, TransferConfig, AblationConfig,

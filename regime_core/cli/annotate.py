@@ -5,7 +5,7 @@
 ``annotator`` column. ``kappa`` reads filled sheets of one sample and reports Cohen's kappa
 for P1 and P2 between every pair of annotators and between each annotator and the automatic
 predicates (``auto``, recomputed from the prepared data), listing every disagreement.
-See ``regime_core.annotate`` for the sheet's columns.
+See ``regime_core.teaching.annotate`` for the sheet's columns.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from regime_core.schema import DATASETS, SPLITS
 
 
 def register(subparsers: Any) -> None:
-    from regime_core.annotate import FALSE_VALUES, SHEET_SIZE, TRUE_VALUES
+    from regime_core.teaching.annotate import FALSE_VALUES, SHEET_SIZE, TRUE_VALUES
 
     parser = subparsers.add_parser(
         "annotate",
@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
 
 
 def _sample(args: argparse.Namespace) -> int:
-    from regime_core.annotate import FALSE_VALUES, TRUE_VALUES, make_sheet
+    from regime_core.teaching.annotate import FALSE_VALUES, TRUE_VALUES, make_sheet
 
     path, spec = make_sheet(
         args.dataset, args.out, n=args.n, seed=args.seed, split=args.split, work=args.work
@@ -78,7 +78,7 @@ def _ids(path: Path) -> list[str]:
 
 
 def _kappa(args: argparse.Namespace) -> int:
-    from regime_core.annotate import kappa_report
+    from regime_core.teaching.annotate import kappa_report
 
     report = kappa_report(args.sheets, work=args.work)
     print(json.dumps(report.to_dict(), sort_keys=True) if args.json else report.to_text())

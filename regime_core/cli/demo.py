@@ -1,6 +1,6 @@
 """``regime demo``: the two regimes on a small synthetic world, in under a minute, no data needed.
 
-Generates a toy world (``regime_core.toyworld``), retrieves each question's hop-2 passage with
+Generates a toy world (``teaching.toyworld``), retrieves each question's hop-2 passage with
 the arms q, union, knockout and bridge (gold B_rel) and with the RegimeRouter, and prints hit@1
 and hit@5 per arm and regime. Union (question + alpha x relation sentence) should help the
 B-dominant questions (the hop-2 entity is named only in the bridge) and not the Q-dominant ones.
@@ -19,7 +19,7 @@ from regime_core import config
 
 
 def register(subparsers: Any) -> None:
-    from regime_core.teaching import DEMO_ENCODERS, DEMO_QUESTIONS, ROUTER_CHOICES
+    from regime_core.teaching.demo import DEMO_ENCODERS, DEMO_QUESTIONS, ROUTER_CHOICES
 
     parser = subparsers.add_parser(
         "demo",
@@ -56,7 +56,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regime_core.teaching import DemoConfig, run_demo
+    from regime_core.teaching.demo import DemoConfig, run_demo
 
     cfg = DemoConfig(n_questions=args.n, seed=args.seed, encoder=args.encoder, router=args.router)
     result = run_demo(cfg, work=args.work)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from regime_core import paths
-from regime_core.reproduce import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES, reproduce
+from regime_core.runner.reproduce import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES, reproduce
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -88,7 +88,7 @@ def _run_reproduce(args: argparse.Namespace) -> int:
 
 
 def _run_book(args: argparse.Namespace) -> int:
-    from regime_core.book import build_book
+    from regime_core.book.build import build_book
     from regime_core.vendor import vendor_mathjax
 
     if not args.no_vendor_mathjax:

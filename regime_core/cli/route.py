@@ -78,7 +78,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_route(args: argparse.Namespace) -> int:
-    from regime_core.experiments.router import decision_dict, resolve_router
+    from regime_core.experiments.router_train import decision_dict, resolve_router
     from regime_core.router.sentences import route_bridge_text
 
     if args.question is None or args.bridge is None:
@@ -103,7 +103,7 @@ def run_route(args: argparse.Namespace) -> int:
 def run_train(args: argparse.Namespace) -> int:
     import time
 
-    from regime_core.experiments.router import (
+    from regime_core.experiments.router_train import (
         RouterConfig,
         default_router_path,
         prepare_if_needed,

@@ -1,7 +1,7 @@
 """regime verdicts [--work DIR] [--json]: every claim of the paper judged on a run's records.
 
 For each claim of paper_claims.yml: the paper's side, ours (estimate, CI, p, n; differences as
-fractions), the verdict by the verdict rules of regime_core.expected (printed on the book's
+fractions), the verdict by the verdict rules of regime_core.runner.expected (printed on the book's
 page "The paper's numbers and ours") and, when the run holds the robustness record, the share
 of plausible readings under which the claim holds and the knob that moves its verdict most.
 With --json one JSON object is printed:
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from regime_core.verdicts import verdicts_report
+    from regime_core.runner.verdicts import verdicts_report
 
     report = verdicts_report(args.work, args.claims)
     if args.json:

@@ -54,7 +54,7 @@ from regime_core.integrity import (
 from regime_core.schema import DATASETS, SPLITS, Example, Passage
 
 PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
-TOYWORLD = "toyworld"  # generated on demand (regime_core.toyworld), never prepared
+TOYWORLD = "toyworld"  # generated on demand (regime_core.teaching.toyworld), never prepared
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = 1
 # bump when the splitting around spaCy or the file layout changes (2: sealed with a sha256)
@@ -598,7 +598,7 @@ def corpus_passages(examples: Iterable[Example]) -> list[Passage]:
 
 
 def _toyworld_examples(split: str | None) -> list[Example]:
-    from regime_core import toyworld
+    from regime_core.teaching import toyworld
 
     splits = SPLITS if split is None else (split,)
     return [ex for s in splits for ex in toyworld.load_examples(split=s)]

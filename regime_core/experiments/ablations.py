@@ -38,7 +38,7 @@ from regime_core.experiments.common import (
     EncoderFactory,
     sample_numbers,
 )
-from regime_core.experiments.router import (
+from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
     RoutingData,

@@ -12,7 +12,8 @@ warm rerun encodes nothing. Everything downstream of the table is a pure functio
 
 The outcome table's columns (:data:`OUTCOME_COLUMNS`): ``qid, dataset, encoder, arm`` then the
 per-query metrics of :mod:`regime_core.metrics` (``rank``, ``hit@k``, ``mrr``, ``auc``,
-``margin``, ``std_margin``), then the regime columns of :func:`regime_core.regimes.regime_table`
+``margin``, ``std_margin``), then the regime columns of
+:func:`~regime_core.data.regimes.regime_table`
 (``native_type, parallel, p1, p2, regime, b_rel_index, b_rel_source``) and, for the ``entity``
 arm's audit, ``entity_mention`` (the hop-2 entity as written in the bridge) and
 ``entity_is_title`` (that mention normalises to the target passage's title).
@@ -34,8 +35,8 @@ import pandas as pd
 
 from regime_core import config, paths
 from regime_core.config import ConfigMixin
+from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, regime_table
 from regime_core.encoders.base import Encoder
-from regime_core.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, regime_table
 from regime_core.retrieval import Ranking, candidate_pools, document_text, retrieve_arms
 from regime_core.schema import SPLITS, Example, Passage
 from regime_core.text import find_mentions, normalize
@@ -439,7 +440,7 @@ def outcome_table(
 ) -> pd.DataFrame:
     """One row per (query, arm) with its outcome metrics and regime columns.
 
-    Retrieval uses the gold ``B_rel`` of :func:`regime_core.regimes.gold_b_rel` (the example's
+    Retrieval uses the gold ``B_rel`` of :func:`regime_core.data.regimes.gold_b_rel` (the example's
     relation sentence, else the first bridge sentence naming the hop-2 entity). The ``entity``
     arm queries with :func:`bridge_entity_mention` (``entity_source="bridge_mention"``) or with
     ``Example.hop2_entity`` (``"example"``). Queries an arm cannot build are absent from its rows
@@ -709,10 +710,10 @@ def evidence_datasets(
 
     ``attrs`` has one row per (…, dataset, qid) with ``p1`` and ``p2`` (repeats across encoders
     are dropped). A dataset where a predicate is true (or false) for at least ``threshold`` of
-    its items (:func:`regime_core.regimes.degenerate_predicates`) is no evidence about the
+    its items (:func:`regime_core.data.regimes.degenerate_predicates`) is no evidence about the
     predicate split, so pooled verdicts leave it out; its own cells are still reported.
     """
-    from regime_core.regimes import degenerate_predicates
+    from regime_core.data.regimes import degenerate_predicates
 
     items = attrs.drop_duplicates(["dataset", "qid"])
     table = degenerate_predicates(items, threshold)

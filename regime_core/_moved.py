@@ -1,0 +1,77 @@
+"""Old module paths that moved when the package was re-homed (one release of deprecation).
+
+``import regime_core.records`` still works and gives the very module now at
+``regime_core.runner.records`` (the same object, so monkeypatching either name patches both), with
+a :class:`DeprecationWarning` naming the new path. Sub-modules of a moved package follow it
+(``regime_core.toyworld.world`` -> ``regime_core.teaching.toyworld.world``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import types
+import warnings
+
+#: old dotted path -> new dotted path; the next release deletes this table and the finder.
+MOVED: dict[str, str] = {
+    "regime_core.regimes": "regime_core.data.regimes",
+    "regime_core.corpus_scan": "regime_core.retrieval.corpus_scan",
+    "regime_core.experiments.overview": "regime_core.experiments.data_regimes",
+    "regime_core.experiments.t1": "regime_core.experiments.t1_auc_margin",
+    "regime_core.experiments.t2": "regime_core.experiments.t2_regime_decomposition",
+    "regime_core.experiments.t3": "regime_core.experiments.t3_brel_knockout",
+    "regime_core.experiments.router": "regime_core.experiments.router_train",
+    "regime_core.experiments.transfer": "regime_core.experiments.zero_shot_transfer",
+    "regime_core.experiments.plots": "regime_core.book.figures",
+    "regime_core.annotate": "regime_core.teaching.annotate",
+    "regime_core.toyworld": "regime_core.teaching.toyworld",
+    "regime_core.router_demo": "regime_core.book.router_demo",
+    "regime_core.reproduce": "regime_core.runner.reproduce",
+    "regime_core.records": "regime_core.runner.records",
+    "regime_core.expected": "regime_core.runner.expected",
+    "regime_core.verdicts": "regime_core.runner.verdicts",
+    "regime_core.sphinx_ext": "regime_core.book.sphinx",
+}
+
+
+def new_name(old: str) -> str | None:
+    """The current path of a moved module ``old`` (or of a sub-module of one), else ``None``."""
+    for before, after in MOVED.items():
+        if old == before or old.startswith(before + "."):
+            return after + old[len(before) :]
+    return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, old: str, new: str) -> None:
+        self.old, self.new = old, new
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        warnings.warn(
+            f"{self.old} moved to {self.new}; import it from there "
+            "(the old path is removed in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return importlib.import_module(self.new)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        """Nothing to run: :meth:`create_module` returned the already-imported new module."""
+
+
+class _MovedFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        new = new_name(fullname)
+        if new is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(fullname, new))
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path`` (idempotent)."""
+    if not any(isinstance(finder, _MovedFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _MovedFinder())

@@ -1,0 +1,286 @@
+"""T2: the regime follows two surface predicates, across encoders.
+
+Our reading. Split the questions by P1 (the hop-2 entity is named in the question) and P2 (it
+appears in a relation-bearing sentence of the bridge; :mod:`regime_core.data.regimes`). The paper
+says the bridge-side signal helps hop-2 retrieval only where the question does not name the
+entity and the bridge does (B-dominant: ¬P1 ∧ P2), and that this split holds for every encoder.
+
+We measure hit@k (the paper's R@k of the hop-2 target) of ``q``, ``bridge`` and ``union`` in each
+(P1, P2) cell, per dataset, pooled over datasets (``"all"``), and per encoder; the paired
+differences Δ(union − q) and Δ(bridge − q) with a percentile bootstrap CI and an exact McNemar
+p-value (:func:`regime_core.stats.compare_paired`), Holm-corrected over *every* test of the run
+(all encoders, dataset levels, cells and both comparisons: one family, the conservative choice).
+
+Verdict rule (:func:`predicate_split_verdict`), on the pooled level of each encoder:
+
+* **B-dominant holds**: in the cell ¬P1 ∧ P2, Δ(union − q) > 0 with Holm p < ``significance``;
+* **Q-dominant holds**: in each P1 cell (P1 ∧ P2, P1 ∧ ¬P2) with at least ``min_cell_n``
+  queries, Δ(union − q) is *not* significantly > 0 (Δ ≤ 0 or Holm p ≥ ``significance``);
+* the split **holds across encoders** iff both hold for every encoder.
+
+The same rule is applied to Δ(bridge − q) and reported alongside, as a secondary verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core.data.regimes import regime_label
+from regime_core.experiments.common import (
+    EncoderFactory,
+    ExperimentConfig,
+    Outcomes,
+    arm_matrix,
+    collect_outcomes,
+    evidence_datasets,
+    pq_label,
+)
+from regime_core.schema import Example
+from regime_core.stats import compare_paired, holm
+
+T2_ARMS: tuple[str, ...] = ("q", "bridge", "union")
+COMPARISONS: tuple[tuple[str, str], ...] = (("union", "q"), ("bridge", "q"))
+POOLED = "all"  # the dataset level that pools every dataset's queries
+
+
+def comparison_name(a: str, b: str) -> str:
+    """``"union_vs_q"``."""
+    return f"{a}_vs_{b}"
+
+
+@dataclass(frozen=True)
+class T2Config(ExperimentConfig):
+    """T2's parameters: ``significance`` is the family-wise level of the Holm-corrected tests;
+    ``min_cell_n`` is the smallest Q-dominant cell the verdict requires to be non-significant
+    (smaller cells are reported but cannot refute the split)."""
+
+    significance: float = 0.05
+    min_cell_n: int = 30
+
+    def validate(self) -> None:
+        super().validate()
+        if not 0.0 < self.significance < 1.0:
+            raise ValueError(f"T2Config.significance must lie in (0, 1), got {self.significance}")
+        if isinstance(self.min_cell_n, bool) or not isinstance(self.min_cell_n, int):
+            raise ValueError(f"T2Config.min_cell_n must be an integer, got {self.min_cell_n!r}")
+
+
+@dataclass(frozen=True)
+class T2Result:
+    """T2's outcome.
+
+    ``cells``: one row per (encoder, dataset level, P1, P2) with ``n``, ``hit_<arm>`` per arm
+    and, per comparison ``c`` of :data:`COMPARISONS`, ``c_diff``, ``c_ci_lo``, ``c_ci_hi``,
+    ``c_p``, ``c_p_holm``, ``c_significant`` (Δ > 0 and Holm p < significance). ``verdicts``:
+    one row per (encoder, comparison) with the rule's parts (see the module docstring).
+    ``n_dropped``: queries without a union query (no B_rel), per encoder and dataset.
+    """
+
+    config: T2Config
+    cells: pd.DataFrame
+    verdicts: pd.DataFrame
+    n_dropped: Mapping[str, Mapping[str, int]]
+    samples: Mapping[str, Mapping[str, Any]]
+    degenerate: pd.DataFrame | None = None  # (dataset, predicate, n, share_true, degenerate)
+    pooled_datasets: tuple[str, ...] = ()
+
+    def holds(self, comparison: str = "union_vs_q") -> bool:
+        part = self.verdicts[self.verdicts["comparison"] == comparison]
+        return bool(len(part)) and bool(part["holds"].all())
+
+    def to_numbers(self) -> dict[str, Any]:
+        cells: dict[str, Any] = {}
+        for row in self.cells.itertuples(index=False):
+            entry: dict[str, Any] = {
+                "n": int(row.n),
+                "regime": str(row.regime),
+            }
+            for arm in T2_ARMS:
+                entry[f"hit_{arm}"] = float(getattr(row, f"hit_{arm}"))
+            for a, b in COMPARISONS:
+                c = comparison_name(a, b)
+                entry[c] = {
+                    "diff": float(getattr(row, f"{c}_diff")),
+                    "ci_lo": float(getattr(row, f"{c}_ci_lo")),
+                    "ci_hi": float(getattr(row, f"{c}_ci_hi")),
+                    "p": float(getattr(row, f"{c}_p")),
+                    "p_holm": float(getattr(row, f"{c}_p_holm")),
+                    "significant": bool(getattr(row, f"{c}_significant")),
+                    "n_a_better": int(getattr(row, f"{c}_n_a_better")),
+                    "n_b_better": int(getattr(row, f"{c}_n_b_better")),
+                }
+            cells.setdefault(row.encoder, {}).setdefault(row.dataset, {})[row.cell] = entry
+        verdicts: dict[str, Any] = {}
+        for row in self.verdicts.itertuples(index=False):
+            verdicts.setdefault(row.comparison, {})[row.encoder] = {
+                "b_dominant_significant": bool(row.b_dominant_significant),
+                "q_dominant_not_significant": bool(row.q_dominant_not_significant),
+                "holds": bool(row.holds),
+            }
+        for a, b in COMPARISONS:
+            c = comparison_name(a, b)
+            if c in verdicts:
+                verdicts[c]["holds_across_encoders"] = self.holds(c)
+        return {
+            "k": int(self.config.k),
+            "significance": float(self.config.significance),
+            "min_cell_n": int(self.config.min_cell_n),
+            "tests": int(len(self.cells) * len(COMPARISONS)),
+            "cells": cells,
+            "verdict": verdicts,
+            "dropped_no_b_rel": {e: dict(d) for e, d in self.n_dropped.items()},
+            "sample": {k: dict(v) for k, v in self.samples.items()},
+            "predicate_names": self.config.predicate_names,
+            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
+            "degenerate": degenerate_numbers(self.degenerate),
+        }
+
+
+def cell_table(
+    wide: pd.DataFrame, cfg: T2Config, pooled_datasets: Sequence[str] | None = None
+) -> pd.DataFrame:
+    """Per (encoder, dataset level, P1, P2) hit rates and paired comparisons; pure.
+
+    ``wide`` has one row per (encoder, dataset, qid) with one column per arm of
+    :data:`T2_ARMS` (the hit@k values) and ``p1``, ``p2``. The pooled level (``"all"``) pools
+    ``pooled_datasets`` (default: every dataset of ``wide``).
+    """
+    pooled = wide if pooled_datasets is None else wide[wide["dataset"].isin(pooled_datasets)]
+    levels = [wide, pooled.assign(dataset=POOLED)]
+    frame = pd.concat(levels, ignore_index=True)
+    rows: list[dict[str, Any]] = []
+    for (encoder, dataset, p1, p2), group in frame.groupby(
+        ["encoder", "dataset", "p1", "p2"], sort=True
+    ):
+        row: dict[str, Any] = {
+            "encoder": encoder,
+            "dataset": dataset,
+            "p1": bool(p1),
+            "p2": bool(p2),
+            "cell": pq_label(bool(p1), bool(p2)),
+            "regime": regime_label(bool(p1), bool(p2)),
+            "n": len(group),
+        }
+        for arm in T2_ARMS:
+            row[f"hit_{arm}"] = float(group[arm].mean())
+        for a, b in COMPARISONS:
+            c = comparison_name(a, b)
+            result = compare_paired(
+                group[a].to_numpy(dtype=np.float64),
+                group[b].to_numpy(dtype=np.float64),
+                test="mcnemar",
+                resamples=cfg.bootstrap_resamples,
+                confidence=cfg.confidence,
+                seed=cfg.seed,
+                label_a=a,
+                label_b=b,
+            )
+            row[f"{c}_diff"] = result.diff
+            row[f"{c}_ci_lo"] = result.ci_lo
+            row[f"{c}_ci_hi"] = result.ci_hi
+            row[f"{c}_p"] = result.p_value
+            row[f"{c}_n_a_better"] = result.n_a_better
+            row[f"{c}_n_b_better"] = result.n_b_better
+        rows.append(row)
+    cells = pd.DataFrame(rows)
+    # One Holm family over every test of the run (cells x comparisons).
+    names = [comparison_name(a, b) for a, b in COMPARISONS]
+    all_p = np.concatenate([cells[f"{c}_p"].to_numpy() for c in names])
+    adjusted = holm(all_p) if all_p.size else all_p
+    for i, c in enumerate(names):
+        cells[f"{c}_p_holm"] = adjusted[i * len(cells) : (i + 1) * len(cells)]
+        cells[f"{c}_significant"] = (cells[f"{c}_diff"] > 0) & (
+            cells[f"{c}_p_holm"] < cfg.significance
+        )
+    return cells
+
+
+def predicate_split_verdict(cells: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
+    """The module docstring's rule, per encoder and comparison, on the pooled level; pure."""
+    pooled = cells[cells["dataset"] == POOLED]
+    rows = []
+    for encoder, group in pooled.groupby("encoder", sort=True):
+        for a, b in COMPARISONS:
+            c = comparison_name(a, b)
+            b_cell = group[(~group["p1"]) & (group["p2"])]
+            q_cells = group[group["p1"] & (group["n"] >= cfg.min_cell_n)]
+            b_ok = bool(len(b_cell)) and bool(b_cell[f"{c}_significant"].all())
+            q_ok = bool(len(q_cells)) and not bool(q_cells[f"{c}_significant"].any())
+            rows.append(
+                {
+                    "encoder": encoder,
+                    "comparison": c,
+                    "b_dominant_n": int(b_cell["n"].sum()),
+                    "q_dominant_cells_judged": len(q_cells),
+                    "b_dominant_significant": b_ok,
+                    "q_dominant_not_significant": q_ok,
+                    "holds": b_ok and q_ok,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def analyse_t2(
+    table: pd.DataFrame,
+    cfg: T2Config,
+    samples: Mapping[str, Mapping[str, Any]] | None = None,
+) -> T2Result:
+    """T2 from an outcome table holding the arms of :data:`T2_ARMS`."""
+    hit = f"hit@{cfg.k}"
+    if hit not in table.columns:
+        raise ValueError(f"analyse_t2: the outcome table has no column {hit!r} (k={cfg.k})")
+    wide = arm_matrix(table, hit, T2_ARMS)
+    queries = table[table["arm"] == "q"].groupby(["encoder", "dataset"])["qid"].nunique()
+    kept = wide.groupby(["encoder", "dataset"])["qid"].nunique()
+    dropped: dict[str, dict[str, int]] = {}
+    for (encoder, dataset), n in queries.items():
+        dropped.setdefault(str(encoder), {})[str(dataset)] = int(
+            n - kept.get((encoder, dataset), 0)
+        )
+    pooled_datasets, degenerate = evidence_datasets(wide)
+    cells = cell_table(wide, cfg, pooled_datasets)
+    verdicts = predicate_split_verdict(cells, cfg)
+    return T2Result(
+        config=cfg,
+        cells=cells,
+        verdicts=verdicts,
+        n_dropped=dropped,
+        samples=dict(samples or {}),
+        degenerate=degenerate,
+        pooled_datasets=tuple(pooled_datasets),
+    )
+
+
+def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
+    """``{dataset: {p1: {share_true, degenerate}, p2: {...}}}`` for a record."""
+    out: dict[str, Any] = {}
+    if table is None:
+        return out
+    for row in table.itertuples(index=False):
+        out.setdefault(str(row.dataset), {})[str(row.predicate)] = {
+            "share_true": float(row.share_true),
+            "degenerate": bool(row.degenerate),
+        }
+    return out
+
+
+def run_t2(
+    cfg: T2Config,
+    *,
+    work: Path | str | None = None,
+    examples: Mapping[str, Sequence[Example]] | None = None,
+    encoder_factory: EncoderFactory | None = None,
+    outcomes: Outcomes | None = None,
+) -> tuple[T2Result, Outcomes]:
+    """Collect the outcomes of ``q``, ``bridge`` and ``union`` (unless given) and analyse them."""
+    if outcomes is None:
+        outcomes = collect_outcomes(
+            cfg, T2_ARMS, work=work, examples=examples, encoder_factory=encoder_factory
+        )
+    return analyse_t2(outcomes.table, cfg, outcomes.sample_numbers()), outcomes

@@ -1,0 +1,2 @@
+"""The runner: ``regime reproduce`` (papermill runs), results records, expected numbers,
+verdicts."""

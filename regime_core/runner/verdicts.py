@@ -1,0 +1,246 @@
+"""The verdict of every claim, from a run's records: the data behind ``regime verdicts``, the
+book's paper-against-ours table and every sentence of the book that states a verdict, a
+direction or a significance.
+
+The verdict rules are :data:`regime_core.runner.expected.VERDICT_RULES`; the robustness of each
+verdict (the share of plausible readings under which the claim holds) comes from the
+``robustness`` run's record (:mod:`regime_core.experiments.robustness`). Everything here is a
+function of records: nothing is typed, so no sentence can contradict its numbers.
+
+>>> comparison_phrase({"diff": 0.01, "ci_lo": -0.002, "ci_hi": 0.02, "p_value": 0.06})
+'+1.0 pp (95% CI -0.2 pp to +2.0 pp, p = 0.060): not significantly different from zero'
+>>> comparison_phrase({"diff": 0.066, "ci_lo": 0.045, "ci_hi": 0.091, "p_value": 1e-6})
+'+6.6 pp (95% CI +4.5 pp to +9.1 pp, p < 0.001): significantly above zero'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from regime_core import config, paths
+from regime_core.runner.expected import (
+    SIGNIFICANCE_LEVEL,
+    Claim,
+    Judgement,
+    claim_values,
+    fill_behind,
+    judge_values,
+    load_claims,
+    paper_text,
+    values_text,
+)
+from regime_core.runner.records import format_number, get_number, load_record, record_path
+
+#: The run whose record holds the robustness of every claim.
+ROBUSTNESS_RUN = "robustness"
+#: Our side's fields in ``regime verdicts --json`` (absent values are null).
+OURS_FIELDS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi", "p", "n")
+#: The robustness fields in ``regime verdicts --json``.
+ROBUSTNESS_FIELDS: tuple[str, ...] = ("readings", "holding", "share", "most_sensitive_knob")
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    """One claim judged on one run's records (see :func:`judge_claims`)."""
+
+    claim: Claim
+    values: Mapping[str, Any]
+    ours: Mapping[str, float | int | None]
+    judgement: Judgement
+    behind: str
+    robustness: Mapping[str, Any] | None
+
+    @property
+    def verdict(self) -> str:
+        return self.judgement.verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        """The object ``regime verdicts --json`` prints for this claim."""
+        return {
+            "id": self.claim.id,
+            "claim": self.claim.claim,
+            "chapter": self.claim.chapter,
+            "paper": {"text": paper_text(self.claim), **dict(self.claim.paper)},
+            "ours": dict(self.ours),
+            "ours_text": values_text(self.claim, self.values),
+            "behind": self.behind,
+            "verdict": self.verdict,
+            "reason": self.judgement.reason,
+            "robustness": None
+            if self.robustness is None
+            else {k: self.robustness.get(k) for k in ROBUSTNESS_FIELDS},
+        }
+
+
+def ours_numbers(claim: Claim, record: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
+    """``estimate, ci_lo, ci_hi, p, n`` of a claim: read from the record where the claim names
+    the key, else derived (a share claim's estimate is passing / total, its n the total)."""
+    out: dict[str, float | int | None] = dict.fromkeys(OURS_FIELDS)
+    for name in OURS_FIELDS:
+        if name in values and values[name] is not None:
+            out[name] = values[name]
+        elif isinstance(claim.ours.get(name), str):
+            value = get_number(record, claim.ours[name])
+            out[name] = value if isinstance(value, int | float) else None
+    if claim.rule == "share" and out["estimate"] is None and values.get("total"):
+        out["estimate"] = values["passing"] / values["total"]
+        out["n"] = int(values["total"])
+    if out["n"] is not None:
+        out["n"] = int(out["n"])
+    return out
+
+
+def load_run_records(
+    runs: Sequence[str], work: Path | str | None = None
+) -> dict[str, dict[str, Any]]:
+    """The records of ``runs`` under ``<work>/results``; a missing one is an error naming the
+    run, the file and the command that produces it."""
+    results = paths.results_dir(work)
+    records = {}
+    for run in dict.fromkeys(runs):
+        file = record_path(results / run)
+        if not file.is_file():
+            raise FileNotFoundError(
+                f"no record for run {run!r} ({file}); produce it with `regime reproduce"
+                + ("" if work is None else f" --work {work}")
+                + "`"
+            )
+        records[run] = load_record(file)
+    return records
+
+
+def robustness_of(
+    claim_id: str, robustness_record: Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """The robustness summary of a claim in the robustness record, if it has one."""
+    if robustness_record is None:
+        return None
+    claims = robustness_record.get("numbers", {}).get("claims", {})
+    found = claims.get(claim_id)
+    return found if isinstance(found, Mapping) else None
+
+
+def judge_claims(
+    records: Mapping[str, Mapping[str, Any]],
+    claims: Sequence[Claim] | None = None,
+    robustness_record: Mapping[str, Any] | None = None,
+) -> list[ClaimVerdict]:
+    """Every claim judged on ``records`` (run id -> record); pure."""
+    judged = []
+    for claim in claims if claims is not None else load_claims():
+        if claim.run not in records:
+            raise KeyError(f"claim {claim.id!r}: no record for run {claim.run!r}")
+        record = records[claim.run]
+        values = claim_values(claim, record)
+        behind = fill_behind(claim.behind, record)
+        judged.append(
+            ClaimVerdict(
+                claim=claim,
+                values=values,
+                ours=ours_numbers(claim, record, values),
+                judgement=judge_values(claim, values),
+                behind=behind,
+                robustness=robustness_of(claim.id, robustness_record),
+            )
+        )
+    return judged
+
+
+def verdicts_report(
+    work: Path | str | None = None, claims_file: Path | str | None = None
+) -> dict[str, Any]:
+    """``{"claims": [...]}`` for a work directory (the ``regime verdicts --json`` object)."""
+    claims = load_claims(claims_file)
+    records = load_run_records([c.run for c in claims], work)
+    robustness_file = record_path(paths.results_dir(work) / ROBUSTNESS_RUN)
+    robustness = load_record(robustness_file) if robustness_file.is_file() else None
+    return {
+        "claims": [v.to_dict() for v in judge_claims(records, claims, robustness)],
+        "rules": "regime_core.runner.expected.VERDICT_RULES",
+        "robustness_run": ROBUSTNESS_RUN if robustness is not None else None,
+    }
+
+
+# --- sentences -----------------------------------------------------------------------------------
+
+
+def significance_word(diff: float, ci_lo: float, ci_hi: float, p: float) -> str:
+    """What a paired comparison says about its direction, from its numbers alone; pure.
+
+    Significant (p below :data:`~regime_core.runner.expected.SIGNIFICANCE_LEVEL`) *and* an interval
+    on
+    one side of zero
+    gives "significantly above/below zero"; anything else "not significantly different from
+    zero" (a significant test whose interval touches zero is not called a direction).
+
+    >>> significance_word(-0.452, -0.52, -0.38, 1e-9)
+    'significantly below zero'
+    """
+    level = SIGNIFICANCE_LEVEL
+    if p < level and ci_lo > 0 and diff > 0:
+        return "significantly above zero"
+    if p < level and ci_hi < 0 and diff < 0:
+        return "significantly below zero"
+    return "not significantly different from zero"
+
+
+def comparison_phrase(c: Mapping[str, Any], *, p_key: str | None = None) -> str:
+    """A paired comparison (a record node with ``diff`` (or T3's ``drop``), ``ci_lo``,
+    ``ci_hi`` and a p-value under ``p_key``, else ``p_holm``, ``p_value`` or ``p``) as a phrase
+    with its direction."""
+    key = p_key or next((k for k in ("p_holm", "p_value", "p") if k in c), None)
+    if key is None:
+        raise KeyError("the comparison has no p-value (p_holm, p_value or p)")
+    effect = "diff" if "diff" in c else "drop"
+    diff, lo, hi, p = (float(c[k]) for k in (effect, "ci_lo", "ci_hi", key))
+    level = round(100 * config.CONFIDENCE)
+    holm = " Holm" if key == "p_holm" else ""
+    return (
+        f"{format_number(diff, 'pp')} ({level}% CI {format_number(lo, 'pp')} to "
+        f"{format_number(hi, 'pp')}, {format_number(p, 'p')}{holm}): "
+        f"{significance_word(diff, lo, hi, p)}"
+    )
+
+
+def robustness_phrase(robustness: Mapping[str, Any] | None) -> str:
+    """ "reproduced under 3 of 24 readings (13%); the tie rule moves it most" or the absence."""
+    if robustness is None:
+        return "its robustness was not computed in this run"
+    readings = int(robustness.get("readings", 0))
+    if readings == 0:
+        return "no reading of it could be judged"
+    holding = int(robustness.get("holding", 0))
+    share = float(robustness.get("share", 0.0))
+    knob = str(robustness.get("most_sensitive_knob", "none"))
+    text = f"reproduced under {holding} of {readings} readings ({format_number(share, 'pct')})"
+    if knob == "none":
+        return text + "; no knob changes its verdict"
+    return text + f"; the knob that changes its verdict most is {knob.replace('_', ' ')}"
+
+
+def claim_sentence(v: ClaimVerdict) -> str:
+    """One sentence for a claim: ours, the verdict with its reason, and its robustness."""
+    ours = values_text(v.claim, v.values)
+    return (
+        f"Ours: {ours}; verdict: {v.verdict} ({v.judgement.reason}); "
+        f"{robustness_phrase(v.robustness)}."
+    )
+
+
+__all__ = [
+    "OURS_FIELDS",
+    "ROBUSTNESS_FIELDS",
+    "ROBUSTNESS_RUN",
+    "ClaimVerdict",
+    "claim_sentence",
+    "comparison_phrase",
+    "judge_claims",
+    "load_run_records",
+    "ours_numbers",
+    "robustness_phrase",
+    "significance_word",
+    "verdicts_report",
+]

@@ -1,0 +1,471 @@
+"""The annotation activity: students label P1 and P2 by hand, then compare with each other and with
+the automatic predicates of :mod:`regime_core.data.regimes` (Cohen's kappa).
+
+**The sheet** (:func:`write_sheet`, ``regime annotate sample``) is a UTF-8 CSV with one row per
+question and the columns :data:`SHEET_COLUMNS`:
+
+=====================  =======================================================================
+``id``                 the question's id in the prepared data (do not edit)
+``question``           the question
+``hop2_entity``        the hop-2 entity as the data names it
+``hop2_other_names``   other names that count for it (target title, aliases), ``" | "``-joined
+``bridge_title``       title of the bridge passage (hop 1)
+``bridge_text``        the bridge passage
+``p1``                 **fill in**: is the hop-2 entity (any of its names) in the question?
+``p2``                 **fill in**: is it in a sentence of the bridge passage?
+``annotator``          **fill in** your name (in at least one row; every filled row must agree)
+``sample``             the sample's id (do not edit): dataset, split, seed, size, id hash
+=====================  =======================================================================
+
+Allowed values in ``p1``/``p2`` (case and surrounding spaces ignored): ``1``/``0``,
+``y``/``n``, ``yes``/``no``, ``true``/``false`` (:data:`TRUE_VALUES`, :data:`FALSE_VALUES`).
+An empty ``annotator`` column names the annotator after the file (``alice.csv`` -> ``alice``).
+
+**The check** (:func:`kappa_report`, ``regime annotate kappa``) reads one or more sheets of the
+same sample, recomputes P1 and P2 from the prepared data by id (``auto``), and reports Cohen's
+kappa (:func:`regime_core.stats.cohens_kappa`) for each predicate between each pair of
+annotators and between each annotator and ``auto``, with every disagreement listed. Malformed
+sheets (missing columns, unknown or missing ids, bad values, sheets of different samples) raise
+``ValueError`` naming the file, the row and the column.
+
+No human label is ever shipped or generated here: the labels come from the sheets you pass.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from regime_core import config
+from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, p1, p2
+from regime_core.experiments.common import ids_hash, sample_ids
+from regime_core.schema import SPLITS, Example
+from regime_core.stats import cohens_kappa
+
+#: The paper's inter-annotator check used 50 questions.
+SHEET_SIZE: int = 50
+PREDICATES: tuple[str, ...] = ("p1", "p2")
+AUTO: str = "auto"  # the name of the automatic annotator (regimes.p1 / regimes.p2)
+SHEET_COLUMNS: tuple[str, ...] = (
+    "id",
+    "question",
+    "hop2_entity",
+    "hop2_other_names",
+    "bridge_title",
+    "bridge_text",
+    "p1",
+    "p2",
+    "annotator",
+    "sample",
+)
+REQUIRED_COLUMNS: tuple[str, ...] = ("id", "p1", "p2", "annotator", "sample")
+TRUE_VALUES: tuple[str, ...] = ("1", "y", "yes", "true")
+FALSE_VALUES: tuple[str, ...] = ("0", "n", "no", "false")
+NAME_SEPARATOR = " | "
+_SAMPLE_ID = re.compile(
+    r"^(?P<dataset>[a-z0-9]+)-(?P<split>[a-z]+)-seed(?P<seed>\d+)-n(?P<n>\d+)-(?P<hash>[0-9a-f]+)$"
+)
+_STREAM = "annotate"  # the sampling stream: independent of the experiments' samples
+
+
+# --------------------------------------------------------------------------------------------
+# Sampling and writing
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    """Which questions a sheet holds: ``n`` ids of ``dataset``/``split`` drawn with ``seed``;
+    ``id_hash`` pins the drawn ids (it changes if the prepared data does)."""
+
+    dataset: str
+    split: str
+    seed: int
+    n: int
+    id_hash: str
+
+    @property
+    def sample_id(self) -> str:
+        return f"{self.dataset}-{self.split}-seed{self.seed}-n{self.n}-{self.id_hash}"
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> SampleSpec:
+        match = _SAMPLE_ID.match(text.strip())
+        if match is None or match["split"] not in SPLITS:
+            raise ValueError(
+                f"{where}, column 'sample': {text!r} is not a sample id written by "
+                "`regime annotate sample` (e.g. 'hotpotqa-dev-seed0-n50-<hash>')"
+            )
+        return cls(
+            dataset=match["dataset"],
+            split=match["split"],
+            seed=int(match["seed"]),
+            n=int(match["n"]),
+            id_hash=match["hash"],
+        )
+
+
+def draw_sample(
+    examples: Sequence[Example], n: int = SHEET_SIZE, *, seed: int = config.SEED
+) -> tuple[SampleSpec, list[Example]]:
+    """A seeded sample of ``n`` examples (sorted by id) and its spec; pure.
+
+    The examples must be of one dataset and split. ``n`` larger than the examples takes all.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"sample size must be a positive integer, got {n!r}")
+    if not examples:
+        raise ValueError("draw_sample: no examples to draw from")
+    kinds = sorted({(ex.dataset, ex.split) for ex in examples})
+    if len(kinds) != 1:
+        raise ValueError(f"draw_sample: the examples mix datasets/splits {kinds}; pass one")
+    dataset, split = kinds[0]
+    chosen = sample_ids([ex.id for ex in examples], n, seed=seed, stream=_STREAM)
+    by_id = {ex.id: ex for ex in examples}
+    picked = [by_id[i] for i in chosen]
+    spec = SampleSpec(dataset, split, seed, n, ids_hash(chosen)[:10])
+    return spec, picked
+
+
+def sheet_rows(
+    spec: SampleSpec, examples: Sequence[Example], rules: RegimeRules = DEFAULT_REGIME_RULES
+) -> list[dict[str, str]]:
+    """The sheet's rows, ``p1``/``p2``/``annotator`` left empty; pure."""
+    rows = []
+    for ex in examples:
+        others = [name for name in hop2_names(ex, rules) if name != ex.hop2_entity]
+        rows.append(
+            {
+                "id": ex.id,
+                "question": ex.question,
+                "hop2_entity": ex.hop2_entity,
+                "hop2_other_names": NAME_SEPARATOR.join(others),
+                "bridge_title": ex.bridge.title,
+                "bridge_text": ex.bridge.text,
+                "p1": "",
+                "p2": "",
+                "annotator": "",
+                "sample": spec.sample_id,
+            }
+        )
+    return rows
+
+
+def write_sheet(path: Path | str, rows: Sequence[Mapping[str, str]]) -> Path:
+    """Write the rows as CSV (all fields quoted, so spreadsheets keep long texts intact)."""
+    from regime_core.integrity import atomic_write_bytes
+
+    path = Path(path)
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=list(SHEET_COLUMNS), quoting=csv.QUOTE_ALL)
+    writer.writeheader()
+    writer.writerows(rows)
+    # atomic: an interrupted write never leaves half a sheet in place of a filled-in one
+    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
+    return path
+
+
+def load_split(dataset: str, split: str, work: Path | str | None = None) -> list[Example]:
+    """The examples a sheet is drawn from (``toyworld`` is generated, the rest prepared)."""
+    from regime_core.data import load_examples
+
+    examples = load_examples(dataset, split=split, work=None if work is None else Path(work))
+    if not examples:
+        raise ValueError(f"no {split} examples of {dataset}; run `regime data prepare` first")
+    return examples
+
+
+def make_sheet(
+    dataset: str,
+    out: Path | str,
+    *,
+    n: int = SHEET_SIZE,
+    seed: int = config.SEED,
+    split: str = "dev",
+    work: Path | str | None = None,
+) -> tuple[Path, SampleSpec]:
+    """``regime annotate sample``: draw and write a sheet; return its path and sample spec."""
+    spec, picked = draw_sample(load_split(dataset, split, work), n, seed=seed)
+    return write_sheet(out, sheet_rows(spec, picked)), spec
+
+
+# --------------------------------------------------------------------------------------------
+# Reading and validating sheets
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sheet:
+    """One annotator's validated labels: ``labels[predicate][id]``."""
+
+    path: str
+    annotator: str
+    spec: SampleSpec
+    ids: tuple[str, ...]
+    labels: Mapping[str, Mapping[str, bool]]
+
+
+def parse_label(value: str, where: str) -> bool:
+    """``1/y/yes/true`` -> True, ``0/n/no/false`` -> False (case-insensitive), else ValueError."""
+    text = value.strip().lower()
+    if text in TRUE_VALUES:
+        return True
+    if text in FALSE_VALUES:
+        return False
+    shown = "empty" if not text else repr(value)
+    raise ValueError(
+        f"{where}: value {shown} is not a label; write one of "
+        f"{'/'.join(TRUE_VALUES)} (yes) or {'/'.join(FALSE_VALUES)} (no)"
+    )
+
+
+def read_sheet(path: Path | str) -> Sheet:
+    """Read and validate one filled sheet (columns, values, one sample, unique ids).
+
+    Row numbers in messages are the spreadsheet's (the header is row 1).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such sheet")
+    with path.open(encoding="utf-8-sig", newline="") as f:
+        reader = csv.DictReader(f)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        missing = [c for c in REQUIRED_COLUMNS if c not in header]
+        if missing:
+            raise ValueError(
+                f"{path}, row 1: missing column(s) {missing}; the header must hold "
+                f"{list(REQUIRED_COLUMNS)} (a sheet from `regime annotate sample` has them)"
+            )
+        reader.fieldnames = header
+        records = list(reader)
+    if not records:
+        raise ValueError(f"{path}: the sheet has no rows")
+    spec: SampleSpec | None = None
+    sample_text = ""
+    names: dict[str, int] = {}
+    ids: list[str] = []
+    seen: dict[str, int] = {}
+    labels: dict[str, dict[str, bool]] = {p: {} for p in PREDICATES}
+    for row_number, record in enumerate(records, start=2):
+        where = f"{path}, row {row_number}"
+        if None in record:  # more cells than header columns
+            raise ValueError(f"{where}: more cells than columns; check quoting of long texts")
+        qid = (record.get("id") or "").strip()
+        if not qid:
+            raise ValueError(f"{where}, column 'id': empty")
+        if qid in seen:
+            raise ValueError(f"{where}, column 'id': {qid!r} repeats row {seen[qid]}")
+        seen[qid] = row_number
+        text = (record.get("sample") or "").strip()
+        if spec is None:
+            spec, sample_text = SampleSpec.parse(text, f"{where}"), text
+        elif text != sample_text:
+            raise ValueError(
+                f"{where}, column 'sample': {text!r} differs from {sample_text!r} (row 2); "
+                "rows of different samples were mixed"
+            )
+        name = (record.get("annotator") or "").strip()
+        if name:
+            names.setdefault(name, row_number)
+        for predicate in PREDICATES:
+            cell = record.get(predicate) or ""
+            labels[predicate][qid] = parse_label(cell, f"{where}, column {predicate!r}")
+        ids.append(qid)
+    if len(names) > 1:
+        shown = ", ".join(f"{n!r} (row {r})" for n, r in names.items())
+        raise ValueError(
+            f"{path}, column 'annotator': one sheet per annotator, but it names {shown}"
+        )
+    annotator = next(iter(names)) if names else path.stem
+    if annotator == AUTO:
+        raise ValueError(f"{path}, column 'annotator': {AUTO!r} is reserved for the predicates")
+    if spec is None:  # unreachable: records is non-empty; narrows the type
+        raise ValueError(f"{path}: the sheet has no rows")
+    return Sheet(str(path), annotator, spec, tuple(ids), labels)
+
+
+def check_sheets(sheets: Sequence[Sheet], sample_ids_: Sequence[str]) -> None:
+    """Every sheet holds exactly the sample's ids and all sheets are of one sample."""
+    if not sheets:
+        raise ValueError("no sheets given")
+    first = sheets[0]
+    expected = set(sample_ids_)
+    annotators: dict[str, str] = {}
+    for sheet in sheets:
+        if sheet.spec != first.spec:
+            raise ValueError(
+                f"{sheet.path}, row 2, column 'sample': {sheet.spec.sample_id!r} is not the sample "
+                f"of {first.path} ({first.spec.sample_id!r}); compare sheets of one sample"
+            )
+        if sheet.annotator in annotators:
+            raise ValueError(
+                f"{sheet.path}, column 'annotator': {sheet.annotator!r} also annotated "
+                f"{annotators[sheet.annotator]}; give each sheet its annotator's name"
+            )
+        annotators[sheet.annotator] = sheet.path
+        for row_number, qid in enumerate(sheet.ids, start=2):
+            if qid not in expected:
+                raise ValueError(
+                    f"{sheet.path}, row {row_number}, column 'id': {qid!r} is not a question "
+                    f"of sample {sheet.spec.sample_id}"
+                )
+        absent = sorted(expected - set(sheet.ids))
+        if absent:
+            raise ValueError(
+                f"{sheet.path}, column 'id': {len(absent)} question(s) of the sample are missing "
+                f"(e.g. {absent[:3]}); keep every row of the sheet"
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# Kappa
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    predicate: str
+    a: str
+    b: str
+    n: int
+    kappa: float  # NaN when both raters use one and the same label throughout
+    agreement: float  # observed share of equal labels
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    predicate: str
+    id: str
+    question: str
+    labels: Mapping[str, bool]  # rater -> label, for every rater (AUTO included)
+
+
+@dataclass(frozen=True)
+class KappaReport:
+    sample_id: str
+    raters: tuple[str, ...]  # the annotators, then AUTO
+    pairs: tuple[PairAgreement, ...]
+    disagreements: tuple[Disagreement, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object ``regime annotate kappa --json`` prints (NaN kappa as null)."""
+        return {
+            "sample": self.sample_id,
+            "raters": list(self.raters),
+            "pairs": [
+                {
+                    "predicate": p.predicate,
+                    "a": p.a,
+                    "b": p.b,
+                    "n": p.n,
+                    "kappa": None if math.isnan(p.kappa) else p.kappa,
+                    "agreement": p.agreement,
+                }
+                for p in self.pairs
+            ],
+            "disagreements": [
+                {
+                    "predicate": d.predicate,
+                    "id": d.id,
+                    "question": d.question,
+                    "labels": {k: int(v) for k, v in d.labels.items()},
+                }
+                for d in self.disagreements
+            ],
+        }
+
+    def to_text(self) -> str:
+        lines = [f"sample {self.sample_id}: raters {', '.join(self.raters)}", ""]
+        lines.append(
+            f"{'predicate':10}{'rater a':>16}{'rater b':>16}{'n':>6}{'kappa':>8}{'agree':>8}"
+        )
+        for p in self.pairs:
+            kappa = "undef" if math.isnan(p.kappa) else f"{p.kappa:.2f}"
+            lines.append(f"{p.predicate:10}{p.a:>16}{p.b:>16}{p.n:>6}{kappa:>8}{p.agreement:>8.0%}")
+        if any(math.isnan(p.kappa) for p in self.pairs):
+            lines.append("(undef: both raters gave one and the same label to every question)")
+        lines.append("")
+        if not self.disagreements:
+            lines.append("no disagreements")
+        for d in self.disagreements:
+            said = ", ".join(f"{k}={int(v)}" for k, v in d.labels.items())
+            lines.append(f"{d.predicate} {d.id}: {said}  | {d.question}")
+        return "\n".join(lines)
+
+
+def auto_labels(
+    examples: Sequence[Example], rules: RegimeRules = DEFAULT_REGIME_RULES
+) -> dict[str, dict[str, bool]]:
+    """``{predicate: {id: label}}`` from :func:`regime_core.data.regimes.p1`/``p2``; pure."""
+    return {
+        "p1": {ex.id: p1(ex, rules) for ex in examples},
+        "p2": {ex.id: p2(ex, rules) for ex in examples},
+    }
+
+
+def agreement_report(
+    raters: Mapping[str, Mapping[str, Mapping[str, bool]]],
+    ids: Sequence[str],
+    questions: Mapping[str, str],
+    sample_id: str = "",
+) -> KappaReport:
+    """Kappa for each predicate between every pair of raters, and the disagreements; pure.
+
+    ``raters[name][predicate][id]`` is a label; every rater labels every id in ``ids``.
+    """
+    names = tuple(raters)
+    if len(names) < 2:
+        raise ValueError(f"agreement needs at least two raters, got {list(names)}")
+    pairs = []
+    for predicate in PREDICATES:
+        for a, b in itertools.combinations(names, 2):
+            left = [raters[a][predicate][i] for i in ids]
+            right = [raters[b][predicate][i] for i in ids]
+            agreement = sum(x == y for x, y in zip(left, right, strict=True)) / len(ids)
+            pairs.append(
+                PairAgreement(predicate, a, b, len(ids), cohens_kappa(left, right), agreement)
+            )
+    disagreements = []
+    for predicate in PREDICATES:
+        for i in ids:
+            said = {name: raters[name][predicate][i] for name in names}
+            if len(set(said.values())) > 1:
+                disagreements.append(Disagreement(predicate, i, questions.get(i, ""), said))
+    return KappaReport(sample_id, names, tuple(pairs), tuple(disagreements))
+
+
+def kappa_report(
+    paths_: Sequence[Path | str],
+    *,
+    work: Path | str | None = None,
+    examples: Sequence[Example] | None = None,
+    rules: RegimeRules = DEFAULT_REGIME_RULES,
+) -> KappaReport:
+    """``regime annotate kappa``: read and check the sheets, recompute P1/P2 from the prepared
+    data (or from ``examples``), and compare every pair of raters."""
+    sheets = [read_sheet(p) for p in paths_]
+    if not sheets:
+        raise ValueError("no sheets given")
+    spec = sheets[0].spec
+    source = list(examples) if examples is not None else load_split(spec.dataset, spec.split, work)
+    source = [ex for ex in source if ex.dataset == spec.dataset and ex.split == spec.split]
+    redrawn, picked = draw_sample(source, spec.n, seed=spec.seed) if source else (None, [])
+    if redrawn is None or redrawn.id_hash != spec.id_hash:
+        raise ValueError(
+            f"{sheets[0].path}, row 2, column 'sample': the {spec.dataset} {spec.split} data here "
+            f"does not give sample {spec.sample_id} (the prepared data changed since the sheet "
+            "was made); make the sheet again or use the data it was made from"
+        )
+    ids = [ex.id for ex in picked]
+    check_sheets(sheets, ids)
+    raters: dict[str, Mapping[str, Mapping[str, bool]]] = {s.annotator: s.labels for s in sheets}
+    raters[AUTO] = auto_labels(picked, rules)
+    questions = {ex.id: ex.question for ex in picked}
+    return agreement_report(raters, ids, questions, spec.sample_id)

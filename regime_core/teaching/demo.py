@@ -1,0 +1,729 @@
+"""The teaching kit: the two regimes shown on the synthetic ``toyworld`` in a minute, and its knobs.
+
+:func:`run_demo` (``regime demo``) generates a small toy world, retrieves the hop-2 passage of
+every question with the arms ``q``, ``union``, ``knockout`` and ``bridge`` (gold ``B_rel``) and
+with the RegimeRouter, and tabulates hit@1 and hit@5 per arm and regime. The lesson it shows: the
+``union`` arm (question + α·relation sentence) helps where the hop-2 entity is named only in the
+bridge (B-dominant) and does not help where the question already names it (Q-dominant).
+
+The knob sweeps (:func:`sweep_distractor_similarity`, :func:`knockout_table`,
+:func:`sweep_alpha`) return long DataFrames, one row per (knob value, regime, arm), with columns
+``n``, ``hit@1`` and ``hit@5`` (``hit@k`` = the hop-2 target ranks in the top k of its pool,
+bridge excluded). They are pure given an encoder and an embedding store; the store is the only
+side effect (it caches vectors on disk).
+
+>>> from regime_core.teaching.demo import DemoConfig, run_demo            # doctest: +SKIP
+>>> print(run_demo(DemoConfig(encoder="tfidf")).to_text())            # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config, paths
+from regime_core.config import ConfigMixin
+from regime_core.data.regimes import gold_b_rel
+from regime_core.encoders.base import Encoder
+from regime_core.experiments.common import (
+    CountingStore,
+    default_encoder_factory,
+    sample_examples,
+)
+from regime_core.retrieval import document_text
+from regime_core.schema import Example
+from regime_core.teaching.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
+
+#: The regimes the demo reports, in display order (toyworld has no "neither" question).
+DEMO_REGIMES: tuple[str, ...] = (B_DOMINANT, Q_DOMINANT)
+#: The arms the demo runs, with gold B_rel.
+DEMO_ARMS: tuple[str, ...] = ("q", "union", "knockout", "bridge")
+#: The arms the knob sweeps compare.
+SWEEP_ARMS: tuple[str, ...] = ("q", "union")
+#: hit@k cutoffs reported everywhere in the kit (the top passage, and the paper's R@5).
+HIT_CUTOFFS: tuple[int, ...] = (1, config.HEADLINE_K)
+#: Questions in the demo world, with about 550 passages and 250 query texts, which the bundled
+#: MiniLM encodes in well under a minute on 2 CPU cores (measured: see the teaching page).
+DEMO_QUESTIONS: int = 60
+#: Encoders the demo accepts (both ship with the package, no download).
+DEMO_ENCODERS: tuple[str, ...] = ("minilm", "tfidf")
+SIMILARITY_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
+ALPHA_GRID: tuple[float, ...] = (0.0, 0.1, config.ALPHA, 0.5, 0.75, 1.0)
+ROUTER_POLICY = "router"
+#: Which router the demo uses. ``auto`` = the packaged default router when it exists, else one
+#: cross-fitted on the toy world; ``packaged`` and ``toy`` force one of the two.
+ROUTER_CHOICES: tuple[str, ...] = ("auto", "packaged", "toy")
+RELATION_KEPT = "kept"
+RELATION_REMOVED = "removed"
+
+EncoderFactory = Callable[[str, Sequence[str]], Encoder]
+
+
+def hit_columns() -> tuple[str, ...]:
+    return tuple(f"hit@{k}" for k in HIT_CUTOFFS)
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels
+# --------------------------------------------------------------------------------------------
+
+
+def hit_summary(ranks: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Mean hit@k (k in :data:`HIT_CUTOFFS`) of a per-query table with a ``rank`` column
+    (1-based rank of the hop-2 target), grouped by ``by``; pure.
+
+    ``hit@k = mean(rank <= k)``.
+
+    >>> t = pd.DataFrame({"arm": ["q", "q", "union"], "rank": [1, 7, 2]})
+    >>> hit_summary(t, ["arm"]).to_dict("records")  # doctest: +NORMALIZE_WHITESPACE
+    [{'arm': 'q', 'n': 2, 'hit@1': 0.5, 'hit@5': 0.5},
+     {'arm': 'union', 'n': 1, 'hit@1': 0.0, 'hit@5': 1.0}]
+    """
+    missing = [c for c in [*by, "rank"] if c not in ranks.columns]
+    if missing:
+        raise ValueError(f"hit_summary: column(s) {missing} not in the table {list(ranks.columns)}")
+    frame = ranks.loc[:, [*by]].copy()
+    rank = ranks["rank"].to_numpy()
+    for k in HIT_CUTOFFS:
+        frame[f"hit@{k}"] = (rank <= k).astype(float)
+    grouped = frame.groupby(list(by), sort=False)
+    out = grouped.size().rename("n").to_frame().join(grouped.mean())
+    return out.reset_index()
+
+
+def _order_regimes(table: pd.DataFrame) -> pd.DataFrame:
+    """Keep the demo regimes and sort them (B-dominant first) stably."""
+    kept = table[table["regime"].isin(DEMO_REGIMES)].copy()
+    kept["_order"] = kept["regime"].map({r: i for i, r in enumerate(DEMO_REGIMES)})
+    return kept.sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
+
+
+def union_effect(
+    summary: pd.DataFrame, *, policy_column: str = "arm"
+) -> dict[str, dict[str, float]]:
+    """``{regime: {"hit@k": union − q}}`` from a summary with ``regime``, ``policy_column`` and
+    the hit columns; pure."""
+    out: dict[str, dict[str, float]] = {}
+    for regime in DEMO_REGIMES:
+        rows = summary[summary["regime"] == regime].set_index(policy_column)
+        if "union" not in rows.index or "q" not in rows.index:
+            continue
+        out[regime] = {
+            col: float(rows.loc["union", col] - rows.loc["q", col]) for col in hit_columns()
+        }
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Encoders and stores at the edge
+# --------------------------------------------------------------------------------------------
+
+
+def _check_encoder(name: str) -> None:
+    if name not in DEMO_ENCODERS:
+        raise ValueError(
+            f"encoder {name!r}: the teaching kit uses the bundled encoders {DEMO_ENCODERS}"
+        )
+
+
+def _encoder_for(name: str, examples: Sequence[Example], factory: EncoderFactory | None) -> Encoder:
+    from regime_core.data import corpus_passages
+
+    texts = [document_text(p) for p in corpus_passages(examples)]
+    return (factory or default_encoder_factory)(name, texts)
+
+
+def _store(work: Path | str | None, store: Any | None) -> Any:
+    if store is not None:
+        return store
+    from regime_core.encoders import EmbeddingStore
+
+    return EmbeddingStore(paths.embeddings_dir(None if work is None else Path(work)))
+
+
+def arm_ranks(
+    examples: Sequence[Example],
+    arms: Sequence[str],
+    *,
+    encoder: Encoder,
+    store: Any,
+    alpha: float = config.ALPHA,
+) -> pd.DataFrame:
+    """One row per (question, arm): ``qid, arm, regime, rank`` (1-based rank of the hop-2 target
+    in the question's pool, bridge excluded), with the gold ``B_rel`` of
+    :func:`regime_core.data.regimes.regime_table` (as ``experiments.common.outcome_table`` uses).
+
+    Only the rank is computed: metrics such as AUC are undefined on pools without a negative,
+    which real data has, and the kit needs none of them. Arms are compared on the same
+    questions: a question some arm cannot build a query for (no ``B_rel``) is left out of every
+    arm, and counted in ``table.attrs["n_unpaired"]``.
+    """
+    from regime_core.data.regimes import regime_table
+    from regime_core.retrieval import retrieve_arms
+
+    examples = list(examples)
+    if not examples:
+        raise ValueError("arm_ranks: no examples")
+    table = regime_table(examples)
+    b_rel = [None if pd.isna(v) else int(v) for v in table["b_rel_index"]]
+    regime_of = dict(zip(table["id"], table["regime"], strict=True))
+    rankings = retrieve_arms(
+        examples, tuple(arms), encoder=encoder, store=store, alpha=alpha, b_rel=b_rel
+    )
+    frames = [
+        pd.DataFrame(
+            {
+                "qid": list(ranking.query_ids),
+                "arm": arm,
+                "regime": [regime_of[q] for q in ranking.query_ids],
+                "rank": np.asarray(ranking.target_ranks, dtype=np.int64),
+            }
+        )
+        for arm, ranking in rankings.items()
+    ]
+    ranks = pd.concat(frames, ignore_index=True)
+    common = set.intersection(*(set(r.query_ids) for r in rankings.values()))
+    out = ranks[ranks["qid"].isin(common)].reset_index(drop=True)
+    out.attrs["n_unpaired"] = len(examples) - len(common)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The demo
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DemoConfig(ConfigMixin):
+    """What ``regime demo`` runs: a toy world of ``n_questions`` (half B-dominant), ``encoder``
+    (``minilm`` or ``tfidf``), the union weight ``alpha``, the router's cross-fitting folds."""
+
+    n_questions: int = DEMO_QUESTIONS
+    seed: int = config.SEED
+    encoder: str = config.ENCODER
+    alpha: float = config.ALPHA
+    arms: tuple[str, ...] = DEMO_ARMS
+    n_splits: int = config.CV_FOLDS
+    router: str = "auto"
+
+    def validate(self) -> None:
+        object.__setattr__(self, "arms", tuple(self.arms))
+        _check_encoder(self.encoder)
+        if self.router not in ROUTER_CHOICES:
+            raise ValueError(f"DemoConfig.router is {self.router!r}, not one of {ROUTER_CHOICES}")
+        unknown = [a for a in self.arms if a not in config.ARMS]
+        if unknown or "q" not in self.arms or "union" not in self.arms:
+            raise ValueError(
+                f"DemoConfig.arms is {self.arms}: name arms of {config.ARMS}, including q and union"
+            )
+        if not np.isfinite(self.alpha) or self.alpha < 0:
+            raise ValueError(f"DemoConfig.alpha must be a finite number >= 0, got {self.alpha!r}")
+        self.world()  # validates n_questions and seed with the toy world's messages
+
+    def world(self) -> ToyWorldConfig:
+        return ToyWorldConfig(seed=self.seed, n_questions=self.n_questions)
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """The demo's table and how it was made.
+
+    ``table``: one row per (regime, policy) with ``n``, ``hit@1``, ``hit@5``; policies are the
+    arms (gold ``B_rel``) and ``router`` (union where the router says so, with the ``B_rel`` its
+    selector picked; absent when no router could be had, see ``router_source``).
+    ``share_union``: per regime, the share of questions the router sent to union.
+    """
+
+    config: DemoConfig
+    table: pd.DataFrame
+    router_source: str
+    share_union: Mapping[str, float]
+    n_passages: int
+    n_encoded: int
+    n_cached: int
+    seconds: float
+    store_dir: str
+
+    @property
+    def effect(self) -> dict[str, dict[str, float]]:
+        return union_effect(self.table, policy_column="policy")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object ``regime demo --json`` prints."""
+        return {
+            "config": self.config.to_dict(),
+            "table": [
+                {key: _plain(value) for key, value in row.items()}
+                for row in self.table.to_dict("records")
+            ],
+            "union_minus_q": self.effect,
+            "router": self.router_source,
+            "router_share_union": dict(self.share_union),
+            "n_passages": self.n_passages,
+            "n_encoded": self.n_encoded,
+            "n_cached": self.n_cached,
+            "seconds": round(self.seconds, 2),
+            "store": self.store_dir,
+        }
+
+    def wide(self) -> pd.DataFrame:
+        """One row per policy, columns ``(regime, hit@k)``."""
+        wide = self.table.pivot(index="policy", columns="regime", values=list(hit_columns()))
+        wide = wide.swaplevel(axis=1)
+        regimes = [r for r in DEMO_REGIMES if r in self.table["regime"].unique()]
+        wide = wide.reindex(columns=pd.MultiIndex.from_product([regimes, list(hit_columns())]))
+        policies = [p for p in dict.fromkeys(self.table["policy"]) if p in wide.index]
+        return wide.loc[policies]
+
+    def to_text(self) -> str:
+        """The table ``regime demo`` prints, with the lesson in one line per regime."""
+        wide = self.wide()
+        counts = self.table.drop_duplicates("regime").set_index("regime")["n"]
+        head = f"{'':12}" + "".join(
+            f"{f'{r} (n={counts[r]})':>22}" for r in wide.columns.get_level_values(0).unique()
+        )
+        sub = f"{'policy':12}" + "".join(f"{c:>11}" for _r, c in wide.columns)
+        lines = [head, sub]
+        for policy, row in wide.iterrows():
+            cells = "".join(f"{'-' if pd.isna(v) else f'{v:.2f}':>11}" for v in row)
+            lines.append(f"{policy:12}{cells}")
+        lines.append("")
+        for regime, deltas in self.effect.items():
+            shown = ", ".join(f"{k} {v * 100:+.1f} pp" for k, v in deltas.items())
+            lines.append(f"union - q, {regime}: {shown}")
+        lines.append(f"router: {self.router_source}")
+        if self.share_union:
+            shares = ", ".join(f"{r} {v:.0%}" for r, v in self.share_union.items())
+            lines.append(f"router sends to union: {shares}")
+        lines.append(
+            f"{self.config.n_questions} questions, {self.n_passages} passages, encoder "
+            f"{self.config.encoder}; {self.n_encoded} texts encoded, {self.n_cached} cached; "
+            f"{self.seconds:.1f} s"
+        )
+        return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def _router_policy(
+    examples: Sequence[Example],
+    *,
+    encoder: Encoder,
+    store: Any,
+    cfg: DemoConfig,
+) -> tuple[pd.DataFrame | None, str]:
+    """Per-question rank under the router's decision, and which router made it.
+
+    The packaged default router is used when it exists; otherwise a router is fitted on this
+    toy world with cross-fitting (each question is decided by a model that never saw it).
+    """
+    from regime_core.experiments.router_train import (
+        build_routing_data,
+        default_router,
+        default_router_path,
+        fit_routing,
+        threshold_decisions,
+    )
+
+    sample = sample_examples(
+        examples, None, seed=cfg.seed, dataset="toyworld", split=examples[0].split
+    )
+    data = build_routing_data(
+        sample, encoder=encoder, store=store, encoder_name=cfg.encoder, alpha=cfg.alpha
+    )
+    rank_q = data.table["rank_q"].to_numpy()
+    rank_union = data.table["rank_union"].to_numpy()
+    packaged = default_router_path().is_file()
+    if cfg.router == "packaged" and not packaged:
+        raise ValueError(
+            f"router 'packaged': {default_router_path()} is missing; rebuild it with "
+            "`regime route train` or use --router toy"
+        )
+    if packaged and cfg.router != "toy":
+        router = default_router()
+        routed = router.predict_action(data.X) == "union"
+        source = f"the packaged default router ({default_router_path().name})"
+    else:
+        try:
+            # Ties are labelled q (config.LABEL_TIE_RULE), not dropped as in the real training
+            # run: in the toy world q never beats union strictly, so dropping ties would leave
+            # one class and nothing to learn.
+            fitted = fit_routing(
+                data.X, rank_q, rank_union, alpha=cfg.alpha, tie_rule=config.LABEL_TIE_RULE,
+                n_splits=cfg.n_splits, seed=cfg.seed,
+            )  # fmt: skip
+        except ValueError as err:
+            return None, f"none: cross-fitting a router on the toy world failed ({err})"
+        routed = threshold_decisions(fitted.probability, fitted.router)
+        why = (
+            "requested" if cfg.router == "toy" else f"no packaged router at {default_router_path()}"
+        )
+        source = (
+            f"cross-fitted on this toy world ({cfg.n_splits} folds, ties labelled "
+            f"{config.LABEL_TIE_RULE}; {why})"
+        )
+    ranks = pd.DataFrame(
+        {
+            "qid": data.table["qid"].to_numpy(),
+            "arm": ROUTER_POLICY,
+            "routed_union": routed,
+            "rank": np.where(routed, rank_union, rank_q),
+        }
+    )
+    return ranks, source
+
+
+def run_demo(
+    cfg: DemoConfig | None = None,
+    *,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+    with_router: bool = True,
+) -> DemoResult:
+    """Generate the demo world, retrieve with every arm and the router, and tabulate.
+
+    ``work`` holds the embedding store (``<work>/embeddings``); with neither ``work`` nor
+    ``store`` a temporary directory is used and removed afterwards (nothing is cached).
+    """
+    cfg = cfg or DemoConfig()
+    started = time.perf_counter()
+    examples = generate(cfg.world())
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if store is None and work is None:
+        tmp = tempfile.TemporaryDirectory(prefix="regime-demo-")
+        work = tmp.name
+    try:
+        counting = CountingStore(_store(work, store))
+        encoder = _encoder_for(cfg.encoder, examples, encoder_factory)
+        ranks = arm_ranks(examples, cfg.arms, encoder=encoder, store=counting, alpha=cfg.alpha)
+        share_union: dict[str, float] = {}
+        router_source = "not run"
+        if with_router:
+            routed, router_source = _router_policy(
+                examples, encoder=encoder, store=counting, cfg=cfg
+            )
+            if routed is not None:
+                regimes = ranks.drop_duplicates("qid").set_index("qid")["regime"]
+                routed["regime"] = routed["qid"].map(regimes)
+                shares = routed.groupby("regime", sort=False)["routed_union"].mean()
+                share_union = {r: float(shares[r]) for r in DEMO_REGIMES if r in shares.index}
+                ranks = pd.concat([ranks, routed.loc[:, list(ranks.columns)]], ignore_index=True)
+        summary = hit_summary(ranks, ["regime", "arm"]).rename(columns={"arm": "policy"})
+        summary = _order_regimes(summary)
+        store_dir = (
+            "temporary (removed)" if tmp is not None else str(getattr(counting.store, "root", work))
+        )
+        from regime_core.data import corpus_passages
+
+        return DemoResult(
+            config=cfg,
+            table=summary,
+            router_source=router_source,
+            share_union=share_union,
+            n_passages=len(corpus_passages(examples)),
+            n_encoded=counting.n_encoded,
+            n_cached=counting.n_cached,
+            seconds=time.perf_counter() - started,
+            store_dir=store_dir,
+        )
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+# --------------------------------------------------------------------------------------------
+# Knob sweeps
+# --------------------------------------------------------------------------------------------
+
+
+def _arm_summary(
+    examples: Sequence[Example],
+    arms: Sequence[str],
+    *,
+    encoder_name: str,
+    store: Any,
+    alpha: float,
+    encoder_factory: EncoderFactory | None,
+) -> pd.DataFrame:
+    encoder = _encoder_for(encoder_name, examples, encoder_factory)
+    ranks = arm_ranks(examples, arms, encoder=encoder, store=store, alpha=alpha)
+    return hit_summary(ranks, ["regime", "arm"])
+
+
+def sweep_distractor_similarity(
+    values: Sequence[float] = SIMILARITY_GRID,
+    *,
+    world: ToyWorldConfig | None = None,
+    encoder: str = config.ENCODER,
+    alpha: float = config.ALPHA,
+    arms: Sequence[str] = SWEEP_ARMS,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """hit@k per regime and arm for toy worlds whose distractors look more and more like the
+    target (``ToyWorldConfig.distractor_similarity`` = each of ``values``).
+
+    The questions are the same at every value; only the distractor passages change. Columns:
+    ``distractor_similarity, regime, arm, n, hit@1, hit@5``.
+    """
+    _check_encoder(encoder)
+    base = world or ToyWorldConfig(n_questions=DEMO_QUESTIONS)
+    store = _store(work, store)
+    frames = []
+    for value in values:
+        examples = generate(dataclasses.replace(base, distractor_similarity=float(value)))
+        part = _arm_summary(
+            examples, arms, encoder_name=encoder, store=store, alpha=alpha,
+            encoder_factory=encoder_factory,
+        )  # fmt: skip
+        part.insert(0, "distractor_similarity", float(value))
+        frames.append(part)
+    return _order_regimes(pd.concat(frames, ignore_index=True))
+
+
+def knockout_table(
+    examples: Sequence[Example] | None = None,
+    *,
+    encoder: str = config.ENCODER,
+    alpha: float = config.ALPHA,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """What removing the relation sentence does: hit@k per regime for ``q`` and ``union`` with
+    ``B_rel`` kept (the union arm) and removed (the union is built from the rest of the bridge:
+    the ``knockout`` arm). ``q`` does not read the bridge, so it is the same in both rows.
+
+    Columns: ``relation_sentence`` (``kept``/``removed``), ``regime, arm, n, hit@1, hit@5``.
+    """
+    _check_encoder(encoder)
+    examples = (
+        list(examples)
+        if examples is not None
+        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
+    )
+    summary = _arm_summary(
+        examples, ("q", "union", "knockout"), encoder_name=encoder, store=_store(work, store),
+        alpha=alpha, encoder_factory=encoder_factory,
+    )  # fmt: skip
+    kept = summary[summary["arm"].isin(["q", "union"])].copy()
+    kept.insert(0, "relation_sentence", RELATION_KEPT)
+    removed = summary[summary["arm"].isin(["q", "knockout"])].copy()
+    removed["arm"] = removed["arm"].replace({"knockout": "union"})
+    removed.insert(0, "relation_sentence", RELATION_REMOVED)
+    return _order_regimes(pd.concat([kept, removed], ignore_index=True))
+
+
+def sweep_alpha(
+    values: Sequence[float] = ALPHA_GRID,
+    examples: Sequence[Example] | None = None,
+    *,
+    encoder: str = config.ENCODER,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """hit@k per regime of ``q`` and of ``union = normalise(f(q) + α·f(B_rel))`` (gold
+    ``B_rel``) for each ``α`` in ``values``. Everything is encoded once; each α only re-ranks.
+    At α = 0 union equals q exactly.
+
+    Columns: ``alpha, regime, arm, n, hit@1, hit@5``. Questions without a gold ``B_rel`` are
+    left out (toyworld has none such).
+    """
+    from regime_core.data.regimes import regime_table
+    from regime_core.experiments.router_train import build_geometry
+
+    _check_encoder(encoder)
+    grid = [float(v) for v in values]
+    if any(not np.isfinite(v) or v < 0 for v in grid):
+        raise ValueError(f"sweep_alpha: every alpha must be finite and >= 0, got {list(values)}")
+    examples = (
+        list(examples)
+        if examples is not None
+        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
+    )
+    rels = [gold_b_rel(ex) for ex in examples]
+    kept = [i for i, rel in enumerate(rels) if rel.sentence is not None]
+    if not kept:
+        raise ValueError("sweep_alpha: no example has a gold B_rel")
+    examples = [examples[i] for i in kept]
+    geometry = build_geometry(
+        examples,
+        [rels[i].sentence or "" for i in kept],
+        encoder=_encoder_for(encoder, examples, encoder_factory),
+        store=_store(work, store),
+    )
+    regimes = regime_table(examples)["regime"].to_numpy()
+    rank_q = geometry.target_ranks(0.0)
+    frames = []
+    for value in grid:
+        ranks = pd.DataFrame(
+            {
+                "regime": np.concatenate([regimes, regimes]),
+                "arm": ["q"] * len(regimes) + ["union"] * len(regimes),
+                "rank": np.concatenate([rank_q, geometry.target_ranks(value)]),
+            }
+        )
+        part = hit_summary(ranks, ["regime", "arm"])
+        part.insert(0, "alpha", value)
+        frames.append(part)
+    return _order_regimes(pd.concat(frames, ignore_index=True))
+
+
+# --------------------------------------------------------------------------------------------
+# Notebook helpers
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LessonConfig(ConfigMixin):
+    """Parameters of the teaching notebooks (00 and 08): the demo plus the knob grids and the
+    optional real dataset shown next to the toy world."""
+
+    demo: DemoConfig = field(default_factory=DemoConfig)
+    similarity_grid: tuple[float, ...] = SIMILARITY_GRID
+    alpha_grid: tuple[float, ...] = ALPHA_GRID
+    real_dataset: str | None = "hotpotqa"
+    real_sample_size: int = 100
+    n_predict: int = 10
+
+    def validate(self) -> None:
+        for name in ("similarity_grid", "alpha_grid"):
+            values = tuple(float(v) for v in getattr(self, name))
+            if not values or any(not 0.0 <= v <= 1.0 for v in values):
+                raise ValueError(f"LessonConfig.{name} must list values in [0, 1], got {values}")
+            object.__setattr__(self, name, values)
+        from regime_core.data.prepare import PREPARED_DATASETS
+
+        if self.real_dataset is not None and self.real_dataset not in PREPARED_DATASETS:
+            raise ValueError(
+                f"LessonConfig.real_dataset is {self.real_dataset!r}: use one of "
+                f"{PREPARED_DATASETS} or None"
+            )
+        for name in ("real_sample_size", "n_predict"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LessonConfig.{name} must be a positive integer, got {value!r}")
+
+
+def load_real_sample(
+    dataset: str | None, size: int, *, seed: int = config.SEED, work: Path | str | None = None
+) -> tuple[list[Example] | None, str]:
+    """A seeded sample of a prepared dataset's dev split, or ``(None, why not)`` when the data
+    is not prepared (the notebooks then skip their real-data part with that message)."""
+    if dataset is None:
+        return None, "no real dataset requested (parameter real_dataset is None)"
+    from regime_core.data import load_examples
+
+    try:
+        found = load_examples(dataset, split="dev", work=None if work is None else Path(work))
+        sample = sample_examples(found, size, seed=seed, dataset=dataset, split="dev")
+    except ValueError as err:
+        return None, f"skipped: {dataset} is not available here ({err})"
+    return list(sample.examples), f"{dataset}: {sample.n} of {sample.n_available} dev questions"
+
+
+def regime_arm_summary(
+    examples: Sequence[Example],
+    *,
+    encoder: str = config.ENCODER,
+    alpha: float = config.ALPHA,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """hit@k of ``q`` and ``union`` per regime for any examples (the plot the toy world and the
+    real data share). Real data also has ``neither`` questions; they are kept here."""
+    _check_encoder(encoder)
+    return _arm_summary(
+        examples, SWEEP_ARMS, encoder_name=encoder, store=_store(work, store), alpha=alpha,
+        encoder_factory=encoder_factory,
+    )  # fmt: skip
+
+
+def plot_regime_arms(summary: pd.DataFrame, *, k: int = config.HEADLINE_K, title: str = "") -> Any:
+    """Bars of hit@k of q and union per regime."""
+    import matplotlib.pyplot as plt
+
+    column = f"hit@{k}"
+    regimes = list(dict.fromkeys(summary["regime"]))
+    fig, ax = plt.subplots(figsize=(5, 3.2))
+    width = 0.38
+    for j, arm in enumerate(SWEEP_ARMS):
+        rows = summary[summary["arm"] == arm].set_index("regime").reindex(regimes)
+        xs = np.arange(len(regimes)) + (j - 0.5) * width
+        ax.bar(xs, rows[column].to_numpy(), width, label=arm)
+    ax.set_xticks(np.arange(len(regimes)), [f"{r}" for r in regimes])
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel(column)
+    ax.set_title(title)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_sweep(table: pd.DataFrame, knob: str, *, k: int = 1, title: str = "") -> Any:
+    """Lines of hit@k against a knob column, one panel per regime, one line per arm."""
+    import matplotlib.pyplot as plt
+
+    column = f"hit@{k}"
+    regimes = list(dict.fromkeys(table["regime"]))
+    fig, axes = plt.subplots(1, len(regimes), figsize=(4.2 * len(regimes), 3.2), sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, regime in zip(axes, regimes, strict=True):
+        part = table[table["regime"] == regime]
+        for arm in dict.fromkeys(part["arm"]):
+            rows = part[part["arm"] == arm].sort_values(knob)
+            ax.plot(rows[knob], rows[column], marker="o", label=arm)
+        ax.set_title(regime)
+        ax.set_xlabel(knob)
+        ax.set_ylim(0, 1.05)
+    axes[0].set_ylabel(column)
+    axes[-1].legend(loc="lower left")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def knob_key(value: Any) -> str:
+    """A record key for a knob value: floats as ``%g`` with ``.`` replaced by ``p`` (record
+    keys may not hold dots), anything else as ``str``.
+
+    >>> knob_key(0.25), knob_key(1.0), knob_key("kept")
+    ('0p25', '1', 'kept')
+    """
+    if isinstance(value, float | np.floating):
+        return f"{float(value):g}".replace(".", "p")
+    return str(value)
+
+
+def table_numbers(table: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
+    """Nest a summary table into record numbers: ``{key1: {key2: {...: {hit@k: value}}}}``.
+    Float knob values become strings with ``.`` replaced by ``p`` (record keys may not hold
+    dots): ``0.25 -> "0p25"``."""
+    out: dict[str, Any] = {}
+    for row in table.to_dict("records"):
+        node = out
+        for key in keys:
+            node = node.setdefault(knob_key(row[key]), {})
+        node["n"] = int(row["n"])
+        for col in hit_columns():
+            node[col] = float(row[col])
+    return out

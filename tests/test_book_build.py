@@ -1,0 +1,232 @@
+"""The book machinery: a fixture book builds with warnings as errors over a fake record (numbers,
+tables, figures, vendored MathJax, launch buttons, links); bad keys fail it. The real book is built
+over real records by tests/test_book_pages.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from regime_core import paths
+from regime_core.book.build import build_book, missing_pages, toc_files
+from regime_core.book.sphinx import parse_reference
+from regime_core.runner.records import save_figure, write_record
+
+DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
+FIXTURE_BOOK = Path(__file__).parent / "fixtures" / "book"
+FAKE_SLOPE = 0.4321  # a value no real demo run produces, so the page must have read the record
+FIXTURE_TOC = """\
+format: jb-book
+root: book/index
+chapters:
+  - file: book/records_demo
+    sections:
+      - file: book/executed/demo
+"""
+
+
+def _copy_book(target: Path) -> Path:
+    """The repository's book sources (not its build or executed notebooks) under ``target``."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("_config.yml", "_toc.yml", "paper_claims.yml", "expected_numbers.yml"):
+        if (paths.REPO_ROOT / name).is_file():
+            shutil.copyfile(paths.REPO_ROOT / name, target / name)
+    shutil.copytree(
+        paths.REPO_ROOT / "book",
+        target / "book",
+        ignore=shutil.ignore_patterns("executed", "__pycache__"),
+    )
+    return target
+
+
+def _fixture_book(target: Path) -> Path:
+    """The repository's ``_config.yml`` with the fixture pages and their own toc."""
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(paths.REPO_ROOT / "_config.yml", target / "_config.yml")
+    (target / "_toc.yml").write_text(FIXTURE_TOC, encoding="utf-8")
+    (target / "book").mkdir(exist_ok=True)
+    for page in FIXTURE_BOOK.glob("*.md"):
+        if page.name != "README.md":
+            shutil.copyfile(page, target / "book" / page.name)
+    shutil.copyfile(paths.REPO_ROOT / "book" / "references.bib", target / "book" / "references.bib")
+    return target
+
+
+def _fake_demo_run(root: Path, work: Path) -> None:
+    """What `regime reproduce` leaves behind for the demo run, without executing it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = work / "results" / "demo"
+    fig, ax = plt.subplots(figsize=(2, 2))
+    ax.plot([0, 1], [0, FAKE_SLOPE])
+    figure = save_figure(fig, out, "demo_curve")
+    plt.close(fig)
+    write_record(
+        out,
+        name="demo",
+        config={"n_points": 3},
+        numbers={
+            "fit": {"slope": FAKE_SLOPE, "intercept": 0.01, "r2": 0.97},
+            "counts": {"points": 1234},
+            "cells": {"B-dominant": {"delta_hit@5": 0.05}},
+        },
+        figures=[figure],
+    )
+    notebook = json.loads(DEMO.read_text())
+    notebook["metadata"]["regime"] = {"run_id": "demo", "source": "tests/fixtures/demo.ipynb"}
+    (root / "book" / "executed").mkdir(parents=True, exist_ok=True)
+    (root / "book" / "executed" / "demo.ipynb").write_text(json.dumps(notebook))
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.images: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.add(str(values["id"]))
+        if tag == "a" and values.get("href"):
+            self.hrefs.append(str(values["href"]))
+        if tag == "img" and values.get("src"):
+            self.images.append(str(values["src"]))
+
+
+def _parse(page: Path) -> _Links:
+    parser = _Links()
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+@pytest.fixture(scope="module")
+def built_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = _fixture_book(tmp_path_factory.mktemp("book"))
+    work = root / "work"
+    _fake_demo_run(root, work)
+    # stands in for what regime_core.vendor.vendor_mathjax unpacks (no npm in tests)
+    vendored = work / "vendor" / "mathjax" / "tex-chtml.js"
+    vendored.parent.mkdir(parents=True)
+    vendored.write_text("/* vendored MathJax stand-in */\n")
+    result = build_book(root, work=work)
+    assert result.ok, "\n".join(result.warnings()) or result.log[-3000:]
+    print(f"skeleton book built in {result.seconds:.1f} s")
+    return root, result.html_dir
+
+
+def test_toc_pages_exist_in_the_repository() -> None:
+    missing = [m for m in missing_pages(paths.REPO_ROOT) if not m.startswith("book/executed/")]
+    assert missing == []
+
+
+def test_toc_executed_pages_are_declared_runs() -> None:
+    from regime_core.runner.reproduce import load_declarations
+
+    runs = set(load_declarations().runs)
+    executed = [
+        e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/executed/")
+    ]
+    assert executed, "the toc names no executed notebook"
+    assert sorted(set(e.removeprefix("book/executed/") for e in executed) - runs) == []
+
+
+def test_missing_executed_notebook_asks_for_reproduce(tmp_path: Path) -> None:
+    root = _copy_book(tmp_path)
+    with pytest.raises(ValueError, match="regime reproduce"):
+        build_book(root, work=tmp_path / "work")
+
+
+def test_parse_reference() -> None:
+    ref = parse_reference("t2_minilm:cells.B-dominant.delta_hit@5|pp:2")
+    assert (ref.run, ref.key, ref.kind, ref.digits) == (
+        "t2_minilm",
+        "cells.B-dominant.delta_hit@5",
+        "pp",
+        2,
+    )
+    assert parse_reference("fit.slope", default_run="demo").run == "demo"
+    with pytest.raises(ValueError, match="names no run"):
+        parse_reference("fit.slope")
+
+
+@pytest.mark.slow
+def test_skeleton_builds_with_every_toc_page(built_book: tuple[Path, Path]) -> None:
+    root, html = built_book
+    for entry in toc_files(root / "_toc.yml"):
+        assert (html / f"{entry}.html").is_file(), f"toc page {entry} was not rendered"
+
+
+@pytest.mark.slow
+def test_numbers_and_figures_come_from_the_record(built_book: tuple[Path, Path]) -> None:
+    _, html = built_book
+    page = html / "book" / "records_demo.html"
+    text = page.read_text(encoding="utf-8")
+    assert "0.432" in text  # {rec}`demo:fit.slope|frac`
+    assert "1,234" in text  # {rec}`demo:counts.points|int`
+    assert "R² = 0.97" in text
+    assert "+5.0 pp" in text
+    images = _parse(page).images
+    assert any(src.endswith("demo_curve.png") for src in images)
+    intro = (html / "book" / "index.html").read_text(encoding="utf-8")  # a page with maths
+    assert "_static/mathjax/tex-chtml.js" in intro  # the vendored copy, not the CDN
+    assert "cdn.jsdelivr" not in intro
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").is_file()
+
+
+@pytest.mark.slow
+def test_no_broken_internal_links_or_images(built_book: tuple[Path, Path]) -> None:
+    _, html = built_book
+    broken: list[str] = []
+    parsed = {page: _parse(page) for page in html.rglob("*.html")}
+    for page, links in parsed.items():
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        for ref in links.hrefs + links.images:
+            parts = urlsplit(ref)
+            if parts.scheme or parts.netloc or ref.startswith(("mailto:", "javascript:")):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if not target.exists():
+                broken.append(f"{page.relative_to(html)} -> {ref}")
+            elif parts.fragment and target.suffix == ".html":
+                ids = parsed[target].ids if target in parsed else _parse(target).ids
+                if unquote(parts.fragment) not in ids:
+                    broken.append(f"{page.relative_to(html)} -> {ref} (no such anchor)")
+    assert broken == []
+
+
+@pytest.mark.slow
+def test_launch_buttons_open_the_source_notebook(built_book: tuple[Path, Path]) -> None:
+    _, html = built_book
+    hrefs = _parse(html / "book" / "executed" / "demo.html").hrefs
+    launch = [h for h in hrefs if "mybinder.org" in h or "colab.research.google.com" in h]
+    assert len(launch) == 2
+    assert all("tests/fixtures/demo.ipynb" in h and "book/executed" not in h for h in launch)
+    assert any(h.endswith("_sources/book/executed/demo.ipynb") for h in hrefs)  # download
+
+
+def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
+    root = _fixture_book(tmp_path / "book")
+    work = tmp_path / "work"
+    _fake_demo_run(root, work)
+    (root / "book" / "bad.md").write_text(
+        "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n", encoding="utf-8"
+    )
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/bad\n", encoding="utf-8")
+    result = build_book(root, work=work)
+    assert not result.ok
+    warning = "\n".join(result.warnings())
+    assert "fit.slop" in warning
+    assert "'book/bad'" in warning  # the page
+    assert "run 'demo'" in warning
+    assert "fit.slope" in warning  # the near key it suggests

@@ -1,0 +1,63 @@
+"""Unit tests of notebook 01's experiment (data counts, regime shares, worked examples)."""
+
+from __future__ import annotations
+
+import pytest
+
+from regime_core.experiments.data_regimes import (
+    OverviewConfig,
+    prepared_counts,
+    run_overview,
+)
+from regime_core.teaching.toyworld import ToyWorldConfig, generate
+
+MANIFEST = {
+    "datasets": {
+        "toyworld": {
+            "questions": {"dev": 50, "train": 3},
+            "two_hop": {"dev": 40, "train": 3},
+            "excluded_by_split": {"dev": {"too_long": 7, "no_pool": 3}, "train": {}},
+        }
+    }
+}
+
+
+def test_prepared_counts_reads_the_split() -> None:
+    counts, reasons = prepared_counts(MANIFEST, ["toyworld"], "dev")
+    assert counts.iloc[0].to_dict() == {
+        "dataset": "toyworld",
+        "questions": 50,
+        "two_hop": 40,
+        "excluded": 10,
+    }
+    assert dict(zip(reasons["reason"], reasons["count"], strict=True)) == {
+        "no_pool": 3,
+        "too_long": 7,
+    }
+    with pytest.raises(ValueError, match="regime data prepare"):
+        prepared_counts(MANIFEST, ["musique"], "dev")
+
+
+def test_overview_shares_and_worked_examples() -> None:
+    world = generate(ToyWorldConfig(n_questions=40, b_dominant_share=0.5))
+    cfg = OverviewConfig(datasets=("toyworld",), sample_size=30, worked_examples=2)
+    result = run_overview(cfg, examples={"toyworld": world}, manifest=MANIFEST)
+    numbers = result.to_numbers()
+    regimes = numbers["regimes"]["toyworld"]["all"]
+    assert regimes["n"] == 30
+    total = sum(regimes[r]["count"] for r in ("Q-dominant", "B-dominant", "neither"))
+    assert total == 30
+    assert sum(
+        regimes[r]["share"] for r in ("Q-dominant", "B-dominant", "neither")
+    ) == pytest.approx(1)
+    assert numbers["prepared"]["toyworld"]["excluded_by_reason"] == {"no_pool": 3, "too_long": 7}
+    assert sum(numbers["native_types"]["toyworld"].values()) == 30
+    # two per non-empty regime, deterministic, each B_rel in bold
+    again = run_overview(cfg, examples={"toyworld": world}, manifest=MANIFEST)
+    assert [w.id for w in result.worked] == [w.id for w in again.worked]
+    present = [r for r in ("Q-dominant", "B-dominant", "neither") if regimes[r]["count"]]
+    assert len(result.worked) == sum(min(2, regimes[r]["count"]) for r in present)
+    for example in result.worked:
+        if example.b_rel_index is not None:
+            assert "**" in example.markdown()
+    assert set(numbers["worked_examples"].values()) == {w.id for w in result.worked}

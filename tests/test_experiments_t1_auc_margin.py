@@ -1,0 +1,166 @@
+"""Unit tests of T1 (AUC against margin) on synthetic outcome tables."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from regime_core.experiments.t1_auc_margin import (
+    T1Config,
+    analyse_t1,
+    fit_scale,
+    logistic_curve,
+    probit_curve,
+)
+from regime_core.runner.records import load_record, write_record
+
+
+def _table(cells: dict[tuple[str, str, str], tuple[int, str]], seed: int = 0) -> pd.DataFrame:
+    """Per cell (encoder, dataset, type) -> (n, kind): 'probit' data follow Φ(m/0.1) plus
+    noise, 'noise' data are unrelated to the margin, 'constant' has AUC 1 everywhere."""
+    rng = np.random.default_rng(seed)
+    frames = []
+    for (encoder, dataset, native_type), (n, kind) in cells.items():
+        margin = rng.normal(0.05, 0.12, n)
+        if kind == "probit":
+            auc = np.clip(probit_curve(margin, 0.1) + rng.normal(0, 0.03, n), 0, 1)
+        elif kind == "noise":
+            auc = rng.uniform(0, 1, n)
+        else:
+            auc = np.ones(n)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "qid": [f"{dataset}-{native_type}-{i}" for i in range(n)],
+                    "encoder": encoder,
+                    "dataset": dataset,
+                    "native_type": native_type,
+                    "arm": "q",
+                    "auc": auc,
+                    "margin": margin,
+                    "std_margin": margin / 0.1,
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("curve", ["probit", "logistic"])
+@pytest.mark.parametrize("scale", [0.02, 0.1, 0.7])
+def test_fit_scale_recovers_the_scale(curve: str, scale: float) -> None:
+    margin = np.linspace(-0.5, 0.5, 101)
+    f = probit_curve if curve == "probit" else logistic_curve
+    assert fit_scale(margin, f(margin, scale), curve) == pytest.approx(scale, rel=1e-3)
+
+
+def test_fit_scale_rejects_unknown_curve() -> None:
+    with pytest.raises(ValueError, match="curve"):
+        fit_scale(np.zeros(3), np.zeros(3), "cubic")
+
+
+def test_analyse_t1_fits_separates_and_flags_cells(tmp_path) -> None:
+    table = _table(
+        {
+            ("enc", "d1", "bridge"): (120, "probit"),
+            ("enc", "d1", "comparison"): (120, "noise"),
+            ("enc", "d2", "tiny"): (5, "probit"),
+            ("enc", "d2", "flat"): (50, "constant"),
+        }
+    )
+    cfg = T1Config(datasets=("hotpotqa",), min_cell_n=20, bootstrap_resamples=200)
+    result = analyse_t1(table, cfg)
+    cells = result.cells.set_index("native_type")
+    assert cells.loc["bridge", "fitted"] and cells.loc["bridge", "r2_probit"] > 0.9
+    assert cells.loc["bridge", "scale_probit"] == pytest.approx(0.1, rel=0.15)
+    lo, hi = cells.loc["bridge", ["r2_probit_lo", "r2_probit_hi"]]
+    assert lo <= cells.loc["bridge", "r2_probit"] <= hi
+    assert cells.loc["bridge", "spearman_rho"] > 0.8
+    assert cells.loc["comparison", "fitted"] and cells.loc["comparison", "r2_probit"] < 0.3
+    assert not cells.loc["tiny", "fitted"] and "fewer than 20" in cells.loc["tiny", "reason"]
+    assert not cells.loc["flat", "fitted"] and cells.loc["flat", "reason"] == "AUC is constant"
+    assert result.n_passing("probit") == 1
+
+    numbers = result.to_numbers()
+    assert numbers["summary"]["cells"] == 4
+    assert numbers["summary"]["cells_fitted"] == 2
+    assert numbers["summary"]["probit_cells_passing"] == 1
+    assert "enc/d2/tiny" in numbers["summary"]["not_fitted"]
+    assert numbers["paper"] == {"r2_threshold": 0.9, "cells_passing": 6, "cells": 8}
+    assert numbers["cells"]["enc"]["d2"]["tiny"] == {
+        "n": 5,
+        "fitted": False,
+        "reason": "fewer than 20 queries",
+    }
+    # the numbers are a valid record (finite scalars only) and read back unchanged
+    record = load_record(write_record(tmp_path, name="t1", config=cfg, numbers=numbers))
+    assert record["numbers"]["summary"]["probit_cells_passing"] == 1
+
+
+def test_analyse_t1_is_deterministic_and_uses_the_margin_parameter() -> None:
+    table = _table({("enc", "d1", "bridge"): (60, "probit")})
+    cfg = T1Config(min_cell_n=10, bootstrap_resamples=100)
+    a = analyse_t1(table, cfg).cells
+    b = analyse_t1(table, cfg).cells
+    pd.testing.assert_frame_equal(a, b)
+    std = analyse_t1(table, T1Config(min_cell_n=10, bootstrap_resamples=100, margin="std_margin"))
+    # std_margin = margin / 0.1 here, so the fitted scale is ten times larger, R² the same
+    assert std.cells.loc[0, "scale_probit"] == pytest.approx(
+        10 * a.loc[0, "scale_probit"], rel=1e-3
+    )
+    assert std.cells.loc[0, "r2_probit"] == pytest.approx(a.loc[0, "r2_probit"], abs=1e-6)
+
+
+def test_analyse_t1_errors_are_actionable() -> None:
+    table = _table({("enc", "d1", "bridge"): (30, "probit")})
+    with pytest.raises(ValueError, match="no rows for arm 'union'"):
+        analyse_t1(table, T1Config(arm="union"))
+    with pytest.raises(ValueError, match="lacks column"):
+        analyse_t1(table.drop(columns=["auc"]), T1Config())
+    with pytest.raises(ValueError, match="margin"):
+        T1Config(margin="margin_min")
+    with pytest.raises(ValueError, match="min_cell_n"):
+        T1Config(min_cell_n=2)
+    assert not math.isnan(
+        analyse_t1(table, T1Config(min_cell_n=10, bootstrap_resamples=50)).cells.loc[0, "r2_probit"]
+    )
+
+
+def test_other_margin_numbers_fit_the_other_form() -> None:
+    from regime_core.experiments.t1_auc_margin import T1Config, analyse_t1, other_margin_numbers
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(60):
+        margin = rng.normal(0.1, 0.05)
+        spread = rng.uniform(0.02, 0.2)
+        rows.append(
+            {
+                "encoder": "e",
+                "dataset": "d",
+                "native_type": "t",
+                "arm": "q",
+                "qid": f"q{i}",
+                "margin": margin,
+                "std_margin": margin / spread,
+                "auc": float(np.clip(0.5 + margin / spread / 4, 0, 1)),
+            }
+        )
+    table = pd.DataFrame(rows)
+    cfg = T1Config(min_cell_n=10, bootstrap_resamples=20)
+    other = other_margin_numbers(table, cfg)
+    assert other["margin"] == "std_margin" and other["cells_fitted"] == 1
+    alone = analyse_t1(table, T1Config(margin="std_margin", min_cell_n=10, bootstrap_resamples=1))
+    assert other["cells"]["e"]["d"]["t"]["r2_probit"] == pytest.approx(
+        float(alone.cells["r2_probit"].iloc[0])
+    )
+    # the AUC is a function of the standardised margin here, not of the raw one
+    assert (
+        other["cells"]["e"]["d"]["t"]["r2_probit"]
+        > analyse_t1(table, cfg).cells["r2_probit"].iloc[0]
+    )
+    assert other_margin_numbers(table, T1Config(margin="std_margin", min_cell_n=10))["margin"] == (
+        "margin"
+    )

@@ -1,0 +1,88 @@
+"""Unit tests of T2 (the predicate split) on synthetic outcome tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from regime_core.data.regimes import regime_label
+from regime_core.experiments.t2_regime_decomposition import POOLED, T2Config, analyse_t2
+
+
+def _table(gains: dict[tuple[bool, bool], float], n: int = 120, encoders=("e1", "e2"), seed=0):
+    """hit@5 rows for q/bridge/union; in cell (p1, p2) union (and bridge) hit where q misses
+    with probability ``gains[cell]``."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for encoder in encoders:
+        for (p1, p2), gain in gains.items():
+            for i in range(n):
+                qid = f"{int(p1)}{int(p2)}-{i}"
+                q = float(rng.uniform() < 0.5)
+                union = 1.0 if q else float(rng.uniform() < gain)
+                for arm, hit in (("q", q), ("bridge", union), ("union", union)):
+                    rows.append(
+                        {
+                            "qid": qid,
+                            "dataset": "d1" if i % 2 else "d2",
+                            "encoder": encoder,
+                            "arm": arm,
+                            "hit@5": hit,
+                            "native_type": "t",
+                            "parallel": False,
+                            "p1": p1,
+                            "p2": p2,
+                            "regime": regime_label(p1, p2),
+                            "entity_is_title": False,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+CFG = T2Config(bootstrap_resamples=300, min_cell_n=30)
+
+
+def test_split_holds_when_union_helps_only_b_dominant() -> None:
+    table = _table({(True, True): 0.0, (True, False): 0.0, (False, True): 0.6, (False, False): 0.0})
+    result = analyse_t2(table, CFG)
+    pooled = result.cells[result.cells["dataset"] == POOLED].set_index(["encoder", "cell"])
+    assert pooled.loc[("e1", "P1-P2+"), "union_vs_q_diff"] > 0.2
+    assert pooled.loc[("e1", "P1-P2+"), "union_vs_q_significant"]
+    assert not pooled.loc[("e1", "P1+P2-"), "union_vs_q_significant"]
+    assert pooled.loc[("e1", "P1+P2+"), "regime"] == "Q-dominant"
+    assert result.holds("union_vs_q")
+    numbers = result.to_numbers()
+    assert numbers["verdict"]["union_vs_q"]["holds_across_encoders"] is True
+    assert numbers["cells"]["e2"]["all"]["P1-P2+"]["n"] == 120
+    assert numbers["tests"] == len(result.cells) * 2
+    # Holm never lowers a p-value
+    assert (result.cells["union_vs_q_p_holm"] >= result.cells["union_vs_q_p"] - 1e-12).all()
+
+
+def test_split_fails_when_union_also_helps_q_dominant() -> None:
+    table = _table({(True, True): 0.6, (True, False): 0.0, (False, True): 0.6})
+    result = analyse_t2(table, CFG)
+    verdicts = result.verdicts.set_index(["encoder", "comparison"])
+    assert verdicts.loc[("e1", "union_vs_q"), "b_dominant_significant"]
+    assert not verdicts.loc[("e1", "union_vs_q"), "q_dominant_not_significant"]
+    assert not result.holds("union_vs_q")
+
+
+def test_split_fails_for_one_encoder_fails_across_encoders() -> None:
+    good = _table({(True, False): 0.0, (False, True): 0.6}, encoders=("e1",))
+    bad = _table({(True, False): 0.0, (False, True): 0.0}, encoders=("e2",), seed=1)
+    result = analyse_t2(pd.concat([good, bad], ignore_index=True), CFG)
+    verdicts = result.verdicts.set_index(["encoder", "comparison"])
+    assert verdicts.loc[("e1", "union_vs_q"), "holds"]
+    assert not verdicts.loc[("e2", "union_vs_q"), "holds"]
+    assert not result.holds("union_vs_q")
+
+
+def test_queries_without_union_are_dropped_and_counted() -> None:
+    table = _table({(True, False): 0.0, (False, True): 0.6}, encoders=("e1",))
+    lost = table[(table["arm"] == "union") & table["qid"].str.endswith("-0")].index
+    result = analyse_t2(table.drop(index=lost), CFG)
+    assert sum(result.n_dropped["e1"].values()) == 2  # one per (p1, p2) cell
+    with pytest.raises(ValueError, match="hit@10"):
+        analyse_t2(table, T2Config(k=10))

@@ -1,0 +1,169 @@
+"""Results records: writing, validation, lookup, formatting and deterministic figures."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from regime_core.config import ConfigMixin
+from regime_core.runner.records import (
+    RECORD_FILENAME,
+    format_number,
+    get_number,
+    load_record,
+    save_figure,
+    write_record,
+)
+
+
+@dataclass(frozen=True)
+class _DemoConfig(ConfigMixin):
+    alpha: float = 0.5
+    arms: tuple[str, ...] = ("q", "union")
+
+
+NUMBERS = {
+    "t2": {"cells": {"B-dominant": {"delta_hit@5": 0.1234, "n": 412}}},
+    "label": "B-dominant",
+    "significant": True,
+}
+
+
+def test_write_and_load_round_trip(tmp_path: Path) -> None:
+    config = _DemoConfig()
+    path = write_record(
+        tmp_path, name="t2_demo", config=config, numbers=NUMBERS, inputs={"manifest": "ab12"}
+    )
+    assert path == tmp_path / RECORD_FILENAME
+    record = load_record(tmp_path)
+    assert record["config"] == {"alpha": 0.5, "arms": ["q", "union"]}
+    assert record["config_hash"] == config.config_hash()
+    assert record["config_kind"] == "_DemoConfig"
+    assert record["inputs"] == {"manifest": "ab12"}
+    assert record["numbers"] == NUMBERS
+    assert record["versions"]["numpy"] == np.__version__
+    assert set(record["versions"]) >= {"torch", "scikit-learn", "sentence-transformers", "python"}
+    assert not list(tmp_path.glob("*.tmp"))  # the atomic write left no temporary file
+
+
+def test_record_hash_ignores_timestamp_and_catches_edits(tmp_path: Path) -> None:
+    first = load_record(write_record(tmp_path / "a", name="x", config={}, numbers=NUMBERS))
+    second = load_record(write_record(tmp_path / "b", name="x", config={}, numbers=NUMBERS))
+    assert first["record_hash"] == second["record_hash"]
+    changed = {**NUMBERS, "label": "Q-dominant"}
+    third = load_record(write_record(tmp_path / "c", name="x", config={}, numbers=changed))
+    assert third["record_hash"] != first["record_hash"]
+
+    file = tmp_path / "a" / RECORD_FILENAME
+    edited = json.loads(file.read_text())
+    edited["numbers"]["t2"]["cells"]["B-dominant"]["delta_hit@5"] = 0.5
+    file.write_text(json.dumps(edited))
+    with pytest.raises(ValueError, match="edited"):
+        load_record(file)
+
+
+@pytest.mark.parametrize(
+    ("numbers", "fragment"),
+    [
+        ({"a": {"b": float("nan")}}, "a.b"),
+        ({"a": {"c": np.float64("inf")}}, "a.c"),
+        ({"a": {"bad.key": 1.0}}, "a.bad.key"),
+        ({"a": [1, 2]}, "'a'"),
+        ({"a": None}, "'a'"),
+    ],
+)
+def test_bad_numbers_are_rejected_naming_the_key(
+    tmp_path: Path, numbers: dict, fragment: str
+) -> None:
+    with pytest.raises(ValueError, match=fragment.replace(".", r"\.")):
+        write_record(tmp_path, name="x", config={}, numbers=numbers)
+    assert not (tmp_path / RECORD_FILENAME).exists()
+
+
+def test_numpy_scalars_are_stored_as_python_numbers(tmp_path: Path) -> None:
+    numbers = {"n": np.int64(7), "x": np.float32(0.25), "flag": np.bool_(True)}
+    record = load_record(write_record(tmp_path, name="x", config={}, numbers=numbers))
+    assert record["numbers"] == {"n": 7, "x": 0.25, "flag": True}
+    assert type(record["numbers"]["n"]) is int
+
+
+def test_load_record_rejects_bad_structure(tmp_path: Path) -> None:
+    file = write_record(tmp_path, name="x", config={}, numbers={"a": 1})
+    body = json.loads(file.read_text())
+    del body["config_hash"]
+    file.write_text(json.dumps(body))
+    with pytest.raises(ValueError, match="config_hash"):
+        load_record(file)
+    with pytest.raises(FileNotFoundError):
+        load_record(tmp_path / "missing")
+
+
+def test_get_number_and_near_keys() -> None:
+    record = {"name": "t2", "numbers": NUMBERS}
+    assert get_number(record, "t2.cells.B-dominant.delta_hit@5") == 0.1234
+    with pytest.raises(KeyError, match=r"t2\.cells\.B-dominant\.delta_hit@5"):
+        get_number(record, "t2.cells.B-dominant.delta_hit@10")
+    with pytest.raises(KeyError, match="is a group"):
+        get_number(record, "t2.cells")
+
+
+@pytest.mark.parametrize(
+    ("value", "kind", "digits", "expected"),
+    [
+        (0.1234, "pp", None, "+12.3 pp"),
+        (-0.0456, "pp", 2, "-4.56 pp"),
+        (-0.0004, "pp", None, "0.0 pp"),
+        (0.6218, "pct", None, "62.2%"),
+        (0.62159, "frac", None, "0.622"),
+        (0.0004, "p", None, "p < 0.001"),
+        (0.0213, "p", None, "p = 0.021"),
+        (12345, "int", None, "12,345"),
+        (12.0, "int", None, "12"),
+        (0.9123, "r2", None, "R² = 0.91"),
+        (7, "auto", None, "7"),
+        (0.5, "auto", None, "0.500"),
+        ("B-dominant", "auto", None, "B-dominant"),
+    ],
+)
+def test_format_number(value: object, kind: str, digits: int | None, expected: str) -> None:
+    assert format_number(value, kind, digits) == expected  # type: ignore[arg-type]
+
+
+def test_format_number_rejects_bad_input() -> None:
+    with pytest.raises(ValueError, match="unknown number format"):
+        format_number(0.1, "percent")
+    with pytest.raises(ValueError, match="integral"):
+        format_number(1.5, "int")
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        format_number(1.5, "p")
+
+
+def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def draw() -> object:
+        fig, ax = plt.subplots(figsize=(2, 2))
+        ax.plot([0, 1, 2], [1, 0, 1])
+        return fig
+
+    first = save_figure(draw(), tmp_path / "one", "curve")
+    second = save_figure(draw(), tmp_path / "two", "curve.png")
+    plt.close("all")
+    assert first.name == "curve.png"
+    assert first.read_bytes() == second.read_bytes()
+    assert b"Software" not in first.read_bytes()
+    record = load_record(
+        write_record(tmp_path / "one", name="x", config={}, numbers={}, figures=[first])
+    )
+    assert record["figures"] == ["curve.png"]
+    with pytest.raises(ValueError, match="outside the record directory"):
+        write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[first])
+    with pytest.raises(ValueError, match="plain file name"):
+        save_figure(draw(), tmp_path, "../escape")

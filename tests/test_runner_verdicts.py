@@ -1,0 +1,152 @@
+"""Verdicts from records: the sentences that state a direction or a significance, the claims
+judged from records, and ``regime verdicts``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regime_core import cli
+from regime_core.runner.expected import judge_claim, load_claims
+from regime_core.runner.records import write_record
+from regime_core.runner.verdicts import (
+    comparison_phrase,
+    judge_claims,
+    robustness_phrase,
+    significance_word,
+    verdicts_report,
+)
+
+
+@pytest.mark.parametrize(
+    ("diff", "lo", "hi", "p", "word"),
+    [
+        (0.05, 0.01, 0.09, 0.01, "significantly above zero"),
+        (-0.452, -0.52, -0.38, 1e-9, "significantly below zero"),  # significant either way
+        (0.05, 0.0, 0.09, 0.01, "not significantly different from zero"),  # CI touches zero
+        (0.05, 0.01, 0.09, 0.05, "not significantly different from zero"),  # p at the level
+        (0.05, 0.01, 0.09, 0.0499, "significantly above zero"),
+        (0.0, 0.0, 0.0, 1.0, "not significantly different from zero"),
+    ],
+)
+def test_significance_word_follows_the_numbers(
+    diff: float, lo: float, hi: float, p: float, word: str
+) -> None:
+    assert significance_word(diff, lo, hi, p) == word
+
+
+def test_comparison_phrase_prefers_the_adjusted_p() -> None:
+    node = {"diff": -0.045, "ci_lo": -0.077, "ci_hi": -0.013, "p": 0.004, "p_holm": 0.42}
+    text = comparison_phrase(node)
+    assert "p = 0.420 Holm" in text and text.endswith("not significantly different from zero")
+    assert comparison_phrase(node, p_key="p").endswith("significantly below zero")
+    with pytest.raises(KeyError, match="p-value"):
+        comparison_phrase({"diff": 0.1, "ci_lo": 0.0, "ci_hi": 0.2})
+
+
+def test_robustness_phrase() -> None:
+    assert robustness_phrase(None) == "its robustness was not computed in this run"
+    text = robustness_phrase(
+        {"readings": 24, "holding": 3, "share": 0.125, "most_sensitive_knob": "tie_rule"}
+    )
+    assert text == (
+        "reproduced under 3 of 24 readings (12.5%); the knob that changes its verdict most is "
+        "tie rule"
+    )
+
+
+CLAIMS = """
+claims:
+  - id: gain
+    claim: "a gain"
+    source: abstract
+    chapter: book/claims/router_train
+    rule: estimate
+    paper: {value: 0.05, p_below: 0.001}
+    ours: {run: r, estimate: c.diff, ci_lo: c.ci_lo, ci_hi: c.ci_hi, p: c.p_value, n: n}
+  - id: beats_union
+    claim: "beats always-union"
+    source: implied
+    rule: positive
+    paper: {statement: "implied > 0"}
+    ours: {run: r, estimate: u.diff, ci_lo: u.ci_lo, ci_hi: u.ci_hi, p: u.p_value, n: n}
+"""
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> tuple[Path, Path]:
+    claims = tmp_path / "claims.yml"
+    claims.write_text(CLAIMS, encoding="utf-8")
+    numbers = {
+        "n": 400,
+        "c": {"diff": 0.02, "ci_lo": 0.001, "ci_hi": 0.04, "p_value": 0.03},
+        "u": {"diff": 0.004, "ci_lo": 0.0, "ci_hi": 0.01, "p_value": 0.25},
+    }
+    work = tmp_path / "work"
+    write_record(work / "results" / "r", name="r", config={"x": 1}, numbers=numbers)
+    return work, claims
+
+
+def test_a_report_judges_every_claim_from_the_records(work: tuple[Path, Path]) -> None:
+    report = verdicts_report(*work)
+    by_id = {c["id"]: c for c in report["claims"]}
+    gain, union = by_id["gain"], by_id["beats_union"]
+    # 5 pp outside [0.1, 4] pp, paper significant, our CI above zero: direction only
+    assert gain["verdict"] == "direction only"
+    assert gain["ours"] == {"estimate": 0.02, "ci_lo": 0.001, "ci_hi": 0.04, "p": 0.03, "n": 400}
+    assert gain["paper"]["value"] == 0.05 and gain["paper"]["text"].startswith("+5.0 pp")
+    assert union["verdict"] == "not reproduced"  # a CI touching zero is no gain
+    assert gain["robustness"] is None and report["robustness_run"] is None
+
+
+def test_a_report_carries_the_robustness_record(work: tuple[Path, Path]) -> None:
+    root, claims = work
+    summary = {"readings": 4, "holding": 1, "share": 0.25, "most_sensitive_knob": "pool"}
+    write_record(
+        root / "results" / "robustness",
+        name="robustness",
+        config={"x": 1},
+        numbers={"claims": {"gain": {**summary, "primary_verdict": "direction only"}}},
+    )
+    by_id = {c["id"]: c for c in verdicts_report(root, claims)["claims"]}
+    assert by_id["gain"]["robustness"] == summary
+    assert by_id["beats_union"]["robustness"] is None
+
+
+def test_regime_verdicts_json_and_errors(work: tuple[Path, Path], capsys: Any) -> None:
+    root, claims = work
+    assert cli.main(["verdicts", "--work", str(root), "--claims", str(claims), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [c["id"] for c in out["claims"]] == ["gain", "beats_union"]
+    assert set(out["claims"][0]["ours"]) == {"estimate", "ci_lo", "ci_hi", "p", "n"}
+    assert cli.main(["verdicts", "--work", str(root), "--claims", str(claims)]) == 0
+    assert "gain: direction only" in capsys.readouterr().out
+    assert cli.main(["verdicts", "--work", str(root / "missing"), "--claims", str(claims)]) == 2
+    err = capsys.readouterr().err
+    assert "no record for run 'r'" in err and "regime reproduce" in err
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_regime_verdicts_on_the_quick_run(quick_run: Any, capsys: Any) -> None:
+    assert cli.main(["verdicts", "--work", str(quick_run.work), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    ids = [c["id"] for c in report["claims"]]
+    for wanted in (
+        "t1_r2", "t2_split", "t3_knockout", "router_2wiki", "router_musique", "router_hotpotqa",
+        "oracle_gap", "router_vs_union_2wiki", "router_vs_union_musique",
+        "router_vs_union_hotpotqa",
+    ):  # fmt: skip
+        assert wanted in ids
+    claims = {c.id: c for c in load_claims()}
+    for entry in report["claims"]:
+        # the same verdict as the paper-against-ours table's judge
+        claim = claims[entry["id"]]
+        assert entry["verdict"] == judge_claim(claim, quick_run.record(claim.run)).judgement.verdict
+        assert entry["robustness"] is not None, entry["id"]
+        assert set(entry["robustness"]) == {"readings", "holding", "share", "most_sensitive_knob"}
+    judged = judge_claims({c.run: quick_run.record(c.run) for c in claims.values()})
+    assert [j.claim.id for j in judged] == ids
