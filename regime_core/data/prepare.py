@@ -36,7 +36,13 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.data.canonical import Conversion, convert, merge_questions, spacy_sentences
+from regime_core.data.canonical import (
+    Conversion,
+    convert,
+    corpus_passages,
+    merge_questions,
+    spacy_sentences,
+)
 from regime_core.data.fetch import OFFICIAL_SPLITS
 from regime_core.data.readers import FileRead, detect_format, parse_container, read_file
 from regime_core.integrity import (
@@ -51,7 +57,7 @@ from regime_core.integrity import (
     sha256_hex,
     write_if_changed,
 )
-from regime_core.schema import DATASETS, SPLITS, Example, Passage
+from regime_core.schema import DATASETS, SPLITS, Example
 
 PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
 TOYWORLD = "toyworld"  # generated on demand (regime_core.teaching.toyworld), never prepared
@@ -586,15 +592,6 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
     except UnicodeDecodeError as err:  # pragma: no cover - the hash matched what prepare wrote
         raise DamagedFileError(f"{path} is not UTF-8 (byte {err.start}); {rebuild}") from err
     return raw
-
-
-def corpus_passages(examples: Iterable[Example]) -> list[Passage]:
-    """Distinct passages over the examples' pools, sorted by pid."""
-    by_pid: dict[str, Passage] = {}
-    for ex in examples:
-        for p in ex.pool:
-            by_pid.setdefault(p.pid, p)
-    return [by_pid[pid] for pid in sorted(by_pid)]
 
 
 def _toyworld_examples(split: str | None) -> list[Example]:
