@@ -44,7 +44,7 @@ from regime_core.data.canonical import (
     spacy_sentences,
 )
 from regime_core.data.fetch import OFFICIAL_SPLITS
-from regime_core.data.readers import FileRead, detect_format, parse_container, read_file
+from regime_core.data.readers import FORMATS, FileRead, read_file, records_and_format
 from regime_core.integrity import (
     DamagedFileError,
     canonical_bytes,
@@ -52,6 +52,7 @@ from regime_core.integrity import (
     open_sealed_json,
     os_error_message,
     read_bytes,
+    read_json,
     remove_stale_temporaries,
     seal_json,
     sha256_hex,
@@ -182,12 +183,8 @@ def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | No
 
 
 def _sniff_dataset(path: Path, rel: str) -> str:
-    records = parse_container(read_bytes(path), rel)
-    if not records:
-        raise ValueError(f"{rel}: the file holds no records")
-    from regime_core.data.readers import FORMATS
-
-    return FORMATS[detect_format(records[0][1], rel)]
+    _, fmt = records_and_format(read_bytes(path), rel)
+    return FORMATS[fmt]
 
 
 def read_data_dir(
@@ -476,17 +473,7 @@ def _read_manifest_if_compatible(path: Path) -> dict[str, Any]:
 
 def _read_verified_manifest(path: Path) -> dict[str, Any]:
     rebuild = "rebuild it with `regime data prepare`"
-    raw = read_bytes(path)
-    try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise DamagedFileError(
-            f"{path} is damaged (not UTF-8 at byte {err.start}); {rebuild}"
-        ) from err
-    except json.JSONDecodeError as err:
-        raise DamagedFileError(
-            f"{path}, line {err.lineno}: malformed manifest ({err.msg}); {rebuild}"
-        ) from err
+    manifest = read_json(path, rebuild)
     if not isinstance(manifest, dict):
         raise DamagedFileError(f"{path} is damaged (not a JSON object); {rebuild}")
     recorded = manifest.pop(MANIFEST_HASH_KEY, None)
