@@ -13,15 +13,9 @@ Inputs, per query
 
 Ranks and ties
 --------------
-Candidates are ranked by score, descending; **ties are broken by candidate order** (the earlier
-candidate ranks first), i.e. a stable descending sort. So, for candidate ``t``::
-
-    rank(t) = 1 + #{j : s_j > s_t} + #{j < t : s_j == s_t}
-
-which is what a TREC run written in :func:`ranking` order *means*. Evaluators (trec_eval,
-ir-measures, ranx) ignore the rank column and re-sort by the score column, breaking ties by
-document id; a run file agrees with these metrics in every case only if its score column is
-tie-free. :func:`run_scores` gives such a column (and is what the tests write).
+Candidates are ranked by score, descending; **ties are broken by candidate order**:
+``rank(t) = 1 + #{j : s_j > s_t} + #{j < t : s_j == s_t}``, a stable descending sort. What that
+means for TREC run files and other evaluators: :mod:`~regime_core.metrics.ranked`.
 
 Metrics
 -------

@@ -11,17 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regime_core import config
-from regime_core.metrics.kernels import (
-    all_gold_at_k,
-    auc,
-    hit_at_k,
-    margin_max,
-    margin_mean,
-    recall_at_k,
-    reciprocal_rank,
-    standardized_margin,
-    target_rank,
-)
+from regime_core.metrics import kernels
 from regime_core.metrics.ranked import RankedQueries
 
 
@@ -48,7 +38,7 @@ METRICS: dict[str, MetricSpec] = {
     for spec in (
         MetricSpec(
             "hit",
-            hit_at_k,
+            kernels.hit_at_k,
             "required",
             "Target hit at k (the paper's R@k for the hop-2 target)",
             "hit@k = [rank(target) <= k]",
@@ -59,7 +49,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "recall",
-            recall_at_k,
+            kernels.recall_at_k,
             "required",
             "Recall at k over the gold passages",
             "recall@k = |gold ∩ top_k| / |gold|",
@@ -70,7 +60,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "all_gold",
-            all_gold_at_k,
+            kernels.all_gold_at_k,
             "required",
             "All gold passages in the top k",
             "all_gold@k = [max_{g in gold} rank(g) <= k]",
@@ -81,7 +71,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "mrr",
-            reciprocal_rank,
+            kernels.reciprocal_rank,
             "optional",
             "Reciprocal rank of the target (its mean over queries is the MRR)",
             "mrr = 1 / rank(target); mrr@k = 0 when rank(target) > k",
@@ -92,7 +82,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "rank",
-            target_rank,
+            kernels.target_rank,
             "forbidden",
             "Rank of the target",
             "rank = 1 + #{j: s_j > s_t} + #{j < t: s_j == s_t}",
@@ -102,7 +92,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "auc",
-            auc,
+            kernels.auc,
             "forbidden",
             "Per-query AUC of the target against the negatives",
             "auc = (#{n: s_n < s_t} + 0.5 #{n: s_n == s_t}) / #negatives",
@@ -113,7 +103,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "margin",
-            margin_mean,
+            kernels.margin_mean,
             "forbidden",
             "Cosine margin: target minus the mean negative (AUC ≈ Φ(margin / σ))",
             "margin = s_t - mean_n(s_n)",
@@ -123,7 +113,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "margin_max",
-            margin_max,
+            kernels.margin_max,
             "forbidden",
             "Cosine margin against the hardest negative",
             "margin_max = s_t - max_n(s_n)",
@@ -133,7 +123,7 @@ METRICS: dict[str, MetricSpec] = {
         ),
         MetricSpec(
             "std_margin",
-            standardized_margin,
+            kernels.standardized_margin,
             "forbidden",
             "Standardised margin (NaN when the negatives have zero spread)",
             "std_margin = (s_t - mean_n(s_n)) / std_n(s_n), population std",

@@ -28,7 +28,12 @@ can score our rankings independently.
 Every public name is importable from here (``from regime_core.retrieval import retrieve``).
 """
 
-from regime_core.retrieval.pipeline import EmbeddingSource, retrieve, retrieve_arms
+from regime_core.retrieval.pipeline import (
+    EmbeddingSource,
+    RetrieveOptions,
+    retrieve,
+    retrieve_arms,
+)
 from regime_core.retrieval.pools import (
     CandidatePools,
     CorpusCandidates,
@@ -74,6 +79,7 @@ __all__ = [
     "EmbeddingSource",
     "MissingArmInput",
     "Ranking",
+    "RetrieveOptions",
     "arm_query_texts",
     "candidate_pools",
     "combine_query_vectors",

@@ -8,7 +8,7 @@ through the :class:`EmbeddingSource` protocol; everything else is a pure step of
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
+from typing import Protocol, Required, TypedDict, Unpack
 
 import numpy as np
 
@@ -31,6 +31,22 @@ class EmbeddingSource(Protocol):
     """What retrieval needs from :class:`regime_core.encoders.EmbeddingStore`."""
 
     def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray: ...
+
+
+class RetrieveOptions(TypedDict, total=False):
+    """The keyword arguments of :func:`retrieve_arms`, for :func:`retrieve` to pass on; their
+    defaults are stated there only."""
+
+    encoder: Required[Encoder]
+    store: Required[EmbeddingSource]
+    pool: str
+    alpha: float
+    exclude_bridge: bool
+    b_rel: Sequence[int | str | None] | None
+    k: int | None
+    scorer: str | None
+    pools: CandidatePools | None
+    knockout_single: str
 
 
 def _check_vectors(vectors: np.ndarray, n: int, what: str) -> np.ndarray:
@@ -135,29 +151,7 @@ def retrieve_arms(
     return rankings
 
 
-def retrieve(
-    examples: Sequence[Example],
-    arm: str,
-    *,
-    encoder: Encoder,
-    store: EmbeddingSource,
-    pool: str = config.POOL_MODE,
-    alpha: float = config.ALPHA,
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
-    b_rel: Sequence[int | str | None] | None = None,
-    k: int | None = max(config.K_VALUES),
-    scorer: str | None = None,
-) -> Ranking:
-    """Rank every example's hop-2 candidates with one arm; see :func:`retrieve_arms`."""
-    return retrieve_arms(
-        examples,
-        (arm,),
-        encoder=encoder,
-        store=store,
-        pool=pool,
-        alpha=alpha,
-        exclude_bridge=exclude_bridge,
-        b_rel=b_rel,
-        k=k,
-        scorer=scorer,
-    )[arm]
+def retrieve(examples: Sequence[Example], arm: str, **options: Unpack[RetrieveOptions]) -> Ranking:
+    """Rank every example's hop-2 candidates with one arm; ``options`` are the keyword
+    arguments of :func:`retrieve_arms` (``encoder`` and ``store`` required)."""
+    return retrieve_arms(examples, (arm,), **options)[arm]
