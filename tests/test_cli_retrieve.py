@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import two_hop_example
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
@@ -35,28 +36,7 @@ def _passages() -> dict[str, Passage]:
 
 
 def _example(qid: str, split: str, question: str, pool: list[Passage], **kw: object) -> Example:
-    bridge, target = pool[1], pool[-1]
-    fields: dict[str, object] = {
-        "id": qid,
-        "dataset": DATASET,
-        "split": split,
-        "native_type": "bridge",
-        "question": question,
-        "answer": "x",
-        "answer_aliases": (),
-        "pool": tuple(pool),
-        "bridge_pid": bridge.pid,
-        "target_pid": target.pid,
-        "gold_pids": (bridge.pid, target.pid),
-        "hop_order_rule": "synthetic",
-        "parallel": False,
-        "hop2_entity": target.title,
-        "hop2_aliases": (),
-        "relation_sentence": 0,
-        "relation_source": "synthetic",
-    }
-    fields.update(kw)
-    return Example(**fields)  # type: ignore[arg-type]
+    return two_hop_example(qid, question, pool, dataset=DATASET, split=split, **kw)
 
 
 @pytest.fixture()

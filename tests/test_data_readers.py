@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import DATA_FIXTURES as FIXTURES
 
 from regime_core.data.readers import detect_format, parse_container, read_file
-
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
 
 
 def _write(path: Path, obj: Any, *, lines: bool = False) -> Path:

@@ -37,8 +37,8 @@ from regime_core.retrieval import (
     score_candidates,
     trec_run_lines,
 )
-from regime_core.retrieval.ranking import RankingRun, build_ranking
 from regime_core.retrieval.corpus_scan import default_block, query_blocks, scan_corpus
+from regime_core.retrieval.ranking import RankingRun, build_ranking
 
 METRIC_NAMES = [m.name for m in default_metrics((1, 3, 5))] + ["mrr@2"]
 
