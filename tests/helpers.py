@@ -1,6 +1,6 @@
 """What several test modules share: the raw-data fixtures, a hashing encoder and a recording
-store (no model, no network), a two-hop example builder, and the book helpers (copying the
-sources, reading links out of rendered pages).
+store (no model, no network), and the book helpers (copying the sources, reading links out of
+rendered pages). Hand-made examples: ``tests/builders.py``.
 
 Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
 """
@@ -16,8 +16,6 @@ from typing import Any, Self
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
-
-from regime_core.schema import Example, Passage
 
 # --- the raw-data fixtures ---------------------------------------------------------------------
 
@@ -76,43 +74,6 @@ class RecordingStore:
         if mode == "query":
             return encoder.encode_queries(texts)
         return encoder.encode_documents(texts)
-
-
-def two_hop_example(
-    qid: str,
-    question: str,
-    pool: Sequence[Passage],
-    *,
-    bridge: Passage | None = None,
-    target: Passage | None = None,
-    **fields: Any,
-) -> Example:
-    """A hand-made two-hop :class:`Example` over ``pool``: the bridge is ``pool[1]`` and the
-    target ``pool[-1]`` unless given, the hop-2 entity the target's title, B_rel the bridge's
-    first sentence; ``fields`` override any :class:`Example` field."""
-    bridge = pool[1] if bridge is None else bridge
-    target = pool[-1] if target is None else target
-    values: dict[str, Any] = {
-        "id": qid,
-        "dataset": "toyworld",
-        "split": "dev",
-        "native_type": "bridge",
-        "question": question,
-        "answer": "x",
-        "answer_aliases": (),
-        "pool": tuple(pool),
-        "bridge_pid": bridge.pid,
-        "target_pid": target.pid,
-        "gold_pids": (bridge.pid, target.pid),
-        "hop_order_rule": "synthetic",
-        "parallel": False,
-        "hop2_entity": target.title,
-        "hop2_aliases": (),
-        "relation_sentence": 0,
-        "relation_source": "synthetic",
-    }
-    values.update(fields)
-    return Example(**values)
 
 
 # --- the book ------------------------------------------------------------------------------------

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from helpers import two_hop_example
+from builders import two_hop_example
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
@@ -35,8 +37,21 @@ def _passages() -> dict[str, Passage]:
     }
 
 
-def _example(qid: str, split: str, question: str, pool: list[Passage], **kw: object) -> Example:
-    return two_hop_example(qid, question, pool, dataset=DATASET, split=split, **kw)
+def _example(qid: str, split: str, question: str, pool: list[Passage], **kw: Any) -> Example:
+    """Bridge ``pool[1]``, target ``pool[-1]``, B_rel the bridge's first sentence unless ``kw``
+    says otherwise; the pool in the order given."""
+    bridge, target = pool[1], pool[-1]
+    fields = {"relation_sentence": 0, "relation_source": "synthetic", **kw}
+    example = two_hop_example(
+        question,
+        bridge,
+        target,
+        hop2_entity=target.title,
+        dataset=DATASET,
+        example_id=qid,
+        **fields,
+    )
+    return dataclasses.replace(example, pool=tuple(pool), split=split)
 
 
 @pytest.fixture()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import importlib
 from collections.abc import Sequence
@@ -9,7 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import HashingEncoder, RecordingStore, two_hop_example
+from builders import two_hop_example
+from helpers import HashingEncoder, RecordingStore
 
 from regime_core import config
 from regime_core.retrieval import (
@@ -45,15 +47,19 @@ def _example(
     relation_sentence: int | None,
     hop2_entity: str,
 ) -> Example:
-    """Pool order: a distractor, the bridge, the other distractors, the target."""
-    return two_hop_example(
-        qid,
+    """Pool order (the order ties are broken in): a distractor, the bridge, the other
+    distractors, the target."""
+    example = two_hop_example(
         question,
-        (distractors[0], bridge, *distractors[1:], target),
+        bridge,
+        target,
+        *distractors,
+        hop2_entity=hop2_entity,
         relation_sentence=relation_sentence,
         relation_source="synthetic" if relation_sentence is not None else "none",
-        hop2_entity=hop2_entity,
+        example_id=qid,
     )
+    return dataclasses.replace(example, pool=(distractors[0], bridge, *distractors[1:], target))
 
 
 P = {
