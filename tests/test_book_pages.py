@@ -5,12 +5,12 @@ build renders every chapter with no unresolved key, every figure and no broken i
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
+from helpers import PageLinks, broken_links
 
 from regime_core import paths
 from regime_core.book.build import toc_files
@@ -217,12 +217,11 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
 # --- the real book over the quick profile's records -----------------------------------------------
 
 
-class _Page(HTMLParser):
+class _Page(PageLinks):
+    """The links of a page, its record numbers, verdict cells and generated sentences."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.hrefs: list[str] = []
-        self.images: list[str] = []
-        self.ids: set[str] = set()
         self.numbers = 0
         self.verdict_cells: list[str] = []
         self._in_verdict = False
@@ -233,14 +232,8 @@ class _Page(HTMLParser):
         self._generated_text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        classes = (values.get("class") or "").split()
-        if values.get("id"):
-            self.ids.add(str(values["id"]))
-        if tag == "a" and values.get("href"):
-            self.hrefs.append(str(values["href"]))
-        if tag == "img" and values.get("src"):
-            self.images.append(str(values["src"]))
+        super().handle_starttag(tag, attrs)
+        classes = (dict(attrs).get("class") or "").split()
         if "regime-number" in classes:
             self.numbers += 1
         if any(c.startswith("regime-verdict-") for c in classes):
@@ -264,12 +257,6 @@ class _Page(HTMLParser):
 GENERATED_CLASSES = ("regime-verdict", "regime-claim-text", "regime-comparison")
 
 
-def _parse(page: Path) -> _Page:
-    parser = _Page()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser
-
-
 @pytest.fixture(scope="module")
 def html(quick_book: Any) -> Path:
     assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
@@ -291,7 +278,7 @@ def test_every_record_reference_is_rendered_as_a_number(html: Path) -> None:
         source = _without_fences(_without_inline_literals(page.read_text(encoding="utf-8")))
         roles = sum(1 for m in ROLE.finditer(source) if m.group(1) == "rec")
         rendered = html / page.relative_to(paths.REPO_ROOT).with_suffix(".html")
-        assert _parse(rendered).numbers >= roles, page.name
+        assert _Page.read(rendered).numbers >= roles, page.name
         text = rendered.read_text(encoding="utf-8")
         assert "regime reproduce` to produce it" not in text
 
@@ -304,7 +291,7 @@ def test_figures_are_present(html: Path) -> None:
         source = page.read_text(encoding="utf-8")
         figures = _top_level_directives(source, "rec-figure")
         expected_figures += figures
-        rendered = _parse(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
+        rendered = _Page.read(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
         local = [src for src in rendered.images if not urlsplit(src).scheme]
         assert len(local) >= figures, page.name
     assert expected_figures > 0
@@ -313,23 +300,7 @@ def test_figures_are_present(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_no_broken_internal_links_or_images(html: Path) -> None:
-    broken: list[str] = []
-    parsed = {page: _parse(page) for page in html.rglob("*.html")}
-    for page, links in parsed.items():
-        if "_static" in page.parts or "_sources" in page.parts:
-            continue
-        for ref in links.hrefs + links.images:
-            parts = urlsplit(ref)
-            if parts.scheme or parts.netloc or ref.startswith(("mailto:", "javascript:")):
-                continue
-            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-            if not target.exists():
-                broken.append(f"{page.relative_to(html)} -> {ref}")
-            elif parts.fragment and target.suffix == ".html":
-                ids = parsed[target].ids if target in parsed else _parse(target).ids
-                if unquote(parts.fragment) not in ids:
-                    broken.append(f"{page.relative_to(html)} -> {ref} (no such anchor)")
-    assert broken == []
+    assert broken_links(html) == []
 
 
 @pytest.mark.realdata
@@ -338,7 +309,7 @@ def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None
     from regime_core.runner.expected import VERDICTS, load_claims
 
     page = html / "book" / "reproducing" / "paper_vs_ours.html"
-    verdicts = _parse(page).verdict_cells
+    verdicts = _Page.read(page).verdict_cells
     assert len(verdicts) == len(load_claims())
     assert {v.removeprefix("regime-verdict-").replace("-", " ") for v in verdicts} <= set(VERDICTS)
 
@@ -401,7 +372,7 @@ def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any)
                 expected.append(("regime-comparison", comparison_phrase(node)))
         if not expected:
             continue
-        rendered = _parse(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
+        rendered = _Page.read(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
         found = [(c, _plain(t)) for c, t in rendered.generated]
         assert found == [(c, _plain(t)) for c, t in expected], page.name
         checked += len(expected)

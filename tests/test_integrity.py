@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from helpers import DATA_FIXTURES as FIXTURES
+from helpers import FIXTURE_SPLITS as SPLITS
 
 from regime_core import integrity
 from regime_core.cli import main
@@ -21,16 +23,6 @@ from regime_core.data import load_examples, prepare
 from regime_core.data.prepare import SentenceCache, load_manifest
 from regime_core.integrity import DamagedFileError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
-SPLITS = {
-    "hotpotqa/orig_dev.json": "dev",
-    "hotpotqa/orig_dev_lines.jsonl": "dev",
-    "hotpotqa/ircot_dev.jsonl": "dev",
-    "2wikimultihopqa/dev_columns.json": "dev",
-    "2wikimultihopqa/dev_rows.jsonl": "dev",
-    "musique/dev.jsonl": "dev",
-    "musique/train.json": "train",
-}
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import DATA_FIXTURES as FIXTURES
+from helpers import FIXTURE_SPLITS as SPLITS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,16 +31,6 @@ from regime_core.encoders import EmbeddingStore
 from regime_core.router import load_router, save_router
 from regime_core.runner.records import load_record, write_record
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
-SPLITS = {
-    "hotpotqa/orig_dev.json": "dev",
-    "hotpotqa/orig_dev_lines.jsonl": "dev",
-    "hotpotqa/ircot_dev.jsonl": "dev",
-    "2wikimultihopqa/dev_columns.json": "dev",
-    "2wikimultihopqa/dev_rows.jsonl": "dev",
-    "musique/dev.jsonl": "dev",
-    "musique/train.json": "train",
-}
 EXAMPLES = {  # per property; their sum is what one run generates
     "dataset_record": 150,
     "dataset_bytes": 50,
