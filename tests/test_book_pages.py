@@ -177,6 +177,135 @@ def test_every_default_reference_resolves() -> None:
                 _import_dotted(match.group(2).partition("|")[0].strip())
 
 
+# --- one vocabulary (book/reference/glossary.rst defines each term once) ------------------------
+
+#: Variants of a glossary term that prose must not use, each with the term to write instead. Code,
+#: maths, roles and directive bodies are not prose (the records' own keys are lower-case).
+BANNED_VARIANTS: dict[str, tuple[re.Pattern[str], str]] = {
+    "b_dominant": (re.compile(r"\b[bq]_dominant\b", re.IGNORECASE), "B-dominant / Q-dominant"),
+    "B dominant": (
+        re.compile(r"\b[BbQq] dominant\b|\bb-dominant\b|\bq-dominant\b"),
+        "B-dominant / Q-dominant",
+    ),
+    "2wikimultihopqa": (re.compile(r"\b2wikimultihopqa\b"), "2WikiMultiHopQA"),
+    "2Wiki": (re.compile(r"\b2Wiki\b"), "2WikiMultiHopQA"),
+    "R@5": (
+        re.compile(r"(?<!paper's )(?<!paper\u2019s )\bR@(?:\d+|k)\b"),
+        "hit@5 (the paper's R@5 only when quoting the paper)",
+    ),
+    "recall": (re.compile(r"\brecall", re.IGNORECASE), "hit@5"),
+    "hit@k": (re.compile(r"\bhit@k\b|\bHit@"), "hit@5"),
+    "hit rate": (re.compile(r"\bhit rates?\b", re.IGNORECASE), "hit@5"),
+    "normalise(": (re.compile(r"normali[sz]e\s*\("), "f(q) + \u03b1 f(B_rel), as in the glossary"),
+}
+
+
+def _vocabulary_variants(text: str) -> list[str]:
+    prose = _strip_non_prose(text)
+    return [
+        f"{match.group(0)!r} (write {instead})"
+        for pattern, instead in BANNED_VARIANTS.values()
+        for match in pattern.finditer(prose)
+    ]
+
+
+#: Prose pages not yet held to the vocabulary: "Our reading of the paper" is being rewritten
+#: (issue 12, item 5); it joins the check when that rewrite lands.
+VOCABULARY_PENDING: tuple[str, ...] = ("book/reference/our_reading.md",)
+
+
+def test_prose_pages_use_the_glossary_vocabulary() -> None:
+    found = [
+        f"{page.relative_to(paths.REPO_ROOT)}: {variant}"
+        for page in _prose_pages()
+        if page.relative_to(paths.REPO_ROOT).as_posix() not in VOCABULARY_PENDING
+        for variant in _vocabulary_variants(page.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_the_vocabulary_check_catches_each_variant() -> None:
+    text = (
+        "On 2Wiki and 2wikimultihopqa, b_dominant items, a q-dominant one, recall@5, R@5 and\n"
+        "hit@k with normalise(f(q)). The paper's R@5 is our hit@5 on 2WikiMultiHopQA.\n"
+        "`b_dominant` in code and {rec}`t2:cells.b_dominant.n` are fine, and so is $R@5$.\n"
+        "```{rec-table} t2\nB-dominant = verdict.union_vs_q.minilm.b_dominant_significant\n```\n"
+    )
+    found = [v.split(" (write")[0].strip("'") for v in _vocabulary_variants(text)]
+    assert sorted(found) == sorted(
+        ["2Wiki", "2wikimultihopqa", "b_dominant", "q-dominant", "recall", "R@5", "hit@k",
+         "normalise("]
+    )  # fmt: skip
+
+
+# --- the landing page and the teaching pages ----------------------------------------------------
+
+
+def test_the_landing_page_judges_every_claim_and_states_the_caveats() -> None:
+    """Every claim of paper_claims.yml has its computed verdict on the landing page; the data
+    caveat reads the subsets' sizes from the data record; the key figure is there."""
+    from regime_core.runner.expected import load_claims
+
+    source = (BOOK / "intro.md").read_text(encoding="utf-8")
+    text = _without_fences(_without_inline_literals(source))
+    verdicts = [m.group(2).strip() for m in ROLE.finditer(text) if m.group(1) == "verdict"]
+    assert sorted(verdicts) == sorted(c.id for c in load_claims())
+    for dataset in ("hotpotqa", "2wikimultihopqa", "musique"):
+        assert f"{{rec}}`data_regimes:prepared.{dataset}.two_hop|int`" in text, dataset
+    assert _top_level_directives(source, "rec-figure") == 1
+    assert "```{rec-figure} t2_regime_decomposition:key_union_vs_q" in source
+    assert "{doc}`reference/our_reading`" in text  # only the abstract: our choices, listed
+
+
+#: How the teaching pages name the encoders of reproduce.yml (the glossary's names).
+ENCODER_NAMES: dict[str, str] = {"minilm": "MiniLM", "tfidf": "TF-IDF"}
+
+
+def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
+    """The toy-world page and the exercises quote different numbers for the same arms because
+    their runs use different encoders; each page names every encoder its run uses, in any
+    profile, so a change of reproduce.yml cannot leave the prose behind."""
+    from regime_core.runner.reproduce import PROFILES, load_declarations
+
+    runs = load_declarations().runs
+    for run_id, pages in {
+        "toyworld": ("toyworld.md", "exercises.md"),
+        "exercises": ("exercises.md",),
+    }.items():
+        encoders = {runs[run_id].parameters_for(profile)["encoder"] for profile in PROFILES}
+        for page in pages:
+            text = (BOOK / "start" / page).read_text(encoding="utf-8")
+            for encoder in encoders:
+                assert ENCODER_NAMES[encoder] in text, f"{page} does not name {encoder} ({run_id})"
+
+
+def test_exercises_introduction_gives_no_solution_away() -> None:
+    """The page before the exercises quotes no number of the exercises' record."""
+    text = (BOOK / "start" / "exercises.md").read_text(encoding="utf-8")
+    assert not [m for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+
+
+def test_titles_have_no_number_prefixes_and_prose_names_no_notebook_number() -> None:
+    """Pages are referred to by title ({doc} links), never as "notebook 05"; no title or toc
+    caption carries a "05 ·" prefix (the book numbers its chapters itself)."""
+    import yaml
+
+    prefix = re.compile(r"^\s*\d+\s*[·.:)-]\s")
+    toc = yaml.safe_load((paths.REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    captions = [part.get("caption", "") for part in toc.get("parts", [])]
+    bad = [c for c in captions if prefix.match(c)]
+    for page in _prose_pages():
+        text = page.read_text(encoding="utf-8")
+        title = next((ln[2:] for ln in text.splitlines() if ln.startswith("# ")), "")
+        if prefix.match(title):
+            bad.append(f"{page.name}: {title}")
+        bad += [
+            f"{page.name}: {m.group(0)!r}"
+            for m in re.finditer(r"\bnotebooks?\s+\d+", _strip_non_prose(text), re.IGNORECASE)
+        ]
+    assert bad == []
+
+
 # --- named choices read from the code ------------------------------------------------------------
 
 

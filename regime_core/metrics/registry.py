@@ -40,7 +40,8 @@ METRICS: dict[str, MetricSpec] = {
             "hit",
             kernels.hit_at_k,
             "required",
-            "Target hit at k (the paper's R@k for the hop-2 target)",
+            "Target hit at k: is the hop-2 target in the top k? With one target per question, "
+            "this is the paper's R@k",
             "hit@k = [rank(target) <= k]",
             "scores [0.9, 0.5, 0.7], target 2 -> rank 2 -> hit@1 = 0, hit@2 = 1",
             True,
@@ -56,7 +57,7 @@ METRICS: dict[str, MetricSpec] = {
             "gold {0, 2}, ranks 1 and 3 -> recall@2 = 0.5",
             True,
             "[0, 1]",
-            "ir-measures R@k, ranx recall@k",
+            "ir-measures Recall@k, ranx recall@k",
         ),
         MetricSpec(
             "all_gold",
@@ -67,7 +68,7 @@ METRICS: dict[str, MetricSpec] = {
             "gold {0, 2}, ranks 1 and 3 -> all_gold@2 = 0, all_gold@3 = 1",
             True,
             "{0, 1}",
-            "ir-measures R@k == 1",
+            "ir-measures Recall@k == 1",
         ),
         MetricSpec(
             "mrr",
