@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import HashingEncoder
 
 from regime_core import config
 from regime_core.retrieval import (
@@ -31,32 +31,6 @@ from regime_core.retrieval import (
 from regime_core.schema import Example, Passage
 
 # --- fixtures: a tiny hand-written world (no dataset text) -----------------------------------
-
-DIM = 96
-
-
-class HashingEncoder:
-    """Bag of lower-cased words hashed (crc32) into DIM buckets, L2-normalised. Deterministic."""
-
-    name = "hashing-test"
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        return {"name": self.name, "dim": DIM}
-
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().replace(".", " ").replace("?", " ").split():
-                out[i, zlib.crc32(word.encode()) % DIM] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts)
-
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts)
 
 
 class RecordingStore:
