@@ -1,7 +1,7 @@
 """Stand-ins the tests share: a deterministic hashing encoder and a store that encodes directly.
 
 Import them as ``from helpers import HashingEncoder, DirectStore`` (pytest puts ``tests/`` on the
-import path).
+import path); :func:`two_hop_example` builds a hand-written synthetic example.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+
+from regime_core.schema import Example, Passage
 
 
 class HashingEncoder:
@@ -39,6 +41,41 @@ class HashingEncoder:
 
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts)
+
+
+def two_hop_example(
+    question: str,
+    bridge: Passage,
+    target: Passage,
+    pool: Sequence[Passage],
+    *,
+    hop2_entity: str,
+    qid: str = "x1",
+    native_type: str = "bridge",
+    answer: str = "x",
+    hop2_aliases: Sequence[str] = (),
+    relation_sentence: int | None = None,
+) -> Example:
+    """A synthetic (``toyworld``, dev) two-hop example: ``bridge`` then ``target``, in ``pool``."""
+    return Example(
+        id=qid,
+        dataset="toyworld",
+        split="dev",
+        native_type=native_type,
+        question=question,
+        answer=answer,
+        answer_aliases=(),
+        pool=tuple(pool),
+        bridge_pid=bridge.pid,
+        target_pid=target.pid,
+        gold_pids=(bridge.pid, target.pid),
+        hop_order_rule="synthetic",
+        parallel=False,
+        hop2_entity=hop2_entity,
+        hop2_aliases=tuple(hop2_aliases),
+        relation_sentence=relation_sentence,
+        relation_source="synthetic" if relation_sentence is not None else "none",
+    )
 
 
 class DirectStore:

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import HashingEncoder
+from helpers import HashingEncoder, two_hop_example
 
 from regime_core import config
 from regime_core.retrieval import (
@@ -57,24 +57,14 @@ def _example(
     hop2_entity: str,
 ) -> Example:
     pool = (distractors[0], bridge, *distractors[1:], target)
-    return Example(
-        id=qid,
-        dataset="toyworld",
-        split="dev",
-        native_type="bridge",
-        question=question,
-        answer="x",
-        answer_aliases=(),
-        pool=pool,
-        bridge_pid=bridge.pid,
-        target_pid=target.pid,
-        gold_pids=(bridge.pid, target.pid),
-        hop_order_rule="synthetic",
-        parallel=False,
+    return two_hop_example(
+        question,
+        bridge,
+        target,
+        pool,
+        qid=qid,
         hop2_entity=hop2_entity,
-        hop2_aliases=(),
         relation_sentence=relation_sentence,
-        relation_source="synthetic" if relation_sentence is not None else "none",
     )
 
 
