@@ -76,7 +76,8 @@ def _check_positive_int(value: Any, where: str, allow_none: bool = False) -> Non
 
 @dataclass(frozen=True, init=False)
 class RecipeConfig(ComposedConfig):
-    """The router recipe's own choices, shared by training and every ablation of it.
+    """The router recipe's own choices, shared by training and every ablation of it (the base
+    of :class:`RouterConfig` and :class:`~regime_core.experiments.ablations.AblationConfig`).
 
     ``tie_rule`` and ``label_k`` are the label rule of :func:`regime_core.router.outcome_labels`
     (``label_k=None``: union wins iff it ranks the hop-2 target strictly higher than q). Ties
