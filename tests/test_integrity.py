@@ -268,8 +268,8 @@ BRIDGE = "Titanic is a 1997 film. It was directed by James Cameron."
 
 
 def _saved_router(tmp_path: Path, intercept: float | None = None) -> Path:
-    from regime_core.experiments.router_train import default_router
     from regime_core.router import save_router
+    from regime_core.router.model import default_router
 
     model = default_router()
     if intercept is not None:
@@ -290,7 +290,7 @@ def test_extreme_intercept_routes_without_overflow(tmp_path: Path, intercept: fl
 
 
 def test_stable_logistic_matches_the_plain_formula() -> None:
-    from regime_core.experiments.router_train import default_router
+    from regime_core.router.model import default_router
 
     model = default_router()
     X = np.random.default_rng(0).normal(size=(200, 5))
@@ -321,8 +321,8 @@ def test_router_digit_flip_is_detected(tmp_path: Path) -> None:
 
 
 def test_packaged_router_carries_its_hash() -> None:
-    from regime_core.experiments.router_train import default_router_path
     from regime_core.router.io import HASH_KEY, document_hash
+    from regime_core.router.model import default_router_path
 
     document = json.loads(default_router_path().read_text())
     assert document[HASH_KEY] == document_hash(document)

@@ -178,7 +178,7 @@ def test_arbitrary_dataset_bytes_are_an_error_naming_the_file(
 
 @pytest.fixture(scope="module")
 def router_document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from regime_core.experiments.router_train import default_router
+    from regime_core.router.model import default_router
 
     path = tmp_path_factory.mktemp("router") / "router.json"
     save_router(default_router(), path, dataset="2wikimultihopqa", label_rule="x")
@@ -286,7 +286,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     record = write_record(
         root / "results" / "t2", name="t2", config={"a": 1}, numbers={"x": {"y": 0.5}}
     )
-    from regime_core.experiments.router_train import default_router
+    from regime_core.router.model import default_router
 
     router = save_router(
         default_router(), root / "router.json", dataset="2wikimultihopqa", label_rule="x"

@@ -315,7 +315,7 @@ def test_corpus_pools_store_one_excluded_row_per_example():
 
 def test_union_geometry_corpus_equals_dense():
     from regime_core.encoders import get_encoder
-    from regime_core.experiments.router_train import build_geometry
+    from regime_core.retrieval.geometry import build_geometry
 
     examples = _toy_examples()
     encoder = get_encoder("tfidf", corpus=[document_text(p) for ex in examples for p in ex.pool])
