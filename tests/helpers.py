@@ -76,6 +76,18 @@ class RecordingStore:
         return encoder.encode_documents(texts)
 
 
+def hashing_context(examples: Any, dim: int = 64) -> Any:
+    """A :class:`~regime_core.experiments.context.Context` over ``examples`` (``{dataset:
+    examples}``) with the hashing encoder and a recording store: no file is read or written."""
+    from regime_core.experiments.context import Context
+
+    return Context(
+        examples=examples,
+        encoder_factory=lambda name, corpus: HashingEncoder(dim),
+        store=RecordingStore(),
+    )
+
+
 # --- the book ------------------------------------------------------------------------------------
 
 
