@@ -90,7 +90,7 @@ _REFERENCE = re.compile(
 )
 #: modules the API page leaves out: the CLI has its own page, and this extension is machinery
 API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
-EXECUTED_PAGE_PREFIX = "book/executed/"
+EXECUTED_PAGE_PREFIX = f"{paths.BOOK_EXECUTED_DIR}/"
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regime_core import paths
+from regime_core import config, paths
 from regime_core.data.canonical import Conversion, convert, merge_questions, spacy_sentences
 from regime_core.data.fetch import OFFICIAL_SPLITS
 from regime_core.data.readers import FileRead, detect_format, parse_container, read_file
@@ -53,7 +53,7 @@ from regime_core.integrity import (
 )
 from regime_core.schema import DATASETS, SPLITS, Example, Passage
 
-PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
+PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
 TOYWORLD = "toyworld"  # generated on demand (regime_core.teaching.toyworld), never prepared
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = 1

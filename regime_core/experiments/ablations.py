@@ -55,7 +55,7 @@ from regime_core.stats import PairedComparison, compare_paired
 
 #: The α grid of the sweep, from 0 (union = q) to 1 (question and B_rel weighted equally), with the
 #: paper's frozen α included.
-ALPHA_GRID: tuple[float, ...] = tuple(sorted({0.0, 0.1, config.ALPHA, 0.5, 0.75, 1.0}))
+ALPHA_GRID: tuple[float, ...] = config.ALPHA_GRID
 
 
 def _paper_encoders() -> tuple[str, ...]:
@@ -114,7 +114,7 @@ class AblationConfig(ConfigMixin):
     k: int = config.HEADLINE_K
     seed: int = config.SEED
     sample_size: int | None = None
-    split: str = "dev"
+    split: str = config.SPLIT
     tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
     label_k: int | None = None
     n_splits: int = config.CV_FOLDS

@@ -33,16 +33,17 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from regime_core import config, paths
+from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, regime_table
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.store import store_or_default
 from regime_core.retrieval import Ranking, candidate_pools, document_text, retrieve_arms
 from regime_core.schema import SPLITS, Example, Passage
 from regime_core.text import find_mentions, normalize
 
 # The datasets `regime data prepare` builds; the experiments default to all of them.
-EXPERIMENT_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
+EXPERIMENT_DATASETS: tuple[str, ...] = config.DATASETS
 # A dense family and a lexical family: the smallest honest "across encoders" on a CPU machine.
 EXPERIMENT_ENCODERS: tuple[str, ...] = (config.ENCODER, "tfidf")
 # Where the entity arm's text comes from (see :func:`bridge_entity_mention`).
@@ -103,7 +104,7 @@ class ExperimentConfig(ConfigMixin):
     k: int = config.HEADLINE_K
     seed: int = config.SEED
     sample_size: int | None = None
-    split: str = "dev"
+    split: str = config.SPLIT
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
@@ -414,14 +415,6 @@ class CountingStore:
         return self.store.embed(encoder, texts, mode)
 
 
-def _store_for(work: Path | str | None, store: Any | None) -> Any:
-    if store is not None:
-        return store
-    from regime_core.encoders import EmbeddingStore
-
-    return EmbeddingStore(paths.embeddings_dir(None if work is None else Path(work)))
-
-
 def outcome_table(
     examples: Sequence[Example],
     *,
@@ -453,7 +446,7 @@ def outcome_table(
         raise ValueError("outcome_table: no examples")
     if entity_source not in ENTITY_SOURCES:
         raise ValueError(f"entity_source {entity_source!r} is not one of {ENTITY_SOURCES}")
-    store = _store_for(work, store)
+    store = store_or_default(store, work)
     regimes = regime_table(examples, rules).set_index("id")
     b_rel = [None if pd.isna(v) else int(v) for v in regimes["b_rel_index"]]
     mentions = [
@@ -638,7 +631,7 @@ def collect_outcomes(
     """
     samples = load_samples(cfg, work=work, examples=examples)
     factory = encoder_factory or default_encoder_factory
-    counting = CountingStore(_store_for(work, store))
+    counting = CountingStore(store_or_default(store, work))
     frames = []
     missing: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
     for encoder_name in cfg.encoders:

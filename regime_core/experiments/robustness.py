@@ -115,7 +115,7 @@ class RobustnessConfig(ConfigMixin):
     k: int = config.HEADLINE_K
     seed: int = config.SEED
     sample_size: int | None = None
-    split: str = "dev"
+    split: str = config.SPLIT
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     t2_resamples: int = 1_000
     confidence: float = config.CONFIDENCE

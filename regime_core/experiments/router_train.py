@@ -43,6 +43,7 @@ from regime_core import config, paths
 from regime_core.config import ConfigMixin
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, regime_table
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.store import store_or_default
 from regime_core.experiments.common import (
     EXPERIMENT_DATASETS,
     EncoderFactory,
@@ -211,7 +212,7 @@ class RouterConfig(ConfigMixin):
     k: int = config.HEADLINE_K
     seed: int = config.SEED
     sample_size: int | None = None
-    split: str = "dev"
+    split: str = config.SPLIT
     tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
     label_k: int | None = None
     n_splits: int = config.CV_FOLDS
@@ -571,14 +572,6 @@ def build_routing_data(
     )
 
 
-def _store_or_default(store: Any | None, work: Path | str | None) -> Any:
-    if store is not None:
-        return store
-    from regime_core.encoders import EmbeddingStore
-
-    return EmbeddingStore(paths.embeddings_dir(None if work is None else Path(work)))
-
-
 def load_routing_data(
     datasets: Sequence[str],
     *,
@@ -588,7 +581,7 @@ def load_routing_data(
     k: int = config.HEADLINE_K,
     seed: int = config.SEED,
     sample_size: int | None = None,
-    split: str = "dev",
+    split: str = config.SPLIT,
     exclude_bridge: bool = config.EXCLUDE_BRIDGE,
     tiny_pools: str = config.TINY_POOLS,
     bridge_source: str = config.BRIDGE_SOURCE,
@@ -614,7 +607,7 @@ def load_routing_data(
     )
     samples = load_samples(cfg, work=work, examples=examples)
     factory = encoder_factory or default_encoder_factory
-    store = _store_or_default(store, work)
+    store = store_or_default(store, work)
     out = {}
     for dataset, sample in samples.items():
         enc = factory(encoder, [document_text(p) for p in sample.corpus])
@@ -933,7 +926,7 @@ def selector_quality(
     from regime_core.data.regimes import gold_b_rel
 
     factory = encoder_factory or default_encoder_factory
-    store = _store_or_default(store, work)
+    store = store_or_default(store, work)
     retrieval: dict[str, PairedComparison] = {}
     without: dict[str, int] = {}
     for dataset, d in data.items():

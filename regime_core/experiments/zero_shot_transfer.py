@@ -78,7 +78,7 @@ class TransferConfig(ConfigMixin):
     k: int = config.HEADLINE_K
     seed: int = config.SEED
     sample_size: int | None = None
-    split: str = "dev"
+    split: str = config.SPLIT
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     confidence: float = config.CONFIDENCE
     exclude_bridge: bool = config.EXCLUDE_BRIDGE

@@ -68,7 +68,7 @@ from regime_core.runner.records import atomic_write_text, canonical_json, hash_f
 PROFILES: tuple[str, ...] = ("quick", "default", "full")
 DEFAULT_PROFILE = "default"
 DEFAULT_DECLARATIONS = paths.REPO_ROOT / "reproduce.yml"
-DEFAULT_BOOK_EXECUTED_DIR = "book/executed"
+DEFAULT_BOOK_EXECUTED_DIR = paths.BOOK_EXECUTED_DIR
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
 #: parameters the runner injects; ``output_dir`` must be declared by every notebook
 OUTPUT_DIR_PARAMETER = "output_dir"

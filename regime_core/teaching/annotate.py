@@ -188,7 +188,7 @@ def make_sheet(
     *,
     n: int = SHEET_SIZE,
     seed: int = config.SEED,
-    split: str = "dev",
+    split: str = config.SPLIT,
     work: Path | str | None = None,
 ) -> tuple[Path, SampleSpec]:
     """``regime annotate sample``: draw and write a sheet; return its path and sample spec."""
