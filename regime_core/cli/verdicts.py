@@ -1,7 +1,7 @@
 """regime verdicts [--work DIR] [--json]: every claim of the paper judged on a run's records.
 
 For each claim of paper_claims.yml: the paper's side, ours (estimate, CI, p, n; differences as
-fractions), the verdict by the verdict rules of regime_core.runner.expected (printed on the book's
+fractions), the verdict by the verdict rules of regime_core.runner.judge (printed on the book's
 page "The paper's numbers and ours") and, when the run holds the robustness record, the share
 of plausible readings under which the claim holds and the knob that moves its verdict most.
 With --json one JSON object is printed:
