@@ -9,7 +9,8 @@ from pathlib import Path
 
 from regime_core import paths
 from regime_core.cli._common import add_json_option, add_work_option, print_result
-from regime_core.runner.reproduce import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES, reproduce
+from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES
+from regime_core.runner.reproduce import reproduce
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
