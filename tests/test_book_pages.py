@@ -116,7 +116,7 @@ def test_the_verdict_check_catches_a_typed_verdict() -> None:
 
 
 def test_every_generated_sentence_names_a_claim_or_a_declared_run() -> None:
-    from regime_core.runner.expected import load_claims
+    from regime_core.paper import load_claims
     from regime_core.runner.reproduce import load_declarations
 
     claims = {c.id for c in load_claims()}
@@ -335,7 +335,8 @@ def test_no_broken_internal_links_or_images(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None:
-    from regime_core.runner.expected import VERDICTS, load_claims
+    from regime_core.paper import load_claims
+    from regime_core.runner.judge import VERDICTS
 
     page = html / "book" / "reproducing" / "paper_vs_ours.html"
     verdicts = _parse(page).verdict_cells
@@ -366,7 +367,7 @@ def _plain(text: str) -> str:
 def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any) -> None:
     """Each {verdict}, {claim}, {robust} and {compare} on a rendered page says exactly what the
     records say, recomputed here from the quick run's records."""
-    from regime_core.runner.expected import load_claims
+    from regime_core.paper import load_claims
     from regime_core.runner.verdicts import (
         claim_sentence,
         comparison_phrase,

@@ -43,6 +43,13 @@ def add_work_option(parser: argparse.ArgumentParser, help: str = WORK_HELP) -> N
     parser.add_argument("--work", type=Path, default=None, help=help)
 
 
+def add_file_option(
+    parser: argparse.ArgumentParser, flag: str, help: str, default: Path | None = None
+) -> None:
+    """``flag PATH``: a file the command reads or writes (``default``: usually the repository's)."""
+    parser.add_argument(flag, type=Path, default=default, help=help)
+
+
 def add_json_option(parser: argparse.ArgumentParser, help: str = JSON_HELP) -> None:
     """``--json``: the command prints one JSON object instead of text."""
     parser.add_argument("--json", action="store_true", help=help)

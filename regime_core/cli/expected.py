@@ -2,7 +2,7 @@
 
 freeze writes every number of the records of the runs declared in reproduce.yml (under
 <work>/results) into expected_numbers.yml, each with its absolute tolerance; run it after
-`regime reproduce --profile quick --work DIR` and an intended change, then review the diff.
+regime reproduce --profile quick --work DIR and an intended change, then review the diff.
 check lists every frozen number that the records do not reproduce within its tolerance and
 exits 1 if there is one. With --json one JSON object is printed:
 
@@ -14,10 +14,15 @@ exits 1 if there is one. With --json one JSON object is printed:
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from regime_core.cli._common import add_command, add_json_option, add_work_option, print_result
+from regime_core.cli._common import (
+    add_command,
+    add_file_option,
+    add_json_option,
+    add_work_option,
+    print_result,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -36,17 +41,14 @@ def register(subparsers: Any) -> None:
     ):
         action = actions.add_parser(name, help=help_text, description=help_text)
         add_work_option(action)
-        action.add_argument(
+        add_file_option(
+            action,
             "--file",
-            type=Path,
-            default=EXPECTED_NUMBERS_FILE,
-            help="the expected-numbers file (default: the repository's expected_numbers.yml)",
+            "the expected-numbers file (default: the repository's expected_numbers.yml)",
+            EXPECTED_NUMBERS_FILE,
         )
-        action.add_argument(
-            "--declarations",
-            type=Path,
-            default=None,
-            help="reproduce.yml whose runs are frozen (default: the repository's)",
+        add_file_option(
+            action, "--declarations", "reproduce.yml whose runs count (default: the repository's)"
         )
         add_json_option(action)
         action.set_defaults(func=func)

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 from regime_core import paths
-from regime_core.cli._common import add_json_option, add_work_option, print_result
+from regime_core.cli._common import (
+    add_file_option,
+    add_json_option,
+    add_work_option,
+    print_result,
+)
 from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES
 from regime_core.runner.reproduce import reproduce
 
@@ -41,11 +46,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     run.add_argument("--force", action="store_true", help="rerun the selected runs even if current")
     add_work_option(run)
-    run.add_argument(
+    add_file_option(
+        run,
         "--declarations",
-        type=Path,
-        default=DEFAULT_DECLARATIONS,
-        help="the run declarations file (default: reproduce.yml at the repository top)",
+        "the run declarations file (default: reproduce.yml at the repository top)",
+        DEFAULT_DECLARATIONS,
     )
     add_json_option(run)
     run.set_defaults(func=_run_reproduce)

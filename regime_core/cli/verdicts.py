@@ -14,10 +14,15 @@ With --json one JSON object is printed:
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
-from regime_core.cli._common import add_command, add_json_option, add_work_option, print_result
+from regime_core.cli._common import (
+    add_command,
+    add_file_option,
+    add_json_option,
+    add_work_option,
+    print_result,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -28,11 +33,8 @@ def register(subparsers: Any) -> None:
         description=__doc__,
     )
     add_work_option(parser)
-    parser.add_argument(
-        "--claims",
-        type=Path,
-        default=None,
-        help="the claims file (default: the repository's paper_claims.yml)",
+    add_file_option(
+        parser, "--claims", "the claims file (default: the repository's paper_claims.yml)"
     )
     add_json_option(parser)
     parser.set_defaults(func=run)

@@ -11,8 +11,9 @@ and ``regime expected check --work W`` (or ``tests/test_runner_expected.py``) li
 that drifted out of its tolerance.
 
 The paper's numbers are not here: they are in ``paper_claims.yml`` (:mod:`regime_core.paper`),
-judged by :mod:`regime_core.runner.judge`. The names of both that used to live here are
-re-exported for one release (``regime_core.runner.expected.judge_claim`` and friends).
+judged by :mod:`regime_core.runner.judge`. The names of both that used to live here
+(:data:`MOVED_NAMES`: ``judge_claim``, ``load_claims``, ...) still read from here for one
+release, with a DeprecationWarning.
 
 >>> tolerance_for("summary.cells_fitted", 12), tolerance_for("hit_q", 0.5)
 (1e-06, 0.005)
@@ -20,40 +21,18 @@ re-exported for one release (``regime_core.runner.expected.judge_claim`` and fri
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.paper import CLAIM_RULES, PAPER_CLAIMS_FILE, Claim, load_claims, read_yaml
+from regime_core.paper import read_yaml
 from regime_core.runner.declarations import load_declarations
-from regime_core.runner.judge import (
-    DIRECTION_ONLY,
-    LARGER,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    SIGNIFICANCE_LEVEL,
-    SMALLER,
-    VERDICT_RULES,
-    VERDICTS,
-    ClaimRow,
-    Judgement,
-    claim_values,
-    fill_behind,
-    judge_claim,
-    judge_estimate,
-    judge_holds,
-    judge_positive,
-    judge_range,
-    judge_share,
-    judge_values,
-    paper_significant,
-    paper_text,
-    values_text,
-)
 from regime_core.runner.records import (
     Scalar,
     atomic_write_text,
@@ -62,53 +41,33 @@ from regime_core.runner.records import (
     load_record,
 )
 
-__all__ = [
-    "EXPECTED_NUMBERS_FILE",
-    "EXPECTED_PROFILE",
-    "EXPECTED_SCHEMA",
-    "TOLERANCE_RULES",
-    "Drift",
-    "Expected",
-    "check_work",
-    "compare",
-    "declared_records",
-    "dump_expected",
-    "freeze",
-    "freeze_work",
-    "load_expected",
-    "load_records",
-    "tolerance_for",
-    "within",
-]
-# moved to regime_core.paper and regime_core.runner.judge; re-exported for one release
-__all__ += [
-    "CLAIM_RULES",
-    "DIRECTION_ONLY",
-    "LARGER",
-    "NOT_REPRODUCED",
-    "PAPER_CLAIMS_FILE",
-    "REPRODUCED",
-    "SIGNIFICANCE_LEVEL",
-    "SMALLER",
-    "VERDICTS",
-    "VERDICT_RULES",
-    "Claim",
-    "ClaimRow",
-    "Judgement",
-    "claim_values",
-    "fill_behind",
-    "judge_claim",
-    "judge_estimate",
-    "judge_holds",
-    "judge_positive",
-    "judge_range",
-    "judge_share",
-    "judge_values",
-    "load_claims",
-    "paper_significant",
-    "paper_text",
-    "values_text",
-]
+#: Names that moved to :mod:`regime_core.paper` and :mod:`regime_core.runner.judge`; reading
+#: them from here still works for one release, with a DeprecationWarning naming the new home.
+_MOVED_TO_PAPER = ("CLAIM_RULES", "PAPER_CLAIMS_FILE", "Claim", "load_claims")
+_MOVED_TO_JUDGE = (
+    "DIRECTION_ONLY", "LARGER", "NOT_REPRODUCED", "REPRODUCED", "SIGNIFICANCE_LEVEL", "SMALLER",
+    "VERDICTS", "VERDICT_RULES", "ClaimRow", "Judgement", "claim_values", "fill_behind",
+    "judge_claim", "judge_estimate", "judge_holds", "judge_positive", "judge_range",
+    "judge_share", "judge_values", "paper_significant", "paper_text", "values_text",
+)  # fmt: skip
+MOVED_NAMES: dict[str, str] = {
+    **dict.fromkeys(_MOVED_TO_PAPER, "regime_core.paper"),
+    **dict.fromkeys(_MOVED_TO_JUDGE, "regime_core.runner.judge"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in MOVED_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    home = MOVED_NAMES[name]
+    warnings.warn(
+        f"{__name__}.{name} moved to {home}.{name}; import it from there "
+        "(the old name is removed in the next release)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(importlib.import_module(home), name)
+
 
 EXPECTED_NUMBERS_FILE = paths.REPO_ROOT / "expected_numbers.yml"
 EXPECTED_SCHEMA = "regime-expected/1"
