@@ -41,8 +41,6 @@ from regime_core.runner.records import (
     load_record,
 )
 
-#: Names that moved to :mod:`regime_core.paper` and :mod:`regime_core.runner.judge`; reading
-#: them from here still works for one release, with a DeprecationWarning naming the new home.
 _MOVED_TO_PAPER = ("CLAIM_RULES", "PAPER_CLAIMS_FILE", "Claim", "load_claims")
 _MOVED_TO_JUDGE = (
     "DIRECTION_ONLY", "LARGER", "NOT_REPRODUCED", "REPRODUCED", "SIGNIFICANCE_LEVEL", "SMALLER",
@@ -50,6 +48,8 @@ _MOVED_TO_JUDGE = (
     "judge_claim", "judge_estimate", "judge_holds", "judge_positive", "judge_range",
     "judge_share", "judge_values", "paper_significant", "paper_text", "values_text",
 )  # fmt: skip
+#: Names that moved to :mod:`regime_core.paper` and :mod:`regime_core.runner.judge`: reading
+#: them from here still works for one release, with a DeprecationWarning naming the new home.
 MOVED_NAMES: dict[str, str] = {
     **dict.fromkeys(_MOVED_TO_PAPER, "regime_core.paper"),
     **dict.fromkeys(_MOVED_TO_JUDGE, "regime_core.runner.judge"),
