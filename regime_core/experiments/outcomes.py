@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,7 +24,7 @@ from regime_core import config
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, regime_table
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.store import store_or_default
-from regime_core.retrieval import Ranking, candidate_pools, retrieve_arms
+from regime_core.retrieval import EmbeddingSource, Ranking, candidate_pools, retrieve_arms
 from regime_core.schema import Example, Passage
 from regime_core.text import find_mentions, normalize
 
@@ -112,14 +111,15 @@ class CountingStore:
     """Wraps an embedding store and counts what it encodes vs. reads from disk (for the
     notebooks' "a warm rerun encodes nothing" line)."""
 
-    def __init__(self, store: Any) -> None:
+    def __init__(self, store: EmbeddingSource) -> None:
         self.store = store
         self.n_encoded = 0
         self.n_cached = 0
 
     def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray:
-        if hasattr(self.store, "embed_with_report"):
-            vectors, report = self.store.embed_with_report(encoder, texts, mode)
+        with_report = getattr(self.store, "embed_with_report", None)
+        if with_report is not None:
+            vectors, report = with_report(encoder, texts, mode)
             self.n_encoded += report.n_encoded
             self.n_cached += report.n_cached
             return vectors
@@ -136,7 +136,7 @@ def outcome_table(
     alpha: float = config.ALPHA,
     k: int = config.HEADLINE_K,
     work: Path | str | None = None,
-    store: Any | None = None,
+    store: EmbeddingSource | None = None,
     corpus: Sequence[Passage] | None = None,
     exclude_bridge: bool = config.EXCLUDE_BRIDGE,
     entity_source: str = "bridge_mention",
