@@ -247,15 +247,9 @@ def analyse_t2(
 
 def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
     """``{dataset: {p1: {share_true, degenerate}, p2: {...}}}`` for a record."""
-    out: dict[str, Any] = {}
     if table is None:
-        return out
-    for row in table.itertuples(index=False):
-        out.setdefault(str(row.dataset), {})[str(row.predicate)] = {
-            "share_true": float(row.share_true),
-            "degenerate": bool(row.degenerate),
-        }
-    return out
+        return {}
+    return table_numbers(table, ("dataset", "predicate"), {"share_true": float, "degenerate": bool})
 
 
 def run_t2(
