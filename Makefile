@@ -38,7 +38,7 @@ test: install
 expected: install
 	$(BIN)/regime data prepare --data-dir "$(REGIME_DATA_DIR)" --work _build/quick
 	$(BIN)/regime reproduce --profile quick --work _build/quick
-	$(BIN)/python -m regime_core.runner.expected freeze --work _build/quick
+	$(BIN)/regime expected freeze --work _build/quick
 
 lint: install
 	$(BIN)/ruff check .

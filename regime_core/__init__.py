@@ -2,14 +2,16 @@
 
 The package in wings, from the foundation up (nothing imports upward):
 
-- foundation: ``config`` (every default), ``paths``, ``schema``, ``integrity``, ``text``,
-  ``stats``, ``metrics``, ``vendor``;
+- foundation: ``config`` (every default), ``paper`` (every number of the paper, read from
+  ``paper_claims.yml``), ``paths``, ``schema``, ``integrity``, ``text``, ``stats``, ``metrics``,
+  ``vendor``;
 - ``data/`` (raw files -> canonical examples, the regime predicates), ``encoders/`` (registry,
   store, the embed stage), ``retrieval/`` (ranking, scoring, corpus scans, the union geometry);
 - ``router/`` (features, labels, the estimator, the packaged model, training);
 - ``experiments/`` (one module per claim, named like its notebook, run and page);
 - ``teaching/`` (toy world, demo, sweeps, annotation kit);
-- ``runner/`` (reproduce, results records, expected numbers, verdicts);
+- ``runner/`` (run declarations, reproduce, results records, judging the paper's claims,
+  expected numbers, verdicts);
 - ``book/`` (building the book, the Sphinx extension, figures); ``cli/`` on top.
 """
 

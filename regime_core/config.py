@@ -15,10 +15,17 @@ import types
 import typing
 from typing import Any, ClassVar
 
+# --- data ------------------------------------------------------------------------------------
+# The paper's datasets, which `regime data prepare` builds and every experiment reads by default
+# ("toyworld", the synthetic world, is accepted wherever a dataset name is: schema.DATASETS).
+DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")  # the paper's datasets
+SPLIT: str = "dev"  # the split every experiment reads (the router is cross-fitted on it)
+
 # --- retrieval -------------------------------------------------------------------------------
-ALPHA: float = (
-    0.25  # weight of the bridge-side vector in union/knockout/entity (paper: frozen 0.25)
-)
+ALPHA: float = 0.25  # weight of the bridge-side vector in union/knockout/entity (paper: frozen)
+ALPHA_GRID: tuple[float, ...] = tuple(
+    sorted({0.0, 0.1, ALPHA, 0.5, 0.75, 1.0})
+)  # a sweep's alphas (ablations, demo): 0 (union = q) to 1 (q, B_rel equal), the paper's too
 ENCODER: str = "minilm"  # the bundled all-MiniLM-L6-v2
 POOL_MODES: tuple[str, ...] = ("question", "corpus")
 POOL_MODE: str = "question"  # the question's own distractor pool

@@ -13,6 +13,9 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+#: Where ``regime reproduce`` copies each executed notebook for the book (relative to the
+#: declarations file, the repository's top; ``_toc.yml`` names its pages there).
+BOOK_EXECUTED_DIR = "book/executed"
 
 
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:

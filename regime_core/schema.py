@@ -13,7 +13,9 @@ import hashlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique", "toyworld")
+from regime_core import config
+
+DATASETS: tuple[str, ...] = (*config.DATASETS, "toyworld")
 SPLITS: tuple[str, ...] = ("dev", "train")
 
 # How the bridge (hop 1) and target (hop 2) passages were ordered. Each rule is documented on

@@ -118,9 +118,15 @@ def paired_bootstrap_ci(
     confidence = _check_confidence(confidence)
     diff = x - y
     means = _bootstrap_means(diff, resamples, np.random.default_rng(seed))
+    lo, hi = _percentile_ci(means, confidence)
+    return float(diff.mean()), lo, hi
+
+
+def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The ``((1 - confidence) / 2, (1 + confidence) / 2)`` percentiles of bootstrap values."""
     tail = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(means, [tail, 1.0 - tail])
-    return float(diff.mean()), float(lo), float(hi)
+    lo, hi = np.quantile(values, [tail, 1.0 - tail])
+    return float(lo), float(hi)
 
 
 # --- paired tests -----------------------------------------------------------------------------
@@ -354,9 +360,8 @@ def fit_r2_ci(
     defined = values[~np.isnan(values)]
     if defined.size == 0:
         raise ValueError("y: every bootstrap resample was constant; R² CI is undefined")
-    tail = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(defined, [tail, 1.0 - tail])
-    return point, float(lo), float(hi)
+    lo, hi = _percentile_ci(defined, confidence)
+    return point, lo, hi
 
 
 # --- the record the notebooks keep ------------------------------------------------------------

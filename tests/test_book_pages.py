@@ -116,7 +116,7 @@ def test_the_verdict_check_catches_a_typed_verdict() -> None:
 
 
 def test_every_generated_sentence_names_a_claim_or_a_declared_run() -> None:
-    from regime_core.runner.expected import load_claims
+    from regime_core.paper import load_claims
     from regime_core.runner.reproduce import load_declarations
 
     claims = {c.id for c in load_claims()}
@@ -244,7 +244,7 @@ def test_the_vocabulary_check_catches_each_variant() -> None:
 def test_the_landing_page_judges_every_claim_and_states_the_caveats() -> None:
     """Every claim of paper_claims.yml has its computed verdict on the landing page; the data
     caveat reads the subsets' sizes from the data record; the key figure is there."""
-    from regime_core.runner.expected import load_claims
+    from regime_core.paper import load_claims
 
     source = (BOOK / "intro.md").read_text(encoding="utf-8")
     text = _without_fences(_without_inline_literals(source))
@@ -435,7 +435,8 @@ def test_no_broken_internal_links_or_images(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None:
-    from regime_core.runner.expected import VERDICTS, load_claims
+    from regime_core.paper import load_claims
+    from regime_core.runner.judge import VERDICTS
 
     page = html / "book" / "reproducing" / "paper_vs_ours.html"
     verdicts = _Page.read(page).verdict_cells
@@ -466,7 +467,7 @@ def _plain(text: str) -> str:
 def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any) -> None:
     """Each {verdict}, {claim}, {robust} and {compare} on a rendered page says exactly what the
     records say, recomputed here from the quick run's records."""
-    from regime_core.runner.expected import load_claims
+    from regime_core.paper import load_claims
     from regime_core.runner.verdicts import (
         claim_sentence,
         comparison_phrase,

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import dataclasses
 import doctest
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from builders import two_hop_example
 
 import regime_core.data.regimes as regimes_module
 from regime_core.data.regimes import (
@@ -50,37 +52,13 @@ def make_example(
     question: str,
     *,
     hop2_entity: str = "Élodie Marchetti",
-    hop2_aliases: tuple[str, ...] = (),
     bridge: Passage = BRIDGE,
     target: Passage = TARGET,
-    relation_sentence: int | None = None,
-    relation_source: str = "none",
-    parallel: bool = False,
-    native_type: str = "bridge",
-    dataset: str = "toyworld",
-    example_id: str = "ex",
+    **fields: Any,
 ) -> Example:
-    example = Example(
-        id=example_id,
-        dataset=dataset,
-        split="dev",
-        native_type=native_type,
-        question=question,
-        answer="Lyon",
-        answer_aliases=(),
-        pool=(bridge, target, DISTRACTOR),
-        bridge_pid=bridge.pid,
-        target_pid=target.pid,
-        gold_pids=(bridge.pid, target.pid),
-        hop_order_rule="parallel" if parallel else "synthetic",
-        parallel=parallel,
-        hop2_entity=hop2_entity,
-        hop2_aliases=hop2_aliases,
-        relation_sentence=relation_sentence,
-        relation_source=relation_source,
+    return two_hop_example(
+        question, bridge, target, DISTRACTOR, hop2_entity=hop2_entity, answer="Lyon", **fields
     )
-    example.validate()
-    return example
 
 
 Q_NAMES_ENTITY = "Where was elodie marchetti born?"  # P1 true (accents, case ignored)

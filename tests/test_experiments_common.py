@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,13 +17,19 @@ from regime_core.data.regimes import DEFAULT_REGIME_RULES, regime_table
 from regime_core.encoders import EmbeddingStore
 from regime_core.experiments.common import (
     OUTCOME_COLUMNS,
+    OUTCOME_SETTINGS,
+    SAMPLE_SETTINGS,
     ExperimentConfig,
     bridge_entity_mention,
     collect_outcomes,
+    compare_arms,
     ids_hash,
     mention_is_title,
     outcome_table,
+    sample_examples,
     sample_ids,
+    settings_of,
+    table_numbers,
 )
 from regime_core.schema import Example, Passage
 from regime_core.teaching.toyworld import ToyWorldConfig, generate
@@ -285,3 +292,37 @@ def test_tiny_pools_are_excluded_before_sampling_and_counted(world: list[Example
     assert at_k4.n_tiny_pool == 0  # 5 candidates are not tiny for hit@4
     with pytest.raises(ValueError, match="tiny_pools"):
         sample_examples(examples, None, seed=0, dataset=dataset, split="dev", tiny_pools="drop")
+
+
+# --- configs passed whole -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("names", "function"), [(SAMPLE_SETTINGS, sample_examples), (OUTCOME_SETTINGS, outcome_table)]
+)
+def test_settings_passed_by_name_are_parameters_and_config_fields(names, function) -> None:
+    parameters = inspect.signature(function).parameters
+    fields = {f.name for f in dataclasses.fields(ExperimentConfig)}
+    assert set(names) <= set(parameters) and set(names) <= fields
+    cfg = ExperimentConfig(k=3, alpha=0.5)
+    chosen = settings_of(cfg, names)
+    assert list(chosen) == list(names)
+    assert all(chosen[name] == getattr(cfg, name) for name in names)
+
+
+def test_compare_arms_uses_the_config_s_statistics() -> None:
+    wide = pd.DataFrame({"union": [1, 1, 0, 1, 1, 0], "q": [0, 1, 0, 0, 1, 0]})
+    cfg = ExperimentConfig(bootstrap_resamples=50, seed=3)
+    got = compare_arms(wide, "union", "q", cfg)
+    assert (got.label_a, got.label_b, got.n_a_better, got.n_b_better) == ("union", "q", 2, 0)
+    assert got.diff == pytest.approx(2 / 6)
+
+
+def test_table_numbers_nests_rows_under_their_keys_with_their_types() -> None:
+    table = pd.DataFrame(
+        {"enc": ["m", "m", "t"], "ds": ["a", "b", "a"], "n": [3, 4, 5], "ok": [1, 0, 1]}
+    )
+    got = table_numbers(table, ("enc", "ds"), {"n": int, "ok": bool})
+    assert got == {"m": {"a": {"n": 3, "ok": True}, "b": {"n": 4, "ok": False}},
+                   "t": {"a": {"n": 5, "ok": True}}}  # fmt: skip
+    assert type(got["m"]["a"]["n"]) is int

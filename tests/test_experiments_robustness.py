@@ -23,7 +23,7 @@ from regime_core.experiments.robustness import (
     run_robustness,
     summarise_claim,
 )
-from regime_core.runner.expected import VERDICTS
+from regime_core.runner.judge import VERDICTS
 from regime_core.runner.records import load_record, write_record
 from regime_core.schema import Example
 from regime_core.teaching.toyworld import ToyWorldConfig, generate

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from regime_core import paths
+from regime_core import config, paths
 from regime_core.runner.records import load_record
 
 NOTEBOOKS = paths.REPO_ROOT / "notebooks"
 SAMPLE_SIZE = 30
 ENCODERS = ["minilm", "tfidf"]
-DATASETS = ["hotpotqa", "2wikimultihopqa", "musique"]
+DATASETS = list(config.DATASETS)
 # Small enough to keep the suite fast; the CIs are then coarse, which these checks allow for.
 RESAMPLES = 200
 COMMON = {

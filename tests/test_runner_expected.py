@@ -1,4 +1,4 @@
-"""Expected numbers and the paper's claims: verdict rules, the claims file, freezing and drift.
+"""Expected numbers: freezing our quick-profile numbers, drift, and ``regime expected``.
 
 The realdata test reruns the quick profile once per session (the ``quick_run`` fixture of
 conftest.py) and fails listing every number of expected_numbers.yml that drifted out of its
@@ -7,246 +7,32 @@ tolerance.
 
 from __future__ import annotations
 
+import importlib
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from regime_core.paper import load_claims
 from regime_core.runner import expected
 from regime_core.runner.expected import (
-    DIRECTION_ONLY,
-    LARGER,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    SMALLER,
-    VERDICTS,
-    Claim,
     Expected,
     compare,
     dump_expected,
     freeze,
-    judge_claim,
-    judge_estimate,
-    judge_holds,
-    judge_positive,
-    judge_range,
-    judge_share,
-    load_claims,
     load_expected,
     tolerance_for,
     within,
 )
+from regime_core.runner.judge import VERDICTS, judge_claim
 from regime_core.runner.records import write_record
-
-# --- verdict rules -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("paper_significant", "estimate", "lo", "hi", "p", "verdict"),
-    [
-        (True, 0.05, 0.02, 0.08, 0.001, REPRODUCED),  # value inside, both significant
-        (True, 0.05, 0.03, 0.055, 0.2, DIRECTION_ONLY),  # inside, but ours n.s.
-        (True, 0.02, 0.01, 0.03, 0.01, DIRECTION_ONLY),  # outside, same sign
-        (True, -0.02, -0.04, 0.0, 0.01, NOT_REPRODUCED),  # opposite sign
-        (True, 0.0, -0.01, 0.01, 1.0, NOT_REPRODUCED),  # zero has no sign
-        (None, 0.03, 0.01, 0.06, None, REPRODUCED),  # no test stated: the interval decides
-        (False, 0.004, -0.01, 0.02, 0.5, REPRODUCED),  # paper n.s., ours n.s., value inside
-        (False, 0.03, 0.02, 0.05, 0.001, DIRECTION_ONLY),  # paper n.s., ours significant
-        (True, 0.05, 0.02, 0.08, None, DIRECTION_ONLY),  # a significance claim needs our test
-        # the harder rules, at their boundaries
-        (True, 0.02, 0.0, 0.04, 0.06, NOT_REPRODUCED),  # a CI touching zero covers it
-        (True, 0.02, 0.001, 0.04, 0.04, DIRECTION_ONLY),  # just excludes zero
-        (True, 0.03, -0.01, 0.07, 0.3, NOT_REPRODUCED),  # covers zero, paper significant
-        (None, 0.002, 0.0, 0.006, None, NOT_REPRODUCED),  # the oracle gap: far off, covers 0
-        (False, 0.002, -0.005, 0.012, 0.3, REPRODUCED),  # paper n.s. and inside: covering 0 is fine
-        (False, 0.02, 0.015, 0.05, 0.01, DIRECTION_ONLY),  # paper n.s., outside, ours positive
-    ],
-)
-def test_judge_estimate(
-    paper_significant: bool | None, estimate: float, lo: float, hi: float, p: float | None,
-    verdict: str,
-) -> None:  # fmt: skip
-    paper = 0.011 if paper_significant is False else 0.046 if paper_significant is None else 0.056
-    got = judge_estimate(paper, paper_significant, estimate=estimate, ci_lo=lo, ci_hi=hi, p=p)
-    assert got.verdict == verdict, got.reason
-
-
-def test_judge_estimate_rejects_a_reversed_interval() -> None:
-    with pytest.raises(ValueError, match="ci_lo"):
-        judge_estimate(0.05, True, estimate=0.05, ci_lo=0.1, ci_hi=0.0, p=0.01)
-
-
-@pytest.mark.parametrize(
-    ("estimate", "lo", "hi", "p", "verdict"),
-    [
-        (0.10, 0.05, 0.15, 0.0001, REPRODUCED),
-        (0.20, 0.13, 0.25, 0.0001, REPRODUCED),  # CI overlaps the range, the point is above it
-        (0.20, 0.16, 0.25, 0.0001, LARGER),  # CI wholly above the range
-        (0.05, 0.03, 0.08, 0.0001, SMALLER),  # CI wholly below the range, above zero
-        (0.05, 0.03, 0.086, 0.0001, REPRODUCED),  # CI just reaching the range
-        (0.05, 0.0, 0.08, 0.04, NOT_REPRODUCED),  # CI touching zero: not even the direction
-        (0.10, 0.05, 0.15, 0.2, DIRECTION_ONLY),  # overlaps but n.s.
-        (-0.01, -0.05, 0.03, 0.5, NOT_REPRODUCED),
-    ],
-)
-def test_judge_range(estimate: float, lo: float, hi: float, p: float, verdict: str) -> None:
-    got = judge_range(0.086, 0.141, estimate=estimate, ci_lo=lo, ci_hi=hi, p=p)
-    assert got.verdict == verdict, got.reason
-
-
-@pytest.mark.parametrize(
-    ("estimate", "lo", "hi", "p", "verdict"),
-    [
-        (0.01, 0.002, 0.02, 0.01, REPRODUCED),
-        (0.01, 0.0, 0.02, 0.01, NOT_REPRODUCED),  # CI touching zero
-        (0.01, 0.002, 0.02, 0.06, NOT_REPRODUCED),  # n.s.
-        (0.0, 0.0, 0.0, 1.0, NOT_REPRODUCED),  # router and always-union identical
-        (-0.01, -0.02, -0.001, 0.01, NOT_REPRODUCED),
-    ],
-)
-def test_judge_positive(estimate: float, lo: float, hi: float, p: float, verdict: str) -> None:
-    assert judge_positive(estimate=estimate, ci_lo=lo, ci_hi=hi, p=p).verdict == verdict
-
-
-def test_judge_range_needs_a_range_of_one_sign() -> None:
-    with pytest.raises(ValueError, match="single sign"):
-        judge_range(-0.1, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0, p=1.0)
-    with pytest.raises(ValueError, match="low"):
-        judge_range(0.2, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0, p=1.0)
-
-
-def test_judge_share_and_holds() -> None:
-    assert judge_share(6, 8, passing=6, total=8).verdict == REPRODUCED
-    assert judge_share(6, 8, passing=7, total=10).verdict == NOT_REPRODUCED  # 0.70 < 0.75
-    assert judge_share(6, 8, passing=7, total=10, direction_passing=9).verdict == DIRECTION_ONLY
-    assert judge_share(6, 8, passing=0, total=0).verdict == NOT_REPRODUCED
-    with pytest.raises(ValueError, match="share"):
-        judge_share(9, 8, passing=1, total=1)
-    assert judge_holds(True).verdict == REPRODUCED
-    assert judge_holds(False, {"a": False, "b": True}).verdict == DIRECTION_ONLY
-    assert judge_holds(False, {"a": False}).verdict == NOT_REPRODUCED
-    assert "a: no" in judge_holds(False, {"a": False}).reason
-
-
-# --- the claims file -----------------------------------------------------------------------------
-
-
-def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
-    from regime_core.runner.reproduce import load_declarations
-
-    claims = load_claims()
-    runs = set(load_declarations().runs)
-    assert {c.run for c in claims} <= runs
-    assert {c.rule for c in claims} <= set(expected.CLAIM_RULES)
-    ids = [c.id for c in claims]
-    assert len(ids) == len(set(ids))
-
-
-def test_claims_agree_with_the_reference_constants_of_the_experiments() -> None:
-    """The paper's numbers are typed in paper_claims.yml; the experiment modules print the same
-    reference values next to theirs, so the two must not disagree."""
-    from regime_core.experiments import t1_auc_margin as t1
-    from regime_core.experiments import t3_brel_knockout as t3
-    from regime_core.experiments import zero_shot_transfer as transfer
-
-    by_id = {c.id: c for c in load_claims()}
-    t1_claim = by_id["t1_r2"].paper
-    assert (t1_claim["passing"], t1_claim["total"], t1_claim["threshold"]) == (
-        t1.PAPER_CELLS_PASSING,
-        t1.PAPER_CELLS_TOTAL,
-        t1.PAPER_R2_THRESHOLD,
-    )
-    t3_claim = by_id["t3_knockout"].paper
-    assert (t3_claim["low"], t3_claim["high"], t3_claim["p_below"]) == (
-        t3.PAPER_DROP_LOW,
-        t3.PAPER_DROP_HIGH,
-        t3.PAPER_P_BELOW,
-    )
-    for claim_id, dataset in (
-        ("router_2wiki", "2wikimultihopqa"),
-        ("router_musique", "musique"),
-        ("router_hotpotqa", "hotpotqa"),
-    ):
-        assert by_id[claim_id].paper["value"] == transfer.PAPER_REFERENCE[dataset]["delta"]
-    assert by_id["oracle_gap"].paper["value"] == transfer.PAPER_ORACLE_GAP
-
-
-def _claims_file(tmp_path: Path, body: str) -> Path:
-    path = tmp_path / "claims.yml"
-    path.write_text(body, encoding="utf-8")
-    return path
-
-
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [
-        ("claims: []\n", "non-empty 'claims'"),
-        (
-            "claims:\n  - {id: a, claim: x, source: s, rule: guess, paper: {}, ours: {run: r}}\n",
-            "rule 'guess'",
-        ),
-        (
-            "claims:\n  - {id: a, claim: x, source: s, rule: range, paper: {low: 1}, "
-            "ours: {run: r}}\n",
-            "lacks \\['high'\\]",
-        ),
-        (
-            "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
-            "ours: {holds: k}}\n",
-            "ours.run",
-        ),
-        (
-            "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
-            "ours: {run: r}}\n",
-            "lacks the record keys \\['holds'\\]",
-        ),
-        ("claims:\n  - {id: a}\n", "missing field 'claim'"),
-    ],
-)
-def test_bad_claims_files_name_the_problem(tmp_path: Path, body: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        load_claims(_claims_file(tmp_path, body))
 
 
 def _record(numbers: dict[str, Any], config: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"name": "fake", "numbers": numbers, "config": config or {}}
-
-
-def test_judge_claim_reads_our_side_from_the_record() -> None:
-    claim = Claim(
-        id="r",
-        claim="router",
-        source="abstract",
-        rule="estimate",
-        paper={"value": 0.056, "p_below": 0.001},
-        run="router_train",
-        ours={"estimate": "o.d", "ci_lo": "o.lo", "ci_hi": "o.hi", "p": "o.p", "n": "o.n"},
-        behind="{config.dataset}, sample {config.sample_size}",
-    )
-    record = _record(
-        {"o": {"d": 0.05, "lo": 0.03, "hi": 0.07, "p": 0.0004, "n": 1234}},
-        {"dataset": "2wiki", "sample_size": None},
-    )
-    row = judge_claim(claim, record)
-    assert row.judgement.verdict == REPRODUCED
-    assert row.paper_text == "+5.6 pp, p < 0.001"
-    assert row.ours_text == "+5.0 pp (95% CI +3.0 pp to +7.0 pp), p < 0.001"
-    assert row.behind_text == "2wiki, sample all; n = 1,234"
-    with pytest.raises(KeyError, match="has no number"):
-        judge_claim(claim, _record({"o": {"x": 1.0}}))
-
-
-def test_judge_claim_share_and_holds_rules() -> None:
-    share = Claim("s", "t1", "abstract", "share", {"passing": 6, "total": 8, "threshold": 0.9},
-                  "t1", {"passing": "a", "total": "b", "direction": "c"})  # fmt: skip
-    row = judge_claim(share, _record({"a": 3, "b": 10, "c": 9}))
-    assert row.judgement.verdict == DIRECTION_ONLY
-    assert row.paper_text == "6 of 8 cells with R² ≥ 0.90"
-    assert row.ours_text == "3 of 10 cells (direction: 9 of 10)"
-    holds = Claim("h", "t2", "abstract", "holds", {"statement": "always"}, "t2",
-                  {"holds": "all", "parts": {"m": "m", "t": "t"}})  # fmt: skip
-    row = judge_claim(holds, _record({"all": False, "m": True, "t": False}))
-    assert (row.judgement.verdict, row.ours_text) == (DIRECTION_ONLY, "no (m: yes, t: no)")
 
 
 # --- expected numbers ----------------------------------------------------------------------------
@@ -320,20 +106,42 @@ def test_bad_expected_files_name_the_problem(tmp_path: Path, body: str, message:
 def test_command_line_freezes_and_checks(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    from regime_core import cli
+
     declarations = tmp_path / "reproduce.yml"
     notebook = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
     declarations.write_text(f"runs:\n  demo:\n    notebook: {notebook}\n", encoding="utf-8")
     work = tmp_path / "work"
     out = tmp_path / "expected.yml"
     args = ["--work", str(work), "--file", str(out), "--declarations", str(declarations)]
-    assert expected.main(["freeze", *args]) == 1  # no record yet
+    assert cli.main(["expected", "freeze", *args]) == 2  # no record yet
+    assert "no record for runs ['demo']" in capsys.readouterr().err
     write_record(work / "results" / "demo", name="demo", config={}, numbers={"fit": {"r2": 0.9}})
-    assert expected.main(["freeze", *args]) == 0
-    assert expected.main(["check", *args]) == 0
+    assert cli.main(["expected", "freeze", *args]) == 0
+    assert "froze 1 numbers of 1 runs" in capsys.readouterr().out
+    assert cli.main(["expected", "check", *args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"file": str(out), "ok": True, "drifts": []}
     write_record(work / "results" / "demo", name="demo", config={}, numbers={"fit": {"r2": 0.8}})
-    capsys.readouterr()
-    assert expected.main(["check", *args]) == 1
+    assert cli.main(["expected", "check", *args]) == 1
     assert "demo:fit.r2: expected 0.9" in capsys.readouterr().out
+    assert cli.main(["expected", "check", *args, "--json"]) == 1
+    drift = json.loads(capsys.readouterr().out)["drifts"][0]
+    assert (drift["key"], drift["expected"], drift["found"]) == ("fit.r2", 0.9, 0.8)
+
+
+def test_the_previous_command_line_still_works_with_a_deprecation_warning(tmp_path: Path) -> None:
+    declarations = tmp_path / "reproduce.yml"
+    notebook = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
+    declarations.write_text(f"runs:\n  demo:\n    notebook: {notebook}\n", encoding="utf-8")
+    work = tmp_path / "work"
+    write_record(work / "results" / "demo", name="demo", config={}, numbers={"fit": {"r2": 0.9}})
+    out = tmp_path / "expected.yml"
+    args = ["--work", str(work), "--file", str(out), "--declarations", str(declarations)]
+    old = [sys.executable, "-m", "regime_core.runner.expected"]
+    done = subprocess.run([*old, "freeze", *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "DeprecationWarning" in done.stderr and "regime expected" in done.stderr
+    assert out.is_file()
 
 
 def test_repository_expected_numbers_are_for_declared_runs() -> None:
@@ -357,7 +165,7 @@ def test_quick_profile_reproduces_the_expected_numbers(quick_run: Any) -> None:
     listing = "\n".join(d.describe() for d in drifts)
     assert not drifts, (
         f"{len(drifts)} of {len(frozen)} numbers drifted out of tolerance (if the change is "
-        f"intended, refreeze: python -m regime_core.runner.expected freeze --work W):\n{listing}"
+        f"intended, refreeze: regime expected freeze --work W):\n{listing}"
     )
 
 
@@ -368,3 +176,18 @@ def test_every_claim_is_judged_on_the_quick_records(quick_run: Any) -> None:
         row = judge_claim(claim, quick_run.record(claim.run))
         assert row.judgement.verdict in VERDICTS
         assert row.ours_text and row.paper_text
+
+
+def test_moved_names_still_read_from_expected_with_a_deprecation_warning() -> None:
+    from regime_core import paper
+    from regime_core.runner import judge
+
+    with pytest.warns(DeprecationWarning, match="moved to regime_core.runner.judge.judge_claim"):
+        assert expected.judge_claim is judge.judge_claim
+    with pytest.warns(DeprecationWarning, match="moved to regime_core.paper.load_claims"):
+        from regime_core.runner.expected import load_claims as old_load_claims
+    assert old_load_claims is paper.load_claims
+    for name, home in expected.MOVED_NAMES.items():
+        assert hasattr(importlib.import_module(home), name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        _ = expected.nothing

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from regime_core import cli
-from regime_core.runner.expected import judge_claim, load_claims
+from regime_core.paper import load_claims
+from regime_core.runner.judge import judge_claim
 from regime_core.runner.records import write_record
 from regime_core.runner.verdicts import (
     comparison_phrase,

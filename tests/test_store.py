@@ -248,3 +248,13 @@ def test_a_second_process_reuses_the_vectors(tmp_path: Path) -> None:
     out = EmbeddingStore(tmp_path).embed(enc, TEXTS, "document")
     assert enc.n_encoded == 0
     np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
+
+
+def test_store_or_default_keeps_a_given_store_else_opens_the_work_directory(
+    tmp_path: Path,
+) -> None:
+    given = object()
+    assert store_module.store_or_default(given, tmp_path) is given
+    default = store_module.store_or_default(None, tmp_path)
+    assert isinstance(default, EmbeddingStore)
+    assert Path(default.root) == tmp_path / "embeddings"

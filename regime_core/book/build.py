@@ -30,7 +30,7 @@ from regime_core import paths
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its warnings
 PAGE_SUFFIXES: tuple[str, ...] = (".md", ".ipynb", ".rst")
-EXECUTED_PREFIX = "book/executed/"
+EXECUTED_PREFIX = f"{paths.BOOK_EXECUTED_DIR}/"
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ Directive ``regime-router-demo``: the live router (``regime_core/resources/route
 from ``_static``) with presets, and a static table of their decisions by the Python router.
 
 Directive ``regime-paper-claims``: the paper's claims (``paper_claims.yml``) against our numbers
-from the records, with the verdict :func:`regime_core.runner.expected.judge_claim` computes.
+from the records, with the verdict :func:`regime_core.runner.judge.judge_claim` computes.
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ _REFERENCE = re.compile(
 )
 #: modules the API page leaves out: the CLI has its own page, and this extension is machinery
 API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
-EXECUTED_PAGE_PREFIX = "book/executed/"
+EXECUTED_PAGE_PREFIX = f"{paths.BOOK_EXECUTED_DIR}/"
 
 
 @dataclass(frozen=True)
@@ -852,7 +852,8 @@ class PaperClaimsDirective(SphinxDirective):
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.runner.expected import VERDICTS, load_claims
+        from regime_core.paper import load_claims
+        from regime_core.runner.judge import VERDICTS
         from regime_core.runner.verdicts import ROBUSTNESS_RUN, judge_claims, robustness_phrase
 
         file = _claims_file(self.env.app, self.options.get("file"))
@@ -965,7 +966,7 @@ class PaperClaimsDirective(SphinxDirective):
 
 def _judged_claim(env: Any, claim_id: str) -> Any:
     """The :class:`~regime_core.runner.verdicts.ClaimVerdict` of a claim id, from the records."""
-    from regime_core.runner.expected import load_claims
+    from regime_core.paper import load_claims
     from regime_core.runner.verdicts import ROBUSTNESS_RUN, judge_claims
 
     file = _claims_file(env.app, None)

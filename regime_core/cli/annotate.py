@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
     s.add_argument("dataset", choices=DATASETS, metavar="DATASET", help=", ".join(DATASETS))
     s.add_argument("--n", type=int, default=SHEET_SIZE, help=f"questions (default {SHEET_SIZE})")
     s.add_argument("--seed", type=int, default=config.SEED, help="sampling seed")
-    s.add_argument("--split", choices=SPLITS, default="dev")
+    s.add_argument("--split", choices=SPLITS, default=config.SPLIT)
     s.add_argument("--out", type=Path, required=True, help="the CSV sheet to write")
     add_work_option(s)
     add_json_option(s)

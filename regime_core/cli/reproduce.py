@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 from regime_core import paths
-from regime_core.runner.reproduce import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES, reproduce
+from regime_core.cli._common import (
+    add_file_option,
+    add_json_option,
+    add_work_option,
+    print_result,
+)
+from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES
+from regime_core.runner.reproduce import reproduce
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,14 +45,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run only these (and, when out of date, the runs they depend on)",
     )
     run.add_argument("--force", action="store_true", help="rerun the selected runs even if current")
-    run.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
-    run.add_argument(
+    add_work_option(run)
+    add_file_option(
+        run,
         "--declarations",
-        type=Path,
-        default=DEFAULT_DECLARATIONS,
-        help="the run declarations file (default: reproduce.yml at the repository top)",
+        "the run declarations file (default: reproduce.yml at the repository top)",
+        DEFAULT_DECLARATIONS,
     )
-    run.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json_option(run)
     run.set_defaults(func=_run_reproduce)
 
     book = subparsers.add_parser(
@@ -59,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     book.add_argument("--root", type=Path, default=paths.REPO_ROOT, help="the book's root")
     book.add_argument("--output", type=Path, default=None, help="--path-output for jupyter-book")
-    book.add_argument("--work", type=Path, default=None, help="where the results records are")
+    add_work_option(book, help="where the results records are")
     book.add_argument("--all", action="store_true", help="rebuild every page")
     book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")
     book.add_argument(
@@ -67,7 +73,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="do not fetch MathJax with npm; pages then load it from its CDN when viewed",
     )
-    book.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json_option(book)
     book.set_defaults(func=_run_book)
 
 
@@ -80,10 +86,7 @@ def _run_reproduce(args: argparse.Namespace) -> int:
         force=args.force,
         work=args.work,
     )
-    if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
-    else:
-        print(report.table())
+    print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
 
 
@@ -103,17 +106,15 @@ def _run_book(args: argparse.Namespace) -> int:
         strict=not args.no_strict,
         all_pages=args.all,
     )
-    if args.json:
-        summary = {
-            "ok": result.ok,
-            "seconds": round(result.seconds, 2),
-            "html": str(result.html_dir),
-            "warnings": result.warnings(),
-        }
-        print(json.dumps(summary, indent=2))
-    else:
-        if not result.ok:
-            print(result.log, file=sys.stderr)
-        status = "built" if result.ok else "FAILED"
-        print(f"book {status} in {result.seconds:.1f} s: {result.html_dir / 'index.html'}")
+    if not result.ok and not args.json:
+        print(result.log, file=sys.stderr)
+    summary = {
+        "ok": result.ok,
+        "seconds": round(result.seconds, 2),
+        "html": str(result.html_dir),
+        "warnings": result.warnings(),
+    }
+    status = "built" if result.ok else "FAILED"
+    text = f"book {status} in {result.seconds:.1f} s: {result.html_dir / 'index.html'}"
+    print_result(args.json, summary, text, indent=2)
     return 0 if result.ok else 1

@@ -1,7 +1,7 @@
 """regime verdicts [--work DIR] [--json]: every claim of the paper judged on a run's records.
 
 For each claim of paper_claims.yml: the paper's side, ours (estimate, CI, p, n; differences as
-fractions), the verdict by the verdict rules of regime_core.runner.expected (printed on the book's
+fractions), the verdict by the verdict rules of regime_core.runner.judge (printed on the book's
 page "The paper's numbers and ours") and, when the run holds the robustness record, the share
 of plausible readings under which the claim holds and the knob that moves its verdict most.
 With --json one JSON object is printed:
@@ -14,27 +14,29 @@ With --json one JSON object is printed:
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
+
+from regime_core.cli._common import (
+    add_command,
+    add_file_option,
+    add_json_option,
+    add_work_option,
+    print_result,
+)
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "verdicts",
         help="judge every claim of the paper on a run's records",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
-    parser.add_argument(
-        "--claims",
-        type=Path,
-        default=None,
-        help="the claims file (default: the repository's paper_claims.yml)",
+    add_work_option(parser)
+    add_file_option(
+        parser, "--claims", "the claims file (default: the repository's paper_claims.yml)"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -42,22 +44,21 @@ def run(args: argparse.Namespace) -> int:
     from regime_core.runner.verdicts import verdicts_report
 
     report = verdicts_report(args.work, args.claims)
-    if args.json:
-        print(json.dumps(report, ensure_ascii=False))
-    else:
-        print_human(report, sys.stdout)
+    print_result(args.json, report, lambda: human_text(report), ensure_ascii=False)
     return 0
 
 
-def print_human(report: dict[str, Any], out: TextIO) -> None:
+def human_text(report: dict[str, Any]) -> str:
+    """The report in plain text: per claim its verdict, the paper's side, ours, robustness."""
+    lines: list[str] = []
     for claim in report["claims"]:
         robustness = claim["robustness"]
-        print(f"{claim['id']}: {claim['verdict']}", file=out)
-        print(f"  paper: {claim['paper']['text']}", file=out)
-        print(f"  ours:  {claim['ours_text']}", file=out)
+        lines.append(f"{claim['id']}: {claim['verdict']}")
+        lines.append(f"  paper: {claim['paper']['text']}")
+        lines.append(f"  ours:  {claim['ours_text']}")
         if robustness is not None:
-            print(
+            lines.append(
                 f"  robustness: {robustness['holding']} of {robustness['readings']} readings "
-                f"hold (most sensitive knob: {robustness['most_sensitive_knob']})",
-                file=out,
+                f"hold (most sensitive knob: {robustness['most_sensitive_knob']})"
             )
+    return "\n".join(lines)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regime_core import paths
+from regime_core import config, paths
 from regime_core.data.canonical import (
     Conversion,
     convert,
@@ -60,7 +60,7 @@ from regime_core.integrity import (
 )
 from regime_core.schema import DATASETS, SPLITS, Example
 
-PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
+PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
 TOYWORLD = "toyworld"  # generated on demand (regime_core.teaching.toyworld), never prepared
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = 1

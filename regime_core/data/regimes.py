@@ -224,13 +224,21 @@ def gold_b_rel(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> G
     """The gold ``B_rel``: the example's ``relation_sentence`` when it has one (source
     ``"example"``), else the first relation-bearing sentence (``"entity_mention"``), else none."""
     example, rules = _check(example, rules)
+    index, source = _b_rel_index(example, rules)
+    return GoldBRel(None if index is None else example.bridge.sentences[index], index, source)
+
+
+def _b_rel_index(
+    example: Example, rules: RegimeRules, found: Sequence[int] | None = None
+) -> tuple[int | None, str]:
+    """The rule of :func:`gold_b_rel`: the index of ``B_rel`` and its source. ``found``: the
+    relation-bearing sentences, when the caller has them already (else they are looked for
+    only if the rule needs them)."""
     if example.relation_sentence is not None:
-        index = example.relation_sentence
-        return GoldBRel(example.bridge.sentences[index], index, "example")
-    found = relation_sentences(example, rules)
-    if found:
-        return GoldBRel(example.bridge.sentences[found[0]], found[0], "entity_mention")
-    return GoldBRel(None, None, "none")
+        return example.relation_sentence, "example"
+    if found is None:
+        found = relation_sentences(example, rules)
+    return (found[0], "entity_mention") if found else (None, "none")
 
 
 def regime(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> Regime:
@@ -270,15 +278,8 @@ def regime_table(
     rows = []
     for example in examples:
         example, rules = _check(example, rules)
-        matcher = compile_names(hop2_names(example, rules), rules.normalization)
-        found = [i for i, s in enumerate(example.bridge.sentences) if matcher.any(s)]
-        predicate = compile_names(predicate_names(example, rules), rules.normalization)
-        if example.relation_sentence is not None:
-            b_index, b_source = example.relation_sentence, "example"
-        elif found:
-            b_index, b_source = found[0], "entity_mention"
-        else:
-            b_index, b_source = None, "none"
+        found = relation_sentences(example, rules)
+        b_rel_index, b_rel_source = _b_rel_index(example, rules, found)
         rows.append(
             (
                 example.id,
@@ -286,12 +287,12 @@ def regime_table(
                 example.split,
                 example.native_type,
                 example.parallel,
-                predicate.any(example.question),
-                any(predicate.any(s) for s in example.bridge.sentences),
+                p1(example, rules),
+                p2(example, rules),
                 None,
                 len(found),
-                b_index,
-                b_source,
+                b_rel_index,
+                b_rel_source,
                 example.relation_source,
             )
         )

@@ -27,16 +27,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import struct
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
 import numpy as np
 
-from regime_core import config
+from regime_core import config, paths
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.vectors import identity_hash, unnormalized_rows
 from regime_core.integrity import atomic_write_bytes, remove_stale_temporaries
@@ -397,3 +398,16 @@ class EmbeddingStore:
         name = "shard-" + hashlib.sha256(blob).hexdigest()[:24] + SHARD_SUFFIX
         _atomic_write(path / name, blob)
         self._add(state, name, keys, matrix)
+
+
+_Store = TypeVar("_Store")
+
+
+def store_or_default(
+    store: _Store | None, work: str | os.PathLike[str] | None = None
+) -> _Store | EmbeddingStore:
+    """``store`` when one is given (a test's fake, a counting wrapper), else the embedding store
+    of the work directory ``work`` (``paths.embeddings_dir(work)``)."""
+    if store is not None:
+        return store
+    return EmbeddingStore(paths.embeddings_dir(work))

@@ -53,7 +53,7 @@ from regime_core.stats import PairedComparison
 
 #: The α grid of the sweep, from 0 (union = q) to 1 (question and B_rel weighted equally), with the
 #: paper's frozen α included.
-ALPHA_GRID: tuple[float, ...] = tuple(sorted({0.0, 0.1, config.ALPHA, 0.5, 0.75, 1.0}))
+ALPHA_GRID: tuple[float, ...] = config.ALPHA_GRID
 
 
 def _paper_encoders() -> tuple[str, ...]:

@@ -34,6 +34,7 @@ from regime_core.experiments.common import (
     is_tiny_pool,
     load_samples,
     sample_numbers,
+    table_numbers,
 )
 from regime_core.schema import Example
 
@@ -127,14 +128,9 @@ class OverviewResult:
     tiny_pools: Mapping[str, int]
 
     def to_numbers(self) -> dict[str, Any]:
-        prepared = {
-            row.dataset: {
-                "questions": int(row.questions),
-                "two_hop": int(row.two_hop),
-                "excluded": int(row.excluded),
-            }
-            for row in self.prepared.itertuples(index=False)
-        }
+        prepared = table_numbers(
+            self.prepared, ("dataset",), dict.fromkeys(("questions", "two_hop", "excluded"), int)
+        )
         for row in self.exclusions.itertuples(index=False):
             prepared[row.dataset].setdefault("excluded_by_reason", {})[row.reason] = int(row.count)
 
@@ -150,15 +146,17 @@ class OverviewResult:
                 row.native_type, {"n": int(row.n)}
             )
             node[row.regime] = {"count": int(row.count), "share": float(row.share)}
-        predicates: dict[str, Any] = {}
-        for row in self.predicates.itertuples(index=False):
-            predicates.setdefault(row.dataset, {})[row.native_type] = {
-                "n": int(row.n),
-                "p1_share": float(row.p1_share),
-                "p2_share": float(row.p2_share),
-                "p1_degenerate": bool(row.p1_degenerate),
-                "p2_degenerate": bool(row.p2_degenerate),
-            }
+        predicates = table_numbers(
+            self.predicates,
+            ("dataset", "native_type"),
+            {
+                "n": int,
+                "p1_share": float,
+                "p2_share": float,
+                "p1_degenerate": bool,
+                "p2_degenerate": bool,
+            },
+        )
         worked = {f"{w.dataset}_{w.regime}_{i}": w.id for i, w in enumerate(self.worked)}
         return {
             "split": self.config.split,

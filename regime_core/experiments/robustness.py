@@ -4,7 +4,7 @@ The paper's abstract leaves choices open (which names make P1/P2, which pool, wh
 ``B_rel`` out of a one-sentence bridge means, how ties label the router, ...). Each is a knob of
 :mod:`regime_core.config` with a default (our *primary reading*). Here every claim of
 ``paper_claims.yml`` is re-judged, by the same verdict rules
-(:func:`~regime_core.runner.expected.judge_values`), under every combination of the knobs that bear
+(:func:`~regime_core.runner.judge.judge_values`), under every combination of the knobs that bear
 on
 it: a specification curve
 (Simonsohn, Simmons and Nelson 2020) or multiverse (Steegen et al. 2016).
@@ -55,10 +55,11 @@ from regime_core.experiments.router_train import (
 from regime_core.experiments.t1_auc_margin import MARGINS, T1Config, analyse_t1
 from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
 from regime_core.experiments.t3_brel_knockout import POOLED, T3Config, analyse_t3
+from regime_core.paper import Claim, load_claims
 from regime_core.router import TIE_RULES
 from regime_core.router.evaluation import RoutingOutcome
 from regime_core.router.training import apply_router
-from regime_core.runner.expected import Claim, judge_values, load_claims
+from regime_core.runner.judge import judge_values
 from regime_core.schema import Example
 
 ClaimConfig = TypeVar("ClaimConfig", bound=ExperimentConfig)

@@ -25,24 +25,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
 
 from regime_core.data.regimes import regime_label
 from regime_core.experiments.common import (
-    EncoderFactory,
     ExperimentConfig,
     Outcomes,
+    OutcomeSources,
     arm_matrix,
     collect_outcomes,
+    compare_arms,
     evidence_datasets,
     pq_label,
+    table_numbers,
 )
-from regime_core.schema import Example
-from regime_core.stats import compare_paired, holm
+from regime_core.stats import holm
 
 T2_ARMS: tuple[str, ...] = ("q", "bridge", "union")
 COMPARISONS: tuple[tuple[str, str], ...] = (("union", "q"), ("bridge", "q"))
@@ -116,13 +116,10 @@ class T2Result:
                     "n_b_better": int(getattr(row, f"{c}_n_b_better")),
                 }
             cells.setdefault(row.encoder, {}).setdefault(row.dataset, {})[row.cell] = entry
-        verdicts: dict[str, Any] = {}
-        for row in self.verdicts.itertuples(index=False):
-            verdicts.setdefault(row.comparison, {})[row.encoder] = {
-                "b_dominant_significant": bool(row.b_dominant_significant),
-                "q_dominant_not_significant": bool(row.q_dominant_not_significant),
-                "holds": bool(row.holds),
-            }
+        verdict_fields = ("b_dominant_significant", "q_dominant_not_significant", "holds")
+        verdicts = table_numbers(
+            self.verdicts, ("comparison", "encoder"), dict.fromkeys(verdict_fields, bool)
+        )
         for a, b in COMPARISONS:
             c = comparison_name(a, b)
             if c in verdicts:
@@ -171,16 +168,7 @@ def cell_table(
             row[f"hit_{arm}"] = float(group[arm].mean())
         for a, b in COMPARISONS:
             c = comparison_name(a, b)
-            result = compare_paired(
-                group[a].to_numpy(dtype=np.float64),
-                group[b].to_numpy(dtype=np.float64),
-                test="mcnemar",
-                resamples=cfg.bootstrap_resamples,
-                confidence=cfg.confidence,
-                seed=cfg.seed,
-                label_a=a,
-                label_b=b,
-            )
+            result = compare_arms(group, a, b, cfg)
             row[f"{c}_diff"] = result.diff
             row[f"{c}_ci_lo"] = result.ci_lo
             row[f"{c}_ci_hi"] = result.ci_hi
@@ -259,28 +247,16 @@ def analyse_t2(
 
 def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
     """``{dataset: {p1: {share_true, degenerate}, p2: {...}}}`` for a record."""
-    out: dict[str, Any] = {}
     if table is None:
-        return out
-    for row in table.itertuples(index=False):
-        out.setdefault(str(row.dataset), {})[str(row.predicate)] = {
-            "share_true": float(row.share_true),
-            "degenerate": bool(row.degenerate),
-        }
-    return out
+        return {}
+    return table_numbers(table, ("dataset", "predicate"), {"share_true": float, "degenerate": bool})
 
 
 def run_t2(
-    cfg: T2Config,
-    *,
-    work: Path | str | None = None,
-    examples: Mapping[str, Sequence[Example]] | None = None,
-    encoder_factory: EncoderFactory | None = None,
-    outcomes: Outcomes | None = None,
+    cfg: T2Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
 ) -> tuple[T2Result, Outcomes]:
-    """Collect the outcomes of ``q``, ``bridge`` and ``union`` (unless given) and analyse them."""
+    """Collect the outcomes of ``q``, ``bridge`` and ``union`` (unless given) and analyse
+    them; ``sources`` as in :func:`~regime_core.experiments.common.collect_outcomes`."""
     if outcomes is None:
-        outcomes = collect_outcomes(
-            cfg, T2_ARMS, work=work, examples=examples, encoder_factory=encoder_factory
-        )
+        outcomes = collect_outcomes(cfg, T2_ARMS, **sources)
     return analyse_t2(outcomes.table, cfg, outcomes.sample_numbers()), outcomes

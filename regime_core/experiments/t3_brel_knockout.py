@@ -19,33 +19,48 @@ Subset rules (``T3Config.subset``): :data:`SUBSET_RULES`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
-import numpy as np
 import pandas as pd
 
 from regime_core.experiments.common import (
-    EncoderFactory,
     ExperimentConfig,
     Outcomes,
+    OutcomeSources,
     arm_matrix,
     collect_outcomes,
+    compare_arms,
     evidence_datasets,
+    table_numbers,
 )
 from regime_core.experiments.t2_regime_decomposition import degenerate_numbers
-from regime_core.schema import Example
-from regime_core.stats import compare_paired, holm
+from regime_core.paper import paper_claim
+from regime_core.stats import holm
 
 T3_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
 T3_COMPARISONS: tuple[tuple[str, str], ...] = (("union", "knockout"), ("union", "entity"))
 POOLED = "all"
-PAPER_DROP_LOW: float = 0.086  # the paper's knockout cost, as fractions of R@5
-PAPER_DROP_HIGH: float = 0.141
-PAPER_P_BELOW: float = 0.001
+# The paper's knockout cost as fractions of R@5 (paper_claims.yml, claim t3_knockout).
+PAPER_DROP_LOW: float = paper_claim("t3_knockout").number("low")
+PAPER_DROP_HIGH: float = paper_claim("t3_knockout").number("high")
+PAPER_P_BELOW: float = paper_claim("t3_knockout").number("p_below")
 
+#: The record's numbers of each comparison row, and their types.
+COMPARISON_NUMBERS: dict[str, type] = {
+    "n": int,
+    "hit_a": float,
+    "hit_b": float,
+    "drop": float,
+    "ci_lo": float,
+    "ci_hi": float,
+    "p": float,
+    "p_holm": float,
+    "significant": bool,
+    "in_paper_range": bool,
+    "agrees": bool,
+}
 COMPARISON_COLUMNS: list[str] = [
     "encoder",
     "dataset",
@@ -118,30 +133,10 @@ class T3Result:
     pooled_datasets: tuple[str, ...] = ()
 
     def to_numbers(self) -> dict[str, Any]:
-        comparisons: dict[str, Any] = {}
-        for row in self.comparisons.itertuples(index=False):
-            entry = {
-                "n": int(row.n),
-                "hit_a": float(row.hit_a),
-                "hit_b": float(row.hit_b),
-                "drop": float(row.drop),
-                "ci_lo": float(row.ci_lo),
-                "ci_hi": float(row.ci_hi),
-                "p": float(row.p),
-                "p_holm": float(row.p_holm),
-                "significant": bool(row.significant),
-                "in_paper_range": bool(row.in_paper_range),
-                "agrees": bool(row.agrees),
-            }
-            comparisons.setdefault(row.comparison, {}).setdefault(row.encoder, {})[row.dataset] = (
-                entry
-            )
-        hits: dict[str, Any] = {}
-        for row in self.hits.itertuples(index=False):
-            hits.setdefault(row.encoder, {}).setdefault(row.dataset, {})[row.arm] = {
-                "n": int(row.n),
-                "hit": float(row.hit),
-            }
+        comparisons = table_numbers(
+            self.comparisons, ("comparison", "encoder", "dataset"), COMPARISON_NUMBERS
+        )
+        hits = table_numbers(self.hits, ("encoder", "dataset", "arm"), {"n": int, "hit": float})
         entity: dict[str, Any] = {}
         for row in self.entity.itertuples(index=False):
             entry = {
@@ -215,16 +210,7 @@ def analyse_t3(
         pooled_wide = wide[wide["dataset"].isin(pooled_datasets)]
         wide = pd.concat([wide, pooled_wide.assign(dataset=POOLED)], ignore_index=True)
         for (encoder, dataset), group in wide.groupby(["encoder", "dataset"], sort=True):
-            result = compare_paired(
-                group[a].to_numpy(dtype=np.float64),
-                group[b].to_numpy(dtype=np.float64),
-                test="mcnemar",
-                resamples=cfg.bootstrap_resamples,
-                confidence=cfg.confidence,
-                seed=cfg.seed,
-                label_a=a,
-                label_b=b,
-            )
+            result = compare_arms(group, a, b, cfg)
             rows.append(
                 {
                     "encoder": encoder,
@@ -285,16 +271,10 @@ def analyse_t3(
 
 
 def run_t3(
-    cfg: T3Config,
-    *,
-    work: Path | str | None = None,
-    examples: Mapping[str, Sequence[Example]] | None = None,
-    encoder_factory: EncoderFactory | None = None,
-    outcomes: Outcomes | None = None,
+    cfg: T3Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
 ) -> tuple[T3Result, Outcomes]:
-    """Collect the outcomes of every arm (unless given) and analyse them."""
+    """Collect the outcomes of every arm (unless given) and analyse them; ``sources`` as
+    in :func:`~regime_core.experiments.common.collect_outcomes`."""
     if outcomes is None:
-        outcomes = collect_outcomes(
-            cfg, T3_ARMS, work=work, examples=examples, encoder_factory=encoder_factory
-        )
+        outcomes = collect_outcomes(cfg, T3_ARMS, **sources)
     return analyse_t3(outcomes.table, cfg, outcomes.sample_numbers()), outcomes

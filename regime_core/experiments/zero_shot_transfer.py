@@ -33,6 +33,7 @@ from regime_core.experiments.router_train import (
     RouterTrainResult,
     load_routing_data,
 )
+from regime_core.paper import paper_claim
 from regime_core.router import RegimeRouter
 from regime_core.router.evaluation import RoutingOutcome
 from regime_core.router.model import resolve_router
@@ -45,13 +46,16 @@ from regime_core.router.training import (
 )
 
 #: The paper's reported ΔR@5 (routed − always-q) and oracle gap, for comparison only; our
-#: numbers always come from the records. (arXiv 2604.09019, abstract and summaries.)
+#: numbers always come from the records. (paper_claims.yml: arXiv 2604.09019, abstract.)
 PAPER_REFERENCE: dict[str, dict[str, Any]] = {
-    "2wikimultihopqa": {"delta": 0.056, "p": "p < 0.001", "setting": "5-fold cross-fitted"},
-    "musique": {"delta": 0.053, "p": "p = 0.002", "setting": "zero-shot"},
-    "hotpotqa": {"delta": 0.011, "p": "n.s.", "setting": "zero-shot"},
+    dataset: {"delta": c.number("value"), "p": c.p_text(), "setting": c.paper["setting"]}
+    for dataset, c in (
+        ("2wikimultihopqa", paper_claim("router_2wiki")),
+        ("musique", paper_claim("router_musique")),
+        ("hotpotqa", paper_claim("router_hotpotqa")),
+    )
 }
-PAPER_ORACLE_GAP: float = 0.046  # "an oracle router would add about 4.6 pp more"
+PAPER_ORACLE_GAP: float = paper_claim("oracle_gap").number("value")  # "about 4.6 pp more"
 
 
 def no_regret(diff: float, p_value: float, confidence: float = config.CONFIDENCE) -> bool:

@@ -59,6 +59,7 @@ from regime_core.metrics.ranked import (
 )
 from regime_core.metrics.registry import (
     METRICS,
+    NEGATIVE_METRICS,
     Metric,
     MetricSpec,
     default_metrics,
@@ -75,6 +76,7 @@ from regime_core.metrics.summaries import (
 
 __all__ = [
     "METRICS",
+    "NEGATIVE_METRICS",
     "SUMMARY_KERNELS",
     "GoldLike",
     "Metric",

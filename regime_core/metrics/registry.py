@@ -33,6 +33,9 @@ class MetricSpec:
     equivalents: str = ""
 
 
+# Metrics defined only against negatives (non-gold candidates): undefined for a pool without one.
+NEGATIVE_METRICS: tuple[str, ...] = ("auc", "margin", "std_margin")
+
 METRICS: dict[str, MetricSpec] = {
     spec.family: spec
     for spec in (

@@ -1,2 +1,2 @@
-"""The runner: ``regime reproduce`` (papermill runs), results records, expected numbers,
-verdicts."""
+"""The runner: ``regime reproduce`` (declarations, papermill children, run keys), results
+records, the paper's claims judged on them, our expected numbers, verdicts."""

@@ -1,4 +1,5 @@
-"""The reproduce runner: a small DAG of papermill runs declared in ``reproduce.yml``.
+"""The reproduce runner: executes the papermill runs declared in ``reproduce.yml`` in dependency
+order (:mod:`regime_core.runner.declarations`), skipping those whose inputs are unchanged.
 
 Each run executes one parameterised notebook with the parameters of a *profile* (``quick``,
 ``default`` or ``full``) and writes a results record. A run is skipped when nothing it depends
@@ -16,261 +17,84 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
     W/results/<run_id>/record.json   the record (the notebook gets ``output_dir`` = this dir)
 
-Interrupted runs leave nothing behind: papermill runs in its own process group, under a small
-launcher that asks Linux to kill it when the runner dies (``PR_SET_PDEATHSIG``, which a SIGKILL
-of the runner cannot skip); its pid is kept in ``W/runs/<run_id>/child.pid`` so the next start
-ends any group still alive, and deletes the temporaries of dead writers. One ``reproduce`` per
-work directory runs at a time (a lock in ``W/runs``); a second one waits for it.
-
 and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
 gitignored), which is where ``_toc.yml`` points. Notebooks run in their own directory with
 ``REGIME_WORK_DIR`` set to the absolute work directory, through papermill's command line in a
 child process (one kernel per run, ``--jobs`` runs at a time).
 
-Declarations (``reproduce.yml``)::
-
-    book_executed_dir: book/executed      # optional, relative to this file
-    runs:
-      t2_minilm:
-        notebook: notebooks/03_t2_regime_decomposition.ipynb   # relative to this file
-        parameters: {encoder: minilm}     # every profile
-        profiles:                          # per-profile overrides (optional)
-          quick: {max_examples: 200}
-        depends_on: [data_regimes]         # optional
+Interrupted runs leave nothing behind: papermill runs in its own process group that dies with
+the runner (:mod:`regime_core.runner.children`); its pid is kept in
+``W/runs/<run_id>/child.pid`` so the next start ends any group still alive, and deletes the
+temporaries of dead writers. One ``reproduce`` per work directory runs at a time (a lock in
+``W/runs``); a second one waits for it.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as futures
-import contextlib
 import hashlib
 import json
 import os
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from regime_core import paths
-from regime_core.integrity import directory_lock, pid_alive, remove_stale_temporaries
+from regime_core.integrity import directory_lock, remove_stale_temporaries
+from regime_core.runner.children import end_orphans, kill_children, run_child
+from regime_core.runner.declarations import (
+    DEFAULT_BOOK_EXECUTED_DIR,
+    DEFAULT_DECLARATIONS,
+    DEFAULT_PROFILE,
+    OPTIONAL_INJECTED_PARAMETERS,
+    OUTPUT_DIR_PARAMETER,
+    PROFILES,
+    Declarations,
+    RunSpec,
+    load_declarations,
+    notebook_parameters,
+    topological_order,
+    with_upstream,
+)
 from regime_core.runner.records import atomic_write_text, canonical_json, hash_file, load_record
 
-PROFILES: tuple[str, ...] = ("quick", "default", "full")
-DEFAULT_PROFILE = "default"
-DEFAULT_DECLARATIONS = paths.REPO_ROOT / "reproduce.yml"
-DEFAULT_BOOK_EXECUTED_DIR = "book/executed"
+__all__ = [
+    "DEFAULT_BOOK_EXECUTED_DIR",
+    "DEFAULT_DECLARATIONS",
+    "DEFAULT_PROFILE",
+    "KERNEL_NAME",
+    "OPTIONAL_INJECTED_PARAMETERS",
+    "OUTPUT_DIR_PARAMETER",
+    "PROFILES",
+    "STATUSES",
+    "Declarations",
+    "ReproduceReport",
+    "RunResult",
+    "RunSpec",
+    "describe_failure",
+    "load_declarations",
+    "manifest_hash",
+    "notebook_code_hash",
+    "notebook_parameters",
+    "package_source_hash",
+    "reproduce",
+    "run_keys",
+    "topological_order",
+    "with_upstream",
+]
+
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
-#: parameters the runner injects; ``output_dir`` must be declared by every notebook
-OUTPUT_DIR_PARAMETER = "output_dir"
-OPTIONAL_INJECTED_PARAMETERS: tuple[str, ...] = ("work_dir", "profile")
 STATUSES: tuple[str, ...] = ("ran", "skipped", "failed", "blocked")
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-_RUN_FIELDS = frozenset({"notebook", "parameters", "profiles", "depends_on", "description"})
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
 # papermill marks the cells it adds; they are not cells of the source notebook
 _PAPERMILL_ADDED_TAGS = frozenset({"injected-parameters", "papermill-error-cell-tag"})
-
-
-# --- declarations --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One declared run: a notebook, its parameters per profile, the runs it needs first."""
-
-    run_id: str
-    notebook: Path
-    parameters: Mapping[str, Any] = field(default_factory=dict)
-    profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    depends_on: tuple[str, ...] = ()
-    description: str = ""
-
-    def parameters_for(self, profile: str) -> dict[str, Any]:
-        """The common parameters overlaid with the profile's overrides."""
-        if profile not in PROFILES:
-            raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-        return {**self.parameters, **self.profiles.get(profile, {})}
-
-
-@dataclass(frozen=True)
-class Declarations:
-    """The parsed ``reproduce.yml``: runs by id (in file order) and where executed copies go."""
-
-    path: Path
-    runs: Mapping[str, RunSpec]
-    book_executed_dir: Path
-
-    @property
-    def root(self) -> Path:
-        return self.path.parent
-
-
-def load_declarations(path: Path | str | None = None) -> Declarations:
-    """Parse and validate ``reproduce.yml``.
-
-    Raises ``ValueError`` naming the file, the run and the field for: unknown fields or profiles,
-    a notebook that does not exist or has no cell tagged ``parameters``, a parameter the notebook
-    does not declare, a missing ``output_dir`` parameter, an unknown dependency or a cycle.
-    """
-    file = Path(path) if path is not None else DEFAULT_DECLARATIONS
-    if not file.is_file():
-        raise FileNotFoundError(f"no run declarations at {file}")
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ValueError(f"{file}: not valid YAML ({err})") from err
-    if not isinstance(raw, dict) or not isinstance(raw.get("runs", {}), dict):
-        raise ValueError(f"{file}: expected a mapping with a 'runs' mapping")
-    unknown_top = set(raw) - {"runs", "book_executed_dir"}
-    if unknown_top:
-        raise ValueError(f"{file}: unknown top-level fields {sorted(unknown_top)}")
-    root = file.resolve().parent
-    runs: dict[str, RunSpec] = {}
-    for run_id, body in (raw.get("runs") or {}).items():
-        runs[str(run_id)] = _parse_run(file, root, str(run_id), body)
-    topological_order({rid: spec.depends_on for rid, spec in runs.items()}, source=str(file))
-    executed_dir = raw.get("book_executed_dir", DEFAULT_BOOK_EXECUTED_DIR)
-    if not isinstance(executed_dir, str) or not executed_dir:
-        raise ValueError(f"{file}: book_executed_dir must be a relative path string")
-    return Declarations(path=file.resolve(), runs=runs, book_executed_dir=root / executed_dir)
-
-
-def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
-    where = f"{file}: run {run_id!r}"
-    if not _RUN_ID.match(run_id):
-        raise ValueError(f"{where}: run ids use letters, digits, '_' and '-' only")
-    if not isinstance(body, dict):
-        raise ValueError(f"{where}: expected a mapping with at least 'notebook'")
-    unknown = set(body) - _RUN_FIELDS
-    if unknown:
-        raise ValueError(f"{where}: unknown fields {sorted(unknown)}; known: {sorted(_RUN_FIELDS)}")
-    if not isinstance(body.get("notebook"), str):
-        raise ValueError(f"{where}: 'notebook' (a path relative to {file.name}) is required")
-    notebook = (root / body["notebook"]).resolve()
-    if not notebook.is_file():
-        raise ValueError(f"{where}: notebook {body['notebook']} does not exist (at {notebook})")
-    parameters = _mapping(body.get("parameters", {}), f"{where}: 'parameters'")
-    profiles_raw = _mapping(body.get("profiles", {}), f"{where}: 'profiles'")
-    bad_profiles = set(profiles_raw) - set(PROFILES)
-    if bad_profiles:
-        raise ValueError(f"{where}: unknown profiles {sorted(bad_profiles)}; known: {PROFILES}")
-    profiles = {
-        name: _mapping(value, f"{where}: profile {name!r}") for name, value in profiles_raw.items()
-    }
-    depends = body.get("depends_on", [])
-    if isinstance(depends, str):
-        depends = [depends]
-    if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
-        raise ValueError(f"{where}: 'depends_on' must be a list of run ids")
-    declared = notebook_parameters(notebook)
-    if OUTPUT_DIR_PARAMETER not in declared:
-        raise ValueError(
-            f"{where}: notebook {body['notebook']} must declare '{OUTPUT_DIR_PARAMETER}' in its "
-            "parameters cell (the runner passes the record directory there)"
-        )
-    used = set(parameters).union(*(set(p) for p in profiles.values()))
-    undeclared = sorted(used - set(declared))
-    if undeclared:
-        raise ValueError(
-            f"{where}: parameters {undeclared} are not declared in the parameters cell of "
-            f"{body['notebook']} (it declares {sorted(declared)})"
-        )
-    for name, value in {
-        **parameters,
-        **{k: v for p in profiles.values() for k, v in p.items()},
-    }.items():
-        try:
-            canonical_json(value)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{where}: parameter {name!r} is not plain JSON data ({err})") from err
-    return RunSpec(
-        run_id=run_id,
-        notebook=notebook,
-        parameters=parameters,
-        profiles=profiles,
-        depends_on=tuple(depends),
-        description=str(body.get("description", "")),
-    )
-
-
-def _mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValueError(f"{where} must be a mapping, got {type(value).__name__}")
-    return {str(k): v for k, v in value.items()}
-
-
-def notebook_parameters(notebook: Path) -> list[str]:
-    """Names assigned in the notebook's cell tagged ``parameters`` (papermill's own parser)."""
-    import papermill
-
-    cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
-    if not any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells):
-        raise ValueError(f"{notebook}: no cell is tagged 'parameters' (papermill needs one)")
-    return list(papermill.inspect_notebook(str(notebook)))
-
-
-# --- the DAG -------------------------------------------------------------------------------------
-
-
-def topological_order(
-    dependencies: Mapping[str, Sequence[str]], source: str = "reproduce.yml"
-) -> list[str]:
-    """Order run ids so that every run follows the runs it depends on (ties: declaration order).
-
-    Raises ``ValueError`` for a dependency on an undeclared run or for a cycle (naming it).
-
-    >>> topological_order({"b": ["a"], "a": [], "c": ["a", "b"]})
-    ['a', 'b', 'c']
-    """
-    for run_id, deps in dependencies.items():
-        for dep in deps:
-            if dep not in dependencies:
-                raise ValueError(
-                    f"{source}: run {run_id!r} depends on {dep!r}, which is not declared "
-                    f"(declared: {', '.join(dependencies) or 'none'})"
-                )
-    order: list[str] = []
-    state: dict[str, str] = {}  # "visiting" | "done"
-
-    def visit(run_id: str, trail: list[str]) -> None:
-        if state.get(run_id) == "done":
-            return
-        if state.get(run_id) == "visiting":
-            cycle = [*trail[trail.index(run_id) :], run_id]
-            raise ValueError(f"{source}: dependency cycle {' -> '.join(cycle)}")
-        state[run_id] = "visiting"
-        for dep in dependencies[run_id]:
-            visit(dep, [*trail, run_id])
-        state[run_id] = "done"
-        order.append(run_id)
-
-    for run_id in dependencies:
-        visit(run_id, [])
-    return order
-
-
-def with_upstream(dependencies: Mapping[str, Sequence[str]], selected: Sequence[str]) -> set[str]:
-    """The selected runs and every run they depend on, transitively."""
-    keep: set[str] = set()
-    stack = list(selected)
-    while stack:
-        run_id = stack.pop()
-        if run_id not in keep:
-            keep.add(run_id)
-            stack.extend(dependencies[run_id])
-    return keep
 
 
 # --- keys ----------------------------------------------------------------------------------------
@@ -460,7 +284,7 @@ def reproduce(
         try:
             return _reproduce_locked(decl, profile, jobs, only, force, work_root, kernel_name, say)
         except BaseException:
-            _kill_children()  # Ctrl-C or SIGTERM: no papermill outlives its runner
+            kill_children()  # Ctrl-C or SIGTERM: no papermill outlives its runner
             raise
 
 
@@ -542,60 +366,12 @@ def _reproduce_locked(
     return ReproduceReport(profile, work_root, [results[r] for r in order])
 
 
-# --- child processes -----------------------------------------------------------------------------
-
-# Launcher run by the child's Python before it becomes papermill: PR_SET_PDEATHSIG (1) = SIGKILL,
-# so the kernel kills papermill when the runner thread dies, even by SIGKILL; then exec. The
-# ppid check closes the race where the runner died before the prctl call.
-_LAUNCHER = (
-    "import ctypes, os, sys\n"
-    "if sys.platform.startswith('linux'):\n"
-    "    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
-    "if os.getppid() != int(sys.argv[1]):\n"
-    "    sys.exit(137)\n"
-    "os.execv(sys.executable, [sys.executable, '-m', 'papermill', *sys.argv[2:]])\n"
-)
-_CHILDREN: set[int] = set()
-_CHILDREN_LOCK = threading.Lock()
-
-
-def _child_pid_path(work: Path, run_id: str) -> Path:
-    return work / "runs" / run_id / "child.pid"
-
-
-def _kill_group(pid: int) -> None:
-    # the child leads its own group (start_new_session)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def _kill_children() -> None:
-    with _CHILDREN_LOCK:
-        pids = list(_CHILDREN)
-    for pid in pids:
-        _kill_group(pid)
-
-
-def _is_our_papermill(pid: int, work: Path) -> bool:
-    """Whether ``pid`` is still a papermill child of a runner on ``work`` (not a reused pid)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return pid_alive(pid) and not Path("/proc").is_dir()
-    return b"papermill" in b" ".join(cmdline) and any(str(work).encode() in c for c in cmdline)
+# --- the work directory -------------------------------------------------------------------------
 
 
 def _clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]) -> None:
     """End papermill children a killed runner left behind; delete dead writers' temporaries."""
-    for pid_file in sorted((work / "runs").glob("*/child.pid")):
-        try:
-            pid = int(pid_file.read_text(encoding="utf-8").strip())
-        except (OSError, ValueError):
-            pid = 0
-        if pid > 0 and pid_alive(pid) and _is_our_papermill(pid, work):
-            say(f"ending papermill (pid {pid}) left running by an interrupted run")
-            _kill_group(pid)
-        pid_file.unlink(missing_ok=True)
+    end_orphans(sorted((work / "runs").glob("*/child.pid")), work, say)
     directories = [work / "executed", decl.book_executed_dir, paths.results_dir(work)]
     directories += [p for p in (work / "runs").glob("*") if p.is_dir()]
     directories += [p for p in paths.results_dir(work).glob("*") if p.is_dir()]
@@ -604,34 +380,8 @@ def _clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None
             say(f"removed {removed}, left by an interrupted run")
 
 
-def _run_child(
-    command: Sequence[str], *, env: Mapping[str, str], pid_file: Path
-) -> tuple[int, str]:
-    """Run papermill's command line (the arguments after ``-m papermill``) in its own process
-    group; ``(exit code, stderr)``. The group is killed if this thread is interrupted."""
-    pid_file.parent.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *command],
-        env=dict(env),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    with _CHILDREN_LOCK:
-        _CHILDREN.add(proc.pid)
-    try:
-        atomic_write_text(pid_file, f"{proc.pid}\n")
-        _, stderr = proc.communicate()
-    except BaseException:
-        _kill_group(proc.pid)
-        proc.wait()
-        raise
-    finally:
-        with _CHILDREN_LOCK:
-            _CHILDREN.discard(proc.pid)
-        pid_file.unlink(missing_ok=True)
-    return proc.returncode, stderr
+def _child_pid_path(work: Path, run_id: str) -> Path:
+    return work / "runs" / run_id / "child.pid"
 
 
 def _executed_path(work: Path, run_id: str) -> Path:
@@ -745,7 +495,7 @@ def _execute(
         yaml.safe_dump(parameters, handle)
         params_file = handle.name
     try:
-        returncode, stderr = _run_child(
+        returncode, stderr = run_child(
             [
                 str(spec.notebook), str(executed),
                 "-f", params_file, "-k", kernel_name, "--cwd", str(spec.notebook.parent),

@@ -2,7 +2,7 @@
 book's paper-against-ours table and every sentence of the book that states a verdict, a
 direction or a significance.
 
-The verdict rules are :data:`regime_core.runner.expected.VERDICT_RULES`; the robustness of each
+The verdict rules are :data:`regime_core.runner.judge.VERDICT_RULES`; the robustness of each
 verdict (the share of plausible readings under which the claim holds) comes from the
 ``robustness`` run's record (:mod:`regime_core.experiments.robustness`). Everything here is a
 function of records: nothing is typed, so no sentence can contradict its numbers.
@@ -21,14 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import config, paths
-from regime_core.runner.expected import (
+from regime_core.paper import Claim, load_claims
+from regime_core.runner.judge import (
     SIGNIFICANCE_LEVEL,
-    Claim,
     Judgement,
     claim_values,
     fill_behind,
     judge_values,
-    load_claims,
     paper_text,
     values_text,
 )
@@ -159,7 +158,7 @@ def verdicts_report(
     robustness = load_record(robustness_file) if robustness_file.is_file() else None
     return {
         "claims": [v.to_dict() for v in judge_claims(records, claims, robustness)],
-        "rules": "regime_core.runner.expected.VERDICT_RULES",
+        "rules": "regime_core.runner.judge.VERDICT_RULES",
         "robustness_run": ROBUSTNESS_RUN if robustness is not None else None,
     }
 
@@ -170,7 +169,7 @@ def verdicts_report(
 def significance_word(diff: float, ci_lo: float, ci_hi: float, p: float) -> str:
     """What a paired comparison says about its direction, from its numbers alone; pure.
 
-    Significant (p below :data:`~regime_core.runner.expected.SIGNIFICANCE_LEVEL`) *and* an interval
+    Significant (p below :data:`~regime_core.runner.judge.SIGNIFICANCE_LEVEL`) *and* an interval
     on
     one side of zero
     gives "significantly above/below zero"; anything else "not significantly different from

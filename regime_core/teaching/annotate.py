@@ -45,7 +45,7 @@ from typing import Any
 
 from regime_core import config
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, p1, p2
-from regime_core.experiments.common import ids_hash, sample_ids
+from regime_core.experiments.sampling import ids_hash, sample_ids
 from regime_core.schema import SPLITS, Example
 from regime_core.stats import cohens_kappa
 
@@ -188,7 +188,7 @@ def make_sheet(
     *,
     n: int = SHEET_SIZE,
     seed: int = config.SEED,
-    split: str = "dev",
+    split: str = config.SPLIT,
     work: Path | str | None = None,
 ) -> tuple[Path, SampleSpec]:
     """``regime annotate sample``: draw and write a sheet; return its path and sample spec."""

@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from regime_core import config, paths
+from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.regimes import gold_b_rel
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.store import store_or_default
 from regime_core.experiments.common import (
     CountingStore,
     default_encoder_factory,
@@ -56,7 +57,7 @@ DEMO_QUESTIONS: int = 60
 #: Encoders the demo accepts (both ship with the package, no download).
 DEMO_ENCODERS: tuple[str, ...] = ("minilm", "tfidf")
 SIMILARITY_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
-ALPHA_GRID: tuple[float, ...] = (0.0, 0.1, config.ALPHA, 0.5, 0.75, 1.0)
+ALPHA_GRID: tuple[float, ...] = config.ALPHA_GRID
 ROUTER_POLICY = "router"
 #: Which router the demo uses. ``auto`` = the packaged default router when it exists, else one
 #: cross-fitted on the toy world; ``packaged`` and ``toy`` force one of the two.
@@ -139,14 +140,6 @@ def _encoder_for(name: str, examples: Sequence[Example], factory: EncoderFactory
 
     texts = [document_text(p) for p in corpus_passages(examples)]
     return (factory or default_encoder_factory)(name, texts)
-
-
-def _store(work: Path | str | None, store: Any | None) -> Any:
-    if store is not None:
-        return store
-    from regime_core.encoders import EmbeddingStore
-
-    return EmbeddingStore(paths.embeddings_dir(None if work is None else Path(work)))
 
 
 def arm_ranks(
@@ -403,7 +396,7 @@ def run_demo(
         tmp = tempfile.TemporaryDirectory(prefix="regime-demo-")
         work = tmp.name
     try:
-        counting = CountingStore(_store(work, store))
+        counting = CountingStore(store_or_default(store, work))
         encoder = _encoder_for(cfg.encoder, examples, encoder_factory)
         ranks = arm_ranks(examples, cfg.arms, encoder=encoder, store=counting, alpha=cfg.alpha)
         share_union: dict[str, float] = {}
@@ -479,7 +472,7 @@ def sweep_distractor_similarity(
     """
     _check_encoder(encoder)
     base = world or ToyWorldConfig(n_questions=DEMO_QUESTIONS)
-    store = _store(work, store)
+    store = store_or_default(store, work)
     frames = []
     for value in values:
         examples = generate(dataclasses.replace(base, distractor_similarity=float(value)))
@@ -514,8 +507,8 @@ def knockout_table(
         else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
     )
     summary = _arm_summary(
-        examples, ("q", "union", "knockout"), encoder_name=encoder, store=_store(work, store),
-        alpha=alpha, encoder_factory=encoder_factory,
+        examples, ("q", "union", "knockout"), encoder_name=encoder,
+        store=store_or_default(store, work), alpha=alpha, encoder_factory=encoder_factory,
     )  # fmt: skip
     kept = summary[summary["arm"].isin(["q", "union"])].copy()
     kept.insert(0, "relation_sentence", RELATION_KEPT)
@@ -562,7 +555,7 @@ def sweep_alpha(
         examples,
         [rels[i].sentence or "" for i in kept],
         encoder=_encoder_for(encoder, examples, encoder_factory),
-        store=_store(work, store),
+        store=store_or_default(store, work),
     )
     regimes = regime_table(examples)["regime"].to_numpy()
     rank_q = geometry.target_ranks(0.0)
@@ -627,8 +620,10 @@ def load_real_sample(
     from regime_core.data import load_examples
 
     try:
-        found = load_examples(dataset, split="dev", work=None if work is None else Path(work))
-        sample = sample_examples(found, size, seed=seed, dataset=dataset, split="dev")
+        found = load_examples(
+            dataset, split=config.SPLIT, work=None if work is None else Path(work)
+        )
+        sample = sample_examples(found, size, seed=seed, dataset=dataset, split=config.SPLIT)
     except ValueError as err:
         return None, f"skipped: {dataset} is not available here ({err})"
     return list(sample.examples), f"{dataset}: {sample.n} of {sample.n_available} dev questions"
@@ -647,8 +642,8 @@ def regime_arm_summary(
     real data share). Real data also has ``neither`` questions; they are kept here."""
     _check_encoder(encoder)
     return _arm_summary(
-        examples, SWEEP_ARMS, encoder_name=encoder, store=_store(work, store), alpha=alpha,
-        encoder_factory=encoder_factory,
+        examples, SWEEP_ARMS, encoder_name=encoder, store=store_or_default(store, work),
+        alpha=alpha, encoder_factory=encoder_factory,
     )  # fmt: skip
 
 

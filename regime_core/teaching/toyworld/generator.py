@@ -20,7 +20,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from regime_core.config import SEED, ConfigMixin
+from regime_core.config import SEED, SPLIT, ConfigMixin
 from regime_core.schema import SPLITS, Example, Passage
 from regime_core.teaching.toyworld import vocabulary as voc
 from regime_core.teaching.toyworld.world import (
@@ -64,7 +64,7 @@ class ToyWorldConfig(ConfigMixin):
     """
 
     seed: int = SEED
-    split: str = "dev"
+    split: str = SPLIT
     n_questions: int = 200
     b_dominant_share: float = 0.5
     distractors_per_question: int = 8

@@ -1,0 +1,93 @@
+"""regime expected freeze|check [--work DIR]: our quick-profile numbers, frozen and checked.
+
+freeze writes every number of the records of the runs declared in reproduce.yml (under
+<work>/results) into expected_numbers.yml, each with its absolute tolerance; run it after
+regime reproduce --profile quick --work DIR and an intended change, then review the diff.
+check lists every frozen number that the records do not reproduce within its tolerance and
+exits 1 if there is one. With --json one JSON object is printed:
+
+    freeze: {"file", "runs", "numbers"}
+    check:  {"file", "ok", "drifts": [{"run", "key", "expected", "tolerance", "found",
+                                       "problem"}]}
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from regime_core.cli._common import (
+    add_command,
+    add_file_option,
+    add_json_option,
+    add_work_option,
+    print_result,
+)
+
+
+def register(subparsers: Any) -> None:
+    from regime_core.runner.expected import EXPECTED_NUMBERS_FILE
+
+    parser = add_command(
+        subparsers,
+        "expected",
+        help="freeze the quick profile's numbers into expected_numbers.yml, or check a run",
+        description=__doc__,
+    )
+    actions = parser.add_subparsers(dest="expected_command", required=True, metavar="ACTION")
+    for name, func, help_text in (
+        ("freeze", freeze, "write the records' numbers into the expected-numbers file"),
+        ("check", check, "list every frozen number the records do not reproduce"),
+    ):
+        action = actions.add_parser(name, help=help_text, description=help_text)
+        add_work_option(action)
+        add_file_option(
+            action,
+            "--file",
+            "the expected-numbers file (default: the repository's expected_numbers.yml)",
+            EXPECTED_NUMBERS_FILE,
+        )
+        add_file_option(
+            action, "--declarations", "reproduce.yml whose runs count (default: the repository's)"
+        )
+        add_json_option(action)
+        action.set_defaults(func=func)
+
+
+def freeze(args: argparse.Namespace) -> int:
+    from regime_core.runner.expected import freeze_work
+
+    frozen, runs = freeze_work(args.work, args.file, args.declarations)
+    summary = {"file": str(args.file), "runs": runs, "numbers": len(frozen)}
+    text = f"froze {len(frozen)} numbers of {runs} runs into {args.file}"
+    print_result(args.json, summary, text)
+    return 0
+
+
+def check(args: argparse.Namespace) -> int:
+    from regime_core.runner.expected import check_work
+
+    drifts = check_work(args.work, args.file, args.declarations)
+    summary = {
+        "file": str(args.file),
+        "ok": not drifts,
+        "drifts": [
+            {
+                "run": d.expected.run,
+                "key": d.expected.key,
+                "expected": d.expected.value,
+                "tolerance": d.expected.tolerance,
+                "found": d.found,
+                "problem": d.problem,
+            }
+            for d in drifts
+        ],
+    }
+    if drifts:
+        text = "\n".join(
+            [f"{len(drifts)} numbers drifted:", *(f"  {d.describe()}" for d in drifts)]
+        )
+    else:
+        text = f"every number of {args.file} is within its tolerance"
+    print_result(args.json, summary, text)
+    return 1 if drifts else 0

@@ -1,0 +1,330 @@
+"""Per-query outcome tables: where retrieval runs for the claims, and how the tables are read.
+
+:func:`outcome_table` ranks every query of an arm through the embedding store (a warm rerun
+encodes nothing) and is the only place the claims retrieve; everything downstream of the table is
+a pure function of it. Its columns (:data:`OUTCOME_COLUMNS`): ``qid, dataset, encoder, arm``
+then the per-query metrics of :mod:`regime_core.metrics` (``rank``, ``hit@k``, ``mrr``, ``auc``,
+``margin``, ``std_margin``), then the regime columns of
+:func:`~regime_core.data.regimes.regime_table`
+(``native_type, parallel, p1, p2, regime, b_rel_index, b_rel_source``) and, for the ``entity``
+arm's audit, ``entity_mention`` (the hop-2 entity as written in the bridge) and
+``entity_is_title`` (that mention normalises to the target passage's title).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config
+from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, regime_table
+from regime_core.encoders.base import Encoder
+from regime_core.encoders.store import store_or_default
+from regime_core.metrics import NEGATIVE_METRICS
+from regime_core.retrieval import EmbeddingSource, Ranking, candidate_pools, retrieve_arms
+from regime_core.schema import Example, Passage
+from regime_core.text import find_mentions, normalize
+
+# Where the entity arm's text comes from (see :func:`bridge_entity_mention`).
+ENTITY_SOURCES: tuple[str, ...] = ("bridge_mention", "example")
+#: The settings of :func:`outcome_table` that every experiment config carries, by name
+#: (:func:`regime_core.experiments.common.collect_outcomes` passes the config's own values).
+OUTCOME_SETTINGS: tuple[str, ...] = (
+    "pool",
+    "alpha",
+    "k",
+    "exclude_bridge",
+    "entity_source",
+    "rules",
+    "knockout_single",
+)
+
+REGIME_COLUMNS: tuple[str, ...] = (
+    "native_type",
+    "parallel",
+    "p1",
+    "p2",
+    "regime",
+    "b_rel_index",
+    "b_rel_source",
+)
+
+
+def metric_columns(k: int) -> tuple[str, ...]:
+    """The per-query metric columns of an outcome table with headline cutoff ``k``."""
+    return ("rank", f"hit@{k}", "mrr", "auc", "margin", "std_margin")
+
+
+def outcome_columns(k: int) -> tuple[str, ...]:
+    return (
+        "qid",
+        "dataset",
+        "encoder",
+        "arm",
+        *metric_columns(k),
+        *REGIME_COLUMNS,
+        "entity_mention",
+        "entity_is_title",
+    )
+
+
+OUTCOME_COLUMNS: tuple[str, ...] = outcome_columns(config.HEADLINE_K)
+
+
+def bridge_entity_mention(
+    example: Example, b_rel_index: int | None, rules: RegimeRules = DEFAULT_REGIME_RULES
+) -> str | None:
+    """The hop-2 entity *as the bridge writes it*: the first mention of any hop-2 name in
+    ``B_rel``, else in the first bridge sentence that has one; None when the bridge never
+    names it.
+
+    Why: an entity arm queried with the target's *title* retrieves the target by name (it
+    leaks the answer passage); the bridge's own words are what an iterative retriever has
+    after hop 1 (design notes, "two traps").
+    """
+    names = hop2_names(example, rules)
+    sentences = list(example.bridge.sentences)
+    order = list(range(len(sentences)))
+    if b_rel_index is not None and 0 <= b_rel_index < len(sentences):
+        order.remove(b_rel_index)
+        order.insert(0, b_rel_index)
+    for i in order:
+        found = find_mentions(sentences[i], names, rules.normalization)
+        if found:
+            return found[0].surface
+    return None
+
+
+def mention_is_title(mention: str | None, title: str, rules: RegimeRules) -> bool:
+    """The mention normalises to the title (disambiguators such as "(film)" dropped)."""
+    if mention is None:
+        return False
+    return normalize(mention, rules=rules.normalization) == normalize(
+        title, rules=rules.normalization
+    )
+
+
+class CountingStore:
+    """Wraps an embedding store and counts what it encodes vs. reads from disk (for the
+    notebooks' "a warm rerun encodes nothing" line)."""
+
+    def __init__(self, store: EmbeddingSource) -> None:
+        self.store = store
+        self.n_encoded = 0
+        self.n_cached = 0
+
+    def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray:
+        with_report = getattr(self.store, "embed_with_report", None)
+        if with_report is not None:
+            vectors, report = with_report(encoder, texts, mode)
+            self.n_encoded += report.n_encoded
+            self.n_cached += report.n_cached
+            return vectors
+        self.n_encoded += len(set(texts))
+        return self.store.embed(encoder, texts, mode)
+
+
+def outcome_table(
+    examples: Sequence[Example],
+    *,
+    encoder: Encoder,
+    arms: Sequence[str] = config.ARMS,
+    pool: str = config.POOL_MODE,
+    alpha: float = config.ALPHA,
+    k: int = config.HEADLINE_K,
+    work: Path | str | None = None,
+    store: EmbeddingSource | None = None,
+    corpus: Sequence[Passage] | None = None,
+    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
+    entity_source: str = "bridge_mention",
+    rules: RegimeRules = DEFAULT_REGIME_RULES,
+    knockout_single: str = config.KNOCKOUT_SINGLE,
+) -> pd.DataFrame:
+    """One row per (query, arm) with its outcome metrics and regime columns.
+
+    Retrieval uses the gold ``B_rel`` of :func:`regime_core.data.regimes.gold_b_rel` (the example's
+    relation sentence, else the first bridge sentence naming the hop-2 entity). The ``entity``
+    arm queries with :func:`bridge_entity_mention` (``entity_source="bridge_mention"``) or with
+    ``Example.hop2_entity`` (``"example"``). Queries an arm cannot build are absent from its rows
+    and counted in ``table.attrs["missing"]`` (``{arm: {reason: count}}``). ``corpus`` is the
+    passage set of ``corpus`` pool mode (default: the examples' own pools). Embeddings come from
+    ``store`` (default: the store under ``work``).
+    """
+    examples = list(examples)
+    if not examples:
+        raise ValueError("outcome_table: no examples")
+    if entity_source not in ENTITY_SOURCES:
+        raise ValueError(f"entity_source {entity_source!r} is not one of {ENTITY_SOURCES}")
+    store = store_or_default(store, work)
+    regimes = regime_table(examples, rules).set_index("id")
+    b_rel = [None if pd.isna(v) else int(v) for v in regimes["b_rel_index"]]
+    mentions = [
+        bridge_entity_mention(ex, rel, rules) for ex, rel in zip(examples, b_rel, strict=True)
+    ]
+    is_title = [
+        mention_is_title(m, ex.target.title, rules)
+        for ex, m in zip(examples, mentions, strict=True)
+    ]
+
+    from regime_core.data import corpus_passages
+
+    if pool == "corpus" and corpus is not None:
+        passages = list(corpus)
+    else:
+        passages = corpus_passages(examples)
+    pools = candidate_pools(examples, pool, exclude_bridge=exclude_bridge, passages=passages)
+    arms = tuple(dict.fromkeys(arms))
+    plain_arms = [a for a in arms if not (a == "entity" and entity_source == "bridge_mention")]
+    common = dict(
+        encoder=encoder,
+        store=store,
+        pool=pool,
+        alpha=alpha,
+        exclude_bridge=exclude_bridge,
+        b_rel=b_rel,
+        k=k,
+        pools=pools,
+        knockout_single=knockout_single,
+    )
+    rankings = retrieve_arms(examples, plain_arms, **common) if plain_arms else {}
+    if "entity" not in plain_arms and "entity" in arms:
+        # The bridge mention replaces the example's hop2_entity; no mention -> no entity query.
+        with_mention = [
+            dataclasses.replace(ex, hop2_entity=m or "")
+            for ex, m in zip(examples, mentions, strict=True)
+        ]
+        rankings["entity"] = retrieve_arms(with_mention, ("entity",), **common)["entity"]
+
+    frames = []
+    missing: dict[str, dict[str, int]] = {}
+    for arm in arms:
+        ranking = rankings[arm]
+        missing[arm] = ranking.missing_counts()
+        per_query = ranking_metrics(ranking, k)
+        per_query = per_query.reset_index().rename(columns={"index": "qid"})
+        per_query.insert(1, "arm", arm)
+        frames.append(per_query)
+    table = pd.concat(frames, ignore_index=True)
+    meta = pd.DataFrame(
+        {
+            "qid": [ex.id for ex in examples],
+            "dataset": [ex.dataset for ex in examples],
+            "entity_mention": mentions,
+            "entity_is_title": is_title,
+        }
+    )
+    regime_part = regimes.loc[:, list(REGIME_COLUMNS)].reset_index().rename(columns={"id": "qid"})
+    table = table.merge(meta, on="qid", how="left").merge(regime_part, on="qid", how="left")
+    table.insert(2, "encoder", encoder.name)
+    table["rank"] = table["rank"].astype("int64")
+    columns = list(outcome_columns(k))
+    table = table[columns]
+    table.attrs["missing"] = missing
+    return table
+
+
+def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
+    """:func:`metric_columns` per query of a ranking (index ``qid``).
+
+    A query whose candidates are all gold (a tiny pool: two passages, the bridge excluded) has
+    no negative, so ``auc`` and the margins are undefined there: they are NaN (and left out of
+    T1), while ``rank``, ``hit@k`` and ``mrr`` are defined for every query.
+    """
+    from regime_core.metrics import evaluate_per_query
+
+    names = list(metric_columns(k))
+    ranked = [m for m in names if m not in NEGATIVE_METRICS]
+    table = ranking.per_query_metrics(k_values=(k,), metrics=ranked)
+    for name in NEGATIVE_METRICS:
+        table[name] = np.nan
+    if ranking.negatives is not None:
+        # corpus mode: the streamed statistics of the negatives, not the score rows
+        from regime_core.metrics import QuerySummaries, evaluate_summaries_per_query
+
+        summaries = ranking.summaries()
+        keep_mask = summaries.negatives.count > 0
+        if np.any(keep_mask):
+            defined = evaluate_summaries_per_query(
+                QuerySummaries(
+                    target_rank=summaries.target_rank[keep_mask],
+                    gold_ranks=summaries.gold_ranks[keep_mask],
+                    negatives=summaries.negatives.subset(keep_mask),
+                ),
+                list(NEGATIVE_METRICS),
+                query_ids=[q for q, kept in zip(ranking.query_ids, keep_mask, strict=True) if kept],
+            )
+            table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()
+        return table[names]
+    row_of = {pid: row for row, pid in enumerate(ranking.passage_pids)}
+    targets: list[int] = []
+    golds: list[list[int]] = []
+    keep: list[int] = []
+    for i, rows in enumerate(ranking.candidate_rows):
+        position = {int(row): pos for pos, row in enumerate(rows)}
+        gold = [position[row_of[g]] for g in ranking.gold_pids[i] if row_of[g] in position]
+        target = position[row_of[ranking.target_pids[i]]]
+        if target not in gold:
+            gold.append(target)
+        if len(set(gold)) < len(rows):
+            keep.append(i)
+            targets.append(target)
+            golds.append(gold)
+    if keep:
+        defined = evaluate_per_query(
+            [ranking.candidate_scores[i] for i in keep],
+            targets,
+            list(NEGATIVE_METRICS),
+            gold=golds,
+            query_ids=[ranking.query_ids[i] for i in keep],
+        )
+        table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()
+    return table[names]
+
+
+def arm_matrix(table: pd.DataFrame, value: str, arms: Sequence[str]) -> pd.DataFrame:
+    """Pivot an outcome table to one row per (encoder, dataset, qid), one column per arm,
+    keeping only queries every listed arm has (pairing for paired tests)."""
+    keys = ["encoder", "dataset", "qid"]
+    part = table[table["arm"].isin(arms)]
+    wide = part.pivot_table(index=keys, columns="arm", values=value, aggfunc="first")
+    missing_arms = [a for a in arms if a not in wide.columns]
+    if missing_arms:
+        raise ValueError(f"outcome table has no rows for arm(s) {missing_arms}")
+    wide = wide[list(arms)].dropna()
+    attrs = (
+        table.drop_duplicates(keys)
+        .set_index(keys)
+        .loc[:, ["native_type", "parallel", "p1", "p2", "regime", "entity_is_title"]]
+    )
+    return wide.join(attrs, how="left").reset_index()
+
+
+def pq_label(p1: bool, p2: bool) -> str:
+    """``"P1+P2-"``-style label of a predicate cell.
+
+    >>> pq_label(False, True)
+    'P1-P2+'
+    """
+    return f"P1{'+' if p1 else '-'}P2{'+' if p2 else '-'}"
+
+
+def evidence_datasets(
+    attrs: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE
+) -> tuple[list[str], pd.DataFrame]:
+    """The datasets whose P1 and P2 are both informative, and the degeneracy table; pure.
+
+    ``attrs`` has one row per (…, dataset, qid) with ``p1`` and ``p2`` (repeats across encoders
+    are dropped). A dataset where a predicate is true (or false) for at least ``threshold`` of
+    its items (:func:`regime_core.data.regimes.degenerate_predicates`) is no evidence about the
+    predicate split, so pooled verdicts leave it out; its own cells are still reported.
+    """
+    from regime_core.data.regimes import degenerate_predicates
+
+    items = attrs.drop_duplicates(["dataset", "qid"])
+    table = degenerate_predicates(items, threshold)
+    bad = set(table.loc[table["degenerate"], "dataset"])
+    return sorted(set(items["dataset"]) - bad), table

@@ -1,0 +1,144 @@
+"""Seeded sampling of a dataset's examples: a function of (seed, dataset, ids) only.
+
+A run draws its sample from the ids of a split, sorted first, so the sample depends on the id
+*set*, the seed and the dataset's name, never on file order; the record keeps the sample's size
+and the hash of its ids (:func:`sample_numbers`). Questions whose own pool is too small for hit@k
+to mean anything (:func:`is_tiny_pool`) can be left out before sampling, and are counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from regime_core import config
+from regime_core.schema import Example, Passage
+
+#: The parameters of :func:`sample_examples` that every experiment config carries, by name.
+SAMPLE_SETTINGS: tuple[str, ...] = ("seed", "split", "tiny_pools", "k", "pool", "exclude_bridge")
+
+
+def ids_hash(ids: Sequence[str]) -> str:
+    """sha256 (16 hex digits) of the sorted id list: names a sample independent of its order.
+
+    >>> ids_hash(["b", "a"]) == ids_hash(["a", "b"])
+    True
+    """
+    payload = "\n".join(sorted(ids)).encode("utf-8")
+    return hashlib.sha256(payload).hexdigest()[:16]
+
+
+def sample_ids(ids: Sequence[str], size: int | None, *, seed: int, stream: str = "") -> list[str]:
+    """A seeded sample of ``size`` ids without replacement, returned sorted; pure.
+
+    The ids are sorted first, so the sample depends on the id *set*, the seed and ``stream``
+    (the dataset name, so two datasets get independent draws) and not on file order.
+    ``size=None`` or ``size >= len(ids)`` returns every id.
+
+    >>> sample_ids(["c", "a", "b"], 2, seed=0) == sample_ids(["b", "c", "a"], 2, seed=0)
+    True
+    """
+    ordered = sorted(ids)
+    if len(set(ordered)) != len(ordered):
+        raise ValueError("sample_ids: the ids are not unique; check the prepared examples")
+    if size is None or size >= len(ordered):
+        return ordered
+    rng = np.random.default_rng([seed, zlib.crc32(stream.encode("utf-8"))])
+    chosen = rng.choice(len(ordered), size=size, replace=False)
+    return [ordered[i] for i in sorted(chosen)]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The examples of one dataset a run uses, and how they were drawn."""
+
+    dataset: str
+    split: str
+    n_available: int
+    examples: tuple[Example, ...]
+    ids_hash: str
+    corpus: tuple[Passage, ...]  # every passage of the split (fits TF-IDF; corpus-mode pool)
+    n_tiny_pool: int = 0  # items of the split left out before sampling: pool <= k candidates
+
+    @property
+    def n(self) -> int:
+        return len(self.examples)
+
+
+def hop2_candidates(example: Example, exclude_bridge: bool = config.EXCLUDE_BRIDGE) -> int:
+    """How many hop-2 candidates the question's own pool offers (the bridge excluded or not)."""
+    pids = {p.pid for p in example.pool}
+    if exclude_bridge:
+        pids.discard(example.bridge.pid)
+    return len(pids)
+
+
+def is_tiny_pool(
+    example: Example, k: int, pool: str = config.POOL_MODE, exclude_bridge: bool = True
+) -> bool:
+    """True when ``example``'s hop-2 candidates are at most ``k`` (then hit@k is 1 for every
+    arm). Only question pools can be that small; a corpus pool never counts as tiny."""
+    return pool == "question" and hop2_candidates(example, exclude_bridge) <= k
+
+
+def sample_numbers(sample: Sample) -> dict[str, Any]:
+    """What a record keeps of a sample: sizes, the tiny-pool exclusions and the ids' hash."""
+    return {
+        "n_available": sample.n_available,
+        "n": sample.n,
+        "n_tiny_pool": sample.n_tiny_pool,
+        "ids_hash": sample.ids_hash,
+    }
+
+
+def sample_examples(
+    examples: Sequence[Example],
+    size: int | None,
+    *,
+    seed: int,
+    dataset: str,
+    split: str,
+    tiny_pools: str = "keep",
+    k: int = config.HEADLINE_K,
+    pool: str = config.POOL_MODE,
+    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
+) -> Sample:
+    """Seeded sample (see :func:`sample_ids`) of the ``split`` examples of ``dataset``.
+
+    With ``tiny_pools="exclude"`` the items whose pool offers at most ``k`` hop-2 candidates
+    (:func:`is_tiny_pool`) are left out *before* sampling and counted in ``Sample.n_tiny_pool``.
+    The corpus (TF-IDF's vocabulary, the corpus-mode pool) is always the whole split's.
+    """
+    from regime_core.data import corpus_passages
+
+    if tiny_pools not in config.TINY_POOL_RULES:
+        raise ValueError(f"tiny_pools is {tiny_pools!r}, not one of {config.TINY_POOL_RULES}")
+    pool_items = [ex for ex in examples if ex.dataset == dataset and ex.split == split]
+    if not pool_items:
+        raise ValueError(
+            f"no {split} examples of {dataset!r}; run `regime data prepare` or check the split"
+        )
+    eligible = pool_items
+    if tiny_pools == "exclude":
+        eligible = [ex for ex in pool_items if not is_tiny_pool(ex, k, pool, exclude_bridge)]
+    if not eligible:
+        raise ValueError(
+            f"every {split} example of {dataset!r} has a pool of at most {k} candidates; "
+            "use tiny_pools='keep' or a smaller k"
+        )
+    chosen = set(sample_ids([ex.id for ex in eligible], size, seed=seed, stream=dataset))
+    picked = tuple(sorted((ex for ex in eligible if ex.id in chosen), key=lambda ex: ex.id))
+    return Sample(
+        dataset=dataset,
+        split=split,
+        n_available=len(pool_items),
+        examples=picked,
+        ids_hash=ids_hash([ex.id for ex in picked]),
+        corpus=tuple(corpus_passages(pool_items)),
+        n_tiny_pool=len(pool_items) - len(eligible),
+    )

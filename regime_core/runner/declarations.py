@@ -1,0 +1,231 @@
+"""The run declarations (``reproduce.yml``): which notebooks run, with which parameters per
+profile, after which runs; parsed and validated before anything executes.
+
+Declarations::
+
+    book_executed_dir: book/executed      # optional, relative to this file
+    runs:
+      t2_minilm:
+        notebook: notebooks/03_t2_regime_decomposition.ipynb   # relative to this file
+        parameters: {encoder: minilm}     # every profile
+        profiles:                          # per-profile overrides (optional)
+          quick: {max_examples: 200}
+        depends_on: [data_regimes]         # optional
+
+Every notebook declares ``output_dir`` in its cell tagged ``parameters`` (the runner passes the
+record directory there), and every parameter a run sets; the runs form a DAG
+(:func:`topological_order`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from regime_core import paths
+from regime_core.runner.records import canonical_json
+
+PROFILES: tuple[str, ...] = ("quick", "default", "full")
+DEFAULT_PROFILE = "default"
+DEFAULT_DECLARATIONS = paths.REPO_ROOT / "reproduce.yml"
+DEFAULT_BOOK_EXECUTED_DIR = paths.BOOK_EXECUTED_DIR
+#: parameters the runner injects; ``output_dir`` must be declared by every notebook
+OUTPUT_DIR_PARAMETER = "output_dir"
+OPTIONAL_INJECTED_PARAMETERS: tuple[str, ...] = ("work_dir", "profile")
+_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+_RUN_FIELDS = frozenset({"notebook", "parameters", "profiles", "depends_on", "description"})
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One declared run: a notebook, its parameters per profile, the runs it needs first."""
+
+    run_id: str
+    notebook: Path
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    depends_on: tuple[str, ...] = ()
+    description: str = ""
+
+    def parameters_for(self, profile: str) -> dict[str, Any]:
+        """The common parameters overlaid with the profile's overrides."""
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        return {**self.parameters, **self.profiles.get(profile, {})}
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """The parsed ``reproduce.yml``: runs by id (in file order) and where executed copies go."""
+
+    path: Path
+    runs: Mapping[str, RunSpec]
+    book_executed_dir: Path
+
+    @property
+    def root(self) -> Path:
+        return self.path.parent
+
+
+def load_declarations(path: Path | str | None = None) -> Declarations:
+    """Parse and validate ``reproduce.yml``.
+
+    Raises ``ValueError`` naming the file, the run and the field for: unknown fields or profiles,
+    a notebook that does not exist or has no cell tagged ``parameters``, a parameter the notebook
+    does not declare, a missing ``output_dir`` parameter, an unknown dependency or a cycle.
+    """
+    file = Path(path) if path is not None else DEFAULT_DECLARATIONS
+    if not file.is_file():
+        raise FileNotFoundError(f"no run declarations at {file}")
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as err:
+        raise ValueError(f"{file}: not valid YAML ({err})") from err
+    if not isinstance(raw, dict) or not isinstance(raw.get("runs", {}), dict):
+        raise ValueError(f"{file}: expected a mapping with a 'runs' mapping")
+    unknown_top = set(raw) - {"runs", "book_executed_dir"}
+    if unknown_top:
+        raise ValueError(f"{file}: unknown top-level fields {sorted(unknown_top)}")
+    root = file.resolve().parent
+    runs: dict[str, RunSpec] = {}
+    for run_id, body in (raw.get("runs") or {}).items():
+        runs[str(run_id)] = _parse_run(file, root, str(run_id), body)
+    topological_order({rid: spec.depends_on for rid, spec in runs.items()}, source=str(file))
+    executed_dir = raw.get("book_executed_dir", DEFAULT_BOOK_EXECUTED_DIR)
+    if not isinstance(executed_dir, str) or not executed_dir:
+        raise ValueError(f"{file}: book_executed_dir must be a relative path string")
+    return Declarations(path=file.resolve(), runs=runs, book_executed_dir=root / executed_dir)
+
+
+def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
+    where = f"{file}: run {run_id!r}"
+    if not _RUN_ID.match(run_id):
+        raise ValueError(f"{where}: run ids use letters, digits, '_' and '-' only")
+    if not isinstance(body, dict):
+        raise ValueError(f"{where}: expected a mapping with at least 'notebook'")
+    unknown = set(body) - _RUN_FIELDS
+    if unknown:
+        raise ValueError(f"{where}: unknown fields {sorted(unknown)}; known: {sorted(_RUN_FIELDS)}")
+    if not isinstance(body.get("notebook"), str):
+        raise ValueError(f"{where}: 'notebook' (a path relative to {file.name}) is required")
+    notebook = (root / body["notebook"]).resolve()
+    if not notebook.is_file():
+        raise ValueError(f"{where}: notebook {body['notebook']} does not exist (at {notebook})")
+    parameters = _mapping(body.get("parameters", {}), f"{where}: 'parameters'")
+    profiles_raw = _mapping(body.get("profiles", {}), f"{where}: 'profiles'")
+    bad_profiles = set(profiles_raw) - set(PROFILES)
+    if bad_profiles:
+        raise ValueError(f"{where}: unknown profiles {sorted(bad_profiles)}; known: {PROFILES}")
+    profiles = {
+        name: _mapping(value, f"{where}: profile {name!r}") for name, value in profiles_raw.items()
+    }
+    depends = body.get("depends_on", [])
+    if isinstance(depends, str):
+        depends = [depends]
+    if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
+        raise ValueError(f"{where}: 'depends_on' must be a list of run ids")
+    declared = notebook_parameters(notebook)
+    if OUTPUT_DIR_PARAMETER not in declared:
+        raise ValueError(
+            f"{where}: notebook {body['notebook']} must declare '{OUTPUT_DIR_PARAMETER}' in its "
+            "parameters cell (the runner passes the record directory there)"
+        )
+    used = set(parameters).union(*(set(p) for p in profiles.values()))
+    undeclared = sorted(used - set(declared))
+    if undeclared:
+        raise ValueError(
+            f"{where}: parameters {undeclared} are not declared in the parameters cell of "
+            f"{body['notebook']} (it declares {sorted(declared)})"
+        )
+    for name, value in {
+        **parameters,
+        **{k: v for p in profiles.values() for k, v in p.items()},
+    }.items():
+        try:
+            canonical_json(value)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{where}: parameter {name!r} is not plain JSON data ({err})") from err
+    return RunSpec(
+        run_id=run_id,
+        notebook=notebook,
+        parameters=parameters,
+        profiles=profiles,
+        depends_on=tuple(depends),
+        description=str(body.get("description", "")),
+    )
+
+
+def _mapping(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must be a mapping, got {type(value).__name__}")
+    return {str(k): v for k, v in value.items()}
+
+
+def notebook_parameters(notebook: Path) -> list[str]:
+    """Names assigned in the notebook's cell tagged ``parameters`` (papermill's own parser)."""
+    import papermill
+
+    cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
+    if not any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells):
+        raise ValueError(f"{notebook}: no cell is tagged 'parameters' (papermill needs one)")
+    return list(papermill.inspect_notebook(str(notebook)))
+
+
+# --- the DAG -------------------------------------------------------------------------------------
+
+
+def topological_order(
+    dependencies: Mapping[str, Sequence[str]], source: str = "reproduce.yml"
+) -> list[str]:
+    """Order run ids so that every run follows the runs it depends on (ties: declaration order).
+
+    Raises ``ValueError`` for a dependency on an undeclared run or for a cycle (naming it).
+
+    >>> topological_order({"b": ["a"], "a": [], "c": ["a", "b"]})
+    ['a', 'b', 'c']
+    """
+    for run_id, deps in dependencies.items():
+        for dep in deps:
+            if dep not in dependencies:
+                raise ValueError(
+                    f"{source}: run {run_id!r} depends on {dep!r}, which is not declared "
+                    f"(declared: {', '.join(dependencies) or 'none'})"
+                )
+    order: list[str] = []
+    state: dict[str, str] = {}  # "visiting" | "done"
+
+    def visit(run_id: str, trail: list[str]) -> None:
+        if state.get(run_id) == "done":
+            return
+        if state.get(run_id) == "visiting":
+            cycle = [*trail[trail.index(run_id) :], run_id]
+            raise ValueError(f"{source}: dependency cycle {' -> '.join(cycle)}")
+        state[run_id] = "visiting"
+        for dep in dependencies[run_id]:
+            visit(dep, [*trail, run_id])
+        state[run_id] = "done"
+        order.append(run_id)
+
+    for run_id in dependencies:
+        visit(run_id, [])
+    return order
+
+
+def with_upstream(dependencies: Mapping[str, Sequence[str]], selected: Sequence[str]) -> set[str]:
+    """The selected runs and every run they depend on, transitively."""
+    keep: set[str] = set()
+    stack = list(selected)
+    while stack:
+        run_id = stack.pop()
+        if run_id not in keep:
+            keep.add(run_id)
+            stack.extend(dependencies[run_id])
+    return keep

@@ -1,0 +1,112 @@
+"""The paper's claims file: loading and validating it, and the typed numbers the experiments use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from regime_core.paper import CLAIM_RULES, Claim, load_claims, paper_claim
+
+
+def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
+    from regime_core.runner.reproduce import load_declarations
+
+    claims = load_claims()
+    runs = set(load_declarations().runs)
+    assert {c.run for c in claims} <= runs
+    assert {c.rule for c in claims} <= set(CLAIM_RULES)
+    ids = [c.id for c in claims]
+    assert len(ids) == len(set(ids))
+
+
+def test_every_number_of_the_paper_is_read_from_the_claims_file() -> None:
+    """The experiments' PAPER_* constants are the claims file's numbers, of the same types."""
+    from regime_core.experiments import t1_auc_margin as t1
+    from regime_core.experiments import t3_brel_knockout as t3
+    from regime_core.experiments import zero_shot_transfer as transfer
+
+    t1_r2 = paper_claim("t1_r2")
+    paper_side = (t1_r2.paper["threshold"], t1_r2.paper["passing"], t1_r2.paper["total"])
+    assert paper_side == (t1.PAPER_R2_THRESHOLD, t1.PAPER_CELLS_PASSING, t1.PAPER_CELLS_TOTAL)
+    assert type(t1.PAPER_CELLS_PASSING) is int and type(t1.PAPER_CELLS_TOTAL) is int
+    knockout = paper_claim("t3_knockout").paper
+    assert (knockout["low"], knockout["high"], knockout["p_below"]) == (0.086, 0.141, 0.001)
+    assert (t3.PAPER_DROP_LOW, t3.PAPER_DROP_HIGH, t3.PAPER_P_BELOW) == (0.086, 0.141, 0.001)
+    assert transfer.PAPER_REFERENCE == {
+        "2wikimultihopqa": {"delta": 0.056, "p": "p < 0.001", "setting": "5-fold cross-fitted"},
+        "musique": {"delta": 0.053, "p": "p = 0.002", "setting": "zero-shot"},
+        "hotpotqa": {"delta": 0.011, "p": "n.s.", "setting": "zero-shot"},
+    }
+    assert transfer.PAPER_ORACLE_GAP == paper_claim("oracle_gap").paper["value"] == 0.046
+
+
+def test_typed_numbers_name_the_claim_when_a_value_is_not_one() -> None:
+    claim = Claim("c", "x", "s", "share", {"passing": 6, "total": 8.5, "note": "n"}, "r", {})
+    assert claim.count("passing") == 6
+    with pytest.raises(ValueError, match=r"claim 'c'.*'total'.*not a count"):
+        claim.count("total")
+    with pytest.raises(ValueError, match=r"claim 'c'.*'note'.*not a number"):
+        claim.number("note")
+    with pytest.raises(ValueError, match="'missing'"):
+        claim.number("missing")
+    with pytest.raises(KeyError, match="no claim 'nope'"):
+        paper_claim("nope")
+
+
+@pytest.mark.parametrize(
+    ("paper", "text"),
+    [
+        ({"value": 0.056, "p_below": 0.001}, "p < 0.001"),
+        ({"value": 0.053, "p": 0.002}, "p = 0.002"),
+        ({"value": 0.011, "significant": False}, "n.s."),
+        ({"value": 0.046, "approximate": True}, ""),
+    ],
+)
+def test_p_text_states_the_paper_s_significance(paper: dict, text: str) -> None:
+    assert Claim("c", "x", "s", "estimate", paper, "r", {}).p_text() == text
+
+
+def _claims_file(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "claims.yml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("claims: []\n", "non-empty 'claims'"),
+        (
+            "claims:\n  - {id: a, claim: x, source: s, rule: guess, paper: {}, ours: {run: r}}\n",
+            "rule 'guess'",
+        ),
+        (
+            "claims:\n  - {id: a, claim: x, source: s, rule: range, paper: {low: 1}, "
+            "ours: {run: r}}\n",
+            "lacks \\['high'\\]",
+        ),
+        (
+            "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
+            "ours: {holds: k}}\n",
+            "ours.run",
+        ),
+        (
+            "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
+            "ours: {run: r}}\n",
+            "lacks the record keys \\['holds'\\]",
+        ),
+        ("claims:\n  - {id: a}\n", "missing field 'claim'"),
+    ],
+)
+def test_bad_claims_files_name_the_problem(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        load_claims(_claims_file(tmp_path, body))
+
+
+def test_doctests_pass() -> None:
+    import doctest
+
+    from regime_core import paper
+
+    assert doctest.testmod(paper).failed == 0
