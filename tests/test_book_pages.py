@@ -169,12 +169,12 @@ def test_every_record_reference_names_a_declared_run() -> None:
 
 
 def test_every_default_reference_resolves() -> None:
-    from regime_core.book.sphinx import _import_dotted
+    from regime_core.book.sphinx import import_dotted
 
     for page in _prose_pages():
         for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
             if match.group(1) == "default":
-                _import_dotted(match.group(2).partition("|")[0].strip())
+                import_dotted(match.group(2).partition("|")[0].strip())
 
 
 # --- named choices read from the code ------------------------------------------------------------
