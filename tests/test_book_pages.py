@@ -188,20 +188,28 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
     by_name = {row[0]: row for row in rules.rows}
     assert set(by_name) == {f for f in RegimeRules.__dataclass_fields__}
     assert by_name["use_title"][1] == "True"
-    assert "title counts as a name" in by_name["use_title"][2]  # from the docstring item
+    assert by_name["use_title"][2] == config.MEANINGS["use_title"].text
     assert by_name["normalization"][1] == "NormalizationRules()"
+    assert rules.kind == "dataclass" and "use_title" in rules.meaning_keys
 
     hop = describe_choice("regime_core.schema.HOP_ORDER_RULES")
     assert [r[0] for r in hop.rows] == list(schema.HOP_ORDER_RULES)
     assert all(value is None for _, value, _ in hop.rows)  # a mapping: name and meaning
 
-    sources = describe_choice("regime_core.schema.RELATION_SOURCES")
-    assert [r[0] for r in sources.rows] == [repr(s) for s in schema.RELATION_SOURCES]
-    assert sources.rows[-1][2] == "no sentence could be identified"  # the element's comment
+    sources = describe_choice("regime_core.schema.RELATION_SOURCES")  # a knob's values
+    assert sources.kind == "values"
+    assert [r[0] for r in sources.rows] == list(schema.RELATION_SOURCES)
+    assert sources.rows[-1][2] == "no sentence could be identified"
+    assert sources.summary == config.MEANINGS["RELATION_SOURCES"].text
 
-    alpha = describe_choice("regime_core.config.ALPHA")
-    assert alpha.rows == (("ALPHA", repr(config.ALPHA), alpha.rows[0][2]),)
-    assert "bridge-side vector" in alpha.rows[0][2]
+    alpha = describe_choice("regime_core.config.ALPHA")  # a default shares its field's meaning
+    assert alpha.rows == (("ALPHA", repr(config.ALPHA), config.MEANINGS["alpha"].text),)
+    assert alpha.kind == "value" and alpha.meaning_keys == ("alpha",)
+
+    seed = describe_choice("regime_core.teaching.toyworld.generator.ToyWorldConfig")
+    assert dict((r[0], r[2]) for r in seed.rows)["seed"] == (
+        config.MEANINGS["ToyWorldConfig.seed"].text  # an owner's own meaning wins
+    )
 
     text = describe_choice("regime_core.retrieval.document_text")
     assert text.rows[0][0].startswith("document_text(passage")
@@ -212,6 +220,62 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
 
     with pytest.raises(ValueError, match="no attribute"):
         describe_choice("regime_core.config.NO_SUCH_DEFAULT")
+
+
+def _our_reading_choices() -> list[str]:
+    """The dotted names the page "Our reading of the paper" shows, in page order."""
+    text = (BOOK / "reference" / "our_reading.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```\{regime-choices\}\n(.*?)```", text, flags=re.DOTALL)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_every_row_of_our_reading_has_a_meaning() -> None:
+    """Each name the page shows (a knob, a field, a rule, a value) says what it means, and each
+    table of a knob's values or rules says what they are about."""
+    from regime_core.book.sphinx import config_defaults
+
+    missing = [
+        f"{choice.name}: {name}"
+        for choice in map(describe_choice, _our_reading_choices())
+        for name, _, meaning in choice.rows
+        if not meaning.strip()
+    ]
+    missing += [
+        f"regime_core.config.{name}" for name, _, meaning in config_defaults() if not meaning
+    ]
+    assert missing == [], "add a line to regime_core.config.MEANINGS for each"
+    unexplained = [
+        c.name
+        for c in map(describe_choice, _our_reading_choices())
+        if c.kind in ("values", "dataclass") and not c.summary
+    ]
+    assert unexplained == []
+
+
+def test_every_meaning_is_shown_and_lists_exactly_its_knobs_values() -> None:
+    """No meaning is left over from a renamed field, and a knob's alternatives are its values."""
+    from regime_core import config
+    from regime_core.book.sphinx import config_defaults
+
+    choices = [describe_choice(name) for name in _our_reading_choices()]
+    used = {key for c in choices for key in c.meaning_keys}
+    used |= {config.meaning_key(name, ["config"]) for name, _, _ in config_defaults()}
+    assert sorted(set(config.MEANINGS) - used) == []
+    for choice in choices:
+        for key in choice.meaning_keys:
+            alternatives = config.MEANINGS[key].alternatives
+            if alternatives and choice.kind == "values":
+                assert list(alternatives) == [name for name, _, _ in choice.rows], choice.name
+
+
+def test_meanings_are_plain_text() -> None:
+    """One line of plain English each: no reST or Markdown markup, no line breaks."""
+    from regime_core import config
+
+    texts = [m.text for m in config.MEANINGS.values()]
+    texts += [t for m in config.MEANINGS.values() for t in m.alternatives.values()]
+    marked = [t for t in texts if re.search(r"[`*\n]|:\w+:|\b_\w+_\b", t)]
+    assert marked == []
 
 
 # --- the real book over the quick profile's records -----------------------------------------------

@@ -13,7 +13,8 @@ code when the book is built, never typed. One module per concern:
 - ``router_page``: ``regime-router-demo``, the live router and its router.js;
 - ``mathjax``: MathJax served from the book, so the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
-- ``tables``: the one table builder.
+- ``tables``: the one table builder;
+- ``markup``: docstrings' reST shown on Markdown pages and in plain text.
 """
 
 from __future__ import annotations

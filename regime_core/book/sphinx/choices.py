@@ -1,27 +1,31 @@
 """Named choices and defaults read from the code, for "Our reading of the paper".
 
-- Directive ``regime-choices``: one table per content line naming a config dataclass, a mapping
-  of rule names to explanations, a function or a constant (:func:`describe_choice`)::
+Nothing on that page is typed twice: a default is the code's own value, and its meaning is the
+entry of :data:`regime_core.config.MEANINGS` (one line of plain English per knob, field and
+named constant).
+
+- Directive ``regime-choices``: one table per content line naming a config dataclass (a row per
+  field: its default and meaning), a mapping of rule names to explanations (a row per rule), a
+  constant that lists a knob's values (a row per value), a function (its signature and
+  docstring), or any other module-level constant (its value and meaning)::
 
       ```{regime-choices}
       regime_core.schema.HOP_ORDER_RULES
       regime_core.data.regimes.RegimeRules
       ```
 
-- Directive ``regime-config-defaults``: the defaults of :mod:`regime_core.config` in one table.
+- Directive ``regime-config-defaults``: every constant of :mod:`regime_core.config` in one
+  table (name, default, meaning).
 - Role ``{default}``: a module-level value in the prose
   (``{default}`regime_core.config.ALPHA``` -> ``0.25``; ``|kind`` formats as ``{rec}`` does).
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import importlib
 import inspect
-import re
-import textwrap
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,24 +33,31 @@ from typing import Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from regime_core import paths
+from regime_core import config
+from regime_core.book.sphinx.markup import as_myst
 from regime_core.book.sphinx.records import warn
 from regime_core.book.sphinx.tables import table
 from regime_core.runner.records import format_number
 
-_FIELD_ITEM = re.compile(r"^\s*(?:[-*]\s+)?((?:``\w+``\s*/?\s*)+):\s*(.*)$")
+#: the kinds of value a constant of the defaults table may hold (tables of them are left out)
+PLAIN_VALUES: tuple[type, ...] = (bool, int, float, str, tuple)
+#: what a choice can be: one value, the values of a knob (or rules) with their meanings, a
+#: config dataclass, a function, a function's result
+CHOICE_KINDS: tuple[str, ...] = ("value", "values", "dataclass", "function", "call")
 
 
 @dataclass(frozen=True)
 class ChoiceTable:
-    """A named choice read from code: its dotted name, a summary and rows of (name, value, note).
-
-    ``value`` is ``None`` for the rows of a mapping of names to explanations (two columns).
-    """
+    """A named choice read from code: its dotted name, its kind (:data:`CHOICE_KINDS`), a
+    summary, rows of (name, value, meaning) (``value`` is ``None`` in a two-column table: a rule
+    or a knob's value, and its meaning) and the keys of :data:`regime_core.config.MEANINGS` it
+    used."""
 
     name: str
+    kind: str
     summary: str
     rows: tuple[tuple[str, str | None, str], ...]
+    meaning_keys: tuple[str, ...] = ()
 
 
 def import_dotted(dotted: str) -> tuple[Any, Any, str]:
@@ -71,63 +82,6 @@ def _first_paragraph(doc: str | None) -> str:
     return " ".join(text.split("\n\n", 1)[0].split())
 
 
-def _field_docs(doc: str | None) -> dict[str, str]:
-    """``name -> text`` from docstring items written ``name``: text (or ``- ``name``: text``)."""
-    found: dict[str, str] = {}
-    current: list[str] = []
-    text_lines: list[str] = []
-
-    def flush() -> None:
-        for name in current:
-            found.setdefault(name, " ".join(" ".join(text_lines).split()))
-
-    for line in inspect.cleandoc(doc or "").splitlines():
-        match = _FIELD_ITEM.match(line)
-        if match:
-            flush()
-            current = re.findall(r"``(\w+)``", match.group(1))
-            text_lines = [match.group(2)]
-        elif current and line.strip() and not line.lstrip().startswith(("- ", "* ", ">>>")):
-            text_lines.append(line.strip())
-        else:
-            flush()
-            current, text_lines = [], []
-    flush()
-    return found
-
-
-def _source_comments(source: str, first: int, last: int) -> tuple[str, str]:
-    """(comment block right above line ``first``, comment after the code on line ``last``)."""
-    lines = source.splitlines()
-    above: list[str] = []
-    index = first - 2
-    while index >= 0 and lines[index].lstrip().startswith("#"):
-        comment = lines[index].strip().lstrip("#").removeprefix(":").strip()  # '#:' doc comments
-        if not comment.startswith("---"):  # a section banner, not about this assignment
-            above.insert(0, comment)
-        index -= 1
-    after: list[str] = []
-    for line in lines[first - 1 : last]:
-        comment = line.split("#", 1)[1].strip() if "#" in line else ""
-        if comment and not comment.startswith(("fmt:", "type:", "noqa", "pragma")):
-            after.append(comment)
-    return " ".join(above), " ".join(after)
-
-
-def _module_assignment(module: Any, name: str) -> tuple[str, ast.AST] | None:
-    try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError):
-        return None
-    for node in ast.parse(source).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        if isinstance(target, ast.Name) and target.id == name:
-            return source, node
-    return None
-
-
 def _show_value(value: Any) -> str:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         default = type(value)()  # type: ignore[call-arg]
@@ -135,44 +89,57 @@ def _show_value(value: Any) -> str:
     return repr(value)
 
 
-def _dataclass_rows(cls: type) -> list[tuple[str, str | None, str]]:
-    docs = _field_docs(cls.__doc__)
-    try:
-        source = inspect.getsource(cls)
-        tree: ast.AST | None = ast.parse(textwrap.dedent(source))
-    except (OSError, TypeError, SyntaxError):
-        source, tree = "", None
-    comments: dict[str, str] = {}
-    if tree is not None:
-        class_node = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
-        for node in class_node.body:
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                above, after = _source_comments(
-                    textwrap.dedent(source), node.lineno, node.end_lineno or node.lineno
-                )
-                comments[node.target.id] = " ".join(x for x in (after, above) if x)
-    rows: list[tuple[str, str | None, str]] = []
+def _field_default(f: dataclasses.Field[Any]) -> str:
+    if f.default is not dataclasses.MISSING:
+        return _show_value(f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return _show_value(f.default_factory())
+    return "(required)"
+
+
+def _meaning(name: str, owners: Sequence[str], used: list[str]) -> config.Meaning | None:
+    key = config.meaning_key(name, owners)
+    if key is None:
+        return None
+    used.append(key)
+    return config.MEANINGS[key]
+
+
+def _dataclass_choice(dotted: str, cls: type) -> ChoiceTable:
+    owners = [klass.__name__ for klass in cls.__mro__]
+    used: list[str] = []
+    rows = []
     for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            value = _show_value(f.default)
-        elif f.default_factory is not dataclasses.MISSING:
-            value = _show_value(f.default_factory())
-        else:
-            value = "(required)"
-        note = " ".join(x for x in (docs.get(f.name, ""), comments.get(f.name, "")) if x)
-        rows.append((f.name, value, note))
-    return rows
+        meaning = _meaning(f.name, owners, used)
+        rows.append((f.name, _field_default(f), meaning.text if meaning else ""))
+    summary = _first_paragraph(cls.__doc__)
+    return ChoiceTable(dotted, "dataclass", summary, tuple(rows), tuple(used))
+
+
+def _constant_choice(dotted: str, value: Any, module: Any, attribute: str) -> ChoiceTable:
+    used: list[str] = []
+    meaning = _meaning(attribute, [module.__name__.rsplit(".", 1)[-1]], used)
+    text = meaning.text if meaning else ""
+    if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
+        rows = tuple((str(k), None, v) for k, v in value.items())
+        return ChoiceTable(dotted, "values", text, rows, tuple(used))
+    if meaning is not None and meaning.alternatives:
+        values = value.keys() if isinstance(value, Mapping) else value
+        alternatives = meaning.alternatives
+        rows = tuple((str(v), None, alternatives.get(str(v), "")) for v in values)
+        return ChoiceTable(dotted, "values", text, rows, tuple(used))
+    row = (attribute, _show_value(value), text)
+    return ChoiceTable(dotted, "value", "", (row,), tuple(used))
 
 
 def describe_choice(dotted: str) -> ChoiceTable:
     """Read a named choice from the code for the "Our reading of the paper" page.
 
-    ``dotted`` names a frozen config dataclass (one row per field: default, and the field's
-    ``name``: text item in the class docstring or its source comment), a mapping of names to
-    explanations (one row per entry), a function (its signature and the first paragraph of its
-    docstring; ``name()`` calls a function without arguments and shows what it returns), or any
-    other module-level constant (its value and source comment; a tuple whose elements carry
-    comments gets one row per element).
+    ``dotted`` names a config dataclass, a mapping of names to explanations, a module-level
+    constant (its meaning from :data:`regime_core.config.MEANINGS`; a row per value when the
+    meaning lists the values' alternatives), or a function (its signature and the first
+    paragraph of its docstring); ``name()`` calls a function without arguments and shows what
+    it returns.
     """
     call = dotted.endswith("()")
     target = dotted[:-2] if call else dotted
@@ -180,51 +147,26 @@ def describe_choice(dotted: str) -> ChoiceTable:
     if call:
         if not callable(obj):
             raise ValueError(f"{target} is not callable")
-        result = obj()
-        return ChoiceTable(dotted, _first_paragraph(obj.__doc__), ((dotted, None, str(result)),))
+        row = (dotted, None, str(obj()))
+        return ChoiceTable(dotted, "call", _first_paragraph(obj.__doc__), (row,))
     if isinstance(obj, type) and dataclasses.is_dataclass(obj):
-        return ChoiceTable(dotted, _first_paragraph(obj.__doc__), tuple(_dataclass_rows(obj)))
+        return _dataclass_choice(dotted, obj)
     if inspect.isfunction(obj):
         signature = f"{obj.__name__}{inspect.signature(obj)}"
-        return ChoiceTable(dotted, "", ((signature, None, _first_paragraph(obj.__doc__)),))
-    found = _module_assignment(module, attribute) if "." not in attribute else None
-    above, after = ("", "")
-    element_notes: list[tuple[str, str]] = []
-    if found is not None:
-        source, node = found
-        above, after = _source_comments(source, node.lineno, node.end_lineno or node.lineno)
-        value_node = getattr(node, "value", None)
-        if isinstance(value_node, ast.Tuple) and isinstance(obj, tuple):
-            for element, element_node in zip(obj, value_node.elts, strict=False):
-                _, note = _source_comments(source, element_node.lineno, element_node.lineno)
-                element_notes.append((repr(element), note))
-    summary = " ".join(x for x in (above, after) if x)
-    if isinstance(obj, Mapping) and all(isinstance(v, str) for v in obj.values()):
-        return ChoiceTable(dotted, summary, tuple((str(k), None, v) for k, v in obj.items()))
-    if element_notes and any(note for _, note in element_notes):
-        return ChoiceTable(dotted, above, tuple((v, None, n) for v, n in element_notes))
-    return ChoiceTable(dotted, "", ((attribute, _show_value(obj), summary),))
+        row = (signature, None, _first_paragraph(obj.__doc__))
+        return ChoiceTable(dotted, "function", "", (row,))
+    return _constant_choice(dotted, obj, module, attribute)
 
 
-def config_defaults(module_name: str = "regime_core.config") -> list[tuple[str, str, str]]:
-    """(name, value, comment) for every upper-case module-level constant, in source order.
-
-    The comment is the ``# ...`` at the end of the constant's line (its reason, if any).
-    """
-    module = importlib.import_module(module_name)
-    source = Path(module.__file__ or "").read_text(encoding="utf-8")
-    rows: list[tuple[str, str, str]] = []
-    for node in ast.parse(source).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        if not isinstance(target, ast.Name) or not target.id.isupper():
-            continue
-        # the comment after the value on its last line (a '#' inside the value does not count)
-        last_line = source.splitlines()[(node.end_lineno or node.lineno) - 1]
-        after = last_line[node.end_col_offset or 0 :]
-        comment = after.split("#", 1)[1].strip() if "#" in after else ""
-        rows.append((target.id, repr(getattr(module, target.id)), comment))
+def config_defaults(module: Any = config) -> list[tuple[str, str, str]]:
+    """(name, value, meaning) for every upper-case constant of plain data in ``module``, in the
+    order the module defines them."""
+    owners = [module.__name__.rsplit(".", 1)[-1]]
+    rows = []
+    for name, value in vars(module).items():
+        if name.isupper() and isinstance(value, PLAIN_VALUES):
+            meaning = _meaning(name, owners, [])
+            rows.append((name, repr(value), meaning.text if meaning else ""))
     return rows
 
 
@@ -234,7 +176,8 @@ def config_defaults(module_name: str = "regime_core.config") -> list[tuple[str, 
 def _choice_nodes(
     choice: ChoiceTable, inline: Callable[[str], list[nodes.Node]]
 ) -> list[nodes.Node]:
-    """Nodes of a choice table; ``inline`` renders reST inline markup (docstrings use it)."""
+    """Nodes of one choice: a captioned table (the caption names it, and says what a knob's
+    values or a set of rules are about); a dataclass's summary comes before its table."""
     two_columns = all(value is None for _, value, _ in choice.rows)
     header = ("Name", "Meaning") if two_columns else ("Name", "Default", "Meaning")
     rows = []
@@ -244,11 +187,23 @@ def _choice_nodes(
     title = nodes.title()
     title += nodes.literal(text=choice.name)
     out: list[nodes.Node] = []
-    if choice.summary:
+    if choice.summary and choice.kind == "values":
+        title += [nodes.Text(": "), *inline(choice.summary)]
+    elif choice.summary:
         out.append(nodes.paragraph("", "", *inline(choice.summary)))
     widths = (3, 7) if two_columns else (3, 3, 5)
     out.append(table(header, rows, widths=widths, classes=["regime-choices"], title=title))
     return out
+
+
+def _values_nodes(choices: list[ChoiceTable]) -> list[nodes.Node]:
+    """Single values (constants) in one table without a caption: name, default, meaning."""
+    rows = []
+    for choice in choices:
+        (name, value, meaning), module = choice.rows[0], choice.name.rsplit(".", 2)[-2]
+        rows.append([nodes.literal(text=f"{module}.{name}"), nodes.literal(text=value), meaning])
+    header = ("Name", "Default", "Meaning")
+    return [table(header, rows, widths=(3, 2, 5), classes=["regime-choices"])]
 
 
 class ChoicesDirective(SphinxDirective):
@@ -257,11 +212,15 @@ class ChoicesDirective(SphinxDirective):
     has_content = True
 
     def _inline(self, text: str, lineno: int) -> list[nodes.Node]:
+        if Path(self.env.doc2path(self.env.docname)).suffix != ".rst":
+            text = as_myst(text)  # a Markdown page: docstrings' reST roles in MyST's syntax
         parsed, messages = self.state.inline_text(text, lineno)
         return [*parsed, *messages]
 
     def run(self) -> list[nodes.Node]:
+        """One table per choice, but consecutive single values share one table."""
         out: list[nodes.Node] = []
+        values: list[ChoiceTable] = []
         for offset, line in enumerate(self.content):
             dotted = line.strip()
             if not dotted:
@@ -270,25 +229,32 @@ class ChoicesDirective(SphinxDirective):
             try:
                 choice = describe_choice(dotted)
                 _, module, _ = import_dotted(dotted.removesuffix("()"))
-                if getattr(module, "__file__", None):
-                    self.env.note_dependency(str(module.__file__))
             except Exception as err:  # any failure to read the code is a broken page
                 warn(self.env, f"cannot read the choice {dotted!r}: {err}", location, "choices")
                 continue
+            for source in (module, config):  # the code and the meanings
+                if getattr(source, "__file__", None):
+                    self.env.note_dependency(str(source.__file__))
+            if choice.kind == "value":
+                values.append(choice)
+                continue
+            if values:
+                out += _values_nodes(values)
+                values = []
             out += _choice_nodes(choice, lambda text, at=location[1]: self._inline(text, at))
-        return out
+        return out + (_values_nodes(values) if values else [])
 
 
 class ConfigDefaultsDirective(SphinxDirective):
-    """A table of the defaults in ``regime_core.config`` (name, value, why)."""
+    """A table of the defaults in :mod:`regime_core.config` (name, value, meaning)."""
 
     def run(self) -> list[nodes.Node]:
-        self.env.note_dependency(str(Path(paths.__file__).with_name("config.py")))
+        self.env.note_dependency(str(config.__file__))
         rows = [
-            (nodes.literal(text=name), nodes.literal(text=value), note)
-            for name, value, note in config_defaults()
+            (nodes.literal(text=name), nodes.literal(text=value), meaning)
+            for name, value, meaning in config_defaults()
         ]
-        header = ("Name", "Default", "Note")
+        header = ("Name", "Default", "Meaning")
         return [table(header, rows, widths=(2, 2, 5), classes=["regime-config-defaults"])]
 
 
