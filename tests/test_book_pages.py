@@ -278,6 +278,33 @@ def test_meanings_are_plain_text() -> None:
     assert marked == []
 
 
+def test_the_cli_page_shows_help_without_markup() -> None:
+    """The commands' help comes from module docstrings written in reST; the page shows it as
+    a terminal would, so the markup is dropped, not printed."""
+    from regime_core.book.sphinx import cli_reference_lines
+    from regime_core.cli import build_parser
+
+    text = "\n".join(cli_reference_lines(build_parser()))
+    assert "regime annotate" in text and "regime route train" in text
+    assert re.findall(r"``|:(?:func|data|class|mod|meth):`", text) == []
+
+
+def test_every_module_has_an_api_page_in_the_toc() -> None:
+    """One page per wing of the package under book/reference/api/, in the toc in the order of
+    the index, each documenting its wing; every public module is on exactly one page."""
+    from regime_core.book.sphinx import api_wings, public_modules
+
+    wings = api_wings()
+    pages = sorted(p.stem for p in (BOOK / "reference" / "api").glob("*.rst"))
+    assert pages == sorted(wings)
+    for wing in wings:
+        text = (BOOK / "reference" / "api" / f"{wing}.rst").read_text(encoding="utf-8")
+        assert f".. regime-api:: {wing}\n" in text
+    toc = [e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/reference/api")]
+    assert toc == ["book/reference/api", *(f"book/reference/api/{w}" for w in wings)]
+    assert sorted(m for modules in wings.values() for m in modules) == public_modules()
+
+
 # --- the real book over the quick profile's records -----------------------------------------------
 
 
@@ -470,3 +497,100 @@ def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any)
         assert found == [(c, _plain(t)) for c, t in expected], page.name
         checked += len(expected)
     assert checked > 20
+
+
+# --- the reference pages, rendered ----------------------------------------------------------------
+
+
+class _Text(HTMLParser):
+    """A page's visible text (no scripts, no styles), and the rows of one class of table:
+    each row a list of (cell text, the cell's links, the cell's classes)."""
+
+    def __init__(self, table_class: str = "") -> None:
+        super().__init__()
+        self.table_class = table_class
+        self.text: list[str] = []
+        self.rows: list[list[tuple[str, list[str], list[str]]]] = []
+        self.captions: list[str] = []
+        self._skip = 0
+        self._table_depth = 0
+        self._cell: tuple[list[str], list[str], list[str]] | None = None
+        self._caption: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        classes = (values.get("class") or "").split()
+        if tag in ("script", "style"):
+            self._skip += 1
+        if tag == "table":
+            self._table_depth += 1 if (self._table_depth or self.table_class in classes) else 0
+        if tag == "caption" and self._table_depth:
+            self._caption = []
+        if self._table_depth and tag == "tr":
+            self.rows.append([])
+        if self._table_depth and tag in ("td", "th"):
+            self._cell = ([], [], classes)
+        if self._cell is not None and tag == "a" and values.get("href"):
+            self._cell[1].append(str(values["href"]))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._skip -= 1
+        if tag == "table" and self._table_depth:
+            self._table_depth -= 1
+        if tag == "caption" and self._caption is not None:
+            self.captions.append(" ".join("".join(self._caption).split()))
+            self._caption = None
+        if tag in ("td", "th") and self._cell is not None:
+            text = " ".join("".join(self._cell[0]).split())
+            self.rows[-1].append((text, self._cell[1], self._cell[2]))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+        if self._cell is not None:
+            self._cell[0].append(data)
+        if self._caption is not None:
+            self._caption.append(data)
+
+
+def _read(page: Path, table_class: str = "") -> _Text:
+    parser = _Text(table_class)
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def _reference_pages(html: Path) -> list[Path]:
+    reference = html / "book" / "reference"
+    pages = [reference / f"{name}.html" for name in ("our_reading", "cli", "api", "glossary")]
+    return [*pages, *sorted((reference / "api").glob("*.html"))]
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_reference_pages_show_no_markup_and_no_local_path(html: Path, quick_run: Any) -> None:
+    """No raw reST role or double backtick, and no absolute path of this machine (a signature's
+    default shows as written in the source: autodoc_preserve_defaults)."""
+    local = {str(paths.REPO_ROOT), str(quick_run.work), str(quick_run.book_root)}
+    pages = [*_reference_pages(html), html / "book" / "reproducing" / "paper_vs_ours.html"]
+    leaks = []
+    for page in pages:
+        text = "".join(_read(page).text)
+        found = re.findall(r":(?:func|data|class|mod|meth|attr|doc|ref):`|``", text)
+        found += [path for path in local if path in text]
+        leaks += [f"{page.relative_to(html)}: {sorted(set(found))}"] if found else []
+    assert leaks == []
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_api_pages_document_every_module_once(html: Path) -> None:
+    from regime_core.book.sphinx import api_wings
+
+    index = (html / "book" / "reference" / "api.html").read_text(encoding="utf-8")
+    for wing, modules in api_wings().items():
+        page = (html / "book" / "reference" / "api" / f"{wing}.html").read_text(encoding="utf-8")
+        for module in modules:
+            assert f'id="module-{module}"' in page, module
+            assert f"api/{wing}.html#module-{module}" in index, module

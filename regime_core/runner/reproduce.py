@@ -14,7 +14,7 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
 
     W/runs/<run_id>/stamp.json       key, its components, seconds: written after a success
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
-    W/results/<run_id>/record.json   the record (the notebook gets ``output_dir`` = this dir)
+    W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
 
 Interrupted runs leave nothing behind: papermill runs in its own process group, under a small
 launcher that asks Linux to kill it when the runner dies (``PR_SET_PDEATHSIG``, which a SIGKILL

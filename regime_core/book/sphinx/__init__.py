@@ -8,8 +8,8 @@ code when the book is built, never typed. One module per concern:
   ``{compare}``, the paper's claims against ours;
 - ``choices``: ``regime-choices``, ``regime-config-defaults``, ``{default}``, the named choices
   and defaults with their meanings ("Our reading of the paper");
-- ``reference``: ``regime-cli``, ``regime-api``, ``regime-metrics-glossary``, the reference
-  pages generated from the code;
+- ``reference``: ``regime-cli``, ``regime-api``, ``regime-api-index``,
+  ``regime-metrics-glossary``, the reference pages generated from the code;
 - ``router_page``: ``regime-router-demo``, the live router and its router.js;
 - ``mathjax``: MathJax served from the book, so the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
@@ -44,9 +44,11 @@ from regime_core.book.sphinx.records import (
     resolve_reference,
 )
 from regime_core.book.sphinx.reference import (
+    ApiIndexDirective,
     ApiReferenceDirective,
     CliReferenceDirective,
     MetricsGlossaryDirective,
+    api_wings,
     cli_reference_lines,
     public_modules,
     resolve_unqualified,
@@ -61,6 +63,7 @@ from regime_core.book.sphinx.router_page import (
 __all__ = [
     "ChoiceTable",
     "RecordReference",
+    "api_wings",
     "cli_reference_lines",
     "config_defaults",
     "describe_choice",
@@ -86,6 +89,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("default", DefaultValueRole())
     app.add_directive("regime-cli", CliReferenceDirective)
     app.add_directive("regime-api", ApiReferenceDirective)
+    app.add_directive("regime-api-index", ApiIndexDirective)
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.connect("config-inited", serve_vendored_mathjax)

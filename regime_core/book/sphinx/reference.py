@@ -1,7 +1,11 @@
 """The reference pages generated from the code: the ``regime`` command, the API, the metrics.
 
-- ``regime-cli``: the ``--help`` of ``regime`` and every subcommand, from its argparse parser.
-- ``regime-api``: autodoc of every public module.
+- ``regime-cli``: the ``--help`` of ``regime`` and every subcommand, from its argparse parser,
+  with the help's reST markup dropped (a help text is shown as it is printed).
+- ``regime-api-index``: every wing of the package with its modules, linked to their pages.
+- ``regime-api WING``: autodoc of every public module of one wing (:func:`api_wings`: the
+  sub-packages ``data``, ``router``, ..., and ``core`` for the top-level modules); without an
+  argument, of every public module.
 - ``regime-metrics-glossary``: a glossary from :func:`regime_core.metrics.glossary`.
 
 Cross-references autodoc cannot resolve by itself (a re-exported name, an unqualified class
@@ -12,22 +16,27 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import pkgutil
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from docutils import nodes
+from docutils.parsers.rst import directives
 from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
+from regime_core.book.sphinx.markup import as_plain
 from regime_core.book.sphinx.records import warn
 
 #: modules the API pages leave out: the CLI has its own page, and this extension is machinery
 API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
+#: the API page of the package's top-level modules (every sub-package has a page of its own)
+CORE_WING = "core"
 HELP_WIDTH = 88  # a fixed width keeps the CLI page identical whatever the terminal's size
 
 
@@ -55,11 +64,11 @@ def _subcommand_parsers(
 
 
 def cli_reference_lines(parser: argparse.ArgumentParser, underline: str = "-") -> list[str]:
-    """reST: one section per command and subcommand with its ``--help`` text."""
+    """reST: one section per command and subcommand with its ``--help`` text (markup-free)."""
     lines: list[str] = []
     for title, sub in _subcommand_parsers(parser, parser.prog):
         lines += [title, underline * len(title), "", ".. code-block:: text", ""]
-        help_text = _help_at_width(sub, width=HELP_WIDTH)
+        help_text = as_plain(_help_at_width(sub, width=HELP_WIDTH))
         lines += [f"   {line}" if line else "" for line in help_text.splitlines()]
         lines.append("")
     return lines
@@ -113,15 +122,76 @@ def public_modules(package: str = "regime_core") -> list[str]:
     return sorted(names)
 
 
+def api_wings(package: str = "regime_core") -> dict[str, list[str]]:
+    """The API pages: ``{wing: modules}``, ``core`` first (the package and its top-level
+    modules), then every sub-package with its modules, by name."""
+    wings: dict[str, list[str]] = {CORE_WING: []}
+    for module in public_modules(package):
+        parts = module.split(".")
+        top = ".".join(parts[:2])
+        is_package = hasattr(importlib.import_module(top), "__path__")
+        wing = parts[1] if len(parts) > 1 and is_package else CORE_WING
+        wings.setdefault(wing, []).append(module)
+    return {CORE_WING: wings.pop(CORE_WING), **dict(sorted(wings.items()))}
+
+
+def wing_package(wing: str | None, package: str = "regime_core") -> str | None:
+    """The package a wing's page documents first: ``data`` -> ``regime_core.data``."""
+    if wing is None:
+        return None
+    return package if wing == CORE_WING else f"{package}.{wing}"
+
+
+def first_sentence(doc: str | None) -> str:
+    """The first sentence of a docstring (its first paragraph up to the first full stop)."""
+    paragraph = " ".join(inspect.cleandoc(doc or "").split("\n\n", 1)[0].split())
+    match = re.search(r"^(.+?[.!?])(?=\s+[A-Z(`*]|$)", paragraph)
+    return match.group(1) if match else paragraph
+
+
 class ApiReferenceDirective(SphinxDirective):
-    """``automodule`` with members for every public module of ``regime_core``."""
+    """``automodule`` with members for every public module of one wing (or of them all)."""
+
+    optional_arguments = 1
 
     def run(self) -> list[nodes.Node]:
+        wings = api_wings()
+        if self.arguments and self.arguments[0] not in wings:
+            warn(
+                self.env,
+                f"regime-api: no wing {self.arguments[0]!r}; wings: {', '.join(wings)}",
+                self.get_location(),
+                "api",
+            )
+            return []
+        modules = wings[self.arguments[0]] if self.arguments else public_modules()
         lines: list[str] = []
-        for module in public_modules():
-            lines += [f"``{module}``", "-" * (len(module) + 4), ""]
+        wing = self.arguments[0] if self.arguments else None
+        for module in modules:
+            # a wing's page is titled by its package: the package needs no section of its own
+            if module != wing_package(wing):
+                lines += [f"``{module}``", "-" * (len(module) + 4), ""]
             # ignore-module-all: a package's re-exports are documented in their own module
             lines += [f".. automodule:: {module}", "   :members:", "   :ignore-module-all:", ""]
+        return parse_rst(self, lines)
+
+
+class ApiIndexDirective(SphinxDirective):
+    """Every wing of the API, linked to its page, with the first sentence of each module's
+    docstring. ``:pages:`` is the folder of the wing pages, relative to this page."""
+
+    option_spec: ClassVar[dict[str, Any]] = {"pages": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        folder = self.options.get("pages", "api").strip("/")
+        lines: list[str] = []
+        for wing, modules in api_wings().items():
+            lines.append(f":doc:`{folder}/{wing}`")
+            for module in modules:
+                short = module.removeprefix("regime_core.") if module != "regime_core" else module
+                summary = first_sentence(importlib.import_module(module).__doc__)
+                lines += [f"   - :mod:`{short} <{module}>`: {summary}"]
+            lines.append("")
         return parse_rst(self, lines)
 
 
