@@ -594,3 +594,22 @@ def test_api_pages_document_every_module_once(html: Path) -> None:
         for module in modules:
             assert f'id="module-{module}"' in page, module
             assert f"api/{wing}.html#module-{module}" in index, module
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
+    """Captioned as its page's Table 1, the verdict in the second column (in view on a phone
+    without scrolling), each claim linked to the chapter that holds its evidence."""
+    from regime_core.runner.expected import load_claims
+
+    page = _read(html / "book" / "reproducing" / "paper_vs_ours.html", "regime-paper-claims")
+    assert page.captions[0].startswith("Table 1 The paper")
+    header, *rows = page.rows
+    assert [cell[0] for cell in header[:2]] == ["Claim", "Verdict"]
+    claims = load_claims()
+    assert len(rows) == len(claims)
+    for row, claim in zip(rows, claims, strict=True):
+        assert any(c.startswith("regime-verdict-") for c in row[1][2]), claim.id
+        links = [href.split("#")[0] for href in row[0][1]]
+        assert links == [f"../{claim.chapter.removeprefix('book/')}.html"], claim.id

@@ -13,7 +13,7 @@ code when the book is built, never typed. One module per concern:
 - ``router_page``: ``regime-router-demo``, the live router and its router.js;
 - ``mathjax``: MathJax served from the book, so the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
-- ``tables``: the one table builder;
+- ``tables``: the one table builder, the tables' CSS, tables numbered per page;
 - ``markup``: docstrings' reST shown on Markdown pages and in plain text.
 """
 
@@ -59,6 +59,7 @@ from regime_core.book.sphinx.router_page import (
     router_js_on_demo_pages,
     serve_router_js,
 )
+from regime_core.book.sphinx.tables import add_table_css, number_tables_per_page, write_table_css
 
 __all__ = [
     "ChoiceTable",
@@ -94,9 +95,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.connect("config-inited", serve_vendored_mathjax)
     app.connect("config-inited", serve_router_js)
+    app.connect("builder-inited", add_table_css)
+    # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
+    app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)
     app.connect("autodoc-skip-member", skip_foreign_members)
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)
+    app.connect("build-finished", write_table_css)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

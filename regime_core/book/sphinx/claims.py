@@ -34,13 +34,13 @@ from regime_core.book.sphinx.records import (
 )
 from regime_core.book.sphinx.tables import paragraph, table
 
-#: the columns of the claims table, with their relative widths
+#: the columns of the claims table; the verdict comes second, so a phone shows it unscrolled
 CLAIM_COLUMNS: tuple[tuple[str, int], ...] = (
     ("Claim", 4),
+    ("Verdict", 3),
     ("Paper", 2),
     ("Ours", 3),
     ("Data behind ours", 3),
-    ("Verdict", 2),
     ("Robustness", 2),
 )
 CLAIMS_CAPTION = "The paper's claims and ours, with computed verdicts"
@@ -135,10 +135,10 @@ class PaperClaimsDirective(SphinxDirective):
         n = judged.ours["n"]
         return [
             self._claim_link(claim),
+            entry,
             as_dict["paper"]["text"],
             as_dict["ours_text"],
             judged.behind + (f"; n = {n:,}" if n else ""),
-            entry,
             robust.replace("reproduced under ", "", 1),
         ]
 
