@@ -13,7 +13,8 @@ code when the book is built, never typed. One module per concern:
 - ``router_page``: ``regime-router-demo``, the live router and its router.js;
 - ``mathjax``: MathJax served from the book, so the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
-- ``tables``: the one table builder, the tables' CSS, tables numbered per page;
+- ``tables``: the one table builder, tables numbered per page;
+- ``style``: the book's CSS (tables that scroll on a phone, long names that wrap);
 - ``markup``: docstrings' reST shown on Markdown pages and in plain text.
 """
 
@@ -59,7 +60,8 @@ from regime_core.book.sphinx.router_page import (
     router_js_on_demo_pages,
     serve_router_js,
 )
-from regime_core.book.sphinx.tables import add_table_css, number_tables_per_page, write_table_css
+from regime_core.book.sphinx.style import link_css, write_css
+from regime_core.book.sphinx.tables import number_tables_per_page
 
 __all__ = [
     "ChoiceTable",
@@ -95,7 +97,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.connect("config-inited", serve_vendored_mathjax)
     app.connect("config-inited", serve_router_js)
-    app.connect("builder-inited", add_table_css)
+    app.connect("builder-inited", link_css)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)
@@ -103,5 +105,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)
-    app.connect("build-finished", write_table_css)
+    app.connect("build-finished", write_css)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
