@@ -2,9 +2,10 @@
 
 What the theme leaves to the pages, on a narrow screen: a wide table scrolls inside its own box
 (the theme wraps tables in ``pst-scrollable-table-container``) and the generated tables wrap
-long values; the first column of the paper-against-ours table stays in view while it scrolls,
-and its caption stays on screen; long dotted names (API headings, signatures) wrap instead of
-widening the page.
+long values; a table of names, defaults and meanings shows a block per row ("name = default",
+then its meaning); the first column of the paper-against-ours table stays in view while it
+scrolls, and its caption on screen; long dotted names (API headings, signatures) wrap instead
+of widening the page.
 """
 
 from __future__ import annotations
@@ -31,6 +32,23 @@ table.regime-paper-claims th:first-child, table.regime-paper-claims td:first-chi
   table.regime-paper-claims th:first-child, table.regime-paper-claims td:first-child {
     max-width: 9rem;
   }
+}
+@media (max-width: 600px) {  /* a name-default-meaning table: one block per row */
+  table.regime-choices thead, table.regime-config-defaults thead { display: none; }
+  table.regime-choices tr, table.regime-config-defaults tr {
+    display: block; padding: 0.4rem 0; border-bottom: 1px solid var(--pst-color-border, #ddd);
+  }
+  table.regime-choices td, table.regime-config-defaults td {
+    display: inline-block; border: none; padding: 0 0.4rem;
+  }
+  table.regime-choices td:last-child, table.regime-config-defaults td:last-child {
+    display: block;
+  }
+  table.regime-choices td:not(:last-child) p, table.regime-config-defaults td:not(:last-child) p {
+    display: inline;
+  }
+  table.regime-choices td:nth-child(2):not(:last-child)::before,
+  table.regime-config-defaults td:nth-child(2)::before { content: "= "; }
 }
 h1 code, h2 code, h3 code, dl.py > dt { overflow-wrap: anywhere; }
 h1 code span.pre, h2 code span.pre, h3 code span.pre, dl.py > dt span.pre {
