@@ -26,30 +26,20 @@ from typing import Any
 import numpy as np
 
 from regime_core import config, paths
-from regime_core.retrieval import (
-    SCORERS,
-    arm_query_texts,
-    candidate_pools,
-    combine_query_vectors,
-    default_scorer,
-    document_text,
-    rank_candidates,
-    score_candidates,
-)
-from regime_core.schema import SPLITS
+from regime_core.retrieval.pools import candidate_pools, document_text
+from regime_core.retrieval.queries import plan_arm
+from regime_core.retrieval.ranking import rank_candidates
+from regime_core.retrieval.scoring import SCORERS, default_scorer, score_candidates
+from regime_core.schema import SPLITS, Example, Passage
 
 
 def _vectors(
-    examples: list[Any], passages: list[Any], arm: str, args: argparse.Namespace
+    examples: list[Example], passages: list[Passage], arm: str, args: argparse.Namespace
 ) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """Query vectors of ``arm`` (examples without its inputs skipped) and passage vectors."""
-    parts = []
-    for ex in examples:
-        try:
-            parts.append(arm_query_texts(ex, arm, ex.relation_sentence))
-        except ValueError:
-            parts.append(None)
-    texts = list(dict.fromkeys(t for p in parts if p for t, _ in p))
+    """Query vectors of ``arm`` (examples without its inputs skipped), passage vectors, and the
+    indices of the examples that have a query."""
+    plan = plan_arm(examples, arm, [ex.relation_sentence for ex in examples])
+    texts = plan.texts()
     if args.random_dim:
         rng = np.random.default_rng(config.SEED)
 
@@ -66,10 +56,8 @@ def _vectors(
         store = EmbeddingStore(paths.embeddings_dir(args.work))
         text_vectors = store.embed(encoder, texts, "query")
         doc_vectors = store.embed(encoder, doc_texts, "document")
-    row = {t: i for i, t in enumerate(texts)}
-    queries = combine_query_vectors(text_vectors, [[(row[t], w) for t, w in p] for p in parts if p])
-    kept = [i for i, p in enumerate(parts) if p]
-    return queries, doc_vectors, kept
+    queries = plan.query_vectors(text_vectors, {t: i for i, t in enumerate(texts)})
+    return queries, doc_vectors, list(plan.kept)
 
 
 def _best_time(fn: Any, repeats: int) -> tuple[float, Any]:

@@ -83,8 +83,8 @@ def main() -> None:
     if args.n < 1:
         raise SystemExit("--n must be at least 1")
 
-    from regime_core.experiments.router_train import default_router
     from regime_core.router import _text, featurize
+    from regime_core.router.model import default_router
     from regime_core.router.sentences import route_bridge_text, split_bridge
 
     source, items = _questions(args.n, args.work, args.synthetic)

@@ -191,15 +191,15 @@ def seal_json(payload: Any) -> bytes:
     return (json.dumps(body, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def open_sealed_json(path: Path | str, rebuild: str) -> Any:
-    """The payload of a file written from :func:`seal_json`, verified.
+def read_json(path: Path | str, rebuild: str) -> Any:
+    """The JSON value stored in ``path`` (UTF-8).
 
-    Raises :class:`DamagedFileError` naming ``path`` and ``rebuild`` (the command or action
-    that rebuilds it) when the file is not UTF-8, not JSON, not sealed, or its hash differs.
+    Raises :class:`DamagedFileError` naming ``path`` and ``rebuild`` (the command or action that
+    rebuilds it) when the file is not UTF-8 or not JSON.
     """
     raw = read_bytes(path)
     try:
-        body = json.loads(raw.decode("utf-8"))
+        return json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as err:
         raise DamagedFileError(
             f"{path} is damaged (not UTF-8 at byte {err.start}); {rebuild}"
@@ -208,6 +208,15 @@ def open_sealed_json(path: Path | str, rebuild: str) -> Any:
         raise DamagedFileError(
             f"{path} is damaged (not JSON: {err.msg} at line {err.lineno}); {rebuild}"
         ) from err
+
+
+def open_sealed_json(path: Path | str, rebuild: str) -> Any:
+    """The payload of a file written from :func:`seal_json`, verified.
+
+    Raises :class:`DamagedFileError` naming ``path`` and ``rebuild`` (the command or action
+    that rebuilds it) when the file is not UTF-8, not JSON, not sealed, or its hash differs.
+    """
+    body = read_json(path, rebuild)
     if not isinstance(body, dict) or set(body) != {PAYLOAD_KEY, SEAL_KEY}:
         raise DamagedFileError(f"{path} is damaged or of an older format (no seal); {rebuild}")
     if sha256_hex(canonical_bytes(body[PAYLOAD_KEY])) != body[SEAL_KEY]:

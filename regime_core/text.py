@@ -18,11 +18,13 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from regime_core.config import ConfigMixin
+
+_T = TypeVar("_T")
 
 #: The longest text split into sentences (spaCy's own ``max_length``), said in our message
 #: instead of spaCy's E088, which names no file, record or field.
@@ -215,15 +217,18 @@ def _analyse(text: str, rules: NormalizationRules, strip_disambiguator: bool) ->
 
 
 def _check_str(value: Any, what: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{what} must be a string, got {type(value).__name__}: {value!r}")
-    return value
+    return _check_type(value, str, what)
 
 
 def _check_rules(rules: Any) -> NormalizationRules:
-    if not isinstance(rules, NormalizationRules):
-        raise ValueError(f"rules must be a NormalizationRules, got {type(rules).__name__}")
-    return rules
+    return _check_type(rules, NormalizationRules, "rules")
+
+
+def _check_type(value: Any, kind: type[_T], what: str) -> _T:
+    if not isinstance(value, kind):
+        name = "string" if kind is str else kind.__name__
+        raise ValueError(f"{what} must be a {name}, got {type(value).__name__}: {value!r}")
+    return value
 
 
 def normalize(
@@ -422,6 +427,43 @@ def _stop_words() -> frozenset[str]:
     return frozenset(STOP_WORDS)
 
 
+def capital_runs(
+    capital: Sequence[bool], joined: Sequence[bool], connector: Sequence[bool]
+) -> list[list[int]]:
+    """Maximal runs of capitalised words, as word indices: the span rule of
+    :func:`capitalized_spans`. Pure, so any tokenisation can share it.
+
+    Word ``i`` starts with a capital (``capital[i]``), is joined to the word before it by
+    whitespace only (``joined[i]``; punctuation breaks a run), and may be a lowercase connector
+    (``connector[i]``: "of", "de"...), which stays in a run only between two capitalised words.
+
+    >>> # "Bank of England, UK": a connector inside a run, a comma breaking the next one
+    >>> capital_runs([1, 0, 1, 1], joined=[0, 1, 1, 0], connector=[0, 1, 0, 0])
+    [[0, 1, 2], [3]]
+    """
+    runs: list[list[int]] = []
+    run: list[int] = []
+    pending: list[int] = []  # connectors after the run, kept only if a capital follows
+    for i, (cap, join, conn) in enumerate(zip(capital, joined, connector, strict=True)):
+        if cap:
+            if run and join:
+                run.extend(pending)
+                run.append(i)
+            else:
+                if run:
+                    runs.append(run)
+                run = [i]
+            pending = []
+        elif run and join and conn:
+            pending.append(i)
+        elif run:
+            runs.append(run)
+            run, pending = [], []
+    if run:
+        runs.append(run)
+    return runs
+
+
 def capitalized_spans(text: str) -> list[Mention]:
     """Cheap named-entity fallback: maximal runs of capitalised words.
 
@@ -435,39 +477,18 @@ def capitalized_spans(text: str) -> list[Mention]:
     """
     _check_str(text, "capitalized_spans: text")
     stop = _stop_words()
-    spans: list[list[re.Match[str]]] = []
-    run: list[re.Match[str]] = []
-    pending: list[re.Match[str]] = []  # connectors seen after the run, kept if a capital follows
-    previous_end = None
-    for m in _WORD.finditer(text):
-        word = m.group()
-        adjacent = previous_end is not None and text[previous_end : m.start()].isspace()
-        previous_end = m.end()
-        if word[0].isupper():
-            if run and adjacent:
-                run.extend(pending)
-                run.append(m)
-            else:
-                if run:
-                    spans.append(run)
-                run = [m]
-            pending = []
-        elif run and adjacent and word in _CONNECTORS:
-            pending.append(m)
-        else:
-            if run:
-                spans.append(run)
-            run, pending = [], []
-    if run:
-        spans.append(run)
-
+    words = list(_WORD.finditer(text))
+    joined = [i > 0 and text[words[i - 1].end() : m.start()].isspace() for i, m in enumerate(words)]
+    capital = [m.group()[0].isupper() for m in words]
+    connector = [m.group() in _CONNECTORS for m in words]
     mentions = []
-    for words in spans:
-        while words and words[0].group().lower() in stop:
-            words = words[1:]
-        if not words:
+    for run in capital_runs(capital, joined, connector):
+        span = [words[i] for i in run]
+        while span and span[0].group().lower() in stop:
+            span = span[1:]
+        if not span:
             continue
-        start, end = words[0].start(), words[-1].end()
+        start, end = span[0].start(), span[-1].end()
         form = _normalized(text[start:end], DEFAULT_RULES, False)
         if form:
             mentions.append(Mention(start, end, form, text[start:end]))

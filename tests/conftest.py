@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import copy_book_sources, relocated_declarations
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -56,41 +56,6 @@ class QuickRun:
         from regime_core.runner.records import load_record
 
         return load_record(self.work / "results" / run_id)
-
-
-def copy_book_sources(target: Path) -> Path:
-    """The repository's book sources (not its build or executed notebooks) under ``target``."""
-    from regime_core import paths
-
-    target.mkdir(parents=True, exist_ok=True)
-    for name in ("_config.yml", "_toc.yml", "paper_claims.yml", "expected_numbers.yml"):
-        if (paths.REPO_ROOT / name).is_file():
-            shutil.copyfile(paths.REPO_ROOT / name, target / name)
-    shutil.copytree(
-        paths.REPO_ROOT / "book",
-        target / "book",
-        ignore=shutil.ignore_patterns("executed", "__pycache__"),
-        dirs_exist_ok=True,
-    )
-    return target
-
-
-def relocated_declarations(target: Path, book_root: Path) -> Path:
-    """A copy of reproduce.yml at ``target`` whose executed notebooks go to ``book_root``.
-
-    Notebook paths become absolute (they stay in the repository); nothing is written into the
-    repository's own ``book/executed``.
-    """
-    import yaml
-
-    from regime_core import paths
-
-    raw = yaml.safe_load((paths.REPO_ROOT / "reproduce.yml").read_text(encoding="utf-8"))
-    for body in raw["runs"].values():
-        body["notebook"] = str((paths.REPO_ROOT / body["notebook"]).resolve())
-    raw["book_executed_dir"] = str((book_root / "book" / "executed").resolve())
-    target.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
-    return target
 
 
 @pytest.fixture(scope="session")

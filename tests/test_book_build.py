@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import json
 import shutil
-from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
 
 import pytest
+from helpers import PageLinks, broken_links, copy_book_sources
 
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
@@ -28,20 +27,6 @@ chapters:
     sections:
       - file: book/executed/demo
 """
-
-
-def _copy_book(target: Path) -> Path:
-    """The repository's book sources (not its build or executed notebooks) under ``target``."""
-    target.mkdir(parents=True, exist_ok=True)
-    for name in ("_config.yml", "_toc.yml", "paper_claims.yml", "expected_numbers.yml"):
-        if (paths.REPO_ROOT / name).is_file():
-            shutil.copyfile(paths.REPO_ROOT / name, target / name)
-    shutil.copytree(
-        paths.REPO_ROOT / "book",
-        target / "book",
-        ignore=shutil.ignore_patterns("executed", "__pycache__"),
-    )
-    return target
 
 
 def _fixture_book(target: Path) -> Path:
@@ -86,29 +71,6 @@ def _fake_demo_run(root: Path, work: Path) -> None:
     (root / "book" / "executed" / "demo.ipynb").write_text(json.dumps(notebook))
 
 
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.hrefs: list[str] = []
-        self.images: list[str] = []
-        self.ids: set[str] = set()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if values.get("id"):
-            self.ids.add(str(values["id"]))
-        if tag == "a" and values.get("href"):
-            self.hrefs.append(str(values["href"]))
-        if tag == "img" and values.get("src"):
-            self.images.append(str(values["src"]))
-
-
-def _parse(page: Path) -> _Links:
-    parser = _Links()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser
-
-
 @pytest.fixture(scope="module")
 def built_book(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = _fixture_book(tmp_path_factory.mktemp("book"))
@@ -141,7 +103,7 @@ def test_toc_executed_pages_are_declared_runs() -> None:
 
 
 def test_missing_executed_notebook_asks_for_reproduce(tmp_path: Path) -> None:
-    root = _copy_book(tmp_path)
+    root = copy_book_sources(tmp_path)
     with pytest.raises(ValueError, match="regime reproduce"):
         build_book(root, work=tmp_path / "work")
 
@@ -175,7 +137,7 @@ def test_numbers_and_figures_come_from_the_record(built_book: tuple[Path, Path])
     assert "1,234" in text  # {rec}`demo:counts.points|int`
     assert "R² = 0.97" in text
     assert "+5.0 pp" in text
-    images = _parse(page).images
+    images = PageLinks.read(page).images
     assert any(src.endswith("demo_curve.png") for src in images)
     intro = (html / "book" / "index.html").read_text(encoding="utf-8")  # a page with maths
     assert "_static/mathjax/tex-chtml.js" in intro  # the vendored copy, not the CDN
@@ -186,29 +148,13 @@ def test_numbers_and_figures_come_from_the_record(built_book: tuple[Path, Path])
 @pytest.mark.slow
 def test_no_broken_internal_links_or_images(built_book: tuple[Path, Path]) -> None:
     _, html = built_book
-    broken: list[str] = []
-    parsed = {page: _parse(page) for page in html.rglob("*.html")}
-    for page, links in parsed.items():
-        if "_static" in page.parts or "_sources" in page.parts:
-            continue
-        for ref in links.hrefs + links.images:
-            parts = urlsplit(ref)
-            if parts.scheme or parts.netloc or ref.startswith(("mailto:", "javascript:")):
-                continue
-            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-            if not target.exists():
-                broken.append(f"{page.relative_to(html)} -> {ref}")
-            elif parts.fragment and target.suffix == ".html":
-                ids = parsed[target].ids if target in parsed else _parse(target).ids
-                if unquote(parts.fragment) not in ids:
-                    broken.append(f"{page.relative_to(html)} -> {ref} (no such anchor)")
-    assert broken == []
+    assert broken_links(html) == []
 
 
 @pytest.mark.slow
 def test_launch_buttons_open_the_source_notebook(built_book: tuple[Path, Path]) -> None:
     _, html = built_book
-    hrefs = _parse(html / "book" / "executed" / "demo.html").hrefs
+    hrefs = PageLinks.read(html / "book" / "executed" / "demo.html").hrefs
     launch = [h for h in hrefs if "mybinder.org" in h or "colab.research.google.com" in h]
     assert len(launch) == 2
     assert all("tests/fixtures/demo.ipynb" in h and "book/executed" not in h for h in launch)

@@ -8,9 +8,10 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
+from helpers import PageLinks, broken_links
 
 from regime_core import paths
 from regime_core.book.build import toc_files
@@ -177,6 +178,135 @@ def test_every_default_reference_resolves() -> None:
                 import_dotted(match.group(2).partition("|")[0].strip())
 
 
+# --- one vocabulary (book/reference/glossary.rst defines each term once) ------------------------
+
+#: Variants of a glossary term that prose must not use, each with the term to write instead. Code,
+#: maths, roles and directive bodies are not prose (the records' own keys are lower-case).
+BANNED_VARIANTS: dict[str, tuple[re.Pattern[str], str]] = {
+    "b_dominant": (re.compile(r"\b[bq]_dominant\b", re.IGNORECASE), "B-dominant / Q-dominant"),
+    "B dominant": (
+        re.compile(r"\b[BbQq] dominant\b|\bb-dominant\b|\bq-dominant\b"),
+        "B-dominant / Q-dominant",
+    ),
+    "2wikimultihopqa": (re.compile(r"\b2wikimultihopqa\b"), "2WikiMultiHopQA"),
+    "2Wiki": (re.compile(r"\b2Wiki\b"), "2WikiMultiHopQA"),
+    "R@5": (
+        re.compile(r"(?<!paper's )(?<!paper\u2019s )\bR@(?:\d+|k)\b"),
+        "hit@5 (the paper's R@5 only when quoting the paper)",
+    ),
+    "recall": (re.compile(r"\brecall", re.IGNORECASE), "hit@5"),
+    "hit@k": (re.compile(r"\bhit@k\b|\bHit@"), "hit@5"),
+    "hit rate": (re.compile(r"\bhit rates?\b", re.IGNORECASE), "hit@5"),
+    "normalise(": (re.compile(r"normali[sz]e\s*\("), "f(q) + \u03b1 f(B_rel), as in the glossary"),
+}
+
+
+def _vocabulary_variants(text: str) -> list[str]:
+    prose = _strip_non_prose(text)
+    return [
+        f"{match.group(0)!r} (write {instead})"
+        for pattern, instead in BANNED_VARIANTS.values()
+        for match in pattern.finditer(prose)
+    ]
+
+
+#: Prose pages not yet held to the vocabulary: "Our reading of the paper" is being rewritten
+#: (issue 12, item 5); it joins the check when that rewrite lands.
+VOCABULARY_PENDING: tuple[str, ...] = ("book/reference/our_reading.md",)
+
+
+def test_prose_pages_use_the_glossary_vocabulary() -> None:
+    found = [
+        f"{page.relative_to(paths.REPO_ROOT)}: {variant}"
+        for page in _prose_pages()
+        if page.relative_to(paths.REPO_ROOT).as_posix() not in VOCABULARY_PENDING
+        for variant in _vocabulary_variants(page.read_text(encoding="utf-8"))
+    ]
+    assert found == []
+
+
+def test_the_vocabulary_check_catches_each_variant() -> None:
+    text = (
+        "On 2Wiki and 2wikimultihopqa, b_dominant items, a q-dominant one, recall@5, R@5 and\n"
+        "hit@k with normalise(f(q)). The paper's R@5 is our hit@5 on 2WikiMultiHopQA.\n"
+        "`b_dominant` in code and {rec}`t2:cells.b_dominant.n` are fine, and so is $R@5$.\n"
+        "```{rec-table} t2\nB-dominant = verdict.union_vs_q.minilm.b_dominant_significant\n```\n"
+    )
+    found = [v.split(" (write")[0].strip("'") for v in _vocabulary_variants(text)]
+    assert sorted(found) == sorted(
+        ["2Wiki", "2wikimultihopqa", "b_dominant", "q-dominant", "recall", "R@5", "hit@k",
+         "normalise("]
+    )  # fmt: skip
+
+
+# --- the landing page and the teaching pages ----------------------------------------------------
+
+
+def test_the_landing_page_judges_every_claim_and_states_the_caveats() -> None:
+    """Every claim of paper_claims.yml has its computed verdict on the landing page; the data
+    caveat reads the subsets' sizes from the data record; the key figure is there."""
+    from regime_core.runner.expected import load_claims
+
+    source = (BOOK / "intro.md").read_text(encoding="utf-8")
+    text = _without_fences(_without_inline_literals(source))
+    verdicts = [m.group(2).strip() for m in ROLE.finditer(text) if m.group(1) == "verdict"]
+    assert sorted(verdicts) == sorted(c.id for c in load_claims())
+    for dataset in ("hotpotqa", "2wikimultihopqa", "musique"):
+        assert f"{{rec}}`data_regimes:prepared.{dataset}.two_hop|int`" in text, dataset
+    assert _top_level_directives(source, "rec-figure") == 1
+    assert "```{rec-figure} t2_regime_decomposition:key_union_vs_q" in source
+    assert "{doc}`reference/our_reading`" in text  # only the abstract: our choices, listed
+
+
+#: How the teaching pages name the encoders of reproduce.yml (the glossary's names).
+ENCODER_NAMES: dict[str, str] = {"minilm": "MiniLM", "tfidf": "TF-IDF"}
+
+
+def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
+    """The toy-world page and the exercises quote different numbers for the same arms because
+    their runs use different encoders; each page names every encoder its run uses, in any
+    profile, so a change of reproduce.yml cannot leave the prose behind."""
+    from regime_core.runner.reproduce import PROFILES, load_declarations
+
+    runs = load_declarations().runs
+    for run_id, pages in {
+        "toyworld": ("toyworld.md", "exercises.md"),
+        "exercises": ("exercises.md",),
+    }.items():
+        encoders = {runs[run_id].parameters_for(profile)["encoder"] for profile in PROFILES}
+        for page in pages:
+            text = (BOOK / "start" / page).read_text(encoding="utf-8")
+            for encoder in encoders:
+                assert ENCODER_NAMES[encoder] in text, f"{page} does not name {encoder} ({run_id})"
+
+
+def test_exercises_introduction_gives_no_solution_away() -> None:
+    """The page before the exercises quotes no number of the exercises' record."""
+    text = (BOOK / "start" / "exercises.md").read_text(encoding="utf-8")
+    assert not [m for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+
+
+def test_titles_have_no_number_prefixes_and_prose_names_no_notebook_number() -> None:
+    """Pages are referred to by title ({doc} links), never as "notebook 05"; no title or toc
+    caption carries a "05 ·" prefix (the book numbers its chapters itself)."""
+    import yaml
+
+    prefix = re.compile(r"^\s*\d+\s*[·.:)-]\s")
+    toc = yaml.safe_load((paths.REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    captions = [part.get("caption", "") for part in toc.get("parts", [])]
+    bad = [c for c in captions if prefix.match(c)]
+    for page in _prose_pages():
+        text = page.read_text(encoding="utf-8")
+        title = next((ln[2:] for ln in text.splitlines() if ln.startswith("# ")), "")
+        if prefix.match(title):
+            bad.append(f"{page.name}: {title}")
+        bad += [
+            f"{page.name}: {m.group(0)!r}"
+            for m in re.finditer(r"\bnotebooks?\s+\d+", _strip_non_prose(text), re.IGNORECASE)
+        ]
+    assert bad == []
+
+
 # --- named choices read from the code ------------------------------------------------------------
 
 
@@ -308,12 +438,11 @@ def test_every_module_has_an_api_page_in_the_toc() -> None:
 # --- the real book over the quick profile's records -----------------------------------------------
 
 
-class _Page(HTMLParser):
+class _Page(PageLinks):
+    """The links of a page, its record numbers, verdict cells and generated sentences."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.hrefs: list[str] = []
-        self.images: list[str] = []
-        self.ids: set[str] = set()
         self.numbers = 0
         self.verdict_cells: list[str] = []
         self._in_verdict = False
@@ -324,14 +453,8 @@ class _Page(HTMLParser):
         self._generated_text: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        classes = (values.get("class") or "").split()
-        if values.get("id"):
-            self.ids.add(str(values["id"]))
-        if tag == "a" and values.get("href"):
-            self.hrefs.append(str(values["href"]))
-        if tag == "img" and values.get("src"):
-            self.images.append(str(values["src"]))
+        super().handle_starttag(tag, attrs)
+        classes = (dict(attrs).get("class") or "").split()
         if "regime-number" in classes:
             self.numbers += 1
         if any(c.startswith("regime-verdict-") for c in classes):
@@ -355,12 +478,6 @@ class _Page(HTMLParser):
 GENERATED_CLASSES = ("regime-verdict", "regime-claim-text", "regime-comparison")
 
 
-def _parse(page: Path) -> _Page:
-    parser = _Page()
-    parser.feed(page.read_text(encoding="utf-8"))
-    return parser
-
-
 @pytest.fixture(scope="module")
 def html(quick_book: Any) -> Path:
     assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
@@ -382,7 +499,7 @@ def test_every_record_reference_is_rendered_as_a_number(html: Path) -> None:
         source = _without_fences(_without_inline_literals(page.read_text(encoding="utf-8")))
         roles = sum(1 for m in ROLE.finditer(source) if m.group(1) == "rec")
         rendered = html / page.relative_to(paths.REPO_ROOT).with_suffix(".html")
-        assert _parse(rendered).numbers >= roles, page.name
+        assert _Page.read(rendered).numbers >= roles, page.name
         text = rendered.read_text(encoding="utf-8")
         assert "regime reproduce` to produce it" not in text
 
@@ -395,7 +512,7 @@ def test_figures_are_present(html: Path) -> None:
         source = page.read_text(encoding="utf-8")
         figures = _top_level_directives(source, "rec-figure")
         expected_figures += figures
-        rendered = _parse(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
+        rendered = _Page.read(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
         local = [src for src in rendered.images if not urlsplit(src).scheme]
         assert len(local) >= figures, page.name
     assert expected_figures > 0
@@ -404,23 +521,7 @@ def test_figures_are_present(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_no_broken_internal_links_or_images(html: Path) -> None:
-    broken: list[str] = []
-    parsed = {page: _parse(page) for page in html.rglob("*.html")}
-    for page, links in parsed.items():
-        if "_static" in page.parts or "_sources" in page.parts:
-            continue
-        for ref in links.hrefs + links.images:
-            parts = urlsplit(ref)
-            if parts.scheme or parts.netloc or ref.startswith(("mailto:", "javascript:")):
-                continue
-            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-            if not target.exists():
-                broken.append(f"{page.relative_to(html)} -> {ref}")
-            elif parts.fragment and target.suffix == ".html":
-                ids = parsed[target].ids if target in parsed else _parse(target).ids
-                if unquote(parts.fragment) not in ids:
-                    broken.append(f"{page.relative_to(html)} -> {ref} (no such anchor)")
-    assert broken == []
+    assert broken_links(html) == []
 
 
 @pytest.mark.realdata
@@ -429,7 +530,7 @@ def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None
     from regime_core.runner.expected import VERDICTS, load_claims
 
     page = html / "book" / "reproducing" / "paper_vs_ours.html"
-    verdicts = _parse(page).verdict_cells
+    verdicts = _Page.read(page).verdict_cells
     assert len(verdicts) == len(load_claims())
     assert {v.removeprefix("regime-verdict-").replace("-", " ") for v in verdicts} <= set(VERDICTS)
 
@@ -492,7 +593,7 @@ def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any)
                 expected.append(("regime-comparison", comparison_phrase(node)))
         if not expected:
             continue
-        rendered = _parse(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
+        rendered = _Page.read(html / page.relative_to(paths.REPO_ROOT).with_suffix(".html"))
         found = [(c, _plain(t)) for c, t in rendered.generated]
         assert found == [(c, _plain(t)) for c, t in expected], page.name
         checked += len(expected)

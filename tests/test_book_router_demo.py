@@ -23,7 +23,7 @@ from regime_core.book.router_demo import (
     load_model_json,
 )
 from regime_core.data import load_examples
-from regime_core.experiments.router_train import default_router, default_router_path
+from regime_core.router.model import default_router, default_router_path
 from regime_core.router.sentences import route_bridge_text
 
 ROUTER_JS = paths.REPO_ROOT / "regime_core" / "resources" / "router.js"

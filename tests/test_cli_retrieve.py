@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from builders import two_hop_example
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
@@ -34,29 +37,21 @@ def _passages() -> dict[str, Passage]:
     }
 
 
-def _example(qid: str, split: str, question: str, pool: list[Passage], **kw: object) -> Example:
+def _example(qid: str, split: str, question: str, pool: list[Passage], **kw: Any) -> Example:
+    """Bridge ``pool[1]``, target ``pool[-1]``, B_rel the bridge's first sentence unless ``kw``
+    says otherwise; the pool in the order given."""
     bridge, target = pool[1], pool[-1]
-    fields: dict[str, object] = {
-        "id": qid,
-        "dataset": DATASET,
-        "split": split,
-        "native_type": "bridge",
-        "question": question,
-        "answer": "x",
-        "answer_aliases": (),
-        "pool": tuple(pool),
-        "bridge_pid": bridge.pid,
-        "target_pid": target.pid,
-        "gold_pids": (bridge.pid, target.pid),
-        "hop_order_rule": "synthetic",
-        "parallel": False,
-        "hop2_entity": target.title,
-        "hop2_aliases": (),
-        "relation_sentence": 0,
-        "relation_source": "synthetic",
-    }
-    fields.update(kw)
-    return Example(**fields)  # type: ignore[arg-type]
+    fields = {"relation_sentence": 0, "relation_source": "synthetic", **kw}
+    example = two_hop_example(
+        question,
+        bridge,
+        target,
+        hop2_entity=target.title,
+        dataset=DATASET,
+        example_id=qid,
+        **fields,
+    )
+    return dataclasses.replace(example, pool=tuple(pool), split=split)
 
 
 @pytest.fixture()

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from regime_core.cli import main
-from regime_core.experiments.router_train import default_router, default_router_path
 from regime_core.router import FEATURE_NAMES, RegimeRouter, save_router
+from regime_core.router.model import default_router, default_router_path
 from regime_core.router.sentences import split_bridge
 
 QUESTION = "Who is the mother of the director of the film Kestrel Bay?"

@@ -10,22 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import DATA_FIXTURES as FIXTURES
+from helpers import FIXTURE_SPLITS as SPLITS
 
 from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples, prepare
 from regime_core.data.prepare import PREPARED_DATASETS, resolve_split, write_prepared_examples
 from regime_core.schema import Example
-
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
-SPLITS = {
-    "hotpotqa/orig_dev.json": "dev",
-    "hotpotqa/orig_dev_lines.jsonl": "dev",
-    "hotpotqa/ircot_dev.jsonl": "dev",
-    "2wikimultihopqa/dev_columns.json": "dev",
-    "2wikimultihopqa/dev_rows.jsonl": "dev",
-    "musique/dev.jsonl": "dev",
-    "musique/train.json": "train",
-}
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import copy
 import gzip
 import json
 import lzma
@@ -10,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import DATA_FIXTURES as FIXTURES
 
 from regime_core.data.readers import detect_format, parse_container, read_file
-
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
 
 
 def _write(path: Path, obj: Any, *, lines: bool = False) -> Path:
@@ -24,11 +24,13 @@ def _write(path: Path, obj: Any, *, lines: bool = False) -> Path:
     return path
 
 
+QUESTION = {"question": "Where was the maker of the Tin Lamp born?", "answer": "Orvik"}
+
+
 def _hotpot(**overrides: Any) -> dict[str, Any]:
     rec = {
         "_id": "q1",
-        "question": "Where was the maker of the Tin Lamp born?",
-        "answer": "Orvik",
+        **QUESTION,
         "type": "bridge",
         "level": "hard",
         "context": [
@@ -44,8 +46,7 @@ def _hotpot(**overrides: Any) -> dict[str, Any]:
 def _musique(**overrides: Any) -> dict[str, Any]:
     rec = {
         "id": "2hop__7_8",
-        "question": "Where was the maker of the Tin Lamp born?",
-        "answer": "Orvik",
+        **QUESTION,
         "answer_aliases": [],
         "answerable": True,
         "paragraphs": [
@@ -152,74 +153,115 @@ def test_detect_format_rejects_unknown_keys() -> None:
 # --- errors: each names the file, and the record and field where there is one ----------------
 
 
-def test_error_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "bad.jsonl"
-    path.write_text(json.dumps(_hotpot()) + "\n" + '{"_id": "q2", "question": \n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bad\.jsonl, line 2, column \d+: malformed JSON"):
-        read_file(path, split="dev")
+def _edited(rec: dict[str, Any], *path: str | int, value: Any = ...) -> dict[str, Any]:
+    """A copy of ``rec`` whose field at ``path`` (keys and list indices) is set to ``value``,
+    or deleted when no value is given."""
+    rec = copy.deepcopy(rec)
+    parent = rec
+    for key in path[:-1]:
+        parent = parent[key]
+    if value is ...:
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = value
+    return rec
 
 
-def test_error_malformed_json_array_names_file_and_line(tmp_path: Path) -> None:
-    path = tmp_path / "bad.json"
-    path.write_text('[\n {"_id": "q1"},\n {"_id": "q2",,}\n]', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bad\.json, line 3, column \d+: malformed JSON"):
-        read_file(path, split="dev")
+def _ircot() -> dict[str, Any]:
+    return json.loads((FIXTURES / "hotpotqa/ircot_dev.jsonl").read_text().splitlines()[0])
 
 
-def test_error_missing_field_names_file_record_and_field(tmp_path: Path) -> None:
-    rec = _hotpot()
-    del rec["answer"]
-    path = _write(tmp_path / "h.json", [_hotpot(_id="ok"), rec])
-    with pytest.raises(
-        ValueError, match=r"h\.json, record #1 \(id 'q1'\): field 'answer' is missing"
-    ):
-        read_file(path, split="dev")
+CONTAINER_ERRORS = {  # file name, its text, what the error says
+    "malformed_json_line": (
+        "bad.jsonl",
+        json.dumps(_hotpot()) + "\n" + '{"_id": "q2", "question": \n',
+        r"bad\.jsonl, line 2, column \d+: malformed JSON",
+    ),
+    "malformed_json_array": (
+        "bad.json",
+        '[\n {"_id": "q1"},\n {"_id": "q2",,}\n]',
+        r"bad\.json, line 3, column \d+: malformed JSON",
+    ),
+    "not_json": ("notes.json", "title,body\nx,y\n", r"notes\.json: unknown format"),
+    "empty_file": ("empty.jsonl", "\n  \n", r"empty\.jsonl: the file is empty"),
+}
 
 
-def test_error_missing_id_names_record_position(tmp_path: Path) -> None:
-    rec = _hotpot()
-    del rec["_id"]
-    rec["evidences"] = []  # 2Wiki by its keys; the id is checked first
-    ok = _hotpot(_id="w0", evidences=[])
-    path = _write(tmp_path / "w.jsonl", [ok, rec], lines=True)
-    with pytest.raises(ValueError, match=r"w\.jsonl, line 2: field '_id' is missing"):
-        read_file(path, split="dev")
+@pytest.mark.parametrize("case", CONTAINER_ERRORS)
+def test_error_in_the_container_names_file_and_line(tmp_path: Path, case: str) -> None:
+    name, text, message = CONTAINER_ERRORS[case]
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        read_file(tmp_path / name, split="dev")
 
 
-def test_error_wrong_field_type_names_field(tmp_path: Path) -> None:
-    path = _write(tmp_path / "h.json", [_hotpot(context="not a list")])
-    with pytest.raises(
-        ValueError, match=r"h\.json, record #0 \(id 'q1'\): field 'context' must be list"
-    ):
-        read_file(path, split="dev")
-
-
-def test_error_malformed_context_item_names_index(tmp_path: Path) -> None:
-    rec = _hotpot()
-    rec["context"][1] = ["Jon Ask", "a string, not a sentence list"]
-    path = _write(tmp_path / "h.json", [rec])
-    with pytest.raises(ValueError, match=r"\(id 'q1'\): field 'context\[1\]' must be \[title"):
-        read_file(path, split="dev")
-
-
-def test_error_supporting_title_absent_from_pool(tmp_path: Path) -> None:
-    path = _write(tmp_path / "h.json", [_hotpot(supporting_facts=[["Tin Lamp", 0], ["Nobody", 0]])])
-    with pytest.raises(
-        ValueError,
-        match=r"h\.json, record #0 \(id 'q1'\): field 'supporting_facts\[1\]' names title 'Nobody'",
-    ):
-        read_file(path, split="dev")
-
-
-def test_error_supporting_sentence_index_out_of_range(tmp_path: Path) -> None:
-    path = _write(
-        tmp_path / "h.json", [_hotpot(supporting_facts=[["Tin Lamp", 0], ["Jon Ask", 5]])]
-    )
-    with pytest.raises(
-        ValueError,
-        match=r"\(id 'q1'\): field 'supporting_facts\[1\]' has sentence index 5, but paragraph "
+RECORD_ERRORS = {  # file name (.jsonl: JSON Lines), its records, what the error says
+    "missing_field": (
+        "h.json",
+        [_hotpot(_id="ok"), _edited(_hotpot(), "answer")],
+        r"h\.json, record #1 \(id 'q1'\): field 'answer' is missing",
+    ),
+    "missing_id_names_the_position": (  # 2Wiki by its keys; the id is checked first
+        "w.jsonl",
+        [_hotpot(_id="w0", evidences=[]), _edited(_hotpot(evidences=[]), "_id")],
+        r"w\.jsonl, line 2: field '_id' is missing",
+    ),
+    "wrong_field_type": (
+        "h.json",
+        [_hotpot(context="not a list")],
+        r"h\.json, record #0 \(id 'q1'\): field 'context' must be list",
+    ),
+    "malformed_context_item": (
+        "h.json",
+        [_edited(_hotpot(), "context", 1, value=["Jon Ask", "a string, not a sentence list"])],
+        r"\(id 'q1'\): field 'context\[1\]' must be \[title",
+    ),
+    "supporting_title_absent_from_pool": (
+        "h.json",
+        [_hotpot(supporting_facts=[["Tin Lamp", 0], ["Nobody", 0]])],
+        r"h\.json, record #0 \(id 'q1'\): field 'supporting_facts\[1\]' names title 'Nobody'",
+    ),
+    "supporting_sentence_index_out_of_range": (
+        "h.json",
+        [_hotpot(supporting_facts=[["Tin Lamp", 0], ["Jon Ask", 5]])],
+        r"\(id 'q1'\): field 'supporting_facts\[1\]' has sentence index 5, but paragraph "
         r"'Jon Ask' has 2 sentences",
-    ):
+    ),
+    "decomposition_index_not_in_pool": (
+        "m.jsonl",
+        [_edited(_musique(), "question_decomposition", 1, "paragraph_support_idx", value=9)],
+        r"m\.jsonl, line 1 \(id '2hop__7_8'\): field "
+        r"'question_decomposition\[1\]\.paragraph_support_idx' is 9",
+    ),
+    "musique_paragraph_missing_text": (
+        "m.json",
+        [_edited(_musique(), "paragraphs", 1, "paragraph_text")],
+        r"\(id '2hop__7_8'\): field 'paragraphs\[1\]\.paragraph_text' is missing",
+    ),
+    "ircot_context_missing_flag": (
+        "i.jsonl",
+        [_edited(_ircot(), "contexts", 2, "is_supporting")],
+        r"i\.jsonl, line 1 \(id 'h1'\): field 'contexts\[2\]\.is_supporting'",
+    ),
+    "unknown_format": (
+        "other.json",
+        [{"title": "x", "body": "y"}],
+        r"other\.json: unknown format.*'body', 'title'",
+    ),
+    "empty_array": ("none.json", [], r"none\.json: the file holds no records"),
+    "record_that_is_not_an_object": (
+        "h.json",
+        [_hotpot(), ["a", "list"]],
+        r"h\.json, record #1: expected a JSON object, got list",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", RECORD_ERRORS)
+def test_error_in_a_record_names_file_record_and_field(tmp_path: Path, case: str) -> None:
+    name, records, message = RECORD_ERRORS[case]
+    path = _write(tmp_path / name, records, lines=name.endswith(".jsonl"))
+    with pytest.raises(ValueError, match=message):
         read_file(path, split="dev")
 
 
@@ -229,64 +271,6 @@ def test_lenient_reading_marks_the_defect_instead_of_failing(tmp_path: Path) -> 
     )
     read = read_file(path, split="dev", strict=False)
     assert read.questions[0].defect == "supporting_sentence_out_of_range"
-
-
-def test_error_decomposition_index_not_in_pool(tmp_path: Path) -> None:
-    rec = _musique()
-    rec["question_decomposition"][1]["paragraph_support_idx"] = 9
-    path = _write(tmp_path / "m.jsonl", [rec], lines=True)
-    with pytest.raises(
-        ValueError,
-        match=r"m\.jsonl, line 1 \(id '2hop__7_8'\): field "
-        r"'question_decomposition\[1\]\.paragraph_support_idx' is 9",
-    ):
-        read_file(path, split="dev")
-
-
-def test_error_musique_paragraph_missing_text(tmp_path: Path) -> None:
-    rec = _musique()
-    del rec["paragraphs"][1]["paragraph_text"]
-    path = _write(tmp_path / "m.json", [rec])
-    with pytest.raises(
-        ValueError, match=r"\(id '2hop__7_8'\): field 'paragraphs\[1\]\.paragraph_text' is missing"
-    ):
-        read_file(path, split="dev")
-
-
-def test_error_ircot_context_missing_flag(tmp_path: Path) -> None:
-    rec = json.loads((FIXTURES / "hotpotqa/ircot_dev.jsonl").read_text().splitlines()[0])
-    del rec["contexts"][2]["is_supporting"]
-    path = _write(tmp_path / "i.jsonl", [rec], lines=True)
-    with pytest.raises(
-        ValueError, match=r"i\.jsonl, line 1 \(id 'h1'\): field 'contexts\[2\]\.is_supporting'"
-    ):
-        read_file(path, split="dev")
-
-
-def test_error_unknown_format_names_file(tmp_path: Path) -> None:
-    path = _write(tmp_path / "other.json", [{"title": "x", "body": "y"}])
-    with pytest.raises(ValueError, match=r"other\.json: unknown format.*'body', 'title'"):
-        read_file(path, split="dev")
-
-
-def test_error_not_json_names_file(tmp_path: Path) -> None:
-    path = tmp_path / "notes.json"
-    path.write_text("title,body\nx,y\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"notes\.json: unknown format"):
-        read_file(path, split="dev")
-
-
-def test_error_empty_file(tmp_path: Path) -> None:
-    path = tmp_path / "empty.jsonl"
-    path.write_text("\n  \n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"empty\.jsonl: the file is empty"):
-        read_file(path, split="dev")
-
-
-def test_error_empty_array(tmp_path: Path) -> None:
-    path = _write(tmp_path / "none.json", [])
-    with pytest.raises(ValueError, match=r"none\.json: the file holds no records"):
-        read_file(path, split="dev")
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])

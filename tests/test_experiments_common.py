@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from builders import two_hop_example
 
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, regime_table
 from regime_core.encoders import EmbeddingStore
@@ -67,24 +68,16 @@ def _example(bridge_sentences: list[str], target_title: str, entity: str) -> Exa
     bridge = Passage.make("Bridge Page", bridge_sentences)
     target = Passage.make(target_title, [f"{target_title} is a thing."])
     other = Passage.make("Other", ["Nothing here."])
-    return Example(
-        id="x1",
-        dataset="toyworld",
-        split="dev",
+    return two_hop_example(
+        "Who made the thing the page talks about?",
+        bridge,
+        target,
+        other,
         native_type="compositional",
-        question="Who made the thing the page talks about?",
         answer="someone",
-        answer_aliases=(),
-        pool=(bridge, target, other),
-        bridge_pid=bridge.pid,
-        target_pid=target.pid,
-        gold_pids=(bridge.pid, target.pid),
-        hop_order_rule="synthetic",
-        parallel=False,
         hop2_entity=entity,
         hop2_aliases=(target_title,),
-        relation_sentence=None,
-        relation_source="none",
+        example_id="x1",
     )
 
 

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from test_experiments_router_train import STORE, factory  # the hashing encoder and a direct store
+from helpers import hashing_context
 
 from regime_core.experiments import robustness
+from regime_core.experiments.common import ExperimentConfig
 from regime_core.experiments.robustness import (
     DEGENERATE,
     NOT_JUDGED,
@@ -139,7 +140,7 @@ def result(worlds: dict[str, list[Example]]) -> robustness.RobustnessResult:
         t1_min_cell_n=10,
         t2_min_cell_n=10,
     )
-    return run_robustness(cfg, examples=worlds, encoder_factory=factory, store=STORE)
+    return run_robustness(cfg, hashing_context(worlds))
 
 
 def test_a_run_judges_every_claim_under_every_reading(result: Any) -> None:
@@ -180,3 +181,13 @@ def test_config_rejects_unknown_knob_values() -> None:
         RobustnessConfig(pools=("question", "question"))
     with pytest.raises(ValueError, match="t2_resamples"):
         RobustnessConfig(t2_resamples=0)
+    with pytest.raises(ValueError, match=r"experiment\.pool"):
+        RobustnessConfig(ExperimentConfig(pool="corpus"))
+
+
+def test_config_composes_the_experiment_config() -> None:
+    cfg = RobustnessConfig(datasets=["musique"], encoders=["minilm"], sample_size=20)
+    assert cfg.experiment.datasets == ("musique",) and cfg.sample_size == 20
+    per_pool = cfg.experiment_config("corpus")
+    assert (per_pool.pool, per_pool.tiny_pools, per_pool.sample_size) == ("corpus", "keep", 20)
+    assert list(cfg.to_dict()) == list(RobustnessConfig.FLAT)

@@ -14,6 +14,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pytest
+from helpers import DATA_FIXTURES as FIXTURES
+from helpers import FIXTURE_SPLITS as SPLITS
 
 from regime_core import integrity
 from regime_core.cli import main
@@ -21,16 +23,6 @@ from regime_core.data import load_examples, prepare
 from regime_core.data.prepare import SentenceCache, load_manifest
 from regime_core.integrity import DamagedFileError
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
-SPLITS = {
-    "hotpotqa/orig_dev.json": "dev",
-    "hotpotqa/orig_dev_lines.jsonl": "dev",
-    "hotpotqa/ircot_dev.jsonl": "dev",
-    "2wikimultihopqa/dev_columns.json": "dev",
-    "2wikimultihopqa/dev_rows.jsonl": "dev",
-    "musique/dev.jsonl": "dev",
-    "musique/train.json": "train",
-}
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -276,8 +268,8 @@ BRIDGE = "Titanic is a 1997 film. It was directed by James Cameron."
 
 
 def _saved_router(tmp_path: Path, intercept: float | None = None) -> Path:
-    from regime_core.experiments.router_train import default_router
     from regime_core.router import save_router
+    from regime_core.router.model import default_router
 
     model = default_router()
     if intercept is not None:
@@ -298,7 +290,7 @@ def test_extreme_intercept_routes_without_overflow(tmp_path: Path, intercept: fl
 
 
 def test_stable_logistic_matches_the_plain_formula() -> None:
-    from regime_core.experiments.router_train import default_router
+    from regime_core.router.model import default_router
 
     model = default_router()
     X = np.random.default_rng(0).normal(size=(200, 5))
@@ -329,8 +321,8 @@ def test_router_digit_flip_is_detected(tmp_path: Path) -> None:
 
 
 def test_packaged_router_carries_its_hash() -> None:
-    from regime_core.experiments.router_train import default_router_path
     from regime_core.router.io import HASH_KEY, document_hash
+    from regime_core.router.model import default_router_path
 
     document = json.loads(default_router_path().read_text())
     assert document[HASH_KEY] == document_hash(document)

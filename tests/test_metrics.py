@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 import warnings
 from pathlib import Path
 
@@ -26,6 +27,8 @@ from regime_core.metrics import (
     ranks,
     run_scores,
 )
+
+METRIC_MODULES = ("ranked", "kernels", "registry", "evaluation", "summaries")
 
 # --- synthetic rankings with many ties ----------------------------------------------------------
 
@@ -74,9 +77,13 @@ def reference_metrics(scores, target: int, gold: list[int], k: int) -> dict[str,
 
 
 def test_doctests_pass() -> None:
-    result = doctest.testmod(metrics)
-    assert result.attempted > 5
-    assert result.failed == 0
+    modules = [
+        metrics,
+        *(importlib.import_module(f"{metrics.__name__}.{n}") for n in METRIC_MODULES),
+    ]
+    results = [doctest.testmod(module) for module in modules]
+    assert sum(r.attempted for r in results) > 5
+    assert sum(r.failed for r in results) == 0
 
 
 def test_ties_are_broken_by_candidate_order() -> None:

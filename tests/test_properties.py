@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import DATA_FIXTURES as FIXTURES
+from helpers import FIXTURE_SPLITS as SPLITS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,16 +31,6 @@ from regime_core.encoders import EmbeddingStore
 from regime_core.router import load_router, save_router
 from regime_core.runner.records import load_record, write_record
 
-FIXTURES = Path(__file__).parent / "fixtures" / "data"
-SPLITS = {
-    "hotpotqa/orig_dev.json": "dev",
-    "hotpotqa/orig_dev_lines.jsonl": "dev",
-    "hotpotqa/ircot_dev.jsonl": "dev",
-    "2wikimultihopqa/dev_columns.json": "dev",
-    "2wikimultihopqa/dev_rows.jsonl": "dev",
-    "musique/dev.jsonl": "dev",
-    "musique/train.json": "train",
-}
 EXAMPLES = {  # per property; their sum is what one run generates
     "dataset_record": 150,
     "dataset_bytes": 50,
@@ -186,7 +178,7 @@ def test_arbitrary_dataset_bytes_are_an_error_naming_the_file(
 
 @pytest.fixture(scope="module")
 def router_document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    from regime_core.experiments.router_train import default_router
+    from regime_core.router.model import default_router
 
     path = tmp_path_factory.mktemp("router") / "router.json"
     save_router(default_router(), path, dataset="2wikimultihopqa", label_rule="x")
@@ -294,7 +286,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     record = write_record(
         root / "results" / "t2", name="t2", config={"a": 1}, numbers={"x": {"y": 0.5}}
     )
-    from regime_core.experiments.router_train import default_router
+    from regime_core.router.model import default_router
 
     router = save_router(
         default_router(), root / "router.json", dataset="2wikimultihopqa", label_rule="x"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import zlib
+import dataclasses
+import doctest
+import importlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pytest
+from builders import two_hop_example
+from helpers import HashingEncoder, RecordingStore
 
 from regime_core import config
 from regime_core.retrieval import (
@@ -32,45 +36,6 @@ from regime_core.schema import Example, Passage
 
 # --- fixtures: a tiny hand-written world (no dataset text) -----------------------------------
 
-DIM = 96
-
-
-class HashingEncoder:
-    """Bag of lower-cased words hashed (crc32) into DIM buckets, L2-normalised. Deterministic."""
-
-    name = "hashing-test"
-
-    @property
-    def identity(self) -> dict[str, Any]:
-        return {"name": self.name, "dim": DIM}
-
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), DIM), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().replace(".", " ").replace("?", " ").split():
-                out[i, zlib.crc32(word.encode()) % DIM] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
-
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts)
-
-    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
-        return self._encode(texts)
-
-
-class RecordingStore:
-    """Stands in for EmbeddingStore: encodes directly and records every text it was given."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, list[str]]] = []
-
-    def embed(self, encoder: Any, texts: Sequence[str], mode: str) -> np.ndarray:
-        self.calls.append((mode, list(texts)))
-        if mode == "query":
-            return encoder.encode_queries(texts)
-        return encoder.encode_documents(texts)
-
 
 def _example(
     qid: str,
@@ -82,26 +47,19 @@ def _example(
     relation_sentence: int | None,
     hop2_entity: str,
 ) -> Example:
-    pool = (distractors[0], bridge, *distractors[1:], target)
-    return Example(
-        id=qid,
-        dataset="toyworld",
-        split="dev",
-        native_type="bridge",
-        question=question,
-        answer="x",
-        answer_aliases=(),
-        pool=pool,
-        bridge_pid=bridge.pid,
-        target_pid=target.pid,
-        gold_pids=(bridge.pid, target.pid),
-        hop_order_rule="synthetic",
-        parallel=False,
+    """Pool order (the order ties are broken in): a distractor, the bridge, the other
+    distractors, the target."""
+    example = two_hop_example(
+        question,
+        bridge,
+        target,
+        *distractors,
         hop2_entity=hop2_entity,
-        hop2_aliases=(),
         relation_sentence=relation_sentence,
         relation_source="synthetic" if relation_sentence is not None else "none",
+        example_id=qid,
     )
+    return dataclasses.replace(example, pool=(distractors[0], bridge, *distractors[1:], target))
 
 
 P = {
@@ -155,6 +113,12 @@ def examples() -> list[Example]:
 
 def _distinct_passages(examples: Sequence[Example]) -> list[Passage]:
     return list({p.pid: p for ex in examples for p in ex.pool}.values())
+
+
+@pytest.mark.parametrize("module", ["scoring", "queries", "ranking", "corpus_scan"])
+def test_doctests_pass(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(f"regime_core.retrieval.{module}"))
+    assert result.attempted > 0 and result.failed == 0
 
 
 # --- pools -----------------------------------------------------------------------------------

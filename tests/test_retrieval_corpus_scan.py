@@ -29,17 +29,16 @@ from regime_core.metrics import (
     evaluate_summaries_per_query,
 )
 from regime_core.retrieval import (
-    _build_ranking,
-    _plan_arm,
     candidate_pools,
-    combine_query_vectors,
     document_text,
+    plan_arm,
     rank_candidates,
     retrieve_arms,
     score_candidates,
     trec_run_lines,
 )
 from regime_core.retrieval.corpus_scan import default_block, query_blocks, scan_corpus
+from regime_core.retrieval.ranking import RankingRun, build_ranking
 
 METRIC_NAMES = [m.name for m in default_metrics((1, 3, 5))] + ["mrr@2"]
 
@@ -241,25 +240,14 @@ def _dense_rankings(examples, arms, encoder, *, k, scorer):
     docs = encoder.encode_documents([document_text(p) for p in pools.passages])
     out = {}
     for arm in arms:
-        plan = _plan_arm(examples, arm, [ex.relation_sentence for ex in examples], config.ALPHA)
-        texts = list(dict.fromkeys(t for parts in plan.parts for t, _ in parts))
-        queries = combine_query_vectors(
-            encoder.encode_queries(texts),
-            [[(texts.index(t), w) for t, w in parts] for parts in plan.parts],
+        plan = plan_arm(examples, arm, [ex.relation_sentence for ex in examples], config.ALPHA)
+        texts = plan.texts()
+        queries = plan.query_vectors(
+            encoder.encode_queries(texts), {t: row for row, t in enumerate(texts)}
         )
         scores = score_candidates(queries, docs, padded[list(plan.kept)], scorer=scorer)
-        out[arm] = _build_ranking(
-            examples,
-            plan,
-            pools,
-            scores,
-            rank_candidates(scores),
-            arm=arm,
-            encoder_name=encoder.name,
-            alpha=config.ALPHA,
-            scorer=scorer,
-            k=k,
-        )
+        run = RankingRun(arm=arm, encoder=encoder.name, alpha=config.ALPHA, scorer=scorer, k=k)
+        out[arm] = build_ranking(examples, plan, pools, scores, rank_candidates(scores), run)
     return out
 
 
@@ -327,7 +315,7 @@ def test_corpus_pools_store_one_excluded_row_per_example():
 
 def test_union_geometry_corpus_equals_dense():
     from regime_core.encoders import get_encoder
-    from regime_core.experiments.router_train import build_geometry
+    from regime_core.retrieval.geometry import build_geometry
 
     examples = _toy_examples()
     encoder = get_encoder("tfidf", corpus=[document_text(p) for ex in examples for p in ex.pool])

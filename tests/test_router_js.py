@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from regime_core import paths
-from regime_core.experiments.router_train import decision_dict, default_router
 from regime_core.router import FEATURE_NAMES, FEATURE_SPEC, _text
+from regime_core.router.model import decision_dict, default_router
 from regime_core.router.sentences import ABBREVIATIONS, route_bridge_text, split_bridge
 from regime_core.schema import Example
 

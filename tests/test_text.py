@@ -13,6 +13,7 @@ from regime_core.text import (
     Gazetteer,
     Mention,
     NormalizationRules,
+    capital_runs,
     capitalized_spans,
     compile_names,
     find_mentions,
@@ -271,6 +272,21 @@ def test_capitalized_spans_runs_connectors_and_stopwords() -> None:
     spans = capitalized_spans(text)
     assert all(text[m.start : m.end] == m.surface for m in spans)
     assert spans[0].form == "university of oxford" and spans[0].name is None
+
+
+@pytest.mark.parametrize(
+    ("capital", "joined", "connector", "runs"),
+    [
+        ([1, 0, 1], [0, 1, 1], [0, 1, 0], [[0, 1, 2]]),  # "Bank of England"
+        ([1, 0, 0], [0, 1, 1], [0, 1, 1], [[0]]),  # "Bank of the": connectors left hanging
+        ([1, 1], [0, 0], [0, 0], [[0], [1]]),  # "Paris, France": punctuation breaks
+        ([0, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 0], [[2, 3]]),  # "of the Red Sea"
+        ([1, 0, 1], [0, 1, 1], [0, 0, 0], [[0], [2]]),  # "Ann met Bo": not a connector
+        ([], [], [], []),
+    ],
+)
+def test_capital_runs_is_the_span_rule(capital, joined, connector, runs) -> None:
+    assert capital_runs(capital, joined, connector) == runs
 
 
 def test_capitalized_spans_trailing_connector_is_dropped() -> None:

@@ -11,22 +11,22 @@ See ``regime_core.teaching.annotate`` for the sheet's columns.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from regime_core import config
+from regime_core.cli._common import add_command, add_json_option, add_work_option, print_result
 from regime_core.schema import DATASETS, SPLITS
 
 
 def register(subparsers: Any) -> None:
     from regime_core.teaching.annotate import FALSE_VALUES, SHEET_SIZE, TRUE_VALUES
 
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "annotate",
         help="hand-annotation of P1/P2 and its agreement (Cohen's kappa)",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="annotate_command", required=True, metavar="SUBCOMMAND")
 
@@ -36,8 +36,8 @@ def register(subparsers: Any) -> None:
     s.add_argument("--seed", type=int, default=config.SEED, help="sampling seed")
     s.add_argument("--split", choices=SPLITS, default="dev")
     s.add_argument("--out", type=Path, required=True, help="the CSV sheet to write")
-    s.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
+    add_work_option(s)
+    add_json_option(s)
     s.set_defaults(func=_sample)
 
     k = sub.add_parser(
@@ -46,8 +46,8 @@ def register(subparsers: Any) -> None:
         description=f"Labels: {'/'.join(TRUE_VALUES)} (yes), {'/'.join(FALSE_VALUES)} (no).",
     )
     k.add_argument("sheets", nargs="+", type=Path, metavar="SHEET")
-    k.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
-    k.add_argument("--json", action="store_true", help="print one JSON object")
+    add_work_option(k)
+    add_json_option(k)
     k.set_defaults(func=_kappa)
 
 
@@ -58,15 +58,13 @@ def _sample(args: argparse.Namespace) -> int:
         args.dataset, args.out, n=args.n, seed=args.seed, split=args.split, work=args.work
     )
     n_rows = len(_ids(path))
-    if args.json:
-        print(json.dumps({"sheet": str(path), "sample": spec.sample_id, "n": n_rows}))
-        return 0
-    print(f"wrote {n_rows} questions to {path} (sample {spec.sample_id})")
-    print(
+    text = (
+        f"wrote {n_rows} questions to {path} (sample {spec.sample_id})\n"
         "Fill p1 (is the hop-2 entity named in the question?) and p2 (is it named in a sentence "
         f"of the bridge passage?) with {'/'.join(TRUE_VALUES)} or {'/'.join(FALSE_VALUES)}, "
         "and your name in the annotator column; then run `regime annotate kappa SHEET ...`."
     )
+    print_result(args.json, {"sheet": str(path), "sample": spec.sample_id, "n": n_rows}, text)
     return 0
 
 
@@ -81,5 +79,5 @@ def _kappa(args: argparse.Namespace) -> int:
     from regime_core.teaching.annotate import kappa_report
 
     report = kappa_report(args.sheets, work=args.work)
-    print(json.dumps(report.to_dict(), sort_keys=True) if args.json else report.to_text())
+    print_result(args.json, report.to_dict(), report.to_text, sort_keys=True)
     return 0

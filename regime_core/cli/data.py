@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
-from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.cli._common import add_file_option, add_json_option, add_work_option, print_result
 from regime_core.data import fetch as fetch_module
 from regime_core.data import prepare
 from regime_core.data.prepare import PREPARED_DATASETS, dataset_stats, load_manifest
@@ -19,8 +18,8 @@ def register(subparsers: Any) -> None:
     sub = data.add_subparsers(dest="data_command", required=True, metavar="SUBCOMMAND")
 
     p = sub.add_parser("prepare", help="raw files -> canonical two-hop examples + manifest")
-    p.add_argument("--data-dir", type=Path, default=None, help="raw data (REGIME_DATA_DIR)")
-    p.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
+    add_file_option(p, "--data-dir", "raw data (REGIME_DATA_DIR)")
+    add_work_option(p)
     p.add_argument(
         "--dataset",
         action="append",
@@ -40,18 +39,18 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="exclude (and count) records with broken references instead of failing",
     )
-    p.add_argument("--json", action="store_true", help="print the manifest as one JSON object")
+    add_json_option(p, help="print the manifest as one JSON object")
     p.set_defaults(func=_prepare)
 
     s = sub.add_parser("stats", help="counts of a prepared dataset")
     s.add_argument("dataset", metavar="DATASET")
-    s.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
-    s.add_argument("--json", action="store_true", help="print one JSON object")
+    add_work_option(s)
+    add_json_option(s)
     s.set_defaults(func=_stats)
 
     f = sub.add_parser("fetch", help="download the official full files (needs internet)")
     f.add_argument("datasets", nargs="*", metavar="DATASET", help="default: all three")
-    f.add_argument("--data-dir", type=Path, default=None, help="where to put them")
+    add_file_option(f, "--data-dir", "where to put them")
     f.add_argument(
         "--sha256",
         action="append",
@@ -59,7 +58,7 @@ def register(subparsers: Any) -> None:
         metavar="NAME=HEX",
         help="expected sha256 of an official file; overrides checksums.json",
     )
-    f.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(f)
     f.set_defaults(func=_fetch)
 
 
@@ -85,13 +84,13 @@ def _prepare(args: argparse.Namespace) -> int:
         strict=not args.lenient,
     )
     seconds = time.perf_counter() - started
-    if args.json:
-        print(json.dumps(manifest, sort_keys=True))
-        return 0
-    print(f"prepared {data_dir} -> {out_dir} in {seconds:.1f} s")
-    for name in args.dataset or PREPARED_DATASETS:
-        print()
-        print(_table(dataset_stats(manifest, name)))
+
+    def text() -> str:
+        names = args.dataset or PREPARED_DATASETS
+        tables = [_table(dataset_stats(manifest, name)) for name in names]
+        return "\n\n".join([f"prepared {data_dir} -> {out_dir} in {seconds:.1f} s", *tables])
+
+    print_result(args.json, manifest, text, sort_keys=True)
     return 0
 
 
@@ -99,7 +98,7 @@ def _stats(args: argparse.Namespace) -> int:
     # toyworld is generated, not prepared: its stats need no manifest
     manifest = {} if args.dataset == "toyworld" else load_manifest(args.work)
     stats = dataset_stats(manifest, args.dataset)
-    print(json.dumps(stats, sort_keys=True) if args.json else _table(stats))
+    print_result(args.json, stats, lambda: _table(stats), sort_keys=True)
     return 0
 
 
@@ -145,10 +144,7 @@ def _fetch(args: argparse.Namespace) -> int:
         sha256=_pairs(args.sha256, "--sha256"),
         registry=fetch_module.OFFICIAL_FILES,
     )
-    if args.json:
-        payload = {"data_dir": str(data_dir), "files": [r.__dict__ for r in results]}
-        print(json.dumps(payload, sort_keys=True))
-        return 0
-    for r in results:
-        print(f"{r.status:10s} {r.path}  sha256 {r.sha256}")
+    payload = {"data_dir": str(data_dir), "files": [r.__dict__ for r in results]}
+    text = "\n".join(f"{r.status:10s} {r.path}  sha256 {r.sha256}" for r in results)
+    print_result(args.json, payload, text, sort_keys=True)
     return 0

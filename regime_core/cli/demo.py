@@ -12,20 +12,20 @@ The embedding store goes to a temporary directory, or to ``<work>/embeddings`` w
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from regime_core import config
+from regime_core.cli._common import add_command, add_json_option, add_work_option, print_result
 
 
 def register(subparsers: Any) -> None:
     from regime_core.teaching.demo import DEMO_ENCODERS, DEMO_QUESTIONS, ROUTER_CHOICES
 
-    parser = subparsers.add_parser(
+    parser = add_command(
+        subparsers,
         "demo",
         help="show the two regimes on a small synthetic world (no data needed)",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--n",
@@ -46,12 +46,10 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="auto: the packaged router if present, else one cross-fitted on the toy world",
     )
-    parser.add_argument(
-        "--work",
-        default=None,
-        help="keep the embedding store in WORK/embeddings (default: a temporary directory)",
+    add_work_option(
+        parser, help="keep the embedding store in WORK/embeddings (default: a temporary directory)"
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(parser)
     parser.set_defaults(func=run)
 
 
@@ -60,8 +58,5 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = DemoConfig(n_questions=args.n, seed=args.seed, encoder=args.encoder, router=args.router)
     result = run_demo(cfg, work=args.work)
-    if args.json:
-        print(json.dumps(result.to_dict(), sort_keys=True))
-    else:
-        print(result.to_text())
+    print_result(args.json, result.to_dict(), result.to_text, sort_keys=True)
     return 0

@@ -7,22 +7,31 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
+from regime_core.cli._common import (
+    add_command,
+    add_file_option,
+    add_json_option,
+    add_work_option,
+    print_result,
+)
 from regime_core.integrity import check_writable
 from regime_core.schema import DATASETS, SPLITS
+
+if TYPE_CHECKING:
+    from regime_core.retrieval import Ranking
 
 # What the command reports: the paper's R@k for the hop-2 target at each k, and the MRR.
 REPORTED_METRICS: tuple[str, ...] = (*(f"hit@{k}" for k in config.K_VALUES), "mrr")
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
+    p = add_command(
+        subparsers,
         "retrieve",
         help="rank the hop-2 passages of a prepared dataset with one query arm",
         description=(
@@ -64,7 +73,7 @@ def register(subparsers: Any) -> None:
         choices=SPLITS,
         help=f"which split of the prepared examples (default {SPLITS[0]})",
     )
-    p.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
+    add_work_option(p)
     p.add_argument(
         "--keep-bridge",
         action="store_true",
@@ -75,13 +84,10 @@ def register(subparsers: Any) -> None:
         default=None,
         help="scoring backend: numpy or faiss (identical rankings; default the faster)",
     )
-    p.add_argument(
-        "--run-file",
-        type=Path,
-        default=None,
-        help="write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels",
+    add_file_option(
+        p, "--run-file", "write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels"
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -135,14 +141,11 @@ def run(args: argparse.Namespace) -> int:
         result["run_file"] = str(run_path)
         result["qrels_file"] = str(qrels_path)
 
-    if args.json:
-        print(json.dumps(result, sort_keys=False))
-    else:
-        _print_human(result, sys.stdout)
+    print_result(args.json, result, lambda: human_text(result))
     return 0
 
 
-def summary(ranking: Any, *, dataset: str, split: str, encoder: str) -> dict[str, Any]:
+def summary(ranking: Ranking, *, dataset: str, split: str, encoder: str) -> dict[str, Any]:
     """The command's JSON object for one :class:`regime_core.retrieval.Ranking`."""
     means = ranking.metrics(metrics=list(REPORTED_METRICS))
     out: dict[str, Any] = {
@@ -168,16 +171,16 @@ def summary(ranking: Any, *, dataset: str, split: str, encoder: str) -> dict[str
     return out
 
 
-def _print_human(result: dict[str, Any], out: Any) -> None:
-    print(
+def human_text(result: dict[str, Any]) -> str:
+    """The command's result in plain text: the run's settings, the questions left out by
+    reason, each reported metric, and the run files written."""
+    lines = [
         f"{result['dataset']} ({result['split']}), arm {result['arm']}, encoder "
         f"{result['encoder']}, pool {result['pool']}, alpha {result['alpha']}",
-        file=out,
-    )
-    print(f"  questions ranked: {result['n']} of {result['n_examples']}", file=out)
-    for reason, count in result["missing_reasons"].items():
-        print(f"  left out ({count}): {reason}", file=out)
-    for name in REPORTED_METRICS:
-        print(f"  {name:>7}: {result[name]:.4f}", file=out)
+        f"  questions ranked: {result['n']} of {result['n_examples']}",
+    ]
+    lines += [f"  left out ({n}): {reason}" for reason, n in result["missing_reasons"].items()]
+    lines += [f"  {name:>7}: {result[name]:.4f}" for name in REPORTED_METRICS]
     if "run_file" in result:
-        print(f"  run: {result['run_file']}  qrels: {result['qrels_file']}", file=out)
+        lines.append(f"  run: {result['run_file']}  qrels: {result['qrels_file']}")
+    return "\n".join(lines)

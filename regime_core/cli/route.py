@@ -78,16 +78,15 @@ def register(subparsers: Any) -> None:
 
 
 def run_route(args: argparse.Namespace) -> int:
-    from regime_core.experiments.router_train import decision_dict, resolve_router
-    from regime_core.router.sentences import route_bridge_text
+    from regime_core.router.model import decision_dict, route_text
 
     if args.question is None or args.bridge is None:
         raise ValueError(
             "regime route needs --question TEXT and --bridge TEXT (or the `train` subcommand)"
         )
     # split_bridge, not spaCy: the same rule as regime_core/resources/router.js (the book's page)
-    decision = route_bridge_text(
-        resolve_router(args.model), args.question, args.bridge, args.bridge_title
+    decision = route_text(
+        args.question, args.bridge, bridge_title=args.bridge_title, model=args.model
     )
     out = decision_dict(decision)
     if args.json:
@@ -100,21 +99,36 @@ def run_route(args: argparse.Namespace) -> int:
     return 0
 
 
+def prepare_missing(
+    datasets: tuple[str, ...], work: Path | None, data_dir: Path | None
+) -> list[str]:
+    """Run ``regime data prepare`` for those of ``datasets`` with no prepared file under
+    ``work``; returns them (the edge's job: the training pipeline only reads)."""
+    from regime_core import paths
+    from regime_core.data import prepare
+
+    prepared = paths.prepared_dir(work)
+    missing = [d for d in datasets if not (prepared / f"{d}.jsonl").is_file()]
+    if missing:
+        prepare(paths.data_dir(data_dir), prepared, tuple(missing))
+    return missing
+
+
 def run_train(args: argparse.Namespace) -> int:
     import time
 
+    from regime_core.experiments.context import Context
     from regime_core.experiments.router_train import (
         RouterConfig,
-        default_router_path,
-        prepare_if_needed,
         save_trained_router,
         train_router,
     )
+    from regime_core.router.model import default_router_path
 
     started = time.perf_counter()
     cfg = RouterConfig()
-    prepared = prepare_if_needed((cfg.dataset,), work=args.work, data_dir=args.data_dir)
-    result = train_router(cfg, work=args.work)
+    prepared = prepare_missing((cfg.dataset,), args.work, args.data_dir)
+    result = train_router(cfg, Context(work=args.work))
     out = args.out if args.out is not None else default_router_path()
     path = save_trained_router(result, out)
     seconds = time.perf_counter() - started

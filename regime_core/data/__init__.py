@@ -12,9 +12,9 @@ The official full files are downloaded by :func:`regime_core.data.fetch.fetch` (
 ``regime_core.data.fetch``; resumable, atomic, checksummed).
 """
 
+from regime_core.data.canonical import corpus_passages
 from regime_core.data.prepare import (
     PREPARED_DATASETS,
-    corpus_passages,
     dataset_stats,
     load_examples,
     load_manifest,

@@ -11,6 +11,8 @@ Three steps, all pure functions of their inputs:
    gold relation sentence ``B_rel`` (sources in ``schema.RELATION_SOURCES``) and either returns an
    :class:`Example` or names the reason (``EXCLUSION_REASONS``) the question is not a two-hop item.
 3. Every question ends in exactly one of the two, so ``questions == two_hop + sum(excluded)``.
+
+:func:`corpus_passages` gives the distinct passages of a set of examples (the retrieval corpus).
 """
 
 from __future__ import annotations
@@ -218,6 +220,19 @@ def _name_score(name: str, title: str) -> float:
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
+# --- the corpus of a set of examples ------------------------------------------------------------
+
+
+def corpus_passages(examples: Iterable[Example]) -> list[Passage]:
+    """Distinct passages over the examples' pools, sorted by pid: the rows of the passage
+    matrix that retrieval encodes once (:mod:`regime_core.retrieval.pools`)."""
+    by_pid: dict[str, Passage] = {}
+    for ex in examples:
+        for p in ex.pool:
+            by_pid.setdefault(p.pid, p)
+    return [by_pid[pid] for pid in sorted(by_pid)]
+
+
 # --- conversion ------------------------------------------------------------------------------
 
 
@@ -300,18 +315,19 @@ def _relation_from_mention(bridge: Passage, names: tuple[str, ...]) -> tuple[int
     return None, "none"
 
 
-def _example(
+def _converted(
     raw: RawQuestion,
     pool: _Pool,
-    *,
     native_type: str,
+    rule: str,
     bridge: Passage,
     target: Passage,
-    rule: str,
-    parallel: bool,
     hop2_entity: str,
     relation: tuple[int | None, str],
-) -> Example:
+    notes: dict[str, str] | None = None,
+) -> Conversion:
+    """The two-hop example a converter derived: its type, hop-order ``rule`` (``"parallel"``
+    marks a comparison), bridge and target, hop-2 entity and ``(B_rel index, source)``."""
     hop2_entity = hop2_entity.strip() or target.title
     aliases = tuple(a for a in _title_forms(target.title) if a != hop2_entity)
     ex = Example(
@@ -327,7 +343,7 @@ def _example(
         target_pid=target.pid,
         gold_pids=(bridge.pid, target.pid),
         hop_order_rule=rule,
-        parallel=parallel,
+        parallel=rule == "parallel",
         hop2_entity=hop2_entity,
         hop2_aliases=aliases,
         relation_sentence=relation[0],
@@ -335,7 +351,7 @@ def _example(
         source_files=raw.source_files,
     )
     ex.validate(raw.where)
-    return ex
+    return Conversion(raw, example=ex, notes=notes or {})
 
 
 def _convert_musique(raw: RawQuestion, splitter: SentenceSplitter) -> Conversion:
@@ -363,20 +379,8 @@ def _convert_musique(raw: RawQuestion, splitter: SentenceSplitter) -> Conversion
     entity = steps[0].answer.strip() or target.title
     names = (entity, *_title_forms(target.title))
     relation = _relation_from_mention(bridge, names)
-    return Conversion(
-        raw,
-        example=_example(
-            raw,
-            pool,
-            native_type=raw.id.split("__")[0],
-            bridge=bridge,
-            target=target,
-            rule="musique_decomposition",
-            parallel=False,
-            hop2_entity=entity,
-            relation=relation,
-        ),
-    )
+    native = raw.id.split("__")[0]
+    return _converted(raw, pool, native, "musique_decomposition", bridge, target, entity, relation)
 
 
 def _convert_2wiki(raw: RawQuestion, splitter: SentenceSplitter) -> Conversion:
@@ -393,7 +397,7 @@ def _convert_2wiki(raw: RawQuestion, splitter: SentenceSplitter) -> Conversion:
     evidences = raw.evidences or ()
     if native in _PARALLEL_TYPES:
         bridge_title, target_title = titles
-        rule, parallel, entity = "parallel", True, ""
+        rule, entity = "parallel", ""
     else:
         if native not in _TWOWIKI_CHAIN_TYPES or not evidences:
             return Conversion(raw, excluded="hop_order_undetermined")
@@ -412,28 +416,15 @@ def _convert_2wiki(raw: RawQuestion, splitter: SentenceSplitter) -> Conversion:
             target_title = titles[1] if forward > backward else titles[0]
             notes["title_match"] = "fuzzy"
         bridge_title = titles[0] if target_title == titles[1] else titles[1]
-        rule, parallel, entity = "2wiki_evidence_chain", False, obj
+        rule, entity = "2wiki_evidence_chain", obj
     bridge, bridge_map = gold[bridge_title].passage, gold[bridge_title].index_map
     target = gold[target_title].passage
     if bridge.pid == target.pid:
         return Conversion(raw, excluded="same_gold_paragraph")
     entity = entity.strip() or target.title
     names = (entity, *_title_forms(target.title))
-    return Conversion(
-        raw,
-        example=_example(
-            raw,
-            pool,
-            native_type=native,
-            bridge=bridge,
-            target=target,
-            rule=rule,
-            parallel=parallel,
-            hop2_entity=entity,
-            relation=_relation_from_facts(raw, bridge, bridge_map, names),
-        ),
-        notes=notes,
-    )
+    relation = _relation_from_facts(raw, bridge, bridge_map, names)
+    return _converted(raw, pool, native, rule, bridge, target, entity, relation, notes)
 
 
 def ircot_type(question: str, answer: str, supporting_titles: list[str]) -> tuple[str, str]:
@@ -494,18 +485,4 @@ def _convert_hotpot(raw: RawQuestion, splitter: SentenceSplitter) -> Conversion:
         relation = _relation_from_mention(bridge, names)
     else:
         relation = _relation_from_facts(raw, bridge, bridge_map, names)
-    return Conversion(
-        raw,
-        example=_example(
-            raw,
-            pool,
-            native_type=native,
-            bridge=bridge,
-            target=target,
-            rule=rule,
-            parallel=rule == "parallel",
-            hop2_entity=target.title,
-            relation=relation,
-        ),
-        notes=notes,
-    )
+    return _converted(raw, pool, native, rule, bridge, target, target.title, relation, notes)

@@ -36,9 +36,15 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.data.canonical import Conversion, convert, merge_questions, spacy_sentences
+from regime_core.data.canonical import (
+    Conversion,
+    convert,
+    corpus_passages,
+    merge_questions,
+    spacy_sentences,
+)
 from regime_core.data.fetch import OFFICIAL_SPLITS
-from regime_core.data.readers import FileRead, detect_format, parse_container, read_file
+from regime_core.data.readers import FORMATS, FileRead, read_file, records_and_format
 from regime_core.integrity import (
     DamagedFileError,
     canonical_bytes,
@@ -46,12 +52,13 @@ from regime_core.integrity import (
     open_sealed_json,
     os_error_message,
     read_bytes,
+    read_json,
     remove_stale_temporaries,
     seal_json,
     sha256_hex,
     write_if_changed,
 )
-from regime_core.schema import DATASETS, SPLITS, Example, Passage
+from regime_core.schema import DATASETS, SPLITS, Example
 
 PREPARED_DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
 TOYWORLD = "toyworld"  # generated on demand (regime_core.teaching.toyworld), never prepared
@@ -176,12 +183,8 @@ def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | No
 
 
 def _sniff_dataset(path: Path, rel: str) -> str:
-    records = parse_container(read_bytes(path), rel)
-    if not records:
-        raise ValueError(f"{rel}: the file holds no records")
-    from regime_core.data.readers import FORMATS
-
-    return FORMATS[detect_format(records[0][1], rel)]
+    _, fmt = records_and_format(read_bytes(path), rel)
+    return FORMATS[fmt]
 
 
 def read_data_dir(
@@ -470,17 +473,7 @@ def _read_manifest_if_compatible(path: Path) -> dict[str, Any]:
 
 def _read_verified_manifest(path: Path) -> dict[str, Any]:
     rebuild = "rebuild it with `regime data prepare`"
-    raw = read_bytes(path)
-    try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise DamagedFileError(
-            f"{path} is damaged (not UTF-8 at byte {err.start}); {rebuild}"
-        ) from err
-    except json.JSONDecodeError as err:
-        raise DamagedFileError(
-            f"{path}, line {err.lineno}: malformed manifest ({err.msg}); {rebuild}"
-        ) from err
+    manifest = read_json(path, rebuild)
     if not isinstance(manifest, dict):
         raise DamagedFileError(f"{path} is damaged (not a JSON object); {rebuild}")
     recorded = manifest.pop(MANIFEST_HASH_KEY, None)
@@ -586,15 +579,6 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
     except UnicodeDecodeError as err:  # pragma: no cover - the hash matched what prepare wrote
         raise DamagedFileError(f"{path} is not UTF-8 (byte {err.start}); {rebuild}") from err
     return raw
-
-
-def corpus_passages(examples: Iterable[Example]) -> list[Passage]:
-    """Distinct passages over the examples' pools, sorted by pid."""
-    by_pid: dict[str, Passage] = {}
-    for ex in examples:
-        for p in ex.pool:
-            by_pid.setdefault(p.pid, p)
-    return [by_pid[pid] for pid in sorted(by_pid)]
 
 
 def _toyworld_examples(split: str | None) -> list[Example]:

@@ -29,10 +29,10 @@ import hashlib
 import json
 import lzma
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from regime_core.integrity import read_bytes
 from regime_core.text import MAX_TEXT_CHARS
@@ -143,9 +143,7 @@ def parse_container(raw: bytes, display: str) -> list[tuple[str, dict[str, Any]]
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as err:
-            raise ValueError(
-                f"{display}, line {err.lineno}, column {err.colno}: malformed JSON ({err.msg})"
-            ) from err
+            raise _malformed(display, err) from err
         return _records_from_list(obj, display)
     if stripped[0] != "{":
         raise ValueError(
@@ -156,14 +154,20 @@ def parse_container(raw: bytes, display: str) -> list[tuple[str, dict[str, Any]]
         obj = json.loads(text)
     except json.JSONDecodeError as err:
         if err.msg != "Extra data":
-            raise ValueError(
-                f"{display}, line {err.lineno}, column {err.colno}: malformed JSON ({err.msg})"
-            ) from err
+            raise _malformed(display, err) from err
         return list(_json_lines(text, display))
     if _is_pandas_columns(obj):
         return _pandas_columns_to_rows(obj, display)
     first_line = text[: len(text) - len(stripped)].count("\n") + 1
     return [(f"line {first_line}", obj)]
+
+
+def _malformed(display: str, err: json.JSONDecodeError, line: int | None = None) -> ValueError:
+    """The error for malformed JSON, naming the file, the line (``line``: of a JSON Lines file)
+    and the column."""
+    return ValueError(
+        f"{display}, line {line or err.lineno}, column {err.colno}: malformed JSON ({err.msg})"
+    )
 
 
 def _records_from_list(obj: list[Any], display: str) -> list[tuple[str, dict[str, Any]]]:
@@ -182,9 +186,7 @@ def _json_lines(text: str, display: str) -> Iterator[tuple[str, dict[str, Any]]]
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ValueError(
-                f"{display}, line {lineno}, column {err.colno}: malformed JSON ({err.msg})"
-            ) from err
+            raise _malformed(display, err, lineno) from err
         if not isinstance(rec, dict):
             raise ValueError(f"{display}, line {lineno}: expected a JSON object, got {_kind(rec)}")
         yield f"line {lineno}", rec
@@ -239,24 +241,82 @@ def detect_format(record: dict[str, Any], display: str) -> str:
     )
 
 
+def records_and_format(raw: bytes, display: str) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """The records of one file's bytes (:func:`parse_container`) and its format
+    (:func:`detect_format` of the first record); ValueError for a file without records."""
+    records = parse_container(raw, display)
+    if not records:
+        raise ValueError(f"{display}: the file holds no records")
+    return records, detect_format(records[0][1], display)
+
+
 # --- records ---------------------------------------------------------------------------------
 
 
-class _Record:
-    """Typed field access that names file, record and field in every error."""
+@dataclass(frozen=True)
+class _Reading:
+    """What every record of one file shares: its format and dataset, the split the file holds,
+    strictness (a broken reference raises, or becomes the question's ``defect``) and the file's
+    name, used in messages and ``source_files``."""
 
-    def __init__(self, rec: dict[str, Any], display: str, location: str, id_key: str) -> None:
+    fmt: str
+    dataset: str
+    split: str
+    strict: bool
+    display: str
+
+
+class _Head(NamedTuple):
+    """What every format names: the question's id, its text and its (first) answer."""
+
+    id: str
+    question: str
+    answer: str
+
+
+class _Record:
+    """One record of a file being read: typed field access that names file, record and field in
+    every error, and the :class:`RawQuestion` it becomes."""
+
+    def __init__(self, rec: dict[str, Any], location: str, reading: _Reading, id_key: str) -> None:
         self.rec = rec
-        self.display = display
+        self.reading = reading
         rid = rec.get(id_key)
         self.id = str(rid) if isinstance(rid, str | int) else None
-        self.where = f"{display}, {location}" + (f" (id {self.id!r})" if self.id else "")
+        self.where = f"{reading.display}, {location}" + (f" (id {self.id!r})" if self.id else "")
 
     def fail(self, field_name: str, problem: str) -> ValueError:
         return ValueError(f"{self.where}: field {field_name!r} {problem}")
 
     def get(self, name: str, kind: type | tuple[type, ...], *, path: str | None = None) -> Any:
         return _typed(self, self.rec, name, kind, path or name)
+
+    def raw_question(
+        self,
+        head: _Head,
+        paragraphs: tuple[RawParagraph, ...] | None,
+        content: tuple[Any, ...],
+        **fields: Any,
+    ) -> RawQuestion:
+        """The record as a :class:`RawQuestion`; ``content`` is what its ``content_key``
+        hashes (the whole record as its format stores it), ``fields`` the format's own."""
+        reading = self.reading
+        return RawQuestion(
+            dataset=reading.dataset,
+            id=head.id,
+            split=reading.split,
+            fmt=reading.fmt,
+            where=self.where,
+            question=head.question,
+            answer=head.answer,
+            answer_aliases=fields.pop("answer_aliases", ()),
+            native_type=fields.pop("native_type", None),
+            paragraphs=paragraphs,
+            content_key=_key(*content),
+            identity_key=_identity_key(head.question, [p.title for p in paragraphs or ()]),
+            source_files=(reading.display,),
+            **fields,
+        )
 
 
 def _check_length(r: _Record, value: str, path: str) -> str:
@@ -305,42 +365,40 @@ def _defect(strict: bool, reason: str, message: str) -> str:
     return reason
 
 
+def _pairs(
+    r: _Record, key: str, second: Callable[[Any], bool], shape: str
+) -> Iterator[tuple[int, str, Any]]:
+    """``key = [[string, X], ...]``: ``(i, string, X)`` per item, each checked as it comes
+    (``second(X)``); an item of another shape raises, naming ``key[i]`` and ``shape``."""
+    for i, item in enumerate(r.get(key, list)):
+        ok = isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+        if not (ok and second(item[1])):
+            raise r.fail(f"{key}[{i}]", f"must be {shape}")
+        yield i, item[0], item[1]
+
+
+def _is_sentence_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _sentence_pool(r: _Record, key: str) -> tuple[RawParagraph, ...]:
     """``context = [[title, [sentence, ...]], ...]`` (HotpotQA and 2Wiki original)."""
-    context = r.get(key, list)
     out = []
-    for i, item in enumerate(context):
-        ok = (
-            isinstance(item, list)
-            and len(item) == 2
-            and isinstance(item[0], str)
-            and isinstance(item[1], list)
-            and all(isinstance(s, str) for s in item[1])
-        )
-        if not ok:
-            raise r.fail(f"{key}[{i}]", "must be [title, [sentence, ...]]")
-        _check_length(r, item[0], f"{key}[{i}][0]")
-        for j, sentence in enumerate(item[1]):
+    for i, title, sentences in _pairs(r, key, _is_sentence_list, "[title, [sentence, ...]]"):
+        _check_length(r, title, f"{key}[{i}][0]")
+        for j, sentence in enumerate(sentences):
             _check_length(r, sentence, f"{key}[{i}][1][{j}]")
-        out.append(RawParagraph(title=item[0], sentences=tuple(item[1])))
+        out.append(RawParagraph(title=title, sentences=tuple(sentences)))
     return tuple(out)
 
 
 def _supporting_facts(r: _Record) -> tuple[tuple[str, int], ...]:
-    facts = r.get("supporting_facts", list)
-    out = []
-    for i, fact in enumerate(facts):
-        ok = (
-            isinstance(fact, list)
-            and len(fact) == 2
-            and isinstance(fact[0], str)
-            and isinstance(fact[1], int)
-            and not isinstance(fact[1], bool)
-        )
-        if not ok:
-            raise r.fail(f"supporting_facts[{i}]", "must be [title, sentence_index]")
-        out.append((fact[0], fact[1]))
-    return tuple(out)
+    shape = "[title, sentence_index]"
+    return tuple((title, i) for _, title, i in _pairs(r, "supporting_facts", _is_index, shape))
 
 
 def _check_supporting(
@@ -368,39 +426,70 @@ def _check_supporting(
     return None
 
 
-def read_hotpot_original(
-    r: _Record, dataset: str, split: str, strict: bool, source: str
-) -> RawQuestion:
-    qid = str(r.get("_id", (str, int)))
-    question = r.get("question", str)
-    answer = r.get("answer", str)
+def _text_pool(r: _Record, key: str, *, with_idx: bool) -> tuple[RawParagraph, ...]:
+    """``key = [{title, paragraph_text, is_supporting[, idx]}, ...]`` (IRCoT and MuSiQue)."""
+    pool = []
+    for i, par in enumerate(r.get(key, list)):
+        path = f"{key}[{i}]"
+        pool.append(
+            RawParagraph(
+                title=_typed(r, par, "title", str, f"{path}.title"),
+                text=_typed(r, par, "paragraph_text", str, f"{path}.paragraph_text"),
+                is_supporting=_typed(r, par, "is_supporting", bool, f"{path}.is_supporting"),
+                idx=_typed(r, par, "idx", int, f"{path}.idx") if with_idx else None,
+            )
+        )
+    return tuple(pool)
+
+
+def _read_original(r: _Record, *, evidences: bool) -> RawQuestion:
+    """HotpotQA and 2Wiki in their original form: ``_id``, ``type``, a ``context`` of sentence
+    lists and ``supporting_facts``; 2Wiki adds ``evidences`` (``evidences=True``)."""
+    head = _Head(str(r.get("_id", (str, int))), r.get("question", str), r.get("answer", str))
     native_type = r.get("type", str)
-    pool = _sentence_pool(r, "context")
-    facts = _supporting_facts(r)
-    defect = _check_supporting(r, pool, facts, strict)
-    context = [[p.title, list(p.sentences or ())] for p in pool]
-    return RawQuestion(
-        dataset=dataset,
-        id=qid,
-        split=split,
-        fmt="hotpot_original",
-        where=r.where,
-        question=question,
-        answer=answer,
-        answer_aliases=(),
+    triples = _evidences(r) if evidences else None
+    pool: tuple[RawParagraph, ...] | None = None
+    facts: tuple[tuple[str, int], ...] | None = None
+    defect: str | None = None
+    content: tuple[Any, ...] = (head.question, head.answer, native_type, None)
+    # 2Wiki MIGRES rows carrying qa_pairs/explanation have no pool: kept, then excluded by reason.
+    if not evidences or "context" in r.rec:
+        pool = _sentence_pool(r, "context")
+        facts = _supporting_facts(r)
+        defect = _check_supporting(r, pool, facts, r.reading.strict)
+        context = [[p.title, list(p.sentences or ())] for p in pool]
+        content = (*content[:3], context, [list(f) for f in facts])
+    if triples is not None:
+        content += (list(triples),)
+    return r.raw_question(
+        head,
+        pool,
+        content,
         native_type=native_type,
-        paragraphs=pool,
         supporting_facts=facts,
-        content_key=_key(question, answer, native_type, context, [list(f) for f in facts]),
-        identity_key=_identity_key(question, [p.title for p in pool]),
-        source_files=(source,),
+        evidences=triples,
         defect=defect,
     )
 
 
-def read_hotpot_ircot(
-    r: _Record, dataset: str, split: str, strict: bool, source: str
-) -> RawQuestion:
+def _evidences(r: _Record) -> tuple[tuple[str, str, str], ...]:
+    triples = []
+    for i, triple in enumerate(r.get("evidences", list)):
+        if not (isinstance(triple, list) and len(triple) == 3):
+            raise r.fail(f"evidences[{i}]", "must be [subject, relation, object]")
+        triples.append((str(triple[0]), str(triple[1]), str(triple[2])))
+    return tuple(triples)
+
+
+def read_hotpot_original(r: _Record) -> RawQuestion:
+    return _read_original(r, evidences=False)
+
+
+def read_2wiki_original(r: _Record) -> RawQuestion:
+    return _read_original(r, evidences=True)
+
+
+def read_hotpot_ircot(r: _Record) -> RawQuestion:
     qid = str(r.get("question_id", (str, int)))
     question = r.get("question_text", str)
     answers = r.get("answers_objects", list)
@@ -410,107 +499,18 @@ def read_hotpot_ircot(
         spans.extend(str(s) for s in got)
     if not spans:
         raise r.fail("answers_objects", "holds no answer span")
-    pool = []
-    for i, ctx in enumerate(r.get("contexts", list)):
-        path = f"contexts[{i}]"
-        pool.append(
-            RawParagraph(
-                title=_typed(r, ctx, "title", str, f"{path}.title"),
-                text=_typed(r, ctx, "paragraph_text", str, f"{path}.paragraph_text"),
-                is_supporting=_typed(r, ctx, "is_supporting", bool, f"{path}.is_supporting"),
-            )
-        )
+    pool = _text_pool(r, "contexts", with_idx=False)
     texts = [[p.title, " ".join((p.text or "").split()), p.is_supporting] for p in pool]
-    return RawQuestion(
-        dataset=dataset,
-        id=qid,
-        split=split,
-        fmt="hotpot_ircot",
-        where=r.where,
-        question=question,
-        answer=spans[0],
-        answer_aliases=tuple(dict.fromkeys(s for s in spans[1:] if s != spans[0])),
-        native_type=None,
-        paragraphs=tuple(pool),
-        content_key=_key(question, spans, texts),
-        identity_key=_identity_key(question, [p.title for p in pool]),
-        source_files=(source,),
-    )
+    aliases = tuple(dict.fromkeys(s for s in spans[1:] if s != spans[0]))
+    head = _Head(qid, question, spans[0])
+    return r.raw_question(head, pool, (question, spans, texts), answer_aliases=aliases)
 
 
-def read_2wiki_original(
-    r: _Record, dataset: str, split: str, strict: bool, source: str
-) -> RawQuestion:
-    qid = str(r.get("_id", (str, int)))
-    question = r.get("question", str)
-    answer = r.get("answer", str)
-    native_type = r.get("type", str)
-    evidences = []
-    for i, triple in enumerate(r.get("evidences", list)):
-        if not (isinstance(triple, list) and len(triple) == 3):
-            raise r.fail(f"evidences[{i}]", "must be [subject, relation, object]")
-        evidences.append((str(triple[0]), str(triple[1]), str(triple[2])))
-    if "context" not in r.rec:
-        # MIGRES rows carrying qa_pairs/explanation have no pool: kept, then excluded by reason.
-        return RawQuestion(
-            dataset=dataset,
-            id=qid,
-            split=split,
-            fmt="2wiki_original",
-            where=r.where,
-            question=question,
-            answer=answer,
-            answer_aliases=(),
-            native_type=native_type,
-            paragraphs=None,
-            evidences=tuple(evidences),
-            content_key=_key(question, answer, native_type, None, evidences),
-            identity_key=_identity_key(question, []),
-            source_files=(source,),
-        )
-    pool = _sentence_pool(r, "context")
-    facts = _supporting_facts(r)
-    defect = _check_supporting(r, pool, facts, strict)
-    context = [[p.title, list(p.sentences or ())] for p in pool]
-    return RawQuestion(
-        dataset=dataset,
-        id=qid,
-        split=split,
-        fmt="2wiki_original",
-        where=r.where,
-        question=question,
-        answer=answer,
-        answer_aliases=(),
-        native_type=native_type,
-        paragraphs=pool,
-        supporting_facts=facts,
-        evidences=tuple(evidences),
-        content_key=_key(
-            question, answer, native_type, context, [list(f) for f in facts], evidences
-        ),
-        identity_key=_identity_key(question, [p.title for p in pool]),
-        source_files=(source,),
-        defect=defect,
-    )
-
-
-def read_musique(r: _Record, dataset: str, split: str, strict: bool, source: str) -> RawQuestion:
-    qid = str(r.get("id", (str, int)))
-    question = r.get("question", str)
-    answer = r.get("answer", str)
+def read_musique(r: _Record) -> RawQuestion:
+    head = _Head(str(r.get("id", (str, int))), r.get("question", str), r.get("answer", str))
     aliases = r.get("answer_aliases", list) if "answer_aliases" in r.rec else []
     answerable = r.get("answerable", bool) if "answerable" in r.rec else True
-    pool = []
-    for i, par in enumerate(r.get("paragraphs", list)):
-        path = f"paragraphs[{i}]"
-        pool.append(
-            RawParagraph(
-                title=_typed(r, par, "title", str, f"{path}.title"),
-                text=_typed(r, par, "paragraph_text", str, f"{path}.paragraph_text"),
-                is_supporting=_typed(r, par, "is_supporting", bool, f"{path}.is_supporting"),
-                idx=_typed(r, par, "idx", int, f"{path}.idx"),
-            )
-        )
+    pool = _text_pool(r, "paragraphs", with_idx=True)
     known_idx = {p.idx for p in pool}
     steps = []
     defect = None
@@ -521,7 +521,7 @@ def read_musique(r: _Record, dataset: str, split: str, strict: bool, source: str
         )
         if support is not None and support not in known_idx:
             defect = defect or _defect(
-                strict,
+                r.reading.strict,
                 "gold_not_in_pool",
                 f"{r.where}: field '{path}.paragraph_support_idx' is {support}, but no "
                 f"paragraph has that idx (pool idx {min(known_idx, default=None)}.."
@@ -536,22 +536,14 @@ def read_musique(r: _Record, dataset: str, split: str, strict: bool, source: str
         )
     texts = [[p.idx, p.title, p.text, p.is_supporting] for p in pool]
     decomposition = [[s.question, s.answer, s.paragraph_support_idx] for s in steps]
-    return RawQuestion(
-        dataset=dataset,
-        id=qid,
-        split=split,
-        fmt="musique",
-        where=r.where,
-        question=question,
-        answer=answer,
+    content = (head.question, head.answer, list(aliases), texts, decomposition, answerable)
+    return r.raw_question(
+        head,
+        pool,
+        content,
         answer_aliases=tuple(str(a) for a in aliases),
-        native_type=None,
-        paragraphs=tuple(pool),
         decomposition=tuple(steps),
         answerable=answerable,
-        content_key=_key(question, answer, list(aliases), texts, decomposition, answerable),
-        identity_key=_identity_key(question, [p.title for p in pool]),
-        source_files=(source,),
         defect=defect,
     )
 
@@ -592,20 +584,15 @@ def read_file(
     """
     display = display or str(path)
     raw = read_bytes(path)
-    records = parse_container(raw, display)
-    if not records:
-        raise ValueError(f"{display}: the file holds no records")
-    fmt = detect_format(records[0][1], display)
+    records, fmt = records_and_format(raw, display)
     dataset = FORMATS[fmt]
     if expect_dataset is not None and expect_dataset != dataset:
         raise ValueError(
             f"{display}: registered as {expect_dataset!r}, but its content is {fmt!r} ({dataset!r})"
         )
     reader, id_key = _READERS[fmt]
-    questions = tuple(
-        reader(_Record(rec, display, loc, id_key), dataset, split, strict, display)
-        for loc, rec in records
-    )
+    reading = _Reading(fmt, dataset, split, strict, display)
+    questions = tuple(reader(_Record(rec, loc, reading, id_key)) for loc, rec in records)
     return FileRead(
         display=display,
         fmt=fmt,

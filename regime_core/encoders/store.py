@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 
@@ -42,6 +42,17 @@ from regime_core.encoders.vectors import identity_hash, unnormalized_rows
 from regime_core.integrity import atomic_write_bytes, remove_stale_temporaries
 
 MODES: tuple[str, ...] = ("query", "document")
+Mode = Literal["query", "document"]
+
+
+class EmbedOptions(TypedDict, total=False):
+    """The keyword options of :meth:`EmbeddingStore.embed` (defaults: those of
+    :meth:`EmbeddingStore.embed_with_report`, stated there only)."""
+
+    batch_size: int
+    progress: bool
+
+
 SHARD_SUFFIX = ".emb"
 IDENTITY_FILE = "identity.json"
 _MAGIC = b"REGIME-EMB 1\n"
@@ -200,28 +211,21 @@ class EmbeddingStore:
         return self.root / identity_hash(encoder.identity)
 
     def embed(
-        self,
-        encoder: Encoder,
-        texts: Sequence[str],
-        mode: Literal["query", "document"],
-        *,
-        batch_size: int = config.ENCODE_BATCH_SIZE,
-        progress: bool = False,
+        self, encoder: Encoder, texts: Sequence[str], mode: Mode, **options: Unpack[EmbedOptions]
     ) -> np.ndarray:
         """``(len(texts), d)`` float32 vectors in input order, encoding only what is not stored.
 
         An empty ``texts`` gives shape ``(0, d)`` when the store knows ``d``, else ``(0, 0)``.
+        ``options``: ``batch_size`` and ``progress``, as :meth:`embed_with_report` takes them.
         """
-        vectors, _ = self.embed_with_report(
-            encoder, texts, mode, batch_size=batch_size, progress=progress
-        )
+        vectors, _ = self.embed_with_report(encoder, texts, mode, **options)
         return vectors
 
     def embed_with_report(
         self,
         encoder: Encoder,
         texts: Sequence[str],
-        mode: Literal["query", "document"],
+        mode: Mode,
         *,
         batch_size: int = config.ENCODE_BATCH_SIZE,
         progress: bool = False,

@@ -31,27 +31,25 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.config import ConfigMixin
-from regime_core.experiments.common import (
-    EXPERIMENT_DATASETS,
-    EXPERIMENT_ENCODERS,
-    EncoderFactory,
-    sample_numbers,
-)
+from regime_core.experiments.common import ExperimentConfig, sample_numbers
+from regime_core.experiments.composed import ROUTING_SHARED
+from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
-    RoutingData,
-    RoutingOutcome,
-    check_bridge_source,
-    comparison_numbers,
-    evaluate_routing,
-    fit_routing,
+    RecipeConfig,
+    fit_recipe,
     load_routing_data,
 )
 from regime_core.router import FEATURE_NAMES, TIE_RULES, describe_label_rule
-from regime_core.schema import SPLITS, Example
-from regime_core.stats import PairedComparison, compare_paired
+from regime_core.router.evaluation import (
+    RoutingOutcome,
+    comparison_numbers,
+    evaluate_routing,
+    paired_hits,
+)
+from regime_core.router.training import RoutingData
+from regime_core.stats import PairedComparison
 
 #: The α grid of the sweep, from 0 (union = q) to 1 (question and B_rel weighted equally), with the
 #: paper's frozen α included.
@@ -97,72 +95,62 @@ def encoder_unavailable_reason(name: str) -> str | None:
     )
 
 
-@dataclass(frozen=True)
-class AblationConfig(ConfigMixin):
-    """The grid of every ablation; the main setting is (``alpha``, ``pool``, ``encoders[0]``)."""
+@dataclass(frozen=True, init=False)
+class AblationConfig(RecipeConfig):
+    """The grid of every ablation; the main setting is (``alpha``, ``pool``, ``encoders[0]``).
 
-    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"label_k", "sample_size"})
+    ``experiment``: the shared fields (``ExperimentConfig``): its datasets are the training
+    dataset then the transfer datasets (flat: ``train_dataset``, ``transfer_datasets``), its
+    encoders the main encoder then the others (flat: ``encoders``), and ``pool``, ``alpha``,
+    ``k``, ``seed``, ``sample_size``, ``split``, ``bootstrap_resamples``, ``confidence``,
+    ``exclude_bridge``, ``tiny_pools``. The recipe's label rule, folds and bridge read are
+    :class:`~regime_core.experiments.router_train.RecipeConfig`'s. ``paper_encoders``,
+    ``pools`` and ``alphas`` are the grids.
+    """
 
-    train_dataset: str = TRAIN_DATASET
-    transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
-    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    SHARED: ClassVar[Mapping[str, str]] = {
+        "train_dataset": "datasets[0]",
+        "transfer_datasets": "datasets[1:]",
+        "datasets": "datasets",
+        "encoders": "encoders",
+        **ROUTING_SHARED,
+    }
+    FLAT: ClassVar[tuple[str, ...]] = (
+        "train_dataset", "transfer_datasets", "encoders", "paper_encoders", "pool", "pools",
+        "alpha", "alphas", "k", "seed", "sample_size", "split", "tie_rule", "label_k",
+        "n_splits", "bootstrap_resamples", "confidence", "exclude_bridge", "tiny_pools",
+        "bridge_source",
+    )  # fmt: skip
+
+    experiment: ExperimentConfig = field(
+        default_factory=lambda: ExperimentConfig(datasets=(TRAIN_DATASET, *TRANSFER_DATASETS))
+    )
     paper_encoders: tuple[str, ...] = field(default_factory=_paper_encoders)
-    pool: str = config.POOL_MODE
     pools: tuple[str, ...] = config.POOL_MODES
-    alpha: float = config.ALPHA
     alphas: tuple[float, ...] = ALPHA_GRID
-    k: int = config.HEADLINE_K
-    seed: int = config.SEED
-    sample_size: int | None = None
-    split: str = "dev"
-    tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
-    label_k: int | None = None
-    n_splits: int = config.CV_FOLDS
-    bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
-    confidence: float = config.CONFIDENCE
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE
-    tiny_pools: str = config.TINY_POOLS  # pools with <= k hop-2 candidates: exclude or keep
-    bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
+
+    @classmethod
+    def check_shared(cls, changes: Mapping[str, Any]) -> None:
+        datasets = changes.get("datasets", ())
+        if datasets and datasets[0] in datasets[1:]:
+            raise ValueError(
+                "AblationConfig: the training dataset cannot also be a transfer dataset"
+            )
 
     def validate(self) -> None:
+        super().validate()
         where = type(self).__name__
-        check_bridge_source(self.bridge_source, where)
-        if self.tiny_pools not in config.TINY_POOL_RULES:
-            raise ValueError(
-                f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
-            )
-        for name in ("transfer_datasets", "encoders", "paper_encoders", "pools", "alphas"):
+        for name in ("paper_encoders", "pools", "alphas"):
             value = getattr(self, name)
             value = (value,) if isinstance(value, str | int | float) else tuple(value)
             object.__setattr__(self, name, value)
-        known = (*EXPERIMENT_DATASETS, "toyworld")
-        for d in (self.train_dataset, *self.transfer_datasets):
-            if d not in known:
-                raise ValueError(f"{where}: unknown dataset {d!r}; known {EXPERIMENT_DATASETS}")
-        if self.train_dataset in self.transfer_datasets:
-            raise ValueError(f"{where}: the training dataset cannot also be a transfer dataset")
-        if not self.encoders:
-            raise ValueError(f"{where}.encoders is empty; name at least one (e.g. minilm)")
-        for name in ("pools",):
-            bad = [p for p in getattr(self, name) if p not in config.POOL_MODES]
-            if bad:
-                raise ValueError(f"{where}.{name}: {bad} not among {config.POOL_MODES}")
-        if self.pool not in config.POOL_MODES:
-            raise ValueError(f"{where}.pool is {self.pool!r}, not one of {config.POOL_MODES}")
+        bad = [p for p in self.pools if p not in config.POOL_MODES]
+        if bad:
+            raise ValueError(f"{where}.pools: {bad} not among {config.POOL_MODES}")
         alphas = [float(a) for a in self.alphas]
         if not alphas or any(not np.isfinite(a) or a < 0 for a in alphas):
             raise ValueError(f"{where}.alphas must be finite numbers >= 0, got {self.alphas}")
-        if not np.isfinite(self.alpha) or self.alpha < 0:
-            raise ValueError(f"{where}.alpha must be a finite number >= 0, got {self.alpha!r}")
         object.__setattr__(self, "alphas", tuple(sorted(set(alphas))))
-        if self.tie_rule not in TIE_RULES:
-            raise ValueError(f"{where}.tie_rule is {self.tie_rule!r}, not one of {TIE_RULES}")
-        if self.split not in SPLITS:
-            raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
-
-    @property
-    def datasets(self) -> tuple[str, ...]:
-        return (self.train_dataset, *self.transfer_datasets)
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,25 +186,12 @@ def run_recipe(
     rank_union = train.geometry.target_ranks(alpha)
     degenerate = False
     try:
-        fitted = fit_routing(
-            train.X,
-            rank_q,
-            rank_union,
-            alpha=alpha,
-            tie_rule=cfg.tie_rule,
-            label_k=cfg.label_k,
-            n_splits=cfg.n_splits,
-            seed=cfg.seed,
-            columns=cols,
-        )
+        fitted = fit_recipe(train.X, rank_q, rank_union, cfg, alpha=alpha, columns=cols)
     except ValueError:
         # One label class (e.g. alpha = 0: union is q): the router is the constant q policy.
         degenerate = True
         fitted = None
 
-    common = dict(
-        k=cfg.k, resamples=cfg.bootstrap_resamples, confidence=cfg.confidence, seed=cfg.seed
-    )
     outcomes: dict[str, RoutingOutcome] = {}
     probabilities: dict[str, np.ndarray] = {}
     datasets = {train.dataset: train, **others}
@@ -234,7 +209,13 @@ def run_recipe(
             routed = fitted.router.predict_action(Xc) == "union"
         probabilities[name] = p
         outcomes[name] = evaluate_routing(
-            data.hit_q, union_ranks <= cfg.k, routed, p, dataset=name, **common
+            data.hit_q,
+            union_ranks <= cfg.k,
+            routed,
+            p,
+            dataset=name,
+            k=cfg.k,
+            bootstrap=cfg.bootstrap,
         )
 
     soft_cmp: dict[str, dict[str, PairedComparison]] = {}
@@ -243,26 +224,11 @@ def run_recipe(
         for name, data in datasets.items():
             hit_soft = data.geometry.target_ranks(alpha * probabilities[name]) <= cfg.k
             soft_hits[name] = float(hit_soft.mean())
-            stats = dict(resamples=cfg.bootstrap_resamples, confidence=cfg.confidence)
             soft_cmp[name] = {
-                "soft_vs_q": compare_paired(
-                    hit_soft.astype(float),
-                    outcomes[name].hits["q"].astype(float),
-                    test="mcnemar",
-                    seed=cfg.seed,
-                    label_a="soft",
-                    label_b="q",
-                    **stats,
-                ),
-                "soft_vs_routed": compare_paired(
-                    hit_soft.astype(float),
-                    outcomes[name].hits["routed"].astype(float),
-                    test="mcnemar",
-                    seed=cfg.seed,
-                    label_a="soft",
-                    label_b="routed",
-                    **stats,
-                ),
+                f"soft_vs_{policy}": paired_hits(
+                    hit_soft, outcomes[name].hits[policy], ("soft", policy), bootstrap=cfg.bootstrap
+                )
+                for policy in ("q", "routed")
             }
     return RecipeOutcome(float(alpha), cols, degenerate, outcomes, soft_cmp, soft_hits)
 
@@ -356,49 +322,22 @@ def _scalar(value: Any) -> Any:
 
 
 def _load(
-    cfg: AblationConfig,
-    encoder: str,
-    pool: str,
-    *,
-    work: Path | str | None,
-    examples: Mapping[str, Sequence[Example]] | None,
-    encoder_factory: EncoderFactory | None,
-    store: Any | None,
+    cfg: AblationConfig, encoder: str, pool: str, context: Context
 ) -> tuple[RoutingData, dict[str, RoutingData]]:
-    data = load_routing_data(
-        cfg.datasets,
-        encoder=encoder,
-        pool=pool,
-        alpha=cfg.alpha,
-        k=cfg.k,
-        seed=cfg.seed,
-        sample_size=cfg.sample_size,
-        split=cfg.split,
-        exclude_bridge=cfg.exclude_bridge,
-        tiny_pools=cfg.tiny_pools,
-        bridge_source=cfg.bridge_source,
-        work=work,
-        examples=examples,
-        encoder_factory=encoder_factory,
-        store=store,
-    )
+    experiment = dataclasses.replace(cfg.experiment, encoders=(encoder,), pool=pool)
+    data = load_routing_data(experiment, context, bridge_source=cfg.bridge_source)
     train = data.pop(cfg.train_dataset)
     return train, data
 
 
 def run_ablations(
-    cfg: AblationConfig | None = None,
-    *,
-    work: Path | str | None = None,
-    examples: Mapping[str, Sequence[Example]] | None = None,
-    encoder_factory: EncoderFactory | None = None,
-    store: Any | None = None,
+    cfg: AblationConfig | None = None, context: Context | None = None
 ) -> AblationResult:
     """Every ablation of the module docstring. The main encoder is ``cfg.encoders[0]``."""
     cfg = cfg or AblationConfig()
+    context = resolve(context)
     main_encoder = cfg.encoders[0]
-    loader = dict(work=work, examples=examples, encoder_factory=encoder_factory, store=store)
-    train, others = _load(cfg, main_encoder, cfg.pool, **loader)
+    train, others = _load(cfg, main_encoder, cfg.pool, context)
     samples = {d.dataset: sample_numbers(d.sample) for d in (train, *others.values())}
 
     sweep_rows = []
@@ -454,7 +393,7 @@ def run_ablations(
     for pool in cfg.pools:
         if pool == cfg.pool:
             continue
-        p_train, p_others = _load(cfg, main_encoder, pool, **loader)
+        p_train, p_others = _load(cfg, main_encoder, pool, context)
         recipe = run_recipe(p_train, p_others, cfg, alpha=cfg.alpha)
         pool_rows.extend(_outcome_row(o, pool=pool) for o in recipe.outcomes.values())
         del p_train, p_others
@@ -467,7 +406,7 @@ def run_ablations(
         if reason is not None:
             unavailable[encoder] = reason
             continue
-        e_train, e_others = _load(cfg, encoder, cfg.pool, **loader)
+        e_train, e_others = _load(cfg, encoder, cfg.pool, context)
         recipe = run_recipe(e_train, e_others, cfg, alpha=cfg.alpha)
         encoder_rows.extend(_outcome_row(o, encoder=encoder) for o in recipe.outcomes.values())
         del e_train, e_others

@@ -25,43 +25,43 @@ embedding store, so a warm store encodes nothing new.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.config import ConfigMixin
 from regime_core.data.regimes import PREDICATE_NAMES, RegimeRules, regime_table
 from regime_core.experiments.common import (
-    EXPERIMENT_DATASETS,
-    EXPERIMENT_ENCODERS,
-    EncoderFactory,
     ExperimentConfig,
     collect_outcomes,
     evidence_datasets,
     is_tiny_pool,
 )
+from regime_core.experiments.composed import ComposedConfig
+from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
     RouterConfig,
-    RoutingOutcome,
     load_routing_data,
     train_on_data,
 )
 from regime_core.experiments.t1_auc_margin import MARGINS, T1Config, analyse_t1
 from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
 from regime_core.experiments.t3_brel_knockout import POOLED, T3Config, analyse_t3
-from regime_core.experiments.zero_shot_transfer import apply_router
 from regime_core.router import TIE_RULES
+from regime_core.router.evaluation import RoutingOutcome
+from regime_core.router.training import apply_router
 from regime_core.runner.expected import Claim, judge_values, load_claims
 from regime_core.schema import Example
+
+ClaimConfig = TypeVar("ClaimConfig", bound=ExperimentConfig)
 
 #: The verdict of a reading that is no evidence (its dataset level has a degenerate predicate).
 DEGENERATE = "degenerate"
@@ -88,21 +88,36 @@ KNOB_MEANINGS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class RobustnessConfig(ConfigMixin):
+@dataclass(frozen=True, init=False)
+class RobustnessConfig(ComposedConfig):
     """The multiverse's grid. Each tuple lists the values a knob takes; the first value of
     none of them is special: the primary reading is the configured default of each knob.
 
-    ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar p, never a bootstrap CI,
-    so its readings use fewer resamples (the CIs shown for T2 readings are coarser, verdicts
-    identical). ``primary_encoder``: the encoder of every routing reading, of T2's plotted
-    estimate and of T3's primary reading (the encoder the claim pages report).
+    ``experiment``: the shared fields (``ExperimentConfig``), flat as ``datasets``,
+    ``encoders``, ``alpha``, ``k``, ``seed``, ``sample_size``, ``split``,
+    ``bootstrap_resamples`` and ``confidence``; its pool, tiny-pool and knockout rules are set
+    per reading by the grids. ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar
+    p, never a bootstrap CI, so its readings use fewer resamples (the CIs shown for T2 readings
+    are coarser, verdicts identical). ``primary_encoder``: the encoder of every routing
+    reading, of T2's plotted estimate and of T3's primary reading (the encoder the claim pages
+    report).
     """
 
-    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})
+    SHARED: ClassVar[Mapping[str, str]] = {
+        name: name
+        for name in ("datasets", "encoders", "alpha", "k", "seed", "sample_size", "split",
+                     "bootstrap_resamples", "confidence")
+    }  # fmt: skip
+    FLAT: ClassVar[tuple[str, ...]] = (
+        "datasets", "encoders", "primary_encoder", "pools", "tiny_pools", "predicate_names",
+        "knockout_single", "margins", "tie_rules", "bridge_sources", "alpha", "k", "seed",
+        "sample_size", "split", "bootstrap_resamples", "t2_resamples", "confidence",
+        "t1_min_cell_n", "t2_min_cell_n",
+    )  # fmt: skip
+    #: The fields of ``experiment`` each reading sets itself (see :meth:`experiment_config`).
+    PER_READING: ClassVar[tuple[str, ...]] = ("pool", "tiny_pools", "knockout_single")
 
-    datasets: tuple[str, ...] = EXPERIMENT_DATASETS
-    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     primary_encoder: str = config.ENCODER
     pools: tuple[str, ...] = config.POOL_MODES
     tiny_pools: tuple[str, ...] = config.TINY_POOL_RULES
@@ -111,21 +126,14 @@ class RobustnessConfig(ConfigMixin):
     margins: tuple[str, ...] = MARGINS
     tie_rules: tuple[str, ...] = TIE_RULES
     bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
-    alpha: float = config.ALPHA
-    k: int = config.HEADLINE_K
-    seed: int = config.SEED
-    sample_size: int | None = None
-    split: str = "dev"
-    bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
     t2_resamples: int = 1_000
-    confidence: float = config.CONFIDENCE
     t1_min_cell_n: int = 30
     t2_min_cell_n: int = 30
 
     def validate(self) -> None:
+        super().validate()
         where = type(self).__name__
         allowed: dict[str, Sequence[str]] = {
-            "datasets": (*EXPERIMENT_DATASETS, "toyworld"),
             "pools": config.POOL_MODES,
             "tiny_pools": config.TINY_POOL_RULES,
             "predicate_names": tuple(PREDICATE_NAMES),
@@ -134,16 +142,16 @@ class RobustnessConfig(ConfigMixin):
             "tie_rules": TIE_RULES,
             "bridge_sources": config.BRIDGE_SOURCES,
         }
-        for name in (*allowed, "encoders"):
+        for name in allowed:
             value = getattr(self, name)
             value = (value,) if isinstance(value, str) else tuple(value)
             object.__setattr__(self, name, value)
             if not value or len(set(value)) != len(value):
                 raise ValueError(f"{where}.{name} must list distinct values, got {value}")
-            bad = [v for v in value if name in allowed and v not in allowed[name]]
+            bad = [v for v in value if v not in allowed[name]]
             if bad:
                 raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed[name])}")
-        for name in ("bootstrap_resamples", "t2_resamples", "t1_min_cell_n", "t2_min_cell_n"):
+        for name in ("t2_resamples", "t1_min_cell_n", "t2_min_cell_n"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{where}.{name} must be a positive integer, got {value!r}")
@@ -152,24 +160,15 @@ class RobustnessConfig(ConfigMixin):
                 f"{where}.primary_encoder {self.primary_encoder!r} must be one of the encoders "
                 f"{self.encoders}"
             )
-        # the shared fields, with the shared messages
-        self.experiment_config(self.pools[0])
+        default = self.default_experiment()
+        fixed = [n for n in self.PER_READING if getattr(self.experiment, n) != getattr(default, n)]
+        if fixed:
+            raise ValueError(f"{where}: every reading sets experiment.{fixed[0]}; leave it alone")
 
     def experiment_config(self, pool: str) -> ExperimentConfig:
         """The retrieval config of one pool mode: every item, every knob value as a column."""
-        return ExperimentConfig(
-            datasets=self.datasets,
-            encoders=self.encoders,
-            pool=pool,
-            alpha=self.alpha,
-            k=self.k,
-            seed=self.seed,
-            sample_size=self.sample_size,
-            split=self.split,
-            bootstrap_resamples=self.bootstrap_resamples,
-            confidence=self.confidence,
-            tiny_pools="keep",
-            knockout_single="title",
+        return dataclasses.replace(
+            self.experiment, pool=pool, tiny_pools="keep", knockout_single="title"
         )
 
 
@@ -381,18 +380,24 @@ def _t1_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessC
     }
 
 
-def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> dict:
-    part = reading_table(table, reading)
-    if _level_is_degenerate(part, reading["level"]):
-        return {DEGENERATE: True}
-    t2 = T2Config(
+def _claim_config(cls: type[ClaimConfig], cfg: RobustnessConfig, **own: Any) -> ClaimConfig:
+    """T2's or T3's config on the multiverse's datasets and encoders, k, seed and confidence."""
+    return cls(
         datasets=cfg.datasets,
         encoders=cfg.encoders,
         k=cfg.k,
         seed=cfg.seed,
-        bootstrap_resamples=cfg.t2_resamples,
         confidence=cfg.confidence,
-        min_cell_n=cfg.t2_min_cell_n,
+        **own,
+    )
+
+
+def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> dict:
+    part = reading_table(table, reading)
+    if _level_is_degenerate(part, reading["level"]):
+        return {DEGENERATE: True}
+    t2 = _claim_config(
+        T2Config, cfg, bootstrap_resamples=cfg.t2_resamples, min_cell_n=cfg.t2_min_cell_n
     )
     result = analyse_t2(part, t2)
     verdicts = result.verdicts[result.verdicts["comparison"] == "union_vs_q"]
@@ -429,14 +434,7 @@ def _t3_values(
         if _level_is_degenerate(part, reading["level"]):
             cache[key] = None
         else:
-            t3 = T3Config(
-                datasets=cfg.datasets,
-                encoders=cfg.encoders,
-                k=cfg.k,
-                seed=cfg.seed,
-                bootstrap_resamples=cfg.bootstrap_resamples,
-                confidence=cfg.confidence,
-            )
+            t3 = _claim_config(T3Config, cfg, bootstrap_resamples=cfg.bootstrap_resamples)
             cache[key] = analyse_t3(part, t3).comparisons
     comparisons = cache[key]
     if comparisons is None:
@@ -482,12 +480,7 @@ def _routing_values(outcome: RoutingOutcome, comparison: str) -> dict[str, Any]:
 
 
 def _routing_outcomes(
-    cfg: RobustnessConfig,
-    *,
-    work: Path | str | None,
-    examples: Mapping[str, Sequence[Example]] | None,
-    encoder_factory: EncoderFactory | None,
-    store: Any | None,
+    cfg: RobustnessConfig, context: Context
 ) -> dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str]:
     """``{(tie_rule, pool, tiny_pools, bridge_source): {dataset: outcome}}``: the router trained
     (cross-fitted) on 2Wiki and applied zero-shot to the others, under each reading; the reason
@@ -497,37 +490,17 @@ def _routing_outcomes(
         return {}
     out: dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str] = {}
     for pool, tiny, source in itertools.product(cfg.pools, cfg.tiny_pools, cfg.bridge_sources):
-        data = load_routing_data(
-            datasets,
-            encoder=cfg.primary_encoder,
+        experiment = dataclasses.replace(
+            cfg.experiment,
+            datasets=tuple(datasets),
+            encoders=(cfg.primary_encoder,),
             pool=pool,
-            alpha=cfg.alpha,
-            k=cfg.k,
-            seed=cfg.seed,
-            sample_size=cfg.sample_size,
-            split=cfg.split,
             tiny_pools=tiny,
-            bridge_source=source,
-            work=work,
-            examples=examples,
-            encoder_factory=encoder_factory,
-            store=store,
         )
+        data = load_routing_data(experiment, context, bridge_source=source)
+        train_experiment = dataclasses.replace(experiment, datasets=(TRAIN_DATASET,))
         for tie_rule in cfg.tie_rules:
-            router_cfg = RouterConfig(
-                encoder=cfg.primary_encoder,
-                pool=pool,
-                alpha=cfg.alpha,
-                k=cfg.k,
-                seed=cfg.seed,
-                sample_size=cfg.sample_size,
-                split=cfg.split,
-                tie_rule=tie_rule,
-                bootstrap_resamples=cfg.bootstrap_resamples,
-                confidence=cfg.confidence,
-                tiny_pools=tiny,
-                bridge_source=source,
-            )
+            router_cfg = RouterConfig(train_experiment, tie_rule=tie_rule, bridge_source=source)
             try:
                 trained = train_on_data(data[TRAIN_DATASET], router_cfg)
             except ValueError as err:  # too few labels of a class to cross-fit: say so
@@ -536,11 +509,7 @@ def _routing_outcomes(
             outcomes = {TRAIN_DATASET: trained.outcome}
             for dataset in datasets[1:]:
                 outcomes[dataset] = apply_router(
-                    trained.router,
-                    data[dataset],
-                    resamples=cfg.bootstrap_resamples,
-                    confidence=cfg.confidence,
-                    seed=cfg.seed,
+                    trained.router, data[dataset], bootstrap=cfg.bootstrap
                 )
             out[(tie_rule, pool, tiny, source)] = outcomes
     return out
@@ -548,19 +517,16 @@ def _routing_outcomes(
 
 def run_robustness(
     cfg: RobustnessConfig | None = None,
+    context: Context | None = None,
     *,
-    work: Path | str | None = None,
-    examples: Mapping[str, Sequence[Example]] | None = None,
-    encoder_factory: EncoderFactory | None = None,
-    store: Any | None = None,
     claims: Sequence[Claim] | None = None,
 ) -> RobustnessResult:
     """Judge every claim under every reading of :func:`claim_knobs` (see the module docstring).
 
-    ``examples``, ``encoder_factory`` and ``store`` replace the prepared files, the real
-    encoders and the on-disk store (tests); ``claims`` the repository's ``paper_claims.yml``.
+    ``claims`` replaces the repository's ``paper_claims.yml``.
     """
     cfg = cfg or RobustnessConfig()
+    context = resolve(context)
     started = time.perf_counter()
     by_id = {c.id: c for c in (claims if claims is not None else load_claims())}
     knobs = {c: k for c, k in claim_knobs(cfg).items() if c in by_id}
@@ -573,10 +539,10 @@ def run_robustness(
             outcomes = collect_outcomes(
                 cfg.experiment_config(pool),
                 MULTIVERSE_ARMS,
-                work=work,
-                examples=examples,
-                encoder_factory=encoder_factory,
-                store=store,
+                work=context.work,
+                examples=context.examples,
+                encoder_factory=context.encoder_factory,
+                store=context.embeddings,
             )
             n_encoded += outcomes.n_encoded
             n_cached += outcomes.n_cached
@@ -589,9 +555,7 @@ def run_robustness(
                 }
     routing = {}
     if any(c in knobs for c in ROUTER_CLAIMS):
-        routing = _routing_outcomes(
-            cfg, work=work, examples=examples, encoder_factory=encoder_factory, store=store
-        )
+        routing = _routing_outcomes(cfg, context)
 
     primary = primary_reading(cfg)
     t3_cache: dict = {}

@@ -15,32 +15,34 @@ the zero-shot datasets side by side with the paper's numbers (:data:`PAPER_REFER
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.config import ConfigMixin
-from regime_core.experiments.common import EXPERIMENT_DATASETS, EncoderFactory
+from regime_core.experiments.common import ExperimentConfig
+from regime_core.experiments.composed import ROUTING_SHARED, ComposedConfig
+from regime_core.experiments.context import Context
 from regime_core.experiments.router_train import (
     TRANSFER_DATASETS,
     RouterTrainResult,
-    RoutingData,
-    RoutingOutcome,
-    breakdown,
-    check_bridge_source,
-    evaluate_routing,
-    hop1_numbers,
     load_routing_data,
-    resolve_router,
 )
 from regime_core.router import RegimeRouter
-from regime_core.schema import SPLITS, Example
+from regime_core.router.evaluation import RoutingOutcome
+from regime_core.router.model import resolve_router
+from regime_core.router.training import (
+    RoutingData,
+    apply_router,
+    breakdown,
+    check_bridge_source,
+    hop1_numbers,
+)
 
 #: The paper's reported ΔR@5 (routed − always-q) and oracle gap, for comparison only; our
 #: numbers always come from the records. (arXiv 2604.09019, abstract and summaries.)
@@ -61,52 +63,53 @@ def no_regret(diff: float, p_value: float, confidence: float = config.CONFIDENCE
     return not (diff < 0 and p_value < 1.0 - confidence)
 
 
-@dataclass(frozen=True)
-class TransferConfig(ConfigMixin):
+@dataclass(frozen=True, init=False)
+class TransferConfig(ComposedConfig):
     """Datasets, encoder and pool the frozen router is applied to.
 
-    ``alpha=None`` uses the router's own frozen α (the paper's setting); a number overrides the
-    union weight at evaluation time (an ablation, recorded as such).
+    ``experiment``: the shared fields (``ExperimentConfig``), flat as ``datasets``, ``encoder``,
+    ``pool``, ``k``, ``seed``, ``sample_size``, ``split``, ``bootstrap_resamples``,
+    ``confidence``, ``exclude_bridge`` and ``tiny_pools``; its ``alpha`` is not read.
+    ``alpha``: the union weight; None uses the router's own frozen α (the paper's setting), a
+    number overrides it at evaluation time (an ablation, recorded as such).
     """
 
-    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"alpha", "sample_size"})
+    SHARED: ClassVar[Mapping[str, str]] = {
+        "datasets": "datasets",
+        "encoder": "encoders[0]",
+        **{k: v for k, v in ROUTING_SHARED.items() if k != "alpha"},
+    }
+    FLAT: ClassVar[tuple[str, ...]] = (
+        "datasets", "encoder", "pool", "alpha", "k", "seed", "sample_size", "split",
+        "bootstrap_resamples", "confidence", "exclude_bridge", "tiny_pools", "bridge_source",
+    )  # fmt: skip
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"alpha"})
 
-    datasets: tuple[str, ...] = TRANSFER_DATASETS
-    encoder: str = config.ENCODER
-    pool: str = config.POOL_MODE
+    experiment: ExperimentConfig = field(
+        default_factory=lambda: ExperimentConfig(
+            datasets=TRANSFER_DATASETS, encoders=(config.ENCODER,)
+        )
+    )
     alpha: float | None = None
-    k: int = config.HEADLINE_K
-    seed: int = config.SEED
-    sample_size: int | None = None
-    split: str = "dev"
-    bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
-    confidence: float = config.CONFIDENCE
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE
-    tiny_pools: str = config.TINY_POOLS  # pools with <= k hop-2 candidates: exclude or keep
     bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
 
     def validate(self) -> None:
+        super().validate()
         where = type(self).__name__
         check_bridge_source(self.bridge_source, where)
-        if self.tiny_pools not in config.TINY_POOL_RULES:
+        if len(self.experiment.encoders) != 1:
             raise ValueError(
-                f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
+                f"{where} applies the router with one encoder, got {self.experiment.encoders}"
             )
-        datasets = (self.datasets,) if isinstance(self.datasets, str) else tuple(self.datasets)
-        object.__setattr__(self, "datasets", datasets)
-        if not datasets or len(set(datasets)) != len(datasets):
-            raise ValueError(f"{where}.datasets must be distinct names, got {datasets}")
-        unknown = [d for d in datasets if d not in (*EXPERIMENT_DATASETS, "toyworld")]
-        if unknown:
-            raise ValueError(f"{where}.datasets: unknown {unknown}; known {EXPERIMENT_DATASETS}")
-        if self.pool not in config.POOL_MODES:
-            raise ValueError(f"{where}.pool is {self.pool!r}, not one of {config.POOL_MODES}")
-        if self.alpha is not None and (not np.isfinite(self.alpha) or self.alpha < 0):
+        if self.experiment.alpha != self.default_experiment().alpha:
+            raise ValueError(
+                f"{where}: set the union weight with alpha= (None: the router's own); "
+                "experiment.alpha is not read"
+            )
+        if self.alpha is not None and (
+            isinstance(self.alpha, bool) or not np.isfinite(self.alpha) or self.alpha < 0
+        ):
             raise ValueError(f"{where}.alpha must be None or a finite number >= 0")
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ValueError(f"{where}.k must be a positive integer, got {self.k!r}")
-        if self.split not in SPLITS:
-            raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
 
 
 @dataclass(frozen=True)
@@ -140,13 +143,7 @@ class TransferResult:
                 "n_tiny_pool": data.sample.n_tiny_pool,
                 "n_parallel": int(data.table["parallel"].sum()),
                 "no_regret": self.no_regret(dataset),
-                **hop1_numbers(
-                    data,
-                    outcome,
-                    resamples=self.config.bootstrap_resamples,
-                    confidence=self.config.confidence,
-                    seed=self.config.seed,
-                ),
+                **hop1_numbers(data, outcome, bootstrap=self.config.bootstrap),
                 "by_type": {
                     str(r["native_type"]): {"n": int(r["n"]), "share_union": r["share_union"]}
                     for r in breakdown(data, outcome, "native_type").to_dict(orient="records")
@@ -155,72 +152,20 @@ class TransferResult:
         return numbers
 
 
-def apply_router(
-    router: RegimeRouter,
-    data: RoutingData,
-    *,
-    resamples: int = config.BOOTSTRAP_RESAMPLES,
-    confidence: float = config.CONFIDENCE,
-    seed: int = config.SEED,
-) -> RoutingOutcome:
-    """The frozen router's decisions on ``data`` (features already computed), scored; pure."""
-    if router.n_features_in_ != data.X.shape[1]:
-        raise ValueError(
-            f"the router expects {router.n_features_in_} features, the data has {data.X.shape[1]}"
-        )
-    return evaluate_routing(
-        data.hit_q,
-        data.hit_union,
-        router.predict_action(data.X) == "union",
-        router.predict_proba(data.X)[:, 1],
-        dataset=data.dataset,
-        k=data.k,
-        resamples=resamples,
-        confidence=confidence,
-        seed=seed,
-    )
-
-
 def transfer_router(
     model: str | os.PathLike[str] | RegimeRouter | None = None,
     cfg: TransferConfig | None = None,
-    *,
-    work: Path | str | None = None,
-    examples: Mapping[str, Sequence[Example]] | None = None,
-    encoder_factory: EncoderFactory | None = None,
-    store: Any | None = None,
+    context: Context | None = None,
 ) -> TransferResult:
     """Apply a frozen router (a file, a loaded router, or None for the packaged model) to every
     dataset of ``cfg``, zero-shot."""
     cfg = cfg or TransferConfig()
     router = resolve_router(model)
     alpha = float(router.alpha if cfg.alpha is None else cfg.alpha)
-    data = load_routing_data(
-        cfg.datasets,
-        encoder=cfg.encoder,
-        pool=cfg.pool,
-        alpha=alpha,
-        k=cfg.k,
-        seed=cfg.seed,
-        sample_size=cfg.sample_size,
-        split=cfg.split,
-        exclude_bridge=cfg.exclude_bridge,
-        tiny_pools=cfg.tiny_pools,
-        bridge_source=cfg.bridge_source,
-        work=work,
-        examples=examples,
-        encoder_factory=encoder_factory,
-        store=store,
-    )
+    experiment = dataclasses.replace(cfg.experiment, alpha=alpha)
+    data = load_routing_data(experiment, context, bridge_source=cfg.bridge_source)
     outcomes = {
-        dataset: apply_router(
-            router,
-            d,
-            resamples=cfg.bootstrap_resamples,
-            confidence=cfg.confidence,
-            seed=cfg.seed,
-        )
-        for dataset, d in data.items()
+        dataset: apply_router(router, d, bootstrap=cfg.bootstrap) for dataset, d in data.items()
     }
     return TransferResult(
         config=cfg,

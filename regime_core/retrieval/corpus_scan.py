@@ -17,8 +17,9 @@ stays under :data:`BLOCK_CELLS` cells.
 
 Identical results, not merely close ones
 ----------------------------------------
-The numbers equal those of the dense path (:func:`regime_core.retrieval.score_candidates`,
-:func:`~regime_core.retrieval.rank_candidates` and :mod:`regime_core.metrics` over full rows)
+The numbers equal those of the dense path (:func:`~regime_core.retrieval.scoring.score_candidates`,
+:func:`~regime_core.retrieval.ranking.rank_candidates` and :mod:`regime_core.metrics` over full
+rows)
 bit for bit, because every step does the same floating-point operations in the same order:
 
 - Scores: a BLAS product gives each cell the same value whatever the number of query rows,
@@ -34,21 +35,24 @@ bit for bit, because every step does the same floating-point operations in the s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from regime_core.metrics import NegativeStats
+from regime_core.retrieval.scoring import (
+    QUERY_BLOCK,
+    check_dimensions,
+    check_scorer,
+    faiss_score_block,
+    numpy_score_block,
+)
 
-# Queries per block in the dense path (``regime_core.retrieval``); sub-blocks subdivide these.
-QUERY_BLOCK = 256
 # Cells (queries × passages) of one block's float32 score matrix: 2**25 cells = 128 MiB.
 BLOCK_CELLS = 2**25
 # Smallest query block each backend scores with the same kernel as a large one (see above).
 _MIN_BLOCK = {"numpy": 2, "faiss": 20}
-
-ScoreBlock = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -104,29 +108,6 @@ def query_blocks(n: int, block: int, min_block: int = 2) -> Iterator[tuple[int, 
                 stop = end
             yield start, stop
             start = stop
-
-
-def numpy_score_block(documents: np.ndarray) -> ScoreBlock:
-    """``queries @ documentsᵀ`` (float32 BLAS), the dense path's numpy product."""
-    return lambda queries: queries @ documents.T
-
-
-def faiss_score_block(documents: np.ndarray) -> ScoreBlock:
-    """An ``IndexFlatIP`` search over every passage, scattered back to passage order (the
-    dense path's faiss scoring in corpus mode)."""
-    import faiss
-
-    index = faiss.IndexFlatIP(documents.shape[1])
-    index.add(documents)
-    n_passages = len(documents)
-
-    def score(queries: np.ndarray) -> np.ndarray:
-        dist, rows = index.search(np.ascontiguousarray(queries), n_passages)
-        full = np.empty_like(dist)
-        np.put_along_axis(full, rows, dist, axis=1)
-        return full
-
-    return score
 
 
 def _top_positions(scores: np.ndarray, k: int | None) -> np.ndarray:
@@ -187,17 +168,10 @@ def scan_corpus(
     Raises ValueError for mismatched shapes, rows out of range, a target that is not a
     candidate, or non-finite scores (NaN or inf vectors).
     """
-    from regime_core.retrieval import SCORERS
-
-    if scorer not in _MIN_BLOCK:
-        raise ValueError(f"scorer {scorer!r} is not one of {SCORERS}")
+    check_scorer(scorer)
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     documents = np.ascontiguousarray(documents, dtype=np.float32)
-    if queries.ndim != 2 or documents.ndim != 2 or queries.shape[1] != documents.shape[1]:
-        raise ValueError(
-            f"query vectors {queries.shape} and document vectors {documents.shape} must be "
-            "2-d with the same dimension (were they encoded by the same encoder?)"
-        )
+    check_dimensions(queries, documents)
     n, n_passages = len(queries), len(documents)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise ValueError(f"k must be an integer >= 0 or None, got {k!r}")

@@ -10,6 +10,12 @@ Pipeline (each step a pure function; files only in :mod:`~regime_core.router.io`
 4. :class:`RegimeRouter` (a scikit-learn classifier) learns the rule, :func:`cross_fit_predict`
    scores every training item out of fold;
 5. :func:`save_router` / :func:`load_router` store the deployed rule as validated JSON.
+
+Around them, imported by their module path (they need retrieval, data and pandas, which
+``regime route`` does without): :mod:`~regime_core.router.training` (routing data from retrieval
+outcomes, the cross-fitted fit, the selector measured), :mod:`~regime_core.router.evaluation`
+(routed hit@k against always-q, always-union and the oracle) and
+:mod:`~regime_core.router.model` (the packaged router, routing one question given as text).
 """
 
 from regime_core.router.estimator import (

@@ -342,14 +342,8 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
             f"save_router recorded; {REBUILD}"
         )
 
-    router = RegimeRouter(
-        C=C,
-        class_weight=class_weight,
-        threshold=threshold,
-        alpha=alpha,
-        random_state=random_state,
-        max_iter=max_iter,
-    )
+    hyper = dict(C=C, class_weight=class_weight, random_state=random_state, max_iter=max_iter)
+    router = RegimeRouter(threshold=threshold, alpha=alpha, **hyper)
     router.classes_ = np.asarray(classes)
     router.n_features_in_ = n
     if with_names:

@@ -331,13 +331,8 @@ def _router_policy(
     The packaged default router is used when it exists; otherwise a router is fitted on this
     toy world with cross-fitting (each question is decided by a model that never saw it).
     """
-    from regime_core.experiments.router_train import (
-        build_routing_data,
-        default_router,
-        default_router_path,
-        fit_routing,
-        threshold_decisions,
-    )
+    from regime_core.router.model import default_router, default_router_path
+    from regime_core.router.training import build_routing_data, fit_routing, threshold_decisions
 
     sample = sample_examples(
         examples, None, seed=cfg.seed, dataset="toyworld", split=examples[0].split
@@ -547,7 +542,7 @@ def sweep_alpha(
     left out (toyworld has none such).
     """
     from regime_core.data.regimes import regime_table
-    from regime_core.experiments.router_train import build_geometry
+    from regime_core.retrieval.geometry import build_geometry
 
     _check_encoder(encoder)
     grid = [float(v) for v in values]

@@ -35,7 +35,7 @@ class RouterDemoDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from regime_core.book.router_demo import STYLE, choose_presets, demo_html, load_model_json
         from regime_core.data import load_examples
-        from regime_core.experiments.router_train import default_router, default_router_path
+        from regime_core.router.model import default_router, default_router_path
 
         model_path = default_router_path()
         self.env.note_dependency(str(model_path))

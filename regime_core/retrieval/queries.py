@@ -1,0 +1,200 @@
+"""Query arms: the texts and weights of each arm's hop-2 query, and their combined vector.
+
+Arms (``config.ARMS``), with ``f_q`` the encoder in query mode and ``α = config.ALPHA``:
+
+============  =======================================================
+``q``         ``f_q(question)``
+``bridge``    ``f_q(bridge passage text)``
+``union``     ``f_q(question) + α·f_q(B_rel)``
+``knockout``  ``f_q(question) + α·f_q(bridge text without B_rel)``
+``entity``    ``f_q(question) + α·f_q(hop-2 entity as mentioned)``
+============  =======================================================
+
+An example that lacks what an arm is built from is *missing* from that arm, with a reason
+(``MISSING_*``); it is counted, never dropped silently. Everything here is pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from regime_core import config
+from regime_core.encoders.vectors import l2_normalize
+from regime_core.schema import Example
+
+# Reasons an item has no query for an arm; they are counted, never dropped silently.
+MISSING_B_REL = "no B_rel: the bridge has no identified relation sentence"
+MISSING_KNOCKOUT_TEXT = "knockout: the bridge has no sentence besides B_rel"
+MISSING_ENTITY = "entity: the example has no hop-2 entity mention"
+MISSING_B_REL_NOT_IN_BRIDGE = "knockout: the B_rel text given is not a sentence of the bridge"
+
+
+class MissingArmInput(ValueError):
+    """An example lacks what an arm's query is built from (``reason`` says what)."""
+
+    def __init__(self, example_id: str, arm: str, reason: str) -> None:
+        super().__init__(f"example {example_id!r}, arm {arm!r}: {reason}")
+        self.example_id = example_id
+        self.arm = arm
+        self.reason = reason
+
+
+def resolve_b_rel(example: Example, b_rel: int | str | None) -> tuple[int | None, str | None]:
+    """``(sentence index, sentence text)`` of a B_rel given as an index, a text or None.
+
+    A text that is not one of the bridge's sentences keeps index None (``union`` can still use
+    it; ``knockout`` cannot remove it). An index outside the bridge raises ValueError.
+    """
+    sentences = example.bridge.sentences
+    if b_rel is None:
+        return None, None
+    if isinstance(b_rel, bool) or not isinstance(b_rel, int | np.integer | str):
+        raise ValueError(
+            f"example {example.id!r}: b_rel must be a sentence index, a text or None, "
+            f"got {type(b_rel).__name__}"
+        )
+    if isinstance(b_rel, str):
+        text = b_rel.strip()
+        if not text:
+            return None, None
+        matches = [i for i, s in enumerate(sentences) if s == text]
+        return (matches[0] if matches else None), text
+    index = int(b_rel)
+    if not 0 <= index < len(sentences):
+        raise ValueError(
+            f"example {example.id!r}: b_rel index {index} is outside the bridge's "
+            f"{len(sentences)} sentences"
+        )
+    return index, sentences[index]
+
+
+def arm_query_texts(
+    example: Example,
+    arm: str,
+    b_rel: int | str | None,
+    *,
+    alpha: float = config.ALPHA,
+    knockout_single: str = config.KNOCKOUT_SINGLE,
+) -> list[tuple[str, float]]:
+    """The ``(text, weight)`` parts of an arm's query for one example; pure.
+
+    ``knockout_single`` says what ``knockout`` queries with when ``B_rel`` is the bridge's only
+    sentence: ``"title"``, the bridge's title (what is left of the bridge without ``B_rel``), or
+    ``"drop"``, nothing (the item is missing from the arm, counted).
+
+    The query vector is ``Σ weight·f_q(text)``, re-normalised. ``b_rel`` is the bridge's
+    relation sentence as an index into ``example.bridge.sentences`` or as text (gold:
+    ``example.relation_sentence``). Raises :class:`MissingArmInput` when the example lacks
+    what the arm needs, ValueError for an unknown arm or a bad ``b_rel``.
+
+    >>> arm_query_texts(ex, "union", 1)                         # doctest: +SKIP
+    [('Who directed the film?', 1.0), ('It was directed by Ann Lee.', 0.25)]
+    """
+    if arm not in config.ARMS:
+        raise ValueError(f"arm {arm!r} is not one of {config.ARMS}")
+    if knockout_single not in config.KNOCKOUT_SINGLE_RULES:
+        raise ValueError(
+            f"knockout_single {knockout_single!r} is not one of {config.KNOCKOUT_SINGLE_RULES}"
+        )
+    question = (example.question, 1.0)
+    if arm == "q":
+        return [question]
+    if arm == "bridge":
+        return [(example.bridge.text, 1.0)]
+    if arm == "entity":
+        entity = example.hop2_entity.strip()
+        if not entity:
+            raise MissingArmInput(example.id, arm, MISSING_ENTITY)
+        return [question, (entity, alpha)]
+    index, text = resolve_b_rel(example, b_rel)
+    if text is None:
+        raise MissingArmInput(example.id, arm, MISSING_B_REL)
+    if arm == "union":
+        return [question, (text, alpha)]
+    # knockout: the bridge with its relation sentence removed
+    if index is None:
+        raise MissingArmInput(example.id, arm, MISSING_B_REL_NOT_IN_BRIDGE)
+    rest = " ".join(s for i, s in enumerate(example.bridge.sentences) if i != index)
+    if not rest.strip() and knockout_single == "title":
+        rest = example.bridge.title
+    if not rest.strip():
+        raise MissingArmInput(example.id, arm, MISSING_KNOCKOUT_TEXT)
+    return [question, (rest, alpha)]
+
+
+@dataclass(frozen=True)
+class ArmPlan:
+    """Which examples an arm has a query for (``kept``, indices), the query's ``(text, weight)``
+    parts per kept example, and ``(example id, reason)`` for every example left out."""
+
+    kept: tuple[int, ...]
+    parts: tuple[tuple[tuple[str, float], ...], ...]
+    missing: tuple[tuple[str, str], ...]
+
+    def texts(self) -> list[str]:
+        """The distinct query texts of the plan, in first-use order."""
+        return list(dict.fromkeys(t for parts in self.parts for t, _ in parts))
+
+    def query_vectors(self, text_vectors: np.ndarray, text_row: dict[str, int]) -> np.ndarray:
+        """The kept examples' query vectors (:func:`combine_query_vectors`) from the vectors
+        of the texts, ``text_row[text]`` being a text's row of ``text_vectors``."""
+        return combine_query_vectors(
+            text_vectors, [[(text_row[t], w) for t, w in parts] for parts in self.parts]
+        )
+
+
+def plan_arm(
+    examples: Sequence[Example],
+    arm: str,
+    b_rel: Sequence[int | str | None],
+    alpha: float = config.ALPHA,
+    knockout_single: str = config.KNOCKOUT_SINGLE,
+) -> ArmPlan:
+    """:func:`arm_query_texts` of every example; the ones an arm cannot query are ``missing``.
+
+    >>> gold = [ex.relation_sentence for ex in examples]     # doctest: +SKIP
+    >>> plan_arm(examples, "union", gold).missing          # doctest: +SKIP
+    (('q7', 'no B_rel: the bridge has no identified relation sentence'),)
+    """
+    kept: list[int] = []
+    parts: list[tuple[tuple[str, float], ...]] = []
+    missing: list[tuple[str, str]] = []
+    for i, (ex, rel) in enumerate(zip(examples, b_rel, strict=True)):
+        try:
+            texts = arm_query_texts(ex, arm, rel, alpha=alpha, knockout_single=knockout_single)
+        except MissingArmInput as err:
+            missing.append((ex.id, err.reason))
+            continue
+        kept.append(i)
+        parts.append(tuple(texts))
+    return ArmPlan(tuple(kept), tuple(parts), tuple(missing))
+
+
+def combine_query_vectors(
+    text_vectors: np.ndarray, parts: Sequence[Sequence[tuple[int, float]]]
+) -> np.ndarray:
+    """``(n, d)`` unit query vectors ``normalise(Σ_j w_j · text_vectors[t_j])``; pure.
+
+    ``parts[i]`` lists ``(row of text_vectors, weight)`` for query ``i``. A combination that is
+    exactly zero (e.g. TF-IDF of out-of-vocabulary words) stays zero, as the encoders leave it:
+    every candidate then scores 0 and ranks in candidate order.
+
+    >>> combine_query_vectors(np.eye(2, dtype=np.float32), [[(0, 1.0), (1, 1.0)]])
+    array([[0.70710677, 0.70710677]], dtype=float32)
+    """
+    text_vectors = np.asarray(text_vectors, dtype=np.float32)
+    out = np.zeros((len(parts), text_vectors.shape[1]), dtype=np.float32)
+    for i, query_parts in enumerate(parts):
+        for row, weight in query_parts:
+            out[i] += np.float32(weight) * text_vectors[row]
+    finite = np.all(np.isfinite(out), axis=1)
+    if not np.all(finite):
+        bad = int(np.flatnonzero(~finite)[0])
+        raise ValueError(
+            f"query {bad}: its combined vector is not finite; the encoder returned NaN or inf "
+            "for its text(s)"
+        )
+    return l2_normalize(out)

@@ -1,0 +1,162 @@
+"""What several test modules share: the raw-data fixtures, a hashing encoder and a recording
+store (no model, no network), and the book helpers (copying the sources, reading links out of
+rendered pages). Hand-made examples: ``tests/builders.py``.
+
+Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
+"""
+
+from __future__ import annotations
+
+import shutil
+import zlib
+from collections.abc import Sequence
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Self
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+
+# --- the raw-data fixtures ---------------------------------------------------------------------
+
+DATA_FIXTURES = Path(__file__).parent / "fixtures" / "data"
+# The split of each fixture file (none of them is a known subset or an official file name).
+FIXTURE_SPLITS: dict[str, str] = {
+    "hotpotqa/orig_dev.json": "dev",
+    "hotpotqa/orig_dev_lines.jsonl": "dev",
+    "hotpotqa/ircot_dev.jsonl": "dev",
+    "2wikimultihopqa/dev_columns.json": "dev",
+    "2wikimultihopqa/dev_rows.jsonl": "dev",
+    "musique/dev.jsonl": "dev",
+    "musique/train.json": "train",
+}
+
+
+# --- retrieval without a model -----------------------------------------------------------------
+
+
+class HashingEncoder:
+    """Bag of lower-cased words hashed (crc32) into ``dim`` buckets, L2-normalised.
+    Deterministic, the same in query and document mode."""
+
+    name = "hashing-test"
+
+    def __init__(self, dim: int = 96) -> None:
+        self.dim = dim
+
+    @property
+    def identity(self) -> dict[str, Any]:
+        return {"name": self.name, "dim": self.dim}
+
+    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().replace(".", " ").replace("?", " ").split():
+                out[i, zlib.crc32(word.encode()) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+    def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return self._encode(texts)
+
+
+class RecordingStore:
+    """Stands in for EmbeddingStore: encodes directly and records every text it was given."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def embed(self, encoder: Any, texts: Sequence[str], mode: str) -> np.ndarray:
+        self.calls.append((mode, list(texts)))
+        if mode == "query":
+            return encoder.encode_queries(texts)
+        return encoder.encode_documents(texts)
+
+
+# --- the book ------------------------------------------------------------------------------------
+
+
+def copy_book_sources(target: Path) -> Path:
+    """The repository's book sources (not its build or executed notebooks) under ``target``."""
+    from regime_core import paths
+
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("_config.yml", "_toc.yml", "paper_claims.yml", "expected_numbers.yml"):
+        if (paths.REPO_ROOT / name).is_file():
+            shutil.copyfile(paths.REPO_ROOT / name, target / name)
+    shutil.copytree(
+        paths.REPO_ROOT / "book",
+        target / "book",
+        ignore=shutil.ignore_patterns("executed", "__pycache__"),
+        dirs_exist_ok=True,
+    )
+    return target
+
+
+def relocated_declarations(target: Path, book_root: Path) -> Path:
+    """A copy of reproduce.yml at ``target`` whose executed notebooks go to ``book_root``.
+
+    Notebook paths become absolute (they stay in the repository); nothing is written into the
+    repository's own ``book/executed``.
+    """
+    import yaml
+
+    from regime_core import paths
+
+    raw = yaml.safe_load((paths.REPO_ROOT / "reproduce.yml").read_text(encoding="utf-8"))
+    for body in raw["runs"].values():
+        body["notebook"] = str((paths.REPO_ROOT / body["notebook"]).resolve())
+    raw["book_executed_dir"] = str((book_root / "book" / "executed").resolve())
+    target.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+    return target
+
+
+class PageLinks(HTMLParser):
+    """The links, images and element ids of one rendered page (subclass it to read more)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.images: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if values.get("id"):
+            self.ids.add(str(values["id"]))
+        if tag == "a" and values.get("href"):
+            self.hrefs.append(str(values["href"]))
+        if tag == "img" and values.get("src"):
+            self.images.append(str(values["src"]))
+
+    @classmethod
+    def read(cls, page: Path) -> Self:
+        """A parser of this class fed with ``page``."""
+        parsed = cls()
+        parsed.feed(page.read_text(encoding="utf-8"))
+        return parsed
+
+
+def broken_links(html: Path) -> list[str]:
+    """Every internal link or image of the pages under ``html`` whose file (or, in an HTML
+    page, whose anchor) does not exist, as ``"page -> ref"``."""
+    broken: list[str] = []
+    parsed = {page: PageLinks.read(page) for page in html.rglob("*.html")}
+    for page, links in parsed.items():
+        if "_static" in page.parts or "_sources" in page.parts:
+            continue
+        for ref in links.hrefs + links.images:
+            parts = urlsplit(ref)
+            if parts.scheme or parts.netloc or ref.startswith(("mailto:", "javascript:")):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if not target.exists():
+                broken.append(f"{page.relative_to(html)} -> {ref}")
+            elif parts.fragment and target.suffix == ".html":
+                ids = parsed[target].ids if target in parsed else PageLinks.read(target).ids
+                if unquote(parts.fragment) not in ids:
+                    broken.append(f"{page.relative_to(html)} -> {ref} (no such anchor)")
+    return broken

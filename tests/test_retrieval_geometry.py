@@ -1,0 +1,74 @@
+"""The union geometry (ranks under q + a·B_rel for any weights) and the hop-1 bridge, on a
+synthetic world with a hashing encoder: no download, no dataset text."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import HashingEncoder, RecordingStore
+
+from regime_core import config
+from regime_core.retrieval import retrieve_arms
+from regime_core.retrieval.geometry import build_geometry, hop1_top_pids, with_retrieved_bridges
+from regime_core.schema import Example
+from regime_core.teaching.toyworld import ToyWorldConfig, generate
+
+ENCODER = HashingEncoder(64)
+STORE = RecordingStore()
+
+
+@pytest.fixture(scope="module")
+def toy() -> list[Example]:
+    return generate(ToyWorldConfig(n_questions=60, seed=0))
+
+
+@pytest.mark.parametrize("pool", config.POOL_MODES)
+def test_weights_zero_and_alpha_are_the_q_and_union_arms(toy: list[Example], pool: str) -> None:
+    examples = toy[:40]
+    b_rel = [ex.bridge.sentences[0] for ex in examples]
+    geometry = build_geometry(examples, b_rel, encoder=ENCODER, store=STORE, pool=pool)
+    rankings = retrieve_arms(
+        examples, ("q", "union"), encoder=ENCODER, store=STORE, pool=pool, b_rel=b_rel, k=None
+    )
+    assert geometry.target_ranks(0.0).tolist() == rankings["q"].target_ranks.tolist()
+    union = geometry.target_ranks(config.ALPHA)
+    assert union.tolist() == rankings["union"].target_ranks.tolist()
+    mixed = np.where(np.arange(geometry.n) % 2 == 0, 0.0, config.ALPHA)
+    expected = np.where(mixed == 0, geometry.target_ranks(0.0), union)
+    assert geometry.target_ranks(mixed).tolist() == expected.tolist()
+
+
+def test_geometry_rejects_negative_weights_and_mismatched_texts(toy: list[Example]) -> None:
+    examples = toy[:5]
+    b_rel = [ex.bridge.sentences[0] for ex in examples]
+    geometry = build_geometry(examples, b_rel, encoder=ENCODER, store=STORE)
+    with pytest.raises(ValueError, match="weights"):
+        geometry.target_ranks(-0.1)
+    with pytest.raises(ValueError, match="B_rel texts"):
+        build_geometry(examples, b_rel[:2], encoder=ENCODER, store=STORE)
+
+
+def test_with_retrieved_bridges_counts_every_hop1_outcome(toy: list[Example]) -> None:
+    a, b, c = toy[:3]
+    distractor = next(p.pid for p in b.pool if p.pid not in (b.bridge_pid, b.target_pid))
+    kept, outcomes, counts = with_retrieved_bridges(
+        [a, b, c], [a.bridge_pid, distractor, c.target_pid]
+    )
+    assert counts == {"correct": 1, "distractor": 1, "target": 1}
+    assert outcomes == ["correct", "distractor"]
+    assert kept[0] is a
+    assert kept[1].bridge_pid == distractor and kept[1].target_pid == b.target_pid
+    with pytest.raises(ValueError, match="hop-1 passages"):
+        with_retrieved_bridges([a], [])
+
+
+def test_hop1_top_pids_is_rank_one_of_the_question_over_the_whole_pool(toy: list[Example]) -> None:
+    examples = toy[:30]
+    top = hop1_top_pids(examples, encoder=ENCODER, store=STORE)
+    # the retrieval module's q arm over the whole pool (bridge not excluded), its rank 1
+    ranking = retrieve_arms(
+        examples, ("q",), encoder=ENCODER, store=STORE, exclude_bridge=False, k=1
+    )["q"]
+    assert top == [pids[0] for pids in ranking.top_pids]
+    assert len(set(top) & {ex.bridge_pid for ex in examples}) > 0
+    assert hop1_top_pids([], encoder=ENCODER, store=STORE) == []

@@ -1,0 +1,53 @@
+"""Scoring a routing policy against always-q, always-union and the oracle; pure functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from regime_core.router.evaluation import (
+    COMPARISON_FIELDS,
+    Bootstrap,
+    comparison_numbers,
+    evaluate_routing,
+    subset_outcome,
+)
+
+FEW = Bootstrap(resamples=300)
+
+
+def test_evaluate_routing_policies_and_oracle() -> None:
+    hit_q = np.array([1, 0, 0, 1, 0, 1], dtype=bool)
+    hit_u = np.array([1, 1, 0, 0, 1, 1], dtype=bool)
+    routed = np.array([0, 1, 1, 1, 0, 0], dtype=bool)
+    out = evaluate_routing(hit_q, hit_u, routed, np.full(6, 0.5), dataset="x", bootstrap=FEW)
+    assert out.hits["routed"].tolist() == [True, True, False, False, False, True]
+    assert out.hits["oracle"].tolist() == [True, True, False, True, True, True]
+    c = out.comparison("routed_vs_q")
+    assert c.diff == pytest.approx(0.0)
+    assert (c.n_a_better, c.n_b_better) == (1, 1)
+    gap = out.comparison("oracle_vs_routed")
+    assert gap.diff == pytest.approx(2 / 6)
+    numbers = out.to_numbers()
+    assert numbers["hit@5_oracle"] == pytest.approx(5 / 6)
+    assert numbers["share_union"] == pytest.approx(0.5)
+    assert list(numbers["routed_vs_q"]) == list(COMPARISON_FIELDS)
+    assert numbers["routed_vs_q"] == comparison_numbers(c)
+
+
+def test_evaluate_routing_rejects_mismatched_shapes() -> None:
+    with pytest.raises(ValueError, match="equal 1-d shapes"):
+        evaluate_routing([1, 0], [1], [0, 0], [0.1, 0.2], dataset="x")
+
+
+def test_subset_outcome_scores_the_kept_questions_only() -> None:
+    hit_q = np.array([1, 0, 0, 1], dtype=bool)
+    hit_u = np.array([1, 1, 0, 0], dtype=bool)
+    out = evaluate_routing(hit_q, hit_u, [1, 1, 0, 0], np.full(4, 0.5), dataset="x", bootstrap=FEW)
+    part = subset_outcome(out, [True, True, False, False], bootstrap=FEW)
+    assert part is not None and part.n == 2
+    assert part.hits["routed"].tolist() == [True, True]
+    assert part.comparison("routed_vs_q").bootstrap_resamples == FEW.resamples
+    assert subset_outcome(out, [False] * 4) is None
+    with pytest.raises(ValueError, match="mask"):
+        subset_outcome(out, [True])
