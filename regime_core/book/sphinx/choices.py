@@ -106,12 +106,20 @@ def _meaning(name: str, owners: Sequence[str], used: list[str]) -> config.Meanin
 
 
 def _dataclass_choice(dotted: str, cls: type) -> ChoiceTable:
+    """A row per field; a composed config (one that names its ``FLAT`` parameters, as the
+    notebooks pass them) shows those, with the values its default instance reads back."""
     owners = [klass.__name__ for klass in cls.__mro__]
+    flat: tuple[str, ...] = getattr(cls, "FLAT", ())
+    if flat:
+        default = cls()
+        defaults = [(name, _show_value(getattr(default, name))) for name in flat]
+    else:
+        defaults = [(f.name, _field_default(f)) for f in dataclasses.fields(cls)]
     used: list[str] = []
     rows = []
-    for f in dataclasses.fields(cls):
-        meaning = _meaning(f.name, owners, used)
-        rows.append((f.name, _field_default(f), meaning.text if meaning else ""))
+    for name, value in defaults:
+        meaning = _meaning(name, owners, used)
+        rows.append((name, value, meaning.text if meaning else ""))
     summary = _first_paragraph(cls.__doc__)
     return ChoiceTable(dotted, "dataclass", summary, tuple(rows), tuple(used))
 
@@ -135,11 +143,11 @@ def _constant_choice(dotted: str, value: Any, module: Any, attribute: str) -> Ch
 def describe_choice(dotted: str) -> ChoiceTable:
     """Read a named choice from the code for the "Our reading of the paper" page.
 
-    ``dotted`` names a config dataclass, a mapping of names to explanations, a module-level
-    constant (its meaning from :data:`regime_core.config.MEANINGS`; a row per value when the
-    meaning lists the values' alternatives), or a function (its signature and the first
-    paragraph of its docstring); ``name()`` calls a function without arguments and shows what
-    it returns.
+    ``dotted`` names a config dataclass (its fields, or a composed config's flat parameters,
+    with their defaults), a mapping of names to explanations, a module-level constant (its
+    meaning from :data:`regime_core.config.MEANINGS`; a row per value when the meaning lists
+    the values' alternatives), or a function (its signature and the first paragraph of its
+    docstring); ``name()`` calls a function without arguments and shows what it returns.
     """
     call = dotted.endswith("()")
     target = dotted[:-2] if call else dotted
