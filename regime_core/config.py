@@ -220,7 +220,7 @@ MEANINGS: dict[str, Meaning] = {
         "entity": "the question plus α times the hop-2 entity as it is mentioned",
     }),
     "K_VALUES": Meaning("the cutoffs k at which hit@k and recall@k are computed for every query"),
-    "HEADLINE_K": Meaning("the k of every hit@k claim; the paper reports R@5"),
+    "HEADLINE_K": Meaning("the k of the headline metric, hit@5 (the paper's R@5)"),
     "ENCODE_BATCH_SIZE": Meaning("texts the encoder embeds at once when it fills the store"),
     "TINY_POOL_RULES": Meaning("what tiny_pools may be (a pool of at most k hop-2 candidates)", {
         "exclude": "left out of every hit@k claim, and counted in each record",
@@ -260,7 +260,7 @@ MEANINGS: dict[str, Meaning] = {
     ),
     "ROUTER_TRAIN_TIE_RULE": Meaning(
         "the router training run's tie rule: drop, since a tie says nothing about which action "
-        "is better (on 2Wiki about two thirds of the questions tie)"
+        "is better (on 2WikiMultiHopQA about two thirds of the questions tie)"
     ),
     "TIE_RULES": Meaning("what a tie between q and union may be labelled", {
         "q": "labelled q, the cheaper action",
@@ -319,7 +319,7 @@ MEANINGS: dict[str, Meaning] = {
         "weight α of the bridge side in the union, knockout and entity queries (question + α × "
         "bridge side); the paper freezes it at 0.25"
     ),
-    "k": Meaning("the cutoff k of hit@k in every hit@k claim (the paper reports R@5)"),
+    "k": Meaning("the cutoff k of every hit@k claim; 5 makes it hit@5, the paper's R@5"),
     "seed": Meaning("seed of the question sample and of every bootstrap and permutation draw"),
     "sample_size": Meaning("questions drawn per dataset, seeded; None takes every two-hop one"),
     "split": Meaning("the split of each dataset that is read: dev or train"),
