@@ -5,6 +5,7 @@ build renders every chapter with no unresolved key, every figure and no broken i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -101,12 +102,16 @@ def _verdict_words(text: str) -> list[str]:
 def test_claim_pages_type_no_verdict_and_no_significance() -> None:
     """Every sentence of a claim page that states a verdict or a significance is generated from
     the records ({verdict}, {claim}, {robust} and {compare}), so none can contradict them."""
-    typed = [
-        f"{page.relative_to(paths.REPO_ROOT)}: {word!r}"
-        for page in _claim_pages()
-        for word in _verdict_words(page.read_text(encoding="utf-8"))
+    assert _findings(_claim_pages(), lambda text: [repr(w) for w in _verdict_words(text)]) == []
+
+
+def _findings(pages: list[Path], find: Callable[[str], list[str]]) -> list[str]:
+    """``"page: finding"`` for every finding of ``find`` in the source of every page."""
+    return [
+        f"{page.relative_to(paths.REPO_ROOT)}: {found}"
+        for page in pages
+        for found in find(page.read_text(encoding="utf-8"))
     ]
-    assert typed == []
 
 
 def test_the_verdict_check_catches_a_typed_verdict() -> None:
@@ -211,12 +216,7 @@ def _vocabulary_variants(text: str) -> list[str]:
 
 
 def test_prose_pages_use_the_glossary_vocabulary() -> None:
-    found = [
-        f"{page.relative_to(paths.REPO_ROOT)}: {variant}"
-        for page in _prose_pages()
-        for variant in _vocabulary_variants(page.read_text(encoding="utf-8"))
-    ]
-    assert found == []
+    assert _findings(_prose_pages(), _vocabulary_variants) == []
 
 
 def test_the_vocabulary_check_catches_each_variant() -> None:
