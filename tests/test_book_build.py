@@ -176,3 +176,35 @@ def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
     assert "'book/bad'" in warning  # the page
     assert "run 'demo'" in warning
     assert "fit.slope" in warning  # the near key it suggests
+
+
+def test_docstring_markup_on_markdown_pages_and_in_plain_text() -> None:
+    from regime_core.book.sphinx.markup import as_myst, as_plain
+
+    rst = "Labels of :func:`~regime_core.router.labels.outcome_labels` (``-1``: dropped)::"
+    myst = "Labels of {func}`~regime_core.router.labels.outcome_labels` (`-1`: dropped)::"
+    assert as_myst(rst) == myst
+    assert as_plain(rst) == "Labels of outcome_labels (-1: dropped):"
+    assert as_plain(":class:`the router <regime_core.router.RegimeRouter>`") == "the router"
+    assert as_plain("``regime annotate\n   sample|kappa``") == "regime annotate\n   sample|kappa"
+
+
+def test_tables_of_an_unnumbered_page_count_from_one() -> None:
+    """Sphinx numbers the tables of unnumbered pages with one shared counter; each such page
+    restarts at 1, in page order, and numbered chapters keep their numbers."""
+    from types import SimpleNamespace
+
+    from regime_core.book.sphinx.tables import number_tables_per_page
+
+    env = SimpleNamespace(
+        toc_secnumbers={"chapter": {"": (6,)}},
+        toc_fignumbers={
+            "chapter": {"table": {"a": (6, 1)}},
+            "reference": {"table": {"x": (5,), "y": (4,)}, "figure": {"f": (2,)}},
+        },
+    )
+    assert number_tables_per_page(None, env) == []  # type: ignore[arg-type]
+    assert env.toc_fignumbers == {
+        "chapter": {"table": {"a": (6, 1)}},
+        "reference": {"table": {"x": (2,), "y": (1,)}, "figure": {"f": (1,)}},
+    }

@@ -5,6 +5,8 @@ build renders every chapter with no unresolved key, every figure and no broken i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -100,12 +102,16 @@ def _verdict_words(text: str) -> list[str]:
 def test_claim_pages_type_no_verdict_and_no_significance() -> None:
     """Every sentence of a claim page that states a verdict or a significance is generated from
     the records ({verdict}, {claim}, {robust} and {compare}), so none can contradict them."""
-    typed = [
-        f"{page.relative_to(paths.REPO_ROOT)}: {word!r}"
-        for page in _claim_pages()
-        for word in _verdict_words(page.read_text(encoding="utf-8"))
+    assert _findings(_claim_pages(), lambda text: [repr(w) for w in _verdict_words(text)]) == []
+
+
+def _findings(pages: list[Path], find: Callable[[str], list[str]]) -> list[str]:
+    """``"page: finding"`` for every finding of ``find`` in the source of every page."""
+    return [
+        f"{page.relative_to(paths.REPO_ROOT)}: {found}"
+        for page in pages
+        for found in find(page.read_text(encoding="utf-8"))
     ]
-    assert typed == []
 
 
 def test_the_verdict_check_catches_a_typed_verdict() -> None:
@@ -169,12 +175,12 @@ def test_every_record_reference_names_a_declared_run() -> None:
 
 
 def test_every_default_reference_resolves() -> None:
-    from regime_core.book.sphinx import _import_dotted
+    from regime_core.book.sphinx import import_dotted
 
     for page in _prose_pages():
         for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
             if match.group(1) == "default":
-                _import_dotted(match.group(2).partition("|")[0].strip())
+                import_dotted(match.group(2).partition("|")[0].strip())
 
 
 # --- one vocabulary (book/reference/glossary.rst defines each term once) ------------------------
@@ -209,19 +215,8 @@ def _vocabulary_variants(text: str) -> list[str]:
     ]
 
 
-#: Prose pages not yet held to the vocabulary: "Our reading of the paper" is being rewritten
-#: (issue 12, item 5); it joins the check when that rewrite lands.
-VOCABULARY_PENDING: tuple[str, ...] = ("book/reference/our_reading.md",)
-
-
 def test_prose_pages_use_the_glossary_vocabulary() -> None:
-    found = [
-        f"{page.relative_to(paths.REPO_ROOT)}: {variant}"
-        for page in _prose_pages()
-        if page.relative_to(paths.REPO_ROOT).as_posix() not in VOCABULARY_PENDING
-        for variant in _vocabulary_variants(page.read_text(encoding="utf-8"))
-    ]
-    assert found == []
+    assert _findings(_prose_pages(), _vocabulary_variants) == []
 
 
 def test_the_vocabulary_check_catches_each_variant() -> None:
@@ -317,20 +312,28 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
     by_name = {row[0]: row for row in rules.rows}
     assert set(by_name) == {f for f in RegimeRules.__dataclass_fields__}
     assert by_name["use_title"][1] == "True"
-    assert "title counts as a name" in by_name["use_title"][2]  # from the docstring item
+    assert by_name["use_title"][2] == config.MEANINGS["use_title"].text
     assert by_name["normalization"][1] == "NormalizationRules()"
+    assert rules.kind == "dataclass" and "use_title" in rules.meaning_keys
 
     hop = describe_choice("regime_core.schema.HOP_ORDER_RULES")
     assert [r[0] for r in hop.rows] == list(schema.HOP_ORDER_RULES)
     assert all(value is None for _, value, _ in hop.rows)  # a mapping: name and meaning
 
-    sources = describe_choice("regime_core.schema.RELATION_SOURCES")
-    assert [r[0] for r in sources.rows] == [repr(s) for s in schema.RELATION_SOURCES]
-    assert sources.rows[-1][2] == "no sentence could be identified"  # the element's comment
+    sources = describe_choice("regime_core.schema.RELATION_SOURCES")  # a knob's values
+    assert sources.kind == "values"
+    assert [r[0] for r in sources.rows] == list(schema.RELATION_SOURCES)
+    assert sources.rows[-1][2] == "no sentence could be identified"
+    assert sources.summary == config.MEANINGS["RELATION_SOURCES"].text
 
-    alpha = describe_choice("regime_core.config.ALPHA")
-    assert alpha.rows == (("ALPHA", repr(config.ALPHA), alpha.rows[0][2]),)
-    assert "bridge-side vector" in alpha.rows[0][2]
+    alpha = describe_choice("regime_core.config.ALPHA")  # a default shares its field's meaning
+    assert alpha.rows == (("ALPHA", repr(config.ALPHA), config.MEANINGS["alpha"].text),)
+    assert alpha.kind == "value" and alpha.meaning_keys == ("alpha",)
+
+    seed = describe_choice("regime_core.teaching.toyworld.generator.ToyWorldConfig")
+    assert dict((r[0], r[2]) for r in seed.rows)["seed"] == (
+        config.MEANINGS["ToyWorldConfig.seed"].text  # an owner's own meaning wins
+    )
 
     text = describe_choice("regime_core.retrieval.document_text")
     assert text.rows[0][0].startswith("document_text(passage")
@@ -341,6 +344,99 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
 
     with pytest.raises(ValueError, match="no attribute"):
         describe_choice("regime_core.config.NO_SUCH_DEFAULT")
+
+
+def _our_reading_choices() -> list[str]:
+    """The dotted names the page "Our reading of the paper" shows, in page order."""
+    text = (BOOK / "reference" / "our_reading.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```\{regime-choices\}\n(.*?)```", text, flags=re.DOTALL)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_every_row_of_our_reading_has_a_meaning() -> None:
+    """Each name the page shows (a knob, a field, a rule, a value) says what it means, and each
+    table of a knob's values or rules says what they are about."""
+    from regime_core.book.sphinx import config_defaults
+
+    missing = [
+        f"{choice.name}: {name}"
+        for choice in map(describe_choice, _our_reading_choices())
+        for name, _, meaning in choice.rows
+        if not meaning.strip()
+    ]
+    missing += [
+        f"regime_core.config.{name}" for name, _, meaning in config_defaults() if not meaning
+    ]
+    assert missing == [], "add a line to regime_core.config.MEANINGS for each"
+    unexplained = [
+        c.name
+        for c in map(describe_choice, _our_reading_choices())
+        if c.kind in ("values", "dataclass") and not c.summary
+    ]
+    assert unexplained == []
+
+
+def test_every_meaning_is_shown_and_lists_exactly_its_knobs_values() -> None:
+    """No meaning is left over from a renamed field, and a knob's alternatives are its values."""
+    from regime_core import config
+    from regime_core.book.sphinx import config_defaults
+
+    choices = [describe_choice(name) for name in _our_reading_choices()]
+    used = {key for c in choices for key in c.meaning_keys}
+    used |= {config.meaning_key(name, ["config"]) for name, _, _ in config_defaults()}
+    assert sorted(set(config.MEANINGS) - used) == []
+    for choice in choices:
+        for key in choice.meaning_keys:
+            alternatives = config.MEANINGS[key].alternatives
+            if alternatives and choice.kind == "values":
+                assert list(alternatives) == [name for name, _, _ in choice.rows], choice.name
+
+
+def test_meanings_are_plain_text() -> None:
+    """One line of plain English each: no reST or Markdown markup, no line breaks."""
+    from regime_core import config
+
+    texts = [m.text for m in config.MEANINGS.values()]
+    texts += [t for m in config.MEANINGS.values() for t in m.alternatives.values()]
+    marked = [t for t in texts if re.search(r"[`*\n]|:\w+:|\b_\w+_\b", t)]
+    assert marked == []
+    # the glossary's words too; k is a knob there, so hit@k and recall@k (the registry's
+    # metrics at every k) are its own names, not variants of hit@5
+    general = {"hit@k", "recall"}
+    variants = [
+        f"{t!r}: {name}"
+        for t in texts
+        for name, (pattern, _) in BANNED_VARIANTS.items()
+        if name not in general and pattern.search(t)
+    ]
+    assert variants == []
+
+
+def test_the_cli_page_shows_help_without_markup() -> None:
+    """The commands' help comes from module docstrings written in reST; the page shows it as
+    a terminal would, so the markup is dropped, not printed."""
+    from regime_core.book.sphinx import cli_reference_lines
+    from regime_core.cli import build_parser
+
+    text = "\n".join(cli_reference_lines(build_parser()))
+    assert "regime annotate" in text and "regime route train" in text
+    assert re.findall(r"``|:(?:func|data|class|mod|meth):`", text) == []
+
+
+def test_every_module_has_an_api_page_in_the_toc() -> None:
+    """One page per wing of the package under book/reference/api/, in the toc in the order of
+    the index, each documenting its wing; every public module is on exactly one page."""
+    from regime_core.book.sphinx import api_wings, public_modules
+
+    wings = api_wings()
+    pages = sorted(p.stem for p in (BOOK / "reference" / "api").glob("*.rst"))
+    assert pages == sorted(wings)
+    for wing in wings:
+        text = (BOOK / "reference" / "api" / f"{wing}.rst").read_text(encoding="utf-8")
+        assert f".. regime-api:: {wing}\n" in text
+    toc = [e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/reference/api")]
+    assert toc == ["book/reference/api", *(f"book/reference/api/{w}" for w in wings)]
+    assert sorted(m for modules in wings.values() for m in modules) == public_modules()
 
 
 # --- the real book over the quick profile's records -----------------------------------------------
@@ -507,3 +603,119 @@ def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any)
         assert found == [(c, _plain(t)) for c, t in expected], page.name
         checked += len(expected)
     assert checked > 20
+
+
+# --- the reference pages, rendered ----------------------------------------------------------------
+
+
+class _Text(HTMLParser):
+    """A page's visible text (no scripts, no styles), and the rows of one class of table:
+    each row a list of (cell text, the cell's links, the cell's classes)."""
+
+    def __init__(self, table_class: str = "") -> None:
+        super().__init__()
+        self.table_class = table_class
+        self.text: list[str] = []
+        self.rows: list[list[tuple[str, list[str], list[str]]]] = []
+        self.captions: list[str] = []
+        self._skip = 0
+        self._table_depth = 0
+        self._cell: tuple[list[str], list[str], list[str]] | None = None
+        self._caption: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        classes = (values.get("class") or "").split()
+        if tag in ("script", "style"):
+            self._skip += 1
+        if tag == "table":
+            self._table_depth += 1 if (self._table_depth or self.table_class in classes) else 0
+        if tag == "caption" and self._table_depth:
+            self._caption = []
+        if self._table_depth and tag == "tr":
+            self.rows.append([])
+        if self._table_depth and tag in ("td", "th"):
+            self._cell = ([], [], classes)
+        if self._cell is not None and tag == "a" and values.get("href"):
+            self._cell[1].append(str(values["href"]))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("script", "style"):
+            self._skip -= 1
+        if tag == "table" and self._table_depth:
+            self._table_depth -= 1
+        if tag == "caption" and self._caption is not None:
+            self.captions.append(" ".join("".join(self._caption).split()))
+            self._caption = None
+        if tag in ("td", "th") and self._cell is not None:
+            text = " ".join("".join(self._cell[0]).split())
+            self.rows[-1].append((text, self._cell[1], self._cell[2]))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+        if self._cell is not None:
+            self._cell[0].append(data)
+        if self._caption is not None:
+            self._caption.append(data)
+
+
+def _read(page: Path, table_class: str = "") -> _Text:
+    parser = _Text(table_class)
+    parser.feed(page.read_text(encoding="utf-8"))
+    return parser
+
+
+def _reference_pages(html: Path) -> list[Path]:
+    reference = html / "book" / "reference"
+    pages = [reference / f"{name}.html" for name in ("our_reading", "cli", "api", "glossary")]
+    return [*pages, *sorted((reference / "api").glob("*.html"))]
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_reference_pages_show_no_markup_and_no_local_path(html: Path, quick_run: Any) -> None:
+    """No raw reST role or double backtick, and no absolute path of this machine (a signature's
+    default shows as written in the source: autodoc_preserve_defaults)."""
+    local = {str(paths.REPO_ROOT), str(quick_run.work), str(quick_run.book_root)}
+    pages = [*_reference_pages(html), html / "book" / "reproducing" / "paper_vs_ours.html"]
+    leaks = []
+    for page in pages:
+        text = "".join(_read(page).text)
+        found = re.findall(r":(?:func|data|class|mod|meth|attr|doc|ref):`|``", text)
+        found += [path for path in local if path in text]
+        leaks += [f"{page.relative_to(html)}: {sorted(set(found))}"] if found else []
+    assert leaks == []
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_api_pages_document_every_module_once(html: Path) -> None:
+    from regime_core.book.sphinx import api_wings
+
+    index = (html / "book" / "reference" / "api.html").read_text(encoding="utf-8")
+    for wing, modules in api_wings().items():
+        page = (html / "book" / "reference" / "api" / f"{wing}.html").read_text(encoding="utf-8")
+        for module in modules:
+            assert f'id="module-{module}"' in page, module
+            assert f"api/{wing}.html#module-{module}" in index, module
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
+    """Captioned as its page's Table 1, the verdict in the second column (in view on a phone
+    without scrolling), each claim linked to the chapter that holds its evidence."""
+    from regime_core.runner.expected import load_claims
+
+    page = _read(html / "book" / "reproducing" / "paper_vs_ours.html", "regime-paper-claims")
+    assert page.captions[0].startswith("Table 1 The paper")
+    header, *rows = page.rows
+    assert [cell[0] for cell in header[:2]] == ["Claim", "Verdict"]
+    claims = load_claims()
+    assert len(rows) == len(claims)
+    for row, claim in zip(rows, claims, strict=True):
+        assert any(c.startswith("regime-verdict-") for c in row[1][2]), claim.id
+        links = [href.split("#")[0] for href in row[0][1]]
+        assert links == [f"../{claim.chapter.removeprefix('book/')}.html"], claim.id

@@ -89,6 +89,8 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
     random_state : passed to ``LogisticRegression`` (the lbfgs solver is deterministic anyway).
     max_iter : solver iterations.
 
+    Notes
+    -----
     Labels are 0 (q) and 1 (union), as :func:`~regime_core.router.labels.outcome_labels` makes
     them; any two labels work, the larger (``classes_[1]``) standing for union. ``predict``
     returns labels from ``classes_``; ``predict_action`` returns "q"/"union".

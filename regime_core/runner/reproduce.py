@@ -15,7 +15,7 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
 
     W/runs/<run_id>/stamp.json       key, its components, seconds: written after a success
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
-    W/results/<run_id>/record.json   the record (the notebook gets ``output_dir`` = this dir)
+    W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
 
 and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
 gitignored), which is where ``_toc.yml`` points. Notebooks run in their own directory with

@@ -1,0 +1,109 @@
+"""The book's Sphinx extension, registered in ``_config.yml`` as ``regime_core.book.sphinx``.
+
+Every number, verdict, default and reference table of the prose is read from the records or the
+code when the book is built, never typed. One module per concern:
+
+- ``records``: ``{rec}``, ``rec-table``, ``rec-figure``, the numbers and figures of records;
+- ``claims``: ``regime-paper-claims``, ``{verdict}``, ``{claim}``, ``{robust}``,
+  ``{compare}``, the paper's claims against ours;
+- ``choices``: ``regime-choices``, ``regime-config-defaults``, ``{default}``, the named choices
+  and defaults with their meanings ("Our reading of the paper");
+- ``reference``: ``regime-cli``, ``regime-api``, ``regime-api-index``,
+  ``regime-metrics-glossary``, the reference pages generated from the code;
+- ``router_page``: ``regime-router-demo``, the live router and its router.js;
+- ``mathjax``: MathJax served from the book, so the maths renders offline;
+- ``launch``: launch buttons that open an executed notebook's source;
+- ``tables``: the one table builder, tables numbered per page;
+- ``style``: the book's CSS (tables that scroll on a phone, long names that wrap);
+- ``markup``: docstrings' reST shown on Markdown pages and in plain text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sphinx.application import Sphinx
+
+from regime_core.book.sphinx.choices import (
+    ChoicesDirective,
+    ChoiceTable,
+    ConfigDefaultsDirective,
+    DefaultValueRole,
+    config_defaults,
+    describe_choice,
+    import_dotted,
+)
+from regime_core.book.sphinx.claims import ClaimTextRole, ComparisonRole, PaperClaimsDirective
+from regime_core.book.sphinx.launch import launch_sources
+from regime_core.book.sphinx.mathjax import serve_vendored_mathjax
+from regime_core.book.sphinx.records import (
+    RecordFigureDirective,
+    RecordReference,
+    RecordRole,
+    RecordTableDirective,
+    parse_reference,
+    resolve_reference,
+)
+from regime_core.book.sphinx.reference import (
+    ApiIndexDirective,
+    ApiReferenceDirective,
+    CliReferenceDirective,
+    MetricsGlossaryDirective,
+    api_wings,
+    cli_reference_lines,
+    public_modules,
+    resolve_unqualified,
+    skip_foreign_members,
+)
+from regime_core.book.sphinx.router_page import (
+    RouterDemoDirective,
+    router_js_on_demo_pages,
+    serve_router_js,
+)
+from regime_core.book.sphinx.style import link_css, write_css
+from regime_core.book.sphinx.tables import number_tables_per_page
+
+__all__ = [
+    "ChoiceTable",
+    "RecordReference",
+    "api_wings",
+    "cli_reference_lines",
+    "config_defaults",
+    "describe_choice",
+    "import_dotted",
+    "parse_reference",
+    "public_modules",
+    "resolve_reference",
+    "setup",
+]
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_config_value("regime_work_dir", None, "env", types=[str, type(None)])
+    app.add_role("rec", RecordRole())
+    app.add_directive("rec-table", RecordTableDirective)
+    app.add_directive("rec-figure", RecordFigureDirective)
+    app.add_directive("regime-paper-claims", PaperClaimsDirective)
+    for kind in ("verdict", "claim", "robust"):
+        app.add_role(kind, ClaimTextRole(kind))
+    app.add_role("compare", ComparisonRole())
+    app.add_directive("regime-choices", ChoicesDirective)
+    app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
+    app.add_role("default", DefaultValueRole())
+    app.add_directive("regime-cli", CliReferenceDirective)
+    app.add_directive("regime-api", ApiReferenceDirective)
+    app.add_directive("regime-api-index", ApiIndexDirective)
+    app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
+    app.add_directive("regime-router-demo", RouterDemoDirective)
+    app.connect("config-inited", serve_vendored_mathjax)
+    app.connect("config-inited", serve_router_js)
+    app.connect("builder-inited", link_css)
+    # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
+    app.connect("env-get-updated", number_tables_per_page, priority=900)
+    app.connect("html-page-context", router_js_on_demo_pages)
+    app.connect("autodoc-skip-member", skip_foreign_members)
+    app.connect("missing-reference", resolve_unqualified)
+    # after the theme has built its buttons (default priority 500)
+    app.connect("html-page-context", launch_sources, priority=900)
+    app.connect("build-finished", write_css)
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,289 @@
+"""Named choices and defaults read from the code, for "Our reading of the paper".
+
+Nothing on that page is typed twice: a default is the code's own value, and its meaning is the
+entry of :data:`regime_core.config.MEANINGS` (one line of plain English per knob, field and
+named constant).
+
+- Directive ``regime-choices``: one table per content line naming a config dataclass (a row per
+  field: its default and meaning), a mapping of rule names to explanations (a row per rule), a
+  constant that lists a knob's values (a row per value), a function (its signature and
+  docstring), or any other module-level constant (its value and meaning)::
+
+      ```{regime-choices}
+      regime_core.schema.HOP_ORDER_RULES
+      regime_core.data.regimes.RegimeRules
+      ```
+
+- Directive ``regime-config-defaults``: every constant of :mod:`regime_core.config` in one
+  table (name, default, meaning).
+- Role ``{default}``: a module-level value in the prose
+  (``{default}`regime_core.config.ALPHA``` -> ``0.25``; ``|kind`` formats as ``{rec}`` does).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx.util.docutils import SphinxDirective, SphinxRole
+
+from regime_core import config
+from regime_core.book.sphinx.markup import as_myst
+from regime_core.book.sphinx.records import warn
+from regime_core.book.sphinx.tables import table
+from regime_core.runner.records import format_number
+
+#: the kinds of value a constant of the defaults table may hold (tables of them are left out)
+PLAIN_VALUES: tuple[type, ...] = (bool, int, float, str, tuple)
+#: what a choice can be: one value, the values of a knob (or rules) with their meanings, a
+#: config dataclass, a function, a function's result
+CHOICE_KINDS: tuple[str, ...] = ("value", "values", "dataclass", "function", "call")
+
+
+@dataclass(frozen=True)
+class ChoiceTable:
+    """A named choice read from code: its dotted name, its kind (:data:`CHOICE_KINDS`), a
+    summary, rows of (name, value, meaning) (``value`` is ``None`` in a two-column table: a rule
+    or a knob's value, and its meaning) and the keys of :data:`regime_core.config.MEANINGS` it
+    used."""
+
+    name: str
+    kind: str
+    summary: str
+    rows: tuple[tuple[str, str | None, str], ...]
+    meaning_keys: tuple[str, ...] = ()
+
+
+def import_dotted(dotted: str) -> tuple[Any, Any, str]:
+    """``(object, module it was found in, attribute path)`` for ``package.module.attr.sub``."""
+    parts = dotted.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        try:
+            module = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        obj: Any = module
+        for attribute in parts[split:]:
+            if not hasattr(obj, attribute):
+                raise ValueError(f"{'.'.join(parts[:split])} has no attribute {attribute!r}")
+            obj = getattr(obj, attribute)
+        return obj, module, ".".join(parts[split:])
+    raise ValueError(f"cannot import any module of {dotted!r}")
+
+
+def _first_paragraph(doc: str | None) -> str:
+    text = inspect.cleandoc(doc or "")
+    return " ".join(text.split("\n\n", 1)[0].split())
+
+
+def _show_value(value: Any) -> str:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        default = type(value)()  # type: ignore[call-arg]
+        return f"{type(value).__name__}()" if value == default else repr(value)
+    return repr(value)
+
+
+def _field_default(f: dataclasses.Field[Any]) -> str:
+    if f.default is not dataclasses.MISSING:
+        return _show_value(f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return _show_value(f.default_factory())
+    return "(required)"
+
+
+def _meaning(name: str, owners: Sequence[str], used: list[str]) -> config.Meaning | None:
+    key = config.meaning_key(name, owners)
+    if key is None:
+        return None
+    used.append(key)
+    return config.MEANINGS[key]
+
+
+def _dataclass_choice(dotted: str, cls: type) -> ChoiceTable:
+    """A row per field; a composed config (one that names its ``FLAT`` parameters, as the
+    notebooks pass them) shows those, with the values its default instance reads back."""
+    owners = [klass.__name__ for klass in cls.__mro__]
+    flat: tuple[str, ...] = getattr(cls, "FLAT", ())
+    if flat:
+        default = cls()
+        defaults = [(name, _show_value(getattr(default, name))) for name in flat]
+    else:
+        defaults = [(f.name, _field_default(f)) for f in dataclasses.fields(cls)]
+    used: list[str] = []
+    rows = []
+    for name, value in defaults:
+        meaning = _meaning(name, owners, used)
+        rows.append((name, value, meaning.text if meaning else ""))
+    summary = _first_paragraph(cls.__doc__)
+    return ChoiceTable(dotted, "dataclass", summary, tuple(rows), tuple(used))
+
+
+def _constant_choice(dotted: str, value: Any, module: Any, attribute: str) -> ChoiceTable:
+    used: list[str] = []
+    meaning = _meaning(attribute, [module.__name__.rsplit(".", 1)[-1]], used)
+    text = meaning.text if meaning else ""
+    if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
+        rows = tuple((str(k), None, v) for k, v in value.items())
+        return ChoiceTable(dotted, "values", text, rows, tuple(used))
+    if meaning is not None and meaning.alternatives:
+        values = value.keys() if isinstance(value, Mapping) else value
+        alternatives = meaning.alternatives
+        rows = tuple((str(v), None, alternatives.get(str(v), "")) for v in values)
+        return ChoiceTable(dotted, "values", text, rows, tuple(used))
+    row = (attribute, _show_value(value), text)
+    return ChoiceTable(dotted, "value", "", (row,), tuple(used))
+
+
+def describe_choice(dotted: str) -> ChoiceTable:
+    """Read a named choice from the code for the "Our reading of the paper" page.
+
+    ``dotted`` names a config dataclass (its fields, or a composed config's flat parameters,
+    with their defaults), a mapping of names to explanations, a module-level constant (its
+    meaning from :data:`regime_core.config.MEANINGS`; a row per value when the meaning lists
+    the values' alternatives), or a function (its signature and the first paragraph of its
+    docstring); ``name()`` calls a function without arguments and shows what it returns.
+    """
+    call = dotted.endswith("()")
+    target = dotted[:-2] if call else dotted
+    obj, module, attribute = import_dotted(target)
+    if call:
+        if not callable(obj):
+            raise ValueError(f"{target} is not callable")
+        row = (dotted, None, str(obj()))
+        return ChoiceTable(dotted, "call", _first_paragraph(obj.__doc__), (row,))
+    if isinstance(obj, type) and dataclasses.is_dataclass(obj):
+        return _dataclass_choice(dotted, obj)
+    if inspect.isfunction(obj):
+        signature = f"{obj.__name__}{inspect.signature(obj)}"
+        row = (signature, None, _first_paragraph(obj.__doc__))
+        return ChoiceTable(dotted, "function", "", (row,))
+    return _constant_choice(dotted, obj, module, attribute)
+
+
+def config_defaults(module: Any = config) -> list[tuple[str, str, str]]:
+    """(name, value, meaning) for every upper-case constant of plain data in ``module``, in the
+    order the module defines them."""
+    owners = [module.__name__.rsplit(".", 1)[-1]]
+    rows = []
+    for name, value in vars(module).items():
+        if name.isupper() and isinstance(value, PLAIN_VALUES):
+            meaning = _meaning(name, owners, [])
+            rows.append((name, repr(value), meaning.text if meaning else ""))
+    return rows
+
+
+# --- rendering -----------------------------------------------------------------------------------
+
+
+def _choice_nodes(
+    choice: ChoiceTable, inline: Callable[[str], list[nodes.Node]]
+) -> list[nodes.Node]:
+    """Nodes of one choice: a captioned table (the caption names it, and says what a knob's
+    values or a set of rules are about); a dataclass's summary comes before its table."""
+    two_columns = all(value is None for _, value, _ in choice.rows)
+    header = ("Name", "Meaning") if two_columns else ("Name", "Default", "Meaning")
+    rows = []
+    for name, value, meaning in choice.rows:
+        code = [nodes.literal(text=name)] + ([] if two_columns else [nodes.literal(text=value)])
+        rows.append([*code, nodes.inline("", "", *inline(meaning))])
+    title = nodes.title()
+    title += nodes.literal(text=choice.name)
+    out: list[nodes.Node] = []
+    if choice.summary and choice.kind == "values":
+        title += [nodes.Text(": "), *inline(choice.summary)]
+    elif choice.summary:
+        out.append(nodes.paragraph("", "", *inline(choice.summary)))
+    widths = (3, 7) if two_columns else (3, 3, 5)
+    out.append(table(header, rows, widths=widths, classes=["regime-choices"], title=title))
+    return out
+
+
+def _values_nodes(choices: list[ChoiceTable]) -> list[nodes.Node]:
+    """Single values (constants) in one table without a caption: name, default, meaning."""
+    rows = []
+    for choice in choices:
+        (name, value, meaning), module = choice.rows[0], choice.name.rsplit(".", 2)[-2]
+        rows.append([nodes.literal(text=f"{module}.{name}"), nodes.literal(text=value), meaning])
+    header = ("Name", "Default", "Meaning")
+    return [table(header, rows, widths=(3, 2, 5), classes=["regime-choices"])]
+
+
+class ChoicesDirective(SphinxDirective):
+    """One table per content line: a named choice read from the code (:func:`describe_choice`)."""
+
+    has_content = True
+
+    def _inline(self, text: str, lineno: int) -> list[nodes.Node]:
+        if Path(self.env.doc2path(self.env.docname)).suffix != ".rst":
+            text = as_myst(text)  # a Markdown page: docstrings' reST roles in MyST's syntax
+        parsed, messages = self.state.inline_text(text, lineno)
+        return [*parsed, *messages]
+
+    def run(self) -> list[nodes.Node]:
+        """One table per choice, but consecutive single values share one table."""
+        out: list[nodes.Node] = []
+        values: list[ChoiceTable] = []
+        for offset, line in enumerate(self.content):
+            dotted = line.strip()
+            if not dotted:
+                continue
+            location = (self.env.docname, self.content_offset + offset + 1)
+            try:
+                choice = describe_choice(dotted)
+                _, module, _ = import_dotted(dotted.removesuffix("()"))
+            except Exception as err:  # any failure to read the code is a broken page
+                warn(self.env, f"cannot read the choice {dotted!r}: {err}", location, "choices")
+                continue
+            for source in (module, config):  # the code and the meanings
+                if getattr(source, "__file__", None):
+                    self.env.note_dependency(str(source.__file__))
+            if choice.kind == "value":
+                values.append(choice)
+                continue
+            if values:
+                out += _values_nodes(values)
+                values = []
+            out += _choice_nodes(choice, lambda text, at=location[1]: self._inline(text, at))
+        return out + (_values_nodes(values) if values else [])
+
+
+class ConfigDefaultsDirective(SphinxDirective):
+    """A table of the defaults in :mod:`regime_core.config` (name, value, meaning)."""
+
+    def run(self) -> list[nodes.Node]:
+        self.env.note_dependency(str(config.__file__))
+        rows = [
+            (nodes.literal(text=name), nodes.literal(text=value), meaning)
+            for name, value, meaning in config_defaults()
+        ]
+        header = ("Name", "Default", "Meaning")
+        return [table(header, rows, widths=(2, 2, 5), classes=["regime-config-defaults"])]
+
+
+class DefaultValueRole(SphinxRole):
+    """``{default}`regime_core.config.ALPHA``` -> ``0.25``: a default read from the code.
+
+    For prose that names a parameter's value (alpha, k, the seed) without typing it. ``|frac``
+    style formats are accepted after the name, as in ``{rec}``.
+    """
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        dotted, _, kind = self.text.partition("|")
+        kind, _, digits = kind.partition(":")
+        try:
+            value, module, _ = import_dotted(dotted.strip())
+            if getattr(module, "__file__", None):
+                self.env.note_dependency(str(module.__file__))
+            text = (
+                format_number(value, kind, int(digits) if digits else None) if kind else str(value)
+            )
+        except (ValueError, TypeError) as err:
+            warn(self.env, f"default {self.text!r}: {err}", self.get_location())
+            return [nodes.literal(self.rawtext, self.text)], []
+        return [nodes.inline(self.rawtext, text, classes=["regime-default"])], []

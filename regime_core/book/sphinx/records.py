@@ -1,0 +1,263 @@
+"""Numbers, tables and figures of the prose, read from the results records.
+
+MyST-NB's ``glue`` cannot read across separately executed notebooks, so the book reads the
+records the notebooks wrote (:mod:`regime_core.runner.records`) instead.
+
+Role ``{rec}`` (MyST) / ``:rec:`` (reST)::
+
+    The union arm gains {rec}`t2_minilm:cells.B-dominant.delta_hit@5|pp` in the B-dominant cell.
+
+The text is ``run_id:dotted.key`` with an optional ``|kind`` or ``|kind:digits`` (see
+:func:`regime_core.runner.records.format_number`; default ``auto``). The record is read from
+``<work>/results/<run_id>/record.json``; the work directory is the Sphinx option
+``regime_work_dir``, else ``REGIME_WORK_DIR``, else ``_build/regime``, and a relative one is taken
+relative to the book's root. A missing record or key is a Sphinx warning naming the page, the run
+and the key, so a ``-W`` build fails.
+
+Directive ``rec-table``: one row per content line ``[label =] [run:]key[|kind]``; the optional
+argument is the run for lines without one::
+
+    ```{rec-table} t2_minilm
+    :caption: Hop-2 hit@5 by regime
+    B-dominant gain = cells.B-dominant.delta_hit@5|pp
+    cells.Q-dominant.delta_hit@5|pp
+    ```
+
+Directive ``rec-figure``: a figure the record lists, by run and file name, with an optional
+caption as content::
+
+    ```{rec-figure} t2_minilm:hit_by_regime
+    :alt: hit@5 per regime and arm
+    Hit@5 per regime.
+    ```
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective, SphinxRole
+
+from regime_core import paths
+from regime_core.book.sphinx.tables import table
+from regime_core.runner.records import format_number, get_number, load_record, record_path
+
+logger = logging.getLogger(__name__)
+
+_REFERENCE = re.compile(
+    r"^\s*(?:(?P<run>[A-Za-z0-9][A-Za-z0-9_-]*):)?(?P<key>[^|:\s][^|]*?)"
+    r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>\d+))?)?\s*$"
+)
+#: what a failure to read a record can raise; each becomes a warning naming page, run and key
+RECORD_PROBLEMS: tuple[type[Exception], ...] = (FileNotFoundError, KeyError, ValueError)
+
+
+@dataclass(frozen=True)
+class RecordReference:
+    """A parsed ``run:key|kind:digits`` reference: the run, the dotted key into its numbers, and
+    how to format the number (a kind of :data:`~regime_core.runner.records.NUMBER_KINDS`)."""
+
+    run: str
+    key: str
+    kind: str = "auto"
+    digits: int | None = None
+
+
+def parse_reference(text: str, default_run: str | None = None) -> RecordReference:
+    """Parse ``run:dotted.key|kind:digits``; ``run`` may be omitted when ``default_run`` is given.
+
+    >>> parse_reference("t2:cells.B-dominant.delta_hit@5|pp:2")
+    RecordReference(run='t2', key='cells.B-dominant.delta_hit@5', kind='pp', digits=2)
+    """
+    match = _REFERENCE.match(text)
+    if match is None:
+        raise ValueError(f"cannot parse record reference {text!r}; expected 'run:key|kind'")
+    run = match.group("run") or default_run
+    if not run:
+        raise ValueError(f"record reference {text!r} names no run; write 'run:key'")
+    digits = match.group("digits")
+    return RecordReference(
+        run=run,
+        key=match.group("key").strip(),
+        kind=match.group("kind") or "auto",
+        digits=None if digits is None else int(digits),
+    )
+
+
+# --- record access -------------------------------------------------------------------------------
+
+
+def work_dir(app: Sphinx) -> Path:
+    """Where the records are: ``regime_work_dir``, else ``REGIME_WORK_DIR``, else
+    ``_build/regime``; a relative directory is taken relative to the book's root."""
+    work = paths.work_dir(app.config.regime_work_dir or None)
+    return work if work.is_absolute() else Path(app.srcdir) / work
+
+
+def record_file(app: Sphinx, run: str) -> Path:
+    """The record file of a run id."""
+    return record_path(paths.results_dir(work_dir(app)) / run)
+
+
+def load_run(app: Sphinx, run: str) -> dict[str, Any]:
+    """A record by run id, cached per build (keyed by file modification time); raises
+    :data:`RECORD_PROBLEMS` when it is missing or damaged."""
+    file = record_file(app, run)
+    cache: dict[Path, tuple[float, dict[str, Any]]] = app.__dict__.setdefault("_regime_records", {})
+    mtime = file.stat().st_mtime if file.is_file() else -1.0
+    hit = cache.get(file)
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    record = load_record(file)
+    cache[file] = (mtime, record)
+    return record
+
+
+def page_record(env: Any, run: str) -> dict[str, Any]:
+    """The record of ``run``, noted as an input of the page being read (so an incremental build
+    rereads the page when the record changes)."""
+    env.note_dependency(str(record_file(env.app, run)))
+    return load_run(env.app, run)
+
+
+def resolve_reference(app: Sphinx, ref: RecordReference) -> str:
+    """The formatted number a reference points at (raises on any problem)."""
+    return format_number(get_number(load_run(app, ref.run), ref.key), ref.kind, ref.digits)
+
+
+def warn(env: Any, message: str, location: Any, subtype: str = "record") -> None:
+    """A ``regime`` warning about the page being read (a strict build fails on it)."""
+    logger.warning(
+        f"page {env.docname!r}: {message}", location=location, type="regime", subtype=subtype
+    )
+
+
+def warn_problem(env: Any, subject: str, err: BaseException, location: Any) -> None:
+    """Warn that ``subject`` (e.g. "run 't2', key 'x'") could not be read, and why."""
+    if isinstance(err, FileNotFoundError):
+        why = f"{err}; run `regime reproduce` to produce it"
+    else:
+        why = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+    warn(env, f"{subject}: {why}", location)
+
+
+# --- roles and directives ------------------------------------------------------------------------
+
+
+class RecordRole(SphinxRole):
+    """``{rec}`run:key|kind``` -> the formatted number from the run's record."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        try:
+            ref = parse_reference(self.text)
+        except ValueError as err:
+            warn(self.env, str(err), self.get_location())
+            return [nodes.literal(self.rawtext, self.text)], []
+        try:
+            page_record(self.env, ref.run)
+            text = resolve_reference(self.env.app, ref)
+        except RECORD_PROBLEMS as err:
+            warn_problem(self.env, f"run {ref.run!r}, key {ref.key!r}", err, self.get_location())
+            return [nodes.literal(self.rawtext, f"{ref.run}:{ref.key}")], []
+        return [nodes.inline(self.rawtext, text, classes=["regime-number"])], []
+
+
+class RecordTableDirective(SphinxDirective):
+    """A two-column table (label, value) of record numbers."""
+
+    has_content = True
+    optional_arguments = 1
+    option_spec: ClassVar[dict[str, Any]] = {
+        "caption": directives.unchanged,
+        "header": directives.unchanged,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        default_run = self.arguments[0] if self.arguments else None
+        header = [h.strip() for h in self.options.get("header", "Quantity, Value").split(",")]
+        if len(header) != 2:
+            warn(self.env, "rec-table :header: needs two labels", self.get_location())
+            header = ["Quantity", "Value"]
+        rows: list[tuple[str, str]] = []
+        for offset, line in enumerate(self.content):
+            if line.strip():
+                location = (self.env.docname, self.content_offset + offset + 1)
+                rows.append(self._row(line, default_run, location))
+        return [
+            table(
+                header,
+                rows,
+                widths=(3, 1),
+                classes=["regime-record-table"],
+                title=self.options.get("caption"),
+            )
+        ]
+
+    def _row(self, line: str, default_run: str | None, location: Any) -> tuple[str, str]:
+        label, _, ref_text = line.rpartition("=") if "=" in line else ("", "", line)
+        try:
+            ref = parse_reference(ref_text, default_run)
+        except ValueError as err:
+            warn(self.env, str(err), location)
+            return label.strip() or ref_text.strip(), "?"
+        try:
+            page_record(self.env, ref.run)
+            value = resolve_reference(self.env.app, ref)
+        except RECORD_PROBLEMS as err:
+            warn_problem(self.env, f"run {ref.run!r}, key {ref.key!r}", err, location)
+            value = "?"
+        return label.strip() or ref.key, value
+
+
+class RecordFigureDirective(SphinxDirective):
+    """A figure listed in a run's record; the content becomes the caption."""
+
+    has_content = True
+    required_arguments = 1
+    option_spec: ClassVar[dict[str, Any]] = {
+        "alt": directives.unchanged,
+        "width": directives.length_or_percentage_or_unitless,
+    }
+
+    def run(self) -> list[nodes.Node]:
+        run, _, name = self.arguments[0].partition(":")
+        if not name:
+            warn(self.env, "rec-figure needs 'run:figure'", self.get_location())
+            return []
+        try:
+            figure_file = find_figure(page_record(self.env, run), name)
+        except RECORD_PROBLEMS as err:
+            warn_problem(self.env, f"run {run!r}, figure {name!r}", err, self.get_location())
+            return []
+        absolute = record_file(self.env.app, run).parent / figure_file
+        doc_dir = Path(self.env.doc2path(self.env.docname)).parent
+        uri = Path(os.path.relpath(absolute, doc_dir)).as_posix()
+        image = nodes.image(uri=uri, alt=self.options.get("alt", name))
+        if "width" in self.options:
+            image["width"] = self.options["width"]
+        figure = nodes.figure("", image, classes=["regime-record-figure"])
+        if self.content:
+            caption_text = " ".join(line.strip() for line in self.content).strip()
+            parsed, _ = self.state.inline_text(caption_text, self.lineno)
+            figure += nodes.caption(caption_text, "", *parsed)
+        return [figure]
+
+
+def find_figure(record: dict[str, Any], name: str) -> str:
+    """The file of the figure ``name`` (file name, or its stem) among those the record lists."""
+    figures = [str(f) for f in record.get("figures", [])]
+    for figure in figures:
+        if name in (figure, Path(figure).stem, Path(figure).name):
+            return figure
+    raise KeyError(
+        f"record {record.get('name', '?')!r} lists no figure {name!r}; it lists: "
+        f"{', '.join(figures) or 'none'}"
+    )
