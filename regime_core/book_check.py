@@ -6,21 +6,25 @@
 ==============  ==============================================================================
 kind            what it flags
 ==============  ==============================================================================
-``warning``     a Python warning printed on the page (``RuntimeWarning: ...``, ``TqdmWarning``)
+``warning``     a Python warning printed on the page (a ``RuntimeWarning``, a ``TqdmWarning``)
 ``traceback``   a traceback, or an error output of a notebook cell
-``progress``    a progress bar (tqdm's ``42%|####  |``, ``it/s]``, "Loading weights", widgets)
-``path``        an absolute local path (``/work/``, ``/home/``, ``/tmp/``, ``site-packages``)
+``progress``    a progress bar (tqdm's bar or rate, a weights-loading bar, a Jupyter widget)
+``path``        an absolute local path (under /work, /home, /tmp, /root, /Users; site-packages)
 ``stderr``      a notebook's stderr output box, even an empty one
 ``markup``      source markup leaked into the text: ``:func:``, ``{rec}``, double backticks
 ``link``        an internal link or image whose file or anchor is not in the build
 ``figure``      an executed notebook whose page shows fewer images than it has image outputs,
-                or which draws a figure (``plt.show()``, ``savefig``) yet has no image output
+                or which draws a figure (``plt.show()``, ``savefig``) yet has no image output;
+                with the runs' records, a run whose page shows fewer images than it writes
 ==============  ==============================================================================
 
 Pages are the HTML files of the build but Sphinx's own (``genindex``, ``search``,
 ``py-modindex``) and those under ``_static``, ``_sources``, ``_images``, ``_downloads``;
-Sphinx's pages still count as link targets. The figure check reads the executed notebooks
-Sphinx copies to ``_sources/`` (the very notebooks the pages were rendered from).
+Sphinx's pages still count as link targets, and so does the page a redirect (the build's
+``index.html``) leads to. Everything a page holds is checked, code included (a path in a
+signature is as local as one in an output), but its scripts and styles. The figure check reads
+the executed notebooks Sphinx copies to ``_sources/`` (the very notebooks the pages were
+rendered from).
 
 Everything here is a pure function of the files it is given (BeautifulSoup parses the pages;
 it comes with the book's theme). The browser checks (overflow on a phone, unrendered maths)
@@ -186,8 +190,8 @@ def find_tracebacks(soup: BeautifulSoup) -> list[str]:
 
 
 def find_progress_bars(soup: BeautifulSoup) -> list[str]:
-    """Progress bars: tqdm's text bars and rates, "Loading weights", and Jupyter widgets (which
-    is how ``tqdm.auto`` draws a bar in a notebook)."""
+    """Progress bars: tqdm's text bars and rates, weights-loading bars, and Jupyter widgets
+    (which is how ``tqdm.auto`` draws a bar in a notebook)."""
     found = _matches(PROGRESS, visible_text(soup))
     for _ in soup.select('script[type="application/vnd.jupyter.widget-view+json"]'):
         found.append("a Jupyter widget output (tqdm.auto draws its progress bars as widgets)")
@@ -195,7 +199,7 @@ def find_progress_bars(soup: BeautifulSoup) -> list[str]:
 
 
 def find_absolute_paths(soup: BeautifulSoup) -> list[str]:
-    """Absolute local paths in the text (code included: a reader sees it) and ``file:`` links."""
+    """Absolute local paths in the text (code included: a reader sees it) and file links."""
     found = _matches(ABSOLUTE_PATH, visible_text(soup))
     for tag in soup.find_all(["a", "img"]):
         ref = str(tag.get("href") or tag.get("src") or "")
@@ -271,9 +275,28 @@ def anchors(soup: BeautifulSoup) -> set[str]:
     return found
 
 
+REDIRECT = re.compile(
+    r"<meta[^>]*http-equiv=[\"']?refresh[\"']?[^>]*content=[\"']?\s*\d+\s*;\s*url=([^\"'>]+)",
+    re.IGNORECASE,
+)
+
+
+def redirect_target(page: Path | str) -> str | None:
+    """Where a redirect page (``<meta http-equiv="refresh">``, like the build's ``index.html``)
+    sends its reader, or None for a page a reader reads."""
+    with Path(page).open(encoding="utf-8") as handle:
+        head = handle.read(4096)
+    match = REDIRECT.search(head)
+    return match.group(1).strip() if match else None
+
+
 def internal_references(soup: BeautifulSoup) -> list[str]:
-    """Every ``href`` and ``src`` of the page without a scheme or host (links into the build)."""
+    """Every ``href`` and ``src`` of the page without a scheme or host (links into the build),
+    and the address a redirect sends its reader to."""
     refs = [str(a["href"]) for a in soup.find_all(["a", "link"], href=True)]
+    for meta in soup.find_all("meta", attrs={"http-equiv": True, "content": True}):
+        if str(meta["http-equiv"]).lower() == "refresh" and "url=" in str(meta["content"]):
+            refs.append(str(meta["content"]).split("url=", 1)[1].strip())
     refs += [str(tag["src"]) for tag in soup.find_all(["img", "script", "source"], src=True)]
     return [
         ref for ref in refs if ref.strip() and not urlsplit(ref).scheme and not urlsplit(ref).netloc

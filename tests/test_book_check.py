@@ -30,6 +30,7 @@ from regime_core.book_check import (
     find_warnings,
     format_report,
     notebook_figures,
+    redirect_target,
 )
 
 FIXTURE = Path(__file__).parent / "fixtures" / "book_html"
@@ -263,3 +264,12 @@ def test_report_lines_and_counts() -> None:
         "warning: 1, link: 1",
     ]
     assert format_report([]) == "no problems"
+
+
+def test_a_redirect_is_followed_by_the_link_check(tmp_path: Path) -> None:
+    assert redirect_target(FIXTURE / "index.html") == "good.html"
+    assert redirect_target(FIXTURE / "good.html") is None
+    build = tmp_path / "html"
+    shutil.copytree(FIXTURE, build)
+    (build / "index.html").write_text('<meta http-equiv="refresh" content="0; url=gone.html">')
+    assert Problem("index.html", "link", "gone.html (no such file)") in check_html(build)
