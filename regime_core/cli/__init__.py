@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "demo",
     "annotate",
     "verdicts",
+    "book_check",
 )
 
 
