@@ -587,6 +587,10 @@ def _view(
     def failed(error: str) -> PageView:
         return PageView(page, width, None, "", 0, 0, (), (), time.perf_counter() - started, error)
 
+    # each page as a first visit: the theme keeps the sidebar's scroll (and the colour mode) in
+    # the origin's storage, which the previous page would otherwise hand on
+    forget = "try { sessionStorage.clear(); localStorage.clear(); } catch (e) {}"
+    browser.call("Runtime.evaluate", {"expression": forget}, session=session)
     browser.clear_events()
     navigation = browser.call("Page.navigate", {"url": base + page}, session=session)
     if navigation.get("errorText"):
