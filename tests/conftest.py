@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,7 +97,12 @@ def quick_run(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 def quick_book(quick_run: QuickRun) -> Any:
     """The book built strictly (warnings are errors) over the quick profile's records."""
     from regime_core.book.build import build_book
+    from regime_core.vendor import vendor_mathjax
 
+    try:  # as `regime book` does, so the maths render offline (tests/test_book_rendered.py)
+        vendor_mathjax(quick_run.work)
+    except (OSError, ValueError, subprocess.CalledProcessError) as err:
+        print(f"MathJax not vendored ({err}); the book's maths will not render offline")
     result = build_book(quick_run.book_root, work=quick_run.work)
     print(f"book built over the quick records in {result.seconds:.0f} s")
     return result

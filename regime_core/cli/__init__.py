@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "annotate",
     "verdicts",
     "expected",
+    "book_check",
 )
 
 

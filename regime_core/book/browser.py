@@ -1,0 +1,644 @@
+"""Open every page of the rendered book in headless Chromium, as a reader on a laptop and on a
+phone would, save screenshots, and report what only a browser can see.
+
+:func:`check_in_browser` serves the HTML build on ``127.0.0.1`` (an ephemeral port; every other
+host name resolves to nothing, so a page that needs the network shows it), loads each page of
+:func:`regime_core.book.check.book_pages` but redirects at every width (1366 px and 390 px by
+default), waits for MathJax's first typeset and the fonts, runs :data:`PAGE_SCRIPT` in the page,
+and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller than
+:data:`MAX_SCREENSHOT_HEIGHT` are cut there). Problems, as
+:class:`regime_core.book.check.Problem`:
+
+- ``overflow``: at a phone's width (:data:`OVERFLOW_WIDTHS`), an element reaching past the
+  right edge of the viewport that is not inside a horizontally scrollable container
+  (``overflow-x: auto`` or ``scroll``); a reader must scroll the whole page sideways, or cannot
+  see it at all.
+- ``math``: maths left as source (``$...$``, ``$$``, ``\\(``, ``\\[`` in visible text outside
+  code), a maths element MathJax did not typeset, a MathJax error (``mjx-merror``), or MathJax
+  not loading on a page with maths.
+- ``load``: a page that did not load, or on which the check script failed.
+
+Chromium is driven over its DevTools protocol through ``--remote-debugging-pipe`` (file
+descriptors 3 and 4: JSON messages ended by a NUL byte), so nothing beyond the standard library
+is needed, no debugging port is opened, and the browser is the Debian package ``chromium``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import select
+import shutil
+import signal
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from regime_core.book.check import Problem, book_pages, redirect_target
+
+BROWSER_KINDS: tuple[str, ...] = ("overflow", "math")
+WIDTHS: tuple[int, ...] = (1366, 390)
+OVERFLOW_WIDTHS: tuple[int, ...] = (390,)
+VIEWPORT_HEIGHTS: dict[int, int] = {1366: 768, 390: 844}
+PHONE_BELOW = 700  # narrower viewports are emulated as a phone (viewport meta tag, touch)
+MAX_SCREENSHOT_HEIGHT = 16000  # CSS px; taller captures exceed what Chromium can paint at once
+CHROMIUM_NAMES: tuple[str, ...] = (
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+)
+CHROMIUM_ARGS: tuple[str, ...] = (
+    "--headless",
+    "--remote-debugging-pipe",
+    # the sandbox needs user namespaces, which containers and root (CI) often lack; the browser
+    # only ever opens the book, served from 127.0.0.1
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--mute-audio",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-extensions",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-default-apps",
+    "--disable-sync",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+)
+
+# Runs in each page once it has loaded; resolves to a JSON-able object. Kept in one place so that
+# what "overflow" and "unrendered maths" mean is read here, not spread over Python.
+PAGE_SCRIPT = r"""
+async (budgetMs) => {
+  const started = Date.now();
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const left = () => Math.max(0, budgetMs - (Date.now() - started));
+
+  // MathJax is loaded deferred on pages with maths; its startup promise resolves once the first
+  // typeset is done.
+  const mathNodes = () => [...document.querySelectorAll("span.math, div.math")];
+  let mathjax = "no maths";
+  if (mathNodes().length || window.MathJax) {
+    const ready = () => window.MathJax && MathJax.startup && MathJax.startup.promise;
+    while (left() > 0 && !ready()) await sleep(50);
+    if (ready()) {
+      const done = await Promise.race([
+        MathJax.startup.promise.then(() => true, () => false),
+        sleep(left()).then(() => false),
+      ]);
+      mathjax = done ? "typeset" : "timed out";
+    } else {
+      mathjax = "not loaded";
+    }
+  }
+  if (document.fonts) await Promise.race([document.fonts.ready, sleep(left())]);
+  for (const img of document.images) {
+    if (!img.complete) await Promise.race([img.decode().catch(() => null), sleep(left())]);
+  }
+
+  const visible = (el) =>
+    el.checkVisibility({ visibilityProperty: true, opacityProperty: true });
+  const describe = (el) => {
+    const parts = [];
+    for (let a = el; a && a !== document.body && parts.length < 4; a = a.parentElement) {
+      let part = a.tagName.toLowerCase();
+      if (a.id) {
+        parts.unshift(part + "#" + a.id);
+        break;
+      }
+      const classes = [...a.classList].slice(0, 2);
+      if (classes.length) part += "." + classes.join(".");
+      parts.unshift(part);
+    }
+    return parts.join(" > ");
+  };
+  const words = (text, n) => {
+    const chars = Array.from((text || "").replace(/\s+/g, " ").trim());  // whole code points
+    return chars.length > n ? chars.slice(0, n).join("") + "…" : chars.join("");
+  };
+
+  // (a) horizontal overflow: an element past the right edge, not in a sideways scroller
+  const viewport = document.documentElement.clientWidth;
+  const scrollsSideways = (el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+  const fixed = (el) => {
+    for (let a = el; a; a = a.parentElement) {
+      if (getComputedStyle(a).position === "fixed") return true;
+    }
+    return false;
+  };
+  const inScroller = (el) => {
+    for (let a = el; a && a !== document.body; a = a.parentElement) {
+      if (scrollsSideways(a)) return true;
+    }
+    return false;
+  };
+  const past = new Set();
+  // elements whose box reaches past the edge (a scroller too wide is itself past the edge)
+  for (const el of document.body.getElementsByTagName("*")) {
+    const box = el.getBoundingClientRect();
+    if (box.width <= 0 || box.height <= 0 || box.right <= viewport + 0.5) continue;
+    if (!visible(el) || fixed(el) || inScroller(el.parentElement)) continue;
+    past.add(el);
+  }
+  // text running past the edge of a box that does not scroll (a long line in a <pre>)
+  const range = document.createRange();
+  const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (texts.nextNode()) {
+    const node = texts.currentNode;
+    const parent = node.parentElement;
+    if (!parent || past.has(parent) || !node.textContent.trim()) continue;
+    range.selectNodeContents(node);
+    const box = range.getBoundingClientRect();
+    if (box.width <= 0 || box.right <= viewport + 0.5) continue;
+    if (!visible(parent) || fixed(parent) || inScroller(parent)) continue;
+    past.add(parent);
+  }
+  const outermost = [...past].filter((el) => {
+    for (let a = el.parentElement; a; a = a.parentElement) if (past.has(a)) return false;
+    return true;
+  });
+
+  // reported per block (a signature line, a paragraph, a table), not per inline piece of it
+  const display = (el) => getComputedStyle(el).display;
+  const blockOf = (el) => {
+    let block = el;
+    while (block.parentElement && block.parentElement !== document.body &&
+           (display(block).startsWith("inline") || display(block) === "contents")) {
+      block = block.parentElement;
+    }
+    return block;
+  };
+  const clipped = (el) => {
+    for (let a = el.parentElement; a; a = a.parentElement) {
+      if (["hidden", "clip"].includes(getComputedStyle(a).overflowX)) return true;
+    }
+    return false;
+  };
+  const rightEdge = (el) => {
+    range.selectNodeContents(el);
+    return Math.max(el.getBoundingClientRect().right, range.getBoundingClientRect().right);
+  };
+  const blocks = new Map();
+  for (const el of outermost) {
+    const block = blockOf(el);
+    const right = Math.round(rightEdge(el));
+    const seen = blocks.get(block);
+    if (!seen || right > seen.right) blocks.set(block, { el: el, right: right });
+  }
+  const overflow = [...blocks].map(([block, { el, right }]) => ({
+    where: describe(block),
+    right: right,
+    text: words(block.innerText, 60),
+    cut: clipped(el),
+  }));
+
+  // (b) maths left as source, maths not typeset, MathJax errors
+  const math = [];
+  if (mathjax === "not loaded" || mathjax === "timed out") {
+    math.push("MathJax " + mathjax + " on a page with maths");
+  }
+  const source = /\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|(?<![\w$])\$[^\s$][^$\n]*\$(?![\w$])/;
+  const skip = "script, style, pre, code, kbd, samp, textarea, noscript, template, " +
+    "mjx-container, .highlight";
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip) || !visible(parent)) continue;
+    const found = node.textContent.match(source);
+    if (found) math.push("maths as source: " + words(node.textContent, 80));
+  }
+  for (const el of mathNodes()) {
+    if (visible(el) && !el.querySelector("mjx-container") && !source.test(el.textContent)) {
+      math.push("maths not typeset: " + words(el.textContent, 80));
+    }
+  }
+  for (const el of document.querySelectorAll("mjx-merror")) {
+    math.push("MathJax error: " + words(el.getAttribute("data-mjx-error") || el.textContent, 80));
+  }
+
+  return {
+    viewport: viewport,
+    scrollWidth: document.documentElement.scrollWidth,
+    height: document.documentElement.scrollHeight,
+    mathjax: mathjax,
+    overflow: overflow,
+    math: [...new Set(math)],
+  };
+}
+"""
+
+
+def find_chromium(explicit: str | os.PathLike[str] | None = None) -> str | None:
+    """The Chromium executable: ``explicit`` if given, else the first of :data:`CHROMIUM_NAMES`
+    on ``PATH``; None when there is none."""
+    if explicit is not None:
+        return str(explicit) if Path(explicit).is_file() else shutil.which(str(explicit))
+    for name in CHROMIUM_NAMES:
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+class DevToolsError(RuntimeError):
+    """Chromium exited, timed out or answered a DevTools call with an error."""
+
+
+class DevTools:
+    """A headless Chromium driven over ``--remote-debugging-pipe``.
+
+    The browser reads commands from its file descriptor 3 and writes answers and events to 4,
+    one JSON object per message, each ended by a NUL byte. ``call`` sends a command and returns
+    its result; events that arrive meanwhile are kept for ``wait_event``. The browser runs in
+    its own process group, which ``close`` ends.
+    """
+
+    def __init__(self, executable: str, *, args: Sequence[str] = CHROMIUM_ARGS) -> None:
+        self._profile = tempfile.TemporaryDirectory(prefix="regime-chromium-")
+        self.log = Path(self._profile.name) / "chromium.log"
+        to_browser_read, self._to_browser = os.pipe()
+        self._from_browser, from_browser_write = os.pipe()
+        log = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        null = os.open(os.devnull, os.O_RDWR)
+        argv = [executable, *args, f"--user-data-dir={self._profile.name}/profile", "about:blank"]
+        try:
+            self.pid = os.posix_spawn(
+                executable,
+                argv,
+                dict(os.environ),
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, null, 0),
+                    (os.POSIX_SPAWN_DUP2, null, 1),
+                    (os.POSIX_SPAWN_DUP2, log, 2),
+                    (os.POSIX_SPAWN_DUP2, to_browser_read, 3),
+                    (os.POSIX_SPAWN_DUP2, from_browser_write, 4),
+                ],
+                setpgroup=0,
+            )
+        finally:
+            for fd in (to_browser_read, from_browser_write, log, null):
+                os.close(fd)
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._next_id = 0
+        self._events: list[dict[str, Any]] = []
+        self._closed = False
+
+    def __enter__(self) -> DevTools:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _log_tail(self) -> str:
+        try:
+            lines = self.log.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return ""
+        useful = [ln for ln in lines if "dbus" not in ln.lower()]
+        return "\n".join(useful[-8:])
+
+    def _read_message(self, deadline: float) -> dict[str, Any]:
+        while True:
+            end = self._buffer.find(b"\0", self._scanned)
+            if end >= 0:
+                message = json.loads(bytes(self._buffer[:end]))
+                del self._buffer[: end + 1]
+                self._scanned = 0
+                return message
+            self._scanned = len(self._buffer)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise DevToolsError("Chromium did not answer in time")
+            ready, _, _ = select.select([self._from_browser], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._from_browser, 1 << 20)
+            if not chunk:
+                raise DevToolsError(f"Chromium exited:\n{self._log_tail()}")
+            self._buffer += chunk
+
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        session: str | None = None,
+        timeout: float = 30.0,
+    ) -> dict[str, Any]:
+        """Send one DevTools command and return its ``result``."""
+        self._next_id += 1
+        message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
+        if session is not None:
+            message["sessionId"] = session
+        payload = json.dumps(message).encode() + b"\0"
+        try:
+            while payload:
+                payload = payload[os.write(self._to_browser, payload) :]
+        except BrokenPipeError as err:
+            raise DevToolsError(f"Chromium exited:\n{self._log_tail()}") from err
+        deadline = time.monotonic() + timeout
+        while True:
+            answer = self._read_message(deadline)
+            if answer.get("id") == message["id"]:
+                if "error" in answer:
+                    raise DevToolsError(f"{method}: {answer['error'].get('message', answer)}")
+                return dict(answer.get("result", {}))
+            if "method" in answer:
+                self._events.append(answer)
+
+    def clear_events(self) -> None:
+        """Forget the events received so far (before a navigation, say)."""
+        self._events.clear()
+
+    def wait_event(
+        self, method: str, *, session: str | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        """The first event ``method`` (of ``session``) received since :meth:`clear_events`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for event in self._events:
+                if event.get("method") == method and event.get("sessionId") == session:
+                    self._events.remove(event)
+                    return dict(event.get("params", {}))
+            message = self._read_message(deadline)
+            if "method" in message:
+                self._events.append(message)
+
+    def _wait(self, seconds: float) -> bool:
+        """Whether the browser process has exited (and is reaped) within ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                if os.waitpid(self.pid, os.WNOHANG)[0] != 0:
+                    return True
+            except ChildProcessError:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        """Ask the browser to quit, then end its process group; remove its profile."""
+        if self._closed:
+            return
+        self._closed = True
+        with suppress(DevToolsError, OSError):
+            self.call("Browser.close", timeout=5.0)
+        if not self._wait(5.0):
+            with suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self._wait(5.0)
+        with suppress(ProcessLookupError):  # a browser that quit takes its renderers along
+            os.killpg(self.pid, signal.SIGKILL)
+        for fd in (self._to_browser, self._from_browser):
+            os.close(fd)
+        self._profile.cleanup()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serve(directory: Path | str) -> Iterator[str]:
+    """Serve ``directory`` over HTTP on ``127.0.0.1`` for the duration; yields its base URL."""
+    handler = partial(_QuietHandler, directory=str(directory))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, name="book-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@dataclass(frozen=True)
+class PageView:
+    """One page at one width: what :data:`PAGE_SCRIPT` found, and where its screenshot is."""
+
+    page: str
+    width: int
+    screenshot: Path | None
+    mathjax: str
+    scroll_width: int
+    height: int
+    overflow: tuple[dict[str, Any], ...]
+    math: tuple[str, ...]
+    seconds: float
+    error: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "page": self.page,
+            "width": self.width,
+            "screenshot": None if self.screenshot is None else str(self.screenshot),
+            "mathjax": self.mathjax,
+            "scroll_width": self.scroll_width,
+            "height": self.height,
+            "overflow": list(self.overflow),
+            "math": list(self.math),
+            "seconds": round(self.seconds, 2),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True)
+class BrowserReport:
+    """Every page view, the problems they show, where the screenshots are, and the time."""
+
+    views: tuple[PageView, ...]
+    screenshots: Path
+    seconds: float
+    overflow_widths: tuple[int, ...] = field(default=OVERFLOW_WIDTHS)
+
+    @property
+    def problems(self) -> list[Problem]:
+        found: set[Problem] = set()
+        for view in self.views:
+            if view.error is not None:
+                found.add(Problem(view.page, "load", f"{view.width} px: {view.error}"))
+                continue
+            if view.width in self.overflow_widths:
+                for item in view.overflow:
+                    found.add(Problem(view.page, "overflow", _overflow_detail(view, item)))
+                if not view.overflow and view.scroll_width > view.width:
+                    detail = f"{view.width} px: the page is {view.scroll_width} px wide"
+                    found.add(Problem(view.page, "overflow", detail))
+            found.update(Problem(view.page, "math", what) for what in view.math)
+        return sorted(found)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "screenshots": str(self.screenshots),
+            "seconds": round(self.seconds, 1),
+            "problems": [p.as_dict() for p in self.problems],
+            "views": [v.as_dict() for v in self.views],
+        }
+
+
+def _overflow_detail(view: PageView, item: dict[str, Any]) -> str:
+    effect = "cut off" if item.get("cut") else "the page scrolls sideways"
+    text = f": “{item['text']}”" if item.get("text") else ""
+    return f"{view.width} px: {item['where']} reaches {item['right']} px ({effect}){text}"
+
+
+def screenshot_path(screenshots: Path, width: int, page: str) -> Path:
+    """``<screenshots>/<width>/<page without .html>.png``."""
+    return screenshots / str(width) / Path(page).with_suffix(".png")
+
+
+def check_in_browser(
+    html_dir: Path | str,
+    *,
+    screenshots: Path | str | None = None,
+    widths: Sequence[int] = WIDTHS,
+    overflow_widths: Sequence[int] = OVERFLOW_WIDTHS,
+    pages: Sequence[str] | None = None,
+    chromium: str | None = None,
+    timeout: float = 60.0,
+    progress: Callable[[PageView], object] | None = None,
+) -> BrowserReport:
+    """Load every page of the build at ``html_dir`` at each of ``widths`` in headless Chromium.
+
+    ``screenshots`` defaults to ``screenshots`` beside ``html_dir`` (``_build/screenshots``),
+    where ``report.json`` then holds what the page script found on every page at every width;
+    ``pages`` (paths relative to the build) restricts the pages; ``timeout`` bounds each page;
+    ``progress`` is called with each page view as it is done.
+    Raises ``FileNotFoundError`` when Chromium is not installed.
+    """
+    root = Path(html_dir).resolve()
+    executable = find_chromium(chromium)
+    if executable is None:
+        raise FileNotFoundError(
+            "Chromium is not installed (Debian: apt-get install chromium); "
+            "it is needed to check the book in a browser"
+        )
+    shots = Path(screenshots) if screenshots is not None else root.parent / "screenshots"
+    names = (
+        list(pages)
+        if pages is not None
+        else [  # a redirect shows nothing, and leaves while it is captured
+            page.relative_to(root).as_posix()
+            for page in book_pages(root)
+            if redirect_target(page) is None
+        ]
+    )
+    started = time.perf_counter()
+    views: list[PageView] = []
+    with serve(root) as base, DevTools(executable) as browser:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
+        browser.call("Page.enable", session=session)
+        for width in widths:
+            browser.call(
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": width,
+                    "height": VIEWPORT_HEIGHTS.get(width, 800),
+                    "deviceScaleFactor": 1,
+                    "mobile": width < PHONE_BELOW,
+                },
+                session=session,
+            )
+            for name in names:
+                shot = screenshot_path(shots, width, name)
+                views.append(_view(browser, session, base, name, width, shot, timeout))
+                if progress is not None:
+                    progress(views[-1])
+    report = BrowserReport(
+        tuple(views), shots, time.perf_counter() - started, tuple(overflow_widths)
+    )
+    shots.mkdir(parents=True, exist_ok=True)
+    (shots / "report.json").write_text(
+        json.dumps(report.as_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return report
+
+
+def _view(
+    browser: DevTools,
+    session: str,
+    base: str,
+    page: str,
+    width: int,
+    shot: Path,
+    timeout: float,
+) -> PageView:
+    started = time.perf_counter()
+
+    def failed(error: str) -> PageView:
+        return PageView(page, width, None, "", 0, 0, (), (), time.perf_counter() - started, error)
+
+    # each page as a first visit: the theme keeps the sidebar's scroll (and the colour mode) in
+    # the origin's storage, which the previous page would otherwise hand on
+    forget = "try { sessionStorage.clear(); localStorage.clear(); } catch (e) {}"
+    browser.call("Runtime.evaluate", {"expression": forget}, session=session)
+    browser.clear_events()
+    navigation = browser.call("Page.navigate", {"url": base + page}, session=session)
+    if navigation.get("errorText"):
+        return failed(str(navigation["errorText"]))
+    try:
+        browser.wait_event("Page.loadEventFired", session=session, timeout=timeout)
+        evaluated = browser.call(
+            "Runtime.evaluate",
+            {
+                "expression": f"({PAGE_SCRIPT})({int(timeout * 1000 * 0.5)})",
+                "awaitPromise": True,
+                "returnByValue": True,
+            },
+            session=session,
+            timeout=timeout,
+        )
+    except DevToolsError as err:
+        return failed(str(err))
+    if "exceptionDetails" in evaluated:
+        details = evaluated["exceptionDetails"]
+        return failed(f"the check script failed: {details.get('exception', details)}")
+    found = evaluated["result"]["value"]
+    viewport = int(found["viewport"])
+    height = min(int(found["height"]), MAX_SCREENSHOT_HEIGHT)
+    try:
+        image = browser.call(
+            "Page.captureScreenshot",
+            {
+                "format": "png",
+                "optimizeForSpeed": True,
+                "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "width": viewport, "height": height, "scale": 1},
+            },
+            session=session,
+            timeout=timeout,
+        )
+    except DevToolsError as err:
+        return failed(f"no screenshot: {err}")
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    shot.write_bytes(base64.b64decode(image["data"]))
+    return PageView(
+        page=page,
+        width=width,
+        screenshot=shot,
+        mathjax=str(found["mathjax"]),
+        scroll_width=int(found["scrollWidth"]),
+        height=int(found["height"]),
+        overflow=tuple(found["overflow"]),
+        math=tuple(found["math"]),
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,108 @@
+"""regime book-check [--html DIR] [--work DIR] [--browser] [--json]: the built book, as read.
+
+Checks every page of a built book (default: _build/html, what `regime book` writes) for what a
+reader should never meet: Python warnings, tracebacks, progress bars, absolute local paths,
+stderr boxes, source markup leaked into the text, internal links that lead nowhere, and figures
+a notebook makes that its page does not show (with the run records under --work, every figure a
+run writes). With --browser, headless Chromium also loads every page at 1366 px and 390 px,
+saves screenshots (default: _build/screenshots/WIDTH/PAGE.png, plus report.json with what was
+found on each page), and reports horizontal overflow on a phone and maths left unrendered.
+
+One problem per line: PAGE: KIND: DETAIL, then the count per kind. Exits 1 when there is any
+problem. With --json one JSON object is printed:
+
+    {"html", "ok", "counts": {kind: n}, "problems": [{"page", "kind", "detail"}],
+     "browser": {"seconds", "screenshots"} or null}
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from regime_core import paths
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "book-check",
+        help="check the built book's pages as a reader meets them (optionally in Chromium)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--html",
+        type=Path,
+        metavar="DIR",
+        default=paths.REPO_ROOT / "_build" / "html",
+        help="the HTML build (default: _build/html of the repository)",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="work directory whose results records list each run's figures (REGIME_WORK_DIR)",
+    )
+    parser.add_argument(
+        "--browser", action="store_true", help="also load every page in headless Chromium"
+    )
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        metavar="DIR",
+        default=None,
+        help="where screenshots go (default: screenshots beside the HTML build)",
+    )
+    parser.add_argument(
+        "--width",
+        type=int,
+        metavar="PX",
+        action="append",
+        default=None,
+        help="a viewport width in px (repeatable; default: 1366 and 390)",
+    )
+    parser.add_argument("--chromium", default=None, metavar="PATH", help="the Chromium executable")
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from regime_core.book.check import check_html, count_by_kind, format_report
+
+    results = paths.results_dir(args.work)
+    problems = check_html(args.html, results_dir=results if results.is_dir() else None)
+    browser: dict[str, Any] | None = None
+    if args.browser:
+        from regime_core.book.browser import WIDTHS, check_in_browser
+
+        def progress(view: Any) -> None:
+            if not args.json:
+                print(f"  {view.width} px  {view.page}  {view.seconds:.1f} s", file=sys.stderr)
+
+        report = check_in_browser(
+            args.html,
+            screenshots=args.screenshots,
+            widths=tuple(args.width or WIDTHS),
+            chromium=args.chromium,
+            progress=progress,
+        )
+        problems = sorted(problems + report.problems)
+        browser = {"seconds": round(report.seconds, 1), "screenshots": str(report.screenshots)}
+    if args.json:
+        summary = {
+            "html": str(args.html),
+            "ok": not problems,
+            "counts": count_by_kind(problems),
+            "problems": [p.as_dict() for p in problems],
+            "browser": browser,
+        }
+        print(json.dumps(summary, ensure_ascii=False))
+    else:
+        print(format_report(problems))
+        if browser is not None:
+            print(f"browser: {browser['seconds']} s, screenshots in {browser['screenshots']}")
+    return 1 if problems else 0
