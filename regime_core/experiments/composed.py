@@ -11,7 +11,7 @@ A pipeline's config (``RouterConfig``, ``TransferConfig``, ``AblationConfig``,
 
 A flat shared keyword (a key of :attr:`ComposedConfig.SHARED`) replaces that part of
 ``experiment`` (the one given, else the field's default); it reads back flat too
-(``cfg.alpha is cfg.experiment.alpha``). :meth:`ComposedConfig.to_dict`, and so the
+(``cfg.alpha is cfg.experiment.alpha``). ``ComposedConfig.to_dict()``, and so the
 ``config_hash`` that names artefacts in records and router files, is the flat mapping of
 :attr:`ComposedConfig.FLAT` in its order, plus every other field of ``experiment`` that differs
 from the default: a config means what it always meant and hashes as it always did.
