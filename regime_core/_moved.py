@@ -3,7 +3,7 @@
 ``import regime_core.records`` still works and gives the very module now at
 ``regime_core.runner.records`` (the same object, so monkeypatching either name patches both), with
 a :class:`DeprecationWarning` naming the new path. Sub-modules of a moved package follow it
-(``regime_core.toyworld.world`` -> ``regime_core.teaching.toyworld.world``).
+(``regime_core.toyworld.world`` -> ``regime_core.data.toyworld.world``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ MOVED: dict[str, str] = {
     "regime_core.experiments.transfer": "regime_core.experiments.zero_shot_transfer",
     "regime_core.experiments.plots": "regime_core.book.figures",
     "regime_core.annotate": "regime_core.teaching.annotate",
-    "regime_core.toyworld": "regime_core.teaching.toyworld",
+    "regime_core.toyworld": "regime_core.data.toyworld",
     "regime_core.router_demo": "regime_core.book.router_demo",
     "regime_core.reproduce": "regime_core.runner.reproduce",
     "regime_core.records": "regime_core.runner.records",

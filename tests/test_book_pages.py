@@ -330,7 +330,7 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
     assert alpha.rows == (("ALPHA", repr(config.ALPHA), config.MEANINGS["alpha"].text),)
     assert alpha.kind == "value" and alpha.meaning_keys == ("alpha",)
 
-    seed = describe_choice("regime_core.teaching.toyworld.generator.ToyWorldConfig")
+    seed = describe_choice("regime_core.data.toyworld.generator.ToyWorldConfig")
     assert dict((r[0], r[2]) for r in seed.rows)["seed"] == (
         config.MEANINGS["ToyWorldConfig.seed"].text  # an owner's own meaning wins
     )

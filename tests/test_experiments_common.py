@@ -14,6 +14,7 @@ import pytest
 from builders import two_hop_example
 
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, regime_table
+from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.encoders import EmbeddingStore
 from regime_core.experiments.common import (
     OUTCOME_COLUMNS,
@@ -32,7 +33,6 @@ from regime_core.experiments.common import (
     table_numbers,
 )
 from regime_core.schema import Example, Passage
-from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 
 class HashingEncoder:

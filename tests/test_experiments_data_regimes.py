@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments.data_regimes import (
     OverviewConfig,
     prepared_counts,
     run_overview,
 )
-from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 MANIFEST = {
     "datasets": {

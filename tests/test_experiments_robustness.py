@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from helpers import hashing_context
 
+from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import robustness
 from regime_core.experiments.common import ExperimentConfig
 from regime_core.experiments.robustness import (
@@ -26,7 +27,6 @@ from regime_core.experiments.robustness import (
 from regime_core.runner.judge import VERDICTS
 from regime_core.runner.records import load_record, write_record
 from regime_core.schema import Example
-from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 
 def test_readings_are_the_full_product_in_a_stable_order() -> None:

@@ -12,13 +12,13 @@ import pytest
 from helpers import hashing_context
 
 from regime_core import config
+from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import ablations
 from regime_core.experiments import router_train as router
 from regime_core.experiments import zero_shot_transfer as transfer
 from regime_core.experiments.common import ExperimentConfig
 from regime_core.router import FEATURE_NAMES, RegimeRouter, load_router
 from regime_core.schema import Example
-from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 RESAMPLES = 300
 

@@ -32,13 +32,13 @@ def test_every_old_path_warns_and_gives_the_new_module(old: str, new: str) -> No
 
 
 def test_submodules_of_a_moved_package_follow_it() -> None:
-    assert _moved.new_name("regime_core.toyworld.world") == "regime_core.teaching.toyworld.world"
+    assert _moved.new_name("regime_core.toyworld.world") == "regime_core.data.toyworld.world"
     assert _moved.new_name("regime_core.toyworldly") is None
     assert _moved.new_name("regime_core.experiments.t1_auc_margin") is None
     with pytest.warns(DeprecationWarning):
         sys.modules.pop("regime_core.toyworld.world", None)
         old = importlib.import_module("regime_core.toyworld.world")
-    assert old is importlib.import_module("regime_core.teaching.toyworld.world")
+    assert old is importlib.import_module("regime_core.data.toyworld.world")
 
 
 def test_the_wing_packages_keep_their_old_names() -> None:

@@ -292,7 +292,7 @@ def test_retrieve_arms_corpus_equals_the_dense_path(scorer, k):
 
 
 def _toy_examples():
-    from regime_core.teaching.toyworld.generator import ToyWorldConfig, generate
+    from regime_core.data.toyworld.generator import ToyWorldConfig, generate
 
     # 60 questions, about 500 distinct passages: corpus mode over all of them
     return generate(ToyWorldConfig(n_questions=60))

@@ -8,10 +8,10 @@ import pytest
 from helpers import HashingEncoder, RecordingStore
 
 from regime_core import config
+from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.retrieval import retrieve_arms
 from regime_core.retrieval.geometry import build_geometry, hop1_top_pids, with_retrieved_bridges
 from regime_core.schema import Example
-from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 ENCODER = HashingEncoder(64)
 STORE = RecordingStore()

@@ -9,6 +9,7 @@ from helpers import HashingEncoder, RecordingStore
 
 from regime_core import config
 from regime_core.data.regimes import gold_b_rel
+from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments.common import Sample, sample_examples
 from regime_core.retrieval import retrieve_arms
 from regime_core.retrieval.geometry import build_geometry
@@ -21,7 +22,6 @@ from regime_core.router.training import (
     gold_b_rel_retrieval,
 )
 from regime_core.schema import Example
-from regime_core.teaching.toyworld import ToyWorldConfig, generate
 
 ENCODER = HashingEncoder(64)
 STORE = RecordingStore()

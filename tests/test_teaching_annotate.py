@@ -15,6 +15,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from regime_core.cli import main
+from regime_core.data.toyworld import load_examples
 from regime_core.teaching.annotate import (
     AUTO,
     SHEET_COLUMNS,
@@ -25,7 +26,6 @@ from regime_core.teaching.annotate import (
     parse_label,
     read_sheet,
 )
-from regime_core.teaching.toyworld import load_examples
 
 N = 20
 

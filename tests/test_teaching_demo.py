@@ -13,6 +13,7 @@ import pytest
 from regime_core import teaching  # the package re-exports the demo
 from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples
+from regime_core.data.toyworld import ToyWorldConfig, generate, true_regime
 from regime_core.teaching.demo import (
     DemoConfig,
     hit_summary,
@@ -22,7 +23,6 @@ from regime_core.teaching.demo import (
     sweep_distractor_similarity,
     table_numbers,
 )
-from regime_core.teaching.toyworld import ToyWorldConfig, generate, true_regime
 
 SMALL = 40  # questions in the unit-test worlds (20 per regime)
 

@@ -1,6 +1,6 @@
 """``regime demo``: the two regimes on a small synthetic world, in under a minute, no data needed.
 
-Generates a toy world (``teaching.toyworld``), retrieves each question's hop-2 passage with
+Generates a toy world (``data.toyworld``), retrieves each question's hop-2 passage with
 the arms q, union, knockout and bridge (gold B_rel) and with the RegimeRouter, and prints hit@1
 and hit@5 per arm and regime. Union (question + alpha x relation sentence) should help the
 B-dominant questions (the hop-2 entity is named only in the bridge) and not the Q-dominant ones.

@@ -61,7 +61,7 @@ from regime_core.integrity import (
 from regime_core.schema import DATASETS, SPLITS, Example
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
-TOYWORLD = "toyworld"  # generated on demand (regime_core.teaching.toyworld), never prepared
+TOYWORLD = "toyworld"  # generated on demand (regime_core.data.toyworld), never prepared
 MANIFEST_NAME = "manifest.json"
 MANIFEST_SCHEMA = 1
 # bump when the splitting around spaCy or the file layout changes (2: sealed with a sha256)
@@ -582,7 +582,7 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
 
 
 def _toyworld_examples(split: str | None) -> list[Example]:
-    from regime_core.teaching import toyworld
+    from regime_core.data import toyworld
 
     splits = SPLITS if split is None else (split,)
     return [ex for s in splits for ex in toyworld.load_examples(split=s)]

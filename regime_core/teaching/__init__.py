@@ -1,8 +1,9 @@
-"""The teaching kit: the synthetic toy world, the two-regime demo and its sweeps, the annotation
-kit.
+"""The teaching kit: the two-regime demo on the toy world and its sweeps, the annotation kit.
 
+The toy world itself is a dataset (:mod:`regime_core.data.toyworld`): ``load_examples("toyworld")``
+generates it, so it lives in the data layer that every wing may import.
 ``from regime_core.teaching import run_demo`` (the names of :mod:`regime_core.teaching.demo`) keeps
-working; they are loaded on first use so that ``regime_core.teaching.toyworld`` stays light.
+working; they are loaded on first use.
 """
 
 from __future__ import annotations

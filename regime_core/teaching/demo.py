@@ -32,6 +32,7 @@ import pandas as pd
 from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.regimes import gold_b_rel
+from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.store import store_or_default
 from regime_core.experiments.common import (
@@ -41,7 +42,6 @@ from regime_core.experiments.common import (
 )
 from regime_core.retrieval import document_text
 from regime_core.schema import Example
-from regime_core.teaching.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 
 #: The regimes the demo reports, in display order (toyworld has no "neither" question).
 DEMO_REGIMES: tuple[str, ...] = (B_DOMINANT, Q_DOMINANT)

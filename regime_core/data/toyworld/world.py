@@ -21,8 +21,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from regime_core.data.toyworld import vocabulary as voc
 from regime_core.schema import Passage
-from regime_core.teaching.toyworld import vocabulary as voc
 
 T = TypeVar("T")
 

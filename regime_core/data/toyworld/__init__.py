@@ -5,13 +5,13 @@ syllables), Wikipedia-like passages written from templates, and two-hop question
 regimes, emitted as canonical :class:`regime_core.schema.Example` objects so that every notebook
 and command runs on them unchanged.
 
->>> from regime_core.teaching.toyworld import ToyWorldConfig, generate, true_regime
+>>> from regime_core.data.toyworld import ToyWorldConfig, generate, true_regime
 >>> examples = generate(ToyWorldConfig(n_questions=4, b_dominant_share=0.5))
 >>> [true_regime(ex) for ex in examples]
 ['B-dominant', 'Q-dominant', 'B-dominant', 'Q-dominant']
 """
 
-from regime_core.teaching.toyworld.generator import (
+from regime_core.data.toyworld.generator import (
     B_DOMINANT,
     COMPARISONS,
     COMPOSITIONAL,
@@ -26,7 +26,7 @@ from regime_core.teaching.toyworld.generator import (
     load_examples,
     true_regime,
 )
-from regime_core.teaching.toyworld.world import KINDS, MAX_SENTENCES, MIN_SENTENCES
+from regime_core.data.toyworld.world import KINDS, MAX_SENTENCES, MIN_SENTENCES
 
 __all__ = [
     "B_DOMINANT",

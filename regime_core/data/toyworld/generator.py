@@ -21,9 +21,8 @@ import random
 from dataclasses import dataclass
 
 from regime_core.config import SEED, SPLIT, ConfigMixin
-from regime_core.schema import SPLITS, Example, Passage
-from regime_core.teaching.toyworld import vocabulary as voc
-from regime_core.teaching.toyworld.world import (
+from regime_core.data.toyworld import vocabulary as voc
+from regime_core.data.toyworld.world import (
     MAX_SENTENCES,
     MIN_SENTENCES,
     Entity,
@@ -32,6 +31,7 @@ from regime_core.teaching.toyworld.world import (
     like_style,
     make_style,
 )
+from regime_core.schema import SPLITS, Example, Passage
 
 Q_DOMINANT = "Q-dominant"
 B_DOMINANT = "B-dominant"

@@ -14,9 +14,8 @@ import sys
 
 import pytest
 
-import regime_core.teaching.toyworld as toyworld
-from regime_core.schema import Example
-from regime_core.teaching.toyworld import (
+import regime_core.data.toyworld as toyworld
+from regime_core.data.toyworld import (
     B_DOMINANT,
     Q_DOMINANT,
     ToyWorldConfig,
@@ -25,7 +24,8 @@ from regime_core.teaching.toyworld import (
     load_examples,
     true_regime,
 )
-from regime_core.teaching.toyworld import generator as generator_module
+from regime_core.data.toyworld import generator as generator_module
+from regime_core.schema import Example
 from regime_core.text import normalize
 
 
@@ -60,7 +60,7 @@ def test_output_does_not_depend_on_the_hash_seed() -> None:
     """Set or dict-order leaks would make two interpreters disagree; run two of them."""
     code = (
         "import hashlib, json;"
-        "from regime_core.teaching.toyworld import ToyWorldConfig, generate;"
+        "from regime_core.data.toyworld import ToyWorldConfig, generate;"
         "ex = generate(ToyWorldConfig(seed=5, n_questions=40));"
         "print(hashlib.sha256(json.dumps([e.to_dict() for e in ex]).encode()).hexdigest())"
     )
