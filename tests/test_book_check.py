@@ -1,9 +1,9 @@
 """The HTML checks of the rendered book (regime_core.book.check) on small pages written for them.
 
-``tests/fixtures/book_html`` is a tiny build: ``good.html`` holds everything a careless check
-would flag and none of it is a problem; each other page holds one kind of problem, named by its
-file (``warning.html``, ``figure_drawn.html``...). A check that misses its kind, or flags a page
-it should not, fails here.
+``book_build`` (conftest) is a tiny build made from ``tests/fixtures``: ``good.html`` holds
+everything a careless check would flag and none of it is a problem; each other page holds one kind
+of problem, named by its file (``warning.html``, ``figure_drawn.html``...). A check that misses its
+kind, or flags a page it should not, fails here.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from regime_core.book.check import (
     redirect_target,
 )
 
-FIXTURE = Path(__file__).parent / "fixtures" / "book_html"
 # every page of the fixture build and the one kind of problem it has (none for the rest)
 BAD_PAGES = {
     "warning.html": "warning",
@@ -53,8 +52,8 @@ def _soup(body: str) -> BeautifulSoup:
 
 
 @pytest.fixture(scope="module")
-def problems() -> list[Problem]:
-    return check_html(FIXTURE)
+def problems(book_build: Path) -> list[Problem]:
+    return check_html(book_build)
 
 
 def test_each_bad_page_shows_its_kind_and_the_good_pages_show_nothing(
@@ -67,14 +66,14 @@ def test_every_kind_has_a_bad_page() -> None:
     assert set(BAD_PAGES.values()) == set(HTML_KINDS)
 
 
-def test_pages_are_the_readers_pages_only() -> None:
-    pages = {p.relative_to(FIXTURE).as_posix() for p in book_pages(FIXTURE)}
+def test_pages_are_the_readers_pages_only(book_build: Path) -> None:
+    pages = {p.relative_to(book_build).as_posix() for p in book_pages(book_build)}
     assert "sub/index.html" in pages
     assert "genindex.html" not in pages  # Sphinx's own
     assert not any(p.startswith("_static/") for p in pages)  # assets
     assert set(BAD_PAGES) < pages
     with pytest.raises(FileNotFoundError, match="regime book"):
-        book_pages(FIXTURE / "no_such_build")
+        book_pages(book_build / "no_such_build")
 
 
 def _details(problems: list[Problem], page: str) -> list[str]:
@@ -227,16 +226,20 @@ def test_notebook_figures_counts_image_outputs_and_drawing_calls() -> None:
     assert notebook_figures({"cells": [cell(["x = 1\n", "y = 2"])]}) == (0, False)
 
 
-def test_figures_a_run_writes_must_show_on_its_notebooks_page(tmp_path: Path) -> None:
+def test_figures_a_run_writes_must_show_on_its_notebooks_page(
+    tmp_path: Path, book_build: Path
+) -> None:
     results = tmp_path / "results"
     record = results / "notebook" / "record.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"figures": ["a.png"]}), encoding="utf-8")
-    assert check_figures(FIXTURE, results_dir=results) == [
-        p for p in check_figures(FIXTURE) if p.page != "notebook.html"
+    assert check_figures(book_build, results_dir=results) == [
+        p for p in check_figures(book_build) if p.page != "notebook.html"
     ]
     record.write_text(json.dumps({"figures": ["a.png", "b.png"]}), encoding="utf-8")
-    written = [p for p in check_figures(FIXTURE, results_dir=results) if p.page == "notebook.html"]
+    written = [
+        p for p in check_figures(book_build, results_dir=results) if p.page == "notebook.html"
+    ]
     assert written == [
         Problem(
             "notebook.html",
@@ -246,9 +249,9 @@ def test_figures_a_run_writes_must_show_on_its_notebooks_page(tmp_path: Path) ->
     ]
 
 
-def test_a_notebook_without_its_page_is_a_problem(tmp_path: Path) -> None:
+def test_a_notebook_without_its_page_is_a_problem(tmp_path: Path, book_build: Path) -> None:
     build = tmp_path / "html"
-    shutil.copytree(FIXTURE, build)
+    shutil.copytree(book_build, build)
     (build / "notebook.html").unlink()
     assert Problem("notebook.html", "figure", "the notebook's page was not rendered") in (
         check_figures(build)
@@ -266,10 +269,10 @@ def test_report_lines_and_counts() -> None:
     assert format_report([]) == "no problems"
 
 
-def test_a_redirect_is_followed_by_the_link_check(tmp_path: Path) -> None:
-    assert redirect_target(FIXTURE / "index.html") == "good.html"
-    assert redirect_target(FIXTURE / "good.html") is None
+def test_a_redirect_is_followed_by_the_link_check(tmp_path: Path, book_build: Path) -> None:
+    assert redirect_target(book_build / "index.html") == "good.html"
+    assert redirect_target(book_build / "good.html") is None
     build = tmp_path / "html"
-    shutil.copytree(FIXTURE, build)
+    shutil.copytree(book_build, build)
     (build / "index.html").write_text('<meta http-equiv="refresh" content="0; url=gone.html">')
     assert Problem("index.html", "link", "gone.html (no such file)") in check_html(build)
