@@ -4,6 +4,9 @@
 ``regime_core.runner.records`` (the same object, so monkeypatching either name patches both), with
 a :class:`DeprecationWarning` naming the new path. Sub-modules of a moved package follow it
 (``regime_core.toyworld.world`` -> ``regime_core.teaching.toyworld.world``).
+
+A wing whose names used to be imported from its package (``from regime_core.book import
+build_book``) keeps them with :func:`lazy_attributes`, loaded on first use.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import importlib.util
 import sys
 import types
 import warnings
+from collections.abc import Callable
+from typing import Any
 
 #: old dotted path -> new dotted path; the next release deletes this table and the finder.
 MOVED: dict[str, str] = {
@@ -69,6 +74,25 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         if new is None:
             return None
         return importlib.util.spec_from_loader(fullname, _AliasLoader(fullname, new))
+
+
+def lazy_attributes(package: str, module: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that reads a missing name from ``module``,
+    imported on first use (so importing ``package`` alone stays light).
+
+    >>> getattr_ = lazy_attributes("regime_core.book", "regime_core.book.build")
+    >>> getattr_("build_book").__module__
+    'regime_core.book.build'
+    """
+
+    def __getattr__(name: str) -> Any:
+        loaded = importlib.import_module(module)
+        try:
+            return getattr(loaded, name)
+        except AttributeError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+
+    return __getattr__
 
 
 def install() -> None:
