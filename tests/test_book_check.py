@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
@@ -135,9 +136,9 @@ def test_figures_missing_from_their_page_or_never_drawn(problems: list[Problem])
 # --- each finder on its own --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+# each text-level finder on snippets: does it find its kind (True) or rightly pass over it
+FINDER_CASES: dict[Any, list[tuple[str, bool]]] = {
+    find_warnings: [
         ("<pre>x.py:1: RuntimeWarning: divide by zero</pre>", True),
         ("<pre>DeprecationWarning: old API</pre>", True),
         ("<pre>warnings.warn(msg)</pre>", True),
@@ -145,14 +146,7 @@ def test_figures_missing_from_their_page_or_never_drawn(problems: list[Problem])
         ("<pre>warnings.simplefilter('error', category=RuntimeWarning)</pre>", False),
         ("<script>x = 'RuntimeWarning: in a script'</script>", False),
     ],
-)
-def test_find_warnings(text: str, found: bool) -> None:
-    assert bool(find_warnings(_soup(text))) is found
-
-
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+    find_progress_bars: [
         ("<pre>  3%|▎         | 1/30 [00:01&lt;00:29]</pre>", True),
         ("<pre>100%|##########| 3/3 [00:00&lt;00:00, 12.1it/s]</pre>", True),
         ("<pre>embedding: 1.5s/it]</pre>", True),
@@ -160,14 +154,7 @@ def test_find_warnings(text: str, found: bool) -> None:
         ("<p>50% | of readers skip it; it is fine</p>", False),
         ("<p>hit@5 rises from 61% to 70%</p>", False),
     ],
-)
-def test_find_progress_bars(text: str, found: bool) -> None:
-    assert bool(find_progress_bars(_soup(text))) is found
-
-
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+    find_absolute_paths: [
         ("<pre>/work/main/_build/regime</pre>", True),
         ("<p>see /tmp/x.json</p>", True),
         ("<p>from /root/.cache/huggingface</p>", True),
@@ -177,14 +164,7 @@ def test_find_progress_bars(text: str, found: bool) -> None:
         ("<p>https://example.org/work/tmp/ and _build/regime/results</p>", False),
         ('<a href="https://example.org/home/">home</a>', False),
     ],
-)
-def test_find_absolute_paths(text: str, found: bool) -> None:
-    assert bool(find_absolute_paths(_soup(text))) is found
-
-
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+    find_leaked_markup: [
         ("<p>as :func:`f` does</p>", True),
         ("<p>as :py:meth:`f` does</p>", True),
         ("<p>a key of :class:<code>X</code></p>", True),  # the role's target became code
@@ -196,9 +176,19 @@ def test_find_absolute_paths(text: str, found: bool) -> None:
         ('<span class="math">\\{a\\}</span>', False),
         ("<p>ratios 1:2:3, the set {a} and {b}, a time 12:30</p>", False),
     ],
+}
+
+
+@pytest.mark.parametrize(
+    ("finder", "text", "found"),
+    [
+        pytest.param(finder, text, found, id=f"{finder.__name__}-{i}")
+        for finder, cases in FINDER_CASES.items()
+        for i, (text, found) in enumerate(cases)
+    ],
 )
-def test_find_leaked_markup(text: str, found: bool) -> None:
-    assert bool(find_leaked_markup(_soup(text))) is found
+def test_finders(finder: Any, text: str, found: bool) -> None:
+    assert bool(finder(_soup(text))) is found
 
 
 def test_find_tracebacks_and_stderr_boxes_need_their_own_signs() -> None:
