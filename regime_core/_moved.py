@@ -4,6 +4,10 @@
 ``regime_core.runner.records`` (the same object, so monkeypatching either name patches both), with
 a :class:`DeprecationWarning` naming the new path. Sub-modules of a moved package follow it
 (``regime_core.toyworld.world`` -> ``regime_core.data.toyworld.world``).
+
+A wing whose names used to be imported from its package (``from regime_core.book import
+build_book``) keeps them with :func:`lazy_attributes`, loaded on first use; a module whose
+names moved elsewhere keeps them for one release with :func:`moved_attributes`.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import importlib.util
 import sys
 import types
 import warnings
+from collections.abc import Callable, Mapping
+from typing import Any
 
 #: old dotted path -> new dotted path; the next release deletes this table and the finder.
 MOVED: dict[str, str] = {
@@ -69,6 +75,52 @@ class _MovedFinder(importlib.abc.MetaPathFinder):
         if new is None:
             return None
         return importlib.util.spec_from_loader(fullname, _AliasLoader(fullname, new))
+
+
+def lazy_attributes(package: str, module: str) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``package`` that reads a missing name from ``module``,
+    imported on first use (so importing ``package`` alone stays light).
+
+    >>> getattr_ = lazy_attributes("regime_core.book", "regime_core.book.build")
+    >>> getattr_("build_book").__module__
+    'regime_core.book.build'
+    """
+
+    def __getattr__(name: str) -> Any:
+        loaded = importlib.import_module(module)
+        try:
+            return getattr(loaded, name)
+        except AttributeError:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
+
+    return __getattr__
+
+
+def moved_attributes(module: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``module`` whose names ``moved`` (name -> the module now
+    holding it) are read from their new home with a :class:`DeprecationWarning` naming it.
+
+    >>> getattr_ = moved_attributes("old", {"build_book": "regime_core.book.build"})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     found = getattr_("build_book")
+    >>> found.__module__, str(caught[0].message).split(";")[0]
+    ('regime_core.book.build', 'old.build_book moved to regime_core.book.build.build_book')
+    """
+
+    def __getattr__(name: str) -> Any:
+        home = moved.get(name)
+        if home is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{module}.{name} moved to {home}.{name}; import it from there "
+            "(the old name is removed in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(home), name)
+
+    return __getattr__
 
 
 def install() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import copy_book_sources, relocated_declarations
+from helpers import copy_book_sources, fake_book_build, relocated_declarations
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -29,6 +29,12 @@ def real_data_dir() -> Path:
     if not path.is_dir():
         raise RuntimeError(f"REGIME_DATA_DIR={env} is not a directory")
     return path
+
+
+@pytest.fixture(scope="session")
+def book_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny rendered book of ``tests/fixtures`` (see ``helpers.fake_book_build``); read only."""
+    return fake_book_build(tmp_path_factory.mktemp("book") / "html")
 
 
 # --- the quick profile, once per session ----------------------------------------------------------

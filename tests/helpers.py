@@ -7,6 +7,7 @@ Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``
 
 from __future__ import annotations
 
+import re
 import shutil
 import zlib
 from collections.abc import Sequence
@@ -105,6 +106,29 @@ def copy_book_sources(target: Path) -> Path:
         ignore=shutil.ignore_patterns("executed", "__pycache__"),
         dirs_exist_ok=True,
     )
+    return target
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def fake_book_build(target: Path) -> Path:
+    """A tiny rendered book at ``target``, built from ``tests/fixtures``.
+
+    ``book_html/`` holds what is copied as it is (``good.html``, the redirect ``index.html``,
+    ``sub/``, Sphinx's ``genindex.html`` and the asset folders). ``book_pages/`` holds one body per
+    bad page, each poured into the one head of ``book_pages/_page.html``; its title is the text of
+    the body's first ``<h1>``, as Sphinx takes it from the first heading.
+    """
+    shutil.copytree(FIXTURES / "book_html", target)
+    template = (FIXTURES / "book_pages" / "_page.html").read_text(encoding="utf-8")
+    for body_file in sorted((FIXTURES / "book_pages").glob("[!_]*.html")):
+        body = body_file.read_text(encoding="utf-8").rstrip("\n")
+        title = re.search(r"<h1[^>]*>(.*?)</h1>", body, re.S)
+        if title is None:
+            raise ValueError(f"{body_file} has no <h1> to title its page")
+        page = template.replace("{title}", title.group(1)).replace("{body}", body)
+        (target / body_file.name).write_text(page, encoding="utf-8")
     return target
 
 

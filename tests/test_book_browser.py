@@ -1,7 +1,7 @@
 """The browser checks of the rendered book (regime_core.book.browser) in headless Chromium, on the
-small pages of ``tests/fixtures/book_html``: ``overflow.html`` and ``math.html``/
-``nomathjax.html`` hold one kind of problem each; ``good.html`` holds the near misses (a wide
-table that scrolls in its box, an off-canvas drawer, typeset maths, prices in dollars).
+small pages of ``book_build`` (conftest, made from ``tests/fixtures``): ``overflow.html`` and
+``math.html``/``nomathjax.html`` hold one kind of problem each; ``good.html`` holds the near misses
+(a wide table that scrolls in its box, an off-canvas drawer, typeset maths, prices in dollars).
 
 Chromium is the Debian package ``chromium``; without it these tests are skipped, unless
 ``REGIME_REQUIRE_CHROMIUM=1`` (CI sets it), when they fail.
@@ -25,8 +25,6 @@ from regime_core.book.browser import (
 )
 from regime_core.book.check import Problem
 
-FIXTURE = Path(__file__).parent / "fixtures" / "book_html"
-
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
@@ -39,10 +37,12 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def report(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> BrowserReport:
+def report(
+    chromium: str, book_build: Path, tmp_path_factory: pytest.TempPathFactory
+) -> BrowserReport:
     shots = tmp_path_factory.mktemp("screenshots")
     # a short timeout: nomathjax.html waits half of it for a MathJax that never comes
-    return check_in_browser(FIXTURE, screenshots=shots, chromium=chromium, timeout=4)
+    return check_in_browser(book_build, screenshots=shots, chromium=chromium, timeout=4)
 
 
 def _details(report: BrowserReport, page: str) -> list[str]:
@@ -132,7 +132,7 @@ def test_devtools_speaks_to_chromium_and_closes_it(chromium: str) -> None:
         os.waitpid(pid, os.WNOHANG)  # reaped: nothing left running
 
 
-def test_without_chromium_the_check_says_how_to_get_it(tmp_path: Path) -> None:
+def test_without_chromium_the_check_says_how_to_get_it(tmp_path: Path, book_build: Path) -> None:
     assert find_chromium(tmp_path / "no-such-browser") is None
     with pytest.raises(FileNotFoundError, match="apt-get install chromium"):
-        check_in_browser(FIXTURE, chromium=str(tmp_path / "no-such-browser"))
+        check_in_browser(book_build, chromium=str(tmp_path / "no-such-browser"))

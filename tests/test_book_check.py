@@ -1,9 +1,9 @@
 """The HTML checks of the rendered book (regime_core.book.check) on small pages written for them.
 
-``tests/fixtures/book_html`` is a tiny build: ``good.html`` holds everything a careless check
-would flag and none of it is a problem; each other page holds one kind of problem, named by its
-file (``warning.html``, ``figure_drawn.html``...). A check that misses its kind, or flags a page
-it should not, fails here.
+``book_build`` (conftest) is a tiny build made from ``tests/fixtures``: ``good.html`` holds
+everything a careless check would flag and none of it is a problem; each other page holds one kind
+of problem, named by its file (``warning.html``, ``figure_drawn.html``...). A check that misses its
+kind, or flags a page it should not, fails here.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
@@ -33,7 +34,6 @@ from regime_core.book.check import (
     redirect_target,
 )
 
-FIXTURE = Path(__file__).parent / "fixtures" / "book_html"
 # every page of the fixture build and the one kind of problem it has (none for the rest)
 BAD_PAGES = {
     "warning.html": "warning",
@@ -53,8 +53,8 @@ def _soup(body: str) -> BeautifulSoup:
 
 
 @pytest.fixture(scope="module")
-def problems() -> list[Problem]:
-    return check_html(FIXTURE)
+def problems(book_build: Path) -> list[Problem]:
+    return check_html(book_build)
 
 
 def test_each_bad_page_shows_its_kind_and_the_good_pages_show_nothing(
@@ -67,14 +67,14 @@ def test_every_kind_has_a_bad_page() -> None:
     assert set(BAD_PAGES.values()) == set(HTML_KINDS)
 
 
-def test_pages_are_the_readers_pages_only() -> None:
-    pages = {p.relative_to(FIXTURE).as_posix() for p in book_pages(FIXTURE)}
+def test_pages_are_the_readers_pages_only(book_build: Path) -> None:
+    pages = {p.relative_to(book_build).as_posix() for p in book_pages(book_build)}
     assert "sub/index.html" in pages
     assert "genindex.html" not in pages  # Sphinx's own
     assert not any(p.startswith("_static/") for p in pages)  # assets
     assert set(BAD_PAGES) < pages
     with pytest.raises(FileNotFoundError, match="regime book"):
-        book_pages(FIXTURE / "no_such_build")
+        book_pages(book_build / "no_such_build")
 
 
 def _details(problems: list[Problem], page: str) -> list[str]:
@@ -136,9 +136,9 @@ def test_figures_missing_from_their_page_or_never_drawn(problems: list[Problem])
 # --- each finder on its own --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+# each text-level finder on snippets: does it find its kind (True) or rightly pass over it
+FINDER_CASES: dict[Any, list[tuple[str, bool]]] = {
+    find_warnings: [
         ("<pre>x.py:1: RuntimeWarning: divide by zero</pre>", True),
         ("<pre>DeprecationWarning: old API</pre>", True),
         ("<pre>warnings.warn(msg)</pre>", True),
@@ -146,14 +146,7 @@ def test_figures_missing_from_their_page_or_never_drawn(problems: list[Problem])
         ("<pre>warnings.simplefilter('error', category=RuntimeWarning)</pre>", False),
         ("<script>x = 'RuntimeWarning: in a script'</script>", False),
     ],
-)
-def test_find_warnings(text: str, found: bool) -> None:
-    assert bool(find_warnings(_soup(text))) is found
-
-
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+    find_progress_bars: [
         ("<pre>  3%|▎         | 1/30 [00:01&lt;00:29]</pre>", True),
         ("<pre>100%|##########| 3/3 [00:00&lt;00:00, 12.1it/s]</pre>", True),
         ("<pre>embedding: 1.5s/it]</pre>", True),
@@ -161,14 +154,7 @@ def test_find_warnings(text: str, found: bool) -> None:
         ("<p>50% | of readers skip it; it is fine</p>", False),
         ("<p>hit@5 rises from 61% to 70%</p>", False),
     ],
-)
-def test_find_progress_bars(text: str, found: bool) -> None:
-    assert bool(find_progress_bars(_soup(text))) is found
-
-
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+    find_absolute_paths: [
         ("<pre>/work/main/_build/regime</pre>", True),
         ("<p>see /tmp/x.json</p>", True),
         ("<p>from /root/.cache/huggingface</p>", True),
@@ -178,14 +164,7 @@ def test_find_progress_bars(text: str, found: bool) -> None:
         ("<p>https://example.org/work/tmp/ and _build/regime/results</p>", False),
         ('<a href="https://example.org/home/">home</a>', False),
     ],
-)
-def test_find_absolute_paths(text: str, found: bool) -> None:
-    assert bool(find_absolute_paths(_soup(text))) is found
-
-
-@pytest.mark.parametrize(
-    ("text", "found"),
-    [
+    find_leaked_markup: [
         ("<p>as :func:`f` does</p>", True),
         ("<p>as :py:meth:`f` does</p>", True),
         ("<p>a key of :class:<code>X</code></p>", True),  # the role's target became code
@@ -197,9 +176,19 @@ def test_find_absolute_paths(text: str, found: bool) -> None:
         ('<span class="math">\\{a\\}</span>', False),
         ("<p>ratios 1:2:3, the set {a} and {b}, a time 12:30</p>", False),
     ],
+}
+
+
+@pytest.mark.parametrize(
+    ("finder", "text", "found"),
+    [
+        pytest.param(finder, text, found, id=f"{finder.__name__}-{i}")
+        for finder, cases in FINDER_CASES.items()
+        for i, (text, found) in enumerate(cases)
+    ],
 )
-def test_find_leaked_markup(text: str, found: bool) -> None:
-    assert bool(find_leaked_markup(_soup(text))) is found
+def test_finders(finder: Any, text: str, found: bool) -> None:
+    assert bool(finder(_soup(text))) is found
 
 
 def test_find_tracebacks_and_stderr_boxes_need_their_own_signs() -> None:
@@ -227,16 +216,20 @@ def test_notebook_figures_counts_image_outputs_and_drawing_calls() -> None:
     assert notebook_figures({"cells": [cell(["x = 1\n", "y = 2"])]}) == (0, False)
 
 
-def test_figures_a_run_writes_must_show_on_its_notebooks_page(tmp_path: Path) -> None:
+def test_figures_a_run_writes_must_show_on_its_notebooks_page(
+    tmp_path: Path, book_build: Path
+) -> None:
     results = tmp_path / "results"
     record = results / "notebook" / "record.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"figures": ["a.png"]}), encoding="utf-8")
-    assert check_figures(FIXTURE, results_dir=results) == [
-        p for p in check_figures(FIXTURE) if p.page != "notebook.html"
+    assert check_figures(book_build, results_dir=results) == [
+        p for p in check_figures(book_build) if p.page != "notebook.html"
     ]
     record.write_text(json.dumps({"figures": ["a.png", "b.png"]}), encoding="utf-8")
-    written = [p for p in check_figures(FIXTURE, results_dir=results) if p.page == "notebook.html"]
+    written = [
+        p for p in check_figures(book_build, results_dir=results) if p.page == "notebook.html"
+    ]
     assert written == [
         Problem(
             "notebook.html",
@@ -246,9 +239,9 @@ def test_figures_a_run_writes_must_show_on_its_notebooks_page(tmp_path: Path) ->
     ]
 
 
-def test_a_notebook_without_its_page_is_a_problem(tmp_path: Path) -> None:
+def test_a_notebook_without_its_page_is_a_problem(tmp_path: Path, book_build: Path) -> None:
     build = tmp_path / "html"
-    shutil.copytree(FIXTURE, build)
+    shutil.copytree(book_build, build)
     (build / "notebook.html").unlink()
     assert Problem("notebook.html", "figure", "the notebook's page was not rendered") in (
         check_figures(build)
@@ -266,10 +259,10 @@ def test_report_lines_and_counts() -> None:
     assert format_report([]) == "no problems"
 
 
-def test_a_redirect_is_followed_by_the_link_check(tmp_path: Path) -> None:
-    assert redirect_target(FIXTURE / "index.html") == "good.html"
-    assert redirect_target(FIXTURE / "good.html") is None
+def test_a_redirect_is_followed_by_the_link_check(tmp_path: Path, book_build: Path) -> None:
+    assert redirect_target(book_build / "index.html") == "good.html"
+    assert redirect_target(book_build / "good.html") is None
     build = tmp_path / "html"
-    shutil.copytree(FIXTURE, build)
+    shutil.copytree(book_build, build)
     (build / "index.html").write_text('<meta http-equiv="refresh" content="0; url=gone.html">')
     assert Problem("index.html", "link", "gone.html (no such file)") in check_html(build)

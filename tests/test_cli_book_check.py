@@ -1,4 +1,4 @@
-"""``regime book-check`` on the small build of ``tests/fixtures/book_html``."""
+"""``regime book-check`` on the small build ``book_build`` (conftest, from ``tests/fixtures``)."""
 
 from __future__ import annotations
 
@@ -11,20 +11,18 @@ import pytest
 from regime_core.book.browser import find_chromium
 from regime_core.cli import main
 
-FIXTURE = Path(__file__).parent / "fixtures" / "book_html"
 
-
-def _clean_build(target: Path) -> Path:
+def _clean_build(book_build: Path, target: Path) -> Path:
     """The fixture build with its good pages only."""
-    shutil.copytree(FIXTURE, target, ignore=shutil.ignore_patterns("*.html", "*.ipynb"))
+    shutil.copytree(book_build, target, ignore=shutil.ignore_patterns("*.html", "*.ipynb"))
     for page in ("good.html", "notebook.html", "index.html", "sub/index.html"):
-        shutil.copyfile(FIXTURE / page, target / page)
-    shutil.copyfile(FIXTURE / "_sources/notebook.ipynb", target / "_sources/notebook.ipynb")
+        shutil.copyfile(book_build / page, target / page)
+    shutil.copyfile(book_build / "_sources/notebook.ipynb", target / "_sources/notebook.ipynb")
     return target
 
 
-def test_json_lists_every_problem_and_exits_1(tmp_path: Path, capsys) -> None:
-    code = main(["book-check", "--html", str(FIXTURE), "--work", str(tmp_path), "--json"])
+def test_json_lists_every_problem_and_exits_1(tmp_path: Path, book_build: Path, capsys) -> None:
+    code = main(["book-check", "--html", str(book_build), "--work", str(tmp_path), "--json"])
     assert code == 1
     payload = json.loads(capsys.readouterr().out)
     assert payload["ok"] is False and payload["browser"] is None
@@ -43,14 +41,14 @@ def test_json_lists_every_problem_and_exits_1(tmp_path: Path, capsys) -> None:
     )
 
 
-def test_text_report_of_a_clean_build(tmp_path: Path, capsys) -> None:
-    build = _clean_build(tmp_path / "html")
+def test_text_report_of_a_clean_build(tmp_path: Path, book_build: Path, capsys) -> None:
+    build = _clean_build(book_build, tmp_path / "html")
     assert main(["book-check", "--html", str(build), "--work", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == "no problems"
 
 
-def test_figures_of_the_runs_records_under_work(tmp_path: Path, capsys) -> None:
-    build = _clean_build(tmp_path / "html")
+def test_figures_of_the_runs_records_under_work(tmp_path: Path, book_build: Path, capsys) -> None:
+    build = _clean_build(book_build, tmp_path / "html")
     record = tmp_path / "work" / "results" / "notebook" / "record.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"figures": ["a.png", "b.png"]}), encoding="utf-8")
@@ -59,10 +57,10 @@ def test_figures_of_the_runs_records_under_work(tmp_path: Path, capsys) -> None:
     assert "notebook.html: figure: the run writes 2 figures (a.png, b.png), 1 image" in out
 
 
-def test_browser_screenshots_at_the_widths_asked(tmp_path: Path, capsys) -> None:
+def test_browser_screenshots_at_the_widths_asked(tmp_path: Path, book_build: Path, capsys) -> None:
     if find_chromium() is None:
         pytest.skip("Chromium is not installed (Debian package chromium)")
-    build = _clean_build(tmp_path / "_build" / "html")
+    build = _clean_build(book_build, tmp_path / "_build" / "html")
     args = ["book-check", "--html", str(build), "--work", str(tmp_path), "--browser"]
     assert main([*args, "--width", "390", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)

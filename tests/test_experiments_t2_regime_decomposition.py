@@ -7,7 +7,12 @@ import pandas as pd
 import pytest
 
 from regime_core.data.regimes import regime_label
-from regime_core.experiments.t2_regime_decomposition import POOLED, T2Config, analyse_t2
+from regime_core.experiments.t2_regime_decomposition import (
+    POOLED,
+    T2Config,
+    T2Result,
+    analyse_t2,
+)
 
 
 def _table(gains: dict[tuple[bool, bool], float], n: int = 120, encoders=("e1", "e2"), seed=0):
@@ -60,12 +65,16 @@ def test_split_holds_when_union_helps_only_b_dominant() -> None:
     assert (result.cells["union_vs_q_p_holm"] >= result.cells["union_vs_q_p"] - 1e-12).all()
 
 
+def _union_verdict(result: T2Result, encoder: str) -> pd.Series:
+    """The verdict row of union vs q for ``encoder``."""
+    return result.verdicts.set_index(["encoder", "comparison"]).loc[(encoder, "union_vs_q")]
+
+
 def test_split_fails_when_union_also_helps_q_dominant() -> None:
     table = _table({(True, True): 0.6, (True, False): 0.0, (False, True): 0.6})
     result = analyse_t2(table, CFG)
-    verdicts = result.verdicts.set_index(["encoder", "comparison"])
-    assert verdicts.loc[("e1", "union_vs_q"), "b_dominant_significant"]
-    assert not verdicts.loc[("e1", "union_vs_q"), "q_dominant_not_significant"]
+    e1 = _union_verdict(result, "e1")
+    assert e1["b_dominant_significant"] and not e1["q_dominant_not_significant"]
     assert not result.holds("union_vs_q")
 
 
@@ -73,9 +82,8 @@ def test_split_fails_for_one_encoder_fails_across_encoders() -> None:
     good = _table({(True, False): 0.0, (False, True): 0.6}, encoders=("e1",))
     bad = _table({(True, False): 0.0, (False, True): 0.0}, encoders=("e2",), seed=1)
     result = analyse_t2(pd.concat([good, bad], ignore_index=True), CFG)
-    verdicts = result.verdicts.set_index(["encoder", "comparison"])
-    assert verdicts.loc[("e1", "union_vs_q"), "holds"]
-    assert not verdicts.loc[("e2", "union_vs_q"), "holds"]
+    assert _union_verdict(result, "e1")["holds"]
+    assert not _union_verdict(result, "e2")["holds"]
     assert not result.holds("union_vs_q")
 
 

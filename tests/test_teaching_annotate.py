@@ -184,20 +184,37 @@ def _filled(tmp_path: Path, sheet: Path) -> list[dict[str, str]]:
     return _read(_fill(sheet, tmp_path / "ok.csv", "ann", {}))
 
 
-def test_bad_value(tmp_path: Path, sheet: Path) -> None:
-    rows = _filled(tmp_path, sheet)
-    rows[4]["p2"] = "maybe"
-    bad = _write(tmp_path / "bad.csv", rows)
-    with pytest.raises(ValueError, match=r"bad\.csv, row 6, column 'p2': value 'maybe'"):
-        read_sheet(bad)
+# one cell of a filled sheet changed: (name, row index, column, new value (None: the id of the
+# row above), who reads the sheet, the error it must give)
+CELL_ERRORS = {
+    "bad_value": (
+        "bad.csv", 4, "p2", "maybe", read_sheet, r"bad\.csv, row 6, column 'p2': value 'maybe'",
+    ),
+    "empty_value": (
+        "empty.csv", 0, "p1", "", read_sheet, r"empty\.csv, row 2, column 'p1': value empty",
+    ),
+    "unknown_id": (
+        "unknown.csv", 2, "id", "toy-dev-999999", lambda path: kappa_report([path]),
+        r"unknown\.csv, row 4, column 'id': 'toy-dev-999999'",
+    ),
+    "duplicate_id": (
+        "dup.csv", 1, "id", None, read_sheet, r"dup\.csv, row 3, column 'id': .* repeats row 2",
+    ),
+    "rows_of_different_samples_mixed": (
+        "mixed.csv", 3, "sample", "toyworld-dev-seed1-n20-0123456789", read_sheet,
+        r"mixed\.csv, row 5, column 'sample'",
+    ),
+}  # fmt: skip
 
 
-def test_empty_value(tmp_path: Path, sheet: Path) -> None:
+@pytest.mark.parametrize("case", list(CELL_ERRORS))
+def test_a_bad_cell_is_named(tmp_path: Path, sheet: Path, case: str) -> None:
+    name, row, column, value, reader, message = CELL_ERRORS[case]
     rows = _filled(tmp_path, sheet)
-    rows[0]["p1"] = ""
-    bad = _write(tmp_path / "empty.csv", rows)
-    with pytest.raises(ValueError, match=r"empty\.csv, row 2, column 'p1': value empty"):
-        read_sheet(bad)
+    rows[row][column] = rows[row - 1]["id"] if value is None else value
+    bad = _write(tmp_path / name, rows)
+    with pytest.raises(ValueError, match=message):
+        reader(bad)
 
 
 def test_missing_column(tmp_path: Path, sheet: Path) -> None:
@@ -208,27 +225,11 @@ def test_missing_column(tmp_path: Path, sheet: Path) -> None:
         read_sheet(bad)
 
 
-def test_unknown_id(tmp_path: Path, sheet: Path) -> None:
-    rows = _filled(tmp_path, sheet)
-    rows[2]["id"] = "toy-dev-999999"
-    bad = _write(tmp_path / "unknown.csv", rows)
-    with pytest.raises(ValueError, match=r"unknown\.csv, row 4, column 'id': 'toy-dev-999999'"):
-        kappa_report([bad])
-
-
 def test_missing_rows(tmp_path: Path, sheet: Path) -> None:
     rows = _filled(tmp_path, sheet)
     bad = _write(tmp_path / "short.csv", rows[:-2])
     with pytest.raises(ValueError, match=r"short\.csv, column 'id': 2 question\(s\)"):
         kappa_report([bad])
-
-
-def test_duplicate_id(tmp_path: Path, sheet: Path) -> None:
-    rows = _filled(tmp_path, sheet)
-    rows[1]["id"] = rows[0]["id"]
-    bad = _write(tmp_path / "dup.csv", rows)
-    with pytest.raises(ValueError, match=r"dup\.csv, row 3, column 'id': .* repeats row 2"):
-        read_sheet(bad)
 
 
 def test_sheets_of_different_samples(tmp_path: Path, sheet: Path) -> None:
@@ -237,14 +238,6 @@ def test_sheets_of_different_samples(tmp_path: Path, sheet: Path) -> None:
     b = _fill(other, tmp_path / "b.csv", "bob", {})
     with pytest.raises(ValueError, match=r"b\.csv, row 2, column 'sample'"):
         kappa_report([a, b])
-
-
-def test_rows_of_different_samples_mixed(tmp_path: Path, sheet: Path) -> None:
-    rows = _filled(tmp_path, sheet)
-    rows[3]["sample"] = "toyworld-dev-seed1-n20-0123456789"
-    bad = _write(tmp_path / "mixed.csv", rows)
-    with pytest.raises(ValueError, match=r"mixed\.csv, row 5, column 'sample'"):
-        read_sheet(bad)
 
 
 def test_two_names_in_one_sheet_and_same_annotator_twice(tmp_path: Path, sheet: Path) -> None:

@@ -6,13 +6,6 @@ working; they are loaded on first use so that Sphinx can import ``regime_core.bo
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from regime_core._moved import lazy_attributes
 
-
-def __getattr__(name: str) -> Any:
-    build = importlib.import_module("regime_core.book.build")
-    try:
-        return getattr(build, name)
-    except AttributeError:
-        raise AttributeError(f"module 'regime_core.book' has no attribute {name!r}") from None
+__getattr__ = lazy_attributes("regime_core.book", "regime_core.book.build")

@@ -1,5 +1,6 @@
 """What the ``regime`` subcommands share: a subcommand whose help is its module's docstring, the
-``--work`` and ``--json`` options, and printing a result as one JSON object or as text.
+``--work``, ``--json`` and file options, and printing a result as one JSON object or as text.
+``add_subcommand`` makes a subcommand with its usual options and its ``func`` in one call.
 
 >>> import argparse
 >>> sub = argparse.ArgumentParser(prog="regime").add_subparsers()
@@ -11,13 +12,17 @@
 (True, True)
 >>> print_result(args.json, {"hello": "world"}, "hello, world")
 {"hello": "world"}
+>>> parser = add_subcommand(sub, "greet", print, help="greet", files=[("--to", "who", None)])
+>>> args = parser.parse_args(["--to", "you", "--work", "w"])
+>>> args.func is print, args.to, args.work, args.json
+(True, PosixPath('you'), PosixPath('w'), False)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +43,53 @@ def add_command(
     return parser
 
 
-def add_work_option(parser: argparse.ArgumentParser, help: str = WORK_HELP) -> None:
+def add_command_group(
+    subparsers: Any, name: str, *, help: str, description: str | None, metavar: str
+) -> Any:
+    """A subcommand made of actions (``regime NAME ACTION``, one required): returns the
+    subparsers to add each action to; the action chosen is ``args.<name>_command``."""
+    parser = add_command(subparsers, name, help=help, description=description)
+    return parser.add_subparsers(dest=f"{name}_command", required=True, metavar=metavar)
+
+
+def add_subcommand(
+    subparsers: Any,
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str | None = None,
+    raw_description: bool = True,
+    work: str | None = WORK_HELP,
+    json: bool = True,
+    files: Iterable[tuple[str, str, Path | None]] = (),
+) -> argparse.ArgumentParser:
+    """A subcommand running ``func``, with ``--work`` (its help; ``None``: no such option), each
+    file option of ``files`` (flag, help, default) and ``--json`` (unless ``json=False``).
+
+    ``description`` is printed as written by ``--help`` (a module docstring) unless
+    ``raw_description=False``, when argparse wraps it. The caller adds the command's own
+    arguments to the returned parser.
+    """
+    if raw_description:
+        parser = add_command(subparsers, name, help=help, description=description)
+    else:
+        parser = subparsers.add_parser(name, help=help, description=description)
+    if work is not None:
+        add_work_option(parser, help=work)
+    for flag, file_help, default in files:
+        add_file_option(parser, flag, file_help, default)
+    if json:
+        add_json_option(parser)
+    parser.set_defaults(func=func)
+    return parser
+
+
+def add_work_option(
+    parser: argparse.ArgumentParser, help: str = WORK_HELP, metavar: str | None = None
+) -> None:
     """``--work DIR`` (a path; ``None`` means ``REGIME_WORK_DIR`` or its default)."""
-    parser.add_argument("--work", type=Path, default=None, help=help)
+    parser.add_argument("--work", type=Path, default=None, help=help, metavar=metavar)
 
 
 def add_file_option(

@@ -15,40 +15,43 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import config
-from regime_core.cli._common import add_command, add_json_option, add_work_option, print_result
+from regime_core.cli._common import add_command_group, add_subcommand, print_result
 from regime_core.schema import DATASETS, SPLITS
 
 
 def register(subparsers: Any) -> None:
     from regime_core.teaching.annotate import FALSE_VALUES, SHEET_SIZE, TRUE_VALUES
 
-    parser = add_command(
+    sub = add_command_group(
         subparsers,
         "annotate",
         help="hand-annotation of P1/P2 and its agreement (Cohen's kappa)",
         description=__doc__,
+        metavar="SUBCOMMAND",
     )
-    sub = parser.add_subparsers(dest="annotate_command", required=True, metavar="SUBCOMMAND")
 
-    s = sub.add_parser("sample", help="write a CSV sheet of questions to annotate")
+    s = add_subcommand(
+        sub,
+        "sample",
+        _sample,
+        help="write a CSV sheet of questions to annotate",
+        raw_description=False,
+    )
     s.add_argument("dataset", choices=DATASETS, metavar="DATASET", help=", ".join(DATASETS))
     s.add_argument("--n", type=int, default=SHEET_SIZE, help=f"questions (default {SHEET_SIZE})")
     s.add_argument("--seed", type=int, default=config.SEED, help="sampling seed")
     s.add_argument("--split", choices=SPLITS, default=config.SPLIT)
     s.add_argument("--out", type=Path, required=True, help="the CSV sheet to write")
-    add_work_option(s)
-    add_json_option(s)
-    s.set_defaults(func=_sample)
 
-    k = sub.add_parser(
+    k = add_subcommand(
+        sub,
         "kappa",
+        _kappa,
         help="Cohen's kappa between filled sheets and the automatic predicates",
         description=f"Labels: {'/'.join(TRUE_VALUES)} (yes), {'/'.join(FALSE_VALUES)} (no).",
+        raw_description=False,
     )
     k.add_argument("sheets", nargs="+", type=Path, metavar="SHEET")
-    add_work_option(k)
-    add_json_option(k)
-    k.set_defaults(func=_kappa)
 
 
 def _sample(args: argparse.Namespace) -> int:

@@ -24,14 +24,22 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.cli._common import add_subcommand, add_work_option
 
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser(
+    parser = add_subcommand(
+        subparsers,
         "book-check",
+        run,
         help="check the built book's pages as a reader meets them (optionally in Chromium)",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        work=None,
+    )
+    add_work_option(
+        parser,
+        help="work directory whose results records list each run's figures (REGIME_WORK_DIR)",
+        metavar="DIR",
     )
     parser.add_argument(
         "--html",
@@ -39,13 +47,6 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         default=paths.REPO_ROOT / "_build" / "html",
         help="the HTML build (default: _build/html of the repository)",
-    )
-    parser.add_argument(
-        "--work",
-        type=Path,
-        metavar="DIR",
-        default=None,
-        help="work directory whose results records list each run's figures (REGIME_WORK_DIR)",
     )
     parser.add_argument(
         "--browser", action="store_true", help="also load every page in headless Chromium"
@@ -66,8 +67,6 @@ def register(subparsers: Any) -> None:
         help="a viewport width in px (repeatable; default: 1366 and 390)",
     )
     parser.add_argument("--chromium", default=None, metavar="PATH", help="the Chromium executable")
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -15,17 +15,19 @@ import argparse
 from typing import Any
 
 from regime_core import config
-from regime_core.cli._common import add_command, add_json_option, add_work_option, print_result
+from regime_core.cli._common import add_subcommand, print_result
 
 
 def register(subparsers: Any) -> None:
     from regime_core.teaching.demo import DEMO_ENCODERS, DEMO_QUESTIONS, ROUTER_CHOICES
 
-    parser = add_command(
+    parser = add_subcommand(
         subparsers,
         "demo",
+        run,
         help="show the two regimes on a small synthetic world (no data needed)",
         description=__doc__,
+        work="keep the embedding store in WORK/embeddings (default: a temporary directory)",
     )
     parser.add_argument(
         "--n",
@@ -46,11 +48,6 @@ def register(subparsers: Any) -> None:
         default="auto",
         help="auto: the packaged router if present, else one cross-fitted on the toy world",
     )
-    add_work_option(
-        parser, help="keep the embedding store in WORK/embeddings (default: a temporary directory)"
-    )
-    add_json_option(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,42 +16,32 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from regime_core.cli._common import (
-    add_command,
-    add_file_option,
-    add_json_option,
-    add_work_option,
-    print_result,
-)
+from regime_core.cli._common import add_command_group, add_subcommand, print_result
 
 
 def register(subparsers: Any) -> None:
     from regime_core.runner.expected import EXPECTED_NUMBERS_FILE
 
-    parser = add_command(
+    actions = add_command_group(
         subparsers,
         "expected",
         help="freeze the quick profile's numbers into expected_numbers.yml, or check a run",
         description=__doc__,
+        metavar="ACTION",
     )
-    actions = parser.add_subparsers(dest="expected_command", required=True, metavar="ACTION")
+    files = (
+        (
+            "--file",
+            "the expected-numbers file (default: the repository's expected_numbers.yml)",
+            EXPECTED_NUMBERS_FILE,
+        ),
+        ("--declarations", "reproduce.yml whose runs count (default: the repository's)", None),
+    )
     for name, func, help_text in (
         ("freeze", freeze, "write the records' numbers into the expected-numbers file"),
         ("check", check, "list every frozen number the records do not reproduce"),
     ):
-        action = actions.add_parser(name, help=help_text, description=help_text)
-        add_work_option(action)
-        add_file_option(
-            action,
-            "--file",
-            "the expected-numbers file (default: the repository's expected_numbers.yml)",
-            EXPECTED_NUMBERS_FILE,
-        )
-        add_file_option(
-            action, "--declarations", "reproduce.yml whose runs count (default: the repository's)"
-        )
-        add_json_option(action)
-        action.set_defaults(func=func)
+        add_subcommand(actions, name, func, help=help_text, description=help_text, files=files)
 
 
 def freeze(args: argparse.Namespace) -> int:

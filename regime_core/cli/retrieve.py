@@ -12,13 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
-from regime_core.cli._common import (
-    add_command,
-    add_file_option,
-    add_json_option,
-    add_work_option,
-    print_result,
-)
+from regime_core.cli._common import add_subcommand, print_result
 from regime_core.integrity import check_writable
 from regime_core.schema import DATASETS, SPLITS
 
@@ -30,15 +24,18 @@ REPORTED_METRICS: tuple[str, ...] = (*(f"hit@{k}" for k in config.K_VALUES), "mr
 
 
 def register(subparsers: Any) -> None:
-    p = add_command(
+    run_file_help = "write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels"
+    p = add_subcommand(
         subparsers,
         "retrieve",
+        run,
         help="rank the hop-2 passages of a prepared dataset with one query arm",
         description=(
             "Rank each question's hop-2 candidates with one query arm and report hit@k (the "
             "paper's R@k) and MRR. Reads the examples written by `regime data prepare`; "
             "embeddings are cached under the work directory."
         ),
+        files=[("--run-file", run_file_help, None)],
     )
     p.add_argument("dataset", choices=DATASETS, help="a prepared dataset")
     p.add_argument("--arm", required=True, choices=config.ARMS, help="the query arm")
@@ -73,7 +70,6 @@ def register(subparsers: Any) -> None:
         choices=SPLITS,
         help=f"which split of the prepared examples (default {SPLITS[0]})",
     )
-    add_work_option(p)
     p.add_argument(
         "--keep-bridge",
         action="store_true",
@@ -84,11 +80,6 @@ def register(subparsers: Any) -> None:
         default=None,
         help="scoring backend: numpy or faiss (identical rankings; default the faster)",
     )
-    add_file_option(
-        p, "--run-file", "write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels"
-    )
-    add_json_option(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

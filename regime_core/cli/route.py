@@ -30,16 +30,22 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from regime_core.cli._common import add_subcommand
+
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
+    p = add_subcommand(
+        subparsers,
         "route",
+        run_route,
         help="route one question to q or union with the RegimeRouter (or `route train`)",
         description=(
             "Choose q (question only) or union (question + alpha * B_rel) for one two-hop "
             "question from its bridge passage, with the packaged RegimeRouter or --model. "
             "`regime route train` rebuilds the packaged model from 2WikiMultiHopQA."
         ),
+        raw_description=False,
+        work=None,
     )
     p.add_argument("--question", default=None, help="the question text")
     p.add_argument("--bridge", default=None, help="the bridge (hop-1) passage as running text")
@@ -50,18 +56,20 @@ def register(subparsers: Any) -> None:
         default=None,
         help="a router JSON file written by save_router (default: the packaged model)",
     )
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.set_defaults(func=run_route)
 
     sub = p.add_subparsers(dest="route_command", metavar="train")
-    t = sub.add_parser(
+    t = add_subcommand(
+        sub,
         "train",
+        run_train,
         help="retrain the packaged router on 2WikiMultiHopQA",
         description=(
             "Train the RegimeRouter on every 2WikiMultiHopQA two-hop item (MiniLM, "
             "question pools, alpha and label rule from regime_core.config), report the "
             "cross-fitted result, and save the deployment router."
         ),
+        raw_description=False,
+        files=[("--data-dir", "raw datasets (REGIME_DATA_DIR), for prepare", None)],
     )
     t.add_argument(
         "--out",
@@ -69,12 +77,6 @@ def register(subparsers: Any) -> None:
         default=None,
         help="where to write the router JSON (default: the packaged model's path)",
     )
-    t.add_argument("--work", type=Path, default=None, help="work directory (REGIME_WORK_DIR)")
-    t.add_argument(
-        "--data-dir", type=Path, default=None, help="raw datasets (REGIME_DATA_DIR), for prepare"
-    )
-    t.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    t.set_defaults(func=run_train)
 
 
 def run_route(args: argparse.Namespace) -> int:

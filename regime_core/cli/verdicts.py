@@ -16,28 +16,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from regime_core.cli._common import (
-    add_command,
-    add_file_option,
-    add_json_option,
-    add_work_option,
-    print_result,
-)
+from regime_core.cli._common import add_subcommand, print_result
 
 
 def register(subparsers: Any) -> None:
-    parser = add_command(
+    add_subcommand(
         subparsers,
         "verdicts",
+        run,
         help="judge every claim of the paper on a run's records",
         description=__doc__,
+        files=[("--claims", "the claims file (default: the repository's paper_claims.yml)", None)],
     )
-    add_work_option(parser)
-    add_file_option(
-        parser, "--claims", "the claims file (default: the repository's paper_claims.yml)"
-    )
-    add_json_option(parser)
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
+from regime_core._moved import moved_attributes
 from regime_core.experiments.common import ExperimentConfig
 from regime_core.experiments.composed import ROUTING_SHARED, ComposedConfig
 from regime_core.experiments.context import Context, resolve
@@ -367,17 +368,4 @@ _MOVED: dict[str, str] = {
 }  # fmt: skip
 
 
-def __getattr__(name: str) -> Any:
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-    import warnings
-
-    warnings.warn(
-        f"{__name__}.{name} moved to {home}.{name}; import it from there "
-        "(the old path is removed in the next release)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module(home), name)
+__getattr__ = moved_attributes(__name__, _MOVED)

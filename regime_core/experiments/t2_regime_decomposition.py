@@ -32,6 +32,7 @@ import pandas as pd
 
 from regime_core.data.regimes import regime_label
 from regime_core.experiments.common import (
+    POOLED,
     ExperimentConfig,
     Outcomes,
     OutcomeSources,
@@ -39,6 +40,7 @@ from regime_core.experiments.common import (
     collect_outcomes,
     compare_arms,
     evidence_datasets,
+    hit_column,
     pq_label,
     table_numbers,
 )
@@ -46,7 +48,6 @@ from regime_core.stats import holm
 
 T2_ARMS: tuple[str, ...] = ("q", "bridge", "union")
 COMPARISONS: tuple[tuple[str, str], ...] = (("union", "q"), ("bridge", "q"))
-POOLED = "all"  # the dataset level that pools every dataset's queries
 
 
 def comparison_name(a: str, b: str) -> str:
@@ -220,9 +221,7 @@ def analyse_t2(
     samples: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> T2Result:
     """T2 from an outcome table holding the arms of :data:`T2_ARMS`."""
-    hit = f"hit@{cfg.k}"
-    if hit not in table.columns:
-        raise ValueError(f"analyse_t2: the outcome table has no column {hit!r} (k={cfg.k})")
+    hit = hit_column(table, cfg.k, "analyse_t2")
     wide = arm_matrix(table, hit, T2_ARMS)
     queries = table[table["arm"] == "q"].groupby(["encoder", "dataset"])["qid"].nunique()
     kept = wide.groupby(["encoder", "dataset"])["qid"].nunique()

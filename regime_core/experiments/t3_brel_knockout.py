@@ -26,6 +26,7 @@ from typing import Any, Unpack
 import pandas as pd
 
 from regime_core.experiments.common import (
+    POOLED,
     ExperimentConfig,
     Outcomes,
     OutcomeSources,
@@ -33,6 +34,7 @@ from regime_core.experiments.common import (
     collect_outcomes,
     compare_arms,
     evidence_datasets,
+    hit_column,
     table_numbers,
 )
 from regime_core.experiments.t2_regime_decomposition import degenerate_numbers
@@ -41,7 +43,6 @@ from regime_core.stats import holm
 
 T3_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
 T3_COMPARISONS: tuple[tuple[str, str], ...] = (("union", "knockout"), ("union", "entity"))
-POOLED = "all"
 # The paper's knockout cost as fractions of R@5 (paper_claims.yml, claim t3_knockout).
 PAPER_DROP_LOW: float = paper_claim("t3_knockout").number("low")
 PAPER_DROP_HIGH: float = paper_claim("t3_knockout").number("high")
@@ -182,9 +183,7 @@ def analyse_t3(
     samples: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> T3Result:
     """T3 from an outcome table holding the arms of :data:`T3_ARMS`; pure."""
-    hit = f"hit@{cfg.k}"
-    if hit not in table.columns:
-        raise ValueError(f"analyse_t3: the outcome table has no column {hit!r} (k={cfg.k})")
+    hit = hit_column(table, cfg.k, "analyse_t3")
     keys = ["encoder", "dataset", "qid"]
     attrs = table.drop_duplicates(keys).set_index(keys)
     in_subset = subset_mask(attrs, cfg.subset)

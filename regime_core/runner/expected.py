@@ -21,7 +21,6 @@ release, with a DeprecationWarning.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import warnings
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core._moved import moved_attributes
 from regime_core.paper import read_yaml
 from regime_core.runner.declarations import load_declarations
 from regime_core.runner.records import (
@@ -56,17 +56,7 @@ MOVED_NAMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in MOVED_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    home = MOVED_NAMES[name]
-    warnings.warn(
-        f"{__name__}.{name} moved to {home}.{name}; import it from there "
-        "(the old name is removed in the next release)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module(home), name)
+__getattr__ = moved_attributes(__name__, MOVED_NAMES)
 
 
 EXPECTED_NUMBERS_FILE = paths.REPO_ROOT / "expected_numbers.yml"

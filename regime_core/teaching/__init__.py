@@ -8,13 +8,6 @@ working; they are loaded on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from regime_core._moved import lazy_attributes
 
-
-def __getattr__(name: str) -> Any:
-    demo = importlib.import_module("regime_core.teaching.demo")
-    try:
-        return getattr(demo, name)
-    except AttributeError:
-        raise AttributeError(f"module 'regime_core.teaching' has no attribute {name!r}") from None
+__getattr__ = lazy_attributes("regime_core.teaching", "regime_core.teaching.demo")

@@ -149,6 +149,17 @@ def warn_problem(env: Any, subject: str, err: BaseException, location: Any) -> N
     warn(env, f"{subject}: {why}", location)
 
 
+def page_number(env: Any, ref: RecordReference, location: Any) -> str | None:
+    """The formatted number ``ref`` names, the page depending on its run's record; ``None``
+    (after a warning saying why) when the record cannot give it."""
+    try:
+        page_record(env, ref.run)
+        return resolve_reference(env.app, ref)
+    except RECORD_PROBLEMS as err:
+        warn_problem(env, f"run {ref.run!r}, key {ref.key!r}", err, location)
+        return None
+
+
 # --- roles and directives ------------------------------------------------------------------------
 
 
@@ -161,11 +172,8 @@ class RecordRole(SphinxRole):
         except ValueError as err:
             warn(self.env, str(err), self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []
-        try:
-            page_record(self.env, ref.run)
-            text = resolve_reference(self.env.app, ref)
-        except RECORD_PROBLEMS as err:
-            warn_problem(self.env, f"run {ref.run!r}, key {ref.key!r}", err, self.get_location())
+        text = page_number(self.env, ref, self.get_location())
+        if text is None:
             return [nodes.literal(self.rawtext, f"{ref.run}:{ref.key}")], []
         return [nodes.inline(self.rawtext, text, classes=["regime-number"])], []
 
@@ -208,13 +216,8 @@ class RecordTableDirective(SphinxDirective):
         except ValueError as err:
             warn(self.env, str(err), location)
             return label.strip() or ref_text.strip(), "?"
-        try:
-            page_record(self.env, ref.run)
-            value = resolve_reference(self.env.app, ref)
-        except RECORD_PROBLEMS as err:
-            warn_problem(self.env, f"run {ref.run!r}, key {ref.key!r}", err, location)
-            value = "?"
-        return label.strip() or ref.key, value
+        value = page_number(self.env, ref, location)
+        return label.strip() or ref.key, "?" if value is None else value
 
 
 class RecordFigureDirective(SphinxDirective):
