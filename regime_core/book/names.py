@@ -38,7 +38,7 @@ REGIMES: dict[str, str] = {
     "non_parallel": "every item with a hop order",
 }
 
-#: The query arms and routing policies: long names say what the query is.
+#: The query arms and routing policies, long names saying what each query is.
 ARMS: dict[str, str] = {
     "q": "question only",
     "union": "union (q + α·B_rel)",
@@ -64,8 +64,8 @@ ARMS_SHORT: dict[str, str] = {
     "soft": "soft",
 }
 
-#: Metrics. ``hit@5`` is ours: the share of questions whose hop-2 passage ranks in the top 5;
-#: with one gold hop-2 passage it equals the paper's R@5 (the glossary says so).
+#: The metrics. ``hit@5`` is ours, the share of questions whose hop-2 passage ranks in the top
+#: 5; with one gold hop-2 passage it equals the paper's R@5 (the glossary says so).
 METRICS: dict[str, str] = {
     "hit@1": "hit@1",
     "hit@5": "hit@5",
@@ -76,7 +76,7 @@ METRICS: dict[str, str] = {
     "margin": "cosine margin",
 }
 
-#: Encoders: the two we run and the paper's three.
+#: The encoders, the two we run and the paper's three.
 ENCODERS: dict[str, str] = {
     "minilm": "MiniLM-L6",
     "tfidf": "TF-IDF",

@@ -3,17 +3,18 @@
 Every notebook shows its numbers through :func:`table` (or one of the ready-made tables below, built
 from a record's numbers), so every page writes them the same way:
 
-========  =====================================================  =====================
-kind      rule                                                   example
-========  =====================================================  =====================
-``pct``   a fraction as a percentage, one decimal                0.6215 -> ``62.2%``
-``pp``    a difference of fractions in percentage points, signed 0.1234 -> ``+12.3 pp``
-``p``     a p-value with two significant digits                  0.0213 -> ``0.021``
-``int``   a count, an integer with thousands separators          485.0 -> ``485``
-``frac``  any real with three decimals                           0.1266 -> ``0.127``
-``r2``    a coefficient of determination, two decimals           0.912 -> ``0.91``
-``yes``   a boolean as yes or no                                 True -> ``yes``
-========  =====================================================  =====================
+========  =======================================================  =======================
+kind      rule                                                     example
+========  =======================================================  =======================
+``pct``   a fraction as a percentage, one decimal                  0.6215 -> ``62.2%``
+``pp``    a difference of fractions in signed percentage points    0.1234 -> ``+12.3 pp``
+``p``     a p-value with two significant digits                    0.0213 -> ``0.021``
+``int``   a count, an integer with thousands separators            485.0 -> ``485``
+``frac``  any real with three decimals                             0.1266 -> ``0.127``
+``r2``    a coefficient of determination, two decimals             0.912 -> ``0.91``
+``yes``   a boolean as yes or no                                   True -> ``yes``
+``g``     a knob value, shortest form                              0.250 -> ``0.25``
+========  =======================================================  =======================
 
 Missing values show as an em dash. Columns holding identifiers (``dataset``, ``encoder``,
 ``regime``, ``arm``...) are shown under their display names (:mod:`regime_core.book.names`).
@@ -135,6 +136,7 @@ FORMATS: dict[str, Callable[[Any], str]] = {
     "frac": frac,
     "r2": r2,
     "yes": yes_no,
+    "g": lambda v: MISSING if _missing(v) else f"{float(v):g}",
     "str": lambda v: MISSING if _missing(v) else str(v),
 }
 
@@ -176,7 +178,7 @@ class Table:
             cells = []
             for column, value in zip(self.frame.columns, values, strict=True):
                 left = column in self.align_left
-                style = ' style="text-align: left"' if left else ""
+                style = ' style="text-align: left"' if left else ' style="white-space: nowrap"'
                 cells.append(f"<td{style}>{html.escape(str(value))}</td>")
             rows.append(f"<tr>{''.join(cells)}</tr>")
         caption = (
@@ -301,13 +303,19 @@ def nested_counts(
     index_name: str = "dataset",
     value_names: Callable[[str], str] | None = None,
     caption: str | None = None,
+    value_header: str = "",
 ) -> Table:
-    """``{dataset: {value: count}}`` as a table, one row per dataset, 0 where a value is absent."""
-    frame = pd.DataFrame(numbers).fillna(0).T
-    frame.index.name = index_name
-    if value_names is not None:
-        frame = frame.rename(columns={c: value_names(str(c)) for c in frame.columns})
-    return table(frame, {str(c): "int" for c in frame.columns}, caption=caption)
+    """``{dataset: {value: count}}`` as a table with one row per value and one column per
+    dataset (display names), 0 where a dataset lacks a value: narrow enough for a phone."""
+    frame = pd.DataFrame(numbers).fillna(0)
+    rows = []
+    for value, counts in frame.iterrows():
+        row = {value_header: value_names(str(value)) if value_names else str(value)}
+        for column, n in counts.items():
+            key = names.display(index_name, column) if index_name in names.VALUE_COLUMNS else column
+            row[str(key)] = count(n)
+        rows.append(row)
+    return Table(pd.DataFrame(rows), caption=caption, align_left=(value_header,))
 
 
 def label(text: str) -> str:
@@ -352,13 +360,21 @@ def t1_table(numbers: Mapping[str, Any]) -> Table:
     return Table(pd.DataFrame(rows), align_left=("question type",))
 
 
-def t2_table(numbers: Mapping[str, Any], comparison: str = "union_vs_q") -> Table:
-    """T2's per-cell table from a record's numbers. "significant" means Holm-adjusted p below
-    the run's level in either direction; the CIs are unadjusted (the note says so)."""
+def t2_table(
+    numbers: Mapping[str, Any],
+    comparison: str = "union_vs_q",
+    *,
+    levels: Sequence[str] | None = None,
+) -> Table:
+    """T2's per-cell table from a record's numbers, for the dataset ``levels`` given (default:
+    all, the pooled ``"all"`` included). "significant" means Holm-adjusted p below the run's
+    level in either direction; the CIs are unadjusted (the note says so)."""
     level = float(numbers.get("significance", 0.05))
     rows = []
     for encoder, datasets in numbers["cells"].items():
         for dataset, cells in datasets.items():
+            if levels is not None and dataset not in levels:
+                continue
             for cell_name, entry in cells.items():
                 c = entry[comparison]
                 rows.append(
@@ -459,24 +475,33 @@ def routing_table(
     versus: str = "q",
     extra: Sequence[str] = ("share_union",),
     caption: str | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Table:
     """Rows of routing outcomes (the ablation tables' columns ``n, hit_<policy>, delta, ci_lo,
-    ci_hi, p_value, oracle_gap, share_union``) formatted: ``keys`` first (display names),
-    hit@k per policy, routed − q with its CI and p, then ``extra`` columns."""
+    ci_hi, p_value, oracle_gap, share_union``) formatted: ``keys`` first (display names; rows
+    grouped by the keys in their order of appearance), hit@k per policy, routed − q with its CI
+    and p, then ``extra`` columns."""
+    shown_headers = {"alpha": "α", "native_type": "question type", **(headers or {})}
+    ordered = frame.copy()
+    for key in reversed(keys):
+        rank = {v: i for i, v in enumerate(dict.fromkeys(ordered[key]))}
+        ordered = ordered.sort_values(key, key=lambda s, r=rank: s.map(r), kind="stable")
     rows = []
-    for row in frame.to_dict("records"):
+    has_test = False
+    for row in ordered.to_dict("records"):
         out: dict[str, str] = {}
         for key in keys:
             kind = names.VALUE_COLUMNS.get(key)
             value = row[key]
             shown = names.display(kind, value) if kind else _plain(value)
-            out[label(key)] = shown
+            out[shown_headers.get(key, label(key))] = shown
         if "n" in row:
             out["n"] = count(row["n"])
         for policy in POLICY_COLUMNS:
             if f"hit_{policy}" in row:
                 out[policy] = pct(row[f"hit_{policy}"])
         if versus == "q" and "delta" in row:
+            has_test = True
             out["routed − q [95% CI]"] = (
                 interval(row["delta"], row["ci_lo"], row["ci_hi"])
                 if "ci_lo" in row
@@ -491,15 +516,15 @@ def routing_table(
             elif column == "degenerate" and column in row:
                 out["one label class"] = yes_no(row[column])
         rows.append(out)
-    return Table(
-        pd.DataFrame(rows),
-        caption=caption,
-        note=(
-            f"q, union, routed, oracle: hit@{k} of always-q, always-union, the router and the "
-            "oracle (the better of q and union per question). CI: 95% paired bootstrap; p: "
-            "exact McNemar."
-        ),
+    note = (
+        f"q, union, routed, oracle: hit@{k} of always-q, always-union, the router and the "
+        "oracle (the better of q and union per question)."
     )
+    if has_test:
+        note += " CI: 95% paired bootstrap; p: exact McNemar."
+    if "degenerate" in extra:
+        note += " One label class: every label was the same, so the router is constant."
+    return Table(pd.DataFrame(rows), caption=caption, note=note)
 
 
 def breakdown_table(frame: pd.DataFrame, by: str, *, k: int) -> Table:
@@ -508,31 +533,39 @@ def breakdown_table(frame: pd.DataFrame, by: str, *, k: int) -> Table:
 
 
 def selector_table(quality: Any) -> Table:
-    """Selector agreement (all relation sources) and the retrieval cost of its choice."""
+    """How often the selector, the first sentence and a random sentence pick the gold
+    ``B_rel`` (all relation sources)."""
     agreement = quality.agreement[quality.agreement["relation_source"] == "all"]
-    rows = []
-    for row in agreement.itertuples(index=False):
-        entry = {
+    rows = [
+        {
             "dataset": names.dataset(row.dataset),
             "items with a gold B_rel": count(row.n),
             "selector": pct(row.selected),
             "first sentence": pct(row.first_sentence),
             "random sentence": pct(row.chance),
         }
-        c = quality.retrieval.get(row.dataset)
-        if c is not None:
-            entry["union, selected B_rel"] = pct(c.mean_a)
-            entry["union, gold B_rel"] = pct(c.mean_b)
-            entry["selected − gold [95% CI]"] = interval(c.diff, c.ci_lo, c.ci_hi)
-            entry["p"] = p_value(c.p_value)
-        rows.append(entry)
+        for row in agreement.itertuples(index=False)
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def selector_cost_table(quality: Any, *, k: int) -> Table:
+    """What the selector's choice costs: union hit@k with the selected against the gold
+    ``B_rel``, on the items whose gold sentence exists."""
+    rows = [
+        {
+            "dataset": names.dataset(name),
+            "n": count(c.n),
+            "union, selected B_rel": pct(c.mean_a),
+            "union, gold B_rel": pct(c.mean_b),
+            "selected − gold [95% CI]": interval(c.diff, c.ci_lo, c.ci_hi),
+            "p": p_value(c.p_value),
+        }
+        for name, c in quality.retrieval.items()
+    ]
     return Table(
         pd.DataFrame(rows),
-        note=(
-            "selector, first sentence, random sentence: how often each picks the dataset's gold "
-            "relation sentence. union: hit@k with the selected or the gold sentence, on the "
-            "items whose gold sentence exists; CI: 95% paired bootstrap; p: exact McNemar."
-        ),
+        note=f"hit@{k}. CI: 95% paired bootstrap; p: exact McNemar.",
     )
 
 
@@ -571,7 +604,27 @@ def router_summary(record: Mapping[str, Any]) -> Table:
 
 
 def transfer_table(result: Any) -> Table:
-    """The frozen router on each dataset it never saw."""
+    """hit@k of the four policies on each dataset the frozen router never saw."""
+    rows = [
+        {
+            "dataset": names.dataset(name),
+            "n": count(outcome.n),
+            **{p: pct(float(np.mean(outcome.hits[p]))) for p in POLICY_COLUMNS},
+            "sent to union": pct(float(np.mean(outcome.routed_union))),
+        }
+        for name, outcome in result.outcomes.items()
+    ]
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"hit@{result.config.k} of always-q, always-union, the frozen router and the oracle "
+            "(the better of q and union per question)."
+        ),
+    )
+
+
+def transfer_comparison_table(result: Any) -> Table:
+    """The frozen router against always-q and always-union, and the no-regret check."""
     rows = []
     for name, outcome in result.outcomes.items():
         c = outcome.comparison("routed_vs_q")
@@ -579,9 +632,6 @@ def transfer_table(result: Any) -> Table:
         rows.append(
             {
                 "dataset": names.dataset(name),
-                "n": count(outcome.n),
-                **{p: pct(float(np.mean(outcome.hits[p]))) for p in POLICY_COLUMNS},
-                "sent to union": pct(float(np.mean(outcome.routed_union))),
                 "routed − q [95% CI]": interval(c.diff, c.ci_lo, c.ci_hi),
                 "p (vs q)": p_value(c.p_value),
                 "routed − union [95% CI]": interval(u.diff, u.ci_lo, u.ci_hi),
@@ -592,8 +642,8 @@ def transfer_table(result: Any) -> Table:
     return Table(
         pd.DataFrame(rows),
         note=(
-            f"q, union, routed, oracle: hit@{result.config.k}. CI: 95% paired bootstrap; p: "
-            "exact McNemar. No regret: the router is not significantly worse than always-q."
+            f"Differences in hit@{result.config.k}. CI: 95% paired bootstrap; p: exact "
+            "McNemar. No regret: the router is not significantly worse than always-q."
         ),
     )
 
@@ -654,4 +704,286 @@ def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
             f"Differences in hit@5, percentage points. The paper's oracle gap is about "
             f"{pp(paper['oracle_gap'])}. CI: 95% paired bootstrap; p: exact McNemar."
         ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Teaching
+# --------------------------------------------------------------------------------------------
+
+
+def demo_table(demo: Any) -> Table:
+    """``regime demo``'s table (a :class:`regime_core.teaching.demo.DemoResult`): hit@1 and
+    hit@5 per policy and regime, the regime sizes in the headers."""
+    wide = demo.wide()
+    sizes = demo.table.drop_duplicates("regime").set_index("regime")["n"]
+    rows = []
+    for policy, values in wide.iterrows():
+        row = {"query": names.arm(policy)}
+        for (regime, metric), value in values.items():
+            row[f"{names.regime(regime)} (n = {int(sizes[regime])}), {metric}"] = pct(value)
+        rows.append(row)
+    effects = "; ".join(
+        f"{names.regime(regime)}: " + ", ".join(f"{pp(v)} {m}" for m, v in deltas.items())
+        for regime, deltas in demo.effect.items()
+    )
+    note = f"union − q: {effects}. Router: {demo.router_source}."
+    if demo.share_union:
+        shares = ", ".join(f"{names.regime(r)} {pct(v)}" for r, v in demo.share_union.items())
+        note += f" The router sends to union: {shares}."
+    return Table(pd.DataFrame(rows), note=note, align_left=("query",))
+
+
+def hit_table(summary: pd.DataFrame, caption: str | None = None) -> Table:
+    """A teaching summary (``regime, arm, n, hit@1, hit@5`` and knob columns) formatted."""
+    formats = {c: "pct" for c in summary.columns if str(c).startswith("hit@")}
+    formats.update({c: "g" for c in ("alpha", "distractor_similarity") if c in summary.columns})
+    columns = {
+        "relation_sentence": "relation sentence",
+        "distractor_similarity": "distractor similarity",
+        "alpha": "α",
+    }
+    return table(summary, formats, columns=columns, caption=caption)
+
+
+# --------------------------------------------------------------------------------------------
+# The data chapter
+# --------------------------------------------------------------------------------------------
+
+
+def prepared_table(numbers: Mapping[str, Any]) -> Table:
+    """Questions read, two-hop items kept and excluded per dataset (data_regimes record)."""
+    rows = [
+        {
+            "dataset": names.dataset(ds),
+            "dev questions read": count(entry["questions"]),
+            "two-hop items kept": count(entry["two_hop"]),
+            "excluded": count(entry["excluded"]),
+        }
+        for ds, entry in numbers["prepared"].items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def exclusions_table(numbers: Mapping[str, Any]) -> Table:
+    """Exclusions by reason per dataset (data_regimes record)."""
+    reasons = {ds: entry.get("excluded_by_reason", {}) for ds, entry in numbers["prepared"].items()}
+    return nested_counts(
+        reasons, value_names=label, caption="Exclusions by reason", value_header="reason"
+    )
+
+
+def predicates_table(numbers: Mapping[str, Any]) -> Table:
+    """P1 and P2 shares by dataset and question type (data_regimes record)."""
+    rows = [
+        {
+            "dataset": names.dataset(ds),
+            "question type": _type_name(t),
+            "n": count(v["n"]),
+            "P1": pct(v["p1_share"]),
+            "P2": pct(v["p2_share"]),
+        }
+        for ds, types in numbers["predicates"].items()
+        for t, v in types.items()
+    ]
+    return Table(pd.DataFrame(rows), align_left=("question type",))
+
+
+def regimes_table(numbers: Mapping[str, Any]) -> Table:
+    """Regime shares by dataset and question type (data_regimes record)."""
+    from regime_core.data.regimes import REGIMES
+
+    rows = [
+        {
+            "dataset": names.dataset(ds),
+            "question type": _type_name(t),
+            "n": count(v["n"]),
+            **{names.regime(r): pct(v[r]["share"]) for r in REGIMES},
+        }
+        for ds, types in numbers["regimes"].items()
+        for t, v in types.items()
+    ]
+    return Table(pd.DataFrame(rows), align_left=("question type",))
+
+
+def markdown_text(text: str) -> str:
+    """``text`` with the characters Markdown would read as formatting escaped."""
+    escaped = html.escape(str(text), quote=False)
+    for ch in ("\\", "*", "_", "`", "[", "]", "#", "|"):
+        escaped = escaped.replace(ch, "\\" + ch)
+    return escaped
+
+
+def worked_example_markdown(example: Any) -> str:
+    """A worked example of the data chapter (``WorkedExample``) as Markdown, ``B_rel`` in bold
+    and display names for the dataset."""
+    sentences = [
+        f"**{markdown_text(s)}**" if i == example.b_rel_index else markdown_text(s)
+        for i, s in enumerate(example.bridge_sentences)
+    ]
+    mention = example.bridge_mention if example.bridge_mention is not None else "not in the bridge"
+    return "\n".join(
+        [
+            f"**{names.regime(example.regime)}** · {names.dataset(example.dataset)} · "
+            f"{markdown_text(example.native_type)} · P1 {'yes' if example.p1 else 'no'}, "
+            f"P2 {'yes' if example.p2 else 'no'}",
+            "",
+            f"- Question: {markdown_text(example.question)}",
+            f"- Bridge ({markdown_text(example.bridge_title)}): " + " ".join(sentences),
+            f"- Hop-2 entity: {markdown_text(example.hop2_entity)}; as the bridge writes it: "
+            f"{markdown_text(mention)}; target passage: {markdown_text(example.target_title)}",
+        ]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# T3's other tables
+# --------------------------------------------------------------------------------------------
+
+
+def t3_hits_table(numbers: Mapping[str, Any]) -> Table:
+    """hit@k of every arm on T3's subset, per encoder and dataset (T3 record)."""
+    rows = [
+        {
+            "encoder": names.encoder(e),
+            "dataset": names.dataset(d),
+            **{names.arm(a, short=True): pct(v["hit"]) for a, v in arms.items()},
+        }
+        for e, by_ds in numbers["hits"].items()
+        for d, arms in by_ds.items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def t3_audit_table(numbers: Mapping[str, Any]) -> Table:
+    """How often the entity arm's bridge mention equals the target's title (T3 record)."""
+    rows = [
+        {
+            "encoder": names.encoder(e),
+            "dataset": names.dataset(d),
+            "questions in the subset": count(v["subset_n"]),
+            "with a bridge mention": count(v["with_mention"]),
+            "mention = target title": count(v["mention_is_title"]),
+            "share": pct(v.get("mention_is_title_share")),
+        }
+        for e, by_ds in numbers["entity"].items()
+        for d, v in by_ds.items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def routing_data_table(data: Mapping[str, Any], *, k: int) -> Table:
+    """Per dataset of ``load_routing_data``: questions used and available, comparison questions,
+    and hit@k of q and union with the selected ``B_rel``."""
+    rows = [
+        {
+            "dataset": names.dataset(name),
+            "questions used": count(d.n),
+            "available": count(d.sample.n_available),
+            "comparison questions": count(int(d.table["parallel"].sum())),
+            f"hit@{k}, q": pct(float(np.mean(d.hit_q))),
+            f"hit@{k}, union": pct(float(np.mean(d.hit_union))),
+        }
+        for name, d in data.items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def labels_table(result: Any) -> Table:
+    """The router's training labels: the rule, how many items each label got, the ties, and the
+    out-of-fold AUC of p(union) against the labels."""
+    counts_ = result.label_counts
+    rows = [
+        {"": "label rule", "value": result.config.label_rule},
+        {
+            "": "labelled union (union ranked the hop-2 passage higher)",
+            "value": count(counts_["union"]),
+        },
+        {"": "labelled q (q ranked it higher)", "value": count(counts_["q"])},
+        {"": "dropped (ties, under the drop rule)", "value": count(counts_["dropped"])},
+        {"": "out-of-fold AUC of p(union) against the labels", "value": frac(result.auc)},
+    ]
+    return Table(pd.DataFrame(rows), align_left=("", "value"))
+
+
+# --------------------------------------------------------------------------------------------
+# Ablations
+# --------------------------------------------------------------------------------------------
+
+
+def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
+    """Soft routing (``AblationResult.soft``): hit@k of q, the hard router and soft routing, and
+    soft − q, soft − routed with CIs and p."""
+    rows = []
+    for row in soft.to_dict("records"):
+        rows.append(
+            {
+                "dataset": names.dataset(row["dataset"]),
+                "q": pct(row["hit_q"]),
+                "routed": pct(row["hit_routed"]),
+                "soft": pct(row["hit_soft"]),
+                "soft − q [95% CI]": interval(
+                    row["soft_vs_q_diff"], row["soft_vs_q_ci_lo"], row["soft_vs_q_ci_hi"]
+                ),
+                "p (vs q)": p_value(row["soft_vs_q_p_value"]),
+                "soft − routed [95% CI]": interval(
+                    row["soft_vs_routed_diff"],
+                    row["soft_vs_routed_ci_lo"],
+                    row["soft_vs_routed_ci_hi"],
+                ),
+                "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
+            }
+        )
+    return Table(
+        pd.DataFrame(rows),
+        note=f"hit@{k}. CI: 95% paired bootstrap; p: exact McNemar.",
+    )
+
+
+def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
+    """What a perfect q/union choice would add over the router (``AblationResult.oracle_gap``)."""
+    rows = [
+        {
+            "dataset": names.dataset(row["dataset"]),
+            "n": count(row["n"]),
+            "routed": pct(row["hit_routed"]),
+            "oracle": pct(row["hit_oracle"]),
+            "oracle − routed [95% CI]": interval(
+                row["oracle_gap"], row["oracle_gap_ci_lo"], row["oracle_gap_ci_hi"]
+            ),
+        }
+        for row in frame.to_dict("records")
+    ]
+    return Table(pd.DataFrame(rows), note=f"hit@{k}. CI: 95% paired bootstrap.")
+
+
+def ablation_summary(record: Mapping[str, Any]) -> Table:
+    """One row per dataset from an ablations record: routed − q at the main α, soft − q, the
+    oracle gap, and routed − q under each pool and encoder that ran."""
+    numbers = record["numbers"]
+    rows = []
+    for name, entry in numbers["oracle_gap"].items():
+        soft = numbers["soft"][name]
+        row = {
+            "dataset": names.dataset(name),
+            "routed − q": f"{pp(entry['delta'])} (p {p_value(entry['p_value'])})",
+            "soft − q": f"{pp(soft['soft_vs_q_diff'])} (p {p_value(soft['soft_vs_q_p_value'])})",
+            "oracle − routed": pp(entry["oracle_gap"]),
+        }
+        for pool_name, by_ds in numbers["pools"].items():
+            if name in by_ds:
+                c = by_ds[name]
+                row[f"routed − q, {names.pool(pool_name)}"] = (
+                    f"{pp(c['delta'])} (p {p_value(c['p_value'])})"
+                )
+        for enc, by_ds in numbers["encoders"].items():
+            if name in by_ds:
+                c = by_ds[name]
+                row[f"routed − q, {names.encoder(enc)}"] = (
+                    f"{pp(c['delta'])} (p {p_value(c['p_value'])})"
+                )
+        rows.append(row)
+    return Table(
+        pd.DataFrame(rows),
+        note="Differences in hit@5, percentage points, with the exact McNemar p.",
     )
