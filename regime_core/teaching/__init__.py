@@ -1,8 +1,13 @@
-"""The teaching kit: the synthetic toy world, the two-regime demo and its sweeps, the annotation
-kit.
+"""The teaching kit: the synthetic toy world, the two-regime demo, its knob sweeps, the teaching
+notebooks' helpers and the annotation kit.
 
-``from regime_core.teaching import run_demo`` (the names of :mod:`regime_core.teaching.demo`) keeps
-working; they are loaded on first use so that ``regime_core.teaching.toyworld`` stays light.
+Modules: :mod:`~regime_core.teaching.demo` (``regime demo``), :mod:`~regime_core.teaching.sweeps`
+(the knobs), :mod:`~regime_core.teaching.lesson` (the notebooks' parameters, real-data sample and
+exercises), :mod:`~regime_core.teaching.annotate`, :mod:`~regime_core.teaching.toyworld`. Their
+plots are in :mod:`regime_core.book.figures`.
+
+``from regime_core.teaching import run_demo`` (any name of the demo, sweeps or lesson modules)
+keeps working; names are loaded on first use so that ``regime_core.teaching.toyworld`` stays light.
 """
 
 from __future__ import annotations
