@@ -982,7 +982,7 @@ def leave_one_feature_out(table: pd.DataFrame, *, k: int = config.HEADLINE_K) ->
     """Δ hit@k (routed − q) of the router without each feature, per dataset."""
     plt = _pyplot()
     wide = table.pivot(index="without", columns="dataset", values="delta")
-    order = ["none", *[f for f in wide.index if f != "none"]]
+    order = ["none", *[f for f in dict.fromkeys(table["without"]) if f != "none"]]
     wide = wide.loc[[f for f in order if f in wide.index]]
     datasets = list(dict.fromkeys(table["dataset"]))
     fig, ax = plt.subplots(figsize=(WIDTH, 0.55 * len(wide) + 1.6), layout="constrained")

@@ -118,12 +118,13 @@ def yes_no(value: Any) -> str:
     return "yes" if bool(value) else "no"
 
 
-def interval(diff: Any, lo: Any, hi: Any, kind: str = "pp") -> str:
-    """An estimate with its CI: ``interval(0.12, 0.04, 0.2)`` → ``'+12.0 pp [+4.0, +20.0]'``."""
+def interval(diff: Any, lo: Any, hi: Any, kind: str = "pp", *, unit: bool = True) -> str:
+    """An estimate with its CI: ``interval(0.12, 0.04, 0.2)`` → ``'+12.0 pp [+4.0, +20.0]'``
+    (``unit=False``: ``'+12.0 [+4.0, +20.0]'``, for a column whose header names the unit)."""
     if kind == "pp":
         if _missing(diff):
             return MISSING
-        return f"{pp(diff)} [{pp(lo, unit=False)}, {pp(hi, unit=False)}]"
+        return f"{pp(diff, unit=unit)} [{pp(lo, unit=False)}, {pp(hi, unit=False)}]"
     fmt = FORMATS[kind]
     return f"{fmt(diff)} [{fmt(lo)}, {fmt(hi)}]"
 
@@ -476,6 +477,7 @@ def routing_table(
     extra: Sequence[str] = ("share_union",),
     caption: str | None = None,
     headers: Mapping[str, str] | None = None,
+    policies: Sequence[str] = POLICY_COLUMNS,
 ) -> Table:
     """Rows of routing outcomes (the ablation tables' columns ``n, hit_<policy>, delta, ci_lo,
     ci_hi, p_value, oracle_gap, share_union``) formatted: ``keys`` first (display names; rows
@@ -486,26 +488,30 @@ def routing_table(
     for key in reversed(keys):
         rank = {v: i for i, v in enumerate(dict.fromkeys(ordered[key]))}
         ordered = ordered.sort_values(key, key=lambda s, r=rank: s.map(r), kind="stable")
+    records = ordered.to_dict("records")
+    sizes = {row["n"] for row in records if "n" in row}
+    one_size = len(sizes) == 1 and len(records) > 1
+    show_degenerate = "degenerate" in extra and any(row.get("degenerate") for row in records)
     rows = []
     has_test = False
-    for row in ordered.to_dict("records"):
+    for row in records:
         out: dict[str, str] = {}
         for key in keys:
             kind = names.VALUE_COLUMNS.get(key)
             value = row[key]
             shown = names.display(kind, value) if kind else _plain(value)
             out[shown_headers.get(key, label(key))] = shown
-        if "n" in row:
+        if "n" in row and not one_size:
             out["n"] = count(row["n"])
-        for policy in POLICY_COLUMNS:
+        for policy in policies:
             if f"hit_{policy}" in row:
                 out[policy] = pct(row[f"hit_{policy}"])
         if versus == "q" and "delta" in row:
             has_test = True
-            out["routed − q [95% CI]"] = (
-                interval(row["delta"], row["ci_lo"], row["ci_hi"])
+            out["routed − q, pp [95% CI]"] = (
+                interval(row["delta"], row["ci_lo"], row["ci_hi"], unit=False)
                 if "ci_lo" in row
-                else pp(row["delta"])
+                else pp(row["delta"], unit=False)
             )
             out["p"] = p_value(row.get("p_value"))
         for column in extra:
@@ -513,16 +519,22 @@ def routing_table(
                 out["sent to union"] = pct(row[column])
             elif column == "oracle_gap" and column in row:
                 out["oracle − routed"] = pp(row[column])
-            elif column == "degenerate" and column in row:
+            elif column == "degenerate" and show_degenerate:
                 out["one label class"] = yes_no(row[column])
         rows.append(out)
-    note = (
-        f"q, union, routed, oracle: hit@{k} of always-q, always-union, the router and the "
-        "oracle (the better of q and union per question)."
-    )
+    described = {
+        "q": "always-q",
+        "union": "always-union",
+        "routed": "the router",
+        "oracle": "the oracle (the better of q and union per question)",
+    }
+    shown = [p for p in policies if p in described]
+    note = f"{', '.join(shown)}: hit@{k} of {', '.join(described[p] for p in shown)}."
+    if one_size:
+        note += f" Every row has n = {count(next(iter(sizes)))} questions."
     if has_test:
         note += " CI: 95% paired bootstrap; p: exact McNemar."
-    if "degenerate" in extra:
+    if show_degenerate:
         note += " One label class: every label was the same, so the router is constant."
     return Table(pd.DataFrame(rows), caption=caption, note=note)
 
