@@ -79,3 +79,25 @@ def test_no_plotting_code_no_raw_prints_no_outputs(path: Path) -> None:
         assert "plt." not in source and "matplotlib" not in source, path.name
         assert not re.search(r"(?<![\w.])print\(", source), f"{path.name}: print in {source[:60]!r}"
         assert cell["outputs"] == [] and cell["execution_count"] is None, path.name
+
+
+# Shared with the notebook tests that execute notebooks (they import it from here).
+def check_executed_page(executed: Path, record: dict[str, Any]) -> None:
+    """No stderr, no warning, no progress bar, no absolute path in any output; no bare
+    execute_result; every figure the record lists shown as an image."""
+    cells = json.loads(executed.read_text(encoding="utf-8"))["cells"]
+    images = 0
+    for cell in cells:
+        if "injected-parameters" in cell.get("metadata", {}).get("tags", []):
+            continue  # papermill's cell: its source holds the run's paths, not its outputs
+        for output in cell.get("outputs", []):
+            kind = output["output_type"]
+            assert kind != "stream", f"{executed.name}: a {output.get('name')} stream"
+            assert kind != "error", f"{executed.name}: {output.get('ename')}"
+            assert kind != "execute_result", f"{executed.name}: a bare cell result"
+            data = output.get("data", {})
+            images += "image/png" in data
+            text = json.dumps({k: v for k, v in data.items() if k != "image/png"})
+            assert not re.search(r"Warning|it/s\]|Loading weights", text), executed.name
+            assert not re.search(r"(?<![\w.])/(tmp|work|home|root)/", text), executed.name
+    assert images >= len(record["figures"]), (executed.name, images, record["figures"])
