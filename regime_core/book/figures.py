@@ -1184,11 +1184,12 @@ def sweep(
     if title:
         fig.suptitle(title)
     _legend_above(fig, handles, [names.arm(a) for a in arms], len(arms), below=bool(title))
+    shown = " and ".join(names.arm(a) for a in arms)
     return Figure(
         fig,
         name or f"sweep_{knob}",
-        f"{_hit(k)} of each arm against the {knob_label}, one panel per regime"
-        + (f": {title}." if title else "."),
+        f"{_hit(k)} of {shown} as the {knob_label} goes from {table[knob].min():g} to "
+        f"{table[knob].max():g}, one panel per regime.",
     )
 
 
