@@ -78,3 +78,13 @@ def test_settings_table_lists_display_names() -> None:
     cfg = T2Config(datasets=("musique",), encoders=("tfidf",), sample_size=None)
     shown = tables.settings_table(cfg, ["datasets", "encoders", "sample_size"]).frame
     assert shown["value"].tolist() == ["MuSiQue", "TF-IDF", "all"]
+
+
+def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
+    entry = {"n": 10, "hit_a": 0.8, "hit_b": 0.6, "drop": 0.2, "ci_lo": 0.1, "ci_hi": 0.3,
+             "p_holm": 0.02, "in_paper_range": False}  # fmt: skip
+    numbers = {"comparisons": {"union_vs_knockout": {"tfidf": {"all": entry, "musique": entry}}}}
+    shown = tables.t3_table(numbers, "union_vs_knockout").frame
+    assert shown["dataset"].tolist() == ["MuSiQue", "pooled"]
+    assert "knockout" in shown.columns and "in the paper's range" in shown.columns
+    assert shown["union − knockout, pp [95% CI]"].iloc[0] == "+20.0 [+10.0, +30.0]"

@@ -408,31 +408,44 @@ def t2_table(
     )
 
 
-def t3_table(numbers: Mapping[str, Any]) -> Table:
-    """T3's comparisons from a record's numbers."""
+def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table:
+    """T3's comparisons from a record's numbers: one comparison (``union_vs_knockout``,
+    ``union_vs_entity``) per table, datasets first and the pooled level last; all of them
+    when ``comparison`` is None."""
+    comparisons = [comparison] if comparison else list(numbers["comparisons"])
     rows = []
-    for comparison_name, encoders in numbers["comparisons"].items():
-        for encoder, datasets in encoders.items():
-            for dataset, entry in datasets.items():
-                rows.append(
-                    {
-                        "comparison": names.comparison(comparison_name),
-                        "encoder": names.encoder(encoder),
-                        "dataset": names.dataset(dataset),
-                        "n": count(entry["n"]),
-                        "union": pct(entry["hit_a"]),
-                        "other arm": pct(entry["hit_b"]),
-                        "drop [95% CI]": interval(entry["drop"], entry["ci_lo"], entry["ci_hi"]),
-                        "Holm p": p_value(entry["p_holm"]),
-                        "in the paper's range": yes_no(entry["in_paper_range"]),
-                    }
-                )
+    for name in comparisons:
+        other = name.split("_vs_", 1)[1]
+        for encoder, datasets in numbers["comparisons"][name].items():
+            order = [d for d in datasets if d != "all"] + (["all"] if "all" in datasets else [])
+            for dataset in order:
+                entry = datasets[dataset]
+                row = {
+                    "encoder": names.encoder(encoder),
+                    "dataset": names.dataset(dataset),
+                    "n": count(entry["n"]),
+                    "union": pct(entry["hit_a"]),
+                    (names.arm(other, short=True) if comparison else "other arm"): pct(
+                        entry["hit_b"]
+                    ),
+                    (
+                        f"{names.comparison(name)}, pp [95% CI]"
+                        if comparison
+                        else "drop, pp [95% CI]"
+                    ): interval(entry["drop"], entry["ci_lo"], entry["ci_hi"], unit=False),
+                    "Holm p": p_value(entry["p_holm"]),
+                }
+                if other == "knockout" or comparison is None:
+                    in_range = entry["in_paper_range"] if other == "knockout" else None
+                    row["in the paper's range"] = yes_no(in_range)
+                if comparison is None:
+                    row = {"comparison": names.comparison(name), **row}
+                rows.append(row)
     return Table(
         pd.DataFrame(rows),
         note=(
-            "union and other arm: hit@k on the subset; drop = union − other arm. CIs are 95% "
-            "paired bootstrap intervals (unadjusted); p is the exact McNemar p, Holm-adjusted. "
-            "The paper's range applies to the knockout only."
+            "hit@k on the subset. CIs are 95% paired bootstrap intervals (unadjusted); p is the "
+            "exact McNemar p, Holm-adjusted over every test of the run."
         ),
     )
 
