@@ -361,6 +361,10 @@ def t1_table(numbers: Mapping[str, Any]) -> Table:
     return Table(pd.DataFrame(rows), align_left=("question type",))
 
 
+#: The order of T2's cells on the page: B-dominant, the two Q-dominant cells, neither.
+T2_CELL_ORDER: tuple[str, ...] = ("P1-P2+", "P1+P2+", "P1+P2-", "P1-P2-")
+
+
 def t2_table(
     numbers: Mapping[str, Any],
     comparison: str = "union_vs_q",
@@ -368,42 +372,53 @@ def t2_table(
     levels: Sequence[str] | None = None,
 ) -> Table:
     """T2's per-cell table from a record's numbers, for the dataset ``levels`` given (default:
-    all, the pooled ``"all"`` included). "significant" means Holm-adjusted p below the run's
-    level in either direction; the CIs are unadjusted (the note says so)."""
+    all, the pooled ``"all"`` included; one level goes into the caption instead of a column).
+    "significant" means Holm-adjusted p below the run's level in either direction; the CIs are
+    unadjusted (the note says so)."""
     level = float(numbers.get("significance", 0.05))
+    k = numbers.get("k", 5)
+    one_level = levels is not None and len(levels) == 1
     rows = []
     for encoder, datasets in numbers["cells"].items():
         for dataset, cells in datasets.items():
             if levels is not None and dataset not in levels:
                 continue
-            for cell_name, entry in cells.items():
+            order = [c for c in T2_CELL_ORDER if c in cells] + [
+                c for c in cells if c not in T2_CELL_ORDER
+            ]
+            for cell_name in order:
+                entry = cells[cell_name]
                 c = entry[comparison]
-                rows.append(
+                row = {"encoder": names.encoder(encoder)}
+                if not one_level:
+                    row["dataset"] = names.dataset(dataset)
+                row.update(
                     {
-                        "encoder": names.encoder(encoder),
-                        "dataset": names.dataset(dataset),
-                        "cell": names.cell(cell_name),
-                        "regime": names.regime(entry["regime"]),
+                        "cell (regime)": (
+                            f"{names.cell(cell_name)} ({names.regime(entry['regime'])})"
+                        ),
                         "n": count(entry["n"]),
                         "q": pct(entry["hit_q"]),
                         "bridge": pct(entry["hit_bridge"]),
                         "union": pct(entry["hit_union"]),
-                        f"{names.comparison(comparison)} [95% CI]": interval(
-                            c["diff"], c["ci_lo"], c["ci_hi"]
+                        f"{names.comparison(comparison)}, pp [95% CI]": interval(
+                            c["diff"], c["ci_lo"], c["ci_hi"], unit=False
                         ),
                         "Holm p": p_value(c["p_holm"]),
                         "significant (either direction)": yes_no(c["p_holm"] < level),
                     }
                 )
+                rows.append(row)
     tests = numbers.get("tests")
     family = f"over all {tests} tests of the run" if tests else "over every test of the run"
+    where = f", {names.dataset(levels[0])}" if one_level and levels else ""
     return Table(
         pd.DataFrame(rows),
-        caption=f"{names.comparison(comparison)} per cell, hit@{numbers.get('k', 5)}",
+        caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
         note=(
-            f"q, bridge, union: hit@{numbers.get('k', 5)} of each arm. CIs are 95% paired "
-            f"bootstrap intervals, not adjusted for multiple testing; p is the exact McNemar "
-            f"p, Holm-adjusted {family}; significant = Holm p < {level:g}, either direction."
+            f"q, bridge, union: hit@{k} of each arm. CIs are 95% paired bootstrap intervals, "
+            f"not adjusted for multiple testing; p is the exact McNemar p, Holm-adjusted "
+            f"{family}; significant = Holm p < {level:g}, either direction."
         ),
     )
 
