@@ -9,6 +9,8 @@ PROFILE ?= default
 export REGIME_DATA_DIR
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
+# Figures never need a display: notebooks show them with regime_core.book.figures.show, which
+# renders PNG bytes, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
 .PHONY: install data reproduce book test expected lint format clean

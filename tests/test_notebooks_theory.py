@@ -203,3 +203,12 @@ def test_rerun_gives_the_same_record_hash(records, work, tmp_path) -> None:
     assert json.dumps(again["numbers"], sort_keys=True) == json.dumps(
         records["01"]["numbers"], sort_keys=True
     )
+
+
+def test_executed_pages_show_results_only(records, tmp_path_factory) -> None:
+    from test_notebooks_style import check_executed_page
+
+    base = Path(tmp_path_factory.getbasetemp())
+    for number, record in records.items():
+        executed = next(base.glob(f"theory_out*/{number}/*.executed.ipynb"))
+        check_executed_page(executed, record)

@@ -1,4 +1,4 @@
-"""The teaching kit: the two regimes shown on the synthetic ``toyworld`` in a minute, and its knobs.
+"""The teaching kit's demo: the two regimes shown on the synthetic ``toyworld`` in a minute.
 
 :func:`run_demo` (``regime demo``) generates a small toy world, retrieves the hop-2 passage of
 every question with the arms ``q``, ``union``, ``knockout`` and ``bridge`` (gold ``B_rel``) and
@@ -6,11 +6,9 @@ with the RegimeRouter, and tabulates hit@1 and hit@5 per arm and regime. The les
 ``union`` arm (question + α·relation sentence) helps where the hop-2 entity is named only in the
 bridge (B-dominant) and does not help where the question already names it (Q-dominant).
 
-The knob sweeps (:func:`sweep_distractor_similarity`, :func:`knockout_table`,
-:func:`sweep_alpha`) return long DataFrames, one row per (knob value, regime, arm), with columns
-``n``, ``hit@1`` and ``hit@5`` (``hit@k`` = the hop-2 target ranks in the top k of its pool,
-bridge excluded). They are pure given an encoder and an embedding store; the store is the only
-side effect (it caches vectors on disk).
+The knob sweeps live in :mod:`regime_core.teaching.sweeps`, the notebooks' helpers in
+:mod:`regime_core.teaching.lesson` and the plots in :mod:`regime_core.book.figures`; their names
+are still importable from this module (``from regime_core.teaching.demo import sweep_alpha``).
 
 >>> from regime_core.teaching.demo import DemoConfig, run_demo            # doctest: +SKIP
 >>> print(run_demo(DemoConfig(encoder="tfidf")).to_text())            # doctest: +SKIP
@@ -18,11 +16,10 @@ side effect (it caches vectors on disk).
 
 from __future__ import annotations
 
-import dataclasses
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +28,6 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.config import ConfigMixin
-from regime_core.data.regimes import gold_b_rel
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.store import store_or_default
@@ -435,285 +431,40 @@ def run_demo(
 
 
 # --------------------------------------------------------------------------------------------
-# Knob sweeps
+# Names that moved to the sweeps, lesson and figures modules, importable from here
 # --------------------------------------------------------------------------------------------
 
-
-def _arm_summary(
-    examples: Sequence[Example],
-    arms: Sequence[str],
-    *,
-    encoder_name: str,
-    store: Any,
-    alpha: float,
-    encoder_factory: EncoderFactory | None,
-) -> pd.DataFrame:
-    encoder = _encoder_for(encoder_name, examples, encoder_factory)
-    ranks = arm_ranks(examples, arms, encoder=encoder, store=store, alpha=alpha)
-    return hit_summary(ranks, ["regime", "arm"])
-
-
-def sweep_distractor_similarity(
-    values: Sequence[float] = SIMILARITY_GRID,
-    *,
-    world: ToyWorldConfig | None = None,
-    encoder: str = config.ENCODER,
-    alpha: float = config.ALPHA,
-    arms: Sequence[str] = SWEEP_ARMS,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
-) -> pd.DataFrame:
-    """hit@k per regime and arm for toy worlds whose distractors look more and more like the
-    target (``ToyWorldConfig.distractor_similarity`` = each of ``values``).
-
-    The questions are the same at every value; only the distractor passages change. Columns:
-    ``distractor_similarity, regime, arm, n, hit@1, hit@5``.
-    """
-    _check_encoder(encoder)
-    base = world or ToyWorldConfig(n_questions=DEMO_QUESTIONS)
-    store = store_or_default(store, work)
-    frames = []
-    for value in values:
-        examples = generate(dataclasses.replace(base, distractor_similarity=float(value)))
-        part = _arm_summary(
-            examples, arms, encoder_name=encoder, store=store, alpha=alpha,
-            encoder_factory=encoder_factory,
-        )  # fmt: skip
-        part.insert(0, "distractor_similarity", float(value))
-        frames.append(part)
-    return _order_regimes(pd.concat(frames, ignore_index=True))
-
-
-def knockout_table(
-    examples: Sequence[Example] | None = None,
-    *,
-    encoder: str = config.ENCODER,
-    alpha: float = config.ALPHA,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
-) -> pd.DataFrame:
-    """What removing the relation sentence does: hit@k per regime for ``q`` and ``union`` with
-    ``B_rel`` kept (the union arm) and removed (the union is built from the rest of the bridge:
-    the ``knockout`` arm). ``q`` does not read the bridge, so it is the same in both rows.
-
-    Columns: ``relation_sentence`` (``kept``/``removed``), ``regime, arm, n, hit@1, hit@5``.
-    """
-    _check_encoder(encoder)
-    examples = (
-        list(examples)
-        if examples is not None
-        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
-    )
-    summary = _arm_summary(
-        examples, ("q", "union", "knockout"), encoder_name=encoder,
-        store=store_or_default(store, work), alpha=alpha, encoder_factory=encoder_factory,
-    )  # fmt: skip
-    kept = summary[summary["arm"].isin(["q", "union"])].copy()
-    kept.insert(0, "relation_sentence", RELATION_KEPT)
-    removed = summary[summary["arm"].isin(["q", "knockout"])].copy()
-    removed["arm"] = removed["arm"].replace({"knockout": "union"})
-    removed.insert(0, "relation_sentence", RELATION_REMOVED)
-    return _order_regimes(pd.concat([kept, removed], ignore_index=True))
-
-
-def sweep_alpha(
-    values: Sequence[float] = ALPHA_GRID,
-    examples: Sequence[Example] | None = None,
-    *,
-    encoder: str = config.ENCODER,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
-) -> pd.DataFrame:
-    """hit@k per regime of ``q`` and of ``union = normalise(f(q) + α·f(B_rel))`` (gold
-    ``B_rel``) for each ``α`` in ``values``. Everything is encoded once; each α only re-ranks.
-    At α = 0 union equals q exactly.
-
-    Columns: ``alpha, regime, arm, n, hit@1, hit@5``. Questions without a gold ``B_rel`` are
-    left out (toyworld has none such).
-    """
-    from regime_core.data.regimes import regime_table
-    from regime_core.retrieval.geometry import build_geometry
-
-    _check_encoder(encoder)
-    grid = [float(v) for v in values]
-    if any(not np.isfinite(v) or v < 0 for v in grid):
-        raise ValueError(f"sweep_alpha: every alpha must be finite and >= 0, got {list(values)}")
-    examples = (
-        list(examples)
-        if examples is not None
-        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
-    )
-    rels = [gold_b_rel(ex) for ex in examples]
-    kept = [i for i, rel in enumerate(rels) if rel.sentence is not None]
-    if not kept:
-        raise ValueError("sweep_alpha: no example has a gold B_rel")
-    examples = [examples[i] for i in kept]
-    geometry = build_geometry(
-        examples,
-        [rels[i].sentence or "" for i in kept],
-        encoder=_encoder_for(encoder, examples, encoder_factory),
-        store=store_or_default(store, work),
-    )
-    regimes = regime_table(examples)["regime"].to_numpy()
-    rank_q = geometry.target_ranks(0.0)
-    frames = []
-    for value in grid:
-        ranks = pd.DataFrame(
-            {
-                "regime": np.concatenate([regimes, regimes]),
-                "arm": ["q"] * len(regimes) + ["union"] * len(regimes),
-                "rank": np.concatenate([rank_q, geometry.target_ranks(value)]),
-            }
+_MOVED: dict[str, tuple[str, str]] = {
+    **{
+        name: ("regime_core.teaching.sweeps", name)
+        for name in ("sweep_distractor_similarity", "knockout_table", "sweep_alpha", "_arm_summary")
+    },
+    **{
+        name: ("regime_core.teaching.lesson", name)
+        for name in (
+            "LessonConfig",
+            "load_real_sample",
+            "regime_arm_summary",
+            "knob_key",
+            "table_numbers",
+            "draw_questions",
+            "exercise_questions",
+            "neither_question",
+            "question_markdown",
+            "solution_table",
+            "solution_counts",
+            "without_relation_sentences",
         )
-        part = hit_summary(ranks, ["regime", "arm"])
-        part.insert(0, "alpha", value)
-        frames.append(part)
-    return _order_regimes(pd.concat(frames, ignore_index=True))
+    },
+    "plot_regime_arms": ("regime_core.book.figures", "plot_regime_arms"),
+    "plot_sweep": ("regime_core.book.figures", "plot_sweep"),
+}
 
 
-# --------------------------------------------------------------------------------------------
-# Notebook helpers
-# --------------------------------------------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        import importlib
 
-
-@dataclass(frozen=True)
-class LessonConfig(ConfigMixin):
-    """Parameters of the teaching notebooks (00 and 08): the demo plus the knob grids and the
-    optional real dataset shown next to the toy world."""
-
-    demo: DemoConfig = field(default_factory=DemoConfig)
-    similarity_grid: tuple[float, ...] = SIMILARITY_GRID
-    alpha_grid: tuple[float, ...] = ALPHA_GRID
-    real_dataset: str | None = "hotpotqa"
-    real_sample_size: int = 100
-    n_predict: int = 10
-
-    def validate(self) -> None:
-        for name in ("similarity_grid", "alpha_grid"):
-            values = tuple(float(v) for v in getattr(self, name))
-            if not values or any(not 0.0 <= v <= 1.0 for v in values):
-                raise ValueError(f"LessonConfig.{name} must list values in [0, 1], got {values}")
-            object.__setattr__(self, name, values)
-        from regime_core.data.prepare import PREPARED_DATASETS
-
-        if self.real_dataset is not None and self.real_dataset not in PREPARED_DATASETS:
-            raise ValueError(
-                f"LessonConfig.real_dataset is {self.real_dataset!r}: use one of "
-                f"{PREPARED_DATASETS} or None"
-            )
-        for name in ("real_sample_size", "n_predict"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"LessonConfig.{name} must be a positive integer, got {value!r}")
-
-
-def load_real_sample(
-    dataset: str | None, size: int, *, seed: int = config.SEED, work: Path | str | None = None
-) -> tuple[list[Example] | None, str]:
-    """A seeded sample of a prepared dataset's dev split, or ``(None, why not)`` when the data
-    is not prepared (the notebooks then skip their real-data part with that message)."""
-    if dataset is None:
-        return None, "no real dataset requested (parameter real_dataset is None)"
-    from regime_core.data import load_examples
-
-    try:
-        found = load_examples(
-            dataset, split=config.SPLIT, work=None if work is None else Path(work)
-        )
-        sample = sample_examples(found, size, seed=seed, dataset=dataset, split=config.SPLIT)
-    except ValueError as err:
-        return None, f"skipped: {dataset} is not available here ({err})"
-    return list(sample.examples), f"{dataset}: {sample.n} of {sample.n_available} dev questions"
-
-
-def regime_arm_summary(
-    examples: Sequence[Example],
-    *,
-    encoder: str = config.ENCODER,
-    alpha: float = config.ALPHA,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
-) -> pd.DataFrame:
-    """hit@k of ``q`` and ``union`` per regime for any examples (the plot the toy world and the
-    real data share). Real data also has ``neither`` questions; they are kept here."""
-    _check_encoder(encoder)
-    return _arm_summary(
-        examples, SWEEP_ARMS, encoder_name=encoder, store=store_or_default(store, work),
-        alpha=alpha, encoder_factory=encoder_factory,
-    )  # fmt: skip
-
-
-def plot_regime_arms(summary: pd.DataFrame, *, k: int = config.HEADLINE_K, title: str = "") -> Any:
-    """Bars of hit@k of q and union per regime."""
-    import matplotlib.pyplot as plt
-
-    column = f"hit@{k}"
-    regimes = list(dict.fromkeys(summary["regime"]))
-    fig, ax = plt.subplots(figsize=(5, 3.2))
-    width = 0.38
-    for j, arm in enumerate(SWEEP_ARMS):
-        rows = summary[summary["arm"] == arm].set_index("regime").reindex(regimes)
-        xs = np.arange(len(regimes)) + (j - 0.5) * width
-        ax.bar(xs, rows[column].to_numpy(), width, label=arm)
-    ax.set_xticks(np.arange(len(regimes)), [f"{r}" for r in regimes])
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel(column)
-    ax.set_title(title)
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return fig
-
-
-def plot_sweep(table: pd.DataFrame, knob: str, *, k: int = 1, title: str = "") -> Any:
-    """Lines of hit@k against a knob column, one panel per regime, one line per arm."""
-    import matplotlib.pyplot as plt
-
-    column = f"hit@{k}"
-    regimes = list(dict.fromkeys(table["regime"]))
-    fig, axes = plt.subplots(1, len(regimes), figsize=(4.2 * len(regimes), 3.2), sharey=True)
-    axes = np.atleast_1d(axes)
-    for ax, regime in zip(axes, regimes, strict=True):
-        part = table[table["regime"] == regime]
-        for arm in dict.fromkeys(part["arm"]):
-            rows = part[part["arm"] == arm].sort_values(knob)
-            ax.plot(rows[knob], rows[column], marker="o", label=arm)
-        ax.set_title(regime)
-        ax.set_xlabel(knob)
-        ax.set_ylim(0, 1.05)
-    axes[0].set_ylabel(column)
-    axes[-1].legend(loc="lower left")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def knob_key(value: Any) -> str:
-    """A record key for a knob value: floats as ``%g`` with ``.`` replaced by ``p`` (record
-    keys may not hold dots), anything else as ``str``.
-
-    >>> knob_key(0.25), knob_key(1.0), knob_key("kept")
-    ('0p25', '1', 'kept')
-    """
-    if isinstance(value, float | np.floating):
-        return f"{float(value):g}".replace(".", "p")
-    return str(value)
-
-
-def table_numbers(table: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
-    """Nest a summary table into record numbers: ``{key1: {key2: {...: {hit@k: value}}}}``.
-    Float knob values become strings with ``.`` replaced by ``p`` (record keys may not hold
-    dots): ``0.25 -> "0p25"``."""
-    out: dict[str, Any] = {}
-    for row in table.to_dict("records"):
-        node = out
-        for key in keys:
-            node = node.setdefault(knob_key(row[key]), {})
-        node["n"] = int(row["n"])
-        for col in hit_columns():
-            node[col] = float(row[col])
-    return out
+        module, attribute = _MOVED[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,307 @@
+"""The teaching notebooks' helpers: their parameters, the real-data sample shown next to the toy
+world, the exercises' questions and solutions, and the record keys of the knob tables.
+
+The toy-world notebook and the exercises call these so that they hold no logic of their own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config
+from regime_core.config import ConfigMixin
+from regime_core.encoders.store import store_or_default
+from regime_core.experiments.common import sample_examples
+from regime_core.schema import Example, Passage
+from regime_core.teaching.demo import (
+    ALPHA_GRID,
+    SIMILARITY_GRID,
+    SWEEP_ARMS,
+    DemoConfig,
+    EncoderFactory,
+    _check_encoder,
+    hit_columns,
+)
+from regime_core.teaching.sweeps import _arm_summary
+
+
+@dataclass(frozen=True)
+class LessonConfig(ConfigMixin):
+    """Parameters of the teaching notebooks (00 and 08): the demo plus the knob grids and the
+    optional real dataset shown next to the toy world."""
+
+    demo: DemoConfig = field(default_factory=DemoConfig)
+    similarity_grid: tuple[float, ...] = SIMILARITY_GRID
+    alpha_grid: tuple[float, ...] = ALPHA_GRID
+    real_dataset: str | None = "hotpotqa"
+    real_sample_size: int = 100
+    n_predict: int = 10
+
+    def validate(self) -> None:
+        for name in ("similarity_grid", "alpha_grid"):
+            values = tuple(float(v) for v in getattr(self, name))
+            if not values or any(not 0.0 <= v <= 1.0 for v in values):
+                raise ValueError(f"LessonConfig.{name} must list values in [0, 1], got {values}")
+            object.__setattr__(self, name, values)
+        from regime_core.data.prepare import PREPARED_DATASETS
+
+        if self.real_dataset is not None and self.real_dataset not in PREPARED_DATASETS:
+            raise ValueError(
+                f"LessonConfig.real_dataset is {self.real_dataset!r}: use one of "
+                f"{PREPARED_DATASETS} or None"
+            )
+        for name in ("real_sample_size", "n_predict"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LessonConfig.{name} must be a positive integer, got {value!r}")
+
+
+def load_real_sample(
+    dataset: str | None, size: int, *, seed: int = config.SEED, work: Path | str | None = None
+) -> tuple[list[Example] | None, str]:
+    """A seeded sample of a prepared dataset's dev split, or ``(None, why not)`` when the data
+    is not prepared (the notebooks then skip their real-data part with that message)."""
+    if dataset is None:
+        return None, "no real dataset requested (parameter real_dataset is None)"
+    from regime_core.data import load_examples
+
+    try:
+        found = load_examples(
+            dataset, split=config.SPLIT, work=None if work is None else Path(work)
+        )
+        sample = sample_examples(found, size, seed=seed, dataset=dataset, split=config.SPLIT)
+    except ValueError as err:
+        return None, f"skipped: {dataset} is not available here ({err})"
+    return list(sample.examples), f"{dataset}: {sample.n} of {sample.n_available} dev questions"
+
+
+def regime_arm_summary(
+    examples: Sequence[Example],
+    *,
+    encoder: str = config.ENCODER,
+    alpha: float = config.ALPHA,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """hit@k of ``q`` and ``union`` per regime for any examples (the plot the toy world and the
+    real data share). Real data also has ``neither`` questions; they are kept here."""
+    _check_encoder(encoder)
+    return _arm_summary(
+        examples, SWEEP_ARMS, encoder_name=encoder, store=store_or_default(store, work),
+        alpha=alpha, encoder_factory=encoder_factory,
+    )  # fmt: skip
+
+
+def knob_key(value: Any) -> str:
+    """A record key for a knob value: floats as ``%g`` with ``.`` replaced by ``p`` (record
+    keys may not hold dots), anything else as ``str``.
+
+    >>> knob_key(0.25), knob_key(1.0), knob_key("kept")
+    ('0p25', '1', 'kept')
+    """
+    if isinstance(value, float | np.floating):
+        return f"{float(value):g}".replace(".", "p")
+    return str(value)
+
+
+def table_numbers(table: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
+    """Nest a summary table into record numbers: ``{key1: {key2: {...: {hit@k: value}}}}``.
+    Float knob values become strings with ``.`` replaced by ``p`` (record keys may not hold
+    dots): ``0.25 -> "0p25"``."""
+    out: dict[str, Any] = {}
+    for row in table.to_dict("records"):
+        node = out
+        for key in keys:
+            node = node.setdefault(knob_key(row[key]), {})
+        node["n"] = int(row["n"])
+        for col in hit_columns():
+            node[col] = float(row[col])
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The exercises
+# --------------------------------------------------------------------------------------------
+
+#: Answers a reader may type for each regime (case-insensitive).
+ANSWERS: dict[str, tuple[str, ...]] = {
+    "Q-dominant": ("q", "q-dominant"),
+    "B-dominant": ("b", "b-dominant"),
+    "neither": ("n", "neither"),
+}
+
+
+def draw_questions(
+    examples: Sequence[Example], n: int, prefix: str, *, seed: int = config.SEED
+) -> dict[str, Example]:
+    """``n`` questions drawn with the seed, labelled ``<prefix>1...`` in a seeded order (ids are
+    hidden: they would give hints)."""
+    from regime_core.experiments.common import sample_ids
+
+    chosen = set(sample_ids([ex.id for ex in examples], n, seed=seed, stream=f"exercise-{prefix}"))
+    picked = [ex for ex in examples if ex.id in chosen]
+    order = np.random.default_rng([seed, len(prefix)]).permutation(len(picked))
+    return {f"{prefix}{i + 1}": picked[j] for i, j in enumerate(order)}
+
+
+def without_relation_sentences(example: Example) -> Example:
+    """The example with every bridge sentence that names the hop-2 entity removed: the same
+    question, but the bridge no longer says whom to look for (so P2 fails)."""
+    from regime_core.data.regimes import relation_sentences
+
+    drop = set(relation_sentences(example))
+    bridge = example.bridge
+    kept = tuple(s for i, s in enumerate(bridge.sentences) if i not in drop)
+    if not kept or len(kept) == len(bridge.sentences):
+        raise ValueError(f"example {example.id}: no relation sentence to remove")
+    new_bridge = Passage(pid=bridge.pid, title=bridge.title, sentences=kept)
+    pool = tuple(new_bridge if p.pid == bridge.pid else p for p in example.pool)
+    return dataclasses.replace(
+        example, id=f"{example.id}-no-relation", pool=pool, relation_sentence=None
+    )
+
+
+def neither_question(
+    candidates: Sequence[Example], exclude: Sequence[Example] = (), *, seed: int = config.SEED
+) -> Example | None:
+    """A question whose regime is *neither*, for exercise 1: a seeded pick among the
+    ``candidates`` that are neither (``exclude`` left out), else a toy B-dominant question with
+    its relation sentence removed (:func:`without_relation_sentences`), else None."""
+    from regime_core.data.regimes import p1, p2
+
+    taken = {ex.id for ex in exclude}
+    pool = [ex for ex in candidates if ex.id not in taken]
+    order = np.random.default_rng([seed, 7]).permutation(len(pool))
+    for j in order:
+        ex = pool[int(j)]
+        if not p1(ex) and not p2(ex):
+            return ex
+    for j in order:
+        ex = pool[int(j)]
+        if ex.dataset != "toyworld" or p1(ex) or not p2(ex):
+            continue
+        try:
+            changed = without_relation_sentences(ex)
+        except ValueError:
+            continue
+        if not p1(changed) and not p2(changed):
+            return changed
+    return None
+
+
+def exercise_questions(
+    toy: Sequence[Example],
+    real: Sequence[Example] | None,
+    n: int,
+    *,
+    seed: int = config.SEED,
+) -> dict[str, Example]:
+    """Exercise 1's questions: ``n`` from the toy world (``T1...``), ``n`` from the real sample
+    when there is one (``R1...``), and one *neither* question placed at a seeded position among
+    the real ones (among the toy ones when the real sample has none); labels follow the shown
+    order."""
+    toy_part = draw_questions(toy, n, "T", seed=seed)
+    real_part = draw_questions(real, n, "R", seed=seed) if real else {}
+    extra = neither_question(real, list(real_part.values()), seed=seed) if real else None
+    target, prefix = real_part, "R"
+    if extra is None:  # no real data, or no neither question in it: one made from the toy world
+        extra = neither_question(toy, list(toy_part.values()), seed=seed)
+        target, prefix = toy_part, "T"
+    if extra is not None:
+        shown = list(target.values())
+        at = int(np.random.default_rng([seed, 11]).integers(0, len(shown) + 1))
+        shown.insert(at, extra)
+        target.clear()
+        target.update({f"{prefix}{i + 1}": ex for i, ex in enumerate(shown)})
+    return {**toy_part, **real_part}
+
+
+def question_markdown(label: str, example: Example) -> str:
+    """One exercise question as Markdown: the question, the hop-2 entity and the bridge."""
+    from regime_core.book.names import dataset
+    from regime_core.book.tables import markdown_text as md
+
+    return (
+        f"**{label}** ({dataset(example.dataset)}). *{md(example.question)}*  \n"
+        f"hop-2 entity: `{example.hop2_entity}`  \n"
+        f"bridge *{md(example.bridge.title)}*: {md(example.bridge.text)}"
+    )
+
+
+def solution_table(
+    questions: Mapping[str, Example], predictions: Mapping[str, str] | None = None
+) -> pd.DataFrame:
+    """Exercise 1's solution: per question P1, P2 and the regime (computed by
+    :mod:`regime_core.data.regimes`), with the reader's answers marked when given."""
+    from regime_core.data.regimes import regime_table
+
+    table = regime_table(list(questions.values()))
+    table.insert(0, "label", list(questions))
+    solution = table.loc[:, ["label", "dataset", "native_type", "p1", "p2", "regime"]].copy()
+    if predictions:
+        unknown = sorted(set(predictions) - set(questions))
+        if unknown:
+            raise ValueError(f"my_predictions names questions that are not shown: {unknown}")
+        solution["yours"] = [str(predictions.get(label, "")) for label in solution["label"]]
+        solution["right"] = [
+            bool(yours.strip()) and yours.strip().lower() in ANSWERS[regime]
+            for yours, regime in zip(solution["yours"], solution["regime"], strict=True)
+        ]
+    return solution
+
+
+def solution_counts(solution: pd.DataFrame) -> dict[str, dict[str, int]]:
+    """``{dataset: {regime: questions}}`` of exercise 1 (the record's ``exercise1``)."""
+    counts = solution.groupby(["dataset", "regime"]).size()
+    return {
+        ds: {regime: int(n) for (d, regime), n in counts.items() if d == ds}
+        for ds in solution["dataset"].unique()
+    }
+
+
+def regime_example_markdown(example: Example) -> str:
+    """A question with its regime, P1, P2 (computed), the hop-2 entity and the bridge, the
+    relation sentence in bold."""
+    from regime_core.data.regimes import p1, p2, regime_label
+
+    sentences = [
+        f"**{s}**" if i == example.relation_sentence else s
+        for i, s in enumerate(example.bridge.sentences)
+    ]
+    regime = regime_label(p1(example), p2(example))
+    return (
+        f"**{regime}** (P1 = {p1(example)}, P2 = {p2(example)})\n\n"
+        f"- question: *{example.question}*\n- hop-2 entity: `{example.hop2_entity}`\n"
+        f"- bridge *{example.bridge.title}*: {' '.join(sentences)}"
+    )
+
+
+def one_per_regime(examples: Sequence[Example]) -> list[Example]:
+    """The first example of each demo regime (B-dominant, then Q-dominant), as the generator
+    labels them."""
+    from regime_core.data.toyworld import true_regime
+    from regime_core.teaching.demo import DEMO_REGIMES
+
+    return [next(ex for ex in examples if true_regime(ex) == wanted) for wanted in DEMO_REGIMES]
+
+
+def encoder_note(encoder: str, *, other_page: str) -> str:
+    """The sentence saying which encoder a teaching page's numbers come from, and why the other
+    teaching page may show different numbers for the same arms."""
+    from regime_core.book import names
+
+    return (
+        f"The numbers on this page come from the **{names.encoder(encoder)}** encoder (the "
+        f"parameter `encoder`). {other_page} runs the same toy world with its own `encoder` "
+        "parameter; where the two pages use different encoders (in the default book, MiniLM-L6 "
+        "for the toy world and TF-IDF for the exercises), the same arms show different hit "
+        "rates: a lexical and a dense encoder rank the same passages differently."
+    )

@@ -1,0 +1,179 @@
+"""The toy world's knobs: how hit@k of ``q`` and ``union`` moves when the distractors look more
+like the target, when the relation sentence is removed, and as its weight α goes from 0 to 1.
+
+Each sweep returns a long DataFrame, one row per (knob value, regime, arm), with columns ``n``,
+``hit@1`` and ``hit@5`` (``hit@k`` = the hop-2 target ranks in the top k of its pool, bridge
+excluded). They are pure given an encoder and an embedding store; the store is the only side
+effect (it caches vectors on disk).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config
+from regime_core.data.regimes import gold_b_rel
+from regime_core.data.toyworld import ToyWorldConfig, generate
+from regime_core.encoders.store import store_or_default
+from regime_core.schema import Example
+from regime_core.teaching.demo import (
+    ALPHA_GRID,
+    DEMO_QUESTIONS,
+    RELATION_KEPT,
+    RELATION_REMOVED,
+    SIMILARITY_GRID,
+    SWEEP_ARMS,
+    EncoderFactory,
+    _check_encoder,
+    _encoder_for,
+    _order_regimes,
+    arm_ranks,
+    hit_summary,
+)
+
+__all__ = [
+    "knockout_table",
+    "sweep_alpha",
+    "sweep_distractor_similarity",
+]
+
+
+def _arm_summary(
+    examples: Sequence[Example],
+    arms: Sequence[str],
+    *,
+    encoder_name: str,
+    store: Any,
+    alpha: float,
+    encoder_factory: EncoderFactory | None,
+) -> pd.DataFrame:
+    encoder = _encoder_for(encoder_name, examples, encoder_factory)
+    ranks = arm_ranks(examples, arms, encoder=encoder, store=store, alpha=alpha)
+    return hit_summary(ranks, ["regime", "arm"])
+
+
+def sweep_distractor_similarity(
+    values: Sequence[float] = SIMILARITY_GRID,
+    *,
+    world: ToyWorldConfig | None = None,
+    encoder: str = config.ENCODER,
+    alpha: float = config.ALPHA,
+    arms: Sequence[str] = SWEEP_ARMS,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """hit@k per regime and arm for toy worlds whose distractors look more and more like the
+    target (``ToyWorldConfig.distractor_similarity`` = each of ``values``).
+
+    The questions are the same at every value; only the distractor passages change. Columns:
+    ``distractor_similarity, regime, arm, n, hit@1, hit@5``.
+    """
+    _check_encoder(encoder)
+    base = world or ToyWorldConfig(n_questions=DEMO_QUESTIONS)
+    store = store_or_default(store, work)
+    frames = []
+    for value in values:
+        examples = generate(dataclasses.replace(base, distractor_similarity=float(value)))
+        part = _arm_summary(
+            examples, arms, encoder_name=encoder, store=store, alpha=alpha,
+            encoder_factory=encoder_factory,
+        )  # fmt: skip
+        part.insert(0, "distractor_similarity", float(value))
+        frames.append(part)
+    return _order_regimes(pd.concat(frames, ignore_index=True))
+
+
+def knockout_table(
+    examples: Sequence[Example] | None = None,
+    *,
+    encoder: str = config.ENCODER,
+    alpha: float = config.ALPHA,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """What removing the relation sentence does: hit@k per regime for ``q`` and ``union`` with
+    ``B_rel`` kept (the union arm) and removed (the union is built from the rest of the bridge:
+    the ``knockout`` arm). ``q`` does not read the bridge, so it is the same in both rows.
+
+    Columns: ``relation_sentence`` (``kept``/``removed``), ``regime, arm, n, hit@1, hit@5``.
+    """
+    _check_encoder(encoder)
+    examples = (
+        list(examples)
+        if examples is not None
+        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
+    )
+    summary = _arm_summary(
+        examples, ("q", "union", "knockout"), encoder_name=encoder,
+        store=store_or_default(store, work), alpha=alpha, encoder_factory=encoder_factory,
+    )  # fmt: skip
+    kept = summary[summary["arm"].isin(["q", "union"])].copy()
+    kept.insert(0, "relation_sentence", RELATION_KEPT)
+    removed = summary[summary["arm"].isin(["q", "knockout"])].copy()
+    removed["arm"] = removed["arm"].replace({"knockout": "union"})
+    removed.insert(0, "relation_sentence", RELATION_REMOVED)
+    return _order_regimes(pd.concat([kept, removed], ignore_index=True))
+
+
+def sweep_alpha(
+    values: Sequence[float] = ALPHA_GRID,
+    examples: Sequence[Example] | None = None,
+    *,
+    encoder: str = config.ENCODER,
+    work: Path | str | None = None,
+    store: Any | None = None,
+    encoder_factory: EncoderFactory | None = None,
+) -> pd.DataFrame:
+    """hit@k per regime of ``q`` and of ``union = normalise(f(q) + α·f(B_rel))`` (gold
+    ``B_rel``) for each ``α`` in ``values``. Everything is encoded once; each α only re-ranks.
+    At α = 0 union equals q exactly.
+
+    Columns: ``alpha, regime, arm, n, hit@1, hit@5``. Questions without a gold ``B_rel`` are
+    left out (toyworld has none such).
+    """
+    from regime_core.data.regimes import regime_table
+    from regime_core.retrieval.geometry import build_geometry
+
+    _check_encoder(encoder)
+    grid = [float(v) for v in values]
+    if any(not np.isfinite(v) or v < 0 for v in grid):
+        raise ValueError(f"sweep_alpha: every alpha must be finite and >= 0, got {list(values)}")
+    examples = (
+        list(examples)
+        if examples is not None
+        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
+    )
+    rels = [gold_b_rel(ex) for ex in examples]
+    kept = [i for i, rel in enumerate(rels) if rel.sentence is not None]
+    if not kept:
+        raise ValueError("sweep_alpha: no example has a gold B_rel")
+    examples = [examples[i] for i in kept]
+    geometry = build_geometry(
+        examples,
+        [rels[i].sentence or "" for i in kept],
+        encoder=_encoder_for(encoder, examples, encoder_factory),
+        store=store_or_default(store, work),
+    )
+    regimes = regime_table(examples)["regime"].to_numpy()
+    rank_q = geometry.target_ranks(0.0)
+    frames = []
+    for value in grid:
+        ranks = pd.DataFrame(
+            {
+                "regime": np.concatenate([regimes, regimes]),
+                "arm": ["q"] * len(regimes) + ["union"] * len(regimes),
+                "rank": np.concatenate([rank_q, geometry.target_ranks(value)]),
+            }
+        )
+        part = hit_summary(ranks, ["regime", "arm"])
+        part.insert(0, "alpha", value)
+        frames.append(part)
+    return _order_regimes(pd.concat(frames, ignore_index=True))

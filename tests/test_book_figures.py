@@ -1,0 +1,237 @@
+"""The one plotting module: every function returns a captioned Figure, the theme is applied,
+figures display under Agg, rates start at 0, legends sit outside the axes, and no other module or
+notebook holds plotting code."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+from unittest import mock
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from regime_core import paths
+from regime_core.book import figures
+
+matplotlib.use("Agg")
+
+
+def _check(fig: figures.Figure, name: str) -> None:
+    assert isinstance(fig, figures.Figure)
+    assert fig.name == name
+    assert len(fig.caption) > 40 and fig.caption.endswith(".")
+    for ax in fig.figure.axes:
+        assert ax.get_legend() is None, f"{name}: a legend inside the axes"
+    assert fig.png().startswith(b"\x89PNG")
+    fig.close()
+
+
+def _shares() -> pd.DataFrame:
+    rows = []
+    for dataset in ("hotpotqa", "musique"):
+        for native_type, split in (("all", (0.5, 0.3, 0.2)), ("bridge", (0.1, 0.8, 0.1))):
+            for regime, share in zip(("Q-dominant", "B-dominant", "neither"), split, strict=True):
+                rows.append(
+                    {"dataset": dataset, "native_type": native_type, "regime": regime,
+                     "share": share, "count": 1, "n": 10}
+                )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _t2_table(seed: int = 0) -> pd.DataFrame:
+    """A synthetic T2 outcome table: two datasets, two encoders, 60 questions each."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for encoder in ("minilm", "tfidf"):
+        for dataset in ("hotpotqa", "musique"):
+            for i in range(60):
+                p1, p2 = bool(i % 3 == 0), bool(i % 2 == 0)
+                regime = "Q-dominant" if p1 else ("B-dominant" if p2 else "neither")
+                q = float(rng.random() < (0.9 if p1 else 0.3))
+                union = float(rng.random() < (0.9 if p1 or p2 else 0.3))
+                for arm, hit in (("q", q), ("bridge", union), ("union", union)):
+                    rows.append(
+                        {"encoder": encoder, "dataset": dataset, "qid": f"{dataset}-{i}",
+                         "arm": arm, "hit@5": hit, "native_type": "bridge", "parallel": False,
+                         "p1": p1, "p2": p2, "regime": regime, "entity_is_title": False}
+                    )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture(scope="module")
+def t2() -> tuple[Any, pd.DataFrame, Any]:
+    from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
+
+    cfg = T2Config(bootstrap_resamples=50, min_cell_n=5, datasets=("hotpotqa", "musique"))
+    table = _t2_table()
+    return analyse_t2(table, cfg), table, cfg
+
+
+def test_theme_is_seaborn_colorblind_with_legible_fonts() -> None:
+    figures.use_theme(force=True)
+    rc = matplotlib.rcParams
+    first = matplotlib.colors.to_hex(rc["axes.prop_cycle"].by_key()["color"][0])
+    assert first.lower() == figures.PALETTE[0].lower()
+    for key in ("xtick.labelsize", "ytick.labelsize", "legend.fontsize", "axes.labelsize"):
+        assert float(rc[key]) >= 10, key
+
+
+def test_regime_shares_has_readable_horizontal_labels() -> None:
+    fig = figures.regime_shares(_shares())
+    ax = fig.figure.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "HotpotQA · all types" in labels and "MuSiQue · bridge" in labels
+    assert ax.get_xlim()[0] == 0
+    _check(fig, "regime_shares")
+
+
+def test_t2_figures_and_the_key_figure(t2: tuple[Any, pd.DataFrame, Any]) -> None:
+    result, table, cfg = t2
+    _check(figures.t2_hits(result), "t2_hits_by_cell")
+    deltas = figures.t2_deltas(result, "union_vs_q")
+    assert "either direction" in deltas.caption and "not adjusted" in deltas.caption
+    assert "Holm" in deltas.caption
+    _check(deltas, "t2_delta_union_vs_q")
+    by_regime = figures.regime_deltas(table, cfg)
+    assert set(by_regime["regime"]) == {"Q-dominant", "B-dominant", "neither"}
+    assert (by_regime["ci_lo"] <= by_regime["diff"]).all()
+    assert (by_regime["diff"] <= by_regime["ci_hi"]).all()
+    # Q-dominant pools T2's two P1 cells: its n is their sum
+    cells = result.cells
+    q_cells = cells[(cells["encoder"] == "minilm") & (cells["dataset"] == "hotpotqa") & cells["p1"]]
+    q_row = by_regime[
+        (by_regime["encoder"] == "minilm")
+        & (by_regime["dataset"] == "hotpotqa")
+        & (by_regime["regime"] == "Q-dominant")
+    ]
+    assert int(q_row["n"].iloc[0]) == int(q_cells["n"].sum())
+    key = figures.key_union_vs_q(by_regime)
+    assert [ax.get_title() for ax in key.figure.axes] == ["MiniLM-L6", "TF-IDF"]
+    _check(key, "key_union_vs_q")
+
+
+def test_forest_fills_significant_markers_in_either_direction() -> None:
+    frame = pd.DataFrame(
+        {"d": [-0.452, 0.2, 0.01], "lo": [-0.6, 0.1, -0.1], "hi": [-0.3, 0.3, 0.1],
+         "p": [0.0001, 0.001, 0.9]}
+    )  # fmt: skip
+    fig = figures.forest(frame, labels=["a", "b", "c"], diff="d", lo="lo", hi="hi", p="p")
+    faces = [tuple(np.round(c.get_facecolors()[0], 3)) for c in fig.axes[0].collections]
+    white = (1.0, 1.0, 1.0, 1.0)
+    assert faces[0] != white and faces[1] != white and faces[2] == white
+
+
+def test_teaching_figures_plot_hit1_and_hit5_from_zero() -> None:
+    summary = pd.DataFrame(
+        {"regime": ["B-dominant"] * 2 + ["Q-dominant"] * 2, "arm": ["q", "union"] * 2,
+         "n": [30] * 4, "hit@1": [0.2, 0.9, 0.95, 0.9], "hit@5": [0.9, 1.0, 1.0, 1.0]}
+    )  # fmt: skip
+    fig = figures.regime_arms(summary, title="toy world", name="regimes_toy")
+    assert [ax.get_title() for ax in fig.figure.axes] == ["hit@1", "hit@5"]
+    assert all(ax.get_ylim()[0] == 0 for ax in fig.figure.axes)
+    _check(fig, "regimes_toy")
+    sweep = summary.assign(alpha=0.25)
+    sweep = pd.concat([sweep, summary.assign(alpha=1.0)], ignore_index=True)
+    _check(figures.sweep(sweep, "alpha", k=1, name="sweep_alpha"), "sweep_alpha")
+    knockout = pd.concat(
+        [summary.assign(relation_sentence="kept"),
+         summary.assign(relation_sentence="removed")], ignore_index=True,
+    )  # fmt: skip
+    _check(figures.knockout_bars(knockout), "knockout")
+
+
+def test_ablation_figures() -> None:
+    sweep = pd.DataFrame(
+        [{"dataset": d, "alpha": a, "hit_q": 0.5, "hit_union": 0.5 + a / 4,
+          "hit_routed": 0.55, "hit_oracle": 0.7} for d in ("musique", "hotpotqa")
+         for a in (0.0, 0.5, 1.0)]
+    )  # fmt: skip
+    fig = figures.alpha_sweep(sweep, alpha=0.25)
+    assert all(ax.get_ylim()[0] == 0 for ax in fig.figure.axes)
+    _check(fig, "alpha_sweep")
+    lofo = pd.DataFrame(
+        [{"without": w, "dataset": d, "delta": 0.01} for w in ("none", "comparison_cues")
+         for d in ("musique", "hotpotqa")]
+    )  # fmt: skip
+    _check(figures.leave_one_feature_out(lofo), "leave_one_feature_out")
+
+
+def test_specification_curve() -> None:
+    rows = pd.DataFrame(
+        {"estimate": [0.1, -0.05, np.nan], "ci_lo": [0.0, -0.1, np.nan],
+         "ci_hi": [0.2, 0.0, np.nan], "verdict": ["reproduced", "not reproduced", "degenerate"],
+         "primary": [True, False, False], "pool": ["question", "corpus", "question"]}
+    )  # fmt: skip
+    fig = figures.specification_curve(
+        rows, {"pool": ["question", "corpus"]}, title="t3_knockout", estimate_label="Δ, with CI",
+        name="spec_curve_t3_knockout",
+    )  # fmt: skip
+    assert fig.figure.axes[0].get_legend() is not None  # the verdict key, beside the curve
+    fig.figure.axes[0].get_legend().remove()
+    _check(fig, "spec_curve_t3_knockout")
+
+
+def test_show_displays_the_image_and_its_caption_under_agg() -> None:
+    from IPython.display import Image, Markdown
+
+    fig = figures.regime_shares(_shares())
+    with mock.patch("IPython.display.display") as display:
+        figures.show(fig)
+    shown = [call.args[0] for call in display.call_args_list]
+    assert isinstance(shown[0], Image) and shown[0].data.startswith(b"\x89PNG")
+    assert isinstance(shown[1], Markdown) and fig.caption in shown[1].data
+
+
+def test_a_figure_has_the_same_bytes_every_time_it_is_made() -> None:
+    first, second = figures.regime_shares(_shares()), figures.regime_shares(_shares())
+    assert first.png() == second.png()
+    first.close()
+    second.close()
+
+
+def test_save_writes_the_named_png(tmp_path) -> None:
+    fig = figures.regime_shares(_shares())
+    path = fig.save(tmp_path)
+    assert path == tmp_path / "regime_shares.png" and path.is_file()
+    fig.close()
+
+
+def test_quiet_silences_progress_reports_only() -> None:
+    import os
+
+    before = os.environ.get("TQDM_DISABLE")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with figures.quiet():
+            assert os.environ["TQDM_DISABLE"] == "1"
+            warnings.warn("IProgress not found. Please update jupyter", UserWarning, stacklevel=1)
+            warnings.warn("a real problem", RuntimeWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["a real problem"]
+    assert os.environ.get("TQDM_DISABLE") == before
+
+
+def test_old_names_still_work() -> None:
+    from regime_core import teaching
+    from regime_core.teaching import demo
+
+    assert teaching.plot_sweep is figures.plot_sweep
+    assert demo.plot_regime_arms is figures.plot_regime_arms
+    from regime_core.book.figures import plot_deltas, plot_t2_hits, t2_table  # noqa: F401
+
+
+def test_no_plotting_code_outside_the_figures_module() -> None:
+    offenders = []
+    for path in (paths.REPO_ROOT / "regime_core").rglob("*.py"):
+        if path.name == "figures.py" and path.parent.name == "book":
+            continue
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"import matplotlib|from matplotlib|\bplt\.|import seaborn", text):
+            offenders.append(str(path.relative_to(paths.REPO_ROOT)))
+    for path in (paths.REPO_ROOT / "notebooks").glob("*.ipynb"):
+        if re.search(r"matplotlib|\bplt\.", path.read_text(encoding="utf-8")):
+            offenders.append(str(path.relative_to(paths.REPO_ROOT)))
+    assert offenders == []

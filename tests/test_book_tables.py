@@ -1,0 +1,91 @@
+"""The executed pages' table formatting: percentages, points, p-values, counts, names."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from regime_core.book import tables
+
+
+def test_scalar_formats() -> None:
+    assert tables.pct(0.6215) == "62.2%"
+    assert tables.pp(0.1234) == "+12.3 pp"
+    assert tables.pp(-0.452) == "-45.2 pp"
+    assert tables.pp(-0.00049) == "0.0 pp"
+    assert tables.count(485.0) == "485"
+    assert tables.count(12576) == "12,576"
+    assert tables.pct(math.nan) == tables.MISSING
+    with pytest.raises(ValueError):
+        tables.count(2.5)
+
+
+@pytest.mark.parametrize(
+    ("p", "shown"),
+    [(0.0213, "0.021"), (0.25, "0.25"), (1.0, "1.0"), (0.5, "0.50"), (0.0004, "< 0.001"),
+     (0.001, "0.0010"), (0.04999, "0.050")],
+)  # fmt: skip
+def test_p_values_have_two_significant_digits(p: float, shown: str) -> None:
+    assert tables.p_value(p) == shown
+
+
+def test_interval() -> None:
+    assert tables.interval(0.12, 0.04, 0.2) == "+12.0 pp [+4.0, +20.0]"
+    assert tables.interval(0.9, 0.81, 0.95, "r2") == "0.90 [0.81, 0.95]"
+
+
+def test_table_formats_counts_names_and_hides_the_index() -> None:
+    frame = pd.DataFrame(
+        {"dataset": ["2wikimultihopqa", "musique"], "encoder": ["minilm", "tfidf"],
+         "n": [485.0, 192.0], "hit": [0.5, 0.25], "p": [0.0213, 0.9]}
+    )  # fmt: skip
+    shown = tables.table(frame, {"hit": "pct", "p": "p"}, columns={"hit": "hit@5"})
+    assert shown.frame.to_dict("records") == [
+        {"dataset": "2WikiMultiHopQA", "encoder": "MiniLM-L6", "n": "485", "hit@5": "50.0%",
+         "p": "0.021"},
+        {"dataset": "MuSiQue", "encoder": "TF-IDF", "n": "192", "hit@5": "25.0%", "p": "0.90"},
+    ]  # fmt: skip
+    html = shown._repr_html_()
+    assert "<table" in html and "overflow-x: auto" in html
+    assert "485.0" not in html and "<th></th>" not in html
+
+
+def test_a_named_index_becomes_a_column() -> None:
+    frame = pd.DataFrame({"n": [3]}, index=pd.Index(["hotpotqa"], name="dataset"))
+    assert tables.table(frame).frame.to_dict("records") == [{"dataset": "HotpotQA", "n": "3"}]
+
+
+def test_t2_table_calls_either_direction_significant_and_notes_the_adjustment() -> None:
+    entry = {
+        "n": 40, "regime": "Q-dominant", "hit_q": 0.9, "hit_bridge": 0.4, "hit_union": 0.45,
+        "union_vs_q": {"diff": -0.452, "ci_lo": -0.6, "ci_hi": -0.3, "p_holm": 0.0001},
+    }  # fmt: skip
+    numbers = {"k": 5, "significance": 0.05, "tests": 60,
+               "cells": {"minilm": {"all": {"P1+P2+": entry}}}}  # fmt: skip
+    shown = tables.t2_table(numbers, "union_vs_q")
+    row = shown.frame.iloc[0]
+    assert row["significant (either direction)"] == "yes"
+    assert row["union − q, pp [95% CI]"] == "-45.2 [-60.0, -30.0]"
+    assert row["cell (regime)"] == "P1 ∧ P2 (Q-dominant)"
+    assert row["Holm p"] == "< 0.001"
+    assert "not adjusted" in shown.note and "Holm" in shown.note and "60 tests" in shown.note
+
+
+def test_settings_table_lists_display_names() -> None:
+    from regime_core.experiments.t2_regime_decomposition import T2Config
+
+    cfg = T2Config(datasets=("musique",), encoders=("tfidf",), sample_size=None)
+    shown = tables.settings_table(cfg, ["datasets", "encoders", "sample_size"]).frame
+    assert shown["value"].tolist() == ["MuSiQue", "TF-IDF", "all"]
+
+
+def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
+    entry = {"n": 10, "hit_a": 0.8, "hit_b": 0.6, "drop": 0.2, "ci_lo": 0.1, "ci_hi": 0.3,
+             "p_holm": 0.02, "in_paper_range": False}  # fmt: skip
+    numbers = {"comparisons": {"union_vs_knockout": {"tfidf": {"all": entry, "musique": entry}}}}
+    shown = tables.t3_table(numbers, "union_vs_knockout").frame
+    assert shown["dataset"].tolist() == ["MuSiQue", "pooled"]
+    assert "knockout" in shown.columns and "in the paper's range" in shown.columns
+    assert shown["union − knockout, pp [95% CI]"].iloc[0] == "+20.0 [+10.0, +30.0]"

@@ -1,0 +1,62 @@
+"""The two teaching notebooks (toy world, exercises) execute with papermill on the toy world alone
+(TF-IDF, no real data: seconds) and show results only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regime_core import paths
+from regime_core.runner.records import get_number, load_record
+
+NOTEBOOKS = paths.REPO_ROOT / "notebooks"
+
+pytestmark = pytest.mark.slow
+
+
+def _execute(name: str, out: Path, **parameters: Any) -> tuple[Path, dict[str, Any]]:
+    import papermill
+
+    out.mkdir(parents=True, exist_ok=True)
+    executed = out / name
+    papermill.execute_notebook(
+        str(NOTEBOOKS / name),
+        str(executed),
+        parameters={"output_dir": str(out), "work_dir": str(out / "work"), **parameters},
+        cwd=str(NOTEBOOKS),
+        kernel_name="python3",
+        progress_bar=False,
+    )
+    return executed, load_record(out / "record.json")
+
+
+def test_toy_world_notebook(tmp_path: Path) -> None:
+    from test_notebooks_style import check_executed_page
+
+    executed, record = _execute(
+        "00_toyworld.ipynb", tmp_path, encoder="tfidf", real_dataset=None, n_questions=20
+    )
+    assert get_number(record, "real.available") is False
+    assert get_number(record, "union_minus_q.B-dominant.hit@1") > 0
+    assert {"regimes_toy.png", "knockout.png", "sweep_alpha.png"} <= set(record["figures"])
+    check_executed_page(executed, record)
+
+
+def test_exercises_notebook_has_a_neither_question(tmp_path: Path) -> None:
+    from test_notebooks_style import check_executed_page
+
+    executed, record = _execute(
+        "08_exercises.ipynb",
+        tmp_path,
+        encoder="tfidf",
+        real_dataset=None,
+        n_questions=20,
+        n_predict=4,
+        my_predictions={"T1": "B"},
+    )
+    counts = record["numbers"]["exercise1"]["toyworld"]
+    assert counts.get("neither") == 1 and sum(counts.values()) == 5
+    assert get_number(record, "exercise1_score.shown") == 5
+    check_executed_page(executed, record)
