@@ -448,6 +448,21 @@ def _up_to_date(decl: Declarations, run_id: str, key: str, work: Path) -> bool:
     return not stamp.get("record") or _record_file(work, run_id).is_file()
 
 
+def hide_injected_parameters(notebook: dict[str, Any]) -> None:
+    """Tag papermill's injected-parameters cell ``remove-cell``: the book shows results, and the
+    cell holds this machine's paths (``work_dir``, ``output_dir``). The record keeps the values.
+
+    >>> nb = {"cells": [{"metadata": {"tags": ["injected-parameters"]}}, {"metadata": {}}]}
+    >>> hide_injected_parameters(nb)
+    >>> [c["metadata"].get("tags") for c in nb["cells"]]
+    [['injected-parameters', 'remove-cell'], None]
+    """
+    for cell in notebook.get("cells", []):
+        tags = cell.setdefault("metadata", {}).get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell["metadata"]["tags"] = [*tags, "remove-cell"]
+
+
 def _copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
     """Copy the executed notebook where the book's toc expects it, noting its source.
 
@@ -457,6 +472,7 @@ def _copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
     notebook = json.loads(_executed_path(work, run_id).read_text(encoding="utf-8"))
     source = _relative(decl.runs[run_id].notebook, decl.root)
     notebook.setdefault("metadata", {})["regime"] = {"run_id": run_id, "source": source}
+    hide_injected_parameters(notebook)
     target = decl.book_executed_dir / f"{run_id}.ipynb"
     atomic_write_text(target, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 

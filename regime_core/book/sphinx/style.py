@@ -5,7 +5,8 @@ What the theme leaves to the pages, on a narrow screen: a wide table scrolls ins
 long values; a table of names, defaults and meanings shows a block per row ("name = default",
 then its meaning); the first column of the paper-against-ours table stays in view while it
 scrolls, and its caption on screen; long dotted names (API headings, signatures) wrap instead
-of widening the page.
+of widening the page, and so do long inline code, field lists, the previous/next links; a
+formula wider than a phone scrolls in its own box.
 """
 
 from __future__ import annotations
@@ -50,6 +51,22 @@ table.regime-paper-claims th:first-child, table.regime-paper-claims td:first-chi
   table.regime-choices td:nth-child(2):not(:last-child)::before,
   table.regime-config-defaults td:nth-child(2)::before { content: "= "; }
 }
+/* long inline code (dotted names, file names) breaks instead of widening the page */
+article p code, article li code, article dd code, dl.field-list dd { overflow-wrap: anywhere; }
+article p code span.pre, article li code span.pre, article dd code span.pre {
+  white-space: normal;
+}
+dl.field-list { grid-template-columns: minmax(0, max-content) minmax(0, 1fr); }
+/* the previous/next links at the foot of a page share its width */
+.prev-next-area { flex-wrap: wrap; gap: 0.5rem; }
+.prev-next-area a { max-width: 100%; min-width: 0; }
+.prev-next-area a p.prev-next-title, .prev-next-area a .prev-next-info { overflow-wrap: anywhere; }
+/* an inline formula wider than a phone scrolls in its own box */
+mjx-container[jax="CHTML"]:not([display="true"]) {
+  display: inline-block; max-width: 100%; overflow-x: auto; overflow-y: hidden;
+  vertical-align: middle;
+}
+mjx-container[display="true"] { max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 h1 code, h2 code, h3 code, dl.py > dt { overflow-wrap: anywhere; }
 h1 code span.pre, h2 code span.pre, h3 code span.pre, dl.py > dt span.pre {
   white-space: normal;
