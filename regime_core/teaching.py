@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ import pandas as pd
 from regime_core import config, paths
 from regime_core.config import ConfigMixin
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.registry import EncoderFactory
 from regime_core.experiments.common import (
     CountingStore,
     default_encoder_factory,
@@ -63,8 +64,6 @@ ROUTER_POLICY = "router"
 ROUTER_CHOICES: tuple[str, ...] = ("auto", "packaged", "toy")
 RELATION_KEPT = "kept"
 RELATION_REMOVED = "removed"
-
-EncoderFactory = Callable[[str, Sequence[str]], Encoder]
 
 
 def hit_columns() -> tuple[str, ...]:

@@ -24,7 +24,7 @@ import dataclasses
 import functools
 import hashlib
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -35,6 +35,7 @@ import pandas as pd
 from regime_core import config, paths
 from regime_core.config import ConfigMixin
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.registry import EncoderFactory
 from regime_core.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, regime_table
 from regime_core.retrieval import Ranking, candidate_pools, document_text, retrieve_arms
 from regime_core.schema import SPLITS, Example, Passage
@@ -580,9 +581,6 @@ def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
         )
         table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()
     return table[names]
-
-
-EncoderFactory = Callable[[str, Sequence[str]], Encoder]
 
 
 @functools.cache
