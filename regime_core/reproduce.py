@@ -65,7 +65,9 @@ from regime_core import paths
 from regime_core.integrity import directory_lock, pid_alive, remove_stale_temporaries
 from regime_core.records import atomic_write_text, canonical_json, hash_file, load_record
 
-PROFILES: tuple[str, ...] = ("quick", "default", "full")
+#: ``paper`` is the paper's own setting (1,000-question subsets, corpus pools, its three encoders
+#: by hub name): it needs GPUs and the hub (book page "Scale: the paper's setting").
+PROFILES: tuple[str, ...] = ("quick", "default", "full", "paper")
 DEFAULT_PROFILE = "default"
 DEFAULT_DECLARATIONS = paths.REPO_ROOT / "reproduce.yml"
 DEFAULT_BOOK_EXECUTED_DIR = "book/executed"
