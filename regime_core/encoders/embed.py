@@ -41,8 +41,9 @@ from regime_core.encoders.base import Encoder
 from regime_core.schema import Example
 
 ENGINES: tuple[str, ...] = ("local", "ray")
-#: Rows gathered at a time to compute the digest (bounds what the digest holds in memory).
-DIGEST_CHUNK: int = 2048
+#: Bytes of dense vectors gathered at a time to compute the digest (TF-IDF rows are
+#: vocabulary-wide: 2,048 of them would be ~400 MB).
+DIGEST_CHUNK_BYTES: int = 32 << 20
 #: The keys ``regime embed --json`` prints (the first eight are the contract).
 JSON_KEYS: tuple[str, ...] = (
     "dataset",
@@ -134,6 +135,16 @@ def vectors_digest(chunks: Any) -> str:
     for chunk in chunks:
         digest.update(np.ascontiguousarray(chunk, dtype="<f4").tobytes())
     return digest.hexdigest()
+
+
+def _stored_chunks(store: Any, encoder: Encoder, texts: Sequence[str], mode: str) -> Any:
+    """The stored vectors of ``texts`` in order, a few MB at a time (all must be stored)."""
+    start, rows = 0, 1
+    while start < len(texts):
+        chunk = store.embed(encoder, texts[start : start + rows], mode)
+        yield chunk
+        start += rows
+        rows = max(1, DIGEST_CHUNK_BYTES // max(1, 4 * chunk.shape[1]))
 
 
 def make_encoder(
@@ -238,9 +249,7 @@ def embed_dataset(
             progress=progress,
         )
     digest = vectors_digest(
-        store.embed(encoder, texts[i : i + DIGEST_CHUNK], mode)  # type: ignore[arg-type]
-        for mode, texts in work_items
-        for i in range(0, len(texts), DIGEST_CHUNK)
+        chunk for mode, texts in work_items for chunk in _stored_chunks(store, encoder, texts, mode)
     )
     return EmbedReport(
         dataset=dataset,
