@@ -17,7 +17,7 @@ A second run encodes nothing. Two engines encode what is missing:
   writes their vectors into the same content-addressed store.
 
 Both cut the missing texts into the same batches (:func:`~regime_core.encoders.store.plan_batches`),
-so their vectors are bit-identical and :attr:`EmbedReport.digest` (sha256 of the float32
+so their vectors are bit-identical and the report's ``digest`` (sha256 of the float32
 vectors, documents then queries, in text order) is the same whichever engine ran.
 
 >>> report = embed_dataset("toyworld", "tfidf", work=tmp)        # doctest: +SKIP

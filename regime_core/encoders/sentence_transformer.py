@@ -35,7 +35,8 @@ from regime_core import config
 from regime_core.encoders.vectors import l2_normalize
 
 DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
-#: What runs the transformer: torch, or an ONNX export run by onnxruntime or OpenVINO (CPU).
+#: The choices of what runs the transformer (torch, or an ONNX export run by onnxruntime or
+#: OpenVINO on the CPU).
 BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino")
 
 # "org/name" as the hub spells repository ids.
