@@ -18,10 +18,12 @@ export MPLBACKEND ?= Agg
 install: $(STAMP)
 
 # Reinstall when the pins change. torch is pinned exactly in pyproject.toml (a range pulls CUDA).
+# The dev/test install includes the scale extra (Ray) so that the Ray engine's test runs in CI;
+# a user's plain `pip install -e .` stays without it.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23.2"
-	$(BIN)/python -m pip install --quiet -e ".[book,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[book,dev,scale]"
 	touch $(STAMP)
 
 data: install

@@ -248,23 +248,31 @@ def test_cli_embed_twice_second_run_is_all_cached(
         outputs.append(json.loads(capsys.readouterr().out))
     first, second = outputs
     assert seen == {"dataset": "toyworld", "split": None, "work": tmp_path}
-    assert first["n_documents"] == 9  # 3 examples x 3 distinct passages
+    assert first["documents"] == 9  # 3 examples x 3 distinct passages
     # per example: question, relation sentence, whole bridge, entity (3 x 4), plus the bridge
     # sentence "It is old." (also the knockout text) shared by all three
-    assert first["n_queries"] == 3 * 4 + 1
+    assert first["queries"] == 3 * 4 + 1
+    assert first["texts"] == 22 and first["engine"] == "local"
     assert first["encoded"] == 9 + 13 and first["cached"] == 0
     assert second["encoded"] == 0 and second["cached"] == 22
     assert first["identity_hash"] == second["identity_hash"]
+    assert first["digest"] == second["digest"] and len(first["digest"]) == 64
     assert (tmp_path / "embeddings" / first["identity_hash"] / "identity.json").exists()
     assert set(first) == {
         "dataset",
         "encoder",
-        "identity_hash",
-        "n_documents",
-        "n_queries",
+        "engine",
+        "texts",
         "encoded",
         "cached",
         "seconds",
+        "digest",
+        "identity_hash",
+        "documents",
+        "queries",
+        "device",
+        "backend",
+        "workers",
     }
 
 

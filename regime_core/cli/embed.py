@@ -1,100 +1,29 @@
 """``regime embed DATASET --encoder NAME``: fill the embedding store for one prepared dataset.
 
-Embeds, into ``paths.embeddings_dir(work)``, every text retrieval will ask for:
+Embeds the corpus passages (document mode) and every query text retrieval will ask for (query
+mode) into ``<work>/embeddings``; a second run encodes nothing. ``--engine ray`` maps the
+batches over Ray actors (a local cluster, or the one at ``--address``; needs
+``pip install -e .[scale]``) and writes the same vectors into the same store: ``digest`` (sha256
+of the float32 vectors in text order) is the same for both engines. With ``--json`` one JSON
+object is printed on stdout: dataset, encoder, engine, texts, encoded, cached, seconds, digest
+(then identity_hash, documents, queries, device, backend, workers).
 
-- document mode: the corpus passages, as retrieval encodes them
-  (``regime_core.retrieval.document_text``: title, then body);
-- query mode: the questions, every bridge sentence (any of them can be the router's selected
-  B_rel), and the query parts of every arm with the gold B_rel (whole bridge, hop-2 entity
-  mention, bridge without B_rel).
-
-A second run encodes nothing. With ``--json`` one JSON object is printed on stdout.
+The stage itself is ``regime_core.encoders.embed.embed_dataset``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import time
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
-from regime_core import config, paths
-from regime_core.schema import DATASETS, Example
-
-
-@dataclass(frozen=True)
-class EmbedSummary:
-    dataset: str
-    encoder: str
-    identity_hash: str
-    n_documents: int
-    n_queries: int
-    encoded: int
-    cached: int
-    seconds: float
-
-
-def query_texts(examples: Sequence[Example]) -> list[str]:
-    """Distinct query-mode texts of ``examples``, in first-seen order (pure)."""
-    from regime_core.retrieval import MissingArmInput, arm_query_texts
-
-    seen: dict[str, None] = {}
-    for ex in examples:
-        seen.setdefault(ex.question, None)
-        for sentence in ex.bridge.sentences:
-            seen.setdefault(sentence, None)
-        for arm in config.ARMS:
-            try:
-                parts = arm_query_texts(ex, arm, ex.relation_sentence)
-            except MissingArmInput:  # counted by retrieval; nothing to pre-compute here
-                continue
-            for text, _weight in parts:
-                seen.setdefault(text, None)
-    return [text for text in seen if text.strip()]
-
-
-def embed_dataset(
-    dataset: str,
-    encoder_name: str = config.ENCODER,
-    *,
-    work: str | None = None,
-    batch_size: int = config.ENCODE_BATCH_SIZE,
-    progress: bool = False,
-) -> EmbedSummary:
-    """Embed a prepared dataset's corpus (document mode) and query texts (query mode)."""
-    from regime_core.data import corpus_passages, load_examples
-    from regime_core.encoders import EmbeddingStore, get_encoder
-    from regime_core.retrieval import document_text
-
-    start = time.perf_counter()
-    examples = load_examples(dataset, split=None, work=None if work is None else Path(work))
-    documents = list(dict.fromkeys(document_text(p) for p in corpus_passages(examples)))
-    queries = query_texts(examples)
-    encoder = get_encoder(encoder_name, corpus=documents)
-    store = EmbeddingStore(paths.embeddings_dir(work))
-    _, doc_report = store.embed_with_report(
-        encoder, documents, "document", batch_size=batch_size, progress=progress
-    )
-    _, query_report = store.embed_with_report(
-        encoder, queries, "query", batch_size=batch_size, progress=progress
-    )
-    return EmbedSummary(
-        dataset=dataset,
-        encoder=encoder_name,
-        identity_hash=doc_report.identity_hash,
-        n_documents=len(documents),
-        n_queries=len(queries),
-        encoded=doc_report.n_encoded + query_report.n_encoded,
-        cached=doc_report.n_cached + query_report.n_cached,
-        seconds=round(time.perf_counter() - start, 3),
-    )
+from regime_core import config
+from regime_core.schema import DATASETS
 
 
 def register(subparsers: Any) -> None:
-    from regime_core.encoders import KNOWN_ENCODERS
+    from regime_core.encoders.embed import ENGINES
+    from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
 
     parser = subparsers.add_parser(
         "embed",
@@ -110,6 +39,39 @@ def register(subparsers: Any) -> None:
         help=f"one of {', '.join(KNOWN_ENCODERS)}, a local model directory or a hub id "
         f"'org/name' (default: {config.ENCODER})",
     )
+    parser.add_argument(
+        "--engine",
+        default="local",
+        choices=ENGINES,
+        help="local: this process; ray: Ray Data actors, each loading the model once",
+    )
+    parser.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="a running Ray cluster (host:port of its head, ray://host:port or auto); "
+        "default: start a local one for this command",
+    )
+    parser.add_argument(
+        "--num-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Ray actors (default: one per CPU, or per GPU with --device cuda)",
+    )
+    parser.add_argument(
+        "--device",
+        default=None,
+        choices=DEVICES,
+        help="where dense models run (default: the library's choice, CUDA when available)",
+    )
+    parser.add_argument(
+        "--backend",
+        default=None,
+        choices=BACKENDS,
+        help="what runs a dense model on the CPU: torch (default), or an ONNX export run by "
+        "onnxruntime (extra [onnx]) or OpenVINO (extra [openvino])",
+    )
     parser.add_argument("--work", default=None, help="work directory (default: REGIME_WORK_DIR)")
     parser.add_argument("--batch-size", type=int, default=config.ENCODE_BATCH_SIZE)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -117,19 +79,27 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    summary = embed_dataset(
+    from regime_core.encoders.embed import embed_dataset
+
+    report = embed_dataset(
         args.dataset,
         args.encoder,
         work=args.work,
+        engine=args.engine,
+        address=args.address,
+        num_workers=args.num_workers,
+        device=args.device,
+        backend=args.backend,
         batch_size=args.batch_size,
         progress=not args.json,
     )
     if args.json:
-        print(json.dumps(asdict(summary), sort_keys=True))
+        print(json.dumps(report.to_json(), sort_keys=True))
     else:
         print(
-            f"{summary.dataset} / {summary.encoder} ({summary.identity_hash}): "
-            f"{summary.n_documents} passages, {summary.n_queries} query texts; "
-            f"{summary.encoded} encoded, {summary.cached} cached, {summary.seconds:.1f} s"
+            f"{report.dataset} / {report.encoder} ({report.identity_hash}, {report.engine}): "
+            f"{report.documents} passages, {report.queries} query texts; "
+            f"{report.encoded} encoded, {report.cached} cached, {report.seconds:.1f} s; "
+            f"digest {report.digest[:16]}"
         )
     return 0

@@ -34,7 +34,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--profile",
         choices=PROFILES,
         default=DEFAULT_PROFILE,
-        help="parameter set: quick (minutes), default (the book), full (everything)",
+        help="parameter set: quick (minutes), default (the book), full (everything), "
+        "paper (the paper's setting: its encoders by hub name, on GPUs)",
     )
     run.add_argument("--jobs", type=int, default=1, help="independent runs to execute at once")
     run.add_argument(

@@ -9,6 +9,12 @@ never loads it. Vectors are float32 and L2-normalised (``x / ‖x‖₂``), what
 (computed once per process), for a hub model the resolved commit, plus prompts, dtype,
 ``max_seq_length`` and the sentence-transformers/transformers versions. The device is *not*
 part of it: CPU and GPU agree to float rounding, and keying on it would split the cache.
+
+``backend`` chooses what runs the transformer: ``torch`` (the default), or ``onnx`` /
+``openvino`` over an ONNX graph exported locally from the same weights
+(:mod:`regime_core.encoders.onnx_backend`). Their vectors agree with torch's to about 1e-7 in
+cosine but are not bit-identical, so a non-torch backend *is* part of the identity: its vectors
+live in their own store directory and never mix with torch's.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ from regime_core import config
 from regime_core.encoders.vectors import l2_normalize
 
 DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
+#: The choices of what runs the transformer (torch, or an ONNX export run by onnxruntime or
+#: OpenVINO on the CPU).
+BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino")
 
 # "org/name" as the hub spells repository ids.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -181,6 +190,8 @@ class SentenceTransformerEncoder:
         padding_side: str | None = None,
         batch_size: int = config.ENCODE_BATCH_SIZE,
         display_name: str | None = None,
+        backend: str | None = None,
+        export_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         kind, model, preset = resolve_model_source(model_name_or_path)
         base = preset or EncoderPreset(model=model, description="")
@@ -204,6 +215,16 @@ class SentenceTransformerEncoder:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
+        self.backend = backend or "torch"
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend {self.backend!r} is not one of {BACKENDS}")
+        if self.backend != "torch" and (self.dtype != "float32" or device not in (None, "cpu")):
+            raise ValueError(
+                f"backend {self.backend!r} runs float32 on the CPU; it takes no dtype "
+                f"{self.dtype!r} or device {device!r} (use backend 'torch' for those)"
+            )
+        self.export_dir = None if export_dir is None else Path(export_dir)
+        self._runner: Any = None
         self._model: Any = None
         self._identity: dict[str, Any] | None = None
         offline = self.source == "hub" and _hub_offline()
@@ -212,10 +233,18 @@ class SentenceTransformerEncoder:
 
     def _offline_message(self) -> str:
         return (
-            f"encoder {self.name!r}: the model {self.model!r} is not in the local Hugging Face "
-            "cache and HF_HUB_OFFLINE=1 forbids downloading it. Run once with internet access "
-            "(unset HF_HUB_OFFLINE) to cache it, or pass a local model directory instead."
+            f"encoder {self.name!r}: the weights of {self.model!r} are absent (not in the local "
+            "Hugging Face cache) and HF_HUB_OFFLINE=1 forbids downloading them. Run once with "
+            "internet access (unset HF_HUB_OFFLINE) to cache them, or pass a local model "
+            "directory instead."
         )
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle the recipe, not the loaded model: a Ray worker loads its own copy once."""
+        state = dict(self.__dict__)
+        state["_model"] = None
+        state["_runner"] = None
+        return state
 
     # -- loading -------------------------------------------------------------------------------
     def load(self) -> Any:
@@ -229,7 +258,8 @@ class SentenceTransformerEncoder:
         from sentence_transformers import SentenceTransformer
 
         kwargs: dict[str, Any] = {
-            "device": self.device,
+            # A non-torch backend only borrows the tokenizer and the weights to export: CPU.
+            "device": "cpu" if self.backend != "torch" else self.device,
             "trust_remote_code": self.trust_remote_code,
         }
         if self.source == "hub":
@@ -275,6 +305,10 @@ class SentenceTransformerEncoder:
             "sentence_transformers": _version("sentence-transformers"),
             "transformers": _version("transformers"),
         }
+        if self.backend != "torch":  # torch's identity stays as it was: its stores stay valid
+            from regime_core.encoders.onnx_backend import backend_identity
+
+            identity.update(backend_identity(self.backend))
         if self.source == "local":
             identity["weights_sha256"] = directory_sha256(self.model)
         else:
@@ -293,6 +327,21 @@ class SentenceTransformerEncoder:
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, self.document_prompt)
 
+    def runner(self) -> Any:
+        """The ONNX/OpenVINO runner of a non-torch backend (exported and compiled once)."""
+        if self._runner is None:
+            from regime_core.encoders.onnx_backend import BackendRunner, default_export_dir
+
+            weights = self.identity.get("weights_sha256") or self.identity.get("revision")
+            self._runner = BackendRunner(
+                self.load(),
+                self.backend,
+                export_dir=self.export_dir or default_export_dir(),
+                weights_id=str(weights),
+                batch_size=self.batch_size,
+            )
+        return self._runner
+
     def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
         import torch
 
@@ -302,6 +351,8 @@ class SentenceTransformerEncoder:
             return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
         if self.append_eos:
             inputs = [text + model.tokenizer.eos_token for text in inputs]
+        if self.backend != "torch":
+            return l2_normalize(self.runner().encode(inputs, prompt or None))
         with torch.inference_mode():
             vectors = model.encode(
                 inputs,
@@ -315,8 +366,10 @@ class SentenceTransformerEncoder:
         return l2_normalize(vectors.float().cpu().numpy())
 
     def __repr__(self) -> str:
+        backend = "" if self.backend == "torch" else f", backend={self.backend!r}"
         return (
-            f"SentenceTransformerEncoder({self.model!r}, name={self.name!r}, dtype={self.dtype!r})"
+            f"SentenceTransformerEncoder({self.model!r}, name={self.name!r}, "
+            f"dtype={self.dtype!r}{backend})"
         )
 
 

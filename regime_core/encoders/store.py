@@ -16,7 +16,9 @@ Shard format (version 1): the magic line ``REGIME-EMB 1\\n``, an 8-byte little-e
 length, a JSON header ``{n, dim, layout, nnz, payload_bytes, payload_sha256}``, then the
 payload: ``n`` 32-byte keys followed by the vectors, either ``dense`` (n·dim float32) or ``csr``
 (int64 indptr, int32 indices, float32 data; chosen when at most a quarter of the entries are
-non-zero, as with TF-IDF). A shard whose length, checksum or structure is wrong is reported with
+non-zero, as with TF-IDF). CSR shards stay sparse in memory (scipy CSR) and are densified only
+row by row as they are gathered, so a TF-IDF store costs its non-zeros, not n × vocabulary
+floats. A shard whose length, checksum or structure is wrong is reported with
 ``warnings.warn`` naming the file, deleted, and its texts are encoded again: it is never read.
 An ``identity.json`` that does not describe its directory's identity (garbage, edited) is
 rewritten with a warning; temporaries left by writers that are no longer running are deleted
@@ -60,6 +62,9 @@ _MAGIC = b"REGIME-EMB 1\n"
 _KEY_BYTES = 32
 # New texts are flushed to a shard every this many, so an interrupted run keeps its progress.
 CHECKPOINT_TEXTS: int = 4096
+# ... or as soon as their dense vectors take this many bytes (TF-IDF rows are vocabulary-wide:
+# 4,096 of them would be ~570 MB), which bounds what an encode holds before writing.
+CHECKPOINT_BYTES: int = 64 << 20
 # Rows are written sparse (CSR) when at most this fraction of the entries is non-zero.
 _SPARSE_DENSITY: float = 0.25
 
@@ -109,8 +114,12 @@ def encode_shard(keys: Sequence[bytes], vectors: np.ndarray) -> bytes:
     return _MAGIC + struct.pack("<Q", len(header)) + header + payload
 
 
-def decode_shard(blob: bytes) -> tuple[list[bytes], np.ndarray]:
-    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong."""
+def decode_shard(blob: bytes, *, dense: bool = True) -> tuple[list[bytes], Any]:
+    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong.
+
+    The vectors are a dense float32 array, or, for a ``csr`` shard with ``dense=False``, a
+    ``scipy.sparse.csr_matrix`` (float32) holding the same rows.
+    """
     if not blob.startswith(_MAGIC):
         raise CorruptShardError("bad magic (not a shard, or truncated at the start)")
     offset = len(_MAGIC)
@@ -149,6 +158,13 @@ def decode_shard(blob: bytes) -> tuple[list[bytes], np.ndarray]:
             raise CorruptShardError("csr row pointers are inconsistent")
         if nnz and (cols.min() < 0 or cols.max() >= dim):
             raise CorruptShardError("csr column index out of range")
+        if not dense:
+            from scipy.sparse import csr_matrix
+
+            return keys, csr_matrix(
+                (data.astype(np.float32), cols.astype(np.int32), indptr.astype(np.int64)),
+                shape=(n, dim),
+            )
         vectors = np.zeros((n, dim), dtype=np.float32)
         vectors[np.repeat(np.arange(n), np.diff(indptr)), cols] = data
     else:
@@ -175,8 +191,8 @@ def _identity_file_matches(file: Path, identity: dict[str, Any]) -> bool:
 
 
 @dataclass(frozen=True)
-class EmbedReport:
-    """What one :meth:`EmbeddingStore.embed_with_report` call did."""
+class StoreReport:
+    """What one :meth:`EmbeddingStore.embed_with_report` or :meth:`EmbeddingStore.fill` call did."""
 
     identity_hash: str
     directory: Path
@@ -187,11 +203,28 @@ class EmbedReport:
     n_cached: int
 
 
+def plan_batches(missing: dict[bytes, str], batch_size: int) -> list[list[tuple[bytes, str]]]:
+    """``missing`` (key → text) cut into encode batches, longest texts first (pure).
+
+    Every engine encodes exactly these batches, so their vectors are bit-identical: a batch's
+    padding, hence its arithmetic, depends on which texts share it.
+
+    >>> [[t for _, t in b] for b in plan_batches({b"a": "x", b"b": "xyz", b"c": "xy"}, 2)]
+    [['xyz', 'xy'], ['x']]
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    # Longest first, as sentence-transformers orders one encode call: batches of similar
+    # lengths waste little on padding (rows are keyed, so the order is not observable).
+    items = sorted(missing.items(), key=lambda item: -len(item[1]))
+    return [items[start : start + batch_size] for start in range(0, len(items), batch_size)]
+
+
 @dataclass
 class _Directory:
     """In-memory view of one identity directory: its loaded shards and a key index."""
 
-    shards: dict[str, tuple[list[bytes], np.ndarray]]
+    shards: dict[str, tuple[list[bytes], Any]]  # dense array or scipy CSR
     index: dict[bytes, tuple[str, int]]
     dim: int | None = None
 
@@ -230,8 +263,35 @@ class EmbeddingStore:
         *,
         batch_size: int = config.ENCODE_BATCH_SIZE,
         progress: bool = False,
-    ) -> tuple[np.ndarray, EmbedReport]:
+    ) -> tuple[np.ndarray, StoreReport]:
         """As :meth:`embed`, also returning counts of encoded and cached texts."""
+        keys, state, report = self._fill(encoder, texts, mode, batch_size, progress)
+        return self._gather(state, keys), report
+
+    def fill(
+        self,
+        encoder: Encoder,
+        texts: Sequence[str],
+        mode: Literal["query", "document"],
+        *,
+        batch_size: int = config.ENCODE_BATCH_SIZE,
+        progress: bool = False,
+    ) -> StoreReport:
+        """Encode and store what is missing of ``texts``, without gathering their vectors.
+
+        What :meth:`embed_with_report` does minus the ``(len(texts), d)`` result: a caller that
+        only fills the store (``regime embed``) never holds every vector at once.
+        """
+        return self._fill(encoder, texts, mode, batch_size, progress)[2]
+
+    def _fill(
+        self,
+        encoder: Encoder,
+        texts: Sequence[str],
+        mode: str,
+        batch_size: int,
+        progress: bool,
+    ) -> tuple[list[bytes], _Directory, StoreReport]:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if batch_size < 1:
@@ -243,12 +303,59 @@ class EmbeddingStore:
         path = self.root / ihash
         state = self._sync(path, encoder.identity)
         keys = [text_key(mode, t) for t in texts]
+        missing = self._missing(state, keys, texts)
+        if missing:
+            self._encode_missing(encoder, path, state, missing, mode, batch_size, progress)
+        report = StoreReport(
+            identity_hash=ihash,
+            directory=path,
+            mode=mode,
+            n_texts=len(keys),
+            n_unique=len(set(keys)),
+            n_encoded=len(missing),
+            n_cached=len(set(keys)) - len(missing),
+        )
+        return keys, state, report
+
+    def missing(
+        self, encoder: Encoder, texts: Sequence[str], mode: Literal["query", "document"]
+    ) -> dict[bytes, str]:
+        """The distinct texts not yet stored for ``encoder`` in ``mode``: ``{key: text}`` in
+        first-seen order. An engine encodes them (see :func:`plan_batches`) and hands the
+        vectors to :meth:`add`."""
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        state = self._sync(self.directory(encoder), encoder.identity)
+        return self._missing(state, [text_key(mode, t) for t in texts], texts)
+
+    def add(self, encoder: Encoder, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Store ``vectors`` (checked as an encoder's output) under ``keys`` as one new shard.
+
+        Keys come from :meth:`missing` (``text_key(mode, text)``). Rows are validated exactly as
+        if the store had encoded them itself: shape, finite, L2-normalised, dimension.
+        """
+        path = self.directory(encoder)
+        state = self._sync(path, encoder.identity)
+        matrix = self._checked(encoder, vectors, len(keys))
+        if state.dim is not None and matrix.shape[0] and matrix.shape[1] != state.dim:
+            raise ValueError(
+                f"encoder {getattr(encoder, 'name', encoder)!r}: vectors of dimension "
+                f"{matrix.shape[1]}, but its store directory {path} holds {state.dim}"
+            )
+        if len(keys):
+            self._write_shard(path, state, list(keys), [matrix])
+
+    # -- internals ------------------------------------------------------------------------------
+    @staticmethod
+    def _missing(state: _Directory, keys: Sequence[bytes], texts: Sequence[str]) -> dict:
         missing: dict[bytes, str] = {}
         for key, text in zip(keys, texts, strict=True):
             if key not in state.index and key not in missing:
                 missing[key] = text
-        if missing:
-            self._encode_missing(encoder, path, state, missing, mode, batch_size, progress)
+        return missing
+
+    @staticmethod
+    def _gather(state: _Directory, keys: Sequence[bytes]) -> np.ndarray:
         out = np.empty((len(keys), state.dim or 0), dtype=np.float32)
         # Gather shard by shard with fancy indexing (one copy per shard, not per row).
         by_shard: dict[str, tuple[list[int], list[int]]] = {}
@@ -258,19 +365,11 @@ class EmbeddingStore:
             positions.append(row)
             rows.append(at)
         for shard, (positions, rows) in by_shard.items():
-            out[positions] = state.shards[shard][1][rows]
-        report = EmbedReport(
-            identity_hash=ihash,
-            directory=path,
-            mode=mode,
-            n_texts=len(keys),
-            n_unique=len(set(keys)),
-            n_encoded=len(missing),
-            n_cached=len(set(keys)) - len(missing),
-        )
-        return out, report
+            matrix = state.shards[shard][1]
+            picked = matrix[rows]
+            out[positions] = picked if isinstance(picked, np.ndarray) else picked.toarray()
+        return out
 
-    # -- internals ------------------------------------------------------------------------------
     def _sync(self, path: Path, identity: dict[str, Any]) -> _Directory:
         """Load shards written since the last call (by us or another process); drop gone ones."""
         first_visit = str(path) not in self._dirs
@@ -304,7 +403,7 @@ class EmbeddingStore:
 
     def _load_shard(self, file: Path, state: _Directory) -> None:
         try:
-            keys, vectors = decode_shard(file.read_bytes())
+            keys, vectors = decode_shard(file.read_bytes(), dense=False)
             if state.dim is not None and vectors.shape[0] and vectors.shape[1] != state.dim:
                 raise CorruptShardError(
                     f"vectors of dimension {vectors.shape[1]}, the store's are {state.dim}"
@@ -322,7 +421,7 @@ class EmbeddingStore:
         self._add(state, file.name, keys, vectors)
 
     @staticmethod
-    def _add(state: _Directory, name: str, keys: list[bytes], vectors: np.ndarray) -> None:
+    def _add(state: _Directory, name: str, keys: list[bytes], vectors: Any) -> None:
         state.shards[name] = (keys, vectors)
         if vectors.shape[0]:
             state.dim = vectors.shape[1]
@@ -342,20 +441,17 @@ class EmbeddingStore:
         from tqdm.auto import tqdm
 
         encode = encoder.encode_queries if mode == "query" else encoder.encode_documents
-        # Longest first, as sentence-transformers orders one encode call: batches of similar
-        # lengths waste little on padding (rows are keyed, so the order is not observable).
-        items = sorted(missing.items(), key=lambda item: -len(item[1]))
         pending_keys: list[bytes] = []
-        pending_vectors: list[np.ndarray] = []
+        pending_vectors: list[Any] = []
+        pending_bytes = 0
         bar = tqdm(
-            total=len(items),
+            total=len(missing),
             disable=not progress,
             desc=f"encoding {mode}s ({getattr(encoder, 'name', 'encoder')})",
             unit="text",
         )
         with bar:
-            for start in range(0, len(items), batch_size):
-                batch = items[start : start + batch_size]
+            for batch in plan_batches(missing, batch_size):
                 vectors = self._checked(encoder, encode([text for _, text in batch]), len(batch))
                 if state.dim is not None and vectors.shape[1] != state.dim:
                     raise ValueError(
@@ -364,11 +460,12 @@ class EmbeddingStore:
                     )
                 state.dim = vectors.shape[1]
                 pending_keys += [key for key, _ in batch]
-                pending_vectors.append(vectors)
+                pending_vectors.append(_compact(vectors))
+                pending_bytes += vectors.nbytes
                 bar.update(len(batch))
-                if len(pending_keys) >= CHECKPOINT_TEXTS:
+                if len(pending_keys) >= CHECKPOINT_TEXTS or pending_bytes >= CHECKPOINT_BYTES:
                     self._write_shard(path, state, pending_keys, pending_vectors)
-                    pending_keys, pending_vectors = [], []
+                    pending_keys, pending_vectors, pending_bytes = [], [], 0
             if pending_keys:
                 self._write_shard(path, state, pending_keys, pending_vectors)
 
@@ -391,13 +488,30 @@ class EmbeddingStore:
         return matrix
 
     def _write_shard(
-        self, path: Path, state: _Directory, keys: list[bytes], vectors: list[np.ndarray]
+        self, path: Path, state: _Directory, keys: list[bytes], vectors: list[Any]
     ) -> None:
-        matrix = np.concatenate(vectors, axis=0)
-        blob = encode_shard(keys, matrix)
+        if any(not isinstance(v, np.ndarray) for v in vectors):
+            from scipy.sparse import csr_matrix, vstack
+
+            matrix: Any = vstack([csr_matrix(v) for v in vectors], format="csr")
+            blob = encode_shard(keys, matrix.toarray())
+        else:
+            matrix = np.concatenate(vectors, axis=0)
+            blob = encode_shard(keys, matrix)
         name = "shard-" + hashlib.sha256(blob).hexdigest()[:24] + SHARD_SUFFIX
         _atomic_write(path / name, blob)
-        self._add(state, name, keys, matrix)
+        self._add(state, name, keys, _compact(matrix))
+
+
+def _compact(vectors: Any) -> Any:
+    """Vectors as kept in memory: scipy CSR when sparse enough (as the shard stores them)."""
+    if not isinstance(vectors, np.ndarray):
+        return vectors.tocsr().astype(np.float32)
+    if vectors.size and np.count_nonzero(vectors) <= _SPARSE_DENSITY * vectors.size:
+        from scipy.sparse import csr_matrix
+
+        return csr_matrix(vectors, dtype=np.float32)
+    return vectors
 
 
 _Store = TypeVar("_Store")

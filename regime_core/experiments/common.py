@@ -28,6 +28,7 @@ from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.registry import EncoderFactory
 from regime_core.encoders.store import store_or_default
 from regime_core.experiments.outcomes import (
     ENTITY_SOURCES,
@@ -278,9 +279,6 @@ def load_samples(
         settings = settings_of(cfg, SAMPLE_SETTINGS)
         samples[dataset] = sample_examples(found, cfg.sample_size, dataset=dataset, **settings)
     return samples
-
-
-EncoderFactory = Callable[[str, Sequence[str]], Encoder]
 
 
 @functools.cache

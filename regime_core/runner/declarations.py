@@ -31,7 +31,9 @@ import yaml
 from regime_core import paths
 from regime_core.runner.records import canonical_json
 
-PROFILES: tuple[str, ...] = ("quick", "default", "full")
+#: ``paper`` is the paper's own setting (1,000-question subsets, corpus pools, its three encoders
+#: by hub name): it needs GPUs and the hub (book page "Scale: the paper's setting").
+PROFILES: tuple[str, ...] = ("quick", "default", "full", "paper")
 DEFAULT_PROFILE = "default"
 DEFAULT_DECLARATIONS = paths.REPO_ROOT / "reproduce.yml"
 DEFAULT_BOOK_EXECUTED_DIR = paths.BOOK_EXECUTED_DIR

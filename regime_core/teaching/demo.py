@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.registry import EncoderFactory
 from regime_core.encoders.store import store_or_default
 from regime_core.experiments.common import (
     CountingStore,
@@ -60,8 +61,6 @@ ROUTER_POLICY = "router"
 ROUTER_CHOICES: tuple[str, ...] = ("auto", "packaged", "toy")
 RELATION_KEPT = "kept"
 RELATION_REMOVED = "removed"
-
-EncoderFactory = Callable[[str, Sequence[str]], Encoder]
 
 
 def hit_columns() -> tuple[str, ...]:

@@ -1,0 +1,102 @@
+"""The encoder registry: the names ``regime`` knows, how a name becomes an encoder, and the
+one type every experiment's ``encoder_factory`` argument has.
+
+>>> sorted(KNOWN_ENCODERS)[:3]
+['bge-large', 'e5-mistral', 'minilm']
+>>> get_encoder("tfidf", corpus=["Paris is in France."]).name
+'tfidf'
+
+``DEVICES`` and ``BACKENDS`` are the choices of ``regime embed --device`` and ``--backend``;
+:func:`check_device` turns an impossible device into an error that says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from regime_core.encoders.base import Encoder
+from regime_core.encoders.sentence_transformer import (
+    BACKENDS,
+    PRESETS,
+    minilm_encoder,
+)
+from regime_core.encoders.tfidf import TfidfEncoder
+
+#: ``factory(name, corpus_texts) -> Encoder``: what the experiments call to get an encoder.
+#: ``corpus_texts`` are the passages of the dataset at hand (TF-IDF is fitted on them).
+EncoderFactory = Callable[[str, Sequence[str]], Encoder]
+
+KNOWN_ENCODERS: dict[str, str] = {
+    "minilm": "all-MiniLM-L6-v2 from the bundled weights, fp32 on CPU, no prompt (default)",
+    "tfidf": "TF-IDF cosine fitted on the dataset's corpus (scikit-learn; lexical)",
+    **{name: preset.description for name, preset in PRESETS.items()},
+}
+
+#: Where a dense model runs. ``None`` (not a choice on the command line) lets
+#: sentence-transformers pick (CUDA when available).
+DEVICES: tuple[str, ...] = ("cpu", "cuda")
+
+__all__ = [
+    "BACKENDS",
+    "DEVICES",
+    "KNOWN_ENCODERS",
+    "EncoderFactory",
+    "check_device",
+    "get_encoder",
+]
+
+
+def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: Any) -> Encoder:
+    """The encoder called ``name``: a key of :data:`KNOWN_ENCODERS`, a local model directory or
+    a hub id ``org/name``. ``corpus`` (the passage texts) is required by ``tfidf`` and ignored
+    by the dense models; ``options`` go to the encoder's constructor (``device``, ``dtype``,
+    ``backend``, prompts, ``params`` for tfidf). ``device`` and ``backend`` given to ``tfidf``
+    must be ``cpu``/``None`` and ``torch``/``None``: it has neither a GPU nor an ONNX path.
+    """
+    if name == "minilm":
+        return minilm_encoder(**options)
+    if name == "tfidf":
+        if corpus is None:
+            raise ValueError(
+                "encoder 'tfidf' is fitted on the dataset's corpus: pass corpus=<passage texts>"
+            )
+        device = options.pop("device", None)
+        backend = options.pop("backend", None)
+        if device not in (None, "cpu") or backend not in (None, "torch"):
+            raise ValueError(
+                "encoder 'tfidf' runs on the CPU with scikit-learn: it takes no --device cuda "
+                "and no --backend other than torch"
+            )
+        return TfidfEncoder(corpus, **options)
+    if name == "bm25":
+        raise ValueError(
+            "bm25 scores text queries and has no vectors, so it is not an encoder: use "
+            "regime_core.encoders.BM25Scorer (arms 'q' and 'bridge' only)"
+        )
+    from regime_core.encoders.sentence_transformer import SentenceTransformerEncoder
+
+    return SentenceTransformerEncoder(name, **options)
+
+
+def check_device(device: str | None) -> None:
+    """Raise ``ValueError`` if ``device`` cannot be used in this process.
+
+    ``cuda`` needs a CUDA build of torch and a visible GPU; the message says which is missing.
+    """
+    if device is None or device == "cpu":
+        return
+    if device not in DEVICES:
+        raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+    import torch
+
+    if torch.version.cuda is None:
+        raise ValueError(
+            f"--device cuda: this torch ({torch.__version__}) is a CPU-only build, so no CUDA "
+            "device can be used. Install a CUDA build of torch, or use --device cpu"
+        )
+    if not torch.cuda.is_available():
+        raise ValueError(
+            "--device cuda: torch sees no CUDA device (torch.cuda.is_available() is False; "
+            "check the driver and CUDA_VISIBLE_DEVICES), or use --device cpu"
+        )
