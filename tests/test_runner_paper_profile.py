@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from regime_core.reproduce import PROFILES, load_declarations
+from regime_core.runner.declarations import PROFILES, load_declarations
 
 from regime_core import paths
 from regime_core.encoders import PRESETS, ModelUnavailableError, get_encoder
