@@ -23,19 +23,7 @@ pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 # Kinds the quick book still shows while issue 12's content fixes land, with what they were when
 # this test was written (tests/test_book_rendered.py, branch issue12-booktests). strict: once a
 # kind is fixed its test XPASSes, which fails, and its entry here must go.
-STILL_FAILING: dict[str, str] = {
-    "warning": "issue 12: 1 TqdmWarning (ablations, in a stderr box)",
-    "path": "issue 12: 31 absolute paths (output_dir/work_dir parameters and printed record "
-    "paths on the 10 executed pages; two PosixPath defaults on the API page)",
-    "stderr": "issue 12: 1 stderr box (ablations)",
-    "markup": "issue 12: 8 leaked roles or double backticks (API page 3, Our reading 4, "
-    "paper vs ours 1)",
-    "figure": "issue 12: 10 (toyworld, exercises, router_train, zero_shot_transfer, ablations "
-    "draw or save figures their pages never show)",
-    "overflow": "issue 12: about 456 blocks past the right edge at 390 px, 451 of them on the "
-    "one-page API reference (signatures, field lists); t1 maths, router footer, three pages' "
-    "long inline code",
-}
+STILL_FAILING: dict[str, str] = {}  # kind -> why it still fails (none: issue 12 fixed them)
 
 
 def _kinds(kinds: tuple[str, ...]) -> list[Any]:
