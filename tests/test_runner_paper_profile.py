@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from regime_core.runner.declarations import PROFILES, load_declarations
 
 from regime_core import paths
 from regime_core.encoders import PRESETS, ModelUnavailableError, get_encoder
+from regime_core.runner.declarations import PROFILES, load_declarations
 
 PAPER_MODELS = {
     "nv-embed-v2": "nvidia/NV-Embed-v2",
