@@ -216,7 +216,7 @@ def save_and_show(fig: Figure, out_dir: Path | str, saved: list[Path] | None = N
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
-    """Silence progress bars (tqdm, transformers' "Loading weights", huggingface_hub) and tqdm's
+    """Silence progress bars (tqdm, transformers' weight-loading bar, huggingface_hub) and tqdm's
     "IProgress not found" notebook warning while the block runs.
 
     Only these are silenced: they report progress, not problems. Every other warning still
