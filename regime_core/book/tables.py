@@ -361,7 +361,7 @@ def t1_table(numbers: Mapping[str, Any]) -> Table:
     return Table(pd.DataFrame(rows), align_left=("question type",))
 
 
-#: The order of T2's cells on the page: B-dominant, the two Q-dominant cells, neither.
+#: T2's cells in page order (B-dominant, the two Q-dominant cells, neither).
 T2_CELL_ORDER: tuple[str, ...] = ("P1-P2+", "P1+P2+", "P1+P2-", "P1-P2-")
 
 
