@@ -378,6 +378,7 @@ def t2_table(
     level = float(numbers.get("significance", 0.05))
     k = numbers.get("k", 5)
     one_level = levels is not None and len(levels) == 1
+    arms = list(reversed(comparison.split("_vs_", 1)))  # "union_vs_q" shows q, then union
     rows = []
     for encoder, datasets in numbers["cells"].items():
         for dataset, cells in datasets.items():
@@ -398,9 +399,7 @@ def t2_table(
                             f"{names.cell(cell_name)} ({names.regime(entry['regime'])})"
                         ),
                         "n": count(entry["n"]),
-                        "q": pct(entry["hit_q"]),
-                        "bridge": pct(entry["hit_bridge"]),
-                        "union": pct(entry["hit_union"]),
+                        **{arm: pct(entry[f"hit_{arm}"]) for arm in arms},
                         f"{names.comparison(comparison)}, pp [95% CI]": interval(
                             c["diff"], c["ci_lo"], c["ci_hi"], unit=False
                         ),
@@ -416,7 +415,7 @@ def t2_table(
         pd.DataFrame(rows),
         caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
         note=(
-            f"q, bridge, union: hit@{k} of each arm. CIs are 95% paired bootstrap intervals, "
+            f"{', '.join(arms)}: hit@{k} of each arm. CIs are 95% paired bootstrap intervals, "
             f"not adjusted for multiple testing; p is the exact McNemar p, Holm-adjusted "
             f"{family}; significant = Holm p < {level:g}, either direction."
         ),
