@@ -29,6 +29,7 @@ from __future__ import annotations
 import html
 import math
 import numbers as _numbers
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ import pandas as pd
 from regime_core.book import names
 
 MISSING = "—"
+_NUMERIC = re.compile(r"^[-+<]?\s?\d")
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,7 +181,13 @@ class Table:
             cells = []
             for column, value in zip(self.frame.columns, values, strict=True):
                 left = column in self.align_left
-                style = ' style="text-align: left"' if left else ' style="white-space: nowrap"'
+                # numbers and intervals never break; words may, so a table fits its column
+                numeric = bool(_NUMERIC.match(str(value)))
+                style = (
+                    ' style="text-align: left"'
+                    if left
+                    else (' style="white-space: nowrap"' if numeric else "")
+                )
                 cells.append(f"<td{style}>{html.escape(str(value))}</td>")
             rows.append(f"<tr>{''.join(cells)}</tr>")
         caption = (
