@@ -29,6 +29,7 @@ from __future__ import annotations
 import html
 import math
 import numbers as _numbers
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,7 @@ import pandas as pd
 from regime_core.book import names
 
 MISSING = "—"
+_NUMERIC = re.compile(r"^[-+<]?\s?\d")
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,7 +181,13 @@ class Table:
             cells = []
             for column, value in zip(self.frame.columns, values, strict=True):
                 left = column in self.align_left
-                style = ' style="text-align: left"' if left else ' style="white-space: nowrap"'
+                # numbers and intervals never break; words may, so a table fits its column
+                numeric = bool(_NUMERIC.match(str(value)))
+                style = (
+                    ' style="text-align: left"'
+                    if left
+                    else (' style="white-space: nowrap"' if numeric else "")
+                )
                 cells.append(f"<td{style}>{html.escape(str(value))}</td>")
             rows.append(f"<tr>{''.join(cells)}</tr>")
         caption = (
@@ -361,7 +369,7 @@ def t1_table(numbers: Mapping[str, Any]) -> Table:
     return Table(pd.DataFrame(rows), align_left=("question type",))
 
 
-#: The order of T2's cells on the page: B-dominant, the two Q-dominant cells, neither.
+#: T2's cells in page order (B-dominant, the two Q-dominant cells, neither).
 T2_CELL_ORDER: tuple[str, ...] = ("P1-P2+", "P1+P2+", "P1+P2-", "P1-P2-")
 
 
@@ -378,6 +386,7 @@ def t2_table(
     level = float(numbers.get("significance", 0.05))
     k = numbers.get("k", 5)
     one_level = levels is not None and len(levels) == 1
+    arms = list(reversed(comparison.split("_vs_", 1)))  # "union_vs_q" shows q, then union
     rows = []
     for encoder, datasets in numbers["cells"].items():
         for dataset, cells in datasets.items():
@@ -398,9 +407,7 @@ def t2_table(
                             f"{names.cell(cell_name)} ({names.regime(entry['regime'])})"
                         ),
                         "n": count(entry["n"]),
-                        "q": pct(entry["hit_q"]),
-                        "bridge": pct(entry["hit_bridge"]),
-                        "union": pct(entry["hit_union"]),
+                        **{arm: pct(entry[f"hit_{arm}"]) for arm in arms},
                         f"{names.comparison(comparison)}, pp [95% CI]": interval(
                             c["diff"], c["ci_lo"], c["ci_hi"], unit=False
                         ),
@@ -416,7 +423,7 @@ def t2_table(
         pd.DataFrame(rows),
         caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
         note=(
-            f"q, bridge, union: hit@{k} of each arm. CIs are 95% paired bootstrap intervals, "
+            f"{', '.join(arms)}: hit@{k} of each arm. CIs are 95% paired bootstrap intervals, "
             f"not adjusted for multiple testing; p is the exact McNemar p, Holm-adjusted "
             f"{family}; significant = Holm p < {level:g}, either direction."
         ),
