@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_embed import _example  # tests/ is on sys.path (rootdir-relative imports)
+from test_encoders_embed import _example  # tests/ is on sys.path (rootdir-relative imports)
 
 import regime_core.data
 from regime_core.encoders import embed_dataset
