@@ -707,7 +707,7 @@ def test_api_pages_document_every_module_once(html: Path) -> None:
 def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
     """Captioned as its page's Table 1, the verdict in the second column (in view on a phone
     without scrolling), each claim linked to the chapter that holds its evidence."""
-    from regime_core.runner.expected import load_claims
+    from regime_core.paper import load_claims
 
     page = _read(html / "book" / "reproducing" / "paper_vs_ours.html", "regime-paper-claims")
     assert page.captions[0].startswith("Table 1 The paper")
