@@ -215,3 +215,28 @@ VALUE_COLUMNS: dict[str, str] = {
     "comparison": "comparison",
     "subset": "regime",
 }
+
+
+#: Config fields whose values have a display name, and the kind of name (:func:`display`).
+CONFIG_FIELD_KINDS: dict[str, str] = {
+    "dataset": "dataset",
+    "datasets": "dataset",
+    "train_dataset": "dataset",
+    "transfer_datasets": "dataset",
+    "encoder": "encoder",
+    "encoders": "encoder",
+    "subset": "regime",
+}  # not the pool: the claims' templates already say "{config.pool} pool"
+
+
+def config_value(field: str, value: object) -> str:
+    """A config value as a reader should see it: a display name for the fields of
+    :data:`CONFIG_FIELD_KINDS`, else the value as written.
+
+    >>> config_value("encoder", "minilm"), config_value("subset", "b_dominant")
+    ('MiniLM-L6', 'B-dominant')
+    >>> config_value("split", "dev"), config_value("alpha", 0.25)
+    ('dev', '0.25')
+    """
+    kind = CONFIG_FIELD_KINDS.get(field)
+    return display(kind, value) if kind is not None else str(value)

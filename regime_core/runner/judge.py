@@ -18,7 +18,7 @@ it (:mod:`regime_core.runner.verdicts`).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -379,15 +379,26 @@ def judge_claim(claim: Claim, record: Mapping[str, Any]) -> ClaimRow:
 _PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)\}")
 
 
-def fill_behind(template: str, record: Mapping[str, Any]) -> str:
+def fill_behind(
+    template: str,
+    record: Mapping[str, Any],
+    display: Callable[[str, Any], str] | None = None,
+) -> str:
     """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``behind`` text.
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
+    ``display(field, value)`` turns each config value into text (the book passes its display
+    names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
+    ``regime verdicts --json`` prints it.
 
     >>> fill_behind("{config.encoders}, sample {config.sample_size}",
     ...             {"config": {"encoders": ["minilm", "tfidf"], "sample_size": None}})
     'minilm, tfidf, sample all'
+    >>> fill_behind("{config.encoders}", {"config": {"encoders": ["minilm"]}},
+    ...             display=lambda field, value: value.upper())
+    'MINILM'
     """
+    show = display or (lambda field, value: str(value))
 
     def replace(match: re.Match[str]) -> str:
         source, key = match.group(1), match.group(2)
@@ -400,8 +411,9 @@ def fill_behind(template: str, record: Mapping[str, Any]) -> str:
             node = node[part]
         if node is None:
             return "all"
+        field = key.rsplit(".", 1)[-1]
         if isinstance(node, list | tuple):
-            return ", ".join(str(v) for v in node)
-        return str(node)
+            return ", ".join(show(field, v) for v in node)
+        return show(field, node)
 
     return _PLACEHOLDER.sub(replace, template)

@@ -15,7 +15,7 @@ function of records: nothing is typed, so no sentence can contradict its numbers
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -126,15 +126,17 @@ def judge_claims(
     records: Mapping[str, Mapping[str, Any]],
     claims: Sequence[Claim] | None = None,
     robustness_record: Mapping[str, Any] | None = None,
+    display: Callable[[str, Any], str] | None = None,
 ) -> list[ClaimVerdict]:
-    """Every claim judged on ``records`` (run id -> record); pure."""
+    """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
+    values in the "behind" text (:func:`~regime_core.runner.judge.fill_behind`)."""
     judged = []
     for claim in claims if claims is not None else load_claims():
         if claim.run not in records:
             raise KeyError(f"claim {claim.id!r}: no record for run {claim.run!r}")
         record = records[claim.run]
         values = claim_values(claim, record)
-        behind = fill_behind(claim.behind, record)
+        behind = fill_behind(claim.behind, record, display)
         judged.append(
             ClaimVerdict(
                 claim=claim,

@@ -68,9 +68,11 @@ def _robustness(env: Any) -> dict[str, Any] | None:
 def _judge(env: Any, claim: Any, robustness: dict[str, Any] | None) -> Any:
     """The :class:`~regime_core.runner.verdicts.ClaimVerdict` of one claim (raises
     :data:`~regime_core.book.sphinx.records.RECORD_PROBLEMS`)."""
+    from regime_core.book.names import config_value
     from regime_core.runner.verdicts import judge_claims
 
-    (judged,) = judge_claims({claim.run: page_record(env, claim.run)}, [claim], robustness)
+    records = {claim.run: page_record(env, claim.run)}
+    (judged,) = judge_claims(records, [claim], robustness, display=config_value)
     return judged
 
 
