@@ -2,7 +2,7 @@
 
 ``import regime_core.records`` still works and gives the very module now at
 ``regime_core.runner.records`` (the same object, so monkeypatching either name patches both), with
-a :class:`DeprecationWarning` naming the new path. Sub-modules of a moved package follow it
+a deprecation warning naming the new path. Sub-modules of a moved package follow it
 (``regime_core.toyworld.world`` -> ``regime_core.data.toyworld.world``).
 
 A wing whose names used to be imported from its package (``from regime_core.book import
@@ -98,7 +98,7 @@ def lazy_attributes(package: str, module: str) -> Callable[[str], Any]:
 
 def moved_attributes(module: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``module`` whose names ``moved`` (name -> the module now
-    holding it) are read from their new home with a :class:`DeprecationWarning` naming it.
+    holding it) are read from their new home with a deprecation warning naming it.
 
     >>> getattr_ = moved_attributes("old", {"build_book": "regime_core.book.build"})
     >>> with warnings.catch_warnings(record=True) as caught:

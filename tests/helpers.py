@@ -118,9 +118,12 @@ def fake_book_build(target: Path) -> Path:
     ``book_html/`` holds what is copied as it is (``good.html``, the redirect ``index.html``,
     ``sub/``, Sphinx's ``genindex.html`` and the asset folders). ``book_pages/`` holds one body per
     bad page, each poured into the one head of ``book_pages/_page.html``; its title is the text of
-    the body's first ``<h1>``, as Sphinx takes it from the first heading.
+    the body's first ``<h1>``, as Sphinx takes it from the first heading. The notebooks under
+    ``_sources/`` are committed without outputs; :func:`_execute_sources` gives them the image
+    outputs an executed copy would hold.
     """
     shutil.copytree(FIXTURES / "book_html", target)
+    _execute_sources(target / "_sources")
     template = (FIXTURES / "book_pages" / "_page.html").read_text(encoding="utf-8")
     for body_file in sorted((FIXTURES / "book_pages").glob("[!_]*.html")):
         body = body_file.read_text(encoding="utf-8").rstrip("\n")
@@ -130,6 +133,36 @@ def fake_book_build(target: Path) -> Path:
         page = template.replace("{title}", title.group(1)).replace("{body}", body)
         (target / body_file.name).write_text(page, encoding="utf-8")
     return target
+
+
+# The executed copies' image outputs: notebook -> the code cells (ids) that show the one-pixel
+# figure ``_images/dot.png`` (a notebook left out draws a figure it never shows).
+EXECUTED_FIGURES: dict[str, tuple[str, ...]] = {"figure.ipynb": ("c1",), "notebook.ipynb": ("c1",)}
+
+
+def _execute_sources(sources: Path) -> None:
+    """Add to the copied ``_sources`` notebooks the outputs :data:`EXECUTED_FIGURES` names."""
+    import base64
+    import json
+
+    png = base64.b64encode((sources.parent / "_images" / "dot.png").read_bytes()).decode()
+    for name, cell_ids in EXECUTED_FIGURES.items():
+        path = sources / name
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+        for cell in notebook["cells"]:
+            if cell.get("id") in cell_ids:
+                cell["execution_count"] = 1
+                cell["outputs"] = [
+                    {
+                        "output_type": "display_data",
+                        "data": {
+                            "image/png": png,
+                            "text/plain": ["<Figure size 40x40 with 1 Axes>"],
+                        },
+                        "metadata": {},
+                    }
+                ]
+        path.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
 
 
 def relocated_declarations(target: Path, book_root: Path) -> Path:

@@ -6,7 +6,7 @@
 ==============  ==============================================================================
 kind            what it flags
 ==============  ==============================================================================
-``warning``     a Python warning printed on the page (a ``RuntimeWarning``, a ``TqdmWarning``)
+``warning``     a Python warning printed on the page (a runtime or a tqdm warning)
 ``traceback``   a traceback, or an error output of a notebook cell
 ``progress``    a progress bar (tqdm's bar or rate, a weights-loading bar, a Jupyter widget)
 ``path``        an absolute local path (under /work, /home, /tmp, /root, /Users; site-packages)

@@ -220,7 +220,7 @@ def quiet() -> Iterator[None]:
     "IProgress not found" notebook warning while the block runs.
 
     Only these are silenced: they report progress, not problems. Every other warning still
-    shows (and the notebooks that turn RuntimeWarning into an error keep doing so). Bars of a
+    shows (and the notebooks that turn runtime warnings into errors keep doing so). Bars of a
     library already imported are switched back on afterwards; a library first imported inside
     the block reads the environment then, and keeps its bars off in this process (a notebook
     kernel, where they would only clutter the page).

@@ -13,7 +13,7 @@ that drifted out of its tolerance.
 The paper's numbers are not here: they are in ``paper_claims.yml`` (:mod:`regime_core.paper`),
 judged by :mod:`regime_core.runner.judge`. The names of both that used to live here
 (:data:`MOVED_NAMES`: ``judge_claim``, ``load_claims``, ...) still read from here for one
-release, with a DeprecationWarning.
+release, with a deprecation warning.
 
 >>> tolerance_for("summary.cells_fitted", 12), tolerance_for("hit_q", 0.5)
 (1e-06, 0.005)
@@ -49,7 +49,7 @@ _MOVED_TO_JUDGE = (
     "judge_share", "judge_values", "paper_significant", "paper_text", "values_text",
 )  # fmt: skip
 #: Names that moved to :mod:`regime_core.paper` and :mod:`regime_core.runner.judge`: reading
-#: them from here still works for one release, with a DeprecationWarning naming the new home.
+#: them from here still works for one release, with a deprecation warning naming the new home.
 MOVED_NAMES: dict[str, str] = {
     **dict.fromkeys(_MOVED_TO_PAPER, "regime_core.paper"),
     **dict.fromkeys(_MOVED_TO_JUDGE, "regime_core.runner.judge"),
