@@ -1,0 +1,341 @@
+"""Every figure of the book: one plotting module, one theme, a caption per figure.
+
+A plot function takes a result object (or a table) and returns a :class:`Figure`: the Matplotlib
+figure, the file name it is saved under, and a caption that says what it shows. Notebooks hold no
+plotting code; they call a function here, save the figure into their record's directory with
+:meth:`Figure.save` and show it with :func:`show`, which displays the image and its caption in
+the notebook whatever the Matplotlib backend (the book's build sets ``MPLBACKEND=Agg``, under
+which ``plt.show()`` displays nothing).
+
+The theme (:func:`use_theme`, applied by every plot function) is seaborn's ``whitegrid`` with
+its colour-blind-safe ``colorblind`` palette and fonts sized to stay legible when a 7.5-inch
+figure is scaled into the book's column at 1366 px. Labels come from
+:mod:`regime_core.book.names`; rates are drawn on axes that start at 0, differences around a
+marked zero line, and legends sit outside the data.
+
+:func:`quiet` silences the progress bars and the notebook-widget warning of the libraries a
+package call may load (tqdm, transformers, huggingface_hub), so that executed pages hold results
+only; it leaves every other warning alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import sys
+import textwrap
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from regime_core.book import names
+from regime_core.book.tables import (  # noqa: F401  (re-exported: the tables moved to tables.py)
+    nested_counts_table,
+    robustness_table,
+    t1_table,
+    t2_table,
+    t3_table,
+)
+
+# --------------------------------------------------------------------------------------------
+# Theme and colours
+# --------------------------------------------------------------------------------------------
+
+#: seaborn's "colorblind" palette (Okabe-Ito-like), spelled out so colours never depend on state.
+PALETTE: tuple[str, ...] = (
+    "#0173B2",  # blue
+    "#DE8F05",  # orange
+    "#029E73",  # green
+    "#D55E00",  # vermilion
+    "#CC78BC",  # purple
+    "#CA9161",  # brown
+    "#FBAFE4",  # pink
+    "#949494",  # grey
+    "#ECE133",  # yellow
+    "#56B4E9",  # sky blue
+)
+
+ARM_COLORS: dict[str, str] = {
+    "q": PALETTE[0],
+    "bridge": PALETTE[1],
+    "union": PALETTE[2],
+    "knockout": PALETTE[3],
+    "entity": PALETTE[4],
+    "routed": PALETTE[9],
+    "router": PALETTE[9],
+    "oracle": PALETTE[7],
+    "soft": PALETTE[5],
+}
+
+REGIME_COLORS: dict[str, str] = {
+    "Q-dominant": PALETTE[0],
+    "B-dominant": PALETTE[2],
+    "neither": PALETTE[7],
+}
+
+#: Colour of each verdict in the specification curves.
+VERDICT_COLORS: dict[str, str] = {
+    "reproduced": PALETTE[2],
+    "direction only": PALETTE[1],
+    "smaller than reported": PALETTE[9],
+    "larger than reported": PALETTE[0],
+    "not reproduced": PALETTE[3],
+    "degenerate": PALETTE[7],
+    "not judged": "#cccccc",
+}
+
+#: Font sizes in points; a 7.5-inch figure at 150 dpi shown in an 800-px column draws 10 pt
+#: as about 15 px.
+FONT_SIZES: dict[str, float] = {
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.labelsize": 11,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 10,
+    "legend.title_fontsize": 10,
+    "figure.titlesize": 13,
+}
+
+#: The width of a full-column figure, in inches.
+WIDTH = 7.5
+
+_THEMED = False
+
+
+def use_theme(*, force: bool = False) -> None:
+    """Apply the book's theme (seaborn ``whitegrid``, the ``colorblind`` palette, the font sizes
+    of :data:`FONT_SIZES`) to Matplotlib's global settings; applied once, later calls are free."""
+    global _THEMED
+    if _THEMED and not force:
+        return
+    import seaborn as sns
+
+    sns.set_theme(
+        context="notebook",
+        style="whitegrid",
+        palette=list(PALETTE),
+        rc={
+            **FONT_SIZES,
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.titleweight": "regular",
+            "figure.dpi": 100,
+            "savefig.dpi": 150,
+            "legend.frameon": False,
+            "grid.linewidth": 0.6,
+            "svg.hashsalt": "regime",
+        },
+    )
+    _THEMED = True
+
+
+def _pyplot() -> Any:
+    import matplotlib.pyplot as plt
+
+    use_theme()
+    return plt
+
+
+# --------------------------------------------------------------------------------------------
+# The figure object, saving and showing
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Figure:
+    """A Matplotlib figure with the file name it is saved under and a caption saying what it
+    shows. Attributes of the Matplotlib figure (``savefig``, ``axes``...) are reachable on it,
+    so code written for a bare Matplotlib figure keeps working."""
+
+    figure: Any
+    name: str
+    caption: str
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute == "figure":  # not yet set (e.g. during unpickling)
+            raise AttributeError(attribute)
+        return getattr(self.figure, attribute)
+
+    def save(self, out_dir: Path | str) -> Path:
+        """Save as ``<out_dir>/<name>.png`` with deterministic bytes
+        (:func:`regime_core.runner.records.save_figure`); returns the path for the record."""
+        from regime_core.runner.records import save_figure
+
+        return save_figure(self.figure, out_dir, self.name)
+
+    def png(self) -> bytes:
+        """The figure as PNG bytes (the resolution of the saved file)."""
+        from regime_core.runner.records import FIGURE_DPI
+
+        buffer = io.BytesIO()
+        self.figure.savefig(
+            buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight", metadata={"Software": None}
+        )
+        return buffer.getvalue()
+
+    def _repr_png_(self) -> bytes:
+        return self.png()
+
+    def close(self) -> None:
+        import matplotlib.pyplot as plt
+
+        plt.close(self.figure)
+
+
+def show(fig: Figure, *, caption: bool = True) -> None:
+    """Display ``fig`` in the notebook (the PNG, then its caption) and close it.
+
+    It works under any backend, ``Agg`` included: the image is rendered to PNG bytes and
+    displayed as an image, not through ``plt.show()``."""
+    from IPython.display import Image, Markdown, display
+
+    display(Image(data=fig.png()))
+    if caption and fig.caption:
+        display(Markdown(f"*Figure: {fig.caption}*"))
+    fig.close()
+
+
+def save_and_show(fig: Figure, out_dir: Path | str, saved: list[Path] | None = None) -> None:
+    """:meth:`Figure.save` into ``out_dir``, append the path to ``saved`` (the record's figure
+    list) when given, then :func:`show`. Returns nothing, so a notebook cell ending with it
+    prints no path."""
+    path = fig.save(out_dir)
+    if saved is not None:
+        saved.append(path)
+    show(fig)
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Silence progress bars (tqdm, transformers' weight-loading bar, huggingface_hub) and tqdm's
+    "IProgress not found" notebook warning while the block runs.
+
+    Only these are silenced: they report progress, not problems. Every other warning still
+    shows (and the notebooks that turn runtime warnings into errors keep doing so). Bars of a
+    library already imported are switched back on afterwards; a library first imported inside
+    the block reads the environment then, and keeps its bars off in this process (a notebook
+    kernel, where they would only clutter the page).
+    """
+    keys = ("TQDM_DISABLE", "HF_HUB_DISABLE_PROGRESS_BARS")
+    saved_env = {key: os.environ.get(key) for key in keys}
+    for key in keys:
+        os.environ[key] = "1"
+    undo: list[Any] = []
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None and not hub.are_progress_bars_disabled():
+        hub.disable_progress_bars()
+        undo.append(hub.enable_progress_bars)
+    hf_logging = sys.modules.get("transformers.utils.logging")
+    if hf_logging is not None and hf_logging.is_progress_bar_enabled():
+        hf_logging.disable_progress_bar()
+        undo.append(hf_logging.enable_progress_bar)
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"IProgress not found")
+            yield
+    finally:
+        for action in undo:
+            action()
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+# --------------------------------------------------------------------------------------------
+# Shared pieces
+# --------------------------------------------------------------------------------------------
+
+
+def _percent_axis(ax: Any, axis: str = "y", top: float = 1.0) -> None:
+    """A rate axis from 0 to ``top`` labelled in percent."""
+    from matplotlib.ticker import PercentFormatter
+
+    if axis == "y":
+        ax.set_ylim(0, top)
+        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    else:
+        ax.set_xlim(0, top)
+        ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+
+
+def _legend_above(
+    fig: Any, handles: Sequence[Any], labels: Sequence[str], ncols: int, *, below: bool = False
+) -> None:
+    """The figure's legend outside the axes, read row by row: above them, or below when a title
+    takes the top."""
+    ncols = max(1, min(ncols, len(handles)))
+    rows = math.ceil(len(handles) / ncols)
+    # Matplotlib fills a legend column by column; order the entries so that it reads by rows.
+    grid = [list(range(r * ncols, min((r + 1) * ncols, len(handles)))) for r in range(rows)]
+    order = [row[c] for c in range(ncols) for row in grid if c < len(row)]
+    where = "outside lower center" if below else "outside upper center"
+    fig.legend(
+        [handles[i] for i in order],
+        [labels[i] for i in order],
+        loc=where,
+        ncols=ncols,
+        frameon=False,
+    )
+
+
+def _bar_rows(ax: Any, y: Any, labels: Sequence[str]) -> None:
+    """Horizontal bars' rows: labelled at ``y``, the first on top, no horizontal grid lines."""
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.grid(axis="y", visible=False)
+
+
+def _wrap(text: str, width: int) -> str:
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+def _hit(k: int) -> str:
+    return names.metric(f"hit@{k}")
+
+
+# Re-exported: every name of the former single module stays importable from here.
+from regime_core.book.figures.claims import (  # noqa: E402, F401
+    _CELL_ORDER,
+    _cell_label,
+    config_datasets,
+    forest,
+    key_union_vs_q,
+    regime_deltas,
+    regime_shares,
+    t1_r2,
+    t1_scatter,
+    t2_deltas,
+    t2_hits,
+    t3_drops,
+)
+from regime_core.book.figures.router import (  # noqa: E402, F401
+    _POLICIES,
+    _policy_bars,
+    alpha_sweep,
+    leave_one_feature_out,
+    router_coefficients,
+    router_training,
+    selector_agreement,
+    specification_curve,
+    zero_shot_hits,
+)
+from regime_core.book.figures.teaching import (  # noqa: E402, F401
+    knockout_bars,
+    plot_deltas,
+    plot_regime_arms,
+    plot_regime_shares,
+    plot_specification_curve,
+    plot_sweep,
+    plot_t1_r2,
+    plot_t1_scatter,
+    plot_t2_hits,
+    regime_arms,
+    sweep,
+)

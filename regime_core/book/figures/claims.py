@@ -1,0 +1,519 @@
+"""The figures of the claims: the data chapter, T1, T2 (forest plots) and T3."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config
+from regime_core.book import names
+from regime_core.book.figures import (
+    ARM_COLORS,
+    PALETTE,
+    REGIME_COLORS,
+    WIDTH,
+    Figure,
+    _bar_rows,
+    _hit,
+    _legend_above,
+    _percent_axis,
+    _pyplot,
+)
+
+# --------------------------------------------------------------------------------------------
+# The data chapter
+# --------------------------------------------------------------------------------------------
+
+
+def regime_shares(shares: pd.DataFrame) -> Figure:
+    """Horizontal stacked bars: the share of each regime per dataset and native question type."""
+    plt = _pyplot()
+    wide = shares.pivot_table(
+        index=["dataset", "native_type"], columns="regime", values="share", aggfunc="first"
+    ).fillna(0.0)
+    datasets = list(dict.fromkeys(shares["dataset"]))
+    order = [
+        (d, t)
+        for d in datasets
+        for t in sorted(wide.loc[d].index, key=lambda t: (t != "all", t))
+        if (d, t) in wide.index
+    ]
+    wide = wide.loc[order]
+    regimes = [r for r in REGIME_COLORS if r in wide.columns]
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.42 * len(wide) + 1.4), layout="constrained")
+    y = np.arange(len(wide))
+    left = np.zeros(len(wide))
+    handles = []
+    for regime in regimes:
+        values = wide[regime].to_numpy()
+        handles.append(
+            ax.barh(y, values, left=left, color=REGIME_COLORS[regime], height=0.7, label=regime)
+        )
+        left += values
+    _bar_rows(
+        ax, y, [f"{names.dataset(d)} · {'all types' if t == 'all' else t}" for d, t in wide.index]
+    )
+    _percent_axis(ax, "x")
+    ax.set_xlabel("share of questions")
+    _legend_above(fig, handles, [names.regime(r) for r in regimes], len(regimes))
+    return Figure(
+        fig,
+        "regime_shares",
+        "Share of Q-dominant, B-dominant and neither questions per dataset and native question "
+        "type ('all types' = the dataset's questions used in this run).",
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# T1
+# --------------------------------------------------------------------------------------------
+
+
+def _cell_label(encoder: str, dataset: str, native_type: str | None = None) -> str:
+    parts = [names.encoder(encoder), names.dataset(dataset)]
+    if native_type is not None:
+        parts.append("all types" if native_type == "all" else str(native_type))
+    return " · ".join(parts)
+
+
+def t1_scatter(result: Any, max_columns: int = 3) -> Figure:
+    """AUC against margin, one panel per cell, with the fitted probit curve where fitted."""
+    from regime_core.experiments.t1_auc_margin import probit_curve
+
+    plt = _pyplot()
+    cells = result.cells
+    n = len(cells)
+    columns = min(max_columns, max(1, n))
+    rows = math.ceil(n / columns)
+    fig, axes = plt.subplots(
+        rows,
+        columns,
+        figsize=(WIDTH, 2.3 * rows + 0.6),
+        squeeze=False,
+        sharey=True,
+        layout="constrained",
+    )
+    points = result.points
+    for ax, cell in zip(axes.ravel(), cells.itertuples(index=False), strict=False):
+        part = points[
+            (points["encoder"] == cell.encoder)
+            & (points["dataset"] == cell.dataset)
+            & (points["native_type"] == cell.native_type)
+        ]
+        ax.scatter(part["margin"], part["auc"], s=8, alpha=0.45, color=PALETTE[0], linewidths=0)
+        if cell.fitted:
+            grid = np.linspace(part["margin"].min(), part["margin"].max(), 200)
+            ax.plot(grid, probit_curve(grid, cell.scale_probit), color=PALETTE[3], lw=1.6)
+            status = f"R² {cell.r2_probit:.2f}, n = {cell.n}"
+        else:
+            status = f"not fitted, n = {cell.n}"
+        kind = "all types" if cell.native_type == "all" else str(cell.native_type)
+        ax.set_title(
+            f"{names.encoder(cell.encoder)} · {names.dataset(cell.dataset)}\n{kind} · {status}",
+            fontsize=9.5,
+        )
+        ax.tick_params(labelsize=9)
+        ax.set_ylim(0, 1.02)
+    for ax in axes.ravel()[n:]:
+        ax.set_visible(False)
+    fig.supylabel(f"per-query {names.metric('auc')}", fontsize=11)
+    margin_name = {"margin": "cosine margin", "std_margin": "standardised cosine margin"}
+    fig.supxlabel(margin_name.get(result.config.margin, result.config.margin), fontsize=11)
+    return Figure(
+        fig,
+        "t1_auc_vs_margin",
+        "Per-query AUC of the question-only query against its cosine margin (target cosine minus "
+        "the mean distractor cosine), one panel per encoder, dataset and question type; the "
+        "curve is the fitted probit curve AUC = Φ(margin / σ) where the cell has enough queries "
+        "to be fitted.",
+    )
+
+
+def t1_r2(result: Any) -> Figure:
+    """R² of each fitted cell with its bootstrap CI, and the paper's 0.90 line."""
+    plt = _pyplot()
+    fitted = result.fitted.reset_index(drop=True)
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.36 * max(4, len(fitted)) + 1.6), layout="constrained")
+    labels = [_cell_label(r.encoder, r.dataset, r.native_type) for r in fitted.itertuples()]
+    y = np.arange(len(fitted))
+    floor = -0.5
+    handles = []
+    clipped = False
+    for offset, fit, color in ((-0.16, "probit", PALETTE[3]), (0.16, "logistic", PALETTE[4])):
+        r2 = fitted[f"r2_{fit}"].to_numpy(dtype=float)
+        lo = fitted[f"r2_{fit}_lo"].to_numpy(dtype=float)
+        hi = fitted[f"r2_{fit}_hi"].to_numpy(dtype=float)
+        clipped = clipped or bool((lo < floor).any())
+        lo_shown = np.maximum(lo, floor)
+        handles.append(
+            ax.errorbar(
+                np.maximum(r2, floor),
+                y + offset,
+                xerr=[
+                    np.maximum(r2, floor) - lo_shown,
+                    np.maximum(hi, floor) - np.maximum(r2, floor),
+                ],
+                fmt="o",
+                ms=5,
+                color=color,
+                lw=1.3,
+                label=f"{fit} fit",
+            )
+        )
+        for yy in (y + offset)[lo < floor]:
+            ax.plot([floor], [yy], marker="<", color=color, ms=6)
+    line = ax.axvline(result.config.r2_threshold, color="#555555", ls="--", lw=1.2)
+    ax.set_yticks(y, labels)
+    ax.invert_yaxis()
+    ax.set_xlim(floor - 0.05, 1.02)
+    ax.set_xlabel("R² with 95% bootstrap CI")
+    ax.grid(axis="y", visible=False)
+    _legend_above(
+        fig,
+        [*handles, line],
+        ["probit fit", "logistic fit", f"paper's bar (R² ≥ {result.config.r2_threshold:.2f})"],
+        3,
+    )
+    clip_note = f" CIs reaching below {floor} are cut at the left edge (arrow)." if clipped else ""
+    return Figure(
+        fig,
+        "t1_r2_by_cell",
+        "R² of the probit and logistic fits of AUC on the margin in each fitted cell (encoder, "
+        "dataset, question type), with 95% bootstrap CIs; the dashed line is the paper's bar."
+        + clip_note,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# T2
+# --------------------------------------------------------------------------------------------
+
+_CELL_ORDER: tuple[str, ...] = ("P1-P2+", "P1+P2+", "P1+P2-", "P1-P2-")
+
+
+def t2_hits(result: Any, dataset: str = "all") -> Figure:
+    """hit@k of q, bridge and union per (P1, P2) cell, one panel per encoder."""
+    plt = _pyplot()
+    cells = result.cells[result.cells["dataset"] == dataset]
+    encoders = list(dict.fromkeys(cells["encoder"]))
+    fig, axes = plt.subplots(
+        1,
+        len(encoders),
+        figsize=(WIDTH, 3.6),
+        squeeze=False,
+        sharey=True,
+        layout="constrained",
+    )
+    arms = ("q", "bridge", "union")
+    handles: list[Any] = []
+    for ax, encoder in zip(axes[0], encoders, strict=True):
+        part = cells[cells["encoder"] == encoder].set_index("cell")
+        present = [c for c in _CELL_ORDER if c in part.index]
+        x = np.arange(len(present))
+        handles = []
+        for i, arm in enumerate(arms):
+            handles.append(
+                ax.bar(
+                    x + (i - 1) * 0.27,
+                    part.loc[present, f"hit_{arm}"],
+                    width=0.27,
+                    color=ARM_COLORS[arm],
+                )
+            )
+        ax.set_xticks(
+            x,
+            [
+                f"{names.cell(c)}\n{names.regime(part.loc[c, 'regime'])}\nn = {part.loc[c, 'n']}"
+                for c in present
+            ],
+            fontsize=9,
+        )
+        ax.set_title(names.encoder(encoder))
+        ax.grid(axis="x", visible=False)
+        _percent_axis(ax)
+    axes[0, 0].set_ylabel(_hit(result.config.k))
+    _legend_above(fig, handles, [names.arm(a) for a in arms], 3)
+    where = "all datasets pooled" if dataset == "all" else names.dataset(dataset)
+    return Figure(
+        fig,
+        "t2_hits_by_cell",
+        f"{_hit(result.config.k)} of the hop-2 passage for the question alone (q), the whole "
+        f"bridge passage and union (q + α·B_rel) in each (P1, P2) cell, {where}, one panel per "
+        "encoder.",
+    )
+
+
+def forest(
+    frame: pd.DataFrame,
+    *,
+    labels: Sequence[str],
+    diff: str,
+    lo: str,
+    hi: str,
+    p: str | None = None,
+    level: float = 0.05,
+    colors: Sequence[str] | None = None,
+    color_labels: Mapping[str, str] | None = None,
+    panels: Sequence[str] | None = None,
+    band: tuple[float, float] | None = None,
+    xlabel: str = "difference (percentage points)",
+) -> Any:
+    """A forest plot of paired differences (drawn in points) with their CIs; returns the
+    Matplotlib figure (callers wrap it in a :class:`Figure` with their caption).
+
+    With ``p``, a filled marker means p < ``level`` in either direction, a hollow one that the
+    difference is not significant. ``colors`` (one per row) colour the markers, with
+    ``color_labels`` (colour → legend text). ``panels`` (one value per row) split the rows into
+    side-by-side panels sharing the row labels."""
+    plt = _pyplot()
+    from matplotlib.lines import Line2D
+
+    frame = frame.reset_index(drop=True)
+    panel_values = list(dict.fromkeys(panels)) if panels is not None else [None]
+    panel_of = np.asarray(panels) if panels is not None else np.full(len(frame), None)
+    row_labels = list(dict.fromkeys(labels))
+    height = 0.34 * max(4, len(row_labels)) + 1.7
+    fig, axes = plt.subplots(
+        1,
+        len(panel_values),
+        figsize=(WIDTH, height),
+        squeeze=False,
+        sharey=True,
+        sharex=True,
+        layout="constrained",
+    )
+    row_colors = list(colors) if colors is not None else [PALETTE[0]] * len(frame)
+    significant = (
+        frame[p].to_numpy(dtype=float) < level if p is not None else np.zeros(len(frame), bool)
+    )
+    position = {label: i for i, label in enumerate(row_labels)}
+    for ax, panel in zip(axes[0], panel_values, strict=True):
+        if band is not None:
+            ax.axvspan(100 * band[0], 100 * band[1], color="#e6e6e6", zorder=0)
+        ax.axvline(0, color="#333333", lw=1.1, zorder=1)
+        for i in np.flatnonzero(panel_of == panel) if panels is not None else range(len(frame)):
+            row = frame.iloc[i]
+            yy = position[labels[i]]
+            d = 100 * float(row[diff])
+            ax.plot(
+                [100 * float(row[lo]), 100 * float(row[hi])],
+                [yy, yy],
+                color="#555555",
+                lw=1.2,
+                zorder=2,
+            )
+            color = row_colors[i]
+            ax.scatter(
+                [d],
+                [yy],
+                s=42,
+                zorder=3,
+                edgecolors=color,
+                linewidths=1.6,
+                facecolors=color if significant[i] else "white",
+            )
+        if panel is not None:
+            ax.set_title(str(panel))
+        ax.set_xlabel(xlabel)
+        ax.grid(axis="y", visible=False)
+    axes[0, 0].set_yticks(range(len(row_labels)), row_labels)
+    axes[0, 0].set_ylim(len(row_labels) - 0.5, -0.5)
+    handles, texts = [], []
+    for color, text in (color_labels or {}).items():
+        handles.append(Line2D([], [], marker="o", ls="", color=color, ms=7))
+        texts.append(text)
+    if p is not None:
+        handles += [
+            Line2D([], [], marker="o", ls="", color="#555555", ms=7),
+            Line2D([], [], marker="o", ls="", markerfacecolor="white", color="#555555", ms=7),
+        ]
+        texts += [f"p < {level:g} (either direction)", "not significant"]
+    if band is not None:
+        from matplotlib.patches import Patch
+
+        handles.append(Patch(color="#e6e6e6"))
+        texts.append("paper's range")
+    if handles:
+        _legend_above(fig, handles, texts, min(len(handles), 3))
+    return fig
+
+
+def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
+    """Δ of one T2 comparison per dataset and (P1, P2) cell, a panel per encoder, markers
+    coloured by regime and filled where Holm p < the significance level (either direction)."""
+    cfg = result.config
+    cells = result.cells.copy()
+    cells["_cell_order"] = cells["cell"].map({c: i for i, c in enumerate(_CELL_ORDER)})
+    datasets = [d for d in dict.fromkeys(cells["dataset"]) if d != "all"] + ["all"]
+    cells["_ds_order"] = cells["dataset"].map({d: i for i, d in enumerate(datasets)})
+    cells = cells.sort_values(["_ds_order", "_cell_order"], kind="stable")
+    labels = [f"{names.dataset(r.dataset)} · {names.cell(r.cell)}" for r in cells.itertuples()]
+    fig = forest(
+        cells,
+        labels=labels,
+        diff=f"{comparison}_diff",
+        lo=f"{comparison}_ci_lo",
+        hi=f"{comparison}_ci_hi",
+        p=f"{comparison}_p_holm",
+        level=cfg.significance,
+        colors=[REGIME_COLORS[r] for r in cells["regime"]],
+        color_labels={REGIME_COLORS[r]: r for r in REGIME_COLORS},
+        panels=[names.encoder(e) for e in cells["encoder"]],
+        xlabel=f"Δ {_hit(cfg.k)}, {names.comparison(comparison)} (pp)",
+    )
+    tests = len(result.cells) * 2
+    return Figure(
+        fig,
+        f"t2_delta_{comparison}",
+        f"Paired difference {names.comparison(comparison)} in {_hit(cfg.k)}, in percentage "
+        "points, per dataset and (P1, P2) cell (pooled = all datasets whose predicates are "
+        f"informative), one panel per encoder; bars are 95% bootstrap CIs. A filled marker "
+        f"means significant in either direction: Holm-adjusted exact McNemar p < "
+        f"{cfg.significance:g} over all {tests} tests of the notebook; hollow, not significant. "
+        "The CIs are not adjusted for the multiple tests while p is, so a CI can exclude zero "
+        "where the marker is hollow.",
+    )
+
+
+def regime_deltas(
+    table: pd.DataFrame,
+    cfg: Any,
+    *,
+    a: str = "union",
+    b: str = "q",
+) -> pd.DataFrame:
+    """Δ(a − b) of hit@k per (encoder, dataset, regime) with a paired bootstrap CI; pure.
+
+    ``table`` is T2's outcome table (``Outcomes.table``); questions are paired exactly as T2
+    pairs them (those with every T2 arm), Q-dominant pools T2's two P1 cells. The CI is the
+    paired percentile bootstrap of :func:`regime_core.stats.compare_paired` with the run's
+    resamples, confidence and seed (unadjusted, like T2's)."""
+    from regime_core.experiments.common import arm_matrix, compare_arms
+    from regime_core.experiments.t2_regime_decomposition import T2_ARMS
+
+    wide = arm_matrix(table, f"hit@{cfg.k}", T2_ARMS)
+    rows = []
+    for (encoder, dataset, regime), group in wide.groupby(
+        ["encoder", "dataset", "regime"], sort=False
+    ):
+        c = compare_arms(group, a, b, cfg)
+        rows.append(
+            {
+                "encoder": encoder,
+                "dataset": dataset,
+                "regime": regime,
+                "n": len(group),
+                "diff": c.diff,
+                "ci_lo": c.ci_lo,
+                "ci_hi": c.ci_hi,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figure:
+    """The book's key figure: union − q in hit@k, in points, by regime for each dataset, one
+    panel per encoder (``deltas`` from :func:`regime_deltas`)."""
+    plt = _pyplot()
+    from matplotlib.lines import Line2D
+
+    encoders = list(dict.fromkeys(deltas["encoder"]))
+    datasets = [d for d in config_datasets() if d in set(deltas["dataset"])]
+    datasets += [d for d in dict.fromkeys(deltas["dataset"]) if d not in datasets]
+    regimes = [r for r in REGIME_COLORS if r in set(deltas["regime"])]
+    fig, axes = plt.subplots(
+        1,
+        len(encoders),
+        figsize=(WIDTH, 0.9 * len(datasets) + 1.9),
+        squeeze=False,
+        sharey=True,
+        sharex=True,
+        layout="constrained",
+    )
+    offsets = {r: (i - (len(regimes) - 1) / 2) * 0.24 for i, r in enumerate(regimes)}
+    for ax, encoder in zip(axes[0], encoders, strict=True):
+        ax.axvline(0, color="#333333", lw=1.1)
+        part = deltas[deltas["encoder"] == encoder]
+        for row in part.itertuples(index=False):
+            if row.dataset not in datasets:
+                continue
+            yy = datasets.index(row.dataset) + offsets[row.regime]
+            color = REGIME_COLORS[row.regime]
+            ax.plot([100 * row.ci_lo, 100 * row.ci_hi], [yy, yy], color=color, lw=2)
+            ax.plot([100 * row.diff], [yy], "o", color=color, ms=7)
+            ax.annotate(
+                f"n = {row.n}",
+                (100 * max(row.ci_hi, row.diff), yy),
+                xytext=(9, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize=9,
+                color="#555555",
+            )
+        ax.set_title(names.encoder(encoder))
+        ax.set_xlabel(f"union − q, {_hit(k)} (pp)")
+        ax.grid(axis="y", visible=False)
+    axes[0, 0].set_yticks(range(len(datasets)), [names.dataset(d) for d in datasets])
+    axes[0, 0].set_ylim(len(datasets) - 0.5, -0.5)
+    handles = [Line2D([], [], color=REGIME_COLORS[r], marker="o", lw=2) for r in regimes]
+    _legend_above(fig, handles, [names.regime(r) for r in regimes], len(regimes))
+    return Figure(
+        fig,
+        "key_union_vs_q",
+        f"What adding the bridge's relation sentence to the query does: union − q in {_hit(k)} "
+        "(percentage points) on each dataset, split by regime, with 95% paired bootstrap CIs "
+        "(unadjusted); one panel per encoder, n = questions in the regime.",
+    )
+
+
+def config_datasets() -> tuple[str, ...]:
+    """The prepared datasets in the book's order."""
+    from regime_core.data.prepare import PREPARED_DATASETS
+
+    return PREPARED_DATASETS
+
+
+# --------------------------------------------------------------------------------------------
+# T3
+# --------------------------------------------------------------------------------------------
+
+
+def t3_drops(result: Any, comparison: str = "union_vs_knockout") -> Figure:
+    """The drop hit@k(union) − hit@k(other arm) on the subset, per encoder and dataset, with
+    the paper's range for the knockout."""
+    from regime_core.experiments.t3_brel_knockout import PAPER_DROP_HIGH, PAPER_DROP_LOW
+
+    cfg = result.config
+    part = result.comparisons[result.comparisons["comparison"] == comparison].copy()
+    datasets = [d for d in dict.fromkeys(part["dataset"]) if d != "all"] + ["all"]
+    part["_order"] = part["dataset"].map({d: i for i, d in enumerate(datasets)})
+    part = part.sort_values("_order", kind="stable")
+    p_column = "p_holm" if "p_holm" in part.columns else None
+    knockout = comparison == "union_vs_knockout"
+    fig = forest(
+        part,
+        labels=[names.dataset(d) for d in part["dataset"]],
+        diff="drop",
+        lo="ci_lo",
+        hi="ci_hi",
+        p=p_column,
+        level=cfg.significance,
+        colors=[ARM_COLORS["knockout" if knockout else "entity"]] * len(part),
+        panels=[names.encoder(e) for e in part["encoder"]],
+        band=(PAPER_DROP_LOW, PAPER_DROP_HIGH) if knockout else None,
+        xlabel=f"{names.comparison(comparison)}, {_hit(cfg.k)} (pp)",
+    )
+    other = "knockout (the bridge without B_rel)" if knockout else "entity (the hop-2 entity)"
+    return Figure(
+        fig,
+        f"t3_{comparison}",
+        f"How much {_hit(cfg.k)} union (q + α·B_rel) gains over {other} on the "
+        f"{names.regime(cfg.subset)} questions, in percentage points, per dataset (pooled = all), "
+        "one panel per encoder; bars are 95% bootstrap CIs (unadjusted), a filled marker means "
+        f"Holm-adjusted McNemar p < {cfg.significance:g} in either direction"
+        + ("; the grey band is the paper's range." if knockout else "."),
+    )

@@ -1,0 +1,373 @@
+"""Tables for the executed pages: numbers formatted for a reader, names from one table.
+
+Every notebook shows its numbers through :func:`table` (or one of the ready-made tables below, built
+from a record's numbers), so every page writes them the same way:
+
+========  =======================================================  =======================
+kind      rule                                                     example
+========  =======================================================  =======================
+``pct``   a fraction as a percentage, one decimal                  0.6215 -> ``62.2%``
+``pp``    a difference of fractions in signed percentage points    0.1234 -> ``+12.3 pp``
+``p``     a p-value with two significant digits                    0.0213 -> ``0.021``
+``int``   a count, an integer with thousands separators            485.0 -> ``485``
+``frac``  any real with three decimals                             0.1266 -> ``0.127``
+``r2``    a coefficient of determination, two decimals             0.912 -> ``0.91``
+``yes``   a boolean as yes or no                                   True -> ``yes``
+``g``     a knob value, shortest form                              0.250 -> ``0.25``
+========  =======================================================  =======================
+
+Missing values show as an em dash. Columns holding identifiers (``dataset``, ``encoder``,
+``regime``, ``arm``...) are shown under their display names (:mod:`regime_core.book.names`).
+
+>>> table(pd.DataFrame({"dataset": ["musique"], "n": [192.0], "hit": [0.5]}),
+...       {"hit": "pct"}).frame.to_dict("records")
+[{'dataset': 'MuSiQue', 'n': '192', 'hit': '50.0%'}]
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import numbers as _numbers
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core.book import names
+
+MISSING = "—"
+_NUMERIC = re.compile(r"^[-+<]?\s?\d")
+
+
+# --------------------------------------------------------------------------------------------
+# Scalars
+# --------------------------------------------------------------------------------------------
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float | np.floating):
+        return not math.isfinite(float(value))
+    return value is pd.NA or value is pd.NaT
+
+
+def _fixed(x: float, digits: int, signed: bool = False) -> str:
+    text = f"{x:.{digits}f}"
+    if float(text) == 0.0:
+        return f"{0.0:.{digits}f}"  # never "-0.0" or "+0.0"
+    return f"+{text}" if signed and x > 0 else text
+
+
+def pct(value: Any, digits: int = 1) -> str:
+    """A fraction as a percentage: ``pct(0.6215)`` → ``'62.2%'``."""
+    if _missing(value):
+        return MISSING
+    return f"{_fixed(100.0 * float(value), digits)}%"
+
+
+def pp(value: Any, digits: int = 1, unit: bool = True) -> str:
+    """A difference of fractions in signed percentage points: ``pp(-0.452)`` → ``'-45.2 pp'``."""
+    if _missing(value):
+        return MISSING
+    text = _fixed(100.0 * float(value), digits, signed=True)
+    return f"{text} pp" if unit else text
+
+
+def p_value(value: Any) -> str:
+    """A p-value with two significant digits, floored at 0.001.
+
+    >>> p_value(0.0213), p_value(0.25), p_value(1.0), p_value(0.0004)
+    ('0.021', '0.25', '1.0', '< 0.001')
+    """
+    if _missing(value):
+        return MISSING
+    x = float(value)
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"a p-value lies in [0, 1], got {x!r}")
+    if x < 0.001:
+        return "< 0.001"
+    return f"{x:#.2g}"
+
+
+def count(value: Any) -> str:
+    """A count: ``count(485.0)`` → ``'485'``; a non-integral value is an error."""
+    if _missing(value):
+        return MISSING
+    x = float(value)
+    if x != round(x):
+        raise ValueError(f"a count must be a whole number, got {value!r}")
+    return f"{round(x):,}"
+
+
+def frac(value: Any, digits: int = 3) -> str:
+    if _missing(value):
+        return MISSING
+    return _fixed(float(value), digits)
+
+
+def r2(value: Any) -> str:
+    return frac(value, 2)
+
+
+def yes_no(value: Any) -> str:
+    if _missing(value):
+        return MISSING
+    return "yes" if bool(value) else "no"
+
+
+def interval(diff: Any, lo: Any, hi: Any, kind: str = "pp", *, unit: bool = True) -> str:
+    """An estimate with its CI: ``interval(0.12, 0.04, 0.2)`` → ``'+12.0 pp [+4.0, +20.0]'``
+    (``unit=False``: ``'+12.0 [+4.0, +20.0]'``, for a column whose header names the unit)."""
+    if kind == "pp":
+        if _missing(diff):
+            return MISSING
+        return f"{pp(diff, unit=unit)} [{pp(lo, unit=False)}, {pp(hi, unit=False)}]"
+    fmt = FORMATS[kind]
+    return f"{fmt(diff)} [{fmt(lo)}, {fmt(hi)}]"
+
+
+FORMATS: dict[str, Callable[[Any], str]] = {
+    "pct": pct,
+    "pp": pp,
+    "p": p_value,
+    "int": count,
+    "frac": frac,
+    "r2": r2,
+    "yes": yes_no,
+    "g": lambda v: MISSING if _missing(v) else f"{float(v):g}",
+    "str": lambda v: MISSING if _missing(v) else str(v),
+}
+
+#: Columns that hold counts wherever they appear (shown as integers even when stored as floats).
+COUNT_COLUMNS: frozenset[str] = frozenset(
+    {"n", "questions", "available", "parallel", "two_hop", "excluded", "readings", "holding"}
+)
+
+
+def fmt(value: Any, kind: str) -> str:
+    """``value`` formatted as ``kind`` (a key of :data:`FORMATS`)."""
+    if kind not in FORMATS:
+        raise ValueError(f"unknown format {kind!r}; known: {', '.join(FORMATS)}")
+    return FORMATS[kind](value)
+
+
+# --------------------------------------------------------------------------------------------
+# Tables
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Table:
+    """A formatted table: every cell a string, an optional caption and a note below.
+
+    In a notebook it renders as a plain HTML table (no index, scrollable on a phone); as text it
+    prints aligned columns.
+    """
+
+    frame: pd.DataFrame
+    caption: str | None = None
+    note: str | None = None
+    align_left: tuple[str, ...] = field(default=())
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in self.frame.columns)
+        rows = []
+        for values in self.frame.itertuples(index=False):
+            cells = []
+            for column, value in zip(self.frame.columns, values, strict=True):
+                left = column in self.align_left
+                # numbers and intervals never break; words may, so a table fits its column
+                numeric = bool(_NUMERIC.match(str(value)))
+                style = (
+                    ' style="text-align: left"'
+                    if left
+                    else (' style="white-space: nowrap"' if numeric else "")
+                )
+                cells.append(f"<td{style}>{html.escape(str(value))}</td>")
+            rows.append(f"<tr>{''.join(cells)}</tr>")
+        caption = (
+            f"<caption>{html.escape(self.caption)}</caption>" if self.caption is not None else ""
+        )
+        note = (
+            f'<p class="regime-table-note"><small>{html.escape(self.note)}</small></p>'
+            if self.note
+            else ""
+        )
+        return (
+            '<div class="regime-table" style="overflow-x: auto">'
+            f'<table class="table">{caption}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>{note}</div>"
+        )
+
+    def __repr__(self) -> str:
+        text = self.frame.to_string(index=False)
+        parts = [self.caption, text, self.note]
+        return "\n".join(p for p in parts if p)
+
+
+def _name_values(frame: pd.DataFrame, skip: Sequence[str]) -> pd.DataFrame:
+    for column, kind in names.VALUE_COLUMNS.items():
+        if column in frame.columns and column not in skip:
+            frame[column] = [
+                MISSING if _missing(v) else names.display(kind, v) for v in frame[column]
+            ]
+    return frame
+
+
+def _auto_kind(series: pd.Series, column: str) -> str:
+    if column in COUNT_COLUMNS or pd.api.types.is_integer_dtype(series):
+        return "int"
+    if pd.api.types.is_bool_dtype(series):
+        return "yes"
+    if pd.api.types.is_float_dtype(series):
+        return "frac"
+    return "str"
+
+
+def table(
+    frame: pd.DataFrame,
+    formats: Mapping[str, str] | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    caption: str | None = None,
+    note: str | None = None,
+    index: bool | None = None,
+    keep_names: Sequence[str] = (),
+) -> Table:
+    """Format ``frame`` for a page.
+
+    ``formats`` maps columns to a kind of :data:`FORMATS`; other columns are formatted by type
+    (counts as integers, booleans as yes/no, floats with three decimals, the rest as text).
+    ``columns`` renames headers (after formatting). A named index is kept as the first
+    column(s) (``index=True`` forces it, ``False`` drops it). Identifier columns
+    (:data:`regime_core.book.names.VALUE_COLUMNS`) show display names, except ``keep_names``.
+    """
+    formats = dict(formats or {})
+    data = frame.copy()
+    named_index = any(n is not None for n in data.index.names)
+    if index or (index is None and named_index):
+        data = data.reset_index()
+    data = _name_values(data, keep_names)
+    out = pd.DataFrame(index=range(len(data)))
+    for column in data.columns:
+        series = data[column]
+        kind = formats.get(str(column)) or _auto_kind(series, str(column))
+        out[str(column)] = [fmt(v, kind) for v in series.tolist()]
+    if columns:
+        out = out.rename(columns=dict(columns))
+    left = tuple(str(c) for c in out.columns if formats.get(str(c), "") == "str")
+    return Table(out, caption=caption, note=note, align_left=left)
+
+
+def records_table(
+    rows: Sequence[Mapping[str, Any]],
+    formats: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Table:
+    """:func:`table` over a list of row mappings."""
+    return table(pd.DataFrame(list(rows)), formats, **options)
+
+
+def settings_table(config: Any, keys: Sequence[str], *, caption: str | None = None) -> Table:
+    """Selected fields of a run's config as a two-column table (lists joined, names displayed).
+
+    For the settings a reader needs (datasets, encoders, sample size, resamples), never a
+    one-line dump of the whole config."""
+    kinds = {"datasets": "dataset", "transfer_datasets": "dataset", "dataset": "dataset",
+             "train_dataset": "dataset", "encoders": "encoder", "encoder": "encoder",
+             "pool": "pool", "pools": "pool"}  # fmt: skip
+    rows = []
+    for key in keys:
+        value = getattr(config, key)
+        kind = kinds.get(key)
+        items = list(value) if isinstance(value, list | tuple) else [value]
+        if value is None:
+            shown = ["all" if key == "sample_size" else "default"]
+        else:
+            shown = [names.display(kind, v) if kind else _plain(v) for v in items]
+        rows.append({"setting": key.replace("_", " "), "value": ", ".join(shown)})
+    return Table(
+        pd.DataFrame(rows, columns=["setting", "value"]),
+        caption=caption,
+        align_left=("setting", "value"),
+    )
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, _numbers.Integral):
+        return f"{int(value):,}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def nested_counts(
+    numbers: Mapping[str, Mapping[str, Any]],
+    *,
+    index_name: str = "dataset",
+    value_names: Callable[[str], str] | None = None,
+    caption: str | None = None,
+    value_header: str = "",
+) -> Table:
+    """``{dataset: {value: count}}`` as a table with one row per value and one column per
+    dataset (display names), 0 where a dataset lacks a value: narrow enough for a phone."""
+    frame = pd.DataFrame(numbers).fillna(0)
+    rows = []
+    for value, counts in frame.iterrows():
+        row = {value_header: value_names(str(value)) if value_names else str(value)}
+        for column, n in counts.items():
+            key = names.display(index_name, column) if index_name in names.VALUE_COLUMNS else column
+            row[str(key)] = count(n)
+        rows.append(row)
+    return Table(pd.DataFrame(rows), caption=caption, align_left=(value_header,))
+
+
+def label(text: str) -> str:
+    """A record key made readable: ``"hop_order_rules"`` → ``"hop order rules"``."""
+    return text.replace("_", " ")
+
+
+# Re-exported: every name of the former single module stays importable from here.
+from regime_core.book.tables.claims import (  # noqa: E402, F401
+    T2_CELL_ORDER,
+    _type_name,
+    exclusions_table,
+    labels_table,
+    markdown_text,
+    nested_counts_table,
+    predicates_table,
+    prepared_table,
+    regimes_table,
+    robustness_table,
+    routing_data_table,
+    t1_table,
+    t2_table,
+    t3_audit_table,
+    t3_hits_table,
+    t3_table,
+    worked_example_markdown,
+)
+from regime_core.book.tables.router import (  # noqa: E402, F401
+    POLICY_COLUMNS,
+    _comparison_row,
+    ablation_summary,
+    breakdown_table,
+    headline_table,
+    oracle_gap_table,
+    router_summary,
+    routing_table,
+    selector_cost_table,
+    selector_table,
+    soft_table,
+    transfer_comparison_table,
+    transfer_table,
+)
+from regime_core.book.tables.teaching import (  # noqa: E402, F401
+    demo_table,
+    hit_table,
+)

@@ -1,0 +1,349 @@
+"""Tables of the claims, built from a record's numbers: T1, T2, T3, robustness and the data
+chapter."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core.book import names
+from regime_core.book.tables import (
+    MISSING,
+    Table,
+    count,
+    frac,
+    interval,
+    label,
+    nested_counts,
+    p_value,
+    pct,
+    r2,
+    yes_no,
+)
+
+# --------------------------------------------------------------------------------------------
+# Tables built from a record's numbers (every number shown was read back from record.json)
+# --------------------------------------------------------------------------------------------
+
+
+def _type_name(native_type: str) -> str:
+    return "all types" if native_type == "all" else str(native_type)
+
+
+def t1_table(numbers: Mapping[str, Any]) -> Table:
+    """T1's per-cell table from a record's numbers: R² of both fits with CIs, σ, Spearman ρ."""
+    rows = []
+    for encoder, datasets in numbers["cells"].items():
+        for dataset, types in datasets.items():
+            for native_type, cell in types.items():
+                row = {
+                    "encoder": names.encoder(encoder),
+                    "dataset": names.dataset(dataset),
+                    "question type": _type_name(native_type),
+                    "n": count(cell["n"]),
+                }
+                if cell["fitted"]:
+                    for fit in ("probit", "logistic"):
+                        row[f"R² {fit} [95% CI]"] = interval(
+                            cell[f"r2_{fit}"], cell[f"r2_{fit}_lo"], cell[f"r2_{fit}_hi"], "r2"
+                        )
+                    row["σ (probit)"] = frac(cell["scale_probit"])
+                    row["Spearman ρ"] = r2(cell.get("spearman_rho"))
+                else:
+                    row["R² probit [95% CI]"] = f"not fitted: {cell['reason']}"
+                    row["R² logistic [95% CI]"] = MISSING
+                    row["σ (probit)"] = MISSING
+                    row["Spearman ρ"] = MISSING
+                rows.append(row)
+    return Table(pd.DataFrame(rows), align_left=("question type",))
+
+
+#: T2's cells in page order (B-dominant, the two Q-dominant cells, neither).
+T2_CELL_ORDER: tuple[str, ...] = ("P1-P2+", "P1+P2+", "P1+P2-", "P1-P2-")
+
+
+def t2_table(
+    numbers: Mapping[str, Any],
+    comparison: str = "union_vs_q",
+    *,
+    levels: Sequence[str] | None = None,
+) -> Table:
+    """T2's per-cell table from a record's numbers, for the dataset ``levels`` given (default:
+    all, the pooled ``"all"`` included; one level goes into the caption instead of a column).
+    "significant" means Holm-adjusted p below the run's level in either direction; the CIs are
+    unadjusted (the note says so)."""
+    level = float(numbers.get("significance", 0.05))
+    k = numbers.get("k", 5)
+    one_level = levels is not None and len(levels) == 1
+    arms = list(reversed(comparison.split("_vs_", 1)))  # "union_vs_q" shows q, then union
+    rows = []
+    for encoder, datasets in numbers["cells"].items():
+        for dataset, cells in datasets.items():
+            if levels is not None and dataset not in levels:
+                continue
+            order = [c for c in T2_CELL_ORDER if c in cells] + [
+                c for c in cells if c not in T2_CELL_ORDER
+            ]
+            for cell_name in order:
+                entry = cells[cell_name]
+                c = entry[comparison]
+                row = {"encoder": names.encoder(encoder)}
+                if not one_level:
+                    row["dataset"] = names.dataset(dataset)
+                row.update(
+                    {
+                        "cell (regime)": (
+                            f"{names.cell(cell_name)} ({names.regime(entry['regime'])})"
+                        ),
+                        "n": count(entry["n"]),
+                        **{arm: pct(entry[f"hit_{arm}"]) for arm in arms},
+                        f"{names.comparison(comparison)}, pp [95% CI]": interval(
+                            c["diff"], c["ci_lo"], c["ci_hi"], unit=False
+                        ),
+                        "Holm p": p_value(c["p_holm"]),
+                        "significant (either direction)": yes_no(c["p_holm"] < level),
+                    }
+                )
+                rows.append(row)
+    tests = numbers.get("tests")
+    family = f"over all {tests} tests of the run" if tests else "over every test of the run"
+    where = f", {names.dataset(levels[0])}" if one_level and levels else ""
+    return Table(
+        pd.DataFrame(rows),
+        caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
+        note=(
+            f"{', '.join(arms)}: hit@{k} of each arm. CIs are 95% paired bootstrap intervals, "
+            f"not adjusted for multiple testing; p is the exact McNemar p, Holm-adjusted "
+            f"{family}; significant = Holm p < {level:g}, either direction."
+        ),
+    )
+
+
+def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table:
+    """T3's comparisons from a record's numbers: one comparison (``union_vs_knockout``,
+    ``union_vs_entity``) per table, datasets first and the pooled level last; all of them
+    when ``comparison`` is None."""
+    comparisons = [comparison] if comparison else list(numbers["comparisons"])
+    rows = []
+    for name in comparisons:
+        other = name.split("_vs_", 1)[1]
+        for encoder, datasets in numbers["comparisons"][name].items():
+            order = [d for d in datasets if d != "all"] + (["all"] if "all" in datasets else [])
+            for dataset in order:
+                entry = datasets[dataset]
+                row = {
+                    "encoder": names.encoder(encoder),
+                    "dataset": names.dataset(dataset),
+                    "n": count(entry["n"]),
+                    "union": pct(entry["hit_a"]),
+                    (names.arm(other, short=True) if comparison else "other arm"): pct(
+                        entry["hit_b"]
+                    ),
+                    (
+                        f"{names.comparison(name)}, pp [95% CI]"
+                        if comparison
+                        else "drop, pp [95% CI]"
+                    ): interval(entry["drop"], entry["ci_lo"], entry["ci_hi"], unit=False),
+                    "Holm p": p_value(entry["p_holm"]),
+                }
+                if other == "knockout" or comparison is None:
+                    in_range = entry["in_paper_range"] if other == "knockout" else None
+                    row["in the paper's range"] = yes_no(in_range)
+                if comparison is None:
+                    row = {"comparison": names.comparison(name), **row}
+                rows.append(row)
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            "hit@k on the subset. CIs are 95% paired bootstrap intervals (unadjusted); p is the "
+            "exact McNemar p, Holm-adjusted over every test of the run."
+        ),
+    )
+
+
+def nested_counts_table(
+    numbers: Mapping[str, Any], index_name: str = "dataset", column_name: str = "value"
+) -> Table:
+    """``{dataset: {value: count}}`` as a table (0 where a value is absent)."""
+    return nested_counts(numbers, index_name=index_name, value_names=label, caption=None)
+
+
+def robustness_table(numbers: Mapping[str, Any]) -> Table:
+    """One row per claim from a robustness record: readings, holding, share, the most
+    sensitive knob and the primary reading's verdict."""
+    rows = [
+        {
+            "claim": claim_id,
+            "primary verdict": s["primary_verdict"],
+            "readings": count(s["readings"]),
+            "holding": count(s["holding"]),
+            "share holding": pct(s["share"]),
+            "most sensitive knob": label(str(s["most_sensitive_knob"])),
+        }
+        for claim_id, s in numbers["claims"].items()
+    ]
+    return Table(pd.DataFrame(rows), align_left=("claim", "primary verdict"))
+
+
+# --------------------------------------------------------------------------------------------
+# The data chapter
+# --------------------------------------------------------------------------------------------
+
+
+def prepared_table(numbers: Mapping[str, Any]) -> Table:
+    """Questions read, two-hop items kept and excluded per dataset (data_regimes record)."""
+    rows = [
+        {
+            "dataset": names.dataset(ds),
+            "dev questions read": count(entry["questions"]),
+            "two-hop items kept": count(entry["two_hop"]),
+            "excluded": count(entry["excluded"]),
+        }
+        for ds, entry in numbers["prepared"].items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def exclusions_table(numbers: Mapping[str, Any]) -> Table:
+    """Exclusions by reason per dataset (data_regimes record)."""
+    reasons = {ds: entry.get("excluded_by_reason", {}) for ds, entry in numbers["prepared"].items()}
+    return nested_counts(
+        reasons, value_names=label, caption="Exclusions by reason", value_header="reason"
+    )
+
+
+def predicates_table(numbers: Mapping[str, Any]) -> Table:
+    """P1 and P2 shares by dataset and question type (data_regimes record)."""
+    rows = [
+        {
+            "dataset": names.dataset(ds),
+            "question type": _type_name(t),
+            "n": count(v["n"]),
+            "P1": pct(v["p1_share"]),
+            "P2": pct(v["p2_share"]),
+        }
+        for ds, types in numbers["predicates"].items()
+        for t, v in types.items()
+    ]
+    return Table(pd.DataFrame(rows), align_left=("question type",))
+
+
+def regimes_table(numbers: Mapping[str, Any]) -> Table:
+    """Regime shares by dataset and question type (data_regimes record)."""
+    from regime_core.data.regimes import REGIMES
+
+    rows = [
+        {
+            "dataset": names.dataset(ds),
+            "question type": _type_name(t),
+            "n": count(v["n"]),
+            **{names.regime(r): pct(v[r]["share"]) for r in REGIMES},
+        }
+        for ds, types in numbers["regimes"].items()
+        for t, v in types.items()
+    ]
+    return Table(pd.DataFrame(rows), align_left=("question type",))
+
+
+def markdown_text(text: str) -> str:
+    """``text`` with the characters Markdown would read as formatting escaped."""
+    escaped = html.escape(str(text), quote=False)
+    for ch in ("\\", "*", "_", "`", "[", "]", "#", "|"):
+        escaped = escaped.replace(ch, "\\" + ch)
+    return escaped
+
+
+def worked_example_markdown(example: Any) -> str:
+    """A worked example of the data chapter (``WorkedExample``) as Markdown, ``B_rel`` in bold
+    and display names for the dataset."""
+    sentences = [
+        f"**{markdown_text(s)}**" if i == example.b_rel_index else markdown_text(s)
+        for i, s in enumerate(example.bridge_sentences)
+    ]
+    mention = example.bridge_mention if example.bridge_mention is not None else "not in the bridge"
+    return "\n".join(
+        [
+            f"**{names.regime(example.regime)}** · {names.dataset(example.dataset)} · "
+            f"{markdown_text(example.native_type)} · P1 {'yes' if example.p1 else 'no'}, "
+            f"P2 {'yes' if example.p2 else 'no'}",
+            "",
+            f"- Question: {markdown_text(example.question)}",
+            f"- Bridge ({markdown_text(example.bridge_title)}): " + " ".join(sentences),
+            f"- Hop-2 entity: {markdown_text(example.hop2_entity)}; as the bridge writes it: "
+            f"{markdown_text(mention)}; target passage: {markdown_text(example.target_title)}",
+        ]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# T3's other tables
+# --------------------------------------------------------------------------------------------
+
+
+def t3_hits_table(numbers: Mapping[str, Any]) -> Table:
+    """hit@k of every arm on T3's subset, per encoder and dataset (T3 record)."""
+    rows = [
+        {
+            "encoder": names.encoder(e),
+            "dataset": names.dataset(d),
+            **{names.arm(a, short=True): pct(v["hit"]) for a, v in arms.items()},
+        }
+        for e, by_ds in numbers["hits"].items()
+        for d, arms in by_ds.items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def t3_audit_table(numbers: Mapping[str, Any]) -> Table:
+    """How often the entity arm's bridge mention equals the target's title (T3 record)."""
+    rows = [
+        {
+            "encoder": names.encoder(e),
+            "dataset": names.dataset(d),
+            "questions in the subset": count(v["subset_n"]),
+            "with a bridge mention": count(v["with_mention"]),
+            "mention = target title": count(v["mention_is_title"]),
+            "share": pct(v.get("mention_is_title_share")),
+        }
+        for e, by_ds in numbers["entity"].items()
+        for d, v in by_ds.items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def routing_data_table(data: Mapping[str, Any], *, k: int) -> Table:
+    """Per dataset of ``load_routing_data``: questions used and available, comparison questions,
+    and hit@k of q and union with the selected ``B_rel``."""
+    rows = [
+        {
+            "dataset": names.dataset(name),
+            "questions used": count(d.n),
+            "available": count(d.sample.n_available),
+            "comparison questions": count(int(d.table["parallel"].sum())),
+            f"hit@{k}, q": pct(float(np.mean(d.hit_q))),
+            f"hit@{k}, union": pct(float(np.mean(d.hit_union))),
+        }
+        for name, d in data.items()
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def labels_table(result: Any) -> Table:
+    """The router's training labels: the rule, how many items each label got, the ties, and the
+    out-of-fold AUC of p(union) against the labels."""
+    counts_ = result.label_counts
+    rows = [
+        {"": "label rule", "value": result.config.label_rule},
+        {
+            "": "labelled union (union ranked the hop-2 passage higher)",
+            "value": count(counts_["union"]),
+        },
+        {"": "labelled q (q ranked it higher)", "value": count(counts_["q"])},
+        {"": "dropped (ties, under the drop rule)", "value": count(counts_["dropped"])},
+        {"": "out-of-fold AUC of p(union) against the labels", "value": frac(result.auc)},
+    ]
+    return Table(pd.DataFrame(rows), align_left=("", "value"))

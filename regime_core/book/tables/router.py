@@ -1,0 +1,363 @@
+"""The router, transfer and ablation tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core.book import names
+from regime_core.book.tables import (
+    MISSING,
+    Table,
+    _plain,
+    count,
+    interval,
+    label,
+    p_value,
+    pct,
+    pp,
+    yes_no,
+)
+
+# --------------------------------------------------------------------------------------------
+# The router, transfer and ablation tables
+# --------------------------------------------------------------------------------------------
+
+POLICY_COLUMNS: tuple[str, ...] = ("q", "union", "routed", "oracle")
+
+
+def routing_table(
+    frame: pd.DataFrame,
+    keys: Sequence[str],
+    *,
+    k: int,
+    versus: str = "q",
+    extra: Sequence[str] = ("share_union",),
+    caption: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    policies: Sequence[str] = POLICY_COLUMNS,
+) -> Table:
+    """Rows of routing outcomes (the ablation tables' columns ``n, hit_<policy>, delta, ci_lo,
+    ci_hi, p_value, oracle_gap, share_union``) formatted: ``keys`` first (display names; rows
+    grouped by the keys in their order of appearance), hit@k per policy, routed − q with its CI
+    and p, then ``extra`` columns."""
+    shown_headers = {"alpha": "α", "native_type": "question type", **(headers or {})}
+    ordered = frame.copy()
+    for key in reversed(keys):
+        rank = {v: i for i, v in enumerate(dict.fromkeys(ordered[key]))}
+        ordered = ordered.sort_values(key, key=lambda s, r=rank: s.map(r), kind="stable")
+    records = ordered.to_dict("records")
+    sizes = {row["n"] for row in records if "n" in row}
+    one_size = len(sizes) == 1 and len(records) > 1
+    show_degenerate = "degenerate" in extra and any(row.get("degenerate") for row in records)
+    rows = []
+    has_test = False
+    for row in records:
+        out: dict[str, str] = {}
+        for key in keys:
+            kind = names.VALUE_COLUMNS.get(key)
+            value = row[key]
+            shown = names.display(kind, value) if kind else _plain(value)
+            out[shown_headers.get(key, label(key))] = shown
+        if "n" in row and not one_size:
+            out["n"] = count(row["n"])
+        for policy in policies:
+            if f"hit_{policy}" in row:
+                out[policy] = pct(row[f"hit_{policy}"])
+        if versus == "q" and "delta" in row:
+            has_test = True
+            out["routed − q, pp [95% CI]"] = (
+                interval(row["delta"], row["ci_lo"], row["ci_hi"], unit=False)
+                if "ci_lo" in row
+                else pp(row["delta"], unit=False)
+            )
+            out["p"] = p_value(row.get("p_value"))
+        for column in extra:
+            if column == "share_union" and column in row:
+                out["sent to union"] = pct(row[column])
+            elif column == "oracle_gap" and column in row:
+                out["oracle − routed"] = pp(row[column])
+            elif column == "degenerate" and show_degenerate:
+                out["one label class"] = yes_no(row[column])
+        rows.append(out)
+    described = {
+        "q": "always-q",
+        "union": "always-union",
+        "routed": "the router",
+        "oracle": "the oracle (the better of q and union per question)",
+    }
+    shown = [p for p in policies if p in described]
+    note = f"{', '.join(shown)}: hit@{k} of {', '.join(described[p] for p in shown)}."
+    if one_size:
+        note += f" Every row has n = {count(next(iter(sizes)))} questions."
+    if has_test:
+        note += " CI: 95% paired bootstrap; p: exact McNemar."
+    if show_degenerate:
+        note += " One label class: every label was the same, so the router is constant."
+    return Table(pd.DataFrame(rows), caption=caption, note=note)
+
+
+def breakdown_table(frame: pd.DataFrame, by: str, *, k: int) -> Table:
+    """:func:`regime_core.experiments.router_train.breakdown` formatted."""
+    return routing_table(frame, [by], k=k, extra=("share_union",))
+
+
+def selector_table(quality: Any) -> Table:
+    """How often the selector, the first sentence and a random sentence pick the gold
+    ``B_rel`` (all relation sources)."""
+    agreement = quality.agreement[quality.agreement["relation_source"] == "all"]
+    rows = [
+        {
+            "dataset": names.dataset(row.dataset),
+            "items with a gold B_rel": count(row.n),
+            "selector": pct(row.selected),
+            "first sentence": pct(row.first_sentence),
+            "random sentence": pct(row.chance),
+        }
+        for row in agreement.itertuples(index=False)
+    ]
+    return Table(pd.DataFrame(rows))
+
+
+def selector_cost_table(quality: Any, *, k: int) -> Table:
+    """What the selector's choice costs: union hit@k with the selected against the gold
+    ``B_rel``, on the items whose gold sentence exists."""
+    rows = [
+        {
+            "dataset": names.dataset(name),
+            "n": count(c.n),
+            "union, selected B_rel": pct(c.mean_a),
+            "union, gold B_rel": pct(c.mean_b),
+            "selected − gold [95% CI]": interval(c.diff, c.ci_lo, c.ci_hi),
+            "p": p_value(c.p_value),
+        }
+        for name, c in quality.retrieval.items()
+    ]
+    return Table(
+        pd.DataFrame(rows),
+        note=f"hit@{k}. CI: 95% paired bootstrap; p: exact McNemar.",
+    )
+
+
+def _comparison_row(entry: Mapping[str, Any]) -> tuple[str, str]:
+    return interval(entry["diff"], entry["ci_lo"], entry["ci_hi"]), p_value(entry["p_value"])
+
+
+def router_summary(record: Mapping[str, Any]) -> Table:
+    """The router's training-set outcome from notebook router_train's record."""
+    train = record["numbers"]["train"]
+    outcome = train["outcome"]
+    k = next(key for key in outcome if key.startswith("hit@")).split("_")[0]
+    rows = [
+        {"": f"{k}, always q", "value": pct(outcome[f"{k}_q"]), "p": ""},
+        {"": f"{k}, always union", "value": pct(outcome[f"{k}_union"]), "p": ""},
+        {"": f"{k}, routed (cross-fitted)", "value": pct(outcome[f"{k}_routed"]), "p": ""},
+        {"": f"{k}, oracle", "value": pct(outcome[f"{k}_oracle"]), "p": ""},
+    ]
+    for name, text in (
+        ("routed_vs_q", "routed − always q [95% CI]"),
+        ("routed_vs_union", "routed − always union [95% CI]"),
+    ):
+        shown, p = _comparison_row(outcome[name])
+        rows.append({"": text, "value": shown, "p": p})
+    rows.append({"": "oracle − routed", "value": pp(outcome["oracle_vs_routed"]["diff"]), "p": ""})
+    rows.append({"": "questions sent to union", "value": pct(outcome["share_union"]), "p": ""})
+    return Table(
+        pd.DataFrame(rows),
+        caption=(
+            f"{names.dataset(train['dataset'])}: {count(train['n'])} questions "
+            f"({count(train['n_parallel'])} comparison questions, included)"
+        ),
+        note="CI: 95% paired bootstrap; p: exact McNemar.",
+        align_left=("",),
+    )
+
+
+def transfer_table(result: Any) -> Table:
+    """hit@k of the four policies on each dataset the frozen router never saw."""
+    rows = [
+        {
+            "dataset": names.dataset(name),
+            "n": count(outcome.n),
+            **{p: pct(float(np.mean(outcome.hits[p]))) for p in POLICY_COLUMNS},
+            "sent to union": pct(float(np.mean(outcome.routed_union))),
+        }
+        for name, outcome in result.outcomes.items()
+    ]
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"hit@{result.config.k} of always-q, always-union, the frozen router and the oracle "
+            "(the better of q and union per question)."
+        ),
+    )
+
+
+def transfer_comparison_table(result: Any) -> Table:
+    """The frozen router against always-q and always-union, and the no-regret check."""
+    rows = []
+    for name, outcome in result.outcomes.items():
+        c = outcome.comparison("routed_vs_q")
+        u = outcome.comparison("routed_vs_union")
+        rows.append(
+            {
+                "dataset": names.dataset(name),
+                "routed − q [95% CI]": interval(c.diff, c.ci_lo, c.ci_hi),
+                "p (vs q)": p_value(c.p_value),
+                "routed − union [95% CI]": interval(u.diff, u.ci_lo, u.ci_hi),
+                "p (vs union)": p_value(u.p_value),
+                "no regret": yes_no(result.no_regret(name)),
+            }
+        )
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"Differences in hit@{result.config.k}. CI: 95% paired bootstrap; p: exact "
+            "McNemar. No regret: the router is not significantly worse than always-q."
+        ),
+    )
+
+
+def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
+    """The paper's headline table from notebook zero_shot_transfer's record: the training set
+    (cross-fitted, from notebook router_train) and each zero-shot dataset, beside the paper."""
+    numbers = record["numbers"]
+    rows = []
+    entries: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any], float, Any]] = []
+    if "train" in numbers:
+        train = numbers["train"]
+        entries.append(
+            (
+                train["dataset"],
+                "cross-fitted",
+                train,
+                train["vs_union"],
+                train["oracle_gap"],
+                train["n"],
+            )
+        )
+    for name in datasets:
+        t = numbers["transfer"][name]
+        entries.append(
+            (
+                name,
+                "zero-shot",
+                t["routed_vs_q"],
+                t["routed_vs_union"],
+                t["oracle_vs_routed"]["diff"],
+                t["n"],
+            )
+        )
+    paper = numbers["paper"]
+    for name, setting, versus_q, versus_union, gap, n in entries:
+        rows.append(
+            {
+                "dataset": names.dataset(name),
+                "setting": setting,
+                "n": count(n),
+                "routed − q [95% CI]": interval(
+                    versus_q["diff"], versus_q["ci_lo"], versus_q["ci_hi"]
+                ),
+                "p": p_value(versus_q["p_value"]),
+                "paper": f"{pp(paper[name]['delta'])} ({paper[name]['p']})"
+                if name in paper
+                else MISSING,
+                "routed − always union [95% CI]": interval(
+                    versus_union["diff"], versus_union["ci_lo"], versus_union["ci_hi"]
+                ),
+                "oracle − routed": pp(gap),
+            }
+        )
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"Differences in hit@5, percentage points. The paper's oracle gap is about "
+            f"{pp(paper['oracle_gap'])}. CI: 95% paired bootstrap; p: exact McNemar."
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Ablations
+# --------------------------------------------------------------------------------------------
+
+
+def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
+    """Soft routing (``AblationResult.soft``): hit@k of q, the hard router and soft routing, and
+    soft − q, soft − routed with CIs and p."""
+    rows = []
+    for row in soft.to_dict("records"):
+        rows.append(
+            {
+                "dataset": names.dataset(row["dataset"]),
+                "q": pct(row["hit_q"]),
+                "routed": pct(row["hit_routed"]),
+                "soft": pct(row["hit_soft"]),
+                "soft − q [95% CI]": interval(
+                    row["soft_vs_q_diff"], row["soft_vs_q_ci_lo"], row["soft_vs_q_ci_hi"]
+                ),
+                "p (vs q)": p_value(row["soft_vs_q_p_value"]),
+                "soft − routed [95% CI]": interval(
+                    row["soft_vs_routed_diff"],
+                    row["soft_vs_routed_ci_lo"],
+                    row["soft_vs_routed_ci_hi"],
+                ),
+                "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
+            }
+        )
+    return Table(
+        pd.DataFrame(rows),
+        note=f"hit@{k}. CI: 95% paired bootstrap; p: exact McNemar.",
+    )
+
+
+def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
+    """What a perfect q/union choice would add over the router (``AblationResult.oracle_gap``)."""
+    rows = [
+        {
+            "dataset": names.dataset(row["dataset"]),
+            "n": count(row["n"]),
+            "routed": pct(row["hit_routed"]),
+            "oracle": pct(row["hit_oracle"]),
+            "oracle − routed [95% CI]": interval(
+                row["oracle_gap"], row["oracle_gap_ci_lo"], row["oracle_gap_ci_hi"]
+            ),
+        }
+        for row in frame.to_dict("records")
+    ]
+    return Table(pd.DataFrame(rows), note=f"hit@{k}. CI: 95% paired bootstrap.")
+
+
+def ablation_summary(record: Mapping[str, Any]) -> Table:
+    """One row per dataset from an ablations record: routed − q at the main α, soft − q, the
+    oracle gap, and routed − q under each pool and encoder that ran."""
+    numbers = record["numbers"]
+    rows = []
+    for name, entry in numbers["oracle_gap"].items():
+        soft = numbers["soft"][name]
+        row = {
+            "dataset": names.dataset(name),
+            "routed − q": f"{pp(entry['delta'])} (p {p_value(entry['p_value'])})",
+            "soft − q": f"{pp(soft['soft_vs_q_diff'])} (p {p_value(soft['soft_vs_q_p_value'])})",
+            "oracle − routed": pp(entry["oracle_gap"]),
+        }
+        for pool_name, by_ds in numbers["pools"].items():
+            if name in by_ds:
+                c = by_ds[name]
+                row[f"routed − q, {names.pool(pool_name)}"] = (
+                    f"{pp(c['delta'])} (p {p_value(c['p_value'])})"
+                )
+        for enc, by_ds in numbers["encoders"].items():
+            if name in by_ds:
+                c = by_ds[name]
+                row[f"routed − q, {names.encoder(enc)}"] = (
+                    f"{pp(c['delta'])} (p {p_value(c['p_value'])})"
+                )
+        rows.append(row)
+    return Table(
+        pd.DataFrame(rows),
+        note="Differences in hit@5, percentage points, with the exact McNemar p.",
+    )
