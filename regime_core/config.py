@@ -212,6 +212,8 @@ class Meaning:
 
 
 MEANINGS: dict[str, Meaning] = {
+    # data
+    "DATASETS": Meaning("the paper's three datasets, which every experiment reads by default"),
     # retrieval
     "ENCODER": Meaning("the default encoder, minilm: the bundled all-MiniLM-L6-v2 model"),
     "POOL_MODES": Meaning("where the hop-2 candidates come from", {
