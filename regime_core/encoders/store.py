@@ -65,6 +65,8 @@ CHECKPOINT_TEXTS: int = 4096
 # ... or as soon as their dense vectors take this many bytes (TF-IDF rows are vocabulary-wide:
 # 4,096 of them would be ~570 MB), which bounds what an encode holds before writing.
 CHECKPOINT_BYTES: int = 64 << 20
+# A gather copies rows out of a shard this many bytes at a time (see EmbeddingStore._gather).
+GATHER_BYTES: int = 32 << 20
 # Rows are written sparse (CSR) when at most this fraction of the entries is non-zero.
 _SPARSE_DENSITY: float = 0.25
 
@@ -255,6 +257,16 @@ class EmbeddingStore:
         vectors, _ = self.embed_with_report(encoder, texts, mode, **options)
         return vectors
 
+    def embed_compact(
+        self, encoder: Encoder, texts: Sequence[str], mode: Mode, **options: Unpack[EmbedOptions]
+    ) -> Any:
+        """As :meth:`embed`, but rows the store keeps sparse (a lexical encoder's, e.g. TF-IDF)
+        come back as a ``scipy.sparse.csr_matrix`` (float32) holding exactly the values
+        :meth:`embed` would densify; a dense encoder's come back dense. Retrieval densifies a
+        block of rows at a time (:mod:`regime_core.retrieval.vectors`)."""
+        vectors, _ = self.embed_with_report(encoder, texts, mode, compact=True, **options)
+        return vectors
+
     def embed_with_report(
         self,
         encoder: Encoder,
@@ -263,9 +275,13 @@ class EmbeddingStore:
         *,
         batch_size: int = config.ENCODE_BATCH_SIZE,
         progress: bool = False,
-    ) -> tuple[np.ndarray, StoreReport]:
-        """As :meth:`embed`, also returning counts of encoded and cached texts."""
+        compact: bool = False,
+    ) -> tuple[Any, StoreReport]:
+        """As :meth:`embed` (:meth:`embed_compact` with ``compact``), also returning counts of
+        encoded and cached texts."""
         keys, state, report = self._fill(encoder, texts, mode, batch_size, progress)
+        if compact:
+            return self._gather_compact(state, keys), report
         return self._gather(state, keys), report
 
     def fill(
@@ -364,11 +380,40 @@ class EmbeddingStore:
             positions, rows = by_shard.setdefault(shard, ([], []))
             positions.append(row)
             rows.append(at)
+        # ... in chunks of about GATHER_BYTES, so that the rows picked (and, for a sparse
+        # shard, densified) never add a second copy of the result to the peak.
+        chunk = max(1, GATHER_BYTES // max(1, 4 * (state.dim or 1)))
         for shard, (positions, rows) in by_shard.items():
             matrix = state.shards[shard][1]
-            picked = matrix[rows]
-            out[positions] = picked if isinstance(picked, np.ndarray) else picked.toarray()
+            for start in range(0, len(rows), chunk):
+                picked = matrix[rows[start : start + chunk]]
+                out[positions[start : start + chunk]] = (
+                    picked if isinstance(picked, np.ndarray) else picked.toarray()
+                )
         return out
+
+    @classmethod
+    def _gather_compact(cls, state: _Directory, keys: Sequence[bytes]) -> Any:
+        """CSR rows in ``keys`` order when every shard holding them is sparse, else dense."""
+        by_shard: dict[str, tuple[list[int], list[int]]] = {}
+        for row, key in enumerate(keys):
+            shard, at = state.index[key]
+            positions, rows = by_shard.setdefault(shard, ([], []))
+            positions.append(row)
+            rows.append(at)
+        matrices = [state.shards[shard][1] for shard in by_shard]
+        if not keys or any(isinstance(m, np.ndarray) for m in matrices):
+            return cls._gather(state, keys)
+        from scipy.sparse import vstack
+
+        stacked = vstack(
+            [m[rows] for m, (_, rows) in zip(matrices, by_shard.values(), strict=True)],
+            format="csr",
+        )
+        order = np.concatenate([np.asarray(p, dtype=np.int64) for p, _ in by_shard.values()])
+        inverse = np.empty(len(keys), dtype=np.int64)
+        inverse[order] = np.arange(len(keys))
+        return stacked[inverse].astype(np.float32, copy=False)
 
     def _sync(self, path: Path, identity: dict[str, Any]) -> _Directory:
         """Load shards written since the last call (by us or another process); drop gone ones."""
