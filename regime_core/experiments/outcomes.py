@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from regime_core.encoders.base import Encoder
 from regime_core.encoders.store import store_or_default
 from regime_core.metrics import NEGATIVE_METRICS
 from regime_core.retrieval import EmbeddingSource, Ranking, candidate_pools, retrieve_arms
+from regime_core.retrieval.vectors import embed_vectors
 from regime_core.schema import Example, Passage
 from regime_core.text import find_mentions, normalize
 
@@ -118,14 +120,28 @@ class CountingStore:
         self.n_cached = 0
 
     def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray:
+        return self._counted(encoder, texts, mode, compact=False)
+
+    def embed_compact(self, encoder: Encoder, texts: Sequence[str], mode: str) -> Any:
+        """As :meth:`embed`, passing on the wrapped store's compact (CSR) rows when it has them
+        (:func:`regime_core.retrieval.vectors.embed_vectors`)."""
+        return self._counted(encoder, texts, mode, compact=True)
+
+    def _counted(self, encoder: Encoder, texts: Sequence[str], mode: str, compact: bool) -> Any:
+        compact = compact and getattr(self.store, "embed_compact", None) is not None
         with_report = getattr(self.store, "embed_with_report", None)
         if with_report is not None:
-            vectors, report = with_report(encoder, texts, mode)
+            options = {"compact": True} if compact else {}
+            vectors, report = with_report(encoder, texts, mode, **options)
             self.n_encoded += report.n_encoded
             self.n_cached += report.n_cached
             return vectors
         self.n_encoded += len(set(texts))
-        return self.store.embed(encoder, texts, mode)
+        return (
+            embed_vectors(self.store, encoder, texts, mode)
+            if compact
+            else self.store.embed(encoder, texts, mode)
+        )
 
 
 def outcome_table(

@@ -48,6 +48,7 @@ from regime_core.retrieval.scoring import (
     faiss_score_block,
     numpy_score_block,
 )
+from regime_core.retrieval.vectors import Vectors, dense
 
 # Cells (queries × passages) of one block's float32 score matrix: 2**25 cells = 128 MiB.
 BLOCK_CELLS = 2**25
@@ -145,7 +146,7 @@ def _check_rows(name: str, rows: np.ndarray, n: int, n_passages: int, ndim: int)
 
 def scan_corpus(
     queries: np.ndarray,
-    documents: np.ndarray,
+    documents: Vectors,
     *,
     excluded: np.ndarray,
     targets: np.ndarray,
@@ -170,7 +171,8 @@ def scan_corpus(
     """
     check_scorer(scorer)
     queries = np.ascontiguousarray(queries, dtype=np.float32)
-    documents = np.ascontiguousarray(documents, dtype=np.float32)
+    # every query scores every passage: sparse (CSR) vectors are densified once, here
+    documents = np.ascontiguousarray(dense(documents))
     check_dimensions(queries, documents)
     n, n_passages = len(queries), len(documents)
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):

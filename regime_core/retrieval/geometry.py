@@ -30,6 +30,13 @@ from regime_core.retrieval import (
     score_candidates,
 )
 from regime_core.retrieval.corpus_scan import scan_corpus
+from regime_core.retrieval.vectors import (
+    Vectors,
+    checked_vectors,
+    dense,
+    embed_vectors,
+    stack_rows,
+)
 from regime_core.schema import Example, Passage
 
 #: What hop-1 retrieval returned at rank 1, per question (the routing table's ``hop1`` column).
@@ -53,9 +60,9 @@ class UnionGeometry:
     """
 
     query_ids: tuple[str, ...]
-    question_vectors: np.ndarray  # (n, d)
-    b_rel_vectors: np.ndarray  # (n, d)
-    document_vectors: np.ndarray  # (m, d)
+    question_vectors: Vectors  # (n, d), dense or CSR (a sparse encoder's, see .vectors)
+    b_rel_vectors: Vectors  # (n, d)
+    document_vectors: Vectors  # (m, d)
     candidates: np.ndarray | None  # (n, w) rows of document_vectors, -1 padding; None: corpus
     target_positions: np.ndarray  # (n,) position of the hop-2 target among the candidates
     pool: str
@@ -71,7 +78,7 @@ class UnionGeometry:
         w = np.broadcast_to(np.asarray(weights, dtype=np.float64), (self.n,))
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError("target_ranks: weights must be finite and >= 0")
-        text_vectors = np.concatenate([self.question_vectors, self.b_rel_vectors])
+        text_vectors = stack_rows(self.question_vectors, self.b_rel_vectors)
         parts = [[(i, 1.0), (self.n + i, float(w[i]))] for i in range(self.n)]
         queries = combine_query_vectors(text_vectors, parts)
         if self.candidates is None:
@@ -98,8 +105,10 @@ class UnionGeometry:
         return (np.argmax(order == self.target_positions[:, None], axis=1) + 1).astype(np.int64)
 
 
-def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray:
-    return np.asarray(store.embed(encoder, list(texts), mode), dtype=np.float32)
+def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: str) -> Vectors:
+    """``texts``' vectors, kept sparse (CSR) for a sparse encoder (see :mod:`.vectors`)."""
+    vectors = embed_vectors(store, encoder, list(texts), mode)
+    return checked_vectors(vectors, len(texts), f"{mode} texts")
 
 
 def build_geometry(
@@ -159,7 +168,7 @@ def hop1_top_pids(
     if not examples:
         return []
     pools = candidate_pools(examples, "question", exclude_bridge=False)
-    queries = _embed(store, encoder, [ex.question for ex in examples], "query")
+    queries = dense(_embed(store, encoder, [ex.question for ex in examples], "query"))
     documents = _embed(store, encoder, [document_text(p) for p in pools.passages], "document")
     padded = pools.padded()
     order = rank_candidates(score_candidates(queries, documents, padded))

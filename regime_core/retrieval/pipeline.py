@@ -8,7 +8,7 @@ through the :class:`EmbeddingSource` protocol; everything else is a pure step of
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol, Required, TypedDict, Unpack
+from typing import Required, TypedDict, Unpack
 
 import numpy as np
 
@@ -24,13 +24,8 @@ from regime_core.retrieval.ranking import (
     scan_ranking,
 )
 from regime_core.retrieval.scoring import check_scorer, default_scorer, score_candidates
+from regime_core.retrieval.vectors import EmbeddingSource, checked_vectors, embed_vectors
 from regime_core.schema import Example
-
-
-class EmbeddingSource(Protocol):
-    """What retrieval needs from :class:`regime_core.encoders.EmbeddingStore`."""
-
-    def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray: ...
 
 
 class RetrieveOptions(TypedDict, total=False):
@@ -47,15 +42,6 @@ class RetrieveOptions(TypedDict, total=False):
     scorer: str | None
     pools: CandidatePools | None
     knockout_single: str
-
-
-def _check_vectors(vectors: np.ndarray, n: int, what: str) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim != 2 or len(vectors) != n:
-        raise ValueError(
-            f"the embedding store returned {vectors.shape} for {n} {what}; expected ({n}, d)"
-        )
-    return vectors
 
 
 def retrieve_arms(
@@ -116,14 +102,15 @@ def retrieve_arms(
     # Each distinct text is encoded once, whichever arms and examples share it.
     texts = list(dict.fromkeys(t for plan in plans.values() for t in plan.texts()))
     text_row = {text: row for row, text in enumerate(texts)}
-    text_vectors = _check_vectors(
-        store.embed(encoder, texts, "query") if texts else np.zeros((0, 1)),
+    # sparse encoders' vectors stay sparse (CSR); the kernels densify a block at a time
+    text_vectors = checked_vectors(
+        embed_vectors(store, encoder, texts, "query") if texts else np.zeros((0, 1)),
         len(texts),
         "query texts",
     )
     doc_texts = [document_text(p) for p in pools.passages]
-    doc_vectors = _check_vectors(
-        store.embed(encoder, doc_texts, "document"), len(doc_texts), "passages"
+    doc_vectors = checked_vectors(
+        embed_vectors(store, encoder, doc_texts, "document"), len(doc_texts), "passages"
     )
 
     widths = pools.widths()

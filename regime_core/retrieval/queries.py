@@ -23,9 +23,13 @@ import numpy as np
 
 from regime_core import config
 from regime_core.encoders.vectors import l2_normalize
+from regime_core.retrieval.vectors import Vectors, dense_rows, is_sparse
 from regime_core.schema import Example
 
 # Reasons an item has no query for an arm; they are counted, never dropped silently.
+# Queries combined per block when the text vectors are sparse (rows densified per block).
+_SPARSE_BLOCK = 256
+
 MISSING_B_REL = "no B_rel: the bridge has no identified relation sentence"
 MISSING_KNOCKOUT_TEXT = "knockout: the bridge has no sentence besides B_rel"
 MISSING_ENTITY = "entity: the example has no hop-2 entity mention"
@@ -174,22 +178,35 @@ def plan_arm(
 
 
 def combine_query_vectors(
-    text_vectors: np.ndarray, parts: Sequence[Sequence[tuple[int, float]]]
+    text_vectors: Vectors, parts: Sequence[Sequence[tuple[int, float]]]
 ) -> np.ndarray:
     """``(n, d)`` unit query vectors ``normalise(Σ_j w_j · text_vectors[t_j])``; pure.
 
-    ``parts[i]`` lists ``(row of text_vectors, weight)`` for query ``i``. A combination that is
-    exactly zero (e.g. TF-IDF of out-of-vocabulary words) stays zero, as the encoders leave it:
-    every candidate then scores 0 and ranks in candidate order.
+    ``parts[i]`` lists ``(row of text_vectors, weight)`` for query ``i``; ``text_vectors`` may
+    be sparse (CSR, :mod:`~regime_core.retrieval.vectors`), the result is dense. A combination
+    that is exactly zero (e.g. TF-IDF of out-of-vocabulary words) stays zero, as the encoders
+    leave it: every candidate then scores 0 and ranks in candidate order.
 
     >>> combine_query_vectors(np.eye(2, dtype=np.float32), [[(0, 1.0), (1, 1.0)]])
     array([[0.70710677, 0.70710677]], dtype=float32)
     """
-    text_vectors = np.asarray(text_vectors, dtype=np.float32)
+    if not is_sparse(text_vectors):
+        text_vectors = np.asarray(text_vectors, dtype=np.float32)
     out = np.zeros((len(parts), text_vectors.shape[1]), dtype=np.float32)
-    for i, query_parts in enumerate(parts):
-        for row, weight in query_parts:
-            out[i] += np.float32(weight) * text_vectors[row]
+    if is_sparse(text_vectors):
+        # densify only each block's rows: the same float32 values, so the same sums
+        for start in range(0, len(parts), _SPARSE_BLOCK):
+            block = parts[start : start + _SPARSE_BLOCK]
+            rows = sorted({row for query_parts in block for row, _ in query_parts})
+            local = {row: j for j, row in enumerate(rows)}
+            vectors = dense_rows(text_vectors, rows) if rows else out[:0]
+            for i, query_parts in enumerate(block, start):
+                for row, weight in query_parts:
+                    out[i] += np.float32(weight) * vectors[local[row]]
+    else:
+        for i, query_parts in enumerate(parts):
+            for row, weight in query_parts:
+                out[i] += np.float32(weight) * text_vectors[row]
     finite = np.all(np.isfinite(out), axis=1)
     if not np.all(finite):
         bad = int(np.flatnonzero(~finite)[0])

@@ -19,6 +19,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from regime_core.retrieval.vectors import Vectors, dense, dense_rows, is_sparse, rows_in_blocks
+
 SCORERS: tuple[str, ...] = ("numpy", "faiss")
 
 # Queries scored per block in the dense product (corpus_scan subdivides the same blocks).
@@ -89,6 +91,43 @@ def _score_dense(
         scores[block] = np.take_along_axis(score_block(queries[block]), safe[block], axis=1)
 
 
+def _pools_numpy(queries: np.ndarray, documents: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Small pools, numpy: gather each block's candidate rows and take a batched product."""
+    n, width = candidates.shape
+    scores = np.full((n, width), -np.inf, dtype=np.float32)
+    pad = candidates < 0
+    safe = np.where(pad, 0, candidates)
+    for start in range(0, n, QUERY_BLOCK):
+        block = slice(start, start + QUERY_BLOCK)
+        gathered = documents[safe[block]]  # (b, width, d)
+        scores[block] = np.matmul(gathered, queries[block][:, :, None])[:, :, 0]
+    scores[pad] = -np.inf
+    return scores
+
+
+def _pools_faiss(queries: np.ndarray, documents: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Small pools, faiss: ``fvec_inner_products_by_idx`` (one inner product per listed pair)."""
+    import faiss
+
+    n, width = candidates.shape
+    scores = np.full((n, width), -np.inf, dtype=np.float32)
+    # Named, contiguous arrays: faiss.swig_ptr does not keep a temporary alive.
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    documents = np.ascontiguousarray(documents, dtype=np.float32)
+    labels = np.ascontiguousarray(candidates, dtype=np.int64)
+    faiss.fvec_inner_products_by_idx(
+        faiss.swig_ptr(scores),
+        faiss.swig_ptr(queries),
+        faiss.swig_ptr(documents),
+        faiss.swig_ptr(labels),
+        documents.shape[1],
+        n,
+        width,
+    )
+    scores[candidates < 0] = -np.inf
+    return scores
+
+
 def score_candidates_numpy(
     queries: np.ndarray, documents: np.ndarray, candidates: np.ndarray
 ) -> np.ndarray:
@@ -98,18 +137,13 @@ def score_candidates_numpy(
     matrix (corpus mode) take one dense ``Q·Dᵀ`` per block of queries and pick the columns.
     """
     n, width = candidates.shape
-    scores = np.full((n, width), -np.inf, dtype=np.float32)
     if n == 0 or width == 0:
-        return scores
+        return np.full((n, width), -np.inf, dtype=np.float32)
+    if not is_dense(candidates, len(documents)):
+        return _pools_numpy(queries, documents, candidates)
+    scores = np.full((n, width), -np.inf, dtype=np.float32)
     pad = candidates < 0
-    safe = np.where(pad, 0, candidates)
-    if is_dense(candidates, len(documents)):
-        _score_dense(numpy_score_block(documents), queries, safe, scores)
-    else:
-        for start in range(0, n, QUERY_BLOCK):
-            block = slice(start, start + QUERY_BLOCK)
-            gathered = documents[safe[block]]  # (b, width, d)
-            scores[block] = np.matmul(gathered, queries[block][:, :, None])[:, :, 0]
+    _score_dense(numpy_score_block(documents), queries, np.where(pad, 0, candidates), scores)
     scores[pad] = -np.inf
     return scores
 
@@ -124,30 +158,36 @@ def score_candidates_faiss(
     without copying the matrix into an index. Corpus mode: an ``IndexFlatIP`` ``search`` with
     k = all passages, whose scores are scattered back to passage order.
     """
-    import faiss
-
     n, width = candidates.shape
-    scores = np.full((n, width), -np.inf, dtype=np.float32)
     if n == 0 or width == 0:
-        return scores
-    # Named, contiguous arrays: faiss.swig_ptr does not keep a temporary alive.
-    queries = np.ascontiguousarray(queries, dtype=np.float32)
-    documents = np.ascontiguousarray(documents, dtype=np.float32)
+        return np.full((n, width), -np.inf, dtype=np.float32)
+    if not is_dense(candidates, len(documents)):
+        return _pools_faiss(queries, documents, candidates)
+    scores = np.full((n, width), -np.inf, dtype=np.float32)
     pad = candidates < 0
-    if is_dense(candidates, len(documents)):
-        _score_dense(faiss_score_block(documents), queries, np.where(pad, 0, candidates), scores)
-    else:
-        labels = np.ascontiguousarray(candidates, dtype=np.int64)
-        faiss.fvec_inner_products_by_idx(
-            faiss.swig_ptr(scores),
-            faiss.swig_ptr(queries),
-            faiss.swig_ptr(documents),
-            faiss.swig_ptr(labels),
-            documents.shape[1],
-            n,
-            width,
-        )
+    documents = np.ascontiguousarray(documents, dtype=np.float32)
+    queries = np.ascontiguousarray(queries, dtype=np.float32)
+    _score_dense(faiss_score_block(documents), queries, np.where(pad, 0, candidates), scores)
     scores[pad] = -np.inf
+    return scores
+
+
+_POOL_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
+    "numpy": _pools_numpy,
+    "faiss": _pools_faiss,
+}
+
+
+def _score_sparse_pools(
+    queries: np.ndarray, documents: Vectors, candidates: np.ndarray, scorer: str
+) -> np.ndarray:
+    """Small pools over sparse (CSR) documents: per block of :data:`QUERY_BLOCK` queries (the
+    dense kernels' own blocks, so every product has the same shape), densify only the rows the
+    block names and score them; the values equal the dense path's bit for bit."""
+    scores = np.full(candidates.shape, -np.inf, dtype=np.float32)
+    for part, rows, local in rows_in_blocks(candidates, QUERY_BLOCK):
+        if len(rows):
+            scores[part] = _POOL_KERNELS[scorer](queries[part], dense_rows(documents, rows), local)
     return scores
 
 
@@ -159,7 +199,7 @@ _SCORER_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.nda
 
 def score_candidates(
     queries: np.ndarray,
-    documents: np.ndarray,
+    documents: Vectors,
     candidates: np.ndarray,
     *,
     scorer: str | None = None,
@@ -167,15 +207,24 @@ def score_candidates(
     """Exact inner products of each query with its candidates (``-1`` padding → ``-inf``).
 
     ``scorer=None`` picks the faster backend for the shape: numpy when the candidates cover
-    (nearly) the whole matrix, as in corpus mode, faiss for small pools.
+    (nearly) the whole matrix, as in corpus mode, faiss for small pools. ``documents`` may be
+    sparse (CSR, :mod:`~regime_core.retrieval.vectors`): small pools then densify only each
+    block's candidate rows, with the same scores.
     """
-    scorer = check_scorer(default_scorer(candidates, len(documents)) if scorer is None else scorer)
+    n_passages = documents.shape[0]
+    scorer = check_scorer(default_scorer(candidates, n_passages) if scorer is None else scorer)
     queries = np.asarray(queries, dtype=np.float32)
-    documents = np.asarray(documents, dtype=np.float32)
+    if is_sparse(documents) and is_dense(candidates, n_passages):
+        documents = dense(documents)  # candidates cover the matrix: one dense product, as before
+    if not is_sparse(documents):
+        documents = np.asarray(documents, dtype=np.float32)
     check_dimensions(queries, documents)
     if candidates.shape[0] != queries.shape[0]:
         raise ValueError(f"{candidates.shape[0]} candidate rows for {queries.shape[0]} queries")
-    scores = _SCORER_KERNELS[scorer](queries, documents, candidates)
+    if is_sparse(documents):
+        scores = _score_sparse_pools(queries, documents, candidates, scorer)
+    else:
+        scores = _SCORER_KERNELS[scorer](queries, documents, candidates)
     real = candidates >= 0
     if not np.all(np.isfinite(scores[real])):
         raise ValueError("non-finite retrieval scores: the encoder returned NaN or inf vectors")
