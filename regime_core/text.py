@@ -431,7 +431,8 @@ def capital_runs(
     capital: Sequence[bool], joined: Sequence[bool], connector: Sequence[bool]
 ) -> list[list[int]]:
     """Maximal runs of capitalised words, as word indices: the span rule of
-    :func:`capitalized_spans`. Pure, so any tokenisation can share it.
+    :func:`capitalized_spans`. Pure, so any tokenisation can share it: the router's text view
+    (``regime_core.router._text``) does, so a change here changes the features of saved routers.
 
     Word ``i`` starts with a capital (``capital[i]``), is joined to the word before it by
     whitespace only (``joined[i]``; punctuation breaks a run), and may be a lowercase connector

@@ -42,3 +42,22 @@ def two_hop_example(
     )
     example.validate()
     return example
+
+
+def numbered_example(i: int) -> Example:
+    """The ``i``-th of a family of distinct two-hop examples (Bridge i was founded by Person i,
+    born in Town i; one distractor), for tests that need a few of them as a prepared dataset."""
+    bridge = Passage.make(f"Bridge {i}", [f"Bridge {i} was founded by Person{i}.", "It is old."])
+    target = Passage.make(f"Person{i}", [f"Person{i} was born in Town{i}, a river port."])
+    distractor = Passage.make(f"Other {i}", [f"Nothing to see here at all, {i} times over."])
+    return two_hop_example(
+        f"Where was the founder of Bridge {i} born?",
+        bridge,
+        target,
+        distractor,
+        hop2_entity=f"Person{i}",
+        relation_sentence=0,
+        relation_source="synthetic",
+        example_id=f"t{i}",
+        answer=f"Town{i}",
+    )

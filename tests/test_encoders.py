@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from builders import numbered_example
 
 from regime_core import config
 from regime_core.encoders import (
@@ -25,8 +26,8 @@ from regime_core.encoders import (
     l2_normalize,
     minilm_path,
 )
+from regime_core.encoders.embed import JSON_KEYS
 from regime_core.encoders.sentence_transformer import directory_sha256, resolve_model_source
-from regime_core.schema import Example, Passage
 
 SENTENCES = [
     "Paris is the capital and most populous city of France.",
@@ -199,38 +200,13 @@ def test_l2_normalize_keeps_zero_rows() -> None:
 
 
 # --- regime embed ----------------------------------------------------------------------------
-def _example(i: int) -> Example:
-    bridge = Passage.make(f"Bridge {i}", [f"Bridge {i} was founded by Person{i}.", "It is old."])
-    target = Passage.make(f"Person{i}", [f"Person{i} was born in Town{i}."])
-    distractor = Passage.make(f"Other {i}", ["Nothing to see here at all."])
-    return Example(
-        id=f"t{i}",
-        dataset="toyworld",
-        split="dev",
-        native_type="bridge",
-        question=f"Where was the founder of Bridge {i} born?",
-        answer=f"Town{i}",
-        answer_aliases=(),
-        pool=(bridge, target, distractor),
-        bridge_pid=bridge.pid,
-        target_pid=target.pid,
-        gold_pids=(bridge.pid, target.pid),
-        hop_order_rule="synthetic",
-        parallel=False,
-        hop2_entity=f"Person{i}",
-        hop2_aliases=(),
-        relation_sentence=0,
-        relation_source="synthetic",
-    )
-
-
 def test_cli_embed_twice_second_run_is_all_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import regime_core.data
     from regime_core.cli import embed
 
-    examples = [_example(i) for i in range(3)]
+    examples = [numbered_example(i) for i in range(3)]
     seen: dict[str, object] = {}
 
     def fake_load(dataset: str, *, split: str | None = None, work: Path | None = None):
@@ -258,22 +234,7 @@ def test_cli_embed_twice_second_run_is_all_cached(
     assert first["identity_hash"] == second["identity_hash"]
     assert first["digest"] == second["digest"] and len(first["digest"]) == 64
     assert (tmp_path / "embeddings" / first["identity_hash"] / "identity.json").exists()
-    assert set(first) == {
-        "dataset",
-        "encoder",
-        "engine",
-        "texts",
-        "encoded",
-        "cached",
-        "seconds",
-        "digest",
-        "identity_hash",
-        "documents",
-        "queries",
-        "device",
-        "backend",
-        "workers",
-    }
+    assert set(first) == set(JSON_KEYS)  # the keys regime embed --json promises
 
 
 def test_default_encoder_is_known() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from builders import numbered_example
 
 import regime_core.data
 from regime_core.cli import main
@@ -25,38 +26,13 @@ from regime_core.encoders.embed import dataset_texts, vectors_digest
 from regime_core.encoders.ray_engine import check_reachable, import_ray
 from regime_core.encoders.registry import check_device
 from regime_core.encoders.store import decode_shard, encode_shard, plan_batches, text_key
-from regime_core.schema import Example, Passage
-
-
-def _example(i: int) -> Example:
-    bridge = Passage.make(f"Bridge {i}", [f"Bridge {i} was founded by Person{i}.", "It is old."])
-    target = Passage.make(f"Person{i}", [f"Person{i} was born in Town{i}, a river port."])
-    distractor = Passage.make(f"Other {i}", [f"Nothing to see here at all, {i} times over."])
-    return Example(
-        id=f"t{i}",
-        dataset="toyworld",
-        split="dev",
-        native_type="bridge",
-        question=f"Where was the founder of Bridge {i} born?",
-        answer=f"Town{i}",
-        answer_aliases=(),
-        pool=(bridge, target, distractor),
-        bridge_pid=bridge.pid,
-        target_pid=target.pid,
-        gold_pids=(bridge.pid, target.pid),
-        hop_order_rule="synthetic",
-        parallel=False,
-        hop2_entity=f"Person{i}",
-        hop2_aliases=(),
-        relation_sentence=0,
-        relation_source="synthetic",
-    )
+from regime_core.schema import Example
 
 
 @pytest.fixture
 def fixture_corpus(monkeypatch: pytest.MonkeyPatch) -> list[Example]:
     """Six small two-hop examples served as the prepared dataset ``toyworld``."""
-    examples = [_example(i) for i in range(6)]
+    examples = [numbered_example(i) for i in range(6)]
     monkeypatch.setattr(regime_core.data, "load_examples", lambda *a, **k: examples)
     return examples
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_encoders_embed import _example  # tests/ is on sys.path (rootdir-relative imports)
+from builders import numbered_example
 
 import regime_core.data
 from regime_core.encoders import embed_dataset
@@ -38,7 +38,7 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory):
 def test_ray_and_local_engines_give_the_same_digest(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ray_cluster, encoder: str
 ) -> None:
-    examples = [_example(i) for i in range(8)]
+    examples = [numbered_example(i) for i in range(8)]
     monkeypatch.setattr(regime_core.data, "load_examples", lambda *a, **k: examples)
     local = embed_dataset("toyworld", encoder, work=tmp_path / "local", batch_size=4)
     remote = embed_dataset(

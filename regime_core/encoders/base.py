@@ -27,3 +27,15 @@ class Encoder(Protocol):
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         """(n, d) float32, L2-normalised, in document mode (document prompt applied)."""
         ...
+
+
+def checked_corpus(corpus: Sequence[str], who: str) -> list[str]:
+    """``corpus`` as a list, or ValueError naming ``who`` (``"tfidf"``, ``"bm25"``) when it is
+    empty or holds a non-string: the lexical scorers fit on it, and would fail obscurely."""
+    texts = list(corpus)
+    if not texts:
+        raise ValueError(f"{who}: the corpus is empty; pass the dataset's passage texts")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"{who}: corpus[{i}] is {type(text).__name__}, not a string")
+    return texts

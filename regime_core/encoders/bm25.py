@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regime_core.config import ConfigMixin
+from regime_core.encoders.base import checked_corpus
 
 BM25_ARMS: tuple[str, ...] = ("q", "bridge")
 BM25_METHODS: tuple[str, ...] = ("lucene", "robertson", "atire", "bm25l", "bm25+")
@@ -51,12 +52,7 @@ class BM25Scorer:
     def __init__(self, corpus_texts: Sequence[str], params: BM25Params | None = None) -> None:
         import bm25s
 
-        texts = list(corpus_texts)
-        if not texts:
-            raise ValueError("bm25: the corpus is empty; pass the dataset's passage texts")
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"bm25: corpus[{i}] is {type(text).__name__}, not a string")
+        texts = checked_corpus(corpus_texts, "bm25")
         self.params = params or BM25Params()
         tokens = bm25s.tokenize(texts, stopwords=self.params.stopwords, show_progress=False)
         self.retriever_ = bm25s.BM25(k1=self.params.k1, b=self.params.b, method=self.params.method)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from regime_core.config import ConfigMixin
+from regime_core.encoders.base import checked_corpus
 from regime_core.encoders.vectors import l2_normalize
 
 
@@ -70,12 +71,7 @@ class TfidfEncoder:
     def __init__(self, corpus: Sequence[str], params: TfidfParams | None = None) -> None:
         from sklearn.feature_extraction.text import TfidfVectorizer
 
-        texts = list(corpus)
-        if not texts:
-            raise ValueError("tfidf: the corpus is empty; pass the dataset's passage texts")
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"tfidf: corpus[{i}] is {type(text).__name__}, not a string")
+        texts = checked_corpus(corpus, "tfidf")
         self.params = params or TfidfParams()
         self.vectorizer_ = TfidfVectorizer(
             lowercase=self.params.lowercase,

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import hashlib
-import html
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -77,31 +76,11 @@ class WorkedExample:
     p2: bool
 
     def markdown(self) -> str:
-        """The example as Markdown: ``B_rel`` in bold, the other bridge sentences plain."""
-        sentences = [
-            f"**{_md(s)}**" if i == self.b_rel_index else _md(s)
-            for i, s in enumerate(self.bridge_sentences)
-        ]
-        mention = self.bridge_mention if self.bridge_mention is not None else "(not in the bridge)"
-        return "\n".join(
-            [
-                f"**{self.regime}** · {self.dataset} · {self.native_type} · `{self.id}` · "
-                f"P1={'yes' if self.p1 else 'no'}, P2={'yes' if self.p2 else 'no'}",
-                "",
-                f"- Question: {_md(self.question)}",
-                f"- Bridge ({_md(self.bridge_title)}): " + " ".join(sentences),
-                f"- Hop-2 entity: {_md(self.hop2_entity)}; as the bridge writes it: "
-                f"{_md(mention)}; target passage: {_md(self.target_title)}",
-            ]
-        )
+        """The example as the book shows it (``B_rel`` in bold, display names): one rendering,
+        :func:`regime_core.book.tables.worked_example_markdown`."""
+        from regime_core.book.tables import worked_example_markdown
 
-
-def _md(text: str) -> str:
-    """Escape the characters Markdown would read as formatting."""
-    escaped = html.escape(text, quote=False)
-    for ch in ("\\", "*", "_", "`", "[", "]", "#", "|"):
-        escaped = escaped.replace(ch, "\\" + ch)
-    return escaped
+        return worked_example_markdown(self)
 
 
 @dataclass(frozen=True)

@@ -74,20 +74,6 @@ MULTIVERSE_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout")
 #: The pooled dataset level of the T2/T3 readings (the other levels are the datasets, one by one).
 LEVEL_POOLED = "pooled"
 
-#: What each knob means (the book's table of knobs reads this).
-KNOB_MEANINGS: dict[str, str] = {
-    "margin": "T1's margin: raw cosine margin, or standardised by the query's distractor spread",
-    "pool": "the candidate pool: the question's own pool, or the dataset's whole corpus",
-    "tiny_pools": "questions whose pool has at most k hop-2 candidates: excluded or kept",
-    "predicate_names": "the names that make P1/P2: the hop-2 title (and aliases), or also the "
-    "linking entity",
-    "knockout_single": "knockout of a bridge whose only sentence is B_rel: its title, or drop",
-    "encoder": "the encoder (MiniLM or TF-IDF)",
-    "level": "the datasets pooled, or each dataset on its own",
-    "tie_rule": "router labels where q and union tie: dropped, labelled q, or labelled union",
-    "bridge_source": "the bridge the router reads: gold hop 1, or the question's top-1 passage",
-}
-
 
 @dataclass(frozen=True, init=False)
 class RobustnessConfig(ComposedConfig):
@@ -187,6 +173,15 @@ def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
         "tie_rule": config.ROUTER_TRAIN_TIE_RULE,
         "bridge_source": config.BRIDGE_SOURCE,
     }
+
+
+#: The meaning of the knob no config field holds: the multiverse's own dataset level.
+_OWN_KNOB_MEANINGS: dict[str, str] = {"level": "the datasets pooled, or each dataset on its own"}
+#: What each knob means (the book's table of knobs reads this): every other knob is a config
+#: field, whose meaning is written once, in :data:`regime_core.config.MEANINGS`.
+KNOB_MEANINGS: dict[str, str] = {
+    knob: _OWN_KNOB_MEANINGS.get(knob) or config.MEANINGS[knob].text for knob in primary_reading()
+}
 
 
 # T1 is about AUC, not hit@k: its primary reading keeps tiny pools (T1Config's default).

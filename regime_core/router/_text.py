@@ -3,7 +3,8 @@
 Why private and not :func:`regime_core.text.capitalized_spans`: the router must stay far below
 1 ms per question, and its feature definitions are frozen into saved models (see
 :data:`regime_core.router.features.FEATURE_SPEC`), so they must not drift when the shared text
-utilities are tuned for the regime predicates. The span rule follows the shared one: a maximal
+utilities are tuned for the regime predicates. The span rule is the shared, pure one
+(:func:`regime_core.text.capital_runs`) over this module's own words and connectors: a maximal
 run of capitalised words, lowercase connectors allowed between them ("University of Oxford"),
 broken by punctuation, leading stop words and question openers dropped ("The Beatles" →
 "Beatles"; a sentence-initial "Who", "Is" or "Did" is no entity, a sentence-initial name is).
@@ -20,6 +21,8 @@ import unicodedata
 from dataclasses import dataclass
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from regime_core.text import capital_runs
 
 # A word is a run of word characters, possibly joined by single apostrophes, hyphens, dots or
 # "&" ("O'Brien", "Jean-Paul", "U.S"). Written without backtracking: it is the hot loop.
@@ -95,28 +98,12 @@ def view(text: str) -> TextView:
     raw = pieces[1::2]
     pairs = list(zip(pieces[0:-1:2], raw, strict=True))
     folded = [lw if (lw := w.lower()).isascii() else fold(lw) for w in raw]
-    runs: list[list[int]] = []
-    run: list[int] = []
-    pending: list[int] = []  # connectors after the run, kept only if a capital follows
-    for i, (separator, word) in enumerate(pairs):
-        # Words separated by anything but whitespace (a comma, a quote) are not one name.
-        if word[0].isupper():
-            if run and separator.isspace():
-                run.extend(pending)
-                run.append(i)
-            else:
-                if run:
-                    runs.append(run)
-                run = [i]
-            pending = []
-        elif run:
-            if separator.isspace() and folded[i] in CONNECTORS:
-                pending.append(i)
-            else:
-                runs.append(run)
-                run, pending = [], []
-    if run:
-        runs.append(run)
+    # Words separated by anything but whitespace (a comma, a quote) are not one name.
+    runs = capital_runs(
+        [word[0].isupper() for word in raw],
+        [separator.isspace() for separator, _ in pairs],
+        [word in CONNECTORS for word in folded],
+    )
 
     entities: list[Entity] = []
     in_entity: set[int] = set()

@@ -33,8 +33,15 @@ _POLICIES: tuple[str, ...] = ("q", "union", "routed", "oracle")
 
 
 def _policy_bars(
-    ax: Any, groups: Sequence[str], values: Mapping[str, Sequence[float]]
-) -> list[Any]:
+    fig: Any,
+    ax: Any,
+    groups: Sequence[str],
+    values: Mapping[str, Sequence[float]],
+    *,
+    label_size: float,
+) -> None:
+    """The policies' bars side by side in each group, each labelled with its percentage, and
+    their legend above the figure (the router's and the zero-shot hit@k figures)."""
     x = np.arange(len(groups))
     width = 0.8 / len(values)
     handles = []
@@ -45,7 +52,9 @@ def _policy_bars(
     ax.set_xticks(x, groups)
     ax.grid(axis="x", visible=False)
     _percent_axis(ax)
-    return handles
+    for handle, ys in zip(handles, values.values(), strict=True):
+        ax.bar_label(handle, labels=[f"{v:.0%}" for v in ys], fontsize=label_size, padding=2)
+    _legend_above(fig, handles, [names.arm(p, short=True) for p in values], 4)
 
 
 def selector_agreement(agreement: pd.DataFrame) -> Figure:
@@ -88,11 +97,9 @@ def router_training(result: Any) -> Figure:
         1, 2, figsize=(WIDTH, 3.6), layout="constrained", width_ratios=[1.1, 1]
     )
     hits = {p: [float(np.mean(result.outcome.hits[p]))] for p in _POLICIES}
-    handles = _policy_bars(left, [names.dataset(result.data.dataset)], hits)
+    _policy_bars(fig, left, [names.dataset(result.data.dataset)], hits, label_size=9)
     left.set_ylabel(f"{_hit(k)} of the hop-2 passage")
     left.set_title("policies (5-fold cross-fitted)" if result.config.n_splits == 5 else "policies")
-    for handle, policy in zip(handles, _POLICIES, strict=True):
-        left.bar_label(handle, labels=[f"{hits[policy][0]:.0%}"], fontsize=9, padding=2)
     by_type = breakdown(result.data, result.outcome, "native_type")
     y = np.arange(len(by_type))
     right.barh(y, by_type["share_union"], color=ARM_COLORS["union"], height=0.6)
@@ -104,7 +111,6 @@ def router_training(result: Any) -> Figure:
     right.set_xlabel("share routed to union")
     right.set_title("decisions by question type")
     right.grid(axis="y", visible=False)
-    _legend_above(fig, handles, [names.arm(p, short=True) for p in _POLICIES], 4)
     return Figure(
         fig,
         "router_training",
@@ -142,11 +148,8 @@ def zero_shot_hits(result: Any) -> Figure:
     datasets = list(result.outcomes)
     fig, ax = plt.subplots(figsize=(WIDTH, 3.6), layout="constrained")
     values = {p: [float(np.mean(result.outcomes[d].hits[p])) for d in datasets] for p in _POLICIES}
-    handles = _policy_bars(ax, [names.dataset(d) for d in datasets], values)
-    for handle, policy in zip(handles, _POLICIES, strict=True):
-        ax.bar_label(handle, labels=[f"{v:.0%}" for v in values[policy]], fontsize=8.5, padding=2)
+    _policy_bars(fig, ax, [names.dataset(d) for d in datasets], values, label_size=8.5)
     ax.set_ylabel(f"{_hit(result.config.k)} of the hop-2 passage")
-    _legend_above(fig, handles, [names.arm(p, short=True) for p in _POLICIES], 4)
     return Figure(
         fig,
         "zero_shot_hits",

@@ -285,6 +285,12 @@ def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
 # --------------------------------------------------------------------------------------------
 
 
+def _flat_interval(row: Mapping[str, Any], stem: str, *, diff: str | None = None) -> str:
+    """The CI cell of a comparison an ablation frame stores flat: ``<stem>_diff`` (or
+    ``diff``), ``<stem>_ci_lo`` and ``<stem>_ci_hi``."""
+    return interval(row[diff or f"{stem}_diff"], row[f"{stem}_ci_lo"], row[f"{stem}_ci_hi"])
+
+
 def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
     """Soft routing (``AblationResult.soft``): hit@k of q, the hard router and soft routing, and
     soft − q, soft − routed with CIs and p."""
@@ -296,15 +302,9 @@ def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
                 "q": pct(row["hit_q"]),
                 "routed": pct(row["hit_routed"]),
                 "soft": pct(row["hit_soft"]),
-                "soft − q [95% CI]": interval(
-                    row["soft_vs_q_diff"], row["soft_vs_q_ci_lo"], row["soft_vs_q_ci_hi"]
-                ),
+                "soft − q [95% CI]": _flat_interval(row, "soft_vs_q"),
                 "p (vs q)": p_value(row["soft_vs_q_p_value"]),
-                "soft − routed [95% CI]": interval(
-                    row["soft_vs_routed_diff"],
-                    row["soft_vs_routed_ci_lo"],
-                    row["soft_vs_routed_ci_hi"],
-                ),
+                "soft − routed [95% CI]": _flat_interval(row, "soft_vs_routed"),
                 "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
             }
         )
@@ -322,9 +322,7 @@ def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
             "n": count(row["n"]),
             "routed": pct(row["hit_routed"]),
             "oracle": pct(row["hit_oracle"]),
-            "oracle − routed [95% CI]": interval(
-                row["oracle_gap"], row["oracle_gap_ci_lo"], row["oracle_gap_ci_hi"]
-            ),
+            "oracle − routed [95% CI]": _flat_interval(row, "oracle_gap", diff="oracle_gap"),
         }
         for row in frame.to_dict("records")
     ]
