@@ -18,18 +18,25 @@ import json
 from typing import Any
 
 from regime_core import config
+from regime_core.cli._common import add_subcommand
 from regime_core.schema import DATASETS
+
+#: The options ``regime embed`` passes on to ``embed_dataset`` as they are.
+STAGE_OPTIONS: tuple[str, ...] = (
+    "work", "engine", "address", "num_workers", "device", "backend", "batch_size",
+)  # fmt: skip
 
 
 def register(subparsers: Any) -> None:
     from regime_core.encoders.embed import ENGINES
     from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
 
-    parser = subparsers.add_parser(
+    parser = add_subcommand(
+        subparsers,
         "embed",
+        run,
         help="encode a prepared dataset's passages and queries into the embedding store",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("dataset", choices=DATASETS)
     parser.add_argument(
@@ -72,27 +79,15 @@ def register(subparsers: Any) -> None:
         help="what runs a dense model on the CPU: torch (default), or an ONNX export run by "
         "onnxruntime (extra [onnx]) or OpenVINO (extra [openvino])",
     )
-    parser.add_argument("--work", default=None, help="work directory (default: REGIME_WORK_DIR)")
     parser.add_argument("--batch-size", type=int, default=config.ENCODE_BATCH_SIZE)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from regime_core.encoders.embed import embed_dataset
 
-    report = embed_dataset(
-        args.dataset,
-        args.encoder,
-        work=args.work,
-        engine=args.engine,
-        address=args.address,
-        num_workers=args.num_workers,
-        device=args.device,
-        backend=args.backend,
-        batch_size=args.batch_size,
-        progress=not args.json,
-    )
+    # every option of the command is a keyword of the stage, under the same name
+    options = {name: getattr(args, name) for name in STAGE_OPTIONS}
+    report = embed_dataset(args.dataset, args.encoder, **options, progress=not args.json)
     if args.json:
         print(json.dumps(report.to_json(), sort_keys=True))
     else:

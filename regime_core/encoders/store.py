@@ -371,17 +371,25 @@ class EmbeddingStore:
         return missing
 
     @staticmethod
-    def _gather(state: _Directory, keys: Sequence[bytes]) -> np.ndarray:
-        out = np.empty((len(keys), state.dim or 0), dtype=np.float32)
-        # Gather shard by shard with fancy indexing (one copy per shard, not per row).
+    def _by_shard(
+        state: _Directory, keys: Sequence[bytes]
+    ) -> dict[str, tuple[list[int], list[int]]]:
+        """``{shard: (positions in keys, rows in the shard)}``: a gather takes each shard's
+        rows with one fancy index, not one row at a time."""
         by_shard: dict[str, tuple[list[int], list[int]]] = {}
         for row, key in enumerate(keys):
             shard, at = state.index[key]
             positions, rows = by_shard.setdefault(shard, ([], []))
             positions.append(row)
             rows.append(at)
-        # ... in chunks of about GATHER_BYTES, so that the rows picked (and, for a sparse
-        # shard, densified) never add a second copy of the result to the peak.
+        return by_shard
+
+    @classmethod
+    def _gather(cls, state: _Directory, keys: Sequence[bytes]) -> np.ndarray:
+        out = np.empty((len(keys), state.dim or 0), dtype=np.float32)
+        by_shard = cls._by_shard(state, keys)
+        # Shard by shard, in chunks of about GATHER_BYTES, so that the rows picked (and, for a
+        # sparse shard, densified) never add a second copy of the result to the peak.
         chunk = max(1, GATHER_BYTES // max(1, 4 * (state.dim or 1)))
         for shard, (positions, rows) in by_shard.items():
             matrix = state.shards[shard][1]
@@ -395,12 +403,7 @@ class EmbeddingStore:
     @classmethod
     def _gather_compact(cls, state: _Directory, keys: Sequence[bytes]) -> Any:
         """CSR rows in ``keys`` order when every shard holding them is sparse, else dense."""
-        by_shard: dict[str, tuple[list[int], list[int]]] = {}
-        for row, key in enumerate(keys):
-            shard, at = state.index[key]
-            positions, rows = by_shard.setdefault(shard, ([], []))
-            positions.append(row)
-            rows.append(at)
+        by_shard = cls._by_shard(state, keys)
         matrices = [state.shards[shard][1] for shard in by_shard]
         if not keys or any(isinstance(m, np.ndarray) for m in matrices):
             return cls._gather(state, keys)

@@ -378,14 +378,11 @@ def _t1_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessC
 
 def _claim_config(cls: type[ClaimConfig], cfg: RobustnessConfig, **own: Any) -> ClaimConfig:
     """T2's or T3's config on the multiverse's datasets and encoders, k, seed and confidence."""
-    return cls(
-        datasets=cfg.datasets,
-        encoders=cfg.encoders,
-        k=cfg.k,
-        seed=cfg.seed,
-        confidence=cfg.confidence,
-        **own,
-    )
+    return cls(**{name: getattr(cfg, name) for name in _CLAIM_SHARED}, **own)
+
+
+#: What every claim reading takes from the multiverse's own settings.
+_CLAIM_SHARED: tuple[str, ...] = ("datasets", "encoders", "k", "seed", "confidence")
 
 
 def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> dict:

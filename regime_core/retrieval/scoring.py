@@ -83,12 +83,17 @@ def faiss_score_block(documents: np.ndarray) -> ScoreBlock:
 
 
 def _score_dense(
-    score_block: ScoreBlock, queries: np.ndarray, safe: np.ndarray, scores: np.ndarray
-) -> None:
-    """Fill ``scores`` with the columns ``safe`` of each block's full product."""
+    score_block: ScoreBlock, queries: np.ndarray, candidates: np.ndarray
+) -> np.ndarray:
+    """The columns ``candidates`` of each block's full product (``-inf`` where ``-1``)."""
+    scores = np.full(candidates.shape, -np.inf, dtype=np.float32)
+    pad = candidates < 0
+    safe = np.where(pad, 0, candidates)
     for start in range(0, len(queries), QUERY_BLOCK):
         block = slice(start, start + QUERY_BLOCK)
         scores[block] = np.take_along_axis(score_block(queries[block]), safe[block], axis=1)
+    scores[pad] = -np.inf
+    return scores
 
 
 def _pools_numpy(queries: np.ndarray, documents: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -141,11 +146,7 @@ def score_candidates_numpy(
         return np.full((n, width), -np.inf, dtype=np.float32)
     if not is_dense(candidates, len(documents)):
         return _pools_numpy(queries, documents, candidates)
-    scores = np.full((n, width), -np.inf, dtype=np.float32)
-    pad = candidates < 0
-    _score_dense(numpy_score_block(documents), queries, np.where(pad, 0, candidates), scores)
-    scores[pad] = -np.inf
-    return scores
+    return _score_dense(numpy_score_block(documents), queries, candidates)
 
 
 def score_candidates_faiss(
@@ -163,13 +164,9 @@ def score_candidates_faiss(
         return np.full((n, width), -np.inf, dtype=np.float32)
     if not is_dense(candidates, len(documents)):
         return _pools_faiss(queries, documents, candidates)
-    scores = np.full((n, width), -np.inf, dtype=np.float32)
-    pad = candidates < 0
     documents = np.ascontiguousarray(documents, dtype=np.float32)
     queries = np.ascontiguousarray(queries, dtype=np.float32)
-    _score_dense(faiss_score_block(documents), queries, np.where(pad, 0, candidates), scores)
-    scores[pad] = -np.inf
-    return scores
+    return _score_dense(faiss_score_block(documents), queries, candidates)
 
 
 _POOL_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
