@@ -16,6 +16,7 @@ exactly the same rules (:class:`NormalizationRules`).
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -582,3 +583,15 @@ class Gazetteer:
                 if not any(m.start < f.end and f.start < m.end for f in found):
                     found.append(m)
         return sorted(found, key=lambda m: (m.start, m.end))
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with the characters Markdown would read as formatting (or HTML) escaped.
+
+    >>> escape_markdown("a_b *c* <d>")
+    'a\\_b \\*c\\* &lt;d&gt;'
+    """
+    escaped = html.escape(text, quote=False)
+    for ch in ("\\", "*", "_", "`", "[", "]", "#", "|"):
+        escaped = escaped.replace(ch, "\\" + ch)
+    return escaped

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from regime_core.experiments.common import (
     table_numbers,
 )
 from regime_core.schema import Example
+from regime_core.text import escape_markdown
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,32 @@ class WorkedExample:
     p1: bool
     p2: bool
 
-    def markdown(self) -> str:
-        """The example as the book shows it (``B_rel`` in bold, display names): one rendering,
-        :func:`regime_core.book.tables.worked_example_markdown`."""
-        from regime_core.book.tables import worked_example_markdown
-
-        return worked_example_markdown(self)
+    def markdown(
+        self,
+        *,
+        dataset_name: Callable[[str], str] = str,
+        regime_name: Callable[[str], str] = str,
+    ) -> str:
+        """The example as Markdown, ``B_rel`` in bold; ``dataset_name`` and ``regime_name``
+        display the dataset and the regime (the book passes its display names)."""
+        md = escape_markdown
+        sentences = [
+            f"**{md(s)}**" if i == self.b_rel_index else md(s)
+            for i, s in enumerate(self.bridge_sentences)
+        ]
+        mention = self.bridge_mention if self.bridge_mention is not None else "not in the bridge"
+        return "\n".join(
+            [
+                f"**{regime_name(self.regime)}** · {dataset_name(self.dataset)} · "
+                f"{md(self.native_type)} · P1 {'yes' if self.p1 else 'no'}, "
+                f"P2 {'yes' if self.p2 else 'no'}",
+                "",
+                f"- Question: {md(self.question)}",
+                f"- Bridge ({md(self.bridge_title)}): " + " ".join(sentences),
+                f"- Hop-2 entity: {md(self.hop2_entity)}; as the bridge writes it: "
+                f"{md(mention)}; target passage: {md(self.target_title)}",
+            ]
+        )
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@ chapter."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +23,7 @@ from regime_core.book.tables import (
     r2,
     yes_no,
 )
+from regime_core.text import escape_markdown
 
 # --------------------------------------------------------------------------------------------
 # Tables built from a record's numbers (every number shown was read back from record.json)
@@ -251,32 +251,13 @@ def regimes_table(numbers: Mapping[str, Any]) -> Table:
 
 def markdown_text(text: str) -> str:
     """``text`` with the characters Markdown would read as formatting escaped."""
-    escaped = html.escape(str(text), quote=False)
-    for ch in ("\\", "*", "_", "`", "[", "]", "#", "|"):
-        escaped = escaped.replace(ch, "\\" + ch)
-    return escaped
+    return escape_markdown(str(text))
 
 
 def worked_example_markdown(example: Any) -> str:
     """A worked example of the data chapter (``WorkedExample``) as Markdown, ``B_rel`` in bold
-    and display names for the dataset."""
-    sentences = [
-        f"**{markdown_text(s)}**" if i == example.b_rel_index else markdown_text(s)
-        for i, s in enumerate(example.bridge_sentences)
-    ]
-    mention = example.bridge_mention if example.bridge_mention is not None else "not in the bridge"
-    return "\n".join(
-        [
-            f"**{names.regime(example.regime)}** · {names.dataset(example.dataset)} · "
-            f"{markdown_text(example.native_type)} · P1 {'yes' if example.p1 else 'no'}, "
-            f"P2 {'yes' if example.p2 else 'no'}",
-            "",
-            f"- Question: {markdown_text(example.question)}",
-            f"- Bridge ({markdown_text(example.bridge_title)}): " + " ".join(sentences),
-            f"- Hop-2 entity: {markdown_text(example.hop2_entity)}; as the bridge writes it: "
-            f"{markdown_text(mention)}; target passage: {markdown_text(example.target_title)}",
-        ]
-    )
+    and display names for the dataset and the regime."""
+    return example.markdown(dataset_name=names.dataset, regime_name=names.regime)
 
 
 # --------------------------------------------------------------------------------------------
