@@ -123,7 +123,7 @@ class CountingStore:
         return self._counted(encoder, texts, mode, compact=False)
 
     def embed_compact(self, encoder: Encoder, texts: Sequence[str], mode: str) -> Any:
-        """As :meth:`embed`, passing on the wrapped store's compact (CSR) rows when it has them
+        """As ``embed``, passing on the wrapped store's compact (CSR) rows when it has them
         (:func:`regime_core.retrieval.vectors.embed_vectors`)."""
         return self._counted(encoder, texts, mode, compact=True)
 

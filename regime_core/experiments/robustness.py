@@ -177,7 +177,7 @@ def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
 
 #: The meaning of the knob no config field holds: the multiverse's own dataset level.
 _OWN_KNOB_MEANINGS: dict[str, str] = {"level": "the datasets pooled, or each dataset on its own"}
-#: What each knob means (the book's table of knobs reads this): every other knob is a config
+#: Each knob's meaning, as the book's table of knobs shows it. Every other knob is a config
 #: field, whose meaning is written once, in :data:`regime_core.config.MEANINGS`.
 KNOB_MEANINGS: dict[str, str] = {
     knob: _OWN_KNOB_MEANINGS.get(knob) or config.MEANINGS[knob].text for knob in primary_reading()

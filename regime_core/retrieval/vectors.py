@@ -2,7 +2,7 @@
 
 A lexical encoder's vectors (TF-IDF) are vocabulary-wide and almost all zeros: HotpotQA's
 question pools densify to 6,613 × 42,011 float32, about 1.1 GB, for some 400,000 non-zero
-entries. The embedding store keeps such rows as CSR (:meth:`EmbeddingStore.embed_compact`), and
+entries. The embedding store keeps such rows as CSR (:meth:`regime_core.encoders.store.EmbeddingStore.embed_compact`), and
 retrieval keeps them so: every kernel densifies only the rows it is about to use
 (:func:`dense_rows`), a block at a time. Densifying a row copies its float32 values, so a kernel
 sees exactly the numbers it would have seen in the dense matrix, and its results are identical
