@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -14,6 +16,9 @@ from regime_core import teaching  # the package re-exports the demo
 from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples
 from regime_core.data.toyworld import ToyWorldConfig, generate, true_regime
+from regime_core.encoders import EmbeddingStore
+from regime_core.experiments.common import default_encoder_factory
+from regime_core.experiments.context import Context
 from regime_core.teaching.demo import (
     DemoConfig,
     hit_summary,
@@ -23,6 +28,7 @@ from regime_core.teaching.demo import (
     sweep_distractor_similarity,
     table_numbers,
 )
+from regime_core.teaching.lesson import regime_arm_summary
 
 SMALL = 40  # questions in the unit-test worlds (20 per regime)
 
@@ -34,7 +40,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def demo(store_dir: str) -> teaching.DemoResult:
-    return run_demo(DemoConfig(encoder="tfidf"), work=store_dir)
+    return run_demo(DemoConfig(encoder="tfidf"), context=Context(work=store_dir))
 
 
 def _cell(table: pd.DataFrame, regime: str, policy: str, column: str, key: str = "policy") -> float:
@@ -93,7 +99,9 @@ def test_demo_union_helps_b_dominant_only(demo: teaching.DemoResult) -> None:
 def test_demo_is_deterministic_and_reuses_the_store(
     demo: teaching.DemoResult, store_dir: str
 ) -> None:
-    again = run_demo(DemoConfig(encoder="tfidf"), work=store_dir, with_router=False)
+    again = run_demo(
+        DemoConfig(encoder="tfidf"), context=Context(work=store_dir), with_router=False
+    )
     assert again.n_encoded == 0 and again.n_cached > 0
     arms = demo.table[demo.table["policy"] != teaching.ROUTER_POLICY].reset_index(drop=True)
     pd.testing.assert_frame_equal(arms, again.table)
@@ -109,7 +117,7 @@ def test_demo_output_is_json_and_text(demo: teaching.DemoResult) -> None:
 
 
 def test_demo_router_cross_fitted_on_the_toy_world(store_dir: str) -> None:
-    result = run_demo(DemoConfig(encoder="tfidf", router="toy"), work=store_dir)
+    result = run_demo(DemoConfig(encoder="tfidf", router="toy"), context=Context(work=store_dir))
     assert result.router_source.startswith("cross-fitted on this toy world")
     routed = result.table[result.table["policy"] == teaching.ROUTER_POLICY]
     assert set(routed["regime"]) == {"B-dominant", "Q-dominant"}
@@ -134,7 +142,7 @@ def test_demo_config_validation() -> None:
 
 def test_alpha_sweep_starts_at_q_and_moves_only_union(store_dir: str) -> None:
     examples = generate(ToyWorldConfig(n_questions=SMALL))
-    table = sweep_alpha((0.0, 0.5, 1.0), examples, encoder="tfidf", work=store_dir)
+    table = sweep_alpha((0.0, 0.5, 1.0), examples, encoder="tfidf", context=Context(work=store_dir))
     assert list(table.columns) == ["alpha", "regime", "arm", "n", "hit@1", "hit@5"]
     assert len(table) == 3 * 2 * 2
     at_zero = table[table["alpha"] == 0.0]
@@ -157,7 +165,7 @@ def test_alpha_sweep_rejects_negative_alpha() -> None:
 
 def test_knockout_removes_union_gain_for_b_dominant(store_dir: str) -> None:
     examples = generate(ToyWorldConfig(n_questions=SMALL))
-    table = knockout_table(examples, encoder="tfidf", work=store_dir)
+    table = knockout_table(examples, encoder="tfidf", context=Context(work=store_dir))
     assert set(table["relation_sentence"]) == {"kept", "removed"}
     kept = table[table["relation_sentence"] == "kept"]
     removed = table[table["relation_sentence"] == "removed"]
@@ -172,7 +180,9 @@ def test_knockout_removes_union_gain_for_b_dominant(store_dir: str) -> None:
 
 def test_similar_distractors_hurt_q_on_b_dominant(store_dir: str) -> None:
     world = ToyWorldConfig(n_questions=SMALL)
-    table = sweep_distractor_similarity((0.0, 1.0), world=world, encoder="tfidf", work=store_dir)
+    table = sweep_distractor_similarity(
+        (0.0, 1.0), world=world, encoder="tfidf", context=Context(work=store_dir)
+    )
     assert len(table) == 2 * 2 * 2
     easy = _cell(table[table["distractor_similarity"] == 0.0], "B-dominant", "q", "hit@1", "arm")
     hard = _cell(table[table["distractor_similarity"] == 1.0], "B-dominant", "q", "hit@1", "arm")
@@ -181,6 +191,82 @@ def test_similar_distractors_hurt_q_on_b_dominant(store_dir: str) -> None:
         table[table["distractor_similarity"] == 1.0], "B-dominant", "union", "hit@1", "arm"
     )
     assert union_hard > hard
+
+
+# --- context, and the keywords it replaced (deprecated for one release) ------------------------
+
+#: Each public function that took ``work=``/``store=``/``encoder_factory=``, on a small world
+#: with TF-IDF, returning its table.
+HOOKED: dict[str, Callable[..., pd.DataFrame]] = {
+    "run_demo": lambda **kw: (
+        run_demo(DemoConfig(n_questions=SMALL, encoder="tfidf"), with_router=False, **kw).table
+    ),
+    "sweep_distractor_similarity": lambda **kw: sweep_distractor_similarity(
+        (0.0, 1.0), world=ToyWorldConfig(n_questions=SMALL), encoder="tfidf", **kw
+    ),
+    "knockout_table": lambda **kw: knockout_table(
+        generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+    ),
+    "sweep_alpha": lambda **kw: sweep_alpha(
+        (0.0, 0.5), generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+    ),
+    "regime_arm_summary": lambda **kw: regime_arm_summary(
+        generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(HOOKED))
+def test_old_work_keyword_warns_and_gives_the_context_table(name: str, store_dir: str) -> None:
+    call = HOOKED[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # the new way does not warn
+        table = call(context=Context(work=store_dir))
+    with pytest.warns(DeprecationWarning, match=r"context=Context\(work=\.\.\.\)") as caught:
+        old = call(work=store_dir)
+    ours = [w for w in caught if "is deprecated: pass context=" in str(w.message)]
+    assert len(ours) == 1 and str(ours[0].message).startswith(f"{name}(work=...)")
+    assert ours[0].filename == __file__  # points at the caller
+    pd.testing.assert_frame_equal(old, table)
+
+
+@pytest.mark.parametrize("name", list(HOOKED))
+def test_old_store_and_factory_keywords_warn_and_are_used(name: str, store_dir: str) -> None:
+    names: list[str] = []
+
+    def factory(encoder: str, texts):
+        names.append(encoder)
+        return default_encoder_factory(encoder, texts)
+
+    store = EmbeddingStore(store_dir + "/embeddings")
+    with pytest.warns(DeprecationWarning, match=r"store=\.\.\., encoder_factory=\.\.\."):
+        old = HOOKED[name](store=store, encoder_factory=factory)
+    assert names and set(names) == {"tfidf"}
+    table = HOOKED[name](context=Context(store=store, encoder_factory=default_encoder_factory))
+    pd.testing.assert_frame_equal(old, table)
+
+
+@pytest.mark.parametrize("name", list(HOOKED))
+def test_context_and_an_old_keyword_together_are_an_error(name: str, store_dir: str) -> None:
+    with pytest.raises(ValueError, match="not both"):
+        HOOKED[name](context=Context(work=store_dir), work=store_dir)
+
+
+@pytest.mark.parametrize("name", list(HOOKED))
+def test_an_unknown_keyword_is_a_type_error(name: str, store_dir: str) -> None:
+    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'wrok'$"):
+        HOOKED[name](wrok=store_dir)
+
+
+def test_demo_with_only_an_old_factory_still_uses_a_temporary_store() -> None:
+    with pytest.warns(DeprecationWarning, match="encoder_factory"):
+        result = run_demo(
+            DemoConfig(n_questions=SMALL, encoder="tfidf"),
+            with_router=False,
+            encoder_factory=default_encoder_factory,
+        )
+    assert result.store_dir == "temporary (removed)"
+    assert result.n_encoded > 0 and result.n_cached == 0
 
 
 # --- toyworld through the data layer ----------------------------------------------------------
@@ -213,7 +299,7 @@ def test_data_stats_cli_accepts_toyworld(tmp_path, capsys, monkeypatch) -> None:
 
 @pytest.mark.slow
 def test_demo_with_minilm_shows_the_regimes(tmp_path) -> None:
-    result = run_demo(DemoConfig(), work=tmp_path)
+    result = run_demo(DemoConfig(), context=Context(work=tmp_path))
     table = result.table
     for column in ("hit@1", "hit@5"):
         b_gain = _cell(table, "B-dominant", "union", column) - _cell(

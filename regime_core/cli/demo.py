@@ -51,9 +51,12 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regime_core.experiments.context import Context
     from regime_core.teaching.demo import DemoConfig, run_demo
 
     cfg = DemoConfig(n_questions=args.n, seed=args.seed, encoder=args.encoder, router=args.router)
-    result = run_demo(cfg, work=args.work)
+    # no --work: run_demo's temporary store, removed afterwards
+    context = None if args.work is None else Context(work=args.work)
+    result = run_demo(cfg, context=context)
     print_result(args.json, result.to_dict(), result.to_text, sort_keys=True)
     return 0

@@ -21,7 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
@@ -30,15 +30,11 @@ from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.registry import EncoderFactory
-from regime_core.encoders.store import store_or_default
-from regime_core.experiments.common import (
-    CountingStore,
-    default_encoder_factory,
-    sample_examples,
-)
-from regime_core.retrieval import document_text
+from regime_core.experiments.common import CountingStore, sample_examples
+from regime_core.experiments.context import Context
+from regime_core.retrieval import EmbeddingSource
 from regime_core.schema import Example
+from regime_core.teaching._context import OldHooks, context_from
 
 #: The regimes the demo reports, in display order (toyworld has no "neither" question).
 DEMO_REGIMES: tuple[str, ...] = (B_DOMINANT, Q_DOMINANT)
@@ -130,11 +126,12 @@ def _check_encoder(name: str) -> None:
         )
 
 
-def _encoder_for(name: str, examples: Sequence[Example], factory: EncoderFactory | None) -> Encoder:
+def _encoder_for(name: str, examples: Sequence[Example], context: Context) -> Encoder:
+    """Encoder ``name`` from ``context``'s factory, given the texts of the examples' corpus (every
+    passage once, as :func:`regime_core.data.corpus_passages` lists them)."""
     from regime_core.data import corpus_passages
 
-    texts = [document_text(p) for p in corpus_passages(examples)]
-    return (factory or default_encoder_factory)(name, texts)
+    return context.encoder(name, corpus_passages(examples))
 
 
 def arm_ranks(
@@ -142,7 +139,7 @@ def arm_ranks(
     arms: Sequence[str],
     *,
     encoder: Encoder,
-    store: Any,
+    store: EmbeddingSource,
     alpha: float = config.ALPHA,
 ) -> pd.DataFrame:
     """One row per (question, arm): ``qid, arm, regime, rank`` (1-based rank of the hop-2 target
@@ -311,7 +308,7 @@ def _router_policy(
     examples: Sequence[Example],
     *,
     encoder: Encoder,
-    store: Any,
+    store: EmbeddingSource,
     cfg: DemoConfig,
 ) -> tuple[pd.DataFrame | None, str]:
     """Per-question rank under the router's decision, and which router made it.
@@ -373,26 +370,31 @@ def _router_policy(
 def run_demo(
     cfg: DemoConfig | None = None,
     *,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
+    context: Context | None = None,
     with_router: bool = True,
+    **old: Unpack[OldHooks],
 ) -> DemoResult:
     """Generate the demo world, retrieve with every arm and the router, and tabulate.
 
-    ``work`` holds the embedding store (``<work>/embeddings``); with neither ``work`` nor
-    ``store`` a temporary directory is used and removed afterwards (nothing is cached).
+    ``context`` (:class:`~regime_core.experiments.context.Context`): where the vectors are kept
+    and what encodes them; ``Context(work=w)`` keeps the embedding store in ``w/embeddings`` (a
+    second run encodes nothing). None: a temporary directory, removed afterwards (nothing is
+    cached), and the real encoders. The keywords ``work=``, ``store=``, ``encoder_factory=`` are
+    deprecated (a warning): put them in the Context.
     """
+    context = context_from("run_demo", context, old)
     cfg = cfg or DemoConfig()
     started = time.perf_counter()
     examples = generate(cfg.world())
     tmp: tempfile.TemporaryDirectory[str] | None = None
-    if store is None and work is None:
+    if context is None or (old and old.get("work") is None and old.get("store") is None):
+        # no location given (at most the deprecated encoder_factory=): a temporary store
         tmp = tempfile.TemporaryDirectory(prefix="regime-demo-")
-        work = tmp.name
+        factory = None if context is None else context.encoder_factory
+        context = Context(work=Path(tmp.name), encoder_factory=factory)
     try:
-        counting = CountingStore(store_or_default(store, work))
-        encoder = _encoder_for(cfg.encoder, examples, encoder_factory)
+        counting = CountingStore(context.embeddings)
+        encoder = _encoder_for(cfg.encoder, examples, context)
         ranks = arm_ranks(examples, cfg.arms, encoder=encoder, store=counting, alpha=cfg.alpha)
         share_union: dict[str, float] = {}
         router_source = "not run"
@@ -409,7 +411,9 @@ def run_demo(
         summary = hit_summary(ranks, ["regime", "arm"]).rename(columns={"arm": "policy"})
         summary = _order_regimes(summary)
         store_dir = (
-            "temporary (removed)" if tmp is not None else str(getattr(counting.store, "root", work))
+            "temporary (removed)"
+            if tmp is not None
+            else str(getattr(counting.store, "root", context.work))
         )
         from regime_core.data import corpus_passages
 

@@ -10,22 +10,22 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
 from regime_core.config import ConfigMixin
-from regime_core.encoders.store import store_or_default
 from regime_core.experiments.common import sample_examples
+from regime_core.experiments.context import Context, resolve
 from regime_core.schema import Example, Passage
+from regime_core.teaching._context import OldHooks, context_from
 from regime_core.teaching.demo import (
     ALPHA_GRID,
     SIMILARITY_GRID,
     SWEEP_ARMS,
     DemoConfig,
-    EncoderFactory,
     _check_encoder,
     hit_columns,
 )
@@ -87,17 +87,18 @@ def regime_arm_summary(
     *,
     encoder: str = config.ENCODER,
     alpha: float = config.ALPHA,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
+    context: Context | None = None,
+    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """hit@k of ``q`` and ``union`` per regime for any examples (the plot the toy world and the
-    real data share). Real data also has ``neither`` questions; they are kept here."""
+    real data share). Real data also has ``neither`` questions; they are kept here.
+
+    ``context``: the embedding store and the encoders (None: the default
+    :class:`~regime_core.experiments.context.Context`); the old keywords ``work=``, ``store=``,
+    ``encoder_factory=`` still work for one release, with a deprecation warning."""
+    context = resolve(context_from("regime_arm_summary", context, old))
     _check_encoder(encoder)
-    return _arm_summary(
-        examples, SWEEP_ARMS, encoder_name=encoder, store=store_or_default(store, work),
-        alpha=alpha, encoder_factory=encoder_factory,
-    )  # fmt: skip
+    return _arm_summary(examples, SWEEP_ARMS, encoder_name=encoder, context=context, alpha=alpha)
 
 
 def knob_key(value: Any) -> str:

@@ -4,15 +4,17 @@ like the target, when the relation sentence is removed, and as its weight α goe
 Each sweep returns a long DataFrame, one row per (knob value, regime, arm), with columns ``n``,
 ``hit@1`` and ``hit@5`` (``hit@k`` = the hop-2 target ranks in the top k of its pool, bridge
 excluded). They are pure given an encoder and an embedding store; the store is the only side
-effect (it caches vectors on disk).
+effect (it caches vectors on disk). Both come from ``context``
+(:class:`~regime_core.experiments.context.Context`; None: the work directory's store and the real
+encoders); the old keywords ``work=``, ``store=``, ``encoder_factory=`` still work for one release,
+with a deprecation warning.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -20,8 +22,9 @@ import pandas as pd
 from regime_core import config
 from regime_core.data.regimes import gold_b_rel
 from regime_core.data.toyworld import ToyWorldConfig, generate
-from regime_core.encoders.store import store_or_default
+from regime_core.experiments.context import Context, resolve
 from regime_core.schema import Example
+from regime_core.teaching._context import OldHooks, context_from
 from regime_core.teaching.demo import (
     ALPHA_GRID,
     DEMO_QUESTIONS,
@@ -29,7 +32,6 @@ from regime_core.teaching.demo import (
     RELATION_REMOVED,
     SIMILARITY_GRID,
     SWEEP_ARMS,
-    EncoderFactory,
     _check_encoder,
     _encoder_for,
     _order_regimes,
@@ -49,12 +51,11 @@ def _arm_summary(
     arms: Sequence[str],
     *,
     encoder_name: str,
-    store: Any,
+    context: Context,
     alpha: float,
-    encoder_factory: EncoderFactory | None,
 ) -> pd.DataFrame:
-    encoder = _encoder_for(encoder_name, examples, encoder_factory)
-    ranks = arm_ranks(examples, arms, encoder=encoder, store=store, alpha=alpha)
+    encoder = _encoder_for(encoder_name, examples, context)
+    ranks = arm_ranks(examples, arms, encoder=encoder, store=context.embeddings, alpha=alpha)
     return hit_summary(ranks, ["regime", "arm"])
 
 
@@ -65,26 +66,25 @@ def sweep_distractor_similarity(
     encoder: str = config.ENCODER,
     alpha: float = config.ALPHA,
     arms: Sequence[str] = SWEEP_ARMS,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
+    context: Context | None = None,
+    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """hit@k per regime and arm for toy worlds whose distractors look more and more like the
     target (``ToyWorldConfig.distractor_similarity`` = each of ``values``).
 
     The questions are the same at every value; only the distractor passages change. Columns:
     ``distractor_similarity, regime, arm, n, hit@1, hit@5``.
+
+    ``context``: the embedding store and the encoders (None: the default
+    :class:`~regime_core.experiments.context.Context`).
     """
+    context = resolve(context_from("sweep_distractor_similarity", context, old))
     _check_encoder(encoder)
     base = world or ToyWorldConfig(n_questions=DEMO_QUESTIONS)
-    store = store_or_default(store, work)
     frames = []
     for value in values:
         examples = generate(dataclasses.replace(base, distractor_similarity=float(value)))
-        part = _arm_summary(
-            examples, arms, encoder_name=encoder, store=store, alpha=alpha,
-            encoder_factory=encoder_factory,
-        )  # fmt: skip
+        part = _arm_summary(examples, arms, encoder_name=encoder, context=context, alpha=alpha)
         part.insert(0, "distractor_similarity", float(value))
         frames.append(part)
     return _order_regimes(pd.concat(frames, ignore_index=True))
@@ -95,16 +95,19 @@ def knockout_table(
     *,
     encoder: str = config.ENCODER,
     alpha: float = config.ALPHA,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
+    context: Context | None = None,
+    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """What removing the relation sentence does: hit@k per regime for ``q`` and ``union`` with
     ``B_rel`` kept (the union arm) and removed (the union is built from the rest of the bridge:
     the ``knockout`` arm). ``q`` does not read the bridge, so it is the same in both rows.
 
     Columns: ``relation_sentence`` (``kept``/``removed``), ``regime, arm, n, hit@1, hit@5``.
+
+    ``context``: the embedding store and the encoders (None: the default
+    :class:`~regime_core.experiments.context.Context`).
     """
+    context = resolve(context_from("knockout_table", context, old))
     _check_encoder(encoder)
     examples = (
         list(examples)
@@ -112,9 +115,8 @@ def knockout_table(
         else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
     )
     summary = _arm_summary(
-        examples, ("q", "union", "knockout"), encoder_name=encoder,
-        store=store_or_default(store, work), alpha=alpha, encoder_factory=encoder_factory,
-    )  # fmt: skip
+        examples, ("q", "union", "knockout"), encoder_name=encoder, context=context, alpha=alpha
+    )
     kept = summary[summary["arm"].isin(["q", "union"])].copy()
     kept.insert(0, "relation_sentence", RELATION_KEPT)
     removed = summary[summary["arm"].isin(["q", "knockout"])].copy()
@@ -128,9 +130,8 @@ def sweep_alpha(
     examples: Sequence[Example] | None = None,
     *,
     encoder: str = config.ENCODER,
-    work: Path | str | None = None,
-    store: Any | None = None,
-    encoder_factory: EncoderFactory | None = None,
+    context: Context | None = None,
+    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """hit@k per regime of ``q`` and of ``union = normalise(f(q) + α·f(B_rel))`` (gold
     ``B_rel``) for each ``α`` in ``values``. Everything is encoded once; each α only re-ranks.
@@ -138,10 +139,14 @@ def sweep_alpha(
 
     Columns: ``alpha, regime, arm, n, hit@1, hit@5``. Questions without a gold ``B_rel`` are
     left out (toyworld has none such).
+
+    ``context``: the embedding store and the encoders (None: the default
+    :class:`~regime_core.experiments.context.Context`).
     """
     from regime_core.data.regimes import regime_table
     from regime_core.retrieval.geometry import build_geometry
 
+    context = resolve(context_from("sweep_alpha", context, old))
     _check_encoder(encoder)
     grid = [float(v) for v in values]
     if any(not np.isfinite(v) or v < 0 for v in grid):
@@ -159,8 +164,8 @@ def sweep_alpha(
     geometry = build_geometry(
         examples,
         [rels[i].sentence or "" for i in kept],
-        encoder=_encoder_for(encoder, examples, encoder_factory),
-        store=store_or_default(store, work),
+        encoder=_encoder_for(encoder, examples, context),
+        store=context.embeddings,
     )
     regimes = regime_table(examples)["regime"].to_numpy()
     rank_q = geometry.target_ranks(0.0)
