@@ -1,9 +1,9 @@
 """Vectors as retrieval holds them: a dense float32 array, or a scipy CSR matrix of float32.
 
 A lexical encoder's vectors (TF-IDF) are vocabulary-wide and almost all zeros: HotpotQA's
-question pools densify to 6,613 × 42,011 float32, about 1.1 GB, for some 400,000 non-zero
-entries. The embedding store keeps such rows as CSR (:meth:`regime_core.encoders.store.EmbeddingStore.embed_compact`), and
-retrieval keeps them so: every kernel densifies only the rows it is about to use
+question pools densify to 6,613 × 42,011 float32, about 1.1 GB. The embedding store keeps such
+rows as CSR (:meth:`regime_core.encoders.store.EmbeddingStore.embed_compact`), and retrieval
+keeps them so: every kernel densifies only the rows it is about to use
 (:func:`dense_rows`), a block at a time. Densifying a row copies its float32 values, so a kernel
 sees exactly the numbers it would have seen in the dense matrix, and its results are identical
 bit for bit (the scoring and query kernels keep their blocks; ``tests/test_retrieval_vectors.py``

@@ -30,6 +30,9 @@ from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
+
+# re-exported: older code imports EncoderFactory from regime_core.teaching
+from regime_core.encoders.registry import EncoderFactory as EncoderFactory
 from regime_core.experiments.common import CountingStore, sample_examples
 from regime_core.experiments.context import Context
 from regime_core.retrieval import EmbeddingSource
