@@ -586,7 +586,7 @@ class Gazetteer:
 
 
 def escape_markdown(text: str) -> str:
-    """``text`` with the characters Markdown would read as formatting (or HTML) escaped.
+    r"""``text`` with the characters Markdown would read as formatting (or HTML) escaped.
 
     >>> escape_markdown("a_b *c* <d>")
     'a\\_b \\*c\\* &lt;d&gt;'
