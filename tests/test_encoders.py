@@ -205,6 +205,7 @@ def test_cli_embed_twice_second_run_is_all_cached(
 ) -> None:
     import regime_core.data
     from regime_core.cli import embed
+    from regime_core.cli._common import register_module
 
     examples = [numbered_example(i) for i in range(3)]
     seen: dict[str, object] = {}
@@ -215,7 +216,7 @@ def test_cli_embed_twice_second_run_is_all_cached(
 
     monkeypatch.setattr(regime_core.data, "load_examples", fake_load)
     parser = argparse.ArgumentParser()
-    embed.register(parser.add_subparsers())
+    register_module(parser.add_subparsers(), embed)
     argv = ["embed", "toyworld", "--encoder", "tfidf", "--work", str(tmp_path), "--json"]
     outputs = []
     for _ in range(2):

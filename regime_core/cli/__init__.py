@@ -1,7 +1,9 @@
 """The ``regime`` command. Each area registers its subcommands from its own module.
 
-A module in ``SUBCOMMAND_MODULES`` exposes ``register(subparsers)``, which adds its parsers and
-sets ``func`` (a callable taking the parsed namespace and returning an exit code) on each.
+A module in ``SUBCOMMAND_MODULES`` declares its one action as ``COMMAND``
+(:class:`~regime_core.cli._common.Command`, with ``add_arguments(parser)`` and ``run(args)``), or
+exposes ``register(subparsers)``, which adds its parsers and sets ``func`` (a callable taking the
+parsed namespace and returning an exit code) on each.
 Errors in user input are ``ValueError``s; they print as ``regime: error: ...`` and exit 2, as
 do permission and path problems (``OSError``); Ctrl-C exits 130 without a traceback.
 """
@@ -12,6 +14,8 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+
+from regime_core.cli._common import register_module
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "data",
@@ -34,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
-        importlib.import_module(f"regime_core.cli.{name}").register(sub)
+        register_module(sub, importlib.import_module(f"regime_core.cli.{name}"))
     return parser
 
 

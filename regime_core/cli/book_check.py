@@ -24,18 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.cli._common import add_subcommand, add_work_option
+from regime_core.cli._common import Command, add_work_option
+
+COMMAND = Command(
+    "book-check",
+    help="check the built book's pages as a reader meets them (optionally in Chromium)",
+    work=None,  # its own --work help, below
+)
 
 
-def register(subparsers: Any) -> None:
-    parser = add_subcommand(
-        subparsers,
-        "book-check",
-        run,
-        help="check the built book's pages as a reader meets them (optionally in Chromium)",
-        description=__doc__,
-        work=None,
-    )
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_work_option(
         parser,
         help="work directory whose results records list each run's figures (REGIME_WORK_DIR)",

@@ -12,23 +12,20 @@ The embedding store goes to a temporary directory, or to ``<work>/embeddings`` w
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from regime_core import config
-from regime_core.cli._common import add_subcommand, print_result
+from regime_core.cli._common import Command, print_result
+
+COMMAND = Command(
+    "demo",
+    help="show the two regimes on a small synthetic world (no data needed)",
+    work="keep the embedding store in WORK/embeddings (default: a temporary directory)",
+)
 
 
-def register(subparsers: Any) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     from regime_core.teaching.demo import DEMO_ENCODERS, DEMO_QUESTIONS, ROUTER_CHOICES
 
-    parser = add_subcommand(
-        subparsers,
-        "demo",
-        run,
-        help="show the two regimes on a small synthetic world (no data needed)",
-        description=__doc__,
-        work="keep the embedding store in WORK/embeddings (default: a temporary directory)",
-    )
     parser.add_argument(
         "--n",
         type=int,

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
 from regime_core import config
-from regime_core.cli._common import add_subcommand
+from regime_core.cli._common import Command
 from regime_core.schema import DATASETS
 
 #: The options ``regime embed`` passes on to ``embed_dataset`` as they are.
@@ -27,17 +26,15 @@ STAGE_OPTIONS: tuple[str, ...] = (
 )  # fmt: skip
 
 
-def register(subparsers: Any) -> None:
+COMMAND = Command(
+    "embed", help="encode a prepared dataset's passages and queries into the embedding store"
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     from regime_core.encoders.embed import ENGINES
     from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
 
-    parser = add_subcommand(
-        subparsers,
-        "embed",
-        run,
-        help="encode a prepared dataset's passages and queries into the embedding store",
-        description=__doc__,
-    )
     parser.add_argument("dataset", choices=DATASETS)
     parser.add_argument(
         "--encoder",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
-from regime_core.cli._common import add_subcommand, print_result
+from regime_core.cli._common import Command, print_result
 from regime_core.integrity import check_writable
 from regime_core.schema import DATASETS, SPLITS
 
@@ -23,20 +23,25 @@ if TYPE_CHECKING:
 REPORTED_METRICS: tuple[str, ...] = (*(f"hit@{k}" for k in config.K_VALUES), "mrr")
 
 
-def register(subparsers: Any) -> None:
-    run_file_help = "write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels"
-    p = add_subcommand(
-        subparsers,
-        "retrieve",
-        run,
-        help="rank the hop-2 passages of a prepared dataset with one query arm",
-        description=(
-            "Rank each question's hop-2 candidates with one query arm and report hit@k (the "
-            "paper's R@k) and MRR. Reads the examples written by `regime data prepare`; "
-            "embeddings are cached under the work directory."
+COMMAND = Command(
+    "retrieve",
+    help="rank the hop-2 passages of a prepared dataset with one query arm",
+    description=(
+        "Rank each question's hop-2 candidates with one query arm and report hit@k (the "
+        "paper's R@k) and MRR. Reads the examples written by `regime data prepare`; "
+        "embeddings are cached under the work directory."
+    ),
+    files=(
+        (
+            "--run-file",
+            "write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels",
+            None,
         ),
-        files=[("--run-file", run_file_help, None)],
-    )
+    ),
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", choices=DATASETS, help="a prepared dataset")
     p.add_argument("--arm", required=True, choices=config.ARMS, help="the query arm")
     p.add_argument(

@@ -16,18 +16,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from regime_core.cli._common import add_subcommand, print_result
+from regime_core.cli._common import Command, print_result
 
-
-def register(subparsers: Any) -> None:
-    add_subcommand(
-        subparsers,
-        "verdicts",
-        run,
-        help="judge every claim of the paper on a run's records",
-        description=__doc__,
-        files=[("--claims", "the claims file (default: the repository's paper_claims.yml)", None)],
-    )
+COMMAND = Command(
+    "verdicts",
+    help="judge every claim of the paper on a run's records",
+    files=(("--claims", "the claims file (default: the repository's paper_claims.yml)", None),),
+)
 
 
 def run(args: argparse.Namespace) -> int:
