@@ -208,13 +208,13 @@ def score_candidates(
     sparse (CSR, :mod:`~regime_core.retrieval.vectors`): small pools then densify only each
     block's candidate rows, with the same scores.
     """
+    if not is_sparse(documents):
+        documents = np.asarray(documents, dtype=np.float32)
     n_passages = documents.shape[0]
     scorer = check_scorer(default_scorer(candidates, n_passages) if scorer is None else scorer)
     queries = np.asarray(queries, dtype=np.float32)
     if is_sparse(documents) and is_dense(candidates, n_passages):
         documents = dense(documents)  # candidates cover the matrix: one dense product, as before
-    if not is_sparse(documents):
-        documents = np.asarray(documents, dtype=np.float32)
     check_dimensions(queries, documents)
     if candidates.shape[0] != queries.shape[0]:
         raise ValueError(f"{candidates.shape[0]} candidate rows for {queries.shape[0]} queries")
