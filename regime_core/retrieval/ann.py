@@ -60,8 +60,9 @@ class AnnIndexConfig(ConfigMixin):
 
     ``nlist=None`` takes :func:`default_nlist` of the corpus at build time. ``seed`` seeds the
     k-means training sample and faiss's k-means (IVF) and the random levels of the graph (HNSW),
-    so a build is reproducible. The defaults favour recall over speed (``ef_search`` 64 is four
-    times faiss's default of 16); lower ``nprobe`` or ``ef_search`` for speed.
+    so a build is reproducible. The search defaults are above faiss's (``nprobe`` 1,
+    ``ef_search`` 16), which miss much of the exact top k; raise them to find more of it, lower
+    them for speed, and measure with :func:`recall_at_k` (``benchmarks/bench_scale.py --index``).
     """
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"nlist"})
