@@ -46,8 +46,7 @@ def _children_map() -> dict[int, list[int]]:
     return children
 
 
-def _tree(root: int) -> list[int]:
-    children = _children_map()
+def _tree(root: int, children: dict[int, list[int]]) -> list[int]:
     out, stack = [], [root]
     while stack:
         pid = stack.pop()
@@ -92,7 +91,8 @@ def measure(command: list[str], interval: float) -> dict:
     peak_tree = peak_process = 0.0
     notebooks: dict[str, dict] = {}
     while proc.poll() is None:
-        pids = _tree(proc.pid)
+        children = _children_map()  # one scan of /proc per sample, shared by every lookup
+        pids = _tree(proc.pid, children)
         rss = {pid: _rss_mb(pid) for pid in pids}
         total = sum(rss.values())
         peak_tree = max(peak_tree, total)
@@ -106,7 +106,7 @@ def measure(command: list[str], interval: float) -> dict:
             entry = notebooks.setdefault(name, fresh)
             entry["last"] = now
             entry["peak_tree_rss_mb"] = max(entry["peak_tree_rss_mb"], total)
-            kernel = max((_hwm_mb(p) for p in _tree(pid) if p != pid), default=0.0)
+            kernel = max((_hwm_mb(p) for p in _tree(pid, children) if p != pid), default=0.0)
             entry["peak_kernel_hwm_mb"] = max(entry["peak_kernel_hwm_mb"], kernel)
         time.sleep(interval)
     return {

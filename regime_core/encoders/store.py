@@ -385,9 +385,15 @@ class EmbeddingStore:
         return by_shard
 
     @classmethod
-    def _gather(cls, state: _Directory, keys: Sequence[bytes]) -> np.ndarray:
+    def _gather(
+        cls,
+        state: _Directory,
+        keys: Sequence[bytes],
+        by_shard: dict[str, tuple[list[int], list[int]]] | None = None,
+    ) -> np.ndarray:
         out = np.empty((len(keys), state.dim or 0), dtype=np.float32)
-        by_shard = cls._by_shard(state, keys)
+        if by_shard is None:
+            by_shard = cls._by_shard(state, keys)
         # Shard by shard, in chunks of about GATHER_BYTES, so that the rows picked (and, for a
         # sparse shard, densified) never add a second copy of the result to the peak.
         chunk = max(1, GATHER_BYTES // max(1, 4 * (state.dim or 1)))
@@ -406,7 +412,7 @@ class EmbeddingStore:
         by_shard = cls._by_shard(state, keys)
         matrices = [state.shards[shard][1] for shard in by_shard]
         if not keys or any(isinstance(m, np.ndarray) for m in matrices):
-            return cls._gather(state, keys)
+            return cls._gather(state, keys, by_shard)  # grouped once
         from scipy.sparse import vstack
 
         stacked = vstack(
