@@ -1,21 +1,25 @@
-"""Paired comparisons of per-query outcomes, multiple-testing corrections, agreement and fit R².
+"""Paired comparisons of per-query outcomes, multiple-testing corrections, power, agreement, R².
 
 Every comparison takes two arrays of equal length paired by query (``a[i]`` and ``b[i]`` are
-the same question under two arms). Randomised procedures take ``seed`` (default
-``config.SEED``) and a resample count (defaults in :mod:`regime_core.config`), use a NumPy
-``Generator``, and return identical results for identical inputs and seed.
+the same question under two arms). The computations are the pinned libraries' (scipy,
+statsmodels, scikit-learn); this module validates the inputs, fixes the choices (two-sided,
+percentile intervals, seeds) and keeps the record the notebooks write, :class:`PairedComparison`.
 
-The verb the notebooks call is :func:`compare_paired`, which returns a
-:class:`PairedComparison` record (mean difference, percentile bootstrap CI, test p-value,
-discordant counts).
+**One procedure per comparison.** Paired binary outcomes (hit@k) are compared by the exact
+McNemar test, and their interval comes from the same procedure: the Clopper–Pearson interval of
+the share of discordant pairs won by ``a`` (the exact binomial test the p-value is), scaled to a
+difference of hit rates (:func:`mcnemar_interval`). The interval excludes zero exactly when
+``p < 1 - confidence``, so a verdict read from either cannot contradict the other. Nothing is
+resampled, so an independent implementation recomputes the same interval to the last digit.
 
->>> r = compare_paired([1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 1], test="mcnemar", resamples=2000)
->>> (r.n, r.n_a_better, r.n_b_better, round(r.p_value, 3))
-(6, 3, 0, 0.25)
+>>> r = compare_paired([1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 1])
+>>> (r.n, r.n_a_better, r.n_b_better, round(r.p_value, 3), r.ci_method)
+(6, 3, 0, 0.25, 'exact_mcnemar')
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -30,7 +34,16 @@ ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
-_CHUNK_CELLS: int = 4_000_000  # bound on resample-matrix cells held in memory at once
+#: How a comparison's interval is made: the exact McNemar procedure (binary outcomes), or a
+#: percentile bootstrap of the mean difference (the sign and permutation tests, whose p-values
+#: come from another procedure; the verdict rules then read the interval only).
+CI_METHODS: dict[str, str] = {
+    "exact_mcnemar": "Clopper–Pearson interval of the discordant pairs won, scaled to a "
+    "difference of rates: the inversion of the exact McNemar test",
+    "bootstrap_percentile": "percentile bootstrap of the mean paired difference",
+}
+#: Statistical power the power figures ask for (the conventional 80%).
+TARGET_POWER: float = 0.8
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -72,64 +85,21 @@ def _check_resamples(resamples: int, name: str = "resamples") -> int:
     return int(resamples)
 
 
-def _check_confidence(confidence: float) -> float:
+def _check_confidence(confidence: float, name: str = "confidence") -> float:
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float | np.floating):
+        raise ValueError(f"{name}: must be a number strictly between 0 and 1, got {confidence!r}")
     if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence: must lie strictly between 0 and 1, got {confidence!r}")
+        raise ValueError(f"{name}: must lie strictly between 0 and 1, got {confidence!r}")
     return float(confidence)
 
 
-# --- bootstrap --------------------------------------------------------------------------------
+def _check_count(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise ValueError(f"{name}: must be a whole number >= 0, got {value!r}")
+    return int(value)
 
 
-def _bootstrap_means(values: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of ``resamples`` resamples (with replacement) of ``values``, in fixed-size chunks."""
-    n = values.size
-    chunk = max(1, _CHUNK_CELLS // n)
-    means = np.empty(resamples)
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        index = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = values[index].mean(axis=1)
-    return means
-
-
-def paired_bootstrap_ci(
-    a: ArrayLike,
-    b: ArrayLike,
-    *,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    confidence: float = CONFIDENCE,
-    seed: int = SEED,
-) -> tuple[float, float, float]:
-    """Mean paired difference ``mean(a - b)`` and its percentile bootstrap CI.
-
-    Queries are resampled with replacement (pairs stay together), the mean difference is
-    recomputed on each of ``resamples`` resamples, and the CI is the
-    ``((1 - confidence) / 2, (1 + confidence) / 2)`` percentiles of those means.
-
-    Returns ``(mean_diff, lo, hi)``.
-
-    >>> d, lo, hi = paired_bootstrap_ci([1, 1, 0, 1], [0, 1, 0, 0], resamples=1000)
-    >>> d, lo <= d <= hi
-    (0.5, True)
-    """
-    x, y = _paired(a, b)
-    resamples = _check_resamples(resamples)
-    confidence = _check_confidence(confidence)
-    diff = x - y
-    means = _bootstrap_means(diff, resamples, np.random.default_rng(seed))
-    lo, hi = _percentile_ci(means, confidence)
-    return float(diff.mean()), lo, hi
-
-
-def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The ``((1 - confidence) / 2, (1 + confidence) / 2)`` percentiles of bootstrap values."""
-    tail = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(values, [tail, 1.0 - tail])
-    return float(lo), float(hi)
-
-
-# --- paired tests -----------------------------------------------------------------------------
+# --- the exact McNemar procedure: test and interval -------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -142,6 +112,117 @@ class TestResult:
     n_discordant: int
 
     __test__ = False  # not a pytest test class, despite the name
+
+
+def mcnemar(a_bool: ArrayLike, b_bool: ArrayLike, *, exact: bool = True) -> TestResult:
+    """McNemar's test for paired binary outcomes (statsmodels), two-sided.
+
+    The table is ``[[both, a only], [b only, neither]]``; only the discordant cells
+    ``n_a = a only`` and ``n_b = b only`` matter. ``exact=True`` is the exact binomial test on
+    them (statistic ``min(n_a, n_b)``, ``p = min(1, 2 P(X <= min))`` with ``X ~ Bin(n_a + n_b,
+    1/2)``); ``exact=False`` is the chi-square with continuity correction. No discordant pair
+    gives ``p = 1``.
+    """
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+    x, y = _paired(a_bool, b_bool, names=("a_bool", "b_bool"))
+    x, y = _binary(x, "a_bool"), _binary(y, "b_bool")
+    n_a, n_b = int(np.sum(x & ~y)), int(np.sum(~x & y))
+    name = "mcnemar_exact" if exact else "mcnemar_chi2"
+    if n_a + n_b == 0:
+        return TestResult(name, 0.0, 1.0, 0)
+    table = [[int(np.sum(x & y)), n_a], [n_b, int(np.sum(~x & ~y))]]
+    result = sm_mcnemar(table, exact=exact, correction=True)
+    return TestResult(name, float(result.statistic), float(result.pvalue), n_a + n_b)
+
+
+def mcnemar_interval(
+    n_a_better: int, n_b_better: int, n: int, *, confidence: float = CONFIDENCE
+) -> tuple[float, float]:
+    """The exact McNemar interval of ``mean(a) - mean(b)`` at ``confidence``.
+
+    With ``m = n_a_better + n_b_better`` discordant pairs, ``n_a_better ~ Bin(m, π)`` given m,
+    and the difference of hit rates is ``(2π - 1) m / n``. The interval is the Clopper–Pearson
+    interval ``[π_lo, π_hi]`` of ``π`` (scipy's ``binomtest(...).proportion_ci("exact")``) mapped
+    through that line: ``[(2π_lo - 1) m / n, (2π_hi - 1) m / n]``. It is the inversion of the
+    exact two-sided test :func:`mcnemar` uses, so it excludes zero exactly when that test's
+    ``p < 1 - confidence``. No discordant pair gives ``[0, 0]``.
+
+    >>> [round(v, 4) for v in mcnemar_interval(3, 0, 6)]
+    [-0.2076, 0.5]
+    """
+    a = _check_count(n_a_better, "n_a_better")
+    b = _check_count(n_b_better, "n_b_better")
+    n = _check_count(n, "n")
+    confidence = _check_confidence(confidence)
+    m = a + b
+    if m > n or n == 0:
+        raise ValueError(f"n: {n} pairs cannot hold {m} discordant ones")
+    if m == 0:
+        return 0.0, 0.0
+    lo, hi = _clopper_pearson(a, m, confidence)
+    return (2.0 * lo - 1.0) * m / n, (2.0 * hi - 1.0) * m / n
+
+
+@functools.lru_cache(maxsize=65536)
+def _clopper_pearson(k: int, m: int, confidence: float) -> tuple[float, float]:
+    ci = scipy_stats.binomtest(k, m, 0.5).proportion_ci(confidence, method="exact")
+    return float(ci.low), float(ci.high)
+
+
+# --- bootstrap (scipy) ------------------------------------------------------------------------
+
+
+def paired_bootstrap_ci(
+    a: ArrayLike,
+    b: ArrayLike,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> tuple[float, float, float]:
+    """Mean paired difference ``mean(a - b)`` and its percentile bootstrap CI.
+
+    ``scipy.stats.bootstrap`` resamples the queries with replacement (pairs stay together) and
+    takes the ``((1 - confidence) / 2, (1 + confidence) / 2)`` percentiles of the mean
+    differences of ``resamples`` resamples, drawn by ``numpy.random.default_rng(seed)``.
+
+    Returns ``(mean_diff, lo, hi)``.
+
+    >>> d, lo, hi = paired_bootstrap_ci([1, 1, 0, 1], [0, 1, 0, 0], resamples=1000)
+    >>> d, lo <= d <= hi
+    (0.5, True)
+    """
+    x, y = _paired(a, b)
+    resamples = _check_resamples(resamples)
+    confidence = _check_confidence(confidence)
+    diff = x - y
+    if np.all(diff == diff[0]):  # every resample has the same mean: scipy warns, the CI is a point
+        return float(diff.mean()), float(diff[0]), float(diff[0])
+    result = scipy_stats.bootstrap(
+        (diff,),
+        np.mean,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    )
+    return (
+        float(diff.mean()),
+        float(result.confidence_interval.low),
+        float(result.confidence_interval.high),
+    )
+
+
+def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The ``((1 - confidence) / 2, (1 + confidence) / 2)`` percentiles of bootstrap values."""
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(values, [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+# --- other paired tests (scipy) ---------------------------------------------------------------
 
 
 def sign_test(a: ArrayLike, b: ArrayLike) -> TestResult:
@@ -162,32 +243,6 @@ def sign_test(a: ArrayLike, b: ArrayLike) -> TestResult:
     return TestResult("sign", float(n_pos), float(p), n_discordant)
 
 
-def mcnemar(a_bool: ArrayLike, b_bool: ArrayLike, *, exact: bool = True) -> TestResult:
-    """McNemar's test for paired binary outcomes (statsmodels), two-sided.
-
-    The table is ``[[both, a only], [b only, neither]]``; only the discordant cells
-    ``n_a = a only`` and ``n_b = b only`` matter. ``exact=True`` is the exact binomial test on
-    them (statistic ``min(n_a, n_b)``); ``exact=False`` is the chi-square with continuity
-    correction, ``(|n_a - n_b| - 1)^2 / (n_a + n_b)``. No discordant pair gives ``p = 1``
-    (statsmodels' chi-square would divide by zero).
-    """
-    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-
-    x, y = _paired(a_bool, b_bool, names=("a_bool", "b_bool"))
-    x, y = _binary(x, "a_bool"), _binary(y, "b_bool")
-    n_a, n_b = int(np.sum(x & ~y)), int(np.sum(~x & y))
-    name = "mcnemar_exact" if exact else "mcnemar_chi2"
-    if n_a + n_b == 0:
-        return TestResult(name, 0.0, 1.0, 0)
-    table = [[int(np.sum(x & y)), n_a], [n_b, int(np.sum(~x & ~y))]]
-    result = sm_mcnemar(table, exact=exact, correction=True)
-    return TestResult(name, float(result.statistic), float(result.pvalue), n_a + n_b)
-
-
-def _sign_flip_sums(diff: np.ndarray, signs: np.ndarray) -> np.ndarray:
-    return signs @ diff
-
-
 def paired_permutation_test(
     a: ArrayLike,
     b: ArrayLike,
@@ -197,12 +252,13 @@ def paired_permutation_test(
 ) -> TestResult:
     """Two-sided paired permutation (sign-flip) test of ``mean(a - b) = 0``.
 
-    Under the null each difference ``d_i = a_i - b_i`` is equally likely to have either sign.
-    Zero differences are dropped (flipping them changes nothing); with ``m`` non-zero
-    differences the statistic is ``T = sum(d)``. If ``m <= 20`` all ``2^m`` sign patterns are
-    enumerated and ``p = #{|T*| >= |T|} / 2^m`` exactly; otherwise ``resamples`` random
-    patterns give ``p = (1 + #{|T*| >= |T|}) / (resamples + 1)`` (the +1 counts the observed
-    pattern, so p is never 0). The statistic reported is ``mean(a - b)`` over all pairs.
+    ``scipy.stats.permutation_test`` on the non-zero differences ``d_i = a_i - b_i`` (flipping a
+    zero changes nothing) with ``permutation_type="samples"``, which flips their signs, and the
+    statistic ``sum(d)``: every one of the ``2^m`` sign patterns when ``m <= 20``
+    (:data:`EXACT_PERMUTATION_MAX_N`, exact), else ``resamples`` random ones drawn by
+    ``default_rng(seed)``. The p-value is scipy's
+    two-sided one (twice the smaller tail, at most 1). The statistic reported is ``mean(a - b)``
+    over all pairs.
 
     >>> round(paired_permutation_test([3, 2, 5, 1], [1, 2, 4, 0]).p_value, 4)
     0.25
@@ -214,34 +270,21 @@ def paired_permutation_test(
     m = diff.size
     if m == 0:
         return TestResult("permutation", 0.0, 1.0, 0)
-    observed = abs(diff.sum())
-    # Sums of the same values in another order can differ in the last bits; count those as ties.
-    tolerance = 1e-9 * max(1.0, float(np.abs(diff).sum()))
-    if m <= EXACT_PERMUTATION_MAX_N:
-        hits = 0
-        rows = max(1, _CHUNK_CELLS // m)
-        bits = np.arange(m)
-        for start in range(0, 2**m, rows):
-            # Pattern number j flips the signs of the differences at the set bits of j.
-            pattern = np.arange(start, min(2**m, start + rows))[:, None]
-            signs = 1.0 - 2.0 * ((pattern >> bits) & 1)
-            hits += int(np.sum(np.abs(_sign_flip_sums(diff, signs)) >= observed - tolerance))
-        p = hits / 2**m
-        name = "permutation_exact"
-    else:
-        rng = np.random.default_rng(seed)
-        hits = 0
-        rows = max(1, _CHUNK_CELLS // m)
-        for start in range(0, resamples, rows):
-            count = min(rows, resamples - start)
-            signs = rng.choice(np.array([-1.0, 1.0]), size=(count, m))
-            hits += int(np.sum(np.abs(_sign_flip_sums(diff, signs)) >= observed - tolerance))
-        p = (1 + hits) / (resamples + 1)
-        name = "permutation"
-    return TestResult(name, float(diff_all.mean()), float(min(1.0, p)), m)
+    exact = m <= EXACT_PERMUTATION_MAX_N
+    result = scipy_stats.permutation_test(
+        (diff,),
+        lambda d, axis=-1: np.sum(d, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=np.inf if exact else resamples,
+        alternative="two-sided",
+        rng=np.random.default_rng(seed),
+    )
+    name = "permutation_exact" if exact else "permutation"
+    return TestResult(name, float(diff_all.mean()), float(min(1.0, result.pvalue)), m)
 
 
-# --- multiple testing -------------------------------------------------------------------------
+# --- multiple testing (statsmodels) -----------------------------------------------------------
 
 
 def _pvalues(pvalues: Any) -> np.ndarray:
@@ -251,49 +294,199 @@ def _pvalues(pvalues: Any) -> np.ndarray:
     return p
 
 
+def _multipletests(pvalues: Any, method: str) -> np.ndarray:
+    from statsmodels.stats.multitest import multipletests
+
+    return np.asarray(multipletests(_pvalues(pvalues), method=method)[1], dtype=np.float64)
+
+
 def bonferroni(pvalues: ArrayLike) -> np.ndarray:
-    """Bonferroni-adjusted p-values: ``min(1, m * p_i)``.
+    """Bonferroni-adjusted p-values, ``min(1, m * p_i)`` (statsmodels ``multipletests``).
 
     >>> bonferroni([0.01, 0.04, 0.5]).tolist()
     [0.03, 0.12, 1.0]
     """
-    p = _pvalues(pvalues)
-    return np.minimum(1.0, p * p.size)
+    return _multipletests(pvalues, "bonferroni")
 
 
 def holm(pvalues: ArrayLike) -> np.ndarray:
-    """Holm step-down adjusted p-values, in the input order.
+    """Holm step-down adjusted p-values, in the input order (statsmodels ``multipletests``).
 
     Sorting ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``; reject
-    where the adjusted value is below alpha. Controls the family-wise error like Bonferroni,
-    with more power.
+    where the adjusted value is below alpha.
 
     >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.06, 0.06]
     """
+    return _multipletests(pvalues, "holm")
+
+
+def holm_levels(pvalues: ArrayLike, alpha: float = 1.0 - CONFIDENCE) -> np.ndarray:
+    """Per hypothesis, the test level at which Holm judged it: the level of its *adjusted*
+    interval, so that the interval excludes zero exactly when its Holm-adjusted p is below
+    ``alpha``.
+
+    Sorted ascending, Holm tests ``p_(i)`` at ``alpha / (m - i + 1)`` and stops at the first
+    ``i*`` it cannot reject. Hypothesis ``i`` gets ``alpha / (m - min(i, i*) + 1)``: the level it
+    was rejected at (``i < i*``), or the level Holm stopped at (``i >= i*``, where every p is at
+    least ``p_(i*)`` and so above that level). An interval that inverts the same test at
+    ``1 - level`` (:func:`mcnemar_interval`) then agrees with the Holm decision for every
+    hypothesis. Ties keep the input order.
+
+    >>> holm_levels([0.001, 0.04, 0.03], alpha=0.05).round(4).tolist()
+    [0.0167, 0.025, 0.025]
+    """
     p = _pvalues(pvalues)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha: must lie strictly between 0 and 1, got {alpha!r}")
     m = p.size
     order = np.argsort(p, kind="stable")
-    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    adjusted = np.empty(m)
-    adjusted[order] = np.maximum.accumulate(scaled)
-    return adjusted
+    step = alpha / (m - np.arange(m))  # the level of the i-th smallest p
+    failed = np.flatnonzero(p[order] >= step)
+    stop = int(failed[0]) if failed.size else m
+    levels = np.empty(m)
+    levels[order] = step[np.minimum(np.arange(m), stop)]
+    return levels
 
 
-# --- agreement and fit ------------------------------------------------------------------------
+# --- power of the exact McNemar procedure -----------------------------------------------------
+
+
+def _binomial_pmf(n: int, p: float) -> np.ndarray:
+    return scipy_stats.binom.pmf(np.arange(n + 1), n, p)
+
+
+@functools.lru_cache(maxsize=4096)
+def _two_sided_rejections(m: int, alpha: float) -> np.ndarray:
+    """For ``b = 0..m`` discordant pairs won by ``a``: does the exact two-sided McNemar test
+    reject at ``alpha``? (``p = min(1, 2 min(P(X <= b), P(X >= b)))``, ``X ~ Bin(m, 1/2)``.)"""
+    b = np.arange(m + 1)
+    low = scipy_stats.binom.cdf(b, m, 0.5)
+    high = scipy_stats.binom.sf(b - 1, m, 0.5)
+    return np.minimum(1.0, 2.0 * np.minimum(low, high)) < alpha
+
+
+def mcnemar_power(
+    n: int, discordance: float, effect: float, *, alpha: float = 1.0 - CONFIDENCE
+) -> float:
+    """Power of the exact two-sided McNemar test (equivalently: of its interval excluding zero)
+    at level ``alpha`` for ``n`` pairs whose discordance (share of pairs that differ) is
+    ``discordance`` and whose true difference of hit rates is ``effect``.
+
+    The discordant count is ``M ~ Bin(n, discordance)``; given ``M = m``, the pairs won by ``a``
+    are ``Bin(m, π)`` with ``π = (1 + effect / discordance) / 2``. The power is exact:
+    ``Σ_m P(M = m) P(reject | m, π)``, with the test's own rejection region for every ``m``
+    (no normal approximation). ``|effect|`` cannot exceed ``discordance``.
+
+    >>> round(mcnemar_power(200, 0.2, 0.1), 3)
+    0.875
+    """
+    n = _check_count(n, "n")
+    if not 0.0 <= discordance <= 1.0:
+        raise ValueError(f"discordance: must lie in [0, 1], got {discordance!r}")
+    if abs(effect) > discordance + 1e-12:
+        raise ValueError(
+            f"effect: |{effect}| exceeds the discordance {discordance}: a difference of hit "
+            "rates is at most the share of pairs that differ"
+        )
+    if n == 0 or discordance == 0.0:
+        return 0.0
+    pi = min(1.0, max(0.0, (1.0 + effect / discordance) / 2.0))
+    weights = _binomial_pmf(n, discordance)
+    power = 0.0
+    for m in range(1, n + 1):
+        if weights[m] < 1e-15:
+            continue
+        reject = _two_sided_rejections(m, alpha)
+        power += weights[m] * float(_binomial_pmf(m, pi)[reject].sum())
+    return float(min(1.0, power))
+
+
+def detectable_effect(
+    n: int,
+    discordance: float,
+    *,
+    alpha: float = 1.0 - CONFIDENCE,
+    power: float = TARGET_POWER,
+) -> float | None:
+    """The smallest positive difference of hit rates the exact McNemar test detects with
+    ``power`` at ``alpha`` for ``n`` pairs of this ``discordance`` (power is increasing in the
+    effect, so the bisection converges to within 1e-4); ``None`` when not even an effect as
+    large as the discordance (every discordant pair won by one side) reaches it.
+
+    >>> round(detectable_effect(200, 0.2), 3)
+    0.091
+    """
+    power = _check_confidence(power, "power")
+    if n == 0 or discordance <= 0.0:
+        return None
+    if mcnemar_power(n, discordance, discordance, alpha=alpha) < power:
+        return None
+    lo, hi = 0.0, float(discordance)
+    while hi - lo > 1e-4:
+        mid = (lo + hi) / 2.0
+        if mcnemar_power(n, discordance, mid, alpha=alpha) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+#: The largest number of questions :func:`questions_needed` searches.
+MAX_QUESTIONS_SEARCHED: int = 1_000_000
+
+
+def questions_needed(
+    effect: float,
+    discordance: float,
+    *,
+    alpha: float = 1.0 - CONFIDENCE,
+    power: float = TARGET_POWER,
+) -> int | None:
+    """The number of questions at which the exact McNemar test detects ``effect`` with ``power``
+    at ``alpha``, when pairs differ at rate ``discordance``: the smallest ``n`` whose power
+    reaches it, found by doubling and then bisection on ``n`` (the exact test's power saw-tooths
+    slightly with ``n``, so this is the first crossing the bisection finds, within a few
+    questions of the smallest). ``None`` when the effect is 0 or larger than the discordance, or
+    more than :data:`MAX_QUESTIONS_SEARCHED` questions would be needed.
+
+    >>> questions_needed(0.1, 0.2)
+    168
+    """
+    power = _check_confidence(power, "power")
+    effect = abs(float(effect))
+    if effect == 0.0 or discordance <= 0.0 or effect > discordance:
+        return None
+    hi = 8
+    while mcnemar_power(hi, discordance, effect, alpha=alpha) < power:
+        hi *= 2
+        if hi > MAX_QUESTIONS_SEARCHED:
+            return None
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if mcnemar_power(mid, discordance, effect, alpha=alpha) >= power:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+# --- agreement and fit (scikit-learn) ---------------------------------------------------------
 
 
 def cohens_kappa(a: Sequence[Any], b: Sequence[Any], *, undefined: float = math.nan) -> float:
-    """Cohen's kappa between two labelings of the same items (labels of any hashable type).
+    """Cohen's kappa between two labelings of the same items (scikit-learn's
+    ``cohen_kappa_score``); labels of any hashable type.
 
-    ``kappa = (p_o - p_e) / (1 - p_e)`` with observed agreement ``p_o`` and chance agreement
-    ``p_e = sum_l P_a(l) P_b(l)``. When both labelings use one and the same label, ``p_e = 1``
-    and kappa is 0/0: this returns ``undefined`` (NaN by default, like scikit-learn's
-    ``replace_undefined_by``).
+    When both labelings use one and the same label, chance agreement is 1 and kappa is 0/0:
+    this returns ``undefined`` (NaN by default, scikit-learn's ``replace_undefined_by``).
 
     >>> round(cohens_kappa(["q", "u", "u", "q"], ["q", "u", "q", "q"]), 4)
     0.5
     """
+    from sklearn.metrics import cohen_kappa_score
+
     left, right = list(a), list(b)
     if len(left) == 0 or len(right) == 0:
         raise ValueError("a, b: need at least one labelled item")
@@ -301,29 +494,26 @@ def cohens_kappa(a: Sequence[Any], b: Sequence[Any], *, undefined: float = math.
         raise ValueError(f"a and b must label the same items: lengths {len(left)} != {len(right)}")
     labels = sorted(set(left) | set(right), key=repr)
     code = {label: i for i, label in enumerate(labels)}
-    x = np.array([code[v] for v in left])
-    y = np.array([code[v] for v in right])
-    confusion = np.zeros((len(labels), len(labels)))
-    np.add.at(confusion, (x, y), 1.0)
-    confusion /= confusion.sum()
-    p_observed = float(np.trace(confusion))
-    p_chance = float(confusion.sum(axis=1) @ confusion.sum(axis=0))
-    if math.isclose(p_chance, 1.0):
+    x = [code[v] for v in left]
+    y = [code[v] for v in right]
+    if len(labels) == 1:
         return float(undefined)
-    return (p_observed - p_chance) / (1.0 - p_chance)
+    return float(cohen_kappa_score(x, y, labels=list(range(len(labels)))))
 
 
 def r_squared(y: ArrayLike, yhat: ArrayLike) -> float:
-    """Coefficient of determination ``1 - SS_res / SS_tot``; NaN when ``y`` is constant.
+    """Coefficient of determination ``1 - SS_res / SS_tot`` (scikit-learn's ``r2_score``);
+    NaN when ``y`` is constant.
 
     >>> r_squared([1, 2, 3], [1, 2, 4])
     0.5
     """
+    from sklearn.metrics import r2_score
+
     obs, pred = _paired(y, yhat, names=("y", "yhat"))
-    ss_tot = float(np.sum((obs - obs.mean()) ** 2))
-    if ss_tot == 0.0:
+    if np.all(obs == obs[0]):
         return math.nan
-    return 1.0 - float(np.sum((obs - pred) ** 2)) / ss_tot
+    return float(r2_score(obs, pred))
 
 
 FitFunction = Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], np.ndarray]]
@@ -341,9 +531,10 @@ def fit_r2_ci(
     """R² of a fitted curve and a percentile bootstrap CI of the R² of the *refitted* curve.
 
     ``fit_fn(x, y)`` fits the curve and returns a predictor ``predict(x) -> yhat``. The point
-    estimate is the in-sample R² on all points; each of ``resamples`` bootstrap resamples
-    (points with replacement) is refitted and scored in-sample. Resamples whose R² is undefined
-    (constant y) are left out; if all are, ValueError. Returns ``(r2, lo, hi)``.
+    estimate is the in-sample R² on all points; ``scipy.stats.bootstrap`` draws ``resamples``
+    paired resamples of the points (``default_rng(seed)``), each refitted and scored in-sample.
+    Resamples whose R² is undefined (constant y) are left out of the percentiles; if all are,
+    ValueError. Returns ``(r2, lo, hi)``.
     """
     xs, ys = _paired(x, y, names=("x", "y"))
     resamples = _check_resamples(resamples)
@@ -351,12 +542,27 @@ def fit_r2_ci(
     point = r_squared(ys, np.asarray(fit_fn(xs, ys)(xs), dtype=np.float64))
     if math.isnan(point):
         raise ValueError("y: is constant, so R² is undefined")
-    rng = np.random.default_rng(seed)
-    values = np.empty(resamples)
-    for i in range(resamples):
-        index = rng.integers(0, xs.size, size=xs.size)
-        xb, yb = xs[index], ys[index]
-        values[i] = r_squared(yb, np.asarray(fit_fn(xb, yb)(xb), dtype=np.float64))
+
+    def refit(xb: np.ndarray, yb: np.ndarray) -> float:
+        if np.all(yb == yb[0]):
+            return math.nan
+        return r_squared(yb, np.asarray(fit_fn(xb, yb)(xb), dtype=np.float64))
+
+    import warnings
+
+    with warnings.catch_warnings():  # undefined resamples are handled below, not warned about
+        warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)
+        result = scipy_stats.bootstrap(
+            (xs, ys),
+            refit,
+            n_resamples=resamples,
+            paired=True,
+            vectorized=False,
+            method="percentile",
+            confidence_level=confidence,
+            rng=np.random.default_rng(seed),
+        )
+    values = np.asarray(result.bootstrap_distribution, dtype=np.float64)
     defined = values[~np.isnan(values)]
     if defined.size == 0:
         raise ValueError("y: every bootstrap resample was constant; R² CI is undefined")
@@ -369,12 +575,13 @@ def fit_r2_ci(
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """Arm ``a`` against arm ``b`` on the same queries: effect, CI and test.
+    """Arm ``a`` against arm ``b`` on the same queries: effect, interval and test.
 
-    ``diff = mean_a - mean_b`` with a percentile bootstrap CI ``[ci_lo, ci_hi]`` at
-    ``confidence``; ``p_value`` is the two-sided p-value of ``test``. ``n_a_better`` and
-    ``n_b_better`` count the queries where ``a > b`` and ``a < b``;
-    ``n_discordant`` is their sum.
+    ``diff = mean_a - mean_b`` with the interval ``[ci_lo, ci_hi]`` at ``confidence``, made by
+    ``ci_method`` (a key of :data:`CI_METHODS`: for McNemar the exact interval of the same
+    procedure as ``p_value``, the two-sided p-value of ``test``). ``n_a_better`` and
+    ``n_b_better`` count the queries where ``a > b`` and ``a < b``; ``n_discordant`` is their
+    sum. ``bootstrap_resamples`` is ``None`` when nothing was resampled.
     """
 
     label_a: str
@@ -387,17 +594,28 @@ class PairedComparison:
     ci_lo: float
     ci_hi: float
     confidence: float
+    ci_method: str
     p_value: float
     statistic: float
     n_discordant: int
     n_a_better: int
     n_b_better: int
-    bootstrap_resamples: int
+    bootstrap_resamples: int | None
     permutation_resamples: int | None
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def interval_at(self, confidence: float) -> tuple[float, float]:
+        """The interval of the same procedure at another level (for McNemar: the exact interval,
+        e.g. at a multiplicity-adjusted level, :func:`holm_levels`)."""
+        if self.ci_method != "exact_mcnemar":
+            raise ValueError(
+                f"interval_at: a {self.ci_method} interval cannot be recomputed at another "
+                "level from the record; only the exact McNemar interval can"
+            )
+        return mcnemar_interval(self.n_a_better, self.n_b_better, self.n, confidence=confidence)
 
 
 def compare_paired(
@@ -412,26 +630,35 @@ def compare_paired(
     label_a: str = "a",
     label_b: str = "b",
 ) -> PairedComparison:
-    """Compare two arms' per-query outcomes: mean difference, bootstrap CI and a paired test.
+    """Compare two arms' per-query outcomes: mean difference, interval and a paired test.
 
-    ``test`` is ``"mcnemar"`` (exact; binary outcomes such as hit@5), ``"sign"`` (exact; any
+    ``test`` is ``"mcnemar"`` (exact; binary outcomes such as hit@5; the interval is the exact
+    McNemar interval, :func:`mcnemar_interval`, and nothing is resampled), ``"sign"`` (exact; any
     ordinal outcome) or ``"permutation"`` (sign flips; real-valued outcomes such as AUC or
-    margins). The bootstrap uses ``resamples`` and ``seed``; the permutation test
-    ``permutation_resamples`` and the same seed.
+    margins); these two report a percentile bootstrap interval (``resamples``, ``seed``), and the
+    permutation test uses ``permutation_resamples`` and the same seed.
     """
     if test not in TESTS:
         raise ValueError(f"test: unknown test {test!r}; choose one of {', '.join(TESTS)}")
     x, y = _paired(a, b)
+    confidence = _check_confidence(confidence)
+    n_a_better, n_b_better = int(np.sum(x > y)), int(np.sum(x < y))
     if test == "mcnemar":
         _binary(x, "a")
         _binary(y, "b")
-    diff, lo, hi = paired_bootstrap_ci(x, y, resamples=resamples, confidence=confidence, seed=seed)
-    if test == "mcnemar":
         result = mcnemar(x, y, exact=True)
-    elif test == "sign":
-        result = sign_test(x, y)
+        diff = float(x.mean() - y.mean())
+        lo, hi = mcnemar_interval(n_a_better, n_b_better, int(x.size), confidence=confidence)
+        ci_method, used_resamples = "exact_mcnemar", None
     else:
-        result = paired_permutation_test(x, y, resamples=permutation_resamples, seed=seed)
+        diff, lo, hi = paired_bootstrap_ci(
+            x, y, resamples=resamples, confidence=confidence, seed=seed
+        )
+        if test == "sign":
+            result = sign_test(x, y)
+        else:
+            result = paired_permutation_test(x, y, resamples=permutation_resamples, seed=seed)
+        ci_method, used_resamples = "bootstrap_percentile", int(resamples)
     return PairedComparison(
         label_a=label_a,
         label_b=label_b,
@@ -442,13 +669,14 @@ def compare_paired(
         diff=diff,
         ci_lo=lo,
         ci_hi=hi,
-        confidence=float(confidence),
+        confidence=confidence,
+        ci_method=ci_method,
         p_value=result.p_value,
         statistic=result.statistic,
-        n_discordant=int(np.sum(x != y)),
-        n_a_better=int(np.sum(x > y)),
-        n_b_better=int(np.sum(x < y)),
-        bootstrap_resamples=int(resamples),
+        n_discordant=n_a_better + n_b_better,
+        n_a_better=n_a_better,
+        n_b_better=n_b_better,
+        bootstrap_resamples=used_resamples,
         permutation_resamples=int(permutation_resamples) if test == "permutation" else None,
         seed=int(seed),
     )

@@ -17,11 +17,16 @@ from regime_core.stats import (
     bonferroni,
     cohens_kappa,
     compare_paired,
+    detectable_effect,
     fit_r2_ci,
     holm,
+    holm_levels,
     mcnemar,
+    mcnemar_interval,
+    mcnemar_power,
     paired_bootstrap_ci,
     paired_permutation_test,
+    questions_needed,
     r_squared,
     sign_test,
 )
@@ -151,7 +156,7 @@ def test_exact_permutation_with_ties_and_zero_differences() -> None:
     assert ours.p_value == pytest.approx(12 / 32)
 
 
-def test_monte_carlo_permutation_agrees_with_scipy_and_uses_plus_one() -> None:
+def test_monte_carlo_permutation_agrees_with_scipy_and_counts_the_observed_pattern() -> None:
     rng = np.random.default_rng(9)
     a = rng.normal(0.15, 1.0, 60)
     b = rng.normal(0.0, 1.0, 60)
@@ -166,8 +171,9 @@ def test_monte_carlo_permutation_agrees_with_scipy_and_uses_plus_one() -> None:
         rng=1,
     ).pvalue
     assert ours.p_value == pytest.approx(reference, abs=0.02)
+    # scipy counts the observed pattern in each tail and doubles the smaller one
     extreme = paired_permutation_test(np.ones(40), np.zeros(40), resamples=999)
-    assert extreme.p_value == pytest.approx(1 / 1000)
+    assert extreme.p_value == pytest.approx(2 / 1000)
 
 
 def test_permutation_is_deterministic() -> None:
@@ -293,3 +299,137 @@ def test_invalid_inputs_raise_value_error_naming_the_argument(call, message: str
     with warnings.catch_warnings(), pytest.raises(ValueError, match=message):
         warnings.simplefilter("error")
         call()
+
+
+# --- the exact McNemar interval: one procedure with the test ---------------------------------
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 20, 61, 200])
+@pytest.mark.parametrize("confidence", [0.95, 0.99, 1 - 0.05 / 6])
+def test_exact_interval_excludes_zero_exactly_when_mcnemar_rejects(m: int, confidence) -> None:
+    alpha = 1 - confidence
+    for b in range(m + 1):
+        a_only, b_only = b, m - b
+        x = np.r_[np.ones(a_only), np.zeros(b_only), np.ones(5)]
+        y = np.r_[np.zeros(a_only), np.ones(b_only), np.ones(5)]
+        p = mcnemar(x, y).p_value
+        lo, hi = mcnemar_interval(a_only, b_only, x.size, confidence=confidence)
+        assert (lo > 0 or hi < 0) == (p < alpha), (m, b, lo, hi, p)
+        assert lo <= (a_only - b_only) / x.size <= hi
+
+
+def test_exact_interval_is_clopper_pearson_scaled_to_a_difference() -> None:
+    # 30 discordant pairs, 21 won by a, among 100 questions: d = 0.12
+    ci = scipy_stats.binomtest(21, 30).proportion_ci(0.95, method="exact")
+    lo, hi = mcnemar_interval(21, 9, 100)
+    assert lo == pytest.approx((2 * ci.low - 1) * 30 / 100, rel=1e-12)
+    assert hi == pytest.approx((2 * ci.high - 1) * 30 / 100, rel=1e-12)
+    assert mcnemar_interval(0, 0, 10) == (0.0, 0.0)
+    with pytest.raises(ValueError, match="cannot hold"):
+        mcnemar_interval(6, 6, 10)
+
+
+def test_compare_paired_reports_the_exact_interval_and_nothing_resampled() -> None:
+    a, b = paired_binary(11, n=150)
+    r = compare_paired(a, b)
+    assert r.ci_method == "exact_mcnemar" and r.bootstrap_resamples is None
+    assert (r.ci_lo, r.ci_hi) == mcnemar_interval(r.n_a_better, r.n_b_better, r.n)
+    assert r.interval_at(0.99)[0] <= r.ci_lo and r.interval_at(0.99)[1] >= r.ci_hi
+    # the seed cannot matter: nothing is random
+    assert compare_paired(a, b, seed=1) == dataclasses_replace_seed(r, 1)
+    real = compare_paired(a.astype(float) * 0.5, b, test="permutation", resamples=500)
+    assert real.ci_method == "bootstrap_percentile"
+    with pytest.raises(ValueError, match="cannot be recomputed"):
+        real.interval_at(0.9)
+
+
+def dataclasses_replace_seed(r: PairedComparison, seed: int) -> PairedComparison:
+    import dataclasses
+
+    return dataclasses.replace(r, seed=seed)
+
+
+# --- Holm-adjusted intervals ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_holm_levels_make_adjusted_intervals_agree_with_holm(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    comparisons = []
+    for _ in range(int(rng.integers(2, 12))):
+        n = int(rng.integers(40, 300))
+        a = rng.random(n) < rng.uniform(0.3, 0.8)
+        b = rng.random(n) < rng.uniform(0.3, 0.8)
+        comparisons.append(compare_paired(a, b))
+    p = np.array([c.p_value for c in comparisons])
+    adjusted = holm(p)
+    levels = holm_levels(p, alpha=0.05)
+    for c, p_holm, level in zip(comparisons, adjusted, levels, strict=True):
+        lo, hi = c.interval_at(1 - level)
+        assert (lo > 0 or hi < 0) == (p_holm < 0.05)
+        assert level >= 0.05 / len(p) - 1e-15
+
+
+def test_holm_levels_boundaries() -> None:
+    assert holm_levels([0.2], alpha=0.05).tolist() == [0.05]
+    assert holm_levels([0.001, 0.002], alpha=0.05).tolist() == [0.025, 0.05]
+    # the first test fails: every hypothesis keeps the Bonferroni level
+    assert holm_levels([0.03, 0.5, 0.9], alpha=0.05).tolist() == pytest.approx([0.05 / 3] * 3)
+    with pytest.raises(ValueError, match="alpha"):
+        holm_levels([0.1], alpha=1.5)
+
+
+# --- power ---------------------------------------------------------------------------------
+
+
+def _simulated_rejections(n, discordance, effect, trials, seed, alpha=0.05):
+    rng = np.random.default_rng(seed)
+    pi = (1 + effect / discordance) / 2
+    discordant = rng.random((trials, n)) < discordance
+    a_wins = rng.random((trials, n)) < pi
+    a_only = (discordant & a_wins).sum(axis=1)
+    b_only = (discordant & ~a_wins).sum(axis=1)
+    rejected = 0
+    for x, y in zip(a_only, b_only, strict=True):
+        lo, hi = mcnemar_interval(int(x), int(y), n, confidence=1 - alpha)
+        rejected += lo > 0 or hi < 0
+    return rejected / trials
+
+
+@pytest.mark.parametrize(
+    ("n", "discordance", "effect"), [(200, 0.2, 0.1), (120, 0.3, 0.05), (400, 0.08, 0.04)]
+)
+def test_power_matches_a_simulation_of_the_verdict_procedure(n, discordance, effect) -> None:
+    trials = 6000
+    simulated = _simulated_rejections(n, discordance, effect, trials, seed=n)
+    exact = mcnemar_power(n, discordance, effect)
+    sd = math.sqrt(exact * (1 - exact) / trials)
+    assert abs(simulated - exact) < 4 * sd + 1e-3
+
+
+def test_power_boundaries() -> None:
+    # no effect: the power is the test's size, at most alpha
+    assert mcnemar_power(300, 0.2, 0.0) <= 0.05
+    assert mcnemar_power(300, 0.0, 0.0) == 0.0
+    assert mcnemar_power(50, 0.2, 0.2) > mcnemar_power(50, 0.2, 0.1)
+    with pytest.raises(ValueError, match="exceeds the discordance"):
+        mcnemar_power(100, 0.1, 0.2)
+
+
+def test_detectable_effect_reaches_the_target_power_and_no_less() -> None:
+    mde = detectable_effect(300, 0.15)
+    assert mde is not None
+    assert mcnemar_power(300, 0.15, mde) >= 0.8
+    assert mcnemar_power(300, 0.15, mde - 2e-4) < 0.8
+    assert detectable_effect(300, 0.0) is None
+    assert detectable_effect(5, 0.2) is None  # too few pairs for any effect
+    assert detectable_effect(1200, 0.15) < mde  # more questions detect smaller effects
+
+
+def test_questions_needed_is_the_first_n_with_enough_power() -> None:
+    n = questions_needed(0.06, 0.15)
+    assert n is not None
+    assert mcnemar_power(n, 0.15, 0.06) >= 0.8
+    assert mcnemar_power(n - 15, 0.15, 0.06) < 0.8
+    assert questions_needed(0.0, 0.1) is None
+    assert questions_needed(0.2, 0.1) is None  # larger than the discordance allows
