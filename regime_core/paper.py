@@ -33,20 +33,50 @@ PAPER_CLAIMS_FILE = paths.REPO_ROOT / "paper_claims.yml"
 _REQUIRED_PAPER: dict[str, tuple[str, ...]] = {
     "estimate": ("value",),
     "range": ("low", "high"),
+    "positive": ("statement",),
+    "no_loss": ("statement",),
+    "equivalence": ("statement",),
+    "level": ("levels",),
+    "bound": ("bound",),
     "share": ("passing", "total"),
     "holds": ("statement",),
-    "positive": ("statement",),
+    "untestable": ("statement", "why"),
 }
-#: The record keys of our side each kind of claim must name.
+#: The record keys of our side each kind of claim must name (a comparison claim judged part by
+#: part names them under each of ``parts`` instead).
+_COMPARISON_OURS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi")
 _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
-    "estimate": ("estimate", "ci_lo", "ci_hi"),
-    "range": ("estimate", "ci_lo", "ci_hi", "p"),
+    "estimate": _COMPARISON_OURS,
+    "range": _COMPARISON_OURS,
+    "positive": _COMPARISON_OURS,
+    "no_loss": _COMPARISON_OURS,
+    "equivalence": _COMPARISON_OURS,
+    "level": (),
+    "bound": ("estimate",),
     "share": ("passing", "total"),
     "holds": ("holds",),
-    "positive": ("estimate", "ci_lo", "ci_hi", "p"),
+    "untestable": (),
 }
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
+
+
+def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
+    """Our side names every record key its rule reads, directly or under each part."""
+    parts = ours.get("parts")
+    if rule == "level" or (rule in _REQUIRED_PAPER and parts is not None and rule != "holds"):
+        if not isinstance(parts, Mapping) or not parts:
+            raise ValueError(f"{where}: 'ours.parts' must map each part to its record keys")
+        for label, keys in parts.items():
+            if not isinstance(keys, Mapping):
+                raise ValueError(f"{where}: 'ours.parts.{label}' must map fields to record keys")
+            missing = [f for f in _COMPARISON_OURS if f not in keys]
+            if missing:
+                raise ValueError(f"{where}: 'ours.parts.{label}' lacks the record keys {missing}")
+        return
+    missing = [f for f in _REQUIRED_OURS[rule] if f not in ours]
+    if missing:
+        raise ValueError(f"{where}: 'ours' lacks the record keys {missing}")
 
 
 @dataclass(frozen=True)
@@ -66,11 +96,15 @@ class Claim:
     def keys(self) -> list[str]:
         """Every record key this claim reads (in the run ``run``)."""
         out: list[str] = []
-        for value in self.ours.values():
-            if isinstance(value, str):
-                out.append(value)
-            elif isinstance(value, Mapping):
-                out.extend(str(v) for v in value.values())
+
+        def walk(node: Any) -> None:
+            if isinstance(node, str):
+                out.append(node)
+            elif isinstance(node, Mapping):
+                for value in node.values():
+                    walk(value)
+
+        walk(self.ours)
         return out
 
     def number(self, field: str) -> float:
@@ -128,9 +162,16 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
             raise ValueError(f"{where}: 'paper' lacks {missing_paper} (rule {rule!r})")
         if not isinstance(ours.get("run"), str):
             raise ValueError(f"{where}: 'ours.run' (the run id of reproduce.yml) is required")
-        missing_ours = [f for f in _REQUIRED_OURS[rule] if f not in ours]
-        if missing_ours:
-            raise ValueError(f"{where}: 'ours' lacks the record keys {missing_ours}")
+        _check_ours(where, rule, ours)
+        if rule == "estimate" and paper.get("significant") is False:
+            raise ValueError(
+                f"{where}: the paper reports no significant effect; judge it with the rule "
+                "'no_loss' (non-inferiority), not 'estimate'"
+            )
+        if rule == "level" and (
+            not isinstance(paper["levels"], dict) or set(paper["levels"]) != set(ours["parts"])
+        ):
+            raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
         claims.append(
             Claim(
                 id=claim_id,

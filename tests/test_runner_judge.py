@@ -8,95 +8,211 @@ import pytest
 
 from regime_core.paper import CLAIM_RULES, Claim
 from regime_core.runner.judge import (
+    CONSISTENT_WITH,
     DIRECTION_ONLY,
+    INCONCLUSIVE,
     LARGER,
     NOT_REPRODUCED,
+    NOT_TESTABLE,
     REPRODUCED,
     SMALLER,
+    SMALLEST_EFFECT,
     VERDICT_RULES,
+    judge_bound,
     judge_claim,
+    judge_equivalence,
     judge_estimate,
     judge_holds,
+    judge_level,
+    judge_no_loss,
     judge_positive,
     judge_range,
     judge_share,
+    judge_values,
+    power_of,
+    power_text,
 )
+from regime_core.stats import mcnemar_power
 
-# --- verdict rules -------------------------------------------------------------------------------
+# --- verdict rules, each at its boundaries -------------------------------------------------------
+
+M = SMALLEST_EFFECT
 
 
 @pytest.mark.parametrize(
-    ("paper_significant", "estimate", "lo", "hi", "p", "verdict"),
+    ("paper", "lo", "hi", "verdict"),
     [
-        (True, 0.05, 0.02, 0.08, 0.001, REPRODUCED),  # value inside, both significant
-        (True, 0.05, 0.03, 0.055, 0.2, DIRECTION_ONLY),  # inside, but ours n.s.
-        (True, 0.02, 0.01, 0.03, 0.01, DIRECTION_ONLY),  # outside, same sign
-        (True, -0.02, -0.04, 0.0, 0.01, NOT_REPRODUCED),  # opposite sign
-        (True, 0.0, -0.01, 0.01, 1.0, NOT_REPRODUCED),  # zero has no sign
-        (None, 0.03, 0.01, 0.06, None, REPRODUCED),  # no test stated: the interval decides
-        (False, 0.004, -0.01, 0.02, 0.5, REPRODUCED),  # paper n.s., ours n.s., value inside
-        (False, 0.03, 0.02, 0.05, 0.001, DIRECTION_ONLY),  # paper n.s., ours significant
-        (True, 0.05, 0.02, 0.08, None, DIRECTION_ONLY),  # a significance claim needs our test
-        # the harder rules, at their boundaries
-        (True, 0.02, 0.0, 0.04, 0.06, NOT_REPRODUCED),  # a CI touching zero covers it
-        (True, 0.02, 0.001, 0.04, 0.04, DIRECTION_ONLY),  # just excludes zero
-        (True, 0.03, -0.01, 0.07, 0.3, NOT_REPRODUCED),  # covers zero, paper significant
-        (None, 0.002, 0.0, 0.006, None, NOT_REPRODUCED),  # the oracle gap: far off, covers 0
-        (False, 0.002, -0.005, 0.012, 0.3, REPRODUCED),  # paper n.s. and inside: covering 0 is fine
-        (False, 0.02, 0.015, 0.05, 0.01, DIRECTION_ONLY),  # paper n.s., outside, ours positive
+        (0.056, 0.02, 0.08, REPRODUCED),  # holds the paper's value, excludes zero
+        (0.056, 0.056, 0.08, REPRODUCED),  # the value on the lower end still counts as inside
+        (0.056, -0.01, 0.08, INCONCLUSIVE),  # holds both the value and zero
+        (0.056, 0.0, 0.08, INCONCLUSIVE),  # touching zero holds it
+        (0.056, 0.005, 0.04, SMALLER),  # between zero and the value
+        (0.056, 0.001, 0.0559, SMALLER),
+        (0.056, 0.0561, 0.09, LARGER),  # wholly beyond the value
+        (0.056, -0.01, 0.04, NOT_REPRODUCED),  # holds zero, not the value
+        (0.056, -0.05, -0.01, NOT_REPRODUCED),  # the other side of zero
+        (-0.03, -0.05, -0.01, REPRODUCED),  # a negative paper value, mirrored
+        (-0.03, -0.02, -0.01, SMALLER),
+        (-0.03, -0.09, -0.04, LARGER),
+        (0.046, -0.006, 0.011, NOT_REPRODUCED),  # the oracle gap: far off, covers zero
     ],
 )
-def test_judge_estimate(
-    paper_significant: bool | None, estimate: float, lo: float, hi: float, p: float | None,
-    verdict: str,
-) -> None:  # fmt: skip
-    paper = 0.011 if paper_significant is False else 0.046 if paper_significant is None else 0.056
-    got = judge_estimate(paper, paper_significant, estimate=estimate, ci_lo=lo, ci_hi=hi, p=p)
+def test_judge_estimate(paper: float, lo: float, hi: float, verdict: str) -> None:
+    got = judge_estimate(paper, estimate=(lo + hi) / 2, ci_lo=lo, ci_hi=hi)
     assert got.verdict == verdict, got.reason
 
 
-def test_judge_estimate_rejects_a_reversed_interval() -> None:
+def test_judge_estimate_rejects_a_reversed_interval_and_a_zero_value() -> None:
     with pytest.raises(ValueError, match="ci_lo"):
-        judge_estimate(0.05, True, estimate=0.05, ci_lo=0.1, ci_hi=0.0, p=0.01)
+        judge_estimate(0.05, estimate=0.05, ci_lo=0.1, ci_hi=0.0)
+    with pytest.raises(ValueError, match="no_loss"):
+        judge_estimate(0.0, estimate=0.0, ci_lo=-0.1, ci_hi=0.1)
 
 
 @pytest.mark.parametrize(
-    ("estimate", "lo", "hi", "p", "verdict"),
+    ("estimate", "lo", "hi", "verdict", "flags"),
     [
-        (0.10, 0.05, 0.15, 0.0001, REPRODUCED),
-        (0.20, 0.13, 0.25, 0.0001, REPRODUCED),  # CI overlaps the range, the point is above it
-        (0.20, 0.16, 0.25, 0.0001, LARGER),  # CI wholly above the range
-        (0.05, 0.03, 0.08, 0.0001, SMALLER),  # CI wholly below the range, above zero
-        (0.05, 0.03, 0.086, 0.0001, REPRODUCED),  # CI just reaching the range
-        (0.05, 0.0, 0.08, 0.04, NOT_REPRODUCED),  # CI touching zero: not even the direction
-        (0.10, 0.05, 0.15, 0.2, DIRECTION_ONLY),  # overlaps but n.s.
-        (-0.01, -0.05, 0.03, 0.5, NOT_REPRODUCED),
+        (0.10, 0.05, 0.15, REPRODUCED, ()),
+        (0.086, 0.05, 0.15, REPRODUCED, ()),  # the range's end is inside it
+        (0.141, 0.12, 0.16, REPRODUCED, ()),
+        (0.078, 0.05, 0.11, SMALLER, (CONSISTENT_WITH,)),  # T3: below, the CI overlaps
+        (0.05, 0.03, 0.08, SMALLER, ()),  # wholly below, above zero
+        (0.05, 0.03, 0.086, SMALLER, (CONSISTENT_WITH,)),  # just reaching the range
+        (0.20, 0.13, 0.25, LARGER, (CONSISTENT_WITH,)),  # above, the CI overlaps
+        (0.20, 0.16, 0.25, LARGER, ()),
+        (0.10, -0.01, 0.2, INCONCLUSIVE, ()),  # inside, but the interval holds zero
+        (0.05, 0.0, 0.09, INCONCLUSIVE, ()),  # below, touching zero, overlapping the range
+        (0.03, -0.01, 0.07, NOT_REPRODUCED, ()),  # holds zero, misses the range
+        (-0.01, -0.05, -0.02, NOT_REPRODUCED, ()),  # the other side of zero
     ],
 )
-def test_judge_range(estimate: float, lo: float, hi: float, p: float, verdict: str) -> None:
-    got = judge_range(0.086, 0.141, estimate=estimate, ci_lo=lo, ci_hi=hi, p=p)
-    assert got.verdict == verdict, got.reason
-
-
-@pytest.mark.parametrize(
-    ("estimate", "lo", "hi", "p", "verdict"),
-    [
-        (0.01, 0.002, 0.02, 0.01, REPRODUCED),
-        (0.01, 0.0, 0.02, 0.01, NOT_REPRODUCED),  # CI touching zero
-        (0.01, 0.002, 0.02, 0.06, NOT_REPRODUCED),  # n.s.
-        (0.0, 0.0, 0.0, 1.0, NOT_REPRODUCED),  # router and always-union identical
-        (-0.01, -0.02, -0.001, 0.01, NOT_REPRODUCED),
-    ],
-)
-def test_judge_positive(estimate: float, lo: float, hi: float, p: float, verdict: str) -> None:
-    assert judge_positive(estimate=estimate, ci_lo=lo, ci_hi=hi, p=p).verdict == verdict
+def test_judge_range(estimate, lo, hi, verdict, flags) -> None:
+    got = judge_range(0.086, 0.141, estimate=estimate, ci_lo=lo, ci_hi=hi)
+    assert (got.verdict, got.flags) == (verdict, flags), got.reason
 
 
 def test_judge_range_needs_a_range_of_one_sign() -> None:
     with pytest.raises(ValueError, match="single sign"):
-        judge_range(-0.1, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0, p=1.0)
+        judge_range(-0.1, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0)
     with pytest.raises(ValueError, match="low"):
-        judge_range(0.2, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0, p=1.0)
+        judge_range(0.2, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0)
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "verdict"),
+    [
+        (0.002, 0.02, REPRODUCED),
+        (1e-9, 0.02, REPRODUCED),
+        (0.0, 0.02, INCONCLUSIVE),  # touching zero, reaching real gains
+        (-0.002, 0.021, INCONCLUSIVE),  # 2Wiki routed − always-union at α = 0.25
+        (-0.005, M, INCONCLUSIVE),  # reaching exactly the smallest effect
+        (-0.005, M - 1e-9, NOT_REPRODUCED),  # wholly below it: a negligible gain at most
+        (0.0, 0.0, NOT_REPRODUCED),  # router and always-union identical
+        (-0.02, -0.001, NOT_REPRODUCED),
+    ],
+)
+def test_judge_positive(lo: float, hi: float, verdict: str) -> None:
+    assert judge_positive(estimate=(lo + hi) / 2, ci_lo=lo, ci_hi=hi).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "verdict"),
+    [
+        (0.008, 0.047, REPRODUCED),  # HotpotQA: routed − q well above −1 pp
+        (-M + 1e-9, 0.02, REPRODUCED),
+        (-M, 0.02, INCONCLUSIVE),  # the lower end on the margin is not above it
+        (-0.03, 0.0, INCONCLUSIVE),
+        (-0.05, -M - 1e-9, NOT_REPRODUCED),  # wholly below −1 pp: a real loss
+    ],
+)
+def test_judge_no_loss(lo: float, hi: float, verdict: str) -> None:
+    assert judge_no_loss(estimate=(lo + hi) / 2, ci_lo=lo, ci_hi=hi).verdict == verdict
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "verdict"),
+    [
+        (-0.005, 0.005, REPRODUCED),
+        (-M + 1e-9, M - 1e-9, REPRODUCED),
+        (-M, 0.005, INCONCLUSIVE),  # touching the band's edge
+        (-0.02, 0.005, INCONCLUSIVE),
+        (M, 0.03, NOT_REPRODUCED),  # wholly outside
+        (-0.04, -M, NOT_REPRODUCED),
+    ],
+)
+def test_judge_equivalence(lo: float, hi: float, verdict: str) -> None:
+    assert judge_equivalence(estimate=(lo + hi) / 2, ci_lo=lo, ci_hi=hi).verdict == verdict
+
+
+def test_judge_level_and_bound() -> None:
+    assert judge_level(0.842, estimate=0.85, ci_lo=0.82, ci_hi=0.87).verdict == REPRODUCED
+    assert judge_level(0.842, estimate=0.85, ci_lo=0.842, ci_hi=0.87).verdict == REPRODUCED
+    assert judge_level(0.842, estimate=0.70, ci_lo=0.66, ci_hi=0.74).verdict == SMALLER
+    assert judge_level(0.644, estimate=0.70, ci_lo=0.66, ci_hi=0.74).verdict == LARGER
+    assert judge_bound(0.001, estimate=0.0009999).verdict == REPRODUCED
+    assert judge_bound(0.001, estimate=0.001).verdict == NOT_REPRODUCED
+    assert "µs" in judge_bound(0.001, estimate=0.00012).reason
+
+
+def _claim(rule: str, paper: dict[str, Any], ours: dict[str, Any]) -> Claim:
+    return Claim(id="c", claim="c", source="abstract", rule=rule, paper=paper, run="r", ours=ours)
+
+
+def test_a_claim_judged_part_by_part_takes_its_worst_part() -> None:
+    claim = _claim(
+        "level",
+        {"levels": {"always-q": 0.842, "routed": 0.898}},
+        {"parts": {k: {"estimate": k, "ci_lo": k, "ci_hi": k} for k in ("always-q", "routed")}},
+    )
+
+    def values(q: tuple[float, float], r: tuple[float, float]) -> dict[str, Any]:
+        return {
+            "parts": {
+                "always-q": {"estimate": sum(q) / 2, "ci_lo": q[0], "ci_hi": q[1]},
+                "routed": {"estimate": sum(r) / 2, "ci_lo": r[0], "ci_hi": r[1]},
+            }
+        }
+
+    assert judge_values(claim, values((0.8, 0.9), (0.85, 0.95))).verdict == REPRODUCED
+    got = judge_values(claim, values((0.8, 0.9), (0.7, 0.8)))
+    assert got.verdict == SMALLER and got.reason.startswith("routed:")
+    assert got.parts["always-q"].verdict == REPRODUCED
+    # one part below, one above: no single side
+    assert judge_values(claim, values((0.9, 0.95), (0.7, 0.8))).verdict == NOT_REPRODUCED
+    no_loss = _claim("no_loss", {"statement": "no regret"}, {"parts": {}})
+    parts = {
+        "a": {"estimate": 0.0, "ci_lo": -0.005, "ci_hi": 0.01, "n": 300, "n_discordant": 30},
+        "b": {"estimate": -0.01, "ci_lo": -0.03, "ci_hi": 0.01, "n": 300, "n_discordant": 30},
+    }
+    got = judge_values(no_loss, {"parts": parts})
+    assert got.verdict == INCONCLUSIVE and got.power is not None
+
+
+# --- power -----------------------------------------------------------------------------------
+
+
+def test_power_of_a_comparison_reaches_its_targets() -> None:
+    p = power_of(0.056, n=657, n_discordant=62)
+    assert p is not None and p["discordance"] == pytest.approx(62 / 657)
+    assert mcnemar_power(657, 62 / 657, p["detectable_effect"]) >= 0.8
+    assert mcnemar_power(p["questions_needed"], 62 / 657, 0.056) >= 0.8
+    assert power_of(0.05, n=None, n_discordant=3) is None
+    nothing = power_of(0.05, n=100, n_discordant=0)
+    assert nothing["detectable_effect"] is None and "no question differs" in power_text(nothing)
+    assert "would need" in power_text(p)
+    with pytest.raises(ValueError, match="share"):
+        power_of(0.05, n=10, n_discordant=11)
+
+
+def test_a_comparison_claim_carries_its_power_and_a_level_claim_none() -> None:
+    claim = _claim("estimate", {"value": 0.056, "p_below": 0.001}, {})
+    values = {"estimate": 0.066, "ci_lo": 0.04, "ci_hi": 0.09, "p": 1e-6, "n": 657,
+              "n_discordant": 80}  # fmt: skip
+    got = judge_values(claim, values)
+    assert got.verdict == REPRODUCED and got.power["reference_effect"] == 0.056
+    untestable = _claim("untestable", {"statement": "κ = 1.00", "why": "needs {n} annotators"}, {})
+    got = judge_values(untestable, {"n": 2})
+    assert (got.verdict, got.reason) == (NOT_TESTABLE, "needs 2 annotators")
 
 
 def test_judge_share_and_holds() -> None:
@@ -109,7 +225,7 @@ def test_judge_share_and_holds() -> None:
     assert judge_holds(True).verdict == REPRODUCED
     assert judge_holds(False, {"a": False, "b": True}).verdict == DIRECTION_ONLY
     assert judge_holds(False, {"a": False}).verdict == NOT_REPRODUCED
-    assert "a: no" in judge_holds(False, {"a": False}).reason
+    assert "not for a" in judge_holds(False, {"a": False}).reason
 
 
 def test_every_kind_of_claim_has_a_verdict_rule() -> None:
@@ -128,15 +244,24 @@ def test_judge_claim_reads_our_side_from_the_record() -> None:
         rule="estimate",
         paper={"value": 0.056, "p_below": 0.001},
         run="router_train",
-        ours={"estimate": "o.d", "ci_lo": "o.lo", "ci_hi": "o.hi", "p": "o.p", "n": "o.n"},
+        ours={
+            "estimate": "o.d",
+            "ci_lo": "o.lo",
+            "ci_hi": "o.hi",
+            "p": "o.p",
+            "n": "o.n",
+            "n_a_better": "o.a",
+            "n_b_better": "o.b",
+        },
         behind="{config.dataset}, sample {config.sample_size}",
     )
     record = _record(
-        {"o": {"d": 0.05, "lo": 0.03, "hi": 0.07, "p": 0.0004, "n": 1234}},
+        {"o": {"d": 0.05, "lo": 0.03, "hi": 0.07, "p": 0.0004, "n": 1234, "a": 90, "b": 28}},
         {"dataset": "2wiki", "sample_size": None},
     )
     row = judge_claim(claim, record)
     assert row.judgement.verdict == REPRODUCED
+    assert row.judgement.power["discordance"] == pytest.approx(118 / 1234)
     assert row.paper_text == "+5.6 pp, p < 0.001"
     assert row.ours_text == "+5.0 pp (95% CI +3.0 pp to +7.0 pp), p < 0.001"
     assert row.behind_text == "2wiki, sample all; n = 1,234"

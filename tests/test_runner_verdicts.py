@@ -67,7 +67,8 @@ claims:
     chapter: book/claims/router_train
     rule: estimate
     paper: {value: 0.05, p_below: 0.001}
-    ours: {run: r, estimate: c.diff, ci_lo: c.ci_lo, ci_hi: c.ci_hi, p: c.p_value, n: n}
+    ours: {run: r, estimate: c.diff, ci_lo: c.ci_lo, ci_hi: c.ci_hi, p: c.p_value, n: n,
+           n_a_better: c.n_a_better, n_b_better: c.n_b_better}
   - id: beats_union
     claim: "beats always-union"
     source: implied
@@ -83,7 +84,8 @@ def work(tmp_path: Path) -> tuple[Path, Path]:
     claims.write_text(CLAIMS, encoding="utf-8")
     numbers = {
         "n": 400,
-        "c": {"diff": 0.02, "ci_lo": 0.001, "ci_hi": 0.04, "p_value": 0.03},
+        "c": {"diff": 0.02, "ci_lo": 0.001, "ci_hi": 0.04, "p_value": 0.03, "n_a_better": 30,
+              "n_b_better": 22},
         "u": {"diff": 0.004, "ci_lo": 0.0, "ci_hi": 0.01, "p_value": 0.25},
     }
     work = tmp_path / "work"
@@ -95,11 +97,14 @@ def test_a_report_judges_every_claim_from_the_records(work: tuple[Path, Path]) -
     report = verdicts_report(*work)
     by_id = {c["id"]: c for c in report["claims"]}
     gain, union = by_id["gain"], by_id["beats_union"]
-    # 5 pp outside [0.1, 4] pp, paper significant, our CI above zero: direction only
-    assert gain["verdict"] == "direction only"
+    # 5 pp beyond [0.1, 4] pp, our CI above zero: smaller than reported, with its power
+    assert gain["verdict"] == "smaller than reported"
+    assert gain["power"]["discordance"] == pytest.approx(52 / 400)
+    assert gain["power"]["questions_needed"] > 400
     assert gain["ours"] == {"estimate": 0.02, "ci_lo": 0.001, "ci_hi": 0.04, "p": 0.03, "n": 400}
     assert gain["paper"]["value"] == 0.05 and gain["paper"]["text"].startswith("+5.0 pp")
-    assert union["verdict"] == "not reproduced"  # a CI touching zero is no gain
+    # a CI touching zero and reaching the smallest effect of interest: the data cannot tell
+    assert union["verdict"] == "inconclusive (too few questions)" and union["power"] is None
     assert gain["robustness"] is None and report["robustness_run"] is None
 
 
@@ -124,7 +129,7 @@ def test_regime_verdicts_json_and_errors(work: tuple[Path, Path], capsys: Any) -
     assert [c["id"] for c in out["claims"]] == ["gain", "beats_union"]
     assert set(out["claims"][0]["ours"]) == {"estimate", "ci_lo", "ci_hi", "p", "n"}
     assert cli.main(["verdicts", "--work", str(root), "--claims", str(claims)]) == 0
-    assert "gain: direction only" in capsys.readouterr().out
+    assert "gain: smaller than reported" in capsys.readouterr().out
     assert cli.main(["verdicts", "--work", str(root / "missing"), "--claims", str(claims)]) == 2
     err = capsys.readouterr().err
     assert "no record for run 'r'" in err and "regime reproduce" in err

@@ -67,11 +67,26 @@ class ClaimVerdict:
             "ours_text": values_text(self.claim, self.values),
             "behind": self.behind,
             "verdict": self.verdict,
+            "flags": list(self.judgement.flags),
             "reason": self.judgement.reason,
+            "power": _power_dict(self.judgement.power),
+            "parts": {
+                label: {
+                    "verdict": part.verdict,
+                    "reason": part.reason,
+                    "power": _power_dict(part.power),
+                }
+                for label, part in self.judgement.parts.items()
+            },
             "robustness": None
             if self.robustness is None
             else {k: self.robustness.get(k) for k in ROBUSTNESS_FIELDS},
         }
+
+
+def _power_dict(power: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The power of a comparison as ``regime verdicts --json`` prints it (plain values)."""
+    return None if power is None else dict(power)
 
 
 def ours_numbers(claim: Claim, record: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
@@ -226,7 +241,7 @@ def claim_sentence(v: ClaimVerdict) -> str:
     """One sentence for a claim: ours, the verdict with its reason, and its robustness."""
     ours = values_text(v.claim, v.values)
     return (
-        f"Ours: {ours}; verdict: {v.verdict} ({v.judgement.reason}); "
+        f"Ours: {ours}; verdict: {v.judgement.label}, since {v.judgement.reason}; "
         f"{robustness_phrase(v.robustness)}."
     )
 
