@@ -84,8 +84,14 @@ def work(tmp_path: Path) -> tuple[Path, Path]:
     claims.write_text(CLAIMS, encoding="utf-8")
     numbers = {
         "n": 400,
-        "c": {"diff": 0.02, "ci_lo": 0.001, "ci_hi": 0.04, "p_value": 0.03, "n_a_better": 30,
-              "n_b_better": 22},
+        "c": {
+            "diff": 0.02,
+            "ci_lo": 0.001,
+            "ci_hi": 0.04,
+            "p_value": 0.03,
+            "n_a_better": 30,
+            "n_b_better": 22,
+        },
         "u": {"diff": 0.004, "ci_lo": 0.0, "ci_hi": 0.01, "p_value": 0.25},
     }
     work = tmp_path / "work"
