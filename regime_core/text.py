@@ -15,6 +15,7 @@ exactly the same rules (:class:`NormalizationRules`).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import html
 import re
@@ -311,13 +312,20 @@ class NameMatcher:
     form_names: dict[str, str]
     rules: NormalizationRules
     pattern: re.Pattern[str] | None  # None when no name has a non-empty form
+    #: Forms that only dropping an article made a single word ("The Mother" -> "mother",
+    #: "The Who" -> "who"): they match only where the text writes them with their article
+    #: (:func:`_written_with_its_article`), so a title does not match the common word ("the
+    #: mother of", "Who is ...") or the word inside another title ("How I Met Your Mother").
+    capital_forms: frozenset[str] = frozenset()
 
     def any(self, text: str) -> bool:
         """Whether any of the names occurs in ``text`` at token boundaries."""
         _check_str(text, "text")
         if self.pattern is None:
             return False
-        return self.pattern.search(_normalized(text, self.rules, False)) is not None
+        if self.pattern.search(_normalized(text, self.rules, False)) is None:
+            return False
+        return not self.capital_forms or bool(self.find(text))
 
     def find(self, text: str) -> list[Mention]:
         """Leftmost-longest, non-overlapping mentions of the names in ``text``."""
@@ -342,6 +350,10 @@ class NameMatcher:
             first, last = token_at_char[m.start()], token_ending_at[m.end()]
             start, end = analysis.starts[first], analysis.ends[last]
             form = m.group()
+            if form in self.capital_forms and not _written_with_its_article(
+                text, start, self.rules
+            ):
+                continue
             mentions.append(Mention(start, end, form, text[start:end], self.form_names[form]))
         return mentions
 
@@ -355,18 +367,46 @@ def _as_names(names: str | Iterable[str]) -> tuple[str, ...]:
     return out
 
 
+def _written_with_its_article(text: str, start: int, rules: NormalizationRules) -> bool:
+    """The word at ``text[start]`` is written as the name it came from: capitalised and right
+    after an article ("The Mother", "the Mother", "The Who"), not the common word ("the mother
+    of", "Who is ...") nor the same word inside another title ("How I Met Your Mother")."""
+    if not text[start : start + 1].isupper():
+        return False
+    before = text[:start].rstrip()
+    last = before.rsplit(None, 1)[-1] if before else ""
+    return last.lower() in {a.lower() for a in rules.articles}
+
+
+def _article_made_one_word(name: str, form: str, rules: NormalizationRules) -> bool:
+    """``form`` is one word only because an article was dropped from ``name`` ("The Mother")."""
+    if not rules.strip_articles or " " in form:
+        return False
+    kept = dataclasses.replace(rules, strip_articles=False)
+    articles = {a.lower() for a in rules.articles}
+    for strip in (True, False) if rules.strip_disambiguator else (False,):
+        tokens = _normalized(name, kept, strip).split()
+        if len(tokens) > 1 and [t for t in tokens if t.lower() not in articles] == [form]:
+            return True
+    return False
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def _compile(names: tuple[str, ...], rules: NormalizationRules) -> NameMatcher:
     form_names: dict[str, str] = {}
+    capital: dict[str, bool] = {}  # form -> every name giving it needs a capitalised match
     for name in names:
         for form in surface_forms(name, rules=rules):
             form_names.setdefault(form, name)
+            needs = _article_made_one_word(name, form, rules)
+            capital[form] = capital.get(form, True) and needs
     forms = tuple(sorted(form_names, key=lambda f: (-len(f), f)))
     if not forms:
         return NameMatcher(forms, form_names, rules, None)
     alternation = "|".join(re.escape(f) for f in forms)
     pattern = re.compile(rf"(?<!\S)(?:{alternation})(?!\S)")
-    return NameMatcher(forms, form_names, rules, pattern)
+    capital_forms = frozenset(f for f, needs in capital.items() if needs)
+    return NameMatcher(forms, form_names, rules, pattern, capital_forms)
 
 
 def compile_names(

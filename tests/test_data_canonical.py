@@ -111,6 +111,27 @@ def test_ircot_typing_rules_and_entity_mention_relation() -> None:
     assert ex.b_rel == "It was restored by the engineer Petra Holm in 1990."
 
 
+@pytest.mark.parametrize(
+    ("question", "typed"),
+    [
+        # HotpotQA 5ab7e4dc5542995dae37e9df (IRCoT only): a bridge question typed comparison
+        # by "same" before the rule asked for a two-way question
+        (
+            "The Polar Bears featuring the voice of Armie Hammer, is also the same voice actor "
+            "for which character in Cars 3?",
+            "bridge",
+        ),
+        ("The film Polar Bears was later adapted by the studio of Armie Hammer?", "bridge"),
+        ("Were The Polar Bears and Armie Hammer released later or earlier?", "comparison"),
+        ("Is The Polar Bears the same age as Armie Hammer, or older?", "comparison"),
+        ("Who is older, The Polar Bears or Armie Hammer?", "comparison"),
+    ],
+)
+def test_same_and_later_mark_a_comparison_only_beside_or(question: str, typed: str) -> None:
+    titles = ["The Polar Bears", "Armie Hammer"]
+    assert ircot_type(question, "Jackson Storm", titles)[0] == typed
+
+
 def test_ircot_type_without_comparison_wording_is_bridge() -> None:
     got = ircot_type(
         "Alma Fen and Bo Tarr wrote which novel?", "Stone Sea", ["Alma Fen", "Bo Tarr"]

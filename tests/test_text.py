@@ -394,3 +394,30 @@ def test_offset_kernel_agrees_with_the_fast_normaliser(
         assert 0 <= start < end <= len(case)
         # the original span normalises to (a sequence containing) the token; "½" → "1 2"
         assert token in text_module._normalized(case[start:end], rules, False).split()
+
+
+# --- a title that only its article keeps from being a common word ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("She starred in The Mother.", True),
+        ("the Mother was released in 2023", True),
+        ("Who is the mother of the director?", False),  # the common word
+        ("Who married the narrator of How I Met Your Mother?", False),  # inside another title
+        ("Mother is a film", False),  # capitalised, but not written with its article
+    ],
+)
+def test_an_article_title_of_one_word_matches_only_with_its_article(text: str, found: bool) -> None:
+    # MuSiQue 2hop__67660_67223: the alias "The Mother" gave a spurious P1 and P2
+    assert mentions_any(text, ["The Mother (How I Met Your Mother)", "The Mother"]) is found
+    assert bool(find_mentions(text, "The Mother")) is found
+
+
+def test_the_article_rule_leaves_longer_names_and_plain_words_alone() -> None:
+    assert mentions_any("Who is the drummer of the band?", "The Who") is False
+    assert mentions_any("He played with The Who in 1965.", "The Who") is True
+    assert mentions_any("I love the beatles and the Beatles", "The Beatles") is True
+    assert mentions_any("fans of the rolling stones", "The Rolling Stones") is True  # two words
+    assert mentions_any("the mother of", "Mother") is True  # no article in the name: unchanged
