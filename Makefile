@@ -13,7 +13,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 # renders PNG bytes, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
-.PHONY: install data reproduce book test expected lint format clean
+.PHONY: install data reproduce book test test-numeric expected lint format clean
 
 install: $(STAMP)
 
@@ -37,6 +37,11 @@ book: reproduce
 
 test: install
 	$(BIN)/python -m pytest
+
+# The tests whose results are floating-point computations (the `numeric` marker, tests/conftest.py).
+# .ci/run runs them a second time under another OpenBLAS kernel: OPENBLAS_CORETYPE=... make test-numeric
+test-numeric: install
+	$(BIN)/python -m pytest -m numeric
 
 # Refreeze the quick profile's numbers after an intended change (then review the diff).
 expected: install

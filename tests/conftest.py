@@ -17,6 +17,22 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+#: Test modules whose results are floating-point computations (scores, statistics, fits, the
+#: quick profile's expected numbers): the `numeric` marker, which .ci/run runs a second time
+#: under another OpenBLAS kernel. A rule by module name, so a new module of these kinds is
+#: numeric without being listed.
+NUMERIC_MODULE_PREFIXES: tuple[str, ...] = (
+    "test_stats", "test_metrics", "test_retrieval", "test_router_", "test_experiments_",
+    "test_runner_expected", "test_teaching_", "test_properties",
+)  # fmt: skip
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name.startswith(NUMERIC_MODULE_PREFIXES):
+            item.add_marker(pytest.mark.numeric)
+
+
 @pytest.fixture(scope="session")
 def real_data_dir() -> Path:
     """The shared dataset subsets; tests using it are skipped when REGIME_DATA_DIR is unset."""

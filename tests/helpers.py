@@ -77,6 +77,41 @@ class RecordingStore:
         return encoder.encode_documents(texts)
 
 
+#: Absolute tolerance when two code paths' float scores, or the float64 statistics made from
+#: them (margins), are compared: far above the last-bit differences another BLAS kernel or
+#: summation order makes (about 1e-7), far below any difference a reader could see. Ranks, hits,
+#: counts and the rank-based metrics are exact and are compared exactly.
+FLOAT_TOLERANCE = 1e-6
+#: The metric columns that are float sums of scores (the rest are functions of ranks).
+SCORE_SUM_COLUMNS: tuple[str, ...] = ("margin", "margin_max", "std_margin")
+
+
+def assert_metrics_match(
+    left: Any, right: Any, tolerant: Sequence[str] = SCORE_SUM_COLUMNS
+) -> None:
+    """Two per-query metric tables agree: every column exactly, except the ``tolerant`` ones
+    (float sums of scores), which agree within :data:`FLOAT_TOLERANCE`."""
+    import pandas as pd
+
+    assert list(left.columns) == list(right.columns)
+    exact = [c for c in left.columns if c not in tolerant]
+    pd.testing.assert_frame_equal(left[exact], right[exact], check_exact=True)
+    for column in (c for c in left.columns if c in tolerant):
+        np.testing.assert_allclose(
+            left[column].to_numpy(float), right[column].to_numpy(float),
+            rtol=0, atol=FLOAT_TOLERANCE, equal_nan=True, err_msg=column,
+        )  # fmt: skip
+
+
+def assert_scores_match(left: Any, right: Any) -> None:
+    """Float32 scores of two code paths agree within :data:`FLOAT_TOLERANCE` (same shape,
+    same padding)."""
+    np.testing.assert_allclose(
+        np.asarray(left, dtype=np.float64), np.asarray(right, dtype=np.float64),
+        rtol=0, atol=FLOAT_TOLERANCE,
+    )  # fmt: skip
+
+
 def hashing_context(examples: Any, dim: int = 64) -> Any:
     """A :class:`~regime_core.experiments.context.Context` over ``examples`` (``{dataset:
     examples}``) with the hashing encoder and a recording store: no file is read or written."""

@@ -1,11 +1,12 @@
-"""Corpus retrieval in bounded memory equals the dense path bit for bit.
+"""Corpus retrieval in bounded memory equals the dense path.
 
 The dense path (``score_candidates`` + ``rank_candidates`` over a padded queries × candidates
 matrix, then :mod:`regime_core.metrics` over the full score rows) is the independent reference:
 every test compares the streamed kernel, the summary metrics, ``retrieve_arms`` in corpus mode
-and ``UnionGeometry.target_ranks`` against it with exact equality, on random cases with many
-exact ties, with padding (queries with and without an excluded row), several block sizes, and
-on a real prepared dataset.
+and ``UnionGeometry.target_ranks`` against it — ranks, rows, hits and counts exactly, float
+scores and margins within ``helpers.FLOAT_TOLERANCE`` — on random cases with many exact ties,
+with padding (queries with and without an excluded row), several block sizes, and on a real
+prepared dataset. The numeric tests run under two OpenBLAS kernels in CI (``.ci/run``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import itertools
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pytest
+from helpers import assert_metrics_match, assert_scores_match
 
 from regime_core import config
 from regime_core.experiments.common import ranking_metrics
@@ -162,9 +163,9 @@ def test_scan_equals_the_dense_path(scorer, seed, n, n_passages, ties, mixed, bl
             top = ref["order"][i, :depth]
             real = scan.top_rows[i] >= 0
             np.testing.assert_array_equal(scan.top_rows[i][real], rows[top])
-            np.testing.assert_array_equal(scan.top_scores[i][real], ref["scores"][i, top])
+            assert_scores_match(scan.top_scores[i][real], ref["scores"][i, top])
         table = evaluate_summaries_per_query(_summaries(scan), METRIC_NAMES)
-        pd.testing.assert_frame_equal(table, ref["table"], check_exact=True)
+        assert_metrics_match(table, ref["table"])
     if ties:  # the case really has ties at the target (else the tie rule is untested)
         t = ref["scores"][
             np.arange(n),
@@ -256,20 +257,19 @@ def _assert_same_rankings(new, old) -> None:
     assert new.query_ids == old.query_ids and new.missing == old.missing
     assert new.top_pids == old.top_pids
     for a, b in zip(new.top_scores, old.top_scores, strict=True):
-        np.testing.assert_array_equal(a, b)
+        assert_scores_match(a, b)
     np.testing.assert_array_equal(new.target_ranks, old.target_ranks)
     assert new.gold_pids == old.gold_pids
     for a, b in zip(new.gold_ranks, old.gold_ranks, strict=True):
         np.testing.assert_array_equal(a, b)
-    assert trec_run_lines(new, "t") == trec_run_lines(old, "t")
+    new_lines = [line.split() for line in trec_run_lines(new, "t")]
+    old_lines = [line.split() for line in trec_run_lines(old, "t")]
+    assert [[*r[:4], r[5]] for r in new_lines] == [[*r[:4], r[5]] for r in old_lines]
+    assert_scores_match([float(r[4]) for r in new_lines], [float(r[4]) for r in old_lines])
     if len(new):
-        pd.testing.assert_frame_equal(
-            new.per_query_metrics(), old.per_query_metrics(), check_exact=True
-        )
+        assert_metrics_match(new.per_query_metrics(), old.per_query_metrics())
         for k in config.K_VALUES:
-            pd.testing.assert_frame_equal(
-                ranking_metrics(new, k), ranking_metrics(old, k), check_exact=True
-            )
+            assert_metrics_match(ranking_metrics(new, k), ranking_metrics(old, k))
         assert [list(new.candidate_rows[i]) for i in range(len(new))] == [
             list(old.candidate_rows[i]) for i in range(len(old))
         ]

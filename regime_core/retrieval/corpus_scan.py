@@ -22,11 +22,13 @@ The numbers equal those of the dense path (:func:`~regime_core.retrieval.scoring
 rows)
 bit for bit, because every step does the same floating-point operations in the same order:
 
-- Scores: a BLAS product gives each cell the same value whatever the number of query rows,
-  *except* a single row, which numpy sends to ``gemv`` (a different summation order); faiss
-  likewise switches kernel below ``distance_compute_blas_threshold`` (20) queries. So the
-  blocks here subdivide the dense path's blocks of :data:`QUERY_BLOCK` queries and never make a
-  sub-block smaller than that threshold unless the dense block itself was.
+- Scores: numpy accumulates every product in float64 and rounds it once to float32
+  (:func:`~regime_core.retrieval.scoring.exact_products`), so a cell has the same value whatever
+  block of queries it is computed in and whatever the OpenBLAS kernel (a float32 BLAS product
+  does not: under the Haswell kernel its last bits depend on the block's shape). faiss switches
+  kernel below ``distance_compute_blas_threshold`` (20) queries, so the blocks here subdivide the
+  dense path's blocks of :data:`QUERY_BLOCK` queries and never make a sub-block smaller than that
+  threshold unless the dense block itself was.
 - Statistics: a block holds each query's *whole* row, so the sum and the centred sum of squares
   of the negatives are computed exactly as :mod:`regime_core.metrics` computes them (float64,
   golds zeroed, the row padded with zeros to the common width, numpy's pairwise sum), not from
@@ -48,7 +50,7 @@ from regime_core.retrieval.scoring import (
     faiss_score_block,
     numpy_score_block,
 )
-from regime_core.retrieval.vectors import Vectors, dense
+from regime_core.retrieval.vectors import Vectors, dense, is_sparse
 
 # Cells (queries × passages) of one block's float32 score matrix: 2**25 cells = 128 MiB.
 BLOCK_CELLS = 2**25
@@ -171,10 +173,11 @@ def scan_corpus(
     """
     check_scorer(scorer)
     queries = np.ascontiguousarray(queries, dtype=np.float32)
-    # every query scores every passage: sparse (CSR) vectors are densified once, here
-    documents = np.ascontiguousarray(dense(documents))
+    # numpy multiplies sparse (CSR) passages as they are; faiss needs them dense, once, here
+    if scorer == "faiss" or not is_sparse(documents):
+        documents = np.ascontiguousarray(dense(documents))
     check_dimensions(queries, documents)
-    n, n_passages = len(queries), len(documents)
+    n, n_passages = len(queries), documents.shape[0]
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise ValueError(f"k must be an integer >= 0 or None, got {k!r}")
     excluded = _check_rows("excluded", excluded, n, n_passages, 1)

@@ -1,12 +1,17 @@
 """Exact inner-product scoring of queries against candidate passages: numpy or faiss.
 
-Both backends compute exact inner products over the same float32 vectors. They sum in a
-different order, so scores agree to a few float32 ulps (≤ 5e-7 measured) and two candidates
-whose scores tie *mathematically* (bag-of-words vectors do that) may be ordered differently;
-otherwise the rankings are identical. The default (:func:`default_scorer`) is the faster one on
-the project machine (benchmarks/bench_retrieval.py) for the shape of the candidates: faiss's
-by-index kernel for small pools (question mode), numpy's dense BLAS product when the candidates
-cover the matrix (corpus mode; faiss's search with k = every passage pays for a full heap sort).
+Both backends compute exact inner products over the same float32 vectors. numpy accumulates
+them in float64 and rounds each score once to float32 (:func:`numpy_score_block`), so its
+scores do not depend on the BLAS kernel (``OPENBLAS_CORETYPE``), on the block of queries a score
+is computed in, or on whether the vectors are sparse; faiss sums in float32 with its own kernels
+(the same values under every OpenBLAS kernel, measured). The two backends' scores agree to a few
+float32 ulps (≤ 5e-7 measured) and two candidates whose scores tie *mathematically* (bag-of-words
+vectors do that) may be ordered differently by the two; otherwise the rankings are identical.
+
+The default (:func:`default_scorer`) is the faster one on the project machine
+(benchmarks/bench_retrieval.py) for the shape of the candidates: faiss's by-index kernel for
+small pools (question mode), numpy's product when the candidates cover the matrix (corpus mode;
+faiss's search with k = every passage pays for a full heap sort).
 Corpus mode streams either backend's dense product (:func:`numpy_score_block`,
 :func:`faiss_score_block`) through :mod:`regime_core.retrieval.corpus_scan`.
 
@@ -60,9 +65,54 @@ def default_scorer(candidates: np.ndarray, n_passages: int) -> str:
     return "numpy" if is_dense(candidates, n_passages) else "faiss"
 
 
-def numpy_score_block(documents: np.ndarray) -> ScoreBlock:
-    """``queries @ documentsᵀ`` (float32 BLAS): every passage's score, in passage order."""
-    return lambda queries: queries @ documents.T
+# Float64 cells a product may hold at once (64 MiB), and the largest float64 copy of the
+# documents kept for a whole scan (256 MiB; larger corpora are converted chunk by chunk).
+_F64_CELLS = 2**23
+_F64_KEPT_CELLS = 2**25
+
+
+def exact_products(queries: np.ndarray, documents: np.ndarray) -> np.ndarray:
+    """``queries @ documentsᵀ`` of float32 vectors, accumulated in float64, rounded to float32.
+
+    Each product of two float32 numbers is exact in float64, and a sum of ``d`` of them is off
+    by at most about ``d · 2⁻⁵³`` of its magnitude; rounding that once to float32 (whose step is
+    ``2⁻²⁴``) gives the same value whatever order the BLAS kernel summed in, except when the exact
+    value lies within that error of a float32 rounding boundary (about one score in 10⁷). A
+    float32 BLAS product instead differs in its last bits between OpenBLAS kernels and, under some
+    (Haswell), between blocks of queries of different sizes, which breaks exact ties differently.
+    Memory: at most :data:`_F64_CELLS` float64 cells at a time.
+    """
+    q64 = np.asarray(queries, dtype=np.float64)
+    out = np.empty((len(queries), len(documents)), dtype=np.float32)
+    rows = max(1, _F64_CELLS // max(1, documents.shape[1]))
+    for start in range(0, len(documents), rows):
+        chunk = np.asarray(documents[start : start + rows], dtype=np.float64)
+        out[:, start : start + rows] = q64 @ chunk.T
+    return out
+
+
+def numpy_score_block(documents: Vectors) -> ScoreBlock:
+    """Every passage's score for a block of queries, in passage order (numpy, accumulated in
+    float64: :func:`exact_products`). Sparse documents (CSR) are multiplied as sparse, in float64
+    (scipy sums each cell over its terms in index order), so they are never densified and give
+    the same scores as their dense form."""
+    if is_sparse(documents):
+        csr = documents.tocsr().astype(np.float64)
+
+        def sparse_score(queries: np.ndarray) -> np.ndarray:
+            product = csr @ np.asarray(queries, dtype=np.float64).T
+            return np.ascontiguousarray(np.asarray(product).T, dtype=np.float32)
+
+        return sparse_score
+    documents = np.asarray(documents, dtype=np.float32)
+    if documents.size <= _F64_KEPT_CELLS:  # convert once for the whole scan
+        d64 = documents.astype(np.float64)
+
+        def kept_score(queries: np.ndarray) -> np.ndarray:
+            return exact_products(queries, d64)
+
+        return kept_score
+    return lambda queries: exact_products(queries, documents)
 
 
 def faiss_score_block(documents: np.ndarray) -> ScoreBlock:
@@ -97,15 +147,18 @@ def _score_dense(
 
 
 def _pools_numpy(queries: np.ndarray, documents: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """Small pools, numpy: gather each block's candidate rows and take a batched product."""
+    """Small pools, numpy: gather each block's candidate rows and take a batched product,
+    accumulated in float64 (as :func:`exact_products`), at most :data:`_F64_CELLS` at a time."""
     n, width = candidates.shape
     scores = np.full((n, width), -np.inf, dtype=np.float32)
     pad = candidates < 0
     safe = np.where(pad, 0, candidates)
-    for start in range(0, n, QUERY_BLOCK):
-        block = slice(start, start + QUERY_BLOCK)
-        gathered = documents[safe[block]]  # (b, width, d)
-        scores[block] = np.matmul(gathered, queries[block][:, :, None])[:, :, 0]
+    step = max(1, min(QUERY_BLOCK, _F64_CELLS // max(1, width * documents.shape[1])))
+    for start in range(0, n, step):
+        block = slice(start, start + step)
+        gathered = documents[safe[block]].astype(np.float64)  # (b, width, d)
+        q64 = queries[block].astype(np.float64)[:, :, None]
+        scores[block] = np.matmul(gathered, q64)[:, :, 0]
     scores[pad] = -np.inf
     return scores
 
@@ -213,12 +266,14 @@ def score_candidates(
     n_passages = documents.shape[0]
     scorer = check_scorer(default_scorer(candidates, n_passages) if scorer is None else scorer)
     queries = np.asarray(queries, dtype=np.float32)
-    if is_sparse(documents) and is_dense(candidates, n_passages):
-        documents = dense(documents)  # candidates cover the matrix: one dense product, as before
+    if is_sparse(documents) and is_dense(candidates, n_passages) and scorer == "faiss":
+        documents = dense(documents)  # faiss multiplies dense vectors only
     check_dimensions(queries, documents)
     if candidates.shape[0] != queries.shape[0]:
         raise ValueError(f"{candidates.shape[0]} candidate rows for {queries.shape[0]} queries")
-    if is_sparse(documents):
+    if is_sparse(documents) and is_dense(candidates, n_passages):
+        scores = _score_dense(numpy_score_block(documents), queries, candidates)
+    elif is_sparse(documents):
         scores = _score_sparse_pools(queries, documents, candidates, scorer)
     else:
         scores = _SCORER_KERNELS[scorer](queries, documents, candidates)
