@@ -1359,6 +1359,36 @@
   const MAX_QUESTION_CHARS = 1000;
   const MARKUP_RE = /<\/?[A-Za-z][^>]*>|&[a-zA-Z]+;|&#\d+;/;
   const PICTOGRAPH_RE = /\p{Extended_Pictographic}/u;
+  const OTHER_SCRIPT_RE = /(?!\p{Script=Latin})\p{L}/u;
+  const DIGITS_RE = /^[0-9]+$/;
+  // English text is rich in stop words (about every second word); a passage with fewer than
+  // this share of them, or a question of four words or more with none, does not read as English.
+  const MIN_ENGLISH_SHARE = 0.15;
+
+  /** The share of English stop words among a text's words (digits left out), and how many. */
+  function englishShare(text) {
+    const words = [...text.matchAll(WORD_RE)]
+      .map((m) => m[0].toLowerCase())
+      .filter((w) => !DIGITS_RE.test(w));
+    if (!words.length) return { n: 0, share: 1 };
+    return { n: words.length, share: words.filter((w) => STOP_WORDS.has(w)).length / words.length };
+  }
+
+  /** Why a text may not be English, or null (a note, never a refusal). */
+  function languageNote(question, bridge, title) {
+    const all = `${question}\n${bridge}\n${title}`;
+    const why = "The router is built for English questions and bridges: it finds names by their " +
+      "capital letters and reads English cue words (both, first, did …), so here its B_rel and " +
+      "its decision mean little.";
+    const script = OTHER_SCRIPT_RE.exec(all);
+    if (script) return `The text has letters of another script than English (“${script[0]}”). ${why}`;
+    const q = englishShare(question);
+    const b = englishShare(bridge);
+    if ((q.n >= 4 && q.share < MIN_ENGLISH_SHARE) || (b.n >= 8 && b.share < MIN_ENGLISH_SHARE)) {
+      return `This does not read as English: few of its words are common English words. ${why}`;
+    }
+    return null;
+  }
 
   /** What the page says about an input before (or instead of) routing it. */
   function inputProblems(question, bridge, title) {
@@ -1380,6 +1410,8 @@
       );
     }
     const all = `${question}\n${bridge}\n${title}`;
+    const language = languageNote(question, bridge, title);
+    if (language) notes.push(language);
     if (MARKUP_RE.test(all)) {
       notes.push(
         "This looks like HTML markup: tags and entities are read as plain text, and their " +
@@ -1389,10 +1421,29 @@
     if (PICTOGRAPH_RE.test(all)) {
       notes.push("Emoji and pictographs are not words: the router ignores them.");
     }
-    if (!isBlank(question) && !view(question).words.size) {
-      notes.push("The question has no words (letters or digits): every feature is 0.");
-    }
     return { errors, notes };
+  }
+
+  /** When a decision rests on no feature, the sentence that says so plainly, else null. */
+  function noFeatureNote(question, d) {
+    const p = `p(union) = ${d.probability.toFixed(3)}`;
+    const tail =
+      "0 lies far from the training questions' averages (the z column), and that distance, " +
+      "not anything in your text, moves the log-odds.";
+    if (!view(question).words.size) {
+      return (
+        "This decision rests on nothing in your question: it has no words (letters or digits), " +
+        `so the router reads nothing in it, and ${p} is what the model answers for any such ` +
+        `question: ${tail}`
+      );
+    }
+    if (FEATURE_NAMES.every((n) => d.features[n] === 0)) {
+      return (
+        "This decision rests on no feature: all five are 0 (no comparison word, no yes/no " +
+        `opener, no name), and ${p} is what the model answers for any such question: ${tail}`
+      );
+    }
+    return null;
   }
 
   function el(doc, tag, attrs = {}, children = []) {
@@ -1405,12 +1456,18 @@
     return node;
   }
 
+  const OWN = "own";
+
   function mountDemo(doc, rootEl) {
-    const model = loadModel(JSON.parse(doc.getElementById(rootEl.dataset.model).textContent));
-    const presets = JSON.parse(doc.getElementById(rootEl.dataset.presets).textContent);
+    const json = (key) => doc.getElementById(rootEl.dataset[key]).textContent;
+    const model = loadModel(json("model"), "the page's router model");
+    const presets = JSON.parse(json("presets"));
+    const guide = new Map(
+      (rootEl.dataset.features ? JSON.parse(json("features")) : []).map((f) => [f.name, f])
+    );
     const id = (s) => `${rootEl.id || "regime-router"}-${s}`;
     const select = el(doc, "select", { id: id("preset") }, [
-      el(doc, "option", { value: "", text: "Choose a preset…" }),
+      el(doc, "option", { value: OWN, text: "Your own question (type or paste below)" }),
       ...presets.map((p, i) =>
         el(doc, "option", { value: String(i), text: `${p.source}: ${p.question}` })
       ),
@@ -1426,14 +1483,16 @@
       ]);
     const messages = el(doc, "div", { class: "rr-messages", role: "status" });
     const verdict = el(doc, "div", { class: "rr-verdict", "aria-live": "polite" });
+    const basis = el(doc, "p", { class: "rr-note rr-basis" });
+    const check = el(doc, "p", { class: "rr-check" });
     const table = el(doc, "table", { class: "rr-features" });
     const sentencesBox = el(doc, "ol", { class: "rr-sentences", start: "0" });
     const timing = el(doc, "small", { class: "rr-timing" });
     const form = el(doc, "form", { class: "rr-form", autocomplete: "off" }, [
-      field("Preset", select),
-      field("Question", question),
+      field("Start from a preset, or write your own", select),
+      field("Question (in English)", question),
       field("Bridge title (optional)", title, "e.g. Titanic (1997 film)"),
-      field("Bridge passage (the hop-1 paragraph, running text)", bridge),
+      field("Bridge passage (the hop-1 paragraph, running text, in English)", bridge),
     ]);
     form.addEventListener("submit", (e) => e.preventDefault());
     rootEl.replaceChildren(
@@ -1441,13 +1500,15 @@
       messages,
       el(doc, "div", { class: "rr-output" }, [
         verdict,
-        el(doc, "div", { class: "rr-table-wrap" }, [table]),
-        el(doc, "small", {
-          text: "z = (value − mean) / scale, with the training items' mean and scale; the " +
-            "contributions and the intercept add up to the log-odds of union.",
-        }),
+        basis,
+        check,
         el(doc, "div", { class: "rr-bridge-label", text: "Bridge sentences (B_rel marked):" }),
         sentencesBox,
+        el(doc, "div", { class: "rr-table-wrap" }, [table]),
+        el(doc, "small", {
+          text: "z = (value − training average) / training spread; each row adds coef × z " +
+            "to the intercept, and the sum is the log-odds of union.",
+        }),
         timing,
       ])
     );
@@ -1491,31 +1552,59 @@
           text: ` → ${d.action === "union" ? "query = q + α·B_rel" : "query = q alone"}`,
         })
       );
+      const note = noFeatureNote(question.value, d);
+      basis.textContent = note || "";
+      basis.hidden = !note;
+      const preset = presets[Number(select.value)];
+      check.hidden = select.value === OWN || !preset;
+      if (!check.hidden) {
+        const found = d.b_rel === preset.b_rel;
+        check.replaceChildren(
+          el(doc, "strong", { text: "Check B_rel: " }),
+          doc.createTextNode(`it should be “${preset.b_rel}” ${preset.why} `),
+          el(doc, "span", {
+            class: found ? "rr-pos" : "rr-error",
+            text: found ? "✓ The router chose it." : "✗ The router chose another sentence.",
+          })
+        );
+      }
       const head = el(doc, "tr", {}, [
-        ...["feature", "value", "z", "coef", "coef × z"].map((h) =>
-          el(doc, "th", { text: h })
-        ),
+        ...["feature", "value", "z", "coef", "coef × z"].map((h) => el(doc, "th", { text: h })),
       ]);
-      const rows = FEATURE_NAMES.map((name, j) =>
-        el(doc, "tr", {}, [
-          el(doc, "td", {}, [el(doc, "code", { text: name })]),
+      const signed = (x) => (x >= 0 ? "+" : "") + x.toFixed(3);
+      const rows = FEATURE_NAMES.map((name, j) => {
+        const g = guide.get(name);
+        return el(doc, "tr", { "data-feature": name }, [
+          el(doc, "td", {}, [
+            el(doc, "span", { class: "rr-label", text: g ? g.label : name }),
+            ...(g ? [el(doc, "small", { class: "rr-meaning", text: g.meaning })] : []),
+          ]),
           el(doc, "td", { text: String(d.features[name]) }),
           el(doc, "td", { text: d.z[j].toFixed(3) }),
           el(doc, "td", { text: model.coef[j].toFixed(3) }),
           el(doc, "td", {
             class: d.contributions[j] > 0 ? "rr-pos" : d.contributions[j] < 0 ? "rr-neg" : "",
-            text: (d.contributions[j] >= 0 ? "+" : "") + d.contributions[j].toFixed(3),
+            text: signed(d.contributions[j]),
           }),
+        ]);
+      });
+      const total = (label, value, cls) =>
+        el(doc, "tr", { class: cls }, [
+          el(doc, "td", { colspan: "4", text: label }),
+          el(doc, "td", { text: signed(value) }),
+        ]);
+      table.replaceChildren(
+        el(doc, "thead", {}, [head]),
+        el(doc, "tbody", {}, [
+          ...rows,
+          total(
+            "Intercept: the log-odds with every feature at its training average",
+            model.intercept,
+            "rr-intercept"
+          ),
+          total("Sum: the log-odds of union", d.logit, "rr-sum"),
         ])
       );
-      const sum = el(doc, "tr", { class: "rr-sum" }, [
-        el(doc, "td", { text: "intercept; log-odds of union" }),
-        el(doc, "td", {}),
-        el(doc, "td", {}),
-        el(doc, "td", { text: model.intercept.toFixed(3) }),
-        el(doc, "td", { text: (d.logit >= 0 ? "+" : "") + d.logit.toFixed(3) }),
-      ]);
-      table.replaceChildren(el(doc, "thead", {}, [head]), el(doc, "tbody", {}, [...rows, sum]));
       sentencesBox.replaceChildren(
         ...d.sentences.map((s, i) =>
           el(doc, "li", { class: i === d.b_rel_index ? "rr-brel" : "" }, [
@@ -1539,13 +1628,20 @@
       if (typeof requestAnimationFrame === "function") requestAnimationFrame(run);
       else setTimeout(run, 0);
     };
-    for (const input of [question, title, bridge]) input.addEventListener("input", schedule);
+    // Typing makes it the reader's own question: the menu says so at once.
+    for (const input of [question, title, bridge]) {
+      input.addEventListener("input", () => {
+        select.value = OWN;
+        schedule();
+      });
+    }
     select.addEventListener("change", () => {
       const p = presets[Number(select.value)];
-      if (!p) return;
-      question.value = p.question;
-      title.value = p.title || "";
-      bridge.value = p.bridge;
+      if (select.value !== OWN && p) {
+        question.value = p.question;
+        title.value = p.title || "";
+        bridge.value = p.bridge;
+      }
       schedule();
     });
     if (presets.length) {
@@ -1600,6 +1696,8 @@
     pyFloat,
     pyString,
     inputProblems,
+    languageNote,
+    noFeatureNote,
     main,
     mountAll,
     MAX_BRIDGE_CHARS,

@@ -123,11 +123,40 @@ test("the page's input checks: empty, too long, emoji, markup", () => {
   assert.match(R.inputProblems(Q, huge, "").errors[0], /routes passages of up to 20,000/);
   assert.match(R.inputProblems("🎬 Who directed it?", B, "").notes.join(" "), /Emoji/);
   assert.match(R.inputProblems(Q, "<p>" + B + "</p>", "").notes.join(" "), /HTML markup/);
-  assert.match(R.inputProblems("🎬 🚢", B, "").notes.join(" "), /no words/);
   assert.deepEqual(R.inputProblems(Q, B, ""), { errors: [], notes: [] });
   // The router itself routes the 100 KB bridge (the page refuses it only to stay readable).
   const d = R.routeText(MODEL, Q, huge);
   assert.equal(d.sentences.length, 4500);
+});
+
+test("the page says when the text is not English", () => {
+  const english = [
+    [Q, B],
+    ["Were Tomas Ruiz and Ana Lind both born in Chile?", "Tomas Ruiz is a poet. He was born in 1948."],
+    ["Kestrel Bay director?", "Kestrel Bay is a 1931 film. It was directed by Odile Marchetti."],
+  ];
+  for (const [q, b] of english) assert.equal(R.languageNote(q, b, ""), null, q);
+  const other = [
+    ["谁执导了《鹰湾》？", B, /another script than English \(“谁”\)/],
+    [Q, "Кестрел Бэй — фильм 1931 года.", /another script/],
+    ["Wer ist die Mutter des Regisseurs von Kestrel Bay?", B, /does not read as English/],
+    [Q, "Kestrel Bay es una película de 1931 dirigida por Odile Marchetti y rodada en Bretaña.",
+      /does not read as English/],
+  ];
+  for (const [q, b, message] of other) {
+    assert.match(R.languageNote(q, b, ""), message);
+    assert.match(R.inputProblems(q, b, "").notes.join(" "), /built for English questions/);
+  }
+});
+
+test("a decision that rests on no feature says so", () => {
+  const none = R.routeText(MODEL, "???", B);
+  assert.match(R.noFeatureNote("???", none), /rests on nothing in your question: it has no words/);
+  assert.match(R.noFeatureNote("???", none), new RegExp(`p\\(union\\) = ${none.probability.toFixed(3)}`));
+  const zeros = R.routeText(MODEL, "what is it?", "it is a film. it is old.");
+  assert.ok(Object.values(zeros.features).every((v) => v === 0));
+  assert.match(R.noFeatureNote("what is it?", zeros), /rests on no feature: all five are 0/);
+  assert.equal(R.noFeatureNote(Q, R.routeText(MODEL, Q, B)), null);
 });
 
 test("json output follows Python's json.dumps", () => {
