@@ -6,6 +6,7 @@ that holds for the rules, and page HTML that keeps the embedded JSON intact."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -175,3 +176,153 @@ def test_the_page_reads_how_to_read_it_before_the_router() -> None:
     assert page.index("{regime-router-features}") < page.index("```{regime-router-demo}")
     assert "built for English" in page
     assert not re.search(r"\b(comparison_cues|question_entities|b_rel_has_new_entity)\b", page)
+
+
+# --- the page in headless Chromium, driven with key presses -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    from regime_core.book.browser import find_chromium
+
+    found = find_chromium()
+    if found is None:
+        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
+            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
+        pytest.skip("Chromium is not installed (Debian package chromium)")
+    return found
+
+
+class Page:
+    """One page in a headless Chromium tab: evaluate, press keys, type, wait for a frame."""
+
+    def __init__(self, browser: Any, session: str) -> None:
+        self.browser, self.session = browser, session
+
+    def js(self, expression: str) -> Any:
+        out = self.browser.call(
+            "Runtime.evaluate",
+            {"expression": expression, "awaitPromise": True, "returnByValue": True},
+            session=self.session,
+        )
+        assert "exceptionDetails" not in out, out["exceptionDetails"]
+        return out["result"].get("value")
+
+    def key(self, key: str, code: int) -> None:
+        for kind in ("rawKeyDown", "keyUp"):
+            self.browser.call(
+                "Input.dispatchKeyEvent",
+                {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code},
+                session=self.session,
+            )
+
+    def type(self, text: str) -> None:
+        for ch in text:
+            self.browser.call(
+                "Input.dispatchKeyEvent",
+                {"type": "keyDown", "key": ch, "text": ch, "unmodifiedText": ch},
+                session=self.session,
+            )
+            self.browser.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": ch},
+                              session=self.session)  # fmt: skip
+
+    def clear_and_type(self, element_id: str, text: str) -> None:
+        self.js(f"document.getElementById('{element_id}').focus(); "
+                f"document.getElementById('{element_id}').select()")  # fmt: skip
+        self.key("Backspace", 8)
+        self.type(text)
+        self.frame()
+
+    def frame(self) -> None:
+        self.js("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    def state(self) -> dict[str, Any]:
+        return self.js(
+            """(() => {
+              const $ = (s) => document.querySelector(s);
+              const shown = (e) => e && !e.hidden && !e.closest("[hidden]");
+              return {
+                preset: $("#regime-router-preset").value,
+                question: $("#regime-router-question").value,
+                action: shown($(".rr-action")) ? $(".rr-action").textContent : null,
+                basis: shown($(".rr-basis")) ? $(".rr-basis").textContent : null,
+                check: shown($(".rr-check")) ? $(".rr-check").textContent : null,
+                notes: [...document.querySelectorAll(".rr-messages p")].map((p) => p.textContent),
+                sentences: [...document.querySelectorAll(".rr-sentences li")].map(
+                  (li) => li.firstChild.textContent),
+                marked: $(".rr-sentences mark") ? $(".rr-sentences mark").textContent : null,
+                labels: [...document.querySelectorAll(".rr-features .rr-label")].map(
+                  (e) => e.textContent),
+                errors: window.__errors,
+              };
+            })()"""
+        )
+
+
+@pytest.fixture(scope="module")
+def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from regime_core.book.browser import DevTools, serve
+    from regime_core.book.router_demo import STYLE
+
+    site = tmp_path_factory.mktemp("router_page")
+    shutil.copy(ROUTER_JS, site / "router.js")
+    body = STYLE + demo_html(load_model_json(default_router_path()), presets, "regime-router")
+    (site / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<script>window.__errors = []; addEventListener('error', (e) => "
+        "window.__errors.push(String(e.message)));</script></head>"
+        f'<body>{body}<script src="router.js"></script></body></html>',
+        encoding="utf-8",
+    )
+    with serve(site) as base, DevTools(chromium) as browser:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
+        browser.call("Page.enable", session=session)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
+            session=session,
+        )
+        browser.clear_events()
+        browser.call("Page.navigate", {"url": base + "index.html"}, session=session)
+        browser.wait_event("Page.loadEventFired", session=session)
+        tab = Page(browser, session)
+        tab.frame()
+        yield tab
+
+
+def test_the_page_in_a_browser_follows_the_reader(page: Page, presets: list[Preset]) -> None:
+    first = page.state()
+    assert first["errors"] == []
+    assert (first["preset"], first["question"]) == ("0", presets[0].question)
+    assert first["marked"] == presets[0].b_rel and "✓ The router chose it." in first["check"]
+    assert first["labels"] == [FEATURE_GUIDE[n][0] for n in FEATURE_NAMES]
+    assert first["basis"] is None
+
+    # typing makes it the reader's own question: the menu says so, the preset's check goes
+    page.clear_and_type("regime-router-question", "???")
+    typed = page.state()
+    assert (typed["preset"], typed["question"], typed["check"]) == ("own", "???", None)
+    assert typed["basis"] is not None and "rests on nothing in your question" in typed["basis"]
+
+    # a Chinese bridge splits at its marks, and the page says the router is built for English
+    page.clear_and_type("regime-router-question", "谁执导了《鹰湾》？")
+    page.clear_and_type("regime-router-bridge", "《鹰湾》是1931年的电影。导演是多伊！")
+    chinese = page.state()
+    assert chinese["sentences"] == ["《鹰湾》是1931年的电影。", "导演是多伊！"]
+    assert any("built for English" in n for n in chinese["notes"])
+
+    # choosing a preset with the keyboard fills the form and brings its check back
+    page.js("document.getElementById('regime-router-preset').focus()")
+    page.key("ArrowDown", 40)
+    page.frame()
+    chosen = page.state()
+    assert chosen["preset"] == "0" and chosen["question"] == presets[0].question
+    assert "✓" in chosen["check"] and chosen["notes"] == []
+    page.key("ArrowDown", 40)
+    page.frame()
+    assert page.state()["question"] == presets[1].question
+    assert page.state()["errors"] == []
