@@ -4,9 +4,12 @@
  * No framework, no build step, no network. One file, three uses:
  *
  *   node regime_core/resources/router.js --question Q --bridge B [--bridge-title T] [--json]
- *       prints what `regime route` prints for the same arguments (--model FILE as well);
+ *       prints what `regime route` prints for the same arguments (--model FILE as well, checked
+ *       as regime_core.router.io.load_router checks it: every field, the feature spec recomputed
+ *       from the rules, the sha256 seal); a failure is one line on stderr and exit status 2;
  *   node regime_core/resources/router.js --batch FILE.jsonl
- *       routes one JSON object per line (the parity tests in tests/test_router_js.py);
+ *       routes one JSON object per line (the parity tests in tests/test_router_js.py); a line
+ *       that is not a JSON object is an error naming the file and the line;
  *   <script src="router.js"> in the book's "Route your own question" page: mounts the demo
  *       on every element with class "regime-router-demo" (the model JSON is embedded in the page,
  *       so the page works from file:// without fetch).
