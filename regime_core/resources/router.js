@@ -136,7 +136,8 @@
     `[${charClass(SENTENCE_MARKS)}][${charClass(SENTENCE_MARKS + TERMINALS + CLOSERS)}]*`,
     "gu"
   );
-  const LONE_SURROGATE_RE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+  const LONE_SURROGATE_RE =
+    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
   // What undecodable bytes become: U+FFFD or a lone surrogate (sentences.check_text).
   const NOT_TEXT_RE = new RegExp(`\ufffd|${LONE_SURROGATE_RE.source}`);
   // Python's \w on str: Unicode letters and numbers, and "_" (marks are not word characters).
@@ -699,7 +700,8 @@
   }
   /** Python's == between a JSON value and an int (True == 1 == 1.0 in Python). */
   function pyEqualsInt(v, k) {
-    return v === true ? k === 1 : isNumber(v) && Number(v) === k && (typeof v !== "bigint" || v === BigInt(k));
+    if (v === true) return k === 1;
+    return isNumber(v) && Number(v) === k && (typeof v !== "bigint" || v === BigInt(k));
   }
 
   /** RouterRules(**raw) with its validate(): the typed rules (defaults filled in). */
@@ -743,7 +745,10 @@
             w.split(new RegExp(`[${WS}]+`, "u")).filter(Boolean).length === 1
         );
       if (!ok) {
-        const shown = Array.isArray(words) ? `(${words.map(pyRepr).join(", ")}${words.length === 1 ? "," : ""})` : pyRepr(words);
+        const comma = Array.isArray(words) && words.length === 1 ? "," : "";
+        const shown = Array.isArray(words)
+          ? `(${words.map(pyRepr).join(", ")}${comma})`
+          : pyRepr(words);
         fail(`RouterRules.${name} must be a tuple of lowercase single words, got ${shown}`);
       }
     }
@@ -774,7 +779,11 @@
       ["Tomas Ruiz is a poet."],
       null,
     ],
-    ["Did the founder of Quillmark study in Z\u00fcrich?", ["Quillmark was founded by Ida Brenn."], null],
+    [
+      "Did the founder of Quillmark study in Z\u00fcrich?",
+      ["Quillmark was founded by Ida Brenn."],
+      null,
+    ],
   ];
   const FEATURE_SPEC_VERSION = "regime-router-features/1";
 
@@ -847,7 +856,9 @@
       return v;
     };
     const vector = (v, field) => {
-      if (!Array.isArray(v)) throw error(field, `must be a list of ${FEATURE_NAMES.length} numbers`);
+      if (!Array.isArray(v)) {
+        throw error(field, `must be a list of ${FEATURE_NAMES.length} numbers`);
+      }
       if (v.length !== FEATURE_NAMES.length) {
         throw error(field, `has ${v.length} numbers, expected ${FEATURE_NAMES.length}`);
       }
@@ -855,9 +866,12 @@
     };
     const has = (k) => Object.prototype.hasOwnProperty.call(doc, k);
 
-    if (!isObject(doc)) throw new RouteError(`${where}: expected a JSON object, got ${pyTypeName(doc)}`);
+    if (!isObject(doc)) {
+      throw new RouteError(`${where}: expected a JSON object, got ${pyTypeName(doc)}`);
+    }
     if (doc.format !== FORMAT) {
-      throw error("format", `is ${pyRepr(has("format") ? doc.format : null)}, expected '${FORMAT}'`);
+      const format = pyRepr(has("format") ? doc.format : null);
+      throw error("format", `is ${format}, expected '${FORMAT}'`);
     }
     if (!pyEqualsInt(doc.format_version, 1)) {
       throw error(
@@ -868,7 +882,9 @@
     obj(doc, "(top level)", TOP_LEVEL);
 
     const names = doc.feature_names;
-    if (!Array.isArray(names) || names.length !== 5 || names.some((x, k) => x !== FEATURE_NAMES[k])) {
+    const sameNames =
+      Array.isArray(names) && names.length === 5 && names.every((x, k) => x === FEATURE_NAMES[k]);
+    if (!sameNames) {
       throw error("feature_names", `is ${pyRepr(names)}, expected ${pyRepr(FEATURE_NAMES)}`);
     }
     const raw = obj(doc.rules, "rules", []);
@@ -899,7 +915,9 @@
       classes.length !== 2 ||
       !classes.every(label) ||
       typeof classes[0] !== typeof classes[1] ||
-      !(typeof classes[0] === "string" ? cpCompare(classes[0], classes[1]) < 0 : classes[0] < classes[1])
+      !(typeof classes[0] === "string"
+        ? cpCompare(classes[0], classes[1]) < 0
+        : classes[0] < classes[1])
     ) {
       throw error("classes", `must be two sorted distinct integers or strings: ${pyRepr(classes)}`);
     }
@@ -946,7 +964,8 @@
         `must be true or false, got ${pyRepr(doc.fitted_with_feature_names)}`
       );
     }
-    const training = obj(doc.training, "training", ["dataset", "n", "label_rule", "package_versions"]);
+    const trainingKeys = ["dataset", "n", "label_rule", "package_versions"];
+    const training = obj(doc.training, "training", trainingKeys);
     string(training.dataset, "training.dataset");
     integer(training.n, "training.n", 2);
     string(training.label_rule, "training.label_rule");
@@ -1046,8 +1065,9 @@
     const bad = NOT_TEXT_RE.exec(value);
     if (bad) {
       throw new RouteError(
-        `route: the ${name} is not valid UTF-8 text (character ${codePoints(value.slice(0, bad.index))} ` +
-          "is U+FFFD or a lone surrogate, what undecodable bytes turn into); pass UTF-8 text"
+        `route: the ${name} is not valid UTF-8 text (character ` +
+          `${codePoints(value.slice(0, bad.index))} is U+FFFD or a lone surrogate, what ` +
+          "undecodable bytes turn into); pass UTF-8 text"
       );
     }
     return value;
@@ -1138,7 +1158,9 @@
 
   // --- Node command line ----------------------------------------------------------------------
 
-  const OPTIONS = ["--question", "--bridge", "--bridge-title", "--model", "--batch", "--json", "--help"];
+  const OPTIONS = [
+    "--question", "--bridge", "--bridge-title", "--model", "--batch", "--json", "--help",
+  ]; // prettier-ignore
 
   /** argparse's reading of one argument: the option it names (unique prefixes included), or
    * null for a value; an unknown option-like argument is an error, as for argparse. */
@@ -1239,8 +1261,10 @@
       throw new RouteError(`cannot read ${file}: ${reason(err)}`);
     }
     if (!stat.isFile()) {
-      const kind = stat.isDirectory() ? "a directory" : stat.isFIFO() ? "a FIFO" : "not a regular file";
-      throw new RouteError(`cannot read ${file}: it is ${kind.replace(/^not a/, "not a")}`);
+      let kind = "not a regular file";
+      if (stat.isDirectory()) kind = "a directory";
+      else if (stat.isFIFO()) kind = "a FIFO";
+      throw new RouteError(`cannot read ${file}: it is ${kind}`);
     }
     let bytes;
     try {
@@ -1297,7 +1321,9 @@
         throw new RouteError(`${file}, line ${k + 1}: not valid JSON (${err.message})`);
       }
       if (!isObject(item)) {
-        throw new RouteError(`${file}, line ${k + 1}: expected a JSON object, got ${pyTypeName(item)}`);
+        throw new RouteError(
+          `${file}, line ${k + 1}: expected a JSON object, got ${pyTypeName(item)}`
+        );
       }
       let result;
       try {
@@ -1384,7 +1410,9 @@
       "capital letters and reads English cue words (both, first, did …), so here its B_rel and " +
       "its decision mean little.";
     const script = OTHER_SCRIPT_RE.exec(all);
-    if (script) return `The text has letters of another script than English (“${script[0]}”). ${why}`;
+    if (script) {
+      return `The text has letters of another script than English (“${script[0]}”). ${why}`;
+    }
     const q = englishShare(question);
     const b = englishShare(bridge);
     if ((q.n >= 4 && q.share < MIN_ENGLISH_SHARE) || (b.n >= 8 && b.share < MIN_ENGLISH_SHARE)) {
