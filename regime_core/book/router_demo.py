@@ -27,8 +27,8 @@ MAX_PRESET_BRIDGE_CHARS = 900
 HAND_WRITTEN = "Hand-written"
 TOY_WORLD = "Toy world"
 
-#: Each feature as the page names it, and its meaning in one line (the definitions:
-#: regime_core.router.features.FEATURE_DOCS; the words quoted are the default rules').
+#: Each feature as the page names it, and its meaning in one line (the full definitions are
+#: the features module's ``FEATURE_DOCS``; the words quoted are those of the default rules).
 FEATURE_GUIDE: dict[str, tuple[str, str]] = {
     "comparison_cues": (
         "Comparison words",
@@ -278,6 +278,7 @@ STYLE = """<style>
 .regime-router-demo .rr-check { margin: .4em 0; padding: .4em .6em; border-left: 3px solid #ffe58a;
   background: rgba(255, 229, 138, .15); }
 .regime-router-demo .rr-basis { font-weight: 600; }
+.regime-router-demo .rr-timing { display: block; margin-top: .3em; }
 .regime-router-demo .rr-sentences li { margin: .2em 0; overflow-wrap: anywhere; }
 .regime-router-demo mark { background: #ffe58a; padding: 0 .15em; }
 .regime-router-demo .rr-bridge-label { margin-top: .8em; font-weight: 600; }

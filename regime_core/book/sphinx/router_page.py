@@ -83,7 +83,9 @@ class RouterFeaturesDirective(SphinxDirective):
             para += nodes.strong(text=label)
             para += nodes.Text(f". {meaning} (")
             para += nodes.literal(text=name)
-            para += nodes.Text(" in regime route --json.)")
+            para += nodes.Text(" in ")
+            para += nodes.literal(text="regime route --json")
+            para += nodes.Text(".)")
             items += nodes.list_item("", para)
         return [items]
 
