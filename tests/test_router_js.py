@@ -9,6 +9,7 @@ the same refusal of text that was not UTF-8; and the module's own Node tests (``
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import re
@@ -467,6 +468,20 @@ def _edit(path: str, value: Any, *, seal: bool = True, respec: bool = False) -> 
 
 
 DELETE = object()
+
+
+def _flipped_intercept() -> str:
+    """The packaged file's text with its intercept one float step up: valid, and unsealed."""
+    text = default_router_path().read_text(encoding="utf-8")
+    value = _packaged()["intercept"]
+    old, new = (
+        f'"intercept": {json.dumps(value)}',
+        f'"intercept": {json.dumps(math.nextafter(value, math.inf))}',
+    )
+    assert text.count(old) == 1
+    return text.replace(old, new)
+
+
 EXTRA = {"note": "Zürich \u2028 🎬 \x7f é", "\uffff": 1, "\U0001f3ac": 2, "big": 2**70,
          "floats": [1e-07, 1e22, 123456789.123, -0.0, 5e-324, 0.1, 1.5e16, 1e16]}  # fmt: skip
 
@@ -536,8 +551,7 @@ MODEL_CASES: dict[str, str | bytes] = {
     "no seal": json.dumps({k: v for k, v in _packaged().items() if k != "sha256"}),
     "seal null": json.dumps({**_packaged(), "sha256": None}),
     "seal a number": json.dumps({**_packaged(), "sha256": 7}),
-    "one flipped digit": re.sub(r'("intercept": -?\d\.\d)(\d)', lambda m: m[1] + str(9 - int(m[2])),
-                                default_router_path().read_text(encoding="utf-8")),
+    "intercept one ulp up, old seal": _flipped_intercept(),
     "top level a list": "[1, 2]",
     "not JSON": "{format: 1}",
     "empty file": "",
@@ -579,15 +593,18 @@ def test_a_model_file_is_judged_alike(name: str, tmp_path: Path, capsys: Any) ->
         assert js_message == py_err.removeprefix("regime: error: ")
 
 
-def test_the_cases_hold_both_verdicts(tmp_path: Path, capsys: Any) -> None:
-    """The table above is not all refusals: a resealed edit changes the decision, in both (the
-    test above); the packaged model's p(union) on ROUTE_ARGS lies between the thresholds."""
-    model = tmp_path / "model.json"
-    model.write_text(MODEL_CASES["threshold 0.99"], encoding="utf-8")
+def test_a_resealed_edit_changes_the_decision_in_both(tmp_path: Path, capsys: Any) -> None:
+    """A threshold on the other side of the packaged model's p(union), resealed: both routers
+    accept it and flip the decision alike (so the table above is not refusals only)."""
     packaged = json.loads(_route_python(ROUTE_ARGS, capsys)[1])
-    edited = json.loads(_route_python([*ROUTE_ARGS, "--model", str(model)], capsys)[1])
-    assert packaged["probability"] == edited["probability"]
-    assert (packaged["action"], edited["action"]) == ("union", "q")
+    p = packaged["probability"]
+    model = tmp_path / "model.json"
+    model.write_text(_edit("threshold", (1 + p) / 2 if p > 0.5 else p / 2), encoding="utf-8")
+    argv = [*ROUTE_ARGS, "--model", str(model)]
+    edited = json.loads(_route_python(argv, capsys)[1])
+    js = json.loads(run_node(str(ROUTER_JS), *argv).stdout)
+    assert edited["probability"] == p and abs(js["probability"] - p) <= TOLERANCE
+    assert edited["action"] == js["action"] == {"q": "union", "union": "q"}[packaged["action"]]
 
 
 def test_model_files_that_python_cannot_read_either(tmp_path: Path) -> None:
