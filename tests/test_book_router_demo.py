@@ -1,10 +1,12 @@
-"""The "Route your own question" page: presets chosen from the data with the Python router's
-decisions (the no-JavaScript table), the same decisions from router.js, and page HTML that keeps
-the embedded JSON intact."""
+"""The "Route your own question" page: presets (hand-written and toy-world, never dataset text)
+whose B_rel the router selects as each promises, with the Python router's decisions (the
+no-JavaScript table), the same decisions from router.js, the features by name with a meaning
+that holds for the rules, and page HTML that keeps the embedded JSON intact."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -16,17 +18,25 @@ import yaml
 
 from regime_core import paths
 from regime_core.book.router_demo import (
+    FEATURE_GUIDE,
+    HAND_WRITTEN_PRESETS,
     MAX_PRESET_BRIDGE_CHARS,
+    TOY_WORLD,
     Preset,
-    choose_presets,
+    PresetSpec,
     demo_html,
     load_model_json,
+    route_presets,
+    toy_presets,
 )
 from regime_core.data import load_examples
+from regime_core.router import FEATURE_NAMES
 from regime_core.router.model import default_router, default_router_path
-from regime_core.router.sentences import route_bridge_text
+from regime_core.router.rules import DEFAULT_ROUTER_RULES
+from regime_core.router.sentences import route_bridge_text, split_bridge
 
 ROUTER_JS = paths.REPO_ROOT / "regime_core" / "resources" / "router.js"
+PAGE = paths.REPO_ROOT / "book" / "router" / "try_the_router.md"
 
 
 def js_batch(items: list[dict[str, str]], tmp_path: Path) -> list[dict[str, Any]]:
@@ -43,57 +53,276 @@ def js_batch(items: list[dict[str, str]], tmp_path: Path) -> list[dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def toy_presets() -> list[Preset]:
-    return choose_presets({"toyworld": load_examples("toyworld")}, default_router(), per_source=3)
+def presets() -> list[Preset]:
+    router = default_router()
+    specs = [*HAND_WRITTEN_PRESETS, *toy_presets(load_examples("toyworld"), router)]
+    return route_presets(specs, router)
 
 
 def test_presets_hold_both_decisions_and_the_python_routers_numbers(
-    toy_presets: list[Preset],
+    presets: list[Preset],
 ) -> None:
-    assert len(toy_presets) == 3
-    assert {p.action for p in toy_presets} == {"q", "union"}
+    assert {p.action for p in presets} == {"q", "union"}
+    assert {p.source for p in presets} == {"Hand-written", TOY_WORLD}
+    assert len({p.key for p in presets}) == len(presets)
     router = default_router()
-    for p in toy_presets:
-        assert len(p.bridge) <= MAX_PRESET_BRIDGE_CHARS
-        d = route_bridge_text(router, p.question, p.bridge, p.title)
+    for p in presets:
+        d = route_bridge_text(router, p.question, p.bridge, p.title or None)
         assert (p.action, p.probability, p.b_rel) == (d.action, d.probability, d.b_rel)
-    assert toy_presets == choose_presets(
-        {"toyworld": load_examples("toyworld")}, router, per_source=3
-    )
+        assert p.b_rel in split_bridge(p.bridge)
+        assert p.why.endswith(".") and "\n" not in p.why
+
+
+def test_toy_presets_are_the_toy_worlds_relation_sentences() -> None:
+    examples = {e.id: e for e in load_examples("toyworld")}
+    chosen = toy_presets(examples.values(), default_router())
+    assert [examples[s.key].native_type for s in chosen] == ["compositional", "comparison"]
+    for spec in chosen:
+        ex = examples[spec.key]
+        bridge = next(p for p in ex.pool if p.pid == ex.bridge_pid)
+        assert ex.relation_sentence is not None
+        assert spec.b_rel == bridge.sentences[ex.relation_sentence]
+        assert len(spec.bridge) <= MAX_PRESET_BRIDGE_CHARS
+        assert (spec.question, spec.title) == (ex.question, bridge.title)
+    hop2 = examples[chosen[0].key].hop2_entity
+    assert hop2 in chosen[0].b_rel and hop2 in chosen[0].why
+    assert hop2 not in examples[chosen[0].key].question
+    assert chosen == toy_presets(reversed(list(examples.values())), default_router())
+
+
+def test_a_preset_whose_b_rel_the_router_does_not_select_is_an_error() -> None:
+    spec = HAND_WRITTEN_PRESETS[0]
+    wrong = PresetSpec(spec.source, "wrong", spec.question, spec.title, spec.bridge,
+                       split_bridge(spec.bridge)[0], "Because.")  # fmt: skip
+    with pytest.raises(ValueError, match=r"preset Hand-written 'wrong': the router selects B_rel"):
+        route_presets([wrong], default_router())
 
 
 def test_router_js_decides_the_presets_as_the_static_table_says(
-    toy_presets: list[Preset], tmp_path: Path
+    presets: list[Preset], tmp_path: Path
 ) -> None:
     items = [
-        {"id": p.example_id, "question": p.question, "bridge": p.bridge, "title": p.title}
-        for p in toy_presets
+        {"id": p.key, "question": p.question, "bridge": p.bridge, "title": p.title or None}
+        for p in presets
     ]
-    for p, js in zip(toy_presets, js_batch(items, tmp_path), strict=True):
+    for p, js in zip(presets, js_batch(items, tmp_path), strict=True):
         assert (js["action"], js["b_rel"]) == (p.action, p.b_rel)
         assert abs(js["probability"] - p.probability) <= 1e-9
 
 
-def test_per_source_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="per_source"):
-        choose_presets({}, default_router(), per_source=0)
+@pytest.mark.realdata
+def test_hand_written_presets_are_not_dataset_text(real_data_dir: Path) -> None:
+    """No sentence of a hand-written preset occurs in any raw dataset file (the toy world's are
+    synthetic): the page shows no dataset text."""
+    sentences = {s for spec in HAND_WRITTEN_PRESETS for s in (spec.question,
+                 *split_bridge(spec.bridge))}  # fmt: skip
+    files = [f for f in sorted(real_data_dir.rglob("*")) if f.is_file()]
+    assert files
+    for file in files:
+        text = file.read_bytes().decode("utf-8", errors="replace")
+        found = [s for s in sentences if s in text]
+        assert not found, f"{file}: {found}"
 
 
-def test_demo_html_embeds_model_and_presets_safely() -> None:
+def test_feature_guide_names_every_feature_with_a_true_one_line_meaning() -> None:
+    assert list(FEATURE_GUIDE) == list(FEATURE_NAMES)
+    labels = [label for label, _ in FEATURE_GUIDE.values()]
+    assert len(set(labels)) == len(labels) and all("_" not in label for label in labels[:3])
+    for label, meaning in FEATURE_GUIDE.values():
+        assert "\n" not in meaning and len(meaning) <= 140 and meaning.endswith("."), label
+    # the words each meaning quotes as examples are the rules' words
+    cues = re.findall(r"\b[a-z]+\b", FEATURE_GUIDE["comparison_cues"][1].split("(")[1])
+    assert set(cues[: cues.index("the")]) <= set(DEFAULT_ROUTER_RULES.comparison_cues)
+    openers = FEATURE_GUIDE["yes_no_opener"][1].split("such as ")[1].split(" (")[0]
+    assert set(openers.replace(" or", ",").split(", ")) <= set(DEFAULT_ROUTER_RULES.yes_no_openers)
+
+
+def test_demo_html_embeds_model_presets_and_guide_safely() -> None:
     model = load_model_json(default_router_path())
-    nasty = Preset("Toy", "x", "Who wrote </script><b>?", "", "A. B.", "q", 0.25, "A.")
+    nasty = Preset("Toy", "x", "Who wrote </script><b>?", "", "A. B.", "Why.", "q", 0.25, "A.")
     page = demo_html(model, [nasty], "rr")
     scripts = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', page, re.S)
-    assert [s[0] for s in scripts] == ["rr-model", "rr-presets"]
+    assert [s[0] for s in scripts] == ["rr-model", "rr-presets", "rr-features"]
     assert json.loads(scripts[0][1]) == model
     assert json.loads(scripts[1][1])[0]["question"] == nasty.question
+    assert [f["name"] for f in json.loads(scripts[2][1])] == list(FEATURE_NAMES)
     assert 'class="regime-router-demo" id="rr" data-model="rr-model"' in page
 
 
-def test_the_page_is_in_the_router_part_of_the_book() -> None:
+def test_the_embedded_model_passes_router_js_checks(tmp_path: Path) -> None:
+    """The page re-serialises the model (json.dumps of json.loads): its seal and feature spec
+    still hold for router.js's loader, as the page checks them when it mounts."""
+    node = shutil.which("node")
+    assert node is not None
+    model = load_model_json(default_router_path())
+    page = demo_html(model, [], "rr")
+    embedded = re.search(r'id="rr-model">(.*?)</script>', page, re.S)
+    assert embedded is not None
+    (tmp_path / "m.json").write_text(embedded[1], encoding="utf-8")
+    script = (f"const R = require({json.dumps(str(ROUTER_JS))});"
+              f"R.loadModel(require('fs').readFileSync({json.dumps(str(tmp_path / 'm.json'))}, "
+              "'utf8'), 'page'); console.log('ok')")  # fmt: skip
+    done = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "ok\n"), done.stderr
+
+
+def test_the_page_reads_how_to_read_it_before_the_router() -> None:
     toc = yaml.safe_load((paths.REPO_ROOT / "_toc.yml").read_text(encoding="utf-8"))
     router_part = next(p for p in toc["parts"] if p["caption"] == "The router")
     files = [s["file"] for c in router_part["chapters"] for s in c.get("sections", [])]
     assert "book/router/try_the_router" in files
-    page = (paths.REPO_ROOT / "book" / "router" / "try_the_router.md").read_text(encoding="utf-8")
-    assert "```{regime-router-demo}" in page
+    page = PAGE.read_text(encoding="utf-8")
+    assert page.index("## How to read it") < page.index("```{regime-router-demo}")
+    assert page.index("{regime-router-features}") < page.index("```{regime-router-demo}")
+    assert "built for English" in page
+    assert not re.search(r"\b(comparison_cues|question_entities|b_rel_has_new_entity)\b", page)
+
+
+# --- the page in headless Chromium, driven with key presses -----------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    from regime_core.book.browser import find_chromium
+
+    found = find_chromium()
+    if found is None:
+        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
+            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
+        pytest.skip("Chromium is not installed (Debian package chromium)")
+    return found
+
+
+class Page:
+    """One page in a headless Chromium tab: evaluate, press keys, type, wait for a frame."""
+
+    def __init__(self, browser: Any, session: str) -> None:
+        self.browser, self.session = browser, session
+
+    def js(self, expression: str) -> Any:
+        out = self.browser.call(
+            "Runtime.evaluate",
+            {"expression": expression, "awaitPromise": True, "returnByValue": True},
+            session=self.session,
+        )
+        assert "exceptionDetails" not in out, out["exceptionDetails"]
+        return out["result"].get("value")
+
+    def key(self, key: str, code: int) -> None:
+        for kind in ("rawKeyDown", "keyUp"):
+            self.browser.call(
+                "Input.dispatchKeyEvent",
+                {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code},
+                session=self.session,
+            )
+
+    def type(self, text: str) -> None:
+        for ch in text:
+            self.browser.call(
+                "Input.dispatchKeyEvent",
+                {"type": "keyDown", "key": ch, "text": ch, "unmodifiedText": ch},
+                session=self.session,
+            )
+            self.browser.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": ch},
+                              session=self.session)  # fmt: skip
+
+    def clear_and_type(self, element_id: str, text: str) -> None:
+        self.js(f"document.getElementById('{element_id}').focus(); "
+                f"document.getElementById('{element_id}').select()")  # fmt: skip
+        self.key("Backspace", 8)
+        self.type(text)
+        self.frame()
+
+    def frame(self) -> None:
+        self.js("new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    def state(self) -> dict[str, Any]:
+        return self.js(
+            """(() => {
+              const $ = (s) => document.querySelector(s);
+              const shown = (e) => e && !e.hidden && !e.closest("[hidden]");
+              return {
+                preset: $("#regime-router-preset").value,
+                question: $("#regime-router-question").value,
+                action: shown($(".rr-action")) ? $(".rr-action").textContent : null,
+                basis: shown($(".rr-basis")) ? $(".rr-basis").textContent : null,
+                check: shown($(".rr-check")) ? $(".rr-check").textContent : null,
+                notes: [...document.querySelectorAll(".rr-messages p")].map((p) => p.textContent),
+                sentences: [...document.querySelectorAll(".rr-sentences li")].map(
+                  (li) => li.firstChild.textContent),
+                marked: $(".rr-sentences mark") ? $(".rr-sentences mark").textContent : null,
+                labels: [...document.querySelectorAll(".rr-features .rr-label")].map(
+                  (e) => e.textContent),
+                errors: window.__errors,
+              };
+            })()"""
+        )
+
+
+@pytest.fixture(scope="module")
+def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from regime_core.book.browser import DevTools, serve
+    from regime_core.book.router_demo import STYLE
+
+    site = tmp_path_factory.mktemp("router_page")
+    shutil.copy(ROUTER_JS, site / "router.js")
+    body = STYLE + demo_html(load_model_json(default_router_path()), presets, "regime-router")
+    (site / "index.html").write_text(
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<script>window.__errors = []; addEventListener('error', (e) => "
+        "window.__errors.push(String(e.message)));</script></head>"
+        f'<body>{body}<script src="router.js"></script></body></html>',
+        encoding="utf-8",
+    )
+    with serve(site) as base, DevTools(chromium) as browser:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
+        browser.call("Page.enable", session=session)
+        browser.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
+            session=session,
+        )
+        browser.clear_events()
+        browser.call("Page.navigate", {"url": base + "index.html"}, session=session)
+        browser.wait_event("Page.loadEventFired", session=session)
+        tab = Page(browser, session)
+        tab.frame()
+        yield tab
+
+
+def test_the_page_in_a_browser_follows_the_reader(page: Page, presets: list[Preset]) -> None:
+    first = page.state()
+    assert first["errors"] == []
+    assert (first["preset"], first["question"]) == ("0", presets[0].question)
+    assert first["marked"] == presets[0].b_rel and "✓ The router chose it." in first["check"]
+    assert first["labels"] == [FEATURE_GUIDE[n][0] for n in FEATURE_NAMES]
+    assert first["basis"] is None
+
+    # typing makes it the reader's own question: the menu says so, the preset's check goes
+    page.clear_and_type("regime-router-question", "???")
+    typed = page.state()
+    assert (typed["preset"], typed["question"], typed["check"]) == ("own", "???", None)
+    assert typed["basis"] is not None and "rests on nothing in your question" in typed["basis"]
+
+    # a Chinese bridge splits at its marks, and the page says the router is built for English
+    page.clear_and_type("regime-router-question", "谁执导了《鹰湾》？")
+    page.clear_and_type("regime-router-bridge", "《鹰湾》是1931年的电影。导演是多伊！")
+    chinese = page.state()
+    assert chinese["sentences"] == ["《鹰湾》是1931年的电影。", "导演是多伊！"]
+    assert any("built for English" in n for n in chinese["notes"])
+
+    # choosing a preset with the keyboard fills the form and brings its check back
+    page.js("document.getElementById('regime-router-preset').focus()")
+    page.key("ArrowDown", 40)
+    page.frame()
+    chosen = page.state()
+    assert chosen["preset"] == "0" and chosen["question"] == presets[0].question
+    assert "✓" in chosen["check"] and chosen["notes"] == []
+    page.key("ArrowDown", 40)
+    page.frame()
+    assert page.state()["question"] == presets[1].question
+    assert page.state()["errors"] == []

@@ -1,43 +1,134 @@
 """The book's "Route your own question" page: presets, their decisions, and the page's HTML.
 
 The page runs ``regime_core/resources/router.js`` (the router ported to JavaScript) in the
-reader's browser. This module computes, at build time and with the Python router, what the page
-shows without JavaScript: the presets (a few questions of the toy world and of each dataset) and
-the decision ``regime route`` gives each. The Sphinx directive ``regime-router-demo``
-(``regime_core.book.sphinx``) renders them.
+reader's browser. This module says, at build time and with the Python router, what the page
+shows: the presets, each with the sentence ``B_rel`` must be and why, so that a reader can check
+the highlight (hand-written questions and a few of the toy world, never dataset text), the
+decision ``regime route`` gives each (the page's table without JavaScript), and the five
+features by name with a one-line meaning. The Sphinx directives ``regime-router-demo`` and
+``regime-router-features`` (``regime_core.book.sphinx.router_page``) render them.
 """
 
 from __future__ import annotations
 
 import html
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from regime_core.router.features import FEATURE_NAMES
 from regime_core.schema import Example
 
 ROUTER_JS = "router.js"
-# Readable presets: bridges longer than this are skipped when choosing.
+# Readable presets: toy-world bridges longer than this are skipped when choosing.
 MAX_PRESET_BRIDGE_CHARS = 900
-SOURCE_NAMES: dict[str, str] = {
-    "toyworld": "Toy world",
-    "2wikimultihopqa": "2WikiMultiHopQA",
-    "hotpotqa": "HotpotQA",
-    "musique": "MuSiQue",
+HAND_WRITTEN = "Hand-written"
+TOY_WORLD = "Toy world"
+
+#: Each feature as the page names it, and its meaning in one line (the full definitions are
+#: the features module's ``FEATURE_DOCS``; the words quoted are those of the default rules).
+FEATURE_GUIDE: dict[str, tuple[str, str]] = {
+    "comparison_cues": (
+        "Comparison words",
+        "How many comparison words (both, or, first, older, …) the question uses outside its "
+        "names.",
+    ),
+    "yes_no_opener": (
+        "Yes/no opener",
+        "1 when the question opens with a verb such as is, was or did (a yes/no question), else 0.",
+    ),
+    "question_entities": (
+        "Names in the question",
+        "How many names (runs of capitalised words) the question holds; an opening Who or Is "
+        "is not one.",
+    ),
+    "question_names_b_rel_entity": (
+        "Question names a name in B_rel",
+        "1 when the question already names a name in B_rel other than the bridge's own "
+        "subject (a sign of Q-dominant), else 0.",
+    ),
+    "b_rel_has_new_entity": (
+        "B_rel brings a new name",
+        "1 when B_rel holds a name that neither the question nor the bridge's subject is (a "
+        "sign of B-dominant), else 0.",
+    ),
 }
 
 
 @dataclass(frozen=True)
-class Preset:
-    """One preset question with the decision the Python router gives it (``regime route``)."""
+class PresetSpec:
+    """A preset before routing: its text, the sentence ``B_rel`` must be, and why."""
 
     source: str
-    example_id: str
+    key: str
     question: str
     title: str
     bridge: str
+    b_rel: str
+    why: str
+
+
+#: Invented questions and bridges (no dataset text) whose ``B_rel`` a reader can check.
+HAND_WRITTEN_PRESETS: tuple[PresetSpec, ...] = (
+    PresetSpec(
+        HAND_WRITTEN,
+        "director",
+        "Who is the mother of the director of the film Kestrel Bay?",
+        "Kestrel Bay (film)",
+        "Kestrel Bay is a 1931 drama set on the coast of Brittany. It was directed by Odile "
+        "Marchetti. It won a prize at the Venice festival in 1932.",
+        "It was directed by Odile Marchetti.",
+        "It names the director, Odile Marchetti, whom the question asks about without naming "
+        "her: hop 2 is about her.",
+    ),
+    PresetSpec(
+        HAND_WRITTEN,
+        "founder",
+        "Where was the founder of Quillmark born?",
+        "Quillmark",
+        "Quillmark is a paper company. Its mills stand on the river Tay. Quillmark was founded "
+        "in 1902 by Ida Brenn.",
+        "Quillmark was founded in 1902 by Ida Brenn.",
+        "It names the founder, Ida Brenn, and shares the word 'found' with the question; it "
+        "wins although it comes last.",
+    ),
+    PresetSpec(
+        HAND_WRITTEN,
+        "comparison",
+        "Which film came out first, Kestrel Bay or The Amber Gate?",
+        "The Amber Gate",
+        "The Amber Gate is a silent drama. It came out in 1926 in Oslo.",
+        "It came out in 1926 in Oslo.",
+        "It gives the date the question compares; the question names both films, so the "
+        "question alone can find hop 2.",
+    ),
+    PresetSpec(
+        HAND_WRITTEN,
+        "yes-no",
+        "Were Tomas Ruiz and Ana Lind both born in Chile?",
+        "Tomas Ruiz",
+        "Tomas Ruiz is a poet and translator. He was born in Valparaíso, Chile, in 1948. He "
+        "later taught in Madrid.",
+        "He was born in Valparaíso, Chile, in 1948.",
+        "It says where Tomas Ruiz was born, the fact the question checks; the question names "
+        "both people.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """One preset with the decision the Python router gives it (``regime route``); its
+    ``b_rel`` is both the router's choice and the sentence the preset says it must be."""
+
+    source: str
+    key: str
+    question: str
+    title: str
+    bridge: str
+    why: str
     action: str
     probability: float
     b_rel: str
@@ -45,56 +136,76 @@ class Preset:
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
-            "id": self.example_id,
+            "id": self.key,
             "question": self.question,
             "title": self.title,
             "bridge": self.bridge,
+            "why": self.why,
             "action": self.action,
             "probability": self.probability,
             "b_rel": self.b_rel,
         }
 
 
-def _bridge(example: Example) -> tuple[str, str]:
+def _bridge(example: Example) -> tuple[str, str, tuple[str, ...]]:
     passage = next(p for p in example.pool if p.pid == example.bridge_pid)
-    return passage.title, " ".join(passage.sentences)
+    return passage.title, " ".join(passage.sentences), passage.sentences
 
 
-def choose_presets(
-    examples: Mapping[str, Sequence[Example]], router: Any, per_source: int = 2
-) -> list[Preset]:
-    """Up to ``per_source`` presets per dataset, in id order: the first question routed ``q``
-    and the first routed ``union`` whose bridge has at most
-    :data:`MAX_PRESET_BRIDGE_CHARS` characters (then more of either, alternating).
+def _toy_why(example: Example, title: str) -> str:
+    if example.native_type == "compositional":
+        return (
+            f"The toy world marks it as the relation sentence: it names {example.hop2_entity}, "
+            "the hop-2 entity, whom the question does not name."
+        )
+    return (
+        f"The toy world marks it as the relation sentence: it states the fact about {title} "
+        "that the question compares; the question names both."
+    )
 
-    ``router`` is a :class:`~regime_core.router.RegimeRouter`; the bridge is routed as running
-    text, as ``regime route`` and the page do. Deterministic.
-    """
+
+def toy_presets(examples: Iterable[Example], router: Any) -> list[PresetSpec]:
+    """One preset per kind of toy-world question (compositional, then comparison): the first,
+    in id order, with a bridge of at most :data:`MAX_PRESET_BRIDGE_CHARS` characters whose
+    ``B_rel`` (routed as running text, as the page does) is the toy world's own relation
+    sentence. Deterministic."""
     from regime_core.router.sentences import route_bridge_text
 
-    if isinstance(per_source, bool) or not isinstance(per_source, int) or per_source < 1:
-        raise ValueError(f"per_source must be a positive integer, got {per_source!r}")
-    presets: list[Preset] = []
-    for dataset, items in examples.items():
-        by_action: dict[str, list[Preset]] = {"q": [], "union": []}
-        for ex in sorted(items, key=lambda e: e.id):
-            title, bridge = _bridge(ex)
-            if len(bridge) > MAX_PRESET_BRIDGE_CHARS:
-                continue
-            d = route_bridge_text(router, ex.question, bridge, title)
-            if len(by_action[d.action]) < per_source:
-                source = SOURCE_NAMES.get(dataset, dataset)
-                by_action[d.action].append(
-                    Preset(
-                        source, ex.id, ex.question, title, bridge, d.action, d.probability, d.b_rel
-                    )
-                )
-            if all(len(v) >= per_source for v in by_action.values()):
-                break
-        chosen: list[Preset] = []
-        for i in range(per_source):
-            chosen += [by_action[a][i] for a in ("q", "union") if i < len(by_action[a])]
-        presets += chosen[:per_source]
+    chosen: dict[str, PresetSpec] = {}
+    for ex in sorted(examples, key=lambda e: e.id):
+        if ex.native_type in chosen or ex.relation_sentence is None:
+            continue
+        title, bridge, sentences = _bridge(ex)
+        if len(bridge) > MAX_PRESET_BRIDGE_CHARS:
+            continue
+        gold = sentences[ex.relation_sentence]
+        if route_bridge_text(router, ex.question, bridge, title).b_rel == gold:
+            chosen[ex.native_type] = PresetSpec(
+                TOY_WORLD, ex.id, ex.question, title, bridge, gold, _toy_why(ex, title)
+            )
+    return [chosen[kind] for kind in ("compositional", "comparison") if kind in chosen]
+
+
+def route_presets(specs: Sequence[PresetSpec], router: Any) -> list[Preset]:
+    """Each preset with the Python router's decision. Raises ValueError naming the preset when
+    the router selects another ``B_rel`` than the one the preset promises the reader."""
+    from regime_core.router.sentences import route_bridge_text
+
+    presets = []
+    for spec in specs:
+        d = route_bridge_text(router, spec.question, spec.bridge, spec.title or None)
+        if d.b_rel != spec.b_rel:
+            raise ValueError(
+                f"router preset {spec.source} {spec.key!r}: the router selects B_rel "
+                f"{d.b_rel!r}, but the preset tells the reader it is {spec.b_rel!r}; change the "
+                "preset (regime_core/book/router_demo.py) or the rules"
+            )
+        presets.append(
+            Preset(
+                spec.source, spec.key, spec.question, spec.title, spec.bridge, spec.why,
+                d.action, d.probability, d.b_rel,
+            )
+        )  # fmt: skip
     return presets
 
 
@@ -105,15 +216,19 @@ def _json_script(element_id: str, value: Any) -> str:
 
 
 def demo_html(model: Mapping[str, Any], presets: Sequence[Preset], element_id: str) -> str:
-    """The page's live part: the model and the presets as JSON (no fetch: the page works from
-    ``file://``), and the element ``router.js`` mounts the form on."""
-    model_id, presets_id = f"{element_id}-model", f"{element_id}-presets"
+    """The page's live part: the model, the presets and the feature guide as JSON (no fetch:
+    the page works from ``file://``), and the element ``router.js`` mounts the form on."""
+    ids = {k: f"{element_id}-{k}" for k in ("model", "presets", "features")}
+    guide = [{"name": n, "label": FEATURE_GUIDE[n][0], "meaning": FEATURE_GUIDE[n][1]}
+             for n in FEATURE_NAMES]  # fmt: skip
     return "\n".join(
         (
-            _json_script(model_id, model),
-            _json_script(presets_id, [p.to_dict() for p in presets]),
+            _json_script(ids["model"], model),
+            _json_script(ids["presets"], [p.to_dict() for p in presets]),
+            _json_script(ids["features"], guide),
             f'<div class="regime-router-demo" id="{html.escape(element_id)}" '
-            f'data-model="{model_id}" data-presets="{presets_id}">'
+            f'data-model="{ids["model"]}" data-presets="{ids["presets"]}" '
+            f'data-features="{ids["features"]}">'
             '<p class="rr-nojs"><em>The live router needs JavaScript. The table below shows the '
             "presets and the decision the Python router gives each.</em></p></div>",
         )
@@ -156,6 +271,14 @@ STYLE = """<style>
 .regime-router-demo .rr-pos { color: #2e8540; }
 .regime-router-demo .rr-neg { color: #3b6ea8; }
 .regime-router-demo .rr-sum td { font-weight: 600; }
+.regime-router-demo .rr-features .rr-label { font-weight: 600; }
+.regime-router-demo .rr-features .rr-meaning { display: block; font-size: .85em; color: #555;
+  white-space: normal; }
+.regime-router-demo .rr-features td:first-child { min-width: 12em; }
+.regime-router-demo .rr-check { margin: .4em 0; padding: .4em .6em; border-left: 3px solid #ffe58a;
+  background: rgba(255, 229, 138, .15); }
+.regime-router-demo .rr-basis { font-weight: 600; }
+.regime-router-demo .rr-timing { display: block; margin-top: .3em; }
 .regime-router-demo .rr-sentences li { margin: .2em 0; overflow-wrap: anywhere; }
 .regime-router-demo mark { background: #ffe58a; padding: 0 .15em; }
 .regime-router-demo .rr-bridge-label { margin-top: .8em; font-weight: 600; }
@@ -170,8 +293,8 @@ table.regime-router-presets td:first-child { overflow-wrap: anywhere; font-size:
   table.regime-router-presets tr { border-bottom: 2px solid #ccc; padding: .4em 0; }
   table.regime-router-presets td { border: none; padding: .1em 0; }
   table.regime-router-presets td:first-child { font-weight: 600; }
-  table.regime-router-presets td:nth-child(3)::before { content: "Bridge title: "; color: #555; }
-  table.regime-router-presets td:nth-child(4)::before { content: "B_rel: "; color: #555; }
+  table.regime-router-presets td:nth-child(3)::before { content: "B_rel: "; color: #555; }
+  table.regime-router-presets td:nth-child(4)::before { content: "Why: "; color: #555; }
   table.regime-router-presets td:nth-child(5)::before { content: "Decision: "; color: #555; }
   table.regime-router-presets td:nth-child(6)::before { content: "p(union): "; color: #555; }
   table.regime-router-presets td p { display: inline; }

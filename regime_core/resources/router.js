@@ -4,9 +4,12 @@
  * No framework, no build step, no network. One file, three uses:
  *
  *   node regime_core/resources/router.js --question Q --bridge B [--bridge-title T] [--json]
- *       prints what `regime route` prints for the same arguments (--model FILE as well);
+ *       prints what `regime route` prints for the same arguments (--model FILE as well, checked
+ *       as regime_core.router.io.load_router checks it: every field, the feature spec recomputed
+ *       from the rules, the sha256 seal); a failure is one line on stderr and exit status 2;
  *   node regime_core/resources/router.js --batch FILE.jsonl
- *       routes one JSON object per line (the parity tests in tests/test_router_js.py);
+ *       routes one JSON object per line (the parity tests in tests/test_router_js.py); a line
+ *       that is not a JSON object is an error naming the file and the line;
  *   <script src="router.js"> in the book's "Route your own question" page: mounts the demo
  *       on every element with class "regime-router-demo" (the model JSON is embedded in the page,
  *       so the page works from file:// without fetch).
@@ -22,6 +25,11 @@
   if (typeof module === "object" && module.exports) {
     module.exports = api;
     if (typeof require === "function" && require.main === module) {
+      // A closed stdout (`node router.js ... | head -0`) ends the command quietly.
+      process.stdout.on("error", (err) => {
+        if (err.code === "EPIPE") process.exit(process.exitCode || 0);
+        throw err;
+      });
       process.exitCode = api.main(process.argv.slice(2));
     }
   } else {
@@ -44,9 +52,6 @@
     "question_names_b_rel_entity",
     "b_rel_has_new_entity",
   ];
-  // The feature definitions this port implements (regime_core.router.FEATURE_SPEC): a model
-  // fitted on other definitions or rules is refused, as load_router refuses it.
-  const FEATURE_SPEC = "regime-router-features/1+dd6c046511bf";
   const ACTIONS = ["q", "union"];
 
   // sklearn.feature_extraction.text.ENGLISH_STOP_WORDS
@@ -87,8 +92,10 @@
   ]);
   // regime_core.router.sentences
   const TERMINALS = ".!?";
-  const CLOSERS = "\"'\u201d\u2019)]";
-  const OPENERS = "\"'\u201c\u2018([";
+  const SENTENCE_MARKS =
+    "\u3002\uff61\uff01\uff1f\u0964\u0965\u061f\u06d4\u0589\u1362\u1367\u104b\u17d4";
+  const CLOSERS = "\"'\u201d\u2019)]\u00bb\u300d\u300f\uff09\uff3d\u3011\u3009\u300b";
+  const OPENERS = "\"'\u201c\u2018([\u00ab\u300c\u300e\uff08\uff3b\u3010\u3008\u300a";
   const ABBREVIATIONS = new Set(
     (
       "Mr Mrs Ms Dr Prof St Jr Sr Mt Ft Gen Col Lt Capt Sgt Gov Sen Rep Rev Hon Inc Ltd Co " +
@@ -124,6 +131,15 @@
     return chars.replace(/[\\\]\-^]/g, "\\$&");
   }
   const WS = charClass(PY_SPACE);
+  // A sentence mark with the marks, terminals and closers that follow it (rule 3).
+  const MARK_RUN_RE = new RegExp(
+    `[${charClass(SENTENCE_MARKS)}][${charClass(SENTENCE_MARKS + TERMINALS + CLOSERS)}]*`,
+    "gu"
+  );
+  const LONE_SURROGATE_RE =
+    /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+  // What undecodable bytes become: U+FFFD or a lone surrogate (sentences.check_text).
+  const NOT_TEXT_RE = new RegExp(`\ufffd|${LONE_SURROGATE_RE.source}`);
   // Python's \w on str: Unicode letters and numbers, and "_" (marks are not word characters).
   const W = "\\p{L}\\p{N}_";
   const WORD_RE = new RegExp(`[${W}]+(?:['\u2019&.\\-][${W}]+)*`, "gu");
@@ -198,13 +214,13 @@
 
   function endsSentence(chunk) {
     const core = rstrip(chunk, CLOSERS);
-    if (!core || !TERMINALS.includes(core[core.length - 1])) return false;
+    if (!core || !(TERMINALS + SENTENCE_MARKS).includes(core[core.length - 1])) return false;
     return core[core.length - 1] !== "." || !isAbbreviation(core);
   }
 
   function splitBridge(text) {
     if (typeof text !== "string") {
-      throw new RouteError(`split_bridge expects a string, got ${typeof text}`);
+      throw new RouteError(`split_bridge expects a string, got ${pyTypeName(text)}`);
     }
     const sentences = [];
     let start = -1;
@@ -212,7 +228,14 @@
     for (const m of text.matchAll(CHUNK_RE)) {
       if (start < 0) start = m.index;
       end = m.index + m[0].length;
-      if (endsSentence(m[0])) {
+      let piece = m.index; // where the rest of the chunk starts, after any sentence mark
+      for (const mark of m[0].matchAll(MARK_RUN_RE)) {
+        const cut = m.index + mark.index + mark[0].length;
+        sentences.push(text.slice(start, cut));
+        start = piece = cut;
+      }
+      if (piece === end) start = -1;
+      else if (endsSentence(text.slice(piece, end))) {
         sentences.push(text.slice(start, end));
         start = -1;
       }
@@ -367,44 +390,610 @@
 
   class RouteError extends Error {}
 
-  function loadModel(doc, where = "model") {
-    const bad = (field, problem) => new RouteError(`${where}: field '${field}' ${problem}`);
-    if (doc === null || typeof doc !== "object") throw new RouteError(`${where}: not an object`);
-    if (doc.format !== "regime-router") throw bad("format", `is ${JSON.stringify(doc.format)}`);
-    if (doc.format_version !== 1) throw bad("format_version", "is not 1");
-    if (doc.feature_spec !== FEATURE_SPEC) {
-      throw bad(
-        "feature_spec",
-        `is ${JSON.stringify(doc.feature_spec)}; this port implements ${FEATURE_SPEC} only`
+  // --- JSON as Python's json module reads and writes it ---------------------------------------
+  // A model is checked as regime_core.router.io.load_router checks it, seal included, so the
+  // parser keeps what JSON.parse loses: an integer (a BigInt here) is not a float (a Number),
+  // as 1 is not 1.0 for Python's json.dumps, which the seal and the feature spec hash.
+
+  const MAX_JSON_DEPTH = 1000; // Python's json recursion limit is about as deep
+  const MAX_INT_DIGITS = 4300; // Python's int() refuses longer decimal strings
+
+  /** Strict JSON: duplicate keys, NaN/Infinity, deeper nesting than MAX_JSON_DEPTH refused. */
+  function parsePyJson(text) {
+    let i = 0;
+    const n = text.length;
+    const fail = (what, at = i) => {
+      const before = text.slice(0, at);
+      const line = before.split("\n").length;
+      const column = at - before.lastIndexOf("\n");
+      throw new RouteError(`${what}: line ${line} column ${column} (char ${at})`);
+    };
+    const skip = () => {
+      while (i < n) {
+        const c = text.charCodeAt(i);
+        if (c === 32 || c === 9 || c === 10 || c === 13) i++;
+        else break;
+      }
+    };
+    const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
+    const SIMPLE = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+    const string = () => {
+      const from = i++;
+      let out = "";
+      for (;;) {
+        let j = i;
+        while (j < n) {
+          const c = text.charCodeAt(j);
+          if (c === 34 || c === 92 || c < 32) break;
+          j++;
+        }
+        out += text.slice(i, j);
+        i = j;
+        if (i >= n) fail("Unterminated string starting at", from);
+        const c = text.charCodeAt(i);
+        if (c === 34) {
+          i++;
+          return out;
+        }
+        if (c < 32) fail("Invalid control character at");
+        const e = text[i + 1];
+        if (Object.prototype.hasOwnProperty.call(SIMPLE, e)) {
+          out += SIMPLE[e];
+          i += 2;
+        } else if (e === "u" && /^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
+          out += String.fromCharCode(parseInt(text.slice(i + 2, i + 6), 16));
+          i += 6;
+        } else fail(e === "u" ? "Invalid \\uXXXX escape" : "Invalid \\escape");
+      }
+    };
+    const value = (depth) => {
+      if (depth > MAX_JSON_DEPTH) fail(`Nesting deeper than ${MAX_JSON_DEPTH} levels`);
+      skip();
+      const c = text[i];
+      if (c === "{" || c === "[") {
+        const isObject = c === "{";
+        const out = isObject ? Object.create(null) : [];
+        const close = isObject ? "}" : "]";
+        i++;
+        skip();
+        if (text[i] === close) {
+          i++;
+          return out;
+        }
+        for (;;) {
+          skip();
+          if (isObject) {
+            if (text[i] !== '"') fail("Expecting property name enclosed in double quotes");
+            const at = i;
+            const key = string();
+            skip();
+            if (text[i] !== ":") fail("Expecting ':' delimiter");
+            i++;
+            if (Object.prototype.hasOwnProperty.call(out, key)) {
+              fail(`Duplicate key ${JSON.stringify(key)}`, at);
+            }
+            out[key] = value(depth + 1);
+          } else out.push(value(depth + 1));
+          skip();
+          if (text[i] === ",") i++;
+          else if (text[i] === close) {
+            i++;
+            return out;
+          } else fail("Expecting ',' delimiter");
+        }
+      }
+      if (c === '"') return string();
+      for (const [word, v] of [["true", true], ["false", false], ["null", null]]) {
+        if (text.startsWith(word, i)) {
+          i += word.length;
+          return v;
+        }
+      }
+      NUMBER.lastIndex = i;
+      const m = NUMBER.exec(text);
+      if (m) {
+        i = NUMBER.lastIndex;
+        if (m[1] !== undefined || m[2] !== undefined) return Number(m[0]);
+        if (m[0].replace("-", "").length > MAX_INT_DIGITS) {
+          fail(`Integer with more than ${MAX_INT_DIGITS} digits`, i - m[0].length);
+        }
+        return BigInt(m[0]);
+      }
+      if (/^(?:NaN|-?Infinity)/.test(text.slice(i, i + 9))) {
+        fail("NaN and Infinity are not JSON numbers");
+      }
+      fail("Expecting value");
+    };
+    const out = value(1);
+    skip();
+    if (i < n) fail("Extra data");
+    return out;
+  }
+
+  /** Python's comparison of two strings: by code point (JavaScript's < compares UTF-16 units). */
+  function cpCompare(a, b) {
+    const x = Array.from(a);
+    const y = Array.from(b);
+    for (let k = 0; k < Math.min(x.length, y.length); k++) {
+      const d = x[k].codePointAt(0) - y[k].codePointAt(0);
+      if (d) return d;
+    }
+    return x.length - y.length;
+  }
+
+  function pyStringRaw(s) {
+    let out = '"';
+    for (let k = 0; k < s.length; k++) {
+      const ch = s[k];
+      const code = s.charCodeAt(k);
+      if (ESCAPES[ch]) out += ESCAPES[ch];
+      else if (code < 0x20) out += "\\u" + code.toString(16).padStart(4, "0");
+      else out += ch;
+    }
+    return out + '"';
+  }
+
+  /** json.dumps(value, sort_keys=True, ...) of a parsePyJson value; `ascii`: ensure_ascii. */
+  function pyJson(value, { item = ", ", key = ": ", ascii = true } = {}) {
+    const str = ascii ? pyString : pyStringRaw;
+    const dump = (v) => {
+      if (v === null) return "null";
+      if (v === true) return "true";
+      if (v === false) return "false";
+      if (typeof v === "bigint") return v.toString();
+      if (typeof v === "number") return pyFloat(v);
+      if (typeof v === "string") return str(v);
+      if (Array.isArray(v)) return `[${v.map(dump).join(item)}]`;
+      const keys = Object.keys(v).sort(cpCompare);
+      return `{${keys.map((k) => str(k) + key + dump(v[k])).join(item)}}`;
+    };
+    return dump(value);
+  }
+
+  function utf8(text, where) {
+    const lone = LONE_SURROGATE_RE.exec(text);
+    if (lone) {
+      throw new RouteError(
+        `${where}: holds a lone surrogate (a \\u${text.charCodeAt(lone.index).toString(16)} ` +
+          "escape), which UTF-8 cannot encode"
       );
     }
-    if (JSON.stringify(doc.feature_names) !== JSON.stringify(FEATURE_NAMES)) {
-      throw bad("feature_names", "differs from the five router features");
+    return new TextEncoder().encode(text);
+  }
+
+  // SHA-256 (FIPS 180-4), synchronous, for Node and the page alike.
+  const SHA_K = new Uint32Array([
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+    0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+    0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+    0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+    0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+    0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+    0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2,
+  ]);
+
+  function sha256Hex(bytes) {
+    const length = bytes.length;
+    const padded = (((length + 8) >> 6) + 1) << 6;
+    const buf = new Uint8Array(padded);
+    buf.set(bytes);
+    buf[length] = 0x80;
+    const view = new DataView(buf.buffer);
+    view.setUint32(padded - 8, Math.floor(length / 0x20000000));
+    view.setUint32(padded - 4, (length * 8) >>> 0);
+    const h = new Uint32Array([
+      0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
+      0x5be0cd19,
+    ]);
+    const w = new Uint32Array(64);
+    const rotr = (x, r) => (x >>> r) | (x << (32 - r));
+    for (let off = 0; off < padded; off += 64) {
+      for (let t = 0; t < 16; t++) w[t] = view.getUint32(off + 4 * t);
+      for (let t = 16; t < 64; t++) {
+        const a = w[t - 15];
+        const b = w[t - 2];
+        const s0 = rotr(a, 7) ^ rotr(a, 18) ^ (a >>> 3);
+        const s1 = rotr(b, 17) ^ rotr(b, 19) ^ (b >>> 10);
+        w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+      }
+      let [a, b, c, d, e, f, g, k] = h;
+      for (let t = 0; t < 64; t++) {
+        const t1 =
+          (k + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + SHA_K[t] + w[t]) |
+          0;
+        const t2 = ((rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) | 0;
+        k = g;
+        g = f;
+        f = e;
+        e = (d + t1) | 0;
+        d = c;
+        c = b;
+        b = a;
+        a = (t1 + t2) | 0;
+      }
+      const next = [a, b, c, d, e, f, g, k];
+      for (let t = 0; t < 8; t++) h[t] = h[t] + next[t];
     }
-    const vector = (v, field) => {
-      if (!Array.isArray(v) || v.length !== 5 || !v.every(Number.isFinite)) {
-        throw bad(field, "must be a list of 5 finite numbers");
+    return Array.from(h, (x) => x.toString(16).padStart(8, "0")).join("");
+  }
+
+  // --- the checks of regime_core.router.io.load_router ----------------------------------------
+
+  const FORMAT = "regime-router";
+  const HASH_KEY = "sha256";
+  const REBUILD = "retrain it with `regime route train --out FILE` (or save_router)";
+  const TOP_LEVEL = [
+    "format", "format_version", "feature_spec", "feature_names", "rules", "classes",
+    "threshold", "alpha", "params", "scaler", "coef", "intercept", "n_iter",
+    "fitted_with_feature_names", "training",
+  ]; // prettier-ignore
+  // RouterRules' fields and defaults (regime_core.router.rules): ints are BigInts, as in JSON.
+  const DEFAULT_RULES = {
+    new_entity_weight: 1.0,
+    overlap_weight: 0.5,
+    position_weight: 0.25,
+    stem_chars: 5n,
+    min_word_chars: 3n,
+    entity_match_threshold: 0.5,
+    comparison_cues: (
+      "both same either neither or than compared comparison versus vs more less fewer first " +
+      "last earlier later older younger oldest youngest longer shorter taller larger bigger " +
+      "smaller higher lower"
+    ).split(" "),
+    yes_no_openers: (
+      "is are was were am do does did has have had can could will would should shall may " +
+      "might must"
+    ).split(" "),
+  };
+
+  function isObject(v) {
+    return v !== null && typeof v === "object" && !Array.isArray(v);
+  }
+  function isNumber(v) {
+    return typeof v === "number" || typeof v === "bigint";
+  }
+  function pyTypeName(v) {
+    if (v === null) return "NoneType";
+    if (Array.isArray(v)) return "list";
+    return (
+      { boolean: "bool", bigint: "int", number: "float", string: "str", object: "dict" }[
+        typeof v
+      ] || typeof v
+    );
+  }
+  // What Python's str.isprintable() refuses (repr escapes it): other and separator characters.
+  const NOT_PRINTABLE_RE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
+  /** Python's repr() of a JSON value (what load_router's messages quote). */
+  function pyRepr(v) {
+    if (v === null || v === undefined) return "None";
+    if (v === true) return "True";
+    if (v === false) return "False";
+    if (typeof v === "bigint") return v.toString();
+    if (typeof v === "number") {
+      if (Number.isNaN(v)) return "nan";
+      if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
+      return pyFloat(v);
+    }
+    if (typeof v === "string") {
+      const quote = v.includes("'") && !v.includes('"') ? '"' : "'";
+      let out = quote;
+      for (const ch of v) {
+        const cp = ch.codePointAt(0);
+        if (ch === "\\" || ch === quote) out += "\\" + ch;
+        else if (ch === "\n") out += "\\n";
+        else if (ch === "\r") out += "\\r";
+        else if (ch === "\t") out += "\\t";
+        else if (ch === " " || !NOT_PRINTABLE_RE.test(ch)) out += ch;
+        else if (cp < 0x100) out += "\\x" + cp.toString(16).padStart(2, "0");
+        else if (cp < 0x10000) out += "\\u" + cp.toString(16).padStart(4, "0");
+        else out += "\\U" + cp.toString(16).padStart(8, "0");
+      }
+      return out + quote;
+    }
+    if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
+    return `{${Object.keys(v)
+      .map((k) => `${pyRepr(k)}: ${pyRepr(v[k])}`)
+      .join(", ")}}`;
+  }
+  /** Python's == between a JSON value and an int (True == 1 == 1.0 in Python). */
+  function pyEqualsInt(v, k) {
+    if (v === true) return k === 1;
+    return isNumber(v) && Number(v) === k && (typeof v !== "bigint" || v === BigInt(k));
+  }
+
+  /** RouterRules(**raw) with its validate(): the typed rules (defaults filled in). */
+  function checkRules(raw) {
+    const fail = (problem) => {
+      throw new RouteError(problem);
+    };
+    const rules = { ...DEFAULT_RULES };
+    for (const [k, v] of Object.entries(raw)) {
+      if (!Object.prototype.hasOwnProperty.call(DEFAULT_RULES, k)) {
+        fail(`RouterRules.__init__() got an unexpected keyword argument ${pyRepr(k)}`);
+      }
+      rules[k] = v;
+    }
+    for (const name of ["new_entity_weight", "overlap_weight", "position_weight"]) {
+      const v = rules[name];
+      if (!isNumber(v)) fail(`RouterRules.${name} must be a number, got ${pyRepr(v)}`);
+      if (!Number.isFinite(Number(v)) || v < 0) {
+        fail(`RouterRules.${name} must be finite and >= 0, got ${pyRepr(v)}`);
+      }
+    }
+    for (const name of ["stem_chars", "min_word_chars"]) {
+      const v = rules[name];
+      if (typeof v !== "bigint" || v < 1n) {
+        fail(`RouterRules.${name} must be an integer >= 1, got ${pyRepr(v)}`);
+      }
+    }
+    const t = rules.entity_match_threshold;
+    if (!isNumber(t) || !(t > 0 && t <= 1)) {
+      fail(`RouterRules.entity_match_threshold must be in (0, 1], got ${pyRepr(t)}`);
+    }
+    for (const name of ["comparison_cues", "yes_no_openers"]) {
+      const words = rules[name];
+      const ok =
+        Array.isArray(words) &&
+        words.every(
+          (w) =>
+            typeof w === "string" &&
+            w !== "" &&
+            w === w.toLowerCase() &&
+            w.split(new RegExp(`[${WS}]+`, "u")).filter(Boolean).length === 1
+        );
+      if (!ok) {
+        const comma = Array.isArray(words) && words.length === 1 ? "," : "";
+        const shown = Array.isArray(words)
+          ? `(${words.map(pyRepr).join(", ")}${comma})`
+          : pyRepr(words);
+        fail(`RouterRules.${name} must be a tuple of lowercase single words, got ${shown}`);
+      }
+    }
+    return rules;
+  }
+
+  /** The rules as the routing code reads them (Numbers, not BigInts). */
+  function plainRules(rules) {
+    const out = {};
+    for (const [k, v] of Object.entries(rules)) out[k] = typeof v === "bigint" ? Number(v) : v;
+    return out;
+  }
+
+  // regime_core.router.features._PROBES: their features are hashed into the feature spec.
+  const PROBES = [
+    [
+      "Who is the mother of the director of the film Kestrel Bay?",
+      ["Kestrel Bay is a 1931 film.", "It was directed by Odile Marchetti of the Lyon School."],
+      "Kestrel Bay (film)",
+    ],
+    [
+      "Which film came out first, Kestrel Bay or The Amber Gate?",
+      ["The Amber Gate is a silent film.", "It premiered in Oslo before Kestrel Bay."],
+      null,
+    ],
+    [
+      "Are both Tomas Ruiz and Ana Beyonc\u00e9 Lind from the same country?",
+      ["Tomas Ruiz is a poet."],
+      null,
+    ],
+    [
+      "Did the founder of Quillmark study in Z\u00fcrich?",
+      ["Quillmark was founded by Ida Brenn."],
+      null,
+    ],
+  ];
+  const FEATURE_SPEC_VERSION = "regime-router-features/1";
+
+  /** regime_core.router.features.feature_spec: version + hash of rules, lexicons and probes. */
+  function featureSpec(rules) {
+    const plain = plainRules(rules);
+    const features = [];
+    const selection = [];
+    for (const [question, sentences, title] of PROBES) {
+      const q = view(question);
+      const views = sentences.map(view);
+      const subject = subjectWords(views, title);
+      const scores = scoreViews(q, views, subject, plain);
+      let best = 0;
+      for (let k = 1; k < scores.length; k++) if (scores[k] > scores[best]) best = k;
+      features.push(featureRow(q, views[best], subject, plain));
+      selection.push(BigInt(best));
+    }
+    const payload = {
+      names: FEATURE_NAMES,
+      rules,
+      connectors: [...CONNECTORS].sort(cpCompare),
+      non_name_openers: [...NON_NAME_OPENERS].sort(cpCompare),
+      stop_words: [...STOP_WORDS].sort(cpCompare),
+      probe_features: features,
+      probe_selection: selection,
+    };
+    const digest = sha256Hex(new TextEncoder().encode(pyJson(payload)));
+    return `${FEATURE_SPEC_VERSION}+${digest.slice(0, 12)}`;
+  }
+
+  /**
+   * A router JSON document checked as load_router checks it, in the same order and with the
+   * same messages: every field, the feature spec recomputed from the stored rules, and last the
+   * sha256 seal over the canonical JSON of the other keys. `text` is the file's text.
+   */
+  function loadModel(text, where = "model") {
+    if (typeof text !== "string") {
+      throw new RouteError(`${where}: loadModel expects the JSON text of a router file`);
+    }
+    let doc;
+    try {
+      doc = parsePyJson(text);
+    } catch (err) {
+      if (!(err instanceof RouteError)) throw err;
+      throw new RouteError(`${where}: not valid JSON (${err.message})`);
+    }
+    const error = (field, problem) => new RouteError(`${where}: field '${field}' ${problem}`);
+    const obj = (v, field, keys) => {
+      if (!isObject(v)) throw error(field, `must be a JSON object, got ${pyTypeName(v)}`);
+      const missing = keys.filter((k) => !Object.prototype.hasOwnProperty.call(v, k));
+      if (missing.length) throw error(field, `is missing key(s) ${pyRepr(missing)}`);
+      return v;
+    };
+    const number = (v, field) => {
+      if (!isNumber(v)) throw error(field, `must be a number, got ${pyRepr(v)}`);
+      if (!Number.isFinite(Number(v))) throw error(field, `must be finite, got ${pyRepr(v)}`);
+      return Number(v);
+    };
+    const integer = (v, field, minimum) => {
+      if (typeof v !== "bigint" || v < BigInt(minimum)) {
+        throw error(field, `must be an integer >= ${minimum}, got ${pyRepr(v)}`);
       }
       return v;
     };
-    const scaler = doc.scaler || {};
-    const scale = vector(scaler.scale, "scaler.scale");
-    if (scale.some((s) => s <= 0)) throw bad("scaler.scale", "must be > 0 everywhere");
-    if (!(doc.threshold > 0 && doc.threshold < 1)) throw bad("threshold", "must be in (0, 1)");
-    if (!Number.isFinite(doc.intercept)) throw bad("intercept", "must be a finite number");
-    return {
-      rules: doc.rules,
-      mean: vector(scaler.mean, "scaler.mean"),
-      scale,
-      coef: vector(doc.coef, "coef"),
-      intercept: doc.intercept,
-      threshold: doc.threshold,
+    const string = (v, field) => {
+      if (typeof v !== "string" || isBlank(v)) {
+        throw error(field, `must be a non-empty string, got ${pyRepr(v)}`);
+      }
+      return v;
     };
+    const vector = (v, field) => {
+      if (!Array.isArray(v)) {
+        throw error(field, `must be a list of ${FEATURE_NAMES.length} numbers`);
+      }
+      if (v.length !== FEATURE_NAMES.length) {
+        throw error(field, `has ${v.length} numbers, expected ${FEATURE_NAMES.length}`);
+      }
+      return v.map((x, k) => number(x, `${field}[${k}]`));
+    };
+    const has = (k) => Object.prototype.hasOwnProperty.call(doc, k);
+
+    if (!isObject(doc)) {
+      throw new RouteError(`${where}: expected a JSON object, got ${pyTypeName(doc)}`);
+    }
+    if (doc.format !== FORMAT) {
+      const format = pyRepr(has("format") ? doc.format : null);
+      throw error("format", `is ${format}, expected '${FORMAT}'`);
+    }
+    if (!pyEqualsInt(doc.format_version, 1)) {
+      throw error(
+        "format_version",
+        `is ${pyRepr(has("format_version") ? doc.format_version : null)}; this code reads version 1`
+      );
+    }
+    obj(doc, "(top level)", TOP_LEVEL);
+
+    const names = doc.feature_names;
+    const sameNames =
+      Array.isArray(names) && names.length === 5 && names.every((x, k) => x === FEATURE_NAMES[k]);
+    if (!sameNames) {
+      throw error("feature_names", `is ${pyRepr(names)}, expected ${pyRepr(FEATURE_NAMES)}`);
+    }
+    const raw = obj(doc.rules, "rules", []);
+    let rules;
+    try {
+      rules = checkRules(raw);
+    } catch (err) {
+      if (!(err instanceof RouteError)) throw err;
+      throw error("rules", `is not a valid RouterRules: ${err.message}`);
+    }
+    const spec = string(doc.feature_spec, "feature_spec");
+    if (!spec.startsWith(FEATURE_SPEC_VERSION + "+")) {
+      throw error("feature_spec", `is the unknown feature spec ${pyRepr(spec)}`);
+    }
+    const current = featureSpec(rules);
+    if (spec !== current) {
+      throw error(
+        "feature_spec",
+        `is ${pyRepr(spec)} but the current code computes ${pyRepr(current)} for these rules: ` +
+          "the features changed since this router was fitted; refit it"
+      );
+    }
+
+    const classes = doc.classes;
+    const label = (c) => typeof c === "bigint" || typeof c === "string";
+    if (
+      !Array.isArray(classes) ||
+      classes.length !== 2 ||
+      !classes.every(label) ||
+      typeof classes[0] !== typeof classes[1] ||
+      !(typeof classes[0] === "string"
+        ? cpCompare(classes[0], classes[1]) < 0
+        : classes[0] < classes[1])
+    ) {
+      throw error("classes", `must be two sorted distinct integers or strings: ${pyRepr(classes)}`);
+    }
+    const threshold = number(doc.threshold, "threshold");
+    if (!(threshold > 0 && threshold < 1)) {
+      throw error("threshold", `must be in (0, 1), got ${pyFloat(threshold)}`);
+    }
+    const alpha = number(doc.alpha, "alpha");
+    if (alpha < 0) throw error("alpha", `must be >= 0, got ${pyFloat(alpha)}`);
+    const params = obj(doc.params, "params", ["C", "class_weight", "random_state", "max_iter"]);
+    const C = number(params.C, "params.C");
+    if (C <= 0) throw error("params.C", `must be > 0, got ${pyFloat(C)}`);
+    const weights = params.class_weight;
+    if (Array.isArray(weights)) {
+      if (!weights.every((p) => Array.isArray(p) && p.length === 2)) {
+        throw error("params.class_weight", "must be null, 'balanced' or [label, w] pairs");
+      }
+      weights.forEach((p, k) => {
+        if (p[0] !== null && typeof p[0] === "object") {
+          throw error("params.class_weight", `has an unhashable label ${pyRepr(p[0])}`);
+        }
+        number(p[1], `params.class_weight[${k}]`);
+      });
+    } else if (weights !== null && weights !== "balanced") {
+      throw error(
+        "params.class_weight",
+        `must be null, 'balanced' or pairs, got ${pyRepr(weights)}`
+      );
+    }
+    if (params.random_state !== null) integer(params.random_state, "params.random_state", 0);
+    integer(params.max_iter, "params.max_iter", 1);
+    const scaler = obj(doc.scaler, "scaler", ["mean", "scale"]);
+    const mean = vector(scaler.mean, "scaler.mean");
+    const scale = vector(scaler.scale, "scaler.scale");
+    if (scale.some((s) => s <= 0)) {
+      throw error("scaler.scale", `must be > 0 everywhere, got ${pyRepr(scale)}`);
+    }
+    const coef = vector(doc.coef, "coef");
+    const intercept = number(doc.intercept, "intercept");
+    integer(doc.n_iter, "n_iter", 0);
+    if (typeof doc.fitted_with_feature_names !== "boolean") {
+      throw error(
+        "fitted_with_feature_names",
+        `must be true or false, got ${pyRepr(doc.fitted_with_feature_names)}`
+      );
+    }
+    const trainingKeys = ["dataset", "n", "label_rule", "package_versions"];
+    const training = obj(doc.training, "training", trainingKeys);
+    string(training.dataset, "training.dataset");
+    integer(training.n, "training.n", 2);
+    string(training.label_rule, "training.label_rule");
+    const versions = training.package_versions;
+    if (!isObject(versions) || !Object.values(versions).every((v) => typeof v === "string")) {
+      throw error("training.package_versions", "must be an object of strings");
+    }
+
+    // Last, as in Python: a change no field check sees (a flipped digit) is caught here.
+    const recorded = has(HASH_KEY) ? doc[HASH_KEY] : null;
+    if (recorded === null) {
+      throw new RouteError(`${where}: no '${HASH_KEY}' recorded by save_router; ${REBUILD}`);
+    }
+    const body = Object.create(null);
+    for (const k of Object.keys(doc)) if (k !== HASH_KEY) body[k] = doc[k];
+    const canonical = utf8(pyJson(body, { item: ",", key: ":", ascii: false }), where);
+    if (recorded !== sha256Hex(canonical)) {
+      throw new RouteError(
+        `${where} is damaged or edited: its content does not match the ${HASH_KEY} ` +
+          `save_router recorded; ${REBUILD}`
+      );
+    }
+    return { rules: plainRules(rules), mean, scale, coef, intercept, threshold, alpha };
   }
 
   function checkQuestion(question, where) {
     if (typeof question !== "string") {
-      throw new RouteError(`${where}: question must be a string, got ${typeof question}`);
+      throw new RouteError(`${where}: question must be a string, got ${pyTypeName(question)}`);
     }
     if (isBlank(question)) throw new RouteError(`${where}: question is empty`);
     return question;
@@ -427,15 +1016,11 @@
     if (!sentences.length) throw new RouteError(`${where}: the bridge has no sentences`);
     sentences.forEach((s, j) => {
       if (typeof s !== "string") {
-        throw new RouteError(`${where}: bridge sentence ${j} is a ${typeof s}, not a string`);
+        throw new RouteError(`${where}: bridge sentence ${j} is a ${pyTypeName(s)}, not a string`);
       }
       if (isBlank(s)) throw new RouteError(`${where}: bridge sentence ${j} is empty`);
     });
     return sentences;
-  }
-
-  function pyRepr(s) {
-    return typeof s === "string" ? `'${s}'` : String(s);
   }
 
   /** RegimeRouter.route: B_rel, the five features, the logit and the decision. */
@@ -474,10 +1059,31 @@
     };
   }
 
+  /** regime_core.router.sentences.check_text: refuse U+FFFD and lone surrogates, which is
+   * what bytes that were not UTF-8 become (Node's argv replaces them, Python's escapes them). */
+  function checkText(value, name) {
+    const bad = NOT_TEXT_RE.exec(value);
+    if (bad) {
+      throw new RouteError(
+        `route: the ${name} is not valid UTF-8 text (character ` +
+          `${codePoints(value.slice(0, bad.index))} is U+FFFD or a lone surrogate, what ` +
+          "undecodable bytes turn into); pass UTF-8 text"
+      );
+    }
+    return value;
+  }
+
   /** What `regime route` does with running text: split it, then route. */
   function routeText(model, question, bridge, bridgeTitle = null) {
-    if (typeof question !== "string") throw new RouteError("route: question must be a string");
-    if (typeof bridge !== "string") throw new RouteError("route: bridge must be a string");
+    if (typeof question !== "string") {
+      throw new RouteError(`route: question must be a string, got ${pyTypeName(question)}`);
+    }
+    if (typeof bridge !== "string") {
+      throw new RouteError(`route: bridge must be a string, got ${pyTypeName(bridge)}`);
+    }
+    checkText(question, "question");
+    checkText(bridge, "bridge");
+    if (typeof bridgeTitle === "string") checkText(bridgeTitle, "bridge title");
     if (isBlank(question)) throw new RouteError("route: the question is empty");
     const sentences = splitBridge(bridge);
     if (!sentences.length) {
@@ -552,28 +1158,48 @@
 
   // --- Node command line ----------------------------------------------------------------------
 
+  const OPTIONS = [
+    "--question", "--bridge", "--bridge-title", "--model", "--batch", "--json", "--help",
+  ]; // prettier-ignore
+
+  /** argparse's reading of one argument: the option it names (unique prefixes included), or
+   * null for a value; an unknown option-like argument is an error, as for argparse. */
+  function optionOf(arg) {
+    if (!arg.startsWith("-") || arg.length === 1) return null;
+    if (arg === "-h") return { flag: "--help" };
+    const eq = arg.indexOf("=");
+    const name = arg.startsWith("--") && eq > 0 ? arg.slice(0, eq) : arg;
+    const value = name === arg ? undefined : arg.slice(eq + 1);
+    if (OPTIONS.includes(name)) return { flag: name, value };
+    const matches = arg.startsWith("--") ? OPTIONS.filter((o) => o.startsWith(name)) : [];
+    if (matches.length > 1) {
+      throw new RouteError(`ambiguous option: ${name} could match ${matches.join(", ")}`);
+    }
+    if (matches.length === 1) return { flag: matches[0], value };
+    if (/^-\d+$|^-\d*\.\d+$/.test(arg) || arg.includes(" ")) return null;
+    return { flag: null, value: arg };
+  }
+
   function parseArgs(argv) {
-    const known = ["--question", "--bridge", "--bridge-title", "--model", "--batch"];
     const args = { json: false };
     for (let i = 0; i < argv.length; i++) {
-      let flag = argv[i];
-      let value;
-      const eq = flag.indexOf("=");
-      if (flag.startsWith("--") && eq > 0) {
-        value = flag.slice(eq + 1);
-        flag = flag.slice(0, eq);
+      const option = optionOf(argv[i]);
+      if (option === null || option.flag === null) {
+        throw new RouteError(`unrecognized arguments: ${argv[i]}`);
       }
-      if (flag === "--json") {
-        args.json = true;
+      const { flag } = option;
+      let { value } = option;
+      if (flag === "--json" || flag === "--help") {
+        if (value !== undefined) {
+          throw new RouteError(`argument ${flag}: ignored explicit argument ${pyRepr(value)}`);
+        }
+        args[flag.slice(2)] = true;
         continue;
       }
-      if (flag === "-h" || flag === "--help") {
-        args.help = true;
-        continue;
-      }
-      if (!known.includes(flag)) throw new RouteError(`unrecognized argument: ${argv[i]}`);
       if (value === undefined) {
-        if (i + 1 >= argv.length) throw new RouteError(`argument ${flag}: expected one argument`);
+        if (i + 1 >= argv.length || optionOf(argv[i + 1]) !== null) {
+          throw new RouteError(`argument ${flag}: expected one argument`);
+        }
         value = argv[++i];
       }
       args[flag.slice(2).replace("-", "_")] = value;
@@ -585,26 +1211,120 @@
     "usage: node router.js --question Q --bridge B [--bridge-title T] [--model FILE] [--json]\n" +
     "       node router.js --batch FILE.jsonl [--model FILE]\n";
 
+  /** The index of the first byte that is not part of well-formed UTF-8, or -1. */
+  function firstInvalidUtf8(bytes) {
+    let i = 0;
+    while (i < bytes.length) {
+      const b = bytes[i];
+      let need = 0;
+      let lo = 0x80;
+      let hi = 0xbf;
+      if (b < 0x80) need = 0;
+      else if (b >= 0xc2 && b <= 0xdf) need = 1;
+      else if (b >= 0xe0 && b <= 0xef) {
+        need = 2;
+        if (b === 0xe0) lo = 0xa0;
+        if (b === 0xed) hi = 0x9f;
+      } else if (b >= 0xf0 && b <= 0xf4) {
+        need = 3;
+        if (b === 0xf0) lo = 0x90;
+        if (b === 0xf4) hi = 0x8f;
+      } else return i;
+      for (let k = 1; k <= need; k++) {
+        const c = bytes[i + k];
+        if (c === undefined || c < (k === 1 ? lo : 0x80) || c > (k === 1 ? hi : 0xbf)) return i;
+      }
+      i += need + 1;
+    }
+    return -1;
+  }
+
+  const OS_REASONS = {
+    ENOENT: "no such file or directory",
+    EACCES: "permission denied",
+    EPERM: "operation not permitted",
+    EISDIR: "it is a directory",
+    ENOTDIR: "a parent of it is not a directory",
+    ELOOP: "too many levels of symbolic links",
+  };
+
+  /** A regular file's text, strictly UTF-8; one-line RouteErrors naming the file otherwise
+   * (a FIFO or a device is refused before it is opened, so nothing blocks). */
+  function readText(file, option) {
+    const fs = require("fs");
+    if (file === "") throw new RouteError(`argument ${option}: the path is empty`);
+    const reason = (err) => OS_REASONS[err.code] || err.message;
+    let stat;
+    try {
+      stat = fs.statSync(file);
+    } catch (err) {
+      throw new RouteError(`cannot read ${file}: ${reason(err)}`);
+    }
+    if (!stat.isFile()) {
+      let kind = "not a regular file";
+      if (stat.isDirectory()) kind = "a directory";
+      else if (stat.isFIFO()) kind = "a FIFO";
+      throw new RouteError(`cannot read ${file}: it is ${kind}`);
+    }
+    let bytes;
+    try {
+      bytes = fs.readFileSync(file);
+    } catch (err) {
+      throw new RouteError(`cannot read ${file}: ${reason(err)}`);
+    }
+    const bad = firstInvalidUtf8(bytes);
+    if (bad >= 0) {
+      let line = 1;
+      for (let k = 0; k < bad; k++) if (bytes[k] === 0x0a) line++;
+      throw new RouteError(
+        `${file}: not UTF-8 text (byte 0x${bytes[bad].toString(16).padStart(2, "0")} at ` +
+          `offset ${bad}, line ${line})`
+      );
+    }
+    return new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
+  }
+
+  /** How Python's pathlib prints a path: no "." parts, no repeated or trailing "/". */
+  function pyPath(p) {
+    const lead = p.startsWith("//") && !p.startsWith("///") ? "//" : p.startsWith("/") ? "/" : "";
+    return lead + p.split("/").filter((s) => s !== "" && s !== ".").join("/") || ".";
+  }
+
+  /** regime_core.router.model.resolve_router, then load_router's checks. */
   function readModel(file) {
     const fs = require("fs");
-    const path = require("path");
-    const where = file || path.join(__dirname, "default_router.json");
-    let doc;
+    const where = pyPath(
+      file === undefined ? require("path").join(__dirname, "default_router.json") : file
+    );
+    let regular = false;
     try {
-      doc = JSON.parse(fs.readFileSync(where, "utf8"));
+      regular = fs.statSync(where).isFile();
     } catch (err) {
-      throw new RouteError(`${where}: cannot read a router JSON file (${err.message})`);
+      regular = false;
     }
-    return loadModel(doc, where);
+    if (!regular) {
+      throw new RouteError(`router model file ${where} does not exist or is not a file`);
+    }
+    return loadModel(readText(where, "--model"), where);
   }
 
   function batch(model, file) {
-    const fs = require("fs");
-    const lines = fs.readFileSync(file, "utf8").split("\n");
+    const lines = readText(file, "--batch").split("\n");
     const out = [];
-    for (const line of lines) {
-      if (!line.trim()) continue;
-      const item = JSON.parse(line);
+    lines.forEach((line, k) => {
+      if (isBlank(line)) return;
+      let item;
+      try {
+        item = parsePyJson(line);
+      } catch (err) {
+        if (!(err instanceof RouteError)) throw err;
+        throw new RouteError(`${file}, line ${k + 1}: not valid JSON (${err.message})`);
+      }
+      if (!isObject(item)) {
+        throw new RouteError(
+          `${file}, line ${k + 1}: expected a JSON object, got ${pyTypeName(item)}`
+        );
+      }
       let result;
       try {
         const title = item.title === undefined ? null : item.title;
@@ -618,11 +1338,12 @@
         if (!(err instanceof RouteError)) throw err;
         result = { id: item.id, error: err.message };
       }
-      out.push(JSON.stringify(result));
-    }
+      out.push(JSON.stringify(result, (_, v) => (typeof v === "bigint" ? Number(v) : v)));
+    });
     process.stdout.write(out.join("\n") + (out.length ? "\n" : ""));
   }
 
+  /** The command line; every failure is one line on stderr and exit status 2, as `regime`. */
   function main(argv) {
     try {
       const args = parseArgs(argv);
@@ -652,9 +1373,10 @@
       process.stdout.write(lines.join("\n") + "\n");
       return 0;
     } catch (err) {
-      if (!(err instanceof RouteError)) throw err;
-      process.stderr.write(`router.js: error: ${err.message}\n`);
-      return 2;
+      const known = err instanceof RouteError;
+      const message = known ? err.message : `internal error: ${err && err.message}`;
+      process.stderr.write(`router.js: error: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+      return known ? 2 : 1;
     }
   }
 
@@ -666,6 +1388,38 @@
   const MAX_QUESTION_CHARS = 1000;
   const MARKUP_RE = /<\/?[A-Za-z][^>]*>|&[a-zA-Z]+;|&#\d+;/;
   const PICTOGRAPH_RE = /\p{Extended_Pictographic}/u;
+  const OTHER_SCRIPT_RE = /(?!\p{Script=Latin})\p{L}/u;
+  const DIGITS_RE = /^[0-9]+$/;
+  // English text is rich in stop words (about every second word); a passage with fewer than
+  // this share of them, or a question of four words or more with none, does not read as English.
+  const MIN_ENGLISH_SHARE = 0.15;
+
+  /** The share of English stop words among a text's words (digits left out), and how many. */
+  function englishShare(text) {
+    const words = [...text.matchAll(WORD_RE)]
+      .map((m) => m[0].toLowerCase())
+      .filter((w) => !DIGITS_RE.test(w));
+    if (!words.length) return { n: 0, share: 1 };
+    return { n: words.length, share: words.filter((w) => STOP_WORDS.has(w)).length / words.length };
+  }
+
+  /** Why a text may not be English, or null (a note, never a refusal). */
+  function languageNote(question, bridge, title) {
+    const all = `${question}\n${bridge}\n${title}`;
+    const why = "The router is built for English questions and bridges: it finds names by their " +
+      "capital letters and reads English cue words (both, first, did …), so here its B_rel and " +
+      "its decision mean little.";
+    const script = OTHER_SCRIPT_RE.exec(all);
+    if (script) {
+      return `The text has letters of another script than English (“${script[0]}”). ${why}`;
+    }
+    const q = englishShare(question);
+    const b = englishShare(bridge);
+    if ((q.n >= 4 && q.share < MIN_ENGLISH_SHARE) || (b.n >= 8 && b.share < MIN_ENGLISH_SHARE)) {
+      return `This does not read as English: few of its words are common English words. ${why}`;
+    }
+    return null;
+  }
 
   /** What the page says about an input before (or instead of) routing it. */
   function inputProblems(question, bridge, title) {
@@ -687,6 +1441,8 @@
       );
     }
     const all = `${question}\n${bridge}\n${title}`;
+    const language = languageNote(question, bridge, title);
+    if (language) notes.push(language);
     if (MARKUP_RE.test(all)) {
       notes.push(
         "This looks like HTML markup: tags and entities are read as plain text, and their " +
@@ -696,10 +1452,29 @@
     if (PICTOGRAPH_RE.test(all)) {
       notes.push("Emoji and pictographs are not words: the router ignores them.");
     }
-    if (!isBlank(question) && !view(question).words.size) {
-      notes.push("The question has no words (letters or digits): every feature is 0.");
-    }
     return { errors, notes };
+  }
+
+  /** When a decision rests on no feature, the sentence that says so plainly, else null. */
+  function noFeatureNote(question, d) {
+    const p = `p(union) = ${d.probability.toFixed(3)}`;
+    const tail =
+      "0 lies far from the training questions' averages (the z column), and that distance, " +
+      "not anything in your text, moves the log-odds.";
+    if (!view(question).words.size) {
+      return (
+        "This decision rests on nothing in your question: it has no words (letters or digits), " +
+        `so the router reads nothing in it, and ${p} is what the model answers for any such ` +
+        `question: ${tail}`
+      );
+    }
+    if (FEATURE_NAMES.every((n) => d.features[n] === 0)) {
+      return (
+        "This decision rests on no feature: all five are 0 (no comparison word, no yes/no " +
+        `opener, no name), and ${p} is what the model answers for any such question: ${tail}`
+      );
+    }
+    return null;
   }
 
   function el(doc, tag, attrs = {}, children = []) {
@@ -712,12 +1487,18 @@
     return node;
   }
 
+  const OWN = "own";
+
   function mountDemo(doc, rootEl) {
-    const model = loadModel(JSON.parse(doc.getElementById(rootEl.dataset.model).textContent));
-    const presets = JSON.parse(doc.getElementById(rootEl.dataset.presets).textContent);
+    const json = (key) => doc.getElementById(rootEl.dataset[key]).textContent;
+    const model = loadModel(json("model"), "the page's router model");
+    const presets = JSON.parse(json("presets"));
+    const guide = new Map(
+      (rootEl.dataset.features ? JSON.parse(json("features")) : []).map((f) => [f.name, f])
+    );
     const id = (s) => `${rootEl.id || "regime-router"}-${s}`;
     const select = el(doc, "select", { id: id("preset") }, [
-      el(doc, "option", { value: "", text: "Choose a preset…" }),
+      el(doc, "option", { value: OWN, text: "Your own question (type or paste below)" }),
       ...presets.map((p, i) =>
         el(doc, "option", { value: String(i), text: `${p.source}: ${p.question}` })
       ),
@@ -733,14 +1514,16 @@
       ]);
     const messages = el(doc, "div", { class: "rr-messages", role: "status" });
     const verdict = el(doc, "div", { class: "rr-verdict", "aria-live": "polite" });
+    const basis = el(doc, "p", { class: "rr-note rr-basis" });
+    const check = el(doc, "p", { class: "rr-check" });
     const table = el(doc, "table", { class: "rr-features" });
     const sentencesBox = el(doc, "ol", { class: "rr-sentences", start: "0" });
     const timing = el(doc, "small", { class: "rr-timing" });
     const form = el(doc, "form", { class: "rr-form", autocomplete: "off" }, [
-      field("Preset", select),
-      field("Question", question),
+      field("Start from a preset, or write your own", select),
+      field("Question (in English)", question),
       field("Bridge title (optional)", title, "e.g. Titanic (1997 film)"),
-      field("Bridge passage (the hop-1 paragraph, running text)", bridge),
+      field("Bridge passage (the hop-1 paragraph, running text, in English)", bridge),
     ]);
     form.addEventListener("submit", (e) => e.preventDefault());
     rootEl.replaceChildren(
@@ -748,13 +1531,15 @@
       messages,
       el(doc, "div", { class: "rr-output" }, [
         verdict,
-        el(doc, "div", { class: "rr-table-wrap" }, [table]),
-        el(doc, "small", {
-          text: "z = (value − mean) / scale, with the training items' mean and scale; the " +
-            "contributions and the intercept add up to the log-odds of union.",
-        }),
+        basis,
+        check,
         el(doc, "div", { class: "rr-bridge-label", text: "Bridge sentences (B_rel marked):" }),
         sentencesBox,
+        el(doc, "div", { class: "rr-table-wrap" }, [table]),
+        el(doc, "small", {
+          text: "z = (value − training average) / training spread; each row adds coef × z " +
+            "to the intercept, and the sum is the log-odds of union.",
+        }),
         timing,
       ])
     );
@@ -798,31 +1583,59 @@
           text: ` → ${d.action === "union" ? "query = q + α·B_rel" : "query = q alone"}`,
         })
       );
+      const note = noFeatureNote(question.value, d);
+      basis.textContent = note || "";
+      basis.hidden = !note;
+      const preset = presets[Number(select.value)];
+      check.hidden = select.value === OWN || !preset;
+      if (!check.hidden) {
+        const found = d.b_rel === preset.b_rel;
+        check.replaceChildren(
+          el(doc, "strong", { text: "Check B_rel: " }),
+          doc.createTextNode(`it should be “${preset.b_rel}” ${preset.why} `),
+          el(doc, "span", {
+            class: found ? "rr-pos" : "rr-error",
+            text: found ? "✓ The router chose it." : "✗ The router chose another sentence.",
+          })
+        );
+      }
       const head = el(doc, "tr", {}, [
-        ...["feature", "value", "z", "coef", "coef × z"].map((h) =>
-          el(doc, "th", { text: h })
-        ),
+        ...["feature", "value", "z", "coef", "coef × z"].map((h) => el(doc, "th", { text: h })),
       ]);
-      const rows = FEATURE_NAMES.map((name, j) =>
-        el(doc, "tr", {}, [
-          el(doc, "td", {}, [el(doc, "code", { text: name })]),
+      const signed = (x) => (x >= 0 ? "+" : "") + x.toFixed(3);
+      const rows = FEATURE_NAMES.map((name, j) => {
+        const g = guide.get(name);
+        return el(doc, "tr", { "data-feature": name }, [
+          el(doc, "td", {}, [
+            el(doc, "span", { class: "rr-label", text: g ? g.label : name }),
+            ...(g ? [el(doc, "small", { class: "rr-meaning", text: g.meaning })] : []),
+          ]),
           el(doc, "td", { text: String(d.features[name]) }),
           el(doc, "td", { text: d.z[j].toFixed(3) }),
           el(doc, "td", { text: model.coef[j].toFixed(3) }),
           el(doc, "td", {
             class: d.contributions[j] > 0 ? "rr-pos" : d.contributions[j] < 0 ? "rr-neg" : "",
-            text: (d.contributions[j] >= 0 ? "+" : "") + d.contributions[j].toFixed(3),
+            text: signed(d.contributions[j]),
           }),
+        ]);
+      });
+      const total = (label, value, cls) =>
+        el(doc, "tr", { class: cls }, [
+          el(doc, "td", { colspan: "4", text: label }),
+          el(doc, "td", { text: signed(value) }),
+        ]);
+      table.replaceChildren(
+        el(doc, "thead", {}, [head]),
+        el(doc, "tbody", {}, [
+          ...rows,
+          total(
+            "Intercept: the log-odds with every feature at its training average",
+            model.intercept,
+            "rr-intercept"
+          ),
+          total("Sum: the log-odds of union", d.logit, "rr-sum"),
         ])
       );
-      const sum = el(doc, "tr", { class: "rr-sum" }, [
-        el(doc, "td", { text: "intercept; log-odds of union" }),
-        el(doc, "td", {}),
-        el(doc, "td", {}),
-        el(doc, "td", { text: model.intercept.toFixed(3) }),
-        el(doc, "td", { text: (d.logit >= 0 ? "+" : "") + d.logit.toFixed(3) }),
-      ]);
-      table.replaceChildren(el(doc, "thead", {}, [head]), el(doc, "tbody", {}, [...rows, sum]));
       sentencesBox.replaceChildren(
         ...d.sentences.map((s, i) =>
           el(doc, "li", { class: i === d.b_rel_index ? "rr-brel" : "" }, [
@@ -846,13 +1659,20 @@
       if (typeof requestAnimationFrame === "function") requestAnimationFrame(run);
       else setTimeout(run, 0);
     };
-    for (const input of [question, title, bridge]) input.addEventListener("input", schedule);
+    // Typing makes it the reader's own question: the menu says so at once.
+    for (const input of [question, title, bridge]) {
+      input.addEventListener("input", () => {
+        select.value = OWN;
+        schedule();
+      });
+    }
     select.addEventListener("change", () => {
       const p = presets[Number(select.value)];
-      if (!p) return;
-      question.value = p.question;
-      title.value = p.title || "";
-      bridge.value = p.bridge;
+      if (select.value !== OWN && p) {
+        question.value = p.question;
+        title.value = p.title || "";
+        bridge.value = p.bridge;
+      }
       schedule();
     });
     if (presets.length) {
@@ -872,6 +1692,9 @@
     }
   }
 
+  // The feature spec of the default rules (the packaged model's, unless it was fitted on others).
+  const FEATURE_SPEC = featureSpec(DEFAULT_RULES);
+
   return {
     FEATURE_NAMES,
     FEATURE_SPEC,
@@ -882,7 +1705,17 @@
     PY_SPACE,
     COMBINING,
     RouteError,
+    TERMINALS,
+    SENTENCE_MARKS,
+    CLOSERS,
+    OPENERS,
     splitBridge,
+    parsePyJson,
+    pyJson,
+    pyRepr,
+    sha256Hex,
+    featureSpec,
+    DEFAULT_RULES,
     fold,
     view,
     stripDisambiguator,
@@ -894,6 +1727,8 @@
     pyFloat,
     pyString,
     inputProblems,
+    languageNote,
+    noFeatureNote,
     main,
     mountAll,
     MAX_BRIDGE_CHARS,

@@ -9,9 +9,9 @@ const { spawnSync } = require("node:child_process");
 
 const MODULE = path.join(__dirname, "..", "..", "regime_core", "resources", "router.js");
 const R = require(MODULE);
-const MODEL = R.loadModel(
-  JSON.parse(fs.readFileSync(path.join(path.dirname(MODULE), "default_router.json"), "utf8"))
-);
+const MODEL_FILE = path.join(path.dirname(MODULE), "default_router.json");
+const MODEL_TEXT = fs.readFileSync(MODEL_FILE, "utf8");
+const MODEL = R.loadModel(MODEL_TEXT, MODEL_FILE);
 const Q = "Who is the mother of the director of the film Kestrel Bay?";
 const B = "Kestrel Bay is a 1931 film. It was directed by Odile Marchetti of the Lyon School.";
 
@@ -61,21 +61,59 @@ test("bad input raises RouteError with the Python messages", () => {
   assert.throws(() => R.routeText(MODEL, Q, "\n\t"), /the bridge text is empty/);
   assert.throws(() => R.routeText(MODEL, Q, B, " "), /bridge_title must be None or a non-empty/);
   assert.throws(() => R.route(MODEL, Q, []), /the bridge has no sentences/);
-  assert.throws(() => R.route(MODEL, Q, ["ok", 3]), /bridge sentence 1 is a number/);
+  assert.throws(() => R.route(MODEL, Q, ["ok", 3n]), /bridge sentence 1 is a int, not a string/);
   assert.throws(() => R.routeText(MODEL, null, B), R.RouteError);
 });
 
 test("a model with other feature definitions or broken numbers is refused", () => {
-  const doc = JSON.parse(
-    fs.readFileSync(path.join(path.dirname(MODULE), "default_router.json"), "utf8")
-  );
-  assert.throws(() => R.loadModel({ ...doc, feature_spec: "other+1" }), /feature_spec/);
-  assert.throws(() => R.loadModel({ ...doc, coef: [1, 2] }), /coef/);
+  // Edits of the file's text, as a hand edit would make them (JSON.stringify would also turn
+  // every 1.0 into 1, an integer for Python, and so change the rules' feature spec).
+  const edited = (pattern, replacement) => {
+    const text = MODEL_TEXT.replace(pattern, replacement);
+    assert.notEqual(text, MODEL_TEXT, `${pattern} not found in the model`);
+    return () => R.loadModel(text, "m.json");
+  };
+  assert.throws(edited(/"feature_spec": "[^"]*"/, '"feature_spec": "other+1"'), /feature_spec/);
   assert.throws(
-    () => R.loadModel({ ...doc, scaler: { mean: doc.scaler.mean, scale: [1, 1, 0, 1, 1] } }),
-    /scaler.scale/
+    edited(/"coef": \[[^\]]*\]/, '"coef": [1, 2]'),
+    /^Error: m.json: field 'coef' has 2 numbers, expected 5$/
   );
-  assert.throws(() => R.loadModel({ ...doc, threshold: 1 }), /threshold/);
+  assert.throws(edited(/"threshold": [0-9.]+/, '"threshold": 1'), /field 'threshold' must be in/);
+  assert.throws(edited(/"stem_chars": 5/, '"stem_chars": 5.0'), /stem_chars must be an integer/);
+  assert.throws(edited(/"intercept": /, '"intercept": 1e-300, "x": '), /damaged or edited/);
+  assert.throws(edited(/^\{/, '{"format": 1, '), /Duplicate key "format"/);
+  assert.throws(edited(/"alpha": [0-9.]+/, '"alpha": NaN'), /NaN and Infinity are not JSON/);
+  assert.throws(() => R.loadModel("[".repeat(5000), "m.json"), /Nesting deeper than 1000/);
+  assert.throws(() => R.loadModel("\ufeff" + MODEL_TEXT, "m.json"), /not valid JSON/);
+  assert.throws(() => R.loadModel(JSON.parse(MODEL_TEXT)), /expects the JSON text/);
+  // JSON.stringify writes 1.0 as 1: the seal, over Python's canonical JSON, no longer matches.
+  assert.throws(
+    () => R.loadModel(JSON.stringify({ ...JSON.parse(MODEL_TEXT), rules: undefined })),
+    /missing key\(s\) \['rules'\]/
+  );
+});
+
+test("sha256 is FIPS 180-4's, on every padding boundary", () => {
+  const crypto = require("node:crypto");
+  for (const n of [0, 1, 3, 55, 56, 57, 63, 64, 65, 119, 120, 127, 128, 1000, 100003]) {
+    const bytes = new Uint8Array(n).map((_, k) => (k * 131 + n) & 0xff);
+    assert.equal(R.sha256Hex(bytes), crypto.createHash("sha256").update(bytes).digest("hex"), n);
+  }
+});
+
+test("the strict JSON reader keeps Python's integers and floats apart", () => {
+  const v = R.parsePyJson('{"a": 1, "b": 1.0, "c": -0, "d": 1e400, "e": "\\ud83c\\udfac\\u00e9",' +
+    ' "f": [true, null], "g": 123456789012345678901234567890}');
+  assert.equal(v.a, 1n);
+  assert.equal(v.b, 1);
+  assert.equal(R.pyJson(v, { item: ",", key: ":", ascii: false }),
+    '{"a":1,"b":1.0,"c":0,"d":Infinity,"e":"\u{1F3AC}\u00e9","f":[true,null],' +
+    '"g":123456789012345678901234567890}');
+  for (const bad of ["", "{", '{"a" 1}', "[1,]", "01", '"\t"', '"\\x"', "1 2", "-", "nul"]) {
+    assert.throws(() => R.parsePyJson(bad), R.RouteError, bad);
+  }
+  assert.throws(() => R.parsePyJson("1".repeat(4301)), /more than 4300 digits/);
+  assert.deepEqual(R.parsePyJson('{"__proto__": 1}')["__proto__"], 1n);
 });
 
 test("the page's input checks: empty, too long, emoji, markup", () => {
@@ -85,11 +123,44 @@ test("the page's input checks: empty, too long, emoji, markup", () => {
   assert.match(R.inputProblems(Q, huge, "").errors[0], /routes passages of up to 20,000/);
   assert.match(R.inputProblems("🎬 Who directed it?", B, "").notes.join(" "), /Emoji/);
   assert.match(R.inputProblems(Q, "<p>" + B + "</p>", "").notes.join(" "), /HTML markup/);
-  assert.match(R.inputProblems("🎬 🚢", B, "").notes.join(" "), /no words/);
   assert.deepEqual(R.inputProblems(Q, B, ""), { errors: [], notes: [] });
   // The router itself routes the 100 KB bridge (the page refuses it only to stay readable).
   const d = R.routeText(MODEL, Q, huge);
   assert.equal(d.sentences.length, 4500);
+});
+
+test("the page says when the text is not English", () => {
+  const english = [
+    [Q, B],
+    [
+      "Were Tomas Ruiz and Ana Lind both born in Chile?",
+      "Tomas Ruiz is a poet. He was born in 1948.",
+    ],
+    ["Kestrel Bay director?", "Kestrel Bay is a 1931 film. It was directed by Odile Marchetti."],
+  ];
+  for (const [q, b] of english) assert.equal(R.languageNote(q, b, ""), null, q);
+  const other = [
+    ["谁执导了《鹰湾》？", B, /another script than English \(“谁”\)/],
+    [Q, "Кестрел Бэй — фильм 1931 года.", /another script/],
+    ["Wer ist die Mutter des Regisseurs von Kestrel Bay?", B, /does not read as English/],
+    [Q, "Kestrel Bay es una película de 1931 dirigida por Odile Marchetti y rodada en Bretaña.",
+      /does not read as English/],
+  ];
+  for (const [q, b, message] of other) {
+    assert.match(R.languageNote(q, b, ""), message);
+    assert.match(R.inputProblems(q, b, "").notes.join(" "), /built for English questions/);
+  }
+});
+
+test("a decision that rests on no feature says so", () => {
+  const none = R.routeText(MODEL, "???", B);
+  assert.match(R.noFeatureNote("???", none), /rests on nothing in your question: it has no words/);
+  const p = none.probability.toFixed(3);
+  assert.match(R.noFeatureNote("???", none), new RegExp(`p\\(union\\) = ${p}`));
+  const zeros = R.routeText(MODEL, "what is it?", "it is a film. it is old.");
+  assert.ok(Object.values(zeros.features).every((v) => v === 0));
+  assert.match(R.noFeatureNote("what is it?", zeros), /rests on no feature: all five are 0/);
+  assert.equal(R.noFeatureNote(Q, R.routeText(MODEL, Q, B)), null);
 });
 
 test("json output follows Python's json.dumps", () => {
@@ -115,6 +186,55 @@ test("the command line: --json, errors, help", () => {
   assert.equal(run("--nope").status, 2);
   assert.equal(run("--model", "/nonexistent.json", "--question", Q, "--bridge", B).status, 2);
   assert.match(run("--help").stdout, /usage: node router.js/);
+});
+
+test("bad --batch input: one line naming the file and line, status 2, nothing on stdout", () => {
+  const dir = fs.mkdtempSync(path.join(require("node:os").tmpdir(), "router-batch-"));
+  const write = (name, content) => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, content);
+    return file;
+  };
+  const good = JSON.stringify({ id: "a", question: Q, bridge: B });
+  const notUtf8 = Buffer.concat([
+    Buffer.from(`${good}\n{"id": "`),
+    Buffer.from([0xc3, 0x28]),
+    Buffer.from('"}\n'),
+  ]);
+  const cases = [
+    [
+      write("malformed.jsonl", `${good}\n\n{"id": "b", "question": }\n`),
+      /malformed.jsonl, line 3: not valid JSON \(Expecting value/,
+    ],
+    [write("list.jsonl", `${good}\n[1, 2]\n`), /list.jsonl, line 2: expected a JSON object/],
+    [write("dup.jsonl", '{"id": 1, "id": 2}\n'), /dup.jsonl, line 1: not valid JSON \(Dup/],
+    [write("bytes.jsonl", notUtf8), /bytes.jsonl: not UTF-8 text \(byte 0xc3 at \w+ \d+, line 2\)/],
+    [path.join(dir, "absent.jsonl"), /cannot read .*absent.jsonl: no such file or directory/],
+    [dir, /cannot read .*: it is a directory/],
+    ["", /argument --batch: the path is empty/],
+  ];
+  for (const [file, message] of cases) {
+    const done = spawnSync(process.execPath, [MODULE, "--batch", file], { encoding: "utf8" });
+    assert.equal(done.status, 2, done.stderr);
+    assert.equal(done.stdout, "");
+    assert.match(done.stderr, /^router.js: error: [^\n]*\n$/);
+    assert.match(done.stderr, message);
+  }
+  const fine = spawnSync(process.execPath, [MODULE, "--batch", write("ok.jsonl", `${good}\n\n`)], {
+    encoding: "utf8",
+  });
+  assert.equal(fine.status, 0, fine.stderr);
+  assert.equal(JSON.parse(fine.stdout).b_rel_index, 1);
+});
+
+test("text that was not UTF-8 is refused, valid text of every script is routed", () => {
+  assert.throws(() => R.routeText(MODEL, "Who\ufffd?", B), /question is not valid UTF-8 text \(ch/);
+  assert.throws(() => R.routeText(MODEL, Q, "A. \udc80"), /bridge is not valid UTF-8 text \(char\w+ 3/);
+  assert.throws(() => R.routeText(MODEL, Q, B, "\ud800"), /bridge title is not valid UTF-8/);
+  // the position counts code points, as Python does: the emoji is one character
+  assert.throws(() => R.routeText(MODEL, "🎬\ufffd", B), /character 1 is/);
+  const mixed = R.routeText(MODEL, "Who 🎬 directed 東京?", "東京は都市です。 🎬 It is.");
+  assert.deepEqual(mixed.sentences, ["東京は都市です。", "🎬 It is."]);
 });
 
 test("routing a 2,000-character bridge is fast under Node (reported, not asserted)", () => {

@@ -10,7 +10,8 @@ code when the book is built, never typed. One module per concern:
   and defaults with their meanings ("Our reading of the paper");
 - ``reference``: ``regime-cli``, ``regime-api``, ``regime-api-index``,
   ``regime-metrics-glossary``, the reference pages generated from the code;
-- ``router_page``: ``regime-router-demo``, the live router and its router.js;
+- ``router_page``: ``regime-router-demo``, ``regime-router-features``, the live router, its
+  router.js and the features it shows;
 - ``mathjax``: MathJax served from the book, so the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
 - ``tables``: the one table builder, tables numbered per page;
@@ -57,6 +58,7 @@ from regime_core.book.sphinx.reference import (
 )
 from regime_core.book.sphinx.router_page import (
     RouterDemoDirective,
+    RouterFeaturesDirective,
     router_js_on_demo_pages,
     serve_router_js,
 )
@@ -95,6 +97,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-api-index", ApiIndexDirective)
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
+    app.add_directive("regime-router-features", RouterFeaturesDirective)
     app.connect("config-inited", serve_vendored_mathjax)
     app.connect("config-inited", serve_router_js)
     app.connect("builder-inited", link_css)

@@ -3,9 +3,12 @@ what it shows).
 
 Directive ``regime-router-demo``: the router in the reader's browser (``router.js``, served from
 ``_static`` and loaded only on the pages that hold it) with presets, and a static table of the
-presets' decisions by the Python router (what a reader without JavaScript sees). Presets come
-from the toy world and the prepared datasets of the work directory; a dataset that is not
-prepared is a warning, so a strict build fails.
+presets' decisions by the Python router (what a reader without JavaScript sees). The presets are
+hand-written or come from the toy world (never dataset text), and each says which sentence
+``B_rel`` must be and why; a preset whose ``B_rel`` the router does not select fails the build.
+
+Directive ``regime-router-features``: the five features by the names the page shows, each with
+its one-line meaning and the name ``regime route --json`` prints.
 """
 
 from __future__ import annotations
@@ -15,14 +18,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from docutils import nodes
-from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from regime_core.book.sphinx.records import warn, work_dir
 from regime_core.book.sphinx.tables import table
 
-ROUTER_DATASETS: tuple[str, ...] = ("2wikimultihopqa", "hotpotqa", "musique")
 #: the package's resources: router.js and the packaged model it reads
 RESOURCES = Path(str(importlib.resources.files("regime_core") / "resources"))
 
@@ -30,42 +30,64 @@ RESOURCES = Path(str(importlib.resources.files("regime_core") / "resources"))
 class RouterDemoDirective(SphinxDirective):
     """The live router with presets, and the presets' decisions by the Python router."""
 
-    option_spec: ClassVar[dict[str, Any]] = {"per-source": directives.positive_int}
+    option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.router_demo import STYLE, choose_presets, demo_html, load_model_json
+        from regime_core.book.router_demo import (
+            HAND_WRITTEN_PRESETS,
+            STYLE,
+            demo_html,
+            load_model_json,
+            route_presets,
+            toy_presets,
+        )
         from regime_core.data import load_examples
         from regime_core.router.model import default_router, default_router_path
 
         model_path = default_router_path()
         self.env.note_dependency(str(model_path))
-        examples = {"toyworld": load_examples("toyworld")}
-        for dataset in ROUTER_DATASETS:
-            try:
-                examples[dataset] = load_examples(dataset, work=work_dir(self.env.app))
-            except (FileNotFoundError, ValueError) as err:
-                warn(self.env, f"router presets: {err}", self.get_location())
-        presets = choose_presets(
-            examples, default_router(), per_source=self.options.get("per-source", 2)
-        )
+        router = default_router()
+        specs = [*HAND_WRITTEN_PRESETS, *toy_presets(load_examples("toyworld"), router)]
+        presets = route_presets(specs, router)
         live = nodes.raw(
             "", STYLE + demo_html(load_model_json(model_path), presets, "regime-router"),
             format="html",
         )  # fmt: skip
-        header = ("Preset", "Question", "Bridge title", "B_rel", "Decision", "p(union)")
+        header = ("Preset", "Question", "B_rel", "Why it is the right sentence", "Decision",
+                  "p(union)")  # fmt: skip
         rows = [
-            (f"{p.source} {p.example_id}", p.question, p.title, p.b_rel, p.action,
-             f"{p.probability:.3f}")
+            (f"{p.source}: {p.key}", p.question, p.b_rel, p.why, p.action, f"{p.probability:.3f}")
             for p in presets
-        ]  # fmt: skip
+        ]
         presets_table = table(
-            header, rows, widths=(2, 4, 2, 4, 1, 1), classes=["regime-router-presets"]
+            header, rows, widths=(2, 4, 4, 5, 1, 1), classes=["regime-router-presets"]
         )
         caption = nodes.paragraph(
-            text="The presets and the decision the Python router (regime route) gives each, "
-            "computed when this book was built."
+            text="The presets, the sentence each one's B_rel must be and why, and the decision "
+            "the Python router (regime route) gives each, computed when this book was built."
         )
         return [live, caption, presets_table]
+
+
+class RouterFeaturesDirective(SphinxDirective):
+    """The five features: the page's name, the one-line meaning, the name in ``--json``."""
+
+    option_spec: ClassVar[dict[str, Any]] = {}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.book.router_demo import FEATURE_GUIDE
+
+        items = nodes.bullet_list()
+        for name, (label, meaning) in FEATURE_GUIDE.items():
+            para = nodes.paragraph()
+            para += nodes.strong(text=label)
+            para += nodes.Text(f". {meaning} (")
+            para += nodes.literal(text=name)
+            para += nodes.Text(" in ")
+            para += nodes.literal(text="regime route --json")
+            para += nodes.Text(".)")
+            items += nodes.list_item("", para)
+        return [items]
 
 
 def serve_router_js(app: Sphinx, config: Any) -> None:
