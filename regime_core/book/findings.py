@@ -1,0 +1,375 @@
+"""The findings each claim chapter opens with: sentences written here, numbers from the records.
+
+Each :class:`Finding` is a short argument a person wrote, with wording that follows the values
+(a gain or a loss, a tie, significant or not), and numbers read from the runs' records when the
+book is built, never typed. The ``regime-findings`` directive renders a chapter's findings in the
+order below; ``tests/test_book_findings.py`` recomputes every sentence from the quick profile's
+records and finds it on its rendered page.
+
+A finding reads records through :class:`Records` (a missing record or key is an error that names
+it, so a strict build fails rather than printing a wrong sentence).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from regime_core.runner.records import format_number, get_number
+
+
+class Records:
+    """The records a finding reads, by run id, with short accessors for its numbers."""
+
+    def __init__(self, records: Mapping[str, Mapping[str, Any]]) -> None:
+        self._records = records
+
+    def record(self, run: str) -> Mapping[str, Any]:
+        if run not in self._records:
+            raise KeyError(f"no record for run {run!r}; the finding needs it")
+        return self._records[run]
+
+    def get(self, run: str, key: str) -> Any:
+        return get_number(self.record(run), key)
+
+    def node(self, run: str, key: str) -> Mapping[str, Any]:
+        node: Any = self.record(run)["numbers"]
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                raise KeyError(f"record {run!r} has no node {key!r} (at {part!r})")
+            node = node[part]
+        if not isinstance(node, Mapping):
+            raise KeyError(f"record {run!r}: {key!r} is a number, not a node")
+        return node
+
+    def has(self, run: str, key: str) -> bool:
+        try:
+            self.get(run, key)
+        except KeyError:
+            return False
+        return True
+
+
+def pp(x: float) -> str:
+    return format_number(x, "pp")
+
+
+def pct(x: float) -> str:
+    return format_number(x, "pct")
+
+
+def count(x: float) -> str:
+    return format_number(x, "int")
+
+
+def interval(c: Mapping[str, Any], effect: str = "diff") -> str:
+    """``+6.6 pp (95% CI +4.5 to +9.1)``: a comparison's effect and interval."""
+    lo, hi = format_number(c["ci_lo"], "pp"), format_number(c["ci_hi"], "pp")
+    return f"{pp(c[effect])} (95% CI {lo.removesuffix(' pp')} to {hi})"
+
+
+def significant(c: Mapping[str, Any]) -> bool:
+    """The interval excludes zero (the exact interval does exactly when p < 0.05)."""
+    return float(c["ci_lo"]) > 0 or float(c["ci_hi"]) < 0
+
+
+def direction(c: Mapping[str, Any], effect: str = "diff") -> str:
+    """``a significant gain``, ``a significant loss`` or ``no significant change``."""
+    if not significant(c):
+        return "no significant change"
+    return "a significant gain" if float(c[effect]) > 0 else "a significant loss"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a chapter: its id, the chapter (a docname), the runs it reads and the
+    function that writes it from their records."""
+
+    id: str
+    chapter: str
+    runs: tuple[str, ...]
+    write: Callable[[Records], str]
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+def _regime_shares(r: Records) -> str:
+    parts = []
+    for ds, name in (("hotpotqa", "HotpotQA"), ("2wikimultihopqa", "2WikiMultiHopQA"),
+                     ("musique", "MuSiQue")):  # fmt: skip
+        node = r.node("data_regimes", f"regimes.{ds}.all")
+        parts.append(
+            f"{name} {pct(node['B-dominant']['share'])} B-dominant, "
+            f"{pct(node['Q-dominant']['share'])} Q-dominant and {pct(node['neither']['share'])} "
+            "neither"
+        )
+    musique = r.node("data_regimes", "regimes.musique.all")
+    big = max(("B-dominant", "Q-dominant", "neither"), key=lambda k: musique[k]["share"])
+    tail = (
+        " On MuSiQue the questions whose hop-2 entity is named neither in the question nor in a "
+        "relation sentence of the bridge are the largest group: MuSiQue's hop-2 passage is often "
+        "titled otherwise than the entity that links the hops."
+        if big == "neither"
+        else ""
+    )
+    return "By our predicates the questions split as follows: " + "; ".join(parts) + "." + tail
+
+
+# --- T1 -----------------------------------------------------------------------------------------
+
+
+def _t1_fit(r: Records) -> str:
+    s = r.node("t1_auc_margin", "summary")
+    margin = r.get("t1_auc_margin", "margin")
+    other = r.node("t1_auc_margin", "other_margin")
+    paper = r.node("t1_auc_margin", "paper")
+    share = f"{count(s['probit_cells_passing'])} of {count(s['cells_fitted'])} cells"
+    name = {"std_margin": "standardised margin", "margin": "raw margin"}
+    head = (
+        f"With the {name[margin]}, the derivation's form, one probit curve fits the per-question "
+        f"AUC with R² ≥ {paper['r2_threshold']:.2f} in {share}"
+    )
+    target = paper["cells_passing"] / paper["cells"]
+    verdict = (
+        "at least the paper's share"
+        if s["probit_cells_passing"] / max(1, s["cells_fitted"]) >= target
+        else "fewer than the paper's share"
+    )
+    alt = (
+        f"; with the {name[other['margin']]} the same fit passes in "
+        f"{count(other['probit_cells_passing'])} of {count(other['cells_fitted'])}"
+    )
+    rho = (
+        f". Spearman's ρ between margin and AUC is positive and significant in "
+        f"{count(s['spearman_positive_significant_cells'])} of {count(s['cells_fitted'])} cells "
+        f"(median {s['spearman_median_rho']:.2f})"
+    )
+    return (
+        f"{head} ({verdict}: {paper['cells_passing']} of {paper['cells']}){alt}{rho}: the AUC "
+        "rises with the margin everywhere; whether one curve fits it closely depends on the margin."
+    )
+
+
+def _t1_dropped(r: Records) -> str:
+    dropped = int(r.get("t1_auc_margin", "summary.queries_without_negative"))
+    queries = int(r.get("t1_auc_margin", "summary.queries"))
+    if dropped == 0:
+        return f"Every one of the {count(queries)} questions has at least one negative candidate."
+    return (
+        f"{count(dropped)} of the {count(queries)} questions have no negative candidate left once "
+        "the bridge is excluded, so they have no AUC and no margin: they are counted here and "
+        "left out of every fit."
+    )
+
+
+# --- T2 -----------------------------------------------------------------------------------------
+
+
+def _t2_regimes(r: Records) -> str:
+    out = []
+    for enc, name in (("minilm", "MiniLM"), ("tfidf", "TF-IDF")):
+        b = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1-P2+.union_vs_q")
+        q = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1+P2-.union_vs_q")
+        out.append(
+            f"with {name}, adding B_rel to the question changes hit@5 by {interval(b)} where "
+            f"only the bridge names the hop-2 entity ({direction(b)}) and by {interval(q)} where "
+            f"only the question names it ({direction(q)})"
+        )
+    return "Pooled over the datasets, " + "; ".join(out) + " (Holm-adjusted intervals)."
+
+
+def _t2_bridge(r: Records) -> str:
+    out = []
+    for enc, name in (("minilm", "MiniLM"), ("tfidf", "TF-IDF")):
+        cell = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1-P2+")
+        qcell = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1+P2-")
+        bridge, union = cell["bridge_vs_q"], cell["union_vs_q"]
+        better = "beats" if bridge["diff"] > union["diff"] else "does not beat"
+        out.append(
+            f"with {name} it {better} union there ({pp(bridge['diff'])} against "
+            f"{pp(union['diff'])} over q) and costs {pp(qcell['bridge_vs_q']['diff'])} where the "
+            "question names the entity"
+        )
+    return (
+        "The whole bridge passage as the query, the usual iterative practice, is the strongest "
+        "arm in B-dominant questions and the weakest in Q-dominant ones: "
+        + "; ".join(out)
+        + ". Union is the safer query: it gains less where the bridge is needed and loses less "
+        "where it is not."
+    )
+
+
+# --- T3 -----------------------------------------------------------------------------------------
+
+
+def _t3_drop(r: Records) -> str:
+    paper = r.node("t3_brel_knockout", "paper")
+    low, high = paper["drop_low"], paper["drop_high"]
+    out = []
+    for enc, name in (("minilm", "MiniLM"), ("tfidf", "TF-IDF")):
+        c = r.node("t3_brel_knockout", f"comparisons.union_vs_knockout.{enc}.all")
+        if c["drop"] < low:
+            where = "below the paper's range"
+            if c["ci_hi"] >= low:
+                where += ", though its interval reaches into it"
+        elif c["drop"] > high:
+            where = "above the paper's range"
+            if c["ci_lo"] <= high:
+                where += ", though its interval reaches into it"
+        else:
+            where = "inside the paper's range"
+        out.append(f"{interval(c, 'drop')} with {name}, {where}")
+    n = int(r.get("t3_brel_knockout", "comparisons.union_vs_knockout.minilm.all.n"))
+    return (
+        f"On {count(n)} B-dominant questions, knocking B_rel out of the bridge costs "
+        + " and ".join(out)
+        + f" (paper: {pp(low)} to {pp(high)}): the relation sentence carries most of what the "
+        "bridge adds, and how much it is worth depends on the encoder."
+    )
+
+
+# --- the router ---------------------------------------------------------------------------------
+
+
+def _router_types(r: Records) -> str:
+    by_type = r.node("router_train", "train.by_type")
+    comparison = by_type.get("comparison")
+    others = {k: v for k, v in by_type.items() if k != "comparison"}
+    n_other = sum(v["n"] for v in others.values())
+    to_union = sum(v["n"] * v["share_union"] for v in others.values())
+    text = (
+        f"Cross-fitted on 2WikiMultiHopQA, the router sends {pct(comparison['share_union'])} of "
+        f"the {count(comparison['n'])} comparison questions to union and "
+        f"{pct(to_union / max(1, n_other))} of the {count(n_other)} others"
+        if comparison is not None
+        else "The training sample holds no comparison question"
+    )
+    if comparison is not None and comparison["share_union"] <= 0.05 and to_union / n_other >= 0.95:
+        text += (
+            ": in effect it detects comparison questions, which name both entities and so are "
+            "the Q-dominant case, and sends everything else to union"
+        )
+    return text + "."
+
+
+def _router_constant(r: Records) -> str:
+    coefficients = r.node("router_train", "train.coefficients")
+    zero = [name for name, value in coefficients.items() if value == 0.0]
+    used = len(coefficients) - len(zero)
+    if not zero:
+        return f"Each of its {count(len(coefficients))} features has a non-zero coefficient."
+    names = ", ".join(f"`{z}`" for z in zero)
+    verb, its = ("is", "its") if len(zero) == 1 else ("are", "their")
+    return (
+        f"{names} {verb} constant on the labelled training questions, so {its} "
+        f"coefficient is 0: the router routes on {count(used)} of its {count(len(coefficients))} "
+        "features, and a question where only that feature would differ gets the same decision."
+    )
+
+
+def _router_vs_union(r: Records) -> str:
+    main = r.node("router_train", "train.outcome.routed_vs_union")
+    head = (
+        f"Against always-union, the policy that needs no router, routing adds {interval(main)} at "
+        f"the paper's α ({direction(main)})"
+    )
+    sweep = r.node("ablations", "alpha_sweep.2wikimultihopqa")
+    parts = [
+        f"{interval(row['routed_vs_union'])} at α = {key.replace('p', '.')}"
+        for key, row in sweep.items()
+        if not row.get("degenerate") and "routed_vs_union" in row
+    ]
+    if not parts:
+        return head + "."
+    gains = [
+        row["routed_vs_union"]
+        for row in sweep.values()
+        if "routed_vs_union" in row and significant(row["routed_vs_union"])
+    ]
+    gains = [c for c in gains if c["diff"] > 0]
+    tail = (
+        ": the router earns its keep once the bridge weighs enough to hurt the questions that "
+        "do not need it."
+        if gains and not (significant(main) and main["diff"] > 0)
+        else "."
+    )
+    return head + "; across the α sweep it adds " + ", ".join(parts) + tail
+
+
+# --- transfer -----------------------------------------------------------------------------------
+
+
+def _musique_tie(r: Records) -> str:
+    t = r.node("zero_shot_transfer", "transfer.musique")
+    union = t["union_vs_q"]
+    gains, losses = int(union["n_a_better"]), int(union["n_b_better"])
+    if t["hit@5_q"] == t["hit@5_union"] == t["hit@5_routed"]:
+        head = (
+            f"On MuSiQue always-q, always-union and routed all reach {pct(t['hit@5_q'])}: at the "
+            f"paper's α, union wins {count(gains)} questions and loses {count(losses)}, which "
+            "cancel"
+        )
+    else:
+        head = (
+            f"On MuSiQue union against q wins {count(gains)} questions and loses {count(losses)} "
+            f"({interval(union)})"
+        )
+    oracle = t["oracle_vs_q"]
+    return (
+        head
+        + f"; an oracle choosing per question would add {pp(oracle['diff'])}. The router sends "
+        f"{pct(t['share_union'])} of MuSiQue's questions to union, so it can only be as good as "
+        "union is at this α."
+    )
+
+
+def _musique_alpha(r: Records) -> str:
+    sweep = r.node("ablations", "alpha_sweep.musique")
+    rows = [
+        (key.replace("p", "."), row)
+        for key, row in sweep.items()
+        if not row.get("degenerate") and "routed_vs_q" in row
+    ]
+    if not rows:
+        return "The α sweep holds no MuSiQue setting."
+    text = ", ".join(f"{interval(row['routed_vs_q'])} at α = {a}" for a, row in rows)
+    return f"With a heavier bridge the picture changes: routed − always-q on MuSiQue is {text}."
+
+
+# --- the registry -------------------------------------------------------------------------------
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding("regime_shares", "book/claims/data_regimes", ("data_regimes",), _regime_shares),
+    Finding("t1_fit", "book/claims/t1_auc_margin", ("t1_auc_margin",), _t1_fit),
+    Finding("t1_dropped", "book/claims/t1_auc_margin", ("t1_auc_margin",), _t1_dropped),
+    Finding("t2_regimes", "book/claims/t2_regime_decomposition", ("t2_regime_decomposition",),
+            _t2_regimes),
+    Finding("t2_bridge", "book/claims/t2_regime_decomposition", ("t2_regime_decomposition",),
+            _t2_bridge),
+    Finding("t3_drop", "book/claims/t3_brel_knockout", ("t3_brel_knockout",), _t3_drop),
+    Finding("router_types", "book/claims/router_train", ("router_train",), _router_types),
+    Finding("router_constant", "book/claims/router_train", ("router_train",), _router_constant),
+    Finding("router_vs_union", "book/claims/router_train", ("router_train", "ablations"),
+            _router_vs_union),
+    Finding("musique_tie", "book/claims/zero_shot_transfer", ("zero_shot_transfer",),
+            _musique_tie),
+    Finding("musique_alpha", "book/claims/zero_shot_transfer", ("ablations",), _musique_alpha),
+)  # fmt: skip
+
+
+def chapter_findings(chapter: str) -> list[Finding]:
+    """The findings of ``chapter`` (a docname such as ``book/claims/t3_brel_knockout``)."""
+    found = [f for f in FINDINGS if f.chapter == chapter]
+    if not found:
+        raise KeyError(f"no findings for chapter {chapter!r}; chapters with findings: "
+                       f"{sorted({f.chapter for f in FINDINGS})}")  # fmt: skip
+    return found
+
+
+def write_findings(chapter: str, records: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """``(finding id, sentence)`` for each finding of ``chapter``, from ``records`` (run ->
+    record); pure."""
+    view = Records(records)
+    return [(f.id, f.write(view)) for f in chapter_findings(chapter)]
