@@ -59,6 +59,27 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
 }
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
+#: The longest short ``label`` of a claim: it names the claim's row in the landing page's chart,
+#: its verdict table and the paper-against-ours cards, so it must fit on a phone's line.
+LABEL_MAX_CHARS = 40
+
+
+def _check_label(where: str, label: Any) -> str:
+    """A claim's ``label``: a non-empty one-line text of at most :data:`LABEL_MAX_CHARS`."""
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(
+            f"{where}: 'label' must be a short non-empty text naming the claim (at most "
+            f"{LABEL_MAX_CHARS} characters, e.g. 'T3: knocking out B_rel costs 8.6–14.1 pp')"
+        )
+    text = label.strip()
+    if "\n" in text:
+        raise ValueError(f"{where}: 'label' {text!r} must be one line")
+    if len(text) > LABEL_MAX_CHARS:
+        raise ValueError(
+            f"{where}: 'label' {text!r} has {len(text)} characters; shorten it to at most "
+            f"{LABEL_MAX_CHARS} (the full statement belongs in 'claim')"
+        )
+    return text
 
 
 def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
@@ -92,6 +113,8 @@ class Claim:
     ours: Mapping[str, Any]
     behind: str = ""
     chapter: str = ""
+    #: a short name for the claim's row (at most :data:`LABEL_MAX_CHARS`); required in the file
+    label: str = ""
 
     def keys(self) -> list[str]:
         """Every record key this claim reads (in the run ``run``)."""
@@ -172,6 +195,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
             not isinstance(paper["levels"], dict) or set(paper["levels"]) != set(ours["parts"])
         ):
             raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
+        label = _check_label(where, body.get("label"))
         claims.append(
             Claim(
                 id=claim_id,
@@ -183,6 +207,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 ours={k: v for k, v in ours.items() if k != "run"},
                 behind=str(body.get("behind", "")),
                 chapter=str(body.get("chapter", "")),
+                label=label,
             )
         )
     return claims

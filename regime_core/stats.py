@@ -34,9 +34,10 @@ ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
-#: How a comparison's interval is made: the exact McNemar procedure (binary outcomes), or a
-#: percentile bootstrap of the mean difference (the sign and permutation tests, whose p-values
-#: come from another procedure; the verdict rules then read the interval only).
+#: How a comparison's interval is made, by test.
+#: The exact McNemar procedure (binary outcomes), or a percentile bootstrap of the mean
+#: difference (the sign and permutation tests, whose p-values come from another procedure; the
+#: verdict rules then read the interval only).
 CI_METHODS: dict[str, str] = {
     "exact_mcnemar": "Clopper–Pearson interval of the discordant pairs won, scaled to a "
     "difference of rates: the inversion of the exact McNemar test",

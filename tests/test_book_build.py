@@ -5,8 +5,10 @@ over real records by tests/test_book_pages.py."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import PageLinks, broken_links, copy_book_sources
@@ -26,7 +28,18 @@ chapters:
   - file: book/records_demo
     sections:
       - file: book/executed/demo
+  - file: book/claims_demo
 """
+#: The demo record's numbers behind the claims of ``fixtures/book/claims_demo.yml``.
+DEMO_CLAIMS = {
+    "n": 400,
+    "gain": {"diff": 0.066, "ci_lo": 0.045, "ci_hi": 0.091, "p_value": 0.0004,
+             "n_a_better": 40, "n_b_better": 14},
+    "loss": {"diff": -0.02, "ci_lo": -0.055, "ci_hi": 0.0},
+    "same": {"diff": 0.0, "ci_lo": 0.0, "ci_hi": 0.0},
+    "cells_passing": 5, "cells": 8,
+    "split": {"all": False, "one": True, "two": False},
+}  # fmt: skip
 
 
 def _fixture_book(target: Path) -> Path:
@@ -35,7 +48,7 @@ def _fixture_book(target: Path) -> Path:
     shutil.copyfile(paths.REPO_ROOT / "_config.yml", target / "_config.yml")
     (target / "_toc.yml").write_text(FIXTURE_TOC, encoding="utf-8")
     (target / "book").mkdir(exist_ok=True)
-    for page in FIXTURE_BOOK.glob("*.md"):
+    for page in [*FIXTURE_BOOK.glob("*.md"), *FIXTURE_BOOK.glob("*.yml")]:
         if page.name != "README.md":
             shutil.copyfile(page, target / "book" / page.name)
     shutil.copyfile(paths.REPO_ROOT / "book" / "references.bib", target / "book" / "references.bib")
@@ -62,8 +75,16 @@ def _fake_demo_run(root: Path, work: Path) -> None:
             "fit": {"slope": FAKE_SLOPE, "intercept": 0.01, "r2": 0.97},
             "counts": {"points": 1234},
             "cells": {"B-dominant": {"delta_hit@5": 0.05}},
+            "claims": DEMO_CLAIMS,
         },
         figures=[figure],
+    )
+    summary = {"readings": 4, "holding": 1, "share": 0.25, "most_sensitive_knob": "pool"}
+    write_record(
+        work / "results" / "robustness",
+        name="robustness",
+        config={"n_readings": 4},
+        numbers={"claims": {"demo_gain": summary}},
     )
     notebook = json.loads(DEMO.read_text())
     notebook["metadata"]["regime"] = {"run_id": "demo", "source": "tests/fixtures/demo.ipynb"}
@@ -208,3 +229,212 @@ def test_tables_of_an_unnumbered_page_count_from_one() -> None:
         "chapter": {"table": {"a": (6, 1)}},
         "reference": {"table": {"x": (2,), "y": (1,)}, "figure": {"f": (1,)}},
     }
+
+
+# --- the claims chart and tables (fixtures/book/claims_demo.md, over the demo record) -----------
+
+
+def _demo_verdicts(root: Path) -> list[Any]:
+    """The claims of ``claims_demo.yml`` judged here, on the records the fixture book read."""
+    from regime_core.paper import load_claims
+    from regime_core.runner.records import load_record, record_path
+    from regime_core.runner.verdicts import judge_claims
+
+    results = root / "work" / "results"
+    records = {run: load_record(record_path(results / run)) for run in ("demo", "robustness")}
+    claims = load_claims(FIXTURE_BOOK / "claims_demo.yml")
+    return judge_claims({"demo": records["demo"]}, claims, records["robustness"])
+
+
+def _claims_page(html: Path) -> Any:
+    from bs4 import BeautifulSoup
+
+    page = html / "book" / "claims_demo.html"
+    return BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+
+
+def _text(node: Any) -> str:
+    """Visible text, whitespace folded and Sphinx's typographic apostrophes made plain."""
+    return " ".join(node.get_text(" ").replace("\u2019", "'").split())
+
+
+@pytest.mark.slow
+def test_the_claims_chart_places_each_claim_as_the_kernel_says(
+    built_book: tuple[Path, Path],
+) -> None:
+    """One row per pp claim or part, in the claims' order: its label linked to its chapter, its
+    interval and marks where chart_layout puts them, its class and words its verdict, an
+    aria-label with its numbers; the claims not in pp as text rows with their verdicts."""
+    from regime_core.book.sphinx.claims import verdict_class
+    from regime_core.book.sphinx.claims_chart import chart_layout, chart_rows
+
+    root, html = built_book
+    pp_rows, text_rows = chart_rows(_demo_verdicts(root))
+    assert [r.label for r in pp_rows] == [
+        "Demo: a gain of +5.6 pp", "Demo: a loss of 3 to 5 pp", "Demo: beats the fixed arm",
+        "Demo: no loss", "Demo: unchanged by the pool · small",
+        "Demo: unchanged by the pool · large",
+    ]  # fmt: skip
+    layout = chart_layout(pp_rows)
+    chart = _claims_page(html).select_one("figure.regime-claims-chart")
+    assert "95% confidence interval" in _text(chart.figcaption)
+    assert chart.contents[-1].name == "figcaption"  # beneath the chart, as a figure's
+    rows = chart.select(".regime-chart-row")
+    assert len(rows) == len(pp_rows)
+    for row, placed in zip(rows, layout.rows, strict=True):
+        expected = placed.row
+        assert verdict_class(expected.verdict) in row["class"], expected.label
+        assert row["role"] == "group"
+        assert row["aria-label"] == (
+            f"{expected.label}. Paper: {expected.paper_text}. Ours: {expected.ours_text}. "
+            f"Verdict: {expected.verdict_label}."
+        )
+        assert [a["href"] for a in row.select(".regime-chart-label a")] == ["records_demo.html"]
+        assert _text(row.select_one(".regime-chart-verdict")) == expected.verdict_label
+        left, width = placed.interval
+        interval = row.select_one(".regime-chart-interval")
+        assert interval["style"] == f"left: {left:.2f}%; width: {width:.2f}%"
+        zero = row.select_one(".regime-chart-zero")["style"]
+        assert zero == f"left: {layout.zero:.2f}%"
+        assert row.select_one(".regime-chart-track")["aria-hidden"] == "true"
+    by_label = {placed.row.label: row for placed, row in zip(layout.rows, rows, strict=True)}
+    # the paper's side: a diamond, a band, the allowed side with its margin lines
+    assert by_label["Demo: a gain of +5.6 pp"].select(".regime-chart-paper")
+    assert by_label["Demo: a loss of 3 to 5 pp"].select(".regime-chart-band")
+    no_loss = by_label["Demo: no loss"]
+    assert len(no_loss.select(".regime-chart-margin")) == 1 and no_loss.select(
+        ".regime-chart-paper"
+    )
+    small = by_label["Demo: unchanged by the pool · small"]
+    assert len(small.select(".regime-chart-margin")) == 2
+    assert small.select_one(".regime-chart-interval")["style"].endswith("width: 0.00%")
+    # the other claims, as text, in order; a claim without a chapter is not a link
+    texts = chart.select(".regime-chart-textrow")
+    assert [_text(t.select_one(".regime-chart-label")) for t in texts] == [
+        r.label for r in text_rows
+    ]
+    assert [t.select(".regime-chart-label a") != [] for t in texts] == [True, False]
+    for text, expected in zip(texts, text_rows, strict=True):
+        assert verdict_class(expected.verdict) in text["class"]
+        assert _text(text.select_one(".regime-chart-verdict")) == expected.verdict_label
+
+
+@pytest.mark.slow
+def test_the_verdict_table_gives_paper_ours_verdict_and_why(built_book: tuple[Path, Path]) -> None:
+    from regime_core.book.sphinx.claims import VERDICT_COLUMNS, ours_text, verdict_class, why_text
+
+    root, html = built_book
+    verdicts = _demo_verdicts(root)
+    table = _claims_page(html).select_one("table.regime-landing-verdicts")
+    assert "regime-cards" in table["class"] and "regime-cards-always" not in table["class"]
+    header = [_text(th) for th in table.select("thead th")]
+    assert header == [name for name, _ in VERDICT_COLUMNS]
+    rows = table.select("tbody tr")
+    assert len(rows) == len(verdicts)
+    for row, judged in zip(rows, verdicts, strict=True):
+        cells = row.find_all("td", recursive=False)
+        assert _text(cells[0]) == judged.claim.label
+        # every cell but the claim is led by its column's name, which a card shows
+        names = [_text(c.select_one(".regime-card-label")) for c in cells[1:]]
+        assert names == header[1:]
+        values = [_text(c).removeprefix(n).strip() for c, n in zip(cells[1:], names, strict=True)]
+        paper, ours, verdict, why = values
+        assert ours == ours_text(judged)
+        assert verdict.startswith(judged.verdict)
+        assert verdict_class(judged.verdict) in cells[3]["class"]
+        assert why == why_text(judged) == judged.judgement.reason
+        assert paper
+
+
+@pytest.mark.slow
+def test_the_paper_against_ours_cards_hold_every_column(built_book: tuple[Path, Path]) -> None:
+    from regime_core.book.sphinx.claims import CLAIM_COLUMNS, NO_POWER, NO_POWER_COUNTS, ours_text
+    from regime_core.runner.judge import power_text
+    from regime_core.runner.verdicts import robustness_phrase
+
+    root, html = built_book
+    verdicts = _demo_verdicts(root)
+    table = _claims_page(html).select_one("table.regime-claims-table")
+    assert "regime-cards-always" in table["class"]
+    rows = table.select("tbody tr")
+    assert len(rows) == len(verdicts)
+    header = [name for name, _ in CLAIM_COLUMNS]
+    for row, judged in zip(rows, verdicts, strict=True):
+        cells = row.find_all("td", recursive=False)
+        assert len(cells) == len(header)
+        field = {_text(c.select_one(".regime-card-label")): _text(c) for c in cells[1:]}
+        assert list(field) == header[1:]
+        value = {name: text.removeprefix(name).strip() for name, text in field.items()}
+        assert judged.claim.claim in _text(cells[0])
+        comparison = judged.claim.rule in ("estimate", "range", "positive", "no_loss",
+                                           "equivalence")  # fmt: skip
+        expected_power = power_text(judged.judgement.power) if comparison else NO_POWER
+        if comparison and judged.judgement.power is None:
+            expected_power = NO_POWER_COUNTS
+        assert value["Power"] == expected_power, judged.claim.id
+        assert value["Ours"] == ours_text(judged)
+        robust = robustness_phrase(judged.robustness).replace("reproduced under ", "", 1)
+        assert value["Robustness"] == ("not computed" if judged.robustness is None else robust)
+    gain = {_text(c.select_one(".regime-card-label")): c for c in rows[0].find_all("td")[1:]}
+    assert "1 of 4 readings" in _text(gain["Robustness"])
+    assert "with 80% power" in _text(gain["Power"])
+
+
+#: Where the first chart row's label and track lie, and whether the verdict table is a table.
+LAYOUT_SCRIPT = """(() => {
+  const row = document.querySelector('.regime-chart-row');
+  const box = (el) => { const r = el.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width}; };
+  const table = document.querySelector('table.regime-landing-verdicts');
+  return {label: box(row.querySelector('.regime-chart-label')),
+          track: box(row.querySelector('.regime-chart-track')),
+          head: getComputedStyle(table.querySelector('thead')).display,
+          cardLabel: getComputedStyle(table.querySelector('.regime-card-label')).display,
+          viewport: document.documentElement.clientWidth};
+})()"""
+
+
+def _layout_at(chromium: str, html: Path, page: str, width: int) -> dict[str, Any]:
+    from regime_core.book.browser import DevTools, serve
+
+    with serve(html) as base, DevTools(chromium) as browser:
+        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
+        attached = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})
+        session = attached["sessionId"]
+        browser.call("Page.enable", session=session)
+        metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 700}
+        browser.call("Emulation.setDeviceMetricsOverride", metrics, session=session)
+        browser.call("Page.navigate", {"url": base + page}, session=session)
+        browser.wait_event("Page.loadEventFired", session=session, timeout=30)
+        found = browser.call(
+            "Runtime.evaluate",
+            {"expression": LAYOUT_SCRIPT, "returnByValue": True},
+            session=session,
+        )
+    return found["result"]["value"]
+
+
+@pytest.mark.slow
+def test_the_chart_and_the_tables_reflow_on_a_phone(built_book: tuple[Path, Path]) -> None:
+    """In Chromium: at 390 px the label sits above the track, which takes the width, and the
+    verdict table is a card per claim, with no overflow; at 1366 px the label sits beside the
+    track and the verdict table is a table."""
+    from regime_core.book.browser import check_in_browser, find_chromium
+
+    chromium = find_chromium()
+    if chromium is None:
+        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
+            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
+        pytest.skip("Chromium is not installed (Debian package chromium)")
+    _, html = built_book
+    page = "book/claims_demo.html"
+    phone = _layout_at(chromium, html, page, 390)
+    assert phone["label"]["bottom"] <= phone["track"]["top"]
+    assert phone["track"]["width"] > 0.7 * phone["viewport"]
+    assert (phone["head"], phone["cardLabel"]) == ("none", "block")
+    laptop = _layout_at(chromium, html, page, 1366)
+    assert laptop["label"]["right"] <= laptop["track"]["left"]
+    assert laptop["label"]["top"] < laptop["track"]["bottom"]
+    assert (laptop["head"], laptop["cardLabel"]) == ("table-header-group", "none")
+    report = check_in_browser(html, pages=[page], chromium=chromium, screenshots=html.parent)
+    assert report.problems == []

@@ -237,14 +237,14 @@ def test_the_vocabulary_check_catches_each_variant() -> None:
 
 
 def test_the_landing_page_judges_every_claim_and_states_the_caveats() -> None:
-    """Every claim of paper_claims.yml has its computed verdict on the landing page; the data
-    caveat reads the subsets' sizes from the data record; the key figure is there."""
-    from regime_core.paper import load_claims
-
+    """The landing page shows every claim of paper_claims.yml through the chart and the verdict
+    table (computed, so no verdict is typed there); the data caveat reads the subsets' sizes
+    from the data record; the key figure is there."""
     source = (BOOK / "intro.md").read_text(encoding="utf-8")
     text = _without_fences(_without_inline_literals(source))
-    verdicts = [m.group(2).strip() for m in ROLE.finditer(text) if m.group(1) == "verdict"]
-    assert sorted(verdicts) == sorted(c.id for c in load_claims())
+    assert _top_level_directives(source, "regime-claims-chart") == 1
+    assert _top_level_directives(source, "regime-verdict-table") == 1
+    assert "{verdict}" not in text and "| Claim |" not in text  # no hand-made verdict table
     for dataset in ("hotpotqa", "2wikimultihopqa", "musique"):
         assert f"{{rec}}`data_regimes:prepared.{dataset}.two_hop|int`" in text, dataset
     assert _top_level_directives(source, "rec-figure") == 1
@@ -531,13 +531,48 @@ def test_no_broken_internal_links_or_images(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None:
+    from regime_core.book.sphinx.claims import verdict_class
     from regime_core.paper import load_claims
     from regime_core.runner.judge import VERDICTS
 
     page = html / "book" / "reproducing" / "paper_vs_ours.html"
     verdicts = _Page.read(page).verdict_cells
     assert len(verdicts) == len(load_claims())
-    assert {v.removeprefix("regime-verdict-").replace("-", " ") for v in verdicts} <= set(VERDICTS)
+    assert set(verdicts) <= {verdict_class(v) for v in VERDICTS}
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_the_landing_page_charts_and_tabulates_every_claim(html: Path, quick_run: Any) -> None:
+    """The chart has a row per pp claim (or part) and a text row per other claim, the verdict
+    table a row per claim, each with the verdict recomputed here from the quick run's records."""
+    from bs4 import BeautifulSoup
+
+    from regime_core.book.sphinx.claims import verdict_class
+    from regime_core.book.sphinx.claims_chart import chart_rows
+    from regime_core.paper import load_claims
+    from regime_core.runner.verdicts import judge_claims
+
+    claims = load_claims()
+    judged = judge_claims({c.run: quick_run.record(c.run) for c in claims}, claims)
+    pp_rows, text_rows = chart_rows(judged)
+    page = BeautifulSoup((html / "book" / "intro.html").read_text(encoding="utf-8"), "html.parser")
+    chart = page.select_one("figure.regime-claims-chart")
+    shown = chart.select(".regime-chart-row") + chart.select(".regime-chart-textrow")
+    expected = [*pp_rows, *text_rows]
+    assert [_plain(r["aria-label"]).split(". Paper:")[0] for r in shown] == [
+        r.label for r in expected
+    ]
+    for row, want in zip(shown, expected, strict=True):
+        assert verdict_class(want.verdict) in row["class"], want.label
+        assert _plain(row.select_one(".regime-chart-verdict").get_text(" ")) == want.verdict_label
+    table = page.select_one("table.regime-landing-verdicts")
+    cells = [row.find_all("td", recursive=False) for row in table.select("tbody tr")]
+    assert [_plain(c[0].get_text(" ")) for c in cells] == [c.label for c in claims]
+    for row, verdict in zip(cells, judged, strict=True):
+        assert verdict_class(verdict.verdict) in row[3]["class"], verdict.claim.id
+        links = [a["href"].split("#")[0] for a in row[0].select("a")]
+        assert links == [f"{verdict.claim.chapter.removeprefix('book/')}.html"]
 
 
 @pytest.mark.realdata
@@ -705,17 +740,23 @@ def test_api_pages_document_every_module_once(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
-    """Captioned as its page's Table 1, the verdict in the second column (in view on a phone
-    without scrolling), each claim linked to the chapter that holds its evidence."""
+    """Captioned as its page's Table 1, a card per claim at every width: every cell but the
+    claim led by its column's name (so no column is ever off-screen), the verdict cell carrying
+    its class, each claim linked to the chapter that holds its evidence."""
+    from regime_core.book.sphinx.claims import CLAIM_COLUMNS
     from regime_core.paper import load_claims
 
-    page = _read(html / "book" / "reproducing" / "paper_vs_ours.html", "regime-paper-claims")
+    page = _read(html / "book" / "reproducing" / "paper_vs_ours.html", "regime-claims-table")
     assert page.captions[0].startswith("Table 1 The paper")
     header, *rows = page.rows
-    assert [cell[0] for cell in header[:2]] == ["Claim", "Verdict"]
+    names = [name for name, _ in CLAIM_COLUMNS]
+    assert [cell[0] for cell in header] == names
     claims = load_claims()
     assert len(rows) == len(claims)
     for row, claim in zip(rows, claims, strict=True):
-        assert any(c.startswith("regime-verdict-") for c in row[1][2]), claim.id
+        assert all(cell[0].startswith(name) for cell, name in zip(row[1:], names[1:], strict=True))
+        verdict = row[names.index("Verdict")]
+        assert any(c.startswith("regime-verdict-") for c in verdict[2]), claim.id
         links = [href.split("#")[0] for href in row[0][1]]
         assert links == [f"../{claim.chapter.removeprefix('book/')}.html"], claim.id
+        assert row[0][0].startswith(claim.label), claim.id

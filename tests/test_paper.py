@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from regime_core.paper import CLAIM_RULES, Claim, load_claims, paper_claim
+from regime_core.paper import CLAIM_RULES, LABEL_MAX_CHARS, Claim, load_claims, paper_claim
 
 
 def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
@@ -18,6 +18,9 @@ def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
     assert {c.rule for c in claims} <= set(CLAIM_RULES)
     ids = [c.id for c in claims]
     assert len(ids) == len(set(ids))
+    labels = [c.label for c in claims]
+    assert all(0 < len(label) <= LABEL_MAX_CHARS for label in labels)
+    assert len(labels) == len(set(labels)), "two claims share a label"
 
 
 def test_every_number_of_the_paper_is_read_from_the_claims_file() -> None:
@@ -102,6 +105,35 @@ def _claims_file(tmp_path: Path, body: str) -> Path:
 def test_bad_claims_files_name_the_problem(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         load_claims(_claims_file(tmp_path, body))
+
+
+LABELLED = (
+    "claims:\n  - {{id: a, claim: x, source: s, rule: holds, paper: {{statement: y}}, "
+    "ours: {{run: r, holds: k}}{label}}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [
+        ("", "'label' must be a short non-empty text"),
+        (", label: ''", "'label' must be a short non-empty text"),
+        (", label: '   '", "'label' must be a short non-empty text"),
+        (", label: 3", "'label' must be a short non-empty text"),
+        (", label: '" + "x" * (LABEL_MAX_CHARS + 1) + "'", "41 characters; shorten it"),
+        (', label: "two\\nlines"', "must be one line"),
+    ],
+)
+def test_a_claim_needs_a_short_label(tmp_path: Path, label: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as raised:
+        load_claims(_claims_file(tmp_path, LABELLED.format(label=label)))
+    assert "claim 'a'" in str(raised.value) and "claims.yml" in str(raised.value)
+
+
+def test_a_label_at_the_limit_is_kept_stripped(tmp_path: Path) -> None:
+    label = "x" * LABEL_MAX_CHARS
+    (claim,) = load_claims(_claims_file(tmp_path, LABELLED.format(label=f", label: ' {label} '")))
+    assert claim.label == label
 
 
 def test_doctests_pass() -> None:

@@ -62,6 +62,7 @@ def test_robustness_phrase() -> None:
 CLAIMS = """
 claims:
   - id: gain
+    label: "a gain"
     claim: "a gain"
     source: abstract
     chapter: book/claims/router_train
@@ -70,6 +71,7 @@ claims:
     ours: {run: r, estimate: c.diff, ci_lo: c.ci_lo, ci_hi: c.ci_hi, p: c.p_value, n: n,
            n_a_better: c.n_a_better, n_b_better: c.n_b_better}
   - id: beats_union
+    label: "beats always-union"
     claim: "beats always-union"
     source: implied
     rule: positive

@@ -41,15 +41,16 @@ NOT_TESTABLE = "not testable here"
 VERDICTS: tuple[str, ...] = (
     REPRODUCED, SMALLER, LARGER, DIRECTION_ONLY, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE,
 )  # fmt: skip
-#: A flag beside a verdict: our interval overlaps the paper's range although our estimate lies
-#: outside it (the verdict says which side; the flag says the data cannot exclude the range).
+#: A flag beside a verdict.
+#: Our interval overlaps the paper's range although our estimate lies outside it (the verdict
+#: says which side; the flag says the data cannot exclude the range).
 CONSISTENT_WITH = "consistent with the paper's range"
 #: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
-#: The smallest difference of hit@5 we treat as a real effect (1 point of R@5): the margin of the
-#: "no loss" (non-inferiority) and "invariant" (equivalence) rules, and the effect an implied
-#: "> 0" claim must be able to reach. Ours, chosen after the issue that asked for these rules
-#: had shown our numbers (the book says so).
+#: The smallest difference of hit@5 we treat as a real effect, 1 point of R@5.
+#: The margin of the "no loss" (non-inferiority) and "invariant" (equivalence) rules, and the
+#: effect an implied "> 0" claim must be able to reach. Ours, chosen after the issue that asked
+#: for these rules had shown our numbers (the book says so).
 SMALLEST_EFFECT: float = 0.01
 #: Power the power column asks for (:data:`regime_core.stats.TARGET_POWER`).
 POWER_METHOD = (
@@ -123,7 +124,7 @@ class Judgement:
 
     @property
     def label(self) -> str:
-        """The verdict with its flags: ``smaller than reported (consistent with ...)``."""
+        """The verdict with its flags, e.g. ``smaller than reported (consistent with ...)``."""
         return self.verdict + "".join(f" ({flag})" for flag in self.flags)
 
 

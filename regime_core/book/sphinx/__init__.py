@@ -4,8 +4,11 @@ Every number, verdict, default and reference table of the prose is read from the
 code when the book is built, never typed. One module per concern:
 
 - ``records``: ``{rec}``, ``rec-table``, ``rec-figure``, the numbers and figures of records;
-- ``claims``: ``regime-paper-claims``, ``{verdict}``, ``{claim}``, ``{robust}``,
-  ``{compare}``, the paper's claims against ours;
+- ``claims``: ``regime-paper-claims``, ``regime-verdict-table``, ``{verdict}``, ``{claim}``,
+  ``{robust}``, ``{compare}``, the paper's claims against ours (a card per claim on a phone;
+  their style sheet is ``static/regime-claims.css``);
+- ``claims_chart``: ``regime-claims-chart``, the landing page's chart of every claim on one
+  percentage-point axis, in HTML and CSS;
 - ``choices``: ``regime-choices``, ``regime-config-defaults``, ``{default}``, the named choices
   and defaults with their meanings ("Our reading of the paper");
 - ``reference``: ``regime-cli``, ``regime-api``, ``regime-api-index``,
@@ -34,7 +37,20 @@ from regime_core.book.sphinx.choices import (
     describe_choice,
     import_dotted,
 )
-from regime_core.book.sphinx.claims import ClaimTextRole, ComparisonRole, PaperClaimsDirective
+from regime_core.book.sphinx.claims import (
+    ClaimTextRole,
+    ComparisonRole,
+    PaperClaimsDirective,
+    VerdictTableDirective,
+    serve_claims_css,
+)
+from regime_core.book.sphinx.claims_chart import (
+    ClaimsChartDirective,
+    depart_html_element,
+    html_element,
+    pass_through,
+    visit_html_element,
+)
 from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.mathjax import serve_vendored_mathjax
 from regime_core.book.sphinx.records import (
@@ -86,6 +102,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
+    app.add_directive("regime-verdict-table", VerdictTableDirective)
+    app.add_directive("regime-claims-chart", ClaimsChartDirective)
+    others = (pass_through, pass_through)
+    app.add_node(
+        html_element, html=(visit_html_element, depart_html_element), latex=others, text=others,
+        man=others, texinfo=others,
+    )  # fmt: skip
     for kind in ("verdict", "claim", "robust"):
         app.add_role(kind, ClaimTextRole(kind))
     app.add_role("compare", ComparisonRole())
@@ -100,6 +123,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-router-features", RouterFeaturesDirective)
     app.connect("config-inited", serve_vendored_mathjax)
     app.connect("config-inited", serve_router_js)
+    app.connect("config-inited", serve_claims_css)
     app.connect("builder-inited", link_css)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)

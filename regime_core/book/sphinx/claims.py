@@ -1,8 +1,15 @@
 """The paper's claims against ours, and the sentences of the prose that state a verdict.
 
 - Directive ``regime-paper-claims``: the claims of ``paper_claims.yml`` against our numbers
-  from the records, with the verdict :func:`regime_core.runner.judge.judge_claim` computes
-  and its robustness (:mod:`regime_core.runner.verdicts`, the data of ``regime verdicts --json``).
+  from the records, with the verdict :func:`regime_core.runner.judge.judge_claim` computes,
+  why, its robustness (:mod:`regime_core.runner.verdicts`, the data of ``regime verdicts
+  --json``) and its power; a card per claim (:data:`CLAIM_COLUMNS`).
+- Directive ``regime-verdict-table``: the landing page's table of every claim, the paper's
+  number, ours, the verdict and why (:data:`VERDICT_COLUMNS`); a card per claim on a phone.
+  The landing page's chart is ``regime-claims-chart``
+  (:mod:`regime_core.book.sphinx.claims_chart`); the three share the cells below
+  (:func:`why_text`, :func:`verdict_entry`, :func:`ours_text`) and the style sheet
+  ``static/regime-claims.css`` (:func:`serve_claims_css`).
 - Roles ``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
   reason, the robustness) and ``{robust}`claim_id``` (the robustness alone).
 - Role ``{compare}`run:key```: a paired comparison of a record as a phrase that states its
@@ -23,7 +30,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from regime_core import paths
+from regime_core import config, paths
 from regime_core.book.sphinx.records import (
     RECORD_PROBLEMS,
     page_record,
@@ -33,17 +40,47 @@ from regime_core.book.sphinx.records import (
     warn_problem,
 )
 from regime_core.book.sphinx.tables import paragraph, table
+from regime_core.runner.records import format_number
 
-#: the columns of the claims table; the verdict comes second, so a phone shows it unscrolled
+#: The columns of the paper-against-ours table, with their relative widths. Eight columns are
+#: too many for a page at any width, so each row is a card (``static/regime-claims.css``): the
+#: claim is its title and every other cell a field led by its column's name, so no column is
+#: ever off-screen.
 CLAIM_COLUMNS: tuple[tuple[str, int], ...] = (
     ("Claim", 4),
-    ("Verdict", 3),
     ("Paper", 2),
     ("Ours", 3),
+    ("Verdict", 2),
+    ("Why", 4),
     ("Data behind ours", 3),
     ("Robustness", 2),
+    ("Power", 3),
 )
 CLAIMS_CAPTION = "The paper's claims and ours, with computed verdicts"
+#: The columns of the landing page's verdict table (``regime-verdict-table``): a table on a wide
+#: screen, a card per claim on a narrow one.
+VERDICT_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("Claim", 3),
+    ("Paper", 2),
+    ("Ours", 3),
+    ("Verdict", 2),
+    ("Why", 4),
+)
+VERDICT_CAPTION = "Every claim of the paper: its number, ours, the verdict and why"
+#: The style sheet of the chart and the claims tables (beside this module, in ``static/``).
+CLAIMS_CSS = "regime-claims.css"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+#: Said in the power column of a claim that is not a paired comparison.
+NO_POWER = "not a comparison"
+#: Said in the power column of a comparison whose claim names no count of differing questions.
+NO_POWER_COUNTS = "not computed: the claim reads no count of the questions where the two differ"
+
+
+def serve_claims_css(app: Sphinx, config: Any) -> None:
+    """Serve ``static/`` and link :data:`CLAIMS_CSS` from every page (``config-inited``)."""
+    if str(STATIC_DIR) not in map(str, config.html_static_path):
+        config.html_static_path = [*config.html_static_path, str(STATIC_DIR)]
+    app.add_css_file(CLAIMS_CSS)
 
 
 def claims_file(app: Sphinx, option: str | None = None) -> Path:
@@ -76,8 +113,158 @@ def _judge(env: Any, claim: Any, robustness: dict[str, Any] | None) -> Any:
     return judged
 
 
+def judged_claims(
+    directive: SphinxDirective, option: str | None = None, *, robustness: bool = False
+) -> list[tuple[Any, Any]] | None:
+    """Every claim of the claims file (``option``, else :func:`claims_file`) with its
+    :class:`~regime_core.runner.verdicts.ClaimVerdict`, or ``None`` for a claim whose record or
+    key is missing (a warning names it, so a strict build fails); ``None`` for an unreadable
+    file (a warning too). ``robustness`` adds the robustness record, and warns without it."""
+    from regime_core.paper import load_claims
+    from regime_core.runner.verdicts import ROBUSTNESS_RUN
+
+    env = directive.env
+    file = claims_file(env.app, option)
+    env.note_dependency(str(file))
+    try:
+        claims = load_claims(file)
+    except (FileNotFoundError, ValueError) as err:
+        warn(env, str(err), directive.get_location())
+        return None
+    record = _robustness(env) if robustness else None
+    if robustness and record is None:
+        missing = FileNotFoundError(f"{record_file(env.app, ROBUSTNESS_RUN)} is missing")
+        warn_problem(env, f"run {ROBUSTNESS_RUN!r}", missing, directive.get_location())
+    out: list[tuple[Any, Any]] = []
+    for claim in claims:
+        try:
+            out.append((claim, _judge(env, claim, record)))
+        except RECORD_PROBLEMS as err:
+            subject = f"claim {claim.id!r}, run {claim.run!r}"
+            warn_problem(env, subject, err, directive.get_location())
+            out.append((claim, None))
+    return out
+
+
+# --- the cells both tables share -----------------------------------------------------------------
+
+
+def verdict_class(verdict: str) -> str:
+    """The class of a verdict's colour: ``regime-verdict-`` and its words, hyphenated."""
+    words = "".join(c if c.isalnum() else " " for c in verdict.lower()).split()
+    return "regime-verdict-" + "-".join(words)
+
+
+def chapter_link(text: str, chapter: str, docname: str) -> nodes.Node:
+    """``text`` linked to the chapter ``chapter`` (``book/claims/...``), or plain text."""
+    if not chapter:
+        return nodes.inline(text=text)
+    ref = addnodes.pending_xref(
+        "", refdomain="std", reftype="doc", reftarget="/" + chapter, refexplicit=True,
+        refdoc=docname,
+    )  # fmt: skip
+    ref += nodes.inline(text=text)
+    inline = nodes.inline()
+    inline += ref
+    return inline
+
+
+def why_text(judged: Any) -> str:
+    """The one-line "why" of a judged claim: its diagnosis (``ClaimVerdict.why``) when it has
+    one, else the reason its verdict rule gives. The only place both tables read it."""
+    why = getattr(judged, "why", None)
+    return str(why) if why else judged.judgement.reason
+
+
+def ours_text(judged: Any) -> str:
+    """Ours in few words: a comparison's estimate, interval and p without repeated units
+    (``+6.6 pp (95% CI +4.5 to +9.1 pp), p < 0.001``); any other claim as the judge says it."""
+    from regime_core.runner.judge import COMPARISON_RULES, values_text
+
+    values = judged.values
+    if judged.claim.rule not in COMPARISON_RULES or "parts" in values:
+        return values_text(judged.claim, values)
+    text = interval_text(values["estimate"], values["ci_lo"], values["ci_hi"])
+    p = values.get("p")
+    return text if p is None else f"{text}, {format_number(p, 'p')}"
+
+
+def interval_text(estimate: float, ci_lo: float, ci_hi: float) -> str:
+    """An estimate and its interval (fractions in): ``+6.6 pp (95% CI +4.5 to +9.1 pp)``."""
+    level = round(100 * config.CONFIDENCE)
+    low = format_number(ci_lo, "pp").removesuffix(" pp")
+    return f"{format_number(estimate, 'pp')} ({level}% CI {low} to {format_number(ci_hi, 'pp')})"
+
+
+def verdict_entry(judged: Any) -> nodes.entry:
+    """The verdict cell: the verdict in bold, its flags beside it, coloured by its class."""
+    judgement = judged.judgement
+    verdict = nodes.inline()
+    verdict += nodes.strong(text=judgement.verdict)
+    for flag in judgement.flags:
+        verdict += nodes.Text(" ")
+        verdict += nodes.inline(text=f"({flag})", classes=["regime-flag"])
+    entry = nodes.entry(classes=[verdict_class(judgement.verdict)])
+    entry += paragraph(verdict)
+    return entry
+
+
+def _claim_cell(claim: Any, docname: str, *, statement: bool) -> nodes.Node:
+    """The claim: its label linked to its chapter; ``statement`` adds the claim in full."""
+    cell = nodes.inline()
+    name = nodes.strong()
+    name += chapter_link(claim.label or claim.claim, claim.chapter, docname)
+    cell += name
+    if statement:
+        cell += nodes.inline(
+            text=f"{claim.claim} ({claim.source})", classes=["regime-claim-statement"]
+        )
+    return cell
+
+
+def _cards(header: Sequence[str], rows: list[list[Any]]) -> list[list[Any]]:
+    """Each cell but the first led by its column's name, which only a card shows."""
+    out = []
+    for cells in rows:
+        row = [cells[0]]
+        for name, cell in zip(header[1:], cells[1:], strict=True):
+            entry = cell if isinstance(cell, nodes.entry) else _entry(cell)
+            entry[0].insert(0, nodes.inline(text=name, classes=["regime-card-label"]))
+            row.append(entry)
+        out.append(row)
+    return out
+
+
+def _entry(cell: Any) -> nodes.entry:
+    entry = nodes.entry()
+    entry += paragraph(cell)
+    return entry
+
+
+def _card_table(
+    columns: Sequence[tuple[str, int]],
+    rows: list[list[Any]],
+    classes: list[str],
+    caption: str,
+    *,
+    always: bool,
+) -> nodes.table:
+    """A table whose rows are cards on a narrow screen, or at every width (``always``); its
+    column widths are written out (Sphinx leaves them to the browser otherwise)."""
+    header = [name for name, _ in columns]
+    cards = "regime-cards-always" if always else "regime-cards"
+    return table(
+        header,
+        _cards(header, rows),
+        widths=[width for _, width in columns],
+        classes=[*classes, cards, "colwidths-given"],
+        title=caption,
+    )
+
+
 class PaperClaimsDirective(SphinxDirective):
-    """The paper's claims against ours, with a computed verdict and its robustness.
+    """The paper's claims against ours (:data:`CLAIM_COLUMNS`): the claim, the paper's number,
+    ours, the verdict with its flags, why, the data behind ours, the robustness and the power.
 
     Reads ``paper_claims.yml`` (:func:`claims_file`; the ``:file:`` option overrides it), each
     claim's record and the ``robustness`` record. A missing record or key is a warning, so a
@@ -87,79 +274,76 @@ class PaperClaimsDirective(SphinxDirective):
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.paper import load_claims
         from regime_core.runner.judge import VERDICTS
-        from regime_core.runner.verdicts import ROBUSTNESS_RUN
 
-        file = claims_file(self.env.app, self.options.get("file"))
-        self.env.note_dependency(str(file))
-        try:
-            claims = load_claims(file)
-        except (FileNotFoundError, ValueError) as err:
-            warn(self.env, str(err), self.get_location())
+        judged = judged_claims(self, self.options.get("file"), robustness=True)
+        if judged is None:
             return []
-        robustness = _robustness(self.env)
-        if robustness is None:
-            missing = FileNotFoundError(f"{record_file(self.env.app, ROBUSTNESS_RUN)} is missing")
-            warn_problem(self.env, f"run {ROBUSTNESS_RUN!r}", missing, self.get_location())
         counts = dict.fromkeys(VERDICTS, 0)
-        rows: list[Sequence[Any]] = []
-        for claim in claims:
-            try:
-                judged = _judge(self.env, claim, robustness)
-            except RECORD_PROBLEMS as err:
-                subject = f"claim {claim.id!r}, run {claim.run!r}"
-                warn_problem(self.env, subject, err, self.get_location())
-                rows.append([self._claim_link(claim), *["?"] * (len(CLAIM_COLUMNS) - 1)])
+        rows: list[list[Any]] = []
+        for claim, verdict in judged:
+            link = _claim_cell(claim, self.env.docname, statement=True)
+            if verdict is None:
+                rows.append([link, *["?"] * (len(CLAIM_COLUMNS) - 1)])
                 continue
-            counts[judged.verdict] += 1
-            rows.append(self._cells(claim, judged))
-        header = [name for name, _ in CLAIM_COLUMNS]
-        widths = [width for _, width in CLAIM_COLUMNS]
-        claims_table = table(
-            header, rows, widths=widths, classes=["regime-paper-claims"], title=CLAIMS_CAPTION
+            counts[verdict.verdict] += 1
+            rows.append(self._cells(link, verdict))
+        claims_table = _card_table(
+            CLAIM_COLUMNS, rows, ["regime-claims-table"], CLAIMS_CAPTION, always=True
         )
         summary = nodes.paragraph(
             text="Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."
         )
         return [claims_table, summary]
 
-    def _cells(self, claim: Any, judged: Any) -> list[Any]:
+    def _cells(self, link: nodes.Node, judged: Any) -> list[Any]:
+        from regime_core.runner.judge import COMPARISON_RULES, paper_text, power_text
         from regime_core.runner.verdicts import robustness_phrase
 
-        verdict = nodes.inline()
-        verdict += nodes.strong(text=judged.verdict)
-        verdict += nodes.Text(f" ({judged.judgement.reason})")
-        entry = nodes.entry(classes=["regime-verdict-" + judged.verdict.replace(" ", "-")])
-        entry += paragraph(verdict)
         r = judged.robustness
         robust = "not computed" if r is None else robustness_phrase(r)
-        as_dict = judged.to_dict()
         n = judged.ours["n"]
+        if judged.claim.rule in COMPARISON_RULES:
+            power = power_text(judged.judgement.power) or NO_POWER_COUNTS
+        else:
+            power = NO_POWER
         return [
-            self._claim_link(claim),
-            entry,
-            as_dict["paper"]["text"],
-            as_dict["ours_text"],
+            link,
+            paper_text(judged.claim),
+            ours_text(judged),
+            verdict_entry(judged),
+            why_text(judged),
             judged.behind + (f"; n = {n:,}" if n else ""),
             robust.replace("reproduced under ", "", 1),
+            power,
         ]
 
-    def _claim_link(self, claim: Any) -> nodes.Node:
-        """The claim, linked to the chapter that holds its evidence."""
-        text = f"{claim.claim} ({claim.source})"
-        if not claim.chapter:
-            return nodes.Text(text)
-        ref = addnodes.pending_xref(
-            "",
-            refdomain="std",
-            reftype="doc",
-            reftarget="/" + claim.chapter,
-            refexplicit=True,
-            refdoc=self.env.docname,
+
+class VerdictTableDirective(SphinxDirective):
+    """The landing page's verdict table (:data:`VERDICT_COLUMNS`): each claim's label linked to
+    its chapter, the paper's number, ours, the verdict with its flags and why (:func:`why_text`).
+    Reads what ``regime-paper-claims`` reads but the robustness record."""
+
+    option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.runner.judge import paper_text
+
+        judged = judged_claims(self, self.options.get("file"))
+        if judged is None:
+            return []
+        rows: list[list[Any]] = []
+        for claim, verdict in judged:
+            link = _claim_cell(claim, self.env.docname, statement=False)
+            if verdict is None:
+                rows.append([link, *["?"] * (len(VERDICT_COLUMNS) - 1)])
+                continue
+            paper, why = paper_text(claim), why_text(verdict)
+            rows.append([link, paper, ours_text(verdict), verdict_entry(verdict), why])
+        verdicts = _card_table(
+            VERDICT_COLUMNS, rows, ["regime-landing-verdicts"], VERDICT_CAPTION, always=False
         )
-        ref += nodes.inline(text=text)
-        return ref
+        return [verdicts]
 
 
 def judged_claim(env: Any, claim_id: str) -> Any:
