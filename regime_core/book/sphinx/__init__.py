@@ -13,6 +13,8 @@ code when the book is built, never typed. One module per concern:
 - ``router_page``: ``regime-router-demo``, the live router and its router.js;
 - ``mathjax``: MathJax served from the book, so the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
+- ``site``: the repository and launch buttons (from the one repository setting), the footer,
+  one search box, no unrendered source download, each script once, ``regime-citation``;
 - ``tables``: the one table builder, tables numbered per page;
 - ``style``: the book's CSS (tables that scroll on a phone, long names that wrap);
 - ``markup``: docstrings' reST shown on Markdown pages and in plain text.
@@ -60,6 +62,7 @@ from regime_core.book.sphinx.router_page import (
     router_js_on_demo_pages,
     serve_router_js,
 )
+from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.style import link_css, write_css
 from regime_core.book.sphinx.tables import number_tables_per_page
 
@@ -95,6 +98,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-api-index", ApiIndexDirective)
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
+    app.add_directive("regime-citation", CitationDirective)
+    app.connect("config-inited", configure_site)
     app.connect("config-inited", serve_vendored_mathjax)
     app.connect("config-inited", serve_router_js)
     app.connect("builder-inited", link_css)
@@ -105,5 +110,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)
+    app.connect("html-page-context", tidy_page, priority=950)
     app.connect("build-finished", write_css)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
