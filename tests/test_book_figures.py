@@ -387,7 +387,9 @@ def test_caption_check_catches_a_colour_the_figure_does_not_draw() -> None:
     assert fig.caption_problems() == []
     wrong = figures.Figure(fig.figure, fig.name, fig.caption + " Red markers are above zero.",
                            alt=fig.alt)  # fmt: skip
-    assert wrong.caption_problems() == ["the caption names 'vermilion', which the figure does not draw"]
+    assert wrong.caption_problems() == [
+        "the caption names 'vermilion', which the figure does not draw"
+    ]
     assert figures.Figure(fig.figure, "x", fig.caption, alt="x.png").caption_problems()
     fig.close()
 

@@ -719,3 +719,16 @@ def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
         assert any(c.startswith("regime-verdict-") for c in row[1][2]), claim.id
         links = [href.split("#")[0] for href in row[0][1]]
         assert links == [f"../{claim.chapter.removeprefix('book/')}.html"], claim.id
+
+
+def test_the_exercises_run_on_the_toy_worlds_encoder_in_every_profile() -> None:
+    """The exercises quote hit rates of the toy world that the toy-world page also reports:
+    the two runs must share the world and the encoder, whatever the profile."""
+    from regime_core.runner.declarations import PROFILES
+    from regime_core.runner.reproduce import load_declarations
+
+    runs = load_declarations().runs
+    for profile in PROFILES:
+        toy, exercises = (runs[r].parameters_for(profile) for r in ("toyworld", "exercises"))
+        for name in ("encoder", "seed", "n_questions"):
+            assert toy.get(name) == exercises.get(name), (profile, name)

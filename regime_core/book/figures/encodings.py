@@ -218,3 +218,22 @@ def _shown(text: Any) -> bool:
     """Whether a text is drawn: visible, and inside a visible axes when it belongs to one."""
     axes = text.axes
     return axes is None or axes.get_visible()
+
+
+def png_text(path: str | Any) -> dict[str, str]:
+    """The text chunks of a PNG file (empty for another kind of file, or one that cannot be
+    read): the book's figures carry :data:`ALT_KEY`, :data:`CAPTION_KEY`,
+    :data:`ENCODINGS_KEY` and :data:`SMALLEST_TEXT_KEY`."""
+    from pathlib import Path
+
+    from PIL import Image, UnidentifiedImageError
+
+    file = Path(path)
+    if file.suffix.lower() != ".png" or not file.is_file():
+        return {}
+    try:
+        with Image.open(file) as image:
+            image.load()
+            return {str(k): str(v) for k, v in getattr(image, "text", {}).items()}
+    except (OSError, UnidentifiedImageError):
+        return {}

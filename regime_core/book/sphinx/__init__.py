@@ -43,6 +43,7 @@ from regime_core.book.sphinx.records import (
     RecordReference,
     RecordRole,
     RecordTableDirective,
+    figure_alt_text,
     parse_reference,
     resolve_reference,
 )
@@ -100,6 +101,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.add_directive("regime-citation", CitationDirective)
     app.connect("config-inited", configure_site)
+    # after Sphinx's image collector has made each image's uri relative to the source folder
+    app.connect("doctree-read", figure_alt_text, priority=900)
     app.connect("config-inited", serve_vendored_mathjax)
     app.connect("config-inited", serve_router_js)
     app.connect("builder-inited", link_css)
