@@ -381,6 +381,7 @@ from regime_core.book.figures.router import (  # noqa: E402, F401
     router_training,
     selector_agreement,
     specification_curve,
+    specification_curves,
     zero_shot_hits,
 )
 from regime_core.book.figures.teaching import (  # noqa: E402, F401
