@@ -3,28 +3,28 @@
 :func:`check_html` reads a Jupyter Book HTML build (``_build/html``) and returns one
 :class:`Problem` per defect a reader would see:
 
-==============  ==============================================================================
-kind            what it flags
-==============  ==============================================================================
-``warning``     a Python warning printed on the page (a runtime or a tqdm warning)
-``traceback``   a traceback, or an error output of a notebook cell
-``progress``    a progress bar (tqdm's bar or rate, a weights-loading bar, a Jupyter widget)
-``path``        an absolute local path (under /work, /home, /tmp, /root, /Users; site-packages)
-``stderr``      a notebook's stderr output box, even an empty one
-``markup``      source markup leaked into the text: ``:func:``, ``{rec}``, double backticks
-``link``        an internal link or image whose file or anchor is not in the build
-``figure``      an executed notebook whose page shows fewer images than it has image outputs,
-                or which draws a figure (``plt.show()``, ``savefig``) yet has no image output;
-                with the runs' records, a run whose page shows fewer images than it writes
-``alt``         a figure without alt text, or whose alt text is a file name or hash
-``caption``     a caption naming a colour or marker (red, hollow, dashed...) that its figure
-                does not draw (the figure's PNG lists what it draws,
-                :mod:`regime_core.book.figures.encodings`)
-``placeholder`` a link to a placeholder address (Jupyter Book's own repository, the old
-                ``regime-companion`` address, example.org), or a repository, issue or launch
-                button while no repository is set (or pointing elsewhere than the setting)
-``script``      a script declared twice on a page (the same inline code or the same file)
-==============  ==============================================================================
+================  ==============================================================================
+kind              what it flags
+================  ==============================================================================
+``warning``       a Python warning printed on the page (a runtime or a tqdm warning)
+``traceback``     a traceback, or an error output of a notebook cell
+``progress``      a progress bar (tqdm's bar or rate, a weights-loading bar, a Jupyter widget)
+``path``          an absolute local path (under /work, /home, /tmp, /root, /Users; site-packages)
+``stderr``        a notebook's stderr output box, even an empty one
+``markup``        source markup leaked into the text: ``:func:``, ``{rec}``, double backticks
+``link``          an internal link or image whose file or anchor is not in the build
+``figure``        an executed notebook whose page shows fewer images than it has image outputs,
+                  or which draws a figure (``plt.show()``, ``savefig``) yet has no image output;
+                  with the runs' records, a run whose page shows fewer images than it writes
+``alt``           a figure without alt text, or whose alt text is a file name or hash
+``caption``       a caption naming a colour or marker (red, hollow, dashed...) that its figure
+                  does not draw (the figure's PNG lists what it draws,
+                  :mod:`regime_core.book.figures.encodings`)
+``placeholder``   a link to a placeholder address (Jupyter Book's own repository, the old
+                  ``regime-companion`` address, example.org), or a repository, issue or launch
+                  button while no repository is set (or pointing elsewhere than the setting)
+``script``        a script declared twice on a page (the same inline code or the same file)
+================  ==============================================================================
 
 Pages are the HTML files of the build but Sphinx's own (``genindex``, ``search``,
 ``py-modindex``) and those under ``_static``, ``_sources``, ``_images``, ``_downloads``;
@@ -103,14 +103,14 @@ RST_ROLE = re.compile(
 )
 MYST_ROLE = re.compile(r"\{[a-z][\w:.-]*\}(?=`|\s*$)")
 DOUBLE_BACKTICKS = re.compile(r"``")
-#: Addresses that stand in for a real one: Jupyter Book's default repository, the companion's
-#: old placeholder, the reserved example domains.
+#: Addresses that stand in for a real one (Jupyter Book's default repository, the companion's
+#: old placeholder, the reserved example domains).
 PLACEHOLDER_ADDRESS = re.compile(
     r"github\.com/executablebooks/jupyter-book|regime-companion/regime-conditional-retrieval"
     r"|//(?:www\.)?example\.(?:com|org|net)\b",
     re.IGNORECASE,
 )
-#: Alt text that is no description: a file name, a path, or a hash.
+#: Alt text that is no description (a file name, a path, or a hash).
 FILE_LIKE_ALT = re.compile(r"\.(?:png|svg|jpe?g|gif)$|/|^[0-9a-f]{16,}$", re.IGNORECASE)
 PLOTTING_CALL = re.compile(r"\b(?:plt|pyplot|fig|figure)\.show\(|\.savefig\(|\bsave_figure\(")
 

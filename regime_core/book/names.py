@@ -102,7 +102,7 @@ FEATURES: dict[str, str] = {
     "b_rel_has_new_entity": "B_rel has a new entity",
 }
 
-#: The (P1, P2) cells, in words: who names the hop-2 entity (P1: the question, P2: the bridge).
+#: The (P1, P2) cells in words, by who names the hop-2 entity (P1 the question, P2 the bridge).
 CELLS: dict[str, str] = {
     "P1+P2+": "question and bridge name it",
     "P1+P2-": "only the question names it",

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-#: PNG text keys of the book's figures: alt text, caption, encodings, smallest text in points.
+#: The PNG text keys of the book's figures (alt text, caption, encodings, smallest text in pt).
 ALT_KEY = "Title"
 CAPTION_KEY = "Description"
 ENCODINGS_KEY = "regime-encodings"

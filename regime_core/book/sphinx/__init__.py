@@ -11,12 +11,12 @@ code when the book is built, never typed. One module per concern:
 - ``reference``: ``regime-cli``, ``regime-api``, ``regime-api-index``,
   ``regime-metrics-glossary``, the reference pages generated from the code;
 - ``router_page``: ``regime-router-demo``, the live router and its router.js;
-- ``mathjax``: MathJax served from the book, so the maths renders offline;
+- ``assets``: the style sheet (``static/regime.css``) and MathJax served from the book, so
+  the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
 - ``site``: the repository and launch buttons (from the one repository setting), the footer,
   one search box, no unrendered source download, each script once, ``regime-citation``;
 - ``tables``: the one table builder, tables numbered per page;
-- ``style``: the book's CSS (tables that scroll on a phone, long names that wrap);
 - ``markup``: docstrings' reST shown on Markdown pages and in plain text.
 """
 
@@ -26,6 +26,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
+from regime_core.book.sphinx.assets import static_files
 from regime_core.book.sphinx.choices import (
     ChoicesDirective,
     ChoiceTable,
@@ -37,7 +38,6 @@ from regime_core.book.sphinx.choices import (
 )
 from regime_core.book.sphinx.claims import ClaimTextRole, ComparisonRole, PaperClaimsDirective
 from regime_core.book.sphinx.launch import launch_sources
-from regime_core.book.sphinx.mathjax import serve_vendored_mathjax
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
     RecordReference,
@@ -64,7 +64,6 @@ from regime_core.book.sphinx.router_page import (
     serve_router_js,
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
-from regime_core.book.sphinx.style import link_css, write_css
 from regime_core.book.sphinx.tables import number_tables_per_page
 
 __all__ = [
@@ -103,9 +102,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", configure_site)
     # after Sphinx's image collector has made each image's uri relative to the source folder
     app.connect("doctree-read", figure_alt_text, priority=900)
-    app.connect("config-inited", serve_vendored_mathjax)
+    app.connect("config-inited", static_files)
     app.connect("config-inited", serve_router_js)
-    app.connect("builder-inited", link_css)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)
@@ -114,5 +112,4 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)
     app.connect("html-page-context", tidy_page, priority=950)
-    app.connect("build-finished", write_css)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
