@@ -178,15 +178,12 @@ def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
     assert "fit.slope" in warning  # the near key it suggests
 
 
-def test_docstring_markup_on_markdown_pages_and_in_plain_text() -> None:
-    from regime_core.book.sphinx.markup import as_myst, as_plain
+def test_docstring_markup_on_markdown_pages() -> None:
+    from regime_core.book.sphinx.markup import as_myst
 
     rst = "Labels of :func:`~regime_core.router.labels.outcome_labels` (``-1``: dropped)::"
     myst = "Labels of {func}`~regime_core.router.labels.outcome_labels` (`-1`: dropped)::"
     assert as_myst(rst) == myst
-    assert as_plain(rst) == "Labels of outcome_labels (-1: dropped):"
-    assert as_plain(":class:`the router <regime_core.router.RegimeRouter>`") == "the router"
-    assert as_plain("``regime annotate\n   sample|kappa``") == "regime annotate\n   sample|kappa"
 
 
 def test_tables_of_an_unnumbered_page_count_from_one() -> None:

@@ -48,7 +48,12 @@ TERMS: dict[str, str] = {
     "bridge weight": r"\bbridge weight\b",
 }
 #: Pages whose words are the reference itself, generated, or another helper's.
-SKIPPED = {"reference/glossary.rst", "reference/cli.rst", "reference/api.rst", "router/try_the_router.md"}
+SKIPPED = {
+    "reference/glossary.rst",
+    "reference/cli.rst",
+    "reference/api.rst",
+    "router/try_the_router.md",
+}
 
 FENCE = re.compile(r"^(`{3,}|~{3,}|:{3,})")
 TERM_ROLE = re.compile(r"\{term\}`([^`<]*?)(?:\s*<([^`>]+)>)?`")
@@ -114,7 +119,9 @@ def first_uses(text: str) -> dict[str, bool]:
 def _pages() -> list[Path]:
     pages = [p for p in BOOK.rglob("*") if p.suffix in (".md", ".rst")]
     return sorted(
-        p for p in pages if "executed" not in p.parts and p.relative_to(BOOK).as_posix() not in SKIPPED
+        p
+        for p in pages
+        if "executed" not in p.parts and p.relative_to(BOOK).as_posix() not in SKIPPED
     )
 
 
@@ -124,7 +131,9 @@ def test_every_checked_term_is_in_the_glossary() -> None:
 
 @pytest.mark.parametrize("page", _pages(), ids=lambda p: p.relative_to(BOOK).as_posix())
 def test_each_term_is_linked_at_its_first_use(page: Path) -> None:
-    unlinked = [t for t, linked in first_uses(page.read_text(encoding="utf-8")).items() if not linked]
+    unlinked = [
+        t for t, linked in first_uses(page.read_text(encoding="utf-8")).items() if not linked
+    ]
     assert unlinked == [], f"{page.name}: first use not a {{term}} link: {unlinked}"
 
 

@@ -383,7 +383,17 @@ def forest(
         texts.append(text)
     if series is not None:
         for value in series_values:
-            handles.append(Line2D([], [], marker=markers[value], ls="", color="#555555", ms=7))
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker=markers[value],
+                    ls="",
+                    markerfacecolor="#bbbbbb",
+                    markeredgecolor="#333333",
+                    ms=7,
+                )
+            )
             texts.append(str(value))
     if p is not None:
         handles += [

@@ -375,7 +375,7 @@ def specification_curve(
             bottom.scatter(x[used], np.full(int(used.sum()), j), s=14, c="#333333", marker="s")
         bottom.set_ylim(len(knob_rows) - 0.5, -0.5)
     bottom.set_yticks(range(len(knob_rows)))
-    bottom.set_yticklabels([f"{k.replace('_', ' ')}: {v}" for k, v in knob_rows])
+    bottom.set_yticklabels([f"{k.replace('_', ' ')}: {_knob_value(k, v)}" for k, v in knob_rows])
     bottom.set_xlabel("readings, sorted by estimate")
     bottom.set_xticks([])
     bottom.grid(False)
@@ -403,6 +403,15 @@ def specification_curve(
         alt=f"Specification curve of {len(data)} readings: the estimate of each, sorted and "
         "coloured by verdict, above a grid of the knob values each uses.",
     )
+
+
+#: Knobs whose values are names of a kind (:func:`regime_core.book.names.display`).
+_KNOB_VALUE_KINDS: dict[str, str] = {"encoder": "encoder", "level": "dataset", "pool": "pool"}
+
+
+def _knob_value(knob: str, value: str) -> str:
+    kind = _KNOB_VALUE_KINDS.get(knob)
+    return names.display(kind, value) if kind else value
 
 
 def specification_curves(result: Any) -> list[Figure]:

@@ -8,8 +8,9 @@ code when the book is built, never typed. One module per concern:
   ``{compare}``, the paper's claims against ours;
 - ``choices``: ``regime-choices``, ``regime-config-defaults``, ``{default}``, the named choices
   and defaults with their meanings ("Our reading of the paper");
-- ``reference``: ``regime-cli``, ``regime-api``, ``regime-api-index``,
-  ``regime-metrics-glossary``, the reference pages generated from the code;
+- ``reference``: ``regime-metrics-glossary``, what the API pages must cover, and the
+  cross-references autodoc misses (the CLI page is sphinx-argparse's, the API pages autodoc's
+  and autosummary's);
 - ``router_page``: ``regime-router-demo``, the live router and its router.js;
 - ``assets``: the style sheet (``static/regime.css``) and MathJax served from the book, so
   the maths renders offline;
@@ -48,12 +49,8 @@ from regime_core.book.sphinx.records import (
     resolve_reference,
 )
 from regime_core.book.sphinx.reference import (
-    ApiIndexDirective,
-    ApiReferenceDirective,
-    CliReferenceDirective,
     MetricsGlossaryDirective,
     api_wings,
-    cli_reference_lines,
     public_modules,
     resolve_unqualified,
     skip_foreign_members,
@@ -70,7 +67,6 @@ __all__ = [
     "ChoiceTable",
     "RecordReference",
     "api_wings",
-    "cli_reference_lines",
     "config_defaults",
     "describe_choice",
     "import_dotted",
@@ -93,9 +89,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-choices", ChoicesDirective)
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
     app.add_role("default", DefaultValueRole())
-    app.add_directive("regime-cli", CliReferenceDirective)
-    app.add_directive("regime-api", ApiReferenceDirective)
-    app.add_directive("regime-api-index", ApiIndexDirective)
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.add_directive("regime-citation", CitationDirective)
