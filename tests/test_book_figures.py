@@ -400,7 +400,12 @@ _FORMULA_OR_CODE = re.compile(r"[¬∧∨]|\b[a-z0-9]+_[a-z0-9_]+\b")
 def test_labels_are_words_and_text_is_legible_on_a_phone(
     t2: tuple[Any, pd.DataFrame, Any],
 ) -> None:
+    import io
+
+    from PIL import Image
+
     from regime_core.book.figures import encodings
+    from regime_core.runner.records import FIGURE_DPI
 
     for fig in _every_figure(t2):
         texts = [ax.get_title(loc) for ax in fig.figure.axes for loc in ("left", "center")]
@@ -410,6 +415,9 @@ def test_labels_are_words_and_text_is_legible_on_a_phone(
         assert offending == [], f"{fig.name}: {offending}"
         assert encodings.smallest_text(fig.figure) >= figures.SMALLEST_TEXT, fig.name
         assert fig.figure.get_figwidth() <= figures.WIDTH + 1e-9, fig.name
+        # nothing sticks out of the figure (a wider PNG is shrunk more on a phone)
+        width = Image.open(io.BytesIO(fig.png())).size[0]
+        assert width <= figures.WIDTH * FIGURE_DPI + 25, f"{fig.name}: {width} px wide"
         fig.close()
 
 

@@ -584,7 +584,8 @@ def console_errors(browser: DevTools, session: str) -> list[str]:
             found.append("console.error: " + " ".join(args)[:200])
     for event in browser.events("Log.entryAdded", session=session):
         entry = event.get("entry", {})
-        if entry.get("level") == "error":
+        # the browser asks the server's root for /favicon.ico on its own; no page declares it
+        if entry.get("level") == "error" and not str(entry.get("url", "")).endswith("/favicon.ico"):
             found.append(f"{entry.get('text', '')} {entry.get('url', '')}".strip()[:200])
     return list(dict.fromkeys(found))
 

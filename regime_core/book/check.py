@@ -336,18 +336,27 @@ def find_placeholder_links(soup: BeautifulSoup, repository: str | None) -> list[
 # --- captions against their figures --------------------------------------------------------------
 
 
-def _caption_of(img: Tag) -> str:
-    """The caption shown with an image: its ``<figcaption>``, or, for a notebook's figure, the
-    "Figure: ..." output that follows it in its cell."""
-    figure = img.find_parent("figure")
-    if figure is not None and figure.find("figcaption") is not None:
-        return " ".join(figure.find("figcaption").get_text().split())
-    cell = img.find_parent(class_="cell_output") or img.find_parent(class_="cell")
-    if cell is not None:
-        text = " ".join(cell.get_text().split())
-        if "Figure:" in text:
-            return text.split("Figure:", 1)[1].strip()
-    return ""
+def _captions(article: Tag | BeautifulSoup) -> list[tuple[Tag, str]]:
+    """Each image of the article with the caption shown with it: its ``<figcaption>``, or, for
+    a notebook's figure, the "Figure: ..." output that follows it before the next image."""
+    pairs: list[tuple[Tag, str]] = []
+    waiting: Tag | None = None
+    for node in article.descendants:
+        if isinstance(node, Tag) and node.name == "img":
+            figure = node.find_parent("figure")
+            if figure is not None and figure.find("figcaption") is not None:
+                pairs.append((node, " ".join(figure.find("figcaption").get_text().split())))
+                waiting = None
+            else:
+                waiting = node
+        elif isinstance(node, NavigableString) and waiting is not None:
+            text = " ".join(str(node).split())
+            if text.startswith("Figure:"):
+                block = node.find_parent(["p", "div"]) or node.parent
+                caption = " ".join(block.get_text().split()) if block is not None else text
+                pairs.append((waiting, caption.removeprefix("Figure:").strip()))
+                waiting = None
+    return pairs
 
 
 def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -> list[Problem]:
@@ -360,12 +369,11 @@ def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -
     problems = []
     for page, soup in parsed.items():
         name = page.resolve().relative_to(root).as_posix()
-        for img in _article(soup).find_all("img", src=True):
-            src = urlsplit(str(img["src"]))
-            if src.scheme or src.netloc:
+        for img, caption in _captions(_article(soup)):
+            src = urlsplit(str(img.get("src") or ""))
+            if src.scheme or src.netloc or not src.path:
                 continue
             drawn = png_text(page.parent / unquote(src.path)).get(ENCODINGS_KEY)
-            caption = _caption_of(img)
             if drawn is None or not caption:
                 continue
             for word in sorted(unused_encodings(caption, drawn.split(","))):

@@ -13,10 +13,11 @@ there, and ``regime book-check`` holds captions against its encodings
 
 The theme (:func:`use_theme`, applied by every plot function) is seaborn's ``whitegrid`` with
 its colour-blind-safe ``colorblind`` palette and fonts sized to stay legible on a phone: a
-:data:`WIDTH`-inch figure at 150 dpi shown 358 px wide (a 390-px screen) draws 10-pt text at
-about 8 px. Labels come from :mod:`regime_core.book.names` and are words, not code names or
-formulas; rates are drawn on axes that start at 0, differences in percentage points around a
-marked zero line, an axis frames its data and its threshold, and legends sit outside the data.
+:data:`WIDTH`-inch figure at 150 dpi shown 343 px wide (a 390-px screen) draws its smallest
+text, 10.5 pt, 8 px high; nothing may stick out of the figure's width, which would shrink it.
+Labels come from :mod:`regime_core.book.names` and are words, not code names or formulas;
+rates are drawn on axes that start at 0, differences in percentage points around a marked zero
+line, an axis frames its data and its threshold, and legends sit outside the data.
 
 :func:`quiet` silences the progress bars and the notebook-widget warning of the libraries a
 package call may load (tqdm, transformers, huggingface_hub), so that executed pages hold results
@@ -107,8 +108,8 @@ VERDICT_COLORS: dict[str, str] = {
 }
 
 #: Font sizes in points; no text of a figure is smaller than :data:`SMALLEST_TEXT`. A
-#: :data:`WIDTH`-inch figure at 150 dpi (900 px) shown 358 px wide on a 390-px phone draws
-#: 10 pt as 8.3 px, and in the book's 42-rem column on a laptop as about 15 px.
+#: :data:`WIDTH`-inch figure at 150 dpi (about 920 px with its margin) shown 343 px wide on a
+#: 390-px phone draws 10.5 pt as 8.2 px, and in the book's 42-rem column on a laptop as 16 px.
 FONT_SIZES: dict[str, float] = {
     "font.size": 11,
     "axes.titlesize": 12,
@@ -119,7 +120,7 @@ FONT_SIZES: dict[str, float] = {
     "legend.title_fontsize": 10.5,
     "figure.titlesize": 12.5,
 }
-SMALLEST_TEXT = 10.0
+SMALLEST_TEXT = 10.5
 
 #: The width of a full-column figure, in inches.
 WIDTH = 6.0

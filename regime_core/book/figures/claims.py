@@ -432,12 +432,7 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
         level=cfg.significance,
         colors=[REGIME_COLORS[r] for r in cells["regime"]],
         color_labels={REGIME_COLORS[r]: names.regime(r) for r in regimes},
-        panels=[
-            "pooled (the datasets whose predicates are informative)"
-            if d == "all"
-            else names.dataset(d)
-            for d in cells["dataset"]
-        ],
+        panels=[names.dataset(d) for d in cells["dataset"]],
         series=[names.encoder(e) for e in cells["encoder"]],
         xlabel=f"Δ {_hit(cfg.k)}, {names.comparison(comparison)} (percentage points)",
     )
@@ -452,7 +447,8 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
         f"t2_delta_{comparison}",
         f"Paired difference {names.comparison(comparison)} in {_hit(cfg.k)}, in percentage "
         "points, in each cell of who names the hop-2 entity (the question, the bridge, both or "
-        "neither), one panel per dataset and the pooled level last; "
+        "neither), one panel per dataset and the pooled level last (the datasets whose "
+        "predicates are informative); "
         f"{shapes}; the colour is the cell's regime ({colours}). Grey bars are 95% bootstrap "
         "intervals. A filled marker is significant in either direction (Holm-adjusted exact "
         f"McNemar p < {cfg.significance:g} over all {tests} tests of the notebook); a hollow "

@@ -14,6 +14,7 @@ from regime_core.book import names
 from regime_core.book.figures import (
     ARM_COLORS,
     PALETTE,
+    SMALLEST_TEXT,
     VERDICT_COLORS,
     WIDTH,
     Figure,
@@ -105,7 +106,7 @@ def router_training(result: Any) -> Figure:
         1, 2, figsize=(WIDTH, 3.6), layout="constrained", width_ratios=[1.1, 1]
     )
     hits = {p: [float(np.mean(result.outcome.hits[p]))] for p in _POLICIES}
-    _policy_bars(fig, left, [names.dataset(result.data.dataset)], hits, label_size=10)
+    _policy_bars(fig, left, [names.dataset(result.data.dataset)], hits, label_size=SMALLEST_TEXT)
     left.set_ylabel(f"{_hit(k)} of the hop-2 passage")
     left.set_title("policies (5-fold cross-fitted)" if result.config.n_splits == 5 else "policies")
     by_type = breakdown(result.data, result.outcome, "native_type")
@@ -160,7 +161,7 @@ def zero_shot_hits(result: Any) -> Figure:
     datasets = list(result.outcomes)
     fig, ax = plt.subplots(figsize=(WIDTH, 3.6), layout="constrained")
     values = {p: [float(np.mean(result.outcomes[d].hits[p])) for d in datasets] for p in _POLICIES}
-    _policy_bars(fig, ax, [names.dataset(d) for d in datasets], values, label_size=10)
+    _policy_bars(fig, ax, [names.dataset(d) for d in datasets], values, label_size=SMALLEST_TEXT)
     ax.set_ylabel(f"{_hit(result.config.k)} of the hop-2 passage")
     return Figure(
         fig,
@@ -350,9 +351,9 @@ def specification_curve(
     if percent and data["estimate"].notna().any():
         top.axhline(0.0, color="#555555", lw=0.9, ls="--")
     top.set_ylabel(_wrap(estimate_label, 26))
-    top.set_title(_wrap(title, 60), loc="left")
+    fig.suptitle(_wrap(title, 64), x=0.01, ha="left")
     handles, texts = top.get_legend_handles_labels()
-    _legend_above(fig, handles, texts, 3)
+    _legend_above(fig, handles, texts, 2, below=True)
     on = np.zeros((len(knob_rows), len(data)))
     for j, (knob, value) in enumerate(knob_rows):
         if knob in data:

@@ -13,6 +13,7 @@ from regime_core.book import names
 from regime_core.book.figures import (
     ARM_COLORS,
     REGIME_COLORS,
+    SMALLEST_TEXT,
     WIDTH,
     Figure,
     _hit,
@@ -61,7 +62,9 @@ def regime_arms(
             rows = summary[summary["arm"] == arm].set_index("regime").reindex(regimes)
             xs = np.arange(len(regimes)) + (j - (len(arms) - 1) / 2) * width
             bars = ax.bar(xs, rows[column].to_numpy(), width, color=ARM_COLORS[arm])
-            ax.bar_label(bars, labels=[f"{v:.0%}" for v in rows[column]], fontsize=10, padding=2)
+            ax.bar_label(
+                bars, labels=[f"{v:.0%}" for v in rows[column]], fontsize=SMALLEST_TEXT, padding=2
+            )
             handles.append(bars)
         counts = summary.drop_duplicates("regime").set_index("regime")["n"].reindex(regimes)
         ax.set_xticks(
@@ -148,14 +151,14 @@ def knockout_bars(knockout: pd.DataFrame, *, k: int = 1, name: str = "knockout")
         part = knockout[(knockout["arm"] == arm) & (knockout["relation_sentence"] == kept)]
         values = part.set_index("regime").reindex(regimes)[column].to_numpy()
         bars = ax.bar(x + (i - 1) * 0.26, values, 0.26, color=color)
-        ax.bar_label(bars, labels=[f"{v:.0%}" for v in values], fontsize=10, padding=2)
+        ax.bar_label(bars, labels=[f"{v:.0%}" for v in values], fontsize=SMALLEST_TEXT, padding=2)
         handles.append(bars)
     ax.set_xticks(x, [names.regime(r) for r in regimes])
     ax.grid(axis="x", visible=False)
     _percent_axis(ax, top=1.1)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.set_ylabel(_hit(k))
-    _legend_above(fig, handles, [s[2] for s in series], 3)
+    _legend_above(fig, handles, [s[2] for s in series], 2)
     return Figure(
         fig,
         name,

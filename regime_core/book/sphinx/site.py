@@ -88,6 +88,8 @@ def configure_site(app: Sphinx, config: Any) -> None:
     config.html_theme_options = options
     if not config.html_last_updated_fmt:
         config.html_last_updated_fmt = "%Y-%m-%d"
+    # the theme logs an error for an empty colour mode ("Got invalid theme mode")
+    config.html_context = {"default_mode": "auto", **(config.html_context or {})}
 
 
 def _without_unrendered_sources(buttons: list[Any]) -> list[Any]:
