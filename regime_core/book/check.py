@@ -21,7 +21,7 @@ kind              what it flags
                   does not draw (the figure's PNG lists what it draws,
                   :mod:`regime_core.book.figures.encodings`)
 ``placeholder``   a link to a placeholder address (Jupyter Book's own repository, the old
-                  ``regime-companion`` address, example.org), or a repository, issue or launch
+                  ``regime-companion`` address), or a repository, issue or launch
                   button while no repository is set (or pointing elsewhere than the setting)
 ``script``        a script declared twice on a page (the same inline code or the same file)
 ================  ==============================================================================
@@ -104,10 +104,9 @@ RST_ROLE = re.compile(
 MYST_ROLE = re.compile(r"\{[a-z][\w:.-]*\}(?=`|\s*$)")
 DOUBLE_BACKTICKS = re.compile(r"``")
 #: Addresses that stand in for a real one (Jupyter Book's default repository, the companion's
-#: old placeholder, the reserved example domains).
+#: old placeholder address).
 PLACEHOLDER_ADDRESS = re.compile(
-    r"github\.com/executablebooks/jupyter-book|regime-companion/regime-conditional-retrieval"
-    r"|//(?:www\.)?example\.(?:com|org|net)\b",
+    r"github\.com/executablebooks/jupyter-book|regime-companion/regime-conditional-retrieval",
     re.IGNORECASE,
 )
 #: Alt text that is no description (a file name, a path, or a hash).
