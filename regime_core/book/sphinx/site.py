@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -83,8 +84,10 @@ def theme_options(repository: str | None, version: str) -> dict[str, Any]:
 
 def configure_site(app: Sphinx, config: Any) -> None:
     """Set the buttons, footer and search box from the repository setting (``config-inited``)."""
+    own = Path(app.srcdir) / "pyproject.toml"  # the book's root; the repository's as a rule
+    repository = paths.repository_url(own if own.is_file() else None)
     options = dict(config.html_theme_options or {})
-    options.update(theme_options(paths.repository_url(), package_version()))
+    options.update(theme_options(repository, package_version()))
     config.html_theme_options = options
     if not config.html_last_updated_fmt:
         config.html_last_updated_fmt = "%Y-%m-%d"
@@ -145,7 +148,8 @@ class CitationDirective(SphinxDirective):
         self.env.note_dependency(str(paths.REPO_ROOT / citation.CITATION_FILE))
         self.env.note_dependency(str(paths.PYPROJECT))
         headings = ("The paper", "This companion")
-        blocks = citation.citation_blocks(repository=paths.repository_url())
+        repository = self.env.config.html_theme_options.get("repository_url") or None
+        blocks = citation.citation_blocks(repository=repository)
         result: list[nodes.Node] = []
         for heading, cite in zip(headings, blocks, strict=True):
             result.append(nodes.rubric(heading, heading))
