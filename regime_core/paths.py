@@ -22,7 +22,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Where ``regime reproduce`` copies each executed notebook for the book (relative to the
 #: declarations file, the repository's top; ``_toc.yml`` names its pages there).
 BOOK_EXECUTED_DIR = "book/executed"
-#: The project file holding the repository's address (``[project.urls] Repository``).
+#: The project file holding the repository's address (``[project.urls] Repository``), at the
+#: repository's top.
+#:
+#: :meta hide-value:
 PYPROJECT = REPO_ROOT / "pyproject.toml"
 
 

@@ -89,6 +89,13 @@ def test_no_repository_means_no_buttons_and_no_default_address() -> None:
     assert published["repository_url"] == URL and published["use_issues_button"]
     assert published["launch_buttons"]["binderhub_url"].startswith("https://")
     assert "1.0" in published["extra_footer"] and URL in published["extra_footer"]
+    dated = site.theme_options(None, "1.0", "2026-01-02")["extra_footer"]
+    assert "Version 1.0" in dated and "built on 2026-01-02" in dated
+
+
+def test_the_build_date_honours_source_date_epoch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "0")
+    assert site.build_date() == "1970-01-01"
 
 
 def test_the_source_download_of_a_markdown_page_is_dropped() -> None:

@@ -110,7 +110,7 @@ PLACEHOLDER_ADDRESS = re.compile(
     re.IGNORECASE,
 )
 #: Alt text that is no description (a file name, a path, or a hash).
-FILE_LIKE_ALT = re.compile(r"\.(?:png|svg|jpe?g|gif)$|/|^[0-9a-f]{16,}$", re.IGNORECASE)
+_FILE_LIKE_ALT = re.compile(r"\.(?:png|svg|jpe?g|gif)$|/|^[0-9a-f]{16,}$", re.IGNORECASE)
 PLOTTING_CALL = re.compile(r"\b(?:plt|pyplot|fig|figure)\.show\(|\.savefig\(|\bsave_figure\(")
 
 _SNIPPET = 110
@@ -280,7 +280,7 @@ def find_bad_alt_text(soup: BeautifulSoup) -> list[str]:
         alt = str(img.get("alt") or "").strip()
         if not alt:
             found.append(f"no alt text: {img.get('src')}")
-        elif FILE_LIKE_ALT.search(alt):
+        elif _FILE_LIKE_ALT.search(alt):
             found.append(f"alt text is a file name: {alt!r}")
     return found
 

@@ -5,8 +5,8 @@
   ``pyproject.toml``): while it is unset the book shows no repository, issue or launch (Binder,
   Colab) button, and the theme is given no address at all (Jupyter Book would otherwise fill in
   its own repository as a default); once it is set, all of them point there.
-- **Footer**: the companion's version and the build date (Sphinx's "last updated", which
-  honours ``SOURCE_DATE_EPOCH``).
+- **Footer**: the companion's version and the build date (:func:`build_date`, which honours
+  ``SOURCE_DATE_EPOCH`` for a reproducible build).
 - **One search box**: the sidebar's on a wide screen (the theme's top bar, which repeated it, is
   left empty), the header's search button on a phone.
 - **Downloads**: a page's source (``.md``, ``.rst``) is not offered, since it shows roles such
@@ -47,14 +47,26 @@ def package_version() -> str:
         return "unknown"
 
 
-def theme_options(repository: str | None, version: str) -> dict[str, Any]:
+def build_date() -> str:
+    """Today in UTC (``YYYY-MM-DD``), or the day of ``SOURCE_DATE_EPOCH`` when it is set."""
+    import os
+    from datetime import UTC, datetime
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    moment = datetime.fromtimestamp(int(epoch), UTC) if epoch else datetime.now(UTC)
+    return moment.strftime("%Y-%m-%d")
+
+
+def theme_options(repository: str | None, version: str, built: str = "") -> dict[str, Any]:
     """The theme options this module sets (merged over those Jupyter Book derives from
     ``_config.yml``)."""
+    source = f'; source at <a href="{repository}">{repository}</a>' if repository else ""
     options: dict[str, Any] = {
         "navbar_persistent": [],  # the sidebar holds the one search box
         "extra_footer": (
             f"Version {version} of the companion (<code>regime-core</code>)"
-            + (f', <a href="{repository}">{repository}</a>' if repository else "")
+            + (f", built on {built}" if built else "")
+            + source
             + "."
         ),
     }
@@ -87,10 +99,8 @@ def configure_site(app: Sphinx, config: Any) -> None:
     own = Path(app.srcdir) / "pyproject.toml"  # the book's root; the repository's as a rule
     repository = paths.repository_url(own if own.is_file() else None)
     options = dict(config.html_theme_options or {})
-    options.update(theme_options(repository, package_version()))
+    options.update(theme_options(repository, package_version(), build_date()))
     config.html_theme_options = options
-    if not config.html_last_updated_fmt:
-        config.html_last_updated_fmt = "%Y-%m-%d"
     # the theme logs an error for an empty colour mode ("Got invalid theme mode")
     config.html_context = {"default_mode": "auto", **(config.html_context or {})}
 
