@@ -380,7 +380,6 @@ def specification_curve(
     bottom.set_xlabel("readings, sorted by estimate")
     bottom.set_xticks([])
     bottom.grid(False)
-    fig.align_ylabels([top, bottom])
     low, high = top.get_ylim()
     axis_note = " The vertical axis does not start at 0." if low > 0 or high < 0 else ""
     verdicts = ", ".join(
