@@ -257,9 +257,9 @@ ENCODER_NAMES: dict[str, str] = {"minilm": "MiniLM", "tfidf": "TF-IDF"}
 
 
 def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
-    """The toy-world page and the exercises quote different numbers for the same arms because
-    their runs use different encoders; each page names every encoder its run uses, in any
-    profile, so a change of reproduce.yml cannot leave the prose behind."""
+    """The toy-world page and the exercises quote numbers of the same arms, from runs whose
+    encoder follows the profile; each page names every encoder its runs use, in any profile, so
+    a change of reproduce.yml cannot leave the prose behind."""
     from regime_core.runner.reproduce import PROFILES, load_declarations
 
     runs = load_declarations().runs
@@ -275,9 +275,11 @@ def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
 
 
 def test_exercises_introduction_gives_no_solution_away() -> None:
-    """The page before the exercises quotes no number of the exercises' record."""
+    """The page before the exercises quotes no number of the exercises' record but how many
+    questions exercise 1 asks."""
     text = (BOOK / "start" / "exercises.md").read_text(encoding="utf-8")
-    assert not [m for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+    quoted = [m.group(2) for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+    assert quoted and all(q.startswith("exercises:exercise1_questions.") for q in quoted)
 
 
 def test_titles_have_no_number_prefixes_and_prose_names_no_notebook_number() -> None:
