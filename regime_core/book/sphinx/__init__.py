@@ -18,7 +18,7 @@ code when the book is built, never typed. One module per concern:
 - ``site``: the repository and launch buttons (from the one repository setting), the footer,
   one search box, no unrendered source download, each script once, ``regime-citation``;
 - ``tables``: the one table builder, tables numbered per page;
-- ``markup``: docstrings' reST shown on Markdown pages and in plain text.
+- ``markup``: docstrings' reST shown on Markdown pages.
 """
 
 from __future__ import annotations
