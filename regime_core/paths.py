@@ -5,17 +5,28 @@
 - ``REGIME_WORK_DIR``: everything the pipeline writes (prepared examples, embeddings, runs,
   executed notebooks, records); default ``_build/regime`` under the current directory. It is
   outside git.
+
+It also holds the one setting for where the companion is published, :func:`repository_url`
+(``[project.urls] Repository`` in ``pyproject.toml``), which the book's buttons, ``CITATION.cff``
+and the README follow.
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
+from urllib.parse import urlsplit
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Where ``regime reproduce`` copies each executed notebook for the book (relative to the
 #: declarations file, the repository's top; ``_toc.yml`` names its pages there).
 BOOK_EXECUTED_DIR = "book/executed"
+#: The project file holding the repository's address (``[project.urls] Repository``), at the
+#: repository's top.
+#:
+#: :meta hide-value:
+PYPROJECT = REPO_ROOT / "pyproject.toml"
 
 
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
@@ -47,3 +58,45 @@ def embeddings_dir(work: str | os.PathLike[str] | None = None) -> Path:
 
 def results_dir(work: str | os.PathLike[str] | None = None) -> Path:
     return work_dir(work) / "results"
+
+
+def repository_url(pyproject: str | os.PathLike[str] | None = None) -> str | None:
+    """The companion's public repository (``[project.urls] Repository`` of ``pyproject.toml``),
+    or None while it is unset (the companion is not published yet).
+
+    The book shows its repository, issue and launch buttons only when it is set, and
+    ``regime citation --sync`` writes it into ``CITATION.cff`` and the README. Without the
+    project file (an installed, not editable, package) the installed metadata's
+    ``Project-URL: Repository`` is read instead. Raises ``ValueError`` naming the file and the
+    field when the value is not an ``https://`` address.
+    """
+    file = Path(pyproject) if pyproject is not None else PYPROJECT
+    if file.is_file():
+        with file.open("rb") as handle:
+            project = tomllib.load(handle).get("project", {})
+        url = (project.get("urls") or {}).get("Repository")
+        where = f"{file}: [project.urls] Repository"
+    elif pyproject is None:
+        url, where = _installed_repository_url(), "the installed metadata's Project-URL"
+    else:
+        raise FileNotFoundError(f"{file} does not exist; it should hold [project.urls]")
+    if url is None:
+        return None
+    parts = urlsplit(str(url))
+    if not isinstance(url, str) or parts.scheme != "https" or not parts.netloc:
+        raise ValueError(f"{where} = {url!r} is not an https:// address; fix or remove it")
+    return url.rstrip("/")
+
+
+def _installed_repository_url() -> str | None:
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("regime-core").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    for entry in entries:
+        label, _, url = entry.partition(",")
+        if label.strip().lower() == "repository":
+            return url.strip()
+    return None

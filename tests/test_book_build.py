@@ -29,6 +29,9 @@ chapters:
 """
 
 
+FIXTURE_REPOSITORY = "https://github.com/fixture-owner/fixture-book"
+
+
 def _fixture_book(target: Path) -> Path:
     """The repository's ``_config.yml`` with the fixture pages and their own toc."""
     target.mkdir(parents=True, exist_ok=True)
@@ -39,6 +42,11 @@ def _fixture_book(target: Path) -> Path:
         if page.name != "README.md":
             shutil.copyfile(page, target / "book" / page.name)
     shutil.copyfile(paths.REPO_ROOT / "book" / "references.bib", target / "book" / "references.bib")
+    # a published companion: its buttons follow this address (the repository's own is unset)
+    (target / "pyproject.toml").write_text(
+        f'[project]\nname = "fixture"\n[project.urls]\nRepository = "{FIXTURE_REPOSITORY}"\n',
+        encoding="utf-8",
+    )
     return target
 
 
@@ -158,7 +166,9 @@ def test_launch_buttons_open_the_source_notebook(built_book: tuple[Path, Path]) 
     launch = [h for h in hrefs if "mybinder.org" in h or "colab.research.google.com" in h]
     assert len(launch) == 2
     assert all("tests/fixtures/demo.ipynb" in h and "book/executed" not in h for h in launch)
+    assert all("fixture-owner/fixture-book" in h for h in launch)  # the book root's setting
     assert any(h.endswith("_sources/book/executed/demo.ipynb") for h in hrefs)  # download
+    assert FIXTURE_REPOSITORY in hrefs  # the repository button
 
 
 def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
@@ -178,15 +188,12 @@ def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
     assert "fit.slope" in warning  # the near key it suggests
 
 
-def test_docstring_markup_on_markdown_pages_and_in_plain_text() -> None:
-    from regime_core.book.sphinx.markup import as_myst, as_plain
+def test_docstring_markup_on_markdown_pages() -> None:
+    from regime_core.book.sphinx.markup import as_myst
 
     rst = "Labels of :func:`~regime_core.router.labels.outcome_labels` (``-1``: dropped)::"
     myst = "Labels of {func}`~regime_core.router.labels.outcome_labels` (`-1`: dropped)::"
     assert as_myst(rst) == myst
-    assert as_plain(rst) == "Labels of outcome_labels (-1: dropped):"
-    assert as_plain(":class:`the router <regime_core.router.RegimeRouter>`") == "the router"
-    assert as_plain("``regime annotate\n   sample|kappa``") == "regime annotate\n   sample|kappa"
 
 
 def test_tables_of_an_unnumbered_page_count_from_one() -> None:

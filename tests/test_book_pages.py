@@ -257,9 +257,9 @@ ENCODER_NAMES: dict[str, str] = {"minilm": "MiniLM", "tfidf": "TF-IDF"}
 
 
 def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
-    """The toy-world page and the exercises quote different numbers for the same arms because
-    their runs use different encoders; each page names every encoder its run uses, in any
-    profile, so a change of reproduce.yml cannot leave the prose behind."""
+    """The toy-world page and the exercises quote numbers of the same arms, from runs whose
+    encoder follows the profile; each page names every encoder its runs use, in any profile, so
+    a change of reproduce.yml cannot leave the prose behind."""
     from regime_core.runner.reproduce import PROFILES, load_declarations
 
     runs = load_declarations().runs
@@ -275,9 +275,11 @@ def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
 
 
 def test_exercises_introduction_gives_no_solution_away() -> None:
-    """The page before the exercises quotes no number of the exercises' record."""
+    """The page before the exercises quotes no number of the exercises' record but how many
+    questions exercise 1 asks."""
     text = (BOOK / "start" / "exercises.md").read_text(encoding="utf-8")
-    assert not [m for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+    quoted = [m.group(2) for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+    assert quoted and all(q.startswith("exercises:exercise1_questions.") for q in quoted)
 
 
 def test_titles_have_no_number_prefixes_and_prose_names_no_notebook_number() -> None:
@@ -412,31 +414,39 @@ def test_meanings_are_plain_text() -> None:
     assert variants == []
 
 
-def test_the_cli_page_shows_help_without_markup() -> None:
-    """The commands' help comes from module docstrings written in reST; the page shows it as
-    a terminal would, so the markup is dropped, not printed."""
-    from regime_core.book.sphinx import cli_reference_lines
+def test_the_cli_page_is_generated_from_the_parser() -> None:
+    """sphinx-argparse renders the page from ``build_parser``: nothing about a command is typed."""
     from regime_core.cli import build_parser
 
-    text = "\n".join(cli_reference_lines(build_parser()))
-    assert "regime annotate" in text and "regime route train" in text
-    assert re.findall(r"``|:(?:func|data|class|mod|meth):`", text) == []
+    text = (BOOK / "reference" / "cli.rst").read_text(encoding="utf-8")
+    assert ".. argparse::\n   :module: regime_core.cli\n   :func: build_parser\n" in text
+    assert build_parser().prog == "regime"
+
+
+def _automodules(text: str) -> list[str]:
+    return re.findall(r"^\.\. automodule:: (\S+)$", text, re.MULTILINE)
 
 
 def test_every_module_has_an_api_page_in_the_toc() -> None:
     """One page per wing of the package under book/reference/api/, in the toc in the order of
-    the index, each documenting its wing; every public module is on exactly one page."""
+    the index; each page documents the modules of its wing (automodule), and the index lists
+    every one of them (autosummary): a module added to the package and not to its page fails
+    here."""
     from regime_core.book.sphinx import api_wings, public_modules
 
     wings = api_wings()
     pages = sorted(p.stem for p in (BOOK / "reference" / "api").glob("*.rst"))
     assert pages == sorted(wings)
-    for wing in wings:
+    index = (BOOK / "reference" / "api.rst").read_text(encoding="utf-8")
+    listed = re.findall(r"^   (regime_core\S*)$", index, re.MULTILINE)
+    for wing, modules in wings.items():
         text = (BOOK / "reference" / "api" / f"{wing}.rst").read_text(encoding="utf-8")
-        assert f".. regime-api:: {wing}\n" in text
+        assert _automodules(text) == modules, f"book/reference/api/{wing}.rst"
+        assert f":doc:`api/{wing}`" in index
+    assert listed == [m for modules in wings.values() for m in modules]
     toc = [e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/reference/api")]
     assert toc == ["book/reference/api", *(f"book/reference/api/{w}" for w in wings)]
-    assert sorted(m for modules in wings.values() for m in modules) == public_modules()
+    assert sorted(listed) == public_modules()
 
 
 # --- the real book over the quick profile's records -----------------------------------------------
@@ -719,3 +729,16 @@ def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
         assert any(c.startswith("regime-verdict-") for c in row[1][2]), claim.id
         links = [href.split("#")[0] for href in row[0][1]]
         assert links == [f"../{claim.chapter.removeprefix('book/')}.html"], claim.id
+
+
+def test_the_exercises_run_on_the_toy_worlds_encoder_in_every_profile() -> None:
+    """The exercises quote hit rates of the toy world that the toy-world page also reports:
+    the two runs must share the world and the encoder, whatever the profile."""
+    from regime_core.runner.declarations import PROFILES
+    from regime_core.runner.reproduce import load_declarations
+
+    runs = load_declarations().runs
+    for profile in PROFILES:
+        toy, exercises = (runs[r].parameters_for(profile) for r in ("toyworld", "exercises"))
+        for name in ("encoder", "seed", "n_questions"):
+            assert toy.get(name) == exercises.get(name), (profile, name)

@@ -28,6 +28,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "verdicts",
     "expected",
     "book_check",
+    "citation",
 )
 
 

@@ -2,11 +2,14 @@
 
 Checks every page of a built book (default: _build/html, what `regime book` writes) for what a
 reader should never meet: Python warnings, tracebacks, progress bars, absolute local paths,
-stderr boxes, source markup leaked into the text, internal links that lead nowhere, and figures
+stderr boxes, source markup leaked into the text, internal links that lead nowhere, figures
 a notebook makes that its page does not show (with the run records under --work, every figure a
-run writes). With --browser, headless Chromium also loads every page at 1366 px and 390 px,
-saves screenshots (default: _build/screenshots/WIDTH/PAGE.png, plus report.json with what was
-found on each page), and reports horizontal overflow on a phone and maths left unrendered.
+run writes), figures without alt text, captions naming a colour or marker their figure does not
+draw, placeholder links and buttons (no repository, issue or launch button while [project.urls]
+Repository is unset), and scripts declared twice. With --browser, headless Chromium also loads
+every page at 1366 px and 390 px, saves screenshots (default: _build/screenshots/WIDTH/PAGE.png,
+plus report.json with what was found on each page), and reports horizontal overflow on a phone,
+maths left unrendered, errors in the browser's console, and figure text smaller than 8 px.
 
 One problem per line: PAGE: KIND: DETAIL, then the count per kind. Exits 1 when there is any
 problem. With --json one JSON object is printed:
@@ -71,7 +74,11 @@ def run(args: argparse.Namespace) -> int:
     from regime_core.book.check import check_html, count_by_kind, format_report
 
     results = paths.results_dir(args.work)
-    problems = check_html(args.html, results_dir=results if results.is_dir() else None)
+    problems = check_html(
+        args.html,
+        results_dir=results if results.is_dir() else None,
+        repository=paths.repository_url(),
+    )
     browser: dict[str, Any] | None = None
     if args.browser:
         from regime_core.book.browser import WIDTHS, check_in_browser

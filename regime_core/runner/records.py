@@ -442,11 +442,14 @@ def _fixed(x: float, digits: int, signed: bool = False) -> str:
     return f"+{text}" if signed and x > 0 else text
 
 
-def save_figure(fig: Any, out_dir: Path | str, name: str) -> Path:
+def save_figure(
+    fig: Any, out_dir: Path | str, name: str, text: Mapping[str, str] | None = None
+) -> Path:
     """Save a Matplotlib figure as ``out_dir/<name>.png`` with deterministic bytes.
 
     The PNG carries no software or time metadata and uses :data:`FIGURE_DPI`, so the same figure
-    gives the same file on every run. Pass the returned path to :func:`write_record`'s
+    gives the same file on every run; ``text`` adds PNG text chunks (the book's figures carry
+    their alt text and caption so). Pass the returned path to :func:`write_record`'s
     ``figures``.
     """
     stem = name[:-4] if name.endswith(".png") else name
@@ -462,6 +465,6 @@ def save_figure(fig: Any, out_dir: Path | str, name: str) -> Path:
         format="png",
         dpi=FIGURE_DPI,
         bbox_inches="tight",
-        metadata={"Software": None},
+        metadata={"Software": None, **(text or {})},
     )
     return target

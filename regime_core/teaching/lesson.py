@@ -295,14 +295,14 @@ def one_per_regime(examples: Sequence[Example]) -> list[Example]:
 
 
 def encoder_note(encoder: str, *, other_page: str) -> str:
-    """The sentence saying which encoder a teaching page's numbers come from, and why the other
-    teaching page may show different numbers for the same arms."""
+    """The sentence saying which encoder a teaching page's numbers come from, and that the other
+    teaching page, run on the same toy world with the same encoder, shows the same numbers."""
     from regime_core.book import names
 
     return (
         f"The numbers on this page come from the **{names.encoder(encoder)}** encoder (the "
-        f"parameter `encoder`). {other_page} runs the same toy world with its own `encoder` "
-        "parameter; where the two pages use different encoders (in the default book, MiniLM-L6 "
-        "for the toy world and TF-IDF for the exercises), the same arms show different hit "
-        "rates: a lexical and a dense encoder rank the same passages differently."
+        f"parameter `encoder`). {other_page} runs the same toy world with the same encoder "
+        "(the runs' declarations keep the two `encoder` parameters equal), so the same arms "
+        "show the same hit rates on both pages; rerun one with another encoder and they part: "
+        "a lexical and a dense encoder rank the same passages differently."
     )

@@ -221,7 +221,10 @@ class RecordTableDirective(SphinxDirective):
 
 
 class RecordFigureDirective(SphinxDirective):
-    """A figure listed in a run's record; the content becomes the caption."""
+    """A figure listed in a run's record. Its alt text and caption are the ones the figure
+    carries (:class:`regime_core.book.figures.Figure`, written into the PNG), so that they say
+    what the plotting code draws; ``:alt:`` replaces the alt text, and content, when given, is
+    a sentence put before the figure's own caption (the page's reason to show it)."""
 
     has_content = True
     required_arguments = 1
@@ -231,6 +234,8 @@ class RecordFigureDirective(SphinxDirective):
     }
 
     def run(self) -> list[nodes.Node]:
+        from regime_core.book.figures.encodings import ALT_KEY, CAPTION_KEY, png_text
+
         run, _, name = self.arguments[0].partition(":")
         if not name:
             warn(self.env, "rec-figure needs 'run:figure'", self.get_location())
@@ -241,17 +246,44 @@ class RecordFigureDirective(SphinxDirective):
             warn_problem(self.env, f"run {run!r}, figure {name!r}", err, self.get_location())
             return []
         absolute = record_file(self.env.app, run).parent / figure_file
+        carried = png_text(absolute)
         doc_dir = Path(self.env.doc2path(self.env.docname)).parent
         uri = Path(os.path.relpath(absolute, doc_dir)).as_posix()
-        image = nodes.image(uri=uri, alt=self.options.get("alt", name))
+        alt = self.options.get("alt") or carried.get(ALT_KEY)
+        if not alt:
+            warn(
+                self.env,
+                f"run {run!r}, figure {name!r} carries no alt text; give it one (Figure.alt) "
+                "or an :alt: option",
+                self.get_location(),
+            )
+            alt = name
+        image = nodes.image(uri=uri, alt=alt)
         if "width" in self.options:
             image["width"] = self.options["width"]
         figure = nodes.figure("", image, classes=["regime-record-figure"])
-        if self.content:
-            caption_text = " ".join(line.strip() for line in self.content).strip()
+        lead = " ".join(line.strip() for line in self.content).strip()
+        caption_text = " ".join(t for t in (lead, carried.get(CAPTION_KEY, "")) if t)
+        if caption_text:
             parsed, _ = self.state.inline_text(caption_text, self.lineno)
             figure += nodes.caption(caption_text, "", *parsed)
         return [figure]
+
+
+def figure_alt_text(app: Sphinx, doctree: nodes.document) -> None:
+    """Give each image without alt text the alt text its PNG carries (the executed
+    notebooks' figures: MyST-NB names them by hash and sets no alt), on ``doctree-read``."""
+    from regime_core.book.figures.encodings import ALT_KEY, png_text
+
+    for image in doctree.findall(nodes.image):
+        if image.get("alt"):
+            continue
+        uri = str(image.get("uri", ""))
+        if "://" in uri or not uri:
+            continue
+        alt = png_text(Path(app.srcdir) / uri.lstrip("/")).get(ALT_KEY)
+        if alt:
+            image["alt"] = alt
 
 
 def find_figure(record: dict[str, Any], name: str) -> str:
