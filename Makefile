@@ -5,8 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 # Which build of torch the venv gets: `cpu` (the default, no CUDA needed) or `cuda` (PyPI's Linux
 # wheel with its 19 nvidia/cuda/triton wheels, several GB): `make install TORCH=cuda`. The version
-# is the pin in pyproject.toml; switching TORCH rebuilds the venv.
-TORCH ?= cpu
+# is the pin in pyproject.toml. Without TORCH, make keeps the build the venv has (cpu for a new
+# one); naming the other one rebuilds the venv.
+TORCH ?= $(or $(patsubst $(VENV)/.installed-torch-%,%,$(firstword $(wildcard $(VENV)/.installed-torch-*))),cpu)
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 TORCH_VERSION = $(shell sed -n 's/^ *"torch==\([^"]*\)".*/\1/p' pyproject.toml)
 STAMP := $(VENV)/.installed-torch-$(TORCH)

@@ -186,3 +186,19 @@ def test_the_cpu_index_beside_pypi_gives_the_cpu_build(clean, stand_ins, extra) 
         assert chosen["torch"] == f"{VERSION}+cpu" and "nvidia-stand-in" not in chosen
     else:
         assert chosen["torch"] == VERSION and "nvidia-stand-in" in chosen
+
+
+def test_make_keeps_the_torch_build_the_venv_has(tmp_path: Path) -> None:
+    def torch_step(venv: Path, *variables: str) -> str:
+        return subprocess.run(
+            ["make", "-n", "-s", "-C", str(ROOT), "torch", f"VENV={venv}", *variables],
+            env=_env(index=UNREACHABLE),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+    assert f'"torch=={VERSION}+cpu"' in torch_step(tmp_path)  # a new venv: the CPU build
+    (tmp_path / ".installed-torch-cuda").touch()  # what `make install TORCH=cuda` leaves
+    assert f'"torch==={VERSION}"' in torch_step(tmp_path)
+    assert f'"torch=={VERSION}+cpu"' in torch_step(tmp_path, "TORCH=cpu")
