@@ -209,7 +209,7 @@ def test_binder_environment_runs_the_toy_world(
     papermill.execute_notebook(
         str(ROOT / "notebooks" / "00_toyworld.ipynb"),
         str(executed),
-        parameters={"n_questions": 40},  # the defaults otherwise
+        parameters={"n_questions": 20},  # the defaults otherwise
         cwd=str(session),
         kernel_name="binder",
         progress_bar=False,
