@@ -175,16 +175,16 @@ def test_shard_round_trip_is_bit_exact_dense_and_sparse() -> None:
     sparse = np.zeros((5, 40), dtype=np.float32)
     sparse[[0, 0, 3, 4], [1, 39, 5, 0]] = [0.5, -1.25, 3.0, 1e-8]
     for matrix, layout in ((dense, "dense"), (sparse, "csr")):
-        blob = encode_shard(keys, matrix)
+        blob = encode_shard(keys, matrix, "test")
         assert f'"layout": "{layout}"'.encode() in blob
         got_keys, got = decode_shard(blob)
         assert got_keys == keys
         np.testing.assert_array_equal(got, matrix)
-    assert len(encode_shard(keys, sparse)) < sparse.nbytes
+    assert len(encode_shard(keys, sparse, "test")) < sparse.nbytes
 
 
 def test_decode_rejects_a_length_mismatch() -> None:
-    blob = encode_shard([text_key("query", "a")], np.ones((1, 4), dtype=np.float32) / 2)
+    blob = encode_shard([text_key("query", "a")], np.ones((1, 4), dtype=np.float32) / 2, "t")
     with pytest.raises(CorruptShardError, match="payload"):
         decode_shard(blob + b"\0")
 
