@@ -5,6 +5,10 @@
 - ``REGIME_WORK_DIR``: everything the pipeline writes (prepared examples, embeddings, runs,
   executed notebooks, records); default ``_build/regime`` under the current directory. It is
   outside git.
+
+A path given explicitly (an ``override``: ``--work``, ``--data-dir``, a notebook's ``work_dir``)
+must not be empty: ``Path("")`` is the current directory, so an empty value would read or write
+there instead of being refused.
 """
 
 from __future__ import annotations
@@ -18,10 +22,27 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 BOOK_EXECUTED_DIR = "book/executed"
 
 
+def explicit_path(value: str | os.PathLike[str], what: str) -> Path:
+    """``value`` as a path, or ``ValueError`` naming ``what`` when it is empty (which would mean
+    the current directory) or holds a NUL character (which no file name can).
+
+    >>> explicit_path("w", "--work")
+    PosixPath('w')
+    """
+    text = os.fspath(value)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise ValueError(f"{what} is empty; name a directory (an empty path is not a place)")
+    if "\0" in text:
+        raise ValueError(f"{what} {text!r} holds a NUL character, which no path can")
+    return Path(text)
+
+
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """The directory holding the raw dataset files."""
     if override is not None:
-        return Path(override)
+        return explicit_path(override, "the data directory")
     env = os.environ.get("REGIME_DATA_DIR")
     if env:
         return Path(env)
@@ -32,7 +53,7 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
 def work_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """The root of every generated artefact."""
     if override is not None:
-        return Path(override)
+        return explicit_path(override, "the work directory")
     env = os.environ.get("REGIME_WORK_DIR")
     return Path(env) if env else Path("_build") / "regime"
 

@@ -188,11 +188,22 @@ def test_retrieve_reports_user_errors(work, capsys, tmp_path):
         cli.main(["retrieve", DATASET, "--arm", "both"])
 
 
-@pytest.mark.parametrize("alpha", ["-1", "nan", "inf"])
-def test_retrieve_rejects_alpha_as_the_configs_do(work, capsys, alpha):
+@pytest.mark.parametrize("alpha", ["-1", "nan", "inf", "1e39", "1e19", "abc"])
+def test_retrieve_refuses_alpha_at_parsing_naming_it(work, capsys, alpha):
+    # 1e39 overflows float32; 1e19 fits, but |q + α·b|² does not (regime_core.limits)
     argv = ["retrieve", DATASET, "--arm", "union", "--encoder", "tfidf", "--work", str(work)]
-    assert cli.main([*argv, "--alpha", alpha]) == 2
-    assert "--alpha must be a finite number >= 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv, "--alpha", alpha])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "argument --alpha" in err
+    assert "[0, 1e+18]" in err or "not a number" in err
+
+
+def test_retrieve_accepts_the_largest_alpha_and_ranks_by_the_bridge_side(work, capsys):
+    argv = ["retrieve", DATASET, "--arm", "union", "--encoder", "tfidf", "--work", str(work)]
+    assert cli.main([*argv, "--alpha", "1e18", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["alpha"] == 1e18 and 0 <= result["hit@5"] <= 1
 
 
 @pytest.mark.parametrize("where", ["directory", "under_a_file"])
