@@ -223,3 +223,79 @@ def test_retrieve_bad_run_file_is_an_error_before_any_work(
     err = capsys.readouterr().err
     assert f"--run-file: cannot write {target}" in err
     assert ("is a directory" if where == "directory" else "is not a directory") in err
+
+
+# --- issue 22: outputs only where they should go -----------------------------------------------
+
+
+def _work_with_id(tmp_path: Path, qid: str) -> Path:
+    p = _passages()
+    pool = [p["oats"], p["mill"], p["corrib"], p["fenn"]]
+    example = _example(qid, "dev", "Who built Harrow Mill?", pool, relation_sentence=1)
+    prepared = paths.prepared_dir(tmp_path / "w")
+    prepared.mkdir(parents=True)
+    write_prepared_examples(prepared, DATASET, (json.dumps(example.to_dict()) + "\n").encode())
+    return tmp_path / "w"
+
+
+@pytest.mark.parametrize("qid", ["d 1", "d\t1", "d\x001", "d\n1", "d\u20281", "d\x1f"])
+def test_ids_that_break_the_trec_columns_are_refused_before_anything_is_written(
+    tmp_path, capsys, monkeypatch, qid
+):
+    from regime_core import retrieval
+
+    work = _work_with_id(tmp_path, qid)
+
+    def never(*args, **kwargs):
+        raise AssertionError("retrieval ran although the run file cannot hold the ids")
+
+    monkeypatch.setattr(retrieval, "retrieve_arms", never)
+    run = tmp_path / "out" / "q.run"
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    assert cli.main([*argv, "--run-file", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"query id {qid!r}" in err and "whitespace or control characters" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_file_that_is_a_fifo_or_a_dangling_link_is_refused_before_any_work(
+    work, tmp_path, capsys, monkeypatch
+):
+    import os
+
+    from regime_core import retrieval
+
+    def never(*args, **kwargs):
+        raise AssertionError("retrieval ran although the run file cannot be written")
+
+    monkeypatch.setattr(retrieval, "retrieve_arms", never)
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    dangling = tmp_path / "run.link"
+    dangling.symlink_to(tmp_path / "nowhere" / "run.trec")
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    for target, said in ((fifo, "it is a FIFO"), (dangling, "which does not exist")):
+        assert cli.main([*argv, "--run-file", str(target)]) == 2
+        assert said in capsys.readouterr().err
+    assert fifo.is_fifo() and dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_a_symlinked_run_file_has_its_target_written_and_stays_a_link(work, tmp_path, capsys):
+    real = tmp_path / "runs" / "q.trec"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "q.run"
+    link.symlink_to(real)
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    result = _run_json(capsys, [*argv, "--run-file", str(link), "--json"])
+    assert link.is_symlink() and real.read_text().startswith("d1 Q0 ")
+    assert Path(result["qrels_file"]).read_text().startswith("d1 0 ")
+
+
+@pytest.mark.parametrize("option", ["--work", "--run-file", "--encoder"])
+def test_empty_values_are_errors_at_parsing(work, capsys, option):
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv, option, ""])
+    assert exit_.value.code == 2
+    assert f"argument {option}: an empty" in capsys.readouterr().err
