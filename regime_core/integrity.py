@@ -481,6 +481,10 @@ def parse_yaml(text: str, where: str, *, max_depth: int = MAX_NESTING, finite: b
         raise JSONProblem(where, f"not valid YAML ({err})") from None
     except RecursionError:
         raise JSONProblem(where, f"values nest more than {max_depth} levels deep") from None
+    except JSONProblem:
+        raise
+    except ValueError:  # an integer of more digits than int() converts (4,300)
+        raise JSONProblem(where, "a number has too many digits to be read") from None
     check_value(value, where, max_depth=max_depth, strict=False)
     return value
 

@@ -556,7 +556,9 @@ class EmbeddingStore:
                 if _NAMED.match(file.name) and file.name != shard_name(blob):
                     raise CorruptShardError("its content does not match the hash in its name")
                 keys, vectors = decode_shard(blob, dense=False, identity=identity)
-            except FileNotFoundError:  # removed by another process between listing and reading
+            except FileNotFoundError as err:  # removed by another process since listed, or
+                if file.is_symlink():  # a dangling link: named, never silently skipped
+                    self._refuse(file, state, err)
                 continue
             except OldShardError as err:
                 self._drop(file, state, f"{err}: it cannot prove which encoder wrote it")

@@ -88,7 +88,8 @@ def load_declarations(path: Path | str | None = None) -> Declarations:
         raw = read_yaml_file(file)
     except FileNotFoundError:
         raise FileNotFoundError(f"no run declarations at {file}") from None
-    raw = {} if raw is None else raw
+    if raw is None:
+        raise ValueError(f"{file}: the file is empty; it must hold a 'runs' mapping")
     if not isinstance(raw, dict) or not isinstance(raw.get("runs", {}), dict):
         raise ValueError(f"{file}: expected a mapping with a 'runs' mapping")
     unknown_top = set(raw) - {"runs", "book_executed_dir"}
@@ -143,7 +144,7 @@ def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
     if not isinstance(body.get("notebook"), str):
         raise ValueError(f"{where}: 'notebook' (a path relative to {file.name}) is required")
     notebook = (root / body["notebook"]).resolve()
-    if not notebook.is_file():
+    if not notebook.exists():  # a FIFO or directory there is named by notebook_parameters
         raise ValueError(f"{where}: notebook {body['notebook']} does not exist (at {notebook})")
     parameters = _mapping(body.get("parameters", {}), f"{where}: 'parameters'")
     profiles_raw = _mapping(body.get("profiles", {}), f"{where}: 'profiles'")
