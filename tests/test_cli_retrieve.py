@@ -299,3 +299,20 @@ def test_empty_values_are_errors_at_parsing(work, capsys, option):
         cli.main([*argv, option, ""])
     assert exit_.value.code == 2
     assert f"argument {option}: an empty" in capsys.readouterr().err
+
+
+def test_a_fifo_among_the_shards_does_not_hang_retrieve(work, capsys):
+    import os
+    import signal
+
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work), "--json"]
+    first = _run_json(capsys, argv)
+    (store,) = paths.embeddings_dir(work).iterdir()
+    os.mkfifo(store / "shard-fifo.emb")
+    signal.alarm(30)  # a blocking open would end the test here
+    try:
+        with pytest.warns(UserWarning, match=r"shard-fifo\.emb is not a shard of this encoder"):
+            again = _run_json(capsys, argv)
+    finally:
+        signal.alarm(0)
+    assert again == first and (store / "shard-fifo.emb").is_fifo()

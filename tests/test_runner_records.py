@@ -211,3 +211,26 @@ def test_hash_file_says_which_part_of_a_notebook_input_is_missing(tmp_path: Path
     assert f"the directory {tmp_path / 'nonexistent'} does not exist" in message
     assert "work_dir parameter" in message and "regime data prepare --work" in message
     assert hash_file(write_record(tmp_path / "r", name="r", config={}, numbers={"x": 1}))
+
+
+@pytest.mark.slow
+def test_papermill_with_a_work_dir_that_does_not_exist_names_parameter_and_path(
+    tmp_path: Path,
+) -> None:
+    import papermill
+
+    from regime_core import paths
+
+    missing = tmp_path / "nonexistent"
+    with pytest.raises(papermill.PapermillExecutionError) as info:
+        papermill.execute_notebook(
+            str(paths.REPO_ROOT / "notebooks" / "01_data_regimes.ipynb"),
+            str(tmp_path / "out.ipynb"),
+            parameters={"work_dir": str(missing), "output_dir": str(tmp_path / "o")},
+            cwd=str(paths.REPO_ROOT / "notebooks"),
+            kernel_name="python3",
+            progress_bar=False,
+        )
+    message = str(info.value)
+    assert f"the directory {missing} does not exist" in message and "work_dir" in message
+    assert not missing.exists()
