@@ -35,6 +35,7 @@ import math
 import os
 import re
 import stat
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -322,18 +323,36 @@ class _DuplicateKeys(dict):  # type: ignore[type-arg]
     duplicate: str = ""
 
 
-# An escaped UTF-16 surrogate that is not half of a pair: it decodes to no character, and every
-# later encoding of the text fails. (An escaped backslash before it costs only the exact check.)
-_LONE_SURROGATE = re.compile(
-    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-)
+# An escaped UTF-16 surrogate (``\\ud83d``): one that is not half of a pair decodes to no
+# character, and every later encoding of the text fails.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def parse_json(text: str, where: str, *, max_depth: int = MAX_NESTING) -> Any:
+def _lone_surrogate_escape(text: str) -> bool:
+    """Whether ``text`` may escape a lone surrogate: an escaped high surrogate not followed at
+    once by an escaped low one, or a low one on its own (an escaped backslash before one makes
+    this a false alarm, settled by the exact check of :func:`check_value`)."""
+    found = list(_SURROGATE_ESCAPE.finditer(text))
+    i = 0
+    while i < len(found):
+        code = int(found[i].group()[2:], 16)
+        pair = i + 1 < len(found) and found[i + 1].start() == found[i].end()
+        if code <= 0xDBFF and pair and int(found[i + 1].group()[2:], 16) >= 0xDC00:
+            i += 2
+            continue
+        return True
+    return False
+
+
+def parse_json(text: str, where: str, *, max_depth: int | None = MAX_NESTING) -> Any:
     """The JSON value of ``text``, strictly: :class:`JSONProblem` (a ``ValueError`` whose message
     starts with ``where``) for malformed JSON, a duplicate key, ``NaN``, ``Infinity`` or a
     number beyond a float's range, a lone surrogate, or nesting deeper than ``max_depth``.
+
+    ``max_depth=None`` leaves the bound to the parser itself (Python's recursion limit, about
+    1,000 levels, reported like any other problem) and saves walking the value: for a caller
+    that takes typed fields only and never recurses into a value (the dataset readers, whose
+    files are megabytes).
 
     >>> parse_json('{"a": [1, 2.5, "x"]}', "f.json")
     {'a': [1, 2.5, 'x']}
@@ -379,11 +398,13 @@ def parse_json(text: str, where: str, *, max_depth: int = MAX_NESTING) -> Any:
             where, problem, line=err.lineno, column=err.colno, syntax=err.msg
         ) from None
     except RecursionError:
-        raise JSONProblem(where, f"values nest more than {max_depth} levels deep") from None
+        bound = max_depth or f"the parser's {sys.getrecursionlimit():,}"
+        raise JSONProblem(where, f"values nest more than {bound} levels deep") from None
     except ValueError:  # an integer of more digits than int() converts (4,300)
         raise JSONProblem(where, "a number has too many digits to be read") from None
-    strict = bool(flagged) or _LONE_SURROGATE.search(text) is not None
-    check_value(value, where, max_depth=max_depth, strict=strict)
+    strict = bool(flagged) or _lone_surrogate_escape(text)
+    if strict or max_depth is not None:
+        check_value(value, where, max_depth=max_depth or sys.getrecursionlimit(), strict=strict)
     return value
 
 
@@ -393,6 +414,8 @@ def check_value(
     """Depth first over a parsed ``value``: :class:`JSONProblem` naming ``where`` and the path
     when it nests deeper than ``max_depth``; with ``strict``, also at the first value the
     parser flagged, duplicate key, or string holding a lone surrogate."""
+    if not strict and not _deeper_than(value, max_depth):
+        return  # the common case, without building a path for every container
     stack: list[tuple[Any, tuple[str | int, ...]]] = [(value, ())]
     while stack:
         node, path = stack.pop()
@@ -414,6 +437,21 @@ def check_value(
             raise JSONProblem(where, node.problem, path=path)
         elif strict and isinstance(node, str):
             _check_string(node, where, path)
+
+
+def _deeper_than(value: Any, max_depth: int) -> bool:
+    """Whether containers nest more than ``max_depth`` levels in ``value`` (fast: no paths)."""
+    if type(value) is not list and not isinstance(value, dict):
+        return False
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        for child in node.values() if isinstance(node, dict) else node:
+            if type(child) is list or type(child) is dict:
+                if depth >= max_depth:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def _check_string(text: str, where: str, path: tuple[str | int, ...]) -> None:

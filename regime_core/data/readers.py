@@ -13,12 +13,14 @@ Formats (see ``shared/data/README.md`` for the field lists):
 
 Containers: a JSON array, JSON Lines, a single object, or a pandas column dict; each plain or
 compressed with gzip, bzip2 or xz (detected from the magic bytes). JSON is read strictly
-(:func:`regime_core.integrity.parse_json`): a duplicate key, ``NaN``/``Infinity`` or nesting
-deeper than :data:`~regime_core.integrity.MAX_NESTING` is an error naming the file, the record
-and the field. The format is decided by the keys of the first record; every record is then
-parsed with that format's reader, and a missing or mistyped field (``_id: true``, a number among
-2Wiki's ``evidences``) raises ``ValueError`` naming the file, the record (id, else its position)
-and the field: no value is converted to a string it is not.
+(:func:`regime_core.integrity.parse_json`): a duplicate key, ``NaN``/``Infinity`` or a lone
+surrogate is an error naming the file, the record and the field, and so is nesting deeper than
+the parser goes (about 1,000 levels: the readers take typed fields only and never recurse into
+a value, so a bound of their own would only cost a walk over every record). The format is
+decided by the keys of the first record; every record is then parsed with that format's reader,
+and a missing or mistyped field (``_id: true``, a number among 2Wiki's ``evidences``) raises
+``ValueError`` naming the file, the record (id, else its position) and the field: no value is
+converted to a string it is not.
 
 Readers only parse and check references (supporting titles, sentence ids, decomposition indices).
 Hop order and everything else derived lives in :mod:`regime_core.data.canonical`.
@@ -145,7 +147,7 @@ def parse_container(raw: bytes, display: str) -> list[tuple[str, dict[str, Any]]
         raise ValueError(f"{display}: the file is empty")
     if stripped[0] == "[":
         try:
-            obj = parse_json(text, display)
+            obj = parse_json(text, display, max_depth=None)
         except JSONProblem as err:
             raise _refused(err, display, "record #{}") from None
         return _records_from_list(obj, display)
@@ -156,7 +158,7 @@ def parse_container(raw: bytes, display: str) -> list[tuple[str, dict[str, Any]]
         )
     first_line = text[: len(text) - len(stripped)].count("\n") + 1
     try:
-        obj = parse_json(text, display)
+        obj = parse_json(text, display, max_depth=None)
     except JSONProblem as err:
         if err.syntax != "Extra data":
             raise _refused(err, display, f"line {first_line}", whole=True) from None
@@ -196,7 +198,7 @@ def _json_lines(text: str, display: str) -> Iterator[tuple[str, dict[str, Any]]]
         if not line.strip():
             continue
         try:
-            rec = parse_json(line, display)
+            rec = parse_json(line, display, max_depth=None)
         except JSONProblem as err:
             raise _refused(err, display, f"line {lineno}", line=lineno, whole=True) from None
         if not isinstance(rec, dict):
