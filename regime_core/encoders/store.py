@@ -184,7 +184,7 @@ def decode_shard(
     """
     if blob.startswith(_OLD_MAGIC):
         raise OldShardError(
-            "format version 1: written before shards carried their encoder's identity"
+            "of format version 1, written before shards carried their encoder's identity"
         )
     if not blob.startswith(_MAGIC):
         raise CorruptShardError("bad magic (not a shard, or truncated at the start)")
@@ -561,7 +561,7 @@ class EmbeddingStore:
                     self._refuse(file, state, err)
                 continue
             except OldShardError as err:
-                self._drop(file, state, f"{err}: it cannot prove which encoder wrote it")
+                self._drop(file, state, f"is {err}: it cannot prove which encoder wrote it")
                 continue
             except CorruptShardError as err:
                 self._drop(file, state, f"is corrupt ({err})")
