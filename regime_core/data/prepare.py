@@ -219,7 +219,16 @@ def discover(data_dir: Path) -> Discovery:
                 data.append(rel)
             else:
                 unusable.append((rel, problem))
-    return Discovery(sorted(data), sorted(ignored), sorted(unusable))
+    return Discovery(
+        sorted(data, key=_parts),
+        sorted(ignored, key=_parts),
+        sorted(unusable, key=lambda item: _parts(item[0])),
+    )
+
+
+def _parts(rel: str) -> list[str]:
+    """The order of paths part by part (``a/b`` before ``a-c``), as ``sorted(Path...)`` has."""
+    return rel.split("/")
 
 
 def _unusable(path: Path) -> str | None:

@@ -82,7 +82,6 @@ class EmbedOptions(TypedDict, total=False):
 
 SHARD_SUFFIX = ".emb"
 IDENTITY_FILE = "identity.json"
-SHARD_FORMAT = 2
 _MAGIC = b"REGIME-EMB 2\n"
 _OLD_MAGIC = b"REGIME-EMB 1\n"  # version 1: no encoder identity in the header
 _NAME_HEX = 24  # hex digits of the file's sha256 in its name
