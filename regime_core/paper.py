@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from regime_core import paths
 
 PAPER_CLAIMS_FILE = paths.REPO_ROOT / "paper_claims.yml"
@@ -160,11 +158,13 @@ def paper_claim(claim_id: str) -> Claim:
     return claims[claim_id]
 
 
-def read_yaml(file: Path) -> Any:
-    """A YAML data file of the repository; ``FileNotFoundError`` or ``ValueError`` naming it."""
-    if not file.is_file():
-        raise FileNotFoundError(f"{file} does not exist")
+def read_yaml(file: Path, *, finite: bool = True) -> Any:
+    """A YAML data file of the repository, read strictly
+    (:func:`regime_core.integrity.read_yaml_file`: no duplicate key, no alias, bounded nesting,
+    with ``finite`` no NaN or infinity); ``FileNotFoundError`` or ``ValueError`` naming it."""
+    from regime_core.integrity import read_yaml_file
+
     try:
-        return yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ValueError(f"{file}: not valid YAML ({err})") from err
+        return read_yaml_file(file, finite=finite)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{file} does not exist") from None

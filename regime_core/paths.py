@@ -9,6 +9,10 @@
 It also holds the one setting for where the companion is published, :func:`repository_url`
 (``[project.urls] Repository`` in ``pyproject.toml``), which the book's buttons, ``CITATION.cff``
 and the README follow.
+
+A path given explicitly (an ``override``: ``--work``, ``--data-dir``, a notebook's ``work_dir``)
+must not be empty: ``Path("")`` is the current directory, so an empty value would read or write
+there instead of being refused.
 """
 
 from __future__ import annotations
@@ -29,10 +33,27 @@ BOOK_EXECUTED_DIR = "book/executed"
 PYPROJECT = REPO_ROOT / "pyproject.toml"
 
 
+def explicit_path(value: str | os.PathLike[str], what: str) -> Path:
+    """``value`` as a path, or ``ValueError`` naming ``what`` when it is empty (which would mean
+    the current directory) or holds a NUL character (which no file name can).
+
+    >>> explicit_path("w", "--work")
+    PosixPath('w')
+    """
+    text = os.fspath(value)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise ValueError(f"{what} is empty; name a directory (an empty path is not a place)")
+    if "\0" in text:
+        raise ValueError(f"{what} {text!r} holds a NUL character, which no path can")
+    return Path(text)
+
+
 def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """The directory holding the raw dataset files."""
     if override is not None:
-        return Path(override)
+        return explicit_path(override, "the data directory")
     env = os.environ.get("REGIME_DATA_DIR")
     if env:
         return Path(env)
@@ -43,7 +64,7 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
 def work_dir(override: str | os.PathLike[str] | None = None) -> Path:
     """The root of every generated artefact."""
     if override is not None:
-        return Path(override)
+        return explicit_path(override, "the work directory")
     env = os.environ.get("REGIME_WORK_DIR")
     return Path(env) if env else Path("_build") / "regime"
 

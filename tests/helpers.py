@@ -204,7 +204,8 @@ def relocated_declarations(target: Path, book_root: Path) -> Path:
     """A copy of reproduce.yml at ``target`` whose executed notebooks go to ``book_root``.
 
     Notebook paths become absolute (they stay in the repository); nothing is written into the
-    repository's own ``book/executed``.
+    repository's own ``book/executed``. ``book_root`` must lie below ``target``'s directory
+    (``book_executed_dir`` is relative to it).
     """
     import yaml
 
@@ -213,7 +214,9 @@ def relocated_declarations(target: Path, book_root: Path) -> Path:
     raw = yaml.safe_load((paths.REPO_ROOT / "reproduce.yml").read_text(encoding="utf-8"))
     for body in raw["runs"].values():
         body["notebook"] = str((paths.REPO_ROOT / body["notebook"]).resolve())
-    raw["book_executed_dir"] = str((book_root / "book" / "executed").resolve())
+    # relative, as the declarations require: book_root lies below the declarations' directory
+    executed = (book_root / "book" / "executed").resolve()
+    raw["book_executed_dir"] = executed.relative_to(target.parent.resolve()).as_posix()
     target.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return target
 

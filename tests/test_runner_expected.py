@@ -94,13 +94,22 @@ def test_freeze_dump_and_load_round_trip(tmp_path: Path) -> None:
         ("schema: regime-expected/1\nruns: {a: {k: [1]}}\n", "expected \\[value, tolerance\\]"),
         ("schema: regime-expected/1\nruns: {a: {k: [1, -1]}}\n", "tolerance -1"),
         ("schema: regime-expected/1\nruns: {a: {k: [[1], 0]}}\n", "not a scalar"),
+        # issue 22: an infinite tolerance would switch the check off; NaN is no number
+        ("schema: regime-expected/1\nruns: {a: {k: [1, .inf]}}\n", r"key 'k': tolerance inf"),
+        ("schema: regime-expected/1\nruns: {a: {k: [.nan, 0.1]}}\n", r"key 'k': value nan is"),
+        ("schema: regime-expected/1\nruns: {a: {k: [-.inf, 0.1]}}\n", "value -inf is not fin"),
+        ("schema: regime-expected/1\nruns: {a: {1: [1, 0]}}\n", "the key is not a non-empty"),
+        ("schema: regime-expected/1\nruns: {7: {k: [1, 0]}}\n", "run id 7 is not"),
+        ("schema: regime-expected/1\nruns: {a: {k: [1, 0], k: [2, 0]}}\n", "'k' appears twice"),
+        ("schema: regime-expected/1\nruns: " + "[" * 100_000, "nest more than 100"),
     ],
 )
 def test_bad_expected_files_name_the_problem(tmp_path: Path, body: str, message: str) -> None:
     path = tmp_path / "expected.yml"
     path.write_text(body, encoding="utf-8")
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message) as info:
         load_expected(path)
+    assert str(path) in str(info.value)
 
 
 def test_command_line_freezes_and_checks(

@@ -21,13 +21,11 @@ problem. With --json one JSON object is printed:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.cli._common import Command, add_work_option
+from regime_core.cli._common import Command, add_work_option, json_text, path_value
 
 COMMAND = Command(
     "book-check",
@@ -44,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--html",
-        type=Path,
+        type=path_value,
         metavar="DIR",
         default=paths.REPO_ROOT / "_build" / "html",
         help="the HTML build (default: _build/html of the repository)",
@@ -54,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--screenshots",
-        type=Path,
+        type=path_value,
         metavar="DIR",
         default=None,
         help="where screenshots go (default: screenshots beside the HTML build)",
@@ -67,7 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="a viewport width in px (repeatable; default: 1366 and 390)",
     )
-    parser.add_argument("--chromium", default=None, metavar="PATH", help="the Chromium executable")
+    parser.add_argument(
+        "--chromium", type=path_value, default=None, metavar="PATH", help="the Chromium executable"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             "problems": [p.as_dict() for p in problems],
             "browser": browser,
         }
-        print(json.dumps(summary, ensure_ascii=False))
+        print(json_text(summary, ensure_ascii=False))
     else:
         print(format_report(problems))
         if browser is not None:

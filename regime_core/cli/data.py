@@ -10,7 +10,13 @@ from regime_core import paths
 from regime_core.cli._common import add_file_option, add_json_option, add_work_option, print_result
 from regime_core.data import fetch as fetch_module
 from regime_core.data import prepare
-from regime_core.data.prepare import PREPARED_DATASETS, dataset_stats, load_manifest
+from regime_core.data.prepare import (
+    PREPARED_DATASETS,
+    UNREADABLE_KEY,
+    dataset_stats,
+    load_manifest,
+)
+from regime_core.schema import DATASETS
 
 
 def register(subparsers: Any) -> None:
@@ -39,11 +45,17 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="exclude (and count) records with broken references instead of failing",
     )
+    p.add_argument(
+        "--exclude-unreadable",
+        action="store_true",
+        help="leave out a data file that cannot be read (dangling link, FIFO, directory, no "
+        "permission) and list it in the manifest's unreadable_files, instead of failing",
+    )
     add_json_option(p, help="print the manifest as one JSON object")
     p.set_defaults(func=_prepare)
 
     s = sub.add_parser("stats", help="counts of a prepared dataset")
-    s.add_argument("dataset", metavar="DATASET")
+    s.add_argument("dataset", metavar="DATASET", choices=DATASETS)
     add_work_option(s)
     add_json_option(s)
     s.set_defaults(func=_stats)
@@ -63,11 +75,15 @@ def register(subparsers: Any) -> None:
 
 
 def _pairs(values: list[str], flag: str) -> dict[str, str]:
-    out = {}
+    """``KEY=VALUE`` options as a dict; a malformed one, or a key given twice with two
+    values, is an error (the last one would silently win)."""
+    out: dict[str, str] = {}
     for value in values:
         key, sep, val = value.partition("=")
-        if not sep or not key or not val:
+        if not sep or not key.strip() or not val.strip():
             raise ValueError(f"{flag} expects KEY=VALUE, got {value!r}")
+        if out.get(key, val) != val:
+            raise ValueError(f"{flag} {key}: given twice, as {out[key]!r} and {val!r}")
         out[key] = val
     return out
 
@@ -82,13 +98,19 @@ def _prepare(args: argparse.Namespace) -> int:
         tuple(args.dataset or PREPARED_DATASETS),
         splits=_pairs(args.split, "--split"),
         strict=not args.lenient,
+        exclude_unreadable=args.exclude_unreadable,
     )
     seconds = time.perf_counter() - started
 
     def text() -> str:
         names = args.dataset or PREPARED_DATASETS
         tables = [_table(dataset_stats(manifest, name)) for name in names]
-        return "\n\n".join([f"prepared {data_dir} -> {out_dir} in {seconds:.1f} s", *tables])
+        left_out = [
+            f"left out (cannot be read): {item['path']}: {item['reason']}"
+            for item in manifest.get(UNREADABLE_KEY, [])
+        ]
+        head = f"prepared {data_dir} -> {out_dir} in {seconds:.1f} s"
+        return "\n\n".join([head, *(["\n".join(left_out)] if left_out else []), *tables])
 
     print_result(args.json, manifest, text, sort_keys=True)
     return 0

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from pathlib import Path
 
 from regime_core import paths
 from regime_core.cli._common import (
     add_file_option,
     add_json_option,
     add_work_option,
+    path_value,
     print_result,
 )
 from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES
@@ -64,8 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "Notebooks are not executed here; run `regime reproduce` first."
         ),
     )
-    book.add_argument("--root", type=Path, default=paths.REPO_ROOT, help="the book's root")
-    book.add_argument("--output", type=Path, default=None, help="--path-output for jupyter-book")
+    book.add_argument("--root", type=path_value, default=paths.REPO_ROOT, help="the book's root")
+    book.add_argument("--output", type=path_value, default=None, help="jupyter-book --path-output")
     add_work_option(book, help="where the results records are")
     book.add_argument("--all", action="store_true", help="rebuild every page")
     book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")

@@ -7,12 +7,11 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
-from regime_core.cli._common import Command, print_result
+from regime_core.cli._common import Command, alpha_value, name_value, print_result
 from regime_core.integrity import check_writable
 from regime_core.schema import DATASETS, SPLITS
 
@@ -46,6 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--arm", required=True, choices=config.ARMS, help="the query arm")
     p.add_argument(
         "--encoder",
+        type=name_value,
         default=config.ENCODER,
         help=f"encoder name (default {config.ENCODER}; 'tfidf' for the lexical cosine)",
     )
@@ -61,7 +61,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=max(config.K_VALUES),
         help="depth of the run file (metrics always use the full ranking)",
     )
-    p.add_argument("--alpha", type=float, default=config.ALPHA, help="weight of the bridge side")
+    p.add_argument(
+        "--alpha",
+        type=alpha_value,
+        default=config.ALPHA,
+        help="weight of the bridge side, in [0, 1e18] (regime_core.limits.MAX_ALPHA)",
+    )
     p.add_argument(
         "--knockout-single",
         default=config.KNOCKOUT_SINGLE,
@@ -94,9 +99,6 @@ def run(args: argparse.Namespace) -> int:
 
     if args.k < 1:
         raise ValueError(f"--k must be at least 1, got {args.k}")
-    # the rule every experiment config applies to alpha (ExperimentConfig.validate)
-    if not math.isfinite(args.alpha) or args.alpha < 0:
-        raise ValueError(f"--alpha must be a finite number >= 0, got {args.alpha!r}")
     if args.run_file is not None:  # before the work, so a bad path loses no computed metrics
         check_writable(args.run_file, "--run-file")
         check_writable(Path(f"{args.run_file}.qrels"), "--run-file (its .qrels)")
@@ -108,6 +110,9 @@ def run(args: argparse.Namespace) -> int:
             f"no {args.split} examples of {args.dataset} in {paths.prepared_dir(args.work)}"
         )
     passages = corpus_passages(examples)
+    if args.run_file is not None:  # ids that would break the TREC columns: before the work too
+        retrieval.check_trec_ids((ex.id for ex in examples), "query id")
+        retrieval.check_trec_ids((p.pid for p in passages), "passage id")
     exclude_bridge = not args.keep_bridge
     pools = retrieval.candidate_pools(
         examples, args.pool, exclude_bridge=exclude_bridge, passages=passages
@@ -132,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
     result["n_examples"] = len(examples)
     if args.run_file is not None:
         tag = f"regime-{args.dataset}-{args.arm}-{args.pool}"
-        run_path = retrieval.write_trec_run(ranking, args.run_file, tag)
-        qrels_path = retrieval.write_qrels(ranking, f"{args.run_file}.qrels")
+        run_path, qrels_path = retrieval.write_run_and_qrels(ranking, args.run_file, tag)
         result["run_file"] = str(run_path)
         result["qrels_file"] = str(qrels_path)
 

@@ -66,9 +66,11 @@ from regime_core.retrieval.scoring import (
     score_candidates_numpy,
 )
 from regime_core.retrieval.trec import (
+    check_trec_ids,
     qrels_lines,
     trec_run_lines,
     write_qrels,
+    write_run_and_qrels,
     write_trec_run,
 )
 
@@ -87,6 +89,7 @@ __all__ = [
     "RetrieveOptions",
     "arm_query_texts",
     "candidate_pools",
+    "check_trec_ids",
     "combine_query_vectors",
     "default_scorer",
     "document_text",
@@ -101,5 +104,6 @@ __all__ = [
     "score_candidates_numpy",
     "trec_run_lines",
     "write_qrels",
+    "write_run_and_qrels",
     "write_trec_run",
 ]

@@ -14,6 +14,7 @@ import numpy as np
 
 from regime_core import config
 from regime_core.encoders.base import Encoder
+from regime_core.limits import check_alpha
 from regime_core.retrieval.pools import CandidatePools, candidate_pools, document_text
 from regime_core.retrieval.queries import plan_arm
 from regime_core.retrieval.ranking import (
@@ -80,8 +81,7 @@ def retrieve_arms(
         raise ValueError(f"arm(s) {unknown} not among {config.ARMS}")
     if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
         raise ValueError(f"k must be a positive integer or None, got {k!r}")
-    if not np.isfinite(alpha):
-        raise ValueError(f"alpha must be a finite number, got {alpha!r}")
+    check_alpha(alpha)  # its float32 bound: regime_core.limits
     if scorer is not None:
         check_scorer(scorer)
     if b_rel is None:

@@ -216,6 +216,8 @@ def _yaml_scalar(value: Scalar) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot freeze the non-finite number {value!r}")
         text = repr(value)
         mantissa, e, exponent = text.partition("e")
         if "." not in mantissa:
@@ -227,7 +229,7 @@ def _yaml_scalar(value: Scalar) -> str:
 def load_expected(path: Path | str | None = None) -> list[Expected]:
     """Parse ``expected_numbers.yml``; ``ValueError`` names the file, run and key."""
     file = Path(path) if path is not None else EXPECTED_NUMBERS_FILE
-    raw = read_yaml(file)
+    raw = read_yaml(file, finite=False)  # a non-finite number is refused below, by its key
     if not isinstance(raw, dict) or raw.get("schema") != EXPECTED_SCHEMA:
         raise ValueError(f"{file}: expected schema {EXPECTED_SCHEMA!r}")
     runs = raw.get("runs")
@@ -235,22 +237,34 @@ def load_expected(path: Path | str | None = None) -> list[Expected]:
         raise ValueError(f"{file}: 'runs' must map run ids to their numbers")
     out: list[Expected] = []
     for run, numbers in runs.items():
+        if not isinstance(run, str) or not run:
+            raise ValueError(f"{file}: run id {run!r} is not a non-empty string")
         if not isinstance(numbers, dict):
             raise ValueError(f"{file}: run {run!r} must map keys to [value, tolerance]")
         for key, pair in numbers.items():
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise ValueError(f"{file}: run {run!r}, key {key!r}: expected [value, tolerance]")
-            value, tolerance = pair
             where = f"{file}: run {run!r}, key {key!r}"
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"{where}: the key is not a non-empty string")
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ValueError(f"{where}: expected [value, tolerance]")
+            value, tolerance = pair
             if (
                 isinstance(tolerance, bool)
                 or not isinstance(tolerance, int | float)
+                or not math.isfinite(tolerance)
                 or tolerance < 0
             ):
-                raise ValueError(f"{where}: tolerance {tolerance!r} is not a number >= 0")
+                raise ValueError(
+                    f"{where}: tolerance {tolerance!r} is not a finite number >= 0 (an infinite "
+                    "tolerance would switch the check off)"
+                )
             if not isinstance(value, bool | int | float | str):
                 raise ValueError(f"{where}: value {value!r} is not a scalar")
-            out.append(Expected(str(run), str(key), value, float(tolerance)))
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(
+                    f"{where}: value {value!r} is not finite (records hold finite numbers only)"
+                )
+            out.append(Expected(run, key, value, float(tolerance)))
     return out
 
 
