@@ -216,3 +216,25 @@ def test_failure_names_cell_and_error_and_blocks_downstream(
     assert by_run["after"]["status"] == "blocked"
     assert not (tmp_path / "w" / "runs" / "broken" / "stamp.json").exists()
     assert not (tmp_path / "book" / "executed" / "broken.ipynb").exists()
+
+
+@pytest.mark.slow
+def test_a_record_read_from_other_data_than_its_key_is_never_stamped(tmp_path: Path) -> None:
+    """Issue 22: the data changed while the notebook ran (its record's inputs.manifest is not
+    the manifest the run was keyed on): the run fails and is not stamped, so it reruns."""
+    notebook = json.loads(DEMO.read_text())
+    for cell in notebook["cells"]:
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        cell["source"] = source.replace(
+            "    figures=figures,\n)", '    figures=figures,\n    inputs={"manifest": "0" * 64},\n)'
+        )
+    assert any('inputs={"manifest"' in cell["source"] for cell in notebook["cells"])
+    other = tmp_path / "other" / "demo_other.ipynb"
+    other.parent.mkdir()
+    other.write_text(json.dumps(notebook))
+    path = _declare(tmp_path, {"x": {"parameters": {"make_figure": False}}}, notebook=other)
+    report = reproduce(path, work=tmp_path / "w", progress=None)
+    (result,) = report.results
+    assert result.status == "failed"
+    assert "inputs.manifest is not the one the run was keyed on" in (result.error or "")
+    assert not (tmp_path / "w" / "runs" / "x" / "stamp.json").exists()
