@@ -43,6 +43,7 @@ from regime_core.book.sphinx.records import (
     RecordTableDirective,
     parse_reference,
     resolve_reference,
+    setup_dependency_hashes,
 )
 from regime_core.book.sphinx.reference import (
     ApiIndexDirective,
@@ -83,6 +84,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("rec", RecordRole())
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
+    setup_dependency_hashes(app)  # pages reread when a record's content changes
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
     for kind in ("verdict", "claim", "robust"):
         app.add_role(kind, ClaimTextRole(kind))
