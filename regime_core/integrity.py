@@ -231,6 +231,10 @@ def open_sealed_json(path: Path | str, rebuild: str) -> Any:
 # --- locks -----------------------------------------------------------------------------------
 
 LOCK_MODES: tuple[str, ...] = ("exclusive", "shared")
+#: set by a process holding a directory's lock exclusively for the children that work on its
+#: behalf (``regime reproduce``'s notebooks), to that lock file's path: in them, taking the same
+#: lock is free instead of waiting for the parent forever
+LOCK_HELD_VARIABLE = "REGIME_LOCK_HELD"
 _HELD = threading.local()  # this thread's locks: lock file -> [mode, depth]
 
 
@@ -239,6 +243,11 @@ def _held_locks() -> dict[str, list[Any]]:
     if held is None:
         held = _HELD.locks = {}
     return held
+
+
+def lock_key(directory: Path | str) -> str:
+    """The lock file of ``directory``, resolved: what :data:`LOCK_HELD_VARIABLE` holds."""
+    return os.path.realpath(Path(directory) / LOCK_NAME)
 
 
 def _open_lock_file(root: Path, shared: bool) -> int | None:
@@ -276,7 +285,8 @@ def directory_lock(
     A writer excludes every other holder and a reader excludes writers only, across processes
     and threads, so a reader never sees a half-written directory and two writers never
     interleave; whoever must wait calls ``on_wait`` once, then waits. The lock is the kernel's
-    (``flock``): it ends with its process, even a killed one, and no child inherits it. Within
+    (``flock``): it ends with its process, even a killed one, and no child inherits it (a child
+    working for an exclusive holder is told so by :data:`LOCK_HELD_VARIABLE`). Within
     one thread, nesting is free (the same lock again, or a shared one inside an exclusive one);
     an exclusive lock inside a shared one is a ``ValueError`` (it would wait for itself). A
     reader of a directory that does not exist, or where no lock file can be made (read-only),
@@ -284,7 +294,10 @@ def directory_lock(
     """
     root = Path(directory)
     held = _held_locks()
-    key = os.path.realpath(root / LOCK_NAME)
+    key = lock_key(root)
+    if os.environ.get(LOCK_HELD_VARIABLE) == key:  # a child of the holder, working for it
+        yield
+        return
     if key in held:
         entry = held[key]
         if entry[0] == "shared" and not shared:

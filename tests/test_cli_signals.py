@@ -198,3 +198,21 @@ def test_a_signal_while_waiting_for_the_lock_exits_cleanly(tmp_path: Path) -> No
         assert err.strip() == "regime: terminated"
     finally:
         holder.release()
+
+
+def test_a_signal_ignored_on_purpose_stays_ignored() -> None:
+    """Under ``nohup`` (SIGHUP ignored) or as a background job (SIGINT ignored), main() must
+    not start handling what its caller chose to ignore; it restores what it changed."""
+    from regime_core.cli import _Signals
+
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    term = signal.getsignal(signal.SIGTERM)
+    try:
+        signals = _Signals()
+        signals.install()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) == signals.handle
+        signals.restore()
+        assert signal.getsignal(signal.SIGTERM) == term
+    finally:
+        signal.signal(signal.SIGHUP, before)

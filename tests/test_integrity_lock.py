@@ -134,6 +134,29 @@ def test_a_reader_of_a_missing_or_read_only_directory_reads_without_a_lock(tmp_p
         locked.chmod(0o755)
 
 
+def test_a_child_told_it_works_for_the_holder_does_not_wait_for_it(tmp_path: Path) -> None:
+    """A notebook of ``regime reproduce`` that takes its work directory's lock (through any
+    library call) must not wait forever for its own runner."""
+    from regime_core.integrity import LOCK_HELD_VARIABLE, lock_key
+
+    take = (
+        "import sys\nfrom regime_core.integrity import directory_lock\n"
+        "with directory_lock(sys.argv[1], what='child', shared=sys.argv[2] == 'shared'):\n"
+        "    print('in')\n"
+    )
+    with directory_lock(tmp_path, what="runner"):
+        for mode in ("shared", "exclusive"):
+            env = {**os.environ, "PYTHONPATH": str(ROOT), LOCK_HELD_VARIABLE: lock_key(tmp_path)}
+            child = subprocess.run(
+                [sys.executable, "-c", take, str(tmp_path), mode],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert child.stdout.strip() == "in", child.stderr
+
+
 def test_the_lock_file_is_not_inherited_by_children(tmp_path: Path) -> None:
     """A papermill child of a killed runner must not keep the work directory locked."""
     with directory_lock(tmp_path, what="runner"):

@@ -11,7 +11,7 @@ in a child process (Sphinx keeps global state; a child keeps every build indepen
 ``{rec}`` role reads records from ``REGIME_WORK_DIR``, which ``work`` sets for the child; a
 record that is not its run stamp's stops the build before it starts (:func:`check_records`).
 Pages are read again when a record they read changes content, whatever its modification time
-(:mod:`regime_core.book.sphinx.records`).
+(``regime_core.book.sphinx.records``).
 """
 
 from __future__ import annotations

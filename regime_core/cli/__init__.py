@@ -49,9 +49,9 @@ def _lock_with_work(args: Any) -> str:
     return "exclusive" if getattr(args, "work", None) is not None else "none"
 
 
-#: The lock each command holds on its work directory: ``exclusive`` (it writes derived data
-#: there), ``shared`` (it only reads there), ``none`` (it uses no work directory), or a function
-#: of the parsed arguments giving one of these.
+#: The lock each command holds on its work directory (``exclusive`` when it writes derived data
+#: there, ``shared`` when it only reads there, ``none`` when it uses no work directory), or a
+#: function of the parsed arguments giving one of these.
 LOCKS: dict[str, str | Callable[[Any], str]] = {
     "data prepare": "exclusive",
     "data stats": "shared",
@@ -101,8 +101,10 @@ class _Signals:
         raise Interrupted(signum)
 
     def install(self) -> None:
+        """Handle each signal, except those ignored on purpose (``nohup``, a background job)."""
         for signum in _SIGNAL_WORDS:
-            self.previous[signum] = signal.signal(signum, self.handle)
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                self.previous[signum] = signal.signal(signum, self.handle)
 
     def restore(self) -> None:
         for signum, handler in self.previous.items():

@@ -189,7 +189,7 @@ def notebook_parameters(notebook: Path) -> list[str]:
 def topological_order(
     dependencies: Mapping[str, Sequence[str]], source: str = "reproduce.yml"
 ) -> list[str]:
-    """Order run ids so that every run follows the runs it depends on (:mod:`graphlib`); of the
+    """Order run ids so that every run follows the runs it depends on (``graphlib``); of the
     runs whose dependencies are done, the first declared comes first.
 
     Raises ``ValueError`` for a dependency on an undeclared run or for a cycle (naming it).

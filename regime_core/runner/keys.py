@@ -10,7 +10,7 @@ A run's key is a SHA-256 over its *components*:
 * ``upstream``: the keys of the runs it depends on (a change upstream reruns everything below).
 
 **Which modules count.** The imports of the notebook's code cells are read statically with
-:mod:`ast` (IPython magics are translated first), and followed through every module they reach,
+``ast`` (IPython magics are translated first), and followed through every module they reach,
 transitively: ``import a.b``, ``from a import b`` (``b`` a module or a name), relative imports, and
 any string constant that names a package module (``importlib.import_module("regime_core.x")``);
 imports inside functions count too, and so does each ``__init__`` of the packages on the way. The
@@ -46,10 +46,10 @@ from regime_core.runner.declarations import Declarations, topological_order
 from regime_core.runner.records import canonical_json, hash_file
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
-#: the modules the walk never enters: they present numbers, they do not compute recorded ones
+#: the modules the walk never enters (they present numbers, they do not compute recorded ones)
 PRESENTATION: tuple[str, ...] = ("book",)
-#: package data read by a module, relative to the directory holding the package: the module's
-#: key covers these files' bytes too (``regime route train`` rewrites the packaged router)
+#: package data read by a module (relative to the directory holding the package), whose bytes
+#: the module's key covers too (``regime route train`` rewrites the packaged router)
 DATA_FILES: Mapping[str, tuple[str, ...]] = {
     "paper": ("paper_claims.yml",),
     "router.model": ("regime_core/resources/default_router.json",),
@@ -165,7 +165,7 @@ def code_digest(source: str | bytes, where: str = "<source>") -> str:
     return _tree_digest(_strip_docstrings(_parse(source, where)))
 
 
-def imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
+def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     """The dotted names a module (or a notebook, ``module=""``) may import: every import
     statement anywhere in it, and every string constant (dynamic imports name modules so)."""
     names: set[str] = set()
@@ -190,7 +190,7 @@ def imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
 @lru_cache(maxsize=4096)
 def _module_info(name: str, where: str, source: bytes) -> tuple[str, frozenset[str]]:
     tree = _strip_docstrings(_parse(source, where))
-    return _tree_digest(tree), frozenset(imported_names(tree, name, where.endswith("__init__.py")))
+    return _tree_digest(tree), frozenset(_imported_names(tree, name, where.endswith("__init__.py")))
 
 
 def load_module(name: str, file: Path) -> Module:
@@ -247,7 +247,7 @@ def notebook_imports(notebook: Path) -> set[str]:
                 f"{notebook}: code cell {index} is not valid Python ({err.msg}, line "
                 f"{err.lineno}); the runner reads its imports to key the run"
             ) from err
-        names |= imported_names(_strip_docstrings(tree), "", False)
+        names |= _imported_names(_strip_docstrings(tree), "", False)
     return names
 
 
@@ -354,7 +354,6 @@ __all__ = [
     "code_digest",
     "computation_modules",
     "data_file_hashes",
-    "imported_names",
     "key_of",
     "load_module",
     "manifest_hash",

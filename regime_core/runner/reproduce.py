@@ -46,7 +46,12 @@ from typing import Any
 import yaml
 
 from regime_core import paths
-from regime_core.integrity import directory_lock, remove_stale_temporaries
+from regime_core.integrity import (
+    LOCK_HELD_VARIABLE,
+    directory_lock,
+    lock_key,
+    remove_stale_temporaries,
+)
 from regime_core.runner.children import end_orphans, kill_children, run_child
 from regime_core.runner.declarations import (
     DEFAULT_BOOK_EXECUTED_DIR,
@@ -109,8 +114,8 @@ __all__ = [
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
 STATUSES: tuple[str, ...] = ("ran", "skipped", "failed", "blocked")
-#: what :func:`plan` says of a run: it runs, it is current, or it reruns only if an upstream
-#: run that reruns first writes a different record
+#: what :func:`plan` says of a run (it runs, it is current, or it reruns only if an upstream
+#: run that reruns first writes a different record)
 ACTIONS: tuple[str, ...] = ("run", "skip", "after upstream")
 # papermill marks the cells it adds; they are not cells of the source notebook
 _PAPERMILL_ADDED_TAGS = frozenset({"injected-parameters", "papermill-error-cell-tag"})
@@ -562,7 +567,13 @@ def _execute(
     parameters = {**spec.parameters_for(profile), OUTPUT_DIR_PARAMETER: str(out_dir)}
     injected = {"work_dir": str(work), "profile": profile}
     parameters.update({k: v for k, v in injected.items() if k in declared})
-    env = {**os.environ, "REGIME_WORK_DIR": str(work), "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+    env = {
+        **os.environ,
+        "REGIME_WORK_DIR": str(work),
+        "MPLBACKEND": "Agg",
+        "PYTHONHASHSEED": "0",
+        LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
+    }
     # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
     runs_dir = stamp_path(work, run_id).parent
     runs_dir.mkdir(parents=True, exist_ok=True)
