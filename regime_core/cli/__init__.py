@@ -110,6 +110,12 @@ class _Signals:
         for signum, handler in self.previous.items():
             signal.signal(signum, handler)
 
+    def finish(self, code: int) -> None:
+        """For the rest of the program (its work and output are done), a signal ends it at
+        once with ``code`` and no message."""
+        for signum in self.previous:
+            signal.signal(signum, lambda _signum, _frame: os._exit(code))
+
 
 def build_parser() -> Any:
     import argparse
@@ -179,19 +185,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     # not in the main thread (a caller's worker), signals stay as they are
     with contextlib.suppress(ValueError):
         signals.install()
+    code = 128 + signal.SIGINT
     try:
-        return _main(argv)
+        code = _main(argv)
     except Interrupted as err:
         _say(f"regime: {_SIGNAL_WORDS.get(err.signum, 'interrupted')}")
-        return 128 + err.signum
+        code = 128 + err.signum
     except KeyboardInterrupt:
         _say("regime: interrupted")
-        return 128 + signal.SIGINT
     except BrokenPipeError:
         _quiet_stdout()
-        return BROKEN_PIPE_EXIT
+        code = BROKEN_PIPE_EXIT
+    except SystemExit as err:  # argparse's --help or usage error
+        code = err.code if isinstance(err.code, int) else 0 if err.code is None else 2
+        raise
     finally:
-        signals.restore()
+        # a caller in the same process gets its handlers back; the program itself (argv None)
+        # may still be finishing (flushing, unloading modules): a late signal ends it quietly,
+        # with the code the command already has
+        if argv is None:
+            signals.finish(code)
+        else:
+            signals.restore()
+    return code
 
 
 def _say(line: str) -> None:

@@ -94,10 +94,15 @@ def kill_children() -> None:
 
 def _is_our_papermill(pid: int, work: Path) -> bool:
     """Whether ``pid`` is still a papermill child of a runner on ``work`` (not a reused pid)."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return pid_alive(pid) and not Path("/proc").is_dir()
+    for _ in range(20):
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return pid_alive(pid) and not Path("/proc").is_dir()
+        if raw or not pid_alive(pid):
+            break
+        time.sleep(0.05)  # a process in the middle of exec shows no command line yet
+    cmdline = raw.split(b"\0")
     return b"papermill" in b" ".join(cmdline) and any(str(work).encode() in c for c in cmdline)
 
 
