@@ -164,13 +164,8 @@ def test_launch_buttons_open_the_source_notebook(built_book: tuple[Path, Path]) 
 
 
 def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
-    root = _fixture_book(tmp_path / "book")
-    work = tmp_path / "work"
-    _fake_demo_run(root, work)
-    (root / "book" / "bad.md").write_text(
-        "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n", encoding="utf-8"
-    )
-    (root / "_toc.yml").write_text("format: jb-book\nroot: book/bad\n", encoding="utf-8")
+    text = "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n"
+    root, work = _one_page_book(tmp_path, text, page="bad")
     result = build_book(root, work=work)
     assert not result.ok
     warning = "\n".join(result.warnings())
@@ -212,15 +207,18 @@ def test_tables_of_an_unnumbered_page_count_from_one() -> None:
     }
 
 
-def _one_page_book(tmp_path: Path) -> tuple[Path, Path]:
-    """A book of one page showing the demo record's slope, over a stamped fake run."""
+SLOPE_PAGE = "# Slope\n\nThe slope is {rec}`demo:fit.slope|frac:4`.\n"
+
+
+def _one_page_book(
+    tmp_path: Path, text: str = SLOPE_PAGE, page: str = "slope"
+) -> tuple[Path, Path]:
+    """A book of the one page ``book/<page>.md`` holding ``text``, over a stamped fake run."""
     root = _fixture_book(tmp_path / "book")
     work = tmp_path / "work"
     _fake_demo_run(root, work)
-    (root / "book" / "slope.md").write_text(
-        "# Slope\n\nThe slope is {rec}`demo:fit.slope|frac:4`.\n", encoding="utf-8"
-    )
-    (root / "_toc.yml").write_text("format: jb-book\nroot: book/slope\n", encoding="utf-8")
+    (root / "book" / f"{page}.md").write_text(text, encoding="utf-8")
+    (root / "_toc.yml").write_text(f"format: jb-book\nroot: book/{page}\n", encoding="utf-8")
     return root, work
 
 

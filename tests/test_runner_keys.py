@@ -169,15 +169,29 @@ def test_a_stamped_work_directory_plans_nothing(setup: tuple[Path, Path, Path]) 
     assert _actions(decl, work, package) == {"a": "skip", "b": "skip"}
 
 
-def test_docstrings_comments_and_the_book_wing_rerun_nothing(
-    setup: tuple[Path, Path, Path],
+DOCSTRINGS_COMMENTS_AND_THE_BOOK_WING = [
+    ("book/figures.py", '"""Figures."""', '"""Figures, redrawn."""'),
+    ("book/figures.py", 'COLOUR = "red"', 'COLOUR = "blue"  # code, too'),
+    ("stats.py", '"""The mean."""', '"""The arithmetic mean."""\n    # comment'),
+    ("unused.py", "VALUE = 1", '"""Now documented."""\nVALUE = 1'),
+]
+
+
+@pytest.mark.parametrize(
+    ("edits", "actions"),
+    [
+        (DOCSTRINGS_COMMENTS_AND_THE_BOOK_WING, {"a": "skip", "b": "skip"}),
+        ([("unused.py", "VALUE = 1", "VALUE = 2")], {"a": "skip", "b": "run"}),  # b's alone
+    ],
+    ids=["rerun nothing", "rerun the importer alone"],
+)
+def test_edits_rerun_exactly_the_runs_whose_computation_they_change(
+    setup: tuple[Path, Path, Path], edits: list[tuple[str, str, str]], actions: dict[str, str]
 ) -> None:
     decl, work, package = setup
-    _edit(package / "book" / "figures.py", '"""Figures."""', '"""Figures, redrawn."""')
-    _edit(package / "book" / "figures.py", 'COLOUR = "red"', 'COLOUR = "blue"  # code, too')
-    _edit(package / "stats.py", '"""The mean."""', '"""The arithmetic mean."""\n    # comment')
-    _edit(package / "unused.py", "VALUE = 1", '"""Now documented."""\nVALUE = 1')
-    assert _actions(decl, work, package) == {"a": "skip", "b": "skip"}
+    for file, old, new in edits:
+        _edit(package / file, old, new)
+    assert _actions(decl, work, package) == actions
 
 
 def test_a_code_change_reruns_the_runs_importing_it_and_names_it(
@@ -191,14 +205,6 @@ def test_a_code_change_reruns_the_runs_importing_it_and_names_it(
     assert (b.action, b.reasons) == ("run", ("changed: upstream run a",))  # downstream of a
     text = report.table()
     assert "module pkg.stats" in text and "upstream run a" in text
-
-
-def test_a_module_only_one_run_imports_reruns_that_run_alone(
-    setup: tuple[Path, Path, Path],
-) -> None:
-    decl, work, package = setup
-    _edit(package / "unused.py", "VALUE = 1", "VALUE = 2")
-    assert _actions(decl, work, package) == {"a": "skip", "b": "run"}
 
 
 def test_package_data_parameters_and_profile_are_components(

@@ -85,26 +85,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _run_reproduce(args: argparse.Namespace) -> int:
+    selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
     if args.plan:
         if args.jobs != 1:
             raise ValueError("--plan runs nothing: --jobs does not apply")
-        planned = plan(
-            args.declarations,
-            profile=args.profile,
-            only=args.only,
-            force=args.force,
-            work=args.work,
-        )
+        planned = plan(args.declarations, **selection)
         print_result(args.json, planned.to_dict(), planned.table, indent=2)
         return 0
-    report = reproduce(
-        args.declarations,
-        profile=args.profile,
-        jobs=args.jobs,
-        only=args.only,
-        force=args.force,
-        work=args.work,
-    )
+    report = reproduce(args.declarations, jobs=args.jobs, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
 
