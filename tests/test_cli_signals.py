@@ -63,50 +63,67 @@ def _sleeping_notebook(path: Path, pid_file: Path) -> None:
     path.write_text(json.dumps(notebook), encoding="utf-8")
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(("signum", "code", "word"), [
-    (signal.SIGINT, 130, "interrupted"),
-    (signal.SIGTERM, 143, "terminated"),
-])  # fmt: skip
-def test_a_signal_ends_the_running_notebook_and_stamps_nothing(
-    tmp_path: Path, signum: int, code: int, word: str
-) -> None:
-    kernel_file = tmp_path / "kernel.pid"
-    _sleeping_notebook(tmp_path / "nap.ipynb", kernel_file)
-    decl = tmp_path / "reproduce.yml"
-    decl.write_text(yaml.safe_dump({"runs": {"nap": {"notebook": "nap.ipynb"}}}))
-    work = tmp_path / "work"
-    runner = subprocess.Popen(
-        [*REGIME, "reproduce", "--declarations", str(decl), "--work", str(work)],
-        env=ENV,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    pids: list[int] = []
-    try:
-        assert _wait_until(kernel_file.exists, 120), "the notebook never started"
-        kernel, grandchild = (int(p) for p in kernel_file.read_text().split())
-        papermill = int((work / "runs" / "nap" / "child.pid").read_text())
-        pids = [papermill, kernel, grandchild]
-        started = time.monotonic()
-        runner.send_signal(signum)
-        _out, err = runner.communicate(timeout=30)
-        assert time.monotonic() - started < 10
-        assert runner.returncode == code
-        assert "Traceback" not in err
-        assert err.strip().splitlines()[-1] == f"regime: {word}"
-        assert [ln for ln in err.splitlines() if "regime:" in ln] == [f"regime: {word}"]
-        assert _wait_until(lambda: all(_gone(p) for p in pids), 5), "a process outlived its run"
-        assert not (work / "runs" / "nap" / "stamp.json").exists()
-        assert not (work / "runs" / "nap" / "child.pid").exists()
-        assert not (work / "runs" / "nap" / "child.token").exists()
-    finally:
-        runner.kill()
-        runner.wait()
-        for pid in pids:
+class _Runner:
+    """A ``regime reproduce`` of one sleeping notebook, in its own directory."""
+
+    def __init__(self, root: Path) -> None:
+        root.mkdir()
+        self.kernel_file = root / "kernel.pid"
+        _sleeping_notebook(root / "nap.ipynb", self.kernel_file)
+        decl = root / "reproduce.yml"
+        decl.write_text(yaml.safe_dump({"runs": {"nap": {"notebook": "nap.ipynb"}}}))
+        self.runs = root / "work" / "runs" / "nap"
+        self.proc = subprocess.Popen(
+            [*REGIME, "reproduce", "--declarations", str(decl), "--work", str(root / "work")],
+            env=ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.pids: list[int] = []
+
+    def started(self) -> bool:
+        if not self.kernel_file.exists():
+            return False
+        papermill = int((self.runs / "child.pid").read_text())
+        self.pids = [papermill, *(int(p) for p in self.kernel_file.read_text().split())]
+        return True
+
+    def end(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+        for pid in self.pids:
             if not _gone(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_signal_ends_the_running_notebook_and_stamps_nothing(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) to one runner and SIGTERM to another, each with a notebook whose kernel
+    started a process of its own: papermill, the kernel and its child all end within seconds,
+    nothing is stamped, and each runner exits 130 or 143 with one line."""
+    cases = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
+    runners = {signum: _Runner(tmp_path / signum.name) for signum in cases}
+    try:
+        assert _wait_until(lambda: all(r.started() for r in runners.values()), 180)
+        started = time.monotonic()
+        for signum, runner in runners.items():
+            runner.proc.send_signal(signum)
+        for signum, runner in runners.items():
+            code, word = cases[signum]
+            _out, err = runner.proc.communicate(timeout=30)
+            assert time.monotonic() - started < 10
+            assert runner.proc.returncode == code
+            assert "Traceback" not in err
+            assert [ln for ln in err.splitlines() if "regime:" in ln] == [f"regime: {word}"]
+            assert err.strip().splitlines()[-1] == f"regime: {word}"
+            assert _wait_until(lambda r=runner: all(_gone(p) for p in r.pids), 5), runner.pids
+            assert not (runner.runs / "stamp.json").exists()
+            assert not (runner.runs / "child.pid").exists()
+            assert not (runner.runs / "child.token").exists()
+    finally:
+        for runner in runners.values():
+            runner.end()
 
 
 def _catches_sigterm(pid: int) -> bool:
@@ -125,7 +142,7 @@ def test_ctrl_c_at_any_moment_of_start_up_prints_no_traceback(tmp_path: Path) ->
     traceback. (Before main() runs, the interpreter's own start-up is CPython's, as for any
     Python program.)"""
     outcomes: set[int | None] = set()
-    for delay_ms in (0, 2, 5, 10, 20, 40, 80, 150, 300, 600, 1000, 1500, 2200):
+    for delay_ms in (0, 5, 20, 80, 300, 800, 1500, 2200):
         proc = subprocess.Popen(
             [*REGIME, "verdicts", "--work", str(tmp_path / "none")],
             env=ENV,
@@ -142,26 +159,18 @@ def test_ctrl_c_at_any_moment_of_start_up_prints_no_traceback(tmp_path: Path) ->
         if proc.returncode == 130:
             assert err.strip() == "regime: interrupted"
         outcomes.add(proc.returncode)
-    assert outcomes <= {130, 2}  # 2: it finished first ("no record ..."), then ended quietly
+    # 2: it finished first ("no record ..."); -SIGINT: then the signal came while the
+    # interpreter was shutting down, which restores the default action (it printed nothing)
+    assert outcomes <= {130, 2, -signal.SIGINT}
     assert 130 in outcomes
 
 
-@pytest.mark.parametrize(
-    ("arguments", "codes"),
-    [
-        # 141: what a shell reports for a command ended by SIGPIPE
-        (
-            ["route", "--question", "Who founded it?", "--bridge", "Ann founded it.", "--json"],
-            {141},
-        ),
-        (["--help"], {0, 141}),  # argparse ignores a failed write of its help, then exits 0
-    ],
-)
-def test_a_closed_stdout_ends_a_command_quietly(arguments: list[str], codes: set[int]) -> None:
+def test_a_closed_stdout_ends_a_command_quietly() -> None:
     """As ``regime verdicts | head -1`` once ``head`` has gone: no traceback, no message."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader went away before the command printed
     try:
+        arguments = ["route", "--question", "Who founded it?", "--bridge", "Ann did.", "--json"]
         proc = subprocess.run(
             [*REGIME, *arguments],
             env=ENV,
@@ -173,10 +182,12 @@ def test_a_closed_stdout_ends_a_command_quietly(arguments: list[str], codes: set
     finally:
         os.close(write_end)
     assert proc.stderr == ""
-    assert proc.returncode in codes
+    assert proc.returncode == 141  # what a shell reports for a command ended by SIGPIPE
 
 
-def test_a_signal_while_waiting_for_the_lock_exits_cleanly(tmp_path: Path) -> None:
+def test_a_reader_waits_for_a_writer_and_a_signal_while_waiting_exits_cleanly(
+    tmp_path: Path,
+) -> None:
     from test_integrity_lock import Holder
 
     work = tmp_path / "work"
