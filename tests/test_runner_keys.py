@@ -104,7 +104,7 @@ def test_notebook_imports_read_code_cells_and_magics(tmp_path: Path) -> None:
     notebook = _notebook(
         tmp_path / "n.ipynb", "%matplotlib inline\nimport pkg.stats as s\n!echo hi\n"
     )
-    assert {"pkg.stats"} <= keys.notebook_imports(notebook)
+    assert {"pkg.stats"} <= keys.notebook_imports(notebook, "pkg")
     broken = _notebook(tmp_path / "b.ipynb", "def (:\n")
     with pytest.raises(ValueError, match=r"b\.ipynb: code cell 1 is not valid Python"):
         keys.notebook_imports(broken)

@@ -124,22 +124,54 @@ def module_files(package_dir: Path = PACKAGE_DIR) -> dict[str, Path]:
     }
 
 
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
     """Remove every statement that is a bare string (docstrings, attribute docstrings)."""
-    for node in ast.walk(tree):
+    _scan(tree, "", False)
+    return tree
+
+
+def _scan(tree: ast.AST, module: str, is_package: bool, package: str = "") -> set[str]:
+    """One walk over ``tree``: remove its docstrings (every statement that is a bare string)
+    and return the dotted names it may import, i.e. those of every import statement anywhere in
+    it and every string constant left that starts with ``package`` (dynamic imports name their
+    modules so). ``module`` is the module's dotted name (``""`` for a notebook), for relative
+    imports."""
+    names: set[str] = set()
+    parent = module if is_package else module.rpartition(".")[0]
+    stack = [tree]
+    while stack:
+        node = stack.pop()
         for field in ("body", "orelse", "finalbody"):
             body = getattr(node, field, None)
-            if isinstance(body, list):
-                body[:] = [
-                    s
-                    for s in body
-                    if not (
-                        isinstance(s, ast.Expr)
-                        and isinstance(s.value, ast.Constant)
-                        and isinstance(s.value.value, str)
-                    )
-                ]
-    return tree
+            if isinstance(body, list) and any(_is_docstring(s) for s in body):
+                body[:] = [s for s in body if not _is_docstring(s)]
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = parent.split(".") if parent else []
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join([*base_parts, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith(package)
+        ):
+            names.add(node.value.partition(":")[0])
+        stack.extend(ast.iter_child_nodes(node))
+    return names
 
 
 def _parse(source: str | bytes, where: str) -> ast.Module:
@@ -165,32 +197,11 @@ def code_digest(source: str | bytes, where: str = "<source>") -> str:
     return _tree_digest(_strip_docstrings(_parse(source, where)))
 
 
-def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """The dotted names a module (or a notebook, ``module=""``) may import: every import
-    statement anywhere in it, and every string constant (dynamic imports name modules so)."""
-    names: set[str] = set()
-    package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base_parts = package.split(".") if package else []
-                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
-                base = ".".join([*base_parts, *([node.module] if node.module else [])])
-            else:
-                base = node.module or ""
-            names.add(base)
-            names.update(f"{base}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            names.add(node.value.partition(":")[0])
-    return names
-
-
 @lru_cache(maxsize=4096)
 def _module_info(name: str, where: str, source: bytes) -> tuple[str, frozenset[str]]:
-    tree = _strip_docstrings(_parse(source, where))
-    return _tree_digest(tree), frozenset(_imported_names(tree, name, where.endswith("__init__.py")))
+    tree = _parse(source, where)
+    imports = _scan(tree, name, where.endswith("__init__.py"), name.partition(".")[0])
+    return _tree_digest(tree), frozenset(imports)
 
 
 def load_module(name: str, file: Path) -> Module:
@@ -218,25 +229,32 @@ def _with_parents(name: str, package: str) -> Iterator[str]:
             yield candidate
 
 
-def computation_modules(roots: Iterable[str], package_dir: Path = PACKAGE_DIR) -> dict[str, Module]:
+def computation_modules(
+    roots: Iterable[str],
+    package_dir: Path = PACKAGE_DIR,
+    loaded: dict[str, Module] | None = None,
+) -> dict[str, Module]:
     """The transitive closure of the package modules ``roots`` import, presentation left out
-    (see the module docstring); by name, sorted."""
+    (see the module docstring); by name, sorted. ``loaded`` keeps the modules read so far, for
+    several calls on an unchanged package (one :func:`run_keys`)."""
     package = package_dir.name
     files = module_files(package_dir)
+    seen = {} if loaded is None else loaded
     found: dict[str, Module] = {}
     stack = [n for root in roots for n in _with_parents(root, package)]
     while stack:
         name = stack.pop()
         if name in found or name not in files or _is_presentation(name, package):
             continue
-        module = load_module(name, files[name])
-        found[name] = module
+        if name not in seen:
+            seen[name] = load_module(name, files[name])
+        module = found[name] = seen[name]
         stack.extend(n for imported in module.imports for n in _with_parents(imported, package))
     return dict(sorted(found.items()))
 
 
-def notebook_imports(notebook: Path) -> set[str]:
-    """The dotted names the notebook's code cells may import (read statically)."""
+def notebook_imports(notebook: Path, package: str = PACKAGE_DIR.name) -> set[str]:
+    """The dotted names of ``package`` the notebook's code cells may import (read statically)."""
     names: set[str] = set()
     for index, source in enumerate(_code_cells(notebook)):
         code = _python_of_cell(source)
@@ -247,13 +265,15 @@ def notebook_imports(notebook: Path) -> set[str]:
                 f"{notebook}: code cell {index} is not valid Python ({err.msg}, line "
                 f"{err.lineno}); the runner reads its imports to key the run"
             ) from err
-        names |= _imported_names(_strip_docstrings(tree), "", False)
+        names |= _scan(tree, "", False, package)
     return names
 
 
-def module_hashes(notebook: Path, package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
+def module_hashes(
+    notebook: Path, package_dir: Path = PACKAGE_DIR, loaded: dict[str, Module] | None = None
+) -> dict[str, str]:
     """``{module: hash}`` of every module the notebook's computation imports."""
-    closure = computation_modules(notebook_imports(notebook), package_dir)
+    closure = computation_modules(notebook_imports(notebook, package_dir.name), package_dir, loaded)
     return {name: module.digest for name, module in closure.items()}
 
 
@@ -290,9 +310,10 @@ def run_keys(
     deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
     manifest = manifest_hash(work)
     keys: dict[str, dict[str, Any]] = {}
+    loaded: dict[str, Module] = {}
     for run_id in topological_order(deps, source=str(decl.path)):
         spec = decl.runs[run_id]
-        modules = module_hashes(spec.notebook, package_dir)
+        modules = module_hashes(spec.notebook, package_dir, loaded)
         components = {
             "notebook": notebook_code_hash(spec.notebook),
             "parameters": spec.parameters_for(profile),
