@@ -33,6 +33,23 @@ FIXTURE_SPLITS: dict[str, str] = {
 }
 
 
+# --- runs without papermill --------------------------------------------------------------------
+
+
+def write_stamped_record(work: Path, run_id: str, **record: Any) -> Path:
+    """Write a record for ``run_id`` under ``work/results`` and stamp it as a finished
+    ``regime reproduce`` would (readers refuse an unstamped record); ``record`` goes to
+    :func:`~regime_core.runner.records.write_record` (``name`` defaults to the run id)."""
+    from regime_core.runner.records import write_record
+    from regime_core.runner.stamps import write_stamp
+
+    record.setdefault("name", run_id)
+    record.setdefault("config", {})
+    path = write_record(work / "results" / run_id, **record)
+    write_stamp(work, run_id, {"key": "written by a test", "components": {}}, seconds=0.0)
+    return path
+
+
 # --- retrieval without a model -----------------------------------------------------------------
 
 

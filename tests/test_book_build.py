@@ -15,6 +15,7 @@ from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
 from regime_core.book.sphinx import parse_reference
 from regime_core.runner.records import save_figure, write_record
+from regime_core.runner.stamps import write_stamp
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
 FIXTURE_BOOK = Path(__file__).parent / "fixtures" / "book"
@@ -73,6 +74,7 @@ def _fake_demo_run(root: Path, work: Path) -> None:
         },
         figures=[figure],
     )
+    write_stamp(work, "demo", {"key": "written by a test", "components": {}}, seconds=0.0)
     notebook = json.loads(DEMO.read_text())
     notebook["metadata"]["regime"] = {"run_id": "demo", "source": "tests/fixtures/demo.ipynb"}
     (root / "book" / "executed").mkdir(parents=True, exist_ok=True)
@@ -172,13 +174,8 @@ def test_launch_buttons_open_the_source_notebook(built_book: tuple[Path, Path]) 
 
 
 def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
-    root = _fixture_book(tmp_path / "book")
-    work = tmp_path / "work"
-    _fake_demo_run(root, work)
-    (root / "book" / "bad.md").write_text(
-        "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n", encoding="utf-8"
-    )
-    (root / "_toc.yml").write_text("format: jb-book\nroot: book/bad\n", encoding="utf-8")
+    text = "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n"
+    root, work = _one_page_book(tmp_path, text, page="bad")
     result = build_book(root, work=work)
     assert not result.ok
     warning = "\n".join(result.warnings())
@@ -215,3 +212,55 @@ def test_tables_of_an_unnumbered_page_count_from_one() -> None:
         "chapter": {"table": {"a": (6, 1)}},
         "reference": {"table": {"x": (2,), "y": (1,)}, "figure": {"f": (1,)}},
     }
+
+
+SLOPE_PAGE = "# Slope\n\nThe slope is {rec}`demo:fit.slope|frac:4`.\n"
+
+
+def _one_page_book(
+    tmp_path: Path, text: str = SLOPE_PAGE, page: str = "slope"
+) -> tuple[Path, Path]:
+    """A book of the one page ``book/<page>.md`` holding ``text``, over a stamped fake run."""
+    root = _fixture_book(tmp_path / "book")
+    work = tmp_path / "work"
+    _fake_demo_run(root, work)
+    (root / "book" / f"{page}.md").write_text(text, encoding="utf-8")
+    (root / "_toc.yml").write_text(f"format: jb-book\nroot: book/{page}\n", encoding="utf-8")
+    return root, work
+
+
+def _rewrite_slope(work: Path, slope: float) -> None:
+    write_record(work / "results" / "demo", name="demo", config={"n_points": 3},
+                 numbers={"fit": {"slope": slope}})  # fmt: skip
+    write_stamp(work, "demo", {"key": "written by a test", "components": {}}, seconds=0.0)
+
+
+@pytest.mark.slow
+def test_a_record_copied_with_an_old_time_still_rebuilds_its_page(tmp_path: Path) -> None:
+    """Issue 22: ``cp -p`` / ``rsync -a`` keep a record's old time; the page must follow the
+    record's content, not its modification time."""
+    import os
+
+    root, work = _one_page_book(tmp_path)
+    assert build_book(root, work=work).ok
+    page = root / "_build" / "html" / "book" / "slope.html"
+    assert "0.4321" in page.read_text(encoding="utf-8")
+    record = work / "results" / "demo" / "record.json"
+    old = record.stat()
+    _rewrite_slope(work, 0.9876)
+    os.utime(record, ns=(old.st_atime_ns, old.st_mtime_ns - 3600 * 10**9))  # as copied, older
+    result = build_book(root, work=work)
+    assert result.ok, result.log[-2000:]
+    assert "0.9876" in page.read_text(encoding="utf-8")
+
+
+def test_a_record_that_does_not_match_its_stamp_stops_the_build(tmp_path: Path) -> None:
+    root, work = _one_page_book(tmp_path)
+    write_record(work / "results" / "demo", name="demo", config={"n_points": 3},
+                 numbers={"fit": {"slope": 0.5}})  # edited and re-sealed, not rerun  # fmt: skip
+    record, stamp = work / "results" / "demo" / "record.json", work / "runs" / "demo" / "stamp.json"
+    with pytest.raises(ValueError, match=f"{record} does not match its run's stamp {stamp}"):
+        build_book(root, work=work)
+    stamp.unlink()
+    with pytest.raises(ValueError, match="has no valid stamp"):
+        build_book(root, work=work)

@@ -22,6 +22,8 @@ writes, must be a relative path that stays inside the file's directory (``/abs/p
 
 from __future__ import annotations
 
+import graphlib
+import heapq
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -226,7 +228,8 @@ def notebook_parameters(notebook: Path) -> list[str]:
 def topological_order(
     dependencies: Mapping[str, Sequence[str]], source: str = "reproduce.yml"
 ) -> list[str]:
-    """Order run ids so that every run follows the runs it depends on (ties: declaration order).
+    """Order run ids so that every run follows the runs it depends on (``graphlib``); of the
+    runs whose dependencies are done, the first declared comes first.
 
     Raises ``ValueError`` for a dependency on an undeclared run or for a cycle (naming it).
 
@@ -240,23 +243,22 @@ def topological_order(
                     f"{source}: run {run_id!r} depends on {dep!r}, which is not declared "
                     f"(declared: {', '.join(dependencies) or 'none'})"
                 )
+    sorter = graphlib.TopologicalSorter(dependencies)
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as err:
+        cycle = list(reversed(err.args[1]))  # graphlib lists it against the arrows
+        raise ValueError(f"{source}: dependency cycle {' -> '.join(cycle)}") from err
+    position = {run_id: index for index, run_id in enumerate(dependencies)}
+    ready = [(position[r], r) for r in sorter.get_ready()]
+    heapq.heapify(ready)
     order: list[str] = []
-    state: dict[str, str] = {}  # "visiting" | "done"
-
-    def visit(run_id: str, trail: list[str]) -> None:
-        if state.get(run_id) == "done":
-            return
-        if state.get(run_id) == "visiting":
-            cycle = [*trail[trail.index(run_id) :], run_id]
-            raise ValueError(f"{source}: dependency cycle {' -> '.join(cycle)}")
-        state[run_id] = "visiting"
-        for dep in dependencies[run_id]:
-            visit(dep, [*trail, run_id])
-        state[run_id] = "done"
+    while ready:  # the first declared of the runs whose dependencies are done, one at a time
+        _, run_id = heapq.heappop(ready)
         order.append(run_id)
-
-    for run_id in dependencies:
-        visit(run_id, [])
+        sorter.done(run_id)
+        for now_ready in sorter.get_ready():
+            heapq.heappush(ready, (position[now_ready], now_ready))
     return order
 
 

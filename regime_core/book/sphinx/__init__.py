@@ -48,6 +48,7 @@ from regime_core.book.sphinx.records import (
     figure_alt_text,
     parse_reference,
     resolve_reference,
+    setup_dependency_hashes,
 )
 from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
@@ -84,6 +85,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("rec", RecordRole())
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
+    setup_dependency_hashes(app)  # pages reread when a record's content changes
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
     for kind in ("verdict", "claim", "robust"):
         app.add_role(kind, ClaimTextRole(kind))
