@@ -41,7 +41,6 @@ are in :mod:`regime_core.book.browser`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -51,6 +50,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
+
+from regime_core.integrity import read_json_file
 
 HTML_KINDS: tuple[str, ...] = (
     "warning",
@@ -503,7 +504,7 @@ def recorded_figures(results_dir: Path | str, run: str) -> list[str] | None:
     record = Path(results_dir) / run / "record.json"
     if not record.is_file():
         return None
-    figures = json.loads(record.read_text(encoding="utf-8")).get("figures") or []
+    figures = read_json_file(record).get("figures") or []
     return [str(name) for name in figures]
 
 
@@ -529,7 +530,7 @@ def check_figures(
         relative = notebook_path.relative_to(sources).with_suffix(".html")
         page = root / relative
         name = relative.as_posix()
-        notebook = json.loads(notebook_path.read_text(encoding="utf-8"))
+        notebook = read_json_file(notebook_path)
         images, draws = notebook_figures(notebook)
         if draws and images == 0:
             problems.append(

@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from regime_core.integrity import read_json_file
 from regime_core.runner.declarations import Declarations, topological_order
 from regime_core.runner.records import canonical_json, hash_file
 
@@ -76,8 +76,8 @@ def _cell_source(cell: Mapping[str, Any]) -> str:
 
 def _code_cells(notebook: Path) -> list[str]:
     try:
-        body = json.loads(notebook.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        body = read_json_file(notebook)
+    except OSError as err:
         raise ValueError(f"{notebook}: cannot read the notebook ({err})") from err
     cells = body.get("cells", []) if isinstance(body, dict) else []
     return [_cell_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]

@@ -50,6 +50,7 @@ from regime_core.integrity import (
     LOCK_HELD_VARIABLE,
     directory_lock,
     lock_key,
+    read_json_file,
     remove_stale_temporaries,
 )
 from regime_core.runner.children import end_orphans, kill_children, run_child
@@ -233,8 +234,8 @@ def describe_failure(executed: Path, source: Path) -> str | None:
     if not executed.is_file():
         return None
     try:
-        cells = json.loads(executed.read_text(encoding="utf-8")).get("cells", [])
-    except json.JSONDecodeError:
+        cells = read_json_file(executed).get("cells", [])
+    except ValueError:
         return None
     index = -1
     for cell in cells:
@@ -534,7 +535,7 @@ def _copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
     ``metadata.regime.source`` (relative to the declarations' directory) lets the book's launch
     buttons open the source notebook, since the executed copy is not in git.
     """
-    notebook = json.loads(executed_path(work, run_id).read_text(encoding="utf-8"))
+    notebook = read_json_file(executed_path(work, run_id))
     source = _relative(decl.runs[run_id].notebook, decl.root)
     notebook.setdefault("metadata", {})["regime"] = {"run_id": run_id, "source": source}
     hide_injected_parameters(notebook)

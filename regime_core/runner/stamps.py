@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.integrity import read_json_file
 from regime_core.runner.records import atomic_write_text, hash_file
 
 STAMP_FILENAME = "stamp.json"
@@ -50,7 +51,7 @@ def read_stamp(work: Path, run_id: str) -> dict[str, Any] | None:
     means: run again)."""
     file = stamp_path(work, run_id)
     try:
-        stamp = json.loads(file.read_text(encoding="utf-8"))
+        stamp = read_json_file(file)
     except (OSError, ValueError):
         return None
     return stamp if isinstance(stamp, dict) else None
@@ -69,7 +70,7 @@ def record_identity(file: Path) -> str | None:
     """A record's ``record_hash`` (its content without the time it was written), or None
     when it is absent or unreadable; what a downstream stamp remembers of its upstream."""
     try:
-        body = json.loads(file.read_text(encoding="utf-8"))
+        body = read_json_file(file)
     except (OSError, ValueError):
         return None
     value = body.get("record_hash") if isinstance(body, dict) else None
@@ -95,7 +96,7 @@ def input_mismatches(inputs: Any, components: Any) -> list[str]:
 
 def _record_inputs(file: Path) -> Any:
     try:
-        body = json.loads(file.read_text(encoding="utf-8"))
+        body = read_json_file(file)
     except (OSError, ValueError):
         return {}
     return body.get("inputs", {}) if isinstance(body, dict) else {}
