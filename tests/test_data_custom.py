@@ -3,6 +3,7 @@ NAME``, ``regime data export``, the name rules, and the round trip through the t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from pathlib import Path
@@ -242,6 +243,23 @@ def test_export_refuses_the_prepared_store_and_special_files(tmp_path: Path) -> 
     assert not (tmp_path / "n.jsonl").exists()
 
 
+def test_a_file_that_is_not_a_regular_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    (tmp_path / "dir.jsonl").mkdir()
+    (tmp_path / "gone.jsonl").symlink_to(tmp_path / "absent.jsonl")
+    for source, message in (
+        (fifo, "a FIFO"),
+        (tmp_path / "dir.jsonl", "a directory"),
+        (tmp_path / "gone.jsonl", "which does not exist"),
+    ):
+        with pytest.raises((ValueError, FileNotFoundError), match=message):
+            _prepared(tmp_path, NAME, source)
+    assert not (tmp_path / "prepared").exists()
+
+
 # --- the command line ------------------------------------------------------------------------
 
 
@@ -353,6 +371,28 @@ def test_the_round_trip_keeps_every_field(toy_round_trip: Path) -> None:
         assert entry[key] == stats[key], key
     assert entry["relation_sources"] == stats["relation_sources"]
     assert entry["corpus_passages"] == stats["corpus_passages"]
+
+
+def test_an_experiment_reads_the_copy_as_it_reads_the_toy_world(
+    toy_round_trip: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from regime_core.experiments.data_regimes import OverviewConfig, run_overview
+
+    monkeypatch.setenv("REGIME_WORK_DIR", str(toy_round_trip))
+    cfg = OverviewConfig(datasets=("toycopy",))
+    copied = run_overview(cfg)
+    # the generated questions themselves, under the copy's name
+    made = [
+        dataclasses.replace(ex, dataset="toycopy") for ex in load_examples("toyworld", split="dev")
+    ]
+    generated = {"toycopy": made}
+    direct = run_overview(cfg, examples=generated, manifest=load_manifest(toy_round_trip))
+    assert copied.prepared.to_dict("records") == [
+        {"dataset": "toycopy", "questions": 200, "two_hop": 200, "excluded": 0}
+    ]
+    for name in ("shares", "predicates", "native_types", "hop_order", "relation_sources"):
+        assert getattr(copied, name).equals(getattr(direct, name)), name
+    assert copied.samples == direct.samples
 
 
 def _run_columns(path: Path) -> list[tuple[str, str, int]]:

@@ -7,14 +7,11 @@ which every command and notebook accepts ``NAME`` as a dataset; ``regime data ex
 (:func:`regime_core.data.custom.export_jsonl`). The book's page "Your own data" shows it with
 an example; ``tests/fixtures/twohop/small.jsonl`` is a small file of invented text.
 
-The format, version 1
----------------------
-
-A UTF-8 text file (optionally gzip, bzip2 or xz compressed), one JSON object per line; lines
-holding only whitespace are skipped and counted (``blank_lines``). Every line states the
-format itself, ``"format": "regime-twohop/1"`` (there is no header line), so lines can be
-concatenated, shuffled or filtered with ``grep`` and stay readable. A line's fields are
-those of the canonical example (:class:`regime_core.schema.Example`), except that passages
+**The format, version 1.** A UTF-8 text file (optionally gzip, bzip2 or xz compressed), one JSON
+object per line; lines holding only whitespace are skipped and counted (``blank_lines``). Every
+line states the format itself, ``"format": "regime-twohop/1"`` (there is no header line), so
+lines can be concatenated, shuffled or filtered with ``grep`` and stay readable. A line's fields
+are those of the canonical example (:class:`regime_core.schema.Example`), except that passages
 carry an ``id`` (the canonical ``pid``), references to them end in ``_id``/``_ids``, and the
 gold relation sentence is one object ``b_rel``. The dataset is the ``NAME`` given to
 ``prepare``, not a field.
@@ -66,15 +63,12 @@ and ``source`` says where it came from, a value of ``schema.RELATION_SOURCES`` o
 ``B_rel`` (the arms that need one leave the question out, counted; the regime predicates find
 the relation sentence by the hop-2 entity's mention).
 
-Reading rules
--------------
-
-JSON is read strictly (:func:`regime_core.integrity.parse_json`): a duplicate key, ``NaN`` or
-``Infinity``, a lone surrogate or deep nesting is an error. So is a field the format does not
-define (a misspelt optional field would otherwise be dropped silently), a missing required
-field, a wrongly typed value (``"parallel": "yes"``, ``"sentence": 1.0``; no value is
-converted), and an unknown ``format``. Every error names the file, the line and the field,
-e.g. ``mine.jsonl, line 7 (id 'q7'): field 'pool[2].sentences[0]': must be a non-blank
+**Reading rules.** JSON is read strictly (:func:`regime_core.integrity.parse_json`): a duplicate
+key, ``NaN`` or ``Infinity``, a lone surrogate or deep nesting is an error. So is a field the
+format does not define (a misspelt optional field would otherwise be dropped silently), a
+missing required field, a wrongly typed value (``"parallel": "yes"``, ``"sentence": 1.0``; no
+value is converted), and an unknown ``format``. Every error names the file, the line and the
+field, e.g. ``mine.jsonl, line 7 (id 'q7'): field 'pool[2].sentences[0]': must be a non-blank
 string``.
 
 Broken references are errors too, or, with ``lenient`` (``prepare --jsonl ... --lenient``), an
