@@ -63,7 +63,7 @@ def dataset_name_problem(name: object) -> str | None:
 
         >>> dataset_name_problem("hotpotqa"), dataset_name_problem("my-data_2")
         (None, None)
-        >>> dataset_name_problem("My Data")[:36]
+    >>> dataset_name_problem("My Data")[:36]
     "'My Data' is not a dataset name: use"
     """
     if name in DATASETS:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import doctest
 import gzip
 import json
 from collections.abc import Callable
@@ -333,3 +334,13 @@ def test_every_field_and_reason_is_documented_in_the_module_and_the_book() -> No
         assert f"`{name}`" in page, name
     for reason in EXCLUSION_REASONS:
         assert f"`{reason}`" in page, reason
+
+
+def test_the_doctests_of_the_format_and_the_names_pass() -> None:
+    from regime_core import schema
+    from regime_core.cli import _common
+    from regime_core.data import custom
+
+    for module in (twohop_module, custom, schema, _common):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0, module.__name__
