@@ -293,6 +293,7 @@ MEANINGS: dict[str, Meaning] = {
         "supporting_facts_first": "supporting sentences exist, none mentions it: the first one",
         "entity_mention": "no sentence labels: the first bridge sentence that mentions it",
         "synthetic": "toy world: known by construction",
+        "given": "a file of one's own (regime-twohop/1) marks it, naming no other source",
         "none": "no sentence could be identified",
     }),
     "IRCOT_TYPE_RULES": Meaning(

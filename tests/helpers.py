@@ -32,6 +32,17 @@ FIXTURE_SPLITS: dict[str, str] = {
     "musique/train.json": "train",
 }
 
+#: A small regime-twohop/1 file of invented text (four questions, one blank line).
+TWOHOP_FIXTURE = Path(__file__).parent / "fixtures" / "twohop" / "small.jsonl"
+
+
+def comparable(example: Any) -> dict[str, Any]:
+    """Every field of a canonical example but its dataset and the files it was read from: what
+    a round trip through the regime-twohop/1 format keeps."""
+    d = dict(example.to_dict())
+    del d["dataset"], d["source_files"]
+    return d
+
 
 # --- runs without papermill --------------------------------------------------------------------
 

@@ -5,10 +5,11 @@ module with one action declares it as a :class:`Command` and :func:`register_mod
 
 Values are checked where they are parsed (an error is argparse's usage error, exit 2): a path
 option (:func:`path_value`) is never empty (``Path("")`` would be the current directory) and a
-name (:func:`name_value`, ``--encoder``) never blank; ``--alpha`` (:func:`alpha_value`) is
-within :data:`regime_core.limits.MAX_ALPHA`. JSON output is always valid JSON
-(:func:`json_text`): a non-finite float (NaN, ±Infinity; e.g. a rate over no question) prints as
-``null``, never as the bare ``NaN`` that JSON parsers reject.
+name (:func:`name_value`, ``--encoder``) never blank; a dataset (:func:`add_dataset_argument`)
+a built-in name or a valid name of one's own, which the command then finds prepared;
+``--alpha`` (:func:`alpha_value`) is within :data:`regime_core.limits.MAX_ALPHA`. JSON output
+is always valid JSON (:func:`json_text`): a non-finite float (NaN, ±Infinity; e.g. a rate over
+no question) prints as ``null``, never as the bare ``NaN`` that JSON parsers reject.
 
 >>> import argparse
 >>> sub = argparse.ArgumentParser(prog="regime").add_subparsers()
@@ -118,6 +119,34 @@ def name_value(text: str) -> str:
     if any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
     return text
+
+
+def dataset_value(text: str) -> str:
+    """The argparse type of a dataset argument: a built-in dataset, or a name that a dataset
+    of one's own can have (``regime data prepare --jsonl FILE --name NAME``). Whether it is
+    prepared is the command's to find out (its work directory is known only then).
+
+    >>> dataset_value("musique"), dataset_value("my-data")
+    ('musique', 'my-data')
+    """
+    from regime_core.schema import dataset_name_problem
+
+    problem = dataset_name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+#: The help of a dataset argument.
+DATASET_HELP = (
+    "hotpotqa, 2wikimultihopqa, musique, toyworld, or the NAME of a dataset of one's own "
+    "(`regime data prepare --jsonl FILE --name NAME`)"
+)
+
+
+def add_dataset_argument(parser: argparse.ArgumentParser, help: str = DATASET_HELP) -> None:
+    """The positional ``DATASET`` (:func:`dataset_value`)."""
+    parser.add_argument("dataset", metavar="DATASET", type=dataset_value, help=help)
 
 
 def alpha_value(text: str) -> float:

@@ -16,8 +16,7 @@ from __future__ import annotations
 import argparse
 
 from regime_core import config
-from regime_core.cli._common import Command, json_text, name_value
-from regime_core.schema import DATASETS
+from regime_core.cli._common import Command, add_dataset_argument, json_text, name_value
 
 #: The options ``regime embed`` passes on to ``embed_dataset`` as they are.
 STAGE_OPTIONS: tuple[str, ...] = (
@@ -34,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from regime_core.encoders.embed import ENGINES
     from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
 
-    parser.add_argument("dataset", choices=DATASETS)
+    add_dataset_argument(parser)
     parser.add_argument(
         "--encoder",
         type=name_value,

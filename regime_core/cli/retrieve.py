@@ -11,9 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
-from regime_core.cli._common import Command, alpha_value, name_value, print_result
+from regime_core.cli._common import (
+    Command,
+    add_dataset_argument,
+    alpha_value,
+    name_value,
+    print_result,
+)
 from regime_core.integrity import check_writable
-from regime_core.schema import DATASETS, SPLITS
+from regime_core.schema import SPLITS
 
 if TYPE_CHECKING:
     from regime_core.retrieval import Ranking
@@ -41,7 +47,7 @@ COMMAND = Command(
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dataset", choices=DATASETS, help="a prepared dataset")
+    add_dataset_argument(p)
     p.add_argument("--arm", required=True, choices=config.ARMS, help="the query arm")
     p.add_argument(
         "--encoder",

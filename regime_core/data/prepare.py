@@ -68,7 +68,7 @@ from regime_core.integrity import (
     sha256_hex,
     write_if_changed,
 )
-from regime_core.schema import DATASETS, SPLITS, Example
+from regime_core.schema import DATASETS, SPLITS, Example, dataset_name_problem
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
 TOYWORLD = "toyworld"  # generated on demand (regime_core.data.toyworld), never prepared
@@ -551,9 +551,27 @@ def _prepare_locked(
     }
     if found.unreadable:
         manifest[UNREADABLE_KEY] = [{"path": p, "reason": r} for p, r in found.unreadable]
+    return write_manifest(manifest_path, manifest)
+
+
+def new_manifest() -> dict[str, Any]:
+    """The top of a manifest that has no dataset yet."""
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "version": package_version(),
+        "strict": True,
+        "datasets": {},
+        "ignored_files": [],
+    }
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Seal ``manifest`` with its sha256 (``manifest_sha256``, replacing an old one) and write
+    it to ``path``; returns it. The caller holds the directory's lock."""
+    manifest.pop(MANIFEST_HASH_KEY, None)
     manifest[MANIFEST_HASH_KEY] = sha256_hex(canonical_bytes(manifest))
     text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    write_if_changed(manifest_path, text.encode("utf-8"))
+    write_if_changed(path, text.encode("utf-8"))
     return manifest
 
 
@@ -568,21 +586,12 @@ def write_prepared_examples(out_dir: Path, dataset: str, payload: bytes) -> Path
     out_dir = Path(out_dir)
     with directory_lock(out_dir, what="writing prepared examples"):
         manifest_path = out_dir / MANIFEST_NAME
-        manifest = _read_manifest_if_compatible(manifest_path) or {
-            "schema": MANIFEST_SCHEMA,
-            "version": package_version(),
-            "strict": True,
-            "datasets": {},
-            "ignored_files": [],
-        }
-        manifest.pop(MANIFEST_HASH_KEY, None)
+        manifest = _read_manifest_if_compatible(manifest_path) or new_manifest()
         target = out_dir / f"{dataset}.jsonl"
         write_if_changed(target, payload)
         entry = manifest["datasets"].setdefault(dataset, {})
         entry["examples_file"] = {"path": target.name, "sha256": sha256_hex(payload)}
-        manifest[MANIFEST_HASH_KEY] = sha256_hex(canonical_bytes(manifest))
-        text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        write_if_changed(manifest_path, text.encode("utf-8"))
+        write_manifest(manifest_path, manifest)
     return target
 
 
@@ -656,9 +665,44 @@ def _check_manifest_fields(path: Path, manifest: dict[str, Any], rebuild: str) -
 # --- loading ---------------------------------------------------------------------------------
 
 
-def _check_dataset(dataset: str) -> None:
-    if dataset not in DATASETS:
-        raise ValueError(f"unknown dataset {dataset!r}; known datasets: {', '.join(DATASETS)}")
+def known_datasets(work: Path | str | None = None) -> tuple[str, ...]:
+    """Every name a command or an experiment accepts as a dataset: the built-in ones
+    (``schema.DATASETS``: the three prepared datasets and ``toyworld``, prepared or not), then
+    the datasets of one's own prepared under ``work`` (``regime data prepare --jsonl FILE
+    --name NAME``), sorted. A damaged manifest is an error naming it."""
+    path = paths.prepared_dir(work) / MANIFEST_NAME
+    if not os.path.lexists(path):
+        return DATASETS
+    custom = [name for name in _read_verified_manifest(path)["datasets"] if name not in DATASETS]
+    return (*DATASETS, *sorted(custom))
+
+
+def _rebuild_hint(dataset: str, entry: Any = None) -> str:
+    """The command that prepares ``dataset`` (again)."""
+    if isinstance(entry, dict) and entry.get("origin") == "jsonl":
+        files = entry.get("files") or [{}]
+        source = files[0].get("source", "FILE") if isinstance(files[0], dict) else "FILE"
+        return f"regime data prepare --jsonl {source} --name {dataset}"
+    if dataset in PREPARED_DATASETS:
+        return f"regime data prepare --dataset {dataset}"
+    return f"regime data prepare --jsonl FILE --name {dataset}"
+
+
+def _unknown_dataset(dataset: str, known: Sequence[str]) -> ValueError:
+    return ValueError(
+        f"unknown dataset {dataset!r}; known datasets: {', '.join(known)} (prepare one of your "
+        "own with `regime data prepare --jsonl FILE --name NAME`)"
+    )
+
+
+def _check_dataset(dataset: str, work: Path | str | None = None) -> None:
+    """``dataset`` is built in, or prepared under ``work`` from a file of one's own."""
+    if dataset in DATASETS:
+        return
+    problem = dataset_name_problem(dataset)
+    known = known_datasets(work)
+    if problem is not None or dataset not in known:
+        raise _unknown_dataset(dataset, known)
 
 
 def load_manifest(work: Path | None = None) -> dict[str, Any]:
@@ -676,20 +720,16 @@ def load_examples(
     ``toyworld`` needs no preparation: its examples are generated (``ToyWorldConfig()``, both
     splits when ``split`` is None) and ``work`` is ignored.
     """
-    _check_dataset(dataset)
+    _check_dataset(dataset, work)
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; known splits: {', '.join(SPLITS)}")
     if dataset == TOYWORLD:
         return _toyworld_examples(split)
     path = paths.prepared_dir(work) / f"{dataset}.jsonl"
     if not path.exists():
-        if dataset in PREPARED_DATASETS:
-            hint = f"run `regime data prepare --dataset {dataset}` first"
-        else:
-            hint = f"{dataset!r} is not built by `regime data prepare`"
-        raise ValueError(f"no prepared examples at {path}: {hint}")
+        raise ValueError(f"no prepared examples at {path}: run `{_rebuild_hint(dataset)}` first")
     raw = _verified_examples_bytes(path, dataset, work)
-    examples = []
+    examples: list[Example] = []
     for lineno, line in enumerate(raw.decode("utf-8").split("\n"), start=1):
         if not line.strip():
             continue
@@ -699,6 +739,11 @@ def load_examples(
         except JSONProblem as err:
             raise ValueError(f"{where}: {err.problem}") from err
         ex = Example.from_dict(record, where)
+        if ex.dataset != dataset:
+            raise DamagedFileError(
+                f"{where}: field 'dataset' is {ex.dataset!r}, in the file of {dataset!r}; "
+                f"rebuild it with `{_rebuild_hint(dataset)}`"
+            )
         if split is None or ex.split == split:
             examples.append(ex)
     return examples
@@ -720,10 +765,11 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
     mismatch seen while a ``prepare`` is rewriting the directory is retried once under its
     lock (the writer replaces the file before the manifest).
     """
-    rebuild = f"rebuild it with `regime data prepare --dataset {dataset}`"
     for attempt in range(2):
         manifest = load_manifest(work)
-        entry = manifest.get("datasets", {}).get(dataset, {}).get("examples_file", {})
+        described = manifest.get("datasets", {}).get(dataset, {})
+        rebuild = f"rebuild it with `{_rebuild_hint(dataset, described)}`"
+        entry = described.get("examples_file", {})
         expected = entry.get("sha256") if isinstance(entry, dict) else None
         if not isinstance(expected, str):
             raise DamagedFileError(
@@ -777,11 +823,13 @@ def toyworld_stats() -> dict[str, Any]:
 def dataset_stats(manifest: dict[str, Any], dataset: str) -> dict[str, Any]:
     """The object ``regime data stats DATASET --json`` prints (``toyworld``: computed from the
     generated examples, see :func:`toyworld_stats`; the manifest is not read)."""
-    _check_dataset(dataset)
+    entry = manifest.get("datasets", {}).get(dataset)
+    if entry is None and dataset not in DATASETS:
+        known = [*DATASETS, *sorted(n for n in manifest.get("datasets", {}) if n not in DATASETS)]
+        raise _unknown_dataset(dataset, known)
     if dataset == TOYWORLD:
         return toyworld_stats()
-    entry = manifest.get("datasets", {}).get(dataset)
-    rebuild = f"run `regime data prepare --dataset {dataset}`"
+    rebuild = f"run `{_rebuild_hint(dataset, entry)}`"
     if entry is None:
         raise ValueError(f"the manifest has no entry for {dataset!r}; {rebuild}")
     missing = [k for k in STATS_KEYS[:8] if k not in entry]

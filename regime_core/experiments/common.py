@@ -26,6 +26,7 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.config import ConfigMixin
+from regime_core.data import known_datasets
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.registry import EncoderFactory
@@ -148,9 +149,9 @@ class ExperimentConfig(ConfigMixin):
             raise ValueError(
                 f"{where}.datasets is empty; name at least one of {EXPERIMENT_DATASETS}"
             )
-        unknown = [d for d in self.datasets if d not in (*EXPERIMENT_DATASETS, "toyworld")]
+        unknown = [d for d in self.datasets if d not in known_datasets()]
         if unknown:
-            raise ValueError(f"{where}.datasets: unknown {unknown}; known {EXPERIMENT_DATASETS}")
+            raise ValueError(f"{where}.datasets: unknown {unknown}; known {known_datasets()}")
         if len(set(self.datasets)) != len(self.datasets):
             raise ValueError(f"{where}.datasets lists a dataset twice: {self.datasets}")
         if not self.encoders or len(set(self.encoders)) != len(self.encoders):

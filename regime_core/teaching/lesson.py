@@ -50,13 +50,18 @@ class LessonConfig(ConfigMixin):
             if not values or any(not 0.0 <= v <= 1.0 for v in values):
                 raise ValueError(f"LessonConfig.{name} must list values in [0, 1], got {values}")
             object.__setattr__(self, name, values)
+        from regime_core.data import known_datasets
         from regime_core.data.prepare import PREPARED_DATASETS
+        from regime_core.schema import DATASETS
 
-        if self.real_dataset is not None and self.real_dataset not in PREPARED_DATASETS:
-            raise ValueError(
-                f"LessonConfig.real_dataset is {self.real_dataset!r}: use one of "
-                f"{PREPARED_DATASETS} or None"
-            )
+        chosen = self.real_dataset
+        if chosen is not None and chosen not in PREPARED_DATASETS:
+            # a dataset of one's own once prepared (the manifest is read only for such a name)
+            real = [*PREPARED_DATASETS, *(d for d in known_datasets() if d not in DATASETS)]
+            if chosen not in real:
+                raise ValueError(
+                    f"LessonConfig.real_dataset is {chosen!r}: use one of {real} or None"
+                )
         for name in ("real_sample_size", "n_predict"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
