@@ -15,7 +15,3 @@ The package in wings, from the foundation up (nothing imports upward):
   expected numbers, verdicts);
 - ``book/`` (building the book, the Sphinx extension, figures); ``cli/`` on top.
 """
-
-from regime_core import _moved
-
-_moved.install()

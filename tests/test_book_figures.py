@@ -214,15 +214,6 @@ def test_quiet_silences_progress_reports_only() -> None:
     assert os.environ.get("TQDM_DISABLE") == before
 
 
-def test_old_names_still_work() -> None:
-    from regime_core import teaching
-    from regime_core.teaching import demo
-
-    assert teaching.plot_sweep is figures.plot_sweep
-    assert demo.plot_regime_arms is figures.plot_regime_arms
-    from regime_core.book.figures import plot_deltas, plot_t2_hits, t2_table  # noqa: F401
-
-
 def test_no_plotting_code_outside_the_figures_module() -> None:
     offenders = []
     for path in (paths.REPO_ROOT / "regime_core").rglob("*.py"):

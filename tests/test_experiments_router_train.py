@@ -4,7 +4,6 @@ no dataset text, a few seconds."""
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any
 
 import numpy as np
@@ -151,19 +150,6 @@ def test_transfer_and_ablation_configs_compose_too() -> None:
     assert (t.datasets, t.encoder, t.alpha) == (("musique",), "tfidf", None)
     with pytest.raises(ValueError, match="alpha"):
         transfer.TransferConfig(ExperimentConfig(alpha=0.5, encoders=("minilm",)))
-
-
-def test_moved_names_still_import_with_a_warning() -> None:
-    from regime_core.router.model import default_router
-
-    with pytest.warns(DeprecationWarning, match="regime_core.router.model"):
-        moved = router.default_router
-    assert moved is default_router
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert router.RouterConfig is not None  # defined here: no warning
-    with pytest.raises(AttributeError):
-        _ = router.prepare_if_needed
 
 
 # --- selector quality --------------------------------------------------------------------------

@@ -7,7 +7,6 @@ tolerance.
 
 from __future__ import annotations
 
-import importlib
 import json
 import subprocess
 import sys
@@ -176,18 +175,3 @@ def test_every_claim_is_judged_on_the_quick_records(quick_run: Any) -> None:
         row = judge_claim(claim, quick_run.record(claim.run))
         assert row.judgement.verdict in VERDICTS
         assert row.ours_text and row.paper_text
-
-
-def test_moved_names_still_read_from_expected_with_a_deprecation_warning() -> None:
-    from regime_core import paper
-    from regime_core.runner import judge
-
-    with pytest.warns(DeprecationWarning, match="moved to regime_core.runner.judge.judge_claim"):
-        assert expected.judge_claim is judge.judge_claim
-    with pytest.warns(DeprecationWarning, match="moved to regime_core.paper.load_claims"):
-        from regime_core.runner.expected import load_claims as old_load_claims
-    assert old_load_claims is paper.load_claims
-    for name, home in expected.MOVED_NAMES.items():
-        assert hasattr(importlib.import_module(home), name)
-    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        _ = expected.nothing

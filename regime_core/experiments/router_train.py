@@ -27,7 +27,6 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core._moved import moved_attributes
 from regime_core.experiments.common import ExperimentConfig
 from regime_core.experiments.composed import ROUTING_SHARED, ComposedConfig
 from regime_core.experiments.context import Context, resolve
@@ -344,28 +343,3 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
             "parallel_items_included": int(result.data.table["parallel"].sum()),
         },
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Names that moved out of this module when the package was re-homed (one release of warnings)
-# --------------------------------------------------------------------------------------------
-
-_MOVED: dict[str, str] = {
-    **dict.fromkeys(
-        ("HOP1_OUTCOMES", "UnionGeometry", "build_geometry", "hop1_top_pids",
-         "with_retrieved_bridges"),
-        "regime_core.retrieval.geometry",
-    ),
-    **dict.fromkeys(
-        ("DEFAULT_ROUTER_FILE", "decision_dict", "default_router", "default_router_path",
-         "resolve_router", "route_text"),
-        "regime_core.router.model",
-    ),
-    **dict.fromkeys(
-        ("COMPARISONS", "POLICIES", "comparison_numbers", "subset_outcome"),
-        "regime_core.router.evaluation",
-    ),
-}  # fmt: skip
-
-
-__getattr__ = moved_attributes(__name__, _MOVED)

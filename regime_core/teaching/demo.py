@@ -7,8 +7,7 @@ with the RegimeRouter, and tabulates hit@1 and hit@5 per arm and regime. The les
 bridge (B-dominant) and does not help where the question already names it (Q-dominant).
 
 The knob sweeps live in :mod:`regime_core.teaching.sweeps`, the notebooks' helpers in
-:mod:`regime_core.teaching.lesson` and the plots in :mod:`regime_core.book.figures`; their names
-are still importable from this module (``from regime_core.teaching.demo import sweep_alpha``).
+:mod:`regime_core.teaching.lesson` and the plots in :mod:`regime_core.book.figures`.
 
 >>> from regime_core.teaching.demo import DemoConfig, run_demo            # doctest: +SKIP
 >>> print(run_demo(DemoConfig(encoder="tfidf")).to_text())            # doctest: +SKIP
@@ -21,7 +20,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,14 +29,10 @@ from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
-
-# re-exported: older code imports EncoderFactory from regime_core.teaching
-from regime_core.encoders.registry import EncoderFactory as EncoderFactory
 from regime_core.experiments.common import CountingStore, sample_examples
 from regime_core.experiments.context import Context
 from regime_core.retrieval import EmbeddingSource
 from regime_core.schema import Example
-from regime_core.teaching._context import OldHooks, context_from
 
 #: The regimes the demo reports, in display order (toyworld has no "neither" question).
 DEMO_REGIMES: tuple[str, ...] = (B_DOMINANT, Q_DOMINANT)
@@ -375,26 +370,21 @@ def run_demo(
     *,
     context: Context | None = None,
     with_router: bool = True,
-    **old: Unpack[OldHooks],
 ) -> DemoResult:
     """Generate the demo world, retrieve with every arm and the router, and tabulate.
 
     ``context`` (:class:`~regime_core.experiments.context.Context`): where the vectors are kept
     and what encodes them; ``Context(work=w)`` keeps the embedding store in ``w/embeddings`` (a
     second run encodes nothing). None: a temporary directory, removed afterwards (nothing is
-    cached), and the real encoders. The keywords ``work=``, ``store=``, ``encoder_factory=`` are
-    deprecated (a warning): put them in the Context.
+    cached), and the real encoders.
     """
-    context = context_from("run_demo", context, old)
     cfg = cfg or DemoConfig()
     started = time.perf_counter()
     examples = generate(cfg.world())
     tmp: tempfile.TemporaryDirectory[str] | None = None
-    if context is None or (old and old.get("work") is None and old.get("store") is None):
-        # no location given (at most the deprecated encoder_factory=): a temporary store
+    if context is None:  # no location given: a temporary store
         tmp = tempfile.TemporaryDirectory(prefix="regime-demo-")
-        factory = None if context is None else context.encoder_factory
-        context = Context(work=Path(tmp.name), encoder_factory=factory)
+        context = Context(work=Path(tmp.name))
     try:
         counting = CountingStore(context.embeddings)
         encoder = _encoder_for(cfg.encoder, examples, context)
@@ -434,43 +424,3 @@ def run_demo(
     finally:
         if tmp is not None:
             tmp.cleanup()
-
-
-# --------------------------------------------------------------------------------------------
-# Names that moved to the sweeps, lesson and figures modules, importable from here
-# --------------------------------------------------------------------------------------------
-
-_MOVED: dict[str, tuple[str, str]] = {
-    **{
-        name: ("regime_core.teaching.sweeps", name)
-        for name in ("sweep_distractor_similarity", "knockout_table", "sweep_alpha", "_arm_summary")
-    },
-    **{
-        name: ("regime_core.teaching.lesson", name)
-        for name in (
-            "LessonConfig",
-            "load_real_sample",
-            "regime_arm_summary",
-            "knob_key",
-            "table_numbers",
-            "draw_questions",
-            "exercise_questions",
-            "neither_question",
-            "question_markdown",
-            "solution_table",
-            "solution_counts",
-            "without_relation_sentences",
-        )
-    },
-    "plot_regime_arms": ("regime_core.book.figures", "plot_regime_arms"),
-    "plot_sweep": ("regime_core.book.figures", "plot_sweep"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import importlib
-
-        module, attribute = _MOVED[name]
-        return getattr(importlib.import_module(module), attribute)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

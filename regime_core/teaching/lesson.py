@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,6 @@ from regime_core.config import ConfigMixin
 from regime_core.experiments.common import sample_examples
 from regime_core.experiments.context import Context, resolve
 from regime_core.schema import Example, Passage
-from regime_core.teaching._context import OldHooks, context_from
 from regime_core.teaching.demo import (
     ALPHA_GRID,
     SIMILARITY_GRID,
@@ -88,15 +87,13 @@ def regime_arm_summary(
     encoder: str = config.ENCODER,
     alpha: float = config.ALPHA,
     context: Context | None = None,
-    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """hit@k of ``q`` and ``union`` per regime for any examples (the plot the toy world and the
     real data share). Real data also has ``neither`` questions; they are kept here.
 
     ``context``: the embedding store and the encoders (None: the default
-    :class:`~regime_core.experiments.context.Context`); the old keywords ``work=``, ``store=``,
-    ``encoder_factory=`` still work for one release, with a deprecation warning."""
-    context = resolve(context_from("regime_arm_summary", context, old))
+    :class:`~regime_core.experiments.context.Context`)."""
+    context = resolve(context)
     _check_encoder(encoder)
     return _arm_summary(examples, SWEEP_ARMS, encoder_name=encoder, context=context, alpha=alpha)
 

@@ -6,15 +6,13 @@ Each sweep returns a long DataFrame, one row per (knob value, regime, arm), with
 excluded). They are pure given an encoder and an embedding store; the store is the only side
 effect (it caches vectors on disk). Both come from ``context``
 (:class:`~regime_core.experiments.context.Context`; None: the work directory's store and the real
-encoders); the old keywords ``work=``, ``store=``, ``encoder_factory=`` still work for one release,
-with a deprecation warning.
+encoders).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Unpack
 
 import numpy as np
 import pandas as pd
@@ -24,7 +22,6 @@ from regime_core.data.regimes import gold_b_rel
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments.context import Context, resolve
 from regime_core.schema import Example
-from regime_core.teaching._context import OldHooks, context_from
 from regime_core.teaching.demo import (
     ALPHA_GRID,
     DEMO_QUESTIONS,
@@ -67,7 +64,6 @@ def sweep_distractor_similarity(
     alpha: float = config.ALPHA,
     arms: Sequence[str] = SWEEP_ARMS,
     context: Context | None = None,
-    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """hit@k per regime and arm for toy worlds whose distractors look more and more like the
     target (``ToyWorldConfig.distractor_similarity`` = each of ``values``).
@@ -78,7 +74,7 @@ def sweep_distractor_similarity(
     ``context``: the embedding store and the encoders (None: the default
     :class:`~regime_core.experiments.context.Context`).
     """
-    context = resolve(context_from("sweep_distractor_similarity", context, old))
+    context = resolve(context)
     _check_encoder(encoder)
     base = world or ToyWorldConfig(n_questions=DEMO_QUESTIONS)
     frames = []
@@ -96,7 +92,6 @@ def knockout_table(
     encoder: str = config.ENCODER,
     alpha: float = config.ALPHA,
     context: Context | None = None,
-    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """What removing the relation sentence does: hit@k per regime for ``q`` and ``union`` with
     ``B_rel`` kept (the union arm) and removed (the union is built from the rest of the bridge:
@@ -107,7 +102,7 @@ def knockout_table(
     ``context``: the embedding store and the encoders (None: the default
     :class:`~regime_core.experiments.context.Context`).
     """
-    context = resolve(context_from("knockout_table", context, old))
+    context = resolve(context)
     _check_encoder(encoder)
     examples = (
         list(examples)
@@ -131,7 +126,6 @@ def sweep_alpha(
     *,
     encoder: str = config.ENCODER,
     context: Context | None = None,
-    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """hit@k per regime of ``q`` and of ``union = normalise(f(q) + α·f(B_rel))`` (gold
     ``B_rel``) for each ``α`` in ``values``. Everything is encoded once; each α only re-ranks.
@@ -146,7 +140,7 @@ def sweep_alpha(
     from regime_core.data.regimes import regime_table
     from regime_core.retrieval.geometry import build_geometry
 
-    context = resolve(context_from("sweep_alpha", context, old))
+    context = resolve(context)
     _check_encoder(encoder)
     grid = [float(v) for v in values]
     if any(not np.isfinite(v) or v < 0 for v in grid):

@@ -33,13 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from regime_core.book import names
-from regime_core.book.tables import (  # noqa: F401  (re-exported: the tables moved to tables.py)
-    nested_counts_table,
-    robustness_table,
-    t1_table,
-    t2_table,
-    t3_table,
-)
 
 # --------------------------------------------------------------------------------------------
 # Theme and colours
@@ -300,11 +293,8 @@ def _hit(k: int) -> str:
     return names.metric(f"hit@{k}")
 
 
-# Re-exported: every name of the former single module stays importable from here.
+# The plot functions, one module per part of the book, all importable from here.
 from regime_core.book.figures.claims import (  # noqa: E402, F401
-    _CELL_ORDER,
-    _cell_label,
-    config_datasets,
     forest,
     key_union_vs_q,
     regime_deltas,
@@ -316,8 +306,6 @@ from regime_core.book.figures.claims import (  # noqa: E402, F401
     t3_drops,
 )
 from regime_core.book.figures.router import (  # noqa: E402, F401
-    _POLICIES,
-    _policy_bars,
     alpha_sweep,
     leave_one_feature_out,
     router_coefficients,
@@ -328,14 +316,6 @@ from regime_core.book.figures.router import (  # noqa: E402, F401
 )
 from regime_core.book.figures.teaching import (  # noqa: E402, F401
     knockout_bars,
-    plot_deltas,
-    plot_regime_arms,
-    plot_regime_shares,
-    plot_specification_curve,
-    plot_sweep,
-    plot_t1_r2,
-    plot_t1_scatter,
-    plot_t2_hits,
     regime_arms,
     sweep,
 )

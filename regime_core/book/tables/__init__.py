@@ -332,10 +332,9 @@ def label(text: str) -> str:
     return text.replace("_", " ")
 
 
-# Re-exported: every name of the former single module stays importable from here.
+# The ready-made tables, one module per part of the book, all importable from here.
 from regime_core.book.tables.claims import (  # noqa: E402, F401
     T2_CELL_ORDER,
-    _type_name,
     exclusions_table,
     labels_table,
     markdown_text,
@@ -354,7 +353,6 @@ from regime_core.book.tables.claims import (  # noqa: E402, F401
 )
 from regime_core.book.tables.router import (  # noqa: E402, F401
     POLICY_COLUMNS,
-    _comparison_row,
     ablation_summary,
     breakdown_table,
     headline_table,
