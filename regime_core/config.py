@@ -43,6 +43,10 @@ TINY_POOLS: str = "exclude"
 # title (all that is left once B_rel is knocked out), "drop" leaves the item out of knockout.
 KNOCKOUT_SINGLE_RULES: tuple[str, ...] = ("title", "drop")
 KNOCKOUT_SINGLE: str = "title"
+# What the entity arm adds to the question: the hop-2 entity as the bridge writes it, or the
+# dataset's own name for it (regime_core.experiments.outcomes.bridge_entity_mention).
+ENTITY_SOURCES: tuple[str, ...] = ("bridge_mention", "example")
+ENTITY_SOURCE: str = "bridge_mention"
 
 # Which passage the router and its union query read as the bridge: the gold hop-1 passage
 # ("gold"), or the question's top-1 passage in its own pool ("retrieved", the paper's
@@ -239,6 +243,10 @@ MEANINGS: dict[str, Meaning] = {
         "title": "the knockout arm queries with the bridge's title, all that is left",
         "drop": "the question is left out of the knockout arm",
     }),
+    "ENTITY_SOURCES": Meaning("what entity_source may be: the text the entity arm adds", {
+        "bridge_mention": "the hop-2 entity as the bridge writes it",
+        "example": "the dataset's own name for the hop-2 entity",
+    }),
     "BRIDGE_SOURCES": Meaning("what bridge_source may be: the passage read as the bridge", {
         "gold": "the gold hop-1 passage",
         "retrieved": "the question's top-1 passage in its pool, as a two-hop pipeline has it; "
@@ -351,7 +359,7 @@ MEANINGS: dict[str, Meaning] = {
         "which names of the hop-2 entity make P1 and P2: title (the hop-2 passage's title and "
         "aliases) or title+linking (also the linking entity)"
     ),
-    "rules": Meaning("the rules behind P1, P2 and the gold B_rel (RegimeRules)"),
+    "regime_rules": Meaning("the rules behind P1, P2 and the gold B_rel (RegimeRules)"),
     "bridge_source": Meaning(
         "the passage the router and its union query read as the bridge: gold (the gold hop-1 "
         "passage) or retrieved (the question's top-1 passage)"
@@ -406,9 +414,11 @@ MEANINGS: dict[str, Meaning] = {
         "the encoder of every routing reading, of T2's plotted estimate and of T3's primary one"
     ),
     "RobustnessConfig.pools": Meaning("the pool modes the readings take"),
-    "RobustnessConfig.tiny_pools": Meaning("the tiny-pool rules the readings take"),
-    "RobustnessConfig.predicate_names": Meaning("the predicate names the readings take"),
-    "RobustnessConfig.knockout_single": Meaning("the one-sentence knockouts the readings take"),
+    "RobustnessConfig.tiny_pool_rules": Meaning("the tiny-pool rules the readings take"),
+    "RobustnessConfig.predicate_name_rules": Meaning("the predicate names the readings take"),
+    "RobustnessConfig.knockout_single_rules": Meaning(
+        "the one-sentence knockouts the readings take"
+    ),
     "margins": Meaning("the T1 margins the readings take"),
     "tie_rules": Meaning("the router tie rules the readings take"),
     "bridge_sources": Meaning("the bridges the routing readings read"),

@@ -258,20 +258,22 @@ ENCODER_NAMES: dict[str, str] = {"minilm": "MiniLM", "tfidf": "TF-IDF"}
 
 def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
     """The toy-world page and the exercises quote different numbers for the same arms because
-    their runs use different encoders; each page names every encoder its run uses, in any
-    profile, so a change of reproduce.yml cannot leave the prose behind."""
-    from regime_core.runner.reproduce import PROFILES, load_declarations
+    their runs use different encoders; each teaching page names every encoder the teaching runs
+    use, in any profile, so a change of reproduce.yml cannot leave the prose behind."""
+    from regime_core.registry import RUNS
+    from regime_core.runner.reproduce import PROFILES
+    from regime_core.teaching.lesson import LessonConfig
 
-    runs = load_declarations().runs
-    for run_id, pages in {
-        "toyworld": ("toyworld.md", "exercises.md"),
-        "exercises": ("exercises.md",),
-    }.items():
-        encoders = {runs[run_id].parameters_for(profile)["encoder"] for profile in PROFILES}
-        for page in pages:
-            text = (BOOK / "start" / page).read_text(encoding="utf-8")
-            for encoder in encoders:
-                assert ENCODER_NAMES[encoder] in text, f"{page} does not name {encoder} ({run_id})"
+    teaching = [run for run in RUNS.values() if run.config is LessonConfig]
+    encoders = {
+        run.config.from_parameters(**run.spec.parameters_for(profile)).encoder
+        for run in teaching
+        for profile in PROFILES
+    }
+    for run in teaching:
+        text = (paths.REPO_ROOT / f"{run.chapter}.md").read_text(encoding="utf-8")
+        for encoder in encoders:
+            assert ENCODER_NAMES[encoder] in text, f"{run.chapter} does not name {encoder}"
 
 
 def test_exercises_introduction_gives_no_solution_away() -> None:

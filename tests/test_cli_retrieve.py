@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import two_hop_example
+from helpers import settings
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
@@ -118,7 +119,12 @@ def test_retrieve_prints_one_json_object_matching_the_api(work, capsys):
     examples = load_examples(DATASET, split="dev", work=work)
     encoder = get_encoder("tfidf", corpus=[document_text(p) for p in corpus_passages(examples)])
     ranking = retrieve(
-        examples, "union", encoder=encoder, store=EmbeddingStore(paths.embeddings_dir(work))
+        examples,
+        "union",
+        settings(),
+        encoder=encoder,
+        store=EmbeddingStore(paths.embeddings_dir(work)),
+        depth=10,
     )
     ranks = ranking.target_ranks
     for k in config.K_VALUES:

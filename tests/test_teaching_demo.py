@@ -15,13 +15,13 @@ from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples
 from regime_core.data.toyworld import ToyWorldConfig, generate, true_regime
 from regime_core.encoders import EmbeddingStore
-from regime_core.experiments.common import default_encoder_factory
-from regime_core.experiments.context import Context
+from regime_core.experiments.context import Context, default_encoder_factory
 from regime_core.teaching.demo import ROUTER_POLICY, DemoConfig, DemoResult, hit_summary, run_demo
 from regime_core.teaching.lesson import regime_arm_summary, table_numbers
 from regime_core.teaching.sweeps import knockout_table, sweep_alpha, sweep_distractor_similarity
 
 SMALL = 40  # questions in the unit-test worlds (20 per regime)
+TFIDF = DemoConfig(encoder="tfidf")  # the demo's settings, with TF-IDF (seconds)
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +131,7 @@ def test_demo_config_validation() -> None:
 
 def test_alpha_sweep_starts_at_q_and_moves_only_union(store_dir: str) -> None:
     examples = generate(ToyWorldConfig(n_questions=SMALL))
-    table = sweep_alpha((0.0, 0.5, 1.0), examples, encoder="tfidf", context=Context(work=store_dir))
+    table = sweep_alpha((0.0, 0.5, 1.0), examples, TFIDF, context=Context(work=store_dir))
     assert list(table.columns) == ["alpha", "regime", "arm", "n", "hit@1", "hit@5"]
     assert len(table) == 3 * 2 * 2
     at_zero = table[table["alpha"] == 0.0]
@@ -149,12 +149,12 @@ def test_alpha_sweep_starts_at_q_and_moves_only_union(store_dir: str) -> None:
 
 def test_alpha_sweep_rejects_negative_alpha() -> None:
     with pytest.raises(ValueError, match="alpha"):
-        sweep_alpha((-0.1,), encoder="tfidf")
+        sweep_alpha((-0.1,), generate(ToyWorldConfig(n_questions=SMALL)), TFIDF)
 
 
 def test_knockout_removes_union_gain_for_b_dominant(store_dir: str) -> None:
     examples = generate(ToyWorldConfig(n_questions=SMALL))
-    table = knockout_table(examples, encoder="tfidf", context=Context(work=store_dir))
+    table = knockout_table(examples, TFIDF, context=Context(work=store_dir))
     assert set(table["relation_sentence"]) == {"kept", "removed"}
     kept = table[table["relation_sentence"] == "kept"]
     removed = table[table["relation_sentence"] == "removed"]
@@ -168,10 +168,8 @@ def test_knockout_removes_union_gain_for_b_dominant(store_dir: str) -> None:
 
 
 def test_similar_distractors_hurt_q_on_b_dominant(store_dir: str) -> None:
-    world = ToyWorldConfig(n_questions=SMALL)
-    table = sweep_distractor_similarity(
-        (0.0, 1.0), world=world, encoder="tfidf", context=Context(work=store_dir)
-    )
+    small = DemoConfig(n_questions=SMALL, encoder="tfidf")
+    table = sweep_distractor_similarity((0.0, 1.0), small, context=Context(work=store_dir))
     assert len(table) == 2 * 2 * 2
     easy = _cell(table[table["distractor_similarity"] == 0.0], "B-dominant", "q", "hit@1", "arm")
     hard = _cell(table[table["distractor_similarity"] == 1.0], "B-dominant", "q", "hit@1", "arm")
@@ -191,16 +189,16 @@ HOOKED: dict[str, Callable[..., pd.DataFrame]] = {
         run_demo(DemoConfig(n_questions=SMALL, encoder="tfidf"), with_router=False, **kw).table
     ),
     "sweep_distractor_similarity": lambda **kw: sweep_distractor_similarity(
-        (0.0, 1.0), world=ToyWorldConfig(n_questions=SMALL), encoder="tfidf", **kw
+        (0.0, 1.0), DemoConfig(n_questions=SMALL, encoder="tfidf"), **kw
     ),
     "knockout_table": lambda **kw: knockout_table(
-        generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+        generate(ToyWorldConfig(n_questions=SMALL)), TFIDF, **kw
     ),
     "sweep_alpha": lambda **kw: sweep_alpha(
-        (0.0, 0.5), generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+        (0.0, 0.5), generate(ToyWorldConfig(n_questions=SMALL)), TFIDF, **kw
     ),
     "regime_arm_summary": lambda **kw: regime_arm_summary(
-        generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+        generate(ToyWorldConfig(n_questions=SMALL)), TFIDF, **kw
     ),
 }
 

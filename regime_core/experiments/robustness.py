@@ -30,24 +30,20 @@ import itertools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
 from regime_core.data.regimes import PREDICATE_NAMES, RegimeRules, regime_table
-from regime_core.experiments.common import (
-    ExperimentConfig,
-    collect_outcomes,
-    evidence_datasets,
-    is_tiny_pool,
-)
-from regime_core.experiments.composed import ComposedConfig
+from regime_core.experiments.common import ExperimentConfig, RunConfig, as_tuple, positive_int
 from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.outcomes import collect_outcomes, evidence_datasets
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
+    RecipeConfig,
     RouterConfig,
     load_routing_data,
     train_on_data,
@@ -75,41 +71,23 @@ MULTIVERSE_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout")
 LEVEL_POOLED = "pooled"
 
 
-@dataclass(frozen=True, init=False)
-class RobustnessConfig(ComposedConfig):
-    """The multiverse's grid. Each tuple lists the values a knob takes; the first value of
-    none of them is special: the primary reading is the configured default of each knob.
+@dataclass(frozen=True)
+class RobustnessConfig(ExperimentConfig):
+    """The multiverse's grid. Each tuple lists the values a knob takes; the primary reading is
+    the config's own value of each knob (``pool``, ``tiny_pools``, ``knockout_single``,
+    ``predicate_names``: the defaults of every claim page).
 
-    ``experiment``: the shared fields (``ExperimentConfig``), flat as ``datasets``,
-    ``encoders``, ``alpha``, ``k``, ``seed``, ``sample_size``, ``split``,
-    ``bootstrap_resamples`` and ``confidence``; its pool, tiny-pool and knockout rules are set
-    per reading by the grids. ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar
-    p, never a bootstrap CI, so its readings use fewer resamples (the CIs shown for T2 readings
-    are coarser, verdicts identical). ``primary_encoder``: the encoder of every routing
-    reading, of T2's plotted estimate and of T3's primary reading (the encoder the claim pages
-    report).
+    ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar p, never a bootstrap CI, so
+    its readings use fewer resamples (the CIs shown for T2 readings are coarser, verdicts
+    identical). ``primary_encoder``: the encoder of every routing reading, of T2's plotted
+    estimate and of T3's primary reading (the encoder the claim pages report).
     """
 
-    SHARED: ClassVar[Mapping[str, str]] = {
-        name: name
-        for name in ("datasets", "encoders", "alpha", "k", "seed", "sample_size", "split",
-                     "bootstrap_resamples", "confidence")
-    }  # fmt: skip
-    FLAT: ClassVar[tuple[str, ...]] = (
-        "datasets", "encoders", "primary_encoder", "pools", "tiny_pools", "predicate_names",
-        "knockout_single", "margins", "tie_rules", "bridge_sources", "alpha", "k", "seed",
-        "sample_size", "split", "bootstrap_resamples", "t2_resamples", "confidence",
-        "t1_min_cell_n", "t2_min_cell_n",
-    )  # fmt: skip
-    #: The fields of ``experiment`` each reading sets itself (see :meth:`experiment_config`).
-    PER_READING: ClassVar[tuple[str, ...]] = ("pool", "tiny_pools", "knockout_single")
-
-    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     primary_encoder: str = config.ENCODER
     pools: tuple[str, ...] = config.POOL_MODES
-    tiny_pools: tuple[str, ...] = config.TINY_POOL_RULES
-    predicate_names: tuple[str, ...] = tuple(PREDICATE_NAMES)
-    knockout_single: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
+    tiny_pool_rules: tuple[str, ...] = config.TINY_POOL_RULES
+    predicate_name_rules: tuple[str, ...] = tuple(PREDICATE_NAMES)
+    knockout_single_rules: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
     margins: tuple[str, ...] = MARGINS
     tie_rules: tuple[str, ...] = TIE_RULES
     bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
@@ -120,58 +98,59 @@ class RobustnessConfig(ComposedConfig):
     def validate(self) -> None:
         super().validate()
         where = type(self).__name__
-        allowed: dict[str, Sequence[str]] = {
-            "pools": config.POOL_MODES,
-            "tiny_pools": config.TINY_POOL_RULES,
-            "predicate_names": tuple(PREDICATE_NAMES),
-            "knockout_single": config.KNOCKOUT_SINGLE_RULES,
-            "margins": MARGINS,
-            "tie_rules": TIE_RULES,
-            "bridge_sources": config.BRIDGE_SOURCES,
-        }
-        for name in allowed:
-            value = getattr(self, name)
-            value = (value,) if isinstance(value, str) else tuple(value)
+        for name, allowed in _GRIDS.items():
+            value = as_tuple(getattr(self, name))
             object.__setattr__(self, name, value)
             if not value or len(set(value)) != len(value):
                 raise ValueError(f"{where}.{name} must list distinct values, got {value}")
-            bad = [v for v in value if v not in allowed[name]]
+            bad = [v for v in value if v not in allowed]
             if bad:
-                raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed[name])}")
+                raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed)}")
         for name in ("t2_resamples", "t1_min_cell_n", "t2_min_cell_n"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{where}.{name} must be a positive integer, got {value!r}")
+            if not positive_int(getattr(self, name)):
+                raise ValueError(
+                    f"{where}.{name} must be a positive integer, got {getattr(self, name)!r}"
+                )
         if self.primary_encoder not in self.encoders:
             raise ValueError(
                 f"{where}.primary_encoder {self.primary_encoder!r} must be one of the encoders "
                 f"{self.encoders}"
             )
-        default = self.default_experiment()
-        fixed = [n for n in self.PER_READING if getattr(self.experiment, n) != getattr(default, n)]
-        if fixed:
-            raise ValueError(f"{where}: every reading sets experiment.{fixed[0]}; leave it alone")
 
     def experiment_config(self, pool: str) -> ExperimentConfig:
         """The retrieval config of one pool mode: every item, every knob value as a column."""
-        return dataclasses.replace(
-            self.experiment, pool=pool, tiny_pools="keep", knockout_single="title"
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(ExperimentConfig)}
+        return ExperimentConfig(
+            **{**shared, "pool": pool, "tiny_pools": "keep", "knockout_single": "title"}
         )
 
 
+#: The values each grid of :class:`RobustnessConfig` may list.
+_GRIDS: dict[str, Sequence[str]] = {
+    "pools": config.POOL_MODES,
+    "tiny_pool_rules": config.TINY_POOL_RULES,
+    "predicate_name_rules": tuple(PREDICATE_NAMES),
+    "knockout_single_rules": config.KNOCKOUT_SINGLE_RULES,
+    "margins": MARGINS,
+    "tie_rules": TIE_RULES,
+    "bridge_sources": config.BRIDGE_SOURCES,
+}
+
+
 def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
-    """Our primary reading: each knob's default, from :mod:`regime_core.config` and the
-    experiment configs (the value every claim page reports)."""
+    """Our primary reading: each knob's value in ``cfg`` (default: the defaults of the configs,
+    the value every claim page reports)."""
+    cfg = cfg or RobustnessConfig()
     return {
         "margin": T1Config.margin,
-        "pool": config.POOL_MODE,
-        "tiny_pools": config.TINY_POOLS,
-        "predicate_names": config.PREDICATE_NAMES,
-        "knockout_single": config.KNOCKOUT_SINGLE,
-        "encoder": config.ENCODER if cfg is None else cfg.primary_encoder,
+        "pool": cfg.pool,
+        "tiny_pools": cfg.tiny_pools,
+        "predicate_names": cfg.predicate_names,
+        "knockout_single": cfg.knockout_single,
+        "encoder": cfg.primary_encoder,
         "level": LEVEL_POOLED,
-        "tie_rule": config.ROUTER_TRAIN_TIE_RULE,
-        "bridge_source": config.BRIDGE_SOURCE,
+        "tie_rule": RecipeConfig.tie_rule,
+        "bridge_source": RecipeConfig.bridge_source,
     }
 
 
@@ -194,22 +173,22 @@ def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
     routing = {
         "tie_rule": cfg.tie_rules,
         "pool": cfg.pools,
-        "tiny_pools": cfg.tiny_pools,
+        "tiny_pools": cfg.tiny_pool_rules,
         "bridge_source": cfg.bridge_sources,
     }
     knobs: dict[str, dict[str, tuple[str, ...]]] = {
-        "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pools},
+        "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pool_rules},
         "t2_split": {
-            "predicate_names": cfg.predicate_names,
+            "predicate_names": cfg.predicate_name_rules,
             "pool": cfg.pools,
-            "tiny_pools": cfg.tiny_pools,
+            "tiny_pools": cfg.tiny_pool_rules,
             "level": levels,
         },
         "t3_knockout": {
-            "predicate_names": cfg.predicate_names,
-            "knockout_single": cfg.knockout_single,
+            "predicate_names": cfg.predicate_name_rules,
+            "knockout_single": cfg.knockout_single_rules,
             "pool": cfg.pools,
-            "tiny_pools": cfg.tiny_pools,
+            "tiny_pools": cfg.tiny_pool_rules,
             "encoder": cfg.encoders,
             "level": levels,
         },
@@ -323,7 +302,8 @@ def _with_reading_columns(
         )
     items = pd.concat(per_item, axis=1)
     gold = regime_table(examples).set_index("id")
-    items["tiny"] = [is_tiny_pool(by_id[i], cfg.k, pool) for i in items.index]
+    settings = cfg.experiment_config(pool).retrieval
+    items["tiny"] = [settings.is_tiny_pool(by_id[i]) for i in items.index]
     items["single_sentence"] = [
         len(by_id[i].bridge.sentences) == 1 and not pd.isna(gold.loc[i, "b_rel_index"])
         for i in items.index
@@ -482,18 +462,18 @@ def _routing_outcomes(
     if TRAIN_DATASET not in datasets:
         return {}
     out: dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str] = {}
-    for pool, tiny, source in itertools.product(cfg.pools, cfg.tiny_pools, cfg.bridge_sources):
-        experiment = dataclasses.replace(
-            cfg.experiment,
-            datasets=tuple(datasets),
-            encoders=(cfg.primary_encoder,),
-            pool=pool,
-            tiny_pools=tiny,
-        )
-        data = load_routing_data(experiment, context, bridge_source=source)
-        train_experiment = dataclasses.replace(experiment, datasets=(TRAIN_DATASET,))
+    grid = itertools.product(cfg.pools, cfg.tiny_pool_rules, cfg.bridge_sources)
+    for pool, tiny, source in grid:
+        reading = dataclasses.replace(cfg, pool=pool, tiny_pools=tiny)
+        data = load_routing_data(reading, datasets, cfg.primary_encoder, source, context)
         for tie_rule in cfg.tie_rules:
-            router_cfg = RouterConfig(train_experiment, tie_rule=tie_rule, bridge_source=source)
+            router_cfg = RouterConfig(
+                **{f.name: getattr(reading, f.name) for f in dataclasses.fields(RunConfig)},
+                dataset=TRAIN_DATASET,
+                encoder=cfg.primary_encoder,
+                tie_rule=tie_rule,
+                bridge_source=source,
+            )
             try:
                 trained = train_on_data(data[TRAIN_DATASET], router_cfg)
             except ValueError as err:  # too few labels of a class to cross-fit: say so
@@ -529,14 +509,7 @@ def run_robustness(
     tiny_items: dict[str, int] = {}
     if any(c in knobs for c in ("t1_r2", "t2_split", "t3_knockout")):
         for pool in cfg.pools:
-            outcomes = collect_outcomes(
-                cfg.experiment_config(pool),
-                MULTIVERSE_ARMS,
-                work=context.work,
-                examples=context.examples,
-                encoder_factory=context.encoder_factory,
-                store=context.embeddings,
-            )
+            outcomes = collect_outcomes(cfg.experiment_config(pool), MULTIVERSE_ARMS, context)
             n_encoded += outcomes.n_encoded
             n_cached += outcomes.n_cached
             all_examples = [ex for s in outcomes.samples.values() for ex in s.examples]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,8 +27,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.experiments.common import ExperimentConfig
-from regime_core.experiments.composed import ROUTING_SHARED, ComposedConfig
+from regime_core.experiments.common import RunConfig, check_datasets
 from regime_core.experiments.context import Context, resolve
 from regime_core.router import (
     FEATURE_NAMES,
@@ -74,8 +73,8 @@ def _check_positive_int(value: Any, where: str, allow_none: bool = False) -> Non
         raise ValueError(f"{where} must be a positive integer{hint}, got {value!r}")
 
 
-@dataclass(frozen=True, init=False)
-class RecipeConfig(ComposedConfig):
+@dataclass(frozen=True)
+class RecipeConfig(RunConfig):
     """The router recipe's own choices, shared by training and every ablation of it (the base
     of :class:`RouterConfig` and :class:`~regime_core.experiments.ablations.AblationConfig`).
 
@@ -87,10 +86,8 @@ class RecipeConfig(ComposedConfig):
     ``n_splits``: the cross-fitting folds; ``bridge_source``: the bridge the router reads.
     """
 
-    SHARED: ClassVar[Mapping[str, str]] = ROUTING_SHARED
-    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"label_k"})
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "label_k"})
 
-    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
     label_k: int | None = None
     n_splits: int = config.CV_FOLDS
@@ -112,70 +109,42 @@ class RecipeConfig(ComposedConfig):
         return describe_label_rule(tie_rule=self.tie_rule, k=self.label_k)
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class RouterConfig(RecipeConfig):
     """Everything that defines a router training run (and so the deployed model): the recipe
-    (:class:`RecipeConfig`) on one dataset and one encoder.
+    (:class:`RecipeConfig`) on one ``dataset`` with one ``encoder``."""
 
-    ``experiment``: the shared fields (``ExperimentConfig``), flat as ``dataset``, ``encoder``,
-    ``pool``, ``alpha``, ``k``, ``seed``, ``sample_size`` (None: every two-hop item of
-    ``split``), ``split``, ``bootstrap_resamples``, ``confidence``, ``exclude_bridge`` and
-    ``tiny_pools``.
-    """
-
-    SHARED: ClassVar[Mapping[str, str]] = {
-        "dataset": "datasets[0]",
-        "encoder": "encoders[0]",
-        **ROUTING_SHARED,
-    }
-    FLAT: ClassVar[tuple[str, ...]] = (
-        "dataset", "encoder", "pool", "alpha", "k", "seed", "sample_size", "split", "tie_rule",
-        "label_k", "n_splits", "bootstrap_resamples", "confidence", "exclude_bridge",
-        "tiny_pools", "bridge_source",
-    )  # fmt: skip
-
-    experiment: ExperimentConfig = field(
-        default_factory=lambda: ExperimentConfig(
-            datasets=(TRAIN_DATASET,), encoders=(config.ENCODER,)
-        )
-    )
+    dataset: str = TRAIN_DATASET
+    encoder: str = config.ENCODER
 
     def validate(self) -> None:
+        check_datasets((self.dataset,), f"{type(self).__name__}.dataset")
+        if not isinstance(self.encoder, str) or not self.encoder:
+            raise ValueError(f"RouterConfig.encoder must be an encoder name, got {self.encoder!r}")
         super().validate()
-        e = self.experiment
-        if len(e.datasets) != 1 or len(e.encoders) != 1:
-            raise ValueError(
-                f"RouterConfig trains on one dataset with one encoder, got datasets "
-                f"{e.datasets} and encoders {e.encoders}"
-            )
 
 
 def load_routing_data(
-    experiment: ExperimentConfig,
+    cfg: RunConfig,
+    datasets: Sequence[str],
+    encoder: str,
+    bridge_source: str,
     context: Context | None = None,
-    *,
-    bridge_source: str = config.BRIDGE_SOURCE,
 ) -> dict[str, RoutingData]:
-    """Sample every dataset of ``experiment`` (seeded,
-    :func:`~regime_core.experiments.common.load_samples`) and build its
-    :class:`~regime_core.router.training.RoutingData` with its first encoder, reading the bridge
-    ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
+    """Sample every one of ``datasets`` (seeded, by ``cfg``) and build its
+    :class:`~regime_core.router.training.RoutingData` with ``encoder`` under ``cfg.retrieval``,
+    reading the bridge ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
     context = resolve(context)
-    name = experiment.encoders[0]
     return {
         dataset: build_routing_data(
             sample,
-            encoder=context.encoder(name, sample.corpus),
+            cfg.retrieval,
+            encoder=context.encoder(encoder, sample.corpus),
             store=context.embeddings,
-            encoder_name=name,
-            pool=experiment.pool,
-            alpha=experiment.alpha,
-            k=experiment.k,
-            exclude_bridge=experiment.exclude_bridge,
-            regime_rules=experiment.rules,
+            encoder_name=encoder,
             bridge_source=bridge_source,
         )
-        for dataset, sample in context.samples(experiment).items()
+        for dataset, sample in context.samples(cfg, datasets).items()
     }
 
 
@@ -197,7 +166,6 @@ def selector_quality(
             d,
             encoder=context.encoder(d.encoder, d.sample.corpus),
             store=context.embeddings,
-            regime_rules=cfg.experiment.rules,
             bootstrap=cfg.bootstrap,
         )
         if comparison is not None:
@@ -319,7 +287,7 @@ def train_router(
 
     The dataset must be prepared (``regime data prepare``), unless ``context`` gives examples."""
     cfg = cfg or RouterConfig()
-    data = load_routing_data(cfg.experiment, context, bridge_source=cfg.bridge_source)
+    data = load_routing_data(cfg, (cfg.dataset,), cfg.encoder, cfg.bridge_source, context)
     return train_on_data(data[cfg.dataset], cfg)
 
 

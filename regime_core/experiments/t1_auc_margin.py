@@ -21,7 +21,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,13 +29,9 @@ from scipy import optimize, special
 from scipy import stats as scipy_stats
 
 from regime_core.config import ARMS
-from regime_core.experiments.common import (
-    ExperimentConfig,
-    Outcomes,
-    OutcomeSources,
-    collect_outcomes,
-    table_numbers,
-)
+from regime_core.experiments.common import ExperimentConfig, table_numbers
+from regime_core.experiments.context import Context
+from regime_core.experiments.outcomes import Outcomes, collect_outcomes
 from regime_core.paper import paper_claim
 from regime_core.stats import fit_r2_ci
 
@@ -352,12 +348,11 @@ def other_margin_numbers(table: pd.DataFrame, cfg: T1Config) -> dict[str, Any]:
 
 
 def run_t1(
-    cfg: T1Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
+    cfg: T1Config, context: Context | None = None
 ) -> tuple[T1Result, Outcomes]:
-    """Collect the outcomes of ``cfg.arm`` (unless given) and analyse them; ``sources`` as
-    in :func:`~regime_core.experiments.common.collect_outcomes`."""
-    if outcomes is None:
-        outcomes = collect_outcomes(cfg, (cfg.arm,), **sources)
+    """Collect the outcomes of the arms T1 compares
+    (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
+    outcomes = collect_outcomes(cfg, (cfg.arm,), context)
     return analyse_t1(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
 
 

@@ -25,24 +25,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core.data.regimes import regime_label
-from regime_core.experiments.common import (
+from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
+from regime_core.experiments.context import Context
+from regime_core.experiments.outcomes import (
     POOLED,
-    ExperimentConfig,
     Outcomes,
-    OutcomeSources,
     arm_matrix,
     collect_outcomes,
-    compare_arms,
     evidence_datasets,
     hit_column,
     pq_label,
-    table_numbers,
 )
 from regime_core.stats import holm
 
@@ -252,10 +250,9 @@ def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
 
 
 def run_t2(
-    cfg: T2Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
+    cfg: T2Config, context: Context | None = None
 ) -> tuple[T2Result, Outcomes]:
-    """Collect the outcomes of ``q``, ``bridge`` and ``union`` (unless given) and analyse
-    them; ``sources`` as in :func:`~regime_core.experiments.common.collect_outcomes`."""
-    if outcomes is None:
-        outcomes = collect_outcomes(cfg, T2_ARMS, **sources)
+    """Collect the outcomes of the arms T2 compares
+    (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
+    outcomes = collect_outcomes(cfg, T2_ARMS, context)
     return analyse_t2(outcomes.table, cfg, outcomes.sample_numbers()), outcomes

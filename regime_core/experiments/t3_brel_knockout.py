@@ -10,7 +10,7 @@ The paper reports that knocking ``B_rel`` out costs 8.6 to 14.1 points of R@5 (p
 report the drop hit@k(union) − hit@k(knockout) with a paired bootstrap CI and an exact McNemar
 p (Holm-corrected over every test of the run), per encoder and dataset and pooled, and the same
 for union − entity. The entity arm's text is the mention found in the bridge
-(:func:`regime_core.experiments.common.bridge_entity_mention`), never the target's title;
+(:func:`regime_core.experiments.outcomes.bridge_entity_mention`), never the target's title;
 ``entity_is_title_share`` says how often that mention nevertheless *equals* the title (then the
 entity arm queries by the target's name, the design notes' leakage trap).
 
@@ -21,21 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any
 
 import pandas as pd
 
-from regime_core.experiments.common import (
+from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
+from regime_core.experiments.context import Context
+from regime_core.experiments.outcomes import (
     POOLED,
-    ExperimentConfig,
     Outcomes,
-    OutcomeSources,
     arm_matrix,
     collect_outcomes,
-    compare_arms,
     evidence_datasets,
     hit_column,
-    table_numbers,
 )
 from regime_core.experiments.t2_regime_decomposition import degenerate_numbers
 from regime_core.paper import paper_claim
@@ -270,10 +268,9 @@ def analyse_t3(
 
 
 def run_t3(
-    cfg: T3Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
+    cfg: T3Config, context: Context | None = None
 ) -> tuple[T3Result, Outcomes]:
-    """Collect the outcomes of every arm (unless given) and analyse them; ``sources`` as
-    in :func:`~regime_core.experiments.common.collect_outcomes`."""
-    if outcomes is None:
-        outcomes = collect_outcomes(cfg, T3_ARMS, **sources)
+    """Collect the outcomes of the arms T3 compares
+    (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
+    outcomes = collect_outcomes(cfg, T3_ARMS, context)
     return analyse_t3(outcomes.table, cfg, outcomes.sample_numbers()), outcomes

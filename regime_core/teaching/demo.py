@@ -26,12 +26,13 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.config import ConfigMixin
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
-from regime_core.experiments.common import CountingStore, sample_examples
+from regime_core.experiments.common import RunConfig
 from regime_core.experiments.context import Context
-from regime_core.retrieval import EmbeddingSource
+from regime_core.experiments.outcomes import CountingStore
+from regime_core.experiments.sampling import sample_examples
+from regime_core.retrieval import EmbeddingSource, RetrievalSettings
 from regime_core.schema import Example
 
 #: The regimes the demo reports, in display order (toyworld has no "neither" question).
@@ -135,14 +136,15 @@ def _encoder_for(name: str, examples: Sequence[Example], context: Context) -> En
 def arm_ranks(
     examples: Sequence[Example],
     arms: Sequence[str],
+    settings: RetrievalSettings,
     *,
     encoder: Encoder,
     store: EmbeddingSource,
-    alpha: float = config.ALPHA,
 ) -> pd.DataFrame:
     """One row per (question, arm): ``qid, arm, regime, rank`` (1-based rank of the hop-2 target
-    in the question's pool, bridge excluded), with the gold ``B_rel`` of
-    :func:`regime_core.data.regimes.regime_table` (as ``experiments.common.outcome_table`` uses).
+    among the candidates of ``settings``), with the gold ``B_rel`` of
+    :func:`regime_core.data.regimes.regime_table` (as ``experiments.outcomes.outcome_table``
+    uses).
 
     Only the rank is computed: metrics such as AUC are undefined on pools without a negative,
     which real data has, and the kit needs none of them. Arms are compared on the same
@@ -155,12 +157,13 @@ def arm_ranks(
     examples = list(examples)
     if not examples:
         raise ValueError("arm_ranks: no examples")
-    table = regime_table(examples)
+    table = regime_table(examples, settings.regime_rules)
     b_rel = [None if pd.isna(v) else int(v) for v in table["b_rel_index"]]
     regime_of = dict(zip(table["id"], table["regime"], strict=True))
     rankings = retrieve_arms(
-        examples, tuple(arms), encoder=encoder, store=store, alpha=alpha, b_rel=b_rel
-    )
+        examples, tuple(arms), settings, encoder=encoder, store=store, depth=settings.k,
+        b_rel=b_rel,
+    )  # fmt: skip
     frames = [
         pd.DataFrame(
             {
@@ -185,14 +188,13 @@ def arm_ranks(
 
 
 @dataclass(frozen=True)
-class DemoConfig(ConfigMixin):
-    """What ``regime demo`` runs: a toy world of ``n_questions`` (half B-dominant), ``encoder``
-    (``minilm`` or ``tfidf``), the union weight ``alpha``, the router's cross-fitting folds."""
+class DemoConfig(RunConfig):
+    """What ``regime demo`` runs: a toy world of ``n_questions`` (half B-dominant) drawn from
+    ``seed``, retrieved with ``encoder`` (``minilm`` or ``tfidf``) under the run's retrieval
+    settings (the union weight ``alpha``, ...), the router's cross-fitting folds."""
 
     n_questions: int = DEMO_QUESTIONS
-    seed: int = config.SEED
     encoder: str = config.ENCODER
-    alpha: float = config.ALPHA
     arms: tuple[str, ...] = DEMO_ARMS
     n_splits: int = config.CV_FOLDS
     router: str = "auto"
@@ -207,8 +209,7 @@ class DemoConfig(ConfigMixin):
             raise ValueError(
                 f"DemoConfig.arms is {self.arms}: name arms of {config.ARMS}, including q and union"
             )
-        if not np.isfinite(self.alpha) or self.alpha < 0:
-            raise ValueError(f"DemoConfig.alpha must be a finite number >= 0, got {self.alpha!r}")
+        super().validate()
         self.world()  # validates n_questions and seed with the toy world's messages
 
     def world(self) -> ToyWorldConfig:
@@ -321,8 +322,9 @@ def _router_policy(
         examples, None, seed=cfg.seed, dataset="toyworld", split=examples[0].split
     )
     data = build_routing_data(
-        sample, encoder=encoder, store=store, encoder_name=cfg.encoder, alpha=cfg.alpha
-    )
+        sample, cfg.retrieval, encoder=encoder, store=store, bridge_source=config.BRIDGE_SOURCE,
+        encoder_name=cfg.encoder,
+    )  # fmt: skip
     rank_q = data.table["rank_q"].to_numpy()
     rank_union = data.table["rank_union"].to_numpy()
     packaged = default_router_path().is_file()
@@ -342,7 +344,7 @@ def _router_policy(
             # one class and nothing to learn.
             fitted = fit_routing(
                 data.X, rank_q, rank_union, alpha=cfg.alpha, tie_rule=config.LABEL_TIE_RULE,
-                n_splits=cfg.n_splits, seed=cfg.seed,
+                label_k=None, n_splits=cfg.n_splits, seed=cfg.seed,
             )  # fmt: skip
         except ValueError as err:
             return None, f"none: cross-fitting a router on the toy world failed ({err})"
@@ -388,7 +390,7 @@ def run_demo(
     try:
         counting = CountingStore(context.embeddings)
         encoder = _encoder_for(cfg.encoder, examples, context)
-        ranks = arm_ranks(examples, cfg.arms, encoder=encoder, store=counting, alpha=cfg.alpha)
+        ranks = arm_ranks(examples, cfg.arms, cfg.retrieval, encoder=encoder, store=counting)
         share_union: dict[str, float] = {}
         router_source = "not run"
         if with_router:

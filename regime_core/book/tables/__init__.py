@@ -337,8 +337,6 @@ from regime_core.book.tables.claims import (  # noqa: E402, F401
     T2_CELL_ORDER,
     exclusions_table,
     labels_table,
-    markdown_text,
-    nested_counts_table,
     predicates_table,
     prepared_table,
     regimes_table,

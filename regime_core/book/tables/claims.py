@@ -23,7 +23,6 @@ from regime_core.book.tables import (
     r2,
     yes_no,
 )
-from regime_core.text import escape_markdown
 
 # --------------------------------------------------------------------------------------------
 # Tables built from a record's numbers (every number shown was read back from record.json)
@@ -165,13 +164,6 @@ def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table
     )
 
 
-def nested_counts_table(
-    numbers: Mapping[str, Any], index_name: str = "dataset", column_name: str = "value"
-) -> Table:
-    """``{dataset: {value: count}}`` as a table (0 where a value is absent)."""
-    return nested_counts(numbers, index_name=index_name, value_names=label, caption=None)
-
-
 def robustness_table(numbers: Mapping[str, Any]) -> Table:
     """One row per claim from a robustness record: readings, holding, share, the most
     sensitive knob and the primary reading's verdict."""
@@ -247,11 +239,6 @@ def regimes_table(numbers: Mapping[str, Any]) -> Table:
         for t, v in types.items()
     ]
     return Table(pd.DataFrame(rows), align_left=("question type",))
-
-
-def markdown_text(text: str) -> str:
-    """``text`` with the characters Markdown would read as formatting escaped."""
-    return escape_markdown(str(text))
 
 
 def worked_example_markdown(example: Any) -> str:
