@@ -347,9 +347,7 @@ def other_margin_numbers(table: pd.DataFrame, cfg: T1Config) -> dict[str, Any]:
     }
 
 
-def run_t1(
-    cfg: T1Config, context: Context | None = None
-) -> tuple[T1Result, Outcomes]:
+def run_t1(cfg: T1Config, context: Context | None = None) -> tuple[T1Result, Outcomes]:
     """Collect the outcomes of the arms T1 compares
     (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
     outcomes = collect_outcomes(cfg, (cfg.arm,), context)

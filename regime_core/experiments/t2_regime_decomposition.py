@@ -249,9 +249,7 @@ def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
     return table_numbers(table, ("dataset", "predicate"), {"share_true": float, "degenerate": bool})
 
 
-def run_t2(
-    cfg: T2Config, context: Context | None = None
-) -> tuple[T2Result, Outcomes]:
+def run_t2(cfg: T2Config, context: Context | None = None) -> tuple[T2Result, Outcomes]:
     """Collect the outcomes of the arms T2 compares
     (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
     outcomes = collect_outcomes(cfg, T2_ARMS, context)

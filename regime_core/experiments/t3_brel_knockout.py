@@ -267,9 +267,7 @@ def analyse_t3(
     )
 
 
-def run_t3(
-    cfg: T3Config, context: Context | None = None
-) -> tuple[T3Result, Outcomes]:
+def run_t3(cfg: T3Config, context: Context | None = None) -> tuple[T3Result, Outcomes]:
     """Collect the outcomes of the arms T3 compares
     (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
     outcomes = collect_outcomes(cfg, T3_ARMS, context)
