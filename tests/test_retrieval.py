@@ -153,6 +153,13 @@ def test_pools_reject_bad_input(examples):
         candidate_pools(examples, "question", passages=[P["kroll"]])
 
 
+def _retrieve(examples, arm, chosen=None, **options):
+    """``retrieve`` with the hashing encoder, a fresh recording store and depth 10 (unless
+    ``options`` say otherwise), under ``chosen`` settings (default: the config's)."""
+    options = {"encoder": HashingEncoder(), "store": RecordingStore(), "depth": 10, **options}
+    return retrieve(examples, arm, chosen or settings(), **options)
+
+
 # --- arms ------------------------------------------------------------------------------------
 
 
@@ -317,28 +324,11 @@ def test_retrieve_matches_brute_force_cosine(examples, pool, scorer):
 
 
 def test_keeping_the_bridge_ranks_it(examples):
-    ranking = retrieve(
-        examples,
-        "bridge",
-        settings(exclude_bridge=False),
-        encoder=HashingEncoder(),
-        store=RecordingStore(),
-        depth=10,
-    )
+    ranking = _retrieve(examples, "bridge", settings(exclude_bridge=False))
     for r, ex in enumerate(examples):
         assert ex.bridge_pid in ranking.candidate_pids(r)
         assert ranking.gold_ranks[r][0] >= 1  # the bridge is ranked now
-    assert (
-        retrieve(
-            examples,
-            "bridge",
-            settings(),
-            encoder=HashingEncoder(),
-            store=RecordingStore(),
-            depth=10,
-        ).top_pids[0][0]
-        != examples[0].bridge_pid
-    )
+    assert _retrieve(examples, "bridge").top_pids[0][0] != examples[0].bridge_pid
 
 
 def test_retrieve_arms_encodes_each_text_once_and_equals_single_arm_runs(examples):
@@ -425,9 +415,7 @@ def test_retrieve_rejects_bad_parameters(examples):
 
 
 def test_trec_run_format(examples, tmp_path):
-    ranking = retrieve(
-        examples, "q", settings(), encoder=HashingEncoder(), store=RecordingStore(), depth=2
-    )
+    ranking = _retrieve(examples, "q", depth=2)
     lines = trec_run_lines(ranking, "regime-q")
     assert len(lines) == 2 * len(examples)
     qid, q0, pid, rank, score, tag = lines[0].split(" ")
@@ -442,14 +430,7 @@ def test_trec_run_format(examples, tmp_path):
 
 
 def test_metrics_hook_matches_the_ranks(examples):
-    ranking = retrieve(
-        examples,
-        "q",
-        settings(pool="corpus"),
-        encoder=HashingEncoder(),
-        store=RecordingStore(),
-        depth=10,
-    )
+    ranking = _retrieve(examples, "q", settings(pool="corpus"))
     table = ranking.per_query_metrics()
     assert list(table.index) == list(ranking.query_ids)
     ranks = ranking.target_ranks
@@ -476,28 +457,14 @@ def test_metrics_hook_matches_the_ranks(examples):
     assert means["n"] == 3
     assert means["hit@1"] == pytest.approx(float(np.mean(ranks <= 1)))
     # keeping the bridge makes it a rankable gold: recall counts it
-    kept = retrieve(
-        examples,
-        "q",
-        settings(exclude_bridge=False),
-        encoder=HashingEncoder(),
-        store=RecordingStore(),
-        depth=10,
-    )
+    kept = _retrieve(examples, "q", settings(exclude_bridge=False))
     top_k = max(config.K_VALUES)
     assert kept.metrics()[f"recall@{top_k}"] == 1.0  # pools have at most 6 passages
     assert kept.per_query_metrics(metrics=["recall@1"])["recall@1"].max() <= 0.5
 
 
 def test_empty_ranking_has_nan_means(examples):
-    ranking = retrieve(
-        examples[1:2],
-        "union",
-        settings(),
-        encoder=HashingEncoder(),
-        store=RecordingStore(),
-        depth=10,
-    )
+    ranking = _retrieve(examples[1:2], "union")
     assert len(ranking) == 0 and ranking.n_missing_b_rel == 1
     means = ranking.metrics()
     assert means["n"] == 0 and np.isnan(means["hit@5"])
@@ -528,14 +495,7 @@ def _scores_from_evaluators(run_path, qrels_path, *, with_ranx: bool) -> dict[st
 
 
 def _check_exported_run(examples, tmp_path, pool, *, with_ranx: bool, tie_free: bool) -> None:
-    ranking = retrieve(
-        examples,
-        "q",
-        settings(pool=pool),
-        encoder=HashingEncoder(),
-        store=RecordingStore(),
-        depth=None,
-    )
+    ranking = _retrieve(examples, "q", settings(pool=pool), depth=None)
     run_path = write_trec_run(ranking, tmp_path / "run", "t", tie_free=tie_free)
     qrels_path = write_qrels(ranking, tmp_path / "run.qrels")
     ours = ranking.metrics(metrics=[f"hit@{k}" for k in config.K_VALUES] + ["mrr"])

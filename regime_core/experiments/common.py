@@ -123,17 +123,10 @@ class RunConfig(ConfigMixin):
 
     def retrieval_at(self, alpha: float) -> RetrievalSettings:
         """This config's retrieval settings with the bridge-side weight ``alpha``."""
+        # the settings are the config's fields of the same names
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalSettings)}
         try:
-            return RetrievalSettings(
-                pool=self.pool,
-                alpha=alpha,
-                k=self.k,
-                exclude_bridge=self.exclude_bridge,
-                knockout_single=self.knockout_single,
-                tiny_pools=self.tiny_pools,
-                entity_source=self.entity_source,
-                regime_rules=self.regime_rules,
-            )
+            return RetrievalSettings(**{**values, "alpha": alpha})
         except ValueError as err:
             raise ValueError(str(err).replace("RetrievalSettings", type(self).__name__)) from None
 

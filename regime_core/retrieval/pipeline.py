@@ -8,6 +8,7 @@ through the :class:`EmbeddingSource` protocol; everything else is a pure step of
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -124,19 +125,8 @@ def retrieve_arms(
 
 
 def retrieve(
-    examples: Sequence[Example],
-    arm: str,
-    settings: RetrievalSettings,
-    *,
-    encoder: Encoder,
-    store: EmbeddingSource,
-    depth: int | None,
-    b_rel: Sequence[int | str | None] | None = None,
-    scorer: str | None = None,
-    pools: CandidatePools | None = None,
+    examples: Sequence[Example], arm: str, settings: RetrievalSettings, **options: Any
 ) -> Ranking:
-    """Rank every example's hop-2 candidates with one arm (:func:`retrieve_arms`)."""
-    return retrieve_arms(
-        examples, (arm,), settings, encoder=encoder, store=store, depth=depth, b_rel=b_rel,
-        scorer=scorer, pools=pools,
-    )[arm]  # fmt: skip
+    """Rank every example's hop-2 candidates with one arm: :func:`retrieve_arms` with the same
+    keyword ``options`` (``encoder``, ``store`` and ``depth`` are required)."""
+    return retrieve_arms(examples, (arm,), settings, **options)[arm]
