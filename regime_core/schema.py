@@ -35,6 +35,9 @@ HOP_ORDER_RULES: dict[str, str] = {
     "supporting paragraph is stored as 'bridge' only so that every arm can run",
     "synthetic": "toyworld: the order is known by construction",
 }
+"""how a question's bridge (hop 1) and target (hop 2) passages were put in order; every example
+records its rule
+"""
 
 # Where the gold relation sentence of the bridge (B_rel) came from.
 RELATION_SOURCES: tuple[str, ...] = (
@@ -44,6 +47,14 @@ RELATION_SOURCES: tuple[str, ...] = (
     "synthetic",  # toyworld: known by construction
     "none",  # no sentence could be identified
 )
+"""where an example's gold relation sentence B_rel came from
+
+- supporting_facts: a supporting sentence of the bridge that mentions the hop-2 entity
+- supporting_facts_first: supporting sentences exist, none mentions it: the first one
+- entity_mention: no sentence labels: the first bridge sentence that mentions it
+- synthetic: toy world: known by construction
+- none: no sentence could be identified
+"""
 
 
 def passage_id(title: str, text: str) -> str:

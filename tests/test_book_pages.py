@@ -309,14 +309,16 @@ def test_titles_have_no_number_prefixes_and_prose_names_no_notebook_number() -> 
 def test_describe_choice_reads_each_kind_of_object() -> None:
     from regime_core import config, schema
     from regime_core.data.regimes import RegimeRules
+    from regime_core.data.toyworld.generator import ToyWorldConfig
+    from regime_core.experiments.common import RunConfig
 
     rules = describe_choice("regime_core.data.regimes.RegimeRules")
     by_name = {row[0]: row for row in rules.rows}
     assert set(by_name) == {f for f in RegimeRules.__dataclass_fields__}
     assert by_name["use_title"][1] == "True"
-    assert by_name["use_title"][2] == config.MEANINGS["use_title"].text
+    assert by_name["use_title"][2] == config.meaning([RegimeRules], "use_title").text
     assert by_name["normalization"][1] == "NormalizationRules()"
-    assert rules.kind == "dataclass" and "use_title" in rules.meaning_keys
+    assert rules.kind == "dataclass"
 
     hop = describe_choice("regime_core.schema.HOP_ORDER_RULES")
     assert [r[0] for r in hop.rows] == list(schema.HOP_ORDER_RULES)
@@ -326,16 +328,15 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
     assert sources.kind == "values"
     assert [r[0] for r in sources.rows] == list(schema.RELATION_SOURCES)
     assert sources.rows[-1][2] == "no sentence could be identified"
-    assert sources.summary == config.MEANINGS["RELATION_SOURCES"].text
+    assert sources.summary == config.meaning([schema], "RELATION_SOURCES").text
 
     alpha = describe_choice("regime_core.config.ALPHA")  # a default shares its field's meaning
-    assert alpha.rows == (("ALPHA", repr(config.ALPHA), config.MEANINGS["alpha"].text),)
-    assert alpha.kind == "value" and alpha.meaning_keys == ("alpha",)
+    assert alpha.rows == (("ALPHA", repr(config.ALPHA), config.meaning([RunConfig], "alpha").text),)
+    assert alpha.kind == "value"
 
     seed = describe_choice("regime_core.data.toyworld.generator.ToyWorldConfig")
-    assert dict((r[0], r[2]) for r in seed.rows)["seed"] == (
-        config.MEANINGS["ToyWorldConfig.seed"].text  # an owner's own meaning wins
-    )
+    own = config.meaning([ToyWorldConfig], "seed").text  # an owner's own meaning wins
+    assert dict((r[0], r[2]) for r in seed.rows)["seed"] == own != alpha.rows[0][2]
 
     text = describe_choice("regime_core.retrieval.document_text")
     assert text.rows[0][0].startswith("document_text(passage")
@@ -369,7 +370,7 @@ def test_every_row_of_our_reading_has_a_meaning() -> None:
     missing += [
         f"regime_core.config.{name}" for name, _, meaning in config_defaults() if not meaning
     ]
-    assert missing == [], "add a line to regime_core.config.MEANINGS for each"
+    assert missing == [], "write an attribute docstring (the string after the name) for each"
     unexplained = [
         c.name
         for c in map(describe_choice, _our_reading_choices())
@@ -378,28 +379,31 @@ def test_every_row_of_our_reading_has_a_meaning() -> None:
     assert unexplained == []
 
 
-def test_every_meaning_is_shown_and_lists_exactly_its_knobs_values() -> None:
-    """No meaning is left over from a renamed field, and a knob's alternatives are its values."""
-    from regime_core import config
-    from regime_core.book.sphinx import config_defaults
+def test_a_knob_s_meaning_lists_exactly_its_values() -> None:
+    """A constant that lists a knob's values explains each value, and nothing else."""
+    from regime_core.book.sphinx.choices import constant_meaning, import_dotted
 
-    choices = [describe_choice(name) for name in _our_reading_choices()]
-    used = {key for c in choices for key in c.meaning_keys}
-    used |= {config.meaning_key(name, ["config"]) for name, _, _ in config_defaults()}
-    assert sorted(set(config.MEANINGS) - used) == []
-    for choice in choices:
-        for key in choice.meaning_keys:
-            alternatives = config.MEANINGS[key].alternatives
-            if alternatives and choice.kind == "values":
-                assert list(alternatives) == [name for name, _, _ in choice.rows], choice.name
+    for name in _our_reading_choices():
+        obj, module, attribute = import_dotted(name.removesuffix("()"))
+        if isinstance(obj, tuple | dict) and not isinstance(obj, type):
+            found = constant_meaning(module, attribute)
+            if found is not None and found.alternatives:
+                assert list(found.alternatives) == [str(v) for v in obj], name
 
 
 def test_meanings_are_plain_text() -> None:
     """One line of plain English each: no reST or Markdown markup, no line breaks."""
-    from regime_core import config
+    from regime_core.book.sphinx import config_defaults
+    from regime_core.book.sphinx.choices import import_dotted
 
-    texts = [m.text for m in config.MEANINGS.values()]
-    texts += [t for m in config.MEANINGS.values() for t in m.alternatives.values()]
+    def written_as_docstrings(name: str) -> bool:  # a mapping's values are the code's own text
+        obj = import_dotted(name.removesuffix("()"))[0]
+        return (not isinstance(obj, dict) and not callable(obj)) or isinstance(obj, type)
+
+    choices = [describe_choice(name) for name in _our_reading_choices()]
+    texts = [meaning for c in choices if written_as_docstrings(c.name) for _, _, meaning in c.rows]
+    texts += [c.summary for c in choices if c.kind == "values"]
+    texts += [meaning for _, _, meaning in config_defaults()]
     marked = [t for t in texts if re.search(r"[`*\n]|:\w+:|\b_\w+_\b", t)]
     assert marked == []
     # the glossary's words too; k is a knob there, so hit@k and recall@k (the registry's

@@ -51,10 +51,6 @@ from regime_core.router.evaluation import (
 from regime_core.router.training import RoutingData
 from regime_core.stats import PairedComparison
 
-#: The α grid of the sweep, from 0 (union = q) to 1 (question and B_rel weighted equally), with the
-#: paper's frozen α included.
-ALPHA_GRID: tuple[float, ...] = config.ALPHA_GRID
-
 
 def _paper_encoders() -> tuple[str, ...]:
     from regime_core.encoders import PRESETS
@@ -103,12 +99,24 @@ class AblationConfig(RecipeConfig):
     ``train_dataset`` and applied to ``transfer_datasets``; ``encoders`` (the main one first),
     ``paper_encoders``, ``pools`` and ``alphas`` are the grids."""
 
+    pool: str = config.POOL_MODE
+    """the pool mode of the main setting"""
+    alpha: float = config.ALPHA
+    """the α of the main setting: every ablation but the sweep"""
     train_dataset: str = TRAIN_DATASET
+    """the dataset the router of every ablation is trained on"""
     transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
+    """the datasets every ablated router is applied to, zero-shot"""
     encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders compared; the first is the main setting's"""
     paper_encoders: tuple[str, ...] = field(default_factory=_paper_encoders)
+    """the paper's encoders, run only when their weights are already in the local Hugging Face cache
+    (never downloaded)
+    """
     pools: tuple[str, ...] = config.POOL_MODES
-    alphas: tuple[float, ...] = ALPHA_GRID
+    """the pool modes compared"""
+    alphas: tuple[float, ...] = config.ALPHA_GRID
+    """the α values of the sweep"""
 
     def validate(self) -> None:
         where = type(self).__name__

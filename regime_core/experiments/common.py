@@ -77,19 +77,42 @@ class RunConfig(ConfigMixin):
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})  # None = all
 
     pool: str = config.POOL_MODE
+    """where the hop-2 candidates come from: question (each question's own pool) or corpus (every
+    passage of the dataset)
+    """
     alpha: float = config.ALPHA
+    """weight α of the bridge side in the union, knockout and entity queries (question + α × bridge
+    side); the paper freezes it at 0.25
+    """
     k: int = config.HEADLINE_K
+    """the cutoff k of every hit@k claim; 5 makes it hit@5, the paper's R@5"""
     seed: int = config.SEED
+    """seed of the question sample and of every bootstrap and permutation draw"""
     sample_size: int | None = None
+    """questions drawn per dataset, seeded; None takes every two-hop one"""
     split: str = config.SPLIT
+    """the split of each dataset that is read: dev or train"""
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
+    """bootstrap resamples behind every confidence interval"""
     confidence: float = config.CONFIDENCE
+    """level of every confidence interval; one minus it is the test level"""
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
+    """the bridge passage is removed from the hop-2 candidates"""
     entity_source: str = config.ENTITY_SOURCE
+    """what the entity arm adds to the question: bridge_mention (the hop-2 entity as the bridge
+    writes it) or example (the dataset's own name for it)
+    """
     tiny_pools: str = config.TINY_POOLS
+    """a pool of at most k hop-2 candidates, where every arm scores hit@k = 1: exclude (left out of
+    hit@k claims, counted) or keep
+    """
     knockout_single: str = config.KNOCKOUT_SINGLE
+    """the knockout query of a bridge whose only sentence is B_rel: title (the bridge's title) or
+    drop (the question leaves the knockout arm)
+    """
     predicate_names: str = config.PREDICATE_NAMES
     regime_rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)
+    """the rules behind P1, P2 and the gold B_rel (RegimeRules)"""
 
     def validate(self) -> None:
         where = type(self).__name__
@@ -150,7 +173,9 @@ class ExperimentConfig(RunConfig):
     accepted (papermill passes YAML lists) and stored as tuples."""
 
     datasets: tuple[str, ...] = EXPERIMENT_DATASETS
+    """the datasets the claim is judged on, pooled and each on its own"""
     encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders retrieval runs with; the claim is judged under each"""
 
     def validate(self) -> None:
         for name in ("datasets", "encoders"):

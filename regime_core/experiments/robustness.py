@@ -37,7 +37,13 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.data.regimes import PREDICATE_NAMES, RegimeRules, regime_table
-from regime_core.experiments.common import ExperimentConfig, RunConfig, as_tuple, positive_int
+from regime_core.experiments.common import (
+    EXPERIMENT_ENCODERS,
+    ExperimentConfig,
+    RunConfig,
+    as_tuple,
+    positive_int,
+)
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.outcomes import collect_outcomes, evidence_datasets
 from regime_core.experiments.router_train import (
@@ -83,17 +89,32 @@ class RobustnessConfig(ExperimentConfig):
     estimate and of T3's primary reading (the encoder the claim pages report).
     """
 
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders the claims are judged under"""
     primary_encoder: str = config.ENCODER
+    """the encoder of every routing reading, of T2's plotted estimate and of T3's primary one"""
     pools: tuple[str, ...] = config.POOL_MODES
+    """the pool modes the readings take"""
     tiny_pool_rules: tuple[str, ...] = config.TINY_POOL_RULES
+    """the tiny-pool rules the readings take"""
     predicate_name_rules: tuple[str, ...] = tuple(PREDICATE_NAMES)
+    """the predicate names the readings take"""
     knockout_single_rules: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
+    """the one-sentence knockouts the readings take"""
     margins: tuple[str, ...] = MARGINS
+    """the T1 margins the readings take"""
     tie_rules: tuple[str, ...] = TIE_RULES
+    """the router tie rules the readings take"""
     bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
+    """the bridges the routing readings read"""
     t2_resamples: int = 1_000
+    """bootstrap resamples of each T2 reading; fewer suffice, as its verdict reads only the
+    difference and the exact McNemar p (its intervals are coarser)
+    """
     t1_min_cell_n: int = 30
+    """T1's min_cell_n in every reading"""
     t2_min_cell_n: int = 30
+    """T2's min_cell_n in every reading"""
 
     def validate(self) -> None:
         super().validate()
@@ -154,12 +175,24 @@ def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
     }
 
 
-#: The meaning of the knob no config field holds: the multiverse's own dataset level.
-_OWN_KNOB_MEANINGS: dict[str, str] = {"level": "the datasets pooled, or each dataset on its own"}
-#: Each knob's meaning, as the book's table of knobs shows it. Every other knob is a config
-#: field, whose meaning is written once, in :data:`regime_core.config.MEANINGS`.
+#: Where each knob is a config field (its meaning is the field's docstring); ``level``, the
+#: multiverse's own dataset level, is none.
+_KNOB_FIELDS: dict[str, type] = {
+    "margin": T1Config,
+    "pool": RunConfig,
+    "tiny_pools": RunConfig,
+    "predicate_names": RegimeRules,
+    "knockout_single": RunConfig,
+    "encoder": RouterConfig,
+    "tie_rule": RecipeConfig,
+    "bridge_source": RecipeConfig,
+}
+#: Each knob's meaning, as the book's table of knobs shows it.
 KNOB_MEANINGS: dict[str, str] = {
-    knob: _OWN_KNOB_MEANINGS.get(knob) or config.MEANINGS[knob].text for knob in primary_reading()
+    knob: "the datasets pooled, or each dataset on its own"
+    if knob == "level"
+    else config.meaning([_KNOB_FIELDS[knob]], knob).text  # type: ignore[union-attr]
+    for knob in primary_reading()
 }
 
 

@@ -89,9 +89,17 @@ class RecipeConfig(RunConfig):
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "label_k"})
 
     tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
+    """the label where q and union rank the target alike: q, union or drop"""
     label_k: int | None = None
+    """None labels by rank (union wins when it ranks the target higher); a number k labels by hit@k
+    (union wins when it hits and q misses)
+    """
     n_splits: int = config.CV_FOLDS
+    """folds of the router's cross-fitting"""
     bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
+    """the passage the router and its union query read as the bridge: gold (the gold hop-1 passage)
+    or retrieved (the question's top-1 passage)
+    """
 
     def validate(self) -> None:
         super().validate()
@@ -115,7 +123,9 @@ class RouterConfig(RecipeConfig):
     (:class:`RecipeConfig`) on one ``dataset`` with one ``encoder``."""
 
     dataset: str = TRAIN_DATASET
+    """the dataset the router is trained on"""
     encoder: str = config.ENCODER
+    """the encoder whose vectors retrieval uses"""
 
     def validate(self) -> None:
         check_datasets((self.dataset,), f"{type(self).__name__}.dataset")

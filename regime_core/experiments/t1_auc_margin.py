@@ -42,6 +42,11 @@ PAPER_CELLS_PASSING: int = paper_claim("t1_r2").count("passing")
 PAPER_CELLS_TOTAL: int = paper_claim("t1_r2").count("total")
 
 MARGINS: tuple[str, ...] = ("margin", "std_margin")
+"""the margins T1 can fit AUC on
+
+- margin: the target's cosine minus the mean distractor cosine, the theorem's form
+- std_margin: that margin divided by the spread of the distractors' cosines
+"""
 FITS: tuple[str, ...] = ("probit", "logistic")
 CELL_KEYS: tuple[str, ...] = ("encoder", "dataset", "native_type")
 
@@ -127,11 +132,18 @@ class T1Config(ExperimentConfig):
     queries are listed, not fitted; ``r2_threshold``: the paper's bar."""
 
     arm: str = "q"
+    """the query arm whose per-query AUC and margin T1 fits"""
     margin: str = "margin"
+    """T1's margin: margin (target minus mean distractor cosine) or std_margin (divided by the
+    distractors' spread)
+    """
     # T1 is about AUC, not hit@k: a pool of <= k candidates is no special case for it.
     tiny_pools: str = "keep"
+    """keep: T1 is about AUC, where a tiny pool is no special case"""
     min_cell_n: int = 30
+    """a cell with fewer questions is listed, not fitted"""
     r2_threshold: float = PAPER_R2_THRESHOLD
+    """the R² a cell's fitted curve must reach to pass (the paper's bar)"""
 
     def validate(self) -> None:
         super().validate()

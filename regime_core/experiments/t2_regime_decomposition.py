@@ -60,7 +60,11 @@ class T2Config(ExperimentConfig):
     (smaller cells are reported but cannot refute the split)."""
 
     significance: float = 0.05
+    """a union gain is significant when positive with a Holm-adjusted McNemar p below this"""
     min_cell_n: int = 30
+    """the smallest Q-dominant cell whose gain must be non-significant for T2 to hold; smaller cells
+    are reported but cannot refute it
+    """
 
     def validate(self) -> None:
         super().validate()

@@ -79,6 +79,7 @@ SUBSET_RULES: dict[str, str] = {
     "non_parallel": "every item with a hop order (comparison items left out)",
     "all": "every item",
 }
+"""the questions T3's knockout can be measured on"""
 
 
 def subset_mask(attrs: pd.DataFrame, rule: str) -> pd.Series:
@@ -99,7 +100,9 @@ class T3Config(ExperimentConfig):
     """T3's parameters: ``subset`` (a key of :data:`SUBSET_RULES`) and ``significance``."""
 
     subset: str = "b_dominant"
+    """the questions T3's knockout is measured on (a key of SUBSET_RULES)"""
     significance: float = 0.05
+    """a knockout loss is significant when positive with a Holm-adjusted p below this"""
 
     def validate(self) -> None:
         super().validate()

@@ -78,7 +78,11 @@ class TransferConfig(RunConfig):
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "alpha"})
 
     alpha: float | None = None  # type: ignore[assignment]  (None: the router's own)
+    """None keeps the router's own frozen α (the paper's setting); a number replaces the union
+    weight at evaluation, as an ablation
+    """
     datasets: tuple[str, ...] = TRANSFER_DATASETS
+    """the datasets the frozen router is applied to, zero-shot"""
     encoder: str = config.ENCODER
     bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
 

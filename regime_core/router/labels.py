@@ -33,6 +33,12 @@ import numpy as np
 from regime_core import config
 
 TIE_RULES: tuple[str, ...] = ("q", "union", "drop")
+"""what a tie between q and union may be labelled
+
+- q: labelled q, the cheaper action
+- union: labelled union
+- drop: no label: the question is left out of training, and counted
+"""
 Q, UNION, DROPPED = 0, 1, -1
 ACTIONS: tuple[str, str] = ("q", "union")  # label 0 and label 1
 

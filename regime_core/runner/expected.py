@@ -42,6 +42,7 @@ EXPECTED_NUMBERS_FILE = paths.REPO_ROOT / "expected_numbers.yml"
 EXPECTED_SCHEMA = "regime-expected/1"
 #: the profile whose numbers ``expected_numbers.yml`` freezes (minutes on two cores)
 EXPECTED_PROFILE = "quick"
+"""the profile whose numbers expected_numbers.yml freezes"""
 
 
 # --- expected numbers ----------------------------------------------------------------------------

@@ -31,6 +31,7 @@ SMALLER, LARGER = "smaller than reported", "larger than reported"
 VERDICTS: tuple[str, ...] = (REPRODUCED, DIRECTION_ONLY, SMALLER, LARGER, NOT_REPRODUCED)
 #: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
+"""a p-value below it is significant, for the paper and for us alike; one minus CONFIDENCE"""
 
 #: The verdict rule of each claim kind (``rule`` in ``paper_claims.yml``). Significance is
 #: always judged at :data:`SIGNIFICANCE_LEVEL`, for the paper's statement and for ours alike.
@@ -56,6 +57,7 @@ VERDICT_RULES: dict[str, str] = {
     "always-union; the paper reports no number). Reproduced: our interval lies above zero and "
     "our test is significant. Not reproduced: otherwise.",
 }
+"""how a kind of claim turns the paper's value and ours into a verdict"""
 
 
 # --- verdicts (pure) -----------------------------------------------------------------------------

@@ -49,7 +49,6 @@ DEMO_QUESTIONS: int = 60
 #: Encoders the demo accepts (both ship with the package, no download).
 DEMO_ENCODERS: tuple[str, ...] = ("minilm", "tfidf")
 SIMILARITY_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
-ALPHA_GRID: tuple[float, ...] = config.ALPHA_GRID
 ROUTER_POLICY = "router"
 #: Which router the demo uses. ``auto`` = the packaged default router when it exists, else one
 #: cross-fitted on the toy world; ``packaged`` and ``toy`` force one of the two.
@@ -193,11 +192,19 @@ class DemoConfig(RunConfig):
     ``seed``, retrieved with ``encoder`` (``minilm`` or ``tfidf``) under the run's retrieval
     settings (the union weight ``alpha``, ...), the router's cross-fitting folds."""
 
+    seed: int = config.SEED
+    """seed of the demo's toy world and of its router's folds"""
     n_questions: int = DEMO_QUESTIONS
+    """questions in the demo's toy world, half B-dominant"""
     encoder: str = config.ENCODER
+    """the encoder the demo retrieves with: minilm or tfidf"""
     arms: tuple[str, ...] = DEMO_ARMS
+    """the query arms the demo compares; q and union are required"""
     n_splits: int = config.CV_FOLDS
     router: str = "auto"
+    """the router: auto (the packaged one when present, else one cross-fitted on the toy world),
+    packaged, or toy
+    """
 
     def validate(self) -> None:
         object.__setattr__(self, "arms", tuple(self.arms))

@@ -20,7 +20,6 @@ from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import sample_examples
 from regime_core.schema import Example, Passage
 from regime_core.teaching.demo import (
-    ALPHA_GRID,
     SIMILARITY_GRID,
     SWEEP_ARMS,
     DemoConfig,
@@ -37,7 +36,7 @@ class LessonConfig(DemoConfig):
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "real_dataset"})
 
     similarity_grid: tuple[float, ...] = SIMILARITY_GRID
-    alpha_grid: tuple[float, ...] = ALPHA_GRID
+    alpha_grid: tuple[float, ...] = config.ALPHA_GRID
     real_dataset: str | None = "hotpotqa"
     real_sample_size: int = 100
     n_predict: int = 10

@@ -51,6 +51,7 @@ from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
     api_wings,
     cli_reference_lines,
+    plain_attribute_docs,
     public_modules,
     resolve_unqualified,
     skip_foreign_members,
@@ -102,6 +103,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)
     app.connect("autodoc-skip-member", skip_foreign_members)
+    # before napoleon (default priority 500) reads an attribute docstring's first line
+    app.connect("autodoc-process-docstring", plain_attribute_docs, priority=400)
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)

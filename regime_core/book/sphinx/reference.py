@@ -205,6 +205,15 @@ def skip_foreign_members(
     return None
 
 
+def plain_attribute_docs(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """An attribute's docstring is its meaning in plain words (``regime_core.config.meaning``):
+    napoleon, which runs after this, must not read the words before its first colon as a type."""
+    if what in ("attribute", "data") and lines and lines[0].strip():
+        lines.insert(0, "")
+
+
 def _canonical_name(dotted: str) -> str | None:
     """Where a ``regime_core`` name is defined: ``regime_core.data.load_examples`` ->
     ``regime_core.data.prepare.load_examples`` (re-exports are documented where defined)."""
