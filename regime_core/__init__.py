@@ -1,6 +1,6 @@
 """Regime-conditional retrieval companion.
 
-The package in wings, from the foundation up (nothing imports upward):
+The package in layers, from the foundation up (nothing imports upward):
 
 - foundation: ``config`` (every default), ``paper`` (every number of the paper, read from
   ``paper_claims.yml``), ``paths``, ``schema``, ``integrity``, ``text``, ``stats``, ``metrics``,

@@ -66,11 +66,11 @@ TINY_POOL_RULES: tuple[str, ...] = ("exclude", "keep")
 - keep: kept, although every arm then scores hit@k = 1 on it
 """
 TINY_POOLS: str = "exclude"
-KNOCKOUT_SINGLE_RULES: tuple[str, ...] = ("title", "drop")
+KNOCKOUT_SINGLE_RULES: tuple[str, ...] = ("title", "exclude")
 """what knockout_single may be (a bridge that is only B_rel)
 
 - title: the knockout arm queries with the bridge's title, all that is left
-- drop: the question is left out of the knockout arm
+- exclude: the question is left out of the knockout arm, and counted
 """
 KNOCKOUT_SINGLE: str = "title"
 ENTITY_SOURCES: tuple[str, ...] = ("bridge_mention", "example")
@@ -114,9 +114,9 @@ LABEL_TIE_RULE: str = "q"
 """the router label where q and union rank the hop-2 target alike, unless a run says otherwise: q,
 the cheaper action
 """
-ROUTER_TRAIN_TIE_RULE: str = "drop"
-"""the router training run's tie rule: drop, since a tie says nothing about which action is better
-(on 2WikiMultiHopQA about two thirds of the questions tie)
+ROUTER_TRAIN_TIE_RULE: str = "exclude"
+"""the router training run's tie rule: exclude, since a tie says nothing about which action is
+better (on 2WikiMultiHopQA about two thirds of the questions tie)
 """
 
 

@@ -60,7 +60,7 @@ class Claim:
     paper: Mapping[str, Any]
     run: str
     ours: Mapping[str, Any]
-    behind: str = ""
+    computed_on: str = ""
     chapter: str = ""
 
     def keys(self) -> list[str]:
@@ -140,7 +140,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 paper=paper,
                 run=ours["run"],
                 ours={k: v for k, v in ours.items() if k != "run"},
-                behind=str(body.get("behind", "")),
+                computed_on=str(body.get("computed_on", "")),
                 chapter=str(body.get("chapter", "")),
             )
         )

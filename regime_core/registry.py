@@ -204,6 +204,18 @@ class NotebookRun:
         )
         return load_record(written)
 
+    def claims(self) -> str:
+        """The claims of the paper judged on this run's record, as Markdown, in the words of
+        ``paper_claims.yml`` (where each claim is described once; the book reads it there too)."""
+        found = self.run.claims()
+        if not found:
+            return ""
+        if len(found) == 1:
+            return f"**The claim** (`{found[0].id}`). {found[0].claim}."
+        return "**The claims** judged here:\n\n" + "\n".join(
+            f"- {c.claim} (`{c.id}`)" for c in found
+        )
+
     def settings(self, keys: Sequence[str]) -> Table:
         """The settings table of the run's config (the fields ``keys``)."""
         return settings_table(self.config, keys, caption="Settings of this run")

@@ -19,7 +19,7 @@ from regime_core.book.build import toc_files
 from regime_core.book.sphinx import describe_choice, parse_reference
 
 BOOK = paths.REPO_ROOT / "book"
-ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare)\}`([^`]+)`")
+ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare|statement)\}`([^`]+)`")
 # Words that state a verdict or a significance: on a claim page they come from a role, never typed.
 VERDICT_WORDS = re.compile(
     r"\b(significant(ly)?|reproduced|direction only|smaller than reported|larger than reported"
@@ -131,7 +131,7 @@ def test_every_generated_sentence_names_a_claim_or_a_declared_run() -> None:
     for page in _prose_pages():
         for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
             role, target = match.groups()
-            if role in ("verdict", "claim", "robust") and target.strip() not in claims:
+            if role in ("verdict", "claim", "robust", "statement") and target.strip() not in claims:
                 unknown.append(f"{page.name}: {match.group(0)}")
             if role == "compare" and parse_reference(target).run not in runs:
                 unknown.append(f"{page.name}: {match.group(0)}")

@@ -174,7 +174,7 @@ def test_retrieve_human_output(work, capsys):
     argv = ["retrieve", DATASET, "--arm", "knockout", "--encoder", "tfidf"]
     assert cli.main([*argv, "--work", str(work)]) == 0
     assert "questions ranked: 2 of 3" in capsys.readouterr().out  # d2 has no B_rel
-    argv = [*argv, "--knockout-single", "drop"]
+    argv = [*argv, "--knockout-single", "exclude"]
     assert cli.main([*argv, "--work", str(work)]) == 0
     out = capsys.readouterr().out
     assert "questions ranked: 1 of 3" in out  # and d3's bridge is B_rel alone

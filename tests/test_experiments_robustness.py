@@ -105,7 +105,7 @@ def test_each_knob_filters_exactly_what_it_says() -> None:
     assert len(everything) == len(table)
     no_tiny = reading_table(table, {**base, "tiny_pools": "exclude", "level": "pooled"})
     assert set(table["qid"]) - set(no_tiny["qid"]) == {"q0"} and len(no_tiny) == len(table) - 3
-    dropped = reading_table(table, {**base, "knockout_single": "drop", "level": "pooled"})
+    dropped = reading_table(table, {**base, "knockout_single": "exclude", "level": "pooled"})
     gone = table.merge(dropped, how="left", indicator=True).query("_merge == 'left_only'")
     assert gone[["qid", "arm"]].values.tolist() == [["q1", "knockout"]]
     linking = reading_table(table, {**base, "predicate_names": "title+linking", "level": "pooled"})

@@ -65,11 +65,11 @@ def test_train_router_learns_the_regimes(trained: router.RouterTrainResult) -> N
     assert by_type["comparison"]["share_union"] < by_type["compositional"]["share_union"] - 0.3
     outcome = numbers["outcome"]
     assert outcome["hit@5_routed"] > outcome["hit@5_q"]
-    # Ties are dropped by default: they carry no label and are counted.
+    # Ties are excluded by default: they carry no label and are counted.
     labels = numbers["labels"]
-    assert labels["dropped"] == labels["ties"] > 0
+    assert labels["excluded"] == labels["ties"] > 0
     assert outcome["hit@5_oracle"] >= max(outcome["hit@5_routed"], outcome["hit@5_q"])
-    assert labels["q"] + labels["union"] + labels["dropped"] == 120
+    assert labels["q"] + labels["union"] + labels["excluded"] == 120
     assert numbers["auc_out_of_fold"] > 0.5
     assert set(numbers["coefficients"]) == set(FEATURE_NAMES)
 
@@ -236,7 +236,7 @@ def test_ablation_tables(ablation: ablations.AblationResult) -> None:
     assert len(lofo) == 2 * (1 + len(FEATURE_NAMES))
     rules = ablation.label_rules
     assert len(rules) == 2 * 3 * 2  # datasets x tie rules x (rank, hit@k)
-    main = rules[rules["label_rule"] == "ties_drop_by_rank"].set_index("dataset")
+    main = rules[rules["label_rule"] == "ties_exclude_by_rank"].set_index("dataset")
     full = lofo[lofo["without"] == "none"].set_index("dataset")
     assert main["delta"].to_dict() == full["delta"].to_dict()  # the default rule is the main run
     assert set(ablation.pools["pool"]) == set(config.POOL_MODES)

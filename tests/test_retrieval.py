@@ -187,7 +187,7 @@ def test_arm_query_texts_report_missing_inputs(examples):
         arm_query_texts(examples[1], "union", None, default)
     assert err.value.reason == MISSING_B_REL
     with pytest.raises(MissingArmInput) as err:
-        arm_query_texts(examples[2], "knockout", 0, settings(knockout_single="drop"))
+        arm_query_texts(examples[2], "knockout", 0, settings(knockout_single="exclude"))
     assert err.value.reason == MISSING_KNOCKOUT_TEXT
     # by default a single-sentence bridge without its B_rel leaves its title
     assert arm_query_texts(examples[2], "knockout", 0, settings(alpha=0.5)) == [
@@ -353,7 +353,7 @@ def test_retrieve_arms_encodes_each_text_once_and_equals_single_arm_runs(example
     dropped = retrieve_arms(
         examples,
         ("knockout",),
-        settings(knockout_single="drop"),
+        settings(knockout_single="exclude"),
         encoder=enc,
         store=RecordingStore(),
         depth=10,

@@ -13,7 +13,7 @@ from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments.sampling import Sample, sample_examples
 from regime_core.retrieval import retrieve_arms
 from regime_core.retrieval.geometry import build_geometry
-from regime_core.router import DROPPED, FEATURE_NAMES, select_b_rel
+from regime_core.router import EXCLUDED, FEATURE_NAMES, select_b_rel
 from regime_core.router.evaluation import Bootstrap
 from regime_core.router.training import (
     agreement_table,
@@ -127,11 +127,11 @@ def test_fit_routing_drop_rule_never_fits_on_ties() -> None:
     rank_u = np.where(X[:, 0] > 0, np.maximum(rank_q - 2, 1), rank_q + 1)
     rank_u[:10] = rank_q[:10]  # ten exact ties
     fitted = fit_routing(
-        X, rank_q, rank_u, alpha=config.ALPHA, tie_rule="drop", label_k=None, n_splits=3, seed=0
+        X, rank_q, rank_u, alpha=config.ALPHA, tie_rule="exclude", label_k=None, n_splits=3, seed=0
     )
     tied = rank_u == rank_q
     assert fitted.n_ties == int(tied.sum())
-    assert np.all(fitted.labels[tied] == DROPPED)
+    assert np.all(fitted.labels[tied] == EXCLUDED)
     assert fitted.router.n_samples_fit_ == int((~tied).sum())
     # The dropped items are scored by the model fitted on the labelled items.
     np.testing.assert_allclose(fitted.probability[tied], fitted.router.predict_proba(X[tied])[:, 1])

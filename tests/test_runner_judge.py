@@ -129,7 +129,7 @@ def test_judge_claim_reads_our_side_from_the_record() -> None:
         paper={"value": 0.056, "p_below": 0.001},
         run="router_train",
         ours={"estimate": "o.d", "ci_lo": "o.lo", "ci_hi": "o.hi", "p": "o.p", "n": "o.n"},
-        behind="{config.dataset}, sample {config.sample_size}",
+        computed_on="{config.dataset}, sample {config.sample_size}",
     )
     record = _record(
         {"o": {"d": 0.05, "lo": 0.03, "hi": 0.07, "p": 0.0004, "n": 1234}},
@@ -139,7 +139,7 @@ def test_judge_claim_reads_our_side_from_the_record() -> None:
     assert row.judgement.verdict == REPRODUCED
     assert row.paper_text == "+5.6 pp, p < 0.001"
     assert row.ours_text == "+5.0 pp (95% CI +3.0 pp to +7.0 pp), p < 0.001"
-    assert row.behind_text == "2wiki, sample all; n = 1,234"
+    assert row.computed_on_text == "2wiki, sample all; n = 1,234"
     with pytest.raises(KeyError, match="has no number"):
         judge_claim(claim, _record({"o": {"x": 1.0}}))
 

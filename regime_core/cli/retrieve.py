@@ -66,7 +66,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--knockout-single",
         default=config.KNOCKOUT_SINGLE,
         choices=config.KNOCKOUT_SINGLE_RULES,
-        help="knockout of a bridge whose only sentence is B_rel: query with its title, or drop "
+        help="knockout of a bridge whose only sentence is B_rel: query with its title, or exclude "
         f"the question (default {config.KNOCKOUT_SINGLE})",
     )
     p.add_argument(

@@ -11,7 +11,7 @@ the other datasets — so each row answers "what if the paper had made this choi
 - **soft**: no hard decision: every question queries ``f_q(q) + α·p·f_q(B_rel)`` with ``p`` the
   router's probability of union (out of fold on the training dataset).
 - **leave one feature out**: the router without one of the five features.
-- **label rule**: ties labelled q, union or dropped; labels by rank or by hit@k.
+- **label rule**: ties labelled q, union or excluded; labels by rank or by hit@k.
 - **oracle gap**: oracle − routed at the main α (what a perfect q/union choice would add).
 - **pool mode**: the question's own distractor pool vs the dataset corpus as candidates.
 - **encoders**: MiniLM and TF-IDF; the paper's encoders (NV-Embed-v2, BGE-large, e5-mistral) run

@@ -108,7 +108,7 @@ class RunConfig(ConfigMixin):
     """
     knockout_single: str = config.KNOCKOUT_SINGLE
     """the knockout query of a bridge whose only sentence is B_rel: title (the bridge's title) or
-    drop (the question leaves the knockout arm)
+    exclude (the question leaves the knockout arm)
     """
     predicate_names: str = config.PREDICATE_NAMES
     regime_rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)

@@ -351,7 +351,7 @@ def reading_table(table: pd.DataFrame, reading: Mapping[str, str]) -> pd.DataFra
     part = part.assign(p1=part[f"p1@{names}"], p2=part[f"p2@{names}"])
     if reading.get("tiny_pools", "keep") == "exclude":
         part = part[~part["tiny"]]
-    if reading.get("knockout_single") == "drop":
+    if reading.get("knockout_single") == "exclude":
         part = part[~((part["arm"] == "knockout") & part["single_sentence"])]
     level = reading.get("level", LEVEL_POOLED)
     if level != LEVEL_POOLED:
@@ -616,19 +616,3 @@ def _claim_values(
         return {NOT_JUDGED: found}
     outcome = found.get(dataset)
     return None if outcome is None else _routing_values(outcome, comparison)
-
-
-__all__ = [
-    "DEGENERATE",
-    "KNOB_MEANINGS",
-    "NOT_JUDGED",
-    "ROUTER_CLAIMS",
-    "RobustnessConfig",
-    "RobustnessResult",
-    "claim_knobs",
-    "primary_reading",
-    "reading_table",
-    "readings",
-    "run_robustness",
-    "summarise_claim",
-]

@@ -37,7 +37,7 @@ from regime_core.router import (
     save_router,
 )
 from regime_core.router.evaluation import RoutingOutcome, evaluate_routing
-from regime_core.router.labels import DROPPED
+from regime_core.router.labels import EXCLUDED
 from regime_core.router.training import (
     FittedRouting,
     RoutingData,
@@ -80,7 +80,7 @@ class RecipeConfig(RunConfig):
 
     ``tie_rule`` and ``label_k`` are the label rule of :func:`regime_core.router.outcome_labels`
     (``label_k=None``: union wins iff it ranks the hop-2 target strictly higher than q). Ties
-    are dropped by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the target
+    are excluded by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the target
     alike the decision cannot matter, so those items carry no label; the router then learns
     ``P(union better | the two differ)``, and ``p > 0.5`` is the expected-gain rule.
     ``n_splits``: the cross-fitting folds; ``bridge_source``: the bridge the router reads.
@@ -89,7 +89,7 @@ class RecipeConfig(RunConfig):
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "label_k"})
 
     tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
-    """the label where q and union rank the target alike: q, union or drop"""
+    """the label where q and union rank the target alike: q, union or exclude"""
     label_k: int | None = None
     """None labels by rank (union wins when it ranks the target higher); a number k labels by hit@k
     (union wins when it hits and q misses)
@@ -208,7 +208,7 @@ class RouterTrainResult:
         return {
             "q": int(np.sum(labels == 0)),
             "union": int(np.sum(labels == 1)),
-            "dropped": int(np.sum(labels == DROPPED)),
+            "excluded": int(np.sum(labels == EXCLUDED)),
         }
 
     def coefficients(self) -> dict[str, float]:

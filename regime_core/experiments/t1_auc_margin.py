@@ -1,12 +1,13 @@
-"""T1: per-query AUC is a monotone function of the cosine margin between gold and distractors.
+"""T1, the claim ``t1_r2`` of ``paper_claims.yml`` (stated there once): per-query AUC against
+the cosine margin.
 
 Our reading. For one query, let ``s_t`` be the target's cosine and ``s_n`` the negatives'.
 If the negative scores are roughly Gaussian around their mean with spread σ, then
 
     AUC = P(s_t > s_n) ≈ Φ(margin / σ),   margin = s_t − mean_n(s_n)
 
-(:func:`regime_core.metrics.margin_mean`). The paper reports R² ≥ 0.90 of such a fit in 6 of its
-8 cells. We fit, per cell (dataset × native type × encoder), the one-parameter curves
+(:func:`regime_core.metrics.margin_mean`). We fit, per cell (dataset × native type × encoder),
+the one-parameter curves
 
 * probit:   ``AUC = Φ(margin / σ)``           (σ > 0)
 * logistic: ``AUC = 1 / (1 + exp(−margin / s))``  (s > 0, an alternative of the same shape)
@@ -364,22 +365,3 @@ def run_t1(cfg: T1Config, context: Context | None = None) -> tuple[T1Result, Out
     (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
     outcomes = collect_outcomes(cfg, (cfg.arm,), context)
     return analyse_t1(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
-
-
-__all__ = [
-    "CURVES",
-    "FITS",
-    "PAPER_CELLS_PASSING",
-    "PAPER_CELLS_TOTAL",
-    "PAPER_R2_THRESHOLD",
-    "T1Config",
-    "T1Result",
-    "analyse_t1",
-    "curve_fitter",
-    "fit_cell",
-    "fit_scale",
-    "logistic_curve",
-    "other_margin_numbers",
-    "probit_curve",
-    "run_t1",
-]

@@ -1,9 +1,8 @@
-"""T2: the regime follows two surface predicates, across encoders.
+"""T2, the claim ``t2_split`` of ``paper_claims.yml`` (stated there once): the regime split by
+two surface predicates, across encoders.
 
 Our reading. Split the questions by P1 (the hop-2 entity is named in the question) and P2 (it
-appears in a relation-bearing sentence of the bridge; :mod:`regime_core.data.regimes`). The paper
-says the bridge-side signal helps hop-2 retrieval only where the question does not name the
-entity and the bridge does (B-dominant: ¬P1 ∧ P2), and that this split holds for every encoder.
+appears in a relation-bearing sentence of the bridge; :mod:`regime_core.data.regimes`).
 
 We measure hit@k (the paper's R@k of the hop-2 target) of ``q``, ``bridge`` and ``union`` in each
 (P1, P2) cell, per dataset, pooled over datasets (``"all"``), and per encoder; the paired
@@ -82,13 +81,13 @@ class T2Result:
     and, per comparison ``c`` of :data:`COMPARISONS`, ``c_diff``, ``c_ci_lo``, ``c_ci_hi``,
     ``c_p``, ``c_p_holm``, ``c_significant`` (Δ > 0 and Holm p < significance). ``verdicts``:
     one row per (encoder, comparison) with the rule's parts (see the module docstring).
-    ``n_dropped``: queries without a union query (no B_rel), per encoder and dataset.
+    ``n_excluded``: queries without a union query (no B_rel), per encoder and dataset.
     """
 
     config: T2Config
     cells: pd.DataFrame
     verdicts: pd.DataFrame
-    n_dropped: Mapping[str, Mapping[str, int]]
+    n_excluded: Mapping[str, Mapping[str, int]]
     samples: Mapping[str, Mapping[str, Any]]
     degenerate: pd.DataFrame | None = None  # (dataset, predicate, n, share_true, degenerate)
     pooled_datasets: tuple[str, ...] = ()
@@ -134,7 +133,7 @@ class T2Result:
             "tests": int(len(self.cells) * len(COMPARISONS)),
             "cells": cells,
             "verdict": verdicts,
-            "dropped_no_b_rel": {e: dict(d) for e, d in self.n_dropped.items()},
+            "excluded_no_b_rel": {e: dict(d) for e, d in self.n_excluded.items()},
             "sample": {k: dict(v) for k, v in self.samples.items()},
             "predicate_names": self.config.predicate_names,
             "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
@@ -227,9 +226,9 @@ def analyse_t2(
     wide = arm_matrix(table, hit, T2_ARMS)
     queries = table[table["arm"] == "q"].groupby(["encoder", "dataset"])["qid"].nunique()
     kept = wide.groupby(["encoder", "dataset"])["qid"].nunique()
-    dropped: dict[str, dict[str, int]] = {}
+    excluded: dict[str, dict[str, int]] = {}
     for (encoder, dataset), n in queries.items():
-        dropped.setdefault(str(encoder), {})[str(dataset)] = int(
+        excluded.setdefault(str(encoder), {})[str(dataset)] = int(
             n - kept.get((encoder, dataset), 0)
         )
     pooled_datasets, degenerate = evidence_datasets(wide)
@@ -239,7 +238,7 @@ def analyse_t2(
         config=cfg,
         cells=cells,
         verdicts=verdicts,
-        n_dropped=dropped,
+        n_excluded=excluded,
         samples=dict(samples or {}),
         degenerate=degenerate,
         pooled_datasets=tuple(pooled_datasets),

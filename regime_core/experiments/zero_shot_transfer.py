@@ -8,8 +8,8 @@ exact McNemar p, and the **no-regret check**:
 
     no_regret  ⇔  not (Δ < 0 and p < 1 − confidence)
 
-i.e. the router is never *significantly worse* than always-q (the paper's HotpotQA claim:
-"+1.1 pp, n.s., no regret"). :func:`headline_table` puts the cross-fitted training dataset and
+i.e. the router is never *significantly worse* than always-q (the claim ``router_hotpotqa`` of
+``paper_claims.yml``). :func:`headline_table` puts the cross-fitted training dataset and
 the zero-shot datasets side by side with the paper's numbers (:data:`PAPER_REFERENCE`).
 """
 

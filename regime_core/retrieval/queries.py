@@ -84,7 +84,7 @@ def arm_query_texts(
 
     The bridge side weighs ``settings.alpha``. ``settings.knockout_single`` says what
     ``knockout`` queries with when ``B_rel`` is the bridge's only sentence: ``"title"``, the
-    bridge's title (what is left of the bridge without ``B_rel``), or ``"drop"``, nothing (the
+    bridge's title (what is left of the bridge without ``B_rel``), or ``"exclude"``, nothing (the
     item is missing from the arm, counted).
 
     The query vector is ``Σ weight·f_q(text)``, re-normalised. ``b_rel`` is the bridge's

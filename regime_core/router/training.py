@@ -48,7 +48,7 @@ from regime_core.router.evaluation import (
     subset_outcome,
 )
 from regime_core.router.features import FEATURE_NAMES, featurize
-from regime_core.router.labels import DROPPED, describe_label_rule, outcome_labels, tie_mask
+from regime_core.router.labels import EXCLUDED, describe_label_rule, outcome_labels, tie_mask
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.schema import Example, Passage
 from regime_core.stats import PairedComparison
@@ -242,9 +242,9 @@ def hop1_numbers(
 class FittedRouting:
     """Labels from retrieval outcomes, out-of-fold probabilities and the deployment router."""
 
-    labels: np.ndarray  # 0 q, 1 union, DROPPED (-1) for ties dropped by tie_rule="drop"
+    labels: np.ndarray  # 0 q, 1 union, EXCLUDED (-1) for ties excluded by tie_rule="exclude"
     n_ties: int
-    probability: np.ndarray  # out of fold for labelled items; deployment model for dropped ones
+    probability: np.ndarray  # out of fold for labelled items; deployment model for excluded ones
     router: RegimeRouter  # fitted on every labelled item
     columns: tuple[int, ...]  # the feature columns used
 
@@ -264,7 +264,7 @@ def fit_routing(
     """Label each question from its ranks (:func:`~regime_core.router.outcome_labels`), score it
     out of fold (:func:`~regime_core.router.cross_fit_predict`) and refit on every labelled item.
 
-    With ``tie_rule="drop"`` the tied items carry no label and never enter a fit; they are
+    With ``tie_rule="exclude"`` the tied items carry no label and never enter a fit; they are
     scored by the model fitted on all labelled items, which never saw them, so their
     probability is out of sample too. Raises ValueError when the labels hold one class only.
     """
@@ -272,7 +272,7 @@ def fit_routing(
     ties = tie_mask(rank_q, rank_union, k=label_k)
     cols = tuple(range(X.shape[1])) if columns is None else tuple(int(c) for c in columns)
     Xc = np.asarray(X, dtype=np.float64)[:, list(cols)]
-    kept = labels != DROPPED
+    kept = labels != EXCLUDED
     if np.unique(labels[kept]).size < 2:
         raise ValueError(
             f"the outcome labels hold one class only ({np.unique(labels[kept]).tolist()}) under "
@@ -296,7 +296,7 @@ def out_of_fold_auc(labels: np.ndarray, probability: np.ndarray) -> float:
     """ROC AUC of ``probability`` against the labelled items (NaN with one class)."""
     from sklearn.metrics import roc_auc_score
 
-    kept = labels != DROPPED
+    kept = labels != EXCLUDED
     if np.unique(labels[kept]).size < 2:
         return float("nan")
     return float(roc_auc_score(labels[kept], probability[kept]))

@@ -244,12 +244,13 @@ def paper_significant(paper: Mapping[str, Any]) -> bool | None:
 
 @dataclass(frozen=True)
 class ClaimRow:
-    """A claim rendered for the table: the paper's number, ours, what is behind ours, verdict."""
+    """A claim rendered for the table: the paper's number, ours, what ours is computed on, the
+    verdict."""
 
     claim: Claim
     paper_text: str
     ours_text: str
-    behind_text: str
+    computed_on_text: str
     judgement: Judgement
 
 
@@ -369,34 +370,38 @@ def judge_claim(claim: Claim, record: Mapping[str, Any]) -> ClaimRow:
     Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
     """
     values = claim_values(claim, record)
-    behind = fill_behind(claim.behind, record)
+    computed_on = fill_fields(claim.computed_on, record)
     if values.get("n") is not None:
         n_text = f"n = {format_number(values['n'], 'int')}"
-        behind = f"{behind}; {n_text}" if behind else n_text
+        computed_on = f"{computed_on}; {n_text}" if computed_on else n_text
     return ClaimRow(
-        claim, paper_text(claim), values_text(claim, values), behind, judge_values(claim, values)
+        claim,
+        paper_text(claim),
+        values_text(claim, values),
+        computed_on,
+        judge_values(claim, values),
     )
 
 
 _PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)\}")
 
 
-def fill_behind(
+def fill_fields(
     template: str,
     record: Mapping[str, Any],
     display: Callable[[str, Any], str] | None = None,
 ) -> str:
-    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``behind`` text.
+    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
     ``display(field, value)`` turns each config value into text (the book passes its display
     names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
     ``regime verdicts --json`` prints it.
 
-    >>> fill_behind("{config.encoders}, sample {config.sample_size}",
+    >>> fill_fields("{config.encoders}, sample {config.sample_size}",
     ...             {"config": {"encoders": ["minilm", "tfidf"], "sample_size": None}})
     'minilm, tfidf, sample all'
-    >>> fill_behind("{config.encoders}", {"config": {"encoders": ["minilm"]}},
+    >>> fill_fields("{config.encoders}", {"config": {"encoders": ["minilm"]}},
     ...             display=lambda field, value: value.upper())
     'MINILM'
     """

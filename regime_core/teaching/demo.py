@@ -346,8 +346,8 @@ def _router_policy(
         source = f"the packaged default router ({default_router_path().name})"
     else:
         try:
-            # Ties are labelled q (config.LABEL_TIE_RULE), not dropped as in the real training
-            # run: in the toy world q never beats union strictly, so dropping ties would leave
+            # Ties are labelled q (config.LABEL_TIE_RULE), not excluded as in the real training
+            # run: in the toy world q never beats union strictly, so excluding ties would leave
             # one class and nothing to learn.
             fitted = fit_routing(
                 data.X, rank_q, rank_union, alpha=cfg.alpha, tie_rule=config.LABEL_TIE_RULE,

@@ -32,12 +32,6 @@ from regime_core.teaching.demo import (
     hit_summary,
 )
 
-__all__ = [
-    "knockout_table",
-    "sweep_alpha",
-    "sweep_distractor_similarity",
-]
-
 
 def _arm_summary(
     examples: Sequence[Example], arms: Sequence[str], cfg: DemoConfig, context: Context

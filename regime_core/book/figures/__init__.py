@@ -193,16 +193,6 @@ def show(fig: Figure, *, caption: bool = True) -> None:
     fig.close()
 
 
-def save_and_show(fig: Figure, out_dir: Path | str, saved: list[Path] | None = None) -> None:
-    """:meth:`Figure.save` into ``out_dir``, append the path to ``saved`` (the record's figure
-    list) when given, then :func:`show`. Returns nothing, so a notebook cell ending with it
-    prints no path."""
-    path = fig.save(out_dir)
-    if saved is not None:
-        saved.append(path)
-    show(fig)
-
-
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
     """Silence progress bars (tqdm, transformers' weight-loading bar, huggingface_hub) and tqdm's

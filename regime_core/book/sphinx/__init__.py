@@ -33,7 +33,12 @@ from regime_core.book.sphinx.choices import (
     describe_choice,
     import_dotted,
 )
-from regime_core.book.sphinx.claims import ClaimTextRole, ComparisonRole, PaperClaimsDirective
+from regime_core.book.sphinx.claims import (
+    ClaimTextRole,
+    ComparisonRole,
+    PaperClaimsDirective,
+    StatementRole,
+)
 from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.mathjax import serve_vendored_mathjax
 from regime_core.book.sphinx.records import (
@@ -88,6 +93,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     for kind in ("verdict", "claim", "robust"):
         app.add_role(kind, ClaimTextRole(kind))
     app.add_role("compare", ComparisonRole())
+    app.add_role("statement", StatementRole())
     app.add_directive("regime-choices", ChoicesDirective)
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
     app.add_role("default", DefaultValueRole())

@@ -264,15 +264,6 @@ def table(
     return Table(out, caption=caption, note=note, align_left=left)
 
 
-def records_table(
-    rows: Sequence[Mapping[str, Any]],
-    formats: Mapping[str, str] | None = None,
-    **options: Any,
-) -> Table:
-    """:func:`table` over a list of row mappings."""
-    return table(pd.DataFrame(list(rows)), formats, **options)
-
-
 def settings_table(config: Any, keys: Sequence[str], *, caption: str | None = None) -> Table:
     """Selected fields of a run's config as a two-column table (lists joined, names displayed).
 

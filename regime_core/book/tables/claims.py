@@ -311,7 +311,7 @@ def labels_table(result: Any) -> Table:
             "value": count(counts_["union"]),
         },
         {"": "labelled q (q ranked it higher)", "value": count(counts_["q"])},
-        {"": "dropped (ties, under the drop rule)", "value": count(counts_["dropped"])},
+        {"": "excluded (ties, under the exclude rule)", "value": count(counts_["excluded"])},
         {"": "out-of-fold AUC of p(union) against the labels", "value": frac(result.auc)},
     ]
     return Table(pd.DataFrame(rows), align_left=("", "value"))
