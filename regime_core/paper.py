@@ -36,6 +36,7 @@ _REQUIRED_PAPER: dict[str, tuple[str, ...]] = {
     "share": ("passing", "total"),
     "holds": ("statement",),
     "positive": ("statement",),
+    "untestable": ("statement", "why"),
 }
 #: The record keys of our side each kind of claim must name.
 _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
@@ -44,6 +45,7 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
     "share": ("passing", "total"),
     "holds": ("holds",),
     "positive": ("estimate", "ci_lo", "ci_hi", "p"),
+    "untestable": (),  # optional record keys, shown beside the reason
 }
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)

@@ -11,15 +11,19 @@ from regime_core.runner.judge import (
     DIRECTION_ONLY,
     LARGER,
     NOT_REPRODUCED,
+    NOT_TESTABLE,
     REPRODUCED,
     SMALLER,
     VERDICT_RULES,
+    VERDICTS,
+    Judgement,
     judge_claim,
     judge_estimate,
     judge_holds,
     judge_positive,
     judge_range,
     judge_share,
+    judge_untestable,
 )
 
 # --- verdict rules -------------------------------------------------------------------------------
@@ -110,6 +114,40 @@ def test_judge_share_and_holds() -> None:
     assert judge_holds(False, {"a": False, "b": True}).verdict == DIRECTION_ONLY
     assert judge_holds(False, {"a": False}).verdict == NOT_REPRODUCED
     assert "a: no" in judge_holds(False, {"a": False}).reason
+
+
+def test_an_untestable_claim_says_why_with_our_numbers() -> None:
+    claim = Claim(
+        id="size",
+        claim="trained on 881 examples",
+        source="abstract",
+        rule="untestable",
+        paper={"statement": "881 examples", "why": "setup, not a result: ours is {n} of {m}"},
+        run="router_train",
+        ours={"n": "train.labels.labelled", "m": "train.n"},
+    )
+    record = _record({"train": {"labels": {"labelled": 212}, "n": 1657}})
+    row = judge_claim(claim, record)
+    assert row.judgement == Judgement(NOT_TESTABLE, "setup, not a result: ours is 212 of 1,657")
+    assert (row.paper_text, row.ours_text) == ("881 examples", "n 212, m 1,657")
+    assert NOT_TESTABLE in VERDICTS and judge_untestable("why", {}).verdict == NOT_TESTABLE
+    without = Claim(**{**claim.__dict__, "ours": {}, "paper": {**claim.paper, "why": "setup"}})
+    assert judge_claim(without, record).judgement.reason == "setup"  # context is optional
+
+
+def test_an_untestable_claim_must_say_why(tmp_path) -> None:
+    from regime_core.paper import load_claims
+
+    entry = (
+        "claims:\n  - id: size\n    claim: trained on 881\n    source: abstract\n"
+        "    rule: untestable\n    ours: {{run: router_train}}\n    paper: {paper}\n"
+    )
+    file = tmp_path / "claims.yml"
+    file.write_text(entry.format(paper="{statement: '881'}"), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"claim 'size': 'paper' lacks \['why'\]"):
+        load_claims(file)
+    file.write_text(entry.format(paper="{statement: '881', why: setup}"), encoding="utf-8")
+    assert load_claims(file)[0].rule == "untestable"
 
 
 def test_every_kind_of_claim_has_a_verdict_rule() -> None:

@@ -208,6 +208,7 @@ class RouterTrainResult:
         return {
             "q": int(np.sum(labels == 0)),
             "union": int(np.sum(labels == 1)),
+            "labelled": int(np.sum(labels != EXCLUDED)),
             "excluded": int(np.sum(labels == EXCLUDED)),
         }
 

@@ -28,7 +28,10 @@ from regime_core.runner.records import format_number, get_number
 
 REPRODUCED, DIRECTION_ONLY, NOT_REPRODUCED = "reproduced", "direction only", "not reproduced"
 SMALLER, LARGER = "smaller than reported", "larger than reported"
-VERDICTS: tuple[str, ...] = (REPRODUCED, DIRECTION_ONLY, SMALLER, LARGER, NOT_REPRODUCED)
+NOT_TESTABLE = "not testable here"
+VERDICTS: tuple[str, ...] = (
+    REPRODUCED, DIRECTION_ONLY, SMALLER, LARGER, NOT_REPRODUCED, NOT_TESTABLE,
+)  # fmt: skip
 #: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
 """a p-value below it is significant, for the paper and for us alike; one minus CONFIDENCE"""
@@ -56,6 +59,9 @@ VERDICT_RULES: dict[str, str] = {
     "positive": "A difference the paper's method implies is positive (e.g. the router beats "
     "always-union; the paper reports no number). Reproduced: our interval lies above zero and "
     "our test is significant. Not reproduced: otherwise.",
+    "untestable": "A statement of the paper's setup that no run of ours can test (e.g. how many "
+    "examples its router learnt from). Not testable here, always; the reason says why, with our "
+    "own numbers beside it.",
 }
 """how a kind of claim turns the paper's value and ours into a verdict"""
 
@@ -232,6 +238,15 @@ def judge_holds(holds: bool, parts: Mapping[str, bool] | None = None) -> Judgeme
     return Judgement(NOT_REPRODUCED, reason)
 
 
+def judge_untestable(why: str, context: Mapping[str, Any]) -> Judgement:
+    """The ``untestable`` rule of :data:`VERDICT_RULES`: ``why`` with our ``context`` numbers.
+
+    >>> judge_untestable("ours is {n} of {m}", {"n": 212, "m": 1657}).reason
+    'ours is 212 of 1,657'
+    """
+    return Judgement(NOT_TESTABLE, why.format(**{k: format_number(v) for k, v in context.items()}))
+
+
 def paper_significant(paper: Mapping[str, Any]) -> bool | None:
     """The paper's significance statement: ``p_below``/``p`` below the level, or explicit."""
     if "significant" in paper:
@@ -274,7 +289,7 @@ def paper_text(claim: Claim) -> str:
         threshold = paper.get("threshold")
         what = f" with R² ≥ {threshold:.2f}" if threshold is not None else ""
         return f"{paper['passing']} of {paper['total']} cells{what}"
-    if claim.rule in ("holds", "positive"):
+    if claim.rule in ("holds", "positive", "untestable"):
         return str(paper["statement"])
     if claim.rule == "range":
         text = f"{format_number(paper['low'], 'pp')} to {format_number(paper['high'], 'pp')}"
@@ -301,6 +316,8 @@ def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
             "p": _number(record, ours["p"]) if "p" in ours else None,
             "n": int(_number(record, ours["n"])) if "n" in ours else None,
         }
+    if claim.rule == "untestable":
+        return {name: get_number(record, key) for name, key in ours.items()}
     if claim.rule == "share":
         return {
             "passing": int(_number(record, ours["passing"])),
@@ -338,6 +355,8 @@ def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
             int(paper["passing"]), int(paper["total"]), passing=values["passing"],
             total=values["total"], direction_passing=values.get("direction"),
         )  # fmt: skip
+    if claim.rule == "untestable":
+        return judge_untestable(str(paper["why"]), values)
     return judge_holds(bool(values["holds"]), values.get("parts") or {})
 
 
@@ -357,6 +376,8 @@ def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
         if values.get("direction") is not None:
             text += f" (direction: {values['direction']} of {values['total']})"
         return text
+    if claim.rule == "untestable":
+        return ", ".join(f"{name} {format_number(value)}" for name, value in values.items())
     text = "yes" if values["holds"] else "no"
     parts = values.get("parts") or {}
     if parts:
