@@ -117,15 +117,10 @@ def test_judge_share_and_holds() -> None:
 
 
 def test_an_untestable_claim_says_why_with_our_numbers() -> None:
-    claim = Claim(
-        id="size",
-        claim="trained on 881 examples",
-        source="abstract",
-        rule="untestable",
-        paper={"statement": "881 examples", "why": "setup, not a result: ours is {n} of {m}"},
-        run="router_train",
-        ours={"n": "train.labels.labelled", "m": "train.n"},
-    )
+    why = "setup, not a result: ours is {n} of {m}"
+    paper = {"statement": "881 examples", "why": why}
+    ours = {"n": "train.labels.labelled", "m": "train.n"}
+    claim = Claim("size", "trained on 881", "abstract", "untestable", paper, "router_train", ours)
     record = _record({"train": {"labels": {"labelled": 212}, "n": 1657}})
     row = judge_claim(claim, record)
     assert row.judgement == Judgement(NOT_TESTABLE, "setup, not a result: ours is 212 of 1,657")

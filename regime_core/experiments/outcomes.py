@@ -25,7 +25,7 @@ import pandas as pd
 from regime_core import config
 from regime_core.data.regimes import RegimeRules, hop2_names, regime_table
 from regime_core.encoders.base import Encoder
-from regime_core.experiments.common import ExperimentConfig
+from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.metrics import NEGATIVE_METRICS
@@ -388,10 +388,46 @@ def pq_label(p1: bool, p2: bool) -> str:
     return f"P1{'+' if p1 else '-'}P2{'+' if p2 else '-'}"
 
 
-def evidence_datasets(
-    attrs: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE
-) -> tuple[list[str], pd.DataFrame]:
-    """The datasets whose P1 and P2 are both informative, and the degeneracy table; pure.
+#: What a claim's record keeps of its samples: ``{dataset: {n_available, n, n_tiny_pool,
+#: ids_hash}}`` (:meth:`Outcomes.sample_numbers`; None: none given).
+SampleNumbers = Mapping[str, Mapping[str, Any]] | None
+
+
+def run_on_outcomes(
+    cfg: ExperimentConfig,
+    arms: Sequence[str],
+    analyse: Any,
+    context: Context | None = None,
+) -> tuple[Any, Outcomes]:
+    """Collect the outcomes of ``arms`` (:func:`collect_outcomes`) and ``analyse`` them:
+    ``(analyse(table, cfg, sample numbers), outcomes)``, the run of each claim T1-T3."""
+    outcomes = collect_outcomes(cfg, arms, context)
+    return analyse(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The datasets a pooled verdict pools (``pooled_datasets``: those whose P1 and P2 are both
+    informative) and the degeneracy table they were chosen by (:func:`evidence_datasets`)."""
+
+    pooled_datasets: tuple[str, ...] = ()
+    degenerate: pd.DataFrame | None = None  # (dataset, predicate, n, share_true, degenerate)
+
+    def numbers(self) -> dict[str, Any]:
+        """The record's ``pooled_datasets`` and ``degenerate`` (``{dataset: {p1: {share_true,
+        degenerate}, p2: {...}}}``)."""
+        table = self.degenerate
+        fields = {"share_true": float, "degenerate": bool}
+        return {
+            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
+            "degenerate": {}
+            if table is None
+            else table_numbers(table, ("dataset", "predicate"), fields),
+        }
+
+
+def evidence_datasets(attrs: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE) -> Evidence:
+    """The datasets whose P1 and P2 are both informative, with the degeneracy table; pure.
 
     ``attrs`` has one row per (…, dataset, qid) with ``p1`` and ``p2`` (repeats across encoders
     are dropped). A dataset where a predicate is true (or false) for at least ``threshold`` of
@@ -403,4 +439,4 @@ def evidence_datasets(
     items = attrs.drop_duplicates(["dataset", "qid"])
     table = degenerate_predicates(items, threshold)
     bad = set(table.loc[table["degenerate"], "dataset"])
-    return sorted(set(items["dataset"]) - bad), table
+    return Evidence(tuple(sorted(set(items["dataset"]) - bad)), table)

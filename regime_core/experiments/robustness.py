@@ -45,7 +45,7 @@ from regime_core.experiments.common import (
     positive_int,
 )
 from regime_core.experiments.context import Context, resolve
-from regime_core.experiments.outcomes import collect_outcomes, evidence_datasets
+from regime_core.experiments.outcomes import POOLED, collect_outcomes, evidence_datasets
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
@@ -56,7 +56,7 @@ from regime_core.experiments.router_train import (
 )
 from regime_core.experiments.t1_auc_margin import MARGINS, T1Config, analyse_t1
 from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
-from regime_core.experiments.t3_brel_knockout import POOLED, T3Config, analyse_t3
+from regime_core.experiments.t3_brel_knockout import T3Config, analyse_t3
 from regime_core.paper import Claim, load_claims
 from regime_core.router import TIE_RULES
 from regime_core.router.evaluation import RoutingOutcome
@@ -362,7 +362,7 @@ def reading_table(table: pd.DataFrame, reading: Mapping[str, str]) -> pd.DataFra
 def _level_is_degenerate(part: pd.DataFrame, level: str) -> bool:
     if part.empty:
         return True
-    evidence, _ = evidence_datasets(part.drop_duplicates(["dataset", "qid"]))
+    evidence = evidence_datasets(part.drop_duplicates(["dataset", "qid"])).pooled_datasets
     return not evidence if level == LEVEL_POOLED else level not in evidence
 
 

@@ -57,9 +57,9 @@ class Sample:
 
     dataset: str
     split: str
-    n_available: int
-    examples: tuple[Example, ...]
-    ids_hash: str
+    n_available: int  # the split's questions, before any is left out
+    examples: tuple[Example, ...]  # the sample, sorted by id
+    ids_hash: str  # names the sample (:func:`ids_hash`)
     corpus: tuple[Passage, ...]  # every passage of the split (fits TF-IDF; corpus-mode pool)
     n_tiny_pool: int = 0  # items of the split left out before sampling: pool <= k candidates
 

@@ -32,7 +32,7 @@ from scipy import stats as scipy_stats
 from regime_core.config import ARMS
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context
-from regime_core.experiments.outcomes import Outcomes, collect_outcomes
+from regime_core.experiments.outcomes import Outcomes, SampleNumbers, run_on_outcomes
 from regime_core.paper import paper_claim
 from regime_core.stats import fit_r2_ci
 
@@ -277,9 +277,7 @@ def fit_cell(
     return out
 
 
-def analyse_t1(
-    table: pd.DataFrame, cfg: T1Config, samples: Mapping[str, Mapping[str, Any]] | None = None
-) -> T1Result:
+def analyse_t1(table: pd.DataFrame, cfg: T1Config, samples: SampleNumbers = None) -> T1Result:
     """T1 from an outcome table (:func:`regime_core.experiments.common.outcome_table` rows)."""
     needed = {"encoder", "dataset", "native_type", "arm", "qid", "auc", cfg.margin}
     missing = sorted(needed - set(table.columns))
@@ -361,7 +359,6 @@ def other_margin_numbers(table: pd.DataFrame, cfg: T1Config) -> dict[str, Any]:
 
 
 def run_t1(cfg: T1Config, context: Context | None = None) -> tuple[T1Result, Outcomes]:
-    """Collect the outcomes of the arms T1 compares
-    (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
-    outcomes = collect_outcomes(cfg, (cfg.arm,), context)
-    return analyse_t1(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
+    """T1's run: the outcomes of its arms, analysed
+    (:func:`~regime_core.experiments.outcomes.run_on_outcomes`)."""
+    return run_on_outcomes(cfg, (cfg.arm,), analyse_t1, context)

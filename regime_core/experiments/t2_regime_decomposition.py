@@ -23,7 +23,7 @@ The same rule is applied to Δ(bridge − q) and reported alongside, as a second
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,12 +34,14 @@ from regime_core.experiments.common import ExperimentConfig, compare_arms, table
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import (
     POOLED,
+    Evidence,
     Outcomes,
+    SampleNumbers,
     arm_matrix,
-    collect_outcomes,
     evidence_datasets,
     hit_column,
     pq_label,
+    run_on_outcomes,
 )
 from regime_core.stats import holm
 
@@ -89,8 +91,7 @@ class T2Result:
     verdicts: pd.DataFrame
     n_excluded: Mapping[str, Mapping[str, int]]
     samples: Mapping[str, Mapping[str, Any]]
-    degenerate: pd.DataFrame | None = None  # (dataset, predicate, n, share_true, degenerate)
-    pooled_datasets: tuple[str, ...] = ()
+    evidence: Evidence = field(default_factory=Evidence)
 
     def holds(self, comparison: str = "union_vs_q") -> bool:
         part = self.verdicts[self.verdicts["comparison"] == comparison]
@@ -136,8 +137,7 @@ class T2Result:
             "excluded_no_b_rel": {e: dict(d) for e, d in self.n_excluded.items()},
             "sample": {k: dict(v) for k, v in self.samples.items()},
             "predicate_names": self.config.predicate_names,
-            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
-            "degenerate": degenerate_numbers(self.degenerate),
+            **self.evidence.numbers(),
         }
 
 
@@ -216,11 +216,7 @@ def predicate_split_verdict(cells: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def analyse_t2(
-    table: pd.DataFrame,
-    cfg: T2Config,
-    samples: Mapping[str, Mapping[str, Any]] | None = None,
-) -> T2Result:
+def analyse_t2(table: pd.DataFrame, cfg: T2Config, samples: SampleNumbers = None) -> T2Result:
     """T2 from an outcome table holding the arms of :data:`T2_ARMS`."""
     hit = hit_column(table, cfg.k, "analyse_t2")
     wide = arm_matrix(table, hit, T2_ARMS)
@@ -231,29 +227,13 @@ def analyse_t2(
         excluded.setdefault(str(encoder), {})[str(dataset)] = int(
             n - kept.get((encoder, dataset), 0)
         )
-    pooled_datasets, degenerate = evidence_datasets(wide)
-    cells = cell_table(wide, cfg, pooled_datasets)
+    evidence = evidence_datasets(wide)
+    cells = cell_table(wide, cfg, evidence.pooled_datasets)
     verdicts = predicate_split_verdict(cells, cfg)
-    return T2Result(
-        config=cfg,
-        cells=cells,
-        verdicts=verdicts,
-        n_excluded=excluded,
-        samples=dict(samples or {}),
-        degenerate=degenerate,
-        pooled_datasets=tuple(pooled_datasets),
-    )
-
-
-def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
-    """``{dataset: {p1: {share_true, degenerate}, p2: {...}}}`` for a record."""
-    if table is None:
-        return {}
-    return table_numbers(table, ("dataset", "predicate"), {"share_true": float, "degenerate": bool})
+    return T2Result(cfg, cells, verdicts, excluded, dict(samples or {}), evidence)
 
 
 def run_t2(cfg: T2Config, context: Context | None = None) -> tuple[T2Result, Outcomes]:
-    """Collect the outcomes of the arms T2 compares
-    (:func:`~regime_core.experiments.outcomes.collect_outcomes`) and analyse them."""
-    outcomes = collect_outcomes(cfg, T2_ARMS, context)
-    return analyse_t2(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
+    """T2's run: the outcomes of its arms, analysed
+    (:func:`~regime_core.experiments.outcomes.run_on_outcomes`)."""
+    return run_on_outcomes(cfg, T2_ARMS, analyse_t2, context)
