@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -274,18 +273,3 @@ def check_work(
     """Every number of ``file`` that the declared runs' records under ``work`` do not reproduce."""
     _, records = declared_records(work, declarations)
     return compare(load_expected(file), records)
-
-
-if __name__ == "__main__":  # pragma: no cover - the command line of the previous release
-    import subprocess
-    import sys
-    import warnings
-
-    warnings.warn(
-        "`python -m regime_core.runner.expected freeze|check` is deprecated and goes away in the "
-        "next release: use `regime expected freeze|check`",
-        DeprecationWarning,
-        stacklevel=1,
-    )
-    forwarded = [sys.executable, "-m", "regime_core", "expected", *sys.argv[1:]]
-    raise SystemExit(subprocess.call(forwarded))
