@@ -271,7 +271,7 @@ class Meaning:
 
 
 @functools.cache
-def attribute_docs(owner: type | types.ModuleType) -> dict[str, str]:
+def attribute_docs(owner: Any) -> dict[str, str]:
     """The attribute docstrings of ``owner``'s own body (a module, or a class without its bases):
     the string literal right after an assignment, by the assigned name."""
     tree = ast.parse(textwrap.dedent(inspect.getsource(owner)))
@@ -293,7 +293,7 @@ def attribute_docs(owner: type | types.ModuleType) -> dict[str, str]:
     return docs
 
 
-def meaning(owners: typing.Sequence[type | types.ModuleType], name: str) -> Meaning | None:
+def meaning(owners: typing.Sequence[Any], name: str) -> Meaning | None:
     """What ``name`` means: the attribute docstring of ``name`` in the first of ``owners`` (a
     module, a class and its bases, most specific first) that has one (``None``: none has)."""
     for owner in owners:

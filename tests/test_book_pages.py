@@ -567,8 +567,8 @@ def _plain(text: str) -> str:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any) -> None:
-    """Each {verdict}, {claim}, {robust} and {compare} on a rendered page says exactly what the
-    records say, recomputed here from the quick run's records."""
+    """Each {verdict}, {claim}, {robust}, {statement} and {compare} on a rendered page says
+    exactly what the records (and paper_claims.yml) say, recomputed here from the quick run's."""
     from regime_core.paper import load_claims
     from regime_core.runner.verdicts import (
         claim_sentence,
@@ -596,6 +596,8 @@ def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any)
                 expected.append(("regime-claim-text", claim_sentence(judged[target])))
             elif role == "robust":
                 expected.append(("regime-claim-text", robustness_phrase(judged[target].robustness)))
+            elif role == "statement":  # the claim as paper_claims.yml states it
+                expected.append(("regime-claim-text", judged[target].claim.claim))
             elif role == "compare":
                 ref = parse_reference(target)
                 node = quick_run.record(ref.run)["numbers"]

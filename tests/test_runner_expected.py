@@ -8,8 +8,6 @@ tolerance.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -126,21 +124,6 @@ def test_command_line_freezes_and_checks(
     assert cli.main(["expected", "check", *args, "--json"]) == 1
     drift = json.loads(capsys.readouterr().out)["drifts"][0]
     assert (drift["key"], drift["expected"], drift["found"]) == ("fit.r2", 0.9, 0.8)
-
-
-def test_the_previous_command_line_still_works_with_a_deprecation_warning(tmp_path: Path) -> None:
-    declarations = tmp_path / "reproduce.yml"
-    notebook = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
-    declarations.write_text(f"runs:\n  demo:\n    notebook: {notebook}\n", encoding="utf-8")
-    work = tmp_path / "work"
-    write_record(work / "results" / "demo", name="demo", config={}, numbers={"fit": {"r2": 0.9}})
-    out = tmp_path / "expected.yml"
-    args = ["--work", str(work), "--file", str(out), "--declarations", str(declarations)]
-    old = [sys.executable, "-m", "regime_core.runner.expected"]
-    done = subprocess.run([*old, "freeze", *args], capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr
-    assert "DeprecationWarning" in done.stderr and "regime expected" in done.stderr
-    assert out.is_file()
 
 
 def test_repository_expected_numbers_are_for_declared_runs() -> None:

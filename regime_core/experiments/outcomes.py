@@ -388,8 +388,8 @@ def pq_label(p1: bool, p2: bool) -> str:
     return f"P1{'+' if p1 else '-'}P2{'+' if p2 else '-'}"
 
 
-#: What a claim's record keeps of its samples: ``{dataset: {n_available, n, n_tiny_pool,
-#: ids_hash}}`` (:meth:`Outcomes.sample_numbers`; None: none given).
+#: What a claim's record keeps of its samples, per dataset its ``n_available``, ``n``,
+#: ``n_tiny_pool`` and ``ids_hash`` (:meth:`Outcomes.sample_numbers`; None: none given).
 SampleNumbers = Mapping[str, Mapping[str, Any]] | None
 
 

@@ -278,7 +278,7 @@ def fit_cell(
 
 
 def analyse_t1(table: pd.DataFrame, cfg: T1Config, samples: SampleNumbers = None) -> T1Result:
-    """T1 from an outcome table (:func:`regime_core.experiments.common.outcome_table` rows)."""
+    """T1 from an outcome table (:func:`regime_core.experiments.outcomes.outcome_table` rows)."""
     needed = {"encoder", "dataset", "native_type", "arm", "qid", "auc", cfg.margin}
     missing = sorted(needed - set(table.columns))
     if missing:

@@ -37,11 +37,13 @@ class RetrievalSettings:
     ``B_rel``. The meaning of each is the field of the same name of
     :class:`~regime_core.experiments.common.RunConfig`.
 
-    >>> RetrievalSettings(pool="question", alpha=-1.0, k=5, exclude_bridge=True,
-    ...     knockout_single="title", tiny_pools="exclude", entity_source="bridge_mention",
-    ...     regime_rules=RegimeRules())
-    Traceback (most recent call last):
-    ValueError: RetrievalSettings.alpha must be a finite number >= 0, got -1.0
+    >>> try:
+    ...     RetrievalSettings(pool="question", alpha=-1.0, k=5, exclude_bridge=True,
+    ...         knockout_single="title", tiny_pools="exclude", entity_source="bridge_mention",
+    ...         regime_rules=RegimeRules())
+    ... except ValueError as err:
+    ...     print(err)
+    RetrievalSettings.alpha must be a finite number >= 0, got -1.0
     """
 
     pool: str

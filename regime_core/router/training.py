@@ -13,7 +13,7 @@ The flow, each step a function of its inputs (the embedding store is the only si
 Nothing gold is read to route: ``B_rel`` is the sentence :func:`~regime_core.router.select_b_rel`
 chooses, never the dataset's relation sentence; the gold sentence is read only to measure the
 selector (:func:`agreement_table`, :func:`gold_b_rel_retrieval`). The samples come from the
-experiments (:class:`regime_core.experiments.common.Sample`); this module only needs what
+experiments (:class:`regime_core.experiments.sampling.Sample`); this module only needs what
 :class:`SampleLike` names.
 """
 
@@ -61,7 +61,7 @@ def check_bridge_source(value: Any, where: str) -> None:
 
 
 class SampleLike(Protocol):
-    """What routing reads of a dataset sample (:class:`regime_core.experiments.common.Sample`)."""
+    """What routing reads of a dataset sample (:class:`regime_core.experiments.sampling.Sample`)."""
 
     @property
     def dataset(self) -> str: ...

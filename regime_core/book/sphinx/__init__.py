@@ -56,9 +56,10 @@ from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
     api_wings,
     cli_reference_lines,
-    plain_attribute_docs,
+    keep_attribute_docs,
     public_modules,
     resolve_unqualified,
+    restore_attribute_docs,
     skip_foreign_members,
 )
 from regime_core.book.sphinx.router_page import (
@@ -109,8 +110,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)
     app.connect("autodoc-skip-member", skip_foreign_members)
-    # before napoleon (default priority 500) reads an attribute docstring's first line
-    app.connect("autodoc-process-docstring", plain_attribute_docs, priority=400)
+    # around napoleon (default priority 500): attribute docstrings stay as written
+    app.connect("autodoc-process-docstring", keep_attribute_docs, priority=400)
+    app.connect("autodoc-process-docstring", restore_attribute_docs, priority=600)
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)
