@@ -34,6 +34,7 @@ _REQUIRED_PAPER: dict[str, tuple[str, ...]] = {
     "share": ("passing", "total"),
     "holds": ("statement",),
     "positive": ("statement",),
+    "untestable": ("statement", "why"),
 }
 #: The record keys of our side each kind of claim must name.
 _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
@@ -42,6 +43,7 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
     "share": ("passing", "total"),
     "holds": ("holds",),
     "positive": ("estimate", "ci_lo", "ci_hi", "p"),
+    "untestable": (),  # optional record keys, shown beside the reason
 }
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
@@ -58,7 +60,7 @@ class Claim:
     paper: Mapping[str, Any]
     run: str
     ours: Mapping[str, Any]
-    behind: str = ""
+    computed_on: str = ""
     chapter: str = ""
 
     def keys(self) -> list[str]:
@@ -138,7 +140,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 paper=paper,
                 run=ours["run"],
                 ours={k: v for k, v in ours.items() if k != "run"},
-                behind=str(body.get("behind", "")),
+                computed_on=str(body.get("computed_on", "")),
                 chapter=str(body.get("chapter", "")),
             )
         )

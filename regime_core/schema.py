@@ -45,6 +45,9 @@ HOP_ORDER_RULES: dict[str, str] = {
     "synthetic": "toyworld: the order is known by construction",
     "given": "a file of one's own (regime-twohop/1): its line names the bridge and the target",
 }
+"""how a question's bridge (hop 1) and target (hop 2) passages were put in order; every example
+records its rule
+"""
 
 # Where the gold relation sentence of the bridge (B_rel) came from.
 RELATION_SOURCES: tuple[str, ...] = (
@@ -55,6 +58,15 @@ RELATION_SOURCES: tuple[str, ...] = (
     "given",  # a file of one's own (regime-twohop/1): its line's b_rel, without another source
     "none",  # no sentence could be identified
 )
+"""where an example's gold relation sentence B_rel came from
+
+- supporting_facts: a supporting sentence of the bridge that mentions the hop-2 entity
+- supporting_facts_first: supporting sentences exist, none mentions it: the first one
+- entity_mention: no sentence labels: the first bridge sentence that mentions it
+- synthetic: toy world: known by construction
+- given: a file of one's own (regime-twohop/1) marks it, naming no other source
+- none: no sentence could be identified
+"""
 
 
 def dataset_name_problem(name: object) -> str | None:

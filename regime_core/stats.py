@@ -29,6 +29,12 @@ from regime_core.config import BOOTSTRAP_RESAMPLES, CONFIDENCE, PERMUTATION_RESA
 ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
+"""the paired tests a comparison of two arms can use
+
+- mcnemar: exact McNemar test, for binary outcomes such as hit@5
+- sign: exact sign test, for any ordinal outcome
+- permutation: sign-flip permutation test, for real values such as AUC or margins
+"""
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
 _CHUNK_CELLS: int = 4_000_000  # bound on resample-matrix cells held in memory at once
 

@@ -64,6 +64,14 @@ def write_stamped_record(work: Path, run_id: str, **record: Any) -> Path:
 # --- retrieval without a model -----------------------------------------------------------------
 
 
+def settings(**overrides: Any) -> Any:
+    """The default retrieval settings with ``overrides`` (fields of the shared config), as a
+    run's config derives them (:attr:`regime_core.experiments.common.RunConfig.retrieval`)."""
+    from regime_core.experiments.common import RunConfig
+
+    return RunConfig(**overrides).retrieval
+
+
 class HashingEncoder:
     """Bag of lower-cased words hashed (crc32) into ``dim`` buckets, L2-normalised.
     Deterministic, the same in query and document mode."""

@@ -454,15 +454,6 @@ def test_the_png_carries_alt_text_caption_and_encodings(tmp_path) -> None:
     fig.close()
 
 
-def test_old_names_still_work() -> None:
-    from regime_core import teaching
-    from regime_core.teaching import demo
-
-    assert teaching.plot_sweep is figures.plot_sweep
-    assert demo.plot_regime_arms is figures.plot_regime_arms
-    from regime_core.book.figures import plot_deltas, plot_t2_hits, t2_table  # noqa: F401
-
-
 def test_no_plotting_code_outside_the_figures_module() -> None:
     offenders = []
     for path in (paths.REPO_ROOT / "regime_core").rglob("*.py"):

@@ -24,7 +24,7 @@ def test_every_dataset_encoder_arm_and_regime_has_a_display_name() -> None:
     for arm in config.ARMS:
         assert arm in names.ARMS and arm in names.ARMS_SHORT
     for rule in SUBSET_RULES:
-        assert rule in names.REGIMES or rule == "all"
+        assert rule in names.REGIMES
     for feature in FEATURE_NAMES:
         assert feature in names.FEATURES
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import two_hop_example
+from helpers import settings
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
@@ -118,7 +119,12 @@ def test_retrieve_prints_one_json_object_matching_the_api(work, capsys):
     examples = load_examples(DATASET, split="dev", work=work)
     encoder = get_encoder("tfidf", corpus=[document_text(p) for p in corpus_passages(examples)])
     ranking = retrieve(
-        examples, "union", encoder=encoder, store=EmbeddingStore(paths.embeddings_dir(work))
+        examples,
+        "union",
+        settings(),
+        encoder=encoder,
+        store=EmbeddingStore(paths.embeddings_dir(work)),
+        depth=10,
     )
     ranks = ranking.target_ranks
     for k in config.K_VALUES:
@@ -168,7 +174,7 @@ def test_retrieve_human_output(work, capsys):
     argv = ["retrieve", DATASET, "--arm", "knockout", "--encoder", "tfidf"]
     assert cli.main([*argv, "--work", str(work)]) == 0
     assert "questions ranked: 2 of 3" in capsys.readouterr().out  # d2 has no B_rel
-    argv = [*argv, "--knockout-single", "drop"]
+    argv = [*argv, "--knockout-single", "exclude"]
     assert cli.main([*argv, "--work", str(work)]) == 0
     out = capsys.readouterr().out
     assert "questions ranked: 1 of 3" in out  # and d3's bridge is B_rel alone

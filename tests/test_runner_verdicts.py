@@ -174,17 +174,17 @@ def test_regime_verdicts_on_the_quick_run(quick_run: Any, capsys: Any) -> None:
     assert cli.main(["verdicts", "--work", str(quick_run.work), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     ids = [c["id"] for c in report["claims"]]
-    for wanted in (
-        "t1_r2", "t2_split", "t3_knockout", "router_2wiki", "router_musique", "router_hotpotqa",
-        "oracle_gap", "router_vs_union_2wiki", "router_vs_union_musique",
-        "router_vs_union_hotpotqa",
-    ):  # fmt: skip
-        assert wanted in ids
+    from regime_core.registry import RUNS
+
+    assert set(ids) == {c.id for run in RUNS.values() for c in run.claims()}
     claims = {c.id: c for c in load_claims()}
     for entry in report["claims"]:
         # the same verdict as the paper-against-ours table's judge
         claim = claims[entry["id"]]
         assert entry["verdict"] == judge_claim(claim, quick_run.record(claim.run)).judgement.verdict
+        if claim.rule == "untestable":  # the multiverse judges results, not the paper's setup
+            assert entry["robustness"] is None, entry["id"]
+            continue
         assert entry["robustness"] is not None, entry["id"]
         assert set(entry["robustness"]) == {"readings", "holding", "share", "most_sensitive_knob"}
     judged = judge_claims({c.run: quick_run.record(c.run) for c in claims.values()})

@@ -36,6 +36,7 @@ REGIMES: dict[str, str] = {
     "neither": "neither",
     "not_p1": "not P1 (B-dominant or neither)",
     "non_parallel": "every item with a hop order",
+    "every_item": "every item",
 }
 
 #: The query arms and routing policies, long names saying what each query is.
@@ -114,10 +115,10 @@ CELLS: dict[str, str] = {
 LABEL_RULES: dict[str, str] = {
     "ties_q_by_rank": "ties → q, by rank",
     "ties_union_by_rank": "ties → union, by rank",
-    "ties_drop_by_rank": "ties dropped, by rank",
+    "ties_exclude_by_rank": "ties excluded, by rank",
     "ties_q_by_hit5": "ties → q, by hit@5",
     "ties_union_by_hit5": "ties → union, by hit@5",
-    "ties_drop_by_hit5": "ties dropped, by hit@5",
+    "ties_exclude_by_hit5": "ties excluded, by hit@5",
 }
 
 #: Each claim of ``paper_claims.yml`` in a few words (figure titles); the file states it in full.

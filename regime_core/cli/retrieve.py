@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,7 +78,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--knockout-single",
         default=config.KNOCKOUT_SINGLE,
         choices=config.KNOCKOUT_SINGLE_RULES,
-        help="knockout of a bridge whose only sentence is B_rel: query with its title, or drop "
+        help="knockout of a bridge whose only sentence is B_rel: query with its title, or exclude "
         f"the question (default {config.KNOCKOUT_SINGLE})",
     )
     p.add_argument(
@@ -102,9 +103,20 @@ def run(args: argparse.Namespace) -> int:
     from regime_core import retrieval
     from regime_core.data import corpus_passages, load_examples
     from regime_core.encoders import EmbeddingStore, get_encoder
+    from regime_core.experiments.common import RunConfig
 
-    if args.k < 1:
-        raise ValueError(f"--k must be at least 1, got {args.k}")
+    # the settings every run checks when its config is built (a bad --alpha or --k is refused)
+    try:
+        settings = RunConfig(
+            pool=args.pool,
+            alpha=args.alpha,
+            k=args.k,
+            exclude_bridge=not args.keep_bridge,
+            knockout_single=args.knockout_single,
+        ).retrieval
+    except ValueError as err:  # named by the option, not the config's field
+        option = re.sub(r"RunConfig\.(\w+)", lambda m: "--" + m[1].replace("_", "-"), str(err))
+        raise ValueError(option) from None
     if args.run_file is not None:  # before the work, so a bad path loses no computed metrics
         check_writable(args.run_file, "--run-file")
         check_writable(Path(f"{args.run_file}.qrels"), "--run-file (its .qrels)")
@@ -119,24 +131,20 @@ def run(args: argparse.Namespace) -> int:
     if args.run_file is not None:  # ids that would break the TREC columns: before the work too
         retrieval.check_trec_ids((ex.id for ex in examples), "query id")
         retrieval.check_trec_ids((p.pid for p in passages), "passage id")
-    exclude_bridge = not args.keep_bridge
     pools = retrieval.candidate_pools(
-        examples, args.pool, exclude_bridge=exclude_bridge, passages=passages
+        examples, settings.pool, exclude_bridge=settings.exclude_bridge, passages=passages
     )
     encoder = get_encoder(args.encoder, corpus=[retrieval.document_text(p) for p in passages])
     store = EmbeddingStore(paths.embeddings_dir(args.work))
     ranking = retrieval.retrieve_arms(
         examples,
         (args.arm,),
+        settings,
         encoder=encoder,
         store=store,
-        pool=args.pool,
-        alpha=args.alpha,
-        exclude_bridge=exclude_bridge,
-        k=args.k,
+        depth=settings.k,
         scorer=args.scorer,
         pools=pools,
-        knockout_single=args.knockout_single,
     )[args.arm]
 
     result = summary(ranking, dataset=args.dataset, split=args.split, encoder=args.encoder)

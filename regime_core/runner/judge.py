@@ -28,9 +28,13 @@ from regime_core.runner.records import format_number, get_number
 
 REPRODUCED, DIRECTION_ONLY, NOT_REPRODUCED = "reproduced", "direction only", "not reproduced"
 SMALLER, LARGER = "smaller than reported", "larger than reported"
-VERDICTS: tuple[str, ...] = (REPRODUCED, DIRECTION_ONLY, SMALLER, LARGER, NOT_REPRODUCED)
+NOT_TESTABLE = "not testable here"
+VERDICTS: tuple[str, ...] = (
+    REPRODUCED, DIRECTION_ONLY, SMALLER, LARGER, NOT_REPRODUCED, NOT_TESTABLE,
+)  # fmt: skip
 #: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
+"""a p-value below it is significant, for the paper and for us alike; one minus CONFIDENCE"""
 
 #: The verdict rule of each claim kind (``rule`` in ``paper_claims.yml``). Significance is
 #: always judged at :data:`SIGNIFICANCE_LEVEL`, for the paper's statement and for ours alike.
@@ -55,7 +59,11 @@ VERDICT_RULES: dict[str, str] = {
     "positive": "A difference the paper's method implies is positive (e.g. the router beats "
     "always-union; the paper reports no number). Reproduced: our interval lies above zero and "
     "our test is significant. Not reproduced: otherwise.",
+    "untestable": "A statement of the paper's setup that no run of ours can test (e.g. how many "
+    "examples its router learnt from). Not testable here, always; the reason says why, with our "
+    "own numbers beside it.",
 }
+"""how a kind of claim turns the paper's value and ours into a verdict"""
 
 
 # --- verdicts (pure) -----------------------------------------------------------------------------
@@ -230,6 +238,15 @@ def judge_holds(holds: bool, parts: Mapping[str, bool] | None = None) -> Judgeme
     return Judgement(NOT_REPRODUCED, reason)
 
 
+def judge_untestable(why: str, context: Mapping[str, Any]) -> Judgement:
+    """The ``untestable`` rule of :data:`VERDICT_RULES`: ``why`` with our ``context`` numbers.
+
+    >>> judge_untestable("ours is {n} of {m}", {"n": 212, "m": 1657}).reason
+    'ours is 212 of 1,657'
+    """
+    return Judgement(NOT_TESTABLE, why.format(**{k: format_number(v) for k, v in context.items()}))
+
+
 def paper_significant(paper: Mapping[str, Any]) -> bool | None:
     """The paper's significance statement: ``p_below``/``p`` below the level, or explicit."""
     if "significant" in paper:
@@ -242,12 +259,13 @@ def paper_significant(paper: Mapping[str, Any]) -> bool | None:
 
 @dataclass(frozen=True)
 class ClaimRow:
-    """A claim rendered for the table: the paper's number, ours, what is behind ours, verdict."""
+    """A claim rendered for the table: the paper's number, ours, what ours is computed on, the
+    verdict."""
 
     claim: Claim
     paper_text: str
     ours_text: str
-    behind_text: str
+    computed_on_text: str
     judgement: Judgement
 
 
@@ -271,7 +289,7 @@ def paper_text(claim: Claim) -> str:
         threshold = paper.get("threshold")
         what = f" with R² ≥ {threshold:.2f}" if threshold is not None else ""
         return f"{paper['passing']} of {paper['total']} cells{what}"
-    if claim.rule in ("holds", "positive"):
+    if claim.rule in ("holds", "positive", "untestable"):
         return str(paper["statement"])
     if claim.rule == "range":
         text = f"{format_number(paper['low'], 'pp')} to {format_number(paper['high'], 'pp')}"
@@ -298,6 +316,8 @@ def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
             "p": _number(record, ours["p"]) if "p" in ours else None,
             "n": int(_number(record, ours["n"])) if "n" in ours else None,
         }
+    if claim.rule == "untestable":
+        return {name: get_number(record, key) for name, key in ours.items()}
     if claim.rule == "share":
         return {
             "passing": int(_number(record, ours["passing"])),
@@ -335,6 +355,8 @@ def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
             int(paper["passing"]), int(paper["total"]), passing=values["passing"],
             total=values["total"], direction_passing=values.get("direction"),
         )  # fmt: skip
+    if claim.rule == "untestable":
+        return judge_untestable(str(paper["why"]), values)
     return judge_holds(bool(values["holds"]), values.get("parts") or {})
 
 
@@ -354,6 +376,8 @@ def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
         if values.get("direction") is not None:
             text += f" (direction: {values['direction']} of {values['total']})"
         return text
+    if claim.rule == "untestable":
+        return ", ".join(f"{name} {format_number(value)}" for name, value in values.items())
     text = "yes" if values["holds"] else "no"
     parts = values.get("parts") or {}
     if parts:
@@ -367,34 +391,38 @@ def judge_claim(claim: Claim, record: Mapping[str, Any]) -> ClaimRow:
     Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
     """
     values = claim_values(claim, record)
-    behind = fill_behind(claim.behind, record)
+    computed_on = fill_fields(claim.computed_on, record)
     if values.get("n") is not None:
         n_text = f"n = {format_number(values['n'], 'int')}"
-        behind = f"{behind}; {n_text}" if behind else n_text
+        computed_on = f"{computed_on}; {n_text}" if computed_on else n_text
     return ClaimRow(
-        claim, paper_text(claim), values_text(claim, values), behind, judge_values(claim, values)
+        claim,
+        paper_text(claim),
+        values_text(claim, values),
+        computed_on,
+        judge_values(claim, values),
     )
 
 
 _PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)\}")
 
 
-def fill_behind(
+def fill_fields(
     template: str,
     record: Mapping[str, Any],
     display: Callable[[str, Any], str] | None = None,
 ) -> str:
-    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``behind`` text.
+    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
     ``display(field, value)`` turns each config value into text (the book passes its display
     names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
     ``regime verdicts --json`` prints it.
 
-    >>> fill_behind("{config.encoders}, sample {config.sample_size}",
+    >>> fill_fields("{config.encoders}, sample {config.sample_size}",
     ...             {"config": {"encoders": ["minilm", "tfidf"], "sample_size": None}})
     'minilm, tfidf, sample all'
-    >>> fill_behind("{config.encoders}", {"config": {"encoders": ["minilm"]}},
+    >>> fill_fields("{config.encoders}", {"config": {"encoders": ["minilm"]}},
     ...             display=lambda field, value: value.upper())
     'MINILM'
     """

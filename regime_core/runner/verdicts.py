@@ -27,7 +27,7 @@ from regime_core.runner.judge import (
     SIGNIFICANCE_LEVEL,
     Judgement,
     claim_values,
-    fill_behind,
+    fill_fields,
     judge_values,
     paper_text,
     values_text,
@@ -51,7 +51,7 @@ class ClaimVerdict:
     values: Mapping[str, Any]
     ours: Mapping[str, float | int | None]
     judgement: Judgement
-    behind: str
+    computed_on: str
     robustness: Mapping[str, Any] | None
 
     @property
@@ -67,7 +67,7 @@ class ClaimVerdict:
             "paper": {"text": paper_text(self.claim), **dict(self.claim.paper)},
             "ours": dict(self.ours),
             "ours_text": values_text(self.claim, self.values),
-            "behind": self.behind,
+            "computed_on": self.computed_on,
             "verdict": self.verdict,
             "reason": self.judgement.reason,
             "robustness": None
@@ -139,21 +139,21 @@ def judge_claims(
     display: Callable[[str, Any], str] | None = None,
 ) -> list[ClaimVerdict]:
     """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
-    values in the "behind" text (:func:`~regime_core.runner.judge.fill_behind`)."""
+    values in the "computed_on" text (:func:`~regime_core.runner.judge.fill_fields`)."""
     judged = []
     for claim in claims if claims is not None else load_claims():
         if claim.run not in records:
             raise KeyError(f"claim {claim.id!r}: no record for run {claim.run!r}")
         record = records[claim.run]
         values = claim_values(claim, record)
-        behind = fill_behind(claim.behind, record, display)
+        computed_on = fill_fields(claim.computed_on, record, display)
         judged.append(
             ClaimVerdict(
                 claim=claim,
                 values=values,
                 ours=ours_numbers(claim, record, values),
                 judgement=judge_values(claim, values),
-                behind=behind,
+                computed_on=computed_on,
                 robustness=robustness_of(claim.id, robustness_record),
             )
         )

@@ -40,13 +40,6 @@ from typing import Any
 
 from regime_core.book import names
 from regime_core.book.figures import encodings
-from regime_core.book.tables import (  # noqa: F401  (re-exported: the tables moved to tables.py)
-    nested_counts_table,
-    robustness_table,
-    t1_table,
-    t2_table,
-    t3_table,
-)
 
 # --------------------------------------------------------------------------------------------
 # Theme and colours
@@ -253,16 +246,6 @@ def show(fig: Figure, *, caption: bool = True) -> None:
     fig.close()
 
 
-def save_and_show(fig: Figure, out_dir: Path | str, saved: list[Path] | None = None) -> None:
-    """:meth:`Figure.save` into ``out_dir``, append the path to ``saved`` (the record's figure
-    list) when given, then :func:`show`. Returns nothing, so a notebook cell ending with it
-    prints no path."""
-    path = fig.save(out_dir)
-    if saved is not None:
-        saved.append(path)
-    show(fig)
-
-
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
     """Silence progress bars (tqdm, transformers' weight-loading bar, huggingface_hub) and tqdm's
@@ -358,11 +341,8 @@ def _hit(k: int) -> str:
     return names.metric(f"hit@{k}")
 
 
-# Re-exported: every name of the former single module stays importable from here.
+# The plot functions, one module per part of the book, all importable from here.
 from regime_core.book.figures.claims import (  # noqa: E402, F401
-    _CELL_ORDER,
-    _cell_label,
-    config_datasets,
     forest,
     key_union_vs_q,
     regime_deltas,
@@ -374,8 +354,6 @@ from regime_core.book.figures.claims import (  # noqa: E402, F401
     t3_drops,
 )
 from regime_core.book.figures.router import (  # noqa: E402, F401
-    _POLICIES,
-    _policy_bars,
     alpha_sweep,
     leave_one_feature_out,
     router_coefficients,
@@ -387,14 +365,6 @@ from regime_core.book.figures.router import (  # noqa: E402, F401
 )
 from regime_core.book.figures.teaching import (  # noqa: E402, F401
     knockout_bars,
-    plot_deltas,
-    plot_regime_arms,
-    plot_regime_shares,
-    plot_specification_curve,
-    plot_sweep,
-    plot_t1_r2,
-    plot_t1_scatter,
-    plot_t2_hits,
     regime_arms,
     sweep,
 )

@@ -473,7 +473,8 @@ def regime_deltas(
     pairs them (those with every T2 arm), Q-dominant pools T2's two P1 cells. The CI is the
     paired percentile bootstrap of :func:`regime_core.stats.compare_paired` with the run's
     resamples, confidence and seed (unadjusted, like T2's)."""
-    from regime_core.experiments.common import arm_matrix, compare_arms
+    from regime_core.experiments.common import compare_arms
+    from regime_core.experiments.outcomes import arm_matrix
     from regime_core.experiments.t2_regime_decomposition import T2_ARMS
 
     wide = arm_matrix(table, f"hit@{cfg.k}", T2_ARMS)

@@ -1,8 +1,8 @@
-"""The teaching figures (the toy world, the sweeps, the exercises) and the old names."""
+"""The teaching figures (the toy world, the sweeps, the exercises)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,16 +21,6 @@ from regime_core.book.figures import (
     _percent_axis,
     _pyplot,
     colour_word,
-)
-from regime_core.book.figures.claims import (
-    forest,
-    regime_shares,
-    t1_r2,
-    t1_scatter,
-    t2_hits,
-)
-from regime_core.book.figures.router import (
-    specification_curve,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -167,78 +157,3 @@ def knockout_bars(knockout: pd.DataFrame, *, k: int = 1, name: str = "knockout")
         "sentence (vermilion).",
         alt=f"Grouped bars per regime: {_hit(k)} of q, union and knockout.",
     )
-
-
-# --------------------------------------------------------------------------------------------
-# The old names, for one release
-# --------------------------------------------------------------------------------------------
-
-
-def plot_regime_shares(shares: pd.DataFrame) -> Figure:
-    """Deprecated name of :func:`regime_shares`."""
-    return regime_shares(shares)
-
-
-def plot_t1_scatter(result: Any, max_columns: int = 3) -> Figure:
-    """Deprecated name of :func:`t1_scatter`."""
-    return t1_scatter(result, max_columns)
-
-
-def plot_t1_r2(result: Any) -> Figure:
-    """Deprecated name of :func:`t1_r2`."""
-    return t1_r2(result)
-
-
-def plot_t2_hits(result: Any, dataset: str = "all") -> Figure:
-    """Deprecated name of :func:`t2_hits`."""
-    return t2_hits(result, dataset)
-
-
-def plot_deltas(
-    frame: pd.DataFrame,
-    *,
-    label_columns: tuple[str, ...],
-    diff: str,
-    lo: str,
-    hi: str,
-    significant: str | None = None,
-    p: str | None = None,
-    level: float = 0.05,
-    title: str = "",
-    band: tuple[float, float] | None = None,
-) -> Figure:
-    """Deprecated: a forest plot over ``label_columns`` (use :func:`forest`). ``significant``
-    is ignored: a marker is filled when ``p`` < ``level`` in either direction."""
-    frame = frame.reset_index(drop=True)
-    labels = [
-        " · ".join(
-            names.display(names.VALUE_COLUMNS[c], getattr(r, c))
-            if c in names.VALUE_COLUMNS
-            else str(getattr(r, c))
-            for c in label_columns
-        )
-        for r in frame.itertuples()
-    ]
-    fig = forest(frame, labels=labels, diff=diff, lo=lo, hi=hi, p=p, level=level, band=band)
-    if title:
-        fig.suptitle(title)
-    return Figure(fig, "deltas", title or "Paired differences with their 95% CIs.")
-
-
-def plot_specification_curve(
-    rows: pd.DataFrame, knobs: Mapping[str, Any], *, title: str, estimate_label: str
-) -> Figure:
-    """Deprecated name of :func:`specification_curve`."""
-    return specification_curve(rows, knobs, title=title, estimate_label=estimate_label)
-
-
-def plot_regime_arms(
-    summary: pd.DataFrame, *, k: int = config.HEADLINE_K, title: str = ""
-) -> Figure:
-    """Deprecated: :func:`regime_arms` (both hit@1 and hit@5; ``k`` is ignored)."""
-    return regime_arms(summary, title=title)
-
-
-def plot_sweep(table: pd.DataFrame, knob: str, *, k: int = 1, title: str = "") -> Figure:
-    """Deprecated name of :func:`sweep`."""
-    return sweep(table, knob, k=k, title=title)

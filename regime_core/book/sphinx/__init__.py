@@ -38,7 +38,12 @@ from regime_core.book.sphinx.choices import (
     describe_choice,
     import_dotted,
 )
-from regime_core.book.sphinx.claims import ClaimTextRole, ComparisonRole, PaperClaimsDirective
+from regime_core.book.sphinx.claims import (
+    ClaimTextRole,
+    ComparisonRole,
+    PaperClaimsDirective,
+    StatementRole,
+)
 from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
@@ -53,8 +58,10 @@ from regime_core.book.sphinx.records import (
 from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
     api_wings,
+    keep_attribute_docs,
     public_modules,
     resolve_unqualified,
+    restore_attribute_docs,
     skip_foreign_members,
 )
 from regime_core.book.sphinx.router_page import (
@@ -90,6 +97,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     for kind in ("verdict", "claim", "robust"):
         app.add_role(kind, ClaimTextRole(kind))
     app.add_role("compare", ComparisonRole())
+    app.add_role("statement", StatementRole())
     app.add_directive("regime-choices", ChoicesDirective)
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
     app.add_role("default", DefaultValueRole())
@@ -106,6 +114,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)
     app.connect("autodoc-skip-member", skip_foreign_members)
+    # around napoleon (default priority 500): attribute docstrings stay as written
+    app.connect("autodoc-process-docstring", keep_attribute_docs, priority=400)
+    app.connect("autodoc-process-docstring", restore_attribute_docs, priority=600)
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)

@@ -80,6 +80,27 @@ def skip_foreign_members(
     return None
 
 
+#: attribute docstrings as autodoc read them, by name, until napoleon has been through them
+_ATTRIBUTE_DOCS: dict[str, list[str]] = {}
+
+
+def keep_attribute_docs(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """Before napoleon: remember an attribute's docstring. It is its meaning in plain words
+    (``regime_core.config.meaning``), which napoleon would cut at its first colon into a type."""
+    if what in ("attribute", "data"):
+        _ATTRIBUTE_DOCS[name] = list(lines)
+
+
+def restore_attribute_docs(
+    app: Sphinx, what: str, name: str, obj: Any, options: Any, lines: list[str]
+) -> None:
+    """After napoleon: put the attribute's docstring back as it was written."""
+    if what in ("attribute", "data") and name in _ATTRIBUTE_DOCS:
+        lines[:] = _ATTRIBUTE_DOCS.pop(name)
+
+
 def _canonical_name(dotted: str) -> str | None:
     """Where a ``regime_core`` name is defined: ``regime_core.data.load_examples`` ->
     ``regime_core.data.prepare.load_examples`` (re-exports are documented where defined)."""
