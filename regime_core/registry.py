@@ -145,7 +145,8 @@ RUNS: dict[str, Run] = {
         Run(
             "robustness", robustness.RobustnessConfig, robustness.run_robustness,
             "book/claims/robustness",
-            tables=(_T.robustness_table,), figures=(_F.specification_curve,),
+            tables=(_T.robustness_table,),
+            figures=(_F.specification_curve, _F.specification_curves),
         ),
     )
 }  # fmt: skip

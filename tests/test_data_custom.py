@@ -376,6 +376,7 @@ def test_the_round_trip_keeps_every_field(toy_round_trip: Path) -> None:
 def test_an_experiment_reads_the_copy_as_it_reads_the_toy_world(
     toy_round_trip: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from regime_core.experiments.context import Context
     from regime_core.experiments.data_regimes import OverviewConfig, run_overview
 
     monkeypatch.setenv("REGIME_WORK_DIR", str(toy_round_trip))
@@ -386,7 +387,11 @@ def test_an_experiment_reads_the_copy_as_it_reads_the_toy_world(
         dataclasses.replace(ex, dataset="toycopy") for ex in load_examples("toyworld", split="dev")
     ]
     generated = {"toycopy": made}
-    direct = run_overview(cfg, examples=generated, manifest=load_manifest(toy_round_trip))
+    direct = run_overview(
+        cfg,
+        Context(work=toy_round_trip, examples=generated),
+        manifest=load_manifest(toy_round_trip),
+    )
     assert copied.prepared.to_dict("records") == [
         {"dataset": "toycopy", "questions": 200, "two_hop": 200, "excluded": 0}
     ]

@@ -100,7 +100,7 @@ def test_router_config_validation() -> None:
         router.RouterConfig(n_splits=1)
     with pytest.raises(ValueError, match="dataset"):
         router.RouterConfig(dataset="squad")
-    with pytest.raises(ValueError, match=r"RouterConfig\.alpha must be a finite number >= 0"):
+    with pytest.raises(ValueError, match=r"RouterConfig\.alpha must be a finite number in \[0"):
         router.RouterConfig(alpha=-0.25)
     with pytest.raises(TypeError, match="datasetz"):
         router.RouterConfig(datasetz="musique")  # type: ignore[call-arg]
@@ -134,7 +134,7 @@ def test_transfer_and_ablation_configs() -> None:
     assert (t.datasets, t.encoder, t.alpha) == (("musique",), "tfidf", None)
     with pytest.raises(ValueError, match="alpha"):
         transfer.TransferConfig(alpha=-1.0)
-    with pytest.raises(ValueError, match="alpha must be a finite number >= 0, got None"):
+    with pytest.raises(ValueError, match="alpha must be a number, got None"):
         _ = t.retrieval  # the router's own α is known only when it is applied
     assert transfer.TransferConfig.from_parameters(alpha=None).alpha is None
 

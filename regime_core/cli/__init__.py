@@ -57,6 +57,7 @@ LOCKS: dict[str, str | Callable[[Any], str]] = {
     "data prepare": "exclusive",
     "data stats": "shared",
     "data fetch": "none",  # writes the raw data directory, never a work directory
+    "data export": "shared",  # reads the prepared files, writes a file outside them
     "embed": "exclusive",
     "reproduce": _lock_unless_plan,  # --plan only reads
     "book": "exclusive",  # vendors MathJax into the work directory, then reads records
@@ -70,6 +71,7 @@ LOCKS: dict[str, str | Callable[[Any], str]] = {
     "expected freeze": "exclusive",
     "expected check": "shared",
     "book-check": "shared",
+    "citation": "none",  # reads and writes the repository's citation files, never a work directory
 }
 _SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 if hasattr(signal, "SIGHUP"):
