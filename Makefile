@@ -3,7 +3,14 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# Which build of torch the venv gets: `cpu` (the default, no CUDA needed) or `cuda` (PyPI's Linux
+# wheel with its 19 nvidia/cuda/triton wheels, several GB): `make install TORCH=cuda`. The version
+# is the pin in pyproject.toml. Without TORCH, make keeps the build the venv has (cpu for a new
+# one); naming the other one rebuilds the venv.
+TORCH ?= $(or $(patsubst $(VENV)/.installed-torch-%,%,$(firstword $(wildcard $(VENV)/.installed-torch-*))),cpu)
+TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
+TORCH_VERSION = $(shell sed -n 's/^ *"torch==\([^"]*\)".*/\1/p' pyproject.toml)
+STAMP := $(VENV)/.installed-torch-$(TORCH)
 REGIME_DATA_DIR ?= $(abspath ../shared/data)
 PROFILE ?= default
 export REGIME_DATA_DIR
@@ -13,18 +20,42 @@ export TRANSFORMERS_OFFLINE ?= 1
 # renders PNG bytes, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
-.PHONY: install data reproduce book test test-numeric expected lint format clean
+.PHONY: install torch data reproduce book test test-numeric expected lint format clean
 
 install: $(STAMP)
 
-# Reinstall when the pins change. torch is pinned exactly in pyproject.toml (a range pulls CUDA).
-# The dev/test install includes the scale extra (Ray) so that the Ray engine's test runs in CI;
-# a user's plain `pip install -e .` stays without it.
+ifeq ($(TORCH),cpu)
+# The CPU build first, alone (--no-deps: its dependencies come from PyPI in the next step): the
+# local wheel when pip's find-links has `torch==VERSION+cpu` (asking no index, so an unreachable
+# one costs nothing), else PyTorch's CPU index. Installed first, it satisfies the pin, and the
+# main install then never takes PyPI's CUDA build.
+INSTALL_TORCH = $(BIN)/python -m pip install --quiet --no-deps --no-index "torch==$(TORCH_VERSION)+cpu" 2>/dev/null \
+	|| $(BIN)/python -m pip install --quiet --no-deps --index-url "$(TORCH_CPU_INDEX)" "torch==$(TORCH_VERSION)"
+else ifeq ($(TORCH),cuda)
+# PyPI's build. `===` matches the version string exactly, so a local `+cpu` wheel is not taken.
+INSTALL_TORCH = $(BIN)/python -m pip install --quiet --no-deps "torch===$(TORCH_VERSION)"
+else
+$(error TORCH is cpu or cuda, not '$(TORCH)')
+endif
+
+# Reinstall when the pins change. The dev/test install includes the scale extra (Ray) so that the
+# Ray engine's test runs in CI; a user's plain `pip install -e .` stays without it.
 $(STAMP): pyproject.toml
+	@for old in $(VENV)/.installed-torch-*; do \
+	  if [ -e "$$old" ] && [ "$$old" != "$(STAMP)" ]; then \
+	    echo "TORCH=$(TORCH): rebuilding $(VENV) (it holds another torch build)"; rm -rf $(VENV); break; \
+	  fi; \
+	done
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23.2"
+	$(INSTALL_TORCH)
 	$(BIN)/python -m pip install --quiet -e ".[book,dev,scale]"
 	touch $(STAMP)
+
+# The torch step alone, into an existing venv (tests/test_install.py runs it against stand-in
+# indexes; `make install` runs it too).
+torch:
+	$(INSTALL_TORCH)
 
 data: install
 	$(BIN)/regime data prepare --data-dir "$(REGIME_DATA_DIR)"
@@ -49,9 +80,15 @@ expected: install
 	$(BIN)/regime reproduce --profile quick --work _build/quick
 	$(BIN)/regime expected freeze --work _build/quick
 
+# `make lint MYPY=1` adds the type check (mypy, configured in pyproject.toml). It is off by
+# default until the package passes it.
+MYPY ?= 0
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+ifeq ($(MYPY),1)
+	$(BIN)/mypy
+endif
 
 format: install
 	$(BIN)/ruff check --fix .

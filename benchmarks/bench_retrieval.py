@@ -38,7 +38,10 @@ def _vectors(
 ) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Query vectors of ``arm`` (examples without its inputs skipped), passage vectors, and the
     indices of the examples that have a query."""
-    plan = plan_arm(examples, arm, [ex.relation_sentence for ex in examples])
+    from regime_core.experiments.common import RunConfig
+
+    settings = RunConfig().retrieval  # the default settings
+    plan = plan_arm(examples, arm, [ex.relation_sentence for ex in examples], settings)
     texts = plan.texts()
     if args.random_dim:
         rng = np.random.default_rng(config.SEED)

@@ -40,7 +40,7 @@ def _questions(
     n: int, work: Path | None, synthetic: bool
 ) -> tuple[str, list[tuple[str, str, str]]]:
     """(source, [(question, bridge text, bridge title)]) — a seeded sample of n questions."""
-    from regime_core.experiments.common import sample_ids
+    from regime_core.experiments.sampling import sample_ids
 
     items: list[Any] = []
     source = "toyworld"

@@ -1,6 +1,6 @@
 """Regime-conditional retrieval companion.
 
-The package in wings, from the foundation up (nothing imports upward):
+The package in layers, from the foundation up (nothing imports upward):
 
 - foundation: ``config`` (every default), ``paper`` (every number of the paper, read from
   ``paper_claims.yml``), ``paths``, ``schema``, ``integrity``, ``text``, ``stats``, ``metrics``,
@@ -15,7 +15,3 @@ The package in wings, from the foundation up (nothing imports upward):
   expected numbers, verdicts);
 - ``book/`` (building the book, the Sphinx extension, figures); ``cli/`` on top.
 """
-
-from regime_core import _moved
-
-_moved.install()

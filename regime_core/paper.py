@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from regime_core import paths
 
 PAPER_CLAIMS_FILE = paths.REPO_ROOT / "paper_claims.yml"
@@ -55,7 +53,7 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
     "bound": ("estimate",),
     "share": ("passing", "total"),
     "holds": ("holds",),
-    "untestable": (),
+    "untestable": (),  # optional record keys, shown beside the reason
 }
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
@@ -111,7 +109,7 @@ class Claim:
     paper: Mapping[str, Any]
     run: str
     ours: Mapping[str, Any]
-    behind: str = ""
+    computed_on: str = ""
     chapter: str = ""
     #: a short name for the claim's row (at most :data:`LABEL_MAX_CHARS`); required in the file
     label: str = ""
@@ -205,7 +203,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 paper=paper,
                 run=ours["run"],
                 ours={k: v for k, v in ours.items() if k != "run"},
-                behind=str(body.get("behind", "")),
+                computed_on=str(body.get("computed_on", "")),
                 chapter=str(body.get("chapter", "")),
                 label=label,
             )
@@ -226,11 +224,13 @@ def paper_claim(claim_id: str) -> Claim:
     return claims[claim_id]
 
 
-def read_yaml(file: Path) -> Any:
-    """A YAML data file of the repository; ``FileNotFoundError`` or ``ValueError`` naming it."""
-    if not file.is_file():
-        raise FileNotFoundError(f"{file} does not exist")
+def read_yaml(file: Path, *, finite: bool = True) -> Any:
+    """A YAML data file of the repository, read strictly
+    (:func:`regime_core.integrity.read_yaml_file`: no duplicate key, no alias, bounded nesting,
+    with ``finite`` no NaN or infinity); ``FileNotFoundError`` or ``ValueError`` naming it."""
+    from regime_core.integrity import read_yaml_file
+
     try:
-        return yaml.safe_load(file.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ValueError(f"{file}: not valid YAML ({err})") from err
+        return read_yaml_file(file, finite=finite)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{file} does not exist") from None

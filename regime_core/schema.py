@@ -10,6 +10,8 @@ record and field named.
 from __future__ import annotations
 
 import hashlib
+import re
+import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -17,6 +19,13 @@ from regime_core import config
 
 DATASETS: tuple[str, ...] = (*config.DATASETS, "toyworld")
 SPLITS: tuple[str, ...] = ("dev", "train")
+#: The rule for the name of a dataset of one's own (``regime data prepare --jsonl FILE --name
+#: NAME``): lower-case ASCII letters, digits, ``_`` and ``-``, starting with a letter or digit, at
+#: most 64 characters. It names the prepared file ``NAME.jsonl``, so it is one spelling on a
+#: case-insensitive file system too, and it is one column of a TREC run's tag.
+DATASET_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+#: Names no dataset may take: ``all`` is the pooled level of the claim tables.
+RESERVED_DATASET_NAMES: tuple[str, ...] = ("all",)
 
 # How the bridge (hop 1) and target (hop 2) passages were ordered. Each rule is documented on
 # the book's "Our reading of the paper" page.
@@ -34,7 +43,11 @@ HOP_ORDER_RULES: dict[str, str] = {
     "parallel": "comparison question: both entities are named, no hop order exists; the first "
     "supporting paragraph is stored as 'bridge' only so that every arm can run",
     "synthetic": "toyworld: the order is known by construction",
+    "given": "a file of one's own (regime-twohop/1): its line names the bridge and the target",
 }
+"""how a question's bridge (hop 1) and target (hop 2) passages were put in order; every example
+records its rule
+"""
 
 # Where the gold relation sentence of the bridge (B_rel) came from.
 RELATION_SOURCES: tuple[str, ...] = (
@@ -42,8 +55,72 @@ RELATION_SOURCES: tuple[str, ...] = (
     "supporting_facts_first",  # supporting sentences exist, none mentions the entity: the first
     "entity_mention",  # no sentence labels: the first bridge sentence mentioning the entity
     "synthetic",  # toyworld: known by construction
+    "given",  # a file of one's own (regime-twohop/1): its line's b_rel, without another source
     "none",  # no sentence could be identified
 )
+"""where an example's gold relation sentence B_rel came from
+
+- supporting_facts: a supporting sentence of the bridge that mentions the hop-2 entity
+- supporting_facts_first: supporting sentences exist, none mentions it: the first one
+- entity_mention: no sentence labels: the first bridge sentence that mentions it
+- synthetic: toy world: known by construction
+- given: a file of one's own (regime-twohop/1) marks it, naming no other source
+- none: no sentence could be identified
+"""
+
+
+def dataset_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot name a dataset (None: it can): a built-in name
+        (:data:`DATASETS`), or one that follows :data:`DATASET_NAME` and is not reserved.
+
+        >>> dataset_name_problem("hotpotqa"), dataset_name_problem("my-data_2")
+        (None, None)
+    >>> dataset_name_problem("My Data")[:36]
+    "'My Data' is not a dataset name: use"
+    """
+    if name in DATASETS:
+        return None
+    if not isinstance(name, str) or not name.strip():
+        return "a dataset name must be a non-empty string"
+    if name in RESERVED_DATASET_NAMES:
+        return f"{name!r} is reserved (the pooled level of the claim tables); choose another name"
+    if DATASET_NAME.fullmatch(name) is None:
+        return (
+            f"{name!r} is not a dataset name: use lower-case letters, digits, '_' and '-' "
+            "(starting with a letter or digit, at most 64 characters)"
+        )
+    return None
+
+
+def id_problem(value: object) -> str | None:
+    """Why ``value`` cannot be a question or passage id (None: it can): ids are non-empty
+    strings without whitespace or control characters, since they become columns of TREC run
+    and qrels files (the rule of :func:`regime_core.retrieval.trec.check_trec_id`).
+
+    >>> id_problem("q1"), id_problem("q 1")
+    (None, "holds ' ', but ids may hold no whitespace or control character")
+    """
+    if not isinstance(value, str):
+        return f"must be a string, got {json_kind(value)}"
+    if not value:
+        return "is empty"
+    for c in value:
+        if c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp"):
+            return f"holds {c!r}, but ids may hold no whitespace or control character"
+    return None
+
+
+def json_kind(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 def passage_id(title: str, text: str) -> str:
@@ -154,8 +231,9 @@ class Example:
         names = [f for f in cls.__dataclass_fields__ if f != "source_files"]
         _require(d, names, where)
         where = f"{where} (id {d['id']!r})"
-        if d["dataset"] not in DATASETS:
-            raise ValueError(f"{where}: field 'dataset' is {d['dataset']!r}, not one of {DATASETS}")
+        problem = dataset_name_problem(d["dataset"])
+        if problem is not None:
+            raise ValueError(f"{where}: field 'dataset': {problem}")
         if d["split"] not in SPLITS:
             raise ValueError(f"{where}: field 'split' is {d['split']!r}, not one of {SPLITS}")
         if d["hop_order_rule"] not in HOP_ORDER_RULES:

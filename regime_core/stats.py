@@ -33,6 +33,12 @@ from regime_core.config import BOOTSTRAP_RESAMPLES, CONFIDENCE, PERMUTATION_RESA
 ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
+"""the paired tests a comparison of two arms can use
+
+- mcnemar: exact McNemar test, for binary outcomes such as hit@5
+- sign: exact sign test, for any ordinal outcome
+- permutation: sign-flip permutation test, for real values such as AUC or margins
+"""
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
 #: How a comparison's interval is made, by test.
 #: The exact McNemar procedure (binary outcomes), or a percentile bootstrap of the mean

@@ -85,16 +85,28 @@ class NormalizationRules(ConfigMixin):
     """
 
     lowercase: bool = True
+    """names and texts are compared in lower case"""
     strip_accents: bool = True
+    """accents are dropped, so Misérables matches Miserables"""
     strip_punctuation: bool = True
+    """punctuation becomes a word break"""
     strip_possessive: bool = False
+    """a possessive 's is dropped (with punctuation stripped, Paris's already splits into paris and
+    s)
+    """
     strip_articles: bool = True
+    """the words listed in articles are dropped"""
     articles: tuple[str, ...] = ("a", "an", "the")
+    """the words strip_articles drops"""
     strip_disambiguator: bool = True
+    """names only: one trailing parenthesis is dropped, so Amélie (film) matches Amélie"""
     # Names only (surface_forms): also the form before a trailing ", qualifier", Wikipedia's
     # other disambiguator ("Boston, Lincolnshire" → "Boston"). Off by default: it also turns
     # "Paris, Texas" into "Paris".
     strip_comma_qualifier: bool = False
+    """names only: the form before a trailing comma qualifier counts too (Boston, Lincolnshire
+    matches Boston); off, since it also turns Paris, Texas into Paris
+    """
 
     def validate(self) -> None:
         if not isinstance(self.articles, tuple) or not all(

@@ -32,8 +32,44 @@ FIXTURE_SPLITS: dict[str, str] = {
     "musique/train.json": "train",
 }
 
+#: A small regime-twohop/1 file of invented text (four questions, one blank line).
+TWOHOP_FIXTURE = Path(__file__).parent / "fixtures" / "twohop" / "small.jsonl"
+
+
+def comparable(example: Any) -> dict[str, Any]:
+    """Every field of a canonical example but its dataset and the files it was read from: what
+    a round trip through the regime-twohop/1 format keeps."""
+    d = dict(example.to_dict())
+    del d["dataset"], d["source_files"]
+    return d
+
+
+# --- runs without papermill --------------------------------------------------------------------
+
+
+def write_stamped_record(work: Path, run_id: str, **record: Any) -> Path:
+    """Write a record for ``run_id`` under ``work/results`` and stamp it as a finished
+    ``regime reproduce`` would (readers refuse an unstamped record); ``record`` goes to
+    :func:`~regime_core.runner.records.write_record` (``name`` defaults to the run id)."""
+    from regime_core.runner.records import write_record
+    from regime_core.runner.stamps import write_stamp
+
+    record.setdefault("name", run_id)
+    record.setdefault("config", {})
+    path = write_record(work / "results" / run_id, **record)
+    write_stamp(work, run_id, {"key": "written by a test", "components": {}}, seconds=0.0)
+    return path
+
 
 # --- retrieval without a model -----------------------------------------------------------------
+
+
+def settings(**overrides: Any) -> Any:
+    """The default retrieval settings with ``overrides`` (fields of the shared config), as a
+    run's config derives them (:attr:`regime_core.experiments.common.RunConfig.retrieval`)."""
+    from regime_core.experiments.common import RunConfig
+
+    return RunConfig(**overrides).retrieval
 
 
 class HashingEncoder:
@@ -204,7 +240,8 @@ def relocated_declarations(target: Path, book_root: Path) -> Path:
     """A copy of reproduce.yml at ``target`` whose executed notebooks go to ``book_root``.
 
     Notebook paths become absolute (they stay in the repository); nothing is written into the
-    repository's own ``book/executed``.
+    repository's own ``book/executed``. ``book_root`` must lie below ``target``'s directory
+    (``book_executed_dir`` is relative to it).
     """
     import yaml
 
@@ -213,7 +250,9 @@ def relocated_declarations(target: Path, book_root: Path) -> Path:
     raw = yaml.safe_load((paths.REPO_ROOT / "reproduce.yml").read_text(encoding="utf-8"))
     for body in raw["runs"].values():
         body["notebook"] = str((paths.REPO_ROOT / body["notebook"]).resolve())
-    raw["book_executed_dir"] = str((book_root / "book" / "executed").resolve())
+    # relative, as the declarations require: book_root lies below the declarations' directory
+    executed = (book_root / "book" / "executed").resolve()
+    raw["book_executed_dir"] = executed.relative_to(target.parent.resolve()).as_posix()
     target.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return target
 

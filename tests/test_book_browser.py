@@ -58,7 +58,33 @@ def test_each_bad_page_shows_its_kind_and_the_good_pages_nothing(report: Browser
         ("overflow.html", "overflow"),
         ("math.html", "math"),
         ("nomathjax.html", "math"),
+        ("script.html", "console"),  # the second declaration throws
+        ("link.html", "console"),  # its missing image fails to load
     }
+
+
+def test_console_errors_are_named_at_each_width(report: BrowserReport) -> None:
+    details = _details(report, "script.html")
+    assert sorted(d.split(":", 1)[0] for d in details) == ["1366 px", "390 px"]
+    assert all("THEBE_JS_URL" in d and "already been declared" in d for d in details)
+    assert all("404" in d for d in _details(report, "link.html"))
+
+
+def test_figure_text_is_measured_as_drawn(tmp_path: Path) -> None:
+    from PIL import Image
+    from test_book_figures import _shares
+
+    from regime_core.book.browser import figure_text_px
+    from regime_core.book.figures import regime_shares
+
+    fig = regime_shares(_shares())
+    png = fig.save(tmp_path)
+    fig.close()
+    natural = Image.open(png).size[0]
+    full = figure_text_px(png, natural, natural)
+    assert full == pytest.approx(10.5 * 150 / 72, rel=1e-3)  # 10.5 pt at 150 dpi
+    assert figure_text_px(png, natural, natural / 2) == pytest.approx(full / 2)
+    assert figure_text_px(Path(__file__), 10, 10) is None  # not a book figure
 
 
 def test_overflow_of_a_box_of_a_long_line_and_of_a_cut_off_print(report: BrowserReport) -> None:

@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import PageLinks, broken_links, copy_book_sources
+from helpers import PageLinks, broken_links, copy_book_sources, write_stamped_record
 
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
 from regime_core.book.sphinx import parse_reference
 from regime_core.runner.records import save_figure, write_record
+from regime_core.runner.stamps import write_stamp
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
 FIXTURE_BOOK = Path(__file__).parent / "fixtures" / "book"
@@ -42,6 +43,9 @@ DEMO_CLAIMS = {
 }  # fmt: skip
 
 
+FIXTURE_REPOSITORY = "https://github.com/fixture-owner/fixture-book"
+
+
 def _fixture_book(target: Path) -> Path:
     """The repository's ``_config.yml`` with the fixture pages and their own toc."""
     target.mkdir(parents=True, exist_ok=True)
@@ -52,6 +56,11 @@ def _fixture_book(target: Path) -> Path:
         if page.name != "README.md":
             shutil.copyfile(page, target / "book" / page.name)
     shutil.copyfile(paths.REPO_ROOT / "book" / "references.bib", target / "book" / "references.bib")
+    # a published companion: its buttons follow this address (the repository's own is unset)
+    (target / "pyproject.toml").write_text(
+        f'[project]\nname = "fixture"\n[project.urls]\nRepository = "{FIXTURE_REPOSITORY}"\n',
+        encoding="utf-8",
+    )
     return target
 
 
@@ -79,10 +88,11 @@ def _fake_demo_run(root: Path, work: Path) -> None:
         },
         figures=[figure],
     )
+    write_stamp(work, "demo", {"key": "written by a test", "components": {}}, seconds=0.0)
     summary = {"readings": 4, "holding": 1, "share": 0.25, "most_sensitive_knob": "pool"}
-    write_record(
-        work / "results" / "robustness",
-        name="robustness",
+    write_stamped_record(
+        work,
+        "robustness",
         config={"n_readings": 4},
         numbers={"claims": {"demo_gain": summary}},
     )
@@ -179,17 +189,14 @@ def test_launch_buttons_open_the_source_notebook(built_book: tuple[Path, Path]) 
     launch = [h for h in hrefs if "mybinder.org" in h or "colab.research.google.com" in h]
     assert len(launch) == 2
     assert all("tests/fixtures/demo.ipynb" in h and "book/executed" not in h for h in launch)
+    assert all("fixture-owner/fixture-book" in h for h in launch)  # the book root's setting
     assert any(h.endswith("_sources/book/executed/demo.ipynb") for h in hrefs)  # download
+    assert FIXTURE_REPOSITORY in hrefs  # the repository button
 
 
 def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
-    root = _fixture_book(tmp_path / "book")
-    work = tmp_path / "work"
-    _fake_demo_run(root, work)
-    (root / "book" / "bad.md").write_text(
-        "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n", encoding="utf-8"
-    )
-    (root / "_toc.yml").write_text("format: jb-book\nroot: book/bad\n", encoding="utf-8")
+    text = "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n"
+    root, work = _one_page_book(tmp_path, text, page="bad")
     result = build_book(root, work=work)
     assert not result.ok
     warning = "\n".join(result.warnings())
@@ -199,15 +206,12 @@ def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
     assert "fit.slope" in warning  # the near key it suggests
 
 
-def test_docstring_markup_on_markdown_pages_and_in_plain_text() -> None:
-    from regime_core.book.sphinx.markup import as_myst, as_plain
+def test_docstring_markup_on_markdown_pages() -> None:
+    from regime_core.book.sphinx.markup import as_myst
 
     rst = "Labels of :func:`~regime_core.router.labels.outcome_labels` (``-1``: dropped)::"
     myst = "Labels of {func}`~regime_core.router.labels.outcome_labels` (`-1`: dropped)::"
     assert as_myst(rst) == myst
-    assert as_plain(rst) == "Labels of outcome_labels (-1: dropped):"
-    assert as_plain(":class:`the router <regime_core.router.RegimeRouter>`") == "the router"
-    assert as_plain("``regime annotate\n   sample|kappa``") == "regime annotate\n   sample|kappa"
 
 
 def test_tables_of_an_unnumbered_page_count_from_one() -> None:
@@ -438,3 +442,55 @@ def test_the_chart_and_the_tables_reflow_on_a_phone(built_book: tuple[Path, Path
     assert (laptop["head"], laptop["cardLabel"]) == ("table-header-group", "none")
     report = check_in_browser(html, pages=[page], chromium=chromium, screenshots=html.parent)
     assert report.problems == []
+
+
+SLOPE_PAGE = "# Slope\n\nThe slope is {rec}`demo:fit.slope|frac:4`.\n"
+
+
+def _one_page_book(
+    tmp_path: Path, text: str = SLOPE_PAGE, page: str = "slope"
+) -> tuple[Path, Path]:
+    """A book of the one page ``book/<page>.md`` holding ``text``, over a stamped fake run."""
+    root = _fixture_book(tmp_path / "book")
+    work = tmp_path / "work"
+    _fake_demo_run(root, work)
+    (root / "book" / f"{page}.md").write_text(text, encoding="utf-8")
+    (root / "_toc.yml").write_text(f"format: jb-book\nroot: book/{page}\n", encoding="utf-8")
+    return root, work
+
+
+def _rewrite_slope(work: Path, slope: float) -> None:
+    write_record(work / "results" / "demo", name="demo", config={"n_points": 3},
+                 numbers={"fit": {"slope": slope}})  # fmt: skip
+    write_stamp(work, "demo", {"key": "written by a test", "components": {}}, seconds=0.0)
+
+
+@pytest.mark.slow
+def test_a_record_copied_with_an_old_time_still_rebuilds_its_page(tmp_path: Path) -> None:
+    """Issue 22: ``cp -p`` / ``rsync -a`` keep a record's old time; the page must follow the
+    record's content, not its modification time."""
+    import os
+
+    root, work = _one_page_book(tmp_path)
+    assert build_book(root, work=work).ok
+    page = root / "_build" / "html" / "book" / "slope.html"
+    assert "0.4321" in page.read_text(encoding="utf-8")
+    record = work / "results" / "demo" / "record.json"
+    old = record.stat()
+    _rewrite_slope(work, 0.9876)
+    os.utime(record, ns=(old.st_atime_ns, old.st_mtime_ns - 3600 * 10**9))  # as copied, older
+    result = build_book(root, work=work)
+    assert result.ok, result.log[-2000:]
+    assert "0.9876" in page.read_text(encoding="utf-8")
+
+
+def test_a_record_that_does_not_match_its_stamp_stops_the_build(tmp_path: Path) -> None:
+    root, work = _one_page_book(tmp_path)
+    write_record(work / "results" / "demo", name="demo", config={"n_points": 3},
+                 numbers={"fit": {"slope": 0.5}})  # edited and re-sealed, not rerun  # fmt: skip
+    record, stamp = work / "results" / "demo" / "record.json", work / "runs" / "demo" / "stamp.json"
+    with pytest.raises(ValueError, match=f"{record} does not match its run's stamp {stamp}"):
+        build_book(root, work=work)
+    stamp.unlink()
+    with pytest.raises(ValueError, match="has no valid stamp"):
+        build_book(root, work=work)

@@ -45,6 +45,10 @@ BAD_PAGES = {
     "link.html": "link",
     "figure.html": "figure",
     "figure_drawn.html": "figure",
+    "alt.html": "alt",
+    "caption.html": "caption",
+    "placeholder.html": "placeholder",
+    "script.html": "script",
 }
 
 
@@ -266,3 +270,45 @@ def test_a_redirect_is_followed_by_the_link_check(tmp_path: Path, book_build: Pa
     shutil.copytree(book_build, build)
     (build / "index.html").write_text('<meta http-equiv="refresh" content="0; url=gone.html">')
     assert Problem("index.html", "link", "gone.html (no such file)") in check_html(build)
+
+
+def test_alt_text_that_is_a_file_name_or_missing(problems: list[Problem]) -> None:
+    details = [p.detail for p in problems if p.page == "alt.html"]
+    assert len(details) == 2
+    assert any(d.startswith("alt text is a file name") for d in details)
+    assert any(d.startswith("no alt text") for d in details)
+
+
+def test_a_caption_is_held_against_what_its_figure_draws(problems: list[Problem]) -> None:
+    details = sorted(p.detail for p in problems if p.page == "caption.html")
+    assert details == [
+        "blue_figure.png: the caption names 'hollow', which the figure does not draw (it draws: "
+        "blue)",
+        "blue_figure.png: the caption names 'vermilion', which the figure does not draw (it "
+        "draws: blue)",
+    ]  # the notebook figure's own caption ("a blue dot") is right
+
+
+def test_placeholders_and_buttons_follow_the_repository_setting() -> None:
+    from regime_core.book.check import find_placeholder_links
+
+    buttons = (
+        '<div class="article-header-buttons">'
+        '<a href="https://mybinder.org/v2/gh/me/book/main?urlpath=tree/a.ipynb">Binder</a>'
+        '<a href="../_sources/a.ipynb">download</a></div>'
+    )
+    soup = _soup(buttons)
+    assert len(find_placeholder_links(soup, None)) == 1  # unset: no button may link out
+    assert find_placeholder_links(soup, "https://github.com/me/book") == []
+    assert len(find_placeholder_links(soup, "https://github.com/you/other")) == 1
+    old = _soup('<a href="https://github.com/regime-companion/regime-conditional-retrieval">x</a>')
+    assert find_placeholder_links(old, "https://github.com/me/book")
+
+
+def test_a_script_declared_twice() -> None:
+    from regime_core.book.check import find_duplicate_scripts
+
+    once = '<script src="a.js"></script><script>var a = 1;</script>'
+    assert find_duplicate_scripts(_soup(once)) == []
+    twice = once + '<script src="a.js"></script><script>var  a = 1;</script>'
+    assert len(find_duplicate_scripts(_soup(twice))) == 2

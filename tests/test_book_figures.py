@@ -170,8 +170,7 @@ def test_specification_curve() -> None:
         rows, {"pool": ["question", "corpus"]}, title="t3_knockout", estimate_label="Δ, with CI",
         name="spec_curve_t3_knockout",
     )  # fmt: skip
-    assert fig.figure.axes[0].get_legend() is not None  # the verdict key, beside the curve
-    fig.figure.axes[0].get_legend().remove()
+    assert fig.figure.legends  # the verdict key, above the curve
     _check(fig, "spec_curve_t3_knockout")
 
 
@@ -214,13 +213,245 @@ def test_quiet_silences_progress_reports_only() -> None:
     assert os.environ.get("TQDM_DISABLE") == before
 
 
-def test_old_names_still_work() -> None:
-    from regime_core import teaching
-    from regime_core.teaching import demo
+# --- every figure: caption against what is drawn, words for labels, legible on a phone ---------
 
-    assert teaching.plot_sweep is figures.plot_sweep
-    assert demo.plot_regime_arms is figures.plot_regime_arms
-    from regime_core.book.figures import plot_deltas, plot_t2_hits, t2_table  # noqa: F401
+
+def _t1_result() -> Any:
+    from types import SimpleNamespace
+
+    fitted = pd.DataFrame(
+        [
+            {"encoder": e, "dataset": d, "native_type": "all", "n": 40,
+             "r2_probit": r, "r2_probit_lo": r - 0.3, "r2_probit_hi": min(1.0, r + 0.05),
+             "r2_logistic": r - 0.01, "r2_logistic_lo": r - 0.1, "r2_logistic_hi": r + 0.02}
+            for (e, d), r in zip(
+                [("minilm", "hotpotqa"), ("tfidf", "musique"), ("minilm", "musique")],
+                (0.78, 0.93, 0.98), strict=True,
+            )
+        ]
+    )  # fmt: skip
+    rng = np.random.default_rng(0)
+    points = pd.concat(
+        [
+            pd.DataFrame({"encoder": r.encoder, "dataset": r.dataset, "native_type": "all",
+                          "margin": rng.normal(0.1, 0.05, 30), "auc": rng.random(30)})
+            for r in fitted.itertuples()
+        ]
+    )  # fmt: skip
+    cells = fitted.assign(fitted=[True, True, False], scale_probit=0.05)
+    config = SimpleNamespace(r2_threshold=0.9, margin="margin")
+    return SimpleNamespace(fitted=fitted, cells=cells, points=points, config=config)
+
+
+def _t3_result() -> Any:
+    from types import SimpleNamespace
+
+    rows = [
+        {"comparison": c, "encoder": e, "dataset": d, "drop": 0.1, "ci_lo": 0.02, "ci_hi": 0.2,
+         "p_holm": p}
+        for c in ("union_vs_knockout", "union_vs_entity")
+        for e, p in (("minilm", 0.001), ("tfidf", 0.5))
+        for d in ("hotpotqa", "musique", "all")
+    ]  # fmt: skip
+    config = SimpleNamespace(k=5, significance=0.05, subset="b_dominant")
+    return SimpleNamespace(comparisons=pd.DataFrame(rows), config=config)
+
+
+def _routing() -> tuple[Any, Any, Any]:
+    from types import SimpleNamespace
+
+    rng = np.random.default_rng(1)
+    hits = {p: rng.random(50) < 0.5 for p in ("q", "union", "routed", "oracle")}
+    outcome = SimpleNamespace(hits=hits)
+    config = SimpleNamespace(k=5, n_splits=5)
+    training = SimpleNamespace(
+        config=config,
+        outcome=outcome,
+        data=SimpleNamespace(dataset="2wikimultihopqa"),
+        coefficients=lambda: {"comparison_cues": -0.4, "b_rel_has_new_entity": 0.8},
+    )
+    transfer = SimpleNamespace(config=config, outcomes={"musique": outcome, "hotpotqa": outcome})
+    agreement = pd.DataFrame(
+        {"relation_source": "all", "dataset": ["musique", "hotpotqa"], "selected": [0.6, 0.7],
+         "first_sentence": [0.5, 0.4], "chance": [0.2, 0.25]}
+    )  # fmt: skip
+    return training, transfer, agreement
+
+
+def _many_readings(n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(2)
+    estimate = rng.normal(0.05, 0.04, n)
+    return pd.DataFrame(
+        {"estimate": estimate, "ci_lo": estimate - 0.05, "ci_hi": estimate + 0.05,
+         "verdict": rng.choice(["reproduced", "direction only", "not reproduced"], n),
+         "primary": [True] + [False] * (n - 1),
+         "pool": rng.choice(["question", "corpus"], n), "level": rng.choice(["all", "hotpotqa"], n)}
+    )  # fmt: skip
+
+
+def _every_figure(t2: tuple[Any, pd.DataFrame, Any]) -> list[figures.Figure]:
+    result, table, cfg = t2
+    training, transfer, agreement = _routing()
+    breakdown = pd.DataFrame({"native_type": ["bridge", "comparison"], "n": [30, 20],
+                              "share_union": [0.7, 0.1]})  # fmt: skip
+    summary = pd.DataFrame(
+        {"regime": ["B-dominant"] * 2 + ["Q-dominant"] * 2, "arm": ["q", "union"] * 2,
+         "n": [30] * 4, "hit@1": [0.2, 0.9, 0.95, 0.9], "hit@5": [0.9, 1.0, 1.0, 1.0]}
+    )  # fmt: skip
+    knockout = pd.concat(
+        [summary.assign(relation_sentence="kept"), summary.assign(relation_sentence="removed")],
+        ignore_index=True,
+    )
+    alpha = pd.concat([summary.assign(alpha=a) for a in (0.0, 0.5, 1.0)], ignore_index=True)
+    sweep = pd.DataFrame(
+        [{"dataset": d, "alpha": a, "hit_q": 0.5, "hit_union": 0.5 + a / 4,
+          "hit_routed": 0.55, "hit_oracle": 0.7} for d in ("musique", "hotpotqa")
+         for a in (0.0, 0.5, 1.0)]
+    )  # fmt: skip
+    lofo = pd.DataFrame(
+        [{"without": w, "dataset": d, "delta": 0.01} for w in ("none", "comparison_cues")
+         for d in ("musique", "hotpotqa")]
+    )  # fmt: skip
+    knobs = {"pool": ["question", "corpus"], "level": ["all", "hotpotqa"]}
+    with mock.patch("regime_core.experiments.router_train.breakdown", return_value=breakdown):
+        router_training = figures.router_training(training)
+    return [
+        figures.regime_shares(_shares()),
+        figures.t1_scatter(_t1_result()),
+        figures.t1_r2(_t1_result()),
+        figures.t2_hits(result),
+        figures.t2_deltas(result, "union_vs_q"),
+        figures.key_union_vs_q(figures.regime_deltas(table, cfg)),
+        figures.t3_drops(_t3_result(), "union_vs_knockout"),
+        figures.t3_drops(_t3_result(), "union_vs_entity"),
+        figures.selector_agreement(agreement),
+        router_training,
+        figures.router_coefficients(training),
+        figures.zero_shot_hits(transfer),
+        figures.alpha_sweep(sweep, alpha=0.25),
+        figures.leave_one_feature_out(lofo),
+        figures.specification_curve(
+            _many_readings(12), knobs, title="T3: a claim", estimate_label="Δ hit@5 (pp)",
+            percent=True,
+        ),
+        figures.specification_curve(
+            _many_readings(112), knobs, title="T3: a claim", estimate_label="Δ hit@5 (pp)",
+            percent=True, name="spec_curve_many",
+        ),
+        figures.regime_arms(summary, title="toy world", name="regimes_toy"),
+        figures.sweep(alpha, "alpha", k=1, name="sweep_alpha"),
+        figures.knockout_bars(knockout),
+    ]  # fmt: skip
+
+
+def _figure_functions() -> set[str]:
+    import inspect
+
+    from regime_core.book.figures import claims, router, teaching
+
+    return {
+        name
+        for module in (claims, router, teaching)
+        for name, obj in vars(module).items()
+        if inspect.isfunction(obj)
+        and obj.__module__ == module.__name__
+        and not name.startswith(("_", "plot_"))
+        and inspect.signature(obj).return_annotation in ("Figure", figures.Figure)
+    }
+
+
+def test_every_figure_function_is_checked(t2: tuple[Any, pd.DataFrame, Any]) -> None:
+    made = _every_figure(t2)
+    covered = {
+        "regime_shares", "t1_scatter", "t1_r2", "t2_hits", "t2_deltas", "key_union_vs_q",
+        "t3_drops", "selector_agreement", "router_training", "router_coefficients",
+        "zero_shot_hits", "alpha_sweep", "leave_one_feature_out", "specification_curve",
+        "regime_arms", "sweep", "knockout_bars",
+    }  # fmt: skip
+    assert _figure_functions() == covered
+    for fig in made:
+        fig.close()
+
+
+def test_each_caption_names_only_what_its_figure_draws(t2: tuple[Any, pd.DataFrame, Any]) -> None:
+    problems = {}
+    for fig in _every_figure(t2):
+        if fig.caption_problems():
+            problems[fig.name] = fig.caption_problems()
+        fig.close()
+    assert problems == {}
+
+
+def test_caption_check_catches_a_colour_the_figure_does_not_draw() -> None:
+    fig = figures.regime_shares(_shares())
+    assert fig.caption_problems() == []
+    wrong = figures.Figure(fig.figure, fig.name, fig.caption + " Red markers are above zero.",
+                           alt=fig.alt)  # fmt: skip
+    assert wrong.caption_problems() == [
+        "the caption names 'vermilion', which the figure does not draw"
+    ]
+    assert figures.Figure(fig.figure, "x", fig.caption, alt="x.png").caption_problems()
+    fig.close()
+
+
+_FORMULA_OR_CODE = re.compile(r"[¬∧∨]|\b[a-z0-9]+_[a-z0-9_]+\b")
+
+
+def test_labels_are_words_and_text_is_legible_on_a_phone(
+    t2: tuple[Any, pd.DataFrame, Any],
+) -> None:
+    import io
+
+    from PIL import Image
+
+    from regime_core.book.figures import encodings
+    from regime_core.runner.records import FIGURE_DPI
+
+    for fig in _every_figure(t2):
+        texts = [ax.get_title(loc) for ax in fig.figure.axes for loc in ("left", "center")]
+        texts += [t.get_text() for ax in fig.figure.axes for t in ax.get_yticklabels()]
+        texts += [t.get_text() for ax in fig.figure.axes for t in ax.get_xticklabels()]
+        offending = [t for t in texts if _FORMULA_OR_CODE.search(t)]
+        assert offending == [], f"{fig.name}: {offending}"
+        assert encodings.smallest_text(fig.figure) >= figures.SMALLEST_TEXT, fig.name
+        assert fig.figure.get_figwidth() <= figures.WIDTH + 1e-9, fig.name
+        # nothing sticks out of the figure (a wider PNG is shrunk more on a phone)
+        width = Image.open(io.BytesIO(fig.png())).size[0]
+        assert width <= figures.WIDTH * FIGURE_DPI + 25, f"{fig.name}: {width} px wide"
+        fig.close()
+
+
+def test_the_r2_axis_frames_the_fits_and_the_threshold() -> None:
+    fig = figures.t1_r2(_t1_result())
+    low, high = fig.figure.axes[0].get_xlim()
+    assert 0.6 < low < 0.78 and high == 1.0  # points 0.78-0.98, threshold 0.90
+    assert "arrow" in fig.caption  # the CI reaching 0.48 is cut at the edge
+    assert figures.claims.r2_axis_floor([0.2, 0.95], 0.9) == 0.16
+    fig.close()
+
+
+def test_specification_curves_draw_differences_in_points() -> None:
+    rows = _many_readings(12)
+    fig = figures.specification_curve(
+        rows, {"pool": ["question", "corpus"]}, title="T2", estimate_label="Δ (pp)", percent=True
+    )
+    drawn = np.concatenate([c.get_offsets()[:, 1] for c in fig.figure.axes[0].collections
+                            if len(c.get_offsets())])  # fmt: skip
+    assert np.nanmax(np.abs(drawn)) > 1  # 0.05 as a fraction is 5 points
+    fig.close()
+
+
+def test_the_png_carries_alt_text_caption_and_encodings(tmp_path) -> None:
+    from PIL import Image
+
+    from regime_core.book.figures import encodings
+
+    fig = figures.regime_shares(_shares())
+    text = Image.open(fig.save(tmp_path)).text
+    assert text[encodings.ALT_KEY] == fig.alt and text[encodings.CAPTION_KEY] == fig.caption
+    assert set(text[encodings.ENCODINGS_KEY].split(",")) >= {"blue", "green", "grey"}
+    assert float(text[encodings.SMALLEST_TEXT_KEY]) >= figures.SMALLEST_TEXT
+    fig.close()
 
 
 def test_no_plotting_code_outside_the_figures_module() -> None:

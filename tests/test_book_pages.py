@@ -19,7 +19,7 @@ from regime_core.book.build import toc_files
 from regime_core.book.sphinx import describe_choice, parse_reference
 
 BOOK = paths.REPO_ROOT / "book"
-ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare)\}`([^`]+)`")
+ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare|statement)\}`([^`]+)`")
 # Words that state a verdict or a significance: on a claim page they come from a role, never typed.
 VERDICT_WORDS = re.compile(
     r"\b(significant(ly)?|reproduced|direction only|smaller than reported|larger than reported"
@@ -131,7 +131,7 @@ def test_every_generated_sentence_names_a_claim_or_a_declared_run() -> None:
     for page in _prose_pages():
         for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
             role, target = match.groups()
-            if role in ("verdict", "claim", "robust") and target.strip() not in claims:
+            if role in ("verdict", "claim", "robust", "statement") and target.strip() not in claims:
                 unknown.append(f"{page.name}: {match.group(0)}")
             if role == "compare" and parse_reference(target).run not in runs:
                 unknown.append(f"{page.name}: {match.group(0)}")
@@ -258,26 +258,30 @@ ENCODER_NAMES: dict[str, str] = {"minilm": "MiniLM", "tfidf": "TF-IDF"}
 
 def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
     """The toy-world page and the exercises quote different numbers for the same arms because
-    their runs use different encoders; each page names every encoder its run uses, in any
-    profile, so a change of reproduce.yml cannot leave the prose behind."""
-    from regime_core.runner.reproduce import PROFILES, load_declarations
+    their runs use different encoders; each teaching page names every encoder the teaching runs
+    use, in any profile, so a change of reproduce.yml cannot leave the prose behind."""
+    from regime_core.registry import RUNS
+    from regime_core.runner.reproduce import PROFILES
+    from regime_core.teaching.lesson import LessonConfig
 
-    runs = load_declarations().runs
-    for run_id, pages in {
-        "toyworld": ("toyworld.md", "exercises.md"),
-        "exercises": ("exercises.md",),
-    }.items():
-        encoders = {runs[run_id].parameters_for(profile)["encoder"] for profile in PROFILES}
-        for page in pages:
-            text = (BOOK / "start" / page).read_text(encoding="utf-8")
-            for encoder in encoders:
-                assert ENCODER_NAMES[encoder] in text, f"{page} does not name {encoder} ({run_id})"
+    teaching = [run for run in RUNS.values() if run.config is LessonConfig]
+    encoders = {
+        run.config.from_parameters(**run.spec.parameters_for(profile)).encoder
+        for run in teaching
+        for profile in PROFILES
+    }
+    for run in teaching:
+        text = (paths.REPO_ROOT / f"{run.chapter}.md").read_text(encoding="utf-8")
+        for encoder in encoders:
+            assert ENCODER_NAMES[encoder] in text, f"{run.chapter} does not name {encoder}"
 
 
 def test_exercises_introduction_gives_no_solution_away() -> None:
-    """The page before the exercises quotes no number of the exercises' record."""
+    """The page before the exercises quotes no number of the exercises' record but how many
+    questions exercise 1 asks."""
     text = (BOOK / "start" / "exercises.md").read_text(encoding="utf-8")
-    assert not [m for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+    quoted = [m.group(2) for m in ROLE.finditer(text) if m.group(2).startswith("exercises:")]
+    assert quoted and all(q.startswith("exercises:exercise1_questions.") for q in quoted)
 
 
 def test_titles_have_no_number_prefixes_and_prose_names_no_notebook_number() -> None:
@@ -307,14 +311,16 @@ def test_titles_have_no_number_prefixes_and_prose_names_no_notebook_number() -> 
 def test_describe_choice_reads_each_kind_of_object() -> None:
     from regime_core import config, schema
     from regime_core.data.regimes import RegimeRules
+    from regime_core.data.toyworld.generator import ToyWorldConfig
+    from regime_core.experiments.common import RunConfig
 
     rules = describe_choice("regime_core.data.regimes.RegimeRules")
     by_name = {row[0]: row for row in rules.rows}
     assert set(by_name) == {f for f in RegimeRules.__dataclass_fields__}
     assert by_name["use_title"][1] == "True"
-    assert by_name["use_title"][2] == config.MEANINGS["use_title"].text
+    assert by_name["use_title"][2] == config.meaning([RegimeRules], "use_title").text
     assert by_name["normalization"][1] == "NormalizationRules()"
-    assert rules.kind == "dataclass" and "use_title" in rules.meaning_keys
+    assert rules.kind == "dataclass"
 
     hop = describe_choice("regime_core.schema.HOP_ORDER_RULES")
     assert [r[0] for r in hop.rows] == list(schema.HOP_ORDER_RULES)
@@ -324,16 +330,15 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
     assert sources.kind == "values"
     assert [r[0] for r in sources.rows] == list(schema.RELATION_SOURCES)
     assert sources.rows[-1][2] == "no sentence could be identified"
-    assert sources.summary == config.MEANINGS["RELATION_SOURCES"].text
+    assert sources.summary == config.meaning([schema], "RELATION_SOURCES").text
 
     alpha = describe_choice("regime_core.config.ALPHA")  # a default shares its field's meaning
-    assert alpha.rows == (("ALPHA", repr(config.ALPHA), config.MEANINGS["alpha"].text),)
-    assert alpha.kind == "value" and alpha.meaning_keys == ("alpha",)
+    assert alpha.rows == (("ALPHA", repr(config.ALPHA), config.meaning([RunConfig], "alpha").text),)
+    assert alpha.kind == "value"
 
     seed = describe_choice("regime_core.data.toyworld.generator.ToyWorldConfig")
-    assert dict((r[0], r[2]) for r in seed.rows)["seed"] == (
-        config.MEANINGS["ToyWorldConfig.seed"].text  # an owner's own meaning wins
-    )
+    own = config.meaning([ToyWorldConfig], "seed").text  # an owner's own meaning wins
+    assert dict((r[0], r[2]) for r in seed.rows)["seed"] == own != alpha.rows[0][2]
 
     text = describe_choice("regime_core.retrieval.document_text")
     assert text.rows[0][0].startswith("document_text(passage")
@@ -367,7 +372,7 @@ def test_every_row_of_our_reading_has_a_meaning() -> None:
     missing += [
         f"regime_core.config.{name}" for name, _, meaning in config_defaults() if not meaning
     ]
-    assert missing == [], "add a line to regime_core.config.MEANINGS for each"
+    assert missing == [], "write an attribute docstring (the string after the name) for each"
     unexplained = [
         c.name
         for c in map(describe_choice, _our_reading_choices())
@@ -376,28 +381,31 @@ def test_every_row_of_our_reading_has_a_meaning() -> None:
     assert unexplained == []
 
 
-def test_every_meaning_is_shown_and_lists_exactly_its_knobs_values() -> None:
-    """No meaning is left over from a renamed field, and a knob's alternatives are its values."""
-    from regime_core import config
-    from regime_core.book.sphinx import config_defaults
+def test_a_knob_s_meaning_lists_exactly_its_values() -> None:
+    """A constant that lists a knob's values explains each value, and nothing else."""
+    from regime_core.book.sphinx.choices import constant_meaning, import_dotted
 
-    choices = [describe_choice(name) for name in _our_reading_choices()]
-    used = {key for c in choices for key in c.meaning_keys}
-    used |= {config.meaning_key(name, ["config"]) for name, _, _ in config_defaults()}
-    assert sorted(set(config.MEANINGS) - used) == []
-    for choice in choices:
-        for key in choice.meaning_keys:
-            alternatives = config.MEANINGS[key].alternatives
-            if alternatives and choice.kind == "values":
-                assert list(alternatives) == [name for name, _, _ in choice.rows], choice.name
+    for name in _our_reading_choices():
+        obj, module, attribute = import_dotted(name.removesuffix("()"))
+        if isinstance(obj, tuple | dict) and not isinstance(obj, type):
+            found = constant_meaning(module, attribute)
+            if found is not None and found.alternatives:
+                assert list(found.alternatives) == [str(v) for v in obj], name
 
 
 def test_meanings_are_plain_text() -> None:
     """One line of plain English each: no reST or Markdown markup, no line breaks."""
-    from regime_core import config
+    from regime_core.book.sphinx import config_defaults
+    from regime_core.book.sphinx.choices import import_dotted
 
-    texts = [m.text for m in config.MEANINGS.values()]
-    texts += [t for m in config.MEANINGS.values() for t in m.alternatives.values()]
+    def written_as_docstrings(name: str) -> bool:  # a mapping's values are the code's own text
+        obj = import_dotted(name.removesuffix("()"))[0]
+        return (not isinstance(obj, dict) and not callable(obj)) or isinstance(obj, type)
+
+    choices = [describe_choice(name) for name in _our_reading_choices()]
+    texts = [meaning for c in choices if written_as_docstrings(c.name) for _, _, meaning in c.rows]
+    texts += [c.summary for c in choices if c.kind == "values"]
+    texts += [meaning for _, _, meaning in config_defaults()]
     marked = [t for t in texts if re.search(r"[`*\n]|:\w+:|\b_\w+_\b", t)]
     assert marked == []
     # the glossary's words too; k is a knob there, so hit@k and recall@k (the registry's
@@ -412,31 +420,39 @@ def test_meanings_are_plain_text() -> None:
     assert variants == []
 
 
-def test_the_cli_page_shows_help_without_markup() -> None:
-    """The commands' help comes from module docstrings written in reST; the page shows it as
-    a terminal would, so the markup is dropped, not printed."""
-    from regime_core.book.sphinx import cli_reference_lines
+def test_the_cli_page_is_generated_from_the_parser() -> None:
+    """sphinx-argparse renders the page from ``build_parser``: nothing about a command is typed."""
     from regime_core.cli import build_parser
 
-    text = "\n".join(cli_reference_lines(build_parser()))
-    assert "regime annotate" in text and "regime route train" in text
-    assert re.findall(r"``|:(?:func|data|class|mod|meth):`", text) == []
+    text = (BOOK / "reference" / "cli.rst").read_text(encoding="utf-8")
+    assert ".. argparse::\n   :module: regime_core.cli\n   :func: build_parser\n" in text
+    assert build_parser().prog == "regime"
+
+
+def _automodules(text: str) -> list[str]:
+    return re.findall(r"^\.\. automodule:: (\S+)$", text, re.MULTILINE)
 
 
 def test_every_module_has_an_api_page_in_the_toc() -> None:
     """One page per wing of the package under book/reference/api/, in the toc in the order of
-    the index, each documenting its wing; every public module is on exactly one page."""
+    the index; each page documents the modules of its wing (automodule), and the index lists
+    every one of them (autosummary): a module added to the package and not to its page fails
+    here."""
     from regime_core.book.sphinx import api_wings, public_modules
 
     wings = api_wings()
     pages = sorted(p.stem for p in (BOOK / "reference" / "api").glob("*.rst"))
     assert pages == sorted(wings)
-    for wing in wings:
+    index = (BOOK / "reference" / "api.rst").read_text(encoding="utf-8")
+    listed = re.findall(r"^   (regime_core\S*)$", index, re.MULTILINE)
+    for wing, modules in wings.items():
         text = (BOOK / "reference" / "api" / f"{wing}.rst").read_text(encoding="utf-8")
-        assert f".. regime-api:: {wing}\n" in text
+        assert _automodules(text) == modules, f"book/reference/api/{wing}.rst"
+        assert f":doc:`api/{wing}`" in index
+    assert listed == [m for modules in wings.values() for m in modules]
     toc = [e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/reference/api")]
     assert toc == ["book/reference/api", *(f"book/reference/api/{w}" for w in wings)]
-    assert sorted(m for modules in wings.values() for m in modules) == public_modules()
+    assert sorted(listed) == public_modules()
 
 
 # --- the real book over the quick profile's records -----------------------------------------------
@@ -596,8 +612,8 @@ def _plain(text: str) -> str:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any) -> None:
-    """Each {verdict}, {claim}, {robust} and {compare} on a rendered page says exactly what the
-    records say, recomputed here from the quick run's records."""
+    """Each {verdict}, {claim}, {robust}, {statement} and {compare} on a rendered page says
+    exactly what the records (and paper_claims.yml) say, recomputed here from the quick run's."""
     from regime_core.paper import load_claims
     from regime_core.runner.verdicts import (
         claim_sentence,
@@ -625,6 +641,8 @@ def test_every_generated_sentence_matches_its_record(html: Path, quick_run: Any)
                 expected.append(("regime-claim-text", claim_sentence(judged[target])))
             elif role == "robust":
                 expected.append(("regime-claim-text", robustness_phrase(judged[target].robustness)))
+            elif role == "statement":  # the claim as paper_claims.yml states it
+                expected.append(("regime-claim-text", judged[target].claim.claim))
             elif role == "compare":
                 ref = parse_reference(target)
                 node = quick_run.record(ref.run)["numbers"]
@@ -760,3 +778,16 @@ def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
         links = [href.split("#")[0] for href in row[0][1]]
         assert links == [f"../{claim.chapter.removeprefix('book/')}.html"], claim.id
         assert row[0][0].startswith(claim.label), claim.id
+
+
+def test_the_exercises_run_on_the_toy_worlds_encoder_in_every_profile() -> None:
+    """The exercises quote hit rates of the toy world that the toy-world page also reports:
+    the two runs must share the world and the encoder, whatever the profile."""
+    from regime_core.runner.declarations import PROFILES
+    from regime_core.runner.reproduce import load_declarations
+
+    runs = load_declarations().runs
+    for profile in PROFILES:
+        toy, exercises = (runs[r].parameters_for(profile) for r in ("toyworld", "exercises"))
+        for name in ("encoder", "seed", "n_questions"):
+            assert toy.get(name) == exercises.get(name), (profile, name)

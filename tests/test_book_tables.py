@@ -68,7 +68,7 @@ def test_t2_table_calls_either_direction_significant_and_notes_the_adjustment() 
     row = shown.frame.iloc[0]
     assert row["significant (either direction)"] == "yes"
     assert row["union − q, pp [95% CI]"] == "-45.2 [-60.0, -30.0]"
-    assert row["cell (regime)"] == "P1 ∧ P2 (Q-dominant)"
+    assert row["cell (regime)"] == "question and bridge name it (Q-dominant)"
     assert row["Holm p"] == "< 0.001"
     assert "not adjusted" in shown.note and "Holm" in shown.note and "60 tests" in shown.note
 

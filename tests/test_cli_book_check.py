@@ -35,6 +35,10 @@ def test_json_lists_every_problem_and_exits_1(tmp_path: Path, book_build: Path, 
         "markup": 4,
         "link": 3,
         "figure": 2,
+        "alt": 2,
+        "caption": 2,
+        "placeholder": 2,
+        "script": 1,
     }
     assert {"page": "stderr.html", "kind": "stderr", "detail": "stderr output: (empty)"} in (
         payload["problems"]

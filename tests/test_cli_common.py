@@ -61,3 +61,54 @@ def test_the_regime_parser_knows_every_command() -> None:
     commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert {"embed", "demo", "retrieve", "verdicts", "book-check", "route"} <= set(commands)
     assert commands["book-check"].parse_args(["--work", "w"]).work.name == "w"
+
+
+# --- issue 22: values checked where they are parsed --------------------------------------------
+
+
+def _options(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> Any:
+    """``(subcommand path, action)`` for every action of every (sub)parser."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, (*prefix, name))
+        else:
+            yield prefix, action
+
+
+def test_no_option_takes_a_bare_path_type() -> None:
+    from pathlib import Path
+
+    bare = [(p, a.dest) for p, a in _options(build_parser()) if a.type is Path]
+    assert bare == []  # Path("") is the current directory: every path option is path_value
+
+
+def test_every_path_and_name_option_refuses_an_empty_value(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from regime_core.cli._common import name_value, path_value
+
+    parser = build_parser()
+    checked = 0
+    for prefix, action in _options(parser):
+        if action.type not in (path_value, name_value) or not action.option_strings:
+            continue
+        for value in ("", "  "):
+            with pytest.raises(SystemExit) as exit_:
+                parser.parse_args([*prefix, action.option_strings[0], value])
+            assert exit_.value.code == 2
+            err = capsys.readouterr().err
+            assert f"argument {action.option_strings[0]}: an empty" in err, err
+            checked += 1
+    # --work, --data-dir, --out, --encoder, --model, --run-file, ... of every command
+    assert checked >= 2 * 20
+
+
+def test_json_text_is_valid_json_with_non_finite_numbers_as_null() -> None:
+    import json
+
+    from regime_core.cli._common import json_text
+
+    text = json_text({"hit@5": float("nan"), "xs": (1.5, float("-inf")), "n": 0})
+    assert json.loads(text) == {"hit@5": None, "xs": [1.5, None], "n": 0}
+    assert "NaN" not in text and "Infinity" not in text

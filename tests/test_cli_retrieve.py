@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import two_hop_example
+from helpers import settings
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
@@ -118,7 +119,12 @@ def test_retrieve_prints_one_json_object_matching_the_api(work, capsys):
     examples = load_examples(DATASET, split="dev", work=work)
     encoder = get_encoder("tfidf", corpus=[document_text(p) for p in corpus_passages(examples)])
     ranking = retrieve(
-        examples, "union", encoder=encoder, store=EmbeddingStore(paths.embeddings_dir(work))
+        examples,
+        "union",
+        settings(),
+        encoder=encoder,
+        store=EmbeddingStore(paths.embeddings_dir(work)),
+        depth=10,
     )
     ranks = ranking.target_ranks
     for k in config.K_VALUES:
@@ -168,7 +174,7 @@ def test_retrieve_human_output(work, capsys):
     argv = ["retrieve", DATASET, "--arm", "knockout", "--encoder", "tfidf"]
     assert cli.main([*argv, "--work", str(work)]) == 0
     assert "questions ranked: 2 of 3" in capsys.readouterr().out  # d2 has no B_rel
-    argv = [*argv, "--knockout-single", "drop"]
+    argv = [*argv, "--knockout-single", "exclude"]
     assert cli.main([*argv, "--work", str(work)]) == 0
     out = capsys.readouterr().out
     assert "questions ranked: 1 of 3" in out  # and d3's bridge is B_rel alone
@@ -188,11 +194,22 @@ def test_retrieve_reports_user_errors(work, capsys, tmp_path):
         cli.main(["retrieve", DATASET, "--arm", "both"])
 
 
-@pytest.mark.parametrize("alpha", ["-1", "nan", "inf"])
-def test_retrieve_rejects_alpha_as_the_configs_do(work, capsys, alpha):
+@pytest.mark.parametrize("alpha", ["-1", "nan", "inf", "1e39", "1e19", "abc"])
+def test_retrieve_refuses_alpha_at_parsing_naming_it(work, capsys, alpha):
+    # 1e39 overflows float32; 1e19 fits, but |q + α·b|² does not (regime_core.limits)
     argv = ["retrieve", DATASET, "--arm", "union", "--encoder", "tfidf", "--work", str(work)]
-    assert cli.main([*argv, "--alpha", alpha]) == 2
-    assert "--alpha must be a finite number >= 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv, "--alpha", alpha])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "argument --alpha" in err
+    assert "[0, 1e+18]" in err or "not a number" in err
+
+
+def test_retrieve_accepts_the_largest_alpha_and_ranks_by_the_bridge_side(work, capsys):
+    argv = ["retrieve", DATASET, "--arm", "union", "--encoder", "tfidf", "--work", str(work)]
+    assert cli.main([*argv, "--alpha", "1e18", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["alpha"] == 1e18 and 0 <= result["hit@5"] <= 1
 
 
 @pytest.mark.parametrize("where", ["directory", "under_a_file"])
@@ -212,3 +229,96 @@ def test_retrieve_bad_run_file_is_an_error_before_any_work(
     err = capsys.readouterr().err
     assert f"--run-file: cannot write {target}" in err
     assert ("is a directory" if where == "directory" else "is not a directory") in err
+
+
+# --- issue 22: outputs only where they should go -----------------------------------------------
+
+
+def _work_with_id(tmp_path: Path, qid: str) -> Path:
+    p = _passages()
+    pool = [p["oats"], p["mill"], p["corrib"], p["fenn"]]
+    example = _example(qid, "dev", "Who built Harrow Mill?", pool, relation_sentence=1)
+    prepared = paths.prepared_dir(tmp_path / "w")
+    prepared.mkdir(parents=True)
+    write_prepared_examples(prepared, DATASET, (json.dumps(example.to_dict()) + "\n").encode())
+    return tmp_path / "w"
+
+
+@pytest.mark.parametrize("qid", ["d 1", "d\t1", "d\x001", "d\n1", "d\u20281", "d\x1f"])
+def test_ids_that_break_the_trec_columns_are_refused_before_anything_is_written(
+    tmp_path, capsys, monkeypatch, qid
+):
+    from regime_core import retrieval
+
+    work = _work_with_id(tmp_path, qid)
+
+    def never(*args, **kwargs):
+        raise AssertionError("retrieval ran although the run file cannot hold the ids")
+
+    monkeypatch.setattr(retrieval, "retrieve_arms", never)
+    run = tmp_path / "out" / "q.run"
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    assert cli.main([*argv, "--run-file", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"query id {qid!r}" in err and "whitespace or control characters" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_file_that_is_a_fifo_or_a_dangling_link_is_refused_before_any_work(
+    work, tmp_path, capsys, monkeypatch
+):
+    import os
+
+    from regime_core import retrieval
+
+    def never(*args, **kwargs):
+        raise AssertionError("retrieval ran although the run file cannot be written")
+
+    monkeypatch.setattr(retrieval, "retrieve_arms", never)
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    dangling = tmp_path / "run.link"
+    dangling.symlink_to(tmp_path / "nowhere" / "run.trec")
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    for target, said in ((fifo, "it is a FIFO"), (dangling, "which does not exist")):
+        assert cli.main([*argv, "--run-file", str(target)]) == 2
+        assert said in capsys.readouterr().err
+    assert fifo.is_fifo() and dangling.is_symlink() and not (tmp_path / "nowhere").exists()
+
+
+def test_a_symlinked_run_file_has_its_target_written_and_stays_a_link(work, tmp_path, capsys):
+    real = tmp_path / "runs" / "q.trec"
+    real.parent.mkdir()
+    real.write_text("old\n")
+    link = tmp_path / "q.run"
+    link.symlink_to(real)
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    result = _run_json(capsys, [*argv, "--run-file", str(link), "--json"])
+    assert link.is_symlink() and real.read_text().startswith("d1 Q0 ")
+    assert Path(result["qrels_file"]).read_text().startswith("d1 0 ")
+
+
+@pytest.mark.parametrize("option", ["--work", "--run-file", "--encoder"])
+def test_empty_values_are_errors_at_parsing(work, capsys, option):
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([*argv, option, ""])
+    assert exit_.value.code == 2
+    assert f"argument {option}: an empty" in capsys.readouterr().err
+
+
+def test_a_fifo_among_the_shards_does_not_hang_retrieve(work, capsys):
+    import os
+    import signal
+
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work), "--json"]
+    first = _run_json(capsys, argv)
+    (store,) = paths.embeddings_dir(work).iterdir()
+    os.mkfifo(store / "shard-fifo.emb")
+    signal.alarm(30)  # a blocking open would end the test here
+    try:
+        with pytest.warns(UserWarning, match=r"shard-fifo\.emb is not a shard of this encoder"):
+            again = _run_json(capsys, argv)
+    finally:
+        signal.alarm(0)
+    assert again == first and (store / "shard-fifo.emb").is_fifo()

@@ -102,7 +102,7 @@ def test_route_input_errors(capsys: Any, argv: list[str], message: str) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("not json {", "not valid JSON"),
+        ("not json {", "malformed JSON"),
         ('{"format": "regime-router", "format_version": 1}', "missing key"),
         ("[1, 2]", "expected a JSON object"),
     ],

@@ -232,3 +232,192 @@ def test_cli_stats_table_and_errors(
     argv = ["data", "prepare", "--data-dir", str(FIXTURES), "--work", str(tmp_path)]
     assert main([*argv, "--split", "no-equals-sign"]) == 2
     assert "--split expects KEY=VALUE" in capsys.readouterr().err
+
+
+# --- issue 22: every input accounted for -------------------------------------------------------
+
+
+def _musique_data(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    shutil.copytree(FIXTURES / "musique", data / "musique")
+    return data
+
+
+MUSIQUE_SPLITS = {"musique/dev.jsonl": "dev", "musique/train.json": "train"}
+
+
+def _make(kind: str, path: Path) -> None:
+    import os
+
+    if kind == "dangling_link":
+        path.symlink_to(path.parent / "gone.jsonl")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+        (path / "notes.txt").write_text("a directory named like a data file\n")
+    else:
+        raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["dangling_link", "fifo", "directory"])
+def test_an_unusable_data_file_is_an_error_naming_it_and_nothing_is_written(
+    tmp_path: Path, kind: str
+) -> None:
+    data = _musique_data(tmp_path)
+    _make(kind, data / "musique" / "extra.jsonl")
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match=r"musique/extra\.jsonl: a data file that cannot be read"):
+        prepare(data, out, ("musique",), splits=MUSIQUE_SPLITS)
+    assert not (out / "musique.jsonl").exists()
+
+
+@pytest.mark.parametrize("kind", ["dangling_link", "fifo", "directory"])
+def test_with_the_flag_an_unusable_file_is_a_listed_exclusion(
+    tmp_path: Path, kind: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _musique_data(tmp_path)
+    baseline = prepare(data, tmp_path / "base", ("musique",), splits=MUSIQUE_SPLITS)
+    _make(kind, data / "musique" / "extra.jsonl")
+    argv = ["data", "prepare", "--data-dir", str(data), "--work", str(tmp_path / "w")]
+    argv += ["--dataset", "musique", "--exclude-unreadable"]
+    argv += [f"--split={rel}={split}" for rel, split in MUSIQUE_SPLITS.items()]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "left out (cannot be read): musique/extra.jsonl" in out
+    manifest = json.loads((tmp_path / "w" / "prepared" / "manifest.json").read_text())
+    (entry,) = manifest["unreadable_files"]
+    assert entry["path"] == "musique/extra.jsonl" and entry["reason"]
+    counts = manifest["datasets"]["musique"]
+    assert counts["questions"] == baseline["datasets"]["musique"]["questions"]
+    assert "unreadable_files" not in baseline  # absent when nothing was excluded
+
+
+def test_an_unreadable_file_is_excluded_with_the_flag(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from regime_core import integrity
+
+    data = _musique_data(tmp_path)
+    real = os.open
+
+    def deny(path: Any, *args: Any, **kwargs: Any) -> int:
+        if str(path).endswith("train.json"):  # root reads any mode: simulate the denial
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(integrity.os, "open", deny)
+    manifest = prepare(
+        data, tmp_path / "out", ("musique",), splits=MUSIQUE_SPLITS, exclude_unreadable=True
+    )
+    assert manifest["unreadable_files"] == [
+        {"path": "musique/train.json", "reason": "permission denied"}
+    ]
+    assert manifest["datasets"]["musique"]["questions"]["train"] == 0
+
+
+def test_a_symlinked_directory_is_read_once_even_in_a_loop(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "musique").symlink_to(FIXTURES / "musique", target_is_directory=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "back").symlink_to(data, target_is_directory=True)
+    (data / "loop").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    manifest = prepare(data, tmp_path / "out", ("musique",), splits=MUSIQUE_SPLITS)
+    files = [f["path"] for f in manifest["datasets"]["musique"]["files"]]
+    assert files == ["musique/dev.jsonl", "musique/train.json"]
+
+
+@pytest.mark.parametrize(
+    ("option", "match"),
+    [
+        ("musique/x.json=test", r"the split must be one of \('dev', 'train'\)"),
+        ("x.json=dev", r"--split x\.json=dev: no such file under .*its data files: musique/dev"),
+        ("musique/README.md=dev", "no such file"),
+        ("musique/dev.jsonl=dev", None),
+    ],
+)
+def test_a_split_option_must_name_a_data_file(
+    tmp_path: Path, option: str, match: str | None
+) -> None:
+    data = _musique_data(tmp_path)
+    splits = {**MUSIQUE_SPLITS, option.split("=")[0]: option.split("=")[1]}
+    if match is None:
+        prepare(data, tmp_path / "out", ("musique",), splits=splits)
+        return
+    with pytest.raises(ValueError, match=match):
+        prepare(data, tmp_path / "out", ("musique",), splits=splits)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_split_that_contradicts_the_registry_or_itself_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data" / "musique" / "migres"
+    data.mkdir(parents=True)
+    shutil.copyfile(FIXTURES / "musique" / "dev.jsonl", data / "musique.json")
+    with pytest.raises(ValueError, match="the registry knows this file as the dev split"):
+        prepare(tmp_path / "data", tmp_path / "out", ("musique",), splits={
+            "musique/migres/musique.json": "train"
+        })  # fmt: skip
+    argv = ["data", "prepare", "--data-dir", str(tmp_path / "data"), "--work", str(tmp_path)]
+    argv += ["--split", "a.json=dev", "--split", "a.json=train"]
+    assert main(argv) == 2
+    assert "--split a.json: given twice, as 'dev' and 'train'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda line: line.replace('"_id": "w1"', '"_id": true'), r"field '_id' must be str/int"),
+        (lambda line: line.replace('"_id": "w1"', '"_id": ""'), "field '_id' must be a non-empty"),
+        (lambda line: line.replace('"_id": "w1"', '"_id": "w\\u0000"'), "control characters"),
+        (lambda line: line.replace('"director"', "NaN", 1), r"field 'evidences\[0\]\[1\]': NaN"),
+        (lambda line: line.replace('"director"', "7", 1), r"'evidences\[0\]\[1\]' must be a str"),
+        (lambda line: line.replace('{"_id": "w1",', '{"_id": "w1", "_id": "w2",'), "appears twice"),
+        (lambda line: line.replace('"type"', '"type": "x", "type"', 1), "'type' appears twice"),
+    ],
+)
+def test_wrongly_typed_or_ambiguous_fields_name_file_record_and_field(
+    tmp_path: Path, edit: Any, match: str
+) -> None:
+    from regime_core.data.readers import read_file
+
+    first = (FIXTURES / "2wikimultihopqa" / "dev_rows.jsonl").read_text().splitlines()[0]
+    path = tmp_path / "dev.jsonl"
+    path.write_text(first + "\n" + edit(first) + "\n")
+    with pytest.raises(ValueError, match=match) as info:
+        read_file(path, split="dev")
+    assert str(path) in str(info.value) and "line 2" in str(info.value)
+
+
+def test_stats_of_a_hand_written_entry_says_why_it_has_no_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_prepared_examples(tmp_path / "prepared", "musique", b"")  # no counts recorded
+    assert main(["data", "stats", "musique", "--work", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "holds no counts" in err and "write_prepared_examples" in err
+    assert "Traceback" not in err and "KeyError" not in err
+
+
+def test_a_fifo_as_the_manifest_is_an_error_not_a_hang(
+    work: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import signal
+
+    copy = tmp_path / "w"
+    shutil.copytree(work, copy)
+    (copy / "prepared" / "manifest.json").unlink()
+    os.mkfifo(copy / "prepared" / "manifest.json")
+    signal.alarm(20)  # a blocking open would end the test here instead of hanging the suite
+    try:
+        assert main(["data", "stats", "musique", "--work", str(copy)]) == 2
+        with pytest.raises(ValueError, match=r"manifest\.json: it is a FIFO"):
+            load_examples("musique", work=copy)
+    finally:
+        signal.alarm(0)
+    assert "it is a FIFO (named pipe), not a regular file" in capsys.readouterr().err

@@ -105,7 +105,7 @@ def test_rerun_is_byte_identical(prepared: Path, real_data_dir: Path, tmp_path: 
 
 
 def test_ircot_and_original_give_the_same_passage_ids(real_data_dir: Path) -> None:
-    reads, _ = read_data_dir(real_data_dir, ["hotpotqa"])
+    reads = read_data_dir(real_data_dir, ["hotpotqa"]).reads
     ircot = {q.id: q for r in reads if r.display == IRCOT_FILE for q in r.questions}
     original = {q.id: q for r in reads if r.display != IRCOT_FILE for q in r.questions}
     shared = sorted(set(ircot) & set(original))
@@ -117,7 +117,7 @@ def test_ircot_and_original_give_the_same_passage_ids(real_data_dir: Path) -> No
 
 
 def test_ircot_typing_rule_agrees_with_original_types(real_data_dir: Path) -> None:
-    reads, _ = read_data_dir(real_data_dir, ["hotpotqa"])
+    reads = read_data_dir(real_data_dir, ["hotpotqa"]).reads
     seen = {q.id: q for r in reads if r.fmt == "hotpot_original" for q in r.questions}
     agree = 0
     for q in seen.values():

@@ -168,7 +168,7 @@ def test_sparse_shards_stay_sparse_and_read_back_identical() -> None:
     dense = np.zeros((5, 50), dtype=np.float32)
     dense[np.arange(5), rng.integers(0, 50, 5)] = 1.0
     keys = [text_key("document", str(i)) for i in range(5)]
-    blob = encode_shard(keys, dense)
+    blob = encode_shard(keys, dense, "test")
     _, sparse = decode_shard(blob, dense=False)
     assert not isinstance(sparse, np.ndarray)
     np.testing.assert_array_equal(sparse.toarray(), decode_shard(blob)[1])

@@ -1,13 +1,26 @@
-"""pyproject.toml and environment.yml must describe the same environment."""
+"""pyproject.toml, environment.yml and binder/ must describe the same environment, with the CPU
+build of torch wherever an index is named."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _project() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def cpu_index() -> str:
+    """PyTorch's CPU wheel index, as the Makefile names it (the one place it is set)."""
+    match = re.search(r"^TORCH_CPU_INDEX \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert match, "Makefile: no TORCH_CPU_INDEX"
+    return match.group(1)
 
 
 def _pins(requirements: list[str]) -> dict[str, str]:
@@ -20,16 +33,53 @@ def _pins(requirements: list[str]) -> dict[str, str]:
     return pins
 
 
+def _environment_pip_section() -> list[str]:
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    return next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+
+
 def test_pyproject_and_environment_yml_pin_the_same_packages() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = _project()
     declared = list(project["dependencies"])
     for extra in project["optional-dependencies"].values():
         declared += extra
-    env = yaml.safe_load((ROOT / "environment.yml").read_text())
-    pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert _pins(declared) == _pins(pip_section)
+    requirements = [r for r in _environment_pip_section() if not r.startswith("-")]
+    assert _pins(declared) == _pins(requirements)
+
+
+def test_environment_yml_takes_torch_from_the_cpu_index() -> None:
+    options = [r for r in _environment_pip_section() if r.startswith("-")]
+    assert options == [f"--extra-index-url {cpu_index()}"]
 
 
 def test_torch_is_pinned_exactly() -> None:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert "torch==2.13.0" in project["dependencies"]
+    assert "torch==2.13.0" in _project()["dependencies"]
+
+
+def test_binder_installs_the_package_without_extras_and_with_cpu_torch() -> None:
+    lines = [
+        line.strip()
+        for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    assert lines == [f"--extra-index-url {cpu_index()}", "-e ."]
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
+    version = runtime.removeprefix("python-")
+    assert runtime.startswith("python-") and re.fullmatch(r"3\.\d+", version), runtime
+    # the Python Binder builds is one the project supports
+    from packaging.specifiers import SpecifierSet
+
+    assert version + ".0" in SpecifierSet(_project()["requires-python"])
+
+
+def test_binder_opens_the_toy_world() -> None:
+    post_build = ROOT / "binder" / "postBuild"
+    assert post_build.stat().st_mode & 0o111, "binder/postBuild must be executable"
+    match = re.search(r'default_url = "/lab/tree/(\S+)"', post_build.read_text())
+    assert match and match.group(1) == "notebooks/00_toyworld.ipynb"
+    assert (ROOT / match.group(1)).is_file()
+
+
+def test_the_pages_workflow_takes_torch_from_the_cpu_index() -> None:
+    workflow = (ROOT / ".github" / "workflows" / "book.yml").read_text()
+    assert f"--extra-index-url {cpu_index()}" in workflow

@@ -12,26 +12,22 @@ import numpy as np
 import pandas as pd
 import pytest
 from builders import two_hop_example
+from helpers import settings
 
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, regime_table
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.encoders import EmbeddingStore
-from regime_core.experiments.common import (
+from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
+from regime_core.experiments.context import Context
+from regime_core.experiments.outcomes import (
     OUTCOME_COLUMNS,
-    OUTCOME_SETTINGS,
-    SAMPLE_SETTINGS,
-    ExperimentConfig,
     bridge_entity_mention,
     collect_outcomes,
-    compare_arms,
-    ids_hash,
     mention_is_title,
     outcome_table,
-    sample_examples,
-    sample_ids,
-    settings_of,
-    table_numbers,
 )
+from regime_core.experiments.sampling import ids_hash, sample_examples, sample_ids
+from regime_core.retrieval.settings import hop2_candidates
 from regime_core.schema import Example, Passage
 
 
@@ -176,7 +172,7 @@ def test_bridge_mention_prefers_b_rel() -> None:
 
 def test_outcome_table_rows_columns_and_ranges(world: list[Example], tmp_path) -> None:
     store = EmbeddingStore(tmp_path / "emb")
-    table = outcome_table(world, encoder=HashingEncoder(), store=store, k=5)
+    table = outcome_table(world, settings(k=5), encoder=HashingEncoder(), store=store)
     assert tuple(table.columns) == OUTCOME_COLUMNS
     missing = table.attrs["missing"]
     for arm, group in table.groupby("arm"):
@@ -198,9 +194,9 @@ def test_outcome_table_rows_columns_and_ranges(world: list[Example], tmp_path) -
 def test_outcome_table_entity_source_changes_only_entity(world: list[Example], tmp_path) -> None:
     store = EmbeddingStore(tmp_path / "emb")
     enc = HashingEncoder()
-    bridge = outcome_table(world, encoder=enc, store=store, arms=("q", "entity"))
+    bridge = outcome_table(world, settings(), encoder=enc, store=store, arms=("q", "entity"))
     plain = outcome_table(
-        world, encoder=enc, store=store, arms=("q", "entity"), entity_source="example"
+        world, settings(entity_source="example"), encoder=enc, store=store, arms=("q", "entity")
     )
     pd.testing.assert_frame_equal(
         bridge[bridge["arm"] == "q"].reset_index(drop=True),
@@ -217,12 +213,9 @@ def test_collect_outcomes_warm_rerun_encodes_nothing(world: list[Example], tmp_p
         calls.append(len(corpus))
         return HashingEncoder()
 
-    first = collect_outcomes(
-        cfg, ("q", "union"), work=tmp_path, examples={"toyworld": world}, encoder_factory=factory
-    )
-    second = collect_outcomes(
-        cfg, ("q", "union"), work=tmp_path, examples={"toyworld": world}, encoder_factory=factory
-    )
+    context = Context(work=tmp_path, examples={"toyworld": world}, encoder_factory=factory)
+    first = collect_outcomes(cfg, ("q", "union"), context)
+    second = collect_outcomes(cfg, ("q", "union"), context)
     assert first.n_encoded > 0 and second.n_encoded == 0
     assert second.n_cached == first.n_encoded + first.n_cached
     pd.testing.assert_frame_equal(first.table, second.table)
@@ -242,7 +235,9 @@ def test_queries_without_negatives_get_nan_auc_not_an_error(world: list[Example]
         world[0], id="tiny", pool=(world[0].bridge, world[0].target)
     )  # bridge excluded -> the target is the only candidate
     store = EmbeddingStore(tmp_path / "emb")
-    table = outcome_table([tiny, *world[1:6]], encoder=HashingEncoder(), store=store, arms=("q",))
+    table = outcome_table(
+        [tiny, *world[1:6]], settings(), encoder=HashingEncoder(), store=store, arms=("q",)
+    )
     row = table.set_index("qid").loc["tiny"]
     assert row["rank"] == 1 and row["hit@5"] == 1.0 and row["mrr"] == 1.0
     assert np.isnan(row["auc"]) and np.isnan(row["margin"])
@@ -251,7 +246,7 @@ def test_queries_without_negatives_get_nan_auc_not_an_error(world: list[Example]
     # where defined, the values are those of Ranking.per_query_metrics
     from regime_core.retrieval import retrieve
 
-    ranking = retrieve(world[1:6], "q", encoder=HashingEncoder(), store=store)
+    ranking = retrieve(world[1:6], "q", settings(), encoder=HashingEncoder(), store=store, depth=10)
     expected = ranking.per_query_metrics(k_values=(5,), metrics=["auc", "margin"])
     got = others.set_index("qid").loc[expected.index, ["auc", "margin"]]
     np.testing.assert_allclose(got.to_numpy(), expected.to_numpy())
@@ -265,49 +260,67 @@ def _with_pool_size(example: Example, n_candidates: int) -> Example:
 
 
 def test_tiny_pools_are_excluded_before_sampling_and_counted(world: list[Example]) -> None:
-    from regime_core.experiments.common import hop2_candidates, is_tiny_pool, sample_examples
-
     examples = [
         _with_pool_size(ex, 5) if i % 4 == 0 else _with_pool_size(ex, 6)
         for i, ex in enumerate(world[:40])
     ]
-    assert hop2_candidates(examples[0]) == 5 and hop2_candidates(examples[1]) == 6
+    assert hop2_candidates(examples[0], True) == 5 and hop2_candidates(examples[1], True) == 6
     assert hop2_candidates(examples[0], exclude_bridge=False) == 6
-    assert is_tiny_pool(examples[0], k=5) and not is_tiny_pool(examples[1], k=5)
-    assert not is_tiny_pool(examples[0], k=5, pool="corpus")  # a corpus is never tiny
+    at_k5 = settings(k=5, tiny_pools="exclude")
+    assert at_k5.is_tiny_pool(examples[0]) and not at_k5.is_tiny_pool(examples[1])
+    assert not settings(k=5, pool="corpus").is_tiny_pool(examples[0])  # never tiny
     dataset = examples[0].dataset
-    kept = sample_examples(examples, None, seed=0, dataset=dataset, split="dev", k=5)
-    assert kept.n == 40 and kept.n_tiny_pool == 0  # "keep" is sample_examples' own default
-    excluded = sample_examples(
-        examples, None, seed=0, dataset=dataset, split="dev", k=5, tiny_pools="exclude"
+    kept = sample_examples(examples, None, seed=0, dataset=dataset, split="dev")
+    assert kept.n == 40 and kept.n_tiny_pool == 0  # without settings every item is eligible
+    keep = sample_examples(
+        examples, None, seed=0, dataset=dataset, split="dev", settings=settings(tiny_pools="keep")
     )
+    assert keep.n == 40 and keep.n_tiny_pool == 0
+    excluded = sample_examples(examples, None, seed=0, dataset=dataset, split="dev", settings=at_k5)
     assert excluded.n_tiny_pool == 10 and excluded.n == 30
     assert {ex.id for ex in excluded.examples} == {ex.id for ex in examples[1::4]} | {
-        ex.id for ex in examples if not is_tiny_pool(ex, 5)
+        ex.id for ex in examples if not at_k5.is_tiny_pool(ex)
     }
     assert len(excluded.corpus) == len(kept.corpus)  # the corpus stays the whole split's
     at_k4 = sample_examples(
-        examples, None, seed=0, dataset=dataset, split="dev", k=4, tiny_pools="exclude"
-    )
+        examples, None, seed=0, dataset=dataset, split="dev",
+        settings=settings(k=4, tiny_pools="exclude"),
+    )  # fmt: skip
     assert at_k4.n_tiny_pool == 0  # 5 candidates are not tiny for hit@4
     with pytest.raises(ValueError, match="tiny_pools"):
-        sample_examples(examples, None, seed=0, dataset=dataset, split="dev", tiny_pools="drop")
+        settings(tiny_pools="drop")
 
 
-# --- configs passed whole -----------------------------------------------------------------------
+# --- one config, its settings passed whole ----------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("names", "function"), [(SAMPLE_SETTINGS, sample_examples), (OUTCOME_SETTINGS, outcome_table)]
-)
-def test_settings_passed_by_name_are_parameters_and_config_fields(names, function) -> None:
-    parameters = inspect.signature(function).parameters
-    fields = {f.name for f in dataclasses.fields(ExperimentConfig)}
-    assert set(names) <= set(parameters) and set(names) <= fields
-    cfg = ExperimentConfig(k=3, alpha=0.5)
-    chosen = settings_of(cfg, names)
-    assert list(chosen) == list(names)
-    assert all(chosen[name] == getattr(cfg, name) for name in names)
+def test_the_config_derives_its_retrieval_settings_once_and_checks_them() -> None:
+    cfg = ExperimentConfig(k=3, alpha=0.5, pool="corpus")
+    assert cfg.retrieval is cfg.retrieval  # built once
+    assert (cfg.retrieval.k, cfg.retrieval.alpha, cfg.retrieval.pool) == (3, 0.5, "corpus")
+    retrieval_fields = {f.name for f in dataclasses.fields(cfg.retrieval)}
+    assert retrieval_fields <= {f.name for f in dataclasses.fields(ExperimentConfig)}
+    for bad in (-0.1, float("nan")):
+        with pytest.raises(ValueError, match=r"ExperimentConfig\.alpha must be a finite number"):
+            ExperimentConfig(alpha=bad)
+    with pytest.raises(ValueError, match=r"ExperimentConfig\.knockout_single"):
+        ExperimentConfig(knockout_single="never")
+    # nothing on the way to the kernels restates a default: the settings are required
+    for function in (outcome_table, *_RETRIEVAL_STEPS):
+        parameter = inspect.signature(function).parameters["settings"]
+        assert parameter.default is inspect.Parameter.empty, function.__name__
+
+
+def _retrieval_steps() -> tuple[Any, ...]:
+    from regime_core.retrieval import plan_arm, retrieve, retrieve_arms
+    from regime_core.retrieval.geometry import build_geometry
+    from regime_core.retrieval.queries import arm_query_texts
+    from regime_core.router.training import build_routing_data
+
+    return (retrieve_arms, retrieve, plan_arm, arm_query_texts, build_geometry, build_routing_data)
+
+
+_RETRIEVAL_STEPS = _retrieval_steps()
 
 
 def test_compare_arms_uses_the_config_s_statistics() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from regime_core.data.toyworld import ToyWorldConfig, generate
+from regime_core.experiments.context import Context
 from regime_core.experiments.data_regimes import (
     OverviewConfig,
     prepared_counts,
@@ -41,7 +42,7 @@ def test_prepared_counts_reads_the_split() -> None:
 def test_overview_shares_and_worked_examples() -> None:
     world = generate(ToyWorldConfig(n_questions=40, b_dominant_share=0.5))
     cfg = OverviewConfig(datasets=("toyworld",), sample_size=30, worked_examples=2)
-    result = run_overview(cfg, examples={"toyworld": world}, manifest=MANIFEST)
+    result = run_overview(cfg, Context(examples={"toyworld": world}), manifest=MANIFEST)
     numbers = result.to_numbers()
     regimes = numbers["regimes"]["toyworld"]["all"]
     assert regimes["n"] == 30
@@ -53,7 +54,7 @@ def test_overview_shares_and_worked_examples() -> None:
     assert numbers["prepared"]["toyworld"]["excluded_by_reason"] == {"no_pool": 3, "too_long": 7}
     assert sum(numbers["native_types"]["toyworld"].values()) == 30
     # two per non-empty regime, deterministic, each B_rel in bold
-    again = run_overview(cfg, examples={"toyworld": world}, manifest=MANIFEST)
+    again = run_overview(cfg, Context(examples={"toyworld": world}), manifest=MANIFEST)
     assert [w.id for w in result.worked] == [w.id for w in again.worked]
     present = [r for r in ("Q-dominant", "B-dominant", "neither") if regimes[r]["count"]]
     assert len(result.worked) == sum(min(2, regimes[r]["count"]) for r in present)

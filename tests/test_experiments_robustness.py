@@ -19,6 +19,7 @@ from regime_core.experiments.robustness import (
     DEGENERATE,
     NOT_JUDGED,
     RobustnessConfig,
+    primary_reading,
     reading_table,
     readings,
     run_robustness,
@@ -104,7 +105,7 @@ def test_each_knob_filters_exactly_what_it_says() -> None:
     assert len(everything) == len(table)
     no_tiny = reading_table(table, {**base, "tiny_pools": "exclude", "level": "pooled"})
     assert set(table["qid"]) - set(no_tiny["qid"]) == {"q0"} and len(no_tiny) == len(table) - 3
-    dropped = reading_table(table, {**base, "knockout_single": "drop", "level": "pooled"})
+    dropped = reading_table(table, {**base, "knockout_single": "exclude", "level": "pooled"})
     gone = table.merge(dropped, how="left", indicator=True).query("_merge == 'left_only'")
     assert gone[["qid", "arm"]].values.tolist() == [["q1", "knockout"]]
     linking = reading_table(table, {**base, "predicate_names": "title+linking", "level": "pooled"})
@@ -175,19 +176,22 @@ def test_the_record_round_trips(result: Any, tmp_path: Path) -> None:
 
 
 def test_config_rejects_unknown_knob_values() -> None:
-    with pytest.raises(ValueError, match="tiny_pools"):
-        RobustnessConfig(tiny_pools=("exclude", "sometimes"))
+    with pytest.raises(ValueError, match="tiny_pool_rules"):
+        RobustnessConfig(tiny_pool_rules=("exclude", "sometimes"))
     with pytest.raises(ValueError, match="distinct"):
         RobustnessConfig(pools=("question", "question"))
     with pytest.raises(ValueError, match="t2_resamples"):
         RobustnessConfig(t2_resamples=0)
-    with pytest.raises(ValueError, match=r"experiment\.pool"):
-        RobustnessConfig(ExperimentConfig(pool="corpus"))
+    with pytest.raises(ValueError, match="primary_encoder"):
+        RobustnessConfig(encoders=("tfidf",))
 
 
-def test_config_composes_the_experiment_config() -> None:
+def test_config_is_an_experiment_config_whose_own_values_are_the_primary_reading() -> None:
     cfg = RobustnessConfig(datasets=["musique"], encoders=["minilm"], sample_size=20)
-    assert cfg.experiment.datasets == ("musique",) and cfg.sample_size == 20
+    assert isinstance(cfg, ExperimentConfig) and cfg.datasets == ("musique",)
     per_pool = cfg.experiment_config("corpus")
+    assert type(per_pool) is ExperimentConfig
     assert (per_pool.pool, per_pool.tiny_pools, per_pool.sample_size) == ("corpus", "keep", 20)
-    assert list(cfg.to_dict()) == list(RobustnessConfig.FLAT)
+    primary = primary_reading(RobustnessConfig(pool="corpus", tiny_pools="keep"))
+    assert (primary["pool"], primary["tiny_pools"]) == ("corpus", "keep")
+    assert primary_reading()["tiny_pools"] == ExperimentConfig().tiny_pools

@@ -4,7 +4,6 @@ no dataset text, a few seconds."""
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,7 @@ from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import ablations
 from regime_core.experiments import router_train as router
 from regime_core.experiments import zero_shot_transfer as transfer
-from regime_core.experiments.common import ExperimentConfig
+from regime_core.experiments.common import RunConfig
 from regime_core.router import FEATURE_NAMES, RegimeRouter, load_router
 from regime_core.schema import Example
 
@@ -66,11 +65,11 @@ def test_train_router_learns_the_regimes(trained: router.RouterTrainResult) -> N
     assert by_type["comparison"]["share_union"] < by_type["compositional"]["share_union"] - 0.3
     outcome = numbers["outcome"]
     assert outcome["hit@5_routed"] > outcome["hit@5_q"]
-    # Ties are dropped by default: they carry no label and are counted.
+    # Ties are excluded by default: they carry no label and are counted.
     labels = numbers["labels"]
-    assert labels["dropped"] == labels["ties"] > 0
+    assert labels["excluded"] == labels["ties"] > 0
     assert outcome["hit@5_oracle"] >= max(outcome["hit@5_routed"], outcome["hit@5_q"])
-    assert labels["q"] + labels["union"] + labels["dropped"] == 120
+    assert labels["q"] + labels["union"] + labels["excluded"] == 120
     assert numbers["auc_out_of_fold"] > 0.5
     assert set(numbers["coefficients"]) == set(FEATURE_NAMES)
 
@@ -101,69 +100,43 @@ def test_router_config_validation() -> None:
         router.RouterConfig(n_splits=1)
     with pytest.raises(ValueError, match="dataset"):
         router.RouterConfig(dataset="squad")
-    with pytest.raises(ValueError, match="one dataset"):
-        router.RouterConfig(ExperimentConfig(datasets=("musique", "hotpotqa")))
-    with pytest.raises(ValueError, match="experiment"):
-        router.RouterConfig(experiment=[1, 2])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"RouterConfig\.alpha must be a finite number in \[0"):
+        router.RouterConfig(alpha=-0.25)
     with pytest.raises(TypeError, match="datasetz"):
         router.RouterConfig(datasetz="musique")  # type: ignore[call-arg]
     cfg = router.RouterConfig.from_parameters(sample_size=None, alpha=None, output_dir="x")
     assert cfg.alpha == config.ALPHA and cfg.sample_size is None
 
 
-def test_router_config_composes_the_experiment_config() -> None:
-    whole = router.RouterConfig(
-        ExperimentConfig(datasets=("musique",), encoders=("tfidf",), alpha=0.5), tie_rule="q"
-    )
+def test_pipeline_configs_are_flat_and_share_the_run_config() -> None:
+    """One config style: each pipeline's config is one flat frozen dataclass whose fields are
+    its notebook's parameters; the fields every run shares come from RunConfig."""
+    shared = {f.name for f in dataclasses.fields(RunConfig)}
+    for cls in (router.RouterConfig, ablations.AblationConfig, transfer.TransferConfig):
+        assert issubclass(cls, RunConfig) and dataclasses.is_dataclass(cls)
+        fields = {f.name for f in dataclasses.fields(cls)}
+        assert shared <= fields and "experiment" not in fields
+        assert set(cls().to_dict()) == fields  # the record's config: the flat fields
     flat = router.RouterConfig(dataset="musique", encoder="tfidf", alpha=0.5, tie_rule="q")
-    assert whole == flat
     assert (flat.dataset, flat.encoder, flat.alpha, flat.k) == ("musique", "tfidf", 0.5, 5)
-    assert flat.experiment.datasets == ("musique",)
-    assert dataclasses.replace(flat, label_k=5).experiment is flat.experiment
-    with pytest.raises(AttributeError):
-        _ = flat.entity_source  # an ExperimentConfig field the router never reads
-
-
-def test_config_hashes_name_the_same_artefacts_as_before() -> None:
-    # The flat mapping and its hash are what records and router files keep: composing the
-    # configs must not rename a single artefact (the quick profile's router_train record).
-    cfg = router.RouterConfig.from_parameters(sample_size=80, bootstrap_resamples=None)
-    assert cfg.config_hash() == "9d13479f0586"
-    assert list(cfg.to_dict()) == list(router.RouterConfig.FLAT)
-    ablation = ablations.AblationConfig()
-    assert list(ablation.to_dict()) == list(ablations.AblationConfig.FLAT)
-    assert ablation.train_dataset == router.TRAIN_DATASET
-    assert ablation.transfer_datasets == router.TRANSFER_DATASETS
-    # a shared field the flat names do not cover is kept too, once it differs from the default
-    linking = router.RouterConfig(ExperimentConfig(
-        datasets=("musique",), encoders=("minilm",), predicate_names="title+linking"
-    ))  # fmt: skip
-    assert linking.to_dict()["predicate_names"] == "title+linking"
+    assert flat.retrieval.alpha == 0.5 and flat.bootstrap.resamples == flat.bootstrap_resamples
+    linking = router.RouterConfig(dataset="musique", predicate_names="title+linking")
+    assert linking.regime_rules.predicate_names == "title+linking"
     assert linking.config_hash() != router.RouterConfig(dataset="musique").config_hash()
 
 
-def test_transfer_and_ablation_configs_compose_too() -> None:
+def test_transfer_and_ablation_configs() -> None:
     cfg = ablations.AblationConfig(train_dataset="toyworld", transfer_datasets=["musique"])
-    assert cfg.experiment.datasets == ("toyworld", "musique") == cfg.datasets
-    with pytest.raises(ValueError, match="transfer dataset"):
+    assert cfg.datasets == ("toyworld", "musique") and cfg.transfer_datasets == ("musique",)
+    with pytest.raises(ValueError, match="twice"):
         ablations.AblationConfig(transfer_datasets=(router.TRAIN_DATASET,))
     t = transfer.TransferConfig(datasets=["musique"], encoder="tfidf")
     assert (t.datasets, t.encoder, t.alpha) == (("musique",), "tfidf", None)
     with pytest.raises(ValueError, match="alpha"):
-        transfer.TransferConfig(ExperimentConfig(alpha=0.5, encoders=("minilm",)))
-
-
-def test_moved_names_still_import_with_a_warning() -> None:
-    from regime_core.router.model import default_router
-
-    with pytest.warns(DeprecationWarning, match="regime_core.router.model"):
-        moved = router.default_router
-    assert moved is default_router
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert router.RouterConfig is not None  # defined here: no warning
-    with pytest.raises(AttributeError):
-        _ = router.prepare_if_needed
+        transfer.TransferConfig(alpha=-1.0)
+    with pytest.raises(ValueError, match="alpha must be a number, got None"):
+        _ = t.retrieval  # the router's own α is known only when it is applied
+    assert transfer.TransferConfig.from_parameters(alpha=None).alpha is None
 
 
 # --- selector quality --------------------------------------------------------------------------
@@ -193,7 +166,9 @@ def test_transfer_applies_the_frozen_router(
     trained: router.RouterTrainResult, toy_other: list[Example]
 ) -> None:
     cfg = transfer.TransferConfig(datasets=("musique",), bootstrap_resamples=RESAMPLES)
-    result = transfer.transfer_router(trained.router, cfg, hashing_context({"musique": toy_other}))
+    result = transfer.transfer_router(
+        cfg, hashing_context({"musique": toy_other}), model=trained.router
+    )
     outcome = result.outcomes["musique"]
     data = result.data["musique"]
     expected = trained.router.predict_action(data.X) == "union"
@@ -218,7 +193,9 @@ def test_transfer_alpha_override_changes_union_weight(
     trained: router.RouterTrainResult, toy_other: list[Example]
 ) -> None:
     cfg = transfer.TransferConfig(datasets=("musique",), alpha=0.0, bootstrap_resamples=RESAMPLES)
-    result = transfer.transfer_router(trained.router, cfg, hashing_context({"musique": toy_other}))
+    result = transfer.transfer_router(
+        cfg, hashing_context({"musique": toy_other}), model=trained.router
+    )
     outcome = result.outcomes["musique"]
     assert result.alpha == 0.0
     assert outcome.hits["union"].tolist() == outcome.hits["q"].tolist()
@@ -259,7 +236,7 @@ def test_ablation_tables(ablation: ablations.AblationResult) -> None:
     assert len(lofo) == 2 * (1 + len(FEATURE_NAMES))
     rules = ablation.label_rules
     assert len(rules) == 2 * 3 * 2  # datasets x tie rules x (rank, hit@k)
-    main = rules[rules["label_rule"] == "ties_drop_by_rank"].set_index("dataset")
+    main = rules[rules["label_rule"] == "ties_exclude_by_rank"].set_index("dataset")
     full = lofo[lofo["without"] == "none"].set_index("dataset")
     assert main["delta"].to_dict() == full["delta"].to_dict()  # the default rule is the main run
     assert set(ablation.pools["pool"]) == set(config.POOL_MODES)
@@ -284,7 +261,7 @@ def test_ablation_tables(ablation: ablations.AblationResult) -> None:
 
 
 def test_ablation_config_validation() -> None:
-    with pytest.raises(ValueError, match="transfer dataset"):
+    with pytest.raises(ValueError, match="twice"):
         ablations.AblationConfig(transfer_datasets=(router.TRAIN_DATASET,))
     with pytest.raises(ValueError, match="alphas"):
         ablations.AblationConfig(alphas=(-1.0,))

@@ -54,7 +54,7 @@ def test_subset_rules() -> None:
     assert subset_mask(attrs, "b_dominant").tolist() == [False, True, False]
     assert subset_mask(attrs, "not_p1").tolist() == [False, True, True]
     assert subset_mask(attrs, "non_parallel").tolist() == [False, True, True]
-    assert subset_mask(attrs, "all").all()
+    assert subset_mask(attrs, "every_item").all()
     with pytest.raises(ValueError, match="subset rule"):
         subset_mask(attrs, "bridge_helps")
 
@@ -68,7 +68,7 @@ def test_knockout_drop_is_measured_on_the_subset() -> None:
     assert pooled["drop"] == pytest.approx(pooled["hit_a"] - pooled["hit_b"])
     assert 0.1 < pooled["drop"] < 0.35
     assert pooled["ci_lo"] > 0 and pooled["p_holm"] < 0.001 and pooled["agrees"]
-    every = analyse_t3(table, T3Config(subset="all", bootstrap_resamples=500))
+    every = analyse_t3(table, T3Config(subset="every_item", bootstrap_resamples=500))
     all_pooled = every.comparisons.query("comparison == 'union_vs_knockout' and dataset == 'all'")
     assert all_pooled.iloc[0]["n"] == 200
     # the Q-dominant quarter has no drop, so the drop over every item is smaller

@@ -1,10 +1,9 @@
-"""Metrics against independent implementations: a naive reference, ir-measures, ranx, sklearn."""
+"""Metrics against independent implementations: a naive reference, ir-measures, sklearn."""
 
 from __future__ import annotations
 
 import doctest
 import importlib
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -209,12 +208,11 @@ def ir_measures_per_query(run_path: Path, qrels_path: Path, measures) -> pd.Data
     return frame.pivot(index="qid", columns="measure", values="value")
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_ir_measures_agree_on_tie_free_run_files(tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize(("seed", "k"), [(0, 3), (1, 3), (7, 2)])
+def test_ir_measures_agree_on_tie_free_run_files(tmp_path: Path, seed: int, k: int) -> None:
     from ir_measures import RR, R, Success
 
     scores, targets, gold = synthetic_queries(seed, n_queries=40)
-    k = 3
     target_only = [[t] for t in targets]
     qids = [f"q{i}" for i in range(len(scores))]
 
@@ -247,27 +245,6 @@ def test_raw_scores_agree_with_ir_measures_when_there_are_no_ties(tmp_path: Path
     theirs = ir_measures_per_query(run_path, qrels_path, [RR]).loc[qids]
     ours = evaluate_per_query(scores, targets, ["mrr"])
     np.testing.assert_allclose(ours["mrr"].to_numpy(), theirs["RR"].to_numpy())
-
-
-@pytest.mark.slow  # numba compiles ranx's kernels on first use: about a minute on 2 cores
-def test_ranx_agrees_on_tie_free_run_files(tmp_path: Path) -> None:
-    from ranx import Qrels, Run
-    from ranx import evaluate as ranx_evaluate
-
-    scores, targets, gold = synthetic_queries(7, n_queries=40)
-    k = 2
-    run_path, qrels_path = write_trec(tmp_path, scores, gold)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's type-safety chatter
-        theirs = ranx_evaluate(
-            Qrels.from_file(str(qrels_path), kind="trec"),
-            Run.from_file(str(run_path), kind="trec"),
-            [f"recall@{k}"],
-            return_mean=False,
-        )
-    qid_order = sorted(range(len(scores)), key=lambda i: f"q{i}")  # ranx sorts query ids
-    ours = evaluate_per_query(scores, targets, [f"recall@{k}"], gold=gold)[f"recall@{k}"]
-    np.testing.assert_allclose(ours.to_numpy()[qid_order], np.asarray(theirs))
 
 
 # --- registry and validation ------------------------------------------------------------------

@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from regime_core import paths
+from regime_core.registry import RUNS
 from regime_core.runner.records import get_number, load_record
 
-NOTEBOOKS = paths.REPO_ROOT / "notebooks"
+#: The router's runs: training, zero-shot transfer, ablations.
+ROUTER_RUNS = ("router_train", "zero_shot_transfer", "ablations")
 SAMPLE = 60  # per dataset: enough for both label classes in every training fold
 RESAMPLES = 500
 
@@ -34,13 +36,14 @@ def work(real_data_dir: Path, tmp_path_factory: Any) -> Path:
     return root
 
 
-def _execute(name: str, out: Path, work: Path, **parameters: Any) -> dict[str, Any]:
+def _execute(run_id: str, out: Path, work: Path, **parameters: Any) -> dict[str, Any]:
     import papermill
 
+    notebook = RUNS[run_id].notebook
     out.mkdir(parents=True, exist_ok=True)
     papermill.execute_notebook(
-        str(NOTEBOOKS / name),
-        str(out / name),
+        str(notebook),
+        str(out / notebook.name),
         parameters={
             "output_dir": str(out),
             "work_dir": str(work),
@@ -48,7 +51,7 @@ def _execute(name: str, out: Path, work: Path, **parameters: Any) -> dict[str, A
             "bootstrap_resamples": RESAMPLES,
             **parameters,
         },
-        cwd=str(NOTEBOOKS),
+        cwd=str(notebook.parent),
         kernel_name="python3",
         progress_bar=False,
     )
@@ -56,8 +59,9 @@ def _execute(name: str, out: Path, work: Path, **parameters: Any) -> dict[str, A
 
 
 def test_notebook_sources_are_clean() -> None:
-    for name in ("05_router_train.ipynb", "06_zero_shot_transfer.ipynb", "07_ablations.ipynb"):
-        nb = json.loads((NOTEBOOKS / name).read_text(encoding="utf-8"))
+    for run_id in ROUTER_RUNS:
+        name = RUNS[run_id].notebook.name
+        nb = json.loads(RUNS[run_id].notebook.read_text(encoding="utf-8"))
         tagged = [c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", [])]
         assert len(tagged) == 1, name
         for cell in nb["cells"]:
@@ -74,7 +78,7 @@ def test_notebook_sources_are_clean() -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_router_notebooks_execute(work: Path, tmp_path: Path) -> None:
-    r05 = _execute("05_router_train.ipynb", work / "results" / "router_train", work)
+    r05 = _execute("router_train", work / "results" / "router_train", work)
     assert get_number(r05, "train.n") == SAMPLE
     assert get_number(r05, "train.dataset") == "2wikimultihopqa"
     diff = get_number(r05, "train.outcome.routed_vs_q.diff")
@@ -87,7 +91,7 @@ def test_router_notebooks_execute(work: Path, tmp_path: Path) -> None:
     assert (work / "results" / "router_train" / "router.json").is_file()
 
     # 06 with the model 05 just wrote, and the headline row read from 05's record.
-    r06 = _execute("06_zero_shot_transfer.ipynb", tmp_path / "06", work, router_file="trained")
+    r06 = _execute("zero_shot_transfer", tmp_path / "06", work, router_file="trained")
     assert get_number(r06, "train.diff") == diff
     for dataset in ("musique", "hotpotqa"):
         assert get_number(r06, f"transfer.{dataset}.n") == SAMPLE
@@ -95,7 +99,7 @@ def test_router_notebooks_execute(work: Path, tmp_path: Path) -> None:
     assert r06["inputs"]["router_file"] == r05["inputs"]["router_file"]
 
     r07 = _execute(
-        "07_ablations.ipynb",
+        "ablations",
         tmp_path / "07",
         work,
         alphas=[0.0, 0.25, 1.0],

@@ -8,24 +8,23 @@ from typing import Any
 
 import pytest
 
-from regime_core import paths
+from regime_core.registry import RUNS
 from regime_core.runner.records import get_number, load_record
-
-NOTEBOOKS = paths.REPO_ROOT / "notebooks"
 
 pytestmark = pytest.mark.slow
 
 
-def _execute(name: str, out: Path, **parameters: Any) -> tuple[Path, dict[str, Any]]:
+def _execute(run_id: str, out: Path, **parameters: Any) -> tuple[Path, dict[str, Any]]:
     import papermill
 
+    notebook = RUNS[run_id].notebook
     out.mkdir(parents=True, exist_ok=True)
-    executed = out / name
+    executed = out / notebook.name
     papermill.execute_notebook(
-        str(NOTEBOOKS / name),
+        str(notebook),
         str(executed),
         parameters={"output_dir": str(out), "work_dir": str(out / "work"), **parameters},
-        cwd=str(NOTEBOOKS),
+        cwd=str(notebook.parent),
         kernel_name="python3",
         progress_bar=False,
     )
@@ -36,7 +35,7 @@ def test_toy_world_notebook(tmp_path: Path) -> None:
     from test_notebooks_style import check_executed_page
 
     executed, record = _execute(
-        "00_toyworld.ipynb", tmp_path, encoder="tfidf", real_dataset=None, n_questions=20
+        "toyworld", tmp_path, encoder="tfidf", real_dataset=None, n_questions=20
     )
     assert get_number(record, "real.available") is False
     assert get_number(record, "union_minus_q.B-dominant.hit@1") > 0
@@ -48,7 +47,7 @@ def test_exercises_notebook_has_a_neither_question(tmp_path: Path) -> None:
     from test_notebooks_style import check_executed_page
 
     executed, record = _execute(
-        "08_exercises.ipynb",
+        "exercises",
         tmp_path,
         encoder="tfidf",
         real_dataset=None,

@@ -14,9 +14,11 @@ from typing import Any
 import pytest
 
 from regime_core import config, paths
+from regime_core.registry import RUNS
 from regime_core.runner.records import load_record
 
-NOTEBOOKS = paths.REPO_ROOT / "notebooks"
+#: The four theory runs: the data page, T1, T2 and T3.
+THEORY = ("data_regimes", "t1_auc_margin", "t2_regime_decomposition", "t3_brel_knockout")
 SAMPLE_SIZE = 30
 ENCODERS = ["minilm", "tfidf"]
 DATASETS = list(config.DATASETS)
@@ -41,16 +43,17 @@ def work(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _execute(name: str, work: Path, out: Path, **extra: Any) -> dict[str, Any]:
+def _execute(run_id: str, work: Path, out: Path, **extra: Any) -> dict[str, Any]:
     import papermill
 
+    notebook = RUNS[run_id].notebook
     parameters = {**COMMON, **extra, "output_dir": str(out), "work_dir": str(work)}
     out.mkdir(parents=True, exist_ok=True)
     papermill.execute_notebook(
-        str(NOTEBOOKS / f"{name}.ipynb"),
-        str(out / f"{name}.executed.ipynb"),
+        str(notebook),
+        str(out / f"{notebook.stem}.executed.ipynb"),
         parameters=parameters,
-        cwd=str(NOTEBOOKS),
+        cwd=str(notebook.parent),
         kernel_name="python3",
         progress_bar=False,
     )
@@ -60,11 +63,9 @@ def _execute(name: str, work: Path, out: Path, **extra: Any) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def records(work: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     out = tmp_path_factory.mktemp("theory_out")
+    extra = {"t1_auc_margin": {"min_cell_n": 8}, "t2_regime_decomposition": {"min_cell_n": 8}}
     return {
-        "01": _execute("01_data_regimes", work, out / "01"),
-        "02": _execute("02_t1_auc_margin", work, out / "02", min_cell_n=8),
-        "03": _execute("03_t2_regime_decomposition", work, out / "03", min_cell_n=8),
-        "04": _execute("04_t3_brel_knockout", work, out / "04"),
+        run_id: _execute(run_id, work, out / run_id, **extra.get(run_id, {})) for run_id in THEORY
     }
 
 
@@ -72,9 +73,10 @@ def _expected_samples(work: Path, tiny_pools: str, k: int) -> dict[str, str]:
     """The sample every notebook with these tiny-pool settings must use: the hit@k claims (T2,
     T3) leave pools of at most k candidates out before sampling, the data page and T1 keep them."""
     from regime_core.data import load_examples
-    from regime_core.experiments.common import ExperimentConfig, sample_examples
+    from regime_core.experiments.common import ExperimentConfig
+    from regime_core.experiments.sampling import sample_examples
 
-    cfg = ExperimentConfig()
+    cfg = ExperimentConfig(tiny_pools=tiny_pools, k=k)
     return {
         ds: sample_examples(
             load_examples(ds, split=cfg.split, work=work),
@@ -82,8 +84,7 @@ def _expected_samples(work: Path, tiny_pools: str, k: int) -> dict[str, str]:
             seed=cfg.seed,
             dataset=ds,
             split=cfg.split,
-            tiny_pools=tiny_pools,
-            k=k,
+            settings=cfg.retrieval,
         ).ids_hash
         for ds in DATASETS
     }
@@ -94,8 +95,9 @@ def _in_unit(value: float) -> bool:
 
 
 def test_every_record_echoes_parameters_and_shares_the_sample(records, work) -> None:
-    assert records["01"]["config"]["tiny_pools"] == records["02"]["config"]["tiny_pools"] == "keep"
-    assert records["03"]["config"]["tiny_pools"] == records["04"]["config"]["tiny_pools"]
+    data, t1, t2, t3 = (records[run_id]["config"] for run_id in THEORY)
+    assert data["tiny_pools"] == t1["tiny_pools"] == "keep"
+    assert t2["tiny_pools"] == t3["tiny_pools"]
     for key, record in records.items():
         config = record["config"]
         expected = _expected_samples(work, config["tiny_pools"], config["k"])
@@ -112,23 +114,17 @@ def test_every_record_echoes_parameters_and_shares_the_sample(records, work) -> 
 
 
 def test_config_hash_matches_the_config_class(records) -> None:
-    from regime_core.experiments.data_regimes import OverviewConfig
-    from regime_core.experiments.t1_auc_margin import T1Config
-    from regime_core.experiments.t2_regime_decomposition import T2Config
-    from regime_core.experiments.t3_brel_knockout import T3Config
-
-    classes = {"01": OverviewConfig, "02": T1Config, "03": T2Config, "04": T3Config}
-    for key, cls in classes.items():
-        record = records[key]
+    for run_id in THEORY:
+        cls, record = RUNS[run_id].config, records[run_id]
         assert record["config_kind"] == cls.__name__
         params = {**COMMON}
-        if key in ("02", "03"):
+        if run_id in ("t1_auc_margin", "t2_regime_decomposition"):
             params["min_cell_n"] = 8
-        assert cls.from_parameters(**params).config_hash() == record["config_hash"], key
+        assert cls.from_parameters(**params).config_hash() == record["config_hash"], run_id
 
 
 def test_overview_record(records) -> None:
-    numbers = records["01"]["numbers"]
+    numbers = records["data_regimes"]["numbers"]
     for ds in DATASETS:
         prepared = numbers["prepared"][ds]
         assert 0 < prepared["two_hop"] <= prepared["questions"]
@@ -143,7 +139,7 @@ def test_overview_record(records) -> None:
 
 
 def test_t1_record(records) -> None:
-    numbers = records["02"]["numbers"]
+    numbers = records["t1_auc_margin"]["numbers"]
     summary = numbers["summary"]
     assert numbers["arm"] == "q" and numbers["min_cell_n"] == 8
     assert summary["cells"] == summary["cells_fitted"] + summary["cells_not_fitted"]
@@ -163,7 +159,7 @@ def test_t1_record(records) -> None:
 
 
 def test_t2_record(records) -> None:
-    numbers = records["03"]["numbers"]
+    numbers = records["t2_regime_decomposition"]["numbers"]
     for encoder in ENCODERS:
         pooled = numbers["cells"][encoder]["all"]
         assert sum(cell["n"] for cell in pooled.values()) <= SAMPLE_SIZE * len(DATASETS)
@@ -183,7 +179,7 @@ def test_t2_record(records) -> None:
 
 
 def test_t3_record(records) -> None:
-    numbers = records["04"]["numbers"]
+    numbers = records["t3_brel_knockout"]["numbers"]
     assert numbers["subset"] == "b_dominant"
     for comparison in ("union_vs_knockout", "union_vs_entity"):
         for encoder in ENCODERS:
@@ -198,10 +194,10 @@ def test_t3_record(records) -> None:
 
 
 def test_rerun_gives_the_same_record_hash(records, work, tmp_path) -> None:
-    again = _execute("01_data_regimes", work, tmp_path / "01")
-    assert again["record_hash"] == records["01"]["record_hash"]
+    again = _execute("data_regimes", work, tmp_path / "data_regimes")
+    assert again["record_hash"] == records["data_regimes"]["record_hash"]
     assert json.dumps(again["numbers"], sort_keys=True) == json.dumps(
-        records["01"]["numbers"], sort_keys=True
+        records["data_regimes"]["numbers"], sort_keys=True
     )
 
 
@@ -209,6 +205,6 @@ def test_executed_pages_show_results_only(records, tmp_path_factory) -> None:
     from test_notebooks_style import check_executed_page
 
     base = Path(tmp_path_factory.getbasetemp())
-    for number, record in records.items():
-        executed = next(base.glob(f"theory_out*/{number}/*.executed.ipynb"))
+    for run_id, record in records.items():
+        executed = next(base.glob(f"theory_out*/{run_id}/*.executed.ipynb"))
         check_executed_page(executed, record)

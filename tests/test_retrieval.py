@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import two_hop_example
-from helpers import HashingEncoder, RecordingStore
+from helpers import HashingEncoder, RecordingStore, settings
 
 from regime_core import config
 from regime_core.retrieval import (
@@ -153,50 +153,57 @@ def test_pools_reject_bad_input(examples):
         candidate_pools(examples, "question", passages=[P["kroll"]])
 
 
+def _retrieve(examples, arm, chosen=None, **options):
+    """``retrieve`` with the hashing encoder, a fresh recording store and depth 10 (unless
+    ``options`` say otherwise), under ``chosen`` settings (default: the config's)."""
+    options = {"encoder": HashingEncoder(), "store": RecordingStore(), "depth": 10, **options}
+    return retrieve(examples, arm, chosen or settings(), **options)
+
+
 # --- arms ------------------------------------------------------------------------------------
 
 
 def test_arm_query_texts_build_each_arm(examples):
     ex = examples[0]
     q = (ex.question, 1.0)
-    a = config.ALPHA
-    assert arm_query_texts(ex, "q", 1) == [q]
-    assert arm_query_texts(ex, "bridge", 1) == [(ex.bridge.text, 1.0)]
-    assert arm_query_texts(ex, "union", 1) == [q, ("Its founder was Tamsin Kroll.", a)]
-    assert arm_query_texts(ex, "knockout", 1) == [
+    a, default = config.ALPHA, settings()
+    assert arm_query_texts(ex, "q", 1, default) == [q]
+    assert arm_query_texts(ex, "bridge", 1, default) == [(ex.bridge.text, 1.0)]
+    assert arm_query_texts(ex, "union", 1, default) == [q, ("Its founder was Tamsin Kroll.", a)]
+    assert arm_query_texts(ex, "knockout", 1, default) == [
         q,
         ("Velmora Orchard grows pears. It is old.", a),
     ]
-    assert arm_query_texts(ex, "entity", None) == [q, ("Tamsin Kroll", a)]
+    assert arm_query_texts(ex, "entity", None, default) == [q, ("Tamsin Kroll", a)]
     # B_rel given as text (a selector's output) works like its index
-    assert arm_query_texts(ex, "knockout", "Its founder was Tamsin Kroll.") == arm_query_texts(
-        ex, "knockout", 1
-    )
-    assert arm_query_texts(ex, "union", 2, alpha=0.5)[1] == ("It is old.", 0.5)
+    as_text = arm_query_texts(ex, "knockout", "Its founder was Tamsin Kroll.", default)
+    assert as_text == arm_query_texts(ex, "knockout", 1, default)
+    assert arm_query_texts(ex, "union", 2, settings(alpha=0.5))[1] == ("It is old.", 0.5)
 
 
 def test_arm_query_texts_report_missing_inputs(examples):
+    default = settings()
     with pytest.raises(MissingArmInput) as err:
-        arm_query_texts(examples[1], "union", None)
+        arm_query_texts(examples[1], "union", None, default)
     assert err.value.reason == MISSING_B_REL
     with pytest.raises(MissingArmInput) as err:
-        arm_query_texts(examples[2], "knockout", 0, knockout_single="drop")
+        arm_query_texts(examples[2], "knockout", 0, settings(knockout_single="exclude"))
     assert err.value.reason == MISSING_KNOCKOUT_TEXT
     # by default a single-sentence bridge without its B_rel leaves its title
-    assert arm_query_texts(examples[2], "knockout", 0, alpha=0.5) == [
+    assert arm_query_texts(examples[2], "knockout", 0, settings(alpha=0.5)) == [
         (examples[2].question, 1.0),
         (examples[2].bridge.title, 0.5),
     ]
     with pytest.raises(ValueError, match="knockout_single"):
-        arm_query_texts(examples[2], "knockout", 0, knockout_single="empty")
+        settings(knockout_single="empty")  # refused where the settings are built
     blank = Example(**{**examples[0].__dict__, "hop2_entity": " "})
     with pytest.raises(MissingArmInput) as err:
-        arm_query_texts(blank, "entity", 1)
+        arm_query_texts(blank, "entity", 1, default)
     assert err.value.reason == MISSING_ENTITY
     with pytest.raises(ValueError, match="outside the bridge"):
-        arm_query_texts(examples[0], "union", 7)
+        arm_query_texts(examples[0], "union", 7, default)
     with pytest.raises(ValueError, match="arm 'both'"):
-        arm_query_texts(examples[0], "both", 1)
+        arm_query_texts(examples[0], "both", 1, default)
 
 
 def test_combine_query_vectors_weights_and_renormalises():
@@ -245,11 +252,21 @@ def test_default_scorer_follows_the_candidates_shape(examples):
     assert default_scorer(np.zeros((685, 6640), np.int64), 6641) == "numpy"
     enc = HashingEncoder()
     for mode in config.POOL_MODES:
-        ranking = retrieve(examples, "q", encoder=enc, store=RecordingStore(), pool=mode)
+        ranking = retrieve(
+            examples, "q", settings(pool=mode), encoder=enc, store=RecordingStore(), depth=10
+        )
         pools = candidate_pools(examples, mode)
         assert ranking.scorer == default_scorer(pools.padded(), len(pools.passages))
         other = "numpy" if ranking.scorer == "faiss" else "faiss"
-        alt = retrieve(examples, "q", encoder=enc, store=RecordingStore(), pool=mode, scorer=other)
+        alt = retrieve(
+            examples,
+            "q",
+            settings(pool=mode),
+            encoder=enc,
+            store=RecordingStore(),
+            scorer=other,
+            depth=10,
+        )
         assert alt.scorer == other
         assert alt.top_pids == ranking.top_pids
         np.testing.assert_array_equal(alt.target_ranks, ranking.target_ranks)
@@ -280,7 +297,9 @@ def _brute_force_order(query: np.ndarray, docs: np.ndarray, rows: Sequence[int])
 @pytest.mark.parametrize("scorer", ["numpy", "faiss"])
 def test_retrieve_matches_brute_force_cosine(examples, pool, scorer):
     enc, store = HashingEncoder(), RecordingStore()
-    ranking = retrieve(examples, "union", encoder=enc, store=store, pool=pool, scorer=scorer, k=3)
+    ranking = retrieve(
+        examples, "union", settings(pool=pool), encoder=enc, store=store, scorer=scorer, depth=3
+    )
     # q2 has no gold B_rel: counted, not ranked
     assert ranking.query_ids == ("q1", "q3")
     assert ranking.missing == (("q2", MISSING_B_REL),)
@@ -305,23 +324,16 @@ def test_retrieve_matches_brute_force_cosine(examples, pool, scorer):
 
 
 def test_keeping_the_bridge_ranks_it(examples):
-    ranking = retrieve(
-        examples, "bridge", encoder=HashingEncoder(), store=RecordingStore(), exclude_bridge=False
-    )
+    ranking = _retrieve(examples, "bridge", settings(exclude_bridge=False))
     for r, ex in enumerate(examples):
         assert ex.bridge_pid in ranking.candidate_pids(r)
         assert ranking.gold_ranks[r][0] >= 1  # the bridge is ranked now
-    assert (
-        retrieve(examples, "bridge", encoder=HashingEncoder(), store=RecordingStore()).top_pids[0][
-            0
-        ]
-        != examples[0].bridge_pid
-    )
+    assert _retrieve(examples, "bridge").top_pids[0][0] != examples[0].bridge_pid
 
 
 def test_retrieve_arms_encodes_each_text_once_and_equals_single_arm_runs(examples):
     enc, store = HashingEncoder(), RecordingStore()
-    rankings = retrieve_arms(examples, config.ARMS, encoder=enc, store=store)
+    rankings = retrieve_arms(examples, config.ARMS, settings(), encoder=enc, store=store, depth=10)
     assert set(rankings) == set(config.ARMS)
     query_calls = [texts for mode, texts in store.calls if mode == "query"]
     doc_calls = [texts for mode, texts in store.calls if mode == "document"]
@@ -330,7 +342,7 @@ def test_retrieve_arms_encodes_each_text_once_and_equals_single_arm_runs(example
     # the question of q1 serves q, union, knockout and entity but is encoded once
     assert query_calls[0].count(examples[0].question) == 1
     for arm, ranking in rankings.items():
-        alone = retrieve(examples, arm, encoder=enc, store=RecordingStore())
+        alone = retrieve(examples, arm, settings(), encoder=enc, store=RecordingStore(), depth=10)
         assert alone.query_ids == ranking.query_ids
         assert alone.top_pids == ranking.top_pids
         np.testing.assert_array_equal(alone.target_ranks, ranking.target_ranks)
@@ -339,22 +351,44 @@ def test_retrieve_arms_encodes_each_text_once_and_equals_single_arm_runs(example
     assert rankings["knockout"].n_missing_b_rel == 1
     assert examples[2].bridge.title in query_calls[0]
     dropped = retrieve_arms(
-        examples, ("knockout",), encoder=enc, store=RecordingStore(), knockout_single="drop"
+        examples,
+        ("knockout",),
+        settings(knockout_single="exclude"),
+        encoder=enc,
+        store=RecordingStore(),
+        depth=10,
     )["knockout"]
     assert dict(dropped.missing) == {"q2": MISSING_B_REL, "q3": MISSING_KNOCKOUT_TEXT}
 
 
 def test_selector_b_rel_overrides_gold(examples):
     enc = HashingEncoder()
-    chosen = retrieve(examples, "union", encoder=enc, store=RecordingStore(), b_rel=[2, 0, 0])
+    chosen = retrieve(
+        examples,
+        "union",
+        settings(),
+        encoder=enc,
+        store=RecordingStore(),
+        b_rel=[2, 0, 0],
+        depth=10,
+    )
     assert chosen.query_ids == ("q1", "q2", "q3")
     with pytest.raises(ValueError, match="b_rel has 1 entries"):
-        retrieve(examples, "union", encoder=enc, store=RecordingStore(), b_rel=[0])
+        retrieve(
+            examples, "union", settings(), encoder=enc, store=RecordingStore(), b_rel=[0], depth=10
+        )
 
 
 def test_retrieve_is_deterministic(examples):
     runs = [
-        retrieve_arms(examples, encoder=HashingEncoder(), store=RecordingStore(), pool="corpus")
+        retrieve_arms(
+            examples,
+            config.ARMS,
+            settings(pool="corpus"),
+            encoder=HashingEncoder(),
+            store=RecordingStore(),
+            depth=10,
+        )
         for _ in range(2)
     ]
     for arm in config.ARMS:
@@ -369,16 +403,19 @@ def test_retrieve_is_deterministic(examples):
 def test_retrieve_rejects_bad_parameters(examples):
     kw: dict[str, Any] = {"encoder": HashingEncoder(), "store": RecordingStore()}
     with pytest.raises(ValueError, match="not among"):
-        retrieve_arms(examples, ["q", "hyde"], **kw)
-    with pytest.raises(ValueError, match="k must be"):
-        retrieve(examples, "q", k=0, **kw)
+        retrieve_arms(examples, ["q", "hyde"], settings(), depth=10, **kw)
+    with pytest.raises(ValueError, match="depth must be"):
+        retrieve(examples, "q", settings(), depth=0, **kw)
+    for bad in (-0.25, float("nan"), float("inf")):  # a negative α never reaches the kernels
+        with pytest.raises(ValueError, match=r"alpha must be a finite number in \[0, 1e\+18\]"):
+            settings(alpha=bad)
 
 
 # --- run files -------------------------------------------------------------------------------
 
 
 def test_trec_run_format(examples, tmp_path):
-    ranking = retrieve(examples, "q", encoder=HashingEncoder(), store=RecordingStore(), k=2)
+    ranking = _retrieve(examples, "q", depth=2)
     lines = trec_run_lines(ranking, "regime-q")
     assert len(lines) == 2 * len(examples)
     qid, q0, pid, rank, score, tag = lines[0].split(" ")
@@ -393,9 +430,7 @@ def test_trec_run_format(examples, tmp_path):
 
 
 def test_metrics_hook_matches_the_ranks(examples):
-    ranking = retrieve(
-        examples, "q", encoder=HashingEncoder(), store=RecordingStore(), pool="corpus"
-    )
+    ranking = _retrieve(examples, "q", settings(pool="corpus"))
     table = ranking.per_query_metrics()
     assert list(table.index) == list(ranking.query_ids)
     ranks = ranking.target_ranks
@@ -422,22 +457,20 @@ def test_metrics_hook_matches_the_ranks(examples):
     assert means["n"] == 3
     assert means["hit@1"] == pytest.approx(float(np.mean(ranks <= 1)))
     # keeping the bridge makes it a rankable gold: recall counts it
-    kept = retrieve(
-        examples, "q", encoder=HashingEncoder(), store=RecordingStore(), exclude_bridge=False
-    )
+    kept = _retrieve(examples, "q", settings(exclude_bridge=False))
     top_k = max(config.K_VALUES)
     assert kept.metrics()[f"recall@{top_k}"] == 1.0  # pools have at most 6 passages
     assert kept.per_query_metrics(metrics=["recall@1"])["recall@1"].max() <= 0.5
 
 
 def test_empty_ranking_has_nan_means(examples):
-    ranking = retrieve(examples[1:2], "union", encoder=HashingEncoder(), store=RecordingStore())
+    ranking = _retrieve(examples[1:2], "union")
     assert len(ranking) == 0 and ranking.n_missing_b_rel == 1
     means = ranking.metrics()
     assert means["n"] == 0 and np.isnan(means["hit@5"])
 
 
-def _scores_from_evaluators(run_path, qrels_path, *, with_ranx: bool) -> dict[str, float]:
+def _scores_from_ir_measures(run_path, qrels_path) -> dict[str, float]:
     import ir_measures
 
     measures = [ir_measures.Success @ k for k in config.K_VALUES] + [ir_measures.RR]
@@ -448,28 +481,16 @@ def _scores_from_evaluators(run_path, qrels_path, *, with_ranx: bool) -> dict[st
     )
     out = {f"ir_measures hit@{k}": agg[ir_measures.Success @ k] for k in config.K_VALUES}
     out["ir_measures mrr"] = agg[ir_measures.RR]
-    if with_ranx:
-        from ranx import Qrels, Run, evaluate
-
-        ranx_scores = evaluate(
-            Qrels.from_file(str(qrels_path), kind="trec"),
-            Run.from_file(str(run_path), kind="trec"),
-            [f"hit_rate@{k}" for k in config.K_VALUES] + ["mrr"],
-        )
-        out.update({f"ranx hit@{k}": ranx_scores[f"hit_rate@{k}"] for k in config.K_VALUES})
-        out["ranx mrr"] = ranx_scores["mrr"]
     return out
 
 
-def _check_exported_run(examples, tmp_path, pool, *, with_ranx: bool, tie_free: bool) -> None:
-    ranking = retrieve(
-        examples, "q", encoder=HashingEncoder(), store=RecordingStore(), pool=pool, k=None
-    )
+def _check_exported_run(examples, tmp_path, pool, *, tie_free: bool) -> None:
+    ranking = _retrieve(examples, "q", settings(pool=pool), depth=None)
     run_path = write_trec_run(ranking, tmp_path / "run", "t", tie_free=tie_free)
     qrels_path = write_qrels(ranking, tmp_path / "run.qrels")
     ours = ranking.metrics(metrics=[f"hit@{k}" for k in config.K_VALUES] + ["mrr"])
-    theirs = _scores_from_evaluators(run_path, qrels_path, with_ranx=with_ranx)
-    assert len(theirs) == (10 if with_ranx else 5)
+    theirs = _scores_from_ir_measures(run_path, qrels_path)
+    assert len(theirs) == len(config.K_VALUES) + 1
     for name, value in theirs.items():
         assert value == pytest.approx(ours[name.split(" ")[1]]), name
 
@@ -477,13 +498,7 @@ def _check_exported_run(examples, tmp_path, pool, *, with_ranx: bool, tie_free: 
 @pytest.mark.parametrize("pool", config.POOL_MODES)
 @pytest.mark.parametrize("tie_free", [False, True])
 def test_exported_run_scores_the_same_in_ir_measures(examples, tmp_path, pool, tie_free):
-    _check_exported_run(examples, tmp_path, pool, with_ranx=False, tie_free=tie_free)
-
-
-@pytest.mark.slow  # ranx compiles its numba kernels on first use (~40 s here)
-@pytest.mark.parametrize("pool", config.POOL_MODES)
-def test_exported_run_scores_the_same_in_ranx(examples, tmp_path, pool):
-    _check_exported_run(examples, tmp_path, pool, with_ranx=True, tie_free=False)
+    _check_exported_run(examples, tmp_path, pool, tie_free=tie_free)
 
 
 # --- real data -------------------------------------------------------------------------------
@@ -526,22 +541,28 @@ def test_real_pools_and_rankings(musique_dev):
                 assert len(rows) == len(pools.passages) - 1
     enc = HashingEncoder()
     for mode in config.POOL_MODES:
-        rankings = retrieve_arms(examples, encoder=enc, store=RecordingStore(), pool=mode, k=None)
-        other = retrieve_arms(
-            examples,
-            encoder=enc,
-            store=RecordingStore(),
-            pool=mode,
-            scorer="faiss" if rankings["q"].scorer == "numpy" else "numpy",
-            k=None,
-        )
+
+        def every_arm(**options: Any) -> dict[str, Any]:
+            chosen = settings(pool=mode)  # noqa: B023  (called at once, in this iteration)
+            return retrieve_arms(
+                examples, config.ARMS, chosen, encoder=enc, store=RecordingStore(), depth=None,
+                **options,
+            )  # fmt: skip
+
+        rankings = every_arm()
+        other = every_arm(scorer="faiss" if rankings["q"].scorer == "numpy" else "numpy")
         for arm in config.ARMS:
             # every example is ranked or counted as missing, never dropped
             assert len(rankings[arm]) + len(rankings[arm].missing) == len(examples)
             _assert_same_ranks_but_near_ties(rankings[arm], other[arm])
         # alignment check: with the bridge kept, the bridge-text query finds the bridge itself
         kept = retrieve(
-            examples, "bridge", encoder=enc, store=RecordingStore(), pool=mode, exclude_bridge=False
+            examples,
+            "bridge",
+            settings(pool=mode, exclude_bridge=False),
+            encoder=enc,
+            store=RecordingStore(),
+            depth=10,
         )
         bridge_ranks = [
             dict(zip(pids, ranks, strict=True))[ex.bridge_pid]

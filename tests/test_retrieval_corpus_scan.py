@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import assert_metrics_match, assert_scores_match
+from helpers import assert_metrics_match, assert_scores_match, settings
 
 from regime_core import config
-from regime_core.experiments.common import ranking_metrics
+from regime_core.experiments.outcomes import ranking_metrics
 from regime_core.metrics import (
     METRICS,
     SUMMARY_KERNELS,
@@ -241,7 +241,7 @@ def _dense_rankings(examples, arms, encoder, *, k, scorer):
     docs = encoder.encode_documents([document_text(p) for p in pools.passages])
     out = {}
     for arm in arms:
-        plan = plan_arm(examples, arm, [ex.relation_sentence for ex in examples], config.ALPHA)
+        plan = plan_arm(examples, arm, [ex.relation_sentence for ex in examples], settings())
         texts = plan.texts()
         queries = plan.query_vectors(
             encoder.encode_queries(texts), {t: row for row, t in enumerate(texts)}
@@ -284,7 +284,13 @@ def test_retrieve_arms_corpus_equals_the_dense_path(scorer, k):
     texts = [document_text(p) for ex in examples for p in ex.pool]
     encoder = get_encoder("tfidf", corpus=texts)  # bag of words: many exact ties
     new = retrieve_arms(
-        examples, config.ARMS, encoder=encoder, store=_Store(), pool="corpus", k=k, scorer=scorer
+        examples,
+        config.ARMS,
+        settings(pool="corpus"),
+        encoder=encoder,
+        store=_Store(),
+        scorer=scorer,
+        depth=k,
     )
     old = _dense_rankings(examples, config.ARMS, encoder, k=k, scorer=scorer)
     for arm in config.ARMS:
@@ -320,7 +326,9 @@ def test_union_geometry_corpus_equals_dense():
     examples = _toy_examples()
     encoder = get_encoder("tfidf", corpus=[document_text(p) for ex in examples for p in ex.pool])
     b_rel = [ex.bridge.sentences[0] for ex in examples]
-    geometry = build_geometry(examples, b_rel, encoder=encoder, store=_Store(), pool="corpus")
+    geometry = build_geometry(
+        examples, b_rel, settings(pool="corpus"), encoder=encoder, store=_Store()
+    )
     assert geometry.candidates is None and geometry.excluded_rows is not None
     pools = candidate_pools(examples, "corpus")
     dense = dataclasses.replace(geometry, candidates=pools.padded(), excluded_rows=None)
@@ -352,13 +360,21 @@ def test_real_corpus_retrieval_equals_the_dense_path(prepared_work, dataset):
     examples = load_examples(dataset, split="dev", work=prepared_work)[:300]
     encoder = get_encoder("tfidf", corpus=[document_text(p) for p in corpus_passages(examples)])
     arms = ("q", "union", "entity")
-    new = retrieve_arms(examples, arms, encoder=encoder, store=_Store(), pool="corpus")
+    new = retrieve_arms(
+        examples, arms, settings(pool="corpus"), encoder=encoder, store=_Store(), depth=10
+    )
     assert new["q"].scorer == "numpy"  # the default in corpus mode
     # faiss (search with k = every passage) is slow: cross-checked on one dataset only
     for scorer in ("numpy", "faiss") if dataset == "musique" else ("numpy",):
         if scorer == "faiss":
             new = retrieve_arms(
-                examples, arms, encoder=encoder, store=_Store(), pool="corpus", scorer="faiss"
+                examples,
+                arms,
+                settings(pool="corpus"),
+                encoder=encoder,
+                store=_Store(),
+                scorer="faiss",
+                depth=10,
             )
         old = _dense_rankings(examples, arms, encoder, k=max(config.K_VALUES), scorer=scorer)
         for arm in arms:
@@ -371,9 +387,9 @@ def test_corpus_ranking_without_queries_has_nan_means():
 
     examples = [dataclasses.replace(ex, relation_sentence=None) for ex in _toy_examples()[:3]]
     encoder = get_encoder("tfidf", corpus=[document_text(p) for ex in examples for p in ex.pool])
-    ranking = retrieve_arms(examples, ("union",), encoder=encoder, store=_Store(), pool="corpus")[
-        "union"
-    ]
+    ranking = retrieve_arms(
+        examples, ("union",), settings(pool="corpus"), encoder=encoder, store=_Store(), depth=10
+    )["union"]
     assert len(ranking) == 0 and len(ranking.missing) == 3
     assert ranking.metrics()["n"] == 0 and np.isnan(ranking.metrics()["hit@5"])
     assert ranking_metrics(ranking, 5).empty

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import HashingEncoder, RecordingStore
+from helpers import HashingEncoder, RecordingStore, settings
 
 from regime_core import config
 from regime_core.data.toyworld import ToyWorldConfig, generate
@@ -26,9 +26,15 @@ def toy() -> list[Example]:
 def test_weights_zero_and_alpha_are_the_q_and_union_arms(toy: list[Example], pool: str) -> None:
     examples = toy[:40]
     b_rel = [ex.bridge.sentences[0] for ex in examples]
-    geometry = build_geometry(examples, b_rel, encoder=ENCODER, store=STORE, pool=pool)
+    geometry = build_geometry(examples, b_rel, settings(pool=pool), encoder=ENCODER, store=STORE)
     rankings = retrieve_arms(
-        examples, ("q", "union"), encoder=ENCODER, store=STORE, pool=pool, b_rel=b_rel, k=None
+        examples,
+        ("q", "union"),
+        settings(pool=pool),
+        encoder=ENCODER,
+        store=STORE,
+        b_rel=b_rel,
+        depth=None,
     )
     assert geometry.target_ranks(0.0).tolist() == rankings["q"].target_ranks.tolist()
     union = geometry.target_ranks(config.ALPHA)
@@ -41,11 +47,11 @@ def test_weights_zero_and_alpha_are_the_q_and_union_arms(toy: list[Example], poo
 def test_geometry_rejects_negative_weights_and_mismatched_texts(toy: list[Example]) -> None:
     examples = toy[:5]
     b_rel = [ex.bridge.sentences[0] for ex in examples]
-    geometry = build_geometry(examples, b_rel, encoder=ENCODER, store=STORE)
+    geometry = build_geometry(examples, b_rel, settings(), encoder=ENCODER, store=STORE)
     with pytest.raises(ValueError, match="weights"):
         geometry.target_ranks(-0.1)
     with pytest.raises(ValueError, match="B_rel texts"):
-        build_geometry(examples, b_rel[:2], encoder=ENCODER, store=STORE)
+        build_geometry(examples, b_rel[:2], settings(), encoder=ENCODER, store=STORE)
 
 
 def test_with_retrieved_bridges_counts_every_hop1_outcome(toy: list[Example]) -> None:
@@ -67,7 +73,7 @@ def test_hop1_top_pids_is_rank_one_of_the_question_over_the_whole_pool(toy: list
     top = hop1_top_pids(examples, encoder=ENCODER, store=STORE)
     # the retrieval module's q arm over the whole pool (bridge not excluded), its rank 1
     ranking = retrieve_arms(
-        examples, ("q",), encoder=ENCODER, store=STORE, exclude_bridge=False, k=1
+        examples, ("q",), settings(exclude_bridge=False), encoder=ENCODER, store=STORE, depth=1
     )["q"]
     assert top == [pids[0] for pids in ranking.top_pids]
     assert len(set(top) & {ex.bridge_pid for ex in examples}) > 0

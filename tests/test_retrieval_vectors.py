@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import FLOAT_TOLERANCE, assert_scores_match
+from helpers import FLOAT_TOLERANCE, assert_scores_match, settings
 from scipy.sparse import csr_matrix
 
 from regime_core import config
@@ -157,9 +157,11 @@ def test_the_store_gives_tfidf_rows_as_csr_holding_the_dense_values(toy_tfidf) -
 @pytest.mark.parametrize("pool", config.POOL_MODES)
 def test_retrieval_with_compact_tfidf_vectors_equals_the_dense_path(toy_tfidf, pool: str) -> None:
     examples, encoder, store = toy_tfidf
-    options = {"encoder": encoder, "pool": pool, "k": None}
-    compact = retrieve_arms(examples, config.ARMS, store=store, **options)
-    dense = retrieve_arms(examples, config.ARMS, store=DenseOnly(store), **options)
+    chosen = settings(pool=pool)
+    compact = retrieve_arms(examples, config.ARMS, chosen, encoder=encoder, store=store, depth=None)
+    dense = retrieve_arms(
+        examples, config.ARMS, chosen, encoder=encoder, store=DenseOnly(store), depth=None
+    )
     for arm in config.ARMS:
         a, b = compact[arm], dense[arm]
         np.testing.assert_array_equal(a.target_ranks, b.target_ranks)
@@ -167,7 +169,7 @@ def test_retrieval_with_compact_tfidf_vectors_equals_the_dense_path(toy_tfidf, p
         assert a.metrics() == pytest.approx(b.metrics(), abs=FLOAT_TOLERANCE)
     b_rel = [ex.bridge.sentences[0] for ex in examples]
     geometries = [
-        build_geometry(examples, b_rel, encoder=encoder, store=s, pool=pool)
+        build_geometry(examples, b_rel, chosen, encoder=encoder, store=s)
         for s in (store, DenseOnly(store))
     ]
     assert is_sparse(geometries[0].document_vectors)

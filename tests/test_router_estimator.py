@@ -117,8 +117,8 @@ def test_passes_scikit_learn_estimator_checks() -> None:
 
 def test_bad_labels_and_params_raise() -> None:
     X, y = synthetic()
-    labels = outcome_labels([1, 2, 3, 1] * 50, [1, 1, 4, 2] * 50, tie_rule="drop")
-    with pytest.raises(ValueError, match="tie dropped"):
+    labels = outcome_labels([1, 2, 3, 1] * 50, [1, 1, 4, 2] * 50, tie_rule="exclude")
+    with pytest.raises(ValueError, match="tie excluded"):
         RegimeRouter().fit(X, labels)
     with pytest.raises(ValueError, match="one class"):
         RegimeRouter().fit(X, np.zeros(len(y)))

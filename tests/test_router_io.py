@@ -98,8 +98,15 @@ def corrupt(doc: dict[str, Any], dotted: str, value: Any) -> None:
     [
         ("coef", KeyError, r"missing key\(s\) \['coef'\]"),
         ("coef", [1.0, 2.0], "'coef' has 2 numbers, expected 5"),
-        ("scaler.mean", [0.0, 0.0, float("nan"), 0.0, 0.0], r"'scaler.mean\[2\]' must be finite"),
-        ("intercept", float("inf"), "'intercept' must be finite"),
+        ("scaler.mean", [0.0, 0.0, float("nan"), 0.0, 0.0], r"scaler\.mean\[2\]: NaN is not"),
+        ("intercept", float("inf"), "at intercept: Infinity is not a JSON number"),
+        ("intercept", 1e308 * 10, "at intercept: Infinity"),
+        ("alpha", 1e39, "'alpha' must be a finite number in"),
+        ("extra_key", 1, r"has key\(s\) \['extra_key'\] the format does not define"),
+        ("params.tol", 1e-4, r"'params' has key\(s\) \['tol'\]"),
+        ("rules", None, "'rules' must be a JSON object"),
+        ("rules.new_entity_weight", -100, "'rules' is not a valid RouterRules"),
+        ("params.class_weight", [[[0], 1.0]], "pairs of classes"),
         ("intercept", "0.1", "'intercept' must be a number"),
         ("scaler.scale", [1.0, 0.0, 1.0, 1.0, 1.0], "'scaler.scale' must be > 0"),
         ("feature_spec", "other-features/9+abc", "unknown feature spec"),
@@ -147,7 +154,13 @@ def test_non_default_rules_round_trip(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "match"),
-    [("{not json", "not valid JSON"), ("[1, 2]", "expected a JSON object"), ("", "not valid JSON")],
+    [
+        ("{not json", "malformed JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        ("", "malformed JSON"),
+        ("[" * 200_000, "nest more than 100 levels"),
+        ('{"format": "regime-router", "format": "regime-router"}', "'format' appears twice"),
+    ],
 )
 def test_unreadable_files_raise(tmp_path: Path, content: str, match: str) -> None:
     path = tmp_path / "router.json"

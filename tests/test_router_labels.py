@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from regime_core import config
-from regime_core.router import DROPPED, describe_label_rule, outcome_labels, tie_mask
+from regime_core.router import EXCLUDED, describe_label_rule, outcome_labels, tie_mask
 
 RANK_Q = [3, 1, 2, np.inf, 7, 1]
 RANK_U = [1, 1, 5, 4, 7, 2]
@@ -15,9 +15,9 @@ RANK_U = [1, 1, 5, 4, 7, 2]
 def test_strict_rank_rule_with_each_tie_rule() -> None:
     assert outcome_labels(RANK_Q, RANK_U, tie_rule="q").tolist() == [1, 0, 0, 1, 0, 0]
     assert outcome_labels(RANK_Q, RANK_U, tie_rule="union").tolist() == [1, 1, 0, 1, 1, 0]
-    dropped = outcome_labels(RANK_Q, RANK_U, tie_rule="drop")
-    assert dropped.tolist() == [1, DROPPED, 0, 1, DROPPED, 0]
-    np.testing.assert_array_equal(dropped == DROPPED, tie_mask(RANK_Q, RANK_U))
+    excluded = outcome_labels(RANK_Q, RANK_U, tie_rule="exclude")
+    assert excluded.tolist() == [1, EXCLUDED, 0, 1, EXCLUDED, 0]
+    np.testing.assert_array_equal(excluded == EXCLUDED, tie_mask(RANK_Q, RANK_U))
 
 
 def test_default_tie_rule_comes_from_config() -> None:

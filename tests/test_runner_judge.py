@@ -18,6 +18,8 @@ from regime_core.runner.judge import (
     SMALLER,
     SMALLEST_EFFECT,
     VERDICT_RULES,
+    VERDICTS,
+    Judgement,
     judge_bound,
     judge_claim,
     judge_equivalence,
@@ -28,6 +30,7 @@ from regime_core.runner.judge import (
     judge_positive,
     judge_range,
     judge_share,
+    judge_untestable,
     judge_values,
     power_of,
     power_text,
@@ -228,6 +231,36 @@ def test_judge_share_and_holds() -> None:
     assert "not for a" in judge_holds(False, {"a": False}).reason
 
 
+def test_an_untestable_claim_says_why_with_our_numbers() -> None:
+    why = "setup, not a result: ours is {n} of {m}"
+    paper = {"statement": "881 examples", "why": why}
+    ours = {"n": "train.labels.labelled", "m": "train.n"}
+    claim = Claim("size", "trained on 881", "abstract", "untestable", paper, "router_train", ours)
+    record = _record({"train": {"labels": {"labelled": 212}, "n": 1657}})
+    row = judge_claim(claim, record)
+    assert row.judgement == Judgement(NOT_TESTABLE, "setup, not a result: ours is 212 of 1,657")
+    assert (row.paper_text, row.ours_text) == ("881 examples", "n 212, m 1,657")
+    assert NOT_TESTABLE in VERDICTS and judge_untestable("why", {}).verdict == NOT_TESTABLE
+    without = Claim(**{**claim.__dict__, "ours": {}, "paper": {**claim.paper, "why": "setup"}})
+    assert judge_claim(without, record).judgement.reason == "setup"  # context is optional
+
+
+def test_an_untestable_claim_must_say_why(tmp_path) -> None:
+    from regime_core.paper import load_claims
+
+    entry = (
+        "claims:\n  - id: size\n    label: trained on 881\n    claim: trained on 881\n"
+        "    source: abstract\n"
+        "    rule: untestable\n    ours: {{run: router_train}}\n    paper: {paper}\n"
+    )
+    file = tmp_path / "claims.yml"
+    file.write_text(entry.format(paper="{statement: '881'}"), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"claim 'size': 'paper' lacks \['why'\]"):
+        load_claims(file)
+    file.write_text(entry.format(paper="{statement: '881', why: setup}"), encoding="utf-8")
+    assert load_claims(file)[0].rule == "untestable"
+
+
 def test_every_kind_of_claim_has_a_verdict_rule() -> None:
     assert tuple(VERDICT_RULES) == CLAIM_RULES
 
@@ -253,7 +286,7 @@ def test_judge_claim_reads_our_side_from_the_record() -> None:
             "n_a_better": "o.a",
             "n_b_better": "o.b",
         },
-        behind="{config.dataset}, sample {config.sample_size}",
+        computed_on="{config.dataset}, sample {config.sample_size}",
     )
     record = _record(
         {"o": {"d": 0.05, "lo": 0.03, "hi": 0.07, "p": 0.0004, "n": 1234, "a": 90, "b": 28}},
@@ -264,7 +297,7 @@ def test_judge_claim_reads_our_side_from_the_record() -> None:
     assert row.judgement.power["discordance"] == pytest.approx(118 / 1234)
     assert row.paper_text == "+5.6 pp, p < 0.001"
     assert row.ours_text == "+5.0 pp (95% CI +3.0 pp to +7.0 pp), p < 0.001"
-    assert row.behind_text == "2wiki, sample all; n = 1,234"
+    assert row.computed_on_text == "2wiki, sample all; n = 1,234"
     with pytest.raises(KeyError, match="has no number"):
         judge_claim(claim, _record({"o": {"x": 1.0}}))
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from regime_core.config import ConfigMixin
+from regime_core.integrity import DamagedFileError
 from regime_core.runner.records import (
     RECORD_FILENAME,
     format_number,
     get_number,
+    hash_file,
     load_record,
     save_figure,
     write_record,
@@ -167,3 +170,67 @@ def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:
         write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[first])
     with pytest.raises(ValueError, match="plain file name"):
         save_figure(draw(), tmp_path, "../escape")
+
+
+# --- issue 22: records read strictly -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda text: text.replace('"numbers": {', '"numbers": {"a": 1, "a": 1, ', 1), "twice"),
+        (lambda text: text.replace('"numbers": {', '"numbers": {"n": NaN, ', 1), "NaN is not"),
+        (lambda text: '{"numbers": ' + "[" * 200_000, "nest more than 100 levels"),
+        (lambda text: text.replace('"name": "t2"', '"name": "\\udc80"'), "lone surrogate"),
+    ],
+)
+def test_a_record_that_is_not_strict_json_is_damaged_and_named(
+    tmp_path: Path, edit: Any, match: str
+) -> None:
+    path = write_record(tmp_path / "t2", name="t2", config={}, numbers={"x": 1})
+    path.write_text(edit(path.read_text()))
+    with pytest.raises(DamagedFileError, match=match) as info:
+        load_record(path)
+    assert str(path) in str(info.value) and "regime reproduce --only t2 --force" in str(info.value)
+
+
+def test_a_fifo_as_a_record_is_an_error_not_a_hang(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "t2").mkdir()
+    os.mkfifo(tmp_path / "t2" / "record.json")
+    with pytest.raises(ValueError, match=r"record\.json: it is a FIFO"):
+        load_record(tmp_path / "t2")
+
+
+def test_hash_file_says_which_part_of_a_notebook_input_is_missing(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent" / "prepared" / "manifest.json"
+    with pytest.raises(FileNotFoundError) as info:
+        hash_file(missing)
+    message = str(info.value)
+    assert f"the directory {tmp_path / 'nonexistent'} does not exist" in message
+    assert "work_dir parameter" in message and "regime data prepare --work" in message
+    assert hash_file(write_record(tmp_path / "r", name="r", config={}, numbers={"x": 1}))
+
+
+@pytest.mark.slow
+def test_papermill_with_a_work_dir_that_does_not_exist_names_parameter_and_path(
+    tmp_path: Path,
+) -> None:
+    import papermill
+
+    from regime_core import paths
+
+    missing = tmp_path / "nonexistent"
+    with pytest.raises(papermill.PapermillExecutionError) as info:
+        papermill.execute_notebook(
+            str(paths.REPO_ROOT / "notebooks" / "01_data_regimes.ipynb"),
+            str(tmp_path / "out.ipynb"),
+            parameters={"work_dir": str(missing), "output_dir": str(tmp_path / "o")},
+            cwd=str(paths.REPO_ROOT / "notebooks"),
+            kernel_name="python3",
+            progress_bar=False,
+        )
+    message = str(info.value)
+    assert f"the directory {missing} does not exist" in message and "work_dir" in message
+    assert not missing.exists()

@@ -216,3 +216,28 @@ def test_failure_names_cell_and_error_and_blocks_downstream(
     assert by_run["after"]["status"] == "blocked"
     assert not (tmp_path / "w" / "runs" / "broken" / "stamp.json").exists()
     assert not (tmp_path / "book" / "executed" / "broken.ipynb").exists()
+
+
+def test_a_record_read_from_other_data_than_its_key_is_never_stamped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: the data changed while the notebook ran (its record's inputs.manifest is not
+    the manifest the run was keyed on): the run fails and is not stamped, so it reruns. The
+    notebook's child is a stand-in that leaves what papermill would."""
+    from regime_core.runner import reproduce as runner
+    from regime_core.runner.records import write_record
+
+    work = tmp_path / "w"
+
+    def notebook_that_read_other_data(command: list[str], **_: object) -> tuple[int, str]:
+        Path(command[1]).write_text(DEMO.read_text())  # the executed notebook
+        write_record(work / "results" / "x", name="x", config={}, numbers={"n": 1},
+                     inputs={"manifest": "0" * 64})  # fmt: skip
+        return 0, ""
+
+    monkeypatch.setattr(runner, "run_child", notebook_that_read_other_data)
+    (result,) = reproduce(_declare(tmp_path, {"x": {}}), work=work, progress=None).results
+    assert result.status == "failed"
+    assert "inputs.manifest is not the one the run was keyed on" in (result.error or "")
+    assert not (work / "runs" / "x" / "stamp.json").exists()
+    assert not (tmp_path / "book" / "executed" / "x.ipynb").exists()

@@ -7,6 +7,7 @@ import inspect
 import json
 import subprocess
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -175,16 +176,16 @@ def test_shard_round_trip_is_bit_exact_dense_and_sparse() -> None:
     sparse = np.zeros((5, 40), dtype=np.float32)
     sparse[[0, 0, 3, 4], [1, 39, 5, 0]] = [0.5, -1.25, 3.0, 1e-8]
     for matrix, layout in ((dense, "dense"), (sparse, "csr")):
-        blob = encode_shard(keys, matrix)
+        blob = encode_shard(keys, matrix, "test")
         assert f'"layout": "{layout}"'.encode() in blob
         got_keys, got = decode_shard(blob)
         assert got_keys == keys
         np.testing.assert_array_equal(got, matrix)
-    assert len(encode_shard(keys, sparse)) < sparse.nbytes
+    assert len(encode_shard(keys, sparse, "test")) < sparse.nbytes
 
 
 def test_decode_rejects_a_length_mismatch() -> None:
-    blob = encode_shard([text_key("query", "a")], np.ones((1, 4), dtype=np.float32) / 2)
+    blob = encode_shard([text_key("query", "a")], np.ones((1, 4), dtype=np.float32) / 2, "t")
     with pytest.raises(CorruptShardError, match="payload"):
         decode_shard(blob + b"\0")
 
@@ -258,3 +259,157 @@ def test_store_or_default_keeps_a_given_store_else_opens_the_work_directory(
     default = store_module.store_or_default(None, tmp_path)
     assert isinstance(default, EmbeddingStore)
     assert Path(default.root) == tmp_path / "embeddings"
+
+
+# --- issue 22: shards tied to their encoder ----------------------------------------------------
+
+
+def _store_of(tmp_path: Path, enc: CountingEncoder, texts: Sequence[str]) -> tuple[Path, Any]:
+    vectors = EmbeddingStore(tmp_path).embed(enc, texts, "document")
+    return EmbeddingStore(tmp_path).directory(enc), vectors
+
+
+def test_every_shard_names_its_encoder_and_dimension(tmp_path: Path) -> None:
+    enc = CountingEncoder()
+    directory, _ = _store_of(tmp_path, enc, TEXTS)
+    (shard,) = shard_files(directory)
+    blob = shard.read_bytes()
+    assert blob.startswith(b"REGIME-EMB 2\n")
+    assert f'"identity": "{identity_hash(enc.identity)}"'.encode() in blob
+    assert b'"dim": 8' in blob
+    assert shard.name == store_module.shard_name(blob)
+
+
+def test_shards_of_another_encoder_copied_in_are_refused_named_and_kept(tmp_path: Path) -> None:
+    import shutil
+
+    mine, other = CountingEncoder(tag="mine"), CountingEncoder(tag="other")  # both 8-d
+    directory, expected = _store_of(tmp_path, mine, TEXTS[:5])
+    other_dir, _ = _store_of(tmp_path / "elsewhere", other, TEXTS[:5])
+    for shard in shard_files(directory):
+        shard.unlink()
+    for shard in shard_files(other_dir):  # the same keys, another model's vectors
+        shutil.copy(shard, directory / shard.name)
+    foreign = shard_files(directory)
+    fresh = CountingEncoder(tag="mine")
+    with pytest.warns(UserWarning, match=rf"{foreign[0].name} is not a shard of this encoder"):
+        got = EmbeddingStore(tmp_path).embed(fresh, TEXTS[:5], "document")
+    np.testing.assert_array_equal(got, expected)  # never the other encoder's vectors
+    assert fresh.n_encoded == 5
+    assert all(f.exists() for f in foreign)  # refused, not deleted
+
+
+def test_a_foreign_shard_of_another_dimension_sorting_first_harms_no_genuine_shard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "CHECKPOINT_TEXTS", 2)
+    enc = CountingEncoder()
+    expected = EmbeddingStore(tmp_path).embed(enc, TEXTS, "document", batch_size=2)
+    directory = EmbeddingStore(tmp_path).directory(enc)
+    genuine = shard_files(directory)
+    assert len(genuine) == 5
+    wide = CountingEncoder(dim=16)
+    for n in range(1, 200):  # another 16-d encoder's shard whose name sorts first
+        texts = [f"{t} {n}" for t in TEXTS]
+        keys = [text_key("document", t) for t in TEXTS]
+        blob = encode_shard(keys, wide.encode_documents(texts), "f" * 16)
+        if store_module.shard_name(blob) < genuine[0].name:
+            break
+    first = directory / store_module.shard_name(blob)
+    assert sorted([*shard_files(directory), first])[0] == first
+    first.write_bytes(blob)
+    fresh = CountingEncoder()
+    with pytest.warns(UserWarning, match=first.name):
+        got = EmbeddingStore(tmp_path).embed(fresh, TEXTS, "document")
+    np.testing.assert_array_equal(got, expected)
+    assert fresh.n_encoded == 0  # the genuine shards were read
+    assert all(s.exists() for s in genuine) and first.exists()
+
+
+def test_shards_of_one_identity_that_disagree_on_dimension_ask_the_encoder(
+    tmp_path: Path,
+) -> None:
+    enc = CountingEncoder()
+    directory, expected = _store_of(tmp_path, enc, TEXTS)
+    forged = encode_shard(
+        [text_key("document", t) for t in TEXTS],
+        CountingEncoder(dim=4).encode_documents(TEXTS),
+        directory.name,  # this directory's identity, but 4-d vectors
+    )
+    path = directory / store_module.shard_name(forged)
+    path.write_bytes(forged)
+    fresh = CountingEncoder()
+    with pytest.warns(UserWarning, match=r"dimension 4, this encoder's are 8"):
+        got = EmbeddingStore(tmp_path).embed(fresh, TEXTS, "document")
+    np.testing.assert_array_equal(got, expected)
+    assert fresh.calls == [("query", ["dimension"])]  # one probe, nothing re-encoded
+    assert path.exists()
+
+
+def test_an_old_format_shard_is_never_trusted_deleted_and_re_encoded(tmp_path: Path) -> None:
+    enc = CountingEncoder()
+    directory, expected = _store_of(tmp_path, enc, TEXTS[:4])
+    (shard,) = shard_files(directory)
+    blob = shard.read_bytes()
+    header_len = int.from_bytes(blob[13:21], "little")
+    header = json.loads(blob[21 : 21 + header_len])
+    del header["identity"]
+    old_header = json.dumps(header, sort_keys=True).encode()
+    old = b"REGIME-EMB 1\n" + len(old_header).to_bytes(8, "little") + old_header
+    old += blob[21 + header_len :]
+    shard.unlink()
+    old_path = directory / store_module.shard_name(old)
+    old_path.write_bytes(old)
+    fresh = CountingEncoder()
+    with pytest.warns(UserWarning, match=r"format version 1.*cannot prove which encoder"):
+        got = EmbeddingStore(tmp_path).embed(fresh, TEXTS[:4], "document")
+    np.testing.assert_array_equal(got, expected)
+    assert fresh.n_encoded == 4 and not old_path.exists()
+
+
+def test_a_fifo_or_directory_among_the_shards_is_refused_without_blocking(
+    tmp_path: Path,
+) -> None:
+    import os
+    import signal
+
+    enc = CountingEncoder()
+    directory, expected = _store_of(tmp_path, enc, TEXTS[:3])
+    os.mkfifo(directory / "shard-fifo.emb")
+    (directory / "shard-dir.emb").mkdir()
+    signal.alarm(20)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            got = EmbeddingStore(tmp_path).embed(CountingEncoder(), TEXTS[:3], "document")
+    finally:
+        signal.alarm(0)
+    np.testing.assert_array_equal(got, expected)
+    messages = sorted(str(w.message) for w in caught)
+    assert len(messages) == 2
+    assert "shard-dir.emb: it is a directory" in messages[0]
+    assert "shard-fifo.emb: it is a FIFO" in messages[1]
+    assert (directory / "shard-fifo.emb").is_fifo() and (directory / "shard-dir.emb").is_dir()
+
+
+def test_a_header_edit_is_caught_by_the_name_hash(tmp_path: Path) -> None:
+    enc = CountingEncoder()
+    directory, _ = _store_of(tmp_path, enc, TEXTS[:3])
+    (shard,) = shard_files(directory)
+    blob = shard.read_bytes()
+    shard.write_bytes(blob.replace(b'"layout": "dense"', b'"layout": "dense" '))
+    fresh = CountingEncoder()
+    with pytest.warns(UserWarning, match="does not match the hash in its name"):
+        EmbeddingStore(tmp_path).embed(fresh, TEXTS[:3], "document")
+    assert fresh.n_encoded == 3  # deleted and encoded again: the same bytes, the same name
+    assert shard.read_bytes() == blob
+
+
+def test_decode_shard_refuses_another_identity_or_dimension() -> None:
+    keys = [text_key("query", "a")]
+    blob = encode_shard(keys, np.ones((1, 4), dtype=np.float32) / 2, "abc")
+    assert decode_shard(blob, identity="abc", dim=4)[0] == keys
+    with pytest.raises(store_module.ForeignShardError, match="identity abc, not xyz"):
+        decode_shard(blob, identity="xyz")
+    with pytest.raises(store_module.ForeignShardError, match="dimension 4, this encoder's are 8"):
+        decode_shard(blob, dim=8)

@@ -5,32 +5,23 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from regime_core import teaching  # the package re-exports the demo
 from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples
 from regime_core.data.toyworld import ToyWorldConfig, generate, true_regime
 from regime_core.encoders import EmbeddingStore
-from regime_core.experiments.common import default_encoder_factory
-from regime_core.experiments.context import Context
-from regime_core.teaching.demo import (
-    DemoConfig,
-    hit_summary,
-    knockout_table,
-    run_demo,
-    sweep_alpha,
-    sweep_distractor_similarity,
-    table_numbers,
-)
-from regime_core.teaching.lesson import regime_arm_summary
+from regime_core.experiments.context import Context, default_encoder_factory
+from regime_core.teaching.demo import ROUTER_POLICY, DemoConfig, DemoResult, hit_summary, run_demo
+from regime_core.teaching.lesson import regime_arm_summary, table_numbers
+from regime_core.teaching.sweeps import knockout_table, sweep_alpha, sweep_distractor_similarity
 
 SMALL = 40  # questions in the unit-test worlds (20 per regime)
+TFIDF = DemoConfig(encoder="tfidf")  # the demo's settings, with TF-IDF (seconds)
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +30,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 @pytest.fixture(scope="module")
-def demo(store_dir: str) -> teaching.DemoResult:
+def demo(store_dir: str) -> DemoResult:
     return run_demo(DemoConfig(encoder="tfidf"), context=Context(work=store_dir))
 
 
@@ -80,7 +71,7 @@ def test_table_numbers_nests_and_escapes_dots() -> None:
 # --- the demo ------------------------------------------------------------------------------------
 
 
-def test_demo_union_helps_b_dominant_only(demo: teaching.DemoResult) -> None:
+def test_demo_union_helps_b_dominant_only(demo: DemoResult) -> None:
     table = demo.table
     assert set(table["regime"]) == {"B-dominant", "Q-dominant"}
     assert {"q", "union", "knockout", "bridge"} <= set(table["policy"])
@@ -96,18 +87,16 @@ def test_demo_union_helps_b_dominant_only(demo: teaching.DemoResult) -> None:
     assert demo.effect["B-dominant"]["hit@1"] == pytest.approx(b_gain)
 
 
-def test_demo_is_deterministic_and_reuses_the_store(
-    demo: teaching.DemoResult, store_dir: str
-) -> None:
+def test_demo_is_deterministic_and_reuses_the_store(demo: DemoResult, store_dir: str) -> None:
     again = run_demo(
         DemoConfig(encoder="tfidf"), context=Context(work=store_dir), with_router=False
     )
     assert again.n_encoded == 0 and again.n_cached > 0
-    arms = demo.table[demo.table["policy"] != teaching.ROUTER_POLICY].reset_index(drop=True)
+    arms = demo.table[demo.table["policy"] != ROUTER_POLICY].reset_index(drop=True)
     pd.testing.assert_frame_equal(arms, again.table)
 
 
-def test_demo_output_is_json_and_text(demo: teaching.DemoResult) -> None:
+def test_demo_output_is_json_and_text(demo: DemoResult) -> None:
     payload = json.loads(json.dumps(demo.to_dict()))
     assert payload["config"]["encoder"] == "tfidf"
     assert payload["router"] == demo.router_source and payload["router"]
@@ -119,7 +108,7 @@ def test_demo_output_is_json_and_text(demo: teaching.DemoResult) -> None:
 def test_demo_router_cross_fitted_on_the_toy_world(store_dir: str) -> None:
     result = run_demo(DemoConfig(encoder="tfidf", router="toy"), context=Context(work=store_dir))
     assert result.router_source.startswith("cross-fitted on this toy world")
-    routed = result.table[result.table["policy"] == teaching.ROUTER_POLICY]
+    routed = result.table[result.table["policy"] == ROUTER_POLICY]
     assert set(routed["regime"]) == {"B-dominant", "Q-dominant"}
     # routed hits lie between the worse and the better of q and union's selected-B_rel ranks
     assert set(result.share_union) == {"B-dominant", "Q-dominant"}
@@ -142,7 +131,7 @@ def test_demo_config_validation() -> None:
 
 def test_alpha_sweep_starts_at_q_and_moves_only_union(store_dir: str) -> None:
     examples = generate(ToyWorldConfig(n_questions=SMALL))
-    table = sweep_alpha((0.0, 0.5, 1.0), examples, encoder="tfidf", context=Context(work=store_dir))
+    table = sweep_alpha((0.0, 0.5, 1.0), examples, TFIDF, context=Context(work=store_dir))
     assert list(table.columns) == ["alpha", "regime", "arm", "n", "hit@1", "hit@5"]
     assert len(table) == 3 * 2 * 2
     at_zero = table[table["alpha"] == 0.0]
@@ -160,12 +149,12 @@ def test_alpha_sweep_starts_at_q_and_moves_only_union(store_dir: str) -> None:
 
 def test_alpha_sweep_rejects_negative_alpha() -> None:
     with pytest.raises(ValueError, match="alpha"):
-        sweep_alpha((-0.1,), encoder="tfidf")
+        sweep_alpha((-0.1,), generate(ToyWorldConfig(n_questions=SMALL)), TFIDF)
 
 
 def test_knockout_removes_union_gain_for_b_dominant(store_dir: str) -> None:
     examples = generate(ToyWorldConfig(n_questions=SMALL))
-    table = knockout_table(examples, encoder="tfidf", context=Context(work=store_dir))
+    table = knockout_table(examples, TFIDF, context=Context(work=store_dir))
     assert set(table["relation_sentence"]) == {"kept", "removed"}
     kept = table[table["relation_sentence"] == "kept"]
     removed = table[table["relation_sentence"] == "removed"]
@@ -179,10 +168,8 @@ def test_knockout_removes_union_gain_for_b_dominant(store_dir: str) -> None:
 
 
 def test_similar_distractors_hurt_q_on_b_dominant(store_dir: str) -> None:
-    world = ToyWorldConfig(n_questions=SMALL)
-    table = sweep_distractor_similarity(
-        (0.0, 1.0), world=world, encoder="tfidf", context=Context(work=store_dir)
-    )
+    small = DemoConfig(n_questions=SMALL, encoder="tfidf")
+    table = sweep_distractor_similarity((0.0, 1.0), small, context=Context(work=store_dir))
     assert len(table) == 2 * 2 * 2
     easy = _cell(table[table["distractor_similarity"] == 0.0], "B-dominant", "q", "hit@1", "arm")
     hard = _cell(table[table["distractor_similarity"] == 1.0], "B-dominant", "q", "hit@1", "arm")
@@ -193,45 +180,31 @@ def test_similar_distractors_hurt_q_on_b_dominant(store_dir: str) -> None:
     assert union_hard > hard
 
 
-# --- context, and the keywords it replaced (deprecated for one release) ------------------------
+# --- every function takes its seams through one Context ---------------------------------------
 
-#: Each public function that took ``work=``/``store=``/``encoder_factory=``, on a small world
-#: with TF-IDF, returning its table.
+#: Each public function that reads vectors and encoders, on a small world with TF-IDF, returning
+#: its table.
 HOOKED: dict[str, Callable[..., pd.DataFrame]] = {
     "run_demo": lambda **kw: (
         run_demo(DemoConfig(n_questions=SMALL, encoder="tfidf"), with_router=False, **kw).table
     ),
     "sweep_distractor_similarity": lambda **kw: sweep_distractor_similarity(
-        (0.0, 1.0), world=ToyWorldConfig(n_questions=SMALL), encoder="tfidf", **kw
+        (0.0, 1.0), DemoConfig(n_questions=SMALL, encoder="tfidf"), **kw
     ),
     "knockout_table": lambda **kw: knockout_table(
-        generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+        generate(ToyWorldConfig(n_questions=SMALL)), TFIDF, **kw
     ),
     "sweep_alpha": lambda **kw: sweep_alpha(
-        (0.0, 0.5), generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+        (0.0, 0.5), generate(ToyWorldConfig(n_questions=SMALL)), TFIDF, **kw
     ),
     "regime_arm_summary": lambda **kw: regime_arm_summary(
-        generate(ToyWorldConfig(n_questions=SMALL)), encoder="tfidf", **kw
+        generate(ToyWorldConfig(n_questions=SMALL)), TFIDF, **kw
     ),
 }
 
 
 @pytest.mark.parametrize("name", list(HOOKED))
-def test_old_work_keyword_warns_and_gives_the_context_table(name: str, store_dir: str) -> None:
-    call = HOOKED[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # the new way does not warn
-        table = call(context=Context(work=store_dir))
-    with pytest.warns(DeprecationWarning, match=r"context=Context\(work=\.\.\.\)") as caught:
-        old = call(work=store_dir)
-    ours = [w for w in caught if "is deprecated: pass context=" in str(w.message)]
-    assert len(ours) == 1 and str(ours[0].message).startswith(f"{name}(work=...)")
-    assert ours[0].filename == __file__  # points at the caller
-    pd.testing.assert_frame_equal(old, table)
-
-
-@pytest.mark.parametrize("name", list(HOOKED))
-def test_old_store_and_factory_keywords_warn_and_are_used(name: str, store_dir: str) -> None:
+def test_the_context_store_and_factory_are_used(name: str, store_dir: str) -> None:
     names: list[str] = []
 
     def factory(encoder: str, texts):
@@ -239,34 +212,16 @@ def test_old_store_and_factory_keywords_warn_and_are_used(name: str, store_dir: 
         return default_encoder_factory(encoder, texts)
 
     store = EmbeddingStore(store_dir + "/embeddings")
-    with pytest.warns(DeprecationWarning, match=r"store=\.\.\., encoder_factory=\.\.\."):
-        old = HOOKED[name](store=store, encoder_factory=factory)
+    hooked = HOOKED[name](context=Context(store=store, encoder_factory=factory))
     assert names and set(names) == {"tfidf"}
-    table = HOOKED[name](context=Context(store=store, encoder_factory=default_encoder_factory))
-    pd.testing.assert_frame_equal(old, table)
+    table = HOOKED[name](context=Context(work=store_dir))
+    pd.testing.assert_frame_equal(hooked, table)
 
 
 @pytest.mark.parametrize("name", list(HOOKED))
-def test_context_and_an_old_keyword_together_are_an_error(name: str, store_dir: str) -> None:
-    with pytest.raises(ValueError, match="not both"):
-        HOOKED[name](context=Context(work=store_dir), work=store_dir)
-
-
-@pytest.mark.parametrize("name", list(HOOKED))
-def test_an_unknown_keyword_is_a_type_error(name: str, store_dir: str) -> None:
-    with pytest.raises(TypeError, match=rf"^{name}\(\) got an unexpected keyword argument 'wrok'$"):
-        HOOKED[name](wrok=store_dir)
-
-
-def test_demo_with_only_an_old_factory_still_uses_a_temporary_store() -> None:
-    with pytest.warns(DeprecationWarning, match="encoder_factory"):
-        result = run_demo(
-            DemoConfig(n_questions=SMALL, encoder="tfidf"),
-            with_router=False,
-            encoder_factory=default_encoder_factory,
-        )
-    assert result.store_dir == "temporary (removed)"
-    assert result.n_encoded > 0 and result.n_cached == 0
+def test_the_removed_keywords_are_type_errors(name: str, store_dir: str) -> None:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'work'"):
+        HOOKED[name](work=store_dir)
 
 
 # --- toyworld through the data layer ----------------------------------------------------------

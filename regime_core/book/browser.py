@@ -16,6 +16,12 @@ and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller tha
 - ``math``: maths left as source (``$...$``, ``$$``, ``\\(``, ``\\[`` in visible text outside
   code), a maths element MathJax did not typeset, a MathJax error (``mjx-merror``), or MathJax
   not loading on a page with maths.
+- ``console``: an error in the browser's console while the page loads: an uncaught exception
+  (a script declared twice: "Identifier ... has already been declared"), ``console.error``,
+  or a resource that failed to load.
+- ``figure-text``: at a phone's width, a figure of :mod:`regime_core.book.figures` whose
+  smallest text (its PNG records the size in points) is drawn smaller than
+  :data:`MIN_FIGURE_TEXT_PX` CSS pixels once the image is scaled to the page.
 - ``load``: a page that did not load, or on which the check script failed.
 
 Chromium is driven over its DevTools protocol through ``--remote-debugging-pipe`` (file
@@ -44,7 +50,9 @@ from typing import Any
 
 from regime_core.book.check import Problem, book_pages, redirect_target
 
-BROWSER_KINDS: tuple[str, ...] = ("overflow", "math")
+BROWSER_KINDS: tuple[str, ...] = ("overflow", "math", "console", "figure-text")
+#: The smallest figure text a phone may show, in CSS pixels.
+MIN_FIGURE_TEXT_PX = 8.0
 WIDTHS: tuple[int, ...] = (1366, 390)
 OVERFLOW_WIDTHS: tuple[int, ...] = (390,)
 VIEWPORT_HEIGHTS: dict[int, int] = {1366: 768, 390: 844}
@@ -229,7 +237,16 @@ async (budgetMs) => {
     math.push("MathJax error: " + words(el.getAttribute("data-mjx-error") || el.textContent, 80));
   }
 
+  // (c) the article's images as drawn: their file and how much they are scaled
+  const article = document.querySelector("article") || document.body;
+  const images = [...article.querySelectorAll("img")].filter(visible).map((img) => ({
+    src: img.currentSrc || img.src,
+    natural: img.naturalWidth,
+    shown: img.getBoundingClientRect().width,
+  }));
+
   return {
+    images: images,
     viewport: viewport,
     scrollWidth: document.documentElement.scrollWidth,
     height: document.documentElement.scrollHeight,
@@ -363,6 +380,15 @@ class DevTools:
         """Forget the events received so far (before a navigation, say)."""
         self._events.clear()
 
+    def events(self, method: str, *, session: str | None = None) -> list[dict[str, Any]]:
+        """The parameters of every event ``method`` (of ``session``) received since
+        :meth:`clear_events`, in order; they stay received."""
+        return [
+            dict(event.get("params", {}))
+            for event in self._events
+            if event.get("method") == method and event.get("sessionId") == session
+        ]
+
     def wait_event(
         self, method: str, *, session: str | None = None, timeout: float = 30.0
     ) -> dict[str, Any]:
@@ -442,6 +468,8 @@ class PageView:
     math: tuple[str, ...]
     seconds: float
     error: str | None = None
+    console: tuple[str, ...] = ()
+    images: tuple[dict[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -455,6 +483,8 @@ class PageView:
             "math": list(self.math),
             "seconds": round(self.seconds, 2),
             "error": self.error,
+            "console": list(self.console),
+            "images": list(self.images),
         }
 
 
@@ -466,6 +496,7 @@ class BrowserReport:
     screenshots: Path
     seconds: float
     overflow_widths: tuple[int, ...] = field(default=OVERFLOW_WIDTHS)
+    html_dir: Path | None = None
 
     @property
     def problems(self) -> list[Problem]:
@@ -481,6 +512,14 @@ class BrowserReport:
                     detail = f"{view.width} px: the page is {view.scroll_width} px wide"
                     found.add(Problem(view.page, "overflow", detail))
             found.update(Problem(view.page, "math", what) for what in view.math)
+            found.update(
+                Problem(view.page, "console", f"{view.width} px: {what}") for what in view.console
+            )
+            if view.width in self.overflow_widths and self.html_dir is not None:
+                found.update(
+                    Problem(view.page, "figure-text", what)
+                    for what in small_figure_text(self.html_dir, view)
+                )
         return sorted(found)
 
     def as_dict(self) -> dict[str, Any]:
@@ -496,6 +535,59 @@ def _overflow_detail(view: PageView, item: dict[str, Any]) -> str:
     effect = "cut off" if item.get("cut") else "the page scrolls sideways"
     text = f": “{item['text']}”" if item.get("text") else ""
     return f"{view.width} px: {item['where']} reaches {item['right']} px ({effect}){text}"
+
+
+def figure_text_px(png: Path, natural: float, shown: float) -> float | None:
+    """How tall, in CSS pixels, the smallest text of a book figure is drawn when its image
+    (``natural`` pixels wide) is shown ``shown`` pixels wide; None for an image that does not
+    record its smallest text."""
+    from PIL import Image
+
+    from regime_core.book.figures.encodings import SMALLEST_TEXT_KEY, png_text
+
+    points = png_text(png).get(SMALLEST_TEXT_KEY)
+    if points is None or natural <= 0:
+        return None
+    with Image.open(png) as image:
+        dpi = float((image.info.get("dpi") or (150, 150))[0])
+    return float(points) * dpi / 72 * shown / natural
+
+
+def small_figure_text(html_dir: Path, view: PageView) -> list[str]:
+    """The figures of ``view`` whose smallest text is drawn below :data:`MIN_FIGURE_TEXT_PX`."""
+    from urllib.parse import unquote, urlsplit
+
+    found = []
+    for image in view.images:
+        path = unquote(urlsplit(str(image.get("src", ""))).path).lstrip("/")
+        file = Path(html_dir) / path
+        px = figure_text_px(file, float(image.get("natural", 0)), float(image.get("shown", 0)))
+        if px is not None and px < MIN_FIGURE_TEXT_PX:
+            found.append(
+                f"{view.width} px: {file.name}: its smallest text is drawn {px:.1f} px high "
+                f"(below {MIN_FIGURE_TEXT_PX:g})"
+            )
+    return found
+
+
+def console_errors(browser: DevTools, session: str) -> list[str]:
+    """The errors the console received since the last navigation: uncaught exceptions,
+    ``console.error`` calls and failed loads (``Log`` entries of level error)."""
+    found = []
+    for event in browser.events("Runtime.exceptionThrown", session=session):
+        details = event.get("exceptionDetails", {})
+        text = details.get("exception", {}).get("description") or details.get("text", "")
+        found.append(str(text).splitlines()[0] if text else "an uncaught exception")
+    for event in browser.events("Runtime.consoleAPICalled", session=session):
+        if event.get("type") in ("error", "assert"):
+            args = [str(a.get("value", a.get("description", ""))) for a in event.get("args", [])]
+            found.append("console.error: " + " ".join(args)[:200])
+    for event in browser.events("Log.entryAdded", session=session):
+        entry = event.get("entry", {})
+        # the browser asks the server's root for /favicon.ico on its own; no page declares it
+        if entry.get("level") == "error" and not str(entry.get("url", "")).endswith("/favicon.ico"):
+            found.append(f"{entry.get('text', '')} {entry.get('url', '')}".strip()[:200])
+    return list(dict.fromkeys(found))
 
 
 def screenshot_path(screenshots: Path, width: int, page: str) -> Path:
@@ -547,6 +639,8 @@ def check_in_browser(
             "sessionId"
         ]
         browser.call("Page.enable", session=session)
+        browser.call("Runtime.enable", session=session)
+        browser.call("Log.enable", session=session)
         for width in widths:
             browser.call(
                 "Emulation.setDeviceMetricsOverride",
@@ -564,7 +658,7 @@ def check_in_browser(
                 if progress is not None:
                     progress(views[-1])
     report = BrowserReport(
-        tuple(views), shots, time.perf_counter() - started, tuple(overflow_widths)
+        tuple(views), shots, time.perf_counter() - started, tuple(overflow_widths), root
     )
     shots.mkdir(parents=True, exist_ok=True)
     (shots / "report.json").write_text(
@@ -641,4 +735,6 @@ def _view(
         overflow=tuple(found["overflow"]),
         math=tuple(found["math"]),
         seconds=time.perf_counter() - started,
+        console=tuple(console_errors(browser, session)),
+        images=tuple(found.get("images", [])),
     )

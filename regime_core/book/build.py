@@ -8,7 +8,10 @@ Sphinx error, then runs::
     jupyter-book build <root> --warningiserror --nitpick --keep-going [--all] [--path-output OUT]
 
 in a child process (Sphinx keeps global state; a child keeps every build independent). The
-``{rec}`` role reads records from ``REGIME_WORK_DIR``, which ``work`` sets for the child.
+``{rec}`` role reads records from ``REGIME_WORK_DIR``, which ``work`` sets for the child; a
+record that is not its run stamp's stops the build before it starts (:func:`check_records`).
+Pages are read again when a record they read changes content, whatever its modification time
+(``regime_core.book.sphinx.records``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any
 import yaml
 
 from regime_core import paths
+from regime_core.runner.stamps import verify_record
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its warnings
 PAGE_SUFFIXES: tuple[str, ...] = (".md", ".ipynb", ".rst")
@@ -115,6 +119,23 @@ def build_command(
     return command
 
 
+def _records_dir(book_root: Path, work: Path | str | None) -> Path:
+    """The work directory the ``{rec}`` role will read: ``work``, else ``REGIME_WORK_DIR``,
+    else ``_build/regime``, a relative default taken relative to the book's root."""
+    if work is not None:
+        return Path(work).resolve()
+    default = paths.work_dir(None)
+    return default if default.is_absolute() else book_root / default
+
+
+def check_records(work: Path) -> None:
+    """Refuse to build over any record under ``<work>/results`` that is not the one its run's
+    stamp recorded (:func:`~regime_core.runner.stamps.verify_record`): ``ValueError`` naming
+    the record and the stamp, before Sphinx starts."""
+    for file in sorted(paths.results_dir(work).glob("*/record.json")):
+        verify_record(work, file.parent.name)
+
+
 def build_book(
     root: Path | str = paths.REPO_ROOT,
     *,
@@ -128,7 +149,8 @@ def build_book(
     HTML lands in ``<output or root>/_build/html``. ``work`` is the directory the records are
     read from (default: ``REGIME_WORK_DIR``, else ``_build/regime`` under ``root``). Raises
     ``ValueError`` if a toc page is missing (naming it, and ``regime reproduce`` for executed
-    notebooks); returns the build's exit code and log otherwise.
+    notebooks) or a record does not match its run's stamp (:func:`check_records`); returns the
+    build's exit code and log otherwise.
     """
     book_root = Path(root).resolve()
     for required in ("_config.yml", "_toc.yml"):
@@ -143,6 +165,7 @@ def build_book(
             else ""
         )
         raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
+    check_records(_records_dir(book_root, work))
     env = dict(os.environ)
     if work is not None:
         env["REGIME_WORK_DIR"] = str(Path(work).resolve())

@@ -3,20 +3,28 @@
 :func:`check_html` reads a Jupyter Book HTML build (``_build/html``) and returns one
 :class:`Problem` per defect a reader would see:
 
-==============  ==============================================================================
-kind            what it flags
-==============  ==============================================================================
-``warning``     a Python warning printed on the page (a runtime or a tqdm warning)
-``traceback``   a traceback, or an error output of a notebook cell
-``progress``    a progress bar (tqdm's bar or rate, a weights-loading bar, a Jupyter widget)
-``path``        an absolute local path (under /work, /home, /tmp, /root, /Users; site-packages)
-``stderr``      a notebook's stderr output box, even an empty one
-``markup``      source markup leaked into the text: ``:func:``, ``{rec}``, double backticks
-``link``        an internal link or image whose file or anchor is not in the build
-``figure``      an executed notebook whose page shows fewer images than it has image outputs,
-                or which draws a figure (``plt.show()``, ``savefig``) yet has no image output;
-                with the runs' records, a run whose page shows fewer images than it writes
-==============  ==============================================================================
+================  ==============================================================================
+kind              what it flags
+================  ==============================================================================
+``warning``       a Python warning printed on the page (a runtime or a tqdm warning)
+``traceback``     a traceback, or an error output of a notebook cell
+``progress``      a progress bar (tqdm's bar or rate, a weights-loading bar, a Jupyter widget)
+``path``          an absolute local path (under /work, /home, /tmp, /root, /Users; site-packages)
+``stderr``        a notebook's stderr output box, even an empty one
+``markup``        source markup leaked into the text: ``:func:``, ``{rec}``, double backticks
+``link``          an internal link or image whose file or anchor is not in the build
+``figure``        an executed notebook whose page shows fewer images than it has image outputs,
+                  or which draws a figure (``plt.show()``, ``savefig``) yet has no image output;
+                  with the runs' records, a run whose page shows fewer images than it writes
+``alt``           a figure without alt text, or whose alt text is a file name or hash
+``caption``       a caption naming a colour or marker (red, hollow, dashed...) that its figure
+                  does not draw (the figure's PNG lists what it draws,
+                  :mod:`regime_core.book.figures.encodings`)
+``placeholder``   a link to a placeholder address (Jupyter Book's own repository, the old
+                  ``regime-companion`` address), or a repository, issue or launch
+                  button while no repository is set (or pointing elsewhere than the setting)
+``script``        a script declared twice on a page (the same inline code or the same file)
+================  ==============================================================================
 
 Pages are the HTML files of the build but Sphinx's own (``genindex``, ``search``,
 ``py-modindex``) and those under ``_static``, ``_sources``, ``_images``, ``_downloads``;
@@ -33,7 +41,6 @@ are in :mod:`regime_core.book.browser`.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -44,6 +51,8 @@ from urllib.parse import unquote, urlsplit
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
 
+from regime_core.integrity import read_json_file
+
 HTML_KINDS: tuple[str, ...] = (
     "warning",
     "traceback",
@@ -53,6 +62,10 @@ HTML_KINDS: tuple[str, ...] = (
     "markup",
     "link",
     "figure",
+    "alt",
+    "caption",
+    "placeholder",
+    "script",
 )
 SKIPPED_DIRS = frozenset({"_static", "_sources", "_images", "_downloads", "_panels_static"})
 SKIPPED_PAGES = frozenset({"genindex.html", "search.html", "py-modindex.html"})
@@ -91,6 +104,14 @@ RST_ROLE = re.compile(
 )
 MYST_ROLE = re.compile(r"\{[a-z][\w:.-]*\}(?=`|\s*$)")
 DOUBLE_BACKTICKS = re.compile(r"``")
+#: Addresses that stand in for a real one (Jupyter Book's default repository, the companion's
+#: old placeholder address).
+PLACEHOLDER_ADDRESS = re.compile(
+    r"github\.com/executablebooks/jupyter-book|regime-companion/regime-conditional-retrieval",
+    re.IGNORECASE,
+)
+#: Alt text that is no description (a file name, a path, or a hash).
+_FILE_LIKE_ALT = re.compile(r"\.(?:png|svg|jpe?g|gif)$|/|^[0-9a-f]{16,}$", re.IGNORECASE)
 PLOTTING_CALL = re.compile(r"\b(?:plt|pyplot|fig|figure)\.show\(|\.savefig\(|\bsave_figure\(")
 
 _SNIPPET = 110
@@ -248,6 +269,33 @@ def _first_line(text: str) -> str:
     return ""
 
 
+def _article(soup: BeautifulSoup) -> Tag | BeautifulSoup:
+    found = soup.select_one("article.bd-article") or soup.find("main") or soup.body
+    return found if found is not None else soup
+
+
+def find_bad_alt_text(soup: BeautifulSoup) -> list[str]:
+    """Images of the article without alt text, or whose alt text is a file name or hash."""
+    found = []
+    for img in _article(soup).find_all("img"):
+        alt = str(img.get("alt") or "").strip()
+        if not alt:
+            found.append(f"no alt text: {img.get('src')}")
+        elif _FILE_LIKE_ALT.search(alt):
+            found.append(f"alt text is a file name: {alt!r}")
+    return found
+
+
+def find_duplicate_scripts(soup: BeautifulSoup) -> list[str]:
+    """Scripts a page declares twice: the same inline code, or the same ``src``."""
+    seen: Counter[str] = Counter()
+    for script in soup.find_all("script"):
+        key = str(script.get("src") or "") or " ".join(script.get_text().split())
+        if key:
+            seen[key] += 1
+    return [f"declared {n} times: {key[:90]}" for key, n in seen.items() if n > 1]
+
+
 PAGE_CHECKS = {
     "warning": find_warnings,
     "traceback": find_tracebacks,
@@ -255,7 +303,89 @@ PAGE_CHECKS = {
     "path": find_absolute_paths,
     "stderr": find_stderr_boxes,
     "markup": find_leaked_markup,
+    "alt": find_bad_alt_text,
+    "script": find_duplicate_scripts,
 }
+
+
+# --- placeholder links and buttons ---------------------------------------------------------------
+
+_HEADER_BUTTONS = ".article-header-buttons a[href], .header-article-items a[href]"
+
+
+def find_placeholder_links(soup: BeautifulSoup, repository: str | None) -> list[str]:
+    """Links to a placeholder address anywhere on the page, and external repository, issue or
+    launch buttons in the article's header while no ``repository`` is set, or not under it."""
+    found = [
+        f"placeholder address: {a['href']}"
+        for a in soup.find_all("a", href=True)
+        if PLACEHOLDER_ADDRESS.search(str(a["href"]))
+    ]
+    path = urlsplit(repository).path.strip("/") if repository else None
+    for button in soup.select(_HEADER_BUTTONS):
+        href = str(button["href"])
+        if not urlsplit(href).netloc:
+            continue  # a download, a link into the book
+        if path is None:
+            found.append(f"a repository or launch button although no repository is set: {href}")
+        elif path not in href:
+            found.append(f"a button pointing elsewhere than {repository}: {href}")
+    return found
+
+
+# --- captions against their figures --------------------------------------------------------------
+
+
+def _captions(article: Tag | BeautifulSoup) -> list[tuple[Tag, str]]:
+    """Each image of the article with the caption shown with it: its ``<figcaption>``, or, for
+    a notebook's figure, the "Figure: ..." output that follows it before the next image."""
+    pairs: list[tuple[Tag, str]] = []
+    waiting: Tag | None = None
+    for node in article.descendants:
+        if isinstance(node, Tag) and node.name == "img":
+            figure = node.find_parent("figure")
+            if figure is not None and figure.find("figcaption") is not None:
+                pairs.append((node, " ".join(figure.find("figcaption").get_text().split())))
+                waiting = None
+            else:
+                waiting = node
+        elif isinstance(node, NavigableString) and waiting is not None:
+            text = " ".join(str(node).split())
+            if text.startswith("Figure:"):
+                block = node.find_parent(["p", "div"]) or node.parent
+                caption = " ".join(block.get_text().split()) if block is not None else text
+                pairs.append((waiting, caption.removeprefix("Figure:").strip()))
+                waiting = None
+    return pairs
+
+
+def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -> list[Problem]:
+    """Each caption against the encodings its figure's PNG lists: a colour or style the caption
+    names that the figure does not draw is a problem. Images without that list (not made by
+    :mod:`regime_core.book.figures`) are left alone."""
+    from regime_core.book.figures.encodings import ENCODINGS_KEY, png_text, unused_encodings
+
+    root = Path(html_dir).resolve()
+    problems = []
+    for page, soup in parsed.items():
+        name = page.resolve().relative_to(root).as_posix()
+        for img, caption in _captions(_article(soup)):
+            src = urlsplit(str(img.get("src") or ""))
+            if src.scheme or src.netloc or not src.path:
+                continue
+            drawn = png_text(page.parent / unquote(src.path)).get(ENCODINGS_KEY)
+            if drawn is None or not caption:
+                continue
+            for word in sorted(unused_encodings(caption, drawn.split(","))):
+                problems.append(
+                    Problem(
+                        name,
+                        "caption",
+                        f"{Path(src.path).name}: the caption names {word!r}, which the figure "
+                        f"does not draw (it draws: {drawn})",
+                    )
+                )
+    return problems
 
 
 def check_page(page: str, soup: BeautifulSoup) -> list[Problem]:
@@ -374,7 +504,7 @@ def recorded_figures(results_dir: Path | str, run: str) -> list[str] | None:
     record = Path(results_dir) / run / "record.json"
     if not record.is_file():
         return None
-    figures = json.loads(record.read_text(encoding="utf-8")).get("figures") or []
+    figures = read_json_file(record).get("figures") or []
     return [str(name) for name in figures]
 
 
@@ -400,7 +530,7 @@ def check_figures(
         relative = notebook_path.relative_to(sources).with_suffix(".html")
         page = root / relative
         name = relative.as_posix()
-        notebook = json.loads(notebook_path.read_text(encoding="utf-8"))
+        notebook = read_json_file(notebook_path)
         images, draws = notebook_figures(notebook)
         if draws and images == 0:
             problems.append(
@@ -431,17 +561,30 @@ def check_figures(
 # --- the whole build -----------------------------------------------------------------------------
 
 
-def check_html(html_dir: Path | str, *, results_dir: Path | str | None = None) -> list[Problem]:
+def check_html(
+    html_dir: Path | str,
+    *,
+    results_dir: Path | str | None = None,
+    repository: str | None = None,
+) -> list[Problem]:
     """Every HTML-level problem of the build at ``html_dir``, sorted by page, kind and detail.
 
     ``results_dir`` (the runs' records, ``<work>/results``) adds the check that every figure a
-    run writes is an image on its notebook's page (see :func:`check_figures`)."""
+    run writes is an image on its notebook's page (see :func:`check_figures`); ``repository``
+    is the repository setting the buttons must follow (None: unset, so no button may link out;
+    see :func:`find_placeholder_links`)."""
     root = Path(html_dir).resolve()
     parsed = {page: parse_page(page) for page in book_pages(root)}
     problems: list[Problem] = []
     for page, soup in parsed.items():
-        problems += check_page(page.relative_to(root).as_posix(), soup)
+        name = page.relative_to(root).as_posix()
+        problems += check_page(name, soup)
+        problems += [
+            Problem(name, "placeholder", detail)
+            for detail in find_placeholder_links(soup, repository)
+        ]
     problems += check_links(root, parsed)
+    problems += check_captions(root, parsed)
     problems += check_figures(root, parsed, results_dir=results_dir)
     return sorted(set(problems))
 
@@ -449,7 +592,7 @@ def check_html(html_dir: Path | str, *, results_dir: Path | str | None = None) -
 def count_by_kind(problems: Iterable[Problem]) -> dict[str, int]:
     """``{kind: count}`` in a stable order: known kinds first, as listed, then any others."""
     counts = Counter(p.kind for p in problems)
-    order = [*HTML_KINDS, "overflow", "math"]
+    order = [*HTML_KINDS, "overflow", "math", "console", "figure-text", "load"]
     return {
         k: counts[k]
         for k in sorted(counts, key=lambda k: (order.index(k) if k in order else len(order), k))

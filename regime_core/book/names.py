@@ -36,6 +36,7 @@ REGIMES: dict[str, str] = {
     "neither": "neither",
     "not_p1": "not P1 (B-dominant or neither)",
     "non_parallel": "every item with a hop order",
+    "every_item": "every item",
 }
 
 #: The query arms and routing policies, long names saying what each query is.
@@ -102,22 +103,36 @@ FEATURES: dict[str, str] = {
     "b_rel_has_new_entity": "B_rel has a new entity",
 }
 
-#: The (P1, P2) cells.
+#: The (P1, P2) cells in words, by who names the hop-2 entity (P1 the question, P2 the bridge).
 CELLS: dict[str, str] = {
-    "P1+P2+": "P1 ∧ P2",
-    "P1+P2-": "P1 ∧ ¬P2",
-    "P1-P2+": "¬P1 ∧ P2",
-    "P1-P2-": "¬P1 ∧ ¬P2",
+    "P1+P2+": "question and bridge name it",
+    "P1+P2-": "only the question names it",
+    "P1-P2+": "only the bridge names it",
+    "P1-P2-": "neither names it",
 }
 
 #: Display names of the router's label rules (ablations).
 LABEL_RULES: dict[str, str] = {
     "ties_q_by_rank": "ties → q, by rank",
     "ties_union_by_rank": "ties → union, by rank",
-    "ties_drop_by_rank": "ties dropped, by rank",
+    "ties_exclude_by_rank": "ties excluded, by rank",
     "ties_q_by_hit5": "ties → q, by hit@5",
     "ties_union_by_hit5": "ties → union, by hit@5",
-    "ties_drop_by_hit5": "ties dropped, by hit@5",
+    "ties_exclude_by_hit5": "ties excluded, by hit@5",
+}
+
+#: Each claim of ``paper_claims.yml`` in a few words (figure titles); the file states it in full.
+CLAIMS: dict[str, str] = {
+    "t1_r2": "T1: one curve of the cosine margin fits the AUC",
+    "t2_split": "T2: the bridge helps B-dominant questions, not Q-dominant ones",
+    "t3_knockout": "T3: removing the relation sentence costs what the paper reports",
+    "router_2wiki": "Router beats always-q on 2WikiMultiHopQA",
+    "router_musique": "Router beats always-q on MuSiQue, zero-shot",
+    "router_hotpotqa": "Router loses nothing against always-q on HotpotQA, zero-shot",
+    "oracle_gap": "An oracle router adds what the paper reports",
+    "router_vs_union_2wiki": "Router beats always-union on 2WikiMultiHopQA",
+    "router_vs_union_musique": "Router beats always-union on MuSiQue, zero-shot",
+    "router_vs_union_hotpotqa": "Router beats always-union on HotpotQA, zero-shot",
 }
 
 _KINDS: dict[str, Mapping[str, str]] = {
@@ -130,6 +145,7 @@ _KINDS: dict[str, Mapping[str, str]] = {
     "feature": FEATURES,
     "cell": CELLS,
     "label_rule": LABEL_RULES,
+    "claim": CLAIMS,
 }
 
 
@@ -172,12 +188,17 @@ def feature(name: object) -> str:
 
 
 def cell(name: object) -> str:
-    """``"P1-P2+"`` → ``"¬P1 ∧ P2"``."""
+    """``"P1-P2+"`` → ``"only the bridge names it"`` (the hop-2 entity)."""
     return _lookup(CELLS, name)
 
 
 def label_rule(name: object) -> str:
     return _lookup(LABEL_RULES, name)
+
+
+def claim(name: object) -> str:
+    """``"t2_split"`` → ``"T2: the bridge helps B-dominant questions, not Q-dominant ones"``."""
+    return _lookup(CLAIMS, name)
 
 
 def comparison(name: object) -> str:

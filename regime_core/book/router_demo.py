@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from regime_core.integrity import read_json_file
 from regime_core.router.features import FEATURE_NAMES
 from regime_core.schema import Example
 
@@ -241,7 +242,7 @@ def load_model_json(path: Path) -> dict[str, Any]:
     from regime_core.router import load_router
 
     load_router(path)
-    return json.loads(path.read_text(encoding="utf-8"))
+    return read_json_file(path)
 
 
 STYLE = """<style>

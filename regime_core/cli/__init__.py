@@ -4,18 +4,28 @@ A module in ``SUBCOMMAND_MODULES`` declares its one action as ``COMMAND``
 (:class:`~regime_core.cli._common.Command`, with ``add_arguments(parser)`` and ``run(args)``), or
 exposes ``register(subparsers)``, which adds its parsers and sets ``func`` (a callable taking the
 parsed namespace and returning an exit code) on each.
+
+Every command holds its work directory's lock (:func:`regime_core.integrity.directory_lock`)
+while it runs, as :data:`LOCKS` says: exclusively when it writes derived data there, shared when
+it only reads, so readers never see a writer's half-done work and writers wait for each other.
+
 Errors in user input are ``ValueError``s; they print as ``regime: error: ...`` and exit 2, as
-do permission and path problems (``OSError``); Ctrl-C exits 130 without a traceback.
+do permission and path problems (``OSError``). Ctrl-C, SIGTERM and SIGHUP end the command with
+one line (``regime: interrupted``, ``terminated``, ``hung up``) and exit 128 + the signal (130,
+143, 129), at any moment from the first line of :func:`main` on (every import of the commands
+happens after it; before it, only the interpreter's own start-up and two small package
+modules run); a second signal while the first is being handled exits at once. A closed
+stdout (``regime verdicts | head -1``) ends the command quietly with 141, as SIGPIPE would.
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
+import contextlib
+import os
+import signal
 import sys
-from collections.abc import Sequence
-
-from regime_core.cli._common import register_module
+from collections.abc import Callable, Sequence
+from typing import Any
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
     "data",
@@ -28,10 +38,94 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "verdicts",
     "expected",
     "book_check",
+    "citation",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _lock_unless_plan(args: Any) -> str:
+    return "shared" if getattr(args, "plan", False) else "exclusive"
+
+
+def _lock_with_work(args: Any) -> str:
+    return "exclusive" if getattr(args, "work", None) is not None else "none"
+
+
+#: The lock each command holds on its work directory (``exclusive`` when it writes derived data
+#: there, ``shared`` when it only reads there, ``none`` when it uses no work directory), or a
+#: function of the parsed arguments giving one of these.
+LOCKS: dict[str, str | Callable[[Any], str]] = {
+    "data prepare": "exclusive",
+    "data stats": "shared",
+    "data fetch": "none",  # writes the raw data directory, never a work directory
+    "data export": "shared",  # reads the prepared files, writes a file outside them
+    "embed": "exclusive",
+    "reproduce": _lock_unless_plan,  # --plan only reads
+    "book": "exclusive",  # vendors MathJax into the work directory, then reads records
+    "retrieve": "exclusive",  # fills the embedding store with what it encodes
+    "route": "none",  # reads the packaged model or --model
+    "route train": "exclusive",
+    "demo": _lock_with_work,  # a temporary store unless --work
+    "annotate sample": "shared",
+    "annotate kappa": "shared",
+    "verdicts": "shared",
+    "expected freeze": "exclusive",
+    "expected check": "shared",
+    "book-check": "shared",
+    "citation": "none",  # reads and writes the repository's citation files, never a work directory
+}
+_SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+if hasattr(signal, "SIGHUP"):
+    _SIGNAL_WORDS[signal.SIGHUP] = "hung up"
+BROKEN_PIPE_EXIT = 128 + 13  # what a shell reports for a command ended by SIGPIPE
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised for SIGINT, SIGTERM or SIGHUP (a ``KeyboardInterrupt``, so cleanup code that
+    handles Ctrl-C handles all three); ``signum`` is the signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Signals:
+    """The handlers :func:`main` installs: the first signal raises :class:`Interrupted`, a
+    second one (during the cleanup of the first) exits at once with the same one line."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.previous: dict[int, Any] = {}
+
+    def handle(self, signum: int, _frame: object) -> None:
+        if self.received is not None:
+            os.write(2, f"regime: {_SIGNAL_WORDS[signum]}\n".encode())
+            os._exit(128 + signum)
+        self.received = signum
+        raise Interrupted(signum)
+
+    def install(self) -> None:
+        """Handle each signal, except those ignored on purpose (``nohup``, a background job)."""
+        for signum in _SIGNAL_WORDS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                self.previous[signum] = signal.signal(signum, self.handle)
+
+    def restore(self) -> None:
+        for signum, handler in self.previous.items():
+            signal.signal(signum, handler)
+
+    def finish(self, code: int) -> None:
+        """For the rest of the program (its work and output are done), a signal ends it at
+        once with ``code`` and no message."""
+        for signum in self.previous:
+            signal.signal(signum, lambda _signum, _frame: os._exit(code))
+
+
+def build_parser() -> Any:
+    import argparse
+    import importlib
+
+    from regime_core.cli._common import register_module
+
     parser = argparse.ArgumentParser(
         prog="regime",
         description="Regime-conditional retrieval companion: data, retrieval, router, book.",
@@ -39,26 +133,112 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         register_module(sub, importlib.import_module(f"regime_core.cli.{name}"))
+    _name_commands(parser, ())
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
+def _name_commands(parser: Any, words: tuple[str, ...]) -> None:
+    """Set ``command_path`` (e.g. ``"data prepare"``) on every parser that runs something."""
+    import argparse
+
+    if words and parser.get_default("func") is not None:
+        parser.set_defaults(command_path=" ".join(words))
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                _name_commands(sub, (*words, name))
+
+
+def lock_mode(args: Any) -> str:
+    """The lock the parsed command holds (:data:`LOCKS`; a command missing there writes)."""
+    mode = LOCKS.get(getattr(args, "command_path", ""), "exclusive")
+    return mode(args) if callable(mode) else mode
+
+
+def _run(args: Any) -> int:
+    mode = lock_mode(args)
+    if mode == "none":
         return int(args.func(args) or 0)
+    from regime_core import paths
+    from regime_core.integrity import directory_lock
+
+    work = paths.work_dir(getattr(args, "work", None))
+
+    def waiting() -> None:
+        print(
+            f"regime: waiting for another regime command on {work} to finish",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    with directory_lock(
+        work, what=f"regime {args.command_path}", shared=mode == "shared", on_wait=waiting
+    ):
+        return int(args.func(args) or 0)
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    signals = _Signals()
+    # not in the main thread (a caller's worker), signals stay as they are
+    with contextlib.suppress(ValueError):
+        signals.install()
+    code = 128 + signal.SIGINT
+    try:
+        code = _main(argv)
+    except Interrupted as err:
+        _say(f"regime: {_SIGNAL_WORDS.get(err.signum, 'interrupted')}")
+        code = 128 + err.signum
+    except KeyboardInterrupt:
+        _say("regime: interrupted")
+    except BrokenPipeError:
+        _quiet_stdout()
+        code = BROKEN_PIPE_EXIT
+    except SystemExit as err:  # argparse's --help or usage error
+        code = err.code if isinstance(err.code, int) else 0 if err.code is None else 2
+        raise
+    finally:
+        # a caller in the same process gets its handlers back; the program itself (argv None)
+        # may still be finishing (flushing, unloading modules): a late signal ends it quietly,
+        # with the code the command already has
+        if argv is None:
+            signals.finish(code)
+        else:
+            signals.restore()
+    return code
+
+
+def _say(line: str) -> None:
+    with contextlib.suppress(OSError, ValueError):  # stderr closed too: nothing to say it on
+        print(line, file=sys.stderr, flush=True)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        code = _run(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        raise
     except (ValueError, FileNotFoundError) as err:
-        print(f"regime: error: {err}", file=sys.stderr)
+        _say(f"regime: error: {err}")
         return 2
     except OSError as err:  # permission and path problems no command anticipated
         from regime_core.integrity import os_error_message
 
         where = err.filename if err.filename is not None else "a file"
-        print(f"regime: error: {os_error_message(err, where, 'access')}", file=sys.stderr)
+        _say(f"regime: error: {os_error_message(err, where, 'access')}")
         return 2
-    except KeyboardInterrupt:
-        print("regime: interrupted", file=sys.stderr)
-        return 130
+    except SystemExit:  # argparse's --help or usage error: what it printed must arrive
+        sys.stdout.flush()
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,14 @@
 ``add_subcommand`` makes a subcommand with its usual options and its ``func`` in one call; a
 module with one action declares it as a :class:`Command` and :func:`register_module` adds it.
 
+Values are checked where they are parsed (an error is argparse's usage error, exit 2): a path
+option (:func:`path_value`) is never empty (``Path("")`` would be the current directory) and a
+name (:func:`name_value`, ``--encoder``) never blank; a dataset (:func:`add_dataset_argument`)
+a built-in name or a valid name of one's own, which the command then finds prepared;
+``--alpha`` (:func:`alpha_value`) is within :data:`regime_core.limits.MAX_ALPHA`. JSON output
+is always valid JSON (:func:`json_text`): a non-finite float (NaN, ±Infinity; e.g. a rate over
+no question) prints as ``null``, never as the bare ``NaN`` that JSON parsers reject.
+
 >>> import argparse
 >>> sub = argparse.ArgumentParser(prog="regime").add_subparsers()
 >>> parser = add_command(sub, "hello", help="say hello", description="Say hello.")
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,18 +97,82 @@ def add_subcommand(
     return parser
 
 
+def path_value(text: str) -> Path:
+    """The argparse type of every path option: a non-empty path without control characters.
+
+    >>> path_value("w")
+    PosixPath('w')
+    """
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty path is not a place (it would mean the current directory); name one"
+        )
+    if any(ord(c) < 32 for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
+    return Path(text)
+
+
+def name_value(text: str) -> str:
+    """The argparse type of a name (``--encoder``): not blank, no control characters."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty name names nothing")
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
+    return text
+
+
+def dataset_value(text: str) -> str:
+    """The argparse type of a dataset argument: a built-in dataset, or a name that a dataset
+    of one's own can have (``regime data prepare --jsonl FILE --name NAME``). Whether it is
+    prepared is the command's to find out (its work directory is known only then).
+
+    >>> dataset_value("musique"), dataset_value("my-data")
+    ('musique', 'my-data')
+    """
+    from regime_core.schema import dataset_name_problem
+
+    problem = dataset_name_problem(text)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
+#: The help of a dataset argument.
+DATASET_HELP = (
+    "hotpotqa, 2wikimultihopqa, musique, toyworld, or the NAME of a dataset of one's own "
+    "(`regime data prepare --jsonl FILE --name NAME`)"
+)
+
+
+def add_dataset_argument(parser: argparse.ArgumentParser, help: str = DATASET_HELP) -> None:
+    """The positional ``DATASET`` (:func:`dataset_value`)."""
+    parser.add_argument("dataset", metavar="DATASET", type=dataset_value, help=help)
+
+
+def alpha_value(text: str) -> float:
+    """The argparse type of ``--alpha``: :func:`regime_core.limits.check_alpha` of a float."""
+    from regime_core.limits import check_alpha
+
+    try:
+        return check_alpha(float(text), "alpha")
+    except ValueError as err:
+        if "must be" in str(err):
+            raise argparse.ArgumentTypeError(str(err)) from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
 def add_work_option(
     parser: argparse.ArgumentParser, help: str = WORK_HELP, metavar: str | None = None
 ) -> None:
     """``--work DIR`` (a path; ``None`` means ``REGIME_WORK_DIR`` or its default)."""
-    parser.add_argument("--work", type=Path, default=None, help=help, metavar=metavar)
+    parser.add_argument("--work", type=path_value, default=None, help=help, metavar=metavar)
 
 
 def add_file_option(
     parser: argparse.ArgumentParser, flag: str, help: str, default: Path | None = None
 ) -> None:
     """``flag PATH``: a file the command reads or writes (``default``: usually the repository's)."""
-    parser.add_argument(flag, type=Path, default=default, help=help)
+    parser.add_argument(flag, type=path_value, default=default, help=help)
 
 
 def add_json_option(parser: argparse.ArgumentParser, help: str = JSON_HELP) -> None:
@@ -107,11 +180,34 @@ def add_json_option(parser: argparse.ArgumentParser, help: str = JSON_HELP) -> N
     parser.add_argument("--json", action="store_true", help=help)
 
 
+def json_ready(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by ``None`` (JSON ``null``), the stated
+    mapping of :func:`json_text`; tuples become lists.
+
+    >>> json_ready({"hit@5": float("nan"), "n": [0, float("inf")]})
+    {'hit@5': None, 'n': [0, None]}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: json_ready(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(item) for item in value]
+    return value
+
+
+def json_text(payload: Any, **dumps: Any) -> str:
+    """``payload`` as JSON text that every parser reads (``dumps``: options of
+    :func:`json.dumps`): non-finite floats are ``null`` (:func:`json_ready`)."""
+    return json.dumps(json_ready(payload), allow_nan=False, **dumps)
+
+
 def print_result(as_json: bool, payload: Any, text: str | Callable[[], str], **dumps: Any) -> None:
-    """Print ``payload`` as one JSON object (``dumps``: options of :func:`json.dumps`), or
-    ``text`` (a string, or a function making it, called only when it is printed)."""
+    """Print ``payload`` as one JSON object (:func:`json_text`; ``dumps``: options of
+    :func:`json.dumps`), or ``text`` (a string, or a function making it, called only when it
+    is printed)."""
     if as_json:
-        print(json.dumps(payload, **dumps))
+        print(json_text(payload, **dumps))
     else:
         print(text() if callable(text) else text)
 

@@ -15,8 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import config
-from regime_core.cli._common import add_command_group, add_subcommand, print_result
-from regime_core.schema import DATASETS, SPLITS
+from regime_core.cli._common import (
+    add_command_group,
+    add_dataset_argument,
+    add_subcommand,
+    path_value,
+    print_result,
+)
+from regime_core.schema import SPLITS
 
 
 def register(subparsers: Any) -> None:
@@ -37,11 +43,11 @@ def register(subparsers: Any) -> None:
         help="write a CSV sheet of questions to annotate",
         raw_description=False,
     )
-    s.add_argument("dataset", choices=DATASETS, metavar="DATASET", help=", ".join(DATASETS))
+    add_dataset_argument(s)
     s.add_argument("--n", type=int, default=SHEET_SIZE, help=f"questions (default {SHEET_SIZE})")
     s.add_argument("--seed", type=int, default=config.SEED, help="sampling seed")
     s.add_argument("--split", choices=SPLITS, default=config.SPLIT)
-    s.add_argument("--out", type=Path, required=True, help="the CSV sheet to write")
+    s.add_argument("--out", type=path_value, required=True, help="the CSV sheet to write")
 
     k = add_subcommand(
         sub,
@@ -51,7 +57,7 @@ def register(subparsers: Any) -> None:
         description=f"Labels: {'/'.join(TRUE_VALUES)} (yes), {'/'.join(FALSE_VALUES)} (no).",
         raw_description=False,
     )
-    k.add_argument("sheets", nargs="+", type=Path, metavar="SHEET")
+    k.add_argument("sheets", nargs="+", type=path_value, metavar="SHEET")
 
 
 def _sample(args: argparse.Namespace) -> int:

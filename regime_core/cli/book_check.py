@@ -2,11 +2,14 @@
 
 Checks every page of a built book (default: _build/html, what `regime book` writes) for what a
 reader should never meet: Python warnings, tracebacks, progress bars, absolute local paths,
-stderr boxes, source markup leaked into the text, internal links that lead nowhere, and figures
+stderr boxes, source markup leaked into the text, internal links that lead nowhere, figures
 a notebook makes that its page does not show (with the run records under --work, every figure a
-run writes). With --browser, headless Chromium also loads every page at 1366 px and 390 px,
-saves screenshots (default: _build/screenshots/WIDTH/PAGE.png, plus report.json with what was
-found on each page), and reports horizontal overflow on a phone and maths left unrendered.
+run writes), figures without alt text, captions naming a colour or marker their figure does not
+draw, placeholder links and buttons (no repository, issue or launch button while [project.urls]
+Repository is unset), and scripts declared twice. With --browser, headless Chromium also loads
+every page at 1366 px and 390 px, saves screenshots (default: _build/screenshots/WIDTH/PAGE.png,
+plus report.json with what was found on each page), and reports horizontal overflow on a phone,
+maths left unrendered, errors in the browser's console, and figure text smaller than 8 px.
 
 One problem per line: PAGE: KIND: DETAIL, then the count per kind. Exits 1 when there is any
 problem. With --json one JSON object is printed:
@@ -18,13 +21,11 @@ problem. With --json one JSON object is printed:
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.cli._common import Command, add_work_option
+from regime_core.cli._common import Command, add_work_option, json_text, path_value
 
 COMMAND = Command(
     "book-check",
@@ -41,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--html",
-        type=Path,
+        type=path_value,
         metavar="DIR",
         default=paths.REPO_ROOT / "_build" / "html",
         help="the HTML build (default: _build/html of the repository)",
@@ -51,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--screenshots",
-        type=Path,
+        type=path_value,
         metavar="DIR",
         default=None,
         help="where screenshots go (default: screenshots beside the HTML build)",
@@ -64,14 +65,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="a viewport width in px (repeatable; default: 1366 and 390)",
     )
-    parser.add_argument("--chromium", default=None, metavar="PATH", help="the Chromium executable")
+    parser.add_argument(
+        "--chromium", type=path_value, default=None, metavar="PATH", help="the Chromium executable"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from regime_core.book.check import check_html, count_by_kind, format_report
 
     results = paths.results_dir(args.work)
-    problems = check_html(args.html, results_dir=results if results.is_dir() else None)
+    problems = check_html(
+        args.html,
+        results_dir=results if results.is_dir() else None,
+        repository=paths.repository_url(),
+    )
     browser: dict[str, Any] | None = None
     if args.browser:
         from regime_core.book.browser import WIDTHS, check_in_browser
@@ -97,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             "problems": [p.as_dict() for p in problems],
             "browser": browser,
         }
-        print(json.dumps(summary, ensure_ascii=False))
+        print(json_text(summary, ensure_ascii=False))
     else:
         print(format_report(problems))
         if browser is not None:

@@ -14,11 +14,9 @@ The stage itself is ``regime_core.encoders.embed.embed_dataset``.
 from __future__ import annotations
 
 import argparse
-import json
 
 from regime_core import config
-from regime_core.cli._common import Command
-from regime_core.schema import DATASETS
+from regime_core.cli._common import Command, add_dataset_argument, json_text, name_value
 
 #: The options ``regime embed`` passes on to ``embed_dataset`` as they are.
 STAGE_OPTIONS: tuple[str, ...] = (
@@ -35,9 +33,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from regime_core.encoders.embed import ENGINES
     from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
 
-    parser.add_argument("dataset", choices=DATASETS)
+    add_dataset_argument(parser)
     parser.add_argument(
         "--encoder",
+        type=name_value,
         default=config.ENCODER,
         metavar="NAME",
         help=f"one of {', '.join(KNOWN_ENCODERS)}, a local model directory or a hub id "
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     options = {name: getattr(args, name) for name in STAGE_OPTIONS}
     report = embed_dataset(args.dataset, args.encoder, **options, progress=not args.json)
     if args.json:
-        print(json.dumps(report.to_json(), sort_keys=True))
+        print(json_text(report.to_json(), sort_keys=True))
     else:
         print(
             f"{report.dataset} / {report.encoder} ({report.identity_hash}, {report.engine}): "

@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-from pathlib import Path
 
 from regime_core import paths
 from regime_core.cli._common import (
     add_file_option,
     add_json_option,
     add_work_option,
+    path_value,
     print_result,
 )
 from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES
-from regime_core.runner.reproduce import reproduce
+from regime_core.runner.reproduce import plan, reproduce
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,10 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="execute the notebooks declared in reproduce.yml (skipping unchanged runs)",
         description=(
             "Execute the parameterised notebooks declared in reproduce.yml with papermill, in "
-            "dependency order, skipping runs whose notebook code, parameters, profile, prepared "
-            "data, package source and upstream runs are unchanged. Records go to "
+            "dependency order, skipping runs whose notebook code cells, parameters, profile, "
+            "prepared data, computation modules (docstrings and the book wing never count; "
+            "see regime_core/runner/keys.py) and upstream runs are unchanged. Records go to "
             "<work>/results/<run>/record.json, executed notebooks to <work>/executed and "
-            "book/executed. Exits 1 if any run fails."
+            "book/executed. Exits 1 if any run fails. --plan lists what would run and why."
         ),
     )
     run.add_argument(
@@ -46,6 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="run only these (and, when out of date, the runs they depend on)",
     )
     run.add_argument("--force", action="store_true", help="rerun the selected runs even if current")
+    run.add_argument(
+        "--plan",
+        action="store_true",
+        help="list what would run and why (which component changed), without running anything",
+    )
     add_work_option(run)
     add_file_option(
         run,
@@ -64,8 +70,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "Notebooks are not executed here; run `regime reproduce` first."
         ),
     )
-    book.add_argument("--root", type=Path, default=paths.REPO_ROOT, help="the book's root")
-    book.add_argument("--output", type=Path, default=None, help="--path-output for jupyter-book")
+    book.add_argument("--root", type=path_value, default=paths.REPO_ROOT, help="the book's root")
+    book.add_argument("--output", type=path_value, default=None, help="jupyter-book --path-output")
     add_work_option(book, help="where the results records are")
     book.add_argument("--all", action="store_true", help="rebuild every page")
     book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")
@@ -79,14 +85,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def _run_reproduce(args: argparse.Namespace) -> int:
-    report = reproduce(
-        args.declarations,
-        profile=args.profile,
-        jobs=args.jobs,
-        only=args.only,
-        force=args.force,
-        work=args.work,
-    )
+    selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
+    if args.plan:
+        if args.jobs != 1:
+            raise ValueError("--plan runs nothing: --jobs does not apply")
+        planned = plan(args.declarations, **selection)
+        print_result(args.json, planned.to_dict(), planned.table, indent=2)
+        return 0
+    report = reproduce(args.declarations, jobs=args.jobs, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
 

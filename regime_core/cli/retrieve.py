@@ -7,14 +7,20 @@
 from __future__ import annotations
 
 import argparse
-import math
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
-from regime_core.cli._common import Command, print_result
+from regime_core.cli._common import (
+    Command,
+    add_dataset_argument,
+    alpha_value,
+    name_value,
+    print_result,
+)
 from regime_core.integrity import check_writable
-from regime_core.schema import DATASETS, SPLITS
+from regime_core.schema import SPLITS
 
 if TYPE_CHECKING:
     from regime_core.retrieval import Ranking
@@ -42,10 +48,11 @@ COMMAND = Command(
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dataset", choices=DATASETS, help="a prepared dataset")
+    add_dataset_argument(p)
     p.add_argument("--arm", required=True, choices=config.ARMS, help="the query arm")
     p.add_argument(
         "--encoder",
+        type=name_value,
         default=config.ENCODER,
         help=f"encoder name (default {config.ENCODER}; 'tfidf' for the lexical cosine)",
     )
@@ -61,12 +68,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=max(config.K_VALUES),
         help="depth of the run file (metrics always use the full ranking)",
     )
-    p.add_argument("--alpha", type=float, default=config.ALPHA, help="weight of the bridge side")
+    p.add_argument(
+        "--alpha",
+        type=alpha_value,
+        default=config.ALPHA,
+        help="weight of the bridge side, in [0, 1e18] (regime_core.limits.MAX_ALPHA)",
+    )
     p.add_argument(
         "--knockout-single",
         default=config.KNOCKOUT_SINGLE,
         choices=config.KNOCKOUT_SINGLE_RULES,
-        help="knockout of a bridge whose only sentence is B_rel: query with its title, or drop "
+        help="knockout of a bridge whose only sentence is B_rel: query with its title, or exclude "
         f"the question (default {config.KNOCKOUT_SINGLE})",
     )
     p.add_argument(
@@ -91,12 +103,20 @@ def run(args: argparse.Namespace) -> int:
     from regime_core import retrieval
     from regime_core.data import corpus_passages, load_examples
     from regime_core.encoders import EmbeddingStore, get_encoder
+    from regime_core.experiments.common import RunConfig
 
-    if args.k < 1:
-        raise ValueError(f"--k must be at least 1, got {args.k}")
-    # the rule every experiment config applies to alpha (ExperimentConfig.validate)
-    if not math.isfinite(args.alpha) or args.alpha < 0:
-        raise ValueError(f"--alpha must be a finite number >= 0, got {args.alpha!r}")
+    # the settings every run checks when its config is built (a bad --alpha or --k is refused)
+    try:
+        settings = RunConfig(
+            pool=args.pool,
+            alpha=args.alpha,
+            k=args.k,
+            exclude_bridge=not args.keep_bridge,
+            knockout_single=args.knockout_single,
+        ).retrieval
+    except ValueError as err:  # named by the option, not the config's field
+        option = re.sub(r"RunConfig\.(\w+)", lambda m: "--" + m[1].replace("_", "-"), str(err))
+        raise ValueError(option) from None
     if args.run_file is not None:  # before the work, so a bad path loses no computed metrics
         check_writable(args.run_file, "--run-file")
         check_writable(Path(f"{args.run_file}.qrels"), "--run-file (its .qrels)")
@@ -108,32 +128,30 @@ def run(args: argparse.Namespace) -> int:
             f"no {args.split} examples of {args.dataset} in {paths.prepared_dir(args.work)}"
         )
     passages = corpus_passages(examples)
-    exclude_bridge = not args.keep_bridge
+    if args.run_file is not None:  # ids that would break the TREC columns: before the work too
+        retrieval.check_trec_ids((ex.id for ex in examples), "query id")
+        retrieval.check_trec_ids((p.pid for p in passages), "passage id")
     pools = retrieval.candidate_pools(
-        examples, args.pool, exclude_bridge=exclude_bridge, passages=passages
+        examples, settings.pool, exclude_bridge=settings.exclude_bridge, passages=passages
     )
     encoder = get_encoder(args.encoder, corpus=[retrieval.document_text(p) for p in passages])
     store = EmbeddingStore(paths.embeddings_dir(args.work))
     ranking = retrieval.retrieve_arms(
         examples,
         (args.arm,),
+        settings,
         encoder=encoder,
         store=store,
-        pool=args.pool,
-        alpha=args.alpha,
-        exclude_bridge=exclude_bridge,
-        k=args.k,
+        depth=settings.k,
         scorer=args.scorer,
         pools=pools,
-        knockout_single=args.knockout_single,
     )[args.arm]
 
     result = summary(ranking, dataset=args.dataset, split=args.split, encoder=args.encoder)
     result["n_examples"] = len(examples)
     if args.run_file is not None:
         tag = f"regime-{args.dataset}-{args.arm}-{args.pool}"
-        run_path = retrieval.write_trec_run(ranking, args.run_file, tag)
-        qrels_path = retrieval.write_qrels(ranking, f"{args.run_file}.qrels")
+        run_path, qrels_path = retrieval.write_run_and_qrels(ranking, args.run_file, tag)
         result["run_file"] = str(run_path)
         result["qrels_file"] = str(qrels_path)
 

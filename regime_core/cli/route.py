@@ -25,12 +25,11 @@ router (refit on all items) to ``--out`` (default: the packaged model's path).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from regime_core.cli._common import add_subcommand
+from regime_core.cli._common import add_subcommand, json_text, path_value
 
 
 def register(subparsers: Any) -> None:
@@ -52,7 +51,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bridge-title", default=None, help="the bridge passage's title (optional)")
     p.add_argument(
         "--model",
-        type=Path,
+        type=path_value,
         default=None,
         help="a router JSON file written by save_router (default: the packaged model)",
     )
@@ -73,7 +72,7 @@ def register(subparsers: Any) -> None:
     )
     t.add_argument(
         "--out",
-        type=Path,
+        type=path_value,
         default=None,
         help="where to write the router JSON (default: the packaged model's path)",
     )
@@ -92,7 +91,7 @@ def run_route(args: argparse.Namespace) -> int:
     )
     out = decision_dict(decision)
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
         return 0
     print(f"action       {out['action']}  (p(union) = {out['probability']:.3f})")
     print(f"B_rel [{out['b_rel_index']}]    {out['b_rel']}")
@@ -157,7 +156,7 @@ def run_train(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 1),
     }
     if args.json:
-        print(json.dumps(summary))
+        print(json_text(summary))
     else:
         print(f"wrote {path} (trained on {summary['n']} {cfg.dataset} items, {seconds:.0f} s)")
         print(

@@ -53,6 +53,9 @@ IRCOT_TYPE_RULES: dict[str, str] = {
     "(COMPARISON_CUES; 'same' and 'later' only together with 'or', TWO_WAY_CUES) => comparison",
     "ircot_default_bridge": "otherwise => bridge",
 }
+"""how an IRCoT-processed HotpotQA question, which carries no type, is typed: the first rule that
+applies
+"""
 COMPARISON_CUES: tuple[str, ...] = (
     "or", "both", "same", "either", "neither", "more", "less", "first", "older", "younger",
     "earlier", "later", "longer", "shorter", "larger", "smaller", "higher", "lower", "bigger",

@@ -11,7 +11,9 @@
   (each atomically) next to the archive's folder, and the archive is kept under ``downloads/``.
 
 Files land in ``<data_dir>/<dataset>/official/``; ``prepare`` gives them their split from
-``OFFICIAL_SPLITS``.
+``OFFICIAL_SPLITS``. A file, ``.part`` or ``checksums.json`` in the way that is not a regular
+file (a directory, a FIFO, a device, a dangling link) is an error naming it: it is never read
+in a way that blocks, nor replaced (:func:`regime_core.integrity.output_target`).
 """
 
 from __future__ import annotations
@@ -93,9 +95,17 @@ class FetchResult:
     status: str  # "downloaded", "present", "extracted"
 
 
+def _regular(path: Path) -> Path:
+    """``path`` if nothing is there or it is a regular file (a link to one), else ValueError."""
+    from regime_core.integrity import output_target
+
+    output_target(path)
+    return path
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as f:
+    with _regular(path).open("rb") as f:
         for chunk in iter(lambda: f.read(CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -140,7 +150,8 @@ def download(
     file) and ``ValueError`` names the URL and both hashes; ``dest`` is never written.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    part = dest.with_name(dest.name + ".part")
+    part = _regular(dest.with_name(dest.name + ".part"))
+    _regular(dest)
     offset = part.stat().st_size if part.exists() else 0
     stream, resumed, expected_size = _open_from(url, offset, timeout)
     try:
@@ -169,13 +180,12 @@ def download(
 
 
 def read_checksums(data_dir: Path) -> dict[str, str]:
+    from regime_core.integrity import read_json_file
+
     path = data_dir / CHECKSUMS_NAME
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}, line {err.lineno}: malformed JSON ({err.msg})") from err
+    data = read_json_file(path)  # ValueError naming it: not JSON, a duplicate key, a FIFO, ...
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise ValueError(f"{path}: expected an object mapping relative paths to sha256 strings")
     return data
@@ -198,9 +208,9 @@ def _verify(rel: str, digest: str, expected: str | None) -> None:
 
 def _extract(archive: Path, member_base: str, dest: Path, rel: str, expected: str | None) -> str:
     """Extract one member (found by base name) atomically; verify before the rename."""
-    part = dest.with_name(dest.name + ".part")
+    part = _regular(dest.with_name(dest.name + ".part"))
     try:
-        with zipfile.ZipFile(archive) as zf:
+        with zipfile.ZipFile(_regular(archive)) as zf:
             names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == member_base]
             if not names:
                 raise ValueError(f"{archive.name}: no member named {member_base}")

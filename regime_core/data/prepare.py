@@ -18,8 +18,14 @@ rebuilt, with a warning, when damaged. ``prepare`` holds a lock on the output di
 fails, writing nothing, when a requested dataset has no file in the data directory.
 
 Which files are read: every ``*.json``/``*.jsonl`` under the data directory (optionally with a
-``.gz``/``.bz2``/``.xz`` suffix), except ``checksums.json`` and ``manifest.json``. Other files
-(README, scripts, archives, ``.part`` downloads) are listed in the manifest's ``ignored_files``.
+``.gz``/``.bz2``/``.xz`` suffix), except ``checksums.json`` and ``manifest.json``; symbolic links
+to directories are followed (each directory once). Other files (README, scripts, archives,
+``.part`` downloads) are listed in the manifest's ``ignored_files``. Every input is accounted
+for: a data file that cannot be read (a dangling symbolic link, a FIFO, a device, a directory
+named like a data file, no permission) is an error naming it, or, with ``exclude_unreadable``
+(``--exclude-unreadable``), an exclusion listed with its reason in the manifest's
+``unreadable_files``. A ``splits`` entry must name a data file of the directory and a known
+split (and agree with the registry for a known subset): one naming nothing is an error.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import stat
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -47,10 +54,13 @@ from regime_core.data.fetch import OFFICIAL_SPLITS
 from regime_core.data.readers import FORMATS, FileRead, read_file, records_and_format
 from regime_core.integrity import (
     DamagedFileError,
+    JSONProblem,
     canonical_bytes,
     directory_lock,
+    file_kind,
     open_sealed_json,
     os_error_message,
+    parse_json,
     read_bytes,
     read_json,
     remove_stale_temporaries,
@@ -58,7 +68,7 @@ from regime_core.integrity import (
     sha256_hex,
     write_if_changed,
 )
-from regime_core.schema import DATASETS, SPLITS, Example
+from regime_core.schema import DATASETS, SPLITS, Example, dataset_name_problem
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
 TOYWORLD = "toyworld"  # generated on demand (regime_core.data.toyworld), never prepared
@@ -67,6 +77,24 @@ MANIFEST_SCHEMA = 1
 # bump when the splitting around spaCy or the file layout changes (2: sealed with a sha256)
 SENTENCE_CACHE_FORMAT = 2
 MANIFEST_HASH_KEY = "manifest_sha256"  # sha256 of the manifest's other keys, canonical JSON
+#: the manifest key listing the data files excluded because they cannot be read (present only
+#: when some are: ``prepare(exclude_unreadable=True)``)
+UNREADABLE_KEY = "unreadable_files"
+#: the counts ``regime data stats`` shows: every entry ``prepare`` writes has them
+STATS_KEYS: tuple[str, ...] = (
+    "questions",
+    "two_hop",
+    "by_type",
+    "parallel",
+    "excluded",
+    "excluded_by_split",
+    "hop_order_rules",
+    "relation_sources",
+    "type_rules",
+    "title_match",
+    "records_read",
+    "corpus_passages",
+)
 _COMPRESSION_SUFFIXES = (".gz", ".bz2", ".xz")
 _DATA_SUFFIXES = (".json", ".jsonl")
 _NOT_DATA = ("checksums.json", MANIFEST_NAME)
@@ -142,32 +170,104 @@ def is_data_file(path: Path) -> bool:
     return base.endswith(_DATA_SUFFIXES) and base not in _NOT_DATA
 
 
-def discover(data_dir: Path) -> tuple[list[str], list[str]]:
-    """``(data files, ignored files)`` as sorted POSIX paths relative to ``data_dir``."""
+@dataclass(frozen=True)
+class Discovery:
+    """What :func:`discover` found under a data directory, as sorted POSIX paths relative to
+    it: the data files, the other files (``ignored``), and the entries named like data files
+    that are not regular files (``unusable``: ``(path, what it is)``)."""
+
+    data: list[str]
+    ignored: list[str]
+    unusable: list[tuple[str, str]]
+
+
+def discover(data_dir: Path) -> Discovery:
+    """Every entry under ``data_dir`` (symbolic links to directories followed, each directory
+    once), sorted into data files, ignored files and unusable ones (see :class:`Discovery`).
+
+    An unlistable directory is an error naming it (``os.walk`` would skip it silently).
+    """
     if not data_dir.is_dir():
         problem = "is not a directory" if data_dir.exists() else "does not exist"
         raise ValueError(
             f"data directory {data_dir} {problem}; pass --data-dir or set REGIME_DATA_DIR"
         )
-    _check_readable_tree(data_dir)
-    data, ignored = [], []
-    for path in sorted(data_dir.rglob("*")):
-        if not path.is_file():
-            continue
-        rel = path.relative_to(data_dir).as_posix()
-        (data if is_data_file(path) else ignored).append(rel)
-    return data, ignored
-
-
-def _check_readable_tree(data_dir: Path) -> None:
-    """``rglob`` skips a directory it may not list without a word; that would silently drop
-    its files, so an unreadable directory is an error naming it."""
 
     def fail(err: OSError) -> None:
         raise ValueError(os_error_message(err, err.filename or data_dir, "list"))
 
-    for _ in os.walk(data_dir, onerror=fail):
-        pass
+    data, ignored, unusable = [], [], []
+    seen: set[tuple[int, int]] = set()
+    for top, dirs, files in os.walk(data_dir, onerror=fail, followlinks=True):
+        here = Path(top)
+        info = os.stat(here)
+        if (info.st_dev, info.st_ino) in seen:  # a link back up the tree: walked already
+            dirs[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        for name in dirs:
+            if is_data_file(here / name):
+                unusable.append(((here / name).relative_to(data_dir).as_posix(), "a directory"))
+        for name in files:
+            path = here / name
+            rel = path.relative_to(data_dir).as_posix()
+            if not is_data_file(path):
+                ignored.append(rel)
+                continue
+            problem = _unusable(path)
+            if problem is None:
+                data.append(rel)
+            else:
+                unusable.append((rel, problem))
+    return Discovery(
+        sorted(data, key=_parts),
+        sorted(ignored, key=_parts),
+        sorted(unusable, key=lambda item: _parts(item[0])),
+    )
+
+
+def _parts(rel: str) -> list[str]:
+    """The order of paths part by part (``a/b`` before ``a-c``), as ``sorted(Path...)`` has."""
+    return rel.split("/")
+
+
+def _unusable(path: Path) -> str | None:
+    """Why the data file ``path`` cannot be read as one (None: it is a regular file)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    except OSError as err:
+        return os_error_message(err, path, "read").split(": ", 1)[-1]
+    if not stat.S_ISREG(info.st_mode):
+        return file_kind(info.st_mode)
+    return None
+
+
+def check_splits(splits: Mapping[str, str], found: Discovery, data_dir: Path) -> None:
+    """Every ``--split PATH=SPLIT`` must name a data file of the directory (or one excluded as
+    unreadable) and a known split, and agree with the registry: none is ignored."""
+    known = set(found.data) | {rel for rel, _ in found.unusable}
+    for rel, split in splits.items():
+        if split not in SPLITS:
+            raise ValueError(f"--split {rel}={split}: the split must be one of {SPLITS}")
+        if rel not in known:
+            hint = (
+                "it is not a data file (*.json, *.jsonl, compressed or not)"
+                if rel in found.ignored
+                else f"no such file under {data_dir}"
+            )
+            raise ValueError(
+                f"--split {rel}={split}: {hint}; paths are relative to the data directory "
+                f"(its data files: {', '.join(found.data[:6]) or 'none'}"
+                f"{', ...' if len(found.data) > 6 else ''})"
+            )
+        registered = KNOWN_FILES.get(rel)
+        if registered is not None and registered.split != split:
+            raise ValueError(
+                f"--split {rel}={split}: the registry knows this file as the "
+                f"{registered.split} split of {registered.dataset}; drop the option"
+            )
 
 
 def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | None:
@@ -182,9 +282,14 @@ def resolve_split(rel: str, splits: Mapping[str, str] | None = None) -> str | No
     return OFFICIAL_SPLITS.get(_base_name(rel.rsplit("/", 1)[-1]))
 
 
-def _sniff_dataset(path: Path, rel: str) -> str:
-    _, fmt = records_and_format(read_bytes(path), rel)
-    return FORMATS[fmt]
+@dataclass(frozen=True)
+class DataDirRead:
+    """What :func:`read_data_dir` read: the files of the requested datasets, the files it did
+    not read (``ignored``), and the data files excluded as unreadable (``(path, reason)``)."""
+
+    reads: list[FileRead]
+    ignored: list[str]
+    unreadable: list[tuple[str, str]]
 
 
 def read_data_dir(
@@ -193,14 +298,37 @@ def read_data_dir(
     *,
     splits: Mapping[str, str] | None = None,
     strict: bool = True,
-) -> tuple[list[FileRead], list[str]]:
-    """Read every data file of the requested datasets; ``(reads, ignored files)``."""
-    data_files, ignored = discover(data_dir)
+    exclude_unreadable: bool = False,
+) -> DataDirRead:
+    """Read every data file of the requested datasets.
+
+    A data file that cannot be read (:class:`Discovery`'s unusable ones, or one whose read
+    fails: no permission) is a ``ValueError`` naming it, or with ``exclude_unreadable`` an
+    entry of ``unreadable``; ``splits`` is checked by :func:`check_splits`.
+    """
+    found = discover(data_dir)
+    check_splits(splits or {}, found, data_dir)
+    unreadable = list(found.unusable)
+    if unreadable and not exclude_unreadable:
+        rel, reason = unreadable[0]
+        raise ValueError(
+            f"{data_dir / rel}: a data file that cannot be read ({reason}); remove or repair "
+            "it, or pass --exclude-unreadable to leave it out (it is then listed in the "
+            f"manifest's {UNREADABLE_KEY})"
+            + (f"; {len(unreadable) - 1} more like it" if len(unreadable) > 1 else "")
+        )
     reads = []
-    for rel in data_files:
+    for rel in found.data:
         path = data_dir / rel
+        try:
+            raw = read_bytes(path)
+        except (OSError, ValueError) as err:
+            if not exclude_unreadable:
+                raise
+            unreadable.append((rel, str(err).split(": ", 1)[-1]))
+            continue
         known = KNOWN_FILES.get(rel)
-        dataset = known.dataset if known else _sniff_dataset(path, rel)
+        dataset = known.dataset if known else FORMATS[records_and_format(raw, rel)[1]]
         if dataset not in datasets:
             continue
         split = resolve_split(rel, splits)
@@ -210,9 +338,11 @@ def read_data_dir(
                 f"official file name — pass --split {rel}=dev (or =train)"
             )
         reads.append(
-            read_file(path, split=split, display=rel, expect_dataset=dataset, strict=strict)
+            read_file(
+                path, split=split, display=rel, expect_dataset=dataset, strict=strict, raw=raw
+            )
         )
-    return reads, ignored
+    return DataDirRead(reads, found.ignored, sorted(unreadable))
 
 
 # --- summaries -------------------------------------------------------------------------------
@@ -347,13 +477,16 @@ def prepare(
     *,
     splits: Mapping[str, str] | None = None,
     strict: bool = True,
+    exclude_unreadable: bool = False,
 ) -> dict[str, Any]:
     """Read, merge and convert every raw file; write ``<dataset>.jsonl`` and the manifest.
 
     Returns the manifest. Deterministic: a rerun writes byte-identical files. ``strict=False``
     turns broken references (supporting title not in the pool, sentence index out of range,
-    decomposition index not in the pool) into counted exclusions instead of errors. Datasets
-    not named keep their entries in an existing manifest.
+    decomposition index not in the pool) into counted exclusions instead of errors.
+    ``exclude_unreadable`` turns a data file that cannot be read into an entry of the
+    manifest's ``unreadable_files`` instead of an error. Datasets not named keep their entries
+    in an existing manifest.
     """
     unknown = [d for d in datasets if d not in PREPARED_DATASETS]
     if unknown:
@@ -361,14 +494,16 @@ def prepare(
             f"unknown dataset(s) {unknown}: `regime data prepare` builds {PREPARED_DATASETS}"
         )
     data_dir, out_dir = Path(data_dir), Path(out_dir)
-    reads, ignored = read_data_dir(data_dir, datasets, splits=splits, strict=strict)
-    _check_every_dataset_read(data_dir, datasets, reads)
+    found = read_data_dir(
+        data_dir, datasets, splits=splits, strict=strict, exclude_unreadable=exclude_unreadable
+    )
+    _check_every_dataset_read(data_dir, datasets, found.reads)
     # One writer per work directory at a time: a second prepare waits, then rewrites the same
     # bytes, instead of interleaving its files with the first one's.
     with directory_lock(out_dir, what="regime data prepare"):
         for directory in (out_dir, out_dir / "cache"):
             remove_stale_temporaries(directory)
-        return _prepare_locked(reads, ignored, out_dir, datasets, strict)
+        return _prepare_locked(found, out_dir, datasets, strict)
 
 
 def _check_every_dataset_read(
@@ -387,12 +522,9 @@ def _check_every_dataset_read(
 
 
 def _prepare_locked(
-    reads: Sequence[FileRead],
-    ignored: list[str],
-    out_dir: Path,
-    datasets: Sequence[str],
-    strict: bool,
+    found: DataDirRead, out_dir: Path, datasets: Sequence[str], strict: bool
 ) -> dict[str, Any]:
+    reads = found.reads
     manifest_path = out_dir / MANIFEST_NAME
     previous = _read_manifest_if_compatible(manifest_path)
     entries: dict[str, Any] = dict(previous.get("datasets", {}))
@@ -415,11 +547,31 @@ def _prepare_locked(
         "version": package_version(),
         "strict": strict,
         "datasets": dict(sorted(entries.items())),
-        "ignored_files": ignored,
+        "ignored_files": found.ignored,
     }
+    if found.unreadable:
+        manifest[UNREADABLE_KEY] = [{"path": p, "reason": r} for p, r in found.unreadable]
+    return write_manifest(manifest_path, manifest)
+
+
+def new_manifest() -> dict[str, Any]:
+    """The top of a manifest that has no dataset yet."""
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "version": package_version(),
+        "strict": True,
+        "datasets": {},
+        "ignored_files": [],
+    }
+
+
+def write_manifest(path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Seal ``manifest`` with its sha256 (``manifest_sha256``, replacing an old one) and write
+    it to ``path``; returns it. The caller holds the directory's lock."""
+    manifest.pop(MANIFEST_HASH_KEY, None)
     manifest[MANIFEST_HASH_KEY] = sha256_hex(canonical_bytes(manifest))
     text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    write_if_changed(manifest_path, text.encode("utf-8"))
+    write_if_changed(path, text.encode("utf-8"))
     return manifest
 
 
@@ -434,21 +586,12 @@ def write_prepared_examples(out_dir: Path, dataset: str, payload: bytes) -> Path
     out_dir = Path(out_dir)
     with directory_lock(out_dir, what="writing prepared examples"):
         manifest_path = out_dir / MANIFEST_NAME
-        manifest = _read_manifest_if_compatible(manifest_path) or {
-            "schema": MANIFEST_SCHEMA,
-            "version": package_version(),
-            "strict": True,
-            "datasets": {},
-            "ignored_files": [],
-        }
-        manifest.pop(MANIFEST_HASH_KEY, None)
+        manifest = _read_manifest_if_compatible(manifest_path) or new_manifest()
         target = out_dir / f"{dataset}.jsonl"
         write_if_changed(target, payload)
         entry = manifest["datasets"].setdefault(dataset, {})
         entry["examples_file"] = {"path": target.name, "sha256": sha256_hex(payload)}
-        manifest[MANIFEST_HASH_KEY] = sha256_hex(canonical_bytes(manifest))
-        text = json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-        write_if_changed(manifest_path, text.encode("utf-8"))
+        write_manifest(manifest_path, manifest)
     return target
 
 
@@ -485,15 +628,81 @@ def _read_verified_manifest(path: Path) -> dict[str, Any]:
         )
         raise DamagedFileError(f"{path} is damaged or edited ({problem}); {rebuild}")
     manifest[MANIFEST_HASH_KEY] = recorded
+    _check_manifest_fields(path, manifest, rebuild)
     return manifest
+
+
+def _check_manifest_fields(path: Path, manifest: dict[str, Any], rebuild: str) -> None:
+    """The fields every reader of a manifest relies on have their types (a manifest is sealed,
+    but a seal only proves the content was not changed after a writer hashed it)."""
+
+    def fail(field: str, problem: str) -> DamagedFileError:
+        return DamagedFileError(f"{path}: field {field!r} {problem}; {rebuild}")
+
+    datasets = manifest.get("datasets")
+    if not isinstance(datasets, dict):
+        raise fail("datasets", "must be an object of dataset entries")
+    for name, entry in datasets.items():
+        if not isinstance(entry, dict):
+            raise fail(f"datasets.{name}", "must be an object")
+        examples_file = entry.get("examples_file")
+        if examples_file is not None and not (
+            isinstance(examples_file, dict)
+            and isinstance(examples_file.get("path"), str)
+            and isinstance(examples_file.get("sha256"), str)
+        ):
+            raise fail(f"datasets.{name}.examples_file", "must be {path, sha256} strings")
+        files = entry.get("files", [])
+        if not isinstance(files, list) or not all(
+            isinstance(f, dict) and isinstance(f.get("path"), str) for f in files
+        ):
+            raise fail(f"datasets.{name}.files", "must be a list of {path, ...} objects")
+    ignored = manifest.get("ignored_files", [])
+    if not isinstance(ignored, list) or not all(isinstance(f, str) for f in ignored):
+        raise fail("ignored_files", "must be a list of paths")
 
 
 # --- loading ---------------------------------------------------------------------------------
 
 
-def _check_dataset(dataset: str) -> None:
-    if dataset not in DATASETS:
-        raise ValueError(f"unknown dataset {dataset!r}; known datasets: {', '.join(DATASETS)}")
+def known_datasets(work: Path | str | None = None) -> tuple[str, ...]:
+    """Every name a command or an experiment accepts as a dataset: the built-in ones
+    (``schema.DATASETS``: the three prepared datasets and ``toyworld``, prepared or not), then
+    the datasets of one's own prepared under ``work`` (``regime data prepare --jsonl FILE
+    --name NAME``), sorted. A damaged manifest is an error naming it."""
+    path = paths.prepared_dir(work) / MANIFEST_NAME
+    if not os.path.lexists(path):
+        return DATASETS
+    custom = [name for name in _read_verified_manifest(path)["datasets"] if name not in DATASETS]
+    return (*DATASETS, *sorted(custom))
+
+
+def _rebuild_hint(dataset: str, entry: Any = None) -> str:
+    """The command that prepares ``dataset`` (again)."""
+    if isinstance(entry, dict) and entry.get("origin") == "jsonl":
+        files = entry.get("files") or [{}]
+        source = files[0].get("source", "FILE") if isinstance(files[0], dict) else "FILE"
+        return f"regime data prepare --jsonl {source} --name {dataset}"
+    if dataset in PREPARED_DATASETS:
+        return f"regime data prepare --dataset {dataset}"
+    return f"regime data prepare --jsonl FILE --name {dataset}"
+
+
+def _unknown_dataset(dataset: str, known: Sequence[str]) -> ValueError:
+    return ValueError(
+        f"unknown dataset {dataset!r}; known datasets: {', '.join(known)} (prepare one of your "
+        "own with `regime data prepare --jsonl FILE --name NAME`)"
+    )
+
+
+def _check_dataset(dataset: str, work: Path | str | None = None) -> None:
+    """``dataset`` is built in, or prepared under ``work`` from a file of one's own."""
+    if dataset in DATASETS:
+        return
+    problem = dataset_name_problem(dataset)
+    known = known_datasets(work)
+    if problem is not None or dataset not in known:
+        raise _unknown_dataset(dataset, known)
 
 
 def load_manifest(work: Path | None = None) -> dict[str, Any]:
@@ -511,29 +720,30 @@ def load_examples(
     ``toyworld`` needs no preparation: its examples are generated (``ToyWorldConfig()``, both
     splits when ``split`` is None) and ``work`` is ignored.
     """
-    _check_dataset(dataset)
+    _check_dataset(dataset, work)
     if split is not None and split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; known splits: {', '.join(SPLITS)}")
     if dataset == TOYWORLD:
         return _toyworld_examples(split)
     path = paths.prepared_dir(work) / f"{dataset}.jsonl"
     if not path.exists():
-        if dataset in PREPARED_DATASETS:
-            hint = f"run `regime data prepare --dataset {dataset}` first"
-        else:
-            hint = f"{dataset!r} is not built by `regime data prepare`"
-        raise ValueError(f"no prepared examples at {path}: {hint}")
+        raise ValueError(f"no prepared examples at {path}: run `{_rebuild_hint(dataset)}` first")
     raw = _verified_examples_bytes(path, dataset, work)
-    examples = []
+    examples: list[Example] = []
     for lineno, line in enumerate(raw.decode("utf-8").split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path}, line {lineno}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{where}: malformed JSON ({err.msg})") from err
+            record = parse_json(line, where)
+        except JSONProblem as err:
+            raise ValueError(f"{where}: {err.problem}") from err
         ex = Example.from_dict(record, where)
+        if ex.dataset != dataset:
+            raise DamagedFileError(
+                f"{where}: field 'dataset' is {ex.dataset!r}, in the file of {dataset!r}; "
+                f"rebuild it with `{_rebuild_hint(dataset)}`"
+            )
         if split is None or ex.split == split:
             examples.append(ex)
     return examples
@@ -555,10 +765,11 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
     mismatch seen while a ``prepare`` is rewriting the directory is retried once under its
     lock (the writer replaces the file before the manifest).
     """
-    rebuild = f"rebuild it with `regime data prepare --dataset {dataset}`"
     for attempt in range(2):
         manifest = load_manifest(work)
-        entry = manifest.get("datasets", {}).get(dataset, {}).get("examples_file", {})
+        described = manifest.get("datasets", {}).get(dataset, {})
+        rebuild = f"rebuild it with `{_rebuild_hint(dataset, described)}`"
+        entry = described.get("examples_file", {})
         expected = entry.get("sha256") if isinstance(entry, dict) else None
         if not isinstance(expected, str):
             raise DamagedFileError(
@@ -612,31 +823,24 @@ def toyworld_stats() -> dict[str, Any]:
 def dataset_stats(manifest: dict[str, Any], dataset: str) -> dict[str, Any]:
     """The object ``regime data stats DATASET --json`` prints (``toyworld``: computed from the
     generated examples, see :func:`toyworld_stats`; the manifest is not read)."""
-    _check_dataset(dataset)
+    entry = manifest.get("datasets", {}).get(dataset)
+    if entry is None and dataset not in DATASETS:
+        known = [*DATASETS, *sorted(n for n in manifest.get("datasets", {}) if n not in DATASETS)]
+        raise _unknown_dataset(dataset, known)
     if dataset == TOYWORLD:
         return toyworld_stats()
-    entry = manifest.get("datasets", {}).get(dataset)
+    rebuild = f"run `{_rebuild_hint(dataset, entry)}`"
     if entry is None:
+        raise ValueError(f"the manifest has no entry for {dataset!r}; {rebuild}")
+    missing = [k for k in STATS_KEYS[:8] if k not in entry]
+    if missing:
         raise ValueError(
-            f"the manifest has no entry for {dataset!r}; run "
-            f"`regime data prepare --dataset {dataset}`"
+            f"the manifest entry of {dataset!r} holds no counts ({', '.join(missing)}): its "
+            "examples were written by write_prepared_examples (built by hand), not read from "
+            f"the raw files; {rebuild} for the counts"
         )
-    keys = (
-        "questions",
-        "two_hop",
-        "by_type",
-        "parallel",
-        "excluded",
-        "excluded_by_split",
-        "hop_order_rules",
-        "relation_sources",
-        "type_rules",
-        "title_match",
-        "records_read",
-        "corpus_passages",
-    )
     stats: dict[str, Any] = {"dataset": dataset}
-    stats.update({k: entry[k] for k in keys if k in entry})
+    stats.update({k: entry[k] for k in STATS_KEYS if k in entry})
     stats["files"] = [f["path"] for f in entry.get("files", [])]
     stats["version"] = manifest.get("version")
     return stats

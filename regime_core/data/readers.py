@@ -12,10 +12,15 @@ Formats (see ``shared/data/README.md`` for the field lists):
   question_decomposition}``.
 
 Containers: a JSON array, JSON Lines, a single object, or a pandas column dict; each plain or
-compressed with gzip, bzip2 or xz (detected from the magic bytes). The format is decided by the
-keys of the first record; every record is then parsed with that format's reader, and a missing or
-mistyped field raises ``ValueError`` naming the file, the record (id, else its position) and the
-field.
+compressed with gzip, bzip2 or xz (detected from the magic bytes). JSON is read strictly
+(:func:`regime_core.integrity.parse_json`): a duplicate key, ``NaN``/``Infinity`` or a lone
+surrogate is an error naming the file, the record and the field, and so is nesting deeper than
+the parser goes (about 1,000 levels: the readers take typed fields only and never recurse into
+a value, so a bound of their own would only cost a walk over every record). The format is
+decided by the keys of the first record; every record is then parsed with that format's reader,
+and a missing or mistyped field (``_id: true``, a number among 2Wiki's ``evidences``) raises
+``ValueError`` naming the file, the record (id, else its position) and the field: no value is
+converted to a string it is not.
 
 Readers only parse and check references (supporting titles, sentence ids, decomposition indices).
 Hop order and everything else derived lives in :mod:`regime_core.data.canonical`.
@@ -28,13 +33,14 @@ import gzip
 import hashlib
 import json
 import lzma
+import unicodedata
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from regime_core.integrity import read_bytes
+from regime_core.integrity import JSONProblem, json_path, parse_json, read_bytes
 from regime_core.text import MAX_TEXT_CHARS
 
 FORMATS: dict[str, str] = {
@@ -141,33 +147,41 @@ def parse_container(raw: bytes, display: str) -> list[tuple[str, dict[str, Any]]
         raise ValueError(f"{display}: the file is empty")
     if stripped[0] == "[":
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise _malformed(display, err) from err
+            obj = parse_json(text, display, max_depth=None)
+        except JSONProblem as err:
+            raise _refused(err, display, "record #{}") from None
         return _records_from_list(obj, display)
     if stripped[0] != "{":
         raise ValueError(
             f"{display}: unknown format — expected a JSON array, JSON Lines or a JSON object, "
             f"but the content starts with {stripped[:20]!r}"
         )
+    first_line = text[: len(text) - len(stripped)].count("\n") + 1
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as err:
-        if err.msg != "Extra data":
-            raise _malformed(display, err) from err
+        obj = parse_json(text, display, max_depth=None)
+    except JSONProblem as err:
+        if err.syntax != "Extra data":
+            raise _refused(err, display, f"line {first_line}", whole=True) from None
         return list(_json_lines(text, display))
     if _is_pandas_columns(obj):
         return _pandas_columns_to_rows(obj, display)
-    first_line = text[: len(text) - len(stripped)].count("\n") + 1
     return [(f"line {first_line}", obj)]
 
 
-def _malformed(display: str, err: json.JSONDecodeError, line: int | None = None) -> ValueError:
-    """The error for malformed JSON, naming the file, the line (``line``: of a JSON Lines file)
-    and the column."""
-    return ValueError(
-        f"{display}, line {line or err.lineno}, column {err.colno}: malformed JSON ({err.msg})"
-    )
+def _refused(
+    err: JSONProblem, display: str, record: str, *, line: int | None = None, whole: bool = False
+) -> ValueError:
+    """The error for JSON the strict parser refused, naming the file and where: the line and
+    column of malformed JSON (``line``: of a JSON Lines file), else the record (``record``, a
+    format for the first key of ``err.path`` unless ``whole``: the path is inside the record
+    named) and the field."""
+    if err.line is not None:
+        return ValueError(f"{display}, line {line or err.line}, column {err.column}: {err.problem}")
+    path = err.path
+    if not whole and path:
+        record, path = record.format(path[0]), path[1:]
+    field = f": field {json_path(path)!r}" if path else ""
+    return ValueError(f"{display}, {record}{field}: {err.problem}")
 
 
 def _records_from_list(obj: list[Any], display: str) -> list[tuple[str, dict[str, Any]]]:
@@ -184,9 +198,9 @@ def _json_lines(text: str, display: str) -> Iterator[tuple[str, dict[str, Any]]]
         if not line.strip():
             continue
         try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise _malformed(display, err, lineno) from err
+            rec = parse_json(line, display, max_depth=None)
+        except JSONProblem as err:
+            raise _refused(err, display, f"line {lineno}", line=lineno, whole=True) from None
         if not isinstance(rec, dict):
             raise ValueError(f"{display}, line {lineno}: expected a JSON object, got {_kind(rec)}")
         yield f"line {lineno}", rec
@@ -282,7 +296,8 @@ class _Record:
         self.rec = rec
         self.reading = reading
         rid = rec.get(id_key)
-        self.id = str(rid) if isinstance(rid, str | int) else None
+        ok = isinstance(rid, str | int) and not isinstance(rid, bool)
+        self.id = str(rid) if ok else None
         self.where = f"{reading.display}, {location}" + (f" (id {self.id!r})" if self.id else "")
 
     def fail(self, field_name: str, problem: str) -> ValueError:
@@ -290,6 +305,25 @@ class _Record:
 
     def get(self, name: str, kind: type | tuple[type, ...], *, path: str | None = None) -> Any:
         return _typed(self, self.rec, name, kind, path or name)
+
+    def identifier(self, name: str) -> str:
+        """The record's id (field ``name``): a string or an integer, never a boolean, and a
+        non-empty one without control characters (it names the question in every output)."""
+        value = str(self.get(name, (str, int)))
+        if not value.strip() or any(unicodedata.category(c) == "Cc" for c in value):
+            raise self.fail(name, f"must be a non-empty id without control characters: {value!r}")
+        return value
+
+    def strings(self, value: Any, path: str) -> list[str]:
+        """``value`` as a list of strings (each checked for length), or the error naming the
+        first item that is not one (``path[i]``)."""
+        if not isinstance(value, list):
+            raise self.fail(path, f"must be a list of strings, got {_kind(value)}")
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise self.fail(f"{path}[{i}]", f"must be a string, got {_kind(item)}")
+            _check_length(self, item, f"{path}[{i}]")
+        return value
 
     def raw_question(
         self,
@@ -335,9 +369,10 @@ def _typed(r: _Record, obj: Any, name: str, kind: Any, path: str) -> Any:
     if name not in obj:
         raise r.fail(path, "is missing")
     value = obj[name]
-    if kind is float and isinstance(value, int):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
         return value
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
         raise r.fail(path, f"must be {names}, got {_kind(value)}")
     if isinstance(value, str):
@@ -445,7 +480,7 @@ def _text_pool(r: _Record, key: str, *, with_idx: bool) -> tuple[RawParagraph, .
 def _read_original(r: _Record, *, evidences: bool) -> RawQuestion:
     """HotpotQA and 2Wiki in their original form: ``_id``, ``type``, a ``context`` of sentence
     lists and ``supporting_facts``; 2Wiki adds ``evidences`` (``evidences=True``)."""
-    head = _Head(str(r.get("_id", (str, int))), r.get("question", str), r.get("answer", str))
+    head = _Head(r.identifier("_id"), r.get("question", str), r.get("answer", str))
     native_type = r.get("type", str)
     triples = _evidences(r) if evidences else None
     pool: tuple[RawParagraph, ...] | None = None
@@ -477,7 +512,8 @@ def _evidences(r: _Record) -> tuple[tuple[str, str, str], ...]:
     for i, triple in enumerate(r.get("evidences", list)):
         if not (isinstance(triple, list) and len(triple) == 3):
             raise r.fail(f"evidences[{i}]", "must be [subject, relation, object]")
-        triples.append((str(triple[0]), str(triple[1]), str(triple[2])))
+        subject, relation, obj = r.strings(triple, f"evidences[{i}]")
+        triples.append((subject, relation, obj))
     return tuple(triples)
 
 
@@ -490,13 +526,13 @@ def read_2wiki_original(r: _Record) -> RawQuestion:
 
 
 def read_hotpot_ircot(r: _Record) -> RawQuestion:
-    qid = str(r.get("question_id", (str, int)))
+    qid = r.identifier("question_id")
     question = r.get("question_text", str)
     answers = r.get("answers_objects", list)
     spans: list[str] = []
     for i, obj in enumerate(answers):
-        got = _typed(r, obj, "spans", list, f"answers_objects[{i}].spans")
-        spans.extend(str(s) for s in got)
+        path = f"answers_objects[{i}].spans"
+        spans.extend(r.strings(_typed(r, obj, "spans", list, path), path))
     if not spans:
         raise r.fail("answers_objects", "holds no answer span")
     pool = _text_pool(r, "contexts", with_idx=False)
@@ -507,8 +543,10 @@ def read_hotpot_ircot(r: _Record) -> RawQuestion:
 
 
 def read_musique(r: _Record) -> RawQuestion:
-    head = _Head(str(r.get("id", (str, int))), r.get("question", str), r.get("answer", str))
-    aliases = r.get("answer_aliases", list) if "answer_aliases" in r.rec else []
+    head = _Head(r.identifier("id"), r.get("question", str), r.get("answer", str))
+    aliases = (
+        r.strings(r.rec["answer_aliases"], "answer_aliases") if "answer_aliases" in r.rec else []
+    )
     answerable = r.get("answerable", bool) if "answerable" in r.rec else True
     pool = _text_pool(r, "paragraphs", with_idx=True)
     known_idx = {p.idx for p in pool}
@@ -541,7 +579,7 @@ def read_musique(r: _Record) -> RawQuestion:
         head,
         pool,
         content,
-        answer_aliases=tuple(str(a) for a in aliases),
+        answer_aliases=tuple(aliases),
         decomposition=tuple(steps),
         answerable=answerable,
         defect=defect,
@@ -576,14 +614,17 @@ def read_file(
     display: str | None = None,
     expect_dataset: str | None = None,
     strict: bool = True,
+    raw: bytes | None = None,
 ) -> FileRead:
     """Read one raw file of any known format into :class:`RawQuestion` records.
 
     ``display`` is the name used in messages and ``source_files`` (prepare passes the path
     relative to the data directory). ``expect_dataset`` cross-checks the detected format.
+    ``raw``: the file's bytes when the caller has read them already (else they are read).
     """
     display = display or str(path)
-    raw = read_bytes(path)
+    if raw is None:
+        raw = read_bytes(path)
     records, fmt = records_and_format(raw, display)
     dataset = FORMATS[fmt]
     if expect_dataset is not None and expect_dataset != dataset:

@@ -57,11 +57,13 @@ PREDICATE_NAMES: dict[str, str] = {
     "step-1 answer in MuSiQue, the evidence object in 2Wiki), which the bridge contains by "
     "construction, so P2 is then true for (almost) every item",
 }
+"""which names of the hop-2 entity may count for P1 and P2; finding B_rel uses every name"""
 
 RELATION_SENTENCE_DEFINITIONS: dict[str, str] = {
     "mentions_hop2_entity": "a bridge sentence that mentions the hop-2 entity (by its mention, "
     "and by title/aliases where RegimeRules allows them)",
 }
+"""what makes a bridge sentence relation-bearing"""
 
 
 @dataclass(frozen=True)
@@ -82,10 +84,17 @@ class RegimeRules(ConfigMixin):
     """
 
     normalization: NormalizationRules = field(default_factory=NormalizationRules)
+    """how names and texts are normalised before they are matched"""
     use_title: bool = True
+    """the hop-2 passage's title counts as a name of the hop-2 entity"""
     use_aliases: bool = True
+    """the hop-2 entity's aliases count as names (its mention always does)"""
     relation_sentence: str = "mentions_hop2_entity"
+    """which bridge sentences are relation-bearing (a key of RELATION_SENTENCE_DEFINITIONS)"""
     predicate_names: str = config.PREDICATE_NAMES
+    """which names of the hop-2 entity make P1 and P2: title (the hop-2 passage's title and aliases)
+    or title+linking (also the linking entity)
+    """
 
     def validate(self) -> None:
         if not isinstance(self.normalization, NormalizationRules):

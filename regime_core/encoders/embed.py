@@ -94,8 +94,15 @@ class EmbedReport:
 
 def query_texts(examples: Sequence[Example]) -> list[str]:
     """Distinct query-mode texts of ``examples``, in first-seen order (pure)."""
-    from regime_core.retrieval import MissingArmInput, arm_query_texts
+    from regime_core.data.regimes import RegimeRules
+    from regime_core.retrieval import MissingArmInput, RetrievalSettings, arm_query_texts
 
+    # Which texts an arm queries with does not depend on α, the pool or k; the knockout rule
+    # "title" queries with a one-sentence bridge's title, so it lists every text there is.
+    every_text = RetrievalSettings(
+        pool="question", alpha=1.0, k=1, exclude_bridge=True, knockout_single="title",
+        tiny_pools="keep", entity_source="example", regime_rules=RegimeRules(),
+    )  # fmt: skip
     seen: dict[str, None] = {}
     for ex in examples:
         seen.setdefault(ex.question, None)
@@ -103,7 +110,7 @@ def query_texts(examples: Sequence[Example]) -> list[str]:
             seen.setdefault(sentence, None)
         for arm in config.ARMS:
             try:
-                parts = arm_query_texts(ex, arm, ex.relation_sentence)
+                parts = arm_query_texts(ex, arm, ex.relation_sentence, every_text)
             except MissingArmInput:  # counted by retrieval; nothing to pre-compute here
                 continue
             for text, _weight in parts:

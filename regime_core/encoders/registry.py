@@ -53,7 +53,13 @@ def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: An
     by the dense models; ``options`` go to the encoder's constructor (``device``, ``dtype``,
     ``backend``, prompts, ``params`` for tfidf). ``device`` and ``backend`` given to ``tfidf``
     must be ``cpu``/``None`` and ``torch``/``None``: it has neither a GPU nor an ONNX path.
+    An empty or blank ``name`` is refused (as a path it would be the current directory).
     """
+    if not isinstance(name, str) or not name.strip():
+        known = ", ".join(KNOWN_ENCODERS)
+        raise ValueError(
+            f"encoder name {name!r} is empty; name one of {known}, a model directory or a hub id"
+        )
     if name == "minilm":
         return minilm_encoder(**options)
     if name == "tfidf":

@@ -12,14 +12,32 @@ appends them as new shard(s), each written to a temporary file then ``os.replace
 so a reader never sees half a shard and two processes can share a store (concurrent writers of
 the same texts at worst store duplicates; the first one read wins).
 
-Shard format (version 1): the magic line ``REGIME-EMB 1\\n``, an 8-byte little-endian header
-length, a JSON header ``{n, dim, layout, nnz, payload_bytes, payload_sha256}``, then the
-payload: ``n`` 32-byte keys followed by the vectors, either ``dense`` (n·dim float32) or ``csr``
-(int64 indptr, int32 indices, float32 data; chosen when at most a quarter of the entries are
-non-zero, as with TF-IDF). CSR shards stay sparse in memory (scipy CSR) and are densified only
-row by row as they are gathered, so a TF-IDF store costs its non-zeros, not n × vocabulary
-floats. A shard whose length, checksum or structure is wrong is reported with
-``warnings.warn`` naming the file, deleted, and its texts are encoded again: it is never read.
+Shard format (version 2): the magic line ``REGIME-EMB 2\\n``, an 8-byte little-endian header
+length, a JSON header ``{identity, n, dim, layout, nnz, payload_bytes, payload_sha256}``, then
+the payload: ``n`` 32-byte keys followed by the vectors, either ``dense`` (n·dim float32) or
+``csr`` (int64 indptr, int32 indices, float32 data; chosen when at most a quarter of the entries
+are non-zero, as with TF-IDF). ``identity`` is the identity hash of the encoder that wrote the
+shard (its directory's name) and ``dim`` its dimension: a shard is tied to its encoder. A
+shard's file name is ``shard-<first 24 hex of the sha256 of the whole file>.emb``, so the header
+is covered by a checksum too. CSR shards stay sparse in memory (scipy CSR) and are densified
+only row by row as they are gathered, so a TF-IDF store costs its non-zeros, not n × vocabulary
+floats.
+
+What is read, and what is done with a file that cannot be used (each reported once per process
+with ``warnings.warn`` naming the file; none is ever read into results):
+
+- *damaged* (length, checksum, structure or name hash wrong): deleted, its texts encoded again;
+- *foreign* (another encoder's identity, or a dimension other than the directory's): refused
+  and left where it is, never deleted (it may be another store's genuine shard; the warning
+  says which identity it carries); its texts are encoded again for this encoder. The
+  directory's dimension is the one its shards agree on; if its shards disagree, the encoder
+  is asked (one text encoded) and the shards of the other dimension(s) are the foreign ones;
+- *old format* (version 1, written before shards carried their encoder's identity): it cannot
+  prove which encoder wrote it, so it is never trusted: deleted with a warning, its texts are
+  encoded again (once; the store is a cache);
+- *not a regular file* (a FIFO, a directory named like a shard): refused (it is opened without
+  blocking, :func:`regime_core.integrity.read_bytes`) and left alone.
+
 An ``identity.json`` that does not describe its directory's identity (garbage, edited) is
 rewritten with a warning; temporaries left by writers that are no longer running are deleted
 when a process first opens the directory.
@@ -30,10 +48,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import struct
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict, TypeVar, Unpack
 
@@ -42,7 +61,12 @@ import numpy as np
 from regime_core import config, paths
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.vectors import identity_hash, unnormalized_rows
-from regime_core.integrity import atomic_write_bytes, remove_stale_temporaries
+from regime_core.integrity import (
+    atomic_write_bytes,
+    parse_json,
+    read_bytes,
+    remove_stale_temporaries,
+)
 
 MODES: tuple[str, ...] = ("query", "document")
 Mode = Literal["query", "document"]
@@ -58,7 +82,10 @@ class EmbedOptions(TypedDict, total=False):
 
 SHARD_SUFFIX = ".emb"
 IDENTITY_FILE = "identity.json"
-_MAGIC = b"REGIME-EMB 1\n"
+_MAGIC = b"REGIME-EMB 2\n"
+_OLD_MAGIC = b"REGIME-EMB 1\n"  # version 1: no encoder identity in the header
+_NAME_HEX = 24  # hex digits of the file's sha256 in its name
+_NAMED = re.compile(rf"^shard-[0-9a-f]{{{_NAME_HEX}}}\{SHARD_SUFFIX}$")
 _KEY_BYTES = 32
 # New texts are flushed to a shard every this many, so an interrupted run keeps its progress.
 CHECKPOINT_TEXTS: int = 4096
@@ -75,14 +102,32 @@ class CorruptShardError(ValueError):
     """A shard file failed validation (length, checksum or structure)."""
 
 
+class OldShardError(CorruptShardError):
+    """A shard of format version 1, which does not say which encoder wrote it."""
+
+
+class ForeignShardError(ValueError):
+    """A valid shard of another encoder (identity) or of another dimension than its directory's;
+    ``identity`` and ``dim`` are what its header says."""
+
+    def __init__(self, message: str, identity: str, dim: int) -> None:
+        super().__init__(message)
+        self.identity, self.dim = identity, dim
+
+
 def text_key(mode: str, text: str) -> bytes:
     """The 32-byte store key of a text in a mode: ``sha256(mode ‖ 0x00 ‖ utf-8 text)``."""
     return hashlib.sha256(mode.encode("ascii") + b"\0" + text.encode("utf-8")).digest()
 
 
 # --- shard (de)serialisation: pure functions of bytes ------------------------------------------
-def encode_shard(keys: Sequence[bytes], vectors: np.ndarray) -> bytes:
-    """Serialise ``keys`` (32 bytes each) and their float32 ``vectors`` as one shard."""
+def encode_shard(keys: Sequence[bytes], vectors: np.ndarray, identity: str) -> bytes:
+    """Serialise ``keys`` (32 bytes each) and their float32 ``vectors`` as one shard of the
+    encoder whose identity hash is ``identity``."""
+    if not isinstance(identity, str) or not identity:
+        raise ValueError(
+            f"shard: the encoder identity hash must be a non-empty string: {identity!r}"
+        )
     matrix = np.ascontiguousarray(vectors, dtype="<f4")
     if matrix.ndim != 2 or matrix.shape[0] != len(keys):
         raise ValueError(f"shard: {len(keys)} keys but vectors of shape {matrix.shape}")
@@ -104,6 +149,7 @@ def encode_shard(keys: Sequence[bytes], vectors: np.ndarray) -> bytes:
     payload = b"".join(parts)
     header = json.dumps(
         {
+            "identity": identity,
             "n": n,
             "dim": dim,
             "layout": layout,
@@ -116,12 +162,29 @@ def encode_shard(keys: Sequence[bytes], vectors: np.ndarray) -> bytes:
     return _MAGIC + struct.pack("<Q", len(header)) + header + payload
 
 
-def decode_shard(blob: bytes, *, dense: bool = True) -> tuple[list[bytes], Any]:
-    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong.
+def shard_name(blob: bytes) -> str:
+    """The file name of a shard: ``shard-<sha256 of its bytes, 24 hex>.emb``."""
+    return "shard-" + hashlib.sha256(blob).hexdigest()[:_NAME_HEX] + SHARD_SUFFIX
+
+
+def decode_shard(
+    blob: bytes,
+    *,
+    dense: bool = True,
+    identity: str | None = None,
+    dim: int | None = None,
+) -> tuple[list[bytes], Any]:
+    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong
+    (:class:`OldShardError` for format version 1), or :class:`ForeignShardError` when it
+    belongs to another ``identity`` (hash) or has another ``dim`` than the ones given.
 
     The vectors are a dense float32 array, or, for a ``csr`` shard with ``dense=False``, a
     ``scipy.sparse.csr_matrix`` (float32) holding the same rows.
     """
+    if blob.startswith(_OLD_MAGIC):
+        raise OldShardError(
+            "of format version 1, written before shards carried their encoder's identity"
+        )
     if not blob.startswith(_MAGIC):
         raise CorruptShardError("bad magic (not a shard, or truncated at the start)")
     offset = len(_MAGIC)
@@ -132,16 +195,31 @@ def decode_shard(blob: bytes, *, dense: bool = True) -> tuple[list[bytes], Any]:
     if len(blob) < offset + header_len:
         raise CorruptShardError("truncated inside the header")
     try:
-        header: dict[str, Any] = json.loads(blob[offset : offset + header_len])
-        n, dim, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
+        header = parse_json(blob[offset : offset + header_len].decode("utf-8"), "header")
+        n, width, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
         payload_bytes, checksum = header["payload_bytes"], header["payload_sha256"]
+        owner = header["identity"]
     except (ValueError, KeyError, TypeError) as err:
         raise CorruptShardError(f"unreadable header ({err})") from err
+    counts = (n, width, nnz, payload_bytes)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts):
+        raise CorruptShardError(f"header counts are not non-negative integers: {counts}")
+    if not isinstance(owner, str) or not isinstance(checksum, str):
+        raise CorruptShardError("header identity and checksum must be strings")
     payload = blob[offset + header_len :]
     if len(payload) != payload_bytes:
         raise CorruptShardError(f"payload is {len(payload)} bytes, header says {payload_bytes}")
     if hashlib.sha256(payload).hexdigest() != checksum:
         raise CorruptShardError("payload checksum mismatch")
+    if identity is not None and owner != identity:
+        raise ForeignShardError(
+            f"written by the encoder of identity {owner}, not {identity}", owner, width
+        )
+    if dim is not None and n and width != dim:
+        raise ForeignShardError(
+            f"vectors of dimension {width}, this encoder's are {dim}", owner, width
+        )
+    dim = width
     keys_end = n * _KEY_BYTES
     keys = [payload[i : i + _KEY_BYTES] for i in range(0, keys_end, _KEY_BYTES)]
     body = payload[keys_end:]
@@ -186,7 +264,7 @@ def _identity_bytes(identity: dict[str, Any]) -> bytes:
 def _identity_file_matches(file: Path, identity: dict[str, Any]) -> bool:
     """Whether ``identity.json`` parses to the identity its directory is named after."""
     try:
-        stored = json.loads(file.read_bytes().decode("utf-8"))
+        stored = parse_json(read_bytes(file).decode("utf-8"), str(file))
     except (OSError, ValueError):
         return False
     return stored == json.loads(_identity_bytes(identity))
@@ -229,6 +307,7 @@ class _Directory:
     shards: dict[str, tuple[list[bytes], Any]]  # dense array or scipy CSR
     index: dict[bytes, tuple[str, int]]
     dim: int | None = None
+    refused: dict[str, str] = field(default_factory=dict)  # name -> why (reported once)
 
 
 class EmbeddingStore:
@@ -317,7 +396,7 @@ class EmbeddingStore:
                 raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
         ihash = identity_hash(encoder.identity)
         path = self.root / ihash
-        state = self._sync(path, encoder.identity)
+        state = self._sync(path, encoder)
         keys = [text_key(mode, t) for t in texts]
         missing = self._missing(state, keys, texts)
         if missing:
@@ -341,7 +420,7 @@ class EmbeddingStore:
         vectors to :meth:`add`."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        state = self._sync(self.directory(encoder), encoder.identity)
+        state = self._sync(self.directory(encoder), encoder)
         return self._missing(state, [text_key(mode, t) for t in texts], texts)
 
     def add(self, encoder: Encoder, keys: Sequence[bytes], vectors: np.ndarray) -> None:
@@ -351,7 +430,7 @@ class EmbeddingStore:
         if the store had encoded them itself: shape, finite, L2-normalised, dimension.
         """
         path = self.directory(encoder)
-        state = self._sync(path, encoder.identity)
+        state = self._sync(path, encoder)
         matrix = self._checked(encoder, vectors, len(keys))
         if state.dim is not None and matrix.shape[0] and matrix.shape[1] != state.dim:
             raise ValueError(
@@ -424,8 +503,13 @@ class EmbeddingStore:
         inverse[order] = np.arange(len(keys))
         return stacked[inverse].astype(np.float32, copy=False)
 
-    def _sync(self, path: Path, identity: dict[str, Any]) -> _Directory:
-        """Load shards written since the last call (by us or another process); drop gone ones."""
+    def _sync(self, path: Path, encoder: Encoder) -> _Directory:
+        """Load shards written since the last call (by us or another process); drop gone ones.
+
+        Only this encoder's shards are loaded (module docstring: damaged, foreign, old-format
+        and non-regular files are reported and never read into results).
+        """
+        identity = encoder.identity
         first_visit = str(path) not in self._dirs
         if first_visit:
             try:
@@ -450,29 +534,76 @@ class EmbeddingStore:
             del state.shards[name]
         if gone:
             state.index = {k: v for k, v in state.index.items() if v[0] not in gone}
-        for name, file in on_disk.items():
-            if name not in state.shards:
-                self._load_shard(file, state)
+        new = [
+            f
+            for name, f in on_disk.items()
+            if name not in state.shards and name not in state.refused
+        ]
+        if new:
+            self._load_shards(new, state, path.name, encoder)
         return state
 
-    def _load_shard(self, file: Path, state: _Directory) -> None:
-        try:
-            keys, vectors = decode_shard(file.read_bytes(), dense=False)
-            if state.dim is not None and vectors.shape[0] and vectors.shape[1] != state.dim:
-                raise CorruptShardError(
-                    f"vectors of dimension {vectors.shape[1]}, the store's are {state.dim}"
-                )
-        except FileNotFoundError:  # removed by another process between listing and reading
-            return
-        except (CorruptShardError, OSError) as err:
-            warnings.warn(
-                f"embedding store: shard {file} is corrupt ({err}); deleting it, its texts will "
-                "be encoded again",
-                stacklevel=4,
-            )
-            file.unlink(missing_ok=True)
-            return
-        self._add(state, file.name, keys, vectors)
+    def _load_shards(
+        self, files: list[Path], state: _Directory, identity: str, encoder: Encoder
+    ) -> None:
+        """Validate ``files`` against ``identity`` and the directory's dimension; load the
+        genuine ones, report (and delete, when damaged or old) the others."""
+        decoded: list[tuple[Path, list[bytes], Any]] = []
+        for file in files:
+            try:
+                blob = read_bytes(file)
+                if _NAMED.match(file.name) and file.name != shard_name(blob):
+                    raise CorruptShardError("its content does not match the hash in its name")
+                keys, vectors = decode_shard(blob, dense=False, identity=identity)
+            except FileNotFoundError as err:  # removed by another process since listed, or
+                if file.is_symlink():  # a dangling link: named, never silently skipped
+                    self._refuse(file, state, err)
+                continue
+            except OldShardError as err:
+                self._drop(file, state, f"is {err}: it cannot prove which encoder wrote it")
+                continue
+            except CorruptShardError as err:
+                self._drop(file, state, f"is corrupt ({err})")
+                continue
+            except ForeignShardError as err:
+                self._refuse(file, state, err)
+                continue
+            except (OSError, ValueError) as err:  # a FIFO, a directory, no permission
+                self._refuse(file, state, err)
+                continue
+            decoded.append((file, keys, vectors))
+        dims = {vectors.shape[1] for _, _, vectors in decoded if vectors.shape[0]}
+        dim = state.dim
+        if dim is None and len(dims) > 1:  # the encoder says which dimension is its own
+            dim = int(self._checked(encoder, encoder.encode_queries(["dimension"]), 1).shape[1])
+        for file, keys, vectors in decoded:
+            if dim is not None and vectors.shape[0] and vectors.shape[1] != dim:
+                reason = f"vectors of dimension {vectors.shape[1]}, this encoder's are {dim}"
+                self._refuse(file, state, ForeignShardError(reason, identity, vectors.shape[1]))
+                continue
+            self._add(state, file.name, keys, vectors)
+
+    @staticmethod
+    def _drop(file: Path, state: _Directory, reason: str) -> None:
+        """Report and delete a damaged or old-format shard; its texts will be encoded again."""
+        warnings.warn(
+            f"embedding store: shard {file} {reason}; deleting it, its texts will be encoded again",
+            stacklevel=5,
+        )
+        file.unlink(missing_ok=True)
+        state.refused.pop(file.name, None)
+
+    def _refuse(self, file: Path, state: _Directory, err: Exception) -> None:
+        """Report a file that is not this encoder's shard, once; it is left where it is."""
+        where = ""
+        if isinstance(err, ForeignShardError) and err.identity != file.parent.name:
+            where = f"; it belongs in {self.root / err.identity}"
+        warnings.warn(
+            f"embedding store: {file} is not a shard of this encoder ({err}){where}; it is not "
+            "used, and left in place: move or delete it",
+            stacklevel=5,
+        )
+        state.refused[file.name] = str(err)
 
     @staticmethod
     def _add(state: _Directory, name: str, keys: list[bytes], vectors: Any) -> None:
@@ -548,11 +679,11 @@ class EmbeddingStore:
             from scipy.sparse import csr_matrix, vstack
 
             matrix: Any = vstack([csr_matrix(v) for v in vectors], format="csr")
-            blob = encode_shard(keys, matrix.toarray())
+            blob = encode_shard(keys, matrix.toarray(), path.name)
         else:
             matrix = np.concatenate(vectors, axis=0)
-            blob = encode_shard(keys, matrix)
-        name = "shard-" + hashlib.sha256(blob).hexdigest()[:24] + SHARD_SUFFIX
+            blob = encode_shard(keys, matrix, path.name)
+        name = shard_name(blob)
         _atomic_write(path / name, blob)
         self._add(state, name, keys, _compact(matrix))
 

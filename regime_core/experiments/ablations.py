@@ -11,7 +11,7 @@ the other datasets — so each row answers "what if the paper had made this choi
 - **soft**: no hard decision: every question queries ``f_q(q) + α·p·f_q(B_rel)`` with ``p`` the
   router's probability of union (out of fold on the training dataset).
 - **leave one feature out**: the router without one of the five features.
-- **label rule**: ties labelled q, union or dropped; labels by rank or by hit@k.
+- **label rule**: ties labelled q, union or excluded; labels by rank or by hit@k.
 - **oracle gap**: oracle − routed at the main α (what a perfect q/union choice would add).
 - **pool mode**: the question's own distractor pool vs the dataset corpus as candidates.
 - **encoders**: MiniLM and TF-IDF; the paper's encoders (NV-Embed-v2, BGE-large, e5-mistral) run
@@ -25,14 +25,13 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.experiments.common import ExperimentConfig, sample_numbers
-from regime_core.experiments.composed import ROUTING_SHARED
+from regime_core.experiments.common import EXPERIMENT_ENCODERS, as_tuple, check_datasets
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
@@ -41,6 +40,7 @@ from regime_core.experiments.router_train import (
     fit_recipe,
     load_routing_data,
 )
+from regime_core.experiments.sampling import sample_numbers
 from regime_core.router import FEATURE_NAMES, TIE_RULES, describe_label_rule
 from regime_core.router.evaluation import (
     RoutingOutcome,
@@ -50,10 +50,6 @@ from regime_core.router.evaluation import (
 )
 from regime_core.router.training import RoutingData
 from regime_core.stats import PairedComparison
-
-#: The α grid of the sweep, from 0 (union = q) to 1 (question and B_rel weighted equally), with the
-#: paper's frozen α included.
-ALPHA_GRID: tuple[float, ...] = config.ALPHA_GRID
 
 
 def _paper_encoders() -> tuple[str, ...]:
@@ -95,55 +91,40 @@ def encoder_unavailable_reason(name: str) -> str | None:
     )
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class AblationConfig(RecipeConfig):
-    """The grid of every ablation; the main setting is (``alpha``, ``pool``, ``encoders[0]``).
+    """The grid of every ablation; the main setting is (``alpha``, ``pool``, ``encoders[0]``),
+    the recipe (label rule, folds, the bridge read) that of
+    :class:`~regime_core.experiments.router_train.RecipeConfig`. The router is trained on
+    ``train_dataset`` and applied to ``transfer_datasets``; ``encoders`` (the main one first),
+    ``paper_encoders``, ``pools`` and ``alphas`` are the grids."""
 
-    ``experiment``: the shared fields (``ExperimentConfig``): its datasets are the training
-    dataset then the transfer datasets (flat: ``train_dataset``, ``transfer_datasets``), its
-    encoders the main encoder then the others (flat: ``encoders``), and ``pool``, ``alpha``,
-    ``k``, ``seed``, ``sample_size``, ``split``, ``bootstrap_resamples``, ``confidence``,
-    ``exclude_bridge``, ``tiny_pools``. The recipe's label rule, folds and bridge read are
-    :class:`~regime_core.experiments.router_train.RecipeConfig`'s. ``paper_encoders``,
-    ``pools`` and ``alphas`` are the grids.
-    """
-
-    SHARED: ClassVar[Mapping[str, str]] = {
-        "train_dataset": "datasets[0]",
-        "transfer_datasets": "datasets[1:]",
-        "datasets": "datasets",
-        "encoders": "encoders",
-        **ROUTING_SHARED,
-    }
-    FLAT: ClassVar[tuple[str, ...]] = (
-        "train_dataset", "transfer_datasets", "encoders", "paper_encoders", "pool", "pools",
-        "alpha", "alphas", "k", "seed", "sample_size", "split", "tie_rule", "label_k",
-        "n_splits", "bootstrap_resamples", "confidence", "exclude_bridge", "tiny_pools",
-        "bridge_source",
-    )  # fmt: skip
-
-    experiment: ExperimentConfig = field(
-        default_factory=lambda: ExperimentConfig(datasets=(TRAIN_DATASET, *TRANSFER_DATASETS))
-    )
+    pool: str = config.POOL_MODE
+    """the pool mode of the main setting"""
+    alpha: float = config.ALPHA
+    """the α of the main setting: every ablation but the sweep"""
+    train_dataset: str = TRAIN_DATASET
+    """the dataset the router of every ablation is trained on"""
+    transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
+    """the datasets every ablated router is applied to, zero-shot"""
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders compared; the first is the main setting's"""
     paper_encoders: tuple[str, ...] = field(default_factory=_paper_encoders)
+    """the paper's encoders, run only when their weights are already in the local Hugging Face cache
+    (never downloaded)
+    """
     pools: tuple[str, ...] = config.POOL_MODES
-    alphas: tuple[float, ...] = ALPHA_GRID
-
-    @classmethod
-    def check_shared(cls, changes: Mapping[str, Any]) -> None:
-        datasets = changes.get("datasets", ())
-        if datasets and datasets[0] in datasets[1:]:
-            raise ValueError(
-                "AblationConfig: the training dataset cannot also be a transfer dataset"
-            )
+    """the pool modes compared"""
+    alphas: tuple[float, ...] = config.ALPHA_GRID
+    """the α values of the sweep"""
 
     def validate(self) -> None:
-        super().validate()
         where = type(self).__name__
-        for name in ("paper_encoders", "pools", "alphas"):
-            value = getattr(self, name)
-            value = (value,) if isinstance(value, str | int | float) else tuple(value)
-            object.__setattr__(self, name, value)
+        for name in ("transfer_datasets", "encoders", "paper_encoders", "pools", "alphas"):
+            object.__setattr__(self, name, as_tuple(getattr(self, name)))
+        check_datasets(self.datasets, f"{where}: train_dataset and transfer_datasets")
+        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
+            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
         bad = [p for p in self.pools if p not in config.POOL_MODES]
         if bad:
             raise ValueError(f"{where}.pools: {bad} not among {config.POOL_MODES}")
@@ -151,6 +132,12 @@ class AblationConfig(RecipeConfig):
         if not alphas or any(not np.isfinite(a) or a < 0 for a in alphas):
             raise ValueError(f"{where}.alphas must be finite numbers >= 0, got {self.alphas}")
         object.__setattr__(self, "alphas", tuple(sorted(set(alphas))))
+        super().validate()
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """The training dataset, then the transfer datasets."""
+        return (self.train_dataset, *self.transfer_datasets)
 
 
 # --------------------------------------------------------------------------------------------
@@ -324,8 +311,8 @@ def _scalar(value: Any) -> Any:
 def _load(
     cfg: AblationConfig, encoder: str, pool: str, context: Context
 ) -> tuple[RoutingData, dict[str, RoutingData]]:
-    experiment = dataclasses.replace(cfg.experiment, encoders=(encoder,), pool=pool)
-    data = load_routing_data(experiment, context, bridge_source=cfg.bridge_source)
+    setting = cfg if pool == cfg.pool else dataclasses.replace(cfg, pool=pool)
+    data = load_routing_data(setting, cfg.datasets, encoder, cfg.bridge_source, context)
     train = data.pop(cfg.train_dataset)
     return train, data
 

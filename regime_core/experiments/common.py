@@ -1,4 +1,15 @@
-"""What every claim shares: the experiment config, and a config's outcomes collected in one call.
+"""What every run shares: one config style, and the small kernels the claims reuse.
+
+Every run's config is one flat frozen dataclass (its fields are the notebook's papermill
+parameters and the record's ``config``), subclassing :class:`RunConfig`, which holds the fields
+every run shares: the sample (``seed``, ``sample_size``, ``split``), the statistics
+(``bootstrap_resamples``, ``confidence``) and the retrieval (``pool``, ``alpha``, ``k``, ...).
+A config derives its :class:`~regime_core.retrieval.settings.RetrievalSettings` once
+(:attr:`RunConfig.retrieval`), and that one value travels to every step that retrieves. The claims
+T1-T3 and the data page subclass :class:`ExperimentConfig` (several datasets, several encoders);
+the router's runs subclass :class:`RunConfig` with their own dataset and encoder fields
+(:mod:`~regime_core.experiments.router_train`, :mod:`~regime_core.experiments.zero_shot_transfer`,
+:mod:`~regime_core.experiments.ablations`).
 
 The flow of every claim notebook is::
 
@@ -6,10 +17,6 @@ The flow of every claim notebook is::
                                       │
                                       ▼
                           analyse_t1 / analyse_t2 / analyse_t3 ──▶ result.to_numbers() ──▶ record
-
-:func:`collect_outcomes` samples each dataset (:mod:`regime_core.experiments.sampling`) and builds
-its outcome table for each encoder (:mod:`regime_core.experiments.outcomes`, the only place the
-claims retrieve). The names of both modules are re-exported here, where they used to live.
 """
 
 from __future__ import annotations
@@ -18,221 +25,175 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar, TypedDict, Unpack
+from typing import Any, ClassVar
 
-import numpy as np
 import pandas as pd
 
 from regime_core import config
 from regime_core.config import ConfigMixin
+from regime_core.data import known_datasets
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules
-from regime_core.encoders.base import Encoder
-from regime_core.encoders.registry import EncoderFactory
-from regime_core.encoders.store import store_or_default
-from regime_core.experiments.outcomes import (
-    ENTITY_SOURCES,
-    NEGATIVE_METRICS,
-    OUTCOME_COLUMNS,
-    OUTCOME_SETTINGS,
-    POOLED,
-    REGIME_COLUMNS,
-    CountingStore,
-    arm_matrix,
-    bridge_entity_mention,
-    evidence_datasets,
-    hit_column,
-    mention_is_title,
-    metric_columns,
-    outcome_columns,
-    outcome_table,
-    pq_label,
-    ranking_metrics,
-)
-from regime_core.experiments.sampling import (
-    SAMPLE_SETTINGS,
-    Sample,
-    hop2_candidates,
-    ids_hash,
-    is_tiny_pool,
-    sample_examples,
-    sample_ids,
-    sample_numbers,
-)
-from regime_core.retrieval import EmbeddingSource, document_text
-from regime_core.schema import SPLITS, Example
-from regime_core.stats import PairedComparison, compare_paired
+from regime_core.retrieval.settings import RetrievalSettings
+from regime_core.router.evaluation import Bootstrap, paired_hits
+from regime_core.schema import SPLITS
+from regime_core.stats import PairedComparison
 
-__all__ = [
-    "ENTITY_SOURCES",
-    "EXPERIMENT_DATASETS",
-    "EXPERIMENT_ENCODERS",
-    "NEGATIVE_METRICS",
-    "OUTCOME_COLUMNS",
-    "OUTCOME_SETTINGS",
-    "POOLED",
-    "REGIME_COLUMNS",
-    "SAMPLE_SETTINGS",
-    "CountingStore",
-    "EncoderFactory",
-    "ExperimentConfig",
-    "OutcomeSources",
-    "Outcomes",
-    "Sample",
-    "arm_matrix",
-    "bridge_entity_mention",
-    "collect_outcomes",
-    "compare_arms",
-    "default_encoder_factory",
-    "evidence_datasets",
-    "hit_column",
-    "hop2_candidates",
-    "ids_hash",
-    "is_tiny_pool",
-    "load_samples",
-    "mention_is_title",
-    "metric_columns",
-    "outcome_columns",
-    "outcome_table",
-    "pq_label",
-    "ranking_metrics",
-    "sample_examples",
-    "sample_ids",
-    "sample_numbers",
-    "settings_of",
-    "table_numbers",
-]
-
-# The datasets `regime data prepare` builds; the experiments default to all of them.
+#: The datasets `regime data prepare` builds; the experiments default to all of them.
 EXPERIMENT_DATASETS: tuple[str, ...] = config.DATASETS
-# A dense family and a lexical family: the smallest honest "across encoders" on a CPU machine.
+#: A dense family and a lexical family: the smallest honest "across encoders" on a CPU machine.
 EXPERIMENT_ENCODERS: tuple[str, ...] = (config.ENCODER, "tfidf")
 
 
+def positive_int(value: object) -> bool:
+    """``value`` is an integer >= 1 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def as_tuple(value: Any) -> tuple[Any, ...]:
+    """A list (as papermill passes YAML lists) or one value as a tuple."""
+    return (value,) if isinstance(value, str | int | float) else tuple(value)
+
+
+def check_datasets(datasets: Sequence[str], where: str) -> None:
+    """Raise ValueError naming ``where`` unless ``datasets`` are distinct known datasets."""
+    if not datasets:
+        raise ValueError(f"{where} is empty; name at least one of {EXPERIMENT_DATASETS}")
+    known = known_datasets()  # the built-in ones, the toy world and any prepared file of one's own
+    unknown = [d for d in datasets if d not in known]
+    if unknown:
+        raise ValueError(f"{where}: unknown {unknown}; known {known}")
+    if len(set(datasets)) != len(datasets):
+        raise ValueError(f"{where} lists a dataset twice: {tuple(datasets)}")
+
+
 @dataclass(frozen=True)
-class ExperimentConfig(ConfigMixin):
-    """The parameters every claim shares; notebooks build it from their ``parameters`` cell.
+class RunConfig(ConfigMixin):
+    """The fields every run shares; a run's config subclasses it with its own.
 
     ``sample_size`` is per dataset (``None``: every two-hop item of the split); the sample is a
     seeded function of (seed, dataset, ids) only. ``bootstrap_resamples`` drives every CI.
-    Lists are accepted (papermill passes YAML lists) and stored as tuples.
+    ``predicate_names`` is the flat (papermill-friendly) face of ``regime_rules.predicate_names``:
+    a value set on either side wins over the other's default.
     """
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})  # None = all
 
-    datasets: tuple[str, ...] = EXPERIMENT_DATASETS
-    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
     pool: str = config.POOL_MODE
+    """where the hop-2 candidates come from: question (each question's own pool) or corpus (every
+    passage of the dataset)
+    """
     alpha: float = config.ALPHA
+    """weight α of the bridge side in the union, knockout and entity queries (question + α × bridge
+    side); the paper freezes it at 0.25
+    """
     k: int = config.HEADLINE_K
+    """the cutoff k of every hit@k claim; 5 makes it hit@5, the paper's R@5"""
     seed: int = config.SEED
+    """seed of the question sample and of every bootstrap and permutation draw"""
     sample_size: int | None = None
+    """questions drawn per dataset, seeded; None takes every two-hop one"""
     split: str = config.SPLIT
+    """the split of each dataset that is read: dev or train"""
     bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
+    """bootstrap resamples behind every confidence interval"""
     confidence: float = config.CONFIDENCE
+    """level of every confidence interval; one minus it is the test level"""
     exclude_bridge: bool = config.EXCLUDE_BRIDGE
-    entity_source: str = "bridge_mention"
-    tiny_pools: str = config.TINY_POOLS  # pools with <= k hop-2 candidates: exclude or keep
-    knockout_single: str = config.KNOCKOUT_SINGLE  # knockout of a B_rel-only bridge: title/drop
-    predicate_names: str = config.PREDICATE_NAMES  # names that make P1/P2: title(+linking)
-    rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)
+    """the bridge passage is removed from the hop-2 candidates"""
+    entity_source: str = config.ENTITY_SOURCE
+    """what the entity arm adds to the question: bridge_mention (the hop-2 entity as the bridge
+    writes it) or example (the dataset's own name for it)
+    """
+    tiny_pools: str = config.TINY_POOLS
+    """a pool of at most k hop-2 candidates, where every arm scores hit@k = 1: exclude (left out of
+    hit@k claims, counted) or keep
+    """
+    knockout_single: str = config.KNOCKOUT_SINGLE
+    """the knockout query of a bridge whose only sentence is B_rel: title (the bridge's title) or
+    exclude (the question leaves the knockout arm)
+    """
+    predicate_names: str = config.PREDICATE_NAMES
+    regime_rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)
+    """the rules behind P1, P2 and the gold B_rel (RegimeRules)"""
 
     def validate(self) -> None:
-        for name in ("datasets", "encoders"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                value = (value,)
-            object.__setattr__(self, name, tuple(value))
         where = type(self).__name__
-        if not self.datasets:
-            raise ValueError(
-                f"{where}.datasets is empty; name at least one of {EXPERIMENT_DATASETS}"
-            )
-        unknown = [d for d in self.datasets if d not in (*EXPERIMENT_DATASETS, "toyworld")]
-        if unknown:
-            raise ValueError(f"{where}.datasets: unknown {unknown}; known {EXPERIMENT_DATASETS}")
-        if len(set(self.datasets)) != len(self.datasets):
-            raise ValueError(f"{where}.datasets lists a dataset twice: {self.datasets}")
-        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
-            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
-        if self.pool not in config.POOL_MODES:
-            raise ValueError(f"{where}.pool is {self.pool!r}, not one of {config.POOL_MODES}")
-        if not np.isfinite(self.alpha) or self.alpha < 0:
-            raise ValueError(f"{where}.alpha must be a finite number >= 0, got {self.alpha!r}")
-        if not _positive_int(self.k):
-            raise ValueError(f"{where}.k must be a positive integer, got {self.k!r}")
-        if self.sample_size is not None and not _positive_int(self.sample_size):
+        if self.sample_size is not None and not positive_int(self.sample_size):
             raise ValueError(
                 f"{where}.sample_size must be a positive integer or None (all), "
                 f"got {self.sample_size!r}"
             )
         if self.split not in SPLITS:
             raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
-        if not _positive_int(self.bootstrap_resamples):
+        if not positive_int(self.bootstrap_resamples):
             raise ValueError(
                 f"{where}.bootstrap_resamples must be a positive integer, "
                 f"got {self.bootstrap_resamples!r}"
             )
         if not 0.0 < self.confidence < 1.0:
             raise ValueError(f"{where}.confidence must lie in (0, 1), got {self.confidence!r}")
-        if self.entity_source not in ENTITY_SOURCES:
-            raise ValueError(
-                f"{where}.entity_source is {self.entity_source!r}, not one of {ENTITY_SOURCES}"
-            )
-        if not isinstance(self.rules, RegimeRules):
-            raise ValueError(f"{where}.rules must be a RegimeRules")
-        if self.tiny_pools not in config.TINY_POOL_RULES:
-            raise ValueError(
-                f"{where}.tiny_pools is {self.tiny_pools!r}, not one of {config.TINY_POOL_RULES}"
-            )
-        if self.knockout_single not in config.KNOCKOUT_SINGLE_RULES:
-            raise ValueError(
-                f"{where}.knockout_single is {self.knockout_single!r}, not one of "
-                f"{config.KNOCKOUT_SINGLE_RULES}"
-            )
-        # predicate_names is the flat (papermill-friendly) face of rules.predicate_names: a
-        # value set on either side wins over the other's default; two set values must agree.
-        if self.rules.predicate_names != self.predicate_names:
+        if not isinstance(self.regime_rules, RegimeRules):
+            raise ValueError(f"{where}.regime_rules must be a RegimeRules")
+        if self.regime_rules.predicate_names != self.predicate_names:
             if self.predicate_names == config.PREDICATE_NAMES:
-                object.__setattr__(self, "predicate_names", self.rules.predicate_names)
-            elif self.rules.predicate_names == config.PREDICATE_NAMES:
-                object.__setattr__(
-                    self,
-                    "rules",
-                    dataclasses.replace(self.rules, predicate_names=self.predicate_names),
-                )
-            else:  # pragma: no cover - two non-default values of a two-valued knob differ
-                raise ValueError(
-                    f"{where}: predicate_names={self.predicate_names!r} contradicts "
-                    f"rules.predicate_names={self.rules.predicate_names!r}; set one of them"
-                )
+                object.__setattr__(self, "predicate_names", self.regime_rules.predicate_names)
+            else:
+                rules = dataclasses.replace(self.regime_rules, predicate_names=self.predicate_names)
+                object.__setattr__(self, "regime_rules", rules)
+        if self.alpha is None and "alpha" in self.NONE_IS_VALUE:
+            # α is given later (TransferConfig: the router's own); the other settings are checked
+            self.retrieval_at(config.ALPHA)
+        else:
+            self.retrieval  # noqa: B018  (built once: it checks every retrieval setting)
+
+    def retrieval_at(self, alpha: float) -> RetrievalSettings:
+        """This config's retrieval settings with the bridge-side weight ``alpha``."""
+        # the settings are the config's fields of the same names
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalSettings)}
+        try:
+            return RetrievalSettings(**{**values, "alpha": alpha})
+        except ValueError as err:
+            raise ValueError(str(err).replace("RetrievalSettings", type(self).__name__)) from None
+
+    @functools.cached_property
+    def retrieval(self) -> RetrievalSettings:
+        """The retrieval settings of this run, checked when the config was built."""
+        return self.retrieval_at(self.alpha)
+
+    @property
+    def bootstrap(self) -> Bootstrap:
+        """The bootstrap of every interval this run reports."""
+        return Bootstrap(
+            resamples=self.bootstrap_resamples, confidence=self.confidence, seed=self.seed
+        )
 
 
-def _positive_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+@dataclass(frozen=True)
+class ExperimentConfig(RunConfig):
+    """A run over several datasets and encoders (the data page, T1-T3, the multiverse); the
+    claim is judged pooled over the ``datasets`` and under each of the ``encoders``. Lists are
+    accepted (papermill passes YAML lists) and stored as tuples."""
+
+    datasets: tuple[str, ...] = EXPERIMENT_DATASETS
+    """the datasets the claim is judged on, pooled and each on its own"""
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders retrieval runs with; the claim is judged under each"""
+
+    def validate(self) -> None:
+        for name in ("datasets", "encoders"):
+            object.__setattr__(self, name, as_tuple(getattr(self, name)))
+        where = type(self).__name__
+        check_datasets(self.datasets, f"{where}.datasets")
+        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
+            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
+        super().validate()
 
 
-def settings_of(cfg: ExperimentConfig, names: Sequence[str]) -> dict[str, Any]:
-    """``{name: cfg.name}`` for ``names``: the config's values of the parameters of that name of a
-    function (:data:`~regime_core.experiments.sampling.SAMPLE_SETTINGS`,
-    :data:`~regime_core.experiments.outcomes.OUTCOME_SETTINGS`), passed whole, never retyped."""
-    return {name: getattr(cfg, name) for name in names}
-
-
-def compare_arms(wide: pd.DataFrame, a: str, b: str, cfg: ExperimentConfig) -> PairedComparison:
+def compare_arms(wide: pd.DataFrame, a: str, b: str, cfg: RunConfig) -> PairedComparison:
     """Arm ``a`` against arm ``b`` (two columns of binary outcomes of a paired table, as
     :func:`~regime_core.experiments.outcomes.arm_matrix` makes it): McNemar, with the bootstrap
-    resamples, confidence and seed of ``cfg``."""
-    return compare_paired(
-        wide[a].to_numpy(dtype=np.float64),
-        wide[b].to_numpy(dtype=np.float64),
-        test="mcnemar",
-        resamples=cfg.bootstrap_resamples,
-        confidence=cfg.confidence,
-        seed=cfg.seed,
-        label_a=a,
-        label_b=b,
-    )
+    of ``cfg``."""
+    return paired_hits(wide[a], wide[b], (a, b), bootstrap=cfg.bootstrap)
 
 
 def table_numbers(
@@ -254,123 +215,3 @@ def table_numbers(
             name: cast(getattr(row, name)) for name, cast in fields.items()
         }
     return out
-
-
-def load_samples(
-    cfg: ExperimentConfig,
-    *,
-    work: Path | str | None = None,
-    examples: Mapping[str, Sequence[Example]] | None = None,
-) -> dict[str, Sample]:
-    """One :class:`Sample` per dataset of ``cfg``, from the prepared files under ``work`` (or
-    from ``examples``, a mapping dataset -> examples, e.g. a synthetic world in tests)."""
-    from regime_core.data import load_examples
-
-    samples = {}
-    for dataset in cfg.datasets:
-        if examples is not None:
-            if dataset not in examples:
-                raise ValueError(f"examples: no entry for dataset {dataset!r}")
-            found: Sequence[Example] = examples[dataset]
-        else:
-            found = load_examples(
-                dataset, split=cfg.split, work=None if work is None else Path(work)
-            )
-        settings = settings_of(cfg, SAMPLE_SETTINGS)
-        samples[dataset] = sample_examples(found, cfg.sample_size, dataset=dataset, **settings)
-    return samples
-
-
-@functools.cache
-def _cached_dense_encoder(name: str) -> Encoder:
-    from regime_core.encoders import get_encoder
-
-    return get_encoder(name)
-
-
-def default_encoder_factory(name: str, corpus_texts: Sequence[str]) -> Encoder:
-    """``get_encoder(name)``; dense models are loaded once per process, TF-IDF is fitted on the
-    dataset split's corpus (so its vectors do not depend on the sample)."""
-    from regime_core.encoders import get_encoder
-
-    if name == "tfidf":
-        return get_encoder(name, corpus=list(corpus_texts))
-    return _cached_dense_encoder(name)
-
-
-@dataclass(frozen=True)
-class Outcomes:
-    """Every (dataset, encoder) outcome table of a config, concatenated, plus provenance."""
-
-    table: pd.DataFrame
-    samples: Mapping[str, Sample]
-    missing: Mapping[str, Mapping[str, Mapping[str, Mapping[str, int]]]]  # enc -> ds -> arm
-    n_encoded: int
-    n_cached: int
-
-    def sample_numbers(self) -> dict[str, dict[str, Any]]:
-        """``{dataset: {n_available, n, n_tiny_pool, ids_hash}}`` for the record."""
-        return {ds: sample_numbers(s) for ds, s in self.samples.items()}
-
-    def input_hashes(self) -> dict[str, str]:
-        """``{"sample_<dataset>": ids_hash}`` for the record's ``inputs``."""
-        return {f"sample_{ds}": s.ids_hash for ds, s in self.samples.items()}
-
-
-class OutcomeSources(TypedDict, total=False):
-    """Where :func:`collect_outcomes` reads from; each left out means the real thing.
-
-    ``work``: the work directory (prepared files, embedding store; default ``REGIME_WORK_DIR``).
-    ``examples``: dataset -> examples, instead of the prepared files (a synthetic world).
-    ``encoder_factory``: ``(name, corpus texts) -> Encoder``, instead of the real encoders.
-    ``store``: the embedding store, instead of the one under ``work``.
-    """
-
-    work: Path | str | None
-    examples: Mapping[str, Sequence[Example]] | None
-    encoder_factory: EncoderFactory | None
-    store: EmbeddingSource | None
-
-
-def collect_outcomes(
-    cfg: ExperimentConfig, arms: Sequence[str], **sources: Unpack[OutcomeSources]
-) -> Outcomes:
-    """Sample every dataset of ``cfg`` and build its outcome table for every encoder.
-
-    ``sources`` replace the prepared files, the real encoders or the store (tests use a
-    synthetic world and a fake encoder). The table is sorted by encoder, dataset, arm, qid.
-    """
-    work = sources.get("work")
-    samples = load_samples(cfg, work=work, examples=sources.get("examples"))
-    factory = sources.get("encoder_factory") or default_encoder_factory
-    counting = CountingStore(store_or_default(sources.get("store"), work))
-    settings = settings_of(cfg, OUTCOME_SETTINGS)
-    frames = []
-    missing: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
-    for encoder_name in cfg.encoders:
-        missing[encoder_name] = {}
-        for dataset, sample in samples.items():
-            encoder = factory(encoder_name, [document_text(p) for p in sample.corpus])
-            table = outcome_table(
-                sample.examples,
-                encoder=encoder,
-                arms=arms,
-                store=counting,
-                corpus=sample.corpus,
-                **settings,
-            )
-            # The encoder's own name may differ from the requested one (a hub id); keep the
-            # requested name so that tables line up with the config.
-            table["encoder"] = encoder_name
-            missing[encoder_name][dataset] = table.attrs["missing"]
-            frames.append(table)
-    table = pd.concat(frames, ignore_index=True)
-    table = table.sort_values(["encoder", "dataset", "arm", "qid"], kind="stable")
-    table = table.reset_index(drop=True)
-    return Outcomes(
-        table=table,
-        samples=samples,
-        missing=missing,
-        n_encoded=counting.n_encoded,
-        n_cached=counting.n_cached,
-    )

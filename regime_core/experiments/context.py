@@ -1,6 +1,6 @@
-"""Where a pipeline reads its inputs and what it embeds with: one object, replaceable in tests.
+"""Where a run reads its inputs and what it embeds with: one object, replaceable in tests.
 
-Every pipeline function takes ``context: Context | None = None``. The default reads the prepared
+Every run function takes ``context: Context | None = None``. The default reads the prepared
 files and the embedding store under the work directory (``REGIME_WORK_DIR``,
 :mod:`regime_core.paths`) and loads the real encoders; a test replaces any part (a synthetic world
 for ``examples``, a hashing encoder for ``encoder_factory``, an in-memory ``store``)::
@@ -12,21 +12,35 @@ for ``examples``, a hashing encoder for ``encoder_factory``, an in-memory ``stor
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from regime_core import paths
 from regime_core.encoders.base import Encoder
-from regime_core.experiments.common import (
-    EncoderFactory,
-    ExperimentConfig,
-    Sample,
-    default_encoder_factory,
-    load_samples,
-)
+from regime_core.encoders.registry import EncoderFactory
+from regime_core.experiments.common import RunConfig
+from regime_core.experiments.sampling import Sample, sample_examples
 from regime_core.retrieval import EmbeddingSource, document_text
 from regime_core.schema import Example, Passage
+
+
+@functools.cache
+def _cached_dense_encoder(name: str) -> Encoder:
+    from regime_core.encoders import get_encoder
+
+    return get_encoder(name)
+
+
+def default_encoder_factory(name: str, corpus_texts: Sequence[str]) -> Encoder:
+    """``get_encoder(name)``; dense models are loaded once per process, TF-IDF is fitted on the
+    dataset split's corpus (so its vectors do not depend on the sample)."""
+    from regime_core.encoders import get_encoder
+
+    if name == "tfidf":
+        return get_encoder(name, corpus=list(corpus_texts))
+    return _cached_dense_encoder(name)
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,10 +77,30 @@ class Context:
         assert self.encoder_factory is not None
         return self.encoder_factory(name, [document_text(p) for p in corpus])
 
-    def samples(self, cfg: ExperimentConfig) -> dict[str, Sample]:
-        """One seeded sample per dataset of ``cfg``
-        (:func:`~regime_core.experiments.common.load_samples`)."""
-        return load_samples(cfg, work=self.work, examples=self.examples)
+    def dataset_examples(self, dataset: str, split: str) -> Sequence[Example]:
+        """Every example of ``dataset`` (the prepared file's ``split``, or this context's own)."""
+        if self.examples is None:
+            from regime_core.data import load_examples
+
+            return load_examples(dataset, split=split, work=self.work)
+        if dataset not in self.examples:
+            raise ValueError(f"Context.examples: no entry for dataset {dataset!r}")
+        return self.examples[dataset]
+
+    def samples(self, cfg: RunConfig, datasets: Sequence[str]) -> dict[str, Sample]:
+        """One seeded :class:`~regime_core.experiments.sampling.Sample` per dataset, drawn by
+        ``cfg``'s seed, sample size and split under its tiny-pool rule."""
+        return {
+            dataset: sample_examples(
+                self.dataset_examples(dataset, cfg.split),
+                cfg.sample_size,
+                seed=cfg.seed,
+                dataset=dataset,
+                split=cfg.split,
+                settings=cfg.retrieval,
+            )
+            for dataset in datasets
+        }
 
 
 def resolve(context: Context | None) -> Context:

@@ -18,7 +18,6 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -26,15 +25,10 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.data.regimes import REGIMES, regime_shares, regime_table
-from regime_core.experiments.common import (
-    ExperimentConfig,
-    Sample,
-    bridge_entity_mention,
-    is_tiny_pool,
-    load_samples,
-    sample_numbers,
-    table_numbers,
-)
+from regime_core.experiments.common import ExperimentConfig, table_numbers
+from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.outcomes import bridge_entity_mention
+from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.schema import Example
 from regime_core.text import escape_markdown
 
@@ -274,7 +268,7 @@ def analyse_overview(
     """Notebook 01's tables from samples and the manifest; pure."""
     prepared, exclusions = prepared_counts(manifest, list(samples), cfg.split)
     all_examples = [ex for s in samples.values() for ex in s.examples]
-    table = regime_table(all_examples, cfg.rules)
+    table = regime_table(all_examples, cfg.regime_rules)
     shares = regime_shares(
         pd.concat([table, table.assign(native_type="all")], ignore_index=True),
         by=("dataset", "native_type"),
@@ -294,12 +288,12 @@ def analyse_overview(
                 table,
                 per_regime=cfg.worked_examples,
                 seed=cfg.seed,
-                rules=cfg.rules,
+                rules=cfg.regime_rules,
             )
         ),
         samples={ds: sample_numbers(s) for ds, s in samples.items()},
         tiny_pools={
-            ds: sum(is_tiny_pool(ex, cfg.k, cfg.pool, cfg.exclude_bridge) for ex in s.examples)
+            ds: sum(cfg.retrieval.is_tiny_pool(ex) for ex in s.examples)
             for ds, s in samples.items()
         },
     )
@@ -307,15 +301,14 @@ def analyse_overview(
 
 def run_overview(
     cfg: OverviewConfig,
+    context: Context | None = None,
     *,
-    work: Path | str | None = None,
-    examples: Mapping[str, Sequence[Example]] | None = None,
     manifest: Mapping[str, Any] | None = None,
 ) -> OverviewResult:
-    """Load the manifest and the samples (or take them) and analyse them."""
+    """Load the manifest (unless given) and the samples, and analyse them."""
+    context = resolve(context)
     if manifest is None:
         from regime_core.data import load_manifest
 
-        manifest = load_manifest(None if work is None else Path(work))
-    samples = load_samples(cfg, work=work, examples=examples)
-    return analyse_overview(samples, manifest, cfg)
+        manifest = load_manifest(context.work)
+    return analyse_overview(context.samples(cfg, cfg.datasets), manifest, cfg)

@@ -1,5 +1,6 @@
 """Per-query outcome tables: where retrieval runs for the claims, and how the tables are read.
 
+:func:`collect_outcomes` samples every dataset of a config and builds its outcome tables;
 :func:`outcome_table` ranks every query of an arm through the embedding store (a warm rerun
 encodes nothing) and is the only place the claims retrieve; everything downstream of the table is
 a pure function of it. Its columns (:data:`OUTCOME_COLUMNS`): ``qid, dataset, encoder, arm``
@@ -14,36 +15,30 @@ arm's audit, ``entity_mention`` (the hop-2 entity as written in the bridge) and
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, regime_table
+from regime_core.data.regimes import RegimeRules, hop2_names, regime_table
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.store import store_or_default
+from regime_core.experiments.common import ExperimentConfig, table_numbers
+from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.metrics import NEGATIVE_METRICS
-from regime_core.retrieval import EmbeddingSource, Ranking, candidate_pools, retrieve_arms
+from regime_core.retrieval import (
+    EmbeddingSource,
+    Ranking,
+    RetrievalSettings,
+    candidate_pools,
+    retrieve_arms,
+)
 from regime_core.retrieval.vectors import embed_vectors
 from regime_core.schema import Example, Passage
 from regime_core.text import find_mentions, normalize
-
-# Where the entity arm's text comes from (see :func:`bridge_entity_mention`).
-ENTITY_SOURCES: tuple[str, ...] = ("bridge_mention", "example")
-#: The settings of :func:`outcome_table` that every experiment config carries, by name
-#: (:func:`regime_core.experiments.common.collect_outcomes` passes the config's own values).
-OUTCOME_SETTINGS: tuple[str, ...] = (
-    "pool",
-    "alpha",
-    "k",
-    "exclude_bridge",
-    "entity_source",
-    "rules",
-    "knockout_single",
-)
 
 REGIME_COLUMNS: tuple[str, ...] = (
     "native_type",
@@ -78,7 +73,7 @@ OUTCOME_COLUMNS: tuple[str, ...] = outcome_columns(config.HEADLINE_K)
 
 
 def bridge_entity_mention(
-    example: Example, b_rel_index: int | None, rules: RegimeRules = DEFAULT_REGIME_RULES
+    example: Example, b_rel_index: int | None, rules: RegimeRules
 ) -> str | None:
     """The hop-2 entity *as the bridge writes it*: the first mention of any hop-2 name in
     ``B_rel``, else in the first bridge sentence that has one; None when the bridge never
@@ -146,21 +141,14 @@ class CountingStore:
 
 def outcome_table(
     examples: Sequence[Example],
+    settings: RetrievalSettings,
     *,
     encoder: Encoder,
+    store: EmbeddingSource,
     arms: Sequence[str] = config.ARMS,
-    pool: str = config.POOL_MODE,
-    alpha: float = config.ALPHA,
-    k: int = config.HEADLINE_K,
-    work: Path | str | None = None,
-    store: EmbeddingSource | None = None,
     corpus: Sequence[Passage] | None = None,
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
-    entity_source: str = "bridge_mention",
-    rules: RegimeRules = DEFAULT_REGIME_RULES,
-    knockout_single: str = config.KNOCKOUT_SINGLE,
 ) -> pd.DataFrame:
-    """One row per (query, arm) with its outcome metrics and regime columns.
+    """One row per (query, arm) with its outcome metrics and regime columns, under ``settings``.
 
     Retrieval uses the gold ``B_rel`` of :func:`regime_core.data.regimes.gold_b_rel` (the example's
     relation sentence, else the first bridge sentence naming the hop-2 entity). The ``entity``
@@ -168,14 +156,12 @@ def outcome_table(
     ``Example.hop2_entity`` (``"example"``). Queries an arm cannot build are absent from its rows
     and counted in ``table.attrs["missing"]`` (``{arm: {reason: count}}``). ``corpus`` is the
     passage set of ``corpus`` pool mode (default: the examples' own pools). Embeddings come from
-    ``store`` (default: the store under ``work``).
+    ``store``; the top lists keep ``settings.k`` passages.
     """
     examples = list(examples)
     if not examples:
         raise ValueError("outcome_table: no examples")
-    if entity_source not in ENTITY_SOURCES:
-        raise ValueError(f"entity_source {entity_source!r} is not one of {ENTITY_SOURCES}")
-    store = store_or_default(store, work)
+    rules = settings.regime_rules
     regimes = regime_table(examples, rules).set_index("id")
     b_rel = [None if pd.isna(v) else int(v) for v in regimes["b_rel_index"]]
     mentions = [
@@ -188,39 +174,38 @@ def outcome_table(
 
     from regime_core.data import corpus_passages
 
-    if pool == "corpus" and corpus is not None:
+    if settings.pool == "corpus" and corpus is not None:
         passages = list(corpus)
     else:
         passages = corpus_passages(examples)
-    pools = candidate_pools(examples, pool, exclude_bridge=exclude_bridge, passages=passages)
-    arms = tuple(dict.fromkeys(arms))
-    plain_arms = [a for a in arms if not (a == "entity" and entity_source == "bridge_mention")]
-    common = dict(
-        encoder=encoder,
-        store=store,
-        pool=pool,
-        alpha=alpha,
-        exclude_bridge=exclude_bridge,
-        b_rel=b_rel,
-        k=k,
-        pools=pools,
-        knockout_single=knockout_single,
+    pools = candidate_pools(
+        examples, settings.pool, exclude_bridge=settings.exclude_bridge, passages=passages
     )
-    rankings = retrieve_arms(examples, plain_arms, **common) if plain_arms else {}
+    arms = tuple(dict.fromkeys(arms))
+    by_mention = settings.entity_source == "bridge_mention"
+    plain_arms = [a for a in arms if not (a == "entity" and by_mention)]
+
+    def rank(queried: Sequence[Example], which: Sequence[str]) -> dict[str, Ranking]:
+        return retrieve_arms(
+            queried, which, settings, encoder=encoder, store=store, b_rel=b_rel, pools=pools,
+            depth=settings.k,
+        )  # fmt: skip
+
+    rankings = rank(examples, plain_arms) if plain_arms else {}
     if "entity" not in plain_arms and "entity" in arms:
         # The bridge mention replaces the example's hop2_entity; no mention -> no entity query.
         with_mention = [
             dataclasses.replace(ex, hop2_entity=m or "")
             for ex, m in zip(examples, mentions, strict=True)
         ]
-        rankings["entity"] = retrieve_arms(with_mention, ("entity",), **common)["entity"]
+        rankings["entity"] = rank(with_mention, ("entity",))["entity"]
 
     frames = []
     missing: dict[str, dict[str, int]] = {}
     for arm in arms:
         ranking = rankings[arm]
         missing[arm] = ranking.missing_counts()
-        per_query = ranking_metrics(ranking, k)
+        per_query = ranking_metrics(ranking, settings.k)
         per_query = per_query.reset_index().rename(columns={"index": "qid"})
         per_query.insert(1, "arm", arm)
         frames.append(per_query)
@@ -237,10 +222,69 @@ def outcome_table(
     table = table.merge(meta, on="qid", how="left").merge(regime_part, on="qid", how="left")
     table.insert(2, "encoder", encoder.name)
     table["rank"] = table["rank"].astype("int64")
-    columns = list(outcome_columns(k))
+    columns = list(outcome_columns(settings.k))
     table = table[columns]
     table.attrs["missing"] = missing
     return table
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """Every (dataset, encoder) outcome table of a config, concatenated, plus provenance."""
+
+    table: pd.DataFrame
+    samples: Mapping[str, Sample]
+    missing: Mapping[str, Mapping[str, Mapping[str, Mapping[str, int]]]]  # enc -> ds -> arm
+    n_encoded: int
+    n_cached: int
+
+    def sample_numbers(self) -> dict[str, dict[str, Any]]:
+        """``{dataset: {n_available, n, n_tiny_pool, ids_hash}}`` for the record."""
+        return {ds: sample_numbers(s) for ds, s in self.samples.items()}
+
+    def input_hashes(self) -> dict[str, str]:
+        """``{"sample_<dataset>": ids_hash}`` for the record's ``inputs``."""
+        return {f"sample_{ds}": s.ids_hash for ds, s in self.samples.items()}
+
+
+def collect_outcomes(
+    cfg: ExperimentConfig, arms: Sequence[str], context: Context | None = None
+) -> Outcomes:
+    """Sample every dataset of ``cfg`` and build its outcome table for every encoder, under
+    ``cfg.retrieval``; ``context`` replaces the prepared files, the real encoders or the store
+    (tests use a synthetic world and a fake encoder). The table is sorted by encoder, dataset,
+    arm, qid."""
+    context = resolve(context)
+    samples = context.samples(cfg, cfg.datasets)
+    counting = CountingStore(context.embeddings)
+    frames = []
+    missing: dict[str, dict[str, dict[str, dict[str, int]]]] = {}
+    for encoder_name in cfg.encoders:
+        missing[encoder_name] = {}
+        for dataset, sample in samples.items():
+            table = outcome_table(
+                sample.examples,
+                cfg.retrieval,
+                encoder=context.encoder(encoder_name, sample.corpus),
+                store=counting,
+                arms=arms,
+                corpus=sample.corpus,
+            )
+            # The encoder's own name may differ from the requested one (a hub id); keep the
+            # requested name so that tables line up with the config.
+            table["encoder"] = encoder_name
+            missing[encoder_name][dataset] = table.attrs["missing"]
+            frames.append(table)
+    table = pd.concat(frames, ignore_index=True)
+    table = table.sort_values(["encoder", "dataset", "arm", "qid"], kind="stable")
+    table = table.reset_index(drop=True)
+    return Outcomes(
+        table=table,
+        samples=samples,
+        missing=missing,
+        n_encoded=counting.n_encoded,
+        n_cached=counting.n_cached,
+    )
 
 
 def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
@@ -344,10 +388,46 @@ def pq_label(p1: bool, p2: bool) -> str:
     return f"P1{'+' if p1 else '-'}P2{'+' if p2 else '-'}"
 
 
-def evidence_datasets(
-    attrs: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE
-) -> tuple[list[str], pd.DataFrame]:
-    """The datasets whose P1 and P2 are both informative, and the degeneracy table; pure.
+#: What a claim's record keeps of its samples, per dataset its ``n_available``, ``n``,
+#: ``n_tiny_pool`` and ``ids_hash`` (:meth:`Outcomes.sample_numbers`; None: none given).
+SampleNumbers = Mapping[str, Mapping[str, Any]] | None
+
+
+def run_on_outcomes(
+    cfg: ExperimentConfig,
+    arms: Sequence[str],
+    analyse: Any,
+    context: Context | None = None,
+) -> tuple[Any, Outcomes]:
+    """Collect the outcomes of ``arms`` (:func:`collect_outcomes`) and ``analyse`` them:
+    ``(analyse(table, cfg, sample numbers), outcomes)``, the run of each claim T1-T3."""
+    outcomes = collect_outcomes(cfg, arms, context)
+    return analyse(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The datasets a pooled verdict pools (``pooled_datasets``: those whose P1 and P2 are both
+    informative) and the degeneracy table they were chosen by (:func:`evidence_datasets`)."""
+
+    pooled_datasets: tuple[str, ...] = ()
+    degenerate: pd.DataFrame | None = None  # (dataset, predicate, n, share_true, degenerate)
+
+    def numbers(self) -> dict[str, Any]:
+        """The record's ``pooled_datasets`` and ``degenerate`` (``{dataset: {p1: {share_true,
+        degenerate}, p2: {...}}}``)."""
+        table = self.degenerate
+        fields = {"share_true": float, "degenerate": bool}
+        return {
+            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
+            "degenerate": {}
+            if table is None
+            else table_numbers(table, ("dataset", "predicate"), fields),
+        }
+
+
+def evidence_datasets(attrs: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE) -> Evidence:
+    """The datasets whose P1 and P2 are both informative, with the degeneracy table; pure.
 
     ``attrs`` has one row per (…, dataset, qid) with ``p1`` and ``p2`` (repeats across encoders
     are dropped). A dataset where a predicate is true (or false) for at least ``threshold`` of
@@ -359,4 +439,4 @@ def evidence_datasets(
     items = attrs.drop_duplicates(["dataset", "qid"])
     table = degenerate_predicates(items, threshold)
     bad = set(table.loc[table["degenerate"], "dataset"])
-    return sorted(set(items["dataset"]) - bad), table
+    return Evidence(tuple(sorted(set(items["dataset"]) - bad)), table)

@@ -30,7 +30,7 @@ import itertools
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -38,23 +38,25 @@ import pandas as pd
 from regime_core import config
 from regime_core.data.regimes import PREDICATE_NAMES, RegimeRules, regime_table
 from regime_core.experiments.common import (
+    EXPERIMENT_ENCODERS,
     ExperimentConfig,
-    collect_outcomes,
-    evidence_datasets,
-    is_tiny_pool,
+    RunConfig,
+    as_tuple,
+    positive_int,
 )
-from regime_core.experiments.composed import ComposedConfig
 from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.outcomes import POOLED, collect_outcomes, evidence_datasets
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
+    RecipeConfig,
     RouterConfig,
     load_routing_data,
     train_on_data,
 )
 from regime_core.experiments.t1_auc_margin import MARGINS, T1Config, analyse_t1
 from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
-from regime_core.experiments.t3_brel_knockout import POOLED, T3Config, analyse_t3
+from regime_core.experiments.t3_brel_knockout import T3Config, analyse_t3
 from regime_core.paper import Claim, load_claims
 from regime_core.router import TIE_RULES
 from regime_core.router.evaluation import RoutingOutcome
@@ -75,112 +77,122 @@ MULTIVERSE_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout")
 LEVEL_POOLED = "pooled"
 
 
-@dataclass(frozen=True, init=False)
-class RobustnessConfig(ComposedConfig):
-    """The multiverse's grid. Each tuple lists the values a knob takes; the first value of
-    none of them is special: the primary reading is the configured default of each knob.
+@dataclass(frozen=True)
+class RobustnessConfig(ExperimentConfig):
+    """The multiverse's grid. Each tuple lists the values a knob takes; the primary reading is
+    the config's own value of each knob (``pool``, ``tiny_pools``, ``knockout_single``,
+    ``predicate_names``: the defaults of every claim page).
 
-    ``experiment``: the shared fields (``ExperimentConfig``), flat as ``datasets``,
-    ``encoders``, ``alpha``, ``k``, ``seed``, ``sample_size``, ``split``,
-    ``bootstrap_resamples`` and ``confidence``; its pool, tiny-pool and knockout rules are set
-    per reading by the grids. ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar
-    p, never a bootstrap CI, so its readings use fewer resamples (the CIs shown for T2 readings
-    are coarser, verdicts identical). ``primary_encoder``: the encoder of every routing
-    reading, of T2's plotted estimate and of T3's primary reading (the encoder the claim pages
-    report).
+    ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar p, never a bootstrap CI, so
+    its readings use fewer resamples (the CIs shown for T2 readings are coarser, verdicts
+    identical). ``primary_encoder``: the encoder of every routing reading, of T2's plotted
+    estimate and of T3's primary reading (the encoder the claim pages report).
     """
 
-    SHARED: ClassVar[Mapping[str, str]] = {
-        name: name
-        for name in ("datasets", "encoders", "alpha", "k", "seed", "sample_size", "split",
-                     "bootstrap_resamples", "confidence")
-    }  # fmt: skip
-    FLAT: ClassVar[tuple[str, ...]] = (
-        "datasets", "encoders", "primary_encoder", "pools", "tiny_pools", "predicate_names",
-        "knockout_single", "margins", "tie_rules", "bridge_sources", "alpha", "k", "seed",
-        "sample_size", "split", "bootstrap_resamples", "t2_resamples", "confidence",
-        "t1_min_cell_n", "t2_min_cell_n",
-    )  # fmt: skip
-    #: The fields of ``experiment`` each reading sets itself (see :meth:`experiment_config`).
-    PER_READING: ClassVar[tuple[str, ...]] = ("pool", "tiny_pools", "knockout_single")
-
-    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders the claims are judged under"""
     primary_encoder: str = config.ENCODER
+    """the encoder of every routing reading, of T2's plotted estimate and of T3's primary one"""
     pools: tuple[str, ...] = config.POOL_MODES
-    tiny_pools: tuple[str, ...] = config.TINY_POOL_RULES
-    predicate_names: tuple[str, ...] = tuple(PREDICATE_NAMES)
-    knockout_single: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
+    """the pool modes the readings take"""
+    tiny_pool_rules: tuple[str, ...] = config.TINY_POOL_RULES
+    """the tiny-pool rules the readings take"""
+    predicate_name_rules: tuple[str, ...] = tuple(PREDICATE_NAMES)
+    """the predicate names the readings take"""
+    knockout_single_rules: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
+    """the one-sentence knockouts the readings take"""
     margins: tuple[str, ...] = MARGINS
+    """the T1 margins the readings take"""
     tie_rules: tuple[str, ...] = TIE_RULES
+    """the router tie rules the readings take"""
     bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
+    """the bridges the routing readings read"""
     t2_resamples: int = 1_000
+    """bootstrap resamples of each T2 reading; fewer suffice, as its verdict reads only the
+    difference and the exact McNemar p (its intervals are coarser)
+    """
     t1_min_cell_n: int = 30
+    """T1's min_cell_n in every reading"""
     t2_min_cell_n: int = 30
+    """T2's min_cell_n in every reading"""
 
     def validate(self) -> None:
         super().validate()
         where = type(self).__name__
-        allowed: dict[str, Sequence[str]] = {
-            "pools": config.POOL_MODES,
-            "tiny_pools": config.TINY_POOL_RULES,
-            "predicate_names": tuple(PREDICATE_NAMES),
-            "knockout_single": config.KNOCKOUT_SINGLE_RULES,
-            "margins": MARGINS,
-            "tie_rules": TIE_RULES,
-            "bridge_sources": config.BRIDGE_SOURCES,
-        }
-        for name in allowed:
-            value = getattr(self, name)
-            value = (value,) if isinstance(value, str) else tuple(value)
+        for name, allowed in _GRIDS.items():
+            value = as_tuple(getattr(self, name))
             object.__setattr__(self, name, value)
             if not value or len(set(value)) != len(value):
                 raise ValueError(f"{where}.{name} must list distinct values, got {value}")
-            bad = [v for v in value if v not in allowed[name]]
+            bad = [v for v in value if v not in allowed]
             if bad:
-                raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed[name])}")
+                raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed)}")
         for name in ("t2_resamples", "t1_min_cell_n", "t2_min_cell_n"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{where}.{name} must be a positive integer, got {value!r}")
+            if not positive_int(getattr(self, name)):
+                raise ValueError(
+                    f"{where}.{name} must be a positive integer, got {getattr(self, name)!r}"
+                )
         if self.primary_encoder not in self.encoders:
             raise ValueError(
                 f"{where}.primary_encoder {self.primary_encoder!r} must be one of the encoders "
                 f"{self.encoders}"
             )
-        default = self.default_experiment()
-        fixed = [n for n in self.PER_READING if getattr(self.experiment, n) != getattr(default, n)]
-        if fixed:
-            raise ValueError(f"{where}: every reading sets experiment.{fixed[0]}; leave it alone")
 
     def experiment_config(self, pool: str) -> ExperimentConfig:
         """The retrieval config of one pool mode: every item, every knob value as a column."""
-        return dataclasses.replace(
-            self.experiment, pool=pool, tiny_pools="keep", knockout_single="title"
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(ExperimentConfig)}
+        return ExperimentConfig(
+            **{**shared, "pool": pool, "tiny_pools": "keep", "knockout_single": "title"}
         )
 
 
+#: The values each grid of :class:`RobustnessConfig` may list.
+_GRIDS: dict[str, Sequence[str]] = {
+    "pools": config.POOL_MODES,
+    "tiny_pool_rules": config.TINY_POOL_RULES,
+    "predicate_name_rules": tuple(PREDICATE_NAMES),
+    "knockout_single_rules": config.KNOCKOUT_SINGLE_RULES,
+    "margins": MARGINS,
+    "tie_rules": TIE_RULES,
+    "bridge_sources": config.BRIDGE_SOURCES,
+}
+
+
 def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
-    """Our primary reading: each knob's default, from :mod:`regime_core.config` and the
-    experiment configs (the value every claim page reports)."""
+    """Our primary reading: each knob's value in ``cfg`` (default: the defaults of the configs,
+    the value every claim page reports)."""
+    cfg = cfg or RobustnessConfig()
     return {
         "margin": T1Config.margin,
-        "pool": config.POOL_MODE,
-        "tiny_pools": config.TINY_POOLS,
-        "predicate_names": config.PREDICATE_NAMES,
-        "knockout_single": config.KNOCKOUT_SINGLE,
-        "encoder": config.ENCODER if cfg is None else cfg.primary_encoder,
+        "pool": cfg.pool,
+        "tiny_pools": cfg.tiny_pools,
+        "predicate_names": cfg.predicate_names,
+        "knockout_single": cfg.knockout_single,
+        "encoder": cfg.primary_encoder,
         "level": LEVEL_POOLED,
-        "tie_rule": config.ROUTER_TRAIN_TIE_RULE,
-        "bridge_source": config.BRIDGE_SOURCE,
+        "tie_rule": RecipeConfig.tie_rule,
+        "bridge_source": RecipeConfig.bridge_source,
     }
 
 
-#: The meaning of the knob no config field holds: the multiverse's own dataset level.
-_OWN_KNOB_MEANINGS: dict[str, str] = {"level": "the datasets pooled, or each dataset on its own"}
-#: Each knob's meaning, as the book's table of knobs shows it. Every other knob is a config
-#: field, whose meaning is written once, in :data:`regime_core.config.MEANINGS`.
+#: Where each knob is a config field (its meaning is the field's docstring); ``level``, the
+#: multiverse's own dataset level, is none.
+_KNOB_FIELDS: dict[str, type] = {
+    "margin": T1Config,
+    "pool": RunConfig,
+    "tiny_pools": RunConfig,
+    "predicate_names": RegimeRules,
+    "knockout_single": RunConfig,
+    "encoder": RouterConfig,
+    "tie_rule": RecipeConfig,
+    "bridge_source": RecipeConfig,
+}
+#: Each knob's meaning, as the book's table of knobs shows it.
 KNOB_MEANINGS: dict[str, str] = {
-    knob: _OWN_KNOB_MEANINGS.get(knob) or config.MEANINGS[knob].text for knob in primary_reading()
+    knob: "the datasets pooled, or each dataset on its own"
+    if knob == "level"
+    else config.meaning([_KNOB_FIELDS[knob]], knob).text  # type: ignore[union-attr]
+    for knob in primary_reading()
 }
 
 
@@ -194,22 +206,22 @@ def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
     routing = {
         "tie_rule": cfg.tie_rules,
         "pool": cfg.pools,
-        "tiny_pools": cfg.tiny_pools,
+        "tiny_pools": cfg.tiny_pool_rules,
         "bridge_source": cfg.bridge_sources,
     }
     knobs: dict[str, dict[str, tuple[str, ...]]] = {
-        "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pools},
+        "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pool_rules},
         "t2_split": {
-            "predicate_names": cfg.predicate_names,
+            "predicate_names": cfg.predicate_name_rules,
             "pool": cfg.pools,
-            "tiny_pools": cfg.tiny_pools,
+            "tiny_pools": cfg.tiny_pool_rules,
             "level": levels,
         },
         "t3_knockout": {
-            "predicate_names": cfg.predicate_names,
-            "knockout_single": cfg.knockout_single,
+            "predicate_names": cfg.predicate_name_rules,
+            "knockout_single": cfg.knockout_single_rules,
             "pool": cfg.pools,
-            "tiny_pools": cfg.tiny_pools,
+            "tiny_pools": cfg.tiny_pool_rules,
             "encoder": cfg.encoders,
             "level": levels,
         },
@@ -323,7 +335,8 @@ def _with_reading_columns(
         )
     items = pd.concat(per_item, axis=1)
     gold = regime_table(examples).set_index("id")
-    items["tiny"] = [is_tiny_pool(by_id[i], cfg.k, pool) for i in items.index]
+    settings = cfg.experiment_config(pool).retrieval
+    items["tiny"] = [settings.is_tiny_pool(by_id[i]) for i in items.index]
     items["single_sentence"] = [
         len(by_id[i].bridge.sentences) == 1 and not pd.isna(gold.loc[i, "b_rel_index"])
         for i in items.index
@@ -338,7 +351,7 @@ def reading_table(table: pd.DataFrame, reading: Mapping[str, str]) -> pd.DataFra
     part = part.assign(p1=part[f"p1@{names}"], p2=part[f"p2@{names}"])
     if reading.get("tiny_pools", "keep") == "exclude":
         part = part[~part["tiny"]]
-    if reading.get("knockout_single") == "drop":
+    if reading.get("knockout_single") == "exclude":
         part = part[~((part["arm"] == "knockout") & part["single_sentence"])]
     level = reading.get("level", LEVEL_POOLED)
     if level != LEVEL_POOLED:
@@ -349,7 +362,7 @@ def reading_table(table: pd.DataFrame, reading: Mapping[str, str]) -> pd.DataFra
 def _level_is_degenerate(part: pd.DataFrame, level: str) -> bool:
     if part.empty:
         return True
-    evidence, _ = evidence_datasets(part.drop_duplicates(["dataset", "qid"]))
+    evidence = evidence_datasets(part.drop_duplicates(["dataset", "qid"])).pooled_datasets
     return not evidence if level == LEVEL_POOLED else level not in evidence
 
 
@@ -482,18 +495,18 @@ def _routing_outcomes(
     if TRAIN_DATASET not in datasets:
         return {}
     out: dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str] = {}
-    for pool, tiny, source in itertools.product(cfg.pools, cfg.tiny_pools, cfg.bridge_sources):
-        experiment = dataclasses.replace(
-            cfg.experiment,
-            datasets=tuple(datasets),
-            encoders=(cfg.primary_encoder,),
-            pool=pool,
-            tiny_pools=tiny,
-        )
-        data = load_routing_data(experiment, context, bridge_source=source)
-        train_experiment = dataclasses.replace(experiment, datasets=(TRAIN_DATASET,))
+    grid = itertools.product(cfg.pools, cfg.tiny_pool_rules, cfg.bridge_sources)
+    for pool, tiny, source in grid:
+        reading = dataclasses.replace(cfg, pool=pool, tiny_pools=tiny)
+        data = load_routing_data(reading, datasets, cfg.primary_encoder, source, context)
         for tie_rule in cfg.tie_rules:
-            router_cfg = RouterConfig(train_experiment, tie_rule=tie_rule, bridge_source=source)
+            router_cfg = RouterConfig(
+                **{f.name: getattr(reading, f.name) for f in dataclasses.fields(RunConfig)},
+                dataset=TRAIN_DATASET,
+                encoder=cfg.primary_encoder,
+                tie_rule=tie_rule,
+                bridge_source=source,
+            )
             try:
                 trained = train_on_data(data[TRAIN_DATASET], router_cfg)
             except ValueError as err:  # too few labels of a class to cross-fit: say so
@@ -529,14 +542,7 @@ def run_robustness(
     tiny_items: dict[str, int] = {}
     if any(c in knobs for c in ("t1_r2", "t2_split", "t3_knockout")):
         for pool in cfg.pools:
-            outcomes = collect_outcomes(
-                cfg.experiment_config(pool),
-                MULTIVERSE_ARMS,
-                work=context.work,
-                examples=context.examples,
-                encoder_factory=context.encoder_factory,
-                store=context.embeddings,
-            )
+            outcomes = collect_outcomes(cfg.experiment_config(pool), MULTIVERSE_ARMS, context)
             n_encoded += outcomes.n_encoded
             n_cached += outcomes.n_cached
             all_examples = [ex for s in outcomes.samples.values() for ex in s.examples]
@@ -610,19 +616,3 @@ def _claim_values(
         return {NOT_JUDGED: found}
     outcome = found.get(dataset)
     return None if outcome is None else _routing_values(outcome, comparison)
-
-
-__all__ = [
-    "DEGENERATE",
-    "KNOB_MEANINGS",
-    "NOT_JUDGED",
-    "ROUTER_CLAIMS",
-    "RobustnessConfig",
-    "RobustnessResult",
-    "claim_knobs",
-    "primary_reading",
-    "reading_table",
-    "readings",
-    "run_robustness",
-    "summarise_claim",
-]

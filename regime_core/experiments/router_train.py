@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -27,9 +27,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core._moved import moved_attributes
-from regime_core.experiments.common import ExperimentConfig
-from regime_core.experiments.composed import ROUTING_SHARED, ComposedConfig
+from regime_core.experiments.common import RunConfig, check_datasets
 from regime_core.experiments.context import Context, resolve
 from regime_core.router import (
     FEATURE_NAMES,
@@ -39,7 +37,7 @@ from regime_core.router import (
     save_router,
 )
 from regime_core.router.evaluation import RoutingOutcome, evaluate_routing
-from regime_core.router.labels import DROPPED
+from regime_core.router.labels import EXCLUDED
 from regime_core.router.training import (
     FittedRouting,
     RoutingData,
@@ -75,27 +73,33 @@ def _check_positive_int(value: Any, where: str, allow_none: bool = False) -> Non
         raise ValueError(f"{where} must be a positive integer{hint}, got {value!r}")
 
 
-@dataclass(frozen=True, init=False)
-class RecipeConfig(ComposedConfig):
+@dataclass(frozen=True)
+class RecipeConfig(RunConfig):
     """The router recipe's own choices, shared by training and every ablation of it (the base
     of :class:`RouterConfig` and :class:`~regime_core.experiments.ablations.AblationConfig`).
 
     ``tie_rule`` and ``label_k`` are the label rule of :func:`regime_core.router.outcome_labels`
     (``label_k=None``: union wins iff it ranks the hop-2 target strictly higher than q). Ties
-    are dropped by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the target
+    are excluded by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the target
     alike the decision cannot matter, so those items carry no label; the router then learns
     ``P(union better | the two differ)``, and ``p > 0.5`` is the expected-gain rule.
     ``n_splits``: the cross-fitting folds; ``bridge_source``: the bridge the router reads.
     """
 
-    SHARED: ClassVar[Mapping[str, str]] = ROUTING_SHARED
-    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"label_k"})
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "label_k"})
 
-    experiment: ExperimentConfig = field(default_factory=ExperimentConfig)
     tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
+    """the label where q and union rank the target alike: q, union or exclude"""
     label_k: int | None = None
+    """None labels by rank (union wins when it ranks the target higher); a number k labels by hit@k
+    (union wins when it hits and q misses)
+    """
     n_splits: int = config.CV_FOLDS
+    """folds of the router's cross-fitting"""
     bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
+    """the passage the router and its union query read as the bridge: gold (the gold hop-1 passage)
+    or retrieved (the question's top-1 passage)
+    """
 
     def validate(self) -> None:
         super().validate()
@@ -113,70 +117,44 @@ class RecipeConfig(ComposedConfig):
         return describe_label_rule(tie_rule=self.tie_rule, k=self.label_k)
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True)
 class RouterConfig(RecipeConfig):
     """Everything that defines a router training run (and so the deployed model): the recipe
-    (:class:`RecipeConfig`) on one dataset and one encoder.
+    (:class:`RecipeConfig`) on one ``dataset`` with one ``encoder``."""
 
-    ``experiment``: the shared fields (``ExperimentConfig``), flat as ``dataset``, ``encoder``,
-    ``pool``, ``alpha``, ``k``, ``seed``, ``sample_size`` (None: every two-hop item of
-    ``split``), ``split``, ``bootstrap_resamples``, ``confidence``, ``exclude_bridge`` and
-    ``tiny_pools``.
-    """
-
-    SHARED: ClassVar[Mapping[str, str]] = {
-        "dataset": "datasets[0]",
-        "encoder": "encoders[0]",
-        **ROUTING_SHARED,
-    }
-    FLAT: ClassVar[tuple[str, ...]] = (
-        "dataset", "encoder", "pool", "alpha", "k", "seed", "sample_size", "split", "tie_rule",
-        "label_k", "n_splits", "bootstrap_resamples", "confidence", "exclude_bridge",
-        "tiny_pools", "bridge_source",
-    )  # fmt: skip
-
-    experiment: ExperimentConfig = field(
-        default_factory=lambda: ExperimentConfig(
-            datasets=(TRAIN_DATASET,), encoders=(config.ENCODER,)
-        )
-    )
+    dataset: str = TRAIN_DATASET
+    """the dataset the router is trained on"""
+    encoder: str = config.ENCODER
+    """the encoder whose vectors retrieval uses"""
 
     def validate(self) -> None:
+        check_datasets((self.dataset,), f"{type(self).__name__}.dataset")
+        if not isinstance(self.encoder, str) or not self.encoder:
+            raise ValueError(f"RouterConfig.encoder must be an encoder name, got {self.encoder!r}")
         super().validate()
-        e = self.experiment
-        if len(e.datasets) != 1 or len(e.encoders) != 1:
-            raise ValueError(
-                f"RouterConfig trains on one dataset with one encoder, got datasets "
-                f"{e.datasets} and encoders {e.encoders}"
-            )
 
 
 def load_routing_data(
-    experiment: ExperimentConfig,
+    cfg: RunConfig,
+    datasets: Sequence[str],
+    encoder: str,
+    bridge_source: str,
     context: Context | None = None,
-    *,
-    bridge_source: str = config.BRIDGE_SOURCE,
 ) -> dict[str, RoutingData]:
-    """Sample every dataset of ``experiment`` (seeded,
-    :func:`~regime_core.experiments.common.load_samples`) and build its
-    :class:`~regime_core.router.training.RoutingData` with its first encoder, reading the bridge
-    ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
+    """Sample every one of ``datasets`` (seeded, by ``cfg``) and build its
+    :class:`~regime_core.router.training.RoutingData` with ``encoder`` under ``cfg.retrieval``,
+    reading the bridge ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
     context = resolve(context)
-    name = experiment.encoders[0]
     return {
         dataset: build_routing_data(
             sample,
-            encoder=context.encoder(name, sample.corpus),
+            cfg.retrieval,
+            encoder=context.encoder(encoder, sample.corpus),
             store=context.embeddings,
-            encoder_name=name,
-            pool=experiment.pool,
-            alpha=experiment.alpha,
-            k=experiment.k,
-            exclude_bridge=experiment.exclude_bridge,
-            regime_rules=experiment.rules,
+            encoder_name=encoder,
             bridge_source=bridge_source,
         )
-        for dataset, sample in context.samples(experiment).items()
+        for dataset, sample in context.samples(cfg, datasets).items()
     }
 
 
@@ -198,7 +176,6 @@ def selector_quality(
             d,
             encoder=context.encoder(d.encoder, d.sample.corpus),
             store=context.embeddings,
-            regime_rules=cfg.experiment.rules,
             bootstrap=cfg.bootstrap,
         )
         if comparison is not None:
@@ -231,7 +208,8 @@ class RouterTrainResult:
         return {
             "q": int(np.sum(labels == 0)),
             "union": int(np.sum(labels == 1)),
-            "dropped": int(np.sum(labels == DROPPED)),
+            "labelled": int(np.sum(labels != EXCLUDED)),
+            "excluded": int(np.sum(labels == EXCLUDED)),
         }
 
     def coefficients(self) -> dict[str, float]:
@@ -320,7 +298,7 @@ def train_router(
 
     The dataset must be prepared (``regime data prepare``), unless ``context`` gives examples."""
     cfg = cfg or RouterConfig()
-    data = load_routing_data(cfg.experiment, context, bridge_source=cfg.bridge_source)
+    data = load_routing_data(cfg, (cfg.dataset,), cfg.encoder, cfg.bridge_source, context)
     return train_on_data(data[cfg.dataset], cfg)
 
 
@@ -344,28 +322,3 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
             "parallel_items_included": int(result.data.table["parallel"].sum()),
         },
     )
-
-
-# --------------------------------------------------------------------------------------------
-# Names that moved out of this module when the package was re-homed (one release of warnings)
-# --------------------------------------------------------------------------------------------
-
-_MOVED: dict[str, str] = {
-    **dict.fromkeys(
-        ("HOP1_OUTCOMES", "UnionGeometry", "build_geometry", "hop1_top_pids",
-         "with_retrieved_bridges"),
-        "regime_core.retrieval.geometry",
-    ),
-    **dict.fromkeys(
-        ("DEFAULT_ROUTER_FILE", "decision_dict", "default_router", "default_router_path",
-         "resolve_router", "route_text"),
-        "regime_core.router.model",
-    ),
-    **dict.fromkeys(
-        ("COMPARISONS", "POLICIES", "comparison_numbers", "subset_outcome"),
-        "regime_core.router.evaluation",
-    ),
-}  # fmt: skip
-
-
-__getattr__ = moved_attributes(__name__, _MOVED)

@@ -3,7 +3,8 @@
 A run draws its sample from the ids of a split, sorted first, so the sample depends on the id
 *set*, the seed and the dataset's name, never on file order; the record keeps the sample's size
 and the hash of its ids (:func:`sample_numbers`). Questions whose own pool is too small for hit@k
-to mean anything (:func:`is_tiny_pool`) can be left out before sampling, and are counted.
+to mean anything (:meth:`~regime_core.retrieval.settings.RetrievalSettings.is_tiny_pool`) can be
+left out before sampling, and are counted.
 """
 
 from __future__ import annotations
@@ -16,11 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from regime_core import config
+from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.schema import Example, Passage
-
-#: The parameters of :func:`sample_examples` that every experiment config carries, by name.
-SAMPLE_SETTINGS: tuple[str, ...] = ("seed", "split", "tiny_pools", "k", "pool", "exclude_bridge")
 
 
 def ids_hash(ids: Sequence[str]) -> str:
@@ -59,31 +57,15 @@ class Sample:
 
     dataset: str
     split: str
-    n_available: int
-    examples: tuple[Example, ...]
-    ids_hash: str
+    n_available: int  # the split's questions, before any is left out
+    examples: tuple[Example, ...]  # the sample, sorted by id
+    ids_hash: str  # names the sample (:func:`ids_hash`)
     corpus: tuple[Passage, ...]  # every passage of the split (fits TF-IDF; corpus-mode pool)
     n_tiny_pool: int = 0  # items of the split left out before sampling: pool <= k candidates
 
     @property
     def n(self) -> int:
         return len(self.examples)
-
-
-def hop2_candidates(example: Example, exclude_bridge: bool = config.EXCLUDE_BRIDGE) -> int:
-    """How many hop-2 candidates the question's own pool offers (the bridge excluded or not)."""
-    pids = {p.pid for p in example.pool}
-    if exclude_bridge:
-        pids.discard(example.bridge.pid)
-    return len(pids)
-
-
-def is_tiny_pool(
-    example: Example, k: int, pool: str = config.POOL_MODE, exclude_bridge: bool = True
-) -> bool:
-    """True when ``example``'s hop-2 candidates are at most ``k`` (then hit@k is 1 for every
-    arm). Only question pools can be that small; a corpus pool never counts as tiny."""
-    return pool == "question" and hop2_candidates(example, exclude_bridge) <= k
 
 
 def sample_numbers(sample: Sample) -> dict[str, Any]:
@@ -103,30 +85,28 @@ def sample_examples(
     seed: int,
     dataset: str,
     split: str,
-    tiny_pools: str = "keep",
-    k: int = config.HEADLINE_K,
-    pool: str = config.POOL_MODE,
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
+    settings: RetrievalSettings | None = None,
 ) -> Sample:
     """Seeded sample (see :func:`sample_ids`) of the ``split`` examples of ``dataset``.
 
-    With ``tiny_pools="exclude"`` the items whose pool offers at most ``k`` hop-2 candidates
-    (:func:`is_tiny_pool`) are left out *before* sampling and counted in ``Sample.n_tiny_pool``.
-    The corpus (TF-IDF's vocabulary, the corpus-mode pool) is always the whole split's.
+    Under ``settings`` whose ``tiny_pools`` is ``"exclude"``, the items whose pool offers at
+    most ``k`` hop-2 candidates (:meth:`RetrievalSettings.is_tiny_pool`) are left out *before*
+    sampling and counted in ``Sample.n_tiny_pool``; without ``settings`` (the teaching kit)
+    every item is eligible. The corpus (TF-IDF's vocabulary, the corpus-mode pool) is always the
+    whole split's.
     """
     from regime_core.data import corpus_passages
 
-    if tiny_pools not in config.TINY_POOL_RULES:
-        raise ValueError(f"tiny_pools is {tiny_pools!r}, not one of {config.TINY_POOL_RULES}")
     pool_items = [ex for ex in examples if ex.dataset == dataset and ex.split == split]
     if not pool_items:
         raise ValueError(
             f"no {split} examples of {dataset!r}; run `regime data prepare` or check the split"
         )
     eligible = pool_items
-    if tiny_pools == "exclude":
-        eligible = [ex for ex in pool_items if not is_tiny_pool(ex, k, pool, exclude_bridge)]
+    if settings is not None and settings.tiny_pools == "exclude":
+        eligible = [ex for ex in pool_items if not settings.is_tiny_pool(ex)]
     if not eligible:
+        k = settings.k if settings is not None else None
         raise ValueError(
             f"every {split} example of {dataset!r} has a pool of at most {k} candidates; "
             "use tiny_pools='keep' or a smaller k"

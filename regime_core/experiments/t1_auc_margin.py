@@ -1,12 +1,13 @@
-"""T1: per-query AUC is a monotone function of the cosine margin between gold and distractors.
+"""T1, the claim ``t1_r2`` of ``paper_claims.yml`` (stated there once): per-query AUC against
+the cosine margin.
 
 Our reading. For one query, let ``s_t`` be the target's cosine and ``s_n`` the negatives'.
 If the negative scores are roughly Gaussian around their mean with spread σ, then
 
     AUC = P(s_t > s_n) ≈ Φ(margin / σ),   margin = s_t − mean_n(s_n)
 
-(:func:`regime_core.metrics.margin_mean`). The paper reports R² ≥ 0.90 of such a fit in 6 of its
-8 cells. We fit, per cell (dataset × native type × encoder), the one-parameter curves
+(:func:`regime_core.metrics.margin_mean`). We fit, per cell (dataset × native type × encoder),
+the one-parameter curves
 
 * probit:   ``AUC = Φ(margin / σ)``           (σ > 0)
 * logistic: ``AUC = 1 / (1 + exp(−margin / s))``  (s > 0, an alternative of the same shape)
@@ -21,7 +22,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,13 +30,9 @@ from scipy import optimize, special
 from scipy import stats as scipy_stats
 
 from regime_core.config import ARMS
-from regime_core.experiments.common import (
-    ExperimentConfig,
-    Outcomes,
-    OutcomeSources,
-    collect_outcomes,
-    table_numbers,
-)
+from regime_core.experiments.common import ExperimentConfig, table_numbers
+from regime_core.experiments.context import Context
+from regime_core.experiments.outcomes import Outcomes, SampleNumbers, run_on_outcomes
 from regime_core.paper import paper_claim
 from regime_core.stats import fit_r2_ci
 
@@ -46,6 +43,11 @@ PAPER_CELLS_PASSING: int = paper_claim("t1_r2").count("passing")
 PAPER_CELLS_TOTAL: int = paper_claim("t1_r2").count("total")
 
 MARGINS: tuple[str, ...] = ("margin", "std_margin")
+"""the margins T1 can fit AUC on
+
+- margin: the target's cosine minus the mean distractor cosine, the theorem's form
+- std_margin: that margin divided by the spread of the distractors' cosines
+"""
 FITS: tuple[str, ...] = ("probit", "logistic")
 CELL_KEYS: tuple[str, ...] = ("encoder", "dataset", "native_type")
 
@@ -131,11 +133,18 @@ class T1Config(ExperimentConfig):
     queries are listed, not fitted; ``r2_threshold``: the paper's bar."""
 
     arm: str = "q"
+    """the query arm whose per-query AUC and margin T1 fits"""
     margin: str = "margin"
+    """T1's margin: margin (target minus mean distractor cosine) or std_margin (divided by the
+    distractors' spread)
+    """
     # T1 is about AUC, not hit@k: a pool of <= k candidates is no special case for it.
     tiny_pools: str = "keep"
+    """keep: T1 is about AUC, where a tiny pool is no special case"""
     min_cell_n: int = 30
+    """a cell with fewer questions is listed, not fitted"""
     r2_threshold: float = PAPER_R2_THRESHOLD
+    """the R² a cell's fitted curve must reach to pass (the paper's bar)"""
 
     def validate(self) -> None:
         super().validate()
@@ -268,10 +277,8 @@ def fit_cell(
     return out
 
 
-def analyse_t1(
-    table: pd.DataFrame, cfg: T1Config, samples: Mapping[str, Mapping[str, Any]] | None = None
-) -> T1Result:
-    """T1 from an outcome table (:func:`regime_core.experiments.common.outcome_table` rows)."""
+def analyse_t1(table: pd.DataFrame, cfg: T1Config, samples: SampleNumbers = None) -> T1Result:
+    """T1 from an outcome table (:func:`regime_core.experiments.outcomes.outcome_table` rows)."""
     needed = {"encoder", "dataset", "native_type", "arm", "qid", "auc", cfg.margin}
     missing = sorted(needed - set(table.columns))
     if missing:
@@ -351,30 +358,7 @@ def other_margin_numbers(table: pd.DataFrame, cfg: T1Config) -> dict[str, Any]:
     }
 
 
-def run_t1(
-    cfg: T1Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
-) -> tuple[T1Result, Outcomes]:
-    """Collect the outcomes of ``cfg.arm`` (unless given) and analyse them; ``sources`` as
-    in :func:`~regime_core.experiments.common.collect_outcomes`."""
-    if outcomes is None:
-        outcomes = collect_outcomes(cfg, (cfg.arm,), **sources)
-    return analyse_t1(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
-
-
-__all__ = [
-    "CURVES",
-    "FITS",
-    "PAPER_CELLS_PASSING",
-    "PAPER_CELLS_TOTAL",
-    "PAPER_R2_THRESHOLD",
-    "T1Config",
-    "T1Result",
-    "analyse_t1",
-    "curve_fitter",
-    "fit_cell",
-    "fit_scale",
-    "logistic_curve",
-    "other_margin_numbers",
-    "probit_curve",
-    "run_t1",
-]
+def run_t1(cfg: T1Config, context: Context | None = None) -> tuple[T1Result, Outcomes]:
+    """T1's run: the outcomes of its arms, analysed
+    (:func:`~regime_core.experiments.outcomes.run_on_outcomes`)."""
+    return run_on_outcomes(cfg, (cfg.arm,), analyse_t1, context)

@@ -1,9 +1,8 @@
-"""T2: the regime follows two surface predicates, across encoders.
+"""T2, the claim ``t2_split`` of ``paper_claims.yml`` (stated there once): the regime split by
+two surface predicates, across encoders.
 
 Our reading. Split the questions by P1 (the hop-2 entity is named in the question) and P2 (it
-appears in a relation-bearing sentence of the bridge; :mod:`regime_core.data.regimes`). The paper
-says the bridge-side signal helps hop-2 retrieval only where the question does not name the
-entity and the bridge does (B-dominant: ¬P1 ∧ P2), and that this split holds for every encoder.
+appears in a relation-bearing sentence of the bridge; :mod:`regime_core.data.regimes`).
 
 We measure hit@k (the paper's R@k of the hop-2 target) of ``q``, ``bridge`` and ``union`` in each
 (P1, P2) cell, per dataset, pooled over datasets (``"all"``), and per encoder; the paired
@@ -24,25 +23,25 @@ The same rule is applied to Δ(bridge − q) and reported alongside, as a second
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Unpack
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core.data.regimes import regime_label
-from regime_core.experiments.common import (
+from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
+from regime_core.experiments.context import Context
+from regime_core.experiments.outcomes import (
     POOLED,
-    ExperimentConfig,
+    Evidence,
     Outcomes,
-    OutcomeSources,
+    SampleNumbers,
     arm_matrix,
-    collect_outcomes,
-    compare_arms,
     evidence_datasets,
     hit_column,
     pq_label,
-    table_numbers,
+    run_on_outcomes,
 )
 from regime_core.stats import holm
 
@@ -62,7 +61,11 @@ class T2Config(ExperimentConfig):
     (smaller cells are reported but cannot refute the split)."""
 
     significance: float = 0.05
+    """a union gain is significant when positive with a Holm-adjusted McNemar p below this"""
     min_cell_n: int = 30
+    """the smallest Q-dominant cell whose gain must be non-significant for T2 to hold; smaller cells
+    are reported but cannot refute it
+    """
 
     def validate(self) -> None:
         super().validate()
@@ -80,16 +83,15 @@ class T2Result:
     and, per comparison ``c`` of :data:`COMPARISONS`, ``c_diff``, ``c_ci_lo``, ``c_ci_hi``,
     ``c_p``, ``c_p_holm``, ``c_significant`` (Δ > 0 and Holm p < significance). ``verdicts``:
     one row per (encoder, comparison) with the rule's parts (see the module docstring).
-    ``n_dropped``: queries without a union query (no B_rel), per encoder and dataset.
+    ``n_excluded``: queries without a union query (no B_rel), per encoder and dataset.
     """
 
     config: T2Config
     cells: pd.DataFrame
     verdicts: pd.DataFrame
-    n_dropped: Mapping[str, Mapping[str, int]]
+    n_excluded: Mapping[str, Mapping[str, int]]
     samples: Mapping[str, Mapping[str, Any]]
-    degenerate: pd.DataFrame | None = None  # (dataset, predicate, n, share_true, degenerate)
-    pooled_datasets: tuple[str, ...] = ()
+    evidence: Evidence = field(default_factory=Evidence)
 
     def holds(self, comparison: str = "union_vs_q") -> bool:
         part = self.verdicts[self.verdicts["comparison"] == comparison]
@@ -132,11 +134,10 @@ class T2Result:
             "tests": int(len(self.cells) * len(COMPARISONS)),
             "cells": cells,
             "verdict": verdicts,
-            "dropped_no_b_rel": {e: dict(d) for e, d in self.n_dropped.items()},
+            "excluded_no_b_rel": {e: dict(d) for e, d in self.n_excluded.items()},
             "sample": {k: dict(v) for k, v in self.samples.items()},
             "predicate_names": self.config.predicate_names,
-            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
-            "degenerate": degenerate_numbers(self.degenerate),
+            **self.evidence.numbers(),
         }
 
 
@@ -215,47 +216,24 @@ def predicate_split_verdict(cells: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def analyse_t2(
-    table: pd.DataFrame,
-    cfg: T2Config,
-    samples: Mapping[str, Mapping[str, Any]] | None = None,
-) -> T2Result:
+def analyse_t2(table: pd.DataFrame, cfg: T2Config, samples: SampleNumbers = None) -> T2Result:
     """T2 from an outcome table holding the arms of :data:`T2_ARMS`."""
     hit = hit_column(table, cfg.k, "analyse_t2")
     wide = arm_matrix(table, hit, T2_ARMS)
     queries = table[table["arm"] == "q"].groupby(["encoder", "dataset"])["qid"].nunique()
     kept = wide.groupby(["encoder", "dataset"])["qid"].nunique()
-    dropped: dict[str, dict[str, int]] = {}
+    excluded: dict[str, dict[str, int]] = {}
     for (encoder, dataset), n in queries.items():
-        dropped.setdefault(str(encoder), {})[str(dataset)] = int(
+        excluded.setdefault(str(encoder), {})[str(dataset)] = int(
             n - kept.get((encoder, dataset), 0)
         )
-    pooled_datasets, degenerate = evidence_datasets(wide)
-    cells = cell_table(wide, cfg, pooled_datasets)
+    evidence = evidence_datasets(wide)
+    cells = cell_table(wide, cfg, evidence.pooled_datasets)
     verdicts = predicate_split_verdict(cells, cfg)
-    return T2Result(
-        config=cfg,
-        cells=cells,
-        verdicts=verdicts,
-        n_dropped=dropped,
-        samples=dict(samples or {}),
-        degenerate=degenerate,
-        pooled_datasets=tuple(pooled_datasets),
-    )
+    return T2Result(cfg, cells, verdicts, excluded, dict(samples or {}), evidence)
 
 
-def degenerate_numbers(table: pd.DataFrame | None) -> dict[str, Any]:
-    """``{dataset: {p1: {share_true, degenerate}, p2: {...}}}`` for a record."""
-    if table is None:
-        return {}
-    return table_numbers(table, ("dataset", "predicate"), {"share_true": float, "degenerate": bool})
-
-
-def run_t2(
-    cfg: T2Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
-) -> tuple[T2Result, Outcomes]:
-    """Collect the outcomes of ``q``, ``bridge`` and ``union`` (unless given) and analyse
-    them; ``sources`` as in :func:`~regime_core.experiments.common.collect_outcomes`."""
-    if outcomes is None:
-        outcomes = collect_outcomes(cfg, T2_ARMS, **sources)
-    return analyse_t2(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
+def run_t2(cfg: T2Config, context: Context | None = None) -> tuple[T2Result, Outcomes]:
+    """T2's run: the outcomes of its arms, analysed
+    (:func:`~regime_core.experiments.outcomes.run_on_outcomes`)."""
+    return run_on_outcomes(cfg, T2_ARMS, analyse_t2, context)

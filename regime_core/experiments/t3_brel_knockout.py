@@ -1,4 +1,5 @@
-"""T3: the bridge's advantage comes from its relation-bearing sentence ``B_rel``.
+"""T3, the claim ``t3_knockout`` of ``paper_claims.yml`` (stated there once): the relation
+sentence ``B_rel`` and its knockout.
 
 Our reading. Where the bridge is needed (B-dominant items: ¬P1 ∧ P2), compare
 
@@ -6,11 +7,10 @@ Our reading. Where the bridge is needed (B-dominant items: ¬P1 ∧ P2), compare
 * ``knockout`` = f(q) + α·f(bridge without B_rel)        (everything *but* it), and
 * ``entity``   = f(q) + α·f(hop-2 entity as the bridge writes it).
 
-The paper reports that knocking ``B_rel`` out costs 8.6 to 14.1 points of R@5 (p < 0.001). We
-report the drop hit@k(union) − hit@k(knockout) with a paired bootstrap CI and an exact McNemar
+We report the drop hit@k(union) − hit@k(knockout) with a paired bootstrap CI and an exact McNemar
 p (Holm-corrected over every test of the run), per encoder and dataset and pooled, and the same
 for union − entity. The entity arm's text is the mention found in the bridge
-(:func:`regime_core.experiments.common.bridge_entity_mention`), never the target's title;
+(:func:`regime_core.experiments.outcomes.bridge_entity_mention`), never the target's title;
 ``entity_is_title_share`` says how often that mention nevertheless *equals* the title (then the
 entity arm queries by the target's name, the design notes' leakage trap).
 
@@ -20,24 +20,14 @@ Subset rules (``T3Config.subset``): :data:`SUBSET_RULES`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Unpack
+from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
-from regime_core.experiments.common import (
-    POOLED,
-    ExperimentConfig,
-    Outcomes,
-    OutcomeSources,
-    arm_matrix,
-    collect_outcomes,
-    compare_arms,
-    evidence_datasets,
-    hit_column,
-    table_numbers,
-)
-from regime_core.experiments.t2_regime_decomposition import degenerate_numbers
+from regime_core.experiments import outcomes
+from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
+from regime_core.experiments.context import Context
 from regime_core.paper import paper_claim
 from regime_core.stats import holm
 
@@ -79,8 +69,9 @@ SUBSET_RULES: dict[str, str] = {
     "b_dominant": "¬P1 ∧ P2: the question does not name the hop-2 entity, the bridge does",
     "not_p1": "¬P1: the question does not name the hop-2 entity (B-dominant and 'neither')",
     "non_parallel": "every item with a hop order (comparison items left out)",
-    "all": "every item",
+    "every_item": "every item",
 }
+"""the questions T3's knockout can be measured on"""
 
 
 def subset_mask(attrs: pd.DataFrame, rule: str) -> pd.Series:
@@ -101,7 +92,9 @@ class T3Config(ExperimentConfig):
     """T3's parameters: ``subset`` (a key of :data:`SUBSET_RULES`) and ``significance``."""
 
     subset: str = "b_dominant"
+    """the questions T3's knockout is measured on (a key of SUBSET_RULES)"""
     significance: float = 0.05
+    """a knockout loss is significant when positive with a Holm-adjusted p below this"""
 
     def validate(self) -> None:
         super().validate()
@@ -119,8 +112,8 @@ class T3Result:
 
     ``comparisons``: one row per (encoder, dataset level, comparison) with ``n`` (subset items
     having both arms), ``hit_a``, ``hit_b``, ``drop`` (= hit_a − hit_b), CI, ``p``, ``p_holm``,
-    ``in_paper_range`` (drop within [8.6, 14.1] points) and ``agrees`` (drop > 0 with
-    p_holm < 0.001, the paper's level). ``hits``: hit@k of every arm on the subset.
+    ``in_paper_range`` (drop within the paper's range) and ``agrees`` (drop > 0 with p_holm
+    below the paper's bound). ``hits``: hit@k of every arm on the subset.
     ``entity``: per (encoder, dataset level) the subset size, entity-query count and the
     share whose bridge mention equals the target title.
     """
@@ -130,8 +123,7 @@ class T3Result:
     hits: pd.DataFrame
     entity: pd.DataFrame
     samples: Mapping[str, Mapping[str, Any]]
-    degenerate: pd.DataFrame | None = None
-    pooled_datasets: tuple[str, ...] = ()
+    evidence: outcomes.Evidence = field(default_factory=outcomes.Evidence)
 
     def to_numbers(self) -> dict[str, Any]:
         comparisons = table_numbers(
@@ -149,7 +141,7 @@ class T3Result:
                 entry["mention_is_title_share"] = float(row.mention_is_title / row.with_mention)
             entity.setdefault(row.encoder, {})[row.dataset] = entry
         pooled = self.comparisons[
-            (self.comparisons["dataset"] == POOLED)
+            (self.comparisons["dataset"] == outcomes.POOLED)
             & (self.comparisons["comparison"] == "union_vs_knockout")
         ]
         return {
@@ -172,27 +164,25 @@ class T3Result:
             "sample": {k: dict(v) for k, v in self.samples.items()},
             "predicate_names": self.config.predicate_names,
             "knockout_single": self.config.knockout_single,
-            "pooled_datasets": ", ".join(self.pooled_datasets) or "none",
-            "degenerate": degenerate_numbers(self.degenerate),
+            **self.evidence.numbers(),
         }
 
 
 def analyse_t3(
-    table: pd.DataFrame,
-    cfg: T3Config,
-    samples: Mapping[str, Mapping[str, Any]] | None = None,
+    table: pd.DataFrame, cfg: T3Config, samples: outcomes.SampleNumbers = None
 ) -> T3Result:
     """T3 from an outcome table holding the arms of :data:`T3_ARMS`; pure."""
-    hit = hit_column(table, cfg.k, "analyse_t3")
+    hit = outcomes.hit_column(table, cfg.k, "analyse_t3")
     keys = ["encoder", "dataset", "qid"]
     attrs = table.drop_duplicates(keys).set_index(keys)
     in_subset = subset_mask(attrs, cfg.subset)
     subset_ids = set(attrs.index[in_subset.to_numpy()])
     part = table[[key in subset_ids for key in zip(*(table[k] for k in keys), strict=True)]]
     # A dataset where P1 or P2 is degenerate is no evidence about the regimes: not pooled.
-    pooled_datasets, degenerate = evidence_datasets(attrs.reset_index())
+    evidence = outcomes.evidence_datasets(attrs.reset_index())
+    pooled_datasets = evidence.pooled_datasets
     pooled_part = part[part["dataset"].isin(pooled_datasets)]
-    levels = pd.concat([part, pooled_part.assign(dataset=POOLED)], ignore_index=True)
+    levels = pd.concat([part, pooled_part.assign(dataset=outcomes.POOLED)], ignore_index=True)
 
     hits = (
         levels.groupby(["encoder", "dataset", "arm"], sort=True)[hit]
@@ -205,9 +195,9 @@ def analyse_t3(
     for a, b in T3_COMPARISONS:
         if not {a, b} <= set(part["arm"]):
             continue
-        wide = arm_matrix(part, hit, (a, b))
+        wide = outcomes.arm_matrix(part, hit, (a, b))
         pooled_wide = wide[wide["dataset"].isin(pooled_datasets)]
-        wide = pd.concat([wide, pooled_wide.assign(dataset=POOLED)], ignore_index=True)
+        wide = pd.concat([wide, pooled_wide.assign(dataset=outcomes.POOLED)], ignore_index=True)
         for (encoder, dataset), group in wide.groupby(["encoder", "dataset"], sort=True):
             result = compare_arms(group, a, b, cfg)
             rows.append(
@@ -243,7 +233,7 @@ def analyse_t3(
         key in entity_keys for key in zip(*(subset_attrs[k] for k in keys), strict=True)
     ]
     for level in (False, True):
-        frame = subset_attrs.assign(dataset=POOLED) if level else subset_attrs
+        frame = subset_attrs.assign(dataset=outcomes.POOLED) if level else subset_attrs
         for (encoder, dataset), group in frame.groupby(["encoder", "dataset"], sort=True):
             with_mention = group[group["has_entity_query"]]
             entity_rows.append(
@@ -258,22 +248,10 @@ def analyse_t3(
     entity = pd.DataFrame(
         entity_rows, columns=["encoder", "dataset", "subset_n", "with_mention", "mention_is_title"]
     )
-    return T3Result(
-        config=cfg,
-        comparisons=comparisons,
-        hits=hits,
-        entity=entity,
-        samples=dict(samples or {}),
-        degenerate=degenerate,
-        pooled_datasets=tuple(pooled_datasets),
-    )
+    return T3Result(cfg, comparisons, hits, entity, dict(samples or {}), evidence)
 
 
-def run_t3(
-    cfg: T3Config, *, outcomes: Outcomes | None = None, **sources: Unpack[OutcomeSources]
-) -> tuple[T3Result, Outcomes]:
-    """Collect the outcomes of every arm (unless given) and analyse them; ``sources`` as
-    in :func:`~regime_core.experiments.common.collect_outcomes`."""
-    if outcomes is None:
-        outcomes = collect_outcomes(cfg, T3_ARMS, **sources)
-    return analyse_t3(outcomes.table, cfg, outcomes.sample_numbers()), outcomes
+def run_t3(cfg: T3Config, context: Context | None = None) -> tuple[T3Result, outcomes.Outcomes]:
+    """T3's run: the outcomes of its arms, analysed
+    (:func:`~regime_core.experiments.outcomes.run_on_outcomes`)."""
+    return outcomes.run_on_outcomes(cfg, T3_ARMS, analyse_t3, context)

@@ -8,8 +8,8 @@ exact McNemar p, and the **no-regret check**:
 
     no_regret  ⇔  not (Δ < 0 and p < 1 − confidence)
 
-i.e. the router is never *significantly worse* than always-q (the paper's HotpotQA claim:
-"+1.1 pp, n.s., no regret"). :func:`headline_table` puts the cross-fitted training dataset and
+i.e. the router is never *significantly worse* than always-q (the claim ``router_hotpotqa`` of
+``paper_claims.yml``). :func:`headline_table` puts the cross-fitted training dataset and
 the zero-shot datasets side by side with the paper's numbers (:data:`PAPER_REFERENCE`).
 """
 
@@ -18,17 +18,18 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from regime_core import config
-from regime_core.experiments.common import ExperimentConfig
-from regime_core.experiments.composed import ROUTING_SHARED, ComposedConfig
+from regime_core import config, paths
+from regime_core.experiments.common import RunConfig, as_tuple, check_datasets
 from regime_core.experiments.context import Context
 from regime_core.experiments.router_train import (
+    TRAINED_ROUTER_FILE,
     TRANSFER_DATASETS,
     RouterTrainResult,
     load_routing_data,
@@ -36,7 +37,7 @@ from regime_core.experiments.router_train import (
 from regime_core.paper import paper_claim
 from regime_core.router import RegimeRouter
 from regime_core.router.evaluation import RoutingOutcome
-from regime_core.router.model import resolve_router
+from regime_core.router.model import default_router_path, resolve_router
 from regime_core.router.training import (
     RoutingData,
     apply_router,
@@ -44,6 +45,7 @@ from regime_core.router.training import (
     check_bridge_source,
     hop1_numbers,
 )
+from regime_core.runner.records import get_number
 
 #: The paper's reported ΔR@5 (routed − always-q) and oracle gap, for comparison only; our
 #: numbers always come from the records. (paper_claims.yml: arXiv 2604.09019, abstract.)
@@ -67,53 +69,31 @@ def no_regret(diff: float, p_value: float, confidence: float = config.CONFIDENCE
     return not (diff < 0 and p_value < 1.0 - confidence)
 
 
-@dataclass(frozen=True, init=False)
-class TransferConfig(ComposedConfig):
-    """Datasets, encoder and pool the frozen router is applied to.
+@dataclass(frozen=True)
+class TransferConfig(RunConfig):
+    """The ``datasets`` and the ``encoder`` the frozen router is applied to, and the union
+    weight ``alpha``: None uses the router's own frozen α (the paper's setting), a number
+    overrides it at evaluation time (an ablation, recorded as such)."""
 
-    ``experiment``: the shared fields (``ExperimentConfig``), flat as ``datasets``, ``encoder``,
-    ``pool``, ``k``, ``seed``, ``sample_size``, ``split``, ``bootstrap_resamples``,
-    ``confidence``, ``exclude_bridge`` and ``tiny_pools``; its ``alpha`` is not read.
-    ``alpha``: the union weight; None uses the router's own frozen α (the paper's setting), a
-    number overrides it at evaluation time (an ablation, recorded as such).
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "alpha"})
+
+    alpha: float | None = None  # type: ignore[assignment]  (None: the router's own)
+    """None keeps the router's own frozen α (the paper's setting); a number replaces the union
+    weight at evaluation, as an ablation
     """
-
-    SHARED: ClassVar[Mapping[str, str]] = {
-        "datasets": "datasets",
-        "encoder": "encoders[0]",
-        **{k: v for k, v in ROUTING_SHARED.items() if k != "alpha"},
-    }
-    FLAT: ClassVar[tuple[str, ...]] = (
-        "datasets", "encoder", "pool", "alpha", "k", "seed", "sample_size", "split",
-        "bootstrap_resamples", "confidence", "exclude_bridge", "tiny_pools", "bridge_source",
-    )  # fmt: skip
-    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"alpha"})
-
-    experiment: ExperimentConfig = field(
-        default_factory=lambda: ExperimentConfig(
-            datasets=TRANSFER_DATASETS, encoders=(config.ENCODER,)
-        )
-    )
-    alpha: float | None = None
+    datasets: tuple[str, ...] = TRANSFER_DATASETS
+    """the datasets the frozen router is applied to, zero-shot"""
+    encoder: str = config.ENCODER
     bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
 
     def validate(self) -> None:
-        super().validate()
+        object.__setattr__(self, "datasets", as_tuple(self.datasets))
         where = type(self).__name__
+        check_datasets(self.datasets, f"{where}.datasets")
         check_bridge_source(self.bridge_source, where)
-        if len(self.experiment.encoders) != 1:
-            raise ValueError(
-                f"{where} applies the router with one encoder, got {self.experiment.encoders}"
-            )
-        if self.experiment.alpha != self.default_experiment().alpha:
-            raise ValueError(
-                f"{where}: set the union weight with alpha= (None: the router's own); "
-                "experiment.alpha is not read"
-            )
-        if self.alpha is not None and (
-            isinstance(self.alpha, bool) or not np.isfinite(self.alpha) or self.alpha < 0
-        ):
-            raise ValueError(f"{where}.alpha must be None or a finite number >= 0")
+        if not isinstance(self.encoder, str) or not self.encoder:
+            raise ValueError(f"{where}.encoder must be an encoder name, got {self.encoder!r}")
+        super().validate()
 
 
 @dataclass(frozen=True)
@@ -157,17 +137,19 @@ class TransferResult:
 
 
 def transfer_router(
-    model: str | os.PathLike[str] | RegimeRouter | None = None,
     cfg: TransferConfig | None = None,
     context: Context | None = None,
+    *,
+    model: str | os.PathLike[str] | RegimeRouter | None = None,
 ) -> TransferResult:
     """Apply a frozen router (a file, a loaded router, or None for the packaged model) to every
     dataset of ``cfg``, zero-shot."""
     cfg = cfg or TransferConfig()
     router = resolve_router(model)
     alpha = float(router.alpha if cfg.alpha is None else cfg.alpha)
-    experiment = dataclasses.replace(cfg.experiment, alpha=alpha)
-    data = load_routing_data(experiment, context, bridge_source=cfg.bridge_source)
+    # the union weight applied: the router's own unless the config sets one
+    applied = dataclasses.replace(cfg, alpha=alpha)
+    data = load_routing_data(applied, applied.datasets, cfg.encoder, cfg.bridge_source, context)
     outcomes = {
         dataset: apply_router(router, d, bootstrap=cfg.bootstrap) for dataset, d in data.items()
     }
@@ -179,6 +161,46 @@ def transfer_router(
         data=data,
         outcomes=outcomes,
     )
+
+
+def router_path(choice: str, work: Path | None) -> Path:
+    """The router file a transfer run applies: ``"packaged"`` (the package's default router),
+    ``"trained"`` (the one the router-training run wrote under ``work``) or a path."""
+    if choice == "packaged":
+        path = default_router_path()
+    elif choice == "trained":
+        path = paths.results_dir(work) / "router_train" / TRAINED_ROUTER_FILE
+    else:
+        path = Path(choice)
+    if not path.is_file():
+        raise FileNotFoundError(f"router file {path} not found (router_file={choice!r})")
+    return path
+
+
+def training_numbers(train_record: Mapping[str, Any]) -> dict[str, Any]:
+    """What the transfer record repeats of the router-training record, for the headline table:
+    the training dataset, its n, routed − q and the oracle gap, routed − union."""
+
+    def comparison(name: str) -> dict[str, Any]:
+        keys = ("diff", "ci_lo", "ci_hi", "p_value")
+        return {key: get_number(train_record, f"train.outcome.{name}.{key}") for key in keys}
+
+    return {
+        "dataset": get_number(train_record, "train.dataset"),
+        "n": get_number(train_record, "train.n"),
+        **comparison("routed_vs_q"),
+        "oracle_gap": get_number(train_record, "train.outcome.oracle_vs_routed.diff"),
+        "vs_union": comparison("routed_vs_union"),
+    }
+
+
+def paper_numbers() -> dict[str, Any]:
+    """The paper's ΔR@5 and p per dataset and its oracle gap, for the headline table."""
+    numbers: dict[str, Any] = {
+        name: {"delta": ref["delta"], "p": ref["p"]} for name, ref in PAPER_REFERENCE.items()
+    }
+    numbers["oracle_gap"] = PAPER_ORACLE_GAP
+    return numbers
 
 
 def headline_rows(

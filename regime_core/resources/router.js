@@ -389,6 +389,24 @@
   // --- model ----------------------------------------------------------------------------------
 
   class RouteError extends Error {}
+  /** A value the strict parser refuses, with the keys and indices leading to it
+   * (regime_core.integrity.JSONProblem's path). */
+  class JsonValueError extends RouteError {
+    constructor(problem, path) {
+      super(problem);
+      this.path = path;
+    }
+  }
+
+  /** integrity.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
+  function jsonPath(path) {
+    let out = "";
+    for (const part of path) {
+      if (typeof part === "number") out += `[${part}]`;
+      else out += out ? `.${part}` : String(part);
+    }
+    return out;
+  }
 
   // --- JSON as Python's json module reads and writes it ---------------------------------------
   // A model is checked as regime_core.router.io.load_router checks it, seal included, so the
@@ -446,7 +464,7 @@
         } else fail(e === "u" ? "Invalid \\uXXXX escape" : "Invalid \\escape");
       }
     };
-    const value = (depth) => {
+    const value = (depth, path) => {
       if (depth > MAX_JSON_DEPTH) fail(`Nesting deeper than ${MAX_JSON_DEPTH} levels`);
       skip();
       const c = text[i];
@@ -470,10 +488,13 @@
             if (text[i] !== ":") fail("Expecting ':' delimiter");
             i++;
             if (Object.prototype.hasOwnProperty.call(out, key)) {
-              fail(`Duplicate key ${JSON.stringify(key)}`, at);
+              throw new JsonValueError(`the key ${pyRepr(key)} appears twice in one object`, [
+                ...path,
+                key,
+              ]);
             }
-            out[key] = value(depth + 1);
-          } else out.push(value(depth + 1));
+            out[key] = value(depth + 1, [...path, key]);
+          } else out.push(value(depth + 1, [...path, out.length]));
           skip();
           if (text[i] === ",") i++;
           else if (text[i] === close) {
@@ -493,18 +514,28 @@
       const m = NUMBER.exec(text);
       if (m) {
         i = NUMBER.lastIndex;
-        if (m[1] !== undefined || m[2] !== undefined) return Number(m[0]);
+        if (m[1] !== undefined || m[2] !== undefined) {
+          const x = Number(m[0]);
+          if (!Number.isFinite(x)) {
+            throw new JsonValueError(`the number ${m[0].slice(0, 40)} is beyond a float's range`, path);
+          }
+          return x;
+        }
         if (m[0].replace("-", "").length > MAX_INT_DIGITS) {
           fail(`Integer with more than ${MAX_INT_DIGITS} digits`, i - m[0].length);
         }
         return BigInt(m[0]);
       }
-      if (/^(?:NaN|-?Infinity)/.test(text.slice(i, i + 9))) {
-        fail("NaN and Infinity are not JSON numbers");
+      const constant = /^(?:NaN|-?Infinity)/.exec(text.slice(i, i + 9));
+      if (constant) {
+        throw new JsonValueError(
+          `${constant[0]} is not a JSON number (JSON has no NaN or Infinity)`,
+          path
+        );
       }
       fail("Expecting value");
     };
-    const out = value(1);
+    const out = value(1, []);
     skip();
     if (i < n) fail("Extra data");
     return out;
@@ -624,6 +655,7 @@
 
   const FORMAT = "regime-router";
   const HASH_KEY = "sha256";
+  const MAX_ALPHA = 1e18; // regime_core.limits.MAX_ALPHA
   const REBUILD = "retrain it with `regime route train --out FILE` (or save_router)";
   const TOP_LEVEL = [
     "format", "format_version", "feature_spec", "feature_names", "rules", "classes",
@@ -828,14 +860,28 @@
     try {
       doc = parsePyJson(text);
     } catch (err) {
+      if (err instanceof JsonValueError) {
+        const at = err.path.length ? `, at ${jsonPath(err.path)}` : "";
+        throw new RouteError(`${where}${at}: ${err.message}`);
+      }
       if (!(err instanceof RouteError)) throw err;
       throw new RouteError(`${where}: not valid JSON (${err.message})`);
     }
     const error = (field, problem) => new RouteError(`${where}: field '${field}' ${problem}`);
-    const obj = (v, field, keys) => {
+    // load_router's _Fields.obj: every key of `keys`; one not in keys + optional is refused
+    // too (optional === null: any other key is allowed)
+    const obj = (v, field, keys, optional = []) => {
       if (!isObject(v)) throw error(field, `must be a JSON object, got ${pyTypeName(v)}`);
       const missing = keys.filter((k) => !Object.prototype.hasOwnProperty.call(v, k));
       if (missing.length) throw error(field, `is missing key(s) ${pyRepr(missing)}`);
+      if (optional !== null) {
+        const unknown = Object.keys(v)
+          .filter((k) => !keys.includes(k) && !optional.includes(k))
+          .sort(cpCompare);
+        if (unknown.length) {
+          throw error(field, `has key(s) ${pyRepr(unknown)} the format does not define`);
+        }
+      }
       return v;
     };
     const number = (v, field) => {
@@ -879,7 +925,7 @@
         `is ${pyRepr(has("format_version") ? doc.format_version : null)}; this code reads version 1`
       );
     }
-    obj(doc, "(top level)", TOP_LEVEL);
+    obj(doc, "(top level)", TOP_LEVEL, [HASH_KEY]);
 
     const names = doc.feature_names;
     const sameNames =
@@ -887,7 +933,7 @@
     if (!sameNames) {
       throw error("feature_names", `is ${pyRepr(names)}, expected ${pyRepr(FEATURE_NAMES)}`);
     }
-    const raw = obj(doc.rules, "rules", []);
+    const raw = obj(doc.rules, "rules", [], null); // checkRules refuses unknown ones
     let rules;
     try {
       rules = checkRules(raw);
@@ -926,19 +972,27 @@
       throw error("threshold", `must be in (0, 1), got ${pyFloat(threshold)}`);
     }
     const alpha = number(doc.alpha, "alpha");
-    if (alpha < 0) throw error("alpha", `must be >= 0, got ${pyFloat(alpha)}`);
+    if (!(alpha >= 0 && alpha <= MAX_ALPHA)) {
+      // regime_core.limits.check_alpha
+      throw error(
+        "alpha",
+        `must be a finite number in [0, 1e+18], got ${pyFloat(alpha)} ` +
+          "(float32 queries q + α·b overflow beyond it)"
+      );
+    }
     const params = obj(doc.params, "params", ["C", "class_weight", "random_state", "max_iter"]);
     const C = number(params.C, "params.C");
     if (C <= 0) throw error("params.C", `must be > 0, got ${pyFloat(C)}`);
     const weights = params.class_weight;
     if (Array.isArray(weights)) {
-      if (!weights.every((p) => Array.isArray(p) && p.length === 2)) {
-        throw error("params.class_weight", "must be null, 'balanced' or [label, w] pairs");
+      const isClass = (x) => classes.some((c) => typeof c === typeof x && c === x);
+      if (!weights.every((p) => Array.isArray(p) && p.length === 2 && isClass(p[0]))) {
+        throw error(
+          "params.class_weight",
+          "must be null, 'balanced' or [label, w] pairs of classes"
+        );
       }
       weights.forEach((p, k) => {
-        if (p[0] !== null && typeof p[0] === "object") {
-          throw error("params.class_weight", `has an unhashable label ${pyRepr(p[0])}`);
-        }
         number(p[1], `params.class_weight[${k}]`);
       });
     } else if (weights !== null && weights !== "balanced") {
@@ -965,7 +1019,10 @@
       );
     }
     const trainingKeys = ["dataset", "n", "label_rule", "package_versions"];
-    const training = obj(doc.training, "training", trainingKeys);
+    const training = obj(doc.training, "training", trainingKeys, ["extra"]);
+    if (Object.prototype.hasOwnProperty.call(training, "extra") && !isObject(training.extra)) {
+      throw error("training.extra", "must be a JSON object");
+    }
     string(training.dataset, "training.dataset");
     integer(training.n, "training.n", 2);
     string(training.label_rule, "training.label_rule");

@@ -8,7 +8,9 @@ The pipeline for one arm is four pure steps and one side effect at the edge, one
    mode: the example's own distractor pool; ``corpus`` mode: every passage of the examples
    passed. The bridge (hop 1) is removed from the candidates unless ``exclude_bridge`` is False.
 2. :mod:`~regime_core.retrieval.queries` — :func:`arm_query_texts`: the texts and weights of an
-   arm's query for one example (the arms are listed there).
+   arm's query for one example (the arms are listed there), under one
+   :class:`RetrievalSettings` (:mod:`~regime_core.retrieval.settings`: the pool, α, k, the
+   bridge exclusion and the knockout rule, as one checked value).
 3. The embedding store (:class:`EmbeddingSource`) encodes every distinct query text once (query
    mode) and every passage once (document mode); :func:`combine_query_vectors` builds
    ``v = Σ_i w_i f_q(t_i)`` and re-normalises it, so ranking by inner product is ranking by cosine.
@@ -35,7 +37,6 @@ exact search) is not :func:`regime_core.metrics.recall_at_k` (gold passages in a
 
 from regime_core.retrieval.pipeline import (
     EmbeddingSource,
-    RetrieveOptions,
     retrieve,
     retrieve_arms,
 )
@@ -65,10 +66,13 @@ from regime_core.retrieval.scoring import (
     score_candidates_faiss,
     score_candidates_numpy,
 )
+from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.trec import (
+    check_trec_ids,
     qrels_lines,
     trec_run_lines,
     write_qrels,
+    write_run_and_qrels,
     write_trec_run,
 )
 
@@ -84,9 +88,10 @@ __all__ = [
     "EmbeddingSource",
     "MissingArmInput",
     "Ranking",
-    "RetrieveOptions",
+    "RetrievalSettings",
     "arm_query_texts",
     "candidate_pools",
+    "check_trec_ids",
     "combine_query_vectors",
     "default_scorer",
     "document_text",
@@ -101,5 +106,6 @@ __all__ = [
     "score_candidates_numpy",
     "trec_run_lines",
     "write_qrels",
+    "write_run_and_qrels",
     "write_trec_run",
 ]

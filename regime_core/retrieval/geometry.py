@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from regime_core import config
 from regime_core.encoders.base import Encoder
 from regime_core.retrieval import (
     EmbeddingSource,
@@ -30,6 +29,7 @@ from regime_core.retrieval import (
     score_candidates,
 )
 from regime_core.retrieval.corpus_scan import scan_corpus
+from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import (
     Vectors,
     checked_vectors,
@@ -114,23 +114,26 @@ def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode:
 def build_geometry(
     examples: Sequence[Example],
     b_rel_texts: Sequence[str],
+    settings: RetrievalSettings,
     *,
     encoder: Encoder,
     store: EmbeddingSource,
-    pool: str = config.POOL_MODE,
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
     corpus: Sequence[Passage] | None = None,
 ) -> UnionGeometry:
     """Embed (through ``store``) the questions, the given ``B_rel`` texts and the candidate
-    passages; ``corpus`` is the passage set of ``corpus`` pool mode (default: the examples'
-    pools), as in :func:`regime_core.experiments.common.outcome_table`."""
+    passages of ``settings``' pool; ``corpus`` is the passage set of ``corpus`` pool mode
+    (default: the examples' pools), as in :func:`regime_core.experiments.outcomes.outcome_table`.
+    The weights are the caller's (:meth:`UnionGeometry.target_ranks`)."""
+    pool = settings.pool
     examples = list(examples)
     if len(b_rel_texts) != len(examples):
         raise ValueError(f"{len(b_rel_texts)} B_rel texts for {len(examples)} examples")
     if not examples:
         raise ValueError("build_geometry: no examples")
     passages = list(corpus) if pool == "corpus" and corpus is not None else None
-    pools = candidate_pools(examples, pool, exclude_bridge=exclude_bridge, passages=passages)
+    pools = candidate_pools(
+        examples, pool, exclude_bridge=settings.exclude_bridge, passages=passages
+    )
     row_of = {p.pid: row for row, p in enumerate(pools.passages)}
     targets = np.empty(len(examples), dtype=np.int64)
     for i, ex in enumerate(examples):

@@ -8,7 +8,7 @@ through the :class:`EmbeddingSource` protocol; everything else is a pure step of
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Required, TypedDict, Unpack
+from typing import Any
 
 import numpy as np
 
@@ -24,53 +24,38 @@ from regime_core.retrieval.ranking import (
     scan_ranking,
 )
 from regime_core.retrieval.scoring import check_scorer, default_scorer, score_candidates
+from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import EmbeddingSource, checked_vectors, embed_vectors
 from regime_core.schema import Example
 
 
-class RetrieveOptions(TypedDict, total=False):
-    """The keyword arguments of :func:`retrieve_arms`, for :func:`retrieve` to pass on; their
-    defaults are stated there only."""
-
-    encoder: Required[Encoder]
-    store: Required[EmbeddingSource]
-    pool: str
-    alpha: float
-    exclude_bridge: bool
-    b_rel: Sequence[int | str | None] | None
-    k: int | None
-    scorer: str | None
-    pools: CandidatePools | None
-    knockout_single: str
-
-
 def retrieve_arms(
     examples: Sequence[Example],
-    arms: Iterable[str] = config.ARMS,
+    arms: Iterable[str],
+    settings: RetrievalSettings,
     *,
     encoder: Encoder,
     store: EmbeddingSource,
-    pool: str = config.POOL_MODE,
-    alpha: float = config.ALPHA,
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
+    depth: int | None,
     b_rel: Sequence[int | str | None] | None = None,
-    k: int | None = max(config.K_VALUES),
     scorer: str | None = None,
     pools: CandidatePools | None = None,
-    knockout_single: str = config.KNOCKOUT_SINGLE,
 ) -> dict[str, Ranking]:
     """Rank every example's hop-2 candidates for several arms, sharing one set of encodings.
 
     Every distinct query text of every arm is encoded once (query mode) and every passage once
-    (document mode) through ``store``; the arms differ only in how the text vectors are combined.
-    ``b_rel[i]`` is example ``i``'s relation sentence (index or text); ``None`` uses the gold
+    (document mode) through ``store``; the arms differ only in how the text vectors are combined,
+    by ``settings`` (:class:`~regime_core.retrieval.settings.RetrievalSettings`: the pool, the
+    bridge exclusion, α and the knockout rule, checked when it was built). ``b_rel[i]`` is
+    example ``i``'s relation sentence (index or text); ``None`` uses the gold
     ``Example.relation_sentence``. ``scorer`` (``numpy`` or ``faiss``, identical up to float32
-    rounding) defaults to the faster for the pools' shape (:func:`default_scorer`). ``k``
+    rounding) defaults to the faster for the pools' shape (:func:`default_scorer`). ``depth``
     truncates the stored top list and the run file (``None``: all candidates); ranks, scores
     and metrics always use the full candidate list. ``pools`` reuses candidate pools already
-    built over the same examples. ``knockout_single``: see :func:`arm_query_texts`.
+    built over the same examples.
 
-    >>> rankings = retrieve_arms(exs, ("q", "union"), encoder=enc, store=store)  # doctest: +SKIP
+    >>> rankings = retrieve_arms(exs, ("q", "union"), settings, encoder=enc, store=store,
+    ...                          depth=10)                                      # doctest: +SKIP
     >>> rankings["union"].metrics()["hit@5"]                                     # doctest: +SKIP
     """
     examples = list(examples)
@@ -78,16 +63,15 @@ def retrieve_arms(
     unknown = [a for a in arms if a not in config.ARMS]
     if unknown:
         raise ValueError(f"arm(s) {unknown} not among {config.ARMS}")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 1):
-        raise ValueError(f"k must be a positive integer or None, got {k!r}")
-    if not np.isfinite(alpha):
-        raise ValueError(f"alpha must be a finite number, got {alpha!r}")
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
     if scorer is not None:
         check_scorer(scorer)
     if b_rel is None:
         b_rel = [ex.relation_sentence for ex in examples]
     elif len(b_rel) != len(examples):
         raise ValueError(f"b_rel has {len(b_rel)} entries for {len(examples)} examples")
+    pool, exclude_bridge = settings.pool, settings.exclude_bridge
     if pools is None:
         pools = candidate_pools(examples, pool, exclude_bridge=exclude_bridge)
     elif pools.mode != pool or pools.exclude_bridge != exclude_bridge:
@@ -98,7 +82,7 @@ def retrieve_arms(
     if len(pools.candidates) != len(examples):
         raise ValueError(f"{len(pools.candidates)} candidate pools for {len(examples)} examples")
 
-    plans = {arm: plan_arm(examples, arm, b_rel, alpha, knockout_single) for arm in arms}
+    plans = {arm: plan_arm(examples, arm, b_rel, settings) for arm in arms}
     # Each distinct text is encoded once, whichever arms and examples share it.
     texts = list(dict.fromkeys(t for plan in plans.values() for t in plan.texts()))
     text_row = {text: row for row, text in enumerate(texts)}
@@ -121,7 +105,9 @@ def retrieve_arms(
     padded = None if corpus else pools.padded()
     rankings: dict[str, Ranking] = {}
     for arm, plan in plans.items():
-        run = RankingRun(arm=arm, encoder=encoder.name, alpha=alpha, scorer=scorer, k=k)
+        run = RankingRun(
+            arm=arm, encoder=encoder.name, alpha=settings.alpha, scorer=scorer, k=depth
+        )
         queries = plan.query_vectors(text_vectors, text_row)
         if padded is None:
             if not plan.kept:
@@ -138,7 +124,9 @@ def retrieve_arms(
     return rankings
 
 
-def retrieve(examples: Sequence[Example], arm: str, **options: Unpack[RetrieveOptions]) -> Ranking:
-    """Rank every example's hop-2 candidates with one arm; ``options`` are the keyword
-    arguments of :func:`retrieve_arms` (``encoder`` and ``store`` required)."""
-    return retrieve_arms(examples, (arm,), **options)[arm]
+def retrieve(
+    examples: Sequence[Example], arm: str, settings: RetrievalSettings, **options: Any
+) -> Ranking:
+    """Rank every example's hop-2 candidates with one arm: :func:`retrieve_arms` with the same
+    keyword ``options`` (``encoder``, ``store`` and ``depth`` are required)."""
+    return retrieve_arms(examples, (arm,), settings, **options)[arm]

@@ -1,6 +1,7 @@
 """Query arms: the texts and weights of each arm's hop-2 query, and their combined vector.
 
-Arms (``config.ARMS``), with ``f_q`` the encoder in query mode and ``α = config.ALPHA``:
+Arms (``config.ARMS``), with ``f_q`` the encoder in query mode and ``α`` the settings' weight
+(:class:`~regime_core.retrieval.settings.RetrievalSettings`):
 
 ============  =======================================================
 ``q``         ``f_q(question)``
@@ -23,6 +24,7 @@ import numpy as np
 
 from regime_core import config
 from regime_core.encoders.vectors import l2_normalize
+from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import Vectors, dense_rows, is_sparse
 from regime_core.schema import Example
 
@@ -76,33 +78,26 @@ def resolve_b_rel(example: Example, b_rel: int | str | None) -> tuple[int | None
 
 
 def arm_query_texts(
-    example: Example,
-    arm: str,
-    b_rel: int | str | None,
-    *,
-    alpha: float = config.ALPHA,
-    knockout_single: str = config.KNOCKOUT_SINGLE,
+    example: Example, arm: str, b_rel: int | str | None, settings: RetrievalSettings
 ) -> list[tuple[str, float]]:
     """The ``(text, weight)`` parts of an arm's query for one example; pure.
 
-    ``knockout_single`` says what ``knockout`` queries with when ``B_rel`` is the bridge's only
-    sentence: ``"title"``, the bridge's title (what is left of the bridge without ``B_rel``), or
-    ``"drop"``, nothing (the item is missing from the arm, counted).
+    The bridge side weighs ``settings.alpha``. ``settings.knockout_single`` says what
+    ``knockout`` queries with when ``B_rel`` is the bridge's only sentence: ``"title"``, the
+    bridge's title (what is left of the bridge without ``B_rel``), or ``"exclude"``, nothing (the
+    item is missing from the arm, counted).
 
     The query vector is ``Σ weight·f_q(text)``, re-normalised. ``b_rel`` is the bridge's
     relation sentence as an index into ``example.bridge.sentences`` or as text (gold:
     ``example.relation_sentence``). Raises :class:`MissingArmInput` when the example lacks
     what the arm needs, ValueError for an unknown arm or a bad ``b_rel``.
 
-    >>> arm_query_texts(ex, "union", 1)                         # doctest: +SKIP
+    >>> arm_query_texts(ex, "union", 1, settings)               # doctest: +SKIP
     [('Who directed the film?', 1.0), ('It was directed by Ann Lee.', 0.25)]
     """
     if arm not in config.ARMS:
         raise ValueError(f"arm {arm!r} is not one of {config.ARMS}")
-    if knockout_single not in config.KNOCKOUT_SINGLE_RULES:
-        raise ValueError(
-            f"knockout_single {knockout_single!r} is not one of {config.KNOCKOUT_SINGLE_RULES}"
-        )
+    alpha = settings.alpha
     question = (example.question, 1.0)
     if arm == "q":
         return [question]
@@ -122,7 +117,7 @@ def arm_query_texts(
     if index is None:
         raise MissingArmInput(example.id, arm, MISSING_B_REL_NOT_IN_BRIDGE)
     rest = " ".join(s for i, s in enumerate(example.bridge.sentences) if i != index)
-    if not rest.strip() and knockout_single == "title":
+    if not rest.strip() and settings.knockout_single == "title":
         rest = example.bridge.title
     if not rest.strip():
         raise MissingArmInput(example.id, arm, MISSING_KNOCKOUT_TEXT)
@@ -154,13 +149,12 @@ def plan_arm(
     examples: Sequence[Example],
     arm: str,
     b_rel: Sequence[int | str | None],
-    alpha: float = config.ALPHA,
-    knockout_single: str = config.KNOCKOUT_SINGLE,
+    settings: RetrievalSettings,
 ) -> ArmPlan:
     """:func:`arm_query_texts` of every example; the ones an arm cannot query are ``missing``.
 
     >>> gold = [ex.relation_sentence for ex in examples]     # doctest: +SKIP
-    >>> plan_arm(examples, "union", gold).missing          # doctest: +SKIP
+    >>> plan_arm(examples, "union", gold, settings).missing  # doctest: +SKIP
     (('q7', 'no B_rel: the bridge has no identified relation sentence'),)
     """
     kept: list[int] = []
@@ -168,7 +162,7 @@ def plan_arm(
     missing: list[tuple[str, str]] = []
     for i, (ex, rel) in enumerate(zip(examples, b_rel, strict=True)):
         try:
-            texts = arm_query_texts(ex, arm, rel, alpha=alpha, knockout_single=knockout_single)
+            texts = arm_query_texts(ex, arm, rel, settings)
         except MissingArmInput as err:
             missing.append((ex.id, err.reason))
             continue

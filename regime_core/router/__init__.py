@@ -38,7 +38,7 @@ from regime_core.router.features import (
 from regime_core.router.io import load_router, save_router
 from regime_core.router.labels import (
     ACTIONS,
-    DROPPED,
+    EXCLUDED,
     TIE_RULES,
     describe_label_rule,
     outcome_labels,
@@ -55,7 +55,7 @@ from regime_core.router.selector import (
 __all__ = [
     "ACTIONS",
     "DEFAULT_ROUTER_RULES",
-    "DROPPED",
+    "EXCLUDED",
     "FEATURE_DOCS",
     "FEATURE_NAMES",
     "FEATURE_SPEC",

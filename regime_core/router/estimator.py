@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from regime_core import config
 from regime_core.router.features import FEATURE_NAMES, N_FEATURES, featurize
-from regime_core.router.labels import ACTIONS, DROPPED
+from regime_core.router.labels import ACTIONS, EXCLUDED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import check_question, check_sentences, check_title
 
@@ -136,11 +136,11 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
         classes = np.unique(y)
         if y_type != "binary":
             hint = ""
-            if DROPPED in classes.tolist():
+            if EXCLUDED in classes.tolist():
                 hint = (
-                    f" y contains {DROPPED}, the mark of a tie dropped by "
-                    "outcome_labels(tie_rule='drop'): keep only labels != -1 (and report how "
-                    "many were dropped)."
+                    f" y contains {EXCLUDED}, the mark of a tie excluded by "
+                    "outcome_labels(tie_rule='exclude'): keep only labels != -1 (and report how "
+                    "many were excluded)."
                 )
             raise ValueError(
                 f"Only binary classification is supported. The type of the target is {y_type}."

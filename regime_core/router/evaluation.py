@@ -29,6 +29,14 @@ COMPARISONS: dict[str, tuple[str, str]] = {
     # what a router is for: beating the policy that needs no router at all
     "routed_vs_union": ("routed", "union"),
 }
+"""the paired comparisons of the router chapter: a policy minus another
+
+- routed_vs_q: routed minus always-q
+- union_vs_q: always-union minus always-q
+- oracle_vs_q: the oracle (the better of q and union per question) minus always-q
+- oracle_vs_routed: the oracle gap: what a perfect router would add
+- routed_vs_union: routed minus always-union, the policy that needs no router
+"""
 #: The fields of a paired comparison that records keep (differences as fractions).
 COMPARISON_FIELDS: tuple[str, ...] = ("diff", "ci_lo", "ci_hi", "p_value", "n_a_better",
                                       "n_b_better")  # fmt: skip

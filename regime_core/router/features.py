@@ -61,6 +61,7 @@ FEATURE_DOCS: dict[str, str] = {
     "b_rel_has_new_entity": "P2 proxy: 1 if the selected B_rel names at least one entity that is "
     "neither named by the question nor the bridge's own subject, else 0.",
 }
+"""the router's five features, from the question and its chosen B_rel"""
 
 # Bump when a feature's definition changes in a way the behavioural hash below might miss.
 FEATURE_SPEC_VERSION = "regime-router-features/1"

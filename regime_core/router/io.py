@@ -14,7 +14,9 @@ file records what is needed to apply the model and to know what it is::
      "training": {"dataset": "2wikimultihopqa", "n": 1000, "label_rule": "...",
                   "package_versions": {...}, "extra": {...}}}
 
-:func:`load_router` validates every field and raises ValueError naming the file and the field.
+:func:`load_router` validates every field and raises ValueError naming the file and the field;
+the file is read strictly (:func:`regime_core.integrity.read_json_file`: no duplicate key, no
+NaN, bounded nesting, a regular file only) and a key the format does not define is refused.
 ``sha256`` (the hash of the canonical JSON of every other key, recorded by :func:`save_router`)
 must match: a bit flip that keeps the file valid JSON would otherwise change the model.
 The feature spec is recomputed from the stored rules with the current code and must match the
@@ -39,9 +41,10 @@ from regime_core.integrity import (
     DamagedFileError,
     atomic_write_bytes,
     canonical_bytes,
-    read_bytes,
+    read_json_file,
     sha256_hex,
 )
+from regime_core.limits import check_alpha
 from regime_core.router.estimator import RegimeRouter
 from regime_core.router.features import FEATURE_NAMES, FEATURE_SPEC_VERSION, feature_spec
 from regime_core.router.rules import RouterRules
@@ -188,12 +191,20 @@ class _Fields:
     def error(self, field: str, problem: str) -> ValueError:
         return ValueError(f"{self.path}: field {field!r} {problem}")
 
-    def obj(self, value: Any, field: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    def obj(
+        self, value: Any, field: str, keys: tuple[str, ...], optional: tuple[str, ...] | None = ()
+    ) -> dict[str, Any]:
+        """``value`` as an object with every key of ``keys``; one not in ``keys + optional``
+        is refused too (``optional=None``: any other key is allowed)."""
         if not isinstance(value, dict):
             raise self.error(field, f"must be a JSON object, got {type(value).__name__}")
         missing = [k for k in keys if k not in value]
         if missing:
             raise self.error(field, f"is missing key(s) {missing}")
+        if optional is not None:
+            unknown = sorted(set(value) - set(keys) - set(optional))
+            if unknown:
+                raise self.error(field, f"has key(s) {unknown} the format does not define")
         return value
 
     def number(self, value: Any, field: str) -> float:
@@ -230,12 +241,7 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
     """
     path = Path(path)
     f = _Fields(path)
-    try:
-        document = json.loads(read_bytes(path).decode("utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: not UTF-8 text ({exc})") from None
+    document = read_json_file(path)  # ValueError naming the file: not JSON, NaN, too deep, ...
     if not isinstance(document, dict):
         raise ValueError(f"{path}: expected a JSON object, got {type(document).__name__}")
     if document.get("format") != FORMAT:
@@ -245,7 +251,7 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
             "format_version",
             f"is {document.get('format_version')!r}; this code reads version {FORMAT_VERSION}",
         )
-    f.obj(document, "(top level)", _TOP_LEVEL)
+    f.obj(document, "(top level)", _TOP_LEVEL, (HASH_KEY,))
     n = len(FEATURE_NAMES)
 
     # Features: the names, the rules and the spec recomputed from them with the current code.
@@ -253,7 +259,7 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
         raise f.error(
             "feature_names", f"is {document['feature_names']!r}, expected {list(FEATURE_NAMES)}"
         )
-    raw_rules = f.obj(document["rules"], "rules", ())
+    raw_rules = f.obj(document["rules"], "rules", (), None)  # RouterRules refuses unknown ones
     try:
         rules = RouterRules(
             **{k: tuple(v) if isinstance(v, list) else v for k, v in raw_rules.items()}
@@ -285,16 +291,20 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
     if not 0 < threshold < 1:
         raise f.error("threshold", f"must be in (0, 1), got {threshold}")
     alpha = f.number(document["alpha"], "alpha")
-    if alpha < 0:
-        raise f.error("alpha", f"must be >= 0, got {alpha}")
+    try:
+        check_alpha(alpha)
+    except ValueError as exc:  # "alpha must be ..." -> "field 'alpha' must be ..."
+        raise f.error("alpha", str(exc).removeprefix("alpha ")) from None
     params = f.obj(document["params"], "params", ("C", "class_weight", "random_state", "max_iter"))
     C = f.number(params["C"], "params.C")
     if C <= 0:
         raise f.error("params.C", f"must be > 0, got {C}")
     class_weight = params["class_weight"]
     if isinstance(class_weight, list):
-        if not all(isinstance(p, list) and len(p) == 2 for p in class_weight):
-            raise f.error("params.class_weight", "must be null, 'balanced' or [label, w] pairs")
+        if not all(isinstance(p, list) and len(p) == 2 and p[0] in classes for p in class_weight):
+            raise f.error(
+                "params.class_weight", "must be null, 'balanced' or [label, w] pairs of classes"
+            )
         class_weight = {
             p[0]: f.number(p[1], f"params.class_weight[{i}]") for i, p in enumerate(class_weight)
         }
@@ -320,8 +330,13 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
 
     # Training metadata.
     training = f.obj(
-        document["training"], "training", ("dataset", "n", "label_rule", "package_versions")
+        document["training"],
+        "training",
+        ("dataset", "n", "label_rule", "package_versions"),
+        ("extra",),
     )
+    if not isinstance(training.get("extra", {}), dict):
+        raise f.error("training.extra", "must be a JSON object")
     f.string(training["dataset"], "training.dataset")
     n_train = f.integer(training["n"], "training.n", 2)
     f.string(training["label_rule"], "training.label_rule")

@@ -12,13 +12,13 @@ action should have been taken::
 
 - ``"q"``: a tie is labelled 0, the cheaper action (q needs no bridge sentence);
 - ``"union"``: a tie is labelled 1;
-- ``"drop"``: a tie is labelled :data:`DROPPED` (-1); the caller keeps ``labels != DROPPED``,
-  and must count and report the dropped items (:func:`tie_mask` gives them directly).
+- ``"exclude"``: a tie is labelled :data:`EXCLUDED` (-1); the caller keeps ``labels != EXCLUDED``,
+  and must count and report the excluded items (:func:`tie_mask` gives them directly).
   :class:`~regime_core.router.estimator.RegimeRouter` refuses -1 labels.
 
 >>> outcome_labels([3, 1, 2, np.inf], [1, 1, 5, 4])
 array([1, 0, 0, 1])
->>> outcome_labels([3, 1, 2, np.inf], [1, 1, 5, 4], tie_rule="drop")
+>>> outcome_labels([3, 1, 2, np.inf], [1, 1, 5, 4], tie_rule="exclude")
 array([ 1, -1,  0,  1])
 >>> outcome_labels([3, 1, 2, np.inf], [1, 1, 5, 4], k=2)
 array([1, 0, 0, 0])
@@ -32,8 +32,14 @@ import numpy as np
 
 from regime_core import config
 
-TIE_RULES: tuple[str, ...] = ("q", "union", "drop")
-Q, UNION, DROPPED = 0, 1, -1
+TIE_RULES: tuple[str, ...] = ("q", "union", "exclude")
+"""what a tie between q and union may be labelled
+
+- q: labelled q, the cheaper action
+- union: labelled union
+- exclude: no label: the question is left out of training, and counted
+"""
+Q, UNION, EXCLUDED = 0, 1, -1
 ACTIONS: tuple[str, str] = ("q", "union")  # label 0 and label 1
 
 
@@ -89,8 +95,8 @@ def outcome_labels(
     labels = union_wins.astype(np.int64)
     if tie_rule == "union":
         labels[tie] = UNION
-    elif tie_rule == "drop":
-        labels[tie] = DROPPED
+    elif tie_rule == "exclude":
+        labels[tie] = EXCLUDED
     return labels
 
 
@@ -99,8 +105,8 @@ def describe_label_rule(*, tie_rule: str = config.LABEL_TIE_RULE, k: int | None 
 
     >>> describe_label_rule()
     'rank(union)<rank(q); ties->q'
-    >>> describe_label_rule(tie_rule="drop", k=5)
-    'hit@5(union) and miss@5(q); ties->drop'
+    >>> describe_label_rule(tie_rule="exclude", k=5)
+    'hit@5(union) and miss@5(q); ties->exclude'
     """
     if tie_rule not in TIE_RULES:
         raise ValueError(f"tie_rule is {tie_rule!r}, not one of {TIE_RULES}")

@@ -45,13 +45,23 @@ class RouterRules(ConfigMixin):
     """
 
     new_entity_weight: float = 1.0
+    """selector score of a bridge sentence that names an entity neither in the question nor the
+    bridge's own subject
+    """
     overlap_weight: float = 0.5
+    """selector score per relation word the question and sentence share"""
     position_weight: float = 0.25
+    """selector score of the first sentence; sentence i gets it/(1 + i)"""
     stem_chars: int = 5
+    """relation words match when their first this-many characters do"""
     min_word_chars: int = 3
+    """question words shorter than this are never relation words"""
     entity_match_threshold: float = 0.5
+    """the share of an entity's content words a text must hold to name the entity"""
     comparison_cues: tuple[str, ...] = COMPARISON_CUES
+    """words that mark a comparison question, outside entity spans"""
     yes_no_openers: tuple[str, ...] = YES_NO_OPENERS
+    """first words that make a question a yes/no question"""
 
     def validate(self) -> None:
         for name in ("new_entity_weight", "overlap_weight", "position_weight"):

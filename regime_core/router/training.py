@@ -13,7 +13,7 @@ The flow, each step a function of its inputs (the embedding store is the only si
 Nothing gold is read to route: ``B_rel`` is the sentence :func:`~regime_core.router.select_b_rel`
 chooses, never the dataset's relation sentence; the gold sentence is read only to measure the
 selector (:func:`agreement_table`, :func:`gold_b_rel_retrieval`). The samples come from the
-experiments (:class:`regime_core.experiments.common.Sample`); this module only needs what
+experiments (:class:`regime_core.experiments.sampling.Sample`); this module only needs what
 :class:`SampleLike` names.
 """
 
@@ -27,9 +27,9 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, gold_b_rel, regime_table
+from regime_core.data.regimes import gold_b_rel, regime_table
 from regime_core.encoders.base import Encoder
-from regime_core.retrieval import EmbeddingSource
+from regime_core.retrieval import EmbeddingSource, RetrievalSettings
 from regime_core.retrieval.geometry import (
     UnionGeometry,
     build_geometry,
@@ -48,7 +48,7 @@ from regime_core.router.evaluation import (
     subset_outcome,
 )
 from regime_core.router.features import FEATURE_NAMES, featurize
-from regime_core.router.labels import DROPPED, describe_label_rule, outcome_labels, tie_mask
+from regime_core.router.labels import EXCLUDED, describe_label_rule, outcome_labels, tie_mask
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.schema import Example, Passage
 from regime_core.stats import PairedComparison
@@ -61,7 +61,7 @@ def check_bridge_source(value: Any, where: str) -> None:
 
 
 class SampleLike(Protocol):
-    """What routing reads of a dataset sample (:class:`regime_core.experiments.common.Sample`)."""
+    """What routing reads of a dataset sample (:class:`regime_core.experiments.sampling.Sample`)."""
 
     @property
     def dataset(self) -> str: ...
@@ -86,35 +86,32 @@ class SampleLike(Protocol):
 
 @dataclass(frozen=True)
 class RoutingData:
-    """Everything routing needs about one dataset sample under one encoder and pool mode.
+    """Everything routing needs about one dataset sample under one encoder and settings.
 
     ``table`` has one row per question: ``qid, dataset, native_type, parallel, regime,
     relation_source, gold_relation_sentence`` (the dataset's, -1 when it has none),
     ``b_rel_index`` (the selector's choice), ``n_sentences``, ``hop1``, the five features, and
-    ``rank_q``/``rank_union`` (1-based rank of the hop-2 target at ``alpha``). It also carries
-    how it was built (``pool``, ``alpha``, ``k``, ``exclude_bridge``, ``bridge_source``), so
-    nothing downstream has to be told again.
+    ``rank_q``/``rank_union`` (1-based rank of the hop-2 target at ``settings.alpha``). It also
+    carries how it was built (the retrieval ``settings``, the ``bridge_source``), so nothing
+    downstream has to be told again.
     """
 
     dataset: str
     encoder: str
-    pool: str
-    alpha: float
-    k: int
+    settings: RetrievalSettings
     sample: SampleLike
     table: pd.DataFrame
     X: np.ndarray
     geometry: UnionGeometry
-    bridge_source: str = config.BRIDGE_SOURCE
+    bridge_source: str
     hop1_counts: Mapping[str, int] | None = None  # with bridge_source="retrieved"
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE
 
     @property
     def n(self) -> int:
         return len(self.table)
 
     def hits(self, ranks: np.ndarray) -> np.ndarray:
-        return np.asarray(ranks) <= self.k
+        return np.asarray(ranks) <= self.settings.k
 
     @property
     def hit_q(self) -> np.ndarray:
@@ -127,20 +124,17 @@ class RoutingData:
 
 def build_routing_data(
     sample: SampleLike,
+    settings: RetrievalSettings,
     *,
     encoder: Encoder,
     store: EmbeddingSource,
+    bridge_source: str,
     encoder_name: str | None = None,
-    pool: str = config.POOL_MODE,
-    alpha: float = config.ALPHA,
-    k: int = config.HEADLINE_K,
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE,
     router_rules: RouterRules = DEFAULT_ROUTER_RULES,
-    regime_rules: RegimeRules = DEFAULT_REGIME_RULES,
-    bridge_source: str = config.BRIDGE_SOURCE,
 ) -> RoutingData:
     """Select ``B_rel`` and featurise every question of ``sample`` (no gold is read), then rank
-    its hop-2 candidates under ``q`` and under ``union`` with the *selected* ``B_rel``.
+    its hop-2 candidates under ``q`` and under ``union`` (at ``settings.alpha``) with the
+    *selected* ``B_rel``.
 
     ``bridge_source="retrieved"`` first replaces each bridge by the question's hop-1 top-1
     passage (:func:`~regime_core.retrieval.geometry.with_retrieved_bridges`; the table's ``hop1``
@@ -168,13 +162,12 @@ def build_routing_data(
     geometry = build_geometry(
         examples,
         [s.text for s in feats.selections],
+        settings,
         encoder=encoder,
         store=store,
-        pool=pool,
-        exclude_bridge=exclude_bridge,
         corpus=sample.corpus,
     )
-    regimes = regime_table(examples, regime_rules)
+    regimes = regime_table(examples, settings.regime_rules)
     table = pd.DataFrame(
         {
             "qid": [ex.id for ex in examples],
@@ -194,20 +187,17 @@ def build_routing_data(
     for j, name in enumerate(FEATURE_NAMES):
         table[name] = feats.X[:, j]
     table["rank_q"] = geometry.target_ranks(0.0)
-    table["rank_union"] = geometry.target_ranks(alpha)
+    table["rank_union"] = geometry.target_ranks(settings.alpha)
     return RoutingData(
         dataset=sample.dataset,
         encoder=encoder_name or encoder.name,
-        pool=pool,
-        alpha=float(alpha),
-        k=int(k),
+        settings=settings,
         sample=sample,
         table=table,
         X=feats.X,
         geometry=geometry,
         bridge_source=bridge_source,
         hop1_counts=hop1_counts,
-        exclude_bridge=bool(exclude_bridge),
     )
 
 
@@ -252,9 +242,9 @@ def hop1_numbers(
 class FittedRouting:
     """Labels from retrieval outcomes, out-of-fold probabilities and the deployment router."""
 
-    labels: np.ndarray  # 0 q, 1 union, DROPPED (-1) for ties dropped by tie_rule="drop"
+    labels: np.ndarray  # 0 q, 1 union, EXCLUDED (-1) for ties excluded by tie_rule="exclude"
     n_ties: int
-    probability: np.ndarray  # out of fold for labelled items; deployment model for dropped ones
+    probability: np.ndarray  # out of fold for labelled items; deployment model for excluded ones
     router: RegimeRouter  # fitted on every labelled item
     columns: tuple[int, ...]  # the feature columns used
 
@@ -264,17 +254,17 @@ def fit_routing(
     rank_q: np.ndarray,
     rank_union: np.ndarray,
     *,
-    alpha: float = config.ALPHA,
-    tie_rule: str = config.ROUTER_TRAIN_TIE_RULE,
-    label_k: int | None = None,
-    n_splits: int = config.CV_FOLDS,
-    seed: int = config.SEED,
+    alpha: float,
+    tie_rule: str,
+    label_k: int | None,
+    n_splits: int,
+    seed: int,
     columns: Sequence[int] | None = None,
 ) -> FittedRouting:
     """Label each question from its ranks (:func:`~regime_core.router.outcome_labels`), score it
     out of fold (:func:`~regime_core.router.cross_fit_predict`) and refit on every labelled item.
 
-    With ``tie_rule="drop"`` the tied items carry no label and never enter a fit; they are
+    With ``tie_rule="exclude"`` the tied items carry no label and never enter a fit; they are
     scored by the model fitted on all labelled items, which never saw them, so their
     probability is out of sample too. Raises ValueError when the labels hold one class only.
     """
@@ -282,7 +272,7 @@ def fit_routing(
     ties = tie_mask(rank_q, rank_union, k=label_k)
     cols = tuple(range(X.shape[1])) if columns is None else tuple(int(c) for c in columns)
     Xc = np.asarray(X, dtype=np.float64)[:, list(cols)]
-    kept = labels != DROPPED
+    kept = labels != EXCLUDED
     if np.unique(labels[kept]).size < 2:
         raise ValueError(
             f"the outcome labels hold one class only ({np.unique(labels[kept]).tolist()}) under "
@@ -306,7 +296,7 @@ def out_of_fold_auc(labels: np.ndarray, probability: np.ndarray) -> float:
     """ROC AUC of ``probability`` against the labelled items (NaN with one class)."""
     from sklearn.metrics import roc_auc_score
 
-    kept = labels != DROPPED
+    kept = labels != EXCLUDED
     if np.unique(labels[kept]).size < 2:
         return float("nan")
     return float(roc_auc_score(labels[kept], probability[kept]))
@@ -326,7 +316,7 @@ def apply_router(
         router.predict_action(data.X) == "union",
         router.predict_proba(data.X)[:, 1],
         dataset=data.dataset,
-        k=data.k,
+        k=data.settings.k,
         bootstrap=bootstrap,
     )
 
@@ -404,27 +394,25 @@ def gold_b_rel_retrieval(
     *,
     encoder: Encoder,
     store: EmbeddingSource,
-    regime_rules: RegimeRules = DEFAULT_REGIME_RULES,
     bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
 ) -> tuple[PairedComparison | None, int]:
-    """Union hit@k with the selected vs the gold ``B_rel`` (same encoder, pool and α as
+    """Union hit@k with the selected vs the gold ``B_rel`` (same encoder and settings as
     ``data``) on the questions that have a gold one, and how many have none (then no
     comparison: None)."""
     examples = list(data.sample.examples)
-    golds = [gold_b_rel(ex, regime_rules) for ex in examples]
+    golds = [gold_b_rel(ex, data.settings.regime_rules) for ex in examples]
     keep = [i for i, g in enumerate(golds) if g.sentence is not None]
     if not keep:
         return None, len(examples)
     geometry = build_geometry(
         [examples[i] for i in keep],
         [str(golds[i].sentence) for i in keep],
+        data.settings,
         encoder=encoder,
         store=store,
-        pool=data.pool,
-        exclude_bridge=data.exclude_bridge,
         corpus=data.sample.corpus,
     )
-    hit_gold = geometry.target_ranks(data.alpha) <= data.k
+    hit_gold = geometry.target_ranks(data.settings.alpha) <= data.settings.k
     comparison = paired_hits(
         data.hit_union[keep], hit_gold, ("union_selected", "union_gold"), bootstrap=bootstrap
     )

@@ -14,21 +14,24 @@ Declarations::
 
 Every notebook declares ``output_dir`` in its cell tagged ``parameters`` (the runner passes the
 record directory there), and every parameter a run sets; the runs form a DAG
-(:func:`topological_order`).
+(:func:`topological_order`). The file is read strictly (no duplicate key, no alias:
+:func:`regime_core.integrity.parse_yaml`), and ``book_executed_dir``, where ``reproduce``
+writes, must be a relative path that stays inside the file's directory (``/abs/path`` or
+``../elsewhere`` would write outside the repository).
 """
 
 from __future__ import annotations
 
-import json
+import graphlib
+import heapq
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
 from regime_core import paths
+from regime_core.integrity import read_json_file, read_yaml_file
 from regime_core.runner.records import canonical_json
 
 #: ``paper`` is the paper's own setting (1,000-question subsets, corpus pools, its three encoders
@@ -83,12 +86,12 @@ def load_declarations(path: Path | str | None = None) -> Declarations:
     does not declare, a missing ``output_dir`` parameter, an unknown dependency or a cycle.
     """
     file = Path(path) if path is not None else DEFAULT_DECLARATIONS
-    if not file.is_file():
-        raise FileNotFoundError(f"no run declarations at {file}")
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ValueError(f"{file}: not valid YAML ({err})") from err
+        raw = read_yaml_file(file)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no run declarations at {file}") from None
+    if raw is None:
+        raise ValueError(f"{file}: the file is empty; it must hold a 'runs' mapping")
     if not isinstance(raw, dict) or not isinstance(raw.get("runs", {}), dict):
         raise ValueError(f"{file}: expected a mapping with a 'runs' mapping")
     unknown_top = set(raw) - {"runs", "book_executed_dir"}
@@ -99,10 +102,36 @@ def load_declarations(path: Path | str | None = None) -> Declarations:
     for run_id, body in (raw.get("runs") or {}).items():
         runs[str(run_id)] = _parse_run(file, root, str(run_id), body)
     topological_order({rid: spec.depends_on for rid, spec in runs.items()}, source=str(file))
-    executed_dir = raw.get("book_executed_dir", DEFAULT_BOOK_EXECUTED_DIR)
-    if not isinstance(executed_dir, str) or not executed_dir:
-        raise ValueError(f"{file}: book_executed_dir must be a relative path string")
+    executed_dir = _relative_inside(
+        raw.get("book_executed_dir", DEFAULT_BOOK_EXECUTED_DIR), f"{file}: book_executed_dir"
+    )
     return Declarations(path=file.resolve(), runs=runs, book_executed_dir=root / executed_dir)
+
+
+def _relative_inside(value: Any, where: str) -> Path:
+    """``value`` as a relative path that stays below the directory it is relative to, or
+    ``ValueError`` naming ``where``.
+
+    >>> _relative_inside("book/executed", "f")
+    PosixPath('book/executed')
+    """
+    if not isinstance(value, str) or not value.strip() or "\0" in value:
+        raise ValueError(f"{where} must be a relative path string, got {value!r}")
+    pure = PurePosixPath(value)
+    if pure.is_absolute() or Path(value).is_absolute() or value.startswith("~"):
+        raise ValueError(
+            f"{where} is {value!r}: it must be relative (to the declarations file's directory)"
+        )
+    depth = 0
+    for part in pure.parts:
+        depth += -1 if part == ".." else (0 if part == "." else 1)
+        if depth < 0:
+            raise ValueError(
+                f"{where} is {value!r}: it leaves the declarations file's directory ('..')"
+            )
+    if depth == 0:
+        raise ValueError(f"{where} is {value!r}: it must name a directory below the file's")
+    return Path(value)
 
 
 def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
@@ -117,7 +146,7 @@ def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
     if not isinstance(body.get("notebook"), str):
         raise ValueError(f"{where}: 'notebook' (a path relative to {file.name}) is required")
     notebook = (root / body["notebook"]).resolve()
-    if not notebook.is_file():
+    if not notebook.exists():  # a FIFO or directory there is named by notebook_parameters
         raise ValueError(f"{where}: notebook {body['notebook']} does not exist (at {notebook})")
     parameters = _mapping(body.get("parameters", {}), f"{where}: 'parameters'")
     profiles_raw = _mapping(body.get("profiles", {}), f"{where}: 'profiles'")
@@ -175,10 +204,22 @@ def notebook_parameters(notebook: Path) -> list[str]:
     """Names assigned in the notebook's cell tagged ``parameters`` (papermill's own parser)."""
     import papermill
 
-    cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
-    if not any("parameters" in c.get("metadata", {}).get("tags", []) for c in cells):
+    document = read_json_file(notebook)  # ValueError naming the notebook when it is not JSON
+    cells = document.get("cells") if isinstance(document, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
+        raise ValueError(f"{notebook}: not a notebook (no list of cells)")
+
+    def tags(cell: dict[str, Any]) -> list[Any]:
+        metadata = cell.get("metadata")
+        found = metadata.get("tags") if isinstance(metadata, dict) else None
+        return found if isinstance(found, list) else []
+
+    if not any("parameters" in tags(c) for c in cells):
         raise ValueError(f"{notebook}: no cell is tagged 'parameters' (papermill needs one)")
-    return list(papermill.inspect_notebook(str(notebook)))
+    try:
+        return list(papermill.inspect_notebook(str(notebook)))
+    except Exception as err:  # nbformat and papermill raise their own kinds
+        raise ValueError(f"{notebook}: papermill cannot read its parameters ({err})") from err
 
 
 # --- the DAG -------------------------------------------------------------------------------------
@@ -187,7 +228,8 @@ def notebook_parameters(notebook: Path) -> list[str]:
 def topological_order(
     dependencies: Mapping[str, Sequence[str]], source: str = "reproduce.yml"
 ) -> list[str]:
-    """Order run ids so that every run follows the runs it depends on (ties: declaration order).
+    """Order run ids so that every run follows the runs it depends on (``graphlib``); of the
+    runs whose dependencies are done, the first declared comes first.
 
     Raises ``ValueError`` for a dependency on an undeclared run or for a cycle (naming it).
 
@@ -201,23 +243,22 @@ def topological_order(
                     f"{source}: run {run_id!r} depends on {dep!r}, which is not declared "
                     f"(declared: {', '.join(dependencies) or 'none'})"
                 )
+    sorter = graphlib.TopologicalSorter(dependencies)
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as err:
+        cycle = list(reversed(err.args[1]))  # graphlib lists it against the arrows
+        raise ValueError(f"{source}: dependency cycle {' -> '.join(cycle)}") from err
+    position = {run_id: index for index, run_id in enumerate(dependencies)}
+    ready = [(position[r], r) for r in sorter.get_ready()]
+    heapq.heapify(ready)
     order: list[str] = []
-    state: dict[str, str] = {}  # "visiting" | "done"
-
-    def visit(run_id: str, trail: list[str]) -> None:
-        if state.get(run_id) == "done":
-            return
-        if state.get(run_id) == "visiting":
-            cycle = [*trail[trail.index(run_id) :], run_id]
-            raise ValueError(f"{source}: dependency cycle {' -> '.join(cycle)}")
-        state[run_id] = "visiting"
-        for dep in dependencies[run_id]:
-            visit(dep, [*trail, run_id])
-        state[run_id] = "done"
+    while ready:  # the first declared of the runs whose dependencies are done, one at a time
+        _, run_id = heapq.heappop(ready)
         order.append(run_id)
-
-    for run_id in dependencies:
-        visit(run_id, [])
+        sorter.done(run_id)
+        for now_ready in sorter.get_ready():
+            heapq.heappush(ready, (position[now_ready], now_ready))
     return order
 
 

@@ -11,9 +11,7 @@ and ``regime expected check --work W`` (or ``tests/test_runner_expected.py``) li
 that drifted out of its tolerance.
 
 The paper's numbers are not here: they are in ``paper_claims.yml`` (:mod:`regime_core.paper`),
-judged by :mod:`regime_core.runner.judge`. The names of both that used to live here
-(:data:`MOVED_NAMES`: ``judge_claim``, ``load_claims``, ...) still read from here for one
-release, with a deprecation warning.
+judged by :mod:`regime_core.runner.judge`.
 
 >>> tolerance_for("summary.cells_fitted", 12), tolerance_for("hit_q", 0.5)
 (1e-06, 0.005)
@@ -23,14 +21,12 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core._moved import moved_attributes
 from regime_core.paper import read_yaml
 from regime_core.runner.declarations import load_declarations
 from regime_core.runner.records import (
@@ -41,28 +37,11 @@ from regime_core.runner.records import (
     load_record,
 )
 
-_MOVED_TO_PAPER = ("CLAIM_RULES", "PAPER_CLAIMS_FILE", "Claim", "load_claims")
-_MOVED_TO_JUDGE = (
-    "DIRECTION_ONLY", "LARGER", "NOT_REPRODUCED", "REPRODUCED", "SIGNIFICANCE_LEVEL", "SMALLER",
-    "VERDICTS", "VERDICT_RULES", "ClaimRow", "Judgement", "claim_values", "fill_behind",
-    "judge_claim", "judge_estimate", "judge_holds", "judge_positive", "judge_range",
-    "judge_share", "judge_values", "paper_significant", "paper_text", "values_text",
-)  # fmt: skip
-#: Names that moved to :mod:`regime_core.paper` and :mod:`regime_core.runner.judge`: reading
-#: them from here still works for one release, with a deprecation warning naming the new home.
-MOVED_NAMES: dict[str, str] = {
-    **dict.fromkeys(_MOVED_TO_PAPER, "regime_core.paper"),
-    **dict.fromkeys(_MOVED_TO_JUDGE, "regime_core.runner.judge"),
-}
-
-
-__getattr__ = moved_attributes(__name__, MOVED_NAMES)
-
-
 EXPECTED_NUMBERS_FILE = paths.REPO_ROOT / "expected_numbers.yml"
 EXPECTED_SCHEMA = "regime-expected/1"
 #: the profile whose numbers ``expected_numbers.yml`` freezes (minutes on two cores)
 EXPECTED_PROFILE = "quick"
+"""the profile whose numbers expected_numbers.yml freezes"""
 
 
 # --- expected numbers ----------------------------------------------------------------------------
@@ -216,6 +195,8 @@ def _yaml_scalar(value: Scalar) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot freeze the non-finite number {value!r}")
         text = repr(value)
         mantissa, e, exponent = text.partition("e")
         if "." not in mantissa:
@@ -227,7 +208,7 @@ def _yaml_scalar(value: Scalar) -> str:
 def load_expected(path: Path | str | None = None) -> list[Expected]:
     """Parse ``expected_numbers.yml``; ``ValueError`` names the file, run and key."""
     file = Path(path) if path is not None else EXPECTED_NUMBERS_FILE
-    raw = read_yaml(file)
+    raw = read_yaml(file, finite=False)  # a non-finite number is refused below, by its key
     if not isinstance(raw, dict) or raw.get("schema") != EXPECTED_SCHEMA:
         raise ValueError(f"{file}: expected schema {EXPECTED_SCHEMA!r}")
     runs = raw.get("runs")
@@ -235,22 +216,34 @@ def load_expected(path: Path | str | None = None) -> list[Expected]:
         raise ValueError(f"{file}: 'runs' must map run ids to their numbers")
     out: list[Expected] = []
     for run, numbers in runs.items():
+        if not isinstance(run, str) or not run:
+            raise ValueError(f"{file}: run id {run!r} is not a non-empty string")
         if not isinstance(numbers, dict):
             raise ValueError(f"{file}: run {run!r} must map keys to [value, tolerance]")
         for key, pair in numbers.items():
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise ValueError(f"{file}: run {run!r}, key {key!r}: expected [value, tolerance]")
-            value, tolerance = pair
             where = f"{file}: run {run!r}, key {key!r}"
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"{where}: the key is not a non-empty string")
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ValueError(f"{where}: expected [value, tolerance]")
+            value, tolerance = pair
             if (
                 isinstance(tolerance, bool)
                 or not isinstance(tolerance, int | float)
+                or not math.isfinite(tolerance)
                 or tolerance < 0
             ):
-                raise ValueError(f"{where}: tolerance {tolerance!r} is not a number >= 0")
+                raise ValueError(
+                    f"{where}: tolerance {tolerance!r} is not a finite number >= 0 (an infinite "
+                    "tolerance would switch the check off)"
+                )
             if not isinstance(value, bool | int | float | str):
                 raise ValueError(f"{where}: value {value!r} is not a scalar")
-            out.append(Expected(str(run), str(key), value, float(tolerance)))
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(
+                    f"{where}: value {value!r} is not finite (records hold finite numbers only)"
+                )
+            out.append(Expected(run, key, value, float(tolerance)))
     return out
 
 
@@ -294,18 +287,3 @@ def check_work(
     """Every number of ``file`` that the declared runs' records under ``work`` do not reproduce."""
     _, records = declared_records(work, declarations)
     return compare(load_expected(file), records)
-
-
-if __name__ == "__main__":  # pragma: no cover - the command line of the previous release
-    import subprocess
-    import sys
-    import warnings
-
-    warnings.warn(
-        "`python -m regime_core.runner.expected freeze|check` is deprecated and goes away in the "
-        "next release: use `regime expected freeze|check`",
-        DeprecationWarning,
-        stacklevel=1,
-    )
-    forwarded = [sys.executable, "-m", "regime_core", "expected", *sys.argv[1:]]
-    raise SystemExit(subprocess.call(forwarded))

@@ -47,6 +47,7 @@ VERDICTS: tuple[str, ...] = (
 CONSISTENT_WITH = "consistent with the paper's range"
 #: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
+"""a p-value below it is significant, for the paper and for us alike; one minus CONFIDENCE"""
 #: The smallest difference of hit@5 we treat as a real effect, 1 point of R@5.
 #: The margin of the "no loss" (non-inferiority) and "invariant" (equivalence) rules, and the
 #: effect an implied "> 0" claim must be able to reach. Ours, chosen after the issue that asked
@@ -96,8 +97,10 @@ VERDICT_RULES: dict[str, str] = {
     "Reproduced: it holds. Direction only: it does not hold as a whole but holds in at least one "
     "of its parts (one encoder). Not reproduced: otherwise.",
     "untestable": "A statement our data cannot test (a human annotation, a count of the paper's "
-    "own setup). Not testable here, with the reason and what it would take.",
+    "own setup). Not testable here, always; the reason says why and what it would take, with our "
+    "own numbers beside it.",
 }
+"""how a kind of claim turns the paper's value and ours into a verdict"""
 #: How bad a part's verdict is, for claims judged part by part (the worst part decides).
 _BADNESS: dict[str, int] = {
     REPRODUCED: 0, DIRECTION_ONLY: 1, INCONCLUSIVE: 2, SMALLER: 3, LARGER: 3, NOT_REPRODUCED: 4,
@@ -362,9 +365,13 @@ def judge_holds(holds: bool, parts: Mapping[str, bool] | None = None) -> Judgeme
     return Judgement(NOT_REPRODUCED, reason)
 
 
-def judge_untestable(why: str) -> Judgement:
-    """The ``untestable`` rule: the claim's reason, as written in ``paper_claims.yml``."""
-    return Judgement(NOT_TESTABLE, why)
+def judge_untestable(why: str, context: Mapping[str, Any]) -> Judgement:
+    """The ``untestable`` rule of :data:`VERDICT_RULES`: ``why`` with our ``context`` numbers.
+
+    >>> judge_untestable("ours is {n} of {m}", {"n": 212, "m": 1657}).reason
+    'ours is 212 of 1,657'
+    """
+    return Judgement(NOT_TESTABLE, why.format(**{k: format_number(v) for k, v in context.items()}))
 
 
 # --- power ---------------------------------------------------------------------------------------
@@ -449,12 +456,13 @@ def paper_significant(paper: Mapping[str, Any]) -> bool | None:
 
 @dataclass(frozen=True)
 class ClaimRow:
-    """A claim rendered for the table: the paper's number, ours, what is behind ours, verdict."""
+    """A claim rendered for the table: the paper's number, ours, what ours is computed on, the
+    verdict."""
 
     claim: Claim
     paper_text: str
     ours_text: str
-    behind_text: str
+    computed_on_text: str
     judgement: Judgement
 
 
@@ -537,7 +545,7 @@ def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
             "direction": int(_number(record, ours["direction"])) if "direction" in ours else None,
         }
     if claim.rule == "untestable":
-        return {str(k): get_number(record, v) for k, v in (ours.get("context") or {}).items()}
+        return {name: get_number(record, key) for name, key in ours.items()}
     return {
         "holds": bool(get_number(record, ours["holds"])),
         "parts": {
@@ -609,16 +617,8 @@ def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
             total=values["total"], direction_passing=values.get("direction"),
         )  # fmt: skip
     if claim.rule == "untestable":
-        return judge_untestable(fill_values(str(paper["why"]), values))
+        return judge_untestable(str(paper["why"]), values)
     return judge_holds(bool(values["holds"]), values.get("parts") or {})
-
-
-def fill_values(template: str, values: Mapping[str, Any]) -> str:
-    """``{name}`` in an untestable claim's reason, filled with our context numbers."""
-    return re.sub(
-        r"\{(\w+)\}", lambda m: format_number(values[m.group(1)]) if m.group(1) in values
-        else m.group(0), template,
-    )  # fmt: skip
 
 
 def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
@@ -648,7 +648,7 @@ def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
             text += f" (direction: {values['direction']} of {values['total']})"
         return text
     if claim.rule == "untestable":
-        return ", ".join(f"{k.replace('_', ' ')} {format_number(v)}" for k, v in values.items())
+        return ", ".join(f"{name} {format_number(value)}" for name, value in values.items())
     text = "yes" if values["holds"] else "no"
     parts = values.get("parts") or {}
     if parts:
@@ -662,34 +662,38 @@ def judge_claim(claim: Claim, record: Mapping[str, Any]) -> ClaimRow:
     Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
     """
     values = claim_values(claim, record)
-    behind = fill_behind(claim.behind, record)
+    computed_on = fill_fields(claim.computed_on, record)
     if values.get("n") is not None:
         n_text = f"n = {format_number(values['n'], 'int')}"
-        behind = f"{behind}; {n_text}" if behind else n_text
+        computed_on = f"{computed_on}; {n_text}" if computed_on else n_text
     return ClaimRow(
-        claim, paper_text(claim), values_text(claim, values), behind, judge_values(claim, values)
+        claim,
+        paper_text(claim),
+        values_text(claim, values),
+        computed_on,
+        judge_values(claim, values),
     )
 
 
 _PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)\}")
 
 
-def fill_behind(
+def fill_fields(
     template: str,
     record: Mapping[str, Any],
     display: Callable[[str, Any], str] | None = None,
 ) -> str:
-    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``behind`` text.
+    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
     ``display(field, value)`` turns each config value into text (the book passes its display
     names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
     ``regime verdicts --json`` prints it.
 
-    >>> fill_behind("{config.encoders}, sample {config.sample_size}",
+    >>> fill_fields("{config.encoders}, sample {config.sample_size}",
     ...             {"config": {"encoders": ["minilm", "tfidf"], "sample_size": None}})
     'minilm, tfidf, sample all'
-    >>> fill_behind("{config.encoders}", {"config": {"encoders": ["minilm"]}},
+    >>> fill_fields("{config.encoders}", {"config": {"encoders": ["minilm"]}},
     ...             display=lambda field, value: value.upper())
     'MINILM'
     """

@@ -44,7 +44,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from regime_core.integrity import DamagedFileError, atomic_write_bytes, read_bytes
+from regime_core.integrity import (
+    DamagedFileError,
+    JSONProblem,
+    atomic_write_bytes,
+    parse_json,
+    read_bytes,
+)
 
 RECORD_SCHEMA = "regime-record/1"
 RECORD_FILENAME = "record.json"
@@ -146,12 +152,29 @@ def package_versions() -> dict[str, str | None]:
 
 
 def hash_file(path: Path | str) -> str:
-    """SHA-256 of a file's bytes, e.g. for ``inputs={"manifest": hash_file(manifest)}``."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    """SHA-256 of an input file's bytes, e.g. for ``inputs={"manifest": hash_file(manifest)}``.
+
+    A missing file is a ``FileNotFoundError`` saying which part of its path is missing (a
+    notebook's ``work_dir`` parameter naming no directory, say); a FIFO, device or directory is
+    a ``ValueError`` naming it (:func:`regime_core.integrity.read_bytes`).
+    """
+    file = Path(path)
+    try:
+        return hashlib.sha256(read_bytes(file)).hexdigest()
+    except FileNotFoundError:
+        missing = file
+        while not missing.parent.exists() and missing.parent != missing:
+            missing = missing.parent
+        hint = (
+            f"the directory {missing} does not exist"
+            if missing != file
+            else f"{file.parent} has no {file.name}"
+        )
+        raise FileNotFoundError(
+            f"input file {file} does not exist: {hint}. A notebook reads its inputs under the "
+            "work directory its work_dir parameter (or REGIME_WORK_DIR) names: pass the one "
+            "`regime data prepare --work DIR` filled"
+        ) from None
 
 
 def canonical_json(value: Any) -> str:
@@ -287,15 +310,17 @@ def load_record(path: Path | str) -> dict[str, Any]:
     file was edited by hand).
     """
     file = record_path(path)
-    if not file.is_file():
-        raise FileNotFoundError(f"no results record at {file}")
     hint = _rebuild_hint(file)
     try:
-        record = json.loads(read_bytes(file).decode("utf-8"))
+        raw = read_bytes(file)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no results record at {file}") from None
+    try:
+        record = parse_json(raw.decode("utf-8"), str(file))
     except UnicodeDecodeError as err:
         raise DamagedFileError(f"{file}: damaged, not UTF-8 (byte {err.start}); {hint}") from err
-    except json.JSONDecodeError as err:
-        raise DamagedFileError(f"{file}: not valid JSON ({err}); {hint}") from err
+    except JSONProblem as err:
+        raise DamagedFileError(f"{err}; {hint}") from err
     if not isinstance(record, dict):
         raise DamagedFileError(
             f"{file}: a record is a JSON object, got {type(record).__name__}; {hint}"
@@ -442,11 +467,14 @@ def _fixed(x: float, digits: int, signed: bool = False) -> str:
     return f"+{text}" if signed and x > 0 else text
 
 
-def save_figure(fig: Any, out_dir: Path | str, name: str) -> Path:
+def save_figure(
+    fig: Any, out_dir: Path | str, name: str, text: Mapping[str, str] | None = None
+) -> Path:
     """Save a Matplotlib figure as ``out_dir/<name>.png`` with deterministic bytes.
 
     The PNG carries no software or time metadata and uses :data:`FIGURE_DPI`, so the same figure
-    gives the same file on every run. Pass the returned path to :func:`write_record`'s
+    gives the same file on every run; ``text`` adds PNG text chunks (the book's figures carry
+    their alt text and caption so). Pass the returned path to :func:`write_record`'s
     ``figures``.
     """
     stem = name[:-4] if name.endswith(".png") else name
@@ -454,14 +482,18 @@ def save_figure(fig: Any, out_dir: Path | str, name: str) -> Path:
         raise ValueError(
             f"figure name must be a plain file name like 'hit_by_regime', got {name!r}"
         )
+    import io
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     target = out / f"{stem}.png"
+    png = io.BytesIO()
     fig.savefig(
-        target,
+        png,
         format="png",
         dpi=FIGURE_DPI,
         bbox_inches="tight",
-        metadata={"Software": None},
+        metadata={"Software": None, **(text or {})},
     )
+    atomic_write_bytes(target, png.getvalue())  # never half a figure, never onto a FIFO
     return target

@@ -2,18 +2,16 @@
 order (:mod:`regime_core.runner.declarations`), skipping those whose inputs are unchanged.
 
 Each run executes one parameterised notebook with the parameters of a *profile* (``quick``,
-``default`` or ``full``) and writes a results record. A run is skipped when nothing it depends
-on has changed; its *key* is a SHA-256 over
-
-* the notebook's code cells (markdown edits do not rerun anything),
-* its resolved parameters and the profile name,
-* the prepared-data manifest ``<work>/prepared/manifest.json`` (``"absent"`` if there is none),
-* the source files of the ``regime_core`` package,
-* the keys of the runs it depends on (so a change upstream reruns everything downstream).
+``default``, ``full`` or ``paper``) and writes a results record. A run is skipped when its key
+(:mod:`regime_core.runner.keys`: code cells, parameters, prepared data, the modules its
+computation imports, package data, upstream keys) equals its stamp's and the stamp still holds
+(:mod:`regime_core.runner.stamps`: its outputs unchanged, its record's inputs those of the stamp,
+its upstream records those it read). :func:`plan` says what would run and why, running nothing
+(``regime reproduce --plan``).
 
 Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/regime``)::
 
-    W/runs/<run_id>/stamp.json       key, its components, seconds: written after a success
+    W/runs/<run_id>/stamp.json       key, its components, outputs: written after a success
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
     W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
 
@@ -22,22 +20,23 @@ gitignored), which is where ``_toc.yml`` points. Notebooks run in their own dire
 ``REGIME_WORK_DIR`` set to the absolute work directory, through papermill's command line in a
 child process (one kernel per run, ``--jobs`` runs at a time).
 
-Interrupted runs leave nothing behind: papermill runs in its own process group that dies with
-the runner (:mod:`regime_core.runner.children`); its pid is kept in
-``W/runs/<run_id>/child.pid`` so the next start ends any group still alive, and deletes the
-temporaries of dead writers. One ``reproduce`` per work directory runs at a time (a lock in
-``W/runs``); a second one waits for it.
+The work directory's lock (:func:`regime_core.integrity.directory_lock`) is held exclusively for
+the whole of a reproduce, so no other command reads or writes ``W`` meanwhile (``--plan`` holds
+it shared). Interrupted runs leave nothing trusted behind: on Ctrl-C or SIGTERM every running
+notebook's processes are killed at once (:mod:`regime_core.runner.children`), no unfinished run is
+stamped, and the interrupt propagates (``regime`` exits 130 or 143); the next start ends any
+process a killed runner left and deletes the temporaries of dead writers.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as futures
-import hashlib
 import json
 import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,7 +46,13 @@ from typing import Any
 import yaml
 
 from regime_core import paths
-from regime_core.integrity import directory_lock, remove_stale_temporaries
+from regime_core.integrity import (
+    LOCK_HELD_VARIABLE,
+    directory_lock,
+    lock_key,
+    read_json_file,
+    remove_stale_temporaries,
+)
 from regime_core.runner.children import end_orphans, kill_children, run_child
 from regime_core.runner.declarations import (
     DEFAULT_BOOK_EXECUTED_DIR,
@@ -63,7 +68,23 @@ from regime_core.runner.declarations import (
     topological_order,
     with_upstream,
 )
-from regime_core.runner.records import atomic_write_text, canonical_json, hash_file, load_record
+from regime_core.runner.keys import (
+    PACKAGE_DIR,
+    changed_components,
+    manifest_hash,
+    notebook_code_hash,
+    run_keys,
+)
+from regime_core.runner.records import atomic_write_text, load_record
+from regime_core.runner.stamps import (
+    executed_path,
+    input_mismatches,
+    read_stamp,
+    record_file,
+    stamp_path,
+    stamp_problems,
+    write_stamp,
+)
 
 __all__ = [
     "DEFAULT_BOOK_EXECUTED_DIR",
@@ -75,6 +96,8 @@ __all__ = [
     "PROFILES",
     "STATUSES",
     "Declarations",
+    "Plan",
+    "PlannedRun",
     "ReproduceReport",
     "RunResult",
     "RunSpec",
@@ -83,7 +106,7 @@ __all__ = [
     "manifest_hash",
     "notebook_code_hash",
     "notebook_parameters",
-    "package_source_hash",
+    "plan",
     "reproduce",
     "run_keys",
     "topological_order",
@@ -92,59 +115,11 @@ __all__ = [
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
 STATUSES: tuple[str, ...] = ("ran", "skipped", "failed", "blocked")
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+#: what :func:`plan` says of a run (it runs, it is current, or it reruns only if an upstream
+#: run that reruns first writes a different record)
+ACTIONS: tuple[str, ...] = ("run", "skip", "after upstream")
 # papermill marks the cells it adds; they are not cells of the source notebook
 _PAPERMILL_ADDED_TAGS = frozenset({"injected-parameters", "papermill-error-cell-tag"})
-
-
-# --- keys ----------------------------------------------------------------------------------------
-
-
-def notebook_code_hash(notebook: Path) -> str:
-    """SHA-256 over the sources of the notebook's code cells (markdown and outputs ignored)."""
-    cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
-    sources = [
-        "".join(c["source"]) if isinstance(c.get("source"), list) else str(c.get("source", ""))
-        for c in cells
-        if c.get("cell_type") == "code"
-    ]
-    return hashlib.sha256(canonical_json(sources).encode("utf-8")).hexdigest()
-
-
-def package_source_hash(package_dir: Path = _PACKAGE_DIR) -> str:
-    """SHA-256 over every ``*.py`` file of the package (relative path and bytes, sorted)."""
-    digest = hashlib.sha256()
-    for file in sorted(package_dir.rglob("*.py")):
-        if "__pycache__" in file.parts:
-            continue
-        digest.update(file.relative_to(package_dir).as_posix().encode("utf-8") + b"\0")
-        digest.update(file.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def manifest_hash(work: Path) -> str:
-    """Hash of ``<work>/prepared/manifest.json``, or ``"absent"`` before data preparation."""
-    manifest = work / "prepared" / "manifest.json"
-    return hash_file(manifest) if manifest.is_file() else "absent"
-
-
-def run_keys(decl: Declarations, profile: str, work: Path) -> dict[str, dict[str, Any]]:
-    """Each run's key and the components it was computed from, in dependency order."""
-    deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
-    shared = {"manifest": manifest_hash(work), "package": package_source_hash()}
-    keys: dict[str, dict[str, Any]] = {}
-    for run_id in topological_order(deps, source=str(decl.path)):
-        spec = decl.runs[run_id]
-        components = {
-            "notebook": notebook_code_hash(spec.notebook),
-            "parameters": spec.parameters_for(profile),
-            "profile": profile,
-            **shared,
-            "upstream": {dep: keys[dep]["key"] for dep in sorted(spec.depends_on)},
-        }
-        key = hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
-        keys[run_id] = {"key": key, "components": components}
-    return keys
 
 
 # --- results -------------------------------------------------------------------------------------
@@ -206,6 +181,50 @@ class ReproduceReport:
         return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class PlannedRun:
+    """What :func:`plan` says of one run: its action (:data:`ACTIONS`) and why."""
+
+    run_id: str
+    action: str
+    reasons: tuple[str, ...]
+    key: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run": self.run_id,
+            "action": self.action,
+            "reasons": list(self.reasons),
+            "key": self.key,
+        }
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What ``regime reproduce`` would do (:func:`plan`), in dependency order."""
+
+    profile: str
+    work: Path
+    runs: tuple[PlannedRun, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile,
+            "work": str(self.work),
+            "to_run": [r.run_id for r in self.runs if r.action == "run"],
+            "runs": [r.to_dict() for r in self.runs],
+        }
+
+    def table(self) -> str:
+        """Run, action and why, one line each."""
+        width = max([len("run"), *(len(r.run_id) for r in self.runs)])
+        lines = [f"{'run':<{width}}  {'action':<14}  why"]
+        for r in self.runs:
+            why = "; ".join(r.reasons) if r.reasons else "up to date"
+            lines.append(f"{r.run_id:<{width}}  {r.action:<14}  {why}")
+        return "\n".join(lines)
+
+
 def describe_failure(executed: Path, source: Path) -> str | None:
     """Locate the failing cell in a papermill output notebook: source cell index and the error.
 
@@ -215,8 +234,8 @@ def describe_failure(executed: Path, source: Path) -> str | None:
     if not executed.is_file():
         return None
     try:
-        cells = json.loads(executed.read_text(encoding="utf-8")).get("cells", [])
-    except json.JSONDecodeError:
+        cells = read_json_file(executed).get("cells", [])
+    except ValueError:
         return None
     index = -1
     for cell in cells:
@@ -237,6 +256,88 @@ def describe_failure(executed: Path, source: Path) -> str | None:
     return None
 
 
+# --- deciding ------------------------------------------------------------------------------------
+
+
+def stale_reasons(run_id: str, key_info: Mapping[str, Any], work: Path) -> list[str]:
+    """Why a run must run again (empty: it is current): no stamp, a changed key (naming the
+    components that changed), or a stamp that no longer holds."""
+    stamp = read_stamp(work, run_id)
+    if stamp is None:
+        return ["no stamp: never run in this work directory, or its last run failed or stopped"]
+    reasons: list[str] = []
+    if stamp.get("key") != key_info["key"]:
+        before = stamp.get("components")
+        changed = changed_components(
+            key_info["components"], before if isinstance(before, dict) else {}
+        )
+        reasons.append(f"changed: {', '.join(changed) or 'its key'}")
+    return reasons + stamp_problems(work, run_id, stamp)
+
+
+def _selection(decl: Declarations, only: Sequence[str], force: bool) -> tuple[list[str], set[str]]:
+    unknown = [r for r in only if r not in decl.runs]
+    if unknown:
+        raise ValueError(
+            f"unknown run ids {unknown}; {decl.path.name} declares {', '.join(decl.runs) or 'none'}"
+        )
+    deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
+    selected = with_upstream(deps, only) if only else set(decl.runs)
+    forced = set(only or decl.runs) if force else set()
+    order = [rid for rid in topological_order(deps, source=str(decl.path)) if rid in selected]
+    return order, forced
+
+
+def _load(declarations: Declarations | Path | str | None, profile: str) -> Declarations:
+    decl = (
+        declarations if isinstance(declarations, Declarations) else load_declarations(declarations)
+    )
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    return decl
+
+
+def plan(
+    declarations: Declarations | Path | str | None = None,
+    *,
+    profile: str = DEFAULT_PROFILE,
+    only: Sequence[str] = (),
+    force: bool = False,
+    work: Path | str | None = None,
+    package_dir: Path = PACKAGE_DIR,
+) -> Plan:
+    """What :func:`reproduce` with these arguments would run, and why; runs and writes nothing.
+
+    ``package_dir`` is the package whose modules the keys hash (the installed one; a copy in
+    tests). A run downstream of one that reruns without a change of key (forced, never stamped,
+    damaged) is ``"after upstream"``: it reruns only if that run's new record differs.
+    """
+    decl = _load(declarations, profile)
+    work_root = paths.work_dir(work).resolve()
+    with directory_lock(work_root, what="regime reproduce --plan", shared=True):
+        order, forced = _selection(decl, only, force)
+        keys = run_keys(decl, profile, work_root, package_dir)
+        actions: dict[str, str] = {}
+        planned = []
+        for run_id in order:
+            reasons = (["--force"] if run_id in forced else []) + stale_reasons(
+                run_id, keys[run_id], work_root
+            )
+            upstream_runs = [d for d in decl.runs[run_id].depends_on if actions.get(d) != "skip"]
+            if reasons:
+                action = "run"
+            elif upstream_runs:
+                action = "after upstream"
+                reasons = [
+                    f"reruns if the record of upstream run {d} changes" for d in upstream_runs
+                ]
+            else:
+                action = "skip"
+            actions[run_id] = action
+            planned.append(PlannedRun(run_id, action, tuple(reasons), keys[run_id]["key"]))
+    return Plan(profile, work_root, tuple(planned))
+
+
 # --- running -------------------------------------------------------------------------------------
 
 
@@ -255,106 +356,82 @@ def reproduce(
     kernel_name: str = KERNEL_NAME,
     progress: Callable[[str], None] | None = _stderr,
 ) -> ReproduceReport:
-    """Execute the declared runs in dependency order, skipping those whose key is unchanged.
+    """Execute the declared runs in dependency order, skipping those that are current.
 
     ``only`` restricts the runs to these ids *and the runs they depend on* (which are skipped
     when up to date); ``force`` reruns the selected runs (``only``, or all) even when up to date.
     Up to ``jobs`` independent runs execute at once. A run whose upstream failed is ``blocked``.
+    An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
+    running notebook, stamps none of them and propagates.
     """
-    decl = (
-        declarations if isinstance(declarations, Declarations) else load_declarations(declarations)
-    )
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    decl = _load(declarations, profile)
     if jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
-    unknown = [r for r in only if r not in decl.runs]
-    if unknown:
-        raise ValueError(
-            f"unknown run ids {unknown}; {decl.path.name} declares {', '.join(decl.runs) or 'none'}"
-        )
+    order, forced = _selection(decl, only, force)
     work_root = paths.work_dir(work).resolve()
     say = progress or (lambda _message: None)
     with directory_lock(
-        work_root / "runs",
+        work_root,
         what="regime reproduce",
-        on_wait=lambda: say(f"waiting for another regime reproduce on {work_root} to finish"),
+        on_wait=lambda: say(f"waiting for another regime command on {work_root} to finish"),
     ):
         _clean_interrupted(decl, work_root, say)
+        runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say)
+        return ReproduceReport(profile, work_root, runner.run(order))
+
+
+class _Runner:
+    """One reproduce: schedules the selected runs on a thread pool, in dependency order."""
+
+    def __init__(
+        self,
+        decl: Declarations,
+        profile: str,
+        jobs: int,
+        forced: set[str],
+        work: Path,
+        kernel_name: str,
+        say: Callable[[str], None],
+    ) -> None:
+        self.decl, self.profile, self.jobs, self.forced = decl, profile, jobs, forced
+        self.work, self.kernel_name, self.say = work, kernel_name, say
+        self.keys = run_keys(decl, profile, work)
+        self.stop = threading.Event()  # set on an interrupt: no worker stamps after it
+
+    def run(self, order: list[str]) -> list[RunResult]:
+        results: dict[str, RunResult] = {}
+        pool = futures.ThreadPoolExecutor(max_workers=self.jobs)
         try:
-            return _reproduce_locked(decl, profile, jobs, only, force, work_root, kernel_name, say)
+            self._schedule(order, results, pool)
         except BaseException:
-            kill_children()  # Ctrl-C or SIGTERM: no papermill outlives its runner
+            self.stop.set()
+            kill_children()  # Ctrl-C or SIGTERM: every running notebook ends now
+            pool.shutdown(wait=True, cancel_futures=True)
             raise
+        pool.shutdown(wait=True)
+        return [results[r] for r in order]
 
-
-def _reproduce_locked(
-    decl: Declarations,
-    profile: str,
-    jobs: int,
-    only: Sequence[str],
-    force: bool,
-    work_root: Path,
-    kernel_name: str,
-    say: Callable[[str], None],
-) -> ReproduceReport:
-    deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
-    selected = with_upstream(deps, only) if only else set(decl.runs)
-    forced = set(only or decl.runs) if force else set()
-    keys = run_keys(decl, profile, work_root)
-    order = [rid for rid in topological_order(deps, source=str(decl.path)) if rid in selected]
-
-    results: dict[str, RunResult] = {}
-    pending = list(order)
-    running: dict[futures.Future[RunResult], str] = {}
-    total = len(order)
-    with futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+    def _schedule(
+        self,
+        order: list[str],
+        results: dict[str, RunResult],
+        pool: futures.ThreadPoolExecutor,
+    ) -> None:
+        pending = list(order)
+        running: dict[futures.Future[RunResult], str] = {}
+        total = len(order)
         while pending or running:
             for run_id in list(pending):
-                if len(running) >= jobs:
+                if len(running) >= self.jobs:
                     break
-                upstream = [results.get(d) for d in decl.runs[run_id].depends_on]
+                upstream = [results.get(d) for d in self.decl.runs[run_id].depends_on]
                 if any(u is None for u in upstream):
                     continue  # an upstream run is still executing
                 pending.remove(run_id)
                 number = f"[{total - len(pending)}/{total}]"
-                bad = [
-                    u.run_id
-                    for u in upstream
-                    if u is not None and u.status in ("failed", "blocked")
-                ]
-                if bad:
-                    results[run_id] = RunResult(
-                        run_id, "blocked", key=keys[run_id]["key"], error=f"upstream {bad} failed"
-                    )
-                    say(f"{number} {run_id}: blocked (upstream {', '.join(bad)} failed)")
-                    continue
-                key = keys[run_id]["key"]
-                damage = _damaged_output(run_id, work_root)
-                if damage is not None:
-                    say(f"{number} {run_id}: {damage}; running it again")
-                if (
-                    run_id not in forced
-                    and damage is None
-                    and _up_to_date(decl, run_id, key, work_root)
-                ):
-                    _copy_to_book(decl, run_id, work_root)
-                    results[run_id] = RunResult(
-                        run_id,
-                        "skipped",
-                        key=key,
-                        executed=_executed_path(work_root, run_id),
-                        record=_existing(_record_file(work_root, run_id)),
-                    )
-                    say(f"{number} {run_id}: up to date, skipped")
-                    continue
-                say(
-                    f"{number} {run_id}: running {_relative(decl.runs[run_id].notebook, decl.root)}"
-                )
-                future = pool.submit(
-                    _execute, decl, run_id, profile, keys[run_id], work_root, kernel_name
-                )
-                running[future] = run_id
+                future = self._start(run_id, number, upstream, results, pool)
+                if future is not None:
+                    running[future] = run_id
             if running:
                 done, _ = futures.wait(running, return_when=futures.FIRST_COMPLETED)
                 for future in done:
@@ -362,8 +439,50 @@ def _reproduce_locked(
                     result = future.result()
                     results[run_id] = result
                     detail = f": {result.error}" if result.error else ""
-                    say(f"      {run_id}: {result.status} in {result.seconds:.1f} s{detail}")
-    return ReproduceReport(profile, work_root, [results[r] for r in order])
+                    self.say(f"      {run_id}: {result.status} in {result.seconds:.1f} s{detail}")
+
+    def _start(
+        self,
+        run_id: str,
+        number: str,
+        upstream: list[RunResult | None],
+        results: dict[str, RunResult],
+        pool: futures.ThreadPoolExecutor,
+    ) -> futures.Future[RunResult] | None:
+        key = self.keys[run_id]["key"]
+        bad = [u.run_id for u in upstream if u is not None and u.status in ("failed", "blocked")]
+        if bad:
+            results[run_id] = RunResult(run_id, "blocked", key=key, error=f"upstream {bad} failed")
+            self.say(f"{number} {run_id}: blocked (upstream {', '.join(bad)} failed)")
+            return None
+        reasons = (["--force"] if run_id in self.forced else []) + stale_reasons(
+            run_id, self.keys[run_id], self.work
+        )
+        if not reasons:
+            _copy_to_book(self.decl, run_id, self.work)
+            results[run_id] = RunResult(
+                run_id,
+                "skipped",
+                key=key,
+                executed=executed_path(self.work, run_id),
+                record=_existing(record_file(self.work, run_id)),
+            )
+            self.say(f"{number} {run_id}: up to date, skipped")
+            return None
+        notebook = _relative(self.decl.runs[run_id].notebook, self.decl.root)
+        self.say(f"{number} {run_id}: running {notebook} ({'; '.join(reasons)})")
+        return pool.submit(self._execute, run_id)
+
+    def _execute(self, run_id: str) -> RunResult:
+        return _execute(
+            self.decl,
+            run_id,
+            self.profile,
+            self.keys[run_id],
+            self.work,
+            self.kernel_name,
+            self.stop,
+        )
 
 
 # --- the work directory -------------------------------------------------------------------------
@@ -384,18 +503,6 @@ def _child_pid_path(work: Path, run_id: str) -> Path:
     return work / "runs" / run_id / "child.pid"
 
 
-def _executed_path(work: Path, run_id: str) -> Path:
-    return work / "executed" / f"{run_id}.ipynb"
-
-
-def _record_file(work: Path, run_id: str) -> Path:
-    return paths.results_dir(work) / run_id / "record.json"
-
-
-def _stamp_path(work: Path, run_id: str) -> Path:
-    return work / "runs" / run_id / "stamp.json"
-
-
 def _existing(path: Path) -> Path | None:
     return path if path.is_file() else None
 
@@ -405,47 +512,6 @@ def _relative(path: Path, root: Path) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return str(path)
-
-
-def _output_hashes(work: Path, run_id: str) -> dict[str, str | None]:
-    """sha256 of the executed notebook and the record (None when absent), for the stamp."""
-    executed, record = _executed_path(work, run_id), _record_file(work, run_id)
-    return {
-        "executed": hash_file(executed) if executed.is_file() else None,
-        "record": hash_file(record) if record.is_file() else None,
-    }
-
-
-def _damaged_output(run_id: str, work: Path) -> str | None:
-    """Why a stamped run's outputs cannot be trusted (changed since the stamp), or None."""
-    stamp_file = _stamp_path(work, run_id)
-    try:
-        stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # no (readable) stamp: the run is out of date anyway
-    recorded = stamp.get("outputs") if isinstance(stamp, dict) else None
-    if not isinstance(recorded, dict):
-        return None
-    current = _output_hashes(work, run_id)
-    changed = [name for name, digest in current.items() if recorded.get(name) != digest]
-    if not changed:
-        return None
-    return f"its {' and '.join(changed)} changed since it was written (damaged or edited)"
-
-
-def _up_to_date(decl: Declarations, run_id: str, key: str, work: Path) -> bool:
-    stamp_file = _stamp_path(work, run_id)
-    if not stamp_file.is_file():
-        return False
-    try:
-        stamp = json.loads(stamp_file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # a damaged stamp means: run again
-        return False
-    if not isinstance(stamp, dict) or "outputs" not in stamp:
-        return False
-    if stamp.get("key") != key or not _executed_path(work, run_id).is_file():
-        return False
-    return not stamp.get("record") or _record_file(work, run_id).is_file()
 
 
 def hide_injected_parameters(notebook: dict[str, Any]) -> None:
@@ -469,7 +535,7 @@ def _copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
     ``metadata.regime.source`` (relative to the declarations' directory) lets the book's launch
     buttons open the source notebook, since the executed copy is not in git.
     """
-    notebook = json.loads(_executed_path(work, run_id).read_text(encoding="utf-8"))
+    notebook = read_json_file(executed_path(work, run_id))
     source = _relative(decl.runs[run_id].notebook, decl.root)
     notebook.setdefault("metadata", {})["regime"] = {"run_id": run_id, "source": source}
     hide_injected_parameters(notebook)
@@ -484,13 +550,14 @@ def _execute(
     key_info: Mapping[str, Any],
     work: Path,
     kernel_name: str,
+    stop: threading.Event,
 ) -> RunResult:
     spec = decl.runs[run_id]
     started = time.perf_counter()
-    executed = _executed_path(work, run_id)
+    executed = executed_path(work, run_id)
     out_dir = paths.results_dir(work) / run_id
     # a failed run must not leave the previous run's outputs looking current
-    _stamp_path(work, run_id).unlink(missing_ok=True)
+    stamp_path(work, run_id).unlink(missing_ok=True)
     (decl.book_executed_dir / f"{run_id}.ipynb").unlink(missing_ok=True)
     shutil.rmtree(out_dir, ignore_errors=True)
     executed.unlink(missing_ok=True)
@@ -501,9 +568,15 @@ def _execute(
     parameters = {**spec.parameters_for(profile), OUTPUT_DIR_PARAMETER: str(out_dir)}
     injected = {"work_dir": str(work), "profile": profile}
     parameters.update({k: v for k, v in injected.items() if k in declared})
-    env = {**os.environ, "REGIME_WORK_DIR": str(work), "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+    env = {
+        **os.environ,
+        "REGIME_WORK_DIR": str(work),
+        "MPLBACKEND": "Agg",
+        "PYTHONHASHSEED": "0",
+        LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
+    }
     # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
-    runs_dir = _stamp_path(work, run_id).parent
+    runs_dir = stamp_path(work, run_id).parent
     runs_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile(
         "w", dir=runs_dir, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
@@ -525,6 +598,8 @@ def _execute(
     seconds = time.perf_counter() - started
     base = {"run_id": run_id, "key": str(key_info["key"]), "seconds": seconds}
     notebook_name = _relative(spec.notebook, decl.root)
+    if stop.is_set():  # interrupted: whatever it left is unfinished and stays unstamped
+        return RunResult(status="failed", error="interrupted", **base)
     if returncode != 0:
         error = describe_failure(executed, Path(notebook_name))
         if error is None:
@@ -534,18 +609,22 @@ def _execute(
     record = _existing(out_dir / "record.json")
     if record is not None:
         try:
-            load_record(record)
+            loaded = load_record(record)
         except ValueError as err:
             return RunResult(status="failed", executed=executed, error=f"bad record: {err}", **base)
+        mismatched = input_mismatches(loaded.get("inputs"), key_info["components"])
+        if mismatched:
+            return RunResult(
+                status="failed",
+                executed=executed,
+                error=(
+                    f"its record's inputs.{mismatched[0]} is not the one the run was keyed on "
+                    "(the prepared data changed while it ran); run it again"
+                ),
+                **base,
+            )
     _copy_to_book(decl, run_id, work)
-    stamp = {
-        "run_id": run_id,
-        "key": key_info["key"],
-        "components": key_info["components"],
-        "record": record is not None,
-        "outputs": _output_hashes(work, run_id),
-        "seconds": round(seconds, 2),
-        "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    atomic_write_text(_stamp_path(work, run_id), json.dumps(stamp, indent=2) + "\n")
+    if stop.is_set():
+        return RunResult(status="failed", error="interrupted", **base)
+    write_stamp(work, run_id, key_info, seconds=seconds, upstream=spec.depends_on)
     return RunResult(status="ran", executed=executed, record=record, **base)

@@ -5,7 +5,8 @@ direction or a significance.
 The verdict rules are :data:`regime_core.runner.judge.VERDICT_RULES`; the robustness of each
 verdict (the share of plausible readings under which the claim holds) comes from the
 ``robustness`` run's record (:mod:`regime_core.experiments.robustness`). Everything here is a
-function of records: nothing is typed, so no sentence can contradict its numbers.
+function of records: nothing is typed, so no sentence can contradict its numbers. A record is
+read only if it is the one its run's stamp recorded (:mod:`regime_core.runner.stamps`).
 
 >>> comparison_phrase({"diff": 0.01, "ci_lo": -0.002, "ci_hi": 0.02, "p_value": 0.06})
 '+1.0 pp (95% CI -0.2 pp to +2.0 pp, p = 0.060): not significantly different from zero'
@@ -26,12 +27,13 @@ from regime_core.runner.judge import (
     SIGNIFICANCE_LEVEL,
     Judgement,
     claim_values,
-    fill_behind,
+    fill_fields,
     judge_values,
     paper_text,
     values_text,
 )
 from regime_core.runner.records import format_number, get_number, load_record, record_path
+from regime_core.runner.stamps import verify_record
 
 #: The run whose record holds the robustness of every claim.
 ROBUSTNESS_RUN = "robustness"
@@ -49,7 +51,7 @@ class ClaimVerdict:
     values: Mapping[str, Any]
     ours: Mapping[str, float | int | None]
     judgement: Judgement
-    behind: str
+    computed_on: str
     robustness: Mapping[str, Any] | None
 
     @property
@@ -65,7 +67,7 @@ class ClaimVerdict:
             "paper": {"text": paper_text(self.claim), **dict(self.claim.paper)},
             "ours": dict(self.ours),
             "ours_text": values_text(self.claim, self.values),
-            "behind": self.behind,
+            "computed_on": self.computed_on,
             "verdict": self.verdict,
             "flags": list(self.judgement.flags),
             "reason": self.judgement.reason,
@@ -110,8 +112,10 @@ def ours_numbers(claim: Claim, record: Mapping[str, Any], values: Mapping[str, A
 def load_run_records(
     runs: Sequence[str], work: Path | str | None = None
 ) -> dict[str, dict[str, Any]]:
-    """The records of ``runs`` under ``<work>/results``; a missing one is an error naming the
-    run, the file and the command that produces it."""
+    """The records of ``runs`` under ``<work>/results``, each checked against its run's stamp
+    (:func:`~regime_core.runner.stamps.verify_record`: an edited or re-sealed record is refused,
+    naming the record and the stamp); a missing one is an error naming the run, the file and
+    the command that produces it."""
     results = paths.results_dir(work)
     records = {}
     for run in dict.fromkeys(runs):
@@ -122,8 +126,14 @@ def load_run_records(
                 + ("" if work is None else f" --work {work}")
                 + "`"
             )
-        records[run] = load_record(file)
+        records[run] = _stamped_record(paths.work_dir(work), run)
     return records
+
+
+def _stamped_record(work: Path, run: str) -> dict[str, Any]:
+    record = load_record(record_path(paths.results_dir(work) / run))
+    verify_record(work, run, record)
+    return record
 
 
 def robustness_of(
@@ -144,21 +154,21 @@ def judge_claims(
     display: Callable[[str, Any], str] | None = None,
 ) -> list[ClaimVerdict]:
     """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
-    values in the "behind" text (:func:`~regime_core.runner.judge.fill_behind`)."""
+    values in the "computed_on" text (:func:`~regime_core.runner.judge.fill_fields`)."""
     judged = []
     for claim in claims if claims is not None else load_claims():
         if claim.run not in records:
             raise KeyError(f"claim {claim.id!r}: no record for run {claim.run!r}")
         record = records[claim.run]
         values = claim_values(claim, record)
-        behind = fill_behind(claim.behind, record, display)
+        computed_on = fill_fields(claim.computed_on, record, display)
         judged.append(
             ClaimVerdict(
                 claim=claim,
                 values=values,
                 ours=ours_numbers(claim, record, values),
                 judgement=judge_values(claim, values),
-                behind=behind,
+                computed_on=computed_on,
                 robustness=robustness_of(claim.id, robustness_record),
             )
         )
@@ -172,7 +182,9 @@ def verdicts_report(
     claims = load_claims(claims_file)
     records = load_run_records([c.run for c in claims], work)
     robustness_file = record_path(paths.results_dir(work) / ROBUSTNESS_RUN)
-    robustness = load_record(robustness_file) if robustness_file.is_file() else None
+    robustness = (
+        _stamped_record(paths.work_dir(work), ROBUSTNESS_RUN) if robustness_file.is_file() else None
+    )
     return {
         "claims": [v.to_dict() for v in judge_claims(records, claims, robustness)],
         "rules": "regime_core.runner.judge.VERDICT_RULES",

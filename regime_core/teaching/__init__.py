@@ -6,13 +6,4 @@ Modules: :mod:`~regime_core.teaching.demo` (``regime demo``), :mod:`~regime_core
 exercises), :mod:`~regime_core.teaching.annotate`. The toy world itself is a dataset
 (:mod:`regime_core.data.toyworld`: ``load_examples("toyworld")`` generates it), so it lives in the
 data layer; the plots are in :mod:`regime_core.book.figures`.
-
-``from regime_core.teaching import run_demo`` (any name of the demo, sweeps or lesson modules, which
-the demo module re-exports) keeps working; names are loaded on first use.
 """
-
-from __future__ import annotations
-
-from regime_core._moved import lazy_attributes
-
-__getattr__ = lazy_attributes("regime_core.teaching", "regime_core.teaching.demo")

@@ -69,8 +69,11 @@ REQUIRED_COLUMNS: tuple[str, ...] = ("id", "p1", "p2", "annotator", "sample")
 TRUE_VALUES: tuple[str, ...] = ("1", "y", "yes", "true")
 FALSE_VALUES: tuple[str, ...] = ("0", "n", "no", "false")
 NAME_SEPARATOR = " | "
+# the dataset part follows schema.DATASET_NAME (a name of one's own may hold '-' and '_'; the
+# split is the last letters before "-seed", so the id still parses one way)
 _SAMPLE_ID = re.compile(
-    r"^(?P<dataset>[a-z0-9]+)-(?P<split>[a-z]+)-seed(?P<seed>\d+)-n(?P<n>\d+)-(?P<hash>[0-9a-f]+)$"
+    r"^(?P<dataset>[a-z0-9][a-z0-9_-]*)-(?P<split>[a-z]+)-seed(?P<seed>\d+)-n(?P<n>\d+)"
+    r"-(?P<hash>[0-9a-f]+)$"
 )
 _STREAM = "annotate"  # the sampling stream: independent of the experiments' samples
 

@@ -7,8 +7,7 @@ with the RegimeRouter, and tabulates hit@1 and hit@5 per arm and regime. The les
 bridge (B-dominant) and does not help where the question already names it (Q-dominant).
 
 The knob sweeps live in :mod:`regime_core.teaching.sweeps`, the notebooks' helpers in
-:mod:`regime_core.teaching.lesson` and the plots in :mod:`regime_core.book.figures`; their names
-are still importable from this module (``from regime_core.teaching.demo import sweep_alpha``).
+:mod:`regime_core.teaching.lesson` and the plots in :mod:`regime_core.book.figures`.
 
 >>> from regime_core.teaching.demo import DemoConfig, run_demo            # doctest: +SKIP
 >>> print(run_demo(DemoConfig(encoder="tfidf")).to_text())            # doctest: +SKIP
@@ -21,23 +20,20 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.config import ConfigMixin
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
 from regime_core.encoders.base import Encoder
-
-# re-exported: older code imports EncoderFactory from regime_core.teaching
-from regime_core.encoders.registry import EncoderFactory as EncoderFactory
-from regime_core.experiments.common import CountingStore, sample_examples
+from regime_core.experiments.common import RunConfig
 from regime_core.experiments.context import Context
-from regime_core.retrieval import EmbeddingSource
+from regime_core.experiments.outcomes import CountingStore
+from regime_core.experiments.sampling import sample_examples
+from regime_core.retrieval import EmbeddingSource, RetrievalSettings
 from regime_core.schema import Example
-from regime_core.teaching._context import OldHooks, context_from
 
 #: The regimes the demo reports, in display order (toyworld has no "neither" question).
 DEMO_REGIMES: tuple[str, ...] = (B_DOMINANT, Q_DOMINANT)
@@ -53,7 +49,6 @@ DEMO_QUESTIONS: int = 60
 #: Encoders the demo accepts (both ship with the package, no download).
 DEMO_ENCODERS: tuple[str, ...] = ("minilm", "tfidf")
 SIMILARITY_GRID: tuple[float, ...] = (0.0, 0.25, 0.5, 0.75, 1.0)
-ALPHA_GRID: tuple[float, ...] = config.ALPHA_GRID
 ROUTER_POLICY = "router"
 #: Which router the demo uses. ``auto`` = the packaged default router when it exists, else one
 #: cross-fitted on the toy world; ``packaged`` and ``toy`` force one of the two.
@@ -140,14 +135,15 @@ def _encoder_for(name: str, examples: Sequence[Example], context: Context) -> En
 def arm_ranks(
     examples: Sequence[Example],
     arms: Sequence[str],
+    settings: RetrievalSettings,
     *,
     encoder: Encoder,
     store: EmbeddingSource,
-    alpha: float = config.ALPHA,
 ) -> pd.DataFrame:
     """One row per (question, arm): ``qid, arm, regime, rank`` (1-based rank of the hop-2 target
-    in the question's pool, bridge excluded), with the gold ``B_rel`` of
-    :func:`regime_core.data.regimes.regime_table` (as ``experiments.common.outcome_table`` uses).
+    among the candidates of ``settings``), with the gold ``B_rel`` of
+    :func:`regime_core.data.regimes.regime_table` (as ``experiments.outcomes.outcome_table``
+    uses).
 
     Only the rank is computed: metrics such as AUC are undefined on pools without a negative,
     which real data has, and the kit needs none of them. Arms are compared on the same
@@ -160,12 +156,13 @@ def arm_ranks(
     examples = list(examples)
     if not examples:
         raise ValueError("arm_ranks: no examples")
-    table = regime_table(examples)
+    table = regime_table(examples, settings.regime_rules)
     b_rel = [None if pd.isna(v) else int(v) for v in table["b_rel_index"]]
     regime_of = dict(zip(table["id"], table["regime"], strict=True))
     rankings = retrieve_arms(
-        examples, tuple(arms), encoder=encoder, store=store, alpha=alpha, b_rel=b_rel
-    )
+        examples, tuple(arms), settings, encoder=encoder, store=store, depth=settings.k,
+        b_rel=b_rel,
+    )  # fmt: skip
     frames = [
         pd.DataFrame(
             {
@@ -190,17 +187,24 @@ def arm_ranks(
 
 
 @dataclass(frozen=True)
-class DemoConfig(ConfigMixin):
-    """What ``regime demo`` runs: a toy world of ``n_questions`` (half B-dominant), ``encoder``
-    (``minilm`` or ``tfidf``), the union weight ``alpha``, the router's cross-fitting folds."""
+class DemoConfig(RunConfig):
+    """What ``regime demo`` runs: a toy world of ``n_questions`` (half B-dominant) drawn from
+    ``seed``, retrieved with ``encoder`` (``minilm`` or ``tfidf``) under the run's retrieval
+    settings (the union weight ``alpha``, ...), the router's cross-fitting folds."""
 
-    n_questions: int = DEMO_QUESTIONS
     seed: int = config.SEED
+    """seed of the demo's toy world and of its router's folds"""
+    n_questions: int = DEMO_QUESTIONS
+    """questions in the demo's toy world, half B-dominant"""
     encoder: str = config.ENCODER
-    alpha: float = config.ALPHA
+    """the encoder the demo retrieves with: minilm or tfidf"""
     arms: tuple[str, ...] = DEMO_ARMS
+    """the query arms the demo compares; q and union are required"""
     n_splits: int = config.CV_FOLDS
     router: str = "auto"
+    """the router: auto (the packaged one when present, else one cross-fitted on the toy world),
+    packaged, or toy
+    """
 
     def validate(self) -> None:
         object.__setattr__(self, "arms", tuple(self.arms))
@@ -212,8 +216,7 @@ class DemoConfig(ConfigMixin):
             raise ValueError(
                 f"DemoConfig.arms is {self.arms}: name arms of {config.ARMS}, including q and union"
             )
-        if not np.isfinite(self.alpha) or self.alpha < 0:
-            raise ValueError(f"DemoConfig.alpha must be a finite number >= 0, got {self.alpha!r}")
+        super().validate()
         self.world()  # validates n_questions and seed with the toy world's messages
 
     def world(self) -> ToyWorldConfig:
@@ -326,8 +329,9 @@ def _router_policy(
         examples, None, seed=cfg.seed, dataset="toyworld", split=examples[0].split
     )
     data = build_routing_data(
-        sample, encoder=encoder, store=store, encoder_name=cfg.encoder, alpha=cfg.alpha
-    )
+        sample, cfg.retrieval, encoder=encoder, store=store, bridge_source=config.BRIDGE_SOURCE,
+        encoder_name=cfg.encoder,
+    )  # fmt: skip
     rank_q = data.table["rank_q"].to_numpy()
     rank_union = data.table["rank_union"].to_numpy()
     packaged = default_router_path().is_file()
@@ -342,12 +346,12 @@ def _router_policy(
         source = f"the packaged default router ({default_router_path().name})"
     else:
         try:
-            # Ties are labelled q (config.LABEL_TIE_RULE), not dropped as in the real training
-            # run: in the toy world q never beats union strictly, so dropping ties would leave
+            # Ties are labelled q (config.LABEL_TIE_RULE), not excluded as in the real training
+            # run: in the toy world q never beats union strictly, so excluding ties would leave
             # one class and nothing to learn.
             fitted = fit_routing(
                 data.X, rank_q, rank_union, alpha=cfg.alpha, tie_rule=config.LABEL_TIE_RULE,
-                n_splits=cfg.n_splits, seed=cfg.seed,
+                label_k=None, n_splits=cfg.n_splits, seed=cfg.seed,
             )  # fmt: skip
         except ValueError as err:
             return None, f"none: cross-fitting a router on the toy world failed ({err})"
@@ -375,30 +379,25 @@ def run_demo(
     *,
     context: Context | None = None,
     with_router: bool = True,
-    **old: Unpack[OldHooks],
 ) -> DemoResult:
     """Generate the demo world, retrieve with every arm and the router, and tabulate.
 
     ``context`` (:class:`~regime_core.experiments.context.Context`): where the vectors are kept
     and what encodes them; ``Context(work=w)`` keeps the embedding store in ``w/embeddings`` (a
     second run encodes nothing). None: a temporary directory, removed afterwards (nothing is
-    cached), and the real encoders. The keywords ``work=``, ``store=``, ``encoder_factory=`` are
-    deprecated (a warning): put them in the Context.
+    cached), and the real encoders.
     """
-    context = context_from("run_demo", context, old)
     cfg = cfg or DemoConfig()
     started = time.perf_counter()
     examples = generate(cfg.world())
     tmp: tempfile.TemporaryDirectory[str] | None = None
-    if context is None or (old and old.get("work") is None and old.get("store") is None):
-        # no location given (at most the deprecated encoder_factory=): a temporary store
+    if context is None:  # no location given: a temporary store
         tmp = tempfile.TemporaryDirectory(prefix="regime-demo-")
-        factory = None if context is None else context.encoder_factory
-        context = Context(work=Path(tmp.name), encoder_factory=factory)
+        context = Context(work=Path(tmp.name))
     try:
         counting = CountingStore(context.embeddings)
         encoder = _encoder_for(cfg.encoder, examples, context)
-        ranks = arm_ranks(examples, cfg.arms, encoder=encoder, store=counting, alpha=cfg.alpha)
+        ranks = arm_ranks(examples, cfg.arms, cfg.retrieval, encoder=encoder, store=counting)
         share_union: dict[str, float] = {}
         router_source = "not run"
         if with_router:
@@ -434,43 +433,3 @@ def run_demo(
     finally:
         if tmp is not None:
             tmp.cleanup()
-
-
-# --------------------------------------------------------------------------------------------
-# Names that moved to the sweeps, lesson and figures modules, importable from here
-# --------------------------------------------------------------------------------------------
-
-_MOVED: dict[str, tuple[str, str]] = {
-    **{
-        name: ("regime_core.teaching.sweeps", name)
-        for name in ("sweep_distractor_similarity", "knockout_table", "sweep_alpha", "_arm_summary")
-    },
-    **{
-        name: ("regime_core.teaching.lesson", name)
-        for name in (
-            "LessonConfig",
-            "load_real_sample",
-            "regime_arm_summary",
-            "knob_key",
-            "table_numbers",
-            "draw_questions",
-            "exercise_questions",
-            "neither_question",
-            "question_markdown",
-            "solution_table",
-            "solution_counts",
-            "without_relation_sentences",
-        )
-    },
-    "plot_regime_arms": ("regime_core.book.figures", "plot_regime_arms"),
-    "plot_sweep": ("regime_core.book.figures", "plot_sweep"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _MOVED:
-        import importlib
-
-        module, attribute = _MOVED[name]
-        return getattr(importlib.import_module(module), attribute)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

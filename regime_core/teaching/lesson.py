@@ -8,38 +8,35 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.config import ConfigMixin
-from regime_core.experiments.common import sample_examples
 from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.sampling import sample_examples
 from regime_core.schema import Example, Passage
-from regime_core.teaching._context import OldHooks, context_from
 from regime_core.teaching.demo import (
-    ALPHA_GRID,
     SIMILARITY_GRID,
     SWEEP_ARMS,
     DemoConfig,
-    _check_encoder,
     hit_columns,
 )
 from regime_core.teaching.sweeps import _arm_summary
 
 
 @dataclass(frozen=True)
-class LessonConfig(ConfigMixin):
-    """Parameters of the teaching notebooks (00 and 08): the demo plus the knob grids and the
-    optional real dataset shown next to the toy world."""
+class LessonConfig(DemoConfig):
+    """Parameters of the teaching notebooks (the toy world and the exercises): the demo's, plus
+    the knob grids and the optional real dataset shown next to the toy world."""
 
-    demo: DemoConfig = field(default_factory=DemoConfig)
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "real_dataset"})
+
     similarity_grid: tuple[float, ...] = SIMILARITY_GRID
-    alpha_grid: tuple[float, ...] = ALPHA_GRID
+    alpha_grid: tuple[float, ...] = config.ALPHA_GRID
     real_dataset: str | None = "hotpotqa"
     real_sample_size: int = 100
     n_predict: int = 10
@@ -50,55 +47,53 @@ class LessonConfig(ConfigMixin):
             if not values or any(not 0.0 <= v <= 1.0 for v in values):
                 raise ValueError(f"LessonConfig.{name} must list values in [0, 1], got {values}")
             object.__setattr__(self, name, values)
+        from regime_core.data import known_datasets
         from regime_core.data.prepare import PREPARED_DATASETS
+        from regime_core.schema import DATASETS
 
-        if self.real_dataset is not None and self.real_dataset not in PREPARED_DATASETS:
-            raise ValueError(
-                f"LessonConfig.real_dataset is {self.real_dataset!r}: use one of "
-                f"{PREPARED_DATASETS} or None"
-            )
+        chosen = self.real_dataset
+        if chosen is not None and chosen not in PREPARED_DATASETS:
+            # a dataset of one's own once prepared (the manifest is read only for such a name)
+            real = [*PREPARED_DATASETS, *(d for d in known_datasets() if d not in DATASETS)]
+            if chosen not in real:
+                raise ValueError(
+                    f"LessonConfig.real_dataset is {chosen!r}: use one of {real} or None"
+                )
         for name in ("real_sample_size", "n_predict"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"LessonConfig.{name} must be a positive integer, got {value!r}")
+        super().validate()
 
 
 def load_real_sample(
-    dataset: str | None, size: int, *, seed: int = config.SEED, work: Path | str | None = None
+    cfg: LessonConfig, size: int, *, work: Path | str | None = None
 ) -> tuple[list[Example] | None, str]:
-    """A seeded sample of a prepared dataset's dev split, or ``(None, why not)`` when the data
-    is not prepared (the notebooks then skip their real-data part with that message)."""
+    """A seeded sample (``cfg.seed``) of ``size`` questions of the prepared dataset
+    ``cfg.real_dataset`` (its ``cfg.split``), or ``(None, why not)`` when the data is not
+    prepared (the notebooks then skip their real-data part with that message)."""
+    dataset = cfg.real_dataset
     if dataset is None:
         return None, "no real dataset requested (parameter real_dataset is None)"
     from regime_core.data import load_examples
 
     try:
-        found = load_examples(
-            dataset, split=config.SPLIT, work=None if work is None else Path(work)
-        )
-        sample = sample_examples(found, size, seed=seed, dataset=dataset, split=config.SPLIT)
+        found = load_examples(dataset, split=cfg.split, work=None if work is None else Path(work))
+        sample = sample_examples(found, size, seed=cfg.seed, dataset=dataset, split=cfg.split)
     except ValueError as err:
         return None, f"skipped: {dataset} is not available here ({err})"
     return list(sample.examples), f"{dataset}: {sample.n} of {sample.n_available} dev questions"
 
 
 def regime_arm_summary(
-    examples: Sequence[Example],
-    *,
-    encoder: str = config.ENCODER,
-    alpha: float = config.ALPHA,
-    context: Context | None = None,
-    **old: Unpack[OldHooks],
+    examples: Sequence[Example], cfg: DemoConfig, *, context: Context | None = None
 ) -> pd.DataFrame:
     """hit@k of ``q`` and ``union`` per regime for any examples (the plot the toy world and the
     real data share). Real data also has ``neither`` questions; they are kept here.
 
     ``context``: the embedding store and the encoders (None: the default
-    :class:`~regime_core.experiments.context.Context`); the old keywords ``work=``, ``store=``,
-    ``encoder_factory=`` still work for one release, with a deprecation warning."""
-    context = resolve(context_from("regime_arm_summary", context, old))
-    _check_encoder(encoder)
-    return _arm_summary(examples, SWEEP_ARMS, encoder_name=encoder, context=context, alpha=alpha)
+    :class:`~regime_core.experiments.context.Context`)."""
+    return _arm_summary(examples, SWEEP_ARMS, cfg, resolve(context))
 
 
 def knob_key(value: Any) -> str:
@@ -145,7 +140,7 @@ def draw_questions(
 ) -> dict[str, Example]:
     """``n`` questions drawn with the seed, labelled ``<prefix>1...`` in a seeded order (ids are
     hidden: they would give hints)."""
-    from regime_core.experiments.common import sample_ids
+    from regime_core.experiments.sampling import sample_ids
 
     chosen = set(sample_ids([ex.id for ex in examples], n, seed=seed, stream=f"exercise-{prefix}"))
     picked = [ex for ex in examples if ex.id in chosen]
@@ -228,7 +223,7 @@ def exercise_questions(
 def question_markdown(label: str, example: Example) -> str:
     """One exercise question as Markdown: the question, the hop-2 entity and the bridge."""
     from regime_core.book.names import dataset
-    from regime_core.book.tables import markdown_text as md
+    from regime_core.text import escape_markdown as md
 
     return (
         f"**{label}** ({dataset(example.dataset)}). *{md(example.question)}*  \n"
@@ -295,14 +290,14 @@ def one_per_regime(examples: Sequence[Example]) -> list[Example]:
 
 
 def encoder_note(encoder: str, *, other_page: str) -> str:
-    """The sentence saying which encoder a teaching page's numbers come from, and why the other
-    teaching page may show different numbers for the same arms."""
+    """The sentence saying which encoder a teaching page's numbers come from, and that the other
+    teaching page, run on the same toy world with the same encoder, shows the same numbers."""
     from regime_core.book import names
 
     return (
         f"The numbers on this page come from the **{names.encoder(encoder)}** encoder (the "
-        f"parameter `encoder`). {other_page} runs the same toy world with its own `encoder` "
-        "parameter; where the two pages use different encoders (in the default book, MiniLM-L6 "
-        "for the toy world and TF-IDF for the exercises), the same arms show different hit "
-        "rates: a lexical and a dense encoder rank the same passages differently."
+        f"parameter `encoder`). {other_page} runs the same toy world with the same encoder "
+        "(the runs' declarations keep the two `encoder` parameters equal), so the same arms "
+        "show the same hit rates on both pages; rerun one with another encoder and they part: "
+        "a lexical and a dense encoder rank the same passages differently."
     )

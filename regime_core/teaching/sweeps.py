@@ -6,71 +6,50 @@ Each sweep returns a long DataFrame, one row per (knob value, regime, arm), with
 excluded). They are pure given an encoder and an embedding store; the store is the only side
 effect (it caches vectors on disk). Both come from ``context``
 (:class:`~regime_core.experiments.context.Context`; None: the work directory's store and the real
-encoders); the old keywords ``work=``, ``store=``, ``encoder_factory=`` still work for one release,
-with a deprecation warning.
+encoders).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Unpack
 
 import numpy as np
 import pandas as pd
 
-from regime_core import config
 from regime_core.data.regimes import gold_b_rel
-from regime_core.data.toyworld import ToyWorldConfig, generate
+from regime_core.data.toyworld import generate
 from regime_core.experiments.context import Context, resolve
 from regime_core.schema import Example
-from regime_core.teaching._context import OldHooks, context_from
 from regime_core.teaching.demo import (
-    ALPHA_GRID,
-    DEMO_QUESTIONS,
     RELATION_KEPT,
     RELATION_REMOVED,
-    SIMILARITY_GRID,
     SWEEP_ARMS,
-    _check_encoder,
+    DemoConfig,
     _encoder_for,
     _order_regimes,
     arm_ranks,
     hit_summary,
 )
 
-__all__ = [
-    "knockout_table",
-    "sweep_alpha",
-    "sweep_distractor_similarity",
-]
-
 
 def _arm_summary(
-    examples: Sequence[Example],
-    arms: Sequence[str],
-    *,
-    encoder_name: str,
-    context: Context,
-    alpha: float,
+    examples: Sequence[Example], arms: Sequence[str], cfg: DemoConfig, context: Context
 ) -> pd.DataFrame:
-    encoder = _encoder_for(encoder_name, examples, context)
-    ranks = arm_ranks(examples, arms, encoder=encoder, store=context.embeddings, alpha=alpha)
+    encoder = _encoder_for(cfg.encoder, examples, context)
+    ranks = arm_ranks(examples, arms, cfg.retrieval, encoder=encoder, store=context.embeddings)
     return hit_summary(ranks, ["regime", "arm"])
 
 
 def sweep_distractor_similarity(
-    values: Sequence[float] = SIMILARITY_GRID,
+    values: Sequence[float],
+    cfg: DemoConfig,
     *,
-    world: ToyWorldConfig | None = None,
-    encoder: str = config.ENCODER,
-    alpha: float = config.ALPHA,
     arms: Sequence[str] = SWEEP_ARMS,
     context: Context | None = None,
-    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
-    """hit@k per regime and arm for toy worlds whose distractors look more and more like the
-    target (``ToyWorldConfig.distractor_similarity`` = each of ``values``).
+    """hit@k per regime and arm for toy worlds (``cfg.world()``) whose distractors look more and
+    more like the target (``ToyWorldConfig.distractor_similarity`` = each of ``values``).
 
     The questions are the same at every value; only the distractor passages change. Columns:
     ``distractor_similarity, regime, arm, n, hit@1, hit@5``.
@@ -78,25 +57,18 @@ def sweep_distractor_similarity(
     ``context``: the embedding store and the encoders (None: the default
     :class:`~regime_core.experiments.context.Context`).
     """
-    context = resolve(context_from("sweep_distractor_similarity", context, old))
-    _check_encoder(encoder)
-    base = world or ToyWorldConfig(n_questions=DEMO_QUESTIONS)
+    context = resolve(context)
     frames = []
     for value in values:
-        examples = generate(dataclasses.replace(base, distractor_similarity=float(value)))
-        part = _arm_summary(examples, arms, encoder_name=encoder, context=context, alpha=alpha)
+        examples = generate(dataclasses.replace(cfg.world(), distractor_similarity=float(value)))
+        part = _arm_summary(examples, arms, cfg, context)
         part.insert(0, "distractor_similarity", float(value))
         frames.append(part)
     return _order_regimes(pd.concat(frames, ignore_index=True))
 
 
 def knockout_table(
-    examples: Sequence[Example] | None = None,
-    *,
-    encoder: str = config.ENCODER,
-    alpha: float = config.ALPHA,
-    context: Context | None = None,
-    **old: Unpack[OldHooks],
+    examples: Sequence[Example], cfg: DemoConfig, *, context: Context | None = None
 ) -> pd.DataFrame:
     """What removing the relation sentence does: hit@k per regime for ``q`` and ``union`` with
     ``B_rel`` kept (the union arm) and removed (the union is built from the rest of the bridge:
@@ -107,16 +79,8 @@ def knockout_table(
     ``context``: the embedding store and the encoders (None: the default
     :class:`~regime_core.experiments.context.Context`).
     """
-    context = resolve(context_from("knockout_table", context, old))
-    _check_encoder(encoder)
-    examples = (
-        list(examples)
-        if examples is not None
-        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
-    )
-    summary = _arm_summary(
-        examples, ("q", "union", "knockout"), encoder_name=encoder, context=context, alpha=alpha
-    )
+    context = resolve(context)
+    summary = _arm_summary(list(examples), ("q", "union", "knockout"), cfg, context)
     kept = summary[summary["arm"].isin(["q", "union"])].copy()
     kept.insert(0, "relation_sentence", RELATION_KEPT)
     removed = summary[summary["arm"].isin(["q", "knockout"])].copy()
@@ -126,12 +90,11 @@ def knockout_table(
 
 
 def sweep_alpha(
-    values: Sequence[float] = ALPHA_GRID,
-    examples: Sequence[Example] | None = None,
+    values: Sequence[float],
+    examples: Sequence[Example],
+    cfg: DemoConfig,
     *,
-    encoder: str = config.ENCODER,
     context: Context | None = None,
-    **old: Unpack[OldHooks],
 ) -> pd.DataFrame:
     """hit@k per regime of ``q`` and of ``union = normalise(f(q) + α·f(B_rel))`` (gold
     ``B_rel``) for each ``α`` in ``values``. Everything is encoded once; each α only re-ranks.
@@ -146,17 +109,12 @@ def sweep_alpha(
     from regime_core.data.regimes import regime_table
     from regime_core.retrieval.geometry import build_geometry
 
-    context = resolve(context_from("sweep_alpha", context, old))
-    _check_encoder(encoder)
+    context = resolve(context)
     grid = [float(v) for v in values]
     if any(not np.isfinite(v) or v < 0 for v in grid):
         raise ValueError(f"sweep_alpha: every alpha must be finite and >= 0, got {list(values)}")
-    examples = (
-        list(examples)
-        if examples is not None
-        else generate(ToyWorldConfig(n_questions=DEMO_QUESTIONS))
-    )
-    rels = [gold_b_rel(ex) for ex in examples]
+    examples = list(examples)
+    rels = [gold_b_rel(ex, cfg.regime_rules) for ex in examples]
     kept = [i for i, rel in enumerate(rels) if rel.sentence is not None]
     if not kept:
         raise ValueError("sweep_alpha: no example has a gold B_rel")
@@ -164,10 +122,11 @@ def sweep_alpha(
     geometry = build_geometry(
         examples,
         [rels[i].sentence or "" for i in kept],
-        encoder=_encoder_for(encoder, examples, context),
+        cfg.retrieval,
+        encoder=_encoder_for(cfg.encoder, examples, context),
         store=context.embeddings,
     )
-    regimes = regime_table(examples)["regime"].to_numpy()
+    regimes = regime_table(examples, cfg.regime_rules)["regime"].to_numpy()
     rank_q = geometry.target_ranks(0.0)
     frames = []
     for value in grid:

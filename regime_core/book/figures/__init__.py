@@ -1,17 +1,23 @@
 """Every figure of the book: one plotting module, one theme, a caption per figure.
 
 A plot function takes a result object (or a table) and returns a :class:`Figure`: the Matplotlib
-figure, the file name it is saved under, and a caption that says what it shows. Notebooks hold no
-plotting code; they call a function here, save the figure into their record's directory with
+figure, the file name it is saved under, a caption that says what it shows and how (which colour,
+marker and line means what), and alt text that says in one sentence what it shows. Notebooks hold
+no plotting code; they call a function here, save the figure into their record's directory with
 :meth:`Figure.save` and show it with :func:`show`, which displays the image and its caption in
 the notebook whatever the Matplotlib backend (the book's build sets ``MPLBACKEND=Agg``, under
-which ``plt.show()`` displays nothing).
+which ``plt.show()`` displays nothing). The PNG carries its alt text, caption, encodings and
+smallest text size (:meth:`Figure.text_chunks`): the book reads its alt text and caption from
+there, and ``regime book-check`` holds captions against its encodings
+(:mod:`regime_core.book.figures.encodings`).
 
 The theme (:func:`use_theme`, applied by every plot function) is seaborn's ``whitegrid`` with
-its colour-blind-safe ``colorblind`` palette and fonts sized to stay legible when a 7.5-inch
-figure is scaled into the book's column at 1366 px. Labels come from
-:mod:`regime_core.book.names`; rates are drawn on axes that start at 0, differences around a
-marked zero line, and legends sit outside the data.
+its colour-blind-safe ``colorblind`` palette and fonts sized to stay legible on a phone: a
+:data:`WIDTH`-inch figure at 150 dpi shown 343 px wide (a 390-px screen) draws its smallest
+text, 10.5 pt, 8 px high; nothing may stick out of the figure's width, which would shrink it.
+Labels come from :mod:`regime_core.book.names` and are words, not code names or formulas;
+rates are drawn on axes that start at 0, differences in percentage points around a marked zero
+line, an axis frames its data and its threshold, and legends sit outside the data.
 
 :func:`quiet` silences the progress bars and the notebook-widget warning of the libraries a
 package call may load (tqdm, transformers, huggingface_hub), so that executed pages hold results
@@ -33,13 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core.book import names
-from regime_core.book.tables import (  # noqa: F401  (re-exported: the tables moved to tables.py)
-    nested_counts_table,
-    robustness_table,
-    t1_table,
-    t2_table,
-    t3_table,
-)
+from regime_core.book.figures import encodings
 
 # --------------------------------------------------------------------------------------------
 # Theme and colours
@@ -58,6 +58,18 @@ PALETTE: tuple[str, ...] = (
     "#ECE133",  # yellow
     "#56B4E9",  # sky blue
 )
+#: The name a caption uses for each colour of :data:`PALETTE` (greys are named by their value).
+COLOUR_NAMES: dict[str, str] = {
+    PALETTE[0]: "blue",
+    PALETTE[1]: "orange",
+    PALETTE[2]: "green",
+    PALETTE[3]: "vermilion",
+    PALETTE[4]: "purple",
+    PALETTE[5]: "brown",
+    PALETTE[6]: "pink",
+    PALETTE[8]: "yellow",
+    PALETTE[9]: "sky blue",
+}
 
 ARM_COLORS: dict[str, str] = {
     "q": PALETTE[0],
@@ -88,21 +100,23 @@ VERDICT_COLORS: dict[str, str] = {
     "not judged": "#cccccc",
 }
 
-#: Font sizes in points; a 7.5-inch figure at 150 dpi shown in an 800-px column draws 10 pt
-#: as about 15 px.
+#: Font sizes in points; no text of a figure is smaller than :data:`SMALLEST_TEXT`. A
+#: :data:`WIDTH`-inch figure at 150 dpi (about 920 px with its margin) shown 343 px wide on a
+#: 390-px phone draws 10.5 pt as 8.2 px, and in the book's 42-rem column on a laptop as 16 px.
 FONT_SIZES: dict[str, float] = {
     "font.size": 11,
     "axes.titlesize": 12,
     "axes.labelsize": 11,
-    "xtick.labelsize": 10,
-    "ytick.labelsize": 10,
-    "legend.fontsize": 10,
-    "legend.title_fontsize": 10,
-    "figure.titlesize": 13,
+    "xtick.labelsize": 10.5,
+    "ytick.labelsize": 10.5,
+    "legend.fontsize": 10.5,
+    "legend.title_fontsize": 10.5,
+    "figure.titlesize": 12.5,
 }
+SMALLEST_TEXT = 10.5
 
 #: The width of a full-column figure, in inches.
-WIDTH = 7.5
+WIDTH = 6.0
 
 _THEMED = False
 
@@ -148,33 +162,65 @@ def _pyplot() -> Any:
 
 @dataclass
 class Figure:
-    """A Matplotlib figure with the file name it is saved under and a caption saying what it
-    shows. Attributes of the Matplotlib figure (``savefig``, ``axes``...) are reachable on it,
-    so code written for a bare Matplotlib figure keeps working."""
+    """A Matplotlib figure with the file name it is saved under, a caption saying what it shows
+    and how, and alt text saying in one sentence what it shows. Attributes of the Matplotlib
+    figure (``savefig``, ``axes``...) are reachable on it, so code written for a bare Matplotlib
+    figure keeps working."""
 
     figure: Any
     name: str
     caption: str
+    alt: str = ""
 
     def __getattr__(self, attribute: str) -> Any:
         if attribute == "figure":  # not yet set (e.g. during unpickling)
             raise AttributeError(attribute)
         return getattr(self.figure, attribute)
 
+    def encodings(self) -> set[str]:
+        """The colours and styles the figure draws (:func:`encodings.figure_encodings`)."""
+        return encodings.figure_encodings(self.figure, COLOUR_NAMES)
+
+    def caption_problems(self) -> list[str]:
+        """What is wrong with the caption and alt text: a colour or style the caption names
+        that the figure does not draw, no alt text, or alt text that is a file name."""
+        problems = [
+            f"the caption names {word!r}, which the figure does not draw"
+            for word in sorted(encodings.unused_encodings(self.caption, self.encodings()))
+        ]
+        if not self.alt.strip():
+            problems.append("no alt text")
+        elif self.alt.strip() in (self.name, f"{self.name}.png"):
+            problems.append(f"the alt text is the file name {self.alt!r}")
+        return problems
+
+    def text_chunks(self) -> dict[str, str]:
+        """What the PNG carries besides the image: alt text, caption, encodings, smallest text."""
+        return {
+            encodings.ALT_KEY: self.alt,
+            encodings.CAPTION_KEY: self.caption,
+            encodings.ENCODINGS_KEY: ",".join(sorted(self.encodings())),
+            encodings.SMALLEST_TEXT_KEY: f"{encodings.smallest_text(self.figure):g}",
+        }
+
     def save(self, out_dir: Path | str) -> Path:
-        """Save as ``<out_dir>/<name>.png`` with deterministic bytes
+        """Save as ``<out_dir>/<name>.png`` with deterministic bytes and :meth:`text_chunks`
         (:func:`regime_core.runner.records.save_figure`); returns the path for the record."""
         from regime_core.runner.records import save_figure
 
-        return save_figure(self.figure, out_dir, self.name)
+        return save_figure(self.figure, out_dir, self.name, text=self.text_chunks())
 
     def png(self) -> bytes:
-        """The figure as PNG bytes (the resolution of the saved file)."""
+        """The figure as PNG bytes (the resolution and text chunks of the saved file)."""
         from regime_core.runner.records import FIGURE_DPI
 
         buffer = io.BytesIO()
         self.figure.savefig(
-            buffer, format="png", dpi=FIGURE_DPI, bbox_inches="tight", metadata={"Software": None}
+            buffer,
+            format="png",
+            dpi=FIGURE_DPI,
+            bbox_inches="tight",
+            metadata={"Software": None, **self.text_chunks()},
         )
         return buffer.getvalue()
 
@@ -198,16 +244,6 @@ def show(fig: Figure, *, caption: bool = True) -> None:
     if caption and fig.caption:
         display(Markdown(f"*Figure: {fig.caption}*"))
     fig.close()
-
-
-def save_and_show(fig: Figure, out_dir: Path | str, saved: list[Path] | None = None) -> None:
-    """:meth:`Figure.save` into ``out_dir``, append the path to ``saved`` (the record's figure
-    list) when given, then :func:`show`. Returns nothing, so a notebook cell ending with it
-    prints no path."""
-    path = fig.save(out_dir)
-    if saved is not None:
-        saved.append(path)
-    show(fig)
 
 
 @contextlib.contextmanager
@@ -292,6 +328,11 @@ def _bar_rows(ax: Any, y: Any, labels: Sequence[str]) -> None:
     ax.grid(axis="y", visible=False)
 
 
+def colour_word(colour: str) -> str:
+    """The word a caption uses for a colour of the theme (``"#029E73"`` → ``"green"``)."""
+    return COLOUR_NAMES.get(colour) or encodings.colour_name(colour, COLOUR_NAMES) or colour
+
+
 def _wrap(text: str, width: int) -> str:
     return "\n".join(textwrap.wrap(text, width)) or text
 
@@ -300,11 +341,8 @@ def _hit(k: int) -> str:
     return names.metric(f"hit@{k}")
 
 
-# Re-exported: every name of the former single module stays importable from here.
+# The plot functions, one module per part of the book, all importable from here.
 from regime_core.book.figures.claims import (  # noqa: E402, F401
-    _CELL_ORDER,
-    _cell_label,
-    config_datasets,
     forest,
     key_union_vs_q,
     regime_deltas,
@@ -316,26 +354,17 @@ from regime_core.book.figures.claims import (  # noqa: E402, F401
     t3_drops,
 )
 from regime_core.book.figures.router import (  # noqa: E402, F401
-    _POLICIES,
-    _policy_bars,
     alpha_sweep,
     leave_one_feature_out,
     router_coefficients,
     router_training,
     selector_agreement,
     specification_curve,
+    specification_curves,
     zero_shot_hits,
 )
 from regime_core.book.figures.teaching import (  # noqa: E402, F401
     knockout_bars,
-    plot_deltas,
-    plot_regime_arms,
-    plot_regime_shares,
-    plot_specification_curve,
-    plot_sweep,
-    plot_t1_r2,
-    plot_t1_scatter,
-    plot_t2_hits,
     regime_arms,
     sweep,
 )

@@ -15,6 +15,7 @@ from regime_core.book.figures import (
     ARM_COLORS,
     PALETTE,
     REGIME_COLORS,
+    SMALLEST_TEXT,
     WIDTH,
     Figure,
     _bar_rows,
@@ -22,7 +23,10 @@ from regime_core.book.figures import (
     _legend_above,
     _percent_axis,
     _pyplot,
+    colour_word,
 )
+
+_COLOUR = {regime: colour_word(colour) for regime, colour in REGIME_COLORS.items()}
 
 # --------------------------------------------------------------------------------------------
 # The data chapter
@@ -60,11 +64,14 @@ def regime_shares(shares: pd.DataFrame) -> Figure:
     _percent_axis(ax, "x")
     ax.set_xlabel("share of questions")
     _legend_above(fig, handles, [names.regime(r) for r in regimes], len(regimes))
+    colours = ", ".join(f"{_COLOUR[r]} {names.regime(r)}" for r in regimes)
     return Figure(
         fig,
         "regime_shares",
-        "Share of Q-dominant, B-dominant and neither questions per dataset and native question "
-        "type ('all types' = the dataset's questions used in this run).",
+        f"Share of each regime ({colours}) among the questions of each dataset and native "
+        "question type ('all types' = the dataset's questions used in this run).",
+        alt="Stacked horizontal bars: for each dataset and question type, the share of "
+        "Q-dominant, B-dominant and neither questions.",
     )
 
 
@@ -80,7 +87,7 @@ def _cell_label(encoder: str, dataset: str, native_type: str | None = None) -> s
     return " · ".join(parts)
 
 
-def t1_scatter(result: Any, max_columns: int = 3) -> Figure:
+def t1_scatter(result: Any, max_columns: int = 2) -> Figure:
     """AUC against margin, one panel per cell, with the fitted probit curve where fitted."""
     from regime_core.experiments.t1_auc_margin import probit_curve
 
@@ -92,7 +99,7 @@ def t1_scatter(result: Any, max_columns: int = 3) -> Figure:
     fig, axes = plt.subplots(
         rows,
         columns,
-        figsize=(WIDTH, 2.3 * rows + 0.6),
+        figsize=(WIDTH, 2.5 * rows + 0.7),
         squeeze=False,
         sharey=True,
         layout="constrained",
@@ -114,9 +121,9 @@ def t1_scatter(result: Any, max_columns: int = 3) -> Figure:
         kind = "all types" if cell.native_type == "all" else str(cell.native_type)
         ax.set_title(
             f"{names.encoder(cell.encoder)} · {names.dataset(cell.dataset)}\n{kind} · {status}",
-            fontsize=9.5,
+            fontsize=SMALLEST_TEXT,
         )
-        ax.tick_params(labelsize=9)
+        ax.tick_params(labelsize=SMALLEST_TEXT)
         ax.set_ylim(0, 1.02)
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
@@ -126,65 +133,86 @@ def t1_scatter(result: Any, max_columns: int = 3) -> Figure:
     return Figure(
         fig,
         "t1_auc_vs_margin",
-        "Per-query AUC of the question-only query against its cosine margin (target cosine minus "
-        "the mean distractor cosine), one panel per encoder, dataset and question type; the "
-        "curve is the fitted probit curve AUC = Φ(margin / σ) where the cell has enough queries "
-        "to be fitted.",
+        "Per-query AUC of the question-only query (blue dots, one per question) against its "
+        "cosine margin (target cosine minus the mean distractor cosine), one panel per encoder, "
+        "dataset and question type; the vermilion curve is the fitted probit curve "
+        "AUC = Φ(margin / σ) where the cell has enough queries to be fitted.",
+        alt="Scatter plots, one per encoder, dataset and question type: per-question AUC rising "
+        "with the cosine margin, with the fitted probit curve.",
     )
 
 
+def r2_axis_floor(values: Sequence[float], threshold: float, *, pad: float = 0.04) -> float:
+    """The left edge of an R² axis: a little below the lowest fit and the threshold, so that
+    both are in view; confidence intervals reaching further are cut there (and marked). Pure.
+
+    >>> r2_axis_floor([0.78, 0.98], 0.9)
+    0.74
+    """
+    finite = [float(v) for v in values if np.isfinite(v)]
+    low = min([*finite, threshold])
+    return round(max(-1.0, low - pad), 2)
+
+
 def t1_r2(result: Any) -> Figure:
-    """R² of each fitted cell with its bootstrap CI, and the paper's 0.90 line."""
+    """R² of each fitted cell with its bootstrap CI, and the paper's threshold, on an axis that
+    frames the fits and the threshold (CIs that reach further left are cut, with an arrow)."""
     plt = _pyplot()
     fitted = result.fitted.reset_index(drop=True)
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.36 * max(4, len(fitted)) + 1.6), layout="constrained")
+    threshold = float(result.config.r2_threshold)
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.42 * max(4, len(fitted)) + 1.6), layout="constrained")
     labels = [_cell_label(r.encoder, r.dataset, r.native_type) for r in fitted.itertuples()]
     y = np.arange(len(fitted))
-    floor = -0.5
+    fits = (("probit", PALETTE[3], "o"), ("logistic", PALETTE[4], "s"))
+    points = np.concatenate([fitted[f"r2_{fit}"].to_numpy(dtype=float) for fit, _, _ in fits])
+    floor = r2_axis_floor(points, threshold)
     handles = []
     clipped = False
-    for offset, fit, color in ((-0.16, "probit", PALETTE[3]), (0.16, "logistic", PALETTE[4])):
+    for offset, (fit, color, marker) in zip((-0.17, 0.17), fits, strict=True):
         r2 = fitted[f"r2_{fit}"].to_numpy(dtype=float)
         lo = fitted[f"r2_{fit}_lo"].to_numpy(dtype=float)
         hi = fitted[f"r2_{fit}_hi"].to_numpy(dtype=float)
-        clipped = clipped or bool((lo < floor).any())
-        lo_shown = np.maximum(lo, floor)
+        cut = lo < floor
+        clipped = clipped or bool(cut.any())
+        shown = np.maximum(r2, floor)
         handles.append(
             ax.errorbar(
-                np.maximum(r2, floor),
+                shown,
                 y + offset,
-                xerr=[
-                    np.maximum(r2, floor) - lo_shown,
-                    np.maximum(hi, floor) - np.maximum(r2, floor),
-                ],
-                fmt="o",
-                ms=5,
+                xerr=[shown - np.maximum(lo, floor), np.maximum(hi, floor) - shown],
+                fmt=marker,
+                ms=5.5,
                 color=color,
                 lw=1.3,
-                label=f"{fit} fit",
             )
         )
-        for yy in (y + offset)[lo < floor]:
-            ax.plot([floor], [yy], marker="<", color=color, ms=6)
-    line = ax.axvline(result.config.r2_threshold, color="#555555", ls="--", lw=1.2)
+        for yy in (y + offset)[cut]:
+            ax.plot([floor], [yy], marker="<", color=color, ms=7, clip_on=False)
+    line = ax.axvline(threshold, color="#555555", ls="--", lw=1.3)
     ax.set_yticks(y, labels)
     ax.invert_yaxis()
-    ax.set_xlim(floor - 0.05, 1.02)
+    ax.set_xlim(floor, 1.0)
     ax.set_xlabel("R² with 95% bootstrap CI")
     ax.grid(axis="y", visible=False)
     _legend_above(
         fig,
         [*handles, line],
-        ["probit fit", "logistic fit", f"paper's bar (R² ≥ {result.config.r2_threshold:.2f})"],
+        ["probit fit", "logistic fit", f"paper's bar, R² = {threshold:.2f}"],
         3,
     )
-    clip_note = f" CIs reaching below {floor} are cut at the left edge (arrow)." if clipped else ""
+    clip_note = (
+        f" Intervals reaching below {floor:g} are cut at the left edge (arrow)." if clipped else ""
+    )
     return Figure(
         fig,
         "t1_r2_by_cell",
-        "R² of the probit and logistic fits of AUC on the margin in each fitted cell (encoder, "
-        "dataset, question type), with 95% bootstrap CIs; the dashed line is the paper's bar."
-        + clip_note,
+        "R² of the probit (vermilion circles) and logistic (purple squares) fits of AUC on the "
+        "margin in each fitted cell (encoder, dataset, question type), with 95% bootstrap "
+        f"intervals; the dashed grey line is the paper's bar, R² = {threshold:.2f}; a cell "
+        "passes when its probit point lies right of it. The axis starts at "
+        f"{floor:g}, not 0, so that every point and the bar are in view." + clip_note,
+        alt=f"Dot plot: R² of the probit and logistic fits per cell, between {floor:g} and 1, "
+        f"with intervals and a dashed line at the paper's bar of {threshold:.2f}.",
     )
 
 
@@ -201,50 +229,62 @@ def t2_hits(result: Any, dataset: str = "all") -> Figure:
     cells = result.cells[result.cells["dataset"] == dataset]
     encoders = list(dict.fromkeys(cells["encoder"]))
     fig, axes = plt.subplots(
-        1,
         len(encoders),
-        figsize=(WIDTH, 3.6),
+        1,
+        figsize=(WIDTH, 2.9 * len(encoders) + 0.8),
         squeeze=False,
-        sharey=True,
+        sharex=True,
         layout="constrained",
     )
     arms = ("q", "bridge", "union")
     handles: list[Any] = []
-    for ax, encoder in zip(axes[0], encoders, strict=True):
+    for ax, encoder in zip(axes[:, 0], encoders, strict=True):
         part = cells[cells["encoder"] == encoder].set_index("cell")
         present = [c for c in _CELL_ORDER if c in part.index]
         x = np.arange(len(present))
-        handles = []
-        for i, arm in enumerate(arms):
-            handles.append(
-                ax.bar(
-                    x + (i - 1) * 0.27,
-                    part.loc[present, f"hit_{arm}"],
-                    width=0.27,
-                    color=ARM_COLORS[arm],
-                )
+        handles = [
+            ax.bar(
+                x + (i - 1) * 0.27,
+                part.loc[present, f"hit_{arm}"],
+                width=0.27,
+                color=ARM_COLORS[arm],
             )
+            for i, arm in enumerate(arms)
+        ]
         ax.set_xticks(
             x,
             [
-                f"{names.cell(c)}\n{names.regime(part.loc[c, 'regime'])}\nn = {part.loc[c, 'n']}"
+                f"{_wrap_words(names.cell(c), 14)}\n({names.regime(part.loc[c, 'regime'])}, "
+                f"n = {part.loc[c, 'n']})"
                 for c in present
             ],
-            fontsize=9,
         )
         ax.set_title(names.encoder(encoder))
+        ax.set_ylabel(_hit(result.config.k))
         ax.grid(axis="x", visible=False)
         _percent_axis(ax)
-    axes[0, 0].set_ylabel(_hit(result.config.k))
     _legend_above(fig, handles, [names.arm(a) for a in arms], 3)
     where = "all datasets pooled" if dataset == "all" else names.dataset(dataset)
+    colours = ", ".join(f"{colour_word(ARM_COLORS[a])} {names.arm(a, short=True)}" for a in arms)
     return Figure(
         fig,
         "t2_hits_by_cell",
         f"{_hit(result.config.k)} of the hop-2 passage for the question alone (q), the whole "
-        f"bridge passage and union (q + α·B_rel) in each (P1, P2) cell, {where}, one panel per "
-        "encoder.",
+        f"bridge passage and union (q + α·B_rel) ({colours}), by who names the hop-2 entity: "
+        f"the question (P1), the bridge (P2), both or neither; {where}, one panel per encoder.",
+        alt=f"Bar charts, one per encoder: {_hit(result.config.k)} of q, bridge and union for "
+        "each combination of the question and the bridge naming the hop-2 entity.",
     )
+
+
+def _wrap_words(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) or text
+
+
+#: Marker of each series of a forest plot (an encoder), in order.
+SERIES_MARKERS: tuple[str, ...] = ("o", "s", "D", "^")
 
 
 def forest(
@@ -259,6 +299,7 @@ def forest(
     colors: Sequence[str] | None = None,
     color_labels: Mapping[str, str] | None = None,
     panels: Sequence[str] | None = None,
+    series: Sequence[str] | None = None,
     band: tuple[float, float] | None = None,
     xlabel: str = "difference (percentage points)",
 ) -> Any:
@@ -267,38 +308,51 @@ def forest(
 
     With ``p``, a filled marker means p < ``level`` in either direction, a hollow one that the
     difference is not significant. ``colors`` (one per row) colour the markers, with
-    ``color_labels`` (colour → legend text). ``panels`` (one value per row) split the rows into
-    side-by-side panels sharing the row labels."""
+    ``color_labels`` (colour → legend text). ``series`` (one value per row, e.g. the encoder)
+    draws each series with its own marker shape (:data:`SERIES_MARKERS`), side by side on a
+    label's line; ``panels`` (one value per row) stacks the rows into panels one above the
+    other, sharing the axis (a phone shows them at the full width)."""
     plt = _pyplot()
     from matplotlib.lines import Line2D
 
     frame = frame.reset_index(drop=True)
     panel_values = list(dict.fromkeys(panels)) if panels is not None else [None]
-    panel_of = np.asarray(panels) if panels is not None else np.full(len(frame), None)
-    row_labels = list(dict.fromkeys(labels))
-    height = 0.34 * max(4, len(row_labels)) + 1.7
+    panel_of = np.asarray(panels if panels is not None else [None] * len(frame), dtype=object)
+    series_values = list(dict.fromkeys(series)) if series is not None else [None]
+    series_of = list(series) if series is not None else [None] * len(frame)
+    offsets = {
+        s: (i - (len(series_values) - 1) / 2) * (0.5 / max(1, len(series_values)))
+        for i, s in enumerate(series_values)
+    }
+    markers = {s: SERIES_MARKERS[i % len(SERIES_MARKERS)] for i, s in enumerate(series_values)}
+    row_counts = [
+        len(dict.fromkeys(lab for lab, pan in zip(labels, panel_of, strict=True) if pan == panel))
+        for panel in panel_values
+    ]
+    heights = [0.36 * max(2, n) + 0.5 for n in row_counts]
     fig, axes = plt.subplots(
-        1,
         len(panel_values),
-        figsize=(WIDTH, height),
+        1,
+        figsize=(WIDTH, sum(heights) + 1.3),
         squeeze=False,
-        sharey=True,
         sharex=True,
+        gridspec_kw={"height_ratios": heights},
         layout="constrained",
     )
     row_colors = list(colors) if colors is not None else [PALETTE[0]] * len(frame)
     significant = (
-        frame[p].to_numpy(dtype=float) < level if p is not None else np.zeros(len(frame), bool)
+        frame[p].to_numpy(dtype=float) < level if p is not None else np.ones(len(frame), bool)
     )
-    position = {label: i for i, label in enumerate(row_labels)}
-    for ax, panel in zip(axes[0], panel_values, strict=True):
+    for ax, panel in zip(axes[:, 0], panel_values, strict=True):
+        mine = [i for i in range(len(frame)) if panel_of[i] == panel]
+        row_labels = list(dict.fromkeys(labels[i] for i in mine))
+        position = {label: j for j, label in enumerate(row_labels)}
         if band is not None:
             ax.axvspan(100 * band[0], 100 * band[1], color="#e6e6e6", zorder=0)
         ax.axvline(0, color="#333333", lw=1.1, zorder=1)
-        for i in np.flatnonzero(panel_of == panel) if panels is not None else range(len(frame)):
+        for i in mine:
             row = frame.iloc[i]
-            yy = position[labels[i]]
-            d = 100 * float(row[diff])
+            yy = position[labels[i]] + offsets[series_of[i]]
             ax.plot(
                 [100 * float(row[lo]), 100 * float(row[hi])],
                 [yy, yy],
@@ -308,30 +362,45 @@ def forest(
             )
             color = row_colors[i]
             ax.scatter(
-                [d],
+                [100 * float(row[diff])],
                 [yy],
-                s=42,
+                s=40,
+                marker=markers[series_of[i]],
                 zorder=3,
                 edgecolors=color,
                 linewidths=1.6,
                 facecolors=color if significant[i] else "white",
             )
+        ax.set_yticks(range(len(row_labels)), row_labels)
+        ax.set_ylim(len(row_labels) - 0.5, -0.5)
         if panel is not None:
-            ax.set_title(str(panel))
-        ax.set_xlabel(xlabel)
+            ax.set_title(str(panel), loc="left")
         ax.grid(axis="y", visible=False)
-    axes[0, 0].set_yticks(range(len(row_labels)), row_labels)
-    axes[0, 0].set_ylim(len(row_labels) - 0.5, -0.5)
+    axes[-1, 0].set_xlabel(xlabel)
     handles, texts = [], []
     for color, text in (color_labels or {}).items():
         handles.append(Line2D([], [], marker="o", ls="", color=color, ms=7))
         texts.append(text)
+    if series is not None:
+        for value in series_values:
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker=markers[value],
+                    ls="",
+                    markerfacecolor="#bbbbbb",
+                    markeredgecolor="#333333",
+                    ms=7,
+                )
+            )
+            texts.append(str(value))
     if p is not None:
         handles += [
             Line2D([], [], marker="o", ls="", color="#555555", ms=7),
             Line2D([], [], marker="o", ls="", markerfacecolor="white", color="#555555", ms=7),
         ]
-        texts += [f"p < {level:g} (either direction)", "not significant"]
+        texts += [f"p < {level:g}", "not significant"]
     if band is not None:
         from matplotlib.patches import Patch
 
@@ -343,39 +412,51 @@ def forest(
 
 
 def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
-    """Δ of one T2 comparison per dataset and (P1, P2) cell, a panel per encoder, markers
-    coloured by regime and filled where Holm p < the significance level (either direction)."""
+    """Δ of one T2 comparison per (P1, P2) cell, a panel per dataset (pooled last), the encoders
+    side by side by marker shape, markers coloured by regime and filled where Holm p < the
+    significance level (either direction)."""
     cfg = result.config
     cells = result.cells.copy()
     cells["_cell_order"] = cells["cell"].map({c: i for i, c in enumerate(_CELL_ORDER)})
     datasets = [d for d in dict.fromkeys(cells["dataset"]) if d != "all"] + ["all"]
     cells["_ds_order"] = cells["dataset"].map({d: i for i, d in enumerate(datasets)})
     cells = cells.sort_values(["_ds_order", "_cell_order"], kind="stable")
-    labels = [f"{names.dataset(r.dataset)} · {names.cell(r.cell)}" for r in cells.itertuples()]
+    regimes = [r for r in REGIME_COLORS if r in set(cells["regime"])]
     fig = forest(
         cells,
-        labels=labels,
+        labels=[names.cell(c) for c in cells["cell"]],
         diff=f"{comparison}_diff",
         lo=f"{comparison}_ci_lo",
         hi=f"{comparison}_ci_hi",
         p=f"{comparison}_p_holm",
         level=cfg.significance,
         colors=[REGIME_COLORS[r] for r in cells["regime"]],
-        color_labels={REGIME_COLORS[r]: r for r in REGIME_COLORS},
-        panels=[names.encoder(e) for e in cells["encoder"]],
-        xlabel=f"Δ {_hit(cfg.k)}, {names.comparison(comparison)} (pp)",
+        color_labels={REGIME_COLORS[r]: names.regime(r) for r in regimes},
+        panels=[names.dataset(d) for d in cells["dataset"]],
+        series=[names.encoder(e) for e in cells["encoder"]],
+        xlabel=f"Δ {_hit(cfg.k)}, {names.comparison(comparison)} (percentage points)",
     )
     tests = len(result.cells) * 2
+    encoders = list(dict.fromkeys(names.encoder(e) for e in cells["encoder"]))
+    shapes = " and ".join(
+        f"{word} {e}" for word, e in zip(("circles", "squares", "diamonds"), encoders, strict=False)
+    )
+    colours = ", ".join(f"{_COLOUR[r]} {names.regime(r)}" for r in regimes)
     return Figure(
         fig,
         f"t2_delta_{comparison}",
         f"Paired difference {names.comparison(comparison)} in {_hit(cfg.k)}, in percentage "
-        "points, per dataset and (P1, P2) cell (pooled = all datasets whose predicates are "
-        f"informative), one panel per encoder; bars are 95% bootstrap CIs. A filled marker "
-        f"means significant in either direction: Holm-adjusted exact McNemar p < "
-        f"{cfg.significance:g} over all {tests} tests of the notebook; hollow, not significant. "
-        "The CIs are not adjusted for the multiple tests while p is, so a CI can exclude zero "
-        "where the marker is hollow.",
+        "points, in each cell of who names the hop-2 entity (the question, the bridge, both or "
+        "neither), one panel per dataset and the pooled level last (the datasets whose "
+        "predicates are informative); "
+        f"{shapes}; the colour is the cell's regime ({colours}). Grey bars are 95% bootstrap "
+        "intervals. A filled marker is significant in either direction (Holm-adjusted exact "
+        f"McNemar p < {cfg.significance:g} over all {tests} tests of the notebook); a hollow "
+        "one is not. The intervals are not adjusted for the multiple tests while p is, so an "
+        "interval can exclude zero where the marker is hollow.",
+        alt=f"Forest plot: {names.comparison(comparison)} in {_hit(cfg.k)} per cell of who "
+        "names the hop-2 entity, one panel per dataset and pooled, both encoders, with "
+        "intervals around a zero line.",
     )
 
 
@@ -392,7 +473,8 @@ def regime_deltas(
     pairs them (those with every T2 arm), Q-dominant pools T2's two P1 cells. The CI is the
     paired percentile bootstrap of :func:`regime_core.stats.compare_paired` with the run's
     resamples, confidence and seed (unadjusted, like T2's)."""
-    from regime_core.experiments.common import arm_matrix, compare_arms
+    from regime_core.experiments.common import compare_arms
+    from regime_core.experiments.outcomes import arm_matrix
     from regime_core.experiments.t2_regime_decomposition import T2_ARMS
 
     wide = arm_matrix(table, f"hit@{cfg.k}", T2_ARMS)
@@ -451,7 +533,7 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
                 xytext=(9, 0),
                 textcoords="offset points",
                 va="center",
-                fontsize=9,
+                fontsize=SMALLEST_TEXT,
                 color="#555555",
             )
         ax.set_title(names.encoder(encoder))
@@ -465,8 +547,12 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
         fig,
         "key_union_vs_q",
         f"What adding the bridge's relation sentence to the query does: union − q in {_hit(k)} "
-        "(percentage points) on each dataset, split by regime, with 95% paired bootstrap CIs "
-        "(unadjusted); one panel per encoder, n = questions in the regime.",
+        "(percentage points) on each dataset, split by regime ("
+        + ", ".join(f"{_COLOUR[r]} {names.regime(r)}" for r in regimes)
+        + "), with 95% paired bootstrap CIs (unadjusted); one panel per encoder, n = questions "
+        "in the regime.",
+        alt=f"Dot plot: union minus q in {_hit(k)} per dataset and regime, one panel per "
+        "encoder, with intervals around a zero line.",
     )
 
 
@@ -483,8 +569,8 @@ def config_datasets() -> tuple[str, ...]:
 
 
 def t3_drops(result: Any, comparison: str = "union_vs_knockout") -> Figure:
-    """The drop hit@k(union) − hit@k(other arm) on the subset, per encoder and dataset, with
-    the paper's range for the knockout."""
+    """The drop hit@k(union) − hit@k(other arm) on the subset, per dataset, the encoders side
+    by side by marker shape, with the paper's range for the knockout."""
     from regime_core.experiments.t3_brel_knockout import PAPER_DROP_HIGH, PAPER_DROP_LOW
 
     cfg = result.config
@@ -494,6 +580,8 @@ def t3_drops(result: Any, comparison: str = "union_vs_knockout") -> Figure:
     part = part.sort_values("_order", kind="stable")
     p_column = "p_holm" if "p_holm" in part.columns else None
     knockout = comparison == "union_vs_knockout"
+    colour = ARM_COLORS["knockout" if knockout else "entity"]
+    encoders = list(dict.fromkeys(names.encoder(e) for e in part["encoder"]))
     fig = forest(
         part,
         labels=[names.dataset(d) for d in part["dataset"]],
@@ -502,18 +590,30 @@ def t3_drops(result: Any, comparison: str = "union_vs_knockout") -> Figure:
         hi="ci_hi",
         p=p_column,
         level=cfg.significance,
-        colors=[ARM_COLORS["knockout" if knockout else "entity"]] * len(part),
-        panels=[names.encoder(e) for e in part["encoder"]],
+        colors=[colour] * len(part),
+        series=[names.encoder(e) for e in part["encoder"]],
         band=(PAPER_DROP_LOW, PAPER_DROP_HIGH) if knockout else None,
-        xlabel=f"{names.comparison(comparison)}, {_hit(cfg.k)} (pp)",
+        xlabel=f"{names.comparison(comparison)}, {_hit(cfg.k)} (percentage points)",
     )
     other = "knockout (the bridge without B_rel)" if knockout else "entity (the hop-2 entity)"
+    shapes = " and ".join(
+        f"{word} {e}" for word, e in zip(("circles", "squares", "diamonds"), encoders, strict=False)
+    )
+    filled = (
+        f"; a filled marker means Holm-adjusted McNemar p < {cfg.significance:g} in either "
+        "direction, a hollow one not"
+        if p_column
+        else ""
+    )
     return Figure(
         fig,
         f"t3_{comparison}",
         f"How much {_hit(cfg.k)} union (q + α·B_rel) gains over {other} on the "
-        f"{names.regime(cfg.subset)} questions, in percentage points, per dataset (pooled = all), "
-        "one panel per encoder; bars are 95% bootstrap CIs (unadjusted), a filled marker means "
-        f"Holm-adjusted McNemar p < {cfg.significance:g} in either direction"
-        + ("; the grey band is the paper's range." if knockout else "."),
+        f"{names.regime(cfg.subset)} questions, in percentage points, per dataset (pooled = "
+        f"all), {colour_word(colour)} markers: {shapes}; grey bars are 95% bootstrap intervals "
+        "(unadjusted)"
+        + filled
+        + ("; the light grey band is the paper's range." if knockout else "."),
+        alt=f"Forest plot: {names.comparison(comparison)} in {_hit(cfg.k)} per dataset and "
+        "encoder, with intervals" + (" and the paper's range as a band." if knockout else "."),
     )

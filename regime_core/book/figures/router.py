@@ -14,6 +14,7 @@ from regime_core.book import names
 from regime_core.book.figures import (
     ARM_COLORS,
     PALETTE,
+    SMALLEST_TEXT,
     VERDICT_COLORS,
     WIDTH,
     Figure,
@@ -23,7 +24,13 @@ from regime_core.book.figures import (
     _percent_axis,
     _pyplot,
     _wrap,
+    colour_word,
 )
+
+
+def _policy_colours(policies: Sequence[str]) -> str:
+    return ", ".join(f"{colour_word(ARM_COLORS[p])} {names.arm(p, short=True)}" for p in policies)
+
 
 # --------------------------------------------------------------------------------------------
 # The router
@@ -80,9 +87,11 @@ def selector_agreement(agreement: pd.DataFrame) -> Figure:
     return Figure(
         fig,
         "selector_agreement",
-        "How often the B_rel the selector picks is the dataset's gold relation sentence, per "
-        "dataset, next to always taking the bridge's first sentence and a uniformly random "
-        "sentence (items with a gold sentence).",
+        "How often the B_rel the selector picks (green) is the dataset's gold relation "
+        "sentence, per dataset, next to always taking the bridge's first sentence (grey) and a "
+        "uniformly random sentence (light grey); items with a gold sentence.",
+        alt="Grouped bars per dataset: how often the selector's, the first and a random "
+        "sentence is the gold relation sentence.",
     )
 
 
@@ -97,7 +106,7 @@ def router_training(result: Any) -> Figure:
         1, 2, figsize=(WIDTH, 3.6), layout="constrained", width_ratios=[1.1, 1]
     )
     hits = {p: [float(np.mean(result.outcome.hits[p]))] for p in _POLICIES}
-    _policy_bars(fig, left, [names.dataset(result.data.dataset)], hits, label_size=9)
+    _policy_bars(fig, left, [names.dataset(result.data.dataset)], hits, label_size=SMALLEST_TEXT)
     left.set_ylabel(f"{_hit(k)} of the hop-2 passage")
     left.set_title("policies (5-fold cross-fitted)" if result.config.n_splits == 5 else "policies")
     by_type = breakdown(result.data, result.outcome, "native_type")
@@ -116,8 +125,10 @@ def router_training(result: Any) -> Figure:
         "router_training",
         f"Left: {_hit(k)} on {names.dataset(result.data.dataset)} of always-q, always-union, the "
         "router (each question decided by a model that never saw it) and the oracle (the better "
-        "of q and union per question). Right: the share of each question type the router sends "
-        "to union.",
+        f"of q and union per question): {_policy_colours(_POLICIES)}. Right: the share of each "
+        "question type the router sends to union.",
+        alt=f"Bars: {_hit(k)} of always-q, always-union, the router and the oracle, and the "
+        "share of each question type routed to union.",
     )
 
 
@@ -139,6 +150,8 @@ def router_coefficients(result: Any) -> Figure:
         "router_coefficients",
         "The deployment router's logistic-regression coefficients on its five standardised "
         "features: green pushes a question towards union, blue towards q.",
+        alt="Horizontal bars: the router's coefficient on each of its five features, positive "
+        "towards union, negative towards q.",
     )
 
 
@@ -148,14 +161,16 @@ def zero_shot_hits(result: Any) -> Figure:
     datasets = list(result.outcomes)
     fig, ax = plt.subplots(figsize=(WIDTH, 3.6), layout="constrained")
     values = {p: [float(np.mean(result.outcomes[d].hits[p])) for d in datasets] for p in _POLICIES}
-    _policy_bars(fig, ax, [names.dataset(d) for d in datasets], values, label_size=8.5)
+    _policy_bars(fig, ax, [names.dataset(d) for d in datasets], values, label_size=SMALLEST_TEXT)
     ax.set_ylabel(f"{_hit(result.config.k)} of the hop-2 passage")
     return Figure(
         fig,
         "zero_shot_hits",
         f"{_hit(result.config.k)} of always-q, always-union, the frozen router and the oracle "
-        "(the better of q and union per question) on each dataset the router never saw; the "
-        "axis starts at 0.",
+        f"(the better of q and union per question; {_policy_colours(_POLICIES)}) on each "
+        "dataset the router never saw; the axis starts at 0.",
+        alt=f"Grouped bars per dataset: {_hit(result.config.k)} of always-q, always-union, the "
+        "router and the oracle.",
     )
 
 
@@ -196,9 +211,11 @@ def alpha_sweep(sweep: pd.DataFrame, *, alpha: float, k: int = config.HEADLINE_K
     return Figure(
         fig,
         "alpha_sweep",
-        f"{_hit(k)} of always-q, always-union, the router and the oracle as the weight α of "
-        f"B_rel in the union query goes from 0 to 1 (labels, router and evaluation all use that "
-        f"α; the vertical line marks the paper's α = {alpha:g}), one panel per dataset.",
+        f"{_hit(k)} of always-q (blue, dashed), always-union (green circles), the router (sky "
+        "blue squares) and the oracle (grey, dotted) as the weight α of B_rel in the union "
+        "query goes from 0 to 1 (labels, router and evaluation all use that α; the solid grey "
+        f"vertical line marks the paper's α = {alpha:g}), one panel per dataset.",
+        alt=f"Line charts, one per dataset: {_hit(k)} of the four policies as α goes from 0 to 1.",
     )
 
 
@@ -223,20 +240,40 @@ def leave_one_feature_out(table: pd.DataFrame, *, k: int = config.HEADLINE_K) ->
     ]
     _bar_rows(ax, y, [names.feature(f) for f in wide.index])
     ax.axvline(0, color="#333333", lw=1.1)
-    ax.set_xlabel(f"Δ {_hit(k)}, routed − q (pp)")
+    ax.set_xlabel(f"Δ {_hit(k)}, routed − q (percentage points)")
     ax.set_ylabel("feature left out")
     _legend_above(fig, handles, [names.dataset(d) for d in datasets], len(datasets))
     return Figure(
         fig,
         "leave_one_feature_out",
         f"What the router gains over always-q ({_hit(k)}, percentage points) when it is "
-        "retrained without one of its five features, per dataset; the first row keeps all five.",
+        "retrained without one of its five features, per dataset ("
+        + ", ".join(
+            f"{colour_word(PALETTE[[0, 1, 2, 4, 5][i % 5]])} {names.dataset(d)}"
+            for i, d in enumerate(datasets)
+        )
+        + "); the first row keeps all five.",
+        alt="Grouped horizontal bars: the router's gain over always-q without each feature, "
+        "per dataset.",
     )
 
 
 # --------------------------------------------------------------------------------------------
 # Robustness (specification curves)
 # --------------------------------------------------------------------------------------------
+
+
+#: What the estimate of each claim is, and whether it is a difference of rates (drawn in
+#: percentage points); a claim not listed is a difference of hit@5.
+SPEC_ESTIMATES: dict[str, tuple[str, bool]] = {
+    "t1_r2": ("median probit R² over cells", False),
+    "t2_split": ("B-dominant Δ hit@5, union − q (percentage points)", True),
+    "t3_knockout": ("Δ hit@5, union − knockout (percentage points)", True),
+}
+_DEFAULT_ESTIMATE = ("Δ hit@5 of the claim's comparison (percentage points)", True)
+#: Beyond this many readings the curve draws its intervals as one band and its knob grid as
+#: a matrix of cells, so that a long curve does not smear.
+MANY_READINGS = 40
 
 
 def specification_curve(
@@ -246,38 +283,60 @@ def specification_curve(
     title: str,
     estimate_label: str,
     name: str | None = None,
+    percent: bool = False,
 ) -> Figure:
     """A specification curve: every reading's estimate (with its CI where it has one) sorted,
     coloured by verdict, the primary reading ringed; below, which knob value each reading uses.
 
     ``rows`` are one claim's rows of :class:`regime_core.experiments.robustness.RobustnessResult`
-    ``.table``; ``knobs`` maps each knob to its values (rows of the lower panel)."""
+    ``.table``; ``knobs`` maps each knob to its values (rows of the lower panel). ``percent``
+    draws the estimates (differences of rates, as fractions) in percentage points. Beyond
+    :data:`MANY_READINGS` readings the intervals are one grey band and the knob grid a matrix."""
     plt = _pyplot()
+    scale = 100.0 if percent else 1.0
     data = rows.copy()
+    for column in ("estimate", "ci_lo", "ci_hi"):
+        data[column] = pd.to_numeric(data[column], errors="coerce") * scale
     data["_order"] = data["estimate"].fillna(-np.inf)
     data = data.sort_values(["_order", "verdict"], kind="stable").reset_index(drop=True)
     knob_rows = [(k, str(v)) for k, values in knobs.items() for v in values]
+    many = len(data) > MANY_READINGS
     fig, (top, bottom) = plt.subplots(
         2,
         1,
-        figsize=(WIDTH, 3.4 + 0.24 * len(knob_rows)),
+        figsize=(WIDTH, 3.6 + 0.26 * len(knob_rows)),
         sharex=True,
-        gridspec_kw={"height_ratios": [2.6, 0.24 * len(knob_rows) + 0.2]},
+        gridspec_kw={"height_ratios": [2.6, 0.26 * len(knob_rows) + 0.2]},
         layout="constrained",
     )
     x = np.arange(len(data))
+    has_ci = data["ci_lo"].notna() & data["ci_hi"].notna()
+    if many and has_ci.any():
+        top.fill_between(
+            x[has_ci.to_numpy()],
+            data.loc[has_ci, "ci_lo"],
+            data.loc[has_ci, "ci_hi"],
+            color="#d9d9d9",
+            lw=0,
+            step="mid",
+            label="95% intervals",
+        )
     for verdict, part in data.groupby("verdict", sort=False):
         if part["estimate"].isna().all():
             continue  # degenerate or unjudged readings have no estimate to draw
         color = VERDICT_COLORS.get(str(verdict), "#333333")
-        idx = part.index.to_numpy()
-        has_ci = part["ci_lo"].notna() & part["ci_hi"].notna()
-        if has_ci.any():
-            sub = part[has_ci]
+        sub = part[part["ci_lo"].notna() & part["ci_hi"].notna()]
+        if len(sub) and not many:
             top.vlines(sub.index, sub["ci_lo"], sub["ci_hi"], color=color, lw=1.2, alpha=0.7)
-        size = 22 if len(data) <= 60 else 10
-        top.scatter(idx, part["estimate"], color=color, s=size, zorder=3, label=str(verdict))
-    primary = data[data["primary"]]
+        top.scatter(
+            part.index,
+            part["estimate"],
+            color=color,
+            s=12 if many else 24,
+            zorder=3,
+            label=str(verdict),
+        )
+    primary = data[data["primary"].astype(bool)]
     if len(primary):
         top.scatter(
             primary.index,
@@ -287,37 +346,88 @@ def specification_curve(
             edgecolors="black",
             linewidths=1.5,
             zorder=4,
-            label="primary reading",
+            label="our primary reading",
         )
-    if data["estimate"].notna().any() and "CI" in estimate_label:
+    if percent and data["estimate"].notna().any():
         top.axhline(0.0, color="#555555", lw=0.9, ls="--")
-    top.set_ylabel(_wrap(estimate_label, 24), fontsize=10)
-    top.set_title(title)
-    top.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=9)
+    top.set_ylabel(_wrap(estimate_label, 26))
+    fig.suptitle(_wrap(title, 64), x=0.01, ha="left")
+    handles, texts = top.get_legend_handles_labels()
+    _legend_above(fig, handles, texts, 2, below=True)
+    on = np.zeros((len(knob_rows), len(data)))
     for j, (knob, value) in enumerate(knob_rows):
-        on = data[knob].astype(str) == value if knob in data else pd.Series(False, index=data.index)
-        bottom.scatter(
-            x[on.to_numpy()],
-            np.full(int(on.sum()), j),
-            s=12 if len(data) <= 60 else 5,
-            c="#333333",
+        if knob in data:
+            on[j] = (data[knob].astype(str) == value).to_numpy()
+    if many:
+        from matplotlib.colors import ListedColormap
+
+        bottom.imshow(
+            on,
+            aspect="auto",
+            interpolation="nearest",
+            cmap=ListedColormap(["#f0f0f0", "#333333"]),
+            vmin=0,
+            vmax=1,
+            extent=(-0.5, len(data) - 0.5, len(knob_rows) - 0.5, -0.5),
         )
+    else:
+        for j in range(len(knob_rows)):
+            used = on[j].astype(bool)
+            bottom.scatter(x[used], np.full(int(used.sum()), j), s=14, c="#333333", marker="s")
+        bottom.set_ylim(len(knob_rows) - 0.5, -0.5)
     bottom.set_yticks(range(len(knob_rows)))
-    bottom.set_yticklabels([f"{k.replace('_', ' ')}: {v}" for k, v in knob_rows], fontsize=9)
-    bottom.set_ylim(len(knob_rows) - 0.5, -0.5)
+    bottom.set_yticklabels([f"{k.replace('_', ' ')}: {_knob_value(k, v)}" for k, v in knob_rows])
     bottom.set_xlabel("readings, sorted by estimate")
     bottom.set_xticks([])
     bottom.grid(False)
-    fig.align_ylabels([top, bottom])
-    axis_note = (
-        " The vertical axis does not start at 0."
-        if top.get_ylim()[0] > 0 or top.get_ylim()[1] < 0
-        else ""
+    low, high = top.get_ylim()
+    axis_note = " The vertical axis does not start at 0." if low > 0 or high < 0 else ""
+    verdicts = ", ".join(
+        f"{colour_word(VERDICT_COLORS.get(str(v), '#333333'))} {v}"
+        for v in dict.fromkeys(data.loc[data["estimate"].notna(), "verdict"])
     )
+    interval = (
+        "the grey band spans their 95% intervals"
+        if many and has_ci.any()
+        else "lines are their 95% intervals"
+        if has_ci.any()
+        else "no interval"
+    )
+    zero = "; the dashed line is zero" if percent and data["estimate"].notna().any() else ""
     return Figure(
         fig,
         name or "specification_curve",
-        f"{title}: each dot is one reading's estimate ({estimate_label}), coloured by its "
-        "verdict, sorted; the ringed dot is our primary reading. The grid below shows which "
-        "value of each knob a reading uses." + axis_note,
+        f"{title}. Each dot is one reading's estimate ({estimate_label}), sorted, coloured by its "
+        f"verdict ({verdicts}); {interval}; the black ring is our primary reading{zero}. The "
+        "grid below marks, for each reading, the value of each knob it uses." + axis_note,
+        alt=f"Specification curve of {len(data)} readings: the estimate of each, sorted and "
+        "coloured by verdict, above a grid of the knob values each uses.",
     )
+
+
+#: Knobs whose values are names of a kind (:func:`regime_core.book.names.display`).
+_KNOB_VALUE_KINDS: dict[str, str] = {"encoder": "encoder", "level": "dataset", "pool": "pool"}
+
+
+def _knob_value(knob: str, value: str) -> str:
+    kind = _KNOB_VALUE_KINDS.get(knob)
+    return names.display(kind, value) if kind else value
+
+
+def specification_curves(result: Any) -> list[Figure]:
+    """One specification curve per claim of a robustness run, titled with the claim's short
+    name (:func:`regime_core.book.names.claim`), differences in percentage points."""
+    curves = []
+    for claim_id, knobs in result.knobs.items():
+        label, percent = SPEC_ESTIMATES.get(claim_id, _DEFAULT_ESTIMATE)
+        curves.append(
+            specification_curve(
+                result.table[result.table["claim"] == claim_id],
+                knobs,
+                title=names.claim(claim_id),
+                estimate_label=label,
+                name=f"spec_curve_{claim_id}",
+                percent=percent,
+            )
+        )
+    return curves

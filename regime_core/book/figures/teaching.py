@@ -1,8 +1,8 @@
-"""The teaching figures (the toy world, the sweeps, the exercises) and the old names."""
+"""The teaching figures (the toy world, the sweeps, the exercises)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,22 +13,14 @@ from regime_core.book import names
 from regime_core.book.figures import (
     ARM_COLORS,
     REGIME_COLORS,
+    SMALLEST_TEXT,
     WIDTH,
     Figure,
     _hit,
     _legend_above,
     _percent_axis,
     _pyplot,
-)
-from regime_core.book.figures.claims import (
-    forest,
-    regime_shares,
-    t1_r2,
-    t1_scatter,
-    t2_hits,
-)
-from regime_core.book.figures.router import (
-    specification_curve,
+    colour_word,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -60,7 +52,9 @@ def regime_arms(
             rows = summary[summary["arm"] == arm].set_index("regime").reindex(regimes)
             xs = np.arange(len(regimes)) + (j - (len(arms) - 1) / 2) * width
             bars = ax.bar(xs, rows[column].to_numpy(), width, color=ARM_COLORS[arm])
-            ax.bar_label(bars, labels=[f"{v:.0%}" for v in rows[column]], fontsize=8.5, padding=2)
+            ax.bar_label(
+                bars, labels=[f"{v:.0%}" for v in rows[column]], fontsize=SMALLEST_TEXT, padding=2
+            )
             handles.append(bars)
         counts = summary.drop_duplicates("regime").set_index("regime")["n"].reindex(regimes)
         ax.set_xticks(
@@ -76,12 +70,18 @@ def regime_arms(
         fig.suptitle(title)
     _legend_above(fig, handles, [names.arm(a) for a in arms], len(arms), below=bool(title))
     where = f" ({title})" if title else ""
+    colours = " and ".join(f"{colour_word(ARM_COLORS[a])} {names.arm(a, short=True)}" for a in arms)
+    shown = " and ".join(_hit(k) for k in ks)
     return Figure(
         fig,
         name,
-        f"hit@1 (left) and hit@5 (right) of the question alone (q) and of union (q + α·B_rel) "
-        f"per regime{where}: the share of questions whose hop-2 passage ranks first, and in the "
-        "top 5.",
+        f"{shown} of the question alone (q) and of union (q + α·B_rel) ({colours}) per "
+        f"regime{where}: the share of questions whose hop-2 passage ranks in the top "
+        + " and the top ".join(str(k) for k in ks)
+        + ".",
+        alt=f"Grouped bars, one panel per cutoff: {shown} of q and union in each regime"
+        + where
+        + ".",
     )
 
 
@@ -114,12 +114,13 @@ def sweep(
     if title:
         fig.suptitle(title)
     _legend_above(fig, handles, [names.arm(a) for a in arms], len(arms), below=bool(title))
-    shown = " and ".join(names.arm(a) for a in arms)
+    shown = " and ".join(f"{names.arm(a)} ({colour_word(ARM_COLORS[a])})" for a in arms)
     return Figure(
         fig,
         name or f"sweep_{knob}",
         f"{_hit(k)} of {shown} as the {knob_label} goes from {table[knob].min():g} to "
         f"{table[knob].max():g}, one panel per regime.",
+        alt=f"Line charts, one per regime: {_hit(k)} of each query as the {knob_label} grows.",
     )
 
 
@@ -133,99 +134,26 @@ def knockout_bars(knockout: pd.DataFrame, *, k: int = 1, name: str = "knockout")
     series = (
         ("q", "kept", names.arm("q"), ARM_COLORS["q"]),
         ("union", "kept", "union, B_rel kept", ARM_COLORS["union"]),
-        ("union", "removed", "union, B_rel removed (knockout)", ARM_COLORS["knockout"]),
+        ("union", "removed", "knockout (bridge without B_rel)", ARM_COLORS["knockout"]),
     )
     handles = []
     for i, (arm, kept, _label, color) in enumerate(series):
         part = knockout[(knockout["arm"] == arm) & (knockout["relation_sentence"] == kept)]
         values = part.set_index("regime").reindex(regimes)[column].to_numpy()
         bars = ax.bar(x + (i - 1) * 0.26, values, 0.26, color=color)
-        ax.bar_label(bars, labels=[f"{v:.0%}" for v in values], fontsize=8.5, padding=2)
+        ax.bar_label(bars, labels=[f"{v:.0%}" for v in values], fontsize=SMALLEST_TEXT, padding=2)
         handles.append(bars)
     ax.set_xticks(x, [names.regime(r) for r in regimes])
     ax.grid(axis="x", visible=False)
     _percent_axis(ax, top=1.1)
     ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     ax.set_ylabel(_hit(k))
-    _legend_above(fig, handles, [s[2] for s in series], 3)
+    _legend_above(fig, handles, [s[2] for s in series], 2)
     return Figure(
         fig,
         name,
-        f"{_hit(k)} per regime of the question alone, of union with the relation sentence, and "
-        "of union built from the bridge without it (the knockout arm).",
+        f"{_hit(k)} per regime of the question alone (blue), of union with the relation "
+        "sentence (green), and of the knockout arm, the question plus the bridge without that "
+        "sentence (vermilion).",
+        alt=f"Grouped bars per regime: {_hit(k)} of q, union and knockout.",
     )
-
-
-# --------------------------------------------------------------------------------------------
-# The old names, for one release
-# --------------------------------------------------------------------------------------------
-
-
-def plot_regime_shares(shares: pd.DataFrame) -> Figure:
-    """Deprecated name of :func:`regime_shares`."""
-    return regime_shares(shares)
-
-
-def plot_t1_scatter(result: Any, max_columns: int = 3) -> Figure:
-    """Deprecated name of :func:`t1_scatter`."""
-    return t1_scatter(result, max_columns)
-
-
-def plot_t1_r2(result: Any) -> Figure:
-    """Deprecated name of :func:`t1_r2`."""
-    return t1_r2(result)
-
-
-def plot_t2_hits(result: Any, dataset: str = "all") -> Figure:
-    """Deprecated name of :func:`t2_hits`."""
-    return t2_hits(result, dataset)
-
-
-def plot_deltas(
-    frame: pd.DataFrame,
-    *,
-    label_columns: tuple[str, ...],
-    diff: str,
-    lo: str,
-    hi: str,
-    significant: str | None = None,
-    p: str | None = None,
-    level: float = 0.05,
-    title: str = "",
-    band: tuple[float, float] | None = None,
-) -> Figure:
-    """Deprecated: a forest plot over ``label_columns`` (use :func:`forest`). ``significant``
-    is ignored: a marker is filled when ``p`` < ``level`` in either direction."""
-    frame = frame.reset_index(drop=True)
-    labels = [
-        " · ".join(
-            names.display(names.VALUE_COLUMNS[c], getattr(r, c))
-            if c in names.VALUE_COLUMNS
-            else str(getattr(r, c))
-            for c in label_columns
-        )
-        for r in frame.itertuples()
-    ]
-    fig = forest(frame, labels=labels, diff=diff, lo=lo, hi=hi, p=p, level=level, band=band)
-    if title:
-        fig.suptitle(title)
-    return Figure(fig, "deltas", title or "Paired differences with their 95% CIs.")
-
-
-def plot_specification_curve(
-    rows: pd.DataFrame, knobs: Mapping[str, Any], *, title: str, estimate_label: str
-) -> Figure:
-    """Deprecated name of :func:`specification_curve`."""
-    return specification_curve(rows, knobs, title=title, estimate_label=estimate_label)
-
-
-def plot_regime_arms(
-    summary: pd.DataFrame, *, k: int = config.HEADLINE_K, title: str = ""
-) -> Figure:
-    """Deprecated: :func:`regime_arms` (both hit@1 and hit@5; ``k`` is ignored)."""
-    return regime_arms(summary, title=title)
-
-
-def plot_sweep(table: pd.DataFrame, knob: str, *, k: int = 1, title: str = "") -> Figure:
-    """Deprecated name of :func:`sweep`."""
-    return sweep(table, knob, k=k, title=title)

@@ -11,15 +11,18 @@ code when the book is built, never typed. One module per concern:
   percentage-point axis, in HTML and CSS;
 - ``choices``: ``regime-choices``, ``regime-config-defaults``, ``{default}``, the named choices
   and defaults with their meanings ("Our reading of the paper");
-- ``reference``: ``regime-cli``, ``regime-api``, ``regime-api-index``,
-  ``regime-metrics-glossary``, the reference pages generated from the code;
+- ``reference``: ``regime-metrics-glossary``, what the API pages must cover, and the
+  cross-references autodoc misses (the CLI page is sphinx-argparse's, the API pages autodoc's
+  and autosummary's);
 - ``router_page``: ``regime-router-demo``, ``regime-router-features``, the live router, its
   router.js and the features it shows;
-- ``mathjax``: MathJax served from the book, so the maths renders offline;
+- ``assets``: the style sheet (``static/regime.css``) and MathJax served from the book, so
+  the maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
+- ``site``: the repository and launch buttons (from the one repository setting), the footer,
+  one search box, no unrendered source download, each script once, ``regime-citation``;
 - ``tables``: the one table builder, tables numbered per page;
-- ``style``: the book's CSS (tables that scroll on a phone, long names that wrap);
-- ``markup``: docstrings' reST shown on Markdown pages and in plain text.
+- ``markup``: docstrings' reST shown on Markdown pages.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
+from regime_core.book.sphinx.assets import static_files
 from regime_core.book.sphinx.choices import (
     ChoicesDirective,
     ChoiceTable,
@@ -41,6 +45,7 @@ from regime_core.book.sphinx.claims import (
     ClaimTextRole,
     ComparisonRole,
     PaperClaimsDirective,
+    StatementRole,
     VerdictTableDirective,
     serve_claims_css,
 )
@@ -52,24 +57,23 @@ from regime_core.book.sphinx.claims_chart import (
     visit_html_element,
 )
 from regime_core.book.sphinx.launch import launch_sources
-from regime_core.book.sphinx.mathjax import serve_vendored_mathjax
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
     RecordReference,
     RecordRole,
     RecordTableDirective,
+    figure_alt_text,
     parse_reference,
     resolve_reference,
+    setup_dependency_hashes,
 )
 from regime_core.book.sphinx.reference import (
-    ApiIndexDirective,
-    ApiReferenceDirective,
-    CliReferenceDirective,
     MetricsGlossaryDirective,
     api_wings,
-    cli_reference_lines,
+    keep_attribute_docs,
     public_modules,
     resolve_unqualified,
+    restore_attribute_docs,
     skip_foreign_members,
 )
 from regime_core.book.sphinx.router_page import (
@@ -78,14 +82,13 @@ from regime_core.book.sphinx.router_page import (
     router_js_on_demo_pages,
     serve_router_js,
 )
-from regime_core.book.sphinx.style import link_css, write_css
+from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.tables import number_tables_per_page
 
 __all__ = [
     "ChoiceTable",
     "RecordReference",
     "api_wings",
-    "cli_reference_lines",
     "config_defaults",
     "describe_choice",
     "import_dotted",
@@ -101,6 +104,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("rec", RecordRole())
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
+    setup_dependency_hashes(app)  # pages reread when a record's content changes
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
     app.add_directive("regime-verdict-table", VerdictTableDirective)
     app.add_directive("regime-claims-chart", ClaimsChartDirective)
@@ -112,25 +116,29 @@ def setup(app: Sphinx) -> dict[str, Any]:
     for kind in ("verdict", "claim", "robust"):
         app.add_role(kind, ClaimTextRole(kind))
     app.add_role("compare", ComparisonRole())
+    app.add_role("statement", StatementRole())
     app.add_directive("regime-choices", ChoicesDirective)
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
     app.add_role("default", DefaultValueRole())
-    app.add_directive("regime-cli", CliReferenceDirective)
-    app.add_directive("regime-api", ApiReferenceDirective)
-    app.add_directive("regime-api-index", ApiIndexDirective)
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.add_directive("regime-router-features", RouterFeaturesDirective)
-    app.connect("config-inited", serve_vendored_mathjax)
+    app.add_directive("regime-citation", CitationDirective)
+    app.connect("config-inited", configure_site)
+    # after Sphinx's image collector has made each image's uri relative to the source folder
+    app.connect("doctree-read", figure_alt_text, priority=900)
+    app.connect("config-inited", static_files)
     app.connect("config-inited", serve_router_js)
     app.connect("config-inited", serve_claims_css)
-    app.connect("builder-inited", link_css)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)
     app.connect("autodoc-skip-member", skip_foreign_members)
+    # around napoleon (default priority 500): attribute docstrings stay as written
+    app.connect("autodoc-process-docstring", keep_attribute_docs, priority=400)
+    app.connect("autodoc-process-docstring", restore_attribute_docs, priority=600)
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)
-    app.connect("build-finished", write_css)
+    app.connect("html-page-context", tidy_page, priority=950)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,8 +1,8 @@
 """Named choices and defaults read from the code, for "Our reading of the paper".
 
 Nothing on that page is typed twice: a default is the code's own value, and its meaning is the
-entry of :data:`regime_core.config.MEANINGS` (one line of plain English per knob, field and
-named constant).
+attribute docstring written beside it (:func:`regime_core.config.meaning`: one line of plain
+English per knob, field and named constant, and a line per value of a knob).
 
 - Directive ``regime-choices``: one table per content line naming a config dataclass (a row per
   field: its default and meaning), a mapping of rule names to explanations (a row per rule), a
@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,15 +49,23 @@ CHOICE_KINDS: tuple[str, ...] = ("value", "values", "dataclass", "function", "ca
 @dataclass(frozen=True)
 class ChoiceTable:
     """A named choice read from code: its dotted name, its kind (:data:`CHOICE_KINDS`), a
-    summary, rows of (name, value, meaning) (``value`` is ``None`` in a two-column table: a rule
-    or a knob's value, and its meaning) and the keys of :data:`regime_core.config.MEANINGS` it
-    used."""
+    summary and rows of (name, value, meaning) (``value`` is ``None`` in a two-column table: a
+    rule or a knob's value, and its meaning)."""
 
     name: str
     kind: str
     summary: str
     rows: tuple[tuple[str, str | None, str], ...]
-    meaning_keys: tuple[str, ...] = ()
+
+
+def field_homes() -> tuple[type, ...]:
+    """Where the meaning of a field several configs share is written (a field or a default
+    constant without a docstring of its own means what the field of that name means there)."""
+    from regime_core.data.regimes import RegimeRules
+    from regime_core.experiments.common import ExperimentConfig
+    from regime_core.experiments.router_train import RouterConfig
+
+    return (ExperimentConfig, RouterConfig, RegimeRules)
 
 
 def import_dotted(dotted: str) -> tuple[Any, Any, str]:
@@ -97,57 +105,45 @@ def _field_default(f: dataclasses.Field[Any]) -> str:
     return "(required)"
 
 
-def _meaning(name: str, owners: Sequence[str], used: list[str]) -> config.Meaning | None:
-    key = config.meaning_key(name, owners)
-    if key is None:
-        return None
-    used.append(key)
-    return config.MEANINGS[key]
-
-
 def _dataclass_choice(dotted: str, cls: type) -> ChoiceTable:
-    """A row per field; a composed config (one that names its ``FLAT`` parameters, as the
-    notebooks pass them) shows those, with the values its default instance reads back."""
-    owners = [klass.__name__ for klass in cls.__mro__]
-    flat: tuple[str, ...] = getattr(cls, "FLAT", ())
-    if flat:
-        default = cls()
-        defaults = [(name, _show_value(getattr(default, name))) for name in flat]
-    else:
-        defaults = [(f.name, _field_default(f)) for f in dataclasses.fields(cls)]
-    used: list[str] = []
+    """A row per field: its default and its meaning (the field's docstring in the class or its
+    bases, else in :func:`field_homes`)."""
     rows = []
-    for name, value in defaults:
-        meaning = _meaning(name, owners, used)
-        rows.append((name, value, meaning.text if meaning else ""))
-    summary = _first_paragraph(cls.__doc__)
-    return ChoiceTable(dotted, "dataclass", summary, tuple(rows), tuple(used))
+    for f in dataclasses.fields(cls):
+        found = config.meaning([cls, *field_homes()], f.name)
+        rows.append((f.name, _field_default(f), found.text if found else ""))
+    return ChoiceTable(dotted, "dataclass", _first_paragraph(cls.__doc__), tuple(rows))
+
+
+def constant_meaning(module: Any, name: str) -> config.Meaning | None:
+    """A constant's meaning: its own docstring, else (a default) that of the field of its
+    name in lower case (``ALPHA`` -> ``alpha``)."""
+    return config.meaning([module], name) or config.meaning(field_homes(), name.lower())
 
 
 def _constant_choice(dotted: str, value: Any, module: Any, attribute: str) -> ChoiceTable:
-    used: list[str] = []
-    meaning = _meaning(attribute, [module.__name__.rsplit(".", 1)[-1]], used)
+    meaning = constant_meaning(module, attribute)
     text = meaning.text if meaning else ""
     if isinstance(value, Mapping) and all(isinstance(v, str) for v in value.values()):
         rows = tuple((str(k), None, v) for k, v in value.items())
-        return ChoiceTable(dotted, "values", text, rows, tuple(used))
+        return ChoiceTable(dotted, "values", text, rows)
     if meaning is not None and meaning.alternatives:
         values = value.keys() if isinstance(value, Mapping) else value
         alternatives = meaning.alternatives
         rows = tuple((str(v), None, alternatives.get(str(v), "")) for v in values)
-        return ChoiceTable(dotted, "values", text, rows, tuple(used))
+        return ChoiceTable(dotted, "values", text, rows)
     row = (attribute, _show_value(value), text)
-    return ChoiceTable(dotted, "value", "", (row,), tuple(used))
+    return ChoiceTable(dotted, "value", "", (row,))
 
 
 def describe_choice(dotted: str) -> ChoiceTable:
     """Read a named choice from the code for the "Our reading of the paper" page.
 
-    ``dotted`` names a config dataclass (its fields, or a composed config's flat parameters,
-    with their defaults), a mapping of names to explanations, a module-level constant (its
-    meaning from :data:`regime_core.config.MEANINGS`; a row per value when the meaning lists
-    the values' alternatives), or a function (its signature and the first paragraph of its
-    docstring); ``name()`` calls a function without arguments and shows what it returns.
+    ``dotted`` names a config dataclass (its fields with their defaults), a mapping of names to
+    explanations, a module-level constant (its meaning from its docstring,
+    :func:`constant_meaning`; a row per value when the meaning lists the values'
+    alternatives), or a function (its signature and the first paragraph of its docstring);
+    ``name()`` calls a function without arguments and shows what it returns.
     """
     call = dotted.endswith("()")
     target = dotted[:-2] if call else dotted
@@ -169,11 +165,10 @@ def describe_choice(dotted: str) -> ChoiceTable:
 def config_defaults(module: Any = config) -> list[tuple[str, str, str]]:
     """(name, value, meaning) for every upper-case constant of plain data in ``module``, in the
     order the module defines them."""
-    owners = [module.__name__.rsplit(".", 1)[-1]]
     rows = []
     for name, value in vars(module).items():
         if name.isupper() and isinstance(value, PLAIN_VALUES):
-            meaning = _meaning(name, owners, [])
+            meaning = constant_meaning(module, name)
             rows.append((name, repr(value), meaning.text if meaning else ""))
     return rows
 

@@ -12,6 +12,7 @@
   ``static/regime-claims.css`` (:func:`serve_claims_css`).
 - Roles ``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
   reason, the robustness) and ``{robust}`claim_id``` (the robustness alone).
+- Role ``{statement}`claim_id```: the claim as ``paper_claims.yml`` states it.
 - Role ``{compare}`run:key```: a paired comparison of a record as a phrase that states its
   direction from the numbers.
 
@@ -313,7 +314,7 @@ class PaperClaimsDirective(SphinxDirective):
             ours_text(judged),
             verdict_entry(judged),
             why_text(judged),
-            judged.behind + (f"; n = {n:,}" if n else ""),
+            judged.computed_on + (f"; n = {n:,}" if n else ""),
             robust.replace("reproduced under ", "", 1),
             power,
         ]
@@ -381,6 +382,22 @@ class ClaimTextRole(SphinxRole):
             claim_sentence(judged) if self.kind == "claim" else robustness_phrase(judged.robustness)
         )
         return [nodes.inline(self.rawtext, text, classes=["regime-claim-text"])], []
+
+
+class StatementRole(SphinxRole):
+    """``{statement}`claim_id``` -> the claim in the words of ``paper_claims.yml``, where each
+    claim is described once (the notebooks read it there too)."""
+
+    def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
+        from regime_core.paper import load_claims
+
+        file = claims_file(self.env.app)
+        self.env.note_dependency(str(file))
+        found = {c.id: c for c in load_claims(file)}.get(self.text.strip())
+        if found is None:
+            warn(self.env, f"statement: {file} has no claim {self.text!r}", self.get_location())
+            return [nodes.literal(self.rawtext, self.text)], []
+        return [nodes.inline(self.rawtext, found.claim, classes=["regime-claim-text"])], []
 
 
 class ComparisonRole(SphinxRole):

@@ -6,13 +6,13 @@ path (relative to the repository) in the notebook's ``metadata.regime.source``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
 
 from regime_core.book.build import EXECUTED_PREFIX
+from regime_core.integrity import read_json_file
 
 
 def launch_sources(
@@ -23,8 +23,8 @@ def launch_sources(
         return
     executed = Path(app.srcdir) / f"{pagename}.ipynb"
     try:
-        source = json.loads(executed.read_text(encoding="utf-8"))["metadata"]["regime"]["source"]
-    except (OSError, KeyError, TypeError, json.JSONDecodeError):
+        source = read_json_file(executed)["metadata"]["regime"]["source"]
+    except (OSError, KeyError, TypeError, ValueError):
         return
     old = f"{pagename}.ipynb"
 

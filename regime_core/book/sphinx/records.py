@@ -12,7 +12,10 @@ The text is ``run_id:dotted.key`` with an optional ``|kind`` or ``|kind:digits``
 ``<work>/results/<run_id>/record.json``; the work directory is the Sphinx option
 ``regime_work_dir``, else ``REGIME_WORK_DIR``, else ``_build/regime``, and a relative one is taken
 relative to the book's root. A missing record or key is a Sphinx warning naming the page, the run
-and the key, so a ``-W`` build fails.
+and the key, so a ``-W`` build fails; so is a record that is not the one its run's stamp recorded
+(:func:`regime_core.runner.stamps.verify_record`). A page is read again whenever a record it reads
+(or any file it noted as a dependency) changes content, whatever the file times say
+(:class:`DependencyHashes`).
 
 Directive ``rec-table``: one row per content line ``[label =] [run:]key[|kind]``; the optional
 argument is the run for lines without one::
@@ -43,12 +46,15 @@ from typing import Any, ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
+from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from regime_core import paths
 from regime_core.book.sphinx.tables import table
+from regime_core.integrity import read_bytes, sha256_hex
 from regime_core.runner.records import format_number, get_number, load_record, record_path
+from regime_core.runner.stamps import verify_record
 
 logger = logging.getLogger(__name__)
 
@@ -108,24 +114,102 @@ def record_file(app: Sphinx, run: str) -> Path:
 
 
 def load_run(app: Sphinx, run: str) -> dict[str, Any]:
-    """A record by run id, cached per build (keyed by file modification time); raises
-    :data:`RECORD_PROBLEMS` when it is missing or damaged."""
+    """A record by run id, checked against its run's stamp
+    (:func:`~regime_core.runner.stamps.verify_record`) and cached per build by its content;
+    raises :data:`RECORD_PROBLEMS` when it is missing, damaged or not its stamp's."""
     file = record_file(app, run)
-    cache: dict[Path, tuple[float, dict[str, Any]]] = app.__dict__.setdefault("_regime_records", {})
-    mtime = file.stat().st_mtime if file.is_file() else -1.0
+    if not file.is_file():
+        raise FileNotFoundError(f"no results record at {file}")
+    digest = sha256_hex(read_bytes(file))
+    cache: dict[Path, tuple[str, dict[str, Any]]] = app.__dict__.setdefault("_regime_records", {})
     hit = cache.get(file)
-    if hit is not None and hit[0] == mtime:
+    if hit is not None and hit[0] == digest:
         return hit[1]
     record = load_record(file)
-    cache[file] = (mtime, record)
+    verify_record(work_dir(app), run, record)
+    cache[file] = (digest, record)
     return record
 
 
 def page_record(env: Any, run: str) -> dict[str, Any]:
     """The record of ``run``, noted as an input of the page being read (so an incremental build
-    rereads the page when the record changes)."""
+    rereads the page when the record's content changes: :class:`DependencyHashes`)."""
     env.note_dependency(str(record_file(env.app, run)))
     return load_run(env.app, run)
+
+
+# --- pages reread by content ---------------------------------------------------------------------
+
+#: the environment attribute holding, per page, the sha256 of each of its noted dependencies
+HASHES_ATTRIBUTE = "regime_dependency_hashes"
+
+
+def _dependency_hashes(env: Any) -> dict[str, dict[str, str]]:
+    hashes = getattr(env, HASHES_ATTRIBUTE, None)
+    if hashes is None:
+        hashes = {}
+        setattr(env, HASHES_ATTRIBUTE, hashes)
+    return hashes
+
+
+def _file_digest(env: Any, dependency: str, seen: dict[str, str] | None = None) -> str:
+    path = os.path.join(env.srcdir, dependency)  # an absolute dependency stays itself
+    if seen is not None and path in seen:
+        return seen[path]
+    try:
+        digest = sha256_hex(Path(path).read_bytes())
+    except OSError:
+        digest = "absent"
+    if seen is not None:
+        seen[path] = digest
+    return digest
+
+
+class DependencyHashes(EnvironmentCollector):
+    """Remembers, when a page is read, the sha256 of every file it noted as a dependency (its
+    records above all), for :func:`outdated_by_content`."""
+
+    def clear_doc(self, app: Sphinx, env: Any, docname: str) -> None:
+        _dependency_hashes(env).pop(docname, None)
+
+    def merge_other(self, app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
+        mine, theirs = _dependency_hashes(env), _dependency_hashes(other)
+        for docname in docnames:
+            if docname in theirs:
+                mine[docname] = theirs[docname]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        env = app.env
+        dependencies = sorted(env.dependencies.get(env.docname, ()))
+        _dependency_hashes(env)[env.docname] = {d: _file_digest(env, d) for d in dependencies}
+
+
+def outdated_by_content(
+    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """The pages to read again because a file they depend on changed content since they were
+    read, whatever its modification time says (Sphinx itself compares times only, so a record
+    copied with ``cp -p`` or ``rsync -a``, or written under clock skew, would be missed)."""
+    hashes = _dependency_hashes(env)
+    seen: dict[str, str] = {}
+    outdated = []
+    for docname in sorted(env.all_docs):
+        if docname in added or docname in changed or docname in removed:
+            continue
+        recorded = hashes.get(docname)
+        if recorded is None:
+            if env.dependencies.get(docname):
+                outdated.append(docname)  # read before its hashes were kept: once more
+            continue
+        if any(_file_digest(env, dep, seen) != digest for dep, digest in recorded.items()):
+            outdated.append(docname)
+    return outdated
+
+
+def setup_dependency_hashes(app: Sphinx) -> None:
+    """Register :class:`DependencyHashes` and :func:`outdated_by_content`."""
+    app.add_env_collector(DependencyHashes)
+    app.connect("env-get-outdated", outdated_by_content)
 
 
 def resolve_reference(app: Sphinx, ref: RecordReference) -> str:
@@ -221,7 +305,10 @@ class RecordTableDirective(SphinxDirective):
 
 
 class RecordFigureDirective(SphinxDirective):
-    """A figure listed in a run's record; the content becomes the caption."""
+    """A figure listed in a run's record. Its alt text and caption are the ones the figure
+    carries (:class:`regime_core.book.figures.Figure`, written into the PNG), so that they say
+    what the plotting code draws; ``:alt:`` replaces the alt text, and content, when given, is
+    a sentence put before the figure's own caption (the page's reason to show it)."""
 
     has_content = True
     required_arguments = 1
@@ -231,6 +318,8 @@ class RecordFigureDirective(SphinxDirective):
     }
 
     def run(self) -> list[nodes.Node]:
+        from regime_core.book.figures.encodings import ALT_KEY, CAPTION_KEY, png_text
+
         run, _, name = self.arguments[0].partition(":")
         if not name:
             warn(self.env, "rec-figure needs 'run:figure'", self.get_location())
@@ -241,17 +330,44 @@ class RecordFigureDirective(SphinxDirective):
             warn_problem(self.env, f"run {run!r}, figure {name!r}", err, self.get_location())
             return []
         absolute = record_file(self.env.app, run).parent / figure_file
+        carried = png_text(absolute)
         doc_dir = Path(self.env.doc2path(self.env.docname)).parent
         uri = Path(os.path.relpath(absolute, doc_dir)).as_posix()
-        image = nodes.image(uri=uri, alt=self.options.get("alt", name))
+        alt = self.options.get("alt") or carried.get(ALT_KEY)
+        if not alt:
+            warn(
+                self.env,
+                f"run {run!r}, figure {name!r} carries no alt text; give it one (Figure.alt) "
+                "or an :alt: option",
+                self.get_location(),
+            )
+            alt = name
+        image = nodes.image(uri=uri, alt=alt)
         if "width" in self.options:
             image["width"] = self.options["width"]
         figure = nodes.figure("", image, classes=["regime-record-figure"])
-        if self.content:
-            caption_text = " ".join(line.strip() for line in self.content).strip()
+        lead = " ".join(line.strip() for line in self.content).strip()
+        caption_text = " ".join(t for t in (lead, carried.get(CAPTION_KEY, "")) if t)
+        if caption_text:
             parsed, _ = self.state.inline_text(caption_text, self.lineno)
             figure += nodes.caption(caption_text, "", *parsed)
         return [figure]
+
+
+def figure_alt_text(app: Sphinx, doctree: nodes.document) -> None:
+    """Give each image without alt text the alt text its PNG carries (the executed
+    notebooks' figures: MyST-NB names them by hash and sets no alt), on ``doctree-read``."""
+    from regime_core.book.figures.encodings import ALT_KEY, png_text
+
+    for image in doctree.findall(nodes.image):
+        if image.get("alt"):
+            continue
+        uri = str(image.get("uri", ""))
+        if "://" in uri or not uri:
+            continue
+        alt = png_text(Path(app.srcdir) / uri.lstrip("/")).get(ALT_KEY)
+        if alt:
+            image["alt"] = alt
 
 
 def find_figure(record: dict[str, Any], name: str) -> str:

@@ -264,15 +264,6 @@ def table(
     return Table(out, caption=caption, note=note, align_left=left)
 
 
-def records_table(
-    rows: Sequence[Mapping[str, Any]],
-    formats: Mapping[str, str] | None = None,
-    **options: Any,
-) -> Table:
-    """:func:`table` over a list of row mappings."""
-    return table(pd.DataFrame(list(rows)), formats, **options)
-
-
 def settings_table(config: Any, keys: Sequence[str], *, caption: str | None = None) -> Table:
     """Selected fields of a run's config as a two-column table (lists joined, names displayed).
 
@@ -332,14 +323,11 @@ def label(text: str) -> str:
     return text.replace("_", " ")
 
 
-# Re-exported: every name of the former single module stays importable from here.
+# The ready-made tables, one module per part of the book, all importable from here.
 from regime_core.book.tables.claims import (  # noqa: E402, F401
     T2_CELL_ORDER,
-    _type_name,
     exclusions_table,
     labels_table,
-    markdown_text,
-    nested_counts_table,
     predicates_table,
     prepared_table,
     regimes_table,
@@ -354,7 +342,6 @@ from regime_core.book.tables.claims import (  # noqa: E402, F401
 )
 from regime_core.book.tables.router import (  # noqa: E402, F401
     POLICY_COLUMNS,
-    _comparison_row,
     ablation_summary,
     breakdown_table,
     headline_table,

@@ -23,7 +23,6 @@ from regime_core.book.tables import (
     r2,
     yes_no,
 )
-from regime_core.text import escape_markdown
 
 # --------------------------------------------------------------------------------------------
 # Tables built from a record's numbers (every number shown was read back from record.json)
@@ -165,13 +164,6 @@ def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table
     )
 
 
-def nested_counts_table(
-    numbers: Mapping[str, Any], index_name: str = "dataset", column_name: str = "value"
-) -> Table:
-    """``{dataset: {value: count}}`` as a table (0 where a value is absent)."""
-    return nested_counts(numbers, index_name=index_name, value_names=label, caption=None)
-
-
 def robustness_table(numbers: Mapping[str, Any]) -> Table:
     """One row per claim from a robustness record: readings, holding, share, the most
     sensitive knob and the primary reading's verdict."""
@@ -249,11 +241,6 @@ def regimes_table(numbers: Mapping[str, Any]) -> Table:
     return Table(pd.DataFrame(rows), align_left=("question type",))
 
 
-def markdown_text(text: str) -> str:
-    """``text`` with the characters Markdown would read as formatting escaped."""
-    return escape_markdown(str(text))
-
-
 def worked_example_markdown(example: Any) -> str:
     """A worked example of the data chapter (``WorkedExample``) as Markdown, ``B_rel`` in bold
     and display names for the dataset and the regime."""
@@ -324,7 +311,7 @@ def labels_table(result: Any) -> Table:
             "value": count(counts_["union"]),
         },
         {"": "labelled q (q ranked it higher)", "value": count(counts_["q"])},
-        {"": "dropped (ties, under the drop rule)", "value": count(counts_["dropped"])},
+        {"": "excluded (ties, under the exclude rule)", "value": count(counts_["excluded"])},
         {"": "out-of-fold AUC of p(union) against the labels", "value": frac(result.auc)},
     ]
     return Table(pd.DataFrame(rows), align_left=("", "value"))

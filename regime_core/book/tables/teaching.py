@@ -42,7 +42,13 @@ def demo_table(demo: Any) -> Table:
 
 
 def hit_table(summary: pd.DataFrame, caption: str | None = None) -> Table:
-    """A teaching summary (``regime, arm, n, hit@1, hit@5`` and knob columns) formatted."""
+    """A teaching summary (``regime, arm, n, hit@1, hit@5`` and knob columns) formatted. In a
+    knockout summary, ``union`` built from the bridge with its relation sentence removed is
+    the knockout arm, and is labelled so."""
+    if "relation_sentence" in summary.columns and "arm" in summary.columns:
+        summary = summary.copy()
+        removed = (summary["relation_sentence"] == "removed") & (summary["arm"] == "union")
+        summary.loc[removed, "arm"] = "knockout"
     formats = {c: "pct" for c in summary.columns if str(c).startswith("hit@")}
     formats.update({c: "g" for c in ("alpha", "distractor_similarity") if c in summary.columns})
     columns = {

@@ -64,14 +64,27 @@ class ToyWorldConfig(ConfigMixin):
     """
 
     seed: int = SEED
+    """the world (geography, names, questions) follows from it"""
     split: str = SPLIT
+    """dev or train: they share the geography, not the questions"""
     n_questions: int = 200
+    """questions in the world, from 1 to 100,000"""
     b_dominant_share: float = 0.5
+    """share of compositional (B-dominant) questions; the rest are comparison or yes/no questions
+    (Q-dominant)
+    """
     distractors_per_question: int = 8
+    """passages added to the two gold ones in each pool"""
     distractor_similarity: float = 0.5
+    """from 0 to 1: the share of distractors stating the target's kind of facts in its words, and
+    the share of those also carrying a near name of the target
+    """
     relation_sentence_position: str = "random"
+    """where the relation sentence sits in the bridge: first, second, last or random"""
     min_sentences: int = 3
+    """the fewest sentences a passage has"""
     max_sentences: int = 6
+    """the most sentences a passage has"""
 
     def validate(self) -> None:
         where = "ToyWorldConfig"

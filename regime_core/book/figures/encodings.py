@@ -1,0 +1,239 @@
+"""What a figure draws, read from its Matplotlib artists, against what its caption says it draws.
+
+A caption may name colours ("green bars"), hollow markers and dashed or dotted lines. Each of
+these is an *encoding*; :func:`figure_encodings` reads the ones a figure really uses from its
+lines, markers, bars, bands, images and legends, :func:`caption_encodings` the ones a text
+names, and :func:`unused_encodings` those a caption names that the figure does not use. The
+figures' test runs every figure function through it, and the saved PNG carries the figure's
+encodings (:data:`ENCODINGS_KEY`) so that ``regime book-check`` can hold the prose captions of
+the chapter pages against the figure they caption.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: The PNG text keys of the book's figures (alt text, caption, encodings, smallest text in pt).
+ALT_KEY = "Title"
+CAPTION_KEY = "Description"
+ENCODINGS_KEY = "regime-encodings"
+SMALLEST_TEXT_KEY = "regime-smallest-text-pt"
+
+#: How a caption may name each colour, and the colour's one name (longest phrases first).
+COLOUR_WORDS: dict[str, str] = {
+    "sky blue": "sky blue",
+    "sky-blue": "sky blue",
+    "light blue": "sky blue",
+    "light grey": "grey",
+    "dark grey": "grey",
+    "blue": "blue",
+    "orange": "orange",
+    "green": "green",
+    "vermilion": "vermilion",
+    "red": "vermilion",
+    "purple": "purple",
+    "brown": "brown",
+    "pink": "pink",
+    "grey": "grey",
+    "gray": "grey",
+    "yellow": "yellow",
+    "black": "black",
+}
+#: Marker and line styles a caption may name.
+STYLE_WORDS: dict[str, str] = {
+    "hollow": "hollow",
+    "open circle": "hollow",
+    "dashed": "dashed",
+    "dotted": "dotted",
+}
+_PHRASES = re.compile(
+    r"\b("
+    + "|".join(re.escape(w) for w in sorted({**COLOUR_WORDS, **STYLE_WORDS}, key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+def caption_encodings(text: str) -> set[str]:
+    """The colours and styles a caption names, by their one name.
+
+    >>> sorted(caption_encodings("Red and sky-blue markers; hollow ones on a dashed line"))
+    ['dashed', 'hollow', 'sky blue', 'vermilion']
+    """
+    found = set()
+    for match in _PHRASES.finditer(text):
+        word = match.group(1).lower()
+        found.add(COLOUR_WORDS.get(word) or STYLE_WORDS[word])
+    return found
+
+
+def _rgba(colour: Any) -> tuple[float, float, float, float] | None:
+    from matplotlib.colors import to_rgba
+
+    try:
+        rgba = to_rgba(colour)
+    except (TypeError, ValueError):
+        return None
+    return None if rgba[3] == 0 else rgba
+
+
+def colour_name(colour: Any, named: Mapping[str, str]) -> str | None:
+    """The name of a colour: a grey, black or white when its channels are (nearly) equal, else
+    the nearest of ``named`` (hex → name) within a small distance; None if transparent or far
+    from every name."""
+    rgba = _rgba(colour)
+    if rgba is None:
+        return None
+    r, g, b, _ = rgba
+    if max(r, g, b) - min(r, g, b) < 0.07:
+        value = (r + g + b) / 3
+        return "black" if value < 0.15 else "white" if value > 0.97 else "grey"
+    best, distance = None, 1.0
+    for hex_colour, name in named.items():
+        nr, ng, nb, _ = _rgba(hex_colour) or (0.0, 0.0, 0.0, 1.0)
+        d = ((r - nr) ** 2 + (g - ng) ** 2 + (b - nb) ** 2) ** 0.5
+        if d < distance:
+            best, distance = name, d
+    return best if distance < 0.12 else None
+
+
+def _colours(values: Any) -> list[Any]:
+    import numpy as np
+
+    array = np.asarray(values, dtype=float) if not isinstance(values, str) else None
+    if array is None:
+        return [values]
+    if array.ndim == 1:
+        return [array] if array.size in (3, 4) else []
+    return list(array)
+
+
+def _artist_encodings(artist: Any, named: Mapping[str, str]) -> set[str]:
+    from matplotlib.collections import Collection, PathCollection
+    from matplotlib.image import AxesImage
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    found: set[str] = set()
+
+    def add(colour: Any) -> str | None:
+        name = colour_name(colour, named)
+        if name is not None:
+            found.add(name)
+        return name
+
+    if not artist.get_visible():
+        return found
+    if isinstance(artist, Line2D):
+        has_line = artist.get_linestyle() not in ("None", "none", "", " ")
+        marker = artist.get_marker() not in (None, "None", "none", "", " ")
+        if has_line:
+            add(artist.get_color())
+            style = artist.get_linestyle()
+            if style in ("--", "dashed", "-."):
+                found.add("dashed")
+            if style in (":", "dotted"):
+                found.add("dotted")
+        if marker:
+            face = colour_name(artist.get_markerfacecolor(), named)
+            edge = add(artist.get_markeredgecolor())
+            if face in (None, "white") and edge not in (None, "white"):
+                found.add("hollow")
+            elif face is not None:
+                found.add(face)
+    elif isinstance(artist, Collection):
+        faces = [colour_name(c, named) for c in _colours(artist.get_facecolors())]
+        edges = [colour_name(c, named) for c in _colours(artist.get_edgecolors())]
+        found.update(n for n in faces + edges if n is not None)
+        if (
+            isinstance(artist, PathCollection)
+            and len(edges) == len(faces)
+            and any(
+                f in (None, "white") and e not in (None, "white")
+                for f, e in zip(faces, edges, strict=True)
+            )
+        ):
+            found.add("hollow")
+        styles = artist.get_linestyles() if hasattr(artist, "get_linestyles") else []
+        if any(dashes is not None for _offset, dashes in styles):
+            found.add("dashed")
+    elif isinstance(artist, Patch):
+        add(artist.get_facecolor())
+        if artist.get_fill() is False or colour_name(artist.get_facecolor(), named) is None:
+            add(artist.get_edgecolor())
+    elif isinstance(artist, AxesImage):
+        import numpy as np
+
+        rgba = artist.to_rgba(artist.get_array())
+        for colour in np.unique(np.asarray(rgba).reshape(-1, 4), axis=0):
+            add(colour)
+    found.discard("white")
+    return found
+
+
+def figure_encodings(figure: Any, named: Mapping[str, str]) -> set[str]:
+    """Every colour (by the names of ``named``, or grey, black) and style (hollow, dashed,
+    dotted) the figure draws: its axes' lines, markers, collections, patches and images, and
+    its legends' handles."""
+    artists: list[Any] = []
+    for ax in figure.axes:
+        if not ax.get_visible():
+            continue
+        artists += [*ax.get_lines(), *ax.collections, *ax.patches, *ax.images]
+        for container in ax.containers:
+            artists += [a for a in getattr(container, "patches", []) or [] if a is not None]
+        legend = ax.get_legend()
+        if legend is not None:
+            artists += list(legend.legend_handles)
+    for legend in figure.legends:
+        artists += list(legend.legend_handles)
+    found: set[str] = set()
+    for artist in artists:
+        if artist is not None:
+            found |= _artist_encodings(artist, named)
+    return found
+
+
+def unused_encodings(caption: str, drawn: Iterable[str]) -> set[str]:
+    """What ``caption`` names that the figure (whose encodings are ``drawn``) does not use."""
+    return caption_encodings(caption) - set(drawn)
+
+
+def smallest_text(figure: Any) -> float:
+    """The size in points of the smallest visible text of the figure (tick labels included)."""
+    from matplotlib.text import Text
+
+    figure.draw_without_rendering()  # places the ticks, so that hidden tick labels are hidden
+    sizes = [
+        float(text.get_fontsize())
+        for text in figure.findobj(Text)
+        if text.get_visible() and text.get_text().strip() and _shown(text)
+    ]
+    return min(sizes) if sizes else 0.0
+
+
+def _shown(text: Any) -> bool:
+    """Whether a text is drawn: visible, and inside a visible axes when it belongs to one."""
+    axes = text.axes
+    return axes is None or axes.get_visible()
+
+
+def png_text(path: str | Any) -> dict[str, str]:
+    """The text chunks of a PNG file (empty for another kind of file, or one that cannot be
+    read): the book's figures carry :data:`ALT_KEY`, :data:`CAPTION_KEY`,
+    :data:`ENCODINGS_KEY` and :data:`SMALLEST_TEXT_KEY`."""
+    from pathlib import Path
+
+    from PIL import Image, UnidentifiedImageError
+
+    file = Path(path)
+    if file.suffix.lower() != ".png" or not file.is_file():
+        return {}
+    try:
+        with Image.open(file) as image:
+            image.load()
+            return {str(k): str(v) for k, v in getattr(image, "text", {}).items()}
+    except (OSError, UnidentifiedImageError):
+        return {}

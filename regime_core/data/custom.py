@@ -1,0 +1,140 @@
+"""Datasets of one's own: a ``regime-twohop/1`` file in, any prepared dataset out.
+
+- :func:`prepare_jsonl` (``regime data prepare --jsonl FILE --name NAME``) reads a file in the
+  format of :mod:`regime_core.data.twohop` and writes ``NAME.jsonl`` into the prepared store,
+  beside the known datasets, with a manifest entry as theirs: the file's name, sha256 and size,
+  the counts ``regime data stats`` shows, and every exclusion by reason (each excluded line
+  listed). Afterwards every command and experiment accepts ``NAME``
+  (:func:`regime_core.data.known_datasets`).
+- :func:`export_jsonl` (``regime data export DATASET --jsonl FILE``) writes a prepared dataset,
+  built-in or one's own, the toy world included, in that format, atomically.
+
+The two are inverse: exporting a dataset and preparing the file under another name gives the
+same canonical examples, field by field (their ``dataset`` aside, and ``source_files``, which
+names the file read), so every number computed from them is the same.
+
+``NAME`` must follow :data:`regime_core.schema.DATASET_NAME`; it may not be ``toyworld`` (it
+is generated, never prepared) or a reserved name, and it replaces one of the three built-in
+datasets' prepared examples only with ``replace`` (``--replace``). A name of one's own may be
+prepared again, from the same file or another: the entry is then that file's.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from regime_core import paths
+from regime_core.data import twohop
+from regime_core.data.prepare import (
+    MANIFEST_NAME,
+    PREPARED_DATASETS,
+    TOYWORLD,
+    _read_manifest_if_compatible,
+    examples_jsonl,
+    load_examples,
+    new_manifest,
+    write_manifest,
+)
+from regime_core.integrity import (
+    atomic_write_bytes,
+    directory_lock,
+    output_target,
+    read_bytes,
+    remove_stale_temporaries,
+    sha256_hex,
+    write_if_changed,
+)
+from regime_core.schema import SPLITS, dataset_name_problem
+
+
+def check_name(name: str, *, replace: bool = False) -> str:
+    """``name`` if a file of one's own may be prepared under it, else ``ValueError`` saying
+    why (the module docstring's rules).
+
+    >>> check_name("my-data")
+    'my-data'
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("--name is empty: name the dataset (e.g. --name my-data)")
+    if name == TOYWORLD:
+        raise ValueError(
+            "--name toyworld: the toy world is generated, never prepared; choose another name"
+        )
+    problem = dataset_name_problem(name)
+    if problem is not None:
+        raise ValueError(f"--name {name!r}: {problem}")
+    if name in PREPARED_DATASETS and not replace:
+        raise ValueError(
+            f"--name {name}: {name} is a built-in dataset; choose another name, or pass "
+            f"--replace to replace its prepared examples with this file's (`regime data "
+            f"prepare --dataset {name}` prepares it from the raw files again)"
+        )
+    return name
+
+
+def prepare_jsonl(
+    path: Path | str,
+    out_dir: Path | str,
+    name: str,
+    *,
+    replace: bool = False,
+    strict: bool = True,
+) -> dict[str, Any]:
+    """Read the ``regime-twohop/1`` file ``path`` into ``out_dir`` (the prepared store) as the
+    dataset ``name``; returns the manifest.
+
+    The file is read and checked before anything is written (a bad line is a ``ValueError``
+    naming the file, line and field; ``strict=False`` excludes the lines with broken references
+    instead, counting them). The other entries of the manifest are kept. Deterministic: a rerun
+    writes byte-identical files.
+    """
+    check_name(name, replace=replace)
+    path, out_dir = Path(path), Path(out_dir)
+    read = twohop.read_twohop(read_bytes(path), path.name, name, strict=strict)
+    entry = twohop.summarise_read(read, path=path.name, source=str(path), strict=strict)
+    payload = examples_jsonl(read.examples)
+    entry["examples_file"] = {"path": f"{name}.jsonl", "sha256": sha256_hex(payload)}
+    with directory_lock(out_dir, what="regime data prepare --jsonl"):
+        remove_stale_temporaries(out_dir)
+        manifest_path = out_dir / MANIFEST_NAME
+        manifest = _read_manifest_if_compatible(manifest_path) or new_manifest()
+        write_if_changed(out_dir / f"{name}.jsonl", payload)
+        manifest["datasets"] = dict(sorted({**manifest["datasets"], name: entry}.items()))
+        return write_manifest(manifest_path, manifest)
+
+
+def export_jsonl(
+    dataset: str, path: Path | str, *, work: Path | str | None = None
+) -> dict[str, Any]:
+    """Write every example of ``dataset`` (both splits, in the prepared order) to ``path`` in the
+    ``regime-twohop/1`` format, atomically; returns what was written (dataset, path, format,
+    examples per split, bytes, sha256).
+
+    ``path`` may not lie in the prepared store itself (it would replace a prepared file with
+    bytes the manifest does not record); a directory, FIFO or device there is refused
+    (:func:`regime_core.integrity.output_target`).
+    """
+    path = Path(path)
+    target = output_target(path)
+    store = paths.prepared_dir(work)
+    if os.path.realpath(target).startswith(os.path.join(os.path.realpath(store), "")):
+        raise ValueError(
+            f"--jsonl {path}: that is inside the prepared store {store}; write the export "
+            "somewhere else (the store holds only what `regime data prepare` writes)"
+        )
+    examples = load_examples(dataset, work=None if work is None else Path(work))
+    if not examples:
+        raise ValueError(f"{dataset} has no prepared example to export")
+    payload = twohop.twohop_jsonl(examples)
+    atomic_write_bytes(path, payload)
+    splits = {s: sum(ex.split == s for ex in examples) for s in SPLITS}
+    return {
+        "dataset": dataset,
+        "path": str(path),
+        "format": twohop.FORMAT,
+        "examples": splits,
+        "bytes": len(payload),
+        "sha256": sha256_hex(payload),
+    }

@@ -1,0 +1,237 @@
+"""Every run of the book, registered once: its config, its run function, its notebook, its
+record, its chapter and the tables and figures its pages show.
+
+A run is one notebook executed by ``regime reproduce`` (its parameters, profiles and
+dependencies are declared in ``reproduce.yml`` under the same id), writing one results record
+named after it, read by one chapter of the book; the claims of the paper judged on that record
+are the entries of ``paper_claims.yml`` whose ``ours.run`` is the run's id (:meth:`Run.claims`).
+The tests iterate :data:`RUNS` instead of listing runs, notebooks or configs themselves.
+
+A run's notebook opens with :func:`start`, which replaces the boilerplate every notebook would
+repeat: it builds the run's config from the notebook's papermill parameters, resolves the work
+and output directories, and writes and reads back the record (:meth:`NotebookRun.record`)::
+
+    run = start("t3_brel_knockout", globals())        # the parameters cell's names
+    result, outcomes = run_t3(run.config, run.context)
+    record = run.record(result.to_numbers(), inputs=outcomes.input_hashes(), figures=[...])
+
+How to add a run, a claim, an encoder or a figure: ``CONTRIBUTING.md``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from regime_core import paths
+from regime_core.book import figures as _F
+from regime_core.book import tables as _T
+from regime_core.book.figures import Figure
+from regime_core.book.figures import show as show_figure
+from regime_core.book.tables import Table, settings_table
+from regime_core.config import ConfigMixin
+from regime_core.experiments import (
+    ablations,
+    data_regimes,
+    robustness,
+    router_train,
+    t1_auc_margin,
+    t2_regime_decomposition,
+    t3_brel_knockout,
+    zero_shot_transfer,
+)
+from regime_core.experiments.context import Context
+from regime_core.paper import Claim, load_claims
+from regime_core.runner.declarations import RunSpec, load_declarations, notebook_parameters
+from regime_core.runner.records import hash_file, load_record, write_record
+from regime_core.teaching import demo, lesson
+
+
+@dataclass(frozen=True)
+class Run:
+    """One registered run (see the module docstring). ``run`` is the function its notebook
+    calls with ``(config, context)`` (None: a teaching notebook that calls several);
+    ``chapter`` the book page of its prose; ``tables`` and ``figures`` the functions of
+    :mod:`regime_core.book.tables` and :mod:`regime_core.book.figures` its notebook shows."""
+
+    id: str
+    config: type[ConfigMixin]
+    run: Callable[..., Any] | None
+    chapter: str
+    tables: tuple[Callable[..., Any], ...] = ()
+    figures: tuple[Callable[..., Any], ...] = ()
+
+    @property
+    def spec(self) -> RunSpec:
+        """The run's declaration in ``reproduce.yml`` (parameters, profiles, dependencies)."""
+        return _declared()[self.id]
+
+    @property
+    def notebook(self) -> Path:
+        return self.spec.notebook
+
+    def claims(self, claims: Sequence[Claim] | None = None) -> list[Claim]:
+        """The claims of ``paper_claims.yml`` (or of ``claims``) judged on this run's record."""
+        return [c for c in (load_claims() if claims is None else claims) if c.run == self.id]
+
+
+@functools.cache
+def _declared() -> Mapping[str, RunSpec]:
+    return load_declarations().runs
+
+
+#: Every run, by id (the order of the book).
+RUNS: dict[str, Run] = {
+    run.id: run
+    for run in (
+        Run(
+            "toyworld", lesson.LessonConfig, demo.run_demo, "book/start/toyworld",
+            tables=(_T.demo_table, _T.hit_table),
+            figures=(_F.sweep, _F.knockout_bars, _F.regime_arms),
+        ),
+        Run(
+            "exercises", lesson.LessonConfig, None, "book/start/exercises",
+            tables=(_T.hit_table, _T.table), figures=(_F.sweep,),
+        ),
+        Run(
+            "data_regimes", data_regimes.OverviewConfig, data_regimes.run_overview,
+            "book/claims/data_regimes",
+            tables=(
+                _T.prepared_table, _T.exclusions_table, _T.nested_counts, _T.predicates_table,
+                _T.regimes_table, _T.worked_example_markdown,
+            ),
+            figures=(_F.regime_shares,),
+        ),
+        Run(
+            "t1_auc_margin", t1_auc_margin.T1Config, t1_auc_margin.run_t1,
+            "book/claims/t1_auc_margin",
+            tables=(_T.t1_table,), figures=(_F.t1_scatter, _F.t1_r2),
+        ),
+        Run(
+            "t2_regime_decomposition", t2_regime_decomposition.T2Config,
+            t2_regime_decomposition.run_t2, "book/claims/t2_regime_decomposition",
+            tables=(_T.t2_table,),
+            figures=(_F.regime_deltas, _F.key_union_vs_q, _F.t2_hits, _F.t2_deltas, _F.forest),
+        ),
+        Run(
+            "t3_brel_knockout", t3_brel_knockout.T3Config, t3_brel_knockout.run_t3,
+            "book/claims/t3_brel_knockout",
+            tables=(_T.t3_table, _T.t3_hits_table, _T.t3_audit_table), figures=(_F.t3_drops,),
+        ),
+        Run(
+            "router_train", router_train.RouterConfig, router_train.train_router,
+            "book/claims/router_train",
+            tables=(
+                _T.routing_data_table, _T.selector_table, _T.selector_cost_table,
+                _T.labels_table, _T.breakdown_table, _T.router_summary,
+            ),
+            figures=(_F.selector_agreement, _F.router_training, _F.router_coefficients),
+        ),
+        Run(
+            "zero_shot_transfer", zero_shot_transfer.TransferConfig,
+            zero_shot_transfer.transfer_router, "book/claims/zero_shot_transfer",
+            tables=(_T.transfer_table, _T.transfer_comparison_table, _T.headline_table),
+            figures=(_F.zero_shot_hits,),
+        ),
+        Run(
+            "ablations", ablations.AblationConfig, ablations.run_ablations,
+            "book/claims/ablations",
+            tables=(_T.routing_table, _T.soft_table, _T.oracle_gap_table, _T.ablation_summary),
+            figures=(_F.alpha_sweep, _F.leave_one_feature_out),
+        ),
+        Run(
+            "robustness", robustness.RobustnessConfig, robustness.run_robustness,
+            "book/claims/robustness",
+            tables=(_T.robustness_table,),
+            figures=(_F.specification_curve, _F.specification_curves),
+        ),
+    )
+}  # fmt: skip
+
+
+# --- the notebook's side -------------------------------------------------------------------------
+
+
+@dataclass
+class NotebookRun:
+    """One execution of a run's notebook: its config, where it reads and writes, and the
+    figures it has saved so far (they go into its record)."""
+
+    run: Run
+    config: Any
+    parameters: Mapping[str, Any]
+    output_dir: Path
+    work: Path
+    context: Context
+    saved: list[Path] = field(default_factory=list)
+
+    def save(self, figure: Figure) -> Figure:
+        """Save ``figure`` into the record's directory (it joins the record's figures)."""
+        self.saved.append(figure.save(self.output_dir))
+        return figure
+
+    def show(self, figure: Figure) -> None:
+        """Save ``figure`` (:meth:`save`), then show it with its caption."""
+        show_figure(self.save(figure))
+
+    def manifest_hash(self) -> str | None:
+        """The sha256 of the prepared data's manifest (None: no data prepared here)."""
+        manifest = paths.prepared_dir(self.work) / "manifest.json"
+        return hash_file(manifest) if manifest.is_file() else None
+
+    def record(
+        self,
+        numbers: Mapping[str, Any],
+        *,
+        inputs: Mapping[str, str] | None = None,
+        figures: Sequence[Figure] = (),
+    ) -> dict[str, Any]:
+        """Write the run's record (its config, ``numbers``, the manifest's hash with
+        ``inputs``, the figures saved so far and ``figures``) and return it as read back, so
+        that everything shown after it comes from the record."""
+        for figure in figures:
+            self.save(figure)
+        manifest = self.manifest_hash()
+        written = write_record(
+            self.output_dir,
+            name=self.run.id,
+            config=self.config,
+            numbers=numbers,
+            inputs={**({"manifest": manifest} if manifest else {}), **dict(inputs or {})},
+            figures=self.saved,
+        )
+        return load_record(written)
+
+    def claims(self) -> str:
+        """The claims of the paper judged on this run's record, as Markdown, in the words of
+        ``paper_claims.yml`` (where each claim is described once; the book reads it there too)."""
+        found = self.run.claims()
+        if not found:
+            return ""
+        if len(found) == 1:
+            return f"**The claim** (`{found[0].id}`). {found[0].claim}."
+        return "**The claims** judged here:\n\n" + "\n".join(
+            f"- {c.claim} (`{c.id}`)" for c in found
+        )
+
+    def settings(self, keys: Sequence[str]) -> Table:
+        """The settings table of the run's config (the fields ``keys``)."""
+        return settings_table(self.config, keys, caption="Settings of this run")
+
+
+def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
+    """Open run ``run_id`` in its notebook: ``namespace`` holds the notebook's parameters (pass
+    ``globals()``: only the names its parameters cell declares are read). The config is built
+    by ``config.from_parameters`` (None: the default), ``output_dir`` is created, ``work_dir``
+    (None: ``REGIME_WORK_DIR``) gives the work directory and the :class:`Context`."""
+    run = RUNS[run_id]
+    declared = notebook_parameters(run.notebook)
+    parameters = {name: namespace[name] for name in declared if name in namespace}
+    output_dir = Path(parameters["output_dir"])
+    output_dir.mkdir(parents=True, exist_ok=True)
+    work = paths.work_dir(parameters.get("work_dir"))
+    config = run.config.from_parameters(**parameters)
+    return NotebookRun(run, config, parameters, output_dir, work, Context(work=work))

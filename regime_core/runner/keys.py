@@ -1,0 +1,386 @@
+"""The reproduce key: what can change a run's numbers, hashed, so that nothing else reruns it.
+
+A run's key is a SHA-256 over its *components*:
+
+* ``notebook``: the sources of the notebook's code cells (markdown and outputs do not count);
+* ``parameters`` and ``profile``: its resolved parameters;
+* ``manifest``: the prepared-data manifest ``<work>/prepared/manifest.json`` (``"absent"``);
+* ``modules``: one hash per ``regime_core`` module its computation imports (the rule below);
+* ``data_files``: the package data those modules read (:data:`DATA_FILES`);
+* ``upstream``: the keys of the runs it depends on (a change upstream reruns everything below).
+
+**Which modules count.** The imports of the notebook's code cells are read statically with
+``ast`` (IPython magics are translated first), and followed through every module they reach,
+transitively: ``import a.b``, ``from a import b`` (``b`` a module or a name), relative imports, and
+any string constant that names a package module (``importlib.import_module("regime_core.x")``);
+imports inside functions count too, and so does each ``__init__`` of the packages on the way. The
+walk never enters the presentation wing :data:`PRESENTATION` (``regime_core/book/``: figures,
+tables, display names, the Sphinx extension, the checks): those modules draw and format what the
+records hold, and no number a notebook records passes through them (a record lists its figures
+by file name; its numbers come from ``experiments/``, ``teaching/`` and the layers below). The CLI
+is never imported by a notebook, so it does not count either. Editing a figure's code therefore
+redraws nothing by itself: ``regime reproduce --force`` does.
+
+**What counts in a module.** Its syntax tree without docstrings (every statement that is a bare
+string: module, class, function and attribute docstrings), so comments, formatting and
+docstrings never rerun anything; any other change, however small, does.
+
+A run is also rerun when its stamp (:mod:`regime_core.runner.stamps`) no longer matches what is on
+disk: outputs changed since they were written, a record whose ``inputs`` disagree with the
+stamp's components, or an upstream record that changed. :func:`changed_components` names what
+differs between two sets of components, for ``regime reproduce --plan``.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from regime_core.integrity import read_json_file
+from regime_core.runner.declarations import Declarations, topological_order
+from regime_core.runner.records import canonical_json, hash_file
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+#: the modules the walk never enters (they present numbers, they do not compute recorded ones)
+PRESENTATION: tuple[str, ...] = ("book",)
+#: package data read by a module (relative to the directory holding the package), whose bytes
+#: the module's key covers too (``regime route train`` rewrites the packaged router)
+DATA_FILES: Mapping[str, tuple[str, ...]] = {
+    "paper": ("paper_claims.yml",),
+    "router.model": ("regime_core/resources/default_router.json",),
+}
+#: the components in the order :func:`changed_components` reports them
+COMPONENTS: tuple[str, ...] = (
+    "notebook",
+    "parameters",
+    "profile",
+    "manifest",
+    "modules",
+    "data_files",
+    "upstream",
+)
+
+
+# --- notebooks -----------------------------------------------------------------------------------
+
+
+def _cell_source(cell: Mapping[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def _code_cells(notebook: Path) -> list[str]:
+    try:
+        body = read_json_file(notebook)
+    except OSError as err:
+        raise ValueError(f"{notebook}: cannot read the notebook ({err})") from err
+    cells = body.get("cells", []) if isinstance(body, dict) else []
+    return [_cell_source(c) for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"]
+
+
+def notebook_code_hash(notebook: Path) -> str:
+    """SHA-256 over the sources of the notebook's code cells (markdown and outputs ignored)."""
+    return hashlib.sha256(canonical_json(_code_cells(notebook)).encode("utf-8")).hexdigest()
+
+
+def _python_of_cell(source: str) -> str:
+    """A code cell as Python: IPython's magics and shell escapes become calls."""
+    if not any(line.lstrip().startswith(("%", "!", "?")) for line in source.splitlines()):
+        return source
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return str(TransformerManager().transform_cell(source))
+
+
+# --- the package's modules -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module of the package: its dotted name, file, hash and the modules it imports."""
+
+    name: str
+    file: Path
+    digest: str
+    imports: frozenset[str]
+
+
+def _module_name(package_dir: Path, file: Path) -> str:
+    parts = [package_dir.name, *file.relative_to(package_dir).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def module_files(package_dir: Path = PACKAGE_DIR) -> dict[str, Path]:
+    """Every module of the package by dotted name (``__pycache__`` left out)."""
+    return {
+        _module_name(package_dir, file): file
+        for file in sorted(package_dir.rglob("*.py"))
+        if "__pycache__" not in file.parts
+    }
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    """Remove every statement that is a bare string (docstrings, attribute docstrings)."""
+    _scan(tree, "", False)
+    return tree
+
+
+def _scan(tree: ast.AST, module: str, is_package: bool, package: str = "") -> set[str]:
+    """One walk over ``tree``: remove its docstrings (every statement that is a bare string)
+    and return the dotted names it may import, i.e. those of every import statement anywhere in
+    it and every string constant left that starts with ``package`` (dynamic imports name their
+    modules so). ``module`` is the module's dotted name (``""`` for a notebook), for relative
+    imports."""
+    names: set[str] = set()
+    parent = module if is_package else module.rpartition(".")[0]
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and any(_is_docstring(s) for s in body):
+                body[:] = [s for s in body if not _is_docstring(s)]
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base_parts = parent.split(".") if parent else []
+                base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                base = ".".join([*base_parts, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            names.add(base)
+            names.update(f"{base}.{alias.name}" for alias in node.names)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and node.value.startswith(package)
+        ):
+            names.add(node.value.partition(":")[0])
+        stack.extend(ast.iter_child_nodes(node))
+    return names
+
+
+def _parse(source: str | bytes, where: str) -> ast.Module:
+    try:
+        return ast.parse(source, filename=where)
+    except SyntaxError as err:
+        raise ValueError(f"{where}: not valid Python ({err.msg}, line {err.lineno})") from err
+
+
+def _tree_digest(tree: ast.AST) -> str:
+    dump = ast.dump(tree, include_attributes=False)
+    return hashlib.sha256(dump.encode("utf-8")).hexdigest()
+
+
+def code_digest(source: str | bytes, where: str = "<source>") -> str:
+    r"""SHA-256 of a module's syntax tree without its docstrings (comments never count).
+
+    >>> code_digest("'One.'\nx = 1  # a comment\n") == code_digest("'Two.'\nx = 1")
+    True
+    >>> code_digest("x = 1\n") == code_digest("x = 2\n")
+    False
+    """
+    return _tree_digest(_strip_docstrings(_parse(source, where)))
+
+
+@lru_cache(maxsize=4096)
+def _module_info(name: str, where: str, source: bytes) -> tuple[str, frozenset[str]]:
+    tree = _parse(source, where)
+    imports = _scan(tree, name, where.endswith("__init__.py"), name.partition(".")[0])
+    return _tree_digest(tree), frozenset(imports)
+
+
+def load_module(name: str, file: Path) -> Module:
+    """A module's docstring-free hash and imports (parsed once per distinct content)."""
+    try:
+        source = file.read_bytes()
+    except OSError as err:
+        raise ValueError(f"cannot read {file} (module {name}): {err.strerror}") from err
+    digest, imports = _module_info(name, str(file), source)
+    return Module(name, file, digest, imports)
+
+
+def _is_presentation(name: str, package: str) -> bool:
+    return any(
+        name == f"{package}.{prefix}" or name.startswith(f"{package}.{prefix}.")
+        for prefix in PRESENTATION
+    )
+
+
+def _with_parents(name: str, package: str) -> Iterator[str]:
+    parts = name.split(".")
+    for end in range(1, len(parts) + 1):
+        candidate = ".".join(parts[:end])
+        if candidate == package or candidate.startswith(f"{package}."):
+            yield candidate
+
+
+def computation_modules(
+    roots: Iterable[str],
+    package_dir: Path = PACKAGE_DIR,
+    loaded: dict[str, Module] | None = None,
+) -> dict[str, Module]:
+    """The transitive closure of the package modules ``roots`` import, presentation left out
+    (see the module docstring); by name, sorted. ``loaded`` keeps the modules read so far, for
+    several calls on an unchanged package (one :func:`run_keys`)."""
+    package = package_dir.name
+    files = module_files(package_dir)
+    seen = {} if loaded is None else loaded
+    found: dict[str, Module] = {}
+    stack = [n for root in roots for n in _with_parents(root, package)]
+    while stack:
+        name = stack.pop()
+        if name in found or name not in files or _is_presentation(name, package):
+            continue
+        if name not in seen:
+            seen[name] = load_module(name, files[name])
+        module = found[name] = seen[name]
+        stack.extend(n for imported in module.imports for n in _with_parents(imported, package))
+    return dict(sorted(found.items()))
+
+
+def notebook_imports(notebook: Path, package: str = PACKAGE_DIR.name) -> set[str]:
+    """The dotted names of ``package`` the notebook's code cells may import (read statically)."""
+    names: set[str] = set()
+    for index, source in enumerate(_code_cells(notebook)):
+        code = _python_of_cell(source)
+        try:
+            tree = ast.parse(code, filename=f"{notebook} (code cell {index})")
+        except SyntaxError as err:
+            raise ValueError(
+                f"{notebook}: code cell {index} is not valid Python ({err.msg}, line "
+                f"{err.lineno}); the runner reads its imports to key the run"
+            ) from err
+        names |= _scan(tree, "", False, package)
+    return names
+
+
+def module_hashes(
+    notebook: Path, package_dir: Path = PACKAGE_DIR, loaded: dict[str, Module] | None = None
+) -> dict[str, str]:
+    """``{module: hash}`` of every module the notebook's computation imports."""
+    closure = computation_modules(notebook_imports(notebook, package_dir.name), package_dir, loaded)
+    return {name: module.digest for name, module in closure.items()}
+
+
+def data_file_hashes(modules: Iterable[str], package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
+    """``{file: sha256 or "absent"}`` of the package data (:data:`DATA_FILES`) those modules
+    read; file names relative to the directory holding the package."""
+    root, package = package_dir.parent, package_dir.name
+    out: dict[str, str] = {}
+    for module in modules:
+        for relative in DATA_FILES.get(module.removeprefix(f"{package}."), ()):
+            file = root / relative
+            out[relative] = hash_file(file) if file.is_file() else "absent"
+    return dict(sorted(out.items()))
+
+
+# --- keys ----------------------------------------------------------------------------------------
+
+
+def manifest_hash(work: Path) -> str:
+    """Hash of ``<work>/prepared/manifest.json``, or ``"absent"`` before data preparation."""
+    manifest = work / "prepared" / "manifest.json"
+    return hash_file(manifest) if manifest.is_file() else "absent"
+
+
+def key_of(components: Mapping[str, Any]) -> str:
+    """The key: SHA-256 of the canonical JSON of the components."""
+    return hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
+
+
+def run_keys(
+    decl: Declarations, profile: str, work: Path, package_dir: Path = PACKAGE_DIR
+) -> dict[str, dict[str, Any]]:
+    """Each run's key and the components it was computed from, in dependency order."""
+    deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
+    manifest = manifest_hash(work)
+    keys: dict[str, dict[str, Any]] = {}
+    loaded: dict[str, Module] = {}
+    for run_id in topological_order(deps, source=str(decl.path)):
+        spec = decl.runs[run_id]
+        modules = module_hashes(spec.notebook, package_dir, loaded)
+        components = {
+            "notebook": notebook_code_hash(spec.notebook),
+            "parameters": spec.parameters_for(profile),
+            "profile": profile,
+            "manifest": manifest,
+            "modules": modules,
+            "data_files": data_file_hashes(modules, package_dir),
+            "upstream": {dep: keys[dep]["key"] for dep in sorted(spec.depends_on)},
+        }
+        keys[run_id] = {"key": key_of(components), "components": components}
+    return keys
+
+
+def _changed_entries(now: Any, before: Any) -> list[str]:
+    if not isinstance(now, Mapping) or not isinstance(before, Mapping):
+        return []
+    return sorted(k for k in set(now) | set(before) if now.get(k) != before.get(k))
+
+
+def changed_components(now: Mapping[str, Any], before: Mapping[str, Any]) -> list[str]:
+    """What differs between the components of a key and those of a stamp, in words:
+    ``"module regime_core.stats"``, ``"parameters (alpha)"``, ``"prepared data (manifest)"``.
+
+    >>> changed_components({"profile": "quick", "modules": {"m": "1"}},
+    ...                    {"profile": "default", "modules": {"m": "2"}})
+    ['profile', 'module m']
+    """
+    reasons: list[str] = []
+    for name in COMPONENTS:
+        if now.get(name) == before.get(name):
+            continue
+        entries = _changed_entries(now.get(name), before.get(name))
+        if name == "modules" and entries:
+            reasons += [f"module {entry}" for entry in entries]
+        elif name == "data_files" and entries:
+            reasons += [f"data file {entry}" for entry in entries]
+        elif name == "upstream" and entries:
+            reasons += [f"upstream run {entry}" for entry in entries]
+        elif name == "parameters" and entries:
+            reasons.append(f"parameters ({', '.join(entries)})")
+        elif name == "manifest":
+            reasons.append("prepared data (manifest)")
+        elif name == "notebook":
+            reasons.append("notebook code cells")
+        else:
+            reasons.append(name)
+    unknown = sorted(set(now) ^ set(before))
+    reasons += [f"key format ({name})" for name in unknown if name not in COMPONENTS]
+    return reasons
+
+
+__all__ = [
+    "COMPONENTS",
+    "DATA_FILES",
+    "PACKAGE_DIR",
+    "PRESENTATION",
+    "Module",
+    "changed_components",
+    "code_digest",
+    "computation_modules",
+    "data_file_hashes",
+    "key_of",
+    "load_module",
+    "manifest_hash",
+    "module_files",
+    "module_hashes",
+    "notebook_code_hash",
+    "notebook_imports",
+    "run_keys",
+]

@@ -1,0 +1,104 @@
+"""Packaging metadata: the licence, the Python versions, the lint and type-check configuration."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from packaging.specifiers import SpecifierSet
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pyproject() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _dev_pin(package: str) -> str:
+    dev = _pyproject()["project"]["optional-dependencies"]["dev"]
+    return next(r.split("==")[1] for r in dev if r.split("==")[0] == package)
+
+
+def test_licence_is_an_spdx_expression_with_its_file() -> None:
+    project = _pyproject()["project"]
+    assert project["license"] == "MIT"
+    assert project["license-files"] == ["LICENSE"] and (ROOT / "LICENSE").is_file()
+    assert "MIT License" in (ROOT / "LICENSE").read_text().splitlines()[0]
+    # setuptools accepts the string form from 77 on and refuses a licence classifier beside it
+    assert "setuptools>=77" in _pyproject()["build-system"]["requires"]
+    assert not [c for c in project["classifiers"] if c.startswith("License ::")]
+
+
+def test_classifiers_list_exactly_the_supported_pythons() -> None:
+    project = _pyproject()["project"]
+    supported = SpecifierSet(project["requires-python"])
+    listed = sorted(
+        int(c.rsplit(".", 1)[1])
+        for c in project["classifiers"]
+        if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)
+    )
+    assert listed == [m for m in range(8, 20) if f"3.{m}.0" in supported]
+    assert listed[0] == 11 and listed[-1] >= 13
+
+
+def test_pre_commit_runs_the_pinned_ruff() -> None:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    (repo,) = config["repos"]
+    assert repo["repo"] == "https://github.com/astral-sh/ruff-pre-commit"
+    assert repo["rev"] == f"v{_dev_pin('ruff')}"
+    assert [h["id"] for h in repo["hooks"]] == ["ruff-check", "ruff-format"]
+
+
+def test_mypy_is_configured_and_run_by_make_lint_only_when_asked() -> None:
+    config = _pyproject()["tool"]["mypy"]
+    assert config["files"] == ["regime_core"]
+    assert _dev_pin("mypy")
+    if shutil.which("make") is None:
+        pytest.skip("needs make")
+
+    def lint(*variables: str) -> list[str]:
+        out = subprocess.run(
+            ["make", "-n", "-C", str(ROOT), "lint", *variables],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        return [line for line in out.splitlines() if "ruff" in line or "mypy" in line]
+
+    assert not [line for line in lint() if "mypy" in line]
+    assert lint("MYPY=1")[-1].endswith("/mypy")
+
+
+@pytest.mark.slow
+def test_the_wheel_builds_without_warnings_and_carries_the_licence(tmp_path: Path) -> None:
+    source = tmp_path / "source"  # a copy: the build writes build/ and *.egg-info beside it
+    shutil.copytree(
+        ROOT / "regime_core", source / "regime_core", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, source / name)
+    wheels = tmp_path / "wheels"
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(source)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    output = result.stdout + result.stderr
+    assert not re.search(r"deprecat|BuildBackendWarning", output, re.I), output[-2000:]
+    (wheel,) = wheels.glob("regime_core-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        text = archive.read(metadata).decode()
+        assert any(n.endswith(".dist-info/licenses/LICENSE") for n in archive.namelist())
+    assert "License-Expression: MIT" in text and "License-File: LICENSE" in text
+    (requires_python,) = re.findall(r"^Requires-Python: (.+)$", text, re.M)
+    assert SpecifierSet(requires_python) == SpecifierSet(_pyproject()["project"]["requires-python"])

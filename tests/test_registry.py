@@ -1,0 +1,104 @@
+"""The registry of runs: one entry per run of reproduce.yml, each naming its config, run function,
+notebook, chapter, tables and figures; and the notebook helper that replaces their boilerplate."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from regime_core import paths
+from regime_core.book import figures, tables
+from regime_core.paper import load_claims
+from regime_core.registry import RUNS, start
+from regime_core.runner.declarations import PROFILES, load_declarations, notebook_parameters
+from regime_core.runner.records import load_record
+
+NOTEBOOKS = sorted((paths.REPO_ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_every_declared_run_and_every_notebook_is_registered_once() -> None:
+    assert set(RUNS) == set(load_declarations().runs)
+    assert sorted(run.notebook for run in RUNS.values()) == NOTEBOOKS
+    for run_id, run in RUNS.items():
+        assert run.id == run_id
+        assert (paths.REPO_ROOT / f"{run.chapter}.md").is_file(), run.chapter
+
+
+@pytest.mark.parametrize("run_id", list(RUNS))
+def test_each_config_builds_from_the_parameters_of_every_profile(run_id: str) -> None:
+    run = RUNS[run_id]
+    fields = set(inspect.signature(run.config).parameters)
+    for profile in PROFILES:
+        parameters = run.spec.parameters_for(profile)
+        cfg = run.config.from_parameters(**parameters)
+        for name, value in parameters.items():
+            if name in fields and value is not None:
+                shown = getattr(cfg, name)
+                assert list(shown) == list(value) if isinstance(value, list) else shown == value
+
+
+@pytest.mark.parametrize("run_id", list(RUNS))
+def test_each_notebook_opens_its_own_run_and_declares_only_known_parameters(run_id: str) -> None:
+    run = RUNS[run_id]
+    cells = json.loads(run.notebook.read_text(encoding="utf-8"))["cells"]
+    code = "\n".join(
+        "".join(c["source"])
+        for c in cells
+        if c["cell_type"] == "code" and "parameters" not in c["metadata"].get("tags", [])
+    )
+    assert re.findall(r'start\("([\w-]+)", globals\(\)\)', code) == [run_id]
+    assert "write_record(" not in code and "from_parameters(" not in code  # the helper's job
+    fields = set(inspect.signature(run.config).parameters)
+    extra = set(notebook_parameters(run.notebook)) - fields - {"output_dir", "work_dir"}
+    # a parameter that is not a config field is read by the notebook itself
+    for name in extra:
+        assert re.search(rf"\b{name}\b", code), f"{run.notebook.name}: {name} is never read"
+
+
+def test_every_claim_is_judged_on_a_registered_run_and_shown_in_its_chapter() -> None:
+    for claim in load_claims():
+        assert claim.run in RUNS, claim.id
+        assert claim.chapter == RUNS[claim.run].chapter, claim.id
+    judged = {c.id for run in RUNS.values() for c in run.claims()}
+    assert judged == {c.id for c in load_claims()}
+
+
+def _public_functions(module: object, home: str) -> set[str]:
+    return {
+        name
+        for name, obj in vars(module).items()
+        if inspect.isfunction(obj) and not name.startswith("_") and obj.__module__.startswith(home)
+    }
+
+
+def test_every_figure_and_table_is_reachable_from_a_run() -> None:
+    reachable = {f.__name__ for run in RUNS.values() for f in (*run.figures, *run.tables)}
+    plots = _public_functions(figures, "regime_core.book.figures.")
+    assert plots - reachable == set()
+    ready = _public_functions(tables, "regime_core.book.tables.")
+    assert ready - reachable == set()
+
+
+def test_start_builds_the_config_and_writes_the_record(tmp_path: Path) -> None:
+    namespace = {
+        "output_dir": str(tmp_path / "out"),
+        "work_dir": str(tmp_path),
+        "encoder": "tfidf",
+        "seed": 3,
+        "n_questions": None,  # None: the default
+        "unrelated": "not a parameter of the notebook",
+    }
+    nb = start("exercises", namespace)
+    assert (nb.config.encoder, nb.config.seed) == ("tfidf", 3)
+    assert nb.config.n_questions == type(nb.config)().n_questions
+    assert "unrelated" not in nb.parameters and nb.work == tmp_path
+    assert nb.context.work == tmp_path and nb.manifest_hash() is None  # nothing prepared here
+    record = nb.record({"answer": 42}, inputs={"sample": "abc"})
+    assert record == load_record(tmp_path / "out")
+    assert record["name"] == "exercises" and record["numbers"] == {"answer": 42}
+    assert record["config_kind"] == "LessonConfig" and record["inputs"] == {"sample": "abc"}
+    assert record["config_hash"] == nb.config.config_hash()
