@@ -559,6 +559,12 @@ def fit_r2_ci(
 
     with warnings.catch_warnings():  # undefined resamples are handled below, not warned about
         warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)
+        # scipy also takes the standard error of the resampled R²s (which we do not report):
+        # numpy warns when it has too few defined values for one
+        for message in ("Degrees of freedom <= 0", "invalid value encountered in"):
+            warnings.filterwarnings(
+                "ignore", message=message, category=RuntimeWarning, module="numpy._core._methods"
+            )
         result = scipy_stats.bootstrap(
             (xs, ys),
             refit,

@@ -53,6 +53,8 @@ PRESENTATION: tuple[str, ...] = ("book",)
 DATA_FILES: Mapping[str, tuple[str, ...]] = {
     "paper": ("paper_claims.yml",),
     "router.model": ("regime_core/resources/default_router.json",),
+    # the JavaScript router a latency run times, and its harness
+    "router.latency": ("regime_core/resources/router.js", "regime_core/resources/router_timing.js"),
 }
 #: the components in the order :func:`changed_components` reports them
 COMPONENTS: tuple[str, ...] = (
