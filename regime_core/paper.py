@@ -86,10 +86,11 @@ def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
     if rule == "level" or (rule in _REQUIRED_PAPER and parts is not None and rule != "holds"):
         if not isinstance(parts, Mapping) or not parts:
             raise ValueError(f"{where}: 'ours.parts' must map each part to its record keys")
+        needed = ("estimate", "n") if rule == "level" else _COMPARISON_OURS
         for label, keys in parts.items():
             if not isinstance(keys, Mapping):
                 raise ValueError(f"{where}: 'ours.parts.{label}' must map fields to record keys")
-            missing = [f for f in _COMPARISON_OURS if f not in keys]
+            missing = [f for f in needed if f not in keys]
             if missing:
                 raise ValueError(f"{where}: 'ours.parts.{label}' lacks the record keys {missing}")
         return

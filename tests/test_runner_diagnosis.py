@@ -92,6 +92,11 @@ def test_missing_records_and_bad_specs_are_named() -> None:
         diagnose(claim, bad, {"transfer": _records()["transfer"]})
     with pytest.raises(KeyError, match="lacks"):
         node_keys({"name": "r", "numbers": {"x": {"diff": 0.1}}}, "x")
+    # a setting this profile did not run is listed, not judged
+    absent = dict(ENCODER, node="corpus.routed_vs_q", label="corpus pools")
+    found = diagnose(_claim([absent, ENCODER]), bad, _records())
+    assert found is not None and found.not_run == ("the encoder: corpus pools",)
+    assert [a.label for a in found.alternatives] == ["TF-IDF"]
     for entry, message in [
         ({"run": "r", "label": "l", "node": "n"}, "'factor'"),
         ({"factor": "f", "run": "r", "node": "n", "values": {"a": "b"}}, "{value}"),

@@ -17,9 +17,10 @@ A ``diagnosis`` entry::
       values: {"α = 0.50": "0p50", "α = 1.00": "1p00"}   # label -> what fills {value}
 
 or, for a single alternative, ``label`` and a ``node`` without ``{value}``. A node is a paired
-comparison (``diff`` or T3's ``drop``, ``ci_lo``, ``ci_hi``, optional ``p_value``/``p_holm``,
-``n``, ``n_a_better``, ``n_b_better``), read as the claim's comparison fields; a claim of another
-kind names its fields under ``ours`` (the same keys as the claim's own ``ours``) instead.
+comparison (``diff``, T3's ``drop`` or an ablation row's ``delta``; ``ci_lo``, ``ci_hi``; optional
+``p_value``/``p_holm``, ``n``, ``n_a_better``, ``n_b_better``), read as the claim's comparison
+fields; a claim of another kind names its fields under ``ours`` (the same keys as the claim's
+own ``ours``) instead.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from regime_core.runner.records import format_number, get_number
 
 #: The comparison fields a node's keys fill, and the record keys that may hold each.
 _NODE_FIELDS: dict[str, tuple[str, ...]] = {
-    "estimate": ("diff", "drop"),
+    "estimate": ("diff", "drop", "delta"),
     "ci_lo": ("ci_lo",),
     "ci_hi": ("ci_hi",),
     "p": ("p_holm", "p_value", "p"),
@@ -69,6 +70,9 @@ class Diagnosis:
     claim_id: str
     alternatives: tuple[Alternative, ...]
     sentence: str
+    #: the settings named but absent from their run's record (a profile that does not run
+    #: them, such as the quick one without corpus pools): ``factor: label`` each
+    not_run: tuple[str, ...] = ()
 
     def reproducing(self) -> list[Alternative]:
         return [a for a in self.alternatives if a.judgement.verdict == REPRODUCED]
@@ -88,6 +92,7 @@ class Diagnosis:
                 }
                 for a in self.alternatives
             ],
+            "not_run": list(self.not_run),
         }
 
 
@@ -124,24 +129,32 @@ def diagnose(
     claim: Claim, judgement: Judgement, records: Mapping[str, Mapping[str, Any]]
 ) -> Diagnosis | None:
     """The claim judged under every alternative its ``diagnosis`` names (None when it names
-    none). ``records`` maps run ids to records; a missing run or key is a ``KeyError`` naming
-    it (a strict book build fails rather than print a partial diagnosis)."""
+    none). ``records`` maps run ids to records; a missing run is a ``KeyError`` naming it (a
+    strict book build fails rather than print a partial diagnosis); a setting absent from its
+    run's record (not run by this profile) is listed in ``not_run``, never judged."""
     if not claim.diagnosis:
         return None
-    alternatives = []
+    alternatives, not_run = [], []
     for entry in claim.diagnosis:
         run = str(entry["run"])
         if run not in records:
             raise KeyError(f"claim {claim.id!r}: its diagnosis needs the record of run {run!r}")
         record = records[run]
         for label, node, ours in _specs(entry):
-            keys = dict(ours) if ours is not None else node_keys(record, str(node))
-            values = claim_values(replace(claim, ours=keys, run=run), record)
+            try:
+                keys = dict(ours) if ours is not None else node_keys(record, str(node))
+                values = claim_values(replace(claim, ours=keys, run=run), record)
+            except KeyError:
+                not_run.append(f"{entry['factor']}: {label}")
+                continue
             alternatives.append(
                 Alternative(str(entry["factor"]), label, values, judge_values(claim, values))
             )
     return Diagnosis(
-        claim.id, tuple(alternatives), diagnosis_sentence(claim, judgement, alternatives)
+        claim.id,
+        tuple(alternatives),
+        diagnosis_sentence(claim, judgement, alternatives),
+        tuple(not_run),
     )
 
 
