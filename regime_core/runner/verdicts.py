@@ -256,12 +256,22 @@ def robustness_phrase(robustness: Mapping[str, Any] | None) -> str:
 
 
 def claim_sentence(v: ClaimVerdict) -> str:
-    """One sentence for a claim: ours, the verdict with its reason, and its robustness."""
-    ours = values_text(v.claim, v.values)
-    return (
-        f"Ours: {ours}; verdict: {v.judgement.label}, since {v.judgement.reason}; "
-        f"{robustness_phrase(v.robustness)}."
-    )
+    """A claim's verdict in a few sentences: the verdict (with its flags) and the reason its rule
+    gives, the diagnosis when it did not reproduce, and its robustness across readings.
+
+    >>> from types import SimpleNamespace as S
+    >>> claim_sentence(S(judgement=S(label="reproduced", reason="our interval holds +5.6 pp"),
+    ...                  why=None, robustness=None))
+    'Reproduced: our interval holds +5.6 pp. Its robustness was not computed in this run.'
+    """
+    label = v.judgement.label
+    text = f"{label[:1].upper()}{label[1:]}: {v.judgement.reason}."
+    if v.why is not None and v.why.sentence:
+        text += f" {v.why.sentence}"
+    robustness = robustness_phrase(v.robustness)
+    if v.robustness is not None and int(v.robustness.get("readings", 0)):
+        robustness = "Across the plausible readings of the paper it is " + robustness
+    return f"{text} {robustness[:1].upper()}{robustness[1:]}."
 
 
 __all__ = [
