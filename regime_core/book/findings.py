@@ -63,10 +63,14 @@ def count(x: float) -> str:
     return format_number(x, "int")
 
 
-def interval(c: Mapping[str, Any], effect: str = "diff") -> str:
-    """``+6.6 pp (95% CI +4.5 to +9.1)``: a comparison's effect and interval."""
+def interval(c: Mapping[str, Any], effect: str = "diff", what: str = "95% CI") -> str:
+    """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: a comparison's effect and interval (``what``
+    names the interval: a Holm-adjusted one says so)."""
     lo, hi = format_number(c["ci_lo"], "pp"), format_number(c["ci_hi"], "pp")
-    return f"{pp(c[effect])} (95% CI {lo.removesuffix(' pp')} to {hi})"
+    return f"{pp(c[effect])} ({what} {lo.removesuffix(' pp')} to {hi})"
+
+
+HOLM = "Holm-adjusted CI"
 
 
 def significant(c: Mapping[str, Any]) -> bool:
@@ -79,6 +83,23 @@ def direction(c: Mapping[str, Any], effect: str = "diff") -> str:
     if not significant(c):
         return "no significant change"
     return "a significant gain" if float(c[effect]) > 0 else "a significant loss"
+
+
+def row_comparison(row: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """An ablation row's comparison ``name`` (``routed_vs_q``, ``routed_vs_union``, ...): its
+    ``comparisons`` node when the row has one; routed − q also from the row's flat
+    ``delta``/``ci_lo``/``ci_hi``; None when the row holds neither."""
+    node = row.get("comparisons", {}).get(name) if isinstance(row, Mapping) else None
+    if node is not None:
+        return node
+    if name == "routed_vs_q" and {"delta", "ci_lo", "ci_hi"} <= set(row):
+        return {"diff": row["delta"], "ci_lo": row["ci_lo"], "ci_hi": row["ci_hi"]}
+    return None
+
+
+def alpha_label(key: str) -> str:
+    """A record's α key as the number it stands for: ``0p50`` -> ``0.50``."""
+    return key.replace("p", ".").replace("m", "-")
 
 
 @dataclass(frozen=True)
@@ -173,11 +194,11 @@ def _t2_regimes(r: Records) -> str:
         b = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1-P2+.union_vs_q")
         q = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1+P2-.union_vs_q")
         out.append(
-            f"with {name}, adding B_rel to the question changes hit@5 by {interval(b)} where "
-            f"only the bridge names the hop-2 entity ({direction(b)}) and by {interval(q)} where "
-            f"only the question names it ({direction(q)})"
+            f"with {name}, adding B_rel to the question changes hit@5 by {interval(b, what=HOLM)} "
+            f"where only the bridge names the hop-2 entity ({direction(b)}) and by "
+            f"{interval(q, what=HOLM)} where only the question names it ({direction(q)})"
         )
-    return "Pooled over the datasets, " + "; ".join(out) + " (Holm-adjusted intervals)."
+    return "Pooled over the datasets, " + "; ".join(out) + "."
 
 
 def _t2_bridge(r: Records) -> str:
@@ -189,8 +210,8 @@ def _t2_bridge(r: Records) -> str:
         better = "beats" if bridge["diff"] > union["diff"] else "does not beat"
         out.append(
             f"with {name} it {better} union there ({pp(bridge['diff'])} against "
-            f"{pp(union['diff'])} over q) and costs {pp(qcell['bridge_vs_q']['diff'])} where the "
-            "question names the entity"
+            f"{pp(union['diff'])} over q) and changes hit@5 by {pp(qcell['bridge_vs_q']['diff'])} "
+            "where the question names the entity"
         )
     return (
         "The whole bridge passage as the query, the usual iterative practice, is the strongest "
@@ -213,20 +234,20 @@ def _t3_drop(r: Records) -> str:
         if c["drop"] < low:
             where = "below the paper's range"
             if c["ci_hi"] >= low:
-                where += ", though its interval reaches into it"
+                where += " though its interval reaches into it"
         elif c["drop"] > high:
             where = "above the paper's range"
             if c["ci_lo"] <= high:
-                where += ", though its interval reaches into it"
+                where += " though its interval reaches into it"
         else:
             where = "inside the paper's range"
-        out.append(f"{interval(c, 'drop')} with {name}, {where}")
+        out.append(f"{interval(c, 'drop', HOLM)} with {name}, {where}")
     n = int(r.get("t3_brel_knockout", "comparisons.union_vs_knockout.minilm.all.n"))
     return (
         f"On {count(n)} B-dominant questions, knocking B_rel out of the bridge costs "
-        + " and ".join(out)
-        + f" (paper: {pp(low)} to {pp(high)}): the relation sentence carries most of what the "
-        "bridge adds, and how much it is worth depends on the encoder."
+        + "; it costs ".join(out)
+        + f" (the paper: {pp(low)} to {pp(high)}). The relation sentence carries what the "
+        "bridge adds; how much that is worth depends on the encoder."
     )
 
 
@@ -276,19 +297,16 @@ def _router_vs_union(r: Records) -> str:
         f"the paper's α ({direction(main)})"
     )
     sweep = r.node("ablations", "alpha_sweep.2wikimultihopqa")
-    parts = [
-        f"{interval(row['routed_vs_union'])} at α = {key.replace('p', '.')}"
+    found = {
+        alpha_label(key): row_comparison(row, "routed_vs_union")
         for key, row in sweep.items()
-        if not row.get("degenerate") and "routed_vs_union" in row
-    ]
+        if not row.get("degenerate")
+    }
+    found = {a: c for a, c in found.items() if c is not None}
+    parts = [f"{interval(c)} at α = {a}" for a, c in found.items()]
     if not parts:
         return head + "."
-    gains = [
-        row["routed_vs_union"]
-        for row in sweep.values()
-        if "routed_vs_union" in row and significant(row["routed_vs_union"])
-    ]
-    gains = [c for c in gains if c["diff"] > 0]
+    gains = [c for c in found.values() if significant(c) and c["diff"] > 0]
     tail = (
         ": the router earns its keep once the bridge weighs enough to hurt the questions that "
         "do not need it."
@@ -327,15 +345,51 @@ def _musique_tie(r: Records) -> str:
 
 def _musique_alpha(r: Records) -> str:
     sweep = r.node("ablations", "alpha_sweep.musique")
-    rows = [
-        (key.replace("p", "."), row)
+    found = [
+        (alpha_label(key), row_comparison(row, "routed_vs_q"))
         for key, row in sweep.items()
-        if not row.get("degenerate") and "routed_vs_q" in row
+        if not row.get("degenerate")
     ]
-    if not rows:
+    found = [(a, c) for a, c in found if c is not None]
+    if not found:
         return "The α sweep holds no MuSiQue setting."
-    text = ", ".join(f"{interval(row['routed_vs_q'])} at α = {a}" for a, row in rows)
-    return f"With a heavier bridge the picture changes: routed − always-q on MuSiQue is {text}."
+    text = ", ".join(f"{interval(c)} at α = {a}" for a, c in found)
+    gains = [a for a, c in found if significant(c) and c["diff"] > 0]
+    tail = (
+        f": from α = {gains[0]} on, the bridge weighs enough for the router to gain"
+        if gains
+        else ": at no α of the grid does the router gain significantly"
+    )
+    return f"Routed − always-q on MuSiQue across the α sweep is {text}{tail}."
+
+
+# --- robustness ---------------------------------------------------------------------------------
+
+
+def _robustness_overall(r: Records) -> str:
+    claims = r.node("robustness", "claims")
+    judged = {k: v for k, v in claims.items() if int(v.get("readings", 0))}
+    readings = sum(int(v["readings"]) for v in judged.values())
+    holding = sum(int(v["holding"]) for v in judged.values())
+    knobs: dict[str, int] = {}
+    for v in judged.values():
+        knob = str(v.get("most_sensitive_knob", "none"))
+        if knob != "none":
+            knobs[knob] = knobs.get(knob, 0) + 1
+    steady = sorted(k for k, v in judged.items() if v.get("most_sensitive_knob") == "none")
+    text = (
+        f"Across {count(readings)} readings of {count(len(judged))} claims, "
+        f"{count(holding)} reproduce ({pct(holding / max(1, readings))})"
+    )
+    if knobs:
+        top = max(knobs, key=lambda k: (knobs[k], k))
+        text += (
+            f"; the knob that changes the most claims' verdicts is {top.replace('_', ' ')} "
+            f"({count(knobs[top])} of them)"
+        )
+    if steady:
+        text += f"; no knob changes the verdict of {', '.join(f'`{c}`' for c in steady)}"
+    return text + "."
 
 
 # --- the registry -------------------------------------------------------------------------------
@@ -356,6 +410,7 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("musique_tie", "book/claims/zero_shot_transfer", ("zero_shot_transfer",),
             _musique_tie),
     Finding("musique_alpha", "book/claims/zero_shot_transfer", ("ablations",), _musique_alpha),
+    Finding("robustness_overall", "book/claims/robustness", ("robustness",), _robustness_overall),
 )  # fmt: skip
 
 
