@@ -56,7 +56,7 @@ class FindingsDirective(SphinxDirective):
             warn_problem(self.env, f"the findings of {chapter!r}", err, self.get_location())
             return []
         box = nodes.container(classes=["regime-findings"])
-        box += nodes.rubric(text="What we found")
+        box += nodes.rubric(text="Findings")
         for finding_id, text in written:
             para = nodes.paragraph(classes=["regime-finding", f"regime-finding-{finding_id}"])
             para.extend(finding_nodes(text))
