@@ -392,6 +392,98 @@ def _robustness_overall(r: Records) -> str:
     return text + "."
 
 
+# --- the landing page ---------------------------------------------------------------------------
+
+
+#: The runs the landing page's bottom line reads: every claim's (and its diagnosis's) and the
+#: robustness run, from the claims file.
+def _claim_runs() -> tuple[str, ...]:
+    from regime_core.paper import load_claims
+
+    return tuple(dict.fromkeys([r for c in load_claims() for r in c.runs()] + ["robustness"]))
+
+
+def _judged(r: Records) -> dict[str, Any]:
+    from regime_core.paper import load_claims
+    from regime_core.runner.verdicts import judge_claims
+
+    claims = load_claims()
+    records = {run: r.record(run) for c in claims for run in c.runs()}
+    robustness = r.record("robustness") if r.has("robustness", "claims") else None
+    return {v.claim.id: v for v in judge_claims(records, claims, robustness)}
+
+
+def _bottom_counts(r: Records) -> str:
+    from regime_core.runner.judge import VERDICTS
+
+    judged = _judged(r)
+    counts = {verdict: 0 for verdict in VERDICTS}
+    for v in judged.values():
+        counts[v.verdict] += 1
+    words = {  # verdict -> (one, several)
+        "reproduced": ("reproduces", "reproduce"),
+        "smaller than reported": ("comes out smaller", "come out smaller"),
+        "larger than reported": ("comes out larger", "come out larger"),
+        "direction only": ("holds in direction only", "hold in direction only"),
+        "inconclusive (too few questions)": (
+            "is inconclusive for lack of questions", "are inconclusive for lack of questions"
+        ),
+        "not reproduced": ("does not reproduce", "do not reproduce"),
+        "not testable here": ("cannot be tested here", "cannot be tested here"),
+    }  # fmt: skip
+    parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
+    listed = ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
+    return (
+        f"Of the {count(len(judged))} statements of the abstract we judged, {listed} "
+        "(smaller and larger: than the paper reports)."
+    )
+
+
+def _bottom_regimes(r: Records) -> str:
+    judged = _judged(r)
+    t2, t3 = judged["t2_split"], judged["t3_knockout"]
+    b = r.node("t2_regime_decomposition", "cells.minilm.all.P1-P2+.union_vs_q")
+    q = r.node("t2_regime_decomposition", "cells.minilm.all.P1+P2-.union_vs_q")
+    head = "The two regimes are there" if t2.verdict == "reproduced" else "The regimes blur"
+    relation = {
+        "reproduced": "within", "smaller than reported": "less than",
+        "larger than reported": "more than",
+    }.get(t3.verdict, "against")  # fmt: skip
+    low, high = t3.claim.paper["low"], t3.claim.paper["high"]
+    return (
+        f"{head}: with MiniLM, adding the bridge's relation sentence to the question changes "
+        f"hit@5 by {pp(b['diff'])} where only the bridge names the hop-2 entity and by "
+        f"{pp(q['diff'])} where the question names it (T2: {t2.judgement.label}); knocking that "
+        f"sentence out of the bridge costs {pp(t3.values['estimate'])}, {relation} the paper's "
+        f"{pp(low)} to {pp(high)} (T3: {t3.judgement.label})."
+    )
+
+
+def _bottom_router(r: Records) -> str:
+    judged = _judged(r)
+    parts = []
+    for claim_id, name in (("router_2wiki", "2WikiMultiHopQA"), ("router_musique", "MuSiQue")):
+        v = judged[claim_id]
+        parts.append(
+            f"{v.verdict} on {name} ({pp(v.values['estimate'])}; the paper "
+            f"{pp(v.claim.paper['value'])})"
+        )
+    text = "The router's gain over always-q is " + " and ".join(parts)
+    musique = judged["router_musique"]
+    if musique.verdict != "reproduced" and musique.why is not None:
+        found = musique.why.reproducing()
+        factors = list(dict.fromkeys(a.label for a in found))
+        if factors:
+            text += f"; on MuSiQue the paper's number appears with {' or '.join(factors)}"
+        else:
+            text += "; no setting we swept brings MuSiQue's to the paper's"
+    union = judged["router_vs_union_2wiki"]
+    return (
+        text + f". Against always-union, the policy that needs no router, its gain on "
+        f"2WikiMultiHopQA is {union.verdict} ({pp(union.values['estimate'])})."
+    )
+
+
 # --- the registry -------------------------------------------------------------------------------
 
 FINDINGS: tuple[Finding, ...] = (
@@ -411,6 +503,9 @@ FINDINGS: tuple[Finding, ...] = (
             _musique_tie),
     Finding("musique_alpha", "book/claims/zero_shot_transfer", ("ablations",), _musique_alpha),
     Finding("robustness_overall", "book/claims/robustness", ("robustness",), _robustness_overall),
+    Finding("bottom_counts", "book/intro", _claim_runs(), _bottom_counts),
+    Finding("bottom_regimes", "book/intro", _claim_runs(), _bottom_regimes),
+    Finding("bottom_router", "book/intro", _claim_runs(), _bottom_router),
 )  # fmt: skip
 
 
