@@ -21,6 +21,7 @@ How to add a run, a claim, an encoder or a figure: ``CONTRIBUTING.md``.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,5 +234,14 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     output_dir = Path(parameters["output_dir"])
     output_dir.mkdir(parents=True, exist_ok=True)
     work = paths.work_dir(parameters.get("work_dir"))
+    # a work directory named explicitly must exist (a typo would otherwise surface as a missing
+    # manifest); the default one is created by whatever writes there first (the toy world's store)
+    named = parameters.get("work_dir") is not None or "REGIME_WORK_DIR" in os.environ
+    if named and not work.is_dir():
+        raise FileNotFoundError(
+            f"work_dir: the directory {work} does not exist. Pass the work directory that "
+            "`regime data prepare --work DIR` filled, as the notebook's work_dir parameter or "
+            "REGIME_WORK_DIR"
+        )
     config = run.config.from_parameters(**parameters)
     return NotebookRun(run, config, parameters, output_dir, work, Context(work=work))

@@ -76,3 +76,46 @@ def test_a_notebook_that_is_not_one_is_named(tmp_path: Path, content: str, match
 def test_the_declarations_file_is_read_strictly(tmp_path: Path, text: str, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         load_declarations(_write(tmp_path, text))
+
+
+def _notebook_with_parameters(tmp_path: Path, source: str) -> Path:
+    import json
+
+    cell = {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": source}
+    document = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "params.ipynb"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def test_parameters_are_the_top_level_names_in_order(tmp_path: Path) -> None:
+    from regime_core.runner.declarations import notebook_parameters
+
+    source = (
+        "alpha = 0.25  # frozen\nprofile: str = 'quick'\nif True:\n    hidden = 1\nalpha = 0.5\n"
+    )
+    assert notebook_parameters(_notebook_with_parameters(tmp_path, source)) == ["alpha", "profile"]
+
+
+def test_a_parameters_cell_that_is_not_python_is_named(tmp_path: Path) -> None:
+    from regime_core.runner.declarations import notebook_parameters
+
+    path = _notebook_with_parameters(tmp_path, "alpha = = 1\n")
+    with pytest.raises(
+        ValueError, match=r"params\.ipynb: the 'parameters' cell is not valid Python"
+    ):
+        notebook_parameters(path)
+
+
+def test_every_shipped_notebook_gives_the_names_papermill_reads() -> None:
+    """Our reading (ast, so that Binder needs no papermill) against papermill's own parser."""
+    import papermill
+
+    from regime_core.runner.declarations import notebook_parameters
+
+    notebooks = sorted((Path(__file__).parents[1] / "notebooks").glob("*.ipynb"))
+    assert len(notebooks) >= 10
+    for notebook in notebooks:
+        assert notebook_parameters(notebook) == list(papermill.inspect_notebook(str(notebook))), (
+            notebook.name
+        )

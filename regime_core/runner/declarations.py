@@ -22,6 +22,7 @@ writes, must be a relative path that stays inside the file's directory (``/abs/p
 
 from __future__ import annotations
 
+import ast
 import graphlib
 import heapq
 import re
@@ -201,9 +202,11 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
 
 
 def notebook_parameters(notebook: Path) -> list[str]:
-    """Names assigned in the notebook's cell tagged ``parameters`` (papermill's own parser)."""
-    import papermill
+    """Names assigned at the top level of the notebook's cell tagged ``parameters``, in order.
 
+    Read with :mod:`ast` rather than papermill, so that a notebook opened in plain Jupyter (Binder
+    installs no papermill) can find its own parameters; ``tests/test_runner_declarations.py``
+    checks that papermill's parser reads the same names from every shipped notebook."""
     document = read_json_file(notebook)  # ValueError naming the notebook when it is not JSON
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
@@ -214,12 +217,33 @@ def notebook_parameters(notebook: Path) -> list[str]:
         found = metadata.get("tags") if isinstance(metadata, dict) else None
         return found if isinstance(found, list) else []
 
-    if not any("parameters" in tags(c) for c in cells):
+    tagged = [c for c in cells if "parameters" in tags(c)]
+    if not tagged:
         raise ValueError(f"{notebook}: no cell is tagged 'parameters' (papermill needs one)")
+    source = tagged[0].get("source", "")
+    if isinstance(source, list):
+        source = "".join(str(line) for line in source)
+    if not isinstance(source, str):
+        raise ValueError(f"{notebook}: the 'parameters' cell's source is not text")
     try:
-        return list(papermill.inspect_notebook(str(notebook)))
-    except Exception as err:  # nbformat and papermill raise their own kinds
-        raise ValueError(f"{notebook}: papermill cannot read its parameters ({err})") from err
+        tree = ast.parse(source)
+    except SyntaxError as err:
+        raise ValueError(
+            f"{notebook}: the 'parameters' cell is not valid Python (line {err.lineno}: {err.msg})"
+        ) from err
+    names: list[str] = []
+    for statement in tree.body:
+        targets = (
+            statement.targets
+            if isinstance(statement, ast.Assign)
+            else [statement.target]
+            if isinstance(statement, ast.AnnAssign)
+            else []
+        )
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id not in names:
+                names.append(target.id)
+    return names
 
 
 # --- the DAG -------------------------------------------------------------------------------------
