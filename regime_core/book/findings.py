@@ -269,24 +269,31 @@ def _router_constant(r: Records) -> str:
     )
 
 
+def _main_sweep(r: Records, dataset: str) -> Mapping[str, Any]:
+    """The ablations' α sweep of ``dataset`` with the run's main encoder (the first of its
+    ``encoders``): one row per α, each with its ``comparisons``."""
+    encoder = r.record("ablations")["config"]["encoders"][0]
+    return r.node("ablations", f"alpha_sweep.{encoder}.{dataset}")
+
+
 def _router_vs_union(r: Records) -> str:
     main = r.node("router_train", "train.outcome.routed_vs_union")
     head = (
         f"Against always-union, the policy that needs no router, routing adds {interval(main)} at "
         f"the paper's α ({direction(main)})"
     )
-    sweep = r.node("ablations", "alpha_sweep.2wikimultihopqa")
+    sweep = _main_sweep(r, "2wikimultihopqa")
     parts = [
-        f"{interval(row['routed_vs_union'])} at α = {key.replace('p', '.')}"
+        f"{interval(row['comparisons']['routed_vs_union'])} at α = {key.replace('p', '.')}"
         for key, row in sweep.items()
-        if not row.get("degenerate") and "routed_vs_union" in row
+        if not row.get("degenerate")
     ]
     if not parts:
         return head + "."
     gains = [
-        row["routed_vs_union"]
+        row["comparisons"]["routed_vs_union"]
         for row in sweep.values()
-        if "routed_vs_union" in row and significant(row["routed_vs_union"])
+        if significant(row["comparisons"]["routed_vs_union"])
     ]
     gains = [c for c in gains if c["diff"] > 0]
     tail = (
@@ -326,15 +333,11 @@ def _musique_tie(r: Records) -> str:
 
 
 def _musique_alpha(r: Records) -> str:
-    sweep = r.node("ablations", "alpha_sweep.musique")
-    rows = [
-        (key.replace("p", "."), row)
-        for key, row in sweep.items()
-        if not row.get("degenerate") and "routed_vs_q" in row
-    ]
+    sweep = _main_sweep(r, "musique")
+    rows = [(key.replace("p", "."), row) for key, row in sweep.items() if not row.get("degenerate")]
     if not rows:
         return "The α sweep holds no MuSiQue setting."
-    text = ", ".join(f"{interval(row['routed_vs_q'])} at α = {a}" for a, row in rows)
+    text = ", ".join(f"{interval(row['comparisons']['routed_vs_q'])} at α = {a}" for a, row in rows)
     return f"With a heavier bridge the picture changes: routed − always-q on MuSiQue is {text}."
 
 
