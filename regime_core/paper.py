@@ -86,10 +86,11 @@ def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
     if rule == "level" or (rule in _REQUIRED_PAPER and parts is not None and rule != "holds"):
         if not isinstance(parts, Mapping) or not parts:
             raise ValueError(f"{where}: 'ours.parts' must map each part to its record keys")
+        needed = ("estimate", "n") if rule == "level" else _COMPARISON_OURS
         for label, keys in parts.items():
             if not isinstance(keys, Mapping):
                 raise ValueError(f"{where}: 'ours.parts.{label}' must map fields to record keys")
-            missing = [f for f in _COMPARISON_OURS if f not in keys]
+            missing = [f for f in needed if f not in keys]
             if missing:
                 raise ValueError(f"{where}: 'ours.parts.{label}' lacks the record keys {missing}")
         return
@@ -113,6 +114,14 @@ class Claim:
     chapter: str = ""
     #: a short name for the claim's row (at most :data:`LABEL_MAX_CHARS`); required in the file
     label: str = ""
+    #: the settings a verdict other than "reproduced" is diagnosed under
+    #: (:mod:`regime_core.runner.diagnosis`): each ``factor``, ``run`` and ``node`` (with
+    #: ``values``), or ``label`` and ``node`` or ``ours``
+    diagnosis: tuple[Mapping[str, Any], ...] = ()
+
+    def runs(self) -> list[str]:
+        """The runs whose records the claim and its diagnosis read, its own first."""
+        return list(dict.fromkeys([self.run, *(str(d["run"]) for d in self.diagnosis)]))
 
     def keys(self) -> list[str]:
         """Every record key this claim reads (in the run ``run``)."""
@@ -194,6 +203,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
         ):
             raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
         label = _check_label(where, body.get("label"))
+        diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
         claims.append(
             Claim(
                 id=claim_id,
@@ -206,9 +216,40 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 computed_on=str(body.get("computed_on", "")),
                 chapter=str(body.get("chapter", "")),
                 label=label,
+                diagnosis=diagnosis,
             )
         )
     return claims
+
+
+def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
+    """A claim's ``diagnosis`` list, each entry checked (``ValueError`` naming the entry)."""
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: 'diagnosis' must be a list of settings")
+    out = []
+    for i, entry in enumerate(entries):
+        at = f"{where}: diagnosis[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{at}: expected a mapping")
+        for name in ("factor", "run"):
+            if not isinstance(entry.get(name), str) or not entry[name].strip():
+                raise ValueError(f"{at}: {name!r} must be a non-empty string")
+        if "values" in entry:
+            values, node = entry["values"], entry.get("node")
+            if not isinstance(values, dict) or not values:
+                raise ValueError(f"{at}: 'values' must map each label to what fills {{value}}")
+            if not isinstance(node, str) or "{value}" not in node:
+                raise ValueError(f"{at}: with 'values', 'node' must hold '{{value}}'")
+        else:
+            if not isinstance(entry.get("label"), str):
+                raise ValueError(f"{at}: a single setting needs a 'label'")
+            if ("node" in entry) == ("ours" in entry):
+                raise ValueError(f"{at}: name the setting's 'node' or its 'ours' keys, one of them")
+        unknown = sorted(set(entry) - {"factor", "run", "node", "values", "label", "ours"})
+        if unknown:
+            raise ValueError(f"{at}: unknown field(s) {unknown}")
+        out.append(entry)
+    return tuple(out)
 
 
 @functools.cache

@@ -358,6 +358,34 @@ def holm_levels(pvalues: ArrayLike, alpha: float = 1.0 - CONFIDENCE) -> np.ndarr
     return levels
 
 
+def holm_intervals(
+    n_a_better: ArrayLike,
+    n_b_better: ArrayLike,
+    n: ArrayLike,
+    pvalues: ArrayLike,
+    alpha: float = 1.0 - CONFIDENCE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact McNemar interval of each comparison of a Holm family at the level Holm judged
+    it (:func:`holm_levels`): it excludes zero exactly when the comparison's Holm-adjusted p is
+    below ``alpha``, so an adjusted p sits beside an adjusted interval. Returns ``(lo, hi)``.
+
+    >>> lo, hi = holm_intervals([30, 6], [5, 4], [200, 200], [2.1e-5, 0.75])
+    >>> bool(lo[0] > 0), bool(lo[1] <= 0 <= hi[1])
+    (True, True)
+    """
+    a = np.asarray(n_a_better, dtype=np.int64)
+    b = np.asarray(n_b_better, dtype=np.int64)
+    total = np.asarray(n, dtype=np.int64)
+    levels = holm_levels(pvalues, alpha)
+    if not a.shape == b.shape == total.shape == levels.shape:
+        raise ValueError("holm_intervals: one count, total and p-value per comparison")
+    bounds = [
+        mcnemar_interval(int(x), int(y), int(m), confidence=1.0 - level)
+        for x, y, m, level in zip(a, b, total, levels, strict=True)
+    ]
+    return np.array([lo for lo, _ in bounds]), np.array([hi for _, hi in bounds])
+
+
 # --- power of the exact McNemar procedure -----------------------------------------------------
 
 

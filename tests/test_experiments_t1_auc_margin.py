@@ -70,7 +70,7 @@ def test_analyse_t1_fits_separates_and_flags_cells(tmp_path) -> None:
             ("enc", "d2", "flat"): (50, "constant"),
         }
     )
-    cfg = T1Config(datasets=("hotpotqa",), min_cell_n=20, bootstrap_resamples=200)
+    cfg = T1Config(datasets=("hotpotqa",), min_cell_n=20, bootstrap_resamples=200, margin="margin")
     result = analyse_t1(table, cfg)
     cells = result.cells.set_index("native_type")
     assert cells.loc["bridge", "fitted"] and cells.loc["bridge", "r2_probit"] > 0.9
@@ -91,8 +91,10 @@ def test_analyse_t1_fits_separates_and_flags_cells(tmp_path) -> None:
     assert numbers["paper"] == {"r2_threshold": 0.9, "cells_passing": 6, "cells": 8}
     assert numbers["cells"]["enc"]["d2"]["tiny"] == {
         "n": 5,
+        "n_without_negative": 0,
+        "n_without_spread": 0,
         "fitted": False,
-        "reason": "fewer than 20 queries",
+        "reason": "fewer than 20 queries with an AUC and a margin",
     }
     # the numbers are a valid record (finite scalars only) and read back unchanged
     record = load_record(write_record(tmp_path, name="t1", config=cfg, numbers=numbers))
@@ -101,7 +103,7 @@ def test_analyse_t1_fits_separates_and_flags_cells(tmp_path) -> None:
 
 def test_analyse_t1_is_deterministic_and_uses_the_margin_parameter() -> None:
     table = _table({("enc", "d1", "bridge"): (60, "probit")})
-    cfg = T1Config(min_cell_n=10, bootstrap_resamples=100)
+    cfg = T1Config(min_cell_n=10, bootstrap_resamples=100, margin="margin")
     a = analyse_t1(table, cfg).cells
     b = analyse_t1(table, cfg).cells
     pd.testing.assert_frame_equal(a, b)
@@ -149,7 +151,7 @@ def test_other_margin_numbers_fit_the_other_form() -> None:
             }
         )
     table = pd.DataFrame(rows)
-    cfg = T1Config(min_cell_n=10, bootstrap_resamples=20)
+    cfg = T1Config(min_cell_n=10, bootstrap_resamples=20, margin="margin")
     other = other_margin_numbers(table, cfg)
     assert other["margin"] == "std_margin" and other["cells_fitted"] == 1
     alone = analyse_t1(table, T1Config(margin="std_margin", min_cell_n=10, bootstrap_resamples=1))
@@ -164,3 +166,24 @@ def test_other_margin_numbers_fit_the_other_form() -> None:
     assert other_margin_numbers(table, T1Config(margin="std_margin", min_cell_n=10))["margin"] == (
         "margin"
     )
+
+
+def test_the_primary_margin_is_the_standardised_one() -> None:
+    # the derivation's AUC = Φ(margin / σ) asks for the margin over the negatives' spread
+    assert T1Config().margin == "std_margin"
+
+
+def test_questions_without_a_negative_or_a_spread_are_counted_not_dropped() -> None:
+    table = _table({("enc", "d1", "bridge"): (60, "probit"), ("enc", "d1", "gone"): (4, "probit")})
+    bridge = table["native_type"] == "bridge"
+    table.loc[bridge & (table["qid"].isin(table.loc[bridge, "qid"].iloc[:3])), "auc"] = np.nan
+    table.loc[bridge & (table["qid"] == table.loc[bridge, "qid"].iloc[5]), "std_margin"] = np.nan
+    table.loc[table["native_type"] == "gone", "auc"] = np.nan  # a cell with no AUC at all
+    result = analyse_t1(table, T1Config(min_cell_n=10, bootstrap_resamples=20))
+    cells = result.cells.set_index("native_type")
+    assert (cells.loc["bridge", "n"], cells.loc["bridge", "n_without_negative"]) == (56, 3)
+    assert cells.loc["bridge", "n_without_spread"] == 1
+    assert cells.loc["gone", "n"] == 0 and not cells.loc["gone", "fitted"]
+    summary = result.to_numbers()["summary"]
+    assert summary["queries_without_negative"] == 7 and summary["queries_without_spread"] == 1
+    assert summary["queries"] + 8 == len(table)

@@ -65,6 +65,21 @@ def test_split_holds_when_union_helps_only_b_dominant() -> None:
     assert (result.cells["union_vs_q_p_holm"] >= result.cells["union_vs_q_p"] - 1e-12).all()
 
 
+@pytest.mark.parametrize("gain", [0.0, 0.08, 0.15, 0.6])
+def test_every_interval_is_the_holm_adjusted_one_and_agrees_with_its_holm_p(gain) -> None:
+    table = _table({(True, True): 0.0, (True, False): 0.05, (False, True): gain,
+                    (False, False): 0.0}, n=80, seed=3)  # fmt: skip
+    cells = analyse_t2(table, CFG).cells
+    for c in ("union_vs_q", "bridge_vs_q"):
+        excludes_zero = (cells[f"{c}_ci_lo"] > 0) | (cells[f"{c}_ci_hi"] < 0)
+        assert (excludes_zero == (cells[f"{c}_p_holm"] < CFG.significance)).all(), c
+        # the adjusted interval holds the 95% one
+        assert (cells[f"{c}_ci_lo"] <= cells[f"{c}_ci_lo_unadjusted"] + 1e-12).all()
+        assert (cells[f"{c}_ci_hi"] >= cells[f"{c}_ci_hi_unadjusted"] - 1e-12).all()
+    entry = analyse_t2(table, CFG).to_numbers()["cells"]["e1"]["all"]["P1-P2+"]["union_vs_q"]
+    assert {"ci_lo", "ci_hi", "ci_lo_unadjusted", "ci_hi_unadjusted", "p_holm"} <= set(entry)
+
+
 def _union_verdict(result: T2Result, encoder: str) -> pd.Series:
     """The verdict row of union vs q for ``encoder``."""
     return result.verdicts.set_index(["encoder", "comparison"]).loc[(encoder, "union_vs_q")]

@@ -68,6 +68,11 @@ def test_knockout_drop_is_measured_on_the_subset() -> None:
     assert pooled["drop"] == pytest.approx(pooled["hit_a"] - pooled["hit_b"])
     assert 0.1 < pooled["drop"] < 0.35
     assert pooled["ci_lo"] > 0 and pooled["p_holm"] < 0.001 and pooled["agrees"]
+    # every interval is the Holm-adjusted one: it excludes zero exactly when Holm p does
+    c = result.comparisons
+    excludes_zero = (c["ci_lo"] > 0) | (c["ci_hi"] < 0)
+    assert (excludes_zero == (c["p_holm"] < T3Config().significance)).all()
+    assert (c["ci_lo"] <= c["ci_lo_unadjusted"] + 1e-12).all()
     every = analyse_t3(table, T3Config(subset="every_item", bootstrap_resamples=500))
     all_pooled = every.comparisons.query("comparison == 'union_vs_knockout' and dataset == 'all'")
     assert all_pooled.iloc[0]["n"] == 200

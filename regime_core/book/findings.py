@@ -63,10 +63,14 @@ def count(x: float) -> str:
     return format_number(x, "int")
 
 
-def interval(c: Mapping[str, Any], effect: str = "diff") -> str:
-    """``+6.6 pp (95% CI +4.5 to +9.1)``: a comparison's effect and interval."""
+def interval(c: Mapping[str, Any], effect: str = "diff", what: str = "95% CI") -> str:
+    """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: a comparison's effect and interval (``what``
+    names the interval: a Holm-adjusted one says so)."""
     lo, hi = format_number(c["ci_lo"], "pp"), format_number(c["ci_hi"], "pp")
-    return f"{pp(c[effect])} (95% CI {lo.removesuffix(' pp')} to {hi})"
+    return f"{pp(c[effect])} ({what} {lo.removesuffix(' pp')} to {hi})"
+
+
+HOLM = "Holm-adjusted CI"
 
 
 def significant(c: Mapping[str, Any]) -> bool:
@@ -79,6 +83,18 @@ def direction(c: Mapping[str, Any], effect: str = "diff") -> str:
     if not significant(c):
         return "no significant change"
     return "a significant gain" if float(c[effect]) > 0 else "a significant loss"
+
+
+def row_comparison(row: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """An ablation row's comparison ``name`` (``routed_vs_q``, ``routed_vs_union``, ...) from
+    its ``comparisons`` node; None when the row holds none (a degenerate row may not)."""
+    node = row.get("comparisons", {}).get(name) if isinstance(row, Mapping) else None
+    return node
+
+
+def alpha_label(key: str) -> str:
+    """A record's α key as the number it stands for: ``0p50`` -> ``0.50``."""
+    return key.replace("p", ".").replace("m", "-")
 
 
 @dataclass(frozen=True)
@@ -173,11 +189,11 @@ def _t2_regimes(r: Records) -> str:
         b = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1-P2+.union_vs_q")
         q = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1+P2-.union_vs_q")
         out.append(
-            f"with {name}, adding B_rel to the question changes hit@5 by {interval(b)} where "
-            f"only the bridge names the hop-2 entity ({direction(b)}) and by {interval(q)} where "
-            f"only the question names it ({direction(q)})"
+            f"with {name}, adding B_rel to the question changes hit@5 by {interval(b, what=HOLM)} "
+            f"where only the bridge names the hop-2 entity ({direction(b)}) and by "
+            f"{interval(q, what=HOLM)} where only the question names it ({direction(q)})"
         )
-    return "Pooled over the datasets, " + "; ".join(out) + " (Holm-adjusted intervals)."
+    return "Pooled over the datasets, " + "; ".join(out) + "."
 
 
 def _t2_bridge(r: Records) -> str:
@@ -189,8 +205,8 @@ def _t2_bridge(r: Records) -> str:
         better = "beats" if bridge["diff"] > union["diff"] else "does not beat"
         out.append(
             f"with {name} it {better} union there ({pp(bridge['diff'])} against "
-            f"{pp(union['diff'])} over q) and costs {pp(qcell['bridge_vs_q']['diff'])} where the "
-            "question names the entity"
+            f"{pp(union['diff'])} over q) and changes hit@5 by {pp(qcell['bridge_vs_q']['diff'])} "
+            "where the question names the entity"
         )
     return (
         "The whole bridge passage as the query, the usual iterative practice, is the strongest "
@@ -213,20 +229,20 @@ def _t3_drop(r: Records) -> str:
         if c["drop"] < low:
             where = "below the paper's range"
             if c["ci_hi"] >= low:
-                where += ", though its interval reaches into it"
+                where += " though its interval reaches into it"
         elif c["drop"] > high:
             where = "above the paper's range"
             if c["ci_lo"] <= high:
-                where += ", though its interval reaches into it"
+                where += " though its interval reaches into it"
         else:
             where = "inside the paper's range"
-        out.append(f"{interval(c, 'drop')} with {name}, {where}")
+        out.append(f"{interval(c, 'drop', HOLM)} with {name}, {where}")
     n = int(r.get("t3_brel_knockout", "comparisons.union_vs_knockout.minilm.all.n"))
     return (
         f"On {count(n)} B-dominant questions, knocking B_rel out of the bridge costs "
-        + " and ".join(out)
-        + f" (paper: {pp(low)} to {pp(high)}): the relation sentence carries most of what the "
-        "bridge adds, and how much it is worth depends on the encoder."
+        + "; it costs ".join(out)
+        + f" (the paper: {pp(low)} to {pp(high)}). The relation sentence carries what the "
+        "bridge adds; how much that is worth depends on the encoder."
     )
 
 
@@ -283,19 +299,16 @@ def _router_vs_union(r: Records) -> str:
         f"the paper's α ({direction(main)})"
     )
     sweep = _main_sweep(r, "2wikimultihopqa")
-    parts = [
-        f"{interval(row['comparisons']['routed_vs_union'])} at α = {key.replace('p', '.')}"
+    found = {
+        alpha_label(key): row_comparison(row, "routed_vs_union")
         for key, row in sweep.items()
         if not row.get("degenerate")
-    ]
+    }
+    found = {a: c for a, c in found.items() if c is not None}
+    parts = [f"{interval(c)} at α = {a}" for a, c in found.items()]
     if not parts:
         return head + "."
-    gains = [
-        row["comparisons"]["routed_vs_union"]
-        for row in sweep.values()
-        if significant(row["comparisons"]["routed_vs_union"])
-    ]
-    gains = [c for c in gains if c["diff"] > 0]
+    gains = [c for c in found.values() if significant(c) and c["diff"] > 0]
     tail = (
         ": the router earns its keep once the bridge weighs enough to hurt the questions that "
         "do not need it."
@@ -334,11 +347,143 @@ def _musique_tie(r: Records) -> str:
 
 def _musique_alpha(r: Records) -> str:
     sweep = _main_sweep(r, "musique")
-    rows = [(key.replace("p", "."), row) for key, row in sweep.items() if not row.get("degenerate")]
-    if not rows:
+    found = [
+        (alpha_label(key), row_comparison(row, "routed_vs_q"))
+        for key, row in sweep.items()
+        if not row.get("degenerate")
+    ]
+    found = [(a, c) for a, c in found if c is not None]
+    if not found:
         return "The α sweep holds no MuSiQue setting."
-    text = ", ".join(f"{interval(row['comparisons']['routed_vs_q'])} at α = {a}" for a, row in rows)
-    return f"With a heavier bridge the picture changes: routed − always-q on MuSiQue is {text}."
+    text = ", ".join(f"{interval(c)} at α = {a}" for a, c in found)
+    gains = [a for a, c in found if significant(c) and c["diff"] > 0]
+    tail = (
+        f": from α = {gains[0]} on, the bridge weighs enough for the router to gain"
+        if gains
+        else ": at no α of the grid does the router gain significantly"
+    )
+    return f"Routed − always-q on MuSiQue across the α sweep is {text}{tail}."
+
+
+# --- robustness ---------------------------------------------------------------------------------
+
+
+def _robustness_overall(r: Records) -> str:
+    claims = r.node("robustness", "claims")
+    judged = {k: v for k, v in claims.items() if int(v.get("readings", 0))}
+    readings = sum(int(v["readings"]) for v in judged.values())
+    holding = sum(int(v["holding"]) for v in judged.values())
+    knobs: dict[str, int] = {}
+    for v in judged.values():
+        knob = str(v.get("most_sensitive_knob", "none"))
+        if knob != "none":
+            knobs[knob] = knobs.get(knob, 0) + 1
+    steady = sorted(k for k, v in judged.items() if v.get("most_sensitive_knob") == "none")
+    text = (
+        f"Across {count(readings)} readings of {count(len(judged))} claims, "
+        f"{count(holding)} reproduce ({pct(holding / max(1, readings))})"
+    )
+    if knobs:
+        top = max(knobs, key=lambda k: (knobs[k], k))
+        text += (
+            f"; the knob that changes the most claims' verdicts is {top.replace('_', ' ')} "
+            f"({count(knobs[top])} of them)"
+        )
+    if steady:
+        text += f"; no knob changes the verdict of {', '.join(f'`{c}`' for c in steady)}"
+    return text + "."
+
+
+# --- the landing page ---------------------------------------------------------------------------
+
+
+#: The runs the landing page's bottom line reads: every claim's (and its diagnosis's) and the
+#: robustness run, from the claims file.
+def _claim_runs() -> tuple[str, ...]:
+    from regime_core.paper import load_claims
+
+    return tuple(dict.fromkeys([r for c in load_claims() for r in c.runs()] + ["robustness"]))
+
+
+def _judged(r: Records) -> dict[str, Any]:
+    from regime_core.paper import load_claims
+    from regime_core.runner.verdicts import judge_claims
+
+    claims = load_claims()
+    records = {run: r.record(run) for c in claims for run in c.runs()}
+    robustness = r.record("robustness") if r.has("robustness", "claims") else None
+    return {v.claim.id: v for v in judge_claims(records, claims, robustness)}
+
+
+def _bottom_counts(r: Records) -> str:
+    from regime_core.runner.judge import VERDICTS
+
+    judged = _judged(r)
+    counts = {verdict: 0 for verdict in VERDICTS}
+    for v in judged.values():
+        counts[v.verdict] += 1
+    words = {  # verdict -> (one, several)
+        "reproduced": ("reproduces", "reproduce"),
+        "smaller than reported": ("comes out smaller", "come out smaller"),
+        "larger than reported": ("comes out larger", "come out larger"),
+        "direction only": ("holds in direction only", "hold in direction only"),
+        "inconclusive (too few questions)": (
+            "is inconclusive for lack of questions", "are inconclusive for lack of questions"
+        ),
+        "not reproduced": ("does not reproduce", "do not reproduce"),
+        "not testable here": ("cannot be tested here", "cannot be tested here"),
+    }  # fmt: skip
+    parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
+    listed = ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
+    return (
+        f"Of the {count(len(judged))} statements of the abstract we judged, {listed} "
+        "(smaller and larger: than the paper reports)."
+    )
+
+
+def _bottom_regimes(r: Records) -> str:
+    judged = _judged(r)
+    t2, t3 = judged["t2_split"], judged["t3_knockout"]
+    b = r.node("t2_regime_decomposition", "cells.minilm.all.P1-P2+.union_vs_q")
+    q = r.node("t2_regime_decomposition", "cells.minilm.all.P1+P2-.union_vs_q")
+    head = "The two regimes are there" if t2.verdict == "reproduced" else "The regimes blur"
+    relation = {
+        "reproduced": "within", "smaller than reported": "less than",
+        "larger than reported": "more than",
+    }.get(t3.verdict, "against")  # fmt: skip
+    low, high = t3.claim.paper["low"], t3.claim.paper["high"]
+    return (
+        f"{head}: with MiniLM, adding the bridge's relation sentence to the question changes "
+        f"hit@5 by {pp(b['diff'])} where only the bridge names the hop-2 entity and by "
+        f"{pp(q['diff'])} where the question names it (T2: {t2.judgement.label}); knocking that "
+        f"sentence out of the bridge costs {pp(t3.values['estimate'])}, {relation} the paper's "
+        f"{pp(low)} to {pp(high)} (T3: {t3.judgement.label})."
+    )
+
+
+def _bottom_router(r: Records) -> str:
+    judged = _judged(r)
+    parts = []
+    for claim_id, name in (("router_2wiki", "2WikiMultiHopQA"), ("router_musique", "MuSiQue")):
+        v = judged[claim_id]
+        parts.append(
+            f"{v.verdict} on {name} ({pp(v.values['estimate'])}; the paper "
+            f"{pp(v.claim.paper['value'])})"
+        )
+    text = "The router's gain over always-q is " + " and ".join(parts)
+    musique = judged["router_musique"]
+    if musique.verdict != "reproduced" and musique.why is not None:
+        found = musique.why.reproducing()
+        factors = list(dict.fromkeys(a.label for a in found))
+        if factors:
+            text += f"; on MuSiQue the paper's number appears with {' or '.join(factors)}"
+        else:
+            text += "; no setting we swept brings MuSiQue's to the paper's"
+    union = judged["router_vs_union_2wiki"]
+    return (
+        text + f". Against always-union, the policy that needs no router, its gain on "
+        f"2WikiMultiHopQA is {union.verdict} ({pp(union.values['estimate'])})."
+    )
 
 
 # --- the registry -------------------------------------------------------------------------------
@@ -359,6 +504,10 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("musique_tie", "book/claims/zero_shot_transfer", ("zero_shot_transfer",),
             _musique_tie),
     Finding("musique_alpha", "book/claims/zero_shot_transfer", ("ablations",), _musique_alpha),
+    Finding("robustness_overall", "book/claims/robustness", ("robustness",), _robustness_overall),
+    Finding("bottom_counts", "book/intro", _claim_runs(), _bottom_counts),
+    Finding("bottom_regimes", "book/intro", _claim_runs(), _bottom_regimes),
+    Finding("bottom_router", "book/intro", _claim_runs(), _bottom_router),
 )  # fmt: skip
 
 

@@ -42,11 +42,12 @@ PAPER_R2_THRESHOLD: float = paper_claim("t1_r2").number("threshold")
 PAPER_CELLS_PASSING: int = paper_claim("t1_r2").count("passing")
 PAPER_CELLS_TOTAL: int = paper_claim("t1_r2").count("total")
 
-MARGINS: tuple[str, ...] = ("margin", "std_margin")
-"""the margins T1 can fit AUC on
+MARGINS: tuple[str, ...] = ("std_margin", "margin")
+"""the margins T1 can fit AUC on, the primary reading first
 
-- margin: the target's cosine minus the mean distractor cosine, the theorem's form
-- std_margin: that margin divided by the spread of the distractors' cosines
+- std_margin: the margin divided by the spread of the distractors' cosines, the form the
+  derivation's Φ(margin / σ) asks for
+- margin: the target's cosine minus the mean distractor cosine, as the theorem writes it
 """
 FITS: tuple[str, ...] = ("probit", "logistic")
 CELL_KEYS: tuple[str, ...] = ("encoder", "dataset", "native_type")
@@ -134,9 +135,10 @@ class T1Config(ExperimentConfig):
 
     arm: str = "q"
     """the query arm whose per-query AUC and margin T1 fits"""
-    margin: str = "margin"
-    """T1's margin: margin (target minus mean distractor cosine) or std_margin (divided by the
-    distractors' spread)
+    margin: str = "std_margin"
+    """T1's margin: std_margin (the margin divided by the distractors' spread, the form the
+    derivation's AUC = Φ(margin / σ) asks for; our primary reading, chosen after the raw margin's
+    results were seen, which the book says) or margin (target minus mean distractor cosine)
     """
     # T1 is about AUC, not hit@k: a pool of <= k candidates is no special case for it.
     tiny_pools: str = "keep"
@@ -198,6 +200,10 @@ class T1Result:
             )
             or "none",
             "queries": int(self.cells["n"].sum()),
+            # left out of every fit, counted (a question with no negative has no AUC; one whose
+            # negatives all score alike has no standardised margin)
+            "queries_without_negative": int(self.cells["n_without_negative"].sum()),
+            "queries_without_spread": int(self.cells["n_without_spread"].sum()),
         }
         for fit in FITS:
             summary[f"{fit}_cells_passing"] = self.n_passing(fit)
@@ -218,7 +224,12 @@ class T1Result:
         )
         cells: dict[str, Any] = {}
         for row in self.cells.itertuples():
-            entry: dict[str, Any] = {"n": int(row.n), "fitted": bool(row.fitted)}
+            entry: dict[str, Any] = {
+                "n": int(row.n),
+                "n_without_negative": int(row.n_without_negative),
+                "n_without_spread": int(row.n_without_spread),
+                "fitted": bool(row.fitted),
+            }
             if row.fitted:
                 for fit in FITS:
                     for suffix in ("", "_lo", "_hi"):
@@ -286,11 +297,23 @@ def analyse_t1(table: pd.DataFrame, cfg: T1Config, samples: SampleNumbers = None
     part = table[table["arm"] == cfg.arm]
     if part.empty:
         raise ValueError(f"analyse_t1: the outcome table has no rows for arm {cfg.arm!r}")
-    part = part[part[cfg.margin].notna() & part["auc"].notna()]
+    # A question whose candidates are all gold has no negative, so no AUC and no margin; one
+    # whose negatives all score alike has no spread, so no standardised margin. Both are left
+    # out of the fits and counted per cell (never silently).
+    no_negative = part["auc"].isna()
+    no_spread = ~no_negative & part[cfg.margin].isna()
+    left_out = (
+        part.assign(no_negative=no_negative, no_spread=no_spread)
+        .groupby(list(CELL_KEYS), sort=True)[["no_negative", "no_spread"]]
+        .sum()
+    )
+    part = part[~no_negative & ~no_spread]
+    groups = dict(tuple(part.groupby(list(CELL_KEYS), sort=True)))
     rows = []
     fitted_points = []
-    for key, group in part.groupby(list(CELL_KEYS), sort=True):
+    for key in left_out.index:  # every cell, also one whose questions were all left out
         encoder, dataset, native_type = key
+        group = groups.get(key, part.iloc[:0])
         x = group[cfg.margin].to_numpy(dtype=np.float64)
         y = group["auc"].to_numpy(dtype=np.float64)
         row: dict[str, Any] = {
@@ -298,11 +321,13 @@ def analyse_t1(table: pd.DataFrame, cfg: T1Config, samples: SampleNumbers = None
             "dataset": dataset,
             "native_type": native_type,
             "n": len(group),
+            "n_without_negative": int(left_out.loc[key, "no_negative"]),
+            "n_without_spread": int(left_out.loc[key, "no_spread"]),
             "fitted": False,
             "reason": "",
         }
         if len(group) < cfg.min_cell_n:
-            row["reason"] = f"fewer than {cfg.min_cell_n} queries"
+            row["reason"] = f"fewer than {cfg.min_cell_n} queries with an AUC and a margin"
         elif np.ptp(y) == 0:
             row["reason"] = "AUC is constant"
         else:

@@ -43,7 +43,7 @@ from regime_core.experiments.outcomes import (
     pq_label,
     run_on_outcomes,
 )
-from regime_core.stats import holm
+from regime_core.stats import holm, holm_intervals
 
 T2_ARMS: tuple[str, ...] = ("q", "bridge", "union")
 COMPARISONS: tuple[tuple[str, str], ...] = (("union", "q"), ("bridge", "q"))
@@ -112,6 +112,8 @@ class T2Result:
                     "diff": float(getattr(row, f"{c}_diff")),
                     "ci_lo": float(getattr(row, f"{c}_ci_lo")),
                     "ci_hi": float(getattr(row, f"{c}_ci_hi")),
+                    "ci_lo_unadjusted": float(getattr(row, f"{c}_ci_lo_unadjusted")),
+                    "ci_hi_unadjusted": float(getattr(row, f"{c}_ci_hi_unadjusted")),
                     "p": float(getattr(row, f"{c}_p")),
                     "p_holm": float(getattr(row, f"{c}_p_holm")),
                     "significant": bool(getattr(row, f"{c}_significant")),
@@ -179,12 +181,29 @@ def cell_table(
             row[f"{c}_n_b_better"] = result.n_b_better
         rows.append(row)
     cells = pd.DataFrame(rows)
-    # One Holm family over every test of the run (cells x comparisons).
+    # One Holm family over every test of the run (cells x comparisons); each comparison's
+    # interval is then the one at the level Holm judged it, so that it agrees with its Holm p
+    # (the 95% interval stays beside it, as *_unadjusted).
     names = [comparison_name(a, b) for a, b in COMPARISONS]
-    all_p = np.concatenate([cells[f"{c}_p"].to_numpy() for c in names])
+
+    def column(suffix: str) -> np.ndarray:
+        return np.concatenate([cells[f"{c}_{suffix}"].to_numpy() for c in names])
+
+    all_p = column("p")
     adjusted = holm(all_p) if all_p.size else all_p
+    if all_p.size:
+        n = np.concatenate([cells["n"].to_numpy()] * len(names))
+        lo, hi = holm_intervals(
+            column("n_a_better"), column("n_b_better"), n, all_p, cfg.significance
+        )
+    else:
+        lo = hi = all_p
     for i, c in enumerate(names):
-        cells[f"{c}_p_holm"] = adjusted[i * len(cells) : (i + 1) * len(cells)]
+        part = slice(i * len(cells), (i + 1) * len(cells))
+        cells[f"{c}_ci_lo_unadjusted"] = cells[f"{c}_ci_lo"]
+        cells[f"{c}_ci_hi_unadjusted"] = cells[f"{c}_ci_hi"]
+        cells[f"{c}_ci_lo"], cells[f"{c}_ci_hi"] = lo[part], hi[part]
+        cells[f"{c}_p_holm"] = adjusted[part]
         cells[f"{c}_significant"] = (cells[f"{c}_diff"] > 0) & (
             cells[f"{c}_p_holm"] < cfg.significance
         )

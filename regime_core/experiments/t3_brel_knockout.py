@@ -29,7 +29,7 @@ from regime_core.experiments import outcomes
 from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
 from regime_core.experiments.context import Context
 from regime_core.paper import paper_claim
-from regime_core.stats import holm
+from regime_core.stats import holm, holm_intervals
 
 T3_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
 T3_COMPARISONS: tuple[tuple[str, str], ...] = (("union", "knockout"), ("union", "entity"))
@@ -46,8 +46,12 @@ COMPARISON_NUMBERS: dict[str, type] = {
     "drop": float,
     "ci_lo": float,
     "ci_hi": float,
+    "ci_lo_unadjusted": float,
+    "ci_hi_unadjusted": float,
     "p": float,
     "p_holm": float,
+    "n_a_better": int,
+    "n_b_better": int,
     "significant": bool,
     "in_paper_range": bool,
     "agrees": bool,
@@ -63,6 +67,8 @@ COMPARISON_COLUMNS: list[str] = [
     "ci_lo",
     "ci_hi",
     "p",
+    "n_a_better",
+    "n_b_better",
 ]
 
 SUBSET_RULES: dict[str, str] = {
@@ -212,6 +218,8 @@ def analyse_t3(
                     "ci_lo": result.ci_lo,
                     "ci_hi": result.ci_hi,
                     "p": result.p_value,
+                    "n_a_better": result.n_a_better,
+                    "n_b_better": result.n_b_better,
                 }
             )
     comparisons = pd.DataFrame(
@@ -219,6 +227,18 @@ def analyse_t3(
         columns=COMPARISON_COLUMNS,
     )
     comparisons["p_holm"] = holm(comparisons["p"].to_numpy()) if len(comparisons) else []
+    # the interval at the level Holm judged each comparison, so it agrees with its Holm p; the
+    # 95% interval stays beside it as *_unadjusted
+    comparisons["ci_lo_unadjusted"] = comparisons["ci_lo"]
+    comparisons["ci_hi_unadjusted"] = comparisons["ci_hi"]
+    if len(comparisons):
+        comparisons["ci_lo"], comparisons["ci_hi"] = holm_intervals(
+            comparisons["n_a_better"].to_numpy(),
+            comparisons["n_b_better"].to_numpy(),
+            comparisons["n"].to_numpy(),
+            comparisons["p"].to_numpy(),
+            cfg.significance,
+        )
     comparisons["significant"] = (comparisons["drop"] > 0) & (
         comparisons["p_holm"] < cfg.significance
     )

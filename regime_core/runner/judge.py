@@ -53,6 +53,9 @@ SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
 #: effect an implied "> 0" claim must be able to reach. Ours, chosen after the issue that asked
 #: for these rules had shown our numbers (the book says so).
 SMALLEST_EFFECT: float = 0.01
+"""the smallest difference of hit@5 treated as a real effect (one point of R@5): the margin of the
+no-loss and invariance rules, and the gain an implied "> 0" claim must be able to reach
+"""
 #: Power the power column asks for (:data:`regime_core.stats.TARGET_POWER`).
 POWER_METHOD = (
     "exact power of the two-sided exact McNemar test at the claim's level for our number of "
@@ -426,16 +429,17 @@ def power_text(power: Mapping[str, Any] | None) -> str:
         return ""
     if power["discordance"] == 0:
         return "no question differs between the two policies: no effect is detectable"
+    differ = format_number(power["discordance"], "pct")
     mde = power["detectable_effect"]
     head = (
         f"detects {_pp(mde)} with 80% power"
         if mde is not None
-        else "detects no effect with 80% power"
+        else f"detects no effect with 80% power (only {differ} of the questions differ)"
     )
     needed = power["questions_needed"]
     ref = _pp(power["reference_effect"])
     if needed is None:
-        tail = f"{ref} is beyond what our share of differing questions allows"
+        tail = f"{ref} is more than the {differ} of questions that differ could show"
     else:
         tail = f"{ref} would need {format_number(needed, 'int')} questions"
     return f"{head}; {tail}"
@@ -517,6 +521,18 @@ def _comparison_values(record: Mapping[str, Any], keys: Mapping[str, Any]) -> di
     return values
 
 
+def _level_values(record: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
+    """A level (a hit rate) with its exact Clopper–Pearson interval at the book's confidence,
+    from the rate and its number of questions (the hits are ``round(rate · n)``)."""
+    from scipy.stats import binomtest
+
+    rate, n = _number(record, keys["estimate"]), int(_number(record, keys["n"]))
+    if n <= 0:
+        raise ValueError(f"record {record.get('name')!r}: {keys['n']!r} is {n}, not a count")
+    ci = binomtest(round(rate * n), n).proportion_ci(config.CONFIDENCE, method="exact")
+    return {"estimate": rate, "ci_lo": float(ci.low), "ci_hi": float(ci.high), "n": n}
+
+
 def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
     """Our side of ``claim`` as plain values read from ``record`` (the run ``claim.run``):
     ``estimate, ci_lo, ci_hi, p, n, n_discordant`` (comparison kinds; with ``parts``, one such
@@ -527,7 +543,13 @@ def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
     Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
     """
     ours = claim.ours
-    if claim.rule in (*COMPARISON_RULES, "level"):
+    if claim.rule == "level":
+        return {
+            "parts": {
+                str(label): _level_values(record, keys) for label, keys in ours["parts"].items()
+            }
+        }
+    if claim.rule in COMPARISON_RULES:
         if "parts" in ours:
             return {
                 "parts": {

@@ -23,6 +23,7 @@ from typing import Any
 
 from regime_core import config, paths
 from regime_core.paper import Claim, load_claims
+from regime_core.runner.diagnosis import Diagnosis, diagnose
 from regime_core.runner.judge import (
     SIGNIFICANCE_LEVEL,
     Judgement,
@@ -53,6 +54,8 @@ class ClaimVerdict:
     judgement: Judgement
     computed_on: str
     robustness: Mapping[str, Any] | None
+    #: why a verdict other than "reproduced" came out (:mod:`regime_core.runner.diagnosis`)
+    why: Diagnosis | None = None
 
     @property
     def verdict(self) -> str:
@@ -83,6 +86,7 @@ class ClaimVerdict:
             "robustness": None
             if self.robustness is None
             else {k: self.robustness.get(k) for k in ROBUSTNESS_FIELDS},
+            "why": None if self.why is None else self.why.to_dict(),
         }
 
 
@@ -161,15 +165,17 @@ def judge_claims(
             raise KeyError(f"claim {claim.id!r}: no record for run {claim.run!r}")
         record = records[claim.run]
         values = claim_values(claim, record)
+        judgement = judge_values(claim, values)
         computed_on = fill_fields(claim.computed_on, record, display)
         judged.append(
             ClaimVerdict(
                 claim=claim,
                 values=values,
                 ours=ours_numbers(claim, record, values),
-                judgement=judge_values(claim, values),
+                judgement=judgement,
                 computed_on=computed_on,
                 robustness=robustness_of(claim.id, robustness_record),
+                why=diagnose(claim, judgement, records),
             )
         )
     return judged
@@ -180,7 +186,7 @@ def verdicts_report(
 ) -> dict[str, Any]:
     """``{"claims": [...]}`` for a work directory (the ``regime verdicts --json`` object)."""
     claims = load_claims(claims_file)
-    records = load_run_records([c.run for c in claims], work)
+    records = load_run_records([run for c in claims for run in c.runs()], work)
     robustness_file = record_path(paths.results_dir(work) / ROBUSTNESS_RUN)
     robustness = (
         _stamped_record(paths.work_dir(work), ROBUSTNESS_RUN) if robustness_file.is_file() else None
@@ -250,12 +256,22 @@ def robustness_phrase(robustness: Mapping[str, Any] | None) -> str:
 
 
 def claim_sentence(v: ClaimVerdict) -> str:
-    """One sentence for a claim: ours, the verdict with its reason, and its robustness."""
-    ours = values_text(v.claim, v.values)
-    return (
-        f"Ours: {ours}; verdict: {v.judgement.label}, since {v.judgement.reason}; "
-        f"{robustness_phrase(v.robustness)}."
-    )
+    """A claim's verdict in a few sentences: the verdict (with its flags) and the reason its rule
+    gives, the diagnosis when it did not reproduce, and its robustness across readings.
+
+    >>> from types import SimpleNamespace as S
+    >>> claim_sentence(S(judgement=S(label="reproduced", reason="our interval holds +5.6 pp"),
+    ...                  why=None, robustness=None))
+    'Reproduced: our interval holds +5.6 pp. Its robustness was not computed in this run.'
+    """
+    label = v.judgement.label
+    text = f"{label[:1].upper()}{label[1:]}: {v.judgement.reason}."
+    if v.why is not None and v.why.sentence:
+        text += f" {v.why.sentence}"
+    robustness = robustness_phrase(v.robustness)
+    if v.robustness is not None and int(v.robustness.get("readings", 0)):
+        robustness = "Across the plausible readings of the paper it is " + robustness
+    return f"{text} {robustness[:1].upper()}{robustness[1:]}."
 
 
 __all__ = [

@@ -9,6 +9,8 @@ code when the book is built, never typed. One module per concern:
   their style sheet is ``static/regime-claims.css``);
 - ``claims_chart``: ``regime-claims-chart``, the landing page's chart of every claim on one
   percentage-point axis, in HTML and CSS;
+- ``findings``: ``regime-findings``, the findings a claim chapter opens with
+  (:mod:`regime_core.book.findings`);
 - ``choices``: ``regime-choices``, ``regime-config-defaults``, ``{default}``, the named choices
   and defaults with their meanings ("Our reading of the paper");
 - ``reference``: ``regime-metrics-glossary``, what the API pages must cover, and the
@@ -56,6 +58,7 @@ from regime_core.book.sphinx.claims_chart import (
     pass_through,
     visit_html_element,
 )
+from regime_core.book.sphinx.findings import FindingsDirective
 from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
@@ -106,6 +109,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("rec-figure", RecordFigureDirective)
     setup_dependency_hashes(app)  # pages reread when a record's content changes
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
+    app.add_directive("regime-findings", FindingsDirective)
     app.add_directive("regime-verdict-table", VerdictTableDirective)
     app.add_directive("regime-claims-chart", ClaimsChartDirective)
     others = (pass_through, pass_through)

@@ -109,7 +109,7 @@ def _judge(env: Any, claim: Any, robustness: dict[str, Any] | None) -> Any:
     from regime_core.book.names import config_value
     from regime_core.runner.verdicts import judge_claims
 
-    records = {claim.run: page_record(env, claim.run)}
+    records = {run: page_record(env, run) for run in claim.runs()}
     (judged,) = judge_claims(records, [claim], robustness, display=config_value)
     return judged
 
@@ -171,10 +171,14 @@ def chapter_link(text: str, chapter: str, docname: str) -> nodes.Node:
 
 
 def why_text(judged: Any) -> str:
-    """The one-line "why" of a judged claim: its diagnosis (``ClaimVerdict.why``) when it has
-    one, else the reason its verdict rule gives. The only place both tables read it."""
+    """The "why" of a judged claim: the reason its verdict rule gives, then its diagnosis
+    (``ClaimVerdict.why``: the settings under which it would reproduce, or that none does, and
+    what our questions can detect) when it has one. The only place both tables read it."""
+    reason = judged.judgement.reason
+    reason = reason[:1].upper() + reason[1:]
     why = getattr(judged, "why", None)
-    return str(why) if why else judged.judgement.reason
+    sentence = why.sentence if why is not None else ""
+    return f"{reason}. {sentence}" if sentence else f"{reason}."
 
 
 def ours_text(judged: Any) -> str:

@@ -73,8 +73,8 @@ def t2_table(
 ) -> Table:
     """T2's per-cell table from a record's numbers, for the dataset ``levels`` given (default:
     all, the pooled ``"all"`` included; one level goes into the caption instead of a column).
-    "significant" means Holm-adjusted p below the run's level in either direction; the CIs are
-    unadjusted (the note says so)."""
+    "significant" means Holm-adjusted p below the run's level in either direction; the intervals
+    are Holm-adjusted too (the note says so), so each excludes zero exactly when it is."""
     level = float(numbers.get("significance", 0.05))
     k = numbers.get("k", 5)
     one_level = levels is not None and len(levels) == 1
@@ -100,7 +100,7 @@ def t2_table(
                         ),
                         "n": count(entry["n"]),
                         **{arm: pct(entry[f"hit_{arm}"]) for arm in arms},
-                        f"{names.comparison(comparison)}, pp [95% CI]": interval(
+                        f"{names.comparison(comparison)}, pp [Holm-adjusted CI]": interval(
                             c["diff"], c["ci_lo"], c["ci_hi"], unit=False
                         ),
                         "Holm p": p_value(c["p_holm"]),
@@ -115,9 +115,10 @@ def t2_table(
         pd.DataFrame(rows),
         caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
         note=(
-            f"{', '.join(arms)}: hit@{k} of each arm. CIs are 95% paired bootstrap intervals, "
-            f"not adjusted for multiple testing; p is the exact McNemar p, Holm-adjusted "
-            f"{family}; significant = Holm p < {level:g}, either direction."
+            f"{', '.join(arms)}: hit@{k} of each arm. p is the exact McNemar p, Holm-adjusted "
+            f"{family}; each interval is the exact McNemar interval at the level Holm judged its "
+            f"comparison, so it excludes zero exactly when significant = Holm p < {level:g}, "
+            "either direction."
         ),
     )
 
@@ -143,9 +144,9 @@ def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table
                         entry["hit_b"]
                     ),
                     (
-                        f"{names.comparison(name)}, pp [95% CI]"
+                        f"{names.comparison(name)}, pp [Holm-adjusted CI]"
                         if comparison
-                        else "drop, pp [95% CI]"
+                        else "drop, pp [Holm-adjusted CI]"
                     ): interval(entry["drop"], entry["ci_lo"], entry["ci_hi"], unit=False),
                     "Holm p": p_value(entry["p_holm"]),
                 }
@@ -158,8 +159,9 @@ def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table
     return Table(
         pd.DataFrame(rows),
         note=(
-            "hit@k on the subset. CIs are 95% paired bootstrap intervals (unadjusted); p is the "
-            "exact McNemar p, Holm-adjusted over every test of the run."
+            "hit@k on the subset. p is the exact McNemar p, Holm-adjusted over every test of the "
+            "run; each interval is the exact McNemar interval at the level Holm judged it, so it "
+            "excludes zero exactly when Holm p < the run's level."
         ),
     )
 

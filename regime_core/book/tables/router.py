@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from regime_core import config
 from regime_core.book import names
 from regime_core.book.tables import (
     MISSING,
@@ -27,6 +28,12 @@ from regime_core.book.tables import (
 # --------------------------------------------------------------------------------------------
 
 POLICY_COLUMNS: tuple[str, ...] = ("q", "union", "routed", "oracle")
+
+#: What every routing table's interval and p are: one procedure, so they cannot disagree.
+EXACT_NOTE = (
+    "CI and p: the exact McNemar test, one procedure (the CI excludes zero exactly when "
+    f"p < {round(1 - config.CONFIDENCE, 10):g})."
+)
 
 
 #: The comparisons a routing table can show, with their column header.
@@ -104,7 +111,7 @@ def routing_table(
     if one_size:
         note += f" Every row has n = {count(next(iter(sizes)))} questions."
     if has_test:
-        note += " CI and p: exact McNemar (paired per question)."
+        note += " " + EXACT_NOTE
     if show_degenerate:
         note += " One label class: every label was the same, so the router is constant."
     return Table(pd.DataFrame(rows), caption=caption, note=note)
@@ -148,7 +155,7 @@ def selector_cost_table(quality: Any, *, k: int) -> Table:
     ]
     return Table(
         pd.DataFrame(rows),
-        note=f"hit@{k}. CI: 95% paired bootstrap; p: exact McNemar.",
+        note=f"hit@{k}. {EXACT_NOTE}",
     )
 
 
@@ -181,7 +188,7 @@ def router_summary(record: Mapping[str, Any]) -> Table:
             f"{names.dataset(train['dataset'])}: {count(train['n'])} questions "
             f"({count(train['n_parallel'])} comparison questions, included)"
         ),
-        note="CI: 95% paired bootstrap; p: exact McNemar.",
+        note=EXACT_NOTE,
         align_left=("",),
     )
 
@@ -225,8 +232,8 @@ def transfer_comparison_table(result: Any) -> Table:
     return Table(
         pd.DataFrame(rows),
         note=(
-            f"Differences in hit@{result.config.k}. CI: 95% paired bootstrap; p: exact "
-            "McNemar. No regret: the router is not significantly worse than always-q."
+            f"Differences in hit@{result.config.k}. CI and p: the exact McNemar test, one "
+            "procedure. No regret: the router is not significantly worse than always-q."
         ),
     )
 
@@ -285,7 +292,7 @@ def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
         pd.DataFrame(rows),
         note=(
             f"Differences in hit@5, percentage points. The paper's oracle gap is about "
-            f"{pp(paper['oracle_gap'])}. CI: 95% paired bootstrap; p: exact McNemar."
+            f"{pp(paper['oracle_gap'])}. {EXACT_NOTE}"
         ),
     )
 
@@ -320,7 +327,7 @@ def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
         )
     return Table(
         pd.DataFrame(rows),
-        note=f"hit@{k}. CI and p: exact McNemar (paired per question).",
+        note=f"hit@{k}. {EXACT_NOTE}",
     )
 
 
@@ -337,7 +344,7 @@ def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
         }
         for row in frame.to_dict("records")
     ]
-    return Table(pd.DataFrame(rows), note=f"hit@{k}. CI: exact McNemar (paired per question).")
+    return Table(pd.DataFrame(rows), note=f"hit@{k}. CI: 95% exact McNemar interval.")
 
 
 def alpha_rule_table(frame: pd.DataFrame, *, k: int) -> Table:
@@ -362,7 +369,7 @@ def alpha_rule_table(frame: pd.DataFrame, *, k: int) -> Table:
         note=(
             f"Routed hit@{k} at the rule's α ({rule}) and at the best α of the grid, chosen on "
             "the same questions (ties: the α closest to the rule's, then the smaller), which "
-            "favours the best α. CI and p: exact McNemar (paired per question)."
+            f"favours the best α. {EXACT_NOTE}"
         ),
     )
 

@@ -1,0 +1,241 @@
+"""The chapters' findings (regime_core.book.findings): the wording follows the values on
+constructed records (a gain or a loss, inside or outside the paper's range, a tie), a missing
+record or key is an error that names it, every chapter with the ``regime-findings`` directive has
+findings and every finding a chapter; and on the quick profile every sentence computed from the
+records stands, word for word, on its rendered page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from regime_core import paths
+from regime_core.book import findings as F
+from regime_core.book.sphinx.findings import finding_nodes, finding_text
+
+
+def _records(**runs: dict[str, Any]) -> F.Records:
+    return F.Records({run: {"numbers": numbers} for run, numbers in runs.items()})
+
+
+def _cmp(diff: float, lo: float, hi: float, **more: Any) -> dict[str, Any]:
+    return {"diff": diff, "ci_lo": lo, "ci_hi": hi, **more}
+
+
+# --- the formatting helpers ---------------------------------------------------------------------
+
+
+def test_an_interval_names_its_kind_and_carries_the_unit_once() -> None:
+    assert F.interval(_cmp(0.066, 0.045, 0.091)) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
+    adjusted = F.interval(_cmp(-0.02, -0.055, 0.0), what=F.HOLM)
+    assert adjusted == "-2.0 pp (Holm-adjusted CI -5.5 to 0.0 pp)"
+
+
+def test_direction_follows_the_interval_not_the_estimate() -> None:
+    assert F.direction(_cmp(0.03, 0.01, 0.05)) == "a significant gain"
+    assert F.direction(_cmp(-0.03, -0.05, -0.01)) == "a significant loss"
+    assert F.direction(_cmp(0.03, -0.01, 0.05)) == "no significant change"
+    # an interval touching zero does not exclude it
+    assert F.direction(_cmp(0.03, 0.0, 0.05)) == "no significant change"
+    assert not F.significant(_cmp(0.0, 0.0, 0.0))
+
+
+def test_row_comparison_reads_the_comparisons_node() -> None:
+    node = _cmp(0.01, -0.01, 0.03)
+    assert F.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_union") is node
+    assert F.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_q") is None
+    assert F.row_comparison({"degenerate": True}, "routed_vs_q") is None
+    assert F.alpha_label("0p25") == "0.25" and F.alpha_label("m0p50") == "-0.50"
+
+
+def test_backticks_become_code_and_the_reader_sees_them_dropped() -> None:
+    text = "`hop2_overlap` is constant"
+    parts = finding_nodes(text)
+    assert [type(p).__name__ for p in parts] == ["literal", "Text"]
+    assert finding_text(text) == "hop2_overlap is constant"
+
+
+# --- the wording follows the values -------------------------------------------------------------
+
+
+def _t3(drop_minilm: tuple[float, float, float], drop_tfidf: tuple[float, float, float]) -> Any:
+    def cell(d: tuple[float, float, float]) -> dict[str, Any]:
+        return {"drop": d[0], "ci_lo": d[1], "ci_hi": d[2], "n": 120}
+
+    return _records(
+        t3_brel_knockout={
+            "paper": {"drop_low": 0.086, "drop_high": 0.141},
+            "comparisons": {
+                "union_vs_knockout": {"minilm": {"all": cell(drop_minilm)},
+                                      "tfidf": {"all": cell(drop_tfidf)}}
+            },
+        }
+    )  # fmt: skip
+
+
+def test_the_knockout_finding_places_each_drop_against_the_papers_range() -> None:
+    text = F._t3_drop(_t3((0.10, 0.07, 0.13), (0.30, 0.25, 0.35)))
+    assert text.startswith("On 120 B-dominant questions, knocking B_rel out")
+    assert "with MiniLM, inside the paper's range" in text
+    assert "with TF-IDF, above the paper's range" in text
+    assert "though" not in text
+    text = F._t3_drop(_t3((0.05, 0.02, 0.09), (0.17, 0.13, 0.20)))
+    assert "with MiniLM, below the paper's range though its interval reaches into it" in text
+    assert "with TF-IDF, above the paper's range though its interval reaches into it" in text
+    assert "(the paper: +8.6 pp to +14.1 pp)" in text
+
+
+def test_the_constant_feature_finding_counts_what_the_router_routes_on() -> None:
+    def router(**coefficients: float) -> Any:
+        return _records(router_train={"train": {"coefficients": coefficients}})
+
+    one = F._router_constant(router(a=0.4, b=0.0, c=-1.2))
+    assert one.startswith("`b` is constant") and "its coefficient is 0" in one
+    assert "routes on 2 of its 3 features" in one
+    two = F._router_constant(router(a=0.4, b=0.0, c=0.0))
+    assert two.startswith("`b`, `c` are constant") and "their coefficient" in two
+    assert F._router_constant(router(a=0.4, b=-0.1)) == (
+        "Each of its 2 features has a non-zero coefficient."
+    )
+
+
+def test_the_musique_finding_says_tie_only_when_the_three_policies_tie() -> None:
+    def transfer(q: float, union: float, routed: float) -> Any:
+        node = {
+            "hit@5_q": q, "hit@5_union": union, "hit@5_routed": routed, "share_union": 0.9,
+            "union_vs_q": _cmp(union - q, -0.02, 0.02, n_a_better=11, n_b_better=11),
+            "oracle_vs_q": _cmp(0.08, 0.05, 0.11),
+        }  # fmt: skip
+        return _records(zero_shot_transfer={"transfer": {"musique": node}})
+
+    tie = F._musique_tie(transfer(0.6, 0.6, 0.6))
+    assert "all reach 60.0%" in tie and "wins 11 questions and loses 11, which cancel" in tie
+    apart = F._musique_tie(transfer(0.6, 0.62, 0.61))
+    assert "cancel" not in apart and "union against q wins 11 questions" in apart
+    assert "an oracle choosing per question would add +8.0 pp" in apart
+
+
+def test_the_t1_finding_counts_the_questions_left_out() -> None:
+    def t1(dropped: int) -> Any:
+        return _records(
+            t1_auc_margin={"summary": {"queries_without_negative": dropped, "queries": 300}}
+        )
+
+    assert (
+        F._t1_dropped(t1(0))
+        == "Every one of the 300 questions has at least one negative candidate."
+    )
+    assert F._t1_dropped(t1(7)).startswith("7 of the 300 questions have no negative candidate")
+
+
+def _sweep_records(sweep: dict[str, Any], encoder: str = "minilm") -> F.Records:
+    """An ablations record whose main encoder's α sweep of MuSiQue is ``sweep``."""
+    numbers = {"alpha_sweep": {encoder: {"musique": sweep}, "tfidf": {"musique": {}}}}
+    return F.Records(
+        {"ablations": {"config": {"encoders": [encoder, "tfidf"]}, "numbers": numbers}}
+    )
+
+
+def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> None:
+    def row(diff: float, lo: float, hi: float) -> dict[str, Any]:
+        return {"comparisons": {"routed_vs_q": _cmp(diff, lo, hi)}}
+
+    sweep = {
+        "0p10": row(0.0, -0.02, 0.02),
+        "0p25": row(0.01, -0.01, 0.03),
+        "0p50": row(0.05, 0.02, 0.08),
+        "1p00": {"degenerate": True},
+    }
+    text = F._musique_alpha(_sweep_records(sweep))
+    assert "from α = 0.50 on, the bridge weighs enough for the router to gain" in text
+    assert "α = 1.00" not in text  # a degenerate row is not a reading
+    text = F._musique_alpha(_sweep_records({"0p25": row(0.01, -0.01, 0.03)}))
+    assert text.endswith("at no α of the grid does the router gain significantly.")
+    # the main encoder's sweep (the first of the run's encoders), not another's
+    with pytest.raises(KeyError, match=r"alpha_sweep\.bm25\.musique"):
+        F._musique_alpha(
+            F.Records(
+                {"ablations": {"config": {"encoders": ["bm25"]}, "numbers": {"alpha_sweep": {}}}}
+            )
+        )
+
+
+# --- errors name what is missing ----------------------------------------------------------------
+
+
+def test_a_missing_record_or_key_names_it() -> None:
+    with pytest.raises(KeyError, match="no record for run 't1_auc_margin'"):
+        F._t1_dropped(_records())
+    with pytest.raises(KeyError, match=r"'regimes\.hotpotqa\.all'.*'regimes'"):
+        F._regime_shares(_records(data_regimes={}))
+    with pytest.raises(KeyError, match="no findings for chapter 'book/nowhere'"):
+        F.chapter_findings("book/nowhere")
+
+
+# --- the registry and the pages -----------------------------------------------------------------
+
+DIRECTIVE = re.compile(r"^```\{regime-findings\}", re.MULTILINE)
+
+
+def _pages_with_directive() -> set[str]:
+    found = set()
+    for page in (paths.REPO_ROOT / "book").rglob("*.md"):
+        if DIRECTIVE.search(page.read_text(encoding="utf-8")):
+            found.add(page.relative_to(paths.REPO_ROOT).with_suffix("").as_posix())
+    return found
+
+
+def test_every_page_with_the_directive_has_findings_and_every_finding_a_page() -> None:
+    chapters = {f.chapter for f in F.FINDINGS}
+    assert _pages_with_directive() == chapters
+    ids = [f.id for f in F.FINDINGS]
+    assert len(ids) == len(set(ids)), "finding ids name CSS classes: they must be unique"
+    for finding in F.FINDINGS:
+        assert finding.runs, finding.id
+
+
+def test_each_finding_reads_runs_the_registry_knows() -> None:
+    """(That it reads no run beyond those it declares is checked on the quick records, where
+    each finding is written from its own runs' records only.)"""
+    from regime_core.registry import RUNS
+
+    known = set(RUNS)
+    for finding in F.FINDINGS:
+        assert set(finding.runs) <= known, (finding.id, set(finding.runs) - known)
+
+
+# --- on the quick profile: computed sentence == rendered sentence --------------------------------
+
+
+def _rendered_findings(html: Path, chapter: str) -> dict[str, str]:
+    from regime_core.book.check import parse_page
+
+    soup = parse_page(html / f"{chapter}.html")
+    out = {}
+    for para in soup.select("p.regime-finding"):
+        ids = [c.removeprefix("regime-finding-") for c in para["class"] if c != "regime-finding"]
+        out[ids[0]] = " ".join(para.get_text().split())
+    return out
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_on_the_quick_book_every_finding_stands_on_its_page(
+    quick_book: Any, quick_run: Any
+) -> None:
+    assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
+    html = Path(quick_book.html_dir)
+    for chapter in sorted({f.chapter for f in F.FINDINGS}):
+        wanted = {f.id for f in F.chapter_findings(chapter)}
+        computed = {}
+        for finding in F.chapter_findings(chapter):  # from the runs it declares, and no others
+            own = F.Records({run: quick_run.record(run) for run in finding.runs})
+            computed[finding.id] = " ".join(finding_text(finding.write(own)).split())
+        rendered = _rendered_findings(html, chapter)
+        assert set(rendered) == wanted, chapter
+        assert rendered == computed, chapter
+        for text in computed.values():  # a finding carries a number, not only words
+            assert re.search(r"\d", text), (chapter, text)
