@@ -140,7 +140,10 @@ RUNS: dict[str, Run] = {
         Run(
             "ablations", ablations.AblationConfig, ablations.run_ablations,
             "book/claims/ablations",
-            tables=(_T.routing_table, _T.soft_table, _T.oracle_gap_table, _T.ablation_summary),
+            tables=(
+                _T.routing_table, _T.soft_table, _T.oracle_gap_table, _T.alpha_rule_table,
+                _T.pool_invariance_table, _T.ablation_summary,
+            ),
             figures=(_F.alpha_sweep, _F.leave_one_feature_out),
         ),
         Run(

@@ -277,6 +277,8 @@ def paired_permutation_test(
     m = diff.size
     if m == 0:
         return TestResult("permutation", 0.0, 1.0, 0)
+    if m == 1:  # two sign patterns, ±d, as extreme as each other (scipy needs two observations)
+        return TestResult("permutation_exact", float(diff_all.mean()), 1.0, 1)
     exact = m <= EXACT_PERMUTATION_MAX_N
     result = scipy_stats.permutation_test(
         (diff,),

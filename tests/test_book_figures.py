@@ -152,9 +152,28 @@ def test_ablation_figures() -> None:
     )  # fmt: skip
     fig = figures.alpha_sweep(sweep, alpha=0.25)
     assert all(ax.get_ylim()[0] == 0 for ax in fig.figure.axes)
+    assert "ring" not in fig.caption and fig.caption_problems() == []
+    _check(fig, "alpha_sweep")
+    # one row of panels per encoder, the router's best α ringed in each panel
+    per_encoder = pd.concat([sweep.assign(encoder=e) for e in ("minilm", "tfidf")])
+    best = pd.DataFrame(
+        [{"encoder": e, "dataset": d, "best_alpha": 0.5} for e in ("minilm", "tfidf")
+         for d in ("musique", "hotpotqa")]
+    )  # fmt: skip
+    fig = figures.alpha_sweep(per_encoder, alpha=0.25, best=best)
+    assert len(fig.figure.axes) == 4
+    assert "per dataset and encoder" in fig.caption and "hollow black ring" in fig.caption
+    assert fig.caption_problems() == []
+    rings = [
+        line
+        for ax in fig.figure.axes
+        for line in ax.get_lines()
+        if line.get_markerfacecolor() == "none"
+    ]
+    assert [tuple(r.get_xdata()) for r in rings] == [(0.5,)] * 4
     _check(fig, "alpha_sweep")
     lofo = pd.DataFrame(
-        [{"without": w, "dataset": d, "delta": 0.01} for w in ("none", "comparison_cues")
+        [{"without": w, "dataset": d, "routed_vs_q_diff": 0.01} for w in ("none", "comparison_cues")
          for d in ("musique", "hotpotqa")]
     )  # fmt: skip
     _check(figures.leave_one_feature_out(lofo), "leave_one_feature_out")
@@ -309,7 +328,7 @@ def _every_figure(t2: tuple[Any, pd.DataFrame, Any]) -> list[figures.Figure]:
          for a in (0.0, 0.5, 1.0)]
     )  # fmt: skip
     lofo = pd.DataFrame(
-        [{"without": w, "dataset": d, "delta": 0.01} for w in ("none", "comparison_cues")
+        [{"without": w, "dataset": d, "routed_vs_q_diff": 0.01} for w in ("none", "comparison_cues")
          for d in ("musique", "hotpotqa")]
     )  # fmt: skip
     knobs = {"pool": ["question", "corpus"], "level": ["all", "hotpotqa"]}
@@ -328,7 +347,11 @@ def _every_figure(t2: tuple[Any, pd.DataFrame, Any]) -> list[figures.Figure]:
         router_training,
         figures.router_coefficients(training),
         figures.zero_shot_hits(transfer),
-        figures.alpha_sweep(sweep, alpha=0.25),
+        # the book's: one row of panels per encoder (one row alone: test_ablation_figures)
+        figures.alpha_sweep(
+            pd.concat([sweep.assign(encoder=e) for e in ("minilm", "tfidf")]), alpha=0.25,
+            best=pd.DataFrame([{"encoder": "tfidf", "dataset": "musique", "best_alpha": 1.0}]),
+        ),
         figures.leave_one_feature_out(lofo),
         figures.specification_curve(
             _many_readings(12), knobs, title="T3: a claim", estimate_label="Δ hit@5 (pp)",

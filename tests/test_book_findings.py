@@ -43,12 +43,11 @@ def test_direction_follows_the_interval_not_the_estimate() -> None:
     assert not F.significant(_cmp(0.0, 0.0, 0.0))
 
 
-def test_row_comparison_reads_the_comparisons_node_or_the_flat_routed_minus_q() -> None:
+def test_row_comparison_reads_the_comparisons_node() -> None:
     node = _cmp(0.01, -0.01, 0.03)
     assert F.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_union") is node
-    flat = {"delta": 0.05, "ci_lo": 0.02, "ci_hi": 0.08}
-    assert F.row_comparison(flat, "routed_vs_q") == {"diff": 0.05, "ci_lo": 0.02, "ci_hi": 0.08}
-    assert F.row_comparison(flat, "routed_vs_union") is None
+    assert F.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_q") is None
+    assert F.row_comparison({"degenerate": True}, "routed_vs_q") is None
     assert F.alpha_label("0p25") == "0.25" and F.alpha_label("m0p50") == "-0.50"
 
 
@@ -132,19 +131,36 @@ def test_the_t1_finding_counts_the_questions_left_out() -> None:
     assert F._t1_dropped(t1(7)).startswith("7 of the 300 questions have no negative candidate")
 
 
+def _sweep_records(sweep: dict[str, Any], encoder: str = "minilm") -> F.Records:
+    """An ablations record whose main encoder's α sweep of MuSiQue is ``sweep``."""
+    numbers = {"alpha_sweep": {encoder: {"musique": sweep}, "tfidf": {"musique": {}}}}
+    return F.Records(
+        {"ablations": {"config": {"encoders": [encoder, "tfidf"]}, "numbers": numbers}}
+    )
+
+
 def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> None:
+    def row(diff: float, lo: float, hi: float) -> dict[str, Any]:
+        return {"comparisons": {"routed_vs_q": _cmp(diff, lo, hi)}}
+
     sweep = {
-        "0p10": {"delta": 0.0, "ci_lo": -0.02, "ci_hi": 0.02},
-        "0p25": {"delta": 0.01, "ci_lo": -0.01, "ci_hi": 0.03},
-        "0p50": {"delta": 0.05, "ci_lo": 0.02, "ci_hi": 0.08},
+        "0p10": row(0.0, -0.02, 0.02),
+        "0p25": row(0.01, -0.01, 0.03),
+        "0p50": row(0.05, 0.02, 0.08),
         "1p00": {"degenerate": True},
     }
-    text = F._musique_alpha(_records(ablations={"alpha_sweep": {"musique": sweep}}))
+    text = F._musique_alpha(_sweep_records(sweep))
     assert "from α = 0.50 on, the bridge weighs enough for the router to gain" in text
     assert "α = 1.00" not in text  # a degenerate row is not a reading
-    sweep = {"0p25": {"delta": 0.01, "ci_lo": -0.01, "ci_hi": 0.03}}
-    text = F._musique_alpha(_records(ablations={"alpha_sweep": {"musique": sweep}}))
+    text = F._musique_alpha(_sweep_records({"0p25": row(0.01, -0.01, 0.03)}))
     assert text.endswith("at no α of the grid does the router gain significantly.")
+    # the main encoder's sweep (the first of the run's encoders), not another's
+    with pytest.raises(KeyError, match=r"alpha_sweep\.bm25\.musique"):
+        F._musique_alpha(
+            F.Records(
+                {"ablations": {"config": {"encoders": ["bm25"]}, "numbers": {"alpha_sweep": {}}}}
+            )
+        )
 
 
 # --- errors name what is missing ----------------------------------------------------------------

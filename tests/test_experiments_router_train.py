@@ -17,6 +17,7 @@ from regime_core.experiments import router_train as router
 from regime_core.experiments import zero_shot_transfer as transfer
 from regime_core.experiments.common import RunConfig
 from regime_core.router import FEATURE_NAMES, RegimeRouter, load_router
+from regime_core.router.evaluation import COMPARISONS
 from regime_core.schema import Example
 
 RESAMPLES = 300
@@ -220,14 +221,17 @@ def ablation(toy: list[Example], toy_other: list[Example]) -> ablations.Ablation
 def test_ablation_alpha_sweep(
     ablation: ablations.AblationResult, trained: router.RouterTrainResult
 ) -> None:
-    sweep = ablation.alpha_sweep.set_index(["dataset", "alpha"])
-    zero = sweep.loc[("toyworld", 0.0)]
+    sweep = ablation.alpha_sweep.set_index(["encoder", "dataset", "alpha"])
+    zero = sweep.loc[("hashing", "toyworld", 0.0)]
     assert bool(zero["degenerate"]) and zero["hit_union"] == zero["hit_q"]
     assert zero["hit_routed"] == zero["hit_q"]
-    main = sweep.loc[("toyworld", config.ALPHA)]
-    # The sweep at the paper's alpha is the training run itself.
+    main = sweep.loc[("hashing", "toyworld", config.ALPHA)]
+    # The sweep at the paper's alpha is the training run itself, every comparison included.
     assert main["hit_routed"] == pytest.approx(trained.to_numbers()["outcome"]["hit@5_routed"])
-    assert main["delta"] == pytest.approx(trained.outcome.comparison("routed_vs_q").diff)
+    for name in COMPARISONS:
+        c = trained.outcome.comparison(name)
+        for field in ("diff", "ci_lo", "ci_hi", "p_value", "n", "n_a_better", "n_b_better"):
+            assert main[f"{name}_{field}"] == pytest.approx(getattr(c, field)), (name, field)
 
 
 def test_ablation_tables(ablation: ablations.AblationResult) -> None:
@@ -238,7 +242,8 @@ def test_ablation_tables(ablation: ablations.AblationResult) -> None:
     assert len(rules) == 2 * 3 * 2  # datasets x tie rules x (rank, hit@k)
     main = rules[rules["label_rule"] == "ties_exclude_by_rank"].set_index("dataset")
     full = lofo[lofo["without"] == "none"].set_index("dataset")
-    assert main["delta"].to_dict() == full["delta"].to_dict()  # the default rule is the main run
+    column = "routed_vs_q_diff"
+    assert main[column].to_dict() == full[column].to_dict()  # the default rule is the main run
     assert set(ablation.pools["pool"]) == set(config.POOL_MODES)
     assert set(ablation.soft["dataset"]) == {"toyworld", "musique"}
     soft = ablation.soft.set_index("dataset").loc["toyworld"]
@@ -246,9 +251,20 @@ def test_ablation_tables(ablation: ablations.AblationResult) -> None:
     assert "bge-large" in ablation.unavailable_encoders
     assert set(ablation.encoders["encoder"]) == {"hashing"}
     gap = ablation.oracle_gap.set_index("dataset")
-    assert np.all(gap["oracle_gap"] >= 0)
+    assert np.all(gap["oracle_vs_routed_diff"] >= 0)
     numbers = ablation.to_numbers()
-    assert "0p25" in numbers["alpha_sweep"]["toyworld"]
+    assert "0p25" in numbers["alpha_sweep"]["hashing"]["toyworld"]
+    for table in ("alpha_sweep", "leave_one_out", "label_rules", "oracle_gap", "pools", "encoders"):
+        rows = _leaves(numbers[table])
+        assert rows, table
+        for row in rows:  # every setting row: the five comparisons, nothing flat besides
+            assert set(row["comparisons"]) == set(COMPARISONS), table
+            for c in row["comparisons"].values():
+                assert set(c) == {"diff", "ci_lo", "ci_hi", "p_value", "n", "n_a_better",
+                                  "n_b_better"}  # fmt: skip
+                assert c["n"] == row["n"]
+                assert c["ci_lo"] - 1e-12 <= c["diff"] <= c["ci_hi"] + 1e-12  # float rounding
+            assert not {"delta", "ci_lo", "p_value", "delta_union", "oracle_gap"} & set(row)
     assert numbers["unavailable_encoders"] == {"bge-large": "unavailable"}
     from regime_core.runner.records import write_record
 
@@ -260,11 +276,20 @@ def test_ablation_tables(ablation: ablations.AblationResult) -> None:
     )
 
 
+def _leaves(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of a nested ablation table: the nodes holding ``comparisons``."""
+    if "comparisons" in node:
+        return [node]
+    return [row for child in node.values() if isinstance(child, dict) for row in _leaves(child)]
+
+
 def test_ablation_config_validation() -> None:
     with pytest.raises(ValueError, match="twice"):
         ablations.AblationConfig(transfer_datasets=(router.TRAIN_DATASET,))
     with pytest.raises(ValueError, match="alphas"):
         ablations.AblationConfig(alphas=(-1.0,))
+    with pytest.raises(ValueError, match="must hold alpha"):
+        ablations.AblationConfig(alphas=(0.0, 0.5))
     assert config.ALPHA in ablations.AblationConfig().alphas
 
 

@@ -32,6 +32,7 @@ from regime_core.runner.judge import (
     judge_share,
     judge_untestable,
     judge_values,
+    paper_text,
     power_of,
     power_text,
 )
@@ -321,3 +322,13 @@ def test_doctests_pass() -> None:
     from regime_core.runner import judge
 
     assert doctest.testmod(judge).failed == 0
+
+
+def test_a_no_loss_claim_shows_its_number_or_else_its_statement() -> None:
+    with_value = Claim("h", "c", "abstract", "no_loss",
+                       {"statement": "no regret", "value": 0.011, "significant": False}, "r",
+                       {"estimate": "e", "ci_lo": "l", "ci_hi": "h"})  # fmt: skip
+    assert paper_text(with_value) == "+1.1 pp, n.s."
+    statement_only = Claim("a", "c", "abstract", "no_loss", {"statement": "α = 0.25 everywhere"},
+                           "r", {"estimate": "e", "ci_lo": "l", "ci_hi": "h"})  # fmt: skip
+    assert paper_text(statement_only) == "α = 0.25 everywhere"

@@ -156,6 +156,13 @@ def test_exact_permutation_with_ties_and_zero_differences() -> None:
     assert ours.p_value == pytest.approx(12 / 32)
 
 
+def test_exact_permutation_with_one_nonzero_difference() -> None:
+    # two sign patterns, +2 and -2, equally extreme: p = 1 (scipy refuses one observation)
+    ours = paired_permutation_test([2.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    assert (ours.test, ours.p_value, ours.n_discordant) == ("permutation_exact", 1.0, 1)
+    assert ours.statistic == pytest.approx(2 / 3)
+
+
 def test_monte_carlo_permutation_agrees_with_scipy_and_counts_the_observed_pattern() -> None:
     rng = np.random.default_rng(9)
     a = rng.normal(0.15, 1.0, 60)

@@ -86,15 +86,10 @@ def direction(c: Mapping[str, Any], effect: str = "diff") -> str:
 
 
 def row_comparison(row: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
-    """An ablation row's comparison ``name`` (``routed_vs_q``, ``routed_vs_union``, ...): its
-    ``comparisons`` node when the row has one; routed − q also from the row's flat
-    ``delta``/``ci_lo``/``ci_hi``; None when the row holds neither."""
+    """An ablation row's comparison ``name`` (``routed_vs_q``, ``routed_vs_union``, ...) from
+    its ``comparisons`` node; None when the row holds none (a degenerate row may not)."""
     node = row.get("comparisons", {}).get(name) if isinstance(row, Mapping) else None
-    if node is not None:
-        return node
-    if name == "routed_vs_q" and {"delta", "ci_lo", "ci_hi"} <= set(row):
-        return {"diff": row["delta"], "ci_lo": row["ci_lo"], "ci_hi": row["ci_hi"]}
-    return None
+    return node
 
 
 def alpha_label(key: str) -> str:
@@ -290,13 +285,20 @@ def _router_constant(r: Records) -> str:
     )
 
 
+def _main_sweep(r: Records, dataset: str) -> Mapping[str, Any]:
+    """The ablations' α sweep of ``dataset`` with the run's main encoder (the first of its
+    ``encoders``): one row per α, each with its ``comparisons``."""
+    encoder = r.record("ablations")["config"]["encoders"][0]
+    return r.node("ablations", f"alpha_sweep.{encoder}.{dataset}")
+
+
 def _router_vs_union(r: Records) -> str:
     main = r.node("router_train", "train.outcome.routed_vs_union")
     head = (
         f"Against always-union, the policy that needs no router, routing adds {interval(main)} at "
         f"the paper's α ({direction(main)})"
     )
-    sweep = r.node("ablations", "alpha_sweep.2wikimultihopqa")
+    sweep = _main_sweep(r, "2wikimultihopqa")
     found = {
         alpha_label(key): row_comparison(row, "routed_vs_union")
         for key, row in sweep.items()
@@ -344,7 +346,7 @@ def _musique_tie(r: Records) -> str:
 
 
 def _musique_alpha(r: Records) -> str:
-    sweep = r.node("ablations", "alpha_sweep.musique")
+    sweep = _main_sweep(r, "musique")
     found = [
         (alpha_label(key), row_comparison(row, "routed_vs_q"))
         for key, row in sweep.items()

@@ -13,7 +13,7 @@ A ``diagnosis`` entry::
 
     - factor: "the weight α"              # what is varied, in words
       run: ablations                      # the run whose record holds the alternatives
-      node: "alpha_grid.minilm.musique.{value}.comparisons.routed_vs_q"
+      node: "alpha_sweep.minilm.musique.{value}.comparisons.routed_vs_q"
       values: {"α = 0.50": "0p50", "α = 1.00": "1p00"}   # label -> what fills {value}
 
 or, for a single alternative, ``label`` and a ``node`` without ``{value}``. A node is a paired

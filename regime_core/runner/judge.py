@@ -486,7 +486,9 @@ def paper_text(claim: Claim) -> str:
         threshold = paper.get("threshold")
         what = f" with R² ≥ {threshold:.2f}" if threshold is not None else ""
         return f"{paper['passing']} of {paper['total']} cells{what}"
-    if claim.rule in ("holds", "positive", "untestable", "equivalence"):
+    if claim.rule in ("holds", "positive", "untestable", "equivalence") or (
+        claim.rule == "no_loss" and "value" not in paper  # a no-loss claim without a number
+    ):
         return str(paper["statement"])
     if claim.rule == "level":
         return ", ".join(

@@ -179,50 +179,98 @@ def zero_shot_hits(result: Any) -> Figure:
 # --------------------------------------------------------------------------------------------
 
 
-def alpha_sweep(sweep: pd.DataFrame, *, alpha: float, k: int = config.HEADLINE_K) -> Figure:
-    """hit@k of q, union, the router and the oracle against α, one panel per dataset."""
+def alpha_sweep(
+    sweep: pd.DataFrame,
+    *,
+    alpha: float,
+    k: int = config.HEADLINE_K,
+    best: pd.DataFrame | None = None,
+) -> Figure:
+    """hit@k of q, union, the router and the oracle against α: one panel per dataset, one row
+    of panels per encoder (a frame without an ``encoder`` column is one row). ``best``
+    (``AblationResult.alpha_rule``: ``encoder``, ``dataset``, ``best_alpha``) rings the router's
+    best α of the grid in each panel."""
     plt = _pyplot()
-    datasets = list(dict.fromkeys(sweep["dataset"]))
+    frame = sweep if "encoder" in sweep else sweep.assign(encoder="")
+    encoders = list(dict.fromkeys(frame["encoder"]))
+    datasets = list(dict.fromkeys(frame["dataset"]))
     fig, axes = plt.subplots(
-        1, len(datasets), figsize=(WIDTH, 3.4), sharey=True, squeeze=False, layout="constrained"
+        len(encoders),
+        len(datasets),
+        figsize=(WIDTH, 3.4 if len(encoders) == 1 else 2.4 * len(encoders) + 0.9),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
     )
     styles = {"q": ("--", None), "union": ("-", "o"), "routed": ("-", "s"), "oracle": (":", None)}
-    handles = []
-    for ax, name in zip(axes[0], datasets, strict=True):
-        part = sweep[sweep["dataset"] == name].sort_values("alpha")
-        handles = []
-        for policy, (ls, marker) in styles.items():
-            (line,) = ax.plot(
-                part["alpha"],
-                part[f"hit_{policy}"],
-                ls=ls,
-                marker=marker,
-                ms=5,
-                color=ARM_COLORS[policy],
-                lw=1.8,
-            )
-            handles.append(line)
-        ax.axvline(alpha, color="#333333", lw=0.8, ls="-")
-        ax.set_title(names.dataset(name))
-        ax.set_xlabel("α")
-        _percent_axis(ax)
-    axes[0, 0].set_ylabel(_hit(k))
-    _legend_above(fig, handles, [names.arm(p, short=True) for p in styles], 4)
+    best_at = (
+        {(str(r.encoder), str(r.dataset)): float(r.best_alpha) for r in best.itertuples()}
+        if best is not None and len(best)
+        else {}
+    )
+    handles: list[Any] = []
+    ringed = None
+    for i, encoder in enumerate(encoders):
+        for j, name in enumerate(datasets):
+            ax = axes[i, j]
+            part = frame[(frame["encoder"] == encoder) & (frame["dataset"] == name)]
+            part = part.sort_values("alpha")
+            handles = []
+            for policy, (ls, marker) in styles.items():
+                (line,) = ax.plot(
+                    part["alpha"],
+                    part[f"hit_{policy}"],
+                    ls=ls,
+                    marker=marker,
+                    ms=4 if len(encoders) > 1 else 5,
+                    color=ARM_COLORS[policy],
+                    lw=1.6,
+                )
+                handles.append(line)
+            where = best_at.get((str(encoder), name))
+            if where is not None:
+                y = part.loc[part["alpha"] == where, "hit_routed"]
+                (ringed,) = ax.plot(
+                    [where], y.to_numpy()[:1], ls="none", marker="o", ms=11, mfc="none",
+                    mec="#000000", mew=1.4,
+                )  # fmt: skip
+            ax.axvline(alpha, color="#333333", lw=0.8, ls="-")
+            title = names.dataset(name)
+            if encoder:
+                title = f"{title}, {names.encoder(encoder)}" if len(encoders) > 1 else title
+            ax.set_title(title, fontsize=SMALLEST_TEXT)
+            _percent_axis(ax)
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+            if i == len(encoders) - 1:
+                ax.set_xlabel("α")
+        axes[i, 0].set_ylabel(_hit(k))
+    labels = [names.arm(p, short=True) for p in styles]
+    if ringed is not None:
+        handles, labels = [*handles, ringed], [*labels, "best α (router)"]
+    _legend_above(fig, handles, labels, len(labels))
+    per = "one panel per dataset and encoder" if len(encoders) > 1 else "one panel per dataset"
+    ring = (
+        "; a hollow black ring marks the α of the grid at which the router's hit rate is highest "
+        "(ties: the α closest to the paper's)"
+        if ringed is not None
+        else ""
+    )
     return Figure(
         fig,
         "alpha_sweep",
         f"{_hit(k)} of always-q (blue, dashed), always-union (green circles), the router (sky "
         "blue squares) and the oracle (grey, dotted) as the weight α of B_rel in the union "
         "query goes from 0 to 1 (labels, router and evaluation all use that α; the solid grey "
-        f"vertical line marks the paper's α = {alpha:g}), one panel per dataset.",
-        alt=f"Line charts, one per dataset: {_hit(k)} of the four policies as α goes from 0 to 1.",
+        f"vertical line marks the paper's α = {alpha:g}){ring}; {per}.",
+        alt=f"Line charts, {per}: {_hit(k)} of the four policies as α goes from 0 to 1.",
     )
 
 
 def leave_one_feature_out(table: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figure:
     """Δ hit@k (routed − q) of the router without each feature, per dataset."""
     plt = _pyplot()
-    wide = table.pivot(index="without", columns="dataset", values="delta")
+    wide = table.pivot(index="without", columns="dataset", values="routed_vs_q_diff")
     order = ["none", *[f for f in dict.fromkeys(table["without"]) if f != "none"]]
     wide = wide.loc[[f for f in order if f in wide.index]]
     datasets = list(dict.fromkeys(table["dataset"]))

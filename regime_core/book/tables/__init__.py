@@ -342,10 +342,13 @@ from regime_core.book.tables.claims import (  # noqa: E402, F401
 )
 from regime_core.book.tables.router import (  # noqa: E402, F401
     POLICY_COLUMNS,
+    ROUTING_COMPARISONS,
     ablation_summary,
+    alpha_rule_table,
     breakdown_table,
     headline_table,
     oracle_gap_table,
+    pool_invariance_table,
     router_summary,
     routing_table,
     selector_cost_table,

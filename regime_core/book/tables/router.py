@@ -36,21 +36,32 @@ EXACT_NOTE = (
 )
 
 
+#: The comparisons a routing table can show, with their column header.
+ROUTING_COMPARISONS: dict[str, str] = {
+    "routed_vs_q": "routed − q",
+    "routed_vs_union": "routed − union",
+    "union_vs_q": "union − q",
+    "oracle_vs_routed": "oracle − routed",
+    "oracle_vs_q": "oracle − q",
+}
+
+
 def routing_table(
     frame: pd.DataFrame,
     keys: Sequence[str],
     *,
     k: int,
-    versus: str = "q",
+    comparisons: Sequence[str] = ("routed_vs_q", "routed_vs_union"),
     extra: Sequence[str] = ("share_union",),
     caption: str | None = None,
     headers: Mapping[str, str] | None = None,
     policies: Sequence[str] = POLICY_COLUMNS,
 ) -> Table:
-    """Rows of routing outcomes (the ablation tables' columns ``n, hit_<policy>, delta, ci_lo,
-    ci_hi, p_value, oracle_gap, share_union``) formatted: ``keys`` first (display names; rows
-    grouped by the keys in their order of appearance), hit@k per policy, routed − q with its CI
-    and p, then ``extra`` columns."""
+    """Rows of routing outcomes (the ablation tables' columns ``n``, ``hit_<policy>``,
+    ``share_union`` and, per comparison, ``<comparison>_diff``, ``_ci_lo``, ``_ci_hi``,
+    ``_p_value``) formatted: ``keys`` first (display names; rows grouped by the keys in their
+    order of appearance), hit@k per policy, each of ``comparisons`` (keys of
+    :data:`ROUTING_COMPARISONS`) the frame has, with its CI and p, then ``extra`` columns."""
     shown_headers = {"alpha": "α", "native_type": "question type", **(headers or {})}
     ordered = frame.copy()
     for key in reversed(keys):
@@ -74,19 +85,18 @@ def routing_table(
         for policy in policies:
             if f"hit_{policy}" in row:
                 out[policy] = pct(row[f"hit_{policy}"])
-        if versus == "q" and "delta" in row:
+        for name in comparisons:
+            if f"{name}_diff" not in row:
+                continue
             has_test = True
-            out["routed − q, pp [95% CI]"] = (
-                interval(row["delta"], row["ci_lo"], row["ci_hi"], unit=False)
-                if "ci_lo" in row
-                else pp(row["delta"], unit=False)
+            head = ROUTING_COMPARISONS[name]
+            out[f"{head}, pp [95% CI]"] = interval(
+                row[f"{name}_diff"], row[f"{name}_ci_lo"], row[f"{name}_ci_hi"], unit=False
             )
-            out["p"] = p_value(row.get("p_value"))
+            out[f"p ({head})"] = p_value(row.get(f"{name}_p_value"))
         for column in extra:
             if column == "share_union" and column in row:
                 out["sent to union"] = pct(row[column])
-            elif column == "oracle_gap" and column in row:
-                out["oracle − routed"] = pp(row[column])
             elif column == "degenerate" and show_degenerate:
                 out["one label class"] = yes_no(row[column])
         rows.append(out)
@@ -292,10 +302,10 @@ def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
 # --------------------------------------------------------------------------------------------
 
 
-def _flat_interval(row: Mapping[str, Any], stem: str, *, diff: str | None = None) -> str:
-    """The CI cell of a comparison an ablation frame stores flat: ``<stem>_diff`` (or
-    ``diff``), ``<stem>_ci_lo`` and ``<stem>_ci_hi``."""
-    return interval(row[diff or f"{stem}_diff"], row[f"{stem}_ci_lo"], row[f"{stem}_ci_hi"])
+def _flat_interval(row: Mapping[str, Any], stem: str) -> str:
+    """The CI cell of a comparison an ablation frame stores flat: ``<stem>_diff``,
+    ``<stem>_ci_lo`` and ``<stem>_ci_hi``."""
+    return interval(row[f"{stem}_diff"], row[f"{stem}_ci_lo"], row[f"{stem}_ci_hi"])
 
 
 def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
@@ -329,38 +339,89 @@ def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
             "n": count(row["n"]),
             "routed": pct(row["hit_routed"]),
             "oracle": pct(row["hit_oracle"]),
-            "oracle − routed [95% CI]": _flat_interval(row, "oracle_gap", diff="oracle_gap"),
+            "oracle − routed [95% CI]": _flat_interval(row, "oracle_vs_routed"),
+            "oracle − q [95% CI]": _flat_interval(row, "oracle_vs_q"),
         }
         for row in frame.to_dict("records")
     ]
     return Table(pd.DataFrame(rows), note=f"hit@{k}. CI: 95% exact McNemar interval.")
 
 
+def alpha_rule_table(frame: pd.DataFrame, *, k: int) -> Table:
+    """The α rule (``AblationResult.alpha_rule``): per encoder and dataset, the best α of the
+    grid, routed hit@k at the rule's α and at the best, and their paired difference."""
+    rows = [
+        {
+            "encoder": names.encoder(row["encoder"]),
+            "dataset": names.dataset(row["dataset"]),
+            "best α": f"{row['best_alpha']:g}",
+            "routed, the rule's α": pct(row["hit_routed_rule"]),
+            "routed, best α": pct(row["hit_routed_best"]),
+            "rule − best [95% CI]": _flat_interval(row, "rule_vs_best"),
+            "p": p_value(row["rule_vs_best_p_value"]),
+        }
+        for row in frame.to_dict("records")
+    ]
+    alphas = sorted({float(a) for a in frame["alpha"]}) if len(frame) else []
+    rule = ", ".join(f"{a:g}" for a in alphas)
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"Routed hit@{k} at the rule's α ({rule}) and at the best α of the grid, chosen on "
+            "the same questions (ties: the α closest to the rule's, then the smaller), which "
+            f"favours the best α. {EXACT_NOTE}"
+        ),
+    )
+
+
+def pool_invariance_table(frame: pd.DataFrame, *, k: int) -> Table:
+    """Pool invariance (``AblationResult.pool_invariance``): routed − q with corpus pools and
+    with question pools, and their per-question difference."""
+    rows = [
+        {
+            "dataset": names.dataset(row["dataset"]),
+            "n": count(row["corpus_vs_question_n"]),
+            "routed − q, corpus pools": pp(row["gain_corpus"]),
+            "routed − q, question pools": pp(row["gain_question"]),
+            "corpus − question [95% CI]": _flat_interval(row, "corpus_vs_question"),
+            "p": p_value(row["corpus_vs_question_p_value"]),
+        }
+        for row in frame.to_dict("records")
+    ]
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"Gains in hit@{k}, percentage points, on the same questions under both pool modes. "
+            "CI: percentile bootstrap of the mean per-question difference; p: sign-flip "
+            "permutation test."
+        ),
+    )
+
+
 def ablation_summary(record: Mapping[str, Any]) -> Table:
     """One row per dataset from an ablations record: routed − q at the main α, soft − q, the
     oracle gap, and routed − q under each pool and encoder that ran."""
     numbers = record["numbers"]
+
+    def versus_q(node: Mapping[str, Any]) -> str:
+        c = node["comparisons"]["routed_vs_q"]
+        return f"{pp(c['diff'])} (p {p_value(c['p_value'])})"
+
     rows = []
     for name, entry in numbers["oracle_gap"].items():
         soft = numbers["soft"][name]
         row = {
             "dataset": names.dataset(name),
-            "routed − q": f"{pp(entry['delta'])} (p {p_value(entry['p_value'])})",
+            "routed − q": versus_q(entry),
             "soft − q": f"{pp(soft['soft_vs_q_diff'])} (p {p_value(soft['soft_vs_q_p_value'])})",
-            "oracle − routed": pp(entry["oracle_gap"]),
+            "oracle − routed": pp(entry["comparisons"]["oracle_vs_routed"]["diff"]),
         }
         for pool_name, by_ds in numbers["pools"].items():
             if name in by_ds:
-                c = by_ds[name]
-                row[f"routed − q, {names.pool(pool_name)}"] = (
-                    f"{pp(c['delta'])} (p {p_value(c['p_value'])})"
-                )
+                row[f"routed − q, {names.pool(pool_name)}"] = versus_q(by_ds[name])
         for enc, by_ds in numbers["encoders"].items():
             if name in by_ds:
-                c = by_ds[name]
-                row[f"routed − q, {names.encoder(enc)}"] = (
-                    f"{pp(c['delta'])} (p {p_value(c['p_value'])})"
-                )
+                row[f"routed − q, {names.encoder(enc)}"] = versus_q(by_ds[name])
         rows.append(row)
     return Table(
         pd.DataFrame(rows),
