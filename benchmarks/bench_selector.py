@@ -9,7 +9,9 @@ on 2WikiMultiHopQA and zero-shot on MuSiQue and HotpotQA, and union hit@k with e
 - ``vectors``: per dataset, the distinct bridge sentences the learned selector needs in query
   mode, how many the embedding store under ``--work`` already held, and the seconds to fill it;
   with ``--cold``, also the seconds to encode every one of them into a fresh, empty store (the
-  upper bound of what a cold book pays: some are embedded by other chapters anyway);
+  upper bound of what a cold book pays: some are embedded by other chapters anyway), in wall
+  and in process CPU seconds (all threads: what the wall time is on a machine nothing else
+  loads, times the threads' parallel efficiency);
 - ``fit_predict``: features of every sentence, the 5-fold cross-fit and the deployment fit on
   2WikiMultiHopQA and the zero-shot selection elsewhere, for the ``learned`` variant alone and
   for every variant (vectors already stored).
@@ -40,6 +42,7 @@ def main() -> None:
     parser.add_argument("--encoder", default=config.ENCODER)
     parser.add_argument("--sample-size", type=int, default=None)
     parser.add_argument("--cold", action="store_true", help="also time a fresh, empty store")
+    parser.add_argument("--vectors-only", action="store_true", help="stop after the vectors")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -75,9 +78,14 @@ def main() -> None:
         }
         if args.cold:
             with tempfile.TemporaryDirectory() as tmp:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 EmbeddingStore(Path(tmp)).embed(encoders[dataset], sentences, "query")
                 vectors[dataset]["cold_seconds"] = round(time.perf_counter() - start, 2)
+                vectors[dataset]["cold_cpu_seconds"] = round(time.process_time() - cpu, 2)
+    if args.vectors_only:
+        print(json.dumps({"encoder": args.encoder, "load_average": os.getloadavg(),
+                          "vectors": vectors}, indent=1))  # fmt: skip
+        return
 
     # fit + predict, vectors stored: features, cross-fit and deployment fit, zero-shot selection
     start = time.perf_counter()
@@ -114,6 +122,7 @@ def main() -> None:
         json.dumps(
             {
                 "encoder": args.encoder,
+                "load_average": os.getloadavg(),
                 "pool": cfg.pool,
                 "alpha": cfg.alpha,
                 "k": cfg.k,

@@ -137,6 +137,12 @@ def test_the_study_agrees_with_the_routers_selector_measures(worlds: dict[str, S
             comparison.mean_b,
         )
         assert study.n_without_gold[dataset]["b_rel"] == without
+        first_vs_rule = study.union_vs_rule[dataset]["first"]
+        assert (first_vs_rule.label_b, first_vs_rule.n) == ("union_rule", rule.n)
+        assert first_vs_rule.diff == pytest.approx(
+            study.union[dataset]["first"].mean_a - rule.mean_a
+        )
+        assert "rule" not in study.union_vs_rule[dataset]
         assert chosen.cross_fitted == (dataset == "toy_a")
     numbers = study.to_numbers()
     assert set(numbers["coefficients"]) == set(SELECTOR_VARIANTS)

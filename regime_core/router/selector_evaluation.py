@@ -17,8 +17,8 @@ Two levels, each a pure kernel over per-item arrays:
   left out and counted), beside chance (the mean of 1/#sentences);
 - :func:`union_comparisons`: union hit@k with each selector's ``B_rel`` against union hit@k with
   the gold ``B_rel`` (:func:`~regime_core.data.regimes.gold_b_rel`: the relation sentence, else
-  the first sentence mentioning the hop-2 entity; items without one left out and counted),
-  paired per question (bootstrap CI, exact McNemar:
+  the first sentence mentioning the hop-2 entity; items without one left out and counted), and
+  in the study also against the rule's, paired per question (bootstrap CI, exact McNemar:
   :func:`~regime_core.router.evaluation.paired_hits`).
 
 :func:`measure_selectors` runs both on dataset samples: it reads the question and sentence
@@ -126,23 +126,26 @@ def selector_agreement(
 
 def union_comparisons(
     hits: Mapping[str, Any],
-    gold_hits: Any,
+    reference_hits: Any,
     *,
+    reference: str = "gold",
     bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
 ) -> dict[str, PairedComparison]:
-    """Per selector, union hit@k with its ``B_rel`` against union hit@k with the gold ``B_rel``
-    on the same questions (label ``union_<name>`` vs ``union_gold``): bootstrap CI of the
-    difference and exact McNemar p; pure."""
-    gold_hits = np.asarray(gold_hits, dtype=bool)
+    """Per selector, union hit@k with its ``B_rel`` against union hit@k with the ``reference``
+    selector's (default the gold ``B_rel``) on the same questions (labels ``union_<name>`` and
+    ``union_<reference>``): bootstrap CI of the difference and exact McNemar p; pure."""
+    reference_hits = np.asarray(reference_hits, dtype=bool)
     out = {}
     for name, h in hits.items():
         h = np.asarray(h, dtype=bool)
-        if h.shape != gold_hits.shape:
+        if h.shape != reference_hits.shape:
             raise ValueError(
-                f"union_comparisons: selector {name!r} has {h.shape[0]} hits, gold "
-                f"{gold_hits.shape[0]}"
+                f"union_comparisons: selector {name!r} has {h.shape[0]} hits, {reference} "
+                f"{reference_hits.shape[0]}"
             )
-        out[name] = paired_hits(h, gold_hits, (f"union_{name}", "union_gold"), bootstrap=bootstrap)
+        out[name] = paired_hits(
+            h, reference_hits, (f"union_{name}", f"union_{reference}"), bootstrap=bootstrap
+        )
     return out
 
 
@@ -308,6 +311,7 @@ class SelectorStudy:
     agreement: pd.DataFrame
     agreement_vs_rule: dict[str, dict[str, PairedComparison]]
     union: dict[str, dict[str, PairedComparison]]  # dataset -> selector -> vs gold
+    union_vs_rule: dict[str, dict[str, PairedComparison]]  # same items, against the rule
     n_without_gold: dict[str, dict[str, int]]  # dataset -> {"sentence", "b_rel"} -> count
     selectors: dict[str, LearnedSelector]  # variant -> fitted on every training item
     n_trained: int
@@ -346,6 +350,9 @@ class SelectorStudy:
             for name, c in comparisons.items():
                 union[name] = {"n": c.n, "hit": c.mean_a, "hit_gold": c.mean_b,
                                **comparison_numbers(c)}  # fmt: skip
+            vs_rule = entry.setdefault("union_vs_rule", {})
+            for name, c in self.union_vs_rule[dataset].items():
+                vs_rule[name] = comparison_numbers(c)
             entry["cross_fitted"] = self.datasets[dataset].cross_fitted
         return numbers
 
@@ -418,6 +425,7 @@ def measure_selectors(
     agreement_frames = []
     agreement_vs_rule: dict[str, dict[str, PairedComparison]] = {}
     union: dict[str, dict[str, PairedComparison]] = {}
+    union_vs_rule: dict[str, dict[str, PairedComparison]] = {}
     without: dict[str, dict[str, int]] = {}
     for dataset, data in inputs.items():
         choices: dict[str, np.ndarray] = {
@@ -454,10 +462,13 @@ def measure_selectors(
             "b_rel": int((~has_b_rel).sum()),
         }
         if has_b_rel.any():
-            gold_hits = ranks["gold"][has_b_rel] <= k
-            union[dataset] = union_comparisons(
-                {name: r[has_b_rel] <= k for name, r in ranks.items() if name != "gold"},
-                gold_hits,
+            hits = {name: r[has_b_rel] <= k for name, r in ranks.items()}
+            gold_hits = hits.pop("gold")
+            union[dataset] = union_comparisons(hits, gold_hits, bootstrap=bootstrap)
+            union_vs_rule[dataset] = union_comparisons(
+                {name: h for name, h in hits.items() if name != "rule"},
+                hits["rule"],
+                reference="rule",
                 bootstrap=bootstrap,
             )
         datasets[dataset] = DatasetSelections(data, choices, g.target_ranks(0.0), ranks, cross)
@@ -470,6 +481,7 @@ def measure_selectors(
         agreement=pd.concat(agreement_frames, ignore_index=True),
         agreement_vs_rule=agreement_vs_rule,
         union=union,
+        union_vs_rule=union_vs_rule,
         n_without_gold=without,
         selectors=fitted,
         n_trained=int(can.sum()),
