@@ -6,12 +6,13 @@ gold relation sentences. Nothing gold and nothing of hop 2 is read at inference:
 the question, the bridge's sentences (and title, when known) and the question's and sentences'
 vectors under the encoder in use.
 
-Features (one row per bridge sentence, :data:`FEATURE_NAMES`, defined in :data:`FEATURE_DOCS`)
------------------------------------------------------------------------------------------------
-position: ``index`` (0-based), ``from_end`` (``m - 1 - index``), ``is_first``,
+Features
+--------
+One row per bridge sentence, columns :data:`FEATURE_NAMES`, defined in :data:`FEATURE_DOCS`.
+Position: ``index`` (0-based), ``from_end`` (``m - 1 - index``), ``is_first``,
 ``inverse_position`` (``1 / (1 + index)``, the rule's position term); encoder: ``cosine`` of the
 question's and the sentence's query-mode vectors, and ``cosine_gap`` (that cosine minus the
-bridge's largest); text (the rule's own helpers, :mod:`regime_core.router._text`, with
+bridge's largest); text (the rule's own helpers in ``regime_core.router._text``, with
 :class:`~regime_core.router.rules.RouterRules`): ``overlap`` (the rule's relation-stem overlap
 with the question), ``has_new_entity`` (the rule's term) and ``new_entities`` (how many named
 spans the question does not name and that are not the bridge's own subject),
@@ -28,8 +29,10 @@ B_rel)`` pointwise; :meth:`LearnedSelector.select` takes the argmax of the score
 ties going to the earliest sentence (as the rule's). ``features`` names the columns a variant
 uses (:data:`SELECTOR_VARIANTS`).
 
-Training protocol (fixed before any transfer number was looked at)
-------------------------------------------------------------------
+Training protocol
+-----------------
+Fixed, and committed, before any number on the datasets was looked at.
+
 - **Rows.** Every 2WikiMultiHopQA item of the router's sample that has a gold relation sentence
   (``Example.relation_sentence``) and at least two bridge sentences (a one-sentence bridge has
   nothing to choose; such items are counted, never trained on, and always selected right).
@@ -128,7 +131,7 @@ FEATURE_DOCS: dict[str, str] = {
 N_FEATURES = len(FEATURE_NAMES)
 ENCODER_FEATURES: tuple[str, ...] = ("cosine", "cosine_gap")
 
-#: The selector variants reported (see the module docstring): name -> the features it uses.
+#: The selector variants reported (see the module docstring), each with the features it uses.
 SELECTOR_VARIANTS: dict[str, tuple[str, ...]] = {
     "learned": FEATURE_NAMES,
     "learned_text": tuple(f for f in FEATURE_NAMES if f not in ENCODER_FEATURES),

@@ -67,7 +67,7 @@ from regime_core.stats import PairedComparison
 
 #: The values of the selector knob.
 SELECTORS: tuple[str, ...] = ("rule", DEFAULT_VARIANT, "gold", "first")
-#: Every selector measured: the knob's values and every learned variant.
+#: Every selector measured, the knob's values and every learned variant.
 MEASURED: tuple[str, ...] = ("rule", "first", "gold", *SELECTOR_VARIANTS)
 AGREEMENT_COLUMNS: tuple[str, ...] = (
     "dataset", "selector", "relation_source", "n", "agreement", "chance",
