@@ -17,7 +17,7 @@ from sklearn.utils.estimator_checks import check_estimator
 from regime_core import config
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.router import cross_fit_folds, outcome_labels
-from regime_core.router.labels import DROPPED
+from regime_core.router.labels import EXCLUDED
 from regime_core.router.learned_selector import (
     FEATURE_DOCS,
     FEATURE_NAMES,
@@ -292,7 +292,7 @@ def test_selector_folds_are_the_routers_for_labelled_items() -> None:
     first = rng.random(120) < 0.5
     folds = selector_folds(rank_q, rank_union, first)
     labels = outcome_labels(rank_q, rank_union, tie_rule=config.ROUTER_TRAIN_TIE_RULE)
-    kept = labels != DROPPED
+    kept = labels != EXCLUDED
     assert (~kept).sum() > 10
     expected = cross_fit_folds(labels[kept], n_splits=config.CV_FOLDS, seed=config.SEED)
     assert folds[kept].tolist() == expected.tolist()

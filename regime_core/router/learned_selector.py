@@ -77,8 +77,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from regime_core import config
 from regime_core.router import _text
-from regime_core.router.estimator import cross_fit_folds, router_logits
-from regime_core.router.labels import DROPPED, outcome_labels
+from regime_core.router.estimator import cross_fit_folds, one_blas_thread, router_logits
+from regime_core.router.labels import EXCLUDED, outcome_labels
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import (
     SelectedSentence,
@@ -127,6 +127,8 @@ FEATURE_DOCS: dict[str, str] = {
     "entity of its first sentence with one), else 0.",
     "length": "Number of words of the sentence (the router's word pattern).",
 }
+"""the learned selector's twelve features of each bridge sentence, from the question, the bridge
+and the encoder's vectors (selector = learned)"""
 
 N_FEATURES = len(FEATURE_NAMES)
 ENCODER_FEATURES: tuple[str, ...] = ("cosine", "cosine_gap")
@@ -540,14 +542,14 @@ def selector_folds(
     ``rank_q``/``rank_union``: the hop-2 target's ranks under ``q`` and under ``union`` with the
     rule's ``B_rel`` (what the router is trained on). Items the label rule labels get the fold
     :func:`~regime_core.router.training.fit_routing` gives them (``cross_fit_folds`` over the
-    labelled items, in order); tied items (``tie_rule="drop"``) are spread over the same folds,
+    labelled items, in order); tied items (``tie_rule="exclude"``) are spread over the same folds,
     stratified by ``gold_is_first`` (a boolean per item).
     """
     labels = outcome_labels(rank_q, rank_union, tie_rule=tie_rule, k=label_k)
     first = column_or_1d(np.asarray(gold_is_first, dtype=bool))
     if first.shape[0] != labels.shape[0]:
         raise ValueError(f"gold_is_first has {first.shape[0]} items, the ranks {labels.shape[0]}")
-    kept = labels != DROPPED
+    kept = labels != EXCLUDED
     folds = np.full(labels.shape[0], -1, dtype=np.int64)
     folds[kept] = cross_fit_folds(labels[kept], n_splits=n_splits, seed=seed)
     if (~kept).any():
@@ -579,14 +581,15 @@ def cross_fit_select(
     can_train = trainable(rows.sizes, gold)
     template = LearnedSelector() if estimator is None else estimator
     out = np.full(rows.n, -1, dtype=np.int64)
-    for fold in np.unique(folds):
-        test = folds == fold
-        train_rows = np.isin(item, np.flatnonzero(can_train & ~test))
-        if not train_rows.any():
-            raise ValueError(f"fold {fold}: the other folds hold no item to train on")
-        model = clone(template).fit(rows.X[train_rows], y[train_rows])
-        held = rows.subset(np.flatnonzero(test))
-        out[test] = model.select(held.X, held.sizes)
+    with one_blas_thread():  # a handful of tiny fits
+        for fold in np.unique(folds):
+            test = folds == fold
+            train_rows = np.isin(item, np.flatnonzero(can_train & ~test))
+            if not train_rows.any():
+                raise ValueError(f"fold {fold}: the other folds hold no item to train on")
+            model = clone(template).fit(rows.X[train_rows], y[train_rows])
+            held = rows.subset(np.flatnonzero(test))
+            out[test] = model.select(held.X, held.sizes)
     return out
 
 
@@ -601,4 +604,5 @@ def fit_selector(rows: SentenceRows, gold: Any, *, estimator: Any = None) -> Any
     if not train_rows.any():
         raise ValueError("fit_selector: no item has a gold sentence and two or more sentences")
     template = LearnedSelector() if estimator is None else estimator
-    return clone(template).fit(rows.X[train_rows], y[train_rows])
+    with one_blas_thread():
+        return clone(template).fit(rows.X[train_rows], y[train_rows])
