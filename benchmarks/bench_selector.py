@@ -1,10 +1,9 @@
 """The ``B_rel`` selectors measured on the prepared datasets, and what the learned one costs.
 
-Runs :func:`regime_core.router.selector_evaluation.measure_selectors` on the router's samples
-(every two-hop item of each prepared dataset, the default experiment settings): agreement of
-every selector (rule, first, gold and each learned variant) with the gold sentence, cross-fitted
-on 2WikiMultiHopQA and zero-shot on MuSiQue and HotpotQA, and union hit@k with each selector's
-``B_rel`` against the gold one (paired, McNemar). Timed separately:
+Runs :func:`regime_core.experiments.router_train.compare_selectors` on the router's routing data
+(every two-hop item of each prepared dataset, the router-training run's default settings): every
+selector (rule, first, gold and each learned variant) at the three levels, cross-fitted on
+2WikiMultiHopQA and zero-shot on MuSiQue and HotpotQA. Timed separately:
 
 - ``vectors``: per dataset, the distinct bridge sentences the learned selector needs in query
   mode, how many the embedding store under ``--work`` already held, and the seconds to fill it;
@@ -12,9 +11,10 @@ on 2WikiMultiHopQA and zero-shot on MuSiQue and HotpotQA, and union hit@k with e
   upper bound of what a cold book pays: some are embedded by other chapters anyway), in wall
   and in process CPU seconds (all threads: what the wall time is on a machine nothing else
   loads, times the threads' parallel efficiency);
-- ``fit_predict``: features of every sentence, the 5-fold cross-fit and the deployment fit on
-  2WikiMultiHopQA and the zero-shot selection elsewhere, for the ``learned`` variant alone and
-  for every variant (vectors already stored).
+- ``seconds``: the routing data of the three datasets; the features of every sentence; per
+  learned variant, the 5-fold cross-fit and the deployment fit on 2WikiMultiHopQA with the
+  zero-shot selection elsewhere; and the whole study (every knob value's router trained and
+  applied, vectors already stored).
 
 Prints one JSON object; never asserted anywhere.
 
@@ -47,29 +47,26 @@ def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
     from regime_core.encoders import EmbeddingStore
-    from regime_core.experiments.common import (
-        ExperimentConfig,
-        default_encoder_factory,
-        load_samples,
-    )
-    from regime_core.retrieval import document_text
+    from regime_core.experiments import router_train as rt
+    from regime_core.experiments.context import Context
     from regime_core.router import learned_selector as ls
     from regime_core.router import selector_evaluation as se
 
-    train = "2wikimultihopqa"
-    cfg = ExperimentConfig(encoders=(args.encoder,), sample_size=args.sample_size)
-    samples = load_samples(cfg, work=args.work)
-    encoders = {
-        d: default_encoder_factory(args.encoder, [document_text(p) for p in s.corpus])
-        for d, s in samples.items()
-    }
+    train = rt.TRAIN_DATASET
+    cfg = rt.RouterConfig(encoder=args.encoder, sample_size=args.sample_size)
+    context = Context(work=args.work)
+    datasets = (train, *rt.TRANSFER_DATASETS)
+    start = time.perf_counter()
+    data = rt.load_routing_data(cfg, datasets, cfg.encoder, cfg.bridge_source, context)
+    routing_seconds = time.perf_counter() - start
     store = EmbeddingStore(paths.embeddings_dir(args.work))
 
     vectors: dict[str, Any] = {}
-    for dataset, sample in samples.items():
-        sentences = sorted({s for ex in sample.examples for s in ex.bridge.sentences})
+    for dataset, d in data.items():
+        encoder = context.encoder(cfg.encoder, d.sample.corpus)
+        sentences = sorted({s for ex in d.examples for s in ex.bridge.sentences})
         start = time.perf_counter()
-        _, report = store.embed_with_report(encoders[dataset], sentences, "query")
+        _, report = store.embed_with_report(encoder, sentences, "query")
         vectors[dataset] = {
             "distinct_sentences": len(sentences),
             "already_stored": report.n_cached,
@@ -79,7 +76,7 @@ def main() -> None:
         if args.cold:
             with tempfile.TemporaryDirectory() as tmp:
                 start, cpu = time.perf_counter(), time.process_time()
-                EmbeddingStore(Path(tmp)).embed(encoders[dataset], sentences, "query")
+                EmbeddingStore(Path(tmp)).embed(encoder, sentences, "query")
                 vectors[dataset]["cold_seconds"] = round(time.perf_counter() - start, 2)
                 vectors[dataset]["cold_cpu_seconds"] = round(time.process_time() - cpu, 2)
     if args.vectors_only:
@@ -87,37 +84,21 @@ def main() -> None:
                           "vectors": vectors}, indent=1))  # fmt: skip
         return
 
-    # fit + predict, vectors stored: features, cross-fit and deployment fit, zero-shot selection
+    # vectors stored: features, the cross-fit and deployment fit, the zero-shot selection
     start = time.perf_counter()
-    inputs = {
-        d: se.selector_data(d, s.examples, encoder=encoders[d], store=store)
-        for d, s in samples.items()
-    }
+    inputs = rt.selector_inputs(data, context)
     features_seconds = time.perf_counter() - start
-    t = inputs[train]
-    geometry = se.selection_geometry(
-        t, encoder=encoders[train], store=store, corpus=samples[train].corpus
-    )
-    folds = ls.selector_folds(
-        geometry.target_ranks(0.0), se.union_ranks(geometry, t, t.rule, cfg.alpha), t.gold == 0
-    )
+    folds = rt.recipe_folds(data[train], inputs[train], cfg)
+    rule = {d: x.table["b_rel_index"].to_numpy() for d, x in data.items()}
     fit_seconds: dict[str, float] = {}
-    for name, feats in ls.SELECTOR_VARIANTS.items():
+    for name in ls.SELECTOR_VARIANTS:
         start = time.perf_counter()
-        est = ls.LearnedSelector(features=feats)
-        ls.cross_fit_select(t.rows, t.gold, folds, estimator=est)
-        model = ls.fit_selector(t.rows, t.gold, estimator=est)
-        for d, data in inputs.items():
-            if d != train:
-                model.select(data.rows.X, data.rows.sizes)
+        se.choose(inputs, rule, train_dataset=train, folds=folds, variants=(name,))
         fit_seconds[name] = round(time.perf_counter() - start, 3)
 
     start = time.perf_counter()
-    study = se.measure_selectors(samples, encoders=encoders, store=store, train_dataset=train)
+    comparison = rt.compare_selectors(data, cfg, context, train_dataset=train)
     study_seconds = time.perf_counter() - start
-    n_tied = int(
-        np.sum(geometry.target_ranks(0.0) == se.union_ranks(geometry, t, t.rule, cfg.alpha))
-    )
     print(
         json.dumps(
             {
@@ -126,16 +107,16 @@ def main() -> None:
                 "pool": cfg.pool,
                 "alpha": cfg.alpha,
                 "k": cfg.k,
-                "n": {d: s.n for d, s in samples.items()},
-                "train_ties": n_tied,
+                "n": {d: x.n for d, x in data.items()},
                 "fold_sizes": np.bincount(folds).tolist(),
                 "vectors": vectors,
                 "seconds": {
+                    "routing_data_all_datasets": round(routing_seconds, 2),
                     "features_all_datasets": round(features_seconds, 3),
                     "fit_predict": fit_seconds,
                     "whole_study": round(study_seconds, 2),
                 },
-                "numbers": study.to_numbers(),
+                "numbers": comparison.study.to_numbers(),
             },
             indent=1,
             default=float,
