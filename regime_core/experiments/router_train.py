@@ -278,7 +278,8 @@ def fit_recipe(
 ) -> FittedRouting:
     """:func:`~regime_core.router.training.fit_routing` with ``cfg``'s label rule, folds and seed
     (at ``cfg.alpha`` unless ``alpha`` is given, on the feature ``columns``; ``folds``: the
-    folds of a selector cross-fitted on these questions, :attr:`RoutingData.folds`)."""
+    folds of a selector cross-fitted on these questions,
+    :attr:`~regime_core.router.training.RoutingData.folds`)."""
     return fit_routing(
         X,
         rank_q,
