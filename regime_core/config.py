@@ -118,6 +118,34 @@ ROUTER_TRAIN_TIE_RULE: str = "exclude"
 """the router training run's tie rule: exclude, since a tie says nothing about which action is
 better (on 2WikiMultiHopQA about two thirds of the questions tie)
 """
+SELECTORS: tuple[str, ...] = ("rule", "learned", "gold", "first")
+"""what selector may be: which sentence of the bridge the router reads and adds as B_rel
+
+- rule: the hand-weighted rule of regime_core.router.select_b_rel (new entity, relation words,
+  position); reads nothing gold
+- learned: a logistic regression over twelve per-sentence features, trained on
+  2WikiMultiHopQA's gold relation sentences: cross-fitted there (the router's folds), fitted on
+  all of them and applied unchanged elsewhere; reads nothing gold at inference
+- gold: the dataset's gold B_rel (its relation sentence, else the first sentence naming the
+  hop-2 entity; the rule's choice where there is neither, counted): an oracle, for comparison
+- first: always the bridge's first sentence
+"""
+SELECTOR: str = "rule"
+"""the default selector: the rule, which the learned selector does not beat on union retrieval
+(the router chapter's section "How much of the gain is selection")
+"""
+ORACLE_DATASETS: tuple[str, ...] = ("2wikimultihopqa", "musique", "hotpotqa")
+"""what oracle_dataset may be: the dataset whose oracle − routed gap the paper's oracle gap
+describes (the abstract names none)
+
+- 2wikimultihopqa: the training set, routed out of fold (cross-fitted)
+- musique: zero-shot, the frozen router
+- hotpotqa: zero-shot, the frozen router
+"""
+ORACLE_DATASET: str = "2wikimultihopqa"
+"""the default oracle_dataset: the training set, 2WikiMultiHopQA, routed out of fold (our primary
+reading)
+"""
 
 
 class ConfigMixin:

@@ -127,14 +127,18 @@ RUNS: dict[str, Run] = {
             "book/claims/router_train",
             tables=(
                 _T.routing_data_table, _T.selector_table, _T.selector_cost_table,
-                _T.labels_table, _T.breakdown_table, _T.router_summary,
+                _T.labels_table, _T.breakdown_table, _T.router_summary, _T.selection_table,
+                _T.selection_routed_table,
             ),
             figures=(_F.selector_agreement, _F.router_training, _F.router_coefficients),
         ),
         Run(
             "zero_shot_transfer", zero_shot_transfer.TransferConfig,
             zero_shot_transfer.transfer_router, "book/claims/zero_shot_transfer",
-            tables=(_T.transfer_table, _T.transfer_comparison_table, _T.headline_table),
+            tables=(
+                _T.transfer_table, _T.transfer_comparison_table, _T.headline_table,
+                _T.selection_routed_table,
+            ),
             figures=(_F.zero_shot_hits,),
         ),
         Run(

@@ -89,3 +89,35 @@ def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
     assert shown["dataset"].tolist() == ["MuSiQue", "pooled"]
     assert "knockout" in shown.columns and "in the paper's range" in shown.columns
     assert shown["union − knockout, pp [95% CI]"].iloc[0] == "+20.0 [+10.0, +30.0]"
+
+
+def _selection() -> dict:
+    comparison = {"n": 10, "diff": -0.1, "ci_lo": -0.3, "ci_hi": 0.0, "p_value": 0.5,
+                  "n_a_better": 0, "n_b_better": 1}  # fmt: skip
+    routed = {name: {"n": 10, "diff": 0.05, "ci_lo": 0.0, "ci_hi": 0.1, "p_value": 0.5}
+              for name in ("routed_vs_q", "routed_vs_union", "oracle_vs_routed")}  # fmt: skip
+    entry = {
+        "setting": "zero-shot",
+        "agreement": {"all": {"n": 10, "chance": 0.4, "rule": 0.7, "gold": 1.0, "first": 0.5}},
+        "union": {name: {"hit": 0.6, "hit_gold": 0.7, **comparison} for name in ("rule", "first")},
+        "routed": {
+            "rule": {**routed, "vs_gold": {"routed_vs_q": comparison}},
+            "gold": dict(routed),
+        },
+    }
+    return {"k": 5, "train_dataset": "2wikimultihopqa", "measured": "rule, first, gold",
+            "selectors": "rule, gold", "musique": entry}  # fmt: skip
+
+
+def test_selection_tables_show_every_selector_against_gold() -> None:
+    levels = tables.selection_table(_selection(), ["musique"]).frame
+    assert levels["selector"].tolist() == ["rule", "first sentence", "gold B_rel (oracle)"]
+    assert levels["dataset"].iloc[0] == "MuSiQue (zero-shot)"
+    assert levels["agrees with gold"].tolist() == ["70.0%", "50.0%", "100.0%"]
+    assert set(levels["chance"]) == {"40.0%"}
+    assert levels["union hit"].tolist() == ["60.0%", "60.0%", "70.0%"]  # gold: its own hit
+    assert levels["− gold [95% CI]"].tolist()[2] == ""
+    routed = tables.selection_routed_table(_selection(), ["musique"]).frame
+    assert routed["selector"].tolist() == ["rule", "gold B_rel (oracle)"]
+    assert routed["routed − routed with gold [95% CI]"].tolist() == ["-10.0 pp [-30.0, 0.0]", ""]
+    assert routed["routed − q"].tolist() == ["+5.0 pp", "+5.0 pp"]

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from helpers import hashing_context
 
+from regime_core import config
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import robustness
 from regime_core.experiments.common import ExperimentConfig
@@ -195,3 +196,56 @@ def test_config_is_an_experiment_config_whose_own_values_are_the_primary_reading
     primary = primary_reading(RobustnessConfig(pool="corpus", tiny_pools="keep"))
     assert (primary["pool"], primary["tiny_pools"]) == ("corpus", "keep")
     assert primary_reading()["tiny_pools"] == ExperimentConfig().tiny_pools
+
+
+def test_router_readings_take_the_selector_and_the_oracle_gap_its_dataset() -> None:
+    cfg = RobustnessConfig()
+    knobs = robustness.claim_knobs(cfg)
+    for claim_id in robustness.ROUTER_CLAIMS:
+        assert knobs[claim_id]["selector"] == config.SELECTORS, claim_id
+    assert knobs["oracle_gap"]["oracle_dataset"] == config.ORACLE_DATASETS
+    assert "oracle_dataset" not in knobs["router_2wiki"]
+    # rule against gold by definition: every routing knob but the selector
+    assert set(knobs[robustness.NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
+                                                  "bridge_source"}  # fmt: skip
+    primary = primary_reading(cfg)
+    assert (primary["selector"], primary["oracle_dataset"]) == ("rule", "2wikimultihopqa")
+    assert robustness.KNOB_MEANINGS["selector"].startswith("the sentence of the bridge")
+    assert "oracle gap" in robustness.KNOB_MEANINGS["oracle_dataset"]
+    with pytest.raises(ValueError, match="selectors"):
+        RobustnessConfig(selectors=("rule", "best"))
+    with pytest.raises(ValueError, match="oracle_dataset"):
+        RobustnessConfig(oracle_dataset="toyworld")
+
+
+def test_the_selector_readings_route_with_each_selector(result: Any) -> None:
+    table = result.table
+    gap = table[table["claim"] == "oracle_gap"]
+    assert set(gap["oracle_dataset"]) == set(config.ORACLE_DATASETS)
+    assert set(gap["selector"]) == set(config.SELECTORS)
+    primary = gap[gap["primary"]].iloc[0]
+    assert (primary["oracle_dataset"], primary["selector"]) == ("2wikimultihopqa", "rule")
+    # each dataset's oracle gap is its own: the readings differ only in oracle_dataset there
+    base = gap[(gap["selector"] == "rule") & (gap["tie_rule"] == "exclude")
+               & (gap["pool"] == "question") & (gap["tiny_pools"] == "exclude")
+               & (gap["bridge_source"] == "gold")]  # fmt: skip
+    assert len(base) == 3
+    n = dict(zip(base["oracle_dataset"], base["n"], strict=True))
+    for claim_id, dataset in (("router_2wiki", "2wikimultihopqa"), ("router_musique", "musique"),
+                              ("router_hotpotqa", "hotpotqa")):  # fmt: skip
+        rows = table[(table["claim"] == claim_id) & table["primary"]]
+        assert n[dataset] == rows["n"].iloc[0], dataset
+    # the primary readings are the rule's, so they equal the runs without the knob
+    near = table[table["claim"] == robustness.NEAR_ORACLE]
+    assert len(near) == np.prod([len(v) for v in robustness.claim_knobs(result.config)
+                                 [robustness.NEAR_ORACLE].values()])  # fmt: skip
+    judged = near[~near["verdict"].isin((DEGENERATE, NOT_JUDGED))]
+    assert judged["estimate"].notna().all() and (judged["ci_lo"] <= judged["ci_hi"]).all()
+
+
+def test_a_part_by_part_reading_shows_its_part_nearest_a_loss() -> None:
+    values = {"parts": {"a": {"estimate": 0.0, "ci_lo": -0.01, "ci_hi": 0.01},
+                        "b": {"estimate": -0.02, "ci_lo": -0.04, "ci_hi": 0.0}}}  # fmt: skip
+    assert robustness._shown_values(values) == values["parts"]["b"]
+    plain = {"estimate": 0.1, "ci_lo": 0.0, "ci_hi": 0.2, "parts": {"MiniLM": True}}
+    assert robustness._shown_values(plain) is plain

@@ -335,3 +335,59 @@ def test_training_with_retrieved_bridges_reports_the_hop1_correct_subset(
     assert subset["n"] == numbers["hop1"]["correct"]
     with pytest.raises(ValueError, match="bridge_source"):
         router.RouterConfig(bridge_source="oracle")
+
+
+# --- the selector knob -------------------------------------------------------------------------
+
+
+def test_the_knob_trains_the_router_on_its_selectors_b_rel(
+    toy: list[Example], toy_other: list[Example], tmp_path: Any
+) -> None:
+    context = hashing_context({"toyworld": toy, "musique": toy_other})
+    cfg = router.RouterConfig(dataset="toyworld", bootstrap_resamples=RESAMPLES, selector="first")
+    first = router.train_router(cfg, context)
+    assert set(first.data.table["b_rel_index"]) == {0} and first.data.selector == "first"
+    path = router.save_trained_router(first, tmp_path / "first.json")
+    loaded = load_router(path)
+    assert transfer.router_selector(loaded) == "first"
+    # the transfer reads B_rel with the selector the router file names
+    result = transfer.transfer_router(
+        transfer.TransferConfig(datasets=("musique",), bootstrap_resamples=RESAMPLES),
+        context,
+        model=path,
+    )
+    assert set(result.data["musique"].table["b_rel_index"]) == {0}
+    gold = router.train_router(dataclasses.replace(cfg, selector="gold"), context)
+    table = gold.data.table
+    assert table["b_rel_index"].tolist() == table["gold_relation_sentence"].tolist()
+    learned = router.train_router(dataclasses.replace(cfg, selector="learned"), context)
+    assert learned.data.folds is not None
+    path = router.save_trained_router(learned, tmp_path / "learned.json")
+    with pytest.raises(ValueError, match="trained with selector 'learned'"):
+        transfer.router_selector(load_router(path))
+
+
+def test_a_router_file_without_a_selector_was_trained_with_the_rule(
+    trained: router.RouterTrainResult,
+) -> None:
+    assert transfer.router_selector(trained.router) == "rule"  # fitted here, no file metadata
+    from regime_core.router.model import resolve_router
+
+    assert transfer.router_selector(resolve_router(None)) == "rule"  # the packaged model
+
+
+def test_the_transfer_record_repeats_the_training_runs_selection() -> None:
+    selection = {
+        "k": 5,
+        "selector": "rule",
+        "coefficients": {"learned": {"x": 1.0}},
+        "2wikimultihopqa": {"routed": {}},
+        "musique": {"routed": {"rule": {}}},
+    }
+    record = {"name": "router_train", "numbers": {"selection": selection}}
+    copied = transfer.selection_numbers(record, ["musique"])
+    assert copied == {"k": 5, "selector": "rule", "coefficients": {"learned": {"x": 1.0}},
+                      "musique": {"routed": {"rule": {}}}}  # fmt: skip
+    assert transfer.selection_numbers({"numbers": {}}, ["musique"]) == {}
+    with pytest.raises(KeyError, match="has no \\['hotpotqa'\\]"):
+        transfer.selection_numbers(record, ["hotpotqa"])

@@ -120,3 +120,48 @@ def test_router_notebooks_execute(work: Path, tmp_path: Path) -> None:
     check_executed_page(work / "results" / "router_train" / "05_router_train.ipynb", r05)
     check_executed_page(tmp_path / "06" / "06_zero_shot_transfer.ipynb", r06)
     check_executed_page(tmp_path / "07" / "07_ablations.ipynb", r07)
+
+
+#: What every comparison of the ``selection`` node carries (the claims' power reads the last two).
+SELECTION_COMPARISON_KEYS = ("n", "diff", "ci_lo", "ci_hi", "p_value", "n_a_better", "n_b_better")
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_the_quick_records_measure_every_selector_at_three_levels(quick_run: Any) -> None:
+    from regime_core.router.selector_evaluation import MEASURED, ROUTED_COMPARISONS, SELECTORS
+
+    train = quick_run.record("router_train")
+    transfer = quick_run.record("zero_shot_transfer")
+    for record, datasets in (
+        (train, ("2wikimultihopqa", "musique", "hotpotqa")),
+        (transfer, ("musique", "hotpotqa")),
+    ):
+        assert get_number(record, "selection.selector") == "rule"
+        for dataset in datasets:
+            head = f"selection.{dataset}"
+            setting = "cross-fitted" if dataset == "2wikimultihopqa" else "zero-shot"
+            assert get_number(record, f"{head}.setting") == setting
+            for selector in MEASURED:
+                share = get_number(record, f"{head}.agreement.all.{selector}")
+                assert 0.0 <= share <= 1.0
+            assert 0.0 < get_number(record, f"{head}.agreement.all.chance") <= 1.0
+            for selector in set(MEASURED) - {"gold"}:
+                for key in SELECTION_COMPARISON_KEYS:
+                    get_number(record, f"{head}.union.{selector}.{key}")
+            for selector in SELECTORS:
+                for comparison in ROUTED_COMPARISONS:
+                    for key in SELECTION_COMPARISON_KEYS:
+                        get_number(record, f"{head}.routed.{selector}.{comparison}.{key}")
+                        if selector != "gold":
+                            get_number(
+                                record, f"{head}.routed.{selector}.vs_gold.{comparison}.{key}"
+                            )
+    # the rule's routed numbers are the chapter's own
+    assert get_number(train, "selection.2wikimultihopqa.routed.rule.routed_vs_q.diff") == (
+        get_number(train, "train.outcome.routed_vs_q.diff")
+    )
+    for dataset in ("musique", "hotpotqa"):
+        assert get_number(transfer, f"selection.{dataset}.routed.rule.routed_vs_q.diff") == (
+            get_number(transfer, f"transfer.{dataset}.routed_vs_q.diff")
+        )

@@ -111,6 +111,16 @@ CELLS: dict[str, str] = {
     "P1-P2-": "neither names it",
 }
 
+#: The B_rel selectors (the selector knob's values and the learned variants measured beside it).
+SELECTORS: dict[str, str] = {
+    "rule": "rule",
+    "learned": "learned (12 features)",
+    "learned_text": "learned, text features only",
+    "learned_rule_terms": "learned, the rule's 3 terms",
+    "gold": "gold B_rel (oracle)",
+    "first": "first sentence",
+}
+
 #: Display names of the router's label rules (ablations).
 LABEL_RULES: dict[str, str] = {
     "ties_q_by_rank": "ties → q, by rank",
@@ -133,6 +143,7 @@ CLAIMS: dict[str, str] = {
     "router_vs_union_2wiki": "Router beats always-union on 2WikiMultiHopQA",
     "router_vs_union_musique": "Router beats always-union on MuSiQue, zero-shot",
     "router_vs_union_hotpotqa": "Router beats always-union on HotpotQA, zero-shot",
+    "selector_near_oracle": "Selecting B_rel loses nothing against the gold sentence",
 }
 
 _KINDS: dict[str, Mapping[str, str]] = {
@@ -146,6 +157,7 @@ _KINDS: dict[str, Mapping[str, str]] = {
     "cell": CELLS,
     "label_rule": LABEL_RULES,
     "claim": CLAIMS,
+    "selector": SELECTORS,
 }
 
 
@@ -196,6 +208,11 @@ def label_rule(name: object) -> str:
     return _lookup(LABEL_RULES, name)
 
 
+def selector(name: object) -> str:
+    """``"gold"`` → ``"gold B_rel (oracle)"``."""
+    return _lookup(SELECTORS, name)
+
+
 def claim(name: object) -> str:
     """``"t2_split"`` → ``"T2: the bridge helps B-dominant questions, not Q-dominant ones"``."""
     return _lookup(CLAIMS, name)
@@ -212,7 +229,7 @@ def comparison(name: object) -> str:
 
 def display(kind: str, name: object) -> str:
     """The display name of ``name`` as a ``kind`` (``dataset``, ``regime``, ``arm``,
-    ``metric``, ``encoder``, ``pool``, ``feature``, ``cell``, ``label_rule``,
+    ``metric``, ``encoder``, ``pool``, ``feature``, ``cell``, ``label_rule``, ``selector``,
     ``comparison``)."""
     if kind == "comparison":
         return comparison(name)

@@ -19,8 +19,10 @@ with the verdict ``degenerate`` and left out of the share.
 
 Cost: everything is computed from outcome tables built once per pool mode (every arm, both
 encoders, every item: tiny pools and one-sentence bridges are columns, not separate runs) and
-from routing data built once per (pool, tiny pools, bridge source); every vector comes from the
-embedding store, so a warm store encodes nothing new.
+from routing data built once per (pool, tiny pools, bridge source) under the rule; each other
+``B_rel`` selector swaps the sentence on the same geometry (a column, not a rerun), from
+sentence features and vectors computed once per (dataset, bridge source); every vector comes
+from the embedding store, so a warm store encodes nothing new.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ from regime_core.experiments.router_train import (
     RecipeConfig,
     RouterConfig,
     load_routing_data,
+    recipe_folds,
+    selector_inputs,
     train_on_data,
 )
 from regime_core.experiments.t1_auc_margin import MARGINS, T1Config, analyse_t1
@@ -59,8 +63,14 @@ from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
 from regime_core.experiments.t3_brel_knockout import T3Config, analyse_t3
 from regime_core.paper import Claim, load_claims
 from regime_core.router import TIE_RULES
-from regime_core.router.evaluation import RoutingOutcome
-from regime_core.router.training import apply_router
+from regime_core.router.evaluation import Bootstrap, RoutingOutcome, paired_hits
+from regime_core.router.selector_evaluation import (
+    SelectorData,
+    choose,
+    cross_fitted,
+    reselected,
+)
+from regime_core.router.training import RoutingData, apply_router
 from regime_core.runner.judge import judge_values
 from regime_core.schema import Example
 
@@ -107,6 +117,14 @@ class RobustnessConfig(ExperimentConfig):
     """the router tie rules the readings take"""
     bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
     """the bridges the routing readings read"""
+    selectors: tuple[str, ...] = config.SELECTORS
+    """the B_rel selectors the routing readings take"""
+    oracle_datasets: tuple[str, ...] = config.ORACLE_DATASETS
+    """the datasets whose oracle gap the readings of oracle_gap judge"""
+    oracle_dataset: str = config.ORACLE_DATASET
+    """the dataset whose oracle − routed gap the claim oracle_gap is judged on (the abstract's
+    oracle gap names none); the training set, cross-fitted, is our primary reading
+    """
     t2_resamples: int = 1_000
     """bootstrap resamples of each T2 reading; fewer suffice, as its verdict reads only the
     difference and the exact McNemar p (its intervals are coarser)
@@ -132,6 +150,11 @@ class RobustnessConfig(ExperimentConfig):
                 raise ValueError(
                     f"{where}.{name} must be a positive integer, got {getattr(self, name)!r}"
                 )
+        if self.oracle_dataset not in config.ORACLE_DATASETS:
+            raise ValueError(
+                f"{where}.oracle_dataset is {self.oracle_dataset!r}, not one of "
+                f"{config.ORACLE_DATASETS}"
+            )
         if self.primary_encoder not in self.encoders:
             raise ValueError(
                 f"{where}.primary_encoder {self.primary_encoder!r} must be one of the encoders "
@@ -155,6 +178,8 @@ _GRIDS: dict[str, Sequence[str]] = {
     "margins": MARGINS,
     "tie_rules": TIE_RULES,
     "bridge_sources": config.BRIDGE_SOURCES,
+    "selectors": config.SELECTORS,
+    "oracle_datasets": config.ORACLE_DATASETS,
 }
 
 
@@ -172,6 +197,8 @@ def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
         "level": LEVEL_POOLED,
         "tie_rule": RecipeConfig.tie_rule,
         "bridge_source": RecipeConfig.bridge_source,
+        "selector": RecipeConfig.selector,
+        "oracle_dataset": cfg.oracle_dataset,
     }
 
 
@@ -186,6 +213,8 @@ _KNOB_FIELDS: dict[str, type] = {
     "encoder": RouterConfig,
     "tie_rule": RecipeConfig,
     "bridge_source": RecipeConfig,
+    "selector": RecipeConfig,
+    "oracle_dataset": RobustnessConfig,
 }
 #: Each knob's meaning, as the book's table of knobs shows it.
 KNOB_MEANINGS: dict[str, str] = {
@@ -198,6 +227,23 @@ KNOB_MEANINGS: dict[str, str] = {
 
 # T1 is about AUC, not hit@k: its primary reading keeps tiny pools (T1Config's default).
 _PRIMARY_OVERRIDES: dict[str, dict[str, str]] = {"t1_r2": {"tiny_pools": T1Config.tiny_pools}}
+
+
+#: Which routing outcome and comparison each router claim reads (``oracle_gap``: on the
+#: reading's ``oracle_dataset``).
+ROUTER_CLAIMS: dict[str, tuple[str, str]] = {
+    "router_2wiki": (TRAIN_DATASET, "routed_vs_q"),
+    "router_musique": ("musique", "routed_vs_q"),
+    "router_hotpotqa": ("hotpotqa", "routed_vs_q"),
+    "oracle_gap": (TRAIN_DATASET, "oracle_vs_routed"),
+    "router_vs_union_2wiki": (TRAIN_DATASET, "routed_vs_union"),
+    "router_vs_union_musique": ("musique", "routed_vs_union"),
+    "router_vs_union_hotpotqa": ("hotpotqa", "routed_vs_union"),
+}
+#: The claim judged on the rule's routing against the gold ``B_rel``'s, part by dataset.
+NEAR_ORACLE = "selector_near_oracle"
+#: The learned value of the selector knob.
+LEARNED = "learned"
 
 
 def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
@@ -226,16 +272,11 @@ def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
             "level": levels,
         },
     }
-    for claim_id in (
-        "router_2wiki",
-        "router_musique",
-        "router_hotpotqa",
-        "oracle_gap",
-        "router_vs_union_2wiki",
-        "router_vs_union_musique",
-        "router_vs_union_hotpotqa",
-    ):
-        knobs[claim_id] = dict(routing)
+    for claim_id in ROUTER_CLAIMS:
+        knobs[claim_id] = {**routing, "selector": cfg.selectors}
+    knobs["oracle_gap"]["oracle_dataset"] = cfg.oracle_datasets
+    # rule against gold by its definition: every routing knob but the selector
+    knobs[NEAR_ORACLE] = dict(routing)
     return knobs
 
 
@@ -462,18 +503,6 @@ def _t3_values(
     }
 
 
-#: Which routing outcome and comparison each router claim reads.
-ROUTER_CLAIMS: dict[str, tuple[str, str]] = {
-    "router_2wiki": (TRAIN_DATASET, "routed_vs_q"),
-    "router_musique": ("musique", "routed_vs_q"),
-    "router_hotpotqa": ("hotpotqa", "routed_vs_q"),
-    "oracle_gap": (TRAIN_DATASET, "oracle_vs_routed"),
-    "router_vs_union_2wiki": (TRAIN_DATASET, "routed_vs_union"),
-    "router_vs_union_musique": ("musique", "routed_vs_union"),
-    "router_vs_union_hotpotqa": ("hotpotqa", "routed_vs_union"),
-}
-
-
 def _routing_values(outcome: RoutingOutcome, comparison: str) -> dict[str, Any]:
     c = outcome.comparison(comparison)
     return {
@@ -485,20 +514,82 @@ def _routing_values(outcome: RoutingOutcome, comparison: str) -> dict[str, Any]:
     }
 
 
+def _routing_values_paired(a: RoutingOutcome, b: RoutingOutcome) -> dict[str, Any]:
+    """Routed hit@k under ``a`` against routed hit@k under ``b`` on the same questions (exact
+    McNemar), as a part's values."""
+    c = paired_hits(a.hits["routed"], b.hits["routed"], ("a", "b"), bootstrap=Bootstrap())
+    return {
+        "estimate": float(c.diff),
+        "ci_lo": float(c.ci_lo),
+        "ci_hi": float(c.ci_hi),
+        "p": float(c.p_value),
+        "n": int(c.n),
+    }
+
+
+RoutingKey = tuple[str, str, str, str, str]
+
+
+def _selector_inputs(
+    cache: dict[tuple[str, str], SelectorData],
+    data: Mapping[str, RoutingData],
+    source: str,
+    context: Context,
+) -> dict[str, SelectorData]:
+    """Each dataset's selector data, computed once per (dataset, bridge source) for the largest
+    sample asked for and cut to the items of every other reading (the sentences, their features
+    and vectors depend on the question and its bridge only, never on the pool)."""
+    out: dict[str, SelectorData] = {}
+    missing: dict[str, RoutingData] = {}
+    for dataset, d in data.items():
+        cached = cache.get((dataset, source))
+        part = (
+            cached.subset(tuple(d.table["qid"]), tuple(ex.bridge_pid for ex in d.examples))
+            if cached is not None
+            else None
+        )
+        if part is None:
+            missing[dataset] = d
+        else:
+            out[dataset] = part
+    for dataset, inputs in selector_inputs(missing, context).items():
+        cache[(dataset, source)] = inputs
+        out[dataset] = inputs
+    return out
+
+
 def _routing_outcomes(
     cfg: RobustnessConfig, context: Context
-) -> dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str]:
-    """``{(tie_rule, pool, tiny_pools, bridge_source): {dataset: outcome}}``: the router trained
-    (cross-fitted) on 2Wiki and applied zero-shot to the others, under each reading; the reason
-    (a string) where the router cannot be trained."""
+) -> dict[RoutingKey, dict[str, RoutingOutcome] | str]:
+    """``{(tie_rule, pool, tiny_pools, bridge_source, selector): {dataset: outcome}}``: the
+    router trained (cross-fitted) on 2Wiki with the selector's ``B_rel`` and applied zero-shot
+    to the others with it, under each reading; the reason (a string) where the router cannot be
+    trained. The routing data are built once per (pool, tiny pools, bridge source) under the
+    rule; every other selector only swaps ``B_rel``
+    (:func:`~regime_core.router.selector_evaluation.reselected`), and the learned one is
+    cross-fitted again under each tie rule (its folds are the router's)."""
     datasets = [d for d in (TRAIN_DATASET, *TRANSFER_DATASETS) if d in cfg.datasets]
     if TRAIN_DATASET not in datasets:
         return {}
-    out: dict[tuple[str, str, str, str], dict[str, RoutingOutcome] | str] = {}
-    grid = itertools.product(cfg.pools, cfg.tiny_pool_rules, cfg.bridge_sources)
+    out: dict[RoutingKey, dict[str, RoutingOutcome] | str] = {}
+    cache: dict[tuple[str, str], SelectorData] = {}
+    # "keep" first: its samples hold every item, so the other rule's are cut from its cache
+    tiny_rules = sorted(cfg.tiny_pool_rules, key=lambda rule: rule != "keep")
+    grid = itertools.product(cfg.pools, tiny_rules, cfg.bridge_sources)
     for pool, tiny, source in grid:
         reading = dataclasses.replace(cfg, pool=pool, tiny_pools=tiny)
         data = load_routing_data(reading, datasets, cfg.primary_encoder, source, context)
+        others = [s for s in cfg.selectors if s != "rule"]
+        inputs = _selector_inputs(cache, data, source, context) if others else {}
+        rule_choices = {d: x.table["b_rel_index"].to_numpy() for d, x in data.items()}
+        fixed = choose(inputs, rule_choices, train_dataset=TRAIN_DATASET,
+                       variants=(LEARNED,) if LEARNED in others else ())  # fmt: skip
+        # every selector's data that no tie rule changes: all but the learned one on 2Wiki
+        chosen = {
+            s: {d: x if s == "rule" else reselected(x, inputs[d], fixed, s)
+                for d, x in data.items() if not fixed.cross_fitted(d, s)}
+            for s in cfg.selectors
+        }  # fmt: skip
         for tie_rule in cfg.tie_rules:
             router_cfg = RouterConfig(
                 **{f.name: getattr(reading, f.name) for f in dataclasses.fields(RunConfig)},
@@ -507,17 +598,25 @@ def _routing_outcomes(
                 tie_rule=tie_rule,
                 bridge_source=source,
             )
-            try:
-                trained = train_on_data(data[TRAIN_DATASET], router_cfg)
-            except ValueError as err:  # too few labels of a class to cross-fit: say so
-                out[(tie_rule, pool, tiny, source)] = str(err)
-                continue
-            outcomes = {TRAIN_DATASET: trained.outcome}
-            for dataset in datasets[1:]:
-                outcomes[dataset] = apply_router(
-                    trained.router, data[dataset], bootstrap=cfg.bootstrap
+            if LEARNED in others:  # cross-fitted on the router's folds under this tie rule
+                folds = recipe_folds(data[TRAIN_DATASET], inputs[TRAIN_DATASET], router_cfg)
+                choices = cross_fitted(fixed, inputs[TRAIN_DATASET], folds)
+                chosen[LEARNED][TRAIN_DATASET] = reselected(
+                    data[TRAIN_DATASET], inputs[TRAIN_DATASET], choices, LEARNED
                 )
-            out[(tie_rule, pool, tiny, source)] = outcomes
+            for selector in cfg.selectors:
+                key = (tie_rule, pool, tiny, source, selector)
+                try:
+                    trained = train_on_data(chosen[selector][TRAIN_DATASET], router_cfg)
+                except ValueError as err:  # too few labels of a class to cross-fit: say so
+                    out[key] = str(err)
+                    continue
+                outcomes = {TRAIN_DATASET: trained.outcome}
+                for dataset in datasets[1:]:
+                    outcomes[dataset] = apply_router(
+                        trained.router, chosen[selector][dataset], bootstrap=cfg.bootstrap
+                    )
+                out[key] = outcomes
     return out
 
 
@@ -553,7 +652,7 @@ def run_robustness(
                     str(d): int(n) for d, n in items.groupby("dataset")["tiny"].sum().items()
                 }
     routing = {}
-    if any(c in knobs for c in ROUTER_CLAIMS):
+    if any(c in knobs for c in (*ROUTER_CLAIMS, NEAR_ORACLE)):
         routing = _routing_outcomes(cfg, context)
 
     primary = primary_reading(cfg)
@@ -563,7 +662,7 @@ def run_robustness(
         claim = by_id[claim_id]
         wanted = {**primary, **_PRIMARY_OVERRIDES.get(claim_id, {})}
         for reading in readings(claim_knob_values):
-            values = _claim_values(claim_id, reading, cfg, tables, routing, t3_cache)
+            values = _claim_values(claim, reading, cfg, tables, routing, t3_cache)
             row: dict[str, Any] = {"claim": claim_id, **reading}
             row["primary"] = all(wanted[k] == v for k, v in reading.items())
             if values is None:
@@ -574,8 +673,9 @@ def run_robustness(
                 row.update(verdict=NOT_JUDGED, holds=False, reason=values[NOT_JUDGED])
             else:
                 verdict = judge_values(claim, values).verdict
+                shown = _shown_values(values)
                 row.update(
-                    {k: values.get(k) for k in ("estimate", "ci_lo", "ci_hi", "p", "n")},
+                    {k: shown.get(k) for k in ("estimate", "ci_lo", "ci_hi", "p", "n")},
                     verdict=verdict,
                     holds=verdict == "reproduced",
                 )
@@ -595,23 +695,50 @@ def run_robustness(
     )
 
 
+def _shown_values(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The values a reading's row shows: its own, or, for a comparison judged part by part, the
+    part whose interval reaches lowest (for a no-loss claim, the part nearest to failing)."""
+    parts = values.get("parts")
+    if "estimate" in values or not parts or not all(isinstance(v, Mapping) for v in parts.values()):
+        return values
+    return min(parts.values(), key=lambda part: float(part["ci_lo"]))
+
+
+def _part_labels(claim: Claim) -> dict[str, str]:
+    """A claim judged per dataset: each dataset (the second part of its estimate's record key,
+    ``selection.<dataset>...``) and the part's label in ``paper_claims.yml``."""
+    parts = claim.ours.get("parts") or {}
+    return {str(keys["estimate"]).split(".")[1]: str(label) for label, keys in parts.items()}
+
+
 def _claim_values(
-    claim_id: str,
+    claim: Claim,
     reading: Mapping[str, str],
     cfg: RobustnessConfig,
     tables: Mapping[str, pd.DataFrame],
-    routing: Mapping[tuple[str, str, str, str], Mapping[str, RoutingOutcome] | str],
+    routing: Mapping[RoutingKey, Mapping[str, RoutingOutcome] | str],
     t3_cache: dict,
 ) -> dict[str, Any] | None:
+    claim_id = claim.id
     if claim_id == "t1_r2":
         return _t1_values(tables[reading["pool"]], reading, cfg)
     if claim_id == "t2_split":
         return _t2_values(tables[reading["pool"]], reading, cfg)
     if claim_id == "t3_knockout":
         return _t3_values(tables[reading["pool"]], reading, cfg, t3_cache)
+    base = (reading["tie_rule"], reading["pool"], reading["tiny_pools"], reading["bridge_source"])
+    if claim_id == NEAR_ORACLE:
+        rule, gold = (routing.get((*base, s)) for s in ("rule", "gold"))
+        if rule is None or gold is None:
+            return None  # the run takes no rule or no gold reading
+        for found in (rule, gold):
+            if isinstance(found, str):
+                return {NOT_JUDGED: found}
+        return {"parts": {label: _routing_values_paired(rule[d], gold[d])  # type: ignore[index]
+                          for d, label in _part_labels(claim).items() if d in rule}}  # fmt: skip
     dataset, comparison = ROUTER_CLAIMS[claim_id]
-    key = (reading["tie_rule"], reading["pool"], reading["tiny_pools"], reading["bridge_source"])
-    found = routing.get(key, {})
+    dataset = reading.get("oracle_dataset", dataset) if claim_id == "oracle_gap" else dataset
+    found = routing.get((*base, reading["selector"]), {})
     if isinstance(found, str):
         return {NOT_JUDGED: found}
     outcome = found.get(dataset)

@@ -38,11 +38,23 @@ from regime_core.router import (
 )
 from regime_core.router.evaluation import RoutingOutcome, evaluate_routing
 from regime_core.router.labels import EXCLUDED
+from regime_core.router.selector_evaluation import (
+    SELECTORS,
+    SelectionStudy,
+    SelectorData,
+    check_selector,
+    choose,
+    measure_dataset,
+    reselected,
+    selection_folds,
+    selector_data,
+)
 from regime_core.router.training import (
     FittedRouting,
     RoutingData,
     SelectorQuality,
     agreement_table,
+    apply_router,
     breakdown,
     build_routing_data,
     check_bridge_source,
@@ -100,11 +112,18 @@ class RecipeConfig(RunConfig):
     """the passage the router and its union query read as the bridge: gold (the gold hop-1 passage)
     or retrieved (the question's top-1 passage)
     """
+    selector: str = config.SELECTOR
+    """the sentence of the bridge the router reads and the union query adds as B_rel: rule (the
+    hand-weighted rule), learned (a logistic regression trained on 2WikiMultiHopQA's gold
+    sentences, cross-fitted there), gold (the dataset's gold B_rel, an oracle) or first (the
+    bridge's first sentence)
+    """
 
     def validate(self) -> None:
         super().validate()
         where = type(self).__name__
         check_bridge_source(self.bridge_source, where)
+        check_selector(self.selector, where)
         if self.tie_rule not in TIE_RULES:
             raise ValueError(f"{where}.tie_rule is {self.tie_rule!r}, not one of {TIE_RULES}")
         _check_positive_int(self.label_k, f"{where}.label_k", allow_none=True)
@@ -255,9 +274,12 @@ def fit_recipe(
     *,
     alpha: float | None = None,
     columns: Sequence[int] | None = None,
+    folds: np.ndarray | None = None,
 ) -> FittedRouting:
     """:func:`~regime_core.router.training.fit_routing` with ``cfg``'s label rule, folds and seed
-    (at ``cfg.alpha`` unless ``alpha`` is given, on the feature ``columns``)."""
+    (at ``cfg.alpha`` unless ``alpha`` is given, on the feature ``columns``; ``folds``: the
+    folds of a selector cross-fitted on these questions,
+    :attr:`~regime_core.router.training.RoutingData.folds`)."""
     return fit_routing(
         X,
         rank_q,
@@ -268,14 +290,22 @@ def fit_recipe(
         n_splits=cfg.n_splits,
         seed=cfg.seed,
         columns=columns,
+        folds=folds,
     )
 
 
 def train_on_data(data: RoutingData, cfg: RecipeConfig) -> RouterTrainResult:
     """Labels, cross-fitting, evaluation and the deployment refit on prepared routing data;
-    pure given ``data``."""
+    pure given ``data`` (whose ``B_rel`` is its selector's, and whose folds, when that selector
+    was cross-fitted on these questions, the router's cross-fitting keeps)."""
     table = data.table
-    fitted = fit_recipe(data.X, table["rank_q"].to_numpy(), table["rank_union"].to_numpy(), cfg)
+    fitted = fit_recipe(
+        data.X,
+        table["rank_q"].to_numpy(),
+        table["rank_union"].to_numpy(),
+        cfg,
+        folds=data.folds,
+    )
     outcome = evaluate_routing(
         data.hit_q,
         data.hit_union,
@@ -299,7 +329,8 @@ def train_router(
     The dataset must be prepared (``regime data prepare``), unless ``context`` gives examples."""
     cfg = cfg or RouterConfig()
     data = load_routing_data(cfg, (cfg.dataset,), cfg.encoder, cfg.bridge_source, context)
-    return train_on_data(data[cfg.dataset], cfg)
+    chosen = with_selector(data, cfg, context, train_dataset=cfg.dataset)
+    return train_on_data(chosen[cfg.dataset], cfg)
 
 
 def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str]) -> Path:
@@ -320,5 +351,139 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
             "n_tiny_pool": result.data.sample.n_tiny_pool,
             "labels": {**result.label_counts, "ties": result.fitted.n_ties},
             "parallel_items_included": int(result.data.table["parallel"].sum()),
+            "selector": result.data.selector,
         },
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The selector knob, and every selector measured at three levels
+# --------------------------------------------------------------------------------------------
+
+
+def selector_inputs(
+    data: Mapping[str, RoutingData], context: Context | None = None
+) -> dict[str, SelectorData]:
+    """Per dataset, the sentence features and vectors of every bridge its routing data reads
+    (:func:`~regime_core.router.selector_evaluation.selector_data`, through the context's
+    store and the data's own encoder)."""
+    context = resolve(context)
+    return {
+        dataset: selector_data(
+            d,
+            encoder=context.encoder(d.encoder, d.sample.corpus),
+            store=context.embeddings,
+            regime_rules=d.settings.regime_rules,
+        )
+        for dataset, d in data.items()
+    }
+
+
+def recipe_folds(data: RoutingData, inputs: SelectorData, cfg: RecipeConfig) -> np.ndarray:
+    """The training dataset's folds under ``cfg``'s label rule, folds and seed
+    (:func:`~regime_core.router.selector_evaluation.selection_folds`)."""
+    return selection_folds(
+        data, inputs, tie_rule=cfg.tie_rule, label_k=cfg.label_k, n_splits=cfg.n_splits,
+        seed=cfg.seed,
+    )  # fmt: skip
+
+
+def with_selector(
+    data: Mapping[str, RoutingData],
+    cfg: RecipeConfig,
+    context: Context | None = None,
+    *,
+    train_dataset: str = TRAIN_DATASET,
+    inputs: Mapping[str, SelectorData] | None = None,
+) -> dict[str, RoutingData]:
+    """The rule's routing data (``load_routing_data``) with ``cfg.selector``'s ``B_rel``: the
+    rule's is returned as it is; ``learned`` is cross-fitted on ``train_dataset`` (which must be
+    among ``data``) and applied zero-shot to the others. ``inputs``: the selector data, when the
+    caller has it already."""
+    if cfg.selector == "rule":
+        return dict(data)
+    inputs = inputs if inputs is not None else selector_inputs(data, context)
+    learned = cfg.selector not in ("gold", "first")
+    folds = None
+    if learned:
+        if train_dataset not in data:
+            raise ValueError(
+                f"selector {cfg.selector!r} is fitted on {train_dataset!r}, which is not among "
+                f"the routing data's datasets {list(data)}"
+            )
+        folds = recipe_folds(data[train_dataset], inputs[train_dataset], cfg)
+    choices = choose(
+        inputs,
+        {d: x.table["b_rel_index"].to_numpy() for d, x in data.items()},
+        train_dataset=train_dataset,
+        folds=folds,
+        variants=(cfg.selector,) if learned else (),
+    )
+    return {d: reselected(x, inputs[d], choices, cfg.selector) for d, x in data.items()}
+
+
+@dataclass(frozen=True)
+class SelectorComparison:
+    """Every knob value's router: ``data[selector][dataset]`` the routing data with its ``B_rel``,
+    ``trained[selector]`` the router cross-fitted on the training dataset (and its deployment
+    fit, applied zero-shot elsewhere), and the three levels measured (``study``)."""
+
+    study: SelectionStudy
+    data: Mapping[str, Mapping[str, RoutingData]]
+    trained: Mapping[str, RouterTrainResult]
+
+
+def compare_selectors(
+    data: Mapping[str, RoutingData],
+    cfg: RecipeConfig,
+    context: Context | None = None,
+    *,
+    train_dataset: str = TRAIN_DATASET,
+) -> SelectorComparison:
+    """Every selector on every dataset of ``data`` (the rule's routing data): its choices (every
+    learned variant too), and for each knob value the router trained with it on
+    ``train_dataset`` (cross-fitted there, on the selector's folds) and applied zero-shot to the
+    others; then the three levels against the gold ``B_rel``
+    (:mod:`regime_core.router.selector_evaluation`). The rule's router is exactly
+    ``train_on_data(data[train_dataset], cfg)``."""
+    if train_dataset not in data:
+        raise ValueError(f"compare_selectors: no routing data of {train_dataset!r}")
+    inputs = selector_inputs(data, context)
+    choices = choose(
+        inputs,
+        {d: x.table["b_rel_index"].to_numpy() for d, x in data.items()},
+        train_dataset=train_dataset,
+        folds=recipe_folds(data[train_dataset], inputs[train_dataset], cfg),
+    )
+    by_selector: dict[str, dict[str, RoutingData]] = {}
+    trained: dict[str, RouterTrainResult] = {}
+    outcomes: dict[str, dict[str, RoutingOutcome]] = {d: {} for d in data}
+    for selector in SELECTORS:
+        chosen = {d: reselected(x, inputs[d], choices, selector) for d, x in data.items()}
+        result = train_on_data(chosen[train_dataset], cfg)
+        by_selector[selector], trained[selector] = chosen, result
+        for dataset, d in chosen.items():
+            outcomes[dataset][selector] = (
+                result.outcome
+                if dataset == train_dataset
+                else apply_router(result.router, d, bootstrap=cfg.bootstrap)
+            )
+    datasets = {
+        dataset: measure_dataset(
+            {s: by_selector[s][dataset] for s in SELECTORS},
+            inputs[dataset],
+            choices,
+            outcomes[dataset],
+            bootstrap=cfg.bootstrap,
+        )
+        for dataset in data
+    }
+    study = SelectionStudy(
+        train_dataset=train_dataset,
+        selector=cfg.selector,
+        k=cfg.k,
+        alpha=float(cfg.alpha),
+        choices=choices,
+        datasets=datasets,
+    )
+    return SelectorComparison(study, by_selector, trained)

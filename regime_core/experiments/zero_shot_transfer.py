@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -31,13 +31,16 @@ from regime_core.experiments.context import Context
 from regime_core.experiments.router_train import (
     TRAINED_ROUTER_FILE,
     TRANSFER_DATASETS,
+    RecipeConfig,
     RouterTrainResult,
     load_routing_data,
+    with_selector,
 )
 from regime_core.paper import paper_claim
 from regime_core.router import RegimeRouter
 from regime_core.router.evaluation import RoutingOutcome
 from regime_core.router.model import default_router_path, resolve_router
+from regime_core.router.selector_evaluation import check_selector
 from regime_core.router.training import (
     RoutingData,
     apply_router,
@@ -58,6 +61,8 @@ PAPER_REFERENCE: dict[str, dict[str, Any]] = {
     )
 }
 PAPER_ORACLE_GAP: float = paper_claim("oracle_gap").number("value")  # "about 4.6 pp more"
+#: The fields a transfer run shares with the router recipe (the router's selector is its own).
+_RUN_FIELDS = dataclasses.fields(RunConfig)
 
 
 def no_regret(diff: float, p_value: float, confidence: float = config.CONFIDENCE) -> bool:
@@ -150,6 +155,11 @@ def transfer_router(
     # the union weight applied: the router's own unless the config sets one
     applied = dataclasses.replace(cfg, alpha=alpha)
     data = load_routing_data(applied, applied.datasets, cfg.encoder, cfg.bridge_source, context)
+    selector = router_selector(router)
+    if selector != "rule":  # the B_rel the router was trained with (gold or first)
+        recipe = RecipeConfig(**{f.name: getattr(applied, f.name) for f in _RUN_FIELDS},
+                              selector=selector)  # fmt: skip
+        data = with_selector(data, recipe, context, train_dataset="")
     outcomes = {
         dataset: apply_router(router, d, bootstrap=cfg.bootstrap) for dataset, d in data.items()
     }
@@ -161,6 +171,42 @@ def transfer_router(
         data=data,
         outcomes=outcomes,
     )
+
+
+def router_selector(router: RegimeRouter) -> str:
+    """The ``B_rel`` selector a router file says it was trained with (``training.extra.selector``;
+    files written before the knob existed: the rule). Raises ValueError for ``learned``, whose
+    fitted selector a router file does not hold: its zero-shot numbers are the router-training
+    run's (``selection`` in its record)."""
+    extra = dict(getattr(router, "training_metadata_", {})).get("extra", {})
+    selector = str(extra.get("selector", "rule")) if isinstance(extra, Mapping) else "rule"
+    check_selector(selector, "the router file's training.extra")
+    if selector not in ("rule", "gold", "first"):
+        raise ValueError(
+            f"the router file was trained with selector {selector!r}, whose fitted model a "
+            "router file does not keep, so zero-shot transfer cannot choose its B_rel; apply a "
+            "router trained with the rule (the packaged one), or read the zero-shot numbers of "
+            "every selector in the router_train record's 'selection' node"
+        )
+    return selector
+
+
+def selection_numbers(train_record: Mapping[str, Any], datasets: Sequence[str]) -> dict[str, Any]:
+    """The router-training record's ``selection`` node for ``datasets`` (each zero-shot there:
+    the router trained on the training set with each selector, applied with it), with the
+    protocol's keys; ``{}`` when that record has none."""
+    selection = train_record.get("numbers", {}).get("selection")
+    if not isinstance(selection, Mapping):
+        return {}
+    measured = [k for k, v in selection.items() if isinstance(v, Mapping) and "routed" in v]
+    missing = [d for d in datasets if d not in measured]
+    if missing:
+        raise KeyError(
+            f"record {train_record.get('name', '?')!r}: 'selection' has no {missing} "
+            f"(it measured {measured})"
+        )
+    kept = {k: v for k, v in selection.items() if not isinstance(v, Mapping) or k == "coefficients"}
+    return {**kept, **{d: selection[d] for d in datasets}}
 
 
 def router_path(choice: str, work: Path | None) -> Path:

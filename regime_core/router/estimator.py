@@ -22,6 +22,7 @@ the model so that the deployed rule is one object.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -251,6 +252,20 @@ def _check_size(what: str, n_chars: int, limit: int) -> None:
 # --- cross-fitting ---------------------------------------------------------------------------
 
 
+@functools.cache
+def _threadpools() -> Any:
+    from threadpoolctl import ThreadpoolController  # scikit-learn's own dependency
+
+    return ThreadpoolController()
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS runs on one thread, for loops of tiny fits (a logistic regression
+    of a few columns on a few hundred rows): there, thread start-up costs more than the work
+    (about ten times the fit on a loaded two-core machine). Larger products are left alone."""
+    return _threadpools().limit(limits=1, user_api="blas")
+
+
 def cross_fit_folds(
     y: Any,
     groups: Any = None,
@@ -292,20 +307,32 @@ def cross_fit_predict(
     n_splits: int = config.CV_FOLDS,
     seed: int = config.SEED,
     estimator: Any = None,
+    folds: Any = None,
 ) -> np.ndarray:
     """Out-of-fold ``p(union)`` for every item: item i is scored by a model fitted on the other
-    folds only (:func:`cross_fit_folds`). ``estimator`` (default ``RegimeRouter()``) is cloned
-    per fold. Deterministic for a given seed."""
+    folds only (:func:`cross_fit_folds`, or the given ``folds``: one fold number per item, as a
+    learned ``B_rel`` selector's cross-fitting assigned them, so that an item's sentence and its
+    route both come from models that never saw its fold). ``estimator`` (default
+    ``RegimeRouter()``) is cloned per fold. Deterministic for a given seed."""
     X = check_array(X, dtype=np.float64)
     y = column_or_1d(y)
     if X.shape[0] != y.shape[0]:
         raise ValueError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
-    folds = cross_fit_folds(y, groups, n_splits=n_splits, seed=seed)
+    if folds is None:
+        folds = cross_fit_folds(y, groups, n_splits=n_splits, seed=seed)
+    else:
+        folds = column_or_1d(np.asarray(folds))
+        if folds.shape[0] != y.shape[0] or not np.issubdtype(folds.dtype, np.integer):
+            raise ValueError(f"folds must be {y.shape[0]} integer fold numbers, one per item")
+        if np.any(folds < 0) or np.any(folds >= n_splits):
+            raise ValueError(f"folds must lie in 0..{n_splits - 1} (n_splits={n_splits})")
     positive = np.unique(y)[1]
     template = RegimeRouter() if estimator is None else estimator
     proba = np.empty(X.shape[0], dtype=np.float64)
     for fold in range(n_splits):
         test = folds == fold
+        if not test.any():
+            continue
         train = ~test
         if np.unique(y[train]).size < 2:
             raise ValueError(f"fold {fold}: the training items hold one class only")

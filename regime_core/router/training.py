@@ -12,13 +12,16 @@ The flow, each step a function of its inputs (the embedding store is the only si
 
 Nothing gold is read to route: ``B_rel`` is the sentence :func:`~regime_core.router.select_b_rel`
 chooses, never the dataset's relation sentence; the gold sentence is read only to measure the
-selector (:func:`agreement_table`, :func:`gold_b_rel_retrieval`). The samples come from the
+selector (:func:`agreement_table`, :func:`gold_b_rel_retrieval`) and, as an oracle, by the
+selector knob's ``gold`` value: :func:`with_b_rel` swaps any selector's choice into the routing
+data (:mod:`regime_core.router.selector_evaluation` makes the choices). The samples come from the
 experiments (:class:`regime_core.experiments.sampling.Sample`); this module only needs what
 :class:`SampleLike` names.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -36,7 +39,7 @@ from regime_core.retrieval.geometry import (
     hop1_top_pids,
     with_retrieved_bridges,
 )
-from regime_core.router.estimator import RegimeRouter, cross_fit_predict
+from regime_core.router.estimator import RegimeRouter, cross_fit_predict, one_blas_thread
 from regime_core.router.evaluation import (
     DEFAULT_BOOTSTRAP,
     POLICIES,
@@ -47,7 +50,7 @@ from regime_core.router.evaluation import (
     paired_hits,
     subset_outcome,
 )
-from regime_core.router.features import FEATURE_NAMES, featurize
+from regime_core.router.features import FEATURE_NAMES, extract_features, featurize
 from regime_core.router.labels import EXCLUDED, describe_label_rule, outcome_labels, tie_mask
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.schema import Example, Passage
@@ -105,6 +108,14 @@ class RoutingData:
     geometry: UnionGeometry
     bridge_source: str
     hop1_counts: Mapping[str, int] | None = None  # with bridge_source="retrieved"
+    #: the examples routed, in table order (with ``bridge_source="retrieved"``, each with the
+    #: passage hop 1 returned as its bridge); () for data built before they were kept
+    examples: tuple[Example, ...] = ()
+    #: the cross-fitting fold of each question when its ``B_rel`` was chosen by a selector
+    #: cross-fitted on these questions (the router then uses the same folds); None otherwise
+    folds: np.ndarray | None = None
+    #: the selector that chose ``B_rel`` (:data:`regime_core.config.SELECTORS`)
+    selector: str = config.SELECTOR
 
     @property
     def n(self) -> int:
@@ -198,6 +209,59 @@ def build_routing_data(
         geometry=geometry,
         bridge_source=bridge_source,
         hop1_counts=hop1_counts,
+        examples=tuple(examples),
+    )
+
+
+def with_b_rel(
+    data: RoutingData,
+    chosen: Any,
+    b_rel_vectors: Any,
+    *,
+    selector: str,
+    folds: np.ndarray | None = None,
+    router_rules: RouterRules = DEFAULT_ROUTER_RULES,
+) -> RoutingData:
+    """``data`` with another ``B_rel``: sentence ``chosen[i]`` of question ``i``'s bridge, whose
+    query-mode vector is row ``i`` of ``b_rel_vectors``. The router's features are recomputed
+    from the new sentences and the union ranks re-scored on the same geometry (only the
+    ``B_rel`` vectors change); ``rank_q`` is untouched. ``selector`` names what chose them,
+    ``folds`` the cross-fitting folds of a selector fitted on these questions; pure."""
+    examples = data.examples
+    if len(examples) != data.n:
+        raise ValueError(f"with_b_rel({data.dataset}): the routing data keeps no examples")
+    chosen = np.asarray(chosen, dtype=np.int64)
+    sizes = data.table["n_sentences"].to_numpy()
+    if chosen.shape != (data.n,) or np.any(chosen < 0) or np.any(chosen >= sizes):
+        bad = (
+            np.flatnonzero((chosen < 0) | (chosen >= sizes)) if chosen.shape == sizes.shape else []
+        )
+        where = f" (first: question {examples[int(bad[0])].id!r})" if len(bad) else ""
+        raise ValueError(
+            f"with_b_rel({data.dataset}): need one sentence index within its bridge for each of "
+            f"the {data.n} questions{where}"
+        )
+    if b_rel_vectors.shape[0] != data.n:
+        raise ValueError(
+            f"with_b_rel({data.dataset}): {b_rel_vectors.shape[0]} B_rel vectors for {data.n} "
+            "questions"
+        )
+    bridges = [ex.bridge.sentences for ex in examples]
+    X = extract_features(
+        [ex.question for ex in examples],
+        bridges,
+        [b[int(c)] for b, c in zip(bridges, chosen, strict=True)],
+        bridge_titles=[ex.bridge.title or None for ex in examples],
+        rules=router_rules,
+    )
+    geometry = dataclasses.replace(data.geometry, b_rel_vectors=b_rel_vectors)
+    table = data.table.copy()
+    table["b_rel_index"] = chosen
+    for j, name in enumerate(FEATURE_NAMES):
+        table[name] = X[:, j]
+    table["rank_union"] = geometry.target_ranks(data.settings.alpha)
+    return dataclasses.replace(
+        data, table=table, X=X, geometry=geometry, folds=folds, selector=selector
     )
 
 
@@ -260,13 +324,16 @@ def fit_routing(
     n_splits: int,
     seed: int,
     columns: Sequence[int] | None = None,
+    folds: Any = None,
 ) -> FittedRouting:
     """Label each question from its ranks (:func:`~regime_core.router.outcome_labels`), score it
     out of fold (:func:`~regime_core.router.cross_fit_predict`) and refit on every labelled item.
 
     With ``tie_rule="exclude"`` the tied items carry no label and never enter a fit; they are
     scored by the model fitted on all labelled items, which never saw them, so their
-    probability is out of sample too. Raises ValueError when the labels hold one class only.
+    probability is out of sample too. ``folds`` (one per question; None: stratified folds of the
+    labels) fixes the labelled items' folds, as :attr:`RoutingData.folds` gives them. Raises
+    ValueError when the labels hold one class only.
     """
     labels = outcome_labels(rank_q, rank_union, tie_rule=tie_rule, k=label_k)
     ties = tie_mask(rank_q, rank_union, k=label_k)
@@ -280,8 +347,12 @@ def fit_routing(
             "disagree the other way on these questions, so there is nothing to learn"
         )
     probability = np.empty(len(labels), dtype=np.float64)
-    probability[kept] = cross_fit_predict(Xc[kept], labels[kept], n_splits=n_splits, seed=seed)
-    router = RegimeRouter(alpha=alpha).fit(Xc[kept], labels[kept])
+    given = None if folds is None else np.asarray(folds)[kept]
+    with one_blas_thread():  # six tiny fits: BLAS threads cost more than they save
+        probability[kept] = cross_fit_predict(
+            Xc[kept], labels[kept], n_splits=n_splits, seed=seed, folds=given
+        )
+        router = RegimeRouter(alpha=alpha).fit(Xc[kept], labels[kept])
     if (~kept).any():
         probability[~kept] = router.predict_proba(Xc[~kept])[:, 1]
     return FittedRouting(labels, int(ties.sum()), probability, router, cols)

@@ -317,6 +317,10 @@ SPEC_ESTIMATES: dict[str, tuple[str, bool]] = {
     "t1_r2": ("median probit R² over cells", False),
     "t2_split": ("B-dominant Δ hit@5, union − q (percentage points)", True),
     "t3_knockout": ("Δ hit@5, union − knockout (percentage points)", True),
+    "selector_near_oracle": (
+        "Δ routed hit@5, rule's − gold B_rel, the dataset nearest to a loss (percentage points)",
+        True,
+    ),
 }
 _DEFAULT_ESTIMATE = ("Δ hit@5 of the claim's comparison (percentage points)", True)
 #: Beyond this many readings the curve draws its intervals as one band and its knob grid as
@@ -454,7 +458,10 @@ def specification_curve(
 
 
 #: Knobs whose values are names of a kind (:func:`regime_core.book.names.display`).
-_KNOB_VALUE_KINDS: dict[str, str] = {"encoder": "encoder", "level": "dataset", "pool": "pool"}
+_KNOB_VALUE_KINDS: dict[str, str] = {
+    "encoder": "encoder", "level": "dataset", "pool": "pool", "oracle_dataset": "dataset",
+    "selector": "selector",
+}  # fmt: skip
 
 
 def _knob_value(knob: str, value: str) -> str:

@@ -351,6 +351,8 @@ from regime_core.book.tables.router import (  # noqa: E402, F401
     pool_invariance_table,
     router_summary,
     routing_table,
+    selection_routed_table,
+    selection_table,
     selector_cost_table,
     selector_table,
     soft_table,

@@ -427,3 +427,87 @@ def ablation_summary(record: Mapping[str, Any]) -> Table:
         pd.DataFrame(rows),
         note="Differences in hit@5, percentage points, with the exact McNemar p.",
     )
+
+
+# --------------------------------------------------------------------------------------------
+# How much of the gain is selection (the router_train record's ``selection`` node)
+# --------------------------------------------------------------------------------------------
+
+
+def _setting(entry: Mapping[str, Any]) -> str:
+    return str(entry.get("setting", ""))
+
+
+def selection_table(selection: Mapping[str, Any], datasets: Sequence[str]) -> Table:
+    """Levels 1 and 2 per dataset and selector: agreement with the gold relation sentence (all
+    items, beside chance) and union hit@k with the selector's ``B_rel`` against the gold one."""
+    measured = [s.strip() for s in str(selection["measured"]).split(",")]
+    rows = []
+    for dataset in datasets:
+        entry = selection[dataset]
+        agreement = entry["agreement"].get("all", {})
+        union = entry["union"]
+        gold_hit = next(iter(union.values()))["hit_gold"] if union else None
+        for name in measured:
+            c = union.get(name)
+            rows.append(
+                {
+                    "dataset": f"{names.dataset(dataset)} ({_setting(entry)})",
+                    "selector": names.selector(name),
+                    "agrees with gold": pct(agreement.get(name)),
+                    "chance": pct(agreement.get("chance")),
+                    "union hit": pct(c["hit"] if c else gold_hit if name == "gold" else None),
+                    "− gold [95% CI]": interval(c["diff"], c["ci_lo"], c["ci_hi"]) if c else "",
+                    "p": p_value(c["p_value"]) if c else "",
+                }
+            )
+    k = selection["k"]
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"Agreement: share of the items with a gold relation sentence whose chosen sentence "
+            f"is it. Union hit@{k} with each selector's B_rel, and its difference from union with "
+            "the gold B_rel, on the items that have one; CI: exact McNemar interval, p: exact "
+            "McNemar."
+        ),
+        align_left=("dataset", "selector"),
+    )
+
+
+def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]) -> Table:
+    """Level 3 per dataset and knob value: the router trained and applied with each selector's
+    ``B_rel``, and routed hit@k with it against routed hit@k with the gold sentence."""
+    selectors = [s.strip() for s in str(selection["selectors"]).split(",")]
+    rows = []
+    for dataset in datasets:
+        entry = selection[dataset]
+        for name in selectors:
+            routed = entry["routed"][name]
+            vs_gold = routed.get("vs_gold", {}).get("routed_vs_q")
+            rows.append(
+                {
+                    "dataset": f"{names.dataset(dataset)} ({_setting(entry)})",
+                    "selector": names.selector(name),
+                    "routed − q": pp(routed["routed_vs_q"]["diff"]),
+                    "routed − union": pp(routed["routed_vs_union"]["diff"]),
+                    "oracle − routed": pp(routed["oracle_vs_routed"]["diff"]),
+                    "routed − routed with gold [95% CI]": (
+                        interval(vs_gold["diff"], vs_gold["ci_lo"], vs_gold["ci_hi"])
+                        if vs_gold
+                        else ""
+                    ),
+                    "p": p_value(vs_gold["p_value"]) if vs_gold else "",
+                }
+            )
+    k = selection["k"]
+    return Table(
+        pd.DataFrame(rows),
+        note=(
+            f"Differences in hit@{k}. Each row's router is trained with that selector's B_rel on "
+            f"{names.dataset(selection['train_dataset'])} (cross-fitted there) and applied "
+            "zero-shot to the other datasets with the same selector. The last columns pair each "
+            "question's routed hit with its routed hit under the gold B_rel: exact McNemar "
+            "interval and p."
+        ),
+        align_left=("dataset", "selector"),
+    )
