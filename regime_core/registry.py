@@ -38,6 +38,7 @@ from regime_core.experiments import (
     data_regimes,
     robustness,
     router_train,
+    routing_latency,
     t1_auc_margin,
     t2_regime_decomposition,
     t3_brel_knockout,
@@ -129,6 +130,11 @@ RUNS: dict[str, Run] = {
                 _T.labels_table, _T.breakdown_table, _T.router_summary,
             ),
             figures=(_F.selector_agreement, _F.router_training, _F.router_coefficients),
+        ),
+        Run(
+            "routing_latency", routing_latency.LatencyConfig, routing_latency.run_latency,
+            "book/claims/router_train",
+            tables=(_T.latency_table,), figures=(_F.routing_latency,),
         ),
         Run(
             "zero_shot_transfer", zero_shot_transfer.TransferConfig,

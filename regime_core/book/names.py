@@ -135,6 +135,18 @@ CLAIMS: dict[str, str] = {
     "router_vs_union_hotpotqa": "Router beats always-union on HotpotQA, zero-shot",
 }
 
+#: The languages the router is timed in (the routing-latency run).
+LANGUAGES: dict[str, str] = {
+    "python": "Python",
+    "javascript": "JavaScript",
+}
+
+#: The routing-latency run's two measurements.
+TIMING_MODES: dict[str, str] = {
+    "warm": "warm",
+    "cold": "cold (first call of a fresh process)",
+}
+
 _KINDS: dict[str, Mapping[str, str]] = {
     "dataset": DATASETS,
     "regime": REGIMES,
@@ -146,6 +158,8 @@ _KINDS: dict[str, Mapping[str, str]] = {
     "cell": CELLS,
     "label_rule": LABEL_RULES,
     "claim": CLAIMS,
+    "language": LANGUAGES,
+    "timing_mode": TIMING_MODES,
 }
 
 
@@ -201,6 +215,16 @@ def claim(name: object) -> str:
     return _lookup(CLAIMS, name)
 
 
+def language(name: object) -> str:
+    """``"javascript"`` → ``"JavaScript"``."""
+    return _lookup(LANGUAGES, name)
+
+
+def timing_mode(name: object) -> str:
+    """``"cold"`` → ``"cold (first call of a fresh process)"``."""
+    return _lookup(TIMING_MODES, name)
+
+
 def comparison(name: object) -> str:
     """``"union_vs_q"`` → ``"union − q"`` (arms in their short names)."""
     text = str(name)
@@ -212,8 +236,8 @@ def comparison(name: object) -> str:
 
 def display(kind: str, name: object) -> str:
     """The display name of ``name`` as a ``kind`` (``dataset``, ``regime``, ``arm``,
-    ``metric``, ``encoder``, ``pool``, ``feature``, ``cell``, ``label_rule``,
-    ``comparison``)."""
+    ``metric``, ``encoder``, ``pool``, ``feature``, ``cell``, ``label_rule``, ``claim``,
+    ``language``, ``timing_mode``, ``comparison``)."""
     if kind == "comparison":
         return comparison(name)
     if kind not in _KINDS:

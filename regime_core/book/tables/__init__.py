@@ -345,6 +345,7 @@ from regime_core.book.tables.router import (  # noqa: E402, F401
     ablation_summary,
     breakdown_table,
     headline_table,
+    latency_table,
     oracle_gap_table,
     router_summary,
     routing_table,
