@@ -71,10 +71,10 @@ RELATION_SOURCES: tuple[str, ...] = (
 
 def dataset_name_problem(name: object) -> str | None:
     """Why ``name`` cannot name a dataset (None: it can): a built-in name
-        (:data:`DATASETS`), or one that follows :data:`DATASET_NAME` and is not reserved.
+    (:data:`DATASETS`), or one that follows :data:`DATASET_NAME` and is not reserved.
 
-        >>> dataset_name_problem("hotpotqa"), dataset_name_problem("my-data_2")
-        (None, None)
+    >>> dataset_name_problem("hotpotqa"), dataset_name_problem("my-data_2")
+    (None, None)
     >>> dataset_name_problem("My Data")[:36]
     "'My Data' is not a dataset name: use"
     """
