@@ -93,8 +93,9 @@ class RoutingLatencyResult:
     router_file: Path
 
     def to_numbers(self) -> dict[str, Any]:
-        """The record's numbers: the split, the timings' (:meth:`LatencyResult.to_numbers`)
-        and, per dataset, the sample (questions available, timed, the ids' hash)."""
+        """The record's numbers: the split, the timings'
+        (:meth:`~regime_core.router.latency.LatencyResult.to_numbers`) and, per dataset, the
+        sample (questions available, timed, the ids' hash)."""
         return {
             "split": self.config.split,
             **self.timings.to_numbers(),
