@@ -104,11 +104,11 @@ def test_latency_table_reads_the_record_in_words() -> None:
     }  # fmt: skip
     shown = tables.latency_table({"numbers": numbers})
     assert shown.frame.to_dict("records")[:2] == [
-        {"language": "Python", "measurement": "warm", "n": "1,362", "median": "127 µs",
-         "99th percentile": "433 µs", "maximum": "890 µs"},
-        {"language": "Python", "measurement": "cold (first call of a fresh process)", "n": "10",
-         "median": "300 µs", "99th percentile": "4.20 ms", "maximum": "4.30 ms"},
+        {"timed": "Python, warm", "n": "1,362", "median": "127 µs", "99th percentile": "433 µs",
+         "maximum": "890 µs"},
+        {"timed": "Python, cold", "n": "10", "median": "300 µs", "99th percentile": "4.20 ms",
+         "maximum": "4.30 ms"},
     ]  # fmt: skip
-    assert shown.frame["language"].tolist()[-1] == "JavaScript"
+    assert shown.frame["timed"].tolist()[-1] == "JavaScript, warm"
     assert "median of its 5 passes" in shown.note and "AMD EPYC, 2 cores" in shown.note
     assert "load average 2.59" in shown.note

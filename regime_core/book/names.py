@@ -141,10 +141,11 @@ LANGUAGES: dict[str, str] = {
     "javascript": "JavaScript",
 }
 
-#: The routing-latency run's two measurements.
+#: The routing-latency run's two measurements (warm: a process that has routed others; cold:
+#: the first call of a fresh process).
 TIMING_MODES: dict[str, str] = {
     "warm": "warm",
-    "cold": "cold (first call of a fresh process)",
+    "cold": "cold",
 }
 
 _KINDS: dict[str, Mapping[str, str]] = {
@@ -221,7 +222,7 @@ def language(name: object) -> str:
 
 
 def timing_mode(name: object) -> str:
-    """``"cold"`` → ``"cold (first call of a fresh process)"``."""
+    """``"warm"`` → ``"warm"``."""
     return _lookup(TIMING_MODES, name)
 
 

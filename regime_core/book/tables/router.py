@@ -369,8 +369,7 @@ def latency_table(record: Mapping[str, Any]) -> Table:
     numbers = record["numbers"]
     rows = [
         {
-            "language": names.language(language),
-            "measurement": names.timing_mode(mode),
+            "timed": f"{names.language(language)}, {names.timing_mode(mode)}",
             "n": count(s["n"]),
             "median": format_number(s["p50_seconds"], "time"),
             "99th percentile": format_number(s["p99_seconds"], "time"),
@@ -390,5 +389,5 @@ def latency_table(record: Mapping[str, Any]) -> Table:
             f"{machine['cores']} cores, Python {machine['python']}, Node {machine['node']}, "
             f"load average {machine['load_average_1min']}."
         ),
-        align_left=("language", "measurement"),
+        align_left=("timed",),
     )
