@@ -39,6 +39,7 @@ from regime_core.experiments import (
     data_regimes,
     robustness,
     router_train,
+    routing_latency,
     t1_auc_margin,
     t2_regime_decomposition,
     t3_brel_knockout,
@@ -131,6 +132,11 @@ RUNS: dict[str, Run] = {
                 _T.selection_routed_table,
             ),
             figures=(_F.selector_agreement, _F.router_training, _F.router_coefficients),
+        ),
+        Run(
+            "routing_latency", routing_latency.LatencyConfig, routing_latency.run_latency,
+            "book/claims/router_train",
+            tables=(_T.latency_table,), figures=(_F.routing_latency,),
         ),
         Run(
             "zero_shot_transfer", zero_shot_transfer.TransferConfig,

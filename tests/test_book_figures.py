@@ -297,6 +297,28 @@ def _routing() -> tuple[Any, Any, Any]:
     return training, transfer, agreement
 
 
+def _latency(javascript: bool = True) -> Any:
+    from regime_core.router.latency import LatencyResult
+
+    rng = np.random.default_rng(3)
+    warm = rng.lognormal(np.log(1.2e-4), 0.5, (5, 60))
+    cold = rng.lognormal(np.log(4e-4), 0.4, 6)
+    return LatencyResult(
+        n_questions={"hotpotqa": 30, "musique": 30},
+        python_warm=warm,
+        python_cold=cold,
+        js_warm=warm / 3 if javascript else None,
+        js_cold=cold * 2 if javascript else None,
+        machine={
+            "cpu": "test",
+            "cores": 2,
+            "python": "3.12",
+            "node": "v20",
+            "load_average_1min": "1",
+        },
+    )
+
+
 def _many_readings(n: int) -> pd.DataFrame:
     rng = np.random.default_rng(2)
     estimate = rng.normal(0.05, 0.04, n)
@@ -364,6 +386,7 @@ def _every_figure(t2: tuple[Any, pd.DataFrame, Any]) -> list[figures.Figure]:
         figures.regime_arms(summary, title="toy world", name="regimes_toy"),
         figures.sweep(alpha, "alpha", k=1, name="sweep_alpha"),
         figures.knockout_bars(knockout),
+        figures.routing_latency(_latency()),
     ]  # fmt: skip
 
 
@@ -389,7 +412,7 @@ def test_every_figure_function_is_checked(t2: tuple[Any, pd.DataFrame, Any]) -> 
         "regime_shares", "t1_scatter", "t1_r2", "t2_hits", "t2_deltas", "key_union_vs_q",
         "t3_drops", "selector_agreement", "router_training", "router_coefficients",
         "zero_shot_hits", "alpha_sweep", "leave_one_feature_out", "specification_curve",
-        "regime_arms", "sweep", "knockout_bars",
+        "regime_arms", "sweep", "knockout_bars", "routing_latency",
     }  # fmt: skip
     assert _figure_functions() == covered
     for fig in made:
@@ -462,6 +485,30 @@ def test_specification_curves_draw_differences_in_points() -> None:
                             if len(c.get_offsets())])  # fmt: skip
     assert np.nanmax(np.abs(drawn)) > 1  # 0.05 as a fraction is 5 points
     fig.close()
+
+
+def test_the_latency_figure_draws_every_timing_on_a_log_axis_with_the_bound() -> None:
+    from regime_core.router.latency import median_of_passes
+
+    result = _latency()
+    fig = figures.routing_latency(result)
+    ax = fig.figure.axes[0]
+    assert ax.get_xscale() == "log"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["Python, warm", "Python, cold", "JavaScript, warm", "JavaScript, cold"]
+    dots = [c.get_offsets()[:, 0] for c in ax.collections]
+    assert [len(d) for d in dots] == [60, 6, 60, 6]  # warm: one per question; cold: per process
+    assert np.allclose(np.sort(dots[0]), np.sort(median_of_passes(result.python_warm)))
+    bound = [ln for ln in ax.get_lines() if ln.get_linestyle() == "--"]
+    assert len(bound) == 1 and bound[0].get_xdata()[0] == pytest.approx(1e-3)  # the claim's
+    assert "1 ms" in fig.caption and "1 ms" in fig.alt
+    assert figures.router._duration_label(1e-5) == "10 µs"
+    fig.close()
+    python_only = figures.routing_latency(_latency(javascript=False), bound=2e-3)
+    assert len(python_only.figure.axes[0].get_yticklabels()) == 2
+    assert "2 ms" in python_only.caption and "JavaScript" not in python_only.caption
+    assert python_only.caption_problems() == []
+    python_only.close()
 
 
 def test_the_png_carries_alt_text_caption_and_encodings(tmp_path) -> None:

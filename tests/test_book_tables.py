@@ -121,3 +121,26 @@ def test_selection_tables_show_every_selector_against_gold() -> None:
     assert routed["selector"].tolist() == ["rule", "gold B_rel (oracle)"]
     assert routed["routed − routed with gold [95% CI]"].tolist() == ["-10.0 pp [-30.0, 0.0]", ""]
     assert routed["routed − q"].tolist() == ["+5.0 pp", "+5.0 pp"]
+
+
+def test_latency_table_reads_the_record_in_words() -> None:
+    warm = {"n": 1362, "p50_seconds": 1.27e-4, "p99_seconds": 4.33e-4, "max_seconds": 8.9e-4}
+    cold = {"n": 10, "p50_seconds": 3e-4, "p99_seconds": 0.0042, "max_seconds": 0.0043}
+    numbers = {
+        "timings": {"python": {"warm": warm, "cold": cold}, "javascript": {"warm": warm}},
+        "warm_passes": 5,
+        "warmup_calls": 200,
+        "cold_processes": 10,
+        "machine": {"cpu": "AMD EPYC", "cores": 2, "python": "3.12.3", "node": "v20.20.2",
+                    "load_average_1min": "2.59"},
+    }  # fmt: skip
+    shown = tables.latency_table({"numbers": numbers})
+    assert shown.frame.to_dict("records")[:2] == [
+        {"timed": "Python, warm", "n": "1,362", "median": "127 µs", "99th percentile": "433 µs",
+         "maximum": "890 µs"},
+        {"timed": "Python, cold", "n": "10", "median": "300 µs", "99th percentile": "4.20 ms",
+         "maximum": "4.30 ms"},
+    ]  # fmt: skip
+    assert shown.frame["timed"].tolist()[-1] == "JavaScript, warm"
+    assert "median of its 5 passes" in shown.note and "AMD EPYC, 2 cores" in shown.note
+    assert "load average 2.59" in shown.note

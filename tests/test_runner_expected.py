@@ -20,6 +20,7 @@ from regime_core.runner.expected import (
     compare,
     dump_expected,
     freeze,
+    is_timing_key,
     load_expected,
     tolerance_for,
     within,
@@ -81,6 +82,76 @@ def test_freeze_dump_and_load_round_trip(tmp_path: Path) -> None:
     path.write_text(dump_expected(frozen), encoding="utf-8")
     assert load_expected(path) == frozen  # floats survive the text exactly
     assert compare(load_expected(path), records) == []
+
+
+def _latency_record() -> dict[str, Any]:
+    """A constructed record shaped like the routing-latency run's."""
+    warm = {"n": 120, "p50_seconds": 1.2e-4, "p99_seconds": 4.1e-4, "max_seconds": 8e-4}
+    cold = {"n": 4, "p50_seconds": 3e-4, "p99_seconds": 9e-4, "max_seconds": 9e-4}
+    return _record(
+        {
+            "split": "dev",
+            "n_questions": {"hotpotqa": 40, "musique": 40, "2wikimultihopqa": 40},
+            "n_total": 120,
+            "timings": {"python": {"warm": warm, "cold": cold}},
+            "worst_warm_p99_seconds": 4.1e-4,
+            "javascript_measured": False,
+            "machine": {"cpu": "AMD EPYC", "cores": 2, "load_average_1min": "3.10"},
+            "warm_passes": 5,
+            "samples": {"musique": {"n": 40, "ids_hash": "abc"}},
+            "fit": {"seconds": 12.5, "bootstrap_seconds": 1.0, "n": 3},
+        }
+    )
+
+
+def test_timings_are_never_frozen_by_a_stated_key_rule() -> None:
+    frozen = freeze({"routing_latency": _latency_record()})
+    assert [e.key for e in frozen] == [
+        "split",
+        "n_questions.hotpotqa",
+        "n_questions.musique",
+        "n_questions.2wikimultihopqa",
+        "n_total",
+        "javascript_measured",
+        "warm_passes",
+        "samples.musique.n",
+        "samples.musique.ids_hash",
+        "fit.n",
+    ]
+    # the rule: a level `timings` or `machine`, or a last level `seconds` / `*_seconds`
+    for key in ("timings.python.warm.n", "machine.cores", "fit.seconds", "worst_warm_p99_seconds"):
+        assert is_timing_key(key), key
+    for key in ("n_total", "secondsx", "fit.seconds_per_item", "timing", "machines.n"):
+        assert not is_timing_key(key), key
+    assert sorted(expected.TIMING_LEVELS) == ["machine", "timings"]
+
+
+def test_a_timing_is_never_compared_nor_read_from_the_file(tmp_path: Path) -> None:
+    record = _latency_record()
+    frozen = freeze({"routing_latency": record})
+    slower = _latency_record()
+    slower["numbers"]["timings"]["python"]["warm"]["p99_seconds"] = 0.5  # another machine
+    slower["numbers"]["worst_warm_p99_seconds"] = 0.5
+    slower["numbers"]["machine"]["cpu"] = "another"
+    assert compare(frozen, {"routing_latency": slower}) == []
+    fewer = _latency_record()
+    fewer["numbers"]["n_total"] = 119  # a count is still compared
+    assert [d.expected.key for d in compare(frozen, {"routing_latency": fewer})] == ["n_total"]
+    with pytest.raises(ValueError, match="timing of the machine"):
+        compare([Expected("routing_latency", "machine.cores", 2, 1e-6)], {})
+    text = dump_expected(frozen)
+    assert (
+        "Never frozen: timings and the machine" in text and "seconds" not in text.split("runs:")[1]
+    )
+    path = tmp_path / "expected.yml"
+    path.write_text(
+        'schema: regime-expected/1\nruns: {routing_latency: {"timings.python.warm.p99_seconds": '
+        "[0.0004, 0.005]}}\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ValueError, match="timing of the machine") as info:
+        load_expected(path)
+    assert str(path) in str(info.value) and "timings.python.warm.p99_seconds" in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -167,3 +238,9 @@ def test_every_claim_is_judged_on_the_quick_records(quick_run: Any) -> None:
         row = judge_claim(claim, quick_run.record(claim.run))
         assert row.judgement.verdict in VERDICTS
         assert row.ours_text and row.paper_text
+
+
+def test_doctests_pass() -> None:
+    import doctest
+
+    assert doctest.testmod(expected).failed == 0

@@ -316,6 +316,39 @@ def test_judge_claim_share_and_holds_rules() -> None:
     assert (row.judgement.verdict, row.ours_text) == (DIRECTION_ONLY, "no (m: yes, t: no)")
 
 
+def test_the_routing_latency_claim_is_judged_on_the_slower_warm_p99() -> None:
+    from regime_core.paper import paper_claim
+
+    claim = paper_claim("routing_latency")
+    assert (claim.rule, claim.number("bound"), claim.ours["estimate"]) == (
+        "bound",
+        0.001,
+        "worst_warm_p99_seconds",
+    )
+    numbers = {
+        "n_total": 1362,
+        "worst_warm_p99_seconds": 4.3e-4,
+        "warm_passes": 5,
+        "machine": {"cores": 2, "cpu": "AMD EPYC", "load_average_1min": "2.59"},
+    }
+    row = judge_claim(
+        claim, _record(numbers, {"split": "dev", "datasets": ["hotpotqa", "musique"]})
+    )
+    assert row.judgement.verdict == REPRODUCED
+    assert (row.paper_text, row.ours_text) == ("under 1.00 ms", "430 µs")
+    assert row.computed_on_text == (
+        "the larger warm 99th percentile of Python and JavaScript over 1,362 dev questions of "
+        "hotpotqa, musique, each the median of 5 passes; 2 cores of AMD EPYC, load 2.59"
+    )
+    numbers["worst_warm_p99_seconds"] = 0.001  # at the bound: not under it
+    assert judge_claim(
+        claim, _record(numbers, {"split": "dev", "datasets": []})
+    ).judgement.verdict == (NOT_REPRODUCED)
+    numbers["worst_warm_p99_seconds"] = 0.0042
+    row = judge_claim(claim, _record(numbers, {"split": "dev", "datasets": ["musique"]}))
+    assert row.judgement.verdict == NOT_REPRODUCED and "4.20 ms" in row.judgement.reason
+
+
 def test_doctests_pass() -> None:
     import doctest
 

@@ -127,6 +127,11 @@ def test_get_number_and_near_keys() -> None:
         (12345, "int", None, "12,345"),
         (12.0, "int", None, "12"),
         (0.9123, "r2", None, "R² = 0.91"),
+        (0.000123, "time", None, "123 µs"),
+        (0.0001234, "time", 1, "123.4 µs"),
+        (0.0042, "time", None, "4.20 ms"),
+        (0.001, "time", None, "1.00 ms"),
+        (2.5, "time", None, "2.50 s"),
         (7, "auto", None, "7"),
         (0.5, "auto", None, "0.500"),
         ("B-dominant", "auto", None, "B-dominant"),
@@ -143,6 +148,8 @@ def test_format_number_rejects_bad_input() -> None:
         format_number(1.5, "int")
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         format_number(1.5, "p")
+    with pytest.raises(ValueError, match="duration is not negative"):
+        format_number(-1e-6, "time")
 
 
 def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:

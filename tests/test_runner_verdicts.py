@@ -195,7 +195,9 @@ def test_regime_verdicts_on_the_quick_run(quick_run: Any, capsys: Any) -> None:
         # the same verdict as the paper-against-ours table's judge
         claim = claims[entry["id"]]
         assert entry["verdict"] == judge_claim(claim, quick_run.record(claim.run)).judgement.verdict
-        if claim.rule == "untestable":  # the multiverse judges results, not the paper's setup
+        # the multiverse re-judges results under readings of the paper: not the paper's setup
+        # (untestable) nor a timing of this machine (bound), which no reading changes
+        if claim.rule in ("untestable", "bound"):
             assert entry["robustness"] is None, entry["id"]
             continue
         assert entry["robustness"] is not None, entry["id"]

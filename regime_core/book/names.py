@@ -146,6 +146,19 @@ CLAIMS: dict[str, str] = {
     "selector_near_oracle": "Selecting B_rel loses nothing against the gold sentence",
 }
 
+#: The languages the router is timed in (the routing-latency run).
+LANGUAGES: dict[str, str] = {
+    "python": "Python",
+    "javascript": "JavaScript",
+}
+
+#: The routing-latency run's two measurements (warm: a process that has routed others; cold:
+#: the first call of a fresh process).
+TIMING_MODES: dict[str, str] = {
+    "warm": "warm",
+    "cold": "cold",
+}
+
 _KINDS: dict[str, Mapping[str, str]] = {
     "dataset": DATASETS,
     "regime": REGIMES,
@@ -158,6 +171,8 @@ _KINDS: dict[str, Mapping[str, str]] = {
     "label_rule": LABEL_RULES,
     "claim": CLAIMS,
     "selector": SELECTORS,
+    "language": LANGUAGES,
+    "timing_mode": TIMING_MODES,
 }
 
 
@@ -218,6 +233,16 @@ def claim(name: object) -> str:
     return _lookup(CLAIMS, name)
 
 
+def language(name: object) -> str:
+    """``"javascript"`` → ``"JavaScript"``."""
+    return _lookup(LANGUAGES, name)
+
+
+def timing_mode(name: object) -> str:
+    """``"warm"`` → ``"warm"``."""
+    return _lookup(TIMING_MODES, name)
+
+
 def comparison(name: object) -> str:
     """``"union_vs_q"`` → ``"union − q"`` (arms in their short names)."""
     text = str(name)
@@ -230,7 +255,7 @@ def comparison(name: object) -> str:
 def display(kind: str, name: object) -> str:
     """The display name of ``name`` as a ``kind`` (``dataset``, ``regime``, ``arm``,
     ``metric``, ``encoder``, ``pool``, ``feature``, ``cell``, ``label_rule``, ``selector``,
-    ``comparison``)."""
+    ``claim``, ``language``, ``timing_mode``, ``comparison``)."""
     if kind == "comparison":
         return comparison(name)
     if kind not in _KINDS:

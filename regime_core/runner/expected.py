@@ -10,6 +10,10 @@ never typed::
 and ``regime expected check --work W`` (or ``tests/test_runner_expected.py``) lists every key
 that drifted out of its tolerance.
 
+Timings are never frozen (:func:`is_timing_key`): a duration measured on this machine, and the
+description of the machine, change from one run to the next on the same inputs, so no tolerance
+could tell drift from another machine or a busier one. Every other number is frozen.
+
 The paper's numbers are not here: they are in ``paper_claims.yml`` (:mod:`regime_core.paper`),
 judged by :mod:`regime_core.runner.judge`.
 
@@ -60,6 +64,37 @@ TOLERANCE_RULES: tuple[tuple[str, str, float, str], ...] = (
         "below one item of the smallest sample, far above float noise",
     ),
 )
+
+
+#: Record levels that hold timings or describe the machine a run ran on: a key with one of them
+#: among its dotted levels is never frozen (the latency run's ``timings.*`` and ``machine.*``).
+TIMING_LEVELS: frozenset[str] = frozenset({"timings", "machine"})
+"""record levels whose numbers are timings or describe the machine (never frozen)"""
+#: The last level of a key that is a duration measured on this machine: ``seconds`` itself or
+#: a name ending in ``_seconds`` (``worst_warm_p99_seconds``, a run's ``seconds``).
+TIMING_SUFFIX = "seconds"
+"""a key whose last level is this or ends in _ plus this is a duration (never frozen)"""
+
+
+def is_timing_key(key: str) -> bool:
+    """Whether the dotted record key ``key`` is a timing of the machine, never frozen or
+    compared: one of its levels is in :data:`TIMING_LEVELS`, or its last level is
+    :data:`TIMING_SUFFIX` or ends in ``_`` + :data:`TIMING_SUFFIX`.
+
+    >>> is_timing_key("timings.python.warm.n"), is_timing_key("worst_warm_p99_seconds")
+    (True, True)
+    >>> is_timing_key("machine.cores"), is_timing_key("seconds"), is_timing_key("n_total")
+    (True, True, False)
+    >>> is_timing_key("train.outcome.n"), is_timing_key("bootstrap_seconds_hint")
+    (False, False)
+    """
+    levels = key.split(".")
+    last = levels[-1]
+    return (
+        any(level in TIMING_LEVELS for level in levels)
+        or last == TIMING_SUFFIX
+        or last.endswith("_" + TIMING_SUFFIX)
+    )
 
 
 def tolerance_for(key: str, value: Scalar) -> float:
@@ -114,9 +149,15 @@ def within(expected: Scalar, found: Scalar, tolerance: float) -> bool:
 
 
 def compare(expected: Sequence[Expected], records: Mapping[str, Mapping[str, Any]]) -> list[Drift]:
-    """Every expected number that is missing from ``records`` (by run id) or out of tolerance."""
+    """Every expected number that is missing from ``records`` (by run id) or out of tolerance.
+    A timing (:func:`is_timing_key`) is no expected number: ``ValueError`` names it."""
     drifts: list[Drift] = []
     for item in expected:
+        if is_timing_key(item.key):
+            raise ValueError(
+                f"{item.run}:{item.key} is a timing of the machine (is_timing_key); timings are "
+                "never compared"
+            )
         record = records.get(item.run)
         if record is None:
             drifts.append(Drift(item, None, "the run produced no record"))
@@ -136,10 +177,13 @@ def compare(expected: Sequence[Expected], records: Mapping[str, Mapping[str, Any
 
 
 def freeze(records: Mapping[str, Mapping[str, Any]]) -> list[Expected]:
-    """Every leaf of every record's numbers, with its tolerance (runs and keys in record order)."""
+    """Every leaf of every record's numbers but the timings (:func:`is_timing_key`), with its
+    tolerance (runs and keys in record order)."""
     frozen: list[Expected] = []
     for run, record in records.items():
         for key in iter_number_keys(record["numbers"]):
+            if is_timing_key(key):
+                continue
             value = get_number(record, key)
             frozen.append(Expected(run, key, value, tolerance_for(key, value)))
     return frozen
@@ -163,6 +207,8 @@ _HEADER = """\
 # tests/test_runner_expected.py reruns the profile and lists every number out of tolerance.
 # Absolute tolerances (regime_core.runner.expected.TOLERANCE_RULES; text, booleans: equal):
 {rules}
+# Never frozen: timings and the machine (regime_core.runner.expected.is_timing_key), the keys
+# with a level {levels} or a last level `{suffix}` or `*_{suffix}`.
 """
 
 
@@ -181,7 +227,9 @@ def dump_expected(expected: Sequence[Expected], profile: str = EXPECTED_PROFILE)
             lines.append(f"  {json.dumps(run)}:")
         pair = f"[{_yaml_scalar(item.value)}, {_yaml_scalar(item.tolerance)}]"
         lines.append(f"    {json.dumps(item.key, ensure_ascii=False)}: {pair}")
-    return _HEADER.format(profile=profile, rules=rules) + "\n".join(lines) + "\n"
+    levels = " or ".join(f"`{level}`" for level in sorted(TIMING_LEVELS))
+    header = _HEADER.format(profile=profile, rules=rules, levels=levels, suffix=TIMING_SUFFIX)
+    return header + "\n".join(lines) + "\n"
 
 
 def _yaml_scalar(value: Scalar) -> str:
@@ -224,6 +272,11 @@ def load_expected(path: Path | str | None = None) -> list[Expected]:
             where = f"{file}: run {run!r}, key {key!r}"
             if not isinstance(key, str) or not key:
                 raise ValueError(f"{where}: the key is not a non-empty string")
+            if is_timing_key(key):
+                raise ValueError(
+                    f"{where}: the key is a timing of the machine (is_timing_key), which is "
+                    "never frozen; refreeze with `regime expected freeze`"
+                )
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise ValueError(f"{where}: expected [value, tolerance]")
             value, tolerance = pair

@@ -80,7 +80,7 @@ _REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
     "created": str,
     "content_sha256": str,
 }
-NUMBER_KINDS: tuple[str, ...] = ("auto", "pp", "pct", "frac", "p", "int", "r2", "str")
+NUMBER_KINDS: tuple[str, ...] = ("auto", "pp", "pct", "frac", "p", "int", "r2", "time", "str")
 
 Scalar = int | float | str | bool
 
@@ -414,6 +414,8 @@ def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) 
     ``p``     a p-value, floored at 10^-digits (3)        0.0004 -> ``p < 0.001``
     ``int``   a count, with thousands separators          12345 -> ``12,345``
     ``r2``    a coefficient of determination (2)          0.912 -> ``R² = 0.91``
+    ``time``  a duration in seconds: in µs under 1 ms     0.000123 -> ``123 µs``
+              (0), in ms under 1 s (2), else in s (2)     0.0042 -> ``4.20 ms``
     ``str``   the value as written                        ``B-dominant``
     ``auto``  ``int`` for integers, ``frac`` for floats,
               strings as written
@@ -423,6 +425,8 @@ def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) 
     '0.0 pp'
     >>> format_number(0.0213, "p")
     'p = 0.021'
+    >>> format_number(0.000123, "time"), format_number(0.0042, "time")
+    ('123 µs', '4.20 ms')
     """
     if kind not in NUMBER_KINDS:
         raise ValueError(f"unknown number format {kind!r}; known: {', '.join(NUMBER_KINDS)}")
@@ -452,6 +456,14 @@ def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) 
         return _fixed(x, 3 if digits is None else digits)
     if kind == "r2":
         return f"R² = {_fixed(x, 2 if digits is None else digits)}"
+    if kind == "time":
+        if x < 0.0:
+            raise ValueError(f"a duration is not negative, got {x!r}")
+        if x < 1e-3:
+            return f"{_fixed(x * 1e6, 0 if digits is None else digits)} µs"
+        if x < 1.0:
+            return f"{_fixed(x * 1e3, 2 if digits is None else digits)} ms"
+        return f"{_fixed(x, 2 if digits is None else digits)} s"
     # kind == "p"
     n = 3 if digits is None else max(1, digits)
     if not 0.0 <= x <= 1.0:

@@ -358,6 +358,7 @@ from regime_core.book.figures.router import (  # noqa: E402, F401
     leave_one_feature_out,
     router_coefficients,
     router_training,
+    routing_latency,
     selector_agreement,
     specification_curve,
     specification_curves,

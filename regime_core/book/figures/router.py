@@ -175,6 +175,90 @@ def zero_shot_hits(result: Any) -> Figure:
 
 
 # --------------------------------------------------------------------------------------------
+# Routing latency
+# --------------------------------------------------------------------------------------------
+
+#: The colour of each language the router is timed in.
+LANGUAGE_COLORS: dict[str, str] = {"python": PALETTE[0], "javascript": PALETTE[1]}
+#: The paper's bound: a dark grey, unlike either language's colour.
+_BOUND_GREY = "#555555"
+
+
+def _duration_label(seconds: float, _position: Any = None) -> str:
+    """An axis tick in seconds as words: ``1e-05`` → ``10 µs``, ``0.001`` → ``1 ms``."""
+    if seconds >= 1.0:
+        return f"{seconds:g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:g} ms"
+    return f"{seconds * 1e6:g} µs"
+
+
+def routing_latency(timings: Any, *, bound: float | None = None) -> Figure:
+    """Every timing of the latency run (:class:`~regime_core.router.latency.LatencyResult`), one
+    row per language and mode on a log axis: warm (each question's median over the passes) as
+    filled dots, cold (one per fresh process) hollow, the median and 99th percentile of each
+    row marked, and the paper's bound (``paper_claims.yml``, claim ``routing_latency``)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    from regime_core.paper import paper_claim
+
+    if bound is None:
+        bound = paper_claim("routing_latency").number("bound")
+    plt = _pyplot()
+    seconds = timings.seconds()
+    rows = [(language, mode) for language in seconds for mode in ("warm", "cold")]
+    fig, ax = plt.subplots(figsize=(WIDTH, 0.75 * len(rows) + 1.6), layout="constrained")
+    rng = np.random.default_rng(0)  # the vertical jitter only: the same figure every time
+    for y, (language, mode) in enumerate(rows):
+        values = np.asarray(seconds[language][mode], dtype=float)
+        colour = LANGUAGE_COLORS[language]
+        jitter = y + rng.uniform(-0.22, 0.22, values.size)
+        if mode == "warm":
+            ax.scatter(values, jitter, s=9, color=colour, alpha=0.35, linewidths=0)
+        else:
+            ax.scatter(values, jitter, s=30, facecolors="white", edgecolors=colour, linewidths=1.2)
+        p50, p99 = np.percentile(values, [50, 99])
+        ax.plot([p50], [y], marker="D", markersize=7, color="black", linestyle="none")
+        ax.plot([p99, p99], [y - 0.34, y + 0.34], color="black", linewidth=2.2)
+    ax.axvline(bound, color=_BOUND_GREY, linestyle="--", linewidth=1.4)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(base=10))
+    ax.xaxis.set_major_formatter(FuncFormatter(_duration_label))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    low = min(float(np.min(v)) for modes in seconds.values() for v in modes.values())
+    high = max(float(np.max(v)) for modes in seconds.values() for v in modes.values())
+    ax.set_xlim(min(low, bound) / 2, max(high, bound) * 2)
+    _bar_rows(ax, np.arange(len(rows)), [f"{names.language(lang)}, {mode}" for lang, mode in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)
+    ax.set_xlabel("time to route one question (log scale)")
+    handles = [
+        Line2D([], [], marker="D", color="black", linestyle="none", markersize=7),
+        Line2D([], [], color="black", linewidth=2.2),
+        Line2D([], [], color=_BOUND_GREY, linestyle="--", linewidth=1.4),
+    ]
+    _legend_above(
+        fig, handles, ["median", "99th percentile", f"paper: under {_duration_label(bound)}"], 3
+    )
+    languages = " and ".join(
+        f"{colour_word(LANGUAGE_COLORS[language])} {names.language(language)}"
+        for language in seconds
+    )
+    return Figure(
+        fig,
+        "routing_latency",
+        f"The time the router takes per question, {languages}, on a log axis. Warm rows: one "
+        "filled dot per question, the median of its timed passes in a process that has already "
+        "routed others; cold rows: one hollow circle per fresh process, its first call. In each "
+        "row a black diamond marks the median and a black bar the 99th percentile; the dashed "
+        f"grey line is the paper's bound, {_duration_label(bound)}.",
+        alt="Dots on a log time axis, one row per language and warm or cold: the time to route "
+        "each question, with the median, the 99th percentile and the paper's bound of "
+        f"{_duration_label(bound)}.",
+    )
+
+
+# --------------------------------------------------------------------------------------------
 # Ablations
 # --------------------------------------------------------------------------------------------
 

@@ -347,6 +347,7 @@ from regime_core.book.tables.router import (  # noqa: E402, F401
     alpha_rule_table,
     breakdown_table,
     headline_table,
+    latency_table,
     oracle_gap_table,
     pool_invariance_table,
     router_summary,

@@ -511,3 +511,35 @@ def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]
         ),
         align_left=("dataset", "selector"),
     )
+
+
+def latency_table(record: Mapping[str, Any]) -> Table:
+    """The routing-latency record's timings: per language and measurement, how many timings,
+    their median, 99th percentile and maximum."""
+    from regime_core.runner.records import format_number
+
+    numbers = record["numbers"]
+    rows = [
+        {
+            "timed": f"{names.language(language)}, {names.timing_mode(mode)}",
+            "n": count(s["n"]),
+            "median": format_number(s["p50_seconds"], "time"),
+            "99th percentile": format_number(s["p99_seconds"], "time"),
+            "maximum": format_number(s["max_seconds"], "time"),
+        }
+        for language, modes in numbers["timings"].items()
+        for mode, s in modes.items()
+    ]
+    machine = numbers["machine"]
+    return Table(
+        pd.DataFrame(rows),
+        caption="Time to route one question",
+        note=(
+            f"Warm: one timing per question, the median of its {numbers['warm_passes']} passes "
+            f"after {numbers['warmup_calls']} untimed calls; cold: the first call of each of "
+            f"{numbers['cold_processes']} fresh processes. Machine: {machine['cpu']}, "
+            f"{machine['cores']} cores, Python {machine['python']}, Node {machine['node']}, "
+            f"load average {machine['load_average_1min']}."
+        ),
+        align_left=("timed",),
+    )

@@ -1,0 +1,133 @@
+"""How long routing takes: the packaged router timed on the dev questions of every dataset.
+
+The paper says routing takes under a millisecond. This run routes every prepared two-hop
+question of the ``split`` of each of ``datasets`` (or a seeded sample of ``sample_size`` per
+dataset) with the packaged router, in Python and in JavaScript (``router.js`` under Node), warm
+and cold, by :func:`regime_core.router.latency.measure_latency`, which defines what is timed and
+what is not. The claim ``routing_latency`` of ``paper_claims.yml`` is judged on
+``worst_warm_p99_seconds``: the larger of the two languages' warm 99th percentiles.
+
+Routing needs no pool and no retrieval, so no question is left out: unlike the retrieval runs,
+the sample takes tiny-pool questions too (:func:`~regime_core.experiments.sampling.sample_examples`
+without retrieval settings). Timings describe the machine (the record holds it), never the data:
+the expected-number checks leave them out (:func:`regime_core.runner.expected.is_timing_key`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from regime_core import config
+from regime_core.config import ConfigMixin
+from regime_core.experiments.common import (
+    EXPERIMENT_DATASETS,
+    as_tuple,
+    check_datasets,
+    positive_int,
+)
+from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.sampling import Sample, sample_examples, sample_numbers
+from regime_core.router import latency
+from regime_core.router.io import load_router
+from regime_core.router.model import default_router_path
+from regime_core.schema import SPLITS
+
+
+@dataclass(frozen=True)
+class LatencyConfig(ConfigMixin):
+    """The questions the router is timed on and how many calls each measurement makes."""
+
+    NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})  # None = all
+
+    datasets: tuple[str, ...] = EXPERIMENT_DATASETS
+    """the datasets whose questions are routed, every one of them timed"""
+    split: str = config.SPLIT
+    """the split of each dataset that is read: dev or train"""
+    sample_size: int | None = None
+    """questions drawn per dataset, seeded; None times every two-hop one"""
+    seed: int = config.SEED
+    """seed of the question sample"""
+    warmup_calls: int = latency.WARMUP_CALLS
+    """untimed routing calls before the warm measurement (the interpreter's caches filled)"""
+    warm_passes: int = latency.WARM_PASSES
+    """timed passes over every question in the warm measurement; a question's time is the median
+    of its passes (an interruption by another process only ever adds time to one call)
+    """
+    cold_processes: int = latency.COLD_PROCESSES
+    """fresh processes per language in the cold measurement, each timing its first routing call"""
+    javascript: bool = True
+    """time router.js under Node too (Node must then be on PATH)"""
+
+    def validate(self) -> None:
+        object.__setattr__(self, "datasets", as_tuple(self.datasets))
+        where = type(self).__name__
+        check_datasets(self.datasets, f"{where}.datasets")
+        if self.split not in SPLITS:
+            raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
+        if self.sample_size is not None and not positive_int(self.sample_size):
+            raise ValueError(
+                f"{where}.sample_size must be a positive integer or None (all), "
+                f"got {self.sample_size!r}"
+            )
+        for name in ("warm_passes", "cold_processes"):
+            if not positive_int(getattr(self, name)):
+                raise ValueError(
+                    f"{where}.{name} must be a positive integer, got {getattr(self, name)!r}"
+                )
+        warmup = self.warmup_calls
+        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(f"{where}.warmup_calls must be an integer >= 0, got {warmup!r}")
+
+
+@dataclass(frozen=True)
+class RoutingLatencyResult:
+    """The timings (:class:`~regime_core.router.latency.LatencyResult`), the questions they were
+    taken on (one sample per dataset) and the router file timed."""
+
+    config: LatencyConfig
+    samples: Mapping[str, Sample]
+    timings: latency.LatencyResult
+    router_file: Path
+
+    def to_numbers(self) -> dict[str, Any]:
+        """The record's numbers: the split, the timings'
+        (:meth:`~regime_core.router.latency.LatencyResult.to_numbers`) and, per dataset, the
+        sample (questions available, timed, the ids' hash)."""
+        return {
+            "split": self.config.split,
+            **self.timings.to_numbers(),
+            "samples": {name: sample_numbers(s) for name, s in self.samples.items()},
+        }
+
+
+def run_latency(
+    cfg: LatencyConfig | None = None, context: Context | None = None
+) -> RoutingLatencyResult:
+    """Time the packaged router on the questions of ``cfg`` (read through ``context``)."""
+    cfg = cfg or LatencyConfig()
+    context = resolve(context)
+    samples = {
+        dataset: sample_examples(
+            context.dataset_examples(dataset, cfg.split),
+            cfg.sample_size,
+            seed=cfg.seed,
+            dataset=dataset,
+            split=cfg.split,
+        )
+        for dataset in cfg.datasets
+    }
+    items = {name: latency.routing_items(s.examples) for name, s in samples.items()}
+    model_file = default_router_path()
+    timings = latency.measure_latency(
+        items,
+        load_router(model_file),
+        model_file,
+        warmup=cfg.warmup_calls,
+        passes=cfg.warm_passes,
+        processes=cfg.cold_processes,
+        javascript=cfg.javascript,
+    )
+    return RoutingLatencyResult(cfg, samples, timings, model_file)
