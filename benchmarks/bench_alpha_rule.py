@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ import numpy as np
 from regime_core import config
 from regime_core.data.regimes import REGIMES
 from regime_core.retrieval.alpha_rule import (
+    RULE_SCOPES,
+    RULE_VARIANTS,
     AlphaRuleProtocol,
     FittedRule,
     Regret,
@@ -47,7 +50,12 @@ from regime_core.retrieval.alpha_rule import (
     rule_weights,
     union_hits,
 )
-from regime_core.retrieval.spread import measure_spreads, median_ratio, spread_table
+from regime_core.retrieval.spread import (
+    ScoreSpreads,
+    measure_spreads,
+    median_ratio,
+    spread_table,
+)
 from regime_core.router.estimator import cross_fit_folds
 from regime_core.router.training import RoutingData
 
@@ -77,8 +85,7 @@ def _folds(data: RoutingData, protocol: AlphaRuleProtocol) -> np.ndarray:
     return cross_fit_folds(data.hit_q.astype(int), n_splits=protocol.n_splits, seed=protocol.seed)
 
 
-def _geometry_rows(data: RoutingData) -> list[dict[str, Any]]:
-    spreads = measure_spreads(data.geometry)
+def _geometry_rows(data: RoutingData, spreads: ScoreSpreads) -> list[dict[str, Any]]:
     regime = data.table["regime"].astype(str).to_numpy()
     table = spread_table(spreads, {"regime": regime})
     whole = spread_table(spreads)
@@ -87,8 +94,7 @@ def _geometry_rows(data: RoutingData) -> list[dict[str, Any]]:
     return [{k: _num(v) for k, v in row.items()} for row in rows]
 
 
-def _curves(data: RoutingData, grid: np.ndarray, k: int) -> dict[str, Any]:
-    hits = grid_hits(data.geometry, grid, k)
+def _curves(data: RoutingData, grid: np.ndarray, hits: np.ndarray) -> dict[str, Any]:
     regime = data.table["regime"].astype(str).to_numpy()
     out: dict[str, Any] = {
         "alpha": [float(a) for a in grid],
@@ -106,32 +112,74 @@ def _curves(data: RoutingData, grid: np.ndarray, k: int) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True)
+class Measured:
+    """One dataset under one encoder: its spreads, ratios, folds and union hits on the fine grid
+    (every α the benchmark reads that lies on the grid is read from ``hits``, not recomputed)."""
+
+    data: RoutingData
+    spreads: ScoreSpreads
+    ratios: np.ndarray
+    folds: np.ndarray
+    grid: np.ndarray
+    hits: np.ndarray  # (len(grid), n)
+
+    def hits_at(self, weights: float | np.ndarray, k: int) -> np.ndarray:
+        if np.ndim(weights) == 0 and float(weights) in self.grid:
+            return self.hits[int(np.flatnonzero(self.grid == float(weights))[0])]
+        return union_hits(self.data.geometry, weights, k)
+
+    def rows(self, grid: tuple[float, ...]) -> np.ndarray:
+        """The rows of ``hits`` of a sub-grid (``config.ALPHA_GRID`` lies on the fine grid)."""
+        sub = check_grid(np.asarray(grid))
+        missing = [float(a) for a in sub if float(a) not in self.grid]
+        if missing:
+            raise ValueError(f"the α {missing} are not on the protocol's grid")
+        return np.stack([self.hits[int(np.flatnonzero(self.grid == a)[0])] for a in sub])
+
+
+def _measure(data: RoutingData, protocol: AlphaRuleProtocol) -> Measured:
+    spreads = measure_spreads(data.geometry)
+    grid = check_grid(np.asarray(protocol.grid))
+    return Measured(
+        data=data,
+        spreads=spreads,
+        ratios=spreads.ratios(protocol.candidates),
+        folds=_folds(data, protocol),
+        grid=grid,
+        hits=grid_hits(data.geometry, grid, protocol.k),
+    )
+
+
 def _fit(protocol: AlphaRuleProtocol, work: Path | None) -> dict[str, Any]:
     t0 = time.perf_counter()
     data = _load(protocol.train_encoder, (protocol.train_dataset,), work)[protocol.train_dataset]
     t1 = time.perf_counter()
-    grid = np.asarray(protocol.grid)
-    ratios = measure_spreads(data.geometry).ratios(protocol.candidates)
-    folds = _folds(data, protocol)
+    m = _measure(data, protocol)
     fitted = {
-        scope: fit_rule(data.geometry, ratios, folds, scope=scope, grid=grid, k=protocol.k)
-        for scope in ("dataset", "question")
+        scope: fit_rule(
+            data.geometry,
+            m.ratios,
+            m.folds,
+            scope=scope,
+            grid=m.grid,
+            k=protocol.k,
+            hits=m.hits if scope == "dataset" else None,
+        )
+        for scope in RULE_SCOPES
     }
-    hits = grid_hits(data.geometry, grid, protocol.k)
-    tuned_alpha, _ = in_sample_best(hits, grid)
-    fold_alphas, _ = cross_fitted_best(hits, grid, folds)
+    tuned_alpha, _ = in_sample_best(m.hits, m.grid)
+    fold_alphas, _ = cross_fitted_best(m.hits, m.grid, m.folds)
     t2 = time.perf_counter()
     return {
-        "data": data,
-        "ratios": ratios,
-        "folds": folds,
+        "measured": m,
         "fitted": fitted,
         "tuned_alpha": tuned_alpha,
         "summary": {
             "dataset": protocol.train_dataset,
             "encoder": protocol.train_encoder,
             "n": data.n,
-            "R": _num(median_ratio(ratios)),
+            "R": _num(median_ratio(m.ratios)),
             "c": {scope: _num(f.c) for scope, f in fitted.items()},
             "fold_c": {scope: [_num(c) for c in f.fold_c] for scope, f in fitted.items()},
             "fold_best_alpha": [_num(a) for a in fold_alphas],
@@ -139,8 +187,8 @@ def _fit(protocol: AlphaRuleProtocol, work: Path | None) -> dict[str, Any]:
             "cross_fitted_hit_calibrated": {
                 scope: _num(f.hits.mean()) for scope, f in fitted.items()
             },
-            "geometry": _geometry_rows(data),
-            "curve": _curves(data, grid, protocol.k),
+            "geometry": _geometry_rows(data, m.spreads),
+            "curve": _curves(data, m.grid, m.hits),
             "load_seconds": round(t1 - t0, 3),
             "compute_seconds": round(t2 - t1, 3),
         },
@@ -166,53 +214,51 @@ def _regret_row(r: Regret, grid: str) -> dict[str, Any]:
 
 
 def _rule_hits(
-    name: str, data: RoutingData, fit: dict[str, Any], training: bool, protocol: AlphaRuleProtocol
+    name: str, m: Measured, fit: dict[str, Any], training: bool, protocol: AlphaRuleProtocol
 ) -> tuple[float, np.ndarray]:
-    """(the rule's α, its hits) on ``data``; on the training data the cross-fitted ones."""
+    """(the rule's α, its hits) on ``m``; on the training data the cross-fitted ones."""
     k = protocol.k
     if name == "fixed":
-        return protocol.fixed_alpha, union_hits(data.geometry, protocol.fixed_alpha, k)
+        return protocol.fixed_alpha, m.hits_at(protocol.fixed_alpha, k)
     if name == "tuned_fixed":
         if training:  # the honest version: each fold at the α best on the other folds
-            alphas, hits = cross_fitted_best(
-                grid_hits(data.geometry, protocol.grid, k), np.asarray(protocol.grid), fit["folds"]
-            )
+            alphas, hits = cross_fitted_best(m.hits, m.grid, m.folds)
             return float(np.median(alphas)), hits
-        return fit["tuned_alpha"], union_hits(data.geometry, fit["tuned_alpha"], k)
+        return fit["tuned_alpha"], m.hits_at(fit["tuned_alpha"], k)
     scope = "dataset" if name == "calibrated" else "question"
     fitted: FittedRule = fit["fitted"][scope]
     if training:
         return fitted.alpha, fitted.hits
-    ratios = measure_spreads(data.geometry).ratios(protocol.candidates)
-    weights = rule_weights(scope, fitted.c, ratios)
-    return float(np.median(weights)), union_hits(data.geometry, weights, k)
+    weights = rule_weights(scope, fitted.c, m.ratios)
+    alpha = float(np.median(weights))
+    return alpha, m.hits_at(alpha if scope == "dataset" else weights, k)
 
 
 def _transfer(
     protocol: AlphaRuleProtocol, fit: dict[str, Any], encoder: str, work: Path | None
 ) -> dict[str, Any]:
     t0 = time.perf_counter()
-    loaded = _load(encoder, config.DATASETS, work)
+    training_here = encoder == protocol.train_encoder
+    datasets = tuple(
+        d for d in config.DATASETS if not (training_here and d == protocol.train_dataset)
+    )
+    loaded = _load(encoder, datasets, work)
     t1 = time.perf_counter()
+    measured = {dataset: _measure(data, protocol) for dataset, data in loaded.items()}
+    if training_here:
+        measured = {protocol.train_dataset: fit["measured"], **measured}
     rows: dict[str, Any] = {}
-    for dataset, data in loaded.items():
-        training = dataset == protocol.train_dataset and encoder == protocol.train_encoder
-        if training:
-            data = fit["data"]
-        ratios = measure_spreads(data.geometry).ratios(protocol.candidates)
-        folds = fit["folds"] if training else _folds(data, protocol)
-        rules = {
-            name: _rule_hits(name, data, fit, training, protocol)
-            for name in ("fixed", "calibrated", "calibrated_question", "tuned_fixed")
-        }
+    for dataset, m in measured.items():
+        training = training_here and dataset == protocol.train_dataset
+        rules = {name: _rule_hits(name, m, fit, training, protocol) for name in RULE_VARIANTS}
         regrets = []
         curves = {}
         for grid_name, values in GRIDS.items():
-            grid = check_grid(np.asarray(protocol.grid if values is None else values))
-            hits = grid_hits(data.geometry, grid, protocol.k)
-            curves[grid_name] = _curves(data, grid, protocol.k)
+            grid = m.grid if values is None else check_grid(np.asarray(values))
+            hits = m.hits if values is None else m.rows(values)
+            curves[grid_name] = _curves(m.data, grid, hits)
             bests = {
-                "cross_fitted": cross_fitted_best(hits, grid, folds),
+                "cross_fitted": cross_fitted_best(hits, grid, m.folds),
                 "in_sample": in_sample_best(hits, grid),
             }
             for best_name, (alpha_best, hits_best) in bests.items():
@@ -229,13 +275,13 @@ def _transfer(
                     )
                     regrets.append(_regret_row(r, grid_name))
         rows[dataset] = {
-            "n": data.n,
+            "n": m.data.n,
             "training": training,
-            "R": _num(median_ratio(ratios)),
-            "hit_q": _num(data.hit_q.mean()),
+            "R": _num(median_ratio(m.ratios)),
+            "hit_q": _num(m.data.hit_q.mean()),
             "alpha": {name: _num(a) for name, (a, _) in rules.items()},
             "hit": {name: _num(h.mean()) for name, (_, h) in rules.items()},
-            "geometry": _geometry_rows(data),
+            "geometry": _geometry_rows(m.data, m.spreads),
             "curves": curves,
             "regret": regrets,
         }

@@ -305,16 +305,20 @@ def fit_rule(
     scope: str = "dataset",
     grid: Sequence[float] = FINE_ALPHA_GRID,
     k: int = config.HEADLINE_K,
+    hits: np.ndarray | None = None,
 ) -> FittedRule:
     """Fit ``c`` on all of ``geometry``'s questions and cross-fit it over ``folds`` (each fold's
-    weights from a ``c`` fitted on the other folds and that fold's own ratios)."""
+    weights from a ``c`` fitted on the other folds and that fold's own ratios). ``hits``: the
+    geometry's :func:`grid_hits` on ``grid`` at ``k`` when the caller has them already."""
     g = check_grid(np.asarray(grid))
     r = np.asarray(ratios, dtype=np.float64)
     if r.size != geometry.n:
         raise ValueError(f"fit_rule: {r.size} ratios for {geometry.n} questions")
     f = _check_folds(folds, geometry.n)
     if scope == "dataset":
-        hits = grid_hits(geometry, g, k)
+        hits = grid_hits(geometry, g, k) if hits is None else np.asarray(hits, dtype=bool)
+        if hits.shape != (g.size, geometry.n):
+            raise ValueError(f"fit_rule: hits {hits.shape} for {g.size} α, {geometry.n} questions")
         c_all = fit_scale(hits, g, r)
         fold_c = cross_fit_scales(hits, g, r, f)
     elif scope == "question":
