@@ -1,0 +1,328 @@
+"""A bridge weight that transfers (issue 26, part 1): the score geometry, the union α curves, the
+calibrated rule's ``c`` and the regret of the fixed and calibrated rules, with the cost.
+
+The rule, its inputs and its fitting protocol are those of :mod:`regime_core.retrieval.alpha_rule`
+(committed before this script first ran on anything but 2WikiMultiHopQA with MiniLM). The data are
+a default run's: every dataset's seeded sample (``ExperimentConfig`` defaults: all items of the
+dev split, tiny pools excluded, question pools, bridge excluded, gold bridge), the selector's
+``B_rel``, loaded as the ablations load them (``load_routing_data``).
+
+- ``--stage fit``: 2WikiMultiHopQA with MiniLM only: its spreads, its α curve, ``c`` (the
+  calibrated rule and its per-question variant), cross-fitted.
+- ``--stage all``: the fit, then every dataset under every encoder of ``--encoders`` (MiniLM,
+  TF-IDF, any sentence-transformers model already in the local cache): spreads per regime, α
+  curves on the fine grid and on ``config.ALPHA_GRID``, each rule's α, and the regret of each
+  rule against the best grid α (cross-fitted and in-sample), with paired intervals.
+
+Timings: ``load_seconds`` (samples, selector, vectors from the embedding store) and
+``compute_seconds`` (everything after), per encoder. Prints one JSON object; never asserted.
+
+    REGIME_DATA_DIR=/work/shared/data HF_HUB_OFFLINE=1 \\
+        python benchmarks/bench_alpha_rule.py --work _build/regime --stage all [--out F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from regime_core import config
+from regime_core.data.regimes import REGIMES
+from regime_core.retrieval.alpha_rule import (
+    RULE_SCOPES,
+    RULE_VARIANTS,
+    AlphaRuleProtocol,
+    FittedRule,
+    Regret,
+    check_grid,
+    cross_fitted_best,
+    fit_rule,
+    grid_hits,
+    in_sample_best,
+    regret,
+    rule_weights,
+    union_hits,
+)
+from regime_core.retrieval.spread import (
+    ScoreSpreads,
+    measure_spreads,
+    median_ratio,
+    spread_table,
+)
+from regime_core.router.estimator import cross_fit_folds
+from regime_core.router.training import RoutingData
+
+GRIDS = {"fine": None, "coarse": config.ALPHA_GRID}  # fine: the protocol's grid
+
+
+def _num(x: Any) -> Any:
+    if isinstance(x, float | np.floating):
+        x = float(x)
+        return None if not math.isfinite(x) else round(x, 6)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+def _load(encoder: str, datasets: tuple[str, ...], work: Path | None) -> dict[str, RoutingData]:
+    from regime_core.experiments.common import ExperimentConfig
+    from regime_core.experiments.context import Context
+    from regime_core.experiments.router_train import load_routing_data
+
+    experiment = ExperimentConfig(datasets=datasets, encoders=(encoder,))
+    return load_routing_data(experiment, Context(work=work), bridge_source="gold")
+
+
+def _folds(data: RoutingData, protocol: AlphaRuleProtocol) -> np.ndarray:
+    """The protocol's folds: stratified by the q arm's hit@k, the router's seed."""
+    return cross_fit_folds(data.hit_q.astype(int), n_splits=protocol.n_splits, seed=protocol.seed)
+
+
+def _geometry_rows(data: RoutingData, spreads: ScoreSpreads) -> list[dict[str, Any]]:
+    regime = data.table["regime"].astype(str).to_numpy()
+    table = spread_table(spreads, {"regime": regime})
+    whole = spread_table(spreads)
+    whole.insert(0, "regime", "all")
+    rows = [*whole.to_dict("records"), *table.to_dict("records")]
+    return [{k: _num(v) for k, v in row.items()} for row in rows]
+
+
+def _curves(data: RoutingData, grid: np.ndarray, hits: np.ndarray) -> dict[str, Any]:
+    regime = data.table["regime"].astype(str).to_numpy()
+    out: dict[str, Any] = {
+        "alpha": [float(a) for a in grid],
+        "hit_union": [_num(v) for v in hits.mean(axis=1)],
+        "n": int(data.n),
+    }
+    for name in REGIMES:
+        mask = regime == name
+        if mask.any():
+            out[f"hit_union_{name}"] = [_num(v) for v in hits[:, mask].mean(axis=1)]
+            out[f"n_{name}"] = int(mask.sum())
+    best_alpha, _ = in_sample_best(hits, grid)
+    out["best_alpha_in_sample"] = best_alpha
+    out["best_at_grid_edge"] = bool(best_alpha == grid[-1])
+    return out
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One dataset under one encoder: its spreads, ratios, folds and union hits on the fine grid
+    (every α the benchmark reads that lies on the grid is read from ``hits``, not recomputed)."""
+
+    data: RoutingData
+    spreads: ScoreSpreads
+    ratios: np.ndarray
+    folds: np.ndarray
+    grid: np.ndarray
+    hits: np.ndarray  # (len(grid), n)
+
+    def hits_at(self, weights: float | np.ndarray, k: int) -> np.ndarray:
+        if np.ndim(weights) == 0 and float(weights) in self.grid:
+            return self.hits[int(np.flatnonzero(self.grid == float(weights))[0])]
+        return union_hits(self.data.geometry, weights, k)
+
+    def rows(self, grid: tuple[float, ...]) -> np.ndarray:
+        """The rows of ``hits`` of a sub-grid (``config.ALPHA_GRID`` lies on the fine grid)."""
+        sub = check_grid(np.asarray(grid))
+        missing = [float(a) for a in sub if float(a) not in self.grid]
+        if missing:
+            raise ValueError(f"the α {missing} are not on the protocol's grid")
+        return np.stack([self.hits[int(np.flatnonzero(self.grid == a)[0])] for a in sub])
+
+
+def _measure(data: RoutingData, protocol: AlphaRuleProtocol) -> Measured:
+    spreads = measure_spreads(data.geometry)
+    grid = check_grid(np.asarray(protocol.grid))
+    return Measured(
+        data=data,
+        spreads=spreads,
+        ratios=spreads.ratios(protocol.candidates),
+        folds=_folds(data, protocol),
+        grid=grid,
+        hits=grid_hits(data.geometry, grid, protocol.k),
+    )
+
+
+def _fit(protocol: AlphaRuleProtocol, work: Path | None) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    data = _load(protocol.train_encoder, (protocol.train_dataset,), work)[protocol.train_dataset]
+    t1 = time.perf_counter()
+    m = _measure(data, protocol)
+    fitted = {
+        scope: fit_rule(
+            data.geometry,
+            m.ratios,
+            m.folds,
+            scope=scope,
+            grid=m.grid,
+            k=protocol.k,
+            hits=m.hits if scope == "dataset" else None,
+        )
+        for scope in RULE_SCOPES
+    }
+    tuned_alpha, _ = in_sample_best(m.hits, m.grid)
+    fold_alphas, _ = cross_fitted_best(m.hits, m.grid, m.folds)
+    t2 = time.perf_counter()
+    return {
+        "measured": m,
+        "fitted": fitted,
+        "tuned_alpha": tuned_alpha,
+        "summary": {
+            "dataset": protocol.train_dataset,
+            "encoder": protocol.train_encoder,
+            "n": data.n,
+            "R": _num(median_ratio(m.ratios)),
+            "c": {scope: _num(f.c) for scope, f in fitted.items()},
+            "fold_c": {scope: [_num(c) for c in f.fold_c] for scope, f in fitted.items()},
+            "fold_best_alpha": [_num(a) for a in fold_alphas],
+            "tuned_fixed_alpha": tuned_alpha,
+            "cross_fitted_hit_calibrated": {
+                scope: _num(f.hits.mean()) for scope, f in fitted.items()
+            },
+            "geometry": _geometry_rows(data, m.spreads),
+            "curve": _curves(data, m.grid, m.hits),
+            "load_seconds": round(t1 - t0, 3),
+            "compute_seconds": round(t2 - t1, 3),
+        },
+    }
+
+
+def _regret_row(r: Regret, grid: str) -> dict[str, Any]:
+    c = r.comparison
+    return {
+        "rule": r.rule,
+        "best": r.best,
+        "grid": grid,
+        "alpha_rule": _num(r.alpha_rule),
+        "alpha_best": [_num(a) for a in r.alpha_best],
+        "hit_best": _num(c.mean_a),
+        "hit_rule": _num(c.mean_b),
+        "regret": _num(c.diff),
+        "ci": [_num(c.ci_lo), _num(c.ci_hi)],
+        "p_mcnemar": _num(c.p_value),
+        "n": c.n,
+        "n_discordant": c.n_discordant,
+    }
+
+
+def _rule_hits(
+    name: str, m: Measured, fit: dict[str, Any], training: bool, protocol: AlphaRuleProtocol
+) -> tuple[float, np.ndarray]:
+    """(the rule's α, its hits) on ``m``; on the training data the cross-fitted ones."""
+    k = protocol.k
+    if name == "fixed":
+        return protocol.fixed_alpha, m.hits_at(protocol.fixed_alpha, k)
+    if name == "tuned_fixed":
+        if training:  # the honest version: each fold at the α best on the other folds
+            alphas, hits = cross_fitted_best(m.hits, m.grid, m.folds)
+            return float(np.median(alphas)), hits
+        return fit["tuned_alpha"], m.hits_at(fit["tuned_alpha"], k)
+    scope = "dataset" if name == "calibrated" else "question"
+    fitted: FittedRule = fit["fitted"][scope]
+    if training:
+        return fitted.alpha, fitted.hits
+    weights = rule_weights(scope, fitted.c, m.ratios)
+    alpha = float(np.median(weights))
+    return alpha, m.hits_at(alpha if scope == "dataset" else weights, k)
+
+
+def _transfer(
+    protocol: AlphaRuleProtocol, fit: dict[str, Any], encoder: str, work: Path | None
+) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    training_here = encoder == protocol.train_encoder
+    datasets = tuple(
+        d for d in config.DATASETS if not (training_here and d == protocol.train_dataset)
+    )
+    loaded = _load(encoder, datasets, work)
+    t1 = time.perf_counter()
+    measured = {dataset: _measure(data, protocol) for dataset, data in loaded.items()}
+    if training_here:
+        measured = {protocol.train_dataset: fit["measured"], **measured}
+    rows: dict[str, Any] = {}
+    for dataset, m in measured.items():
+        training = training_here and dataset == protocol.train_dataset
+        rules = {name: _rule_hits(name, m, fit, training, protocol) for name in RULE_VARIANTS}
+        regrets = []
+        curves = {}
+        for grid_name, values in GRIDS.items():
+            grid = m.grid if values is None else check_grid(np.asarray(values))
+            hits = m.hits if values is None else m.rows(values)
+            curves[grid_name] = _curves(m.data, grid, hits)
+            bests = {
+                "cross_fitted": cross_fitted_best(hits, grid, m.folds),
+                "in_sample": in_sample_best(hits, grid),
+            }
+            for best_name, (alpha_best, hits_best) in bests.items():
+                alphas = np.atleast_1d(alpha_best)
+                for rule_name, (alpha_rule, hits_rule) in rules.items():
+                    r = regret(
+                        hits_best,
+                        hits_rule,
+                        rule=rule_name,
+                        best=best_name,
+                        alpha_rule=alpha_rule,
+                        alpha_best=alphas.tolist(),
+                        resamples=config.BOOTSTRAP_RESAMPLES,
+                    )
+                    regrets.append(_regret_row(r, grid_name))
+        rows[dataset] = {
+            "n": m.data.n,
+            "training": training,
+            "R": _num(median_ratio(m.ratios)),
+            "hit_q": _num(m.data.hit_q.mean()),
+            "alpha": {name: _num(a) for name, (a, _) in rules.items()},
+            "hit": {name: _num(h.mean()) for name, (_, h) in rules.items()},
+            "geometry": _geometry_rows(m.data, m.spreads),
+            "curves": curves,
+            "regret": regrets,
+        }
+    t2 = time.perf_counter()
+    return {
+        "datasets": rows,
+        "load_seconds": round(t1 - t0, 3),
+        "compute_seconds": round(t2 - t1, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", type=Path, default=None, help="work directory")
+    parser.add_argument("--stage", choices=("fit", "all"), default="all")
+    parser.add_argument("--encoders", nargs="+", default=["minilm", "tfidf"])
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    args = parser.parse_args()
+    protocol = AlphaRuleProtocol()
+    fit = _fit(protocol, args.work)
+    result: dict[str, Any] = {
+        "protocol": protocol.to_dict(),
+        "protocol_hash": protocol.config_hash(),
+        "fit": fit["summary"],
+    }
+    if args.stage == "all":
+        from regime_core.experiments.ablations import encoder_unavailable_reason
+
+        result["transfer"] = {}
+        result["unavailable"] = {}
+        for encoder in args.encoders:
+            reason = encoder_unavailable_reason(encoder)
+            if reason is not None:
+                result["unavailable"][encoder] = reason
+                continue
+            result["transfer"][encoder] = _transfer(protocol, fit, encoder, args.work)
+    text = json.dumps(result, indent=1)
+    if args.out is not None:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,405 @@
+"""A bridge weight calibrated on the geometry of the scores, its fitting protocol, and its regret
+against the best weight of a grid (issue 26).
+
+The paper deploys one fixed weight, ``α = 0.25``, "across datasets and encoders". Under the
+union query ``normalise(f(q) + α·f(B_rel))`` a candidate's order is that of
+``s_q(d) + α·s_B(d)``, so what a given ``α`` does depends on how widely the two score columns
+spread (:mod:`~regime_core.retrieval.spread`), and the spreads differ by encoder and dataset.
+This module defines a weight that scales with them. Everything below was fixed and committed
+before any number was computed on MuSiQue, HotpotQA or with TF-IDF (git history: this module's
+first commit precedes the benchmark's first transfer run).
+
+**The rule** (``calibrated``, scope ``dataset``, the primary one)::
+
+    α(S) = c · R(S),      R(S) = median over the questions i of S of σ_q,i / σ_B,i
+
+- ``S``: the questions the weight is applied to, under one encoder and pool mode (a dataset's
+  sample; in cross-fitting, a held-out fold).
+- ``σ_q,i``, ``σ_B,i``: the population standard deviations of ``⟨f(q_i), d⟩`` and
+  ``⟨f(B_rel,i), d⟩`` over question ``i``'s ranked candidates (its hop-2 candidates, the bridge
+  excluded as retrieval excludes it, the target included as nobody can tell it apart where the
+  rule is deployed). ``B_rel`` is the selector's sentence, the one the union arm queries with.
+  Questions with a zero spread on either side are left out of the median and counted
+  (:mod:`~regime_core.retrieval.spread` says why).
+- No gold passage, label or outcome enters ``α(S)``: only the questions, their bridges' selected
+  sentences and the candidates, so the rule applies unchanged to any dataset and to any encoder,
+  TF-IDF or a sentence-transformers model a user names.
+
+Why one weight per dataset and not per question: the paper's rule is one weight per deployment,
+so the comparison is like for like; a question's ratio rests on 8 to 19 candidates and is noisy;
+and a per-question weight would do part of the router's job (the router already decides per
+question whether the bridge joins the query). The per-question form is reported as a variant.
+
+**The fitting protocol** (:class:`AlphaRuleProtocol`): ``c`` is fitted once, on
+2WikiMultiHopQA with MiniLM (default question pools, gold bridge, ``k = 5``), and never again.
+
+- Objective: union hit@5 (the share of questions whose hop-2 target is in the top 5 under the
+  union query) on the fitting questions ``T``.
+- Search: ``α`` over :data:`FINE_ALPHA_GRID` (0 to 2 in steps of 0.05: from the ``q`` arm to a
+  bridge weighing twice the question, past which union becomes the ``B_rel``-alone query);
+  ``α*(T)`` is the grid point of highest hit@5 on ``T`` (a tie between grid points: the lower
+  median of the tied points, :func:`best_grid_index`), and ``c(T) = α*(T) / R(T)``.
+- Cross-fitting, for the training dataset's own numbers: :func:`~regime_core.router.estimator.
+  cross_fit_folds` (``CV_FOLDS = 5`` folds, the router's ``SEED``), stratified by the ``q`` arm's
+  hit@5 (it does not depend on ``α``, exists for every dataset and encoder, and balances the folds'
+  difficulty). Each held-out fold ``H`` gets ``α_H = c(T)·R(H)`` with ``c(T)`` fitted on the other
+  four folds; ``c`` is never fitted on the questions it is applied to (tested).
+- Deployment: ``c`` fitted on all of 2WikiMultiHopQA (as the router is refitted on every labelled
+  item after cross-fitting) and applied unchanged to every other dataset and encoder.
+
+**Variants**, declared with the rule and all reported (:data:`RULE_VARIANTS`):
+
+- ``fixed``: ``α = 0.25``, the paper's rule;
+- ``calibrated``: the rule above;
+- ``calibrated_question``: ``α_i = c·r_i`` per question, ``c`` fitted by the same protocol over
+  the candidates ``a/R(T)`` for ``a`` on the grid; a question without a ratio takes ``c·R(S)``;
+- ``tuned_fixed``: ``α = α*`` of 2WikiMultiHopQA with MiniLM, no geometry: a control that says
+  whether the spreads do the work or merely a better constant than 0.25.
+
+**Regret** (:func:`regret`): per dataset and encoder, hit@5 at the best grid ``α`` minus hit@5 at
+the rule's ``α``, as a paired comparison question by question (:func:`regime_core.stats.
+compare_paired`: the mean difference, its paired bootstrap interval and the exact McNemar p).
+Choosing the best ``α`` on the very questions it is scored on flatters it, so two bests are
+reported: ``cross_fitted`` (the primary: each fold scored at the grid ``α`` best on the other four
+folds, the best a user could tune with labels of that dataset) and ``in_sample`` (the grid
+maximum on all the questions, optimistic for the best, hence an upper bound on the regret).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from regime_core import config
+from regime_core.config import ConfigMixin
+from regime_core.retrieval.geometry import UnionGeometry
+from regime_core.retrieval.spread import SPREAD_CANDIDATES, median_ratio
+from regime_core.stats import PairedComparison, compare_paired
+
+#: The fine α grid of the calibration and of the α curves: 0 to 2 in steps of 0.05 (it contains
+#: every point of ``config.ALPHA_GRID``).
+FINE_ALPHA_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(41))
+#: Where a rule's weight applies: one per set of questions, or one per question.
+RULE_SCOPES: tuple[str, ...] = ("dataset", "question")
+#: Every rule the transfer measurement reports (module docstring).
+RULE_VARIANTS: tuple[str, ...] = ("fixed", "calibrated", "calibrated_question", "tuned_fixed")
+#: How the best grid α is chosen when the regret is computed (module docstring).
+BEST_CHOICES: tuple[str, ...] = ("cross_fitted", "in_sample")
+
+
+@dataclass(frozen=True)
+class AlphaRuleProtocol(ConfigMixin):
+    """The rule's definition and its fitting protocol, fixed before any transfer number."""
+
+    train_dataset: str = "2wikimultihopqa"
+    train_encoder: str = "minilm"
+    scope: str = "dataset"
+    candidates: str = "ranked"  # spread.SPREAD_CANDIDATES
+    grid: tuple[float, ...] = FINE_ALPHA_GRID
+    k: int = config.HEADLINE_K
+    n_splits: int = config.CV_FOLDS
+    seed: int = config.SEED
+    fixed_alpha: float = config.ALPHA
+
+    def validate(self) -> None:
+        where = type(self).__name__
+        object.__setattr__(self, "grid", tuple(float(a) for a in self.grid))
+        check_grid(np.asarray(self.grid), where=f"{where}.grid")
+        if self.scope not in RULE_SCOPES:
+            raise ValueError(f"{where}.scope is {self.scope!r}, not one of {RULE_SCOPES}")
+        if self.candidates not in SPREAD_CANDIDATES:
+            raise ValueError(
+                f"{where}.candidates is {self.candidates!r}, not one of {SPREAD_CANDIDATES}"
+            )
+        if self.k < 1:
+            raise ValueError(f"{where}.k is {self.k}; hit@k needs k >= 1")
+        if not (np.isfinite(self.fixed_alpha) and self.fixed_alpha >= 0):
+            raise ValueError(f"{where}.fixed_alpha is {self.fixed_alpha}; it must be >= 0")
+
+
+def check_grid(grid: np.ndarray, *, where: str = "grid") -> np.ndarray:
+    """``grid`` as float64 after checking it is a non-empty, strictly increasing set of finite
+    weights ``>= 0``."""
+    g = np.asarray(grid, dtype=np.float64)
+    if g.ndim != 1 or g.size == 0:
+        raise ValueError(f"{where}: give at least one α")
+    if not np.all(np.isfinite(g)) or np.any(g < 0):
+        raise ValueError(f"{where}: every α must be finite and >= 0, got {g.tolist()}")
+    if np.any(np.diff(g) <= 0):
+        raise ValueError(f"{where}: the α values must be strictly increasing, got {g.tolist()}")
+    return g
+
+
+# --------------------------------------------------------------------------------------------
+# Pure kernels: hits on a grid (g, n) in, indices, weights and hits out
+# --------------------------------------------------------------------------------------------
+
+
+def _items(n: int, items: np.ndarray | None) -> np.ndarray:
+    if items is None:
+        return np.arange(n)
+    items = np.asarray(items)
+    if items.dtype == bool:
+        if items.shape != (n,):
+            raise ValueError(f"items: a mask of {items.shape} for {n} questions")
+        items = np.flatnonzero(items)
+    if items.size == 0:
+        raise ValueError("items: no question to choose α on")
+    return items
+
+
+def best_grid_index(hits: np.ndarray, items: np.ndarray | None = None) -> int:
+    """The grid point (row of ``hits``, ``(g, n)`` booleans) with the most hits over ``items``
+    (indices or a mask; default all). Hits are counted, so ties are exact; a tie between grid
+    points goes to the lower median of the tied points (a maximiser itself, and central).
+
+    >>> best_grid_index(np.array([[1, 0], [1, 1], [0, 1], [1, 1], [1, 1]], dtype=bool))
+    3
+    """
+    h = np.asarray(hits, dtype=bool)
+    if h.ndim != 2 or h.shape[0] == 0:
+        raise ValueError(f"best_grid_index: hits must be (grid points, questions), got {h.shape}")
+    counts = h[:, _items(h.shape[1], items)].sum(axis=1)
+    tied = np.flatnonzero(counts == counts.max())
+    return int(tied[(tied.size - 1) // 2])
+
+
+def in_sample_best(hits: np.ndarray, grid: np.ndarray) -> tuple[float, np.ndarray]:
+    """The grid α of most hits on all questions and those questions' hits at it (optimistic:
+    chosen on the questions it is scored on)."""
+    g = check_grid(grid)
+    if len(g) != np.asarray(hits).shape[0]:
+        raise ValueError(f"in_sample_best: {np.asarray(hits).shape[0]} rows for {len(g)} α")
+    j = best_grid_index(hits)
+    return float(g[j]), np.asarray(hits, dtype=bool)[j].copy()
+
+
+def _check_folds(folds: np.ndarray, n: int) -> np.ndarray:
+    f = np.asarray(folds)
+    if f.shape != (n,) or not np.issubdtype(f.dtype, np.integer) or np.any(f < 0):
+        raise ValueError(f"folds: one fold index >= 0 per question ({n}), got {f.shape}")
+    if np.unique(f).size < 2:
+        raise ValueError("folds: cross-fitting needs at least two folds")
+    return f
+
+
+def cross_fitted_best(
+    hits: np.ndarray, grid: np.ndarray, folds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each fold's questions scored at the grid α best on the *other* folds.
+
+    Returns ``(α per fold, in fold order 0..F-1; hits per question)``."""
+    g = check_grid(grid)
+    h = np.asarray(hits, dtype=bool)
+    if h.ndim != 2 or h.shape[0] != len(g):
+        raise ValueError(f"cross_fitted_best: hits {h.shape} for {len(g)} α")
+    f = _check_folds(folds, h.shape[1])
+    out = np.zeros(h.shape[1], dtype=bool)
+    alphas = []
+    for fold in np.unique(f):
+        held = f == fold
+        j = best_grid_index(h, ~held)
+        alphas.append(float(g[j]))
+        out[held] = h[j, held]
+    return np.asarray(alphas), out
+
+
+def scale_for(alpha: float, ratio: float) -> float:
+    """``c = α / R``: the scale that turns the ratio ``R`` of a set of questions into ``α``."""
+    if not (np.isfinite(ratio) and ratio > 0):
+        raise ValueError(f"scale_for: the spread ratio must be finite and > 0, got {ratio}")
+    return float(alpha) / float(ratio)
+
+
+def fit_scale(
+    hits: np.ndarray, grid: np.ndarray, ratios: np.ndarray, items: np.ndarray | None = None
+) -> float:
+    """The dataset rule's ``c`` on ``items``: ``α*(T) / R(T)`` with ``α*`` the best grid point on
+    ``items`` (:func:`best_grid_index`) and ``R`` their median ratio."""
+    g = check_grid(grid)
+    r = np.asarray(ratios, dtype=np.float64)
+    h = np.asarray(hits, dtype=bool)
+    if h.shape != (len(g), r.size):
+        raise ValueError(f"fit_scale: hits {h.shape} for {len(g)} α and {r.size} questions")
+    chosen = _items(r.size, items)
+    return scale_for(float(g[best_grid_index(h, chosen)]), median_ratio(r[chosen]))
+
+
+def cross_fit_scales(
+    hits: np.ndarray, grid: np.ndarray, ratios: np.ndarray, folds: np.ndarray
+) -> np.ndarray:
+    """``c`` per fold (fold order 0..F-1), each fitted on the other folds only."""
+    f = _check_folds(folds, np.asarray(ratios).size)
+    return np.asarray([fit_scale(hits, grid, ratios, f != fold) for fold in np.unique(f)])
+
+
+def rule_weights(scope: str, c: float, ratios: np.ndarray) -> np.ndarray:
+    """The rule's weight per question of one set ``S``: ``c·R(S)`` for all (``dataset``), or
+    ``c·r_i`` (``question``; a question without a ratio takes ``c·R(S)``)."""
+    if scope not in RULE_SCOPES:
+        raise ValueError(f"scope is {scope!r}, not one of {RULE_SCOPES}")
+    if not (np.isfinite(c) and c >= 0):
+        raise ValueError(f"rule_weights: c must be finite and >= 0, got {c}")
+    r = np.asarray(ratios, dtype=np.float64)
+    dataset_alpha = c * median_ratio(r)
+    if scope == "dataset":
+        return np.full(r.size, dataset_alpha)
+    return np.where(np.isfinite(r), c * np.nan_to_num(r, nan=0.0), dataset_alpha)
+
+
+# --------------------------------------------------------------------------------------------
+# Thin functions over a geometry (vectors embedded once; ranking is cheap)
+# --------------------------------------------------------------------------------------------
+
+
+def union_hits(geometry: UnionGeometry, weights: float | np.ndarray, k: int) -> np.ndarray:
+    """Whether each question's hop-2 target is in the top ``k`` with ``B_rel`` weighted
+    ``weights`` (a scalar or one per question)."""
+    return geometry.target_ranks(weights) <= k
+
+
+def grid_hits(geometry: UnionGeometry, grid: Sequence[float] | np.ndarray, k: int) -> np.ndarray:
+    """``(g, n)`` hits at each α of ``grid`` (the union α curve is its row means)."""
+    return np.stack([union_hits(geometry, float(a), k) for a in check_grid(np.asarray(grid))])
+
+
+@dataclass(frozen=True)
+class FittedRule:
+    """A rule's ``c`` and what it gives the questions it was fitted or cross-fitted on."""
+
+    scope: str
+    c: float  # fitted on every question (the deployed c when these are the training questions)
+    fold_c: tuple[float, ...]  # cross-fitted: each fitted on the other folds
+    weights: np.ndarray  # (n,) cross-fitted weight of each question
+    hits: np.ndarray  # (n,) cross-fitted hits
+
+    @property
+    def alpha(self) -> float:
+        """The median weight over the questions (the weight itself for the dataset scope)."""
+        return float(np.median(self.weights))
+
+
+def _question_scope_hits(
+    geometry: UnionGeometry, grid: np.ndarray, ratios: np.ndarray, items: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Hits of the per-question rule for the candidate scales ``a/R(items)``, ``a`` on the grid.
+
+    Only ``items`` get a weight (the rest 0, and their hits are not to be read): a question
+    without a ratio falls back on ``c·R(items)``, so nothing outside ``items`` enters."""
+    scales = grid / median_ratio(ratios[items])
+    weights = np.zeros(geometry.n)
+    rows = []
+    for s in scales:
+        weights[items] = rule_weights("question", float(s), ratios[items])
+        rows.append(union_hits(geometry, weights, k))
+    return scales, np.stack(rows)
+
+
+def fit_rule(
+    geometry: UnionGeometry,
+    ratios: np.ndarray,
+    folds: np.ndarray,
+    *,
+    scope: str = "dataset",
+    grid: Sequence[float] = FINE_ALPHA_GRID,
+    k: int = config.HEADLINE_K,
+    hits: np.ndarray | None = None,
+) -> FittedRule:
+    """Fit ``c`` on all of ``geometry``'s questions and cross-fit it over ``folds`` (each fold's
+    weights from a ``c`` fitted on the other folds and that fold's own ratios). ``hits``: the
+    geometry's :func:`grid_hits` on ``grid`` at ``k`` when the caller has them already."""
+    g = check_grid(np.asarray(grid))
+    r = np.asarray(ratios, dtype=np.float64)
+    if r.size != geometry.n:
+        raise ValueError(f"fit_rule: {r.size} ratios for {geometry.n} questions")
+    f = _check_folds(folds, geometry.n)
+    if scope == "dataset":
+        hits = grid_hits(geometry, g, k) if hits is None else np.asarray(hits, dtype=bool)
+        if hits.shape != (g.size, geometry.n):
+            raise ValueError(f"fit_rule: hits {hits.shape} for {g.size} α, {geometry.n} questions")
+        c_all = fit_scale(hits, g, r)
+        fold_c = cross_fit_scales(hits, g, r, f)
+    elif scope == "question":
+        everyone = np.arange(geometry.n)
+        scales, hits = _question_scope_hits(geometry, g, r, everyone, k)
+        c_all = float(scales[best_grid_index(hits)])
+        fold_c_list = []
+        for fold in np.unique(f):
+            train = np.flatnonzero(f != fold)
+            scales, hits = _question_scope_hits(geometry, g, r, train, k)
+            fold_c_list.append(float(scales[best_grid_index(hits, train)]))
+        fold_c = np.asarray(fold_c_list)
+    else:
+        raise ValueError(f"scope is {scope!r}, not one of {RULE_SCOPES}")
+    weights = np.empty(geometry.n)
+    for c, fold in zip(fold_c, np.unique(f), strict=True):
+        held = f == fold
+        weights[held] = rule_weights(scope, float(c), r[held])
+    return FittedRule(
+        scope=scope,
+        c=float(c_all),
+        fold_c=tuple(float(c) for c in fold_c),
+        weights=weights,
+        hits=union_hits(geometry, weights, k),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Regret
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Regret:
+    """Hit@k at the best grid α minus hit@k at a rule's α, question by question."""
+
+    rule: str
+    best: str  # BEST_CHOICES
+    alpha_rule: float  # the rule's α (a per-question rule: the median weight)
+    alpha_best: tuple[float, ...]  # in_sample: one α; cross_fitted: one per fold
+    comparison: PairedComparison  # best − rule: diff, bootstrap CI, exact McNemar p
+
+    @property
+    def regret(self) -> float:
+        return self.comparison.diff
+
+
+def regret(
+    hits_best: np.ndarray,
+    hits_rule: np.ndarray,
+    *,
+    rule: str,
+    best: str,
+    alpha_rule: float,
+    alpha_best: Sequence[float],
+    resamples: int = config.BOOTSTRAP_RESAMPLES,
+    confidence: float = config.CONFIDENCE,
+    seed: int = config.SEED,
+) -> Regret:
+    """The :class:`Regret` of ``rule``: best − rule on the same questions' hits (booleans), with
+    :func:`~regime_core.stats.compare_paired` (bootstrap interval, exact McNemar)."""
+    if best not in BEST_CHOICES:
+        raise ValueError(f"best is {best!r}, not one of {BEST_CHOICES}")
+    a = np.asarray(hits_best)
+    b = np.asarray(hits_rule)
+    if a.dtype != bool or b.dtype != bool:
+        raise ValueError("regret: give the hits as booleans (hit@k of each question)")
+    comparison = compare_paired(
+        a.astype(float),
+        b.astype(float),
+        test="mcnemar",
+        resamples=resamples,
+        confidence=confidence,
+        seed=seed,
+        label_a=f"best ({best})",
+        label_b=rule,
+    )
+    return Regret(
+        rule=rule,
+        best=best,
+        alpha_rule=float(alpha_rule),
+        alpha_best=tuple(float(x) for x in alpha_best),
+        comparison=comparison,
+    )
