@@ -77,7 +77,7 @@ def _load(encoder: str, datasets: tuple[str, ...], work: Path | None) -> dict[st
     from regime_core.experiments.router_train import load_routing_data
 
     experiment = ExperimentConfig(datasets=datasets, encoders=(encoder,))
-    return load_routing_data(experiment, Context(work=work), bridge_source="gold")
+    return load_routing_data(experiment, datasets, encoder, "gold", Context(work=work))
 
 
 def _folds(data: RoutingData, protocol: AlphaRuleProtocol) -> np.ndarray:
