@@ -93,7 +93,7 @@ def test_t2_figures_and_the_key_figure(t2: tuple[Any, pd.DataFrame, Any]) -> Non
     result, table, cfg = t2
     _check(figures.t2_hits(result), "t2_hits_by_cell")
     deltas = figures.t2_deltas(result, "union_vs_q")
-    assert "either direction" in deltas.caption and "not adjusted" in deltas.caption
+    assert "either direction" in deltas.caption and "Holm-adjusted over all" in deltas.caption
     assert "Holm" in deltas.caption
     _check(deltas, "t2_delta_union_vs_q")
     by_regime = figures.regime_deltas(table, cfg)

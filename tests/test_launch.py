@@ -215,7 +215,7 @@ def test_binder_environment_runs_the_toy_world(
         progress_bar=False,
     )
     record = load_record(session / "_output" / "00_toyworld" / "record.json")
-    assert record["config"]["demo"]["encoder"] == "minilm"
+    assert record["config"]["encoder"] == "minilm"
     assert get_number(record, "real.available") is False
     assert get_number(record, "union_minus_q.B-dominant.hit@1") > 0
     check_executed_page(executed, record)
