@@ -7,8 +7,7 @@ check lists every frozen number that the records do not reproduce within its tol
 exits 1 if there is one. With --json one JSON object is printed:
 
     freeze: {"file", "runs", "numbers"}
-    check:  {"file", "ok", "drifts": [{"run", "key", "expected", "tolerance", "found",
-                                       "problem"}]}
+    check: {"file", "ok", "drifts": [{"run", "key", "expected", "tolerance", "found", "problem"}]}
 """
 
 from __future__ import annotations
