@@ -239,3 +239,19 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
         assert rendered == computed, chapter
         for text in computed.values():  # a finding carries a number, not only words
             assert re.search(r"\d", text), (chapter, text)
+
+
+def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    verdicts = ["reproduced", "smaller than reported", "not reproduced", "not reproduced"]
+    judged = {str(i): SimpleNamespace(verdict=v) for i, v in enumerate(verdicts)}
+    monkeypatch.setattr(F, "_judged", lambda r: judged)
+    assert F._bottom_counts(_records()) == (
+        "Of the 4 statements of the abstract we judged, 1 reproduces, 1 comes out smaller than "
+        "the paper reports and 2 do not reproduce."
+    )
+    monkeypatch.setattr(F, "_judged", lambda r: {"a": SimpleNamespace(verdict="reproduced")})
+    assert F._bottom_counts(_records()) == (
+        "Of the 1 statement of the abstract we judged, 1 reproduces."
+    )

@@ -424,8 +424,12 @@ def _bottom_counts(r: Records) -> str:
         counts[v.verdict] += 1
     words = {  # verdict -> (one, several)
         "reproduced": ("reproduces", "reproduce"),
-        "smaller than reported": ("comes out smaller", "come out smaller"),
-        "larger than reported": ("comes out larger", "come out larger"),
+        "smaller than reported": (
+            "comes out smaller than the paper reports", "come out smaller than the paper reports"
+        ),
+        "larger than reported": (
+            "comes out larger than the paper reports", "come out larger than the paper reports"
+        ),
         "direction only": ("holds in direction only", "hold in direction only"),
         "inconclusive (too few questions)": (
             "is inconclusive for lack of questions", "are inconclusive for lack of questions"
@@ -435,10 +439,7 @@ def _bottom_counts(r: Records) -> str:
     }  # fmt: skip
     parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
     listed = ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
-    return (
-        f"Of the {count(len(judged))} statements of the abstract we judged, {listed} "
-        "(smaller and larger: than the paper reports)."
-    )
+    return f"Of the {count(len(judged))} statements of the abstract we judged, {listed}."
 
 
 def _bottom_regimes(r: Records) -> str:
