@@ -439,7 +439,8 @@ def _bottom_counts(r: Records) -> str:
     }  # fmt: skip
     parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
     listed = ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
-    return f"Of the {count(len(judged))} statements of the abstract we judged, {listed}."
+    noun = "statement" if len(judged) == 1 else "statements"
+    return f"Of the {count(len(judged))} {noun} of the abstract we judged, {listed}."
 
 
 def _bottom_regimes(r: Records) -> str:
