@@ -322,7 +322,7 @@ def alpha_sweep(
             ax.axvline(alpha, color="#333333", lw=0.8, ls="-")
             title = names.dataset(name)
             if encoder:
-                title = f"{title}, {names.encoder(encoder)}" if len(encoders) > 1 else title
+                title = f"{title}\n{names.encoder(encoder)}" if len(encoders) > 1 else title
             ax.set_title(title, fontsize=SMALLEST_TEXT)
             _percent_axis(ax)
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
