@@ -67,10 +67,10 @@ def test_t2_table_calls_either_direction_significant_and_notes_the_adjustment() 
     shown = tables.t2_table(numbers, "union_vs_q")
     row = shown.frame.iloc[0]
     assert row["significant (either direction)"] == "yes"
-    assert row["union − q, pp [95% CI]"] == "-45.2 [-60.0, -30.0]"
+    assert row["union − q, pp [Holm-adjusted CI]"] == "-45.2 [-60.0, -30.0]"
     assert row["cell (regime)"] == "question and bridge name it (Q-dominant)"
     assert row["Holm p"] == "< 0.001"
-    assert "not adjusted" in shown.note and "Holm" in shown.note and "60 tests" in shown.note
+    assert "Holm-adjusted over all 60 tests" in shown.note and "excludes zero exactly" in shown.note
 
 
 def test_settings_table_lists_display_names() -> None:
@@ -88,7 +88,7 @@ def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
     shown = tables.t3_table(numbers, "union_vs_knockout").frame
     assert shown["dataset"].tolist() == ["MuSiQue", "pooled"]
     assert "knockout" in shown.columns and "in the paper's range" in shown.columns
-    assert shown["union − knockout, pp [95% CI]"].iloc[0] == "+20.0 [+10.0, +30.0]"
+    assert shown["union − knockout, pp [Holm-adjusted CI]"].iloc[0] == "+20.0 [+10.0, +30.0]"
 
 
 def _selection() -> dict:

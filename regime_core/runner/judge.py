@@ -53,8 +53,9 @@ SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
 #: effect an implied "> 0" claim must be able to reach. Ours, chosen after the issue that asked
 #: for these rules had shown our numbers (the book says so).
 SMALLEST_EFFECT: float = 0.01
-"""the smallest difference of hit@5 treated as a real effect (one point of R@5): the margin of the
-no-loss and invariance rules, and the gain an implied "> 0" claim must be able to reach
+"""the smallest difference of hit@5 treated as a real effect (one percentage point): the
+margin of the no-loss and invariance rules, and the gain an implied "> 0" claim must be able to
+reach
 """
 #: Power the power column asks for (:data:`regime_core.stats.TARGET_POWER`).
 POWER_METHOD = (
