@@ -57,7 +57,10 @@ class Run:
     """One registered run (see the module docstring). ``run`` is the function its notebook
     calls with ``(config, context)`` (None: a teaching notebook that calls several);
     ``chapter`` the book page of its prose; ``tables`` and ``figures`` the functions of
-    :mod:`regime_core.book.tables` and :mod:`regime_core.book.figures` its notebook shows."""
+    :mod:`regime_core.book.tables` and :mod:`regime_core.book.figures` its notebook shows;
+    ``generates_its_data``: a teaching run whose world is generated, so it may start in a work
+    directory that does not exist yet (every other run reads what ``regime data prepare`` wrote
+    there)."""
 
     id: str
     config: type[ConfigMixin]
@@ -65,6 +68,7 @@ class Run:
     chapter: str
     tables: tuple[Callable[..., Any], ...] = ()
     figures: tuple[Callable[..., Any], ...] = ()
+    generates_its_data: bool = False
 
     @property
     def spec(self) -> RunSpec:
@@ -92,11 +96,11 @@ RUNS: dict[str, Run] = {
         Run(
             "toyworld", lesson.LessonConfig, demo.run_demo, "book/start/toyworld",
             tables=(_T.demo_table, _T.hit_table),
-            figures=(_F.sweep, _F.knockout_bars, _F.regime_arms),
+            figures=(_F.sweep, _F.knockout_bars, _F.regime_arms), generates_its_data=True,
         ),
         Run(
             "exercises", lesson.LessonConfig, None, "book/start/exercises",
-            tables=(_T.hit_table, _T.table), figures=(_F.sweep,),
+            tables=(_T.hit_table, _T.table), figures=(_F.sweep,), generates_its_data=True,
         ),
         Run(
             "data_regimes", data_regimes.OverviewConfig, data_regimes.run_overview,
@@ -247,10 +251,10 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     output_dir = Path(parameters["output_dir"])
     output_dir.mkdir(parents=True, exist_ok=True)
     work = paths.work_dir(parameters.get("work_dir"))
-    # a work directory named explicitly must exist (a typo would otherwise surface as a missing
-    # manifest); the default one is created by whatever writes there first (the toy world's store)
+    # a work directory named explicitly must exist when the run reads prepared data there (a
+    # typo would otherwise surface as a missing manifest); a generated world's run creates it
     named = parameters.get("work_dir") is not None or "REGIME_WORK_DIR" in os.environ
-    if named and not work.is_dir():
+    if named and not run.generates_its_data and not work.is_dir():
         raise FileNotFoundError(
             f"work_dir: the directory {work} does not exist. Pass the work directory that "
             "`regime data prepare --work DIR` filled, as the notebook's work_dir parameter or "

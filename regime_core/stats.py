@@ -690,7 +690,10 @@ def compare_paired(
         _binary(x, "a")
         _binary(y, "b")
         result = mcnemar(x, y, exact=True)
-        diff = float(x.mean() - y.mean())
+        # the difference of means, written as the interval writes its ends (a count over n), so
+        # that an estimate on an end of the exact interval (all discordant pairs one way) is
+        # that end to the last bit rather than one rounding step outside it
+        diff = (n_a_better - n_b_better) / int(x.size)
         lo, hi = mcnemar_interval(n_a_better, n_b_better, int(x.size), confidence=confidence)
         ci_method, used_resamples = "exact_mcnemar", None
     else:

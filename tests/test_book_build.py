@@ -346,7 +346,9 @@ def test_the_verdict_table_gives_paper_ours_verdict_and_why(built_book: tuple[Pa
         assert ours == ours_text(judged)
         assert verdict.startswith(judged.verdict)
         assert verdict_class(judged.verdict) in cells[3]["class"]
-        assert why == why_text(judged) == judged.judgement.reason
+        assert why == why_text(judged)
+        reason = judged.judgement.reason  # the rule's reason opens the why, as a sentence
+        assert why.startswith(f"{reason[:1].upper()}{reason[1:]}.")
         assert paper
 
 
@@ -354,7 +356,7 @@ def test_the_verdict_table_gives_paper_ours_verdict_and_why(built_book: tuple[Pa
 def test_the_paper_against_ours_cards_hold_every_column(built_book: tuple[Path, Path]) -> None:
     from regime_core.book.sphinx.claims import CLAIM_COLUMNS, NO_POWER, NO_POWER_COUNTS, ours_text
     from regime_core.runner.judge import power_text
-    from regime_core.runner.verdicts import robustness_phrase
+    from regime_core.runner.verdicts import robustness_absence, robustness_phrase
 
     root, html = built_book
     verdicts = _demo_verdicts(root)
@@ -378,7 +380,8 @@ def test_the_paper_against_ours_cards_hold_every_column(built_book: tuple[Path, 
         assert value["Power"] == expected_power, judged.claim.id
         assert value["Ours"] == ours_text(judged)
         robust = robustness_phrase(judged.robustness).replace("reproduced under ", "", 1)
-        assert value["Robustness"] == ("not computed" if judged.robustness is None else robust)
+        absent = robustness_absence(judged.claim)
+        assert value["Robustness"] == (absent if judged.robustness is None else robust)
     gain = {_text(c.select_one(".regime-card-label")): c for c in rows[0].find_all("td")[1:]}
     assert "1 of 4 readings" in _text(gain["Robustness"])
     assert "with 80% power" in _text(gain["Power"])

@@ -249,3 +249,20 @@ def test_a_part_by_part_reading_shows_its_part_nearest_a_loss() -> None:
     assert robustness._shown_values(values) == values["parts"]["b"]
     plain = {"estimate": 0.1, "ci_lo": 0.0, "ci_hi": 0.2, "parts": {"MiniLM": True}}
     assert robustness._shown_values(plain) is plain
+
+
+def test_every_claim_is_in_the_multiverse_or_says_why_not() -> None:
+    """A new claim must choose: knobs in claim_knobs, a reason in OUTSIDE_MULTIVERSE, or a rule
+    that no reading changes (untestable, bound)."""
+    from regime_core.paper import load_claims
+    from regime_core.runner.verdicts import robustness_absence
+
+    knobs = robustness.claim_knobs(robustness.RobustnessConfig())
+    outside = robustness.OUTSIDE_MULTIVERSE
+    assert not set(knobs) & set(outside)
+    for claim in load_claims():
+        by_rule = claim.rule in ("untestable", "bound")
+        assert (claim.id in knobs) + (claim.id in outside) + by_rule == 1, claim.id
+        if claim.id not in knobs:
+            reason = robustness_absence(claim)
+            assert reason == ("no reading changes it" if by_rule else outside[claim.id])

@@ -102,3 +102,15 @@ def test_start_builds_the_config_and_writes_the_record(tmp_path: Path) -> None:
     assert record["name"] == "exercises" and record["numbers"] == {"answer": 42}
     assert record["config_kind"] == "LessonConfig" and record["inputs"] == {"sample": "abc"}
     assert record["config_hash"] == nb.config.config_hash()
+
+
+def test_a_missing_work_directory_is_an_error_only_for_a_run_that_reads_prepared_data(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("REGIME_WORK_DIR", raising=False)
+    missing = tmp_path / "not-yet"
+    assert {r.id for r in RUNS.values() if r.generates_its_data} == {"toyworld", "exercises"}
+    opened = start("toyworld", {"work_dir": str(missing), "output_dir": str(tmp_path / "o1")})
+    assert opened.work == missing  # the generated world's store creates it when it writes
+    with pytest.raises(FileNotFoundError, match=f"work_dir: the directory {missing} does not"):
+        start("data_regimes", {"work_dir": str(missing), "output_dir": str(tmp_path / "o2")})

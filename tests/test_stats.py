@@ -440,3 +440,21 @@ def test_questions_needed_is_the_first_n_with_enough_power() -> None:
     assert mcnemar_power(n - 15, 0.15, 0.06) < 0.8
     assert questions_needed(0.0, 0.1) is None
     assert questions_needed(0.2, 0.1) is None  # larger than the discordance allows
+
+
+def test_an_estimate_on_an_end_of_the_exact_interval_is_that_end_exactly() -> None:
+    from regime_core.stats import compare_paired
+
+    # 11 of 12 a-hits against 10 of 12 b-hits: one discordant pair, a's way; the upper end of
+    # the exact interval is then the estimate itself (x.mean() - y.mean() rounds above 1/12)
+    a = np.array([1] * 11 + [0])
+    b = np.array([1] * 10 + [0, 0])
+    c = compare_paired(a, b)
+    assert c.diff == c.ci_hi == 1 / 12
+    flipped = compare_paired(b, a)
+    assert flipped.diff == flipped.ci_lo == -1 / 12
+    for seed in range(200):  # and any other outcomes: the estimate never leaves its interval
+        rng = np.random.default_rng(seed)
+        x, y = rng.integers(0, 2, 33), rng.integers(0, 2, 33)
+        d = compare_paired(x, y)
+        assert d.ci_lo <= d.diff <= d.ci_hi

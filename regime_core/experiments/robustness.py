@@ -245,6 +245,19 @@ NEAR_ORACLE = "selector_near_oracle"
 #: The learned value of the selector knob.
 LEARNED = "learned"
 
+#: The claims the multiverse does not judge again under other readings, and why (the
+#: paper-against-ours page shows the reason). Claims whose rule is ``untestable`` or ``bound`` (a
+#: timing of the machine) are left out by their rule: no reading changes them.
+OUTSIDE_MULTIVERSE: dict[str, str] = {
+    "levels_2wiki": "a level, not a difference: the readings of the router's gain on the same "
+    "questions are those of routed − always-q",
+    "levels_musique": "a level, not a difference: the readings of the router's gain on the same "
+    "questions are those of routed − always-q",
+    "alpha_rule": "itself a sweep, over every α of the grid for each dataset and encoder (the "
+    "ablations)",
+    "pool_invariance": "itself a comparison of the two pool modes (the ablations)",
+}
+
 
 def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
     """The knobs that bear on each claim id and the values each takes."""

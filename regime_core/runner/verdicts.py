@@ -239,6 +239,17 @@ def comparison_phrase(c: Mapping[str, Any], *, p_key: str | None = None) -> str:
     )
 
 
+def robustness_absence(claim: Claim) -> str:
+    """Why ``claim`` has no readings of the multiverse: its rule (nothing to vary), the
+    multiverse's declared reason (:data:`regime_core.experiments.robustness.OUTSIDE_MULTIVERSE`),
+    or a robustness run that did not compute it."""
+    from regime_core.experiments.robustness import OUTSIDE_MULTIVERSE
+
+    if claim.rule in ("untestable", "bound"):
+        return "no reading changes it"
+    return OUTSIDE_MULTIVERSE.get(claim.id, "not computed in this run")
+
+
 def robustness_phrase(robustness: Mapping[str, Any] | None) -> str:
     """ "reproduced under 3 of 24 readings (13%); the tie rule moves it most" or the absence."""
     if robustness is None:

@@ -303,10 +303,10 @@ class PaperClaimsDirective(SphinxDirective):
 
     def _cells(self, link: nodes.Node, judged: Any) -> list[Any]:
         from regime_core.runner.judge import COMPARISON_RULES, paper_text, power_text
-        from regime_core.runner.verdicts import robustness_phrase
+        from regime_core.runner.verdicts import robustness_absence, robustness_phrase
 
         r = judged.robustness
-        robust = "not computed" if r is None else robustness_phrase(r)
+        robust = robustness_absence(judged.claim) if r is None else robustness_phrase(r)
         n = judged.ours["n"]
         if judged.claim.rule in COMPARISON_RULES:
             power = power_text(judged.judgement.power) or NO_POWER_COUNTS
