@@ -191,7 +191,7 @@ class RecipeOutcome:
 def run_recipe(
     train: RoutingData,
     others: Mapping[str, RoutingData],
-    cfg: AblationConfig,
+    cfg: RecipeConfig,
     *,
     alpha: float,
     columns: Sequence[int] | None = None,
