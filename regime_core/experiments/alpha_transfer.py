@@ -21,7 +21,8 @@ encoder:
   exact McNemar);
 - ``calibrated_vs_fixed``: union hit@k under the calibrated rule minus under the fixed one,
   per question (it equals regret(fixed) − regret(calibrated), the best cancelling): the value the
-  claim ``calibrated_alpha`` judges on every pair but the fitting one;
+  claim ``calibrated_alpha`` judges on every pair but the fitting one; beside it every variant
+  against the fixed rule and the calibrated rule against the tuned constant (:data:`VERSUS`);
 - **routing under each rule** (``fixed``, ``calibrated``): the router retrained at that rule's
   weights, by the ablations' recipe (:func:`~regime_core.experiments.ablations.run_recipe`:
   labels and cross-fitting on the training dataset, the refit zero-shot elsewhere), and its
@@ -72,6 +73,15 @@ from regime_core.router.evaluation import RoutingOutcome, comparison_numbers, pa
 from regime_core.router.training import RoutingData
 from regime_core.stats import PairedComparison
 
+#: The rules compared head to head on each pair's questions, ``(a, b)`` recorded as
+#: ``a_vs_b`` (a − b): each variant against the paper's fixed α, and the calibrated rule against
+#: the tuned constant (does the geometry do the work, or a better constant?).
+VERSUS: tuple[tuple[str, str], ...] = (
+    ("calibrated", "fixed"),
+    ("calibrated_question", "fixed"),
+    ("tuned_fixed", "fixed"),
+    ("calibrated", "tuned_fixed"),
+)
 #: The rules the router is retrained under (the knob ``alpha_rule``'s values).
 ROUTED_RULES: tuple[str, ...] = config.ALPHA_RULES
 #: The comparisons of the routed policy recorded under each rule.
@@ -236,7 +246,7 @@ class PairResult:
     rules: Mapping[str, tuple[float, np.ndarray]]
     best: Mapping[str, tuple[np.ndarray, np.ndarray]]  # choice -> (α: one, or one per fold; hits)
     regrets: Mapping[str, Mapping[str, PairedComparison]]  # rule -> best choice -> best − rule
-    calibrated_vs_fixed: PairedComparison
+    versus: Mapping[str, PairedComparison]  # VERSUS: a_vs_b, a − b per question
     routing: Mapping[str, RoutingOutcome]  # routed rule -> outcome
     routing_alpha: Mapping[str, float]  # routed rule -> α applied (the dataset's)
 
@@ -278,7 +288,8 @@ class PairResult:
             rule: {choice: _comparison(c) for choice, c in by.items()}
             for rule, by in self.regrets.items()
         }
-        out["calibrated_vs_fixed"] = _comparison(self.calibrated_vs_fixed)
+        for name, c in self.versus.items():
+            out[name] = _comparison(c)
         out["routing"] = {
             rule: {
                 "alpha": float(self.routing_alpha[rule]),
@@ -342,10 +353,11 @@ def measure_pair(
         }
         for rule, (_, hits) in rules.items()
     }
-    calibrated_vs_fixed = paired_hits(
-        rules["calibrated"][1], rules["fixed"][1], ("calibrated", "fixed"), bootstrap=cfg.bootstrap
-    )
-    return PairResult(m, fitting, rules, best, regrets, calibrated_vs_fixed, routing, routing_alpha)
+    versus = {
+        f"{a}_vs_{b}": paired_hits(rules[a][1], rules[b][1], (a, b), bootstrap=cfg.bootstrap)
+        for a, b in VERSUS
+    }
+    return PairResult(m, fitting, rules, best, regrets, versus, routing, routing_alpha)
 
 
 # --------------------------------------------------------------------------------------------
