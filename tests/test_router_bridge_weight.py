@@ -118,3 +118,28 @@ def test_with_weights_refuses_what_is_not_a_weight(data: dict[str, Any]) -> None
     with pytest.raises(ValueError, match="not among the routing data"):
         alpha_weights({"musique": data["data"]["musique"]}, "calibrated", alpha=0.25,
                       train_dataset="toyworld")  # fmt: skip
+
+
+def test_a_calibrated_router_file_records_its_rule_and_routes_at_its_alpha(
+    data: dict[str, Any], tmp_path: Any
+) -> None:
+    from regime_core.router import load_router
+    from regime_core.router.model import decision_dict, route_text
+
+    cfg = dataclasses.replace(data["cfg"], alpha_rule="calibrated")
+    result = router.train_router(cfg, data["context"])
+    w = result.alpha_weights
+    assert w is not None and w.c is not None
+    record = result.alpha_rule_record()
+    assert record == {"rule": "calibrated", "scale": w.c, "training_ratio": w.ratio["toyworld"]}
+    assert result.router.alpha == record["scale"] * record["training_ratio"]
+    path = router.save_trained_router(result, tmp_path / "calibrated.json")
+    loaded = load_router(path)
+    assert loaded.alpha_rule_ == record and loaded.alpha == result.router.alpha
+    out = decision_dict(route_text("Who directed the film?", "It was directed by A.", model=path))
+    assert out["alpha_rule"] == "calibrated" and out["alpha"] == result.router.alpha
+    fixed = router.train_router(data["cfg"], data["context"])
+    path = router.save_trained_router(fixed, tmp_path / "fixed.json")
+    assert load_router(path).alpha_rule_ == {"rule": "fixed"}
+    out = decision_dict(route_text("Who directed the film?", "It was directed by A.", model=path))
+    assert out["alpha_rule"] == "fixed" and out["alpha"] == 0.25

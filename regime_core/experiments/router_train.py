@@ -17,6 +17,7 @@ datasets' gold relation sentences. The packaged model lives in :mod:`regime_core
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -227,6 +228,20 @@ class RouterTrainResult:
     fitted: FittedRouting
     outcome: RoutingOutcome
     auc: float  # out-of-fold p(union) against the labels (labelled items)
+    #: the α rule's weights the data were scored at (None: the fixed rule, not recorded)
+    alpha_weights: AlphaWeights | None = None
+
+    def alpha_rule_record(self) -> dict[str, Any]:
+        """The model file's ``alpha_rule`` (:mod:`regime_core.router.io`): the rule, and for
+        ``calibrated`` the deployment scale ``c`` and the training questions' spread ratio."""
+        w = self.alpha_weights
+        if self.config.alpha_rule == "fixed" or w is None or w.c is None:
+            return {"rule": "fixed"}
+        return {
+            "rule": "calibrated",
+            "scale": float(w.c),
+            "training_ratio": float(w.ratio[self.data.dataset]),
+        }
 
     @property
     def router(self) -> RegimeRouter:
@@ -344,8 +359,9 @@ def train_router(
     cfg = cfg or RouterConfig()
     data = load_routing_data(cfg, (cfg.dataset,), cfg.encoder, cfg.bridge_source, context)
     chosen = with_selector(data, cfg, context, train_dataset=cfg.dataset)
-    weighted = recipe_weights(chosen, cfg, train_dataset=cfg.dataset).apply(chosen)
-    return train_on_data(weighted[cfg.dataset], cfg)
+    weights = recipe_weights(chosen, cfg, train_dataset=cfg.dataset)
+    result = train_on_data(weights.apply(chosen)[cfg.dataset], cfg)
+    return dataclasses.replace(result, alpha_weights=weights)
 
 
 def recipe_weights(
@@ -381,6 +397,7 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
         path,
         dataset=result.data.dataset,
         label_rule=cfg.label_rule,
+        alpha_rule=result.alpha_rule_record(),
         extra={
             "config": cfg.to_dict(),
             "config_hash": cfg.config_hash(),
