@@ -143,3 +143,28 @@ def test_a_calibrated_router_file_records_its_rule_and_routes_at_its_alpha(
     assert load_router(path).alpha_rule_ == {"rule": "fixed"}
     out = decision_dict(route_text("Who directed the film?", "It was directed by A.", model=path))
     assert out["alpha_rule"] == "fixed" and out["alpha"] == 0.25
+
+
+def test_the_transfer_applies_a_calibrated_router_files_rule(
+    data: dict[str, Any], tmp_path: Any
+) -> None:
+    from regime_core.experiments import zero_shot_transfer as transfer
+
+    cfg = dataclasses.replace(data["cfg"], alpha_rule="calibrated")
+    result = router.train_router(cfg, data["context"])
+    path = router.save_trained_router(result, tmp_path / "calibrated.json")
+    tcfg = transfer.TransferConfig(datasets=("musique",), bootstrap_resamples=RESAMPLES)
+    applied = transfer.transfer_router(tcfg, data["context"], model=path)
+    scale = result.alpha_rule_record()["scale"]
+    r = median_ratio(measure_spreads(data["data"]["musique"].geometry).ratios())
+    musique = applied.data["musique"]
+    assert applied.alpha_rule == "calibrated"
+    assert musique.settings.alpha == pytest.approx(scale * r)
+    assert np.array_equal(musique.table["rank_union"], musique.geometry.target_ranks(scale * r))
+    numbers = applied.to_numbers()
+    assert numbers["alpha_rule"] == "calibrated"
+    assert numbers["musique"]["alpha"] == pytest.approx(scale * r)
+    # an α given by the config overrides the rule: the fixed weight, as before
+    fixed = transfer.transfer_router(dataclasses.replace(tcfg, alpha=0.5), data["context"],
+                                     model=path)  # fmt: skip
+    assert fixed.alpha_rule == "fixed" and fixed.data["musique"].settings.alpha == 0.5
