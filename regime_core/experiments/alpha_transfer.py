@@ -91,9 +91,9 @@ ROUTING_COMPARISONS: tuple[str, ...] = ("routed_vs_q", "routed_vs_union")
 @dataclass(frozen=True)
 class AlphaTransferConfig(RecipeConfig):
     """The datasets and encoders the rules are measured on; the router recipe (label rule,
-    folds, seed, the bridge read, the selector) is :class:`~regime_core.experiments.router_train.
-    RecipeConfig`'s. ``alpha`` is the fixed rule's weight; the calibrated rule is fitted on
-    ``train_dataset`` with ``encoders[0]``."""
+    folds, seed, the bridge read, the selector) is
+    :class:`~regime_core.experiments.router_train.RecipeConfig`'s. ``alpha`` is the fixed rule's
+    weight; the calibrated rule is fitted on ``train_dataset`` with ``encoders[0]``."""
 
     train_dataset: str = TRAIN_DATASET
     """the dataset the calibrated rule's c is fitted on and the router is trained on"""

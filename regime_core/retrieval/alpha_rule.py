@@ -39,11 +39,12 @@ question whether the bridge joins the query). The per-question form is reported 
   bridge weighing twice the question, past which union becomes the ``B_rel``-alone query);
   ``α*(T)`` is the grid point of highest hit@5 on ``T`` (a tie between grid points: the lower
   median of the tied points, :func:`best_grid_index`), and ``c(T) = α*(T) / R(T)``.
-- Cross-fitting, for the training dataset's own numbers: :func:`~regime_core.router.estimator.
-  cross_fit_folds` (``CV_FOLDS = 5`` folds, the router's ``SEED``), stratified by the ``q`` arm's
-  hit@5 (it does not depend on ``α``, exists for every dataset and encoder, and balances the folds'
-  difficulty). Each held-out fold ``H`` gets ``α_H = c(T)·R(H)`` with ``c(T)`` fitted on the other
-  four folds; ``c`` is never fitted on the questions it is applied to (tested).
+- Cross-fitting, for the training dataset's own numbers:
+  :func:`~regime_core.router.estimator.cross_fit_folds` (``CV_FOLDS = 5`` folds, the router's
+  ``SEED``), stratified by the ``q`` arm's hit@5 (it does not depend on ``α``, exists for every
+  dataset and encoder, and balances the folds' difficulty). Each held-out fold ``H`` gets
+  ``α_H = c(T)·R(H)`` with ``c(T)`` fitted on the other four folds; ``c`` is never fitted on the
+  questions it is applied to (tested).
 - Deployment: ``c`` fitted on all of 2WikiMultiHopQA (as the router is refitted on every labelled
   item after cross-fitting) and applied unchanged to every other dataset and encoder.
 
@@ -57,12 +58,13 @@ question whether the bridge joins the query). The per-question form is reported 
   whether the spreads do the work or merely a better constant than 0.25.
 
 **Regret** (:func:`regret`): per dataset and encoder, hit@5 at the best grid ``α`` minus hit@5 at
-the rule's ``α``, as a paired comparison question by question (:func:`regime_core.stats.
-compare_paired`: the mean difference, its paired bootstrap interval and the exact McNemar p).
-Choosing the best ``α`` on the very questions it is scored on flatters it, so two bests are
-reported: ``cross_fitted`` (the primary: each fold scored at the grid ``α`` best on the other four
-folds, the best a user could tune with labels of that dataset) and ``in_sample`` (the grid
-maximum on all the questions, optimistic for the best, hence an upper bound on the regret).
+the rule's ``α``, as a paired comparison question by question
+(:func:`regime_core.stats.compare_paired`: the mean difference, its paired bootstrap interval
+and the exact McNemar p). Choosing the best ``α`` on the very questions it is scored on flatters
+it, so two bests are reported: ``cross_fitted`` (the primary: each fold scored at the grid ``α``
+best on the other four folds, the best a user could tune with labels of that dataset) and
+``in_sample`` (the grid maximum on all the questions, optimistic for the best, hence an upper
+bound on the regret).
 """
 
 from __future__ import annotations

@@ -13,9 +13,10 @@ The knob ``alpha_rule`` (:data:`regime_core.config.ALPHA_RULES`) of the router r
   applied to another encoder) every dataset, the training one included, gets ``c·R(S)``.
 
 Only ``rank_union`` (and the weights it was scored at) changes: the features, ``rank_q``, the
-``B_rel`` and the folds of a cross-fitted selector stay (:func:`~regime_core.router.training.
-with_weights`). ``settings.alpha`` becomes the α the rule *deploys* on that dataset (the
-training dataset: ``c·R`` with the deployment ``c``), which the router fitted on it records.
+``B_rel`` and the folds of a cross-fitted selector stay
+(:func:`~regime_core.router.training.with_weights`). ``settings.alpha`` becomes the α the rule
+*deploys* on that dataset (the training dataset: ``c·R`` with the deployment ``c``), which the
+router fitted on it records.
 """
 
 from __future__ import annotations
