@@ -127,7 +127,8 @@ class Claim:
 
     @property
     def ours_only(self) -> bool:
-        """Whether the statement is ours (the paper never makes it: no paper value)."""
+        """True for a statement of ours, which the paper never makes (so it has no paper
+        value)."""
         return self.origin == "ours"
 
     def runs(self) -> list[str]:

@@ -204,7 +204,7 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
 def notebook_parameters(notebook: Path) -> list[str]:
     """Names assigned at the top level of the notebook's cell tagged ``parameters``, in order.
 
-    Read with :mod:`ast` rather than papermill, so that a notebook opened in plain Jupyter (Binder
+    Read with ``ast`` rather than papermill, so that a notebook opened in plain Jupyter (Binder
     installs no papermill) can find its own parameters; ``tests/test_runner_declarations.py``
     checks that papermill's parser reads the same names from every shipped notebook."""
     document = read_json_file(notebook)  # ValueError naming the notebook when it is not JSON
