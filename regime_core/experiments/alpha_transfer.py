@@ -409,6 +409,7 @@ def _routing(
     cfg: AlphaTransferConfig,
     *,
     scale: float | None,
+    hits: np.ndarray | None = None,
 ) -> tuple[dict[str, AlphaWeights], dict[str, dict[str, RoutingOutcome]]]:
     """The router retrained under each routed rule (the ablations' recipe at that rule's
     weights): per rule its weights, and per dataset per rule the routed outcome."""
@@ -419,7 +420,7 @@ def _routing(
     for rule in ROUTED_RULES:
         w = alpha_weights(
             data, rule, alpha=float(cfg.alpha), train_dataset=cfg.train_dataset,
-            protocol=cfg.protocol, scale=scale if rule == "calibrated" else None,
+            protocol=cfg.protocol, scale=scale if rule == "calibrated" else None, hits=hits,
         )  # fmt: skip
         recipe = run_recipe(
             train,
@@ -468,7 +469,7 @@ def run_alpha_transfer(
         if fit is None:  # pragma: no cover - encoders[0] is the protocol's, measured first
             raise ValueError("the fitting pair must be measured first")
         scale = None if encoder == protocol.train_encoder else fit.fitted["dataset"].c
-        weights, routed = _routing(data, cfg, scale=scale)
+        weights, routed = _routing(data, cfg, scale=scale, hits=measured[cfg.train_dataset].hits)
         all_weights[encoder] = weights
         pairs[encoder] = {
             dataset: measure_pair(

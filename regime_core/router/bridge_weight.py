@@ -101,11 +101,14 @@ def alpha_weights(
     train_dataset: str,
     protocol: AlphaRuleProtocol | None = None,
     scale: float | None = None,
+    hits: np.ndarray | None = None,
 ) -> AlphaWeights:
     """The weights of ``rule`` on every dataset of ``data`` (module docstring); pure given the
     routing data. ``alpha``: the fixed rule's weight; ``protocol``: the calibrated rule's grid,
     k, folds and seed (default: :class:`~regime_core.retrieval.alpha_rule.AlphaRuleProtocol`
-    on ``train_dataset``); ``scale``: a ``c`` fitted elsewhere (then no dataset is fitted on)."""
+    on ``train_dataset``); ``scale``: a ``c`` fitted elsewhere (then no dataset is fitted on);
+    ``hits``: the training dataset's union hits on the protocol's grid, when the caller has them
+    (:func:`~regime_core.retrieval.alpha_rule.grid_hits`)."""
     check_alpha_rule(rule, "alpha_weights")
     if rule == "fixed":
         return AlphaWeights(
@@ -134,6 +137,7 @@ def alpha_weights(
             scope="dataset",
             grid=protocol.grid,
             k=protocol.k,
+            hits=hits,
         )
         c, fold_c, cross_fitted = fitted.c, fitted.fold_c, True
         weights[train_dataset] = fitted.weights
