@@ -294,7 +294,8 @@ def test_alpha_findings_follow_the_values() -> None:
     assert text.endswith("a significant gain on 2 of them and a significant loss on 1.")
     assert "-3.0 pp (95% CI -5.0 to -1.0 pp) on HotpotQA with MiniLM" in text
     control = F._alpha_control(r)
-    assert "best grid α = 0.95" in control and "no pair tells them apart" in control
+    assert "fitting pair (α = 0.95)" in control and "no pair tells them apart" in control
+    assert "'" not in control + F._alpha_router(r)  # no apostrophe for smartquotes to curl
     router = F._alpha_router(r)
     assert router.endswith("a heavier bridge gives the router more to do.")
     # every pair gaining: the wording says so; a ratio far from 1: so does the geometry's

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import HashingEncoder, RecordingStore
+from helpers import HashingEncoder, RecordingStore, settings
 
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.retrieval import retrieve_arms
@@ -88,11 +88,11 @@ def toy():  # type: ignore[no-untyped-def]
 
 def test_measure_spreads_equals_the_sd_of_the_q_arms_candidate_scores(toy) -> None:  # type: ignore[no-untyped-def]
     examples, b_rel = toy
-    geometry = build_geometry(examples, b_rel, encoder=ENCODER, store=STORE)
+    geometry = build_geometry(examples, b_rel, settings(), encoder=ENCODER, store=STORE)
     spreads = measure_spreads(geometry)
-    ranking = retrieve_arms(examples, ("q",), encoder=ENCODER, store=STORE, b_rel=b_rel, k=None)[
-        "q"
-    ]
+    ranking = retrieve_arms(
+        examples, ("q",), settings(), encoder=ENCODER, store=STORE, b_rel=b_rel, depth=None
+    )["q"]
     expected = np.array([np.std(np.asarray(s, dtype=np.float64)) for s in ranking.candidate_scores])
     # the q arm's query is normalise(f(q)); the hashing encoder's vectors are unit already
     np.testing.assert_allclose(spreads.sigma_q, expected, rtol=1e-5)
@@ -111,7 +111,9 @@ def test_measure_spreads_equals_the_sd_of_the_q_arms_candidate_scores(toy) -> No
 
 def test_corpus_mode_spreads_equal_a_dense_computation(toy) -> None:  # type: ignore[no-untyped-def]
     examples, b_rel = toy
-    geometry = build_geometry(examples, b_rel, encoder=ENCODER, store=STORE, pool="corpus")
+    geometry = build_geometry(
+        examples, b_rel, settings(pool="corpus"), encoder=ENCODER, store=STORE
+    )
     spreads = measure_spreads(geometry)
     docs = np.asarray(geometry.document_vectors, dtype=np.float64)
     for side, vectors in (("q", geometry.question_vectors), ("b", geometry.b_rel_vectors)):
@@ -129,7 +131,9 @@ def test_corpus_mode_spreads_equal_a_dense_computation(toy) -> None:  # type: ig
 
 def test_spread_table_groups_and_counts(toy) -> None:  # type: ignore[no-untyped-def]
     examples, b_rel = toy
-    spreads = measure_spreads(build_geometry(examples, b_rel, encoder=ENCODER, store=STORE))
+    spreads = measure_spreads(
+        build_geometry(examples, b_rel, settings(), encoder=ENCODER, store=STORE)
+    )
     half = np.where(np.arange(spreads.n) < 10, "a", "b")
     table = spread_table(spreads, {"group": half})
     assert table["group"].tolist() == ["a", "a", "b", "b"]

@@ -595,8 +595,8 @@ def _alpha_control(r: Records) -> str:
             f"of {count(n)} pairs"
         )
     return (
-        f"The control without geometry, the fitting pair's best grid α = {_num(tuned)} used as "
-        f"a constant everywhere, against the calibrated α: calibrated − constant is "
+        f"The control without geometry, the best grid α of the fitting pair (α = {_num(tuned)}) "
+        f"used as a constant everywhere, against the calibrated α: calibrated − constant is "
         + "; ".join(parts)
         + f"; {tail}."
     )
@@ -628,7 +628,7 @@ def _alpha_router(r: Records) -> str:
     else:
         tail = "the rule does not change where routing pays"
     return (
-        "Retrained at each rule's weight, the router against always-union adds "
+        "Retrained at the weight of each rule, the router against always-union adds "
         + "; ".join(parts)
         + f": {tail}."
     )
