@@ -387,6 +387,7 @@ def _every_figure(t2: tuple[Any, pd.DataFrame, Any]) -> list[figures.Figure]:
         figures.sweep(alpha, "alpha", k=1, name="sweep_alpha"),
         figures.knockout_bars(knockout),
         figures.routing_latency(_latency()),
+        figures.alpha_transfer(_transfer_numbers()),
     ]  # fmt: skip
 
 
@@ -412,7 +413,7 @@ def test_every_figure_function_is_checked(t2: tuple[Any, pd.DataFrame, Any]) -> 
         "regime_shares", "t1_scatter", "t1_r2", "t2_hits", "t2_deltas", "key_union_vs_q",
         "t3_drops", "selector_agreement", "router_training", "router_coefficients",
         "zero_shot_hits", "alpha_sweep", "leave_one_feature_out", "specification_curve",
-        "regime_arms", "sweep", "knockout_bars", "routing_latency",
+        "regime_arms", "sweep", "knockout_bars", "routing_latency", "alpha_transfer",
     }  # fmt: skip
     assert _figure_functions() == covered
     for fig in made:
