@@ -27,7 +27,6 @@ import argparse
 import json
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,28 +34,21 @@ import numpy as np
 
 from regime_core import config
 from regime_core.data.regimes import REGIMES
+from regime_core.experiments.alpha_transfer import Measured, fit_rules, measure, rule_outcome
 from regime_core.retrieval.alpha_rule import (
-    RULE_SCOPES,
     RULE_VARIANTS,
     AlphaRuleProtocol,
-    FittedRule,
     Regret,
     check_grid,
     cross_fitted_best,
-    fit_rule,
-    grid_hits,
     in_sample_best,
     regret,
-    rule_weights,
-    union_hits,
 )
 from regime_core.retrieval.spread import (
     ScoreSpreads,
-    measure_spreads,
     median_ratio,
     spread_table,
 )
-from regime_core.router.estimator import cross_fit_folds
 from regime_core.router.training import RoutingData
 
 GRIDS = {"fine": None, "coarse": config.ALPHA_GRID}  # fine: the protocol's grid
@@ -78,11 +70,6 @@ def _load(encoder: str, datasets: tuple[str, ...], work: Path | None) -> dict[st
 
     experiment = ExperimentConfig(datasets=datasets, encoders=(encoder,))
     return load_routing_data(experiment, datasets, encoder, "gold", Context(work=work))
-
-
-def _folds(data: RoutingData, protocol: AlphaRuleProtocol) -> np.ndarray:
-    """The protocol's folds: stratified by the q arm's hit@k, the router's seed."""
-    return cross_fit_folds(data.hit_q.astype(int), n_splits=protocol.n_splits, seed=protocol.seed)
 
 
 def _geometry_rows(data: RoutingData, spreads: ScoreSpreads) -> list[dict[str, Any]]:
@@ -112,69 +99,27 @@ def _curves(data: RoutingData, grid: np.ndarray, hits: np.ndarray) -> dict[str, 
     return out
 
 
-@dataclass(frozen=True)
-class Measured:
-    """One dataset under one encoder: its spreads, ratios, folds and union hits on the fine grid
-    (every α the benchmark reads that lies on the grid is read from ``hits``, not recomputed)."""
-
-    data: RoutingData
-    spreads: ScoreSpreads
-    ratios: np.ndarray
-    folds: np.ndarray
-    grid: np.ndarray
-    hits: np.ndarray  # (len(grid), n)
-
-    def hits_at(self, weights: float | np.ndarray, k: int) -> np.ndarray:
-        if np.ndim(weights) == 0 and float(weights) in self.grid:
-            return self.hits[int(np.flatnonzero(self.grid == float(weights))[0])]
-        return union_hits(self.data.geometry, weights, k)
-
-    def rows(self, grid: tuple[float, ...]) -> np.ndarray:
-        """The rows of ``hits`` of a sub-grid (``config.ALPHA_GRID`` lies on the fine grid)."""
-        sub = check_grid(np.asarray(grid))
-        missing = [float(a) for a in sub if float(a) not in self.grid]
-        if missing:
-            raise ValueError(f"the α {missing} are not on the protocol's grid")
-        return np.stack([self.hits[int(np.flatnonzero(self.grid == a)[0])] for a in sub])
-
-
-def _measure(data: RoutingData, protocol: AlphaRuleProtocol) -> Measured:
-    spreads = measure_spreads(data.geometry)
-    grid = check_grid(np.asarray(protocol.grid))
-    return Measured(
-        data=data,
-        spreads=spreads,
-        ratios=spreads.ratios(protocol.candidates),
-        folds=_folds(data, protocol),
-        grid=grid,
-        hits=grid_hits(data.geometry, grid, protocol.k),
-    )
+def _rows(m: Measured, grid: tuple[float, ...]) -> np.ndarray:
+    """The rows of ``m.hits`` of a sub-grid (``config.ALPHA_GRID`` lies on the fine grid)."""
+    sub = check_grid(np.asarray(grid))
+    missing = [float(a) for a in sub if float(a) not in m.grid]
+    if missing:
+        raise ValueError(f"the α {missing} are not on the protocol's grid")
+    return np.stack([m.hits[int(np.flatnonzero(m.grid == a)[0])] for a in sub])
 
 
 def _fit(protocol: AlphaRuleProtocol, work: Path | None) -> dict[str, Any]:
     t0 = time.perf_counter()
     data = _load(protocol.train_encoder, (protocol.train_dataset,), work)[protocol.train_dataset]
     t1 = time.perf_counter()
-    m = _measure(data, protocol)
-    fitted = {
-        scope: fit_rule(
-            data.geometry,
-            m.ratios,
-            m.folds,
-            scope=scope,
-            grid=m.grid,
-            k=protocol.k,
-            hits=m.hits if scope == "dataset" else None,
-        )
-        for scope in RULE_SCOPES
-    }
-    tuned_alpha, _ = in_sample_best(m.hits, m.grid)
+    m = measure(data, protocol)
+    fit = fit_rules(m, protocol)  # the run's own fit (regime_core.experiments.alpha_transfer)
+    fitted = fit.fitted
     fold_alphas, _ = cross_fitted_best(m.hits, m.grid, m.folds)
     t2 = time.perf_counter()
     return {
         "measured": m,
-        "fitted": fitted,
-        "tuned_alpha": tuned_alpha,
+        "fit": fit,
         "summary": {
             "dataset": protocol.train_dataset,
             "encoder": protocol.train_encoder,
@@ -183,7 +128,7 @@ def _fit(protocol: AlphaRuleProtocol, work: Path | None) -> dict[str, Any]:
             "c": {scope: _num(f.c) for scope, f in fitted.items()},
             "fold_c": {scope: [_num(c) for c in f.fold_c] for scope, f in fitted.items()},
             "fold_best_alpha": [_num(a) for a in fold_alphas],
-            "tuned_fixed_alpha": tuned_alpha,
+            "tuned_fixed_alpha": fit.tuned_alpha,
             "cross_fitted_hit_calibrated": {
                 scope: _num(f.hits.mean()) for scope, f in fitted.items()
             },
@@ -213,27 +158,6 @@ def _regret_row(r: Regret, grid: str) -> dict[str, Any]:
     }
 
 
-def _rule_hits(
-    name: str, m: Measured, fit: dict[str, Any], training: bool, protocol: AlphaRuleProtocol
-) -> tuple[float, np.ndarray]:
-    """(the rule's α, its hits) on ``m``; on the training data the cross-fitted ones."""
-    k = protocol.k
-    if name == "fixed":
-        return protocol.fixed_alpha, m.hits_at(protocol.fixed_alpha, k)
-    if name == "tuned_fixed":
-        if training:  # the honest version: each fold at the α best on the other folds
-            alphas, hits = cross_fitted_best(m.hits, m.grid, m.folds)
-            return float(np.median(alphas)), hits
-        return fit["tuned_alpha"], m.hits_at(fit["tuned_alpha"], k)
-    scope = "dataset" if name == "calibrated" else "question"
-    fitted: FittedRule = fit["fitted"][scope]
-    if training:
-        return fitted.alpha, fitted.hits
-    weights = rule_weights(scope, fitted.c, m.ratios)
-    alpha = float(np.median(weights))
-    return alpha, m.hits_at(alpha if scope == "dataset" else weights, k)
-
-
 def _transfer(
     protocol: AlphaRuleProtocol, fit: dict[str, Any], encoder: str, work: Path | None
 ) -> dict[str, Any]:
@@ -244,18 +168,21 @@ def _transfer(
     )
     loaded = _load(encoder, datasets, work)
     t1 = time.perf_counter()
-    measured = {dataset: _measure(data, protocol) for dataset, data in loaded.items()}
+    measured = {dataset: measure(data, protocol) for dataset, data in loaded.items()}
     if training_here:
         measured = {protocol.train_dataset: fit["measured"], **measured}
     rows: dict[str, Any] = {}
     for dataset, m in measured.items():
         training = training_here and dataset == protocol.train_dataset
-        rules = {name: _rule_hits(name, m, fit, training, protocol) for name in RULE_VARIANTS}
+        rules = {
+            name: rule_outcome(name, m, fit["fit"], fitting=training, protocol=protocol)
+            for name in RULE_VARIANTS
+        }
         regrets = []
         curves = {}
         for grid_name, values in GRIDS.items():
             grid = m.grid if values is None else check_grid(np.asarray(values))
-            hits = m.hits if values is None else m.rows(values)
+            hits = m.hits if values is None else _rows(m, values)
             curves[grid_name] = _curves(m.data, grid, hits)
             bests = {
                 "cross_fitted": cross_fitted_best(hits, grid, m.folds),

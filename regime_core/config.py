@@ -134,6 +134,19 @@ SELECTOR: str = "rule"
 """the default selector: the rule, which the learned selector does not beat on union retrieval
 (the router chapter's section "How much of the gain is selection")
 """
+ALPHA_RULES: tuple[str, ...] = ("fixed", "calibrated")
+"""what alpha_rule may be: how the bridge weight α of the union query is chosen per dataset
+
+- fixed: α = alpha on every dataset and encoder (0.25 by default), the paper's rule
+- calibrated: α = c·R(S), R(S) the median ratio σ_q/σ_B of the question-side and bridge-side
+  score spreads of the questions S (regime_core.retrieval.alpha_rule); c fitted once on the
+  training dataset's union hit@5, cross-fitted per fold there (5 folds, the router's seed), and
+  applied unchanged, label-free, to every other dataset and encoder
+"""
+ALPHA_RULE: str = "fixed"
+"""the default alpha_rule: fixed, the paper's rule (calibrated is ours, judged by the claim
+calibrated_alpha)
+"""
 ORACLE_DATASETS: tuple[str, ...] = ("2wikimultihopqa", "musique", "hotpotqa")
 """what oracle_dataset may be: the dataset whose oracle − routed gap the paper's oracle gap
 describes (the abstract names none)

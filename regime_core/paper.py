@@ -57,6 +57,10 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
 }
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
+#: Whose statement a claim is (its ``origin``): the paper's (the default), or ours, a statement
+#: the paper never makes (issue 26's calibrated weight): no paper value to reproduce, judged by
+#: the same rules, and every page that lists verdicts says so.
+ORIGINS: tuple[str, ...] = ("paper", "ours")
 #: The longest short ``label`` of a claim: it names the claim's row in the landing page's chart,
 #: its verdict table and the paper-against-ours cards, so it must fit on a phone's line.
 LABEL_MAX_CHARS = 40
@@ -118,6 +122,14 @@ class Claim:
     #: (:mod:`regime_core.runner.diagnosis`): each ``factor``, ``run`` and ``node`` (with
     #: ``values``), or ``label`` and ``node`` or ``ours``
     diagnosis: tuple[Mapping[str, Any], ...] = ()
+    #: whose statement it is (:data:`ORIGINS`): ``paper`` (default) or ``ours``
+    origin: str = "paper"
+
+    @property
+    def ours_only(self) -> bool:
+        """True for a statement of ours, which the paper never makes (so it has no paper
+        value)."""
+        return self.origin == "ours"
 
     def runs(self) -> list[str]:
         """The runs whose records the claim and its diagnosis read, its own first."""
@@ -203,6 +215,12 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
         ):
             raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
         label = _check_label(where, body.get("label"))
+        origin = body.get("origin", "paper")
+        if origin not in ORIGINS:
+            raise ValueError(
+                f"{where}: 'origin' is {origin!r}, not one of {ORIGINS} (paper: a statement of "
+                "the paper; ours: a statement of ours the paper never makes)"
+            )
         diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
         claims.append(
             Claim(
@@ -217,6 +235,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 chapter=str(body.get("chapter", "")),
                 label=label,
                 diagnosis=diagnosis,
+                origin=origin,
             )
         )
     return claims

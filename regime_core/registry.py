@@ -36,6 +36,7 @@ from regime_core.book.tables import Table, settings_table
 from regime_core.config import ConfigMixin
 from regime_core.experiments import (
     ablations,
+    alpha_transfer,
     data_regimes,
     robustness,
     router_train,
@@ -159,6 +160,12 @@ RUNS: dict[str, Run] = {
                 _T.pool_invariance_table, _T.ablation_summary,
             ),
             figures=(_F.alpha_sweep, _F.leave_one_feature_out),
+        ),
+        # issue 26: a statement of ours (origin: ours in paper_claims.yml), its own block
+        Run(
+            "alpha_transfer", alpha_transfer.AlphaTransferConfig,
+            alpha_transfer.run_alpha_transfer, "book/claims/alpha_transfer",
+            figures=(_F.alpha_transfer,),
         ),
         Run(
             "robustness", robustness.RobustnessConfig, robustness.run_robustness,

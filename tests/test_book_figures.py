@@ -387,6 +387,7 @@ def _every_figure(t2: tuple[Any, pd.DataFrame, Any]) -> list[figures.Figure]:
         figures.sweep(alpha, "alpha", k=1, name="sweep_alpha"),
         figures.knockout_bars(knockout),
         figures.routing_latency(_latency()),
+        figures.alpha_transfer(_transfer_numbers()),
     ]  # fmt: skip
 
 
@@ -412,7 +413,7 @@ def test_every_figure_function_is_checked(t2: tuple[Any, pd.DataFrame, Any]) -> 
         "regime_shares", "t1_scatter", "t1_r2", "t2_hits", "t2_deltas", "key_union_vs_q",
         "t3_drops", "selector_agreement", "router_training", "router_coefficients",
         "zero_shot_hits", "alpha_sweep", "leave_one_feature_out", "specification_curve",
-        "regime_arms", "sweep", "knockout_bars", "routing_latency",
+        "regime_arms", "sweep", "knockout_bars", "routing_latency", "alpha_transfer",
     }  # fmt: skip
     assert _figure_functions() == covered
     for fig in made:
@@ -537,3 +538,49 @@ def test_no_plotting_code_outside_the_figures_module() -> None:
         if re.search(r"matplotlib|\bplt\.", path.read_text(encoding="utf-8")):
             offenders.append(str(path.relative_to(paths.REPO_ROOT)))
     assert offenders == []
+
+
+def _transfer_numbers() -> dict[str, Any]:
+    """A constructed alpha_transfer record's numbers: two encoders, two datasets."""
+    grid = [round(0.05 * i, 2) for i in range(41)]
+
+    def cell(best: float, ratio: float) -> dict[str, Any]:
+        curve = {f"{a:.2f}".replace(".", "p"): 0.6 + 0.2 * (1 - abs(a - best) / 2) for a in grid}
+        rules = {"fixed": 0.25, "calibrated": 1.1 * ratio, "calibrated_question": 0.7,
+                 "tuned_fixed": 0.95}  # fmt: skip
+        return {
+            "curve": curve,
+            "best": {"in_sample": best, "in_sample_hit": 0.8},
+            "rules": {name: {"alpha": a, "hit": 0.7} for name, a in rules.items()},
+            "spreads": {"all": {"all": {"n": 10, "median_ratio": ratio}}},
+        }
+
+    return {
+        "fit": {"c": 1.1},
+        "pairs": {
+            e: {"2wikimultihopqa": cell(1.0, 0.9), "musique": cell(0.85, 1.0)}
+            for e in ("minilm", "tfidf")
+        },
+    }
+
+
+def test_alpha_transfer_figure() -> None:
+    fig = figures.alpha_transfer(_transfer_numbers())
+    # two rows of two curve panels and the ratio panel
+    assert len(fig.figure.axes) == 6
+    assert "c = 1.10" in fig.caption and "vermilion dashed" in fig.caption
+    assert fig.caption_problems() == []
+    rings = [
+        tuple(line.get_xdata())
+        for ax in fig.figure.axes
+        for line in ax.get_lines()
+        if line.get_markerfacecolor() == "none"
+    ]
+    assert rings == [(1.0,), (0.85,)] * 2  # the best grid α of each panel, ringed
+    ratio_points = [
+        (tuple(line.get_xdata()), tuple(line.get_ydata()))
+        for line in fig.figure.axes[2].get_lines()
+        if line.get_linestyle() == "None"
+    ]
+    assert ratio_points == [((0.9,), (1.0,)), ((1.0,), (0.85,))]
+    _check(fig, "alpha_transfer")

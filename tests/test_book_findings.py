@@ -255,3 +255,75 @@ def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.Monke
     assert F._bottom_counts(_records()) == (
         "Of the 1 statement of the abstract we judged, 1 reproduces."
     )
+
+
+# --- beyond the paper: a weight that transfers -----------------------------------------------
+
+
+def _pair(ratio: float, best: float, cal: float, vs_fixed: Any, vs_tuned: Any,
+          fitting: bool = False, routing: Any = None) -> dict[str, Any]:  # fmt: skip
+    return {
+        "fitting_pair": fitting,
+        "spreads": {"all": {"all": {"median_ratio": ratio}}},
+        "best": {"in_sample": best},
+        "rules": {"calibrated": {"alpha": cal}},
+        "calibrated_vs_fixed": vs_fixed,
+        "calibrated_vs_tuned_fixed": vs_tuned,
+        "routing": routing
+        or {
+            "fixed": {"routed_vs_union": _cmp(0.01, -0.01, 0.03)},
+            "calibrated": {"routed_vs_union": _cmp(0.05, 0.03, 0.07)},
+        },
+    }
+
+
+def _transfer(**pairs: Any) -> F.Records:
+    by: dict[str, dict[str, Any]] = {}
+    for key, pair in pairs.items():
+        encoder, dataset = key.split("__")
+        by.setdefault(encoder, {})[dataset] = pair
+    return _records(
+        alpha_transfer={
+            "pairs": by,
+            "fit": {"c": 1.18, "tuned_fixed_alpha": 0.95},
+            "protocol": {"fixed_alpha": 0.25, "train_encoder": "minilm"},
+        }
+    )
+
+
+def test_alpha_findings_follow_the_values() -> None:
+    gain, loss, tie = _cmp(0.07, 0.01, 0.11), _cmp(-0.03, -0.05, -0.01), _cmp(0.0, -0.02, 0.02)
+    r = _transfer(
+        minilm__2wikimultihopqa=_pair(0.80, 0.95, 1.09, gain, tie, fitting=True),
+        minilm__musique=_pair(0.90, 0.85, 1.07, gain, tie),
+        minilm__hotpotqa=_pair(0.89, 0.25, 1.05, loss, tie),
+        tfidf__musique=_pair(0.93, 1.95, 1.10, gain, tie),
+    )
+    geometry = F._alpha_geometry(r)
+    assert geometry.startswith("The spread ratio R = σ_q/σ_B lies between 0.80 (2WikiMultiHopQA")
+    assert "near 1 for both encoders" in geometry
+    assert "the calibrated α runs from 1.05 to 1.10" in geometry
+    assert "the best grid α runs from 0.25 to 1.95" in geometry
+    text = F._alpha_gain(r)
+    # the fitting pair is left out; two gains and one loss over the three others
+    assert "2WikiMultiHopQA" not in text and "over the 3 pairs it was not fitted on" in text
+    assert text.endswith("a significant gain on 2 of them and a significant loss on 1.")
+    assert "-3.0 pp (95% CI -5.0 to -1.0 pp) on HotpotQA with MiniLM" in text
+    control = F._alpha_control(r)
+    assert "fitting pair (α = 0.95)" in control and "no pair tells them apart" in control
+    assert "'" not in control + F._alpha_router(r)  # no apostrophe for smartquotes to curl
+    router = F._alpha_router(r)
+    assert router.endswith("a heavier bridge gives the router more to do.")
+    # every pair gaining: the wording says so; a ratio far from 1: so does the geometry's
+    r = _transfer(
+        minilm__musique=_pair(0.5, 0.85, 0.6, gain, gain),
+        tfidf__musique=_pair(2.0, 1.9, 2.0, gain, gain),
+    )
+    assert F._alpha_gain(r).endswith("it beats the fixed α significantly on every one.")
+    assert "spread their scores differently" in F._alpha_geometry(r)
+    assert "the geometry adds a significant gain on 2 of 2 pairs" in F._alpha_control(r)
+    r = _transfer(minilm__musique=_pair(0.9, 0.85, 1.0, tie, loss))
+    assert F._alpha_gain(r).endswith("no significant difference on any of them.")
+    assert "hurts on 1 of 1 pairs" in F._alpha_control(r)
+    with pytest.raises(KeyError, match="alpha_transfer"):
+        F._alpha_gain(_records(ablations={}))

@@ -38,7 +38,8 @@ def test_route_json_is_one_object_matching_the_python_call(capsys: Any) -> None:
     assert code == 0
     assert out.count("\n") == 1
     payload = json.loads(out)
-    assert set(payload) == {"action", "probability", "b_rel", "b_rel_index", "features"}
+    assert set(payload) == {"action", "probability", "b_rel", "b_rel_index", "features", "alpha",
+                            "alpha_rule"}  # fmt: skip
     assert payload["action"] in ("q", "union")
     assert list(payload["features"]) == list(FEATURE_NAMES)
     sentences = split_bridge(BRIDGE)

@@ -207,7 +207,7 @@ def test_router_readings_take_the_selector_and_the_oracle_gap_its_dataset() -> N
     assert "oracle_dataset" not in knobs["router_2wiki"]
     # rule against gold by definition: every routing knob but the selector
     assert set(knobs[robustness.NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
-                                                  "bridge_source"}  # fmt: skip
+                                                  "bridge_source", "alpha_rule"}  # fmt: skip
     primary = primary_reading(cfg)
     assert (primary["selector"], primary["oracle_dataset"]) == ("rule", "2wikimultihopqa")
     assert robustness.KNOB_MEANINGS["selector"].startswith("the sentence of the bridge")
@@ -228,7 +228,7 @@ def test_the_selector_readings_route_with_each_selector(result: Any) -> None:
     # each dataset's oracle gap is its own: the readings differ only in oracle_dataset there
     base = gap[(gap["selector"] == "rule") & (gap["tie_rule"] == "exclude")
                & (gap["pool"] == "question") & (gap["tiny_pools"] == "exclude")
-               & (gap["bridge_source"] == "gold")]  # fmt: skip
+               & (gap["bridge_source"] == "gold") & (gap["alpha_rule"] == "fixed")]  # fmt: skip
     assert len(base) == 3
     n = dict(zip(base["oracle_dataset"], base["n"], strict=True))
     for claim_id, dataset in (("router_2wiki", "2wikimultihopqa"), ("router_musique", "musique"),
@@ -266,3 +266,22 @@ def test_every_claim_is_in_the_multiverse_or_says_why_not() -> None:
         if claim.id not in knobs:
             reason = robustness_absence(claim)
             assert reason == ("no reading changes it" if by_rule else outside[claim.id])
+
+
+def test_the_alpha_rule_readings_retrain_the_router_at_the_rules_weight(result: Any) -> None:
+    cfg = RobustnessConfig()
+    for claim_id in (*robustness.ROUTER_CLAIMS, robustness.NEAR_ORACLE):
+        assert robustness.claim_knobs(cfg)[claim_id]["alpha_rule"] == config.ALPHA_RULES
+    assert primary_reading(cfg)["alpha_rule"] == "fixed"
+    assert robustness.KNOB_MEANINGS["alpha_rule"].startswith("how the bridge weight")
+    with pytest.raises(ValueError, match="alpha_rules"):
+        RobustnessConfig(alpha_rules=("fixed", "tuned"))
+    table = result.table
+    rows = table[table["claim"] == "router_musique"]
+    assert set(rows["alpha_rule"]) == set(config.ALPHA_RULES)
+    # the primary reading is the fixed rule's; the calibrated one routes at another weight
+    key = ["tie_rule", "pool", "tiny_pools", "bridge_source", "selector"]
+    fixed = rows[rows["alpha_rule"] == "fixed"].set_index(key)["estimate"]
+    calibrated = rows[rows["alpha_rule"] == "calibrated"].set_index(key)["estimate"]
+    assert rows[rows["primary"]]["alpha_rule"].tolist() == ["fixed"]
+    assert not fixed.sort_index().equals(calibrated.sort_index())

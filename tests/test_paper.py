@@ -136,6 +136,22 @@ def test_a_label_at_the_limit_is_kept_stripped(tmp_path: Path) -> None:
     assert claim.label == label
 
 
+def test_a_statement_of_ours_says_so_wherever_the_papers_value_is_shown(tmp_path: Path) -> None:
+    from regime_core.runner.judge import OURS_ONLY_TEXT, paper_text
+
+    body = LABELLED.format(label=", label: L")
+    (paper,) = load_claims(_claims_file(tmp_path, body))
+    assert paper.origin == "paper" and not paper.ours_only and paper_text(paper) == "y"
+    (ours,) = load_claims(_claims_file(tmp_path, LABELLED.format(label=", label: L, origin: ours")))
+    assert ours.ours_only and paper_text(ours) == OURS_ONLY_TEXT
+    with pytest.raises(ValueError, match="'origin' is 'both'") as raised:
+        load_claims(_claims_file(tmp_path, LABELLED.format(label=", label: L, origin: both")))
+    assert "claim 'a'" in str(raised.value)
+    # the repository's one statement of ours
+    origins = {c.id: c.origin for c in load_claims()}
+    assert [c for c, o in origins.items() if o == "ours"] == ["calibrated_alpha"]
+
+
 def test_doctests_pass() -> None:
     import doctest
 

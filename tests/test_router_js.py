@@ -507,6 +507,38 @@ MODEL_CASES: dict[str, str | bytes] = {
     "random_state null": _edit("params.random_state", None),
     "unicode and odd floats in training.extra": _edit("training.extra", EXTRA),
     "threshold 0.99": _edit("threshold", 0.99),
+    # the α rule (regime_core.router.io): accepted and reported alike
+    "alpha_rule fixed": _edit("alpha_rule", {"rule": "fixed"}),
+    "alpha_rule calibrated, alpha = scale × ratio": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": 0.5, "training_ratio": 0.5}
+    ),
+    "alpha_rule calibrated, integer scale": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": 1, "training_ratio": 0.25}
+    ),
+    # ... and refused alike
+    "alpha_rule calibrated, alpha not scale × ratio": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": 1.1837, "training_ratio": 0.8}
+    ),
+    "alpha_rule unknown rule": _edit("alpha_rule", {"rule": "tuned"}),
+    "alpha_rule rule blank": _edit("alpha_rule", {"rule": " "}),
+    "alpha_rule without rule": _edit("alpha_rule", {"scale": 1.0}),
+    "alpha_rule a string": _edit("alpha_rule", "fixed"),
+    "alpha_rule fixed with a scale": _edit("alpha_rule", {"rule": "fixed", "scale": 1.0}),
+    "alpha_rule calibrated without ratio": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": 1.0}
+    ),
+    "alpha_rule scale 0": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": 0, "training_ratio": 0.5}
+    ),
+    "alpha_rule ratio negative": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": 0.5, "training_ratio": -0.5}
+    ),
+    "alpha_rule scale a string": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": "1", "training_ratio": 0.5}
+    ),
+    "alpha_rule calibrated, edited, old seal": _edit(
+        "alpha_rule", {"rule": "calibrated", "scale": 0.5, "training_ratio": 0.5}, seal=False
+    ),
     # refused, field by field
     "other rules, old spec": _edit("rules.overlap_weight", 0.75),
     "rules not an object": _edit("rules", []),

@@ -24,7 +24,9 @@ def test_default_router_is_packaged_and_loads() -> None:
     assert decision.b_rel_index == 1
     assert 0.0 <= decision.probability <= 1.0
     out = decision_dict(decision)
-    assert list(out) == ["action", "probability", "b_rel", "b_rel_index", "features"]
+    assert list(out) == ["action", "probability", "b_rel", "b_rel_index", "features", "alpha",
+                         "alpha_rule"]  # fmt: skip
+    assert out["alpha_rule"] == "fixed" and out["alpha"] == 0.25  # the packaged file
     assert json.loads(json.dumps(out)) == out
 
 

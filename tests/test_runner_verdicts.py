@@ -138,6 +138,7 @@ def test_regime_verdicts_json_and_errors(work: tuple[Path, Path], capsys: Any) -
     out = json.loads(capsys.readouterr().out)
     assert [c["id"] for c in out["claims"]] == ["gain", "beats_union"]
     assert set(out["claims"][0]["ours"]) == {"estimate", "ci_lo", "ci_hi", "p", "n"}
+    assert {c["origin"] for c in out["claims"]} == {"paper"}  # none of ours in this file
     assert cli.main(["verdicts", "--work", str(root), "--claims", str(claims)]) == 0
     assert "gain: smaller than reported" in capsys.readouterr().out
     assert cli.main(["verdicts", "--work", str(root / "missing"), "--claims", str(claims)]) == 2

@@ -154,6 +154,11 @@ class AblationConfig(RecipeConfig):
             raise ValueError(f"{where}.alphas must be finite numbers >= 0, got {self.alphas}")
         object.__setattr__(self, "alphas", tuple(sorted(set(alphas))))
         super().validate()
+        if self.alpha_rule != "fixed":
+            raise ValueError(
+                f"{where}.alpha_rule is {self.alpha_rule!r}: the ablations sweep α itself (every "
+                "point a fixed weight); the calibrated rule is measured by the alpha_transfer run"
+            )
         if float(self.alpha) not in self.alphas:
             raise ValueError(
                 f"{where}.alphas {self.alphas} must hold alpha ({self.alpha}): the main setting "
@@ -186,17 +191,25 @@ class RecipeOutcome:
 def run_recipe(
     train: RoutingData,
     others: Mapping[str, RoutingData],
-    cfg: AblationConfig,
+    cfg: RecipeConfig,
     *,
     alpha: float,
     columns: Sequence[int] | None = None,
     soft: bool = False,
+    weights: Mapping[str, np.ndarray] | None = None,
 ) -> RecipeOutcome:
     """Label, cross-fit and refit on ``train`` at ``alpha`` with the feature ``columns``, apply
-    the refit to ``others``; optionally the soft variant (B_rel weighted ``alpha·p``)."""
+    the refit to ``others``; optionally the soft variant (B_rel weighted ``alpha·p``).
+    ``weights``: per dataset, each question's bridge weight (an α rule's,
+    :func:`~regime_core.router.bridge_weight.alpha_weights`) instead of ``alpha`` for all; the
+    router then records ``alpha``, the α deployed on ``train``."""
     cols = tuple(range(len(FEATURE_NAMES))) if columns is None else tuple(columns)
+
+    def weight(name: str) -> float | np.ndarray:
+        return alpha if weights is None else np.asarray(weights[name], dtype=np.float64)
+
     rank_q = train.table["rank_q"].to_numpy()
-    rank_union = train.geometry.target_ranks(alpha)
+    rank_union = train.geometry.target_ranks(weight(train.dataset))
     degenerate = False
     try:
         fitted = fit_recipe(train.X, rank_q, rank_union, cfg, alpha=alpha, columns=cols)
@@ -209,7 +222,9 @@ def run_recipe(
     probabilities: dict[str, np.ndarray] = {}
     datasets = {train.dataset: train, **others}
     for name, data in datasets.items():
-        union_ranks = rank_union if name == train.dataset else data.geometry.target_ranks(alpha)
+        union_ranks = (
+            rank_union if name == train.dataset else data.geometry.target_ranks(weight(name))
+        )
         if fitted is None:
             p = np.zeros(data.n)
             routed = np.zeros(data.n, dtype=bool)
@@ -235,7 +250,7 @@ def run_recipe(
     soft_hits: dict[str, float] = {}
     if soft:
         for name, data in datasets.items():
-            hit_soft = data.geometry.target_ranks(alpha * probabilities[name]) <= cfg.k
+            hit_soft = data.geometry.target_ranks(weight(name) * probabilities[name]) <= cfg.k
             soft_hits[name] = float(hit_soft.mean())
             soft_cmp[name] = {
                 f"soft_vs_{policy}": paired_hits(

@@ -55,6 +55,7 @@ from regime_core.experiments.router_train import (
     RouterConfig,
     load_routing_data,
     recipe_folds,
+    recipe_weights,
     selector_inputs,
     train_on_data,
 )
@@ -119,6 +120,8 @@ class RobustnessConfig(ExperimentConfig):
     """the bridges the routing readings read"""
     selectors: tuple[str, ...] = config.SELECTORS
     """the B_rel selectors the routing readings take"""
+    alpha_rules: tuple[str, ...] = config.ALPHA_RULES
+    """the α rules the routing readings take (the router retrained at each rule's weights)"""
     oracle_datasets: tuple[str, ...] = config.ORACLE_DATASETS
     """the datasets whose oracle gap the readings of oracle_gap judge"""
     oracle_dataset: str = config.ORACLE_DATASET
@@ -180,6 +183,7 @@ _GRIDS: dict[str, Sequence[str]] = {
     "bridge_sources": config.BRIDGE_SOURCES,
     "selectors": config.SELECTORS,
     "oracle_datasets": config.ORACLE_DATASETS,
+    "alpha_rules": config.ALPHA_RULES,
 }
 
 
@@ -199,6 +203,7 @@ def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
         "bridge_source": RecipeConfig.bridge_source,
         "selector": RecipeConfig.selector,
         "oracle_dataset": cfg.oracle_dataset,
+        "alpha_rule": RecipeConfig.alpha_rule,
     }
 
 
@@ -215,6 +220,7 @@ _KNOB_FIELDS: dict[str, type] = {
     "bridge_source": RecipeConfig,
     "selector": RecipeConfig,
     "oracle_dataset": RobustnessConfig,
+    "alpha_rule": RecipeConfig,
 }
 #: Each knob's meaning, as the book's table of knobs shows it.
 KNOB_MEANINGS: dict[str, str] = {
@@ -267,6 +273,7 @@ def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
         "pool": cfg.pools,
         "tiny_pools": cfg.tiny_pool_rules,
         "bridge_source": cfg.bridge_sources,
+        "alpha_rule": cfg.alpha_rules,
     }
     knobs: dict[str, dict[str, tuple[str, ...]]] = {
         "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pool_rules},
@@ -540,7 +547,7 @@ def _routing_values_paired(a: RoutingOutcome, b: RoutingOutcome) -> dict[str, An
     }
 
 
-RoutingKey = tuple[str, str, str, str, str]
+RoutingKey = tuple[str, str, str, str, str, str]
 
 
 def _selector_inputs(
@@ -574,11 +581,12 @@ def _selector_inputs(
 def _routing_outcomes(
     cfg: RobustnessConfig, context: Context
 ) -> dict[RoutingKey, dict[str, RoutingOutcome] | str]:
-    """``{(tie_rule, pool, tiny_pools, bridge_source, selector): {dataset: outcome}}``: the
-    router trained (cross-fitted) on 2Wiki with the selector's ``B_rel`` and applied zero-shot
-    to the others with it, under each reading; the reason (a string) where the router cannot be
-    trained. The routing data are built once per (pool, tiny pools, bridge source) under the
-    rule; every other selector only swaps ``B_rel``
+    """``{(tie_rule, pool, tiny_pools, bridge_source, selector, alpha_rule): {dataset:
+    outcome}}``: the router trained (cross-fitted) on 2Wiki with the selector's ``B_rel`` at the
+    α rule's weights (:func:`~regime_core.experiments.router_train.recipe_weights`, computed once
+    per selector's data) and applied zero-shot to the others with it, under each reading; the
+    reason (a string) where the router cannot be trained. The routing data are built once per
+    (pool, tiny pools, bridge source) under the rule; every other selector only swaps ``B_rel``
     (:func:`~regime_core.router.selector_evaluation.reselected`), and the learned one is
     cross-fitted again under each tie rule (its folds are the router's)."""
     datasets = [d for d in (TRAIN_DATASET, *TRANSFER_DATASETS) if d in cfg.datasets]
@@ -603,6 +611,7 @@ def _routing_outcomes(
                 for d, x in data.items() if not fixed.cross_fitted(d, s)}
             for s in cfg.selectors
         }  # fmt: skip
+        weighted: dict[tuple[str, str, str], dict[str, RoutingData]] = {}
         for tie_rule in cfg.tie_rules:
             router_cfg = RouterConfig(
                 **{f.name: getattr(reading, f.name) for f in dataclasses.fields(RunConfig)},
@@ -617,17 +626,24 @@ def _routing_outcomes(
                 chosen[LEARNED][TRAIN_DATASET] = reselected(
                     data[TRAIN_DATASET], inputs[TRAIN_DATASET], choices, LEARNED
                 )
-            for selector in cfg.selectors:
-                key = (tie_rule, pool, tiny, source, selector)
+            for selector, alpha_rule in itertools.product(cfg.selectors, cfg.alpha_rules):
+                key = (tie_rule, pool, tiny, source, selector, alpha_rule)
+                ruled = dataclasses.replace(router_cfg, alpha_rule=alpha_rule)
+                # no tie rule changes a selector's B_rel but the learned one's on 2Wiki
+                cache_key = (selector, alpha_rule, tie_rule if selector == LEARNED else "")
+                if cache_key not in weighted:
+                    weights = recipe_weights(chosen[selector], ruled, train_dataset=TRAIN_DATASET)
+                    weighted[cache_key] = weights.apply(chosen[selector])
+                rows = weighted[cache_key]
                 try:
-                    trained = train_on_data(chosen[selector][TRAIN_DATASET], router_cfg)
+                    trained = train_on_data(rows[TRAIN_DATASET], ruled)
                 except ValueError as err:  # too few labels of a class to cross-fit: say so
                     out[key] = str(err)
                     continue
                 outcomes = {TRAIN_DATASET: trained.outcome}
                 for dataset in datasets[1:]:
                     outcomes[dataset] = apply_router(
-                        trained.router, chosen[selector][dataset], bootstrap=cfg.bootstrap
+                        trained.router, rows[dataset], bootstrap=cfg.bootstrap
                     )
                 out[key] = outcomes
     return out
@@ -740,8 +756,9 @@ def _claim_values(
     if claim_id == "t3_knockout":
         return _t3_values(tables[reading["pool"]], reading, cfg, t3_cache)
     base = (reading["tie_rule"], reading["pool"], reading["tiny_pools"], reading["bridge_source"])
+    alpha_rule = reading.get("alpha_rule", config.ALPHA_RULE)
     if claim_id == NEAR_ORACLE:
-        rule, gold = (routing.get((*base, s)) for s in ("rule", "gold"))
+        rule, gold = (routing.get((*base, s, alpha_rule)) for s in ("rule", "gold"))
         if rule is None or gold is None:
             return None  # the run takes no rule or no gold reading
         for found in (rule, gold):
@@ -751,7 +768,7 @@ def _claim_values(
                           for d, label in _part_labels(claim).items() if d in rule}}  # fmt: skip
     dataset, comparison = ROUTER_CLAIMS[claim_id]
     dataset = reading.get("oracle_dataset", dataset) if claim_id == "oracle_gap" else dataset
-    found = routing.get((*base, reading["selector"]), {})
+    found = routing.get((*base, reading["selector"], alpha_rule), {})
     if isinstance(found, str):
         return {NOT_JUDGED: found}
     outcome = found.get(dataset)

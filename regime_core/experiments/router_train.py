@@ -17,6 +17,7 @@ datasets' gold relation sentences. The packaged model lives in :mod:`regime_core
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ from regime_core.router import (
     describe_label_rule,
     save_router,
 )
+from regime_core.router.bridge_weight import AlphaWeights, alpha_weights, check_alpha_rule
 from regime_core.router.evaluation import RoutingOutcome, evaluate_routing
 from regime_core.router.labels import EXCLUDED
 from regime_core.router.selector_evaluation import (
@@ -118,12 +120,22 @@ class RecipeConfig(RunConfig):
     sentences, cross-fitted there), gold (the dataset's gold B_rel, an oracle) or first (the
     bridge's first sentence)
     """
+    alpha_rule: str = config.ALPHA_RULE
+    """how the bridge weight α of the union query is chosen on each dataset (the labels, the router
+    and its evaluation all use it)
+
+    - fixed: α = alpha everywhere, the paper's rule
+    - calibrated: α = c·R(S), R(S) the dataset's median spread ratio σ_q/σ_B; c fitted on the
+      training dataset (cross-fitted per fold there, the labels built at each fold's α) and
+      applied unchanged, label-free, to every other dataset (regime_core.retrieval.alpha_rule)
+    """
 
     def validate(self) -> None:
         super().validate()
         where = type(self).__name__
         check_bridge_source(self.bridge_source, where)
         check_selector(self.selector, where)
+        check_alpha_rule(self.alpha_rule, where)
         if self.tie_rule not in TIE_RULES:
             raise ValueError(f"{where}.tie_rule is {self.tie_rule!r}, not one of {TIE_RULES}")
         _check_positive_int(self.label_k, f"{where}.label_k", allow_none=True)
@@ -216,6 +228,20 @@ class RouterTrainResult:
     fitted: FittedRouting
     outcome: RoutingOutcome
     auc: float  # out-of-fold p(union) against the labels (labelled items)
+    #: the α rule's weights the data were scored at (None: the fixed rule, not recorded)
+    alpha_weights: AlphaWeights | None = None
+
+    def alpha_rule_record(self) -> dict[str, Any]:
+        """The model file's ``alpha_rule`` (:mod:`regime_core.router.io`): the rule, and for
+        ``calibrated`` the deployment scale ``c`` and the training questions' spread ratio."""
+        w = self.alpha_weights
+        if self.config.alpha_rule == "fixed" or w is None or w.c is None:
+            return {"rule": "fixed"}
+        return {
+            "rule": "calibrated",
+            "scale": float(w.c),
+            "training_ratio": float(w.ratio[self.data.dataset]),
+        }
 
     @property
     def router(self) -> RegimeRouter:
@@ -246,6 +272,8 @@ class RouterTrainResult:
             "n_parallel": int(table["parallel"].sum()),
             "labels": {**self.label_counts, "ties": self.fitted.n_ties},
             "label_rule": self.config.label_rule,
+            "alpha_rule": self.config.alpha_rule,
+            "alpha": float(self.router.alpha),
             "auc_out_of_fold": self.auc,
             "outcome": self.outcome.to_numbers(),
             "by_type": _frame_numbers(breakdown(self.data, self.outcome, "native_type")),
@@ -304,6 +332,7 @@ def train_on_data(data: RoutingData, cfg: RecipeConfig) -> RouterTrainResult:
         table["rank_q"].to_numpy(),
         table["rank_union"].to_numpy(),
         cfg,
+        alpha=float(data.settings.alpha),  # cfg.alpha, or the α the rule deploys on ``data``
         folds=data.folds,
     )
     outcome = evaluate_routing(
@@ -330,7 +359,34 @@ def train_router(
     cfg = cfg or RouterConfig()
     data = load_routing_data(cfg, (cfg.dataset,), cfg.encoder, cfg.bridge_source, context)
     chosen = with_selector(data, cfg, context, train_dataset=cfg.dataset)
-    return train_on_data(chosen[cfg.dataset], cfg)
+    weights = recipe_weights(chosen, cfg, train_dataset=cfg.dataset)
+    result = train_on_data(weights.apply(chosen)[cfg.dataset], cfg)
+    return dataclasses.replace(result, alpha_weights=weights)
+
+
+def recipe_weights(
+    data: Mapping[str, RoutingData],
+    cfg: RecipeConfig,
+    *,
+    train_dataset: str = TRAIN_DATASET,
+    scale: float | None = None,
+) -> AlphaWeights:
+    """The bridge weights of ``cfg.alpha_rule`` on ``data`` (the routing data after the
+    selector: the calibrated rule's ratios read the ``B_rel`` the union query adds), with the
+    recipe's k, folds and seed (:func:`~regime_core.router.bridge_weight.alpha_weights`)."""
+    from regime_core.retrieval.alpha_rule import AlphaRuleProtocol
+
+    protocol = AlphaRuleProtocol(
+        train_dataset=train_dataset, k=cfg.k, n_splits=cfg.n_splits, seed=cfg.seed
+    )
+    return alpha_weights(
+        data,
+        cfg.alpha_rule,
+        alpha=float(cfg.alpha),
+        train_dataset=train_dataset,
+        protocol=protocol,
+        scale=scale,
+    )
 
 
 def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str]) -> Path:
@@ -341,6 +397,7 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
         path,
         dataset=result.data.dataset,
         label_rule=cfg.label_rule,
+        alpha_rule=result.alpha_rule_record(),
         extra={
             "config": cfg.to_dict(),
             "config_hash": cfg.config_hash(),
@@ -352,6 +409,7 @@ def save_trained_router(result: RouterTrainResult, path: str | os.PathLike[str])
             "labels": {**result.label_counts, "ties": result.fitted.n_ties},
             "parallel_items_included": int(result.data.table["parallel"].sum()),
             "selector": result.data.selector,
+            "alpha_rule": cfg.alpha_rule,
         },
     )
 

@@ -38,6 +38,7 @@ from regime_core.experiments.router_train import (
 )
 from regime_core.paper import paper_claim
 from regime_core.router import RegimeRouter
+from regime_core.router.bridge_weight import alpha_weights
 from regime_core.router.evaluation import RoutingOutcome
 from regime_core.router.model import default_router_path, resolve_router
 from regime_core.router.selector_evaluation import check_selector
@@ -111,6 +112,8 @@ class TransferResult:
     router_training: Mapping[str, Any]
     data: Mapping[str, RoutingData]
     outcomes: Mapping[str, RoutingOutcome]
+    #: the α rule applied: the router file's (``fixed`` when the config overrides α)
+    alpha_rule: str = "fixed"
 
     def no_regret(self, dataset: str) -> bool:
         c = self.outcomes[dataset].comparison("routed_vs_q")
@@ -120,6 +123,7 @@ class TransferResult:
         numbers: dict[str, Any] = {
             "alpha": self.alpha,
             "router_alpha": self.router_alpha,
+            "alpha_rule": self.alpha_rule,
             "router_trained_on": str(self.router_training.get("dataset", "unknown")),
             "router_n_train": int(self.router_training.get("n", 0)),
             "no_regret_rule": "not (diff < 0 and p < 1 - confidence)",
@@ -128,6 +132,7 @@ class TransferResult:
             data = self.data[dataset]
             numbers[dataset] = {
                 **outcome.to_numbers(),
+                "alpha": float(data.settings.alpha),  # the α applied here (the rule's)
                 "n_available": data.sample.n_available,
                 "n_tiny_pool": data.sample.n_tiny_pool,
                 "n_parallel": int(data.table["parallel"].sum()),
@@ -160,6 +165,14 @@ def transfer_router(
         recipe = RecipeConfig(**{f.name: getattr(applied, f.name) for f in _RUN_FIELDS},
                               selector=selector)  # fmt: skip
         data = with_selector(data, recipe, context, train_dataset="")
+    rule = router_alpha_rule(router)
+    if cfg.alpha is None and rule["rule"] == "calibrated":
+        # the rule the router was trained under: its deployment c times each dataset's own
+        # spread ratio (label-free), on the B_rel it reads
+        weights = alpha_weights(
+            data, "calibrated", alpha=alpha, train_dataset="", scale=float(rule["scale"])
+        )
+        data = weights.apply(data)
     outcomes = {
         dataset: apply_router(router, d, bootstrap=cfg.bootstrap) for dataset, d in data.items()
     }
@@ -170,7 +183,14 @@ def transfer_router(
         router_training=dict(getattr(router, "training_metadata_", {})),
         data=data,
         outcomes=outcomes,
+        alpha_rule=rule["rule"] if cfg.alpha is None else "fixed",
     )
+
+
+def router_alpha_rule(router: RegimeRouter) -> dict[str, Any]:
+    """The α rule a router file records (:mod:`regime_core.router.io`; a router fitted here or
+    a file without the field: fixed)."""
+    return dict(getattr(router, "alpha_rule_", {"rule": "fixed"}))
 
 
 def router_selector(router: RegimeRouter) -> str:

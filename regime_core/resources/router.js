@@ -6,7 +6,10 @@
  *   node regime_core/resources/router.js --question Q --bridge B [--bridge-title T] [--json]
  *       prints what `regime route` prints for the same arguments (--model FILE as well, checked
  *       as regime_core.router.io.load_router checks it: every field, the feature spec recomputed
- *       from the rules, the sha256 seal); a failure is one line on stderr and exit status 2;
+ *       from the rules, the sha256 seal, the optional alpha_rule: fixed, or calibrated with
+ *       alpha = scale × training_ratio); the decision reports the α of the union query and its
+ *       rule (a single question gets the α deployed on the training questions); a failure is
+ *       one line on stderr and exit status 2;
  *   node regime_core/resources/router.js --batch FILE.jsonl
  *       routes one JSON object per line (the parity tests in tests/test_router_js.py); a line
  *       that is not a JSON object is an error naming the file and the line;
@@ -662,6 +665,9 @@
     "threshold", "alpha", "params", "scaler", "coef", "intercept", "n_iter",
     "fitted_with_feature_names", "training",
   ]; // prettier-ignore
+  // regime_core.router.io: the top-level keys a file may omit, and alpha_rule's keys per rule
+  const OPTIONAL = ["alpha_rule"];
+  const ALPHA_RULE_KEYS = { fixed: ["rule"], calibrated: ["rule", "scale", "training_ratio"] };
   // RouterRules' fields and defaults (regime_core.router.rules): ints are BigInts, as in JSON.
   const DEFAULT_RULES = {
     new_entity_weight: 1.0,
@@ -925,7 +931,7 @@
         `is ${pyRepr(has("format_version") ? doc.format_version : null)}; this code reads version 1`
       );
     }
-    obj(doc, "(top level)", TOP_LEVEL, [HASH_KEY]);
+    obj(doc, "(top level)", TOP_LEVEL, [HASH_KEY, ...OPTIONAL]);
 
     const names = doc.feature_names;
     const sameNames =
@@ -1031,6 +1037,33 @@
       throw error("training.package_versions", "must be an object of strings");
     }
 
+    // io._alpha_rule: absent, the fixed rule; calibrated: alpha = scale × training_ratio exactly
+    const alphaRule = { rule: "fixed" };
+    if (has("alpha_rule")) {
+      const raw = obj(doc.alpha_rule, "alpha_rule", ["rule"], null);
+      const rule = string(raw.rule, "alpha_rule.rule");
+      if (!Object.prototype.hasOwnProperty.call(ALPHA_RULE_KEYS, rule)) {
+        throw error("alpha_rule.rule", `must be fixed or calibrated, got ${pyRepr(rule)}`);
+      }
+      obj(raw, "alpha_rule", ALPHA_RULE_KEYS[rule]);
+      alphaRule.rule = rule;
+      if (rule === "calibrated") {
+        for (const key of ["scale", "training_ratio"]) {
+          const value = number(raw[key], `alpha_rule.${key}`);
+          if (!(value > 0)) throw error(`alpha_rule.${key}`, `must be > 0, got ${pyFloat(value)}`);
+          alphaRule[key] = value;
+        }
+        const product = alphaRule.scale * alphaRule.training_ratio;
+        if (product !== alpha) {
+          throw error(
+            "alpha",
+            `is ${pyFloat(alpha)}, but the calibrated rule deploys scale × training_ratio = ` +
+              `${pyFloat(product)} on the training questions`
+          );
+        }
+      }
+    }
+
     // Last, as in Python: a change no field check sees (a flipped digit) is caught here.
     const recorded = has(HASH_KEY) ? doc[HASH_KEY] : null;
     if (recorded === null) {
@@ -1045,7 +1078,7 @@
           `save_router recorded; ${REBUILD}`
       );
     }
-    return { rules: plainRules(rules), mean, scale, coef, intercept, threshold, alpha };
+    return { rules: plainRules(rules), mean, scale, coef, intercept, threshold, alpha, alphaRule };
   }
 
   function checkQuestion(question, where) {
@@ -1107,6 +1140,8 @@
       b_rel: sentences[best],
       b_rel_index: best,
       features,
+      alpha: model.alpha,
+      alpha_rule: model.alphaRule ? model.alphaRule.rule : "fixed",
       // for the page, not part of `regime route --json`
       sentences,
       scores,
@@ -1156,6 +1191,8 @@
       b_rel: d.b_rel,
       b_rel_index: d.b_rel_index,
       features: d.features,
+      alpha: d.alpha,
+      alpha_rule: d.alpha_rule,
     };
   }
 
@@ -1196,7 +1233,7 @@
   }
 
   /** json.dumps(value) for the decision dict: ints stay ints, features are floats. */
-  function pyDumps(value, floatKeys = new Set(["probability"])) {
+  function pyDumps(value, floatKeys = new Set(["probability", "alpha"])) {
     if (typeof value === "string") return pyString(value);
     if (typeof value === "number") return Number.isInteger(value) ? String(value) : pyFloat(value);
     const parts = Object.entries(value).map(([k, v]) => {

@@ -42,9 +42,9 @@ question whether the bridge joins the query). The per-question form is reported 
 - Cross-fitting, for the training dataset's own numbers:
   :func:`~regime_core.router.estimator.cross_fit_folds` (``CV_FOLDS = 5`` folds, the router's
   ``SEED``), stratified by the ``q`` arm's hit@5 (it does not depend on ``α``, exists for every
-  dataset and encoder, and balances the folds' difficulty). Each held-out fold ``H`` gets ``α_H =
-  c(T)·R(H)`` with ``c(T)`` fitted on the other four folds; ``c`` is never fitted on the questions
-  it is applied to (tested).
+  dataset and encoder, and balances the folds' difficulty). Each held-out fold ``H`` gets
+  ``α_H = c(T)·R(H)`` with ``c(T)`` fitted on the other four folds; ``c`` is never fitted on the
+  questions it is applied to (tested).
 - Deployment: ``c`` fitted on all of 2WikiMultiHopQA (as the router is refitted on every labelled
   item after cross-fitting) and applied unchanged to every other dataset and encoder.
 

@@ -29,7 +29,7 @@ Decided before anything was measured, with the reasons:
   means. A question with a spread of exactly zero on either side has no finite positive ratio (a
   zero ``σ_B``: no ``α`` can reorder its candidates; a zero ``σ_q``: any ``α > 0`` decides alone,
   e.g. a TF-IDF question sharing no term with any candidate); it is left out of the median and
-  counted (``SpreadSummary.n_zero_q``, ``SpreadSummary.n_zero_b``), never dropped
+  counted (``n_zero_q`` and ``n_zero_b`` of :class:`SpreadSummary`), never dropped
   silently.
 
 Kernels (:func:`row_spread`, :func:`spread_ratio`, :func:`summarise_spreads`) take arrays and

@@ -76,6 +76,12 @@ class RouteDecision:
     b_rel: str
     b_rel_index: int
     features: dict[str, float]
+    #: the bridge weight of the union query if union is chosen: the router's ``alpha``, which
+    #: under the calibrated rule is the α deployed on its training questions (a single question
+    #: has no set to measure a spread ratio on; :mod:`regime_core.router.io`)
+    alpha: float = config.ALPHA
+    #: the α rule the router was trained under (``fixed`` or ``calibrated``)
+    alpha_rule: str = config.ALPHA_RULE
 
 
 class RegimeRouter(ClassifierMixin, BaseEstimator):
@@ -239,6 +245,8 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
             b_rel=selected.text,
             b_rel_index=selected.index,
             features=dict(zip(FEATURE_NAMES, out.X[0].tolist(), strict=True)),
+            alpha=float(self.alpha),
+            alpha_rule=str(getattr(self, "alpha_rule_", {"rule": "fixed"})["rule"]),
         )
 
 

@@ -11,6 +11,7 @@ file records what is needed to apply the model and to know what it is::
      "params": {"C": 1.0, "class_weight": null, "random_state": 0, "max_iter": 1000},
      "scaler": {"mean": [...], "scale": [...]}, "coef": [...], "intercept": -0.3,
      "n_iter": 7, "fitted_with_feature_names": false,
+     "alpha_rule": {"rule": "fixed"},
      "training": {"dataset": "2wikimultihopqa", "n": 1000, "label_rule": "...",
                   "package_versions": {...}, "extra": {...}}}
 
@@ -21,6 +22,15 @@ NaN, bounded nesting, a regular file only) and a key the format does not define 
 must match: a bit flip that keeps the file valid JSON would otherwise change the model.
 The feature spec is recomputed from the stored rules with the current code and must match the
 stored one: a model is never applied to features whose definition has changed since it was fit.
+
+``alpha_rule`` (optional; absent: ``{"rule": "fixed"}``) says how the bridge weight ``alpha`` the
+router was trained with was chosen: ``fixed`` (the paper's constant) or ``calibrated``
+(``regime_core.retrieval.alpha_rule``: ``alpha = scale · training_ratio``, the deployment scale
+``c`` times the median spread ratio σ_q/σ_B of the training questions; ``alpha`` must equal that
+product exactly). A single routed question gets ``alpha``: the calibrated rule needs a set of
+questions to measure a ratio on, and one question's ratio rests on its 8 to 19 candidates only,
+so a lone question is weighted as the training questions were; a run over a dataset applies
+``scale`` times that dataset's own ratio (``regime_core.experiments.zero_shot_transfer``).
 """
 
 from __future__ import annotations
@@ -70,6 +80,13 @@ _TOP_LEVEL = (
     "fitted_with_feature_names",
     "training",
 )
+#: Top-level keys a file may hold or not: ``alpha_rule`` (files written before the knob: fixed).
+_OPTIONAL = ("alpha_rule",)
+#: The keys of ``alpha_rule`` under each rule (``regime_core.config.ALPHA_RULES``).
+ALPHA_RULE_KEYS: dict[str, tuple[str, ...]] = {
+    "fixed": ("rule",),
+    "calibrated": ("rule", "scale", "training_ratio"),
+}
 
 
 def package_versions() -> dict[str, str]:
@@ -103,13 +120,15 @@ def save_router(
     label_rule: str,
     rules: RouterRules | None = None,
     extra: Mapping[str, Any] | None = None,
+    alpha_rule: Mapping[str, Any] | None = None,
 ) -> Path:
     """Write a fitted router to ``path`` (JSON, written atomically); returns the path.
 
     ``dataset`` and ``label_rule`` (e.g. :func:`~regime_core.router.labels.describe_label_rule`)
     describe the training data; ``rules`` are the feature rules the training features were
     computed with (default: the router's ``rules_`` if loaded, else the defaults); ``extra`` is
-    any JSON-serialisable metadata (seed, folds, data hash, ...).
+    any JSON-serialisable metadata (seed, folds, data hash, ...); ``alpha_rule`` the α rule the
+    router was trained under (the module docstring; None: the key is not written).
     """
     if not isinstance(router, RegimeRouter):
         raise ValueError(f"save_router expects a RegimeRouter, got {type(router).__name__}")
@@ -155,6 +174,7 @@ def save_router(
         "intercept": float(router.intercept_[0]),
         "n_iter": int(np.max(router.n_iter_)),
         "fitted_with_feature_names": names_in is not None,
+        **({} if alpha_rule is None else {"alpha_rule": dict(alpha_rule)}),
         "training": {
             "dataset": dataset,
             "n": int(router.n_samples_fit_),
@@ -251,7 +271,7 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
             "format_version",
             f"is {document.get('format_version')!r}; this code reads version {FORMAT_VERSION}",
         )
-    f.obj(document, "(top level)", _TOP_LEVEL, (HASH_KEY,))
+    f.obj(document, "(top level)", _TOP_LEVEL, (HASH_KEY, *_OPTIONAL))
     n = len(FEATURE_NAMES)
 
     # Features: the names, the rules and the spec recomputed from them with the current code.
@@ -346,6 +366,8 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
     ):
         raise f.error("training.package_versions", "must be an object of strings")
 
+    alpha_rule = _alpha_rule(f, document, alpha)
+
     # Last, so that a hand-edited field is reported by name above; a change no field check
     # sees (a flipped digit in a coefficient) is caught here.
     recorded = document.get(HASH_KEY)
@@ -372,4 +394,30 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
     router.rules_ = rules
     router.feature_spec_ = spec
     router.training_metadata_ = training
+    router.alpha_rule_ = alpha_rule
     return router
+
+
+def _alpha_rule(f: _Fields, document: Mapping[str, Any], alpha: float) -> dict[str, Any]:
+    """The file's ``alpha_rule`` checked (absent: fixed); router.js checks it alike."""
+    if "alpha_rule" not in document:
+        return {"rule": "fixed"}
+    raw = f.obj(document["alpha_rule"], "alpha_rule", ("rule",), None)
+    rule = f.string(raw["rule"], "alpha_rule.rule")
+    if rule not in ALPHA_RULE_KEYS:
+        raise f.error("alpha_rule.rule", f"must be fixed or calibrated, got {rule!r}")
+    f.obj(raw, "alpha_rule", ALPHA_RULE_KEYS[rule])
+    out: dict[str, Any] = {"rule": rule}
+    if rule == "calibrated":
+        for key in ("scale", "training_ratio"):
+            value = f.number(raw[key], f"alpha_rule.{key}")
+            if not value > 0:
+                raise f.error(f"alpha_rule.{key}", f"must be > 0, got {value!r}")
+            out[key] = value
+        if out["scale"] * out["training_ratio"] != alpha:
+            raise f.error(
+                "alpha",
+                f"is {alpha!r}, but the calibrated rule deploys scale × training_ratio = "
+                f"{out['scale'] * out['training_ratio']!r} on the training questions",
+            )
+    return out

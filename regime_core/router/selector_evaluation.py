@@ -617,14 +617,14 @@ def measure_dataset(
     union: dict[str, PairedComparison] = {}
     union_vs_rule: dict[str, PairedComparison] = {}
     if has_b_rel.any():
-        k, alpha = rule.settings.k, rule.settings.alpha
+        k = rule.settings.k
         hits = {}
         for name, c in chosen.items():
             if name in data:  # routed with: its routing data has the ranks already
                 ranks = data[name].table["rank_union"].to_numpy()
             else:  # only B_rel's vector changes
                 swapped = dataclasses.replace(rule.geometry, b_rel_vectors=inputs.vectors_at(c))
-                ranks = swapped.target_ranks(alpha)
+                ranks = swapped.target_ranks(rule.union_weights)
             hits[name] = ranks[has_b_rel] <= k
         gold_hits = hits.pop("gold")
         union = union_comparisons(hits, gold_hits, bootstrap=bootstrap)

@@ -116,10 +116,23 @@ class RoutingData:
     folds: np.ndarray | None = None
     #: the selector that chose ``B_rel`` (:data:`regime_core.config.SELECTORS`)
     selector: str = config.SELECTOR
+    #: the bridge weight of each question's union query when the α rule
+    #: (:data:`regime_core.config.ALPHA_RULES`) is not ``fixed``; None: ``settings.alpha`` for all
+    weights: np.ndarray | None = None
+    #: the α rule that set ``rank_union`` (``fixed``: ``settings.alpha``; else ``weights``)
+    alpha_rule: str = config.ALPHA_RULE
 
     @property
     def n(self) -> int:
         return len(self.table)
+
+    @property
+    def union_weights(self) -> np.ndarray:
+        """Each question's bridge weight α under the union query (``weights``, else
+        ``settings.alpha`` for every question)."""
+        if self.weights is None:
+            return np.full(self.n, float(self.settings.alpha))
+        return np.asarray(self.weights, dtype=np.float64)
 
     def hits(self, ranks: np.ndarray) -> np.ndarray:
         return np.asarray(ranks) <= self.settings.k
@@ -259,10 +272,28 @@ def with_b_rel(
     table["b_rel_index"] = chosen
     for j, name in enumerate(FEATURE_NAMES):
         table[name] = X[:, j]
-    table["rank_union"] = geometry.target_ranks(data.settings.alpha)
+    table["rank_union"] = geometry.target_ranks(data.union_weights)
     return dataclasses.replace(
         data, table=table, X=X, geometry=geometry, folds=folds, selector=selector
     )
+
+
+def with_weights(data: RoutingData, weights: Any, *, alpha_rule: str) -> RoutingData:
+    """``data`` with the union query's bridge weighted ``weights`` (one per question, or one for
+    all) by the α rule ``alpha_rule``: only ``rank_union`` is re-scored, on the same geometry;
+    the features, ``rank_q``, the folds and everything else are untouched; pure."""
+    if alpha_rule not in config.ALPHA_RULES:
+        raise ValueError(
+            f"with_weights: alpha_rule {alpha_rule!r} is not one of {config.ALPHA_RULES}"
+        )
+    w = np.broadcast_to(np.asarray(weights, dtype=np.float64), (data.n,)).copy()
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError(
+            f"with_weights({data.dataset}): every bridge weight must be finite and >= 0"
+        )
+    table = data.table.copy()
+    table["rank_union"] = data.geometry.target_ranks(w)
+    return dataclasses.replace(data, table=table, weights=w, alpha_rule=alpha_rule)
 
 
 def breakdown(data: RoutingData, outcome: RoutingOutcome, by: str) -> pd.DataFrame:
@@ -483,7 +514,7 @@ def gold_b_rel_retrieval(
         store=store,
         corpus=data.sample.corpus,
     )
-    hit_gold = geometry.target_ranks(data.settings.alpha) <= data.settings.k
+    hit_gold = geometry.target_ranks(data.union_weights[keep]) <= data.settings.k
     comparison = paired_hits(
         data.hit_union[keep], hit_gold, ("union_selected", "union_gold"), bootstrap=bootstrap
     )

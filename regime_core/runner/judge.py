@@ -480,8 +480,16 @@ def _number(record: Mapping[str, Any], key: str) -> float:
     return float(value)
 
 
+#: The paper's side of a statement of ours (``origin: ours`` in ``paper_claims.yml``).
+OURS_ONLY_TEXT = "none: our statement, not the paper's (nothing to reproduce)"
+
+
 def paper_text(claim: Claim) -> str:
-    """The paper's side of a claim, formatted like ours."""
+    """The paper's side of a claim, formatted like ours; for a statement of ours
+    (``origin: ours``) :data:`OURS_ONLY_TEXT`, so every page listing the claims says the paper
+    has no value to reproduce there."""
+    if claim.ours_only:
+        return OURS_ONLY_TEXT
     paper = claim.paper
     if claim.rule == "share":
         threshold = paper.get("threshold")

@@ -67,6 +67,7 @@ class ClaimVerdict:
             "id": self.claim.id,
             "claim": self.claim.claim,
             "chapter": self.claim.chapter,
+            "origin": self.claim.origin,  # paper, or ours: a statement the paper never makes
             "paper": {"text": paper_text(self.claim), **dict(self.claim.paper)},
             "ours": dict(self.ours),
             "ours_text": values_text(self.claim, self.values),

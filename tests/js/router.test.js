@@ -185,7 +185,9 @@ test("the command line: --json, errors, help", () => {
   const ok = run("--question", Q, "--bridge", B, "--json");
   assert.equal(ok.status, 0);
   const out = JSON.parse(ok.stdout);
-  assert.deepEqual(Object.keys(out), ["action", "probability", "b_rel", "b_rel_index", "features"]);
+  assert.deepEqual(Object.keys(out), [
+    "action", "probability", "b_rel", "b_rel_index", "features", "alpha", "alpha_rule",
+  ]);
   assert.match(ok.stdout, /"comparison_cues": 0\.0/);
   const missing = run("--question", Q);
   assert.equal(missing.status, 2);

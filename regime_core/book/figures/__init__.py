@@ -355,6 +355,7 @@ from regime_core.book.figures.claims import (  # noqa: E402, F401
 )
 from regime_core.book.figures.router import (  # noqa: E402, F401
     alpha_sweep,
+    alpha_transfer,
     leave_one_feature_out,
     router_coefficients,
     router_training,

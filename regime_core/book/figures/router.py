@@ -570,3 +570,139 @@ def specification_curves(result: Any) -> list[Figure]:
             )
         )
     return curves
+
+
+# --------------------------------------------------------------------------------------------
+# Beyond the paper: a weight that transfers (the alpha_transfer run)
+# --------------------------------------------------------------------------------------------
+
+#: How each α rule's weight is drawn on the union α curves: colour and line style.
+_RULE_STYLES: dict[str, tuple[str, str]] = {
+    "fixed": ("#333333", "-"),
+    "calibrated": (PALETTE[3], "--"),
+    "calibrated_question": (PALETTE[4], ":"),
+    "tuned_fixed": (PALETTE[1], "-."),
+}
+_LINE_WORDS: dict[str, str] = {"-": "solid", "--": "dashed", ":": "dotted", "-.": "dash-dot"}
+_RULE_WORDS: dict[str, str] = {
+    "fixed": "the paper's fixed α",
+    "calibrated": "the calibrated α = c·R",
+    "calibrated_question": "its per-question variant (the median weight)",
+    "tuned_fixed": "the tuned constant of the fitting pair",
+}
+
+
+def _colour(colour: str) -> str:
+    return "dark grey" if colour == "#333333" else colour_word(colour)
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
+def _curve(cell: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    pairs = sorted(
+        (float(key.replace("p", ".").replace("m", "-")), float(v))
+        for key, v in cell["curve"].items()
+    )
+    return np.array([a for a, _ in pairs]), np.array([h for _, h in pairs])
+
+
+def alpha_transfer(numbers: Mapping[str, Any], *, k: int = config.HEADLINE_K) -> Figure:
+    """Per encoder (a row) and dataset (a panel), the union α curve of an ``alpha_transfer``
+    record's ``numbers`` with the best grid α ringed and each rule's α as a vertical line; in
+    the row's last panel each dataset's best α against its spread ratio R, with the calibrated
+    rule's line α = c·R: does the best α follow the ratio?"""
+    plt = _pyplot()
+    pairs = numbers["pairs"]
+    encoders = list(pairs)
+    datasets = list(dict.fromkeys(d for by in pairs.values() for d in by))
+    c = float(numbers["fit"]["c"])
+    fig, axes = plt.subplots(
+        len(encoders),
+        len(datasets) + 1,
+        figsize=(WIDTH, 2.5 * len(encoders) + 1.0),
+        squeeze=False,
+        layout="constrained",
+    )
+    markers = ("o", "s", "^", "D", "v")
+    handles: dict[str, Any] = {}
+    for i, encoder in enumerate(encoders):
+        ratio_ax = axes[i, -1]
+        for j, dataset in enumerate(datasets):
+            ax = axes[i, j]
+            cell = pairs[encoder].get(dataset)
+            if cell is None:
+                ax.set_visible(False)
+                continue
+            alphas, hits = _curve(cell)
+            (line,) = ax.plot(alphas, hits, color=ARM_COLORS["union"], lw=1.6)
+            handles.setdefault("union", line)
+            for rule, (colour, ls) in _RULE_STYLES.items():
+                if rule in cell["rules"]:
+                    handles.setdefault(
+                        rule,
+                        ax.axvline(
+                            float(cell["rules"][rule]["alpha"]), color=colour, ls=ls, lw=1.1
+                        ),
+                    )
+            best = float(cell["best"]["in_sample"])
+            (ring,) = ax.plot(
+                [best], [float(cell["best"]["in_sample_hit"])], ls="none", marker="o", ms=10,
+                mfc="none", mec="#000000", mew=1.3,
+            )  # fmt: skip
+            handles.setdefault("best", ring)
+            title = f"{names.dataset(dataset)}, {names.encoder(encoder)}"
+            ax.set_title(_wrap(title, 18), fontsize=SMALLEST_TEXT)
+            _percent_axis(ax)
+            ax.set_xticks([0, 1, 2], ["0", "1", "2"])
+            if i == len(encoders) - 1:
+                ax.set_xlabel("α")
+            ratio = cell["spreads"]["all"]["all"].get("median_ratio")
+            if ratio is not None:
+                ratio_ax.plot(
+                    [float(ratio)], [best], ls="none", marker=markers[j % len(markers)],
+                    color="#333333", ms=6, label=names.dataset(dataset),
+                )  # fmt: skip
+        axes[i, 0].set_ylabel(_hit(k))
+        r = np.linspace(0.5, 1.5, 11)
+        ratio_ax.plot(r, c * r, color=_RULE_STYLES["calibrated"][0], ls="--", lw=1.1)
+        ratio_ax.set_xlim(0.5, 1.5)
+        ratio_ax.set_ylim(0, 2.05)
+        ratio_ax.set_title("best α vs R", fontsize=SMALLEST_TEXT)
+        if i == len(encoders) - 1:
+            ratio_ax.set_xlabel("R = σ_q/σ_B")
+    labels = {
+        "union": names.arm("union", short=True),
+        "best": "best grid α",
+        "fixed": "fixed",
+        "calibrated": "calibrated",
+        "calibrated_question": "per question",
+        "tuned_fixed": "tuned constant",
+    }
+    shown = [key for key in labels if key in handles]
+    _legend_above(fig, [handles[key] for key in shown], [labels[key] for key in shown], 3)
+    rules = "; ".join(
+        f"{_RULE_WORDS[rule]} as {_article(_colour(colour))} {_colour(colour)} "
+        f"{_LINE_WORDS[ls]} vertical line"
+        for rule, (colour, ls) in _RULE_STYLES.items()
+    )
+    order = ", ".join(names.dataset(d) for d in datasets)
+    marker_words = ", ".join(
+        f"{names.dataset(d)} {('a circle', 'a square', 'a triangle', 'a diamond', 'a triangle')[j]}"
+        for j, d in enumerate(datasets)
+    )
+    return Figure(
+        fig,
+        "alpha_transfer",
+        f"One row per encoder, one panel per dataset ({order}): {_hit(k)} of always-union "
+        f"(green line) as the weight α of B_rel goes from 0 to 2, the grid α of the highest "
+        f"{_hit(k)} on all the questions ringed in black, and each rule's α: {rules}. The last "
+        f"panel of each row plots every dataset's best grid α against its spread ratio R "
+        f"(the median σ_q/σ_B; {marker_words}, in dark grey) with the calibrated rule's line "
+        f"α = c·R (c = {c:.2f}, vermilion dashed): the points lie on the line if the best α "
+        "follows the ratio.",
+        alt=f"Line charts, one per dataset and encoder, of {_hit(k)} of always-union against α "
+        "with each rule's α marked, and per encoder a scatter of the best α against the spread "
+        "ratio.",
+    )

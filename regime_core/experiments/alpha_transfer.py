@@ -1,0 +1,498 @@
+"""Beyond the paper: a bridge weight that transfers (issue 26). The score geometry, the union α
+curves, every α rule's weight and regret, and the router retrained under the fixed and the
+calibrated rule, per dataset × encoder.
+
+The rule, its inputs and its fitting protocol are :mod:`regime_core.retrieval.alpha_rule`'s, fixed
+before any transfer number was computed: ``α(S) = c·R(S)``, ``R(S)`` the median over the
+questions of ``σ_q/σ_B`` (:mod:`regime_core.retrieval.spread`), ``c`` fitted once on
+``train_dataset`` with the first of ``encoders`` (union hit@k on the fine grid
+:data:`~regime_core.retrieval.alpha_rule.FINE_ALPHA_GRID`, cross-fitted over the protocol's
+folds there) and applied unchanged to every other pair. What this run measures, per dataset ×
+encoder:
+
+- **the geometry**: σ_q, σ_B and their ratio, for all questions and per regime, with the
+  questions left out of the ratio (a zero spread on either side) counted;
+- **the union α curve** on the fine grid (union hit@k at each α) and the best grid α, chosen two
+  ways: ``cross_fitted`` (each fold at the α best on the other folds: the best a user could tune
+  with that dataset's labels) and ``in_sample`` (the maximum on all the questions: optimistic);
+- **every rule** of :data:`~regime_core.retrieval.alpha_rule.RULE_VARIANTS` (``fixed`` 0.25,
+  ``calibrated``, ``calibrated_question``, ``tuned_fixed``: all reported), its α and union hit@k,
+  and its **regret** against each best (best − rule, paired per question: bootstrap interval,
+  exact McNemar);
+- ``calibrated_vs_fixed``: union hit@k under the calibrated rule minus under the fixed one,
+  per question (it equals regret(fixed) − regret(calibrated), the best cancelling): the value the
+  claim ``calibrated_alpha`` judges on every pair but the fitting one; beside it every variant
+  against the fixed rule and the calibrated rule against the tuned constant (:data:`VERSUS`);
+- **routing under each rule** (``fixed``, ``calibrated``): the router retrained at that rule's
+  weights, by the ablations' recipe (:func:`~regime_core.experiments.ablations.run_recipe`:
+  labels and cross-fitting on the training dataset, the refit zero-shot elsewhere), and its
+  routed − always-q and routed − always-union.
+
+On the fitting pair every calibrated weight is cross-fitted (``c`` from the other folds), as is
+``tuned_fixed`` (each fold at the grid α best on the other folds, so its regret against the
+cross-fitted best is zero by construction there). On the other encoders' training dataset
+nothing is fitted: it is a transfer pair like any other (the router is still trained there).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core import config
+from regime_core.data.regimes import REGIMES
+from regime_core.experiments.ablations import number_key, run_recipe
+from regime_core.experiments.common import EXPERIMENT_ENCODERS, as_tuple, check_datasets
+from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.router_train import (
+    TRAIN_DATASET,
+    TRANSFER_DATASETS,
+    RecipeConfig,
+    load_routing_data,
+    with_selector,
+)
+from regime_core.retrieval.alpha_rule import (
+    RULE_VARIANTS,
+    AlphaRuleProtocol,
+    FittedRule,
+    cross_fitted_best,
+    fit_rule,
+    grid_hits,
+    in_sample_best,
+    rule_weights,
+    union_hits,
+)
+from regime_core.retrieval.spread import ScoreSpreads, measure_spreads, median_ratio, spread_table
+from regime_core.router.bridge_weight import AlphaWeights, alpha_weights, rule_folds
+from regime_core.router.evaluation import RoutingOutcome, comparison_numbers, paired_hits
+from regime_core.router.training import RoutingData
+from regime_core.stats import PairedComparison
+
+#: The rules compared head to head on each pair's questions, ``(a, b)`` recorded as
+#: ``a_vs_b`` (a − b): each variant against the paper's fixed α, and the calibrated rule against
+#: the tuned constant (does the geometry do the work, or a better constant?).
+VERSUS: tuple[tuple[str, str], ...] = (
+    ("calibrated", "fixed"),
+    ("calibrated_question", "fixed"),
+    ("tuned_fixed", "fixed"),
+    ("calibrated", "tuned_fixed"),
+)
+#: The rules the router is retrained under (the knob ``alpha_rule``'s values).
+ROUTED_RULES: tuple[str, ...] = config.ALPHA_RULES
+#: The comparisons of the routed policy recorded under each rule.
+ROUTING_COMPARISONS: tuple[str, ...] = ("routed_vs_q", "routed_vs_union")
+
+
+@dataclass(frozen=True)
+class AlphaTransferConfig(RecipeConfig):
+    """The datasets and encoders the rules are measured on; the router recipe (label rule,
+    folds, seed, the bridge read, the selector) is
+    :class:`~regime_core.experiments.router_train.RecipeConfig`'s. ``alpha`` is the fixed rule's
+    weight; the calibrated rule is fitted on ``train_dataset`` with ``encoders[0]``."""
+
+    train_dataset: str = TRAIN_DATASET
+    """the dataset the calibrated rule's c is fitted on and the router is trained on"""
+    transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
+    """the datasets the rules and the router are applied to, unchanged"""
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders measured; c is fitted with the first and applied unchanged to the others"""
+
+    def validate(self) -> None:
+        where = type(self).__name__
+        for name in ("transfer_datasets", "encoders"):
+            object.__setattr__(self, name, as_tuple(getattr(self, name)))
+        check_datasets(self.datasets, f"{where}: train_dataset and transfer_datasets")
+        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
+            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
+        super().validate()
+        if self.alpha_rule != config.ALPHA_RULE:
+            raise ValueError(
+                f"{where}.alpha_rule is {self.alpha_rule!r}: this run measures every rule "
+                f"({', '.join(RULE_VARIANTS)}) side by side; leave the knob at its default"
+            )
+
+    @property
+    def datasets(self) -> tuple[str, ...]:
+        """The training dataset, then the transfer datasets."""
+        return (self.train_dataset, *self.transfer_datasets)
+
+    @property
+    def protocol(self) -> AlphaRuleProtocol:
+        """The calibrated rule's protocol under this config (its grid, k, folds and seed)."""
+        return AlphaRuleProtocol(
+            train_dataset=self.train_dataset,
+            train_encoder=self.encoders[0],
+            k=self.k,
+            n_splits=self.n_splits,
+            seed=self.seed,
+            fixed_alpha=float(self.alpha),
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# One dataset under one encoder (pure, given its routing data)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A dataset's spreads, ratios, the protocol's folds and union hits on the grid."""
+
+    data: RoutingData
+    spreads: ScoreSpreads
+    ratios: np.ndarray
+    folds: np.ndarray
+    grid: np.ndarray
+    hits: np.ndarray  # (len(grid), n)
+
+    def hits_at(self, weights: float | np.ndarray, k: int) -> np.ndarray:
+        """Union hits at one weight (a grid row when it lies on the grid) or per question."""
+        if np.ndim(weights) == 0 and float(weights) in self.grid:
+            return self.hits[int(np.flatnonzero(self.grid == float(weights))[0])]
+        return union_hits(self.data.geometry, weights, k)
+
+
+def measure(data: RoutingData, protocol: AlphaRuleProtocol) -> Measured:
+    """:class:`Measured` of ``data`` under ``protocol``."""
+    spreads = measure_spreads(data.geometry)
+    grid = np.asarray(protocol.grid, dtype=np.float64)
+    return Measured(
+        data=data,
+        spreads=spreads,
+        ratios=spreads.ratios(protocol.candidates),
+        folds=rule_folds(data, protocol),
+        grid=grid,
+        hits=grid_hits(data.geometry, grid, protocol.k),
+    )
+
+
+@dataclass(frozen=True)
+class Fit:
+    """The rules fitted on the fitting pair: ``fitted[scope]`` (``dataset``, ``question``) and
+    ``tuned_alpha`` (its in-sample best grid α, the ``tuned_fixed`` control's constant)."""
+
+    measured: Measured
+    fitted: Mapping[str, FittedRule]
+    tuned_alpha: float
+
+    def to_numbers(self) -> dict[str, Any]:
+        d = self.fitted["dataset"]
+        return {
+            "dataset": self.measured.data.dataset,
+            "encoder": self.measured.data.encoder,
+            "n": self.measured.data.n,
+            "ratio": median_ratio(self.measured.ratios),
+            "c": d.c,
+            "c_question": self.fitted["question"].c,
+            "fold_c": {f"fold{i}": c for i, c in enumerate(d.fold_c)},
+            "tuned_fixed_alpha": self.tuned_alpha,
+            "deployed_alpha": d.c * median_ratio(self.measured.ratios),
+        }
+
+
+def fit_rules(m: Measured, protocol: AlphaRuleProtocol) -> Fit:
+    """Both scopes of the calibrated rule fitted (and cross-fitted) on ``m``, and its best α."""
+    fitted = {
+        scope: fit_rule(
+            m.data.geometry,
+            m.ratios,
+            m.folds,
+            scope=scope,
+            grid=m.grid,
+            k=protocol.k,
+            hits=m.hits if scope == "dataset" else None,
+        )
+        for scope in ("dataset", "question")
+    }
+    return Fit(m, fitted, in_sample_best(m.hits, m.grid)[0])
+
+
+def rule_outcome(
+    name: str, m: Measured, fit: Fit, *, fitting: bool, protocol: AlphaRuleProtocol
+) -> tuple[float, np.ndarray]:
+    """(the rule's α, its union hits) on ``m``; on the fitting pair the cross-fitted ones. The α
+    of a per-question rule is the median of its weights."""
+    k = protocol.k
+    if name == "fixed":
+        return protocol.fixed_alpha, m.hits_at(protocol.fixed_alpha, k)
+    if name == "tuned_fixed":
+        if fitting:
+            alphas, hits = cross_fitted_best(m.hits, m.grid, m.folds)
+            return float(np.median(alphas)), hits
+        return fit.tuned_alpha, m.hits_at(fit.tuned_alpha, k)
+    if name not in ("calibrated", "calibrated_question"):
+        raise ValueError(f"rule {name!r} is not one of {RULE_VARIANTS}")
+    scope = "dataset" if name == "calibrated" else "question"
+    fitted = fit.fitted[scope]
+    if fitting:
+        return fitted.alpha, fitted.hits
+    weights = rule_weights(scope, fitted.c, m.ratios)
+    alpha = float(np.median(weights))
+    return alpha, m.hits_at(alpha if scope == "dataset" else weights, k)
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One dataset under one encoder: its measurements, each rule's α and hits, the best grid
+    α both ways, the regrets and the routers under each routed rule."""
+
+    measured: Measured
+    fitting: bool  # the fitting pair (excluded from the claim's judgement)
+    rules: Mapping[str, tuple[float, np.ndarray]]
+    best: Mapping[str, tuple[np.ndarray, np.ndarray]]  # choice -> (α: one, or one per fold; hits)
+    regrets: Mapping[str, Mapping[str, PairedComparison]]  # rule -> best choice -> best − rule
+    versus: Mapping[str, PairedComparison]  # VERSUS: a_vs_b, a − b per question
+    routing: Mapping[str, RoutingOutcome]  # routed rule -> outcome
+    routing_alpha: Mapping[str, float]  # routed rule -> α applied (the dataset's)
+
+    def to_numbers(self) -> dict[str, Any]:
+        m = self.measured
+        grid = m.grid
+        edge = (float(grid[0]), float(grid[-1]))
+        out: dict[str, Any] = {"n": m.data.n, "fitting_pair": self.fitting}
+        out["spreads"] = _spread_numbers(m)
+        curve = m.hits.mean(axis=1)
+        out["curve"] = {number_key(float(a)): float(h) for a, h in zip(grid, curve, strict=True)}
+        regime = m.data.table["regime"].astype(str).to_numpy()
+        for name in REGIMES:
+            mask = regime == name
+            if mask.any():
+                out[f"curve_{name}"] = {
+                    number_key(float(a)): float(h)
+                    for a, h in zip(grid, m.hits[:, mask].mean(axis=1), strict=True)
+                }
+        in_alpha = float(self.best["in_sample"][0][0])
+        fold_alpha = self.best["cross_fitted"][0]
+        out["best"] = {
+            "in_sample": in_alpha,
+            "in_sample_hit": float(self.best["in_sample"][1].mean()),
+            "in_sample_at_grid_edge": in_alpha in edge,
+            "cross_fitted_median": float(np.median(fold_alpha)),
+            "cross_fitted_hit": float(self.best["cross_fitted"][1].mean()),
+            "cross_fitted": {f"fold{i}": float(a) for i, a in enumerate(fold_alpha)},
+        }
+        out["rules"] = {
+            name: {
+                "alpha": float(a),
+                "hit": float(h.mean()),
+                "at_grid_edge": bool(a <= edge[0] or a >= edge[1]),
+            }
+            for name, (a, h) in self.rules.items()
+        }
+        out["regret"] = {
+            rule: {choice: _comparison(c) for choice, c in by.items()}
+            for rule, by in self.regrets.items()
+        }
+        for name, c in self.versus.items():
+            out[name] = _comparison(c)
+        out["routing"] = {
+            rule: {
+                "alpha": float(self.routing_alpha[rule]),
+                "hit_routed": float(o.hits["routed"].mean()),
+                "share_union": float(o.routed_union.mean()),
+                **{name: _comparison(o.comparison(name)) for name in ROUTING_COMPARISONS},
+            }
+            for rule, o in self.routing.items()
+        }
+        return out
+
+
+def _comparison(c: PairedComparison) -> dict[str, Any]:
+    return {"n": c.n, "mean_a": c.mean_a, "mean_b": c.mean_b, **comparison_numbers(c)}
+
+
+def _finite(x: float) -> dict[str, float]:
+    return {} if not np.isfinite(x) else {"value": float(x)}
+
+
+def _spread_numbers(m: Measured) -> dict[str, Any]:
+    """Per group (``all`` and each regime) and candidate set, the spread summary; a statistic
+    without a value (no question with a ratio) is left out, the counts always kept."""
+    regime = m.data.table["regime"].astype(str).to_numpy()
+    tables = [spread_table(m.spreads).assign(regime="all"),
+              spread_table(m.spreads, {"regime": regime})]  # fmt: skip
+    out: dict[str, Any] = {}
+    for row in pd.concat(tables, ignore_index=True).to_dict("records"):
+        cell = {
+            k: (int(v) if k.startswith("n") else float(v))
+            for k, v in row.items()
+            if k not in ("regime", "candidates") and (k.startswith("n") or np.isfinite(v))
+        }
+        key = "all" if row["candidates"] == "ranked" else "distractors"
+        out.setdefault(str(row["regime"]), {})[key] = cell
+    return out
+
+
+def measure_pair(
+    m: Measured,
+    fit: Fit,
+    *,
+    fitting: bool,
+    protocol: AlphaRuleProtocol,
+    routing: Mapping[str, RoutingOutcome],
+    routing_alpha: Mapping[str, float],
+    cfg: RecipeConfig,
+) -> PairResult:
+    """Every rule, both bests and the regrets on one measured pair; pure."""
+    rules = {name: rule_outcome(name, m, fit, fitting=fitting, protocol=protocol)
+             for name in RULE_VARIANTS}  # fmt: skip
+    in_alpha, in_hits = in_sample_best(m.hits, m.grid)
+    fold_alphas, fold_hits = cross_fitted_best(m.hits, m.grid, m.folds)
+    best = {"cross_fitted": (fold_alphas, fold_hits), "in_sample": (np.array([in_alpha]), in_hits)}
+    regrets = {
+        rule: {
+            choice: paired_hits(
+                hits_best, hits, (f"best ({choice})", rule), bootstrap=cfg.bootstrap
+            )
+            for choice, (_, hits_best) in best.items()
+        }
+        for rule, (_, hits) in rules.items()
+    }
+    versus = {
+        f"{a}_vs_{b}": paired_hits(rules[a][1], rules[b][1], (a, b), bootstrap=cfg.bootstrap)
+        for a, b in VERSUS
+    }
+    return PairResult(m, fitting, rules, best, regrets, versus, routing, routing_alpha)
+
+
+# --------------------------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AlphaTransferResult:
+    """The fit on the fitting pair and every pair's :class:`PairResult` (``pairs[encoder]
+    [dataset]``), the routers' weights per encoder and rule, and the seconds spent."""
+
+    config: AlphaTransferConfig
+    fit: Fit
+    pairs: Mapping[str, Mapping[str, PairResult]]
+    weights: Mapping[str, Mapping[str, AlphaWeights]]
+    unavailable: Mapping[str, str]
+    load_seconds: float
+    compute_seconds: float
+
+    def to_numbers(self) -> dict[str, Any]:
+        protocol = self.config.protocol
+        return {
+            "protocol": {
+                "train_dataset": protocol.train_dataset,
+                "train_encoder": protocol.train_encoder,
+                "k": protocol.k,
+                "n_splits": protocol.n_splits,
+                "seed": protocol.seed,
+                "fixed_alpha": protocol.fixed_alpha,
+                "grid_min": float(protocol.grid[0]),
+                "grid_max": float(protocol.grid[-1]),
+                "grid_points": len(protocol.grid),
+                "hash": protocol.config_hash(),
+            },
+            "fit": self.fit.to_numbers(),
+            "pairs": {
+                encoder: {dataset: p.to_numbers() for dataset, p in by.items()}
+                for encoder, by in self.pairs.items()
+            },
+            "unavailable_encoders": dict(self.unavailable),
+            "load_seconds": self.load_seconds,
+            "compute_seconds": self.compute_seconds,
+        }
+
+
+def _routing(
+    data: Mapping[str, RoutingData],
+    cfg: AlphaTransferConfig,
+    *,
+    scale: float | None,
+    hits: np.ndarray | None = None,
+) -> tuple[dict[str, AlphaWeights], dict[str, dict[str, RoutingOutcome]]]:
+    """The router retrained under each routed rule (the ablations' recipe at that rule's
+    weights): per rule its weights, and per dataset per rule the routed outcome."""
+    train = data[cfg.train_dataset]
+    others = {d: x for d, x in data.items() if d != cfg.train_dataset}
+    weights: dict[str, AlphaWeights] = {}
+    outcomes: dict[str, dict[str, RoutingOutcome]] = {d: {} for d in data}
+    for rule in ROUTED_RULES:
+        w = alpha_weights(
+            data, rule, alpha=float(cfg.alpha), train_dataset=cfg.train_dataset,
+            protocol=cfg.protocol, scale=scale if rule == "calibrated" else None, hits=hits,
+        )  # fmt: skip
+        recipe = run_recipe(
+            train,
+            others,
+            cfg,
+            alpha=float(w.alpha[cfg.train_dataset]),
+            weights=None if rule == "fixed" else w.weights,
+        )
+        weights[rule] = w
+        for dataset, outcome in recipe.outcomes.items():
+            outcomes[dataset][rule] = outcome
+    return weights, outcomes
+
+
+def run_alpha_transfer(
+    cfg: AlphaTransferConfig | None = None, context: Context | None = None
+) -> AlphaTransferResult:
+    """Everything of the module docstring, on every dataset of ``cfg`` under every encoder
+    that runs here (the others are reported unavailable, never downloaded)."""
+    from regime_core.experiments.ablations import encoder_unavailable_reason
+
+    cfg = cfg or AlphaTransferConfig()
+    context = resolve(context)
+    protocol = cfg.protocol
+    load = compute = 0.0
+    unavailable: dict[str, str] = {}
+    pairs: dict[str, dict[str, PairResult]] = {}
+    all_weights: dict[str, dict[str, AlphaWeights]] = {}
+    fit: Fit | None = None
+    for encoder in cfg.encoders:
+        reason = encoder_unavailable_reason(encoder)
+        if reason is not None:
+            if encoder == protocol.train_encoder:
+                raise ValueError(
+                    f"AlphaTransferConfig.encoders[0] ({encoder!r}) fits the rule, but: {reason}"
+                )
+            unavailable[encoder] = reason
+            continue
+        t0 = time.perf_counter()
+        loaded = load_routing_data(cfg, cfg.datasets, encoder, cfg.bridge_source, context)
+        data = with_selector(loaded, cfg, context, train_dataset=cfg.train_dataset)
+        t1 = time.perf_counter()
+        measured = {dataset: measure(d, protocol) for dataset, d in data.items()}
+        if encoder == protocol.train_encoder:
+            fit = fit_rules(measured[cfg.train_dataset], protocol)
+        if fit is None:  # pragma: no cover - encoders[0] is the protocol's, measured first
+            raise ValueError("the fitting pair must be measured first")
+        scale = None if encoder == protocol.train_encoder else fit.fitted["dataset"].c
+        weights, routed = _routing(data, cfg, scale=scale, hits=measured[cfg.train_dataset].hits)
+        all_weights[encoder] = weights
+        pairs[encoder] = {
+            dataset: measure_pair(
+                m,
+                fit,
+                fitting=encoder == protocol.train_encoder and dataset == cfg.train_dataset,
+                protocol=protocol,
+                routing=routed[dataset],
+                routing_alpha={rule: w.alpha[dataset] for rule, w in weights.items()},
+                cfg=cfg,
+            )
+            for dataset, m in measured.items()
+        }
+        load += t1 - t0
+        compute += time.perf_counter() - t1
+    if fit is None:  # pragma: no cover - validate() guarantees an encoder
+        raise ValueError("AlphaTransferConfig.encoders: no encoder ran")
+    return AlphaTransferResult(
+        config=cfg,
+        fit=fit,
+        pairs=pairs,
+        weights=all_weights,
+        unavailable=unavailable,
+        load_seconds=round(load, 3),
+        compute_seconds=round(compute, 3),
+    )

@@ -1,0 +1,144 @@
+"""The alpha_transfer run on a constructed world (three toy worlds posing as the datasets, a
+hashing encoder): its record, and the regret and grid-edge flags on constructed hits."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import hashing_context
+
+from regime_core.data.toyworld import ToyWorldConfig, generate
+from regime_core.experiments import alpha_transfer as at
+from regime_core.retrieval.alpha_rule import RULE_VARIANTS
+
+RESAMPLES = 200
+DATASETS = ("2wikimultihopqa", "musique", "hotpotqa")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_blas_thread() -> Any:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
+@pytest.fixture(scope="module")
+def result() -> at.AlphaTransferResult:
+    worlds = {
+        d: [
+            dataclasses.replace(ex, dataset=d)
+            for ex in generate(ToyWorldConfig(n_questions=80, seed=i))
+        ]
+        for i, d in enumerate(DATASETS)
+    }
+    cfg = at.AlphaTransferConfig(bootstrap_resamples=RESAMPLES)
+    return at.run_alpha_transfer(cfg, hashing_context(worlds))
+
+
+def test_the_record_holds_every_pair_and_every_rule(result: at.AlphaTransferResult) -> None:
+    numbers = result.to_numbers()
+    assert set(numbers["pairs"]) == {"minilm", "tfidf"}
+    for encoder, by in numbers["pairs"].items():
+        assert set(by) == set(DATASETS)
+        for dataset, pair in by.items():
+            assert pair["fitting_pair"] == (encoder == "minilm" and dataset == "2wikimultihopqa")
+            assert set(pair["rules"]) == set(RULE_VARIANTS)
+            assert set(pair["regret"]) == set(RULE_VARIANTS)
+            for by_best in pair["regret"].values():
+                assert set(by_best) == {"cross_fitted", "in_sample"}
+                for c in by_best.values():
+                    assert {"n", "diff", "ci_lo", "ci_hi", "p_value", "n_a_better",
+                            "n_b_better"} <= set(c)  # fmt: skip
+            assert set(pair["routing"]) == {"fixed", "calibrated"}
+            assert pair["rules"]["fixed"]["alpha"] == 0.25
+            assert len(pair["curve"]) == 41 and pair["spreads"]["all"]["all"]["n"] == 80
+            # regret(fixed) − regret(calibrated) is calibrated − fixed, per question
+            r = pair["regret"]
+            diff = r["fixed"]["in_sample"]["diff"] - r["calibrated"]["in_sample"]["diff"]
+            assert pair["calibrated_vs_fixed"]["diff"] == pytest.approx(diff, abs=1e-12)
+    fit = numbers["fit"]
+    assert fit["dataset"] == "2wikimultihopqa" and fit["encoder"] == "minilm"
+    # the fixed router is trained at 0.25, the calibrated one at the rule's α of each dataset
+    for encoder, by in numbers["pairs"].items():
+        for dataset, pair in by.items():
+            assert pair["routing"]["fixed"]["alpha"] == 0.25
+            expected = (
+                fit["deployed_alpha"]
+                if dataset == "2wikimultihopqa"
+                else pair["rules"]["calibrated"]["alpha"]
+            )
+            if encoder == "minilm":
+                assert pair["routing"]["calibrated"]["alpha"] == pytest.approx(expected)
+            else:  # nothing fitted on another encoder: c·R on every dataset
+                assert pair["routing"]["calibrated"]["alpha"] == pytest.approx(
+                    pair["rules"]["calibrated"]["alpha"]
+                )
+
+
+def test_the_fitting_pair_is_cross_fitted(result: at.AlphaTransferResult) -> None:
+    pair = result.pairs["minilm"]["2wikimultihopqa"]
+    # tuned_fixed there is the cross-fitted best itself: no regret by construction
+    c = pair.regrets["tuned_fixed"]["cross_fitted"]
+    assert c.diff == 0 and c.n_a_better == 0 and c.n_b_better == 0
+    fitted = result.fit.fitted["dataset"]
+    assert np.array_equal(pair.rules["calibrated"][1], fitted.hits)
+    assert np.array_equal(
+        result.weights["minilm"]["calibrated"].weights["2wikimultihopqa"], fitted.weights
+    )
+
+
+def _pair_with_hits(result: at.AlphaTransferResult, hits: np.ndarray, **fit: Any) -> Any:
+    m = result.pairs["tfidf"]["musique"].measured
+    constructed = dataclasses.replace(m, hits=hits)
+    return at.measure_pair(
+        constructed,
+        dataclasses.replace(result.fit, **fit),
+        fitting=False,
+        protocol=result.config.protocol,
+        routing={},
+        routing_alpha={},
+        cfg=result.config,
+    )
+
+
+def test_regret_is_zero_when_the_rules_alpha_is_the_grids_best(
+    result: at.AlphaTransferResult,
+) -> None:
+    m = result.pairs["tfidf"]["musique"].measured
+    hits = np.zeros_like(m.hits)
+    at_fixed = int(np.flatnonzero(m.grid == 0.25)[0])
+    hits[at_fixed, : m.data.n // 2] = True  # 0.25 alone hits anything
+    pair = _pair_with_hits(result, hits)
+    for choice in ("in_sample", "cross_fitted"):
+        c = pair.regrets["fixed"][choice]
+        assert c.diff == 0 and c.n_a_better == 0 and c.n_b_better == 0
+    assert float(pair.best["in_sample"][0][0]) == 0.25
+    # a rule elsewhere on the grid misses all those questions
+    tuned = pair.regrets["tuned_fixed"]["in_sample"]
+    assert tuned.diff == pytest.approx(0.5) and tuned.n_a_better == m.data.n // 2
+
+
+def test_a_best_and_a_rule_on_the_grid_edge_are_flagged(result: at.AlphaTransferResult) -> None:
+    m = result.pairs["tfidf"]["musique"].measured
+    hits = np.zeros_like(m.hits)
+    hits[-1] = True  # only the largest α, 2.0, hits
+    pair = _pair_with_hits(result, hits, tuned_alpha=float(m.grid[-1]))
+    numbers = pair.to_numbers()
+    assert numbers["best"]["in_sample"] == 2.0 and numbers["best"]["in_sample_at_grid_edge"]
+    assert numbers["rules"]["tuned_fixed"]["at_grid_edge"]
+    assert numbers["rules"]["tuned_fixed"]["hit"] == 1.0
+    assert not numbers["rules"]["fixed"]["at_grid_edge"]
+    assert numbers["regret"]["tuned_fixed"]["in_sample"]["diff"] == 0
+    assert numbers["regret"]["fixed"]["in_sample"]["diff"] == 1.0
+
+
+def test_config_validation() -> None:
+    with pytest.raises(ValueError, match="measures every rule"):
+        at.AlphaTransferConfig(alpha_rule="calibrated")
+    with pytest.raises(ValueError, match="distinct"):
+        at.AlphaTransferConfig(encoders=("minilm", "minilm"))
+    assert at.AlphaTransferConfig().protocol.train_encoder == "minilm"
