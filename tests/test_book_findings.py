@@ -244,16 +244,24 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
 def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    verdicts = ["reproduced", "smaller than reported", "not reproduced", "not reproduced"]
-    judged = {str(i): SimpleNamespace(verdict=v) for i, v in enumerate(verdicts)}
-    monkeypatch.setattr(F, "_judged", lambda r: judged)
+    def judged(*verdicts: str, ours: tuple[str, ...] = ()) -> dict[str, Any]:
+        made = [(v, False) for v in verdicts] + [(v, True) for v in ours]
+        return {
+            str(i): SimpleNamespace(verdict=v, claim=SimpleNamespace(ours_only=o))
+            for i, (v, o) in enumerate(made)
+        }
+
+    four = judged("reproduced", "smaller than reported", "not reproduced", "not reproduced")
+    monkeypatch.setattr(F, "_judged", lambda r: four)
     assert F._bottom_counts(_records()) == (
         "Of the 4 statements of the abstract we judged, 1 reproduces, 1 comes out smaller than "
         "the paper reports and 2 do not reproduce."
     )
-    monkeypatch.setattr(F, "_judged", lambda r: {"a": SimpleNamespace(verdict="reproduced")})
+    one = judged("reproduced", ours=("not reproduced",))
+    monkeypatch.setattr(F, "_judged", lambda r: one)
     assert F._bottom_counts(_records()) == (
-        "Of the 1 statement of the abstract we judged, 1 reproduces."
+        "Of the 1 statement of the abstract we judged, 1 reproduces. By the same rules, of 1 "
+        "statement of our own beyond the paper, 1 does not reproduce."
     )
 
 

@@ -415,13 +415,11 @@ def _judged(r: Records) -> dict[str, Any]:
     return {v.claim.id: v for v in judge_claims(records, claims, robustness)}
 
 
-def _bottom_counts(r: Records) -> str:
+def _counted(verdicts: list[str]) -> str:
+    """``["reproduced", "not reproduced", "not reproduced"]`` → "1 reproduces and 2 do not
+    reproduce", in the judge's order of verdicts."""
     from regime_core.runner.judge import VERDICTS
 
-    judged = _judged(r)
-    counts = {verdict: 0 for verdict in VERDICTS}
-    for v in judged.values():
-        counts[v.verdict] += 1
     words = {  # verdict -> (one, several)
         "reproduced": ("reproduces", "reproduce"),
         "smaller than reported": (
@@ -437,10 +435,24 @@ def _bottom_counts(r: Records) -> str:
         "not reproduced": ("does not reproduce", "do not reproduce"),
         "not testable here": ("cannot be tested here", "cannot be tested here"),
     }  # fmt: skip
+    counts = {verdict: verdicts.count(verdict) for verdict in VERDICTS}
     parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
-    listed = ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
-    noun = "statement" if len(judged) == 1 else "statements"
-    return f"Of the {count(len(judged))} {noun} of the abstract we judged, {listed}."
+    return ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
+
+
+def _bottom_counts(r: Records) -> str:
+    judged = list(_judged(r).values())
+    paper = [v.verdict for v in judged if not v.claim.ours_only]
+    ours = [v.verdict for v in judged if v.claim.ours_only]
+    noun = "statement" if len(paper) == 1 else "statements"
+    text = f"Of the {count(len(paper))} {noun} of the abstract we judged, {_counted(paper)}."
+    if ours:
+        noun = "statement" if len(ours) == 1 else "statements"
+        text += (
+            f" By the same rules, of {count(len(ours))} {noun} of our own beyond the "
+            f"paper, {_counted(ours)}."
+        )
+    return text
 
 
 def _bottom_regimes(r: Records) -> str:

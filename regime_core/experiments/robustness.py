@@ -262,6 +262,8 @@ OUTSIDE_MULTIVERSE: dict[str, str] = {
     "alpha_rule": "itself a sweep, over every α of the grid for each dataset and encoder (the "
     "ablations)",
     "pool_invariance": "itself a comparison of the two pool modes (the ablations)",
+    "calibrated_alpha": "itself a comparison of two rules for α on every dataset and encoder; "
+    "the multiverse's alpha_rule knob varies the router's rule for the other claims",
 }
 
 
