@@ -15,11 +15,14 @@ Dense encoders' vectors stay plain arrays; every function here passes them throu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 import numpy as np
 
 from regime_core.encoders.base import Encoder
+
+if TYPE_CHECKING:
+    from regime_core.encoders.store import Mode
 
 #: A dense ``(n, d)`` float32 array or a ``scipy.sparse.csr_matrix`` (float32) of the same shape.
 Vectors: TypeAlias = Any
@@ -29,7 +32,7 @@ class EmbeddingSource(Protocol):
     """What retrieval needs from :class:`regime_core.encoders.EmbeddingStore`: dense vectors
     (a store may also offer ``embed_compact``, see :func:`embed_vectors`)."""
 
-    def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray: ...
+    def embed(self, encoder: Encoder, texts: Sequence[str], mode: Mode) -> np.ndarray: ...
 
 
 def is_sparse(vectors: Vectors) -> bool:
@@ -38,7 +41,7 @@ def is_sparse(vectors: Vectors) -> bool:
 
 
 def embed_vectors(
-    store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: str
+    store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: Mode
 ) -> Vectors:
     """``texts``' vectors in their most compact exact form: the store's ``embed_compact`` when
     it has one (CSR for a sparse encoder), else its dense ``embed`` (a test's fake store)."""
