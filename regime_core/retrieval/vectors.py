@@ -15,14 +15,12 @@ Dense encoders' vectors stay plain arrays; every function here passes them throu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 import numpy as np
 
 from regime_core.encoders.base import Encoder
-
-if TYPE_CHECKING:
-    from regime_core.encoders.store import Mode
+from regime_core.encoders.store import Mode  # at run time: the API pages resolve the hints
 
 #: A dense ``(n, d)`` float32 array or a ``scipy.sparse.csr_matrix`` (float32) of the same shape.
 Vectors: TypeAlias = Any
