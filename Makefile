@@ -80,15 +80,11 @@ expected: install
 	$(BIN)/regime reproduce --profile quick --work _build/quick
 	$(BIN)/regime expected freeze --work _build/quick
 
-# `make lint MYPY=1` adds the type check (mypy, configured in pyproject.toml). It is off by
-# default until the package passes it.
-MYPY ?= 0
+# ruff, then the type check of the package (mypy, configured in pyproject.toml)
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-ifeq ($(MYPY),1)
 	$(BIN)/mypy
-endif
 
 format: install
 	$(BIN)/ruff check --fix .

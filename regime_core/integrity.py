@@ -319,7 +319,7 @@ class _Flagged:
         self.problem = problem
 
 
-class _DuplicateKeys(dict):  # type: ignore[type-arg]
+class _DuplicateKeys(dict[str, Any]):
     """An object that named a key twice (the plain parser keeps the last value silently)."""
 
     duplicate: str = ""
@@ -558,7 +558,7 @@ def remove_stale_temporaries(directory: Path | str) -> list[Path]:
     A temporary whose pid is alive (another process writing now) is kept; one without a pid
     (written before temporaries carried one) is stale by construction of today's writers.
     """
-    removed = []
+    removed: list[Path] = []
     root = Path(directory)
     if not root.is_dir():
         return removed

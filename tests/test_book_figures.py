@@ -512,6 +512,24 @@ def test_the_latency_figure_draws_every_timing_on_a_log_axis_with_the_bound() ->
     python_only.close()
 
 
+def test_an_image_without_data_draws_no_colour() -> None:
+    """An image whose data was never set draws nothing; its colormap's colour for "no value"
+    (viridis' darkest, #440154) was once listed as drawn."""
+    import matplotlib.pyplot as plt
+    from matplotlib.image import AxesImage
+
+    from regime_core.book.figures import encodings
+
+    named = {"#440154": "purple", "#1f77b4": "blue"}
+    fig, ax = plt.subplots()
+    ax.add_image(AxesImage(ax, cmap="viridis"))
+    ax.plot([0, 1], [0, 1], color="#1f77b4")
+    assert encodings.figure_encodings(fig, named) == {"blue"}
+    ax.images[0].set_data(np.zeros((2, 2)))  # with data, its colour is drawn and named
+    assert encodings.figure_encodings(fig, named) == {"blue", "purple"}
+    plt.close(fig)
+
+
 def test_the_png_carries_alt_text_caption_and_encodings(tmp_path) -> None:
     from PIL import Image
 

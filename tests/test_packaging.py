@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -57,24 +58,46 @@ def test_pre_commit_runs_the_pinned_ruff() -> None:
     assert [h["id"] for h in repo["hooks"]] == ["ruff-check", "ruff-format"]
 
 
-def test_mypy_is_configured_and_run_by_make_lint_only_when_asked() -> None:
+def test_mypy_is_configured_strictly_enough_and_run_by_make_lint_and_ci() -> None:
     config = _pyproject()["tool"]["mypy"]
     assert config["files"] == ["regime_core"]
+    assert config["warn_unused_configs"] and config["warn_unused_ignores"]
     assert _dev_pin("mypy")
+    for section in [config, *config.get("overrides", [])]:  # nothing switched off wholesale
+        assert not section.get("ignore_errors"), section
+        assert not section.get("disable_error_code"), section
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert re.search(r"^make lint$", ci, re.MULTILINE), ".ci/run must run `make lint`"
     if shutil.which("make") is None:
         pytest.skip("needs make")
+    out = subprocess.run(
+        ["make", "-n", "-C", str(ROOT), "lint"], capture_output=True, text=True, check=True
+    ).stdout
+    tools = [
+        line.split()[0].rsplit("/", 1)[-1] for line in out.splitlines() if ".venv/bin/" in line
+    ]
+    assert tools[-3:] == ["ruff", "ruff", "mypy"]
 
-    def lint(*variables: str) -> list[str]:
-        out = subprocess.run(
-            ["make", "-n", "-C", str(ROOT), "lint", *variables],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        return [line for line in out.splitlines() if "ruff" in line or "mypy" in line]
 
-    assert not [line for line in lint() if "mypy" in line]
-    assert lint("MYPY=1")[-1].endswith("/mypy")
+def test_mypy_treats_as_untyped_only_libraries_the_package_imports_that_ship_no_types() -> None:
+    """Each module of the ``ignore_missing_imports`` override is imported by ``regime_core``
+    and, where installed, carries neither ``py.typed`` nor stubs (else mypy should read them)."""
+    (override,) = [
+        o for o in _pyproject()["tool"]["mypy"]["overrides"] if o.get("ignore_missing_imports")
+    ]
+    sources = "\n".join(p.read_text() for p in (ROOT / "regime_core").rglob("*.py"))
+    for pattern in override["module"]:
+        name = pattern.removesuffix(".*")
+        imported = re.compile(rf"^\s*(?:import|from) {re.escape(name)}\b", re.MULTILINE)
+        assert imported.search(sources), f"{name}: not imported by regime_core, drop it"
+        spec = importlib.util.find_spec(name)
+        if spec is None:  # an optional extra's library, not installed here
+            continue
+        if spec.submodule_search_locations:
+            package = Path(next(iter(spec.submodule_search_locations)))
+            assert not (package / "py.typed").exists(), f"{name} ships py.typed"
+        stubs = [Path(p) / f"{name}-stubs" for p in sys.path if p]
+        assert not any(s.is_dir() for s in stubs), f"{name} has stubs installed"
 
 
 @pytest.mark.slow

@@ -344,8 +344,9 @@ def _captions(article: Tag | BeautifulSoup) -> list[tuple[Tag, str]]:
     for node in article.descendants:
         if isinstance(node, Tag) and node.name == "img":
             figure = node.find_parent("figure")
-            if figure is not None and figure.find("figcaption") is not None:
-                pairs.append((node, " ".join(figure.find("figcaption").get_text().split())))
+            caption = figure.find("figcaption") if figure is not None else None
+            if caption is not None:
+                pairs.append((node, " ".join(caption.get_text().split())))
                 waiting = None
             else:
                 waiting = node
@@ -353,8 +354,8 @@ def _captions(article: Tag | BeautifulSoup) -> list[tuple[Tag, str]]:
             text = " ".join(str(node).split())
             if text.startswith("Figure:"):
                 block = node.find_parent(["p", "div"]) or node.parent
-                caption = " ".join(block.get_text().split()) if block is not None else text
-                pairs.append((waiting, caption.removeprefix("Figure:").strip()))
+                shown = " ".join(block.get_text().split()) if block is not None else text
+                pairs.append((waiting, shown.removeprefix("Figure:").strip()))
                 waiting = None
     return pairs
 

@@ -299,12 +299,12 @@ def _router_vs_union(r: Records) -> str:
         f"the paper's α ({direction(main)})"
     )
     sweep = _main_sweep(r, "2wikimultihopqa")
-    found = {
+    rows = {
         alpha_label(key): row_comparison(row, "routed_vs_union")
         for key, row in sweep.items()
         if not row.get("degenerate")
     }
-    found = {a: c for a, c in found.items() if c is not None}
+    found = {a: c for a, c in rows.items() if c is not None}
     parts = [f"{interval(c)} at α = {a}" for a, c in found.items()]
     if not parts:
         return head + "."
@@ -347,12 +347,12 @@ def _musique_tie(r: Records) -> str:
 
 def _musique_alpha(r: Records) -> str:
     sweep = _main_sweep(r, "musique")
-    found = [
+    rows = [
         (alpha_label(key), row_comparison(row, "routed_vs_q"))
         for key, row in sweep.items()
         if not row.get("degenerate")
     ]
-    found = [(a, c) for a, c in found if c is not None]
+    found = [(a, c) for a, c in rows if c is not None]
     if not found:
         return "The α sweep holds no MuSiQue setting."
     text = ", ".join(f"{interval(c)} at α = {a}" for a, c in found)

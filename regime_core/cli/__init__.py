@@ -73,7 +73,7 @@ LOCKS: dict[str, str | Callable[[Any], str]] = {
     "book-check": "shared",
     "citation": "none",  # reads and writes the repository's citation files, never a work directory
 }
-_SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+_SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 if hasattr(signal, "SIGHUP"):
     _SIGNAL_WORDS[signal.SIGHUP] = "hung up"
 BROKEN_PIPE_EXIT = 128 + 13  # what a shell reports for a command ended by SIGPIPE

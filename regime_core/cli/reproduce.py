@@ -18,7 +18,7 @@ from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFIL
 from regime_core.runner.reproduce import plan, reproduce
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run = subparsers.add_parser(
         "reproduce",
         help="execute the notebooks declared in reproduce.yml (skipping unchanged runs)",

@@ -188,15 +188,17 @@ def discover(data_dir: Path) -> Discovery:
     An unlistable directory is an error naming it (``os.walk`` would skip it silently).
     """
     if not data_dir.is_dir():
-        problem = "is not a directory" if data_dir.exists() else "does not exist"
+        state = "is not a directory" if data_dir.exists() else "does not exist"
         raise ValueError(
-            f"data directory {data_dir} {problem}; pass --data-dir or set REGIME_DATA_DIR"
+            f"data directory {data_dir} {state}; pass --data-dir or set REGIME_DATA_DIR"
         )
 
     def fail(err: OSError) -> None:
         raise ValueError(os_error_message(err, err.filename or data_dir, "list"))
 
-    data, ignored, unusable = [], [], []
+    data: list[str] = []
+    ignored: list[str] = []
+    unusable: list[tuple[str, str]] = []
     seen: set[tuple[int, int]] = set()
     for top, dirs, files in os.walk(data_dir, onerror=fail, followlinks=True):
         here = Path(top)

@@ -549,7 +549,7 @@ def read_musique(r: _Record) -> RawQuestion:
     )
     answerable = r.get("answerable", bool) if "answerable" in r.rec else True
     pool = _text_pool(r, "paragraphs", with_idx=True)
-    known_idx = {p.idx for p in pool}
+    known_idx = {p.idx for p in pool if p.idx is not None}  # with_idx: each is an int
     steps = []
     defect = None
     for i, step in enumerate(r.get("question_decomposition", list)):

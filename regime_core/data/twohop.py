@@ -84,7 +84,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -240,9 +240,12 @@ class _Line:
     file, line (id, once read) and field."""
 
     def __init__(self, record: dict[str, Any], where: str) -> None:
-        self.record, self.where, self.split = record, where, None
+        self.record, self.where = record, where
+        self.split: str | None = None  # known once the line's split is read
 
-    def fail(self, field: str | tuple[str | int, ...], problem: str, reason: str | None = None):
+    def fail(
+        self, field: str | tuple[str | int, ...], problem: str, reason: str | None = None
+    ) -> LineProblem:
         name = field if isinstance(field, str) else json_path(field)
         return LineProblem(f"{self.where}: field {name!r}: {problem}", reason, self.split)
 
@@ -272,7 +275,7 @@ class _Line:
             raise self.fail(path, f"an id {problem}")
         return str(value)
 
-    def choice(self, key: str, value: Any, allowed: Sequence[str]) -> str:
+    def choice(self, key: str, value: Any, allowed: Collection[str]) -> str:
         if not isinstance(value, str) or value not in allowed:
             shown = repr(value) if isinstance(value, str) else json_kind(value)
             raise self.fail(key, f"is {shown}, not one of {list(allowed)}")
@@ -315,7 +318,7 @@ def parse_line(record: Any, *, dataset: str, where: str, source: str = "") -> Ex
         raise line.fail("format", f"is {shown}; this version reads {FORMAT!r} only")
     qid = line.ident(("id",), line.get("id"))
     line.where = f"{where} (id {qid!r})"
-    line.split = line.choice("split", line.get("split", SPLITS[0]), SPLITS)
+    split = line.split = line.choice("split", line.get("split", SPLITS[0]), SPLITS)
     parallel = line.flag("parallel")
     native_type = line.text(("native_type",), line.get("native_type", _default_type(parallel)))
     question = line.text(("question",), line.get("question"))
@@ -374,7 +377,7 @@ def parse_line(record: Any, *, dataset: str, where: str, source: str = "") -> Ex
     example = Example(
         id=qid,
         dataset=dataset,
-        split=line.split,
+        split=split,
         native_type=native_type,
         question=question,
         answer=answer,

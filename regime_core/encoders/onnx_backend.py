@@ -75,7 +75,7 @@ def backend_identity(backend: str) -> dict[str, Any]:
 def _check_pipeline(model: Any) -> tuple[str, ...]:
     """The transformer's input names, if ``model`` is Transformer → mean Pooling → Normalize."""
     names = [type(module).__name__ for module in model]
-    pooling = model[1] if len(model) > 1 else None
+    pooling: Any = model[1] if len(model) > 1 else None
     config = pooling.get_config_dict() if hasattr(pooling, "get_config_dict") else {}
     supported = (
         len(names) in (2, 3)

@@ -623,7 +623,7 @@ def run_ablations(
             for o in recipe.outcomes.values()
         )
 
-    label_rows = []
+    label_rows: list[dict[str, Any]] = []
     for tie_rule in TIE_RULES:
         for label_k in (None, cfg.k):
             variant = dataclasses.replace(cfg, tie_rule=tie_rule, label_k=label_k)

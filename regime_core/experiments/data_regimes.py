@@ -169,7 +169,7 @@ class OverviewResult:
 
 
 def _count_frame(samples: Mapping[str, Sample], field: str) -> pd.DataFrame:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for dataset, sample in samples.items():
         examples = sample.examples
         counter = Counter(str(getattr(ex, field)) for ex in examples)
@@ -184,7 +184,8 @@ def prepared_counts(
     manifest: Mapping[str, Any], datasets: Sequence[str], split: str
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """``(per dataset counts, exclusions by reason)`` for one split, from the manifest; pure."""
-    rows, reasons = [], []
+    rows: list[dict[str, Any]] = []
+    reasons: list[dict[str, Any]] = []
     entries = manifest.get("datasets", {})
     for dataset in datasets:
         entry = entries.get(dataset)

@@ -25,6 +25,7 @@ import pandas as pd
 from regime_core import config
 from regime_core.data.regimes import RegimeRules, hop2_names, regime_table
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.store import Mode
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import Sample, sample_numbers
@@ -114,15 +115,15 @@ class CountingStore:
         self.n_encoded = 0
         self.n_cached = 0
 
-    def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray:
+    def embed(self, encoder: Encoder, texts: Sequence[str], mode: Mode) -> np.ndarray:
         return self._counted(encoder, texts, mode, compact=False)
 
-    def embed_compact(self, encoder: Encoder, texts: Sequence[str], mode: str) -> Any:
+    def embed_compact(self, encoder: Encoder, texts: Sequence[str], mode: Mode) -> Any:
         """As ``embed``, passing on the wrapped store's compact (CSR) rows when it has them
         (:func:`regime_core.retrieval.vectors.embed_vectors`)."""
         return self._counted(encoder, texts, mode, compact=True)
 
-    def _counted(self, encoder: Encoder, texts: Sequence[str], mode: str, compact: bool) -> Any:
+    def _counted(self, encoder: Encoder, texts: Sequence[str], mode: Mode, compact: bool) -> Any:
         compact = compact and getattr(self.store, "embed_compact", None) is not None
         with_report = getattr(self.store, "embed_with_report", None)
         if with_report is not None:

@@ -763,10 +763,11 @@ def _claim_values(
         rule, gold = (routing.get((*base, s, alpha_rule)) for s in ("rule", "gold"))
         if rule is None or gold is None:
             return None  # the run takes no rule or no gold reading
-        for found in (rule, gold):
-            if isinstance(found, str):
-                return {NOT_JUDGED: found}
-        return {"parts": {label: _routing_values_paired(rule[d], gold[d])  # type: ignore[index]
+        if isinstance(rule, str):
+            return {NOT_JUDGED: rule}
+        if isinstance(gold, str):
+            return {NOT_JUDGED: gold}
+        return {"parts": {label: _routing_values_paired(rule[d], gold[d])
                           for d, label in _part_labels(claim).items() if d in rule}}  # fmt: skip
     dataset, comparison = ROUTER_CLAIMS[claim_id]
     dataset = reading.get("oracle_dataset", dataset) if claim_id == "oracle_gap" else dataset

@@ -13,12 +13,15 @@ import hashlib
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.schema import Example, Passage
+
+if TYPE_CHECKING:
+    from regime_core.router.training import SampleLike
 
 
 def ids_hash(ids: Sequence[str]) -> str:
@@ -68,7 +71,7 @@ class Sample:
         return len(self.examples)
 
 
-def sample_numbers(sample: Sample) -> dict[str, Any]:
+def sample_numbers(sample: SampleLike) -> dict[str, Any]:
     """What a record keeps of a sample: sizes, the tiny-pool exclusions and the ids' hash."""
     return {
         "n_available": sample.n_available,

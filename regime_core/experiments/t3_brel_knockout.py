@@ -138,7 +138,7 @@ class T3Result:
         hits = table_numbers(self.hits, ("encoder", "dataset", "arm"), {"n": int, "hit": float})
         entity: dict[str, Any] = {}
         for row in self.entity.itertuples(index=False):
-            entry = {
+            entry: dict[str, float] = {
                 "subset_n": int(row.subset_n),
                 "with_mention": int(row.with_mention),
                 "mention_is_title": int(row.mention_is_title),

@@ -83,7 +83,7 @@ class TransferConfig(RunConfig):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "alpha"})
 
-    alpha: float | None = None  # type: ignore[assignment]  (None: the router's own)
+    alpha: float | None = None  # type: ignore[assignment]  # None: the router's own α
     """None keeps the router's own frozen α (the paper's setting); a number replaces the union
     weight at evaluation, as an ablation
     """

@@ -127,22 +127,23 @@ def build_index(documents: np.ndarray, cfg: AnnIndexConfig) -> faiss.Index:
         if nlist > n:
             raise ValueError(f"AnnIndexConfig.nlist ({nlist}) must be <= the passages ({n})")
         quantizer = faiss.IndexFlatIP(d)
-        index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
-        index.cp.seed = cfg.seed
-        index.cp.spherical = True  # unit centroids: assignment by cosine, as the scores are
+        ivf = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+        ivf.cp.seed = cfg.seed
+        ivf.cp.spherical = True  # unit centroids: assignment by cosine, as the scores are
         rng = np.random.default_rng(cfg.seed)
         size = min(n, TRAIN_POINTS_PER_LIST * nlist)
         sample = np.sort(rng.choice(n, size=size, replace=False)) if size < n else slice(None)
-        index.train(np.ascontiguousarray(documents[sample]))
-        index.add(documents)
-        index.nprobe = min(cfg.nprobe, nlist)
-        return index
-    index = faiss.IndexHNSWFlat(d, cfg.m, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.rng = faiss.RandomGenerator(cfg.seed)
-    index.hnsw.efConstruction = cfg.ef_construction
-    index.add(documents)
-    index.hnsw.efSearch = cfg.ef_search
-    return index
+        ivf.train(np.ascontiguousarray(documents[sample]))
+        ivf.add(documents)
+        ivf.nprobe = min(cfg.nprobe, nlist)
+        return ivf
+    hnsw = faiss.IndexHNSWFlat(d, cfg.m, faiss.METRIC_INNER_PRODUCT)
+    # faiss's stubs (1.15) name neither HNSW.rng nor RandomGenerator; both exist in the SWIG module
+    hnsw.hnsw.rng = faiss.RandomGenerator(cfg.seed)  # type: ignore[attr-defined]
+    hnsw.hnsw.efConstruction = cfg.ef_construction
+    hnsw.add(documents)
+    hnsw.hnsw.efSearch = cfg.ef_search
+    return hnsw
 
 
 def search(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.store import Mode
 from regime_core.retrieval import (
     EmbeddingSource,
     candidate_pools,
@@ -105,7 +106,7 @@ class UnionGeometry:
         return (np.argmax(order == self.target_positions[:, None], axis=1) + 1).astype(np.int64)
 
 
-def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: str) -> Vectors:
+def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: Mode) -> Vectors:
     """``texts``' vectors, kept sparse (CSR) for a sparse encoder (see :mod:`.vectors`)."""
     vectors = embed_vectors(store, encoder, list(texts), mode)
     return checked_vectors(vectors, len(texts), f"{mode} texts")

@@ -173,7 +173,8 @@ def _pools_faiss(queries: np.ndarray, documents: np.ndarray, candidates: np.ndar
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     documents = np.ascontiguousarray(documents, dtype=np.float32)
     labels = np.ascontiguousarray(candidates, dtype=np.int64)
-    faiss.fvec_inner_products_by_idx(
+    # faiss's stubs (1.15) lack this SWIG function; faiss.swigfaiss defines it
+    faiss.fvec_inner_products_by_idx(  # type: ignore[attr-defined]
         faiss.swig_ptr(scores),
         faiss.swig_ptr(queries),
         faiss.swig_ptr(documents),

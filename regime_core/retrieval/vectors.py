@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeAlias
 import numpy as np
 
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.store import Mode  # at run time: the API pages resolve the hints
 
 #: A dense ``(n, d)`` float32 array or a ``scipy.sparse.csr_matrix`` (float32) of the same shape.
 Vectors: TypeAlias = Any
@@ -29,7 +30,7 @@ class EmbeddingSource(Protocol):
     """What retrieval needs from :class:`regime_core.encoders.EmbeddingStore`: dense vectors
     (a store may also offer ``embed_compact``, see :func:`embed_vectors`)."""
 
-    def embed(self, encoder: Encoder, texts: Sequence[str], mode: str) -> np.ndarray: ...
+    def embed(self, encoder: Encoder, texts: Sequence[str], mode: Mode) -> np.ndarray: ...
 
 
 def is_sparse(vectors: Vectors) -> bool:
@@ -38,7 +39,7 @@ def is_sparse(vectors: Vectors) -> bool:
 
 
 def embed_vectors(
-    store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: str
+    store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: Mode
 ) -> Vectors:
     """``texts``' vectors in their most compact exact form: the store's ``embed_compact`` when
     it has one (CSR for a sparse encoder), else its dense ``embed`` (a test's fake store)."""

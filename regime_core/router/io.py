@@ -151,9 +151,9 @@ def save_router(
         rules = getattr(router, "rules_", RouterRules())
     if not isinstance(rules, RouterRules):
         raise ValueError(f"save_router: rules must be a RouterRules, got {type(rules).__name__}")
-    class_weight = router.class_weight
-    if isinstance(class_weight, Mapping):
-        class_weight = [[_jsonable_label(k), float(v)] for k, v in class_weight.items()]
+    class_weight: object = router.class_weight  # its JSON form: pairs stand for a mapping
+    if isinstance(router.class_weight, Mapping):
+        class_weight = [[_jsonable_label(k), float(v)] for k, v in router.class_weight.items()]
     document = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -281,9 +281,10 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
         )
     raw_rules = f.obj(document["rules"], "rules", (), None)  # RouterRules refuses unknown ones
     try:
-        rules = RouterRules(
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in raw_rules.items()}
-        )
+        fields: dict[str, Any] = {
+            k: tuple(v) if isinstance(v, list) else v for k, v in raw_rules.items()
+        }
+        rules = RouterRules(**fields)
     except (TypeError, ValueError) as exc:
         raise f.error("rules", f"is not a valid RouterRules: {exc}") from None
     spec = f.string(document["feature_spec"], "feature_spec")

@@ -246,7 +246,7 @@ def with_b_rel(
     chosen = np.asarray(chosen, dtype=np.int64)
     sizes = data.table["n_sentences"].to_numpy()
     if chosen.shape != (data.n,) or np.any(chosen < 0) or np.any(chosen >= sizes):
-        bad = (
+        bad: np.ndarray | list[int] = (
             np.flatnonzero((chosen < 0) | (chosen >= sizes)) if chosen.shape == sizes.shape else []
         )
         where = f" (first: question {examples[int(bad[0])].id!r})" if len(bad) else ""

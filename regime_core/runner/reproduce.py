@@ -31,6 +31,7 @@ process a killed runner left and deletes the temporaries of dead writers.
 from __future__ import annotations
 
 import concurrent.futures as futures
+import functools
 import json
 import os
 import shutil
@@ -596,35 +597,34 @@ def _execute(
     finally:
         Path(params_file).unlink(missing_ok=True)
     seconds = time.perf_counter() - started
-    base = {"run_id": run_id, "key": str(key_info["key"]), "seconds": seconds}
+    result = functools.partial(RunResult, run_id=run_id, key=str(key_info["key"]), seconds=seconds)
     notebook_name = _relative(spec.notebook, decl.root)
     if stop.is_set():  # interrupted: whatever it left is unfinished and stays unstamped
-        return RunResult(status="failed", error="interrupted", **base)
+        return result(status="failed", error="interrupted")
     if returncode != 0:
         error = describe_failure(executed, Path(notebook_name))
         if error is None:
             tail = "\n".join(stderr.strip().splitlines()[-5:])
             error = f"notebook {notebook_name}: papermill exited {returncode}: {tail}"
-        return RunResult(status="failed", executed=_existing(executed), error=error, **base)
+        return result(status="failed", executed=_existing(executed), error=error)
     record = _existing(out_dir / "record.json")
     if record is not None:
         try:
             loaded = load_record(record)
         except ValueError as err:
-            return RunResult(status="failed", executed=executed, error=f"bad record: {err}", **base)
+            return result(status="failed", executed=executed, error=f"bad record: {err}")
         mismatched = input_mismatches(loaded.get("inputs"), key_info["components"])
         if mismatched:
-            return RunResult(
+            return result(
                 status="failed",
                 executed=executed,
                 error=(
                     f"its record's inputs.{mismatched[0]} is not the one the run was keyed on "
                     "(the prepared data changed while it ran); run it again"
                 ),
-                **base,
             )
     _copy_to_book(decl, run_id, work)
     if stop.is_set():
-        return RunResult(status="failed", error="interrupted", **base)
+        return result(status="failed", error="interrupted")
     write_stamp(work, run_id, key_info, seconds=seconds, upstream=spec.depends_on)
-    return RunResult(status="ran", executed=executed, record=record, **base)
+    return result(status="ran", executed=executed, record=record)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -142,7 +142,7 @@ def t1_scatter(result: Any, max_columns: int = 2) -> Figure:
     )
 
 
-def r2_axis_floor(values: Sequence[float], threshold: float, *, pad: float = 0.04) -> float:
+def r2_axis_floor(values: Iterable[float], threshold: float, *, pad: float = 0.04) -> float:
     """The left edge of an R² axis: a little below the lowest fit and the threshold, so that
     both are in view; confidence intervals reaching further are cut there (and marked). Pure.
 
@@ -377,7 +377,8 @@ def forest(
             ax.set_title(str(panel), loc="left")
         ax.grid(axis="y", visible=False)
     axes[-1, 0].set_xlabel(xlabel)
-    handles, texts = [], []
+    handles: list[Any] = []  # legend artists: lines and a patch
+    texts: list[str] = []
     for color, text in (color_labels or {}).items():
         handles.append(Line2D([], [], marker="o", ls="", color=color, ms=7))
         texts.append(text)

@@ -144,8 +144,8 @@ def _artist_encodings(artist: Any, named: Mapping[str, str]) -> set[str]:
             elif face is not None:
                 found.add(face)
     elif isinstance(artist, Collection):
-        faces = [colour_name(c, named) for c in _colours(artist.get_facecolors())]
-        edges = [colour_name(c, named) for c in _colours(artist.get_edgecolors())]
+        faces = [colour_name(c, named) for c in _colours(artist.get_facecolor())]
+        edges = [colour_name(c, named) for c in _colours(artist.get_edgecolor())]
         found.update(n for n in faces + edges if n is not None)
         if (
             isinstance(artist, PathCollection)
@@ -166,9 +166,11 @@ def _artist_encodings(artist: Any, named: Mapping[str, str]) -> set[str]:
     elif isinstance(artist, AxesImage):
         import numpy as np
 
-        rgba = artist.to_rgba(artist.get_array())
-        for colour in np.unique(np.asarray(rgba).reshape(-1, 4), axis=0):
-            add(colour)
+        array = artist.get_array()
+        if array is not None:  # an image whose data was never set shows no colour
+            rgba = artist.to_rgba(array)
+            for colour in np.unique(np.asarray(rgba).reshape(-1, 4), axis=0):
+                add(colour)
     found.discard("white")
     return found
 

@@ -23,6 +23,7 @@ English per knob, field and named constant, and a line per value of a knob).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
@@ -92,7 +93,7 @@ def _first_paragraph(doc: str | None) -> str:
 
 def _show_value(value: Any) -> str:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        default = type(value)()  # type: ignore[call-arg]
+        default = type(value)()
         return f"{type(value).__name__}()" if value == default else repr(value)
     return repr(value)
 
@@ -244,7 +245,7 @@ class ChoicesDirective(SphinxDirective):
             if values:
                 out += _values_nodes(values)
                 values = []
-            out += _choice_nodes(choice, lambda text, at=location[1]: self._inline(text, at))
+            out += _choice_nodes(choice, functools.partial(self._inline, lineno=location[1]))
         return out + (_values_nodes(values) if values else [])
 
 

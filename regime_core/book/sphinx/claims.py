@@ -404,6 +404,10 @@ class StatementRole(SphinxRole):
         return [nodes.inline(self.rawtext, found.claim, classes=["regime-claim-text"])], []
 
 
+#: a comparison also fails on a node that is not one (a number where a mapping should be)
+_COMPARISON_PROBLEMS: tuple[type[Exception], ...] = (*RECORD_PROBLEMS, TypeError)
+
+
 class ComparisonRole(SphinxRole):
     """``{compare}`run:key``` -> a paired comparison of the record (a node with ``diff``,
     ``ci_lo``, ``ci_hi`` and a p-value) as a phrase that states its direction from the numbers
@@ -418,7 +422,7 @@ class ComparisonRole(SphinxRole):
             for part in ref.key.split("."):
                 node = node[part]
             text = comparison_phrase(node)
-        except (*RECORD_PROBLEMS, TypeError) as err:
+        except _COMPARISON_PROBLEMS as err:
             warn_problem(self.env, f"comparison {self.text!r}", err, self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []
         return [nodes.inline(self.rawtext, text, classes=["regime-comparison"])], []

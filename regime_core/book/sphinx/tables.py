@@ -9,12 +9,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from docutils import nodes
 from sphinx.application import Sphinx
 
-Cell = str | nodes.Node
+Cell: TypeAlias = str | nodes.Node
 
 
 def paragraph(cell: Cell) -> nodes.paragraph:

@@ -106,8 +106,8 @@ def routing_table(
         "routed": "the router",
         "oracle": "the oracle (the better of q and union per question)",
     }
-    shown = [p for p in policies if p in described]
-    note = f"{', '.join(shown)}: hit@{k} of {', '.join(described[p] for p in shown)}."
+    present = [p for p in policies if p in described]
+    note = f"{', '.join(present)}: hit@{k} of {', '.join(described[p] for p in present)}."
     if one_size:
         note += f" Every row has n = {count(next(iter(sizes)))} questions."
     if has_test:
