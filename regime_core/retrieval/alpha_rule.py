@@ -305,7 +305,7 @@ def fit_rule(
     folds: np.ndarray,
     *,
     scope: str = "dataset",
-    grid: Sequence[float] = FINE_ALPHA_GRID,
+    grid: Sequence[float] | np.ndarray = FINE_ALPHA_GRID,
     k: int = config.HEADLINE_K,
     hits: np.ndarray | None = None,
 ) -> FittedRule:
