@@ -369,6 +369,8 @@ def _check_feature_names(features: Any) -> tuple[int, ...] | None:
 class LearnedSelector(ClassifierMixin, BaseEstimator):
     """Logistic regression over per-sentence rows: ``P(sentence is B_rel)``; argmax per bridge.
 
+    Labels are binary; the larger (``classes_[1]``, 1 for :func:`gold_rows`) is "is B_rel".
+
     Parameters
     ----------
     C : inverse L2 regularisation strength of the logistic regression.
@@ -377,8 +379,6 @@ class LearnedSelector(ClassifierMixin, BaseEstimator):
         must have the :data:`FEATURE_NAMES` columns and only the named ones are used.
     random_state : passed to ``LogisticRegression`` (lbfgs is deterministic anyway).
     max_iter : solver iterations.
-
-    Labels are binary; the larger (``classes_[1]``, 1 for :func:`gold_rows`) is "is B_rel".
     """
 
     def __init__(
