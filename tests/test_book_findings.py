@@ -217,8 +217,13 @@ def _rendered_findings(html: Path, chapter: str) -> dict[str, str]:
     out = {}
     for para in soup.select("p.regime-finding"):
         ids = [c.removeprefix("regime-finding-") for c in para["class"] if c != "regime-finding"]
-        out[ids[0]] = " ".join(para.get_text().split())
+        out[ids[0]] = " ".join(_straight_quotes(para.get_text()).split())
     return out
+
+
+def _straight_quotes(text: str) -> str:
+    """Sphinx's smart quotes curl the apostrophes of rendered text; the writers' are straight."""
+    return text.translate(str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'}))
 
 
 @pytest.mark.realdata

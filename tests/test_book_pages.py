@@ -777,7 +777,9 @@ def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
         assert any(c.startswith("regime-verdict-") for c in verdict[2]), claim.id
         links = [href.split("#")[0] for href in row[0][1]]
         assert links == [f"../{claim.chapter.removeprefix('book/')}.html"], claim.id
-        assert row[0][0].startswith(claim.label), claim.id
+        # Sphinx's smart quotes curl the label's apostrophe on the page
+        shown = row[0][0].translate(str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"'}))
+        assert shown.startswith(claim.label), claim.id
 
 
 def test_the_exercises_run_on_the_toy_worlds_encoder_in_every_profile() -> None:
