@@ -176,6 +176,13 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
     """Parse and validate ``paper_claims.yml``; ``ValueError`` names the file, claim and field."""
     file = Path(path) if path is not None else PAPER_CLAIMS_FILE
     raw = read_yaml(file)
+    # a copy cut short can still parse (a key path cut to a shorter one): the file's last line
+    # break is the one sign of its end that YAML keeps
+    if not file.read_bytes().endswith(b"\n"):
+        raise ValueError(
+            f"{file}: the file does not end with a line break, so it looks cut short (a "
+            "truncated copy?); restore it, or end its last line"
+        )
     claims_raw = raw.get("claims") if isinstance(raw, dict) else None
     if not isinstance(claims_raw, list) or not claims_raw:
         raise ValueError(f"{file}: expected a mapping with a non-empty 'claims' list")

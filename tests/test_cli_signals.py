@@ -227,3 +227,28 @@ def test_a_signal_ignored_on_purpose_stays_ignored() -> None:
         assert signal.getsignal(signal.SIGTERM) == term
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+def test_an_interrupt_wrapped_by_an_import_is_still_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python 3.11 wraps what __set_name__ raises (a signal in a dataclass's creation) in a
+    RuntimeError: main() reads the interrupt behind it; any other RuntimeError propagates."""
+    import regime_core.cli as cli
+
+    def interrupted_import(argv: object) -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as err:
+            raise RuntimeError("Error calling __set_name__ on 'Field' instance") from err
+
+    monkeypatch.setattr(cli, "_main", interrupted_import)
+    assert cli.main([]) == 130
+    assert capsys.readouterr().err.strip() == "regime: interrupted"
+
+    def broken(argv: object) -> int:
+        raise RuntimeError("a real bug")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    with pytest.raises(RuntimeError, match="a real bug"):
+        cli.main([])

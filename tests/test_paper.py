@@ -158,3 +158,16 @@ def test_doctests_pass() -> None:
     from regime_core import paper
 
     assert doctest.testmod(paper).failed == 0
+
+
+def test_a_claims_file_cut_short_is_refused_even_where_it_still_parses(tmp_path: Path) -> None:
+    from regime_core.paper import PAPER_CLAIMS_FILE, load_claims
+
+    text = PAPER_CLAIMS_FILE.read_text(encoding="utf-8")
+    cut = text.rstrip("\n")  # parses as the whole file does: only the end is missing
+    path = tmp_path / "claims.yml"
+    path.write_text(cut, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"claims\.yml: the file does not end with a line break"):
+        load_claims(path)
+    path.write_text(cut + "\n", encoding="utf-8")  # the same text, ended: read as written
+    assert load_claims(path)

@@ -36,8 +36,11 @@ def test_paper_profile_declares_the_papers_setting() -> None:
         embedding_runs += 1
         assert params["sample_size"] == 1000, run_id
         assert params.get("pool") == "corpus" or "corpus" in params.get("pools", []), run_id
+        # alpha_transfer's protocol fits c with MiniLM on 2WikiMultiHopQA and applies it to the
+        # other encoders, so its paper profile keeps MiniLM as the fitting encoder
+        fitting = {"minilm"} if run_id == "alpha_transfer" else set()
         for name in _paper_encoders(params):
-            assert name in PAPER_MODELS, (run_id, name)
+            assert name in PAPER_MODELS or name in fitting, (run_id, name)
     assert embedding_runs >= 7
     assert {name: PRESETS[name].model for name in PAPER_MODELS} == PAPER_MODELS
 

@@ -183,6 +183,18 @@ def _quiet_stdout() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
+def _interrupt_behind(err: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt an exception was raised from or during, if any (its cause chain)."""
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     signals = _Signals()
     # not in the main thread (a caller's worker), signals stay as they are
@@ -196,6 +208,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 128 + err.signum
     except KeyboardInterrupt:
         _say("regime: interrupted")
+    except RuntimeError as err:
+        # a signal during an import can arrive wrapped (Python 3.11 wraps what __set_name__
+        # raises, a dataclass field's included, in a RuntimeError): still an interrupt
+        interrupt = _interrupt_behind(err)
+        if interrupt is None:
+            raise
+        signum = getattr(interrupt, "signum", signal.SIGINT)
+        _say(f"regime: {_SIGNAL_WORDS.get(signum, 'interrupted')}")
+        code = 128 + signum
     except BrokenPipeError:
         _quiet_stdout()
         code = BROKEN_PIPE_EXIT
