@@ -10,10 +10,11 @@ float32: ``1/α`` is below its precision.)
 
 >>> check_alpha(0.25)
 0.25
->>> check_alpha(1e39)  # doctest: +ELLIPSIS
-Traceback (most recent call last):
-...
-ValueError: alpha must be a finite number in [0, 1e+18], got 1e+39 (float32 ...)
+>>> try:
+...     check_alpha(1e39)
+... except ValueError as err:
+...     print(str(err).split(" (")[0])
+alpha must be a finite number in [0, 1e+18], got 1e+39
 """
 
 from __future__ import annotations
