@@ -365,3 +365,14 @@ def test_a_no_loss_claim_shows_its_number_or_else_its_statement() -> None:
     statement_only = Claim("a", "c", "abstract", "no_loss", {"statement": "α = 0.25 everywhere"},
                            "r", {"estimate": "e", "ci_lo": "l", "ci_hi": "h"})  # fmt: skip
     assert paper_text(statement_only) == "α = 0.25 everywhere"
+
+
+def test_an_untestable_claim_without_numbers_of_ours_says_so() -> None:
+    from regime_core.runner.judge import NO_NUMBER_OF_OURS, values_text
+
+    kappa = Claim("k", "c", "abstract", "untestable", {"statement": "κ", "why": "two people"},
+                  "r", {})  # fmt: skip
+    assert values_text(kappa, {}) == NO_NUMBER_OF_OURS == "no number of ours"
+    size = Claim("s", "c", "abstract", "untestable", {"statement": "881", "why": "w"}, "r",
+                 {"labelled": "a"})  # fmt: skip
+    assert values_text(size, {"labelled": 173}) == "labelled 173"

@@ -654,6 +654,10 @@ def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
     return judge_holds(bool(values["holds"]), values.get("parts") or {})
 
 
+#: Our side of an untestable claim that has no number of ours to show.
+NO_NUMBER_OF_OURS = "no number of ours"
+
+
 def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
     """Our side of a claim in words, e.g. ``+6.6 pp (95% CI +4.5 pp to +9.1 pp), p < 0.001``."""
     level = round(100 * config.CONFIDENCE)
@@ -681,6 +685,8 @@ def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
             text += f" (direction: {values['direction']} of {values['total']})"
         return text
     if claim.rule == "untestable":
+        if not values:  # nothing of ours stands beside it (a human annotation)
+            return NO_NUMBER_OF_OURS
         return ", ".join(f"{name} {format_number(value)}" for name, value in values.items())
     text = "yes" if values["holds"] else "no"
     parts = values.get("parts") or {}
