@@ -12,7 +12,7 @@ it, so a strict build fails rather than printing a wrong sentence).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -558,14 +558,17 @@ def _alpha_geometry(r: Records) -> str:
     )
 
 
+def _significant_signs(comparisons: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """How many of ``comparisons`` are significant gains, and how many significant losses."""
+    gains = sum(1 for c in comparisons if significant(c) and c["diff"] > 0)
+    losses = sum(1 for c in comparisons if significant(c) and c["diff"] < 0)
+    return gains, losses
+
+
 def _alpha_gain(r: Records) -> str:
-    rows = []
-    wins = losses = 0
-    for encoder, dataset, pair in _transfer_pairs(r):
-        c = pair["calibrated_vs_fixed"]
-        wins += significant(c) and c["diff"] > 0
-        losses += significant(c) and c["diff"] < 0
-        rows.append(f"{interval(c)} on {_pair_name(encoder, dataset)}")
+    pairs = _transfer_pairs(r)
+    rows = [f"{interval(p['calibrated_vs_fixed'])} on {_pair_name(e, d)}" for e, d, p in pairs]
+    wins, losses = _significant_signs([p["calibrated_vs_fixed"] for _, _, p in pairs])
     n = len(rows)
     if wins == n:
         verdict = "it beats the fixed α significantly on every one"
@@ -588,13 +591,11 @@ def _alpha_gain(r: Records) -> str:
 
 def _alpha_control(r: Records) -> str:
     tuned = float(r.get("alpha_transfer", "fit.tuned_fixed_alpha"))
-    better = worse = 0
-    parts = []
-    for encoder, dataset, pair in _transfer_pairs(r):
-        c = pair["calibrated_vs_tuned_fixed"]
-        better += significant(c) and c["diff"] > 0
-        worse += significant(c) and c["diff"] < 0
-        parts.append(f"{interval(c)} on {_pair_name(encoder, dataset)}")
+    pairs = _transfer_pairs(r)
+    parts = [
+        f"{interval(p['calibrated_vs_tuned_fixed'])} on {_pair_name(e, d)}" for e, d, p in pairs
+    ]
+    better, worse = _significant_signs([p["calibrated_vs_tuned_fixed"] for _, _, p in pairs])
     n = len(parts)
     if better == 0 and worse == 0:
         tail = (
