@@ -20,7 +20,8 @@ from helpers import FIXTURE_SPLITS as SPLITS
 from regime_core import integrity
 from regime_core.cli import main
 from regime_core.data import load_examples, prepare
-from regime_core.data.prepare import SentenceCache, load_manifest
+from regime_core.data.prepare import SentenceCache
+from regime_core.data.store import load_manifest
 from regime_core.integrity import DamagedFileError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -537,7 +538,7 @@ def test_unlistable_data_subdirectory_is_an_error_not_a_silent_skip(
 ) -> None:
     import importlib
 
-    prepare_module = importlib.import_module("regime_core.data.prepare")
+    prepare_module = importlib.import_module("regime_core.data.discovery")
     locked = tmp_path / "data" / "musique" / "locked"
     locked.mkdir(parents=True)
     real_walk = os.walk
@@ -582,7 +583,7 @@ def test_reader_waits_for_a_prepare_in_progress_instead_of_failing(
     import threading
     import time
 
-    from regime_core.data.prepare import MANIFEST_HASH_KEY
+    from regime_core.data.store import MANIFEST_HASH_KEY
 
     work = _copy(prepared, tmp_path)
     out = work / "prepared"

@@ -19,13 +19,13 @@ The official full files are downloaded by :func:`regime_core.data.fetch.fetch` (
 
 from regime_core.data.canonical import corpus_passages
 from regime_core.data.custom import export_jsonl, prepare_jsonl
-from regime_core.data.prepare import (
+from regime_core.data.prepare import prepare
+from regime_core.data.store import (
     PREPARED_DATASETS,
     dataset_stats,
     known_datasets,
     load_examples,
     load_manifest,
-    prepare,
 )
 
 __all__ = [

@@ -83,12 +83,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from regime_core.data.readers import decompress
+from regime_core.data.store import example_counts, per_split
 from regime_core.integrity import JSONProblem, json_path, parse_json
 from regime_core.schema import (
     HOP_ORDER_RULES,
@@ -554,15 +554,6 @@ def _content(passage: Passage) -> tuple[str, str]:
 # --- summary ---------------------------------------------------------------------------------
 
 
-def _count(values: Iterable[str]) -> dict[str, int]:
-    return dict(sorted(Counter(values).items()))
-
-
-def _per_split(values: Iterable[str]) -> dict[str, int]:
-    counts = Counter(values)
-    return {split: counts.get(split, 0) for split in SPLITS}
-
-
 def summarise_read(read: TwoHopRead, *, path: str, source: str, strict: bool) -> dict[str, Any]:
     """The manifest entry of a dataset read from one ``regime-twohop/1`` file (pure): the keys
     ``regime data stats`` shows for the known datasets, plus the format, the file (``path``:
@@ -572,25 +563,16 @@ def summarise_read(read: TwoHopRead, *, path: str, source: str, strict: bool) ->
         "origin": "jsonl",
         "format": FORMAT,
         "strict": strict,
-        "questions": _per_split([*(ex.split for ex in examples), *(e.split for e in excluded)]),
-        "two_hop": _per_split(ex.split for ex in examples),
-        "by_type": _count(ex.native_type for ex in examples),
-        "parallel": sum(ex.parallel for ex in examples),
-        "excluded": _count(e.reason for e in excluded),
-        "excluded_by_split": {
-            split: _count(e.reason for e in excluded if e.split == split) for split in SPLITS
-        },
+        "questions": per_split([*(ex.split for ex in examples), *(e.split for e in excluded)]),
+        **example_counts(examples, [(e.split, e.reason) for e in excluded]),
         "excluded_lines": [
             {"line": e.line, "id": e.id, "split": e.split, "reason": e.reason, "problem": e.problem}
             for e in excluded
         ],
-        "hop_order_rules": _count(ex.hop_order_rule for ex in examples),
-        "relation_sources": _count(ex.relation_source for ex in examples),
         "type_rules": {},
         "title_match": {},
         "records_read": read.records,
         "blank_lines": read.blank_lines,
-        "corpus_passages": len({p.pid for ex in examples for p in ex.pool}),
         "files": [
             {
                 "path": path,

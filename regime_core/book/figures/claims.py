@@ -558,7 +558,7 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
 
 def config_datasets() -> tuple[str, ...]:
     """The prepared datasets in the book's order."""
-    from regime_core.data.prepare import PREPARED_DATASETS
+    from regime_core.data.store import PREPARED_DATASETS
 
     return PREPARED_DATASETS
 

@@ -103,7 +103,7 @@ def restore_attribute_docs(
 
 def _canonical_name(dotted: str) -> str | None:
     """Where a ``regime_core`` name is defined: ``regime_core.data.load_examples`` ->
-    ``regime_core.data.prepare.load_examples`` (re-exports are documented where defined)."""
+    ``regime_core.data.store.load_examples`` (re-exports are documented where defined)."""
     parts = dotted.split(".")
     for split in range(len(parts) - 1, 0, -1):
         try:
