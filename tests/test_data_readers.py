@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from helpers import DATA_FIXTURES as FIXTURES
 
-from regime_core.data.readers import detect_format, parse_container, read_file
+from regime_core.data.containers import detect_format, parse_container
+from regime_core.data.readers import read_file
 
 
 def _write(path: Path, obj: Any, *, lines: bool = False) -> Path:

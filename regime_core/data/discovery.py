@@ -27,8 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from regime_core.data.containers import records_and_format
 from regime_core.data.fetch import OFFICIAL_SPLITS
-from regime_core.data.readers import FORMATS, FileRead, read_file, records_and_format
+from regime_core.data.readers import FORMATS, FileRead, read_file
 from regime_core.data.store import MANIFEST_NAME
 from regime_core.integrity import file_kind, os_error_message, read_bytes
 from regime_core.schema import SPLITS

@@ -87,7 +87,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from regime_core.data.readers import decompress
+from regime_core.data.containers import decompress
 from regime_core.data.store import example_counts, per_split
 from regime_core.integrity import JSONProblem, json_path, parse_json
 from regime_core.schema import (
