@@ -307,7 +307,7 @@ def surface_forms(
 @dataclass(frozen=True)
 class Mention:
     """A matched name: ``text[start:end]`` is ``surface``; ``form`` is the normalised form
-    that matched and ``name`` the given name (or gazetteer title) it came from, if any."""
+    that matched and ``name`` the given name it came from, if any."""
 
     start: int
     end: int
@@ -448,18 +448,6 @@ def find_mentions(
     return compile_names(names, rules).find(text)
 
 
-def mentions_any(
-    text: str, names: str | Iterable[str], rules: NormalizationRules = DEFAULT_RULES
-) -> bool:
-    """Whether ``text`` mentions any of ``names`` (same matching as :func:`find_mentions`).
-
-    >>> mentions_any("Werther's sorrows", ["Werther (novel)"]), mentions_any("Wert", "Werther")
-    (True, False)
-    """
-    _check_str(text, "mentions_any: text")
-    return compile_names(names, rules).any(text)
-
-
 # --- entity spans ----------------------------------------------------------------------------
 
 # A word: starts and ends with a letter or digit, may contain apostrophes, hyphens, dots, "&"
@@ -547,94 +535,6 @@ def capitalized_spans(text: str) -> list[Mention]:
         if form:
             mentions.append(Mention(start, end, form, text[start:end]))
     return mentions
-
-
-class Gazetteer:
-    """Titles (e.g. every passage title of a corpus) as an entity gazetteer.
-
-    Matching runs spaCy's ``PhraseMatcher`` over the normalised tokens of
-    :class:`NormalizationRules` (so accents, case, punctuation and articles are ignored, as in
-    :func:`find_mentions`), keeps the longest non-overlapping matches, and needs no statistical
-    model. Each title contributes its :func:`surface_forms` (with and without the
-    disambiguator). Forms made only of stop words ("It (novel)" → "it") or shorter than
-    ``min_form_chars`` are skipped, and with ``require_uppercase`` a match counts only if its
-    original text has an uppercase letter (titles are proper names; "paris" in lowercase prose
-    is rarely the city).
-
-    >>> gaz = Gazetteer(["Paris", "New York City", "New York (state)"])
-    >>> [m.surface for m in gaz.entities("From Paris to New York City.")]
-    ['Paris', 'New York City']
-    """
-
-    def __init__(
-        self,
-        titles: Iterable[str],
-        *,
-        rules: NormalizationRules = DEFAULT_RULES,
-        min_form_chars: int = 2,
-        skip_stopword_forms: bool = True,
-        require_uppercase: bool = True,
-    ) -> None:
-        from spacy.matcher import PhraseMatcher
-        from spacy.tokens import Doc
-        from spacy.vocab import Vocab
-
-        if isinstance(titles, str):
-            raise ValueError("Gazetteer expects a list of titles, got a single string")
-        self.rules = _check_rules(rules)
-        self.min_form_chars = min_form_chars
-        self.skip_stopword_forms = skip_stopword_forms
-        self.require_uppercase = require_uppercase
-        stop = _stop_words()
-        self._form_titles: dict[str, str] = {}
-        for title in titles:
-            for form in surface_forms(_check_str(title, "Gazetteer: title"), rules=rules):
-                if len(form) < min_form_chars:
-                    continue
-                if skip_stopword_forms and all(t in stop for t in form.split()):
-                    continue
-                self._form_titles.setdefault(form, title)
-        self._vocab = Vocab()
-        self._make_doc = Doc
-        self._matcher = PhraseMatcher(self._vocab, attr="ORTH")
-        self._matcher.add("TITLE", [Doc(self._vocab, words=f.split()) for f in self._form_titles])
-
-    def __len__(self) -> int:
-        """Number of distinct normalised forms in the gazetteer."""
-        return len(self._form_titles)
-
-    def title_of(self, form: str) -> str | None:
-        """The (first) title whose normalised form is ``form``."""
-        return self._form_titles.get(form)
-
-    def entities(self, text: str, *, with_fallback: bool = False) -> list[Mention]:
-        """Gazetteer matches in ``text``, longest non-overlapping first, sorted by offset.
-
-        With ``with_fallback``, :func:`capitalized_spans` that overlap no gazetteer match are
-        added (their ``name`` is None).
-        """
-        from spacy.util import filter_spans
-
-        _check_str(text, "Gazetteer.entities: text")
-        analysis = _analyse(text, self.rules, False)
-        found: list[Mention] = []
-        if analysis.tokens:
-            doc = self._make_doc(self._vocab, words=list(analysis.tokens))
-            spans = []
-            for span in self._matcher(doc, as_spans=True):
-                start, end = analysis.starts[span.start], analysis.ends[span.end - 1]
-                if self.require_uppercase and not any(c.isupper() for c in text[start:end]):
-                    continue
-                spans.append(span)
-            for span in filter_spans(spans):
-                start, end = analysis.starts[span.start], analysis.ends[span.end - 1]
-                form = " ".join(analysis.tokens[span.start : span.end])
-                found.append(Mention(start, end, form, text[start:end], self._form_titles[form]))
-        if with_fallback:
-            for m in capitalized_spans(text):
-                if not any(m.start < f.end and f.start < m.end for f in found):
-                    found.append(m)
-        return sorted(found, key=lambda m: (m.start, m.end))
 
 
 def escape_markdown(text: str) -> str:

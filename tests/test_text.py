@@ -10,14 +10,12 @@ import pytest
 import regime_core.text as text_module
 from regime_core.text import (
     DEFAULT_RULES,
-    Gazetteer,
     Mention,
     NormalizationRules,
     capital_runs,
     capitalized_spans,
     compile_names,
     find_mentions,
-    mentions_any,
     normalize,
     split_sentences,
     surface_forms,
@@ -117,10 +115,10 @@ def test_articles_are_case_insensitive_without_lowercasing() -> None:
 
 def test_possessive_rule_without_punctuation_stripping() -> None:
     keep_punct = NormalizationRules(strip_punctuation=False)
-    assert not mentions_any("Paris's mayor", "Paris", rules=keep_punct)
+    assert not compile_names("Paris", keep_punct).any("Paris's mayor")
     both = NormalizationRules(strip_punctuation=False, strip_possessive=True)
-    assert mentions_any("Paris's mayor", "Paris", rules=both)
-    assert mentions_any("Paris’s mayor", "Paris", rules=both)
+    assert compile_names("Paris", both).any("Paris's mayor")
+    assert compile_names("Paris", both).any("Paris’s mayor")
 
 
 def test_normalize_rejects_bad_input() -> None:
@@ -168,8 +166,8 @@ def test_surface_forms_comma_qualifier_is_opt_in() -> None:
         "paris texas film",
         "paris",
     )
-    assert mentions_any("Kirton End lies near Boston.", "Boston, Lincolnshire", rules=rules)
-    assert not mentions_any("Kirton End lies near Boston.", "Boston, Lincolnshire")
+    assert compile_names("Boston, Lincolnshire", rules).any("Kirton End lies near Boston.")
+    assert not compile_names("Boston, Lincolnshire").any("Kirton End lies near Boston.")
 
 
 def test_surface_forms_rejects_non_strings() -> None:
@@ -179,7 +177,7 @@ def test_surface_forms_rejects_non_strings() -> None:
         surface_forms(None)  # type: ignore[arg-type]
 
 
-# --- find_mentions / mentions_any ------------------------------------------------------------
+# --- find_mentions / NameMatcher.any ---------------------------------------------------------
 
 
 def test_find_mentions_maps_offsets_back_to_the_original_text() -> None:
@@ -225,23 +223,23 @@ def test_find_mentions_with_expanding_characters() -> None:
 
 
 def test_text_parentheses_are_content_not_disambiguators() -> None:
-    assert mentions_any("He filmed it (in Paris)", "Paris")
+    assert compile_names("Paris").any("He filmed it (in Paris)")
 
 
-def test_mentions_any_and_empty_cases() -> None:
-    assert mentions_any("He went to Paris.", ["London", "Paris"])
-    assert not mentions_any("He went to Rome.", ["London", "Paris"])
-    assert not mentions_any("", "Paris")
-    assert not mentions_any("The the a", ["The", ""])  # names that normalise to nothing
+def test_matcher_any_and_empty_cases() -> None:
+    assert compile_names(["London", "Paris"]).any("He went to Paris.")
+    assert not compile_names(["London", "Paris"]).any("He went to Rome.")
+    assert not compile_names("Paris").any("")
+    assert not compile_names(["The", ""]).any("The the a")  # names that normalise to nothing
     assert find_mentions("", ["Paris"]) == []
-    assert mentions_any("Paris", "Paris")  # a single string is one name, not characters
+    assert compile_names("Paris").any("Paris")  # a single string is one name, not characters
 
 
 def test_find_mentions_rejects_non_strings() -> None:
     with pytest.raises(ValueError, match="text"):
         find_mentions(None, ["Paris"])  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="name"):
-        mentions_any("Paris", [None])  # type: ignore[list-item]
+        compile_names([None]).any("Paris")  # type: ignore[list-item]
 
 
 def test_compile_names_is_memoised() -> None:
@@ -249,10 +247,10 @@ def test_compile_names_is_memoised() -> None:
     assert compile_names("Paris") is not compile_names("Paris", NormalizationRules(lowercase=False))
 
 
-def test_mentions_any_is_fast_on_many_sentences() -> None:
+def test_matcher_any_is_fast_on_many_sentences() -> None:
     sentences = [f"Sentence {i} mentions Café number {i % 97} in Paris." for i in range(20_000)]
     start = time.perf_counter()
-    hits = sum(mentions_any(s, ["Cafe number 5", "Rome"]) for s in sentences)
+    hits = sum(compile_names(["Cafe number 5", "Rome"]).any(s) for s in sentences)
     elapsed = time.perf_counter() - start
     assert hits == len([i for i in range(20_000) if i % 97 == 5])
     assert elapsed < 5.0, f"20k sentences took {elapsed:.2f}s"
@@ -294,75 +292,6 @@ def test_capitalized_spans_trailing_connector_is_dropped() -> None:
     assert capitalized_spans("") == []
     with pytest.raises(ValueError, match="string"):
         capitalized_spans(b"Paris")  # type: ignore[arg-type]
-
-
-# --- Gazetteer -------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def gazetteer() -> Gazetteer:
-    return Gazetteer(
-        [
-            "Paris",
-            "New York City",
-            "New York (state)",
-            "It (novel)",
-            "The Beatles",
-            "The Who",
-            "Zoë Kravitz",
-        ]
-    )
-
-
-def test_gazetteer_longest_non_overlapping(gazetteer: Gazetteer) -> None:
-    text = "It moved from New York City to New York and then Paris."
-    found = gazetteer.entities(text)
-    assert [m.surface for m in found] == ["New York City", "New York", "Paris"]
-    assert [m.name for m in found] == ["New York City", "New York (state)", "Paris"]
-    assert all(text[m.start : m.end] == m.surface for m in found)
-
-
-def test_gazetteer_normalises_accents_and_articles(gazetteer: Gazetteer) -> None:
-    found = gazetteer.entities("ZOE KRAVITZ saw the Beatles and The Who.")
-    assert [(m.surface, m.name) for m in found] == [
-        ("ZOE KRAVITZ", "Zoë Kravitz"),
-        ("Beatles", "The Beatles"),
-    ]
-    # "The Who" normalises to the stop word "who" and is skipped (documented trade-off)
-    assert gazetteer.title_of("who") is None
-
-
-def test_gazetteer_skips_stopword_forms_and_lowercase_text(gazetteer: Gazetteer) -> None:
-    # "It (novel)" contributes "it novel" but not the bare stop word "it"
-    assert gazetteer.title_of("it") is None
-    assert gazetteer.title_of("it novel") == "It (novel)"
-    assert gazetteer.entities("it was in paris") == []
-    permissive = Gazetteer(["Paris"], require_uppercase=False)
-    assert [m.surface for m in permissive.entities("it was in paris")] == ["paris"]
-
-
-def test_gazetteer_fallback_adds_non_overlapping_capitalised_spans(gazetteer: Gazetteer) -> None:
-    text = "Paris hosted Marie Curie at New York City Hall."
-    found = gazetteer.entities(text, with_fallback=True)
-    surfaces = [m.surface for m in found]
-    assert surfaces[:2] == ["Paris", "Marie Curie"]
-    # "New York City Hall" overlaps the gazetteer's "New York City", so it is not added
-    assert "New York City" in surfaces and "New York City Hall" not in surfaces
-    assert [m.name for m in found if m.surface == "Marie Curie"] == [None]
-    assert gazetteer.entities("") == []
-
-
-def test_gazetteer_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match="single string"):
-        Gazetteer("Paris")
-    with pytest.raises(ValueError, match="title"):
-        Gazetteer(["Paris", 7])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="text"):
-        Gazetteer(["Paris"]).entities(None)  # type: ignore[arg-type]
-
-
-def test_gazetteer_len_counts_forms() -> None:
-    assert len(Gazetteer(["Paris", "Paris (city)", "Mercury (planet)"])) == 4
 
 
 KERNEL_CASES = [
@@ -411,13 +340,15 @@ def test_offset_kernel_agrees_with_the_fast_normaliser(
 )
 def test_an_article_title_of_one_word_matches_only_with_its_article(text: str, found: bool) -> None:
     # MuSiQue 2hop__67660_67223: the alias "The Mother" gave a spurious P1 and P2
-    assert mentions_any(text, ["The Mother (How I Met Your Mother)", "The Mother"]) is found
+    assert compile_names(["The Mother (How I Met Your Mother)", "The Mother"]).any(text) is found
     assert bool(find_mentions(text, "The Mother")) is found
 
 
 def test_the_article_rule_leaves_longer_names_and_plain_words_alone() -> None:
-    assert mentions_any("Who is the drummer of the band?", "The Who") is False
-    assert mentions_any("He played with The Who in 1965.", "The Who") is True
-    assert mentions_any("I love the beatles and the Beatles", "The Beatles") is True
-    assert mentions_any("fans of the rolling stones", "The Rolling Stones") is True  # two words
-    assert mentions_any("the mother of", "Mother") is True  # no article in the name: unchanged
+    assert compile_names("The Who").any("Who is the drummer of the band?") is False
+    assert compile_names("The Who").any("He played with The Who in 1965.") is True
+    assert compile_names("The Beatles").any("I love the beatles and the Beatles") is True
+    assert (
+        compile_names("The Rolling Stones").any("fans of the rolling stones") is True
+    )  # two words
+    assert compile_names("Mother").any("the mother of") is True  # no article in the name: unchanged

@@ -19,7 +19,7 @@ False  True   ``B-dominant``
 False  False  ``neither``
 =====  =====  ==============
 
-Mentions are matched by :func:`regime_core.text.mentions_any` under the normalisation rules of
+Mentions are matched by :meth:`regime_core.text.NameMatcher.any` under the normalisation rules of
 :class:`RegimeRules`; every choice is a parameter, none is hidden. Comparison ("parallel")
 items are not special-cased: their question names both entities, so they are expected to be
 Q-dominant, and :func:`regime_table` measures whether they are.
