@@ -237,6 +237,11 @@ BAD_LINES: list[tuple[str, Edit, str, str | None]] = [
 ]
 
 
+each_bad_line = pytest.mark.parametrize(
+    ("name", "edit", "field", "reason"), BAD_LINES, ids=[c[0] for c in BAD_LINES]
+)
+
+
 def _bad_file(edit: Edit) -> bytes:
     """The fixture's second line, then the first one edited (line 2), then the third (line 3)."""
     first, second, third = _lines()[:3]
@@ -244,9 +249,7 @@ def _bad_file(edit: Edit) -> bytes:
     return _file(second, edited, third)
 
 
-@pytest.mark.parametrize(
-    ("name", "edit", "field", "reason"), BAD_LINES, ids=[c[0] for c in BAD_LINES]
-)
+@each_bad_line
 def test_a_bad_line_is_named_by_file_line_and_field(
     name: str, edit: Edit, field: str, reason: str | None
 ) -> None:
@@ -262,9 +265,7 @@ def test_a_bad_line_is_named_by_file_line_and_field(
         assert reason is None
 
 
-@pytest.mark.parametrize(
-    ("name", "edit", "field", "reason"), BAD_LINES, ids=[c[0] for c in BAD_LINES]
-)
+@each_bad_line
 def test_lenient_reading_excludes_broken_references_only(
     name: str, edit: Edit, field: str, reason: str | None
 ) -> None:
