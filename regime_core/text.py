@@ -450,30 +450,13 @@ def find_mentions(
 
 # --- entity spans ----------------------------------------------------------------------------
 
-# A word: starts and ends with a letter or digit, may contain apostrophes, hyphens, dots, "&"
-# ("O'Brien", "Jean-Paul", "U.S").
-_WORD = re.compile(r"[^\W_](?:[\w'’&.-]*[^\W_])?")
-# Lowercase words that may sit inside a capitalised name ("University of Oxford"); not "and"
-# or "in", which join two names more often than they sit inside one.
-_CONNECTORS = frozenset(
-    {"of", "the", "de", "del", "della", "der", "den", "di", "du", "da", "la", "le", "les"}
-    | {"van", "von", "y"}
-)
-
-
-@functools.cache
-def _stop_words() -> frozenset[str]:
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    return frozenset(STOP_WORDS)
-
 
 def capital_runs(
     capital: Sequence[bool], joined: Sequence[bool], connector: Sequence[bool]
 ) -> list[list[int]]:
-    """Maximal runs of capitalised words, as word indices: the span rule of
-    :func:`capitalized_spans`. Pure, so any tokenisation can share it: the router's text view
-    (``regime_core.router._text``) does, so a change here changes the features of saved routers.
+    """Maximal runs of capitalised words, as word indices: the span rule of the router's text
+    view (``regime_core.router._text``); pure, and a change here changes the features of saved
+    routers.
 
     Word ``i`` starts with a capital (``capital[i]``), is joined to the word before it by
     whitespace only (``joined[i]``; punctuation breaks a run), and may be a lowercase connector
@@ -504,37 +487,6 @@ def capital_runs(
     if run:
         runs.append(run)
     return runs
-
-
-def capitalized_spans(text: str) -> list[Mention]:
-    """Cheap named-entity fallback: maximal runs of capitalised words.
-
-    A run may contain lowercase connectors ("of", "de", "von", ...) between capitalised words,
-    breaks at punctuation, and loses leading stop words ("The Beatles" → "Beatles", a lone
-    sentence-initial "It" → nothing). Sentence-initial common words ("Born in Paris") are a
-    known false positive.
-
-    >>> [m.surface for m in capitalized_spans("The University of Oxford is in England, UK.")]
-    ['University of Oxford', 'England', 'UK']
-    """
-    _check_str(text, "capitalized_spans: text")
-    stop = _stop_words()
-    words = list(_WORD.finditer(text))
-    joined = [i > 0 and text[words[i - 1].end() : m.start()].isspace() for i, m in enumerate(words)]
-    capital = [m.group()[0].isupper() for m in words]
-    connector = [m.group() in _CONNECTORS for m in words]
-    mentions = []
-    for run in capital_runs(capital, joined, connector):
-        span = [words[i] for i in run]
-        while span and span[0].group().lower() in stop:
-            span = span[1:]
-        if not span:
-            continue
-        start, end = span[0].start(), span[-1].end()
-        form = _normalized(text[start:end], DEFAULT_RULES, False)
-        if form:
-            mentions.append(Mention(start, end, form, text[start:end]))
-    return mentions
 
 
 def escape_markdown(text: str) -> str:

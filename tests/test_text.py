@@ -13,7 +13,6 @@ from regime_core.text import (
     Mention,
     NormalizationRules,
     capital_runs,
-    capitalized_spans,
     compile_names,
     find_mentions,
     normalize,
@@ -256,20 +255,7 @@ def test_matcher_any_is_fast_on_many_sentences() -> None:
     assert elapsed < 5.0, f"20k sentences took {elapsed:.2f}s"
 
 
-# --- capitalized_spans -----------------------------------------------------------------------
-
-
-def test_capitalized_spans_runs_connectors_and_stopwords() -> None:
-    text = "The University of Oxford and Jean-Paul Sartre met in Paris, France. It rained."
-    assert [m.surface for m in capitalized_spans(text)] == [
-        "University of Oxford",
-        "Jean-Paul Sartre",
-        "Paris",
-        "France",
-    ]
-    spans = capitalized_spans(text)
-    assert all(text[m.start : m.end] == m.surface for m in spans)
-    assert spans[0].form == "university of oxford" and spans[0].name is None
+# --- capital_runs ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -285,13 +271,6 @@ def test_capitalized_spans_runs_connectors_and_stopwords() -> None:
 )
 def test_capital_runs_is_the_span_rule(capital, joined, connector, runs) -> None:
     assert capital_runs(capital, joined, connector) == runs
-
-
-def test_capitalized_spans_trailing_connector_is_dropped() -> None:
-    assert [m.surface for m in capitalized_spans("Bank of the river")] == ["Bank"]
-    assert capitalized_spans("") == []
-    with pytest.raises(ValueError, match="string"):
-        capitalized_spans(b"Paris")  # type: ignore[arg-type]
 
 
 KERNEL_CASES = [

@@ -1,6 +1,6 @@
 """The router's private, fast text view: folded words, capitalised entity spans, free words.
 
-Why private and not :func:`regime_core.text.capitalized_spans`: the router must stay far below
+Why private and not :mod:`regime_core.text`'s matching: the router must stay far below
 1 ms per question, and its feature definitions are frozen into saved models (see
 :data:`regime_core.router.features.FEATURE_SPEC`), so they must not drift when the shared text
 utilities are tuned for the regime predicates. The span rule is the shared, pure one
