@@ -100,9 +100,6 @@ class NormalizationRules(ConfigMixin):
     """the words strip_articles drops"""
     strip_disambiguator: bool = True
     """names only: one trailing parenthesis is dropped, so Amélie (film) matches Amélie"""
-    # Names only (surface_forms): also the form before a trailing ", qualifier", Wikipedia's
-    # other disambiguator ("Boston, Lincolnshire" → "Boston"). Off by default: it also turns
-    # "Paris, Texas" into "Paris".
     strip_comma_qualifier: bool = False
     """names only: the form before a trailing comma qualifier counts too (Boston, Lincolnshire
     matches Boston); off, since it also turns Paris, Texas into Paris
@@ -330,22 +327,20 @@ class NameMatcher:
     #: mother of", "Who is ...") or the word inside another title ("How I Met Your Mother").
     capital_forms: frozenset[str] = frozenset()
 
-    def any(self, text: str) -> bool:
-        """Whether any of the names occurs in ``text`` at token boundaries."""
+    def _may_match(self, text: str) -> bool:
+        """A form occurs in the normalised ``text`` (the check before offsets are worked out)."""
         _check_str(text, "text")
         if self.pattern is None:
             return False
-        if self.pattern.search(_normalized(text, self.rules, False)) is None:
-            return False
-        return not self.capital_forms or bool(self.find(text))
+        return self.pattern.search(_normalized(text, self.rules, False)) is not None
+
+    def any(self, text: str) -> bool:
+        """Whether any of the names occurs in ``text`` at token boundaries."""
+        return self._may_match(text) and (not self.capital_forms or bool(self.find(text)))
 
     def find(self, text: str) -> list[Mention]:
         """Leftmost-longest, non-overlapping mentions of the names in ``text``."""
-        _check_str(text, "text")
-        if (
-            self.pattern is None
-            or self.pattern.search(_normalized(text, self.rules, False)) is None
-        ):
+        if not self._may_match(text):
             return []  # the common case; offsets are only worked out when something matches
         analysis = _analyse(text, self.rules, False)
         joined = analysis.normalized
