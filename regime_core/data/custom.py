@@ -31,10 +31,10 @@ from regime_core.data.store import (
     MANIFEST_NAME,
     PREPARED_DATASETS,
     TOYWORLD,
-    _read_manifest_if_compatible,
     examples_jsonl,
     load_examples,
     new_manifest,
+    read_manifest_if_compatible,
     write_manifest,
 )
 from regime_core.integrity import (
@@ -99,7 +99,7 @@ def prepare_jsonl(
     with directory_lock(out_dir, what="regime data prepare --jsonl"):
         remove_stale_temporaries(out_dir)
         manifest_path = out_dir / MANIFEST_NAME
-        manifest = _read_manifest_if_compatible(manifest_path) or new_manifest()
+        manifest = read_manifest_if_compatible(manifest_path) or new_manifest()
         write_if_changed(out_dir / f"{name}.jsonl", payload)
         manifest["datasets"] = dict(sorted({**manifest["datasets"], name: entry}.items()))
         return write_manifest(manifest_path, manifest)

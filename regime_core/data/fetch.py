@@ -45,7 +45,6 @@ class OfficialFile:
     url: str
     split: str | None = None
     members: tuple[tuple[str, str], ...] = ()
-    homepage: str = ""
 
 
 OFFICIAL_FILES: tuple[OfficialFile, ...] = (
@@ -54,21 +53,18 @@ OFFICIAL_FILES: tuple[OfficialFile, ...] = (
         "hotpot_dev_distractor_v1.json",
         "http://curtis.ml.cmu.edu/datasets/hotpot/hotpot_dev_distractor_v1.json",
         split="dev",
-        homepage="https://hotpotqa.github.io/",
     ),
     OfficialFile(
         "hotpotqa",
         "hotpot_train_v1.1.json",
         "http://curtis.ml.cmu.edu/datasets/hotpot/hotpot_train_v1.1.json",
         split="train",
-        homepage="https://hotpotqa.github.io/",
     ),
     OfficialFile(
         "2wikimultihopqa",
         "data_ids_april7.zip",
         "https://www.dropbox.com/s/ms2m13252h6xubs/data_ids_april7.zip?dl=1",
         members=(("dev.json", "dev"), ("train.json", "train")),
-        homepage="https://github.com/Alab-NII/2wikimultihop",
     ),
     OfficialFile(
         "musique",
@@ -76,7 +72,6 @@ OFFICIAL_FILES: tuple[OfficialFile, ...] = (
         "https://drive.google.com/uc?export=download&id=1tGdADlNjWFaHLeZZGShh2IRcpO6Lv24h"
         "&confirm=t",
         members=(("musique_ans_v1.0_dev.jsonl", "dev"), ("musique_ans_v1.0_train.jsonl", "train")),
-        homepage="https://github.com/StonyBrookNLP/musique",
     ),
 )
 

@@ -22,15 +22,13 @@ from regime_core.data.discovery import KNOWN_FILES, UNREADABLE_KEY, DataDirRead,
 from regime_core.data.readers import FileRead
 from regime_core.data.store import (
     MANIFEST_NAME,
-    MANIFEST_SCHEMA,
     PREPARED_DATASETS,
-    _read_manifest_if_compatible,
     counts,
     example_counts,
     examples_jsonl,
     new_manifest,
-    package_version,
     per_split,
+    read_manifest_if_compatible,
     write_manifest,
 )
 from regime_core.integrity import (
@@ -197,7 +195,7 @@ def _prepare_locked(
 ) -> dict[str, Any]:
     reads = found.reads
     manifest_path = out_dir / MANIFEST_NAME
-    previous = _read_manifest_if_compatible(manifest_path)
+    previous = read_manifest_if_compatible(manifest_path)
     entries: dict[str, Any] = dict(previous.get("datasets", {}))
     splitter = SentenceCache.in_dir(out_dir)
     for dataset in datasets:
@@ -214,8 +212,7 @@ def _prepare_locked(
         }
         entries[dataset] = entry
     manifest = {
-        "schema": MANIFEST_SCHEMA,
-        "version": package_version(),
+        **new_manifest(),
         "strict": strict,
         "datasets": dict(sorted(entries.items())),
         "ignored_files": found.ignored,
@@ -236,7 +233,7 @@ def write_prepared_examples(out_dir: Path, dataset: str, payload: bytes) -> Path
     out_dir = Path(out_dir)
     with directory_lock(out_dir, what="writing prepared examples"):
         manifest_path = out_dir / MANIFEST_NAME
-        manifest = _read_manifest_if_compatible(manifest_path) or new_manifest()
+        manifest = read_manifest_if_compatible(manifest_path) or new_manifest()
         target = out_dir / f"{dataset}.jsonl"
         write_if_changed(target, payload)
         entry = manifest["datasets"].setdefault(dataset, {})

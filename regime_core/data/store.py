@@ -116,7 +116,7 @@ def write_manifest(path: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     return manifest
 
 
-def _read_manifest_if_compatible(path: Path) -> dict[str, Any]:
+def read_manifest_if_compatible(path: Path) -> dict[str, Any]:
     """The previous manifest, whose entries for datasets not prepared now are kept. A damaged
     one is replaced, with a warning naming it: its entries cannot be trusted, and the datasets
     it described then fail to load until prepared again (their files have no recorded hash)."""
