@@ -49,8 +49,6 @@ B_REL_SOURCES: tuple[str, ...] = (
     "none",  # neither exists
 )
 
-#: Which names of the hop-2 entity count for the *predicates* P1 and P2 (``RegimeRules.
-#: predicate_names``). Finding ``B_rel`` and the bridge's own mention always uses every name.
 PREDICATE_NAMES: dict[str, str] = {
     "title": "the hop-2 passage's title and its aliases (the entity the hop-2 passage is about)",
     "title+linking": "the title and aliases plus the linking entity (Example.hop2_entity: the "
@@ -70,17 +68,12 @@ RELATION_SENTENCE_DEFINITIONS: dict[str, str] = {
 class RegimeRules(ConfigMixin):
     """Every choice behind P1, P2 and ``B_rel``.
 
-    ``use_title``: the target passage's title counts as a name of the hop-2 entity.
-    ``use_aliases``: ``Example.hop2_aliases`` count as names. ``Example.hop2_entity`` always
-    counts. Readers put the target title among the aliases too, so only turning both off
-    restricts P1/P2 to the entity's own mention (this matters for MuSiQue, whose target
-    passage is often titled after another entity of the question).
-    ``relation_sentence``: the definition of a relation-bearing sentence (a key of
-    ``RELATION_SENTENCE_DEFINITIONS``).
-    ``predicate_names``: which names count for P1 and P2 (a key of :data:`PREDICATE_NAMES`).
-    The linking entity is always used to *find* ``B_rel`` and the bridge's mention of the
-    entity, but as a predicate name it makes P2 true by construction, so by default it is not
-    one (``config.PREDICATE_NAMES``).
+    ``Example.hop2_entity`` always counts as a name. Readers put the target title among the
+    aliases too, so only turning ``use_title`` and ``use_aliases`` both off restricts P1/P2 to
+    the entity's own mention (this matters for MuSiQue, whose target passage is often titled
+    after another entity of the question). The linking entity is always used to *find*
+    ``B_rel`` and the bridge's mention of the entity, but as a predicate name it makes P2 true
+    by construction, so by default it is not one (``config.PREDICATE_NAMES``).
     """
 
     normalization: NormalizationRules = field(default_factory=NormalizationRules)
