@@ -327,20 +327,23 @@ class NameMatcher:
     #: mother of", "Who is ...") or the word inside another title ("How I Met Your Mother").
     capital_forms: frozenset[str] = frozenset()
 
-    def _may_match(self, text: str) -> bool:
-        """A form occurs in the normalised ``text`` (the check before offsets are worked out)."""
+    def _matching(self, text: str) -> re.Pattern[str] | None:
+        """The pattern if a form occurs in the normalised ``text``, else None (the check before
+        offsets are worked out)."""
         _check_str(text, "text")
-        if self.pattern is None:
-            return False
-        return self.pattern.search(_normalized(text, self.rules, False)) is not None
+        if self.pattern is None or not self.pattern.search(_normalized(text, self.rules, False)):
+            return None
+        return self.pattern
 
     def any(self, text: str) -> bool:
         """Whether any of the names occurs in ``text`` at token boundaries."""
-        return self._may_match(text) and (not self.capital_forms or bool(self.find(text)))
+        found = self._matching(text) is not None
+        return found and (not self.capital_forms or bool(self.find(text)))
 
     def find(self, text: str) -> list[Mention]:
         """Leftmost-longest, non-overlapping mentions of the names in ``text``."""
-        if not self._may_match(text):
+        pattern = self._matching(text)
+        if pattern is None:
             return []  # the common case; offsets are only worked out when something matches
         analysis = _analyse(text, self.rules, False)
         joined = analysis.normalized
@@ -353,7 +356,7 @@ class NameMatcher:
             token_ending_at[offset + len(token)] = k
             offset += len(token) + 1
         mentions = []
-        for m in self.pattern.finditer(joined):
+        for m in pattern.finditer(joined):
             first, last = token_at_char[m.start()], token_ending_at[m.end()]
             start, end = analysis.starts[first], analysis.ends[last]
             form = m.group()
