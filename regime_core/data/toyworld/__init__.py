@@ -18,28 +18,23 @@ from regime_core.data.toyworld.generator import (
     MAX_DISTRACTORS,
     MAX_QUESTIONS,
     Q_DOMINANT,
-    REGIME_OF_NATIVE_TYPE,
-    RELATION_POSITIONS,
     ToyWorldConfig,
     generate,
     is_b_dominant_slot,
     load_examples,
     true_regime,
 )
-from regime_core.data.toyworld.world import KINDS, MAX_SENTENCES, MIN_SENTENCES
+from regime_core.data.toyworld.world import MAX_SENTENCES, MIN_SENTENCES
 
 __all__ = [
     "B_DOMINANT",
     "COMPARISONS",
     "COMPOSITIONAL",
-    "KINDS",
     "MAX_DISTRACTORS",
     "MAX_QUESTIONS",
     "MAX_SENTENCES",
     "MIN_SENTENCES",
     "Q_DOMINANT",
-    "REGIME_OF_NATIVE_TYPE",
-    "RELATION_POSITIONS",
     "ToyWorldConfig",
     "generate",
     "is_b_dominant_slot",
