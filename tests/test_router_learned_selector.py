@@ -29,7 +29,6 @@ from regime_core.router.learned_selector import (
     fit_selector,
     gold_rows,
     row_cosines,
-    select_learned,
     selector_folds,
     sentence_features,
     trainable,
@@ -214,24 +213,6 @@ def test_features_pick_columns_by_name() -> None:
         LearnedSelector(features=("overlap",)).fit(X[:, :3], y)
     with pytest.raises(ValueError, match="one class only"):
         LearnedSelector().fit(X, np.zeros(80, dtype=int))
-
-
-def test_select_learned_returns_the_sentence_and_its_score() -> None:
-    X = sentence_features(
-        [KESTREL_Q], [KESTREL], np.array([[1.0, 0.0]]), np.array([[1.0, 0], [0.6, 0.8], [0, 1.0]])
-    ).X
-    selector = LearnedSelector(features=("has_new_entity", "overlap")).fit(X, [0, 1, 0])
-    (chosen,) = select_learned(
-        selector,
-        [KESTREL_Q],
-        [KESTREL],
-        np.array([[1.0, 0.0]]),
-        np.array([[1.0, 0], [0.6, 0.8], [0, 1.0]]),
-        bridge_titles=["Kestrel Bay (film)"],
-    )
-    # sentences 1 and 2 tie on both features: the earlier wins
-    assert (chosen.index, chosen.text) == (1, KESTREL[1])
-    assert chosen.score == pytest.approx(float(selector.decision_function(X)[1]))
 
 
 # --- cross-fitting -----------------------------------------------------------------------------

@@ -81,7 +81,6 @@ from regime_core.router.estimator import cross_fit_folds, one_blas_thread, route
 from regime_core.router.labels import EXCLUDED, outcome_labels
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import (
-    SelectedSentence,
     check_question,
     check_rules,
     check_sentences,
@@ -139,8 +138,6 @@ SELECTOR_VARIANTS: dict[str, tuple[str, ...]] = {
     "learned_text": tuple(f for f in FEATURE_NAMES if f not in ENCODER_FEATURES),
     "learned_rule_terms": ("inverse_position", "overlap", "has_new_entity"),
 }
-#: The variant the ``learned`` value of the selector knob stands for.
-DEFAULT_VARIANT = "learned"
 
 
 # --------------------------------------------------------------------------------------------
@@ -476,35 +473,6 @@ class LearnedSelector(ClassifierMixin, BaseEstimator):
             else [f"x{j}" for j in range(self.coef_.shape[1])]
         )
         return dict(zip(names, self.coef_[0].tolist(), strict=True))
-
-
-def select_learned(
-    selector: LearnedSelector,
-    questions: Sequence[str],
-    bridge_sentence_lists: Sequence[Sequence[str]],
-    question_vectors: Any,
-    sentence_vectors: Any,
-    *,
-    bridge_titles: Sequence[str | None] | None = None,
-    rules: RouterRules = DEFAULT_ROUTER_RULES,
-) -> list[SelectedSentence]:
-    """A fitted selector's ``B_rel`` for every question (texts and vectors in, as
-    :func:`sentence_features`); ``score`` is the chosen sentence's log-odds."""
-    rows = sentence_features(
-        questions,
-        bridge_sentence_lists,
-        question_vectors,
-        sentence_vectors,
-        bridge_titles=bridge_titles,
-        rules=rules,
-    )
-    scores = selector.decision_function(rows.X)
-    best = argmax_per_bridge(scores, rows.sizes)
-    offsets = rows.offsets
-    return [
-        SelectedSentence(int(b), str(bridge_sentence_lists[i][b]), float(scores[offsets[i] + b]))
-        for i, b in enumerate(best)
-    ]
 
 
 # --------------------------------------------------------------------------------------------
