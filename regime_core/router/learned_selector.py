@@ -67,17 +67,13 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import StandardScaler
+from sklearn.base import clone
 from sklearn.utils import column_or_1d
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from regime_core import config
 from regime_core.router import _text
-from regime_core.router.estimator import cross_fit_folds, one_blas_thread, router_logits
+from regime_core.router.estimator import ScaledLogistic, cross_fit_folds, one_blas_thread
 from regime_core.router.labels import EXCLUDED, outcome_labels
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import (
@@ -363,7 +359,7 @@ def _check_feature_names(features: Any) -> tuple[int, ...] | None:
     return tuple(FEATURE_NAMES.index(f) for f in features)
 
 
-class LearnedSelector(ClassifierMixin, BaseEstimator):
+class LearnedSelector(ScaledLogistic):
     """Logistic regression over per-sentence rows: ``P(sentence is B_rel)``; argmax per bridge.
 
     Labels are binary; the larger (``classes_[1]``, 1 for :func:`gold_rows`) is "is B_rel".
@@ -386,16 +382,8 @@ class LearnedSelector(ClassifierMixin, BaseEstimator):
         random_state: int | None = config.SEED,
         max_iter: int = 1000,
     ) -> None:
-        self.C = C
-        self.class_weight = class_weight
+        super().__init__(C, class_weight, random_state, max_iter)
         self.features = features
-        self.random_state = random_state
-        self.max_iter = max_iter
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
     def _columns(self, X: np.ndarray) -> np.ndarray:
         columns = _check_feature_names(self.features)
@@ -411,54 +399,8 @@ class LearnedSelector(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> LearnedSelector:
         """Standardise the used columns and fit the logistic regression; returns ``self``."""
         _check_feature_names(self.features)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {y_type}."
-            )
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"LearnedSelector needs both classes in y, got one class only: {classes.tolist()}"
-            )
-        Z = self._columns(X)
-        scaler = StandardScaler().fit(Z)
-        model = LogisticRegression(
-            C=self.C,
-            class_weight=self.class_weight,
-            random_state=self.random_state,
-            max_iter=self.max_iter,
-        ).fit(scaler.transform(Z), y)
-        self.classes_ = model.classes_
-        self.scaler_mean_ = np.asarray(scaler.mean_, dtype=np.float64)
-        self.scaler_scale_ = np.asarray(scaler.scale_, dtype=np.float64)
-        self.coef_ = np.asarray(model.coef_, dtype=np.float64)
-        self.intercept_ = np.asarray(model.intercept_, dtype=np.float64)
-        self.n_iter_ = model.n_iter_
+        self._fit_scaled(X, y)
         return self
-
-    def _validated(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
-        return self._columns(validate_data(self, X, reset=False, dtype=np.float64))
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Per row, the log-odds that the sentence is ``B_rel``."""
-        Z = self._validated(X)
-        return router_logits(
-            Z, self.scaler_mean_, self.scaler_scale_, self.coef_[0], float(self.intercept_[0])
-        )
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """``(N, 2)``: ``p(classes_[0])`` and ``p(classes_[1])`` (is ``B_rel``) per row."""
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Per-row labels from ``classes_`` (``p > 0.5``); :meth:`select` is what selects."""
-        is_b_rel = self.decision_function(X) > 0  # validates (and checks fitted) first
-        return self.classes_[is_b_rel.astype(np.intp)]
 
     def select(self, X: Any, sizes: Any) -> np.ndarray:
         """Per bridge (``sizes[i]`` consecutive rows each), the index of its best sentence."""
