@@ -59,14 +59,13 @@ from regime_core.router.evaluation import (
 from regime_core.router.learned_selector import (
     SELECTOR_VARIANTS,
     LearnedSelector,
-    SentenceRows,
     cross_fit_select,
     fit_selector,
     selector_folds,
-    sentence_features,
     trainable,
 )
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
+from regime_core.router.selector_features import SentenceRows, sentence_features
 from regime_core.router.training import RoutingData, with_b_rel
 from regime_core.stats import PairedComparison, compare_paired
 
