@@ -23,16 +23,13 @@ from regime_core.router.learned_selector import (
     cross_fit_select,
     selector_folds,
 )
+from regime_core.router.selector_choices import choose, cross_fitted, reselected, selection_folds
 from regime_core.router.selector_evaluation import (
     MEASURED,
     ROUTED_COMPARISONS,
     SELECTORS,
     agreement_comparisons,
-    choose,
-    cross_fitted,
-    reselected,
     routed_comparisons,
-    selection_folds,
     selector_agreement,
     union_comparisons,
 )

@@ -102,16 +102,17 @@ class SentenceRows:
             self.offsets[:-1], self.sizes
         )
 
+    def rows_of(self, items: np.ndarray) -> np.ndarray:
+        """The row indices of the bridges ``items`` (indices, in that order)."""
+        offsets = self.offsets
+        if not len(items):
+            return np.zeros(0, dtype=np.int64)
+        return np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in items])
+
     def subset(self, items: np.ndarray) -> SentenceRows:
         """The rows of the bridges ``items`` (indices, in that order)."""
         items = np.asarray(items, dtype=np.int64)
-        offsets = self.offsets
-        rows = (
-            np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in items])
-            if items.size
-            else np.zeros(0, dtype=np.int64)
-        )
-        return SentenceRows(self.X[rows], self.sizes[items])
+        return SentenceRows(self.X[self.rows_of(items)], self.sizes[items])
 
 
 def _row_norms(vectors: Any) -> np.ndarray:
