@@ -41,7 +41,7 @@ from regime_core.router.evaluation import (
 from regime_core.router.learned_selector import SELECTOR_VARIANTS
 from regime_core.router.selector_choices import Choices, SelectorData
 from regime_core.router.training import RoutingData
-from regime_core.stats import PairedComparison, compare_paired
+from regime_core.stats import PairedComparison
 
 #: The values of the selector knob.
 SELECTORS: tuple[str, ...] = config.SELECTORS
@@ -198,15 +198,12 @@ def routed_comparisons(
                 f"{reference} {ref.n}"
             )
         out[name] = {
-            comparison: compare_paired(
+            comparison: paired_hits(
                 _per_question(outcome, comparison),
                 _per_question(ref, comparison),
+                (f"{comparison}@{name}", f"{comparison}@{reference}"),
+                bootstrap=bootstrap,
                 test=test,
-                resamples=bootstrap.resamples,
-                confidence=bootstrap.confidence,
-                seed=bootstrap.seed,
-                label_a=f"{comparison}@{name}",
-                label_b=f"{comparison}@{reference}",
             )
             for comparison, test in ROUTED_COMPARISONS.items()
         }
