@@ -43,12 +43,7 @@ RESAMPLES = 200
 COMPARISON_KEYS = {"n", *COMPARISON_FIELDS}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_blas_thread() -> Any:
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 # --- kernels -----------------------------------------------------------------------------------
