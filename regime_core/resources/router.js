@@ -555,21 +555,9 @@
     return x.length - y.length;
   }
 
-  function pyStringRaw(s) {
-    let out = '"';
-    for (let k = 0; k < s.length; k++) {
-      const ch = s[k];
-      const code = s.charCodeAt(k);
-      if (ESCAPES[ch]) out += ESCAPES[ch];
-      else if (code < 0x20) out += "\\u" + code.toString(16).padStart(4, "0");
-      else out += ch;
-    }
-    return out + '"';
-  }
-
   /** json.dumps(value, sort_keys=True, ...) of a parsePyJson value; `ascii`: ensure_ascii. */
   function pyJson(value, { item = ", ", key = ": ", ascii = true } = {}) {
-    const str = ascii ? pyString : pyStringRaw;
+    const str = (s) => pyString(s, ascii);
     const dump = (v) => {
       if (v === null) return "null";
       if (v === true) return "true";
@@ -1220,13 +1208,15 @@
   ESCAPES["\b"] = "\\b";
   ESCAPES["\f"] = "\\f";
 
-  function pyString(s) {
+  /** json.dumps of a string; `ascii`: ensure_ascii (every code unit above 0x7e escaped). */
+  function pyString(s, ascii = true) {
     let out = '"';
     for (let i = 0; i < s.length; i++) {
       const ch = s[i];
       const code = s.charCodeAt(i);
+      const escape = code < 0x20 || (ascii && code > 0x7e);
       if (ESCAPES[ch]) out += ESCAPES[ch];
-      else if (code < 0x20 || code > 0x7e) out += "\\u" + code.toString(16).padStart(4, "0");
+      else if (escape) out += "\\u" + code.toString(16).padStart(4, "0");
       else out += ch;
     }
     return out + '"';
