@@ -89,7 +89,15 @@ class ScaledLogistic(ClassifierMixin, BaseEstimator):
     only the learned numbers kept (``scaler_mean_``, ``scaler_scale_``, ``coef_``,
     ``intercept_``) and scored by :func:`router_logits`; the larger label (``classes_[1]``) is
     the positive one. The base of :class:`RegimeRouter` and of
-    :class:`~regime_core.router.learned_selector.LearnedSelector`."""
+    :class:`~regime_core.router.learned_selector.LearnedSelector`.
+
+    Parameters
+    ----------
+    C : inverse L2 regularisation strength of the logistic regression.
+    class_weight : None, "balanced" or a dict, passed to ``LogisticRegression``.
+    random_state : passed to ``LogisticRegression`` (the lbfgs solver is deterministic anyway).
+    max_iter : solver iterations.
+    """
 
     def __init__(
         self,
@@ -175,12 +183,9 @@ class RegimeRouter(ScaledLogistic):
 
     Parameters
     ----------
-    C : inverse L2 regularisation strength of the logistic regression.
-    class_weight : None, "balanced" or a dict, passed to ``LogisticRegression``.
     threshold : route to ``union`` when ``p(union) > threshold``; in (0, 1).
     alpha : weight of ``B_rel`` in the union query (``config.ALPHA``); carried, not learned.
-    random_state : passed to ``LogisticRegression`` (the lbfgs solver is deterministic anyway).
-    max_iter : solver iterations.
+    C, class_weight, random_state, max_iter : as :class:`ScaledLogistic`'s.
 
     Notes
     -----

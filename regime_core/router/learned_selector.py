@@ -103,13 +103,11 @@ class LearnedSelector(ScaledLogistic):
 
     Parameters
     ----------
-    C : inverse L2 regularisation strength of the logistic regression.
-    class_weight : None, "balanced" or a dict, passed to ``LogisticRegression``.
     features : None (every column of ``X``) or names from
         :data:`~regime_core.router.selector_features.FEATURE_NAMES`; then ``X`` must have those
         columns and only the named ones are used.
-    random_state : passed to ``LogisticRegression`` (lbfgs is deterministic anyway).
-    max_iter : solver iterations.
+    C, class_weight, random_state, max_iter : as
+        :class:`~regime_core.router.estimator.ScaledLogistic`'s.
     """
 
     def __init__(
