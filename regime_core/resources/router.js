@@ -389,6 +389,17 @@
     ];
   }
 
+  /** featurize for one question: the rule's scores, the selected B_rel and the five features. */
+  function featurizeOne(question, sentences, title, rules) {
+    const q = view(question);
+    const views = sentences.map(view);
+    const subject = subjectWords(views, title);
+    const scores = scoreViews(q, views, subject, rules);
+    let best = 0;
+    for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
+    return { scores, best, x: featureRow(q, views[best], subject, rules) };
+  }
+
   // --- model ----------------------------------------------------------------------------------
 
   class RouteError extends Error {}
@@ -819,13 +830,8 @@
     const features = [];
     const selection = [];
     for (const [question, sentences, title] of PROBES) {
-      const q = view(question);
-      const views = sentences.map(view);
-      const subject = subjectWords(views, title);
-      const scores = scoreViews(q, views, subject, plain);
-      let best = 0;
-      for (let k = 1; k < scores.length; k++) if (scores[k] > scores[best]) best = k;
-      features.push(featureRow(q, views[best], subject, plain));
+      const { best, x } = featurizeOne(question, sentences, title, plain);
+      features.push(x);
       selection.push(BigInt(best));
     }
     const payload = {
@@ -1106,14 +1112,7 @@
     question = checkQuestion(question, "route");
     const sentences = checkSentences(bridgeSentences, "route");
     const title = checkTitle(bridgeTitle, "route");
-    const rules = model.rules;
-    const q = view(question);
-    const views = sentences.map(view);
-    const subject = subjectWords(views, title);
-    const scores = scoreViews(q, views, subject, rules);
-    let best = 0;
-    for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
-    const x = featureRow(q, views[best], subject, rules);
+    const { scores, best, x } = featurizeOne(question, sentences, title, model.rules);
     const z = x.map((v, j) => (v - model.mean[j]) / model.scale[j]);
     const contributions = z.map((v, j) => v * model.coef[j]);
     let logit = 0;
