@@ -359,10 +359,7 @@ class SelectionStudy:
             "n_trained": self.choices.n_trained,
             "n_single_sentence": self.choices.n_single_sentence,
             "coefficients": {
-                name: dict(
-                    zip(SELECTOR_VARIANTS[name], s.coef_[0].tolist(), strict=True),
-                    intercept=float(s.intercept_[0]),
-                )
+                name: {**s.coefficients(), "intercept": float(s.intercept_[0])}
                 for name, s in self.choices.fitted.items()
             },
         }
