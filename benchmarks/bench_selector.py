@@ -50,7 +50,7 @@ def main() -> None:
     from regime_core.experiments import router_train as rt
     from regime_core.experiments.context import Context
     from regime_core.router import learned_selector as ls
-    from regime_core.router import selector_evaluation as se
+    from regime_core.router import selector_choices as se
 
     train = rt.TRAIN_DATASET
     cfg = rt.RouterConfig(encoder=args.encoder, sample_size=args.sample_size)

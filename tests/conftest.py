@@ -33,6 +33,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.numeric)
 
 
+@pytest.fixture(scope="module")
+def one_blas_thread() -> Any:
+    """BLAS on one thread for a module of tiny logistic regressions (threads only add contention
+    on a 2-core machine); a module opts in with ``pytest.mark.usefixtures("one_blas_thread")``."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):
+        yield
+
+
 @pytest.fixture(scope="session")
 def real_data_dir() -> Path:
     """The shared dataset subsets; tests using it are skipped when REGIME_DATA_DIR is unset."""

@@ -23,13 +23,7 @@ from regime_core.schema import Example
 RESAMPLES = 300
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_blas_thread() -> Any:
-    # Tiny logistic regressions: BLAS threads only add contention on a 2-core machine.
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 @pytest.fixture(scope="module")

@@ -20,12 +20,7 @@ from regime_core.router.training import with_weights
 RESAMPLES = 200
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_blas_thread() -> Any:
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""RegimeRouter as a scikit-learn classifier, routing one question, and cross-fitting."""
+"""RegimeRouter as a scikit-learn classifier (with its base, shared with the learned selector),
+routing one question, and cross-fitting."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from regime_core.router import (
     cross_fit_predict,
     outcome_labels,
 )
+from regime_core.router.estimator import ScaledLogistic
+from regime_core.router.learned_selector import LearnedSelector
 
 
 def synthetic(n: int = 200, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
@@ -106,10 +109,11 @@ def test_clone_and_cross_val_score_work() -> None:
     assert scores.shape == (5,) and scores.mean() > max(y.mean(), 1 - y.mean())
 
 
-def test_passes_scikit_learn_estimator_checks() -> None:
+@pytest.mark.parametrize("estimator", [RegimeRouter(), LearnedSelector()], ids=type)
+def test_passes_scikit_learn_estimator_checks(estimator: ScaledLogistic) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        results = check_estimator(RegimeRouter(), on_fail=None)
+        results = check_estimator(estimator, on_fail=None)
     failed = [r["check_name"] for r in results if r["status"] == "failed"]
     assert failed == []
     assert sum(r["status"] == "passed" for r in results) >= 50

@@ -1,154 +1,39 @@
-"""The learned B_rel selector: each feature on hand-made bridges, the estimator's conventions,
-cross-fitting that never scores an item with a model trained on it, and determinism.
-Hand-made bridges and the toy world only; no dataset text."""
+"""The learned B_rel selector: the estimator's conventions, cross-fitting that never scores an
+item with a model trained on it, and determinism. The toy world only; no dataset text."""
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import pytest
-from scipy import sparse
 from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.estimator_checks import check_estimator
 
 from regime_core import config
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.router import cross_fit_folds, outcome_labels
 from regime_core.router.labels import EXCLUDED
 from regime_core.router.learned_selector import (
-    FEATURE_DOCS,
-    FEATURE_NAMES,
     SELECTOR_VARIANTS,
     LearnedSelector,
-    SentenceRows,
-    argmax_per_bridge,
     cross_fit_select,
     fit_selector,
-    gold_rows,
-    row_cosines,
-    select_learned,
     selector_folds,
-    sentence_features,
     trainable,
 )
-
-KESTREL_Q = "Who is the mother of the director of the film Kestrel Bay?"
-KESTREL = (
-    "Kestrel Bay is a 1931 film.",
-    "It was directed by Odile Marchetti of the Lyon School.",
-    "The film premiered in Oslo.",
+from regime_core.router.selector_features import (
+    FEATURE_NAMES,
+    SentenceRows,
+    gold_rows,
+    sentence_features,
 )
-QUILL_Q = "Where was the founder of Quillmark born?"
-QUILL = ("Quillmark is a firm in Oslo.", "Quillmark was founded by Ida Brenn and Tomas Ruiz.")
 
 
-def _features(
-    question: str, bridge: tuple[str, ...], sentence_vectors: Any, title: str | None
-) -> list[dict[str, float]]:
-    rows = sentence_features(
-        [question], [bridge], np.array([[1.0, 0.0]]), sentence_vectors, bridge_titles=[title]
-    )
-    return [dict(zip(FEATURE_NAMES, row.tolist(), strict=True)) for row in rows.X]
-
-
-# --- features ----------------------------------------------------------------------------------
-
-
-def test_every_feature_is_documented() -> None:
-    assert tuple(FEATURE_DOCS) == FEATURE_NAMES
+def test_variants_use_known_features_and_trainable_items_have_a_choice() -> None:
     for names in SELECTOR_VARIANTS.values():
         assert set(names) <= set(FEATURE_NAMES)
-
-
-def test_features_of_a_titled_bridge() -> None:
-    vectors = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 2.0]])  # cosines 1, 0.6, 0
-    f = _features(KESTREL_Q, KESTREL, vectors, "Kestrel Bay (film)")
-    exact = [{k: v for k, v in row.items() if k not in ("cosine", "cosine_gap", "inverse_position")}
-             for row in f]  # fmt: skip
-    # question relation stems: {mothe, direc, film}; subject: {kestrel, bay}
-    assert exact == [
-        {"index": 0, "from_end": 2, "is_first": 1, "overlap": 1, "has_new_entity": 0,
-         "new_entities": 0, "relation_words": 2, "mentions_subject": 1, "length": 6},
-        {"index": 1, "from_end": 1, "is_first": 0, "overlap": 1, "has_new_entity": 1,
-         "new_entities": 1, "relation_words": 1, "mentions_subject": 0, "length": 10},
-        {"index": 2, "from_end": 0, "is_first": 0, "overlap": 1, "has_new_entity": 1,
-         "new_entities": 1, "relation_words": 2, "mentions_subject": 0, "length": 5},
-    ]  # fmt: skip
-    assert [row["inverse_position"] for row in f] == pytest.approx([1.0, 0.5, 1 / 3], abs=1e-15)
-    assert [row["cosine"] for row in f] == pytest.approx([1.0, 0.6, 0.0], abs=1e-12)
-    assert [row["cosine_gap"] for row in f] == pytest.approx([0.0, -0.4, -1.0], abs=1e-12)
-
-
-def test_features_of_an_untitled_bridge_take_its_first_entity_as_subject() -> None:
-    vectors = np.array([[0.0, 1.0], [0.0, 0.0]])  # a zero vector has cosine 0
-    f = _features(QUILL_Q, QUILL, vectors, None)
-    # subject: "Quillmark"; question stems {found, born}; "and" joins two names, not one
-    assert [(r["has_new_entity"], r["new_entities"]) for r in f] == [(1, 1), (1, 2)]
-    assert [r["overlap"] for r in f] == [0, 1]
-    assert [r["relation_words"] for r in f] == [1, 1]
-    assert [r["mentions_subject"] for r in f] == [1, 1]
-    assert [r["length"] for r in f] == [6, 9]
-    assert [r["cosine"] for r in f] == [0.0, 0.0]
-    assert [r["cosine_gap"] for r in f] == [0.0, 0.0]
-
-
-def test_a_named_subject_is_no_new_entity_and_a_question_entity_is_none_either() -> None:
-    f = _features(
-        "Which country is Tomas Ruiz from?",
-        ("Ana Lind met Tomas Ruiz.", "Ana Lind was born in Peru."),
-        np.eye(2),
-        "Ana Lind",
-    )
-    assert [(r["has_new_entity"], r["new_entities"]) for r in f] == [(0, 0), (1, 1)]
-    assert [r["mentions_subject"] for r in f] == [1, 1]
-
-
-def test_sparse_vectors_give_the_dense_cosines() -> None:
-    rng = np.random.default_rng(0)
-    a, b = rng.normal(size=(5, 7)), rng.normal(size=(5, 7))
-    a[2] = 0.0
-    assert row_cosines(sparse.csr_matrix(a), sparse.csr_matrix(b)) == pytest.approx(
-        row_cosines(a, b), abs=1e-12
-    )
-    assert row_cosines(a, b)[2] == 0.0
-    assert row_cosines(a[:1], a[:1])[0] == pytest.approx(1.0, abs=1e-12)
-
-
-def test_bad_inputs_raise_naming_the_item() -> None:
-    q = np.ones((1, 2))
-    with pytest.raises(ValueError, match="sentence_vectors has shape"):
-        sentence_features([KESTREL_Q], [KESTREL], q, np.ones((2, 2)))
-    with pytest.raises(ValueError, match="one encoder"):
-        sentence_features([KESTREL_Q], [KESTREL], q, np.ones((3, 4)))
-    with pytest.raises(ValueError, match="NaN"):
-        sentence_features([KESTREL_Q], [KESTREL], np.full((1, 2), np.nan), np.ones((3, 2)))
-    with pytest.raises(ValueError, match="item 1: the bridge has no sentences"):
-        sentence_features(["a?", "b?"], [["x."], []], np.ones((2, 2)), np.ones((1, 2)))
-    with pytest.raises(ValueError, match="item 0: question is empty"):
-        sentence_features([" "], [["x."]], q, np.ones((1, 2)))
-    with pytest.raises(ValueError, match="item 1: gold sentence 3 is outside its 2"):
-        gold_rows([3, 2], [0, 3])
-
-
-def test_gold_rows_and_the_argmax_per_bridge() -> None:
-    assert gold_rows([3, 1, 2], [2, 0, -1]).tolist() == [0, 0, 1, 1, 0, 0]
-    # ties go to the earliest sentence, as the rule's
-    assert argmax_per_bridge([0.5, 0.9, 0.9, 0.0, -1.0, -1.0], [3, 1, 2]).tolist() == [1, 0, 0]
-    with pytest.raises(ValueError, match="scores for bridges"):
-        argmax_per_bridge([1.0], [2])
     assert trainable([1, 2, 2], [0, -1, 1]).tolist() == [False, False, True]
-
-
-def test_sentence_rows_subset_keeps_the_bridges_in_order() -> None:
-    rows = SentenceRows(np.arange(12, dtype=float).reshape(6, 2), np.array([3, 1, 2]))
-    assert rows.item.tolist() == [0, 0, 0, 1, 2, 2]
-    assert rows.position.tolist() == [0, 1, 2, 0, 0, 1]
-    sub = rows.subset(np.array([2, 0]))
-    assert sub.sizes.tolist() == [2, 3]
-    assert sub.X[:, 0].tolist() == [8.0, 10.0, 0.0, 2.0, 4.0]
 
 
 # --- the estimator -----------------------------------------------------------------------------
@@ -165,15 +50,6 @@ def _synthetic_rows(n: int = 60, seed: int = 0) -> tuple[SentenceRows, np.ndarra
 
 
 N_COLS = 4
-
-
-def test_passes_scikit_learn_estimator_checks() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        results = check_estimator(LearnedSelector(), on_fail=None)
-    failed = [r["check_name"] for r in results if r["status"] == "failed"]
-    assert failed == []
-    assert sum(r["status"] == "passed" for r in results) >= 50
 
 
 def test_conventions_clone_and_unfitted() -> None:
@@ -214,24 +90,6 @@ def test_features_pick_columns_by_name() -> None:
         LearnedSelector(features=("overlap",)).fit(X[:, :3], y)
     with pytest.raises(ValueError, match="one class only"):
         LearnedSelector().fit(X, np.zeros(80, dtype=int))
-
-
-def test_select_learned_returns_the_sentence_and_its_score() -> None:
-    X = sentence_features(
-        [KESTREL_Q], [KESTREL], np.array([[1.0, 0.0]]), np.array([[1.0, 0], [0.6, 0.8], [0, 1.0]])
-    ).X
-    selector = LearnedSelector(features=("has_new_entity", "overlap")).fit(X, [0, 1, 0])
-    (chosen,) = select_learned(
-        selector,
-        [KESTREL_Q],
-        [KESTREL],
-        np.array([[1.0, 0.0]]),
-        np.array([[1.0, 0], [0.6, 0.8], [0, 1.0]]),
-        bridge_titles=["Kestrel Bay (film)"],
-    )
-    # sentences 1 and 2 tie on both features: the earlier wins
-    assert (chosen.index, chosen.text) == (1, KESTREL[1])
-    assert chosen.score == pytest.approx(float(selector.decision_function(X)[1]))
 
 
 # --- cross-fitting -----------------------------------------------------------------------------

@@ -23,16 +23,13 @@ from regime_core.router.learned_selector import (
     cross_fit_select,
     selector_folds,
 )
+from regime_core.router.selector_choices import choose, cross_fitted, reselected, selection_folds
 from regime_core.router.selector_evaluation import (
     MEASURED,
     ROUTED_COMPARISONS,
     SELECTORS,
     agreement_comparisons,
-    choose,
-    cross_fitted,
-    reselected,
     routed_comparisons,
-    selection_folds,
     selector_agreement,
     union_comparisons,
 )
@@ -46,12 +43,7 @@ RESAMPLES = 200
 COMPARISON_KEYS = {"n", *COMPARISON_FIELDS}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _one_blas_thread() -> Any:
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(1):
-        yield
+pytestmark = pytest.mark.usefixtures("one_blas_thread")
 
 
 # --- kernels -----------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ from regime_core.experiments.t3_brel_knockout import T3Config, analyse_t3
 from regime_core.paper import Claim, load_claims
 from regime_core.router import TIE_RULES
 from regime_core.router.evaluation import Bootstrap, RoutingOutcome, paired_hits
-from regime_core.router.selector_evaluation import (
+from regime_core.router.selector_choices import (
     SelectorData,
     choose,
     cross_fitted,
@@ -589,7 +589,7 @@ def _routing_outcomes(
     per selector's data) and applied zero-shot to the others with it, under each reading; the
     reason (a string) where the router cannot be trained. The routing data are built once per
     (pool, tiny pools, bridge source) under the rule; every other selector only swaps ``B_rel``
-    (:func:`~regime_core.router.selector_evaluation.reselected`), and the learned one is
+    (:func:`~regime_core.router.selector_choices.reselected`), and the learned one is
     cross-fitted again under each tie rule (its folds are the router's)."""
     datasets = [d for d in (TRAIN_DATASET, *TRANSFER_DATASETS) if d in cfg.datasets]
     if TRAIN_DATASET not in datasets:

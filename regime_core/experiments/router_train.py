@@ -40,16 +40,18 @@ from regime_core.router import (
 from regime_core.router.bridge_weight import AlphaWeights, alpha_weights, check_alpha_rule
 from regime_core.router.evaluation import RoutingOutcome, evaluate_routing
 from regime_core.router.labels import EXCLUDED
-from regime_core.router.selector_evaluation import (
-    SELECTORS,
-    SelectionStudy,
+from regime_core.router.selector_choices import (
     SelectorData,
-    check_selector,
     choose,
-    measure_dataset,
     reselected,
     selection_folds,
     selector_data,
+)
+from regime_core.router.selector_evaluation import (
+    SELECTORS,
+    SelectionStudy,
+    check_selector,
+    measure_dataset,
 )
 from regime_core.router.training import (
     FittedRouting,
@@ -423,7 +425,7 @@ def selector_inputs(
     data: Mapping[str, RoutingData], context: Context | None = None
 ) -> dict[str, SelectorData]:
     """Per dataset, the sentence features and vectors of every bridge its routing data reads
-    (:func:`~regime_core.router.selector_evaluation.selector_data`, through the context's
+    (:func:`~regime_core.router.selector_choices.selector_data`, through the context's
     store and the data's own encoder)."""
     context = resolve(context)
     return {
@@ -439,7 +441,7 @@ def selector_inputs(
 
 def recipe_folds(data: RoutingData, inputs: SelectorData, cfg: RecipeConfig) -> np.ndarray:
     """The training dataset's folds under ``cfg``'s label rule, folds and seed
-    (:func:`~regime_core.router.selector_evaluation.selection_folds`)."""
+    (:func:`~regime_core.router.selector_choices.selection_folds`)."""
     return selection_folds(
         data, inputs, tie_rule=cfg.tie_rule, label_k=cfg.label_k, n_splits=cfg.n_splits,
         seed=cfg.seed,

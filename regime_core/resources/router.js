@@ -389,6 +389,17 @@
     ];
   }
 
+  /** featurize for one question: the rule's scores, the selected B_rel and the five features. */
+  function featurizeOne(question, sentences, title, rules) {
+    const q = view(question);
+    const views = sentences.map(view);
+    const subject = subjectWords(views, title);
+    const scores = scoreViews(q, views, subject, rules);
+    let best = 0;
+    for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
+    return { scores, best, x: featureRow(q, views[best], subject, rules) };
+  }
+
   // --- model ----------------------------------------------------------------------------------
 
   class RouteError extends Error {}
@@ -555,21 +566,9 @@
     return x.length - y.length;
   }
 
-  function pyStringRaw(s) {
-    let out = '"';
-    for (let k = 0; k < s.length; k++) {
-      const ch = s[k];
-      const code = s.charCodeAt(k);
-      if (ESCAPES[ch]) out += ESCAPES[ch];
-      else if (code < 0x20) out += "\\u" + code.toString(16).padStart(4, "0");
-      else out += ch;
-    }
-    return out + '"';
-  }
-
   /** json.dumps(value, sort_keys=True, ...) of a parsePyJson value; `ascii`: ensure_ascii. */
   function pyJson(value, { item = ", ", key = ": ", ascii = true } = {}) {
-    const str = ascii ? pyString : pyStringRaw;
+    const str = (s) => pyString(s, ascii);
     const dump = (v) => {
       if (v === null) return "null";
       if (v === true) return "true";
@@ -831,13 +830,8 @@
     const features = [];
     const selection = [];
     for (const [question, sentences, title] of PROBES) {
-      const q = view(question);
-      const views = sentences.map(view);
-      const subject = subjectWords(views, title);
-      const scores = scoreViews(q, views, subject, plain);
-      let best = 0;
-      for (let k = 1; k < scores.length; k++) if (scores[k] > scores[best]) best = k;
-      features.push(featureRow(q, views[best], subject, plain));
+      const { best, x } = featurizeOne(question, sentences, title, plain);
+      features.push(x);
       selection.push(BigInt(best));
     }
     const payload = {
@@ -1118,14 +1112,7 @@
     question = checkQuestion(question, "route");
     const sentences = checkSentences(bridgeSentences, "route");
     const title = checkTitle(bridgeTitle, "route");
-    const rules = model.rules;
-    const q = view(question);
-    const views = sentences.map(view);
-    const subject = subjectWords(views, title);
-    const scores = scoreViews(q, views, subject, rules);
-    let best = 0;
-    for (let i = 1; i < scores.length; i++) if (scores[i] > scores[best]) best = i;
-    const x = featureRow(q, views[best], subject, rules);
+    const { scores, best, x } = featurizeOne(question, sentences, title, model.rules);
     const z = x.map((v, j) => (v - model.mean[j]) / model.scale[j]);
     const contributions = z.map((v, j) => v * model.coef[j]);
     let logit = 0;
@@ -1220,13 +1207,15 @@
   ESCAPES["\b"] = "\\b";
   ESCAPES["\f"] = "\\f";
 
-  function pyString(s) {
+  /** json.dumps of a string; `ascii`: ensure_ascii (every code unit above 0x7e escaped). */
+  function pyString(s, ascii = true) {
     let out = '"';
     for (let i = 0; i < s.length; i++) {
       const ch = s[i];
       const code = s.charCodeAt(i);
+      const escape = code < 0x20 || (ascii && code > 0x7e);
       if (ESCAPES[ch]) out += ESCAPES[ch];
-      else if (code < 0x20 || code > 0x7e) out += "\\u" + code.toString(16).padStart(4, "0");
+      else if (escape) out += "\\u" + code.toString(16).padStart(4, "0");
       else out += ch;
     }
     return out + '"';

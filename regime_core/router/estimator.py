@@ -84,17 +84,108 @@ class RouteDecision:
     alpha_rule: str = config.ALPHA_RULE
 
 
-class RegimeRouter(ClassifierMixin, BaseEstimator):
-    """Logistic-regression router over the five features (see the module docstring).
+class ScaledLogistic(ClassifierMixin, BaseEstimator):
+    """A binary scikit-learn classifier: standardised features, L2 logistic regression (``C``),
+    only the learned numbers kept (``scaler_mean_``, ``scaler_scale_``, ``coef_``,
+    ``intercept_``) and scored by :func:`router_logits`; the larger label (``classes_[1]``) is
+    the positive one. The base of :class:`RegimeRouter` and of
+    :class:`~regime_core.router.learned_selector.LearnedSelector`.
 
     Parameters
     ----------
     C : inverse L2 regularisation strength of the logistic regression.
     class_weight : None, "balanced" or a dict, passed to ``LogisticRegression``.
-    threshold : route to ``union`` when ``p(union) > threshold``; in (0, 1).
-    alpha : weight of ``B_rel`` in the union query (``config.ALPHA``); carried, not learned.
     random_state : passed to ``LogisticRegression`` (the lbfgs solver is deterministic anyway).
     max_iter : solver iterations.
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        class_weight: dict[Any, float] | str | None = None,
+        random_state: int | None = config.SEED,
+        max_iter: int = 1000,
+    ) -> None:
+        self.C = C
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.max_iter = max_iter
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _columns(self, X: np.ndarray) -> np.ndarray:
+        """The columns of ``X`` the model reads (all of them here)."""
+        return X
+
+    def _fit_scaled(self, X: Any, y: Any, hint: str = "") -> np.ndarray:
+        """Validate ``X`` and binary ``y`` (``hint`` is added to the non-binary message), fit the
+        scaler and the logistic regression on the used columns; returns the validated ``X``."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        classes = np.unique(y)
+        if y_type != "binary":
+            raise ValueError(
+                f"Only binary classification is supported. The type of the target is {y_type}."
+                + (hint if EXCLUDED in classes.tolist() else "")
+            )
+        if classes.size < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs both classes in y, got one class only: "
+                f"{classes.tolist()}"
+            )
+        Z = self._columns(X)
+        scaler = StandardScaler().fit(Z)
+        model = LogisticRegression(
+            C=self.C,
+            class_weight=self.class_weight,
+            random_state=self.random_state,
+            max_iter=self.max_iter,
+        ).fit(scaler.transform(Z), y)
+        self.classes_ = model.classes_
+        self.scaler_mean_ = np.asarray(scaler.mean_, dtype=np.float64)
+        self.scaler_scale_ = np.asarray(scaler.scale_, dtype=np.float64)
+        self.coef_ = np.asarray(model.coef_, dtype=np.float64)
+        self.intercept_ = np.asarray(model.intercept_, dtype=np.float64)
+        self.n_iter_ = model.n_iter_
+        return X
+
+    def _logits(self, Z: np.ndarray) -> np.ndarray:
+        return router_logits(
+            Z, self.scaler_mean_, self.scaler_scale_, self.coef_[0], float(self.intercept_[0])
+        )
+
+    def _validated(self, X: Any) -> np.ndarray:
+        check_is_fitted(self)
+        return self._columns(validate_data(self, X, reset=False, dtype=np.float64))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """Per row, the log-odds of the positive label."""
+        return self._logits(self._validated(X))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``(n, 2)``: columns ``p(classes_[0])`` and ``p(classes_[1])``."""
+        # expit: the same values as 1 / (1 + exp(-z)) (to 1 ulp) without overflow at |z| ~ 1e3
+        p = expit(self._logits(self._validated(X)))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels from ``classes_``: the positive one where :meth:`decision_function` > 0."""
+        positive = self.decision_function(X) > 0  # validates (and checks fitted) first
+        return self.classes_[positive.astype(np.intp)]
+
+
+class RegimeRouter(ScaledLogistic):
+    """Logistic-regression router over the five features (see the module docstring).
+
+    Parameters
+    ----------
+    threshold : route to ``union`` when ``p(union) > threshold``; in (0, 1).
+    alpha : weight of ``B_rel`` in the union query (``config.ALPHA``); carried, not learned.
+    C, class_weight, random_state, max_iter : as :class:`ScaledLogistic`'s.
 
     Notes
     -----
@@ -112,17 +203,9 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
         random_state: int | None = config.SEED,
         max_iter: int = 1000,
     ) -> None:
-        self.C = C
-        self.class_weight = class_weight
+        super().__init__(C, class_weight, random_state, max_iter)
         self.threshold = threshold
         self.alpha = alpha
-        self.random_state = random_state
-        self.max_iter = max_iter
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
     # --- fitting ------------------------------------------------------------------------------
 
@@ -137,67 +220,19 @@ class RegimeRouter(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> RegimeRouter:
         """Standardise ``X`` and fit the logistic regression; returns ``self``."""
         self._check_params()
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        classes = np.unique(y)
-        if y_type != "binary":
-            hint = ""
-            if EXCLUDED in classes.tolist():
-                hint = (
-                    f" y contains {EXCLUDED}, the mark of a tie excluded by "
-                    "outcome_labels(tie_rule='exclude'): keep only labels != -1 (and report how "
-                    "many were excluded)."
-                )
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {y_type}."
-                + hint
-            )
-        if classes.size < 2:
-            raise ValueError(
-                f"RegimeRouter needs both classes in y, got one class only: {classes.tolist()}"
-            )
-        scaler = StandardScaler().fit(X)
-        model = LogisticRegression(
-            C=self.C,
-            class_weight=self.class_weight,
-            random_state=self.random_state,
-            max_iter=self.max_iter,
-        ).fit(scaler.transform(X), y)
-        self.classes_ = model.classes_
-        self.scaler_mean_ = np.asarray(scaler.mean_, dtype=np.float64)
-        self.scaler_scale_ = np.asarray(scaler.scale_, dtype=np.float64)
-        self.coef_ = np.asarray(model.coef_, dtype=np.float64)
-        self.intercept_ = np.asarray(model.intercept_, dtype=np.float64)
-        self.n_iter_ = model.n_iter_
-        self.n_samples_fit_ = int(X.shape[0])
+        hint = (
+            f" y contains {EXCLUDED}, the mark of a tie excluded by "
+            "outcome_labels(tie_rule='exclude'): keep only labels != -1 (and report how "
+            "many were excluded)."
+        )
+        self.n_samples_fit_ = int(self._fit_scaled(X, y, hint).shape[0])
         return self
 
     # --- prediction ---------------------------------------------------------------------------
 
-    def _logits(self, X: np.ndarray) -> np.ndarray:
-        return router_logits(
-            X, self.scaler_mean_, self.scaler_scale_, self.coef_[0], float(self.intercept_[0])
-        )
-
-    def _validated(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.float64)
-
     def decision_function(self, X: Any) -> np.ndarray:
         """Log-odds of union minus ``logit(threshold)``: positive ⇔ the router says union."""
         return self._logits(self._validated(X)) - _logit(self.threshold)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """``(n, 2)``: columns ``p(classes_[0])`` (q) and ``p(classes_[1])`` (union)."""
-        # expit: the same values as 1 / (1 + exp(-z)) (to 1 ulp) without overflow at |z| ~ 1e3
-        p = expit(self._logits(self._validated(X)))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Labels from ``classes_`` (0 = q, 1 = union for the usual labels)."""
-        union = self.decision_function(X) > 0  # validates (and checks fitted) first
-        return self.classes_[union.astype(np.intp)]
 
     def predict_action(self, X: Any) -> np.ndarray:
         """The action names, "q" or "union", as a string array."""

@@ -66,13 +66,15 @@ def paired_hits(
     labels: tuple[str, str],
     *,
     bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
+    test: str = "mcnemar",
 ) -> PairedComparison:
-    """Policy ``a`` against policy ``b`` on the same questions' hits (booleans): the bootstrap CI
-    of the mean difference and the exact McNemar p; ``labels`` names ``(a, b)``."""
+    """Policy ``a`` against policy ``b`` on the same questions' hits (booleans; per-question
+    values for another ``test`` of :func:`~regime_core.stats.compare_paired`): the bootstrap CI
+    of the mean difference and the ``test``'s p (exact McNemar); ``labels`` names ``(a, b)``."""
     return compare_paired(
         np.asarray(a, dtype=float),
         np.asarray(b, dtype=float),
-        test="mcnemar",
+        test=test,
         resamples=bootstrap.resamples,
         confidence=bootstrap.confidence,
         seed=bootstrap.seed,

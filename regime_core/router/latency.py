@@ -82,10 +82,10 @@ class RoutingItem:
 def routing_items(examples: Iterable[Any]) -> list[RoutingItem]:
     """The router's input for each example: its question and its bridge passage's sentences and
     title (the gold hop-1 passage, as every router number of the book reads it)."""
-    items = []
-    for ex in examples:
-        bridge = ex.bridge
-        items.append(RoutingItem(ex.question, tuple(bridge.sentences), bridge.title or None))
+    items = [
+        RoutingItem(ex.question, tuple(ex.bridge.sentences), ex.bridge.title or None)
+        for ex in examples
+    ]
     if not items:
         raise ValueError("routing_items: no examples to route")
     return items

@@ -1,33 +1,18 @@
-"""A learned ``B_rel`` selector: per-sentence features, a logistic regression, argmax per bridge.
+"""A learned ``B_rel`` selector: logistic regression over sentence features, argmax per bridge.
 
 The rule (:func:`~regime_core.router.selector.select_b_rel`) scores each bridge sentence with
 three hand-weighted terms. This module learns the weights, and more cues, from the datasets'
 gold relation sentences. Nothing gold and nothing of hop 2 is read at inference: the inputs are
 the question, the bridge's sentences (and title, when known) and the question's and sentences'
-vectors under the encoder in use.
-
-Features
---------
-One row per bridge sentence, columns :data:`FEATURE_NAMES`, defined in :data:`FEATURE_DOCS`.
-Position: ``index`` (0-based), ``from_end`` (``m - 1 - index``), ``is_first``,
-``inverse_position`` (``1 / (1 + index)``, the rule's position term); encoder: ``cosine`` of the
-question's and the sentence's query-mode vectors, and ``cosine_gap`` (that cosine minus the
-bridge's largest); text (the rule's own helpers in ``regime_core.router._text``, with
-:class:`~regime_core.router.rules.RouterRules`): ``overlap`` (the rule's relation-stem overlap
-with the question), ``has_new_entity`` (the rule's term) and ``new_entities`` (how many named
-spans the question does not name and that are not the bridge's own subject),
-``relation_words`` (how many distinct relation stems the sentence has outside its named spans),
-``mentions_subject`` (the sentence names the bridge's title/subject) and ``length`` (words).
+vectors under the encoder in use (:mod:`~regime_core.router.selector_features`).
 
 Model
 -----
-:class:`LearnedSelector` is a scikit-learn binary classifier over the rows: standardised
-features, L2 logistic regression (``C``), learned numbers kept as ``scaler_mean_``,
-``scaler_scale_``, ``coef_``, ``intercept_``; its score is the router's kernel
-(:func:`~regime_core.router.estimator.router_logits`). It learns ``P(sentence is the gold
-B_rel)`` pointwise; :meth:`LearnedSelector.select` takes the argmax of the score per bridge,
-ties going to the earliest sentence (as the rule's). ``features`` names the columns a variant
-uses (:data:`SELECTOR_VARIANTS`).
+:class:`LearnedSelector` (a :class:`~regime_core.router.estimator.ScaledLogistic`) learns
+``P(sentence is the gold B_rel)`` pointwise over the rows
+(:class:`~regime_core.router.selector_features.SentenceRows`); :meth:`LearnedSelector.select`
+takes the argmax of the score per bridge, ties going to the earliest sentence (as the rule's).
+``features`` names the columns a variant uses (:data:`SELECTOR_VARIANTS`).
 
 Training protocol
 -----------------
@@ -62,76 +47,24 @@ Fixed, and committed, before any number on the datasets was looked at.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import sparse
-from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.linear_model import LogisticRegression
-from sklearn.preprocessing import StandardScaler
+from sklearn.base import clone
 from sklearn.utils import column_or_1d
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from regime_core import config
-from regime_core.router import _text
-from regime_core.router.estimator import cross_fit_folds, one_blas_thread, router_logits
+from regime_core.router.estimator import ScaledLogistic, cross_fit_folds, one_blas_thread
 from regime_core.router.labels import EXCLUDED, outcome_labels
-from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
-from regime_core.router.selector import (
-    SelectedSentence,
-    check_question,
-    check_rules,
-    check_sentences,
-    check_titles,
-    new_entities,
-    subject_words,
+from regime_core.router.selector_features import (
+    ENCODER_FEATURES,
+    FEATURE_NAMES,
+    N_FEATURES,
+    SentenceRows,
+    argmax_per_bridge,
+    gold_rows,
 )
-
-FEATURE_NAMES: tuple[str, ...] = (
-    "index",
-    "from_end",
-    "is_first",
-    "inverse_position",
-    "cosine",
-    "cosine_gap",
-    "overlap",
-    "has_new_entity",
-    "new_entities",
-    "relation_words",
-    "mentions_subject",
-    "length",
-)
-
-FEATURE_DOCS: dict[str, str] = {
-    "index": "The sentence's 0-based position i in the bridge.",
-    "from_end": "m - 1 - i for a bridge of m sentences (0 for the last sentence).",
-    "is_first": "1 for the bridge's first sentence, else 0.",
-    "inverse_position": "1 / (1 + i), the position term of the rule's score.",
-    "cosine": "Cosine of the question's and the sentence's vectors (query mode, the encoder in "
-    "use: the sentence's vector is the one the union query adds); 0 if either is zero.",
-    "cosine_gap": "The sentence's cosine minus the largest cosine of its bridge (0 for the "
-    "bridge's most question-like sentence, negative otherwise).",
-    "overlap": "The rule's overlap term: how many relation stems of the question (first "
-    "RouterRules.stem_chars characters of its non-stop words of at least "
-    "RouterRules.min_word_chars characters outside entity spans) the sentence's words share.",
-    "has_new_entity": "The rule's entity term: 1 if the sentence names an entity that the "
-    "question does not name and that is not the bridge's own subject, else 0.",
-    "new_entities": "How many such entities (named spans new to the question, not the subject).",
-    "relation_words": "How many distinct relation stems the sentence has outside its own "
-    "entity spans (same stem rule as overlap): its relational vocabulary.",
-    "mentions_subject": "1 if the sentence holds at least RouterRules.entity_match_threshold of "
-    "the content words of the bridge's subject (its title without disambiguator, else the first "
-    "entity of its first sentence with one), else 0.",
-    "length": "Number of words of the sentence (the router's word pattern).",
-}
-"""the learned selector's twelve features of each bridge sentence, from the question, the bridge
-and the encoder's vectors (selector = learned)"""
-
-N_FEATURES = len(FEATURE_NAMES)
-ENCODER_FEATURES: tuple[str, ...] = ("cosine", "cosine_gap")
 
 #: The selector variants reported (see the module docstring), each with the features it uses.
 SELECTOR_VARIANTS: dict[str, tuple[str, ...]] = {
@@ -139,210 +72,6 @@ SELECTOR_VARIANTS: dict[str, tuple[str, ...]] = {
     "learned_text": tuple(f for f in FEATURE_NAMES if f not in ENCODER_FEATURES),
     "learned_rule_terms": ("inverse_position", "overlap", "has_new_entity"),
 }
-#: The variant the ``learned`` value of the selector knob stands for.
-DEFAULT_VARIANT = "learned"
-
-
-# --------------------------------------------------------------------------------------------
-# Features: texts and vectors in, one row per sentence out
-# --------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SentenceRows:
-    """Per-sentence feature rows of ``n`` bridges, concatenated in bridge order.
-
-    ``X``: ``(N, N_FEATURES)`` float64, columns in :data:`FEATURE_NAMES` order; ``sizes``:
-    ``(n,)`` sentences per bridge (``N = sizes.sum()``); ``item``: ``(N,)`` the bridge of each
-    row; ``position``: ``(N,)`` the row's index within its bridge.
-    """
-
-    X: np.ndarray
-    sizes: np.ndarray
-
-    @property
-    def n(self) -> int:
-        return int(self.sizes.shape[0])
-
-    @property
-    def offsets(self) -> np.ndarray:
-        """``(n + 1,)``: rows of bridge ``i`` are ``offsets[i]:offsets[i + 1]``."""
-        return np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.int64)
-
-    @property
-    def item(self) -> np.ndarray:
-        return np.repeat(np.arange(self.n, dtype=np.int64), self.sizes)
-
-    @property
-    def position(self) -> np.ndarray:
-        return np.arange(int(self.sizes.sum()), dtype=np.int64) - np.repeat(
-            self.offsets[:-1], self.sizes
-        )
-
-    def subset(self, items: np.ndarray) -> SentenceRows:
-        """The rows of the bridges ``items`` (indices, in that order)."""
-        items = np.asarray(items, dtype=np.int64)
-        offsets = self.offsets
-        rows = (
-            np.concatenate([np.arange(offsets[i], offsets[i + 1]) for i in items])
-            if items.size
-            else np.zeros(0, dtype=np.int64)
-        )
-        return SentenceRows(self.X[rows], self.sizes[items])
-
-
-def _row_norms(vectors: Any) -> np.ndarray:
-    if sparse.issparse(vectors):
-        return np.sqrt(np.asarray(vectors.multiply(vectors).sum(axis=1), dtype=np.float64)[:, 0])
-    return np.sqrt(np.einsum("ij,ij->i", vectors, vectors, dtype=np.float64))
-
-
-def row_cosines(a: Any, b: Any) -> np.ndarray:
-    """Cosine of row ``i`` of ``a`` with row ``i`` of ``b`` (dense arrays or scipy sparse
-    matrices of one shape), float64; 0 where either row is zero."""
-    if a.shape != b.shape:
-        raise ValueError(f"row_cosines: shapes {a.shape} and {b.shape} differ")
-    if sparse.issparse(a) or sparse.issparse(b):
-        a = sparse.csr_matrix(a, dtype=np.float64)
-        b = sparse.csr_matrix(b, dtype=np.float64)
-        dots = np.asarray(a.multiply(b).sum(axis=1), dtype=np.float64)[:, 0]
-    else:
-        a = np.asarray(a, dtype=np.float64)
-        b = np.asarray(b, dtype=np.float64)
-        dots = np.einsum("ij,ij->i", a, b)
-    norms = _row_norms(a) * _row_norms(b)
-    out = np.zeros(dots.shape[0], dtype=np.float64)
-    np.divide(dots, norms, out=out, where=norms > 0)
-    return out
-
-
-def _check_vectors(vectors: Any, n_rows: int, what: str) -> Any:
-    if not sparse.issparse(vectors):
-        vectors = np.asarray(vectors)
-        if not np.issubdtype(vectors.dtype, np.number):
-            raise ValueError(f"{what} must be numeric, got dtype {vectors.dtype}")
-    if vectors.ndim != 2 or vectors.shape[0] != n_rows:
-        raise ValueError(f"{what} has shape {vectors.shape}; expected ({n_rows}, d)")
-    data = vectors.data if sparse.issparse(vectors) else vectors
-    if not np.all(np.isfinite(data)):
-        raise ValueError(f"{what} holds NaN or infinite values")
-    return vectors
-
-
-def _text_row(
-    question: _text.TextView,
-    stems: set[str],
-    sentence: str,
-    view: _text.TextView,
-    subject: frozenset[str],
-    rules: RouterRules,
-) -> tuple[float, float, float, float, float, float]:
-    threshold = rules.entity_match_threshold
-    new = new_entities(view, question, subject, threshold)
-    own = _text.relation_stems(view.words, rules.stem_chars, rules.min_word_chars)
-    free = _text.relation_stems(view.free_words, rules.stem_chars, rules.min_word_chars)
-    mentions = bool(subject) and len(subject & view.words) >= threshold * len(subject)
-    return (
-        float(len(stems & own)),
-        float(bool(new)),
-        float(len(new)),
-        float(len(free)),
-        float(mentions),
-        float(len(_text.WORD_PATTERN.findall(sentence))),
-    )
-
-
-def sentence_features(
-    questions: Sequence[str],
-    bridge_sentence_lists: Sequence[Sequence[str]],
-    question_vectors: Any,
-    sentence_vectors: Any,
-    *,
-    bridge_titles: Sequence[str | None] | None = None,
-    rules: RouterRules = DEFAULT_ROUTER_RULES,
-) -> SentenceRows:
-    """The feature rows of every sentence of every bridge (:data:`FEATURE_DOCS`); pure.
-
-    ``question_vectors``: ``(n, d)``, row ``i`` the vector of ``questions[i]``;
-    ``sentence_vectors``: ``(N, d)``, the vectors of every bridge's sentences concatenated in
-    order (bridge 0's sentences, then bridge 1's, ...), dense or scipy sparse. In the pipeline
-    both come from the embedding store in query mode. Raises ValueError naming the item for an
-    empty or non-string question or sentence, and for vectors of the wrong shape.
-    """
-    n = len(questions)
-    if isinstance(bridge_sentence_lists, str) or len(bridge_sentence_lists) != n:
-        raise ValueError(f"{n} questions but bridge_sentence_lists is not a list of {n} bridges")
-    titles = check_titles(bridge_titles, n)
-    rules = check_rules(rules)
-    bridges = [check_sentences(bridge_sentence_lists[i], f"item {i}") for i in range(n)]
-    sizes = np.asarray([len(b) for b in bridges], dtype=np.int64)
-    n_rows = int(sizes.sum())
-    question_vectors = _check_vectors(question_vectors, n, "question_vectors")
-    sentence_vectors = _check_vectors(sentence_vectors, n_rows, "sentence_vectors")
-    if question_vectors.shape[1] != sentence_vectors.shape[1]:
-        raise ValueError(
-            f"question_vectors have {question_vectors.shape[1]} dimensions, sentence_vectors "
-            f"{sentence_vectors.shape[1]}: they must come from one encoder"
-        )
-    item = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    cosines = row_cosines(question_vectors[item], sentence_vectors)
-    X = np.empty((n_rows, N_FEATURES), dtype=np.float64)
-    row = 0
-    for i in range(n):
-        q = _text.view(check_question(questions[i], f"item {i}"))
-        stems = _text.relation_stems(q.free_words, rules.stem_chars, rules.min_word_chars)
-        views = [_text.view(s) for s in bridges[i]]
-        subject = subject_words(views, titles[i])
-        m = len(bridges[i])
-        best = float(cosines[row : row + m].max())
-        for j, (sentence, view) in enumerate(zip(bridges[i], views, strict=True)):
-            c = float(cosines[row])
-            X[row] = (
-                float(j),
-                float(m - 1 - j),
-                float(j == 0),
-                1.0 / (1.0 + j),
-                c,
-                c - best,
-                *_text_row(q, stems, sentence, view, subject, rules),
-            )
-            row += 1
-    return SentenceRows(X, sizes)
-
-
-def gold_rows(sizes: Any, gold: Any) -> np.ndarray:
-    """Row labels: 1 for the gold sentence of each bridge, 0 elsewhere (``gold[i] = -1``: the
-    bridge has no gold sentence, all its rows 0). Raises ValueError for a gold index outside
-    its bridge."""
-    sizes = np.asarray(sizes, dtype=np.int64)
-    gold = np.asarray(gold, dtype=np.int64)
-    if gold.shape != sizes.shape:
-        raise ValueError(f"gold has {gold.shape[0]} entries for {sizes.shape[0]} bridges")
-    bad = np.flatnonzero((gold < -1) | (gold >= sizes))
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"item {i}: gold sentence {gold[i]} is outside its {sizes[i]} sentences")
-    y = np.zeros(int(sizes.sum()), dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    has = gold >= 0
-    y[offsets[:-1][has] + gold[has]] = 1
-    return y
-
-
-def argmax_per_bridge(scores: Any, sizes: Any) -> np.ndarray:
-    """The index of the best-scored sentence of each bridge (ties: the earliest); pure."""
-    scores = np.asarray(scores, dtype=np.float64)
-    sizes = np.asarray(sizes, dtype=np.int64)
-    if scores.ndim != 1 or scores.shape[0] != int(sizes.sum()):
-        raise ValueError(f"{scores.shape[0]} scores for bridges of {int(sizes.sum())} sentences")
-    if np.any(sizes < 1):
-        raise ValueError("argmax_per_bridge: every bridge needs at least one sentence")
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    # np.argmax returns the first maximum: ties go to the earliest sentence
-    return np.asarray(
-        [int(np.argmax(scores[offsets[i] : offsets[i + 1]])) for i in range(sizes.shape[0])],
-        dtype=np.int64,
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -366,19 +95,19 @@ def _check_feature_names(features: Any) -> tuple[int, ...] | None:
     return tuple(FEATURE_NAMES.index(f) for f in features)
 
 
-class LearnedSelector(ClassifierMixin, BaseEstimator):
+class LearnedSelector(ScaledLogistic):
     """Logistic regression over per-sentence rows: ``P(sentence is B_rel)``; argmax per bridge.
 
-    Labels are binary; the larger (``classes_[1]``, 1 for :func:`gold_rows`) is "is B_rel".
+    Labels are binary; the larger (``classes_[1]``, 1 for
+    :func:`~regime_core.router.selector_features.gold_rows`) is "is B_rel".
 
     Parameters
     ----------
-    C : inverse L2 regularisation strength of the logistic regression.
-    class_weight : None, "balanced" or a dict, passed to ``LogisticRegression``.
-    features : None (every column of ``X``) or names from :data:`FEATURE_NAMES`; then ``X``
-        must have the :data:`FEATURE_NAMES` columns and only the named ones are used.
-    random_state : passed to ``LogisticRegression`` (lbfgs is deterministic anyway).
-    max_iter : solver iterations.
+    features : None (every column of ``X``) or names from
+        :data:`~regime_core.router.selector_features.FEATURE_NAMES`; then ``X`` must have those
+        columns and only the named ones are used.
+    C, class_weight, random_state, max_iter : as
+        :class:`~regime_core.router.estimator.ScaledLogistic`'s.
     """
 
     def __init__(
@@ -389,16 +118,8 @@ class LearnedSelector(ClassifierMixin, BaseEstimator):
         random_state: int | None = config.SEED,
         max_iter: int = 1000,
     ) -> None:
-        self.C = C
-        self.class_weight = class_weight
+        super().__init__(C, class_weight, random_state, max_iter)
         self.features = features
-        self.random_state = random_state
-        self.max_iter = max_iter
-
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
     def _columns(self, X: np.ndarray) -> np.ndarray:
         columns = _check_feature_names(self.features)
@@ -414,54 +135,8 @@ class LearnedSelector(ClassifierMixin, BaseEstimator):
     def fit(self, X: Any, y: Any) -> LearnedSelector:
         """Standardise the used columns and fit the logistic regression; returns ``self``."""
         _check_feature_names(self.features)
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        check_classification_targets(y)
-        y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type != "binary":
-            raise ValueError(
-                f"Only binary classification is supported. The type of the target is {y_type}."
-            )
-        classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                f"LearnedSelector needs both classes in y, got one class only: {classes.tolist()}"
-            )
-        Z = self._columns(X)
-        scaler = StandardScaler().fit(Z)
-        model = LogisticRegression(
-            C=self.C,
-            class_weight=self.class_weight,
-            random_state=self.random_state,
-            max_iter=self.max_iter,
-        ).fit(scaler.transform(Z), y)
-        self.classes_ = model.classes_
-        self.scaler_mean_ = np.asarray(scaler.mean_, dtype=np.float64)
-        self.scaler_scale_ = np.asarray(scaler.scale_, dtype=np.float64)
-        self.coef_ = np.asarray(model.coef_, dtype=np.float64)
-        self.intercept_ = np.asarray(model.intercept_, dtype=np.float64)
-        self.n_iter_ = model.n_iter_
+        self._fit_scaled(X, y)
         return self
-
-    def _validated(self, X: Any) -> np.ndarray:
-        check_is_fitted(self)
-        return self._columns(validate_data(self, X, reset=False, dtype=np.float64))
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """Per row, the log-odds that the sentence is ``B_rel``."""
-        Z = self._validated(X)
-        return router_logits(
-            Z, self.scaler_mean_, self.scaler_scale_, self.coef_[0], float(self.intercept_[0])
-        )
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """``(N, 2)``: ``p(classes_[0])`` and ``p(classes_[1])`` (is ``B_rel``) per row."""
-        p = expit(self.decision_function(X))
-        return np.column_stack([1.0 - p, p])
-
-    def predict(self, X: Any) -> np.ndarray:
-        """Per-row labels from ``classes_`` (``p > 0.5``); :meth:`select` is what selects."""
-        is_b_rel = self.decision_function(X) > 0  # validates (and checks fitted) first
-        return self.classes_[is_b_rel.astype(np.intp)]
 
     def select(self, X: Any, sizes: Any) -> np.ndarray:
         """Per bridge (``sizes[i]`` consecutive rows each), the index of its best sentence."""
@@ -476,35 +151,6 @@ class LearnedSelector(ClassifierMixin, BaseEstimator):
             else [f"x{j}" for j in range(self.coef_.shape[1])]
         )
         return dict(zip(names, self.coef_[0].tolist(), strict=True))
-
-
-def select_learned(
-    selector: LearnedSelector,
-    questions: Sequence[str],
-    bridge_sentence_lists: Sequence[Sequence[str]],
-    question_vectors: Any,
-    sentence_vectors: Any,
-    *,
-    bridge_titles: Sequence[str | None] | None = None,
-    rules: RouterRules = DEFAULT_ROUTER_RULES,
-) -> list[SelectedSentence]:
-    """A fitted selector's ``B_rel`` for every question (texts and vectors in, as
-    :func:`sentence_features`); ``score`` is the chosen sentence's log-odds."""
-    rows = sentence_features(
-        questions,
-        bridge_sentence_lists,
-        question_vectors,
-        sentence_vectors,
-        bridge_titles=bridge_titles,
-        rules=rules,
-    )
-    scores = selector.decision_function(rows.X)
-    best = argmax_per_bridge(scores, rows.sizes)
-    offsets = rows.offsets
-    return [
-        SelectedSentence(int(b), str(bridge_sentence_lists[i][b]), float(scores[offsets[i] + b]))
-        for i, b in enumerate(best)
-    ]
 
 
 # --------------------------------------------------------------------------------------------

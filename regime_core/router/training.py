@@ -14,7 +14,7 @@ Nothing gold is read to route: ``B_rel`` is the sentence :func:`~regime_core.rou
 chooses, never the dataset's relation sentence; the gold sentence is read only to measure the
 selector (:func:`agreement_table`, :func:`gold_b_rel_retrieval`) and, as an oracle, by the
 selector knob's ``gold`` value: :func:`with_b_rel` swaps any selector's choice into the routing
-data (:mod:`regime_core.router.selector_evaluation` makes the choices). The samples come from the
+data (:mod:`regime_core.router.selector_choices` makes the choices). The samples come from the
 experiments (:class:`regime_core.experiments.sampling.Sample`); this module only needs what
 :class:`SampleLike` names.
 """
