@@ -46,8 +46,14 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.data.regimes import REGIMES
-from regime_core.experiments.ablations import number_key, run_recipe
-from regime_core.experiments.common import EXPERIMENT_ENCODERS, as_tuple, check_datasets
+from regime_core.experiments.ablations import run_recipe
+from regime_core.experiments.common import (
+    EXPERIMENT_ENCODERS,
+    as_tuple,
+    check_datasets,
+    encoder_unavailable_reason,
+    number_key,
+)
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
@@ -440,8 +446,6 @@ def run_alpha_transfer(
 ) -> AlphaTransferResult:
     """Everything of the module docstring, on every dataset of ``cfg`` under every encoder
     that runs here (the others are reported unavailable, never downloaded)."""
-    from regime_core.experiments.ablations import encoder_unavailable_reason
-
     cfg = cfg or AlphaTransferConfig()
     context = resolve(context)
     protocol = cfg.protocol
