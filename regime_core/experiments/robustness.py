@@ -247,14 +247,7 @@ def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessC
         "parts": {str(r.encoder): bool(r.holds) for r in verdicts.itertuples()},
     }
     if len(b_cell):
-        row = b_cell.iloc[0]
-        out.update(
-            estimate=float(row["union_vs_q_diff"]),
-            ci_lo=float(row["union_vs_q_ci_lo"]),
-            ci_hi=float(row["union_vs_q_ci_hi"]),
-            p=float(row["union_vs_q_p_holm"]),
-            n=int(row["n"]),
-        )
+        out.update(_row_values(b_cell.iloc[0], "union_vs_q_diff", "union_vs_q_"))
     return out
 
 
@@ -280,13 +273,18 @@ def _t3_values(
     ]
     if row.empty:
         return {DEGENERATE: True}
-    r = row.iloc[0]
+    return _row_values(row.iloc[0], "drop")
+
+
+def _row_values(row: pd.Series, estimate: str, prefix: str = "") -> dict[str, Any]:
+    """A reading's values from a row of T2's cells or T3's comparisons: its ``estimate``
+    column, the ``<prefix>ci_lo``, ``<prefix>ci_hi`` and ``<prefix>p_holm`` columns and ``n``."""
     return {
-        "estimate": float(r["drop"]),
-        "ci_lo": float(r["ci_lo"]),
-        "ci_hi": float(r["ci_hi"]),
-        "p": float(r["p_holm"]),
-        "n": int(r["n"]),
+        "estimate": float(row[estimate]),
+        "ci_lo": float(row[f"{prefix}ci_lo"]),
+        "ci_hi": float(row[f"{prefix}ci_hi"]),
+        "p": float(row[f"{prefix}p_holm"]),
+        "n": int(row["n"]),
     }
 
 

@@ -39,18 +39,13 @@ LEVEL_POOLED = "pooled"
 class RobustnessConfig(ExperimentConfig):
     """The multiverse's grid. Each tuple lists the values a knob takes; the primary reading is
     the config's own value of each knob (``pool``, ``tiny_pools``, ``knockout_single``,
-    ``predicate_names``: the defaults of every claim page).
-
-    ``t2_resamples``: T2's verdict reads only Δ and the exact McNemar p, never a bootstrap CI, so
-    its readings use fewer resamples (the CIs shown for T2 readings are coarser, verdicts
-    identical). ``primary_encoder``: the encoder of every routing reading, of T2's plotted
-    estimate and of T3's primary reading (the encoder the claim pages report).
-    """
+    ``predicate_names``: the defaults of every claim page)."""
 
     encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
     """the encoders the claims are judged under"""
     primary_encoder: str = config.ENCODER
-    """the encoder of every routing reading, of T2's plotted estimate and of T3's primary one"""
+    """the encoder of every routing reading, of T2's plotted estimate and of T3's primary one (the
+    encoder the claim pages report)"""
     pools: tuple[str, ...] = config.POOL_MODES
     """the pool modes the readings take"""
     tiny_pool_rules: tuple[str, ...] = config.TINY_POOL_RULES
@@ -77,7 +72,7 @@ class RobustnessConfig(ExperimentConfig):
     """
     t2_resamples: int = 1_000
     """bootstrap resamples of each T2 reading; fewer suffice, as its verdict reads only the
-    difference and the exact McNemar p (its intervals are coarser)
+    difference and the exact McNemar p (its intervals are coarser, its verdicts identical)
     """
     t1_min_cell_n: int = 30
     """T1's min_cell_n in every reading"""

@@ -92,12 +92,10 @@ class RecipeConfig(RunConfig):
     """The router recipe's own choices, shared by training and every ablation of it (the base
     of :class:`RouterConfig` and :class:`~regime_core.experiments.ablations.AblationConfig`).
 
-    ``tie_rule`` and ``label_k`` are the label rule of :func:`regime_core.router.outcome_labels`
-    (``label_k=None``: union wins iff it ranks the hop-2 target strictly higher than q). Ties
-    are excluded by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the target
-    alike the decision cannot matter, so those items carry no label; the router then learns
-    ``P(union better | the two differ)``, and ``p > 0.5`` is the expected-gain rule.
-    ``n_splits``: the cross-fitting folds; ``bridge_source``: the bridge the router reads.
+    ``tie_rule`` and ``label_k`` are the label rule of :func:`regime_core.router.outcome_labels`.
+    Ties are excluded by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the
+    target alike the decision cannot matter, so those items carry no label; the router then
+    learns ``P(union better | the two differ)``, and ``p > 0.5`` is the expected-gain rule.
     """
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "label_k"})
@@ -110,7 +108,7 @@ class RecipeConfig(RunConfig):
     """
     n_splits: int = config.CV_FOLDS
     """folds of the router's cross-fitting"""
-    bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
+    bridge_source: str = config.BRIDGE_SOURCE
     """the passage the router and its union query read as the bridge: gold (the gold hop-1 passage)
     or retrieved (the question's top-1 passage)
     """
