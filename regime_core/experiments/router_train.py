@@ -30,6 +30,8 @@ import pandas as pd
 from regime_core import config
 from regime_core.experiments.common import RunConfig, check_datasets
 from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.sampling import Sample
+from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.router import (
     FEATURE_NAMES,
     TIE_RULES,
@@ -170,20 +172,32 @@ def load_routing_data(
     bridge_source: str,
     context: Context | None = None,
 ) -> dict[str, RoutingData]:
-    """Sample every one of ``datasets`` (seeded, by ``cfg``) and build its
-    :class:`~regime_core.router.training.RoutingData` with ``encoder`` under ``cfg.retrieval``,
-    reading the bridge ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
+    """Sample every one of ``datasets`` (seeded, by ``cfg``) and build its routing data under
+    ``cfg.retrieval`` (:func:`routing_data_of`)."""
     context = resolve(context)
+    samples = context.samples(cfg, datasets)
+    return routing_data_of(samples, cfg.retrieval, encoder, bridge_source, context)
+
+
+def routing_data_of(
+    samples: Mapping[str, Sample],
+    settings: RetrievalSettings,
+    encoder: str,
+    bridge_source: str,
+    context: Context,
+) -> dict[str, RoutingData]:
+    """Each sample's :class:`~regime_core.router.training.RoutingData` with ``encoder`` under
+    ``settings``, reading the bridge ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
     return {
         dataset: build_routing_data(
             sample,
-            cfg.retrieval,
+            settings,
             encoder=context.encoder(encoder, sample.corpus),
             store=context.embeddings,
             encoder_name=encoder,
             bridge_source=bridge_source,
         )
-        for dataset, sample in context.samples(cfg, datasets).items()
+        for dataset, sample in samples.items()
     }
 
 
