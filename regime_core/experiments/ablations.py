@@ -57,8 +57,9 @@ from regime_core.experiments.router_train import (
     TRANSFER_DATASETS,
     RecipeConfig,
     fit_recipe,
+    routing_data_of,
 )
-from regime_core.experiments.sampling import sample_numbers
+from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.router import FEATURE_NAMES, TIE_RULES, describe_label_rule
 from regime_core.router.evaluation import (
     COMPARISONS,
@@ -67,7 +68,7 @@ from regime_core.router.evaluation import (
     evaluate_routing,
     paired_hits,
 )
-from regime_core.router.training import RoutingData, build_routing_data
+from regime_core.router.training import RoutingData
 from regime_core.stats import PairedComparison
 
 
@@ -331,7 +332,7 @@ def _scalar(value: Any) -> Any:
 
 def _routing_data(
     cfg: AblationConfig,
-    samples: Mapping[str, Any],
+    samples: Mapping[str, Sample],
     encoder: str,
     pool: str,
     context: Context,
@@ -339,17 +340,7 @@ def _routing_data(
     """The routing data of every dataset's ``samples`` with ``encoder`` and ``pool`` (every
     setting is evaluated on the main setting's questions); the training dataset's first."""
     settings = (cfg if pool == cfg.pool else dataclasses.replace(cfg, pool=pool)).retrieval
-    data = {
-        name: build_routing_data(
-            sample,
-            settings,
-            encoder=context.encoder(encoder, sample.corpus),
-            store=context.embeddings,
-            encoder_name=encoder,
-            bridge_source=cfg.bridge_source,
-        )
-        for name, sample in samples.items()
-    }
+    data = routing_data_of(samples, settings, encoder, cfg.bridge_source, context)
     train = data.pop(cfg.train_dataset)
     return train, data
 
@@ -369,22 +360,16 @@ def _runnable_encoders(cfg: AblationConfig) -> tuple[list[str], dict[str, str]]:
 
 
 def _soft_rows(main: RecipeOutcome) -> list[dict[str, Any]]:
-    rows = []
-    for name, cmp in main.soft.items():
-        rows.append(
-            {
-                "dataset": name,
-                "hit_q": cmp["soft_vs_q"].mean_b,
-                "hit_routed": cmp["soft_vs_routed"].mean_b,
-                "hit_soft": main.soft_hits[name],
-                **{
-                    f"{key}_{k}": v
-                    for key, c in cmp.items()
-                    for k, v in comparison_numbers(c).items()
-                },
-            }
-        )
-    return rows
+    return [
+        {
+            "dataset": name,
+            "hit_q": cmp["soft_vs_q"].mean_b,
+            "hit_routed": cmp["soft_vs_routed"].mean_b,
+            "hit_soft": main.soft_hits[name],
+            **{f"{key}_{k}": v for key, c in cmp.items() for k, v in comparison_numbers(c).items()},
+        }
+        for name, cmp in main.soft.items()
+    ]
 
 
 def run_ablations(
