@@ -46,8 +46,7 @@ from regime_core.experiments.ablation_claims import (
 )
 from regime_core.experiments.common import (
     EXPERIMENT_ENCODERS,
-    as_tuple,
-    check_datasets,
+    check_transfer_grid,
     encoder_unavailable_reason,
     number_key,
 )
@@ -107,11 +106,7 @@ class AblationConfig(RecipeConfig):
 
     def validate(self) -> None:
         where = type(self).__name__
-        for name in ("transfer_datasets", "encoders", "paper_encoders", "pools", "alphas"):
-            object.__setattr__(self, name, as_tuple(getattr(self, name)))
-        check_datasets(self.datasets, f"{where}: train_dataset and transfer_datasets")
-        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
-            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
+        check_transfer_grid(self, "paper_encoders", "pools", "alphas")
         bad = [p for p in self.pools if p not in config.POOL_MODES]
         if bad:
             raise ValueError(f"{where}.pools: {bad} not among {config.POOL_MODES}")

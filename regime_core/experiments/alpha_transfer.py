@@ -49,8 +49,7 @@ from regime_core.data.regimes import REGIMES
 from regime_core.experiments.ablations import run_recipe
 from regime_core.experiments.common import (
     EXPERIMENT_ENCODERS,
-    as_tuple,
-    check_datasets,
+    check_transfer_grid,
     encoder_unavailable_reason,
     number_key,
 )
@@ -110,11 +109,7 @@ class AlphaTransferConfig(RecipeConfig):
 
     def validate(self) -> None:
         where = type(self).__name__
-        for name in ("transfer_datasets", "encoders"):
-            object.__setattr__(self, name, as_tuple(getattr(self, name)))
-        check_datasets(self.datasets, f"{where}: train_dataset and transfer_datasets")
-        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
-            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
+        check_transfer_grid(self)
         super().validate()
         if self.alpha_rule != config.ALPHA_RULE:
             raise ValueError(
