@@ -235,7 +235,7 @@ def main() -> None:
         "fit": fit["summary"],
     }
     if args.stage == "all":
-        from regime_core.experiments.common import encoder_unavailable_reason
+        from regime_core.experiments.ablations import encoder_unavailable_reason
 
         result["transfer"] = {}
         result["unavailable"] = {}

@@ -12,7 +12,7 @@ from helpers import hashing_context
 
 from regime_core import config
 from regime_core.data.toyworld import ToyWorldConfig, generate
-from regime_core.experiments import ablations, common
+from regime_core.experiments import ablations
 from regime_core.experiments import router_train as router
 from regime_core.experiments import zero_shot_transfer as transfer
 from regime_core.experiments.common import RunConfig
@@ -294,9 +294,9 @@ def test_ablation_config_validation() -> None:
 
 
 def test_unavailable_encoder_reason() -> None:
-    assert common.encoder_unavailable_reason("minilm") is None
-    assert common.encoder_unavailable_reason("tfidf") is None
-    reason = common.encoder_unavailable_reason("e5-mistral")
+    assert ablations.encoder_unavailable_reason("minilm") is None
+    assert ablations.encoder_unavailable_reason("tfidf") is None
+    reason = ablations.encoder_unavailable_reason("e5-mistral")
     assert reason is None or "cache" in reason
 
 

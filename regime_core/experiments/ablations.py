@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -44,12 +45,7 @@ from regime_core.experiments.ablation_claims import (
     gain_difference,
     routed_gain,
 )
-from regime_core.experiments.common import (
-    EXPERIMENT_ENCODERS,
-    check_transfer_grid,
-    encoder_unavailable_reason,
-    number_key,
-)
+from regime_core.experiments.common import EXPERIMENT_ENCODERS, check_transfer_grid
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
@@ -75,6 +71,39 @@ def _paper_encoders() -> tuple[str, ...]:
     from regime_core.encoders import PRESETS
 
     return tuple(PRESETS)
+
+
+def number_key(value: float) -> str:
+    """A record key for a number (records forbid ``.`` in keys).
+
+    >>> number_key(0.25), number_key(1.0)
+    ('0p25', '1p00')
+    """
+    return f"{value:.2f}".replace(".", "p").replace("-", "m")
+
+
+def encoder_unavailable_reason(name: str) -> str | None:
+    """None when encoder ``name`` can run here without a download, else why it cannot.
+
+    ``minilm`` and ``tfidf`` always can; a preset or hub id can only when its files are already
+    in the local Hugging Face cache (checked without touching the network).
+    """
+    if name in ("minilm", "tfidf"):
+        return None
+    from huggingface_hub import try_to_load_from_cache
+
+    from regime_core.encoders import PRESETS
+
+    repo = PRESETS[name].model if name in PRESETS else name
+    if Path(repo).expanduser().is_dir():
+        return None
+    for filename in ("modules.json", "config.json"):
+        if isinstance(try_to_load_from_cache(repo, filename), str):
+            return None
+    return (
+        f"{repo} is not in the local Hugging Face cache and this machine cannot download it "
+        "(no internet); run the notebook where the model is cached, ideally with a GPU"
+    )
 
 
 @dataclass(frozen=True)

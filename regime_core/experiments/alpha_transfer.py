@@ -46,13 +46,8 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.data.regimes import REGIMES
-from regime_core.experiments.ablations import run_recipe
-from regime_core.experiments.common import (
-    EXPERIMENT_ENCODERS,
-    check_transfer_grid,
-    encoder_unavailable_reason,
-    number_key,
-)
+from regime_core.experiments.ablations import encoder_unavailable_reason, number_key, run_recipe
+from regime_core.experiments.common import EXPERIMENT_ENCODERS, check_transfer_grid
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,

@@ -25,7 +25,6 @@ import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -228,36 +227,3 @@ def table_numbers(
             name: cast(getattr(row, name)) for name, cast in fields.items()
         }
     return out
-
-
-def number_key(value: float) -> str:
-    """A record key for a number (records forbid ``.`` in keys).
-
-    >>> number_key(0.25), number_key(1.0)
-    ('0p25', '1p00')
-    """
-    return f"{value:.2f}".replace(".", "p").replace("-", "m")
-
-
-def encoder_unavailable_reason(name: str) -> str | None:
-    """None when encoder ``name`` can run here without a download, else why it cannot.
-
-    ``minilm`` and ``tfidf`` always can; a preset or hub id can only when its files are already
-    in the local Hugging Face cache (checked without touching the network).
-    """
-    if name in ("minilm", "tfidf"):
-        return None
-    from huggingface_hub import try_to_load_from_cache
-
-    from regime_core.encoders import PRESETS
-
-    repo = PRESETS[name].model if name in PRESETS else name
-    if Path(repo).expanduser().is_dir():
-        return None
-    for filename in ("modules.json", "config.json"):
-        if isinstance(try_to_load_from_cache(repo, filename), str):
-            return None
-    return (
-        f"{repo} is not in the local Hugging Face cache and this machine cannot download it "
-        "(no internet); run the notebook where the model is cached, ideally with a GPU"
-    )
