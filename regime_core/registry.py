@@ -39,6 +39,7 @@ from regime_core.experiments import (
     alpha_transfer,
     data_regimes,
     robustness,
+    robustness_grid,
     router_train,
     routing_latency,
     t1_auc_margin,
@@ -168,7 +169,7 @@ RUNS: dict[str, Run] = {
             figures=(_F.alpha_transfer,),
         ),
         Run(
-            "robustness", robustness.RobustnessConfig, robustness.run_robustness,
+            "robustness", robustness_grid.RobustnessConfig, robustness.run_robustness,
             "book/claims/robustness",
             tables=(_T.robustness_table,),
             figures=(_F.specification_curve, _F.specification_curves),

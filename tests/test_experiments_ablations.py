@@ -14,7 +14,7 @@ from helpers import hashing_context
 
 from regime_core import config, stats
 from regime_core.data.toyworld import ToyWorldConfig, generate
-from regime_core.experiments import ablations
+from regime_core.experiments import ablation_claims, ablations
 from regime_core.paper import paper_claim
 from regime_core.router.evaluation import Bootstrap
 from regime_core.runner.judge import (
@@ -38,7 +38,7 @@ def _hits(n: int, ones: int) -> np.ndarray:
 
 def test_best_alpha_is_the_highest_count() -> None:
     counts = {0.0: 70, 0.1: 71, 0.25: 72, 0.5: 75, 0.75: 74, 1.0: 73}
-    assert ablations.choose_best_alpha(counts, reference=0.25) == (0.5, (0.5,))
+    assert ablation_claims.choose_best_alpha(counts, reference=0.25) == (0.5, (0.5,))
 
 
 @pytest.mark.parametrize(
@@ -55,16 +55,18 @@ def test_best_alpha_is_the_highest_count() -> None:
     ],
 )
 def test_best_alpha_ties(counts: dict[float, int], best: float, tied: tuple[float, ...]) -> None:
-    assert ablations.choose_best_alpha(counts, reference=0.25) == (best, tied)
+    assert ablation_claims.choose_best_alpha(counts, reference=0.25) == (best, tied)
 
 
 def test_best_alpha_at_the_grid_edges() -> None:
-    assert ablations.choose_best_alpha({a: int(100 * a) for a in GRID}, reference=0.25) == (
+    assert ablation_claims.choose_best_alpha({a: int(100 * a) for a in GRID}, reference=0.25) == (
         1.0,
         (1.0,),
     )
     # α = 0 is a point of the grid like any other: routing never helps, so q (α = 0) is best
-    assert ablations.choose_best_alpha({a: int(100 - 10 * a) for a in GRID}, reference=0.25) == (
+    assert ablation_claims.choose_best_alpha(
+        {a: int(100 - 10 * a) for a in GRID}, reference=0.25
+    ) == (
         0.0,
         (0.0,),
     )
@@ -72,7 +74,7 @@ def test_best_alpha_at_the_grid_edges() -> None:
 
 def test_best_alpha_needs_a_grid() -> None:
     with pytest.raises(ValueError, match="no α"):
-        ablations.choose_best_alpha({}, reference=0.25)
+        ablation_claims.choose_best_alpha({}, reference=0.25)
 
 
 # --- the regret of the rule -----------------------------------------------------------------------
@@ -80,7 +82,7 @@ def test_best_alpha_needs_a_grid() -> None:
 
 def test_regret_is_zero_when_the_rule_is_best() -> None:
     hits = {a: _hits(50, 30 if a == 0.25 else 20) for a in GRID}
-    regret = ablations.alpha_regret(hits, alpha=0.25, bootstrap=BOOT)
+    regret = ablation_claims.alpha_regret(hits, alpha=0.25, bootstrap=BOOT)
     c = regret.comparison
     assert regret.best_alpha == 0.25 and regret.tied == (0.25,)
     assert (c.diff, c.ci_lo, c.ci_hi, c.p_value, c.n_a_better, c.n_b_better) == (
@@ -98,7 +100,7 @@ def test_regret_against_the_grid_edge_is_the_exact_mcnemar_comparison() -> None:
     best[300:330] = True  # the best α (1.0) finds 30 more ...
     best[:2] = False  # ... and misses 2 the rule finds
     hits = {a: rule for a in GRID if a != 1.0} | {1.0: best}
-    regret = ablations.alpha_regret(hits, alpha=0.25, bootstrap=BOOT)
+    regret = ablation_claims.alpha_regret(hits, alpha=0.25, bootstrap=BOOT)
     c = regret.comparison
     assert regret.best_alpha == 1.0
     assert (c.n, c.n_a_better, c.n_b_better) == (n, 2, 30)
@@ -112,7 +114,7 @@ def test_regret_at_a_degenerate_alpha_zero_compares_with_q() -> None:
     # α = 0: union is q, the router is constant, routed = q; here q beats every other α
     q = _hits(60, 45)
     hits = {0.0: q} | {a: _hits(60, 40) for a in GRID if a != 0.0}
-    regret = ablations.alpha_regret(hits, alpha=0.25, bootstrap=BOOT)
+    regret = ablation_claims.alpha_regret(hits, alpha=0.25, bootstrap=BOOT)
     assert regret.best_alpha == 0.0
     assert regret.comparison.diff == pytest.approx(-5 / 60)
     assert regret.comparison.n_b_better == 5
@@ -120,11 +122,11 @@ def test_regret_at_a_degenerate_alpha_zero_compares_with_q() -> None:
 
 def test_regret_refuses_a_rule_outside_the_grid_and_unequal_questions() -> None:
     with pytest.raises(ValueError, match="not among the grid"):
-        ablations.alpha_regret({0.0: _hits(5, 1), 0.5: _hits(5, 2)}, alpha=0.25)
+        ablation_claims.alpha_regret({0.0: _hits(5, 1), 0.5: _hits(5, 2)}, alpha=0.25)
     with pytest.raises(ValueError, match="same non-empty"):
-        ablations.alpha_regret({0.25: _hits(5, 1), 0.5: _hits(6, 2)}, alpha=0.25)
+        ablation_claims.alpha_regret({0.25: _hits(5, 1), 0.5: _hits(6, 2)}, alpha=0.25)
     with pytest.raises(ValueError, match="same non-empty"):
-        ablations.alpha_regret({0.25: _hits(0, 0)}, alpha=0.25)
+        ablation_claims.alpha_regret({0.25: _hits(0, 0)}, alpha=0.25)
 
 
 # --- the difference of two gains ---------------------------------------------------------------
@@ -133,7 +135,7 @@ def test_regret_refuses_a_rule_outside_the_grid_and_unequal_questions() -> None:
 def test_equal_gains_differ_by_nothing() -> None:
     ids = [f"q{i}" for i in range(40)]
     gain = np.array([1, 0, -1, 0] * 10)
-    c = ablations.gain_difference(ids, gain, ids, gain, bootstrap=BOOT)
+    c = ablation_claims.gain_difference(ids, gain, ids, gain, bootstrap=BOOT)
     assert (c.diff, c.ci_lo, c.ci_hi, c.n, c.n_discordant) == (0.0, 0.0, 0.0, 40, 0)
     assert c.test.startswith("permutation") and c.ci_method == "bootstrap_percentile"
 
@@ -142,28 +144,30 @@ def test_gains_are_aligned_by_question_id() -> None:
     rng = np.random.default_rng(0)
     ids = [f"q{i}" for i in range(60)]
     a, b = rng.integers(-1, 2, 60), rng.integers(-1, 2, 60)
-    aligned = ablations.gain_difference(ids, a, ids, b, bootstrap=BOOT)
+    aligned = ablation_claims.gain_difference(ids, a, ids, b, bootstrap=BOOT)
     order = rng.permutation(60)
-    shuffled = ablations.gain_difference(ids, a, [ids[i] for i in order], b[order], bootstrap=BOOT)
+    shuffled = ablation_claims.gain_difference(
+        ids, a, [ids[i] for i in order], b[order], bootstrap=BOOT
+    )
     assert aligned == shuffled
     assert aligned.diff == pytest.approx(float(np.mean(a - b)))
     assert (aligned.n_a_better, aligned.n_b_better) == (int(np.sum(a > b)), int(np.sum(a < b)))
     # the values lie in -2..2: a question the corpus pool wins and the question pool loses
-    two = ablations.gain_difference(["x", "y"], [1, 0], ["x", "y"], [-1, 0], bootstrap=BOOT)
+    two = ablation_claims.gain_difference(["x", "y"], [1, 0], ["x", "y"], [-1, 0], bootstrap=BOOT)
     assert two.diff == 1.0
 
 
 def test_gain_difference_refuses_other_questions_and_impossible_gains() -> None:
     with pytest.raises(ValueError, match=r"only in corpus: \['z'\]"):
-        ablations.gain_difference(
+        ablation_claims.gain_difference(
             ["x", "z"], [0, 1], ["x", "y"], [0, 1], labels=("corpus", "question")
         )
     with pytest.raises(ValueError, match="same distinct"):
-        ablations.gain_difference(["x", "x"], [0, 1], ["x", "y"], [0, 1])
+        ablation_claims.gain_difference(["x", "x"], [0, 1], ["x", "y"], [0, 1])
     with pytest.raises(ValueError, match=r"−1\.\.1"):
-        ablations.gain_difference(["x"], [2], ["x"], [0])
+        ablation_claims.gain_difference(["x"], [2], ["x"], [0])
     with pytest.raises(ValueError, match="ids for gains"):
-        ablations.gain_difference(["x"], [0, 1], ["x"], [0])
+        ablation_claims.gain_difference(["x"], [0, 1], ["x"], [0])
 
 
 # --- the claims on constructed numbers ------------------------------------------------------------
@@ -248,7 +252,10 @@ def test_every_encoder_is_swept_and_has_its_alpha_rule(result: ablations.Ablatio
     for (encoder, dataset), row in rule.iterrows():
         curve = sweep[(sweep["encoder"] == encoder) & (sweep["dataset"] == dataset)]
         counts = {a: round(h * n) for a, h, n in curve[["alpha", "hit_routed", "n"]].to_numpy()}
-        assert row["best_alpha"] == ablations.choose_best_alpha(counts, reference=config.ALPHA)[0]
+        assert (
+            row["best_alpha"]
+            == ablation_claims.choose_best_alpha(counts, reference=config.ALPHA)[0]
+        )
         assert row["rule_vs_best_diff"] <= 0.0  # the best is chosen on the same questions
         at_rule = curve[curve["alpha"] == config.ALPHA].iloc[0]
         assert row["hit_routed_rule"] == at_rule["hit_routed"]
@@ -282,8 +289,8 @@ def test_the_claims_read_the_record(result: ablations.AblationResult) -> None:
         assert set(judged.parts) == set(claim.ours["parts"])
     numbers = record["numbers"]
     rule = numbers["alpha_rule"]["tfidf"]["musique"]
-    assert set(rule["rule_vs_best"]) == set(ablations.ROW_FIELDS)
+    assert set(rule["rule_vs_best"]) == set(ablation_claims.ROW_FIELDS)
     assert rule["best_alpha"] in (0.0, config.ALPHA, 1.0)
     assert set(numbers["pool_invariance"]["hotpotqa"]["corpus_vs_question"]) == set(
-        ablations.ROW_FIELDS
+        ablation_claims.ROW_FIELDS
     )

@@ -14,17 +14,15 @@ from helpers import hashing_context
 
 from regime_core import config
 from regime_core.data.toyworld import ToyWorldConfig, generate
-from regime_core.experiments import robustness
+from regime_core.experiments import robustness, robustness_grid
 from regime_core.experiments.common import ExperimentConfig
-from regime_core.experiments.robustness import (
+from regime_core.experiments.robustness import reading_table, run_robustness, summarise_claim
+from regime_core.experiments.robustness_grid import (
     DEGENERATE,
     NOT_JUDGED,
     RobustnessConfig,
     primary_reading,
-    reading_table,
     readings,
-    run_robustness,
-    summarise_claim,
 )
 from regime_core.runner.judge import VERDICTS
 from regime_core.runner.records import load_record, write_record
@@ -147,7 +145,7 @@ def result(worlds: dict[str, list[Example]]) -> robustness.RobustnessResult:
 
 def test_a_run_judges_every_claim_under_every_reading(result: Any) -> None:
     table = result.table
-    knobs = robustness.claim_knobs(result.config)
+    knobs = robustness_grid.claim_knobs(result.config)
     assert set(table["claim"]) == set(knobs)
     for claim_id, claim_knobs in knobs.items():
         rows = table[table["claim"] == claim_id]
@@ -158,7 +156,7 @@ def test_a_run_judges_every_claim_under_every_reading(result: Any) -> None:
 
 
 def test_the_primary_reading_is_the_configured_defaults(result: Any) -> None:
-    primary = robustness.primary_reading(result.config)
+    primary = robustness_grid.primary_reading(result.config)
     rows = result.table[result.table["primary"] & (result.table["claim"] == "t3_knockout")]
     row = rows.iloc[0]
     for knob in ("predicate_names", "knockout_single", "pool", "tiny_pools", "level"):
@@ -200,18 +198,18 @@ def test_config_is_an_experiment_config_whose_own_values_are_the_primary_reading
 
 def test_router_readings_take_the_selector_and_the_oracle_gap_its_dataset() -> None:
     cfg = RobustnessConfig()
-    knobs = robustness.claim_knobs(cfg)
-    for claim_id in robustness.ROUTER_CLAIMS:
+    knobs = robustness_grid.claim_knobs(cfg)
+    for claim_id in robustness_grid.ROUTER_CLAIMS:
         assert knobs[claim_id]["selector"] == config.SELECTORS, claim_id
     assert knobs["oracle_gap"]["oracle_dataset"] == config.ORACLE_DATASETS
     assert "oracle_dataset" not in knobs["router_2wiki"]
     # rule against gold by definition: every routing knob but the selector
-    assert set(knobs[robustness.NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
+    assert set(knobs[robustness_grid.NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
                                                   "bridge_source", "alpha_rule"}  # fmt: skip
     primary = primary_reading(cfg)
     assert (primary["selector"], primary["oracle_dataset"]) == ("rule", "2wikimultihopqa")
-    assert robustness.KNOB_MEANINGS["selector"].startswith("the sentence of the bridge")
-    assert "oracle gap" in robustness.KNOB_MEANINGS["oracle_dataset"]
+    assert robustness_grid.KNOB_MEANINGS["selector"].startswith("the sentence of the bridge")
+    assert "oracle gap" in robustness_grid.KNOB_MEANINGS["oracle_dataset"]
     with pytest.raises(ValueError, match="selectors"):
         RobustnessConfig(selectors=("rule", "best"))
     with pytest.raises(ValueError, match="oracle_dataset"):
@@ -236,9 +234,9 @@ def test_the_selector_readings_route_with_each_selector(result: Any) -> None:
         rows = table[(table["claim"] == claim_id) & table["primary"]]
         assert n[dataset] == rows["n"].iloc[0], dataset
     # the primary readings are the rule's, so they equal the runs without the knob
-    near = table[table["claim"] == robustness.NEAR_ORACLE]
-    assert len(near) == np.prod([len(v) for v in robustness.claim_knobs(result.config)
-                                 [robustness.NEAR_ORACLE].values()])  # fmt: skip
+    near = table[table["claim"] == robustness_grid.NEAR_ORACLE]
+    assert len(near) == np.prod([len(v) for v in robustness_grid.claim_knobs(result.config)
+                                 [robustness_grid.NEAR_ORACLE].values()])  # fmt: skip
     judged = near[~near["verdict"].isin((DEGENERATE, NOT_JUDGED))]
     assert judged["estimate"].notna().all() and (judged["ci_lo"] <= judged["ci_hi"]).all()
 
@@ -257,8 +255,8 @@ def test_every_claim_is_in_the_multiverse_or_says_why_not() -> None:
     from regime_core.paper import load_claims
     from regime_core.runner.verdicts import robustness_absence
 
-    knobs = robustness.claim_knobs(robustness.RobustnessConfig())
-    outside = robustness.OUTSIDE_MULTIVERSE
+    knobs = robustness_grid.claim_knobs(robustness_grid.RobustnessConfig())
+    outside = robustness_grid.OUTSIDE_MULTIVERSE
     assert not set(knobs) & set(outside)
     for claim in load_claims():
         by_rule = claim.rule in ("untestable", "bound")
@@ -270,10 +268,10 @@ def test_every_claim_is_in_the_multiverse_or_says_why_not() -> None:
 
 def test_the_alpha_rule_readings_retrain_the_router_at_the_rules_weight(result: Any) -> None:
     cfg = RobustnessConfig()
-    for claim_id in (*robustness.ROUTER_CLAIMS, robustness.NEAR_ORACLE):
-        assert robustness.claim_knobs(cfg)[claim_id]["alpha_rule"] == config.ALPHA_RULES
+    for claim_id in (*robustness_grid.ROUTER_CLAIMS, robustness_grid.NEAR_ORACLE):
+        assert robustness_grid.claim_knobs(cfg)[claim_id]["alpha_rule"] == config.ALPHA_RULES
     assert primary_reading(cfg)["alpha_rule"] == "fixed"
-    assert robustness.KNOB_MEANINGS["alpha_rule"].startswith("how the bridge weight")
+    assert robustness_grid.KNOB_MEANINGS["alpha_rule"].startswith("how the bridge weight")
     with pytest.raises(ValueError, match="alpha_rules"):
         RobustnessConfig(alpha_rules=("fixed", "tuned"))
     table = result.table

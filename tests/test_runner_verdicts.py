@@ -11,7 +11,7 @@ import pytest
 from helpers import write_stamped_record
 
 from regime_core import cli
-from regime_core.experiments.robustness import OUTSIDE_MULTIVERSE
+from regime_core.experiments.robustness_grid import OUTSIDE_MULTIVERSE
 from regime_core.paper import load_claims
 from regime_core.runner.judge import judge_claim
 from regime_core.runner.records import write_record

@@ -22,19 +22,8 @@ Every row of every ablation (setting × dataset) records the five paired compari
 router chapter (:data:`~regime_core.router.evaluation.COMPARISONS`: routed − q, union − q,
 routed − union, oracle − routed, oracle − q) under ``comparisons``, each with ``diff``,
 ``ci_lo``, ``ci_hi``, ``p_value``, ``n``, ``n_a_better`` and ``n_b_better`` (exact McNemar).
-
-Two claims of the abstract are judged on this run:
-
-- **the α rule** (``alpha_rule``): "one rule, α = 0.25, transfers across datasets and encoders".
-  Per dataset × encoder, routed hit@k at the main α minus routed hit@k at the *best* α of the
-  grid for that pair (:func:`alpha_regret`), paired per question (exact McNemar). The best α is
-  chosen on the same questions, so it is optimistic for the best α and makes the rule harder to
-  pass; ties go to the α closest to the main one (then the smaller α).
-- **pool invariance** (``pool_invariance``): "the router's gain does not depend on how the
-  candidate pool is built". Per dataset, the per-question difference between routed − q with
-  corpus pools and routed − q with question pools (values −2..2; :func:`gain_difference`: a
-  permutation test and a percentile-bootstrap interval), on the same questions: every pool mode
-  is evaluated on the main setting's sample.
+The two claims of the abstract judged on this run are those of
+:mod:`~regime_core.experiments.ablation_claims`.
 """
 
 from __future__ import annotations
@@ -49,28 +38,33 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.experiments.common import EXPERIMENT_ENCODERS, as_tuple, check_datasets
+from regime_core.experiments.ablation_claims import (
+    ROW_FIELDS,
+    alpha_regret,
+    flat_columns,
+    gain_difference,
+    routed_gain,
+)
+from regime_core.experiments.common import EXPERIMENT_ENCODERS, check_transfer_grid
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
     RecipeConfig,
     fit_recipe,
+    routing_data_of,
 )
-from regime_core.experiments.sampling import sample_numbers
+from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.router import FEATURE_NAMES, TIE_RULES, describe_label_rule
 from regime_core.router.evaluation import (
-    COMPARISON_FIELDS,
     COMPARISONS,
-    DEFAULT_BOOTSTRAP,
-    Bootstrap,
     RoutingOutcome,
     comparison_numbers,
     evaluate_routing,
     paired_hits,
 )
-from regime_core.router.training import RoutingData, build_routing_data
-from regime_core.stats import PairedComparison, compare_paired
+from regime_core.router.training import RoutingData
+from regime_core.stats import PairedComparison
 
 
 def _paper_encoders() -> tuple[str, ...]:
@@ -141,11 +135,7 @@ class AblationConfig(RecipeConfig):
 
     def validate(self) -> None:
         where = type(self).__name__
-        for name in ("transfer_datasets", "encoders", "paper_encoders", "pools", "alphas"):
-            object.__setattr__(self, name, as_tuple(getattr(self, name)))
-        check_datasets(self.datasets, f"{where}: train_dataset and transfer_datasets")
-        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
-            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
+        check_transfer_grid(self, "paper_encoders", "pools", "alphas")
         bad = [p for p in self.pools if p not in config.POOL_MODES]
         if bad:
             raise ValueError(f"{where}.pools: {bad} not among {config.POOL_MODES}")
@@ -261,21 +251,6 @@ def run_recipe(
     return RecipeOutcome(float(alpha), cols, degenerate, outcomes, soft_cmp, soft_hits)
 
 
-#: The fields of each paired comparison an ablation row records (``n``: the questions compared).
-ROW_FIELDS: tuple[str, ...] = (*COMPARISON_FIELDS, "n")
-
-
-def comparison_fields(c: PairedComparison) -> dict[str, Any]:
-    """:data:`ROW_FIELDS` of a paired comparison
-    (:func:`~regime_core.router.evaluation.comparison_numbers` and its ``n``)."""
-    return {**comparison_numbers(c), "n": c.n}
-
-
-def _flat(name: str, c: PairedComparison) -> dict[str, Any]:
-    """A comparison as the flat columns ``<name>_<field>`` of a frame (records nest them)."""
-    return {f"{name}_{key}": value for key, value in comparison_fields(c).items()}
-
-
 def _outcome_row(outcome: RoutingOutcome, **keys: Any) -> dict[str, Any]:
     """One row of an ablation table: the setting ``keys``, the dataset, hit@k of the four
     policies, the share sent to union and every comparison of
@@ -293,136 +268,8 @@ def _outcome_row(outcome: RoutingOutcome, **keys: Any) -> dict[str, Any]:
         "share_union": float(outcome.routed_union.mean()),
     }
     for name in COMPARISONS:
-        row.update(_flat(name, outcome.comparison(name)))
+        row.update(flat_columns(name, outcome.comparison(name)))
     return row
-
-
-# --------------------------------------------------------------------------------------------
-# The two claims judged here (pure kernels)
-# --------------------------------------------------------------------------------------------
-
-
-def choose_best_alpha(
-    hit_counts: Mapping[float, int], *, reference: float
-) -> tuple[float, tuple[float, ...]]:
-    """The α of the grid whose routed hit count is highest, and every α reaching that count.
-
-    Counts are compared exactly (integers). Ties go to the α closest to ``reference`` (the main
-    α), then to the smaller α; distances are compared rounded to 12 decimals, so two grid points
-    equally far from the reference on paper tie in floating point too.
-
-    >>> choose_best_alpha({0.0: 70, 0.25: 75, 0.5: 75, 1.0: 74}, reference=0.25)
-    (0.25, (0.25, 0.5))
-    >>> choose_best_alpha({0.0: 75, 0.25: 70, 0.5: 75}, reference=0.25)
-    (0.0, (0.0, 0.5))
-    """
-    if not hit_counts:
-        raise ValueError("choose_best_alpha: no α to choose from")
-    best = max(int(c) for c in hit_counts.values())
-    tied = tuple(sorted(float(a) for a, c in hit_counts.items() if int(c) == best))
-    chosen = min(tied, key=lambda a: (round(abs(a - float(reference)), 12), a))
-    return chosen, tied
-
-
-@dataclass(frozen=True)
-class AlphaRegret:
-    """Routed hit@k at the rule's α against routed hit@k at the best α of the grid, on the same
-    questions: ``comparison`` is rule − best (never positive: the best is chosen on these
-    questions), paired per question with the exact McNemar interval and p."""
-
-    alpha: float
-    best_alpha: float
-    tied: tuple[float, ...]  # every α of the grid reaching the best routed hit count
-    comparison: PairedComparison
-
-    def to_row(self) -> dict[str, Any]:
-        return {
-            "alpha": self.alpha,
-            "best_alpha": self.best_alpha,
-            "alphas_tied": len(self.tied),
-            "hit_routed_rule": self.comparison.mean_a,
-            "hit_routed_best": self.comparison.mean_b,
-            **_flat("rule_vs_best", self.comparison),
-        }
-
-
-def alpha_regret(
-    routed_hits: Mapping[float, Any],
-    *,
-    alpha: float,
-    bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
-) -> AlphaRegret:
-    """The regret of the rule ``alpha`` against the best α of the grid (:func:`choose_best_alpha`)
-    for one dataset × encoder; ``routed_hits`` maps each α of the grid to the router's hits
-    (booleans, one per question, the same questions for every α); pure."""
-    hits = {float(a): np.asarray(h, dtype=bool) for a, h in routed_hits.items()}
-    if float(alpha) not in hits:
-        raise ValueError(f"alpha_regret: the rule's α {alpha} is not among the grid {sorted(hits)}")
-    shapes = {h.shape for h in hits.values()}
-    if len(shapes) != 1 or next(iter(shapes))[0] == 0 or len(next(iter(shapes))) != 1:
-        raise ValueError(
-            f"alpha_regret: every α needs the hits of the same non-empty 1-d set of questions, "
-            f"got shapes {sorted(shapes)}"
-        )
-    best, tied = choose_best_alpha(
-        {a: int(h.sum()) for a, h in hits.items()}, reference=float(alpha)
-    )
-    comparison = paired_hits(hits[float(alpha)], hits[best], ("rule", "best"), bootstrap=bootstrap)
-    return AlphaRegret(float(alpha), best, tied, comparison)
-
-
-def gain_difference(
-    ids_a: Sequence[str],
-    gain_a: Any,
-    ids_b: Sequence[str],
-    gain_b: Any,
-    *,
-    labels: tuple[str, str] = ("a", "b"),
-    bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
-) -> PairedComparison:
-    """Two settings' per-question gains (routed − q hits, each in −1..1) against each other,
-    aligned by question id: ``gain_a − gain_b`` per question (values in −2..2), so not a McNemar
-    comparison: the sign-flip permutation test
-    (:func:`regime_core.stats.compare_paired` ``test="permutation"``) with a percentile
-    bootstrap interval of the mean difference. The two settings must hold the same questions.
-
-    >>> c = gain_difference(["x", "y"], [1, 0], ["y", "x"], [0, 1], bootstrap=Bootstrap(100))
-    >>> c.diff, c.n
-    (0.0, 2)
-    """
-    a = np.asarray(gain_a, dtype=float)
-    b = np.asarray(gain_b, dtype=float)
-    if a.shape != (len(ids_a),) or b.shape != (len(ids_b),):
-        raise ValueError(
-            f"gain_difference: {len(ids_a)} and {len(ids_b)} ids for gains of shapes "
-            f"{a.shape} and {b.shape}"
-        )
-    position = {qid: i for i, qid in enumerate(ids_b)}
-    if len(position) != len(ids_b) or set(ids_a) != set(position) or len(ids_a) != len(ids_b):
-        only_a = sorted(set(ids_a) - set(position))[:3]
-        only_b = sorted(set(position) - set(ids_a))[:3]
-        raise ValueError(
-            f"gain_difference: {labels[0]} and {labels[1]} must hold the same distinct "
-            f"questions (only in {labels[0]}: {only_a}, only in {labels[1]}: {only_b})"
-        )
-    if np.any(np.abs(a) > 1) or np.any(np.abs(b) > 1):
-        raise ValueError("gain_difference: a gain of hits lies in −1..1")
-    b_aligned = b[[position[qid] for qid in ids_a]]
-    return compare_paired(
-        a,
-        b_aligned,
-        test="permutation",
-        resamples=bootstrap.resamples,
-        confidence=bootstrap.confidence,
-        seed=bootstrap.seed,
-        label_a=labels[0],
-        label_b=labels[1],
-    )
-
-
-def routed_gain(outcome: RoutingOutcome) -> np.ndarray:
-    """Routed − q per question (−1, 0 or 1)."""
-    return outcome.hits["routed"].astype(np.int64) - outcome.hits["q"].astype(np.int64)
 
 
 # --------------------------------------------------------------------------------------------
@@ -509,7 +356,7 @@ def _scalar(value: Any) -> Any:
 
 def _routing_data(
     cfg: AblationConfig,
-    samples: Mapping[str, Any],
+    samples: Mapping[str, Sample],
     encoder: str,
     pool: str,
     context: Context,
@@ -517,17 +364,7 @@ def _routing_data(
     """The routing data of every dataset's ``samples`` with ``encoder`` and ``pool`` (every
     setting is evaluated on the main setting's questions); the training dataset's first."""
     settings = (cfg if pool == cfg.pool else dataclasses.replace(cfg, pool=pool)).retrieval
-    data = {
-        name: build_routing_data(
-            sample,
-            settings,
-            encoder=context.encoder(encoder, sample.corpus),
-            store=context.embeddings,
-            encoder_name=encoder,
-            bridge_source=cfg.bridge_source,
-        )
-        for name, sample in samples.items()
-    }
+    data = routing_data_of(samples, settings, encoder, cfg.bridge_source, context)
     train = data.pop(cfg.train_dataset)
     return train, data
 
@@ -547,22 +384,16 @@ def _runnable_encoders(cfg: AblationConfig) -> tuple[list[str], dict[str, str]]:
 
 
 def _soft_rows(main: RecipeOutcome) -> list[dict[str, Any]]:
-    rows = []
-    for name, cmp in main.soft.items():
-        rows.append(
-            {
-                "dataset": name,
-                "hit_q": cmp["soft_vs_q"].mean_b,
-                "hit_routed": cmp["soft_vs_routed"].mean_b,
-                "hit_soft": main.soft_hits[name],
-                **{
-                    f"{key}_{k}": v
-                    for key, c in cmp.items()
-                    for k, v in comparison_numbers(c).items()
-                },
-            }
-        )
-    return rows
+    return [
+        {
+            "dataset": name,
+            "hit_q": cmp["soft_vs_q"].mean_b,
+            "hit_routed": cmp["soft_vs_routed"].mean_b,
+            "hit_soft": main.soft_hits[name],
+            **{f"{key}_{k}": v for key, c in cmp.items() for k, v in comparison_numbers(c).items()},
+        }
+        for name, cmp in main.soft.items()
+    ]
 
 
 def run_ablations(
@@ -670,7 +501,7 @@ def run_ablations(
                     "gain_question": c.mean_b,
                     "test": c.test,
                     "ci_method": c.ci_method,
-                    **_flat("corpus_vs_question", c),
+                    **flat_columns("corpus_vs_question", c),
                 }
             )
 

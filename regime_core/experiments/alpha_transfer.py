@@ -46,8 +46,8 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.data.regimes import REGIMES
-from regime_core.experiments.ablations import number_key, run_recipe
-from regime_core.experiments.common import EXPERIMENT_ENCODERS, as_tuple, check_datasets
+from regime_core.experiments.ablations import encoder_unavailable_reason, number_key, run_recipe
+from regime_core.experiments.common import EXPERIMENT_ENCODERS, check_transfer_grid
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
@@ -104,11 +104,7 @@ class AlphaTransferConfig(RecipeConfig):
 
     def validate(self) -> None:
         where = type(self).__name__
-        for name in ("transfer_datasets", "encoders"):
-            object.__setattr__(self, name, as_tuple(getattr(self, name)))
-        check_datasets(self.datasets, f"{where}: train_dataset and transfer_datasets")
-        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
-            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
+        check_transfer_grid(self)
         super().validate()
         if self.alpha_rule != config.ALPHA_RULE:
             raise ValueError(
@@ -440,8 +436,6 @@ def run_alpha_transfer(
 ) -> AlphaTransferResult:
     """Everything of the module docstring, on every dataset of ``cfg`` under every encoder
     that runs here (the others are reported unavailable, never downloaded)."""
-    from regime_core.experiments.ablations import encoder_unavailable_reason
-
     cfg = cfg or AlphaTransferConfig()
     context = resolve(context)
     protocol = cfg.protocol

@@ -66,6 +66,18 @@ def check_datasets(datasets: Sequence[str], where: str) -> None:
         raise ValueError(f"{where} lists a dataset twice: {tuple(datasets)}")
 
 
+def check_transfer_grid(cfg: Any, *grids: str) -> None:
+    """Make ``cfg``'s ``transfer_datasets``, ``encoders`` and ``grids`` tuples; raise ValueError
+    unless its datasets (the training one, then the transfer ones) are distinct known datasets and
+    its encoders distinct names (the ablations' and the α-transfer run's configs)."""
+    where = type(cfg).__name__
+    for name in ("transfer_datasets", "encoders", *grids):
+        object.__setattr__(cfg, name, as_tuple(getattr(cfg, name)))
+    check_datasets(cfg.datasets, f"{where}: train_dataset and transfer_datasets")
+    if not cfg.encoders or len(set(cfg.encoders)) != len(cfg.encoders):
+        raise ValueError(f"{where}.encoders must be distinct names, got {cfg.encoders}")
+
+
 @dataclass(frozen=True)
 class RunConfig(ConfigMixin):
     """The fields every run shares; a run's config subclasses it with its own.

@@ -16,6 +16,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from regime_core import paths
 from regime_core.encoders.base import Encoder
@@ -24,6 +25,17 @@ from regime_core.experiments.common import RunConfig
 from regime_core.experiments.sampling import Sample, sample_examples
 from regime_core.retrieval import EmbeddingSource, document_text
 from regime_core.schema import Example, Passage
+
+
+class SampleSpec(Protocol):
+    """What a sample is drawn by: a config's split, sample size and seed."""
+
+    @property
+    def split(self) -> str: ...
+    @property
+    def sample_size(self) -> int | None: ...
+    @property
+    def seed(self) -> int: ...
 
 
 @functools.cache
@@ -87,9 +99,11 @@ class Context:
             raise ValueError(f"Context.examples: no entry for dataset {dataset!r}")
         return self.examples[dataset]
 
-    def samples(self, cfg: RunConfig, datasets: Sequence[str]) -> dict[str, Sample]:
+    def samples(self, cfg: SampleSpec, datasets: Sequence[str]) -> dict[str, Sample]:
         """One seeded :class:`~regime_core.experiments.sampling.Sample` per dataset, drawn by
-        ``cfg``'s seed, sample size and split under its tiny-pool rule."""
+        ``cfg``'s seed, sample size and split under its tiny-pool rule (a config without
+        retrieval settings, not a :class:`RunConfig`, samples every item)."""
+        settings = cfg.retrieval if isinstance(cfg, RunConfig) else None
         return {
             dataset: sample_examples(
                 self.dataset_examples(dataset, cfg.split),
@@ -97,7 +111,7 @@ class Context:
                 seed=cfg.seed,
                 dataset=dataset,
                 split=cfg.split,
-                settings=cfg.retrieval,
+                settings=settings,
             )
             for dataset in datasets
         }

@@ -30,6 +30,8 @@ import pandas as pd
 from regime_core import config
 from regime_core.experiments.common import RunConfig, check_datasets
 from regime_core.experiments.context import Context, resolve
+from regime_core.experiments.sampling import Sample
+from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.router import (
     FEATURE_NAMES,
     TIE_RULES,
@@ -94,12 +96,10 @@ class RecipeConfig(RunConfig):
     """The router recipe's own choices, shared by training and every ablation of it (the base
     of :class:`RouterConfig` and :class:`~regime_core.experiments.ablations.AblationConfig`).
 
-    ``tie_rule`` and ``label_k`` are the label rule of :func:`regime_core.router.outcome_labels`
-    (``label_k=None``: union wins iff it ranks the hop-2 target strictly higher than q). Ties
-    are excluded by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the target
-    alike the decision cannot matter, so those items carry no label; the router then learns
-    ``P(union better | the two differ)``, and ``p > 0.5`` is the expected-gain rule.
-    ``n_splits``: the cross-fitting folds; ``bridge_source``: the bridge the router reads.
+    ``tie_rule`` and ``label_k`` are the label rule of :func:`regime_core.router.outcome_labels`.
+    Ties are excluded by default (``config.ROUTER_TRAIN_TIE_RULE``): where q and union rank the
+    target alike the decision cannot matter, so those items carry no label; the router then
+    learns ``P(union better | the two differ)``, and ``p > 0.5`` is the expected-gain rule.
     """
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "label_k"})
@@ -112,7 +112,7 @@ class RecipeConfig(RunConfig):
     """
     n_splits: int = config.CV_FOLDS
     """folds of the router's cross-fitting"""
-    bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
+    bridge_source: str = config.BRIDGE_SOURCE
     """the passage the router and its union query read as the bridge: gold (the gold hop-1 passage)
     or retrieved (the question's top-1 passage)
     """
@@ -174,20 +174,32 @@ def load_routing_data(
     bridge_source: str,
     context: Context | None = None,
 ) -> dict[str, RoutingData]:
-    """Sample every one of ``datasets`` (seeded, by ``cfg``) and build its
-    :class:`~regime_core.router.training.RoutingData` with ``encoder`` under ``cfg.retrieval``,
-    reading the bridge ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
+    """Sample every one of ``datasets`` (seeded, by ``cfg``) and build its routing data under
+    ``cfg.retrieval`` (:func:`routing_data_of`)."""
     context = resolve(context)
+    samples = context.samples(cfg, datasets)
+    return routing_data_of(samples, cfg.retrieval, encoder, bridge_source, context)
+
+
+def routing_data_of(
+    samples: Mapping[str, Sample],
+    settings: RetrievalSettings,
+    encoder: str,
+    bridge_source: str,
+    context: Context,
+) -> dict[str, RoutingData]:
+    """Each sample's :class:`~regime_core.router.training.RoutingData` with ``encoder`` under
+    ``settings``, reading the bridge ``bridge_source`` (gold hop 1 or the retrieved top-1)."""
     return {
         dataset: build_routing_data(
             sample,
-            cfg.retrieval,
+            settings,
             encoder=context.encoder(encoder, sample.corpus),
             store=context.embeddings,
             encoder_name=encoder,
             bridge_source=bridge_source,
         )
-        for dataset, sample in context.samples(cfg, datasets).items()
+        for dataset, sample in samples.items()
     }
 
 

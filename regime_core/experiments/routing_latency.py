@@ -8,9 +8,10 @@ what is not. The claim ``routing_latency`` of ``paper_claims.yml`` is judged on
 ``worst_warm_p99_seconds``: the larger of the two languages' warm 99th percentiles.
 
 Routing needs no pool and no retrieval, so no question is left out: unlike the retrieval runs,
-the sample takes tiny-pool questions too (:func:`~regime_core.experiments.sampling.sample_examples`
-without retrieval settings). Timings describe the machine (the record holds it), never the data:
-the expected-number checks leave them out (:func:`regime_core.runner.expected.is_timing_key`).
+the sample takes tiny-pool questions too (:meth:`Context.samples
+<regime_core.experiments.context.Context.samples>` of a config without retrieval settings).
+Timings describe the machine (the record holds it), never the data: the expected-number checks
+leave them out (:func:`regime_core.runner.expected.is_timing_key`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from regime_core.experiments.common import (
     positive_int,
 )
 from regime_core.experiments.context import Context, resolve
-from regime_core.experiments.sampling import Sample, sample_examples, sample_numbers
+from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.router import latency
 from regime_core.router.io import load_router
 from regime_core.router.model import default_router_path
@@ -109,16 +110,7 @@ def run_latency(
     """Time the packaged router on the questions of ``cfg`` (read through ``context``)."""
     cfg = cfg or LatencyConfig()
     context = resolve(context)
-    samples = {
-        dataset: sample_examples(
-            context.dataset_examples(dataset, cfg.split),
-            cfg.sample_size,
-            seed=cfg.seed,
-            dataset=dataset,
-            split=cfg.split,
-        )
-        for dataset in cfg.datasets
-    }
+    samples = context.samples(cfg, cfg.datasets)
     items = {name: latency.routing_items(s.examples) for name, s in samples.items()}
     model_file = default_router_path()
     timings = latency.measure_latency(

@@ -242,9 +242,10 @@ def comparison_phrase(c: Mapping[str, Any], *, p_key: str | None = None) -> str:
 
 def robustness_absence(claim: Claim) -> str:
     """Why ``claim`` has no readings of the multiverse: its rule (nothing to vary), the
-    multiverse's declared reason (:data:`regime_core.experiments.robustness.OUTSIDE_MULTIVERSE`),
-    or a robustness run that did not compute it."""
-    from regime_core.experiments.robustness import OUTSIDE_MULTIVERSE
+    multiverse's declared reason
+    (:data:`regime_core.experiments.robustness_grid.OUTSIDE_MULTIVERSE`), or a robustness run
+    that did not compute it."""
+    from regime_core.experiments.robustness_grid import OUTSIDE_MULTIVERSE
 
     if claim.rule in ("untestable", "bound"):
         return "no reading changes it"

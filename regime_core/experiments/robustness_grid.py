@@ -1,0 +1,250 @@
+"""The multiverse's grid: its config, the knobs that bear on each claim and the values they take,
+our primary reading, and the claims it leaves out (:mod:`~regime_core.experiments.robustness`
+judges every reading)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from regime_core import config
+from regime_core.data.regimes import PREDICATE_NAMES, RegimeRules
+from regime_core.experiments.common import (
+    EXPERIMENT_ENCODERS,
+    ExperimentConfig,
+    RunConfig,
+    as_tuple,
+    positive_int,
+)
+from regime_core.experiments.router_train import (
+    TRAIN_DATASET,
+    RecipeConfig,
+    RouterConfig,
+)
+from regime_core.experiments.t1_auc_margin import MARGINS, T1Config
+from regime_core.router import TIE_RULES
+
+#: The verdict of a reading that is no evidence (its dataset level has a degenerate predicate).
+DEGENERATE = "degenerate"
+#: The verdict of a reading that cannot be computed on this data (e.g. too few router labels of
+#: one class for cross-fitting in a small sample); its ``reason`` column says why.
+NOT_JUDGED = "not judged"
+#: The pooled dataset level of the T2/T3 readings (the other levels are the datasets, one by one).
+LEVEL_POOLED = "pooled"
+
+
+@dataclass(frozen=True)
+class RobustnessConfig(ExperimentConfig):
+    """The multiverse's grid. Each tuple lists the values a knob takes; the primary reading is
+    the config's own value of each knob (``pool``, ``tiny_pools``, ``knockout_single``,
+    ``predicate_names``: the defaults of every claim page)."""
+
+    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    """the encoders the claims are judged under"""
+    primary_encoder: str = config.ENCODER
+    """the encoder of every routing reading, of T2's plotted estimate and of T3's primary one (the
+    encoder the claim pages report)"""
+    pools: tuple[str, ...] = config.POOL_MODES
+    """the pool modes the readings take"""
+    tiny_pool_rules: tuple[str, ...] = config.TINY_POOL_RULES
+    """the tiny-pool rules the readings take"""
+    predicate_name_rules: tuple[str, ...] = tuple(PREDICATE_NAMES)
+    """the predicate names the readings take"""
+    knockout_single_rules: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
+    """the one-sentence knockouts the readings take"""
+    margins: tuple[str, ...] = MARGINS
+    """the T1 margins the readings take"""
+    tie_rules: tuple[str, ...] = TIE_RULES
+    """the router tie rules the readings take"""
+    bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
+    """the bridges the routing readings read"""
+    selectors: tuple[str, ...] = config.SELECTORS
+    """the B_rel selectors the routing readings take"""
+    alpha_rules: tuple[str, ...] = config.ALPHA_RULES
+    """the α rules the routing readings take (the router retrained at each rule's weights)"""
+    oracle_datasets: tuple[str, ...] = config.ORACLE_DATASETS
+    """the datasets whose oracle gap the readings of oracle_gap judge"""
+    oracle_dataset: str = config.ORACLE_DATASET
+    """the dataset whose oracle − routed gap the claim oracle_gap is judged on (the abstract's
+    oracle gap names none); the training set, cross-fitted, is our primary reading
+    """
+    t2_resamples: int = 1_000
+    """bootstrap resamples of each T2 reading; fewer suffice, as its verdict reads only the
+    difference and the exact McNemar p (its intervals are coarser, its verdicts identical)
+    """
+    t1_min_cell_n: int = 30
+    """T1's min_cell_n in every reading"""
+    t2_min_cell_n: int = 30
+    """T2's min_cell_n in every reading"""
+
+    def validate(self) -> None:
+        super().validate()
+        where = type(self).__name__
+        for name, allowed in _GRIDS.items():
+            value = as_tuple(getattr(self, name))
+            object.__setattr__(self, name, value)
+            if not value or len(set(value)) != len(value):
+                raise ValueError(f"{where}.{name} must list distinct values, got {value}")
+            bad = [v for v in value if v not in allowed]
+            if bad:
+                raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed)}")
+        for name in ("t2_resamples", "t1_min_cell_n", "t2_min_cell_n"):
+            if not positive_int(getattr(self, name)):
+                raise ValueError(
+                    f"{where}.{name} must be a positive integer, got {getattr(self, name)!r}"
+                )
+        if self.oracle_dataset not in config.ORACLE_DATASETS:
+            raise ValueError(
+                f"{where}.oracle_dataset is {self.oracle_dataset!r}, not one of "
+                f"{config.ORACLE_DATASETS}"
+            )
+        if self.primary_encoder not in self.encoders:
+            raise ValueError(
+                f"{where}.primary_encoder {self.primary_encoder!r} must be one of the encoders "
+                f"{self.encoders}"
+            )
+
+    def experiment_config(self, pool: str) -> ExperimentConfig:
+        """The retrieval config of one pool mode: every item, every knob value as a column."""
+        shared = {f.name: getattr(self, f.name) for f in dataclasses.fields(ExperimentConfig)}
+        return ExperimentConfig(
+            **{**shared, "pool": pool, "tiny_pools": "keep", "knockout_single": "title"}
+        )
+
+
+#: The values each grid of :class:`RobustnessConfig` may list.
+_GRIDS: dict[str, Sequence[str]] = {
+    "pools": config.POOL_MODES,
+    "tiny_pool_rules": config.TINY_POOL_RULES,
+    "predicate_name_rules": tuple(PREDICATE_NAMES),
+    "knockout_single_rules": config.KNOCKOUT_SINGLE_RULES,
+    "margins": MARGINS,
+    "tie_rules": TIE_RULES,
+    "bridge_sources": config.BRIDGE_SOURCES,
+    "selectors": config.SELECTORS,
+    "oracle_datasets": config.ORACLE_DATASETS,
+    "alpha_rules": config.ALPHA_RULES,
+}
+
+
+def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
+    """Our primary reading: each knob's value in ``cfg`` (default: the defaults of the configs,
+    the value every claim page reports)."""
+    cfg = cfg or RobustnessConfig()
+    return {
+        "margin": T1Config.margin,
+        "pool": cfg.pool,
+        "tiny_pools": cfg.tiny_pools,
+        "predicate_names": cfg.predicate_names,
+        "knockout_single": cfg.knockout_single,
+        "encoder": cfg.primary_encoder,
+        "level": LEVEL_POOLED,
+        "tie_rule": RecipeConfig.tie_rule,
+        "bridge_source": RecipeConfig.bridge_source,
+        "selector": RecipeConfig.selector,
+        "oracle_dataset": cfg.oracle_dataset,
+        "alpha_rule": RecipeConfig.alpha_rule,
+    }
+
+
+#: Where each knob is a config field (its meaning is the field's docstring); ``level``, the
+#: multiverse's own dataset level, is none.
+_KNOB_FIELDS: dict[str, type] = {
+    "margin": T1Config,
+    "pool": RunConfig,
+    "tiny_pools": RunConfig,
+    "predicate_names": RegimeRules,
+    "knockout_single": RunConfig,
+    "encoder": RouterConfig,
+    "tie_rule": RecipeConfig,
+    "bridge_source": RecipeConfig,
+    "selector": RecipeConfig,
+    "oracle_dataset": RobustnessConfig,
+    "alpha_rule": RecipeConfig,
+}
+#: Each knob's meaning, as the book's table of knobs shows it.
+KNOB_MEANINGS: dict[str, str] = {
+    knob: "the datasets pooled, or each dataset on its own"
+    if knob == "level"
+    else config.meaning([_KNOB_FIELDS[knob]], knob).text  # type: ignore[union-attr]
+    for knob in primary_reading()
+}
+
+
+# T1 is about AUC, not hit@k: its primary reading keeps tiny pools (T1Config's default).
+PRIMARY_OVERRIDES: dict[str, dict[str, str]] = {"t1_r2": {"tiny_pools": T1Config.tiny_pools}}
+
+
+#: Which routing outcome and comparison each router claim reads (``oracle_gap``: on the
+#: reading's ``oracle_dataset``).
+ROUTER_CLAIMS: dict[str, tuple[str, str]] = {
+    "router_2wiki": (TRAIN_DATASET, "routed_vs_q"),
+    "router_musique": ("musique", "routed_vs_q"),
+    "router_hotpotqa": ("hotpotqa", "routed_vs_q"),
+    "oracle_gap": (TRAIN_DATASET, "oracle_vs_routed"),
+    "router_vs_union_2wiki": (TRAIN_DATASET, "routed_vs_union"),
+    "router_vs_union_musique": ("musique", "routed_vs_union"),
+    "router_vs_union_hotpotqa": ("hotpotqa", "routed_vs_union"),
+}
+#: The claim judged on the rule's routing against the gold ``B_rel``'s, part by dataset.
+NEAR_ORACLE = "selector_near_oracle"
+#: The learned value of the selector knob.
+LEARNED = "learned"
+
+#: The claims the multiverse does not judge again under other readings, and why (the
+#: paper-against-ours page shows the reason). Claims whose rule is ``untestable`` or ``bound`` (a
+#: timing of the machine) are left out by their rule: no reading changes them.
+OUTSIDE_MULTIVERSE: dict[str, str] = {
+    "levels_2wiki": "a level, not a difference: the readings of the router's gain on the same "
+    "questions are those of routed − always-q",
+    "levels_musique": "a level, not a difference: the readings of the router's gain on the same "
+    "questions are those of routed − always-q",
+    "alpha_rule": "itself a sweep, over every α of the grid for each dataset and encoder (the "
+    "ablations)",
+    "pool_invariance": "itself a comparison of the two pool modes (the ablations)",
+    "calibrated_alpha": "itself a comparison of two rules for α on every dataset and encoder; "
+    "the multiverse's alpha_rule knob varies the router's rule for the other claims",
+}
+
+
+def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
+    """The knobs that bear on each claim id and the values each takes."""
+    levels = (LEVEL_POOLED, *cfg.datasets)
+    routing = {
+        "tie_rule": cfg.tie_rules,
+        "pool": cfg.pools,
+        "tiny_pools": cfg.tiny_pool_rules,
+        "bridge_source": cfg.bridge_sources,
+        "alpha_rule": cfg.alpha_rules,
+    }
+    knobs: dict[str, dict[str, tuple[str, ...]]] = {
+        "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pool_rules},
+        "t2_split": {
+            "predicate_names": cfg.predicate_name_rules,
+            "pool": cfg.pools,
+            "tiny_pools": cfg.tiny_pool_rules,
+            "level": levels,
+        },
+        "t3_knockout": {
+            "predicate_names": cfg.predicate_name_rules,
+            "knockout_single": cfg.knockout_single_rules,
+            "pool": cfg.pools,
+            "tiny_pools": cfg.tiny_pool_rules,
+            "encoder": cfg.encoders,
+            "level": levels,
+        },
+    }
+    for claim_id in ROUTER_CLAIMS:
+        knobs[claim_id] = {**routing, "selector": cfg.selectors}
+    knobs["oracle_gap"]["oracle_dataset"] = cfg.oracle_datasets
+    # rule against gold by its definition: every routing knob but the selector
+    knobs[NEAR_ORACLE] = dict(routing)
+    return knobs
+
+
+def readings(knobs: Mapping[str, Sequence[str]]) -> list[dict[str, str]]:
+    """Every combination of the knobs' values, in a stable order (the first knob slowest)."""
+    names = list(knobs)
+    return [dict(zip(names, values, strict=True)) for values in itertools.product(*knobs.values())]

@@ -1,0 +1,157 @@
+"""The routing readings of the multiverse: the router retrained (cross-fitted) and applied
+zero-shot under every reading of the routing knobs."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from regime_core.experiments.common import RunConfig
+from regime_core.experiments.context import Context
+from regime_core.experiments.robustness_grid import LEARNED, RobustnessConfig
+from regime_core.experiments.router_train import (
+    TRAIN_DATASET,
+    TRANSFER_DATASETS,
+    RouterConfig,
+    load_routing_data,
+    recipe_folds,
+    recipe_weights,
+    selector_inputs,
+    train_on_data,
+)
+from regime_core.router.evaluation import Bootstrap, RoutingOutcome, paired_hits
+from regime_core.router.selector_choices import (
+    SelectorData,
+    choose,
+    cross_fitted,
+    reselected,
+)
+from regime_core.router.training import RoutingData, apply_router
+from regime_core.stats import PairedComparison
+
+
+def comparison_values(c: PairedComparison, n: int) -> dict[str, Any]:
+    """A paired comparison as the values a reading is judged on (``n``: its questions)."""
+    return {
+        "estimate": float(c.diff),
+        "ci_lo": float(c.ci_lo),
+        "ci_hi": float(c.ci_hi),
+        "p": float(c.p_value),
+        "n": int(n),
+    }
+
+
+def routing_values(outcome: RoutingOutcome, comparison: str) -> dict[str, Any]:
+    """One comparison of a routing outcome as a reading's values."""
+    return comparison_values(outcome.comparison(comparison), outcome.n)
+
+
+def paired_routing_values(a: RoutingOutcome, b: RoutingOutcome) -> dict[str, Any]:
+    """Routed hit@k under ``a`` against routed hit@k under ``b`` on the same questions (exact
+    McNemar), as a part's values."""
+    c = paired_hits(a.hits["routed"], b.hits["routed"], ("a", "b"), bootstrap=Bootstrap())
+    return comparison_values(c, c.n)
+
+
+RoutingKey = tuple[str, str, str, str, str, str]
+
+
+def cached_selector_inputs(
+    cache: dict[tuple[str, str], SelectorData],
+    data: Mapping[str, RoutingData],
+    source: str,
+    context: Context,
+) -> dict[str, SelectorData]:
+    """Each dataset's selector data, computed once per (dataset, bridge source) for the largest
+    sample asked for and cut to the items of every other reading (the sentences, their features
+    and vectors depend on the question and its bridge only, never on the pool)."""
+    out: dict[str, SelectorData] = {}
+    missing: dict[str, RoutingData] = {}
+    for dataset, d in data.items():
+        cached = cache.get((dataset, source))
+        part = (
+            cached.subset(tuple(d.table["qid"]), tuple(ex.bridge_pid for ex in d.examples))
+            if cached is not None
+            else None
+        )
+        if part is None:
+            missing[dataset] = d
+        else:
+            out[dataset] = part
+    for dataset, inputs in selector_inputs(missing, context).items():
+        cache[(dataset, source)] = inputs
+        out[dataset] = inputs
+    return out
+
+
+def routing_outcomes(
+    cfg: RobustnessConfig, context: Context
+) -> dict[RoutingKey, dict[str, RoutingOutcome] | str]:
+    """``{(tie_rule, pool, tiny_pools, bridge_source, selector, alpha_rule): {dataset:
+    outcome}}``: the router trained (cross-fitted) on 2Wiki with the selector's ``B_rel`` at the
+    α rule's weights (:func:`~regime_core.experiments.router_train.recipe_weights`, computed once
+    per selector's data) and applied zero-shot to the others with it, under each reading; the
+    reason (a string) where the router cannot be trained. The routing data are built once per
+    (pool, tiny pools, bridge source) under the rule; every other selector only swaps ``B_rel``
+    (:func:`~regime_core.router.selector_choices.reselected`), and the learned one is
+    cross-fitted again under each tie rule (its folds are the router's)."""
+    datasets = [d for d in (TRAIN_DATASET, *TRANSFER_DATASETS) if d in cfg.datasets]
+    if TRAIN_DATASET not in datasets:
+        return {}
+    out: dict[RoutingKey, dict[str, RoutingOutcome] | str] = {}
+    cache: dict[tuple[str, str], SelectorData] = {}
+    # "keep" first: its samples hold every item, so the other rule's are cut from its cache
+    tiny_rules = sorted(cfg.tiny_pool_rules, key=lambda rule: rule != "keep")
+    grid = itertools.product(cfg.pools, tiny_rules, cfg.bridge_sources)
+    for pool, tiny, source in grid:
+        reading = dataclasses.replace(cfg, pool=pool, tiny_pools=tiny)
+        data = load_routing_data(reading, datasets, cfg.primary_encoder, source, context)
+        others = [s for s in cfg.selectors if s != "rule"]
+        inputs = cached_selector_inputs(cache, data, source, context) if others else {}
+        rule_choices = {d: x.table["b_rel_index"].to_numpy() for d, x in data.items()}
+        fixed = choose(inputs, rule_choices, train_dataset=TRAIN_DATASET,
+                       variants=(LEARNED,) if LEARNED in others else ())  # fmt: skip
+        # every selector's data that no tie rule changes: all but the learned one on 2Wiki
+        chosen = {
+            s: {d: x if s == "rule" else reselected(x, inputs[d], fixed, s)
+                for d, x in data.items() if not fixed.cross_fitted(d, s)}
+            for s in cfg.selectors
+        }  # fmt: skip
+        weighted: dict[tuple[str, str, str], dict[str, RoutingData]] = {}
+        for tie_rule in cfg.tie_rules:
+            router_cfg = RouterConfig(
+                **{f.name: getattr(reading, f.name) for f in dataclasses.fields(RunConfig)},
+                dataset=TRAIN_DATASET,
+                encoder=cfg.primary_encoder,
+                tie_rule=tie_rule,
+                bridge_source=source,
+            )
+            if LEARNED in others:  # cross-fitted on the router's folds under this tie rule
+                folds = recipe_folds(data[TRAIN_DATASET], inputs[TRAIN_DATASET], router_cfg)
+                choices = cross_fitted(fixed, inputs[TRAIN_DATASET], folds)
+                chosen[LEARNED][TRAIN_DATASET] = reselected(
+                    data[TRAIN_DATASET], inputs[TRAIN_DATASET], choices, LEARNED
+                )
+            for selector, alpha_rule in itertools.product(cfg.selectors, cfg.alpha_rules):
+                key = (tie_rule, pool, tiny, source, selector, alpha_rule)
+                ruled = dataclasses.replace(router_cfg, alpha_rule=alpha_rule)
+                # no tie rule changes a selector's B_rel but the learned one's on 2Wiki
+                cache_key = (selector, alpha_rule, tie_rule if selector == LEARNED else "")
+                if cache_key not in weighted:
+                    weights = recipe_weights(chosen[selector], ruled, train_dataset=TRAIN_DATASET)
+                    weighted[cache_key] = weights.apply(chosen[selector])
+                rows = weighted[cache_key]
+                try:
+                    trained = train_on_data(rows[TRAIN_DATASET], ruled)
+                except ValueError as err:  # too few labels of a class to cross-fit: say so
+                    out[key] = str(err)
+                    continue
+                outcomes = {TRAIN_DATASET: trained.outcome}
+                for dataset in datasets[1:]:
+                    outcomes[dataset] = apply_router(
+                        trained.router, rows[dataset], bootstrap=cfg.bootstrap
+                    )
+                out[key] = outcomes
+    return out
