@@ -353,6 +353,10 @@ from regime_core.book.figures.claims import (  # noqa: E402, F401
     t2_hits,
     t3_drops,
 )
+from regime_core.book.figures.robustness import (  # noqa: E402, F401
+    specification_curve,
+    specification_curves,
+)
 from regime_core.book.figures.router import (  # noqa: E402, F401
     alpha_sweep,
     alpha_transfer,
@@ -361,8 +365,6 @@ from regime_core.book.figures.router import (  # noqa: E402, F401
     router_training,
     routing_latency,
     selector_agreement,
-    specification_curve,
-    specification_curves,
     zero_shot_hits,
 )
 from regime_core.book.figures.teaching import (  # noqa: E402, F401
