@@ -338,7 +338,7 @@ def _wrap(text: str, width: int) -> str:
 
 
 def _hit(k: int) -> str:
-    return names.metric(f"hit@{k}")
+    return names.display("metric", f"hit@{k}")
 
 
 # The plot functions, one module per part of the book, all importable from here.

@@ -127,7 +127,7 @@ def t1_scatter(result: Any, max_columns: int = 2) -> Figure:
         ax.set_ylim(0, 1.02)
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
-    fig.supylabel(f"per-query {names.metric('auc')}", fontsize=11)
+    fig.supylabel(f"per-query {names.display('metric', 'auc')}", fontsize=11)
     margin_name = {"margin": "cosine margin", "std_margin": "standardised cosine margin"}
     fig.supxlabel(margin_name.get(result.config.margin, result.config.margin), fontsize=11)
     return Figure(
@@ -254,8 +254,8 @@ def t2_hits(result: Any, dataset: str = "all") -> Figure:
         ax.set_xticks(
             x,
             [
-                f"{_wrap_words(names.cell(c), 14)}\n({names.regime(part.loc[c, 'regime'])}, "
-                f"n = {part.loc[c, 'n']})"
+                f"{_wrap_words(names.display('cell', c), 14)}\n"
+                f"({names.regime(part.loc[c, 'regime'])}, n = {part.loc[c, 'n']})"
                 for c in present
             ],
         )
@@ -425,7 +425,7 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
     regimes = [r for r in REGIME_COLORS if r in set(cells["regime"])]
     fig = forest(
         cells,
-        labels=[names.cell(c) for c in cells["cell"]],
+        labels=[names.display("cell", c) for c in cells["cell"]],
         diff=f"{comparison}_diff",
         lo=f"{comparison}_ci_lo",
         hi=f"{comparison}_ci_hi",

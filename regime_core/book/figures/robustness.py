@@ -179,7 +179,7 @@ def _knob_value(knob: str, value: str) -> str:
 
 def specification_curves(result: Any) -> list[Figure]:
     """One specification curve per claim of a robustness run, titled with the claim's short
-    name (:func:`regime_core.book.names.claim`), differences in percentage points."""
+    name (:func:`regime_core.book.names.display`), differences in percentage points."""
     curves = []
     for claim_id, knobs in result.knobs.items():
         label, percent = SPEC_ESTIMATES.get(claim_id, _DEFAULT_ESTIMATE)
@@ -187,7 +187,7 @@ def specification_curves(result: Any) -> list[Figure]:
             specification_curve(
                 result.table[result.table["claim"] == claim_id],
                 knobs,
-                title=names.claim(claim_id),
+                title=names.display("claim", claim_id),
                 estimate_label=label,
                 name=f"spec_curve_{claim_id}",
                 percent=percent,

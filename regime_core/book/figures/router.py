@@ -139,7 +139,7 @@ def router_coefficients(result: Any) -> Figure:
     y = np.arange(len(coef))
     colors = [ARM_COLORS["union"] if v > 0 else ARM_COLORS["q"] for v in coef]
     ax.barh(y, coef.to_numpy(), color=colors, height=0.6)
-    ax.set_yticks(y, [names.feature(f) for f in coef.index])
+    ax.set_yticks(y, [names.display("feature", f) for f in coef.index])
     ax.invert_yaxis()
     ax.axvline(0, color="#333333", lw=1.1)
     ax.set_xlabel("standardised coefficient (> 0 favours union)")
@@ -369,7 +369,7 @@ def leave_one_feature_out(table: pd.DataFrame, *, k: int = config.HEADLINE_K) ->
         )
         for i, d in enumerate(datasets)
     ]
-    _bar_rows(ax, y, [names.feature(f) for f in wide.index])
+    _bar_rows(ax, y, [names.display("feature", f) for f in wide.index])
     ax.axvline(0, color="#333333", lw=1.1)
     ax.set_xlabel(f"Δ {_hit(k)}, routed − q (percentage points)")
     ax.set_ylabel("feature left out")
