@@ -7,7 +7,7 @@ its labels from here; the glossary defines the terms.
 
 >>> dataset("2wikimultihopqa"), regime("b_dominant"), encoder("minilm"), arm("q")
 ('2WikiMultiHopQA', 'B-dominant', 'MiniLM-L6', 'question only')
->>> arm("union", short=True), comparison("union_vs_q"), metric("hit@5")
+>>> arm("union", short=True), comparison("union_vs_q"), display("metric", "hit@5")
 ('union', 'union − q', 'hit@5')
 
 An identifier without a display name is returned as it is, so a new dataset or arm still shows
