@@ -14,7 +14,9 @@ import pytest
 
 from regime_core import paths
 from regime_core.book import findings as F
+from regime_core.book.findings import beyond as B
 from regime_core.book.findings import claims as C
+from regime_core.book.findings import landing as L
 from regime_core.book.findings import words as W
 from regime_core.book.sphinx.findings import finding_nodes, finding_text
 
@@ -259,14 +261,14 @@ def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.Monke
         }
 
     four = judged("reproduced", "smaller than reported", "not reproduced", "not reproduced")
-    monkeypatch.setattr(F, "_judged", lambda r: four)
-    assert F._bottom_counts(_records()) == (
+    monkeypatch.setattr(L, "_judged", lambda r: four)
+    assert L._bottom_counts(_records()) == (
         "Of the 4 statements of the abstract we judged, 1 reproduces, 1 comes out smaller than "
         "the paper reports and 2 do not reproduce."
     )
     one = judged("reproduced", ours=("not reproduced",))
-    monkeypatch.setattr(F, "_judged", lambda r: one)
-    assert F._bottom_counts(_records()) == (
+    monkeypatch.setattr(L, "_judged", lambda r: one)
+    assert L._bottom_counts(_records()) == (
         "Of the 1 statement of the abstract we judged, 1 reproduces. By the same rules, of 1 "
         "statement of our own beyond the paper, 1 does not reproduce."
     )
@@ -314,31 +316,31 @@ def test_alpha_findings_follow_the_values() -> None:
         minilm__hotpotqa=_pair(0.89, 0.25, 1.05, loss, tie),
         tfidf__musique=_pair(0.93, 1.95, 1.10, gain, tie),
     )
-    geometry = F._alpha_geometry(r)
+    geometry = B._alpha_geometry(r)
     assert geometry.startswith("The spread ratio R = σ_q/σ_B lies between 0.80 (2WikiMultiHopQA")
     assert "near 1 for both encoders" in geometry
     assert "the calibrated α runs from 1.05 to 1.10" in geometry
     assert "the best grid α runs from 0.25 to 1.95" in geometry
-    text = F._alpha_gain(r)
+    text = B._alpha_gain(r)
     # the fitting pair is left out; two gains and one loss over the three others
     assert "2WikiMultiHopQA" not in text and "over the 3 pairs it was not fitted on" in text
     assert text.endswith("a significant gain on 2 of them and a significant loss on 1.")
     assert "-3.0 pp (95% CI -5.0 to -1.0 pp) on HotpotQA with MiniLM" in text
-    control = F._alpha_control(r)
+    control = B._alpha_control(r)
     assert "fitting pair (α = 0.95)" in control and "no pair tells them apart" in control
-    assert "'" not in control + F._alpha_router(r)  # no apostrophe for smartquotes to curl
-    router = F._alpha_router(r)
+    assert "'" not in control + B._alpha_router(r)  # no apostrophe for smartquotes to curl
+    router = B._alpha_router(r)
     assert router.endswith("a heavier bridge gives the router more to do.")
     # every pair gaining: the wording says so; a ratio far from 1: so does the geometry's
     r = _transfer(
         minilm__musique=_pair(0.5, 0.85, 0.6, gain, gain),
         tfidf__musique=_pair(2.0, 1.9, 2.0, gain, gain),
     )
-    assert F._alpha_gain(r).endswith("it beats the fixed α significantly on every one.")
-    assert "spread their scores differently" in F._alpha_geometry(r)
-    assert "the geometry adds a significant gain on 2 of 2 pairs" in F._alpha_control(r)
+    assert B._alpha_gain(r).endswith("it beats the fixed α significantly on every one.")
+    assert "spread their scores differently" in B._alpha_geometry(r)
+    assert "the geometry adds a significant gain on 2 of 2 pairs" in B._alpha_control(r)
     r = _transfer(minilm__musique=_pair(0.9, 0.85, 1.0, tie, loss))
-    assert F._alpha_gain(r).endswith("no significant difference on any of them.")
-    assert "hurts on 1 of 1 pairs" in F._alpha_control(r)
+    assert B._alpha_gain(r).endswith("no significant difference on any of them.")
+    assert "hurts on 1 of 1 pairs" in B._alpha_control(r)
     with pytest.raises(KeyError, match="alpha_transfer"):
-        F._alpha_gain(_records(ablations={}))
+        B._alpha_gain(_records(ablations={}))

@@ -18,10 +18,7 @@ text, 10.5 pt, 8 px high; nothing may stick out of the figure's width, which wou
 Labels come from :mod:`regime_core.book.names` and are words, not code names or formulas;
 rates are drawn on axes that start at 0, differences in percentage points around a marked zero
 line, an axis frames its data and its threshold, and legends sit outside the data.
-
-:func:`quiet` silences the progress bars and the notebook-widget warning of the libraries a
-package call may load (tqdm, transformers, huggingface_hub), so that executed pages hold results
-only; it leaves every other warning alone.
+:func:`quiet` keeps progress bars off the executed pages.
 """
 
 from __future__ import annotations

@@ -162,9 +162,8 @@ def _alpha_router(r: Records) -> str:
 
 
 FINDINGS: tuple[Finding, ...] = (
-    Finding("alpha_geometry", "book/claims/alpha_transfer", ("alpha_transfer",),
-            _alpha_geometry),
+    Finding("alpha_geometry", "book/claims/alpha_transfer", ("alpha_transfer",), _alpha_geometry),
     Finding("alpha_gain", "book/claims/alpha_transfer", ("alpha_transfer",), _alpha_gain),
     Finding("alpha_control", "book/claims/alpha_transfer", ("alpha_transfer",), _alpha_control),
     Finding("alpha_router", "book/claims/alpha_transfer", ("alpha_transfer",), _alpha_router),
-)  # fmt: skip
+)

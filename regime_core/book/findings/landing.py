@@ -114,4 +114,4 @@ FINDINGS: tuple[Finding, ...] = (
     Finding("bottom_counts", "book/intro", _claim_runs(), _bottom_counts),
     Finding("bottom_regimes", "book/intro", _claim_runs(), _bottom_regimes),
     Finding("bottom_router", "book/intro", _claim_runs(), _bottom_router),
-)  # fmt: skip
+)

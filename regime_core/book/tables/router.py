@@ -311,24 +311,20 @@ def _flat_interval(row: Mapping[str, Any], stem: str) -> str:
 def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
     """Soft routing (``AblationResult.soft``): hit@k of q, the hard router and soft routing, and
     soft − q, soft − routed with CIs and p."""
-    rows = []
-    for row in soft.to_dict("records"):
-        rows.append(
-            {
-                "dataset": names.dataset(row["dataset"]),
-                "q": pct(row["hit_q"]),
-                "routed": pct(row["hit_routed"]),
-                "soft": pct(row["hit_soft"]),
-                "soft − q [95% CI]": _flat_interval(row, "soft_vs_q"),
-                "p (vs q)": p_value(row["soft_vs_q_p_value"]),
-                "soft − routed [95% CI]": _flat_interval(row, "soft_vs_routed"),
-                "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
-            }
-        )
-    return Table(
-        pd.DataFrame(rows),
-        note=f"hit@{k}. {EXACT_NOTE}",
-    )
+    rows = [
+        {
+            "dataset": names.dataset(row["dataset"]),
+            "q": pct(row["hit_q"]),
+            "routed": pct(row["hit_routed"]),
+            "soft": pct(row["hit_soft"]),
+            "soft − q [95% CI]": _flat_interval(row, "soft_vs_q"),
+            "p (vs q)": p_value(row["soft_vs_q_p_value"]),
+            "soft − routed [95% CI]": _flat_interval(row, "soft_vs_routed"),
+            "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
+        }
+        for row in soft.to_dict("records")
+    ]
+    return Table(pd.DataFrame(rows), note=f"hit@{k}. {EXACT_NOTE}")
 
 
 def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
