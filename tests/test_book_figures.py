@@ -394,11 +394,11 @@ def _every_figure(t2: tuple[Any, pd.DataFrame, Any]) -> list[figures.Figure]:
 def _figure_functions() -> set[str]:
     import inspect
 
-    from regime_core.book.figures import claims, router, teaching
+    from regime_core.book.figures import claims, robustness, router, teaching
 
     return {
         name
-        for module in (claims, router, teaching)
+        for module in (claims, robustness, router, teaching)
         for name, obj in vars(module).items()
         if inspect.isfunction(obj)
         and obj.__module__ == module.__name__

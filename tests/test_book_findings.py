@@ -14,11 +14,15 @@ import pytest
 
 from regime_core import paths
 from regime_core.book import findings as F
+from regime_core.book.findings import beyond as B
+from regime_core.book.findings import claims as C
+from regime_core.book.findings import landing as L
+from regime_core.book.findings import words as W
 from regime_core.book.sphinx.findings import finding_nodes, finding_text
 
 
-def _records(**runs: dict[str, Any]) -> F.Records:
-    return F.Records({run: {"numbers": numbers} for run, numbers in runs.items()})
+def _records(**runs: dict[str, Any]) -> W.Records:
+    return W.Records({run: {"numbers": numbers} for run, numbers in runs.items()})
 
 
 def _cmp(diff: float, lo: float, hi: float, **more: Any) -> dict[str, Any]:
@@ -29,26 +33,26 @@ def _cmp(diff: float, lo: float, hi: float, **more: Any) -> dict[str, Any]:
 
 
 def test_an_interval_names_its_kind_and_carries_the_unit_once() -> None:
-    assert F.interval(_cmp(0.066, 0.045, 0.091)) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
-    adjusted = F.interval(_cmp(-0.02, -0.055, 0.0), what=F.HOLM)
+    assert W.interval(_cmp(0.066, 0.045, 0.091)) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
+    adjusted = W.interval(_cmp(-0.02, -0.055, 0.0), what=W.HOLM)
     assert adjusted == "-2.0 pp (Holm-adjusted CI -5.5 to 0.0 pp)"
 
 
 def test_direction_follows_the_interval_not_the_estimate() -> None:
-    assert F.direction(_cmp(0.03, 0.01, 0.05)) == "a significant gain"
-    assert F.direction(_cmp(-0.03, -0.05, -0.01)) == "a significant loss"
-    assert F.direction(_cmp(0.03, -0.01, 0.05)) == "no significant change"
+    assert W.direction(_cmp(0.03, 0.01, 0.05)) == "a significant gain"
+    assert W.direction(_cmp(-0.03, -0.05, -0.01)) == "a significant loss"
+    assert W.direction(_cmp(0.03, -0.01, 0.05)) == "no significant change"
     # an interval touching zero does not exclude it
-    assert F.direction(_cmp(0.03, 0.0, 0.05)) == "no significant change"
-    assert not F.significant(_cmp(0.0, 0.0, 0.0))
+    assert W.direction(_cmp(0.03, 0.0, 0.05)) == "no significant change"
+    assert not W.significant(_cmp(0.0, 0.0, 0.0))
 
 
 def test_row_comparison_reads_the_comparisons_node() -> None:
     node = _cmp(0.01, -0.01, 0.03)
-    assert F.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_union") is node
-    assert F.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_q") is None
-    assert F.row_comparison({"degenerate": True}, "routed_vs_q") is None
-    assert F.alpha_label("0p25") == "0.25" and F.alpha_label("m0p50") == "-0.50"
+    assert W.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_union") is node
+    assert W.row_comparison({"comparisons": {"routed_vs_union": node}}, "routed_vs_q") is None
+    assert W.row_comparison({"degenerate": True}, "routed_vs_q") is None
+    assert W.alpha_label("0p25") == "0.25" and W.alpha_label("m0p50") == "-0.50"
 
 
 def test_backticks_become_code_and_the_reader_sees_them_dropped() -> None:
@@ -77,12 +81,12 @@ def _t3(drop_minilm: tuple[float, float, float], drop_tfidf: tuple[float, float,
 
 
 def test_the_knockout_finding_places_each_drop_against_the_papers_range() -> None:
-    text = F._t3_drop(_t3((0.10, 0.07, 0.13), (0.30, 0.25, 0.35)))
+    text = C._t3_drop(_t3((0.10, 0.07, 0.13), (0.30, 0.25, 0.35)))
     assert text.startswith("On 120 B-dominant questions, knocking B_rel out")
     assert "with MiniLM, inside the paper's range" in text
     assert "with TF-IDF, above the paper's range" in text
     assert "though" not in text
-    text = F._t3_drop(_t3((0.05, 0.02, 0.09), (0.17, 0.13, 0.20)))
+    text = C._t3_drop(_t3((0.05, 0.02, 0.09), (0.17, 0.13, 0.20)))
     assert "with MiniLM, below the paper's range though its interval reaches into it" in text
     assert "with TF-IDF, above the paper's range though its interval reaches into it" in text
     assert "(the paper: +8.6 pp to +14.1 pp)" in text
@@ -92,12 +96,12 @@ def test_the_constant_feature_finding_counts_what_the_router_routes_on() -> None
     def router(**coefficients: float) -> Any:
         return _records(router_train={"train": {"coefficients": coefficients}})
 
-    one = F._router_constant(router(a=0.4, b=0.0, c=-1.2))
+    one = C._router_constant(router(a=0.4, b=0.0, c=-1.2))
     assert one.startswith("`b` is constant") and "its coefficient is 0" in one
     assert "routes on 2 of its 3 features" in one
-    two = F._router_constant(router(a=0.4, b=0.0, c=0.0))
+    two = C._router_constant(router(a=0.4, b=0.0, c=0.0))
     assert two.startswith("`b`, `c` are constant") and "their coefficient" in two
-    assert F._router_constant(router(a=0.4, b=-0.1)) == (
+    assert C._router_constant(router(a=0.4, b=-0.1)) == (
         "Each of its 2 features has a non-zero coefficient."
     )
 
@@ -111,9 +115,9 @@ def test_the_musique_finding_says_tie_only_when_the_three_policies_tie() -> None
         }  # fmt: skip
         return _records(zero_shot_transfer={"transfer": {"musique": node}})
 
-    tie = F._musique_tie(transfer(0.6, 0.6, 0.6))
+    tie = C._musique_tie(transfer(0.6, 0.6, 0.6))
     assert "all reach 60.0%" in tie and "wins 11 questions and loses 11, which cancel" in tie
-    apart = F._musique_tie(transfer(0.6, 0.62, 0.61))
+    apart = C._musique_tie(transfer(0.6, 0.62, 0.61))
     assert "cancel" not in apart and "union against q wins 11 questions" in apart
     assert "an oracle choosing per question would add +8.0 pp" in apart
 
@@ -125,16 +129,16 @@ def test_the_t1_finding_counts_the_questions_left_out() -> None:
         )
 
     assert (
-        F._t1_dropped(t1(0))
+        C._t1_dropped(t1(0))
         == "Every one of the 300 questions has at least one negative candidate."
     )
-    assert F._t1_dropped(t1(7)).startswith("7 of the 300 questions have no negative candidate")
+    assert C._t1_dropped(t1(7)).startswith("7 of the 300 questions have no negative candidate")
 
 
-def _sweep_records(sweep: dict[str, Any], encoder: str = "minilm") -> F.Records:
+def _sweep_records(sweep: dict[str, Any], encoder: str = "minilm") -> W.Records:
     """An ablations record whose main encoder's α sweep of MuSiQue is ``sweep``."""
     numbers = {"alpha_sweep": {encoder: {"musique": sweep}, "tfidf": {"musique": {}}}}
-    return F.Records(
+    return W.Records(
         {"ablations": {"config": {"encoders": [encoder, "tfidf"]}, "numbers": numbers}}
     )
 
@@ -149,15 +153,15 @@ def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> No
         "0p50": row(0.05, 0.02, 0.08),
         "1p00": {"degenerate": True},
     }
-    text = F._musique_alpha(_sweep_records(sweep))
+    text = C._musique_alpha(_sweep_records(sweep))
     assert "from α = 0.50 on, the bridge weighs enough for the router to gain" in text
     assert "α = 1.00" not in text  # a degenerate row is not a reading
-    text = F._musique_alpha(_sweep_records({"0p25": row(0.01, -0.01, 0.03)}))
+    text = C._musique_alpha(_sweep_records({"0p25": row(0.01, -0.01, 0.03)}))
     assert text.endswith("at no α of the grid does the router gain significantly.")
     # the main encoder's sweep (the first of the run's encoders), not another's
     with pytest.raises(KeyError, match=r"alpha_sweep\.bm25\.musique"):
-        F._musique_alpha(
-            F.Records(
+        C._musique_alpha(
+            W.Records(
                 {"ablations": {"config": {"encoders": ["bm25"]}, "numbers": {"alpha_sweep": {}}}}
             )
         )
@@ -168,9 +172,9 @@ def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> No
 
 def test_a_missing_record_or_key_names_it() -> None:
     with pytest.raises(KeyError, match="no record for run 't1_auc_margin'"):
-        F._t1_dropped(_records())
+        C._t1_dropped(_records())
     with pytest.raises(KeyError, match=r"'regimes\.hotpotqa\.all'.*'regimes'"):
-        F._regime_shares(_records(data_regimes={}))
+        C._regime_shares(_records(data_regimes={}))
     with pytest.raises(KeyError, match="no findings for chapter 'book/nowhere'"):
         F.chapter_findings("book/nowhere")
 
@@ -237,7 +241,7 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
         wanted = {f.id for f in F.chapter_findings(chapter)}
         computed = {}
         for finding in F.chapter_findings(chapter):  # from the runs it declares, and no others
-            own = F.Records({run: quick_run.record(run) for run in finding.runs})
+            own = W.Records({run: quick_run.record(run) for run in finding.runs})
             computed[finding.id] = " ".join(finding_text(finding.write(own)).split())
         rendered = _rendered_findings(html, chapter)
         assert set(rendered) == wanted, chapter
@@ -257,14 +261,14 @@ def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.Monke
         }
 
     four = judged("reproduced", "smaller than reported", "not reproduced", "not reproduced")
-    monkeypatch.setattr(F, "_judged", lambda r: four)
-    assert F._bottom_counts(_records()) == (
+    monkeypatch.setattr(L, "_judged", lambda r: four)
+    assert L._bottom_counts(_records()) == (
         "Of the 4 statements of the abstract we judged, 1 reproduces, 1 comes out smaller than "
         "the paper reports and 2 do not reproduce."
     )
     one = judged("reproduced", ours=("not reproduced",))
-    monkeypatch.setattr(F, "_judged", lambda r: one)
-    assert F._bottom_counts(_records()) == (
+    monkeypatch.setattr(L, "_judged", lambda r: one)
+    assert L._bottom_counts(_records()) == (
         "Of the 1 statement of the abstract we judged, 1 reproduces. By the same rules, of 1 "
         "statement of our own beyond the paper, 1 does not reproduce."
     )
@@ -290,7 +294,7 @@ def _pair(ratio: float, best: float, cal: float, vs_fixed: Any, vs_tuned: Any,
     }
 
 
-def _transfer(**pairs: Any) -> F.Records:
+def _transfer(**pairs: Any) -> W.Records:
     by: dict[str, dict[str, Any]] = {}
     for key, pair in pairs.items():
         encoder, dataset = key.split("__")
@@ -312,31 +316,31 @@ def test_alpha_findings_follow_the_values() -> None:
         minilm__hotpotqa=_pair(0.89, 0.25, 1.05, loss, tie),
         tfidf__musique=_pair(0.93, 1.95, 1.10, gain, tie),
     )
-    geometry = F._alpha_geometry(r)
+    geometry = B._alpha_geometry(r)
     assert geometry.startswith("The spread ratio R = σ_q/σ_B lies between 0.80 (2WikiMultiHopQA")
     assert "near 1 for both encoders" in geometry
     assert "the calibrated α runs from 1.05 to 1.10" in geometry
     assert "the best grid α runs from 0.25 to 1.95" in geometry
-    text = F._alpha_gain(r)
+    text = B._alpha_gain(r)
     # the fitting pair is left out; two gains and one loss over the three others
     assert "2WikiMultiHopQA" not in text and "over the 3 pairs it was not fitted on" in text
     assert text.endswith("a significant gain on 2 of them and a significant loss on 1.")
     assert "-3.0 pp (95% CI -5.0 to -1.0 pp) on HotpotQA with MiniLM" in text
-    control = F._alpha_control(r)
+    control = B._alpha_control(r)
     assert "fitting pair (α = 0.95)" in control and "no pair tells them apart" in control
-    assert "'" not in control + F._alpha_router(r)  # no apostrophe for smartquotes to curl
-    router = F._alpha_router(r)
+    assert "'" not in control + B._alpha_router(r)  # no apostrophe for smartquotes to curl
+    router = B._alpha_router(r)
     assert router.endswith("a heavier bridge gives the router more to do.")
     # every pair gaining: the wording says so; a ratio far from 1: so does the geometry's
     r = _transfer(
         minilm__musique=_pair(0.5, 0.85, 0.6, gain, gain),
         tfidf__musique=_pair(2.0, 1.9, 2.0, gain, gain),
     )
-    assert F._alpha_gain(r).endswith("it beats the fixed α significantly on every one.")
-    assert "spread their scores differently" in F._alpha_geometry(r)
-    assert "the geometry adds a significant gain on 2 of 2 pairs" in F._alpha_control(r)
+    assert B._alpha_gain(r).endswith("it beats the fixed α significantly on every one.")
+    assert "spread their scores differently" in B._alpha_geometry(r)
+    assert "the geometry adds a significant gain on 2 of 2 pairs" in B._alpha_control(r)
     r = _transfer(minilm__musique=_pair(0.9, 0.85, 1.0, tie, loss))
-    assert F._alpha_gain(r).endswith("no significant difference on any of them.")
-    assert "hurts on 1 of 1 pairs" in F._alpha_control(r)
+    assert B._alpha_gain(r).endswith("no significant difference on any of them.")
+    assert "hurts on 1 of 1 pairs" in B._alpha_control(r)
     with pytest.raises(KeyError, match="alpha_transfer"):
-        F._alpha_gain(_records(ablations={}))
+        B._alpha_gain(_records(ablations={}))

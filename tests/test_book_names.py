@@ -39,10 +39,10 @@ def test_the_spellings_the_book_uses() -> None:
     assert names.arm("union").startswith("union (q + α·B_rel")
     assert names.encoder("minilm") == "MiniLM-L6"
     assert names.encoder("tfidf") == "TF-IDF"
-    assert names.metric("hit@5") == "hit@5"
+    assert names.display("metric", "hit@5") == "hit@5"
     assert names.comparison("union_vs_q") == "union − q"
     assert names.comparison("routed_vs_union") == "routed − union"
-    assert names.cell("P1-P2+") == "only the bridge names it"
+    assert names.display("cell", "P1-P2+") == "only the bridge names it"
 
 
 def test_unknown_names_pass_through_and_unknown_kinds_fail() -> None:

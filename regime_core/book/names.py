@@ -7,7 +7,7 @@ its labels from here; the glossary defines the terms.
 
 >>> dataset("2wikimultihopqa"), regime("b_dominant"), encoder("minilm"), arm("q")
 ('2WikiMultiHopQA', 'B-dominant', 'MiniLM-L6', 'question only')
->>> arm("union", short=True), comparison("union_vs_q"), metric("hit@5")
+>>> arm("union", short=True), comparison("union_vs_q"), display("metric", "hit@5")
 ('union', 'union − q', 'hit@5')
 
 An identifier without a display name is returned as it is, so a new dataset or arm still shows
@@ -152,13 +152,6 @@ LANGUAGES: dict[str, str] = {
     "javascript": "JavaScript",
 }
 
-#: The routing-latency run's two measurements (warm: a process that has routed others; cold:
-#: the first call of a fresh process).
-TIMING_MODES: dict[str, str] = {
-    "warm": "warm",
-    "cold": "cold",
-}
-
 _KINDS: dict[str, Mapping[str, str]] = {
     "dataset": DATASETS,
     "regime": REGIMES,
@@ -172,7 +165,6 @@ _KINDS: dict[str, Mapping[str, str]] = {
     "claim": CLAIMS,
     "selector": SELECTORS,
     "language": LANGUAGES,
-    "timing_mode": TIMING_MODES,
 }
 
 
@@ -196,51 +188,14 @@ def arm(name: object, *, short: bool = False) -> str:
     return _lookup(ARMS_SHORT if short else ARMS, name)
 
 
-def metric(name: object) -> str:
-    """``"hit@5"`` → ``"hit@5"``, ``"auc"`` → ``"AUC"``."""
-    return _lookup(METRICS, name)
-
-
 def encoder(name: object) -> str:
     """``"minilm"`` → ``"MiniLM-L6"``, ``"tfidf"`` → ``"TF-IDF"``."""
     return _lookup(ENCODERS, name)
 
 
-def pool(name: object) -> str:
-    return _lookup(POOLS, name)
-
-
-def feature(name: object) -> str:
-    return _lookup(FEATURES, name)
-
-
-def cell(name: object) -> str:
-    """``"P1-P2+"`` → ``"only the bridge names it"`` (the hop-2 entity)."""
-    return _lookup(CELLS, name)
-
-
-def label_rule(name: object) -> str:
-    return _lookup(LABEL_RULES, name)
-
-
-def selector(name: object) -> str:
-    """``"gold"`` → ``"gold B_rel (oracle)"``."""
-    return _lookup(SELECTORS, name)
-
-
-def claim(name: object) -> str:
-    """``"t2_split"`` → ``"T2: the bridge helps B-dominant questions, not Q-dominant ones"``."""
-    return _lookup(CLAIMS, name)
-
-
 def language(name: object) -> str:
     """``"javascript"`` → ``"JavaScript"``."""
     return _lookup(LANGUAGES, name)
-
-
-def timing_mode(name: object) -> str:
-    """``"warm"`` → ``"warm"``."""
-    return _lookup(TIMING_MODES, name)
 
 
 def comparison(name: object) -> str:
@@ -255,7 +210,8 @@ def comparison(name: object) -> str:
 def display(kind: str, name: object) -> str:
     """The display name of ``name`` as a ``kind`` (``dataset``, ``regime``, ``arm``,
     ``metric``, ``encoder``, ``pool``, ``feature``, ``cell``, ``label_rule``, ``selector``,
-    ``claim``, ``language``, ``timing_mode``, ``comparison``)."""
+    ``claim``, ``language``, ``comparison``); the kinds most used have their own function
+    (:func:`dataset`, :func:`regime`, :func:`arm`, :func:`encoder`, :func:`language`)."""
     if kind == "comparison":
         return comparison(name)
     if kind not in _KINDS:

@@ -18,10 +18,7 @@ text, 10.5 pt, 8 px high; nothing may stick out of the figure's width, which wou
 Labels come from :mod:`regime_core.book.names` and are words, not code names or formulas;
 rates are drawn on axes that start at 0, differences in percentage points around a marked zero
 line, an axis frames its data and its threshold, and legends sit outside the data.
-
-:func:`quiet` silences the progress bars and the notebook-widget warning of the libraries a
-package call may load (tqdm, transformers, huggingface_hub), so that executed pages hold results
-only; it leaves every other warning alone.
+:func:`quiet` keeps progress bars off the executed pages.
 """
 
 from __future__ import annotations
@@ -338,7 +335,7 @@ def _wrap(text: str, width: int) -> str:
 
 
 def _hit(k: int) -> str:
-    return names.metric(f"hit@{k}")
+    return names.display("metric", f"hit@{k}")
 
 
 # The plot functions, one module per part of the book, all importable from here.
@@ -353,6 +350,10 @@ from regime_core.book.figures.claims import (  # noqa: E402, F401
     t2_hits,
     t3_drops,
 )
+from regime_core.book.figures.robustness import (  # noqa: E402, F401
+    specification_curve,
+    specification_curves,
+)
 from regime_core.book.figures.router import (  # noqa: E402, F401
     alpha_sweep,
     alpha_transfer,
@@ -361,8 +362,6 @@ from regime_core.book.figures.router import (  # noqa: E402, F401
     router_training,
     routing_latency,
     selector_agreement,
-    specification_curve,
-    specification_curves,
     zero_shot_hits,
 )
 from regime_core.book.figures.teaching import (  # noqa: E402, F401

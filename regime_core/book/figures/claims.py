@@ -23,8 +23,10 @@ from regime_core.book.figures import (
     _legend_above,
     _percent_axis,
     _pyplot,
+    _wrap,
     colour_word,
 )
+from regime_core.book.tables.claims import T2_CELL_ORDER
 
 _COLOUR = {regime: colour_word(colour) for regime, colour in REGIME_COLORS.items()}
 
@@ -127,7 +129,7 @@ def t1_scatter(result: Any, max_columns: int = 2) -> Figure:
         ax.set_ylim(0, 1.02)
     for ax in axes.ravel()[n:]:
         ax.set_visible(False)
-    fig.supylabel(f"per-query {names.metric('auc')}", fontsize=11)
+    fig.supylabel(f"per-query {names.display('metric', 'auc')}", fontsize=11)
     margin_name = {"margin": "cosine margin", "std_margin": "standardised cosine margin"}
     fig.supxlabel(margin_name.get(result.config.margin, result.config.margin), fontsize=11)
     return Figure(
@@ -220,8 +222,6 @@ def t1_r2(result: Any) -> Figure:
 # T2
 # --------------------------------------------------------------------------------------------
 
-_CELL_ORDER: tuple[str, ...] = ("P1-P2+", "P1+P2+", "P1+P2-", "P1-P2-")
-
 
 def t2_hits(result: Any, dataset: str = "all") -> Figure:
     """hit@k of q, bridge and union per (P1, P2) cell, one panel per encoder."""
@@ -240,7 +240,7 @@ def t2_hits(result: Any, dataset: str = "all") -> Figure:
     handles: list[Any] = []
     for ax, encoder in zip(axes[:, 0], encoders, strict=True):
         part = cells[cells["encoder"] == encoder].set_index("cell")
-        present = [c for c in _CELL_ORDER if c in part.index]
+        present = [c for c in T2_CELL_ORDER if c in part.index]
         x = np.arange(len(present))
         handles = [
             ax.bar(
@@ -254,8 +254,8 @@ def t2_hits(result: Any, dataset: str = "all") -> Figure:
         ax.set_xticks(
             x,
             [
-                f"{_wrap_words(names.cell(c), 14)}\n({names.regime(part.loc[c, 'regime'])}, "
-                f"n = {part.loc[c, 'n']})"
+                f"{_wrap(names.display('cell', c), 14)}\n"
+                f"({names.regime(part.loc[c, 'regime'])}, n = {part.loc[c, 'n']})"
                 for c in present
             ],
         )
@@ -275,12 +275,6 @@ def t2_hits(result: Any, dataset: str = "all") -> Figure:
         alt=f"Bar charts, one per encoder: {_hit(result.config.k)} of q, bridge and union for "
         "each combination of the question and the bridge naming the hop-2 entity.",
     )
-
-
-def _wrap_words(text: str, width: int) -> str:
-    import textwrap
-
-    return "\n".join(textwrap.wrap(text, width)) or text
 
 
 #: Marker of each series of a forest plot (an encoder), in order.
@@ -418,14 +412,14 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
     significance level (either direction)."""
     cfg = result.config
     cells = result.cells.copy()
-    cells["_cell_order"] = cells["cell"].map({c: i for i, c in enumerate(_CELL_ORDER)})
+    cells["_cell_order"] = cells["cell"].map({c: i for i, c in enumerate(T2_CELL_ORDER)})
     datasets = [d for d in dict.fromkeys(cells["dataset"]) if d != "all"] + ["all"]
     cells["_ds_order"] = cells["dataset"].map({d: i for i, d in enumerate(datasets)})
     cells = cells.sort_values(["_ds_order", "_cell_order"], kind="stable")
     regimes = [r for r in REGIME_COLORS if r in set(cells["regime"])]
     fig = forest(
         cells,
-        labels=[names.cell(c) for c in cells["cell"]],
+        labels=[names.display("cell", c) for c in cells["cell"]],
         diff=f"{comparison}_diff",
         lo=f"{comparison}_ci_lo",
         hi=f"{comparison}_ci_hi",
@@ -504,7 +498,9 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
     from matplotlib.lines import Line2D
 
     encoders = list(dict.fromkeys(deltas["encoder"]))
-    datasets = [d for d in config_datasets() if d in set(deltas["dataset"])]
+    from regime_core.data.store import PREPARED_DATASETS
+
+    datasets = [d for d in PREPARED_DATASETS if d in set(deltas["dataset"])]
     datasets += [d for d in dict.fromkeys(deltas["dataset"]) if d not in datasets]
     regimes = [r for r in REGIME_COLORS if r in set(deltas["regime"])]
     fig, axes = plt.subplots(
@@ -554,13 +550,6 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
         alt=f"Dot plot: union minus q in {_hit(k)} per dataset and regime, one panel per "
         "encoder, with intervals around a zero line.",
     )
-
-
-def config_datasets() -> tuple[str, ...]:
-    """The prepared datasets in the book's order."""
-    from regime_core.data.store import PREPARED_DATASETS
-
-    return PREPARED_DATASETS
 
 
 # --------------------------------------------------------------------------------------------

@@ -325,7 +325,6 @@ def label(text: str) -> str:
 
 # The ready-made tables, one module per part of the book, all importable from here.
 from regime_core.book.tables.claims import (  # noqa: E402, F401
-    T2_CELL_ORDER,
     exclusions_table,
     labels_table,
     predicates_table,
@@ -341,8 +340,6 @@ from regime_core.book.tables.claims import (  # noqa: E402, F401
     worked_example_markdown,
 )
 from regime_core.book.tables.router import (  # noqa: E402, F401
-    POLICY_COLUMNS,
-    ROUTING_COMPARISONS,
     ablation_summary,
     alpha_rule_table,
     breakdown_table,

@@ -96,7 +96,7 @@ def t2_table(
                 row.update(
                     {
                         "cell (regime)": (
-                            f"{names.cell(cell_name)} ({names.regime(entry['regime'])})"
+                            f"{names.display('cell', cell_name)} ({names.regime(entry['regime'])})"
                         ),
                         "n": count(entry["n"]),
                         **{arm: pct(entry[f"hit_{arm}"]) for arm in arms},

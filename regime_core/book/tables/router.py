@@ -159,8 +159,13 @@ def selector_cost_table(quality: Any, *, k: int) -> Table:
     )
 
 
-def _comparison_row(entry: Mapping[str, Any]) -> tuple[str, str]:
-    return interval(entry["diff"], entry["ci_lo"], entry["ci_hi"]), p_value(entry["p_value"])
+def _ci(entry: Mapping[str, Any] | None) -> str:
+    """A record's comparison node as its difference and interval; blank when there is none."""
+    return interval(entry["diff"], entry["ci_lo"], entry["ci_hi"]) if entry else ""
+
+
+def _p(entry: Mapping[str, Any] | None) -> str:
+    return p_value(entry["p_value"]) if entry else ""
 
 
 def router_summary(record: Mapping[str, Any]) -> Table:
@@ -178,8 +183,7 @@ def router_summary(record: Mapping[str, Any]) -> Table:
         ("routed_vs_q", "routed − always q [95% CI]"),
         ("routed_vs_union", "routed − always union [95% CI]"),
     ):
-        shown, p = _comparison_row(outcome[name])
-        rows.append({"": text, "value": shown, "p": p})
+        rows.append({"": text, "value": _ci(outcome[name]), "p": _p(outcome[name])})
     rows.append({"": "oracle − routed", "value": pp(outcome["oracle_vs_routed"]["diff"]), "p": ""})
     rows.append({"": "questions sent to union", "value": pct(outcome["share_union"]), "p": ""})
     return Table(
@@ -275,16 +279,12 @@ def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
                 "dataset": names.dataset(name),
                 "setting": setting,
                 "n": count(n),
-                "routed − q [95% CI]": interval(
-                    versus_q["diff"], versus_q["ci_lo"], versus_q["ci_hi"]
-                ),
-                "p": p_value(versus_q["p_value"]),
+                "routed − q [95% CI]": _ci(versus_q),
+                "p": _p(versus_q),
                 "paper": f"{pp(paper[name]['delta'])} ({paper[name]['p']})"
                 if name in paper
                 else MISSING,
-                "routed − always union [95% CI]": interval(
-                    versus_union["diff"], versus_union["ci_lo"], versus_union["ci_hi"]
-                ),
+                "routed − always union [95% CI]": _ci(versus_union),
                 "oracle − routed": pp(gap),
             }
         )
@@ -311,24 +311,20 @@ def _flat_interval(row: Mapping[str, Any], stem: str) -> str:
 def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
     """Soft routing (``AblationResult.soft``): hit@k of q, the hard router and soft routing, and
     soft − q, soft − routed with CIs and p."""
-    rows = []
-    for row in soft.to_dict("records"):
-        rows.append(
-            {
-                "dataset": names.dataset(row["dataset"]),
-                "q": pct(row["hit_q"]),
-                "routed": pct(row["hit_routed"]),
-                "soft": pct(row["hit_soft"]),
-                "soft − q [95% CI]": _flat_interval(row, "soft_vs_q"),
-                "p (vs q)": p_value(row["soft_vs_q_p_value"]),
-                "soft − routed [95% CI]": _flat_interval(row, "soft_vs_routed"),
-                "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
-            }
-        )
-    return Table(
-        pd.DataFrame(rows),
-        note=f"hit@{k}. {EXACT_NOTE}",
-    )
+    rows = [
+        {
+            "dataset": names.dataset(row["dataset"]),
+            "q": pct(row["hit_q"]),
+            "routed": pct(row["hit_routed"]),
+            "soft": pct(row["hit_soft"]),
+            "soft − q [95% CI]": _flat_interval(row, "soft_vs_q"),
+            "p (vs q)": p_value(row["soft_vs_q_p_value"]),
+            "soft − routed [95% CI]": _flat_interval(row, "soft_vs_routed"),
+            "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
+        }
+        for row in soft.to_dict("records")
+    ]
+    return Table(pd.DataFrame(rows), note=f"hit@{k}. {EXACT_NOTE}")
 
 
 def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
@@ -418,7 +414,7 @@ def ablation_summary(record: Mapping[str, Any]) -> Table:
         }
         for pool_name, by_ds in numbers["pools"].items():
             if name in by_ds:
-                row[f"routed − q, {names.pool(pool_name)}"] = versus_q(by_ds[name])
+                row[f"routed − q, {names.display('pool', pool_name)}"] = versus_q(by_ds[name])
         for enc, by_ds in numbers["encoders"].items():
             if name in by_ds:
                 row[f"routed − q, {names.encoder(enc)}"] = versus_q(by_ds[name])
@@ -453,12 +449,12 @@ def selection_table(selection: Mapping[str, Any], datasets: Sequence[str]) -> Ta
             rows.append(
                 {
                     "dataset": f"{names.dataset(dataset)} ({_setting(entry)})",
-                    "selector": names.selector(name),
+                    "selector": names.display("selector", name),
                     "agrees with gold": pct(agreement.get(name)),
                     "chance": pct(agreement.get("chance")),
                     "union hit": pct(c["hit"] if c else gold_hit if name == "gold" else None),
-                    "− gold [95% CI]": interval(c["diff"], c["ci_lo"], c["ci_hi"]) if c else "",
-                    "p": p_value(c["p_value"]) if c else "",
+                    "− gold [95% CI]": _ci(c),
+                    "p": _p(c),
                 }
             )
     k = selection["k"]
@@ -487,16 +483,12 @@ def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]
             rows.append(
                 {
                     "dataset": f"{names.dataset(dataset)} ({_setting(entry)})",
-                    "selector": names.selector(name),
+                    "selector": names.display("selector", name),
                     "routed − q": pp(routed["routed_vs_q"]["diff"]),
                     "routed − union": pp(routed["routed_vs_union"]["diff"]),
                     "oracle − routed": pp(routed["oracle_vs_routed"]["diff"]),
-                    "routed − routed with gold [95% CI]": (
-                        interval(vs_gold["diff"], vs_gold["ci_lo"], vs_gold["ci_hi"])
-                        if vs_gold
-                        else ""
-                    ),
-                    "p": p_value(vs_gold["p_value"]) if vs_gold else "",
+                    "routed − routed with gold [95% CI]": _ci(vs_gold),
+                    "p": _p(vs_gold),
                 }
             )
     k = selection["k"]
@@ -521,7 +513,7 @@ def latency_table(record: Mapping[str, Any]) -> Table:
     numbers = record["numbers"]
     rows = [
         {
-            "timed": f"{names.language(language)}, {names.timing_mode(mode)}",
+            "timed": f"{names.language(language)}, {mode}",
             "n": count(s["n"]),
             "median": format_number(s["p50_seconds"], "time"),
             "99th percentile": format_number(s["p99_seconds"], "time"),

@@ -1,0 +1,117 @@
+"""The landing page's bottom line: the verdicts of every claim, counted and put into words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from regime_core.book.findings.words import Finding, Records, count, pp
+
+
+def _claim_runs() -> tuple[str, ...]:
+    """The runs the landing page's bottom line reads: every claim's (and its diagnosis's) and
+    the robustness run, from the claims file."""
+    from regime_core.paper import load_claims
+
+    return tuple(dict.fromkeys([r for c in load_claims() for r in c.runs()] + ["robustness"]))
+
+
+def _judged(r: Records) -> dict[str, Any]:
+    from regime_core.paper import load_claims
+    from regime_core.runner.verdicts import judge_claims
+
+    claims = load_claims()
+    records = {run: r.record(run) for c in claims for run in c.runs()}
+    robustness = r.record("robustness") if r.has("robustness", "claims") else None
+    return {v.claim.id: v for v in judge_claims(records, claims, robustness)}
+
+
+def _counted(verdicts: list[str]) -> str:
+    """``["reproduced", "not reproduced", "not reproduced"]`` → "1 reproduces and 2 do not
+    reproduce", in the judge's order of verdicts."""
+    from regime_core.runner.judge import VERDICTS
+
+    words = {  # verdict -> (one, several)
+        "reproduced": ("reproduces", "reproduce"),
+        "smaller than reported": (
+            "comes out smaller than the paper reports", "come out smaller than the paper reports"
+        ),
+        "larger than reported": (
+            "comes out larger than the paper reports", "come out larger than the paper reports"
+        ),
+        "direction only": ("holds in direction only", "hold in direction only"),
+        "inconclusive (too few questions)": (
+            "is inconclusive for lack of questions", "are inconclusive for lack of questions"
+        ),
+        "not reproduced": ("does not reproduce", "do not reproduce"),
+        "not testable here": ("cannot be tested here", "cannot be tested here"),
+    }  # fmt: skip
+    counts = {verdict: verdicts.count(verdict) for verdict in VERDICTS}
+    parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
+    return ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
+
+
+def _bottom_counts(r: Records) -> str:
+    judged = list(_judged(r).values())
+    paper = [v.verdict for v in judged if not v.claim.ours_only]
+    ours = [v.verdict for v in judged if v.claim.ours_only]
+    noun = "statement" if len(paper) == 1 else "statements"
+    text = f"Of the {count(len(paper))} {noun} of the abstract we judged, {_counted(paper)}."
+    if ours:
+        noun = "statement" if len(ours) == 1 else "statements"
+        text += (
+            f" By the same rules, of {count(len(ours))} {noun} of our own beyond the "
+            f"paper, {_counted(ours)}."
+        )
+    return text
+
+
+def _bottom_regimes(r: Records) -> str:
+    judged = _judged(r)
+    t2, t3 = judged["t2_split"], judged["t3_knockout"]
+    b = r.node("t2_regime_decomposition", "cells.minilm.all.P1-P2+.union_vs_q")
+    q = r.node("t2_regime_decomposition", "cells.minilm.all.P1+P2-.union_vs_q")
+    head = "The two regimes are there" if t2.verdict == "reproduced" else "The regimes blur"
+    relation = {
+        "reproduced": "within", "smaller than reported": "less than",
+        "larger than reported": "more than",
+    }.get(t3.verdict, "against")  # fmt: skip
+    low, high = t3.claim.paper["low"], t3.claim.paper["high"]
+    return (
+        f"{head}: with MiniLM, adding the bridge's relation sentence to the question changes "
+        f"hit@5 by {pp(b['diff'])} where only the bridge names the hop-2 entity and by "
+        f"{pp(q['diff'])} where the question names it (T2: {t2.judgement.label}); knocking that "
+        f"sentence out of the bridge costs {pp(t3.values['estimate'])}, {relation} the paper's "
+        f"{pp(low)} to {pp(high)} (T3: {t3.judgement.label})."
+    )
+
+
+def _bottom_router(r: Records) -> str:
+    judged = _judged(r)
+    parts = []
+    for claim_id, name in (("router_2wiki", "2WikiMultiHopQA"), ("router_musique", "MuSiQue")):
+        v = judged[claim_id]
+        parts.append(
+            f"{v.verdict} on {name} ({pp(v.values['estimate'])}; the paper "
+            f"{pp(v.claim.paper['value'])})"
+        )
+    text = "The router's gain over always-q is " + " and ".join(parts)
+    musique = judged["router_musique"]
+    if musique.verdict != "reproduced" and musique.why is not None:
+        found = musique.why.reproducing()
+        factors = list(dict.fromkeys(a.label for a in found))
+        if factors:
+            text += f"; on MuSiQue the paper's number appears with {' or '.join(factors)}"
+        else:
+            text += "; no setting we swept brings MuSiQue's to the paper's"
+    union = judged["router_vs_union_2wiki"]
+    return (
+        text + f". Against always-union, the policy that needs no router, its gain on "
+        f"2WikiMultiHopQA is {union.verdict} ({pp(union.values['estimate'])})."
+    )
+
+
+FINDINGS: tuple[Finding, ...] = (
+    Finding("bottom_counts", "book/intro", _claim_runs(), _bottom_counts),
+    Finding("bottom_regimes", "book/intro", _claim_runs(), _bottom_regimes),
+    Finding("bottom_router", "book/intro", _claim_runs(), _bottom_router),
+)

@@ -1,0 +1,100 @@
+"""The words a finding is written in: :class:`Records` (the records it reads, a missing
+record or key an error that names it, so a strict build fails rather than printing a wrong
+sentence), the number formats and the wording of an interval and its direction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from regime_core.runner.records import format_number, get_number
+
+
+class Records:
+    """The records a finding reads, by run id, with short accessors for its numbers."""
+
+    def __init__(self, records: Mapping[str, Mapping[str, Any]]) -> None:
+        self._records = records
+
+    def record(self, run: str) -> Mapping[str, Any]:
+        if run not in self._records:
+            raise KeyError(f"no record for run {run!r}; the finding needs it")
+        return self._records[run]
+
+    def get(self, run: str, key: str) -> Any:
+        return get_number(self.record(run), key)
+
+    def node(self, run: str, key: str) -> Mapping[str, Any]:
+        node: Any = self.record(run)["numbers"]
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                raise KeyError(f"record {run!r} has no node {key!r} (at {part!r})")
+            node = node[part]
+        if not isinstance(node, Mapping):
+            raise KeyError(f"record {run!r}: {key!r} is a number, not a node")
+        return node
+
+    def has(self, run: str, key: str) -> bool:
+        try:
+            self.get(run, key)
+        except KeyError:
+            return False
+        return True
+
+
+def pp(x: float) -> str:
+    return format_number(x, "pp")
+
+
+def pct(x: float) -> str:
+    return format_number(x, "pct")
+
+
+def count(x: float) -> str:
+    return format_number(x, "int")
+
+
+def interval(c: Mapping[str, Any], effect: str = "diff", what: str = "95% CI") -> str:
+    """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: a comparison's effect and interval (``what``
+    names the interval: a Holm-adjusted one says so)."""
+    lo, hi = format_number(c["ci_lo"], "pp"), format_number(c["ci_hi"], "pp")
+    return f"{pp(c[effect])} ({what} {lo.removesuffix(' pp')} to {hi})"
+
+
+HOLM = "Holm-adjusted CI"
+
+
+def significant(c: Mapping[str, Any]) -> bool:
+    """The interval excludes zero (the exact interval does exactly when p < 0.05)."""
+    return float(c["ci_lo"]) > 0 or float(c["ci_hi"]) < 0
+
+
+def direction(c: Mapping[str, Any], effect: str = "diff") -> str:
+    """``a significant gain``, ``a significant loss`` or ``no significant change``."""
+    if not significant(c):
+        return "no significant change"
+    return "a significant gain" if float(c[effect]) > 0 else "a significant loss"
+
+
+def row_comparison(row: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    """An ablation row's comparison ``name`` (``routed_vs_q``, ``routed_vs_union``, ...) from
+    its ``comparisons`` node; None when the row holds none (a degenerate row may not)."""
+    node = row.get("comparisons", {}).get(name) if isinstance(row, Mapping) else None
+    return node
+
+
+def alpha_label(key: str) -> str:
+    """A record's α key as the number it stands for: ``0p50`` -> ``0.50``."""
+    return key.replace("p", ".").replace("m", "-")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One finding of a chapter: its id, the chapter (a docname), the runs it reads and the
+    function that writes it from their records."""
+
+    id: str
+    chapter: str
+    runs: tuple[str, ...]
+    write: Callable[[Records], str]
