@@ -4,7 +4,8 @@ content-addressed embedding store.
 - :mod:`~regime_core.encoders.registry`: the known names, :func:`get_encoder` and the
   ``EncoderFactory`` type the experiments take;
 - :mod:`~regime_core.encoders.embed`: :func:`embed_dataset` (``regime embed``), local or on Ray;
-- :mod:`~regime_core.encoders.store`: :class:`EmbeddingStore`.
+- :mod:`~regime_core.encoders.store`: :class:`EmbeddingStore`, writing shards in the format of
+  :mod:`~regime_core.encoders.shards`.
 
 >>> from regime_core.encoders import get_encoder, EmbeddingStore
 >>> enc = get_encoder("minilm")                                   # doctest: +SKIP
