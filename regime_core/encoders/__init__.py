@@ -16,7 +16,7 @@ content-addressed embedding store.
 from __future__ import annotations
 
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.bm25 import BM25_ARMS, BM25Params, BM25Scorer
+from regime_core.encoders.bm25 import BM25Params, BM25Scorer
 from regime_core.encoders.embed import ENGINES, EmbedReport, embed_dataset
 from regime_core.encoders.registry import (
     BACKENDS,
@@ -40,7 +40,6 @@ from regime_core.encoders.vectors import identity_hash, l2_normalize
 
 __all__ = [
     "BACKENDS",
-    "BM25_ARMS",
     "DEVICES",
     "ENGINES",
     "KNOWN_ENCODERS",

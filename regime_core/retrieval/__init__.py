@@ -23,7 +23,7 @@ The pipeline for one arm is four pure steps and one side effect at the edge, one
    matrix), with bit-identical results.
 
 :func:`retrieve` and :func:`retrieve_arms` (:mod:`~regime_core.retrieval.pipeline`) run these
-steps and return :class:`Ranking` objects; :func:`write_trec_run` and :func:`write_qrels`
+steps and return :class:`Ranking` objects; :func:`write_run_and_qrels`
 (:mod:`~regime_core.retrieval.trec`) export them so ``trec_eval``, ``ranx`` or ``ir_measures``
 can score our rankings independently.
 
@@ -71,9 +71,7 @@ from regime_core.retrieval.trec import (
     check_trec_ids,
     qrels_lines,
     trec_run_lines,
-    write_qrels,
     write_run_and_qrels,
-    write_trec_run,
 )
 
 __all__ = [
@@ -105,7 +103,5 @@ __all__ = [
     "score_candidates_faiss",
     "score_candidates_numpy",
     "trec_run_lines",
-    "write_qrels",
     "write_run_and_qrels",
-    "write_trec_run",
 ]
