@@ -399,10 +399,7 @@ class EmbeddingStore:
             except CorruptShardError as err:
                 self._drop(file, state, f"is corrupt ({err})")
                 continue
-            except ForeignShardError as err:
-                self._refuse(file, state, err)
-                continue
-            except (OSError, ValueError) as err:  # a FIFO, a directory, no permission
+            except (OSError, ValueError) as err:  # foreign; a FIFO, a directory, no permission
                 self._refuse(file, state, err)
                 continue
             decoded.append((file, keys, vectors))
