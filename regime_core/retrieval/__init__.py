@@ -63,8 +63,6 @@ from regime_core.retrieval.scoring import (
     SCORERS,
     default_scorer,
     score_candidates,
-    score_candidates_faiss,
-    score_candidates_numpy,
 )
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.trec import (
@@ -100,8 +98,6 @@ __all__ = [
     "retrieve",
     "retrieve_arms",
     "score_candidates",
-    "score_candidates_faiss",
-    "score_candidates_numpy",
     "trec_run_lines",
     "write_run_and_qrels",
 ]
