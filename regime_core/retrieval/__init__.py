@@ -3,10 +3,8 @@
 The pipeline for one arm is four pure steps and one side effect at the edge, one module each:
 
 1. :mod:`~regime_core.retrieval.pools` — :func:`candidate_pools`: for each example, the indices
-   of its hop-2 candidates into one passage matrix (the distinct passages of the examples,
-   :func:`regime_core.data.corpus_passages`, encoded from :func:`document_text`). ``question``
-   mode: the example's own distractor pool; ``corpus`` mode: every passage of the examples
-   passed. The bridge (hop 1) is removed from the candidates unless ``exclude_bridge`` is False.
+   of its hop-2 candidates (``question`` or ``corpus`` mode, the bridge removed) into one
+   passage matrix, encoded from :func:`document_text`.
 2. :mod:`~regime_core.retrieval.queries` — :func:`arm_query_texts`: the texts and weights of an
    arm's query for one example (the arms are listed there), under one
    :class:`RetrievalSettings` (:mod:`~regime_core.retrieval.settings`: the pool, α, k, the
