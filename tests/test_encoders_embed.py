@@ -25,7 +25,8 @@ from regime_core.encoders import (
 from regime_core.encoders.embed import dataset_texts, vectors_digest
 from regime_core.encoders.ray_engine import check_reachable, import_ray
 from regime_core.encoders.registry import check_device
-from regime_core.encoders.store import decode_shard, encode_shard, plan_batches, text_key
+from regime_core.encoders.shards import decode_shard, encode_shard, text_key
+from regime_core.encoders.store import plan_batches
 from regime_core.schema import Example
 
 

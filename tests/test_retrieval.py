@@ -29,8 +29,7 @@ from regime_core.retrieval import (
     retrieve_arms,
     score_candidates,
     trec_run_lines,
-    write_qrels,
-    write_trec_run,
+    write_run_and_qrels,
 )
 from regime_core.schema import Example, Passage
 
@@ -421,8 +420,8 @@ def test_trec_run_format(examples, tmp_path):
     qid, q0, pid, rank, score, tag = lines[0].split(" ")
     assert (qid, q0, pid, rank, tag) == ("q1", "Q0", ranking.top_pids[0][0], "1", "regime-q")
     assert np.float32(float(score)) == ranking.top_scores[0][0]  # 9 digits round-trip float32
-    run = write_trec_run(ranking, tmp_path / "run.txt", "regime-q")
-    qrels = write_qrels(ranking, tmp_path / "run.txt.qrels")
+    run, qrels = write_run_and_qrels(ranking, tmp_path / "run.txt", "regime-q")
+    assert qrels.name == "run.txt.qrels"
     assert run.read_text().splitlines() == lines
     assert qrels.read_text().splitlines()[0] == f"q1 0 {examples[0].target_pid} 1"
     with pytest.raises(ValueError, match="whitespace"):
@@ -486,8 +485,7 @@ def _scores_from_ir_measures(run_path, qrels_path) -> dict[str, float]:
 
 def _check_exported_run(examples, tmp_path, pool, *, tie_free: bool) -> None:
     ranking = _retrieve(examples, "q", settings(pool=pool), depth=None)
-    run_path = write_trec_run(ranking, tmp_path / "run", "t", tie_free=tie_free)
-    qrels_path = write_qrels(ranking, tmp_path / "run.qrels")
+    run_path, qrels_path = write_run_and_qrels(ranking, tmp_path / "run", "t", tie_free=tie_free)
     ours = ranking.metrics(metrics=[f"hit@{k}" for k in config.K_VALUES] + ["mrr"])
     theirs = _scores_from_ir_measures(run_path, qrels_path)
     assert len(theirs) == len(config.K_VALUES) + 1

@@ -17,7 +17,14 @@ import pytest
 
 from regime_core.encoders import EmbeddingStore, identity_hash
 from regime_core.encoders import store as store_module
-from regime_core.encoders.store import CorruptShardError, decode_shard, encode_shard, text_key
+from regime_core.encoders.shards import (
+    CorruptShardError,
+    ForeignShardError,
+    decode_shard,
+    encode_shard,
+    shard_name,
+    text_key,
+)
 
 
 class CountingEncoder:
@@ -251,16 +258,6 @@ def test_a_second_process_reuses_the_vectors(tmp_path: Path) -> None:
     np.testing.assert_array_equal(out, CountingEncoder().encode_documents(TEXTS))
 
 
-def test_store_or_default_keeps_a_given_store_else_opens_the_work_directory(
-    tmp_path: Path,
-) -> None:
-    given = object()
-    assert store_module.store_or_default(given, tmp_path) is given
-    default = store_module.store_or_default(None, tmp_path)
-    assert isinstance(default, EmbeddingStore)
-    assert Path(default.root) == tmp_path / "embeddings"
-
-
 # --- issue 22: shards tied to their encoder ----------------------------------------------------
 
 
@@ -277,7 +274,7 @@ def test_every_shard_names_its_encoder_and_dimension(tmp_path: Path) -> None:
     assert blob.startswith(b"REGIME-EMB 2\n")
     assert f'"identity": "{identity_hash(enc.identity)}"'.encode() in blob
     assert b'"dim": 8' in blob
-    assert shard.name == store_module.shard_name(blob)
+    assert shard.name == shard_name(blob)
 
 
 def test_shards_of_another_encoder_copied_in_are_refused_named_and_kept(tmp_path: Path) -> None:
@@ -313,9 +310,9 @@ def test_a_foreign_shard_of_another_dimension_sorting_first_harms_no_genuine_sha
         texts = [f"{t} {n}" for t in TEXTS]
         keys = [text_key("document", t) for t in TEXTS]
         blob = encode_shard(keys, wide.encode_documents(texts), "f" * 16)
-        if store_module.shard_name(blob) < genuine[0].name:
+        if shard_name(blob) < genuine[0].name:
             break
-    first = directory / store_module.shard_name(blob)
+    first = directory / shard_name(blob)
     assert sorted([*shard_files(directory), first])[0] == first
     first.write_bytes(blob)
     fresh = CountingEncoder()
@@ -336,7 +333,7 @@ def test_shards_of_one_identity_that_disagree_on_dimension_ask_the_encoder(
         CountingEncoder(dim=4).encode_documents(TEXTS),
         directory.name,  # this directory's identity, but 4-d vectors
     )
-    path = directory / store_module.shard_name(forged)
+    path = directory / shard_name(forged)
     path.write_bytes(forged)
     fresh = CountingEncoder()
     with pytest.warns(UserWarning, match=r"dimension 4, this encoder's are 8"):
@@ -358,7 +355,7 @@ def test_an_old_format_shard_is_never_trusted_deleted_and_re_encoded(tmp_path: P
     old = b"REGIME-EMB 1\n" + len(old_header).to_bytes(8, "little") + old_header
     old += blob[21 + header_len :]
     shard.unlink()
-    old_path = directory / store_module.shard_name(old)
+    old_path = directory / shard_name(old)
     old_path.write_bytes(old)
     fresh = CountingEncoder()
     with pytest.warns(UserWarning, match=r"format version 1.*cannot prove which encoder"):
@@ -409,7 +406,7 @@ def test_decode_shard_refuses_another_identity_or_dimension() -> None:
     keys = [text_key("query", "a")]
     blob = encode_shard(keys, np.ones((1, 4), dtype=np.float32) / 2, "abc")
     assert decode_shard(blob, identity="abc", dim=4)[0] == keys
-    with pytest.raises(store_module.ForeignShardError, match="identity abc, not xyz"):
+    with pytest.raises(ForeignShardError, match="identity abc, not xyz"):
         decode_shard(blob, identity="xyz")
-    with pytest.raises(store_module.ForeignShardError, match="dimension 4, this encoder's are 8"):
+    with pytest.raises(ForeignShardError, match="dimension 4, this encoder's are 8"):
         decode_shard(blob, dim=8)

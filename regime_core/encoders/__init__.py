@@ -4,7 +4,8 @@ content-addressed embedding store.
 - :mod:`~regime_core.encoders.registry`: the known names, :func:`get_encoder` and the
   ``EncoderFactory`` type the experiments take;
 - :mod:`~regime_core.encoders.embed`: :func:`embed_dataset` (``regime embed``), local or on Ray;
-- :mod:`~regime_core.encoders.store`: :class:`EmbeddingStore`.
+- :mod:`~regime_core.encoders.store`: :class:`EmbeddingStore`, writing shards in the format of
+  :mod:`~regime_core.encoders.shards`.
 
 >>> from regime_core.encoders import get_encoder, EmbeddingStore
 >>> enc = get_encoder("minilm")                                   # doctest: +SKIP
@@ -15,7 +16,7 @@ content-addressed embedding store.
 from __future__ import annotations
 
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.bm25 import BM25_ARMS, BM25Params, BM25Scorer
+from regime_core.encoders.bm25 import BM25Params, BM25Scorer
 from regime_core.encoders.embed import ENGINES, EmbedReport, embed_dataset
 from regime_core.encoders.registry import (
     BACKENDS,
@@ -39,7 +40,6 @@ from regime_core.encoders.vectors import identity_hash, l2_normalize
 
 __all__ = [
     "BACKENDS",
-    "BM25_ARMS",
     "DEVICES",
     "ENGINES",
     "KNOWN_ENCODERS",

@@ -21,7 +21,6 @@ import numpy as np
 from regime_core.config import ConfigMixin
 from regime_core.encoders.base import checked_corpus
 
-BM25_ARMS: tuple[str, ...] = ("q", "bridge")
 BM25_METHODS: tuple[str, ...] = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 

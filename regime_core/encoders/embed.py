@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -44,23 +44,6 @@ ENGINES: tuple[str, ...] = ("local", "ray")
 #: Bytes of dense vectors gathered at a time to compute the digest (TF-IDF rows are
 #: vocabulary-wide: 2,048 of them would be ~400 MB).
 DIGEST_CHUNK_BYTES: int = 32 << 20
-#: The keys ``regime embed --json`` prints (the first eight are the contract).
-JSON_KEYS: tuple[str, ...] = (
-    "dataset",
-    "encoder",
-    "engine",
-    "texts",
-    "encoded",
-    "cached",
-    "seconds",
-    "digest",
-    "identity_hash",
-    "documents",
-    "queries",
-    "device",
-    "backend",
-    "workers",
-)
 
 
 @dataclass(frozen=True)
@@ -88,8 +71,11 @@ class EmbedReport:
     workers: int
 
     def to_json(self) -> dict[str, Any]:
-        values = asdict(self)
-        return {key: values[key] for key in JSON_KEYS}
+        return asdict(self)
+
+
+#: The keys ``regime embed --json`` prints, in order (the first eight are the contract).
+JSON_KEYS: tuple[str, ...] = tuple(f.name for f in fields(EmbedReport))
 
 
 def query_texts(examples: Sequence[Example]) -> list[str]:

@@ -12,16 +12,9 @@ appends them as new shard(s), each written to a temporary file then ``os.replace
 so a reader never sees half a shard and two processes can share a store (concurrent writers of
 the same texts at worst store duplicates; the first one read wins).
 
-Shard format (version 2): the magic line ``REGIME-EMB 2\\n``, an 8-byte little-endian header
-length, a JSON header ``{identity, n, dim, layout, nnz, payload_bytes, payload_sha256}``, then
-the payload: ``n`` 32-byte keys followed by the vectors, either ``dense`` (n·dim float32) or
-``csr`` (int64 indptr, int32 indices, float32 data; chosen when at most a quarter of the entries
-are non-zero, as with TF-IDF). ``identity`` is the identity hash of the encoder that wrote the
-shard (its directory's name) and ``dim`` its dimension: a shard is tied to its encoder. A
-shard's file name is ``shard-<first 24 hex of the sha256 of the whole file>.emb``, so the header
-is covered by a checksum too. CSR shards stay sparse in memory (scipy CSR) and are densified
-only row by row as they are gathered, so a TF-IDF store costs its non-zeros, not n × vocabulary
-floats.
+Shards are written in the format of :mod:`regime_core.encoders.shards`. CSR shards stay sparse
+in memory (scipy CSR) and are densified only row by row as they are gathered, so a TF-IDF store
+costs its non-zeros, not n × vocabulary floats.
 
 What is read, and what is done with a file that cannot be used (each reported once per process
 with ``warnings.warn`` naming the file; none is ever read into results):
@@ -45,21 +38,29 @@ when a process first opens the directory.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
-import struct
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypedDict, TypeVar, Unpack
+from typing import Any, Literal, TypedDict, Unpack
 
 import numpy as np
 
-from regime_core import config, paths
+from regime_core import config
 from regime_core.encoders.base import Encoder
+from regime_core.encoders.shards import (
+    NAMED,
+    SHARD_SUFFIX,
+    CorruptShardError,
+    ForeignShardError,
+    OldShardError,
+    compact_rows,
+    decode_shard,
+    encode_shard,
+    shard_name,
+    text_key,
+)
 from regime_core.encoders.vectors import identity_hash, unnormalized_rows
 from regime_core.integrity import (
     atomic_write_bytes,
@@ -80,13 +81,7 @@ class EmbedOptions(TypedDict, total=False):
     progress: bool
 
 
-SHARD_SUFFIX = ".emb"
 IDENTITY_FILE = "identity.json"
-_MAGIC = b"REGIME-EMB 2\n"
-_OLD_MAGIC = b"REGIME-EMB 1\n"  # version 1: no encoder identity in the header
-_NAME_HEX = 24  # hex digits of the file's sha256 in its name
-_NAMED = re.compile(rf"^shard-[0-9a-f]{{{_NAME_HEX}}}\{SHARD_SUFFIX}$")
-_KEY_BYTES = 32
 # New texts are flushed to a shard every this many, so an interrupted run keeps its progress.
 CHECKPOINT_TEXTS: int = 4096
 # ... or as soon as their dense vectors take this many bytes (TF-IDF rows are vocabulary-wide:
@@ -94,167 +89,6 @@ CHECKPOINT_TEXTS: int = 4096
 CHECKPOINT_BYTES: int = 64 << 20
 # A gather copies rows out of a shard this many bytes at a time (see EmbeddingStore._gather).
 GATHER_BYTES: int = 32 << 20
-# Rows are written sparse (CSR) when at most this fraction of the entries is non-zero.
-_SPARSE_DENSITY: float = 0.25
-
-
-class CorruptShardError(ValueError):
-    """A shard file failed validation (length, checksum or structure)."""
-
-
-class OldShardError(CorruptShardError):
-    """A shard of format version 1, which does not say which encoder wrote it."""
-
-
-class ForeignShardError(ValueError):
-    """A valid shard of another encoder (identity) or of another dimension than its directory's;
-    ``identity`` and ``dim`` are what its header says."""
-
-    def __init__(self, message: str, identity: str, dim: int) -> None:
-        super().__init__(message)
-        self.identity, self.dim = identity, dim
-
-
-def text_key(mode: str, text: str) -> bytes:
-    """The 32-byte store key of a text in a mode: ``sha256(mode ‖ 0x00 ‖ utf-8 text)``."""
-    return hashlib.sha256(mode.encode("ascii") + b"\0" + text.encode("utf-8")).digest()
-
-
-# --- shard (de)serialisation: pure functions of bytes ------------------------------------------
-def encode_shard(keys: Sequence[bytes], vectors: np.ndarray, identity: str) -> bytes:
-    """Serialise ``keys`` (32 bytes each) and their float32 ``vectors`` as one shard of the
-    encoder whose identity hash is ``identity``."""
-    if not isinstance(identity, str) or not identity:
-        raise ValueError(
-            f"shard: the encoder identity hash must be a non-empty string: {identity!r}"
-        )
-    matrix = np.ascontiguousarray(vectors, dtype="<f4")
-    if matrix.ndim != 2 or matrix.shape[0] != len(keys):
-        raise ValueError(f"shard: {len(keys)} keys but vectors of shape {matrix.shape}")
-    if any(len(k) != _KEY_BYTES for k in keys):
-        raise ValueError(f"shard: every key must be {_KEY_BYTES} bytes")
-    n, dim = matrix.shape
-    nonzero = matrix != 0
-    nnz = int(nonzero.sum())
-    parts = [b"".join(keys)]
-    if n and nnz <= _SPARSE_DENSITY * n * dim:
-        layout = "csr"
-        rows, cols = np.nonzero(nonzero)
-        indptr = np.zeros(n + 1, dtype="<i8")
-        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        parts += [indptr.tobytes(), cols.astype("<i4").tobytes(), matrix[rows, cols].tobytes()]
-    else:
-        layout = "dense"
-        parts.append(matrix.tobytes())
-    payload = b"".join(parts)
-    header = json.dumps(
-        {
-            "identity": identity,
-            "n": n,
-            "dim": dim,
-            "layout": layout,
-            "nnz": nnz,
-            "payload_bytes": len(payload),
-            "payload_sha256": hashlib.sha256(payload).hexdigest(),
-        },
-        sort_keys=True,
-    ).encode("utf-8")
-    return _MAGIC + struct.pack("<Q", len(header)) + header + payload
-
-
-def shard_name(blob: bytes) -> str:
-    """The file name of a shard: ``shard-<sha256 of its bytes, 24 hex>.emb``."""
-    return "shard-" + hashlib.sha256(blob).hexdigest()[:_NAME_HEX] + SHARD_SUFFIX
-
-
-def decode_shard(
-    blob: bytes,
-    *,
-    dense: bool = True,
-    identity: str | None = None,
-    dim: int | None = None,
-) -> tuple[list[bytes], Any]:
-    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong
-    (:class:`OldShardError` for format version 1), or :class:`ForeignShardError` when it
-    belongs to another ``identity`` (hash) or has another ``dim`` than the ones given.
-
-    The vectors are a dense float32 array, or, for a ``csr`` shard with ``dense=False``, a
-    ``scipy.sparse.csr_matrix`` (float32) holding the same rows.
-    """
-    if blob.startswith(_OLD_MAGIC):
-        raise OldShardError(
-            "of format version 1, written before shards carried their encoder's identity"
-        )
-    if not blob.startswith(_MAGIC):
-        raise CorruptShardError("bad magic (not a shard, or truncated at the start)")
-    offset = len(_MAGIC)
-    if len(blob) < offset + 8:
-        raise CorruptShardError("truncated before the header length")
-    (header_len,) = struct.unpack_from("<Q", blob, offset)
-    offset += 8
-    if len(blob) < offset + header_len:
-        raise CorruptShardError("truncated inside the header")
-    try:
-        header = parse_json(blob[offset : offset + header_len].decode("utf-8"), "header")
-        n, width, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
-        payload_bytes, checksum = header["payload_bytes"], header["payload_sha256"]
-        owner = header["identity"]
-    except (ValueError, KeyError, TypeError) as err:
-        raise CorruptShardError(f"unreadable header ({err})") from err
-    counts = (n, width, nnz, payload_bytes)
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts):
-        raise CorruptShardError(f"header counts are not non-negative integers: {counts}")
-    if not isinstance(owner, str) or not isinstance(checksum, str):
-        raise CorruptShardError("header identity and checksum must be strings")
-    payload = blob[offset + header_len :]
-    if len(payload) != payload_bytes:
-        raise CorruptShardError(f"payload is {len(payload)} bytes, header says {payload_bytes}")
-    if hashlib.sha256(payload).hexdigest() != checksum:
-        raise CorruptShardError("payload checksum mismatch")
-    if identity is not None and owner != identity:
-        raise ForeignShardError(
-            f"written by the encoder of identity {owner}, not {identity}", owner, width
-        )
-    if dim is not None and n and width != dim:
-        raise ForeignShardError(
-            f"vectors of dimension {width}, this encoder's are {dim}", owner, width
-        )
-    dim = width
-    keys_end = n * _KEY_BYTES
-    keys = [payload[i : i + _KEY_BYTES] for i in range(0, keys_end, _KEY_BYTES)]
-    body = payload[keys_end:]
-    if layout == "dense":
-        if len(body) != n * dim * 4:
-            raise CorruptShardError(f"dense body is {len(body)} bytes, expected {n * dim * 4}")
-        vectors = np.frombuffer(body, dtype="<f4").reshape(n, dim).astype(np.float32)
-    elif layout == "csr":
-        expected = (n + 1) * 8 + nnz * 8
-        if len(body) != expected:
-            raise CorruptShardError(f"csr body is {len(body)} bytes, expected {expected}")
-        indptr = np.frombuffer(body, dtype="<i8", count=n + 1)
-        cols = np.frombuffer(body, dtype="<i4", count=nnz, offset=(n + 1) * 8)
-        data = np.frombuffer(body, dtype="<f4", count=nnz, offset=(n + 1) * 8 + nnz * 4)
-        if indptr[0] != 0 or indptr[-1] != nnz or np.any(np.diff(indptr) < 0):
-            raise CorruptShardError("csr row pointers are inconsistent")
-        if nnz and (cols.min() < 0 or cols.max() >= dim):
-            raise CorruptShardError("csr column index out of range")
-        if not dense:
-            from scipy.sparse import csr_matrix
-
-            return keys, csr_matrix(
-                (data.astype(np.float32), cols.astype(np.int32), indptr.astype(np.int64)),
-                shape=(n, dim),
-            )
-        vectors = np.zeros((n, dim), dtype=np.float32)
-        vectors[np.repeat(np.arange(n), np.diff(indptr)), cols] = data
-    else:
-        raise CorruptShardError(f"unknown layout {layout!r}")
-    return keys, vectors
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically, 0644 (the store is shared like any cache)."""
-    atomic_write_bytes(path, data)
 
 
 def _identity_bytes(identity: dict[str, Any]) -> bytes:
@@ -519,14 +353,14 @@ class EmbeddingStore:
             remove_stale_temporaries(path)
             identity_file = path / IDENTITY_FILE
             if not identity_file.exists():
-                _atomic_write(identity_file, _identity_bytes(identity))
+                atomic_write_bytes(identity_file, _identity_bytes(identity))
             elif not _identity_file_matches(identity_file, identity):
                 warnings.warn(
                     f"embedding store: {identity_file} does not describe this directory's "
                     "encoder identity (damaged or edited); rewriting it",
                     stacklevel=4,
                 )
-                _atomic_write(identity_file, _identity_bytes(identity))
+                atomic_write_bytes(identity_file, _identity_bytes(identity))
         state = self._dirs.setdefault(str(path), _Directory(shards={}, index={}))
         on_disk = {p.name: p for p in sorted(path.glob("*" + SHARD_SUFFIX))}
         gone = [name for name in state.shards if name not in on_disk]
@@ -552,7 +386,7 @@ class EmbeddingStore:
         for file in files:
             try:
                 blob = read_bytes(file)
-                if _NAMED.match(file.name) and file.name != shard_name(blob):
+                if NAMED.match(file.name) and file.name != shard_name(blob):
                     raise CorruptShardError("its content does not match the hash in its name")
                 keys, vectors = decode_shard(blob, dense=False, identity=identity)
             except FileNotFoundError as err:  # removed by another process since listed, or
@@ -565,10 +399,7 @@ class EmbeddingStore:
             except CorruptShardError as err:
                 self._drop(file, state, f"is corrupt ({err})")
                 continue
-            except ForeignShardError as err:
-                self._refuse(file, state, err)
-                continue
-            except (OSError, ValueError) as err:  # a FIFO, a directory, no permission
+            except (OSError, ValueError) as err:  # foreign; a FIFO, a directory, no permission
                 self._refuse(file, state, err)
                 continue
             decoded.append((file, keys, vectors))
@@ -645,7 +476,7 @@ class EmbeddingStore:
                     )
                 state.dim = vectors.shape[1]
                 pending_keys += [key for key, _ in batch]
-                pending_vectors.append(_compact(vectors))
+                pending_vectors.append(compact_rows(vectors))
                 pending_bytes += vectors.nbytes
                 bar.update(len(batch))
                 if len(pending_keys) >= CHECKPOINT_TEXTS or pending_bytes >= CHECKPOINT_BYTES:
@@ -684,29 +515,5 @@ class EmbeddingStore:
             matrix = np.concatenate(vectors, axis=0)
             blob = encode_shard(keys, matrix, path.name)
         name = shard_name(blob)
-        _atomic_write(path / name, blob)
-        self._add(state, name, keys, _compact(matrix))
-
-
-def _compact(vectors: Any) -> Any:
-    """Vectors as kept in memory: scipy CSR when sparse enough (as the shard stores them)."""
-    if not isinstance(vectors, np.ndarray):
-        return vectors.tocsr().astype(np.float32)
-    if vectors.size and np.count_nonzero(vectors) <= _SPARSE_DENSITY * vectors.size:
-        from scipy.sparse import csr_matrix
-
-        return csr_matrix(vectors, dtype=np.float32)
-    return vectors
-
-
-_Store = TypeVar("_Store")
-
-
-def store_or_default(
-    store: _Store | None, work: str | os.PathLike[str] | None = None
-) -> _Store | EmbeddingStore:
-    """``store`` when one is given (a test's fake, a counting wrapper), else the embedding store
-    of the work directory ``work`` (``paths.embeddings_dir(work)``)."""
-    if store is not None:
-        return store
-    return EmbeddingStore(paths.embeddings_dir(work))
+        atomic_write_bytes(path / name, blob)
+        self._add(state, name, keys, compact_rows(matrix))

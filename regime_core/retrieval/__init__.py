@@ -3,10 +3,8 @@
 The pipeline for one arm is four pure steps and one side effect at the edge, one module each:
 
 1. :mod:`~regime_core.retrieval.pools` — :func:`candidate_pools`: for each example, the indices
-   of its hop-2 candidates into one passage matrix (the distinct passages of the examples,
-   :func:`regime_core.data.corpus_passages`, encoded from :func:`document_text`). ``question``
-   mode: the example's own distractor pool; ``corpus`` mode: every passage of the examples
-   passed. The bridge (hop 1) is removed from the candidates unless ``exclude_bridge`` is False.
+   of its hop-2 candidates (``question`` or ``corpus`` mode, the bridge removed) into one
+   passage matrix, encoded from :func:`document_text`.
 2. :mod:`~regime_core.retrieval.queries` — :func:`arm_query_texts`: the texts and weights of an
    arm's query for one example (the arms are listed there), under one
    :class:`RetrievalSettings` (:mod:`~regime_core.retrieval.settings`: the pool, α, k, the
@@ -23,7 +21,7 @@ The pipeline for one arm is four pure steps and one side effect at the edge, one
    matrix), with bit-identical results.
 
 :func:`retrieve` and :func:`retrieve_arms` (:mod:`~regime_core.retrieval.pipeline`) run these
-steps and return :class:`Ranking` objects; :func:`write_trec_run` and :func:`write_qrels`
+steps and return :class:`Ranking` objects; :func:`write_run_and_qrels`
 (:mod:`~regime_core.retrieval.trec`) export them so ``trec_eval``, ``ranx`` or ``ir_measures``
 can score our rankings independently.
 
@@ -63,17 +61,13 @@ from regime_core.retrieval.scoring import (
     SCORERS,
     default_scorer,
     score_candidates,
-    score_candidates_faiss,
-    score_candidates_numpy,
 )
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.trec import (
     check_trec_ids,
     qrels_lines,
     trec_run_lines,
-    write_qrels,
     write_run_and_qrels,
-    write_trec_run,
 )
 
 __all__ = [
@@ -102,10 +96,6 @@ __all__ = [
     "retrieve",
     "retrieve_arms",
     "score_candidates",
-    "score_candidates_faiss",
-    "score_candidates_numpy",
     "trec_run_lines",
-    "write_qrels",
     "write_run_and_qrels",
-    "write_trec_run",
 ]

@@ -81,14 +81,13 @@ class AnnIndexConfig(ConfigMixin):
         minimums = {"nprobe": 1, "m": 2, "ef_construction": 1, "ef_search": 1}
         if self.nlist is not None:
             minimums["nlist"] = 1
+        minimums["seed"] = 0
         for name, least in minimums.items():
             value = getattr(self, name)
             if not _is_int(value) or value < least:
                 raise ValueError(
                     f"AnnIndexConfig.{name} must be an integer >= {least}, got {value!r}"
                 )
-        if not _is_int(self.seed) or self.seed < 0:
-            raise ValueError(f"AnnIndexConfig.seed must be an integer >= 0, got {self.seed!r}")
         if self.nlist is not None and self.nprobe > self.nlist:
             raise ValueError(
                 f"AnnIndexConfig.nprobe ({self.nprobe}) must be <= nlist ({self.nlist}): "

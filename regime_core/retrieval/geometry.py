@@ -40,9 +40,6 @@ from regime_core.retrieval.vectors import (
 )
 from regime_core.schema import Example, Passage
 
-#: What hop-1 retrieval returned at rank 1, per question (the routing table's ``hop1`` column).
-HOP1_OUTCOMES: tuple[str, ...] = ("gold", "correct", "distractor", "target")
-
 
 @dataclass(frozen=True)
 class UnionGeometry:

@@ -28,7 +28,6 @@ from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import Vectors, dense_rows, is_sparse
 from regime_core.schema import Example
 
-# Reasons an item has no query for an arm; they are counted, never dropped silently.
 # Queries combined per block when the text vectors are sparse (rows densified per block).
 _SPARSE_BLOCK = 256
 

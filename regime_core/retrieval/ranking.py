@@ -10,6 +10,7 @@ with bit-identical results.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -92,10 +93,7 @@ class Ranking:
 
     def missing_counts(self) -> dict[str, int]:
         """How many examples were left out, by reason."""
-        counts: dict[str, int] = {}
-        for _, reason in self.missing:
-            counts[reason] = counts.get(reason, 0) + 1
-        return dict(sorted(counts.items()))
+        return dict(sorted(Counter(reason for _, reason in self.missing).items()))
 
     def candidate_pids(self, i: int) -> tuple[str, ...]:
         """Query ``i``'s candidates in candidate order."""

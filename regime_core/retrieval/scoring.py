@@ -21,6 +21,7 @@ Arrays in, arrays out: nothing here knows about examples, arms or rankings.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -119,6 +120,7 @@ def faiss_score_block(documents: np.ndarray) -> ScoreBlock:
     """An ``IndexFlatIP`` search over every passage, scattered back to passage order."""
     import faiss
 
+    documents = np.ascontiguousarray(documents, dtype=np.float32)
     index = faiss.IndexFlatIP(documents.shape[1])
     index.add(documents)
     n_passages = len(documents)
@@ -187,42 +189,6 @@ def _pools_faiss(queries: np.ndarray, documents: np.ndarray, candidates: np.ndar
     return scores
 
 
-def score_candidates_numpy(
-    queries: np.ndarray, documents: np.ndarray, candidates: np.ndarray
-) -> np.ndarray:
-    """``scores[i, j] = ⟨queries[i], documents[candidates[i, j]]⟩``, ``-inf`` where ``-1``.
-
-    Small pools gather the candidate rows and take a batched product; pools covering the
-    matrix (corpus mode) take one dense ``Q·Dᵀ`` per block of queries and pick the columns.
-    """
-    n, width = candidates.shape
-    if n == 0 or width == 0:
-        return np.full((n, width), -np.inf, dtype=np.float32)
-    if not is_dense(candidates, len(documents)):
-        return _pools_numpy(queries, documents, candidates)
-    return _score_dense(numpy_score_block(documents), queries, candidates)
-
-
-def score_candidates_faiss(
-    queries: np.ndarray, documents: np.ndarray, candidates: np.ndarray
-) -> np.ndarray:
-    """Same contract as :func:`score_candidates_numpy`, computed by faiss (exact).
-
-    Small pools: ``fvec_inner_products_by_idx``, the kernel behind ``IndexFlatIP``'s
-    ``compute_distance_subset`` (inner products with the listed rows only, ``-inf`` for ``-1``),
-    without copying the matrix into an index. Corpus mode: an ``IndexFlatIP`` ``search`` with
-    k = all passages, whose scores are scattered back to passage order.
-    """
-    n, width = candidates.shape
-    if n == 0 or width == 0:
-        return np.full((n, width), -np.inf, dtype=np.float32)
-    if not is_dense(candidates, len(documents)):
-        return _pools_faiss(queries, documents, candidates)
-    documents = np.ascontiguousarray(documents, dtype=np.float32)
-    queries = np.ascontiguousarray(queries, dtype=np.float32)
-    return _score_dense(faiss_score_block(documents), queries, candidates)
-
-
 _POOL_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
     "numpy": _pools_numpy,
     "faiss": _pools_faiss,
@@ -242,9 +208,9 @@ def _score_sparse_pools(
     return scores
 
 
-_SCORER_KERNELS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]] = {
-    "numpy": score_candidates_numpy,
-    "faiss": score_candidates_faiss,
+_BLOCK_KERNELS: dict[str, Callable[[Any], ScoreBlock]] = {
+    "numpy": numpy_score_block,
+    "faiss": faiss_score_block,
 }
 
 
@@ -258,7 +224,11 @@ def score_candidates(
     """Exact inner products of each query with its candidates (``-1`` padding → ``-inf``).
 
     ``scorer=None`` picks the faster backend for the shape: numpy when the candidates cover
-    (nearly) the whole matrix, as in corpus mode, faiss for small pools. ``documents`` may be
+    (nearly) the whole matrix, as in corpus mode, faiss for small pools. Small pools gather the
+    candidate rows: numpy takes a batched product, faiss ``fvec_inner_products_by_idx`` (the
+    kernel behind ``IndexFlatIP``'s ``compute_distance_subset``, without copying the matrix into
+    an index). Pools covering the matrix take one dense ``Q·Dᵀ`` per block of queries and pick
+    the columns (faiss: an ``IndexFlatIP`` search with k = all passages). ``documents`` may be
     sparse (CSR, :mod:`~regime_core.retrieval.vectors`): small pools then densify only each
     block's candidate rows, with the same scores.
     """
@@ -267,17 +237,20 @@ def score_candidates(
     n_passages = documents.shape[0]
     scorer = check_scorer(default_scorer(candidates, n_passages) if scorer is None else scorer)
     queries = np.asarray(queries, dtype=np.float32)
-    if is_sparse(documents) and is_dense(candidates, n_passages) and scorer == "faiss":
+    whole = is_dense(candidates, n_passages)
+    if is_sparse(documents) and whole and scorer == "faiss":
         documents = dense(documents)  # faiss multiplies dense vectors only
     check_dimensions(queries, documents)
     if candidates.shape[0] != queries.shape[0]:
         raise ValueError(f"{candidates.shape[0]} candidate rows for {queries.shape[0]} queries")
-    if is_sparse(documents) and is_dense(candidates, n_passages):
-        scores = _score_dense(numpy_score_block(documents), queries, candidates)
+    if 0 in candidates.shape:
+        return np.full(candidates.shape, -np.inf, dtype=np.float32)
+    if whole:
+        scores = _score_dense(_BLOCK_KERNELS[scorer](documents), queries, candidates)
     elif is_sparse(documents):
         scores = _score_sparse_pools(queries, documents, candidates, scorer)
     else:
-        scores = _SCORER_KERNELS[scorer](queries, documents, candidates)
+        scores = _POOL_KERNELS[scorer](queries, documents, candidates)
     real = candidates >= 0
     if not np.all(np.isfinite(scores[real])):
         raise ValueError("non-finite retrieval scores: the encoder returned NaN or inf vectors")

@@ -31,11 +31,6 @@ Decided before anything was measured, with the reasons:
   e.g. a TF-IDF question sharing no term with any candidate); it is left out of the median and
   counted (``n_zero_q`` and ``n_zero_b`` of :class:`SpreadSummary`), never dropped
   silently.
-
-Kernels (:func:`row_spread`, :func:`spread_ratio`, :func:`summarise_spreads`) take arrays and
-return arrays; :func:`measure_spreads` reads a
-:class:`~regime_core.retrieval.geometry.UnionGeometry` (vectors already embedded) and
-:func:`spread_table` aggregates by any grouping columns.
 """
 
 from __future__ import annotations
@@ -124,11 +119,7 @@ def summarise_spreads(sigma_q: np.ndarray, sigma_b: np.ndarray) -> SpreadSummary
         x = x[np.isfinite(x)]
         return float(np.median(x)) if x.size else float("nan")
 
-    q1, q3 = (
-        (float(np.quantile(finite, 0.25)), float(np.quantile(finite, 0.75)))
-        if finite.size
-        else (float("nan"), float("nan"))
-    )
+    q1, q3 = np.quantile(finite, [0.25, 0.75]) if finite.size else (np.nan, np.nan)
     return SpreadSummary(
         n=int(sq.size),
         n_ratio=int(finite.size),
@@ -137,8 +128,8 @@ def summarise_spreads(sigma_q: np.ndarray, sigma_b: np.ndarray) -> SpreadSummary
         median_sigma_q=median(sq),
         median_sigma_b=median(sb),
         median_ratio=median(finite),
-        ratio_q1=q1,
-        ratio_q3=q3,
+        ratio_q1=float(q1),
+        ratio_q3=float(q3),
     )
 
 
@@ -188,13 +179,11 @@ def _pool_spreads(
     queries: np.ndarray, documents: Vectors, candidates: np.ndarray, targets: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ranked and distractor spreads of question pools (``-1`` padding)."""
-    scores = score_candidates(queries, documents, candidates)
     ranked = candidates >= 0
+    scores = np.where(ranked, score_candidates(queries, documents, candidates), 0.0)
     distractors = ranked.copy()
     distractors[np.arange(len(targets)), targets] = False
-    return row_spread(np.where(ranked, scores, 0.0), ranked), row_spread(
-        np.where(ranked, scores, 0.0), distractors
-    )
+    return row_spread(scores, ranked), row_spread(scores, distractors)
 
 
 def _corpus_spreads(

@@ -1,7 +1,7 @@
 """TREC run files and qrels of a :class:`~regime_core.retrieval.ranking.Ranking`.
 
 They let ``trec_eval``, ``ranx`` or ``ir_measures`` score our rankings independently. The lines
-are pure functions of the ranking; only :func:`write_trec_run` and :func:`write_qrels` write
+are pure functions of the ranking; only :func:`write_run_and_qrels` writes
 (atomically, through :func:`regime_core.integrity.atomic_write_bytes`).
 
 Both formats are whitespace-separated columns, one line per entry, so an id holding whitespace,
@@ -42,13 +42,6 @@ def check_trec_ids(ids: Iterable[object], what: str) -> None:
     """:func:`check_trec_id` of every id of ``ids``."""
     for value in ids:
         check_trec_id(value, what)
-
-
-def check_ranking_ids(ranking: Ranking) -> None:
-    """Every query id, ranked passage id and target id of ``ranking`` can go in a TREC file."""
-    check_trec_ids(ranking.query_ids, "query id")
-    check_trec_ids((pid for pids in ranking.top_pids for pid in pids), "passage id")
-    check_trec_ids(ranking.target_pids, "passage id")
 
 
 def trec_run_lines(ranking: Ranking, tag: str, *, tie_free: bool = False) -> list[str]:
@@ -99,13 +92,3 @@ def write_run_and_qrels(
     run_lines = trec_run_lines(ranking, tag, tie_free=tie_free)
     qrels = qrels_lines(ranking)
     return _write_lines(path, run_lines), _write_lines(f"{path}.qrels", qrels)
-
-
-def write_trec_run(ranking: Ranking, path: str | Path, tag: str, *, tie_free: bool = False) -> Path:
-    """Write ``ranking``'s top lists as a TREC run file (see :func:`trec_run_lines`)."""
-    return _write_lines(path, trec_run_lines(ranking, tag, tie_free=tie_free))
-
-
-def write_qrels(ranking: Ranking, path: str | Path) -> Path:
-    """Write the hop-2 targets of ``ranking`` as TREC qrels (relevance 1)."""
-    return _write_lines(path, qrels_lines(ranking))
