@@ -40,8 +40,9 @@ from regime_core.data import load_examples, prepare
 from regime_core.data.fetch import read_checksums
 from regime_core.data.readers import read_file
 from regime_core.encoders import EmbeddingStore
-from regime_core.integrity import LOCK_NAME, atomic_write_bytes
+from regime_core.integrity import atomic_write_bytes
 from regime_core.limits import MAX_ALPHA, check_alpha
+from regime_core.locks import LOCK_NAME
 from regime_core.paper import load_claims
 from regime_core.retrieval import write_run_and_qrels
 from regime_core.router import load_router, save_router

@@ -14,18 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from regime_core import integrity
-from regime_core.integrity import (
-    MAX_NESTING,
-    JSONProblem,
-    atomic_write_bytes,
-    check_writable,
-    output_target,
-    parse_json,
-    parse_yaml,
-    read_bytes,
-    read_json,
-)
+from regime_core import strict_json
+from regime_core.integrity import atomic_write_bytes, check_writable, output_target, read_bytes
+from regime_core.strict_json import MAX_NESTING, JSONProblem, parse_json, parse_yaml, read_json
 
 
 @pytest.fixture(autouse=True)
@@ -145,7 +136,7 @@ def test_parse_yaml_reads_our_files() -> None:
 def test_read_json_names_a_derived_file_and_its_rebuild(tmp_path: Path) -> None:
     path = tmp_path / "cache.json"
     path.write_text('{"k": 1, "k": 2}')
-    with pytest.raises(integrity.DamagedFileError, match=r"cache\.json is damaged \(the key 'k'"):
+    with pytest.raises(strict_json.DamagedFileError, match=r"cache\.json is damaged \(the key 'k'"):
         read_json(path, "it is rebuilt")
 
 

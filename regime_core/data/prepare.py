@@ -53,22 +53,24 @@ from regime_core.data.canonical import (
 from regime_core.data.fetch import OFFICIAL_SPLITS
 from regime_core.data.readers import FORMATS, FileRead, read_file, records_and_format
 from regime_core.integrity import (
-    DamagedFileError,
-    JSONProblem,
     canonical_bytes,
-    directory_lock,
     file_kind,
-    open_sealed_json,
     os_error_message,
-    parse_json,
     read_bytes,
-    read_json,
     remove_stale_temporaries,
-    seal_json,
     sha256_hex,
     write_if_changed,
 )
+from regime_core.locks import directory_lock
 from regime_core.schema import DATASETS, SPLITS, Example, dataset_name_problem
+from regime_core.strict_json import (
+    DamagedFileError,
+    JSONProblem,
+    open_sealed_json,
+    parse_json,
+    read_json,
+    seal_json,
+)
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
 TOYWORLD = "toyworld"  # generated on demand (regime_core.data.toyworld), never prepared

@@ -13,7 +13,7 @@ Formats (see ``shared/data/README.md`` for the field lists):
 
 Containers: a JSON array, JSON Lines, a single object, or a pandas column dict; each plain or
 compressed with gzip, bzip2 or xz (detected from the magic bytes). JSON is read strictly
-(:func:`regime_core.integrity.parse_json`): a duplicate key, ``NaN``/``Infinity`` or a lone
+(:func:`regime_core.strict_json.parse_json`): a duplicate key, ``NaN``/``Infinity`` or a lone
 surrogate is an error naming the file, the record and the field, and so is nesting deeper than
 the parser goes (about 1,000 levels: the readers take typed fields only and never recurse into
 a value, so a bound of their own would only cost a walk over every record). The format is
@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from regime_core.integrity import JSONProblem, json_path, parse_json, read_bytes
+from regime_core.integrity import read_bytes
+from regime_core.strict_json import JSONProblem, json_path, parse_json
 from regime_core.text import MAX_TEXT_CHARS
 
 FORMATS: dict[str, str] = {

@@ -61,12 +61,8 @@ import numpy as np
 from regime_core import config, paths
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.vectors import identity_hash, unnormalized_rows
-from regime_core.integrity import (
-    atomic_write_bytes,
-    parse_json,
-    read_bytes,
-    remove_stale_temporaries,
-)
+from regime_core.integrity import atomic_write_bytes, read_bytes, remove_stale_temporaries
+from regime_core.strict_json import parse_json
 
 MODES: tuple[str, ...] = ("query", "document")
 Mode = Literal["query", "document"]

@@ -393,7 +393,7 @@
 
   class RouteError extends Error {}
   /** A value the strict parser refuses, with the keys and indices leading to it
-   * (regime_core.integrity.JSONProblem's path). */
+   * (regime_core.strict_json.JSONProblem's path). */
   class JsonValueError extends RouteError {
     constructor(problem, path) {
       super(problem);
