@@ -8,11 +8,11 @@ directory, FIFO or device, and follows a symbolic link only to an existing regul
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import alarm
 
 from regime_core import strict_json
 from regime_core.integrity import atomic_write_bytes, check_writable, output_target, read_bytes
@@ -23,16 +23,8 @@ from regime_core.strict_json import MAX_NESTING, JSONProblem, parse_json, parse_
 def no_hang() -> Iterator[None]:
     """A read that blocks (a FIFO opened the plain way) fails the test instead of hanging it."""
 
-    def alarm(*_: object) -> None:
-        raise TimeoutError("the call blocked")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(20)
-    try:
+    with alarm(20):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _char_device(path: Path) -> Path:
