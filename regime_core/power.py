@@ -11,8 +11,8 @@ from scipy import stats as scipy_stats
 from regime_core.config import CONFIDENCE
 from regime_core.stats import _check_confidence, _check_count
 
+#: Statistical power the power figures ask for (the conventional 80%).
 TARGET_POWER: float = 0.8
-"""Statistical power the power figures ask for (the conventional 80%)."""
 
 
 def _binomial_pmf(n: int, p: float) -> np.ndarray:

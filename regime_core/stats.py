@@ -39,14 +39,15 @@ TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
 - permutation: sign-flip permutation test, for real values such as AUC or margins
 """
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
+#: How a comparison's interval is made, by test.
+#: The exact McNemar procedure (binary outcomes), or a percentile bootstrap of the mean
+#: difference (the sign and permutation tests, whose p-values come from another procedure; the
+#: verdict rules then read the interval only).
 CI_METHODS: dict[str, str] = {
     "exact_mcnemar": "Clopper–Pearson interval of the discordant pairs won, scaled to a "
     "difference of rates: the inversion of the exact McNemar test",
     "bootstrap_percentile": "percentile bootstrap of the mean paired difference",
 }
-"""How a comparison's interval is made, by test: the exact McNemar procedure (binary outcomes),
-or a percentile bootstrap of the mean difference (the sign and permutation tests, whose p-values
-come from another procedure; the verdict rules then read the interval only)."""
 
 
 # --- validation -------------------------------------------------------------------------------
