@@ -39,7 +39,7 @@ import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -363,23 +363,10 @@ class KappaReport:
             "sample": self.sample_id,
             "raters": list(self.raters),
             "pairs": [
-                {
-                    "predicate": p.predicate,
-                    "a": p.a,
-                    "b": p.b,
-                    "n": p.n,
-                    "kappa": None if math.isnan(p.kappa) else p.kappa,
-                    "agreement": p.agreement,
-                }
-                for p in self.pairs
+                {**asdict(p), "kappa": None if math.isnan(p.kappa) else p.kappa} for p in self.pairs
             ],
             "disagreements": [
-                {
-                    "predicate": d.predicate,
-                    "id": d.id,
-                    "question": d.question,
-                    "labels": {k: int(v) for k, v in d.labels.items()},
-                }
+                {**asdict(d), "labels": {k: int(v) for k, v in d.labels.items()}}
                 for d in self.disagreements
             ],
         }
