@@ -293,9 +293,9 @@ def paper_claim(claim_id: str) -> Claim:
 
 def read_yaml(file: Path, *, finite: bool = True) -> Any:
     """A YAML data file of the repository, read strictly
-    (:func:`regime_core.integrity.read_yaml_file`: no duplicate key, no alias, bounded nesting,
+    (:func:`regime_core.strict_json.read_yaml_file`: no duplicate key, no alias, bounded nesting,
     with ``finite`` no NaN or infinity); ``FileNotFoundError`` or ``ValueError`` naming it."""
-    from regime_core.integrity import read_yaml_file
+    from regime_core.strict_json import read_yaml_file
 
     try:
         return read_yaml_file(file, finite=finite)

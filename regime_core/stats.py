@@ -1,8 +1,8 @@
-"""Paired comparisons of per-query outcomes, multiple-testing corrections, power, agreement, R².
+"""Paired comparisons of per-query outcomes and multiple-testing corrections.
 
 Every comparison takes two arrays of equal length paired by query (``a[i]`` and ``b[i]`` are
 the same question under two arms). The computations are the pinned libraries' (scipy,
-statsmodels, scikit-learn); this module validates the inputs, fixes the choices (two-sided,
+statsmodels); this module validates the inputs, fixes the choices (two-sided,
 percentile intervals, seeds) and keeps the record the notebooks write, :class:`PairedComparison`.
 
 **One procedure per comparison.** Paired binary outcomes (hit@k) are compared by the exact
@@ -20,8 +20,7 @@ resampled, so an independent implementation recomputes the same interval to the 
 from __future__ import annotations
 
 import functools
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -49,8 +48,6 @@ CI_METHODS: dict[str, str] = {
     "difference of rates: the inversion of the exact McNemar test",
     "bootstrap_percentile": "percentile bootstrap of the mean paired difference",
 }
-#: Statistical power the power figures ask for (the conventional 80%).
-TARGET_POWER: float = 0.8
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -222,13 +219,6 @@ def paired_bootstrap_ci(
     )
 
 
-def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float, float]:
-    """The ``((1 - confidence) / 2, (1 + confidence) / 2)`` percentiles of bootstrap values."""
-    tail = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(values, [tail, 1.0 - tail])
-    return float(lo), float(hi)
-
-
 # --- other paired tests (scipy) ---------------------------------------------------------------
 
 
@@ -303,21 +293,6 @@ def _pvalues(pvalues: Any) -> np.ndarray:
     return p
 
 
-def _multipletests(pvalues: Any, method: str) -> np.ndarray:
-    from statsmodels.stats.multitest import multipletests
-
-    return np.asarray(multipletests(_pvalues(pvalues), method=method)[1], dtype=np.float64)
-
-
-def bonferroni(pvalues: ArrayLike) -> np.ndarray:
-    """Bonferroni-adjusted p-values, ``min(1, m * p_i)`` (statsmodels ``multipletests``).
-
-    >>> bonferroni([0.01, 0.04, 0.5]).tolist()
-    [0.03, 0.12, 1.0]
-    """
-    return _multipletests(pvalues, "bonferroni")
-
-
 def holm(pvalues: ArrayLike) -> np.ndarray:
     """Holm step-down adjusted p-values, in the input order (statsmodels ``multipletests``).
 
@@ -327,7 +302,9 @@ def holm(pvalues: ArrayLike) -> np.ndarray:
     >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.06, 0.06]
     """
-    return _multipletests(pvalues, "holm")
+    from statsmodels.stats.multitest import multipletests
+
+    return np.asarray(multipletests(_pvalues(pvalues), method="holm")[1], dtype=np.float64)
 
 
 def holm_levels(pvalues: ArrayLike, alpha: float = 1.0 - CONFIDENCE) -> np.ndarray:
@@ -386,233 +363,6 @@ def holm_intervals(
     return np.array([lo for lo, _ in bounds]), np.array([hi for _, hi in bounds])
 
 
-# --- power of the exact McNemar procedure -----------------------------------------------------
-
-
-def _binomial_pmf(n: int, p: float) -> np.ndarray:
-    return scipy_stats.binom.pmf(np.arange(n + 1), n, p)
-
-
-@functools.lru_cache(maxsize=4096)
-def _two_sided_rejections(m: int, alpha: float) -> np.ndarray:
-    """For ``b = 0..m`` discordant pairs won by ``a``: does the exact two-sided McNemar test
-    reject at ``alpha``? (``p = min(1, 2 min(P(X <= b), P(X >= b)))``, ``X ~ Bin(m, 1/2)``.)"""
-    b = np.arange(m + 1)
-    low = scipy_stats.binom.cdf(b, m, 0.5)
-    high = scipy_stats.binom.sf(b - 1, m, 0.5)
-    return np.minimum(1.0, 2.0 * np.minimum(low, high)) < alpha
-
-
-def mcnemar_power(
-    n: int, discordance: float, effect: float, *, alpha: float = 1.0 - CONFIDENCE
-) -> float:
-    """Power of the exact two-sided McNemar test (equivalently: of its interval excluding zero)
-    at level ``alpha`` for ``n`` pairs whose discordance (share of pairs that differ) is
-    ``discordance`` and whose true difference of hit rates is ``effect``.
-
-    The discordant count is ``M ~ Bin(n, discordance)``; given ``M = m``, the pairs won by ``a``
-    are ``Bin(m, π)`` with ``π = (1 + effect / discordance) / 2``. The power is exact:
-    ``Σ_m P(M = m) P(reject | m, π)``, with the test's own rejection region for every ``m``
-    (no normal approximation). ``|effect|`` cannot exceed ``discordance``.
-
-    >>> round(mcnemar_power(200, 0.2, 0.1), 3)
-    0.875
-    """
-    n = _check_count(n, "n")
-    if not 0.0 <= discordance <= 1.0:
-        raise ValueError(f"discordance: must lie in [0, 1], got {discordance!r}")
-    if abs(effect) > discordance + 1e-12:
-        raise ValueError(
-            f"effect: |{effect}| exceeds the discordance {discordance}: a difference of hit "
-            "rates is at most the share of pairs that differ"
-        )
-    if n == 0 or discordance == 0.0:
-        return 0.0
-    pi = min(1.0, max(0.0, (1.0 + effect / discordance) / 2.0))
-    weights = _binomial_pmf(n, discordance)
-    power = 0.0
-    for m in range(1, n + 1):
-        if weights[m] < 1e-15:
-            continue
-        reject = _two_sided_rejections(m, alpha)
-        power += weights[m] * float(_binomial_pmf(m, pi)[reject].sum())
-    return float(min(1.0, power))
-
-
-def detectable_effect(
-    n: int,
-    discordance: float,
-    *,
-    alpha: float = 1.0 - CONFIDENCE,
-    power: float = TARGET_POWER,
-) -> float | None:
-    """The smallest positive difference of hit rates the exact McNemar test detects with
-    ``power`` at ``alpha`` for ``n`` pairs of this ``discordance`` (power is increasing in the
-    effect, so the bisection converges to within 1e-4); ``None`` when not even an effect as
-    large as the discordance (every discordant pair won by one side) reaches it.
-
-    >>> round(detectable_effect(200, 0.2), 3)
-    0.091
-    """
-    power = _check_confidence(power, "power")
-    if n == 0 or discordance <= 0.0:
-        return None
-    if mcnemar_power(n, discordance, discordance, alpha=alpha) < power:
-        return None
-    lo, hi = 0.0, float(discordance)
-    while hi - lo > 1e-4:
-        mid = (lo + hi) / 2.0
-        if mcnemar_power(n, discordance, mid, alpha=alpha) >= power:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-#: The largest number of questions :func:`questions_needed` searches.
-MAX_QUESTIONS_SEARCHED: int = 1_000_000
-
-
-def questions_needed(
-    effect: float,
-    discordance: float,
-    *,
-    alpha: float = 1.0 - CONFIDENCE,
-    power: float = TARGET_POWER,
-) -> int | None:
-    """The number of questions at which the exact McNemar test detects ``effect`` with ``power``
-    at ``alpha``, when pairs differ at rate ``discordance``: the smallest ``n`` whose power
-    reaches it, found by doubling and then bisection on ``n`` (the exact test's power saw-tooths
-    slightly with ``n``, so this is the first crossing the bisection finds, within a few
-    questions of the smallest). ``None`` when the effect is 0 or larger than the discordance, or
-    more than :data:`MAX_QUESTIONS_SEARCHED` questions would be needed.
-
-    >>> questions_needed(0.1, 0.2)
-    168
-    """
-    power = _check_confidence(power, "power")
-    effect = abs(float(effect))
-    if effect == 0.0 or discordance <= 0.0 or effect > discordance:
-        return None
-    hi = 8
-    while mcnemar_power(hi, discordance, effect, alpha=alpha) < power:
-        hi *= 2
-        if hi > MAX_QUESTIONS_SEARCHED:
-            return None
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if mcnemar_power(mid, discordance, effect, alpha=alpha) >= power:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-# --- agreement and fit (scikit-learn) ---------------------------------------------------------
-
-
-def cohens_kappa(a: Sequence[Any], b: Sequence[Any], *, undefined: float = math.nan) -> float:
-    """Cohen's kappa between two labelings of the same items (scikit-learn's
-    ``cohen_kappa_score``); labels of any hashable type.
-
-    When both labelings use one and the same label, chance agreement is 1 and kappa is 0/0:
-    this returns ``undefined`` (NaN by default, scikit-learn's ``replace_undefined_by``).
-
-    >>> round(cohens_kappa(["q", "u", "u", "q"], ["q", "u", "q", "q"]), 4)
-    0.5
-    """
-    from sklearn.metrics import cohen_kappa_score
-
-    left, right = list(a), list(b)
-    if len(left) == 0 or len(right) == 0:
-        raise ValueError("a, b: need at least one labelled item")
-    if len(left) != len(right):
-        raise ValueError(f"a and b must label the same items: lengths {len(left)} != {len(right)}")
-    labels = sorted(set(left) | set(right), key=repr)
-    code = {label: i for i, label in enumerate(labels)}
-    x = [code[v] for v in left]
-    y = [code[v] for v in right]
-    if len(labels) == 1:
-        return float(undefined)
-    return float(cohen_kappa_score(x, y, labels=list(range(len(labels)))))
-
-
-def r_squared(y: ArrayLike, yhat: ArrayLike) -> float:
-    """Coefficient of determination ``1 - SS_res / SS_tot`` (scikit-learn's ``r2_score``);
-    NaN when ``y`` is constant.
-
-    >>> r_squared([1, 2, 3], [1, 2, 4])
-    0.5
-    """
-    from sklearn.metrics import r2_score
-
-    obs, pred = _paired(y, yhat, names=("y", "yhat"))
-    if np.all(obs == obs[0]):
-        return math.nan
-    return float(r2_score(obs, pred))
-
-
-FitFunction = Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], np.ndarray]]
-
-
-def fit_r2_ci(
-    x: ArrayLike,
-    y: ArrayLike,
-    fit_fn: FitFunction,
-    *,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-    confidence: float = CONFIDENCE,
-    seed: int = SEED,
-) -> tuple[float, float, float]:
-    """R² of a fitted curve and a percentile bootstrap CI of the R² of the *refitted* curve.
-
-    ``fit_fn(x, y)`` fits the curve and returns a predictor ``predict(x) -> yhat``. The point
-    estimate is the in-sample R² on all points; ``scipy.stats.bootstrap`` draws ``resamples``
-    paired resamples of the points (``default_rng(seed)``), each refitted and scored in-sample.
-    Resamples whose R² is undefined (constant y) are left out of the percentiles; if all are,
-    ValueError. Returns ``(r2, lo, hi)``.
-    """
-    xs, ys = _paired(x, y, names=("x", "y"))
-    resamples = _check_resamples(resamples)
-    confidence = _check_confidence(confidence)
-    point = r_squared(ys, np.asarray(fit_fn(xs, ys)(xs), dtype=np.float64))
-    if math.isnan(point):
-        raise ValueError("y: is constant, so R² is undefined")
-
-    def refit(xb: np.ndarray, yb: np.ndarray) -> float:
-        if np.all(yb == yb[0]):
-            return math.nan
-        return r_squared(yb, np.asarray(fit_fn(xb, yb)(xb), dtype=np.float64))
-
-    import warnings
-
-    with warnings.catch_warnings():  # undefined resamples are handled below, not warned about
-        warnings.simplefilter("ignore", scipy_stats.DegenerateDataWarning)
-        # scipy also takes the standard error of the resampled R²s (which we do not report):
-        # numpy warns when it has too few defined values for one
-        for message in ("Degrees of freedom <= 0", "invalid value encountered in"):
-            warnings.filterwarnings(
-                "ignore", message=message, category=RuntimeWarning, module="numpy._core._methods"
-            )
-        result = scipy_stats.bootstrap(
-            (xs, ys),
-            refit,
-            n_resamples=resamples,
-            paired=True,
-            vectorized=False,
-            method="percentile",
-            confidence_level=confidence,
-            rng=np.random.default_rng(seed),
-        )
-    values = np.asarray(result.bootstrap_distribution, dtype=np.float64)
-    defined = values[~np.isnan(values)]
-    if defined.size == 0:
-        raise ValueError("y: every bootstrap resample was constant; R² CI is undefined")
-    lo, hi = _percentile_ci(defined, confidence)
-    return point, lo, hi
-
-
 # --- the record the notebooks keep ------------------------------------------------------------
 
 
@@ -649,16 +399,6 @@ class PairedComparison:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-    def interval_at(self, confidence: float) -> tuple[float, float]:
-        """The interval of the same procedure at another level (for McNemar: the exact interval,
-        e.g. at a multiplicity-adjusted level, :func:`holm_levels`)."""
-        if self.ci_method != "exact_mcnemar":
-            raise ValueError(
-                f"interval_at: a {self.ci_method} interval cannot be recomputed at another "
-                "level from the record; only the exact McNemar interval can"
-            )
-        return mcnemar_interval(self.n_a_better, self.n_b_better, self.n, confidence=confidence)
 
 
 def compare_paired(

@@ -22,8 +22,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 #: under another OpenBLAS kernel. A rule by module name, so a new module of these kinds is
 #: numeric without being listed.
 NUMERIC_MODULE_PREFIXES: tuple[str, ...] = (
-    "test_stats", "test_metrics", "test_retrieval", "test_router_", "test_experiments_",
-    "test_runner_expected", "test_teaching_", "test_properties",
+    "test_stats", "test_power", "test_agreement", "test_metrics", "test_retrieval", "test_router_",
+    "test_experiments_", "test_runner_expected", "test_teaching_", "test_properties",
 )  # fmt: skip
 
 

@@ -1,6 +1,7 @@
-"""What several test modules share: the raw-data fixtures, a hashing encoder and a recording
-store (no model, no network), and the book helpers (copying the sources, reading links out of
-rendered pages). Hand-made examples: ``tests/builders.py``.
+"""What several test modules share: the raw-data fixtures, a hashing encoder, a unit-vector
+encoder and a recording store (no model, no network), an alarm for calls that may block, and the
+book helpers (copying the sources, reading links out of rendered pages). Hand-made examples:
+``tests/builders.py``.
 
 Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
 """
@@ -9,11 +10,13 @@ from __future__ import annotations
 
 import re
 import shutil
+import signal
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
@@ -61,6 +64,22 @@ def write_stamped_record(work: Path, run_id: str, **record: Any) -> Path:
     return path
 
 
+@contextmanager
+def alarm(seconds: int = 15) -> Iterator[None]:
+    """Fail a call that blocks (a FIFO opened the plain way) instead of hanging the suite."""
+
+    def ring(*_: object) -> None:
+        raise TimeoutError("the call blocked")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 # --- retrieval without a model -----------------------------------------------------------------
 
 
@@ -98,6 +117,24 @@ class HashingEncoder:
 
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts)
+
+
+class UnitEncoder:
+    """Deterministic unit vectors of four dimensions; counts how many texts it encoded."""
+
+    name = "unit"
+    identity: ClassVar[dict[str, Any]] = {"kind": "unit-test", "dim": 4}
+
+    def __init__(self) -> None:
+        self.encoded = 0
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        self.encoded += len(texts)
+        rows = np.array([[len(t) % 7 + 1, 1, len(t) % 3, 2] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    encode_queries = _vectors
+    encode_documents = _vectors
 
 
 class RecordingStore:

@@ -17,12 +17,10 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import stat
 import tempfile
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -30,7 +28,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import DATA_FIXTURES
+from helpers import DATA_FIXTURES, UnitEncoder, alarm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -40,8 +38,9 @@ from regime_core.data import load_examples, prepare
 from regime_core.data.fetch import read_checksums
 from regime_core.data.readers import read_file
 from regime_core.encoders import EmbeddingStore
-from regime_core.integrity import LOCK_NAME, atomic_write_bytes
+from regime_core.integrity import atomic_write_bytes
 from regime_core.limits import MAX_ALPHA, check_alpha
+from regime_core.locks import LOCK_NAME
 from regime_core.paper import load_claims
 from regime_core.retrieval import write_run_and_qrels
 from regime_core.router import load_router, save_router
@@ -53,20 +52,6 @@ from regime_core.runner.records import load_record, write_record
 SPLITS = {"musique/dev.jsonl": "dev", "musique/train.json": "train"}
 DEMO_NOTEBOOK = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
 TEXTS = ["alpha", "beta gamma", "delta"]
-
-
-class _UnitEncoder:
-    name = "unit"
-
-    def __init__(self) -> None:
-        self.identity = {"kind": "hostile-test", "dim": 4}
-
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        rows = np.array([[len(t) % 7 + 1, 1, len(t) % 3, 2] for t in texts], dtype=np.float32)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-    encode_queries = _vectors
-    encode_documents = _vectors
 
 
 # --- the safety net: snapshots and an alarm ----------------------------------------------------
@@ -94,20 +79,6 @@ def snapshot(root: Path) -> dict[str, tuple[Any, ...]]:
 
 def changed(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
     return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-
-
-@contextmanager
-def alarm(seconds: int = 15) -> Iterator[None]:
-    def ring(*_: object) -> None:
-        raise TimeoutError("the call blocked")
-
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _settings(n: int) -> settings:
@@ -179,8 +150,8 @@ def _prepare(root: Path) -> Any:
 
 
 def _embed(root: Path) -> Any:
-    vectors = EmbeddingStore(root / "work" / "embeddings").embed(_UnitEncoder(), TEXTS, "query")
-    assert np.array_equal(vectors, _UnitEncoder().encode_queries(TEXTS))
+    vectors = EmbeddingStore(root / "work" / "embeddings").embed(UnitEncoder(), TEXTS, "query")
+    assert np.array_equal(vectors, UnitEncoder().encode_queries(TEXTS))
     return vectors
 
 

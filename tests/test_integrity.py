@@ -17,12 +17,12 @@ import pytest
 from helpers import DATA_FIXTURES as FIXTURES
 from helpers import FIXTURE_SPLITS as SPLITS
 
-from regime_core import integrity
+from regime_core import integrity, locks, strict_json
 from regime_core.cli import main
 from regime_core.data import load_examples, prepare
 from regime_core.data.prepare import SentenceCache
 from regime_core.data.store import load_manifest
-from regime_core.integrity import DamagedFileError
+from regime_core.strict_json import DamagedFileError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,7 +45,7 @@ def _snapshot(directory: Path) -> dict[str, bytes]:
     return {
         p.relative_to(directory).as_posix(): p.read_bytes()
         for p in sorted(directory.rglob("*"))
-        if p.is_file() and p.name != integrity.LOCK_NAME
+        if p.is_file() and p.name != locks.LOCK_NAME
     }
 
 
@@ -256,11 +256,11 @@ def test_stale_temporaries_of_dead_writers_are_removed_live_ones_kept(tmp_path: 
 
 def test_sealed_json_detects_any_change(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    path.write_bytes(integrity.seal_json({"a": [1, 2]}))
-    assert integrity.open_sealed_json(path, "rebuild") == {"a": [1, 2]}
+    path.write_bytes(strict_json.seal_json({"a": [1, 2]}))
+    assert strict_json.open_sealed_json(path, "rebuild") == {"a": [1, 2]}
     path.write_text(path.read_text().replace("2", "3"))
     with pytest.raises(DamagedFileError, match=r"s\.json is damaged .*; rebuild"):
-        integrity.open_sealed_json(path, "rebuild")
+        strict_json.open_sealed_json(path, "rebuild")
 
 
 # --- router ------------------------------------------------------------------------------------
@@ -590,7 +590,7 @@ def test_reader_waits_for_a_prepare_in_progress_instead_of_failing(
     path = out / "hotpotqa.jsonl"
     new = b"".join(path.read_bytes().splitlines(keepends=True)[:2])
     results: list[Any] = []
-    with integrity.directory_lock(out, what="a test writer"):
+    with locks.directory_lock(out, what="a test writer"):
         path.write_bytes(new)  # the writer replaced the file; its manifest is not written yet
         reader = threading.Thread(
             target=lambda: results.append(len(load_examples("hotpotqa", work=work)))

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from regime_core.integrity import LOCK_NAME, directory_lock
+from regime_core.locks import LOCK_NAME, directory_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 # Holds the lock of argv[1] ("shared" or "exclusive" in argv[2]) until stdin closes.
 HOLDER = (
     "import sys\n"
-    "from regime_core.integrity import directory_lock\n"
+    "from regime_core.locks import directory_lock\n"
     "with directory_lock(sys.argv[1], what='a test', shared=sys.argv[2] == 'shared'):\n"
     "    print('held', flush=True)\n"
     "    sys.stdin.read()\n"
@@ -137,10 +137,10 @@ def test_a_reader_of_a_missing_or_read_only_directory_reads_without_a_lock(tmp_p
 def test_a_child_told_it_works_for_the_holder_does_not_wait_for_it(tmp_path: Path) -> None:
     """A notebook of ``regime reproduce`` that takes its work directory's lock (through any
     library call) must not wait forever for its own runner."""
-    from regime_core.integrity import LOCK_HELD_VARIABLE, lock_key
+    from regime_core.locks import LOCK_HELD_VARIABLE, lock_key
 
     take = (
-        "import sys\nfrom regime_core.integrity import directory_lock\n"
+        "import sys\nfrom regime_core.locks import directory_lock\n"
         "with directory_lock(sys.argv[1], what='child', shared=sys.argv[2] == 'shared'):\n"
         "    print('in')\n"
     )

@@ -8,40 +8,23 @@ directory, FIFO or device, and follows a symbolic link only to an existing regul
 from __future__ import annotations
 
 import os
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import alarm
 
-from regime_core import integrity
-from regime_core.integrity import (
-    MAX_NESTING,
-    JSONProblem,
-    atomic_write_bytes,
-    check_writable,
-    output_target,
-    parse_json,
-    parse_yaml,
-    read_bytes,
-    read_json,
-)
+from regime_core import strict_json
+from regime_core.integrity import atomic_write_bytes, check_writable, output_target, read_bytes
+from regime_core.strict_json import MAX_NESTING, JSONProblem, parse_json, parse_yaml, read_json
 
 
 @pytest.fixture(autouse=True)
 def no_hang() -> Iterator[None]:
     """A read that blocks (a FIFO opened the plain way) fails the test instead of hanging it."""
 
-    def alarm(*_: object) -> None:
-        raise TimeoutError("the call blocked")
-
-    previous = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(20)
-    try:
+    with alarm(20):
         yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def _char_device(path: Path) -> Path:
@@ -145,7 +128,7 @@ def test_parse_yaml_reads_our_files() -> None:
 def test_read_json_names_a_derived_file_and_its_rebuild(tmp_path: Path) -> None:
     path = tmp_path / "cache.json"
     path.write_text('{"k": 1, "k": 2}')
-    with pytest.raises(integrity.DamagedFileError, match=r"cache\.json is damaged \(the key 'k'"):
+    with pytest.raises(strict_json.DamagedFileError, match=r"cache\.json is damaged \(the key 'k'"):
         read_json(path, "it is rebuilt")
 
 

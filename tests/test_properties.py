@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from helpers import DATA_FIXTURES as FIXTURES
 from helpers import FIXTURE_SPLITS as SPLITS
+from helpers import UnitEncoder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -259,20 +260,6 @@ def test_cli_arguments_end_in_a_result_or_a_clear_error(
 # --- byte flips in every kind of derived file --------------------------------------------------
 
 
-class _UnitEncoder:
-    name = "unit"
-
-    def __init__(self) -> None:
-        self.identity = {"kind": "property-test", "dim": 4}
-
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        rows = np.array([[len(t) % 7 + 1, 1, len(t) % 3, 2] for t in texts], dtype=np.float32)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-    encode_queries = _vectors
-    encode_documents = _vectors
-
-
 SHARD_TEXTS = ["alpha", "beta gamma", "delta"]
 
 
@@ -282,7 +269,7 @@ def derived(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("derived")
     prepare(FIXTURES, root / "prepared", splits=SPLITS)
     store = EmbeddingStore(root / "embeddings")
-    encoder = _UnitEncoder()
+    encoder = UnitEncoder()
     vectors = store.embed(encoder, SHARD_TEXTS, "document")
     record = write_record(
         root / "results" / "t2", name="t2", config={"a": 1}, numbers={"x": {"y": 0.5}}

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from regime_core.paper import CLAIM_RULES, Claim
+from regime_core.power import mcnemar_power
 from regime_core.runner.judge import (
     CONSISTENT_WITH,
     DIRECTION_ONLY,
@@ -36,7 +37,6 @@ from regime_core.runner.judge import (
     power_of,
     power_text,
 )
-from regime_core.stats import mcnemar_power
 
 # --- verdict rules, each at its boundaries -------------------------------------------------------
 

@@ -265,7 +265,7 @@ def test_regime_reproduce_plan_json_runs_nothing(
     setup: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     from regime_core import cli
-    from regime_core.integrity import LOCK_NAME
+    from regime_core.locks import LOCK_NAME
 
     decl, work, _package = setup
 

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 from regime_core.config import ConfigMixin
-from regime_core.integrity import DamagedFileError
 from regime_core.runner.records import (
     RECORD_FILENAME,
     format_number,
@@ -21,6 +20,7 @@ from regime_core.runner.records import (
     save_figure,
     write_record,
 )
+from regime_core.strict_json import DamagedFileError
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ from urllib.parse import unquote, urlsplit
 
 from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
 
-from regime_core.integrity import read_json_file
+from regime_core.strict_json import read_json_file
 
 HTML_KINDS: tuple[str, ...] = (
     "warning",

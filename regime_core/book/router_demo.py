@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regime_core.integrity import read_json_file
 from regime_core.router.features import FEATURE_NAMES
 from regime_core.schema import Example
+from regime_core.strict_json import read_json_file
 
 ROUTER_JS = "router.js"
 # Readable presets: toy-world bridges longer than this are skipped when choosing.

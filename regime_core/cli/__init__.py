@@ -5,7 +5,7 @@ A module in ``SUBCOMMAND_MODULES`` declares its one action as ``COMMAND``
 exposes ``register(subparsers)``, which adds its parsers and sets ``func`` (a callable taking the
 parsed namespace and returning an exit code) on each.
 
-Every command holds its work directory's lock (:func:`regime_core.integrity.directory_lock`)
+Every command holds its work directory's lock (:func:`regime_core.locks.directory_lock`)
 while it runs, as :data:`LOCKS` says: exclusively when it writes derived data there, shared when
 it only reads, so readers never see a writer's half-done work and writers wait for each other.
 
@@ -160,7 +160,7 @@ def _run(args: Any) -> int:
     if mode == "none":
         return int(args.func(args) or 0)
     from regime_core import paths
-    from regime_core.integrity import directory_lock
+    from regime_core.locks import directory_lock
 
     work = paths.work_dir(getattr(args, "work", None))
 

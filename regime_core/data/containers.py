@@ -2,7 +2,7 @@
 
 Containers: a JSON array, JSON Lines, a single object, or a pandas column dict; each plain or
 compressed with gzip, bzip2 or xz (detected from the magic bytes). JSON is read strictly
-(:func:`regime_core.integrity.parse_json`): a duplicate key, ``NaN``/``Infinity`` or a lone
+(:func:`regime_core.strict_json.parse_json`): a duplicate key, ``NaN``/``Infinity`` or a lone
 surrogate is an error naming the file, the record and the field, and so is nesting deeper than
 the parser goes (about 1,000 levels: the readers take typed fields only and never recurse into
 a value, so a bound of their own would only cost a walk over every record).
@@ -17,7 +17,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from regime_core.integrity import JSONProblem, json_path, parse_json
+from regime_core.strict_json import JSONProblem, json_path, parse_json
 
 _MAGIC: tuple[tuple[bytes, str, Callable[[bytes], bytes]], ...] = (
     (b"\x1f\x8b", "gzip", gzip.decompress),

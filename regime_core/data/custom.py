@@ -39,13 +39,13 @@ from regime_core.data.store import (
 )
 from regime_core.integrity import (
     atomic_write_bytes,
-    directory_lock,
     output_target,
     read_bytes,
     remove_stale_temporaries,
     sha256_hex,
     write_if_changed,
 )
+from regime_core.locks import directory_lock
 from regime_core.schema import SPLITS, dataset_name_problem
 
 

@@ -175,7 +175,7 @@ def download(
 
 
 def read_checksums(data_dir: Path) -> dict[str, str]:
-    from regime_core.integrity import read_json_file
+    from regime_core.strict_json import read_json_file
 
     path = data_dir / CHECKSUMS_NAME
     if not path.exists() and not path.is_symlink():

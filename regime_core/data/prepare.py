@@ -31,15 +31,9 @@ from regime_core.data.store import (
     read_manifest_if_compatible,
     write_manifest,
 )
-from regime_core.integrity import (
-    DamagedFileError,
-    directory_lock,
-    open_sealed_json,
-    remove_stale_temporaries,
-    seal_json,
-    sha256_hex,
-    write_if_changed,
-)
+from regime_core.integrity import remove_stale_temporaries, sha256_hex, write_if_changed
+from regime_core.locks import directory_lock
+from regime_core.strict_json import DamagedFileError, open_sealed_json, seal_json
 
 # bump when the splitting around spaCy or the file layout changes (2: sealed with a sha256)
 SENTENCE_CACHE_FORMAT = 2

@@ -17,18 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import config, paths
-from regime_core.integrity import (
-    DamagedFileError,
-    JSONProblem,
-    canonical_bytes,
-    directory_lock,
-    parse_json,
-    read_bytes,
-    read_json,
-    sha256_hex,
-    write_if_changed,
-)
+from regime_core.integrity import canonical_bytes, read_bytes, sha256_hex, write_if_changed
+from regime_core.locks import directory_lock
 from regime_core.schema import DATASETS, SPLITS, Example, dataset_name_problem
+from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json, read_json
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
 TOYWORLD = "toyworld"  # generated on demand (regime_core.data.toyworld), never prepared

@@ -63,7 +63,7 @@ and ``source`` says where it came from, a value of ``schema.RELATION_SOURCES`` o
 ``B_rel`` (the arms that need one leave the question out, counted; the regime predicates find
 the relation sentence by the hop-2 entity's mention).
 
-**Reading rules.** JSON is read strictly (:func:`regime_core.integrity.parse_json`): a duplicate
+**Reading rules.** JSON is read strictly (:func:`regime_core.strict_json.parse_json`): a duplicate
 key, ``NaN`` or ``Infinity``, a lone surrogate or deep nesting is an error. So is a field the
 format does not define (a misspelt optional field would otherwise be dropped silently), a
 missing required field, a wrongly typed value (``"parallel": "yes"``, ``"sentence": 1.0``; no
@@ -89,7 +89,6 @@ from typing import Any
 
 from regime_core.data.containers import decompress
 from regime_core.data.store import example_counts, per_split
-from regime_core.integrity import JSONProblem, json_path, parse_json
 from regime_core.schema import (
     HOP_ORDER_RULES,
     RELATION_SOURCES,
@@ -100,6 +99,7 @@ from regime_core.schema import (
     id_problem,
     json_kind,
 )
+from regime_core.strict_json import JSONProblem, json_path, parse_json
 
 FORMAT = "regime-twohop/1"
 

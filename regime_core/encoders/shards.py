@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from regime_core.integrity import parse_json
+from regime_core.strict_json import parse_json
 
 SHARD_SUFFIX = ".emb"
 _MAGIC = b"REGIME-EMB 2\n"

@@ -62,12 +62,8 @@ from regime_core.encoders.shards import (
     text_key,
 )
 from regime_core.encoders.vectors import identity_hash, unnormalized_rows
-from regime_core.integrity import (
-    atomic_write_bytes,
-    parse_json,
-    read_bytes,
-    remove_stale_temporaries,
-)
+from regime_core.integrity import atomic_write_bytes, read_bytes, remove_stale_temporaries
+from regime_core.strict_json import parse_json
 
 MODES: tuple[str, ...] = ("query", "document")
 Mode = Literal["query", "document"]

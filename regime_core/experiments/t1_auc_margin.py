@@ -13,7 +13,7 @@ the one-parameter curves
 * logistic: ``AUC = 1 / (1 + exp(−margin / s))``  (s > 0, an alternative of the same shape)
 
 by least squares, report the in-sample R² with a bootstrap CI of the refitted R²
-(:func:`regime_core.stats.fit_r2_ci`), and Spearman's ρ as a model-free check of monotonicity.
+(:func:`regime_core.agreement.fit_r2_ci`), and Spearman's ρ as a model-free check of monotonicity.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ import pandas as pd
 from scipy import optimize, special
 from scipy import stats as scipy_stats
 
+from regime_core.agreement import fit_r2_ci
 from regime_core.config import ARMS
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import Outcomes, SampleNumbers, run_on_outcomes
 from regime_core.paper import paper_claim
-from regime_core.stats import fit_r2_ci
 
 # The paper's statement (paper_claims.yml, claim t1_r2), for the side-by-side line; the R²
 # threshold is also the default of ours (T1Config.r2_threshold).
@@ -111,7 +111,7 @@ def fit_scale(margin: np.ndarray, auc: np.ndarray, curve: str) -> float:
 
 
 def curve_fitter(curve: str) -> Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], Any]]:
-    """A ``fit_fn`` for :func:`regime_core.stats.fit_r2_ci`: fits the scale, returns the curve."""
+    """``fit_fn`` for :func:`regime_core.agreement.fit_r2_ci`: fits the scale, gives the curve."""
     f = CURVES[curve]
 
     def fit(x: np.ndarray, y: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:

@@ -404,7 +404,7 @@
 
   class RouteError extends Error {}
   /** A value the strict parser refuses, with the keys and indices leading to it
-   * (regime_core.integrity.JSONProblem's path). */
+   * (regime_core.strict_json.JSONProblem's path). */
   class JsonValueError extends RouteError {
     constructor(problem, path) {
       super(problem);
@@ -412,7 +412,7 @@
     }
   }
 
-  /** integrity.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
+  /** strict_json.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
   function jsonPath(path) {
     let out = "";
     for (const part of path) {

@@ -16,7 +16,7 @@ file records what is needed to apply the model and to know what it is::
                   "package_versions": {...}, "extra": {...}}}
 
 :func:`load_router` validates every field and raises ValueError naming the file and the field;
-the file is read strictly (:func:`regime_core.integrity.read_json_file`: no duplicate key, no
+the file is read strictly (:func:`regime_core.strict_json.read_json_file`: no duplicate key, no
 NaN, bounded nesting, a regular file only) and a key the format does not define is refused.
 ``sha256`` (the hash of the canonical JSON of every other key, recorded by :func:`save_router`)
 must match: a bit flip that keeps the file valid JSON would otherwise change the model.
@@ -47,17 +47,12 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from regime_core.integrity import (
-    DamagedFileError,
-    atomic_write_bytes,
-    canonical_bytes,
-    read_json_file,
-    sha256_hex,
-)
+from regime_core.integrity import atomic_write_bytes, canonical_bytes, sha256_hex
 from regime_core.limits import check_alpha
 from regime_core.router.estimator import RegimeRouter
 from regime_core.router.features import FEATURE_NAMES, FEATURE_SPEC_VERSION, feature_spec
 from regime_core.router.rules import RouterRules
+from regime_core.strict_json import DamagedFileError, read_json_file
 
 FORMAT = "regime-router"
 FORMAT_VERSION = 1

@@ -15,7 +15,7 @@ Declarations::
 Every notebook declares ``output_dir`` in its cell tagged ``parameters`` (the runner passes the
 record directory there), and every parameter a run sets; the runs form a DAG
 (:func:`topological_order`). The file is read strictly (no duplicate key, no alias:
-:func:`regime_core.integrity.parse_yaml`), and ``book_executed_dir``, where ``reproduce``
+:func:`regime_core.strict_json.parse_yaml`), and ``book_executed_dir``, where ``reproduce``
 writes, must be a relative path that stays inside the file's directory (``/abs/path`` or
 ``../elsewhere`` would write outside the repository).
 """
@@ -32,8 +32,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from regime_core import paths
-from regime_core.integrity import read_json_file, read_yaml_file
 from regime_core.runner.records import canonical_json
+from regime_core.strict_json import read_json_file, read_yaml_file
 
 #: ``paper`` is the paper's own setting (1,000-question subsets, corpus pools, its three encoders
 #: by hub name): it needs GPUs and the hub (book page "Scale: the paper's setting").

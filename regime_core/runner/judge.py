@@ -57,7 +57,7 @@ SMALLEST_EFFECT: float = 0.01
 margin of the no-loss and invariance rules, and the gain an implied "> 0" claim must be able to
 reach
 """
-#: Power the power column asks for (:data:`regime_core.stats.TARGET_POWER`).
+#: Power the power column asks for (:data:`regime_core.power.TARGET_POWER`).
 POWER_METHOD = (
     "exact power of the two-sided exact McNemar test at the claim's level for our number of "
     "questions and our observed share of discordant questions (stats.mcnemar_power); the "
@@ -402,7 +402,7 @@ def power_of(effect: float, *, n: int | None, n_discordant: int | None) -> dict[
     >>> round(p["detectable_effect"], 3), p["questions_needed"], p["discordance"] > 0
     (0.035, 251, True)
     """
-    from regime_core.stats import detectable_effect, questions_needed
+    from regime_core.power import detectable_effect, questions_needed
 
     if n is None or n_discordant is None:
         return None

@@ -41,9 +41,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from regime_core.integrity import read_json_file
 from regime_core.runner.declarations import Declarations, topological_order
 from regime_core.runner.records import canonical_json, hash_file
+from regime_core.strict_json import read_json_file
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 #: the modules the walk never enters (they present numbers, they do not compute recorded ones)

@@ -44,13 +44,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from regime_core.integrity import (
-    DamagedFileError,
-    JSONProblem,
-    atomic_write_bytes,
-    parse_json,
-    read_bytes,
-)
+from regime_core.integrity import atomic_write_bytes, read_bytes
+from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json
 
 RECORD_SCHEMA = "regime-record/1"
 RECORD_FILENAME = "record.json"

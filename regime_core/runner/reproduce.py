@@ -20,7 +20,7 @@ gitignored), which is where ``_toc.yml`` points. Notebooks run in their own dire
 ``REGIME_WORK_DIR`` set to the absolute work directory, through papermill's command line in a
 child process (one kernel per run, ``--jobs`` runs at a time).
 
-The work directory's lock (:func:`regime_core.integrity.directory_lock`) is held exclusively for
+The work directory's lock (:func:`regime_core.locks.directory_lock`) is held exclusively for
 the whole of a reproduce, so no other command reads or writes ``W`` meanwhile (``--plan`` holds
 it shared). Interrupted runs leave nothing trusted behind: on Ctrl-C or SIGTERM every running
 notebook's processes are killed at once (:mod:`regime_core.runner.children`), no unfinished run is
@@ -47,13 +47,8 @@ from typing import Any
 import yaml
 
 from regime_core import paths
-from regime_core.integrity import (
-    LOCK_HELD_VARIABLE,
-    directory_lock,
-    lock_key,
-    read_json_file,
-    remove_stale_temporaries,
-)
+from regime_core.integrity import remove_stale_temporaries
+from regime_core.locks import LOCK_HELD_VARIABLE, directory_lock, lock_key
 from regime_core.runner.children import end_orphans, kill_children, run_child
 from regime_core.runner.declarations import (
     DEFAULT_BOOK_EXECUTED_DIR,
@@ -86,6 +81,7 @@ from regime_core.runner.stamps import (
     stamp_problems,
     write_stamp,
 )
+from regime_core.strict_json import read_json_file
 
 __all__ = [
     "DEFAULT_BOOK_EXECUTED_DIR",

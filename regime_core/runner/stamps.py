@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.integrity import read_json_file
 from regime_core.runner.records import atomic_write_text, hash_file
+from regime_core.strict_json import read_json_file
 
 STAMP_FILENAME = "stamp.json"
 #: record ``inputs`` entries that must equal the stamp's component of the same name

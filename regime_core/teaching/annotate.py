@@ -23,7 +23,7 @@ An empty ``annotator`` column names the annotator after the file (``alice.csv`` 
 
 **The check** (:func:`kappa_report`, ``regime annotate kappa``) reads one or more sheets of the
 same sample, recomputes P1 and P2 from the prepared data by id (``auto``), and reports Cohen's
-kappa (:func:`regime_core.stats.cohens_kappa`) for each predicate between each pair of
+kappa (:func:`regime_core.agreement.cohens_kappa`) for each predicate between each pair of
 annotators and between each annotator and ``auto``, with every disagreement listed. Malformed
 sheets (missing columns, unknown or missing ids, bad values, sheets of different samples) raise
 ``ValueError`` naming the file, the row and the column.
@@ -39,15 +39,15 @@ import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from regime_core import config
+from regime_core.agreement import cohens_kappa
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, p1, p2
 from regime_core.experiments.sampling import ids_hash, sample_ids
 from regime_core.schema import SPLITS, Example
-from regime_core.stats import cohens_kappa
 
 #: The paper's inter-annotator check used 50 questions.
 SHEET_SIZE: int = 50
@@ -363,23 +363,10 @@ class KappaReport:
             "sample": self.sample_id,
             "raters": list(self.raters),
             "pairs": [
-                {
-                    "predicate": p.predicate,
-                    "a": p.a,
-                    "b": p.b,
-                    "n": p.n,
-                    "kappa": None if math.isnan(p.kappa) else p.kappa,
-                    "agreement": p.agreement,
-                }
-                for p in self.pairs
+                {**asdict(p), "kappa": None if math.isnan(p.kappa) else p.kappa} for p in self.pairs
             ],
             "disagreements": [
-                {
-                    "predicate": d.predicate,
-                    "id": d.id,
-                    "question": d.question,
-                    "labels": {k: int(v) for k, v in d.labels.items()},
-                }
+                {**asdict(d), "labels": {k: int(v) for k, v in d.labels.items()}}
                 for d in self.disagreements
             ],
         }

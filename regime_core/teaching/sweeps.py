@@ -53,9 +53,6 @@ def sweep_distractor_similarity(
 
     The questions are the same at every value; only the distractor passages change. Columns:
     ``distractor_similarity, regime, arm, n, hit@1, hit@5``.
-
-    ``context``: the embedding store and the encoders (None: the default
-    :class:`~regime_core.experiments.context.Context`).
     """
     context = resolve(context)
     frames = []
@@ -75,9 +72,6 @@ def knockout_table(
     the ``knockout`` arm). ``q`` does not read the bridge, so it is the same in both rows.
 
     Columns: ``relation_sentence`` (``kept``/``removed``), ``regime, arm, n, hit@1, hit@5``.
-
-    ``context``: the embedding store and the encoders (None: the default
-    :class:`~regime_core.experiments.context.Context`).
     """
     context = resolve(context)
     summary = _arm_summary(list(examples), ("q", "union", "knockout"), cfg, context)
@@ -102,9 +96,6 @@ def sweep_alpha(
 
     Columns: ``alpha, regime, arm, n, hit@1, hit@5``. Questions without a gold ``B_rel`` are
     left out (toyworld has none such).
-
-    ``context``: the embedding store and the encoders (None: the default
-    :class:`~regime_core.experiments.context.Context`).
     """
     from regime_core.data.regimes import regime_table
     from regime_core.retrieval.geometry import build_geometry

@@ -116,7 +116,7 @@ test("the strict JSON reader keeps Python's integers and floats apart", () => {
     assert.throws(() => R.parsePyJson(bad), R.RouteError, bad);
   }
   assert.throws(() => R.parsePyJson("1".repeat(4301)), /more than 4300 digits/);
-  // as regime_core.integrity.parse_json: a float beyond a double's range, NaN, a repeated key
+  // as regime_core.strict_json.parse_json: a float beyond a double's range, NaN, a repeated key
   assert.throws(() => R.parsePyJson('{"a": [1e400]}'), /the number 1e400 is beyond a float's range/);
   assert.throws(() => R.parsePyJson('{"a": NaN}'), /NaN is not a JSON number/);
   assert.throws(() => R.parsePyJson('{"a": 1, "a": 2}'), /the key 'a' appears twice/);

@@ -12,7 +12,7 @@ from typing import Any
 from sphinx.application import Sphinx
 
 from regime_core.book.build import EXECUTED_PREFIX
-from regime_core.integrity import read_json_file
+from regime_core.strict_json import read_json_file
 
 
 def launch_sources(

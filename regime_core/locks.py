@@ -1,0 +1,122 @@
+"""Directory locks: a writer holds a directory exclusively, readers share it (``flock``)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from regime_core.integrity import FILE_MODE, os_error_message
+
+LOCK_NAME = ".regime.lock"
+#: set by a process holding a directory's lock exclusively for the children that work on its
+#: behalf (``regime reproduce``'s notebooks), to that lock file's path: in them, taking the same
+#: lock is free instead of waiting for the parent forever
+LOCK_HELD_VARIABLE = "REGIME_LOCK_HELD"
+_HELD = threading.local()  # this thread's locks: lock file -> [mode, depth]
+
+
+def _held_locks() -> dict[str, list[Any]]:
+    held = getattr(_HELD, "locks", None)
+    if held is None:
+        held = _HELD.locks = {}
+    return held
+
+
+def lock_key(directory: Path | str) -> str:
+    """The lock file of ``directory``, resolved: what :data:`LOCK_HELD_VARIABLE` holds."""
+    return os.path.realpath(Path(directory) / LOCK_NAME)
+
+
+def _open_lock_file(root: Path, shared: bool) -> int | None:
+    """A descriptor of ``root/.regime.lock`` (not inherited by children), or None for a reader
+    of a directory that does not exist or cannot hold a lock file: nothing writes there."""
+    lock_file = root / LOCK_NAME
+    flags = os.O_CLOEXEC | os.O_NOFOLLOW
+    if shared:
+        if not root.is_dir():
+            return None
+        for mode in (os.O_RDWR | os.O_CREAT, os.O_RDONLY):
+            try:
+                return os.open(lock_file, mode | flags, FILE_MODE)
+            except (PermissionError, FileNotFoundError):
+                continue
+            except OSError as err:
+                if err.errno != errno.EROFS:
+                    raise
+        return None
+    root.mkdir(parents=True, exist_ok=True)
+    return os.open(lock_file, os.O_RDWR | os.O_CREAT | flags, FILE_MODE)
+
+
+@contextlib.contextmanager
+def directory_lock(
+    directory: Path | str,
+    *,
+    what: str,
+    on_wait: Callable[[], None] | None = None,
+    shared: bool = False,
+) -> Iterator[None]:
+    """Hold the lock of ``directory`` (``.regime.lock`` in it): exclusive for a writer,
+    ``shared`` for a reader.
+
+    A writer excludes every other holder and a reader excludes writers only, across processes
+    and threads, so a reader never sees a half-written directory and two writers never
+    interleave; whoever must wait calls ``on_wait`` once, then waits. The lock is the kernel's
+    (``flock``): it ends with its process, even a killed one, and no child inherits it (a child
+    working for an exclusive holder is told so by :data:`LOCK_HELD_VARIABLE`). Within
+    one thread, nesting is free (the same lock again, or a shared one inside an exclusive one);
+    an exclusive lock inside a shared one is a ``ValueError`` (it would wait for itself). A
+    reader of a directory that does not exist, or where no lock file can be made (read-only),
+    reads without a lock. ``what`` names the holder in error messages.
+    """
+    root = Path(directory)
+    held = _held_locks()
+    key = lock_key(root)
+    if os.environ.get(LOCK_HELD_VARIABLE) == key:  # a child of the holder, working for it
+        yield
+        return
+    if key in held:
+        entry = held[key]
+        if entry[0] == "shared" and not shared:
+            raise ValueError(
+                f"{what}: cannot lock {root} for writing inside a read of it (take the "
+                "exclusive lock first)"
+            )
+        entry[1] += 1
+        try:
+            yield
+        finally:
+            entry[1] -= 1
+        return
+    fd: int | None = None
+    try:
+        fd = _open_lock_file(root, shared)
+        if fd is not None:
+            operation = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+            try:
+                fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None:
+                    on_wait()
+                fcntl.flock(fd, operation)
+    except BaseException as err:
+        if fd is not None:
+            os.close(fd)
+        if isinstance(err, OSError):
+            raise ValueError(os_error_message(err, root, f"lock ({what})")) from err
+        raise
+    if fd is None:
+        yield
+        return
+    held[key] = ["shared" if shared else "exclusive", 1]
+    try:
+        yield
+    finally:
+        del held[key]
+        os.close(fd)  # releases the lock
