@@ -137,7 +137,7 @@ def test_a_label_at_the_limit_is_kept_stripped(tmp_path: Path) -> None:
 
 
 def test_a_statement_of_ours_says_so_wherever_the_papers_value_is_shown(tmp_path: Path) -> None:
-    from regime_core.runner.judge import OURS_ONLY_TEXT, paper_text
+    from regime_core.runner.claim_record import OURS_ONLY_TEXT, paper_text
 
     body = LABELLED.format(label=", label: L")
     (paper,) = load_claims(_claims_file(tmp_path, body))

@@ -4,9 +4,8 @@ The paper's abstract leaves choices open (which names make P1/P2, which pool, wh
 ``B_rel`` out of a one-sentence bridge means, how ties label the router, ...). Each is a knob of
 :mod:`regime_core.config` with a default (our *primary reading*). Here every claim of
 ``paper_claims.yml`` is re-judged, by the same verdict rules
-(:func:`~regime_core.runner.judge.judge_values`), under every combination of the knobs that bear
-on
-it: a specification curve
+(:func:`~regime_core.runner.claim_record.judge_values`), under every combination of the knobs
+that bear on it: a specification curve
 (Simonsohn, Simmons and Nelson 2020) or multiverse (Steegen et al. 2016).
 
 Per claim we report the readings judged, how many reproduce the claim (``holding``), their
@@ -72,7 +71,7 @@ from regime_core.router.selector_evaluation import (
     reselected,
 )
 from regime_core.router.training import RoutingData, apply_router
-from regime_core.runner.judge import judge_values
+from regime_core.runner.claim_record import judge_values
 from regime_core.schema import Example
 
 ClaimConfig = TypeVar("ClaimConfig", bound=ExperimentConfig)

@@ -23,16 +23,15 @@ from typing import Any
 
 from regime_core import config, paths
 from regime_core.paper import Claim, load_claims
-from regime_core.runner.diagnosis import Diagnosis, diagnose
-from regime_core.runner.judge import (
-    SIGNIFICANCE_LEVEL,
-    Judgement,
+from regime_core.runner.claim_record import (
     claim_values,
     fill_fields,
     judge_values,
     paper_text,
     values_text,
 )
+from regime_core.runner.diagnosis import Diagnosis, diagnose
+from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
 from regime_core.runner.records import format_number, get_number, load_record, record_path
 from regime_core.runner.stamps import verify_record
 
@@ -159,7 +158,7 @@ def judge_claims(
     display: Callable[[str, Any], str] | None = None,
 ) -> list[ClaimVerdict]:
     """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
-    values in the "computed_on" text (:func:`~regime_core.runner.judge.fill_fields`)."""
+    values in the "computed_on" text (:func:`~regime_core.runner.claim_record.fill_fields`)."""
     judged = []
     for claim in claims if claims is not None else load_claims():
         if claim.run not in records:
