@@ -422,7 +422,8 @@ def test_sigkill_of_reproduce_leaves_no_papermill_running(tmp_path: Path) -> Non
     assert _gone(child), "papermill outlived its killed runner"
     # The next start finds the stale pid file and the temporaries and removes them.
     (work / "runs" / "nap" / f".stamp.json.{child}.abc.tmp").write_text("x")
-    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.declarations import load_declarations
+    from regime_core.runner.reproduce import _clean_interrupted
 
     said: list[str] = []
     _clean_interrupted(load_declarations(decl), work.resolve(), said.append)
@@ -611,7 +612,8 @@ def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
 
     import yaml
 
-    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.declarations import load_declarations
+    from regime_core.runner.reproduce import _clean_interrupted
 
     work = (tmp_path / "work").resolve()
     (work / "runs" / "nap").mkdir(parents=True)
@@ -644,7 +646,8 @@ def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
 def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
     import yaml
 
-    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.declarations import load_declarations
+    from regime_core.runner.reproduce import _clean_interrupted
 
     work = (tmp_path / "work").resolve()
     (work / "runs" / "nap").mkdir(parents=True)

@@ -10,7 +10,7 @@ from regime_core.paper import CLAIM_RULES, LABEL_MAX_CHARS, Claim, load_claims, 
 
 
 def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import load_declarations
 
     claims = load_claims()
     runs = set(load_declarations().runs)

@@ -208,7 +208,7 @@ def test_command_line_freezes_and_checks(
 
 
 def test_repository_expected_numbers_are_for_declared_runs() -> None:
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import load_declarations
 
     frozen = load_expected()
     assert frozen, "expected_numbers.yml holds no numbers"

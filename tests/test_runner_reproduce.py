@@ -11,13 +11,9 @@ import pytest
 import yaml
 
 from regime_core.cli import reproduce as cli_reproduce
-from regime_core.runner.reproduce import (
-    describe_failure,
-    load_declarations,
-    reproduce,
-    run_keys,
-    topological_order,
-)
+from regime_core.runner.declarations import load_declarations, topological_order
+from regime_core.runner.keys import run_keys
+from regime_core.runner.reproduce import describe_failure, reproduce
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
 

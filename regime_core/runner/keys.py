@@ -365,24 +365,3 @@ def changed_components(now: Mapping[str, Any], before: Mapping[str, Any]) -> lis
     unknown = sorted(set(now) ^ set(before))
     reasons += [f"key format ({name})" for name in unknown if name not in COMPONENTS]
     return reasons
-
-
-__all__ = [
-    "COMPONENTS",
-    "DATA_FILES",
-    "PACKAGE_DIR",
-    "PRESENTATION",
-    "Module",
-    "changed_components",
-    "code_digest",
-    "computation_modules",
-    "data_file_hashes",
-    "key_of",
-    "load_module",
-    "manifest_hash",
-    "module_files",
-    "module_hashes",
-    "notebook_code_hash",
-    "notebook_imports",
-    "run_keys",
-]

@@ -56,14 +56,10 @@ from regime_core.integrity import (
 )
 from regime_core.runner.children import end_orphans, kill_children, run_child
 from regime_core.runner.declarations import (
-    DEFAULT_BOOK_EXECUTED_DIR,
-    DEFAULT_DECLARATIONS,
     DEFAULT_PROFILE,
-    OPTIONAL_INJECTED_PARAMETERS,
     OUTPUT_DIR_PARAMETER,
     PROFILES,
     Declarations,
-    RunSpec,
     load_declarations,
     notebook_parameters,
     topological_order,
@@ -72,8 +68,6 @@ from regime_core.runner.declarations import (
 from regime_core.runner.keys import (
     PACKAGE_DIR,
     changed_components,
-    manifest_hash,
-    notebook_code_hash,
     run_keys,
 )
 from regime_core.runner.records import atomic_write_text, load_record
@@ -86,33 +80,6 @@ from regime_core.runner.stamps import (
     stamp_problems,
     write_stamp,
 )
-
-__all__ = [
-    "DEFAULT_BOOK_EXECUTED_DIR",
-    "DEFAULT_DECLARATIONS",
-    "DEFAULT_PROFILE",
-    "KERNEL_NAME",
-    "OPTIONAL_INJECTED_PARAMETERS",
-    "OUTPUT_DIR_PARAMETER",
-    "PROFILES",
-    "STATUSES",
-    "Declarations",
-    "Plan",
-    "PlannedRun",
-    "ReproduceReport",
-    "RunResult",
-    "RunSpec",
-    "describe_failure",
-    "load_declarations",
-    "manifest_hash",
-    "notebook_code_hash",
-    "notebook_parameters",
-    "plan",
-    "reproduce",
-    "run_keys",
-    "topological_order",
-    "with_upstream",
-]
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
 STATUSES: tuple[str, ...] = ("ran", "skipped", "failed", "blocked")

@@ -181,20 +181,3 @@ def verify_record(work: Path | str, run_id: str, record: Mapping[str, Any] | Non
             f"{file} does not match its run's stamp {stamp_file}: the record's inputs."
             f"{mismatched[0]} is not the stamp's (the data changed while it ran); {rerun}"
         )
-
-
-__all__ = [
-    "CHECKED_INPUTS",
-    "STAMP_FILENAME",
-    "RecordStampError",
-    "executed_path",
-    "input_mismatches",
-    "output_hashes",
-    "read_stamp",
-    "record_file",
-    "record_identity",
-    "stamp_path",
-    "stamp_problems",
-    "verify_record",
-    "write_stamp",
-]

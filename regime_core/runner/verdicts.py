@@ -283,19 +283,3 @@ def claim_sentence(v: ClaimVerdict) -> str:
     if v.robustness is not None and int(v.robustness.get("readings", 0)):
         robustness = "Across the plausible readings of the paper it is " + robustness
     return f"{text} {robustness[:1].upper()}{robustness[1:]}."
-
-
-__all__ = [
-    "OURS_FIELDS",
-    "ROBUSTNESS_FIELDS",
-    "ROBUSTNESS_RUN",
-    "ClaimVerdict",
-    "claim_sentence",
-    "comparison_phrase",
-    "judge_claims",
-    "load_run_records",
-    "ours_numbers",
-    "robustness_phrase",
-    "significance_word",
-    "verdicts_report",
-]
