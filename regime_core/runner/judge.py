@@ -42,13 +42,8 @@ VERDICTS: tuple[str, ...] = (
 #: Our interval overlaps the paper's range although our estimate lies outside it (the verdict
 #: says which side; the flag says the data cannot exclude the range).
 CONSISTENT_WITH = "consistent with the paper's range"
-#: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
 """a p-value below it is significant, for the paper and for us alike; one minus CONFIDENCE"""
-#: The smallest difference of hit@5 we treat as a real effect, 1 point of R@5.
-#: The margin of the "no loss" (non-inferiority) and "invariant" (equivalence) rules, and the
-#: effect an implied "> 0" claim must be able to reach. Ours, chosen after the issue that asked
-#: for these rules had shown our numbers (the book says so).
 SMALLEST_EFFECT: float = 0.01
 """the smallest difference of hit@5 treated as a real effect (one percentage point): the
 margin of the no-loss and invariance rules, and the gain an implied "> 0" claim must be able to
@@ -61,8 +56,6 @@ POWER_METHOD = (
     "detectable effect is the smallest difference reaching 80% power"
 )
 
-#: The verdict rule of each claim kind (``rule`` in ``paper_claims.yml``). Every rule reads our
-#: interval at the claim's level (1 − :data:`SIGNIFICANCE_LEVEL`).
 VERDICT_RULES: dict[str, str] = {
     "estimate": "A point value the paper reports as an effect. Reproduced: our interval holds the "
     "paper's value and excludes zero. Inconclusive (too few questions): it holds both the paper's "
