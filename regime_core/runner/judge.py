@@ -341,17 +341,11 @@ def judge_holds(holds: bool, parts: Mapping[str, bool] | None = None) -> Judgeme
     parts = dict(parts or {})
     yes = [k for k, v in parts.items() if v]
     no = [k for k, v in parts.items() if not v]
-    detail = "; ".join(
-        text
-        for text in (
-            f"it holds for {', '.join(yes)}" if yes else "",
-            f"not for {', '.join(no)}" if no else "",
-        )
-        if text
+    detail = ([f"it holds for {', '.join(yes)}"] if yes else []) + (
+        [f"not for {', '.join(no)}"] if no else []
     )
     head = "it holds" if holds else "it does not hold as a whole"
-    reason = head + (f"; {detail}" if detail else "")
-    reason = reason.replace("; not for", ", not for") if yes and no else reason
+    reason = f"{head}; {', '.join(detail)}" if detail else head
     if holds:
         return Judgement(REPRODUCED, reason)
     if yes:

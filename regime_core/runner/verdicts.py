@@ -205,10 +205,9 @@ def significance_word(diff: float, ci_lo: float, ci_hi: float, p: float) -> str:
     """What a paired comparison says about its direction, from its numbers alone; pure.
 
     Significant (p below :data:`~regime_core.runner.judge.SIGNIFICANCE_LEVEL`) *and* an interval
-    on
-    one side of zero
-    gives "significantly above/below zero"; anything else "not significantly different from
-    zero" (a significant test whose interval touches zero is not called a direction).
+    on one side of zero gives "significantly above/below zero"; anything else "not significantly
+    different from zero" (a significant test whose interval touches zero is not called a
+    direction).
 
     >>> significance_word(-0.452, -0.52, -0.38, 1e-9)
     'significantly below zero'
