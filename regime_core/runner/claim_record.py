@@ -132,20 +132,10 @@ def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
     Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
     """
     ours = claim.ours
-    if claim.rule == "level":
-        return {
-            "parts": {
-                str(label): _level_values(record, keys) for label, keys in ours["parts"].items()
-            }
-        }
+    if claim.rule == "level" or (claim.rule in COMPARISON_RULES and "parts" in ours):
+        read = _level_values if claim.rule == "level" else _comparison_values
+        return {"parts": {str(label): read(record, keys) for label, keys in ours["parts"].items()}}
     if claim.rule in COMPARISON_RULES:
-        if "parts" in ours:
-            return {
-                "parts": {
-                    str(label): _comparison_values(record, keys)
-                    for label, keys in ours["parts"].items()
-                }
-            }
         return _comparison_values(record, ours)
     if claim.rule == "bound":
         return {"estimate": _number(record, ours["estimate"])}
