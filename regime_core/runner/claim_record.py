@@ -16,20 +16,16 @@ from typing import Any
 from regime_core import config
 from regime_core.paper import Claim
 from regime_core.runner.judge import (
+    COMPARISON_KERNELS,
     COMPARISON_RULES,
     SMALLEST_EFFECT,
     Judgement,
     duration_text,
     interval_text,
     judge_bound,
-    judge_equivalence,
-    judge_estimate,
     judge_holds,
     judge_level,
-    judge_no_loss,
     judge_parts,
-    judge_positive,
-    judge_range,
     judge_share,
     judge_untestable,
     power_of,
@@ -157,22 +153,12 @@ def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _judge_one(claim: Claim, values: Mapping[str, Any], paper_value: Any = None) -> Judgement:
-    paper = claim.paper
     estimate, lo, hi = (float(values[k]) for k in _COMPARISON_KEYS)
-    if claim.rule == "estimate":
-        judged = judge_estimate(float(paper["value"]), estimate=estimate, ci_lo=lo, ci_hi=hi)
-    elif claim.rule == "range":
-        judged = judge_range(
-            float(paper["low"]), float(paper["high"]), estimate=estimate, ci_lo=lo, ci_hi=hi
-        )
-    elif claim.rule == "positive":
-        judged = judge_positive(estimate=estimate, ci_lo=lo, ci_hi=hi)
-    elif claim.rule == "no_loss":
-        judged = judge_no_loss(estimate=estimate, ci_lo=lo, ci_hi=hi)
-    elif claim.rule == "equivalence":
-        judged = judge_equivalence(estimate=estimate, ci_lo=lo, ci_hi=hi)
-    else:  # level
+    if claim.rule == "level":
         return judge_level(float(paper_value), estimate=estimate, ci_lo=lo, ci_hi=hi)
+    kernel, fields = COMPARISON_KERNELS[claim.rule]
+    paper = (float(claim.paper[f]) for f in fields)
+    judged = kernel(*paper, estimate=estimate, ci_lo=lo, ci_hi=hi)
     power = power_of(
         reference_effect(claim), n=values.get("n"), n_discordant=values.get("n_discordant")
     )

@@ -22,7 +22,7 @@ Holm-adjusted interval. So no verdict can contradict the p-value printed beside 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,8 +100,6 @@ _BADNESS: dict[str, int] = {
     REPRODUCED: 0, DIRECTION_ONLY: 1, INCONCLUSIVE: 2, SMALLER: 3, LARGER: 3, NOT_REPRODUCED: 4,
     NOT_TESTABLE: 5,
 }  # fmt: skip
-#: The kinds judged on a paired comparison of our records (estimate, interval, n).
-COMPARISON_RULES: tuple[str, ...] = ("estimate", "range", "positive", "no_loss", "equivalence")
 
 
 # --- verdicts (pure) -----------------------------------------------------------------------------
@@ -260,6 +258,19 @@ def judge_equivalence(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgeme
     if ci_hi <= -SMALLEST_EFFECT or ci_lo >= SMALLEST_EFFECT:
         return Judgement(NOT_REPRODUCED, f"{ours} lies outside {band}: the number changes")
     return Judgement(INCONCLUSIVE, f"{ours} reaches outside {band}")
+
+
+#: The kernel of each kind judged on a paired comparison of our records (estimate, interval,
+#: n), and the fields of the paper's side it takes before our values.
+COMPARISON_KERNELS: dict[str, tuple[Callable[..., Judgement], tuple[str, ...]]] = {
+    "estimate": (judge_estimate, ("value",)),
+    "range": (judge_range, ("low", "high")),
+    "positive": (judge_positive, ()),
+    "no_loss": (judge_no_loss, ()),
+    "equivalence": (judge_equivalence, ()),
+}
+#: The kinds judged on a paired comparison of our records (estimate, interval, n).
+COMPARISON_RULES: tuple[str, ...] = tuple(COMPARISON_KERNELS)
 
 
 def judge_level(paper_value: float, *, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
