@@ -44,11 +44,7 @@ _REQUIRED_PAPER: dict[str, tuple[str, ...]] = {
 #: part names them under each of ``parts`` instead).
 _COMPARISON_OURS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi")
 _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
-    "estimate": _COMPARISON_OURS,
-    "range": _COMPARISON_OURS,
-    "positive": _COMPARISON_OURS,
-    "no_loss": _COMPARISON_OURS,
-    "equivalence": _COMPARISON_OURS,
+    **dict.fromkeys(("estimate", "range", "positive", "no_loss", "equivalence"), _COMPARISON_OURS),
     "level": (),
     "bound": ("estimate",),
     "share": ("passing", "total"),
@@ -134,20 +130,6 @@ class Claim:
     def runs(self) -> list[str]:
         """The runs whose records the claim and its diagnosis read, its own first."""
         return list(dict.fromkeys([self.run, *(str(d["run"]) for d in self.diagnosis)]))
-
-    def keys(self) -> list[str]:
-        """Every record key this claim reads (in the run ``run``)."""
-        out: list[str] = []
-
-        def walk(node: Any) -> None:
-            if isinstance(node, str):
-                out.append(node)
-            elif isinstance(node, Mapping):
-                for value in node.values():
-                    walk(value)
-
-        walk(self.ours)
-        return out
 
     def number(self, field: str) -> float:
         """The paper's number ``field`` (``ValueError`` naming the claim if it is not one)."""

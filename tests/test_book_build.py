@@ -123,7 +123,7 @@ def test_toc_pages_exist_in_the_repository() -> None:
 
 
 def test_toc_executed_pages_are_declared_runs() -> None:
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import load_declarations
 
     runs = set(load_declarations().runs)
     executed = [

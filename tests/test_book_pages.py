@@ -123,7 +123,7 @@ def test_the_verdict_check_catches_a_typed_verdict() -> None:
 
 def test_every_generated_sentence_names_a_claim_or_a_declared_run() -> None:
     from regime_core.paper import load_claims
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import load_declarations
 
     claims = {c.id for c in load_claims()}
     runs = set(load_declarations().runs)
@@ -159,7 +159,7 @@ def test_top_level_directives_skip_code_examples() -> None:
 
 
 def test_every_record_reference_names_a_declared_run() -> None:
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import load_declarations
 
     runs = set(load_declarations().runs)
     unknown: list[str] = []
@@ -261,7 +261,7 @@ def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
     their runs use different encoders; each teaching page names every encoder the teaching runs
     use, in any profile, so a change of reproduce.yml cannot leave the prose behind."""
     from regime_core.registry import RUNS
-    from regime_core.runner.reproduce import PROFILES
+    from regime_core.runner.declarations import PROFILES
     from regime_core.teaching.lesson import LessonConfig
 
     teaching = [run for run in RUNS.values() if run.config is LessonConfig]
@@ -785,8 +785,7 @@ def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
 def test_the_exercises_run_on_the_toy_worlds_encoder_in_every_profile() -> None:
     """The exercises quote hit rates of the toy world that the toy-world page also reports:
     the two runs must share the world and the encoder, whatever the profile."""
-    from regime_core.runner.declarations import PROFILES
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import PROFILES, load_declarations
 
     runs = load_declarations().runs
     for profile in PROFILES:

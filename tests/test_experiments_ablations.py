@@ -17,13 +17,8 @@ from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import ablation_claims, ablations
 from regime_core.paper import paper_claim
 from regime_core.router.evaluation import Bootstrap
-from regime_core.runner.judge import (
-    INCONCLUSIVE,
-    NOT_REPRODUCED,
-    REPRODUCED,
-    claim_values,
-    judge_values,
-)
+from regime_core.runner.claim_record import claim_values, judge_values
+from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 GRID = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
 BOOT = Bootstrap(resamples=400)

@@ -423,10 +423,11 @@ def test_sigkill_of_reproduce_leaves_no_papermill_running(tmp_path: Path) -> Non
     assert _gone(child), "papermill outlived its killed runner"
     # The next start finds the stale pid file and the temporaries and removes them.
     (work / "runs" / "nap" / f".stamp.json.{child}.abc.tmp").write_text("x")
-    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.declarations import load_declarations
+    from regime_core.runner.execution import clean_interrupted
 
     said: list[str] = []
-    _clean_interrupted(load_declarations(decl), work.resolve(), said.append)
+    clean_interrupted(load_declarations(decl), work.resolve(), said.append)
     assert not pid_file.exists()
     assert not list((work / "runs" / "nap").glob("*.tmp"))
     assert any("removed" in line for line in said)
@@ -612,7 +613,8 @@ def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
 
     import yaml
 
-    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.declarations import load_declarations
+    from regime_core.runner.execution import clean_interrupted
 
     work = (tmp_path / "work").resolve()
     (work / "runs" / "nap").mkdir(parents=True)
@@ -628,7 +630,7 @@ def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
         (work / "runs" / "nap" / "child.pid").write_text(f"{sleeper.pid}\n")
         (work / "runs" / "other.pid").write_text(f"{innocent.pid}\n")  # not a child.pid file
         said: list[str] = []
-        _clean_interrupted(load_declarations(decl), work, said.append)
+        clean_interrupted(load_declarations(decl), work, said.append)
         deadline = time.monotonic() + 5
         while sleeper.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -645,7 +647,8 @@ def test_next_start_ends_a_papermill_group_left_running(tmp_path: Path) -> None:
 def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
     import yaml
 
-    from regime_core.runner.reproduce import _clean_interrupted, load_declarations
+    from regime_core.runner.declarations import load_declarations
+    from regime_core.runner.execution import clean_interrupted
 
     work = (tmp_path / "work").resolve()
     (work / "runs" / "nap").mkdir(parents=True)
@@ -654,7 +657,7 @@ def test_a_reused_pid_is_not_killed(tmp_path: Path) -> None:
     unrelated = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         (work / "runs" / "nap" / "child.pid").write_text(f"{unrelated.pid}\n")
-        _clean_interrupted(load_declarations(decl), work, lambda _line: None)
+        clean_interrupted(load_declarations(decl), work, lambda _line: None)
         assert unrelated.poll() is None  # its command line is not our papermill's
     finally:
         unrelated.kill()

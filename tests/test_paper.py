@@ -10,7 +10,7 @@ from regime_core.paper import CLAIM_RULES, LABEL_MAX_CHARS, Claim, load_claims, 
 
 
 def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import load_declarations
 
     claims = load_claims()
     runs = set(load_declarations().runs)
@@ -137,7 +137,7 @@ def test_a_label_at_the_limit_is_kept_stripped(tmp_path: Path) -> None:
 
 
 def test_a_statement_of_ours_says_so_wherever_the_papers_value_is_shown(tmp_path: Path) -> None:
-    from regime_core.runner.judge import OURS_ONLY_TEXT, paper_text
+    from regime_core.runner.claim_record import OURS_ONLY_TEXT, paper_text
 
     body = LABELLED.format(label=", label: L")
     (paper,) = load_claims(_claims_file(tmp_path, body))

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from regime_core.paper import Claim, _check_diagnosis
+from regime_core.runner.claim_record import judge_values
 from regime_core.runner.diagnosis import diagnose, diagnosis_sentence, node_keys
-from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, judge_values
+from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 
 
 def _comparison(diff: float, lo: float, hi: float, n: int = 200, a: int = 30, b: int = 10):

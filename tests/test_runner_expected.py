@@ -15,6 +15,7 @@ import pytest
 
 from regime_core.paper import load_claims
 from regime_core.runner import expected
+from regime_core.runner.claim_record import claim_values, judge_values, paper_text, values_text
 from regime_core.runner.expected import (
     Expected,
     compare,
@@ -25,7 +26,7 @@ from regime_core.runner.expected import (
     tolerance_for,
     within,
 )
-from regime_core.runner.judge import VERDICTS, judge_claim
+from regime_core.runner.judge import VERDICTS
 from regime_core.runner.records import write_record
 
 
@@ -207,7 +208,7 @@ def test_command_line_freezes_and_checks(
 
 
 def test_repository_expected_numbers_are_for_declared_runs() -> None:
-    from regime_core.runner.reproduce import load_declarations
+    from regime_core.runner.declarations import load_declarations
 
     frozen = load_expected()
     assert frozen, "expected_numbers.yml holds no numbers"
@@ -235,9 +236,9 @@ def test_quick_profile_reproduces_the_expected_numbers(quick_run: Any) -> None:
 @pytest.mark.slow
 def test_every_claim_is_judged_on_the_quick_records(quick_run: Any) -> None:
     for claim in load_claims():
-        row = judge_claim(claim, quick_run.record(claim.run))
-        assert row.judgement.verdict in VERDICTS
-        assert row.ours_text and row.paper_text
+        values = claim_values(claim, quick_run.record(claim.run))
+        assert judge_values(claim, values).verdict in VERDICTS
+        assert values_text(claim, values) and paper_text(claim)
 
 
 def test_doctests_pass() -> None:

@@ -11,13 +11,10 @@ import pytest
 import yaml
 
 from regime_core.cli import reproduce as cli_reproduce
-from regime_core.runner.reproduce import (
-    describe_failure,
-    load_declarations,
-    reproduce,
-    run_keys,
-    topological_order,
-)
+from regime_core.runner.declarations import load_declarations, topological_order
+from regime_core.runner.execution import describe_failure
+from regime_core.runner.keys import run_keys
+from regime_core.runner.reproduce import reproduce
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
 
@@ -224,7 +221,7 @@ def test_a_record_read_from_other_data_than_its_key_is_never_stamped(
     """Issue 22: the data changed while the notebook ran (its record's inputs.manifest is not
     the manifest the run was keyed on): the run fails and is not stamped, so it reruns. The
     notebook's child is a stand-in that leaves what papermill would."""
-    from regime_core.runner import reproduce as runner
+    from regime_core.runner import execution
     from regime_core.runner.records import write_record
 
     work = tmp_path / "w"
@@ -235,7 +232,7 @@ def test_a_record_read_from_other_data_than_its_key_is_never_stamped(
                      inputs={"manifest": "0" * 64})  # fmt: skip
         return 0, ""
 
-    monkeypatch.setattr(runner, "run_child", notebook_that_read_other_data)
+    monkeypatch.setattr(execution, "run_child", notebook_that_read_other_data)
     (result,) = reproduce(_declare(tmp_path, {"x": {}}), work=work, progress=None).results
     assert result.status == "failed"
     assert "inputs.manifest is not the one the run was keyed on" in (result.error or "")

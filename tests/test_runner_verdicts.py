@@ -13,7 +13,7 @@ from helpers import write_stamped_record
 from regime_core import cli
 from regime_core.experiments.robustness_grid import OUTSIDE_MULTIVERSE
 from regime_core.paper import load_claims
-from regime_core.runner.judge import judge_claim
+from regime_core.runner.claim_record import claim_values, judge_values
 from regime_core.runner.records import write_record
 from regime_core.runner.verdicts import (
     comparison_phrase,
@@ -196,7 +196,8 @@ def test_regime_verdicts_on_the_quick_run(quick_run: Any, capsys: Any) -> None:
     for entry in report["claims"]:
         # the same verdict as the paper-against-ours table's judge
         claim = claims[entry["id"]]
-        assert entry["verdict"] == judge_claim(claim, quick_run.record(claim.run)).judgement.verdict
+        values = claim_values(claim, quick_run.record(claim.run))
+        assert entry["verdict"] == judge_values(claim, values).verdict
         # the multiverse re-judges results under readings of the paper: not the paper's setup
         # (untestable) nor a timing of this machine (bound), which no reading changes, nor the
         # claims it declares outside it (each with its reason)

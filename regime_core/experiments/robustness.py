@@ -4,9 +4,8 @@ The paper's abstract leaves choices open (which names make P1/P2, which pool, wh
 ``B_rel`` out of a one-sentence bridge means, how ties label the router, ...). Each is a knob of
 :mod:`regime_core.config` with a default (our *primary reading*). Here every claim of
 ``paper_claims.yml`` is re-judged, by the same verdict rules
-(:func:`~regime_core.runner.judge.judge_values`), under every combination of the knobs that bear
-on
-it: a specification curve
+(:func:`~regime_core.runner.claim_record.judge_values`), under every combination of the knobs
+that bear on it: a specification curve
 (Simonsohn, Simmons and Nelson 2020) or multiverse (Steegen et al. 2016).
 
 Per claim we report the readings judged, how many reproduce the claim (``holding``), their
@@ -64,7 +63,7 @@ from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
 from regime_core.experiments.t3_brel_knockout import T3Config, analyse_t3
 from regime_core.paper import Claim, load_claims
 from regime_core.router.evaluation import RoutingOutcome
-from regime_core.runner.judge import judge_values
+from regime_core.runner.claim_record import judge_values
 from regime_core.schema import Example
 
 ClaimConfig = TypeVar("ClaimConfig", bound=ExperimentConfig)

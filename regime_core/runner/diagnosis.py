@@ -4,7 +4,7 @@ A claim of ``paper_claims.yml`` may list, under ``diagnosis``, the settings that
 verdict other than "reproduced": the bridge weight α, the encoder, the source of ``B_rel``, the
 pool, the dataset a number describes. Each names a run and, per value, the record node of that
 setting's comparison (an ablation's or a multiverse reading's); :func:`diagnose` judges the claim
-on each with the claim's own rule (:func:`regime_core.runner.judge.judge_values`) and
+on each with the claim's own rule (:func:`regime_core.runner.claim_record.judge_values`) and
 :func:`diagnosis_sentence` says, from those verdicts, under which setting the paper's number
 appears, or that none does, and what our number of questions can detect. Pure: records in,
 a :class:`Diagnosis` out; nothing is typed.
@@ -30,14 +30,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from regime_core.paper import Claim
-from regime_core.runner.judge import (
-    COMPARISON_RULES,
-    REPRODUCED,
-    Judgement,
-    claim_values,
-    judge_values,
-    power_text,
-)
+from regime_core.runner.claim_record import claim_values, judge_values
+from regime_core.runner.judge import COMPARISON_RULES, REPRODUCED, Judgement, power_text
 from regime_core.runner.records import format_number, get_number
 
 #: The comparison fields a node's keys fill, and the record keys that may hold each.

@@ -43,7 +43,6 @@ from regime_core.runner.records import (
 
 EXPECTED_NUMBERS_FILE = paths.REPO_ROOT / "expected_numbers.yml"
 EXPECTED_SCHEMA = "regime-expected/1"
-#: the profile whose numbers ``expected_numbers.yml`` freezes (minutes on two cores)
 EXPECTED_PROFILE = "quick"
 """the profile whose numbers expected_numbers.yml freezes"""
 
@@ -66,14 +65,12 @@ TOLERANCE_RULES: tuple[tuple[str, str, float, str], ...] = (
 )
 
 
-#: Record levels that hold timings or describe the machine a run ran on: a key with one of them
-#: among its dotted levels is never frozen (the latency run's ``timings.*`` and ``machine.*``).
 TIMING_LEVELS: frozenset[str] = frozenset({"timings", "machine"})
-"""record levels whose numbers are timings or describe the machine (never frozen)"""
-#: The last level of a key that is a duration measured on this machine: ``seconds`` itself or
-#: a name ending in ``_seconds`` (``worst_warm_p99_seconds``, a run's ``seconds``).
+"""record levels whose numbers are timings or describe the machine (never frozen): the latency
+run's ``timings.*`` and ``machine.*``"""
 TIMING_SUFFIX = "seconds"
-"""a key whose last level is this or ends in _ plus this is a duration (never frozen)"""
+"""a key whose last level is this or ends in _ plus this is a duration (never frozen), e.g.
+``worst_warm_p99_seconds``"""
 
 
 def is_timing_key(key: str) -> bool:

@@ -1,12 +1,11 @@
-"""Judging a claim of the paper on our records: the verdict rules and their pure kernels.
+"""The verdict rules and their pure kernels: the paper's value and our interval in, a verdict out.
 
 A claim (:class:`regime_core.paper.Claim`, from ``paper_claims.yml``) states the paper's side;
-:func:`claim_values` reads ours from a results record (:mod:`regime_core.runner.records`), and
-:func:`judge_values` puts the two side by side and gives a verdict by the rule of the claim's kind
-(:data:`VERDICT_RULES`), with the power of our comparison where the record has what it needs
-(:func:`power_of`). The book's "The paper's numbers and ours" page renders the table with the
-``regime-paper-claims`` directive (``regime_core.book.sphinx``); ``regime verdicts`` prints it
-(:mod:`regime_core.runner.verdicts`).
+:mod:`regime_core.runner.claim_record` reads ours from a results record and calls the kernel of
+the claim's kind (:data:`VERDICT_RULES`), with the power of our comparison where the record has
+what it needs (:func:`power_of`). The book's "The paper's numbers and ours" page renders the table
+with the ``regime-paper-claims`` directive (``regime_core.book.sphinx``); ``regime verdicts``
+prints it (:mod:`regime_core.runner.verdicts`).
 
 Every rule reads our *interval* only. For paired binary outcomes the interval is the exact
 McNemar one (:func:`regime_core.stats.mcnemar_interval`), which excludes zero exactly when the
@@ -23,14 +22,12 @@ Holm-adjusted interval. So no verdict can contradict the p-value printed beside 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from regime_core import config
-from regime_core.paper import Claim
-from regime_core.runner.records import format_number, get_number
+from regime_core.runner.records import format_number
 
 REPRODUCED = "reproduced"
 SMALLER, LARGER = "smaller than reported", "larger than reported"
@@ -45,13 +42,8 @@ VERDICTS: tuple[str, ...] = (
 #: Our interval overlaps the paper's range although our estimate lies outside it (the verdict
 #: says which side; the flag says the data cannot exclude the range).
 CONSISTENT_WITH = "consistent with the paper's range"
-#: a test result counts as significant when its p-value is below this (1 − config.CONFIDENCE)
 SIGNIFICANCE_LEVEL: float = round(1.0 - config.CONFIDENCE, 10)
 """a p-value below it is significant, for the paper and for us alike; one minus CONFIDENCE"""
-#: The smallest difference of hit@5 we treat as a real effect, 1 point of R@5.
-#: The margin of the "no loss" (non-inferiority) and "invariant" (equivalence) rules, and the
-#: effect an implied "> 0" claim must be able to reach. Ours, chosen after the issue that asked
-#: for these rules had shown our numbers (the book says so).
 SMALLEST_EFFECT: float = 0.01
 """the smallest difference of hit@5 treated as a real effect (one percentage point): the
 margin of the no-loss and invariance rules, and the gain an implied "> 0" claim must be able to
@@ -60,12 +52,10 @@ reach
 #: Power the power column asks for (:data:`regime_core.power.TARGET_POWER`).
 POWER_METHOD = (
     "exact power of the two-sided exact McNemar test at the claim's level for our number of "
-    "questions and our observed share of discordant questions (stats.mcnemar_power); the "
+    "questions and our observed share of discordant questions (power.mcnemar_power); the "
     "detectable effect is the smallest difference reaching 80% power"
 )
 
-#: The verdict rule of each claim kind (``rule`` in ``paper_claims.yml``). Every rule reads our
-#: interval at the claim's level (1 − :data:`SIGNIFICANCE_LEVEL`).
 VERDICT_RULES: dict[str, str] = {
     "estimate": "A point value the paper reports as an effect. Reproduced: our interval holds the "
     "paper's value and excludes zero. Inconclusive (too few questions): it holds both the paper's "
@@ -110,8 +100,6 @@ _BADNESS: dict[str, int] = {
     REPRODUCED: 0, DIRECTION_ONLY: 1, INCONCLUSIVE: 2, SMALLER: 3, LARGER: 3, NOT_REPRODUCED: 4,
     NOT_TESTABLE: 5,
 }  # fmt: skip
-#: The kinds judged on a paired comparison of our records (estimate, interval, n).
-COMPARISON_RULES: tuple[str, ...] = ("estimate", "range", "positive", "no_loss", "equivalence")
 
 
 # --- verdicts (pure) -----------------------------------------------------------------------------
@@ -135,12 +123,12 @@ class Judgement:
         return self.verdict + "".join(f" ({flag})" for flag in self.flags)
 
 
-def _pp(x: float) -> str:
+def pp(x: float) -> str:
     return format_number(x, "pp")
 
 
-def _interval_text(lo: float, hi: float) -> str:
-    return f"{_pp(lo)} to {_pp(hi)}"
+def interval_text(lo: float, hi: float) -> str:
+    return f"{pp(lo)} to {pp(hi)}"
 
 
 def _check_interval(where: str, lo: float, hi: float) -> None:
@@ -159,10 +147,10 @@ def judge_estimate(paper_value: float, *, estimate: float, ci_lo: float, ci_hi: 
     _check_interval("judge_estimate", ci_lo, ci_hi)
     if paper_value == 0:
         raise ValueError("judge_estimate: a paper value of 0 is no effect; use the no_loss rule")
-    ours = f"our interval ({_interval_text(ci_lo, ci_hi)})"
+    ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     holds_value = ci_lo <= paper_value <= ci_hi
     holds_zero = ci_lo <= 0.0 <= ci_hi
-    paper = _pp(paper_value)
+    paper = pp(paper_value)
     if holds_value and holds_zero:
         return Judgement(INCONCLUSIVE, f"{ours} holds both the paper's {paper} and zero")
     if holds_value:
@@ -194,8 +182,8 @@ def judge_range(
     if low * high < 0 or (low == 0 and high == 0):
         raise ValueError(f"judge_range: the range [{low}, {high}] has no single sign")
     _check_interval("judge_range", ci_lo, ci_hi)
-    ours = f"our estimate {_pp(estimate)} (interval {_interval_text(ci_lo, ci_hi)})"
-    paper = f"the paper's {_interval_text(low, high)}"
+    ours = f"our estimate {pp(estimate)} (interval {interval_text(ci_lo, ci_hi)})"
+    paper = f"the paper's {interval_text(low, high)}"
     side = 1 if (low > 0 or high > 0) else -1
     excludes_zero = ci_lo > 0 if side > 0 else ci_hi < 0
     overlaps = ci_lo <= high and ci_hi >= low
@@ -224,7 +212,7 @@ def judge_positive(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
     'inconclusive (too few questions)'
     """
     _check_interval("judge_positive", ci_lo, ci_hi)
-    ours = f"our interval ({_interval_text(ci_lo, ci_hi)})"
+    ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     if ci_lo > 0:
         return Judgement(REPRODUCED, f"{ours} lies above zero")
     if ci_hi <= 0:
@@ -232,9 +220,9 @@ def judge_positive(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
     if ci_hi < SMALLEST_EFFECT:
         return Judgement(
             NOT_REPRODUCED,
-            f"{ours} lies below {_pp(SMALLEST_EFFECT)}: at most a negligible gain",
+            f"{ours} lies below {pp(SMALLEST_EFFECT)}: at most a negligible gain",
         )
-    return Judgement(INCONCLUSIVE, f"{ours} holds both zero and gains above {_pp(SMALLEST_EFFECT)}")
+    return Judgement(INCONCLUSIVE, f"{ours} holds both zero and gains above {pp(SMALLEST_EFFECT)}")
 
 
 def judge_no_loss(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
@@ -247,8 +235,8 @@ def judge_no_loss(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
     'inconclusive (too few questions)'
     """
     _check_interval("judge_no_loss", ci_lo, ci_hi)
-    ours = f"our interval ({_interval_text(ci_lo, ci_hi)})"
-    margin = _pp(-SMALLEST_EFFECT)
+    ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
+    margin = pp(-SMALLEST_EFFECT)
     if ci_lo > -SMALLEST_EFFECT:
         return Judgement(REPRODUCED, f"{ours} lies above {margin}: no loss of a point or more")
     if ci_hi < -SMALLEST_EFFECT:
@@ -263,13 +251,26 @@ def judge_equivalence(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgeme
     'reproduced'
     """
     _check_interval("judge_equivalence", ci_lo, ci_hi)
-    ours = f"our interval ({_interval_text(ci_lo, ci_hi)})"
+    ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     band = f"±{100 * SMALLEST_EFFECT:.1f} pp"
     if ci_lo > -SMALLEST_EFFECT and ci_hi < SMALLEST_EFFECT:
         return Judgement(REPRODUCED, f"{ours} lies within {band}")
     if ci_hi <= -SMALLEST_EFFECT or ci_lo >= SMALLEST_EFFECT:
         return Judgement(NOT_REPRODUCED, f"{ours} lies outside {band}: the number changes")
     return Judgement(INCONCLUSIVE, f"{ours} reaches outside {band}")
+
+
+#: The kernel of each kind judged on a paired comparison of our records (estimate, interval,
+#: n), and the fields of the paper's side it takes before our values.
+COMPARISON_KERNELS: dict[str, tuple[Callable[..., Judgement], tuple[str, ...]]] = {
+    "estimate": (judge_estimate, ("value",)),
+    "range": (judge_range, ("low", "high")),
+    "positive": (judge_positive, ()),
+    "no_loss": (judge_no_loss, ()),
+    "equivalence": (judge_equivalence, ()),
+}
+#: The kinds judged on a paired comparison of our records (estimate, interval, n).
+COMPARISON_RULES: tuple[str, ...] = tuple(COMPARISON_KERNELS)
 
 
 def judge_level(paper_value: float, *, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
@@ -295,13 +296,13 @@ def judge_bound(bound: float, *, estimate: float, unit: str = "s") -> Judgement:
     >>> judge_bound(0.001, estimate=0.00012).verdict
     'reproduced'
     """
-    ours, paper = _duration(estimate, unit), _duration(bound, unit)
+    ours, paper = duration_text(estimate, unit), duration_text(bound, unit)
     if estimate < bound:
         return Judgement(REPRODUCED, f"ours, {ours}, lies under the paper's {paper}")
     return Judgement(NOT_REPRODUCED, f"ours, {ours}, is not under the paper's {paper}")
 
 
-def _duration(seconds: float, unit: str) -> str:
+def duration_text(seconds: float, unit: str) -> str:
     if unit != "s":
         return f"{seconds:g} {unit}"
     if seconds < 1e-3:
@@ -351,17 +352,11 @@ def judge_holds(holds: bool, parts: Mapping[str, bool] | None = None) -> Judgeme
     parts = dict(parts or {})
     yes = [k for k, v in parts.items() if v]
     no = [k for k, v in parts.items() if not v]
-    detail = "; ".join(
-        text
-        for text in (
-            f"it holds for {', '.join(yes)}" if yes else "",
-            f"not for {', '.join(no)}" if no else "",
-        )
-        if text
+    detail = ([f"it holds for {', '.join(yes)}"] if yes else []) + (
+        [f"not for {', '.join(no)}"] if no else []
     )
     head = "it holds" if holds else "it does not hold as a whole"
-    reason = head + (f"; {detail}" if detail else "")
-    reason = reason.replace("; not for", ", not for") if yes and no else reason
+    reason = f"{head}; {', '.join(detail)}" if detail else head
     if holds:
         return Judgement(REPRODUCED, reason)
     if yes:
@@ -378,18 +373,20 @@ def judge_untestable(why: str, context: Mapping[str, Any]) -> Judgement:
     return Judgement(NOT_TESTABLE, why.format(**{k: format_number(v) for k, v in context.items()}))
 
 
+def judge_parts(parts: Mapping[str, Judgement]) -> Judgement:
+    """A claim judged part by part: the worst part decides; mixed sides are not reproduced."""
+    verdicts = {j.verdict for j in parts.values()}
+    worst_label = max(parts, key=lambda k: _BADNESS[parts[k].verdict])
+    worst = parts[worst_label]
+    verdict = NOT_REPRODUCED if {SMALLER, LARGER} <= verdicts else worst.verdict
+    if verdict == REPRODUCED:
+        reason = "every part: " + "; ".join(f"{k}: {j.reason}" for k, j in parts.items())
+    else:
+        reason = f"{worst_label}: {worst.reason}"
+    return Judgement(verdict, reason, worst.flags, worst.power, dict(parts))
+
+
 # --- power ---------------------------------------------------------------------------------------
-
-
-def reference_effect(claim: Claim) -> float:
-    """The effect a claim's power is judged against: the paper's value (an estimate), the low
-    end of its range, or :data:`SMALLEST_EFFECT` (implied, no-loss and invariance claims)."""
-    paper = claim.paper
-    if claim.rule == "estimate":
-        return abs(float(paper["value"]))
-    if claim.rule == "range":
-        return min(abs(float(paper["low"])), abs(float(paper["high"])))
-    return SMALLEST_EFFECT
 
 
 def power_of(effect: float, *, n: int | None, n_discordant: int | None) -> dict[str, Any] | None:
@@ -433,325 +430,14 @@ def power_text(power: Mapping[str, Any] | None) -> str:
     differ = format_number(power["discordance"], "pct")
     mde = power["detectable_effect"]
     head = (
-        f"detects {_pp(mde)} with 80% power"
+        f"detects {pp(mde)} with 80% power"
         if mde is not None
         else f"detects no effect with 80% power (only {differ} of the questions differ)"
     )
     needed = power["questions_needed"]
-    ref = _pp(power["reference_effect"])
+    ref = pp(power["reference_effect"])
     if needed is None:
         tail = f"{ref} is more than the {differ} of questions that differ could show"
     else:
         tail = f"{ref} would need {format_number(needed, 'int')} questions"
     return f"{head}; {tail}"
-
-
-# --- a claim on a record -------------------------------------------------------------------------
-
-
-def paper_significant(paper: Mapping[str, Any]) -> bool | None:
-    """The paper's significance statement: ``p_below``/``p`` below the level, or explicit."""
-    if "significant" in paper:
-        return bool(paper["significant"])
-    for field_name in ("p_below", "p"):
-        if field_name in paper:
-            return float(paper[field_name]) < SIGNIFICANCE_LEVEL
-    return None
-
-
-@dataclass(frozen=True)
-class ClaimRow:
-    """A claim rendered for the table: the paper's number, ours, what ours is computed on, the
-    verdict."""
-
-    claim: Claim
-    paper_text: str
-    ours_text: str
-    computed_on_text: str
-    judgement: Judgement
-
-
-def _number(record: Mapping[str, Any], key: str) -> float:
-    value = get_number(record, key)
-    if isinstance(value, str):
-        raise ValueError(
-            f"record {record.get('name')!r}: {key!r} is the text {value!r}, not a number"
-        )
-    return float(value)
-
-
-#: The paper's side of a statement of ours (``origin: ours`` in ``paper_claims.yml``).
-OURS_ONLY_TEXT = "none: our statement, not the paper's (nothing to reproduce)"
-
-
-def paper_text(claim: Claim) -> str:
-    """The paper's side of a claim, formatted like ours; for a statement of ours
-    (``origin: ours``) :data:`OURS_ONLY_TEXT`, so every page listing the claims says the paper
-    has no value to reproduce there."""
-    if claim.ours_only:
-        return OURS_ONLY_TEXT
-    paper = claim.paper
-    if claim.rule == "share":
-        threshold = paper.get("threshold")
-        what = f" with R² ≥ {threshold:.2f}" if threshold is not None else ""
-        return f"{paper['passing']} of {paper['total']} cells{what}"
-    if claim.rule in ("holds", "positive", "untestable", "equivalence") or (
-        claim.rule == "no_loss" and "value" not in paper  # a no-loss claim without a number
-    ):
-        return str(paper["statement"])
-    if claim.rule == "level":
-        return ", ".join(
-            f"{label} {format_number(value, 'frac')}" for label, value in paper["levels"].items()
-        )
-    if claim.rule == "bound":
-        return f"under {_duration(float(paper['bound']), str(paper.get('unit', 's')))}"
-    if claim.rule == "range":
-        text = f"{_pp(paper['low'])} to {_pp(paper['high'])}"
-    else:
-        prefix = "≈ " if paper.get("approximate") else ""
-        text = prefix + _pp(paper["value"])
-    significance = claim.p_text()
-    return f"{text}, {significance}" if significance else text
-
-
-_COMPARISON_KEYS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi")
-_OPTIONAL_KEYS: tuple[str, ...] = ("p", "n", "n_discordant")
-
-
-def _comparison_values(record: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
-    """Estimate, interval and the optional ``p``, ``n`` and ``n_discordant`` (named directly,
-    or as the sum of ``n_a_better`` and ``n_b_better``, the counts a comparison records)."""
-    values: dict[str, Any] = {k: _number(record, keys[k]) for k in _COMPARISON_KEYS}
-    for name in _OPTIONAL_KEYS:
-        value = _number(record, keys[name]) if name in keys else None
-        values[name] = value if name == "p" or value is None else int(value)
-    if values["n_discordant"] is None and "n_a_better" in keys and "n_b_better" in keys:
-        values["n_discordant"] = int(_number(record, keys["n_a_better"])) + int(
-            _number(record, keys["n_b_better"])
-        )
-    return values
-
-
-def _level_values(record: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
-    """A level (a hit rate) with its exact Clopper–Pearson interval at the book's confidence,
-    from the rate and its number of questions (the hits are ``round(rate · n)``)."""
-    from scipy.stats import binomtest
-
-    rate, n = _number(record, keys["estimate"]), int(_number(record, keys["n"]))
-    if n <= 0:
-        raise ValueError(f"record {record.get('name')!r}: {keys['n']!r} is {n}, not a count")
-    ci = binomtest(round(rate * n), n).proportion_ci(config.CONFIDENCE, method="exact")
-    return {"estimate": rate, "ci_lo": float(ci.low), "ci_hi": float(ci.high), "n": n}
-
-
-def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
-    """Our side of ``claim`` as plain values read from ``record`` (the run ``claim.run``):
-    ``estimate, ci_lo, ci_hi, p, n, n_discordant`` (comparison kinds; with ``parts``, one such
-    mapping per part under ``parts``), ``parts`` of ``estimate, ci_lo, ci_hi, n`` (level),
-    ``estimate`` (bound), ``passing, total, direction`` (share), ``holds, parts`` (holds) or
-    the context numbers (untestable). Absent optional keys are ``None``.
-
-    Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
-    """
-    ours = claim.ours
-    if claim.rule == "level":
-        return {
-            "parts": {
-                str(label): _level_values(record, keys) for label, keys in ours["parts"].items()
-            }
-        }
-    if claim.rule in COMPARISON_RULES:
-        if "parts" in ours:
-            return {
-                "parts": {
-                    str(label): _comparison_values(record, keys)
-                    for label, keys in ours["parts"].items()
-                }
-            }
-        return _comparison_values(record, ours)
-    if claim.rule == "bound":
-        return {"estimate": _number(record, ours["estimate"])}
-    if claim.rule == "share":
-        return {
-            "passing": int(_number(record, ours["passing"])),
-            "total": int(_number(record, ours["total"])),
-            "direction": int(_number(record, ours["direction"])) if "direction" in ours else None,
-        }
-    if claim.rule == "untestable":
-        return {name: get_number(record, key) for name, key in ours.items()}
-    return {
-        "holds": bool(get_number(record, ours["holds"])),
-        "parts": {
-            str(label): bool(get_number(record, key))
-            for label, key in (ours.get("parts") or {}).items()
-        },
-    }
-
-
-def _judge_one(claim: Claim, values: Mapping[str, Any], paper_value: Any = None) -> Judgement:
-    paper = claim.paper
-    estimate, lo, hi = (float(values[k]) for k in _COMPARISON_KEYS)
-    if claim.rule == "estimate":
-        judged = judge_estimate(float(paper["value"]), estimate=estimate, ci_lo=lo, ci_hi=hi)
-    elif claim.rule == "range":
-        judged = judge_range(
-            float(paper["low"]), float(paper["high"]), estimate=estimate, ci_lo=lo, ci_hi=hi
-        )
-    elif claim.rule == "positive":
-        judged = judge_positive(estimate=estimate, ci_lo=lo, ci_hi=hi)
-    elif claim.rule == "no_loss":
-        judged = judge_no_loss(estimate=estimate, ci_lo=lo, ci_hi=hi)
-    elif claim.rule == "equivalence":
-        judged = judge_equivalence(estimate=estimate, ci_lo=lo, ci_hi=hi)
-    else:  # level
-        return judge_level(float(paper_value), estimate=estimate, ci_lo=lo, ci_hi=hi)
-    power = power_of(
-        reference_effect(claim), n=values.get("n"), n_discordant=values.get("n_discordant")
-    )
-    return Judgement(judged.verdict, judged.reason, judged.flags, power)
-
-
-def _worst(parts: Mapping[str, Judgement]) -> Judgement:
-    """A claim judged part by part: the worst part decides; mixed sides are not reproduced."""
-    verdicts = {j.verdict for j in parts.values()}
-    worst_label = max(parts, key=lambda k: _BADNESS[parts[k].verdict])
-    worst = parts[worst_label]
-    verdict = NOT_REPRODUCED if {SMALLER, LARGER} <= verdicts else worst.verdict
-    if verdict == REPRODUCED:
-        reason = "every part: " + "; ".join(f"{k}: {j.reason}" for k, j in parts.items())
-    else:
-        reason = f"{worst_label}: {worst.reason}"
-    return Judgement(verdict, reason, worst.flags, worst.power, dict(parts))
-
-
-def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
-    """The verdict of ``claim`` (its rule, the paper's side) for our ``values`` (as
-    :func:`claim_values` returns them), with its power; pure. The robustness chapter calls it
-    once per reading."""
-    paper = claim.paper
-    if claim.rule in (*COMPARISON_RULES, "level"):
-        if "parts" in values:
-            levels = paper.get("levels", {})
-            parts = {
-                label: _judge_one(claim, part, levels.get(label))
-                for label, part in values["parts"].items()
-            }
-            return _worst(parts)
-        if claim.rule == "level":
-            raise ValueError(f"claim {claim.id!r}: a level claim names its levels as parts")
-        return _judge_one(claim, values)
-    if claim.rule == "bound":
-        return judge_bound(
-            float(paper["bound"]), estimate=float(values["estimate"]), unit=paper.get("unit", "s")
-        )
-    if claim.rule == "share":
-        return judge_share(
-            int(paper["passing"]), int(paper["total"]), passing=values["passing"],
-            total=values["total"], direction_passing=values.get("direction"),
-        )  # fmt: skip
-    if claim.rule == "untestable":
-        return judge_untestable(str(paper["why"]), values)
-    return judge_holds(bool(values["holds"]), values.get("parts") or {})
-
-
-#: Our side of an untestable claim that has no number of ours to show.
-NO_NUMBER_OF_OURS = "no number of ours"
-
-
-def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
-    """Our side of a claim in words, e.g. ``+6.6 pp (95% CI +4.5 pp to +9.1 pp), p < 0.001``."""
-    level = round(100 * config.CONFIDENCE)
-    if claim.rule in COMPARISON_RULES:
-        if "parts" in values:
-            return "; ".join(
-                f"{label} {_pp(v['estimate'])} ({_interval_text(v['ci_lo'], v['ci_hi'])})"
-                for label, v in values["parts"].items()
-            )
-        interval = _interval_text(values["ci_lo"], values["ci_hi"])
-        text = f"{_pp(values['estimate'])} ({level}% CI {interval})"
-        if values.get("p") is not None:
-            text += f", {format_number(values['p'], 'p')}"
-        return text
-    if claim.rule == "level":
-        return ", ".join(
-            f"{label} {format_number(v['estimate'], 'frac')}"
-            for label, v in values["parts"].items()
-        )
-    if claim.rule == "bound":
-        return _duration(float(values["estimate"]), str(claim.paper.get("unit", "s")))
-    if claim.rule == "share":
-        text = f"{values['passing']} of {values['total']} cells"
-        if values.get("direction") is not None:
-            text += f" (direction: {values['direction']} of {values['total']})"
-        return text
-    if claim.rule == "untestable":
-        if not values:  # nothing of ours stands beside it (a human annotation)
-            return NO_NUMBER_OF_OURS
-        return ", ".join(f"{name} {format_number(value)}" for name, value in values.items())
-    text = "yes" if values["holds"] else "no"
-    parts = values.get("parts") or {}
-    if parts:
-        text += " (" + ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in parts.items()) + ")"
-    return text
-
-
-def judge_claim(claim: Claim, record: Mapping[str, Any]) -> ClaimRow:
-    """Our side of ``claim`` read from ``record`` (the run ``claim.run``), and the verdict.
-
-    Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
-    """
-    values = claim_values(claim, record)
-    computed_on = fill_fields(claim.computed_on, record)
-    if values.get("n") is not None:
-        n_text = f"n = {format_number(values['n'], 'int')}"
-        computed_on = f"{computed_on}; {n_text}" if computed_on else n_text
-    return ClaimRow(
-        claim,
-        paper_text(claim),
-        values_text(claim, values),
-        computed_on,
-        judge_values(claim, values),
-    )
-
-
-_PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)\}")
-
-
-def fill_fields(
-    template: str,
-    record: Mapping[str, Any],
-    display: Callable[[str, Any], str] | None = None,
-) -> str:
-    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
-
-    Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
-    ``display(field, value)`` turns each config value into text (the book passes its display
-    names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
-    ``regime verdicts --json`` prints it.
-
-    >>> fill_fields("{config.encoders}, sample {config.sample_size}",
-    ...             {"config": {"encoders": ["minilm", "tfidf"], "sample_size": None}})
-    'minilm, tfidf, sample all'
-    >>> fill_fields("{config.encoders}", {"config": {"encoders": ["minilm"]}},
-    ...             display=lambda field, value: value.upper())
-    'MINILM'
-    """
-    show = display or (lambda field, value: str(value))
-
-    def replace(match: re.Match[str]) -> str:
-        source, key = match.group(1), match.group(2)
-        if source == "numbers":
-            return format_number(get_number(record, key))
-        node: Any = record.get("config", {})
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"record {record.get('name', '?')!r} has no config field {key!r}")
-            node = node[part]
-        if node is None:
-            return "all"
-        field_name = key.rsplit(".", 1)[-1]
-        if isinstance(node, list | tuple):
-            return ", ".join(show(field_name, v) for v in node)
-        return show(field_name, node)
-
-    return _PLACEHOLDER.sub(replace, template)

@@ -329,6 +329,11 @@ def run_keys(
     return keys
 
 
+#: how :func:`changed_components` names a changed entry of a component, or a whole component
+_EACH_CHANGED = {"modules": "module", "data_files": "data file", "upstream": "upstream run"}
+_CHANGED_WORDS = {"manifest": "prepared data (manifest)", "notebook": "notebook code cells"}
+
+
 def _changed_entries(now: Any, before: Any) -> list[str]:
     if not isinstance(now, Mapping) or not isinstance(before, Mapping):
         return []
@@ -348,41 +353,12 @@ def changed_components(now: Mapping[str, Any], before: Mapping[str, Any]) -> lis
         if now.get(name) == before.get(name):
             continue
         entries = _changed_entries(now.get(name), before.get(name))
-        if name == "modules" and entries:
-            reasons += [f"module {entry}" for entry in entries]
-        elif name == "data_files" and entries:
-            reasons += [f"data file {entry}" for entry in entries]
-        elif name == "upstream" and entries:
-            reasons += [f"upstream run {entry}" for entry in entries]
+        if name in _EACH_CHANGED and entries:
+            reasons += [f"{_EACH_CHANGED[name]} {entry}" for entry in entries]
         elif name == "parameters" and entries:
             reasons.append(f"parameters ({', '.join(entries)})")
-        elif name == "manifest":
-            reasons.append("prepared data (manifest)")
-        elif name == "notebook":
-            reasons.append("notebook code cells")
         else:
-            reasons.append(name)
+            reasons.append(_CHANGED_WORDS.get(name, name))
     unknown = sorted(set(now) ^ set(before))
     reasons += [f"key format ({name})" for name in unknown if name not in COMPONENTS]
     return reasons
-
-
-__all__ = [
-    "COMPONENTS",
-    "DATA_FILES",
-    "PACKAGE_DIR",
-    "PRESENTATION",
-    "Module",
-    "changed_components",
-    "code_digest",
-    "computation_modules",
-    "data_file_hashes",
-    "key_of",
-    "load_module",
-    "manifest_hash",
-    "module_files",
-    "module_hashes",
-    "notebook_code_hash",
-    "notebook_imports",
-    "run_keys",
-]

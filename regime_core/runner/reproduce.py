@@ -9,16 +9,8 @@ computation imports, package data, upstream keys) equals its stamp's and the sta
 its upstream records those it read). :func:`plan` says what would run and why, running nothing
 (``regime reproduce --plan``).
 
-Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/regime``)::
-
-    W/runs/<run_id>/stamp.json       key, its components, outputs: written after a success
-    W/executed/<run_id>.ipynb        the executed notebook (papermill output)
-    W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
-
-and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
-gitignored), which is where ``_toc.yml`` points. Notebooks run in their own directory with
-``REGIME_WORK_DIR`` set to the absolute work directory, through papermill's command line in a
-child process (one kernel per run, ``--jobs`` runs at a time).
+Each run executes in a child process (:mod:`regime_core.runner.execution`: the work directory's
+layout, one kernel per run), ``--jobs`` runs at a time.
 
 The work directory's lock (:func:`regime_core.locks.directory_lock`) is held exclusively for
 the whole of a reproduce, so no other command reads or writes ``W`` meanwhile (``--plan`` holds
@@ -31,119 +23,42 @@ process a killed runner left and deletes the temporaries of dead writers.
 from __future__ import annotations
 
 import concurrent.futures as futures
-import functools
-import json
-import os
-import shutil
 import sys
-import tempfile
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from regime_core import paths
-from regime_core.integrity import remove_stale_temporaries
-from regime_core.locks import LOCK_HELD_VARIABLE, directory_lock, lock_key
-from regime_core.runner.children import end_orphans, kill_children, run_child
+from regime_core.locks import directory_lock
+from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
-    DEFAULT_BOOK_EXECUTED_DIR,
-    DEFAULT_DECLARATIONS,
     DEFAULT_PROFILE,
-    OPTIONAL_INJECTED_PARAMETERS,
-    OUTPUT_DIR_PARAMETER,
     PROFILES,
     Declarations,
-    RunSpec,
     load_declarations,
-    notebook_parameters,
     topological_order,
     with_upstream,
 )
-from regime_core.runner.keys import (
-    PACKAGE_DIR,
-    changed_components,
-    manifest_hash,
-    notebook_code_hash,
-    run_keys,
+from regime_core.runner.execution import (
+    RunResult,
+    clean_interrupted,
+    copy_to_book,
+    execute_run,
+    existing_file,
+    relative_name,
 )
-from regime_core.runner.records import atomic_write_text, load_record
-from regime_core.runner.stamps import (
-    executed_path,
-    input_mismatches,
-    read_stamp,
-    record_file,
-    stamp_path,
-    stamp_problems,
-    write_stamp,
-)
-from regime_core.strict_json import read_json_file
-
-__all__ = [
-    "DEFAULT_BOOK_EXECUTED_DIR",
-    "DEFAULT_DECLARATIONS",
-    "DEFAULT_PROFILE",
-    "KERNEL_NAME",
-    "OPTIONAL_INJECTED_PARAMETERS",
-    "OUTPUT_DIR_PARAMETER",
-    "PROFILES",
-    "STATUSES",
-    "Declarations",
-    "Plan",
-    "PlannedRun",
-    "ReproduceReport",
-    "RunResult",
-    "RunSpec",
-    "describe_failure",
-    "load_declarations",
-    "manifest_hash",
-    "notebook_code_hash",
-    "notebook_parameters",
-    "plan",
-    "reproduce",
-    "run_keys",
-    "topological_order",
-    "with_upstream",
-]
+from regime_core.runner.keys import PACKAGE_DIR, changed_components, run_keys
+from regime_core.runner.stamps import executed_path, read_stamp, record_file, stamp_problems
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
-STATUSES: tuple[str, ...] = ("ran", "skipped", "failed", "blocked")
 #: what :func:`plan` says of a run (it runs, it is current, or it reruns only if an upstream
 #: run that reruns first writes a different record)
 ACTIONS: tuple[str, ...] = ("run", "skip", "after upstream")
-# papermill marks the cells it adds; they are not cells of the source notebook
-_PAPERMILL_ADDED_TAGS = frozenset({"injected-parameters", "papermill-error-cell-tag"})
 
 
 # --- results -------------------------------------------------------------------------------------
-
-
-@dataclass
-class RunResult:
-    """What happened to one run."""
-
-    run_id: str
-    status: str  # one of STATUSES
-    seconds: float = 0.0
-    key: str = ""
-    executed: Path | None = None
-    record: Path | None = None
-    error: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "run": self.run_id,
-            "status": self.status,
-            "seconds": round(self.seconds, 2),
-            "key": self.key,
-            "executed": str(self.executed) if self.executed else None,
-            "record": str(self.record) if self.record else None,
-            "error": self.error,
-        }
 
 
 @dataclass
@@ -220,37 +135,6 @@ class Plan:
             why = "; ".join(r.reasons) if r.reasons else "up to date"
             lines.append(f"{r.run_id:<{width}}  {r.action:<14}  {why}")
         return "\n".join(lines)
-
-
-def describe_failure(executed: Path, source: Path) -> str | None:
-    """Locate the failing cell in a papermill output notebook: source cell index and the error.
-
-    The index counts the cells of the *source* notebook (papermill's injected-parameters and
-    error-banner cells are skipped), starting at 0.
-    """
-    if not executed.is_file():
-        return None
-    try:
-        cells = read_json_file(executed).get("cells", [])
-    except ValueError:
-        return None
-    index = -1
-    for cell in cells:
-        tags = set(cell.get("metadata", {}).get("tags", []))
-        if tags & _PAPERMILL_ADDED_TAGS:
-            continue
-        index += 1
-        for output in cell.get("outputs", []):
-            if output.get("output_type") == "error":
-                source_text = cell.get("source", "")
-                if isinstance(source_text, list):
-                    source_text = "".join(source_text)
-                first_line = next((ln for ln in source_text.splitlines() if ln.strip()), "")
-                return (
-                    f"notebook {source}, cell {index} ({first_line.strip()[:60]!r}): "
-                    f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-                )
-    return None
 
 
 # --- deciding ------------------------------------------------------------------------------------
@@ -372,7 +256,7 @@ def reproduce(
         what="regime reproduce",
         on_wait=lambda: say(f"waiting for another regime command on {work_root} to finish"),
     ):
-        _clean_interrupted(decl, work_root, say)
+        clean_interrupted(decl, work_root, say)
         runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say)
         return ReproduceReport(profile, work_root, runner.run(order))
 
@@ -456,22 +340,20 @@ class _Runner:
             run_id, self.keys[run_id], self.work
         )
         if not reasons:
-            _copy_to_book(self.decl, run_id, self.work)
+            copy_to_book(self.decl, run_id, self.work)
             results[run_id] = RunResult(
                 run_id,
                 "skipped",
                 key=key,
                 executed=executed_path(self.work, run_id),
-                record=_existing(record_file(self.work, run_id)),
+                record=existing_file(record_file(self.work, run_id)),
             )
             self.say(f"{number} {run_id}: up to date, skipped")
             return None
-        notebook = _relative(self.decl.runs[run_id].notebook, self.decl.root)
+        notebook = relative_name(self.decl.runs[run_id].notebook, self.decl.root)
         self.say(f"{number} {run_id}: running {notebook} ({'; '.join(reasons)})")
-        return pool.submit(self._execute, run_id)
-
-    def _execute(self, run_id: str) -> RunResult:
-        return _execute(
+        return pool.submit(
+            execute_run,
             self.decl,
             run_id,
             self.profile,
@@ -480,147 +362,3 @@ class _Runner:
             self.kernel_name,
             self.stop,
         )
-
-
-# --- the work directory -------------------------------------------------------------------------
-
-
-def _clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]) -> None:
-    """End papermill children a killed runner left behind; delete dead writers' temporaries."""
-    end_orphans(sorted((work / "runs").glob("*/child.pid")), work, say)
-    directories = [work / "executed", decl.book_executed_dir, paths.results_dir(work)]
-    directories += [p for p in (work / "runs").glob("*") if p.is_dir()]
-    directories += [p for p in paths.results_dir(work).glob("*") if p.is_dir()]
-    for directory in directories:
-        for removed in remove_stale_temporaries(directory):
-            say(f"removed {removed}, left by an interrupted run")
-
-
-def _child_pid_path(work: Path, run_id: str) -> Path:
-    return work / "runs" / run_id / "child.pid"
-
-
-def _existing(path: Path) -> Path | None:
-    return path if path.is_file() else None
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def hide_injected_parameters(notebook: dict[str, Any]) -> None:
-    """Tag papermill's injected-parameters cell ``remove-cell``: the book shows results, and the
-    cell holds this machine's paths (``work_dir``, ``output_dir``). The record keeps the values.
-
-    >>> nb = {"cells": [{"metadata": {"tags": ["injected-parameters"]}}, {"metadata": {}}]}
-    >>> hide_injected_parameters(nb)
-    >>> [c["metadata"].get("tags") for c in nb["cells"]]
-    [['injected-parameters', 'remove-cell'], None]
-    """
-    for cell in notebook.get("cells", []):
-        tags = cell.setdefault("metadata", {}).get("tags", [])
-        if "injected-parameters" in tags and "remove-cell" not in tags:
-            cell["metadata"]["tags"] = [*tags, "remove-cell"]
-
-
-def _copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
-    """Copy the executed notebook where the book's toc expects it, noting its source.
-
-    ``metadata.regime.source`` (relative to the declarations' directory) lets the book's launch
-    buttons open the source notebook, since the executed copy is not in git.
-    """
-    notebook = read_json_file(executed_path(work, run_id))
-    source = _relative(decl.runs[run_id].notebook, decl.root)
-    notebook.setdefault("metadata", {})["regime"] = {"run_id": run_id, "source": source}
-    hide_injected_parameters(notebook)
-    target = decl.book_executed_dir / f"{run_id}.ipynb"
-    atomic_write_text(target, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
-
-
-def _execute(
-    decl: Declarations,
-    run_id: str,
-    profile: str,
-    key_info: Mapping[str, Any],
-    work: Path,
-    kernel_name: str,
-    stop: threading.Event,
-) -> RunResult:
-    spec = decl.runs[run_id]
-    started = time.perf_counter()
-    executed = executed_path(work, run_id)
-    out_dir = paths.results_dir(work) / run_id
-    # a failed run must not leave the previous run's outputs looking current
-    stamp_path(work, run_id).unlink(missing_ok=True)
-    (decl.book_executed_dir / f"{run_id}.ipynb").unlink(missing_ok=True)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    executed.unlink(missing_ok=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    executed.parent.mkdir(parents=True, exist_ok=True)
-
-    declared = set(notebook_parameters(spec.notebook))
-    parameters = {**spec.parameters_for(profile), OUTPUT_DIR_PARAMETER: str(out_dir)}
-    injected = {"work_dir": str(work), "profile": profile}
-    parameters.update({k: v for k, v in injected.items() if k in declared})
-    env = {
-        **os.environ,
-        "REGIME_WORK_DIR": str(work),
-        "MPLBACKEND": "Agg",
-        "PYTHONHASHSEED": "0",
-        LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
-    }
-    # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
-    runs_dir = stamp_path(work, run_id).parent
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=runs_dir, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
-    ) as handle:
-        yaml.safe_dump(parameters, handle)
-        params_file = handle.name
-    try:
-        returncode, stderr = run_child(
-            [
-                str(spec.notebook), str(executed),
-                "-f", params_file, "-k", kernel_name, "--cwd", str(spec.notebook.parent),
-                "--no-progress-bar", "--log-level", "WARNING",
-            ],
-            env=env,
-            pid_file=_child_pid_path(work, run_id),
-        )  # fmt: skip
-    finally:
-        Path(params_file).unlink(missing_ok=True)
-    seconds = time.perf_counter() - started
-    result = functools.partial(RunResult, run_id=run_id, key=str(key_info["key"]), seconds=seconds)
-    notebook_name = _relative(spec.notebook, decl.root)
-    if stop.is_set():  # interrupted: whatever it left is unfinished and stays unstamped
-        return result(status="failed", error="interrupted")
-    if returncode != 0:
-        error = describe_failure(executed, Path(notebook_name))
-        if error is None:
-            tail = "\n".join(stderr.strip().splitlines()[-5:])
-            error = f"notebook {notebook_name}: papermill exited {returncode}: {tail}"
-        return result(status="failed", executed=_existing(executed), error=error)
-    record = _existing(out_dir / "record.json")
-    if record is not None:
-        try:
-            loaded = load_record(record)
-        except ValueError as err:
-            return result(status="failed", executed=executed, error=f"bad record: {err}")
-        mismatched = input_mismatches(loaded.get("inputs"), key_info["components"])
-        if mismatched:
-            return result(
-                status="failed",
-                executed=executed,
-                error=(
-                    f"its record's inputs.{mismatched[0]} is not the one the run was keyed on "
-                    "(the prepared data changed while it ran); run it again"
-                ),
-            )
-    _copy_to_book(decl, run_id, work)
-    if stop.is_set():
-        return result(status="failed", error="interrupted")
-    write_stamp(work, run_id, key_info, seconds=seconds, upstream=spec.depends_on)
-    return result(status="ran", executed=executed, record=record)

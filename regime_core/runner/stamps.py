@@ -66,14 +66,19 @@ def output_hashes(work: Path, run_id: str) -> dict[str, str | None]:
     }
 
 
-def record_identity(file: Path) -> str | None:
-    """A record's ``record_hash`` (its content without the time it was written), or None
-    when it is absent or unreadable; what a downstream stamp remembers of its upstream."""
+def _record_field(file: Path, name: str) -> Any:
+    """A top-level field of a record file, or None when it is absent or unreadable."""
     try:
         body = read_json_file(file)
     except (OSError, ValueError):
         return None
-    value = body.get("record_hash") if isinstance(body, dict) else None
+    return body.get(name) if isinstance(body, dict) else None
+
+
+def record_identity(file: Path) -> str | None:
+    """A record's ``record_hash`` (its content without the time it was written), or None
+    when it is absent or unreadable; what a downstream stamp remembers of its upstream."""
+    value = _record_field(file, "record_hash")
     return value if isinstance(value, str) else None
 
 
@@ -94,14 +99,6 @@ def input_mismatches(inputs: Any, components: Any) -> list[str]:
     ]
 
 
-def _record_inputs(file: Path) -> Any:
-    try:
-        body = read_json_file(file)
-    except (OSError, ValueError):
-        return {}
-    return body.get("inputs", {}) if isinstance(body, dict) else {}
-
-
 def stamp_problems(work: Path, run_id: str, stamp: Mapping[str, Any]) -> list[str]:
     """Why a stamped run's outputs cannot be trusted any more (empty: they can)."""
     problems: list[str] = []
@@ -118,7 +115,7 @@ def stamp_problems(work: Path, run_id: str, stamp: Mapping[str, Any]) -> list[st
         problems.append("its record is missing")
     if current["record"] is not None:
         mismatched = input_mismatches(
-            _record_inputs(record_file(work, run_id)), stamp.get("components")
+            _record_field(record_file(work, run_id), "inputs"), stamp.get("components")
         )
         problems += [f"its record's inputs.{name} differs from its stamp's" for name in mismatched]
     upstream = stamp.get("upstream_records")
@@ -174,27 +171,10 @@ def verify_record(work: Path | str, run_id: str, record: Mapping[str, Any] | Non
             f"{file} does not match its run's stamp {stamp_file} (its sha256 is not the one "
             f"the run recorded: the record was edited or replaced after the run); {rerun}"
         )
-    inputs = record.get("inputs") if record is not None else _record_inputs(file)
+    inputs = record.get("inputs") if record is not None else _record_field(file, "inputs")
     mismatched = input_mismatches(inputs, stamp.get("components"))
     if mismatched:
         raise RecordStampError(
             f"{file} does not match its run's stamp {stamp_file}: the record's inputs."
             f"{mismatched[0]} is not the stamp's (the data changed while it ran); {rerun}"
         )
-
-
-__all__ = [
-    "CHECKED_INPUTS",
-    "STAMP_FILENAME",
-    "RecordStampError",
-    "executed_path",
-    "input_mismatches",
-    "output_hashes",
-    "read_stamp",
-    "record_file",
-    "record_identity",
-    "stamp_path",
-    "stamp_problems",
-    "verify_record",
-    "write_stamp",
-]

@@ -23,16 +23,15 @@ from typing import Any
 
 from regime_core import config, paths
 from regime_core.paper import Claim, load_claims
-from regime_core.runner.diagnosis import Diagnosis, diagnose
-from regime_core.runner.judge import (
-    SIGNIFICANCE_LEVEL,
-    Judgement,
+from regime_core.runner.claim_record import (
     claim_values,
     fill_fields,
     judge_values,
     paper_text,
     values_text,
 )
+from regime_core.runner.diagnosis import Diagnosis, diagnose
+from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
 from regime_core.runner.records import format_number, get_number, load_record, record_path
 from regime_core.runner.stamps import verify_record
 
@@ -159,7 +158,7 @@ def judge_claims(
     display: Callable[[str, Any], str] | None = None,
 ) -> list[ClaimVerdict]:
     """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
-    values in the "computed_on" text (:func:`~regime_core.runner.judge.fill_fields`)."""
+    values in the "computed_on" text (:func:`~regime_core.runner.claim_record.fill_fields`)."""
     judged = []
     for claim in claims if claims is not None else load_claims():
         if claim.run not in records:
@@ -206,10 +205,9 @@ def significance_word(diff: float, ci_lo: float, ci_hi: float, p: float) -> str:
     """What a paired comparison says about its direction, from its numbers alone; pure.
 
     Significant (p below :data:`~regime_core.runner.judge.SIGNIFICANCE_LEVEL`) *and* an interval
-    on
-    one side of zero
-    gives "significantly above/below zero"; anything else "not significantly different from
-    zero" (a significant test whose interval touches zero is not called a direction).
+    on one side of zero gives "significantly above/below zero"; anything else "not significantly
+    different from zero" (a significant test whose interval touches zero is not called a
+    direction).
 
     >>> significance_word(-0.452, -0.52, -0.38, 1e-9)
     'significantly below zero'
@@ -285,19 +283,3 @@ def claim_sentence(v: ClaimVerdict) -> str:
     if v.robustness is not None and int(v.robustness.get("readings", 0)):
         robustness = "Across the plausible readings of the paper it is " + robustness
     return f"{text} {robustness[:1].upper()}{robustness[1:]}."
-
-
-__all__ = [
-    "OURS_FIELDS",
-    "ROBUSTNESS_FIELDS",
-    "ROBUSTNESS_RUN",
-    "ClaimVerdict",
-    "claim_sentence",
-    "comparison_phrase",
-    "judge_claims",
-    "load_run_records",
-    "ours_numbers",
-    "robustness_phrase",
-    "significance_word",
-    "verdicts_report",
-]

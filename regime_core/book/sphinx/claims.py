@@ -1,7 +1,7 @@
 """The paper's claims against ours, and the sentences of the prose that state a verdict.
 
 - Directive ``regime-paper-claims``: the claims of ``paper_claims.yml`` against our numbers
-  from the records, with the verdict :func:`regime_core.runner.judge.judge_claim` computes,
+  from the records, with the verdict :func:`regime_core.runner.verdicts.judge_claims` computes,
   why, its robustness (:mod:`regime_core.runner.verdicts`, the data of ``regime verdicts
   --json``) and its power; a card per claim (:data:`CLAIM_COLUMNS`).
 - Directive ``regime-verdict-table``: the landing page's table of every claim, the paper's
@@ -184,7 +184,8 @@ def why_text(judged: Any) -> str:
 def ours_text(judged: Any) -> str:
     """Ours in few words: a comparison's estimate, interval and p without repeated units
     (``+6.6 pp (95% CI +4.5 to +9.1 pp), p < 0.001``); any other claim as the judge says it."""
-    from regime_core.runner.judge import COMPARISON_RULES, values_text
+    from regime_core.runner.claim_record import values_text
+    from regime_core.runner.judge import COMPARISON_RULES
 
     values = judged.values
     if judged.claim.rule not in COMPARISON_RULES or "parts" in values:
@@ -302,7 +303,8 @@ class PaperClaimsDirective(SphinxDirective):
         return [claims_table, summary]
 
     def _cells(self, link: nodes.Node, judged: Any) -> list[Any]:
-        from regime_core.runner.judge import COMPARISON_RULES, paper_text, power_text
+        from regime_core.runner.claim_record import paper_text
+        from regime_core.runner.judge import COMPARISON_RULES, power_text
         from regime_core.runner.verdicts import robustness_absence, robustness_phrase
 
         r = judged.robustness
@@ -332,7 +334,7 @@ class VerdictTableDirective(SphinxDirective):
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.runner.judge import paper_text
+        from regime_core.runner.claim_record import paper_text
 
         judged = judged_claims(self, self.options.get("file"))
         if judged is None:

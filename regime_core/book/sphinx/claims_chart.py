@@ -247,7 +247,8 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
     """The chart's rows of judged claims (:class:`~regime_core.runner.verdicts.ClaimVerdict`):
     one :class:`ChartRow` per comparison claim, or per part of one judged part by part, and
     one :class:`TextRow` per other claim, in the claims' order."""
-    from regime_core.runner.judge import COMPARISON_RULES, paper_text
+    from regime_core.runner.claim_record import paper_text
+    from regime_core.runner.judge import COMPARISON_RULES
 
     pp_rows: list[ChartRow] = []
     text_rows: list[TextRow] = []
