@@ -21,7 +21,7 @@ Nothing of these is typed: the prose cannot contradict the records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -267,13 +267,36 @@ def _card_table(
     )
 
 
+def _claims_table(
+    directive: SphinxDirective,
+    columns: Sequence[tuple[str, int]],
+    cells: Callable[[nodes.Node, Any], list[Any]],
+    classes: str,
+    caption: str,
+    *,
+    full: bool,
+) -> tuple[list[Any], nodes.table] | None:
+    """Every claim of the claims file (the ``:file:`` option, else :func:`claims_file`) judged,
+    and their table: a row per claim, its label linked to the chapter that holds its evidence,
+    then ``cells(link, verdict)``, or ``?`` for a claim whose record or key is missing (a
+    warning, so a strict build fails). ``full``: with the robustness record, the claim stated
+    in full, and a card per claim at every width."""
+    judged = judged_claims(directive, directive.options.get("file"), robustness=full)
+    if judged is None:
+        return None
+    rows: list[list[Any]] = []
+    for claim, verdict in judged:
+        link = _claim_cell(claim, directive.env.docname, statement=full)
+        missing = [link, *["?"] * (len(columns) - 1)]
+        rows.append(missing if verdict is None else cells(link, verdict))
+    verdicts = [verdict for _, verdict in judged if verdict is not None]
+    return verdicts, _card_table(columns, rows, [classes], caption, always=full)
+
+
 class PaperClaimsDirective(SphinxDirective):
     """The paper's claims against ours (:data:`CLAIM_COLUMNS`): the claim, the paper's number,
-    ours, the verdict with its flags, why, the data behind ours, the robustness and the power.
-
-    Reads ``paper_claims.yml`` (:func:`claims_file`; the ``:file:`` option overrides it), each
-    claim's record and the ``robustness`` record. A missing record or key is a warning, so a
-    strict build fails. Each claim links to the chapter that holds its evidence.
+    ours, the verdict with its flags, why, the data behind ours, the robustness and the power
+    (:func:`_claims_table`, which reads the ``robustness`` record too); then each verdict's count.
     """
 
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
@@ -281,21 +304,15 @@ class PaperClaimsDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from regime_core.runner.judge import VERDICTS
 
-        judged = judged_claims(self, self.options.get("file"), robustness=True)
-        if judged is None:
-            return []
-        counts = dict.fromkeys(VERDICTS, 0)
-        rows: list[list[Any]] = []
-        for claim, verdict in judged:
-            link = _claim_cell(claim, self.env.docname, statement=True)
-            if verdict is None:
-                rows.append([link, *["?"] * (len(CLAIM_COLUMNS) - 1)])
-                continue
-            counts[verdict.verdict] += 1
-            rows.append(self._cells(link, verdict))
-        claims_table = _card_table(
-            CLAIM_COLUMNS, rows, ["regime-claims-table"], CLAIMS_CAPTION, always=True
+        found = _claims_table(
+            self, CLAIM_COLUMNS, self._cells, "regime-claims-table", CLAIMS_CAPTION, full=True
         )
+        if found is None:
+            return []
+        judged, claims_table = found
+        counts = dict.fromkeys(VERDICTS, 0)
+        for verdict in judged:
+            counts[verdict.verdict] += 1
         summary = nodes.paragraph(
             text="Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."
         )
@@ -334,21 +351,14 @@ class VerdictTableDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from regime_core.runner.judge import paper_text
 
-        judged = judged_claims(self, self.options.get("file"))
-        if judged is None:
-            return []
-        rows: list[list[Any]] = []
-        for claim, verdict in judged:
-            link = _claim_cell(claim, self.env.docname, statement=False)
-            if verdict is None:
-                rows.append([link, *["?"] * (len(VERDICT_COLUMNS) - 1)])
-                continue
-            paper, why = paper_text(claim), why_text(verdict)
-            rows.append([link, paper, ours_text(verdict), verdict_entry(verdict), why])
-        verdicts = _card_table(
-            VERDICT_COLUMNS, rows, ["regime-landing-verdicts"], VERDICT_CAPTION, always=False
+        def cells(link: nodes.Node, judged: Any) -> list[Any]:
+            paper, why = paper_text(judged.claim), why_text(judged)
+            return [link, paper, ours_text(judged), verdict_entry(judged), why]
+
+        found = _claims_table(
+            self, VERDICT_COLUMNS, cells, "regime-landing-verdicts", VERDICT_CAPTION, full=False
         )
-        return [verdicts]
+        return [] if found is None else [found[1]]
 
 
 def judged_claim(env: Any, claim_id: str) -> Any:
