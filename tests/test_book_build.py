@@ -15,7 +15,7 @@ from helpers import PageLinks, broken_links, copy_book_sources, write_stamped_re
 
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
-from regime_core.book.sphinx import parse_reference
+from regime_core.book.sphinx.records import parse_reference
 from regime_core.runner.records import save_figure, write_record
 from regime_core.runner.stamps import write_stamp
 

@@ -36,12 +36,8 @@ from sphinx.application import Sphinx
 from regime_core.book.sphinx.assets import static_files
 from regime_core.book.sphinx.choices import (
     ChoicesDirective,
-    ChoiceTable,
     ConfigDefaultsDirective,
     DefaultValueRole,
-    config_defaults,
-    describe_choice,
-    import_dotted,
 )
 from regime_core.book.sphinx.claims import (
     ClaimTextRole,
@@ -62,19 +58,14 @@ from regime_core.book.sphinx.findings import FindingsDirective
 from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
-    RecordReference,
     RecordRole,
     RecordTableDirective,
     figure_alt_text,
-    parse_reference,
-    resolve_reference,
     setup_dependency_hashes,
 )
 from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
-    api_wings,
     keep_attribute_docs,
-    public_modules,
     resolve_unqualified,
     restore_attribute_docs,
     skip_foreign_members,
@@ -88,18 +79,7 @@ from regime_core.book.sphinx.router_page import (
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.tables import number_tables_per_page
 
-__all__ = [
-    "ChoiceTable",
-    "RecordReference",
-    "api_wings",
-    "config_defaults",
-    "describe_choice",
-    "import_dotted",
-    "parse_reference",
-    "public_modules",
-    "resolve_reference",
-    "setup",
-]
+__all__ = ["setup"]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
