@@ -249,14 +249,16 @@ class Page:
 @pytest.fixture(scope="module")
 def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
     from regime_core.book.chromium import DevTools, serve
-    from regime_core.book.router_demo import STYLE
+    from regime_core.book.sphinx.assets import STATIC_DIR
 
     site = tmp_path_factory.mktemp("router_page")
     shutil.copy(ROUTER_JS, site / "router.js")
-    body = STYLE + demo_html(load_model_json(default_router_path()), presets, "regime-router")
+    shutil.copy(STATIC_DIR / "regime-router.css", site / "regime-router.css")
+    body = demo_html(load_model_json(default_router_path()), presets, "regime-router")
     (site / "index.html").write_text(
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="stylesheet" href="regime-router.css">'
         "<script>window.__errors = []; addEventListener('error', (e) => "
         "window.__errors.push(String(e.message)));</script></head>"
         f'<body>{body}<script src="router.js"></script></body></html>',

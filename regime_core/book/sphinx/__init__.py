@@ -18,8 +18,8 @@ code when the book is built, never typed. One module per concern:
   and autosummary's);
 - ``router_page``: ``regime-router-demo``, ``regime-router-features``, the live router, its
   router.js and the features it shows;
-- ``assets``: the style sheet (``static/regime.css``) and MathJax served from the book, so
-  the maths renders offline;
+- ``assets``: the style sheets (``static/*.css``) and MathJax served from the book, so the
+  maths renders offline;
 - ``launch``: launch buttons that open an executed notebook's source;
 - ``site``: the repository and launch buttons (from the one repository setting), the footer,
   one search box, no unrendered source download, each script once, ``regime-citation``;
@@ -45,7 +45,6 @@ from regime_core.book.sphinx.claims import (
     PaperClaimsDirective,
     StatementRole,
     VerdictTableDirective,
-    serve_claims_css,
 )
 from regime_core.book.sphinx.claims_chart import (
     ClaimsChartDirective,
@@ -113,7 +112,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-read", figure_alt_text, priority=900)
     app.connect("config-inited", static_files)
     app.connect("config-inited", serve_router_js)
-    app.connect("config-inited", serve_claims_css)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)

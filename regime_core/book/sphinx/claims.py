@@ -9,7 +9,7 @@
   The landing page's chart is ``regime-claims-chart``
   (:mod:`regime_core.book.sphinx.claims_chart`); the three share the cells below
   (:func:`why_text`, :func:`verdict_entry`, :func:`ours_text`) and the style sheet
-  ``static/regime-claims.css`` (:func:`serve_claims_css`).
+  ``static/regime-claims.css``.
 - Roles ``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
   reason, the robustness) and ``{robust}`claim_id``` (the robustness alone).
 - Role ``{statement}`claim_id```: the claim as ``paper_claims.yml`` states it.
@@ -68,20 +68,10 @@ VERDICT_COLUMNS: tuple[tuple[str, int], ...] = (
     ("Why", 4),
 )
 VERDICT_CAPTION = "Every claim of the paper: its number, ours, the verdict and why"
-#: The style sheet of the chart and the claims tables (beside this module, in ``static/``).
-CLAIMS_CSS = "regime-claims.css"
-STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: Said in the power column of a claim that is not a paired comparison.
 NO_POWER = "not a comparison"
 #: Said in the power column of a comparison whose claim names no count of differing questions.
 NO_POWER_COUNTS = "not computed: the claim reads no count of the questions where the two differ"
-
-
-def serve_claims_css(app: Sphinx, config: Any) -> None:
-    """Serve ``static/`` and link :data:`CLAIMS_CSS` from every page (``config-inited``)."""
-    if str(STATIC_DIR) not in map(str, config.html_static_path):
-        config.html_static_path = [*config.html_static_path, str(STATIC_DIR)]
-    app.add_css_file(CLAIMS_CSS)
 
 
 def claims_file(app: Sphinx, option: str | None = None) -> Path:
