@@ -33,7 +33,7 @@ import base64
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -239,20 +239,8 @@ class PageView:
     images: tuple[dict[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "page": self.page,
-            "width": self.width,
-            "screenshot": None if self.screenshot is None else str(self.screenshot),
-            "mathjax": self.mathjax,
-            "scroll_width": self.scroll_width,
-            "height": self.height,
-            "overflow": list(self.overflow),
-            "math": list(self.math),
-            "seconds": round(self.seconds, 2),
-            "error": self.error,
-            "console": list(self.console),
-            "images": list(self.images),
-        }
+        shot = None if self.screenshot is None else str(self.screenshot)
+        return {**asdict(self), "screenshot": shot, "seconds": round(self.seconds, 2)}
 
 
 @dataclass(frozen=True)

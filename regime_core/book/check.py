@@ -491,8 +491,7 @@ def notebook_figures(notebook: Mapping[str, Any]) -> tuple[int, bool]:
 
 def page_images(soup: BeautifulSoup) -> int:
     """``<img>`` in the page's article (the theme's logos and launch buttons left out)."""
-    article = soup.select_one("article.bd-article") or soup.find("main") or soup.body or soup
-    return len(article.find_all("img"))
+    return len(_article(soup).find_all("img"))
 
 
 def _count(n: int, thing: str) -> str:

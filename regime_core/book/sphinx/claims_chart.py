@@ -362,36 +362,26 @@ def _track(layout: RowLayout, chart: ChartLayout) -> Any:
     return element("div", ["regime-chart-track"], *marks, aria_hidden="true")
 
 
-def _row_label(row: ChartRow | TextRow, docname: str) -> str | nodes.Node:
-    return chapter_link(row.label, row.chapter, docname)
-
-
-def _numbers(row: ChartRow | TextRow) -> nodes.Node:
-    line = nodes.inline()
-    line += nodes.Text(f"paper {row.paper_text} · ours {row.ours_text}")
-    return line
-
-
-def _aria(row: ChartRow | TextRow) -> str:
-    return (
-        f"{row.label}. Paper: {row.paper_text}. Ours: {row.ours_text}. "
-        f"Verdict: {row.verdict_label}."
-    )
-
-
 def _row(row: ChartRow | TextRow, track: Any, docname: str) -> Any:
     """A row: its label (linked), the track (``None`` for a text row), the numbers in words
     and the verdict in words; coloured by its verdict's class, read out by its aria-label."""
-    name = element("div", ["regime-chart-label"])
-    name += nodes.inline("", "", _row_label(row, docname), classes=["regime-chart-name"])
-    numbers = element("div", ["regime-chart-numbers"], _numbers(row))
+    link = chapter_link(row.label, row.chapter, docname)
+    name = element(
+        "div", ["regime-chart-label"], nodes.inline("", "", link, classes=["regime-chart-name"])
+    )
+    numbers_text = nodes.inline(text=f"paper {row.paper_text} · ours {row.ours_text}")
+    numbers = element("div", ["regime-chart-numbers"], numbers_text)
     verdict = element(
         "div", ["regime-chart-verdict"], _verdict_node(row.verdict, row.verdict_label)
     )
     children = [name, numbers, verdict] if track is None else [name, track, numbers, verdict]
     kind = "regime-chart-row" if track is not None else "regime-chart-textrow"
+    aria = (
+        f"{row.label}. Paper: {row.paper_text}. Ours: {row.ours_text}. "
+        f"Verdict: {row.verdict_label}."
+    )
     return element(
-        "div", [kind, verdict_class(row.verdict)], *children, role="group", aria_label=_aria(row)
+        "div", [kind, verdict_class(row.verdict)], *children, role="group", aria_label=aria
     )
 
 
