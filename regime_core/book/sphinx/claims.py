@@ -40,7 +40,7 @@ from regime_core.book.sphinx.records import (
     warn,
     warn_problem,
 )
-from regime_core.book.sphinx.tables import paragraph, table
+from regime_core.book.sphinx.tables import entry, paragraph, table
 from regime_core.runner.records import format_number
 
 #: The columns of the paper-against-ours table, with their relative widths. Eight columns are
@@ -199,9 +199,9 @@ def verdict_entry(judged: Any) -> nodes.entry:
     for flag in judgement.flags:
         verdict += nodes.Text(" ")
         verdict += nodes.inline(text=f"({flag})", classes=["regime-flag"])
-    entry = nodes.entry(classes=[verdict_class(judgement.verdict)])
-    entry += paragraph(verdict)
-    return entry
+    cell = nodes.entry(classes=[verdict_class(judgement.verdict)])
+    cell += paragraph(verdict)
+    return cell
 
 
 def _claim_cell(claim: Any, docname: str, *, statement: bool) -> nodes.Node:
@@ -223,17 +223,11 @@ def _cards(header: Sequence[str], rows: list[list[Any]]) -> list[list[Any]]:
     for cells in rows:
         row = [cells[0]]
         for name, cell in zip(header[1:], cells[1:], strict=True):
-            entry = cell if isinstance(cell, nodes.entry) else _entry(cell)
-            entry[0].insert(0, nodes.inline(text=name, classes=["regime-card-label"]))
-            row.append(entry)
+            field = entry(cell)
+            field[0].insert(0, nodes.inline(text=name, classes=["regime-card-label"]))
+            row.append(field)
         out.append(row)
     return out
-
-
-def _entry(cell: Any) -> nodes.entry:
-    entry = nodes.entry()
-    entry += paragraph(cell)
-    return entry
 
 
 def _card_table(
