@@ -406,8 +406,7 @@ def _layout_at(chromium: str, html: Path, page: str, width: int) -> dict[str, An
 
     with serve(html) as base, DevTools(chromium) as browser:
         session = browser.open_tab("Page")
-        metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 700}
-        browser.call("Emulation.setDeviceMetricsOverride", metrics, session=session)
+        browser.set_viewport(session, width, 800)
         browser.call("Page.navigate", {"url": base + page}, session=session)
         browser.wait_event("Page.loadEventFired", session=session, timeout=30)
         found = browser.call(

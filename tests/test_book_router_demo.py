@@ -266,11 +266,7 @@ def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPath
     )
     with serve(site) as base, DevTools(chromium) as browser:
         session = browser.open_tab("Page")
-        browser.call(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
-            session=session,
-        )
+        browser.set_viewport(session, 390, 844)
         browser.clear_events()
         browser.call("Page.navigate", {"url": base + "index.html"}, session=session)
         browser.wait_event("Page.loadEventFired", session=session)

@@ -46,7 +46,6 @@ MIN_FIGURE_TEXT_PX = 8.0
 WIDTHS: tuple[int, ...] = (1366, 390)
 OVERFLOW_WIDTHS: tuple[int, ...] = (390,)
 VIEWPORT_HEIGHTS: dict[int, int] = {1366: 768, 390: 844}
-PHONE_BELOW = 700  # narrower viewports are emulated as a phone (viewport meta tag, touch)
 MAX_SCREENSHOT_HEIGHT = 16000  # CSS px; taller captures exceed what Chromium can paint at once
 
 # Runs in each page once it has loaded; resolves to a JSON-able object. Kept in one place so that
@@ -391,16 +390,7 @@ def check_in_browser(
     with serve(root) as base, DevTools(executable) as browser:
         session = browser.open_tab("Page", "Runtime", "Log")
         for width in widths:
-            browser.call(
-                "Emulation.setDeviceMetricsOverride",
-                {
-                    "width": width,
-                    "height": VIEWPORT_HEIGHTS.get(width, 800),
-                    "deviceScaleFactor": 1,
-                    "mobile": width < PHONE_BELOW,
-                },
-                session=session,
-            )
+            browser.set_viewport(session, width, VIEWPORT_HEIGHTS.get(width, 800))
             for name in names:
                 shot = screenshot_path(shots, width, name)
                 views.append(_view(browser, session, base, name, width, shot, timeout))

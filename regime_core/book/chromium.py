@@ -23,6 +23,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+PHONE_BELOW = 700  # narrower viewports are emulated as a phone (viewport meta tag, touch)
 CHROMIUM_NAMES: tuple[str, ...] = (
     "chromium",
     "chromium-browser",
@@ -178,6 +179,13 @@ class DevTools:
         for domain in domains:
             self.call(f"{domain}.enable", session=attached["sessionId"])
         return str(attached["sessionId"])
+
+    def set_viewport(self, session: str, width: int, height: int) -> None:
+        """Show the tab ``width`` x ``height`` CSS px at scale 1, as a phone below
+        :data:`PHONE_BELOW` px."""
+        metrics = {"width": width, "height": height, "deviceScaleFactor": 1}
+        metrics["mobile"] = width < PHONE_BELOW
+        self.call("Emulation.setDeviceMetricsOverride", metrics, session=session)
 
     def clear_events(self) -> None:
         """Forget the events received so far (before a navigation, say)."""
