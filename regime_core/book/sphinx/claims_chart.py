@@ -64,23 +64,30 @@ PAPER_MARKS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class ChartRow:
-    """One row of the chart, in percentage points.
+class TextRow:
+    """A row of the chart: a claim's label, chapter, verdict, and the paper's and ours in
+    words; as itself, a claim not measured in pp."""
+
+    label: str
+    chapter: str
+    verdict: str
+    verdict_label: str
+    paper_text: str
+    ours_text: str
+
+
+@dataclass(frozen=True)
+class ChartRow(TextRow):
+    """A row of the chart drawn on its axis, in percentage points.
 
     ``paper_value`` is the paper's point value (a diamond), ``paper_band`` its range (a shaded
     band), ``allowed`` the side of the axis the paper's statement implies or allows
     (``(low, high)``, ``None`` for an open end; a hatched area), ``margins`` the margin lines
     bounding it. ``estimate``, ``ci_lo`` and ``ci_hi`` are ours."""
 
-    label: str
-    chapter: str
-    verdict: str
-    verdict_label: str
     estimate: float
     ci_lo: float
     ci_hi: float
-    paper_text: str
-    ours_text: str
     paper_value: float | None = None
     paper_band: tuple[float, float] | None = None
     allowed: tuple[float | None, float | None] | None = None
@@ -168,7 +175,7 @@ class RowLayout:
 def place_row(row: ChartRow, axis: Axis) -> RowLayout:
     """Every element of ``row`` placed on ``axis``.
 
-    >>> row = ChartRow("r", "", "reproduced", "reproduced", 6.6, 4.5, 9.1, "", "",
+    >>> row = ChartRow("r", "", "reproduced", "reproduced", "", "", 6.6, 4.5, 9.1,
     ...                paper_value=5.6)
     >>> layout = place_row(row, chart_axis(row.values()))
     >>> [round(x, 6) for x in (*layout.interval, layout.estimate, layout.paper_value)]
@@ -209,18 +216,6 @@ def tick_text(value: float) -> str:
 
 
 # --- rows from the judged claims (pure) ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TextRow:
-    """A claim not measured in pp: its label, chapter, ours in words and its verdict."""
-
-    label: str
-    chapter: str
-    verdict: str
-    verdict_label: str
-    paper_text: str
-    ours_text: str
 
 
 def _paper_marks(claim: Any) -> dict[str, Any]:
@@ -362,7 +357,7 @@ def _track(layout: RowLayout, chart: ChartLayout) -> Any:
     return element("div", ["regime-chart-track"], *marks, aria_hidden="true")
 
 
-def _row(row: ChartRow | TextRow, track: Any, docname: str) -> Any:
+def _row(row: TextRow, track: Any, docname: str) -> Any:
     """A row: its label (linked), the track (``None`` for a text row), the numbers in words
     and the verdict in words; coloured by its verdict's class, read out by its aria-label."""
     link = chapter_link(row.label, row.chapter, docname)
