@@ -58,6 +58,20 @@ def real_data_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Chromium executable; tests using it are skipped without one, unless
+    REGIME_REQUIRE_CHROMIUM=1 (CI sets it), when they fail."""
+    from regime_core.book.chromium import find_chromium
+
+    found = find_chromium()
+    if found is None:
+        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
+            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
+        pytest.skip("Chromium is not installed (Debian package chromium)")
+    return found
+
+
+@pytest.fixture(scope="session")
 def book_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny rendered book of ``tests/fixtures`` (see ``helpers.fake_book_build``); read only."""
     return fake_book_build(tmp_path_factory.mktemp("book") / "html")

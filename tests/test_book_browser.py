@@ -15,25 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from regime_core.book.browser import (
-    BrowserReport,
-    DevTools,
-    PageView,
-    check_in_browser,
-    find_chromium,
-    screenshot_path,
-)
+from regime_core.book.browser import BrowserReport, PageView, check_in_browser, screenshot_path
 from regime_core.book.check import Problem
-
-
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    found = find_chromium()
-    if found is None:
-        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
-            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
-        pytest.skip("Chromium is not installed (Debian package chromium)")
-    return found
+from regime_core.book.chromium import DevTools, find_chromium
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from helpers import PageLinks, broken_links, copy_book_sources, write_stamped_re
 
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
-from regime_core.book.sphinx import parse_reference
+from regime_core.book.sphinx.records import parse_reference
 from regime_core.runner.records import save_figure, write_record
 from regime_core.runner.stamps import write_stamp
 
@@ -402,15 +402,11 @@ LAYOUT_SCRIPT = """(() => {
 
 
 def _layout_at(chromium: str, html: Path, page: str, width: int) -> dict[str, Any]:
-    from regime_core.book.browser import DevTools, serve
+    from regime_core.book.chromium import DevTools, serve
 
     with serve(html) as base, DevTools(chromium) as browser:
-        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        attached = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})
-        session = attached["sessionId"]
-        browser.call("Page.enable", session=session)
-        metrics = {"width": width, "height": 800, "deviceScaleFactor": 1, "mobile": width < 700}
-        browser.call("Emulation.setDeviceMetricsOverride", metrics, session=session)
+        session = browser.open_tab("Page")
+        browser.set_viewport(session, width, 800)
         browser.call("Page.navigate", {"url": base + page}, session=session)
         browser.wait_event("Page.loadEventFired", session=session, timeout=30)
         found = browser.call(
@@ -422,17 +418,14 @@ def _layout_at(chromium: str, html: Path, page: str, width: int) -> dict[str, An
 
 
 @pytest.mark.slow
-def test_the_chart_and_the_tables_reflow_on_a_phone(built_book: tuple[Path, Path]) -> None:
+def test_the_chart_and_the_tables_reflow_on_a_phone(
+    chromium: str, built_book: tuple[Path, Path]
+) -> None:
     """In Chromium: at 390 px the label sits above the track, which takes the width, and the
     verdict table is a card per claim, with no overflow; at 1366 px the label sits beside the
     track and the verdict table is a table."""
-    from regime_core.book.browser import check_in_browser, find_chromium
+    from regime_core.book.browser import check_in_browser
 
-    chromium = find_chromium()
-    if chromium is None:
-        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
-            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
-        pytest.skip("Chromium is not installed (Debian package chromium)")
     _, html = built_book
     page = "book/claims_demo.html"
     phone = _layout_at(chromium, html, page, 390)
@@ -472,7 +465,6 @@ def _rewrite_slope(work: Path, slope: float) -> None:
 def test_a_record_copied_with_an_old_time_still_rebuilds_its_page(tmp_path: Path) -> None:
     """Issue 22: ``cp -p`` / ``rsync -a`` keep a record's old time; the page must follow the
     record's content, not its modification time."""
-    import os
 
     root, work = _one_page_book(tmp_path)
     assert build_book(root, work=work).ok

@@ -24,7 +24,7 @@ from regime_core.paper import Claim
 
 
 def _row(estimate: float, lo: float, hi: float, **paper: Any) -> ChartRow:
-    return ChartRow("r", "", "reproduced", "reproduced", estimate, lo, hi, "", "", **paper)
+    return ChartRow("r", "", "reproduced", "reproduced", "", "", estimate, lo, hi, **paper)
 
 
 def test_the_axis_holds_zero_and_every_value_on_whole_ticks() -> None:

@@ -16,7 +16,8 @@ from helpers import PageLinks, broken_links
 
 from regime_core import paths
 from regime_core.book.build import toc_files
-from regime_core.book.sphinx import describe_choice, parse_reference
+from regime_core.book.sphinx.choices import describe_choice
+from regime_core.book.sphinx.records import parse_reference
 
 BOOK = paths.REPO_ROOT / "book"
 ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare|statement)\}`([^`]+)`")
@@ -175,7 +176,7 @@ def test_every_record_reference_names_a_declared_run() -> None:
 
 
 def test_every_default_reference_resolves() -> None:
-    from regime_core.book.sphinx import import_dotted
+    from regime_core.book.sphinx.choices import import_dotted
 
     for page in _prose_pages():
         for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
@@ -361,7 +362,7 @@ def _our_reading_choices() -> list[str]:
 def test_every_row_of_our_reading_has_a_meaning() -> None:
     """Each name the page shows (a knob, a field, a rule, a value) says what it means, and each
     table of a knob's values or rules says what they are about."""
-    from regime_core.book.sphinx import config_defaults
+    from regime_core.book.sphinx.choices import config_defaults
 
     missing = [
         f"{choice.name}: {name}"
@@ -395,8 +396,7 @@ def test_a_knob_s_meaning_lists_exactly_its_values() -> None:
 
 def test_meanings_are_plain_text() -> None:
     """One line of plain English each: no reST or Markdown markup, no line breaks."""
-    from regime_core.book.sphinx import config_defaults
-    from regime_core.book.sphinx.choices import import_dotted
+    from regime_core.book.sphinx.choices import config_defaults, import_dotted
 
     def written_as_docstrings(name: str) -> bool:  # a mapping's values are the code's own text
         obj = import_dotted(name.removesuffix("()"))[0]
@@ -438,7 +438,7 @@ def test_every_module_has_an_api_page_in_the_toc() -> None:
     the index; each page documents the modules of its wing (automodule), and the index lists
     every one of them (autosummary): a module added to the package and not to its page fails
     here."""
-    from regime_core.book.sphinx import api_wings, public_modules
+    from regime_core.book.sphinx.reference import api_wings, public_modules
 
     wings = api_wings()
     pages = sorted(p.stem for p in (BOOK / "reference" / "api").glob("*.rst"))
@@ -745,7 +745,7 @@ def test_reference_pages_show_no_markup_and_no_local_path(html: Path, quick_run:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_api_pages_document_every_module_once(html: Path) -> None:
-    from regime_core.book.sphinx import api_wings
+    from regime_core.book.sphinx.reference import api_wings
 
     index = (html / "book" / "reference" / "api.html").read_text(encoding="utf-8")
     for wing, modules in api_wings().items():

@@ -8,14 +8,13 @@ Every kind of problem is its own test, so a failure names what a reader would me
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from regime_core.book.browser import BROWSER_KINDS, WIDTHS, BrowserReport, find_chromium
+from regime_core.book.browser import BROWSER_KINDS, WIDTHS, BrowserReport
 from regime_core.book.check import HTML_KINDS, Problem, check_html, format_report
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
@@ -49,13 +48,9 @@ def html_problems(html: Path, quick_run: Any) -> list[Problem]:
 
 
 @pytest.fixture(scope="module")
-def browser(html: Path, quick_run: Any) -> BrowserReport:
+def browser(chromium: str, html: Path, quick_run: Any) -> BrowserReport:
     from regime_core.book.browser import check_in_browser
 
-    if find_chromium() is None:
-        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
-            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
-        pytest.skip("Chromium is not installed (Debian package chromium)")
     vendored = quick_run.work / "vendor" / "mathjax" / "tex-chtml.js"
     if not vendored.is_file():  # conftest's quick_book vendors it with npm, as `regime book` does
         print(f"\n{vendored} is missing: the pages load MathJax from its CDN, which is offline")

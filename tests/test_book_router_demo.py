@@ -6,7 +6,6 @@ that holds for the rules, and page HTML that keeps the embedded JSON intact."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -181,18 +180,6 @@ def test_the_page_reads_how_to_read_it_before_the_router() -> None:
 # --- the page in headless Chromium, driven with key presses -----------------------------------
 
 
-@pytest.fixture(scope="module")
-def chromium() -> str:
-    from regime_core.book.browser import find_chromium
-
-    found = find_chromium()
-    if found is None:
-        if os.environ.get("REGIME_REQUIRE_CHROMIUM") == "1":
-            raise RuntimeError("REGIME_REQUIRE_CHROMIUM=1 but Chromium is not installed")
-        pytest.skip("Chromium is not installed (Debian package chromium)")
-    return found
-
-
 class Page:
     """One page in a headless Chromium tab: evaluate, press keys, type, wait for a frame."""
 
@@ -261,31 +248,25 @@ class Page:
 
 @pytest.fixture(scope="module")
 def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from regime_core.book.browser import DevTools, serve
-    from regime_core.book.router_demo import STYLE
+    from regime_core.book.chromium import DevTools, serve
+    from regime_core.book.sphinx.assets import STATIC_DIR
 
     site = tmp_path_factory.mktemp("router_page")
     shutil.copy(ROUTER_JS, site / "router.js")
-    body = STYLE + demo_html(load_model_json(default_router_path()), presets, "regime-router")
+    shutil.copy(STATIC_DIR / "regime-router.css", site / "regime-router.css")
+    body = demo_html(load_model_json(default_router_path()), presets, "regime-router")
     (site / "index.html").write_text(
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="stylesheet" href="regime-router.css">'
         "<script>window.__errors = []; addEventListener('error', (e) => "
         "window.__errors.push(String(e.message)));</script></head>"
         f'<body>{body}<script src="router.js"></script></body></html>',
         encoding="utf-8",
     )
     with serve(site) as base, DevTools(chromium) as browser:
-        target = browser.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = browser.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
-            "sessionId"
-        ]
-        browser.call("Page.enable", session=session)
-        browser.call(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True},
-            session=session,
-        )
+        session = browser.open_tab("Page")
+        browser.set_viewport(session, 390, 844)
         browser.clear_events()
         browser.call("Page.navigate", {"url": base + "index.html"}, session=session)
         browser.wait_event("Page.loadEventFired", session=session)

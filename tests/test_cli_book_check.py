@@ -6,9 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
-
-from regime_core.book.browser import find_chromium
 from regime_core.cli import main
 
 
@@ -61,9 +58,9 @@ def test_figures_of_the_runs_records_under_work(tmp_path: Path, book_build: Path
     assert "notebook.html: figure: the run writes 2 figures (a.png, b.png), 1 image" in out
 
 
-def test_browser_screenshots_at_the_widths_asked(tmp_path: Path, book_build: Path, capsys) -> None:
-    if find_chromium() is None:
-        pytest.skip("Chromium is not installed (Debian package chromium)")
+def test_browser_screenshots_at_the_widths_asked(
+    chromium: str, tmp_path: Path, book_build: Path, capsys
+) -> None:
     build = _clean_build(book_build, tmp_path / "_build" / "html")
     args = ["book-check", "--html", str(build), "--work", str(tmp_path), "--browser"]
     assert main([*args, "--width", "390", "--json"]) == 0

@@ -377,15 +377,15 @@ def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -
             drawn = png_text(page.parent / unquote(src.path)).get(ENCODINGS_KEY)
             if drawn is None or not caption:
                 continue
-            for word in sorted(unused_encodings(caption, drawn.split(","))):
-                problems.append(
-                    Problem(
-                        name,
-                        "caption",
-                        f"{Path(src.path).name}: the caption names {word!r}, which the figure "
-                        f"does not draw (it draws: {drawn})",
-                    )
+            problems += [
+                Problem(
+                    name,
+                    "caption",
+                    f"{Path(src.path).name}: the caption names {word!r}, which the figure "
+                    f"does not draw (it draws: {drawn})",
                 )
+                for word in sorted(unused_encodings(caption, drawn.split(",")))
+            ]
     return problems
 
 
@@ -491,8 +491,7 @@ def notebook_figures(notebook: Mapping[str, Any]) -> tuple[int, bool]:
 
 def page_images(soup: BeautifulSoup) -> int:
     """``<img>`` in the page's article (the theme's logos and launch buttons left out)."""
-    article = soup.select_one("article.bd-article") or soup.find("main") or soup.body or soup
-    return len(article.find_all("img"))
+    return len(_article(soup).find_all("img"))
 
 
 def _count(n: int, thing: str) -> str:
@@ -531,31 +530,23 @@ def check_figures(
         relative = notebook_path.relative_to(sources).with_suffix(".html")
         page = root / relative
         name = relative.as_posix()
-        notebook = read_json_file(notebook_path)
-        images, draws = notebook_figures(notebook)
+        images, draws = notebook_figures(read_json_file(notebook_path))
+        found = []
         if draws and images == 0:
-            problems.append(
-                Problem(name, "figure", "the notebook makes a figure but has no image output")
-            )
+            found.append("the notebook makes a figure but has no image output")
         if not page.is_file():
-            problems.append(Problem(name, "figure", "the notebook's page was not rendered"))
-            continue
-        soup = (parsed or {}).get(page) or parse_page(page)
-        shown = page_images(soup)
-        if shown < images:
-            problems.append(
-                Problem(name, "figure", f"{_count(images, 'image output')}, {shown} on the page")
-            )
-        written = None if results_dir is None else recorded_figures(results_dir, page.stem)
-        if written and shown < len(written):
-            problems.append(
-                Problem(
-                    name,
-                    "figure",
+            found.append("the notebook's page was not rendered")
+        else:
+            shown = page_images((parsed or {}).get(page) or parse_page(page))
+            if shown < images:
+                found.append(f"{_count(images, 'image output')}, {shown} on the page")
+            written = None if results_dir is None else recorded_figures(results_dir, page.stem)
+            if written and shown < len(written):
+                found.append(
                     f"the run writes {_count(len(written), 'figure')} ({', '.join(written)}), "
-                    f"{_count(shown, 'image')} on the page",
+                    f"{_count(shown, 'image')} on the page"
                 )
-            )
+        problems += [Problem(name, "figure", detail) for detail in found]
     return problems
 
 

@@ -1,30 +1,12 @@
 """The book's Sphinx extension, registered in ``_config.yml`` as ``regime_core.book.sphinx``.
 
 Every number, verdict, default and reference table of the prose is read from the records or the
-code when the book is built, never typed. One module per concern:
-
-- ``records``: ``{rec}``, ``rec-table``, ``rec-figure``, the numbers and figures of records;
-- ``claims``: ``regime-paper-claims``, ``regime-verdict-table``, ``{verdict}``, ``{claim}``,
-  ``{robust}``, ``{compare}``, the paper's claims against ours (a card per claim on a phone;
-  their style sheet is ``static/regime-claims.css``);
-- ``claims_chart``: ``regime-claims-chart``, the landing page's chart of every claim on one
-  percentage-point axis, in HTML and CSS;
-- ``findings``: ``regime-findings``, the findings a claim chapter opens with
-  (:mod:`regime_core.book.findings`);
-- ``choices``: ``regime-choices``, ``regime-config-defaults``, ``{default}``, the named choices
-  and defaults with their meanings ("Our reading of the paper");
-- ``reference``: ``regime-metrics-glossary``, what the API pages must cover, and the
-  cross-references autodoc misses (the CLI page is sphinx-argparse's, the API pages autodoc's
-  and autosummary's);
-- ``router_page``: ``regime-router-demo``, ``regime-router-features``, the live router, its
-  router.js and the features it shows;
-- ``assets``: the style sheet (``static/regime.css``) and MathJax served from the book, so
-  the maths renders offline;
-- ``launch``: launch buttons that open an executed notebook's source;
-- ``site``: the repository and launch buttons (from the one repository setting), the footer,
-  one search box, no unrendered source download, each script once, ``regime-citation``;
-- ``tables``: the one table builder, tables numbered per page;
-- ``markup``: docstrings' reST shown on Markdown pages.
+code when the book is built, never typed. One module per concern, each saying which roles,
+directives and hooks it adds; :func:`setup` registers them all under their names: ``records``
+(``{rec}``, ``rec-table``, ``rec-figure``), ``claims`` and ``claims_chart`` (the paper's claims
+against ours), ``findings``, ``choices`` (named choices and defaults), ``reference`` (the API
+and metrics pages), ``router_page`` (the live router), ``assets`` (style sheets, MathJax),
+``launch``, ``site`` (buttons, footer, search, citation), ``tables`` and ``markup``.
 """
 
 from __future__ import annotations
@@ -36,12 +18,8 @@ from sphinx.application import Sphinx
 from regime_core.book.sphinx.assets import static_files
 from regime_core.book.sphinx.choices import (
     ChoicesDirective,
-    ChoiceTable,
     ConfigDefaultsDirective,
     DefaultValueRole,
-    config_defaults,
-    describe_choice,
-    import_dotted,
 )
 from regime_core.book.sphinx.claims import (
     ClaimTextRole,
@@ -49,7 +27,6 @@ from regime_core.book.sphinx.claims import (
     PaperClaimsDirective,
     StatementRole,
     VerdictTableDirective,
-    serve_claims_css,
 )
 from regime_core.book.sphinx.claims_chart import (
     ClaimsChartDirective,
@@ -62,19 +39,14 @@ from regime_core.book.sphinx.findings import FindingsDirective
 from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
-    RecordReference,
     RecordRole,
     RecordTableDirective,
     figure_alt_text,
-    parse_reference,
-    resolve_reference,
     setup_dependency_hashes,
 )
 from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
-    api_wings,
     keep_attribute_docs,
-    public_modules,
     resolve_unqualified,
     restore_attribute_docs,
     skip_foreign_members,
@@ -88,18 +60,7 @@ from regime_core.book.sphinx.router_page import (
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.tables import number_tables_per_page
 
-__all__ = [
-    "ChoiceTable",
-    "RecordReference",
-    "api_wings",
-    "config_defaults",
-    "describe_choice",
-    "import_dotted",
-    "parse_reference",
-    "public_modules",
-    "resolve_reference",
-    "setup",
-]
+__all__ = ["setup"]
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
@@ -133,7 +94,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-read", figure_alt_text, priority=900)
     app.connect("config-inited", static_files)
     app.connect("config-inited", serve_router_js)
-    app.connect("config-inited", serve_claims_css)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_js_on_demo_pages)

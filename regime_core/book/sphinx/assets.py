@@ -1,7 +1,8 @@
 """The book's static files: its style sheet and, when ``regime book`` has vendored it, MathJax.
 
-- ``static/regime.css`` (beside this module) is the book's style sheet, a plain CSS file that
-  every page links.
+- ``static/`` (beside this module) holds the book's style sheets, plain CSS files that every
+  page links: ``regime.css``, ``regime-claims.css`` (the claims' chart and tables) and
+  ``regime-router.css`` (the live router).
 - MathJax: ``regime book`` vendors it under ``<work>/vendor/mathjax``
   (:mod:`regime_core.vendor`); the work directory is only known when the book is built, so this
   hook adds it to ``html_static_path`` and points Sphinx's own ``mathjax_path`` at the copy.
@@ -18,15 +19,16 @@ from sphinx.application import Sphinx
 from regime_core.book.sphinx.records import work_dir
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-CSS_FILE = "regime.css"
+CSS_FILES: tuple[str, ...] = ("regime.css", "regime-claims.css", "regime-router.css")
 
 
 def static_files(app: Sphinx, config: Any) -> None:
-    """Serve ``static/`` and the vendored MathJax (``config-inited``); link the style sheet."""
+    """Serve ``static/`` and the vendored MathJax (``config-inited``); link the style sheets."""
     from regime_core.vendor import MATHJAX_ENTRY
 
     config.html_static_path = [*config.html_static_path, str(STATIC_DIR)]
-    app.add_css_file(CSS_FILE)
+    for css in CSS_FILES:
+        app.add_css_file(css)
     vendored = work_dir(app) / "vendor"
     if (vendored / "mathjax" / MATHJAX_ENTRY).is_file():
         config.html_static_path = [*config.html_static_path, str(vendored)]

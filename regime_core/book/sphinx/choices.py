@@ -42,16 +42,14 @@ from regime_core.runner.records import format_number
 
 #: the kinds of value a constant of the defaults table may hold (tables of them are left out)
 PLAIN_VALUES: tuple[type, ...] = (bool, int, float, str, tuple)
-#: what a choice can be: one value, the values of a knob (or rules) with their meanings, a
-#: config dataclass, a function, a function's result
-CHOICE_KINDS: tuple[str, ...] = ("value", "values", "dataclass", "function", "call")
 
 
 @dataclass(frozen=True)
 class ChoiceTable:
-    """A named choice read from code: its dotted name, its kind (:data:`CHOICE_KINDS`), a
-    summary and rows of (name, value, meaning) (``value`` is ``None`` in a two-column table: a
-    rule or a knob's value, and its meaning)."""
+    """A named choice read from code: its dotted name, its kind (``value``, a knob's or rules'
+    ``values`` with their meanings, ``dataclass``, ``function``, or ``call``: a function's
+    result), a summary and rows of (name, value, meaning) (``value`` is ``None`` in a
+    two-column table: a rule or a knob's value, and its meaning)."""
 
     name: str
     kind: str

@@ -9,7 +9,7 @@
   The landing page's chart is ``regime-claims-chart``
   (:mod:`regime_core.book.sphinx.claims_chart`); the three share the cells below
   (:func:`why_text`, :func:`verdict_entry`, :func:`ours_text`) and the style sheet
-  ``static/regime-claims.css`` (:func:`serve_claims_css`).
+  ``static/regime-claims.css``.
 - Roles ``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
   reason, the robustness) and ``{robust}`claim_id``` (the robustness alone).
 - Role ``{statement}`claim_id```: the claim as ``paper_claims.yml`` states it.
@@ -21,7 +21,7 @@ Nothing of these is typed: the prose cannot contradict the records.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,7 +40,7 @@ from regime_core.book.sphinx.records import (
     warn,
     warn_problem,
 )
-from regime_core.book.sphinx.tables import paragraph, table
+from regime_core.book.sphinx.tables import entry, paragraph, table
 from regime_core.runner.records import format_number
 
 #: The columns of the paper-against-ours table, with their relative widths. Eight columns are
@@ -68,20 +68,10 @@ VERDICT_COLUMNS: tuple[tuple[str, int], ...] = (
     ("Why", 4),
 )
 VERDICT_CAPTION = "Every claim of the paper: its number, ours, the verdict and why"
-#: The style sheet of the chart and the claims tables (beside this module, in ``static/``).
-CLAIMS_CSS = "regime-claims.css"
-STATIC_DIR = Path(__file__).resolve().parent / "static"
 #: Said in the power column of a claim that is not a paired comparison.
 NO_POWER = "not a comparison"
 #: Said in the power column of a comparison whose claim names no count of differing questions.
 NO_POWER_COUNTS = "not computed: the claim reads no count of the questions where the two differ"
-
-
-def serve_claims_css(app: Sphinx, config: Any) -> None:
-    """Serve ``static/`` and link :data:`CLAIMS_CSS` from every page (``config-inited``)."""
-    if str(STATIC_DIR) not in map(str, config.html_static_path):
-        config.html_static_path = [*config.html_static_path, str(STATIC_DIR)]
-    app.add_css_file(CLAIMS_CSS)
 
 
 def claims_file(app: Sphinx, option: str | None = None) -> Path:
@@ -210,9 +200,9 @@ def verdict_entry(judged: Any) -> nodes.entry:
     for flag in judgement.flags:
         verdict += nodes.Text(" ")
         verdict += nodes.inline(text=f"({flag})", classes=["regime-flag"])
-    entry = nodes.entry(classes=[verdict_class(judgement.verdict)])
-    entry += paragraph(verdict)
-    return entry
+    cell = nodes.entry(classes=[verdict_class(judgement.verdict)])
+    cell += paragraph(verdict)
+    return cell
 
 
 def _claim_cell(claim: Any, docname: str, *, statement: bool) -> nodes.Node:
@@ -234,17 +224,11 @@ def _cards(header: Sequence[str], rows: list[list[Any]]) -> list[list[Any]]:
     for cells in rows:
         row = [cells[0]]
         for name, cell in zip(header[1:], cells[1:], strict=True):
-            entry = cell if isinstance(cell, nodes.entry) else _entry(cell)
-            entry[0].insert(0, nodes.inline(text=name, classes=["regime-card-label"]))
-            row.append(entry)
+            field = entry(cell)
+            field[0].insert(0, nodes.inline(text=name, classes=["regime-card-label"]))
+            row.append(field)
         out.append(row)
     return out
-
-
-def _entry(cell: Any) -> nodes.entry:
-    entry = nodes.entry()
-    entry += paragraph(cell)
-    return entry
 
 
 def _card_table(
@@ -268,13 +252,36 @@ def _card_table(
     )
 
 
+def _claims_table(
+    directive: SphinxDirective,
+    columns: Sequence[tuple[str, int]],
+    cells: Callable[[nodes.Node, Any], list[Any]],
+    classes: str,
+    caption: str,
+    *,
+    full: bool,
+) -> tuple[list[Any], nodes.table] | None:
+    """Every claim of the claims file (the ``:file:`` option, else :func:`claims_file`) judged,
+    and their table: a row per claim, its label linked to the chapter that holds its evidence,
+    then ``cells(link, verdict)``, or ``?`` for a claim whose record or key is missing (a
+    warning, so a strict build fails). ``full``: with the robustness record, the claim stated
+    in full, and a card per claim at every width."""
+    judged = judged_claims(directive, directive.options.get("file"), robustness=full)
+    if judged is None:
+        return None
+    rows: list[list[Any]] = []
+    for claim, verdict in judged:
+        link = _claim_cell(claim, directive.env.docname, statement=full)
+        missing = [link, *["?"] * (len(columns) - 1)]
+        rows.append(missing if verdict is None else cells(link, verdict))
+    verdicts = [verdict for _, verdict in judged if verdict is not None]
+    return verdicts, _card_table(columns, rows, [classes], caption, always=full)
+
+
 class PaperClaimsDirective(SphinxDirective):
     """The paper's claims against ours (:data:`CLAIM_COLUMNS`): the claim, the paper's number,
-    ours, the verdict with its flags, why, the data behind ours, the robustness and the power.
-
-    Reads ``paper_claims.yml`` (:func:`claims_file`; the ``:file:`` option overrides it), each
-    claim's record and the ``robustness`` record. A missing record or key is a warning, so a
-    strict build fails. Each claim links to the chapter that holds its evidence.
+    ours, the verdict with its flags, why, the data behind ours, the robustness and the power
+    (:func:`_claims_table`, which reads the ``robustness`` record too); then each verdict's count.
     """
 
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
@@ -282,21 +289,15 @@ class PaperClaimsDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from regime_core.runner.judge import VERDICTS
 
-        judged = judged_claims(self, self.options.get("file"), robustness=True)
-        if judged is None:
-            return []
-        counts = dict.fromkeys(VERDICTS, 0)
-        rows: list[list[Any]] = []
-        for claim, verdict in judged:
-            link = _claim_cell(claim, self.env.docname, statement=True)
-            if verdict is None:
-                rows.append([link, *["?"] * (len(CLAIM_COLUMNS) - 1)])
-                continue
-            counts[verdict.verdict] += 1
-            rows.append(self._cells(link, verdict))
-        claims_table = _card_table(
-            CLAIM_COLUMNS, rows, ["regime-claims-table"], CLAIMS_CAPTION, always=True
+        found = _claims_table(
+            self, CLAIM_COLUMNS, self._cells, "regime-claims-table", CLAIMS_CAPTION, full=True
         )
+        if found is None:
+            return []
+        judged, claims_table = found
+        counts = dict.fromkeys(VERDICTS, 0)
+        for verdict in judged:
+            counts[verdict.verdict] += 1
         summary = nodes.paragraph(
             text="Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."
         )
@@ -336,21 +337,14 @@ class VerdictTableDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from regime_core.runner.claim_record import paper_text
 
-        judged = judged_claims(self, self.options.get("file"))
-        if judged is None:
-            return []
-        rows: list[list[Any]] = []
-        for claim, verdict in judged:
-            link = _claim_cell(claim, self.env.docname, statement=False)
-            if verdict is None:
-                rows.append([link, *["?"] * (len(VERDICT_COLUMNS) - 1)])
-                continue
-            paper, why = paper_text(claim), why_text(verdict)
-            rows.append([link, paper, ours_text(verdict), verdict_entry(verdict), why])
-        verdicts = _card_table(
-            VERDICT_COLUMNS, rows, ["regime-landing-verdicts"], VERDICT_CAPTION, always=False
+        def cells(link: nodes.Node, judged: Any) -> list[Any]:
+            paper, why = paper_text(judged.claim), why_text(judged)
+            return [link, paper, ours_text(judged), verdict_entry(judged), why]
+
+        found = _claims_table(
+            self, VERDICT_COLUMNS, cells, "regime-landing-verdicts", VERDICT_CAPTION, full=False
         )
-        return [verdicts]
+        return [] if found is None else [found[1]]
 
 
 def judged_claim(env: Any, claim_id: str) -> Any:

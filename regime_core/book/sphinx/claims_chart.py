@@ -64,23 +64,30 @@ PAPER_MARKS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class ChartRow:
-    """One row of the chart, in percentage points.
+class TextRow:
+    """A row of the chart: a claim's label, chapter, verdict, and the paper's and ours in
+    words; as itself, a claim not measured in pp."""
+
+    label: str
+    chapter: str
+    verdict: str
+    verdict_label: str
+    paper_text: str
+    ours_text: str
+
+
+@dataclass(frozen=True)
+class ChartRow(TextRow):
+    """A row of the chart drawn on its axis, in percentage points.
 
     ``paper_value`` is the paper's point value (a diamond), ``paper_band`` its range (a shaded
     band), ``allowed`` the side of the axis the paper's statement implies or allows
     (``(low, high)``, ``None`` for an open end; a hatched area), ``margins`` the margin lines
     bounding it. ``estimate``, ``ci_lo`` and ``ci_hi`` are ours."""
 
-    label: str
-    chapter: str
-    verdict: str
-    verdict_label: str
     estimate: float
     ci_lo: float
     ci_hi: float
-    paper_text: str
-    ours_text: str
     paper_value: float | None = None
     paper_band: tuple[float, float] | None = None
     allowed: tuple[float | None, float | None] | None = None
@@ -168,7 +175,7 @@ class RowLayout:
 def place_row(row: ChartRow, axis: Axis) -> RowLayout:
     """Every element of ``row`` placed on ``axis``.
 
-    >>> row = ChartRow("r", "", "reproduced", "reproduced", 6.6, 4.5, 9.1, "", "",
+    >>> row = ChartRow("r", "", "reproduced", "reproduced", "", "", 6.6, 4.5, 9.1,
     ...                paper_value=5.6)
     >>> layout = place_row(row, chart_axis(row.values()))
     >>> [round(x, 6) for x in (*layout.interval, layout.estimate, layout.paper_value)]
@@ -209,18 +216,6 @@ def tick_text(value: float) -> str:
 
 
 # --- rows from the judged claims (pure) ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TextRow:
-    """A claim not measured in pp: its label, chapter, ours in words and its verdict."""
-
-    label: str
-    chapter: str
-    verdict: str
-    verdict_label: str
-    paper_text: str
-    ours_text: str
 
 
 def _paper_marks(claim: Any) -> dict[str, Any]:
@@ -363,36 +358,26 @@ def _track(layout: RowLayout, chart: ChartLayout) -> Any:
     return element("div", ["regime-chart-track"], *marks, aria_hidden="true")
 
 
-def _row_label(row: ChartRow | TextRow, docname: str) -> str | nodes.Node:
-    return chapter_link(row.label, row.chapter, docname)
-
-
-def _numbers(row: ChartRow | TextRow) -> nodes.Node:
-    line = nodes.inline()
-    line += nodes.Text(f"paper {row.paper_text} · ours {row.ours_text}")
-    return line
-
-
-def _aria(row: ChartRow | TextRow) -> str:
-    return (
-        f"{row.label}. Paper: {row.paper_text}. Ours: {row.ours_text}. "
-        f"Verdict: {row.verdict_label}."
-    )
-
-
-def _row(row: ChartRow | TextRow, track: Any, docname: str) -> Any:
+def _row(row: TextRow, track: Any, docname: str) -> Any:
     """A row: its label (linked), the track (``None`` for a text row), the numbers in words
     and the verdict in words; coloured by its verdict's class, read out by its aria-label."""
-    name = element("div", ["regime-chart-label"])
-    name += nodes.inline("", "", _row_label(row, docname), classes=["regime-chart-name"])
-    numbers = element("div", ["regime-chart-numbers"], _numbers(row))
+    link = chapter_link(row.label, row.chapter, docname)
+    name = element(
+        "div", ["regime-chart-label"], nodes.inline("", "", link, classes=["regime-chart-name"])
+    )
+    numbers_text = nodes.inline(text=f"paper {row.paper_text} · ours {row.ours_text}")
+    numbers = element("div", ["regime-chart-numbers"], numbers_text)
     verdict = element(
         "div", ["regime-chart-verdict"], _verdict_node(row.verdict, row.verdict_label)
     )
     children = [name, numbers, verdict] if track is None else [name, track, numbers, verdict]
     kind = "regime-chart-row" if track is not None else "regime-chart-textrow"
+    aria = (
+        f"{row.label}. Paper: {row.paper_text}. Ours: {row.ours_text}. "
+        f"Verdict: {row.verdict_label}."
+    )
     return element(
-        "div", [kind, verdict_class(row.verdict)], *children, role="group", aria_label=_aria(row)
+        "div", [kind, verdict_class(row.verdict)], *children, role="group", aria_label=aria
     )
 
 

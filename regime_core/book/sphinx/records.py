@@ -145,10 +145,7 @@ HASHES_ATTRIBUTE = "regime_dependency_hashes"
 
 
 def _dependency_hashes(env: Any) -> dict[str, dict[str, str]]:
-    hashes = getattr(env, HASHES_ATTRIBUTE, None)
-    if hashes is None:
-        hashes = {}
-        setattr(env, HASHES_ATTRIBUTE, hashes)
+    hashes: dict[str, dict[str, str]] = vars(env).setdefault(HASHES_ATTRIBUTE, {})
     return hashes
 
 

@@ -25,6 +25,8 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 from sphinx.util.nodes import nested_parse_with_titles
 
+from regime_core.book.sphinx.choices import import_dotted
+
 #: modules the API pages leave out: the CLI has its own page, and this extension is machinery
 API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
 #: the API page of the package's top-level modules (every sub-package has a page of its own)
@@ -104,20 +106,12 @@ def restore_attribute_docs(
 def _canonical_name(dotted: str) -> str | None:
     """Where a ``regime_core`` name is defined: ``regime_core.data.load_examples`` ->
     ``regime_core.data.store.load_examples`` (re-exports are documented where defined)."""
-    parts = dotted.split(".")
-    for split in range(len(parts) - 1, 0, -1):
-        try:
-            obj: Any = importlib.import_module(".".join(parts[:split]))
-        except ImportError:
-            continue
-        try:
-            for attribute in parts[split:]:
-                obj = getattr(obj, attribute)
-        except AttributeError:
-            return None
-        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
-        return f"{module}.{qualname}" if module and qualname else None
-    return None
+    try:
+        obj, _, _ = import_dotted(dotted)
+    except ValueError:  # no module of it imports, or it names no attribute there
+        return None
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    return f"{module}.{qualname}" if module and qualname else None
 
 
 def resolve_unqualified(

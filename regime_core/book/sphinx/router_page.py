@@ -35,7 +35,6 @@ class RouterDemoDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         from regime_core.book.router_demo import (
             HAND_WRITTEN_PRESETS,
-            STYLE,
             demo_html,
             load_model_json,
             route_presets,
@@ -50,9 +49,8 @@ class RouterDemoDirective(SphinxDirective):
         specs = [*HAND_WRITTEN_PRESETS, *toy_presets(load_examples("toyworld"), router)]
         presets = route_presets(specs, router)
         live = nodes.raw(
-            "", STYLE + demo_html(load_model_json(model_path), presets, "regime-router"),
-            format="html",
-        )  # fmt: skip
+            "", demo_html(load_model_json(model_path), presets, "regime-router"), format="html"
+        )
         header = ("Preset", "Question", "B_rel", "Why it is the right sentence", "Decision",
                   "p(union)")  # fmt: skip
         rows = [

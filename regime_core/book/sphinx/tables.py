@@ -52,15 +52,18 @@ def table(
     return out
 
 
+def entry(cell: Cell | nodes.entry) -> nodes.entry:
+    """A table cell: a ready ``nodes.entry`` as it is, else the cell in a paragraph."""
+    if isinstance(cell, nodes.entry):
+        return cell
+    out = nodes.entry()
+    out += paragraph(cell)
+    return out
+
+
 def _row(cells: Sequence[Cell | nodes.entry]) -> nodes.row:
     row = nodes.row()
-    for cell in cells:
-        if isinstance(cell, nodes.entry):
-            row += cell
-        else:
-            entry = nodes.entry()
-            entry += paragraph(cell)
-            row += entry
+    row.extend(entry(cell) for cell in cells)
     return row
 
 
