@@ -9,8 +9,8 @@ from regime_core.book import names
 
 
 def test_every_dataset_encoder_arm_and_regime_has_a_display_name() -> None:
+    from regime_core.data.prepared import PREPARED_DATASETS
     from regime_core.data.regimes import REGIMES
-    from regime_core.data.store import PREPARED_DATASETS
     from regime_core.encoders import KNOWN_ENCODERS
     from regime_core.experiments.t3_brel_knockout import SUBSET_RULES
     from regime_core.router import FEATURE_NAMES

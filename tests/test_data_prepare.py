@@ -17,7 +17,7 @@ from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples, prepare
 from regime_core.data.discovery import resolve_split
 from regime_core.data.prepare import write_prepared_examples
-from regime_core.data.store import PREPARED_DATASETS
+from regime_core.data.prepared import PREPARED_DATASETS
 from regime_core.schema import Example
 
 

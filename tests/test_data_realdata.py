@@ -12,7 +12,7 @@ import pytest
 from regime_core.data import load_examples, prepare
 from regime_core.data.canonical import convert, ircot_type
 from regime_core.data.discovery import read_data_dir
-from regime_core.data.store import PREPARED_DATASETS
+from regime_core.data.prepared import PREPARED_DATASETS
 from regime_core.schema import Example
 
 pytestmark = pytest.mark.realdata

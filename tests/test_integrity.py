@@ -21,7 +21,7 @@ from regime_core import integrity, locks, strict_json
 from regime_core.cli import main
 from regime_core.data import load_examples, prepare
 from regime_core.data.prepare import SentenceCache
-from regime_core.data.store import load_manifest
+from regime_core.data.prepared import load_manifest
 from regime_core.strict_json import DamagedFileError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -584,7 +584,7 @@ def test_reader_waits_for_a_prepare_in_progress_instead_of_failing(
     import threading
     import time
 
-    from regime_core.data.store import MANIFEST_HASH_KEY
+    from regime_core.data.prepared import MANIFEST_HASH_KEY
 
     work = _copy(prepared, tmp_path)
     out = work / "prepared"

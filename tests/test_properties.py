@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from regime_core.cli import main
 from regime_core.data import load_examples, prepare
 from regime_core.data.prepare import SentenceCache
+from regime_core.data.prepared import load_manifest
 from regime_core.data.readers import read_file
-from regime_core.data.store import load_manifest
 from regime_core.encoders import EmbeddingStore
 from regime_core.router import load_router, save_router
 from regime_core.runner.records import load_record, write_record

@@ -25,7 +25,7 @@ from regime_core.data import fetch as fetch_module
 from regime_core.data import prepare
 from regime_core.data.custom import export_jsonl, prepare_jsonl
 from regime_core.data.discovery import UNREADABLE_KEY
-from regime_core.data.store import PREPARED_DATASETS, dataset_stats, load_manifest
+from regime_core.data.prepared import PREPARED_DATASETS, dataset_stats, load_manifest
 
 
 def register(subparsers: Any) -> None:

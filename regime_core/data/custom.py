@@ -27,7 +27,7 @@ from typing import Any
 
 from regime_core import paths
 from regime_core.data import twohop
-from regime_core.data.store import (
+from regime_core.data.prepared import (
     MANIFEST_NAME,
     PREPARED_DATASETS,
     TOYWORLD,

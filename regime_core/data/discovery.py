@@ -29,8 +29,8 @@ from pathlib import Path
 
 from regime_core.data.containers import records_and_format
 from regime_core.data.fetch import OFFICIAL_SPLITS
+from regime_core.data.prepared import MANIFEST_NAME
 from regime_core.data.readers import FORMATS, FileRead, read_file
-from regime_core.data.store import MANIFEST_NAME
 from regime_core.integrity import file_kind, os_error_message, read_bytes
 from regime_core.schema import SPLITS
 

@@ -3,7 +3,7 @@
 Side effects (writing ``out_dir``) happen here only; the work in between is
 :mod:`~regime_core.data.discovery`, :mod:`~regime_core.data.readers` and
 :mod:`~regime_core.data.canonical`; the manifest and the loaders are
-:mod:`~regime_core.data.store`. The sentence cache is sealed with its sha256 and rebuilt, with
+:mod:`~regime_core.data.prepared`. The sentence cache is sealed with its sha256 and rebuilt, with
 a warning, when damaged. ``prepare`` holds a lock on the output directory and fails, writing
 nothing, when a requested dataset has no file in the data directory.
 """
@@ -19,8 +19,7 @@ from typing import Any
 
 from regime_core.data.canonical import Conversion, convert, merge_questions, spacy_sentences
 from regime_core.data.discovery import KNOWN_FILES, UNREADABLE_KEY, DataDirRead, read_data_dir
-from regime_core.data.readers import FileRead
-from regime_core.data.store import (
+from regime_core.data.prepared import (
     MANIFEST_NAME,
     PREPARED_DATASETS,
     counts,
@@ -31,6 +30,7 @@ from regime_core.data.store import (
     read_manifest_if_compatible,
     write_manifest,
 )
+from regime_core.data.readers import FileRead
 from regime_core.integrity import remove_stale_temporaries, sha256_hex, write_if_changed
 from regime_core.locks import directory_lock
 from regime_core.strict_json import DamagedFileError, open_sealed_json, seal_json

@@ -88,7 +88,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from regime_core.data.containers import decompress
-from regime_core.data.store import example_counts, per_split
+from regime_core.data.prepared import example_counts, per_split
 from regime_core.schema import (
     HOP_ORDER_RULES,
     RELATION_SOURCES,

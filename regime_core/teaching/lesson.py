@@ -48,7 +48,7 @@ class LessonConfig(DemoConfig):
                 raise ValueError(f"LessonConfig.{name} must list values in [0, 1], got {values}")
             object.__setattr__(self, name, values)
         from regime_core.data import known_datasets
-        from regime_core.data.store import PREPARED_DATASETS
+        from regime_core.data.prepared import PREPARED_DATASETS
         from regime_core.schema import DATASETS
 
         chosen = self.real_dataset

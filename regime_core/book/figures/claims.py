@@ -498,7 +498,7 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
     from matplotlib.lines import Line2D
 
     encoders = list(dict.fromkeys(deltas["encoder"]))
-    from regime_core.data.store import PREPARED_DATASETS
+    from regime_core.data.prepared import PREPARED_DATASETS
 
     datasets = [d for d in PREPARED_DATASETS if d in set(deltas["dataset"])]
     datasets += [d for d in dict.fromkeys(deltas["dataset"]) if d not in datasets]

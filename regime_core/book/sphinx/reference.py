@@ -105,7 +105,7 @@ def restore_attribute_docs(
 
 def _canonical_name(dotted: str) -> str | None:
     """Where a ``regime_core`` name is defined: ``regime_core.data.load_examples`` ->
-    ``regime_core.data.store.load_examples`` (re-exports are documented where defined)."""
+    ``regime_core.data.prepared.load_examples`` (re-exports are documented where defined)."""
     try:
         obj, _, _ = import_dotted(dotted)
     except ValueError:  # no module of it imports, or it names no attribute there
