@@ -10,12 +10,13 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import pytest
 from helpers import DATA_FIXTURES as FIXTURES
 from helpers import FIXTURE_SPLITS as SPLITS
+from helpers import UnitEncoder
 
 from regime_core import integrity, locks, strict_json
 from regime_core.cli import main
@@ -436,31 +437,10 @@ def test_sigkill_of_reproduce_leaves_no_papermill_running(tmp_path: Path) -> Non
 # --- embedding store ---------------------------------------------------------------------------
 
 
-class _UnitEncoder:
-    """Deterministic unit vectors; counts how many texts it encoded."""
-
-    name = "unit"
-    identity: ClassVar[dict[str, Any]] = {"kind": "unit-test", "dim": 4}
-
-    def __init__(self) -> None:
-        self.encoded = 0
-
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        self.encoded += len(texts)
-        rows = np.array([[len(t) % 7 + 1, 1, len(t) % 3, 2] for t in texts], dtype=np.float32)
-        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-    def encode_queries(self, texts: list[str]) -> np.ndarray:
-        return self._vectors(texts)
-
-    def encode_documents(self, texts: list[str]) -> np.ndarray:
-        return self._vectors(texts)
-
-
 def test_garbage_identity_and_stray_temporaries_are_repaired(tmp_path: Path) -> None:
     from regime_core.encoders import EmbeddingStore
 
-    encoder = _UnitEncoder()
+    encoder = UnitEncoder()
     texts = ["alpha", "beta gamma"]
     first = EmbeddingStore(tmp_path).embed(encoder, texts, "document")
     directory = EmbeddingStore(tmp_path).directory(encoder)
@@ -470,7 +450,7 @@ def test_garbage_identity_and_stray_temporaries_are_repaired(tmp_path: Path) -> 
     with pytest.warns(UserWarning, match=r"identity\.json does not describe .*rewriting"):
         again = EmbeddingStore(tmp_path).embed(encoder, texts, "document")
     assert np.array_equal(first, again) and encoder.encoded == 2  # shards reused
-    assert json.loads((directory / "identity.json").read_text()) == _UnitEncoder.identity
+    assert json.loads((directory / "identity.json").read_text()) == UnitEncoder.identity
     assert not stray.exists()
     assert {p.stat().st_mode & 0o777 for p in directory.iterdir()} == {0o644}
 
