@@ -211,6 +211,17 @@ def test_a_code_change_reruns_the_runs_importing_it_and_names_it(
     assert "module pkg.stats" in text and "upstream run a" in text
 
 
+def test_many_changed_modules_fold_into_one_count_with_the_first_names() -> None:
+    modules = [f"module regime_core.m{i}" for i in range(6)]
+    assert keys.summarise_changes(["profile", *modules, "data file paper_claims.yml"]) == [
+        "profile",
+        "6 modules (regime_core.m0, regime_core.m1, regime_core.m2 and 3 more)",
+        "data file paper_claims.yml",
+    ]
+    assert keys.summarise_changes(modules[:3]) == modules[:3]  # up to three are named
+    assert keys.summarise_changes([]) == []
+
+
 def test_package_data_parameters_and_profile_are_components(
     setup: tuple[Path, Path, Path],
 ) -> None:

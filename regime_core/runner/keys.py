@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -362,3 +362,21 @@ def changed_components(now: Mapping[str, Any], before: Mapping[str, Any]) -> lis
     unknown = sorted(set(now) ^ set(before))
     reasons += [f"key format ({name})" for name in unknown if name not in COMPONENTS]
     return reasons
+
+
+def summarise_changes(changed: Sequence[str], most: int = 3) -> list[str]:
+    """:func:`changed_components` with more than ``most`` changed modules folded into one entry,
+    so that a line of ``regime reproduce`` stays readable after a change to a core module.
+
+    >>> summarise_changes(["profile", "module a", "module b", "module c", "module d"], most=2)
+    ['profile', '4 modules (a, b and 2 more)']
+    >>> summarise_changes(["module a", "data file x"], most=2)
+    ['module a', 'data file x']
+    """
+    modules = [c.removeprefix("module ") for c in changed if c.startswith("module ")]
+    if len(modules) <= most:
+        return list(changed)
+    folded = f"{len(modules)} modules ({', '.join(modules[:most])} and {len(modules) - most} more)"
+    first = next(i for i, c in enumerate(changed) if c.startswith("module "))
+    rest = [c for c in changed if not c.startswith("module ")]
+    return [*rest[:first], folded, *rest[first:]]

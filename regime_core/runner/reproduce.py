@@ -49,7 +49,7 @@ from regime_core.runner.execution import (
     existing_file,
     relative_name,
 )
-from regime_core.runner.keys import PACKAGE_DIR, changed_components, run_keys
+from regime_core.runner.keys import PACKAGE_DIR, changed_components, run_keys, summarise_changes
 from regime_core.runner.stamps import executed_path, read_stamp, record_file, stamp_problems
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
@@ -152,7 +152,7 @@ def stale_reasons(run_id: str, key_info: Mapping[str, Any], work: Path) -> list[
         changed = changed_components(
             key_info["components"], before if isinstance(before, dict) else {}
         )
-        reasons.append(f"changed: {', '.join(changed) or 'its key'}")
+        reasons.append(f"changed: {', '.join(summarise_changes(changed)) or 'its key'}")
     return reasons + stamp_problems(work, run_id, stamp)
 
 
