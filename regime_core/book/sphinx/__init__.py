@@ -54,7 +54,7 @@ from regime_core.book.sphinx.reference import (
 from regime_core.book.sphinx.router_page import (
     RouterDemoDirective,
     RouterFeaturesDirective,
-    router_js_on_demo_pages,
+    router_assets_on_demo_pages,
     serve_router_js,
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
@@ -96,7 +96,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", serve_router_js)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
-    app.connect("html-page-context", router_js_on_demo_pages)
+    app.connect("html-page-context", router_assets_on_demo_pages)
     app.connect("autodoc-skip-member", skip_foreign_members)
     # around napoleon (default priority 500): attribute docstrings stay as written
     app.connect("autodoc-process-docstring", keep_attribute_docs, priority=400)

@@ -1,8 +1,9 @@
 """The book's static files: its style sheet and, when ``regime book`` has vendored it, MathJax.
 
-- ``static/`` (beside this module) holds the book's style sheets, plain CSS files that every
-  page links: ``regime.css``, ``regime-claims.css`` (the claims' chart and tables) and
-  ``regime-router.css`` (the live router).
+- ``static/`` (beside this module) holds the book's style sheets, plain CSS files: every page
+  links ``regime.css`` and ``regime-claims.css`` (the claims' chart and tables); only the pages
+  with the live router link ``regime-router.css``
+  (:func:`~regime_core.book.sphinx.router_page.router_assets_on_demo_pages`).
 - MathJax: ``regime book`` vendors it under ``<work>/vendor/mathjax``
   (:mod:`regime_core.vendor`); the work directory is only known when the book is built, so this
   hook adds it to ``html_static_path`` and points Sphinx's own ``mathjax_path`` at the copy.
@@ -19,7 +20,7 @@ from sphinx.application import Sphinx
 from regime_core.book.sphinx.records import work_dir
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-CSS_FILES: tuple[str, ...] = ("regime.css", "regime-claims.css", "regime-router.css")
+CSS_FILES: tuple[str, ...] = ("regime.css", "regime-claims.css")
 
 
 def static_files(app: Sphinx, config: Any) -> None:

@@ -25,6 +25,7 @@ from regime_core.book.sphinx.tables import table
 
 #: the package's resources: router.js and the packaged model it reads
 RESOURCES = Path(str(importlib.resources.files("regime_core") / "resources"))
+ROUTER_CSS = "regime-router.css"  # in static/ beside this module, served by assets.static_files
 
 
 class RouterDemoDirective(SphinxDirective):
@@ -93,11 +94,12 @@ def serve_router_js(app: Sphinx, config: Any) -> None:
     config.html_static_path = [*config.html_static_path, str(RESOURCES)]
 
 
-def router_js_on_demo_pages(
+def router_assets_on_demo_pages(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Load router.js only on pages that hold the live router."""
+    """Load router.js and its style sheet only on pages that hold the live router."""
     if 'class="regime-router-demo"' in context.get("body", ""):
         from regime_core.book.router_demo import ROUTER_JS
 
         app.add_js_file(ROUTER_JS)
+        app.add_css_file(ROUTER_CSS)
