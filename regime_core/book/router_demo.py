@@ -203,10 +203,17 @@ def route_presets(specs: Sequence[PresetSpec], router: Any) -> list[Preset]:
             )
         presets.append(
             Preset(
-                spec.source, spec.key, spec.question, spec.title, spec.bridge, spec.why,
-                d.action, d.probability, d.b_rel,
+                spec.source,
+                spec.key,
+                spec.question,
+                spec.title,
+                spec.bridge,
+                spec.why,
+                d.action,
+                d.probability,
+                d.b_rel,
             )
-        )  # fmt: skip
+        )
     return presets
 
 
@@ -220,8 +227,10 @@ def demo_html(model: Mapping[str, Any], presets: Sequence[Preset], element_id: s
     """The page's live part: the model, the presets and the feature guide as JSON (no fetch:
     the page works from ``file://``), and the element ``router.js`` mounts the form on."""
     ids = {k: f"{element_id}-{k}" for k in ("model", "presets", "features")}
-    guide = [{"name": n, "label": FEATURE_GUIDE[n][0], "meaning": FEATURE_GUIDE[n][1]}
-             for n in FEATURE_NAMES]  # fmt: skip
+    guide = [
+        {"name": n, "label": FEATURE_GUIDE[n][0], "meaning": FEATURE_GUIDE[n][1]}
+        for n in FEATURE_NAMES
+    ]
     return "\n".join(
         (
             _json_script(ids["model"], model),

@@ -86,9 +86,15 @@ def query_texts(examples: Sequence[Example]) -> list[str]:
     # Which texts an arm queries with does not depend on α, the pool or k; the knockout rule
     # "title" queries with a one-sentence bridge's title, so it lists every text there is.
     every_text = RetrievalSettings(
-        pool="question", alpha=1.0, k=1, exclude_bridge=True, knockout_single="title",
-        tiny_pools="keep", entity_source="example", regime_rules=RegimeRules(),
-    )  # fmt: skip
+        pool="question",
+        alpha=1.0,
+        k=1,
+        exclude_bridge=True,
+        knockout_single="title",
+        tiny_pools="keep",
+        entity_source="example",
+        regime_rules=RegimeRules(),
+    )
     seen: dict[str, None] = {}
     for ex in examples:
         seen.setdefault(ex.question, None)

@@ -310,8 +310,10 @@ def _spread_numbers(m: Measured) -> dict[str, Any]:
     """Per group (``all`` and each regime) and candidate set, the spread summary; a statistic
     without a value (no question with a ratio) is left out, the counts always kept."""
     regime = m.data.table["regime"].astype(str).to_numpy()
-    tables = [spread_table(m.spreads).assign(regime="all"),
-              spread_table(m.spreads, {"regime": regime})]  # fmt: skip
+    tables = [
+        spread_table(m.spreads).assign(regime="all"),
+        spread_table(m.spreads, {"regime": regime}),
+    ]
     out: dict[str, Any] = {}
     for row in pd.concat(tables, ignore_index=True).to_dict("records"):
         cell = {
@@ -335,8 +337,10 @@ def measure_pair(
     cfg: RecipeConfig,
 ) -> PairResult:
     """Every rule, both bests and the regrets on one measured pair; pure."""
-    rules = {name: rule_outcome(name, m, fit, fitting=fitting, protocol=protocol)
-             for name in RULE_VARIANTS}  # fmt: skip
+    rules = {
+        name: rule_outcome(name, m, fit, fitting=fitting, protocol=protocol)
+        for name in RULE_VARIANTS
+    }
     in_alpha, in_hits = in_sample_best(m.hits, m.grid)
     fold_alphas, fold_hits = cross_fitted_best(m.hits, m.grid, m.folds)
     best = {"cross_fitted": (fold_alphas, fold_hits), "in_sample": (np.array([in_alpha]), in_hits)}
@@ -415,9 +419,14 @@ def _routing(
     outcomes: dict[str, dict[str, RoutingOutcome]] = {d: {} for d in data}
     for rule in ROUTED_RULES:
         w = alpha_weights(
-            data, rule, alpha=float(cfg.alpha), train_dataset=cfg.train_dataset,
-            protocol=cfg.protocol, scale=scale if rule == "calibrated" else None, hits=hits,
-        )  # fmt: skip
+            data,
+            rule,
+            alpha=float(cfg.alpha),
+            train_dataset=cfg.train_dataset,
+            protocol=cfg.protocol,
+            scale=scale if rule == "calibrated" else None,
+            hits=hits,
+        )
         recipe = run_recipe(
             train,
             others,

@@ -188,9 +188,15 @@ def outcome_table(
 
     def rank(queried: Sequence[Example], which: Sequence[str]) -> dict[str, Ranking]:
         return retrieve_arms(
-            queried, which, settings, encoder=encoder, store=store, b_rel=b_rel, pools=pools,
+            queried,
+            which,
+            settings,
+            encoder=encoder,
+            store=store,
+            b_rel=b_rel,
+            pools=pools,
             depth=settings.k,
-        )  # fmt: skip
+        )
 
     rankings = rank(examples, plain_arms) if plain_arms else {}
     if "entity" not in plain_arms and "entity" in arms:

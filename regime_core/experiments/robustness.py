@@ -403,8 +403,13 @@ def _claim_values(
             return {NOT_JUDGED: rule}
         if isinstance(gold, str):
             return {NOT_JUDGED: gold}
-        return {"parts": {label: paired_routing_values(rule[d], gold[d])
-                          for d, label in _part_labels(claim).items() if d in rule}}  # fmt: skip
+        return {
+            "parts": {
+                label: paired_routing_values(rule[d], gold[d])
+                for d, label in _part_labels(claim).items()
+                if d in rule
+            }
+        }
     dataset, comparison = ROUTER_CLAIMS[claim_id]
     dataset = reading.get("oracle_dataset", dataset) if claim_id == "oracle_gap" else dataset
     found = routing.get((*base, reading["selector"], alpha_rule), {})

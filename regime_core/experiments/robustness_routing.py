@@ -111,14 +111,21 @@ def routing_outcomes(
         others = [s for s in cfg.selectors if s != "rule"]
         inputs = cached_selector_inputs(cache, data, source, context) if others else {}
         rule_choices = {d: x.table["b_rel_index"].to_numpy() for d, x in data.items()}
-        fixed = choose(inputs, rule_choices, train_dataset=TRAIN_DATASET,
-                       variants=(LEARNED,) if LEARNED in others else ())  # fmt: skip
+        fixed = choose(
+            inputs,
+            rule_choices,
+            train_dataset=TRAIN_DATASET,
+            variants=(LEARNED,) if LEARNED in others else (),
+        )
         # every selector's data that no tie rule changes: all but the learned one on 2Wiki
         chosen = {
-            s: {d: x if s == "rule" else reselected(x, inputs[d], fixed, s)
-                for d, x in data.items() if not fixed.cross_fitted(d, s)}
+            s: {
+                d: x if s == "rule" else reselected(x, inputs[d], fixed, s)
+                for d, x in data.items()
+                if not fixed.cross_fitted(d, s)
+            }
             for s in cfg.selectors
-        }  # fmt: skip
+        }
         weighted: dict[tuple[str, str, str], dict[str, RoutingData]] = {}
         for tie_rule in cfg.tie_rules:
             router_cfg = RouterConfig(

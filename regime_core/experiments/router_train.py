@@ -455,9 +455,13 @@ def recipe_folds(data: RoutingData, inputs: SelectorData, cfg: RecipeConfig) -> 
     """The training dataset's folds under ``cfg``'s label rule, folds and seed
     (:func:`~regime_core.router.selector_choices.selection_folds`)."""
     return selection_folds(
-        data, inputs, tie_rule=cfg.tie_rule, label_k=cfg.label_k, n_splits=cfg.n_splits,
+        data,
+        inputs,
+        tie_rule=cfg.tie_rule,
+        label_k=cfg.label_k,
+        n_splits=cfg.n_splits,
         seed=cfg.seed,
-    )  # fmt: skip
+    )
 
 
 def with_selector(

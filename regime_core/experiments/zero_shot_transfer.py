@@ -162,8 +162,9 @@ def transfer_router(
     data = load_routing_data(applied, applied.datasets, cfg.encoder, cfg.bridge_source, context)
     selector = router_selector(router)
     if selector != "rule":  # the B_rel the router was trained with (gold or first)
-        recipe = RecipeConfig(**{f.name: getattr(applied, f.name) for f in _RUN_FIELDS},
-                              selector=selector)  # fmt: skip
+        recipe = RecipeConfig(
+            **{f.name: getattr(applied, f.name) for f in _RUN_FIELDS}, selector=selector
+        )
         data = with_selector(data, recipe, context, train_dataset="")
     rule = router_alpha_rule(router)
     if cfg.alpha is None and rule["rule"] == "calibrated":

@@ -38,8 +38,14 @@ COMPARISONS: dict[str, tuple[str, str]] = {
 - routed_vs_union: routed minus always-union, the policy that needs no router
 """
 #: The fields of a paired comparison that records keep (differences as fractions).
-COMPARISON_FIELDS: tuple[str, ...] = ("diff", "ci_lo", "ci_hi", "p_value", "n_a_better",
-                                      "n_b_better")  # fmt: skip
+COMPARISON_FIELDS: tuple[str, ...] = (
+    "diff",
+    "ci_lo",
+    "ci_hi",
+    "p_value",
+    "n_a_better",
+    "n_b_better",
+)
 
 
 @dataclass(frozen=True)

@@ -180,8 +180,11 @@ def time_python_cold(
         item = json.dumps(items[index].to_json())
         done = subprocess.run(
             [sys.executable, "-c", _PYTHON_COLD, str(model_file), item],
-            capture_output=True, text=True, check=False, timeout=120,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"the cold Python timing failed: {done.stderr.strip()[-500:]}")
         out.append(float(done.stdout.strip().splitlines()[-1]))
@@ -227,8 +230,11 @@ def time_javascript(
         def run(mode: str, *extra: str) -> Any:
             done = subprocess.run(
                 [node, str(_timer_script()), str(model_file), str(lines), mode, *extra],
-                capture_output=True, text=True, check=False, timeout=600,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=600,
+            )
             if done.returncode != 0:
                 raise RuntimeError(f"router_timing.js {mode} failed: {done.stderr.strip()[-500:]}")
             return json.loads(done.stdout)

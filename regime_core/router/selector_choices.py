@@ -138,8 +138,10 @@ def selector_data(
         [-1 if ex.relation_sentence is None else ex.relation_sentence for ex in examples],
         dtype=np.int64,
     )
-    b_rel = [gold_b_rel(ex, regime_rules).index if ok else None
-             for ex, ok in zip(examples, on_gold_bridge, strict=True)]  # fmt: skip
+    b_rel = [
+        gold_b_rel(ex, regime_rules).index if ok else None
+        for ex, ok in zip(examples, on_gold_bridge, strict=True)
+    ]
     return SelectorData(
         dataset=data.dataset,
         qids=tuple(ex.id for ex in examples),

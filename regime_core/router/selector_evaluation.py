@@ -289,8 +289,9 @@ def measure_dataset(
     rule's at least); ``outcomes``: knob value -> its routing outcome (``gold`` among them)."""
     rule = data["rule"]
     dataset = rule.dataset
-    chosen = {name: choices.of(dataset, name) for name in MEASURED
-              if name in choices.by_dataset[dataset]}  # fmt: skip
+    chosen = {
+        name: choices.of(dataset, name) for name in MEASURED if name in choices.by_dataset[dataset]
+    }
     agreement = selector_agreement(
         dataset, chosen, inputs.gold, inputs.rows.sizes, inputs.relation_source
     )

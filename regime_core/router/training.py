@@ -487,8 +487,9 @@ def agreement_table(tables: Sequence[pd.DataFrame]) -> pd.DataFrame:
                     "chance": float((1.0 / part["n_sentences"]).mean()),
                 }
             )
-    return pd.DataFrame(rows, columns=["dataset", "relation_source", "n", "selected",
-                                       "first_sentence", "chance"])  # fmt: skip
+    return pd.DataFrame(
+        rows, columns=["dataset", "relation_source", "n", "selected", "first_sentence", "chance"]
+    )
 
 
 def gold_b_rel_retrieval(

@@ -187,9 +187,12 @@ def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
         )
     if claim.rule == "share":
         return judge_share(
-            int(paper["passing"]), int(paper["total"]), passing=values["passing"],
-            total=values["total"], direction_passing=values.get("direction"),
-        )  # fmt: skip
+            int(paper["passing"]),
+            int(paper["total"]),
+            passing=values["passing"],
+            total=values["total"],
+            direction_passing=values.get("direction"),
+        )
     if claim.rule == "untestable":
         return judge_untestable(str(paper["why"]), values)
     return judge_holds(bool(values["holds"]), values.get("parts") or {})

@@ -196,13 +196,21 @@ def execute_run(
     try:
         returncode, stderr = run_child(
             [
-                str(spec.notebook), str(executed),
-                "-f", params_file, "-k", kernel_name, "--cwd", str(spec.notebook.parent),
-                "--no-progress-bar", "--log-level", "WARNING",
+                str(spec.notebook),
+                str(executed),
+                "-f",
+                params_file,
+                "-k",
+                kernel_name,
+                "--cwd",
+                str(spec.notebook.parent),
+                "--no-progress-bar",
+                "--log-level",
+                "WARNING",
             ],
             env=env,
             pid_file=_child_pid_path(work, run_id),
-        )  # fmt: skip
+        )
     finally:
         Path(params_file).unlink(missing_ok=True)
     seconds = time.perf_counter() - started

@@ -160,9 +160,14 @@ def arm_ranks(
     b_rel = [None if pd.isna(v) else int(v) for v in table["b_rel_index"]]
     regime_of = dict(zip(table["id"], table["regime"], strict=True))
     rankings = retrieve_arms(
-        examples, tuple(arms), settings, encoder=encoder, store=store, depth=settings.k,
+        examples,
+        tuple(arms),
+        settings,
+        encoder=encoder,
+        store=store,
+        depth=settings.k,
         b_rel=b_rel,
-    )  # fmt: skip
+    )
     frames = [
         pd.DataFrame(
             {
@@ -329,9 +334,13 @@ def _router_policy(
         examples, None, seed=cfg.seed, dataset="toyworld", split=examples[0].split
     )
     data = build_routing_data(
-        sample, cfg.retrieval, encoder=encoder, store=store, bridge_source=config.BRIDGE_SOURCE,
+        sample,
+        cfg.retrieval,
+        encoder=encoder,
+        store=store,
+        bridge_source=config.BRIDGE_SOURCE,
         encoder_name=cfg.encoder,
-    )  # fmt: skip
+    )
     rank_q = data.table["rank_q"].to_numpy()
     rank_union = data.table["rank_union"].to_numpy()
     packaged = default_router_path().is_file()
@@ -350,9 +359,15 @@ def _router_policy(
             # run: in the toy world q never beats union strictly, so excluding ties would leave
             # one class and nothing to learn.
             fitted = fit_routing(
-                data.X, rank_q, rank_union, alpha=cfg.alpha, tie_rule=config.LABEL_TIE_RULE,
-                label_k=None, n_splits=cfg.n_splits, seed=cfg.seed,
-            )  # fmt: skip
+                data.X,
+                rank_q,
+                rank_union,
+                alpha=cfg.alpha,
+                tie_rule=config.LABEL_TIE_RULE,
+                label_k=None,
+                n_splits=cfg.n_splits,
+                seed=cfg.seed,
+            )
         except ValueError as err:
             return None, f"none: cross-fitting a router on the toy world failed ({err})"
         routed = threshold_decisions(fitted.probability, fitted.router)

@@ -315,9 +315,15 @@ def alpha_sweep(
             if where is not None:
                 y = part.loc[part["alpha"] == where, "hit_routed"]
                 (ringed,) = ax.plot(
-                    [where], y.to_numpy()[:1], ls="none", marker="o", ms=11, mfc="none",
-                    mec="#000000", mew=1.4,
-                )  # fmt: skip
+                    [where],
+                    y.to_numpy()[:1],
+                    ls="none",
+                    marker="o",
+                    ms=11,
+                    mfc="none",
+                    mec="#000000",
+                    mew=1.4,
+                )
             ax.axvline(alpha, color="#333333", lw=0.8, ls="-")
             title = names.dataset(name)
             if encoder:
@@ -465,9 +471,15 @@ def alpha_transfer(numbers: Mapping[str, Any], *, k: int = config.HEADLINE_K) ->
                     )
             best = float(cell["best"]["in_sample"])
             (ring,) = ax.plot(
-                [best], [float(cell["best"]["in_sample_hit"])], ls="none", marker="o", ms=10,
-                mfc="none", mec="#000000", mew=1.3,
-            )  # fmt: skip
+                [best],
+                [float(cell["best"]["in_sample_hit"])],
+                ls="none",
+                marker="o",
+                ms=10,
+                mfc="none",
+                mec="#000000",
+                mew=1.3,
+            )
             handles.setdefault("best", ring)
             title = f"{names.dataset(dataset)}, {names.encoder(encoder)}"
             ax.set_title(_wrap(title, 18), fontsize=SMALLEST_TEXT)
@@ -478,9 +490,14 @@ def alpha_transfer(numbers: Mapping[str, Any], *, k: int = config.HEADLINE_K) ->
             ratio = cell["spreads"]["all"]["all"].get("median_ratio")
             if ratio is not None:
                 ratio_ax.plot(
-                    [float(ratio)], [best], ls="none", marker=markers[j % len(markers)],
-                    color="#333333", ms=6, label=names.dataset(dataset),
-                )  # fmt: skip
+                    [float(ratio)],
+                    [best],
+                    ls="none",
+                    marker=markers[j % len(markers)],
+                    color="#333333",
+                    ms=6,
+                    label=names.dataset(dataset),
+                )
         axes[i, 0].set_ylabel(_hit(k))
         r = np.linspace(0.5, 1.5, 11)
         ratio_ax.plot(r, c * r, color=_RULE_STYLES["calibrated"][0], ls="--", lw=1.1)

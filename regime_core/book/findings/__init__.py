@@ -28,8 +28,10 @@ def chapter_findings(chapter: str) -> list[Finding]:
     """The findings of ``chapter`` (a docname such as ``book/claims/t3_brel_knockout``)."""
     found = [f for f in FINDINGS if f.chapter == chapter]
     if not found:
-        raise KeyError(f"no findings for chapter {chapter!r}; chapters with findings: "
-                       f"{sorted({f.chapter for f in FINDINGS})}")  # fmt: skip
+        raise KeyError(
+            f"no findings for chapter {chapter!r}; chapters with findings: "
+            f"{sorted({f.chapter for f in FINDINGS})}"
+        )
     return found
 
 

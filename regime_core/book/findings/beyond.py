@@ -51,8 +51,9 @@ def _alpha_geometry(r: Records) -> str:
     lo, hi = min(ratios, key=ratios.__getitem__), max(ratios, key=ratios.__getitem__)
     near = all(1 / NEAR_ONE_FACTOR <= v <= NEAR_ONE_FACTOR for v in ratios.values())
     fit = r.node("alpha_transfer", "fit")
-    calibrated = [float(p["rules"]["calibrated"]["alpha"]) for by in pairs.values()
-                  for p in by.values()]  # fmt: skip
+    calibrated = [
+        float(p["rules"]["calibrated"]["alpha"]) for by in pairs.values() for p in by.values()
+    ]
     best = [float(p["best"]["in_sample"]) for by in pairs.values() for p in by.values()]
     head = (
         f"The spread ratio R = σ_q/σ_B lies between {_num(ratios[lo])} "

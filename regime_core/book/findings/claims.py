@@ -25,8 +25,11 @@ from regime_core.book.findings.words import (
 
 def _regime_shares(r: Records) -> str:
     parts = []
-    for ds, name in (("hotpotqa", "HotpotQA"), ("2wikimultihopqa", "2WikiMultiHopQA"),
-                     ("musique", "MuSiQue")):  # fmt: skip
+    for ds, name in (
+        ("hotpotqa", "HotpotQA"),
+        ("2wikimultihopqa", "2WikiMultiHopQA"),
+        ("musique", "MuSiQue"),
+    ):
         node = r.node("data_regimes", f"regimes.{ds}.all")
         parts.append(
             f"{name} {pct(node['B-dominant']['share'])} B-dominant, "

@@ -33,18 +33,21 @@ def _counted(verdicts: list[str]) -> str:
     words = {  # verdict -> (one, several)
         "reproduced": ("reproduces", "reproduce"),
         "smaller than reported": (
-            "comes out smaller than the paper reports", "come out smaller than the paper reports"
+            "comes out smaller than the paper reports",
+            "come out smaller than the paper reports",
         ),
         "larger than reported": (
-            "comes out larger than the paper reports", "come out larger than the paper reports"
+            "comes out larger than the paper reports",
+            "come out larger than the paper reports",
         ),
         "direction only": ("holds in direction only", "hold in direction only"),
         "inconclusive (too few questions)": (
-            "is inconclusive for lack of questions", "are inconclusive for lack of questions"
+            "is inconclusive for lack of questions",
+            "are inconclusive for lack of questions",
         ),
         "not reproduced": ("does not reproduce", "do not reproduce"),
         "not testable here": ("cannot be tested here", "cannot be tested here"),
-    }  # fmt: skip
+    }
     counts = {verdict: verdicts.count(verdict) for verdict in VERDICTS}
     parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
     return ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
@@ -72,9 +75,10 @@ def _bottom_regimes(r: Records) -> str:
     q = r.node("t2_regime_decomposition", "cells.minilm.all.P1+P2-.union_vs_q")
     head = "The two regimes are there" if t2.verdict == "reproduced" else "The regimes blur"
     relation = {
-        "reproduced": "within", "smaller than reported": "less than",
+        "reproduced": "within",
+        "smaller than reported": "less than",
         "larger than reported": "more than",
-    }.get(t3.verdict, "against")  # fmt: skip
+    }.get(t3.verdict, "against")
     low, high = t3.claim.paper["low"], t3.claim.paper["high"]
     return (
         f"{head}: with MiniLM, adding the bridge's relation sentence to the question changes "

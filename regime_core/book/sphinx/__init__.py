@@ -75,9 +75,13 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-claims-chart", ClaimsChartDirective)
     others = (pass_through, pass_through)
     app.add_node(
-        html_element, html=(visit_html_element, depart_html_element), latex=others, text=others,
-        man=others, texinfo=others,
-    )  # fmt: skip
+        html_element,
+        html=(visit_html_element, depart_html_element),
+        latex=others,
+        text=others,
+        man=others,
+        texinfo=others,
+    )
     for kind in ("verdict", "claim", "robust"):
         app.add_role(kind, ClaimTextRole(kind))
     app.add_role("compare", ComparisonRole())

@@ -151,9 +151,13 @@ def chapter_link(text: str, chapter: str, docname: str) -> nodes.Node:
     if not chapter:
         return nodes.inline(text=text)
     ref = addnodes.pending_xref(
-        "", refdomain="std", reftype="doc", reftarget="/" + chapter, refexplicit=True,
+        "",
+        refdomain="std",
+        reftype="doc",
+        reftarget="/" + chapter,
+        refexplicit=True,
         refdoc=docname,
-    )  # fmt: skip
+    )
     ref += nodes.inline(text=text)
     inline = nodes.inline()
     inline += ref

@@ -253,10 +253,14 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
         if claim.rule not in COMPARISON_RULES:
             text_rows.append(
                 TextRow(
-                    label, claim.chapter, judgement.verdict, judgement.label,
-                    paper_text(claim), ours_text(judged),
+                    label,
+                    claim.chapter,
+                    judgement.verdict,
+                    judgement.label,
+                    paper_text(claim),
+                    ours_text(judged),
                 )
-            )  # fmt: skip
+            )
             continue
         parts: Mapping[str, Any] = judged.values.get("parts") or {"": judged.values}
         for part, values in parts.items():

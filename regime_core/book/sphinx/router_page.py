@@ -52,8 +52,14 @@ class RouterDemoDirective(SphinxDirective):
         live = nodes.raw(
             "", demo_html(load_model_json(model_path), presets, "regime-router"), format="html"
         )
-        header = ("Preset", "Question", "B_rel", "Why it is the right sentence", "Decision",
-                  "p(union)")  # fmt: skip
+        header = (
+            "Preset",
+            "Question",
+            "B_rel",
+            "Why it is the right sentence",
+            "Decision",
+            "p(union)",
+        )
         rows = [
             (f"{p.source}: {p.key}", p.question, p.b_rel, p.why, p.action, f"{p.probability:.3f}")
             for p in presets

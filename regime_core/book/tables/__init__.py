@@ -269,9 +269,16 @@ def settings_table(config: Any, keys: Sequence[str], *, caption: str | None = No
 
     For the settings a reader needs (datasets, encoders, sample size, resamples), never a
     one-line dump of the whole config."""
-    kinds = {"datasets": "dataset", "transfer_datasets": "dataset", "dataset": "dataset",
-             "train_dataset": "dataset", "encoders": "encoder", "encoder": "encoder",
-             "pool": "pool", "pools": "pool"}  # fmt: skip
+    kinds = {
+        "datasets": "dataset",
+        "transfer_datasets": "dataset",
+        "dataset": "dataset",
+        "train_dataset": "dataset",
+        "encoders": "encoder",
+        "encoder": "encoder",
+        "pool": "pool",
+        "pools": "pool",
+    }
     rows = []
     for key in keys:
         value = getattr(config, key)

@@ -307,16 +307,27 @@ def _compositional(world: World, config: ToyWorldConfig, rng: random.Random, qid
     else:
         hop2 = _pick(rng, world.countries)
     bridge = _bridge_entity(
-        world, config, rng, template.bridge_kind, template.relation,
+        world,
+        config,
+        rng,
+        template.bridge_kind,
+        template.relation,
         **{template.link_attr: hop2.name},
-    )  # fmt: skip
+    )
     question = _pick(rng, template.questions).format(bridge=bridge.name)
     answer = hop2.attrs[template.answer_attr]
     return _example(
-        world, config, rng, qid,
-        native_type="compositional", question=question, answer=answer,
-        bridge=bridge, target=hop2, relation=template.relation,
-    )  # fmt: skip
+        world,
+        config,
+        rng,
+        qid,
+        native_type="compositional",
+        question=question,
+        answer=answer,
+        bridge=bridge,
+        target=hop2,
+        relation=template.relation,
+    )
 
 
 def _comparison(world: World, config: ToyWorldConfig, rng: random.Random, qid: str) -> Example:
@@ -340,10 +351,17 @@ def _comparison(world: World, config: ToyWorldConfig, rng: random.Random, qid: s
     else:
         answer = "yes" if second.attrs[template.attr] == value else "no"
     return _example(
-        world, config, rng, qid,
-        native_type="comparison", question=question, answer=answer,
-        bridge=first, target=second, relation=template.relation,
-    )  # fmt: skip
+        world,
+        config,
+        rng,
+        qid,
+        native_type="comparison",
+        question=question,
+        answer=answer,
+        bridge=first,
+        target=second,
+        relation=template.relation,
+    )
 
 
 def _other_value(world: World, rng: random.Random, attr: str, value: str) -> str:
