@@ -78,6 +78,21 @@ def test_no_plotting_code_no_raw_prints_no_outputs(path: Path) -> None:
         assert cell["outputs"] == [] and cell["execution_count"] is None, path.name
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_valid_nbformat_with_cell_ids(path: Path) -> None:
+    # nbformat 4.5 requires an id on every cell; without one, every read of the notebook
+    # (papermill, Jupyter Book) warns and writes a random id into the executed copy
+    import nbformat
+
+    with path.open(encoding="utf-8") as handle:
+        notebook = json.load(handle)
+    assert (notebook["nbformat"], notebook["nbformat_minor"]) >= (4, 5), path.name
+    ids = [cell.get("id") for cell in notebook["cells"]]
+    assert None not in ids, f"{path.name}: cell {ids.index(None)} has no id"
+    assert len(set(ids)) == len(ids), f"{path.name}: duplicate cell ids"
+    nbformat.validate(nbformat.from_dict(notebook))
+
+
 # Shared with the notebook tests that execute notebooks (they import it from here).
 def check_executed_page(executed: Path, record: dict[str, Any]) -> None:
     """No stderr, no warning, no progress bar, no absolute path in any output; no bare
