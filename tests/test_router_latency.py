@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Sequence
+from typing import Any
 from unittest import mock
 
 import numpy as np
@@ -28,6 +30,11 @@ needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is no
 @pytest.fixture(scope="module")
 def items():
     return routing_items(generate(ToyWorldConfig(n_questions=40)))
+
+
+def _measure(items: Sequence[latency.RoutingItem], **knobs: Any) -> latency.LatencyResult:
+    """:func:`measure_latency` of the packaged router on ``items`` as one toy-world dataset."""
+    return measure_latency({"toyworld": items}, default_router(), default_router_path(), **knobs)
 
 
 def test_summary_is_the_percentiles_and_the_maximum() -> None:
@@ -73,16 +80,8 @@ def test_python_warm_timing_routes_every_item_in_every_pass_after_clearing_the_m
 def test_without_node_javascript_is_an_error_not_a_silent_omission(items, monkeypatch) -> None:
     monkeypatch.setattr(latency, "node_executable", lambda: None)
     with pytest.raises(FileNotFoundError, match="node is not on PATH"):
-        measure_latency({"toyworld": items[:4]}, default_router(), default_router_path())
-    result = measure_latency(
-        {"toyworld": items[:4]},
-        default_router(),
-        default_router_path(),
-        warmup=1,
-        passes=2,
-        processes=1,
-        javascript=False,
-    )
+        _measure(items[:4])
+    result = _measure(items[:4], warmup=1, passes=2, processes=1, javascript=False)
     numbers = result.to_numbers()
     assert set(numbers["timings"]) == {"python"} and numbers["javascript_measured"] is False
     assert numbers["timings"]["python"]["warm"]["n"] == 4
@@ -97,14 +96,7 @@ def test_without_node_javascript_is_an_error_not_a_silent_omission(items, monkey
 def test_javascript_timing_and_the_record(items) -> None:
     warm, cold = time_javascript(default_router_path(), items[:10], warmup=5, passes=2, processes=2)
     assert warm.shape == (2, 10) and cold.shape == (2,) and np.all(warm > 0)
-    result = measure_latency(
-        {"toyworld": items[:8]},
-        default_router(),
-        default_router_path(),
-        warmup=2,
-        passes=3,
-        processes=2,
-    )
+    result = _measure(items[:8], warmup=2, passes=3, processes=2)
     numbers = result.to_numbers()
     assert numbers["n_total"] == 8 and numbers["javascript_measured"] is True
     assert set(numbers["timings"]) == {"python", "javascript"}

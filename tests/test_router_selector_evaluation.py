@@ -23,7 +23,7 @@ from regime_core.router.learned_selector import (
     cross_fit_select,
     selector_folds,
 )
-from regime_core.router.selector_choices import choose, cross_fitted, reselected, selection_folds
+from regime_core.router.selector_choices import choose, cross_fitted, reselected
 from regime_core.router.selector_evaluation import (
     MEASURED,
     ROUTED_COMPARISONS,
@@ -361,10 +361,10 @@ def test_selector_knob_is_validated_and_named() -> None:
         )
 
 
-def test_selection_folds_follow_the_label_rule(world: dict[str, Any]) -> None:
-    train, inputs = world["data"]["toyworld"], world["inputs"]["toyworld"]
-    by_q = selection_folds(train, inputs, tie_rule="q")
-    by_exclude = selection_folds(train, inputs, tie_rule="exclude")
+def test_recipe_folds_follow_the_label_rule(world: dict[str, Any]) -> None:
+    train, inputs, cfg = world["data"]["toyworld"], world["inputs"]["toyworld"], world["cfg"]
+    by_q = router.recipe_folds(train, inputs, dataclasses.replace(cfg, tie_rule="q"))
+    by_exclude = router.recipe_folds(train, inputs, dataclasses.replace(cfg, tie_rule="exclude"))
     assert by_q.shape == by_exclude.shape == (train.n,)
     assert set(by_q) == set(by_exclude) == set(range(5))
 

@@ -42,11 +42,11 @@ from regime_core.router import (
 from regime_core.router.bridge_weight import AlphaWeights, alpha_weights, check_alpha_rule
 from regime_core.router.evaluation import RoutingOutcome, evaluate_routing
 from regime_core.router.labels import EXCLUDED
+from regime_core.router.learned_selector import selector_folds
 from regime_core.router.selector_choices import (
     SelectorData,
     choose,
     reselected,
-    selection_folds,
     selector_data,
 )
 from regime_core.router.selector_evaluation import (
@@ -453,10 +453,13 @@ def selector_inputs(
 
 def recipe_folds(data: RoutingData, inputs: SelectorData, cfg: RecipeConfig) -> np.ndarray:
     """The training dataset's folds under ``cfg``'s label rule, folds and seed
-    (:func:`~regime_core.router.selector_choices.selection_folds`)."""
-    return selection_folds(
-        data,
-        inputs,
+    (:func:`~regime_core.router.learned_selector.selector_folds`): the router's own folds of
+    the items its label rule labels under the rule's ``B_rel``, the tied items spread over the
+    same folds, stratified by "the gold sentence is the first"."""
+    return selector_folds(
+        data.table["rank_q"].to_numpy(),
+        data.table["rank_union"].to_numpy(),
+        inputs.gold == 0,
         tie_rule=cfg.tie_rule,
         label_k=cfg.label_k,
         n_splits=cfg.n_splits,

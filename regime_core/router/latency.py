@@ -178,17 +178,19 @@ def time_python_cold(
     out = []
     for index in cold_indices(len(items), processes):
         item = json.dumps(items[index].to_json())
-        done = subprocess.run(
-            [sys.executable, "-c", _PYTHON_COLD, str(model_file), item],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=120,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"the cold Python timing failed: {done.stderr.strip()[-500:]}")
-        out.append(float(done.stdout.strip().splitlines()[-1]))
+        argv = [sys.executable, "-c", _PYTHON_COLD, str(model_file), item]
+        stdout = _timing_child(argv, "the cold Python timing", timeout=120)
+        out.append(float(stdout.strip().splitlines()[-1]))
     return np.asarray(out)
+
+
+def _timing_child(argv: list[str], what: str, *, timeout: int) -> str:
+    """The standard output of the timing process ``argv``; RuntimeError naming ``what`` and
+    ending with its standard error when it fails."""
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed: {done.stderr.strip()[-500:]}")
+    return done.stdout
 
 
 def node_executable() -> str | None:
@@ -228,16 +230,8 @@ def time_javascript(
         lines.write_text("".join(json.dumps(i.to_json()) + "\n" for i in items), "utf-8")
 
         def run(mode: str, *extra: str) -> Any:
-            done = subprocess.run(
-                [node, str(_timer_script()), str(model_file), str(lines), mode, *extra],
-                capture_output=True,
-                text=True,
-                check=False,
-                timeout=600,
-            )
-            if done.returncode != 0:
-                raise RuntimeError(f"router_timing.js {mode} failed: {done.stderr.strip()[-500:]}")
-            return json.loads(done.stdout)
+            argv = [node, str(_timer_script()), str(model_file), str(lines), mode, *extra]
+            return json.loads(_timing_child(argv, f"router_timing.js {mode}", timeout=600))
 
         warm = np.asarray(run("warm", str(warmup), str(passes)), dtype=np.float64) / 1e9
         cold = [

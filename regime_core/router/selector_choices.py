@@ -5,7 +5,8 @@ Selectors (the values of ``config.SELECTORS``, and every learned variant of
 
 - ``rule``: :func:`~regime_core.router.select_b_rel`, the default;
 - ``learned``: :class:`~regime_core.router.learned_selector.LearnedSelector`, cross-fitted on the
-  training dataset (the router's folds, :func:`selection_folds`) and fitted on all of it and
+  training dataset (the router's folds,
+  :func:`~regime_core.router.learned_selector.selector_folds`) and fitted on all of it and
   applied unchanged elsewhere;
 - ``gold``: the dataset's gold ``B_rel`` (:func:`~regime_core.data.regimes.gold_b_rel`: the
   relation sentence, else the first sentence naming the hop-2 entity), the rule's choice where
@@ -30,7 +31,6 @@ from typing import Any
 
 import numpy as np
 
-from regime_core import config
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, gold_b_rel
 from regime_core.encoders.base import Encoder
 from regime_core.retrieval import EmbeddingSource
@@ -40,7 +40,6 @@ from regime_core.router.learned_selector import (
     LearnedSelector,
     cross_fit_select,
     fit_selector,
-    selector_folds,
     trainable,
 )
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
@@ -157,30 +156,6 @@ def selector_data(
 # --------------------------------------------------------------------------------------------
 # Every selector's choice
 # --------------------------------------------------------------------------------------------
-
-
-def selection_folds(
-    rule_data: RoutingData,
-    inputs: SelectorData,
-    *,
-    tie_rule: str = config.ROUTER_TRAIN_TIE_RULE,
-    label_k: int | None = None,
-    n_splits: int = config.CV_FOLDS,
-    seed: int = config.SEED,
-) -> np.ndarray:
-    """The training dataset's folds (:func:`~regime_core.router.learned_selector.selector_folds`):
-    the router's own folds of the items its label rule labels under the rule's ``B_rel``, the
-    tied items spread over the same folds, stratified by "the gold sentence is the first"."""
-    table = rule_data.table
-    return selector_folds(
-        table["rank_q"].to_numpy(),
-        table["rank_union"].to_numpy(),
-        inputs.gold == 0,
-        tie_rule=tie_rule,
-        label_k=label_k,
-        n_splits=n_splits,
-        seed=seed,
-    )
 
 
 def _variant(name: str) -> LearnedSelector:

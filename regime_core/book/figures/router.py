@@ -262,6 +262,12 @@ def routing_latency(timings: Any, *, bound: float | None = None) -> Figure:
 # --------------------------------------------------------------------------------------------
 
 
+def _best_ring(ax: Any, x: float, y: Any, *, size: float, width: float) -> Any:
+    """A hollow black ring at ``(x, y)``, the mark of a best α; the line, for the legend."""
+    (ring,) = ax.plot([x], y, ls="none", marker="o", ms=size, mfc="none", mec="#000000", mew=width)
+    return ring
+
+
 def alpha_sweep(
     sweep: pd.DataFrame,
     *,
@@ -314,16 +320,7 @@ def alpha_sweep(
             where = best_at.get((str(encoder), name))
             if where is not None:
                 y = part.loc[part["alpha"] == where, "hit_routed"]
-                (ringed,) = ax.plot(
-                    [where],
-                    y.to_numpy()[:1],
-                    ls="none",
-                    marker="o",
-                    ms=11,
-                    mfc="none",
-                    mec="#000000",
-                    mew=1.4,
-                )
+                ringed = _best_ring(ax, where, y.to_numpy()[:1], size=11, width=1.4)
             ax.axvline(alpha, color="#333333", lw=0.8, ls="-")
             title = names.dataset(name)
             if encoder:
@@ -470,16 +467,7 @@ def alpha_transfer(numbers: Mapping[str, Any], *, k: int = config.HEADLINE_K) ->
                         ),
                     )
             best = float(cell["best"]["in_sample"])
-            (ring,) = ax.plot(
-                [best],
-                [float(cell["best"]["in_sample_hit"])],
-                ls="none",
-                marker="o",
-                ms=10,
-                mfc="none",
-                mec="#000000",
-                mew=1.3,
-            )
+            ring = _best_ring(ax, best, [float(cell["best"]["in_sample_hit"])], size=10, width=1.3)
             handles.setdefault("best", ring)
             title = f"{names.dataset(dataset)}, {names.encoder(encoder)}"
             ax.set_title(_wrap(title, 18), fontsize=SMALLEST_TEXT)
