@@ -7,6 +7,11 @@ named after it, read by one chapter of the book; the claims of the paper judged 
 are the entries of ``paper_claims.yml`` whose ``ours.run`` is the run's id (:meth:`Run.claims`).
 The tests iterate :data:`RUNS` instead of listing runs, notebooks or configs themselves.
 
+An entry names its config class and run function as ``"module:attribute"`` strings, imported
+when first read: importing the registry (every notebook does) imports no experiment, and the
+reproduce key of a run counts the modules of its own entry, not those of every run in the table
+(:mod:`regime_core.runner.keys` reads the entries statically).
+
 A run's notebook opens with :func:`start`, which replaces the boilerplate every notebook would
 repeat: it builds the run's config from the notebook's papermill parameters, resolves the work
 and output directories, and writes and reads back the record (:meth:`NotebookRun.record`)::
