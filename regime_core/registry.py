@@ -8,7 +8,7 @@ are the entries of ``paper_claims.yml`` whose ``ours.run`` is the run's id (:met
 The tests iterate :data:`RUNS` instead of listing runs, notebooks or configs themselves.
 
 An entry names its config class and run function as ``"module:attribute"`` strings, imported
-when first read: importing the registry (every notebook does) imports no experiment, and the
+when first read: importing the registry (every notebook does) imports no run's own module, and the
 reproduce key of a run counts the modules of its own entry, not those of every run in the table
 (:mod:`regime_core.runner.keys` reads the entries statically).
 
@@ -52,7 +52,7 @@ class Run:
     ``run_ref`` the function its notebook calls with ``(config, context)`` (None: a teaching
     notebook that calls several), each as an object reference ``"module:attribute"``; they are
     imported when first read (:attr:`config`, :attr:`run`), so importing the registry imports no
-    experiment, and the reproduce key of a run counts the modules of its own entry alone
+    run's own module, and the reproduce key of a run counts the modules of its own entry alone
     (:mod:`regime_core.runner.keys`). ``chapter`` is the book page of its prose; ``tables`` and
     ``figures`` the functions of :mod:`regime_core.book.tables` and
     :mod:`regime_core.book.figures` its notebook shows; ``generates_its_data``: a teaching run

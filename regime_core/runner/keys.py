@@ -24,7 +24,7 @@ redraws nothing by itself: ``regime reproduce --force`` does.
 **The registry.** Every notebook opens with ``from regime_core.registry import start``, and the
 registry's table (:data:`regime_core.registry.RUNS`) names every run's config class and run
 function. It names them by string, ``"regime_core.experiments.t1_auc_margin:T1Config"``, imported
-when first used, so importing the registry imports no experiment. In the registry module
+when first used, so importing the registry imports no run's own module. In the registry module
 (:data:`REGISTRY`) alone, the strings inside each entry (each ``Run(...)`` call, :data:`ENTRY`) are
 not imports of the module: they are roots of that entry's run only. A run's modules are therefore
 the closure of its notebook's imports together with the closure of its own entry's modules
