@@ -6,6 +6,8 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from regime_core import paths
 from regime_core.book import figures, tables
 from regime_core.paper import load_claims
-from regime_core.registry import RUNS, start
+from regime_core.registry import RUNS, Run, start
 from regime_core.runner.declarations import PROFILES, load_declarations, notebook_parameters
 from regime_core.runner.records import load_record
 
@@ -114,3 +116,33 @@ def test_a_missing_work_directory_is_an_error_only_for_a_run_that_reads_prepared
     assert opened.work == missing  # the generated world's store creates it when it writes
     with pytest.raises(FileNotFoundError, match=f"work_dir: the directory {missing} does not"):
         start("data_regimes", {"work_dir": str(missing), "output_dir": str(tmp_path / "o2")})
+
+
+def test_importing_the_registry_imports_no_run_s_own_module() -> None:
+    """Entries name their config and run function by string, imported when first read."""
+    own = sorted({m for run in RUNS.values() for m in run.modules})
+    code = "import sys, regime_core.registry as r; print(sorted(sys.modules))"
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert [m for m in own if f"'{m}'" in loaded] == []
+    assert RUNS["robustness"].modules == (
+        "regime_core.experiments.robustness",
+        "regime_core.experiments.robustness_grid",
+    )
+    run = RUNS["robustness"].run  # imported now
+    assert run is not None and run.__name__ == "run_robustness"
+
+
+@pytest.mark.parametrize(
+    ("config", "error"),
+    [
+        ("regime_core.config.ConfigMixin", 'config_ref must name its object as "module:attribute"'),
+        ("regime_core.no_such_module:Config", "no module 'regime_core.no_such_module'"),
+        ("regime_core.config:NoSuchConfig", "module 'regime_core.config' has no 'NoSuchConfig'"),
+        ("regime_core.config:ALPHA", "is not a config class"),
+    ],
+)
+def test_an_entry_naming_no_config_class_is_an_error(config: str, error: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(error)):
+        _ = Run("x", config, None, "book/claims/x").config

@@ -16,7 +16,9 @@ from regime_core.runner.declarations import load_declarations
 from regime_core.runner.reproduce import plan
 
 # A package shaped like regime_core: a computation layer, a presentation wing (book/) that
-# imports the computation, a module nobody imports, a dynamic import and package data.
+# imports the computation, a module nobody imports, a dynamic import, package data, and a
+# registry whose entries name each run's experiment module by string (t8 is run a's, t9 run b's,
+# and only t9 imports latency), importing a module every run shares (context).
 PACKAGE = {
     "__init__.py": '"""The package."""\n',
     "stats.py": (
@@ -31,10 +33,24 @@ PACKAGE = {
     "loader.py": 'import importlib\n\nMOD = importlib.import_module("pkg.dynamic")\n',
     "dynamic.py": "VALUE = 3\n",
     "unused.py": "VALUE = 1\n",
+    "context.py": "SHARED = 0\n",
+    "experiments/t8.py": "class Config:\n    N = 8\n",
+    "experiments/t9.py": "from pkg import latency\n\n\nclass Config:\n    N = 9\n",
+    "latency.py": "TIMER = 1\n",
+    "registry.py": (
+        '"""Runs."""\nfrom pkg import context\n\n\nclass Run:\n'
+        "    def __init__(self, id, config):\n        self.id, self.config = id, config\n\n\n"
+        'RUNS = [\n    Run("a", "pkg.experiments.t8:Config"),\n'
+        '    Run(id="b", config="pkg.experiments.t9:Config"),\n]\n'
+    ),
     "book/__init__.py": "",
     "book/figures.py": '"""Figures."""\nfrom pkg.experiments import t2\n\nCOLOUR = "red"\n',
 }
-NOTEBOOK_IMPORTS = "from pkg.experiments.t2 import run\nfrom pkg.book import figures\n"
+NOTEBOOK_IMPORTS = (
+    "from pkg.registry import RUNS\n"
+    "from pkg.experiments.t2 import run\n"
+    "from pkg.book import figures\n"
+)
 
 
 def _package(root: Path) -> Path:
@@ -139,7 +155,9 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     where both runs are stamped as a finished reproduce leaves them."""
     package = _package(tmp_path / "src")
     _notebook(tmp_path / "nb" / "a.ipynb", NOTEBOOK_IMPORTS + "x = run([1, 2])\n")
-    _notebook(tmp_path / "nb" / "b.ipynb", "from pkg import unused\n")
+    _notebook(
+        tmp_path / "nb" / "b.ipynb", "from pkg.registry import RUNS\nfrom pkg import unused\n"
+    )
     decl = tmp_path / "reproduce.yml"
     runs = {
         "a": {"notebook": "nb/a.ipynb"},
@@ -196,6 +214,101 @@ def test_edits_rerun_exactly_the_runs_whose_computation_they_change(
     for file, old, new in edits:
         _edit(package / file, old, new)
     assert _actions(decl, work, package) == actions
+
+
+def test_a_registry_entry_names_roots_of_its_own_run_only(tmp_path: Path) -> None:
+    package = _package(tmp_path)
+    assert keys.registry_entries(package) == {
+        "a": {"pkg.experiments.t8"},
+        "b": {"pkg.experiments.t9"},
+    }
+    registry = keys.computation_modules(["pkg.registry"], package)
+    assert sorted(registry) == ["pkg", "pkg.context", "pkg.registry"]  # no entry's module
+    _edit(
+        package / "registry.py",
+        '"""Runs."""',
+        'import importlib\nimportlib.import_module("pkg.dynamic")',
+    )
+    assert "pkg.dynamic" in keys.computation_modules(["pkg.registry"], package)  # still a rule
+    assert keys.registry_entries(tmp_path / "nothing") == {}  # a package without a registry
+
+
+@pytest.mark.parametrize(
+    ("entry", "error"),
+    [
+        ('Run(NAME, "pkg.x:C")', r"line 1: a Run\(\.\.\.\) entry whose id is not a string"),
+        ('Run("a", "pkg.x:C"), Run("a", "pkg.y:C")', "run 'a' is registered twice"),
+    ],
+    ids=["id not a constant", "id twice"],
+)
+def test_a_registry_entry_the_key_cannot_read_is_an_error(
+    tmp_path: Path, entry: str, error: str
+) -> None:
+    package = _package(tmp_path)
+    (package / "registry.py").write_text(f"RUNS = [{entry}]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=error):
+        keys.registry_entries(package)
+
+
+def _changed(*modules: str, upstream: bool = False) -> tuple[str, ...]:
+    return (f"changed: {', '.join([*modules, *(['upstream run a'] if upstream else [])])}",)
+
+
+@pytest.mark.parametrize(
+    ("edit", "reasons"),
+    [
+        (
+            ("experiments/t9.py", "N = 9", "N = 10"),
+            {"a": (), "b": _changed("module pkg.experiments.t9")},
+        ),
+        (("latency.py", "TIMER = 1", "TIMER = 2"), {"a": (), "b": _changed("module pkg.latency")}),
+        (
+            ("experiments/t8.py", "N = 8", "N = 80"),
+            {"a": _changed("module pkg.experiments.t8"), "b": _changed(upstream=True)},
+        ),
+        (
+            ("registry.py", "self.id, self.config = id, config", "self.id = id"),
+            {
+                "a": _changed("module pkg.registry"),
+                "b": _changed("module pkg.registry", upstream=True),
+            },
+        ),
+        (
+            ("registry.py", '"pkg.experiments.t9:Config"', '"pkg.experiments.t9:Other"'),
+            {
+                "a": _changed("module pkg.registry"),
+                "b": _changed("module pkg.registry", upstream=True),
+            },
+        ),
+        (
+            ("context.py", "SHARED = 0", "SHARED = 1"),
+            {
+                "a": _changed("module pkg.context"),
+                "b": _changed("module pkg.context", upstream=True),
+            },
+        ),
+    ],
+    ids=[
+        "b's entry: b alone",
+        "b's entry, transitively: b alone",
+        "a's entry: a, and b below it",
+        "the registry: every run",
+        "one entry of the registry: every run",
+        "a module the registry imports: every run",
+    ],
+)
+def test_a_module_reruns_the_runs_whose_entry_or_notebook_reaches_it(
+    setup: tuple[Path, Path, Path],
+    edit: tuple[str, str, str],
+    reasons: dict[str, tuple[str, ...]],
+) -> None:
+    decl, work, package = setup
+    _edit(package / edit[0], edit[1], edit[2])
+    report = plan(decl, work=work, package_dir=package)
+    assert {e.run_id: e.reasons for e in report.runs} == reasons
+    assert {e.run_id: e.action for e in report.runs} == {
+        run: "run" if why else "skip" for run, why in reasons.items()
+    }
 
 
 def test_a_code_change_reruns_the_runs_importing_it_and_names_it(
@@ -313,3 +426,22 @@ def test_the_repository_package_keys_every_notebook(tmp_path: Path) -> None:
         file.write_text(text[:first] + "Reworded. " + text[first:], encoding="utf-8")
     after = keys.run_keys(decl, "quick", tmp_path / "work", copy)
     assert {r: i["key"] for r, i in after.items()} == {r: i["key"] for r, i in before.items()}
+
+
+def test_on_the_repository_package_a_run_counts_its_own_entry_not_the_others(
+    tmp_path: Path,
+) -> None:
+    """The registry names every run's modules; each run's key covers its own entry's alone:
+    editing router/latency.py reruns routing_latency, never data_regimes."""
+    from regime_core.registry import RUNS
+
+    entries = keys.registry_entries()
+    assert entries == {run_id: frozenset(run.modules) for run_id, run in RUNS.items()}
+    found = keys.run_keys(load_declarations(), "quick", tmp_path / "work")
+    modules = {run_id: set(info["components"]["modules"]) for run_id, info in found.items()}
+    for run_id, named in entries.items():
+        assert named <= modules[run_id], run_id
+    assert "regime_core.router.latency" in modules["routing_latency"]
+    assert "regime_core.router.latency" not in modules["data_regimes"]
+    others = set().union(*(named for run_id, named in entries.items() if run_id != "data_regimes"))
+    assert modules["data_regimes"] & others == set()

@@ -21,6 +21,20 @@ by file name; its numbers come from ``experiments/``, ``teaching/`` and the laye
 is never imported by a notebook, so it does not count either. Editing a figure's code therefore
 redraws nothing by itself: ``regime reproduce --force`` does.
 
+**The registry.** Every notebook opens with ``from regime_core.registry import start``, and the
+registry's table (:data:`regime_core.registry.RUNS`) names every run's config class and run
+function. It names them by string, ``"regime_core.experiments.t1_auc_margin:T1Config"``, imported
+when first used, so importing the registry imports no run's own module. In the registry module
+(:data:`REGISTRY`) alone, the strings inside each entry (each ``Run(...)`` call, :data:`ENTRY`) are
+not imports of the module: they are roots of that entry's run only. A run's modules are therefore
+the closure of its notebook's imports together with the closure of its own entry's modules
+(:func:`registry_entries`), never another run's: editing ``router/latency.py`` reruns
+``routing_latency`` (and the runs downstream of it), nothing else. The registry module itself, and
+what it imports (the ``Context``, the records), are in every run's closure, so editing it (any
+entry included) reruns every run, as does editing a module every experiment imports
+(``experiments/common.py``, say). Anywhere else a string naming a package module stays a dynamic
+import.
+
 **What counts in a module.** Its syntax tree without docstrings (every statement that is a bare
 string: module, class, function and attribute docstrings), so comments, formatting and
 docstrings never rerun anything; any other change, however small, does.
@@ -39,7 +53,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from regime_core.runner.declarations import Declarations, topological_order
 from regime_core.runner.records import canonical_json, hash_file
@@ -56,6 +70,11 @@ DATA_FILES: Mapping[str, tuple[str, ...]] = {
     # the JavaScript router a latency run times, and its harness
     "router.latency": ("regime_core/resources/router.js", "regime_core/resources/router_timing.js"),
 }
+#: the registry module (relative to the package) and the call that registers one run in it: the
+#: modules an entry names (its config's and its run function's, ``"module:attribute"``) are roots
+#: of that run's key alone, not imports of the registry (see the module docstring)
+REGISTRY: str = "registry"
+ENTRY: str = "Run"
 #: the components in the order :func:`changed_components` reports them
 COMPONENTS: tuple[str, ...] = (
     "notebook",
@@ -110,6 +129,8 @@ class Module:
     file: Path
     digest: str
     imports: frozenset[str]
+    #: the registry's entries, ``(run id, the modules it names)`` (empty for any other module)
+    entries: tuple[tuple[str, frozenset[str]], ...] = ()
 
 
 def _module_name(package_dir: Path, file: Path) -> str:
@@ -140,12 +161,51 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
-def _scan(tree: ast.AST, module: str, is_package: bool, package: str = "") -> set[str]:
+def _is_entry(node: ast.AST) -> TypeGuard[ast.Call]:
+    """A call of :data:`ENTRY` (``Run(...)`` or ``registry.Run(...)``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    called = node.func
+    return (isinstance(called, ast.Name) and called.id == ENTRY) or (
+        isinstance(called, ast.Attribute) and called.attr == ENTRY
+    )
+
+
+def _entry(call: ast.Call, package: str, where: str) -> tuple[str, frozenset[str]]:
+    """A registry entry's run id (its first argument or ``id=``) and the modules it names."""
+    first = (
+        call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "id"), None)
+    )
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        raise ValueError(
+            f"{where}: line {call.lineno}: a {ENTRY}(...) entry whose id is not a string "
+            "constant; the reproduce key reads each entry's id and modules statically"
+        )
+    named = {
+        node.value.partition(":")[0]
+        for node in ast.walk(call)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.startswith(f"{package}.")
+    }
+    return first.value, frozenset(named)
+
+
+def _scan(
+    tree: ast.AST,
+    module: str,
+    is_package: bool,
+    package: str = "",
+    entries: list[tuple[str, frozenset[str]]] | None = None,
+    where: str = "<source>",
+) -> set[str]:
     """One walk over ``tree``: remove its docstrings (every statement that is a bare string)
     and return the dotted names it may import, i.e. those of every import statement anywhere in
     it and every string constant left that starts with ``package`` (dynamic imports name their
     modules so). ``module`` is the module's dotted name (``""`` for a notebook), for relative
-    imports."""
+    imports. With ``entries`` (the registry), each :data:`ENTRY` call is appended there as
+    ``(run id, the modules its strings name)`` instead: those are no imports of the module
+    (``where``, its file, names it in errors)."""
     names: set[str] = set()
     parent = module if is_package else module.rpartition(".")[0]
     stack = [tree]
@@ -155,6 +215,9 @@ def _scan(tree: ast.AST, module: str, is_package: bool, package: str = "") -> se
             body = getattr(node, field, None)
             if isinstance(body, list) and any(_is_docstring(s) for s in body):
                 body[:] = [s for s in body if not _is_docstring(s)]
+        if entries is not None and _is_entry(node):
+            entries.append(_entry(node, package, where))
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -200,10 +263,16 @@ def code_digest(source: str | bytes, where: str = "<source>") -> str:
 
 
 @lru_cache(maxsize=4096)
-def _module_info(name: str, where: str, source: bytes) -> tuple[str, frozenset[str]]:
+def _module_info(
+    name: str, where: str, source: bytes
+) -> tuple[str, frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
     tree = _parse(source, where)
-    imports = _scan(tree, name, where.endswith("__init__.py"), name.partition(".")[0])
-    return _tree_digest(tree), frozenset(imports)
+    package = name.partition(".")[0]
+    entries: list[tuple[str, frozenset[str]]] | None = (
+        [] if name == f"{package}.{REGISTRY}" else None
+    )
+    imports = _scan(tree, name, where.endswith("__init__.py"), package, entries, where)
+    return _tree_digest(tree), frozenset(imports), tuple(entries or ())
 
 
 def load_module(name: str, file: Path) -> Module:
@@ -212,8 +281,8 @@ def load_module(name: str, file: Path) -> Module:
         source = file.read_bytes()
     except OSError as err:
         raise ValueError(f"cannot read {file} (module {name}): {err.strerror}") from err
-    digest, imports = _module_info(name, str(file), source)
-    return Module(name, file, digest, imports)
+    digest, imports, entries = _module_info(name, str(file), source)
+    return Module(name, file, digest, imports, entries)
 
 
 def _is_presentation(name: str, package: str) -> bool:
@@ -271,11 +340,36 @@ def notebook_imports(notebook: Path, package: str = PACKAGE_DIR.name) -> set[str
     return names
 
 
+def registry_entries(
+    package_dir: Path = PACKAGE_DIR, loaded: dict[str, Module] | None = None
+) -> dict[str, frozenset[str]]:
+    """``{run id: the modules its registry entry names}`` (its config's and its run
+    function's), read statically from the registry module (:data:`REGISTRY`; none: ``{}``)."""
+    name = f"{package_dir.name}.{REGISTRY}"
+    file = module_files(package_dir).get(name)
+    if file is None:
+        return {}
+    seen = {} if loaded is None else loaded
+    if name not in seen:
+        seen[name] = load_module(name, file)
+    entries: dict[str, frozenset[str]] = {}
+    for run_id, modules in seen[name].entries:
+        if run_id in entries:
+            raise ValueError(f"{file}: run {run_id!r} is registered twice; keep one {ENTRY}(...)")
+        entries[run_id] = modules
+    return entries
+
+
 def module_hashes(
-    notebook: Path, package_dir: Path = PACKAGE_DIR, loaded: dict[str, Module] | None = None
+    notebook: Path,
+    package_dir: Path = PACKAGE_DIR,
+    loaded: dict[str, Module] | None = None,
+    entry: Iterable[str] = (),
 ) -> dict[str, str]:
-    """``{module: hash}`` of every module the notebook's computation imports."""
-    closure = computation_modules(notebook_imports(notebook, package_dir.name), package_dir, loaded)
+    """``{module: hash}`` of every module the notebook's computation imports: the closure of
+    the notebook's imports and of ``entry`` (the modules its run's registry entry names)."""
+    roots = notebook_imports(notebook, package_dir.name) | set(entry)
+    closure = computation_modules(roots, package_dir, loaded)
     return {name: module.digest for name, module in closure.items()}
 
 
@@ -313,9 +407,10 @@ def run_keys(
     manifest = manifest_hash(work)
     keys: dict[str, dict[str, Any]] = {}
     loaded: dict[str, Module] = {}
+    entries = registry_entries(package_dir, loaded)
     for run_id in topological_order(deps, source=str(decl.path)):
         spec = decl.runs[run_id]
-        modules = module_hashes(spec.notebook, package_dir, loaded)
+        modules = module_hashes(spec.notebook, package_dir, loaded, entries.get(run_id, ()))
         components = {
             "notebook": notebook_code_hash(spec.notebook),
             "parameters": spec.parameters_for(profile),
