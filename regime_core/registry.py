@@ -91,7 +91,8 @@ class Run:
 
     @property
     def run(self) -> Callable[..., Any] | None:
-        """The function the run's notebook calls (imported on first use; None: none)."""
+        """The function the run's notebook calls, imported on first use (None for a teaching run
+        whose notebook calls several)."""
         if self.run_ref is None:
             return None
         found = _resolve(self.run_ref, f"run {self.id!r}: run_ref")
