@@ -1,51 +1,60 @@
 """Paired comparisons of per-query outcomes and multiple-testing corrections.
 
 Every comparison takes two arrays of equal length paired by query (``a[i]`` and ``b[i]`` are
-the same question under two arms). The computations are the pinned libraries' (scipy,
-statsmodels); this module validates the inputs, fixes the choices (two-sided,
-percentile intervals, seeds) and keeps the record the notebooks write, :class:`PairedComparison`.
+the same question under two arms). The computations are scipy's and statsmodels' where they
+offer one; this module validates the inputs, fixes the choices (two-sided, percentile
+intervals, seeds) and keeps the record the notebooks write, :class:`PairedComparison`.
 
-**One procedure per comparison.** Paired binary outcomes (hit@k) are compared by the exact
-McNemar test, and their interval comes from the same procedure: the Clopper–Pearson interval of
-the share of discordant pairs won by ``a`` (the exact binomial test the p-value is), scaled to a
-difference of hit rates (:func:`mcnemar_interval`). The interval excludes zero exactly when
-``p < 1 - confidence``, so a verdict read from either cannot contradict the other. Nothing is
-resampled, so an independent implementation recomputes the same interval to the last digit.
+**One procedure per comparison of hit rates.** Paired binary outcomes (hit@k) get the score
+interval of the difference of the two hit rates (Tango 1998) with Edwards' continuity
+correction (:func:`score_interval`), and the p-value of the test it inverts: McNemar's χ²
+test with continuity correction (:func:`score_test`, the statistic statsmodels' ``mcnemar``
+computes). The interval excludes zero exactly when ``p < 1 - confidence``, so a verdict read
+from either cannot contradict the other, and it treats the number of discordant pairs as
+random (unlike the conditional exact interval, it can reach past ``±m/n`` and is never
+``[0, 0]``). The exact conditional McNemar p is kept beside it (``p_exact``). Nothing is
+resampled: an independent implementation recomputes every end from the four counts.
 
 >>> r = compare_paired([1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 1])
->>> (r.n, r.n_a_better, r.n_b_better, round(r.p_value, 3), r.ci_method)
-(6, 3, 0, 0.25, 'exact_mcnemar')
+>>> (r.n, r.n_a_better, r.n_b_better, round(r.p_exact, 3), r.ci_method)
+(6, 3, 0, 0.25, 'score_cc')
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 from scipy import stats as scipy_stats
 
-from regime_core.config import BOOTSTRAP_RESAMPLES, CONFIDENCE, PERMUTATION_RESAMPLES, SEED
+from regime_core.config import (
+    BOOTSTRAP_RESAMPLES,
+    CONFIDENCE,
+    CONTINUITY_CORRECTION,
+    PERMUTATION_RESAMPLES,
+    SEED,
+)
 
 ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
 """the paired tests a comparison of two arms can use
 
-- mcnemar: exact McNemar test, for binary outcomes such as hit@5
+- mcnemar: McNemar's χ² test with continuity correction and the score interval it inverts, for
+  binary outcomes such as hit@5 (the exact conditional p is kept beside it)
 - sign: exact sign test, for any ordinal outcome
 - permutation: sign-flip permutation test, for real values such as AUC or margins
 """
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
-#: How a comparison's interval is made, by test.
-#: The exact McNemar procedure (binary outcomes), or a percentile bootstrap of the mean
-#: difference (the sign and permutation tests, whose p-values come from another procedure; the
-#: verdict rules then read the interval only).
+#: How a comparison's interval is made, by ``ci_method``.
 CI_METHODS: dict[str, str] = {
-    "exact_mcnemar": "Clopper–Pearson interval of the discordant pairs won, scaled to a "
-    "difference of rates: the inversion of the exact McNemar test",
+    "score_cc": "Tango's score interval of the difference of paired hit rates with Edwards' "
+    "continuity correction, the inversion of McNemar's χ² test with continuity correction "
+    "(regime_core.stats.score_interval)",
+    "score": "Tango's score interval of the difference of paired hit rates, the inversion of "
+    "McNemar's χ² test without continuity correction (regime_core.stats.score_interval)",
     "bootstrap_percentile": "percentile bootstrap of the mean paired difference",
 }
 
@@ -103,7 +112,7 @@ def _check_count(value: Any, name: str) -> int:
     return int(value)
 
 
-# --- the exact McNemar procedure: test and interval -------------------------------------------
+# --- the exact McNemar test -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -140,38 +149,153 @@ def mcnemar(a_bool: ArrayLike, b_bool: ArrayLike, *, exact: bool = True) -> Test
     return TestResult(name, float(result.statistic), float(result.pvalue), n_a + n_b)
 
 
-def mcnemar_interval(
-    n_a_better: int, n_b_better: int, n: int, *, confidence: float = CONFIDENCE
-) -> tuple[float, float]:
-    """The exact McNemar interval of ``mean(a) - mean(b)`` at ``confidence``.
+# --- the paired difference of hit rates: Tango's score interval and its test -------------------
 
-    With ``m = n_a_better + n_b_better`` discordant pairs, ``n_a_better ~ Bin(m, π)`` given m,
-    and the difference of hit rates is ``(2π - 1) m / n``. The interval is the Clopper–Pearson
-    interval ``[π_lo, π_hi]`` of ``π`` (scipy's ``binomtest(...).proportion_ci("exact")``) mapped
-    through that line: ``[(2π_lo - 1) m / n, (2π_hi - 1) m / n]``. It is the inversion of the
-    exact two-sided test :func:`mcnemar` uses, so it excludes zero exactly when that test's
-    ``p < 1 - confidence``. No discordant pair gives ``[0, 0]``.
 
-    >>> [round(v, 4) for v in mcnemar_interval(3, 0, 6)]
-    [-0.2076, 0.5]
+def tango_statistic(
+    delta0: ArrayLike | float,
+    n_a_better: Any,
+    n_b_better: Any,
+    n: Any,
+    *,
+    continuity: bool = CONTINUITY_CORRECTION,
+) -> np.ndarray:
+    """Tango's (1998) score statistic for ``H0: p_a - p_b = delta0`` on paired binary outcomes.
+
+    With ``b = n_a_better`` (a hit, b missed), ``c = n_b_better`` and ``n`` pairs,
+    ``T = (b - c - n·delta0) / sqrt(n·(2·q + delta0·(1 - delta0)))``, where ``q`` is the maximum
+    likelihood estimate of the share of pairs won by ``b`` under the null:
+    ``q = (sqrt(B² - 4AC) - B) / (2A)``, ``A = 2n``, ``B = -b - c + (2n - b + c)·delta0``,
+    ``C = -c·delta0·(1 - delta0)``. ``T`` falls as ``delta0`` rises; at ``delta0 = 0`` it is
+    McNemar's ``(b - c) / sqrt(b + c)``. ``continuity=True`` (the default) shrinks the numerator
+    by 1 towards zero (Edwards' correction), so that at ``delta0 = 0`` ``T²`` is McNemar's
+    ``(|b - c| - 1)² / (b + c)``, the χ² statistic statsmodels' ``mcnemar(exact=False)``
+    reports. A zero denominator (``delta0 = ±1``, or no
+    discordant pair at ``delta0 = 0``) gives 0 where the numerator is 0 and ``±inf`` elsewhere.
+    Broadcasts over arrays: a pure kernel, arrays in, an array out.
+
+    >>> float(tango_statistic(0.0, 30, 10, 200, continuity=False)) == (30 - 10) / 40 ** 0.5
+    True
+    >>> float(tango_statistic(0.0, 30, 10, 200)) == (30 - 10 - 1) / 40 ** 0.5
+    True
     """
-    a = _check_count(n_a_better, "n_a_better")
-    b = _check_count(n_b_better, "n_b_better")
-    n = _check_count(n, "n")
+    d = np.asarray(delta0, dtype=np.float64)
+    b = np.asarray(n_a_better, dtype=np.float64)
+    c = np.asarray(n_b_better, dtype=np.float64)
+    total = np.asarray(n, dtype=np.float64)
+    big_a = 2.0 * total
+    big_b = -b - c + (2.0 * total - b + c) * d
+    big_c = -c * d * (1.0 - d)
+    q = (np.sqrt(np.maximum(big_b * big_b - 4.0 * big_a * big_c, 0.0)) - big_b) / (2.0 * big_a)
+    numerator = b - c - total * d
+    if continuity:
+        numerator = np.sign(numerator) * np.maximum(np.abs(numerator) - 1.0, 0.0)
+    variance = total * (2.0 * q + d * (1.0 - d))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = numerator / np.sqrt(variance)
+    degenerate = ~(variance > 0.0)
+    infinite = np.where(numerator > 0.0, np.inf, -np.inf)
+    return np.where(degenerate, np.where(numerator == 0.0, 0.0, infinite), t)
+
+
+def _critical_value(confidence: float) -> float:
+    return float(scipy_stats.norm.isf((1.0 - confidence) / 2.0))
+
+
+#: bisection steps of :func:`score_interval`: 2^-64 of the unit interval, below float spacing
+_BISECTION_STEPS: int = 64
+
+
+def score_interval(
+    n_a_better: Any,
+    n_b_better: Any,
+    n: Any,
+    *,
+    confidence: float = CONFIDENCE,
+    continuity: bool = CONTINUITY_CORRECTION,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The score interval of ``p_a - p_b`` for paired binary outcomes (Tango 1998), with
+    Edwards' continuity correction by default; vectorised.
+
+    The interval is ``{delta0 : |T(delta0)| <= z}`` with :func:`tango_statistic` ``T`` and
+    ``z`` the standard normal's ``(1 + confidence) / 2`` quantile. ``T`` falls with ``delta0``,
+    so each end is found by bisection on ``[-1, estimate]`` and ``[estimate, 1]``
+    (:data:`_BISECTION_STEPS` halvings: the ends are exact to float precision and the same on
+    every machine). The ends may lie beyond ``±m/n`` (``m`` discordant pairs), and with no
+    discordant pair the interval is not a point. It excludes ``delta0`` exactly when
+    :func:`score_test` rejects ``delta0`` at ``1 - confidence``; at ``delta0 = 0`` that test is
+    McNemar's χ² test (with continuity correction by default). Why the correction is the
+    default: ``benchmarks/bench_interval_coverage.py`` (the book's statistics section).
+    Returns ``(lo, hi)`` as arrays of the inputs' broadcast shape.
+
+    >>> lo, hi = score_interval(0, 0, 192, continuity=False)
+    >>> round(float(lo), 4), round(float(hi), 4)
+    (-0.0196, 0.0196)
+    """
     confidence = _check_confidence(confidence)
-    m = a + b
-    if m > n or n == 0:
-        raise ValueError(f"n: {n} pairs cannot hold {m} discordant ones")
-    if m == 0:
-        return 0.0, 0.0
-    lo, hi = _clopper_pearson(a, m, confidence)
-    return (2.0 * lo - 1.0) * m / n, (2.0 * hi - 1.0) * m / n
+    b, c, total = np.broadcast_arrays(
+        np.asarray(n_a_better, dtype=np.int64),
+        np.asarray(n_b_better, dtype=np.int64),
+        np.asarray(n, dtype=np.int64),
+    )
+    if np.any(b < 0) or np.any(c < 0) or np.any(total <= 0) or np.any(b + c > total):
+        raise ValueError(
+            "score_interval: counts must be whole numbers >= 0 with n_a_better + n_b_better <= n"
+            f" and n > 0; got {b.ravel()[:3]}, {c.ravel()[:3]}, {total.ravel()[:3]}"
+        )
+    z = _critical_value(confidence)
+    estimate = (b - c) / total
+
+    def statistic(d: np.ndarray) -> np.ndarray:
+        return tango_statistic(d, b, c, total, continuity=continuity)
+
+    # lower end: below it T > z; the bracket's right side is the smallest point found inside
+    _, lo = _bisect(lambda d: statistic(d) > z, np.full(b.shape, -1.0), estimate)
+    # upper end: up to it T >= -z; the bracket's left side is the largest point found inside
+    hi, _ = _bisect(lambda d: statistic(d) >= -z, estimate, np.ones(b.shape))
+    return lo, hi
 
 
-@functools.lru_cache(maxsize=65536)
-def _clopper_pearson(k: int, m: int, confidence: float) -> tuple[float, float]:
-    ci = scipy_stats.binomtest(k, m, 0.5).proportion_ci(confidence, method="exact")
-    return float(ci.low), float(ci.high)
+def _bisect(
+    boundary_is_right_of: Callable[[np.ndarray], np.ndarray], left: np.ndarray, right: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bisect every element of ``[left, right]`` at once towards the point where
+    ``boundary_is_right_of(x)`` turns from true to false; returns the final ``(left, right)``."""
+    left, right = np.array(left, dtype=np.float64), np.array(right, dtype=np.float64)
+    for _ in range(_BISECTION_STEPS):
+        mid = (left + right) / 2.0
+        go_right = boundary_is_right_of(mid)
+        left = np.where(go_right, mid, left)
+        right = np.where(go_right, right, mid)
+    return left, right
+
+
+def score_test(
+    n_a_better: int,
+    n_b_better: int,
+    n: int,
+    *,
+    delta0: float = 0.0,
+    continuity: bool = CONTINUITY_CORRECTION,
+) -> TestResult:
+    """The two-sided score test of ``p_a - p_b = delta0`` (paired binary outcomes) that
+    :func:`score_interval` inverts: ``p = 2·(1 - Φ(|T(delta0)|))``. At ``delta0 = 0`` it is
+    McNemar's χ² test, ``(|b - c| - 1)² / (b + c) ~ χ²₁`` with the continuity correction
+    (without it, ``(b - c)² / (b + c)``); no discordant pair gives ``p = 1``. The statistic
+    reported is ``T``.
+
+    >>> round(score_test(30, 10, 200, continuity=False).p_value, 5)
+    0.00157
+    """
+    b = _check_count(n_a_better, "n_a_better")
+    c = _check_count(n_b_better, "n_b_better")
+    total = _check_count(n, "n")
+    if total == 0 or b + c > total:
+        raise ValueError(f"n: {total} pairs cannot hold {b + c} discordant ones")
+    t = float(tango_statistic(delta0, b, c, total, continuity=continuity))
+    p = 1.0 if t == 0.0 else float(min(1.0, 2.0 * scipy_stats.norm.sf(abs(t))))
+    name = "mcnemar_chi2_cc" if continuity else "mcnemar_chi2"
+    return TestResult(name if delta0 == 0.0 else "paired_score", t, p, b + c)
 
 
 # --- bootstrap (scipy) ------------------------------------------------------------------------
@@ -316,7 +440,7 @@ def holm_levels(pvalues: ArrayLike, alpha: float = 1.0 - CONFIDENCE) -> np.ndarr
     ``i*`` it cannot reject. Hypothesis ``i`` gets ``alpha / (m - min(i, i*) + 1)``: the level it
     was rejected at (``i < i*``), or the level Holm stopped at (``i >= i*``, where every p is at
     least ``p_(i*)`` and so above that level). An interval that inverts the same test at
-    ``1 - level`` (:func:`mcnemar_interval`) then agrees with the Holm decision for every
+    ``1 - level`` (:func:`score_interval`) then agrees with the Holm decision for every
     hypothesis. Ties keep the input order.
 
     >>> holm_levels([0.001, 0.04, 0.03], alpha=0.05).round(4).tolist()
@@ -342,9 +466,11 @@ def holm_intervals(
     pvalues: ArrayLike,
     alpha: float = 1.0 - CONFIDENCE,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The exact McNemar interval of each comparison of a Holm family at the level Holm judged
-    it (:func:`holm_levels`): it excludes zero exactly when the comparison's Holm-adjusted p is
-    below ``alpha``, so an adjusted p sits beside an adjusted interval. Returns ``(lo, hi)``.
+    """The score interval (:func:`score_interval`, the same method as every unadjusted one) of
+    each comparison of a Holm family at the level Holm judged it (:func:`holm_levels`): with the
+    p-values of :func:`score_test` it excludes zero exactly when the comparison's Holm-adjusted
+    p is below ``alpha``, so an adjusted p sits beside an adjusted interval. Returns
+    ``(lo, hi)``.
 
     >>> lo, hi = holm_intervals([30, 6], [5, 4], [200, 200], [2.1e-5, 0.75])
     >>> bool(lo[0] > 0), bool(lo[1] <= 0 <= hi[1])
@@ -356,11 +482,11 @@ def holm_intervals(
     levels = holm_levels(pvalues, alpha)
     if not a.shape == b.shape == total.shape == levels.shape:
         raise ValueError("holm_intervals: one count, total and p-value per comparison")
-    bounds = [
-        mcnemar_interval(int(x), int(y), int(m), confidence=1.0 - level)
-        for x, y, m, level in zip(a, b, total, levels, strict=True)
-    ]
-    return np.array([lo for lo, _ in bounds]), np.array([hi for _, hi in bounds])
+    lo, hi = np.empty(levels.shape), np.empty(levels.shape)
+    for level in np.unique(levels):  # one vectorised call per distinct Holm level
+        at = levels == level
+        lo[at], hi[at] = score_interval(a[at], b[at], total[at], confidence=1.0 - float(level))
+    return lo, hi
 
 
 # --- the record the notebooks keep ------------------------------------------------------------
@@ -371,10 +497,12 @@ class PairedComparison:
     """Arm ``a`` against arm ``b`` on the same queries: effect, interval and test.
 
     ``diff = mean_a - mean_b`` with the interval ``[ci_lo, ci_hi]`` at ``confidence``, made by
-    ``ci_method`` (a key of :data:`CI_METHODS`: for McNemar the exact interval of the same
-    procedure as ``p_value``, the two-sided p-value of ``test``). ``n_a_better`` and
+    ``ci_method`` (a key of :data:`CI_METHODS`: for binary outcomes the score interval that
+    inverts ``test``, whose two-sided p-value is ``p_value``). ``n_a_better`` and
     ``n_b_better`` count the queries where ``a > b`` and ``a < b``; ``n_discordant`` is their
-    sum. ``bootstrap_resamples`` is ``None`` when nothing was resampled.
+    sum. ``p_exact`` is the exact conditional McNemar p (binary outcomes; ``None`` otherwise),
+    kept for comparison with software that reports it; no verdict reads it.
+    ``bootstrap_resamples`` is ``None`` when nothing was resampled.
     """
 
     label_a: str
@@ -390,6 +518,7 @@ class PairedComparison:
     ci_method: str
     p_value: float
     statistic: float
+    p_exact: float | None
     n_discordant: int
     n_a_better: int
     n_b_better: int
@@ -415,8 +544,10 @@ def compare_paired(
 ) -> PairedComparison:
     """Compare two arms' per-query outcomes: mean difference, interval and a paired test.
 
-    ``test`` is ``"mcnemar"`` (exact; binary outcomes such as hit@5; the interval is the exact
-    McNemar interval, :func:`mcnemar_interval`, and nothing is resampled), ``"sign"`` (exact; any
+    ``test`` is ``"mcnemar"`` (binary outcomes such as hit@5: McNemar's χ² test and the score
+    interval it inverts, :func:`score_test` and :func:`score_interval`, with the continuity
+    correction :data:`~regime_core.config.CONTINUITY_CORRECTION`; nothing is resampled),
+    ``"sign"`` (exact; any
     ordinal outcome) or ``"permutation"`` (sign flips; real-valued outcomes such as AUC or
     margins); these two report a percentile bootstrap interval (``resamples``, ``seed``), and the
     permutation test uses ``permutation_resamples`` and the same seed.
@@ -429,13 +560,13 @@ def compare_paired(
     if test == "mcnemar":
         _binary(x, "a")
         _binary(y, "b")
-        result = mcnemar(x, y, exact=True)
-        # the difference of means, written as the interval writes its ends (a count over n), so
-        # that an estimate on an end of the exact interval (all discordant pairs one way) is
-        # that end to the last bit rather than one rounding step outside it
+        result = score_test(n_a_better, n_b_better, int(x.size))
+        p_exact: float | None = mcnemar(x, y, exact=True).p_value
         diff = (n_a_better - n_b_better) / int(x.size)
-        lo, hi = mcnemar_interval(n_a_better, n_b_better, int(x.size), confidence=confidence)
-        ci_method, used_resamples = "exact_mcnemar", None
+        ends = score_interval(n_a_better, n_b_better, int(x.size), confidence=confidence)
+        lo, hi = float(ends[0]), float(ends[1])
+        ci_method = "score_cc" if CONTINUITY_CORRECTION else "score"
+        used_resamples = None
     else:
         diff, lo, hi = paired_bootstrap_ci(
             x, y, resamples=resamples, confidence=confidence, seed=seed
@@ -444,7 +575,7 @@ def compare_paired(
             result = sign_test(x, y)
         else:
             result = paired_permutation_test(x, y, resamples=permutation_resamples, seed=seed)
-        ci_method, used_resamples = "bootstrap_percentile", int(resamples)
+        ci_method, used_resamples, p_exact = "bootstrap_percentile", int(resamples), None
     return PairedComparison(
         label_a=label_a,
         label_b=label_b,
@@ -459,6 +590,7 @@ def compare_paired(
         ci_method=ci_method,
         p_value=result.p_value,
         statistic=result.statistic,
+        p_exact=p_exact,
         n_discordant=n_a_better + n_b_better,
         n_a_better=n_a_better,
         n_b_better=n_b_better,
