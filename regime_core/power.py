@@ -1,135 +1,226 @@
-"""Power of the exact McNemar procedure: the power of a design, the smallest effect it detects,
-and the questions an effect needs (exact binomial sums, no normal approximation)."""
+"""Power of the paired comparison of hit rates the verdicts read: the probability that our
+interval (:func:`regime_core.stats.score_interval`) excludes a claim's null on the side of the
+effect, the smallest effect it detects, and the questions an effect needs.
+
+**The model.** ``n`` questions fall into the four cells of a paired 2×2 table by a multinomial
+draw; only the discordant cells matter, with shares ``p_ab = (ψ + Δ)/2`` (arm a hits, b misses)
+and ``p_ba = (ψ - Δ)/2``. So the number of discordant pairs is random (``Bin(n, ψ)``), not held
+at its observed value. The nuisance discordance is ``ψ = max(ψ_obs, |Δ|)``: our observed share
+of discordant questions, raised to ``|Δ|`` where a larger effect needs more discordant pairs
+(every one of them then goes one way). The power is exact: the sum of the multinomial
+probabilities of the tables ``(b, c)`` whose score statistic (:func:`tango_statistic`) rejects
+the null, over every table outside tails of total mass below 1e-10 (no normal approximation,
+no simulation; ``tests/test_power.py`` checks it against one).
+
+**The null is the claim's own.** An effect is tested against zero; a no-loss claim against
+``-margin`` (the interval's lower end must lie above it) and an equivalence claim against
+``±margin`` (both ends inside), each at the level of the two-sided interval, so the power is
+that of the very verdict rule.
+"""
 
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Callable
 
 import numpy as np
-from scipy import stats as scipy_stats
+from scipy import special, stats as scipy_stats
 
-from regime_core.config import CONFIDENCE
-from regime_core.stats import _check_confidence, _check_count
+from regime_core.config import CONFIDENCE, CONTINUITY_CORRECTION
+from regime_core.stats import _check_confidence, _check_count, tango_statistic
 
 #: Statistical power the power figures ask for (the conventional 80%).
 TARGET_POWER: float = 0.8
+#: How the power is judged: the interval excludes ``null`` above it (``greater``), below it
+#: (``less``), or lies within ``±null`` (``within``, equivalence; ``null`` is the margin).
+SIDES: tuple[str, ...] = ("greater", "less", "within")
+#: The largest number of questions :func:`questions_needed` searches.
+MAX_QUESTIONS_SEARCHED: int = 200_000
+_TAIL: float = 1e-10
 
 
-def _binomial_pmf(n: int, p: float) -> np.ndarray:
-    return scipy_stats.binom.pmf(np.arange(n + 1), n, p)
+def _check_side(side: str) -> str:
+    if side not in SIDES:
+        raise ValueError(f"side: {side!r} is not one of {', '.join(SIDES)}")
+    return side
 
 
-@functools.lru_cache(maxsize=4096)
-def _two_sided_rejections(m: int, alpha: float) -> np.ndarray:
-    """For ``b = 0..m`` discordant pairs won by ``a``: does the exact two-sided McNemar test
-    reject at ``alpha``? (``p = min(1, 2 min(P(X <= b), P(X >= b)))``, ``X ~ Bin(m, 1/2)``.)"""
-    b = np.arange(m + 1)
-    low = scipy_stats.binom.cdf(b, m, 0.5)
-    high = scipy_stats.binom.sf(b - 1, m, 0.5)
-    return np.minimum(1.0, 2.0 * np.minimum(low, high)) < alpha
+def _support(n: int, p: float) -> np.ndarray:
+    if p <= 0.0:
+        return np.zeros(1, dtype=np.int64)
+    lo = int(scipy_stats.binom.ppf(_TAIL, n, p))
+    hi = int(scipy_stats.binom.isf(_TAIL, n, p))
+    return np.arange(max(lo, 0), min(hi, n) + 1, dtype=np.int64)
 
 
-def mcnemar_power(
-    n: int, discordance: float, effect: float, *, alpha: float = 1.0 - CONFIDENCE
+def _log_cell(k: np.ndarray, p: float) -> np.ndarray:
+    if p <= 0.0:
+        return np.where(k == 0, 0.0, -np.inf)
+    return k * math.log(p)
+
+
+@functools.lru_cache(maxsize=8192)
+def _power_kernel(
+    n: int, p_ab: float, p_ba: float, null: float, side: str, z: float, continuity: bool
 ) -> float:
-    """Power of the exact two-sided McNemar test (equivalently: of its interval excluding zero)
-    at level ``alpha`` for ``n`` pairs whose discordance (share of pairs that differ) is
-    ``discordance`` and whose true difference of hit rates is ``effect``.
+    b = _support(n, p_ab)[:, None]
+    c = _support(n, p_ba)[None, :]
+    rest = n - b - c
+    concordant = 1.0 - p_ab - p_ba
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_pmf = (
+            special.gammaln(n + 1)
+            - special.gammaln(b + 1)
+            - special.gammaln(c + 1)
+            - special.gammaln(np.maximum(rest, 0) + 1)
+            + _log_cell(b, p_ab)
+            + _log_cell(c, p_ba)
+            + np.where(rest > 0, rest * math.log(concordant) if concordant > 0 else -np.inf, 0.0)
+        )
+    pmf = np.where(rest >= 0, np.exp(log_pmf), 0.0)
+    if side == "greater":
+        reject = tango_statistic(null, b, c, n, continuity=continuity) > z
+    elif side == "less":
+        reject = tango_statistic(null, b, c, n, continuity=continuity) < -z
+    else:
+        reject = (tango_statistic(-null, b, c, n, continuity=continuity) > z) & (
+            tango_statistic(null, b, c, n, continuity=continuity) < -z
+        )
+    return float(min(1.0, (pmf * reject).sum()))
 
-    The discordant count is ``M ~ Bin(n, discordance)``; given ``M = m``, the pairs won by ``a``
-    are ``Bin(m, π)`` with ``π = (1 + effect / discordance) / 2``. The power is exact:
-    ``Σ_m P(M = m) P(reject | m, π)``, with the test's own rejection region for every ``m``
-    (no normal approximation). ``|effect|`` cannot exceed ``discordance``.
 
-    >>> round(mcnemar_power(200, 0.2, 0.1), 3)
-    0.875
+def power(
+    n: int,
+    discordance: float,
+    effect: float,
+    *,
+    null: float = 0.0,
+    side: str = "greater",
+    confidence: float = CONFIDENCE,
+    continuity: bool = CONTINUITY_CORRECTION,
+) -> float:
+    """The probability that our ``confidence`` interval of ``n`` paired questions excludes
+    ``null`` on ``side`` (``within``: lies inside ``±null``) when the true difference of hit
+    rates is ``effect`` and the observed share of discordant questions ``discordance`` (the
+    module's model: the discordance used is ``max(discordance, |effect|)``).
+
+    >>> round(power(200, 0.2, 0.1), 3)
+    0.873
     """
     n = _check_count(n, "n")
+    side = _check_side(side)
+    confidence = _check_confidence(confidence)
     if not 0.0 <= discordance <= 1.0:
         raise ValueError(f"discordance: must lie in [0, 1], got {discordance!r}")
-    if abs(effect) > discordance + 1e-12:
-        raise ValueError(
-            f"effect: |{effect}| exceeds the discordance {discordance}: a difference of hit "
-            "rates is at most the share of pairs that differ"
-        )
-    if n == 0 or discordance == 0.0:
+    if not -1.0 <= effect <= 1.0:
+        raise ValueError(f"effect: a difference of hit rates lies in [-1, 1], got {effect!r}")
+    if side == "within" and null <= 0.0:
+        raise ValueError(f"null: an equivalence margin must be positive, got {null!r}")
+    if n == 0:
         return 0.0
-    pi = min(1.0, max(0.0, (1.0 + effect / discordance) / 2.0))
-    weights = _binomial_pmf(n, discordance)
-    power = 0.0
-    for m in range(1, n + 1):
-        if weights[m] < 1e-15:
-            continue
-        reject = _two_sided_rejections(m, alpha)
-        power += weights[m] * float(_binomial_pmf(m, pi)[reject].sum())
-    return float(min(1.0, power))
+    psi = max(float(discordance), abs(float(effect)))
+    z = float(scipy_stats.norm.isf((1.0 - confidence) / 2.0))
+    p_ab, p_ba = (psi + effect) / 2.0, (psi - effect) / 2.0
+    return _power_kernel(n, p_ab, max(p_ba, 0.0), float(null), side, z, bool(continuity))
+
+
+def _smallest(reaches: Callable[[float], bool], top: float) -> float | None:
+    """The smallest ``d`` in ``(0, top]`` with ``reaches(d)`` (monotone), to 1e-4; ``None``
+    when ``top`` does not reach."""
+    if top <= 0.0 or not reaches(top):
+        return None
+    lo, hi = 0.0, top
+    while hi - lo > 1e-4:
+        mid = (lo + hi) / 2.0
+        lo, hi = (lo, mid) if reaches(mid) else (mid, hi)
+    return hi
 
 
 def detectable_effect(
     n: int,
     discordance: float,
     *,
-    alpha: float = 1.0 - CONFIDENCE,
-    power: float = TARGET_POWER,
+    confidence: float = CONFIDENCE,
+    target: float = TARGET_POWER,
 ) -> float | None:
-    """The smallest positive difference of hit rates the exact McNemar test detects with
-    ``power`` at ``alpha`` for ``n`` pairs of this ``discordance`` (power is increasing in the
-    effect, so the bisection converges to within 1e-4); ``None`` when not even an effect as
-    large as the discordance (every discordant pair won by one side) reaches it.
+    """The smallest positive difference of hit rates whose interval excludes zero (above it)
+    with power ``target`` (:func:`power`, ``null = 0``); bisection to 1e-4, ``None`` when not
+    even a difference of 1 reaches it.
 
     >>> round(detectable_effect(200, 0.2), 3)
-    0.091
+    0.092
     """
-    power = _check_confidence(power, "power")
-    if n == 0 or discordance <= 0.0:
-        return None
-    if mcnemar_power(n, discordance, discordance, alpha=alpha) < power:
-        return None
-    lo, hi = 0.0, float(discordance)
-    while hi - lo > 1e-4:
-        mid = (lo + hi) / 2.0
-        if mcnemar_power(n, discordance, mid, alpha=alpha) >= power:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    target = _check_confidence(target, "target")
+    return _smallest(lambda d: power(n, discordance, d, confidence=confidence) >= target, top=1.0)
 
 
-#: The largest number of questions :func:`questions_needed` searches.
-MAX_QUESTIONS_SEARCHED: int = 1_000_000
+def smallest_margin(
+    n: int,
+    discordance: float,
+    *,
+    side: str = "greater",
+    confidence: float = CONFIDENCE,
+    target: float = TARGET_POWER,
+) -> float | None:
+    """When the true difference is zero: the smallest margin ``m`` that our interval shows
+    with power ``target``, as a no-loss (``greater``: its lower end above ``-m``) or an
+    equivalence (``within``: both ends inside ``±m``); bisection to 1e-4, ``None`` when not
+    even ``m = 1`` is shown.
+
+    >>> round(smallest_margin(485, 0.1), 3), round(smallest_margin(485, 0.1, side="within"), 3)
+    (0.044, 0.05)
+    """
+    target = _check_confidence(target, "target")
+    side = _check_side(side)
+    if side == "less":
+        raise ValueError("side: a margin is shown above -m ('greater') or within ±m ('within')")
+
+    def reaches(m: float) -> bool:
+        null = -m if side == "greater" else m
+        return power(n, discordance, 0.0, null=null, side=side, confidence=confidence) >= target
+
+    return _smallest(reaches, top=1.0)
 
 
 def questions_needed(
     effect: float,
     discordance: float,
     *,
-    alpha: float = 1.0 - CONFIDENCE,
-    power: float = TARGET_POWER,
+    null: float = 0.0,
+    side: str = "greater",
+    confidence: float = CONFIDENCE,
+    target: float = TARGET_POWER,
 ) -> int | None:
-    """The number of questions at which the exact McNemar test detects ``effect`` with ``power``
-    at ``alpha``, when pairs differ at rate ``discordance``: the smallest ``n`` whose power
-    reaches it, found by doubling and then bisection on ``n`` (the exact test's power saw-tooths
-    slightly with ``n``, so this is the first crossing the bisection finds, within a few
-    questions of the smallest). ``None`` when the effect is 0 or larger than the discordance, or
-    more than :data:`MAX_QUESTIONS_SEARCHED` questions would be needed.
+    """The number of questions at which :func:`power` for ``effect`` reaches ``target``: the
+    first crossing found by doubling and bisection on ``n`` (the power of a discrete test
+    saw-tooths slightly with ``n``, so within a few questions of the smallest such ``n``).
+    ``None`` when ``effect`` lies on the wrong side of ``null`` (nothing to detect) or more than
+    :data:`MAX_QUESTIONS_SEARCHED` questions would be needed.
 
     >>> questions_needed(0.1, 0.2)
-    168
+    169
     """
-    power = _check_confidence(power, "power")
-    effect = abs(float(effect))
-    if effect == 0.0 or discordance <= 0.0 or effect > discordance:
+    target = _check_confidence(target, "target")
+    side = _check_side(side)
+    wrong_side = (
+        (side == "greater" and effect <= null)
+        or (side == "less" and effect >= null)
+        or (side == "within" and abs(effect) >= null)
+    )
+    if wrong_side:
         return None
+
+    def reaches(n: int) -> bool:
+        return power(n, discordance, effect, null=null, side=side, confidence=confidence) >= target
+
     hi = 8
-    while mcnemar_power(hi, discordance, effect, alpha=alpha) < power:
+    while not reaches(hi):
         hi *= 2
         if hi > MAX_QUESTIONS_SEARCHED:
             return None
     lo = hi // 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if mcnemar_power(mid, discordance, effect, alpha=alpha) >= power:
-            hi = mid
-        else:
-            lo = mid
+        lo, hi = (lo, mid) if reaches(mid) else (mid, hi)
     return hi

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from regime_core.paper import CLAIM_RULES
-from regime_core.power import mcnemar_power
+from regime_core.power import power, smallest_margin
 from regime_core.runner.judge import (
     CONSISTENT_WITH,
     DIRECTION_ONLY,
@@ -24,6 +24,7 @@ from regime_core.runner.judge import (
     judge_holds,
     judge_level,
     judge_no_loss,
+    interval_text,
     judge_positive,
     judge_range,
     judge_share,
@@ -156,16 +157,36 @@ def test_judge_level_and_bound() -> None:
 
 
 def test_power_of_a_comparison_reaches_its_targets() -> None:
-    p = power_of(0.056, n=657, n_discordant=62)
+    p = power_of("estimate", 0.056, n=657, n_discordant=62)
     assert p is not None and p["discordance"] == pytest.approx(62 / 657)
-    assert mcnemar_power(657, 62 / 657, p["detectable_effect"]) >= 0.8
-    assert mcnemar_power(p["questions_needed"], 62 / 657, 0.056) >= 0.8
-    assert power_of(0.05, n=None, n_discordant=3) is None
-    nothing = power_of(0.05, n=100, n_discordant=0)
-    assert nothing["detectable_effect"] is None and "no question differs" in power_text(nothing)
+    assert (p["null"], p["side"]) == (0.0, "greater")
+    assert power(657, 62 / 657, p["detectable_effect"]) >= 0.8
+    assert power(p["questions_needed"], 62 / 657, 0.056) >= 0.8
+    assert power_of("estimate", 0.05, n=None, n_discordant=3) is None
+    assert power_of("level", 0.05, n=100, n_discordant=3) is None  # no null to test
+    # no discordant question observed: an effect brings its own, so power is still defined
+    nothing = power_of("estimate", 0.05, n=100, n_discordant=0)
+    assert nothing is not None and nothing["detectable_effect"] is not None
     assert "would need" in power_text(p)
     with pytest.raises(ValueError, match="share"):
-        power_of(0.05, n=10, n_discordant=11)
+        power_of("estimate", 0.05, n=10, n_discordant=11)
+
+
+def test_power_of_a_no_loss_claim_tests_against_the_margin() -> None:
+    p = power_of("no_loss", 0.0, n=485, n_discordant=48)
+    assert p is not None and (p["null"], p["side"]) == (-SMALLEST_EFFECT, "greater")
+    assert p["detectable_effect"] == smallest_margin(485, 48 / 485)
+    assert "rules out a loss" in power_text(p)
+    q = power_of("equivalence", 0.0, n=485, n_discordant=48)
+    assert q is not None and q["side"] == "within" and "within ±" in power_text(q)
+
+
+def test_where_the_interval_excludes_the_paper_the_power_says_so() -> None:
+    # the oracle gap: a tiny discordance, and the interval already far below the paper's 4.6 pp
+    p = power_of("estimate", 0.046, n=485, n_discordant=3, ci_lo=-0.002, ci_hi=0.012)
+    assert p is not None and p["excludes_reference"] is True
+    text = power_text(p)
+    assert "already excludes the paper's +4.6 pp" in text and "detects no effect" not in text
 
 
 def test_judge_share_and_holds() -> None:
@@ -208,3 +229,19 @@ def test_doctests_pass() -> None:
     from regime_core.runner import judge
 
     assert doctest.testmod(judge).failed == 0
+
+
+def test_an_interval_end_near_zero_keeps_its_sign() -> None:
+    assert interval_text(-0.00045, 0.0267) == "-0.04 pp to +2.7 pp"
+    assert interval_text(-0.013, 0.021) == "-1.3 pp to +2.1 pp"
+
+
+def test_a_statement_of_ours_reads_holds_not_reproduced() -> None:
+    from regime_core.runner.judge import OURS_WORDS, Judgement
+
+    judged = Judgement(REPRODUCED, "r", parts={"x": Judgement(NOT_REPRODUCED, "n")}).as_ours()
+    assert judged.words == "holds" and judged.parts["x"].words == "does not hold"
+    assert judged.verdict == REPRODUCED  # the rule's verdict is unchanged, only its words
+    assert Judgement(INCONCLUSIVE, "i", ours=True).label == "inconclusive"
+    assert "reproduced" not in " ".join(OURS_WORDS.values())
+    assert Judgement(REPRODUCED, "r").label == "reproduced"

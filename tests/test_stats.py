@@ -17,7 +17,8 @@ from regime_core.stats import (
     holm,
     holm_levels,
     mcnemar,
-    mcnemar_interval,
+    score_interval,
+    score_test,
     paired_bootstrap_ci,
     paired_permutation_test,
     sign_test,
@@ -225,7 +226,9 @@ def test_compare_paired_record(test: str) -> None:
 
 def test_compare_paired_p_value_follows_the_chosen_test() -> None:
     a, b = paired_binary(6, n=100)
-    assert compare_paired(a, b, test="mcnemar", resamples=200).p_value == mcnemar(a, b).p_value
+    r = compare_paired(a, b, test="mcnemar", resamples=200)
+    assert r.p_value == score_test(r.n_a_better, r.n_b_better, r.n).p_value
+    assert r.p_exact == mcnemar(a, b).p_value
     assert compare_paired(a, b, test="sign", resamples=200).p_value == sign_test(a, b).p_value
 
 
@@ -250,43 +253,113 @@ def test_invalid_inputs_raise_value_error_naming_the_argument(call, message: str
         call()
 
 
-# --- the exact McNemar interval: one procedure with the test ---------------------------------
+# --- the score interval: one procedure with the test -----------------------------------------
 
 
 @pytest.mark.parametrize("m", [1, 2, 7, 20, 61, 200])
 @pytest.mark.parametrize("confidence", [0.95, 0.99, 1 - 0.05 / 6])
-def test_exact_interval_excludes_zero_exactly_when_mcnemar_rejects(m: int, confidence) -> None:
+@pytest.mark.parametrize("continuity", [True, False])
+def test_score_interval_excludes_zero_exactly_when_mcnemar_rejects(m, confidence, continuity):
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
     alpha = 1 - confidence
     for b in range(m + 1):
         a_only, b_only = b, m - b
-        x = np.r_[np.ones(a_only), np.zeros(b_only), np.ones(5)]
-        y = np.r_[np.zeros(a_only), np.ones(b_only), np.ones(5)]
-        p = mcnemar(x, y).p_value
-        lo, hi = mcnemar_interval(a_only, b_only, x.size, confidence=confidence)
-        assert (lo > 0 or hi < 0) == (p < alpha), (m, b, lo, hi, p)
-        assert lo <= (a_only - b_only) / x.size <= hi
+        n = m + 5
+        # the test the interval inverts is statsmodels' McNemar chi-square
+        table = [[5, a_only], [b_only, 0]]
+        # statsmodels does not stop the correction at zero: (|0| - 1)² = 1 when b = c
+        p = (
+            sm_mcnemar(table, exact=False, correction=continuity).pvalue
+            if a_only != b_only
+            else 1.0
+        )
+        assert score_test(a_only, b_only, n, continuity=continuity).p_value == pytest.approx(
+            min(1.0, p), rel=1e-9, abs=1e-15
+        )
+        lo, hi = score_interval(a_only, b_only, n, confidence=confidence, continuity=continuity)
+        if abs(p - alpha) > 1e-9:
+            assert (lo > 0 or hi < 0) == (p < alpha), (m, b, lo, hi, p)
+        assert lo <= (a_only - b_only) / n <= hi
 
 
-def test_exact_interval_is_clopper_pearson_scaled_to_a_difference() -> None:
-    # 30 discordant pairs, 21 won by a, among 100 questions: d = 0.12
-    ci = scipy_stats.binomtest(21, 30).proportion_ci(0.95, method="exact")
-    lo, hi = mcnemar_interval(21, 9, 100)
-    assert lo == pytest.approx((2 * ci.low - 1) * 30 / 100, rel=1e-12)
-    assert hi == pytest.approx((2 * ci.high - 1) * 30 / 100, rel=1e-12)
-    assert mcnemar_interval(0, 0, 10) == (0.0, 0.0)
-    with pytest.raises(ValueError, match="cannot hold"):
-        mcnemar_interval(6, 6, 10)
+def _independent_score_interval(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+    """Tango's interval recomputed another way: the restricted maximum likelihood of the share
+    of b-only pairs found numerically (not by the closed form), the statistic on a fine grid of
+    delta0, and the ends refined by root finding."""
+    from scipy import optimize
+
+    def restricted_q(d: float) -> float:
+        # maximise the multinomial log-likelihood over q = p_ba with p_ab = q + d
+        def negative(q: float) -> float:
+            p_ab, p_ba = q + d, q
+            rest = 1 - p_ab - p_ba
+            if min(p_ab, p_ba, rest) < 0:
+                return np.inf
+            terms = [(b, p_ab), (c, p_ba), (n - b - c, rest)]
+            return -sum(k * np.log(p) for k, p in terms if k > 0)
+
+        lo, hi = max(0.0, -d), (1 - d) / 2
+        if hi - lo < 1e-15:
+            return lo
+        return float(
+            optimize.minimize_scalar(
+                negative, bounds=(lo, hi), method="bounded", options={"xatol": 1e-13}
+            ).x
+        )
+
+    def t(d: float) -> float:
+        q = restricted_q(d)
+        num = b - c - n * d
+        num = np.sign(num) * max(abs(num) - 1, 0)
+        return num / np.sqrt(n * (2 * q + d * (1 - d)))
+
+    est = (b - c) / n
+    lo = -1.0 if est <= -1 else optimize.brentq(lambda d: t(d) - z, -1 + 1e-12, est, xtol=1e-13)
+    hi = 1.0 if est >= 1 else optimize.brentq(lambda d: t(d) + z, est, 1 - 1e-12, xtol=1e-13)
+    return lo, hi
 
 
-def test_compare_paired_reports_the_exact_interval_and_nothing_resampled() -> None:
+@pytest.mark.numeric
+@pytest.mark.parametrize(
+    ("b", "c", "n"),
+    [(5, 0, 485), (0, 70, 485), (33, 1, 485), (0, 0, 192), (40, 20, 160), (3, 9, 50)],
+)
+def test_score_interval_matches_an_independent_inversion(b: int, c: int, n: int) -> None:
+    z = scipy_stats.norm.isf(0.025)
+    lo, hi = score_interval(b, c, n)
+    ref_lo, ref_hi = _independent_score_interval(b, c, n, z)
+    assert float(lo) == pytest.approx(ref_lo, abs=2e-6)
+    assert float(hi) == pytest.approx(ref_hi, abs=2e-6)
+
+
+def test_score_interval_reaches_past_the_discordant_share_and_is_never_a_point() -> None:
+    # five discordant pairs of 485, all a's way: the conditional interval stopped at +1.0 pp
+    lo, hi = score_interval(5, 0, 485)
+    assert hi > 5 / 485 and lo < 0 < hi
+    lo, hi = score_interval(0, 0, 192)  # no discordant pair
+    assert lo < 0 < hi and float(hi) == pytest.approx(-float(lo), rel=1e-12)
+    # vectorised: one call, many tables, the same ends as one by one
+    many = score_interval([5, 0, 33], [0, 70, 1], [485, 485, 485])
+    for k, (b, c) in enumerate([(5, 0), (0, 70), (33, 1)]):
+        one = score_interval(b, c, 485)
+        assert (many[0][k], many[1][k]) == (one[0], one[1])
+    with pytest.raises(ValueError, match="score_interval"):
+        score_interval(6, 6, 10)
+
+
+def test_compare_paired_reports_the_score_interval_and_nothing_resampled() -> None:
     a, b = paired_binary(11, n=150)
     r = compare_paired(a, b)
-    assert r.ci_method == "exact_mcnemar" and r.bootstrap_resamples is None
-    assert (r.ci_lo, r.ci_hi) == mcnemar_interval(r.n_a_better, r.n_b_better, r.n)
+    assert r.ci_method == "score_cc" and r.bootstrap_resamples is None
+    lo, hi = score_interval(r.n_a_better, r.n_b_better, r.n)
+    assert (r.ci_lo, r.ci_hi) == (float(lo), float(hi))
+    assert r.p_value == score_test(r.n_a_better, r.n_b_better, r.n).p_value
+    assert r.p_exact == mcnemar(a, b).p_value
     # the seed cannot matter: nothing is random
     assert compare_paired(a, b, seed=1) == dataclasses_replace_seed(r, 1)
     real = compare_paired(a.astype(float) * 0.5, b, test="permutation", resamples=500)
-    assert real.ci_method == "bootstrap_percentile"
+    assert real.ci_method == "bootstrap_percentile" and real.p_exact is None
 
 
 def dataclasses_replace_seed(r: PairedComparison, seed: int) -> PairedComparison:
@@ -311,7 +384,7 @@ def test_holm_levels_make_adjusted_intervals_agree_with_holm(seed: int) -> None:
     adjusted = holm(p)
     levels = holm_levels(p, alpha=0.05)
     for c, p_holm, level in zip(comparisons, adjusted, levels, strict=True):
-        lo, hi = mcnemar_interval(c.n_a_better, c.n_b_better, c.n, confidence=1 - level)
+        lo, hi = score_interval(c.n_a_better, c.n_b_better, c.n, confidence=1 - level)
         assert (lo > 0 or hi < 0) == (p_holm < 0.05)
         assert level >= 0.05 / len(p) - 1e-15
 
@@ -325,15 +398,15 @@ def test_holm_levels_boundaries() -> None:
         holm_levels([0.1], alpha=1.5)
 
 
-def test_an_estimate_on_an_end_of_the_exact_interval_is_that_end_exactly() -> None:
-    # 11 of 12 a-hits against 10 of 12 b-hits: one discordant pair, a's way; the upper end of
-    # the exact interval is then the estimate itself (x.mean() - y.mean() rounds above 1/12)
+def test_an_estimate_on_an_end_of_the_old_interval_now_lies_inside_its_interval() -> None:
+    # 11 of 12 a-hits against 10 of 12 b-hits: one discordant pair, a's way; the conditional
+    # exact interval ended at the estimate itself; the score interval reaches past it
     a = np.array([1] * 11 + [0])
     b = np.array([1] * 10 + [0, 0])
     c = compare_paired(a, b)
-    assert c.diff == c.ci_hi == 1 / 12
+    assert c.ci_lo < 0 < c.diff == 1 / 12 < c.ci_hi
     flipped = compare_paired(b, a)
-    assert flipped.diff == flipped.ci_lo == -1 / 12
+    assert flipped.ci_lo < flipped.diff == -1 / 12 < 0 < flipped.ci_hi
     for seed in range(200):  # and any other outcomes: the estimate never leaves its interval
         rng = np.random.default_rng(seed)
         x, y = rng.integers(0, 2, 33), rng.integers(0, 2, 33)

@@ -2,7 +2,7 @@
 
 - **the α rule** (``alpha_rule``): "one rule, α = 0.25, transfers across datasets and encoders".
   Per dataset × encoder, routed hit@k at the main α minus routed hit@k at the *best* α of the
-  grid for that pair (:func:`alpha_regret`), paired per question (exact McNemar). The best α is
+  grid for that pair (:func:`alpha_regret`), paired per question (McNemar). The best α is
   chosen on the same questions, so it is optimistic for the best α and makes the rule harder to
   pass; ties go to the α closest to the main one (then the smaller α).
 - **pool invariance** (``pool_invariance``): "the router's gain does not depend on how the
@@ -66,7 +66,7 @@ def choose_best_alpha(
 class AlphaRegret:
     """Routed hit@k at the rule's α against routed hit@k at the best α of the grid, on the same
     questions: ``comparison`` is rule − best (never positive: the best is chosen on these
-    questions), paired per question with the exact McNemar interval and p."""
+    questions), paired per question with the score interval and p."""
 
     alpha: float
     best_alpha: float

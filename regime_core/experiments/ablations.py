@@ -21,7 +21,7 @@ the other datasets — so each row answers "what if the paper had made this choi
 Every row of every ablation (setting × dataset) records the five paired comparisons of the
 router chapter (:data:`~regime_core.router.evaluation.COMPARISONS`: routed − q, union − q,
 routed − union, oracle − routed, oracle − q) under ``comparisons``, each with ``diff``,
-``ci_lo``, ``ci_hi``, ``p_value``, ``n``, ``n_a_better`` and ``n_b_better`` (exact McNemar).
+``ci_lo``, ``ci_hi``, ``p_value``, ``n``, ``n_a_better`` and ``n_b_better`` (McNemar).
 The two claims of the abstract judged on this run are those of
 :mod:`~regime_core.experiments.ablation_claims`.
 """

@@ -18,7 +18,7 @@ encoder:
 - **every rule** of :data:`~regime_core.retrieval.alpha_rule.RULE_VARIANTS` (``fixed`` 0.25,
   ``calibrated``, ``calibrated_question``, ``tuned_fixed``: all reported), its α and union hit@k,
   and its **regret** against each best (best − rule, paired per question: bootstrap interval,
-  exact McNemar);
+  McNemar);
 - ``calibrated_vs_fixed``: union hit@k under the calibrated rule minus under the fixed one,
   per question (it equals regret(fixed) − regret(calibrated), the best cancelling): the value the
   claim ``calibrated_alpha`` judges on every pair but the fitting one; beside it every variant

@@ -72,7 +72,7 @@ class RobustnessConfig(ExperimentConfig):
     """
     t2_resamples: int = 1_000
     """bootstrap resamples of each T2 reading; fewer suffice, as its verdict reads only the
-    difference and the exact McNemar p (its intervals are coarser, its verdicts identical)
+    difference and the McNemar p (its intervals are coarser, its verdicts identical)
     """
     t1_min_cell_n: int = 30
     """T1's min_cell_n in every reading"""

@@ -6,7 +6,7 @@ appears in a relation-bearing sentence of the bridge; :mod:`regime_core.data.reg
 
 We measure hit@k (the paper's R@k of the hop-2 target) of ``q``, ``bridge`` and ``union`` in each
 (P1, P2) cell, per dataset, pooled over datasets (``"all"``), and per encoder; the paired
-differences Δ(union − q) and Δ(bridge − q) with a percentile bootstrap CI and an exact McNemar
+differences Δ(union − q) and Δ(bridge − q) with a percentile bootstrap CI and an McNemar
 p-value (:func:`regime_core.stats.compare_paired`), Holm-corrected over *every* test of the run
 (all encoders, dataset levels, cells and both comparisons: one family, the conservative choice).
 

@@ -7,7 +7,7 @@ Our reading. Where the bridge is needed (B-dominant items: ¬P1 ∧ P2), compare
 * ``knockout`` = f(q) + α·f(bridge without B_rel)        (everything *but* it), and
 * ``entity``   = f(q) + α·f(hop-2 entity as the bridge writes it).
 
-We report the drop hit@k(union) − hit@k(knockout) with a paired bootstrap CI and an exact McNemar
+We report the drop hit@k(union) − hit@k(knockout) with a paired bootstrap CI and an McNemar
 p (Holm-corrected over every test of the run), per encoder and dataset and pooled, and the same
 for union − entity. The entity arm's text is the mention found in the bridge
 (:func:`regime_core.experiments.outcomes.bridge_entity_mention`), never the target's title;

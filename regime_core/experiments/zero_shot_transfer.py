@@ -4,7 +4,7 @@ Nothing is refitted: the router file (default the packaged model) decides ``q`` 
 every two-hop question of MuSiQue and HotpotQA, with ``B_rel`` chosen by the selector and the
 union query weighted by the router's own frozen α. Reported per dataset: hit@k of always-q,
 always-union, routed and the oracle router, Δ(routed − q) with a paired bootstrap CI and an
-exact McNemar p, and the **no-regret check**:
+McNemar p, and the **no-regret check**:
 
     no_regret  ⇔  not (Δ < 0 and p < 1 − confidence)
 

@@ -59,7 +59,7 @@ question whether the bridge joins the query). The per-question form is reported 
 
 **Regret** (:func:`regret`): per dataset and encoder, hit@5 at the best grid ``α`` minus hit@5 at
 the rule's ``α``, as a paired comparison question by question
-(:func:`regime_core.stats.compare_paired`: the mean difference, and its exact McNemar interval and
+(:func:`regime_core.stats.compare_paired`: the mean difference, and its score interval and
 p).
 Choosing the best ``α`` on the very questions it is scored on flatters it, so two bests are
 reported: ``cross_fitted`` (the primary: each fold scored at the grid ``α`` best on the other four
@@ -361,7 +361,7 @@ class Regret:
     best: str  # BEST_CHOICES
     alpha_rule: float  # the rule's α (a per-question rule: the median weight)
     alpha_best: tuple[float, ...]  # in_sample: one α; cross_fitted: one per fold
-    comparison: PairedComparison  # best − rule: diff, bootstrap CI, exact McNemar p
+    comparison: PairedComparison  # best − rule: diff, bootstrap CI, McNemar p
 
     @property
     def regret(self) -> float:
@@ -381,7 +381,7 @@ def regret(
     seed: int = config.SEED,
 ) -> Regret:
     """The :class:`Regret` of ``rule``: best − rule on the same questions' hits (booleans), with
-    :func:`~regime_core.stats.compare_paired` (bootstrap interval, exact McNemar)."""
+    :func:`~regime_core.stats.compare_paired` (bootstrap interval, McNemar)."""
     if best not in BEST_CHOICES:
         raise ValueError(f"best is {best!r}, not one of {BEST_CHOICES}")
     a = np.asarray(hits_best)

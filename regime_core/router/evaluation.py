@@ -3,7 +3,7 @@
 Routed hit@k uses the router's decision per question: ``hit_routed = hit_union`` where it says
 union, else ``hit_q``. The oracle router takes the better of the two per question, so
 ``oracle − routed`` is what a perfect router would add. Every comparison is paired per question
-(:func:`paired_hits`: a :class:`Bootstrap` CI of the mean difference, the exact McNemar p).
+(:func:`paired_hits`: a :class:`Bootstrap` CI of the mean difference, the McNemar p).
 Everything here is a pure function of per-question outcomes.
 """
 
@@ -76,7 +76,7 @@ def paired_hits(
 ) -> PairedComparison:
     """Policy ``a`` against policy ``b`` on the same questions' hits (booleans; per-question
     values for another ``test`` of :func:`~regime_core.stats.compare_paired`): the bootstrap CI
-    of the mean difference and the ``test``'s p (exact McNemar); ``labels`` names ``(a, b)``."""
+    of the mean difference and the ``test``'s p (McNemar); ``labels`` names ``(a, b)``."""
     return compare_paired(
         np.asarray(a, dtype=float),
         np.asarray(b, dtype=float),
@@ -92,7 +92,7 @@ def paired_hits(
 @dataclass(frozen=True)
 class RoutingOutcome:
     """hit@k of always-q, always-union, the router and the oracle router on one dataset, with
-    paired comparisons (bootstrap CI of the mean difference, exact McNemar p)."""
+    paired comparisons (bootstrap CI of the mean difference, McNemar p)."""
 
     dataset: str
     k: int

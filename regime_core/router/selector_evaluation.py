@@ -11,7 +11,7 @@ each a pure kernel over per-item arrays:
    beside chance (the mean of 1/#sentences); :func:`agreement_comparisons` pairs each selector
    with the rule;
 2. :func:`union_comparisons`: union hit@k with each selector's ``B_rel`` against union hit@k
-   with the gold ``B_rel``, on the items that have one, paired per question (exact McNemar);
+   with the gold ``B_rel``, on the items that have one, paired per question (McNemar);
 3. :func:`routed_comparisons`: the router chapter's numbers with each selector's ``B_rel``
    (routed − q, routed − always-union, oracle − routed) against the same with the gold ``B_rel``,
    paired per question.
@@ -127,7 +127,7 @@ def union_comparisons(
 ) -> dict[str, PairedComparison]:
     """Per selector, union hit@k with its ``B_rel`` against union hit@k with the ``reference``
     selector's (default the gold ``B_rel``) on the same questions (labels ``union_<name>`` and
-    ``union_<reference>``): exact McNemar p and interval; pure."""
+    ``union_<reference>``): McNemar p and interval; pure."""
     reference_hits = np.asarray(reference_hits, dtype=bool)
     out = {}
     for name, h in hits.items():
@@ -150,7 +150,7 @@ def agreement_comparisons(
     bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
 ) -> dict[str, PairedComparison]:
     """Per selector other than ``baseline``, its per-item agreement with the gold sentence
-    (booleans) against the baseline's, paired (exact McNemar); pure."""
+    (booleans) against the baseline's, paired (McNemar); pure."""
     if baseline not in correct:
         raise ValueError(f"agreement_comparisons: no selector {baseline!r} in {list(correct)}")
     base = np.asarray(correct[baseline], dtype=bool)

@@ -35,14 +35,18 @@ from regime_core.runner.records import format_number, get_number
 
 
 def reference_effect(claim: Claim) -> float:
-    """The effect a claim's power is judged against: the paper's value (an estimate), the low
-    end of its range, or :data:`SMALLEST_EFFECT` (implied, no-loss and invariance claims)."""
+    """The effect a claim's power is judged at: the paper's value (an estimate), the end of its
+    range nearer zero, :data:`SMALLEST_EFFECT` (an implied gain), or zero (no-loss and
+    invariance claims, whose null is the margin: the true difference assumed is none)."""
     paper = claim.paper
     if claim.rule == "estimate":
-        return abs(float(paper["value"]))
+        return float(paper["value"])
     if claim.rule == "range":
-        return min(abs(float(paper["low"])), abs(float(paper["high"])))
-    return SMALLEST_EFFECT
+        low, high = float(paper["low"]), float(paper["high"])
+        return low if abs(low) <= abs(high) else high
+    if claim.rule == "positive":
+        return SMALLEST_EFFECT
+    return 0.0
 
 
 def _number(record: Mapping[str, Any], key: str) -> float:
@@ -160,7 +164,12 @@ def _judge_one(claim: Claim, values: Mapping[str, Any], paper_value: Any = None)
     paper = (float(claim.paper[f]) for f in fields)
     judged = kernel(*paper, estimate=estimate, ci_lo=lo, ci_hi=hi)
     power = power_of(
-        reference_effect(claim), n=values.get("n"), n_discordant=values.get("n_discordant")
+        claim.rule,
+        reference_effect(claim),
+        n=values.get("n"),
+        n_discordant=values.get("n_discordant"),
+        ci_lo=lo,
+        ci_hi=hi,
     )
     return Judgement(judged.verdict, judged.reason, judged.flags, power)
 
@@ -168,7 +177,12 @@ def _judge_one(claim: Claim, values: Mapping[str, Any], paper_value: Any = None)
 def judge_values(claim: Claim, values: Mapping[str, Any]) -> Judgement:
     """The verdict of ``claim`` (its rule, the paper's side) for our ``values`` (as
     :func:`claim_values` returns them), with its power; pure. The robustness chapter calls it
-    once per reading."""
+    once per reading. A statement of ours reads as one (:meth:`Judgement.as_ours`)."""
+    judged = _judge_by_rule(claim, values)
+    return judged.as_ours() if claim.ours_only else judged
+
+
+def _judge_by_rule(claim: Claim, values: Mapping[str, Any]) -> Judgement:
     paper = claim.paper
     if claim.rule in (*COMPARISON_RULES, "level"):
         if "parts" in values:

@@ -7,10 +7,11 @@ what it needs (:func:`power_of`). The book's "The paper's numbers and ours" page
 with the ``regime-paper-claims`` directive (``regime_core.book.sphinx``); ``regime verdicts``
 prints it (:mod:`regime_core.runner.verdicts`).
 
-Every rule reads our *interval* only. For paired binary outcomes the interval is the exact
-McNemar one (:func:`regime_core.stats.mcnemar_interval`), which excludes zero exactly when the
-exact McNemar p is below :data:`SIGNIFICANCE_LEVEL`; a Holm-adjusted comparison carries its
-Holm-adjusted interval. So no verdict can contradict the p-value printed beside it.
+Every rule reads our *interval* only. For paired binary outcomes the interval is the score
+interval of the difference of hit rates with continuity correction
+(:func:`regime_core.stats.score_interval`), which excludes zero exactly when McNemar's χ² p
+(with continuity correction) is below :data:`SIGNIFICANCE_LEVEL`; a Holm-adjusted comparison
+carries its Holm-adjusted interval. So no verdict can contradict the p-value printed beside it.
 
 >>> judge_estimate(0.056, estimate=0.05, ci_lo=0.02, ci_hi=0.08).verdict
 'reproduced'
@@ -38,6 +39,14 @@ NOT_TESTABLE = "not testable here"
 VERDICTS: tuple[str, ...] = (
     REPRODUCED, SMALLER, LARGER, DIRECTION_ONLY, INCONCLUSIVE, NOT_REPRODUCED, NOT_TESTABLE,
 )  # fmt: skip
+#: A statement of ours (``origin: ours``) has nothing to reproduce: its verdict reads in these
+#: words (the rule is the same).
+OURS_WORDS: dict[str, str] = {
+    REPRODUCED: "holds",
+    DIRECTION_ONLY: "holds in part",
+    INCONCLUSIVE: "inconclusive",
+    NOT_REPRODUCED: "does not hold",
+}
 #: A flag beside a verdict.
 #: Our interval overlaps the paper's range although our estimate lies outside it (the verdict
 #: says which side; the flag says the data cannot exclude the range).
@@ -51,9 +60,12 @@ reach
 """
 #: Power the power column asks for (:data:`regime_core.power.TARGET_POWER`).
 POWER_METHOD = (
-    "exact power of the two-sided exact McNemar test at the claim's level for our number of "
-    "questions and our observed share of discordant questions (power.mcnemar_power); the "
-    "detectable effect is the smallest difference reaching 80% power"
+    "exact power of the verdict's own interval (the score interval with continuity correction) "
+    "against the claim's own null: zero for an effect, minus the margin for no loss, plus or "
+    "minus the margin for equivalence; the questions fall into the cells of a paired table by "
+    "a multinomial draw, so the number of discordant questions varies, with the discordance "
+    "our observed share raised to the effect where the effect needs more (power.power); the "
+    "detectable effect is the smallest distance from the null reaching 80% power"
 )
 
 VERDICT_RULES: dict[str, str] = {
@@ -116,19 +128,47 @@ class Judgement:
     flags: tuple[str, ...] = ()
     power: Mapping[str, Any] | None = None
     parts: Mapping[str, Judgement] = field(default_factory=dict)
+    #: a statement of ours, not the paper's: its verdict reads in :data:`OURS_WORDS`
+    ours: bool = False
+
+    @property
+    def words(self) -> str:
+        """The verdict as a reader sees it: for a statement of ours, "holds", "does not hold"
+        or "inconclusive" (:data:`OURS_WORDS`); else the verdict itself."""
+        return OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
 
     @property
     def label(self) -> str:
-        """The verdict with its flags, e.g. ``smaller than reported (consistent with ...)``."""
-        return self.verdict + "".join(f" ({flag})" for flag in self.flags)
+        """The verdict's words with its flags, e.g. ``smaller than reported (consistent with
+        ...)``."""
+        return self.words + "".join(f" ({flag})" for flag in self.flags)
+
+    def as_ours(self) -> Judgement:
+        """The same judgement (and parts) read as a statement of ours."""
+        parts = {k: j.as_ours() for k, j in self.parts.items()}
+        return Judgement(self.verdict, self.reason, self.flags, self.power, parts, ours=True)
 
 
 def pp(x: float) -> str:
     return format_number(x, "pp")
 
 
+def _end_text(x: float) -> str:
+    """An interval's end in pp, with a second or third decimal where one decimal would round
+    a non-zero end to 0.0 and hide on which side of zero it lies."""
+    for digits in (1, 2, 3):
+        if round(100.0 * x, digits) != 0.0 or x == 0.0:
+            return format_number(x, "pp", digits)
+    return format_number(x, "pp", 3)
+
+
 def interval_text(lo: float, hi: float) -> str:
-    return f"{pp(lo)} to {pp(hi)}"
+    """``-0.05 pp to +2.7 pp``: each end as :func:`_end_text` writes it.
+
+    >>> interval_text(-0.00045, 0.0267)
+    '-0.04 pp to +2.7 pp'
+    """
+    return f"{_end_text(lo)} to {_end_text(hi)}"
 
 
 def _check_interval(where: str, lo: float, hi: float) -> None:
@@ -215,7 +255,7 @@ def judge_positive(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
     ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     if ci_lo > 0:
         return Judgement(REPRODUCED, f"{ours} lies above zero")
-    if ci_hi <= 0:
+    if ci_hi < 0 or (ci_hi == 0 and ci_lo < 0):
         return Judgement(NOT_REPRODUCED, f"{ours} lies at or below zero")
     if ci_hi < SMALLEST_EFFECT:
         return Judgement(
@@ -389,55 +429,127 @@ def judge_parts(parts: Mapping[str, Judgement]) -> Judgement:
 # --- power ---------------------------------------------------------------------------------------
 
 
-def power_of(effect: float, *, n: int | None, n_discordant: int | None) -> dict[str, Any] | None:
-    """The power of one paired comparison: the smallest effect our ``n`` questions detect with
-    80% power at :data:`SIGNIFICANCE_LEVEL` (``detectable_effect``), and the number of
-    questions that would detect ``effect`` (``questions_needed``), both at our observed share
-    of discordant questions (:data:`POWER_METHOD`); ``None`` without ``n`` and ``n_discordant``.
+#: Per kind of claim: the null our interval must exclude, and on which side (power.SIDES).
+_POWER_NULLS: dict[str, tuple[float, str]] = {
+    "estimate": (0.0, "greater"),
+    "range": (0.0, "greater"),
+    "positive": (0.0, "greater"),
+    "no_loss": (-SMALLEST_EFFECT, "greater"),
+    "equivalence": (SMALLEST_EFFECT, "within"),
+}
 
-    >>> p = power_of(0.056, n=657, n_discordant=62)
-    >>> round(p["detectable_effect"], 3), p["questions_needed"], p["discordance"] > 0
-    (0.035, 251, True)
+
+def power_of(
+    rule: str,
+    effect: float,
+    *,
+    n: int | None,
+    n_discordant: int | None,
+    ci_lo: float | None = None,
+    ci_hi: float | None = None,
+) -> dict[str, Any] | None:
+    """The power of one paired comparison judged by ``rule`` (:data:`POWER_METHOD`): against
+    the rule's own null (zero, minus the margin, or ``±`` the margin), the power at
+    ``effect`` (the paper's value for an estimate or range, :data:`SMALLEST_EFFECT` for an
+    implied gain; zero, the true difference assumed, for no-loss and equivalence claims), the
+    smallest effect our ``n`` questions detect with 80% power against zero (for no-loss and
+    equivalence claims: the smallest margin they show when the true difference is zero), and
+    the questions ``effect`` needs, all at our
+    observed share of discordant questions. ``excludes_reference`` is true when our interval
+    (``ci_lo``, ``ci_hi``) already excludes a non-zero ``effect``: the data then tell our
+    number from the paper's whatever the power. ``None`` without ``n`` and ``n_discordant``, or
+    for a rule with no null.
+
+    >>> p = power_of("estimate", 0.056, n=657, n_discordant=62)
+    >>> round(p["detectable_effect"], 3), p["questions_needed"], round(p["power"], 2)
+    (0.035, 254, 1.0)
     """
-    from regime_core.power import detectable_effect, questions_needed
+    from regime_core.power import detectable_effect, power, questions_needed, smallest_margin
 
-    if n is None or n_discordant is None:
+    if n is None or n_discordant is None or rule not in _POWER_NULLS:
         return None
     if n <= 0 or not 0 <= n_discordant <= n:
         raise ValueError(f"power_of: {n_discordant} discordant of {n} questions is not a share")
+    null, side = _POWER_NULLS[rule]
+    sign = -1.0 if effect < 0 and side == "greater" and null == 0.0 else 1.0
+    alternative = abs(float(effect)) if null == 0.0 else 0.0
     discordance = n_discordant / n
+    excludes = None
+    if ci_lo is not None and ci_hi is not None and null == 0.0 and effect != 0.0:
+        excludes = not ci_lo <= effect <= ci_hi
     return {
         "n": int(n),
         "discordance": discordance,
-        "reference_effect": float(effect),
-        "detectable_effect": detectable_effect(n, discordance, alpha=SIGNIFICANCE_LEVEL),
-        "questions_needed": questions_needed(effect, discordance, alpha=SIGNIFICANCE_LEVEL),
+        "null": null,
+        "side": side,
+        "reference_effect": sign * alternative if null == 0.0 else float(effect),
+        "power": power(n, discordance, alternative, null=null, side=side),
+        "detectable_effect": (
+            detectable_effect(n, discordance)
+            if null == 0.0
+            else smallest_margin(n, discordance, side=side)
+        ),
+        "questions_needed": questions_needed(alternative, discordance, null=null, side=side),
+        "excludes_reference": excludes,
         "method": POWER_METHOD,
     }
 
 
 def power_text(power: Mapping[str, Any] | None) -> str:
-    """The power in words, e.g. ``detects +3.6 pp with 80% power; +5.6 pp needs 281 questions``.
+    """The power in words, e.g. ``detects +3.2 pp with 80% power; +5.6 pp would need 215
+    questions``; for a no-loss or equivalence claim, the smallest margin it can show; where our
+    interval already excludes the paper's value, that instead of a power.
 
-    >>> power_text({"n": 100, "discordance": 0.0, "reference_effect": 0.05,
-    ...             "detectable_effect": None, "questions_needed": None})
-    'no question differs between the two policies: no effect is detectable'
+    >>> power_text({"n": 485, "discordance": 0.01, "null": 0.0, "side": "greater",
+    ...             "reference_effect": 0.046, "power": 1.0, "detectable_effect": 0.016,
+    ...             "questions_needed": 171, "excludes_reference": True})
+    "our interval already excludes the paper's +4.6 pp, so the data tell the two apart; the test detects +1.6 pp with 80% power"
     """
     if power is None:
         return ""
-    if power["discordance"] == 0:
-        return "no question differs between the two policies: no effect is detectable"
-    differ = format_number(power["discordance"], "pct")
-    mde = power["detectable_effect"]
-    head = (
-        f"detects {pp(mde)} with 80% power"
-        if mde is not None
-        else f"detects no effect with 80% power (only {differ} of the questions differ)"
-    )
-    needed = power["questions_needed"]
+    mde, needed = power["detectable_effect"], power["questions_needed"]
     ref = pp(power["reference_effect"])
-    if needed is None:
-        tail = f"{ref} is more than the {differ} of questions that differ could show"
-    else:
-        tail = f"{ref} would need {format_number(needed, 'int')} questions"
-    return f"{head}; {tail}"
+    null, side = power.get("null", 0.0), power.get("side", "greater")
+    if side == "within":
+        head = (
+            f"a true difference of zero is shown within ±{pp(mde).lstrip('+')} with 80% power"
+            if mde is not None
+            else "no margin is shown with 80% power"
+        )
+        margin = pp(null).lstrip("+")
+        tail = (
+            f"within ±{margin} needs {format_number(needed, 'int')} questions"
+            if needed is not None
+            else f"within ±{margin} needs more than {format_number(200_000, 'int')} questions"
+        )
+        return f"{head}; {tail}"
+    if null != 0.0:
+        head = (
+            f"if the true difference is zero, it rules out a loss of {pp(mde).lstrip('+')} or "
+            "more with 80% power"
+            if mde is not None
+            else "no loss is ruled out with 80% power"
+        )
+        tail = (
+            f"ruling out a loss of {pp(-null).lstrip('+')} needs {format_number(needed, 'int')} "
+            "questions"
+            if needed is not None
+            else "ruling out that loss needs more questions than we searched"
+        )
+        return f"{head}; {tail}"
+    detects = (
+        f"the test detects {pp(mde)} with 80% power"
+        if mde is not None
+        else "no effect reaches 80% power"
+    )
+    if power.get("excludes_reference"):
+        return (
+            f"our interval already excludes the paper's {ref}, so the data tell the two apart; "
+            f"{detects}"
+        )
+    tail = (
+        f"{ref} would need {format_number(needed, 'int')} questions"
+        if needed is not None
+        else f"{ref} would need more questions than we searched"
+    )
+    return f"{detects}; {tail}"

@@ -71,13 +71,13 @@ class ClaimVerdict:
             "ours": dict(self.ours),
             "ours_text": values_text(self.claim, self.values),
             "computed_on": self.computed_on,
-            "verdict": self.verdict,
+            "verdict": self.judgement.words,
             "flags": list(self.judgement.flags),
             "reason": self.judgement.reason,
             "power": _power_dict(self.judgement.power),
             "parts": {
                 label: {
-                    "verdict": part.verdict,
+                    "verdict": part.words,
                     "reason": part.reason,
                     "power": _power_dict(part.power),
                 }

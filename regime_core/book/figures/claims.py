@@ -444,7 +444,7 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
         "points, in each cell of who names the hop-2 entity (the question, the bridge, both or "
         "neither), one panel per dataset and the pooled level last (the datasets whose "
         "predicates are informative); "
-        f"{shapes}; the colour is the cell's regime ({colours}). Grey bars are exact McNemar "
+        f"{shapes}; the colour is the cell's regime ({colours}). Grey bars are McNemar "
         f"intervals, Holm-adjusted over all {tests} tests of the notebook, as p is: a filled "
         f"marker (Holm p < {cfg.significance:g}, either direction) is exactly one whose interval "
         "excludes zero; a hollow one's holds zero.",
@@ -461,11 +461,11 @@ def regime_deltas(
     a: str = "union",
     b: str = "q",
 ) -> pd.DataFrame:
-    """Δ(a − b) of hit@k per (encoder, dataset, regime) with an exact McNemar interval; pure.
+    """Δ(a − b) of hit@k per (encoder, dataset, regime) with a score interval; pure.
 
     ``table`` is T2's outcome table (``Outcomes.table``); questions are paired exactly as T2
     pairs them (those with every T2 arm), Q-dominant pools T2's two P1 cells. The CI is the
-    exact McNemar interval of :func:`regime_core.stats.compare_paired` at the run's confidence
+    score interval of :func:`regime_core.stats.compare_paired` at the run's confidence
     (not adjusted: the figure makes no claim of its own)."""
     from regime_core.experiments.common import compare_arms
     from regime_core.experiments.outcomes import arm_matrix
@@ -545,7 +545,7 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
         f"What adding the bridge's relation sentence to the query does: union − q in {_hit(k)} "
         "(percentage points) on each dataset, split by regime ("
         + ", ".join(f"{_COLOUR[r]} {names.regime(r)}" for r in regimes)
-        + "), with 95% exact McNemar intervals (not adjusted for multiple tests); one panel per "
+        + "), with 95% score intervals (not adjusted for multiple tests); one panel per "
         "encoder, n = questions in the regime.",
         alt=f"Dot plot: union minus q in {_hit(k)} per dataset and regime, one panel per "
         "encoder, with intervals around a zero line.",
@@ -599,7 +599,7 @@ def t3_drops(result: Any, comparison: str = "union_vs_knockout") -> Figure:
         f"t3_{comparison}",
         f"How much {_hit(cfg.k)} union (q + α·B_rel) gains over {other} on the "
         f"{names.regime(cfg.subset)} questions, in percentage points, per dataset (pooled = "
-        f"all), {colour_word(colour)} markers: {shapes}; grey bars are exact McNemar intervals, "
+        f"all), {colour_word(colour)} markers: {shapes}; grey bars are score intervals, "
         "Holm-adjusted over every test of the notebook as p is"
         + filled
         + ("; the light grey band is the paper's range." if knockout else "."),

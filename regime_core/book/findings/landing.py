@@ -28,7 +28,7 @@ def _judged(r: Records) -> dict[str, Any]:
 def _counted(verdicts: list[str]) -> str:
     """``["reproduced", "not reproduced", "not reproduced"]`` → "1 reproduces and 2 do not
     reproduce", in the judge's order of verdicts."""
-    from regime_core.runner.judge import VERDICTS
+    from regime_core.runner.judge import OURS_WORDS, VERDICTS
 
     words = {  # verdict -> (one, several)
         "reproduced": ("reproduces", "reproduce"),
@@ -47,8 +47,14 @@ def _counted(verdicts: list[str]) -> str:
         ),
         "not reproduced": ("does not reproduce", "do not reproduce"),
         "not testable here": ("cannot be tested here", "cannot be tested here"),
+        # a statement of ours reads in its own words (judge.OURS_WORDS)
+        "holds": ("holds", "hold"),
+        "holds in part": ("holds in part", "hold in part"),
+        "inconclusive": ("is inconclusive", "are inconclusive"),
+        "does not hold": ("does not hold", "do not hold"),
     }
-    counts = {verdict: verdicts.count(verdict) for verdict in VERDICTS}
+    order = (*VERDICTS, *OURS_WORDS.values())
+    counts = {verdict: verdicts.count(verdict) for verdict in order}
     parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
     return ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
 
@@ -56,7 +62,7 @@ def _counted(verdicts: list[str]) -> str:
 def _bottom_counts(r: Records) -> str:
     judged = list(_judged(r).values())
     paper = [v.verdict for v in judged if not v.claim.ours_only]
-    ours = [v.verdict for v in judged if v.claim.ours_only]
+    ours = [v.judgement.words for v in judged if v.claim.ours_only]
     noun = "statement" if len(paper) == 1 else "statements"
     text = f"Of the {count(len(paper))} {noun} of the abstract we judged, {_counted(paper)}."
     if ours:

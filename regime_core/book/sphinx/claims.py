@@ -200,7 +200,7 @@ def verdict_entry(judged: Any) -> nodes.entry:
     """The verdict cell: the verdict in bold, its flags beside it, coloured by its class."""
     judgement = judged.judgement
     verdict = nodes.inline()
-    verdict += nodes.strong(text=judgement.verdict)
+    verdict += nodes.strong(text=judgement.words)
     for flag in judgement.flags:
         verdict += nodes.Text(" ")
         verdict += nodes.inline(text=f"({flag})", classes=["regime-flag"])
@@ -380,7 +380,7 @@ class ClaimTextRole(SphinxRole):
             warn_problem(self.env, f"claim {self.text!r}", err, self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []
         if self.kind == "verdict":
-            node = nodes.strong(self.rawtext, judged.verdict, classes=["regime-verdict"])
+            node = nodes.strong(self.rawtext, judged.judgement.words, classes=["regime-verdict"])
             return [node], []
         text = (
             claim_sentence(judged) if self.kind == "claim" else robustness_phrase(judged.robustness)

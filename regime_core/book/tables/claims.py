@@ -115,8 +115,8 @@ def t2_table(
         pd.DataFrame(rows),
         caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
         note=(
-            f"{', '.join(arms)}: hit@{k} of each arm. p is the exact McNemar p, Holm-adjusted "
-            f"{family}; each interval is the exact McNemar interval at the level Holm judged its "
+            f"{', '.join(arms)}: hit@{k} of each arm. p is the McNemar p, Holm-adjusted "
+            f"{family}; each interval is the score interval at the level Holm judged its "
             f"comparison, so it excludes zero exactly when significant = Holm p < {level:g}, "
             "either direction."
         ),
@@ -159,8 +159,8 @@ def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table
     return Table(
         pd.DataFrame(rows),
         note=(
-            "hit@k on the subset. p is the exact McNemar p, Holm-adjusted over every test of the "
-            "run; each interval is the exact McNemar interval at the level Holm judged it, so it "
+            "hit@k on the subset. p is the McNemar p, Holm-adjusted over every test of the "
+            "run; each interval is the score interval at the level Holm judged it, so it "
             "excludes zero exactly when Holm p < the run's level."
         ),
     )

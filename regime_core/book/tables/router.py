@@ -31,7 +31,7 @@ POLICY_COLUMNS: tuple[str, ...] = ("q", "union", "routed", "oracle")
 
 #: What every routing table's interval and p are: one procedure, so they cannot disagree.
 EXACT_NOTE = (
-    "CI and p: the exact McNemar test, one procedure (the CI excludes zero exactly when "
+    "CI and p: McNemar's test, one procedure (the CI excludes zero exactly when "
     f"p < {round(1 - config.CONFIDENCE, 10):g})."
 )
 
@@ -236,7 +236,7 @@ def transfer_comparison_table(result: Any) -> Table:
     return Table(
         pd.DataFrame(rows),
         note=(
-            f"Differences in hit@{result.config.k}. CI and p: the exact McNemar test, one "
+            f"Differences in hit@{result.config.k}. CI and p: McNemar's test, one "
             "procedure. No regret: the router is not significantly worse than always-q."
         ),
     )
@@ -340,7 +340,7 @@ def oracle_gap_table(frame: pd.DataFrame, *, k: int) -> Table:
         }
         for row in frame.to_dict("records")
     ]
-    return Table(pd.DataFrame(rows), note=f"hit@{k}. CI: 95% exact McNemar interval.")
+    return Table(pd.DataFrame(rows), note=f"hit@{k}. CI: 95% score interval.")
 
 
 def alpha_rule_table(frame: pd.DataFrame, *, k: int) -> Table:
@@ -421,7 +421,7 @@ def ablation_summary(record: Mapping[str, Any]) -> Table:
         rows.append(row)
     return Table(
         pd.DataFrame(rows),
-        note="Differences in hit@5, percentage points, with the exact McNemar p.",
+        note="Differences in hit@5, percentage points, with the McNemar p.",
     )
 
 
@@ -463,7 +463,7 @@ def selection_table(selection: Mapping[str, Any], datasets: Sequence[str]) -> Ta
         note=(
             f"Agreement: share of the items with a gold relation sentence whose chosen sentence "
             f"is it. Union hit@{k} with each selector's B_rel, and its difference from union with "
-            "the gold B_rel, on the items that have one; CI: exact McNemar interval, p: exact "
+            "the gold B_rel, on the items that have one; CI: score interval, p: exact "
             "McNemar."
         ),
         align_left=("dataset", "selector"),
@@ -498,7 +498,7 @@ def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]
             f"Differences in hit@{k}. Each row's router is trained with that selector's B_rel on "
             f"{names.dataset(selection['train_dataset'])} (cross-fitted there) and applied "
             "zero-shot to the other datasets with the same selector. The last columns pair each "
-            "question's routed hit with its routed hit under the gold B_rel: exact McNemar "
+            "question's routed hit with its routed hit under the gold B_rel: McNemar "
             "interval and p."
         ),
         align_left=("dataset", "selector"),
