@@ -47,9 +47,9 @@ def test_subset_outcome_scores_the_kept_questions_only() -> None:
     part = subset_outcome(out, [True, True, False, False], bootstrap=FEW)
     assert part is not None and part.n == 2
     assert part.hits["routed"].tolist() == [True, True]
-    # binary outcomes: the exact McNemar interval, the same procedure as the test (no resampling)
+    # binary outcomes: the score interval, the same procedure as the test (no resampling)
     kept = part.comparison("routed_vs_q")
-    assert kept.ci_method == "exact_mcnemar" and kept.bootstrap_resamples is None
+    assert kept.ci_method == "score_cc" and kept.bootstrap_resamples is None
     assert (kept.n, kept.n_a_better, kept.n_b_better) == (2, 1, 0)
     assert subset_outcome(out, [False] * 4) is None
     with pytest.raises(ValueError, match="mask"):

@@ -64,7 +64,7 @@ def test_the_setting_under_which_the_paper_appears_is_named() -> None:
         "It reproduces with α = 0.50 or α = 1.00 (ours +4.7 pp, +7.8 pp), and under none of "
         "the other settings swept (the encoder)."
     )
-    assert "Our questions: detects" in found.sentence
+    assert "Our questions: " in found.sentence and "detects" in found.sentence
     assert found.to_dict()["alternatives"][0]["estimate"] == pytest.approx(0.047)
 
 
