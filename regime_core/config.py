@@ -108,7 +108,8 @@ CONTINUITY_CORRECTION: bool = True
 """whether the interval of a paired difference of hit rates (Tango's score interval,
 regime_core.stats.score_interval) and its McNemar test carry Edwards' continuity correction: with
 it the interval covers at least 95% of the time over the whole grid of
-benchmarks/bench_interval_coverage.py; without it, about 93% where every discordant pair goes one way
+benchmarks/bench_interval_coverage.py; without it, about 93% where every discordant pair goes one
+way
 """
 
 # --- router ----------------------------------------------------------------------------------

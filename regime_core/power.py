@@ -25,7 +25,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import special, stats as scipy_stats
+from scipy import special
+from scipy import stats as scipy_stats
 
 from regime_core.config import CONFIDENCE, CONTINUITY_CORRECTION
 from regime_core.stats import _check_confidence, _check_count, tango_statistic

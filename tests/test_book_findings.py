@@ -253,10 +253,14 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
 def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
+    from regime_core.runner.judge import Judgement
+
     def judged(*verdicts: str, ours: tuple[str, ...] = ()) -> dict[str, Any]:
         made = [(v, False) for v in verdicts] + [(v, True) for v in ours]
         return {
-            str(i): SimpleNamespace(verdict=v, claim=SimpleNamespace(ours_only=o))
+            str(i): SimpleNamespace(
+                verdict=v, judgement=Judgement(v, "", ours=o), claim=SimpleNamespace(ours_only=o)
+            )
             for i, (v, o) in enumerate(made)
         }
 
@@ -270,7 +274,7 @@ def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.Monke
     monkeypatch.setattr(L, "_judged", lambda r: one)
     assert L._bottom_counts(_records()) == (
         "Of the 1 statement of the abstract we judged, 1 reproduces. By the same rules, of 1 "
-        "statement of our own beyond the paper, 1 does not reproduce."
+        "statement of our own beyond the paper, 1 does not hold."
     )
 
 

@@ -17,10 +17,10 @@ from regime_core.stats import (
     holm,
     holm_levels,
     mcnemar,
-    score_interval,
-    score_test,
     paired_bootstrap_ci,
     paired_permutation_test,
+    score_interval,
+    score_test,
     sign_test,
 )
 

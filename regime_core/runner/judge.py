@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from regime_core import config
-from regime_core.runner.records import format_number
+from regime_core.runner.records import format_number, interval_end
 
 REPRODUCED = "reproduced"
 SMALLER, LARGER = "smaller than reported", "larger than reported"
@@ -153,22 +153,14 @@ def pp(x: float) -> str:
     return format_number(x, "pp")
 
 
-def _end_text(x: float) -> str:
-    """An interval's end in pp, with a second or third decimal where one decimal would round
-    a non-zero end to 0.0 and hide on which side of zero it lies."""
-    for digits in (1, 2, 3):
-        if round(100.0 * x, digits) != 0.0 or x == 0.0:
-            return format_number(x, "pp", digits)
-    return format_number(x, "pp", 3)
-
-
 def interval_text(lo: float, hi: float) -> str:
-    """``-0.05 pp to +2.7 pp``: each end as :func:`_end_text` writes it.
+    """``-0.04 pp to +2.7 pp``: each end as :func:`~regime_core.runner.records.interval_end`
+    writes it (its sign kept where one decimal would show 0.0).
 
     >>> interval_text(-0.00045, 0.0267)
     '-0.04 pp to +2.7 pp'
     """
-    return f"{_end_text(lo)} to {_end_text(hi)}"
+    return f"{interval_end(lo)} to {interval_end(hi)}"
 
 
 def _check_interval(where: str, lo: float, hi: float) -> None:
@@ -500,10 +492,11 @@ def power_text(power: Mapping[str, Any] | None) -> str:
     questions``; for a no-loss or equivalence claim, the smallest margin it can show; where our
     interval already excludes the paper's value, that instead of a power.
 
-    >>> power_text({"n": 485, "discordance": 0.01, "null": 0.0, "side": "greater",
-    ...             "reference_effect": 0.046, "power": 1.0, "detectable_effect": 0.016,
-    ...             "questions_needed": 171, "excludes_reference": True})
-    "our interval already excludes the paper's +4.6 pp, so the data tell the two apart; the test detects +1.6 pp with 80% power"
+    >>> text = power_text({"n": 485, "discordance": 0.01, "null": 0.0, "side": "greater",
+    ...     "reference_effect": 0.046, "power": 1.0, "detectable_effect": 0.016,
+    ...     "questions_needed": 171, "excludes_reference": True})
+    >>> text.startswith("our interval already excludes the paper's +4.6 pp"), text[-30:]
+    (True, 'detects +1.6 pp with 80% power')
     """
     if power is None:
         return ""

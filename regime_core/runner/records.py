@@ -467,6 +467,20 @@ def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) 
     return f"p < {floor:.{n}f}" if x < floor else f"p = {x:.{n}f}"
 
 
+def interval_end(x: float, *, unit: bool = True) -> str:
+    """An interval's end in signed percentage points: one decimal, or two or three where one
+    would round a non-zero end to ``0.0`` and hide on which side of zero it lies.
+
+    >>> interval_end(-0.00045), interval_end(0.0267, unit=False), interval_end(0.0)
+    ('-0.04 pp', '+2.7', '0.0 pp')
+    """
+    text = format_number(x, "pp")
+    for digits in (2, 3):
+        if text.lstrip("+-").startswith(("0.0 ", "0.00 ")) and float(x) != 0.0:
+            text = format_number(x, "pp", digits)
+    return text if unit else text.removesuffix(" pp")
+
+
 def _fixed(x: float, digits: int, signed: bool = False) -> str:
     text = f"{x:.{digits}f}"
     if float(text) == 0.0:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from regime_core.runner.records import format_number, get_number
+from regime_core.runner.records import format_number, get_number, interval_end
 
 
 class Records:
@@ -58,8 +58,8 @@ def count(x: float) -> str:
 def interval(c: Mapping[str, Any], effect: str = "diff", what: str = "95% CI") -> str:
     """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: a comparison's effect and interval (``what``
     names the interval: a Holm-adjusted one says so)."""
-    lo, hi = format_number(c["ci_lo"], "pp"), format_number(c["ci_hi"], "pp")
-    return f"{pp(c[effect])} ({what} {lo.removesuffix(' pp')} to {hi})"
+    lo, hi = interval_end(float(c["ci_lo"]), unit=False), interval_end(float(c["ci_hi"]))
+    return f"{pp(c[effect])} ({what} {lo} to {hi})"
 
 
 HOLM = "Holm-adjusted CI"

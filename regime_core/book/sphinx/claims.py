@@ -41,7 +41,7 @@ from regime_core.book.sphinx.records import (
     warn_problem,
 )
 from regime_core.book.sphinx.tables import entry, paragraph, table
-from regime_core.runner.records import format_number
+from regime_core.runner.records import format_number, interval_end
 
 #: The columns of the paper-against-ours table, with their relative widths. Eight columns are
 #: too many for a page at any width, so each row is a card (``static/regime-claims.css``): the
@@ -192,8 +192,8 @@ def ours_text(judged: Any) -> str:
 def interval_text(estimate: float, ci_lo: float, ci_hi: float) -> str:
     """An estimate and its interval (fractions in): ``+6.6 pp (95% CI +4.5 to +9.1 pp)``."""
     level = round(100 * config.CONFIDENCE)
-    low = format_number(ci_lo, "pp").removesuffix(" pp")
-    return f"{format_number(estimate, 'pp')} ({level}% CI {low} to {format_number(ci_hi, 'pp')})"
+    low = interval_end(ci_lo, unit=False)
+    return f"{format_number(estimate, 'pp')} ({level}% CI {low} to {interval_end(ci_hi)})"
 
 
 def verdict_entry(judged: Any) -> nodes.entry:

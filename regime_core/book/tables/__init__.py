@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core.book import names
+from regime_core.runner.records import interval_end
 
 MISSING = "—"
 _NUMERIC = re.compile(r"^[-+<]?\s?\d")
@@ -126,7 +127,8 @@ def interval(diff: Any, lo: Any, hi: Any, kind: str = "pp", *, unit: bool = True
     if kind == "pp":
         if _missing(diff):
             return MISSING
-        return f"{pp(diff, unit=unit)} [{pp(lo, unit=False)}, {pp(hi, unit=False)}]"
+        ends = (interval_end(float(v), unit=False) for v in (lo, hi))
+        return f"{pp(diff, unit=unit)} [{', '.join(ends)}]"
     fmt = FORMATS[kind]
     return f"{fmt(diff)} [{fmt(lo)}, {fmt(hi)}]"
 
