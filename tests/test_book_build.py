@@ -55,7 +55,8 @@ def _fixture_book(target: Path) -> Path:
     for page in [*FIXTURE_BOOK.glob("*.md"), *FIXTURE_BOOK.glob("*.yml")]:
         if page.name != "README.md":
             shutil.copyfile(page, target / "book" / page.name)
-    shutil.copyfile(paths.REPO_ROOT / "book" / "references.bib", target / "book" / "references.bib")
+    for bib in ("references.bib", "methods.bib"):  # the bibtex_bibfiles of _config.yml
+        shutil.copyfile(paths.REPO_ROOT / "book" / bib, target / "book" / bib)
     # a published companion: its buttons follow this address (the repository's own is unset)
     (target / "pyproject.toml").write_text(
         f'[project]\nname = "fixture"\n[project.urls]\nRepository = "{FIXTURE_REPOSITORY}"\n',

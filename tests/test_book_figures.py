@@ -609,3 +609,13 @@ def test_alpha_transfer_figure() -> None:
     ]
     assert ratio_points == [((0.9,), (1.0,)), ((1.0,), (0.85,))]
     _check(fig, "alpha_transfer")
+
+
+def test_interval_coverage_figure() -> None:
+    from regime_core import coverage
+
+    grid = coverage.coverage_grid([50, 200], [0.01, 0.05], [0.0, 0.5, 1.0])
+    fig = figures.interval_coverage(grid)
+    assert fig.caption_problems() == []
+    assert all(ax.get_ylim()[0] == 0 for ax in fig.figure.axes if ax.get_visible())
+    _check(fig, "interval_coverage")

@@ -364,6 +364,7 @@ from regime_core.book.figures.router import (  # noqa: E402, F401
     selector_agreement,
     zero_shot_hits,
 )
+from regime_core.book.figures.statistics import interval_coverage  # noqa: E402, F401
 from regime_core.book.figures.teaching import (  # noqa: E402, F401
     knockout_bars,
     regime_arms,

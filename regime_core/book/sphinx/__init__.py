@@ -6,7 +6,8 @@ directives and hooks it adds; :func:`setup` registers them all under their names
 (``{rec}``, ``rec-table``, ``rec-figure``), ``claims`` and ``claims_chart`` (the paper's claims
 against ours), ``findings``, ``choices`` (named choices and defaults), ``reference`` (the API
 and metrics pages), ``router_page`` (the live router), ``assets`` (style sheets, MathJax),
-``launch``, ``site`` (buttons, footer, search, citation), ``tables`` and ``markup``.
+``coverage`` (the paired intervals' coverage, computed at build time), ``launch``, ``site``
+(buttons, footer, search, citation), ``tables`` and ``markup``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from regime_core.book.sphinx.claims_chart import (
     pass_through,
     visit_html_element,
 )
+from regime_core.book.sphinx.coverage import CoverageDirective
 from regime_core.book.sphinx.findings import FindingsDirective
 from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.records import (
@@ -93,6 +95,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.add_directive("regime-router-features", RouterFeaturesDirective)
     app.add_directive("regime-citation", CitationDirective)
+    app.add_directive("regime-interval-coverage", CoverageDirective)
     app.connect("config-inited", configure_site)
     # after Sphinx's image collector has made each image's uri relative to the source folder
     app.connect("doctree-read", figure_alt_text, priority=900)

@@ -1,0 +1,115 @@
+"""The statistics section's figure: how often the intervals of a paired difference cover it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from regime_core import coverage
+from regime_core.book.figures import (
+    PALETTE,
+    WIDTH,
+    Figure,
+    _legend_above,
+    _percent_axis,
+    _pyplot,
+    colour_word,
+)
+
+#: How each interval of :data:`regime_core.coverage.METHODS` is named and drawn: label, colour,
+#: marker.
+COVERAGE_STYLES: dict[str, tuple[str, str, str]] = {
+    "conditional_exact": ("old: conditional exact", PALETTE[3], "o"),
+    "score_cc": ("new: score, continuity-corrected", PALETTE[0], "s"),
+    "score": ("score, uncorrected", PALETTE[7], "^"),
+    "bonett_price": ("Bonett–Price", PALETTE[4], "v"),
+    "newcombe": ("Newcombe (method 10)", PALETTE[5], "D"),
+}
+
+
+def interval_coverage(
+    table: pd.DataFrame,
+    *,
+    methods: tuple[str, ...] = ("conditional_exact", "score_cc"),
+    name: str = "interval_coverage",
+    confidence: float = 0.95,
+) -> Figure:
+    """Coverage of the true difference against the expected number of discordant questions
+    (``n·ψ``, log scale), one panel per asymmetry, one marker per grid point and method, from a
+    table of :func:`regime_core.coverage.coverage_grid` (column ``coverage``). Points with fewer
+    expected discordant questions than :data:`~regime_core.coverage.MIN_EXPECTED_DISCORDANT`
+    are drawn hollow (not judged); the nominal level is a grey line, the floor a dashed one."""
+    plt = _pyplot()
+    asymmetries = sorted(set(table["asymmetry"]))
+    ncols = 3
+    nrows = int(np.ceil(len(asymmetries) / ncols))
+    fig, axes = plt.subplots(
+        nrows,
+        ncols,
+        figsize=(WIDTH, 2.6 * nrows + 0.6),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    floor = coverage.COVERAGE_FLOOR
+    handles: list[Any] = []
+    labels: list[str] = []
+    flat = axes.ravel()
+    for ax, a in zip(flat, asymmetries, strict=False):
+        rows = table[table["asymmetry"] == a]
+        judged = rows["expected_discordant"] >= coverage.MIN_EXPECTED_DISCORDANT * (1 - 1e-9)
+        handles, labels = [], []
+        for method in methods:
+            label, colour, marker = COVERAGE_STYLES[method]
+            mine = rows["method"] == method
+            x, y = rows["expected_discordant"], rows["coverage"]
+            (full,) = ax.plot(
+                x[mine & judged], y[mine & judged], marker, color=colour, markersize=5, alpha=0.85
+            )
+            ax.plot(
+                x[mine & ~judged],
+                y[mine & ~judged],
+                marker,
+                markerfacecolor="none",
+                markeredgecolor=colour,
+                markersize=5,
+            )
+            handles.append(full)
+            labels.append(label)
+        ax.axhline(confidence, color=PALETTE[7], linewidth=1.0)
+        ax.axhline(floor, color="black", linewidth=1.0, linestyle="--")
+        ax.set_xscale("log")
+        ax.set_title("all one way" if a == 1.0 else f"asymmetry {a:g}")
+        _percent_axis(ax, top=1.02)
+        ax.set_yticks([0, 0.25, 0.5, 0.75, 0.95])
+    for ax in flat[len(asymmetries) :]:
+        ax.set_visible(False)
+    ticks = [1, 10, 100]
+    flat[0].set_xticks(ticks, [f"{t:g}" for t in ticks])
+    flat[0].xaxis.set_minor_formatter("")
+    for ax in flat[len(asymmetries) - ncols : len(asymmetries)]:  # the lowest panel of a column
+        ax.xaxis.set_tick_params(labelbottom=True)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("coverage")
+    fig.supxlabel("expected discordant questions, n·ψ", fontsize=11)
+    _legend_above(fig, handles, labels, 2)
+    shown = ", ".join(
+        f"{COVERAGE_STYLES[m][0]} ({colour_word(COVERAGE_STYLES[m][1])})" for m in methods
+    )
+    caption = (
+        f"How often each interval holds the true difference of hit rates, computed exactly over "
+        f"the grid of regime_core.coverage: {shown}. One marker per number of questions n and "
+        f"share of discordant questions ψ, placed at n·ψ (log scale); one panel per asymmetry "
+        f"(arm a wins a share (1 + a)/2 of the discordant questions). The grey line is the "
+        f"nominal {confidence:.0%}, the dashed line the {floor:.0%} floor; hollow markers expect "
+        f"fewer than {coverage.MIN_EXPECTED_DISCORDANT:g} discordant question and are not judged."
+    )
+    alt = (
+        "Coverage of the true difference by the old and the new interval against the expected "
+        "number of discordant questions, one panel per asymmetry, with the nominal level and "
+        "the floor drawn across."
+    )
+    return Figure(fig, name, caption, alt)

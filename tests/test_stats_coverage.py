@@ -1,0 +1,97 @@
+"""The coverage kernel of the paired intervals (regime_core.coverage): its intervals against
+scipy, the simulation against the exact enumeration, the book's interval above the floor and the
+old interval's defect."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from regime_core import config, coverage
+
+REPLICATIONS = 400
+#: a simulated coverage of p from 400 tables has a binomial standard error sqrt(p(1-p)/400)
+#: (about 1.1 points at 95%); the tolerance is 3 of them
+Z_TOLERANCE = 3.0
+
+
+def _tolerance(p: float, replications: int = REPLICATIONS) -> float:
+    return Z_TOLERANCE * math.sqrt(max(p * (1.0 - p), 1.0 / replications) / replications)
+
+
+@pytest.mark.parametrize(("b", "c", "n"), [(5, 0, 485), (3, 7, 100), (0, 4, 50), (12, 9, 200)])
+def test_conditional_exact_interval_is_scipys_clopper_pearson_scaled(
+    b: int, c: int, n: int
+) -> None:
+    ci = binomtest(b, b + c).proportion_ci(method="exact")
+    m = b + c
+    lo, hi = coverage.conditional_exact_interval(b, c, n)
+    assert float(lo) == pytest.approx((2 * ci.low - 1) * m / n, abs=1e-12)
+    assert float(hi) == pytest.approx((2 * ci.high - 1) * m / n, abs=1e-12)
+
+
+def test_conditional_exact_interval_is_a_point_without_discordant_questions() -> None:
+    lo, hi = coverage.conditional_exact_interval(0, 0, 100)
+    assert float(lo) == float(hi) == 0.0
+
+
+def test_score_coverage_read_from_the_statistic_matches_the_interval() -> None:
+    rng = np.random.default_rng(config.SEED)
+    draws = rng.multinomial(200, coverage.cell_probabilities(0.05, 0.5), size=300)
+    both, b, c, neither = draws.T
+    for method in ("score_cc", "score"):
+        lo, hi = coverage.interval(method, both, b, c, neither)
+        by_ends = (lo <= 0.025) & (hi >= 0.025)
+        assert np.array_equal(coverage.covers(method, 0.025, both, b, c, neither), by_ends)
+
+
+def test_the_exact_enumeration_loses_no_mass() -> None:
+    _, _, pmf = coverage.trinomial_support(500, 0.03, 0.01)
+    assert pmf.sum() == pytest.approx(1.0, abs=1e-9)
+
+
+# (n, discordance, asymmetry): all one way with n·ψ = 1 and 1, then two larger, asymmetric points
+POINTS = [(200, 0.005, 1.0), (50, 0.02, 1.0), (100, 0.05, 0.5), (500, 0.1, 0.25)]
+
+
+@pytest.mark.parametrize(("n", "psi", "a"), POINTS)
+def test_simulation_agrees_with_enumeration_and_the_book_interval_reaches_the_floor(
+    n: int, psi: float, a: float
+) -> None:
+    rng = np.random.default_rng(config.SEED)
+    simulated = coverage.simulate_point(n, psi, a, REPLICATIONS, rng)
+    exact = coverage.coverage_grid([n], [psi], [a]).set_index("method")["coverage"]
+    for method in coverage.EXACT_METHODS:
+        p = float(exact[method])
+        assert abs(simulated[method][0] - p) <= _tolerance(p), method
+    assert exact["score_cc"] >= coverage.COVERAGE_FLOOR
+    assert simulated["score_cc"][0] >= coverage.COVERAGE_FLOOR - _tolerance(0.95)
+    assert simulated["newcombe"][0] > 0.5  # computed, and a sane interval
+
+
+def test_the_old_interval_undercovers_when_few_discordant_questions_go_one_way() -> None:
+    n, psi = 485, 5 / 485  # five discordant questions expected, all won by arm a
+    rng = np.random.default_rng(config.SEED)
+    simulated = coverage.simulate_point(
+        n, psi, 1.0, REPLICATIONS, rng, methods=("conditional_exact", "score_cc")
+    )
+    exact = coverage.coverage_grid([n], [psi], [1.0]).set_index("method")["coverage"]
+    assert exact["conditional_exact"] < 0.75
+    assert simulated["conditional_exact"][0] < 0.95 - 10 * _tolerance(0.95)
+    assert exact["score_cc"] >= coverage.COVERAGE_FLOOR
+
+
+def test_the_whole_exact_grid_the_book_draws() -> None:
+    grid = coverage.coverage_grid(methods=("conditional_exact", "score_cc"))
+    minima = coverage.minimum_coverage(grid).set_index("method")
+    assert minima.loc["score_cc", "minimum"] >= coverage.COVERAGE_FLOOR
+    assert minima.loc["score_cc", "below_floor"] == 0
+    assert minima.loc["conditional_exact", "minimum"] < 0.5
+
+
+def test_a_grid_point_the_concordant_split_cannot_hold_is_refused() -> None:
+    with pytest.raises(ValueError, match="hit_rate_b"):
+        coverage.cell_probabilities(0.2, 0.0, hit_rate_b=0.05)
