@@ -253,7 +253,7 @@ def values_text(claim: Claim, values: Mapping[str, Any]) -> str:
     return text
 
 
-_PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)\}")
+_PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)(?:\|([a-z0-9]+))?\}")
 
 
 def fill_fields(
@@ -264,6 +264,8 @@ def fill_fields(
     """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
+    A number may name its format after a bar, ``{numbers.key|pp}`` (a kind of
+    :func:`~regime_core.runner.records.format_number`).
     ``display(field, value)`` turns each config value into text (the book passes its display
     names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
     ``regime verdicts --json`` prints it.
@@ -274,13 +276,15 @@ def fill_fields(
     >>> fill_fields("{config.encoders}", {"config": {"encoders": ["minilm"]}},
     ...             display=lambda field, value: value.upper())
     'MINILM'
+    >>> fill_fields("gold: {numbers.gain|pp}", {"numbers": {"gain": 0.0928}})
+    'gold: +9.3 pp'
     """
     show = display or (lambda field, value: str(value))
 
     def replace(match: re.Match[str]) -> str:
-        source, key = match.group(1), match.group(2)
+        source, key, kind = match.group(1), match.group(2), match.group(3)
         if source == "numbers":
-            return format_number(get_number(record, key))
+            return format_number(get_number(record, key), kind or "auto")
         node: Any = record.get("config", {})
         for part in key.split("."):
             if not isinstance(node, Mapping) or part not in node:
