@@ -214,7 +214,8 @@ def test_regret_is_zero_when_the_rule_hits_the_grid_best() -> None:
     )
     assert r.regret == 0.0
     c = r.comparison
-    assert (c.ci_lo, c.ci_hi, c.p_value, c.n_discordant) == (0.0, 0.0, 1.0, 0)
+    assert (c.diff, c.p_value, c.n_discordant) == (0.0, 1.0, 0)
+    assert c.ci_lo == pytest.approx(-c.ci_hi) and c.ci_lo < 0  # no discordant pair: not a point
     assert r.alpha_best == (alpha,)
 
 
