@@ -156,13 +156,19 @@ def lock_mode(args: Any) -> str:
 
 
 def _run(args: Any) -> int:
+    """Run the parsed command with its ``--work`` as the work directory of everything it calls
+    (:func:`regime_core.paths.use_work_dir`), holding the lock :data:`LOCKS` names."""
+    from regime_core import paths
+
+    with paths.use_work_dir(getattr(args, "work", None)) as work:
+        return _run_locked(args, work)
+
+
+def _run_locked(args: Any, work: Any) -> int:
     mode = lock_mode(args)
     if mode == "none":
         return int(args.func(args) or 0)
-    from regime_core import paths
     from regime_core.locks import directory_lock
-
-    work = paths.work_dir(getattr(args, "work", None))
 
     def waiting() -> None:
         print(
