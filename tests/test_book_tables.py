@@ -123,6 +123,14 @@ def test_selection_tables_show_every_selector_against_gold() -> None:
     assert routed["routed − q"].tolist() == ["+5.0 pp", "+5.0 pp"]
 
 
+def test_a_dataset_the_selection_study_did_not_measure_is_a_row_saying_so() -> None:
+    selection = {**_selection(), "not_measured": {"mine": "the run measured musique only"}}
+    table = tables.selection_routed_table(selection, ["musique", "mine"])
+    last = table.frame.iloc[-1].tolist()
+    assert last[:2] == ["mine", "not measured"] and set(last[2:]) == {""}
+    assert "Not measured on mine: the run measured musique only." in table.note
+
+
 def test_latency_table_reads_the_record_in_words() -> None:
     warm = {"n": 1362, "p50_seconds": 1.27e-4, "p99_seconds": 4.33e-4, "max_seconds": 8.9e-4}
     cold = {"n": 10, "p50_seconds": 3e-4, "p99_seconds": 0.0042, "max_seconds": 0.0043}
