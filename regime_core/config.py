@@ -105,10 +105,10 @@ pattern is enumerated instead
 """
 CONFIDENCE: float = 0.95
 CONTINUITY_CORRECTION: bool = True
-"""whether the interval of a paired difference of hit@5 (Tango's score interval) and its McNemar test
-carry Edwards' continuity correction: with it the interval covers the true difference at least as
-often as the 94% floor everywhere on the grid of benchmarks/bench_interval_coverage.py, without it
-not where every discordant question goes one way
+"""whether the interval of a paired difference of hit@5 (Tango's score interval) and its McNemar
+test carry Edwards' continuity correction: with it the interval covers the true difference at least
+as often as the 94% floor everywhere on the grid of benchmarks/bench_interval_coverage.py, without
+it not where every discordant question goes one way
 """
 
 # --- router ----------------------------------------------------------------------------------

@@ -6,6 +6,14 @@
   executed notebooks, records); default ``_build/regime`` under the current directory. It is
   outside git.
 
+The work directory is found by one rule, the same for every command and notebook
+(:func:`work_dir`): the directory named explicitly (a command's ``--work``, a notebook's
+``work_dir`` parameter), else ``REGIME_WORK_DIR``, else ``_build/regime``. A command or a notebook
+names its choice once, when it starts (:func:`use_work_dir` for a command, :func:`choose_work_dir`
+for a notebook's kernel); from then on every part of the package that looks for the work
+directory without being handed one (a config checking that a dataset ``NAME`` of one's own is
+prepared, for one) finds that same directory.
+
 It also holds the one setting for where the companion is published, :func:`repository_url`
 (``[project.urls] Repository`` in ``pyproject.toml``), which the book's buttons, ``CITATION.cff``
 and the README follow.
@@ -17,8 +25,10 @@ there instead of being refused.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -61,12 +71,52 @@ def data_dir(override: str | os.PathLike[str] | None = None) -> Path:
     return shared if shared.is_dir() else Path("data")
 
 
+#: The work directory this command or notebook named explicitly (``--work``, ``work_dir``), set
+#: by :func:`use_work_dir` or :func:`choose_work_dir`; ``None``: none was named.
+_chosen_work: Path | None = None
+
+
 def work_dir(override: str | os.PathLike[str] | None = None) -> Path:
-    """The root of every generated artefact."""
+    """The root of every generated artefact, by the one rule of every command and notebook:
+
+    1. ``override``, the directory named explicitly (``--work``, a notebook's ``work_dir``);
+    2. else the one the running command or notebook named when it started
+       (:func:`use_work_dir`, :func:`choose_work_dir`);
+    3. else ``REGIME_WORK_DIR``;
+    4. else ``_build/regime`` under the current directory.
+
+    >>> with use_work_dir("w"):
+    ...     work_dir(), work_dir("v")
+    (PosixPath('w'), PosixPath('v'))
+    """
     if override is not None:
         return explicit_path(override, "the work directory")
+    if _chosen_work is not None:
+        return _chosen_work
     env = os.environ.get("REGIME_WORK_DIR")
     return Path(env) if env else Path("_build") / "regime"
+
+
+def choose_work_dir(override: str | os.PathLike[str] | None) -> Path:
+    """Name the work directory for the rest of the process (a notebook's kernel: its
+    ``work_dir`` parameter), so that :func:`work_dir` without an argument returns it; ``None``
+    names nothing (``REGIME_WORK_DIR`` or the default then apply). Returns :func:`work_dir`."""
+    global _chosen_work
+    if override is not None:
+        _chosen_work = explicit_path(override, "the work directory")
+    return work_dir()
+
+
+@contextlib.contextmanager
+def use_work_dir(override: str | os.PathLike[str] | None) -> Iterator[Path]:
+    """:func:`choose_work_dir` for the duration of a block (a command's ``--work``), then the
+    previous choice again; yields the work directory."""
+    global _chosen_work
+    previous = _chosen_work
+    try:
+        yield choose_work_dir(override)
+    finally:
+        _chosen_work = previous
 
 
 def prepared_dir(work: str | os.PathLike[str] | None = None) -> Path:

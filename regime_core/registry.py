@@ -350,13 +350,16 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     """Open run ``run_id`` in its notebook: ``namespace`` holds the notebook's parameters (pass
     ``globals()``: only the names its parameters cell declares are read). The config is built
     by ``config.from_parameters`` (None: the default), ``output_dir`` is created, ``work_dir``
-    (None: ``REGIME_WORK_DIR``) gives the work directory and the :class:`Context`."""
+    (None: ``REGIME_WORK_DIR``, else the default: :func:`regime_core.paths.work_dir`) gives the
+    work directory of the whole kernel and the :class:`Context`."""
     run = RUNS[run_id]
     declared = notebook_parameters(run.notebook)
     parameters = {name: namespace[name] for name in declared if name in namespace}
     output_dir = Path(parameters["output_dir"])
     output_dir.mkdir(parents=True, exist_ok=True)
-    work = paths.work_dir(parameters.get("work_dir"))
+    # the one rule of regime_core.paths.work_dir: work_dir, else REGIME_WORK_DIR, else the
+    # default; named for the whole kernel, so a config checking a dataset of one's own finds it
+    work = paths.choose_work_dir(parameters.get("work_dir"))
     # a work directory named explicitly must exist when the run reads prepared data there (a
     # typo would otherwise surface as a missing manifest); a generated world's run creates it
     named = parameters.get("work_dir") is not None or "REGIME_WORK_DIR" in os.environ

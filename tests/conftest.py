@@ -33,6 +33,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.numeric)
 
 
+@pytest.fixture(autouse=True)
+def _no_work_directory_left_chosen() -> Any:
+    """A notebook's ``start`` names its work directory for the whole process
+    (``paths.choose_work_dir``); a test calling it in-process must not pass that on."""
+    from regime_core import paths
+
+    yield
+    paths._chosen_work = None
+
+
 @pytest.fixture(scope="module")
 def one_blas_thread() -> Any:
     """BLAS on one thread for a module of tiny logistic regressions (threads only add contention

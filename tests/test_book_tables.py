@@ -62,7 +62,14 @@ def test_t2_table_calls_either_direction_significant_and_notes_the_adjustment() 
         "n": 40, "regime": "Q-dominant", "hit_q": 0.9, "hit_bridge": 0.4, "hit_union": 0.45,
         "union_vs_q": {"diff": -0.452, "ci_lo": -0.6, "ci_hi": -0.3, "p_holm": 0.0001},
     }  # fmt: skip
-    numbers = {"k": 5, "significance": 0.05, "tests": 60,
+    family = {
+        "tests": 60,
+        "comparison": "union_vs_q, bridge_vs_q",
+        "encoder": "minilm, tfidf",
+        "dataset": "hotpotqa, musique, all",
+        "cell": "P1+P2+, P1+P2-, P1-P2+, P1-P2-",
+    }
+    numbers = {"k": 5, "significance": 0.05, "tests": 60, "holm_family": family,
                "cells": {"minilm": {"all": {"P1+P2+": entry}}}}  # fmt: skip
     shown = tables.t2_table(numbers, "union_vs_q")
     row = shown.frame.iloc[0]
@@ -70,7 +77,12 @@ def test_t2_table_calls_either_direction_significant_and_notes_the_adjustment() 
     assert row["union − q, pp [Holm-adjusted CI]"] == "-45.2 [-60.0, -30.0]"
     assert row["cell (regime)"] == "question and bridge name it (Q-dominant)"
     assert row["Holm p"] == "< 0.001"
-    assert "Holm-adjusted over all 60 tests" in shown.note and "excludes zero exactly" in shown.note
+    assert "excludes zero exactly" in shown.note
+    # issue 33: the family, read from the record (it changes with the run's datasets)
+    assert (
+        "Holm-adjusted together over the 60 tests of this run (comparisons union − q, bridge − q"
+        " × encoders MiniLM-L6, TF-IDF × dataset levels HotpotQA, MuSiQue, pooled × cells "
+    ) in shown.note
 
 
 def test_settings_table_lists_display_names() -> None:
@@ -84,7 +96,14 @@ def test_settings_table_lists_display_names() -> None:
 def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
     entry = {"n": 10, "hit_a": 0.8, "hit_b": 0.6, "drop": 0.2, "ci_lo": 0.1, "ci_hi": 0.3,
              "p_holm": 0.02, "in_paper_range": False}  # fmt: skip
-    numbers = {"comparisons": {"union_vs_knockout": {"tfidf": {"all": entry, "musique": entry}}}}
+    numbers = {"comparisons": {"union_vs_knockout": {"tfidf": {"all": entry, "musique": entry}}},
+               "holm_family": {"tests": 2, "comparison": "union_vs_knockout", "encoder": "tfidf",
+                               "dataset": "musique, all"}}  # fmt: skip
+    note = tables.t3_table(numbers, "union_vs_knockout").note
+    assert (
+        "Holm-adjusted together over the 2 tests of this run (comparison union − knockout × "
+        "encoder TF-IDF × dataset levels MuSiQue, pooled)"
+    ) in note
     shown = tables.t3_table(numbers, "union_vs_knockout").frame
     assert shown["dataset"].tolist() == ["MuSiQue", "pooled"]
     assert "knockout" in shown.columns and "in the paper's range" in shown.columns
@@ -121,6 +140,14 @@ def test_selection_tables_show_every_selector_against_gold() -> None:
     assert routed["selector"].tolist() == ["rule", "gold B_rel (oracle)"]
     assert routed["routed − routed with gold [95% CI]"].tolist() == ["-10.0 pp [-30.0, 0.0]", ""]
     assert routed["routed − q"].tolist() == ["+5.0 pp", "+5.0 pp"]
+
+
+def test_a_dataset_the_selection_study_did_not_measure_is_a_row_saying_so() -> None:
+    selection = {**_selection(), "not_measured": {"mine": "the run measured musique only"}}
+    table = tables.selection_routed_table(selection, ["musique", "mine"])
+    last = table.frame.iloc[-1].tolist()
+    assert last[:2] == ["mine", "not measured"] and set(last[2:]) == {""}
+    assert "Not measured on mine: the run measured musique only." in table.note
 
 
 def test_latency_table_reads_the_record_in_words() -> None:

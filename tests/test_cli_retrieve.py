@@ -170,6 +170,48 @@ def test_retrieve_options_and_run_file(work, capsys, tmp_path):
     assert result["hit@1"] == first_hit
 
 
+def _outside_mrr(run_file: Path) -> float:
+    """The MRR an outside evaluator reads from a run file and its qrels (trec_eval's
+    recip_rank: 1 / the rank of the first relevant line, 0 when none is in the file)."""
+    qrels = Path(f"{run_file}.qrels").read_text().splitlines()
+    target = {q: pid for q, _, pid, _ in (line.split() for line in qrels)}
+    first: dict[str, int] = {}
+    for line in run_file.read_text().splitlines():
+        qid, _, pid, rank, *_ = line.split()
+        if pid == target[qid]:
+            first.setdefault(qid, int(rank))
+    return sum(1 / first[q] if q in first else 0.0 for q in target) / len(target)
+
+
+def test_the_run_file_holds_every_candidate_so_an_outside_mrr_equals_ours(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 33: a run file cut at depth 10 made an outside evaluator's MRR disagree with ours;
+    by default it holds the whole candidate list (MRR reads the full ranking)."""
+    filler = [
+        Passage.make(f"Filler {i}", [f"Harrow Mill grinds oats number {i} every day."])
+        for i in range(12)
+    ]
+    target = Passage.make("Corrib", ["Corrib is a lake town known for boats."])
+    bridge = Passage.make("Ilsa Fenn", ["Ilsa Fenn was a mason born in Corrib."])
+    example = _example(
+        "d1", "dev", "Where does Harrow Mill grind its oats?", [filler[0], bridge, *filler[1:],
+        target],
+    )  # fmt: skip
+    prepared = paths.prepared_dir(tmp_path)
+    prepared.mkdir(parents=True)
+    write_prepared_examples(prepared, DATASET, (json.dumps(example.to_dict()) + "\n").encode())
+    run_file = tmp_path / "q.run"
+    argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(tmp_path)]
+    result = _run_json(capsys, [*argv, "--run-file", str(run_file), "--json"])
+    assert result["mrr"] < 1 / 10  # the target ranks below 10: a depth-10 file would miss it
+    assert len(run_file.read_text().splitlines()) == 13 and result["run_depth"] == "all"
+    assert _outside_mrr(run_file) == pytest.approx(result["mrr"])
+    # a depth asked for cuts the file, never our metrics
+    cut = _run_json(capsys, [*argv, "--run-file", str(run_file), "--depth", "10", "--json"])
+    assert cut["mrr"] == result["mrr"] and _outside_mrr(run_file) == 0.0
+
+
 def test_retrieve_human_output(work, capsys):
     argv = ["retrieve", DATASET, "--arm", "knockout", "--encoder", "tfidf"]
     assert cli.main([*argv, "--work", str(work)]) == 0
@@ -187,8 +229,9 @@ def test_retrieve_reports_user_errors(work, capsys, tmp_path):
     assert cli.main(argv) == 2
     assert "regime data prepare" in capsys.readouterr().err
     argv = ["retrieve", DATASET, "--arm", "q", "--encoder", "tfidf", "--work", str(work)]
-    assert cli.main([*argv, "--k", "0"]) == 2
-    assert "--k" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # a usage error: the depth of the run file
+        cli.main([*argv, "--k", "0"])
+    assert exit_.value.code == 2 and "--depth/--k" in capsys.readouterr().err
     assert cli.main([*argv, "--scorer", "gpu"]) == 2
     with pytest.raises(SystemExit):
         cli.main(["retrieve", DATASET, "--arm", "both"])

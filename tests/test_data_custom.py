@@ -210,6 +210,38 @@ def test_the_experiment_configs_accept_a_prepared_name(
         LessonConfig(real_dataset="toyworld")
 
 
+def test_the_work_directory_named_explicitly_finds_the_name_without_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One rule (regime_core.paths.work_dir): a notebook's work_dir, a command's --work, then
+    REGIME_WORK_DIR, then the default; the explicit one reaches the config's dataset check."""
+    from regime_core import paths
+    from regime_core.registry import start
+
+    monkeypatch.delenv("REGIME_WORK_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)  # the default _build/regime here holds nothing
+    work = tmp_path / "w"
+    _prepared(work)
+    namespace = {"datasets": [NAME], "work_dir": str(work), "output_dir": str(tmp_path / "o")}
+    nb = start("data_regimes", namespace)
+    assert nb.config.datasets == (NAME,) and nb.work == work == paths.work_dir()
+    # the explicit directory wins over the environment, which wins over the default
+    monkeypatch.setenv("REGIME_WORK_DIR", str(tmp_path / "env"))
+    assert paths.work_dir() == work and paths.work_dir(tmp_path / "x") == tmp_path / "x"
+    paths._chosen_work = None
+    assert paths.work_dir() == tmp_path / "env"
+    monkeypatch.delenv("REGIME_WORK_DIR")
+    assert paths.work_dir() == Path("_build") / "regime"
+    # a command's --work, for the length of the command only
+    with paths.use_work_dir(work) as chosen:
+        assert chosen == work and ExperimentConfig(datasets=(NAME,)).datasets == (NAME,)
+    with pytest.raises(ValueError, match=r"datasets: unknown \['mine'\]"):
+        ExperimentConfig(datasets=(NAME,))
+    code, out, _ = _cli(capsys, "data", "stats", NAME, "--work", str(work), "--json")
+    assert code == 0 and json.loads(out)["dataset"] == NAME
+    assert paths.work_dir() == Path("_build") / "regime"
+
+
 # --- export ----------------------------------------------------------------------------------
 
 

@@ -56,13 +56,33 @@ def test_torch_is_pinned_exactly() -> None:
     assert "torch==2.13.0" in _project()["dependencies"]
 
 
-def test_binder_installs_the_package_without_extras_and_with_cpu_torch() -> None:
-    lines = [
+def binder_requirements() -> list[str]:
+    """binder/requirements.txt's requirement lines (comments and blank lines left out)."""
+    return [
         line.strip()
         for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
-    assert lines == [f"--extra-index-url {cpu_index()}", "-e ."]
+
+
+def binder_torch_wheel() -> str:
+    """The address of the torch wheel binder/requirements.txt installs."""
+    (line,) = [r for r in binder_requirements() if r.startswith("torch")]
+    name, at, url = line.partition(" @ ")
+    assert name == "torch" and at, f"binder: torch by its wheel's address, not {line!r}"
+    return url
+
+
+def test_binder_installs_the_package_without_extras_and_with_cpu_torch() -> None:
+    """Issue 33: no extra index (pip would ask it about every package, retrying an unreachable
+    one for minutes), the package non-editable (nothing written into the checkout), and a
+    kernel."""
+    from urllib.parse import unquote
+
+    lines = binder_requirements()
+    assert not [line for line in lines if line.startswith("-")], lines  # no index, no -e
+    ipykernel = next(r for r in _project()["optional-dependencies"]["book"] if "ipykernel" in r)
+    assert lines == [f"torch @ {binder_torch_wheel()}", ".", ipykernel]
     runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
     version = runtime.removeprefix("python-")
     assert runtime.startswith("python-") and re.fullmatch(r"3\.\d+", version), runtime
@@ -70,6 +90,14 @@ def test_binder_installs_the_package_without_extras_and_with_cpu_torch() -> None
     from packaging.specifiers import SpecifierSet
 
     assert version + ".0" in SpecifierSet(_project()["requires-python"])
+    # the wheel: PyTorch's CPU build of the pinned version, for that Python on Linux x86_64
+    url = binder_torch_wheel()
+    directory, _, wheel = url.rpartition("/")
+    assert directory == cpu_index(), url
+    pinned = next(r for r in _project()["dependencies"] if r.startswith("torch=="))
+    tag = "cp" + version.replace(".", "")
+    expected = f"torch-{pinned.removeprefix('torch==')}+cpu-{tag}-{tag}-manylinux_2_28_x86_64.whl"
+    assert unquote(wheel) == expected
 
 
 def test_binder_opens_the_toy_world() -> None:

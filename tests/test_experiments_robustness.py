@@ -62,6 +62,16 @@ def test_summary_names_the_knob_that_flips_the_verdict() -> None:
     assert s["verdicts"] == {"reproduced": 2, "not reproduced": 2}
 
 
+def test_a_claim_without_readings_summarises_to_none_judged() -> None:
+    """Issue 33: on a dataset of one's own alone, the router claims have no readings (their
+    training set is not in the run), so the table holds none of their knob columns."""
+    rows = pd.DataFrame(columns=["claim", "verdict", "holds", "primary"])
+    s = summarise_claim(rows, ["bridge_source", "pool"])
+    assert (s["readings"], s["holding"], s["share"]) == (0, 0, 0.0)
+    assert s["flip_rates"] == {"bridge_source": 0.0, "pool": 0.0}
+    assert (s["most_sensitive_knob"], s["primary_verdict"]) == ("none", "none")
+
+
 def test_summary_leaves_degenerate_and_unjudged_readings_out_of_the_share() -> None:
     rows = _rows(
         {

@@ -61,6 +61,12 @@ def test_split_holds_when_union_helps_only_b_dominant() -> None:
     assert numbers["verdict"]["union_vs_q"]["holds_across_encoders"] is True
     assert numbers["cells"]["e2"]["all"]["P1-P2+"]["n"] == 120
     assert numbers["tests"] == len(result.cells) * 2
+    # the Holm family, stated in the record: every comparison x encoder x level x cell
+    family = numbers["holm_family"]
+    assert family["tests"] == numbers["tests"] == len(result.cells) * 2
+    assert family["comparison"] == "union_vs_q, bridge_vs_q"
+    assert family["encoder"] == "e1, e2" and POOLED in family["dataset"].split(", ")
+    assert len(family["cell"].split(", ")) == 4
     # Holm never lowers a p-value
     assert (result.cells["union_vs_q_p_holm"] >= result.cells["union_vs_q_p"] - 1e-12).all()
 

@@ -73,6 +73,12 @@ def test_knockout_drop_is_measured_on_the_subset() -> None:
     excludes_zero = (c["ci_lo"] > 0) | (c["ci_hi"] < 0)
     assert (excludes_zero == (c["p_holm"] < T3Config().significance)).all()
     assert (c["ci_lo"] <= c["ci_lo_unadjusted"] + 1e-12).all()
+    # the Holm family, stated in the record: the tests adjusted together, and which
+    family = result.to_numbers()["holm_family"]
+    assert (
+        family["tests"] == len(c) and family["comparison"] == "union_vs_knockout, union_vs_entity"
+    )
+    assert "all" in family["dataset"].split(", ")
     every = analyse_t3(table, T3Config(subset="every_item", bootstrap_resamples=500))
     all_pooled = every.comparisons.query("comparison == 'union_vs_knockout' and dataset == 'all'")
     assert all_pooled.iloc[0]["n"] == 200

@@ -1,5 +1,5 @@
 """Which torch build an install takes: the Makefile's torch step (`make torch`, run by `make
-install`) and the extra index of environment.yml and binder/, against stand-in indexes that mimic
+install`) and the extra index of environment.yml, against stand-in indexes that mimic
 PyPI (whose torch==VERSION pulls CUDA wheels) and PyTorch's CPU index (torch==VERSION+cpu), built
 from tiny fake wheels. Nothing here reaches a network: an unreachable index is 127.0.0.1:9."""
 
@@ -172,7 +172,7 @@ def test_no_torch_build_but_cpu_or_cuda(venv) -> None:
 
 @pytest.mark.parametrize("extra", [True, False])
 def test_the_cpu_index_beside_pypi_gives_the_cpu_build(clean, stand_ins, extra) -> None:
-    """environment.yml and binder/requirements.txt add the CPU index with --extra-index-url: pip
+    """environment.yml adds the CPU index with --extra-index-url (binder/ names the wheel): pip
     then prefers torch==VERSION+cpu to PyPI's torch==VERSION (without it: the CUDA build)."""
     env = _env(index=stand_ins["pypi"])
     options = ["--extra-index-url", stand_ins["cpu"]] if extra else []

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_environment import cpu_index
+from test_environment import binder_requirements, cpu_index
 
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHED = ["00_toyworld.ipynb", "08_exercises.ipynb"]  # the notebooks that need no dataset
@@ -154,8 +154,23 @@ def test_install_cell_installs_from_the_address_with_cpu_torch(
 # --- the Binder environment, built for real ---------------------------------------------------
 
 
-def _pin(extra: str, package: str) -> str:
-    return next(r for r in _project()["optional-dependencies"][extra] if r.startswith(package))
+def _local_torch(line: str) -> str:
+    """``line``, or for binder's torch wheel address the same wheel in a find-links folder of
+    pip's configuration (``PIP_FIND_LINKS``, ``pip config``) when one holds it."""
+    from urllib.parse import unquote
+
+    if not line.startswith("torch @ "):
+        return line
+    wheel = unquote(line.rpartition("/")[2])
+    configured = subprocess.run(
+        [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True
+    ).stdout
+    folders = os.environ.get("PIP_FIND_LINKS", "").split()
+    folders += re.findall(r"find-links='([^']+)'", configured)
+    for folder in folders:
+        if (Path(folder) / wheel).is_file():
+            return f"torch @ {(Path(folder) / wheel).as_uri()}"
+    return line
 
 
 @pytest.mark.slow
@@ -173,14 +188,16 @@ def test_binder_environment_runs_the_toy_world(
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
-    # pip's cache is reused; --retries 0: PyPI answers here, the CPU index (unreachable here)
-    # fails at once instead of being retried for every package
+    # pip's cache is reused; offline, the torch wheel's address is replaced by the same wheel
+    # in pip's find-links folder when it holds it (this machine's local copy)
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("\n".join(_local_torch(line) for line in binder_requirements()) + "\n")
     subprocess.run(
         [
             *(str(python), "-m", "pip", "install", "--quiet", "--retries", "0"),
-            *("-r", "binder/requirements.txt", _pin("book", "ipykernel==")),
+            *("-r", str(requirements)),
         ],
-        cwd=ROOT,
+        cwd=ROOT,  # "." is the checkout, as repo2docker runs it
         check=True,
     )
     listed = subprocess.run(

@@ -10,7 +10,11 @@ while it runs, as :data:`LOCKS` says: exclusively when it writes derived data th
 it only reads, so readers never see a writer's half-done work and writers wait for each other.
 
 Errors in user input are ``ValueError``s; they print as ``regime: error: ...`` and exit 2, as
-do permission and path problems (``OSError``). Ctrl-C, SIGTERM and SIGHUP end the command with
+do permission and path problems (``OSError``). A command run with ``--json`` that fails also
+prints one JSON object on stdout, ``{"error": MESSAGE, "kind": TYPE, "command": "..."}``
+(:func:`json_error`): for these errors, for a usage error (``kind`` ``UsageError``, exit 2) and
+for an unexpected exception (exit 1, its traceback on stderr), so a caller parsing stdout always
+gets JSON. Ctrl-C, SIGTERM and SIGHUP end the command with
 one line (``regime: interrupted``, ``terminated``, ``hung up``) and exit 128 + the signal (130,
 143, 129), at any moment from the first line of :func:`main` on (every import of the commands
 happens after it; before it, only the interpreter's own start-up and two small package
@@ -120,13 +124,28 @@ class _Signals:
             signal.signal(signum, lambda _signum, _frame: os._exit(code))
 
 
-def build_parser() -> Any:
+def _parser_class() -> Any:
+    """``argparse.ArgumentParser`` remembering its usage error's message (``last_error``), which
+    a ``--json`` failure prints (argparse itself only writes it to stderr); its subparsers are
+    of the same class."""
     import argparse
+
+    class Parser(argparse.ArgumentParser):
+        last_error: str | None = None
+
+        def error(self, message: str) -> Any:
+            Parser.last_error = message
+            super().error(message)
+
+    return Parser
+
+
+def build_parser() -> Any:
     import importlib
 
     from regime_core.cli._common import register_module
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="regime",
         description="Regime-conditional retrieval companion: data, retrieval, router, book.",
     )
@@ -156,13 +175,19 @@ def lock_mode(args: Any) -> str:
 
 
 def _run(args: Any) -> int:
+    """Run the parsed command with its ``--work`` as the work directory of everything it calls
+    (:func:`regime_core.paths.use_work_dir`), holding the lock :data:`LOCKS` names."""
+    from regime_core import paths
+
+    with paths.use_work_dir(getattr(args, "work", None)) as work:
+        return _run_locked(args, work)
+
+
+def _run_locked(args: Any, work: Any) -> int:
     mode = lock_mode(args)
     if mode == "none":
         return int(args.func(args) or 0)
-    from regime_core import paths
     from regime_core.locks import directory_lock
-
-    work = paths.work_dir(getattr(args, "work", None))
 
     def waiting() -> None:
         print(
@@ -239,10 +264,32 @@ def _say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+def json_error(message: str, kind: str, command: str | None = None) -> str:
+    """The one JSON object a failed ``--json`` command prints on stdout.
+
+    >>> json_error("no record", "FileNotFoundError", "verdicts")
+    '{"error": "no record", "kind": "FileNotFoundError", "command": "verdicts"}'
+    """
+    from regime_core.cli._common import json_text
+
+    return json_text({"error": message, "kind": kind, "command": command})
+
+
+def _print_json_error(message: str, kind: str, command: str | None) -> None:
+    with contextlib.suppress(OSError, ValueError):  # stdout closed: nothing to print it on
+        print(json_error(message, kind, command), flush=True)
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in words  # before parsing, so that a usage error is JSON too
+    command: str | None = None
+    parser = None
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
+        as_json = bool(getattr(args, "json", False))
+        command = getattr(args, "command_path", None)
         code = _run(args)
         sys.stdout.flush()
         return code
@@ -250,15 +297,27 @@ def _main(argv: Sequence[str] | None) -> int:
         raise
     except (ValueError, FileNotFoundError) as err:
         _say(f"regime: error: {err}")
+        if as_json:
+            _print_json_error(str(err), type(err).__name__, command)
         return 2
     except OSError as err:  # permission and path problems no command anticipated
         from regime_core.integrity import os_error_message
 
         where = err.filename if err.filename is not None else "a file"
-        _say(f"regime: error: {os_error_message(err, where, 'access')}")
+        message = os_error_message(err, where, "access")
+        _say(f"regime: error: {message}")
+        if as_json:
+            _print_json_error(message, type(err).__name__, command)
         return 2
-    except SystemExit:  # argparse's --help or usage error: what it printed must arrive
+    except SystemExit as exit_:  # argparse's --help or usage error: what it printed must arrive
+        if as_json and exit_.code not in (0, None):
+            message = getattr(type(parser), "last_error", None) or "usage error"
+            _print_json_error(message, "UsageError", command)
         sys.stdout.flush()
+        raise
+    except Exception as err:  # a bug: still one JSON object for a --json caller, then the trace
+        if as_json:
+            _print_json_error(str(err) or type(err).__name__, type(err).__name__, command)
         raise
 
 

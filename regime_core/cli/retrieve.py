@@ -1,5 +1,12 @@
 """``regime retrieve``: hop-2 retrieval for one dataset and one arm, with its headline metrics.
 
+``--run-file PATH`` writes the ranking as a TREC run (and the hop-2 qrels beside it) with every
+candidate of each question by default (``--depth all``): the deepest cutoff a metric of ours
+reads is the MRR's, which reads the full ranking, so a file cut at any depth would make an outside
+evaluator's MRR smaller than ours (a target ranked below the cut counts 0 there). ``--depth N``
+cuts the file only. In ``corpus`` pools every passage of the dataset is a candidate, so the
+full file has one line per question and passage.
+
 >>> regime retrieve hotpotqa --arm union --json          # doctest: +SKIP
 {"dataset": "hotpotqa", "arm": "union", ..., "n": 187, "hit@5": 0.81, "mrr": 0.66, ...}
 """
@@ -63,10 +70,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="candidates: the question's own pool, or every passage of the dataset",
     )
     p.add_argument(
+        "--depth",
         "--k",
-        type=int,
-        default=max(config.K_VALUES),
-        help="depth of the run file (metrics always use the full ranking)",
+        dest="depth",
+        type=depth_value,
+        default=None,
+        metavar="N|all",
+        help="ranks per question in the --run-file (default all: every candidate, so that an "
+        "outside evaluator's MRR, which reads the full ranking, equals ours; a depth N cuts "
+        "the file, not our metrics, which always use the full ranking)",
     )
     p.add_argument(
         "--alpha",
@@ -99,6 +111,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def depth_value(text: str) -> int | None:
+    """The argparse type of ``--depth``: ``all`` (``None``, every candidate) or a positive
+    integer.
+
+    >>> depth_value("all"), depth_value("100")
+    (None, 100)
+    """
+    if text.strip().lower() == "all":
+        return None
+    try:
+        depth = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer or 'all'") from None
+    if depth < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all', got {depth}")
+    return depth
+
+
 def run(args: argparse.Namespace) -> int:
     from regime_core import retrieval
     from regime_core.data import corpus_passages, load_examples
@@ -110,7 +140,6 @@ def run(args: argparse.Namespace) -> int:
         settings = RunConfig(
             pool=args.pool,
             alpha=args.alpha,
-            k=args.k,
             exclude_bridge=not args.keep_bridge,
             knockout_single=args.knockout_single,
         ).retrieval
@@ -142,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
         settings,
         encoder=encoder,
         store=store,
-        depth=settings.k,
+        depth=args.depth,
         scorer=args.scorer,
         pools=pools,
     )[args.arm]
@@ -154,6 +183,7 @@ def run(args: argparse.Namespace) -> int:
         run_path, qrels_path = retrieval.write_run_and_qrels(ranking, args.run_file, tag)
         result["run_file"] = str(run_path)
         result["qrels_file"] = str(qrels_path)
+        result["run_depth"] = "all" if args.depth is None else args.depth
 
     print_result(args.json, result, lambda: human_text(result))
     return 0

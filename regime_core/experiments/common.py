@@ -66,6 +66,23 @@ def check_datasets(datasets: Sequence[str], where: str) -> None:
         raise ValueError(f"{where} lists a dataset twice: {tuple(datasets)}")
 
 
+def holm_family(tests: pd.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
+    """The Holm family of a run, for its record: one row of ``tests`` per test adjusted
+    together; ``tests`` (how many) and, per column of ``axes`` (``comparison``, ``encoder``,
+    ``dataset``, ``cell``), its distinct values in order of appearance, comma-separated. Holm
+    adjusts the run's tests together, so an adjusted p depends on every dataset and encoder of the
+    run: a page showing one states this family beside it.
+
+    >>> holm_family(pd.DataFrame({"encoder": ["minilm", "minilm"], "dataset": ["a", "all"]}),
+    ...             ["encoder", "dataset"])
+    {'tests': 2, 'encoder': 'minilm', 'dataset': 'a, all'}
+    """
+    family: dict[str, Any] = {"tests": len(tests)}
+    for axis in axes:
+        family[axis] = ", ".join(str(v) for v in dict.fromkeys(tests[axis].tolist()))
+    return family
+
+
 def check_transfer_grid(cfg: Any, *grids: str) -> None:
     """Make ``cfg``'s ``transfer_datasets``, ``encoders`` and ``grids`` tuples; raise ValueError
     unless its datasets (the training one, then the transfer ones) are distinct known datasets and

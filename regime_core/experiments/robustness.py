@@ -121,6 +121,9 @@ def summarise_claim(rows: pd.DataFrame, knob_names: Sequence[str]) -> dict[str, 
     for knob in knob_names:
         others = [k for k in knob_names if k != knob]
         pairs = differing = 0
+        if judged.empty:  # no reading judged (e.g. no dataset of the claim in the run): none flip
+            flips[knob] = 0.0
+            continue
         groups = judged.groupby(others, dropna=False, sort=False) if others else [(None, judged)]
         for _, group in groups:
             verdicts = group["verdict"].tolist()

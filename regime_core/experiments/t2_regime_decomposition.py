@@ -30,7 +30,12 @@ import numpy as np
 import pandas as pd
 
 from regime_core.data.regimes import regime_label
-from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
+from regime_core.experiments.common import (
+    ExperimentConfig,
+    compare_arms,
+    holm_family,
+    table_numbers,
+)
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import (
     POOLED,
@@ -97,6 +102,15 @@ class T2Result:
         part = self.verdicts[self.verdicts["comparison"] == comparison]
         return bool(len(part)) and bool(part["holds"].all())
 
+    def holm_family(self) -> dict[str, Any]:
+        """The tests Holm adjusted together: every comparison of every cell, dataset level
+        and encoder of the run (:func:`~regime_core.experiments.common.holm_family`)."""
+        tests = pd.concat(
+            [self.cells.assign(comparison=comparison_name(a, b)) for a, b in COMPARISONS],
+            ignore_index=True,
+        )
+        return holm_family(tests, ("comparison", "encoder", "dataset", "cell"))
+
     def to_numbers(self) -> dict[str, Any]:
         cells: dict[str, Any] = {}
         for row in self.cells.itertuples(index=False):
@@ -134,6 +148,7 @@ class T2Result:
             "significance": float(self.config.significance),
             "min_cell_n": int(self.config.min_cell_n),
             "tests": int(len(self.cells) * len(COMPARISONS)),
+            "holm_family": self.holm_family(),
             "cells": cells,
             "verdict": verdicts,
             "excluded_no_b_rel": {e: dict(d) for e, d in self.n_excluded.items()},

@@ -26,7 +26,12 @@ from typing import Any
 import pandas as pd
 
 from regime_core.experiments import outcomes
-from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
+from regime_core.experiments.common import (
+    ExperimentConfig,
+    compare_arms,
+    holm_family,
+    table_numbers,
+)
 from regime_core.experiments.context import Context
 from regime_core.paper import paper_claim
 from regime_core.stats import holm, holm_intervals
@@ -165,6 +170,8 @@ class T3Result:
                 "encoders": len(pooled),
             },
             "comparisons": comparisons,
+            # the tests Holm adjusted together: every comparison, encoder and dataset level
+            "holm_family": holm_family(self.comparisons, ("comparison", "encoder", "dataset")),
             "hits": hits,
             "entity": entity,
             "sample": {k: dict(v) for k, v in self.samples.items()},

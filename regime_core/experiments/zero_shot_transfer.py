@@ -215,19 +215,32 @@ def router_selector(router: RegimeRouter) -> str:
 def selection_numbers(train_record: Mapping[str, Any], datasets: Sequence[str]) -> dict[str, Any]:
     """The router-training record's ``selection`` node for ``datasets`` (each zero-shot there:
     the router trained on the training set with each selector, applied with it), with the
-    protocol's keys; ``{}`` when that record has none."""
+    protocol's keys; ``{}`` when that record has none.
+
+    A dataset the router-training run did not measure (its ``selector_datasets`` did not name
+    it: a dataset of one's own, say) is not dropped: it is listed under ``not_measured`` with
+    the reason, which the table and the page show.
+
+    >>> record = {"numbers": {"selection": {"k": 5, "musique": {"routed": {}}}}}
+    >>> selection_numbers(record, ["musique", "mine"])["not_measured"]["mine"]
+    'the router-training run measured selection on musique only; run it with mine among its \
+selector_datasets'
+    """
     selection = train_record.get("numbers", {}).get("selection")
     if not isinstance(selection, Mapping):
         return {}
     measured = [k for k, v in selection.items() if isinstance(v, Mapping) and "routed" in v]
-    missing = [d for d in datasets if d not in measured]
-    if missing:
-        raise KeyError(
-            f"record {train_record.get('name', '?')!r}: 'selection' has no {missing} "
-            f"(it measured {measured})"
-        )
     kept = {k: v for k, v in selection.items() if not isinstance(v, Mapping) or k == "coefficients"}
-    return {**kept, **{d: selection[d] for d in datasets}}
+    found = {d: selection[d] for d in datasets if d in measured}
+    missing = {
+        d: (
+            f"the router-training run measured selection on {', '.join(measured) or 'nothing'} "
+            f"only; run it with {d} among its selector_datasets"
+        )
+        for d in datasets
+        if d not in measured
+    }
+    return {**kept, **found, **({"not_measured": missing} if missing else {})}
 
 
 def router_path(choice: str, work: Path | None) -> Path:

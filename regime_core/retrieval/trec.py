@@ -4,6 +4,10 @@ They let ``trec_eval``, ``ranx`` or ``ir_measures`` score our rankings independe
 are pure functions of the ranking; only :func:`write_run_and_qrels` writes
 (atomically, through :func:`regime_core.integrity.atomic_write_bytes`).
 
+A run file holds the ranking to its depth (``Ranking.k``). ``regime retrieve --run-file`` writes
+every candidate by default (``--depth all``): the MRR reads the full ranking, so only the whole
+list lets an outside evaluator's MRR equal ours (at depth 10 it did not: 0.3328 against 0.3483).
+
 Both formats are whitespace-separated columns, one line per entry, so an id holding whitespace,
 a NUL or another control character (or an empty id) would shift or split the columns: every id
 is checked (:func:`check_trec_id`) before any line is made, and so before anything is written.

@@ -108,19 +108,52 @@ def t2_table(
                     }
                 )
                 rows.append(row)
-    tests = numbers.get("tests")
-    family = f"over all {tests} tests of the run" if tests else "over every test of the run"
+    family = holm_family_text(numbers)
     where = f", {names.dataset(levels[0])}" if one_level and levels else ""
     return Table(
         pd.DataFrame(rows),
         caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
         note=(
             f"{', '.join(arms)}: hit@{k} of each arm. p is the McNemar p, Holm-adjusted "
-            f"{family}; each interval is the score interval at the level Holm judged its "
+            f"{family}. Each interval is the score interval at the level Holm judged its "
             f"comparison, so it excludes zero exactly when significant = Holm p < {level:g}, "
             "either direction."
         ),
     )
+
+
+#: How each axis of a Holm family is named in words, and how its values are shown.
+_FAMILY_AXES: tuple[tuple[str, str, Any], ...] = (
+    ("comparison", "comparisons", lambda v: names.comparison(v)),
+    ("encoder", "encoders", lambda v: names.encoder(v)),
+    ("dataset", "dataset levels", lambda v: names.dataset(v)),
+    ("cell", "cells", lambda v: names.display("cell", v)),
+)
+
+
+def holm_family_text(numbers: Mapping[str, Any]) -> str:
+    """The Holm family of a T2 or T3 record (its ``holm_family`` node), in words: how many tests
+    were adjusted together, and which (every combination of the comparisons, encoders, dataset
+    levels and, for T2, cells of the run); an adjusted p changes with any of them.
+
+    >>> holm_family_text({"holm_family": {"tests": 4, "comparison": "union_vs_knockout",
+    ...                   "encoder": "minilm, tfidf", "dataset": "musique, all"}})
+    'together over the 4 tests of this run (comparison union − knockout × encoders MiniLM-L6, \
+TF-IDF × dataset levels MuSiQue, pooled)'
+    """
+    family = numbers.get("holm_family")
+    if not isinstance(family, Mapping):
+        return "over every test of the run (this record does not list them)"
+    parts = []
+    for axis, plural, show in _FAMILY_AXES:
+        if axis not in family:
+            continue
+        values = [v.strip() for v in str(family[axis]).split(",") if v.strip()]
+        label = plural if len(values) > 1 else plural.split()[-1].removesuffix("s")
+        if axis == "dataset" and len(values) == 1:
+            label = "dataset level"
+        parts.append(f"{label} {', '.join(show(v) for v in values)}")
+    return f"together over the {count(family['tests'])} tests of this run ({' × '.join(parts)})"
 
 
 def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table:
@@ -159,9 +192,9 @@ def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table
     return Table(
         pd.DataFrame(rows),
         note=(
-            "hit@k on the subset. p is the McNemar p, Holm-adjusted over every test of the "
-            "run; each interval is the score interval at the level Holm judged it, so it "
-            "excludes zero exactly when Holm p < the run's level."
+            f"hit@k on the subset. p is the McNemar p, Holm-adjusted "
+            f"{holm_family_text(numbers)}. Each interval is the score interval at the "
+            "level Holm judged it, so it excludes zero exactly when Holm p < the run's level."
         ),
     )
 

@@ -463,19 +463,38 @@ def selection_table(selection: Mapping[str, Any], datasets: Sequence[str]) -> Ta
         note=(
             f"Agreement: share of the items with a gold relation sentence whose chosen sentence "
             f"is it. Union hit@{k} with each selector's B_rel, and its difference from union with "
-            "the gold B_rel, on the items that have one; CI: score interval, p: exact "
-            "McNemar."
+            "the gold B_rel, on the items that have one; CI: score interval, p: McNemar's "
+            "χ² with continuity correction."
         ),
         align_left=("dataset", "selector"),
     )
 
 
+#: The columns of :func:`selection_routed_table` after ``dataset`` and ``selector``.
+_SELECTION_ROUTED_COLUMNS: tuple[str, ...] = (
+    "routed − q",
+    "routed − union",
+    "oracle − routed",
+    "routed − routed with gold [95% CI]",
+    "p",
+)
+
+
 def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]) -> Table:
     """Level 3 per dataset and knob value: the router trained and applied with each selector's
-    ``B_rel``, and routed hit@k with it against routed hit@k with the gold sentence."""
+    ``B_rel``, and routed hit@k with it against routed hit@k with the gold sentence. A dataset
+    the router-training run did not measure (``not_measured``, e.g. one of one's own) is one row
+    saying so, and the note gives the reason."""
     selectors = [s.strip() for s in str(selection["selectors"]).split(",")]
+    not_measured: Mapping[str, str] = selection.get("not_measured", {})
     rows = []
     for dataset in datasets:
+        if dataset in not_measured:
+            rows.append(
+                {"dataset": names.dataset(dataset), "selector": "not measured"}
+                | {column: "" for column in _SELECTION_ROUTED_COLUMNS}
+            )
+            continue
         entry = selection[dataset]
         for name in selectors:
             routed = entry["routed"][name]
@@ -492,6 +511,11 @@ def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]
                 }
             )
     k = selection["k"]
+    missing = "".join(
+        f" Not measured on {names.dataset(d)}: {not_measured[d]}."
+        for d in datasets
+        if d in not_measured
+    )
     return Table(
         pd.DataFrame(rows),
         note=(
@@ -499,7 +523,7 @@ def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]
             f"{names.dataset(selection['train_dataset'])} (cross-fitted there) and applied "
             "zero-shot to the other datasets with the same selector. The last columns pair each "
             "question's routed hit with its routed hit under the gold B_rel: McNemar "
-            "interval and p."
+            f"interval and p.{missing}"
         ),
         align_left=("dataset", "selector"),
     )
