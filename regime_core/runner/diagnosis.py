@@ -172,6 +172,12 @@ def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative |
     return min(scored, key=lambda a: abs(float(a.values["estimate"]) - target))
 
 
+def _verb(claim: Claim) -> str:
+    """What a claim does under a setting that passes: a statement of ours holds, the paper's
+    reproduces."""
+    return "holds" if claim.ours_only else "reproduces"
+
+
 def diagnosis_sentence(
     claim: Claim, judgement: Judgement, alternatives: Sequence[Alternative]
 ) -> str:
@@ -196,13 +202,13 @@ def diagnosis_sentence(
             estimates = ", ".join(_estimate_text(a.values) for a in found) if comparison else ""
             parts.append(f"{labels}" + (f" (ours {estimates})" if estimates else ""))
         others = [f for f in factors if f not in by_factor]
-        text = "It reproduces with " + "; with ".join(parts)
+        text = f"It {_verb(claim)} with " + "; with ".join(parts)
         if others:
             text += f", and under none of the other settings swept ({', '.join(others)})"
         text += "."
     else:
         swept = ", ".join(factors) if factors else "none"
-        text = f"It reproduces under none of the settings swept ({swept})"
+        text = f"It {_verb(claim)} under none of the settings swept ({swept})"
         closest = _closest(claim, alternatives)
         if closest is not None:
             text += (

@@ -448,9 +448,9 @@ def power_of(
     equivalence claims: the smallest margin they show when the true difference is zero), and
     the questions ``effect`` needs, all at our
     observed share of discordant questions. ``excludes_reference`` is true when our interval
-    (``ci_lo``, ``ci_hi``) already excludes a non-zero ``effect``: the data then tell our
-    number from the paper's whatever the power. ``None`` without ``n`` and ``n_discordant``, or
-    for a rule with no null.
+    (``ci_lo``, ``ci_hi``) already excludes the paper's value (estimate and range claims): the
+    data then tell our number from the paper's whatever the power. ``None`` without ``n`` and
+    ``n_discordant``, or for a rule with no null.
 
     >>> p = power_of("estimate", 0.056, n=657, n_discordant=62)
     >>> round(p["detectable_effect"], 3), p["questions_needed"], round(p["power"], 2)
@@ -467,8 +467,8 @@ def power_of(
     alternative = abs(float(effect)) if null == 0.0 else 0.0
     discordance = n_discordant / n
     excludes = None
-    if ci_lo is not None and ci_hi is not None and null == 0.0 and effect != 0.0:
-        excludes = not ci_lo <= effect <= ci_hi
+    if ci_lo is not None and ci_hi is not None and rule in ("estimate", "range"):
+        excludes = not ci_lo <= effect <= ci_hi  # the paper's own value, not a margin
     return {
         "n": int(n),
         "discordance": discordance,
