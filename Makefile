@@ -1,5 +1,6 @@
 # Two commands matter: `make book` (everything from scratch: venv, install, data, notebooks, HTML)
-# and `make test` (install if needed, then the whole test suite).
+# and `make test` (install if needed, then the default tier of the tests; `make test-all` runs every
+# tier, as CI does).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -20,7 +21,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 # renders PNG bytes, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
-.PHONY: install torch data reproduce book test test-numeric expected lint format clean
+.PHONY: install torch data reproduce book test test-slow test-all test-numeric expected lint format clean
 
 install: $(STAMP)
 
@@ -66,7 +67,17 @@ reproduce: data
 book: reproduce
 	$(BIN)/regime book
 
+# Two tiers of tests. The default tier (`make test`): every test not marked `slow` (unit tests on
+# fixtures, the toy world, the real-data checks that need no notebook run). The slow tier: the
+# tests that execute notebooks, build the book, drive Chromium or rerun the quick profile against
+# expected_numbers.yml. `make test-all` runs both; .ci/run runs `make test`, then `make test-slow`.
 test: install
+	$(BIN)/python -m pytest -m "not slow"
+
+test-slow: install
+	$(BIN)/python -m pytest -m slow
+
+test-all: install
 	$(BIN)/python -m pytest
 
 # The tests whose results are floating-point computations (the `numeric` marker, tests/conftest.py).
