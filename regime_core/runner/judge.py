@@ -133,8 +133,8 @@ class Judgement:
 
     @property
     def words(self) -> str:
-        """The verdict as a reader sees it: for a statement of ours, "holds", "does not hold"
-        or "inconclusive" (:data:`OURS_WORDS`); else the verdict itself."""
+        """The verdict in the words a reader sees, which for a statement of ours are "holds",
+        "does not hold" or "inconclusive" (:data:`OURS_WORDS`), and else the verdict itself."""
         return OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
 
     @property
