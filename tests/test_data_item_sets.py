@@ -152,6 +152,12 @@ def test_the_sample_under_the_strict_item_set_is_counted() -> None:
     numbers = sample_numbers(strict)
     assert numbers["item_set"] == "strict"
     assert numbers["n_item_set_removed"] == expected.n_removed == len(world) - strict.n
+    # the tiny-pool rule applies to the item set's items, after it
+    at_k5 = RunConfig(item_set="strict").retrieval  # tiny_pools="exclude": the toy world has none
+    both = sample_examples(
+        world, None, seed=0, dataset=dataset, split="dev", settings=at_k5, item_set="strict"
+    )
+    assert both.n == expected.n_kept and both.n_tiny_pool == 0
     # a config's item set reaches the sample through the context
     context = Context(examples={dataset: world})
     drawn = context.samples(RunConfig(item_set="strict", tiny_pools="keep"), [dataset])[dataset]

@@ -132,7 +132,7 @@ def sample_examples(
         )
     eligible = list(chosen_items.kept)
     if settings is not None and settings.tiny_pools == "exclude":
-        eligible = [ex for ex in pool_items if not settings.is_tiny_pool(ex)]
+        eligible = [ex for ex in eligible if not settings.is_tiny_pool(ex)]
     if not eligible:
         k = settings.k if settings is not None else None
         raise ValueError(
