@@ -283,3 +283,23 @@ def test_the_alpha_rule_readings_retrain_the_router_at_the_rules_weight(result: 
     calibrated = rows[rows["alpha_rule"] == "calibrated"].set_index(key)["estimate"]
     assert rows[rows["primary"]]["alpha_rule"].tolist() == ["fixed"]
     assert not fixed.sort_index().equals(calibrated.sort_index())
+
+
+def test_the_item_set_is_a_knob_of_the_router_claims() -> None:
+    from regime_core.experiments.robustness_grid import (
+        KNOB_MEANINGS,
+        NEAR_ORACLE,
+        ROUTER_CLAIMS,
+        RobustnessConfig,
+        claim_knobs,
+        primary_reading,
+    )
+
+    cfg = RobustnessConfig()
+    knobs = claim_knobs(cfg)
+    for claim_id in (*ROUTER_CLAIMS, NEAR_ORACLE):
+        assert knobs[claim_id]["item_set"] == ("all", "strict"), claim_id
+    assert primary_reading(cfg)["item_set"] == "all"  # the default: every claim page's
+    assert "exactly once" in KNOB_MEANINGS["item_set"]
+    with pytest.raises(ValueError, match="item_sets"):
+        RobustnessConfig(item_sets=("loose",))
