@@ -205,7 +205,8 @@ def test_router_readings_take_the_selector_and_the_oracle_gap_its_dataset() -> N
     assert "oracle_dataset" not in knobs["router_2wiki"]
     # rule against gold by definition: every routing knob but the selector
     assert set(knobs[robustness_grid.NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
-                                                  "bridge_source", "alpha_rule"}  # fmt: skip
+                                                  "bridge_source", "alpha_rule",
+                                                  "item_set"}  # fmt: skip
     primary = primary_reading(cfg)
     assert (primary["selector"], primary["oracle_dataset"]) == ("rule", "2wikimultihopqa")
     assert robustness_grid.KNOB_MEANINGS["selector"].startswith("the sentence of the bridge")
@@ -226,8 +227,12 @@ def test_the_selector_readings_route_with_each_selector(result: Any) -> None:
     # each dataset's oracle gap is its own: the readings differ only in oracle_dataset there
     base = gap[(gap["selector"] == "rule") & (gap["tie_rule"] == "exclude")
                & (gap["pool"] == "question") & (gap["tiny_pools"] == "exclude")
-               & (gap["bridge_source"] == "gold") & (gap["alpha_rule"] == "fixed")]  # fmt: skip
+               & (gap["bridge_source"] == "gold") & (gap["alpha_rule"] == "fixed")
+               & (gap["item_set"] == "all")]  # fmt: skip
     assert len(base) == 3
+    # the strict item set's readings route fewer questions (its items only)
+    strict = gap[(gap["item_set"] == "strict") & gap["n"].notna()]
+    assert len(strict) and (strict["n"] < base["n"].max()).all()
     n = dict(zip(base["oracle_dataset"], base["n"], strict=True))
     for claim_id, dataset in (("router_2wiki", "2wikimultihopqa"), ("router_musique", "musique"),
                               ("router_hotpotqa", "hotpotqa")):  # fmt: skip

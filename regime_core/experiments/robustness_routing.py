@@ -158,11 +158,13 @@ def routing_outcomes(
                 ruled = dataclasses.replace(router_cfg, alpha_rule=alpha_rule)
                 # no tie rule changes a selector's B_rel but the learned one's on 2Wiki
                 cache_key = (selector, alpha_rule, tie_rule if selector == LEARNED else "")
-                if cache_key not in weighted:
-                    weights = recipe_weights(chosen[selector], ruled, train_dataset=TRAIN_DATASET)
-                    weighted[cache_key] = weights.apply(chosen[selector])
-                rows = weighted[cache_key]
                 try:
+                    if cache_key not in weighted:  # the calibrated rule cross-fits c: it may fail
+                        weights = recipe_weights(
+                            chosen[selector], ruled, train_dataset=TRAIN_DATASET
+                        )
+                        weighted[cache_key] = weights.apply(chosen[selector])
+                    rows = weighted[cache_key]
                     trained = train_on_data(rows[TRAIN_DATASET], ruled)
                 except ValueError as err:  # too few labels of a class to cross-fit: say so
                     out[key] = str(err)
