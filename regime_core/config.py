@@ -66,6 +66,16 @@ TINY_POOL_RULES: tuple[str, ...] = ("exclude", "keep")
 - keep: kept, although every arm then scores hit@k = 1 on it
 """
 TINY_POOLS: str = "exclude"
+ITEM_SETS: tuple[str, ...] = ("all", "strict")
+"""what item_set may be: which of a dataset's two-hop items a run reads (regime_core.data.item_sets)
+
+- all: every two-hop item regime data prepare keeps (the exclusions of data_regimes only)
+- strict: only the items whose bridge passage mentions the target passage's title exactly once
+  (the title with and without its "(film)"-style tail, normalised, whole words, in the bridge's
+  text) and whose answer is not yes or no; the items removed are counted per clause
+"""
+ITEM_SET: str = "all"
+"""the default item_set: all, every two-hop item (the number every claim page reports)"""
 KNOCKOUT_SINGLE_RULES: tuple[str, ...] = ("title", "exclude")
 """what knockout_single may be (a bridge that is only B_rel)
 

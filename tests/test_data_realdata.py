@@ -126,3 +126,26 @@ def test_ircot_typing_rule_agrees_with_original_types(real_data_dir: Path) -> No
         agree += ircot_type(q.question, q.answer, titles)[0] == q.native_type
     assert len(seen) == 400
     assert agree / len(seen) >= 0.95
+
+
+def test_the_strict_item_set_on_the_real_subsets(prepared: Path) -> None:
+    """The strict item set (regime_core.data.item_sets) on the dev subsets: the counts the
+    report and the data chapter's record give, per dataset and clause."""
+    from regime_core.data.item_sets import filter_item_set
+
+    found = {
+        dataset: filter_item_set(load_examples(dataset, split="dev", work=prepared), "strict")
+        for dataset in PREPARED_DATASETS
+    }
+    hotpot = found["hotpotqa"]
+    assert (hotpot.n, hotpot.n_kept) == (685, 294)
+    assert hotpot.removed == {
+        "yes_no_answer": 94,
+        "title_not_mentioned": 272,
+        "title_mentioned_repeatedly": 25,
+    }
+    assert (found["2wikimultihopqa"].n, found["2wikimultihopqa"].n_kept) == (485, 284)
+    assert (found["musique"].n, found["musique"].n_kept) == (192, 43)
+    assert found["musique"].removed["yes_no_answer"] == 0
+    for result in found.values():
+        assert result.n_kept + sum(result.removed.values()) == result.n

@@ -142,3 +142,31 @@ def test_config_validation() -> None:
     with pytest.raises(ValueError, match="distinct"):
         at.AlphaTransferConfig(encoders=("minilm", "minilm"))
     assert at.AlphaTransferConfig().protocol.train_encoder == "minilm"
+
+
+def test_the_other_item_set_is_measured_on_every_pair_but_the_fitting_one(
+    result: at.AlphaTransferResult,
+) -> None:
+    from regime_core.data.item_sets import filter_item_set
+    from regime_core.paper import load_claims
+    from regime_core.runner.diagnosis import node_keys
+
+    numbers = result.to_numbers()
+    strict = numbers["item_sets"]["strict"]
+    assert set(strict["pairs"]["minilm"]) == {d for d in DATASETS if d != "2wikimultihopqa"}
+    assert set(strict["pairs"]["tfidf"]) == set(DATASETS)  # a transfer pair like any other
+    for encoder, by in strict["pairs"].items():
+        for dataset, pair in by.items():
+            n_strict = strict["samples"][encoder][dataset]["n"]
+            assert pair["n"] == n_strict < numbers["pairs"][encoder][dataset]["n"]
+            assert pair["routing"] == {} and not pair["fitting_pair"]
+            assert pair["calibrated_vs_fixed"]["n"] == n_strict
+    # the same c, on fewer questions; the counts are those of the filter
+    hotpot = [ex for ex in result.pairs["minilm"]["hotpotqa"].measured.data.examples]
+    expected = filter_item_set(hotpot, "strict")
+    removed = strict["samples"]["minilm"]["hotpotqa"]["item_set_removed"]
+    assert sum(removed.values()) == expected.n_removed
+    # the diagnosis of calibrated_alpha reads a node the record holds
+    claim = next(c for c in load_claims() if c.id == "calibrated_alpha")
+    nodes = [e["node"] for e in claim.diagnosis if "item_sets" in str(e.get("node"))]
+    assert nodes and all(node_keys({"numbers": numbers}, n) for n in nodes)

@@ -62,3 +62,26 @@ def test_overview_shares_and_worked_examples() -> None:
         if example.b_rel_index is not None:
             assert "**" in example.markdown()
     assert set(numbers["worked_examples"].values()) == {w.id for w in result.worked}
+
+
+def test_overview_counts_what_the_strict_item_set_removes() -> None:
+    from regime_core.data.item_sets import filter_item_set
+
+    world = generate(ToyWorldConfig(n_questions=40))
+    cfg = OverviewConfig(datasets=("toyworld",))
+    result = run_overview(cfg, Context(examples={"toyworld": world}), manifest=MANIFEST)
+    strict = result.to_numbers()["item_sets"]["toyworld"]["strict"]
+    dev = [ex for ex in world if ex.split == "dev"]
+    expected = filter_item_set(dev, "strict")
+    assert strict["n"] == len(dev) and strict["kept"] == expected.n_kept
+    assert strict["removed_by"] == dict(expected.removed)
+    assert strict["kept"] + sum(strict["removed_by"].values()) == strict["n"]
+    assert strict["kept_not_tiny"] == expected.n_kept  # the toy world has no tiny pool
+    # the item set is a run's choice too: the sample then holds the strict items only
+    strict_run = run_overview(
+        OverviewConfig(datasets=("toyworld",), item_set="strict"),
+        Context(examples={"toyworld": world}),
+        manifest=MANIFEST,
+    ).to_numbers()
+    assert strict_run["sample"]["toyworld"]["n"] == expected.n_kept
+    assert strict_run["sample"]["toyworld"]["item_set_removed"] == dict(expected.removed)

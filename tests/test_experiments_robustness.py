@@ -215,7 +215,8 @@ def test_router_readings_take_the_selector_and_the_oracle_gap_its_dataset() -> N
     assert "oracle_dataset" not in knobs["router_2wiki"]
     # rule against gold by definition: every routing knob but the selector
     assert set(knobs[robustness_grid.NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
-                                                  "bridge_source", "alpha_rule"}  # fmt: skip
+                                                  "bridge_source", "alpha_rule",
+                                                  "item_set"}  # fmt: skip
     primary = primary_reading(cfg)
     assert (primary["selector"], primary["oracle_dataset"]) == ("rule", "2wikimultihopqa")
     assert robustness_grid.KNOB_MEANINGS["selector"].startswith("the sentence of the bridge")
@@ -236,8 +237,12 @@ def test_the_selector_readings_route_with_each_selector(result: Any) -> None:
     # each dataset's oracle gap is its own: the readings differ only in oracle_dataset there
     base = gap[(gap["selector"] == "rule") & (gap["tie_rule"] == "exclude")
                & (gap["pool"] == "question") & (gap["tiny_pools"] == "exclude")
-               & (gap["bridge_source"] == "gold") & (gap["alpha_rule"] == "fixed")]  # fmt: skip
+               & (gap["bridge_source"] == "gold") & (gap["alpha_rule"] == "fixed")
+               & (gap["item_set"] == "all")]  # fmt: skip
     assert len(base) == 3
+    # the strict item set's readings route fewer questions (its items only)
+    strict = gap[(gap["item_set"] == "strict") & gap["n"].notna()]
+    assert len(strict) and (strict["n"] < base["n"].max()).all()
     n = dict(zip(base["oracle_dataset"], base["n"], strict=True))
     for claim_id, dataset in (("router_2wiki", "2wikimultihopqa"), ("router_musique", "musique"),
                               ("router_hotpotqa", "hotpotqa")):  # fmt: skip
@@ -293,3 +298,23 @@ def test_the_alpha_rule_readings_retrain_the_router_at_the_rules_weight(result: 
     calibrated = rows[rows["alpha_rule"] == "calibrated"].set_index(key)["estimate"]
     assert rows[rows["primary"]]["alpha_rule"].tolist() == ["fixed"]
     assert not fixed.sort_index().equals(calibrated.sort_index())
+
+
+def test_the_item_set_is_a_knob_of_the_router_claims() -> None:
+    from regime_core.experiments.robustness_grid import (
+        KNOB_MEANINGS,
+        NEAR_ORACLE,
+        ROUTER_CLAIMS,
+        RobustnessConfig,
+        claim_knobs,
+        primary_reading,
+    )
+
+    cfg = RobustnessConfig()
+    knobs = claim_knobs(cfg)
+    for claim_id in (*ROUTER_CLAIMS, NEAR_ORACLE):
+        assert knobs[claim_id]["item_set"] == ("all", "strict"), claim_id
+    assert primary_reading(cfg)["item_set"] == "all"  # the default: every claim page's
+    assert "exactly once" in KNOB_MEANINGS["item_set"]
+    with pytest.raises(ValueError, match="item_sets"):
+        RobustnessConfig(item_sets=("loose",))

@@ -106,3 +106,23 @@ def test_missing_records_and_bad_specs_are_named() -> None:
     ]:
         with pytest.raises(ValueError, match=message):
             _check_diagnosis("claims.yml: claim 'c'", [entry])
+
+
+def test_a_reproduced_claim_names_the_setting_that_would_change_its_verdict() -> None:
+    # the item set decides: reproduced on every item, not on the strict item set
+    item_set = {"factor": "the item set", "run": "ablations", "label": "the strict item set",
+                "node": "alpha.0p25.routed_vs_q"}  # fmt: skip
+    claim = _claim([ENCODER, item_set])
+    good = judge_values(claim, {"estimate": 0.05, "ci_lo": 0.02, "ci_hi": 0.08})
+    assert good.verdict == REPRODUCED
+    found = diagnose(claim, good, _records())
+    assert found is not None
+    assert found.sentence == (
+        "It does not reproduce with TF-IDF (inconclusive (too few questions), ours +3.0 pp); "
+        "with the strict item set (not reproduced, ours 0.0 pp)."
+    )
+    # when every setting swept reproduces too, nothing is said
+    assert (
+        diagnose(_claim([dict(ALPHA, values={"α = 0.50": "0p50"})]), good, _records()).sentence
+        == ""
+    )

@@ -28,6 +28,14 @@ encoder:
   labels and cross-fitting on the training dataset, the refit zero-shot elsewhere), and its
   routed − always-q and routed − always-union.
 
+**The other item set** (:mod:`regime_core.data.item_sets`): every pair but the fitting one is
+measured again on the items of each item set other than the config's own (the default reads
+``all``, so ``strict``), with the rules as fitted above (``c`` unchanged, as the claim's
+protocol applies it; the dataset rule's ``R(S)`` is that set's median ratio) and recorded under
+``item_sets.<item set>.pairs`` with the same keys, the routers excepted (not retrained there).
+The diagnosis of ``calibrated_alpha`` reads it: does the claim's verdict depend on which
+questions are kept?
+
 On the fitting pair every calibrated weight is cross-fitted (``c`` from the other folds), as is
 ``tuned_fixed`` (each fold at the grid α best on the other folds, so its regret against the
 cross-fitted best is zero by construction there). On the other encoders' training dataset
@@ -36,15 +44,17 @@ nothing is fitted: it is a transfer pair like any other (the router is still tra
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
+from regime_core.data.item_sets import ITEM_SETS
 from regime_core.data.regimes import REGIMES
 from regime_core.experiments.ablations import encoder_unavailable_reason, number_key, run_recipe
 from regime_core.experiments.common import EXPERIMENT_ENCODERS, check_transfer_grid
@@ -56,6 +66,7 @@ from regime_core.experiments.router_train import (
     load_routing_data,
     with_selector,
 )
+from regime_core.experiments.sampling import sample_numbers
 from regime_core.retrieval.alpha_rule import (
     RULE_VARIANTS,
     AlphaRuleProtocol,
@@ -377,6 +388,13 @@ class AlphaTransferResult:
     unavailable: Mapping[str, str]
     load_seconds: float
     compute_seconds: float
+    #: ``item_set_pairs[item set][encoder][dataset]``: the pairs but the fitting one measured on
+    #: each other item set's items, the routers left out (the module docstring)
+    item_set_pairs: Mapping[str, Mapping[str, Mapping[str, PairResult]]] = field(
+        default_factory=dict
+    )
+    #: ``item_set_samples[item set][encoder][dataset]``: what that item set kept and removed
+    item_set_samples: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
 
     def to_numbers(self) -> dict[str, Any]:
         protocol = self.config.protocol
@@ -397,6 +415,19 @@ class AlphaTransferResult:
             "pairs": {
                 encoder: {dataset: p.to_numbers() for dataset, p in by.items()}
                 for encoder, by in self.pairs.items()
+            },
+            "item_sets": {
+                item_set: {
+                    "pairs": {
+                        encoder: {dataset: p.to_numbers() for dataset, p in by.items()}
+                        for encoder, by in pairs.items()
+                    },
+                    "samples": {
+                        encoder: {d: dict(n) for d, n in by.items()}
+                        for encoder, by in self.item_set_samples.get(item_set, {}).items()
+                    },
+                }
+                for item_set, pairs in self.item_set_pairs.items()
             },
             "unavailable_encoders": dict(self.unavailable),
             "load_seconds": self.load_seconds,
@@ -453,6 +484,8 @@ def run_alpha_transfer(
     pairs: dict[str, dict[str, PairResult]] = {}
     all_weights: dict[str, dict[str, AlphaWeights]] = {}
     fit: Fit | None = None
+    other_pairs: dict[str, dict[str, dict[str, PairResult]]] = {}
+    other_samples: dict[str, dict[str, dict[str, Any]]] = {}
     for encoder in cfg.encoders:
         reason = encoder_unavailable_reason(encoder)
         if reason is not None:
@@ -488,6 +521,12 @@ def run_alpha_transfer(
         }
         load += t1 - t0
         compute += time.perf_counter() - t1
+        for item_set in ITEM_SETS:
+            if item_set == cfg.item_set:
+                continue
+            measured_pairs, samples = _other_item_set(cfg, item_set, encoder, fit, context)
+            other_pairs.setdefault(item_set, {})[encoder] = measured_pairs
+            other_samples.setdefault(item_set, {})[encoder] = samples
     if fit is None:  # pragma: no cover - validate() guarantees an encoder
         raise ValueError("AlphaTransferConfig.encoders: no encoder ran")
     return AlphaTransferResult(
@@ -498,4 +537,32 @@ def run_alpha_transfer(
         unavailable=unavailable,
         load_seconds=round(load, 3),
         compute_seconds=round(compute, 3),
+        item_set_pairs=other_pairs,
+        item_set_samples=other_samples,
     )
+
+
+def _other_item_set(
+    cfg: AlphaTransferConfig, item_set: str, encoder: str, fit: Fit, context: Context
+) -> tuple[dict[str, PairResult], dict[str, Any]]:
+    """Every pair of ``encoder`` but the fitting one, measured on ``item_set``'s items with the
+    rules as ``fit`` fitted them (no router retrained), and each dataset's sample numbers."""
+    other = dataclasses.replace(cfg, item_set=item_set)
+    protocol = cfg.protocol
+    loaded = load_routing_data(other, cfg.datasets, encoder, cfg.bridge_source, context)
+    data = with_selector(loaded, other, context, train_dataset=cfg.train_dataset)
+    pairs: dict[str, PairResult] = {}
+    for dataset, d in data.items():
+        if encoder == protocol.train_encoder and dataset == cfg.train_dataset:
+            continue  # the fitting pair: c is fitted there, on the config's own item set
+        pairs[dataset] = measure_pair(
+            measure(d, protocol),
+            fit,
+            fitting=False,
+            protocol=protocol,
+            routing={},
+            routing_alpha={},
+            cfg=cfg,
+        )
+    samples = {dataset: sample_numbers(d.sample) for dataset, d in data.items()}
+    return pairs, samples

@@ -32,6 +32,7 @@ import pandas as pd
 from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data import known_datasets
+from regime_core.data.item_sets import item_set_problem
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.router.evaluation import Bootstrap, paired_hits
@@ -137,6 +138,11 @@ class RunConfig(ConfigMixin):
     """a pool of at most k hop-2 candidates, where every arm scores hit@k = 1: exclude (left out of
     hit@k claims, counted) or keep
     """
+    item_set: str = config.ITEM_SET
+    """which two-hop items of each dataset are read: all (every item prepare keeps) or strict
+    (only those whose bridge mentions the target's title exactly once and whose answer is not
+    yes/no; regime_core.data.item_sets), the others left out before sampling and counted
+    """
     knockout_single: str = config.KNOCKOUT_SINGLE
     """the knockout query of a bridge whose only sentence is B_rel: title (the bridge's title) or
     exclude (the question leaves the knockout arm)
@@ -154,6 +160,9 @@ class RunConfig(ConfigMixin):
             )
         if self.split not in SPLITS:
             raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
+        problem = item_set_problem(self.item_set)
+        if problem is not None:
+            raise ValueError(f"{where}.item_set {problem}")
         if not positive_int(self.bootstrap_resamples):
             raise ValueError(
                 f"{where}.bootstrap_resamples must be a positive integer, "

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from regime_core import paths
+from regime_core.data.item_sets import ALL
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.registry import EncoderFactory
 from regime_core.experiments.common import RunConfig
@@ -101,8 +102,8 @@ class Context:
 
     def samples(self, cfg: SampleSpec, datasets: Sequence[str]) -> dict[str, Sample]:
         """One seeded :class:`~regime_core.experiments.sampling.Sample` per dataset, drawn by
-        ``cfg``'s seed, sample size and split under its tiny-pool rule (a config without
-        retrieval settings, not a :class:`RunConfig`, samples every item)."""
+        ``cfg``'s seed, sample size and split under its item set and its tiny-pool rule (a
+        config without retrieval settings, not a :class:`RunConfig`, samples every item)."""
         settings = cfg.retrieval if isinstance(cfg, RunConfig) else None
         return {
             dataset: sample_examples(
@@ -112,6 +113,7 @@ class Context:
                 dataset=dataset,
                 split=cfg.split,
                 settings=settings,
+                item_set=getattr(cfg, "item_set", ALL),
             )
             for dataset in datasets
         }

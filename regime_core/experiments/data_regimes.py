@@ -17,13 +17,14 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core import config
+from regime_core.data.item_sets import ALL, ITEM_SETS, filter_item_set
 from regime_core.data.regimes import REGIMES, regime_shares, regime_table
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context, resolve
@@ -120,6 +121,10 @@ class OverviewResult:
     worked: tuple[WorkedExample, ...]
     samples: Mapping[str, Mapping[str, Any]]
     tiny_pools: Mapping[str, int]
+    #: per dataset and item set other than ``all`` (:mod:`regime_core.data.item_sets`), over the
+    #: items used: the items considered, kept and removed (per first failing clause and per
+    #: clause failed), and ``kept_not_tiny``, those kept whose pool is not tiny
+    item_sets: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
 
     def to_numbers(self) -> dict[str, Any]:
         prepared = table_numbers(
@@ -163,6 +168,9 @@ class OverviewResult:
             "worked_examples": worked,
             "sample": {k: dict(v) for k, v in self.samples.items()},
             "tiny_pools": {ds: int(n) for ds, n in self.tiny_pools.items()},
+            "item_sets": {
+                ds: {k: dict(v) for k, v in by.items()} for ds, by in self.item_sets.items()
+            },
             "predicate_names": self.config.predicate_names,
             "degenerate_share": config.DEGENERATE_SHARE,
         }
@@ -297,7 +305,23 @@ def analyse_overview(
             ds: sum(cfg.retrieval.is_tiny_pool(ex) for ex in s.examples)
             for ds, s in samples.items()
         },
+        item_sets={ds: item_set_counts(s.examples, cfg) for ds, s in samples.items()},
     )
+
+
+def item_set_counts(examples: Sequence[Example], cfg: OverviewConfig) -> dict[str, Any]:
+    """Per item set other than ``all``, what it keeps of ``examples`` and what each clause
+    removes (:meth:`~regime_core.data.item_sets.ItemSetFilter.to_numbers`), with
+    ``kept_not_tiny``: the items kept whose pool is not tiny under ``cfg``; pure."""
+    out: dict[str, Any] = {}
+    for item_set in ITEM_SETS:
+        if item_set == ALL:
+            continue
+        chosen = filter_item_set(examples, item_set)
+        numbers = chosen.to_numbers()
+        numbers["kept_not_tiny"] = sum(not cfg.retrieval.is_tiny_pool(ex) for ex in chosen.kept)
+        out[item_set] = numbers
+    return out
 
 
 def run_overview(

@@ -398,8 +398,9 @@ def _claim_values(
         return _t3_values(tables[reading["pool"]], reading, cfg, t3_cache)
     base = (reading["tie_rule"], reading["pool"], reading["tiny_pools"], reading["bridge_source"])
     alpha_rule = reading.get("alpha_rule", config.ALPHA_RULE)
+    item_set = reading.get("item_set", config.ITEM_SET)
     if claim_id == NEAR_ORACLE:
-        rule, gold = (routing.get((*base, s, alpha_rule)) for s in ("rule", "gold"))
+        rule, gold = (routing.get((*base, s, alpha_rule, item_set)) for s in ("rule", "gold"))
         if rule is None or gold is None:
             return None  # the run takes no rule or no gold reading
         if isinstance(rule, str):
@@ -415,7 +416,7 @@ def _claim_values(
         }
     dataset, comparison = ROUTER_CLAIMS[claim_id]
     dataset = reading.get("oracle_dataset", dataset) if claim_id == "oracle_gap" else dataset
-    found = routing.get((*base, reading["selector"], alpha_rule), {})
+    found = routing.get((*base, reading["selector"], alpha_rule, item_set), {})
     if isinstance(found, str):
         return {NOT_JUDGED: found}
     outcome = found.get(dataset)

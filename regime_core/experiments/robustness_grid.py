@@ -64,6 +64,9 @@ class RobustnessConfig(ExperimentConfig):
     """the B_rel selectors the routing readings take"""
     alpha_rules: tuple[str, ...] = config.ALPHA_RULES
     """the α rules the routing readings take (the router retrained at each rule's weights)"""
+    item_sets: tuple[str, ...] = config.ITEM_SETS
+    """the item sets the routing readings take (regime_core.data.item_sets): the router
+    retrained and applied on each set's items of every dataset"""
     oracle_datasets: tuple[str, ...] = config.ORACLE_DATASETS
     """the datasets whose oracle gap the readings of oracle_gap judge"""
     oracle_dataset: str = config.ORACLE_DATASET
@@ -126,6 +129,7 @@ _GRIDS: dict[str, Sequence[str]] = {
     "selectors": config.SELECTORS,
     "oracle_datasets": config.ORACLE_DATASETS,
     "alpha_rules": config.ALPHA_RULES,
+    "item_sets": config.ITEM_SETS,
 }
 
 
@@ -146,6 +150,7 @@ def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:
         "selector": RecipeConfig.selector,
         "oracle_dataset": cfg.oracle_dataset,
         "alpha_rule": RecipeConfig.alpha_rule,
+        "item_set": cfg.item_set,
     }
 
 
@@ -163,6 +168,7 @@ _KNOB_FIELDS: dict[str, type] = {
     "selector": RecipeConfig,
     "oracle_dataset": RobustnessConfig,
     "alpha_rule": RecipeConfig,
+    "item_set": RunConfig,
 }
 #: Each knob's meaning, as the book's table of knobs shows it.
 KNOB_MEANINGS: dict[str, str] = {
@@ -205,7 +211,8 @@ OUTSIDE_MULTIVERSE: dict[str, str] = {
     "ablations)",
     "pool_invariance": "itself a comparison of the two pool modes (the ablations)",
     "calibrated_alpha": "itself a comparison of two rules for α on every dataset and encoder; "
-    "the multiverse's alpha_rule knob varies the router's rule for the other claims",
+    "the multiverse's alpha_rule knob varies the router's rule for the other claims (its "
+    "diagnosis reads it on the strict item set, from the α-transfer run's record)",
 }
 
 
@@ -218,6 +225,7 @@ def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
         "tiny_pools": cfg.tiny_pool_rules,
         "bridge_source": cfg.bridge_sources,
         "alpha_rule": cfg.alpha_rules,
+        "item_set": cfg.item_sets,
     }
     knobs: dict[str, dict[str, tuple[str, ...]]] = {
         "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pool_rules},

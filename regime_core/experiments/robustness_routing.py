@@ -8,6 +8,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+from regime_core.data.item_sets import ALL
 from regime_core.experiments.common import RunConfig
 from regime_core.experiments.context import Context
 from regime_core.experiments.robustness_grid import LEARNED, RobustnessConfig
@@ -55,7 +56,7 @@ def paired_routing_values(a: RoutingOutcome, b: RoutingOutcome) -> dict[str, Any
     return comparison_values(c, c.n)
 
 
-RoutingKey = tuple[str, str, str, str, str, str]
+RoutingKey = tuple[str, str, str, str, str, str, str]
 
 
 def cached_selector_inputs(
@@ -89,12 +90,14 @@ def cached_selector_inputs(
 def routing_outcomes(
     cfg: RobustnessConfig, context: Context
 ) -> dict[RoutingKey, dict[str, RoutingOutcome] | str]:
-    """``{(tie_rule, pool, tiny_pools, bridge_source, selector, alpha_rule): {dataset:
+    """``{(tie_rule, pool, tiny_pools, bridge_source, selector, alpha_rule, item_set): {dataset:
     outcome}}``: the router trained (cross-fitted) on 2Wiki with the selector's ``B_rel`` at the
     α rule's weights (:func:`~regime_core.experiments.router_train.recipe_weights`, computed once
     per selector's data) and applied zero-shot to the others with it, under each reading; the
     reason (a string) where the router cannot be trained. The routing data are built once per
-    (pool, tiny pools, bridge source) under the rule; every other selector only swaps ``B_rel``
+    (item set, pool, tiny pools, bridge source) under the rule (on the item set's items of
+    every dataset: the router is trained on the set's 2WikiMultiHopQA items too); every other
+    selector only swaps ``B_rel``
     (:func:`~regime_core.router.selector_choices.reselected`), and the learned one is
     cross-fitted again under each tie rule (its folds are the router's)."""
     datasets = [d for d in (TRAIN_DATASET, *TRANSFER_DATASETS) if d in cfg.datasets]
@@ -102,11 +105,12 @@ def routing_outcomes(
         return {}
     out: dict[RoutingKey, dict[str, RoutingOutcome] | str] = {}
     cache: dict[tuple[str, str], SelectorData] = {}
-    # "keep" first: its samples hold every item, so the other rule's are cut from its cache
+    # "all" and "keep" first: their samples hold every item, so the others' are cut from the cache
+    item_sets = sorted(cfg.item_sets, key=lambda item_set: item_set != ALL)
     tiny_rules = sorted(cfg.tiny_pool_rules, key=lambda rule: rule != "keep")
-    grid = itertools.product(cfg.pools, tiny_rules, cfg.bridge_sources)
-    for pool, tiny, source in grid:
-        reading = dataclasses.replace(cfg, pool=pool, tiny_pools=tiny)
+    grid = itertools.product(item_sets, cfg.pools, tiny_rules, cfg.bridge_sources)
+    for item_set, pool, tiny, source in grid:
+        reading = dataclasses.replace(cfg, pool=pool, tiny_pools=tiny, item_set=item_set)
         data = load_routing_data(reading, datasets, cfg.primary_encoder, source, context)
         others = [s for s in cfg.selectors if s != "rule"]
         inputs = cached_selector_inputs(cache, data, source, context) if others else {}
@@ -135,22 +139,32 @@ def routing_outcomes(
                 tie_rule=tie_rule,
                 bridge_source=source,
             )
+            learned_problem = None  # the learned selector cannot be cross-fitted: say why
             if LEARNED in others:  # cross-fitted on the router's folds under this tie rule
-                folds = recipe_folds(data[TRAIN_DATASET], inputs[TRAIN_DATASET], router_cfg)
-                choices = cross_fitted(fixed, inputs[TRAIN_DATASET], folds)
-                chosen[LEARNED][TRAIN_DATASET] = reselected(
-                    data[TRAIN_DATASET], inputs[TRAIN_DATASET], choices, LEARNED
-                )
+                try:
+                    folds = recipe_folds(data[TRAIN_DATASET], inputs[TRAIN_DATASET], router_cfg)
+                except ValueError as err:  # too few labels of a class (a small item set)
+                    learned_problem = str(err)
+                else:
+                    choices = cross_fitted(fixed, inputs[TRAIN_DATASET], folds)
+                    chosen[LEARNED][TRAIN_DATASET] = reselected(
+                        data[TRAIN_DATASET], inputs[TRAIN_DATASET], choices, LEARNED
+                    )
             for selector, alpha_rule in itertools.product(cfg.selectors, cfg.alpha_rules):
-                key = (tie_rule, pool, tiny, source, selector, alpha_rule)
+                key = (tie_rule, pool, tiny, source, selector, alpha_rule, item_set)
+                if selector == LEARNED and learned_problem is not None:
+                    out[key] = learned_problem
+                    continue
                 ruled = dataclasses.replace(router_cfg, alpha_rule=alpha_rule)
                 # no tie rule changes a selector's B_rel but the learned one's on 2Wiki
                 cache_key = (selector, alpha_rule, tie_rule if selector == LEARNED else "")
-                if cache_key not in weighted:
-                    weights = recipe_weights(chosen[selector], ruled, train_dataset=TRAIN_DATASET)
-                    weighted[cache_key] = weights.apply(chosen[selector])
-                rows = weighted[cache_key]
                 try:
+                    if cache_key not in weighted:  # the calibrated rule cross-fits c: it may fail
+                        weights = recipe_weights(
+                            chosen[selector], ruled, train_dataset=TRAIN_DATASET
+                        )
+                        weighted[cache_key] = weights.apply(chosen[selector])
+                    rows = weighted[cache_key]
                     trained = train_on_data(rows[TRAIN_DATASET], ruled)
                 except ValueError as err:  # too few labels of a class to cross-fit: say so
                     out[key] = str(err)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from regime_core.data.item_sets import ALL, filter_item_set
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.schema import Example, Passage
 
@@ -65,6 +66,13 @@ class Sample:
     ids_hash: str  # names the sample (:func:`ids_hash`)
     corpus: tuple[Passage, ...]  # every passage of the split (fits TF-IDF; corpus-mode pool)
     n_tiny_pool: int = 0  # items of the split left out before sampling: pool <= k candidates
+    item_set: str = ALL  # the item set read (regime_core.data.item_sets)
+    #: items of the split the item set left out before sampling, per first failing clause
+    item_set_removed: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def n_item_set_removed(self) -> int:
+        return sum(self.item_set_removed.values())
 
     @property
     def n(self) -> int:
@@ -72,13 +80,21 @@ class Sample:
 
 
 def sample_numbers(sample: SampleLike) -> dict[str, Any]:
-    """What a record keeps of a sample: sizes, the tiny-pool exclusions and the ids' hash."""
-    return {
+    """What a record keeps of a sample: sizes, the tiny-pool exclusions and the ids' hash; a
+    sample of another item set than ``all`` adds its name and its exclusions per clause."""
+    out: dict[str, Any] = {
         "n_available": sample.n_available,
         "n": sample.n,
         "n_tiny_pool": sample.n_tiny_pool,
         "ids_hash": sample.ids_hash,
     }
+    item_set = getattr(sample, "item_set", ALL)
+    if item_set != ALL:
+        removed = getattr(sample, "item_set_removed", {})
+        out["item_set"] = item_set
+        out["n_item_set_removed"] = int(sum(removed.values()))
+        out["item_set_removed"] = {k: int(v) for k, v in removed.items()}
+    return out
 
 
 def sample_examples(
@@ -89,14 +105,17 @@ def sample_examples(
     dataset: str,
     split: str,
     settings: RetrievalSettings | None = None,
+    item_set: str = ALL,
 ) -> Sample:
     """Seeded sample (see :func:`sample_ids`) of the ``split`` examples of ``dataset``.
 
     Under ``settings`` whose ``tiny_pools`` is ``"exclude"``, the items whose pool offers at
     most ``k`` hop-2 candidates (:meth:`RetrievalSettings.is_tiny_pool`) are left out *before*
     sampling and counted in ``Sample.n_tiny_pool``; without ``settings`` (the teaching kit)
-    every item is eligible. The corpus (TF-IDF's vocabulary, the corpus-mode pool) is always the
-    whole split's.
+    every item is eligible. Before that, ``item_set`` (:mod:`regime_core.data.item_sets`) leaves
+    out the items it does not keep, counted per clause in ``Sample.item_set_removed``
+    (``n_available`` stays the split's count). The corpus (TF-IDF's vocabulary, the corpus-mode
+    pool) is always the whole split's: an item set chooses questions, never passages.
     """
     from regime_core.data import corpus_passages
 
@@ -105,9 +124,15 @@ def sample_examples(
         raise ValueError(
             f"no {split} examples of {dataset!r}; run `regime data prepare` or check the split"
         )
-    eligible = pool_items
+    chosen_items = filter_item_set(pool_items, item_set)
+    if not chosen_items.kept:
+        raise ValueError(
+            f"the item set {item_set!r} keeps none of the {len(pool_items)} {split} examples of "
+            f"{dataset!r} ({chosen_items.removed}); use item_set='all'"
+        )
+    eligible = list(chosen_items.kept)
     if settings is not None and settings.tiny_pools == "exclude":
-        eligible = [ex for ex in pool_items if not settings.is_tiny_pool(ex)]
+        eligible = [ex for ex in eligible if not settings.is_tiny_pool(ex)]
     if not eligible:
         k = settings.k if settings is not None else None
         raise ValueError(
@@ -123,5 +148,7 @@ def sample_examples(
         examples=picked,
         ids_hash=ids_hash([ex.id for ex in picked]),
         corpus=tuple(corpus_passages(pool_items)),
-        n_tiny_pool=len(pool_items) - len(eligible),
+        n_tiny_pool=chosen_items.n_kept - len(eligible),
+        item_set=item_set,
+        item_set_removed={k: v for k, v in chosen_items.removed.items() if item_set != ALL},
     )

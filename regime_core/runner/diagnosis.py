@@ -183,15 +183,25 @@ def diagnosis_sentence(
 ) -> str:
     """What the alternatives show, in a sentence or two, from their verdicts; pure.
 
-    A reproduced claim needs no diagnosis (empty). Otherwise: the settings under which the
-    claim reproduces, by factor, with our estimates there; or that none of the factors swept
-    does, with the closest setting; and, for a comparison, what our questions can detect.
+    A reproduced claim needs no diagnosis, unless a setting swept decides its verdict: then the
+    settings under which it does not reproduce, with our estimates there (empty when every
+    setting reproduces too). Otherwise: the settings under which the claim reproduces, by
+    factor, with our estimates there; or that none of the factors swept does, with the closest
+    setting; and, for a comparison, what our questions can detect.
     """
+    comparison = claim.rule in COMPARISON_RULES
     if judgement.verdict == REPRODUCED:
-        return ""
+        failing = [a for a in alternatives if a.judgement.verdict != REPRODUCED]
+        if not failing:
+            return ""
+        labels = "; with ".join(
+            f"{a.label} ({a.judgement.verdict}"
+            + (f", ours {_estimate_text(a.values)})" if comparison else ")")
+            for a in failing
+        )
+        return f"It does not reproduce with {labels}."
     factors = list(dict.fromkeys(a.factor for a in alternatives))
     good = [a for a in alternatives if a.judgement.verdict == REPRODUCED]
-    comparison = claim.rule in COMPARISON_RULES
     if good:
         by_factor: dict[str, list[Alternative]] = {}
         for a in good:
