@@ -176,3 +176,46 @@ def test_every_claim_of_the_file_reads_its_whys_runs() -> None:
     """The claims' whys parse, and the runs they read are among each claim's runs."""
     for claim in load_claims():
         assert set(why_runs(claim.why, claim.run)) <= set(claim.runs()), claim.id
+
+
+def claims_without_a_why(judged: Any) -> list[str]:
+    """The claims of ``judged`` (:class:`~regime_core.runner.verdicts.ClaimVerdict` each) whose
+    verdict is neither "reproduced" nor "not testable here" and that say no why (no diagnosis
+    sentence, no filled ``why``)."""
+    return [
+        v.claim.id
+        for v in judged
+        if v.verdict not in (REPRODUCED, NOT_TESTABLE) and (v.why is None or not v.why.sentence)
+    ]
+
+
+def test_a_failing_claim_without_a_why_is_caught() -> None:
+    """The check itself, on hand-made verdicts: a failing claim with no why is named, one with
+    a why or a passing one is not."""
+    from types import SimpleNamespace as S
+
+    def verdict(claim_id: str, verdict: str, sentence: str | None) -> Any:
+        why = None if sentence is None else S(sentence=sentence)
+        return S(claim=S(id=claim_id), verdict=verdict, why=why)
+
+    judged = [
+        verdict("fails_silently", "not reproduced", None),
+        verdict("fails_empty", "smaller than reported", ""),
+        verdict("fails_with_why", "not reproduced", "Because."),
+        verdict("passes", REPRODUCED, None),
+        verdict("untestable", NOT_TESTABLE, None),
+    ]
+    assert claims_without_a_why(judged) == ["fails_silently", "fails_empty"]
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_every_claim_that_fails_on_the_quick_records_says_why(quick_run: Any) -> None:
+    """Issue 31: every claim of the paper judged on the quick profile's records whose verdict is
+    not "reproduced" (nor "not testable here") says why, from its diagnosis or its ``why``."""
+    from regime_core.runner.verdicts import judge_claims
+
+    claims = load_claims()
+    records = {run: quick_run.record(run) for c in claims for run in c.runs()}
+    judged = judge_claims(records, claims)
+    assert claims_without_a_why(judged) == []

@@ -37,7 +37,7 @@ from typing import Any
 
 from regime_core.paper import Claim
 from regime_core.runner.claim_record import claim_values, judge_values
-from regime_core.runner.explanation import explain
+from regime_core.runner.explanation import Display, explain
 from regime_core.runner.judge import (
     COMPARISON_RULES,
     NOT_TESTABLE,
@@ -150,14 +150,18 @@ def _specs(entry: Mapping[str, Any]) -> list[tuple[str, str | None, Mapping[str,
 
 
 def diagnose(
-    claim: Claim, judgement: Judgement, records: Mapping[str, Mapping[str, Any]]
+    claim: Claim,
+    judgement: Judgement,
+    records: Mapping[str, Mapping[str, Any]],
+    display: Display | None = None,
 ) -> Diagnosis | None:
     """The claim judged under every alternative its ``diagnosis`` names, and its ``why``
     filled from the records when its verdict is neither "reproduced" nor "not testable here"
     (None when it names neither). ``records`` maps run ids to records; a missing run is a
     ``KeyError`` naming it (a strict book build fails rather than print a partial diagnosis);
     a setting absent from its run's record (not run by this profile) is listed in
-    ``not_run``, never judged."""
+    ``not_run``, never judged. ``display`` names config values in the why (the book's
+    display names; by default as written)."""
     if not claim.diagnosis and not claim.why:
         return None
     alternatives, not_run = [], []
@@ -180,7 +184,9 @@ def diagnose(
     explanation = ""
     if claim.why and judgement.verdict not in (REPRODUCED, NOT_TESTABLE):
         where = f"claim {claim.id!r}"
-        explained = explain(claim.why, records, claim.run, paper=claim.paper, where=where)
+        explained = explain(
+            claim.why, records, claim.run, paper=claim.paper, display=display, where=where
+        )
         explanation = explained.sentence
         not_run.extend(f"why: {item}" for item in explained.not_run)
     return Diagnosis(

@@ -33,12 +33,16 @@ in, text out; no number is typed.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from regime_core.paper import WHEN_OPERATORS, WHY_FIELD, WHY_KEY
 from regime_core.runner.records import format_number, get_number
+
+#: How a config value is shown: ``(field, value) -> text`` (the book's
+#: :func:`regime_core.book.names.config_value`).
+Display = Callable[[str, Any], str]
 
 
 class MissingRun(KeyError):
@@ -61,7 +65,11 @@ def _record(records: Mapping[str, Mapping[str, Any]], run: str, where: str) -> M
     return records[run]
 
 
-def _config_text(record: Mapping[str, Any], key: str) -> str:
+def _config_text(record: Mapping[str, Any], key: str, display: Display | None) -> str:
+    """A config value in words: ``display(field, value)`` (the book's display names), by default
+    ``str``; lists joined by commas, ``None`` "all" (as
+    :func:`~regime_core.runner.claim_record.fill_fields` fills ``computed_on``)."""
+    show = display or (lambda field, value: str(value))
     node: Any = record.get("config", {})
     for part in key.split("."):
         if not isinstance(node, Mapping) or part not in node:
@@ -69,9 +77,10 @@ def _config_text(record: Mapping[str, Any], key: str) -> str:
         node = node[part]
     if node is None:
         return "all"
+    field = key.rsplit(".", 1)[-1]
     if isinstance(node, list | tuple):
-        return ", ".join(str(v) for v in node)
-    return str(node)
+        return ", ".join(show(field, v) for v in node)
+    return show(field, node)
 
 
 def fill_why(
@@ -81,6 +90,7 @@ def fill_why(
     *,
     label: str = "",
     paper: Mapping[str, Any] | None = None,
+    display: Display | None = None,
     where: str = "why",
 ) -> str:
     """``template`` with its fields filled from ``records`` (``run``'s unless a field names
@@ -95,7 +105,7 @@ def fill_why(
         else:
             record = _record(records, match.group("run") or run, where)
             if source == "config":
-                return _config_text(record, key)
+                return _config_text(record, key, display)
             value = get_number(record, key)
         return format_number(value, match.group("kind") or "auto", digits)
 
@@ -147,6 +157,7 @@ def explain(
     default_run: str,
     *,
     paper: Mapping[str, Any] | None = None,
+    display: Display | None = None,
     where: str = "why",
 ) -> Explanation:
     """The ``why`` entries of a claim filled from ``records`` (run id -> record); pure.
@@ -162,7 +173,7 @@ def explain(
         items = []
         for label, value in (entry.get("each") or {"": None}).items():
             try:
-                item = _item(entry, str(label), value, records, run, paper or {}, where)
+                item = _item(entry, str(label), value, records, run, paper or {}, display, where)
             except MissingRun:
                 raise
             except KeyError:  # a setting this profile does not run: named, not guessed
@@ -171,10 +182,14 @@ def explain(
             if item is not None:
                 items.append(item)
         if items:
-            lead = fill_why(str(entry.get("lead", "")), records, run, paper=paper, where=where)
+            lead = fill_why(
+                str(entry.get("lead", "")), records, run, paper=paper, display=display, where=where
+            )
             sentences.append(_sentence(lead + str(entry.get("join", "; ")).join(items)))
         elif entry.get("none"):
-            none = fill_why(str(entry["none"]), records, run, paper=paper, where=where)
+            none = fill_why(
+                str(entry["none"]), records, run, paper=paper, display=display, where=where
+            )
             sentences.append(_sentence(none))
     return Explanation(" ".join(s for s in sentences if s), tuple(not_run))
 
@@ -186,6 +201,7 @@ def _item(
     records: Mapping[str, Mapping[str, Any]],
     run: str,
     paper: Mapping[str, Any],
+    display: Display | None,
     where: str,
 ) -> str | None:
     """One item of an entry: its ``text`` filled for ``label`` (``value`` fills ``{value}``),
@@ -197,4 +213,6 @@ def _item(
     when = entry.get("when")
     if when is not None and not _holds([sub(k) for k in when], records, run, paper, where):
         return None
-    return fill_why(sub(entry["text"]), records, run, label=label, paper=paper, where=where)
+    return fill_why(
+        sub(entry["text"]), records, run, label=label, paper=paper, display=display, where=where
+    )
