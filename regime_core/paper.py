@@ -73,11 +73,11 @@ WHEN_OPERATORS: dict[str, Callable[[float, float], bool]] = {
 #: A field of a ``why`` template: ``{[RUN:]numbers.KEY[|KIND[:DIGITS]]}``,
 #: ``{[RUN:]config.FIELD}`` or ``{paper.KEY[|KIND[:DIGITS]]}`` (the claim's paper side).
 WHY_FIELD = re.compile(
-    r"\{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>[A-Za-z0-9_.@-]+)"
+    r"\{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>[A-Za-z0-9_.@+-]+)"
     r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
 )
 #: A key of a ``why`` entry's ``when``: ``[RUN:]dotted.key`` of ``numbers``, or ``paper.KEY``.
-WHY_KEY = re.compile(r"^(?:(?P<run>[a-z0-9_]+):)?(?P<key>[A-Za-z0-9_.@-]+)$")
+WHY_KEY = re.compile(r"^(?:(?P<run>[a-z0-9_]+):)?(?P<key>[A-Za-z0-9_.@+-]+)$")
 #: The longest short ``label`` of a claim: it names the claim's row in the landing page's chart,
 #: its verdict table and the paper-against-ours cards, so it must fit on a phone's line.
 LABEL_MAX_CHARS = 40
@@ -300,6 +300,13 @@ def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
                 f"KEY a dotted record key (RUN:KEY for another run), got {when!r}"
             )
         for template in (entry["text"], entry.get("lead", ""), entry.get("none", "")):
+            rest = WHY_FIELD.sub("", template.replace("{value}", "v")).replace("{label}", "")
+            if "{" in rest or "}" in rest:
+                raise ValueError(
+                    f"{at}: {template!r} holds a brace that is no field; a field is "
+                    "{numbers.KEY|KIND}, {RUN:numbers.KEY}, {config.FIELD}, {paper.KEY}, "
+                    "{label} or {value}"
+                )
             for match in WHY_FIELD.finditer(template):
                 kind = match.group("kind")
                 if kind is not None and kind not in NUMBER_KINDS:

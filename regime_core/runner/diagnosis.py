@@ -180,7 +180,10 @@ def diagnose(
             alternatives.append(
                 Alternative(str(entry["factor"]), label, values, judge_values(claim, values))
             )
-    sentence = diagnosis_sentence(claim, judgement, alternatives) if claim.diagnosis else ""
+    sentence = ""
+    if claim.diagnosis:
+        ours = claim_values(claim, records[claim.run]) if claim.run in records else None
+        sentence = diagnosis_sentence(claim, judgement, alternatives, ours)
     explanation = ""
     if claim.why and judgement.verdict not in (REPRODUCED, NOT_TESTABLE):
         where = f"claim {claim.id!r}"
@@ -238,13 +241,17 @@ def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative |
 
 
 def diagnosis_sentence(
-    claim: Claim, judgement: Judgement, alternatives: Sequence[Alternative]
+    claim: Claim,
+    judgement: Judgement,
+    alternatives: Sequence[Alternative],
+    ours: Mapping[str, Any] | None = None,
 ) -> str:
     """What the alternatives show, in a sentence or two, from their verdicts; pure.
 
     A reproduced claim needs no diagnosis (empty). Otherwise: the settings under which the
     claim reproduces, by factor, with our estimates there; or that none of the factors swept
-    does, with the closest setting; and, for a comparison, what our questions can detect.
+    does, with the closest setting (unless ``ours``, the claim's own values, lies closer to the
+    paper); and, for a comparison, what our questions can detect.
     """
     if judgement.verdict == REPRODUCED:
         return ""
@@ -269,7 +276,11 @@ def diagnosis_sentence(
         swept = ", ".join(factors) if factors else "none"
         text = f"It reproduces under none of the settings swept ({swept})"
         closest = _closest(claim, alternatives)
-        if closest is not None:
+        own = None if ours is None else _distance(claim, ours)
+        nearest = None if closest is None else _distance(claim, closest.values)
+        if closest is not None and own is not None and nearest is not None and own <= nearest:
+            text += f"; none lies closer to the paper than ours ({_estimate_text(claim, ours)})"
+        elif closest is not None:
             text += (
                 f"; the closest to the paper is {closest.label} "
                 f"(ours {_estimate_text(claim, closest.values)})"
