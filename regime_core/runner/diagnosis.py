@@ -278,7 +278,7 @@ def diagnosis_sentence(
         closest = _closest(claim, alternatives)
         own = None if ours is None else _distance(claim, ours)
         nearest = None if closest is None else _distance(claim, closest.values)
-        if closest is not None and own is not None and nearest is not None and own <= nearest:
+        if ours is not None and own is not None and nearest is not None and own <= nearest:
             text += f"; none lies closer to the paper than ours ({_estimate_text(claim, ours)})"
         elif closest is not None:
             text += (
