@@ -18,7 +18,9 @@ each claim on our records.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+import operator
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,6 +59,25 @@ CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
 #: the paper never makes (issue 26's calibrated weight): no paper value to reproduce, judged by
 #: the same rules, and every page that lists verdicts says so.
 ORIGINS: tuple[str, ...] = ("paper", "ours")
+#: The fields of an entry of a claim's ``why`` (:mod:`regime_core.runner.explanation`).
+WHY_FIELDS: tuple[str, ...] = ("run", "each", "when", "lead", "text", "join", "none")
+#: The comparisons a ``why`` entry's ``when`` may make.
+WHEN_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+#: A field of a ``why`` template: ``{[RUN:]numbers.KEY[|KIND[:DIGITS]]}``,
+#: ``{[RUN:]config.FIELD}`` or ``{paper.KEY[|KIND[:DIGITS]]}`` (the claim's paper side).
+WHY_FIELD = re.compile(
+    r"\{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>[A-Za-z0-9_.@+-]+)"
+    r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
+)
+#: A key of a ``why`` entry's ``when``: ``[RUN:]dotted.key`` of ``numbers``, or ``paper.KEY``.
+WHY_KEY = re.compile(r"^(?:(?P<run>[a-z0-9_]+):)?(?P<key>[A-Za-z0-9_.@+-]+)$")
 #: The longest short ``label`` of a claim: it names the claim's row in the landing page's chart,
 #: its verdict table and the paper-against-ours cards, so it must fit on a phone's line.
 LABEL_MAX_CHARS = 40
@@ -120,6 +141,10 @@ class Claim:
     diagnosis: tuple[Mapping[str, Any], ...] = ()
     #: whose statement it is (:data:`ORIGINS`): ``paper`` (default) or ``ours``
     origin: str = "paper"
+    #: why a verdict other than "reproduced" came out, in sentence templates filled from the
+    #: records (:mod:`regime_core.runner.explanation`): each ``text``, with ``run``, ``each``,
+    #: ``when``, ``lead``, ``join`` and ``none``
+    why: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ours_only(self) -> bool:
@@ -128,8 +153,12 @@ class Claim:
         return self.origin == "ours"
 
     def runs(self) -> list[str]:
-        """The runs whose records the claim and its diagnosis read, its own first."""
-        return list(dict.fromkeys([self.run, *(str(d["run"]) for d in self.diagnosis)]))
+        """The runs whose records the claim, its diagnosis and its why read, its own first."""
+        return list(
+            dict.fromkeys(
+                [self.run, *(str(d["run"]) for d in self.diagnosis), *why_runs(self.why, self.run)]
+            )
+        )
 
     def number(self, field: str) -> float:
         """The paper's number ``field`` (``ValueError`` naming the claim if it is not one)."""
@@ -211,6 +240,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 "the paper; ours: a statement of ours the paper never makes)"
             )
         diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
+        why = check_why(where, body.get("why", []))
         claims.append(
             Claim(
                 id=claim_id,
@@ -225,9 +255,82 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
                 label=label,
                 diagnosis=diagnosis,
                 origin=origin,
+                why=why,
             )
         )
     return claims
+
+
+def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
+    """A claim's ``why`` list (:mod:`regime_core.runner.explanation` fills it), each entry
+    checked: its fields, its ``when``, the number formats its fields name (``ValueError`` naming
+    the entry and the field)."""
+    from regime_core.runner.records import NUMBER_KINDS
+
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: 'why' must be a list of sentence templates")
+    out = []
+    for i, entry in enumerate(entries):
+        at = f"{where}: why[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{at}: expected a mapping")
+        unknown = sorted(set(entry) - set(WHY_FIELDS))
+        if unknown:
+            raise ValueError(f"{at}: unknown field(s) {unknown}; known {list(WHY_FIELDS)}")
+        if not isinstance(entry.get("text"), str) or not entry["text"].strip():
+            raise ValueError(f"{at}: 'text' must be a non-empty sentence template")
+        for name in ("run", "lead", "join", "none"):
+            if name in entry and not isinstance(entry[name], str):
+                raise ValueError(f"{at}: {name!r} must be a string")
+        each = entry.get("each")
+        if each is not None and (not isinstance(each, dict) or not each):
+            raise ValueError(f"{at}: 'each' must map each label to what fills {{value}}")
+        when = entry.get("when")
+        if when is not None and (
+            not isinstance(when, list)
+            or len(when) != 3
+            or when[1] not in WHEN_OPERATORS
+            or not all(
+                isinstance(k, str) and WHY_KEY.match(k.replace("{value}", "v"))
+                for k in (when[0], when[2])
+            )
+        ):
+            raise ValueError(
+                f"{at}: 'when' must be [KEY, OP, KEY], OP one of {list(WHEN_OPERATORS)}, each "
+                f"KEY a dotted record key (RUN:KEY for another run), got {when!r}"
+            )
+        for template in (entry["text"], entry.get("lead", ""), entry.get("none", "")):
+            rest = WHY_FIELD.sub("", template.replace("{value}", "v")).replace("{label}", "")
+            if "{" in rest or "}" in rest:
+                raise ValueError(
+                    f"{at}: {template!r} holds a brace that is no field; a field is "
+                    "{numbers.KEY|KIND}, {RUN:numbers.KEY}, {config.FIELD}, {paper.KEY}, "
+                    "{label} or {value}"
+                )
+            for match in WHY_FIELD.finditer(template):
+                kind = match.group("kind")
+                if kind is not None and kind not in NUMBER_KINDS:
+                    raise ValueError(
+                        f"{at}: the field {match.group(0)!r} has the format {kind!r}; known "
+                        f"{', '.join(NUMBER_KINDS)}"
+                    )
+        out.append(entry)
+    return tuple(out)
+
+
+def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str]:
+    """Every run whose record a claim's ``why`` entries read: each entry's ``run`` (default
+    ``default_run``) and every run a field or a ``when`` key names (``RUN:``)."""
+    runs = []
+    for entry in entries:
+        runs.append(str(entry.get("run", default_run)))
+        texts = [str(entry.get(f, "")) for f in ("text", "lead", "none")]
+        runs.extend(m.group("run") for t in texts for m in WHY_FIELD.finditer(t) if m.group("run"))
+        for key in (entry.get("when") or [])[::2]:
+            found = WHY_KEY.match(str(key))
+            if found and found.group("run"):
+                runs.append(found.group("run"))
+    return list(dict.fromkeys(runs))
 
 
 def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
@@ -246,7 +349,13 @@ def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
             values, node = entry["values"], entry.get("node")
             if not isinstance(values, dict) or not values:
                 raise ValueError(f"{at}: 'values' must map each label to what fills {{value}}")
-            if not isinstance(node, str) or "{value}" not in node:
+            if "ours" in entry:  # the record keys of each setting, '{value}' filled in them
+                if "node" in entry or not isinstance(entry["ours"], dict):
+                    raise ValueError(
+                        f"{at}: with 'values', name the settings' 'node' or their 'ours' keys "
+                        "(a mapping), one of them"
+                    )
+            elif not isinstance(node, str) or "{value}" not in node:
                 raise ValueError(f"{at}: with 'values', 'node' must hold '{{value}}'")
         else:
             if not isinstance(entry.get("label"), str):

@@ -72,6 +72,9 @@ claims:
     paper: {value: 0.05, p_below: 0.001}
     ours: {run: r, estimate: c.diff, ci_lo: c.ci_lo, ci_hi: c.ci_hi, p: c.p_value, n: n,
            n_a_better: c.n_a_better, n_b_better: c.n_b_better}
+    why:
+      - text: "Ours is {numbers.c.diff|pp} on {numbers.n|int} questions,
+          the paper's {paper.value|pp}"
   - id: beats_union
     label: "beats always-union"
     claim: "beats always-union"
@@ -139,8 +142,14 @@ def test_regime_verdicts_json_and_errors(work: tuple[Path, Path], capsys: Any) -
     assert [c["id"] for c in out["claims"]] == ["gain", "beats_union"]
     assert set(out["claims"][0]["ours"]) == {"estimate", "ci_lo", "ci_hi", "p", "n"}
     assert {c["origin"] for c in out["claims"]} == {"paper"}  # none of ours in this file
+    # the claim's why, filled from the record, as the book's card shows it (issue 31)
+    why = "Ours is +2.0 pp on 400 questions, the paper's +5.0 pp."
+    assert out["claims"][0]["why"]["sentence"] == why
+    assert out["claims"][1]["why"] is None  # no diagnosis, no why
     assert cli.main(["verdicts", "--work", str(root), "--claims", str(claims)]) == 0
-    assert "gain: smaller than reported" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "gain: smaller than reported" in text
+    assert f"  why:   {why}" in text
     assert cli.main(["verdicts", "--work", str(root / "missing"), "--claims", str(claims)]) == 2
     err = capsys.readouterr().err
     assert "no record for run 'r'" in err and "regime reproduce" in err

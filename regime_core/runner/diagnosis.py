@@ -20,7 +20,13 @@ or, for a single alternative, ``label`` and a ``node`` without ``{value}``. A no
 comparison (``diff``, T3's ``drop`` or an ablation row's ``delta``; ``ci_lo``, ``ci_hi``; optional
 ``p_value``/``p_holm``, ``n``, ``n_a_better``, ``n_b_better``), read as the claim's comparison
 fields; a claim of another kind names its fields under ``ours`` (the same keys as the claim's
-own ``ours``) instead.
+own ``ours``, a level claim's under ``parts``; with ``values``, ``{value}`` is filled in them)
+instead.
+
+A claim's ``why`` (:mod:`regime_core.runner.explanation`) adds what is not an alternative of the
+claim: sentences filled from record values (which part of a cost is whose, the spread behind a
+best α, the setting a level was measured in). :func:`diagnose` appends them to the sentence of
+any verdict other than "reproduced" and "not testable here".
 """
 
 from __future__ import annotations
@@ -31,7 +37,14 @@ from typing import Any
 
 from regime_core.paper import Claim
 from regime_core.runner.claim_record import claim_values, judge_values
-from regime_core.runner.judge import COMPARISON_RULES, REPRODUCED, Judgement, power_text
+from regime_core.runner.explanation import Display, explain
+from regime_core.runner.judge import (
+    COMPARISON_RULES,
+    NOT_TESTABLE,
+    REPRODUCED,
+    Judgement,
+    power_text,
+)
 from regime_core.runner.records import format_number, get_number
 
 #: The comparison fields a node's keys fill, and the record keys that may hold each.
@@ -59,14 +72,19 @@ class Alternative:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """Every alternative of a claim and the sentence that says what they show."""
+    """Every alternative of a claim and the sentence that says what they show, with the
+    claim's ``why`` filled from the records (:attr:`explanation`, also the end of
+    :attr:`sentence`)."""
 
     claim_id: str
     alternatives: tuple[Alternative, ...]
     sentence: str
     #: the settings named but absent from their run's record (a profile that does not run
-    #: them, such as the quick one without corpus pools): ``factor: label`` each
+    #: them, such as the quick one without corpus pools): ``factor: label`` each, then the
+    #: items of the ``why`` absent from theirs (``why: label``)
     not_run: tuple[str, ...] = ()
+    #: the claim's ``why`` filled from the records (:func:`regime_core.runner.explanation.explain`)
+    explanation: str = ""
 
     def reproducing(self) -> list[Alternative]:
         return [a for a in self.alternatives if a.judgement.verdict == REPRODUCED]
@@ -86,6 +104,7 @@ class Diagnosis:
                 }
                 for a in self.alternatives
             ],
+            "explanation": self.explanation,
             "not_run": list(self.not_run),
         }
 
@@ -109,24 +128,41 @@ def node_keys(record: Mapping[str, Any], node: str) -> dict[str, str]:
     return keys
 
 
-def _specs(entry: Mapping[str, Any]) -> list[tuple[str, str | None, Mapping[str, str] | None]]:
+def _filled(keys: Any, value: str) -> Any:
+    """``keys`` (record keys, nested under ``parts`` for a level) with ``{value}`` filled."""
+    if isinstance(keys, Mapping):
+        return {k: _filled(v, value) for k, v in keys.items()}
+    return str(keys).replace("{value}", value)
+
+
+def _specs(entry: Mapping[str, Any]) -> list[tuple[str, str | None, Mapping[str, Any] | None]]:
     """``(label, node, ours)`` of every alternative one ``diagnosis`` entry names."""
     if "values" in entry:
         return [
-            (str(label), str(entry["node"]).replace("{value}", str(value)), None)
+            (
+                str(label),
+                str(entry["node"]).replace("{value}", str(value)) if "node" in entry else None,
+                _filled(entry["ours"], str(value)) if "ours" in entry else None,
+            )
             for label, value in entry["values"].items()
         ]
     return [(str(entry["label"]), entry.get("node"), entry.get("ours"))]
 
 
 def diagnose(
-    claim: Claim, judgement: Judgement, records: Mapping[str, Mapping[str, Any]]
+    claim: Claim,
+    judgement: Judgement,
+    records: Mapping[str, Mapping[str, Any]],
+    display: Display | None = None,
 ) -> Diagnosis | None:
-    """The claim judged under every alternative its ``diagnosis`` names (None when it names
-    none). ``records`` maps run ids to records; a missing run is a ``KeyError`` naming it (a
-    strict book build fails rather than print a partial diagnosis); a setting absent from its
-    run's record (not run by this profile) is listed in ``not_run``, never judged."""
-    if not claim.diagnosis:
+    """The claim judged under every alternative its ``diagnosis`` names, and its ``why``
+    filled from the records when its verdict is neither "reproduced" nor "not testable here"
+    (None when it names neither). ``records`` maps run ids to records; a missing run is a
+    ``KeyError`` naming it (a strict book build fails rather than print a partial diagnosis);
+    a setting absent from its run's record (not run by this profile) is listed in
+    ``not_run``, never judged. ``display`` names config values in the why (the book's
+    display names; by default as written)."""
+    if not claim.diagnosis and not claim.why:
         return None
     alternatives, not_run = [], []
     for entry in claim.diagnosis:
@@ -144,32 +180,64 @@ def diagnose(
             alternatives.append(
                 Alternative(str(entry["factor"]), label, values, judge_values(claim, values))
             )
+    sentence = ""
+    if claim.diagnosis:
+        ours = claim_values(claim, records[claim.run]) if claim.run in records else None
+        sentence = diagnosis_sentence(claim, judgement, alternatives, ours)
+    explanation = ""
+    if claim.why and judgement.verdict not in (REPRODUCED, NOT_TESTABLE):
+        where = f"claim {claim.id!r}"
+        explained = explain(
+            claim.why, records, claim.run, paper=claim.paper, display=display, where=where
+        )
+        explanation = explained.sentence
+        not_run.extend(f"why: {item}" for item in explained.not_run)
     return Diagnosis(
         claim.id,
         tuple(alternatives),
-        diagnosis_sentence(claim, judgement, alternatives),
+        " ".join(t for t in (sentence, explanation) if t),
         tuple(not_run),
+        explanation,
     )
 
 
-def _estimate_text(values: Mapping[str, Any]) -> str:
+def _estimate_text(claim: Claim, values: Mapping[str, Any]) -> str:
+    """Our number under an alternative: a comparison's estimate, a level claim's levels."""
+    if claim.rule == "level" and "parts" in values:
+        return ", ".join(
+            f"{label} {format_number(v['estimate'], 'frac')}"
+            for label, v in values["parts"].items()
+        )
     return format_number(values["estimate"], "pp") if "estimate" in values else "?"
 
 
-def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative | None:
-    """The alternative whose estimate lies nearest the paper's value (estimate and range
-    claims), else None."""
+def _distance(claim: Claim, values: Mapping[str, Any]) -> float | None:
+    """How far our number under an alternative lies from the paper's: the estimate from the
+    paper's value (estimate) or its range's middle (range), a level claim's mean absolute
+    distance over its levels; None for the other kinds or without a number."""
     paper = claim.paper
-    if claim.rule == "estimate":
-        target = float(paper["value"])
-    elif claim.rule == "range":
-        target = (float(paper["low"]) + float(paper["high"])) / 2
-    else:
+    if claim.rule == "level":
+        parts = values.get("parts") or {}
+        levels = paper["levels"]
+        gaps = [abs(float(v["estimate"]) - float(levels[k])) for k, v in parts.items()]
+        return sum(gaps) / len(gaps) if gaps and set(parts) == set(levels) else None
+    if "estimate" not in values:
         return None
-    scored = [a for a in alternatives if "estimate" in a.values]
+    if claim.rule == "estimate":
+        return abs(float(values["estimate"]) - float(paper["value"]))
+    if claim.rule == "range":
+        middle = (float(paper["low"]) + float(paper["high"])) / 2
+        return abs(float(values["estimate"]) - middle)
+    return None
+
+
+def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative | None:
+    """The alternative whose number lies nearest the paper's (estimate, range and level
+    claims), else None."""
+    scored = [(d, a) for a in alternatives if (d := _distance(claim, a.values)) is not None]
     if not scored:
         return None
-    return min(scored, key=lambda a: abs(float(a.values["estimate"]) - target))
+    return min(scored, key=lambda pair: pair[0])[1]
 
 
 def _verb(claim: Claim) -> str:
@@ -179,7 +247,10 @@ def _verb(claim: Claim) -> str:
 
 
 def diagnosis_sentence(
-    claim: Claim, judgement: Judgement, alternatives: Sequence[Alternative]
+    claim: Claim,
+    judgement: Judgement,
+    alternatives: Sequence[Alternative],
+    ours: Mapping[str, Any] | None = None,
 ) -> str:
     """What the alternatives show, in a sentence or two, from their verdicts; pure.
 
@@ -187,7 +258,8 @@ def diagnosis_sentence(
     settings under which it does not reproduce, with our estimates there (empty when every
     setting reproduces too). Otherwise: the settings under which the claim reproduces, by
     factor, with our estimates there; or that none of the factors swept does, with the closest
-    setting; and, for a comparison, what our questions can detect.
+    setting (unless ``ours``, the claim's own values, lies closer to the paper); and, for a
+    comparison, what our questions can detect.
     """
     comparison = claim.rule in COMPARISON_RULES
     if judgement.verdict == REPRODUCED:
@@ -195,13 +267,15 @@ def diagnosis_sentence(
         if not failing:
             return ""
         labels = "; with ".join(
-            f"{a.label} ({a.judgement.verdict}"
-            + (f", ours {_estimate_text(a.values)})" if comparison else ")")
+            f"{a.label} ({a.judgement.words}"
+            + (f", ours {_estimate_text(claim, a.values)})" if comparison else ")")
             for a in failing
         )
-        return f"It does not reproduce with {labels}."
+        negation = "does not hold" if claim.ours_only else "does not reproduce"
+        return f"It {negation} with {labels}."
     factors = list(dict.fromkeys(a.factor for a in alternatives))
     good = [a for a in alternatives if a.judgement.verdict == REPRODUCED]
+    shown = claim.rule in (*COMPARISON_RULES, "level")  # our number beside each setting
     if good:
         by_factor: dict[str, list[Alternative]] = {}
         for a in good:
@@ -209,7 +283,7 @@ def diagnosis_sentence(
         parts = []
         for found in by_factor.values():
             labels = " or ".join(a.label for a in found)
-            estimates = ", ".join(_estimate_text(a.values) for a in found) if comparison else ""
+            estimates = ", ".join(_estimate_text(claim, a.values) for a in found) if shown else ""
             parts.append(f"{labels}" + (f" (ours {estimates})" if estimates else ""))
         others = [f for f in factors if f not in by_factor]
         text = f"It {_verb(claim)} with " + "; with ".join(parts)
@@ -220,10 +294,14 @@ def diagnosis_sentence(
         swept = ", ".join(factors) if factors else "none"
         text = f"It {_verb(claim)} under none of the settings swept ({swept})"
         closest = _closest(claim, alternatives)
-        if closest is not None:
+        own = None if ours is None else _distance(claim, ours)
+        nearest = None if closest is None else _distance(claim, closest.values)
+        if ours is not None and own is not None and nearest is not None and own <= nearest:
+            text += f"; none lies closer to the paper than ours ({_estimate_text(claim, ours)})"
+        elif closest is not None:
             text += (
                 f"; the closest to the paper is {closest.label} "
-                f"(ours {_estimate_text(closest.values)})"
+                f"(ours {_estimate_text(claim, closest.values)})"
             )
         text += "."
     power = power_text(judgement.power)

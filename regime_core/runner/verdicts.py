@@ -158,7 +158,8 @@ def judge_claims(
     display: Callable[[str, Any], str] | None = None,
 ) -> list[ClaimVerdict]:
     """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
-    values in the "computed_on" text (:func:`~regime_core.runner.claim_record.fill_fields`)."""
+    values in the "computed_on" text (:func:`~regime_core.runner.claim_record.fill_fields`) and
+    in the why (:func:`~regime_core.runner.diagnosis.diagnose`)."""
     judged = []
     for claim in claims if claims is not None else load_claims():
         if claim.run not in records:
@@ -175,7 +176,7 @@ def judge_claims(
                 judgement=judgement,
                 computed_on=computed_on,
                 robustness=robustness_of(claim.id, robustness_record),
-                why=diagnose(claim, judgement, records),
+                why=diagnose(claim, judgement, records, display),
             )
         )
     return judged

@@ -167,7 +167,9 @@ def chapter_link(text: str, chapter: str, docname: str) -> nodes.Node:
 def why_text(judged: Any) -> str:
     """The "why" of a judged claim: the reason its verdict rule gives, then its diagnosis
     (``ClaimVerdict.why``: the settings under which it would reproduce, or that none does, and
-    what our questions can detect) when it has one. The only place both tables read it."""
+    what our questions can detect, followed by the claim's own ``why`` filled from the records,
+    :mod:`regime_core.runner.explanation`) when it has one. The only place both tables read
+    it."""
     reason = judged.judgement.reason
     reason = reason[:1].upper() + reason[1:]
     why = getattr(judged, "why", None)
