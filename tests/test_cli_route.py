@@ -96,7 +96,7 @@ def test_route_model_option_changes_the_decision(capsys: Any, tmp_path: Path) ->
 def test_route_input_errors(capsys: Any, argv: list[str], message: str) -> None:
     code, out, err = run_cli(capsys, "route", *argv, "--json")
     assert code == 2
-    assert out == ""
+    assert message in json.loads(out)["error"]  # --json: the error object on stdout
     assert message in err and err.startswith("regime: error:")
 
 

@@ -79,8 +79,14 @@ def _public_functions(module: object, home: str) -> set[str]:
 
 def test_every_figure_and_table_is_reachable_from_a_run() -> None:
     reachable = {f.__name__ for run in RUNS.values() for f in (*run.figures, *run.tables)}
+    # a figure the book's extension draws while it builds (no record behind it), named there
+    from regime_core.book.sphinx import coverage as coverage_directive
+
+    drawn_by_the_book = {"interval_coverage"}
+    source = Path(coverage_directive.__file__).read_text(encoding="utf-8")
+    assert all(name in source for name in drawn_by_the_book)
     plots = _public_functions(figures, "regime_core.book.figures.")
-    assert plots - reachable == set()
+    assert plots - reachable - drawn_by_the_book == set()
     ready = _public_functions(tables, "regime_core.book.tables.")
     assert ready - reachable == set()
 

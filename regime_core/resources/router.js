@@ -9,7 +9,8 @@
  *       from the rules, the sha256 seal, the optional alpha_rule: fixed, or calibrated with
  *       alpha = scale × training_ratio); the decision reports the α of the union query and its
  *       rule (a single question gets the α deployed on the training questions); a failure is
- *       one line on stderr and exit status 2;
+ *       one line on stderr and exit status 2 (with --json also {"error", "kind", "command"}
+ *       on stdout, as `regime route --json`);
  *   node regime_core/resources/router.js --batch FILE.jsonl
  *       routes one JSON object per line (the parity tests in tests/test_router_js.py); a line
  *       that is not a JSON object is an error naming the file and the line;
@@ -1426,10 +1427,13 @@
     process.stdout.write(out.join("\n") + (out.length ? "\n" : ""));
   }
 
-  /** The command line; every failure is one line on stderr and exit status 2, as `regime`. */
+  /** The command line; every failure is one line on stderr and exit status 2, as `regime`;
+   * with --json also one JSON object on stdout, as `regime route --json` prints it. */
   function main(argv) {
+    let asJson = argv.includes("--json"); // before parsing, so that a usage error is JSON too
     try {
       const args = parseArgs(argv);
+      asJson = Boolean(args.json);
       if (args.help) {
         process.stdout.write(USAGE);
         return 0;
@@ -1459,6 +1463,10 @@
       const known = err instanceof RouteError;
       const message = known ? err.message : `internal error: ${err && err.message}`;
       process.stderr.write(`router.js: error: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+      if (asJson) {
+        const kind = known ? "ValueError" : "InternalError";
+        process.stdout.write(pyDumps({ error: message, kind, command: "route" }) + "\n");
+      }
       return known ? 2 : 1;
     }
   }
