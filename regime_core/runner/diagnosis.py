@@ -73,8 +73,8 @@ class Alternative:
 @dataclass(frozen=True)
 class Diagnosis:
     """Every alternative of a claim and the sentence that says what they show, with the
-    claim's ``why`` filled from the records (:attr:`explanation`, also the end of
-    :attr:`sentence`)."""
+    claim's ``why`` filled from the records (``explanation``, also the end of
+    ``sentence``)."""
 
     claim_id: str
     alternatives: tuple[Alternative, ...]
