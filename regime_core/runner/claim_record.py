@@ -31,7 +31,7 @@ from regime_core.runner.judge import (
     power_of,
     pp,
 )
-from regime_core.runner.records import format_number, get_number
+from regime_core.runner.records import config_text, format_number, get_number
 
 
 def reference_effect(claim: Claim) -> float:
@@ -279,22 +279,11 @@ def fill_fields(
     >>> fill_fields("gold: {numbers.gain|pp}", {"numbers": {"gain": 0.0928}})
     'gold: +9.3 pp'
     """
-    show = display or (lambda field, value: str(value))
 
     def replace(match: re.Match[str]) -> str:
         source, key, kind = match.group(1), match.group(2), match.group(3)
         if source == "numbers":
             return format_number(get_number(record, key), kind or "auto")
-        node: Any = record.get("config", {})
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"record {record.get('name', '?')!r} has no config field {key!r}")
-            node = node[part]
-        if node is None:
-            return "all"
-        field_name = key.rsplit(".", 1)[-1]
-        if isinstance(node, list | tuple):
-            return ", ".join(show(field_name, v) for v in node)
-        return show(field_name, node)
+        return config_text(record, key, display)
 
     return _PLACEHOLDER.sub(replace, template)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from regime_core.paper import WHEN_OPERATORS, WHY_FIELD, WHY_KEY
-from regime_core.runner.records import format_number, get_number
+from regime_core.runner.records import config_text, format_number, get_number
 
 #: How a config value is shown: ``(field, value) -> text`` (the book's
 #: :func:`regime_core.book.names.config_value`).
@@ -65,24 +65,6 @@ def _record(records: Mapping[str, Mapping[str, Any]], run: str, where: str) -> M
     return records[run]
 
 
-def _config_text(record: Mapping[str, Any], key: str, display: Display | None) -> str:
-    """A config value in words: ``display(field, value)`` (the book's display names), by default
-    ``str``; lists joined by commas, ``None`` "all" (as
-    :func:`~regime_core.runner.claim_record.fill_fields` fills ``computed_on``)."""
-    show = display or (lambda field, value: str(value))
-    node: Any = record.get("config", {})
-    for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            raise KeyError(f"record {record.get('name', '?')!r} has no config field {key!r}")
-        node = node[part]
-    if node is None:
-        return "all"
-    field = key.rsplit(".", 1)[-1]
-    if isinstance(node, list | tuple):
-        return ", ".join(show(field, v) for v in node)
-    return show(field, node)
-
-
 def fill_why(
     template: str,
     records: Mapping[str, Mapping[str, Any]],
@@ -105,7 +87,7 @@ def fill_why(
         else:
             record = _record(records, match.group("run") or run, where)
             if source == "config":
-                return _config_text(record, key, display)
+                return config_text(record, key, display)
             value = get_number(record, key)
         return format_number(value, match.group("kind") or "auto", digits)
 

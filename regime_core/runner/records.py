@@ -39,7 +39,7 @@ import json
 import math
 import numbers as _numbers
 import platform
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -465,6 +465,27 @@ def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) 
         raise ValueError(f"a p-value lies in [0, 1], got {x!r}")
     floor = 10.0**-n
     return f"p < {floor:.{n}f}" if x < floor else f"p = {x:.{n}f}"
+
+
+def config_text(
+    record: Mapping[str, Any], key: str, display: Callable[[str, Any], str] | None = None
+) -> str:
+    """A config value in words: ``display(field, value)`` (the book's display names), by default
+    ``str``; lists joined by commas, ``None`` "all". A claim's ``computed_on``
+    (:func:`~regime_core.runner.claim_record.fill_fields`) and its why
+    (:mod:`regime_core.runner.explanation`) fill their config fields with it."""
+    show = display or (lambda field, value: str(value))
+    node: Any = record.get("config", {})
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise KeyError(f"record {record.get('name', '?')!r} has no config field {key!r}")
+        node = node[part]
+    if node is None:
+        return "all"
+    field = key.rsplit(".", 1)[-1]
+    if isinstance(node, list | tuple):
+        return ", ".join(show(field, v) for v in node)
+    return show(field, node)
 
 
 def interval_end(x: float, *, unit: bool = True) -> str:
