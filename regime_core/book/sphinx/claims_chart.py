@@ -333,9 +333,13 @@ def _pct(value: float) -> str:
 
 
 def _verdict_node(verdict: str, verdict_label: str) -> nodes.Node:
+    from regime_core.runner.judge import OURS_WORDS
+
+    # the label opens with the verdict's words: the verdict, or a statement of ours' own words
+    words = verdict if verdict_label.startswith(verdict) else OURS_WORDS.get(verdict, verdict)
     node = nodes.inline(classes=["regime-chart-verdict-text"])
-    node += nodes.strong(text=verdict)
-    flags = verdict_label.removeprefix(verdict).strip()
+    node += nodes.strong(text=words)
+    flags = verdict_label.removeprefix(words).strip()
     if flags:
         node += nodes.Text(" ")
         node += nodes.inline(text=flags, classes=["regime-chart-flag"])
