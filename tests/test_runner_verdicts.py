@@ -206,7 +206,7 @@ def test_regime_verdicts_on_the_quick_run(quick_run: Any, capsys: Any) -> None:
         # the same verdict as the paper-against-ours table's judge
         claim = claims[entry["id"]]
         values = claim_values(claim, quick_run.record(claim.run))
-        assert entry["verdict"] == judge_values(claim, values).verdict
+        assert entry["verdict"] == judge_values(claim, values).words
         # the multiverse re-judges results under readings of the paper: not the paper's setup
         # (untestable) nor a timing of this machine (bound), which no reading changes, nor the
         # claims it declares outside it (each with its reason)
