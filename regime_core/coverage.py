@@ -35,7 +35,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from regime_core.config import CONFIDENCE
-from regime_core.stats import score_interval, tango_statistic
+from regime_core.stats import critical_value, score_interval, tango_statistic
 
 #: the intervals compared, by name, and what each is
 METHODS: dict[str, str] = {
@@ -67,10 +67,6 @@ COVERAGE_FLOOR: float = 0.94
 """the coverage the book's interval must reach at every judged point of the grid"""
 #: the tail mass left out of each count's range when the law of (b, c) is enumerated
 ENUMERATION_TAIL: float = 1e-12
-
-
-def _critical_value(confidence: float) -> float:
-    return float(scipy_stats.norm.isf((1.0 - confidence) / 2.0))
 
 
 def cell_probabilities(
@@ -142,7 +138,7 @@ def bonett_price_interval(
     [-0.0003, 0.0209]
     """
     b, c, n = (np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(b, c, n))
-    z = _critical_value(confidence)
+    z = critical_value(confidence)
     p12, p21 = (b + 1.0) / (n + 2.0), (c + 1.0) / (n + 2.0)
     d = p12 - p21
     se = np.sqrt((p12 + p21 - d * d) / (n + 2.0))
@@ -174,7 +170,7 @@ def newcombe_interval(
     [-0.1186, -0.0046]
     """
     r, s, t, u = (np.asarray(v, dtype=np.float64) for v in np.broadcast_arrays(both, b, c, neither))
-    z = _critical_value(confidence)
+    z = critical_value(confidence)
     total = r + s + t + u
     p_a, p_b = (r + s) / total, (r + t) / total
     l_a, u_a = _wilson(r + s, total, z)
@@ -232,7 +228,7 @@ def covers(
     if method in ("score_cc", "score"):
         n = np.asarray(both) + np.asarray(b) + np.asarray(c) + np.asarray(neither)
         t = tango_statistic(delta, b, c, n, continuity=method == "score_cc")
-        return np.asarray(np.abs(t) <= _critical_value(confidence))
+        return np.asarray(np.abs(t) <= critical_value(confidence))
     lo, hi = interval(method, both, b, c, neither, confidence=confidence)
     return (lo <= delta) & (delta <= hi)
 

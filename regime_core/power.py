@@ -29,7 +29,7 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from regime_core.config import CONFIDENCE, CONTINUITY_CORRECTION
-from regime_core.stats import _check_confidence, _check_count, tango_statistic
+from regime_core.stats import _check_confidence, _check_count, critical_value, tango_statistic
 
 #: Statistical power the power figures ask for (the conventional 80%).
 TARGET_POWER: float = 0.8
@@ -121,7 +121,7 @@ def power(
     if n == 0:
         return 0.0
     psi = max(float(discordance), abs(float(effect)))
-    z = float(scipy_stats.norm.isf((1.0 - confidence) / 2.0))
+    z = critical_value(confidence)
     p_ab, p_ba = (psi + effect) / 2.0, (psi - effect) / 2.0
     return _power_kernel(n, p_ab, max(p_ba, 0.0), float(null), side, z, bool(continuity))
 

@@ -198,7 +198,12 @@ def tango_statistic(
     return np.where(degenerate, np.where(numerator == 0.0, 0.0, infinite), t)
 
 
-def _critical_value(confidence: float) -> float:
+def critical_value(confidence: float) -> float:
+    """The standard normal's ``(1 + confidence) / 2`` quantile, ``z`` of a two-sided interval.
+
+    >>> round(critical_value(0.95), 4)
+    1.96
+    """
     return float(scipy_stats.norm.isf((1.0 - confidence) / 2.0))
 
 
@@ -243,7 +248,7 @@ def score_interval(
             "score_interval: counts must be whole numbers >= 0 with n_a_better + n_b_better <= n"
             f" and n > 0; got {b.ravel()[:3]}, {c.ravel()[:3]}, {total.ravel()[:3]}"
         )
-    z = _critical_value(confidence)
+    z = critical_value(confidence)
     estimate = (b - c) / total
 
     def statistic(d: np.ndarray) -> np.ndarray:

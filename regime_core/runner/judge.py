@@ -463,7 +463,6 @@ def power_of(
     if n <= 0 or not 0 <= n_discordant <= n:
         raise ValueError(f"power_of: {n_discordant} discordant of {n} questions is not a share")
     null, side = _POWER_NULLS[rule]
-    sign = -1.0 if effect < 0 and side == "greater" and null == 0.0 else 1.0
     alternative = abs(float(effect)) if null == 0.0 else 0.0
     discordance = n_discordant / n
     excludes = None
@@ -474,7 +473,7 @@ def power_of(
         "discordance": discordance,
         "null": null,
         "side": side,
-        "reference_effect": sign * alternative if null == 0.0 else float(effect),
+        "reference_effect": float(effect),
         "power": power(n, discordance, alternative, null=null, side=side),
         "detectable_effect": (
             detectable_effect(n, discordance)
