@@ -131,6 +131,23 @@ def results_dir(work: str | os.PathLike[str] | None = None) -> Path:
     return work_dir(work) / "results"
 
 
+def variants_dir(work: str | os.PathLike[str] | None = None) -> Path:
+    """Where notebooks run by hand write their records: ``<work>/variants``."""
+    return work_dir(work) / "variants"
+
+
+def variant_dir(run_id: str, config_hash: str, work: str | os.PathLike[str] | None = None) -> Path:
+    """The one output folder of a notebook run by hand (papermill without ``-p output_dir``):
+    ``<work>/variants/<run_id>/<config_hash>``, so a variant never overwrites the default record
+    (``<work>/results/<run_id>``, written by ``regime reproduce``) nor another variant, and the
+    same parameters always land in the same folder.
+
+    >>> variant_dir("t3_knockout", "0123456789ab", "w")
+    PosixPath('w/variants/t3_knockout/0123456789ab')
+    """
+    return variants_dir(work) / run_id / config_hash
+
+
 def repository_url(pyproject: str | os.PathLike[str] | None = None) -> str | None:
     """The companion's public repository (``[project.urls] Repository`` of ``pyproject.toml``),
     or None while it is unset (the companion is not published yet).

@@ -349,14 +349,15 @@ class NotebookRun:
 def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     """Open run ``run_id`` in its notebook: ``namespace`` holds the notebook's parameters (pass
     ``globals()``: only the names its parameters cell declares are read). The config is built
-    by ``config.from_parameters`` (None: the default), ``output_dir`` is created, ``work_dir``
-    (None: ``REGIME_WORK_DIR``, else the default: :func:`regime_core.paths.work_dir`) gives the
-    work directory of the whole kernel and the :class:`Context`."""
+    by ``config.from_parameters`` (None: the default), ``work_dir`` (None: ``REGIME_WORK_DIR``,
+    else the default: :func:`regime_core.paths.work_dir`) gives the work directory of the whole
+    kernel and the :class:`Context`, and ``output_dir`` is created: the folder ``regime
+    reproduce`` passes, or for a notebook run by hand (``output_dir`` None, the notebooks'
+    default) the variant's own folder ``<work>/variants/<run>/<config hash>``
+    (:func:`regime_core.paths.variant_dir`)."""
     run = RUNS[run_id]
     declared = notebook_parameters(run.notebook)
     parameters = {name: namespace[name] for name in declared if name in namespace}
-    output_dir = Path(parameters["output_dir"])
-    output_dir.mkdir(parents=True, exist_ok=True)
     # the one rule of regime_core.paths.work_dir: work_dir, else REGIME_WORK_DIR, else the
     # default; named for the whole kernel, so a config checking a dataset of one's own finds it
     work = paths.choose_work_dir(parameters.get("work_dir"))
@@ -370,4 +371,11 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
             "REGIME_WORK_DIR"
         )
     config = run.config.from_parameters(**parameters)
+    chosen = parameters.get("output_dir")
+    output_dir = (
+        paths.variant_dir(run.id, config.config_hash(), work)
+        if chosen is None
+        else paths.explicit_path(chosen, "output_dir")
+    )
+    output_dir.mkdir(parents=True, exist_ok=True)
     return NotebookRun(run, config, parameters, output_dir, work, Context(work=work))

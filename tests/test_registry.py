@@ -3,6 +3,7 @@ notebook, chapter, tables and figures; and the notebook helper that replaces the
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
 import re
@@ -152,3 +153,31 @@ def test_importing_the_registry_imports_no_run_s_own_module() -> None:
 def test_an_entry_naming_no_config_class_is_an_error(config: str, error: str) -> None:
     with pytest.raises(ValueError, match=re.escape(error)):
         _ = Run("x", config, None, "book/claims/x").config
+
+
+def test_a_notebook_run_by_hand_writes_into_its_variant_s_own_folder(tmp_path: Path) -> None:
+    """output_dir None (every notebook's default): <work>/variants/<run>/<config hash>, so a
+    variant overwrites neither the default record nor another variant."""
+    base = {"output_dir": None, "work_dir": str(tmp_path)}
+    default = start("exercises", base)
+    seeded = start("exercises", {**base, "seed": 3})
+    assert default.output_dir == tmp_path / "variants" / "exercises" / default.config.config_hash()
+    assert seeded.output_dir == paths.variant_dir(
+        "exercises", seeded.config.config_hash(), tmp_path
+    )
+    assert seeded.output_dir != default.output_dir and seeded.output_dir.is_dir()
+    assert start("exercises", {**base, "seed": 3}).output_dir == seeded.output_dir
+    with pytest.raises(ValueError, match="output_dir is empty"):
+        start("exercises", {**base, "output_dir": ""})
+
+
+def test_every_notebook_defaults_to_its_variant_s_folder() -> None:
+    for run in RUNS.values():
+        cells = json.loads(Path(run.notebook).read_text(encoding="utf-8"))["cells"]
+        (cell,) = [c for c in cells if "parameters" in c["metadata"].get("tags", [])]
+        defaults = {
+            node.targets[0].id: ast.literal_eval(node.value)
+            for node in ast.parse("".join(cell["source"])).body
+            if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)
+        }
+        assert defaults["output_dir"] is None, run.notebook

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from helpers import write_stamped_record
 
-from regime_core import cli
+from regime_core import cli, paths
 from regime_core.experiments.robustness_grid import OUTSIDE_MULTIVERSE
 from regime_core.paper import load_claims
 from regime_core.runner.claim_record import claim_values, judge_values
@@ -20,6 +20,7 @@ from regime_core.runner.verdicts import (
     judge_claims,
     robustness_phrase,
     significance_word,
+    variant_report,
     verdicts_report,
 )
 
@@ -217,3 +218,64 @@ def test_regime_verdicts_on_the_quick_run(quick_run: Any, capsys: Any) -> None:
         assert set(entry["robustness"]) == {"readings", "holding", "share", "most_sensitive_knob"}
     judged = judge_claims({c.run: quick_run.record(c.run) for c in claims.values()})
     assert [j.claim.id for j in judged] == ids
+
+
+VARIANT_NUMBERS = {
+    "n": 400,
+    "c": {
+        "diff": 0.05,
+        "ci_lo": 0.03,
+        "ci_hi": 0.07,
+        "p_value": 0.0001,
+        "n_a_better": 40,
+        "n_b_better": 20,
+    },
+    "u": {"diff": 0.03, "ci_lo": 0.01, "ci_hi": 0.05, "p_value": 0.002},
+}
+
+
+def test_a_variant_is_judged_beside_the_default(
+    work: tuple[Path, Path], tmp_path: Path, capsys: Any
+) -> None:
+    root, claims = work
+    variant = paths.variant_dir("r", "feedc0ffee12", root)
+    write_record(variant, name="r", config={"x": 2}, numbers=VARIANT_NUMBERS)
+    # the variant's verdicts are those of a work directory whose default record it were
+    alone = tmp_path / "alone"
+    write_stamped_record(alone, "r", config={"x": 2}, numbers=VARIANT_NUMBERS)
+    expected = {c["id"]: c["verdict"] for c in verdicts_report(alone, claims)["claims"]}
+    default = {c["id"]: c["verdict"] for c in verdicts_report(root, claims)["claims"]}
+    assert expected != default  # the fixture must move a verdict, or the test shows nothing
+
+    report = variant_report("r/feedc0ffee12", root, claims)
+    assert report["variant"]["run"] == "r" and report["variant"]["path"] == str(variant)
+    assert report["variant"]["differs"] == {"x": {"default": 1, "variant": 2}}
+    assert {c["id"]: c["default"]["verdict"] for c in report["claims"]} == default
+    assert {c["id"]: c["variant"]["verdict"] for c in report["claims"]} == expected
+    assert variant_report(variant, root, claims) == report  # a folder path names it too
+
+    assert cli.main(["verdicts", "--work", str(root), "--claims", str(claims), "--variant",
+                     "r/feedc0ffee12", "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out) == report
+    assert cli.main(["verdicts", "--work", str(root), "--claims", str(claims), "--variant",
+                     "r/feedc0ffee12"]) == 0  # fmt: skip
+    text = capsys.readouterr().out
+    assert "differs from the default: x 1 -> 2" in text
+    assert f"  variant: {expected['gain']}; " in text
+
+
+def test_an_unknown_variant_lists_the_held_ones(work: tuple[Path, Path]) -> None:
+    root, claims = work
+    with pytest.raises(FileNotFoundError, match="none is held"):
+        variant_report("r/nope", root, claims)
+    write_record(paths.variant_dir("r", "abc", root), name="r", config={"x": 2}, numbers={"n": 1})
+    with pytest.raises(FileNotFoundError, match="the variants held are: r/abc"):
+        variant_report("r/nope", root, claims)
+
+
+def test_a_variant_of_a_run_without_claims_is_refused(work: tuple[Path, Path]) -> None:
+    root, claims = work
+    folder = paths.variant_dir("other", "abc", root)
+    write_record(folder, name="other", config={"x": 2}, numbers={"n": 1})
+    with pytest.raises(ValueError, match="field 'name': run 'other' has no claim"):
+        variant_report("other/abc", root, claims)

@@ -1,4 +1,5 @@
-"""regime verdicts [--work DIR] [--json]: every claim of the paper judged on a run's records.
+"""regime verdicts [--work DIR] [--variant RUN/HASH] [--json]: every claim of the paper judged
+on a run's records.
 
 For each claim of paper_claims.yml: the paper's side, ours (estimate, CI, p, n; differences as
 fractions), the verdict by the verdict rules of regime_core.runner.judge (printed on the book's
@@ -11,6 +12,15 @@ records: regime_core.runner.diagnosis). With --json one JSON object is printed:
                  "verdict", "robustness": {"readings", "holding", "share",
                  "most_sensitive_knob"}, "why": {"sentence", "alternatives",
                  "explanation", "not_run"}, ...}], ...}
+
+With --variant, the record of a notebook run by hand (papermill without -p output_dir writes it
+to <work>/variants/RUN/HASH; a folder path is accepted too) is judged beside the default: the
+claims of its run, each with the default's and the variant's verdict and numbers, labelled by
+the config fields that differ:
+
+    {"variant": {"run", "config_hash", "path", "differs": {field: {"default", "variant"}}},
+     "default_config_hash", "claims": [{"id", "claim", "default": {"verdict", "ours",
+     "ours_text", "computed_on"}, "variant": {...}}]}
 """
 
 from __future__ import annotations
@@ -27,12 +37,45 @@ COMMAND = Command(
 )
 
 
-def run(args: argparse.Namespace) -> int:
-    from regime_core.runner.verdicts import verdicts_report
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--variant",
+        metavar="RUN/HASH",
+        help="judge a notebook run by hand (its folder under <work>/variants, or a path) "
+        "beside the default records",
+    )
 
+
+def run(args: argparse.Namespace) -> int:
+    from regime_core.runner.verdicts import variant_report, verdicts_report
+
+    if args.variant is not None:
+        found = variant_report(args.variant, args.work, args.claims)
+        print_result(args.json, found, lambda: variant_text(found), ensure_ascii=False)
+        return 0
     report = verdicts_report(args.work, args.claims)
     print_result(args.json, report, lambda: human_text(report), ensure_ascii=False)
     return 0
+
+
+def variant_text(report: dict[str, Any]) -> str:
+    """A variant's report in plain text: what differs from the default, then per claim the
+    default's verdict and numbers and the variant's."""
+    variant = report["variant"]
+    differs = ", ".join(
+        f"{key} {change['default']!r} -> {change['variant']!r}"
+        for key, change in variant["differs"].items()
+    )
+    lines = [
+        f"variant {variant['run']}/{variant['config_hash']} ({variant['path']})",
+        f"  differs from the default: {differs or 'nothing (the default parameters)'}",
+    ]
+    for claim in report["claims"]:
+        lines.append(f"{claim['id']}:")
+        for label in ("default", "variant"):
+            side = claim[label]
+            lines.append(f"  {label + ':':9}{side['verdict']}; {side['ours_text']}")
+    return "\n".join(lines)
 
 
 def human_text(report: dict[str, Any]) -> str:

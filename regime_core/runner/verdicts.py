@@ -199,6 +199,98 @@ def verdicts_report(
     }
 
 
+def find_variant(variant: str | Path, work: Path | str | None = None) -> Path:
+    """The record file of a notebook run by hand: ``variant`` names its folder (or its
+    ``record.json``) as a path, or as ``RUN/HASH`` under ``<work>/variants``
+    (:func:`regime_core.paths.variant_dir`). A name that is neither is an error listing the
+    variants the work directory holds."""
+    text = str(variant)
+    for candidate in (Path(text), paths.variants_dir(work) / text):
+        file = record_path(candidate)
+        if file.is_file():
+            return file
+    held = sorted(
+        f"{f.parent.parent.name}/{f.parent.name}"
+        for f in paths.variants_dir(work).glob(f"*/*/{record_path('.').name}")
+    )
+    raise FileNotFoundError(
+        f"--variant {text!r}: no record there, nor under {paths.variants_dir(work)}; "
+        + (
+            f"the variants held are: {', '.join(held)}"
+            if held
+            else "none is held (run a notebook by hand with papermill and no -p output_dir)"
+        )
+    )
+
+
+def config_differences(
+    default: Mapping[str, Any], variant: Mapping[str, Any]
+) -> dict[str, dict[str, Any]]:
+    """The config fields whose values differ between two records' configs (a field only one
+    of them has counts as differing, its absent side None); pure.
+
+    >>> config_differences({"alpha": 0.25, "k": 5}, {"alpha": 0.5, "k": 5})
+    {'alpha': {'default': 0.25, 'variant': 0.5}}
+    """
+    return {
+        key: {"default": default.get(key), "variant": variant.get(key)}
+        for key in sorted(set(default) | set(variant))
+        if default.get(key) != variant.get(key)
+    }
+
+
+def variant_report(
+    variant: str | Path,
+    work: Path | str | None = None,
+    claims_file: Path | str | None = None,
+) -> dict[str, Any]:
+    """The claims of a variant's run judged on the variant's record beside the same claims on
+    the default records (the ``regime verdicts --variant`` object): the variant's run, config
+    hash and folder, the config fields that differ from the default run's (what labels it), and
+    per claim of that run both verdicts and both sides' numbers. The other runs a claim reads
+    come from the default records; robustness is the default run's alone, so it is left out."""
+    file = find_variant(variant, work)
+    record = load_record(file)
+    run = record["name"]
+    claims = load_claims(claims_file)
+    concerned = [c for c in claims if run in c.runs()]
+    if not concerned:
+        raise ValueError(
+            f"{file}: field 'name': run {run!r} has no claim in the claims file, so there is "
+            "nothing to judge on this variant"
+        )
+    defaults = load_run_records([r for c in concerned for r in c.runs()], work)
+    if defaults[run]["config_kind"] != record["config_kind"]:
+        raise ValueError(
+            f"{file}: field 'config_kind': {record['config_kind']!r}, but the default record of "
+            f"run {run!r} holds a {defaults[run]['config_kind']!r}; the variant is of another run"
+        )
+    default_judged = judge_claims(defaults, concerned)
+    variant_judged = judge_claims({**defaults, run: record}, concerned)
+
+    def side(v: ClaimVerdict) -> dict[str, Any]:
+        return {
+            "verdict": v.judgement.words,
+            "ours": dict(v.ours),
+            "ours_text": values_text(v.claim, v.values),
+            "computed_on": v.computed_on,
+        }
+
+    return {
+        "variant": {
+            "run": run,
+            "config_hash": record["config_hash"],
+            "path": str(file.parent),
+            "differs": config_differences(defaults[run]["config"], record["config"]),
+        },
+        "default_config_hash": defaults[run]["config_hash"],
+        "claims": [
+            {"id": d.claim.id, "claim": d.claim.claim, "default": side(d), "variant": side(v)}
+            for d, v in zip(default_judged, variant_judged, strict=True)
+        ],
+    }
+
+
 # --- sentences -----------------------------------------------------------------------------------
 
 
