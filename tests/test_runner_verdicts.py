@@ -268,9 +268,19 @@ def test_an_unknown_variant_lists_the_held_ones(work: tuple[Path, Path]) -> None
     root, claims = work
     with pytest.raises(FileNotFoundError, match="none is held"):
         variant_report("r/nope", root, claims)
-    write_record(paths.variant_dir("r", "abc", root), name="r", config={"x": 2}, numbers={"n": 1})
+    write_record(
+        paths.variant_dir("r", "abc", root), name="r", config={"x": 2}, numbers=VARIANT_NUMBERS
+    )
     with pytest.raises(FileNotFoundError, match="the variants held are: r/abc"):
         variant_report("r/nope", root, claims)
+    assert variant_report("r", root, claims)["variant"]["path"].endswith("r/abc")  # the only one
+    write_record(
+        paths.variant_dir("r", "abd", root), name="r", config={"x": 3}, numbers=VARIANT_NUMBERS
+    )
+    with pytest.raises(
+        FileNotFoundError, match=r"2 variants of that run: name one\); .* r/abc, r/abd"
+    ):
+        variant_report("r", root, claims)
 
 
 def test_a_variant_of_a_run_without_claims_is_refused(work: tuple[Path, Path]) -> None:

@@ -32,7 +32,13 @@ from regime_core.runner.claim_record import (
 )
 from regime_core.runner.diagnosis import Diagnosis, diagnose
 from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
-from regime_core.runner.records import format_number, get_number, load_record, record_path
+from regime_core.runner.records import (
+    RECORD_FILENAME,
+    format_number,
+    get_number,
+    load_record,
+    record_path,
+)
 from regime_core.runner.stamps import verify_record
 
 #: The run whose record holds the robustness of every claim.
@@ -202,19 +208,25 @@ def verdicts_report(
 def find_variant(variant: str | Path, work: Path | str | None = None) -> Path:
     """The record file of a notebook run by hand: ``variant`` names its folder (or its
     ``record.json``) as a path, or as ``RUN/HASH`` under ``<work>/variants``
-    (:func:`regime_core.paths.variant_dir`). A name that is neither is an error listing the
-    variants the work directory holds."""
+    (:func:`regime_core.paths.variant_dir`), or as ``RUN`` alone when the work directory holds
+    one variant of that run. A name that is none of these is an error listing the variants the
+    work directory holds."""
     text = str(variant)
-    for candidate in (Path(text), paths.variants_dir(work) / text):
+    root = paths.variants_dir(work)
+    for candidate in (Path(text), root / text):
         file = record_path(candidate)
         if file.is_file():
             return file
     held = sorted(
-        f"{f.parent.parent.name}/{f.parent.name}"
-        for f in paths.variants_dir(work).glob(f"*/*/{record_path('.').name}")
+        f"{f.parent.parent.name}/{f.parent.name}" for f in root.glob(f"*/*/{RECORD_FILENAME}")
     )
+    of_run = [name for name in held if name.split("/")[0] == text]
+    if len(of_run) == 1:
+        return record_path(root / of_run[0])
     raise FileNotFoundError(
-        f"--variant {text!r}: no record there, nor under {paths.variants_dir(work)}; "
+        f"--variant {text!r}: no record there, nor under {root}"
+        + (f" ({len(of_run)} variants of that run: name one)" if of_run else "")
+        + "; "
         + (
             f"the variants held are: {', '.join(held)}"
             if held
