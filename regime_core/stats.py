@@ -5,15 +5,13 @@ the same question under two arms). The computations are scipy's and statsmodels'
 offer one; this module validates the inputs, fixes the choices (two-sided, percentile
 intervals, seeds) and keeps the record the notebooks write, :class:`PairedComparison`.
 
-**One procedure per comparison of hit rates.** Paired binary outcomes (hit@k) get the score
-interval of the difference of the two hit rates (Tango 1998) with Edwards' continuity
-correction (:func:`score_interval`), and the p-value of the test it inverts: McNemar's χ²
-test with continuity correction (:func:`score_test`, the statistic statsmodels' ``mcnemar``
-computes). The interval excludes zero exactly when ``p < 1 - confidence``, so a verdict read
-from either cannot contradict the other, and it treats the number of discordant pairs as
-random (unlike the conditional exact interval, it can reach past ``±m/n`` and is never
-``[0, 0]``). The exact conditional McNemar p is kept beside it (``p_exact``). Nothing is
-resampled: an independent implementation recomputes every end from the four counts.
+**One procedure per comparison of hit rates.** Paired hit@k outcomes get Tango's (1998) score
+interval of the difference of hit rates with Edwards' continuity correction
+(:func:`score_interval`) and the p of the test it inverts, McNemar's χ² with continuity
+correction (:func:`score_test`, statsmodels' ``mcnemar`` statistic): the interval excludes zero
+exactly when ``p < 1 - confidence``, and it treats the number of discordant pairs as random (it
+can reach past ``±m/n``, is never ``[0, 0]``). The exact conditional p is kept (``p_exact``).
+Nothing is resampled: every end follows from the four counts.
 
 >>> r = compare_paired([1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 1])
 >>> (r.n, r.n_a_better, r.n_b_better, round(r.p_exact, 3), r.ci_method)
@@ -42,8 +40,7 @@ ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
 """the paired tests a comparison of two arms can use
 
-- mcnemar: McNemar's χ² test with continuity correction and the score interval it inverts, for
-  binary outcomes such as hit@5 (the exact conditional p is kept beside it)
+- mcnemar: McNemar's χ² with continuity correction and the score interval it inverts (hit@k)
 - sign: exact sign test, for any ordinal outcome
 - permutation: sign-flip permutation test, for real values such as AUC or margins
 """
@@ -99,10 +96,9 @@ def _check_resamples(resamples: int, name: str = "resamples") -> int:
 
 
 def _check_confidence(confidence: float, name: str = "confidence") -> float:
-    if isinstance(confidence, bool) or not isinstance(confidence, int | float | np.floating):
+    number = not isinstance(confidence, bool) and isinstance(confidence, int | float | np.floating)
+    if not number or not 0.0 < confidence < 1.0:
         raise ValueError(f"{name}: must be a number strictly between 0 and 1, got {confidence!r}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"{name}: must lie strictly between 0 and 1, got {confidence!r}")
     return float(confidence)
 
 
@@ -451,9 +447,7 @@ def holm_levels(pvalues: ArrayLike, alpha: float = 1.0 - CONFIDENCE) -> np.ndarr
     >>> holm_levels([0.001, 0.04, 0.03], alpha=0.05).round(4).tolist()
     [0.0167, 0.025, 0.025]
     """
-    p = _pvalues(pvalues)
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha: must lie strictly between 0 and 1, got {alpha!r}")
+    p, alpha = _pvalues(pvalues), _check_confidence(alpha, "alpha")
     m = p.size
     order = np.argsort(p, kind="stable")
     step = alpha / (m - np.arange(m))  # the level of the i-th smallest p

@@ -13,9 +13,8 @@ kind              what it flags
 ``stderr``        a notebook's stderr output box, even an empty one
 ``markup``        source markup leaked into the text: ``:func:``, ``{rec}``, double backticks
 ``link``          an internal link or image whose file or anchor is not in the build
-``figure``        an executed notebook whose page shows fewer images than it has image outputs,
-                  or which draws a figure (``plt.show()``, ``savefig``) yet has no image output;
-                  with the runs' records, a run whose page shows fewer images than it writes
+``figure``        a page showing fewer images than its notebook's image outputs (or its run's
+                  record's figures), or a notebook drawing a figure with no image output
 ``alt``           a figure without alt text, or whose alt text is a file name or hash
 ``caption``       a caption naming a colour or marker (red, hollow, dashed...) that its figure
                   does not draw (the figure's PNG lists what it draws,
