@@ -59,3 +59,27 @@ def test_exercises_notebook_has_a_neither_question(tmp_path: Path) -> None:
     assert counts.get("neither") == 1 and sum(counts.values()) == 5
     assert get_number(record, "exercise1_score.shown") == 5
     check_executed_page(executed, record)
+
+
+def test_a_notebook_run_by_hand_writes_its_variant_s_folder(tmp_path: Path) -> None:
+    """No output_dir (a user's papermill call): the record goes to <work>/variants/<run>/<hash>,
+    not beside the notebook, and the same parameters find the same folder."""
+    import papermill
+
+    from regime_core import paths
+
+    notebook = RUNS["exercises"].notebook
+    parameters = {"encoder": "tfidf", "real_dataset": None, "n_questions": 20, "n_predict": 4}
+    papermill.execute_notebook(
+        str(notebook),
+        str(tmp_path / notebook.name),
+        parameters={"work_dir": str(tmp_path / "work"), **parameters},
+        cwd=str(notebook.parent),
+        kernel_name="python3",
+        progress_bar=False,
+    )
+    config = RUNS["exercises"].config.from_parameters(**parameters)
+    folder = paths.variant_dir("exercises", config.config_hash(), tmp_path / "work")
+    record = load_record(folder)
+    assert record["config_hash"] == config.config_hash() and record["name"] == "exercises"
+    assert not (notebook.parent / "_output").exists() and not (notebook.parent / "results").exists()
