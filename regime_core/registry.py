@@ -38,7 +38,7 @@ from regime_core.book import figures as _F
 from regime_core.book import tables as _T
 from regime_core.book.figures import Figure
 from regime_core.book.figures import show as show_figure
-from regime_core.book.tables import Table, settings_table
+from regime_core.book.tables import Borrowed, Table, settings_table
 from regime_core.config import ConfigMixin
 from regime_core.experiments.context import Context
 from regime_core.paper import Claim, load_claims
@@ -291,6 +291,7 @@ class NotebookRun:
     work: Path
     context: Context
     saved: list[Path] = field(default_factory=list)
+    borrowed: list[Borrowed] = field(default_factory=list)
 
     def save(self, figure: Figure) -> Figure:
         """Save ``figure`` into the record's directory (it joins the record's figures)."""
@@ -341,9 +342,40 @@ class NotebookRun:
             f"- {c.claim} (`{c.id}`)" for c in found
         )
 
+    def borrow(
+        self, run_id: str, path: Path | str | None = None, *, what: str
+    ) -> dict[str, Any] | None:
+        """Read the record of run ``run_id`` whose numbers this notebook repeats (``what``: which,
+        in a reader's words), from ``path`` (None: ``<work>/results/<run_id>/record.json``), and
+        remember it: :meth:`settings` names that run and its record's encoder under the table,
+        and says so when it is not this run's. None (also remembered, and said): no record there.
+        """
+        if run_id not in RUNS:
+            raise ValueError(f"borrow: {run_id!r} is no registered run; known: {sorted(RUNS)}")
+        if path is None:
+            path = paths.results_dir(self.work) / run_id / "record.json"
+        path = Path(path)
+        record = load_record(path) if path.is_file() else None
+        if record is not None and record.get("name") != run_id:
+            raise ValueError(
+                f"borrow: {path} is the record of run {record.get('name')!r}, not of "
+                f"{run_id!r}; pass the record that run {run_id!r} wrote"
+            )
+        try:
+            shown = path.resolve().relative_to(self.work.resolve())
+        except ValueError:  # a record outside the work directory: its full path
+            shown = path
+        config = None if record is None else record["config"]
+        self.borrowed.append(Borrowed(run_id, what, str(shown), config))
+        return record
+
     def settings(self, keys: Sequence[str]) -> Table:
-        """The settings table of the run's config (the fields ``keys``)."""
-        return settings_table(self.config, keys, caption="Settings of this run")
+        """The settings table of the run's config: the fields ``keys`` and every field that
+        differs from the run's default config (marked, with its default), and a note naming
+        each record :meth:`borrow` read (its run and encoder)."""
+        return settings_table(
+            self.config, keys, caption="Settings of this run", borrowed=self.borrowed
+        )
 
 
 def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:

@@ -93,6 +93,73 @@ def test_settings_table_lists_display_names() -> None:
     assert shown["value"].tolist() == ["MuSiQue", "TF-IDF", "all"]
 
 
+def test_settings_table_adds_every_field_changed_from_the_default_with_its_default() -> None:
+    """Issue 33: a notebook that lists only some keys still shows alpha, k and the seed when a
+    run changes them (papermill's injected cell is no longer the only place saying so)."""
+    from regime_core.experiments.t3_brel_knockout import T3Config
+
+    default = T3Config()
+    cfg = T3Config(alpha=default.alpha * 2, k=default.k + 5, seed=default.seed + 1)
+    shown = tables.settings_table(cfg, ["pool", "k"]).frame
+    assert shown["setting"].tolist() == [
+        "pool",
+        "k",
+        "alpha",
+        "seed",
+    ]  # listed first, then field order
+    marks = dict(zip(shown["setting"], shown["vs the default"], strict=True))
+    assert marks["pool"] == "the default"
+    assert marks["k"] == f"changed (default {default.k})"
+    assert marks["alpha"] == f"changed (default {default.alpha:g})"
+    assert marks["seed"] == f"changed (default {default.seed})"
+    assert dict(zip(shown["setting"], shown["value"], strict=True))["alpha"] == f"{cfg.alpha:g}"
+    # a list given where the default is a tuple of the same items is not a change
+    assert tables.settings_table(T3Config(datasets=list(default.datasets)), []).frame.empty
+
+
+def test_settings_table_compares_nested_configs_field_by_field() -> None:
+    from regime_core.data.regimes import RegimeRules
+    from regime_core.experiments.t2_regime_decomposition import T2Config
+
+    cfg = T2Config(regime_rules=RegimeRules(use_title=False))
+    shown = tables.settings_table(cfg, []).frame
+    assert shown["setting"].tolist() == ["regime rules: use title"]
+    assert shown["value"].tolist() == ["no"] and shown["vs the default"].tolist() == [
+        "changed (default yes)"
+    ]
+    # predicate_names is the flat face of regime_rules.predicate_names: one row, not two
+    other = "title+linking" if T2Config().predicate_names == "title" else "title"
+    flat = tables.settings_table(T2Config(predicate_names=other), []).frame
+    assert flat["setting"].tolist() == ["predicate names"]
+
+
+def test_settings_table_names_a_borrowed_record_and_its_encoder() -> None:
+    from regime_core.experiments.zero_shot_transfer import TransferConfig
+
+    lent = tables.Borrowed(
+        "router_train", "the training row", "results/router_train/record.json",
+        {"encoder": "minilm", "dataset": "2wikimultihopqa"},
+    )  # fmt: skip
+    same = tables.settings_table(TransferConfig(encoder="minilm"), ["encoder"], borrowed=[lent])
+    assert same.note == (
+        "Taken from the record of run router_train (results/router_train/record.json), "
+        "encoder MiniLM-L6: the training row."
+    )
+    other = tables.settings_table(TransferConfig(encoder="tfidf"), ["encoder"], borrowed=[lent])
+    assert other.note is not None and other.note.startswith(same.note)
+    assert (
+        "That is not this run's encoder (TF-IDF): those numbers were measured with MiniLM-L6"
+        in (other.note)
+    )
+    missing = tables.Borrowed("router_train", "the training row", "elsewhere.json", None)
+    note = tables.settings_table(TransferConfig(), [], borrowed=[missing]).note
+    assert note == (
+        "No record of run router_train at elsewhere.json, so this page shows none of its "
+        "numbers (the training row)."
+    )
+    assert tables.settings_table(TransferConfig(), ["encoder"]).note is None
+
+
 def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
     entry = {"n": 10, "hit_a": 0.8, "hit_b": 0.6, "drop": 0.2, "ci_lo": 0.1, "ci_hi": 0.3,
              "p_holm": 0.02, "in_paper_range": False}  # fmt: skip

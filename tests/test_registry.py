@@ -113,6 +113,37 @@ def test_start_builds_the_config_and_writes_the_record(tmp_path: Path) -> None:
     assert record["config_hash"] == nb.config.config_hash()
 
 
+@pytest.mark.parametrize("run_id", sorted(RUNS))
+def test_each_run_s_default_config_shows_no_changed_setting(run_id: str) -> None:
+    """The settings table compares with the config class built without arguments."""
+    shown = tables.settings_table(RUNS[run_id].config(), []).frame
+    assert shown.empty, shown
+
+
+def test_settings_show_changed_fields_and_name_a_borrowed_record(tmp_path: Path) -> None:
+    from regime_core.experiments.router_train import RouterConfig
+    from regime_core.runner.records import write_record
+
+    lender = tmp_path / "results" / "router_train"
+    write_record(lender, name="router_train", config=RouterConfig(encoder="minilm"), numbers={})
+    namespace = {"output_dir": str(tmp_path / "out"), "work_dir": str(tmp_path)}
+    nb = start("zero_shot_transfer", {**namespace, "encoder": "tfidf", "alpha": 0.5})
+    assert nb.borrow("router_train", what="the training row") is not None
+    assert nb.borrow("router_train", tmp_path / "none.json", what="the selection") is None
+    shown = nb.settings(["datasets"])
+    changed = dict(zip(shown.frame["setting"], shown.frame["vs the default"], strict=True))
+    assert set(changed) == {"datasets", "encoder", "alpha"}
+    assert changed["encoder"] == "changed (default MiniLM-L6)"
+    assert shown.note is not None
+    assert "run router_train (results/router_train/record.json), encoder MiniLM-L6" in shown.note
+    assert "That is not this run's encoder (TF-IDF)" in shown.note
+    assert "No record of run router_train at none.json" in shown.note  # relative to work
+    with pytest.raises(ValueError, match="is the record of run 'router_train', not of 'ablations'"):
+        nb.borrow("ablations", lender / "record.json", what="x")
+    with pytest.raises(ValueError, match="'nope' is no registered run"):
+        nb.borrow("nope", what="x")
+
+
 def test_a_missing_work_directory_is_an_error_only_for_a_run_that_reads_prepared_data(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

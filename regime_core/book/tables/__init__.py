@@ -26,6 +26,7 @@ Missing values show as an em dash. Columns holding identifiers (``dataset``, ``e
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import numbers as _numbers
@@ -266,11 +267,65 @@ def table(
     return Table(out, caption=caption, note=note, align_left=left)
 
 
-def settings_table(config: Any, keys: Sequence[str], *, caption: str | None = None) -> Table:
-    """Selected fields of a run's config as a two-column table (lists joined, names displayed).
+@dataclass(frozen=True)
+class Borrowed:
+    """Numbers a notebook repeats from another run's record: ``run`` (its id), ``what`` (which
+    numbers, in the reader's words), ``source`` (the record's file) and ``config`` (the
+    record's config; None: no record there, so nothing was repeated)."""
+
+    run: str
+    what: str
+    source: str
+    config: Mapping[str, Any] | None
+
+
+def settings_table(
+    config: Any,
+    keys: Sequence[str],
+    *,
+    caption: str | None = None,
+    default: Any = None,
+    borrowed: Sequence[Borrowed] = (),
+) -> Table:
+    """Selected fields of a run's config as a table (lists joined, names displayed), plus every
+    field whose value differs from ``default`` (None: the config class built without
+    arguments, the run's default config), each marked with its default; a note names every
+    record ``borrowed`` from another run and its encoder, and says so plainly when that
+    encoder is not this run's.
 
     For the settings a reader needs (datasets, encoders, sample size, resamples), never a
-    one-line dump of the whole config."""
+    one-line dump of the whole config; but no changed setting is left out.
+
+    >>> from regime_core.experiments.t3_brel_knockout import T3Config
+    >>> settings_table(T3Config(alpha=0.5), ["pool"]).frame.to_dict("records")[1]
+    {'setting': 'alpha', 'value': '0.5', 'vs the default': 'changed (default 0.25)'}
+    """
+    base = type(config)() if default is None else default
+    changed = _changed_fields(config, base)
+    rows = []
+    for key in [*keys, *(k for k in changed if k not in keys)]:
+        value, was = _field_value(config, key), _field_value(base, key)
+        leaf = key.rpartition(".")[2]
+        mark = f"changed (default {_setting_value(leaf, was)})" if key in changed else "the default"
+        rows.append(
+            {
+                "setting": key.replace(".", ": ").replace("_", " "),
+                "value": _setting_value(leaf, value),
+                "vs the default": mark,
+            }
+        )
+    notes = [_borrowed_sentence(b, config) for b in borrowed]
+    return Table(
+        pd.DataFrame(rows, columns=["setting", "value", "vs the default"]),
+        caption=caption,
+        note=" ".join(notes) or None,
+        align_left=("setting", "value", "vs the default"),
+    )
+
+
+def _setting_value(key: str, value: Any) -> str:
+    """One config value as a settings row shows it (display names for datasets, encoders and
+    pools; None as "all" for the sample size, else "none")."""
     kinds = {
         "datasets": "dataset",
         "transfer_datasets": "dataset",
@@ -281,21 +336,84 @@ def settings_table(config: Any, keys: Sequence[str], *, caption: str | None = No
         "pool": "pool",
         "pools": "pool",
     }
-    rows = []
-    for key in keys:
-        value = getattr(config, key)
-        kind = kinds.get(key)
-        items = list(value) if isinstance(value, list | tuple) else [value]
-        if value is None:
-            shown = ["all" if key == "sample_size" else "default"]
-        else:
-            shown = [names.display(kind, v) if kind else _plain(v) for v in items]
-        rows.append({"setting": key.replace("_", " "), "value": ", ".join(shown)})
-    return Table(
-        pd.DataFrame(rows, columns=["setting", "value"]),
-        caption=caption,
-        align_left=("setting", "value"),
+    if value is None:
+        return "all" if key == "sample_size" else "none"
+    kind = kinds.get(key)
+    items = list(value) if isinstance(value, list | tuple) else [value]
+    return ", ".join(names.display(kind, v) if kind else _plain(v) for v in items)
+
+
+def _field_value(config: Any, key: str) -> Any:
+    """The value of the (dotted, for a nested config) field ``key`` of ``config``."""
+    value = config
+    for part in key.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _comparable(value: Any) -> Any:
+    """A value compared field by field: a list and a tuple of the same items are the same."""
+    if isinstance(value, list | tuple):
+        return tuple(_comparable(v) for v in value)
+    return value
+
+
+def _changed_fields(config: Any, default: Any) -> list[str]:
+    """The fields of ``config`` whose value differs from ``default``'s, in field order; a
+    nested config (a dataclass field) is compared field by field (dotted names), except a
+    nested field that a top-level field of the same name mirrors (``predicate_names`` is the
+    flat face of ``regime_rules.predicate_names``): it is shown once, at the top."""
+    if not (dataclasses.is_dataclass(config) and type(config) is type(default)):
+        raise ValueError(
+            f"settings: the config ({type(config).__name__}) and its default "
+            f"({type(default).__name__}) must be the same config class"
+        )
+    top = {f.name for f in dataclasses.fields(config)}
+
+    def walk(ours: Any, theirs: Any, prefix: str) -> list[str]:
+        found = []
+        for f in dataclasses.fields(ours):
+            a, b = getattr(ours, f.name), getattr(theirs, f.name)
+            if prefix and f.name in top:
+                continue
+            if dataclasses.is_dataclass(a) and type(a) is type(b):
+                found += walk(a, b, f"{prefix}{f.name}.")
+            elif _comparable(a) != _comparable(b):
+                found.append(prefix + f.name)
+        return found
+
+    return walk(config, default, "")
+
+
+def _encoders_of(config: Any) -> tuple[str, ...]:
+    """The encoder(s) a config (a config object or a record's config mapping) names."""
+    read = config.get if isinstance(config, Mapping) else lambda k: getattr(config, k, None)
+    for key in ("encoder", "encoders"):
+        value = read(key)
+        if value:
+            return (value,) if isinstance(value, str) else tuple(value)
+    return ()
+
+
+def _borrowed_sentence(borrowed: Borrowed, config: Any) -> str:
+    """What a note under the settings says of one borrowed record."""
+    if borrowed.config is None:
+        return (
+            f"No record of run {borrowed.run} at {borrowed.source}, so this page shows none of "
+            f"its numbers ({borrowed.what})."
+        )
+    theirs, ours = _encoders_of(borrowed.config), _encoders_of(config)
+    named = ", ".join(names.encoder(e) for e in theirs) or "no encoder"
+    sentence = (
+        f"Taken from the record of run {borrowed.run} ({borrowed.source}), encoder {named}: "
+        f"{borrowed.what}."
     )
+    if theirs and ours and set(theirs) != set(ours):
+        sentence += (
+            f" That is not this run's encoder ({', '.join(names.encoder(e) for e in ours)}): "
+            f"those numbers were measured with {named}, not with the encoder of this page."
+        )
+    return sentence
 
 
 def _plain(value: Any) -> str:
