@@ -19,6 +19,7 @@ from regime_core.data import toyworld
 from regime_core.data.twohop import (
     EXCLUSION_REASONS,
     FIELDS,
+    FILL_COUNTS,
     FORMAT,
     LineProblem,
     example_line,
@@ -358,6 +359,30 @@ def test_every_field_and_reason_is_documented_in_the_module_and_the_book() -> No
         assert f"`{name}`" in page, name
     for reason in EXCLUSION_REASONS:
         assert f"`{reason}`" in page, reason
+    for key in FILL_COUNTS:
+        assert f"`{key}`" in page or f"`filled.{key}`" in page, key
+    assert "``text``" in doc and "`text`" in page and "--fill-b-rel" in page
+
+
+def test_the_pages_line_left_to_the_rules_reads_as_the_page_says() -> None:
+    from regime_core.data.canonical import spacy_sentences
+
+    page = PAGE.read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in page.split("```json\n")[1:]]
+    (block,) = [b for b in blocks if '"text"' in b]
+    line = json.loads(block)
+    read = read_twohop(_file(line), NAME, "mine", fill_b_rel=True)
+    (example,) = read.examples
+    bridge = example.bridge
+    assert bridge.sentences == spacy_sentences(line["pool"][0]["text"])
+    assert len(bridge.sentences) == 2  # "two sentences, neither cut at 'Co.' nor at 'R.'"
+    assert (example.relation_sentence, example.relation_source) == (1, "entity_mention")
+    assert "Tomas R. Vell" in bridge.sentences[1]
+    # "had it said 'founded by Tomas Vell'": the title without its parenthetical marks it too
+    line["pool"][0]["text"] = line["pool"][0]["text"].replace("Tomas R. Vell", "Tomas Vell")
+    line["hop2_entity"], line["hop2_aliases"] = "the founder", []
+    (other,) = read_twohop(_file(line), NAME, "mine", fill_b_rel=True).examples
+    assert other.relation_sentence == 1
 
 
 def test_the_doctests_of_the_format_and_the_names_pass() -> None:

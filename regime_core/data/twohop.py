@@ -47,13 +47,17 @@ Notes: (1) ``"comparison"`` when ``parallel``, else ``"bridge"``; (2) ``[bridge_
 target_id]``; (3) ``"parallel"`` when ``parallel``, else ``"given"``; (4) the target passage's
 title.
 
-A passage is ``{"id": ID, "title": TITLE, "sentences": [S, ...]}``: ``id`` follows the rule of
+A passage is ``{"id": ID, "title": TITLE, "sentences": [S, ...]}`` or ``{"id": ID, "title":
+TITLE, "text": TEXT}``, whose text the built-in splitter splits into sentences
+(:func:`regime_core.data.canonical.spacy_sentences`, MuSiQue's; it does not cut at an initial
+or a known abbreviation, "Michael J. Fox", "St. Louis"); exactly one of the two. ``id`` follows
+the rule of
 question ids and is *stable*: wherever it appears in the file it names the same title and the
 same text, its sentences joined by spaces with runs of whitespace collapsed (a second passage
 under one id is an error, since retrieval keeps one passage per id); only the split into
 sentences may differ from line to line, as it does in the known datasets, since ``b_rel``
 counts the line's own sentences. ``title`` is a non-blank string; ``sentences`` is a
-non-empty list of non-blank strings.
+non-empty list of non-blank strings; ``text`` a non-blank string.
 Titles, sentences, the question, the answer and every name are stripped of edge whitespace, as
 the readers of the known datasets strip them.
 
@@ -61,7 +65,13 @@ In ``b_rel``, ``sentence`` is an index (0-based, an integer) into the bridge's `
 and ``source`` says where it came from, a value of ``schema.RELATION_SOURCES`` other than
 ``"none"`` (default ``"given"``: the file marks it). Without ``b_rel`` an example has no gold
 ``B_rel`` (the arms that need one leave the question out, counted; the regime predicates find
-the relation sentence by the hop-2 entity's mention).
+the relation sentence by the hop-2 entity's mention), unless it is read with ``fill_b_rel``
+(``prepare --jsonl ... --fill-b-rel``): a line that leaves ``b_rel`` out then gets the built-in
+rule's sentence (:func:`fill_relation`: the first bridge sentence that mentions
+``hop2_entity``, the target's title, the title without a trailing parenthetical or a
+``hop2_aliases`` name; source ``"entity_mention"``), and a line that gives ``b_rel``, ``null``
+included, keeps it. What was filled is counted (:data:`FILL_COUNTS`, the manifest's
+``filled``).
 
 **Reading rules.** JSON is read strictly (:func:`regime_core.strict_json.parse_json`): a duplicate
 key, ``NaN`` or ``Infinity``, a lone surrogate or deep nesting is an error. So is a field the
