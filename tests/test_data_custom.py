@@ -165,6 +165,8 @@ def test_the_command_reports_what_it_filled(
     assert code == 0
     assert f"filled: passages_split: {len(first['pool'])}" in out
     assert "filled: b_rel_filled: 1" in out
+    code, out, _ = _cli(capsys, "data", "stats", NAME)
+    assert code == 0 and "filled by the rules" in out and "b_rel_filled 1" in out
     code, _, err = _cli(capsys, "data", "prepare", "--fill-b-rel")
     assert code == 2 and "--fill-b-rel" in err
 

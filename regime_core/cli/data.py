@@ -269,6 +269,8 @@ def _table(stats: dict[str, Any]) -> str:
         lines.append(counts("IRCoT typing rules", stats["type_rules"]))
     if stats.get("title_match"):
         lines.append(counts("2Wiki title match", stats["title_match"]))
+    if any(stats.get("filled", {}).values()):
+        lines.append(counts("filled by the rules", stats["filled"]))
     lines.append(counts("corpus passages", {"distinct": stats["corpus_passages"]}))
     return "\n".join(lines)
 
