@@ -3,6 +3,7 @@ NAME``, ``regime data export``, the name rules, and the round trip through the t
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -102,6 +103,72 @@ def test_a_rerun_is_byte_identical_and_the_raw_datasets_keep_the_entry(tmp_path:
     manifest = _prepared(other)
     assert set(manifest["datasets"]) == {"hotpotqa", "2wikimultihopqa", "musique", NAME}
     assert manifest["ignored_files"] == ["README.md"]
+
+
+def _left_to_the_rules(example_line: dict[str, Any]) -> dict[str, Any]:
+    """A line as a converter may write it: every passage as ``text``, no ``b_rel``."""
+    line = copy.deepcopy(example_line)
+    del line["b_rel"]
+    for passage in line["pool"]:
+        passage["text"] = " ".join(passage.pop("sentences"))
+    return line
+
+
+def test_prepare_fills_sentences_and_b_rel_as_the_built_in_rules_do(tmp_path: Path) -> None:
+    # MuSiQue gives paragraphs as text and no sentence labels: its converter splits them and
+    # finds B_rel by mention, the two rules --fill-b-rel and a passage's "text" apply
+    prepare(DATA_FIXTURES, tmp_path / "prepared", ("musique",), splits=FIXTURE_SPLITS)
+    built = load_examples("musique", work=tmp_path)
+    lines = [json.loads(line) for line in twohop_jsonl(built).decode().splitlines()]
+    source = tmp_path / "converted.jsonl"
+    source.write_text("".join(json.dumps(_left_to_the_rules(li)) + "\n" for li in lines))
+    manifest = _prepared(tmp_path, source=source, fill_b_rel=True)
+    mine = load_examples(NAME, work=tmp_path)
+    assert [comparable(ex) for ex in mine] == [comparable(ex) for ex in built]
+    assert any(ex.relation_source == "entity_mention" for ex in mine)
+    assert manifest["datasets"][NAME]["filled"] == {
+        "passages_split": sum(len(ex.pool) for ex in built),
+        "b_rel_filled": sum(ex.relation_sentence is not None for ex in built),
+        "b_rel_not_found": sum(ex.relation_sentence is None for ex in built),
+    }
+
+
+def test_a_line_that_names_b_rel_keeps_it_and_nothing_is_filled_unasked(tmp_path: Path) -> None:
+    lines = [json.loads(line) for line in FIXTURE.read_text().splitlines() if line.strip()]
+    given = [li for li in lines if li.get("b_rel") is not None]
+    left_out = [li for li in lines if "b_rel" not in li]
+    assert given and left_out  # the fixture has both kinds
+    manifest = _prepared(tmp_path, fill_b_rel=True)
+    by_id = {ex.id: ex for ex in load_examples(NAME, work=tmp_path)}
+    for li in given:
+        assert by_id[li["id"]].relation_sentence == li["b_rel"]["sentence"]
+        assert by_id[li["id"]].relation_source == li["b_rel"].get("source", "given")
+    filled = manifest["datasets"][NAME]["filled"]
+    assert filled["b_rel_filled"] + filled["b_rel_not_found"] == len(left_out)
+    assert filled["passages_split"] == 0
+    # without the option a line without b_rel has none, and the count says nothing was filled
+    manifest = _prepared(tmp_path)
+    assert set(manifest["datasets"][NAME]["filled"].values()) == {0}
+    unfilled = {ex.id: ex for ex in load_examples(NAME, work=tmp_path)}
+    assert all(unfilled[li["id"]].relation_sentence is None for li in left_out)
+
+
+def test_the_command_reports_what_it_filled(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    source = tmp_path / "text.jsonl"
+    first = json.loads(FIXTURE.read_text().splitlines()[0])
+    source.write_text(json.dumps(_left_to_the_rules(first)) + "\n")
+    monkeypatch.setenv("REGIME_WORK_DIR", str(tmp_path / "work"))
+    argv = ("data", "prepare", "--jsonl", str(source), "--name", NAME, "--fill-b-rel")
+    code, out, _ = _cli(capsys, *argv)
+    assert code == 0
+    assert f"filled: passages_split: {len(first['pool'])}" in out
+    assert "filled: b_rel_filled: 1" in out
+    code, out, _ = _cli(capsys, "data", "stats", NAME)
+    assert code == 0 and "filled by the rules" in out and "b_rel_filled 1" in out
+    code, _, err = _cli(capsys, "data", "prepare", "--fill-b-rel")
+    assert code == 2 and "--fill-b-rel" in err
 
 
 def test_a_bad_file_writes_nothing(tmp_path: Path) -> None:
@@ -494,3 +561,46 @@ def test_every_built_in_dataset_reads_back_equal(real_data_dir: Path, tmp_path: 
             assert entry[key] == built_in[key], (name, key)
         assert entry["corpus_passages"] == built_in["corpus_passages"]
         assert entry["excluded"] == {}
+
+
+@pytest.mark.realdata
+def test_musique_left_to_the_built_in_rules_reads_back_equal(
+    real_data_dir: Path, tmp_path: Path
+) -> None:
+    """A converter that writes MuSiQue's paragraphs as they are (``text``) and no ``b_rel``
+    gets, with --fill-b-rel, the examples the built-in converter makes."""
+    from regime_core.data.canonical import convert, merge_questions, spacy_sentences
+    from regime_core.data.discovery import read_data_dir
+    from regime_core.data.twohop import example_line
+    from regime_core.schema import Passage
+
+    reads = read_data_dir(real_data_dir, ("musique",)).reads
+    raws = merge_questions(q for r in reads if r.dataset == "musique" for q in r.questions)
+    built, lines = [], []
+    for raw in raws:
+        example = convert(raw).example
+        if example is None:
+            continue
+        text_of = {
+            Passage.make(p.title, list(spacy_sentences(p.text or ""))).pid: p.text or ""
+            for p in raw.paragraphs or ()
+        }
+        line = example_line(example)
+        del line["b_rel"]
+        for passage in line["pool"]:
+            del passage["sentences"]
+            passage["text"] = text_of[passage["id"]]
+        built.append(example)
+        lines.append(line)
+    source = tmp_path / "converted.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    entry = _prepared(tmp_path, source=source, fill_b_rel=True)["datasets"][NAME]
+    mine = load_examples(NAME, work=tmp_path)
+    assert len(mine) == len(built) > 0
+    by_id = {ex.id: comparable(ex) for ex in built}  # the store orders by split
+    assert [comparable(ex) for ex in mine] == [by_id[ex.id] for ex in mine]
+    assert entry["filled"] == {
+        "passages_split": sum(len(ex.pool) for ex in built),
+        "b_rel_filled": sum(ex.relation_sentence is not None for ex in built),
+        "b_rel_not_found": sum(ex.relation_sentence is None for ex in built),
+    }

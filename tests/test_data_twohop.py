@@ -19,6 +19,7 @@ from regime_core.data import toyworld
 from regime_core.data.twohop import (
     EXCLUSION_REASONS,
     FIELDS,
+    FILL_COUNTS,
     FORMAT,
     LineProblem,
     example_line,
@@ -149,6 +150,25 @@ def _text(transform: Callable[[str], str]) -> Edit:
     return lambda line: transform(json.dumps(line))
 
 
+def _drop_sentences(i: int) -> Edit:
+    def edit(line: dict[str, Any]) -> dict[str, Any]:
+        del line["pool"][i]["sentences"]
+        return line
+
+    return edit
+
+
+def _as_text(i: int, text: Any) -> Edit:
+    """Passage ``i`` given as ``text`` instead of sentences."""
+
+    def edit(line: dict[str, Any]) -> dict[str, Any]:
+        del line["pool"][i]["sentences"]
+        line["pool"][i]["text"] = text
+        return line
+
+    return edit
+
+
 def _duplicate_passage(line: dict[str, Any]) -> dict[str, Any]:
     line["pool"].append(copy.deepcopy(line["pool"][0]))
     return line
@@ -168,7 +188,11 @@ BAD_LINES: list[tuple[str, Edit, str, str | None]] = [
     ("wrong type: sentence", _set(("pool", 1, "sentences", 0), 3), "'pool[1].sentences[0]'", None),
     ("blank sentence", _set(("pool", 2, "sentences", 0), "  "), "'pool[2].sentences[0]'", None),
     ("no sentence", _set(("pool", 2, "sentences"), []), "'pool[2].sentences'", None),
-    ("passage field", _set(("pool", 0, "text"), "x"), "'pool[0].text'", None),
+    ("passage field", _set(("pool", 0, "body"), "x"), "'pool[0].body'", None),
+    ("sentences and text", _set(("pool", 0, "text"), "x"), "'pool[0]': gives both", None),
+    ("neither body", _drop_sentences(0), "'pool[0]': gives neither", None),
+    ("blank text", _as_text(0, "  "), "'pool[0].text'", None),
+    ("text not a string", _as_text(0, ["A."]), "'pool[0].text'", None),
     ("passage missing", _set(("pool", 0), {"id": "a"}), "'pool[0]'", None),
     ("one passage", lambda line: {**line, "pool": line["pool"][:1]}, "field 'pool'", None),
     ("float index", _set(("b_rel", "sentence"), 1.0), "field 'b_rel.sentence'", None),
@@ -335,6 +359,30 @@ def test_every_field_and_reason_is_documented_in_the_module_and_the_book() -> No
         assert f"`{name}`" in page, name
     for reason in EXCLUSION_REASONS:
         assert f"`{reason}`" in page, reason
+    for key in FILL_COUNTS:
+        assert f"`{key}`" in page or f"`filled.{key}`" in page, key
+    assert "``text``" in doc and "`text`" in page and "--fill-b-rel" in page
+
+
+def test_the_pages_line_left_to_the_rules_reads_as_the_page_says() -> None:
+    from regime_core.data.canonical import spacy_sentences
+
+    page = PAGE.read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in page.split("```json\n")[1:]]
+    (block,) = [b for b in blocks if '"text"' in b]
+    line = json.loads(block)
+    read = read_twohop(_file(line), NAME, "mine", fill_b_rel=True)
+    (example,) = read.examples
+    bridge = example.bridge
+    assert bridge.sentences == spacy_sentences(line["pool"][0]["text"])
+    assert len(bridge.sentences) == 2  # "two sentences, neither cut at 'Co.' nor at 'R.'"
+    assert (example.relation_sentence, example.relation_source) == (1, "entity_mention")
+    assert "Tomas R. Vell" in bridge.sentences[1]
+    # "had it said 'founded by Tomas Vell'": the title without its parenthetical marks it too
+    line["pool"][0]["text"] = line["pool"][0]["text"].replace("Tomas R. Vell", "Tomas Vell")
+    line["hop2_entity"], line["hop2_aliases"] = "the founder", []
+    (other,) = read_twohop(_file(line), NAME, "mine", fill_b_rel=True).examples
+    assert other.relation_sentence == 1
 
 
 def test_the_doctests_of_the_format_and_the_names_pass() -> None:
@@ -345,3 +393,34 @@ def test_the_doctests_of_the_format_and_the_names_pass() -> None:
     for module in (twohop_module, custom, schema, _common):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+# --- what the built-in rules fill ------------------------------------------------------------
+
+
+def test_a_passage_given_as_text_is_split_by_the_built_in_splitter() -> None:
+    from regime_core.data.canonical import spacy_sentences
+
+    text = "Mira Talven worked with Michael J. Fox in St. Louis. She was born in Orrowick."
+    line = _as_text(1, text)(copy.deepcopy(_lines()[0]))
+    read = _read(_file(line))
+    passage = read.examples[0].pool[1]
+    assert passage.sentences == spacy_sentences(text)
+    assert len(passage.sentences) == 2  # no cut at the initial "J." nor at "St."
+    assert read.filled["passages_split"] == 1
+
+
+def test_fill_b_rel_keeps_an_explicit_b_rel_and_an_explicit_null() -> None:
+    first = _lines()[0]
+    given = copy.deepcopy(first)
+    given["b_rel"] = {"sentence": 0, "source": "given"}
+    null = {**copy.deepcopy(first), "id": "own-null", "b_rel": None}
+    left_out = {k: v for k, v in copy.deepcopy(first).items() if k != "b_rel"}
+    left_out["id"] = "own-left-out"
+    read = read_twohop(_file(given, null, left_out), NAME, "mine", fill_b_rel=True)
+    kept, none, filled = read.examples
+    assert (kept.relation_sentence, kept.relation_source) == (0, "given")
+    assert (none.relation_sentence, none.relation_source) == (None, "none")
+    # the bridge's sentence 1 names the hop-2 entity ("designed by Mira Talven")
+    assert (filled.relation_sentence, filled.relation_source) == (1, "entity_mention")
+    assert read.filled == {"passages_split": 0, "b_rel_filled": 1, "b_rel_not_found": 0}

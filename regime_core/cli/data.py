@@ -81,6 +81,13 @@ def register(subparsers: Any) -> None:
         "--jsonl: lines, listed with their line in the manifest)",
     )
     p.add_argument(
+        "--fill-b-rel",
+        action="store_true",
+        help="with --jsonl: give a line without b_rel the built-in B_rel (the first bridge "
+        "sentence naming the hop-2 entity, its target's title or an alias; counted in the "
+        "manifest's filled); a line with b_rel, null included, keeps it",
+    )
+    p.add_argument(
         "--exclude-unreadable",
         action="store_true",
         help="leave out a data file that cannot be read (dangling link, FIFO, directory, no "
@@ -137,6 +144,11 @@ def _pairs(values: list[str], flag: str) -> dict[str, str]:
 def _prepare(args: argparse.Namespace) -> int:
     if args.jsonl is not None or args.name is not None or args.replace:
         return _prepare_jsonl(args)
+    if args.fill_b_rel:
+        raise ValueError(
+            "--fill-b-rel: an option of --jsonl FILE --name NAME; the raw datasets' B_rel "
+            "comes from their converters"
+        )
     data_dir = paths.data_dir(args.data_dir)
     out_dir = paths.prepared_dir(args.work)
     started = time.perf_counter()
@@ -188,7 +200,12 @@ def _prepare_jsonl(args: argparse.Namespace) -> int:
     out_dir = paths.prepared_dir(args.work)
     started = time.perf_counter()
     manifest = prepare_jsonl(
-        args.jsonl, out_dir, args.name, replace=args.replace, strict=not args.lenient
+        args.jsonl,
+        out_dir,
+        args.name,
+        replace=args.replace,
+        strict=not args.lenient,
+        fill_b_rel=args.fill_b_rel,
     )
     seconds = time.perf_counter() - started
 
@@ -198,6 +215,7 @@ def _prepare_jsonl(args: argparse.Namespace) -> int:
         lines = [f"left out: line {e['line']}: {e['problem']}" for e in entry["excluded_lines"]]
         if entry["blank_lines"]:
             lines.append(f"blank lines skipped: {entry['blank_lines']}")
+        lines += [f"filled: {key}: {n}" for key, n in entry["filled"].items() if n]
         table = _table(dataset_stats(manifest, args.name))
         return "\n\n".join([head, *(["\n".join(lines)] if lines else []), table])
 
@@ -251,6 +269,8 @@ def _table(stats: dict[str, Any]) -> str:
         lines.append(counts("IRCoT typing rules", stats["type_rules"]))
     if stats.get("title_match"):
         lines.append(counts("2Wiki title match", stats["title_match"]))
+    if any(stats.get("filled", {}).values()):
+        lines.append(counts("filled by the rules", stats["filled"]))
     lines.append(counts("corpus passages", {"distinct": stats["corpus_passages"]}))
     return "\n".join(lines)
 

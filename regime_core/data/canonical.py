@@ -317,6 +317,33 @@ def _relation_from_facts(
     return _relation_from_mention(bridge, names)
 
 
+def relation_names(
+    hop2_entity: str, target_title: str, aliases: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """The names :func:`mention_relation` looks for: the hop-2 entity's mention, the target's
+    title and, when the title ends in a parenthetical ("Werther (film)"), the title without it,
+    then ``aliases``; duplicates and blanks dropped (pure).
+
+    >>> relation_names("M. Talven", "Mira Talven (architect)")
+    ('M. Talven', 'Mira Talven (architect)', 'Mira Talven')
+    """
+    names = (hop2_entity.strip(), *_title_forms(target_title), *(a.strip() for a in aliases))
+    return tuple(dict.fromkeys(n for n in names if n))
+
+
+def mention_relation(bridge: Passage, names: Sequence[str]) -> tuple[int | None, str]:
+    """The built-in ``B_rel`` of a bridge without sentence labels (MuSiQue, IRCoT HotpotQA, and
+    ``regime data prepare --jsonl --fill-b-rel``): the index of the first bridge sentence that
+    mentions one of ``names`` as whole normalised words (:func:`regime_core.text.normalize`),
+    with source ``"entity_mention"``; ``(None, "none")`` when no sentence does (pure).
+
+    >>> bridge = Passage.make("Bridge", ["It opened in 1911.", "Mira Talven designed it."])
+    >>> mention_relation(bridge, relation_names("Mira Talven", "Mira Talven"))
+    (1, 'entity_mention')
+    """
+    return _relation_from_mention(bridge, tuple(names))
+
+
 def _relation_from_mention(bridge: Passage, names: tuple[str, ...]) -> tuple[int | None, str]:
     for i, sentence in enumerate(bridge.sentences):
         if _mentions(_padded(sentence), names):
@@ -386,8 +413,7 @@ def _convert_musique(raw: RawQuestion, splitter: SentenceSplitter) -> Conversion
     # The trap: the hop-2 entity is the step-1 answer as the bridge names it, which is often not
     # the target's title; the title is kept as an alias.
     entity = steps[0].answer.strip() or target.title
-    names = (entity, *_title_forms(target.title))
-    relation = _relation_from_mention(bridge, names)
+    relation = mention_relation(bridge, relation_names(entity, target.title))
     native = raw.id.split("__")[0]
     return _converted(raw, pool, native, "musique_decomposition", bridge, target, entity, relation)
 

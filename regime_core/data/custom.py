@@ -81,18 +81,23 @@ def prepare_jsonl(
     *,
     replace: bool = False,
     strict: bool = True,
+    fill_b_rel: bool = False,
 ) -> dict[str, Any]:
     """Read the ``regime-twohop/1`` file ``path`` into ``out_dir`` (the prepared store) as the
     dataset ``name``; returns the manifest.
 
     The file is read and checked before anything is written (a bad line is a ``ValueError``
     naming the file, line and field; ``strict=False`` excludes the lines with broken references
-    instead, counting them). The other entries of the manifest are kept. Deterministic: a rerun
-    writes byte-identical files.
+    instead, counting them). ``fill_b_rel``: a line without ``b_rel`` gets the built-in one
+    (:func:`regime_core.data.twohop.fill_relation`); the entry's ``filled`` counts it, and
+    every passage given as ``text`` (split by the built-in splitter). The other entries of the
+    manifest are kept. Deterministic: a rerun writes byte-identical files.
     """
     check_name(name, replace=replace)
     path, out_dir = Path(path), Path(out_dir)
-    read = twohop.read_twohop(read_bytes(path), path.name, name, strict=strict)
+    read = twohop.read_twohop(
+        read_bytes(path), path.name, name, strict=strict, fill_b_rel=fill_b_rel
+    )
     entry = twohop.summarise_read(read, path=path.name, source=str(path), strict=strict)
     payload = examples_jsonl(read.examples)
     entry["examples_file"] = {"path": f"{name}.jsonl", "sha256": sha256_hex(payload)}

@@ -41,6 +41,7 @@ STATS_KEYS: tuple[str, ...] = (
     "title_match",
     "records_read",
     "corpus_passages",
+    "filled",  # a regime-twohop/1 file's only: what the built-in rules filled
 )
 
 

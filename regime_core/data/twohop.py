@@ -47,13 +47,17 @@ Notes: (1) ``"comparison"`` when ``parallel``, else ``"bridge"``; (2) ``[bridge_
 target_id]``; (3) ``"parallel"`` when ``parallel``, else ``"given"``; (4) the target passage's
 title.
 
-A passage is ``{"id": ID, "title": TITLE, "sentences": [S, ...]}``: ``id`` follows the rule of
+A passage is ``{"id": ID, "title": TITLE, "sentences": [S, ...]}`` or ``{"id": ID, "title":
+TITLE, "text": TEXT}``, whose text the built-in splitter splits into sentences
+(:func:`regime_core.data.canonical.spacy_sentences`, MuSiQue's; it does not cut at an initial
+or a known abbreviation, "Michael J. Fox", "St. Louis"); exactly one of the two. ``id`` follows
+the rule of
 question ids and is *stable*: wherever it appears in the file it names the same title and the
 same text, its sentences joined by spaces with runs of whitespace collapsed (a second passage
 under one id is an error, since retrieval keeps one passage per id); only the split into
 sentences may differ from line to line, as it does in the known datasets, since ``b_rel``
 counts the line's own sentences. ``title`` is a non-blank string; ``sentences`` is a
-non-empty list of non-blank strings.
+non-empty list of non-blank strings; ``text`` a non-blank string.
 Titles, sentences, the question, the answer and every name are stripped of edge whitespace, as
 the readers of the known datasets strip them.
 
@@ -61,7 +65,13 @@ In ``b_rel``, ``sentence`` is an index (0-based, an integer) into the bridge's `
 and ``source`` says where it came from, a value of ``schema.RELATION_SOURCES`` other than
 ``"none"`` (default ``"given"``: the file marks it). Without ``b_rel`` an example has no gold
 ``B_rel`` (the arms that need one leave the question out, counted; the regime predicates find
-the relation sentence by the hop-2 entity's mention).
+the relation sentence by the hop-2 entity's mention), unless it is read with ``fill_b_rel``
+(``prepare --jsonl ... --fill-b-rel``): a line that leaves ``b_rel`` out then gets the built-in
+rule's sentence (:func:`fill_relation`: the first bridge sentence that mentions
+``hop2_entity``, the target's title, the title without a trailing parenthetical or a
+``hop2_aliases`` name; source ``"entity_mention"``), and a line that gives ``b_rel``, ``null``
+included, keeps it. What was filled is counted (:data:`FILL_COUNTS`, the manifest's
+``filled``).
 
 **Reading rules.** JSON is read strictly (:func:`regime_core.strict_json.parse_json`): a duplicate
 key, ``NaN`` or ``Infinity``, a lone surrogate or deep nesting is an error. So is a field the
@@ -84,9 +94,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from regime_core.data.canonical import mention_relation, relation_names, spacy_sentences
 from regime_core.data.containers import decompress
 from regime_core.data.prepared import example_counts, per_split
 from regime_core.schema import (
@@ -100,6 +111,7 @@ from regime_core.schema import (
     json_kind,
 )
 from regime_core.strict_json import JSONProblem, json_path, parse_json
+from regime_core.text import MAX_TEXT_CHARS
 
 FORMAT = "regime-twohop/1"
 
@@ -123,7 +135,17 @@ FIELDS: dict[str, bool] = {
     "hop2_aliases": False,
     "b_rel": False,
 }
-PASSAGE_FIELDS: tuple[str, ...] = ("id", "title", "sentences")
+PASSAGE_FIELDS: tuple[str, ...] = ("id", "title", "sentences", "text")
+#: a passage gives exactly one of these: its sentences, or its text, which the built-in
+#: splitter splits (:func:`regime_core.data.canonical.spacy_sentences`)
+PASSAGE_BODIES: tuple[str, ...] = ("sentences", "text")
+#: What :func:`read_twohop` filled with the built-in rules, counted (the manifest's ``filled``):
+FILL_COUNTS: dict[str, str] = {
+    "passages_split": "passages given as text, split into sentences by the built-in splitter",
+    "b_rel_filled": "lines without b_rel given the built-in B_rel (fill_b_rel)",
+    "b_rel_not_found": "lines without b_rel whose bridge has no sentence naming the hop-2 "
+    "entity (fill_b_rel): b_rel stays null",
+}
 B_REL_FIELDS: tuple[str, ...] = ("sentence", "source")
 #: ``b_rel.source`` when a line gives none
 GIVEN_SOURCE = "given"
@@ -177,6 +199,8 @@ class TwoHopRead:
     blank_lines: int
     sha256: str
     bytes: int
+    filled: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FILL_COUNTS, 0))
+    """what the built-in rules filled, by :data:`FILL_COUNTS` key (lines prepared only)"""
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -298,11 +322,25 @@ class _Line:
             )
 
 
-def parse_line(record: Any, *, dataset: str, where: str, source: str = "") -> Example:
+def parse_line(
+    record: Any, *, dataset: str, where: str, source: str = "", fill_b_rel: bool = False
+) -> Example:
     """The canonical example of one parsed line (pure): :class:`LineProblem` naming ``where``
     (file and line) and the field for every problem the module docstring lists, except the
     ones across lines (:func:`read_twohop` checks those). ``source`` is the example's
-    ``source_files`` entry (the file's name)."""
+    ``source_files`` entry (the file's name); ``fill_b_rel``: a line without ``b_rel`` gets
+    the built-in one (:func:`fill_relation`)."""
+    return parse_line_filled(
+        record, dataset=dataset, where=where, source=source, fill_b_rel=fill_b_rel
+    )[0]
+
+
+def parse_line_filled(
+    record: Any, *, dataset: str, where: str, source: str = "", fill_b_rel: bool = False
+) -> tuple[Example, dict[str, int]]:
+    """:func:`parse_line` and what the built-in rules filled on the line (the keys of
+    :data:`FILL_COUNTS`)."""
+    filled = dict.fromkeys(FILL_COUNTS, 0)
     problem = dataset_name_problem(dataset)
     if problem is not None:
         raise ValueError(problem)
@@ -328,7 +366,7 @@ def parse_line(record: Any, *, dataset: str, where: str, source: str = "") -> Ex
     rule = line.choice(
         "hop_order_rule", line.get("hop_order_rule", _default_rule(parallel)), HOP_ORDER_RULES
     )
-    pool = _pool(line)
+    pool, filled["passages_split"] = _pool(line)
     bridge_id = line.ident(("bridge_id",), line.get("bridge_id"))
     target_id = line.ident(("target_id",), line.get("target_id"))
     gold = line.get("gold_ids", None)
@@ -394,8 +432,22 @@ def parse_line(record: Any, *, dataset: str, where: str, source: str = "") -> Ex
         relation_source=relation[1],
         source_files=(source,) if source else (),
     )
+    if fill_b_rel and "b_rel" not in record:
+        example = fill_relation(example)
+        filled["b_rel_filled" if example.relation_sentence is not None else "b_rel_not_found"] = 1
     example.validate(line.where)  # the invariants above, checked once more by their owner
-    return example
+    return example, filled
+
+
+def fill_relation(example: Example) -> Example:
+    """``example`` with the built-in ``B_rel`` of a bridge without sentence labels, the rule
+    the MuSiQue converter uses (pure): the first bridge sentence that mentions the hop-2
+    entity, the target's title (with and without a trailing parenthetical) or a
+    ``hop2_aliases`` name (:func:`regime_core.data.canonical.mention_relation`), source
+    ``"entity_mention"``; none when no sentence does."""
+    names = relation_names(example.hop2_entity, example.target.title, example.hop2_aliases)
+    index, source = mention_relation(example.bridge, names)
+    return replace(example, relation_sentence=index, relation_source=source)
 
 
 def _default_type(parallel: bool) -> str:
@@ -406,22 +458,39 @@ def _default_rule(parallel: bool) -> str:
     return PARALLEL_RULE if parallel else GIVEN_RULE
 
 
-def _pool(line: _Line) -> tuple[Passage, ...]:
+def _pool(line: _Line) -> tuple[tuple[Passage, ...], int]:
+    """The line's passages and how many of them were given as ``text`` (split here)."""
     pool = line.get("pool")
     if not isinstance(pool, list):
         raise line.fail("pool", f"must be an array of passages, got {json_kind(pool)}")
     if len(pool) < 2:
         raise line.fail("pool", f"holds {len(pool)} passage(s); a two-hop pool needs two")
     out = []
+    split = 0
     for i, obj in enumerate(pool):
         path: tuple[str | int, ...] = ("pool", i)
         line.fields(obj, path, PASSAGE_FIELDS)
-        missing = [k for k in PASSAGE_FIELDS if k not in obj]
+        needs = "a passage needs 'id', 'title' and one of 'sentences' or 'text'"
+        missing = [k for k in ("id", "title") if k not in obj]
         if missing:
-            needs = f"a passage needs {list(PASSAGE_FIELDS)}"
             raise line.fail(path, f"missing field {missing[0]!r} ({needs})")
+        bodies = [k for k in PASSAGE_BODIES if k in obj]
+        if len(bodies) != 1:
+            problem = "gives both" if bodies else "gives neither of"
+            raise line.fail(path, f"{problem} 'sentences' and 'text' ({needs})")
         pid = line.ident((*path, "id"), obj["id"])
         title = line.text((*path, "title"), obj["title"])
+        if bodies == ["text"]:
+            text = line.text((*path, "text"), obj["text"])
+            if len(text) > MAX_TEXT_CHARS:
+                raise line.fail(
+                    (*path, "text"),
+                    f"is {len(text):,} characters long, over the splitter's limit of "
+                    f"{MAX_TEXT_CHARS:,}; give its sentences instead",
+                )
+            out.append(Passage(pid=pid, title=title, sentences=spacy_sentences(text)))
+            split += 1
+            continue
         sentences = obj["sentences"]
         if not isinstance(sentences, list):
             raise line.fail(
@@ -431,7 +500,7 @@ def _pool(line: _Line) -> tuple[Passage, ...]:
             raise line.fail((*path, "sentences"), "is empty; a passage needs a sentence")
         texts = tuple(line.text((*path, "sentences", j), s) for j, s in enumerate(sentences))
         out.append(Passage(pid=pid, title=title, sentences=texts))
-    return tuple(out)
+    return tuple(out), split
 
 
 def _b_rel(line: _Line) -> tuple[int | None, str]:
@@ -449,13 +518,17 @@ def _b_rel(line: _Line) -> tuple[int | None, str]:
     return index, source
 
 
-def read_twohop(raw: bytes, display: str, dataset: str, *, strict: bool = True) -> TwoHopRead:
+def read_twohop(
+    raw: bytes, display: str, dataset: str, *, strict: bool = True, fill_b_rel: bool = False
+) -> TwoHopRead:
     """Every example of a ``regime-twohop/1`` file's bytes (pure): ``display`` names the file in
     messages and in each example's ``source_files``.
 
     A bad line raises :class:`LineProblem` (a ``ValueError``) naming the file, the line and the
     field; with ``strict=False`` a line with a broken reference (:data:`EXCLUSION_REASONS`) is
-    excluded instead, and counted. A file without any record is an error.
+    excluded instead, and counted. A file without any record is an error. ``fill_b_rel``: a
+    line without ``b_rel`` gets the built-in one (:func:`fill_relation`); ``filled`` counts
+    it, and every passage given as ``text``, over the lines prepared.
     """
     data = decompress(raw, display)
     try:
@@ -468,6 +541,7 @@ def read_twohop(raw: bytes, display: str, dataset: str, *, strict: bool = True) 
     first_line_of: dict[str, int] = {}
     passages: dict[str, tuple[Passage, int]] = {}
     records = blank = 0
+    filled = dict.fromkeys(FILL_COUNTS, 0)
     # split on "\n" only: a JSON string may hold U+2028 and other characters splitlines() breaks
     lines = text.split("\n")
     if lines[-1] == "":  # the end of the last line, not a line
@@ -483,7 +557,9 @@ def read_twohop(raw: bytes, display: str, dataset: str, *, strict: bool = True) 
                 record = parse_json(body, where)
             except JSONProblem as err:
                 raise LineProblem(_json_message(err, where)) from None
-            example = parse_line(record, dataset=dataset, where=where, source=display)
+            example, line_filled = parse_line_filled(
+                record, dataset=dataset, where=where, source=display, fill_b_rel=fill_b_rel
+            )
             _check_across_lines(example, lineno, where, first_line_of, passages)
         except LineProblem as err:
             if strict or err.reason is None or err.split is None:
@@ -494,6 +570,8 @@ def read_twohop(raw: bytes, display: str, dataset: str, *, strict: bool = True) 
         for p in example.pool:
             passages.setdefault(p.pid, (p, lineno))
         examples.append(example)
+        for key, n in line_filled.items():
+            filled[key] += n
     if records == 0:
         raise ValueError(f"{display}: the file holds no example (no non-blank line)")
     return TwoHopRead(
@@ -503,6 +581,7 @@ def read_twohop(raw: bytes, display: str, dataset: str, *, strict: bool = True) 
         blank_lines=blank,
         sha256=hashlib.sha256(raw).hexdigest(),
         bytes=len(raw),
+        filled=filled,
     )
 
 
@@ -572,6 +651,7 @@ def summarise_read(read: TwoHopRead, *, path: str, source: str, strict: bool) ->
         "type_rules": {},
         "title_match": {},
         "records_read": read.records,
+        "filled": dict(read.filled),
         "blank_lines": read.blank_lines,
         "files": [
             {
