@@ -24,8 +24,8 @@ from regime_core.data import (
     prepare,
     prepare_jsonl,
 )
-from regime_core.data.custom import check_name
-from regime_core.data.twohop import read_twohop, twohop_jsonl
+from regime_core.data.custom import check_name, twohop_jsonl
+from regime_core.data.twohop import read_twohop
 from regime_core.experiments.common import ExperimentConfig
 from regime_core.schema import DATASETS
 from regime_core.teaching.lesson import LessonConfig
@@ -570,8 +570,8 @@ def test_musique_left_to_the_built_in_rules_reads_back_equal(
     """A converter that writes MuSiQue's paragraphs as they are (``text``) and no ``b_rel``
     gets, with --fill-b-rel, the examples the built-in converter makes."""
     from regime_core.data.canonical import convert, merge_questions, spacy_sentences
+    from regime_core.data.custom import example_line
     from regime_core.data.discovery import read_data_dir
-    from regime_core.data.twohop import example_line
     from regime_core.schema import Passage
 
     reads = read_data_dir(real_data_dir, ("musique",)).reads

@@ -21,7 +21,9 @@ prepared again, from the same file or another: the entry is then that file's.
 
 from __future__ import annotations
 
+import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +33,11 @@ from regime_core.data.prepared import (
     MANIFEST_NAME,
     PREPARED_DATASETS,
     TOYWORLD,
+    example_counts,
     examples_jsonl,
     load_examples,
     new_manifest,
+    per_split,
     read_manifest_if_compatible,
     write_manifest,
 )
@@ -46,7 +50,7 @@ from regime_core.integrity import (
     write_if_changed,
 )
 from regime_core.locks import directory_lock
-from regime_core.schema import SPLITS, dataset_name_problem
+from regime_core.schema import SPLITS, Example, dataset_name_problem
 
 
 def check_name(name: str, *, replace: bool = False) -> str:
@@ -98,7 +102,7 @@ def prepare_jsonl(
     read = twohop.read_twohop(
         read_bytes(path), path.name, name, strict=strict, fill_b_rel=fill_b_rel
     )
-    entry = twohop.summarise_read(read, path=path.name, source=str(path), strict=strict)
+    entry = summarise_read(read, path=path.name, source=str(path), strict=strict)
     payload = examples_jsonl(read.examples)
     entry["examples_file"] = {"path": f"{name}.jsonl", "sha256": sha256_hex(payload)}
     with directory_lock(out_dir, what="regime data prepare --jsonl"):
@@ -132,7 +136,7 @@ def export_jsonl(
     examples = load_examples(dataset, work=None if work is None else Path(work))
     if not examples:
         raise ValueError(f"{dataset} has no prepared example to export")
-    payload = twohop.twohop_jsonl(examples)
+    payload = twohop_jsonl(examples)
     atomic_write_bytes(path, payload)
     splits = {s: sum(ex.split == s for ex in examples) for s in SPLITS}
     return {
@@ -142,4 +146,96 @@ def export_jsonl(
         "examples": splits,
         "bytes": len(payload),
         "sha256": sha256_hex(payload),
+    }
+
+
+# --- the regime-twohop/1 form of examples (export) -----------------------------------------------
+
+
+def example_line(example: Example) -> dict[str, Any]:
+    """The ``regime-twohop/1`` object of a canonical example, every field written (pure).
+
+    >>> from regime_core.data import toyworld
+    >>> line = example_line(toyworld.generate(toyworld.ToyWorldConfig(n_questions=1))[0])
+    >>> list(line) == list(twohop.FIELDS), line["format"]
+    (True, 'regime-twohop/1')
+    """
+    if (example.relation_sentence is None) != (example.relation_source == "none"):
+        raise ValueError(
+            f"example {example.id}: relation_sentence {example.relation_sentence!r} with "
+            f"relation_source {example.relation_source!r} has no {twohop.FORMAT} form (b_rel is "
+            "null exactly when the source is 'none')"
+        )
+    b_rel = (
+        None
+        if example.relation_sentence is None
+        else {"sentence": example.relation_sentence, "source": example.relation_source}
+    )
+    return {
+        "format": twohop.FORMAT,
+        "id": example.id,
+        "split": example.split,
+        "native_type": example.native_type,
+        "question": example.question,
+        "answer": example.answer,
+        "answer_aliases": list(example.answer_aliases),
+        "pool": [
+            {"id": p.pid, "title": p.title, "sentences": list(p.sentences)} for p in example.pool
+        ],
+        "bridge_id": example.bridge_pid,
+        "target_id": example.target_pid,
+        "gold_ids": list(example.gold_pids),
+        "parallel": example.parallel,
+        "hop_order_rule": example.hop_order_rule,
+        "hop2_entity": example.hop2_entity,
+        "hop2_aliases": list(example.hop2_aliases),
+        "b_rel": b_rel,
+    }
+
+
+def twohop_jsonl(examples: Iterable[Example]) -> bytes:
+    """The bytes of a ``regime-twohop/1`` file of ``examples``, in their order (pure)."""
+    lines = [
+        json.dumps(example_line(ex), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        for ex in examples
+    ]
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+# --- the manifest entry of a read file -----------------------------------------------------------
+
+
+def summarise_read(
+    read: twohop.TwoHopRead, *, path: str, source: str, strict: bool
+) -> dict[str, Any]:
+    """The manifest entry of a dataset read from one ``regime-twohop/1`` file (pure): the keys
+    ``regime data stats`` shows for the known datasets, plus the format, the file (``path``:
+    its name; ``source``: where it was read), the blank lines and every excluded line."""
+    examples, excluded = read.examples, read.excluded
+    return {
+        "origin": "jsonl",
+        "format": twohop.FORMAT,
+        "strict": strict,
+        "questions": per_split([*(ex.split for ex in examples), *(e.split for e in excluded)]),
+        **example_counts(examples, [(e.split, e.reason) for e in excluded]),
+        "excluded_lines": [
+            {"line": e.line, "id": e.id, "split": e.split, "reason": e.reason, "problem": e.problem}
+            for e in excluded
+        ],
+        "type_rules": {},
+        "title_match": {},
+        "records_read": read.records,
+        "filled": dict(read.filled),
+        "blank_lines": read.blank_lines,
+        "files": [
+            {
+                "path": path,
+                "format": twohop.FORMAT,
+                "splits": sorted({ex.split for ex in examples}),
+                "sha256": read.sha256,
+                "bytes": read.bytes,
+                "records": read.records,
+                "source": source,
+            }
+        ],
     }

@@ -92,14 +92,12 @@ title or text. Each line ends in exactly one of the two: ``records == two_hop + 
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from regime_core.data.canonical import mention_relation, relation_names, spacy_sentences
 from regime_core.data.containers import decompress
-from regime_core.data.prepared import example_counts, per_split
 from regime_core.schema import (
     HOP_ORDER_RULES,
     RELATION_SOURCES,
@@ -115,8 +113,8 @@ from regime_core.text import MAX_TEXT_CHARS
 
 FORMAT = "regime-twohop/1"
 
-#: The fields of a line, in the order :func:`example_line` writes them, with whether each is
-#: required (the module docstring says what each holds and its default).
+#: The fields of a line, in the order :func:`regime_core.data.custom.example_line` writes them,
+#: with whether each is required (the module docstring says what each holds and its default).
 FIELDS: dict[str, bool] = {
     "format": True,
     "id": True,
@@ -201,59 +199,6 @@ class TwoHopRead:
     bytes: int
     filled: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FILL_COUNTS, 0))
     """what the built-in rules filled, by :data:`FILL_COUNTS` key (lines prepared only)"""
-
-
-# --- writing ---------------------------------------------------------------------------------
-
-
-def example_line(example: Example) -> dict[str, Any]:
-    """The ``regime-twohop/1`` object of a canonical example, every field written (pure).
-
-    >>> from regime_core.data import toyworld
-    >>> line = example_line(toyworld.generate(toyworld.ToyWorldConfig(n_questions=1))[0])
-    >>> list(line) == list(FIELDS), line["format"]
-    (True, 'regime-twohop/1')
-    """
-    if (example.relation_sentence is None) != (example.relation_source == "none"):
-        raise ValueError(
-            f"example {example.id}: relation_sentence {example.relation_sentence!r} with "
-            f"relation_source {example.relation_source!r} has no {FORMAT} form (b_rel is null "
-            "exactly when the source is 'none')"
-        )
-    b_rel = (
-        None
-        if example.relation_sentence is None
-        else {"sentence": example.relation_sentence, "source": example.relation_source}
-    )
-    return {
-        "format": FORMAT,
-        "id": example.id,
-        "split": example.split,
-        "native_type": example.native_type,
-        "question": example.question,
-        "answer": example.answer,
-        "answer_aliases": list(example.answer_aliases),
-        "pool": [
-            {"id": p.pid, "title": p.title, "sentences": list(p.sentences)} for p in example.pool
-        ],
-        "bridge_id": example.bridge_pid,
-        "target_id": example.target_pid,
-        "gold_ids": list(example.gold_pids),
-        "parallel": example.parallel,
-        "hop_order_rule": example.hop_order_rule,
-        "hop2_entity": example.hop2_entity,
-        "hop2_aliases": list(example.hop2_aliases),
-        "b_rel": b_rel,
-    }
-
-
-def twohop_jsonl(examples: Iterable[Example]) -> bytes:
-    """The bytes of a ``regime-twohop/1`` file of ``examples``, in their order (pure)."""
-    lines = [
-        json.dumps(example_line(ex), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        for ex in examples
-    ]
-    return "".join(line + "\n" for line in lines).encode("utf-8")
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -628,40 +573,3 @@ def _content(passage: Passage) -> tuple[str, str]:
     """What one passage id must name throughout a file: the title and the text, whitespace
     collapsed (the split into sentences may differ)."""
     return passage.title, " ".join(passage.text.split())
-
-
-# --- summary ---------------------------------------------------------------------------------
-
-
-def summarise_read(read: TwoHopRead, *, path: str, source: str, strict: bool) -> dict[str, Any]:
-    """The manifest entry of a dataset read from one ``regime-twohop/1`` file (pure): the keys
-    ``regime data stats`` shows for the known datasets, plus the format, the file (``path``:
-    its name; ``source``: where it was read), the blank lines and every excluded line."""
-    examples, excluded = read.examples, read.excluded
-    return {
-        "origin": "jsonl",
-        "format": FORMAT,
-        "strict": strict,
-        "questions": per_split([*(ex.split for ex in examples), *(e.split for e in excluded)]),
-        **example_counts(examples, [(e.split, e.reason) for e in excluded]),
-        "excluded_lines": [
-            {"line": e.line, "id": e.id, "split": e.split, "reason": e.reason, "problem": e.problem}
-            for e in excluded
-        ],
-        "type_rules": {},
-        "title_match": {},
-        "records_read": read.records,
-        "filled": dict(read.filled),
-        "blank_lines": read.blank_lines,
-        "files": [
-            {
-                "path": path,
-                "format": FORMAT,
-                "splits": sorted({ex.split for ex in examples}),
-                "sha256": read.sha256,
-                "bytes": read.bytes,
-                "records": read.records,
-                "source": source,
-            }
-        ],
-    }
