@@ -39,6 +39,7 @@ when a process first opens the directory.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,29 @@ class StoreReport:
     n_unique: int
     n_encoded: int
     n_cached: int
+
+
+#: a file each store call appends one JSON line to (encoder, texts, cached, encoded), if set: the
+#: runner names one per run (``runs/<run_id>/encodes.jsonl``) for ``benchmarks/bench_build.py``
+ENCODE_LOG_VARIABLE = "REGIME_ENCODE_LOG"
+
+
+def log_encodes(encoder_name: str, report: StoreReport) -> None:
+    """Append ``report``'s counts to the file ``REGIME_ENCODE_LOG`` names (nothing if unset)."""
+    target = os.environ.get(ENCODE_LOG_VARIABLE)
+    if not target:
+        return
+    line = {
+        "encoder": encoder_name,
+        "identity_hash": report.identity_hash,
+        "mode": report.mode,
+        "n_texts": report.n_texts,
+        "n_unique": report.n_unique,
+        "n_cached": report.n_cached,
+        "n_encoded": report.n_encoded,
+    }
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, sort_keys=True) + "\n")
 
 
 def plan_batches(missing: dict[bytes, str], batch_size: int) -> list[list[tuple[bytes, str]]]:
@@ -240,6 +264,7 @@ class EmbeddingStore:
             n_encoded=len(missing),
             n_cached=len(set(keys)) - len(missing),
         )
+        log_encodes(str(getattr(encoder, "name", "")), report)
         return keys, state, report
 
     def missing(
