@@ -9,7 +9,9 @@ executed before the runner wrote timing files has only its ``stamp.json``: its w
 from there and its CPU and encode columns are empty ("-"), never zero.
 
 Prints a Markdown table of runs (slowest first) and one of encoders: texts requested, distinct,
-found in the store and encoded, summed over runs. ``--json`` prints both as JSON instead.
+found in the store and encoded, summed over runs, and how many encoded texts had been encoded by
+another call already (the short keys ``timing.json`` keeps of each encoded text, repeated).
+``--json`` prints both as JSON instead.
 Encodes made through the ray engine (``store.missing`` + ``store.add``) are not counted.
 """
 
@@ -88,6 +90,11 @@ def encoder_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                 entry[count] = entry.get(count, 0) + int(call[count])
             if row["run"] not in entry["runs"]:
                 entry["runs"].append(row["run"])
+            entry.setdefault("_keys", []).extend(call.get("encoded_keys", []))
+    for entry in totals.values():
+        keys = entry.pop("_keys")
+        # the store encodes a text once; two runs at once (--jobs) may both miss it
+        entry["n_encoded_twice"] = len(keys) - len(set(keys))
     return sorted(totals.values(), key=lambda e: -e["n_encoded"])
 
 
@@ -109,7 +116,7 @@ def markdown(rows: Sequence[dict[str, Any]], encoders: Sequence[dict[str, Any]])
     lines.append(f"\ntotal wall {sum(walls):.1f} s over {len(rows)} runs; ")
     lines[-1] += f"CPU {sum(cpus):.1f} s over the {len(cpus)} runs with a timing.json"
     if encoders:
-        enc_columns = ["encoder", "identity_hash", "mode", *_COUNTS, "runs"]
+        enc_columns = ["encoder", "identity_hash", "mode", *_COUNTS, "n_encoded_twice", "runs"]
         lines += ["", "| " + " | ".join(enc_columns) + " |", "|" + "---|" * len(enc_columns)]
         for e in encoders:
             cells = [_cell(e[c]) for c in enc_columns[:-1]] + [", ".join(e["runs"])]

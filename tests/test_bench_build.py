@@ -27,16 +27,27 @@ def _bench() -> ModuleType:
     return module
 
 
-def _call(encoder: str, n_texts: int, n_cached: int, mode: str = "document") -> dict[str, object]:
-    return {"encoder": encoder, "identity_hash": f"h-{encoder}", "mode": mode, "n_texts": n_texts,
-            "n_unique": n_texts, "n_cached": n_cached, "n_encoded": n_texts - n_cached}  # fmt: skip
+def _call(encoder: str, n_texts: int, n_cached: int, keys: list[str]) -> dict[str, object]:
+    return {
+        "encoder": encoder,
+        "identity_hash": f"h-{encoder}",
+        "mode": "document",
+        "n_texts": n_texts,
+        "n_unique": n_texts,
+        "n_cached": n_cached,
+        "n_encoded": n_texts - n_cached,
+        "encoded_keys": keys,
+    }
+
+
+E5_KEYS = [f"k{i}" for i in range(10)]
 
 
 def _work(tmp_path: Path) -> Path:
     work = tmp_path / "w"
     for run, seconds, calls in [
-        ("slow", 9.0, [_call("e5", 10, 0), _call("tfidf", 4, 1)]),
-        ("fast", 2.0, [_call("e5", 10, 10)]),
+        ("slow", 9.0, [_call("e5", 10, 0, E5_KEYS), _call("tfidf", 4, 1, ["t0", "t1", "t2"])]),
+        ("fast", 2.0, [_call("e5", 10, 8, E5_KEYS[:2])]),  # two already encoded by "slow"
     ]:
         runs_dir = work / "runs" / run
         runs_dir.mkdir(parents=True)
@@ -59,11 +70,12 @@ def test_runs_are_listed_slowest_first_with_their_encodes(tmp_path: Path) -> Non
         9.0, 1.75, 14, 13,
     )  # fmt: skip
     assert old["source"] == "stamp.json" and old["cpu_seconds"] is None and old["n_encoded"] is None
-    assert fast["n_encoded"] == 0
+    assert fast["n_encoded"] == 2
     e5, tfidf = bench.encoder_rows(rows)
-    assert (e5["encoder"], e5["n_texts"], e5["n_cached"], e5["n_encoded"]) == ("e5", 20, 10, 10)
+    assert (e5["encoder"], e5["n_texts"], e5["n_cached"], e5["n_encoded"]) == ("e5", 20, 8, 12)
+    assert e5["n_encoded_twice"] == 2
     assert e5["runs"] == ["slow", "fast"]
-    assert (tfidf["n_cached"], tfidf["n_encoded"]) == (1, 3)
+    assert (tfidf["n_cached"], tfidf["n_encoded"], tfidf["n_encoded_twice"]) == (1, 3, 0)
 
 
 def test_markdown_and_json_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,7 +85,7 @@ def test_markdown_and_json_outputs(tmp_path: Path, capsys: pytest.CaptureFixture
     text = capsys.readouterr().out
     assert "| slow | 9.0 | 1.8 |" in text
     assert "| old | 5.0 | - |" in text
-    assert "| e5 | h-e5 | document | 20 | 20 | 10 | 10 | slow, fast |" in text
+    assert "| e5 | h-e5 | document | 20 | 20 | 8 | 12 | 2 | slow, fast |" in text
     assert bench.main(["--work", str(work), "--json"]) == 0
     loaded = json.loads(capsys.readouterr().out)
     assert [r["run"] for r in loaded["runs"]] == ["slow", "old", "fast"]

@@ -435,6 +435,10 @@ def test_each_store_call_appends_its_counts_to_the_encode_log(
         7, 6, 2, 4,
     )  # fmt: skip
     assert enc.n_encoded == first["n_encoded"] + second["n_encoded"]
+    short = store_module.ENCODED_KEY_DIGITS
+    assert second["encoded_keys"] == [
+        text_key("document", t).hex()[:short] for t in TEXTS[6:]
+    ]  # the distinct texts not stored yet, in first-seen order
 
 
 def test_no_encode_log_is_written_unless_named(

@@ -117,10 +117,14 @@ class StoreReport:
 #: a file each store call appends one JSON line to (encoder, texts, cached, encoded), if set: the
 #: runner names one per run (``runs/<run_id>/encodes.jsonl``) for ``benchmarks/bench_build.py``
 ENCODE_LOG_VARIABLE = "REGIME_ENCODE_LOG"
+#: hex digits of each encoded text's key the log keeps (48 bits: a collision among a million
+#: texts has odds of about 1 in 500), so that texts encoded by two runs can be counted
+ENCODED_KEY_DIGITS = 12
 
 
-def log_encodes(encoder_name: str, report: StoreReport) -> None:
-    """Append ``report``'s counts to the file ``REGIME_ENCODE_LOG`` names (nothing if unset)."""
+def log_encodes(encoder_name: str, report: StoreReport, encoded: Sequence[bytes]) -> None:
+    """Append ``report``'s counts, and the short keys of the ``encoded`` texts, to the file
+    ``REGIME_ENCODE_LOG`` names (nothing if unset)."""
     target = os.environ.get(ENCODE_LOG_VARIABLE)
     if not target:
         return
@@ -132,6 +136,7 @@ def log_encodes(encoder_name: str, report: StoreReport) -> None:
         "n_unique": report.n_unique,
         "n_cached": report.n_cached,
         "n_encoded": report.n_encoded,
+        "encoded_keys": [key.hex()[:ENCODED_KEY_DIGITS] for key in encoded],
     }
     with open(target, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(line, sort_keys=True) + "\n")
@@ -264,7 +269,7 @@ class EmbeddingStore:
             n_encoded=len(missing),
             n_cached=len(set(keys)) - len(missing),
         )
-        log_encodes(str(getattr(encoder, "name", "")), report)
+        log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
         return keys, state, report
 
     def missing(
