@@ -12,7 +12,8 @@ Prints a Markdown table of runs (slowest first) and one of encoders: texts reque
 found in the store and encoded, summed over runs, and how many encoded texts had been encoded by
 another call already (the short keys ``timing.json`` keeps of each encoded text, repeated).
 ``--json`` prints both as JSON instead.
-Encodes made through the ray engine (``store.missing`` + ``store.add``) are not counted.
+An engine's encodes (``store.missing``, then ``store.add``) count as the texts ``missing``
+handed it.
 """
 
 from __future__ import annotations

@@ -441,6 +441,22 @@ def test_each_store_call_appends_its_counts_to_the_encode_log(
     ]  # the distinct texts not stored yet, in first-seen order
 
 
+def test_an_engines_missing_texts_are_logged_as_encoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "encodes.jsonl"
+    monkeypatch.setenv(store_module.ENCODE_LOG_VARIABLE, str(log))
+    enc = CountingEncoder()
+    store = EmbeddingStore(tmp_path / "store")
+    store.embed(enc, TEXTS[:3], "query")
+    missing = store.missing(enc, TEXTS[:5], "query")
+    logged = json.loads(log.read_text().splitlines()[-1])
+    assert (logged["n_texts"], logged["n_cached"], logged["n_encoded"]) == (5, 3, len(missing))
+    assert logged["encoded_keys"] == [
+        key.hex()[: store_module.ENCODED_KEY_DIGITS] for key in missing
+    ]
+
+
 def test_no_encode_log_is_written_unless_named(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -280,8 +280,22 @@ class EmbeddingStore:
         vectors to :meth:`add`."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        state = self._sync(self.directory(encoder), encoder)
-        return self._missing(state, [text_key(mode, t) for t in texts], texts)
+        ihash = identity_hash(encoder.identity)
+        state = self._sync(self.root / ihash, encoder)
+        keys = [text_key(mode, t) for t in texts]
+        missing = self._missing(state, keys, texts)
+        n_unique = len(set(keys))
+        report = StoreReport(
+            identity_hash=ihash,
+            directory=self.root / ihash,
+            mode=mode,
+            n_texts=len(keys),
+            n_unique=n_unique,
+            n_encoded=len(missing),  # the engine encodes exactly these and adds them
+            n_cached=n_unique - len(missing),
+        )
+        log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
+        return missing
 
     def add(self, encoder: Encoder, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         """Store ``vectors`` (checked as an encoder's output) under ``keys`` as one new shard.
