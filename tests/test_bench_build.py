@@ -106,6 +106,13 @@ def test_a_timing_file_without_a_field_is_named(tmp_path: Path) -> None:
         _bench().run_rows(work)
 
 
+def test_a_torn_encode_log_line_is_counted_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "encodes.jsonl").write_text(json.dumps(_call("e5", 2, 0, ["a", "b"])) + '\n{"enc')
+    write_timing(tmp_path, "r", 1.0, -9, {})
+    timing = json.loads((tmp_path / "timing.json").read_text())
+    assert (len(timing["encodes"]), timing["unreadable_encode_lines"]) == (1, 1)
+
+
 def test_the_child_cpu_seconds_are_measured_per_child() -> None:
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
     proc = subprocess.Popen(

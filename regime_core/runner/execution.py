@@ -159,11 +159,20 @@ def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
     atomic_write_text(target, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
-def _encode_lines(file: Path) -> list[dict[str, Any]]:
+def _encode_lines(file: Path) -> tuple[list[dict[str, Any]], int]:
+    """The store calls ``file`` logs, and how many of its lines are not JSON (a kernel killed
+    mid-write): counted, not raised, since profiling must never fail a run."""
     if not file.is_file():
-        return []
-    lines = file.read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+        return [], 0
+    calls, unreadable = [], 0
+    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            calls.append(json.loads(line))
+        except json.JSONDecodeError:
+            unreadable += 1
+    return calls, unreadable
 
 
 def write_timing(
@@ -174,13 +183,15 @@ def write_timing(
     from ``encodes.jsonl``, which the kernel appends to). Profiling only: no key or record reads
     it."""
     encode_log = runs_dir / ENCODE_LOG_FILENAME
+    encodes, unreadable = _encode_lines(encode_log)
     timing = {
         "run": run_id,
         "returncode": returncode,
         "wall_seconds": round(seconds, 3),
         "user_seconds": round(usage.get("user_seconds", 0.0), 3),
         "system_seconds": round(usage.get("system_seconds", 0.0), 3),
-        "encodes": _encode_lines(encode_log),
+        "encodes": encodes,
+        "unreadable_encode_lines": unreadable,
     }
     atomic_write_text(runs_dir / TIMING_FILENAME, json.dumps(timing, indent=1) + "\n")
     encode_log.unlink(missing_ok=True)
