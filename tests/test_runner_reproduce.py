@@ -175,6 +175,11 @@ def test_runs_in_order_skip_when_unchanged_and_rerun_downstream(tmp_path: Path) 
     assert record["numbers"]["counts"]["points"] == 5
     copied = json.loads((tmp_path / "book" / "executed" / "b.ipynb").read_text())
     assert copied["metadata"]["regime"]["source"] == f"nb/{DEMO.name}"
+    # profiling beside each run (benchmarks/bench_build.py): the child's CPU seconds, measured
+    timing = json.loads((work / "runs" / "a" / "timing.json").read_text())
+    assert (timing["run"], timing["returncode"]) == ("a", 0)
+    assert timing["user_seconds"] > 0 and timing["wall_seconds"] > 0
+    assert not (work / "runs" / "a" / "encodes.jsonl").exists()
 
     second = reproduce(_declare(tmp_path, runs), work=work, progress=None)
     assert [r.status for r in second.results] == ["skipped", "skipped", "skipped"]

@@ -410,3 +410,56 @@ def test_decode_shard_refuses_another_identity_or_dimension() -> None:
         decode_shard(blob, identity="xyz")
     with pytest.raises(ForeignShardError, match="dimension 4, this encoder's are 8"):
         decode_shard(blob, dim=8)
+
+
+def test_each_store_call_appends_its_counts_to_the_encode_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner names a per-run file in REGIME_ENCODE_LOG; benchmarks/bench_build.py reads it."""
+    log = tmp_path / "encodes.jsonl"
+    monkeypatch.setenv(store_module.ENCODE_LOG_VARIABLE, str(log))
+    enc = CountingEncoder()
+    store = EmbeddingStore(tmp_path / "store")
+    store.embed(enc, TEXTS[:6], "document")
+    store.embed(enc, [*TEXTS[4:], TEXTS[9]], "document")
+    first, second = (json.loads(line) for line in log.read_text().splitlines())
+    assert first["encoder"] == "counting"
+    assert first["identity_hash"] == identity_hash(enc.identity)
+    assert (first["n_texts"], first["n_unique"], first["n_cached"], first["n_encoded"]) == (
+        6,
+        6,
+        0,
+        6,
+    )
+    assert (second["n_texts"], second["n_unique"], second["n_cached"], second["n_encoded"]) == (
+        7, 6, 2, 4,
+    )  # fmt: skip
+    assert enc.n_encoded == first["n_encoded"] + second["n_encoded"]
+    short = store_module.ENCODED_KEY_DIGITS
+    assert second["encoded_keys"] == [
+        text_key("document", t).hex()[:short] for t in TEXTS[6:]
+    ]  # the distinct texts not stored yet, in first-seen order
+
+
+def test_an_engines_missing_texts_are_logged_as_encoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "encodes.jsonl"
+    monkeypatch.setenv(store_module.ENCODE_LOG_VARIABLE, str(log))
+    enc = CountingEncoder()
+    store = EmbeddingStore(tmp_path / "store")
+    store.embed(enc, TEXTS[:3], "query")
+    missing = store.missing(enc, TEXTS[:5], "query")
+    logged = json.loads(log.read_text().splitlines()[-1])
+    assert (logged["n_texts"], logged["n_cached"], logged["n_encoded"]) == (5, 3, len(missing))
+    assert logged["encoded_keys"] == [
+        key.hex()[: store_module.ENCODED_KEY_DIGITS] for key in missing
+    ]
+
+
+def test_no_encode_log_is_written_unless_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(store_module.ENCODE_LOG_VARIABLE, raising=False)
+    EmbeddingStore(tmp_path / "store").embed(CountingEncoder(), TEXTS[:2], "query")
+    assert not list(tmp_path.glob("*.jsonl"))

@@ -39,6 +39,7 @@ when a process first opens the directory.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,34 @@ class StoreReport:
     n_unique: int
     n_encoded: int
     n_cached: int
+
+
+#: a file each store call appends one JSON line to (encoder, texts, cached, encoded), if set: the
+#: runner names one per run (``runs/<run_id>/encodes.jsonl``) for ``benchmarks/bench_build.py``
+ENCODE_LOG_VARIABLE = "REGIME_ENCODE_LOG"
+#: hex digits of each encoded text's key the log keeps (48 bits: a collision among a million
+#: texts has odds of about 1 in 500), so that texts encoded by two runs can be counted
+ENCODED_KEY_DIGITS = 12
+
+
+def log_encodes(encoder_name: str, report: StoreReport, encoded: Sequence[bytes]) -> None:
+    """Append ``report``'s counts, and the short keys of the ``encoded`` texts, to the file
+    ``REGIME_ENCODE_LOG`` names (nothing if unset)."""
+    target = os.environ.get(ENCODE_LOG_VARIABLE)
+    if not target:
+        return
+    line = {
+        "encoder": encoder_name,
+        "identity_hash": report.identity_hash,
+        "mode": report.mode,
+        "n_texts": report.n_texts,
+        "n_unique": report.n_unique,
+        "n_cached": report.n_cached,
+        "n_encoded": report.n_encoded,
+        "encoded_keys": [key.hex()[:ENCODED_KEY_DIGITS] for key in encoded],
+    }
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(line, sort_keys=True) + "\n")
 
 
 def plan_batches(missing: dict[bytes, str], batch_size: int) -> list[list[tuple[bytes, str]]]:
@@ -240,6 +269,7 @@ class EmbeddingStore:
             n_encoded=len(missing),
             n_cached=len(set(keys)) - len(missing),
         )
+        log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
         return keys, state, report
 
     def missing(
@@ -250,8 +280,22 @@ class EmbeddingStore:
         vectors to :meth:`add`."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        state = self._sync(self.directory(encoder), encoder)
-        return self._missing(state, [text_key(mode, t) for t in texts], texts)
+        ihash = identity_hash(encoder.identity)
+        state = self._sync(self.root / ihash, encoder)
+        keys = [text_key(mode, t) for t in texts]
+        missing = self._missing(state, keys, texts)
+        n_unique = len(set(keys))
+        report = StoreReport(
+            identity_hash=ihash,
+            directory=self.root / ihash,
+            mode=mode,
+            n_texts=len(keys),
+            n_unique=n_unique,
+            n_encoded=len(missing),  # the engine encodes exactly these and adds them
+            n_cached=n_unique - len(missing),
+        )
+        log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
+        return missing
 
     def add(self, encoder: Encoder, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         """Store ``vectors`` (checked as an encoder's output) under ``keys`` as one new shard.

@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from regime_core.integrity import pid_alive
 from regime_core.runner.records import atomic_write_text
@@ -106,9 +107,41 @@ def _is_our_papermill(pid: int, work: Path) -> bool:
     return b"papermill" in b" ".join(cmdline) and any(str(work).encode() in c for c in cmdline)
 
 
-def run_child(command: Sequence[str], *, env: Mapping[str, str], pid_file: Path) -> tuple[int, str]:
+def _wait_measured(proc: subprocess.Popen[str], usage: dict[str, float]) -> str:
+    """Drain ``proc``'s pipes and reap it with ``os.wait4``, so that ``usage`` gets the CPU
+    seconds of the child and of every descendant it waited for (papermill reaps its kernel):
+    ``user_seconds``, ``system_seconds``. Per child, so runs executing at once do not mix."""
+    chunks: dict[str, str] = {}
+
+    def drain(name: str, stream: Any) -> None:
+        chunks[name] = stream.read()
+        stream.close()
+
+    readers = [
+        threading.Thread(target=drain, args=(name, stream), daemon=True)
+        for name, stream in (("stdout", proc.stdout), ("stderr", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    _, status, rusage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:
+        reader.join()
+    usage["user_seconds"] = rusage.ru_utime
+    usage["system_seconds"] = rusage.ru_stime
+    return chunks.get("stderr", "")
+
+
+def run_child(
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    pid_file: Path,
+    usage: dict[str, float] | None = None,
+) -> tuple[int, str]:
     """Run papermill's command line (the arguments after ``-m papermill``) in its own process
-    group; ``(exit code, stderr)``. The run is killed if this thread is interrupted."""
+    group; ``(exit code, stderr)``. The run is killed if this thread is interrupted. Given a
+    ``usage`` dict, it is filled with the child's CPU seconds (:func:`_wait_measured`)."""
     pid_file.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(16)
     proc = subprocess.Popen(
@@ -126,7 +159,10 @@ def run_child(command: Sequence[str], *, env: Mapping[str, str], pid_file: Path)
     try:
         atomic_write_text(token_file, f"{token}\n")
         atomic_write_text(pid_file, f"{proc.pid}\n")
-        _, stderr = proc.communicate()
+        if usage is None:
+            _, stderr = proc.communicate()
+        else:
+            stderr = _wait_measured(proc, usage)
     except BaseException:
         kill_run(proc.pid, token)
         proc.wait()

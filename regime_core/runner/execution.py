@@ -4,6 +4,8 @@ directory, the executed copy for the book, and what interrupted runs leave behin
 Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/regime``)::
 
     W/runs/<run_id>/stamp.json       key, its components, outputs: written after a success
+    W/runs/<run_id>/timing.json      wall and CPU seconds of the last execution, its store's
+                                     encode counts (``benchmarks/bench_build.py``; no key reads it)
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
     W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
 
@@ -31,6 +33,7 @@ from typing import Any
 import yaml
 
 from regime_core import paths
+from regime_core.encoders.store import ENCODE_LOG_VARIABLE
 from regime_core.integrity import remove_stale_temporaries
 from regime_core.locks import LOCK_HELD_VARIABLE, lock_key
 from regime_core.runner.children import end_orphans, run_child
@@ -38,6 +41,9 @@ from regime_core.runner.declarations import OUTPUT_DIR_PARAMETER, Declarations, 
 from regime_core.runner.records import atomic_write_text, load_record
 from regime_core.runner.stamps import executed_path, input_mismatches, stamp_path, write_stamp
 from regime_core.strict_json import read_json_file
+
+TIMING_FILENAME = "timing.json"
+ENCODE_LOG_FILENAME = "encodes.jsonl"
 
 # papermill marks the cells it adds; they are not cells of the source notebook
 _PAPERMILL_ADDED_TAGS = frozenset({"injected-parameters", "papermill-error-cell-tag"})
@@ -153,6 +159,44 @@ def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
     atomic_write_text(target, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
+def _encode_lines(file: Path) -> tuple[list[dict[str, Any]], int]:
+    """The store calls ``file`` logs, and how many of its lines are not JSON (a kernel killed
+    mid-write): counted, not raised, since profiling must never fail a run."""
+    if not file.is_file():
+        return [], 0
+    calls, unreadable = [], 0
+    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            calls.append(json.loads(line))
+        except json.JSONDecodeError:
+            unreadable += 1
+    return calls, unreadable
+
+
+def write_timing(
+    runs_dir: Path, run_id: str, seconds: float, returncode: int, usage: Mapping[str, float]
+) -> None:
+    """``runs/<run_id>/timing.json``: the execution's wall seconds, the child's CPU seconds
+    (user, system; papermill with its kernel) and the store calls the notebook made (folded in
+    from ``encodes.jsonl``, which the kernel appends to). Profiling only: no key or record reads
+    it."""
+    encode_log = runs_dir / ENCODE_LOG_FILENAME
+    encodes, unreadable = _encode_lines(encode_log)
+    timing = {
+        "run": run_id,
+        "returncode": returncode,
+        "wall_seconds": round(seconds, 3),
+        "user_seconds": round(usage.get("user_seconds", 0.0), 3),
+        "system_seconds": round(usage.get("system_seconds", 0.0), 3),
+        "encodes": encodes,
+        "unreadable_encode_lines": unreadable,
+    }
+    atomic_write_text(runs_dir / TIMING_FILENAME, json.dumps(timing, indent=1) + "\n")
+    encode_log.unlink(missing_ok=True)
+
+
 def execute_run(
     decl: Declarations,
     run_id: str,
@@ -188,6 +232,11 @@ def execute_run(
     # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
     runs_dir = stamp_path(work, run_id).parent
     runs_dir.mkdir(parents=True, exist_ok=True)
+    encode_log = runs_dir / ENCODE_LOG_FILENAME
+    encode_log.unlink(missing_ok=True)
+    (runs_dir / TIMING_FILENAME).unlink(missing_ok=True)
+    env[ENCODE_LOG_VARIABLE] = str(encode_log)
+    usage: dict[str, float] = {}
     with tempfile.NamedTemporaryFile(
         "w", dir=runs_dir, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
     ) as handle:
@@ -210,10 +259,12 @@ def execute_run(
             ],
             env=env,
             pid_file=_child_pid_path(work, run_id),
+            usage=usage,
         )
     finally:
         Path(params_file).unlink(missing_ok=True)
     seconds = time.perf_counter() - started
+    write_timing(runs_dir, run_id, seconds, returncode, usage)
     result = functools.partial(RunResult, run_id=run_id, key=str(key_info["key"]), seconds=seconds)
     notebook_name = relative_name(spec.notebook, decl.root)
     if stop.is_set():  # interrupted: whatever it left is unfinished and stays unstamped

@@ -1,0 +1,127 @@
+"""benchmarks/bench_build.py on a fixture work directory, and the runner's CPU measurement."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from regime_core.runner.children import _wait_measured
+from regime_core.runner.execution import write_timing
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "bench_build", ROOT / "benchmarks" / "bench_build.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _call(encoder: str, n_texts: int, n_cached: int, keys: list[str]) -> dict[str, object]:
+    return {
+        "encoder": encoder,
+        "identity_hash": f"h-{encoder}",
+        "mode": "document",
+        "n_texts": n_texts,
+        "n_unique": n_texts,
+        "n_cached": n_cached,
+        "n_encoded": n_texts - n_cached,
+        "encoded_keys": keys,
+    }
+
+
+E5_KEYS = [f"k{i}" for i in range(10)]
+
+
+def _work(tmp_path: Path) -> Path:
+    work = tmp_path / "w"
+    for run, seconds, calls in [
+        ("slow", 9.0, [_call("e5", 10, 0, E5_KEYS), _call("tfidf", 4, 1, ["t0", "t1", "t2"])]),
+        ("fast", 2.0, [_call("e5", 10, 8, E5_KEYS[:2])]),  # two already encoded by "slow"
+    ]:
+        runs_dir = work / "runs" / run
+        runs_dir.mkdir(parents=True)
+        (runs_dir / "encodes.jsonl").write_text("".join(json.dumps(c) + "\n" for c in calls))
+        write_timing(runs_dir, run, seconds, 0, {"user_seconds": 1.5, "system_seconds": 0.25})
+        assert not (runs_dir / "encodes.jsonl").exists()  # folded into timing.json
+    old = work / "runs" / "old"
+    old.mkdir()
+    (old / "stamp.json").write_text(json.dumps({"seconds": 5.0}))
+    (work / "runs" / "never_finished").mkdir()
+    return work
+
+
+def test_runs_are_listed_slowest_first_with_their_encodes(tmp_path: Path) -> None:
+    bench = _bench()
+    rows = bench.run_rows(_work(tmp_path))
+    assert [r["run"] for r in rows] == ["slow", "old", "fast"]
+    slow, old, fast = rows
+    assert (slow["wall_seconds"], slow["cpu_seconds"], slow["n_texts"], slow["n_encoded"]) == (
+        9.0, 1.75, 14, 13,
+    )  # fmt: skip
+    assert old["source"] == "stamp.json" and old["cpu_seconds"] is None and old["n_encoded"] is None
+    assert fast["n_encoded"] == 2
+    e5, tfidf = bench.encoder_rows(rows)
+    assert (e5["encoder"], e5["n_texts"], e5["n_cached"], e5["n_encoded"]) == ("e5", 20, 8, 12)
+    assert e5["n_encoded_twice"] == 2
+    assert e5["runs"] == ["slow", "fast"]
+    assert (tfidf["n_cached"], tfidf["n_encoded"], tfidf["n_encoded_twice"]) == (1, 3, 0)
+
+
+def test_markdown_and_json_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _bench()
+    work = _work(tmp_path)
+    assert bench.main(["--work", str(work)]) == 0
+    text = capsys.readouterr().out
+    assert "| slow | 9.0 | 1.8 |" in text
+    assert "| old | 5.0 | - |" in text
+    assert "| e5 | h-e5 | document | 20 | 20 | 8 | 12 | 2 | slow, fast |" in text
+    assert bench.main(["--work", str(work), "--json"]) == 0
+    loaded = json.loads(capsys.readouterr().out)
+    assert [r["run"] for r in loaded["runs"]] == ["slow", "old", "fast"]
+    assert "encodes" not in loaded["runs"][0]
+
+
+def test_a_missing_work_directory_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _bench().main(["--work", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere/runs does not exist" in capsys.readouterr().err
+
+
+def test_a_timing_file_without_a_field_is_named(tmp_path: Path) -> None:
+    work = _work(tmp_path)
+    (work / "runs" / "slow" / "timing.json").write_text(json.dumps({"wall_seconds": 1}))
+    with pytest.raises(ValueError, match=r"slow/timing\.json: no .user_seconds. field"):
+        _bench().run_rows(work)
+
+
+def test_a_torn_encode_log_line_is_counted_not_raised(tmp_path: Path) -> None:
+    (tmp_path / "encodes.jsonl").write_text(json.dumps(_call("e5", 2, 0, ["a", "b"])) + '\n{"enc')
+    write_timing(tmp_path, "r", 1.0, -9, {})
+    timing = json.loads((tmp_path / "timing.json").read_text())
+    assert (len(timing["encodes"]), timing["unreadable_encode_lines"]) == (1, 1)
+
+
+def test_the_child_cpu_seconds_are_measured_per_child() -> None:
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\n"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", burn + "import sys; sys.stderr.write('done')"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    usage: dict[str, float] = {}
+    stderr = _wait_measured(proc, usage)
+    assert (proc.returncode, stderr) == (0, "done")
+    assert usage["user_seconds"] + usage["system_seconds"] >= 0.3
