@@ -241,3 +241,30 @@ def test_papermill_with_a_work_dir_that_does_not_exist_names_parameter_and_path(
     message = str(info.value)
     assert f"the directory {missing} does not exist" in message and "work_dir" in message
     assert not missing.exists()
+
+
+def test_a_missing_number_names_its_nearest_keys_only_when_read(monkeypatch) -> None:
+    """Probing for a key a record may lack (the diagnosis does, hundreds of times per book
+    build) costs no fuzzy search; the message, when shown, still names the nearest keys."""
+    import difflib
+
+    from regime_core.runner.diagnosis import node_keys
+    from regime_core.runner.records import MissingNumberError
+
+    record = {"name": "t", "numbers": {"c": {"drop": 0.1, "ci_lo": 0.0, "ci_hi": 0.2, "p": 0.04}}}
+    searched: list[str] = []
+    real = difflib.get_close_matches
+
+    def counting(word, *args, **kwargs):
+        searched.append(word)
+        return real(word, *args, **kwargs)
+
+    monkeypatch.setattr(difflib, "get_close_matches", counting)
+    keys = node_keys(record, "c")  # probes c.diff, c.p_holm, c.p_value, c.n, ... first
+    assert keys == {"estimate": "c.drop", "ci_lo": "c.ci_lo", "ci_hi": "c.ci_hi", "p": "c.p"}
+    assert searched == []
+    with pytest.raises(MissingNumberError) as raised:
+        get_number(record, "c.dorp")
+    assert isinstance(raised.value, KeyError)
+    assert str(raised.value).startswith("record 't' has no number 'c.dorp'; near keys: c.drop")
+    assert searched == ["c.dorp"]

@@ -373,7 +373,7 @@ def get_number(record: Mapping[str, Any], key: str) -> Scalar:
     node: Any = numbers
     for part in key.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            raise KeyError(_missing_key_message(record, key))
+            raise MissingNumberError(record, key)
         node = node[part]
     if isinstance(node, Mapping):
         children = ", ".join(f"{key}.{k}" for k in list(node)[:8])
@@ -382,6 +382,20 @@ def get_number(record: Mapping[str, Any], key: str) -> Scalar:
             f"its keys include: {children}"
         )
     return node
+
+
+class MissingNumberError(KeyError):
+    """A number absent from a record. Its message names the nearest keys, a fuzzy search over
+    every key of the record, made only when the message is read: the verdicts probe records
+    for keys they may lack (a diagnosis's alternatives), and searching on every probe made the
+    book step spend most of its time in ``difflib``."""
+
+    def __init__(self, record: Mapping[str, Any], key: str) -> None:
+        super().__init__(key)
+        self.record, self.key = record, key
+
+    def __str__(self) -> str:
+        return _missing_key_message(self.record, self.key)
 
 
 def _missing_key_message(record: Mapping[str, Any], key: str) -> str:
