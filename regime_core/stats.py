@@ -40,7 +40,8 @@ ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
 """the paired tests a comparison of two arms can use
 
-- mcnemar: McNemar's χ² with continuity correction and the score interval it inverts (hit@k)
+- mcnemar: McNemar's χ² with continuity correction and the score interval it inverts, for
+  binary outcomes such as hit@5 (the exact conditional p is kept beside it)
 - sign: exact sign test, for any ordinal outcome
 - permutation: sign-flip permutation test, for real values such as AUC or margins
 """
