@@ -238,3 +238,15 @@ def test_latency_table_reads_the_record_in_words() -> None:
     assert shown.frame["timed"].tolist()[-1] == "JavaScript, warm"
     assert "median of its 5 passes" in shown.note and "AMD EPYC, 2 cores" in shown.note
     assert "load average 2.59" in shown.note
+
+
+def test_a_setting_whose_default_is_none_is_marked_without_a_value() -> None:
+    """Zero-shot transfer's alpha None is the router's own; set, it is changed from that."""
+    from regime_core.experiments.zero_shot_transfer import TransferConfig
+
+    rows = tables.settings_table(TransferConfig(alpha=0.5), ["alpha"]).frame.to_dict("records")
+    assert rows == [
+        {"setting": "alpha", "value": "0.5", "vs the default": "changed from the default"}
+    ]
+    rows = tables.settings_table(TransferConfig(), ["alpha"]).frame.to_dict("records")
+    assert rows == [{"setting": "alpha", "value": "default", "vs the default": "the default"}]

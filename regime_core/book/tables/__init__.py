@@ -306,7 +306,13 @@ def settings_table(
     for key in [*keys, *(k for k in changed if k not in keys)]:
         value, was = _field_value(config, key), _field_value(base, key)
         leaf = key.rpartition(".")[2]
-        mark = f"changed (default {_setting_value(leaf, was)})" if key in changed else "the default"
+        mark = (
+            "the default"
+            if key not in changed
+            else "changed from the default"
+            if was is None  # None means "the run's own default": no value to name
+            else f"changed (default {_setting_value(leaf, was)})"
+        )
         rows.append(
             {
                 "setting": key.replace(".", ": ").replace("_", " "),
@@ -325,7 +331,7 @@ def settings_table(
 
 def _setting_value(key: str, value: Any) -> str:
     """One config value as a settings row shows it (display names for datasets, encoders and
-    pools; None as "all" for the sample size, else "none")."""
+    pools; None as "all" for the sample size, else "default", the run's own)."""
     kinds = {
         "datasets": "dataset",
         "transfer_datasets": "dataset",
@@ -337,7 +343,7 @@ def _setting_value(key: str, value: Any) -> str:
         "pools": "pool",
     }
     if value is None:
-        return "all" if key == "sample_size" else "none"
+        return "all" if key == "sample_size" else "default"
     kind = kinds.get(key)
     items = list(value) if isinstance(value, list | tuple) else [value]
     return ", ".join(names.display(kind, v) if kind else _plain(v) for v in items)
