@@ -209,6 +209,13 @@ class ConfigMixin:
         }
         hints = ConfigMixin._field_hints(cls)
         for key, value in chosen.items():
+            if isinstance(value, str) and value.strip().startswith("["):
+                # papermill's -p passes text: a list written there arrives as "[a, b]"
+                raise ValueError(
+                    f"{cls.__name__}: parameter {key!r} is the text {value!r}, a list written "
+                    f"for papermill's -p, which passes text; pass a list with -y "
+                    f'"{key}: {value.strip()}" (YAML)'
+                )
             problem = ConfigMixin._type_problem(value, hints.get(key, Any))
             if problem is not None:
                 raise ValueError(

@@ -339,3 +339,15 @@ def test_table_numbers_nests_rows_under_their_keys_with_their_types() -> None:
     assert got == {"m": {"a": {"n": 3, "ok": True}, "b": {"n": 4, "ok": False}},
                    "t": {"a": {"n": 5, "ok": True}}}  # fmt: skip
     assert type(got["m"]["a"]["n"]) is int
+
+
+def test_a_list_given_to_papermill_s_p_names_y() -> None:
+    """papermill's -p passes '[minilm]' as text; the error says to use -y (issue 33)."""
+    from regime_core.experiments.t3_brel_knockout import T3Config
+
+    with pytest.raises(
+        ValueError,
+        match=r"parameter 'encoders' is the text '\[minilm\]'.*-y \"encoders: \[minilm\]\"",
+    ):
+        T3Config.from_parameters(encoders="[minilm]")
+    assert T3Config.from_parameters(encoders="minilm").encoders == ("minilm",)  # one name is fine
