@@ -53,7 +53,13 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from regime_core import paths
 from regime_core.book.sphinx.tables import table
 from regime_core.integrity import read_bytes, sha256_hex
-from regime_core.runner.records import format_number, get_number, load_record, record_path
+from regime_core.runner.records import (
+    MissingNumberError,
+    format_number,
+    get_number,
+    load_record,
+    record_path,
+)
 from regime_core.runner.stamps import verify_record
 
 logger = logging.getLogger(__name__)
@@ -226,7 +232,9 @@ def warn_problem(env: Any, subject: str, err: BaseException, location: Any) -> N
     if isinstance(err, FileNotFoundError):
         why = f"{err}; run `regime reproduce` to produce it"
     else:
-        why = err.args[0] if isinstance(err, KeyError) and err.args else str(err)
+        # a KeyError's str() quotes its message; a missing number's str() is its message
+        plain = isinstance(err, KeyError) and err.args and not isinstance(err, MissingNumberError)
+        why = err.args[0] if plain else str(err)
     warn(env, f"{subject}: {why}", location)
 
 
