@@ -231,7 +231,10 @@ def test_binder_environment_runs_the_toy_world(
         kernel_name="binder",
         progress_bar=False,
     )
-    record = load_record(session / "_output" / "00_toyworld" / "record.json")
+    # a hand-run notebook writes under its work directory, named by run and config hash
+    written = sorted((session / "_build" / "regime" / "variants").glob("*/*/record.json"))
+    assert len(written) == 1, written
+    record = load_record(written[0])
     assert record["config"]["encoder"] == "minilm"
     assert get_number(record, "real.available") is False
     assert get_number(record, "union_minus_q.B-dominant.hit@1") > 0

@@ -5,7 +5,7 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
 
     W/runs/<run_id>/stamp.json       key, its components, outputs: written after a success
     W/runs/<run_id>/timing.json      wall and CPU seconds of the last execution, its store's
-                                     encode counts (``benchmarks/bench_build.py``; no key reads it)
+                                     encode counts (benchmarks/bench_build.py; no key reads it)
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
     W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
 
