@@ -267,3 +267,22 @@ def test_what_an_interrupted_variant_left_is_cleaned_up_at_the_next_start(tmp_pa
     clean_interrupted(load_declarations(_declarations(tmp_path)), tmp_path, said.append)
     assert sorted(p.name for p in folder.iterdir()) == ["record.json"]
     assert any("removed" in line for line in said)
+
+
+def test_doctests_pass() -> None:
+    import doctest
+
+    assert doctest.testmod(variants).failed == 0
+
+
+def test_a_notebook_default_that_is_no_literal_is_named(tmp_path: Path) -> None:
+    notebook = json.loads(RUNS["toyworld"].notebook.read_text(encoding="utf-8"))
+    (cell,) = [c for c in notebook["cells"] if "parameters" in c["metadata"].get("tags", [])]
+    file = tmp_path / "nb.ipynb"
+    cell["source"] = "output_dir = None\nseed = 0\nseed: int = 1\nn = len([1, 2])\n"
+    file.write_text(json.dumps(notebook))
+    with pytest.raises(ValueError, match=r"sets 'n' to an expression, not a literal \(len"):
+        notebook_defaults(file)
+    cell["source"] = "output_dir = None\nseed = 0\nseed: int = 1\n"
+    file.write_text(json.dumps(notebook))
+    assert notebook_defaults(file) == {"output_dir": None, "seed": 1}  # the last assignment

@@ -64,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="RUN.PARAM=VALUE",
         help="run a variant of RUN with its notebook's parameter PARAM set to VALUE (YAML; "
         "repeatable, e.g. --set t3_brel_knockout.alpha=0.5 --set "
-        "t3_brel_knockout.encoders=[minilm]): only the runs named execute, into "
+        "'t3_brel_knockout.encoders=[minilm]'): only the runs named execute, into "
         "<work>/variants/RUN/HASH; their upstream runs must already be current",
     )
     run.add_argument(
