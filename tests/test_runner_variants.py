@@ -172,6 +172,20 @@ def test_the_folder_is_the_one_the_notebook_itself_chooses(tmp_path: Path) -> No
     assert any("not a field of TransferConfig" in note for note in other.notes)
 
 
+@pytest.mark.parametrize("run_id", sorted(RUNS))
+def test_every_run_s_variant_folder_is_the_one_its_notebook_chooses(
+    run_id: str, tmp_path: Path
+) -> None:
+    """For every registered run, a variant under the quick profile lands where ``start`` (the
+    notebook's first call, run by hand: output_dir None) puts the same parameters."""
+    decl = load_declarations()
+    quick = decl.runs[run_id].parameters_for("quick")
+    name, value = next(iter(quick.items()))
+    (variant,) = resolve_variants(decl, [f"{run_id}.{name}={json.dumps(value)}"], "quick", tmp_path)
+    namespace = {**notebook_defaults(RUNS[run_id].notebook), **quick, "work_dir": str(tmp_path)}
+    assert variant.folder == start(run_id, namespace).output_dir
+
+
 # --- a real variant ------------------------------------------------------------------------------
 
 
