@@ -207,10 +207,10 @@ def _tree(root: Path) -> dict[str, bytes]:
     }
 
 
-def test_a_variant_runs_into_the_folder_of_the_same_notebook_run_by_hand(
+def test_a_variant_runs_into_its_folder_and_leaves_the_default_run_alone(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    work, by_hand = tmp_path / "work", tmp_path / "by-hand"
+    work = tmp_path / "work"
     default = work / "results" / "toyworld"  # a default run's files, which must stay as they are
     default.mkdir(parents=True)
     (default / "record.json").write_text('{"name": "toyworld"}\n')
@@ -237,7 +237,20 @@ def test_a_variant_runs_into_the_folder_of_the_same_notebook_run_by_hand(
             and k != ".regime.lock"} == before  # fmt: skip
     assert not (work / "executed").exists() and not (tmp_path / "book").exists()
 
-    # the same notebook run by hand, as the README says: papermill, no -p output_dir
+    # the text output says where it went
+    assert cli.main([*argv, "--profile", "quick", *sets, "--plan"]) == 0
+    text = capsys.readouterr().out
+    assert f"variant toyworld/{ran['config_hash']} (would run; profile quick;" in text
+    assert str(folder) in text and "has no claim" in text
+
+
+def test_a_notebook_run_by_hand_lands_in_the_folder_set_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same parameters by hand, as the README says (papermill, no -p output_dir: the quick
+    profile's encoder and real_sample_size, then the two values set): the folder --set names,
+    with the config hash --set computed."""
+    by_hand = tmp_path / "by-hand"
     notebook = RUNS["toyworld"].notebook
     hand = [
         sys.executable, "-m", "papermill", str(notebook), str(tmp_path / "hand.ipynb"),
@@ -248,14 +261,14 @@ def test_a_variant_runs_into_the_folder_of_the_same_notebook_run_by_hand(
     env = {**os.environ, "REGIME_WORK_DIR": str(by_hand), "MPLBACKEND": "Agg"}
     subprocess.run(hand, check=True, env=env, capture_output=True)
     (hand_record,) = (by_hand / "variants").glob("*/*/record.json")
+    work = tmp_path / "work"
+    argv = ["reproduce", "--declarations", str(_declarations(tmp_path)), "--work", str(work)]
+    sets = ["--set", "toyworld.n_questions=20", "--set", "toyworld.real_dataset=null"]
+    assert cli.main([*argv, "--profile", "quick", *sets, "--plan", "--json"]) == 0
+    (planned,) = json.loads(capsys.readouterr().out)["variants"]
+    folder = Path(planned["folder"])
     assert hand_record.parent.relative_to(by_hand) == folder.relative_to(work.resolve())
-    assert json.loads(hand_record.read_text())["config"] == record["config"]
-
-    # the text output says where it went
-    assert cli.main([*argv, "--profile", "quick", *sets, "--plan"]) == 0
-    text = capsys.readouterr().out
-    assert f"variant toyworld/{ran['config_hash']} (would run; profile quick;" in text
-    assert str(folder) in text and "has no claim" in text
+    assert json.loads(hand_record.read_text())["config_hash"] == planned["config_hash"]
 
 
 def test_the_text_report_ends_with_the_verdicts_command(tmp_path: Path) -> None:
