@@ -62,8 +62,8 @@ _LOG_SCALE_BOUNDS = (math.log(1e-4), math.log(1e2))
 # --------------------------------------------------------------------------------------------
 
 
-def probit_curve(margin: np.ndarray, scale: float) -> np.ndarray:
-    """``Φ(margin / scale)``.
+def probit_curve(margin: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
+    """``Φ(margin / scale)`` (``scale`` a number, or one per row: shape ``(rows, 1)``).
 
     >>> float(probit_curve(np.array([0.0]), 0.1)[0])
     0.5
@@ -71,7 +71,7 @@ def probit_curve(margin: np.ndarray, scale: float) -> np.ndarray:
     return special.ndtr(np.asarray(margin, dtype=np.float64) / scale)
 
 
-def logistic_curve(margin: np.ndarray, scale: float) -> np.ndarray:
+def logistic_curve(margin: np.ndarray, scale: float | np.ndarray) -> np.ndarray:
     """``1 / (1 + exp(−margin / scale))``.
 
     >>> round(float(logistic_curve(np.array([0.1]), 0.1)[0]), 4)
@@ -80,7 +80,7 @@ def logistic_curve(margin: np.ndarray, scale: float) -> np.ndarray:
     return special.expit(np.asarray(margin, dtype=np.float64) / scale)
 
 
-CURVES: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
+CURVES: dict[str, Callable[[np.ndarray, float | np.ndarray], np.ndarray]] = {
     "probit": probit_curve,
     "logistic": logistic_curve,
 }
