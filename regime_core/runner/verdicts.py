@@ -255,23 +255,29 @@ def variant_report(
     variant: str | Path,
     work: Path | str | None = None,
     claims_file: Path | str | None = None,
+    *,
+    without_claims: bool = False,
 ) -> dict[str, Any]:
     """The claims of a variant's run judged on the variant's record beside the same claims on
     the default records (the ``regime verdicts --variant`` object): the variant's run, config
     hash and folder, the config fields that differ from the default run's (what labels it), and
     per claim of that run both verdicts and both sides' numbers. The other runs a claim reads
-    come from the default records; robustness is the default run's alone, so it is left out."""
+    come from the default records; robustness is the default run's alone, so it is left out.
+
+    A run with no claim in the claims file is an error, unless ``without_claims`` (the book's
+    page of variants, which lists every variant): its report then holds what differs and no
+    claim."""
     file = find_variant(variant, work)
     record = load_record(file)
     run = record["name"]
     claims = load_claims(claims_file)
     concerned = [c for c in claims if run in c.runs()]
-    if not concerned:
+    if not concerned and not without_claims:
         raise ValueError(
             f"{file}: field 'name': run {run!r} has no claim in the claims file, so there is "
             "nothing to judge on this variant"
         )
-    defaults = load_run_records([r for c in concerned for r in c.runs()], work)
+    defaults = load_run_records([run, *(r for c in concerned for r in c.runs())], work)
     if defaults[run]["config_kind"] != record["config_kind"]:
         raise ValueError(
             f"{file}: field 'config_kind': {record['config_kind']!r}, but the default record of "
