@@ -256,7 +256,7 @@ def variant_report(
     work: Path | str | None = None,
     claims_file: Path | str | None = None,
     *,
-    without_claims: bool = False,
+    lenient: bool = False,
 ) -> dict[str, Any]:
     """The claims of a variant's run judged on the variant's record beside the same claims on
     the default records (the ``regime verdicts --variant`` object): the variant's run, config
@@ -264,15 +264,17 @@ def variant_report(
     per claim of that run both verdicts and both sides' numbers. The other runs a claim reads
     come from the default records; robustness is the default run's alone, so it is left out.
 
-    A run with no claim in the claims file is an error, unless ``without_claims`` (the book's
-    page of variants, which lists every variant): its report then holds what differs and no
-    claim."""
+    A run with no claim in the claims file is an error, and so is a claim whose number the
+    variant's record lacks (a key its parameters left out: a run on one encoder has no number
+    of the other), unless ``lenient`` (the book's page of variants, which lists every variant):
+    the run's report then holds what differs and no claim, the claim's its default side, a
+    variant side of None and ``not_judged``, the missing number's message."""
     file = find_variant(variant, work)
     record = load_record(file)
     run = record["name"]
     claims = load_claims(claims_file)
     concerned = [c for c in claims if run in c.runs()]
-    if not concerned and not without_claims:
+    if not concerned and not lenient:
         raise ValueError(
             f"{file}: field 'name': run {run!r} has no claim in the claims file, so there is "
             "nothing to judge on this variant"
@@ -284,7 +286,6 @@ def variant_report(
             f"run {run!r} holds a {defaults[run]['config_kind']!r}; the variant is of another run"
         )
     default_judged = judge_claims(defaults, concerned)
-    variant_judged = judge_claims({**defaults, run: record}, concerned)
 
     def side(v: ClaimVerdict) -> dict[str, Any]:
         return {
@@ -294,6 +295,18 @@ def variant_report(
             "computed_on": v.computed_on,
         }
 
+    judged = []
+    for d in default_judged:
+        entry: dict[str, Any] = {"id": d.claim.id, "claim": d.claim.claim, "default": side(d)}
+        try:
+            (v,) = judge_claims({**defaults, run: record}, [d.claim])
+        except KeyError as err:  # a number the variant's record lacks (MissingNumberError)
+            if not lenient:
+                raise
+            entry.update(variant=None, not_judged=str(err))
+        else:
+            entry["variant"] = side(v)
+        judged.append(entry)
     return {
         "variant": {
             "run": run,
@@ -302,10 +315,7 @@ def variant_report(
             "differs": config_differences(defaults[run]["config"], record["config"]),
         },
         "default_config_hash": defaults[run]["config_hash"],
-        "claims": [
-            {"id": d.claim.id, "claim": d.claim.claim, "default": side(d), "variant": side(v)}
-            for d, v in zip(default_judged, variant_judged, strict=True)
-        ],
+        "claims": judged,
     }
 
 
