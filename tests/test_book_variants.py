@@ -124,7 +124,7 @@ def test_a_variant_shows_what_differs_and_its_verdicts_beside_the_default(
     default = [c["default"]["verdict"] for c in report["claims"]]
     assert default != [c["variant"]["verdict"] for c in report["claims"]]  # the fixture moves one
     text = _text(found)
-    assert "holds 1 variant, each judged as regime verdicts --variant RUN/HASH" in text
+    assert "holds 1 variant, judged as regime verdicts --variant RUN/HASH" in text
     assert (
         f"Variant {variant.name}" in text
         and variant.name == f"r/{report['variant']['config_hash']}"
@@ -203,7 +203,7 @@ def test_a_malformed_variant_is_a_problem_naming_its_file_not_skipped(
     moved_problem = by_file[elsewhere / "record.json"].problem
     assert "field 'config_hash'" in moved_problem and str(elsewhere) in moved_problem
     text = _text(found)
-    assert "holds 3 variants" in text
+    assert "holds 3 variants, each judged as" in text
     assert text.count("It could not be judged:") == 2
     problems = [n for n in found[1:] for p in n.findall(nodes.paragraph)
                 if "regime-variant-problem" in p["classes"]]  # fmt: skip

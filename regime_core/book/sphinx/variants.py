@@ -265,9 +265,9 @@ def variants_nodes(
     variant is and how to make one (:func:`no_variant_nodes`)."""
     if not held:
         return no_variant_nodes()
-    count = f"{len(held)} variant" + ("" if len(held) == 1 else "s")
+    count = "1 variant," if len(held) == 1 else f"{len(held)} variants, each"
     lead = nodes.paragraph()
-    lead += nodes.Text(f"The work directory of this build holds {count}, each judged as ")
+    lead += nodes.Text(f"The work directory of this build holds {count} judged as ")
     lead += nodes.literal(text="regime verdicts --variant RUN/HASH")
     lead += nodes.Text(
         " judges it: the claims of its run on its record, beside the same claims on the "
