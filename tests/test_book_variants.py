@@ -78,6 +78,15 @@ def _page(work: Path, claims: Path) -> tuple[list[V.HeldVariant], list[nodes.Nod
     return held, V.variants_nodes(held, by_id, "book/reproducing/variants")
 
 
+def _rows(table: nodes.table) -> list[list[str]]:
+    """The body's cells as text, without the column names a card shows on a phone."""
+    body = table.next_node(nodes.tbody).deepcopy()
+    for label in list(body.findall(nodes.inline)):
+        if "regime-card-label" in label["classes"]:
+            label.parent.remove(label)
+    return [[e.astext() for e in row.findall(nodes.entry)] for row in body.findall(nodes.row)]
+
+
 def _text(found: list[nodes.Node]) -> str:
     return " ".join(" ".join(n.astext().split()) for n in found)
 
@@ -134,9 +143,11 @@ def test_a_variant_shows_what_differs_and_its_verdicts_beside_the_default(
     assert [e.astext() for e in table.findall(nodes.entry)][:5] == [
         name for name, _ in V.VARIANT_COLUMNS
     ]
-    body = table.next_node(nodes.tbody)
-    rows = [[e.astext() for e in row.findall(nodes.entry)] for row in body.findall(nodes.row)]
-    assert rows == [
+    assert "regime-cards" in table["classes"]  # a card per claim on a phone, each cell labelled
+    labels = [n.astext() for n in table.next_node(nodes.tbody).findall(nodes.inline)
+              if "regime-card-label" in n["classes"]]  # fmt: skip
+    assert labels == [name for name, _ in V.VARIANT_COLUMNS[1:]] * len(report["claims"])
+    assert _rows(table) == [
         ["a gain" if c["id"] == "gain" else "beats always-union", c["default"]["verdict"],
          c["default"]["ours_text"], c["variant"]["verdict"], c["variant"]["ours_text"]]
         for c in report["claims"]
@@ -162,8 +173,7 @@ def test_a_claim_the_variant_cannot_give_is_not_judged_in_its_row(
     assert "has no number 'u.diff'" in by_id["beats_union"]["not_judged"]
     assert by_id["gain"]["variant"]["verdict"] == "reproduced"
     (table,) = list(found[1].findall(nodes.table))
-    rows = [[e.astext() for e in row.findall(nodes.entry)]
-            for row in table.next_node(nodes.tbody).findall(nodes.row)]  # fmt: skip
+    rows = _rows(table)
     assert rows[1][3] == "not judged"
     assert rows[1][4].startswith("Its record cannot give this claim: record 'r' has no number")
 

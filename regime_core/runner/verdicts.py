@@ -34,6 +34,7 @@ from regime_core.runner.diagnosis import Diagnosis, diagnose
 from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
 from regime_core.runner.records import (
     RECORD_FILENAME,
+    MissingNumberError,
     format_number,
     get_number,
     load_record,
@@ -300,7 +301,7 @@ def variant_report(
         entry: dict[str, Any] = {"id": d.claim.id, "claim": d.claim.claim, "default": side(d)}
         try:
             (v,) = judge_claims({**defaults, run: record}, [d.claim])
-        except KeyError as err:  # a number the variant's record lacks (MissingNumberError)
+        except MissingNumberError as err:  # a number the variant's record lacks
             if not lenient:
                 raise
             entry.update(variant=None, not_judged=str(err))

@@ -33,6 +33,7 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core import paths
+from regime_core.book.sphinx.claims import _card_table, chapter_link, verdict_class
 from regime_core.book.sphinx.records import (
     RECORD_PROBLEMS,
     problem_text,
@@ -40,7 +41,7 @@ from regime_core.book.sphinx.records import (
     warn,
     work_dir,
 )
-from regime_core.book.sphinx.tables import paragraph, table
+from regime_core.book.sphinx.tables import paragraph
 from regime_core.runner.records import RECORD_FILENAME
 
 #: The commands the page gives for making a variant, from the repository's top: a notebook run
@@ -83,7 +84,8 @@ class HeldVariant:
 
 def variant_files(work: Path) -> list[Path]:
     """Every variant record the work directory holds, ``<work>/variants/*/*/record.json``,
-    sorted by run and hash."""
+    sorted by run and hash. A folder without its ``record.json`` holds no variant (yet): its
+    notebook is running, or stopped before it wrote its record."""
     return sorted(paths.variants_dir(work).glob(f"*/*/{RECORD_FILENAME}"))
 
 
@@ -178,16 +180,12 @@ def no_variant_nodes() -> list[nodes.Node]:
 
 
 def _verdict_cell(verdict: str) -> nodes.entry:
-    from regime_core.book.sphinx.claims import verdict_class
-
     cell = nodes.entry(classes=[verdict_class(verdict)])
     cell += paragraph(nodes.strong(text=verdict))
     return cell
 
 
 def _claim_cell(claim_id: str, text: str, claims: Mapping[str, Any], docname: str) -> nodes.Node:
-    from regime_core.book.sphinx.claims import chapter_link
-
     claim = claims.get(claim_id)
     if claim is None:
         return nodes.inline(text=text)
@@ -248,13 +246,9 @@ def variant_nodes(
         ]
         for c in report["claims"]
     ]
-    box += table(
-        [name for name, _ in VARIANT_COLUMNS],
-        rows,
-        widths=[width for _, width in VARIANT_COLUMNS],
-        classes=["regime-variant-table", "regime-cards", "colwidths-given"],
-        title=f"The claims of run {run} under the default and under variant {variant.name}",
-    )
+    caption = f"The claims of run {run} under the default and under variant {variant.name}"
+    # a table on a wide screen, a card per claim on a phone, as the paper-against-ours table
+    box += _card_table(VARIANT_COLUMNS, rows, ["regime-variant-table"], caption, always=False)
     return [box]
 
 
