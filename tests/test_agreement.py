@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from regime_core import agreement
-from regime_core.agreement import cohens_kappa, fit_r2_ci, r_squared
+from regime_core.agreement import cohens_kappa, fit_r2_ci, r_squared, r_squared_rows
 
 
 def test_doctests_pass() -> None:
@@ -47,6 +47,31 @@ def test_r_squared_matches_sklearn_and_is_nan_for_constant_y() -> None:
     yhat = y + rng.normal(scale=0.5, size=30)
     assert r_squared(y, yhat) == pytest.approx(r2_score(y, yhat))
     assert math.isnan(r_squared([1.0, 1.0], [1.0, 2.0]))
+
+
+def test_r_squared_rows_is_r_squared_of_each_row() -> None:
+    rng = np.random.default_rng(2)
+    y = rng.normal(size=(20, 30))
+    yhat = y + rng.normal(scale=0.5, size=(20, 30))
+    y[3], yhat[4] = 2.0, y[4]  # a constant row (NaN) and a perfect fit (1.0)
+    expected = [r_squared(a, b) for a, b in zip(y, yhat, strict=True)]
+    np.testing.assert_allclose(r_squared_rows(y, yhat), expected, rtol=1e-12)
+    assert math.isnan(r_squared_rows(y, yhat)[3]) and r_squared_rows(y, yhat)[4] == 1.0
+    with pytest.raises(ValueError, match="one shape"):
+        r_squared_rows(y, yhat[:, :5])
+
+
+def test_fit_r2_ci_vectorised_rejects_a_fit_that_does_not_fit_rows() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, 40)
+    y = 2 * x + rng.normal(scale=0.5, size=40)
+
+    def rows_linear(xb: np.ndarray, yb: np.ndarray) -> np.ndarray:
+        return np.stack([linear_fit(a, b)(a) for a, b in zip(xb, yb, strict=True)])
+
+    assert fit_r2_ci(x, y, linear_fit, resamples=200, fit_rows=rows_linear) == pytest.approx(
+        fit_r2_ci(x, y, linear_fit, resamples=200), rel=1e-12
+    )
 
 
 def linear_fit(x: np.ndarray, y: np.ndarray):

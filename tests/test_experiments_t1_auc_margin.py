@@ -8,12 +8,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from regime_core.agreement import fit_r2_ci
 from regime_core.experiments.t1_auc_margin import (
+    FITS,
     T1Config,
     analyse_t1,
+    curve_fitter,
     fit_scale,
+    fit_scales,
     logistic_curve,
     probit_curve,
+    rows_curve_fitter,
 )
 from regime_core.runner.records import load_record, write_record
 
@@ -59,6 +64,36 @@ def test_fit_scale_recovers_the_scale(curve: str, scale: float) -> None:
 def test_fit_scale_rejects_unknown_curve() -> None:
     with pytest.raises(ValueError, match="curve"):
         fit_scale(np.zeros(3), np.zeros(3), "cubic")
+    with pytest.raises(ValueError, match="curve"):
+        fit_scales(np.zeros((2, 3)), np.zeros((2, 3)), "cubic")
+    with pytest.raises(ValueError, match=r"\(rows, n\)"):
+        fit_scales(np.zeros(3), np.zeros(3), "probit")
+
+
+@pytest.mark.parametrize("curve", FITS)
+def test_fit_scales_finds_each_rows_fit_scale(curve: str) -> None:
+    """The lockstep search takes each row's own path: every row lands where fit_scale lands
+    (to 1e-9, far inside the search's 1e-5 tolerance, so no row took another path), also a
+    constant row, a row at a bound and rows of different shapes of curve."""
+    rng = np.random.default_rng(5)
+    for n, spread, scale in [(3, 1.0, 0.5), (40, 0.05, 0.01), (250, 3.0, 4.0), (90, 0.3, 50.0)]:
+        x = rng.normal(0, spread, (60, n))
+        y = np.clip(probit_curve(x, scale) + rng.normal(0, 0.1, (60, n)), 0, 1)
+        y[0], y[1], x[2] = 0.5, 1.0, 0.0  # flat, a step, no margin at all
+        one_by_one = np.array([fit_scale(x[i], y[i], curve) for i in range(len(x))])
+        np.testing.assert_allclose(fit_scales(x, y, curve), one_by_one, rtol=1e-9)
+
+
+@pytest.mark.parametrize("curve", FITS)
+def test_the_vectorised_bootstrap_gives_the_refitting_bootstraps_interval(curve: str) -> None:
+    rng = np.random.default_rng(6)
+    x = rng.normal(0, 1, 70)
+    y = np.clip(probit_curve(x, 0.8) + rng.normal(0, 0.1, 70), 0, 1)
+    one_by_one = fit_r2_ci(x, y, curve_fitter(curve), resamples=300, seed=2)
+    at_once = fit_r2_ci(
+        x, y, curve_fitter(curve), resamples=300, seed=2, fit_rows=rows_curve_fitter(curve)
+    )
+    np.testing.assert_allclose(at_once, one_by_one, rtol=1e-9)
 
 
 def test_analyse_t1_fits_separates_and_flags_cells(tmp_path) -> None:

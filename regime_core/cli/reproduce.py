@@ -28,7 +28,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "prepared data, computation modules (docstrings and the book wing never count; "
             "see regime_core/runner/keys.py) and upstream runs are unchanged. Records go to "
             "<work>/results/<run>/record.json, executed notebooks to <work>/executed and "
-            "book/executed. Exits 1 if any run fails. --plan lists what would run and why."
+            "book/executed. Exits 1 if any run fails. --plan lists what would run and why. "
+            "--set RUN.PARAM=VALUE (repeatable; VALUE in YAML: 0.5, corpus, [minilm]) runs a "
+            "variant instead: the runs it names alone, their parameters for --profile with the "
+            "values set, each writing its record, figures and executed notebook to "
+            "<work>/variants/<run>/<config hash> (where the notebook run by hand with the same "
+            "parameters writes), never to <work>/results, the stamps or book/executed. Their "
+            "upstream runs are not run: they must be current (else an error names the "
+            "`regime reproduce --only UPSTREAM` to run first), since running them would "
+            "rewrite the default records. It ends with the `regime verdicts --variant "
+            "RUN/HASH` command that judges the variant beside the default."
         ),
     )
     run.add_argument(
@@ -47,6 +56,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="run only these (and, when out of date, the runs they depend on)",
     )
     run.add_argument("--force", action="store_true", help="rerun the selected runs even if current")
+    run.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="RUN.PARAM=VALUE",
+        help="run a variant of RUN with its notebook's parameter PARAM set to VALUE (YAML; "
+        "repeatable, e.g. --set t3_brel_knockout.alpha=0.5 --set "
+        "'t3_brel_knockout.encoders=[minilm]'): only the runs named execute, into "
+        "<work>/variants/RUN/HASH; their upstream runs must already be current",
+    )
     run.add_argument(
         "--plan",
         action="store_true",
@@ -85,6 +105,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run_reproduce(args: argparse.Namespace) -> int:
+    if args.settings:
+        return _run_variants(args)
     selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
     if args.plan:
         if args.jobs != 1:
@@ -95,6 +117,34 @@ def _run_reproduce(args: argparse.Namespace) -> int:
     report = reproduce(args.declarations, jobs=args.jobs, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
+
+
+def _run_variants(args: argparse.Namespace) -> int:
+    """``--set``: the variants alone (:mod:`regime_core.runner.variants`)."""
+    from regime_core.runner.declarations import load_declarations
+    from regime_core.runner.variants import plan_variants, reproduce_variants
+
+    refused = {
+        "--only": bool(args.only),
+        "--force": args.force,
+        "--jobs": args.jobs != 1,
+    }
+    why = {
+        "--only": "--set runs the runs it names and no other",
+        "--force": "a variant always runs",
+        "--jobs": "variants run one after another",
+    }
+    for flag, given in refused.items():
+        if given:
+            raise ValueError(f"{flag} does not go with --set: {why[flag]}; drop {flag}")
+    decl = load_declarations(args.declarations)
+    selection = {"profile": args.profile, "work": args.work}
+    if args.plan:
+        report = plan_variants(decl, args.settings, **selection)
+    else:
+        report = reproduce_variants(decl, args.settings, **selection)
+    print_result(args.json, report.to_dict(), report.table, indent=2)
+    return 0 if report.planned or report.ok else 1
 
 
 def _run_book(args: argparse.Namespace) -> int:

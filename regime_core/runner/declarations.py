@@ -207,6 +207,32 @@ def notebook_parameters(notebook: Path) -> list[str]:
     Read with ``ast`` rather than papermill, so that a notebook opened in plain Jupyter (Binder
     installs no papermill) can find its own parameters; ``tests/test_runner_declarations.py``
     checks that papermill's parser reads the same names from every shipped notebook."""
+    names: list[str] = []
+    for name, _ in _parameter_assignments(notebook):
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def notebook_defaults(notebook: Path) -> dict[str, Any]:
+    """The value each parameter of the notebook's ``parameters`` cell has when papermill passes
+    none (its last assignment there), read as a Python literal: what a run of the notebook sees
+    for a parameter nobody sets (``regime reproduce --set`` names a variant's folder from it).
+    ``ValueError`` naming the notebook and the parameter when a value is not a literal."""
+    values: dict[str, Any] = {}
+    for name, node in _parameter_assignments(notebook):
+        try:
+            values[name] = ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError):
+            raise ValueError(
+                f"{notebook}: the 'parameters' cell sets {name!r} to an expression, not a "
+                f"literal ({ast.unparse(node)}); write its value out"
+            ) from None
+    return values
+
+
+def _parameter_assignments(notebook: Path) -> list[tuple[str, ast.expr]]:
+    """(name, value) of each top-level assignment to a name in the ``parameters`` cell."""
     document = read_json_file(notebook)  # ValueError naming the notebook when it is not JSON
     cells = document.get("cells") if isinstance(document, dict) else None
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
@@ -231,7 +257,7 @@ def notebook_parameters(notebook: Path) -> list[str]:
         raise ValueError(
             f"{notebook}: the 'parameters' cell is not valid Python (line {err.lineno}: {err.msg})"
         ) from err
-    names: list[str] = []
+    found: list[tuple[str, ast.expr]] = []
     for statement in tree.body:
         targets = (
             statement.targets
@@ -240,10 +266,11 @@ def notebook_parameters(notebook: Path) -> list[str]:
             if isinstance(statement, ast.AnnAssign)
             else []
         )
+        value = statement.value if isinstance(statement, ast.Assign | ast.AnnAssign) else None
         for target in targets:
-            if isinstance(target, ast.Name) and target.id not in names:
-                names.append(target.id)
-    return names
+            if isinstance(target, ast.Name):
+                found.append((target.id, value if value is not None else ast.Constant(None)))
+    return found
 
 
 # --- the DAG -------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
                                      encode counts (benchmarks/bench_build.py; no key reads it)
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
     W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
+    W/variants/<run_id>/<hash>/      a variant (``regime reproduce --set``, or the notebook run
+                                     by hand): record, figures, executed notebook; never stamped
 
 and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
 gitignored), which is where ``_toc.yml`` points. Notebooks run in their own directory with
@@ -104,12 +106,25 @@ def describe_failure(executed: Path, source: Path) -> str | None:
     return None
 
 
+def failure_message(executed: Path, notebook_name: str, returncode: int, stderr: str) -> str:
+    """Why papermill failed: the failing cell and its error (:func:`describe_failure`), else
+    its exit code and the last lines it wrote on stderr."""
+    error = describe_failure(executed, Path(notebook_name))
+    if error is None:
+        tail = "\n".join(stderr.strip().splitlines()[-5:])
+        error = f"notebook {notebook_name}: papermill exited {returncode}: {tail}"
+    return error
+
+
 def clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]) -> None:
     """End papermill children a killed runner left behind; delete dead writers' temporaries."""
-    end_orphans(sorted((work / "runs").glob("*/child.pid")), work, say)
+    variants = paths.variants_dir(work)  # regime reproduce --set runs there
+    pid_files = [*(work / "runs").glob("*/child.pid"), *variants.glob("*/*/child.pid")]
+    end_orphans(sorted(pid_files), work, say)
     directories = [work / "executed", decl.book_executed_dir, paths.results_dir(work)]
     directories += [p for p in (work / "runs").glob("*") if p.is_dir()]
     directories += [p for p in paths.results_dir(work).glob("*") if p.is_dir()]
+    directories += [p for p in variants.glob("*/*") if p.is_dir()]
     for directory in directories:
         for removed in remove_stale_temporaries(directory):
             say(f"removed {removed}, left by an interrupted run")
@@ -197,6 +212,60 @@ def write_timing(
     encode_log.unlink(missing_ok=True)
 
 
+def run_papermill(
+    notebook: Path,
+    executed: Path,
+    parameters: Mapping[str, Any],
+    *,
+    work: Path,
+    kernel_name: str,
+    scratch: Path,
+    pid_file: Path,
+    environment: Mapping[str, str] | None = None,
+    usage: dict[str, float] | None = None,
+) -> tuple[int, str]:
+    """Execute ``notebook`` with ``parameters`` into ``executed`` through papermill's command
+    line in a child process (:func:`~regime_core.runner.children.run_child`), in the notebook's
+    directory, with ``REGIME_WORK_DIR`` the work directory and the work directory's lock held
+    for it; ``(exit code, stderr)``. The parameters file is a temporary in ``scratch``, its
+    pid file ``pid_file`` (where :func:`clean_interrupted` looks)."""
+    env = {
+        **os.environ,
+        "REGIME_WORK_DIR": str(work),
+        "MPLBACKEND": "Agg",
+        "PYTHONHASHSEED": "0",
+        LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
+        **dict(environment or {}),
+    }
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=scratch, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
+    ) as handle:
+        yaml.safe_dump(dict(parameters), handle)
+        params_file = handle.name
+    try:
+        return run_child(
+            [
+                str(notebook),
+                str(executed),
+                "-f",
+                params_file,
+                "-k",
+                kernel_name,
+                "--cwd",
+                str(notebook.parent),
+                "--no-progress-bar",
+                "--log-level",
+                "WARNING",
+            ],
+            env=env,
+            pid_file=pid_file,
+            usage=usage,
+        )
+    finally:
+        Path(params_file).unlink(missing_ok=True)
+
+
 def execute_run(
     decl: Declarations,
     run_id: str,
@@ -222,47 +291,24 @@ def execute_run(
     parameters = {**spec.parameters_for(profile), OUTPUT_DIR_PARAMETER: str(out_dir)}
     injected = {"work_dir": str(work), "profile": profile}
     parameters.update({k: v for k, v in injected.items() if k in declared})
-    env = {
-        **os.environ,
-        "REGIME_WORK_DIR": str(work),
-        "MPLBACKEND": "Agg",
-        "PYTHONHASHSEED": "0",
-        LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
-    }
     # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
     runs_dir = stamp_path(work, run_id).parent
     runs_dir.mkdir(parents=True, exist_ok=True)
     encode_log = runs_dir / ENCODE_LOG_FILENAME
     encode_log.unlink(missing_ok=True)
     (runs_dir / TIMING_FILENAME).unlink(missing_ok=True)
-    env[ENCODE_LOG_VARIABLE] = str(encode_log)
     usage: dict[str, float] = {}
-    with tempfile.NamedTemporaryFile(
-        "w", dir=runs_dir, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
-    ) as handle:
-        yaml.safe_dump(parameters, handle)
-        params_file = handle.name
-    try:
-        returncode, stderr = run_child(
-            [
-                str(spec.notebook),
-                str(executed),
-                "-f",
-                params_file,
-                "-k",
-                kernel_name,
-                "--cwd",
-                str(spec.notebook.parent),
-                "--no-progress-bar",
-                "--log-level",
-                "WARNING",
-            ],
-            env=env,
-            pid_file=_child_pid_path(work, run_id),
-            usage=usage,
-        )
-    finally:
-        Path(params_file).unlink(missing_ok=True)
+    returncode, stderr = run_papermill(
+        spec.notebook,
+        executed,
+        parameters,
+        work=work,
+        kernel_name=kernel_name,
+        scratch=runs_dir,
+        pid_file=_child_pid_path(work, run_id),
+        environment={ENCODE_LOG_VARIABLE: str(encode_log)},
+        usage=usage,
+    )
     seconds = time.perf_counter() - started
     write_timing(runs_dir, run_id, seconds, returncode, usage)
     result = functools.partial(RunResult, run_id=run_id, key=str(key_info["key"]), seconds=seconds)
@@ -270,10 +316,7 @@ def execute_run(
     if stop.is_set():  # interrupted: whatever it left is unfinished and stays unstamped
         return result(status="failed", error="interrupted")
     if returncode != 0:
-        error = describe_failure(executed, Path(notebook_name))
-        if error is None:
-            tail = "\n".join(stderr.strip().splitlines()[-5:])
-            error = f"notebook {notebook_name}: papermill exited {returncode}: {tail}"
+        error = failure_message(executed, notebook_name, returncode, stderr)
         return result(status="failed", executed=existing_file(executed), error=error)
     record = existing_file(out_dir / "record.json")
     if record is not None:
