@@ -100,24 +100,49 @@ def test_without_variants_the_page_says_what_one_is_and_how_to_make_one(
     assert text.startswith("A variant is a notebook you ran yourself with parameters")
     assert "variants/<run>/<config hash>" in text and "holds none" in text
     assert "-p NAME VALUE" in text and '-y "NAME: [a, b]"' in text and "make book" in text
+    assert "regime reproduce --set RUN.PARAM=VALUE" in text
     (commands,) = [n for n in found if isinstance(n, nodes.literal_block)]
-    assert commands.astext().splitlines() == list(V.VARIANT_COMMANDS)
+    lines = commands.astext().splitlines()
+    assert lines[1::2] == [command for _, command in V.VARIANT_COMMANDS]
+    assert all(line.startswith("# ") for line in lines[::2])
 
 
-def test_the_commands_run_a_notebook_that_takes_their_parameters() -> None:
+def test_the_commands_make_one_variant_two_ways_then_build_the_book() -> None:
     """The papermill line names a notebook of the repository, writes into _build/ and sets
-    parameters that notebook declares; the second builds the book."""
-    from regime_core.registry import notebook_parameters
+    parameters that notebook declares; the --set line sets the same values on that notebook's
+    run (the same variant, the same folder); the last builds the book."""
+    import shlex
 
-    words = V.VARIANT_COMMANDS[0].split()
+    import yaml
+
+    from regime_core.registry import RUNS
+    from regime_core.runner.declarations import notebook_parameters
+    from regime_core.runner.variants import parse_setting
+
+    (_, papermill), (_, one_command), (_, book) = V.VARIANT_COMMANDS
+    words = shlex.split(papermill)
     assert words[0] == ".venv/bin/papermill"
     notebook, output = paths.REPO_ROOT / words[1], words[2]
     assert notebook.is_file() and output.startswith("_build/")
-    declared = notebook_parameters(notebook)
-    assert words[words.index("-p") + 1] in declared
-    yaml_name = V.VARIANT_COMMANDS[0].split('-y "')[1].split(":")[0]
-    assert yaml_name in declared
-    assert V.VARIANT_COMMANDS[1] == ".venv/bin/regime book"
+    by_hand: dict[str, Any] = {}
+    rest = words[3:]
+    while rest:
+        if rest[0] == "-p":  # -p NAME VALUE (papermill reads VALUE as YAML too)
+            by_hand[rest[1]] = yaml.safe_load(rest[2])
+            rest = rest[3:]
+        else:
+            assert rest[0] == "-y"
+            by_hand.update(yaml.safe_load(rest[1]))
+            rest = rest[2:]
+    assert by_hand == {"alpha": 0.5, "encoders": ["minilm"]}
+    assert set(by_hand) <= set(notebook_parameters(notebook))
+    words = shlex.split(one_command)
+    assert words[:2] == [".venv/bin/regime", "reproduce"] and words[2::2] == ["--set"] * 2
+    settings = [parse_setting(item) for item in words[3::2]]
+    assert {s.run_id for s in settings} == {"t3_brel_knockout"}
+    assert RUNS["t3_brel_knockout"].notebook.resolve() == notebook.resolve()
+    assert {s.parameter: s.value for s in settings} == by_hand
+    assert book == ".venv/bin/regime book"
 
 
 def test_a_variant_shows_what_differs_and_its_verdicts_beside_the_default(

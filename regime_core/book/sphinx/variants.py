@@ -44,12 +44,22 @@ from regime_core.book.sphinx.records import (
 from regime_core.book.sphinx.tables import paragraph
 from regime_core.runner.records import RECORD_FILENAME
 
-#: The commands the page gives for making a variant, from the repository's top: a notebook run
-#: with parameters of one's own (``-p`` a number or a word, ``-y`` a list), then the book.
-VARIANT_COMMANDS: tuple[str, ...] = (
-    ".venv/bin/papermill notebooks/04_t3_brel_knockout.ipynb _build/t3_alpha.ipynb "
-    '-p alpha 0.5 -y "encoders: [minilm]"',
-    ".venv/bin/regime book",
+#: The commands the page gives for making a variant, from the repository's top, each after the
+#: comment the page shows above it: a notebook run by hand with parameters of one's own (``-p``
+#: a number or a word, ``-y`` a list), or the same variant in one command (``regime reproduce
+#: --set``, :mod:`regime_core.runner.variants`), then the book.
+VARIANT_COMMANDS: tuple[tuple[str, str], ...] = (
+    (
+        "a notebook run by hand",
+        ".venv/bin/papermill notebooks/04_t3_brel_knockout.ipynb _build/t3_alpha.ipynb "
+        '-p alpha 0.5 -y "encoders: [minilm]"',
+    ),
+    (
+        "or the same variant in one command",
+        ".venv/bin/regime reproduce --set t3_brel_knockout.alpha=0.5 "
+        '--set "t3_brel_knockout.encoders=[minilm]"',
+    ),
+    ("then the book, this page included", ".venv/bin/regime book"),
 )
 #: The columns of a variant's table, with their relative widths.
 VARIANT_COLUMNS: tuple[tuple[str, int], ...] = (
@@ -168,13 +178,15 @@ def no_variant_nodes() -> list[nodes.Node]:
     first += nodes.literal(text="-p NAME VALUE")
     first += nodes.Text(" for a number or a word, ")
     first += nodes.literal(text='-y "NAME: [a, b]"')
-    first += nodes.Text(" for a list), then build the book again (")
+    first += nodes.Text(" for a list; or name the same parameters to ")
+    first += nodes.literal(text="regime reproduce --set RUN.PARAM=VALUE")
+    first += nodes.Text("), then build the book again (")
     first += nodes.literal(text="make book")
     first += nodes.Text(
         " does too); this page then shows each claim of that notebook under the default and "
         "under your parameters:"
     )
-    text = "\n".join(VARIANT_COMMANDS)
+    text = "\n".join(f"# {comment}\n{command}" for comment, command in VARIANT_COMMANDS)
     commands = nodes.literal_block(text, text, language="bash")
     return [first, commands]
 
