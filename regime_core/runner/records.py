@@ -183,7 +183,14 @@ def _content_hash(body: Mapping[str, Any]) -> str:
 
 
 def _rebuild_hint(file: Path) -> str:
-    """The command that rewrites a record: its directory is named after the run."""
+    """The command that rewrites a record: its directory is named after the run; a variant's
+    (``<work>/variants/<run>/<config hash>``: :func:`regime_core.paths.variant_dir`) is
+    rewritten by running its notebook by hand again."""
+    if file.parent.parent.parent.name == "variants":
+        return (
+            f"rerun the notebook of run {file.parent.parent.name!r} by hand with the same "
+            "parameters, or remove the folder"
+        )
     return f"rebuild it with `regime reproduce --only {file.parent.name} --force`"
 
 

@@ -34,6 +34,7 @@ from regime_core.runner.diagnosis import Diagnosis, diagnose
 from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
 from regime_core.runner.records import (
     RECORD_FILENAME,
+    MissingNumberError,
     format_number,
     get_number,
     load_record,
@@ -255,30 +256,37 @@ def variant_report(
     variant: str | Path,
     work: Path | str | None = None,
     claims_file: Path | str | None = None,
+    *,
+    lenient: bool = False,
 ) -> dict[str, Any]:
     """The claims of a variant's run judged on the variant's record beside the same claims on
     the default records (the ``regime verdicts --variant`` object): the variant's run, config
     hash and folder, the config fields that differ from the default run's (what labels it), and
     per claim of that run both verdicts and both sides' numbers. The other runs a claim reads
-    come from the default records; robustness is the default run's alone, so it is left out."""
+    come from the default records; robustness is the default run's alone, so it is left out.
+
+    A run with no claim in the claims file is an error, and so is a claim whose number the
+    variant's record lacks (a key its parameters left out: a run on one encoder has no number
+    of the other), unless ``lenient`` (the book's page of variants, which lists every variant):
+    the run's report then holds what differs and no claim, the claim's its default side, a
+    variant side of None and ``not_judged``, the missing number's message."""
     file = find_variant(variant, work)
     record = load_record(file)
     run = record["name"]
     claims = load_claims(claims_file)
     concerned = [c for c in claims if run in c.runs()]
-    if not concerned:
+    if not concerned and not lenient:
         raise ValueError(
             f"{file}: field 'name': run {run!r} has no claim in the claims file, so there is "
             "nothing to judge on this variant"
         )
-    defaults = load_run_records([r for c in concerned for r in c.runs()], work)
+    defaults = load_run_records([run, *(r for c in concerned for r in c.runs())], work)
     if defaults[run]["config_kind"] != record["config_kind"]:
         raise ValueError(
             f"{file}: field 'config_kind': {record['config_kind']!r}, but the default record of "
             f"run {run!r} holds a {defaults[run]['config_kind']!r}; the variant is of another run"
         )
     default_judged = judge_claims(defaults, concerned)
-    variant_judged = judge_claims({**defaults, run: record}, concerned)
 
     def side(v: ClaimVerdict) -> dict[str, Any]:
         return {
@@ -288,6 +296,18 @@ def variant_report(
             "computed_on": v.computed_on,
         }
 
+    judged = []
+    for d in default_judged:
+        entry: dict[str, Any] = {"id": d.claim.id, "claim": d.claim.claim, "default": side(d)}
+        try:
+            (v,) = judge_claims({**defaults, run: record}, [d.claim])
+        except MissingNumberError as err:  # a number the variant's record lacks
+            if not lenient:
+                raise
+            entry.update(variant=None, not_judged=str(err))
+        else:
+            entry["variant"] = side(v)
+        judged.append(entry)
     return {
         "variant": {
             "run": run,
@@ -296,10 +316,7 @@ def variant_report(
             "differs": config_differences(defaults[run]["config"], record["config"]),
         },
         "default_config_hash": defaults[run]["config_hash"],
-        "claims": [
-            {"id": d.claim.id, "claim": d.claim.claim, "default": side(d), "variant": side(v)}
-            for d, v in zip(default_judged, variant_judged, strict=True)
-        ],
+        "claims": judged,
     }
 
 

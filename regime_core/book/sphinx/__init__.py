@@ -6,8 +6,9 @@ directives and hooks it adds; :func:`setup` registers them all under their names
 (``{rec}``, ``rec-table``, ``rec-figure``), ``claims`` and ``claims_chart`` (the paper's claims
 against ours), ``findings``, ``choices`` (named choices and defaults), ``reference`` (the API
 and metrics pages), ``router_page`` (the live router), ``assets`` (style sheets, MathJax),
-``coverage`` (the paired intervals' coverage, computed at build time), ``launch``, ``site``
-(buttons, footer, search, citation), ``tables`` and ``markup``.
+``coverage`` (the paired intervals' coverage, computed at build time), ``variants`` (the
+notebooks run by hand, judged beside the default), ``launch``, ``site`` (buttons, footer,
+search, citation), ``tables`` and ``markup``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ from regime_core.book.sphinx.router_page import (
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.tables import number_tables_per_page
+from regime_core.book.sphinx.variants import setup_variants
 
 __all__ = ["setup"]
 
@@ -96,6 +98,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-router-features", RouterFeaturesDirective)
     app.add_directive("regime-citation", CitationDirective)
     app.add_directive("regime-interval-coverage", CoverageDirective)
+    setup_variants(app)  # "Your variants", reread when the variants on disk change
     app.connect("config-inited", configure_site)
     # after Sphinx's image collector has made each image's uri relative to the source folder
     app.connect("doctree-read", figure_alt_text, priority=900)

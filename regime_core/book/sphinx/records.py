@@ -227,15 +227,20 @@ def warn(env: Any, message: str, location: Any, subtype: str = "record") -> None
     )
 
 
+def problem_text(err: BaseException) -> str:
+    """Why a record could not be read, in the words of ``err`` (a missing file adds the command
+    that produces it, unless its message names it already)."""
+    if isinstance(err, FileNotFoundError):
+        said = "`regime reproduce" in str(err)
+        return str(err) if said else f"{err}; run `regime reproduce` to produce it"
+    # a KeyError's str() quotes its message; a missing number's str() is its message
+    plain = isinstance(err, KeyError) and err.args and not isinstance(err, MissingNumberError)
+    return str(err.args[0]) if plain else str(err)
+
+
 def warn_problem(env: Any, subject: str, err: BaseException, location: Any) -> None:
     """Warn that ``subject`` (e.g. "run 't2', key 'x'") could not be read, and why."""
-    if isinstance(err, FileNotFoundError):
-        why = f"{err}; run `regime reproduce` to produce it"
-    else:
-        # a KeyError's str() quotes its message; a missing number's str() is its message
-        plain = isinstance(err, KeyError) and err.args and not isinstance(err, MissingNumberError)
-        why = err.args[0] if plain else str(err)
-    warn(env, f"{subject}: {why}", location)
+    warn(env, f"{subject}: {problem_text(err)}", location)
 
 
 def page_number(env: Any, ref: RecordReference, location: Any) -> str | None:

@@ -1,0 +1,367 @@
+"""``regime-variants``: the page "Your variants", every notebook run by hand that the build's
+work directory holds, judged beside the default.
+
+A notebook run by hand (papermill without ``-p output_dir``) writes its record to
+``<work>/variants/<run>/<config hash>`` (:func:`regime_core.paths.variant_dir`). The directive
+lists every ``record.json`` found there, by run and hash: its run and config hash, the config
+fields that differ from the default run's, and a table of its run's claims, each with the
+default's verdict and numbers beside the variant's. All of it is the report of ``regime verdicts
+--variant RUN/HASH`` (:func:`regime_core.runner.verdicts.variant_report`), so the page and the
+command cannot disagree. A claim whose number the variant's record lacks (its parameters left
+it out: a run on one encoder has no number of the other) is "not judged" in its row, with the
+missing key. Without any variant the page says what a variant is and how to make one
+(:data:`VARIANT_COMMANDS`).
+
+A variant that cannot be judged (a damaged record, a record in a folder that is not its own, a
+default record missing) is a warning naming its file, so a strict build fails, and a line on
+the page saying why: never skipped. The page is read again when the set of variant records
+changes (:func:`outdated_variant_pages`) or a record it read changes content
+(:class:`~regime_core.book.sphinx.records.DependencyHashes`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.environment.collectors import EnvironmentCollector
+from sphinx.util.docutils import SphinxDirective
+
+from regime_core import paths
+from regime_core.book.sphinx.claims import _card_table, chapter_link, verdict_class
+from regime_core.book.sphinx.records import (
+    RECORD_PROBLEMS,
+    problem_text,
+    record_file,
+    warn,
+    work_dir,
+)
+from regime_core.book.sphinx.tables import paragraph
+from regime_core.runner.records import RECORD_FILENAME
+
+#: The commands the page gives for making a variant, from the repository's top, each after the
+#: comment the page shows above it: a notebook run by hand with parameters of one's own (``-p``
+#: a number or a word, ``-y`` a list), or the same variant in one command (``regime reproduce
+#: --set``, :mod:`regime_core.runner.variants`), then the book.
+VARIANT_COMMANDS: tuple[tuple[str, str], ...] = (
+    (
+        "a notebook run by hand",
+        ".venv/bin/papermill notebooks/04_t3_brel_knockout.ipynb _build/t3_alpha.ipynb "
+        '-p alpha 0.5 -y "encoders: [minilm]"',
+    ),
+    (
+        "or the same variant in one command",
+        ".venv/bin/regime reproduce --set t3_brel_knockout.alpha=0.5 "
+        '--set "t3_brel_knockout.encoders=[minilm]"',
+    ),
+    ("then the book, this page included", ".venv/bin/regime book"),
+)
+#: The columns of a variant's table, with their relative widths.
+VARIANT_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("Claim", 3),
+    ("Default: verdict", 2),
+    ("Default: ours", 3),
+    ("Variant: verdict", 2),
+    ("Variant: ours", 3),
+)
+#: the environment attribute holding, per page, the variant records it listed when it was read
+LISTING_ATTRIBUTE = "regime_variant_listing"
+
+
+@dataclass(frozen=True)
+class HeldVariant:
+    """One ``record.json`` under ``<work>/variants``: its ``variant_report`` (``lenient``: a
+    run without claims, or a claim the record cannot give, is reported), or why it could not be
+    judged."""
+
+    file: Path
+    report: Mapping[str, Any] | None = None
+    #: why it could not be judged, naming the file (the build's warning)
+    problem: str | None = None
+    #: the same, the work directory written ``<work>`` (a page shows no local path)
+    shown_problem: str | None = None
+
+    @property
+    def name(self) -> str:
+        """``RUN/HASH``, as its folder names it (what ``regime verdicts --variant`` takes)."""
+        return f"{self.file.parent.parent.name}/{self.file.parent.name}"
+
+
+def variant_files(work: Path) -> list[Path]:
+    """Every variant record the work directory holds, ``<work>/variants/*/*/record.json``,
+    sorted by run and hash. A folder without its ``record.json`` holds no variant (yet): its
+    notebook is running, or stopped before it wrote its record."""
+    return sorted(paths.variants_dir(work).glob(f"*/*/{RECORD_FILENAME}"))
+
+
+def _check_folder(file: Path, report: Mapping[str, Any]) -> None:
+    """A variant's folder is ``<run>/<config hash>`` of its own record, or the page would label
+    it by another run's name (``ValueError`` naming the file and the field)."""
+    run, config_hash = file.parent.parent.name, file.parent.name
+    variant = report["variant"]
+    checks = (("name", variant["run"], run), ("config_hash", variant["config_hash"], config_hash))
+    for field, held, folder in checks:
+        if held != folder:
+            raise ValueError(
+                f"{file}: field {field!r}: {held!r}, but the record lies in the folder "
+                f"variants/{run}/{config_hash}; a notebook run by hand writes to "
+                "variants/<run>/<config hash> (regime_core.paths.variant_dir): move the folder "
+                "there or remove it"
+            )
+
+
+def judge_variant(file: Path, work: Path, claims_file: Path) -> HeldVariant:
+    """The variant at ``file`` judged beside the default records of ``work``, by
+    :func:`~regime_core.runner.verdicts.variant_report`; a problem (a damaged record, a folder
+    that is not its record's, a default record missing) is kept as its message, naming the
+    file, never raised."""
+    from regime_core.runner.verdicts import variant_report
+
+    try:
+        report = variant_report(file, work, claims_file, lenient=True)
+        _check_folder(file, report)
+    except RECORD_PROBLEMS as err:
+        why = problem_text(err)
+        problem = why if str(file) in why else f"{file}: {why}"
+        shown = problem.replace(str(work), "<work>")
+        return HeldVariant(file, problem=problem, shown_problem=shown)
+    return HeldVariant(file, report=report)
+
+
+def default_runs(file: Path, claims: Sequence[Any]) -> list[str]:
+    """The runs whose default records a variant's report reads: its own (named by its folder)
+    and every run its run's claims read."""
+    run = file.parent.parent.name
+    return list(dict.fromkeys([run, *(r for c in claims if run in c.runs() for r in c.runs())]))
+
+
+# --- what the page shows -------------------------------------------------------------------------
+
+
+def _value_text(field: str, value: Any) -> str:
+    from regime_core.book.tables import _setting_value  # what the settings tables show
+
+    return "none" if value is None else _setting_value(field, value)
+
+
+def differences_text(differs: Mapping[str, Mapping[str, Any]]) -> str:
+    """The config fields a variant changes, as the page says them.
+
+    >>> differences_text({"alpha": {"default": 0.25, "variant": 0.5}})
+    'alpha 0.25 → 0.5'
+    """
+    return "; ".join(
+        f"{field} {_value_text(field, change['default'])} → {_value_text(field, change['variant'])}"
+        for field, change in differs.items()
+    )
+
+
+def no_variant_nodes() -> list[nodes.Node]:
+    """What the page says when the work directory holds no variant: what one is, and the
+    commands that make one (:data:`VARIANT_COMMANDS`)."""
+    first = nodes.paragraph(classes=["regime-no-variants"])
+    first += nodes.Text(
+        "A variant is a notebook you ran yourself with parameters of your own: it writes its "
+        "record to "
+    )
+    first += nodes.literal(text="variants/<run>/<config hash>")
+    first += nodes.Text(
+        " in the work directory, beside the default record this book is built from, which it "
+        "never overwrites. The work directory of this build holds none. To make one, run a "
+        "notebook with papermill from the repository's top ("
+    )
+    first += nodes.literal(text="-p NAME VALUE")
+    first += nodes.Text(" for a number or a word, ")
+    first += nodes.literal(text='-y "NAME: [a, b]"')
+    first += nodes.Text(" for a list; or name the same parameters to ")
+    first += nodes.literal(text="regime reproduce --set RUN.PARAM=VALUE")
+    first += nodes.Text("), then build the book again (")
+    first += nodes.literal(text="make book")
+    first += nodes.Text(
+        " does too); this page then shows each claim of that notebook under the default and "
+        "under your parameters:"
+    )
+    text = "\n".join(f"# {comment}\n{command}" for comment, command in VARIANT_COMMANDS)
+    commands = nodes.literal_block(text, text, language="bash")
+    return [first, commands]
+
+
+def _verdict_cell(verdict: str) -> nodes.entry:
+    cell = nodes.entry(classes=[verdict_class(verdict)])
+    cell += paragraph(nodes.strong(text=verdict))
+    return cell
+
+
+def _claim_cell(claim_id: str, text: str, claims: Mapping[str, Any], docname: str) -> nodes.Node:
+    claim = claims.get(claim_id)
+    if claim is None:
+        return nodes.inline(text=text)
+    cell = nodes.strong()
+    cell += chapter_link(claim.label or claim.claim, claim.chapter, docname)
+    return cell
+
+
+def _variant_cells(claim: Mapping[str, Any]) -> list[Any]:
+    """The variant's verdict and numbers of one claim, or "not judged" and why (a number its
+    record lacks: its parameters left it out)."""
+    side = claim["variant"]
+    if side is None:
+        cell = nodes.entry(classes=["regime-variant-not-judged"])
+        cell += paragraph("not judged")
+        return [cell, f"Its record cannot give this claim: {claim['not_judged']}."]
+    return [_verdict_cell(side["verdict"]), side["ours_text"]]
+
+
+def variant_nodes(
+    variant: HeldVariant, claims: Mapping[str, Any], docname: str
+) -> list[nodes.Node]:
+    """One variant on the page: its run and hash, what differs from the default, and its
+    claims' table (:data:`VARIANT_COLUMNS`); or why it could not be judged."""
+    box = nodes.container(classes=["regime-variant"])
+    box += nodes.rubric(text=f"Variant {variant.name}")
+    folder = nodes.paragraph()
+    folder += nodes.Text("Its record: ")
+    folder += nodes.literal(text=f"variants/{variant.name}/{RECORD_FILENAME}")
+    folder += nodes.Text(" in the work directory.")
+    box += folder
+    if variant.report is None:
+        box += nodes.paragraph(
+            text=f"It could not be judged: {variant.shown_problem}",
+            classes=["regime-variant-problem"],
+        )
+        return [box]
+    report = variant.report
+    run = report["variant"]["run"]
+    differs = differences_text(report["variant"]["differs"])
+    box += nodes.paragraph(
+        text="Its parameters differ from the default's: " + differs + "."
+        if differs
+        else "Its parameters are the default's (nothing differs).",
+        classes=["regime-variant-differs"],
+    )
+    if not report["claims"]:
+        box += nodes.paragraph(
+            text=f"No claim of the paper is judged on run {run}: its numbers are in its record."
+        )
+        return [box]
+    rows = [
+        [
+            _claim_cell(c["id"], c["claim"], claims, docname),
+            _verdict_cell(c["default"]["verdict"]),
+            c["default"]["ours_text"],
+            *_variant_cells(c),
+        ]
+        for c in report["claims"]
+    ]
+    caption = f"The claims of run {run} under the default and under variant {variant.name}"
+    # a table on a wide screen, a card per claim on a phone, as the paper-against-ours table
+    box += _card_table(VARIANT_COLUMNS, rows, ["regime-variant-table"], caption, always=False)
+    return [box]
+
+
+def variants_nodes(
+    held: Sequence[HeldVariant], claims: Mapping[str, Any], docname: str
+) -> list[nodes.Node]:
+    """The page's content: every held variant (:func:`variant_nodes`), or, without any, what a
+    variant is and how to make one (:func:`no_variant_nodes`)."""
+    if not held:
+        return no_variant_nodes()
+    count = "1 variant," if len(held) == 1 else f"{len(held)} variants, each"
+    lead = nodes.paragraph()
+    lead += nodes.Text(f"The work directory of this build holds {count} judged as ")
+    lead += nodes.literal(text="regime verdicts --variant RUN/HASH")
+    lead += nodes.Text(
+        " judges it: the claims of its run on its record, beside the same claims on the "
+        "default records."
+    )
+    return [lead, *(n for variant in held for n in variant_nodes(variant, claims, docname))]
+
+
+# --- the directive, and the page read again when the variants change ----------------------------
+
+
+def _listings(env: Any) -> dict[str, list[str]]:
+    listings: dict[str, list[str]] = vars(env).setdefault(LISTING_ATTRIBUTE, {})
+    return listings
+
+
+class VariantsDirective(SphinxDirective):
+    """Every variant of the build's work directory judged beside the default
+    (:func:`variants_nodes`), each problem a warning naming its file; ``:file:`` names the
+    claims file (default: :func:`~regime_core.book.sphinx.claims.claims_file`)."""
+
+    option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.book.sphinx.claims import claims_file
+        from regime_core.paper import load_claims
+
+        env, location = self.env, self.get_location()
+        work = work_dir(env.app)
+        files = variant_files(work)
+        _listings(env)[env.docname] = [str(f) for f in files]
+        file = claims_file(env.app, self.options.get("file"))
+        env.note_dependency(str(file))
+        try:
+            claims = load_claims(file)
+        except (FileNotFoundError, ValueError) as err:
+            warn(env, str(err), location)
+            return []
+        held = []
+        for variant_file in files:
+            env.note_dependency(str(variant_file))
+            for run in default_runs(variant_file, claims):
+                env.note_dependency(str(record_file(env.app, run)))
+            variant = judge_variant(variant_file, work, file)
+            if variant.problem is not None:
+                warn(env, f"variant {variant.name}: {variant.problem}", location, "variant")
+            held.append(variant)
+        return variants_nodes(held, {c.id: c for c in claims}, env.docname)
+
+
+class VariantListings(EnvironmentCollector):
+    """Keeps, per page, the variant records it listed (:data:`LISTING_ATTRIBUTE`), across
+    parallel reads."""
+
+    def clear_doc(self, app: Sphinx, env: Any, docname: str) -> None:
+        _listings(env).pop(docname, None)
+
+    def merge_other(self, app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
+        mine, theirs = _listings(env), _listings(other)
+        for docname in docnames:
+            if docname in theirs:
+                mine[docname] = theirs[docname]
+
+    def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
+        """Nothing: the directive notes its listing while the page is read."""
+
+
+def outdated_variant_pages(
+    app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
+) -> list[str]:
+    """The pages that listed variants to read again because the work directory's variant
+    records are no longer the ones they listed (one added or removed); a listed record whose
+    content changed is a noted dependency, read again by content."""
+    listings = _listings(env)
+    if not listings:
+        return []
+    current = [str(f) for f in variant_files(work_dir(app))]
+    skip = added | changed | removed
+    return [
+        docname
+        for docname, listed in sorted(listings.items())
+        if docname not in skip and docname in env.all_docs and listed != current
+    ]
+
+
+def setup_variants(app: Sphinx) -> None:
+    """Register ``regime-variants``, :class:`VariantListings` and
+    :func:`outdated_variant_pages`."""
+    app.add_directive("regime-variants", VariantsDirective)
+    app.add_env_collector(VariantListings)
+    app.connect("env-get-outdated", outdated_variant_pages)
