@@ -11,7 +11,9 @@ in a child process (Sphinx keeps global state; a child keeps every build indepen
 ``{rec}`` role reads records from ``REGIME_WORK_DIR``, which ``work`` sets for the child; a
 record that is not its run stamp's stops the build before it starts (:func:`check_records`).
 Pages are read again when a record they read changes content, whatever its modification time
-(``regime_core.book.sphinx.records``).
+(``regime_core.book.sphinx.records``). ``timing`` (``regime book --timing FILE``) sets
+``REGIME_BOOK_TIMING`` for the child, so the build writes its phases' seconds to that file
+(``regime_core.book.sphinx.timing``; ``benchmarks/bench_build.py`` prints them).
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from regime_core.runner.stamps import verify_record
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its warnings
 PAGE_SUFFIXES: tuple[str, ...] = (".md", ".ipynb", ".rst")
 EXECUTED_PREFIX = f"{paths.BOOK_EXECUTED_DIR}/"
+#: names the JSON file the build writes its phases' seconds to (regime_core.book.sphinx.timing)
+TIMING_ENV = "REGIME_BOOK_TIMING"
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,7 @@ def build_book(
     work: Path | str | None = None,
     strict: bool = True,
     all_pages: bool = False,
+    timing: Path | str | None = None,
 ) -> BookBuild:
     """Build the book at ``root`` (which holds ``_config.yml`` and ``_toc.yml``).
 
@@ -150,7 +155,9 @@ def build_book(
     read from (default: ``REGIME_WORK_DIR``, else ``_build/regime`` under ``root``). Raises
     ``ValueError`` if a toc page is missing (naming it, and ``regime reproduce`` for executed
     notebooks) or a record does not match its run's stamp (:func:`check_records`); returns the
-    build's exit code and log otherwise.
+    build's exit code and log otherwise. ``timing``: a JSON file the build writes its phases'
+    seconds to (``regime_core.book.sphinx.timing``); a relative one is taken from the current
+    directory (``REGIME_BOOK_TIMING`` in the environment does the same for any build).
     """
     book_root = Path(root).resolve()
     for required in ("_config.yml", "_toc.yml"):
@@ -169,6 +176,10 @@ def build_book(
     env = dict(os.environ)
     if work is not None:
         env["REGIME_WORK_DIR"] = str(Path(work).resolve())
+    if timing is not None:
+        env[TIMING_ENV] = str(Path(timing).resolve())
+    elif env.get(TIMING_ENV, "").strip():  # the child runs in the book's root, not here
+        env[TIMING_ENV] = str(Path(env[TIMING_ENV].strip()).resolve())
     out = Path(output).resolve() if output is not None else None
     command = build_command(book_root, output=out, strict=strict, all_pages=all_pages)
     started = time.perf_counter()

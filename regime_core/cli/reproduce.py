@@ -96,6 +96,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     book.add_argument("--all", action="store_true", help="rebuild every page")
     book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")
     book.add_argument(
+        "--timing",
+        type=path_value,
+        default=None,
+        metavar="FILE",
+        help="write the build's phases, pages and own handlers' seconds to FILE (JSON; "
+        "benchmarks/bench_build.py --book-timing FILE prints them)",
+    )
+    book.add_argument(
         "--no-vendor-mathjax",
         action="store_true",
         help="do not fetch MathJax with npm; pages then load it from its CDN when viewed",
@@ -162,6 +170,7 @@ def _run_book(args: argparse.Namespace) -> int:
         work=args.work,
         strict=not args.no_strict,
         all_pages=args.all,
+        timing=args.timing,
     )
     if not result.ok and not args.json:
         print(result.log, file=sys.stderr)

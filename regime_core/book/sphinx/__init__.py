@@ -8,7 +8,8 @@ against ours), ``findings``, ``choices`` (named choices and defaults), ``referen
 and metrics pages), ``router_page`` (the live router), ``assets`` (style sheets, MathJax),
 ``coverage`` (the paired intervals' coverage, computed at build time), ``variants`` (the
 notebooks run by hand, judged beside the default), ``launch``, ``site`` (buttons, footer,
-search, citation), ``tables`` and ``markup``.
+search, citation), ``tables`` and ``markup``; ``timing`` (the build's phases and the seconds of
+all the above, written only when ``REGIME_BOOK_TIMING`` names a file) wraps them last.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from regime_core.book.sphinx.router_page import (
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.tables import number_tables_per_page
+from regime_core.book.sphinx.timing import setup_timing
 from regime_core.book.sphinx.variants import setup_variants
 
 __all__ = ["setup"]
@@ -115,4 +117,5 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", launch_sources, priority=900)
     app.connect("html-page-context", tidy_page, priority=950)
+    setup_timing(app)  # last: it wraps every handler, directive and role above (if asked)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
