@@ -1,6 +1,6 @@
-"""Where a build's time went: each notebook run's wall and CPU seconds, and its encodings.
+"""Where a build's time went: each notebook run's wall and CPU seconds, its encodings, the book.
 
-    python benchmarks/bench_build.py [--work _build/regime] [--json]
+    python benchmarks/bench_build.py [--work _build/regime] [--book-timing FILE] [--json]
 
 Reads, for every run of the work directory ``W`` (the one ``make book`` fills), the runner's
 ``W/runs/<run_id>/timing.json`` (wall seconds, the papermill child's user and system CPU
@@ -14,6 +14,15 @@ another call already (the short keys ``timing.json`` keeps of each encoded text,
 ``--json`` prints both as JSON instead.
 An engine's encodes (``store.missing``, then ``store.add``) count as the texts ``missing``
 handed it.
+
+The book step: ``regime book --timing W/book-timing.json`` (or ``REGIME_BOOK_TIMING=FILE`` in
+the environment of any ``regime book`` or ``make book``) makes the build write its phases'
+seconds to that file (``regime_core/book/sphinx/timing.py``; a normal build writes nothing).
+``--book-timing FILE`` reads it, by default ``W/book-timing.json`` when that file exists, and
+adds three tables: the phases (startup, read, check, write, finish, total) and their seconds, the
+10 pages slowest to read, and the project's directives, roles and event handlers the build called,
+by seconds (a directive's seconds include those of what its content parses). ``--json`` gives
+them under ``"book"``. With ``--book-timing`` a work directory without runs is not an error.
 """
 
 from __future__ import annotations
@@ -26,6 +35,9 @@ from pathlib import Path
 from typing import Any
 
 _COUNTS = ("n_texts", "n_unique", "n_cached", "n_encoded")
+BOOK_TIMING_FORMAT = "regime-book-timing/1"  # regime_core.book.sphinx.timing.TIMING_FORMAT
+BOOK_TIMING_FILE = "book-timing.json"  # the default, under the work directory
+SLOWEST_PAGES = 10
 
 
 def _read_json(file: Path) -> dict[str, Any]:
@@ -99,6 +111,84 @@ def encoder_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(totals.values(), key=lambda e: -e["n_encoded"])
 
 
+def book_rows(timing: dict[str, Any], source: Path) -> dict[str, Any]:
+    """A book timing file's phases, its ``SLOWEST_PAGES`` pages slowest to read, and the
+    project's code the build called (slowest first); ``ValueError`` naming ``source`` and the
+    field when the file is not one ``regime book --timing`` writes."""
+    if timing.get("format") != BOOK_TIMING_FORMAT:
+        raise ValueError(
+            f"{source}: format {timing.get('format')!r}, not {BOOK_TIMING_FORMAT!r}: "
+            "is it a file `regime book --timing` wrote?"
+        )
+    for name in ("phases", "documents", "project"):
+        if name not in timing:
+            raise ValueError(f"{source}: no {name!r} field")
+    try:
+        phases = [{"phase": p, "seconds": float(s)} for p, s in timing["phases"].items()]
+        pages = [
+            {
+                "page": page,
+                "read_seconds": _float_or_none(entry["read_seconds"]),
+                "write_seconds": _float_or_none(entry["write_seconds"]),
+            }
+            for page, entry in timing["documents"].items()
+        ]
+        project = [
+            {
+                "kind": str(u["kind"]),
+                "name": str(u["name"]),
+                "calls": int(u["calls"]),
+                "seconds": float(u["seconds"]),
+            }
+            for u in timing["project"]
+        ]
+    except (AttributeError, KeyError, TypeError, ValueError) as err:
+        raise ValueError(
+            f"{source}: a phase, document or project entry is malformed ({err!r})"
+        ) from err
+    read = sorted(
+        (p for p in pages if p["read_seconds"] is not None), key=lambda p: -p["read_seconds"]
+    )
+    return {
+        "source": str(source),
+        "failed": bool(timing.get("failed", False)),
+        "phases": phases,
+        "n_pages_read": len(read),
+        "n_pages_written": sum(p["write_seconds"] is not None for p in pages),
+        "slowest_reads": read[:SLOWEST_PAGES],
+        "project": sorted(
+            (u for u in project if u["calls"] > 0), key=lambda u: (-u["seconds"], u["name"])
+        ),
+    }
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def book_markdown(book: dict[str, Any]) -> str:
+    lines = [f"book step ({book['source']}" + (", a FAILED build)" if book["failed"] else ")")]
+    lines += ["", "| phase | seconds |", "|---|---|"]
+    lines += [f"| {p['phase']} | {_seconds(p['seconds'])} |" for p in book["phases"]]
+    lines.append(f"\npages read: {book['n_pages_read']}, written: {book['n_pages_written']}")
+    if book["slowest_reads"]:
+        lines += ["", f"| page (the {SLOWEST_PAGES} slowest to read) | read_seconds |"]
+        lines[-1] += " write_seconds |"
+        lines.append("|---|---|---|")
+        for p in book["slowest_reads"]:
+            cells = [p["page"], _seconds(p["read_seconds"]), _seconds(p["write_seconds"])]
+            lines.append("| " + " | ".join(cells) + " |")
+    if book["project"]:
+        lines += ["", "| kind | name | calls | seconds |", "|---|---|---|---|"]
+        for u in book["project"]:
+            lines.append(f"| {u['kind']} | {u['name']} | {u['calls']} | {_seconds(u['seconds'])} |")
+    return "\n".join(lines)
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return "-"
@@ -128,19 +218,36 @@ def markdown(rows: Sequence[dict[str, Any]], encoders: Sequence[dict[str, Any]])
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, default=Path("_build/regime"))
+    parser.add_argument(
+        "--book-timing",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=f"what `regime book --timing FILE` wrote (default: WORK/{BOOK_TIMING_FILE} if any)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
     args = parser.parse_args(argv)
+    book_file = args.book_timing
+    if book_file is None and (args.work / BOOK_TIMING_FILE).is_file():
+        book_file = args.work / BOOK_TIMING_FILE
     try:
-        rows = run_rows(args.work)
+        book = book_rows(_read_json(book_file), book_file) if book_file is not None else None
+        try:
+            rows = run_rows(args.work)
+        except ValueError:
+            if args.book_timing is None:
+                raise
+            rows = []  # only the book step was asked for
     except ValueError as err:
         print(f"bench_build: {err}", file=sys.stderr)
         return 2
     encoders = encoder_rows(rows)
     if args.json:
         plain = [{k: v for k, v in r.items() if k != "encodes"} for r in rows]
-        print(json.dumps({"runs": plain, "encoders": encoders}, indent=1))
+        print(json.dumps({"runs": plain, "encoders": encoders, "book": book}, indent=1))
     else:
-        print(markdown(rows, encoders))
+        parts = [markdown(rows, encoders)] if rows or book is None else []
+        print("\n\n".join(parts + ([book_markdown(book)] if book is not None else [])))
     return 0
 
 

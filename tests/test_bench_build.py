@@ -125,3 +125,74 @@ def test_the_child_cpu_seconds_are_measured_per_child() -> None:
     stderr = _wait_measured(proc, usage)
     assert (proc.returncode, stderr) == (0, "done")
     assert usage["user_seconds"] + usage["system_seconds"] >= 0.3
+
+
+def _book_timing(file: Path) -> Path:
+    """What ``regime book --timing`` writes, for twelve pages (one read, not written)."""
+    documents: dict[str, dict[str, float | None]] = {
+        f"book/p{i:02d}": {"read_seconds": float(i), "write_seconds": 0.5} for i in range(12)
+    }
+    documents["book/only_read"] = {"read_seconds": 0.25, "write_seconds": None}
+    documents["book/only_written"] = {"read_seconds": None, "write_seconds": 0.125}
+    phases = {"startup": 1.0, "read": 70.0, "check": 0.5, "write": 8.0, "finish": 2.0}
+    timing = {
+        "format": "regime-book-timing/1",
+        "builder": "html",
+        "parallel": 1,
+        "failed": False,
+        "phases": {**phases, "total": 81.5},
+        "documents": documents,
+        "project": [
+            {"kind": "directive", "name": "rec-table", "calls": 7, "seconds": 3.25},
+            {"kind": "handler", "name": "doctree-read: figure_alt_text", "calls": 13,
+             "seconds": 0.125},
+            {"kind": "role", "name": "rec", "calls": 40, "seconds": 4.5},
+            {"kind": "directive", "name": "regime-findings", "calls": 0, "seconds": 0.0},
+        ],
+    }  # fmt: skip
+    file.write_text(json.dumps(timing))
+    return file
+
+
+def test_the_book_step_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = _bench()
+    work = _work(tmp_path)
+    _book_timing(work / "book-timing.json")  # the default place: read without --book-timing
+    assert bench.main(["--work", str(work)]) == 0
+    text = capsys.readouterr().out
+    assert "| slow | 9.0 | 1.8 |" in text  # the runs' table is still there
+    phases = text.split("| phase | seconds |\n|---|---|\n")[1].split("\n\n")[0].splitlines()
+    assert phases == [
+        "| startup | 1.000 |", "| read | 70.000 |", "| check | 0.500 |",
+        "| write | 8.000 |", "| finish | 2.000 |", "| total | 81.500 |",
+    ]  # fmt: skip
+    assert "pages read: 13, written: 13" in text
+    pages = [ln.split(" | ")[0][2:] for ln in text.splitlines() if ln.startswith("| book/")]
+    assert pages == [f"book/p{i:02d}" for i in range(11, 1, -1)]  # the 10 slowest to read
+    project = text.split("| kind | name | calls | seconds |\n|---|---|---|---|\n")[1].splitlines()
+    assert project == [
+        "| role | rec | 40 | 4.500 |",
+        "| directive | rec-table | 7 | 3.250 |",
+        "| handler | doctree-read: figure_alt_text | 13 | 0.125 |",
+    ]  # regime-findings was never called
+    assert bench.main(["--work", str(work), "--json"]) == 0
+    book = json.loads(capsys.readouterr().out)["book"]
+    assert [p["phase"] for p in book["phases"]][-1] == "total"
+    assert book["slowest_reads"][0] == {"page": "book/p11", "read_seconds": 11.0,
+                                        "write_seconds": 0.5}  # fmt: skip
+    assert [u["name"] for u in book["project"]] == ["rec", "rec-table", project[2].split(" | ")[1]]
+
+
+def test_a_book_timing_alone_and_a_wrong_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = _bench()
+    timing = _book_timing(tmp_path / "t.json")
+    assert bench.main(["--work", str(tmp_path / "nowhere"), "--book-timing", str(timing)]) == 0
+    text = capsys.readouterr().out
+    assert "| read | 70.000 |" in text and "total wall" not in text  # no runs, no runs' table
+    timing.write_text(json.dumps({"format": "something-else"}))
+    assert bench.main(["--work", str(tmp_path), "--book-timing", str(timing)]) == 2
+    assert "t.json: format 'something-else'" in capsys.readouterr().err
+    assert bench.main(["--work", str(tmp_path), "--book-timing", str(tmp_path / "no.json")]) == 2
+    assert "no.json: not readable JSON" in capsys.readouterr().err
