@@ -57,6 +57,22 @@ def test_a_timed_build_writes_its_phases_page_and_directives(
     assert used["handler", "html-page-context: tidy_page"]["calls"] >= 1
     assert all(_seconds(u["seconds"]) and u["calls"] >= 0 for u in timing["project"])
     assert not list(target.parent.glob(".*.partial"))
+    # again, nothing out of date, asked through the environment with a path relative to here
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(TIMING_ENV, "again.json")
+    assert build_book(root, work=work).ok
+    again = json.loads((tmp_path / "again.json").read_text(encoding="utf-8"))
+    assert set(again["phases"]) == {*PHASES, "total"}
+    assert all(_seconds(s) for s in again["phases"].values())
+    assert again["documents"] == {} and again["phases"]["write"] == 0  # a phase not reached
+
+
+def test_regime_book_takes_the_timing_file() -> None:
+    from regime_core.cli import build_parser
+
+    args = build_parser().parse_args(["book", "--timing", "t.json"])
+    assert args.timing == Path("t.json")
+    assert build_parser().parse_args(["book"]).timing is None
 
 
 def test_without_the_variable_nothing_is_wrapped(monkeypatch: pytest.MonkeyPatch) -> None:
