@@ -152,6 +152,7 @@ def book_rows(timing: dict[str, Any], source: Path) -> dict[str, Any]:
     return {
         "source": str(source),
         "failed": bool(timing.get("failed", False)),
+        "warnings": timing.get("warnings"),
         "phases": phases,
         "n_pages_read": len(read),
         "n_pages_written": sum(p["write_seconds"] is not None for p in pages),
@@ -171,7 +172,8 @@ def _seconds(value: float | None) -> str:
 
 
 def book_markdown(book: dict[str, Any]) -> str:
-    lines = [f"book step ({book['source']}" + (", a FAILED build)" if book["failed"] else ")")]
+    lines = [f"book step ({book['source']}; warnings: {_cell(book['warnings'])}"]
+    lines[0] += ", a FAILED build)" if book["failed"] else ")"
     lines += ["", "| phase | seconds |", "|---|---|"]
     lines += [f"| {p['phase']} | {_seconds(p['seconds'])} |" for p in book["phases"]]
     lines.append(f"\npages read: {book['n_pages_read']}, written: {book['n_pages_written']}")

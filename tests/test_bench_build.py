@@ -140,6 +140,7 @@ def _book_timing(file: Path) -> Path:
         "builder": "html",
         "parallel": 1,
         "failed": False,
+        "warnings": 0,
         "phases": {**phases, "total": 81.5},
         "documents": documents,
         "project": [
@@ -166,7 +167,7 @@ def test_the_book_step_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         "| startup | 1.000 |", "| read | 70.000 |", "| check | 0.500 |",
         "| write | 8.000 |", "| finish | 2.000 |", "| total | 81.500 |",
     ]  # fmt: skip
-    assert "pages read: 13, written: 13" in text
+    assert "book-timing.json; warnings: 0)" in text and "pages read: 13, written: 13" in text
     pages = [ln.split(" | ")[0][2:] for ln in text.splitlines() if ln.startswith("| book/")]
     assert pages == [f"book/p{i:02d}" for i in range(11, 1, -1)]  # the 10 slowest to read
     project = text.split("| kind | name | calls | seconds |\n|---|---|---|---|\n")[1].splitlines()

@@ -43,6 +43,7 @@ def test_a_timed_build_writes_its_phases_page_and_directives(
     assert result.ok, "\n".join(result.warnings()) or result.log[-3000:]
     timing = json.loads(target.read_text(encoding="utf-8"))
     assert (timing["format"], timing["builder"], timing["failed"]) == (TIMING_FORMAT, "html", False)
+    assert isinstance(timing["warnings"], int)
     assert set(timing["phases"]) == {*PHASES, "total"}
     assert all(_seconds(s) for s in timing["phases"].values())
     assert list(timing["documents"]) == ["book/slope"]

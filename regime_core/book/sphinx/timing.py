@@ -5,8 +5,8 @@ the jupyter-book child); otherwise :func:`setup_timing` does nothing and the bui
 At ``build-finished`` it writes that file (JSON, ``"format": "regime-book-timing/1"``):
 
 ``phases``
-    seconds of ``startup`` (this extension's setup to ``env-before-read-docs``: the other
-    extensions, ``config-inited``, ``builder-inited``, the pickled environment), ``read`` (to
+    seconds of ``startup`` (this extension's setup to ``env-before-read-docs``: the extensions
+    loaded after it, ``config-inited``, ``builder-inited``, the pickled environment), ``read`` (to
     ``env-updated``: parsing the outdated pages), ``check`` (to the builder's ``write``: the
     ``env-updated`` handlers, pickling the environment, the consistency check), ``write`` (the
     builder's ``write``: resolving and writing each page) and ``finish`` (from the last write to
@@ -16,6 +16,9 @@ At ``build-finished`` it writes that file (JSON, ``"format": "regime-book-timing
     per page, ``read_seconds`` (``source-read`` to the end of ``doctree-read``, as
     ``sphinx.ext.duration`` measures) and ``write_seconds`` (``doctree-resolved`` to the end of
     the builder's ``write_doc``), ``null`` for the step a page was not part of.
+``failed``, ``warnings``
+    whether an exception ended the build, and the warnings it logged so far (with
+    ``--warningiserror --keep-going`` a build with warnings fails after this file is written).
 ``project``
     one entry per directive, role and event handler of ``regime_core`` (``kind``, ``name``,
     ``calls``, ``seconds``), calls 0 for those the build did not use. A directive's seconds hold
@@ -118,6 +121,7 @@ class BookTiming:
             "builder": app.builder.name if app.builder is not None else None,
             "parallel": app.parallel,
             "failed": failed,
+            "warnings": getattr(app, "_warncount", None),  # Sphinx's count, private
             "phases": self.phases(end),
             "documents": documents,
             "project": project,
