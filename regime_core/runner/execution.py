@@ -8,7 +8,7 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
                                      encode counts (benchmarks/bench_build.py; no key reads it)
     W/executed/<run_id>.ipynb        the executed notebook (papermill output)
     W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
-    W/variants/<run_id>/<hash>/      a variant (``regime reproduce --set``, or the notebook run
+    W/variants/<run_id>/<hash>/      a variant (regime reproduce --set, or the notebook run
                                      by hand): record, figures, executed notebook; never stamped
 
 and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
