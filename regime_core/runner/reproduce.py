@@ -25,7 +25,8 @@ from __future__ import annotations
 import concurrent.futures as futures
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -226,6 +227,18 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+@contextmanager
+def writing_lock(work_root: Path, what: str, say: Callable[[str], None]) -> Iterator[None]:
+    """The work directory's exclusive lock for a command that writes runs (``what``), saying
+    once that it waits when another regime command holds it."""
+    with directory_lock(
+        work_root,
+        what=what,
+        on_wait=lambda: say(f"waiting for another regime command on {work_root} to finish"),
+    ):
+        yield
+
+
 def reproduce(
     declarations: Declarations | Path | str | None = None,
     *,
@@ -251,11 +264,7 @@ def reproduce(
     order, forced = _selection(decl, only, force)
     work_root = paths.work_dir(work).resolve()
     say = progress or (lambda _message: None)
-    with directory_lock(
-        work_root,
-        what="regime reproduce",
-        on_wait=lambda: say(f"waiting for another regime command on {work_root} to finish"),
-    ):
+    with writing_lock(work_root, "regime reproduce", say):
         clean_interrupted(decl, work_root, say)
         runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say)
         return ReproduceReport(profile, work_root, runner.run(order))

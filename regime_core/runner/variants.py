@@ -47,7 +47,7 @@ from regime_core.runner.execution import (
 )
 from regime_core.runner.keys import run_keys
 from regime_core.runner.records import canonical_json, load_record
-from regime_core.runner.reproduce import stale_reasons
+from regime_core.runner.reproduce import stale_reasons, writing_lock
 from regime_core.strict_json import JSONProblem, parse_yaml
 
 #: what a ``--set`` item looks like (every message about one repeats it)
@@ -395,11 +395,7 @@ def reproduce_variants(
     propagates; a variant that failed keeps what it wrote (its executed notebook shows where)."""
     work_root = paths.work_dir(work).resolve()
     say = progress or (lambda _message: None)
-    with directory_lock(
-        work_root,
-        what="regime reproduce --set",
-        on_wait=lambda: say(f"waiting for another regime command on {work_root} to finish"),
-    ):
+    with writing_lock(work_root, "regime reproduce --set", say):
         variants = prepare_variants(decl, items, profile=profile, work=work_root, work_flag=work)
         clean_interrupted(decl, work_root, say)
         results = []

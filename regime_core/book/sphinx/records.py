@@ -168,18 +168,28 @@ def _file_digest(env: Any, dependency: str, seen: dict[str, str] | None = None) 
     return digest
 
 
-class DependencyHashes(EnvironmentCollector):
-    """Remembers, when a page is read, the sha256 of every file it noted as a dependency (its
-    records above all), for :func:`outdated_by_content`."""
+class PerPageCollector(EnvironmentCollector):
+    """Keeps one value per page in the environment's ``attribute`` (a dict by page name): a
+    page's value is dropped when it is read again and taken over from a parallel reader."""
+
+    attribute: str = ""
 
     def clear_doc(self, app: Sphinx, env: Any, docname: str) -> None:
-        _dependency_hashes(env).pop(docname, None)
+        vars(env).setdefault(self.attribute, {}).pop(docname, None)
 
     def merge_other(self, app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
-        mine, theirs = _dependency_hashes(env), _dependency_hashes(other)
+        mine = vars(env).setdefault(self.attribute, {})
+        theirs = vars(other).setdefault(self.attribute, {})
         for docname in docnames:
             if docname in theirs:
                 mine[docname] = theirs[docname]
+
+
+class DependencyHashes(PerPageCollector):
+    """Remembers, when a page is read, the sha256 of every file it noted as a dependency (its
+    records above all), for :func:`outdated_by_content`."""
+
+    attribute = HASHES_ATTRIBUTE
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         env = app.env

@@ -29,13 +29,13 @@ from typing import Any, ClassVar
 from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
-from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core import paths
 from regime_core.book.sphinx.claims import _card_table, chapter_link, verdict_class
 from regime_core.book.sphinx.records import (
     RECORD_PROBLEMS,
+    PerPageCollector,
     problem_text,
     record_file,
     warn,
@@ -324,18 +324,11 @@ class VariantsDirective(SphinxDirective):
         return variants_nodes(held, {c.id: c for c in claims}, env.docname)
 
 
-class VariantListings(EnvironmentCollector):
+class VariantListings(PerPageCollector):
     """Keeps, per page, the variant records it listed (:data:`LISTING_ATTRIBUTE`), across
     parallel reads."""
 
-    def clear_doc(self, app: Sphinx, env: Any, docname: str) -> None:
-        _listings(env).pop(docname, None)
-
-    def merge_other(self, app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
-        mine, theirs = _listings(env), _listings(other)
-        for docname in docnames:
-            if docname in theirs:
-                mine[docname] = theirs[docname]
+    attribute = LISTING_ATTRIBUTE
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         """Nothing: the directive notes its listing while the page is read."""
