@@ -71,19 +71,21 @@ book: reproduce
 # fixtures, the toy world, the real-data checks that need no notebook run). The slow tier: the
 # tests that execute notebooks, build the book, drive Chromium or rerun the quick profile against
 # expected_numbers.yml. `make test-all` runs both; .ci/run runs `make test`, then `make test-slow`.
+# Each run ends with its 20 slowest tests, so a CI log is also the tiers' profile.
+PYTEST_FLAGS ?= --durations=20
 test: install
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_FLAGS)
 
 test-slow: install
-	$(BIN)/python -m pytest -m slow
+	$(BIN)/python -m pytest -m slow $(PYTEST_FLAGS)
 
 test-all: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_FLAGS)
 
 # The tests whose results are floating-point computations (the `numeric` marker, tests/conftest.py).
 # .ci/run runs them a second time under another OpenBLAS kernel: OPENBLAS_CORETYPE=... make test-numeric
 test-numeric: install
-	$(BIN)/python -m pytest -m numeric
+	$(BIN)/python -m pytest -m numeric $(PYTEST_FLAGS)
 
 # Refreeze the quick profile's numbers after an intended change (then review the diff).
 expected: install
