@@ -264,7 +264,8 @@ def union_hits(geometry: UnionGeometry, weights: float | np.ndarray, k: int) -> 
 
 def grid_hits(geometry: UnionGeometry, grid: Sequence[float] | np.ndarray, k: int) -> np.ndarray:
     """``(g, n)`` hits at each α of ``grid`` (the union α curve is its row means)."""
-    return np.stack([union_hits(geometry, float(a), k) for a in check_grid(np.asarray(grid))])
+    g = check_grid(np.asarray(grid))
+    return geometry.target_ranks_many(np.repeat(g[:, None], geometry.n, axis=1)) <= k
 
 
 @dataclass(frozen=True)
@@ -291,12 +292,10 @@ def _question_scope_hits(
     Only ``items`` get a weight (the rest 0, and their hits are not to be read): a question
     without a ratio falls back on ``c·R(items)``, so nothing outside ``items`` enters."""
     scales = grid / median_ratio(ratios[items])
-    weights = np.zeros(geometry.n)
-    rows = []
-    for s in scales:
-        weights[items] = rule_weights("question", float(s), ratios[items])
-        rows.append(union_hits(geometry, weights, k))
-    return scales, np.stack(rows)
+    weights = np.zeros((scales.size, geometry.n))
+    for row, s in zip(weights, scales, strict=True):
+        row[items] = rule_weights("question", float(s), ratios[items])
+    return scales, geometry.target_ranks_many(weights) <= k
 
 
 def fit_rule(

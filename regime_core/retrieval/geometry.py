@@ -29,7 +29,8 @@ from regime_core.retrieval import (
     rank_candidates,
     score_candidates,
 )
-from regime_core.retrieval.corpus_scan import scan_corpus
+from regime_core.retrieval.corpus_scan import _check_rows, scan_corpus
+from regime_core.retrieval.grid_ranks import grid_target_ranks
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import (
     Vectors,
@@ -80,20 +81,11 @@ class UnionGeometry:
         parts = [[(i, 1.0), (self.n + i, float(w[i]))] for i in range(self.n)]
         queries = combine_query_vectors(text_vectors, parts)
         if self.candidates is None:
-            if self.excluded_rows is None:
-                raise ValueError("UnionGeometry: give candidates or (corpus mode) excluded_rows")
-            ex = self.excluded_rows
-            # candidate position -> passage row: positions at or after the excluded row shift
-            target_rows = np.where(
-                (ex >= 0) & (self.target_positions >= ex),
-                self.target_positions + 1,
-                self.target_positions,
-            )
             scan = scan_corpus(
                 queries,
                 self.document_vectors,
-                excluded=ex,
-                targets=target_rows,
+                excluded=self._excluded(),
+                targets=self._target_rows(),
                 k=0,
                 negatives=False,
             )
@@ -101,6 +93,53 @@ class UnionGeometry:
         scores = score_candidates(queries, self.document_vectors, self.candidates)
         order = rank_candidates(scores)
         return (np.argmax(order == self.target_positions[:, None], axis=1) + 1).astype(np.int64)
+
+    def target_ranks_many(self, weights: np.ndarray) -> np.ndarray:
+        """``(g, n)`` ranks, row ``r`` equal to ``target_ranks(weights[r])`` (weights ``(g, n)``).
+
+        In corpus mode the products of the questions and of the ``B_rel`` vectors with every
+        passage are computed once for all rows and only near-ties are scored exactly
+        (:func:`~regime_core.retrieval.grid_ranks.grid_target_ranks`); the ranks are the same."""
+        w = np.asarray(weights, dtype=np.float64)
+        if w.ndim != 2 or w.shape[1] != self.n:
+            raise ValueError(
+                f"target_ranks_many: weights must be (grid points, {self.n}), got {w.shape}"
+            )
+        if not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise ValueError("target_ranks_many: weights must be finite and >= 0")
+        if self.candidates is not None or w.shape[0] == 0 or self.n == 0:
+            rows = [self.target_ranks(row) for row in w]
+            return np.stack(rows) if rows else np.zeros(w.shape, dtype=np.int64)
+        return grid_target_ranks(
+            self.question_vectors,
+            self.b_rel_vectors,
+            self.document_vectors,
+            w,
+            excluded=self._excluded(),
+            targets=self._target_rows(),
+        )
+
+    def _excluded(self) -> np.ndarray:
+        if self.excluded_rows is None:
+            raise ValueError("UnionGeometry: give candidates or (corpus mode) excluded_rows")
+        return self.excluded_rows
+
+    def _target_rows(self) -> np.ndarray:
+        """Corpus mode: each target's passage row, checked as :func:`scan_corpus` checks it."""
+        ex = self._excluded()
+        n_passages = self.document_vectors.shape[0]
+        excluded = _check_rows("excluded", ex, self.n, n_passages, 1)
+        # candidate position -> passage row: positions at or after the excluded row shift
+        rows = np.where(
+            (excluded >= 0) & (self.target_positions >= excluded),
+            self.target_positions + 1,
+            self.target_positions,
+        )
+        targets = _check_rows("targets", rows, self.n, n_passages, 1)
+        if np.any(targets < 0) or np.any(targets == excluded):
+            bad = int(np.flatnonzero((targets < 0) | (targets == excluded))[0])
+            raise ValueError(f"targets[{bad}]: the target must be one of the query's candidates")
+        return targets
 
 
 def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: Mode) -> Vectors:

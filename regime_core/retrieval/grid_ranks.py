@@ -1,0 +1,182 @@
+"""Corpus-mode target ranks for many weightings of ``B_rel`` without one exact scan per weight.
+
+Under the query ``normalise(f(q_i) + w·f(B_i))`` every passage's score is, up to the float32
+rounding of the query vector, ``(f(q_i)·d + w·f(B_i)·d) / ‖f(q_i) + w·f(B_i)‖``. So for a grid
+of weights the two products ``Pq = f(q)·d`` and ``PB = f(B)·d`` are computed once (float64) and
+each weight costs a few vector operations per passage instead of a ``d``-long product.
+
+The ranks are the exact ones of :func:`~regime_core.retrieval.corpus_scan.scan_corpus` (tested
+against it), because an approximate score only ever decides a comparison it cannot get wrong:
+
+- ``u = c / ‖c‖`` with ``c = f(q) + w₃₂·f(B)`` in float64 is the direction; ``q_used`` the
+  float32 query :func:`~regime_core.retrieval.combine_query_vectors` actually makes. By
+  Cauchy–Schwarz ``|q_used·d − u·d| ≤ δ·‖d‖`` with ``δ = ‖q_used − u‖``; the exact score rounds
+  its float64 sum once to float32 (``≤ 2⁻²⁴`` of its magnitude), and the float64 products carry
+  ``O(dim·2⁻⁵³)`` relative error. ``eps`` (doubled for safety) bounds the sum of these, so every
+  passage's exact score ``s_j`` is within ``eps`` of its approximation ``a_j``.
+- Passages with ``a_j > a_t + 2·eps`` certainly score above the target (``s_j > s_t``), those
+  with ``a_j < a_t − 2·eps`` certainly below; the others (near-ties, the target among them) are
+  scored exactly, in one call of the scan's own kernel, and ranked by the scan's rule
+  ``1 + #{s_j > s_t} + #{j before t : s_j == s_t}``.
+- A zero combined query, any non-finite value, or a bound that is not finite: that query's
+  whole row is scored exactly (non-finite scores raise ValueError, as in the scan).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from regime_core.retrieval.corpus_scan import BLOCK_CELLS, _rank
+from regime_core.retrieval.queries import combine_query_vectors
+from regime_core.retrieval.scoring import _F64_CELLS, check_dimensions, exact_products
+from regime_core.retrieval.vectors import Vectors, dense, is_sparse, stack_rows
+
+_F32_UNIT = 2.0**-23  # twice float32's rounding error (2^-24 of the magnitude)
+_F64_UNIT = 2.0**-53
+_F32_SAFE = 1e37  # beyond this a float32 score may overflow: score the row exactly
+
+
+class _Documents:
+    """The passages as the scan multiplies them: float32 values, float64 products."""
+
+    def __init__(self, documents: Vectors) -> None:
+        self.sparse = is_sparse(documents)
+        if self.sparse:
+            self.csr = documents.tocsr().astype(np.float64)
+            norms2 = np.asarray(self.csr.multiply(self.csr).sum(axis=1)).ravel()
+            self.shape = self.csr.shape
+        else:
+            self.d32 = np.ascontiguousarray(dense(documents), dtype=np.float32)
+            self.shape = self.d32.shape
+            norms2 = np.zeros(self.shape[0])
+            rows = max(1, _F64_CELLS // max(1, self.shape[1]))
+            for start in range(0, self.shape[0], rows):
+                chunk = self.d32[start : start + rows].astype(np.float64)
+                norms2[start : start + rows] = np.einsum("ij,ij->i", chunk, chunk)
+        with np.errstate(invalid="ignore", over="ignore"):
+            # a little above the largest norm (its own float64 rounding)
+            self.dmax = float(np.sqrt(norms2.max())) * (1 + 1e-9) if len(norms2) else 0.0
+
+    def products64(self, vectors: np.ndarray) -> np.ndarray:
+        """``(b, m)`` float64 products of float32 ``vectors`` with every passage."""
+        v64 = np.asarray(vectors, dtype=np.float32).astype(np.float64)
+        if self.sparse:
+            return np.ascontiguousarray(np.asarray(self.csr @ v64.T).T)
+        out = np.empty((len(v64), self.shape[0]))
+        rows = max(1, _F64_CELLS // max(1, self.shape[1]))
+        for start in range(0, self.shape[0], rows):
+            out[:, start : start + rows] = v64 @ self.d32[start : start + rows].astype(np.float64).T
+        return out
+
+    def exact(self, query: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+        """The scan's float32 scores of one query against ``rows`` (None: every passage)."""
+        if self.sparse:
+            csr = self.csr if rows is None else self.csr[rows]
+            product = csr @ np.asarray(query, dtype=np.float64)[:, None]
+            return np.asarray(product, dtype=np.float32).ravel()
+        docs = self.d32 if rows is None else self.d32[rows]
+        return exact_products(query[None, :], docs)[0]
+
+
+def _full_rank(docs: _Documents, query: np.ndarray, ex: int, target: int) -> int:
+    """The scan's rank from the query's whole exact row (``scan_corpus``'s own steps)."""
+    scores = docs.exact(query, None)
+    cand = np.delete(scores, ex) if ex >= 0 else scores
+    if not np.all(np.isfinite(cand)):
+        raise ValueError("non-finite retrieval scores: the encoder returned NaN or inf vectors")
+    return _rank(cand, target - 1 if 0 <= ex < target else target)
+
+
+def grid_target_ranks(
+    question_vectors: Vectors,
+    b_rel_vectors: Vectors,
+    documents: Vectors,
+    weights: np.ndarray,
+    *,
+    excluded: np.ndarray,
+    targets: np.ndarray,
+    block: int | None = None,
+) -> np.ndarray:
+    """``(g, n)`` 1-based ranks of passage row ``targets[i]`` among every passage but
+    ``excluded[i]`` (``-1``: none) under ``normalise(f(q_i) + weights[r, i]·f(B_i))``, equal to
+    :func:`~regime_core.retrieval.corpus_scan.scan_corpus` run once per weight row (module
+    docstring). ``targets`` and ``excluded`` are checked by the caller (passage rows, the
+    target a candidate). ``block``: questions per product (default: three float64 ``(block,
+    passages)`` matrices under :data:`~regime_core.retrieval.corpus_scan.BLOCK_CELLS` cells).
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    n = question_vectors.shape[0]
+    if w.ndim != 2 or w.shape[1] != n:
+        raise ValueError(f"weights: expected (grid points, {n}) weights, got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("weights must be finite and >= 0")
+    docs = _Documents(documents)
+    n_passages, dim = docs.shape
+    check_dimensions(np.zeros((1, question_vectors.shape[1]), np.float32), np.zeros((1, dim)))
+    excluded = np.asarray(excluded, dtype=np.int64)
+    targets = np.asarray(targets, dtype=np.int64)
+    ranks = np.zeros(w.shape, dtype=np.int64)
+    if block is None:
+        block = max(1, (BLOCK_CELLS // 4) // max(n_passages, 1))
+    columns = np.arange(n_passages)
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        b = stop - start
+        q32 = dense(question_vectors[start:stop])
+        b32 = dense(b_rel_vectors[start:stop])
+        pq, pb = docs.products64(q32), docs.products64(b32)
+        q64, b64 = q32.astype(np.float64), b32.astype(np.float64)
+        qn, bn = np.linalg.norm(q64, axis=1), np.linalg.norm(b64, axis=1)
+        text = stack_rows(question_vectors[start:stop], b_rel_vectors[start:stop])
+        ex, tg = excluded[start:stop], targets[start:stop]
+        candidate = np.ones((b, n_passages), dtype=bool)
+        has_ex = ex >= 0
+        candidate[np.flatnonzero(has_ex), ex[has_ex]] = False
+        for r in range(w.shape[0]):
+            w32 = w[r, start:stop].astype(np.float32)
+            parts = [[(i, 1.0), (b + i, float(w32[i]))] for i in range(b)]
+            used = combine_query_vectors(text, parts)  # the scan's very query vectors
+            wd = w32.astype(np.float64)
+            c = q64 + wd[:, None] * b64
+            cn = np.linalg.norm(c, axis=1)
+            with np.errstate(all="ignore"):
+                u = c / cn[:, None]
+                delta = np.linalg.norm(used.astype(np.float64) - u, axis=1)
+                approx = (pq + wd[:, None] * pb) / cn[:, None]
+                finite = np.all(np.isfinite(approx) | ~candidate, axis=1)
+                amax = np.max(np.where(candidate, np.abs(approx), 0.0), axis=1)
+                err64 = (
+                    2 * (dim + 8) * _F64_UNIT * ((qn + wd * bn) * docs.dmax / cn + amax)
+                    + dim * 2 * _F64_UNIT * np.linalg.norm(used, axis=1) * docs.dmax
+                )
+                eps = 2 * (
+                    delta * docs.dmax + _F32_UNIT * (amax + delta * docs.dmax) + err64 + 1e-12
+                )
+                a_t = approx[np.arange(b), tg]
+                ahead = np.count_nonzero(candidate & (approx > (a_t + 2 * eps)[:, None]), axis=1)
+                near = candidate & (np.abs(approx - a_t[:, None]) <= (2 * eps)[:, None])
+            exact_row = (
+                ~finite
+                | ~np.isfinite(eps)
+                | ~np.isfinite(cn)
+                | (cn == 0)
+                | ~np.any(used != 0, axis=1)
+                | (amax + eps > _F32_SAFE)
+            )
+            for i in range(b):
+                t = int(tg[i])
+                if exact_row[i] or not near[i, t]:
+                    ranks[r, start + i] = _full_rank(docs, used[i], int(ex[i]), t)
+                    continue
+                rows = columns[near[i]]
+                scores = docs.exact(used[i], rows)
+                if not np.all(np.isfinite(scores)):
+                    raise ValueError(
+                        "non-finite retrieval scores: the encoder returned NaN or inf vectors"
+                    )
+                s_t = scores[np.searchsorted(rows, t)]
+                tied_before = np.count_nonzero((scores == s_t) & (rows < t))
+                ranks[r, start + i] = (
+                    1 + int(ahead[i]) + np.count_nonzero(scores > s_t) + tied_before
+                )
+    return ranks
