@@ -39,13 +39,10 @@ from regime_core.config import (
 ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
-"""the paired tests a comparison of two arms can use
-
-- mcnemar: McNemar's χ² with continuity correction and the score interval it inverts, for
-  binary outcomes such as hit@5 (the exact conditional p is kept beside it)
-- sign: exact sign test, for any ordinal outcome
-- permutation: sign-flip permutation test, for real values such as AUC or margins
-"""
+"""the paired tests a comparison of two arms can use: mcnemar (McNemar's χ² with continuity
+correction and the score interval it inverts, for binary outcomes such as hit@5; the exact
+conditional p kept beside it), sign (exact, any ordinal outcome), permutation (sign flips, real
+values such as AUC or margins)"""
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
 #: How a comparison's interval is made, by ``ci_method``.
 CI_METHODS: dict[str, str] = {
@@ -167,10 +164,9 @@ def tango_statistic(
     ``C = -c·delta0·(1 - delta0)``. ``T`` falls as ``delta0`` rises; at ``delta0 = 0`` it is
     McNemar's ``(b - c) / sqrt(b + c)``. ``continuity=True`` (the default) shrinks the numerator
     by 1 towards zero (Edwards' correction), so that at ``delta0 = 0`` ``T²`` is McNemar's
-    ``(|b - c| - 1)² / (b + c)``, the χ² statistic statsmodels' ``mcnemar(exact=False)``
-    reports. A zero denominator (``delta0 = ±1``, or no
-    discordant pair at ``delta0 = 0``) gives 0 where the numerator is 0 and ``±inf`` elsewhere.
-    Broadcasts over arrays: a pure kernel, arrays in, an array out.
+    ``(|b - c| - 1)² / (b + c)`` (statsmodels' ``mcnemar(exact=False)``). A zero denominator
+    (``delta0 = ±1``, or no discordant pair at ``delta0 = 0``) gives 0 where the numerator is 0
+    and ``±inf`` elsewhere. Broadcasts: arrays in, an array out.
 
     >>> float(tango_statistic(0.0, 30, 10, 200, continuity=False)) == (30 - 10) / 40 ** 0.5
     True
@@ -218,18 +214,16 @@ def score_interval(
     continuity: bool = CONTINUITY_CORRECTION,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The score interval of ``p_a - p_b`` for paired binary outcomes (Tango 1998), with
-    Edwards' continuity correction by default; vectorised.
+    Edwards' continuity correction by default; vectorised: ``(lo, hi)`` arrays of the inputs'
+    broadcast shape.
 
-    The interval is ``{delta0 : |T(delta0)| <= z}`` with :func:`tango_statistic` ``T`` and
-    ``z`` the standard normal's ``(1 + confidence) / 2`` quantile. ``T`` falls with ``delta0``,
-    so each end is found by bisection on ``[-1, estimate]`` and ``[estimate, 1]``
-    (:data:`_BISECTION_STEPS` halvings: the ends are exact to float precision and the same on
-    every machine). The ends may lie beyond ``±m/n`` (``m`` discordant pairs), and with no
-    discordant pair the interval is not a point. It excludes ``delta0`` exactly when
-    :func:`score_test` rejects ``delta0`` at ``1 - confidence``; at ``delta0 = 0`` that test is
-    McNemar's χ² test (with continuity correction by default). Why the correction is the
-    default: ``benchmarks/bench_interval_coverage.py`` (the book's statistics section).
-    Returns ``(lo, hi)`` as arrays of the inputs' broadcast shape.
+    The interval is ``{delta0 : |T(delta0)| <= z}`` (:func:`tango_statistic` ``T``, ``z`` the
+    standard normal's ``(1 + confidence) / 2`` quantile); ``T`` falls with ``delta0``, so each end
+    is bisected on ``[-1, estimate]`` and ``[estimate, 1]`` (:data:`_BISECTION_STEPS` halvings:
+    exact to float precision on every machine). The ends may pass ``±m/n`` (``m`` discordant
+    pairs); with none the interval is not a point. It excludes ``delta0`` exactly when
+    :func:`score_test` rejects it at ``1 - confidence`` (McNemar's χ² test at 0). Why the
+    correction is the default: ``benchmarks/bench_interval_coverage.py``.
 
     >>> lo, hi = score_interval(0, 0, 192, continuity=False)
     >>> round(float(lo), 4), round(float(hi), 4)
@@ -275,9 +269,8 @@ def _bisect(
 
 @lru_cache(maxsize=1 << 16)
 def _score_interval_ends(b: int, c: int, n: int, confidence: float) -> tuple[float, float]:
-    """One comparison's :func:`score_interval` ends as floats, kept per counts: a run compares
-    thousands of arm pairs whose counts repeat, and each interval costs 128 evaluations of ``T``
-    (the ends are a pure function of the counts, so a kept one is the one computed)."""
+    """:func:`score_interval`'s ends, kept per counts (they are a pure function of them): a run
+    compares thousands of arm pairs whose counts repeat, each interval 128 evaluations of T."""
     lo, hi = score_interval(b, c, n, confidence=confidence)
     return float(lo), float(hi)
 
@@ -321,13 +314,11 @@ def paired_bootstrap_ci(
     confidence: float = CONFIDENCE,
     seed: int = SEED,
 ) -> tuple[float, float, float]:
-    """Mean paired difference ``mean(a - b)`` and its percentile bootstrap CI.
-
+    """Mean paired difference ``mean(a - b)`` and its percentile bootstrap CI:
     ``scipy.stats.bootstrap`` resamples the queries with replacement (pairs stay together) and
     takes the ``((1 - confidence) / 2, (1 + confidence) / 2)`` percentiles of the mean
-    differences of ``resamples`` resamples, drawn by ``numpy.random.default_rng(seed)``.
-
-    Returns ``(mean_diff, lo, hi)``.
+    differences of ``resamples`` resamples, drawn by ``numpy.random.default_rng(seed)``;
+    returns ``(mean_diff, lo, hi)``.
 
     >>> d, lo, hi = paired_bootstrap_ci([1, 1, 0, 1], [0, 1, 0, 0], resamples=1000)
     >>> d, lo <= d <= hi
@@ -359,10 +350,8 @@ def paired_bootstrap_ci(
 
 
 def sign_test(a: ArrayLike, b: ArrayLike) -> TestResult:
-    """Exact two-sided sign test on the discordant pairs (ties ``a == b`` are dropped).
-
-    With ``n+ = #{a > b}`` and ``n- = #{a < b}``, ``p = binomtest(n+, n+ + n-, 0.5)``; the
-    statistic is ``n+``. No discordant pair gives ``p = 1``.
+    """Exact two-sided sign test of the discordant pairs (ties dropped), statistic ``n+``: the p
+    of ``binomtest(n+, n+ + n-, 0.5)``, ``n+ = #{a > b}``, ``n- = #{a < b}``; none gives p = 1.
 
     >>> sign_test([3, 2, 5, 1], [1, 2, 4, 0]).p_value
     0.25
@@ -389,9 +378,8 @@ def paired_permutation_test(
     zero changes nothing) with ``permutation_type="samples"``, which flips their signs, and the
     statistic ``sum(d)``: every one of the ``2^m`` sign patterns when ``m <= 20``
     (:data:`EXACT_PERMUTATION_MAX_N`, exact), else ``resamples`` random ones drawn by
-    ``default_rng(seed)``. The p-value is scipy's
-    two-sided one (twice the smaller tail, at most 1). The statistic reported is ``mean(a - b)``
-    over all pairs.
+    ``default_rng(seed)``. The p-value is scipy's two-sided one (twice the smaller tail, at most
+    1); the statistic reported is ``mean(a - b)`` over all pairs.
 
     >>> round(paired_permutation_test([3, 2, 5, 1], [1, 2, 4, 0]).p_value, 4)
     0.25
@@ -419,7 +407,7 @@ def paired_permutation_test(
     return TestResult(name, float(diff_all.mean()), float(min(1.0, result.pvalue)), m)
 
 
-# --- multiple testing (statsmodels) -----------------------------------------------------------
+# --- multiple testing ------------------------------------------------------------------------
 
 
 def _pvalues(pvalues: Any) -> np.ndarray:
@@ -432,10 +420,9 @@ def _pvalues(pvalues: Any) -> np.ndarray:
 def holm(pvalues: ArrayLike) -> np.ndarray:
     """Holm step-down adjusted p-values, in the input order.
 
-    Sorting ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``; reject
-    where the adjusted value is below alpha. The same floating-point steps as statsmodels'
-    ``multipletests(method="holm")`` (tests compare the two exactly), without its
-    ``gc.collect()`` on every call, which cost a run of thousands of families seconds.
+    Sorted ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``: statsmodels'
+    ``multipletests(method="holm")`` step for step (tested bit for bit) without its
+    ``gc.collect()`` per call, seconds in a run of thousands of families.
 
     >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
     [0.03, 0.06, 0.06]
@@ -560,13 +547,11 @@ def compare_paired(
 ) -> PairedComparison:
     """Compare two arms' per-query outcomes: mean difference, interval and a paired test.
 
-    ``test`` is ``"mcnemar"`` (binary outcomes such as hit@5: McNemar's χ² test and the score
-    interval it inverts, :func:`score_test` and :func:`score_interval`, with the continuity
-    correction :data:`~regime_core.config.CONTINUITY_CORRECTION`; nothing is resampled),
-    ``"sign"`` (exact; any
-    ordinal outcome) or ``"permutation"`` (sign flips; real-valued outcomes such as AUC or
-    margins); these two report a percentile bootstrap interval (``resamples``, ``seed``), and the
-    permutation test uses ``permutation_resamples`` and the same seed.
+    ``test``: ``"mcnemar"`` (binary outcomes such as hit@5: :func:`score_test` and the score
+    interval it inverts, :func:`score_interval`, continuity-corrected; nothing resampled),
+    ``"sign"`` (exact; ordinal outcomes) or ``"permutation"`` (sign flips; real values such as
+    AUC): these two report a percentile bootstrap interval (``resamples``, ``seed``; the
+    permutation test uses ``permutation_resamples``, same seed).
     """
     if test not in TESTS:
         raise ValueError(f"test: unknown test {test!r}; choose one of {', '.join(TESTS)}")
