@@ -146,6 +146,19 @@ def _check_rows(name: str, rows: np.ndarray, n: int, n_passages: int, ndim: int)
     return rows.astype(np.int64, copy=False)
 
 
+def checked_targets(
+    excluded: np.ndarray, targets: np.ndarray, n: int, n_passages: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(excluded, targets)`` as int64 passage rows after checking them: one per query, in
+    range (``-1``: no excluded row), and each target one of its query's candidates."""
+    excluded = _check_rows("excluded", excluded, n, n_passages, 1)
+    targets = _check_rows("targets", targets, n, n_passages, 1)
+    if np.any(targets < 0) or np.any(targets == excluded):
+        bad = int(np.flatnonzero((targets < 0) | (targets == excluded))[0])
+        raise ValueError(f"targets[{bad}]: the target must be one of the query's candidates")
+    return excluded, targets
+
+
 def scan_corpus(
     queries: np.ndarray,
     documents: Vectors,
@@ -180,11 +193,7 @@ def scan_corpus(
     n, n_passages = len(queries), documents.shape[0]
     if k is not None and (isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0):
         raise ValueError(f"k must be an integer >= 0 or None, got {k!r}")
-    excluded = _check_rows("excluded", excluded, n, n_passages, 1)
-    targets = _check_rows("targets", targets, n, n_passages, 1)
-    if np.any(targets < 0) or np.any(targets == excluded):
-        bad = int(np.flatnonzero((targets < 0) | (targets == excluded))[0])
-        raise ValueError(f"targets[{bad}]: the target must be one of the query's candidates")
+    excluded, targets = checked_targets(excluded, targets, n, n_passages)
     gold_rows = (
         np.full((n, 0), -1, np.int64)
         if golds is None

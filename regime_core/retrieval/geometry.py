@@ -29,7 +29,7 @@ from regime_core.retrieval import (
     rank_candidates,
     score_candidates,
 )
-from regime_core.retrieval.corpus_scan import _check_rows, scan_corpus
+from regime_core.retrieval.corpus_scan import checked_targets, scan_corpus
 from regime_core.retrieval.grid_ranks import grid_target_ranks
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import (
@@ -126,20 +126,14 @@ class UnionGeometry:
 
     def _target_rows(self) -> np.ndarray:
         """Corpus mode: each target's passage row, checked as :func:`scan_corpus` checks it."""
-        ex = self._excluded()
-        n_passages = self.document_vectors.shape[0]
-        excluded = _check_rows("excluded", ex, self.n, n_passages, 1)
+        ex = np.asarray(self._excluded())
         # candidate position -> passage row: positions at or after the excluded row shift
         rows = np.where(
-            (excluded >= 0) & (self.target_positions >= excluded),
+            (ex >= 0) & (self.target_positions >= ex),
             self.target_positions + 1,
             self.target_positions,
         )
-        targets = _check_rows("targets", rows, self.n, n_passages, 1)
-        if np.any(targets < 0) or np.any(targets == excluded):
-            bad = int(np.flatnonzero((targets < 0) | (targets == excluded))[0])
-            raise ValueError(f"targets[{bad}]: the target must be one of the query's candidates")
-        return targets
+        return checked_targets(ex, rows, self.n, self.document_vectors.shape[0])[1]
 
 
 def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: Mode) -> Vectors:
