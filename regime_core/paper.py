@@ -18,6 +18,7 @@ each claim on our records.
 from __future__ import annotations
 
 import functools
+import hashlib
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -120,6 +121,80 @@ def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
         raise ValueError(f"{where}: 'ours' lacks the record keys {missing}")
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
+    """The paper's values its rule judges or shows, checked once here so that the judge trusts
+    them: numbers (not yes or no), an estimate other than zero, a range of one sign, a share of
+    whole cells, a positive bound. Checked, never coerced."""
+    numbers = {f: paper[f] for f in ("value", "low", "high", "bound", "threshold") if f in paper}
+    if rule == "level":
+        numbers.update({f"levels.{k}": v for k, v in paper["levels"].items()})
+    if rule == "share":
+        numbers.update(passing=paper["passing"], total=paper["total"])
+    for name, value in numbers.items():
+        if not _is_number(value):
+            raise ValueError(f"{where}: 'paper.{name}' is {value!r}, not a number")
+    if rule == "estimate" and paper["value"] == 0:
+        raise ValueError(
+            f"{where}: 'paper.value' is 0, which is no effect; judge it with the rule 'no_loss'"
+        )
+    if rule == "range":
+        low, high = paper["low"], paper["high"]
+        if not low <= high or low * high < 0 or low == high == 0:
+            raise ValueError(
+                f"{where}: 'paper.low' {low} and 'paper.high' {high} are no range of one sign "
+                "(low <= high, both above or both below zero)"
+            )
+    if rule == "share":
+        passing, total = paper["passing"], paper["total"]
+        if not isinstance(passing, int) or not isinstance(total, int) or not 0 <= passing <= total:
+            raise ValueError(
+                f"{where}: 'paper.passing' {passing} of 'paper.total' {total} is no share of "
+                "whole cells (0 <= passing <= total)"
+            )
+        if total <= 0:
+            raise ValueError(f"{where}: 'paper.total' is {total}; a share needs a cell")
+    if rule == "bound" and not paper["bound"] > 0:
+        raise ValueError(f"{where}: 'paper.bound' is {paper['bound']}, not above zero")
+
+
+def _check_paper_keys(
+    where: str, paper: Mapping[str, Any], why: Sequence[Mapping[str, Any]]
+) -> None:
+    """Every ``{paper.KEY}`` of a ``why`` entry, and every ``paper.KEY`` its ``when`` compares,
+    names a value the claim states (a number, for a comparison): the claims file, not a record,
+    would be wrong, so it fails here rather than when a page is built."""
+    for i, entry in enumerate(why):
+        fills = [str(v) for v in (entry.get("each") or {"": "{value}"}).values()]
+        for fill in fills:
+            texts = [
+                str(entry.get(f, "")).replace("{value}", fill) for f in ("text", "lead", "none")
+            ]
+            keys = [
+                (m.group("key"), False)
+                for t in texts
+                for m in WHY_FIELD.finditer(t)
+                if m.group("source") == "paper"
+            ]
+            keys += [
+                (str(k).replace("{value}", fill).removeprefix("paper."), True)
+                for k in (entry.get("when") or [])[::2]
+                if str(k).startswith("paper.")
+            ]
+            for key, compared in keys:
+                node: Any = paper
+                for part in key.split("."):
+                    node = node.get(part) if isinstance(node, Mapping) else None
+                if node is None or isinstance(node, Mapping) or (compared and not _is_number(node)):
+                    raise ValueError(
+                        f"{where}: why[{i}] names the paper's {key!r}, which the claim does not "
+                        "state" + (" as a number" if compared and node is not None else "")
+                    )
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim of ``paper_claims.yml``: the paper's side (values) and ours (record keys)."""
@@ -183,13 +258,37 @@ class Claim:
         return "n.s." if self.paper.get("significant") is False else ""
 
 
+#: The claims of every claims file read, by its path and the sha256 of its bytes (a book
+#: build reads the same file for every directive and role).
+_LOADED: dict[tuple[Path, str], tuple[Claim, ...]] = {}
+
+
 def load_claims(path: Path | str | None = None) -> list[Claim]:
-    """Parse and validate ``paper_claims.yml``; ``ValueError`` names the file, claim and field."""
+    """Parse and validate ``paper_claims.yml`` (once per content); ``ValueError`` names the
+    file, claim and field."""
+    from regime_core.integrity import read_bytes
+
     file = Path(path) if path is not None else PAPER_CLAIMS_FILE
-    raw = read_yaml(file)
+    try:
+        data = read_bytes(file)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{file} does not exist") from None
+    key = (file, hashlib.sha256(data).hexdigest())
+    if key not in _LOADED:
+        _LOADED[key] = tuple(_parse_claims(file, data))
+    return list(_LOADED[key])
+
+
+def _parse_claims(file: Path, data: bytes) -> list[Claim]:
+    from regime_core.strict_json import parse_yaml
+
+    try:
+        raw = parse_yaml(data.decode("utf-8"), str(file))
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{file}: not UTF-8 text (byte {err.start})") from err
     # a copy cut short can still parse (a key path cut to a shorter one): the file's last line
     # break is the one sign of its end that YAML keeps
-    if not file.read_bytes().endswith(b"\n"):
+    if not data.endswith(b"\n"):
         raise ValueError(
             f"{file}: the file does not end with a line break, so it looks cut short (a "
             "truncated copy?); restore it, or end its last line"
@@ -232,6 +331,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
             not isinstance(paper["levels"], dict) or set(paper["levels"]) != set(ours["parts"])
         ):
             raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
+        _check_paper(where, rule, paper)
         label = _check_label(where, body.get("label"))
         origin = body.get("origin", "paper")
         if origin not in ORIGINS:
@@ -241,6 +341,7 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
             )
         diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
         why = check_why(where, body.get("why", []))
+        _check_paper_keys(where, paper, why)
         claims.append(
             Claim(
                 id=claim_id,

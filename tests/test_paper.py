@@ -107,6 +107,76 @@ def test_bad_claims_files_name_the_problem(tmp_path: Path, body: str, message: s
         load_claims(_claims_file(tmp_path, body))
 
 
+def _one_claim(rule: str, paper: str, ours: str = "", extra: str = "") -> str:
+    return (
+        f"claims:\n  - {{id: a, label: a, claim: x, source: s, rule: {rule}, paper: {paper}, "
+        f"ours: {{run: r{ours}}}{extra}}}\n"
+    )
+
+
+COMPARISON_OURS = ", estimate: e, ci_lo: l, ci_hi: h"
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (_one_claim("estimate", "{value: yes}", COMPARISON_OURS), r"'paper\.value' is True, not"),
+        (_one_claim("estimate", "{value: '0.05'}", COMPARISON_OURS), "'0.05', not a number"),
+        (_one_claim("estimate", "{value: 0}", COMPARISON_OURS), "'paper.value' is 0"),
+        (_one_claim("range", "{low: 0.1, high: 0.05}", COMPARISON_OURS), "no range of one sign"),
+        (_one_claim("range", "{low: -0.1, high: 0.05}", COMPARISON_OURS), "no range of one sign"),
+        (_one_claim("range", "{low: 0, high: 0}", COMPARISON_OURS), "no range of one sign"),
+        (_one_claim("share", "{passing: 9, total: 8}", ", passing: p, total: t"), "no share"),
+        (_one_claim("share", "{passing: 6.0, total: 8}", ", passing: p, total: t"), "no share"),
+        (_one_claim("share", "{passing: 0, total: 0}", ", passing: p, total: t"), "needs a cell"),
+        (_one_claim("bound", "{bound: 0}", ", estimate: e"), "not above zero"),
+        (
+            _one_claim("level", "{levels: {a: high}}", ", parts: {a: {estimate: e, n: n}}"),
+            r"'paper\.levels\.a' is 'high'",
+        ),
+        (
+            _one_claim(
+                "holds", "{statement: y}", ", holds: k", ", why: [{text: '{paper.value|pp}'}]"
+            ),
+            r"why\[0\] names the paper's 'value', which the claim does not state",
+        ),
+        (
+            _one_claim(
+                "level",
+                "{levels: {a: 0.5}, note: n}",
+                ", parts: {a: {estimate: e, n: n}}",
+                ", why: [{when: [x, '<', paper.note], text: t}]",
+            ),
+            "names the paper's 'note', which the claim does not state as a number",
+        ),
+        (
+            _one_claim(
+                "level",
+                "{levels: {a: 0.5}}",
+                ", parts: {a: {estimate: e, n: n}}",
+                ", why: [{each: {A: a, B: b}, text: '{paper.levels.{value}|frac}'}]",
+            ),
+            "names the paper's 'levels.b'",
+        ),
+    ],
+)
+def test_the_papers_values_are_checked_when_the_file_is_read(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message) as raised:
+        load_claims(_claims_file(tmp_path, body))
+    assert "claims.yml: claim 'a'" in str(raised.value)
+
+
+def test_a_claims_file_is_parsed_once_per_content(tmp_path: Path) -> None:
+    body = _one_claim("holds", "{statement: y}", ", holds: k")
+    file = _claims_file(tmp_path, body)
+    first, second = load_claims(file), load_claims(file)
+    assert first == second and first is not second and first[0] is second[0]
+    file.write_text(body.replace("statement: y", "statement: z"), encoding="utf-8")
+    assert load_claims(file)[0].paper == {"statement": "z"}  # a changed file is read again
+
+
 LABELLED = (
     "claims:\n  - {{id: a, claim: x, source: s, rule: holds, paper: {{statement: y}}, "
     "ours: {{run: r, holds: k}}{label}}}\n"

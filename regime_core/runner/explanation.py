@@ -83,7 +83,7 @@ def fill_why(
         key, source = match.group("key"), match.group("source")
         digits = None if match.group("digits") is None else int(match.group("digits"))
         if source == "paper":
-            value = _paper_number(paper or {}, key, where)
+            value = _paper_number(paper or {}, key)
         else:
             record = _record(records, match.group("run") or run, where)
             if source == "config":
@@ -94,13 +94,11 @@ def fill_why(
     return WHY_FIELD.sub(replace, template.replace("{label}", label))
 
 
-def _paper_number(paper: Mapping[str, Any], key: str, where: str) -> Any:
-    """The paper's value at dotted ``key`` of a claim's ``paper`` side (``ValueError`` naming
-    the claim when it has none: the claims file, not a record, is wrong)."""
+def _paper_number(paper: Mapping[str, Any], key: str) -> Any:
+    """The paper's value at dotted ``key`` of a claim's ``paper`` side (which states it:
+    :func:`regime_core.paper.load_claims` checks every key a ``why`` names)."""
     node: Any = paper
     for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            raise ValueError(f"{where}: its why names the paper's {key!r}, which it does not state")
         node = node[part]
     return node
 
@@ -118,7 +116,7 @@ def _holds(
         if found is None:
             raise ValueError(f"{where}: 'when' key {key!r} is not a dotted record key")
         if found.group("run") is None and key.startswith("paper."):
-            value = _paper_number(paper, key.removeprefix("paper."), where)
+            value = _paper_number(paper, key.removeprefix("paper."))
         else:
             record = _record(records, found.group("run") or run, where)
             value = get_number(record, found.group("key"))
