@@ -43,7 +43,7 @@ from regime_core.config import ConfigMixin
 from regime_core.experiments.context import Context
 from regime_core.paper import Claim, load_claims
 from regime_core.runner.declarations import RunSpec, load_declarations, notebook_parameters
-from regime_core.runner.records import hash_file, load_record, write_record
+from regime_core.runner.records import Record, hash_file, load_record, write_record
 
 
 @dataclass(frozen=True)
@@ -313,7 +313,7 @@ class NotebookRun:
         *,
         inputs: Mapping[str, str] | None = None,
         figures: Sequence[Figure] = (),
-    ) -> dict[str, Any]:
+    ) -> Record:
         """Write the run's record (its config, ``numbers``, the manifest's hash with
         ``inputs``, the figures saved so far and ``figures``) and return it as read back, so
         that everything shown after it comes from the record."""
@@ -342,9 +342,7 @@ class NotebookRun:
             f"- {c.claim} (`{c.id}`)" for c in found
         )
 
-    def borrow(
-        self, run_id: str, path: Path | str | None = None, *, what: str
-    ) -> dict[str, Any] | None:
+    def borrow(self, run_id: str, path: Path | str | None = None, *, what: str) -> Record | None:
         """Read the record of run ``run_id`` whose numbers this notebook repeats (``what``: which,
         in a reader's words), from ``path`` (None: ``<work>/results/<run_id>/record.json``), and
         remember it: :meth:`settings` names that run and its record's encoder under the table,

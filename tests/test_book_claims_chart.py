@@ -21,6 +21,7 @@ from regime_core.book.sphinx.claims_chart import (
     tick_text,
 )
 from regime_core.paper import Claim
+from regime_core.runner.records import Record
 
 
 def _row(estimate: float, lo: float, hi: float, **paper: Any) -> ChartRow:
@@ -138,7 +139,7 @@ def test_chart_rows_from_judged_claims() -> None:
         "z": {"diff": 0.0, "ci_lo": -0.004, "ci_hi": 0.005},
         "s": {"p": 7, "t": 8},
     }
-    verdicts = judge_claims({"r": {"name": "r", "config": {}, "numbers": numbers}}, claims)
+    verdicts = judge_claims({"r": Record({"name": "r", "config": {}, "numbers": numbers})}, claims)
     pp_rows, text_rows = chart_rows(verdicts)
     assert [r.label for r in pp_rows] == [
         "L gain", "L knock", "L implied", "L noloss", "L same · a", "L same · b",

@@ -19,10 +19,11 @@ from regime_core.book.findings import claims as C
 from regime_core.book.findings import landing as L
 from regime_core.book.findings import words as W
 from regime_core.book.sphinx.findings import finding_nodes, finding_text
+from regime_core.runner.records import Record
 
 
 def _records(**runs: dict[str, Any]) -> W.Records:
-    return W.Records({run: {"numbers": numbers} for run, numbers in runs.items()})
+    return W.Records({run: Record({"numbers": numbers}) for run, numbers in runs.items()})
 
 
 def _cmp(diff: float, lo: float, hi: float, **more: Any) -> dict[str, Any]:
@@ -139,7 +140,7 @@ def _sweep_records(sweep: dict[str, Any], encoder: str = "minilm") -> W.Records:
     """An ablations record whose main encoder's α sweep of MuSiQue is ``sweep``."""
     numbers = {"alpha_sweep": {encoder: {"musique": sweep}, "tfidf": {"musique": {}}}}
     return W.Records(
-        {"ablations": {"config": {"encoders": [encoder, "tfidf"]}, "numbers": numbers}}
+        {"ablations": Record({"config": {"encoders": [encoder, "tfidf"]}, "numbers": numbers})}
     )
 
 
@@ -162,7 +163,11 @@ def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> No
     with pytest.raises(KeyError, match=r"alpha_sweep\.bm25\.musique"):
         C._musique_alpha(
             W.Records(
-                {"ablations": {"config": {"encoders": ["bm25"]}, "numbers": {"alpha_sweep": {}}}}
+                {
+                    "ablations": Record(
+                        {"config": {"encoders": ["bm25"]}, "numbers": {"alpha_sweep": {}}}
+                    )
+                }
             )
         )
 

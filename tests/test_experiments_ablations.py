@@ -19,6 +19,7 @@ from regime_core.paper import paper_claim
 from regime_core.router.evaluation import Bootstrap
 from regime_core.runner.claim_record import claim_values, judge_values
 from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from regime_core.runner.records import Record
 
 GRID = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
 BOOT = Bootstrap(resamples=400)
@@ -280,7 +281,7 @@ def test_pools_pair_per_question(result: ablations.AblationResult) -> None:
 
 
 def test_the_claims_read_the_record(result: ablations.AblationResult) -> None:
-    record = {"name": "ablations", "numbers": result.to_numbers()}
+    record = Record({"name": "ablations", "numbers": result.to_numbers()})
     for claim_id in ("alpha_rule", "pool_invariance"):
         claim = paper_claim(claim_id)
         values = claim_values(claim, record)

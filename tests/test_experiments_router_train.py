@@ -18,6 +18,7 @@ from regime_core.experiments import zero_shot_transfer as transfer
 from regime_core.experiments.common import RunConfig
 from regime_core.router import FEATURE_NAMES, RegimeRouter, load_router
 from regime_core.router.evaluation import COMPARISONS
+from regime_core.runner.records import Record
 from regime_core.schema import Example
 
 RESAMPLES = 300
@@ -378,11 +379,11 @@ def test_the_transfer_record_repeats_the_training_runs_selection() -> None:
         "2wikimultihopqa": {"routed": {}},
         "musique": {"routed": {"rule": {}}},
     }
-    record = {"name": "router_train", "numbers": {"selection": selection}}
+    record = Record({"name": "router_train", "numbers": {"selection": selection}})
     copied = transfer.selection_numbers(record, ["musique"])
     assert copied == {"k": 5, "selector": "rule", "coefficients": {"learned": {"x": 1.0}},
                       "musique": {"routed": {"rule": {}}}}  # fmt: skip
-    assert transfer.selection_numbers({"numbers": {}}, ["musique"]) == {}
+    assert transfer.selection_numbers(Record({"numbers": {}}), ["musique"]) == {}
     # a dataset the training run did not measure (one's own) is listed, with why, not dropped
     partly = transfer.selection_numbers(record, ["musique", "mine"])
     assert partly["musique"] == {"routed": {"rule": {}}} and "mine" not in partly

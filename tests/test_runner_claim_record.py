@@ -24,9 +24,10 @@ from regime_core.runner.judge import (
     SMALLER,
     Judgement,
 )
+from regime_core.runner.records import Record
 
 
-def _judged(claim: Claim, record: dict[str, Any]) -> tuple[Judgement, str, str]:
+def _judged(claim: Claim, record: Record) -> tuple[Judgement, str, str]:
     """The verdict, the paper's side and ours in words, as the book's table shows them."""
     values = claim_values(claim, record)
     return judge_values(claim, values), paper_text(claim), values_text(claim, values)
@@ -90,8 +91,8 @@ def test_an_untestable_claim_says_why_with_our_numbers() -> None:
     assert _judged(without, record)[0].reason == "setup"  # context is optional
 
 
-def _record(numbers: dict[str, Any], config: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"name": "fake", "numbers": numbers, "config": config or {}}
+def _record(numbers: dict[str, Any], config: dict[str, Any] | None = None) -> Record:
+    return Record({"name": "fake", "numbers": numbers, "config": config or {}})
 
 
 def test_our_side_is_read_from_the_record() -> None:

@@ -10,6 +10,7 @@ from regime_core.paper import Claim, _check_diagnosis
 from regime_core.runner.claim_record import judge_values
 from regime_core.runner.diagnosis import diagnose, diagnosis_sentence, node_keys
 from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from regime_core.runner.records import Record
 
 
 def _comparison(diff: float, lo: float, hi: float, n: int = 200, a: int = 30, b: int = 10):
@@ -17,18 +18,25 @@ def _comparison(diff: float, lo: float, hi: float, n: int = 200, a: int = 30, b:
             "n_a_better": a, "n_b_better": b}  # fmt: skip
 
 
-def _records() -> dict[str, Any]:
+def _records() -> dict[str, Record]:
     sweep = {
         "0p25": {"routed_vs_q": _comparison(0.0, -0.04, 0.04, a=8, b=8)},
         "0p50": {"routed_vs_q": _comparison(0.047, 0.001, 0.10)},
         "1p00": {"routed_vs_q": _comparison(0.078, 0.02, 0.14)},
     }
     return {
-        "transfer": {"name": "transfer", "numbers": {"musique": _comparison(0.0, -0.04, 0.04)}},
-        "ablations": {
-            "name": "ablations",
-            "numbers": {"alpha": sweep, "tfidf": {"routed_vs_q": _comparison(0.03, 0.0, 0.06)}},
-        },
+        "transfer": Record(
+            {"name": "transfer", "numbers": {"musique": _comparison(0.0, -0.04, 0.04)}}
+        ),
+        "ablations": Record(
+            {
+                "name": "ablations",
+                "numbers": {
+                    "alpha": sweep,
+                    "tfidf": {"routed_vs_q": _comparison(0.03, 0.0, 0.06)},
+                },
+            }
+        ),
     }
 
 
@@ -92,7 +100,7 @@ def test_missing_records_and_bad_specs_are_named() -> None:
     with pytest.raises(KeyError, match="run 'ablations'"):
         diagnose(claim, bad, {"transfer": _records()["transfer"]})
     with pytest.raises(KeyError, match="lacks"):
-        node_keys({"name": "r", "numbers": {"x": {"diff": 0.1}}}, "x")
+        node_keys(Record({"name": "r", "numbers": {"x": {"diff": 0.1}}}), "x")
     # a setting this profile did not run is listed, not judged
     absent = dict(ENCODER, node="corpus.routed_vs_q", label="corpus pools")
     found = diagnose(_claim([absent, ENCODER]), bad, _records())

@@ -12,9 +12,10 @@ from regime_core.runner.claim_record import claim_values, judge_values
 from regime_core.runner.diagnosis import diagnose, diagnosis_sentence
 from regime_core.runner.explanation import explain
 from regime_core.runner.judge import NOT_TESTABLE, REPRODUCED
+from regime_core.runner.records import Record
 
 
-def _records() -> dict[str, Any]:
+def _records() -> dict[str, Record]:
     """A router record with a selection node and an ablations record with an α rule node."""
     arm = {"hit@5_q": 0.60, "hit@5_union": 0.55, "hit@5_routed": 0.62, "share_union": 0.4}
     selection = {
@@ -25,16 +26,26 @@ def _records() -> dict[str, Any]:
         "musique": {"rule": dict(arm), "gold": {**arm, "hit@5_union": 0.58}},
     }
     return {
-        "router": {
-            "name": "router",
-            "config": {"encoder": "minilm", "datasets": ["wiki", "musique"], "sample_size": None},
-            "numbers": {"selection": selection, "n": 40},
-        },
-        "ablations": {
-            "name": "ablations",
-            "config": {"alpha": 0.25},
-            "numbers": {"alpha_rule": {"minilm": {"best_alpha": 0.75}, "tfidf": {"best": 0.25}}},
-        },
+        "router": Record(
+            {
+                "name": "router",
+                "config": {
+                    "encoder": "minilm",
+                    "datasets": ["wiki", "musique"],
+                    "sample_size": None,
+                },
+                "numbers": {"selection": selection, "n": 40},
+            }
+        ),
+        "ablations": Record(
+            {
+                "name": "ablations",
+                "config": {"alpha": 0.25},
+                "numbers": {
+                    "alpha_rule": {"minilm": {"best_alpha": 0.75}, "tfidf": {"best": 0.25}}
+                },
+            }
+        ),
     }
 
 

@@ -13,6 +13,7 @@ import pytest
 from regime_core.config import ConfigMixin
 from regime_core.runner.records import (
     RECORD_FILENAME,
+    Record,
     format_number,
     get_number,
     hash_file,
@@ -112,6 +113,25 @@ def test_get_number_and_near_keys() -> None:
         get_number(record, "t2.cells.B-dominant.delta_hit@10")
     with pytest.raises(KeyError, match="is a group"):
         get_number(record, "t2.cells")
+
+
+def test_a_record_read_is_a_read_only_mapping_with_its_numbers_by_key(tmp_path: Path) -> None:
+    file = write_record(tmp_path, name="t2", config={"encoders": ["minilm"]}, numbers=NUMBERS)
+    record = load_record(file)
+    assert isinstance(record, Record) and record.file == file and record.name == "t2"
+    assert record["numbers"] == NUMBERS and dict(record) == json.loads(file.read_text())
+    assert record.number("t2.cells.B-dominant.delta_hit@5") == 0.1234
+    assert record.has("t2.cells.B-dominant.delta_hit@5") and not record.has("t2.cells")
+    assert record.node("t2.cells") == NUMBERS["t2"]["cells"]
+    with pytest.raises(KeyError, match=r"no node 't2\.rows\.x' \(at 'rows'\)"):
+        record.node("t2.rows.x")
+    with pytest.raises(KeyError, match="is a number, not a node"):
+        record.node("t2.cells.B-dominant.delta_hit@5")
+    assert record.config_text("encoders", lambda field, value: value.upper()) == "MINILM"
+    with pytest.raises(KeyError, match="no config field 'alpha'"):
+        record.config_text("alpha")
+    with pytest.raises(TypeError):
+        record["name"] = "other"  # a Record has no item assignment
 
 
 @pytest.mark.parametrize(
@@ -251,7 +271,8 @@ def test_a_missing_number_names_its_nearest_keys_only_when_read(monkeypatch) -> 
     from regime_core.runner.diagnosis import node_keys
     from regime_core.runner.records import MissingNumberError
 
-    record = {"name": "t", "numbers": {"c": {"drop": 0.1, "ci_lo": 0.0, "ci_hi": 0.2, "p": 0.04}}}
+    numbers = {"c": {"drop": 0.1, "ci_lo": 0.0, "ci_hi": 0.2, "p": 0.04}}
+    record = Record({"name": "t", "numbers": numbers})
     searched: list[str] = []
     real = difflib.get_close_matches
 

@@ -49,7 +49,7 @@ from regime_core.router.training import (
     check_bridge_source,
     hop1_numbers,
 )
-from regime_core.runner.records import get_number
+from regime_core.runner.records import Record, get_number
 
 #: The paper's reported ΔR@5 (routed − always-q) and oracle gap, for comparison only; our
 #: numbers always come from the records. (paper_claims.yml: arXiv 2604.09019, abstract.)
@@ -212,7 +212,7 @@ def router_selector(router: RegimeRouter) -> str:
     return selector
 
 
-def selection_numbers(train_record: Mapping[str, Any], datasets: Sequence[str]) -> dict[str, Any]:
+def selection_numbers(train_record: Record, datasets: Sequence[str]) -> dict[str, Any]:
     """The router-training record's ``selection`` node for ``datasets`` (each zero-shot there:
     the router trained on the training set with each selector, applied with it), with the
     protocol's keys; ``{}`` when that record has none.
@@ -221,13 +221,14 @@ def selection_numbers(train_record: Mapping[str, Any], datasets: Sequence[str]) 
     it: a dataset of one's own, say) is not dropped: it is listed under ``not_measured`` with
     the reason, which the table and the page show.
 
-    >>> record = {"numbers": {"selection": {"k": 5, "musique": {"routed": {}}}}}
+    >>> record = Record({"numbers": {"selection": {"k": 5, "musique": {"routed": {}}}}})
     >>> selection_numbers(record, ["musique", "mine"])["not_measured"]["mine"]
     'the router-training run measured selection on musique only; run it with mine among its \
 selector_datasets'
     """
-    selection = train_record.get("numbers", {}).get("selection")
-    if not isinstance(selection, Mapping):
+    try:
+        selection = train_record.node("selection")
+    except KeyError:
         return {}
     measured = [k for k, v in selection.items() if isinstance(v, Mapping) and "routed" in v]
     kept = {k: v for k, v in selection.items() if not isinstance(v, Mapping) or k == "coefficients"}

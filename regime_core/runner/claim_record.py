@@ -31,7 +31,7 @@ from regime_core.runner.judge import (
     power_of,
     pp,
 )
-from regime_core.runner.records import config_text, format_number, get_number
+from regime_core.runner.records import Record, format_number
 
 
 def reference_effect(claim: Claim) -> float:
@@ -49,12 +49,10 @@ def reference_effect(claim: Claim) -> float:
     return 0.0
 
 
-def _number(record: Mapping[str, Any], key: str) -> float:
-    value = get_number(record, key)
+def _number(record: Record, key: str) -> float:
+    value = record.number(key)
     if isinstance(value, str):
-        raise ValueError(
-            f"record {record.get('name')!r}: {key!r} is the text {value!r}, not a number"
-        )
+        raise ValueError(f"record {record.name!r}: {key!r} is the text {value!r}, not a number")
     return float(value)
 
 
@@ -96,7 +94,7 @@ _COMPARISON_KEYS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi")
 _OPTIONAL_KEYS: tuple[str, ...] = ("p", "n", "n_discordant")
 
 
-def _comparison_values(record: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
+def _comparison_values(record: Record, keys: Mapping[str, Any]) -> dict[str, Any]:
     """Estimate, interval and the optional ``p``, ``n`` and ``n_discordant`` (named directly,
     or as the sum of ``n_a_better`` and ``n_b_better``, the counts a comparison records)."""
     values: dict[str, Any] = {k: _number(record, keys[k]) for k in _COMPARISON_KEYS}
@@ -110,19 +108,19 @@ def _comparison_values(record: Mapping[str, Any], keys: Mapping[str, Any]) -> di
     return values
 
 
-def _level_values(record: Mapping[str, Any], keys: Mapping[str, Any]) -> dict[str, Any]:
+def _level_values(record: Record, keys: Mapping[str, Any]) -> dict[str, Any]:
     """A level (a hit rate) with its exact Clopper–Pearson interval at the book's confidence,
     from the rate and its number of questions (the hits are ``round(rate · n)``)."""
     from scipy.stats import binomtest
 
     rate, n = _number(record, keys["estimate"]), int(_number(record, keys["n"]))
     if n <= 0:
-        raise ValueError(f"record {record.get('name')!r}: {keys['n']!r} is {n}, not a count")
+        raise ValueError(f"record {record.name!r}: {keys['n']!r} is {n}, not a count")
     ci = binomtest(round(rate * n), n).proportion_ci(config.CONFIDENCE, method="exact")
     return {"estimate": rate, "ci_lo": float(ci.low), "ci_hi": float(ci.high), "n": n}
 
 
-def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
+def claim_values(claim: Claim, record: Record) -> dict[str, Any]:
     """Our side of ``claim`` as plain values read from ``record`` (the run ``claim.run``):
     ``estimate, ci_lo, ci_hi, p, n, n_discordant`` (comparison kinds; with ``parts``, one such
     mapping per part under ``parts``), ``parts`` of ``estimate, ci_lo, ci_hi, n`` (level),
@@ -146,12 +144,11 @@ def claim_values(claim: Claim, record: Mapping[str, Any]) -> dict[str, Any]:
             "direction": int(_number(record, ours["direction"])) if "direction" in ours else None,
         }
     if claim.rule == "untestable":
-        return {name: get_number(record, key) for name, key in ours.items()}
+        return {name: record.number(key) for name, key in ours.items()}
     return {
-        "holds": bool(get_number(record, ours["holds"])),
+        "holds": bool(record.number(ours["holds"])),
         "parts": {
-            str(label): bool(get_number(record, key))
-            for label, key in (ours.get("parts") or {}).items()
+            str(label): bool(record.number(key)) for label, key in (ours.get("parts") or {}).items()
         },
     }
 
@@ -255,9 +252,7 @@ _PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)(?:\|([a-z0-9]
 
 
 def fill_fields(
-    template: str,
-    record: Mapping[str, Any],
-    display: Callable[[str, Any], str] | None = None,
+    template: str, record: Record, display: Callable[[str, Any], str] | None = None
 ) -> str:
     """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
 
@@ -268,20 +263,20 @@ def fill_fields(
     names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
     ``regime verdicts --json`` prints it.
 
-    >>> fill_fields("{config.encoders}, sample {config.sample_size}",
-    ...             {"config": {"encoders": ["minilm", "tfidf"], "sample_size": None}})
+    >>> record = Record({"config": {"encoders": ["minilm", "tfidf"], "sample_size": None},
+    ...                  "numbers": {"gain": 0.0928}})
+    >>> fill_fields("{config.encoders}, sample {config.sample_size}", record)
     'minilm, tfidf, sample all'
-    >>> fill_fields("{config.encoders}", {"config": {"encoders": ["minilm"]}},
-    ...             display=lambda field, value: value.upper())
-    'MINILM'
-    >>> fill_fields("gold: {numbers.gain|pp}", {"numbers": {"gain": 0.0928}})
+    >>> fill_fields("{config.encoders}", record, display=lambda field, value: value.upper())
+    'MINILM, TFIDF'
+    >>> fill_fields("gold: {numbers.gain|pp}", record)
     'gold: +9.3 pp'
     """
 
     def replace(match: re.Match[str]) -> str:
         source, key, kind = match.group(1), match.group(2), match.group(3)
         if source == "numbers":
-            return format_number(get_number(record, key), kind or "auto")
-        return config_text(record, key, display)
+            return format_number(record.number(key), kind or "auto")
+        return record.config_text(key, display)
 
     return _PLACEHOLDER.sub(replace, template)

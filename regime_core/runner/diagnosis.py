@@ -45,7 +45,7 @@ from regime_core.runner.judge import (
     Judgement,
     power_text,
 )
-from regime_core.runner.records import format_number, get_number
+from regime_core.runner.records import Record, format_number
 
 #: The comparison fields a node's keys fill, and the record keys that may hold each.
 _NODE_FIELDS: dict[str, tuple[str, ...]] = {
@@ -109,22 +109,19 @@ class Diagnosis:
         }
 
 
-def node_keys(record: Mapping[str, Any], node: str) -> dict[str, str]:
+def node_keys(record: Record, node: str) -> dict[str, str]:
     """The claim fields a comparison node of ``record`` fills: field -> dotted record key (the
-    first key of :data:`_NODE_FIELDS` the node has). ``KeyError`` names the node when it has no
-    effect or interval."""
+    first key of :data:`_NODE_FIELDS` the node has). ``KeyError`` names the node when it is
+    absent or has no effect or interval."""
+    found = record.node(node)
     keys: dict[str, str] = {}
     for field, names in _NODE_FIELDS.items():
-        for name in names:
-            try:
-                get_number(record, f"{node}.{name}")
-            except KeyError:
-                continue
+        name = next((n for n in names if n in found and not isinstance(found[n], Mapping)), None)
+        if name is not None:
             keys[field] = f"{node}.{name}"
-            break
     missing = [f for f in ("estimate", "ci_lo", "ci_hi") if f not in keys]
     if missing:
-        raise KeyError(f"record {record.get('name', '?')!r}: node {node!r} lacks {missing}")
+        raise KeyError(f"record {record.name!r}: node {node!r} lacks {missing}")
     return keys
 
 
@@ -152,7 +149,7 @@ def _specs(entry: Mapping[str, Any]) -> list[tuple[str, str | None, Mapping[str,
 def diagnose(
     claim: Claim,
     judgement: Judgement,
-    records: Mapping[str, Mapping[str, Any]],
+    records: Mapping[str, Record],
     display: Display | None = None,
 ) -> Diagnosis | None:
     """The claim judged under every alternative its ``diagnosis`` names, and its ``why``

@@ -34,6 +34,7 @@ from regime_core import paths
 from regime_core.paper import read_yaml
 from regime_core.runner.declarations import load_declarations
 from regime_core.runner.records import (
+    Record,
     Scalar,
     atomic_write_text,
     get_number,
@@ -186,7 +187,7 @@ def freeze(records: Mapping[str, Mapping[str, Any]]) -> list[Expected]:
     return frozen
 
 
-def load_records(work: Path | str, runs: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+def load_records(work: Path | str, runs: Sequence[str] | None = None) -> dict[str, Record]:
     """The records under ``<work>/results``: the named runs (missing ones skipped), or all."""
     results = paths.results_dir(work)
     if runs is None:
@@ -302,7 +303,7 @@ def load_expected(path: Path | str | None = None) -> list[Expected]:
 
 def declared_records(
     work: Path | str | None = None, declarations: Path | str | None = None
-) -> tuple[list[str], dict[str, dict[str, Any]]]:
+) -> tuple[list[str], dict[str, Record]]:
     """The run ids of ``reproduce.yml`` (``declarations``) and the records of those that have one
     under ``<work>/results``."""
     run_ids = list(load_declarations(declarations).runs)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from regime_core.paper import WHEN_OPERATORS, WHY_FIELD, WHY_KEY
-from regime_core.runner.records import config_text, format_number, get_number
+from regime_core.runner.records import Record, format_number
 
 #: How a config value is shown: ``(field, value) -> text`` (the book's
 #: :func:`regime_core.book.names.config_value`).
@@ -59,7 +59,7 @@ class Explanation:
     not_run: tuple[str, ...] = ()
 
 
-def _record(records: Mapping[str, Mapping[str, Any]], run: str, where: str) -> Mapping[str, Any]:
+def _record(records: Mapping[str, Record], run: str, where: str) -> Record:
     if run not in records:
         raise MissingRun(f"{where}: its why needs the record of run {run!r}")
     return records[run]
@@ -67,7 +67,7 @@ def _record(records: Mapping[str, Mapping[str, Any]], run: str, where: str) -> M
 
 def fill_why(
     template: str,
-    records: Mapping[str, Mapping[str, Any]],
+    records: Mapping[str, Record],
     run: str,
     *,
     label: str = "",
@@ -87,8 +87,8 @@ def fill_why(
         else:
             record = _record(records, match.group("run") or run, where)
             if source == "config":
-                return config_text(record, key, display)
-            value = get_number(record, key)
+                return record.config_text(key, display)
+            value = record.number(key)
         return format_number(value, match.group("kind") or "auto", digits)
 
     return WHY_FIELD.sub(replace, template.replace("{label}", label))
@@ -105,7 +105,7 @@ def _paper_number(paper: Mapping[str, Any], key: str) -> Any:
 
 def _holds(
     when: Sequence[str],
-    records: Mapping[str, Mapping[str, Any]],
+    records: Mapping[str, Record],
     run: str,
     paper: Mapping[str, Any],
     where: str,
@@ -119,7 +119,7 @@ def _holds(
             value = _paper_number(paper, key.removeprefix("paper."))
         else:
             record = _record(records, found.group("run") or run, where)
-            value = get_number(record, found.group("key"))
+            value = record.number(found.group("key"))
         if isinstance(value, str):
             raise ValueError(f"{where}: 'when' key {key!r} is the text {value!r}, not a number")
         values.append(float(value))
@@ -133,7 +133,7 @@ def _sentence(text: str) -> str:
 
 def explain(
     entries: Sequence[Mapping[str, Any]],
-    records: Mapping[str, Mapping[str, Any]],
+    records: Mapping[str, Record],
     default_run: str,
     *,
     paper: Mapping[str, Any] | None = None,
@@ -178,7 +178,7 @@ def _item(
     entry: Mapping[str, Any],
     label: str,
     value: Any,
-    records: Mapping[str, Mapping[str, Any]],
+    records: Mapping[str, Record],
     run: str,
     paper: Mapping[str, Any],
     display: Display | None,

@@ -40,6 +40,7 @@ import math
 import numbers as _numbers
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -298,13 +299,75 @@ def _relative_figure(out: Path, figure: Path | str) -> str:
 # --- reading -------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class Record(Mapping[str, Any]):
+    """A record as :func:`load_record` read and checked it, trusted by whatever reads it (a test
+    builds one from a plain ``body``): its fields by name, its numbers by dotted key."""
+
+    body: Mapping[str, Any]
+    #: the file it was read from (None: built in memory)
+    file: Path | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.body[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.body)
+
+    def __len__(self) -> int:
+        return len(self.body)
+
+    @property
+    def name(self) -> str:
+        return str(self.body.get("name", "?"))
+
+    def number(self, key: str) -> Scalar:
+        """The number at dotted ``key`` of its numbers (:func:`get_number`)."""
+        return get_number(self, key)
+
+    def has(self, key: str) -> bool:
+        """Whether dotted ``key`` names a number of it."""
+        try:
+            get_number(self, key)
+        except KeyError:
+            return False
+        return True
+
+    def node(self, key: str) -> Mapping[str, Any]:
+        """The group of numbers at dotted ``key`` (``KeyError`` naming the part absent)."""
+        node: Any = self.body["numbers"]
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                raise KeyError(f"record {self.name!r} has no node {key!r} (at {part!r})")
+            node = node[part]
+        if not isinstance(node, Mapping):
+            raise KeyError(f"record {self.name!r}: {key!r} is a number, not a node")
+        return node
+
+    def config_text(self, key: str, display: Callable[[str, Any], str] | None = None) -> str:
+        """A config value in words: ``display(field, value)`` (the book's display names, by
+        default ``str``) joined by commas for a list, "all" for ``None``."""
+        show = display or (lambda field, value: str(value))
+        node: Any = self.body["config"]
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                raise KeyError(f"record {self.name!r} has no config field {key!r}")
+            node = node[part]
+        if node is None:
+            return "all"
+        field = key.rsplit(".", 1)[-1]
+        if isinstance(node, list | tuple):
+            return ", ".join(show(field, v) for v in node)
+        return show(field, node)
+
+
 def record_path(path: Path | str) -> Path:
     """``path`` itself if it names a ``.json`` file, else ``path/record.json``."""
     p = Path(path)
     return p if p.suffix == ".json" and not p.is_dir() else p / RECORD_FILENAME
 
 
-def load_record(path: Path | str) -> dict[str, Any]:
+def load_record(path: Path | str) -> Record:
     """Read and validate a record (a ``record.json`` or the directory holding it).
 
     Raises ``FileNotFoundError`` if it is missing and ``ValueError`` naming the file and the field
@@ -352,7 +415,7 @@ def load_record(path: Path | str) -> dict[str, Any]:
             f"{file}: content_sha256 does not match the contents (its created time or hash "
             f"was edited or damaged); {hint}"
         )
-    return record
+    return Record(record, file)
 
 
 def iter_number_keys(numbers: Mapping[str, Any], prefix: str = "") -> Iterator[str]:
@@ -366,18 +429,14 @@ def iter_number_keys(numbers: Mapping[str, Any], prefix: str = "") -> Iterator[s
 
 
 def get_number(record: Mapping[str, Any], key: str) -> Scalar:
-    """The number at dotted ``key`` in ``record["numbers"]``.
-
-    Raises ``KeyError`` with the nearest existing keys when ``key`` is absent or names a group.
+    """The number at dotted ``key`` in ``record["numbers"]``; ``KeyError`` with the nearest
+    existing keys when ``key`` is absent or names a group.
 
     >>> rec = {"name": "t2", "numbers": {"cells": {"B-dominant": {"hit@5": 0.5}}}}
     >>> get_number(rec, "cells.B-dominant.hit@5")
     0.5
     """
-    numbers = record.get("numbers")
-    if not isinstance(numbers, Mapping):
-        raise KeyError(f"record {record.get('name', '?')!r} has no 'numbers' dict")
-    node: Any = numbers
+    node: Any = record["numbers"]
     for part in key.split("."):
         if not isinstance(node, Mapping) or part not in node:
             raise MissingNumberError(record, key)
@@ -486,27 +545,6 @@ def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) 
         raise ValueError(f"a p-value lies in [0, 1], got {x!r}")
     floor = 10.0**-n
     return f"p < {floor:.{n}f}" if x < floor else f"p = {x:.{n}f}"
-
-
-def config_text(
-    record: Mapping[str, Any], key: str, display: Callable[[str, Any], str] | None = None
-) -> str:
-    """A config value in words: ``display(field, value)`` (the book's display names), by default
-    ``str``; lists joined by commas, ``None`` "all". A claim's ``computed_on``
-    (:func:`~regime_core.runner.claim_record.fill_fields`) and its why
-    (:mod:`regime_core.runner.explanation`) fill their config fields with it."""
-    show = display or (lambda field, value: str(value))
-    node: Any = record.get("config", {})
-    for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            raise KeyError(f"record {record.get('name', '?')!r} has no config field {key!r}")
-        node = node[part]
-    if node is None:
-        return "all"
-    field = key.rsplit(".", 1)[-1]
-    if isinstance(node, list | tuple):
-        return ", ".join(show(field, v) for v in node)
-    return show(field, node)
 
 
 def interval_end(x: float, *, unit: bool = True) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.runner.records import atomic_write_text, hash_file
+from regime_core.runner.records import Record, atomic_write_text, hash_file, load_record
 from regime_core.strict_json import read_json_file
 
 STAMP_FILENAME = "stamp.json"
@@ -178,3 +178,11 @@ def verify_record(work: Path | str, run_id: str, record: Mapping[str, Any] | Non
             f"{file} does not match its run's stamp {stamp_file}: the record's inputs."
             f"{mismatched[0]} is not the stamp's (the data changed while it ran); {rerun}"
         )
+
+
+def load_stamped_record(work: Path | str, run_id: str) -> Record:
+    """The record of ``run_id`` under ``work``, read (:func:`load_record`) and checked against
+    its run's stamp (:func:`verify_record`)."""
+    record = load_record(record_file(Path(work), run_id))
+    verify_record(work, run_id, record)
+    return record

@@ -35,12 +35,13 @@ from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
 from regime_core.runner.records import (
     RECORD_FILENAME,
     MissingNumberError,
+    Record,
     format_number,
     get_number,
     load_record,
     record_path,
 )
-from regime_core.runner.stamps import verify_record
+from regime_core.runner.stamps import load_stamped_record
 
 #: The run whose record holds the robustness of every claim.
 ROBUSTNESS_RUN = "robustness"
@@ -102,7 +103,7 @@ def _power_dict(power: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if power is None else dict(power)
 
 
-def ours_numbers(claim: Claim, record: Mapping[str, Any], values: Mapping[str, Any]) -> dict:
+def ours_numbers(claim: Claim, record: Record, values: Mapping[str, Any]) -> dict:
     """``estimate, ci_lo, ci_hi, p, n`` of a claim: read from the record where the claim names
     the key, else derived (a share claim's estimate is passing / total, its n the total)."""
     out: dict[str, float | int | None] = dict.fromkeys(OURS_FIELDS)
@@ -120,9 +121,7 @@ def ours_numbers(claim: Claim, record: Mapping[str, Any], values: Mapping[str, A
     return out
 
 
-def load_run_records(
-    runs: Sequence[str], work: Path | str | None = None
-) -> dict[str, dict[str, Any]]:
+def load_run_records(runs: Sequence[str], work: Path | str | None = None) -> dict[str, Record]:
     """The records of ``runs`` under ``<work>/results``, each checked against its run's stamp
     (:func:`~regime_core.runner.stamps.verify_record`: an edited or re-sealed record is refused,
     naming the record and the stamp); a missing one is an error naming the run, the file and
@@ -137,31 +136,24 @@ def load_run_records(
                 + ("" if work is None else f" --work {work}")
                 + "`"
             )
-        records[run] = _stamped_record(paths.work_dir(work), run)
+        records[run] = load_stamped_record(paths.work_dir(work), run)
     return records
 
 
-def _stamped_record(work: Path, run: str) -> dict[str, Any]:
-    record = load_record(record_path(paths.results_dir(work) / run))
-    verify_record(work, run, record)
-    return record
-
-
-def robustness_of(
-    claim_id: str, robustness_record: Mapping[str, Any] | None
-) -> Mapping[str, Any] | None:
+def robustness_of(claim_id: str, robustness_record: Record | None) -> Mapping[str, Any] | None:
     """The robustness summary of a claim in the robustness record, if it has one."""
     if robustness_record is None:
         return None
-    claims = robustness_record.get("numbers", {}).get("claims", {})
-    found = claims.get(claim_id)
-    return found if isinstance(found, Mapping) else None
+    try:
+        return robustness_record.node(f"claims.{claim_id}")
+    except KeyError:
+        return None
 
 
 def judge_claims(
-    records: Mapping[str, Mapping[str, Any]],
+    records: Mapping[str, Record],
     claims: Sequence[Claim] | None = None,
-    robustness_record: Mapping[str, Any] | None = None,
+    robustness_record: Record | None = None,
     display: Callable[[str, Any], str] | None = None,
 ) -> list[ClaimVerdict]:
     """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
@@ -197,7 +189,9 @@ def verdicts_report(
     records = load_run_records([run for c in claims for run in c.runs()], work)
     robustness_file = record_path(paths.results_dir(work) / ROBUSTNESS_RUN)
     robustness = (
-        _stamped_record(paths.work_dir(work), ROBUSTNESS_RUN) if robustness_file.is_file() else None
+        load_stamped_record(paths.work_dir(work), ROBUSTNESS_RUN)
+        if robustness_file.is_file()
+        else None
     )
     return {
         "claims": [v.to_dict() for v in judge_claims(records, claims, robustness)],

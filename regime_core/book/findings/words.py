@@ -8,39 +8,28 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from regime_core.runner.records import format_number, get_number, interval_end
+from regime_core.runner.records import Record, format_number, interval_end
 
 
 class Records:
     """The records a finding reads, by run id, with short accessors for its numbers."""
 
-    def __init__(self, records: Mapping[str, Mapping[str, Any]]) -> None:
+    def __init__(self, records: Mapping[str, Record]) -> None:
         self._records = records
 
-    def record(self, run: str) -> Mapping[str, Any]:
+    def record(self, run: str) -> Record:
         if run not in self._records:
             raise KeyError(f"no record for run {run!r}; the finding needs it")
         return self._records[run]
 
     def get(self, run: str, key: str) -> Any:
-        return get_number(self.record(run), key)
+        return self.record(run).number(key)
 
     def node(self, run: str, key: str) -> Mapping[str, Any]:
-        node: Any = self.record(run)["numbers"]
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"record {run!r} has no node {key!r} (at {part!r})")
-            node = node[part]
-        if not isinstance(node, Mapping):
-            raise KeyError(f"record {run!r}: {key!r} is a number, not a node")
-        return node
+        return self.record(run).node(key)
 
     def has(self, run: str, key: str) -> bool:
-        try:
-            self.get(run, key)
-        except KeyError:
-            return False
-        return True
+        return self.record(run).has(key)
 
 
 def pp(x: float) -> str:

@@ -41,7 +41,7 @@ from regime_core.book.sphinx.records import (
     warn_problem,
 )
 from regime_core.book.sphinx.tables import entry, paragraph, table
-from regime_core.runner.records import format_number, interval_end
+from regime_core.runner.records import Record, format_number, interval_end
 
 #: The columns of the paper-against-ours table, with their relative widths. Eight columns are
 #: too many for a page at any width, so each row is a card (``static/regime-claims.css``): the
@@ -84,7 +84,7 @@ def claims_file(app: Sphinx, option: str | None = None) -> Path:
     return beside if beside.is_file() else paths.REPO_ROOT / "paper_claims.yml"
 
 
-def _robustness(env: Any) -> dict[str, Any] | None:
+def _robustness(env: Any) -> Record | None:
     """The robustness record, or ``None`` when it is absent (each caller says what it lacks)."""
     from regime_core.runner.verdicts import ROBUSTNESS_RUN
 
@@ -93,7 +93,7 @@ def _robustness(env: Any) -> dict[str, Any] | None:
     return page_record(env, ROBUSTNESS_RUN) if file.is_file() else None
 
 
-def _judge(env: Any, claim: Any, robustness: dict[str, Any] | None) -> Any:
+def _judge(env: Any, claim: Any, robustness: Record | None) -> Any:
     """The :class:`~regime_core.runner.verdicts.ClaimVerdict` of one claim (raises
     :data:`~regime_core.book.sphinx.records.RECORD_PROBLEMS`)."""
     from regime_core.book.names import config_value
@@ -420,10 +420,7 @@ class ComparisonRole(SphinxRole):
 
         try:
             ref = parse_reference(self.text)
-            node: Any = page_record(self.env, ref.run)["numbers"]
-            for part in ref.key.split("."):
-                node = node[part]
-            text = comparison_phrase(node)
+            text = comparison_phrase(page_record(self.env, ref.run).node(ref.key))
         except _COMPARISON_PROBLEMS as err:
             warn_problem(self.env, f"comparison {self.text!r}", err, self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []

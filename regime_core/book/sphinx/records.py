@@ -55,6 +55,7 @@ from regime_core.book.sphinx.tables import table
 from regime_core.integrity import read_bytes, sha256_hex
 from regime_core.runner.records import (
     MissingNumberError,
+    Record,
     format_number,
     get_number,
     load_record,
@@ -119,7 +120,7 @@ def record_file(app: Sphinx, run: str) -> Path:
     return record_path(paths.results_dir(work_dir(app)) / run)
 
 
-def load_run(app: Sphinx, run: str) -> dict[str, Any]:
+def load_run(app: Sphinx, run: str) -> Record:
     """A record by run id, checked against its run's stamp
     (:func:`~regime_core.runner.stamps.verify_record`) and cached per build by its content;
     raises :data:`RECORD_PROBLEMS` when it is missing, damaged or not its stamp's."""
@@ -127,7 +128,7 @@ def load_run(app: Sphinx, run: str) -> dict[str, Any]:
     if not file.is_file():
         raise FileNotFoundError(f"no results record at {file}")
     digest = sha256_hex(read_bytes(file))
-    cache: dict[Path, tuple[str, dict[str, Any]]] = app.__dict__.setdefault("_regime_records", {})
+    cache: dict[Path, tuple[str, Record]] = app.__dict__.setdefault("_regime_records", {})
     hit = cache.get(file)
     if hit is not None and hit[0] == digest:
         return hit[1]
@@ -137,7 +138,7 @@ def load_run(app: Sphinx, run: str) -> dict[str, Any]:
     return record
 
 
-def page_record(env: Any, run: str) -> dict[str, Any]:
+def page_record(env: Any, run: str) -> Record:
     """The record of ``run``, noted as an input of the page being read (so an incremental build
     rereads the page when the record's content changes: :class:`DependencyHashes`)."""
     env.note_dependency(str(record_file(env.app, run)))
@@ -390,7 +391,7 @@ def figure_alt_text(app: Sphinx, doctree: nodes.document) -> None:
             image["alt"] = alt
 
 
-def find_figure(record: dict[str, Any], name: str) -> str:
+def find_figure(record: Record, name: str) -> str:
     """The file of the figure ``name`` (file name, or its stem) among those the record lists."""
     figures = [str(f) for f in record.get("figures", [])]
     for figure in figures:
