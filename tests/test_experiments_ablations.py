@@ -19,6 +19,7 @@ from regime_core.paper import paper_claim
 from regime_core.router.evaluation import Bootstrap
 from regime_core.runner.claim_record import claim_values, judge_values
 from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from regime_core.runner.ours import Comparison, Parts
 from regime_core.runner.records import Record
 
 GRID = (0.0, 0.1, 0.25, 0.5, 0.75, 1.0)
@@ -170,12 +171,10 @@ def test_gain_difference_refuses_other_questions_and_impossible_gains() -> None:
 # --- the claims on constructed numbers ------------------------------------------------------------
 
 
-def _regret_values(rule_better: int, best_better: int, n: int) -> dict[str, Any]:
+def _regret_values(rule_better: int, best_better: int, n: int) -> Comparison:
     lo, hi = (float(v) for v in stats.score_interval(rule_better, best_better, n))
-    return {
-        "estimate": (rule_better - best_better) / n, "ci_lo": lo, "ci_hi": hi, "p": None,
-        "n": n, "n_discordant": rule_better + best_better,
-    }  # fmt: skip
+    estimate = (rule_better - best_better) / n
+    return Comparison(estimate, lo, hi, n=n, n_discordant=rule_better + best_better)
 
 
 def test_the_alpha_rule_is_no_loss_in_every_part() -> None:
@@ -184,35 +183,33 @@ def test_the_alpha_rule_is_no_loss_in_every_part() -> None:
     parts = list(claim.ours["parts"])
     assert len(parts) == 6  # three datasets × two encoders
     tie = {p: _regret_values(0, 0, 2000) for p in parts}
-    assert judge_values(claim, {"parts": tie}).verdict == REPRODUCED
+    assert judge_values(claim, Parts(tie)).verdict == REPRODUCED
     # 400 questions that never differ cannot show no loss of a point: the interval treats the
     # number of discordant questions as random, and reaches -1.4 pp
-    assert judge_values(claim, {"parts": {**tie, parts[0]: _regret_values(0, 0, 400)}}).verdict == (
+    assert judge_values(claim, Parts({**tie, parts[0]: _regret_values(0, 0, 400)})).verdict == (
         INCONCLUSIVE
     )
     # one pair whose best α finds 30 more questions and loses 2: a real loss
     lossy = {**tie, parts[4]: _regret_values(2, 30, 400)}
-    judged = judge_values(claim, {"parts": lossy})
+    judged = judge_values(claim, Parts(lossy))
     assert judged.verdict == NOT_REPRODUCED and judged.reason.startswith(parts[4])
     # 3 questions of 2,000 lost: within the margin; 20 lost: a loss beyond it cannot be excluded
     within = {**tie, parts[1]: _regret_values(0, 3, 2000)}
-    assert judge_values(claim, {"parts": within}).verdict == REPRODUCED
+    assert judge_values(claim, Parts(within)).verdict == REPRODUCED
     small = {**tie, parts[1]: _regret_values(0, 20, 2000)}
-    assert judge_values(claim, {"parts": small}).verdict == INCONCLUSIVE
+    assert judge_values(claim, Parts(small)).verdict == INCONCLUSIVE
 
 
 def test_pool_invariance_is_equivalence_on_the_interval() -> None:
     claim = paper_claim("pool_invariance")
     assert claim.rule == "equivalence" and claim.run == "ablations"
     assert "interval only" in claim.computed_on
-    same = {p: {"estimate": 0.0, "ci_lo": -0.004, "ci_hi": 0.006, "p": 0.9, "n": 400,
-                "n_discordant": None} for p in claim.ours["parts"]}  # fmt: skip
-    assert judge_values(claim, {"parts": same}).verdict == REPRODUCED
-    moved = {**same, "MuSiQue": {**same["MuSiQue"], "estimate": 0.05, "ci_lo": 0.02,
-                                 "ci_hi": 0.08}}  # fmt: skip
-    assert judge_values(claim, {"parts": moved}).verdict == NOT_REPRODUCED
+    same = {p: Comparison(0.0, -0.004, 0.006, p=0.9, n=400) for p in claim.ours["parts"]}
+    assert judge_values(claim, Parts(same)).verdict == REPRODUCED
+    moved = {**same, "MuSiQue": Comparison(0.05, 0.02, 0.08, p=0.9, n=400)}
+    assert judge_values(claim, Parts(moved)).verdict == NOT_REPRODUCED
     # a permutation comparison: no McNemar power is attached
-    assert judge_values(claim, {"parts": same}).power is None
+    assert judge_values(claim, Parts(same)).power is None
 
 
 # --- end to end: the record the claims read ------------------------------------------------------
@@ -285,7 +282,7 @@ def test_the_claims_read_the_record(result: ablations.AblationResult) -> None:
     for claim_id in ("alpha_rule", "pool_invariance"):
         claim = paper_claim(claim_id)
         values = claim_values(claim, record)
-        assert set(values["parts"]) == set(claim.ours["parts"])
+        assert isinstance(values, Parts) and set(values.parts) == set(claim.ours["parts"])
         judged = judge_values(claim, values)
         assert set(judged.parts) == set(claim.ours["parts"])
     numbers = record["numbers"]

@@ -25,6 +25,7 @@ from regime_core.experiments.robustness_grid import (
     readings,
 )
 from regime_core.runner.judge import VERDICTS
+from regime_core.runner.ours import Comparison, Parts
 from regime_core.runner.records import load_record, write_record
 from regime_core.schema import Example
 
@@ -257,11 +258,12 @@ def test_the_selector_readings_route_with_each_selector(result: Any) -> None:
 
 
 def test_a_part_by_part_reading_shows_its_part_nearest_a_loss() -> None:
-    values = {"parts": {"a": {"estimate": 0.0, "ci_lo": -0.01, "ci_hi": 0.01},
-                        "b": {"estimate": -0.02, "ci_lo": -0.04, "ci_hi": 0.0}}}  # fmt: skip
-    assert robustness._shown_values(values) == values["parts"]["b"]
-    plain = {"estimate": 0.1, "ci_lo": 0.0, "ci_hi": 0.2, "parts": {"MiniLM": True}}
-    assert robustness._shown_values(plain) is plain
+    a, b = Comparison(0.0, -0.01, 0.01), Comparison(-0.02, -0.04, 0.0, p=0.04, n=300)
+    reading = robustness.Reading.of(Parts({"a": a, "b": b}))
+    assert reading.shown == b.summary() == {
+        "estimate": -0.02, "ci_lo": -0.04, "ci_hi": 0.0, "p": 0.04, "n": 300,
+    }  # fmt: skip
+    assert robustness.Reading.of(a).shown == a.summary()
 
 
 def test_every_claim_is_in_the_multiverse_or_says_why_not() -> None:

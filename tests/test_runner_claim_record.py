@@ -7,14 +7,7 @@ from typing import Any
 import pytest
 
 from regime_core.paper import Claim
-from regime_core.runner.claim_record import (
-    NO_NUMBER_OF_OURS,
-    claim_values,
-    fill_fields,
-    judge_values,
-    paper_text,
-    values_text,
-)
+from regime_core.runner.claim_record import claim_values, fill_fields, judge_values, paper_text
 from regime_core.runner.judge import (
     DIRECTION_ONLY,
     INCONCLUSIVE,
@@ -24,13 +17,22 @@ from regime_core.runner.judge import (
     SMALLER,
     Judgement,
 )
+from regime_core.runner.ours import (
+    NO_NUMBER_OF_OURS,
+    Comparison,
+    Level,
+    Levels,
+    Parts,
+    Share,
+    Untestable,
+)
 from regime_core.runner.records import Record
 
 
 def _judged(claim: Claim, record: Record) -> tuple[Judgement, str, str]:
     """The verdict, the paper's side and ours in words, as the book's table shows them."""
     values = claim_values(claim, record)
-    return judge_values(claim, values), paper_text(claim), values_text(claim, values)
+    return judge_values(claim, values), paper_text(claim), values.text()
 
 
 def _claim(rule: str, paper: dict[str, Any], ours: dict[str, Any]) -> Claim:
@@ -44,13 +46,13 @@ def test_a_claim_judged_part_by_part_takes_its_worst_part() -> None:
         {"parts": {k: {"estimate": k, "ci_lo": k, "ci_hi": k} for k in ("always-q", "routed")}},
     )
 
-    def values(q: tuple[float, float], r: tuple[float, float]) -> dict[str, Any]:
-        return {
-            "parts": {
-                "always-q": {"estimate": sum(q) / 2, "ci_lo": q[0], "ci_hi": q[1]},
-                "routed": {"estimate": sum(r) / 2, "ci_lo": r[0], "ci_hi": r[1]},
+    def values(q: tuple[float, float], r: tuple[float, float]) -> Levels:
+        return Levels(
+            {
+                "always-q": Level(sum(q) / 2, q[0], q[1], n=400),
+                "routed": Level(sum(r) / 2, r[0], r[1], n=400),
             }
-        }
+        )
 
     assert judge_values(claim, values((0.8, 0.9), (0.85, 0.95))).verdict == REPRODUCED
     got = judge_values(claim, values((0.8, 0.9), (0.7, 0.8)))
@@ -60,21 +62,23 @@ def test_a_claim_judged_part_by_part_takes_its_worst_part() -> None:
     assert judge_values(claim, values((0.9, 0.95), (0.7, 0.8))).verdict == NOT_REPRODUCED
     no_loss = _claim("no_loss", {"statement": "no regret"}, {"parts": {}})
     parts = {
-        "a": {"estimate": 0.0, "ci_lo": -0.005, "ci_hi": 0.01, "n": 300, "n_discordant": 30},
-        "b": {"estimate": -0.01, "ci_lo": -0.03, "ci_hi": 0.01, "n": 300, "n_discordant": 30},
+        "a": Comparison(0.0, -0.005, 0.01, n=300, n_discordant=30),
+        "b": Comparison(-0.01, -0.03, 0.01, n=300, n_discordant=30),
     }
-    got = judge_values(no_loss, {"parts": parts})
+    got = judge_values(no_loss, Parts(parts))
     assert got.verdict == INCONCLUSIVE and got.power is not None
+    # our side of another kind is refused, naming the claim
+    with pytest.raises(ValueError, match="claim 'c': a 'no_loss' claim is not judged on Share"):
+        judge_values(no_loss, Share(1, 2))
 
 
 def test_a_comparison_claim_carries_its_power_and_a_level_claim_none() -> None:
     claim = _claim("estimate", {"value": 0.056, "p_below": 0.001}, {})
-    values = {"estimate": 0.066, "ci_lo": 0.04, "ci_hi": 0.09, "p": 1e-6, "n": 657,
-              "n_discordant": 80}  # fmt: skip
+    values = Comparison(0.066, 0.04, 0.09, p=1e-6, n=657, n_discordant=80)
     got = judge_values(claim, values)
     assert got.verdict == REPRODUCED and got.power["reference_effect"] == 0.056
     untestable = _claim("untestable", {"statement": "κ = 1.00", "why": "needs {n} annotators"}, {})
-    got = judge_values(untestable, {"n": 2})
+    got = judge_values(untestable, Untestable({"n": 2}))
     assert (got.verdict, got.reason) == (NOT_TESTABLE, "needs 2 annotators")
 
 
@@ -184,15 +188,17 @@ def test_a_no_loss_claim_shows_its_number_or_else_its_statement() -> None:
 def test_an_untestable_claim_without_numbers_of_ours_says_so() -> None:
     kappa = Claim("k", "c", "abstract", "untestable", {"statement": "κ", "why": "two people"},
                   "r", {})  # fmt: skip
-    assert values_text(kappa, {}) == NO_NUMBER_OF_OURS == "no number of ours"
+    ours = claim_values(kappa, _record({}))
+    assert ours == Untestable({}) and ours.text() == NO_NUMBER_OF_OURS == "no number of ours"
     size = Claim("s", "c", "abstract", "untestable", {"statement": "881", "why": "w"}, "r",
                  {"labelled": "a"})  # fmt: skip
-    assert values_text(size, {"labelled": 173}) == "labelled 173"
+    assert claim_values(size, _record({"a": 173})).text() == "labelled 173"
 
 
 def test_doctests_pass() -> None:
     import doctest
 
-    from regime_core.runner import claim_record
+    from regime_core.runner import claim_record, ours
 
     assert doctest.testmod(claim_record).failed == 0
+    assert doctest.testmod(ours).failed == 0

@@ -10,6 +10,7 @@ from regime_core.paper import Claim, _check_diagnosis
 from regime_core.runner.claim_record import judge_values
 from regime_core.runner.diagnosis import diagnose, diagnosis_sentence, node_keys
 from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
+from regime_core.runner.ours import Comparison
 from regime_core.runner.records import Record
 
 
@@ -60,8 +61,7 @@ ENCODER = {"factor": "the encoder", "run": "ablations", "label": "TF-IDF",
 def test_the_setting_under_which_the_paper_appears_is_named() -> None:
     claim = _claim([ALPHA, ENCODER])
     records = _records()
-    primary = judge_values(claim, {"estimate": 0.0, "ci_lo": -0.04, "ci_hi": 0.04, "n": 200,
-                                   "n_discordant": 16})  # fmt: skip
+    primary = judge_values(claim, Comparison(0.0, -0.04, 0.04, n=200, n_discordant=16))
     assert primary.verdict == NOT_REPRODUCED
     found = diagnose(claim, primary, records)
     assert found is not None
@@ -78,7 +78,7 @@ def test_the_setting_under_which_the_paper_appears_is_named() -> None:
 
 def test_when_no_setting_reproduces_the_closest_is_named() -> None:
     claim = _claim([ENCODER])
-    primary = judge_values(claim, {"estimate": 0.0, "ci_lo": -0.04, "ci_hi": 0.04})
+    primary = judge_values(claim, Comparison(0.0, -0.04, 0.04))
     found = diagnose(claim, primary, _records())
     assert found is not None and found.reproducing() == []
     assert found.sentence == (
@@ -89,14 +89,14 @@ def test_when_no_setting_reproduces_the_closest_is_named() -> None:
 
 def test_a_reproduced_claim_or_one_without_settings_needs_no_diagnosis() -> None:
     claim = _claim([ENCODER])
-    good = judge_values(claim, {"estimate": 0.05, "ci_lo": 0.02, "ci_hi": 0.08})
+    good = judge_values(claim, Comparison(0.05, 0.02, 0.08))
     assert diagnosis_sentence(claim, good, []) == ""
     assert diagnose(_claim([]), good, _records()) is None
 
 
 def test_missing_records_and_bad_specs_are_named() -> None:
     claim = _claim([ALPHA])
-    bad = judge_values(claim, {"estimate": 0.0, "ci_lo": -0.04, "ci_hi": 0.04})
+    bad = judge_values(claim, Comparison(0.0, -0.04, 0.04))
     with pytest.raises(KeyError, match="run 'ablations'"):
         diagnose(claim, bad, {"transfer": _records()["transfer"]})
     with pytest.raises(KeyError, match="lacks"):
@@ -121,7 +121,7 @@ def test_a_reproduced_claim_names_the_setting_that_would_change_its_verdict() ->
     item_set = {"factor": "the item set", "run": "ablations", "label": "the strict item set",
                 "node": "alpha.0p25.routed_vs_q"}  # fmt: skip
     claim = _claim([ENCODER, item_set])
-    good = judge_values(claim, {"estimate": 0.05, "ci_lo": 0.02, "ci_hi": 0.08})
+    good = judge_values(claim, Comparison(0.05, 0.02, 0.08))
     assert good.verdict == REPRODUCED
     found = diagnose(claim, good, _records())
     assert found is not None

@@ -15,7 +15,7 @@ import pytest
 
 from regime_core.paper import load_claims
 from regime_core.runner import expected
-from regime_core.runner.claim_record import claim_values, judge_values, paper_text, values_text
+from regime_core.runner.claim_record import claim_values, judge_values, paper_text
 from regime_core.runner.expected import (
     Expected,
     compare,
@@ -238,7 +238,7 @@ def test_every_claim_is_judged_on_the_quick_records(quick_run: Any) -> None:
     for claim in load_claims():
         values = claim_values(claim, quick_run.record(claim.run))
         assert judge_values(claim, values).verdict in VERDICTS
-        assert values_text(claim, values) and paper_text(claim)
+        assert values.text() and paper_text(claim)
 
 
 def test_doctests_pass() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from regime_core.paper import CLAIM_RULES
@@ -32,6 +34,7 @@ from regime_core.runner.judge import (
     power_of,
     power_text,
 )
+from regime_core.runner.ours import Comparison
 
 # --- verdict rules, each at its boundaries -------------------------------------------------------
 
@@ -157,33 +160,48 @@ def test_judge_level_and_bound() -> None:
 
 
 def test_power_of_a_comparison_reaches_its_targets() -> None:
-    p = power_of("estimate", 0.056, n=657, n_discordant=62)
+    p = power_of("estimate", 0.056, Comparison(0.05, 0.0, 0.1, n=657, n_discordant=62))
     assert p is not None and p["discordance"] == pytest.approx(62 / 657)
     assert (p["null"], p["side"]) == (0.0, "greater")
     assert power(657, 62 / 657, p["detectable_effect"]) >= 0.8
     assert power(p["questions_needed"], 62 / 657, 0.056) >= 0.8
-    assert power_of("estimate", 0.05, n=None, n_discordant=3) is None
-    assert power_of("level", 0.05, n=100, n_discordant=3) is None  # no null to test
+    assert power_of("estimate", 0.05, Comparison(0.05, 0.0, 0.1, n_discordant=3)) is None
+    no_null = Comparison(0.05, 0.0, 0.1, n=100, n_discordant=3)
+    assert power_of("level", 0.05, no_null) is None  # no null to test
     # no discordant question observed: an effect brings its own, so power is still defined
-    nothing = power_of("estimate", 0.05, n=100, n_discordant=0)
+    nothing = power_of("estimate", 0.05, Comparison(0.0, 0.0, 0.0, n=100, n_discordant=0))
     assert nothing is not None and nothing["detectable_effect"] is not None
     assert "would need" in power_text(p)
-    with pytest.raises(ValueError, match="share"):
-        power_of("estimate", 0.05, n=10, n_discordant=11)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"n": 10, "n_discordant": 11}, "n_discordant 11 of n 10 questions is not a share"),
+        ({"n": 0, "n_discordant": 0}, "not a share"),
+        ({"ci_lo": 0.2}, "ci_lo 0.2 > ci_hi 0.1"),
+        ({"estimate": float("nan")}, "not all finite"),
+    ],
+)
+def test_a_comparison_is_checked_when_made(fields: dict[str, Any], message: str) -> None:
+    """What the power and the kernels trust (moved here from power_of's own check)."""
+    with pytest.raises(ValueError, match=message):
+        Comparison(**{"estimate": 0.05, "ci_lo": 0.0, "ci_hi": 0.1, **fields})
 
 
 def test_power_of_a_no_loss_claim_tests_against_the_margin() -> None:
-    p = power_of("no_loss", 0.0, n=485, n_discordant=48)
+    counts = Comparison(0.0, -0.01, 0.01, n=485, n_discordant=48)
+    p = power_of("no_loss", 0.0, counts)
     assert p is not None and (p["null"], p["side"]) == (-SMALLEST_EFFECT, "greater")
     assert p["detectable_effect"] == smallest_margin(485, 48 / 485)
     assert "rules out a loss" in power_text(p)
-    q = power_of("equivalence", 0.0, n=485, n_discordant=48)
+    q = power_of("equivalence", 0.0, counts)
     assert q is not None and q["side"] == "within" and "within ±" in power_text(q)
 
 
 def test_where_the_interval_excludes_the_paper_the_power_says_so() -> None:
     # the oracle gap: a tiny discordance, and the interval already far below the paper's 4.6 pp
-    p = power_of("estimate", 0.046, n=485, n_discordant=3, ci_lo=-0.002, ci_hi=0.012)
+    p = power_of("estimate", 0.046, Comparison(0.005, -0.002, 0.012, n=485, n_discordant=3))
     assert p is not None and p["excludes_reference"] is True
     text = power_text(p)
     assert "already excludes the paper's +4.6 pp" in text and "detects no effect" not in text

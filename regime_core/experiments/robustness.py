@@ -64,6 +64,7 @@ from regime_core.experiments.t3_brel_knockout import T3Config, analyse_t3
 from regime_core.paper import Claim, load_claims
 from regime_core.router.evaluation import RoutingOutcome
 from regime_core.runner.claim_record import judge_values
+from regime_core.runner.ours import OURS_FIELDS, Comparison, Holds, Ours, Parts, Share
 from regime_core.schema import Example
 
 ClaimConfig = TypeVar("ClaimConfig", bound=ExperimentConfig)
@@ -196,7 +197,32 @@ def _level_is_degenerate(part: pd.DataFrame, level: str) -> bool:
     return not evidence if level == LEVEL_POOLED else level not in evidence
 
 
-def _t1_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> dict:
+@dataclass(frozen=True)
+class Reading:
+    """A claim under one reading: our side, as the verdict rules read it
+    (:mod:`regime_core.runner.ours`), and what the reading's row shows beside its verdict
+    (``estimate``, ``ci_lo``, ``ci_hi``, ``p``, ``n``, where it has them)."""
+
+    ours: Ours
+    shown: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, ours: Comparison | Parts) -> Reading:
+        """A comparison shows itself; one judged part by part, the part whose interval reaches
+        lowest (for a no-loss claim, the part nearest to failing)."""
+        part = min(ours.parts.values(), key=lambda c: c.ci_lo) if isinstance(ours, Parts) else ours
+        return cls(ours, part.summary())
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """A reading with no verdict: :data:`DEGENERATE`, or :data:`NOT_JUDGED` with the reason."""
+
+    verdict: str
+    reason: str | None = None
+
+
+def _t1_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> Reading:
     t1 = T1Config(
         datasets=cfg.datasets,
         encoders=cfg.encoders,
@@ -211,12 +237,8 @@ def _t1_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessC
     direction = int(
         ((fitted["spearman_rho"] > 0) & (fitted["spearman_p"] < 1 - cfg.confidence)).sum()
     )
-    return {
-        "passing": result.n_passing("probit"),
-        "total": len(fitted),
-        "direction": direction,
-        "estimate": float(fitted["r2_probit"].median()) if len(fitted) else np.nan,
-    }
+    median = float(fitted["r2_probit"].median()) if len(fitted) else np.nan
+    return Reading(Share(result.n_passing("probit"), len(fitted), direction), {"estimate": median})
 
 
 def _claim_config(cls: type[ClaimConfig], cfg: RobustnessConfig, **own: Any) -> ClaimConfig:
@@ -228,10 +250,12 @@ def _claim_config(cls: type[ClaimConfig], cfg: RobustnessConfig, **own: Any) -> 
 _CLAIM_SHARED: tuple[str, ...] = ("datasets", "encoders", "k", "seed", "confidence")
 
 
-def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig) -> dict:
+def _t2_values(
+    table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig
+) -> Reading | Unjudged:
     part = reading_table(table, reading)
     if _level_is_degenerate(part, reading["level"]):
-        return {DEGENERATE: True}
+        return Unjudged(DEGENERATE)
     t2 = _claim_config(
         T2Config, cfg, bootstrap_resamples=cfg.t2_resamples, min_cell_n=cfg.t2_min_cell_n
     )
@@ -244,18 +268,17 @@ def _t2_values(table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessC
         & ~cells["p1"]
         & cells["p2"]
     ]
-    out: dict[str, Any] = {
-        "holds": result.holds("union_vs_q"),
-        "parts": {str(r.encoder): bool(r.holds) for r in verdicts.itertuples()},
-    }
-    if len(b_cell):
-        out.update(_row_values(b_cell.iloc[0], "union_vs_q_diff", "union_vs_q_"))
-    return out
+    holds = Holds(
+        bool(result.holds("union_vs_q")),
+        {str(r.encoder): bool(r.holds) for r in verdicts.itertuples()},
+    )
+    shown = _row_values(b_cell.iloc[0], "union_vs_q_diff", "union_vs_q_") if len(b_cell) else {}
+    return Reading(holds, shown)
 
 
 def _t3_values(
     table: pd.DataFrame, reading: Mapping[str, str], cfg: RobustnessConfig, cache: dict
-) -> dict:
+) -> Reading | Unjudged:
     # analyse_t3 judges every encoder at once: one call per reading without the encoder knob
     key = tuple(sorted((k, v) for k, v in reading.items() if k != "encoder"))
     if key not in cache:
@@ -267,15 +290,15 @@ def _t3_values(
             cache[key] = analyse_t3(part, t3).comparisons
     comparisons = cache[key]
     if comparisons is None:
-        return {DEGENERATE: True}
+        return Unjudged(DEGENERATE)
     row = comparisons[
         (comparisons["comparison"] == "union_vs_knockout")
         & (comparisons["dataset"] == POOLED)
         & (comparisons["encoder"] == reading["encoder"])
     ]
     if row.empty:
-        return {DEGENERATE: True}
-    return _row_values(row.iloc[0], "drop")
+        return Unjudged(DEGENERATE)
+    return Reading.of(Comparison(**_row_values(row.iloc[0], "drop")))
 
 
 def _row_values(row: pd.Series, estimate: str, prefix: str = "") -> dict[str, Any]:
@@ -332,20 +355,18 @@ def run_robustness(
         claim = by_id[claim_id]
         wanted = {**primary, **PRIMARY_OVERRIDES.get(claim_id, {})}
         for reading in readings(claim_knob_values):
-            values = _claim_values(claim, reading, cfg, tables, routing, t3_cache)
+            found = _claim_values(claim, reading, cfg, tables, routing, t3_cache)
             row: dict[str, Any] = {"claim": claim_id, **reading}
             row["primary"] = all(wanted[k] == v for k, v in reading.items())
-            if values is None:
+            if found is None:
                 continue  # e.g. a dataset this run does not hold
-            if values.get(DEGENERATE):
-                row.update(verdict=DEGENERATE, holds=False)
-            elif NOT_JUDGED in values:
-                row.update(verdict=NOT_JUDGED, holds=False, reason=values[NOT_JUDGED])
+            if isinstance(found, Unjudged):
+                reason = {} if found.reason is None else {"reason": found.reason}
+                row.update(verdict=found.verdict, holds=False, **reason)
             else:
-                verdict = judge_values(claim, values).verdict
-                shown = _shown_values(values)
+                verdict = judge_values(claim, found.ours).verdict
                 row.update(
-                    {k: shown.get(k) for k in ("estimate", "ci_lo", "ci_hi", "p", "n")},
+                    {k: found.shown.get(k) for k in OURS_FIELDS},
                     verdict=verdict,
                     holds=verdict == "reproduced",
                 )
@@ -365,15 +386,6 @@ def run_robustness(
     )
 
 
-def _shown_values(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The values a reading's row shows: its own, or, for a comparison judged part by part, the
-    part whose interval reaches lowest (for a no-loss claim, the part nearest to failing)."""
-    parts = values.get("parts")
-    if "estimate" in values or not parts or not all(isinstance(v, Mapping) for v in parts.values()):
-        return values
-    return min(parts.values(), key=lambda part: float(part["ci_lo"]))
-
-
 def _part_labels(claim: Claim) -> dict[str, str]:
     """A claim judged per dataset: each dataset (the second part of its estimate's record key,
     ``selection.<dataset>...``) and the part's label in ``paper_claims.yml``."""
@@ -388,7 +400,7 @@ def _claim_values(
     tables: Mapping[str, pd.DataFrame],
     routing: Mapping[RoutingKey, Mapping[str, RoutingOutcome] | str],
     t3_cache: dict,
-) -> dict[str, Any] | None:
+) -> Reading | Unjudged | None:
     claim_id = claim.id
     if claim_id == "t1_r2":
         return _t1_values(tables[reading["pool"]], reading, cfg)
@@ -404,20 +416,22 @@ def _claim_values(
         if rule is None or gold is None:
             return None  # the run takes no rule or no gold reading
         if isinstance(rule, str):
-            return {NOT_JUDGED: rule}
+            return Unjudged(NOT_JUDGED, rule)
         if isinstance(gold, str):
-            return {NOT_JUDGED: gold}
-        return {
-            "parts": {
-                label: paired_routing_values(rule[d], gold[d])
-                for d, label in _part_labels(claim).items()
-                if d in rule
-            }
-        }
+            return Unjudged(NOT_JUDGED, gold)
+        return Reading.of(
+            Parts(
+                {
+                    label: paired_routing_values(rule[d], gold[d])
+                    for d, label in _part_labels(claim).items()
+                    if d in rule
+                }
+            )
+        )
     dataset, comparison = ROUTER_CLAIMS[claim_id]
     dataset = reading.get("oracle_dataset", dataset) if claim_id == "oracle_gap" else dataset
     found = routing.get((*base, reading["selector"], alpha_rule, item_set), {})
     if isinstance(found, str):
-        return {NOT_JUDGED: found}
+        return Unjudged(NOT_JUDGED, found)
     outcome = found.get(dataset)
-    return None if outcome is None else routing_values(outcome, comparison)
+    return None if outcome is None else Reading.of(routing_values(outcome, comparison))

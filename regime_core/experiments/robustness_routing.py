@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Mapping
-from typing import Any
 
 from regime_core.data.item_sets import ALL
 from regime_core.experiments.common import RunConfig
@@ -30,26 +29,21 @@ from regime_core.router.selector_choices import (
     reselected,
 )
 from regime_core.router.training import RoutingData, apply_router
+from regime_core.runner.ours import Comparison
 from regime_core.stats import PairedComparison
 
 
-def comparison_values(c: PairedComparison, n: int) -> dict[str, Any]:
+def comparison_values(c: PairedComparison, n: int) -> Comparison:
     """A paired comparison as the values a reading is judged on (``n``: its questions)."""
-    return {
-        "estimate": float(c.diff),
-        "ci_lo": float(c.ci_lo),
-        "ci_hi": float(c.ci_hi),
-        "p": float(c.p_value),
-        "n": int(n),
-    }
+    return Comparison(float(c.diff), float(c.ci_lo), float(c.ci_hi), float(c.p_value), int(n))
 
 
-def routing_values(outcome: RoutingOutcome, comparison: str) -> dict[str, Any]:
+def routing_values(outcome: RoutingOutcome, comparison: str) -> Comparison:
     """One comparison of a routing outcome as a reading's values."""
     return comparison_values(outcome.comparison(comparison), outcome.n)
 
 
-def paired_routing_values(a: RoutingOutcome, b: RoutingOutcome) -> dict[str, Any]:
+def paired_routing_values(a: RoutingOutcome, b: RoutingOutcome) -> Comparison:
     """Routed hit@k under ``a`` against routed hit@k under ``b`` on the same questions (exact
     McNemar), as a part's values."""
     c = paired_hits(a.hits["routed"], b.hits["routed"], ("a", "b"), bootstrap=Bootstrap())

@@ -45,6 +45,7 @@ from regime_core.runner.judge import (
     Judgement,
     power_text,
 )
+from regime_core.runner.ours import Comparison, Levels, Ours, Share
 from regime_core.runner.records import Record, format_number
 
 #: The comparison fields a node's keys fill, and the record keys that may hold each.
@@ -66,7 +67,7 @@ class Alternative:
 
     factor: str
     label: str
-    values: Mapping[str, Any]
+    values: Ours
     judgement: Judgement
 
 
@@ -90,20 +91,18 @@ class Diagnosis:
         return [a for a in self.alternatives if a.judgement.verdict == REPRODUCED]
 
     def to_dict(self) -> dict[str, Any]:
-        """What ``regime verdicts --json`` prints as a claim's ``why``."""
+        """What ``regime verdicts --json`` prints as a claim's ``why``: each alternative's
+        verdict, estimate and interval (a share's cells are no estimate: null there)."""
+        alternatives = []
+        for a in self.alternatives:
+            ours = {} if isinstance(a.values, Share) else a.values.summary()
+            shown = {k: ours.get(k) for k in ("estimate", "ci_lo", "ci_hi")}
+            alternatives.append(
+                {"factor": a.factor, "value": a.label, "verdict": a.judgement.verdict, **shown}
+            )
         return {
             "sentence": self.sentence,
-            "alternatives": [
-                {
-                    "factor": a.factor,
-                    "value": a.label,
-                    "verdict": a.judgement.verdict,
-                    "estimate": a.values.get("estimate"),
-                    "ci_lo": a.values.get("ci_lo"),
-                    "ci_hi": a.values.get("ci_hi"),
-                }
-                for a in self.alternatives
-            ],
+            "alternatives": alternatives,
             "explanation": self.explanation,
             "not_run": list(self.not_run),
         }
@@ -179,8 +178,8 @@ def diagnose(
             )
     sentence = ""
     if claim.diagnosis:
-        ours = claim_values(claim, records[claim.run]) if claim.run in records else None
-        sentence = diagnosis_sentence(claim, judgement, alternatives, ours)
+        own = claim_values(claim, records[claim.run]) if claim.run in records else None
+        sentence = diagnosis_sentence(claim, judgement, alternatives, own)
     explanation = ""
     if claim.why and judgement.verdict not in (REPRODUCED, NOT_TESTABLE):
         where = f"claim {claim.id!r}"
@@ -198,33 +197,31 @@ def diagnose(
     )
 
 
-def _estimate_text(claim: Claim, values: Mapping[str, Any]) -> str:
-    """Our number under an alternative: a comparison's estimate, a level claim's levels."""
-    if claim.rule == "level" and "parts" in values:
-        return ", ".join(
-            f"{label} {format_number(v['estimate'], 'frac')}"
-            for label, v in values["parts"].items()
-        )
-    return format_number(values["estimate"], "pp") if "estimate" in values else "?"
+def _estimate_text(values: Ours) -> str:
+    """Our number under an alternative: a comparison's estimate, a level claim's levels (a
+    claim judged part by part has no one number: ``?``)."""
+    match values:
+        case Levels():
+            return values.text()
+        case Comparison():
+            return format_number(values.estimate, "pp")
+    return "?"
 
 
-def _distance(claim: Claim, values: Mapping[str, Any]) -> float | None:
+def _distance(claim: Claim, values: Ours) -> float | None:
     """How far our number under an alternative lies from the paper's: the estimate from the
     paper's value (estimate) or its range's middle (range), a level claim's mean absolute
-    distance over its levels; None for the other kinds or without a number."""
+    distance over its levels; None for the other kinds."""
     paper = claim.paper
-    if claim.rule == "level":
-        parts = values.get("parts") or {}
-        levels = paper["levels"]
-        gaps = [abs(float(v["estimate"]) - float(levels[k])) for k, v in parts.items()]
-        return sum(gaps) / len(gaps) if gaps and set(parts) == set(levels) else None
-    if "estimate" not in values:
-        return None
-    if claim.rule == "estimate":
-        return abs(float(values["estimate"]) - float(paper["value"]))
-    if claim.rule == "range":
-        middle = (float(paper["low"]) + float(paper["high"])) / 2
-        return abs(float(values["estimate"]) - middle)
+    match values:
+        case Levels():
+            levels = paper["levels"]
+            gaps = [abs(v.estimate - float(levels[k])) for k, v in values.parts.items()]
+            return sum(gaps) / len(gaps) if gaps and set(values.parts) == set(levels) else None
+        case Comparison() if claim.rule == "estimate":
+            return abs(values.estimate - float(paper["value"]))
+        case Comparison() if claim.rule == "range":
+            return abs(values.estimate - (float(paper["low"]) + float(paper["high"])) / 2)
     return None
 
 
@@ -247,7 +244,7 @@ def diagnosis_sentence(
     claim: Claim,
     judgement: Judgement,
     alternatives: Sequence[Alternative],
-    ours: Mapping[str, Any] | None = None,
+    ours: Ours | None = None,
 ) -> str:
     """What the alternatives show, in a sentence or two, from their verdicts; pure.
 
@@ -265,7 +262,7 @@ def diagnosis_sentence(
             return ""
         labels = "; with ".join(
             f"{a.label} ({a.judgement.words}"
-            + (f", ours {_estimate_text(claim, a.values)})" if comparison else ")")
+            + (f", ours {_estimate_text(a.values)})" if comparison else ")")
             for a in failing
         )
         negation = "does not hold" if claim.ours_only else "does not reproduce"
@@ -280,7 +277,7 @@ def diagnosis_sentence(
         parts = []
         for found in by_factor.values():
             labels = " or ".join(a.label for a in found)
-            estimates = ", ".join(_estimate_text(claim, a.values) for a in found) if shown else ""
+            estimates = ", ".join(_estimate_text(a.values) for a in found) if shown else ""
             parts.append(f"{labels}" + (f" (ours {estimates})" if estimates else ""))
         others = [f for f in factors if f not in by_factor]
         text = f"It {_verb(claim)} with " + "; with ".join(parts)
@@ -294,11 +291,11 @@ def diagnosis_sentence(
         own = None if ours is None else _distance(claim, ours)
         nearest = None if closest is None else _distance(claim, closest.values)
         if ours is not None and own is not None and nearest is not None and own <= nearest:
-            text += f"; none lies closer to the paper than ours ({_estimate_text(claim, ours)})"
+            text += f"; none lies closer to the paper than ours ({_estimate_text(ours)})"
         elif closest is not None:
             text += (
                 f"; the closest to the paper is {closest.label} "
-                f"(ours {_estimate_text(claim, closest.values)})"
+                f"(ours {_estimate_text(closest.values)})"
             )
         text += "."
     power = power_text(judgement.power)

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regime_core import config
 from regime_core.runner.records import format_number, interval_end
+
+if TYPE_CHECKING:
+    from regime_core.runner.ours import Comparison
 
 REPRODUCED = "reproduced"
 SMALLER, LARGER = "smaller than reported", "larger than reported"
@@ -431,43 +434,34 @@ _POWER_NULLS: dict[str, tuple[float, str]] = {
 }
 
 
-def power_of(
-    rule: str,
-    effect: float,
-    *,
-    n: int | None,
-    n_discordant: int | None,
-    ci_lo: float | None = None,
-    ci_hi: float | None = None,
-) -> dict[str, Any] | None:
-    """The power of one paired comparison judged by ``rule`` (:data:`POWER_METHOD`): against
-    the rule's own null (zero, minus the margin, or ``±`` the margin), the power at
+def power_of(rule: str, effect: float, ours: Comparison) -> dict[str, Any] | None:
+    """The power of one paired comparison (``ours``) judged by ``rule`` (:data:`POWER_METHOD`):
+    against the rule's own null (zero, minus the margin, or ``±`` the margin), the power at
     ``effect`` (the paper's value for an estimate or range, :data:`SMALLEST_EFFECT` for an
     implied gain; zero, the true difference assumed, for no-loss and equivalence claims), the
     smallest effect our ``n`` questions detect with 80% power against zero (for no-loss and
     equivalence claims: the smallest margin they show when the true difference is zero), and
-    the questions ``effect`` needs, all at our
-    observed share of discordant questions. ``excludes_reference`` is true when our interval
-    (``ci_lo``, ``ci_hi``) already excludes the paper's value (estimate and range claims): the
-    data then tell our number from the paper's whatever the power. ``None`` without ``n`` and
-    ``n_discordant``, or for a rule with no null.
+    the questions ``effect`` needs, all at our observed share of discordant questions.
+    ``excludes_reference`` is true when our interval already excludes the paper's value
+    (estimate and range claims): the data then tell our number from the paper's whatever the
+    power. ``None`` without ``n`` and ``n_discordant``, or for a rule with no null.
 
-    >>> p = power_of("estimate", 0.056, n=657, n_discordant=62)
+    >>> from regime_core.runner.ours import Comparison
+    >>> p = power_of("estimate", 0.056, Comparison(0.06, 0.03, 0.09, n=657, n_discordant=62))
     >>> round(p["detectable_effect"], 3), p["questions_needed"], round(p["power"], 2)
     (0.035, 254, 1.0)
     """
     from regime_core.power import detectable_effect, power, questions_needed, smallest_margin
 
+    n, n_discordant = ours.n, ours.n_discordant
     if n is None or n_discordant is None or rule not in _POWER_NULLS:
         return None
-    if n <= 0 or not 0 <= n_discordant <= n:
-        raise ValueError(f"power_of: {n_discordant} discordant of {n} questions is not a share")
     null, side = _POWER_NULLS[rule]
     alternative = abs(float(effect)) if null == 0.0 else 0.0
     discordance = n_discordant / n
     excludes = None
-    if ci_lo is not None and ci_hi is not None and rule in ("estimate", "range"):
-        excludes = not ci_lo <= effect <= ci_hi  # the paper's own value, not a margin
+    if rule in ("estimate", "range"):
+        excludes = not ours.ci_lo <= effect <= ours.ci_hi  # the paper's own value, not a margin
     return {
         "n": int(n),
         "discordance": discordance,

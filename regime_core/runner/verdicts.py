@@ -23,21 +23,15 @@ from typing import Any
 
 from regime_core import config, paths
 from regime_core.paper import Claim, load_claims
-from regime_core.runner.claim_record import (
-    claim_values,
-    fill_fields,
-    judge_values,
-    paper_text,
-    values_text,
-)
+from regime_core.runner.claim_record import claim_values, fill_fields, judge_values, paper_text
 from regime_core.runner.diagnosis import Diagnosis, diagnose
 from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
+from regime_core.runner.ours import Ours, Summary
 from regime_core.runner.records import (
     RECORD_FILENAME,
     MissingNumberError,
     Record,
     format_number,
-    get_number,
     load_record,
     record_path,
 )
@@ -45,8 +39,6 @@ from regime_core.runner.stamps import load_stamped_record
 
 #: The run whose record holds the robustness of every claim.
 ROBUSTNESS_RUN = "robustness"
-#: Our side's fields in ``regime verdicts --json`` (absent values are null).
-OURS_FIELDS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi", "p", "n")
 #: The robustness fields in ``regime verdicts --json``.
 ROBUSTNESS_FIELDS: tuple[str, ...] = ("readings", "holding", "share", "most_sensitive_knob")
 
@@ -56,8 +48,7 @@ class ClaimVerdict:
     """One claim judged on one run's records (see :func:`judge_claims`)."""
 
     claim: Claim
-    values: Mapping[str, Any]
-    ours: Mapping[str, float | int | None]
+    values: Ours
     judgement: Judgement
     computed_on: str
     robustness: Mapping[str, Any] | None
@@ -68,6 +59,11 @@ class ClaimVerdict:
     def verdict(self) -> str:
         return self.judgement.verdict
 
+    @property
+    def ours(self) -> Summary:
+        """Our side's :data:`~regime_core.runner.ours.OURS_FIELDS` (absent values None)."""
+        return self.values.summary()
+
     def to_dict(self) -> dict[str, Any]:
         """The object ``regime verdicts --json`` prints for this claim."""
         return {
@@ -76,8 +72,8 @@ class ClaimVerdict:
             "chapter": self.claim.chapter,
             "origin": self.claim.origin,  # paper, or ours: a statement the paper never makes
             "paper": {"text": paper_text(self.claim), **dict(self.claim.paper)},
-            "ours": dict(self.ours),
-            "ours_text": values_text(self.claim, self.values),
+            "ours": self.ours,
+            "ours_text": self.values.text(),
             "computed_on": self.computed_on,
             "verdict": self.judgement.words,
             "flags": list(self.judgement.flags),
@@ -101,24 +97,6 @@ class ClaimVerdict:
 def _power_dict(power: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The power of a comparison as ``regime verdicts --json`` prints it (plain values)."""
     return None if power is None else dict(power)
-
-
-def ours_numbers(claim: Claim, record: Record, values: Mapping[str, Any]) -> dict:
-    """``estimate, ci_lo, ci_hi, p, n`` of a claim: read from the record where the claim names
-    the key, else derived (a share claim's estimate is passing / total, its n the total)."""
-    out: dict[str, float | int | None] = dict.fromkeys(OURS_FIELDS)
-    for name in OURS_FIELDS:
-        if name in values and values[name] is not None:
-            out[name] = values[name]
-        elif isinstance(claim.ours.get(name), str):
-            value = get_number(record, claim.ours[name])
-            out[name] = value if isinstance(value, int | float) else None
-    if claim.rule == "share" and out["estimate"] is None and values.get("total"):
-        out["estimate"] = values["passing"] / values["total"]
-        out["n"] = int(values["total"])
-    if out["n"] is not None:
-        out["n"] = int(out["n"])
-    return out
 
 
 def load_run_records(runs: Sequence[str], work: Path | str | None = None) -> dict[str, Record]:
@@ -171,7 +149,6 @@ def judge_claims(
             ClaimVerdict(
                 claim=claim,
                 values=values,
-                ours=ours_numbers(claim, record, values),
                 judgement=judgement,
                 computed_on=computed_on,
                 robustness=robustness_of(claim.id, robustness_record),
@@ -285,8 +262,8 @@ def variant_report(
     def side(v: ClaimVerdict) -> dict[str, Any]:
         return {
             "verdict": v.judgement.words,
-            "ours": dict(v.ours),
-            "ours_text": values_text(v.claim, v.values),
+            "ours": v.ours,
+            "ours_text": v.values.text(),
             "computed_on": v.computed_on,
         }
 

@@ -90,7 +90,7 @@ def _bottom_regimes(r: Records) -> str:
         f"{head}: with MiniLM, adding the bridge's relation sentence to the question changes "
         f"hit@5 by {pp(b['diff'])} where only the bridge names the hop-2 entity and by "
         f"{pp(q['diff'])} where the question names it (T2: {t2.judgement.label}); knocking that "
-        f"sentence out of the bridge costs {pp(t3.values['estimate'])}, {relation} the paper's "
+        f"sentence out of the bridge costs {pp(t3.values.estimate)}, {relation} the paper's "
         f"{pp(low)} to {pp(high)} (T3: {t3.judgement.label})."
     )
 
@@ -101,7 +101,7 @@ def _bottom_router(r: Records) -> str:
     for claim_id, name in (("router_2wiki", "2WikiMultiHopQA"), ("router_musique", "MuSiQue")):
         v = judged[claim_id]
         parts.append(
-            f"{v.verdict} on {name} ({pp(v.values['estimate'])}; the paper "
+            f"{v.verdict} on {name} ({pp(v.values.estimate)}; the paper "
             f"{pp(v.claim.paper['value'])})"
         )
     text = "The router's gain over always-q is " + " and ".join(parts)
@@ -116,7 +116,7 @@ def _bottom_router(r: Records) -> str:
     union = judged["router_vs_union_2wiki"]
     return (
         text + f". Against always-union, the policy that needs no router, its gain on "
-        f"2WikiMultiHopQA is {union.verdict} ({pp(union.values['estimate'])})."
+        f"2WikiMultiHopQA is {union.verdict} ({pp(union.values.estimate)})."
     )
 
 

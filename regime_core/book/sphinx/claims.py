@@ -180,15 +180,13 @@ def why_text(judged: Any) -> str:
 def ours_text(judged: Any) -> str:
     """Ours in few words: a comparison's estimate, interval and p without repeated units
     (``+6.6 pp (95% CI +4.5 to +9.1 pp), p < 0.001``); any other claim as the judge says it."""
-    from regime_core.runner.claim_record import values_text
-    from regime_core.runner.judge import COMPARISON_RULES
+    from regime_core.runner.ours import Comparison
 
     values = judged.values
-    if judged.claim.rule not in COMPARISON_RULES or "parts" in values:
-        return values_text(judged.claim, values)
-    text = interval_text(values["estimate"], values["ci_lo"], values["ci_hi"])
-    p = values.get("p")
-    return text if p is None else f"{text}, {format_number(p, 'p')}"
+    if not isinstance(values, Comparison):
+        return values.text()
+    text = interval_text(values.estimate, values.ci_lo, values.ci_hi)
+    return text if values.p is None else f"{text}, {format_number(values.p, 'p')}"
 
 
 def interval_text(estimate: float, ci_lo: float, ci_hi: float) -> str:

@@ -244,6 +244,7 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
     one :class:`TextRow` per other claim, in the claims' order."""
     from regime_core.runner.claim_record import paper_text
     from regime_core.runner.judge import COMPARISON_RULES
+    from regime_core.runner.ours import Parts
 
     pp_rows: list[ChartRow] = []
     text_rows: list[TextRow] = []
@@ -262,10 +263,11 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
                 )
             )
             continue
-        parts: Mapping[str, Any] = judged.values.get("parts") or {"": judged.values}
-        for part, values in parts.items():
+        values = judged.values
+        parts: Mapping[str, Any] = values.parts if isinstance(values, Parts) else {"": values}
+        for part, ours in parts.items():
             part_judgement = judgement.parts.get(part, judgement) if part else judgement
-            estimate, lo, hi = (float(values[k]) for k in ("estimate", "ci_lo", "ci_hi"))
+            estimate, lo, hi = ours.estimate, ours.ci_lo, ours.ci_hi
             pp_rows.append(
                 ChartRow(
                     label=f"{label} · {part}" if part else label,
