@@ -76,7 +76,7 @@ def test_a_comparison_claim_carries_its_power_and_a_level_claim_none() -> None:
     claim = _claim("estimate", {"value": 0.056, "p_below": 0.001}, {})
     values = Comparison(0.066, 0.04, 0.09, p=1e-6, n=657, n_discordant=80)
     got = judge_values(claim, values)
-    assert got.verdict == REPRODUCED and got.power["reference_effect"] == 0.056
+    assert got.verdict == REPRODUCED and got.power.reference_effect == 0.056
     untestable = _claim("untestable", {"statement": "κ = 1.00", "why": "needs {n} annotators"}, {})
     got = judge_values(untestable, Untestable({"n": 2}))
     assert (got.verdict, got.reason) == (NOT_TESTABLE, "needs 2 annotators")
@@ -124,7 +124,7 @@ def test_our_side_is_read_from_the_record() -> None:
     )
     judgement, paper, ours = _judged(claim, record)
     assert judgement.verdict == REPRODUCED
-    assert judgement.power["discordance"] == pytest.approx(118 / 1234)
+    assert judgement.power.discordance == pytest.approx(118 / 1234)
     assert paper == "+5.6 pp, p < 0.001"
     assert ours == "+5.0 pp (95% CI +3.0 pp to +7.0 pp), p < 0.001"
     assert fill_fields(claim.computed_on, record) == "2wiki, sample all"

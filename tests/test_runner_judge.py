@@ -161,16 +161,16 @@ def test_judge_level_and_bound() -> None:
 
 def test_power_of_a_comparison_reaches_its_targets() -> None:
     p = power_of("estimate", 0.056, Comparison(0.05, 0.0, 0.1, n=657, n_discordant=62))
-    assert p is not None and p["discordance"] == pytest.approx(62 / 657)
-    assert (p["null"], p["side"]) == (0.0, "greater")
-    assert power(657, 62 / 657, p["detectable_effect"]) >= 0.8
-    assert power(p["questions_needed"], 62 / 657, 0.056) >= 0.8
+    assert p is not None and p.discordance == pytest.approx(62 / 657)
+    assert (p.null, p.side) == (0.0, "greater")
+    assert power(657, 62 / 657, p.detectable_effect) >= 0.8
+    assert power(p.questions_needed, 62 / 657, 0.056) >= 0.8
     assert power_of("estimate", 0.05, Comparison(0.05, 0.0, 0.1, n_discordant=3)) is None
     no_null = Comparison(0.05, 0.0, 0.1, n=100, n_discordant=3)
     assert power_of("level", 0.05, no_null) is None  # no null to test
     # no discordant question observed: an effect brings its own, so power is still defined
     nothing = power_of("estimate", 0.05, Comparison(0.0, 0.0, 0.0, n=100, n_discordant=0))
-    assert nothing is not None and nothing["detectable_effect"] is not None
+    assert nothing is not None and nothing.detectable_effect is not None
     assert "would need" in power_text(p)
 
 
@@ -192,17 +192,17 @@ def test_a_comparison_is_checked_when_made(fields: dict[str, Any], message: str)
 def test_power_of_a_no_loss_claim_tests_against_the_margin() -> None:
     counts = Comparison(0.0, -0.01, 0.01, n=485, n_discordant=48)
     p = power_of("no_loss", 0.0, counts)
-    assert p is not None and (p["null"], p["side"]) == (-SMALLEST_EFFECT, "greater")
-    assert p["detectable_effect"] == smallest_margin(485, 48 / 485)
+    assert p is not None and (p.null, p.side) == (-SMALLEST_EFFECT, "greater")
+    assert p.detectable_effect == smallest_margin(485, 48 / 485)
     assert "rules out a loss" in power_text(p)
     q = power_of("equivalence", 0.0, counts)
-    assert q is not None and q["side"] == "within" and "within ±" in power_text(q)
+    assert q is not None and q.side == "within" and "within ±" in power_text(q)
 
 
 def test_where_the_interval_excludes_the_paper_the_power_says_so() -> None:
     # the oracle gap: a tiny discordance, and the interval already far below the paper's 4.6 pp
     p = power_of("estimate", 0.046, Comparison(0.005, -0.002, 0.012, n=485, n_discordant=3))
-    assert p is not None and p["excludes_reference"] is True
+    assert p is not None and p.excludes_reference is True
     text = power_text(p)
     assert "already excludes the paper's +4.6 pp" in text and "detects no effect" not in text
 

@@ -16,6 +16,7 @@ from regime_core.paper import load_claims
 from regime_core.runner.claim_record import claim_values, judge_values
 from regime_core.runner.records import write_record
 from regime_core.runner.verdicts import (
+    Robustness,
     comparison_phrase,
     judge_claims,
     robustness_phrase,
@@ -53,13 +54,13 @@ def test_comparison_phrase_prefers_the_adjusted_p() -> None:
 
 def test_robustness_phrase() -> None:
     assert robustness_phrase(None) == "its robustness was not computed in this run"
-    text = robustness_phrase(
-        {"readings": 24, "holding": 3, "share": 0.125, "most_sensitive_knob": "tie_rule"}
-    )
+    text = robustness_phrase(Robustness(24, 3, 0.125, "tie_rule"))
     assert text == (
         "reproduced under 3 of 24 readings (12.5%); the knob that changes its verdict most is "
         "tie rule"
     )
+    assert robustness_phrase(Robustness(0, 0, 0.0, "none")) == "no reading of it could be judged"
+    assert robustness_phrase(Robustness(4, 4, 1.0, "none")).endswith("no knob changes its verdict")
 
 
 CLAIMS = """
@@ -134,6 +135,11 @@ def test_a_report_carries_the_robustness_record(work: tuple[Path, Path]) -> None
     by_id = {c["id"]: c for c in verdicts_report(root, claims)["claims"]}
     assert by_id["gain"]["robustness"] == summary
     assert by_id["beats_union"]["robustness"] is None
+    # a summary without one of its fields is refused, naming the record, the claim and the field
+    numbers = {"claims": {"gain": {"readings": 4, "holding": 1, "share": 0.25}}}
+    write_stamped_record(root, "robustness", config={"x": 1}, numbers=numbers)
+    with pytest.raises(ValueError, match=r"robustness.*claims\.gain lacks.*'most_sensitive_knob'"):
+        verdicts_report(root, claims)
 
 
 def test_regime_verdicts_json_and_errors(work: tuple[Path, Path], capsys: Any) -> None:

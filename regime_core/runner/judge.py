@@ -24,7 +24,7 @@ carries its Holm-adjusted interval. So no verdict can contradict the p-value pri
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config
@@ -120,6 +120,31 @@ _BADNESS: dict[str, int] = {
 # --- verdicts (pure) -----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Power:
+    """The power of one paired comparison against its claim's null (:func:`power_of`,
+    :data:`POWER_METHOD`): its questions and share of discordant ones, the null and on which
+    side (:data:`regime_core.power.SIDES`) the interval must exclude it, the effect judged at
+    and the power there, the smallest effect (or margin) detected with 80% power and the
+    questions the effect needs (None: beyond the search or nothing to detect), and whether our
+    interval already excludes the paper's value (None: not an estimate or range claim)."""
+
+    n: int
+    discordance: float
+    null: float
+    side: str
+    reference_effect: float
+    power: float
+    detectable_effect: float | None
+    questions_needed: int | None
+    excludes_reference: bool | None
+    method: str = POWER_METHOD
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``regime verdicts --json`` prints, its fields in this order."""
+        return asdict(self)
+
+
 @dataclass(frozen=True)
 class Judgement:
     """A verdict (one of :data:`VERDICTS`), the reason in one plain sentence, flags beside the
@@ -129,7 +154,7 @@ class Judgement:
     verdict: str
     reason: str
     flags: tuple[str, ...] = ()
-    power: Mapping[str, Any] | None = None
+    power: Power | None = None
     parts: Mapping[str, Judgement] = field(default_factory=dict)
     #: a statement of ours, not the paper's: its verdict reads in :data:`OURS_WORDS`
     ours: bool = False
@@ -434,7 +459,7 @@ _POWER_NULLS: dict[str, tuple[float, str]] = {
 }
 
 
-def power_of(rule: str, effect: float, ours: Comparison) -> dict[str, Any] | None:
+def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
     """The power of one paired comparison (``ours``) judged by ``rule`` (:data:`POWER_METHOD`):
     against the rule's own null (zero, minus the margin, or ``±`` the margin), the power at
     ``effect`` (the paper's value for an estimate or range, :data:`SMALLEST_EFFECT` for an
@@ -448,7 +473,7 @@ def power_of(rule: str, effect: float, ours: Comparison) -> dict[str, Any] | Non
 
     >>> from regime_core.runner.ours import Comparison
     >>> p = power_of("estimate", 0.056, Comparison(0.06, 0.03, 0.09, n=657, n_discordant=62))
-    >>> round(p["detectable_effect"], 3), p["questions_needed"], round(p["power"], 2)
+    >>> round(p.detectable_effect, 3), p.questions_needed, round(p.power, 2)
     (0.035, 254, 1.0)
     """
     from regime_core.power import detectable_effect, power, questions_needed, smallest_margin
@@ -462,40 +487,39 @@ def power_of(rule: str, effect: float, ours: Comparison) -> dict[str, Any] | Non
     excludes = None
     if rule in ("estimate", "range"):
         excludes = not ours.ci_lo <= effect <= ours.ci_hi  # the paper's own value, not a margin
-    return {
-        "n": int(n),
-        "discordance": discordance,
-        "null": null,
-        "side": side,
-        "reference_effect": float(effect),
-        "power": power(n, discordance, alternative, null=null, side=side),
-        "detectable_effect": (
+    return Power(
+        n=int(n),
+        discordance=discordance,
+        null=null,
+        side=side,
+        reference_effect=float(effect),
+        power=power(n, discordance, alternative, null=null, side=side),
+        detectable_effect=(
             detectable_effect(n, discordance)
             if null == 0.0
             else smallest_margin(n, discordance, side=side)
         ),
-        "questions_needed": questions_needed(alternative, discordance, null=null, side=side),
-        "excludes_reference": excludes,
-        "method": POWER_METHOD,
-    }
+        questions_needed=questions_needed(alternative, discordance, null=null, side=side),
+        excludes_reference=excludes,
+    )
 
 
-def power_text(power: Mapping[str, Any] | None) -> str:
+def power_text(power: Power | None) -> str:
     """The power in words, e.g. ``detects +3.2 pp with 80% power; +5.6 pp would need 215
     questions``; for a no-loss or equivalence claim, the smallest margin it can show; where our
     interval already excludes the paper's value, that instead of a power.
 
-    >>> text = power_text({"n": 485, "discordance": 0.01, "null": 0.0, "side": "greater",
-    ...     "reference_effect": 0.046, "power": 1.0, "detectable_effect": 0.016,
-    ...     "questions_needed": 171, "excludes_reference": True})
+    >>> text = power_text(Power(n=485, discordance=0.01, null=0.0, side="greater",
+    ...     reference_effect=0.046, power=1.0, detectable_effect=0.016, questions_needed=171,
+    ...     excludes_reference=True))
     >>> text.startswith("our interval already excludes the paper's +4.6 pp"), text[-30:]
     (True, 'detects +1.6 pp with 80% power')
     """
     if power is None:
         return ""
-    mde, needed = power["detectable_effect"], power["questions_needed"]
-    ref = pp(power["reference_effect"])
-    null, side = power.get("null", 0.0), power.get("side", "greater")
+    mde, needed = power.detectable_effect, power.questions_needed
+    ref = pp(power.reference_effect)
+    null, side = power.null, power.side
     if side == "within":
         head = (
             f"a true difference of zero is shown within ±{pp(mde).lstrip('+')} with 80% power"
@@ -528,7 +552,7 @@ def power_text(power: Mapping[str, Any] | None) -> str:
         if mde is not None
         else "no effect reaches 80% power"
     )
-    if power.get("excludes_reference"):
+    if power.excludes_reference:
         return (
             f"our interval already excludes the paper's {ref}, so the data tell the two apart; "
             f"{detects}"

@@ -17,7 +17,7 @@ read only if it is the one its run's stamp recorded (:mod:`regime_core.runner.st
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from regime_core import config, paths
 from regime_core.paper import Claim, load_claims
 from regime_core.runner.claim_record import claim_values, fill_fields, judge_values, paper_text
 from regime_core.runner.diagnosis import Diagnosis, diagnose
-from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement
+from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement, Power
 from regime_core.runner.ours import Ours, Summary
 from regime_core.runner.records import (
     RECORD_FILENAME,
@@ -39,8 +39,18 @@ from regime_core.runner.stamps import load_stamped_record
 
 #: The run whose record holds the robustness of every claim.
 ROBUSTNESS_RUN = "robustness"
-#: The robustness fields in ``regime verdicts --json``.
-ROBUSTNESS_FIELDS: tuple[str, ...] = ("readings", "holding", "share", "most_sensitive_knob")
+
+
+@dataclass(frozen=True, slots=True)
+class Robustness:
+    """A claim's robustness across the plausible readings of the paper (the robustness run's
+    record, :func:`robustness_of`): the readings judged, how many reproduce it, their share and
+    the knob that moves its verdict most (``none``: no knob does)."""
+
+    readings: int
+    holding: int
+    share: float
+    most_sensitive_knob: str
 
 
 @dataclass(frozen=True)
@@ -51,7 +61,7 @@ class ClaimVerdict:
     values: Ours
     judgement: Judgement
     computed_on: str
-    robustness: Mapping[str, Any] | None
+    robustness: Robustness | None
     #: why a verdict other than "reproduced" came out (:mod:`regime_core.runner.diagnosis`)
     why: Diagnosis | None = None
 
@@ -87,16 +97,13 @@ class ClaimVerdict:
                 }
                 for label, part in self.judgement.parts.items()
             },
-            "robustness": None
-            if self.robustness is None
-            else {k: self.robustness.get(k) for k in ROBUSTNESS_FIELDS},
+            "robustness": None if self.robustness is None else asdict(self.robustness),
             "why": None if self.why is None else self.why.to_dict(),
         }
 
 
-def _power_dict(power: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The power of a comparison as ``regime verdicts --json`` prints it (plain values)."""
-    return None if power is None else dict(power)
+def _power_dict(power: Power | None) -> dict[str, Any] | None:
+    return None if power is None else power.to_dict()
 
 
 def load_run_records(runs: Sequence[str], work: Path | str | None = None) -> dict[str, Record]:
@@ -118,14 +125,21 @@ def load_run_records(runs: Sequence[str], work: Path | str | None = None) -> dic
     return records
 
 
-def robustness_of(claim_id: str, robustness_record: Record | None) -> Mapping[str, Any] | None:
-    """The robustness summary of a claim in the robustness record, if it has one."""
+def robustness_of(claim_id: str, robustness_record: Record | None) -> Robustness | None:
+    """The robustness of a claim in the robustness record, if it has one; ``ValueError``
+    naming the record, the claim and the field when its summary lacks one."""
     if robustness_record is None:
         return None
     try:
-        return robustness_record.node(f"claims.{claim_id}")
+        found = robustness_record.node(f"claims.{claim_id}")
     except KeyError:
         return None
+    names = [f.name for f in fields(Robustness)]
+    missing = [name for name in names if name not in found]
+    if missing:
+        where = robustness_record.file or f"record {robustness_record.name!r}"
+        raise ValueError(f"{where}: claims.{claim_id} lacks the field(s) {missing}")
+    return Robustness(**{name: found[name] for name in names})
 
 
 def judge_claims(
@@ -343,17 +357,15 @@ def robustness_absence(claim: Claim) -> str:
     return OUTSIDE_MULTIVERSE.get(claim.id, "not computed in this run")
 
 
-def robustness_phrase(robustness: Mapping[str, Any] | None) -> str:
+def robustness_phrase(robustness: Robustness | None) -> str:
     """ "reproduced under 3 of 24 readings (13%); the tie rule moves it most" or the absence."""
     if robustness is None:
         return "its robustness was not computed in this run"
-    readings = int(robustness.get("readings", 0))
+    readings, knob = robustness.readings, robustness.most_sensitive_knob
     if readings == 0:
         return "no reading of it could be judged"
-    holding = int(robustness.get("holding", 0))
-    share = float(robustness.get("share", 0.0))
-    knob = str(robustness.get("most_sensitive_knob", "none"))
-    text = f"reproduced under {holding} of {readings} readings ({format_number(share, 'pct')})"
+    share = format_number(robustness.share, "pct")
+    text = f"reproduced under {robustness.holding} of {readings} readings ({share})"
     if knob == "none":
         return text + "; no knob changes its verdict"
     return text + f"; the knob that changes its verdict most is {knob.replace('_', ' ')}"
@@ -373,6 +385,6 @@ def claim_sentence(v: ClaimVerdict) -> str:
     if v.why is not None and v.why.sentence:
         text += f" {v.why.sentence}"
     robustness = robustness_phrase(v.robustness)
-    if v.robustness is not None and int(v.robustness.get("readings", 0)):
+    if v.robustness is not None and v.robustness.readings:
         robustness = "Across the plausible readings of the paper it is " + robustness
     return f"{text} {robustness[:1].upper()}{robustness[1:]}."
