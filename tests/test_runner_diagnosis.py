@@ -12,6 +12,7 @@ from regime_core.runner.diagnosis import diagnose, diagnosis_sentence, node_keys
 from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
 from regime_core.runner.ours import Comparison
 from regime_core.runner.records import Record
+from regime_core.runner.verdicts import judge_claims
 
 
 def _comparison(diff: float, lo: float, hi: float, n: int = 200, a: int = 30, b: int = 10):
@@ -97,8 +98,9 @@ def test_a_reproduced_claim_or_one_without_settings_needs_no_diagnosis() -> None
 def test_missing_records_and_bad_specs_are_named() -> None:
     claim = _claim([ALPHA])
     bad = judge_values(claim, Comparison(0.0, -0.04, 0.04))
-    with pytest.raises(KeyError, match="run 'ablations'"):
-        diagnose(claim, bad, {"transfer": _records()["transfer"]})
+    # the records must hold every run the claim reads: checked once, where claims are judged
+    with pytest.raises(KeyError, match="claim 'router_musique': no record for run 'ablations'"):
+        judge_claims({"transfer": _records()["transfer"]}, [claim])
     with pytest.raises(KeyError, match="lacks"):
         node_keys(Record({"name": "r", "numbers": {"x": {"diff": 0.1}}}), "x")
     # a setting this profile did not run is listed, not judged

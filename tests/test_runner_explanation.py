@@ -13,6 +13,7 @@ from regime_core.runner.diagnosis import diagnose, diagnosis_sentence
 from regime_core.runner.explanation import explain
 from regime_core.runner.judge import NOT_TESTABLE, REPRODUCED
 from regime_core.runner.records import Record
+from regime_core.runner.verdicts import judge_claims
 
 
 def _records() -> dict[str, Record]:
@@ -109,8 +110,10 @@ def test_absent_keys_are_named_and_absent_runs_fail() -> None:
     }
     found = explain(_why([entry]), _records(), "router")
     assert found.sentence == "MiniLM 0.75." and found.not_run == ("TF-IDF",)
-    with pytest.raises(KeyError, match="run 'ablations'"):
-        explain(_why([entry]), {"router": _records()["router"]}, "router")
+    # a run absent from the records fails where the claims are judged, naming claim and run
+    claim = _level_claim(why=_why([entry]))
+    with pytest.raises(KeyError, match="claim 'levels': no record for run 'ablations'"):
+        judge_claims({"router": _records()["router"]}, [claim])
 
 
 @pytest.mark.parametrize(

@@ -153,18 +153,16 @@ def diagnose(
 ) -> Diagnosis | None:
     """The claim judged under every alternative its ``diagnosis`` names, and its ``why``
     filled from the records when its verdict is neither "reproduced" nor "not testable here"
-    (None when it names neither). ``records`` maps run ids to records; a missing run is a
-    ``KeyError`` naming it (a strict book build fails rather than print a partial diagnosis);
-    a setting absent from its run's record (not run by this profile) is listed in
-    ``not_run``, never judged. ``display`` names config values in the why (the book's
+    (None when it names neither). ``records`` maps run ids to records, every run the claim
+    reads among them (:func:`regime_core.runner.verdicts.judge_claims` checks it); a setting
+    absent from its run's record (not run by this profile) is listed in ``not_run``, never
+    judged. ``display`` names config values in the why (the book's
     display names; by default as written)."""
     if not claim.diagnosis and not claim.why:
         return None
     alternatives, not_run = [], []
     for entry in claim.diagnosis:
         run = str(entry["run"])
-        if run not in records:
-            raise KeyError(f"claim {claim.id!r}: its diagnosis needs the record of run {run!r}")
         record = records[run]
         for label, node, ours in _specs(entry):
             try:
@@ -178,7 +176,7 @@ def diagnose(
             )
     sentence = ""
     if claim.diagnosis:
-        own = claim_values(claim, records[claim.run]) if claim.run in records else None
+        own = claim_values(claim, records[claim.run])
         sentence = diagnosis_sentence(claim, judgement, alternatives, own)
     explanation = ""
     if claim.why and judgement.verdict not in (REPRODUCED, NOT_TESTABLE):

@@ -45,10 +45,6 @@ from regime_core.runner.records import Record, format_number
 Display = Callable[[str, Any], str]
 
 
-class MissingRun(KeyError):
-    """A ``why`` names a run whose record is not among the records given."""
-
-
 @dataclass(frozen=True)
 class Explanation:
     """A claim's ``why`` filled from records: the text, and the items its records lack."""
@@ -59,12 +55,6 @@ class Explanation:
     not_run: tuple[str, ...] = ()
 
 
-def _record(records: Mapping[str, Record], run: str, where: str) -> Record:
-    if run not in records:
-        raise MissingRun(f"{where}: its why needs the record of run {run!r}")
-    return records[run]
-
-
 def fill_why(
     template: str,
     records: Mapping[str, Record],
@@ -73,7 +63,6 @@ def fill_why(
     label: str = "",
     paper: Mapping[str, Any] | None = None,
     display: Display | None = None,
-    where: str = "why",
 ) -> str:
     """``template`` with its fields filled from ``records`` (``run``'s unless a field names
     another) and the claim's ``paper`` side; ``{value}`` must already be replaced.
@@ -85,7 +74,7 @@ def fill_why(
         if source == "paper":
             value = _paper_number(paper or {}, key)
         else:
-            record = _record(records, match.group("run") or run, where)
+            record = records[match.group("run") or run]
             if source == "config":
                 return record.config_text(key, display)
             value = record.number(key)
@@ -118,8 +107,7 @@ def _holds(
         if found.group("run") is None and key.startswith("paper."):
             value = _paper_number(paper, key.removeprefix("paper."))
         else:
-            record = _record(records, found.group("run") or run, where)
-            value = record.number(found.group("key"))
+            value = records[found.group("run") or run].number(found.group("key"))
         if isinstance(value, str):
             raise ValueError(f"{where}: 'when' key {key!r} is the text {value!r}, not a number")
         values.append(float(value))
@@ -144,32 +132,26 @@ def explain(
 
     Each entry gives one sentence: its ``lead``, then its ``text`` once (no ``each``) or once
     per label of ``each`` whose ``when`` holds, joined by ``join``; ``none`` when no item is
-    left (nothing, without it). A run absent from ``records`` is a ``KeyError`` naming it;
-    an item whose keys its record lacks is left out and listed in ``not_run``."""
+    left (nothing, without it). ``records`` holds every run the entries read
+    (:func:`regime_core.runner.verdicts.judge_claims` checks it); an item whose keys its record
+    lacks is left out and listed in ``not_run``."""
     sentences, not_run = [], []
     for entry in entries:
         run = str(entry.get("run", default_run))
-        _record(records, run, where)
         items = []
         for label, value in (entry.get("each") or {"": None}).items():
             try:
                 item = _item(entry, str(label), value, records, run, paper or {}, display, where)
-            except MissingRun:
-                raise
             except KeyError:  # a setting this profile does not run: named, not guessed
                 not_run.append(str(label) or str(entry["text"]))
                 continue
             if item is not None:
                 items.append(item)
         if items:
-            lead = fill_why(
-                str(entry.get("lead", "")), records, run, paper=paper, display=display, where=where
-            )
+            lead = fill_why(str(entry.get("lead", "")), records, run, paper=paper, display=display)
             sentences.append(_sentence(lead + str(entry.get("join", "; ")).join(items)))
         elif entry.get("none"):
-            none = fill_why(
-                str(entry["none"]), records, run, paper=paper, display=display, where=where
-            )
+            none = fill_why(str(entry["none"]), records, run, paper=paper, display=display)
             sentences.append(_sentence(none))
     return Explanation(" ".join(s for s in sentences if s), tuple(not_run))
 
@@ -193,6 +175,4 @@ def _item(
     when = entry.get("when")
     if when is not None and not _holds([sub(k) for k in when], records, run, paper, where):
         return None
-    return fill_why(
-        sub(entry["text"]), records, run, label=label, paper=paper, display=display, where=where
-    )
+    return fill_why(sub(entry["text"]), records, run, label=label, paper=paper, display=display)

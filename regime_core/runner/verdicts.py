@@ -116,11 +116,14 @@ def load_run_records(runs: Sequence[str], work: Path | str | None = None) -> dic
     for run in dict.fromkeys(runs):
         file = record_path(results / run)
         if not file.is_file():
-            raise FileNotFoundError(
-                f"no record for run {run!r} ({file}); produce it with `regime reproduce"
-                + ("" if work is None else f" --work {work}")
-                + "`"
+            from regime_core.registry import RUNS
+
+            advice = (
+                f"produce it with `regime reproduce{'' if work is None else f' --work {work}'}`"
+                if run in RUNS
+                else f"no registered run has that name (the runs: {', '.join(RUNS)})"
             )
+            raise FileNotFoundError(f"no record for run {run!r} ({file}); {advice}")
         records[run] = load_stamped_record(paths.work_dir(work), run)
     return records
 
@@ -150,11 +153,16 @@ def judge_claims(
 ) -> list[ClaimVerdict]:
     """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
     values in the "computed_on" text (:func:`~regime_core.runner.claim_record.fill_fields`) and
-    in the why (:func:`~regime_core.runner.diagnosis.diagnose`)."""
+    in the why (:func:`~regime_core.runner.diagnosis.diagnose`). ``KeyError`` naming the claim
+    and the run when ``records`` lacks a run a claim, its diagnosis or its why reads (a strict
+    book build fails rather than print a partial diagnosis)."""
+    claims = load_claims() if claims is None else claims
+    for claim in claims:
+        missing = [run for run in claim.runs() if run not in records]
+        if missing:
+            raise KeyError(f"claim {claim.id!r}: no record for run {missing[0]!r}")
     judged = []
-    for claim in claims if claims is not None else load_claims():
-        if claim.run not in records:
-            raise KeyError(f"claim {claim.id!r}: no record for run {claim.run!r}")
+    for claim in claims:
         record = records[claim.run]
         values = claim_values(claim, record)
         judgement = judge_values(claim, values)
