@@ -348,8 +348,7 @@ class NotebookRun:
         remember it: :meth:`settings` names that run and its record's encoder under the table,
         and says so when it is not this run's. None (also remembered, and said): no record there.
         """
-        if run_id not in RUNS:
-            raise ValueError(f"borrow: {run_id!r} is no registered run; known: {sorted(RUNS)}")
+        registered(run_id, "borrow")
         if path is None:
             path = paths.results_dir(self.work) / run_id / "record.json"
         path = Path(path)
@@ -376,6 +375,13 @@ class NotebookRun:
         )
 
 
+def registered(run_id: str, where: str) -> Run:
+    """The run ``run_id`` of :data:`RUNS`; ``ValueError`` naming ``where`` and the runs known."""
+    if run_id not in RUNS:
+        raise ValueError(f"{where}: {run_id!r} is no registered run; known: {sorted(RUNS)}")
+    return RUNS[run_id]
+
+
 def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     """Open run ``run_id`` in its notebook: ``namespace`` holds the notebook's parameters (pass
     ``globals()``: only the names its parameters cell declares are read). The config is built
@@ -385,7 +391,7 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     reproduce`` passes, or for a notebook run by hand (``output_dir`` None, the notebooks'
     default) the variant's own folder ``<work>/variants/<run>/<config hash>``
     (:func:`regime_core.paths.variant_dir`)."""
-    run = RUNS[run_id]
+    run = registered(run_id, "start")
     declared = notebook_parameters(run.notebook)
     parameters = {name: namespace[name] for name in declared if name in namespace}
     # the one rule of regime_core.paths.work_dir: work_dir, else REGIME_WORK_DIR, else the

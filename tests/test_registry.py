@@ -140,8 +140,13 @@ def test_settings_show_changed_fields_and_name_a_borrowed_record(tmp_path: Path)
     assert "No record of run router_train at none.json" in shown.note  # relative to work
     with pytest.raises(ValueError, match="is the record of run 'router_train', not of 'ablations'"):
         nb.borrow("ablations", lender / "record.json", what="x")
-    with pytest.raises(ValueError, match="'nope' is no registered run"):
+    with pytest.raises(ValueError, match="borrow: 'nope' is no registered run"):
         nb.borrow("nope", what="x")
+    # a notebook opening a run the registry lacks: the runs it has, not a bare KeyError
+    with pytest.raises(
+        ValueError, match=r"start: 'nope' is no registered run; known: \['ablations'"
+    ):
+        start("nope", namespace)
 
 
 def test_a_missing_work_directory_is_an_error_only_for_a_run_that_reads_prepared_data(
