@@ -88,6 +88,25 @@ def test_every_command_finds_the_name_once_prepared(tmp_path: Path) -> None:
     assert sorted(expected, key=lambda ex: ex.id) == examples
 
 
+def test_a_manifest_is_parsed_once_per_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from regime_core.data import prepared
+
+    _prepared(tmp_path)
+    parsed: list[Path] = []
+    real = prepared._read_verified_manifest
+    monkeypatch.setattr(
+        prepared, "_read_verified_manifest", lambda path: parsed.append(path) or real(path)
+    )
+    monkeypatch.setattr(prepared, "_KNOWN_BY_MANIFEST", {})
+    assert known_datasets(tmp_path) == known_datasets(tmp_path) == (*DATASETS, NAME)
+    assert len(parsed) == 1
+    manifest = tmp_path / "prepared" / "manifest.json"
+    manifest.write_text(manifest.read_text() + "\n")  # other bytes: read again
+    assert known_datasets(tmp_path) == (*DATASETS, NAME) and len(parsed) == 2
+
+
 def test_a_rerun_is_byte_identical_and_the_raw_datasets_keep_the_entry(tmp_path: Path) -> None:
     _prepared(tmp_path)
     before = _files(tmp_path / "prepared")

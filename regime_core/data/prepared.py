@@ -179,16 +179,25 @@ def _check_manifest_fields(path: Path, manifest: dict[str, Any], rebuild: str) -
 # --- loading ---------------------------------------------------------------------------------
 
 
+#: The dataset names of each manifest read, by the sha256 of its bytes: a config checks its
+#: datasets whenever it is built (the robustness run builds one per reading).
+_KNOWN_BY_MANIFEST: dict[str, tuple[str, ...]] = {}
+
+
 def known_datasets(work: Path | str | None = None) -> tuple[str, ...]:
     """Every name a command or an experiment accepts as a dataset: the built-in ones
     (``schema.DATASETS``: the three prepared datasets and ``toyworld``, prepared or not), then
     the datasets of one's own prepared under ``work`` (``regime data prepare --jsonl FILE
-    --name NAME``), sorted. A damaged manifest is an error naming it."""
+    --name NAME``), sorted. A damaged manifest is an error naming it; a manifest is parsed and
+    verified once per content."""
     path = paths.prepared_dir(work) / MANIFEST_NAME
     if not os.path.lexists(path):
         return DATASETS
-    custom = [name for name in _read_verified_manifest(path)["datasets"] if name not in DATASETS]
-    return (*DATASETS, *sorted(custom))
+    digest = sha256_hex(read_bytes(path))
+    if digest not in _KNOWN_BY_MANIFEST:
+        names = _read_verified_manifest(path)["datasets"]
+        _KNOWN_BY_MANIFEST[digest] = (*DATASETS, *sorted(n for n in names if n not in DATASETS))
+    return _KNOWN_BY_MANIFEST[digest]
 
 
 def _rebuild_hint(dataset: str, entry: Any = None) -> str:
