@@ -107,6 +107,13 @@ def test_hub_name_offline_fails_clearly_without_network(monkeypatch: pytest.Monk
 
 
 def test_unknown_names_list_the_known_encoders() -> None:
+    from regime_core.encoders.registry import check_encoder_name
+
+    for name in ("minilm", "tfidf", "bge-large", "org/model", str(minilm_path())):
+        check_encoder_name(name)  # nothing loaded
+    for name, message in (("not-a-model", "nv-embed-v2"), (" ", "is empty"), ("bm25", "BM25")):
+        with pytest.raises(ValueError, match=message):
+            check_encoder_name(name)
     with pytest.raises(ValueError, match="nv-embed-v2") as info:
         get_encoder("not-a-model")
     for name in ("minilm", "tfidf", "bge-large", "e5-mistral"):

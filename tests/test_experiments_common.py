@@ -228,6 +228,17 @@ def test_collect_outcomes_warm_rerun_encodes_nothing(world: list[Example], tmp_p
     assert calls[0] == len({p.pid for ex in world for p in ex.pool})
 
 
+def test_a_misspelled_encoder_fails_before_any_is_run(world: list[Example], tmp_path) -> None:
+    cfg = ExperimentConfig(datasets=("toyworld",), encoders=("tfidf", "minlm"), sample_size=5)
+    real = Context(work=tmp_path, examples={"toyworld": world})
+    with pytest.raises(ValueError, match="unknown encoder 'minlm': not a known name"):
+        collect_outcomes(cfg, ("q",), real)
+    assert not (tmp_path / "embeddings").exists() or not any((tmp_path / "embeddings").iterdir())
+    # a test's own factory makes its own names: nothing is checked
+    fake = Context(work=tmp_path, encoder_factory=lambda name, corpus: HashingEncoder())
+    fake.check_encoders(["minlm", ""])
+
+
 def test_queries_without_negatives_get_nan_auc_not_an_error(world: list[Example], tmp_path) -> None:
     import dataclasses
 

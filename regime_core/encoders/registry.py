@@ -20,6 +20,7 @@ from regime_core.encoders.sentence_transformer import (
     BACKENDS,
     PRESETS,
     minilm_encoder,
+    resolve_model_source,
 )
 from regime_core.encoders.tfidf import TfidfEncoder
 
@@ -43,6 +44,7 @@ __all__ = [
     "KNOWN_ENCODERS",
     "EncoderFactory",
     "check_device",
+    "check_encoder_name",
     "get_encoder",
 ]
 
@@ -53,13 +55,9 @@ def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: An
     by the dense models; ``options`` go to the encoder's constructor (``device``, ``dtype``,
     ``backend``, prompts, ``params`` for tfidf). ``device`` and ``backend`` given to ``tfidf``
     must be ``cpu``/``None`` and ``torch``/``None``: it has neither a GPU nor an ONNX path.
-    An empty or blank ``name`` is refused (as a path it would be the current directory).
+    A name that is none of these is refused (:func:`check_encoder_name`).
     """
-    if not isinstance(name, str) or not name.strip():
-        known = ", ".join(KNOWN_ENCODERS)
-        raise ValueError(
-            f"encoder name {name!r} is empty; name one of {known}, a model directory or a hub id"
-        )
+    check_encoder_name(name)
     if name == "minilm":
         return minilm_encoder(**options)
     if name == "tfidf":
@@ -75,14 +73,28 @@ def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: An
                 "and no --backend other than torch"
             )
         return TfidfEncoder(corpus, **options)
+    from regime_core.encoders.sentence_transformer import SentenceTransformerEncoder
+
+    return SentenceTransformerEncoder(name, **options)
+
+
+def check_encoder_name(name: str) -> None:
+    """Raise ``ValueError`` unless ``name`` is an encoder :func:`get_encoder` can make: a key of
+    :data:`KNOWN_ENCODERS`, an existing model directory or a hub id ``org/name``; nothing is
+    loaded. An empty or blank name is refused (as a path it would be the current directory),
+    and so is ``bm25`` (it scores text and has no vectors)."""
+    if not isinstance(name, str) or not name.strip():
+        known = ", ".join(KNOWN_ENCODERS)
+        raise ValueError(
+            f"encoder name {name!r} is empty; name one of {known}, a model directory or a hub id"
+        )
     if name == "bm25":
         raise ValueError(
             "bm25 scores text queries and has no vectors, so it is not an encoder: use "
             "regime_core.encoders.BM25Scorer (arms 'q' and 'bridge' only)"
         )
-    from regime_core.encoders.sentence_transformer import SentenceTransformerEncoder
-
-    return SentenceTransformerEncoder(name, **options)
+    if name not in ("minilm", "tfidf"):
+        resolve_model_source(name)
 
 
 def check_device(device: str | None) -> None:
