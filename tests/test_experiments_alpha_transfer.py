@@ -13,6 +13,7 @@ from helpers import hashing_context
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import alpha_transfer as at
 from regime_core.retrieval.alpha_rule import RULE_VARIANTS
+from regime_core.runner.records import Record
 
 RESAMPLES = 200
 DATASETS = ("2wikimultihopqa", "musique", "hotpotqa")
@@ -169,4 +170,4 @@ def test_the_other_item_set_is_measured_on_every_pair_but_the_fitting_one(
     # the diagnosis of calibrated_alpha reads a node the record holds
     claim = next(c for c in load_claims() if c.id == "calibrated_alpha")
     nodes = [e["node"] for e in claim.diagnosis if "item_sets" in str(e.get("node"))]
-    assert nodes and all(node_keys({"numbers": numbers}, n) for n in nodes)
+    assert nodes and all(node_keys(Record({"numbers": numbers}), n) for n in nodes)
