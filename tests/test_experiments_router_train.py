@@ -98,6 +98,9 @@ def test_router_config_validation() -> None:
         router.RouterConfig(dataset="squad")
     with pytest.raises(ValueError, match=r"RouterConfig\.alpha must be a finite number in \[0"):
         router.RouterConfig(alpha=-0.25)
+    # the config is where a bridge source is checked (build_routing_data trusts it)
+    with pytest.raises(ValueError, match=r"RouterConfig\.bridge_source is 'best', not one of"):
+        router.RouterConfig(bridge_source="best")
     with pytest.raises(TypeError, match="datasetz"):
         router.RouterConfig(datasetz="musique")  # type: ignore[call-arg]
     cfg = router.RouterConfig.from_parameters(sample_size=None, alpha=None, output_dir="x")

@@ -113,8 +113,6 @@ def test_retrieved_bridge_source_routes_the_pipeline_bridge(toy: list[Example]) 
     mine = retrieved.table[retrieved.table["hop1"] == "correct"].set_index("qid")
     for column in ("b_rel_index", "rank_q", "rank_union", *FEATURE_NAMES):
         assert mine[column].tolist() == same[column].tolist(), column
-    with pytest.raises(ValueError, match="bridge_source"):
-        build_routing_data(sample, default, encoder=ENCODER, store=STORE, bridge_source="best")
 
 
 # --- fitting -----------------------------------------------------------------------------------

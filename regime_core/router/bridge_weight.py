@@ -109,7 +109,6 @@ def alpha_weights(
     on ``train_dataset``); ``scale``: a ``c`` fitted elsewhere (then no dataset is fitted on);
     ``hits``: the training dataset's union hits on the protocol's grid, when the caller has them
     (:func:`~regime_core.retrieval.alpha_rule.grid_hits`)."""
-    check_alpha_rule(rule, "alpha_weights")
     if rule == "fixed":
         return AlphaWeights(
             rule=rule,

@@ -163,7 +163,6 @@ def build_routing_data(
     ``bridge_source="retrieved"`` first replaces each bridge by the question's hop-1 top-1
     passage (:func:`~regime_core.retrieval.geometry.with_retrieved_bridges`; the table's ``hop1``
     column says how hop 1 did)."""
-    check_bridge_source(bridge_source, "build_routing_data")
     examples = list(sample.examples)
     if not examples:
         raise ValueError(f"build_routing_data: the {sample.dataset} sample is empty")
@@ -282,10 +281,6 @@ def with_weights(data: RoutingData, weights: Any, *, alpha_rule: str) -> Routing
     """``data`` with the union query's bridge weighted ``weights`` (one per question, or one for
     all) by the α rule ``alpha_rule``: only ``rank_union`` is re-scored, on the same geometry;
     the features, ``rank_q``, the folds and everything else are untouched; pure."""
-    if alpha_rule not in config.ALPHA_RULES:
-        raise ValueError(
-            f"with_weights: alpha_rule {alpha_rule!r} is not one of {config.ALPHA_RULES}"
-        )
     w = np.broadcast_to(np.asarray(weights, dtype=np.float64), (data.n,)).copy()
     if not np.all(np.isfinite(w)) or np.any(w < 0):
         raise ValueError(

@@ -60,10 +60,16 @@ class RunSpec:
     description: str = ""
 
     def parameters_for(self, profile: str) -> dict[str, Any]:
-        """The common parameters overlaid with the profile's overrides."""
-        if profile not in PROFILES:
-            raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+        """The common parameters overlaid with the overrides of ``profile`` (one of
+        :data:`PROFILES`: :func:`check_profile`)."""
         return {**self.parameters, **self.profiles.get(profile, {})}
+
+
+def check_profile(profile: str) -> None:
+    """``ValueError`` unless ``profile`` is one of :data:`PROFILES` (``regime reproduce`` and
+    its variants check it once, where they start)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,8 @@ from regime_core.locks import directory_lock
 from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
     DEFAULT_PROFILE,
-    PROFILES,
     Declarations,
+    check_profile,
     load_declarations,
     topological_order,
     with_upstream,
@@ -174,8 +174,7 @@ def _load(declarations: Declarations | Path | str | None, profile: str) -> Decla
     decl = (
         declarations if isinstance(declarations, Declarations) else load_declarations(declarations)
     )
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    check_profile(profile)
     return decl
 
 
