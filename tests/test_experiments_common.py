@@ -362,3 +362,16 @@ def test_a_list_given_to_papermill_s_p_names_y() -> None:
     ):
         T3Config.from_parameters(encoders="[minilm]")
     assert T3Config.from_parameters(encoders="minilm").encoders == ("minilm",)  # one name is fine
+
+
+def test_a_context_holds_its_store_and_factory_or_the_defaults(tmp_path) -> None:
+    from regime_core.experiments.context import default_encoder_factory
+
+    mine = EmbeddingStore(tmp_path / "mine")
+    given = Context(
+        work=tmp_path, store=mine, encoder_factory=lambda name, corpus: HashingEncoder()
+    )
+    assert given.embeddings is mine and isinstance(given.encoder("x", []), HashingEncoder)
+    default = Context(work=tmp_path)
+    assert default.factory is default_encoder_factory and default.store is None
+    assert isinstance(default.embeddings, EmbeddingStore)

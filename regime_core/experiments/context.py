@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -68,34 +68,32 @@ class Context:
     store: EmbeddingSource | None = None
     encoder_factory: EncoderFactory | None = None
     examples: Mapping[str, Sequence[Example]] | None = None
+    #: the store every vector comes from: ``store``, else the embedding store under ``work``
+    embeddings: EmbeddingSource = field(init=False, repr=False)
+    #: what makes an encoder: ``encoder_factory``, else :func:`default_encoder_factory`
+    factory: EncoderFactory = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.work is not None:
             object.__setattr__(self, "work", Path(self.work))
-        if self.store is None:
+        store = self.store
+        if store is None:
             from regime_core.encoders import EmbeddingStore
 
-            object.__setattr__(self, "store", EmbeddingStore(paths.embeddings_dir(self.work)))
-        if self.encoder_factory is None:
-            object.__setattr__(self, "encoder_factory", default_encoder_factory)
-
-    @property
-    def embeddings(self) -> EmbeddingSource:
-        """The store every vector comes from (never None once built)."""
-        assert self.store is not None
-        return self.store
+            store = EmbeddingStore(paths.embeddings_dir(self.work))
+        object.__setattr__(self, "embeddings", store)
+        object.__setattr__(self, "factory", self.encoder_factory or default_encoder_factory)
 
     def encoder(self, name: str, corpus: Sequence[Passage]) -> Encoder:
         """Encoder ``name`` for a dataset whose split holds the passages ``corpus``."""
-        assert self.encoder_factory is not None
-        return self.encoder_factory(name, [document_text(p) for p in corpus])
+        return self.factory(name, [document_text(p) for p in corpus])
 
     def check_encoders(self, names: Sequence[str]) -> None:
         """Each of ``names`` is an encoder the real factory can make
         (:func:`~regime_core.encoders.registry.check_encoder_name`), when this context uses
         it: a misspelled name fails before any other encoder has run (a test's factory makes
         its own names)."""
-        if self.encoder_factory is default_encoder_factory:
+        if self.factory is default_encoder_factory:
             for name in names:
                 check_encoder_name(name)
 
