@@ -1,7 +1,7 @@
 """What several test modules share: the raw-data fixtures, a hashing encoder, a unit-vector
-encoder and a recording store (no model, no network), an alarm for calls that may block, and the
-book helpers (copying the sources, reading links out of rendered pages). Hand-made examples:
-``tests/builders.py``.
+encoder and a recording store (no model, no network), two claims judged on one run and their
+claims file, an alarm for calls that may block, and the book helpers (copying the sources,
+reading links out of rendered pages). Hand-made examples: ``tests/builders.py``.
 
 Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
 """
@@ -45,6 +45,56 @@ def comparable(example: Any) -> dict[str, Any]:
     d = dict(example.to_dict())
     del d["dataset"], d["source_files"]
     return d
+
+
+# --- claims judged on a run -------------------------------------------------------------------
+
+#: A claim of run ``r`` judged as an estimate on its comparison ``c`` (whose discordant counts
+#: give the verdict its power), against the paper's 5 pp at p < 0.001.
+GAIN_CLAIM: dict[str, Any] = {
+    "id": "gain",
+    "label": "a gain",
+    "claim": "a gain",
+    "source": "abstract",
+    "chapter": "book/claims/router_train",
+    "rule": "estimate",
+    "paper": {"value": 0.05, "p_below": 0.001},
+    "ours": {
+        "run": "r",
+        "estimate": "c.diff",
+        "ci_lo": "c.ci_lo",
+        "ci_hi": "c.ci_hi",
+        "p": "c.p_value",
+        "n": "n",
+        "n_a_better": "c.n_a_better",
+        "n_b_better": "c.n_b_better",
+    },
+}
+#: A claim of run ``r`` the paper only implies, judged as a positive difference ``u``.
+UNION_CLAIM: dict[str, Any] = {
+    "id": "beats_union",
+    "label": "beats always-union",
+    "claim": "beats always-union",
+    "source": "implied",
+    "rule": "positive",
+    "paper": {"statement": "implied > 0"},
+    "ours": {
+        "run": "r",
+        "estimate": "u.diff",
+        "ci_lo": "u.ci_lo",
+        "ci_hi": "u.ci_hi",
+        "p": "u.p_value",
+        "n": "n",
+    },
+}
+
+
+def write_claims(path: Path, *claims: dict[str, Any]) -> Path:
+    """A claims file at ``path`` (as ``paper_claims.yml`` is written) holding ``claims``."""
+    import yaml
+
+    path.write_text(yaml.safe_dump({"claims": list(claims)}, sort_keys=False), encoding="utf-8")
+    return path
 
 
 # --- runs without papermill --------------------------------------------------------------------
