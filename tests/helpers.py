@@ -1,7 +1,8 @@
 """What several test modules share: the raw-data fixtures, a hashing encoder, a unit-vector
 encoder and a recording store (no model, no network), two claims judged on one run and their
-claims file, an alarm for calls that may block, and the book helpers (copying the sources,
-reading links out of rendered pages). Hand-made examples: ``tests/builders.py``.
+claims file, an alarm for calls that may block, a benchmark script loaded as a module, and the
+book helpers (copying the sources, reading links out of rendered pages). Hand-made examples:
+``tests/builders.py``.
 
 Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
 """
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar, Self
 from urllib.parse import unquote, urlsplit
 
@@ -245,6 +247,21 @@ def hashing_context(examples: Any, dim: int = 64) -> Any:
         encoder_factory=lambda name, corpus: HashingEncoder(dim),
         store=RecordingStore(),
     )
+
+
+# --- the benchmarks ----------------------------------------------------------------------------
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (the folder is no package; its scripts run by path)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # --- the book ------------------------------------------------------------------------------------
