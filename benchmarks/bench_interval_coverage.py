@@ -51,11 +51,7 @@ def simulate(replications: int, hit_rate_b: float, confidence: float, seed: int)
                 for method, (cover, width) in point.items():
                     rows.append(
                         {
-                            "n": n,
-                            "discordance": psi,
-                            "asymmetry": a,
-                            "expected_discordant": n * psi,
-                            "delta": a * psi,
+                            **coverage.point_columns(n, psi, a),
                             "method": method,
                             "coverage_sim": cover,
                             "se_sim": math.sqrt(max(cover * (1.0 - cover), 1e-12) / replications),
