@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from json_values import json_number
 
 from regime_core import config
 from regime_core.data.regimes import REGIMES
@@ -54,15 +54,6 @@ from regime_core.router.training import RoutingData
 GRIDS = {"fine": None, "coarse": config.ALPHA_GRID}  # fine: the protocol's grid
 
 
-def _num(x: Any) -> Any:
-    if isinstance(x, float | np.floating):
-        x = float(x)
-        return None if not math.isfinite(x) else round(x, 6)
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
-
-
 def _load(encoder: str, datasets: tuple[str, ...], work: Path | None) -> dict[str, RoutingData]:
     from regime_core.experiments.common import ExperimentConfig
     from regime_core.experiments.context import Context
@@ -78,20 +69,20 @@ def _geometry_rows(data: RoutingData, spreads: ScoreSpreads) -> list[dict[str, A
     whole = spread_table(spreads)
     whole.insert(0, "regime", "all")
     rows = [*whole.to_dict("records"), *table.to_dict("records")]
-    return [{k: _num(v) for k, v in row.items()} for row in rows]
+    return [{k: json_number(v) for k, v in row.items()} for row in rows]
 
 
 def _curves(data: RoutingData, grid: np.ndarray, hits: np.ndarray) -> dict[str, Any]:
     regime = data.table["regime"].astype(str).to_numpy()
     out: dict[str, Any] = {
         "alpha": [float(a) for a in grid],
-        "hit_union": [_num(v) for v in hits.mean(axis=1)],
+        "hit_union": [json_number(v) for v in hits.mean(axis=1)],
         "n": int(data.n),
     }
     for name in REGIMES:
         mask = regime == name
         if mask.any():
-            out[f"hit_union_{name}"] = [_num(v) for v in hits[:, mask].mean(axis=1)]
+            out[f"hit_union_{name}"] = [json_number(v) for v in hits[:, mask].mean(axis=1)]
             out[f"n_{name}"] = int(mask.sum())
     best_alpha, _ = in_sample_best(hits, grid)
     out["best_alpha_in_sample"] = best_alpha
@@ -124,13 +115,13 @@ def _fit(protocol: AlphaRuleProtocol, work: Path | None) -> dict[str, Any]:
             "dataset": protocol.train_dataset,
             "encoder": protocol.train_encoder,
             "n": data.n,
-            "R": _num(median_ratio(m.ratios)),
-            "c": {scope: _num(f.c) for scope, f in fitted.items()},
-            "fold_c": {scope: [_num(c) for c in f.fold_c] for scope, f in fitted.items()},
-            "fold_best_alpha": [_num(a) for a in fold_alphas],
+            "R": json_number(median_ratio(m.ratios)),
+            "c": {scope: json_number(f.c) for scope, f in fitted.items()},
+            "fold_c": {scope: [json_number(c) for c in f.fold_c] for scope, f in fitted.items()},
+            "fold_best_alpha": [json_number(a) for a in fold_alphas],
             "tuned_fixed_alpha": fit.tuned_alpha,
             "cross_fitted_hit_calibrated": {
-                scope: _num(f.hits.mean()) for scope, f in fitted.items()
+                scope: json_number(f.hits.mean()) for scope, f in fitted.items()
             },
             "geometry": _geometry_rows(data, m.spreads),
             "curve": _curves(data, m.grid, m.hits),
@@ -146,13 +137,13 @@ def _regret_row(r: Regret, grid: str) -> dict[str, Any]:
         "rule": r.rule,
         "best": r.best,
         "grid": grid,
-        "alpha_rule": _num(r.alpha_rule),
-        "alpha_best": [_num(a) for a in r.alpha_best],
-        "hit_best": _num(c.mean_a),
-        "hit_rule": _num(c.mean_b),
-        "regret": _num(c.diff),
-        "ci": [_num(c.ci_lo), _num(c.ci_hi)],
-        "p_mcnemar": _num(c.p_value),
+        "alpha_rule": json_number(r.alpha_rule),
+        "alpha_best": [json_number(a) for a in r.alpha_best],
+        "hit_best": json_number(c.mean_a),
+        "hit_rule": json_number(c.mean_b),
+        "regret": json_number(c.diff),
+        "ci": [json_number(c.ci_lo), json_number(c.ci_hi)],
+        "p_mcnemar": json_number(c.p_value),
         "n": c.n,
         "n_discordant": c.n_discordant,
     }
@@ -204,10 +195,10 @@ def _transfer(
         rows[dataset] = {
             "n": m.data.n,
             "training": training,
-            "R": _num(median_ratio(m.ratios)),
-            "hit_q": _num(m.data.hit_q.mean()),
-            "alpha": {name: _num(a) for name, (a, _) in rules.items()},
-            "hit": {name: _num(h.mean()) for name, (_, h) in rules.items()},
+            "R": json_number(median_ratio(m.ratios)),
+            "hit_q": json_number(m.data.hit_q.mean()),
+            "alpha": {name: json_number(a) for name, (a, _) in rules.items()},
+            "hit": {name: json_number(h.mean()) for name, (_, h) in rules.items()},
             "geometry": _geometry_rows(m.data, m.spreads),
             "curves": curves,
             "regret": regrets,

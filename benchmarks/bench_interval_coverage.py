@@ -30,19 +30,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from json_values import json_number
 
 from regime_core import config, coverage
 
 BOOK_METHOD = "score_cc" if config.CONTINUITY_CORRECTION else "score"
-
-
-def _num(x: Any) -> Any:
-    if isinstance(x, float | np.floating):
-        x = float(x)
-        return None if not math.isfinite(x) else round(x, 6)
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
 
 
 def simulate(replications: int, hit_rate_b: float, confidence: float, seed: int) -> pd.DataFrame:
@@ -59,11 +51,7 @@ def simulate(replications: int, hit_rate_b: float, confidence: float, seed: int)
                 for method, (cover, width) in point.items():
                     rows.append(
                         {
-                            "n": n,
-                            "discordance": psi,
-                            "asymmetry": a,
-                            "expected_discordant": n * psi,
-                            "delta": a * psi,
+                            **coverage.point_columns(n, psi, a),
                             "method": method,
                             "coverage_sim": cover,
                             "se_sim": math.sqrt(max(cover * (1.0 - cover), 1e-12) / replications),
@@ -76,7 +64,8 @@ def simulate(replications: int, hit_rate_b: float, confidence: float, seed: int)
 def _minima(table: pd.DataFrame, column: str) -> dict[str, Any]:
     minima = coverage.minimum_coverage(table.dropna(subset=[column]), column=column)
     return {
-        row.pop("method"): {k: _num(v) for k, v in row.items()} for row in minima.to_dict("records")
+        row.pop("method"): {k: json_number(v) for k, v in row.items()}
+        for row in minima.to_dict("records")
     }
 
 
@@ -136,8 +125,8 @@ def main() -> None:
             "simulated": bool(sim_minima[BOOK_METHOD]["minimum"] >= floor),
         },
         "simulation_against_exact": {
-            "largest_gap_in_se": _num(worst_gap["gap_in_se"]),
-            "at": {k: _num(worst_gap[k]) for k in keys},
+            "largest_gap_in_se": json_number(worst_gap["gap_in_se"]),
+            "at": {k: json_number(worst_gap[k]) for k in keys},
             "judged_rows_compared": int(judged["gap_in_se"].notna().sum()),
         },
         "seconds": {

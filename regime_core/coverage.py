@@ -268,6 +268,23 @@ def trinomial_support(
     return b, c, np.exp(log_p)
 
 
+def point_columns(n: int, discordance: float, asymmetry: float) -> dict[str, Any]:
+    """The columns naming a grid point in a coverage table (those of :func:`coverage_grid`, and
+    of a simulation merged with it): ``n``, ``discordance`` ``ψ``, ``asymmetry`` ``a``,
+    ``expected_discordant`` (``n·ψ``, what :func:`judged` reads) and ``delta`` (``Δ = a·ψ``).
+
+    >>> point_columns(200, 0.02, 0.5)
+    {'n': 200, 'discordance': 0.02, 'asymmetry': 0.5, 'expected_discordant': 4.0, 'delta': 0.01}
+    """
+    return {
+        "n": n,
+        "discordance": discordance,
+        "asymmetry": asymmetry,
+        "expected_discordant": n * discordance,
+        "delta": asymmetry * discordance,
+    }
+
+
 def coverage_grid(
     ns: Sequence[int] = GRID_N,
     discordances: Sequence[float] = GRID_DISCORDANCE,
@@ -317,11 +334,7 @@ def coverage_grid(
             coverage, width = results[method]
             rows.append(
                 {
-                    "n": n,
-                    "discordance": psi,
-                    "asymmetry": a,
-                    "expected_discordant": n * psi,
-                    "delta": a * psi,
+                    **point_columns(n, psi, a),
                     "method": method,
                     "coverage": float(coverage[i]),
                     "mean_width": float(width[i]),

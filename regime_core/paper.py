@@ -21,7 +21,7 @@ import functools
 import hashlib
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -362,19 +362,29 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
     return claims
 
 
+def _entries(
+    where: str, field: str, what: str, entries: Any
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """A claim's list field ``field`` (of ``what``), entry by entry with where each stands
+    (``where: field[i]``); ``ValueError`` when it is no list or an entry no mapping. Lazy, so
+    an entry's own checks run before the next entry is looked at."""
+    if not isinstance(entries, list):
+        raise ValueError(f"{where}: {field!r} must be a list of {what}")
+    for i, entry in enumerate(entries):
+        at = f"{where}: {field}[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{at}: expected a mapping")
+        yield at, entry
+
+
 def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     """A claim's ``why`` list (:mod:`regime_core.runner.explanation` fills it), each entry
     checked: its fields, its ``when``, the number formats its fields name (``ValueError`` naming
     the entry and the field)."""
     from regime_core.runner.records import NUMBER_KINDS
 
-    if not isinstance(entries, list):
-        raise ValueError(f"{where}: 'why' must be a list of sentence templates")
     out = []
-    for i, entry in enumerate(entries):
-        at = f"{where}: why[{i}]"
-        if not isinstance(entry, dict):
-            raise ValueError(f"{at}: expected a mapping")
+    for at, entry in _entries(where, "why", "sentence templates", entries):
         unknown = sorted(set(entry) - set(WHY_FIELDS))
         if unknown:
             raise ValueError(f"{at}: unknown field(s) {unknown}; known {list(WHY_FIELDS)}")
@@ -436,13 +446,8 @@ def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str
 
 def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     """A claim's ``diagnosis`` list, each entry checked (``ValueError`` naming the entry)."""
-    if not isinstance(entries, list):
-        raise ValueError(f"{where}: 'diagnosis' must be a list of settings")
     out = []
-    for i, entry in enumerate(entries):
-        at = f"{where}: diagnosis[{i}]"
-        if not isinstance(entry, dict):
-            raise ValueError(f"{at}: expected a mapping")
+    for at, entry in _entries(where, "diagnosis", "settings", entries):
         for name in ("factor", "run"):
             if not isinstance(entry.get(name), str) or not entry[name].strip():
                 raise ValueError(f"{at}: {name!r} must be a non-empty string")

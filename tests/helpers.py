@@ -1,5 +1,6 @@
 """What several test modules share: the raw-data fixtures, a hashing encoder, a unit-vector
-encoder and a recording store (no model, no network), an alarm for calls that may block, and the
+encoder and a recording store (no model, no network), two claims judged on one run and their
+claims file, an alarm for calls that may block, a benchmark script loaded as a module, and the
 book helpers (copying the sources, reading links out of rendered pages). Hand-made examples:
 ``tests/builders.py``.
 
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
+from types import ModuleType
 from typing import Any, ClassVar, Self
 from urllib.parse import unquote, urlsplit
 
@@ -45,6 +47,56 @@ def comparable(example: Any) -> dict[str, Any]:
     d = dict(example.to_dict())
     del d["dataset"], d["source_files"]
     return d
+
+
+# --- claims judged on a run -------------------------------------------------------------------
+
+#: A claim of run ``r`` judged as an estimate on its comparison ``c`` (whose discordant counts
+#: give the verdict its power), against the paper's 5 pp at p < 0.001.
+GAIN_CLAIM: dict[str, Any] = {
+    "id": "gain",
+    "label": "a gain",
+    "claim": "a gain",
+    "source": "abstract",
+    "chapter": "book/claims/router_train",
+    "rule": "estimate",
+    "paper": {"value": 0.05, "p_below": 0.001},
+    "ours": {
+        "run": "r",
+        "estimate": "c.diff",
+        "ci_lo": "c.ci_lo",
+        "ci_hi": "c.ci_hi",
+        "p": "c.p_value",
+        "n": "n",
+        "n_a_better": "c.n_a_better",
+        "n_b_better": "c.n_b_better",
+    },
+}
+#: A claim of run ``r`` the paper only implies, judged as a positive difference ``u``.
+UNION_CLAIM: dict[str, Any] = {
+    "id": "beats_union",
+    "label": "beats always-union",
+    "claim": "beats always-union",
+    "source": "implied",
+    "rule": "positive",
+    "paper": {"statement": "implied > 0"},
+    "ours": {
+        "run": "r",
+        "estimate": "u.diff",
+        "ci_lo": "u.ci_lo",
+        "ci_hi": "u.ci_hi",
+        "p": "u.p_value",
+        "n": "n",
+    },
+}
+
+
+def write_claims(path: Path, *claims: dict[str, Any]) -> Path:
+    """A claims file at ``path`` (as ``paper_claims.yml`` is written) holding ``claims``."""
+    import yaml
+
+    path.write_text(yaml.safe_dump({"claims": list(claims)}, sort_keys=False), encoding="utf-8")
+    return path
 
 
 # --- runs without papermill --------------------------------------------------------------------
@@ -195,6 +247,21 @@ def hashing_context(examples: Any, dim: int = 64) -> Any:
         encoder_factory=lambda name, corpus: HashingEncoder(dim),
         store=RecordingStore(),
     )
+
+
+# --- the benchmarks ----------------------------------------------------------------------------
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py`` as a module (the folder is no package; its scripts run by path)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # --- the book ------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -10,21 +9,14 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import load_benchmark
 
 from regime_core.runner.children import _wait_measured
 from regime_core.runner.execution import write_timing
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "bench_build", ROOT / "benchmarks" / "bench_build.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_build")
 
 
 def _call(encoder: str, n_texts: int, n_cached: int, keys: list[str]) -> dict[str, object]:

@@ -12,33 +12,13 @@ from typing import Any
 
 import pytest
 from docutils import nodes
-from helpers import write_stamped_record
+from helpers import GAIN_CLAIM, UNION_CLAIM, write_claims, write_stamped_record
 
 from regime_core import paths
 from regime_core.book.sphinx import variants as V
 from regime_core.paper import load_claims
 from regime_core.runner.records import load_record, write_record
 from regime_core.runner.verdicts import variant_report
-
-CLAIMS = """
-claims:
-  - id: gain
-    label: "a gain"
-    claim: "a gain"
-    source: abstract
-    chapter: book/claims/router_train
-    rule: estimate
-    paper: {value: 0.05, p_below: 0.001}
-    ours: {run: r, estimate: c.diff, ci_lo: c.ci_lo, ci_hi: c.ci_hi, p: c.p_value, n: n,
-           n_a_better: c.n_a_better, n_b_better: c.n_b_better}
-  - id: beats_union
-    label: "beats always-union"
-    claim: "beats always-union"
-    source: implied
-    rule: positive
-    paper: {statement: "implied > 0"}
-    ours: {run: r, estimate: u.diff, ci_lo: u.ci_lo, ci_hi: u.ci_hi, p: u.p_value, n: n}
-"""
 
 
 def _numbers(diff: float, lo: float, hi: float, p: float) -> dict[str, Any]:
@@ -54,8 +34,7 @@ VARIANT_NUMBERS = _numbers(0.05, 0.03, 0.07, 0.0001)
 def work(tmp_path: Path) -> tuple[Path, Path]:
     """A work directory holding the default record of run ``r`` (config ``x = 1``), and the
     claims file of its two claims."""
-    claims = tmp_path / "claims.yml"
-    claims.write_text(CLAIMS, encoding="utf-8")
+    claims = write_claims(tmp_path / "claims.yml", GAIN_CLAIM, UNION_CLAIM)
     root = tmp_path / "work"
     write_stamped_record(root, "r", config={"x": 1, "k": 5}, numbers=DEFAULT_NUMBERS)
     write_stamped_record(root, "other", config={"y": "a"}, numbers={"n": 1})

@@ -241,3 +241,26 @@ def test_a_claims_file_cut_short_is_refused_even_where_it_still_parses(tmp_path:
         load_claims(path)
     path.write_text(cut + "\n", encoding="utf-8")  # the same text, ended: read as written
     assert load_claims(path)
+
+
+LISTED = (
+    "claims:\n  - {{id: a, claim: x, source: s, rule: holds, paper: {{statement: y}}, "
+    "ours: {{run: r, holds: k}}, label: l, {field}: {value}}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("why", "{text: x}", "claim 'a': 'why' must be a list of sentence templates"),
+        ("why", "[{text: x}, y]", r"claim 'a': why\[1\]: expected a mapping"),
+        ("why", "[{lead: x}, y]", r"claim 'a': why\[0\]: 'text' must be"),  # entry by entry
+        ("diagnosis", "{factor: f}", "claim 'a': 'diagnosis' must be a list of settings"),
+        ("diagnosis", "[x]", r"claim 'a': diagnosis\[0\]: expected a mapping"),
+    ],
+)
+def test_a_claims_list_fields_name_the_field_and_the_entry(
+    tmp_path: Path, field: str, value: str, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        load_claims(_claims_file(tmp_path, LISTED.format(field=field, value=value)))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import write_stamped_record
+from helpers import GAIN_CLAIM, UNION_CLAIM, write_claims, write_stamped_record
 
 from regime_core import cli, paths
 from regime_core.experiments.robustness_grid import OUTSIDE_MULTIVERSE
@@ -63,34 +63,11 @@ def test_robustness_phrase() -> None:
     assert robustness_phrase(Robustness(4, 4, 1.0, "none")).endswith("no knob changes its verdict")
 
 
-CLAIMS = """
-claims:
-  - id: gain
-    label: "a gain"
-    claim: "a gain"
-    source: abstract
-    chapter: book/claims/router_train
-    rule: estimate
-    paper: {value: 0.05, p_below: 0.001}
-    ours: {run: r, estimate: c.diff, ci_lo: c.ci_lo, ci_hi: c.ci_hi, p: c.p_value, n: n,
-           n_a_better: c.n_a_better, n_b_better: c.n_b_better}
-    why:
-      - text: "Ours is {numbers.c.diff|pp} on {numbers.n|int} questions,
-          the paper's {paper.value|pp}"
-  - id: beats_union
-    label: "beats always-union"
-    claim: "beats always-union"
-    source: implied
-    rule: positive
-    paper: {statement: "implied > 0"}
-    ours: {run: r, estimate: u.diff, ci_lo: u.ci_lo, ci_hi: u.ci_hi, p: u.p_value, n: n}
-"""
-
-
 @pytest.fixture
 def work(tmp_path: Path) -> tuple[Path, Path]:
-    claims = tmp_path / "claims.yml"
-    claims.write_text(CLAIMS, encoding="utf-8")
+    why = "Ours is {numbers.c.diff|pp} on {numbers.n|int} questions, the paper's {paper.value|pp}"
+    gain = {**GAIN_CLAIM, "why": [{"text": why}]}
+    claims = write_claims(tmp_path / "claims.yml", gain, UNION_CLAIM)
     numbers = {
         "n": 400,
         "c": {

@@ -4,6 +4,7 @@ old interval's defect."""
 
 from __future__ import annotations
 
+import doctest
 import math
 
 import numpy as np
@@ -95,3 +96,16 @@ def test_the_whole_exact_grid_the_book_draws() -> None:
 def test_a_grid_point_the_concordant_split_cannot_hold_is_refused() -> None:
     with pytest.raises(ValueError, match="hit_rate_b"):
         coverage.cell_probabilities(0.2, 0.0, hit_rate_b=0.05)
+
+
+def test_the_grid_names_each_point_by_its_point_columns() -> None:
+    """The columns a simulation (benchmarks/bench_interval_coverage.py) builds with
+    ``point_columns`` and merges on are those of the exact grid, values included."""
+    grid = coverage.coverage_grid([50, 200], [0.02], [0.0, 0.5], methods=("score_cc",))
+    named = list(coverage.point_columns(50, 0.02, 0.0))
+    assert list(grid.columns[: len(named)]) == named
+    for row in grid.to_dict("records"):
+        point = coverage.point_columns(row["n"], row["discordance"], row["asymmetry"])
+        assert {k: row[k] for k in named} == point
+    assert coverage.point_columns(200, 0.02, 0.5)["expected_discordant"] == 4.0
+    assert doctest.testmod(coverage).failed == 0

@@ -412,14 +412,23 @@ def test_decode_shard_refuses_another_identity_or_dimension() -> None:
         decode_shard(blob, dim=8)
 
 
-def test_each_store_call_appends_its_counts_to_the_encode_log(
+@pytest.fixture
+def logged_store(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The runner names a per-run file in REGIME_ENCODE_LOG; benchmarks/bench_build.py reads it."""
+) -> tuple[EmbeddingStore, CountingEncoder, Path]:
+    """A store, its encoder and the encode log its calls append to (named in
+    REGIME_ENCODE_LOG)."""
     log = tmp_path / "encodes.jsonl"
     monkeypatch.setenv(store_module.ENCODE_LOG_VARIABLE, str(log))
     enc = CountingEncoder()
-    store = EmbeddingStore(tmp_path / "store")
+    return EmbeddingStore(tmp_path / "store"), enc, log
+
+
+def test_each_store_call_appends_its_counts_to_the_encode_log(
+    logged_store: tuple[EmbeddingStore, CountingEncoder, Path],
+) -> None:
+    """The runner names a per-run file in REGIME_ENCODE_LOG; benchmarks/bench_build.py reads it."""
+    store, enc, log = logged_store
     store.embed(enc, TEXTS[:6], "document")
     store.embed(enc, [*TEXTS[4:], TEXTS[9]], "document")
     first, second = (json.loads(line) for line in log.read_text().splitlines())
@@ -442,12 +451,9 @@ def test_each_store_call_appends_its_counts_to_the_encode_log(
 
 
 def test_an_engines_missing_texts_are_logged_as_encoded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    logged_store: tuple[EmbeddingStore, CountingEncoder, Path],
 ) -> None:
-    log = tmp_path / "encodes.jsonl"
-    monkeypatch.setenv(store_module.ENCODE_LOG_VARIABLE, str(log))
-    enc = CountingEncoder()
-    store = EmbeddingStore(tmp_path / "store")
+    store, enc, log = logged_store
     store.embed(enc, TEXTS[:3], "query")
     missing = store.missing(enc, TEXTS[:5], "query")
     logged = json.loads(log.read_text().splitlines()[-1])
