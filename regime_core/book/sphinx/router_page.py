@@ -23,9 +23,9 @@ from sphinx.util.docutils import SphinxDirective
 
 from regime_core.book.sphinx.tables import table
 
-#: the package's resources: router.js and the packaged model it reads
+#: the package's resources, router.js and the packaged model it reads, served from ``_static``
 RESOURCES = Path(str(importlib.resources.files("regime_core") / "resources"))
-ROUTER_CSS = "regime-router.css"  # in static/ beside this module, served by assets.static_files
+ROUTER_CSS = "regime-router.css"  # in static/ beside this module, served by site.configure_site
 
 
 class RouterDemoDirective(SphinxDirective):
@@ -93,11 +93,6 @@ class RouterFeaturesDirective(SphinxDirective):
             para += nodes.Text(".)")
             items += nodes.list_item("", para)
         return [items]
-
-
-def serve_router_js(app: Sphinx, config: Any) -> None:
-    """Copy ``regime_core/resources`` (router.js and the model it reads) to ``_static``."""
-    config.html_static_path = [*config.html_static_path, str(RESOURCES)]
 
 
 def router_assets_on_demo_pages(
