@@ -208,7 +208,7 @@ def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
 
 
 def test_docstring_markup_on_markdown_pages() -> None:
-    from regime_core.book.sphinx.markup import as_myst
+    from regime_core.book.sphinx.choices import as_myst
 
     rst = "Labels of :func:`~regime_core.router.labels.outcome_labels` (``-1``: dropped)::"
     myst = "Labels of {func}`~regime_core.router.labels.outcome_labels` (`-1`: dropped)::"
