@@ -1,22 +1,17 @@
 """The paper's claims against ours, and the sentences of the prose that state a verdict.
 
-- Directive ``regime-paper-claims``: the claims of ``paper_claims.yml`` against our numbers
-  from the records, with the verdict :func:`regime_core.runner.verdicts.judge_claims` computes,
-  why, its robustness (:mod:`regime_core.runner.verdicts`, the data of ``regime verdicts
-  --json``) and its power; a card per claim (:data:`CLAIM_COLUMNS`).
-- Directive ``regime-verdict-table``: the landing page's table of every claim, the paper's
-  number, ours, the verdict and why (:data:`VERDICT_COLUMNS`); a card per claim on a phone.
-  The landing page's chart is ``regime-claims-chart``
-  (:mod:`regime_core.book.sphinx.claims_chart`); the three share the cells below
+- Directives ``regime-paper-claims`` (the paper-against-ours table, a card per claim) and
+  ``regime-verdict-table`` (the landing page's table); the landing page's chart,
+  ``regime-claims-chart`` (:mod:`~regime_core.book.sphinx.claims_chart`), shares their cells
   (:func:`why_text`, :func:`verdict_entry`, :func:`ours_text`) and the style sheet
   ``static/regime-claims.css``.
 - Roles ``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
-  reason, the robustness) and ``{robust}`claim_id``` (the robustness alone).
-- Role ``{statement}`claim_id```: the claim as ``paper_claims.yml`` states it.
-- Role ``{compare}`run:key```: a paired comparison of a record as a phrase that states its
-  direction from the numbers.
+  reason, the robustness), ``{robust}`claim_id``` (the robustness alone), ``{statement}`claim_id```
+  (the claim as ``paper_claims.yml`` states it) and ``{compare}`run:key``` (a paired comparison
+  of a record as a phrase that states its direction from the numbers).
 
-Nothing of these is typed: the prose cannot contradict the records.
+Nothing of these is typed: each verdict is :func:`regime_core.runner.verdicts.judge_claims`'s
+on the records, so the prose cannot contradict them.
 """
 
 from __future__ import annotations

@@ -1,21 +1,17 @@
 """``regime-variants``: the page "Your variants", every notebook run by hand that the build's
-work directory holds, judged beside the default.
+work directory holds (``<work>/variants/<run>/<config hash>``,
+:func:`regime_core.paths.variant_dir`), judged beside the default.
 
-A notebook run by hand (papermill without ``-p output_dir``) writes its record to
-``<work>/variants/<run>/<config hash>`` (:func:`regime_core.paths.variant_dir`). The directive
-lists every ``record.json`` found there, by run and hash: its run and config hash, the config
-fields that differ from the default run's, and a table of its run's claims, each with the
-default's verdict and numbers beside the variant's. All of it is the report of ``regime verdicts
---variant RUN/HASH`` (:func:`regime_core.runner.verdicts.variant_report`), so the page and the
-command cannot disagree. A claim whose number the variant's record lacks (its parameters left
-it out: a run on one encoder has no number of the other) is "not judged" in its row, with the
-missing key. Without any variant the page says what a variant is and how to make one
-(:data:`VARIANT_COMMANDS`).
-
-A variant that cannot be judged (a damaged record, a record in a folder that is not its own, a
-default record missing) is a warning naming its file, so a strict build fails, and a line on
-the page saying why: never skipped. The page is read again when the set of variant records
-changes (:func:`outdated_variant_pages`) or a record it read changes content
+Each variant shows its run and config hash, the config fields that differ from the default
+run's, and its run's claims with the default's verdict and numbers beside the variant's: the
+report of ``regime verdicts --variant RUN/HASH``
+(:func:`regime_core.runner.verdicts.variant_report`), so the page and the command cannot
+disagree. A claim whose number the variant's record lacks (a run on one encoder has no number
+of the other) is "not judged" in its row, with the missing key. A variant that cannot be judged
+is a warning naming its file, so a strict build fails, and a line on the page saying why: never
+skipped. Without any variant the page says what one is and how to make one
+(:data:`VARIANT_COMMANDS`). The page is read again when the set of variant records changes
+(:func:`outdated_variant_pages`) or a record it read changes content
 (:class:`~regime_core.book.sphinx.records.DependencyHashes`).
 """
 
