@@ -192,14 +192,10 @@ def tidy_page(
         context["header_buttons"] = _without_unrendered_sources(buttons)
     scripts = context.get("script_files")
     if isinstance(scripts, list):
-        seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-        unique = []
+        unique: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
         for script in scripts:
-            key = _script_key(script)
-            if key not in seen:
-                seen.add(key)
-                unique.append(script)
-        scripts[:] = unique
+            unique.setdefault(_script_key(script), script)  # the first of each, in order
+        scripts[:] = unique.values()
 
 
 class CitationDirective(SphinxDirective):
@@ -216,15 +212,8 @@ class CitationDirective(SphinxDirective):
         blocks = citation.citation_blocks(repository=repository)
         result: list[nodes.Node] = []
         for heading, cite in zip(headings, blocks, strict=True):
-            result.append(nodes.rubric(heading, heading))
             lead, title, rest = cite.parts()
-            paragraph = nodes.paragraph()
-            paragraph += [
-                nodes.Text(f"{lead} "),
-                nodes.emphasis(title, title),
-                nodes.Text(rest),
-            ]
-            result.append(paragraph)
-            block = nodes.literal_block(cite.bibtex(), cite.bibtex(), language="bibtex")
-            result.append(block)
+            text = [nodes.Text(f"{lead} "), nodes.emphasis(title, title), nodes.Text(rest)]
+            bibtex = nodes.literal_block(cite.bibtex(), cite.bibtex(), language="bibtex")
+            result += [nodes.rubric(heading, heading), nodes.paragraph("", "", *text), bibtex]
         return result
