@@ -242,14 +242,23 @@ def warn_problem(env: Any, subject: str, err: BaseException, location: Any) -> N
     warn(env, f"{subject}: {problem_text(err)}", location)
 
 
-def page_number(env: Any, ref: RecordReference, location: Any) -> str | None:
-    """The formatted number ``ref`` names, the page depending on its run's record; ``None``
-    (after a warning saying why) when the record cannot give it."""
+def page_number(
+    env: Any, text: str, location: Any, default_run: str | None = None
+) -> tuple[RecordReference | None, str | None]:
+    """The reference ``text`` (:func:`parse_reference`) and the formatted number it names, the
+    page depending on its run's record; ``None`` for what cannot be had, after a warning saying
+    why (a reference that does not parse, a record or key missing)."""
     try:
-        return format_number(get_number(page_record(env, ref.run), ref.key), ref.kind, ref.digits)
+        ref = parse_reference(text, default_run)
+    except ValueError as err:
+        warn(env, str(err), location)
+        return None, None
+    try:
+        number = get_number(page_record(env, ref.run), ref.key)
+        return ref, format_number(number, ref.kind, ref.digits)
     except RECORD_PROBLEMS as err:
         warn_problem(env, f"run {ref.run!r}, key {ref.key!r}", err, location)
-        return None
+        return ref, None
 
 
 # --- roles and directives ------------------------------------------------------------------------
@@ -259,14 +268,10 @@ class RecordRole(SphinxRole):
     """``{rec}`run:key|kind``` -> the formatted number from the run's record."""
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-        try:
-            ref = parse_reference(self.text)
-        except ValueError as err:
-            warn(self.env, str(err), self.get_location())
-            return [nodes.literal(self.rawtext, self.text)], []
-        text = page_number(self.env, ref, self.get_location())
+        ref, text = page_number(self.env, self.text, self.get_location())
         if text is None:
-            return [nodes.literal(self.rawtext, f"{ref.run}:{ref.key}")], []
+            shown = self.text if ref is None else f"{ref.run}:{ref.key}"
+            return [nodes.literal(self.rawtext, shown)], []
         return [nodes.inline(self.rawtext, text, classes=["regime-number"])], []
 
 
@@ -303,13 +308,9 @@ class RecordTableDirective(SphinxDirective):
 
     def _row(self, line: str, default_run: str | None, location: Any) -> tuple[str, str]:
         label, _, ref_text = line.rpartition("=") if "=" in line else ("", "", line)
-        try:
-            ref = parse_reference(ref_text, default_run)
-        except ValueError as err:
-            warn(self.env, str(err), location)
-            return label.strip() or ref_text.strip(), "?"
-        value = page_number(self.env, ref, location)
-        return label.strip() or ref.key, "?" if value is None else value
+        ref, value = page_number(self.env, ref_text, location, default_run)
+        name = label.strip() or (ref_text.strip() if ref is None else ref.key)
+        return name, "?" if value is None else value
 
 
 class RecordFigureDirective(SphinxDirective):
