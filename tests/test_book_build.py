@@ -134,6 +134,13 @@ def test_toc_executed_pages_are_declared_runs() -> None:
     assert sorted(set(e.removeprefix("book/executed/") for e in executed) - runs) == []
 
 
+def test_a_malformed_toc_is_a_value_error_naming_it(tmp_path: Path) -> None:
+    toc = tmp_path / "_toc.yml"
+    toc.write_text("format: jb-book\nchapters:\n  - file: book/a\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"{toc}: 'root' key not found"):
+        toc_files(toc)
+
+
 def test_missing_executed_notebook_asks_for_reproduce(tmp_path: Path) -> None:
     root = copy_book_sources(tmp_path)
     with pytest.raises(ValueError, match="regime reproduce"):
@@ -208,7 +215,7 @@ def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
 
 
 def test_docstring_markup_on_markdown_pages() -> None:
-    from regime_core.book.sphinx.markup import as_myst
+    from regime_core.book.sphinx.choices import as_myst
 
     rst = "Labels of :func:`~regime_core.router.labels.outcome_labels` (``-1``: dropped)::"
     myst = "Labels of {func}`~regime_core.router.labels.outcome_labels` (`-1`: dropped)::"

@@ -18,7 +18,7 @@ from regime_core.book.findings import beyond as B
 from regime_core.book.findings import claims as C
 from regime_core.book.findings import landing as L
 from regime_core.book.findings import words as W
-from regime_core.book.sphinx.findings import finding_nodes, finding_text
+from regime_core.book.sphinx.tables import code_spans, plain_text
 from regime_core.runner.records import Record
 
 
@@ -58,9 +58,9 @@ def test_row_comparison_reads_the_comparisons_node() -> None:
 
 def test_backticks_become_code_and_the_reader_sees_them_dropped() -> None:
     text = "`hop2_overlap` is constant"
-    parts = finding_nodes(text)
+    parts = code_spans(text)
     assert [type(p).__name__ for p in parts] == ["literal", "Text"]
-    assert finding_text(text) == "hop2_overlap is constant"
+    assert plain_text(text) == "hop2_overlap is constant"
 
 
 # --- the wording follows the values -------------------------------------------------------------
@@ -247,7 +247,7 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
         computed = {}
         for finding in F.chapter_findings(chapter):  # from the runs it declares, and no others
             own = W.Records({run: quick_run.record(run) for run in finding.runs})
-            computed[finding.id] = " ".join(finding_text(finding.write(own)).split())
+            computed[finding.id] = " ".join(plain_text(finding.write(own)).split())
         rendered = _rendered_findings(html, chapter)
         assert set(rendered) == wanted, chapter
         assert rendered == computed, chapter

@@ -249,7 +249,7 @@ class Page:
 @pytest.fixture(scope="module")
 def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
     from regime_core.book.chromium import DevTools, serve
-    from regime_core.book.sphinx.assets import STATIC_DIR
+    from regime_core.book.sphinx.site import STATIC_DIR
 
     site = tmp_path_factory.mktemp("router_page")
     shutil.copy(ROUTER_JS, site / "router.js")

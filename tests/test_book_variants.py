@@ -248,22 +248,22 @@ def test_the_page_is_read_again_when_the_variants_on_disk_change(
         return V.outdated_variant_pages(app, env, set(), set(changed), set())  # type: ignore[arg-type]
 
     assert outdated() == []  # no page listed variants
-    V._listings(env)[page] = [str(f) for f in V.variant_files(root)]
+    V.VariantListings.of(env)[page] = [str(f) for f in V.variant_files(root)]
     assert outdated() == []  # nothing changed on disk
     added = _write_variant(root, "r", {"x": 2, "k": 5}, VARIANT_NUMBERS)
     assert outdated() == [page]
     assert outdated({page}) == []  # read again anyway
-    V._listings(env)[page] = [str(added)]
+    V.VariantListings.of(env)[page] = [str(added)]
     assert outdated() == []
     added.unlink()
     assert outdated() == [page]
     # a parallel read's listing is merged into the main environment
     other = SimpleNamespace()
-    V._listings(other)[page] = ["x"]
+    V.VariantListings.of(other)[page] = ["x"]
     V.VariantListings().merge_other(app, env, {page}, other)  # type: ignore[arg-type]
-    assert V._listings(env)[page] == ["x"]
+    assert V.VariantListings.of(env)[page] == ["x"]
     V.VariantListings().clear_doc(app, env, page)  # type: ignore[arg-type]
-    assert page not in V._listings(env)
+    assert page not in V.VariantListings.of(env)
 
 
 # --- on a one-page book ---------------------------------------------------------------------------

@@ -24,12 +24,8 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from regime_core import paths
 from regime_core.runner.stamps import verify_record
@@ -61,24 +57,15 @@ class BookBuild:
 
 
 def toc_files(toc: Path) -> list[str]:
-    """Every ``file``/``root`` entry of a Jupyter Book toc, in order, without suffixes."""
-    data = yaml.safe_load(toc.read_text(encoding="utf-8")) or {}
-    if not isinstance(data, dict) or "root" not in data:
-        raise ValueError(f"{toc}: a jb-book toc needs a 'root' entry")
+    """Every page a Jupyter Book toc names, in order, without suffixes, read as Jupyter Book
+    reads it (``sphinx_external_toc``); ``ValueError`` naming the toc when it is malformed."""
+    from sphinx_external_toc.parsing import MalformedError, parse_toc_yaml
 
-    def walk(node: Any) -> Iterator[str]:
-        if isinstance(node, dict):
-            for key in ("root", "file"):
-                if isinstance(node.get(key), str):
-                    yield node[key]
-            for value in node.values():
-                if isinstance(value, list | dict):
-                    yield from walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                yield from walk(item)
-
-    return [_strip_suffix(entry) for entry in walk(data)]
+    try:
+        site_map = parse_toc_yaml(toc)
+    except MalformedError as err:
+        raise ValueError(f"{toc}: {err}") from err
+    return [_strip_suffix(docname) for docname in site_map]
 
 
 def _strip_suffix(entry: str) -> str:

@@ -2,14 +2,9 @@
 
 Every number, verdict, default and reference table of the prose is read from the records or the
 code when the book is built, never typed. One module per concern, each saying which roles,
-directives and hooks it adds; :func:`setup` registers them all under their names: ``records``
-(``{rec}``, ``rec-table``, ``rec-figure``), ``claims`` and ``claims_chart`` (the paper's claims
-against ours), ``findings``, ``choices`` (named choices and defaults), ``reference`` (the API
-and metrics pages), ``router_page`` (the live router), ``assets`` (style sheets, MathJax),
-``coverage`` (the paired intervals' coverage, computed at build time), ``variants`` (the
-notebooks run by hand, judged beside the default), ``launch``, ``site`` (buttons, footer,
-search, citation), ``tables`` and ``markup``; ``timing`` (the build's phases and the seconds of
-all the above, written only when ``REGIME_BOOK_TIMING`` names a file) wraps them last.
+directives and hooks it adds; :func:`setup` registers them all, and ``timing`` (the build's
+phases and the seconds of all the above, only when ``REGIME_BOOK_TIMING`` names a file) wraps
+them last.
 """
 
 from __future__ import annotations
@@ -18,7 +13,6 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from regime_core.book.sphinx.assets import static_files
 from regime_core.book.sphinx.choices import (
     ChoicesDirective,
     ConfigDefaultsDirective,
@@ -40,7 +34,6 @@ from regime_core.book.sphinx.claims_chart import (
 )
 from regime_core.book.sphinx.coverage import CoverageDirective
 from regime_core.book.sphinx.findings import FindingsDirective
-from regime_core.book.sphinx.launch import launch_sources
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
     RecordRole,
@@ -59,7 +52,6 @@ from regime_core.book.sphinx.router_page import (
     RouterDemoDirective,
     RouterFeaturesDirective,
     router_assets_on_demo_pages,
-    serve_router_js,
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.tables import number_tables_per_page
@@ -104,8 +96,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("config-inited", configure_site)
     # after Sphinx's image collector has made each image's uri relative to the source folder
     app.connect("doctree-read", figure_alt_text, priority=900)
-    app.connect("config-inited", static_files)
-    app.connect("config-inited", serve_router_js)
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_assets_on_demo_pages)
@@ -115,7 +105,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", restore_attribute_docs, priority=600)
     app.connect("missing-reference", resolve_unqualified)
     # after the theme has built its buttons (default priority 500)
-    app.connect("html-page-context", launch_sources, priority=900)
     app.connect("html-page-context", tidy_page, priority=950)
     setup_timing(app)  # last: it wraps every handler, directive and role above (if asked)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -26,7 +26,8 @@ import dataclasses
 import functools
 import importlib
 import inspect
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,13 +36,15 @@ from docutils import nodes
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from regime_core import config
-from regime_core.book.sphinx.markup import as_myst
 from regime_core.book.sphinx.records import warn
 from regime_core.book.sphinx.tables import table
 from regime_core.runner.records import format_number
 
 #: the kinds of value a constant of the defaults table may hold (tables of them are left out)
 PLAIN_VALUES: tuple[type, ...] = (bool, int, float, str, tuple)
+# reST inline markup: :role:`text` or :domain:role:`text`, and ``code``
+_ROLE = re.compile(r":(?P<role>[a-z]+(?::[a-z]+)?):`(?P<text>[^`]+)`")
+_DOUBLE_BACKTICKS = re.compile(r"``(?P<text>[^`]+?)``")
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,17 @@ def config_defaults(module: Any = config) -> list[tuple[str, str, str]]:
 # --- rendering -----------------------------------------------------------------------------------
 
 
+def as_myst(text: str) -> str:
+    """reST inline markup (docstrings are reST) as MyST Markdown, so that a Markdown page still
+    renders it as code and links: ````x```` -> ```x```, ``:func:`y``` -> ``{func}`y```.
+
+    >>> as_myst("Labels from :func:`~regime_core.router.outcome_labels` (``-1`` = dropped)")
+    'Labels from {func}`~regime_core.router.outcome_labels` (`-1` = dropped)'
+    """
+    text = _DOUBLE_BACKTICKS.sub(lambda m: f"`{m.group('text')}`", text)
+    return _ROLE.sub(lambda m: f"{{{m.group('role')}}}`{m.group('text')}`", text)
+
+
 def _choice_nodes(
     choice: ChoiceTable, inline: Callable[[str], list[nodes.Node]]
 ) -> list[nodes.Node]:
@@ -198,14 +212,21 @@ def _choice_nodes(
     return out
 
 
+def _defaults_table(
+    rows: Iterable[tuple[str, Any, str]], widths: Sequence[int], css: str
+) -> nodes.table:
+    """A table of (name, default, meaning) rows without a caption, name and default as code."""
+    cells = [(nodes.literal(text=n), nodes.literal(text=v), meaning) for n, v, meaning in rows]
+    return table(("Name", "Default", "Meaning"), cells, widths=widths, classes=[css])
+
+
 def _values_nodes(choices: list[ChoiceTable]) -> list[nodes.Node]:
-    """Single values (constants) in one table without a caption: name, default, meaning."""
+    """Single values (constants) in one table, each named by its module and name."""
     rows = []
     for choice in choices:
         (name, value, meaning), module = choice.rows[0], choice.name.rsplit(".", 2)[-2]
-        rows.append([nodes.literal(text=f"{module}.{name}"), nodes.literal(text=value), meaning])
-    header = ("Name", "Default", "Meaning")
-    return [table(header, rows, widths=(3, 2, 5), classes=["regime-choices"])]
+        rows.append((f"{module}.{name}", value, meaning))
+    return [_defaults_table(rows, (3, 2, 5), "regime-choices")]
 
 
 class ChoicesDirective(SphinxDirective):
@@ -216,7 +237,7 @@ class ChoicesDirective(SphinxDirective):
     def _inline(self, text: str, lineno: int) -> list[nodes.Node]:
         if Path(self.env.doc2path(self.env.docname)).suffix != ".rst":
             text = as_myst(text)  # a Markdown page: docstrings' reST roles in MyST's syntax
-        parsed, messages = self.state.inline_text(text, lineno)
+        parsed, messages = self.parse_inline(text, lineno=lineno)
         return [*parsed, *messages]
 
     def run(self) -> list[nodes.Node]:
@@ -252,12 +273,7 @@ class ConfigDefaultsDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         self.env.note_dependency(str(config.__file__))
-        rows = [
-            (nodes.literal(text=name), nodes.literal(text=value), meaning)
-            for name, value, meaning in config_defaults()
-        ]
-        header = ("Name", "Default", "Meaning")
-        return [table(header, rows, widths=(2, 2, 5), classes=["regime-config-defaults"])]
+        return [_defaults_table(config_defaults(), (2, 2, 5), "regime-config-defaults")]
 
 
 class DefaultValueRole(SphinxRole):

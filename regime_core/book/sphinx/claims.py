@@ -1,27 +1,22 @@
 """The paper's claims against ours, and the sentences of the prose that state a verdict.
 
-- Directive ``regime-paper-claims``: the claims of ``paper_claims.yml`` against our numbers
-  from the records, with the verdict :func:`regime_core.runner.verdicts.judge_claims` computes,
-  why, its robustness (:mod:`regime_core.runner.verdicts`, the data of ``regime verdicts
-  --json``) and its power; a card per claim (:data:`CLAIM_COLUMNS`).
-- Directive ``regime-verdict-table``: the landing page's table of every claim, the paper's
-  number, ours, the verdict and why (:data:`VERDICT_COLUMNS`); a card per claim on a phone.
-  The landing page's chart is ``regime-claims-chart``
-  (:mod:`regime_core.book.sphinx.claims_chart`); the three share the cells below
+- Directives ``regime-paper-claims`` (the paper-against-ours table, a card per claim) and
+  ``regime-verdict-table`` (the landing page's table); the landing page's chart,
+  ``regime-claims-chart`` (:mod:`~regime_core.book.sphinx.claims_chart`), shares their cells
   (:func:`why_text`, :func:`verdict_entry`, :func:`ours_text`) and the style sheet
   ``static/regime-claims.css``.
 - Roles ``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
-  reason, the robustness) and ``{robust}`claim_id``` (the robustness alone).
-- Role ``{statement}`claim_id```: the claim as ``paper_claims.yml`` states it.
-- Role ``{compare}`run:key```: a paired comparison of a record as a phrase that states its
-  direction from the numbers.
+  reason, the robustness), ``{robust}`claim_id``` (the robustness alone), ``{statement}`claim_id```
+  (the claim as ``paper_claims.yml`` states it) and ``{compare}`run:key``` (a paired comparison
+  of a record as a phrase that states its direction from the numbers).
 
-Nothing of these is typed: the prose cannot contradict the records.
+Nothing of these is typed: each verdict is :func:`regime_core.runner.verdicts.judge_claims`'s
+on the records, so the prose cannot contradict them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -84,6 +79,26 @@ def claims_file(app: Sphinx, option: str | None = None) -> Path:
     return beside if beside.is_file() else paths.REPO_ROOT / "paper_claims.yml"
 
 
+def page_claims(env: Any, option: str | None = None) -> tuple[Path, list[Any]]:
+    """The claims file (``option``, else :func:`claims_file`), noted as an input of the page,
+    and its claims; ``FileNotFoundError`` or ``ValueError`` when it cannot be read."""
+    from regime_core.paper import load_claims
+
+    file = claims_file(env.app, option)
+    env.note_dependency(str(file))
+    return file, load_claims(file)
+
+
+def page_claim(env: Any, claim_id: str) -> Any:
+    """The claim ``claim_id`` of the claims file (``KeyError`` naming the known ones)."""
+    file, claims = page_claims(env)
+    found = {c.id: c for c in claims}.get(claim_id)
+    if found is None:
+        known = ", ".join(c.id for c in claims)
+        raise KeyError(f"no claim {claim_id!r} in {file}; known: {known}")
+    return found
+
+
 def _robustness(env: Any) -> Record | None:
     """The robustness record, or ``None`` when it is absent (each caller says what it lacks)."""
     from regime_core.runner.verdicts import ROBUSTNESS_RUN
@@ -107,18 +122,15 @@ def _judge(env: Any, claim: Any, robustness: Record | None) -> Any:
 def judged_claims(
     directive: SphinxDirective, option: str | None = None, *, robustness: bool = False
 ) -> list[tuple[Any, Any]] | None:
-    """Every claim of the claims file (``option``, else :func:`claims_file`) with its
+    """Every claim of the claims file (:func:`page_claims`) with its
     :class:`~regime_core.runner.verdicts.ClaimVerdict`, or ``None`` for a claim whose record or
     key is missing (a warning names it, so a strict build fails); ``None`` for an unreadable
     file (a warning too). ``robustness`` adds the robustness record, and warns without it."""
-    from regime_core.paper import load_claims
     from regime_core.runner.verdicts import ROBUSTNESS_RUN
 
     env = directive.env
-    file = claims_file(env.app, option)
-    env.note_dependency(str(file))
     try:
-        claims = load_claims(file)
+        _, claims = page_claims(env, option)
     except (FileNotFoundError, ValueError) as err:
         warn(env, str(err), directive.get_location())
         return None
@@ -196,21 +208,28 @@ def interval_text(estimate: float, ci_lo: float, ci_hi: float) -> str:
     return f"{format_number(estimate, 'pp')} ({level}% CI {low} to {interval_end(ci_hi)})"
 
 
-def verdict_entry(judged: Any) -> nodes.entry:
-    """The verdict cell: the verdict in bold, its flags beside it, coloured by its class."""
-    judgement = judged.judgement
-    verdict = nodes.inline()
-    verdict += nodes.strong(text=judgement.words)
-    for flag in judgement.flags:
-        verdict += nodes.Text(" ")
-        verdict += nodes.inline(text=f"({flag})", classes=["regime-flag"])
-    cell = nodes.entry(classes=[verdict_class(judgement.verdict)])
-    cell += paragraph(verdict)
+def verdict_entry(verdict: str, words: str | None = None, flags: Sequence[str] = ()) -> nodes.entry:
+    """The verdict cell: the verdict's words (default: the verdict) in bold, its flags beside
+    them, coloured by the verdict's class."""
+    text = nodes.inline()
+    text += nodes.strong(text=words or verdict)
+    for flag in flags:
+        text += nodes.Text(" ")
+        text += nodes.inline(text=f"({flag})", classes=["regime-flag"])
+    cell = nodes.entry(classes=[verdict_class(verdict)])
+    cell += paragraph(text)
     return cell
 
 
-def _claim_cell(claim: Any, docname: str, *, statement: bool) -> nodes.Node:
-    """The claim: its label linked to its chapter; ``statement`` adds the claim in full."""
+def judged_verdict_entry(judged: Any) -> nodes.entry:
+    """The verdict cell of a judged claim: its verdict's words and flags."""
+    judgement = judged.judgement
+    return verdict_entry(judgement.verdict, judgement.words, judgement.flags)
+
+
+def claim_cell(claim: Any, docname: str, *, statement: bool = False) -> nodes.Node:
+    """The claim: its label in bold, linked to its chapter; ``statement`` adds the claim in
+    full."""
     cell = nodes.inline()
     name = nodes.strong()
     name += chapter_link(claim.label or claim.claim, claim.chapter, docname)
@@ -222,20 +241,7 @@ def _claim_cell(claim: Any, docname: str, *, statement: bool) -> nodes.Node:
     return cell
 
 
-def _cards(header: Sequence[str], rows: list[list[Any]]) -> list[list[Any]]:
-    """Each cell but the first led by its column's name, which only a card shows."""
-    out = []
-    for cells in rows:
-        row = [cells[0]]
-        for name, cell in zip(header[1:], cells[1:], strict=True):
-            field = entry(cell)
-            field[0].insert(0, nodes.inline(text=name, classes=["regime-card-label"]))
-            row.append(field)
-        out.append(row)
-    return out
-
-
-def _card_table(
+def card_table(
     columns: Sequence[tuple[str, int]],
     rows: list[list[Any]],
     classes: list[str],
@@ -243,59 +249,80 @@ def _card_table(
     *,
     always: bool,
 ) -> nodes.table:
-    """A table whose rows are cards on a narrow screen, or at every width (``always``); its
-    column widths are written out (Sphinx leaves them to the browser otherwise)."""
+    """A table whose rows are cards on a narrow screen, or at every width (``always``): each
+    cell but the first is led by its column's name, which only a card shows. Its column widths
+    are written out (Sphinx leaves them to the browser otherwise)."""
     header = [name for name, _ in columns]
-    cards = "regime-cards-always" if always else "regime-cards"
+    cards = []
+    for cells in rows:
+        row = [cells[0]]
+        for name, cell in zip(header[1:], cells[1:], strict=True):
+            field = entry(cell)
+            field[0].insert(0, nodes.inline(text=name, classes=["regime-card-label"]))
+            row.append(field)
+        cards.append(row)
     return table(
         header,
-        _cards(header, rows),
+        cards,
         widths=[width for _, width in columns],
-        classes=[*classes, cards, "colwidths-given"],
+        classes=[*classes, "regime-cards-always" if always else "regime-cards", "colwidths-given"],
         title=caption,
     )
 
 
-def _claims_table(
-    directive: SphinxDirective,
-    columns: Sequence[tuple[str, int]],
-    cells: Callable[[nodes.Node, Any], list[Any]],
-    classes: str,
-    caption: str,
-    *,
-    full: bool,
-) -> tuple[list[Any], nodes.table] | None:
-    """Every claim of the claims file (the ``:file:`` option, else :func:`claims_file`) judged,
-    and their table: a row per claim, its label linked to the chapter that holds its evidence,
-    then ``cells(link, verdict)``, or ``?`` for a claim whose record or key is missing (a
-    warning, so a strict build fails). ``full``: with the robustness record, the claim stated
-    in full, and a card per claim at every width."""
-    judged = judged_claims(directive, directive.options.get("file"), robustness=full)
-    if judged is None:
-        return None
-    rows: list[list[Any]] = []
-    for claim, verdict in judged:
-        link = _claim_cell(claim, directive.env.docname, statement=full)
-        missing = [link, *["?"] * (len(columns) - 1)]
-        rows.append(missing if verdict is None else cells(link, verdict))
-    verdicts = [verdict for _, verdict in judged if verdict is not None]
-    return verdicts, _card_table(columns, rows, [classes], caption, always=full)
-
-
-class PaperClaimsDirective(SphinxDirective):
-    """The paper's claims against ours (:data:`CLAIM_COLUMNS`): the claim, the paper's number,
-    ours, the verdict with its flags, why, the data behind ours, the robustness and the power
-    (:func:`_claims_table`, which reads the ``robustness`` record too); then each verdict's count.
-    """
+class VerdictTableDirective(SphinxDirective):
+    """The landing page's verdict table (:data:`VERDICT_COLUMNS`), a card per claim on a phone:
+    a row per claim of the claims file (``:file:``, else :func:`claims_file`), its label linked
+    to the chapter that holds its evidence, then :meth:`cells`; ``?`` for a claim whose record
+    or key is missing (a warning, so a strict build fails)."""
 
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
+    columns = VERDICT_COLUMNS
+    classes = "regime-landing-verdicts"
+    caption = VERDICT_CAPTION
+    #: with the robustness record, each claim stated in full, and a card per claim at any width
+    full = False
+
+    def judged_table(self) -> tuple[list[Any], nodes.table] | None:
+        """The judged claims (those the records can give) and their table."""
+        judged = judged_claims(self, self.options.get("file"), robustness=self.full)
+        if judged is None:
+            return None
+        rows: list[list[Any]] = []
+        for claim, verdict in judged:
+            link = claim_cell(claim, self.env.docname, statement=self.full)
+            missing = [link, *["?"] * (len(self.columns) - 1)]
+            rows.append(missing if verdict is None else self.cells(link, verdict))
+        verdicts = [verdict for _, verdict in judged if verdict is not None]
+        return verdicts, card_table(
+            self.columns, rows, [self.classes], self.caption, always=self.full
+        )
+
+    def run(self) -> list[nodes.Node]:
+        found = self.judged_table()
+        return [] if found is None else [found[1]]
+
+    def cells(self, link: nodes.Node, judged: Any) -> list[Any]:
+        """The claim, the paper's number, ours, the verdict with its flags, and why."""
+        from regime_core.runner.claim_record import paper_text
+
+        paper, why = paper_text(judged.claim), why_text(judged)
+        return [link, paper, ours_text(judged), judged_verdict_entry(judged), why]
+
+
+class PaperClaimsDirective(VerdictTableDirective):
+    """The paper's claims against ours (:data:`CLAIM_COLUMNS`), with the robustness record;
+    then each verdict's count."""
+
+    columns = CLAIM_COLUMNS
+    classes = "regime-claims-table"
+    caption = CLAIMS_CAPTION
+    full = True
 
     def run(self) -> list[nodes.Node]:
         from regime_core.runner.judge import VERDICTS
 
-        found = _claims_table(
-            self, CLAIM_COLUMNS, self._cells, "regime-claims-table", CLAIMS_CAPTION, full=True
-        )
+        found = self.judged_table()
         if found is None:
             return []
         judged, claims_table = found
@@ -307,8 +334,9 @@ class PaperClaimsDirective(SphinxDirective):
         )
         return [claims_table, summary]
 
-    def _cells(self, link: nodes.Node, judged: Any) -> list[Any]:
-        from regime_core.runner.claim_record import paper_text
+    def cells(self, link: nodes.Node, judged: Any) -> list[Any]:
+        """Those of the verdict table, then the data behind ours, the robustness and the
+        power."""
         from regime_core.runner.judge import COMPARISON_RULES, power_text
         from regime_core.runner.verdicts import robustness_absence, robustness_phrase
 
@@ -320,47 +348,11 @@ class PaperClaimsDirective(SphinxDirective):
         else:
             power = NO_POWER
         return [
-            link,
-            paper_text(judged.claim),
-            ours_text(judged),
-            verdict_entry(judged),
-            why_text(judged),
+            *super().cells(link, judged),
             judged.computed_on + (f"; n = {n:,}" if n else ""),
             robust.replace("reproduced under ", "", 1),
             power,
         ]
-
-
-class VerdictTableDirective(SphinxDirective):
-    """The landing page's verdict table (:data:`VERDICT_COLUMNS`): each claim's label linked to
-    its chapter, the paper's number, ours, the verdict with its flags and why (:func:`why_text`).
-    Reads what ``regime-paper-claims`` reads but the robustness record."""
-
-    option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
-
-    def run(self) -> list[nodes.Node]:
-        from regime_core.runner.claim_record import paper_text
-
-        def cells(link: nodes.Node, judged: Any) -> list[Any]:
-            paper, why = paper_text(judged.claim), why_text(judged)
-            return [link, paper, ours_text(judged), verdict_entry(judged), why]
-
-        found = _claims_table(
-            self, VERDICT_COLUMNS, cells, "regime-landing-verdicts", VERDICT_CAPTION, full=False
-        )
-        return [] if found is None else [found[1]]
-
-
-def judged_claim(env: Any, claim_id: str) -> Any:
-    """The :class:`~regime_core.runner.verdicts.ClaimVerdict` of a claim id, from the records."""
-    from regime_core.paper import load_claims
-
-    file = claims_file(env.app)
-    env.note_dependency(str(file))
-    claims = {c.id: c for c in load_claims(file)}
-    if claim_id not in claims:
-        raise KeyError(f"no claim {claim_id!r} in {file}; known: {', '.join(claims)}")
-    return _judge(env, claims[claim_id], _robustness(env))
 
 
 class ClaimTextRole(SphinxRole):
@@ -375,7 +367,8 @@ class ClaimTextRole(SphinxRole):
         from regime_core.runner.verdicts import claim_sentence, robustness_phrase
 
         try:
-            judged = judged_claim(self.env, self.text.strip())
+            claim = page_claim(self.env, self.text.strip())
+            judged = _judge(self.env, claim, _robustness(self.env))
         except RECORD_PROBLEMS as err:
             warn_problem(self.env, f"claim {self.text!r}", err, self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []
@@ -393,15 +386,12 @@ class StatementRole(SphinxRole):
     claim is described once (the notebooks read it there too)."""
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-        from regime_core.paper import load_claims
-
-        file = claims_file(self.env.app)
-        self.env.note_dependency(str(file))
-        found = {c.id: c for c in load_claims(file)}.get(self.text.strip())
-        if found is None:
-            warn(self.env, f"statement: {file} has no claim {self.text!r}", self.get_location())
+        try:
+            claim = page_claim(self.env, self.text.strip())
+        except RECORD_PROBLEMS as err:
+            warn_problem(self.env, "statement", err, self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []
-        return [nodes.inline(self.rawtext, found.claim, classes=["regime-claim-text"])], []
+        return [nodes.inline(self.rawtext, claim.claim, classes=["regime-claim-text"])], []
 
 
 #: a comparison also fails on a node that is not one (a number where a mapping should be)

@@ -13,14 +13,11 @@ table of each method's minimum coverage over the judged points and where it is r
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core import coverage
-from regime_core.book.sphinx.records import work_dir
+from regime_core.book.sphinx.records import figure_node, work_dir
 from regime_core.book.sphinx.tables import table
 
 
@@ -39,11 +36,7 @@ class CoverageDirective(SphinxDirective):
         out_dir = work_dir(self.env.app) / "coverage"
         path = fig.save(out_dir)
         fig.close()
-        doc_dir = Path(self.env.doc2path(self.env.docname)).parent
-        uri = Path(os.path.relpath(path, doc_dir)).as_posix()
-        figure = nodes.figure("", nodes.image(uri=uri, alt=fig.alt), classes=["regime-figure"])
-        parsed, _ = self.state.inline_text(fig.caption, self.lineno)
-        figure += nodes.caption(fig.caption, "", *parsed)
+        figure = figure_node(self, path, fig.alt, fig.caption, "regime-figure")
         minima = coverage.minimum_coverage(grid)
         rows = [
             [

@@ -3,38 +3,17 @@
 The directive renders the findings of the page it stands on (its docname), each a paragraph with
 the class ``regime-finding regime-finding-<id>`` so that a test finds each sentence on the
 rendered page and compares it with the one computed from the records. Text between backticks
-becomes code, as in Markdown. A missing record or key is a warning, so a strict build fails.
+becomes code (:func:`~regime_core.book.sphinx.tables.code_spans`). A missing record or key is a
+warning, so a strict build fails.
 """
 
 from __future__ import annotations
-
-import re
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_record, warn_problem
-
-_CODE = re.compile(r"`([^`]+)`")
-
-
-def finding_nodes(text: str) -> list[nodes.Node]:
-    """A finding's text as inline nodes: backticked spans as code, the rest as text."""
-    out: list[nodes.Node] = []
-    position = 0
-    for match in _CODE.finditer(text):
-        if match.start() > position:
-            out.append(nodes.Text(text[position : match.start()]))
-        out.append(nodes.literal(match.group(1), match.group(1)))
-        position = match.end()
-    if position < len(text):
-        out.append(nodes.Text(text[position:]))
-    return out
-
-
-def finding_text(text: str) -> str:
-    """What a reader sees of a finding (the backticks dropped): what the tests compare."""
-    return _CODE.sub(lambda m: m.group(1), text)
+from regime_core.book.sphinx.tables import code_spans
 
 
 class FindingsDirective(SphinxDirective):
@@ -59,9 +38,6 @@ class FindingsDirective(SphinxDirective):
         box += nodes.rubric(text="Findings")
         for finding_id, text in written:
             para = nodes.paragraph(classes=["regime-finding", f"regime-finding-{finding_id}"])
-            para.extend(finding_nodes(text))
+            para.extend(code_spans(text))
             box += para
         return [box]
-
-
-__all__: list[str] = ["FindingsDirective", "finding_nodes", "finding_text"]

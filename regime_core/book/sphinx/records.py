@@ -120,40 +120,27 @@ def record_file(app: Sphinx, run: str) -> Path:
     return record_path(paths.results_dir(work_dir(app)) / run)
 
 
-def load_run(app: Sphinx, run: str) -> Record:
-    """A record by run id, checked against its run's stamp
-    (:func:`~regime_core.runner.stamps.verify_record`) and cached per build by its content;
-    raises :data:`RECORD_PROBLEMS` when it is missing, damaged or not its stamp's."""
-    file = record_file(app, run)
+def page_record(env: Any, run: str) -> Record:
+    """The record of ``run``, checked against its run's stamp
+    (:func:`~regime_core.runner.stamps.verify_record`), cached per build by its content, and
+    noted as an input of the page being read (:class:`DependencyHashes`); raises
+    :data:`RECORD_PROBLEMS` when it is missing, damaged or not its stamp's."""
+    file = record_file(env.app, run)
+    env.note_dependency(str(file))
     if not file.is_file():
         raise FileNotFoundError(f"no results record at {file}")
     digest = sha256_hex(read_bytes(file))
-    cache: dict[Path, tuple[str, Record]] = app.__dict__.setdefault("_regime_records", {})
+    cache: dict[Path, tuple[str, Record]] = env.app.__dict__.setdefault("_regime_records", {})
     hit = cache.get(file)
     if hit is not None and hit[0] == digest:
         return hit[1]
     record = load_record(file)
-    verify_record(work_dir(app), run, record)
+    verify_record(work_dir(env.app), run, record)
     cache[file] = (digest, record)
     return record
 
 
-def page_record(env: Any, run: str) -> Record:
-    """The record of ``run``, noted as an input of the page being read (so an incremental build
-    rereads the page when the record's content changes: :class:`DependencyHashes`)."""
-    env.note_dependency(str(record_file(env.app, run)))
-    return load_run(env.app, run)
-
-
 # --- pages reread by content ---------------------------------------------------------------------
-
-#: the environment attribute holding, per page, the sha256 of each of its noted dependencies
-HASHES_ATTRIBUTE = "regime_dependency_hashes"
-
-
-def _dependency_hashes(env: Any) -> dict[str, dict[str, str]]:
-    hashes: dict[str, dict[str, str]] = vars(env).setdefault(HASHES_ATTRIBUTE, {})
-    return hashes
 
 
 def _file_digest(env: Any, dependency: str, seen: dict[str, str] | None = None) -> str:
@@ -175,12 +162,17 @@ class PerPageCollector(EnvironmentCollector):
 
     attribute: str = ""
 
+    @classmethod
+    def of(cls, env: Any) -> dict[str, Any]:
+        """The values kept in ``env``, by page name."""
+        values: dict[str, Any] = vars(env).setdefault(cls.attribute, {})
+        return values
+
     def clear_doc(self, app: Sphinx, env: Any, docname: str) -> None:
-        vars(env).setdefault(self.attribute, {}).pop(docname, None)
+        self.of(env).pop(docname, None)
 
     def merge_other(self, app: Sphinx, env: Any, docnames: set[str], other: Any) -> None:
-        mine = vars(env).setdefault(self.attribute, {})
-        theirs = vars(other).setdefault(self.attribute, {})
+        mine, theirs = self.of(env), self.of(other)
         for docname in docnames:
             if docname in theirs:
                 mine[docname] = theirs[docname]
@@ -190,12 +182,12 @@ class DependencyHashes(PerPageCollector):
     """Remembers, when a page is read, the sha256 of every file it noted as a dependency (its
     records above all), for :func:`outdated_by_content`."""
 
-    attribute = HASHES_ATTRIBUTE
+    attribute = "regime_dependency_hashes"
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         env = app.env
         dependencies = sorted(env.dependencies.get(env.docname, ()))
-        _dependency_hashes(env)[env.docname] = {d: _file_digest(env, d) for d in dependencies}
+        self.of(env)[env.docname] = {d: _file_digest(env, d) for d in dependencies}
 
 
 def outdated_by_content(
@@ -204,7 +196,7 @@ def outdated_by_content(
     """The pages to read again because a file they depend on changed content since they were
     read, whatever its modification time says (Sphinx itself compares times only, so a record
     copied with ``cp -p`` or ``rsync -a``, or written under clock skew, would be missed)."""
-    hashes = _dependency_hashes(env)
+    hashes = DependencyHashes.of(env)
     seen: dict[str, str] = {}
     outdated = []
     for docname in sorted(env.all_docs):
@@ -224,11 +216,6 @@ def setup_dependency_hashes(app: Sphinx) -> None:
     """Register :class:`DependencyHashes` and :func:`outdated_by_content`."""
     app.add_env_collector(DependencyHashes)
     app.connect("env-get-outdated", outdated_by_content)
-
-
-def resolve_reference(app: Sphinx, ref: RecordReference) -> str:
-    """The formatted number a reference points at (raises on any problem)."""
-    return format_number(get_number(load_run(app, ref.run), ref.key), ref.kind, ref.digits)
 
 
 def warn(env: Any, message: str, location: Any, subtype: str = "record") -> None:
@@ -254,15 +241,23 @@ def warn_problem(env: Any, subject: str, err: BaseException, location: Any) -> N
     warn(env, f"{subject}: {problem_text(err)}", location)
 
 
-def page_number(env: Any, ref: RecordReference, location: Any) -> str | None:
-    """The formatted number ``ref`` names, the page depending on its run's record; ``None``
-    (after a warning saying why) when the record cannot give it."""
+def page_number(
+    env: Any, text: str, location: Any, default_run: str | None = None
+) -> tuple[RecordReference | None, str | None]:
+    """The reference ``text`` (:func:`parse_reference`) and the formatted number it names, the
+    page depending on its run's record; ``None`` for what cannot be had, after a warning saying
+    why (a reference that does not parse, a record or key missing)."""
     try:
-        page_record(env, ref.run)
-        return resolve_reference(env.app, ref)
+        ref = parse_reference(text, default_run)
+    except ValueError as err:
+        warn(env, str(err), location)
+        return None, None
+    try:
+        number = get_number(page_record(env, ref.run), ref.key)
+        return ref, format_number(number, ref.kind, ref.digits)
     except RECORD_PROBLEMS as err:
         warn_problem(env, f"run {ref.run!r}, key {ref.key!r}", err, location)
-        return None
+        return ref, None
 
 
 # --- roles and directives ------------------------------------------------------------------------
@@ -272,14 +267,10 @@ class RecordRole(SphinxRole):
     """``{rec}`run:key|kind``` -> the formatted number from the run's record."""
 
     def run(self) -> tuple[list[nodes.Node], list[nodes.system_message]]:
-        try:
-            ref = parse_reference(self.text)
-        except ValueError as err:
-            warn(self.env, str(err), self.get_location())
-            return [nodes.literal(self.rawtext, self.text)], []
-        text = page_number(self.env, ref, self.get_location())
+        ref, text = page_number(self.env, self.text, self.get_location())
         if text is None:
-            return [nodes.literal(self.rawtext, f"{ref.run}:{ref.key}")], []
+            shown = self.text if ref is None else f"{ref.run}:{ref.key}"
+            return [nodes.literal(self.rawtext, shown)], []
         return [nodes.inline(self.rawtext, text, classes=["regime-number"])], []
 
 
@@ -316,13 +307,9 @@ class RecordTableDirective(SphinxDirective):
 
     def _row(self, line: str, default_run: str | None, location: Any) -> tuple[str, str]:
         label, _, ref_text = line.rpartition("=") if "=" in line else ("", "", line)
-        try:
-            ref = parse_reference(ref_text, default_run)
-        except ValueError as err:
-            warn(self.env, str(err), location)
-            return label.strip() or ref_text.strip(), "?"
-        value = page_number(self.env, ref, location)
-        return label.strip() or ref.key, "?" if value is None else value
+        ref, value = page_number(self.env, ref_text, location, default_run)
+        name = label.strip() or (ref_text.strip() if ref is None else ref.key)
+        return name, "?" if value is None else value
 
 
 class RecordFigureDirective(SphinxDirective):
@@ -352,8 +339,6 @@ class RecordFigureDirective(SphinxDirective):
             return []
         absolute = record_file(self.env.app, run).parent / figure_file
         carried = png_text(absolute)
-        doc_dir = Path(self.env.doc2path(self.env.docname)).parent
-        uri = Path(os.path.relpath(absolute, doc_dir)).as_posix()
         alt = self.options.get("alt") or carried.get(ALT_KEY)
         if not alt:
             warn(
@@ -363,16 +348,26 @@ class RecordFigureDirective(SphinxDirective):
                 self.get_location(),
             )
             alt = name
-        image = nodes.image(uri=uri, alt=alt)
-        if "width" in self.options:
-            image["width"] = self.options["width"]
-        figure = nodes.figure("", image, classes=["regime-record-figure"])
         lead = " ".join(line.strip() for line in self.content).strip()
-        caption_text = " ".join(t for t in (lead, carried.get(CAPTION_KEY, "")) if t)
-        if caption_text:
-            parsed, _ = self.state.inline_text(caption_text, self.lineno)
-            figure += nodes.caption(caption_text, "", *parsed)
+        caption = " ".join(t for t in (lead, carried.get(CAPTION_KEY, "")) if t)
+        figure = figure_node(self, absolute, alt, caption, "regime-record-figure")
+        if "width" in self.options:
+            figure[0]["width"] = self.options["width"]
         return [figure]
+
+
+def figure_node(
+    directive: SphinxDirective, image: Path, alt: str, caption: str, css_class: str
+) -> nodes.figure:
+    """A figure of the file ``image`` (linked relative to the page) with its alt text and, when
+    there is one, its caption (inline markup parsed)."""
+    doc_dir = Path(directive.env.doc2path(directive.env.docname)).parent
+    uri = Path(os.path.relpath(image, doc_dir)).as_posix()
+    figure = nodes.figure("", nodes.image(uri=uri, alt=alt), classes=[css_class])
+    if caption:
+        parsed, _ = directive.parse_inline(caption)
+        figure += nodes.caption(caption, "", *parsed)
+    return figure
 
 
 def figure_alt_text(app: Sphinx, doctree: nodes.document) -> None:

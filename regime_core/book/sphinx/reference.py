@@ -20,10 +20,8 @@ import re
 from typing import Any
 
 from docutils import nodes
-from docutils.statemachine import StringList
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
-from sphinx.util.nodes import nested_parse_with_titles
 
 from regime_core.book.sphinx.choices import import_dotted
 
@@ -31,15 +29,6 @@ from regime_core.book.sphinx.choices import import_dotted
 API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
 #: the API page of the package's top-level modules (every sub-package has a page of its own)
 CORE_WING = "core"
-
-
-def parse_rst(directive: SphinxDirective, lines: list[str]) -> list[nodes.Node]:
-    """Parse generated reST (with section titles) in place of the directive."""
-    content = StringList(lines, source=f"<{directive.name} generated>")
-    holder = nodes.section()
-    holder.document = directive.state.document
-    nested_parse_with_titles(directive.state, content, holder)
-    return list(holder.children)
 
 
 # --- the API -------------------------------------------------------------------------------------
@@ -173,4 +162,4 @@ class MetricsGlossaryDirective(SphinxDirective):
             if row.get("same as"):
                 facts.append(f"same as {row['same as']}")
             lines += [f"      {_rst_escape('; '.join(facts))}.", ""]
-        return parse_rst(self, lines)
+        return self.parse_text_to_nodes("\n".join(lines))

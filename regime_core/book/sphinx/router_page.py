@@ -21,11 +21,11 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from regime_core.book.sphinx.tables import table
+from regime_core.book.sphinx.tables import code_spans, table
 
-#: the package's resources: router.js and the packaged model it reads
+#: the package's resources, router.js and the packaged model it reads, served from ``_static``
 RESOURCES = Path(str(importlib.resources.files("regime_core") / "resources"))
-ROUTER_CSS = "regime-router.css"  # in static/ beside this module, served by assets.static_files
+ROUTER_CSS = "regime-router.css"  # in static/ beside this module, served by site.configure_site
 
 
 class RouterDemoDirective(SphinxDirective):
@@ -84,20 +84,10 @@ class RouterFeaturesDirective(SphinxDirective):
 
         items = nodes.bullet_list()
         for name, (label, meaning) in FEATURE_GUIDE.items():
-            para = nodes.paragraph()
-            para += nodes.strong(text=label)
-            para += nodes.Text(f". {meaning} (")
-            para += nodes.literal(text=name)
-            para += nodes.Text(" in ")
-            para += nodes.literal(text="regime route --json")
-            para += nodes.Text(".)")
+            para = nodes.paragraph("", "", nodes.strong(text=label))
+            para += code_spans(f". {meaning} (`{name}` in `regime route --json`.)")
             items += nodes.list_item("", para)
         return [items]
-
-
-def serve_router_js(app: Sphinx, config: Any) -> None:
-    """Copy ``regime_core/resources`` (router.js and the model it reads) to ``_static``."""
-    config.html_static_path = [*config.html_static_path, str(RESOURCES)]
 
 
 def router_assets_on_demo_pages(

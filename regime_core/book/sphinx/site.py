@@ -1,10 +1,18 @@
-"""The book's chrome: its buttons, its footer, its one search box, its scripts once, how to cite.
+"""The book's chrome: its static files, buttons, footer, one search box, scripts once, how to cite.
 
+- **Static files**: ``static/`` (beside this module) holds the style sheets: every page links
+  ``regime.css`` and ``regime-claims.css`` (the claims' chart and tables), the pages with the live
+  router ``regime-router.css`` (:mod:`~regime_core.book.sphinx.router_page`). ``regime book``
+  vendors MathJax under ``<work>/vendor/mathjax`` (:mod:`regime_core.vendor`); the work directory
+  is only known at build time, so :func:`configure_site` serves that copy and points Sphinx's
+  ``mathjax_path`` at it (without it, Sphinx keeps the CDN).
 - **Repository and launch buttons** follow the one setting for the repository's address,
   :func:`regime_core.paths.repository_url` (``[project.urls] Repository`` in
   ``pyproject.toml``): while it is unset the book shows no repository, issue or launch (Binder,
   Colab) button, and the theme is given no address at all (Jupyter Book would otherwise fill in
-  its own repository as a default); once it is set, all of them point there.
+  its own repository as a default); once it is set, all of them point there. The launch buttons
+  of an executed notebook (in the gitignored ``book/executed``) open its source notebook, whose
+  path the runner stores in the notebook's ``metadata.regime.source``.
 - **Footer**: the companion's version and the build date (:func:`build_date`, which honours
   ``SOURCE_DATE_EPOCH`` for a reproducible build).
 - **One search box**: the sidebar's on a wide screen (the theme's top bar, which repeated it, is
@@ -30,6 +38,13 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core import paths
+from regime_core.book.build import EXECUTED_PREFIX
+from regime_core.book.sphinx.records import work_dir
+from regime_core.book.sphinx.router_page import RESOURCES
+from regime_core.strict_json import read_json_file
+
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+CSS_FILES: tuple[str, ...] = ("regime.css", "regime-claims.css")
 
 #: The branch the launch buttons open (the repository's default branch).
 REPOSITORY_BRANCH = "main"
@@ -95,7 +110,10 @@ def theme_options(repository: str | None, version: str, built: str = "") -> dict
 
 
 def configure_site(app: Sphinx, config: Any) -> None:
-    """Set the buttons, footer and search box from the repository setting (``config-inited``)."""
+    """Set the buttons, footer and search box from the repository setting; serve the style
+    sheets, the vendored MathJax and the router's resources (``config-inited``)."""
+    from regime_core.vendor import MATHJAX_ENTRY
+
     own = Path(app.srcdir) / "pyproject.toml"  # the book's root; the repository's as a rule
     repository = paths.repository_url(own if own.is_file() else None)
     options = dict(config.html_theme_options or {})
@@ -103,6 +121,15 @@ def configure_site(app: Sphinx, config: Any) -> None:
     config.html_theme_options = options
     # the theme logs an error for an empty colour mode ("Got invalid theme mode")
     config.html_context = {"default_mode": "auto", **(config.html_context or {})}
+    for css in CSS_FILES:
+        app.add_css_file(css)
+    static = [str(STATIC_DIR)]
+    vendored = work_dir(app) / "vendor"
+    if (vendored / "mathjax" / MATHJAX_ENTRY).is_file():
+        static.append(str(vendored))
+        config.mathjax_path = f"mathjax/{MATHJAX_ENTRY}"
+    # router.js and the model it reads (loaded only by the pages holding the live router)
+    config.html_static_path = [*config.html_static_path, *static, str(RESOURCES)]
 
 
 def _without_unrendered_sources(buttons: list[Any]) -> list[Any]:
@@ -129,23 +156,46 @@ def _script_key(script: Any) -> tuple[str, tuple[tuple[str, str], ...]]:
     return filename, tuple(sorted((str(k), str(v)) for k, v in attributes.items()))
 
 
+def _launch_source(app: Sphinx, pagename: str) -> str | None:
+    """The source notebook of an executed notebook's page (``None`` for any other page)."""
+    if not pagename.startswith(EXECUTED_PREFIX):
+        return None
+    try:
+        executed = read_json_file(Path(app.srcdir) / f"{pagename}.ipynb")
+        return str(executed["metadata"]["regime"]["source"])
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+
+
+def _launching(value: Any, old: str, source: str) -> Any:
+    """``value`` with every launch URL opening ``source`` instead of ``old`` (the download link
+    stays local)."""
+    if isinstance(value, str):
+        return value.replace(old, source) if value.startswith("http") else value
+    if isinstance(value, list):
+        return [_launching(v, old, source) for v in value]
+    if isinstance(value, dict):
+        return {k: _launching(v, old, source) for k, v in value.items()}
+    return value
+
+
 def tidy_page(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
-    """Drop the unrendered-source download and scripts declared twice (``html-page-context``,
-    after the theme has built its buttons)."""
+    """Point the launch buttons at the source notebook, drop the unrendered-source download and
+    scripts declared twice (``html-page-context``, after the theme has built its buttons)."""
     if "header_buttons" in context:
-        context["header_buttons"] = _without_unrendered_sources(context["header_buttons"])
+        buttons = context["header_buttons"]
+        source = _launch_source(app, pagename)
+        if source is not None:
+            buttons = _launching(buttons, f"{pagename}.ipynb", source)
+        context["header_buttons"] = _without_unrendered_sources(buttons)
     scripts = context.get("script_files")
     if isinstance(scripts, list):
-        seen: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-        unique = []
+        unique: dict[tuple[str, tuple[tuple[str, str], ...]], Any] = {}
         for script in scripts:
-            key = _script_key(script)
-            if key not in seen:
-                seen.add(key)
-                unique.append(script)
-        scripts[:] = unique
+            unique.setdefault(_script_key(script), script)  # the first of each, in order
+        scripts[:] = unique.values()
 
 
 class CitationDirective(SphinxDirective):
@@ -162,15 +212,8 @@ class CitationDirective(SphinxDirective):
         blocks = citation.citation_blocks(repository=repository)
         result: list[nodes.Node] = []
         for heading, cite in zip(headings, blocks, strict=True):
-            result.append(nodes.rubric(heading, heading))
             lead, title, rest = cite.parts()
-            paragraph = nodes.paragraph()
-            paragraph += [
-                nodes.Text(f"{lead} "),
-                nodes.emphasis(title, title),
-                nodes.Text(rest),
-            ]
-            result.append(paragraph)
-            block = nodes.literal_block(cite.bibtex(), cite.bibtex(), language="bibtex")
-            result.append(block)
+            text = [nodes.Text(f"{lead} "), nodes.emphasis(title, title), nodes.Text(rest)]
+            bibtex = nodes.literal_block(cite.bibtex(), cite.bibtex(), language="bibtex")
+            result += [nodes.rubric(heading, heading), nodes.paragraph("", "", *text), bibtex]
         return result

@@ -1,6 +1,7 @@
-"""The extension's tables: one builder for all of them, and their numbers.
+"""The extension's node builders: its tables, their cells, text with code, and the tables' numbers.
 
 - :func:`table` builds every table the directives generate (header, rows, column widths).
+- :func:`code_spans`: text whose backticked spans are code, as in Markdown.
 - :func:`number_tables_per_page`: Sphinx numbers the tables of all unnumbered pages with one
   counter, so the first table of a reference page could be "Table 4"; on a page without a
   section number, tables (and figures) are numbered from 1 on that page.
@@ -8,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeAlias
 
@@ -15,6 +17,26 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 Cell: TypeAlias = str | nodes.Node
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def code_spans(text: str) -> list[nodes.Node]:
+    """``text`` as inline nodes: each backticked span as code, the rest as text."""
+    out: list[nodes.Node] = []
+    position = 0
+    for match in _CODE.finditer(text):
+        if match.start() > position:
+            out.append(nodes.Text(text[position : match.start()]))
+        out.append(nodes.literal(match.group(1), match.group(1)))
+        position = match.end()
+    if position < len(text):
+        out.append(nodes.Text(text[position:]))
+    return out
+
+
+def plain_text(text: str) -> str:
+    """What a reader sees of ``text`` with code spans: the backticks dropped."""
+    return _CODE.sub(lambda m: m.group(1), text)
 
 
 def paragraph(cell: Cell) -> nodes.paragraph:

@@ -13,9 +13,9 @@ At ``build-finished`` it writes that file (JSON, ``"format": "regime-book-timing
     ``build-finished``: the index pages, the search index, static files), and ``total``. A phase
     the build never reached (nothing out of date: no ``write``) counts 0 seconds.
 ``documents``
-    per page, ``read_seconds`` (``source-read`` to the end of ``doctree-read``, as
-    ``sphinx.ext.duration`` measures) and ``write_seconds`` (``doctree-resolved`` to the end of
-    the builder's ``write_doc``), ``null`` for the step a page was not part of.
+    per page, ``read_seconds`` (measured by ``sphinx.ext.duration``, which the timed build loads)
+    and ``write_seconds`` (``doctree-resolved`` to the end of the builder's ``write_doc``),
+    ``null`` for the step a page was not part of.
 ``failed``, ``warnings``
     whether an exception ended the build, and the warnings it logged so far (with
     ``--warningiserror --keep-going`` a build with warnings fails after this file is written).
@@ -24,8 +24,8 @@ At ``build-finished`` it writes that file (JSON, ``"format": "regime-book-timing
     ``calls``, ``seconds``), calls 0 for those the build did not use. A directive's seconds hold
     those of the directives and roles its content parses (they are counted there too).
 
-The seconds are wall seconds of this process; with ``-j N`` the pages are read in child
-processes whose calls are not counted here (``parallel`` says how many).
+The seconds are wall seconds; with ``-j N`` the pages are read in child processes whose calls
+are not counted in ``project`` (``parallel`` says how many).
 """
 
 from __future__ import annotations
@@ -64,8 +64,6 @@ class BookTiming:
 
     target: Path
     marks: dict[str, float] = field(default_factory=dict)
-    read_started: dict[str, float] = field(default_factory=dict)
-    read_seconds: dict[str, float] = field(default_factory=dict)
     write_started: dict[str, float] = field(default_factory=dict)
     write_seconds: dict[str, float] = field(default_factory=dict)
     usage: dict[tuple[str, str], _Usage] = field(default_factory=dict)
@@ -104,10 +102,12 @@ class BookTiming:
 
     def report(self, app: Sphinx, failed: bool) -> dict[str, Any]:
         end = time.perf_counter()
-        names = sorted(set(self.read_seconds) | set(self.write_seconds))
+        duration: Any = app.env.get_domain("duration")  # sphinx.ext.duration's
+        read_seconds = duration.reading_durations
+        names = sorted(set(read_seconds) | set(self.write_seconds))
         documents = {
             name: {
-                "read_seconds": _rounded(self.read_seconds.get(name)),
+                "read_seconds": _rounded(read_seconds.get(name)),
                 "write_seconds": _rounded(self.write_seconds.get(name)),
             }
             for name in names
@@ -221,16 +221,8 @@ def setup_timing(app: Sphinx) -> BookTiming | None:
     _wrap_handlers(app, timing)
     _wrap_directives(timing)
     _wrap_roles(timing)
+    app.setup_extension("sphinx.ext.duration")  # each page's read seconds
     first, last = 1, 999  # before, and after, every other handler of the event
-
-    def source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-        timing.read_started[docname] = time.perf_counter()
-
-    def doctree_read(app: Sphinx, doctree: Any) -> None:
-        docname = app.env.docname
-        started = timing.read_started.pop(docname, None)
-        if started is not None:
-            timing.read_seconds[docname] = time.perf_counter() - started
 
     def doctree_resolved(app: Sphinx, doctree: Any, docname: str) -> None:
         timing.write_started[docname] = time.perf_counter()
@@ -238,8 +230,6 @@ def setup_timing(app: Sphinx) -> BookTiming | None:
     app.connect("builder-inited", lambda app: _wrap_builder(app, timing), priority=first)
     app.connect("env-before-read-docs", lambda *_: timing.mark("read_start"), priority=first)
     app.connect("env-updated", lambda *_: timing.mark("read_end"), priority=first)
-    app.connect("source-read", source_read, priority=first)
-    app.connect("doctree-read", doctree_read, priority=last)
     app.connect("doctree-resolved", doctree_resolved, priority=first)
     app.connect("build-finished", lambda app, exc: _write_report(app, timing, exc), priority=last)
     return timing

@@ -1,21 +1,17 @@
 """``regime-variants``: the page "Your variants", every notebook run by hand that the build's
-work directory holds, judged beside the default.
+work directory holds (``<work>/variants/<run>/<config hash>``,
+:func:`regime_core.paths.variant_dir`), judged beside the default.
 
-A notebook run by hand (papermill without ``-p output_dir``) writes its record to
-``<work>/variants/<run>/<config hash>`` (:func:`regime_core.paths.variant_dir`). The directive
-lists every ``record.json`` found there, by run and hash: its run and config hash, the config
-fields that differ from the default run's, and a table of its run's claims, each with the
-default's verdict and numbers beside the variant's. All of it is the report of ``regime verdicts
---variant RUN/HASH`` (:func:`regime_core.runner.verdicts.variant_report`), so the page and the
-command cannot disagree. A claim whose number the variant's record lacks (its parameters left
-it out: a run on one encoder has no number of the other) is "not judged" in its row, with the
-missing key. Without any variant the page says what a variant is and how to make one
-(:data:`VARIANT_COMMANDS`).
-
-A variant that cannot be judged (a damaged record, a record in a folder that is not its own, a
-default record missing) is a warning naming its file, so a strict build fails, and a line on
-the page saying why: never skipped. The page is read again when the set of variant records
-changes (:func:`outdated_variant_pages`) or a record it read changes content
+Each variant shows its run and config hash, the config fields that differ from the default
+run's, and its run's claims with the default's verdict and numbers beside the variant's: the
+report of ``regime verdicts --variant RUN/HASH``
+(:func:`regime_core.runner.verdicts.variant_report`), so the page and the command cannot
+disagree. A claim whose number the variant's record lacks (a run on one encoder has no number
+of the other) is "not judged" in its row, with the missing key. A variant that cannot be judged
+is a warning naming its file, so a strict build fails, and a line on the page saying why: never
+skipped. Without any variant the page says what one is and how to make one
+(:data:`VARIANT_COMMANDS`). The page is read again when the set of variant records changes
+(:func:`outdated_variant_pages`) or a record it read changes content
 (:class:`~regime_core.book.sphinx.records.DependencyHashes`).
 """
 
@@ -32,7 +28,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core import paths
-from regime_core.book.sphinx.claims import _card_table, chapter_link, verdict_class
+from regime_core.book.sphinx.claims import card_table, claim_cell, page_claims, verdict_entry
 from regime_core.book.sphinx.records import (
     RECORD_PROBLEMS,
     PerPageCollector,
@@ -41,7 +37,7 @@ from regime_core.book.sphinx.records import (
     warn,
     work_dir,
 )
-from regime_core.book.sphinx.tables import paragraph
+from regime_core.book.sphinx.tables import code_spans, paragraph
 from regime_core.runner.records import RECORD_FILENAME
 
 #: The commands the page gives for making a variant, from the repository's top, each after the
@@ -69,8 +65,6 @@ VARIANT_COLUMNS: tuple[tuple[str, int], ...] = (
     ("Variant: verdict", 2),
     ("Variant: ours", 3),
 )
-#: the environment attribute holding, per page, the variant records it listed when it was read
-LISTING_ATTRIBUTE = "regime_variant_listing"
 
 
 @dataclass(frozen=True)
@@ -164,46 +158,24 @@ def differences_text(differs: Mapping[str, Mapping[str, Any]]) -> str:
 def no_variant_nodes() -> list[nodes.Node]:
     """What the page says when the work directory holds no variant: what one is, and the
     commands that make one (:data:`VARIANT_COMMANDS`)."""
-    first = nodes.paragraph(classes=["regime-no-variants"])
-    first += nodes.Text(
+    what = code_spans(
         "A variant is a notebook you ran yourself with parameters of your own: it writes its "
-        "record to "
-    )
-    first += nodes.literal(text="variants/<run>/<config hash>")
-    first += nodes.Text(
-        " in the work directory, beside the default record this book is built from, which it "
-        "never overwrites. The work directory of this build holds none. To make one, run a "
-        "notebook with papermill from the repository's top ("
-    )
-    first += nodes.literal(text="-p NAME VALUE")
-    first += nodes.Text(" for a number or a word, ")
-    first += nodes.literal(text='-y "NAME: [a, b]"')
-    first += nodes.Text(" for a list; or name the same parameters to ")
-    first += nodes.literal(text="regime reproduce --set RUN.PARAM=VALUE")
-    first += nodes.Text("), then build the book again (")
-    first += nodes.literal(text="make book")
-    first += nodes.Text(
-        " does too); this page then shows each claim of that notebook under the default and "
-        "under your parameters:"
+        "record to `variants/<run>/<config hash>` in the work directory, beside the default "
+        "record this book is built from, which it never overwrites. The work directory of this "
+        "build holds none. To make one, run a notebook with papermill from the repository's top "
+        '(`-p NAME VALUE` for a number or a word, `-y "NAME: [a, b]"` for a list; or name the '
+        "same parameters to `regime reproduce --set RUN.PARAM=VALUE`), then build the book "
+        "again (`make book` does too); this page then shows each claim of that notebook under "
+        "the default and under your parameters:"
     )
     text = "\n".join(f"# {comment}\n{command}" for comment, command in VARIANT_COMMANDS)
     commands = nodes.literal_block(text, text, language="bash")
-    return [first, commands]
-
-
-def _verdict_cell(verdict: str) -> nodes.entry:
-    cell = nodes.entry(classes=[verdict_class(verdict)])
-    cell += paragraph(nodes.strong(text=verdict))
-    return cell
+    return [nodes.paragraph("", "", *what, classes=["regime-no-variants"]), commands]
 
 
 def _claim_cell(claim_id: str, text: str, claims: Mapping[str, Any], docname: str) -> nodes.Node:
     claim = claims.get(claim_id)
-    if claim is None:
-        return nodes.inline(text=text)
-    cell = nodes.strong()
-    cell += chapter_link(claim.label or claim.claim, claim.chapter, docname)
-    return cell
+    return nodes.inline(text=text) if claim is None else claim_cell(claim, docname)
 
 
 def _variant_cells(claim: Mapping[str, Any]) -> list[Any]:
@@ -214,7 +186,7 @@ def _variant_cells(claim: Mapping[str, Any]) -> list[Any]:
         cell = nodes.entry(classes=["regime-variant-not-judged"])
         cell += paragraph("not judged")
         return [cell, f"Its record cannot give this claim: {claim['not_judged']}."]
-    return [_verdict_cell(side["verdict"]), side["ours_text"]]
+    return [verdict_entry(side["verdict"]), side["ours_text"]]
 
 
 def variant_nodes(
@@ -224,11 +196,13 @@ def variant_nodes(
     claims' table (:data:`VARIANT_COLUMNS`); or why it could not be judged."""
     box = nodes.container(classes=["regime-variant"])
     box += nodes.rubric(text=f"Variant {variant.name}")
-    folder = nodes.paragraph()
-    folder += nodes.Text("Its record: ")
-    folder += nodes.literal(text=f"variants/{variant.name}/{RECORD_FILENAME}")
-    folder += nodes.Text(" in the work directory.")
-    box += folder
+    box += nodes.paragraph(
+        "",
+        "",
+        *code_spans(
+            f"Its record: `variants/{variant.name}/{RECORD_FILENAME}` in the work directory."
+        ),
+    )
     if variant.report is None:
         box += nodes.paragraph(
             text=f"It could not be judged: {variant.shown_problem}",
@@ -252,7 +226,7 @@ def variant_nodes(
     rows = [
         [
             _claim_cell(c["id"], c["claim"], claims, docname),
-            _verdict_cell(c["default"]["verdict"]),
+            verdict_entry(c["default"]["verdict"]),
             c["default"]["ours_text"],
             *_variant_cells(c),
         ]
@@ -260,7 +234,7 @@ def variant_nodes(
     ]
     caption = f"The claims of run {run} under the default and under variant {variant.name}"
     # a table on a wide screen, a card per claim on a phone, as the paper-against-ours table
-    box += _card_table(VARIANT_COLUMNS, rows, ["regime-variant-table"], caption, always=False)
+    box += card_table(VARIANT_COLUMNS, rows, ["regime-variant-table"], caption, always=False)
     return [box]
 
 
@@ -272,22 +246,16 @@ def variants_nodes(
     if not held:
         return no_variant_nodes()
     count = "1 variant," if len(held) == 1 else f"{len(held)} variants, each"
-    lead = nodes.paragraph()
-    lead += nodes.Text(f"The work directory of this build holds {count} judged as ")
-    lead += nodes.literal(text="regime verdicts --variant RUN/HASH")
-    lead += nodes.Text(
-        " judges it: the claims of its run on its record, beside the same claims on the "
-        "default records."
+    lead = code_spans(
+        f"The work directory of this build holds {count} judged as `regime verdicts --variant "
+        "RUN/HASH` judges it: the claims of its run on its record, beside the same claims on "
+        "the default records."
     )
-    return [lead, *(n for variant in held for n in variant_nodes(variant, claims, docname))]
+    variants = (n for variant in held for n in variant_nodes(variant, claims, docname))
+    return [nodes.paragraph("", "", *lead), *variants]
 
 
 # --- the directive, and the page read again when the variants change ----------------------------
-
-
-def _listings(env: Any) -> dict[str, list[str]]:
-    listings: dict[str, list[str]] = vars(env).setdefault(LISTING_ATTRIBUTE, {})
-    return listings
 
 
 class VariantsDirective(SphinxDirective):
@@ -298,17 +266,12 @@ class VariantsDirective(SphinxDirective):
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.sphinx.claims import claims_file
-        from regime_core.paper import load_claims
-
         env, location = self.env, self.get_location()
         work = work_dir(env.app)
         files = variant_files(work)
-        _listings(env)[env.docname] = [str(f) for f in files]
-        file = claims_file(env.app, self.options.get("file"))
-        env.note_dependency(str(file))
+        VariantListings.of(env)[env.docname] = [str(f) for f in files]
         try:
-            claims = load_claims(file)
+            file, claims = page_claims(env, self.options.get("file"))
         except (FileNotFoundError, ValueError) as err:
             warn(env, str(err), location)
             return []
@@ -325,10 +288,9 @@ class VariantsDirective(SphinxDirective):
 
 
 class VariantListings(PerPageCollector):
-    """Keeps, per page, the variant records it listed (:data:`LISTING_ATTRIBUTE`), across
-    parallel reads."""
+    """Keeps, per page, the variant records it listed when it was read, across parallel reads."""
 
-    attribute = LISTING_ATTRIBUTE
+    attribute = "regime_variant_listing"
 
     def process_doc(self, app: Sphinx, doctree: nodes.document) -> None:
         """Nothing: the directive notes its listing while the page is read."""
@@ -340,7 +302,7 @@ def outdated_variant_pages(
     """The pages that listed variants to read again because the work directory's variant
     records are no longer the ones they listed (one added or removed); a listed record whose
     content changed is a noted dependency, read again by content."""
-    listings = _listings(env)
+    listings = VariantListings.of(env)
     if not listings:
         return []
     current = [str(f) for f in variant_files(work_dir(app))]
