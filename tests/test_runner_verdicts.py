@@ -139,7 +139,8 @@ def test_regime_verdicts_json_and_errors(work: tuple[Path, Path], capsys: Any) -
     assert "no record for run 'r'" in err and "no registered run has that name" in err
     # a registered run's missing record: the advice is the command that produces it
     registered = claims.with_name("registered.yml")
-    registered.write_text(claims.read_text().replace("{run: r,", "{run: t3_brel_knockout,"))
+    registered.write_text(claims.read_text().replace("run: r\n", "run: t3_brel_knockout\n"))
+    assert "run: t3_brel_knockout" in registered.read_text()
     assert cli.main(["verdicts", "--work", str(root / "missing"), "--claims", str(registered)]) == 2
     err = capsys.readouterr().err
     assert "no record for run 't3_brel_knockout'" in err and "`regime reproduce --work" in err
