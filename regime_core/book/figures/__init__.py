@@ -39,8 +39,7 @@ from regime_core.book.figures import encodings
 
 # --- Theme and colours ---------------------------------------------------------------------------
 
-#: seaborn's "colorblind" palette (Okabe-Ito-like), spelled out so colours never depend on state,
-#: with the name a caption uses for each colour.
+# Each colour of the palette below with the name a caption uses for it.
 _PALETTE_NAMES: dict[str, str] = {
     "#0173B2": "blue",
     "#DE8F05": "orange",
@@ -53,6 +52,7 @@ _PALETTE_NAMES: dict[str, str] = {
     "#ECE133": "yellow",
     "#56B4E9": "sky blue",
 }
+#: seaborn's "colorblind" palette (Okabe-Ito-like), spelled out so colours never depend on state.
 PALETTE: tuple[str, ...] = tuple(_PALETTE_NAMES)
 #: The name a caption uses for each colour of :data:`PALETTE` (greys are named by their value).
 COLOUR_NAMES: dict[str, str] = {c: name for c, name in _PALETTE_NAMES.items() if name != "grey"}
