@@ -22,7 +22,7 @@ def test_every_dataset_encoder_arm_and_regime_has_a_display_name() -> None:
     for encoder in KNOWN_ENCODERS:
         assert encoder in names.ENCODERS
     for arm in config.ARMS:
-        assert arm in names.ARMS and arm in names.ARMS_SHORT
+        assert arm in names.ARMS and names.arm(arm, short=True) == arm
     for rule in SUBSET_RULES:
         assert rule in names.REGIMES
     for feature in FEATURE_NAMES:

@@ -138,7 +138,7 @@ def test_feature_guide_names_every_feature_with_a_true_one_line_meaning() -> Non
 
 def test_demo_html_embeds_model_presets_and_guide_safely() -> None:
     model = load_model_json(default_router_path())
-    nasty = Preset("Toy", "x", "Who wrote </script><b>?", "", "A. B.", "Why.", "q", 0.25, "A.")
+    nasty = Preset("Toy", "x", "Who wrote </script><b>?", "", "A. B.", "A.", "Why.", "q", 0.25)
     page = demo_html(model, [nasty], "rr")
     scripts = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', page, re.S)
     assert [s[0] for s in scripts] == ["rr-model", "rr-presets", "rr-features"]

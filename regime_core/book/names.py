@@ -52,19 +52,6 @@ ARMS: dict[str, str] = {
     "soft": "soft routing",
 }
 
-#: Short arm names for legends and column headers (the glossary and captions spell them out).
-ARMS_SHORT: dict[str, str] = {
-    "q": "q",
-    "union": "union",
-    "knockout": "knockout",
-    "entity": "entity",
-    "bridge": "bridge",
-    "routed": "routed",
-    "router": "router",
-    "oracle": "oracle",
-    "soft": "soft",
-}
-
 #: The metrics. ``hit@5`` is ours, the share of questions whose hop-2 passage ranks in the top
 #: 5; with one gold hop-2 passage it equals the paper's R@5 (the glossary says so).
 METRICS: dict[str, str] = {
@@ -184,8 +171,9 @@ def regime(name: object) -> str:
 
 
 def arm(name: object, *, short: bool = False) -> str:
-    """``"q"`` → ``"question only"`` (``short``: ``"q"``, for legends and headers)."""
-    return _lookup(ARMS_SHORT if short else ARMS, name)
+    """``"q"`` → ``"question only"`` (``short``: the arm's own name, ``"q"``, for legends and
+    headers; the glossary and captions spell it out)."""
+    return str(name) if short else _lookup(ARMS, name)
 
 
 def encoder(name: object) -> str:

@@ -11,6 +11,7 @@ features by name with a one-line meaning. The Sphinx directives ``regime-router-
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -120,32 +121,16 @@ HAND_WRITTEN_PRESETS: tuple[PresetSpec, ...] = (
 
 
 @dataclass(frozen=True)
-class Preset:
+class Preset(PresetSpec):
     """One preset with the decision the Python router gives it (``regime route``); its
     ``b_rel`` is both the router's choice and the sentence the preset says it must be."""
 
-    source: str
-    key: str
-    question: str
-    title: str
-    bridge: str
-    why: str
     action: str
     probability: float
-    b_rel: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "id": self.key,
-            "question": self.question,
-            "title": self.title,
-            "bridge": self.bridge,
-            "why": self.why,
-            "action": self.action,
-            "probability": self.probability,
-            "b_rel": self.b_rel,
-        }
+        """The preset as the page's JSON holds it (its ``key`` as ``id``)."""
+        return {("id" if k == "key" else k): v for k, v in dataclasses.asdict(self).items()}
 
 
 def _bridge(example: Example) -> tuple[str, str, tuple[str, ...]]:
@@ -202,17 +187,7 @@ def route_presets(specs: Sequence[PresetSpec], router: Any) -> list[Preset]:
                 "preset (regime_core/book/router_demo.py) or the rules"
             )
         presets.append(
-            Preset(
-                spec.source,
-                spec.key,
-                spec.question,
-                spec.title,
-                spec.bridge,
-                spec.why,
-                d.action,
-                d.probability,
-                d.b_rel,
-            )
+            Preset(**dataclasses.asdict(spec), action=d.action, probability=d.probability)
         )
     return presets
 

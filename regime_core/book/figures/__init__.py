@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import os
 import sys
 import textwrap
@@ -38,35 +37,25 @@ from typing import Any
 from regime_core.book import names
 from regime_core.book.figures import encodings
 
-# --------------------------------------------------------------------------------------------
-# Theme and colours
-# --------------------------------------------------------------------------------------------
+# --- Theme and colours ---------------------------------------------------------------------------
 
-#: seaborn's "colorblind" palette (Okabe-Ito-like), spelled out so colours never depend on state.
-PALETTE: tuple[str, ...] = (
-    "#0173B2",  # blue
-    "#DE8F05",  # orange
-    "#029E73",  # green
-    "#D55E00",  # vermilion
-    "#CC78BC",  # purple
-    "#CA9161",  # brown
-    "#FBAFE4",  # pink
-    "#949494",  # grey
-    "#ECE133",  # yellow
-    "#56B4E9",  # sky blue
-)
-#: The name a caption uses for each colour of :data:`PALETTE` (greys are named by their value).
-COLOUR_NAMES: dict[str, str] = {
-    PALETTE[0]: "blue",
-    PALETTE[1]: "orange",
-    PALETTE[2]: "green",
-    PALETTE[3]: "vermilion",
-    PALETTE[4]: "purple",
-    PALETTE[5]: "brown",
-    PALETTE[6]: "pink",
-    PALETTE[8]: "yellow",
-    PALETTE[9]: "sky blue",
+# Each colour of the palette below with the name a caption uses for it.
+_PALETTE_NAMES: dict[str, str] = {
+    "#0173B2": "blue",
+    "#DE8F05": "orange",
+    "#029E73": "green",
+    "#D55E00": "vermilion",
+    "#CC78BC": "purple",
+    "#CA9161": "brown",
+    "#FBAFE4": "pink",
+    "#949494": "grey",
+    "#ECE133": "yellow",
+    "#56B4E9": "sky blue",
 }
+#: seaborn's "colorblind" palette (Okabe-Ito-like), spelled out so colours never depend on state.
+PALETTE: tuple[str, ...] = tuple(_PALETTE_NAMES)
+#: The name a caption uses for each colour of :data:`PALETTE` (greys are named by their value).
+COLOUR_NAMES: dict[str, str] = {c: name for c, name in _PALETTE_NAMES.items() if name != "grey"}
 
 ARM_COLORS: dict[str, str] = {
     "q": PALETTE[0],
@@ -152,9 +141,7 @@ def _pyplot() -> Any:
     return plt
 
 
-# --------------------------------------------------------------------------------------------
-# The figure object, saving and showing
-# --------------------------------------------------------------------------------------------
+# --- The figure object, saving and showing -------------------------------------------------------
 
 
 @dataclass
@@ -281,21 +268,37 @@ def quiet() -> Iterator[None]:
                 os.environ[key] = value
 
 
-# --------------------------------------------------------------------------------------------
-# Shared pieces
-# --------------------------------------------------------------------------------------------
+# --- Shared pieces -------------------------------------------------------------------------------
+
+
+def _subplots(height: float, nrows: int = 1, ncols: int = 1, **options: Any) -> tuple[Any, Any]:
+    """A figure of the full :data:`WIDTH`, ``height`` inches high, in constrained layout."""
+    return _pyplot().subplots(
+        nrows, ncols, figsize=(WIDTH, height), layout="constrained", **options
+    )
+
+
+def _grouped_bars(
+    ax: Any, x: Any, series: Sequence[tuple[Any, str]], width: float, *, labelled: bool = False
+) -> list[Any]:
+    """Each ``(values, colour)`` of ``series`` as bars ``width`` wide side by side around ``x``
+    (``labelled``: each bar labelled with its percentage); returns the bars, for the legend."""
+    handles = []
+    for i, (values, colour) in enumerate(series):
+        bars = ax.bar(x + (i - (len(series) - 1) / 2) * width, values, width, color=colour)
+        if labelled:
+            shown = [f"{v:.0%}" for v in values]
+            ax.bar_label(bars, labels=shown, fontsize=SMALLEST_TEXT, padding=2)
+        handles.append(bars)
+    return handles
 
 
 def _percent_axis(ax: Any, axis: str = "y", top: float = 1.0) -> None:
     """A rate axis from 0 to ``top`` labelled in percent."""
     from matplotlib.ticker import PercentFormatter
 
-    if axis == "y":
-        ax.set_ylim(0, top)
-        ax.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
-    else:
-        ax.set_xlim(0, top)
-        ax.xaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
+    (ax.set_ylim if axis == "y" else ax.set_xlim)(0, top)
+    (ax.yaxis if axis == "y" else ax.xaxis).set_major_formatter(PercentFormatter(1.0, decimals=0))
 
 
 def _legend_above(
@@ -304,10 +307,8 @@ def _legend_above(
     """The figure's legend outside the axes, read row by row: above them, or below when a title
     takes the top."""
     ncols = max(1, min(ncols, len(handles)))
-    rows = math.ceil(len(handles) / ncols)
     # Matplotlib fills a legend column by column; order the entries so that it reads by rows.
-    grid = [list(range(r * ncols, min((r + 1) * ncols, len(handles)))) for r in range(rows)]
-    order = [row[c] for c in range(ncols) for row in grid if c < len(row)]
+    order = sorted(range(len(handles)), key=lambda i: (i % ncols, i // ncols))
     where = "outside lower center" if below else "outside upper center"
     fig.legend(
         [handles[i] for i in order],

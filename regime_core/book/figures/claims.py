@@ -16,26 +16,42 @@ from regime_core.book.figures import (
     PALETTE,
     REGIME_COLORS,
     SMALLEST_TEXT,
-    WIDTH,
     Figure,
     _bar_rows,
+    _grouped_bars,
     _hit,
     _legend_above,
     _percent_axis,
-    _pyplot,
+    _subplots,
     _wrap,
     colour_word,
 )
 from regime_core.book.tables.claims import T2_CELL_ORDER
 
-_COLOUR = {regime: colour_word(colour) for regime, colour in REGIME_COLORS.items()}
+
+def _regime_colours(regimes: Iterable[str]) -> str:
+    """The regimes' colours as a caption names them: ``"blue Q-dominant, green B-dominant"``."""
+    return ", ".join(f"{colour_word(REGIME_COLORS[r])} {names.regime(r)}" for r in regimes)
+
+
+def _pooled_last(datasets: pd.Series) -> pd.Series:
+    """Each dataset's rank: in order of appearance, the pooled level (``"all"``) last."""
+    order = [d for d in dict.fromkeys(datasets) if d != "all"] + ["all"]
+    return datasets.map({d: i for i, d in enumerate(order)})
+
+
+def _shapes(encoders: Iterable[str]) -> str:
+    """The marker shape of each series of :func:`forest` in words: ``"circles MiniLM-L6 and
+    squares TF-IDF"``."""
+    words = ("circles", "squares", "diamonds")
+    return " and ".join(f"{word} {e}" for word, e in zip(words, encoders, strict=False))
+
 
 # --- the data chapter ----------------------------------------------------------------------------
 
 
 def regime_shares(shares: pd.DataFrame) -> Figure:
     """Horizontal stacked bars: the share of each regime per dataset and native question type."""
-    plt = _pyplot()
     wide = shares.pivot_table(
         index=["dataset", "native_type"], columns="regime", values="share", aggfunc="first"
     ).fillna(0.0)
@@ -48,7 +64,7 @@ def regime_shares(shares: pd.DataFrame) -> Figure:
     ]
     wide = wide.loc[order]
     regimes = [r for r in REGIME_COLORS if r in wide.columns]
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.42 * len(wide) + 1.4), layout="constrained")
+    fig, ax = _subplots(0.42 * len(wide) + 1.4)
     y = np.arange(len(wide))
     left = np.zeros(len(wide))
     handles = []
@@ -64,12 +80,11 @@ def regime_shares(shares: pd.DataFrame) -> Figure:
     _percent_axis(ax, "x")
     ax.set_xlabel("share of questions")
     _legend_above(fig, handles, [names.regime(r) for r in regimes], len(regimes))
-    colours = ", ".join(f"{_COLOUR[r]} {names.regime(r)}" for r in regimes)
     return Figure(
         fig,
         "regime_shares",
-        f"Share of each regime ({colours}) among the questions of each dataset and native "
-        "question type ('all types' = the dataset's questions used in this run).",
+        f"Share of each regime ({_regime_colours(regimes)}) among the questions of each dataset "
+        "and native question type ('all types' = the dataset's questions used in this run).",
         alt="Stacked horizontal bars: for each dataset and question type, the share of "
         "Q-dominant, B-dominant and neither questions.",
     )
@@ -78,30 +93,21 @@ def regime_shares(shares: pd.DataFrame) -> Figure:
 # --- T1 ------------------------------------------------------------------------------------------
 
 
-def _cell_label(encoder: str, dataset: str, native_type: str | None = None) -> str:
-    parts = [names.encoder(encoder), names.dataset(dataset)]
-    if native_type is not None:
-        parts.append("all types" if native_type == "all" else str(native_type))
-    return " · ".join(parts)
+def _cell_label(encoder: str, dataset: str, native_type: str, *, line: str = " · ") -> str:
+    """``"MiniLM-L6 · HotpotQA · all types"`` (``line`` between the datasets and the type)."""
+    kind = "all types" if native_type == "all" else str(native_type)
+    return f"{names.encoder(encoder)} · {names.dataset(dataset)}{line}{kind}"
 
 
 def t1_scatter(result: Any, max_columns: int = 2) -> Figure:
     """AUC against margin, one panel per cell, with the fitted probit curve where fitted."""
     from regime_core.experiments.t1_auc_margin import probit_curve
 
-    plt = _pyplot()
     cells = result.cells
     n = len(cells)
     columns = min(max_columns, max(1, n))
     rows = math.ceil(n / columns)
-    fig, axes = plt.subplots(
-        rows,
-        columns,
-        figsize=(WIDTH, 2.5 * rows + 0.7),
-        squeeze=False,
-        sharey=True,
-        layout="constrained",
-    )
+    fig, axes = _subplots(2.5 * rows + 0.7, rows, columns, squeeze=False, sharey=True)
     points = result.points
     for ax, cell in zip(axes.ravel(), cells.itertuples(index=False), strict=False):
         part = points[
@@ -116,11 +122,8 @@ def t1_scatter(result: Any, max_columns: int = 2) -> Figure:
             status = f"R² {cell.r2_probit:.2f}, n = {cell.n}"
         else:
             status = f"not fitted, n = {cell.n}"
-        kind = "all types" if cell.native_type == "all" else str(cell.native_type)
-        ax.set_title(
-            f"{names.encoder(cell.encoder)} · {names.dataset(cell.dataset)}\n{kind} · {status}",
-            fontsize=SMALLEST_TEXT,
-        )
+        label = _cell_label(cell.encoder, cell.dataset, cell.native_type, line="\n")
+        ax.set_title(f"{label} · {status}", fontsize=SMALLEST_TEXT)
         ax.tick_params(labelsize=SMALLEST_TEXT)
         ax.set_ylim(0, 1.02)
     for ax in axes.ravel()[n:]:
@@ -155,10 +158,9 @@ def r2_axis_floor(values: Iterable[float], threshold: float, *, pad: float = 0.0
 def t1_r2(result: Any) -> Figure:
     """R² of each fitted cell with its bootstrap CI, and the paper's threshold, on an axis that
     frames the fits and the threshold (CIs that reach further left are cut, with an arrow)."""
-    plt = _pyplot()
     fitted = result.fitted.reset_index(drop=True)
     threshold = float(result.config.r2_threshold)
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.42 * max(4, len(fitted)) + 1.6), layout="constrained")
+    fig, ax = _subplots(0.42 * max(4, len(fitted)) + 1.6)
     labels = [_cell_label(r.encoder, r.dataset, r.native_type) for r in fitted.itertuples()]
     y = np.arange(len(fitted))
     fits = (("probit", PALETTE[3], "o"), ("logistic", PALETTE[4], "s"))
@@ -187,11 +189,9 @@ def t1_r2(result: Any) -> Figure:
         for yy in (y + offset)[cut]:
             ax.plot([floor], [yy], marker="<", color=color, ms=7, clip_on=False)
     line = ax.axvline(threshold, color="#555555", ls="--", lw=1.3)
-    ax.set_yticks(y, labels)
-    ax.invert_yaxis()
+    _bar_rows(ax, y, labels)
     ax.set_xlim(floor, 1.0)
     ax.set_xlabel("R² with 95% bootstrap CI")
-    ax.grid(axis="y", visible=False)
     _legend_above(
         fig,
         [*handles, line],
@@ -219,32 +219,17 @@ def t1_r2(result: Any) -> Figure:
 
 def t2_hits(result: Any, dataset: str = "all") -> Figure:
     """hit@k of q, bridge and union per (P1, P2) cell, one panel per encoder."""
-    plt = _pyplot()
     cells = result.cells[result.cells["dataset"] == dataset]
     encoders = list(dict.fromkeys(cells["encoder"]))
-    fig, axes = plt.subplots(
-        len(encoders),
-        1,
-        figsize=(WIDTH, 2.9 * len(encoders) + 0.8),
-        squeeze=False,
-        sharex=True,
-        layout="constrained",
-    )
+    fig, axes = _subplots(2.9 * len(encoders) + 0.8, len(encoders), squeeze=False, sharex=True)
     arms = ("q", "bridge", "union")
     handles: list[Any] = []
     for ax, encoder in zip(axes[:, 0], encoders, strict=True):
         part = cells[cells["encoder"] == encoder].set_index("cell")
         present = [c for c in T2_CELL_ORDER if c in part.index]
         x = np.arange(len(present))
-        handles = [
-            ax.bar(
-                x + (i - 1) * 0.27,
-                part.loc[present, f"hit_{arm}"],
-                width=0.27,
-                color=ARM_COLORS[arm],
-            )
-            for i, arm in enumerate(arms)
-        ]
+        series = [(part.loc[present, f"hit_{arm}"], ARM_COLORS[arm]) for arm in arms]
+        handles = _grouped_bars(ax, x, series, 0.27)
         ax.set_xticks(
             x,
             [
@@ -300,8 +285,8 @@ def forest(
     draws each series with its own marker shape (:data:`SERIES_MARKERS`), side by side on a
     label's line; ``panels`` (one value per row) stacks the rows into panels one above the
     other, sharing the axis (a phone shows them at the full width)."""
-    plt = _pyplot()
     from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
 
     frame = frame.reset_index(drop=True)
     panel_values = list(dict.fromkeys(panels)) if panels is not None else [None]
@@ -318,14 +303,12 @@ def forest(
         for panel in panel_values
     ]
     heights = [0.36 * max(2, n) + 0.5 for n in row_counts]
-    fig, axes = plt.subplots(
+    fig, axes = _subplots(
+        sum(heights) + 1.3,
         len(panel_values),
-        1,
-        figsize=(WIDTH, sum(heights) + 1.3),
         squeeze=False,
         sharex=True,
         gridspec_kw={"height_ratios": heights},
-        layout="constrained",
     )
     row_colors = list(colors) if colors is not None else [PALETTE[0]] * len(frame)
     significant = (
@@ -365,38 +348,26 @@ def forest(
             ax.set_title(str(panel), loc="left")
         ax.grid(axis="y", visible=False)
     axes[-1, 0].set_xlabel(xlabel)
-    handles: list[Any] = []  # legend artists: lines and a patch
-    texts: list[str] = []
-    for color, text in (color_labels or {}).items():
-        handles.append(Line2D([], [], marker="o", ls="", color=color, ms=7))
-        texts.append(text)
-    if series is not None:
-        for value in series_values:
-            handles.append(
-                Line2D(
-                    [],
-                    [],
-                    marker=markers[value],
-                    ls="",
-                    markerfacecolor="#bbbbbb",
-                    markeredgecolor="#333333",
-                    ms=7,
-                )
-            )
-            texts.append(str(value))
-    if p is not None:
-        handles += [
-            Line2D([], [], marker="o", ls="", color="#555555", ms=7),
-            Line2D([], [], marker="o", ls="", markerfacecolor="white", color="#555555", ms=7),
-        ]
-        texts += [f"p < {level:g}", "not significant"]
-    if band is not None:
-        from matplotlib.patches import Patch
 
-        handles.append(Patch(color="#e6e6e6"))
-        texts.append("paper's range")
-    if handles:
-        _legend_above(fig, handles, texts, min(len(handles), 3))
+    def key(marker: str = "o", **style: Any) -> Any:
+        return Line2D([], [], marker=marker, ls="", ms=7, **style)
+
+    legend: list[tuple[Any, str]] = [
+        (key(color=c), text) for c, text in (color_labels or {}).items()
+    ]
+    if series is not None:
+        grey = {"markerfacecolor": "#bbbbbb", "markeredgecolor": "#333333"}
+        legend += [(key(markers[value], **grey), str(value)) for value in series_values]
+    if p is not None:
+        legend += [
+            (key(color="#555555"), f"p < {level:g}"),
+            (key(markerfacecolor="white", color="#555555"), "not significant"),
+        ]
+    if band is not None:
+        legend.append((Patch(color="#e6e6e6"), "paper's range"))
+    if legend:
+        handles, texts = zip(*legend, strict=True)
+        _legend_above(fig, handles, texts, min(len(legend), 3))
     return fig
 
 
@@ -405,11 +376,10 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
     side by side by marker shape, markers coloured by regime and filled where Holm p < the
     significance level (either direction)."""
     cfg = result.config
-    cells = result.cells.copy()
-    cells["_cell_order"] = cells["cell"].map({c: i for i, c in enumerate(T2_CELL_ORDER)})
-    datasets = [d for d in dict.fromkeys(cells["dataset"]) if d != "all"] + ["all"]
-    cells["_ds_order"] = cells["dataset"].map({d: i for i, d in enumerate(datasets)})
-    cells = cells.sort_values(["_ds_order", "_cell_order"], kind="stable")
+    cells = result.cells.assign(
+        _ds_order=_pooled_last(result.cells["dataset"]),
+        _cell_order=result.cells["cell"].map({c: i for i, c in enumerate(T2_CELL_ORDER)}),
+    ).sort_values(["_ds_order", "_cell_order"], kind="stable")
     regimes = [r for r in REGIME_COLORS if r in set(cells["regime"])]
     fig = forest(
         cells,
@@ -426,11 +396,7 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
         xlabel=f"Δ {_hit(cfg.k)}, {names.comparison(comparison)} (percentage points)",
     )
     tests = len(result.cells) * 2
-    encoders = list(dict.fromkeys(names.encoder(e) for e in cells["encoder"]))
-    shapes = " and ".join(
-        f"{word} {e}" for word, e in zip(("circles", "squares", "diamonds"), encoders, strict=False)
-    )
-    colours = ", ".join(f"{_COLOUR[r]} {names.regime(r)}" for r in regimes)
+    shapes = _shapes(dict.fromkeys(names.encoder(e) for e in cells["encoder"]))
     return Figure(
         fig,
         f"t2_delta_{comparison}",
@@ -438,10 +404,10 @@ def t2_deltas(result: Any, comparison: str = "union_vs_q") -> Figure:
         "points, in each cell of who names the hop-2 entity (the question, the bridge, both or "
         "neither), one panel per dataset and the pooled level last (the datasets whose "
         "predicates are informative); "
-        f"{shapes}; the colour is the cell's regime ({colours}). Grey bars are McNemar "
-        f"intervals, Holm-adjusted over all {tests} tests of the notebook, as p is: a filled "
-        f"marker (Holm p < {cfg.significance:g}, either direction) is exactly one whose interval "
-        "excludes zero; a hollow one's holds zero.",
+        f"{shapes}; the colour is the cell's regime ({_regime_colours(regimes)}). Grey bars are "
+        f"McNemar intervals, Holm-adjusted over all {tests} tests of the notebook, as p is: a "
+        f"filled marker (Holm p < {cfg.significance:g}, either direction) is exactly one whose "
+        "interval excludes zero; a hollow one's holds zero.",
         alt=f"Forest plot: {names.comparison(comparison)} in {_hit(cfg.k)} per cell of who "
         "names the hop-2 entity, one panel per dataset and pooled, both encoders, with "
         "intervals around a zero line.",
@@ -488,23 +454,16 @@ def regime_deltas(
 def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figure:
     """The book's key figure: union − q in hit@k, in points, by regime for each dataset, one
     panel per encoder (``deltas`` from :func:`regime_deltas`)."""
-    plt = _pyplot()
     from matplotlib.lines import Line2D
 
-    encoders = list(dict.fromkeys(deltas["encoder"]))
     from regime_core.data.prepared import PREPARED_DATASETS
 
+    encoders = list(dict.fromkeys(deltas["encoder"]))
     datasets = [d for d in PREPARED_DATASETS if d in set(deltas["dataset"])]
     datasets += [d for d in dict.fromkeys(deltas["dataset"]) if d not in datasets]
     regimes = [r for r in REGIME_COLORS if r in set(deltas["regime"])]
-    fig, axes = plt.subplots(
-        1,
-        len(encoders),
-        figsize=(WIDTH, 0.9 * len(datasets) + 1.9),
-        squeeze=False,
-        sharey=True,
-        sharex=True,
-        layout="constrained",
+    fig, axes = _subplots(
+        0.9 * len(datasets) + 1.9, 1, len(encoders), squeeze=False, sharey=True, sharex=True
     )
     offsets = {r: (i - (len(regimes) - 1) / 2) * 0.24 for i, r in enumerate(regimes)}
     for ax, encoder in zip(axes[0], encoders, strict=True):
@@ -537,10 +496,9 @@ def key_union_vs_q(deltas: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figur
         fig,
         "key_union_vs_q",
         f"What adding the bridge's relation sentence to the query does: union − q in {_hit(k)} "
-        "(percentage points) on each dataset, split by regime ("
-        + ", ".join(f"{_COLOUR[r]} {names.regime(r)}" for r in regimes)
-        + "), with 95% score intervals (not adjusted for multiple tests); one panel per "
-        "encoder, n = questions in the regime.",
+        f"(percentage points) on each dataset, split by regime ({_regime_colours(regimes)}), "
+        "with 95% score intervals (not adjusted for multiple tests); one panel per encoder, "
+        "n = questions in the regime.",
         alt=f"Dot plot: union minus q in {_hit(k)} per dataset and regime, one panel per "
         "encoder, with intervals around a zero line.",
     )
@@ -555,14 +513,11 @@ def t3_drops(result: Any, comparison: str = "union_vs_knockout") -> Figure:
     from regime_core.experiments.t3_brel_knockout import PAPER_DROP_HIGH, PAPER_DROP_LOW
 
     cfg = result.config
-    part = result.comparisons[result.comparisons["comparison"] == comparison].copy()
-    datasets = [d for d in dict.fromkeys(part["dataset"]) if d != "all"] + ["all"]
-    part["_order"] = part["dataset"].map({d: i for i, d in enumerate(datasets)})
-    part = part.sort_values("_order", kind="stable")
+    part = result.comparisons[result.comparisons["comparison"] == comparison]
+    part = part.assign(_order=_pooled_last(part["dataset"])).sort_values("_order", kind="stable")
     p_column = "p_holm" if "p_holm" in part.columns else None
     knockout = comparison == "union_vs_knockout"
     colour = ARM_COLORS["knockout" if knockout else "entity"]
-    encoders = list(dict.fromkeys(names.encoder(e) for e in part["encoder"]))
     fig = forest(
         part,
         labels=[names.dataset(d) for d in part["dataset"]],
@@ -577,9 +532,7 @@ def t3_drops(result: Any, comparison: str = "union_vs_knockout") -> Figure:
         xlabel=f"{names.comparison(comparison)}, {_hit(cfg.k)} (percentage points)",
     )
     other = "knockout (the bridge without B_rel)" if knockout else "entity (the hop-2 entity)"
-    shapes = " and ".join(
-        f"{word} {e}" for word, e in zip(("circles", "squares", "diamonds"), encoders, strict=False)
-    )
+    shapes = _shapes(dict.fromkeys(names.encoder(e) for e in part["encoder"]))
     filled = (
         f"; a filled marker means Holm-adjusted McNemar p < {cfg.significance:g} in either "
         "direction, a hollow one not"

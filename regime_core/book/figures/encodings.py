@@ -21,25 +21,16 @@ CAPTION_KEY = "Description"
 ENCODINGS_KEY = "regime-encodings"
 SMALLEST_TEXT_KEY = "regime-smallest-text-pt"
 
-#: How a caption may name each colour, and the colour's one name (longest phrases first).
+_COLOURS = "sky blue, blue, orange, green, vermilion, purple, brown, pink, grey, yellow, black"
+#: How a caption may name each colour (its one name, or another word for it), and its one name.
 COLOUR_WORDS: dict[str, str] = {
-    "sky blue": "sky blue",
+    **{colour: colour for colour in _COLOURS.split(", ")},
     "sky-blue": "sky blue",
     "light blue": "sky blue",
     "light grey": "grey",
     "dark grey": "grey",
-    "blue": "blue",
-    "orange": "orange",
-    "green": "green",
-    "vermilion": "vermilion",
     "red": "vermilion",
-    "purple": "purple",
-    "brown": "brown",
-    "pink": "pink",
-    "grey": "grey",
     "gray": "grey",
-    "yellow": "yellow",
-    "black": "black",
 }
 #: Marker and line styles a caption may name.
 STYLE_WORDS: dict[str, str] = {
@@ -99,19 +90,9 @@ def colour_name(colour: Any, named: Mapping[str, str]) -> str | None:
     return best if distance < 0.12 else None
 
 
-def _colours(values: Any) -> list[Any]:
-    import numpy as np
-
-    array = np.asarray(values, dtype=float) if not isinstance(values, str) else None
-    if array is None:
-        return [values]
-    if array.ndim == 1:
-        return [array] if array.size in (3, 4) else []
-    return list(array)
-
-
 def _artist_encodings(artist: Any, named: Mapping[str, str]) -> set[str]:
     from matplotlib.collections import Collection, PathCollection
+    from matplotlib.colors import to_rgba_array
     from matplotlib.image import AxesImage
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
@@ -144,8 +125,8 @@ def _artist_encodings(artist: Any, named: Mapping[str, str]) -> set[str]:
             elif face is not None:
                 found.add(face)
     elif isinstance(artist, Collection):
-        faces = [colour_name(c, named) for c in _colours(artist.get_facecolor())]
-        edges = [colour_name(c, named) for c in _colours(artist.get_edgecolor())]
+        faces = [colour_name(c, named) for c in to_rgba_array(artist.get_facecolor())]
+        edges = [colour_name(c, named) for c in to_rgba_array(artist.get_edgecolor())]
         found.update(n for n in faces + edges if n is not None)
         if (
             isinstance(artist, PathCollection)
@@ -211,15 +192,12 @@ def smallest_text(figure: Any) -> float:
     sizes = [
         float(text.get_fontsize())
         for text in figure.findobj(Text)
-        if text.get_visible() and text.get_text().strip() and _shown(text)
+        # drawn: visible, with words, and inside a visible axes when it belongs to one
+        if text.get_visible()
+        and text.get_text().strip()
+        and (text.axes is None or text.axes.get_visible())
     ]
     return min(sizes) if sizes else 0.0
-
-
-def _shown(text: Any) -> bool:
-    """Whether a text is drawn: visible, and inside a visible axes when it belongs to one."""
-    axes = text.axes
-    return axes is None or axes.get_visible()
 
 
 def png_text(path: str | Any) -> dict[str, str]:

@@ -11,10 +11,9 @@ import pandas as pd
 from regime_core.book import names
 from regime_core.book.figures import (
     VERDICT_COLORS,
-    WIDTH,
     Figure,
     _legend_above,
-    _pyplot,
+    _subplots,
     _wrap,
     colour_word,
 )
@@ -52,7 +51,6 @@ def specification_curve(
     ``.table``; ``knobs`` maps each knob to its values (rows of the lower panel). ``percent``
     draws the estimates (differences of rates, as fractions) in percentage points. Beyond
     :data:`MANY_READINGS` readings the intervals are one grey band and the knob grid a matrix."""
-    plt = _pyplot()
     scale = 100.0 if percent else 1.0
     data = rows.copy()
     for column in ("estimate", "ci_lo", "ci_hi"):
@@ -61,13 +59,11 @@ def specification_curve(
     data = data.sort_values(["_order", "verdict"], kind="stable").reset_index(drop=True)
     knob_rows = [(k, str(v)) for k, values in knobs.items() for v in values]
     many = len(data) > MANY_READINGS
-    fig, (top, bottom) = plt.subplots(
+    fig, (top, bottom) = _subplots(
+        3.6 + 0.26 * len(knob_rows),
         2,
-        1,
-        figsize=(WIDTH, 3.6 + 0.26 * len(knob_rows)),
         sharex=True,
         gridspec_kw={"height_ratios": [2.6, 0.26 * len(knob_rows) + 0.2]},
-        layout="constrained",
     )
     x = np.arange(len(data))
     has_ci = data["ci_lo"].notna() & data["ci_hi"].notna()

@@ -15,74 +15,57 @@ from regime_core.book.figures import (
     ARM_COLORS,
     PALETTE,
     SMALLEST_TEXT,
-    WIDTH,
     Figure,
     _bar_rows,
+    _grouped_bars,
     _hit,
     _legend_above,
     _percent_axis,
-    _pyplot,
+    _subplots,
     _wrap,
     colour_word,
 )
+from regime_core.book.findings.words import alpha_label
 
 
 def _policy_colours(policies: Sequence[str]) -> str:
     return ", ".join(f"{colour_word(ARM_COLORS[p])} {names.arm(p, short=True)}" for p in policies)
 
 
-# --------------------------------------------------------------------------------------------
-# The router
-# --------------------------------------------------------------------------------------------
+# --- The router ----------------------------------------------------------------------------------
 
 _POLICIES: tuple[str, ...] = ("q", "union", "routed", "oracle")
 
 
 def _policy_bars(
-    fig: Any,
-    ax: Any,
-    groups: Sequence[str],
-    values: Mapping[str, Sequence[float]],
-    *,
-    label_size: float,
+    fig: Any, ax: Any, groups: Sequence[str], values: Mapping[str, Sequence[float]]
 ) -> None:
     """The policies' bars side by side in each group, each labelled with its percentage, and
     their legend above the figure (the router's and the zero-shot hit@k figures)."""
     x = np.arange(len(groups))
-    width = 0.8 / len(values)
-    handles = []
-    for i, (policy, ys) in enumerate(values.items()):
-        handles.append(
-            ax.bar(x + (i - (len(values) - 1) / 2) * width, ys, width, color=ARM_COLORS[policy])
-        )
+    series = [(ys, ARM_COLORS[policy]) for policy, ys in values.items()]
+    handles = _grouped_bars(ax, x, series, 0.8 / len(values), labelled=True)
+    _column_groups(ax, x, groups)
+    _legend_above(fig, handles, [names.arm(p, short=True) for p in values], 4)
+
+
+def _column_groups(ax: Any, x: Any, groups: Sequence[str]) -> None:
+    """Groups of vertical bars: labelled at ``x``, no vertical grid lines, a rate axis from 0."""
     ax.set_xticks(x, groups)
     ax.grid(axis="x", visible=False)
     _percent_axis(ax)
-    for handle, ys in zip(handles, values.values(), strict=True):
-        ax.bar_label(handle, labels=[f"{v:.0%}" for v in ys], fontsize=label_size, padding=2)
-    _legend_above(fig, handles, [names.arm(p, short=True) for p in values], 4)
 
 
 def selector_agreement(agreement: pd.DataFrame) -> Figure:
     """How often the selected B_rel is the gold relation sentence, against two baselines."""
-    plt = _pyplot()
     rows = agreement[agreement["relation_source"] == "all"]
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.4), layout="constrained")
+    fig, ax = _subplots(3.4)
     x = np.arange(len(rows))
-    series = (
-        ("selected", "selector", PALETTE[2]),
-        ("first_sentence", "first sentence", PALETTE[7]),
-        ("chance", "a random sentence", "#cccccc"),
-    )
-    handles = [
-        ax.bar(x + (i - 1) * 0.26, rows[column], 0.26, color=color)
-        for i, (column, _label, color) in enumerate(series)
-    ]
-    ax.set_xticks(x, [names.dataset(d) for d in rows["dataset"]])
-    ax.grid(axis="x", visible=False)
-    _percent_axis(ax)
+    series = {"selected": PALETTE[2], "first_sentence": PALETTE[7], "chance": "#cccccc"}
+    handles = _grouped_bars(ax, x, [(rows[c], colour) for c, colour in series.items()], 0.26)
+    _column_groups(ax, x, [names.dataset(d) for d in rows["dataset"]])
     ax.set_ylabel("agreement with gold B_rel")
-    _legend_above(fig, handles, [label for _c, label, _k in series], 3)
+    _legend_above(fig, handles, ["selector", "first sentence", "a random sentence"], 3)
     return Figure(
         fig,
         "selector_agreement",
@@ -99,26 +82,20 @@ def router_training(result: Any) -> Figure:
     the share of each question type the router sends to union."""
     from regime_core.experiments.router_train import breakdown
 
-    plt = _pyplot()
     k = result.config.k
-    fig, (left, right) = plt.subplots(
-        1, 2, figsize=(WIDTH, 3.6), layout="constrained", width_ratios=[1.1, 1]
-    )
+    fig, (left, right) = _subplots(3.6, 1, 2, width_ratios=[1.1, 1])
     hits = {p: [float(np.mean(result.outcome.hits[p]))] for p in _POLICIES}
-    _policy_bars(fig, left, [names.dataset(result.data.dataset)], hits, label_size=SMALLEST_TEXT)
+    _policy_bars(fig, left, [names.dataset(result.data.dataset)], hits)
     left.set_ylabel(f"{_hit(k)} of the hop-2 passage")
     left.set_title("policies (5-fold cross-fitted)" if result.config.n_splits == 5 else "policies")
     by_type = breakdown(result.data, result.outcome, "native_type")
     y = np.arange(len(by_type))
     right.barh(y, by_type["share_union"], color=ARM_COLORS["union"], height=0.6)
-    right.set_yticks(
-        y, [f"{t}\n(n = {n})" for t, n in zip(by_type["native_type"], by_type["n"], strict=True)]
-    )
-    right.invert_yaxis()
+    types = zip(by_type["native_type"], by_type["n"], strict=True)
+    _bar_rows(right, y, [f"{t}\n(n = {n})" for t, n in types])
     _percent_axis(right, "x")
     right.set_xlabel("share routed to union")
     right.set_title("decisions by question type")
-    right.grid(axis="y", visible=False)
     return Figure(
         fig,
         "router_training",
@@ -133,17 +110,14 @@ def router_training(result: Any) -> Figure:
 
 def router_coefficients(result: Any) -> Figure:
     """The deployment router's standardised coefficients."""
-    plt = _pyplot()
     coef = pd.Series(result.coefficients())
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.45 * len(coef) + 1.3), layout="constrained")
+    fig, ax = _subplots(0.45 * len(coef) + 1.3)
     y = np.arange(len(coef))
     colors = [ARM_COLORS["union"] if v > 0 else ARM_COLORS["q"] for v in coef]
     ax.barh(y, coef.to_numpy(), color=colors, height=0.6)
-    ax.set_yticks(y, [names.display("feature", f) for f in coef.index])
-    ax.invert_yaxis()
+    _bar_rows(ax, y, [names.display("feature", f) for f in coef.index])
     ax.axvline(0, color="#333333", lw=1.1)
     ax.set_xlabel("standardised coefficient (> 0 favours union)")
-    ax.grid(axis="y", visible=False)
     return Figure(
         fig,
         "router_coefficients",
@@ -156,11 +130,10 @@ def router_coefficients(result: Any) -> Figure:
 
 def zero_shot_hits(result: Any) -> Figure:
     """hit@k of the four policies on each zero-shot dataset."""
-    plt = _pyplot()
     datasets = list(result.outcomes)
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.6), layout="constrained")
+    fig, ax = _subplots(3.6)
     values = {p: [float(np.mean(result.outcomes[d].hits[p])) for d in datasets] for p in _POLICIES}
-    _policy_bars(fig, ax, [names.dataset(d) for d in datasets], values, label_size=SMALLEST_TEXT)
+    _policy_bars(fig, ax, [names.dataset(d) for d in datasets], values)
     ax.set_ylabel(f"{_hit(result.config.k)} of the hop-2 passage")
     return Figure(
         fig,
@@ -173,9 +146,7 @@ def zero_shot_hits(result: Any) -> Figure:
     )
 
 
-# --------------------------------------------------------------------------------------------
-# Routing latency
-# --------------------------------------------------------------------------------------------
+# --- Routing latency -----------------------------------------------------------------------------
 
 #: The colour of each language the router is timed in.
 LANGUAGE_COLORS: dict[str, str] = {"python": PALETTE[0], "javascript": PALETTE[1]}
@@ -204,10 +175,9 @@ def routing_latency(timings: Any, *, bound: float | None = None) -> Figure:
 
     if bound is None:
         bound = paper_claim("routing_latency").number("bound")
-    plt = _pyplot()
     seconds = timings.seconds()
     rows = [(language, mode) for language in seconds for mode in ("warm", "cold")]
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.75 * len(rows) + 1.6), layout="constrained")
+    fig, ax = _subplots(0.75 * len(rows) + 1.6)
     rng = np.random.default_rng(0)  # the vertical jitter only: the same figure every time
     for y, (language, mode) in enumerate(rows):
         values = np.asarray(seconds[language][mode], dtype=float)
@@ -257,9 +227,7 @@ def routing_latency(timings: Any, *, bound: float | None = None) -> Figure:
     )
 
 
-# --------------------------------------------------------------------------------------------
-# Ablations
-# --------------------------------------------------------------------------------------------
+# --- Ablations -----------------------------------------------------------------------------------
 
 
 def _best_ring(ax: Any, x: float, y: Any, *, size: float, width: float) -> Any:
@@ -279,18 +247,12 @@ def alpha_sweep(
     of panels per encoder (a frame without an ``encoder`` column is one row). ``best``
     (``AblationResult.alpha_rule``: ``encoder``, ``dataset``, ``best_alpha``) rings the router's
     best α of the grid in each panel."""
-    plt = _pyplot()
     frame = sweep if "encoder" in sweep else sweep.assign(encoder="")
     encoders = list(dict.fromkeys(frame["encoder"]))
     datasets = list(dict.fromkeys(frame["dataset"]))
-    fig, axes = plt.subplots(
-        len(encoders),
-        len(datasets),
-        figsize=(WIDTH, 3.4 if len(encoders) == 1 else 2.4 * len(encoders) + 0.9),
-        sharex=True,
-        sharey=True,
-        squeeze=False,
-        layout="constrained",
+    height = 3.4 if len(encoders) == 1 else 2.4 * len(encoders) + 0.9
+    fig, axes = _subplots(
+        height, len(encoders), len(datasets), sharex=True, sharey=True, squeeze=False
     )
     styles = {"q": ("--", None), "union": ("-", "o"), "routed": ("-", "s"), "oracle": (":", None)}
     best_at = (
@@ -355,22 +317,19 @@ def alpha_sweep(
 
 def leave_one_feature_out(table: pd.DataFrame, *, k: int = config.HEADLINE_K) -> Figure:
     """Δ hit@k (routed − q) of the router without each feature, per dataset."""
-    plt = _pyplot()
     wide = table.pivot(index="without", columns="dataset", values="routed_vs_q_diff")
     order = ["none", *[f for f in dict.fromkeys(table["without"]) if f != "none"]]
     wide = wide.loc[[f for f in order if f in wide.index]]
     datasets = list(dict.fromkeys(table["dataset"]))
-    fig, ax = plt.subplots(figsize=(WIDTH, 0.55 * len(wide) + 1.6), layout="constrained")
+    colours = [PALETTE[[0, 1, 2, 4, 5][i % 5]] for i in range(len(datasets))]
+    fig, ax = _subplots(0.55 * len(wide) + 1.6)
     y = np.arange(len(wide))
     height = 0.8 / len(datasets)
     handles = [
         ax.barh(
-            y + (i - (len(datasets) - 1) / 2) * height,
-            100 * wide[d].to_numpy(),
-            height,
-            color=PALETTE[[0, 1, 2, 4, 5][i % 5]],
+            y + (i - (len(datasets) - 1) / 2) * height, 100 * wide[d].to_numpy(), height, color=c
         )
-        for i, d in enumerate(datasets)
+        for i, (d, c) in enumerate(zip(datasets, colours, strict=True))
     ]
     _bar_rows(ax, y, [names.display("feature", f) for f in wide.index])
     ax.axvline(0, color="#333333", lw=1.1)
@@ -383,8 +342,7 @@ def leave_one_feature_out(table: pd.DataFrame, *, k: int = config.HEADLINE_K) ->
         f"What the router gains over always-q ({_hit(k)}, percentage points) when it is "
         "retrained without one of its five features, per dataset ("
         + ", ".join(
-            f"{colour_word(PALETTE[[0, 1, 2, 4, 5][i % 5]])} {names.dataset(d)}"
-            for i, d in enumerate(datasets)
+            f"{colour_word(c)} {names.dataset(d)}" for d, c in zip(datasets, colours, strict=True)
         )
         + "); the first row keeps all five.",
         alt="Grouped horizontal bars: the router's gain over always-q without each feature, "
@@ -392,9 +350,7 @@ def leave_one_feature_out(table: pd.DataFrame, *, k: int = config.HEADLINE_K) ->
     )
 
 
-# --------------------------------------------------------------------------------------------
-# Beyond the paper: a weight that transfers (the alpha_transfer run)
-# --------------------------------------------------------------------------------------------
+# --- Beyond the paper: a weight that transfers (the alpha_transfer run) --------------------------
 
 #: How each α rule's weight is drawn on the union α curves: colour and line style.
 _RULE_STYLES: dict[str, tuple[str, str]] = {
@@ -421,10 +377,7 @@ def _article(word: str) -> str:
 
 
 def _curve(cell: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-    pairs = sorted(
-        (float(key.replace("p", ".").replace("m", "-")), float(v))
-        for key, v in cell["curve"].items()
-    )
+    pairs = sorted((float(alpha_label(key)), float(v)) for key, v in cell["curve"].items())
     return np.array([a for a, _ in pairs]), np.array([h for _, h in pairs])
 
 
@@ -433,17 +386,12 @@ def alpha_transfer(numbers: Mapping[str, Any], *, k: int = config.HEADLINE_K) ->
     record's ``numbers`` with the best grid α ringed and each rule's α as a vertical line; in
     the row's last panel each dataset's best α against its spread ratio R, with the calibrated
     rule's line α = c·R: does the best α follow the ratio?"""
-    plt = _pyplot()
     pairs = numbers["pairs"]
     encoders = list(pairs)
     datasets = list(dict.fromkeys(d for by in pairs.values() for d in by))
     c = float(numbers["fit"]["c"])
-    fig, axes = plt.subplots(
-        len(encoders),
-        len(datasets) + 1,
-        figsize=(WIDTH, 2.5 * len(encoders) + 1.0),
-        squeeze=False,
-        layout="constrained",
+    fig, axes = _subplots(
+        2.5 * len(encoders) + 1.0, len(encoders), len(datasets) + 1, squeeze=False
     )
     markers = ("o", "s", "^", "D", "v")
     handles: dict[str, Any] = {}

@@ -10,11 +10,10 @@ import pandas as pd
 from regime_core import coverage
 from regime_core.book.figures import (
     PALETTE,
-    WIDTH,
     Figure,
     _legend_above,
     _percent_axis,
-    _pyplot,
+    _subplots,
     colour_word,
 )
 
@@ -41,19 +40,10 @@ def interval_coverage(
     table of :func:`regime_core.coverage.coverage_grid` (column ``coverage``). Points with fewer
     expected discordant questions than :data:`~regime_core.coverage.MIN_EXPECTED_DISCORDANT`
     are drawn hollow (not judged); the nominal level is a grey line, the floor a dashed one."""
-    plt = _pyplot()
     asymmetries = sorted(set(table["asymmetry"]))
     ncols = 3
     nrows = int(np.ceil(len(asymmetries) / ncols))
-    fig, axes = plt.subplots(
-        nrows,
-        ncols,
-        figsize=(WIDTH, 2.6 * nrows + 0.6),
-        sharex=True,
-        sharey=True,
-        squeeze=False,
-        layout="constrained",
-    )
+    fig, axes = _subplots(2.6 * nrows + 0.6, nrows, ncols, sharex=True, sharey=True, squeeze=False)
     floor = coverage.COVERAGE_FLOOR
     handles: list[Any] = []
     labels: list[str] = []

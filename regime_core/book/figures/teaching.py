@@ -13,19 +13,23 @@ from regime_core.book import names
 from regime_core.book.figures import (
     ARM_COLORS,
     REGIME_COLORS,
-    SMALLEST_TEXT,
-    WIDTH,
     Figure,
+    _grouped_bars,
     _hit,
     _legend_above,
     _percent_axis,
-    _pyplot,
+    _subplots,
     colour_word,
 )
 
-# --------------------------------------------------------------------------------------------
-# Teaching: the toy world and the exercises
-# --------------------------------------------------------------------------------------------
+
+def _share_axis(ax: Any, x: Any, groups: Sequence[str]) -> None:
+    """Groups of labelled bars: named at ``x``, no vertical grid lines, a rate axis from 0 with
+    room above 100% for the labels."""
+    ax.set_xticks(x, groups)
+    ax.grid(axis="x", visible=False)
+    _percent_axis(ax, top=1.1)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
 
 
 def regime_arms(
@@ -36,35 +40,20 @@ def regime_arms(
     ks: Sequence[int] = (1, config.HEADLINE_K),
 ) -> Figure:
     """Bars of hit@1 and hit@5 (one panel each) of q and union per regime."""
-    plt = _pyplot()
     regimes = [r for r in REGIME_COLORS if r in set(summary["regime"])]
     regimes += [r for r in dict.fromkeys(summary["regime"]) if r not in regimes]
     arms = [a for a in ("q", "union") if a in set(summary["arm"])]
-    fig, axes = plt.subplots(
-        1, len(ks), figsize=(WIDTH, 3.5), sharey=True, squeeze=False, layout="constrained"
-    )
-    width = 0.38
+    fig, axes = _subplots(3.5, 1, len(ks), sharey=True, squeeze=False)
+    counts = summary.drop_duplicates("regime").set_index("regime")["n"].reindex(regimes)
+    groups = [f"{names.regime(r)}\nn = {int(n)}" for r, n in zip(regimes, counts, strict=True)]
+    x = np.arange(len(regimes))
+    by_arm = {a: summary[summary["arm"] == a].set_index("regime").reindex(regimes) for a in arms}
     handles: list[Any] = []
     for ax, k in zip(axes[0], ks, strict=True):
-        column = f"hit@{k}"
-        handles = []
-        for j, arm in enumerate(arms):
-            rows = summary[summary["arm"] == arm].set_index("regime").reindex(regimes)
-            xs = np.arange(len(regimes)) + (j - (len(arms) - 1) / 2) * width
-            bars = ax.bar(xs, rows[column].to_numpy(), width, color=ARM_COLORS[arm])
-            ax.bar_label(
-                bars, labels=[f"{v:.0%}" for v in rows[column]], fontsize=SMALLEST_TEXT, padding=2
-            )
-            handles.append(bars)
-        counts = summary.drop_duplicates("regime").set_index("regime")["n"].reindex(regimes)
-        ax.set_xticks(
-            np.arange(len(regimes)),
-            [f"{names.regime(r)}\nn = {int(n)}" for r, n in zip(regimes, counts, strict=True)],
-        )
+        series = [(by_arm[a][f"hit@{k}"].to_numpy(), ARM_COLORS[a]) for a in arms]
+        handles = _grouped_bars(ax, x, series, 0.38, labelled=True)
+        _share_axis(ax, x, groups)
         ax.set_title(_hit(k))
-        ax.grid(axis="x", visible=False)
-        _percent_axis(ax, top=1.1)
-        ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
     axes[0, 0].set_ylabel("share of questions")
     if title:
         fig.suptitle(title)
@@ -89,12 +78,9 @@ def sweep(
     table: pd.DataFrame, knob: str, *, k: int = 1, title: str = "", name: str | None = None
 ) -> Figure:
     """Lines of hit@k against a knob column, one panel per regime, one line per arm."""
-    plt = _pyplot()
     column = f"hit@{k}"
     regimes = [r for r in REGIME_COLORS if r in set(table["regime"])]
-    fig, axes = plt.subplots(
-        1, len(regimes), figsize=(WIDTH, 3.4), sharey=True, squeeze=False, layout="constrained"
-    )
+    fig, axes = _subplots(3.4, 1, len(regimes), sharey=True, squeeze=False)
     knob_label = {"distractor_similarity": "distractor similarity", "alpha": "α"}.get(knob, knob)
     handles: list[Any] = []
     arms: list[str] = []
@@ -126,27 +112,20 @@ def sweep(
 
 def knockout_bars(knockout: pd.DataFrame, *, k: int = 1, name: str = "knockout") -> Figure:
     """hit@k of union with B_rel kept and removed (the knockout arm), and of q, per regime."""
-    plt = _pyplot()
-    column = f"hit@{k}"
     regimes = [r for r in REGIME_COLORS if r in set(knockout["regime"])]
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.4), layout="constrained")
+    fig, ax = _subplots(3.4)
     x = np.arange(len(regimes))
-    series = (
+    series = (  # arm, relation sentence, legend, colour
         ("q", "kept", names.arm("q"), ARM_COLORS["q"]),
         ("union", "kept", "union, B_rel kept", ARM_COLORS["union"]),
         ("union", "removed", "knockout (bridge without B_rel)", ARM_COLORS["knockout"]),
     )
-    handles = []
-    for i, (arm, kept, _label, color) in enumerate(series):
+    bars = []
+    for arm, kept, _label, colour in series:
         part = knockout[(knockout["arm"] == arm) & (knockout["relation_sentence"] == kept)]
-        values = part.set_index("regime").reindex(regimes)[column].to_numpy()
-        bars = ax.bar(x + (i - 1) * 0.26, values, 0.26, color=color)
-        ax.bar_label(bars, labels=[f"{v:.0%}" for v in values], fontsize=SMALLEST_TEXT, padding=2)
-        handles.append(bars)
-    ax.set_xticks(x, [names.regime(r) for r in regimes])
-    ax.grid(axis="x", visible=False)
-    _percent_axis(ax, top=1.1)
-    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+        bars.append((part.set_index("regime").reindex(regimes)[f"hit@{k}"].to_numpy(), colour))
+    handles = _grouped_bars(ax, x, bars, 0.26, labelled=True)
+    _share_axis(ax, x, [names.regime(r) for r in regimes])
     ax.set_ylabel(_hit(k))
     _legend_above(fig, handles, [s[2] for s in series], 2)
     return Figure(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from regime_core.book.findings.words import (
@@ -71,17 +71,19 @@ def _alpha_geometry(r: Records) -> str:
     )
 
 
-def _significant_signs(comparisons: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
-    """How many of ``comparisons`` are significant gains, and how many significant losses."""
-    gains = sum(1 for c in comparisons if significant(c) and c["diff"] > 0)
-    losses = sum(1 for c in comparisons if significant(c) and c["diff"] < 0)
-    return gains, losses
+def _transfer_effects(r: Records, comparison: str) -> tuple[list[str], int, int]:
+    """``comparison`` on every pair the calibration was not fitted on: each as "<interval> on
+    <pair>", how many are significant gains and how many significant losses."""
+    pairs = _transfer_pairs(r)
+    parts = [f"{interval(p[comparison])} on {_pair_name(e, d)}" for e, d, p in pairs]
+    found = [p[comparison] for _, _, p in pairs]
+    gains = sum(1 for c in found if significant(c) and c["diff"] > 0)
+    losses = sum(1 for c in found if significant(c) and c["diff"] < 0)
+    return parts, gains, losses
 
 
 def _alpha_gain(r: Records) -> str:
-    pairs = _transfer_pairs(r)
-    rows = [f"{interval(p['calibrated_vs_fixed'])} on {_pair_name(e, d)}" for e, d, p in pairs]
-    wins, losses = _significant_signs([p["calibrated_vs_fixed"] for _, _, p in pairs])
+    rows, wins, losses = _transfer_effects(r, "calibrated_vs_fixed")
     n = len(rows)
     if wins == n:
         verdict = "it beats the fixed α significantly on every one"
@@ -104,11 +106,7 @@ def _alpha_gain(r: Records) -> str:
 
 def _alpha_control(r: Records) -> str:
     tuned = float(r.get("alpha_transfer", "fit.tuned_fixed_alpha"))
-    pairs = _transfer_pairs(r)
-    parts = [
-        f"{interval(p['calibrated_vs_tuned_fixed'])} on {_pair_name(e, d)}" for e, d, p in pairs
-    ]
-    better, worse = _significant_signs([p["calibrated_vs_tuned_fixed"] for _, _, p in pairs])
+    parts, better, worse = _transfer_effects(r, "calibrated_vs_tuned_fixed")
     n = len(parts)
     if better == 0 and worse == 0:
         tail = (

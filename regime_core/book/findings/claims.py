@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from regime_core.book import names
 from regime_core.book.findings.words import (
     HOLM,
     Finding,
@@ -20,19 +21,18 @@ from regime_core.book.findings.words import (
     significant,
 )
 
+#: The two encoders the findings compare, as their sentences name them.
+_ENCODERS: tuple[tuple[str, str], ...] = (("minilm", "MiniLM"), ("tfidf", "TF-IDF"))
+
 # --- data ---------------------------------------------------------------------------------------
 
 
 def _regime_shares(r: Records) -> str:
     parts = []
-    for ds, name in (
-        ("hotpotqa", "HotpotQA"),
-        ("2wikimultihopqa", "2WikiMultiHopQA"),
-        ("musique", "MuSiQue"),
-    ):
+    for ds in ("hotpotqa", "2wikimultihopqa", "musique"):
         node = r.node("data_regimes", f"regimes.{ds}.all")
         parts.append(
-            f"{name} {pct(node['B-dominant']['share'])} B-dominant, "
+            f"{names.dataset(ds)} {pct(node['B-dominant']['share'])} B-dominant, "
             f"{pct(node['Q-dominant']['share'])} Q-dominant and {pct(node['neither']['share'])} "
             "neither"
         )
@@ -100,7 +100,7 @@ def _t1_dropped(r: Records) -> str:
 
 def _t2_regimes(r: Records) -> str:
     out = []
-    for enc, name in (("minilm", "MiniLM"), ("tfidf", "TF-IDF")):
+    for enc, name in _ENCODERS:
         b = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1-P2+.union_vs_q")
         q = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1+P2-.union_vs_q")
         out.append(
@@ -113,7 +113,7 @@ def _t2_regimes(r: Records) -> str:
 
 def _t2_bridge(r: Records) -> str:
     out = []
-    for enc, name in (("minilm", "MiniLM"), ("tfidf", "TF-IDF")):
+    for enc, name in _ENCODERS:
         cell = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1-P2+")
         qcell = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1+P2-")
         bridge, union = cell["bridge_vs_q"], cell["union_vs_q"]
@@ -139,7 +139,7 @@ def _t3_drop(r: Records) -> str:
     paper = r.node("t3_brel_knockout", "paper")
     low, high = paper["drop_low"], paper["drop_high"]
     out = []
-    for enc, name in (("minilm", "MiniLM"), ("tfidf", "TF-IDF")):
+    for enc, name in _ENCODERS:
         c = r.node("t3_brel_knockout", f"comparisons.union_vs_knockout.{enc}.all")
         if c["drop"] < low:
             where = "below the paper's range"
@@ -200,11 +200,17 @@ def _router_constant(r: Records) -> str:
     )
 
 
-def _main_sweep(r: Records, dataset: str) -> Mapping[str, Any]:
-    """The ablations' α sweep of ``dataset`` with the run's main encoder (the first of its
-    ``encoders``): one row per α, each with its ``comparisons``."""
+def _sweep(r: Records, dataset: str, comparison: str) -> dict[str, Mapping[str, Any]]:
+    """``{α: comparison}`` over the ablations' α sweep of ``dataset`` with the run's main encoder
+    (the first of its ``encoders``), leaving out degenerate rows and rows without it."""
     encoder = r.record("ablations")["config"]["encoders"][0]
-    return r.node("ablations", f"alpha_sweep.{encoder}.{dataset}")
+    rows = r.node("ablations", f"alpha_sweep.{encoder}.{dataset}")
+    found = {
+        alpha_label(key): row_comparison(row, comparison)
+        for key, row in rows.items()
+        if not row.get("degenerate")
+    }
+    return {alpha: c for alpha, c in found.items() if c is not None}
 
 
 def _router_vs_union(r: Records) -> str:
@@ -213,13 +219,7 @@ def _router_vs_union(r: Records) -> str:
         f"Against always-union, the policy that needs no router, routing adds {interval(main)} at "
         f"the paper's α ({direction(main)})"
     )
-    sweep = _main_sweep(r, "2wikimultihopqa")
-    rows = {
-        alpha_label(key): row_comparison(row, "routed_vs_union")
-        for key, row in sweep.items()
-        if not row.get("degenerate")
-    }
-    found = {a: c for a, c in rows.items() if c is not None}
+    found = _sweep(r, "2wikimultihopqa", "routed_vs_union")
     parts = [f"{interval(c)} at α = {a}" for a, c in found.items()]
     if not parts:
         return head + "."
@@ -261,17 +261,11 @@ def _musique_tie(r: Records) -> str:
 
 
 def _musique_alpha(r: Records) -> str:
-    sweep = _main_sweep(r, "musique")
-    rows = [
-        (alpha_label(key), row_comparison(row, "routed_vs_q"))
-        for key, row in sweep.items()
-        if not row.get("degenerate")
-    ]
-    found = [(a, c) for a, c in rows if c is not None]
+    found = _sweep(r, "musique", "routed_vs_q")
     if not found:
         return "The α sweep holds no MuSiQue setting."
-    text = ", ".join(f"{interval(c)} at α = {a}" for a, c in found)
-    gains = [a for a, c in found if significant(c) and c["diff"] > 0]
+    text = ", ".join(f"{interval(c)} at α = {a}" for a, c in found.items())
+    gains = [a for a, c in found.items() if significant(c) and c["diff"] > 0]
     tail = (
         f": from α = {gains[0]} on, the bridge weighs enough for the router to gain"
         if gains

@@ -30,32 +30,29 @@ def _counted(verdicts: list[str]) -> str:
     reproduce", in the judge's order of verdicts."""
     from regime_core.runner.judge import OURS_WORDS, VERDICTS
 
-    words = {  # verdict -> (one, several)
-        "reproduced": ("reproduces", "reproduce"),
-        "smaller than reported": (
-            "comes out smaller than the paper reports",
-            "come out smaller than the paper reports",
-        ),
-        "larger than reported": (
-            "comes out larger than the paper reports",
-            "come out larger than the paper reports",
-        ),
-        "direction only": ("holds in direction only", "hold in direction only"),
-        "inconclusive (too few questions)": (
-            "is inconclusive for lack of questions",
-            "are inconclusive for lack of questions",
-        ),
-        "not reproduced": ("does not reproduce", "do not reproduce"),
-        "not testable here": ("cannot be tested here", "cannot be tested here"),
+    one = {  # verdict -> the sentence's verb phrase for one claim
+        "reproduced": "reproduces",
+        "smaller than reported": "comes out smaller than the paper reports",
+        "larger than reported": "comes out larger than the paper reports",
+        "direction only": "holds in direction only",
+        "inconclusive (too few questions)": "is inconclusive for lack of questions",
+        "not reproduced": "does not reproduce",
+        "not testable here": "cannot be tested here",
         # a statement of ours reads in its own words (judge.OURS_WORDS)
-        "holds": ("holds", "hold"),
-        "holds in part": ("holds in part", "hold in part"),
-        "inconclusive": ("is inconclusive", "are inconclusive"),
-        "does not hold": ("does not hold", "do not hold"),
+        "holds": "holds",
+        "holds in part": "holds in part",
+        "inconclusive": "is inconclusive",
+        "does not hold": "does not hold",
     }
+
+    def several(phrase: str) -> str:  # the phrase for several: its verb in the plural
+        verb, _, rest = phrase.partition(" ")
+        verb = {"is": "are", "does": "do"}.get(verb, verb.removesuffix("s"))
+        return f"{verb} {rest}".rstrip()
+
     order = (*VERDICTS, *OURS_WORDS.values())
     counts = {verdict: verdicts.count(verdict) for verdict in order}
-    parts = [f"{count(n)} {words[v][n != 1]}" for v, n in counts.items() if n]
+    parts = [f"{count(n)} {one[v] if n == 1 else several(one[v])}" for v, n in counts.items() if n]
     return ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
 
 

@@ -33,21 +33,20 @@ import numbers as _numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from regime_core.book import names
-from regime_core.runner.records import interval_end
+from regime_core.runner.records import format_number, interval_end
 
 MISSING = "—"
 _NUMERIC = re.compile(r"^[-+<]?\s?\d")
 
 
-# --------------------------------------------------------------------------------------------
-# Scalars
-# --------------------------------------------------------------------------------------------
+# --- Scalars -------------------------------------------------------------------------------------
 
 
 def _missing(value: Any) -> bool:
@@ -58,26 +57,17 @@ def _missing(value: Any) -> bool:
     return value is pd.NA or value is pd.NaT
 
 
-def _fixed(x: float, digits: int, signed: bool = False) -> str:
-    text = f"{x:.{digits}f}"
-    if float(text) == 0.0:
-        return f"{0.0:.{digits}f}"  # never "-0.0" or "+0.0"
-    return f"+{text}" if signed and x > 0 else text
-
-
 def pct(value: Any, digits: int = 1) -> str:
     """A fraction as a percentage: ``pct(0.6215)`` → ``'62.2%'``."""
-    if _missing(value):
-        return MISSING
-    return f"{_fixed(100.0 * float(value), digits)}%"
+    return MISSING if _missing(value) else format_number(float(value), "pct", digits)
 
 
 def pp(value: Any, digits: int = 1, unit: bool = True) -> str:
     """A difference of fractions in signed percentage points: ``pp(-0.452)`` → ``'-45.2 pp'``."""
     if _missing(value):
         return MISSING
-    text = _fixed(100.0 * float(value), digits, signed=True)
-    return f"{text} pp" if unit else text
+    text = format_number(float(value), "pp", digits)
+    return text if unit else text.removesuffix(" pp")
 
 
 def p_value(value: Any) -> str:
@@ -107,9 +97,7 @@ def count(value: Any) -> str:
 
 
 def frac(value: Any, digits: int = 3) -> str:
-    if _missing(value):
-        return MISSING
-    return _fixed(float(value), digits)
+    return MISSING if _missing(value) else format_number(float(value), "frac", digits)
 
 
 def r2(value: Any) -> str:
@@ -159,9 +147,7 @@ def fmt(value: Any, kind: str) -> str:
     return FORMATS[kind](value)
 
 
-# --------------------------------------------------------------------------------------------
-# Tables
-# --------------------------------------------------------------------------------------------
+# --- Tables --------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -213,15 +199,6 @@ class Table:
         return "\n".join(p for p in parts if p)
 
 
-def _name_values(frame: pd.DataFrame, skip: Sequence[str]) -> pd.DataFrame:
-    for column, kind in names.VALUE_COLUMNS.items():
-        if column in frame.columns and column not in skip:
-            frame[column] = [
-                MISSING if _missing(v) else names.display(kind, v) for v in frame[column]
-            ]
-    return frame
-
-
 def _auto_kind(series: pd.Series, column: str) -> str:
     if column in COUNT_COLUMNS or pd.api.types.is_integer_dtype(series):
         return "int"
@@ -238,33 +215,29 @@ def table(
     *,
     columns: Mapping[str, str] | None = None,
     caption: str | None = None,
-    note: str | None = None,
-    index: bool | None = None,
-    keep_names: Sequence[str] = (),
 ) -> Table:
     """Format ``frame`` for a page.
 
     ``formats`` maps columns to a kind of :data:`FORMATS`; other columns are formatted by type
     (counts as integers, booleans as yes/no, floats with three decimals, the rest as text).
     ``columns`` renames headers (after formatting). A named index is kept as the first
-    column(s) (``index=True`` forces it, ``False`` drops it). Identifier columns
-    (:data:`regime_core.book.names.VALUE_COLUMNS`) show display names, except ``keep_names``.
+    column(s). Identifier columns (:data:`regime_core.book.names.VALUE_COLUMNS`) show display
+    names.
     """
     formats = dict(formats or {})
-    data = frame.copy()
-    named_index = any(n is not None for n in data.index.names)
-    if index or (index is None and named_index):
-        data = data.reset_index()
-    data = _name_values(data, keep_names)
+    data = frame.reset_index() if any(n is not None for n in frame.index.names) else frame
     out = pd.DataFrame(index=range(len(data)))
     for column in data.columns:
         series = data[column]
+        if column in names.VALUE_COLUMNS:
+            kind = names.VALUE_COLUMNS[column]
+            series = pd.Series([MISSING if _missing(v) else names.display(kind, v) for v in series])
         kind = formats.get(str(column)) or _auto_kind(series, str(column))
         out[str(column)] = [fmt(v, kind) for v in series.tolist()]
     if columns:
         out = out.rename(columns=dict(columns))
     left = tuple(str(c) for c in out.columns if formats.get(str(c), "") == "str")
-    return Table(out, caption=caption, note=note, align_left=left)
+    return Table(out, caption=caption, align_left=left)
 
 
 @dataclass(frozen=True)
@@ -304,7 +277,7 @@ def settings_table(
     changed = _changed_fields(config, base)
     rows = []
     for key in [*keys, *(k for k in changed if k not in keys)]:
-        value, was = _field_value(config, key), _field_value(base, key)
+        value, was = attrgetter(key)(config), attrgetter(key)(base)
         leaf = key.rpartition(".")[2]
         mark = (
             "the default"
@@ -347,14 +320,6 @@ def _setting_value(key: str, value: Any) -> str:
     kind = kinds.get(key)
     items = list(value) if isinstance(value, list | tuple) else [value]
     return ", ".join(names.display(kind, v) if kind else _plain(v) for v in items)
-
-
-def _field_value(config: Any, key: str) -> Any:
-    """The value of the (dotted, for a nested config) field ``key`` of ``config``."""
-    value = config
-    for part in key.split("."):
-        value = getattr(value, part)
-    return value
 
 
 def _comparable(value: Any) -> Any:
@@ -433,7 +398,6 @@ def _plain(value: Any) -> str:
 def nested_counts(
     numbers: Mapping[str, Mapping[str, Any]],
     *,
-    index_name: str = "dataset",
     value_names: Callable[[str], str] | None = None,
     caption: str | None = None,
     value_header: str = "",
@@ -444,9 +408,7 @@ def nested_counts(
     rows = []
     for value, counts in frame.iterrows():
         row = {value_header: value_names(str(value)) if value_names else str(value)}
-        for column, n in counts.items():
-            key = names.display(index_name, column) if index_name in names.VALUE_COLUMNS else column
-            row[str(key)] = count(n)
+        row.update({names.dataset(column): count(n) for column, n in counts.items()})
         rows.append(row)
     return Table(pd.DataFrame(rows), caption=caption, align_left=(value_header,))
 

@@ -1,5 +1,5 @@
-"""Tables of the claims, built from a record's numbers: T1, T2, T3, robustness and the data
-chapter."""
+"""Tables of the claims, built from a record's numbers (every number shown was read back from
+``record.json``): T1, T2, T3, robustness and the data chapter."""
 
 from __future__ import annotations
 
@@ -23,10 +23,6 @@ from regime_core.book.tables import (
     r2,
     yes_no,
 )
-
-# --------------------------------------------------------------------------------------------
-# Tables built from a record's numbers (every number shown was read back from record.json)
-# --------------------------------------------------------------------------------------------
 
 
 def _type_name(native_type: str) -> str:
@@ -156,39 +152,29 @@ TF-IDF × dataset levels MuSiQue, pooled)'
     return f"together over the {count(family['tests'])} tests of this run ({' × '.join(parts)})"
 
 
-def t3_table(numbers: Mapping[str, Any], comparison: str | None = None) -> Table:
-    """T3's comparisons from a record's numbers: one comparison (``union_vs_knockout``,
-    ``union_vs_entity``) per table, datasets first and the pooled level last; all of them
-    when ``comparison`` is None."""
-    comparisons = [comparison] if comparison else list(numbers["comparisons"])
+def t3_table(numbers: Mapping[str, Any], comparison: str) -> Table:
+    """One of T3's comparisons (``union_vs_knockout``, ``union_vs_entity``) from a record's
+    numbers, datasets first and the pooled level last."""
+    other = comparison.split("_vs_", 1)[1]
     rows = []
-    for name in comparisons:
-        other = name.split("_vs_", 1)[1]
-        for encoder, datasets in numbers["comparisons"][name].items():
-            order = [d for d in datasets if d != "all"] + (["all"] if "all" in datasets else [])
-            for dataset in order:
-                entry = datasets[dataset]
-                row = {
-                    "encoder": names.encoder(encoder),
-                    "dataset": names.dataset(dataset),
-                    "n": count(entry["n"]),
-                    "union": pct(entry["hit_a"]),
-                    (names.arm(other, short=True) if comparison else "other arm"): pct(
-                        entry["hit_b"]
-                    ),
-                    (
-                        f"{names.comparison(name)}, pp [Holm-adjusted CI]"
-                        if comparison
-                        else "drop, pp [Holm-adjusted CI]"
-                    ): interval(entry["drop"], entry["ci_lo"], entry["ci_hi"], unit=False),
-                    "Holm p": p_value(entry["p_holm"]),
-                }
-                if other == "knockout" or comparison is None:
-                    in_range = entry["in_paper_range"] if other == "knockout" else None
-                    row["in the paper's range"] = yes_no(in_range)
-                if comparison is None:
-                    row = {"comparison": names.comparison(name), **row}
-                rows.append(row)
+    for encoder, datasets in numbers["comparisons"][comparison].items():
+        order = [d for d in datasets if d != "all"] + (["all"] if "all" in datasets else [])
+        for dataset in order:
+            entry = datasets[dataset]
+            row = {
+                "encoder": names.encoder(encoder),
+                "dataset": names.dataset(dataset),
+                "n": count(entry["n"]),
+                "union": pct(entry["hit_a"]),
+                names.arm(other, short=True): pct(entry["hit_b"]),
+                f"{names.comparison(comparison)}, pp [Holm-adjusted CI]": interval(
+                    entry["drop"], entry["ci_lo"], entry["ci_hi"], unit=False
+                ),
+                "Holm p": p_value(entry["p_holm"]),
+            }
+            if other == "knockout":
+                row["in the paper's range"] = yes_no(entry["in_paper_range"])
+            rows.append(row)
     return Table(
         pd.DataFrame(rows),
         note=(
@@ -216,9 +202,7 @@ def robustness_table(numbers: Mapping[str, Any]) -> Table:
     return Table(pd.DataFrame(rows), align_left=("claim", "primary verdict"))
 
 
-# --------------------------------------------------------------------------------------------
-# The data chapter
-# --------------------------------------------------------------------------------------------
+# --- The data chapter ----------------------------------------------------------------------------
 
 
 def prepared_table(numbers: Mapping[str, Any]) -> Table:
@@ -282,9 +266,7 @@ def worked_example_markdown(example: Any) -> str:
     return example.markdown(dataset_name=names.dataset, regime_name=names.regime)
 
 
-# --------------------------------------------------------------------------------------------
-# T3's other tables
-# --------------------------------------------------------------------------------------------
+# --- T3's other tables ---------------------------------------------------------------------------
 
 
 def t3_hits_table(numbers: Mapping[str, Any]) -> Table:

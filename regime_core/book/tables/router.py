@@ -23,10 +23,6 @@ from regime_core.book.tables import (
     yes_no,
 )
 
-# --------------------------------------------------------------------------------------------
-# The router, transfer and ablation tables
-# --------------------------------------------------------------------------------------------
-
 POLICY_COLUMNS: tuple[str, ...] = ("q", "union", "routed", "oracle")
 
 #: What every routing table's interval and p are: one procedure, so they cannot disagree.
@@ -36,32 +32,20 @@ EXACT_NOTE = (
 )
 
 
-#: The comparisons a routing table can show, with their column header.
-ROUTING_COMPARISONS: dict[str, str] = {
-    "routed_vs_q": "routed − q",
-    "routed_vs_union": "routed − union",
-    "union_vs_q": "union − q",
-    "oracle_vs_routed": "oracle − routed",
-    "oracle_vs_q": "oracle − q",
-}
-
-
 def routing_table(
     frame: pd.DataFrame,
     keys: Sequence[str],
     *,
     k: int,
-    comparisons: Sequence[str] = ("routed_vs_q", "routed_vs_union"),
     extra: Sequence[str] = ("share_union",),
-    caption: str | None = None,
     headers: Mapping[str, str] | None = None,
     policies: Sequence[str] = POLICY_COLUMNS,
 ) -> Table:
     """Rows of routing outcomes (the ablation tables' columns ``n``, ``hit_<policy>``,
     ``share_union`` and, per comparison, ``<comparison>_diff``, ``_ci_lo``, ``_ci_hi``,
     ``_p_value``) formatted: ``keys`` first (display names; rows grouped by the keys in their
-    order of appearance), hit@k per policy, each of ``comparisons`` (keys of
-    :data:`ROUTING_COMPARISONS`) the frame has, with its CI and p, then ``extra`` columns."""
+    order of appearance), hit@k per policy, routed − q and routed − union where the frame has
+    them, with their CI and p, then ``extra`` columns."""
     shown_headers = {"alpha": "α", "native_type": "question type", **(headers or {})}
     ordered = frame.copy()
     for key in reversed(keys):
@@ -85,11 +69,11 @@ def routing_table(
         for policy in policies:
             if f"hit_{policy}" in row:
                 out[policy] = pct(row[f"hit_{policy}"])
-        for name in comparisons:
+        for name in ("routed_vs_q", "routed_vs_union"):
             if f"{name}_diff" not in row:
                 continue
             has_test = True
-            head = ROUTING_COMPARISONS[name]
+            head = names.comparison(name)
             out[f"{head}, pp [95% CI]"] = interval(
                 row[f"{name}_diff"], row[f"{name}_ci_lo"], row[f"{name}_ci_hi"], unit=False
             )
@@ -114,7 +98,7 @@ def routing_table(
         note += " " + EXACT_NOTE
     if show_degenerate:
         note += " One label class: every label was the same, so the router is constant."
-    return Table(pd.DataFrame(rows), caption=caption, note=note)
+    return Table(pd.DataFrame(rows), note=note)
 
 
 def breakdown_table(frame: pd.DataFrame, by: str, *, k: int) -> Table:
@@ -173,16 +157,13 @@ def router_summary(record: Mapping[str, Any]) -> Table:
     train = record["numbers"]["train"]
     outcome = train["outcome"]
     k = next(key for key in outcome if key.startswith("hit@")).split("_")[0]
+    policies = {"q": "always q", "union": "always union", "routed": "routed (cross-fitted)"}
     rows = [
-        {"": f"{k}, always q", "value": pct(outcome[f"{k}_q"]), "p": ""},
-        {"": f"{k}, always union", "value": pct(outcome[f"{k}_union"]), "p": ""},
-        {"": f"{k}, routed (cross-fitted)", "value": pct(outcome[f"{k}_routed"]), "p": ""},
-        {"": f"{k}, oracle", "value": pct(outcome[f"{k}_oracle"]), "p": ""},
+        {"": f"{k}, {policies.get(p, p)}", "value": pct(outcome[f"{k}_{p}"]), "p": ""}
+        for p in POLICY_COLUMNS
     ]
-    for name, text in (
-        ("routed_vs_q", "routed − always q [95% CI]"),
-        ("routed_vs_union", "routed − always union [95% CI]"),
-    ):
+    for name in ("routed_vs_q", "routed_vs_union"):
+        text = f"routed − always {name.rsplit('_', 1)[1]} [95% CI]"
         rows.append({"": text, "value": _ci(outcome[name]), "p": _p(outcome[name])})
     rows.append({"": "oracle − routed", "value": pp(outcome["oracle_vs_routed"]["diff"]), "p": ""})
     rows.append({"": "questions sent to union", "value": pct(outcome["share_union"]), "p": ""})
@@ -221,8 +202,7 @@ def transfer_comparison_table(result: Any) -> Table:
     """The frozen router against always-q and always-union, and the no-regret check."""
     rows = []
     for name, outcome in result.outcomes.items():
-        c = outcome.comparison("routed_vs_q")
-        u = outcome.comparison("routed_vs_union")
+        c, u = outcome.comparison("routed_vs_q"), outcome.comparison("routed_vs_union")
         rows.append(
             {
                 "dataset": names.dataset(name),
@@ -246,48 +226,30 @@ def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
     """The paper's headline table from notebook zero_shot_transfer's record: the training set
     (cross-fitted, from notebook router_train) and each zero-shot dataset, beside the paper."""
     numbers = record["numbers"]
+    paper = numbers["paper"]
+
+    def row(name: str, setting: str, versus_q: Any, versus_union: Any, gap: float, n: Any) -> Any:
+        return {
+            "dataset": names.dataset(name),
+            "setting": setting,
+            "n": count(n),
+            "routed − q [95% CI]": _ci(versus_q),
+            "p": _p(versus_q),
+            "paper": f"{pp(paper[name]['delta'])} ({paper[name]['p']})"
+            if name in paper
+            else MISSING,
+            "routed − always union [95% CI]": _ci(versus_union),
+            "oracle − routed": pp(gap),
+        }
+
     rows = []
-    entries: list[tuple[str, str, Mapping[str, Any], Mapping[str, Any], float, Any]] = []
     if "train" in numbers:
-        train = numbers["train"]
-        entries.append(
-            (
-                train["dataset"],
-                "cross-fitted",
-                train,
-                train["vs_union"],
-                train["oracle_gap"],
-                train["n"],
-            )
-        )
+        t = numbers["train"]
+        rows.append(row(t["dataset"], "cross-fitted", t, t["vs_union"], t["oracle_gap"], t["n"]))
     for name in datasets:
         t = numbers["transfer"][name]
-        entries.append(
-            (
-                name,
-                "zero-shot",
-                t["routed_vs_q"],
-                t["routed_vs_union"],
-                t["oracle_vs_routed"]["diff"],
-                t["n"],
-            )
-        )
-    paper = numbers["paper"]
-    for name, setting, versus_q, versus_union, gap, n in entries:
-        rows.append(
-            {
-                "dataset": names.dataset(name),
-                "setting": setting,
-                "n": count(n),
-                "routed − q [95% CI]": _ci(versus_q),
-                "p": _p(versus_q),
-                "paper": f"{pp(paper[name]['delta'])} ({paper[name]['p']})"
-                if name in paper
-                else MISSING,
-                "routed − always union [95% CI]": _ci(versus_union),
-                "oracle − routed": pp(gap),
-            }
-        )
+        gap = t["oracle_vs_routed"]["diff"]
+        rows.append(row(name, "zero-shot", t["routed_vs_q"], t["routed_vs_union"], gap, t["n"]))
     return Table(
         pd.DataFrame(rows),
         note=(
@@ -297,15 +259,19 @@ def headline_table(record: Mapping[str, Any], datasets: Sequence[str]) -> Table:
     )
 
 
-# --------------------------------------------------------------------------------------------
-# Ablations
-# --------------------------------------------------------------------------------------------
+# --- Ablations -----------------------------------------------------------------------------------
 
 
 def _flat_interval(row: Mapping[str, Any], stem: str) -> str:
     """The CI cell of a comparison an ablation frame stores flat: ``<stem>_diff``,
     ``<stem>_ci_lo`` and ``<stem>_ci_hi``."""
     return interval(row[f"{stem}_diff"], row[f"{stem}_ci_lo"], row[f"{stem}_ci_hi"])
+
+
+def _flat_test(row: Mapping[str, Any], stem: str, head: str, p: str = "p") -> dict[str, str]:
+    """The CI cell (headed ``<head> [95% CI]``) and the p cell (headed ``p``) of a comparison an
+    ablation frame stores flat (:func:`_flat_interval`, ``<stem>_p_value``)."""
+    return {f"{head} [95% CI]": _flat_interval(row, stem), p: p_value(row[f"{stem}_p_value"])}
 
 
 def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
@@ -317,10 +283,8 @@ def soft_table(soft: pd.DataFrame, *, k: int) -> Table:
             "q": pct(row["hit_q"]),
             "routed": pct(row["hit_routed"]),
             "soft": pct(row["hit_soft"]),
-            "soft − q [95% CI]": _flat_interval(row, "soft_vs_q"),
-            "p (vs q)": p_value(row["soft_vs_q_p_value"]),
-            "soft − routed [95% CI]": _flat_interval(row, "soft_vs_routed"),
-            "p (vs routed)": p_value(row["soft_vs_routed_p_value"]),
+            **_flat_test(row, "soft_vs_q", "soft − q", "p (vs q)"),
+            **_flat_test(row, "soft_vs_routed", "soft − routed", "p (vs routed)"),
         }
         for row in soft.to_dict("records")
     ]
@@ -353,8 +317,7 @@ def alpha_rule_table(frame: pd.DataFrame, *, k: int) -> Table:
             "best α": f"{row['best_alpha']:g}",
             "routed, the rule's α": pct(row["hit_routed_rule"]),
             "routed, best α": pct(row["hit_routed_best"]),
-            "rule − best [95% CI]": _flat_interval(row, "rule_vs_best"),
-            "p": p_value(row["rule_vs_best_p_value"]),
+            **_flat_test(row, "rule_vs_best", "rule − best"),
         }
         for row in frame.to_dict("records")
     ]
@@ -379,8 +342,7 @@ def pool_invariance_table(frame: pd.DataFrame, *, k: int) -> Table:
             "n": count(row["corpus_vs_question_n"]),
             "routed − q, corpus pools": pp(row["gain_corpus"]),
             "routed − q, question pools": pp(row["gain_question"]),
-            "corpus − question [95% CI]": _flat_interval(row, "corpus_vs_question"),
-            "p": p_value(row["corpus_vs_question_p_value"]),
+            **_flat_test(row, "corpus_vs_question", "corpus − question"),
         }
         for row in frame.to_dict("records")
     ]
@@ -425,9 +387,7 @@ def ablation_summary(record: Mapping[str, Any]) -> Table:
     )
 
 
-# --------------------------------------------------------------------------------------------
-# How much of the gain is selection (the router_train record's ``selection`` node)
-# --------------------------------------------------------------------------------------------
+# --- How much of the gain is selection (the router_train record's ``selection`` node) ------------
 
 
 def _setting(entry: Mapping[str, Any]) -> str:

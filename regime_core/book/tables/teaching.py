@@ -14,10 +14,6 @@ from regime_core.book.tables import (
     table,
 )
 
-# --------------------------------------------------------------------------------------------
-# Teaching
-# --------------------------------------------------------------------------------------------
-
 
 def demo_table(demo: Any) -> Table:
     """``regime demo``'s table (a :class:`regime_core.teaching.demo.DemoResult`): hit@1 and
