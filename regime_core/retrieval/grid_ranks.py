@@ -105,8 +105,9 @@ def grid_target_ranks(
     ``excluded[i]`` (``-1``: none) under ``normalise(f(q_i) + weights[r, i]·f(B_i))``, equal to
     :func:`~regime_core.retrieval.corpus_scan.scan_corpus` run once per weight row (module
     docstring). ``targets`` and ``excluded`` are checked by the caller (passage rows, the
-    target a candidate). ``block``: questions per product (default: three float64 ``(block,
-    passages)`` matrices under :data:`~regime_core.retrieval.corpus_scan.BLOCK_CELLS` cells).
+    target a candidate). ``block``: questions per product (default: four float64 ``(block,
+    passages)`` matrices, the two products and two scratch ones, under
+    :data:`~regime_core.retrieval.corpus_scan.BLOCK_CELLS` cells).
     """
     w = np.asarray(weights, dtype=np.float64)
     n = question_vectors.shape[0]
@@ -146,6 +147,8 @@ class _Block:
     pb: np.ndarray
     excluded: np.ndarray
     targets: np.ndarray
+    approx: np.ndarray  # (b, m) scratch of each weight's approximate scores
+    distance: np.ndarray  # (b, m) scratch of their magnitudes, then distances to the target's
 
     @property
     def size(self) -> int:
@@ -177,6 +180,8 @@ class _Block:
             pb=docs.products64(b32),
             excluded=excluded[start:stop],
             targets=targets[start:stop],
+            approx=np.empty((stop - start, docs.shape[0])),
+            distance=np.empty((stop - start, docs.shape[0])),
         )
 
 
@@ -196,12 +201,17 @@ def _block_ranks(docs: _Documents, part: _Block, weights: np.ndarray) -> np.ndar
     with np.errstate(all="ignore"):
         u = c / cn[:, None]
         delta = np.linalg.norm(used.astype(np.float64) - u, axis=1)
-        approx = (part.pq + wd[:, None] * part.pb) / cn[:, None]
+        # (pq + w·pb) / ‖c‖, the same roundings computed in place (two (b, m) buffers per
+        # weight, not a dozen temporaries: the block's passes are what a grid row costs)
+        approx = np.multiply(part.pb, wd[:, None], out=part.approx)
+        approx += part.pq
+        approx /= cn[:, None]
         # the excluded passage is no candidate: its zero moves neither the maximum nor the
         # finiteness below (a NaN or inf candidate makes the maximum NaN or inf), and its
         # counts are taken back
         approx[ex_cells] = 0.0
-        amax = np.max(np.abs(approx), axis=1)
+        distance = np.abs(approx, out=part.distance)
+        amax = np.max(distance, axis=1)
         err64 = (
             2 * (dim + 8) * _F64_UNIT * ((qn + wd * bn) * docs.dmax / cn + amax)
             + dim * 2 * _F64_UNIT * np.linalg.norm(used, axis=1) * docs.dmax
@@ -210,7 +220,8 @@ def _block_ranks(docs: _Documents, part: _Block, weights: np.ndarray) -> np.ndar
         a_t = approx[rows, tg]
         above = a_t + 2 * eps
         ahead = np.count_nonzero(approx > above[:, None], axis=1) - (has_ex & (above < 0.0))
-        near = np.abs(approx - a_t[:, None]) <= (2 * eps)[:, None]
+        distance = np.abs(np.subtract(approx, a_t[:, None], out=distance), out=distance)
+        near = distance <= (2 * eps)[:, None]
         near[ex_cells] = False
     exact_row = (
         ~np.isfinite(amax)
