@@ -126,9 +126,8 @@ def grid_target_ranks(
     for start in range(0, n, block):
         part = _Block.of(docs, question_vectors, b_rel_vectors, excluded, targets, start, block)
         for r in range(w.shape[0]):
-            ranks[r, start : start + part.size] = _block_ranks(
-                docs, part, w[r, start:][: part.size]
-            )
+            stop = start + part.size
+            ranks[r, start:stop] = _block_ranks(docs, part, w[r, start:stop])
     return ranks
 
 
