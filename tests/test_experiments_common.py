@@ -375,3 +375,29 @@ def test_a_context_holds_its_store_and_factory_or_the_defaults(tmp_path) -> None
     default = Context(work=tmp_path)
     assert default.factory is default_encoder_factory and default.store is None
     assert isinstance(default.embeddings, EmbeddingStore)
+
+
+def test_examples_read_once_give_the_same_samples(tmp_path) -> None:
+    cfg = ExperimentConfig(datasets=("toyworld",), encoders=("minilm",), sample_size=40)
+    reading = Context(work=tmp_path)
+    kept = reading.with_examples_read(("toyworld", "toyworld"), cfg.split)
+    assert kept.examples is not None and list(kept.examples) == ["toyworld"]
+    assert kept.with_examples_read(("toyworld",), cfg.split) is kept  # nothing read twice
+    for tiny in ("keep", "exclude"):
+        c = dataclasses.replace(cfg, tiny_pools=tiny)
+        assert kept.samples(c, cfg.datasets) == reading.samples(c, cfg.datasets)
+
+
+def test_tfidf_is_fitted_once_per_corpus() -> None:
+    from regime_core.encoders import get_encoder
+    from regime_core.experiments.context import default_encoder_factory
+
+    corpus = ["apple banana", "apple cherry cherry", "banana date"]
+    first = default_encoder_factory("tfidf", corpus)
+    assert default_encoder_factory("tfidf", list(corpus)) is first
+    other = default_encoder_factory("tfidf", corpus[:2])
+    assert other is not first and other.identity != first.identity
+    texts = ["apple date", "cherry"]
+    np.testing.assert_array_equal(
+        first.encode_queries(texts), get_encoder("tfidf", corpus=corpus).encode_queries(texts)
+    )

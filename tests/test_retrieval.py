@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from builders import two_hop_example
 from helpers import HashingEncoder, RecordingStore, settings
+from scipy.sparse import csr_matrix, vstack
 
 from regime_core import config
 from regime_core.retrieval import (
@@ -31,6 +32,7 @@ from regime_core.retrieval import (
     trec_run_lines,
     write_run_and_qrels,
 )
+from regime_core.retrieval.queries import combine_union_vectors
 from regime_core.schema import Example, Passage
 
 # --- fixtures: a tiny hand-written world (no dataset text) -----------------------------------
@@ -216,6 +218,36 @@ def test_combine_query_vectors_weights_and_renormalises():
     )
     with pytest.raises(ValueError, match="not finite"):
         combine_query_vectors(np.full((1, 3), np.nan, dtype=np.float32), [[(0, 1.0)]])
+
+
+def test_combine_union_vectors_equals_combine_query_vectors_bit_for_bit():
+    rng = np.random.default_rng(7)
+    n, d = 300, 24  # more rows than one sparse block
+    q = rng.standard_normal((n, d)).astype(np.float32)
+    b = rng.standard_normal((n, d)).astype(np.float32)
+    q[0] = -0.0  # signed zeros: the sum starts from +0.0 in both
+    b[1] = -q[1]  # q + 1·b = 0: a zero query stays zero
+    b[2, :5] = 0.0
+    weights = rng.uniform(0, 2, n)  # float64: both round each weight to float32
+    weights[1], weights[3] = 1.0, 0.0
+    parts = [[(i, 1.0), (n + i, float(weights[i]))] for i in range(n)]
+    expected = combine_query_vectors(np.concatenate([q, b]), parts)
+    got = combine_union_vectors(q, b, weights)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)
+    assert np.array_equal(np.signbit(got), np.signbit(expected))
+    sparse_q, sparse_b = csr_matrix(np.where(np.abs(q) < 0.5, 0, q)), csr_matrix(b)
+    sparse_text = vstack([sparse_q, sparse_b], format="csr")
+    np.testing.assert_array_equal(
+        combine_union_vectors(sparse_q, sparse_b, weights),
+        combine_query_vectors(sparse_text, parts),
+    )
+    with pytest.raises(ValueError, match="pair row by row"):
+        combine_union_vectors(q, b[:-1], weights[:-1])
+    with pytest.raises(ValueError, match="not finite"):
+        combine_union_vectors(
+            np.full((1, 3), np.nan, np.float32), np.zeros((1, 3), np.float32), [1]
+        )
 
 
 # --- scoring kernels -------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from regime_core.retrieval.spread import (
     median_ratio,
     row_spread,
     spread_ratio,
+    spread_ratios,
     spread_table,
     summarise_spreads,
 )
@@ -127,6 +128,19 @@ def test_corpus_mode_spreads_equal_a_dense_computation(toy) -> None:  # type: ig
         j = 0 if side == "q" else 1
         np.testing.assert_allclose(got[j], want, rtol=1e-5)
         np.testing.assert_allclose(got_d[j], want_d, rtol=1e-5)
+
+
+@pytest.mark.parametrize("pool", ["question", "corpus"])
+def test_spread_ratios_equal_the_full_measurements_bit_for_bit(toy, pool: str) -> None:  # type: ignore[no-untyped-def]
+    examples, b_rel = toy
+    geometry = build_geometry(examples, b_rel, settings(pool=pool), encoder=ENCODER, store=STORE)
+    spreads = measure_spreads(geometry)
+    for candidates in ("ranked", "distractors"):
+        np.testing.assert_array_equal(
+            spread_ratios(geometry, candidates), spreads.ratios(candidates)
+        )
+    with pytest.raises(ValueError, match="not one of"):
+        spread_ratios(geometry, "every")
 
 
 def test_spread_table_groups_and_counts(toy) -> None:  # type: ignore[no-untyped-def]

@@ -477,7 +477,8 @@ def run_alpha_transfer(
     """Everything of the module docstring, on every dataset of ``cfg`` under every encoder
     that runs here (the others are reported unavailable, never downloaded)."""
     cfg = cfg or AlphaTransferConfig()
-    context = resolve(context)
+    # each encoder and item set samples the same prepared examples: parsed once
+    context = resolve(context).with_examples_read(cfg.datasets, cfg.split)
     protocol = cfg.protocol
     load = compute = 0.0
     unavailable: dict[str, str] = {}

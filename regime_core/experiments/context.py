@@ -12,6 +12,7 @@ for ``examples``, a hashing encoder for ``encoder_factory``, an in-memory ``stor
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,13 +47,20 @@ def _cached_dense_encoder(name: str) -> Encoder:
     return get_encoder(name)
 
 
-def default_encoder_factory(name: str, corpus_texts: Sequence[str]) -> Encoder:
-    """``get_encoder(name)``; dense models are loaded once per process, TF-IDF is fitted on the
-    dataset split's corpus (so its vectors do not depend on the sample)."""
+@functools.lru_cache(maxsize=4)
+def _fitted_tfidf(corpus_texts: tuple[str, ...]) -> Encoder:
     from regime_core.encoders import get_encoder
 
+    return get_encoder("tfidf", corpus=list(corpus_texts))
+
+
+def default_encoder_factory(name: str, corpus_texts: Sequence[str]) -> Encoder:
+    """``get_encoder(name)``; dense models are loaded once per process, TF-IDF is fitted on the
+    dataset split's corpus (so its vectors do not depend on the sample), once per corpus for
+    the last few corpora (the fit is a deterministic function of the texts: a run that samples
+    a dataset under several readings fits it once)."""
     if name == "tfidf":
-        return get_encoder(name, corpus=list(corpus_texts))
+        return _fitted_tfidf(tuple(corpus_texts))
     return _cached_dense_encoder(name)
 
 
@@ -106,6 +114,15 @@ class Context:
         if dataset not in self.examples:
             raise ValueError(f"Context.examples: no entry for dataset {dataset!r}")
         return self.examples[dataset]
+
+    def with_examples_read(self, datasets: Sequence[str], split: str) -> Context:
+        """This context with ``datasets``' examples of ``split`` read once and kept (unless it
+        holds examples already): a run that draws samples under many readings then parses the
+        prepared files once, not once per reading (they do not change during a run)."""
+        if self.examples is not None:
+            return self
+        read = {d: tuple(self.dataset_examples(d, split)) for d in dict.fromkeys(datasets)}
+        return dataclasses.replace(self, examples=read)
 
     def samples(self, cfg: SampleSpec, datasets: Sequence[str]) -> dict[str, Sample]:
         """One seeded :class:`~regime_core.experiments.sampling.Sample` per dataset, drawn by

@@ -324,7 +324,8 @@ def run_robustness(
     ``claims`` replaces the repository's ``paper_claims.yml``.
     """
     cfg = cfg or RobustnessConfig()
-    context = resolve(context)
+    # every reading samples the same prepared examples: parsed once for the whole multiverse
+    context = resolve(context).with_examples_read(cfg.datasets, cfg.split)
     started = time.perf_counter()
     by_id = {c.id: c for c in (claims if claims is not None else load_claims())}
     knobs = {c: k for c, k in claim_knobs(cfg).items() if c in by_id}

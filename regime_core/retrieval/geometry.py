@@ -24,20 +24,19 @@ from regime_core.encoders.store import Mode
 from regime_core.retrieval import (
     EmbeddingSource,
     candidate_pools,
-    combine_query_vectors,
     document_text,
     rank_candidates,
     score_candidates,
 )
 from regime_core.retrieval.corpus_scan import checked_targets, scan_corpus
 from regime_core.retrieval.grid_ranks import grid_target_ranks
+from regime_core.retrieval.queries import combine_union_vectors
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import (
     Vectors,
     checked_vectors,
     dense,
     embed_vectors,
-    stack_rows,
 )
 from regime_core.schema import Example, Passage
 
@@ -49,7 +48,8 @@ class UnionGeometry:
     the soft router. Built once by :func:`build_geometry`; :meth:`target_ranks` is pure.
 
     The query vectors are combined, scored and ranked by the retrieval module's own kernels
-    (:func:`~regime_core.retrieval.combine_query_vectors`,
+    (:func:`~regime_core.retrieval.queries.combine_union_vectors`, which is
+    :func:`~regime_core.retrieval.combine_query_vectors` vectorised,
     :func:`~regime_core.retrieval.score_candidates`,
     :func:`~regime_core.retrieval.rank_candidates`), so the ranks equal those of
     :func:`~regime_core.retrieval.retrieve_arms` (tested). In ``corpus`` mode ``candidates`` is
@@ -77,9 +77,7 @@ class UnionGeometry:
         w = np.broadcast_to(np.asarray(weights, dtype=np.float64), (self.n,))
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError("target_ranks: weights must be finite and >= 0")
-        text_vectors = stack_rows(self.question_vectors, self.b_rel_vectors)
-        parts = [[(i, 1.0), (self.n + i, float(w[i]))] for i in range(self.n)]
-        queries = combine_query_vectors(text_vectors, parts)
+        queries = combine_union_vectors(self.question_vectors, self.b_rel_vectors, w)
         if self.candidates is None:
             scan = scan_corpus(
                 queries,

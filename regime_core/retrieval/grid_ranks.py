@@ -9,7 +9,8 @@ The ranks are the exact ones of :func:`~regime_core.retrieval.corpus_scan.scan_c
 against it), because an approximate score only ever decides a comparison it cannot get wrong:
 
 - ``u = c / ‖c‖`` with ``c = f(q) + w₃₂·f(B)`` in float64 is the direction; ``q_used`` the
-  float32 query :func:`~regime_core.retrieval.combine_query_vectors` actually makes. By
+  float32 query :func:`~regime_core.retrieval.combine_query_vectors` actually makes
+  (:func:`~regime_core.retrieval.queries.combine_union_vectors`, the same bits). By
   Cauchy–Schwarz ``|q_used·d − u·d| ≤ δ·‖d‖`` with ``δ = ‖q_used − u‖``; the exact score rounds
   its float64 sum once to float32 (``≤ 2⁻²⁴`` of its magnitude), and the float64 products carry
   ``O(dim·2⁻⁵³)`` relative error. ``eps`` (doubled for safety) bounds the sum of these, so every
@@ -17,19 +18,22 @@ against it), because an approximate score only ever decides a comparison it cann
 - Passages with ``a_j > a_t + 2·eps`` certainly score above the target (``s_j > s_t``), those
   with ``a_j < a_t − 2·eps`` certainly below; the others (near-ties, the target among them) are
   scored exactly, in one call of the scan's own kernel, and ranked by the scan's rule
-  ``1 + #{s_j > s_t} + #{j before t : s_j == s_t}``.
+  ``1 + #{s_j > s_t} + #{j before t : s_j == s_t}``. When the target is the only one (the
+  common case), that rule gives ``1 + #{a_j > a_t + 2·eps}`` without any exact score.
 - A zero combined query, any non-finite value, or a bound that is not finite: that query's
   whole row is scored exactly (non-finite scores raise ValueError, as in the scan).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from regime_core.retrieval.corpus_scan import BLOCK_CELLS, _rank
-from regime_core.retrieval.queries import combine_query_vectors
+from regime_core.retrieval.queries import combine_union_vectors
 from regime_core.retrieval.scoring import _F64_CELLS, check_dimensions, exact_products
-from regime_core.retrieval.vectors import Vectors, dense, is_sparse, stack_rows
+from regime_core.retrieval.vectors import Vectors, dense, is_sparse
 
 _F32_UNIT = 2.0**-23  # twice float32's rounding error (2^-24 of the magnitude)
 _F64_UNIT = 2.0**-53
@@ -101,8 +105,9 @@ def grid_target_ranks(
     ``excluded[i]`` (``-1``: none) under ``normalise(f(q_i) + weights[r, i]·f(B_i))``, equal to
     :func:`~regime_core.retrieval.corpus_scan.scan_corpus` run once per weight row (module
     docstring). ``targets`` and ``excluded`` are checked by the caller (passage rows, the
-    target a candidate). ``block``: questions per product (default: three float64 ``(block,
-    passages)`` matrices under :data:`~regime_core.retrieval.corpus_scan.BLOCK_CELLS` cells).
+    target a candidate). ``block``: questions per product (default: four float64 ``(block,
+    passages)`` matrices, the two products and two scratch ones, under
+    :data:`~regime_core.retrieval.corpus_scan.BLOCK_CELLS` cells).
     """
     w = np.asarray(weights, dtype=np.float64)
     n = question_vectors.shape[0]
@@ -118,65 +123,127 @@ def grid_target_ranks(
     ranks = np.zeros(w.shape, dtype=np.int64)
     if block is None:
         block = max(1, (BLOCK_CELLS // 4) // max(n_passages, 1))
-    columns = np.arange(n_passages)
     for start in range(0, n, block):
-        stop = min(start + block, n)
-        b = stop - start
-        q32 = dense(question_vectors[start:stop])
-        b32 = dense(b_rel_vectors[start:stop])
-        pq, pb = docs.products64(q32), docs.products64(b32)
-        q64, b64 = q32.astype(np.float64), b32.astype(np.float64)
-        qn, bn = np.linalg.norm(q64, axis=1), np.linalg.norm(b64, axis=1)
-        text = stack_rows(question_vectors[start:stop], b_rel_vectors[start:stop])
-        ex, tg = excluded[start:stop], targets[start:stop]
-        candidate = np.ones((b, n_passages), dtype=bool)
-        has_ex = ex >= 0
-        candidate[np.flatnonzero(has_ex), ex[has_ex]] = False
+        part = _Block.of(docs, question_vectors, b_rel_vectors, excluded, targets, start, block)
         for r in range(w.shape[0]):
-            w32 = w[r, start:stop].astype(np.float32)
-            parts = [[(i, 1.0), (b + i, float(w32[i]))] for i in range(b)]
-            used = combine_query_vectors(text, parts)  # the scan's very query vectors
-            wd = w32.astype(np.float64)
-            c = q64 + wd[:, None] * b64
-            cn = np.linalg.norm(c, axis=1)
-            with np.errstate(all="ignore"):
-                u = c / cn[:, None]
-                delta = np.linalg.norm(used.astype(np.float64) - u, axis=1)
-                approx = (pq + wd[:, None] * pb) / cn[:, None]
-                finite = np.all(np.isfinite(approx) | ~candidate, axis=1)
-                amax = np.max(np.where(candidate, np.abs(approx), 0.0), axis=1)
-                err64 = (
-                    2 * (dim + 8) * _F64_UNIT * ((qn + wd * bn) * docs.dmax / cn + amax)
-                    + dim * 2 * _F64_UNIT * np.linalg.norm(used, axis=1) * docs.dmax
-                )
-                eps = 2 * (
-                    delta * docs.dmax + _F32_UNIT * (amax + delta * docs.dmax) + err64 + 1e-12
-                )
-                a_t = approx[np.arange(b), tg]
-                ahead = np.count_nonzero(candidate & (approx > (a_t + 2 * eps)[:, None]), axis=1)
-                near = candidate & (np.abs(approx - a_t[:, None]) <= (2 * eps)[:, None])
-            exact_row = (
-                ~finite
-                | ~np.isfinite(eps)
-                | ~np.isfinite(cn)
-                | (cn == 0)
-                | ~np.any(used != 0, axis=1)
-                | (amax + eps > _F32_SAFE)
-            )
-            for i in range(b):
-                t = int(tg[i])
-                if exact_row[i] or not near[i, t]:
-                    ranks[r, start + i] = _full_rank(docs, used[i], int(ex[i]), t)
-                    continue
-                rows = columns[near[i]]
-                scores = docs.exact(used[i], rows)
-                if not np.all(np.isfinite(scores)):
-                    raise ValueError(
-                        "non-finite retrieval scores: the encoder returned NaN or inf vectors"
-                    )
-                s_t = scores[np.searchsorted(rows, t)]
-                tied_before = np.count_nonzero((scores == s_t) & (rows < t))
-                ranks[r, start + i] = (
-                    1 + int(ahead[i]) + np.count_nonzero(scores > s_t) + tied_before
-                )
+            stop = start + part.size
+            ranks[r, start:stop] = _block_ranks(docs, part, w[r, start:stop])
+    return ranks
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A block of questions: their vectors and float64 products with every passage (computed
+    once for all the weights), their excluded and target rows."""
+
+    questions: Vectors
+    b_rel: Vectors
+    q64: np.ndarray
+    b64: np.ndarray
+    qn: np.ndarray
+    bn: np.ndarray
+    pq: np.ndarray
+    pb: np.ndarray
+    excluded: np.ndarray
+    targets: np.ndarray
+    approx: np.ndarray  # (b, m) scratch of each weight's approximate scores
+    distance: np.ndarray  # (b, m) scratch of their magnitudes, then distances to the target's
+
+    @property
+    def size(self) -> int:
+        return len(self.targets)
+
+    @classmethod
+    def of(
+        cls,
+        docs: _Documents,
+        question_vectors: Vectors,
+        b_rel_vectors: Vectors,
+        excluded: np.ndarray,
+        targets: np.ndarray,
+        start: int,
+        block: int,
+    ) -> _Block:
+        stop = min(start + block, question_vectors.shape[0])
+        questions, b_rel = question_vectors[start:stop], b_rel_vectors[start:stop]
+        q32, b32 = dense(questions), dense(b_rel)
+        q64, b64 = q32.astype(np.float64), b32.astype(np.float64)
+        return cls(
+            questions=questions,
+            b_rel=b_rel,
+            q64=q64,
+            b64=b64,
+            qn=np.linalg.norm(q64, axis=1),
+            bn=np.linalg.norm(b64, axis=1),
+            pq=docs.products64(q32),
+            pb=docs.products64(b32),
+            excluded=excluded[start:stop],
+            targets=targets[start:stop],
+            approx=np.empty((stop - start, docs.shape[0])),
+            distance=np.empty((stop - start, docs.shape[0])),
+        )
+
+
+def _block_ranks(docs: _Documents, part: _Block, weights: np.ndarray) -> np.ndarray:
+    """The block's ranks at one weight per question (the module docstring's steps)."""
+    b, dim = part.size, docs.shape[1]
+    w32 = np.asarray(weights, dtype=np.float64).astype(np.float32)
+    used = combine_union_vectors(part.questions, part.b_rel, w32)  # the scan's very queries
+    wd = w32.astype(np.float64)
+    c = part.q64 + wd[:, None] * part.b64
+    cn = np.linalg.norm(c, axis=1)
+    qn, bn = part.qn, part.bn
+    rows = np.arange(b)
+    has_ex = part.excluded >= 0
+    ex_cells = (rows[has_ex], part.excluded[has_ex])
+    tg = part.targets
+    with np.errstate(all="ignore"):
+        u = c / cn[:, None]
+        delta = np.linalg.norm(used.astype(np.float64) - u, axis=1)
+        # (pq + w·pb) / ‖c‖, the same roundings computed in place (two (b, m) buffers per
+        # weight, not a dozen temporaries: the block's passes are what a grid row costs)
+        approx = np.multiply(part.pb, wd[:, None], out=part.approx)
+        approx += part.pq
+        approx /= cn[:, None]
+        # the excluded passage is no candidate: its zero moves neither the maximum nor the
+        # finiteness below (a NaN or inf candidate makes the maximum NaN or inf), and its
+        # counts are taken back
+        approx[ex_cells] = 0.0
+        distance = np.abs(approx, out=part.distance)
+        amax = np.max(distance, axis=1)
+        err64 = (
+            2 * (dim + 8) * _F64_UNIT * ((qn + wd * bn) * docs.dmax / cn + amax)
+            + dim * 2 * _F64_UNIT * np.linalg.norm(used, axis=1) * docs.dmax
+        )
+        eps = 2 * (delta * docs.dmax + _F32_UNIT * (amax + delta * docs.dmax) + err64 + 1e-12)
+        a_t = approx[rows, tg]
+        above = a_t + 2 * eps
+        ahead = np.count_nonzero(approx > above[:, None], axis=1) - (has_ex & (above < 0.0))
+        distance = np.abs(np.subtract(approx, a_t[:, None], out=distance), out=distance)
+        near = distance <= (2 * eps)[:, None]
+        near[ex_cells] = False
+    exact_row = (
+        ~np.isfinite(amax)
+        | ~np.isfinite(eps)
+        | ~np.isfinite(cn)
+        | (cn == 0)
+        | ~np.any(used != 0, axis=1)
+        | (amax + eps > _F32_SAFE)
+    )
+    target_near = near[rows, tg]
+    # the target alone within 2·eps of itself: every other candidate is certainly above it
+    # (counted in ``ahead``) or below it, so its rank needs no exact score
+    ranks = (1 + ahead).astype(np.int64)
+    for i in np.flatnonzero(exact_row | ~target_near | (np.count_nonzero(near, axis=1) > 1)):
+        t = int(tg[i])
+        if exact_row[i] or not target_near[i]:
+            ranks[i] = _full_rank(docs, used[i], int(part.excluded[i]), t)
+            continue
+        rows_near = np.flatnonzero(near[i])
+        scores = docs.exact(used[i], rows_near)
+        if not np.all(np.isfinite(scores)):
+            raise ValueError("non-finite retrieval scores: the encoder returned NaN or inf vectors")
+        s_t = scores[np.searchsorted(rows_near, t)]
+        tied_before = np.count_nonzero((scores == s_t) & (rows_near < t))
+        ranks[i] = 1 + int(ahead[i]) + np.count_nonzero(scores > s_t) + tied_before
     return ranks

@@ -176,25 +176,35 @@ class ScoreSpreads:
 
 
 def _pool_spreads(
-    queries: np.ndarray, documents: Vectors, candidates: np.ndarray, targets: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Ranked and distractor spreads of question pools (``-1`` padding)."""
+    queries: np.ndarray,
+    documents: Vectors,
+    candidates: np.ndarray,
+    targets: np.ndarray,
+    which: Sequence[str],
+) -> dict[str, np.ndarray]:
+    """The spreads over each candidate set of ``which`` in question pools (``-1`` padding)."""
     ranked = candidates >= 0
     scores = np.where(ranked, score_candidates(queries, documents, candidates), 0.0)
-    distractors = ranked.copy()
-    distractors[np.arange(len(targets)), targets] = False
-    return row_spread(scores, ranked), row_spread(scores, distractors)
+    include = {"ranked": ranked}
+    if "distractors" in which:
+        include["distractors"] = ranked.copy()
+        include["distractors"][np.arange(len(targets)), targets] = False
+    return {name: row_spread(scores, include[name]) for name in which}
 
 
 def _corpus_spreads(
-    queries: Vectors, documents: Vectors, excluded: np.ndarray, targets: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Ranked and distractor spreads over every passage but the excluded row, by query blocks
-    (no queries × passages matrix is kept)."""
+    queries: Vectors,
+    documents: Vectors,
+    excluded: np.ndarray,
+    targets: np.ndarray,
+    which: Sequence[str],
+) -> dict[str, np.ndarray]:
+    """The spreads over each candidate set of ``which``: every passage but the excluded row
+    (and, for the distractors, the target), by query blocks (no queries × passages matrix is
+    kept)."""
     n, m = queries.shape[0], documents.shape[0]
     score = numpy_score_block(documents)
-    ranked_out = np.empty(n)
-    distractor_out = np.empty(n)
+    out = {name: np.empty(n) for name in which}
     for start in range(0, n, QUERY_BLOCK):
         stop = min(n, start + QUERY_BLOCK)
         scores = score(dense_rows(queries, np.arange(start, stop)))
@@ -202,39 +212,46 @@ def _corpus_spreads(
         ranked = np.ones((stop - start, m), dtype=bool)
         ex = excluded[start:stop]
         ranked[rows[ex >= 0], ex[ex >= 0]] = False
-        # target positions count the candidates, i.e. skip the excluded row
-        t = targets[start:stop]
-        t_rows = np.where((ex >= 0) & (t >= ex), t + 1, t)
-        distractors = ranked.copy()
-        distractors[rows, t_rows] = False
-        ranked_out[start:stop] = row_spread(scores, ranked)
-        distractor_out[start:stop] = row_spread(scores, distractors)
-    return ranked_out, distractor_out
+        include = {"ranked": ranked}
+        if "distractors" in which:
+            # target positions count the candidates, i.e. skip the excluded row
+            t = targets[start:stop]
+            t_rows = np.where((ex >= 0) & (t >= ex), t + 1, t)
+            include["distractors"] = ranked.copy()
+            include["distractors"][rows, t_rows] = False
+        for name in which:
+            out[name][start:stop] = row_spread(scores, include[name])
+    return out
+
+
+def _side_spreads(
+    geometry: UnionGeometry, vectors: Vectors, which: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """One side's spreads (``vectors``: the questions' or the ``B_rel``'s) over ``which``."""
+    if geometry.candidates is not None:
+        return _pool_spreads(
+            dense(vectors),
+            geometry.document_vectors,
+            geometry.candidates,
+            geometry.target_positions,
+            which,
+        )
+    if geometry.excluded_rows is not None:
+        return _corpus_spreads(
+            vectors,
+            geometry.document_vectors,
+            geometry.excluded_rows,
+            geometry.target_positions,
+            which,
+        )
+    raise ValueError("measure_spreads: the geometry has neither candidates nor excluded_rows")
 
 
 def measure_spreads(geometry: UnionGeometry) -> ScoreSpreads:
     """Every question's spreads under ``geometry`` (its candidates, bridge excluded as the
     geometry was built, its encoder's vectors), question pools or corpus mode."""
-    spreads = {}
-    for side, vectors in (("q", geometry.question_vectors), ("b", geometry.b_rel_vectors)):
-        if geometry.candidates is not None:
-            spreads[side] = _pool_spreads(
-                dense(vectors),
-                geometry.document_vectors,
-                geometry.candidates,
-                geometry.target_positions,
-            )
-        elif geometry.excluded_rows is not None:
-            spreads[side] = _corpus_spreads(
-                vectors,
-                geometry.document_vectors,
-                geometry.excluded_rows,
-                geometry.target_positions,
-            )
-        else:
-            raise ValueError(
-                "measure_spreads: the geometry has neither candidates nor excluded_rows"
-            )
+    q = _side_spreads(geometry, geometry.question_vectors, SPREAD_CANDIDATES)
+    b = _side_spreads(geometry, geometry.b_rel_vectors, SPREAD_CANDIDATES)
     if geometry.candidates is not None:
         n_candidates = (geometry.candidates >= 0).sum(axis=1)
     else:
@@ -242,12 +259,23 @@ def measure_spreads(geometry: UnionGeometry) -> ScoreSpreads:
         n_candidates = geometry.document_vectors.shape[0] - (excluded >= 0)
     return ScoreSpreads(
         query_ids=geometry.query_ids,
-        sigma_q=spreads["q"][0],
-        sigma_b=spreads["b"][0],
-        sigma_q_distractors=spreads["q"][1],
-        sigma_b_distractors=spreads["b"][1],
+        sigma_q=q["ranked"],
+        sigma_b=b["ranked"],
+        sigma_q_distractors=q["distractors"],
+        sigma_b_distractors=b["distractors"],
         n_candidates=np.asarray(n_candidates, dtype=np.int64),
     )
+
+
+def spread_ratios(geometry: UnionGeometry, candidates: str = "ranked") -> np.ndarray:
+    """``σ_q/σ_B`` per question over ``candidates`` (NaN without a ratio): the values of
+    ``measure_spreads(geometry).ratios(candidates)``, without the other candidate set's spreads
+    that a weight never reads."""
+    if candidates not in SPREAD_CANDIDATES:
+        raise ValueError(f"candidates is {candidates!r}, not one of {SPREAD_CANDIDATES}")
+    q = _side_spreads(geometry, geometry.question_vectors, (candidates,))
+    b = _side_spreads(geometry, geometry.b_rel_vectors, (candidates,))
+    return spread_ratio(q[candidates], b[candidates])
 
 
 def spread_table(

@@ -30,7 +30,7 @@ import numpy as np
 
 from regime_core import config
 from regime_core.retrieval.alpha_rule import AlphaRuleProtocol, fit_rule, rule_weights
-from regime_core.retrieval.spread import measure_spreads, median_ratio
+from regime_core.retrieval.spread import median_ratio, spread_ratios
 from regime_core.router.estimator import cross_fit_folds
 from regime_core.router.training import RoutingData, with_weights
 
@@ -118,7 +118,7 @@ def alpha_weights(
             ratio={d: float("nan") for d in data},
         )
     protocol = protocol or AlphaRuleProtocol(train_dataset=train_dataset)
-    ratios = {d: measure_spreads(x.geometry).ratios(protocol.candidates) for d, x in data.items()}
+    ratios = {d: spread_ratios(x.geometry, protocol.candidates) for d, x in data.items()}
     fold_c: tuple[float, ...] = ()
     weights: dict[str, np.ndarray] = {}
     cross_fitted = False
