@@ -119,6 +119,10 @@ async (budgetMs) => {
     }
     return parts.join(" > ");
   };
+  const textNodes = function* () {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) yield walker.currentNode;
+  };
   const words = (text, n) => {
     const chars = Array.from((text || "").replace(/\s+/g, " ").trim());  // whole code points
     return chars.length > n ? chars.slice(0, n).join("") + "…" : chars.join("");
@@ -126,19 +130,16 @@ async (budgetMs) => {
 
   // (a) horizontal overflow: an element past the right edge, not in a sideways scroller
   const viewport = document.documentElement.clientWidth;
-  const scrollsSideways = (el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
-  const fixed = (el) => {
-    for (let a = el; a; a = a.parentElement) {
-      if (getComputedStyle(a).position === "fixed") return true;
+  const overflowX = (el, ...values) => values.includes(getComputedStyle(el).overflowX);
+  // whether `test` holds for `el` or an ancestor of it (one inside <body> with `inBody`)
+  const upFrom = (el, test, inBody = false) => {
+    for (let a = el; a && !(inBody && a === document.body); a = a.parentElement) {
+      if (test(a)) return true;
     }
     return false;
   };
-  const inScroller = (el) => {
-    for (let a = el; a && a !== document.body; a = a.parentElement) {
-      if (scrollsSideways(a)) return true;
-    }
-    return false;
-  };
+  const fixed = (el) => upFrom(el, (a) => getComputedStyle(a).position === "fixed");
+  const inScroller = (el) => upFrom(el, (a) => overflowX(a, "auto", "scroll"), true);
   const past = new Set();
   // elements whose box reaches past the edge (a scroller too wide is itself past the edge)
   for (const el of document.body.getElementsByTagName("*")) {
@@ -149,9 +150,7 @@ async (budgetMs) => {
   }
   // text running past the edge of a box that does not scroll (a long line in a <pre>)
   const range = document.createRange();
-  const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (texts.nextNode()) {
-    const node = texts.currentNode;
+  for (const node of textNodes()) {
     const parent = node.parentElement;
     if (!parent || past.has(parent) || !node.textContent.trim()) continue;
     range.selectNodeContents(node);
@@ -160,10 +159,7 @@ async (budgetMs) => {
     if (!visible(parent) || fixed(parent) || inScroller(parent)) continue;
     past.add(parent);
   }
-  const outermost = [...past].filter((el) => {
-    for (let a = el.parentElement; a; a = a.parentElement) if (past.has(a)) return false;
-    return true;
-  });
+  const outermost = [...past].filter((el) => !upFrom(el.parentElement, (a) => past.has(a)));
 
   // reported per block (a signature line, a paragraph, a table), not per inline piece of it
   const display = (el) => getComputedStyle(el).display;
@@ -175,12 +171,7 @@ async (budgetMs) => {
     }
     return block;
   };
-  const clipped = (el) => {
-    for (let a = el.parentElement; a; a = a.parentElement) {
-      if (["hidden", "clip"].includes(getComputedStyle(a).overflowX)) return true;
-    }
-    return false;
-  };
+  const clipped = (el) => upFrom(el.parentElement, (a) => overflowX(a, "hidden", "clip"));
   const rightEdge = (el) => {
     range.selectNodeContents(el);
     return Math.max(el.getBoundingClientRect().right, range.getBoundingClientRect().right);
@@ -207,13 +198,10 @@ async (budgetMs) => {
   const source = /\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|(?<![\w$])\$[^\s$][^$\n]*\$(?![\w$])/;
   const skip = "script, style, pre, code, kbd, samp, textarea, noscript, template, " +
     "mjx-container, .highlight";
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (walker.nextNode()) {
-    const node = walker.currentNode;
+  for (const node of textNodes()) {
     const parent = node.parentElement;
     if (!parent || parent.closest(skip) || !visible(parent)) continue;
-    const found = node.textContent.match(source);
-    if (found) math.push("maths as source: " + words(node.textContent, 80));
+    if (source.test(node.textContent)) math.push("maths as source: " + words(node.textContent, 80));
   }
   for (const el of mathNodes()) {
     if (visible(el) && !el.querySelector("mjx-container") && !source.test(el.textContent)) {
