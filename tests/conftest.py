@@ -71,7 +71,7 @@ def real_data_dir() -> Path:
 def chromium() -> str:
     """The Chromium executable; tests using it are skipped without one, unless
     REGIME_REQUIRE_CHROMIUM=1 (CI sets it), when they fail."""
-    from regime_core.book.chromium import find_chromium
+    from regime_core.book.browser import find_chromium
 
     found = find_chromium()
     if found is None:

@@ -15,9 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from regime_core.book.browser import BrowserReport, PageView, check_in_browser, screenshot_path
+from regime_core.book.browser import (
+    BrowserReport,
+    PageView,
+    check_in_browser,
+    find_chromium,
+    launch,
+    screenshot_path,
+)
 from regime_core.book.check import Problem
-from regime_core.book.chromium import DevTools, find_chromium
 
 
 @pytest.fixture(scope="module")
@@ -133,13 +139,28 @@ def test_a_page_that_does_not_load_is_a_problem() -> None:
     assert report.problems == [Problem("p.html", "load", "390 px: net::ERR_FAILED")]
 
 
-def test_devtools_speaks_to_chromium_and_closes_it(chromium: str) -> None:
-    with DevTools(chromium) as browser:
-        version = browser.call("Browser.getVersion")
-        assert "Chrome" in version["product"]
-        pid = browser.pid
-    with pytest.raises(ChildProcessError):
-        os.waitpid(pid, os.WNOHANG)  # reaped: nothing left running
+def _descendants() -> set[int]:
+    """The processes this test process started, directly or not (read from /proc)."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # it ended meanwhile
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = set(), {os.getpid()}
+    while frontier:
+        frontier = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def test_the_browser_is_chromium_and_ends_with_its_driver(chromium: str) -> None:
+    before = _descendants()
+    with launch(chromium) as browser:
+        assert browser.version.split(".")[0].isdigit()
+        assert len(_descendants() - before) >= 2  # Playwright's driver and Chromium
+    assert _descendants() - before == set()  # nothing left running
 
 
 def test_without_chromium_the_check_says_how_to_get_it(tmp_path: Path, book_build: Path) -> None:

@@ -410,19 +410,12 @@ LAYOUT_SCRIPT = """(() => {
 
 
 def _layout_at(chromium: str, html: Path, page: str, width: int) -> dict[str, Any]:
-    from regime_core.book.chromium import DevTools, serve
+    from regime_core.book.browser import launch, open_tab, serve
 
-    with serve(html) as base, DevTools(chromium) as browser:
-        session = browser.open_tab("Page")
-        browser.set_viewport(session, width, 800)
-        browser.call("Page.navigate", {"url": base + page}, session=session)
-        browser.wait_event("Page.loadEventFired", session=session, timeout=30)
-        found = browser.call(
-            "Runtime.evaluate",
-            {"expression": LAYOUT_SCRIPT, "returnByValue": True},
-            session=session,
-        )
-    return found["result"]["value"]
+    with serve(html) as base, launch(chromium) as browser:
+        tab = open_tab(browser, width, 800)
+        tab.goto(base + page, wait_until="load", timeout=30_000)
+        return dict(tab.evaluate(LAYOUT_SCRIPT))
 
 
 @pytest.mark.slow

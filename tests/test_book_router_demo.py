@@ -181,43 +181,23 @@ def test_the_page_reads_how_to_read_it_before_the_router() -> None:
 
 
 class Page:
-    """One page in a headless Chromium tab: evaluate, press keys, type, wait for a frame."""
+    """One page in a headless Chromium tab (Playwright's): evaluate, press keys, type, wait for a
+    frame."""
 
-    def __init__(self, browser: Any, session: str) -> None:
-        self.browser, self.session = browser, session
+    def __init__(self, tab: Any) -> None:
+        self.tab = tab
 
     def js(self, expression: str) -> Any:
-        out = self.browser.call(
-            "Runtime.evaluate",
-            {"expression": expression, "awaitPromise": True, "returnByValue": True},
-            session=self.session,
-        )
-        assert "exceptionDetails" not in out, out["exceptionDetails"]
-        return out["result"].get("value")
+        return self.tab.evaluate(expression)
 
-    def key(self, key: str, code: int) -> None:
-        for kind in ("rawKeyDown", "keyUp"):
-            self.browser.call(
-                "Input.dispatchKeyEvent",
-                {"type": kind, "key": key, "code": key, "windowsVirtualKeyCode": code},
-                session=self.session,
-            )
-
-    def type(self, text: str) -> None:
-        for ch in text:
-            self.browser.call(
-                "Input.dispatchKeyEvent",
-                {"type": "keyDown", "key": ch, "text": ch, "unmodifiedText": ch},
-                session=self.session,
-            )
-            self.browser.call("Input.dispatchKeyEvent", {"type": "keyUp", "key": ch},
-                              session=self.session)  # fmt: skip
+    def key(self, key: str) -> None:
+        self.tab.keyboard.press(key)
 
     def clear_and_type(self, element_id: str, text: str) -> None:
         self.js(f"document.getElementById('{element_id}').focus(); "
                 f"document.getElementById('{element_id}').select()")  # fmt: skip
-        self.key("Backspace", 8)
-        self.type(text)
+        self.key("Backspace")
+        self.tab.keyboard.type(text)
         self.frame()
 
     def frame(self) -> None:
@@ -248,7 +228,7 @@ class Page:
 
 @pytest.fixture(scope="module")
 def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from regime_core.book.chromium import DevTools, serve
+    from regime_core.book.browser import launch, open_tab, serve
     from regime_core.book.sphinx.site import STATIC_DIR
 
     site = tmp_path_factory.mktemp("router_page")
@@ -264,15 +244,12 @@ def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPath
         f'<body>{body}<script src="router.js"></script></body></html>',
         encoding="utf-8",
     )
-    with serve(site) as base, DevTools(chromium) as browser:
-        session = browser.open_tab("Page")
-        browser.set_viewport(session, 390, 844)
-        browser.clear_events()
-        browser.call("Page.navigate", {"url": base + "index.html"}, session=session)
-        browser.wait_event("Page.loadEventFired", session=session)
-        tab = Page(browser, session)
-        tab.frame()
-        yield tab
+    with serve(site) as base, launch(chromium) as browser:
+        tab = open_tab(browser, 390, 844)
+        tab.goto(base + "index.html", wait_until="load")
+        page = Page(tab)
+        page.frame()
+        yield page
 
 
 def test_the_page_in_a_browser_follows_the_reader(page: Page, presets: list[Preset]) -> None:
@@ -298,12 +275,12 @@ def test_the_page_in_a_browser_follows_the_reader(page: Page, presets: list[Pres
 
     # choosing a preset with the keyboard fills the form and brings its check back
     page.js("document.getElementById('regime-router-preset').focus()")
-    page.key("ArrowDown", 40)
+    page.key("ArrowDown")
     page.frame()
     chosen = page.state()
     assert chosen["preset"] == "0" and chosen["question"] == presets[0].question
     assert "✓" in chosen["check"] and chosen["notes"] == []
-    page.key("ArrowDown", 40)
+    page.key("ArrowDown")
     page.frame()
     assert page.state()["question"] == presets[1].question
     assert page.state()["errors"] == []

@@ -24,21 +24,29 @@ and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller tha
   :data:`MIN_FIGURE_TEXT_PX` CSS pixels once the image is scaled to the page.
 - ``load``: a page that did not load, or on which the check script failed.
 
-Chromium is driven by :class:`regime_core.book.chromium.DevTools`.
+The browser is the Debian package ``chromium`` (found on ``PATH``), driven by Playwright, whose
+wheel brings its own driver: nothing is downloaded, and no debugging port is opened.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import shutil
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from playwright.sync_api import Browser, CDPSession, ConsoleMessage, Error, Page, sync_playwright
 
 from regime_core.book.check import Problem, book_pages, redirect_target
-from regime_core.book.chromium import DevTools, DevToolsError, find_chromium, serve
 
 BROWSER_KINDS: tuple[str, ...] = ("overflow", "math", "console", "figure-text")
 #: The smallest figure text a phone may show, in CSS pixels.
@@ -46,7 +54,24 @@ MIN_FIGURE_TEXT_PX = 8.0
 WIDTHS: tuple[int, ...] = (1366, 390)
 OVERFLOW_WIDTHS: tuple[int, ...] = (390,)
 VIEWPORT_HEIGHTS: dict[int, int] = {1366: 768, 390: 844}
+PHONE_BELOW = 700  # narrower viewports are emulated as a phone (the viewport meta tag honoured)
 MAX_SCREENSHOT_HEIGHT = 16000  # CSS px; taller captures exceed what Chromium can paint at once
+CHROMIUM_NAMES: tuple[str, ...] = (
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+)
+# Beside Playwright's own switches (headless, no first run, no extensions, no background
+# networking...), ours, so that the book's pages can reach nothing but 127.0.0.1 whatever
+# Playwright's defaults become.
+CHROMIUM_ARGS: tuple[str, ...] = (
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+)
 
 # Runs in each page once it has loaded; resolves to a JSON-able object. Kept in one place so that
 # what "overflow" and "unrendered maths" mean is read here, not spread over Python.
@@ -94,6 +119,10 @@ async (budgetMs) => {
     }
     return parts.join(" > ");
   };
+  const textNodes = function* () {
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) yield walker.currentNode;
+  };
   const words = (text, n) => {
     const chars = Array.from((text || "").replace(/\s+/g, " ").trim());  // whole code points
     return chars.length > n ? chars.slice(0, n).join("") + "…" : chars.join("");
@@ -101,19 +130,16 @@ async (budgetMs) => {
 
   // (a) horizontal overflow: an element past the right edge, not in a sideways scroller
   const viewport = document.documentElement.clientWidth;
-  const scrollsSideways = (el) => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
-  const fixed = (el) => {
-    for (let a = el; a; a = a.parentElement) {
-      if (getComputedStyle(a).position === "fixed") return true;
+  const overflowX = (el, ...values) => values.includes(getComputedStyle(el).overflowX);
+  // whether `test` holds for `el` or an ancestor of it (one inside <body> with `inBody`)
+  const upFrom = (el, test, inBody = false) => {
+    for (let a = el; a && !(inBody && a === document.body); a = a.parentElement) {
+      if (test(a)) return true;
     }
     return false;
   };
-  const inScroller = (el) => {
-    for (let a = el; a && a !== document.body; a = a.parentElement) {
-      if (scrollsSideways(a)) return true;
-    }
-    return false;
-  };
+  const fixed = (el) => upFrom(el, (a) => getComputedStyle(a).position === "fixed");
+  const inScroller = (el) => upFrom(el, (a) => overflowX(a, "auto", "scroll"), true);
   const past = new Set();
   // elements whose box reaches past the edge (a scroller too wide is itself past the edge)
   for (const el of document.body.getElementsByTagName("*")) {
@@ -124,9 +150,7 @@ async (budgetMs) => {
   }
   // text running past the edge of a box that does not scroll (a long line in a <pre>)
   const range = document.createRange();
-  const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (texts.nextNode()) {
-    const node = texts.currentNode;
+  for (const node of textNodes()) {
     const parent = node.parentElement;
     if (!parent || past.has(parent) || !node.textContent.trim()) continue;
     range.selectNodeContents(node);
@@ -135,10 +159,7 @@ async (budgetMs) => {
     if (!visible(parent) || fixed(parent) || inScroller(parent)) continue;
     past.add(parent);
   }
-  const outermost = [...past].filter((el) => {
-    for (let a = el.parentElement; a; a = a.parentElement) if (past.has(a)) return false;
-    return true;
-  });
+  const outermost = [...past].filter((el) => !upFrom(el.parentElement, (a) => past.has(a)));
 
   // reported per block (a signature line, a paragraph, a table), not per inline piece of it
   const display = (el) => getComputedStyle(el).display;
@@ -150,12 +171,7 @@ async (budgetMs) => {
     }
     return block;
   };
-  const clipped = (el) => {
-    for (let a = el.parentElement; a; a = a.parentElement) {
-      if (["hidden", "clip"].includes(getComputedStyle(a).overflowX)) return true;
-    }
-    return false;
-  };
+  const clipped = (el) => upFrom(el.parentElement, (a) => overflowX(a, "hidden", "clip"));
   const rightEdge = (el) => {
     range.selectNodeContents(el);
     return Math.max(el.getBoundingClientRect().right, range.getBoundingClientRect().right);
@@ -182,13 +198,10 @@ async (budgetMs) => {
   const source = /\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|(?<![\w$])\$[^\s$][^$\n]*\$(?![\w$])/;
   const skip = "script, style, pre, code, kbd, samp, textarea, noscript, template, " +
     "mjx-container, .highlight";
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  while (walker.nextNode()) {
-    const node = walker.currentNode;
+  for (const node of textNodes()) {
     const parent = node.parentElement;
     if (!parent || parent.closest(skip) || !visible(parent)) continue;
-    const found = node.textContent.match(source);
-    if (found) math.push("maths as source: " + words(node.textContent, 80));
+    if (source.test(node.textContent)) math.push("maths as source: " + words(node.textContent, 80));
   }
   for (const el of mathNodes()) {
     if (visible(el) && !el.querySelector("mjx-container") && !source.test(el.textContent)) {
@@ -309,8 +322,6 @@ def figure_text_px(png: Path, natural: float, shown: float) -> float | None:
 
 def small_figure_text(html_dir: Path, view: PageView) -> list[str]:
     """The figures of ``view`` whose smallest text is drawn below :data:`MIN_FIGURE_TEXT_PX`."""
-    from urllib.parse import unquote, urlsplit
-
     found = []
     for image in view.images:
         path = unquote(urlsplit(str(image.get("src", ""))).path).lstrip("/")
@@ -324,29 +335,82 @@ def small_figure_text(html_dir: Path, view: PageView) -> list[str]:
     return found
 
 
-def console_errors(browser: DevTools, session: str) -> list[str]:
-    """The errors the console received since the last navigation: uncaught exceptions,
-    ``console.error`` calls and failed loads (``Log`` entries of level error)."""
-    found = []
-    for event in browser.events("Runtime.exceptionThrown", session=session):
-        details = event.get("exceptionDetails", {})
-        text = details.get("exception", {}).get("description") or details.get("text", "")
-        found.append(str(text).splitlines()[0] if text else "an uncaught exception")
-    for event in browser.events("Runtime.consoleAPICalled", session=session):
-        if event.get("type") in ("error", "assert"):
-            args = [str(a.get("value", a.get("description", ""))) for a in event.get("args", [])]
-            found.append("console.error: " + " ".join(args)[:200])
-    for event in browser.events("Log.entryAdded", session=session):
-        entry = event.get("entry", {})
-        # the browser asks the server's root for /favicon.ico on its own; no page declares it
-        if entry.get("level") == "error" and not str(entry.get("url", "")).endswith("/favicon.ico"):
-            found.append(f"{entry.get('text', '')} {entry.get('url', '')}".strip()[:200])
-    return list(dict.fromkeys(found))
-
-
 def screenshot_path(screenshots: Path, width: int, page: str) -> Path:
     """``<screenshots>/<width>/<page without .html>.png``."""
     return screenshots / str(width) / Path(page).with_suffix(".png")
+
+
+def find_chromium(explicit: str | Path | None = None) -> str | None:
+    """The Chromium executable: ``explicit`` if given, else the first of :data:`CHROMIUM_NAMES`
+    on ``PATH``; None when there is none."""
+    if explicit is not None:
+        return str(explicit) if Path(explicit).is_file() else shutil.which(str(explicit))
+    return next(filter(None, map(shutil.which, CHROMIUM_NAMES)), None)
+
+
+@contextmanager
+def launch(executable: str) -> Iterator[Browser]:
+    """Headless Chromium ``executable`` for the duration; it and Playwright's driver end after.
+
+    Without its sandbox, which needs user namespaces that containers and root (CI) often lack:
+    the browser only ever opens the book, served from 127.0.0.1."""
+    with sync_playwright() as playwright:
+        yield playwright.chromium.launch(
+            executable_path=executable, args=CHROMIUM_ARGS, chromium_sandbox=False
+        )
+
+
+def open_tab(browser: Browser, width: int, height: int) -> Page:
+    """A tab of a fresh context, ``width`` x ``height`` CSS px at scale 1, as a phone below
+    :data:`PHONE_BELOW` px."""
+    context = browser.new_context(
+        viewport={"width": width, "height": height},
+        device_scale_factor=1,
+        is_mobile=width < PHONE_BELOW,
+    )
+    return context.new_page()
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serve(directory: Path | str) -> Iterator[str]:
+    """Serve ``directory`` over HTTP on ``127.0.0.1`` for the duration; yields its base URL."""
+    handler = partial(_QuietHandler, directory=str(directory))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, name="book-server", daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def console_errors(page: Page) -> list[str]:
+    """A list that collects the errors of ``page``'s console from now on: uncaught exceptions,
+    ``console.error`` (and failed ``console.assert``) calls, and resources that failed to load.
+    Clear it before each navigation."""
+    found: list[str] = []
+
+    def exception(error: Error) -> None:
+        text = f"{error.name}: {error.message}" if error.name else error.message
+        found.append(text.splitlines()[0] if text.strip() else "an uncaught exception")
+
+    def message(entry: ConsoleMessage) -> None:
+        url = entry.location.get("url", "")
+        # the browser asks the server's root for /favicon.ico on its own; no page declares it
+        if entry.type in ("error", "assert") and not url.endswith("/favicon.ico"):
+            called = "console.error: " if entry.args else ""  # a failed load has no arguments
+            found.append(f"{called}{entry.text} {url}".strip()[:200])
+
+    page.on("pageerror", exception)
+    page.on("console", message)
+    return found
 
 
 def check_in_browser(
@@ -387,15 +451,18 @@ def check_in_browser(
     )
     started = time.perf_counter()
     views: list[PageView] = []
-    with serve(root) as base, DevTools(executable) as browser:
-        session = browser.open_tab("Page", "Runtime", "Log")
+    with serve(root) as base, launch(executable) as browser:
         for width in widths:
-            browser.set_viewport(session, width, VIEWPORT_HEIGHTS.get(width, 800))
+            tab = open_tab(browser, width, VIEWPORT_HEIGHTS.get(width, 800))
+            tab.set_default_timeout(timeout * 1000)
+            errors = console_errors(tab)
+            devtools = tab.context.new_cdp_session(tab)
             for name in names:
                 shot = screenshot_path(shots, width, name)
-                views.append(_view(browser, session, base, name, width, shot, timeout))
+                views.append(_view(tab, devtools, errors, base, name, width, shot, timeout))
                 if progress is not None:
                     progress(views[-1])
+            tab.context.close()
     report = BrowserReport(
         tuple(views), shots, time.perf_counter() - started, tuple(overflow_widths), root
     )
@@ -407,8 +474,9 @@ def check_in_browser(
 
 
 def _view(
-    browser: DevTools,
-    session: str,
+    tab: Page,
+    devtools: CDPSession,
+    errors: list[str],
     base: str,
     page: str,
     width: int,
@@ -416,52 +484,22 @@ def _view(
     timeout: float,
 ) -> PageView:
     started = time.perf_counter()
-
-    def failed(error: str) -> PageView:
+    try:
+        # each page as a first visit: the theme keeps the sidebar's scroll (and the colour mode)
+        # in the origin's storage, which the previous page would otherwise hand on
+        tab.evaluate("try { sessionStorage.clear(); localStorage.clear(); } catch (e) {}")
+        errors.clear()
+        tab.goto(base + page, wait_until="load")
+        found = tab.evaluate(PAGE_SCRIPT, int(timeout * 1000 * 0.5))
+        height = min(int(found["height"]), MAX_SCREENSHOT_HEIGHT)
+        clip = {"x": 0, "y": 0, "width": int(found["viewport"]), "height": height, "scale": 1}
+        # Chromium's own call, as tab.screenshot cannot ask for the fast PNG encoding: with it
+        # the whole book took 30% longer
+        capture = {"format": "png", "optimizeForSpeed": True, "captureBeyondViewport": True}
+        image = devtools.send("Page.captureScreenshot", {**capture, "clip": clip})
+    except Error as err:  # Playwright names the step: Page.goto, Page.evaluate...
+        error = err.message.splitlines()[0]
         return PageView(page, width, None, "", 0, 0, (), (), time.perf_counter() - started, error)
-
-    # each page as a first visit: the theme keeps the sidebar's scroll (and the colour mode) in
-    # the origin's storage, which the previous page would otherwise hand on
-    forget = "try { sessionStorage.clear(); localStorage.clear(); } catch (e) {}"
-    browser.call("Runtime.evaluate", {"expression": forget}, session=session)
-    browser.clear_events()
-    navigation = browser.call("Page.navigate", {"url": base + page}, session=session)
-    if navigation.get("errorText"):
-        return failed(str(navigation["errorText"]))
-    try:
-        browser.wait_event("Page.loadEventFired", session=session, timeout=timeout)
-        evaluated = browser.call(
-            "Runtime.evaluate",
-            {
-                "expression": f"({PAGE_SCRIPT})({int(timeout * 1000 * 0.5)})",
-                "awaitPromise": True,
-                "returnByValue": True,
-            },
-            session=session,
-            timeout=timeout,
-        )
-    except DevToolsError as err:
-        return failed(str(err))
-    if "exceptionDetails" in evaluated:
-        details = evaluated["exceptionDetails"]
-        return failed(f"the check script failed: {details.get('exception', details)}")
-    found = evaluated["result"]["value"]
-    viewport = int(found["viewport"])
-    height = min(int(found["height"]), MAX_SCREENSHOT_HEIGHT)
-    try:
-        image = browser.call(
-            "Page.captureScreenshot",
-            {
-                "format": "png",
-                "optimizeForSpeed": True,
-                "captureBeyondViewport": True,
-                "clip": {"x": 0, "y": 0, "width": viewport, "height": height, "scale": 1},
-            },
-            session=session,
-            timeout=timeout,
-        )
-    except DevToolsError as err:
-        return failed(f"no screenshot: {err}")
     shot.parent.mkdir(parents=True, exist_ok=True)
     shot.write_bytes(base64.b64decode(image["data"]))
     return PageView(
@@ -474,6 +512,6 @@ def _view(
         overflow=tuple(found["overflow"]),
         math=tuple(found["math"]),
         seconds=time.perf_counter() - started,
-        console=tuple(console_errors(browser, session)),
+        console=tuple(dict.fromkeys(errors)),
         images=tuple(found.get("images", [])),
     )

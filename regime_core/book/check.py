@@ -388,11 +388,12 @@ def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -
     return problems
 
 
-def check_page(page: str, soup: BeautifulSoup) -> list[Problem]:
-    """Every text-level problem of one parsed page (``page`` is its name in the report)."""
-    return [
-        Problem(page, kind, detail) for kind, check in PAGE_CHECKS.items() for detail in check(soup)
-    ]
+def check_page(page: str, soup: BeautifulSoup, repository: str | None = None) -> list[Problem]:
+    """Every problem of one parsed page (``page`` is its name in the report) but its links,
+    captions and figures; ``repository`` as for :func:`find_placeholder_links`."""
+    found = [(kind, detail) for kind, check in PAGE_CHECKS.items() for detail in check(soup)]
+    found += [("placeholder", detail) for detail in find_placeholder_links(soup, repository)]
+    return [Problem(page, kind, detail) for kind, detail in found]
 
 
 # --- links ---------------------------------------------------------------------------------------
@@ -405,28 +406,29 @@ def anchors(soup: BeautifulSoup) -> set[str]:
     return found
 
 
-REDIRECT = re.compile(
-    r"<meta[^>]*http-equiv=[\"']?refresh[\"']?[^>]*content=[\"']?\s*\d+\s*;\s*url=([^\"'>]+)",
-    re.IGNORECASE,
-)
+REFRESH = re.compile(r"^\s*\d+\s*;\s*url=(.+)$", re.IGNORECASE)  # a refresh's content
+
+
+def _refresh_target(soup: BeautifulSoup) -> str | None:
+    for meta in soup.find_all("meta", attrs={"http-equiv": True, "content": True}):
+        found = REFRESH.match(str(meta["content"]))
+        if str(meta["http-equiv"]).lower() == "refresh" and found:
+            return found.group(1).strip()
+    return None
 
 
 def redirect_target(page: Path | str) -> str | None:
     """Where a redirect page (``<meta http-equiv="refresh">``, like the build's ``index.html``)
     sends its reader, or None for a page a reader reads."""
     with Path(page).open(encoding="utf-8") as handle:
-        head = handle.read(4096)
-    match = REDIRECT.search(head)
-    return match.group(1).strip() if match else None
+        return _refresh_target(BeautifulSoup(handle.read(4096), "html.parser"))
 
 
 def internal_references(soup: BeautifulSoup) -> list[str]:
     """Every ``href`` and ``src`` of the page without a scheme or host (links into the build),
     and the address a redirect sends its reader to."""
     refs = [str(a["href"]) for a in soup.find_all(["a", "link"], href=True)]
-    for meta in soup.find_all("meta", attrs={"http-equiv": True, "content": True}):
-        if str(meta["http-equiv"]).lower() == "refresh" and "url=" in str(meta["content"]):
-            refs.append(str(meta["content"]).split("url=", 1)[1].strip())
+    refs += [target] if (target := _refresh_target(soup)) else []
     refs += [str(tag["src"]) for tag in soup.find_all(["img", "script", "source"], src=True)]
     return [
         ref for ref in refs if ref.strip() and not urlsplit(ref).scheme and not urlsplit(ref).netloc
@@ -568,12 +570,7 @@ def check_html(
     parsed = {page: parse_page(page) for page in book_pages(root)}
     problems: list[Problem] = []
     for page, soup in parsed.items():
-        name = page.relative_to(root).as_posix()
-        problems += check_page(name, soup)
-        problems += [
-            Problem(name, "placeholder", detail)
-            for detail in find_placeholder_links(soup, repository)
-        ]
+        problems += check_page(page.relative_to(root).as_posix(), soup, repository)
     problems += check_links(root, parsed)
     problems += check_captions(root, parsed)
     problems += check_figures(root, parsed, results_dir=results_dir)
