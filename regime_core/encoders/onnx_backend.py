@@ -194,17 +194,16 @@ class BackendRunner:
 
     def encode(self, texts: Sequence[str], prompt: str | None) -> np.ndarray:
         """Mean-pooled vectors of ``texts`` (batches of ``batch_size``, longest first)."""
+        # Transformer → mean Pooling (→ Normalize) only (_check_pipeline): the pooled width is
+        # the model's sentence dimension, known before any batch (an empty input included)
+        width = int(self.model.get_embedding_dimension())
+        out = np.empty((len(texts), width), dtype=np.float32)
         order = np.argsort([-len(t) for t in texts], kind="stable")
-        out: np.ndarray | None = None
         for start in range(0, len(texts), self.batch_size):
             rows = order[start : start + self.batch_size]
             features = self.model.preprocess([texts[i] for i in rows], prompt=prompt)
             feeds = {name: features[name].numpy().astype(np.int64) for name in self.input_names}
             hidden = np.asarray(self._run(feeds), dtype=np.float32)
             mask = feeds["attention_mask"][..., None].astype(np.float32)
-            pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
-            if out is None:
-                out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
-            out[rows] = pooled
-        assert out is not None
+            out[rows] = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         return out
