@@ -8,7 +8,8 @@ against ours), ``findings``, ``choices`` (named choices and defaults), ``referen
 and metrics pages), ``router_page`` (the live router), ``assets`` (style sheets, MathJax),
 ``coverage`` (the paired intervals' coverage, computed at build time), ``variants`` (the
 notebooks run by hand, judged beside the default), ``launch``, ``site`` (buttons, footer,
-search, citation), ``tables`` and ``markup``; ``timing`` (the build's phases and the seconds of
+search, citation), ``tables``, ``markup`` and ``warned_pages`` (the pages that warned in the
+last build, read again on the next); ``timing`` (the build's phases and the seconds of
 all the above, written only when ``REGIME_BOOK_TIMING`` names a file) wraps them last.
 """
 
@@ -65,6 +66,7 @@ from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy
 from regime_core.book.sphinx.tables import number_tables_per_page
 from regime_core.book.sphinx.timing import setup_timing
 from regime_core.book.sphinx.variants import setup_variants
+from regime_core.book.sphinx.warned_pages import setup_warned_pages
 
 __all__ = ["setup"]
 
@@ -75,6 +77,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
     setup_dependency_hashes(app)  # pages reread when a record's content changes
+    setup_warned_pages(app)  # pages reread while they warn: a failed build fails again
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
     app.add_directive("regime-findings", FindingsDirective)
     app.add_directive("regime-verdict-table", VerdictTableDirective)
