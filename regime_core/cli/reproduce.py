@@ -87,13 +87,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="build the Jupyter Book (HTML in _build/html), warnings as errors",
         description=(
             "Build the book with jupyter-book (--warningiserror --nitpick --keep-going). "
-            "Notebooks are not executed here; run `regime reproduce` first."
+            "Notebooks are not executed here; run `regime reproduce` first. A build reads "
+            "again only the pages that changed, whose records changed, or that warned in the "
+            "last build (strict or not), so a build that failed on a warning fails again on it "
+            "until the page is fixed. The next build reads every page after a warning of no "
+            "single page, a build that stopped or never finished, or a switch between strict "
+            "and --no-strict (regime_core/book/sphinx/warned_pages.py)."
         ),
     )
     book.add_argument("--root", type=path_value, default=paths.REPO_ROOT, help="the book's root")
     book.add_argument("--output", type=path_value, default=None, help="jupyter-book --path-output")
     add_work_option(book, help="where the results records are")
-    book.add_argument("--all", action="store_true", help="rebuild every page")
+    book.add_argument(
+        "--all", action="store_true", help="read and write every page, from a fresh environment"
+    )
     book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")
     book.add_argument(
         "--timing",
