@@ -8,9 +8,9 @@ against ours), ``findings``, ``choices`` (named choices and defaults), ``referen
 and metrics pages), ``router_page`` (the live router), ``assets`` (style sheets, MathJax),
 ``coverage`` (the paired intervals' coverage, computed at build time), ``variants`` (the
 notebooks run by hand, judged beside the default), ``launch``, ``site`` (buttons, footer,
-search, citation), ``tables``, ``markup`` and ``warned_pages`` (the pages that warned in the
-last build, read again on the next); ``timing`` (the build's phases and the seconds of
-all the above, written only when ``REGIME_BOOK_TIMING`` names a file) wraps them last.
+search, citation), ``tables``, ``markup`` and ``strict_pass`` (every page read again after a
+build that did not pass strictly); ``timing`` (the build's phases and the seconds of all the
+above, written only when ``REGIME_BOOK_TIMING`` names a file) wraps them last.
 """
 
 from __future__ import annotations
@@ -63,10 +63,10 @@ from regime_core.book.sphinx.router_page import (
     serve_router_js,
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
+from regime_core.book.sphinx.strict_pass import setup_strict_pass
 from regime_core.book.sphinx.tables import number_tables_per_page
 from regime_core.book.sphinx.timing import setup_timing
 from regime_core.book.sphinx.variants import setup_variants
-from regime_core.book.sphinx.warned_pages import setup_warned_pages
 
 __all__ = ["setup"]
 
@@ -77,7 +77,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
     setup_dependency_hashes(app)  # pages reread when a record's content changes
-    setup_warned_pages(app)  # pages reread while they warn: a failed build fails again
+    setup_strict_pass(app)  # every page reread after a build that did not pass strictly
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
     app.add_directive("regime-findings", FindingsDirective)
     app.add_directive("regime-verdict-table", VerdictTableDirective)
