@@ -88,11 +88,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description=(
             "Build the book with jupyter-book (--warningiserror --nitpick --keep-going). "
             "Notebooks are not executed here; run `regime reproduce` first. A build reads "
-            "again only the pages that changed, whose records changed, or that warned in the "
-            "last build (strict or not), so a build that failed on a warning fails again on it "
-            "until the page is fixed. The next build reads every page after a warning of no "
-            "single page, a build that stopped or never finished, or a switch between strict "
-            "and --no-strict (regime_core/book/sphinx/warned_pages.py)."
+            "again the pages that changed or whose records changed, and every page after a "
+            "build that did not pass strictly (one that warned, stopped or never finished, or "
+            "a --no-strict one), so a build that failed on a warning fails again on it until "
+            "the page is fixed (regime_core/book/sphinx/strict_pass.py)."
         ),
     )
     book.add_argument("--root", type=path_value, default=paths.REPO_ROOT, help="the book's root")
