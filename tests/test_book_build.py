@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from helpers import PageLinks, broken_links, copy_book_sources, write_stamped_re
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
 from regime_core.book.sphinx.records import parse_reference
+from regime_core.book.sphinx.strict_pass import MARKER, READ_EVERY_PAGE
 from regime_core.runner.records import save_figure, write_record
 from regime_core.runner.stamps import write_stamp
 
@@ -490,3 +492,65 @@ def test_a_record_that_does_not_match_its_stamp_stops_the_build(tmp_path: Path) 
     stamp.unlink()
     with pytest.raises(ValueError, match="has no valid stamp"):
         build_book(root, work=work)
+
+
+BAD_KEY_PAGE = "# Bad\n\nA number no run produced: {rec}`demo:fit.slop|frac`.\n"
+TWO_PAGES_TOC = "format: jb-book\nroot: book/slope\nchapters:\n  - file: book/bad\n"
+
+
+def _two_page_book(tmp_path: Path, bad: str = BAD_KEY_PAGE) -> tuple[Path, Path]:
+    """The slope page and ``book/bad.md`` holding ``bad``, over the stamped fake run."""
+    root, work = _one_page_book(tmp_path)
+    (root / "book" / "bad.md").write_text(bad, encoding="utf-8")
+    (root / "_toc.yml").write_text(TWO_PAGES_TOC, encoding="utf-8")
+    return root, work
+
+
+def _plain_log(log: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", log)  # Sphinx may colour its lines
+
+
+def _read_every_page_lines(log: str) -> list[str]:
+    """The log's lines saying the build read every page again (after no strict pass)."""
+    return [line for line in _plain_log(log).splitlines() if READ_EVERY_PAGE in line]
+
+
+@pytest.mark.slow
+def test_a_failed_strict_build_fails_again_until_the_page_is_fixed(tmp_path: Path) -> None:
+    """A build after one that did not pass strictly reads every page again, so a strict build
+    that failed fails again, on the same warning, until the page is fixed; a strict pass then
+    leaves nothing that makes later builds read any page again."""
+    root, work = _two_page_book(tmp_path)
+    marker = root / "_build" / ".doctrees" / MARKER
+    first = build_book(root, work=work)
+    assert not first.ok and marker.is_file()
+    warned = [w for w in first.warnings() if "fit.slop" in w]
+    assert warned and "'book/bad'" in warned[0]
+    second = build_book(root, work=work)  # nothing changed
+    assert not second.ok, "the page that warned was not read again"
+    assert [w for w in second.warnings() if "fit.slop" in w] == warned
+    assert len(_read_every_page_lines(second.log)) == 1
+    assert "0 added, 2 changed, 0 removed" in _read_every_page_lines(second.log)[0]
+    (root / "book" / "bad.md").write_text("# Bad\n\nFixed: {rec}`demo:fit.slope|frac`.\n")
+    third = build_book(root, work=work)
+    assert third.ok, "\n".join(third.warnings()) or third.log[-3000:]
+    assert not marker.exists()
+    fourth = build_book(root, work=work)
+    assert fourth.ok and _read_every_page_lines(fourth.log) == []
+    assert "0 added, 0 changed, 0 removed" in _plain_log(fourth.log)
+    assert not marker.exists()
+
+
+@pytest.mark.slow
+def test_a_non_strict_build_leaves_no_strict_build_passing(tmp_path: Path) -> None:
+    """A ``--no-strict`` build warns and passes, and resolves no reference strictly (no
+    ``--nitpick``); the strict build after it reads every page again and fails on both."""
+    page = BAD_KEY_PAGE + "\nSee {py:func}`regime_core.no_such_function`.\n"
+    root, work = _two_page_book(tmp_path, page)
+    loose = build_book(root, work=work, strict=False)
+    assert loose.ok and any("fit.slop" in w for w in loose.warnings())
+    strict = build_book(root, work=work)
+    assert not strict.ok
+    assert len(_read_every_page_lines(strict.log)) == 1
+    warnings = "\n".join(strict.warnings())
+    assert "fit.slop" in warnings and "regime_core.no_such_function" in warnings

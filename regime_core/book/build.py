@@ -11,9 +11,12 @@ in a child process (Sphinx keeps global state; a child keeps every build indepen
 ``{rec}`` role reads records from ``REGIME_WORK_DIR``, which ``work`` sets for the child; a
 record that is not its run stamp's stops the build before it starts (:func:`check_records`).
 Pages are read again when a record they read changes content, whatever its modification time
-(``regime_core.book.sphinx.records``). ``timing`` (``regime book --timing FILE``) sets
-``REGIME_BOOK_TIMING`` for the child, so the build writes its phases' seconds to that file
-(``regime_core.book.sphinx.timing``; ``benchmarks/bench_build.py`` prints them).
+(``regime_core.book.sphinx.records``), and every page after a build that did not pass strictly
+(one that warned or stopped, or a ``strict=False`` one), so a failed strict build fails again
+until the page is fixed (``regime_core.book.sphinx.strict_pass``). ``timing`` (``regime book
+--timing FILE``) sets ``REGIME_BOOK_TIMING`` for the child, so the build writes its phases'
+seconds to that file (``regime_core.book.sphinx.timing``; ``benchmarks/bench_build.py`` prints
+them).
 """
 
 from __future__ import annotations

@@ -87,13 +87,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="build the Jupyter Book (HTML in _build/html), warnings as errors",
         description=(
             "Build the book with jupyter-book (--warningiserror --nitpick --keep-going). "
-            "Notebooks are not executed here; run `regime reproduce` first."
+            "Notebooks are not executed here; run `regime reproduce` first. A build reads "
+            "again the pages that changed or whose records changed, and every page after a "
+            "build that did not pass strictly (one that warned, stopped or never finished, or "
+            "a --no-strict one), so a build that failed on a warning fails again on it until "
+            "the page is fixed (regime_core/book/sphinx/strict_pass.py)."
         ),
     )
     book.add_argument("--root", type=path_value, default=paths.REPO_ROOT, help="the book's root")
     book.add_argument("--output", type=path_value, default=None, help="jupyter-book --path-output")
     add_work_option(book, help="where the results records are")
-    book.add_argument("--all", action="store_true", help="rebuild every page")
+    book.add_argument(
+        "--all", action="store_true", help="read and write every page, from a fresh environment"
+    )
     book.add_argument("--no-strict", action="store_true", help="do not fail on warnings")
     book.add_argument(
         "--timing",

@@ -2,9 +2,9 @@
 
 Every number, verdict, default and reference table of the prose is read from the records or the
 code when the book is built, never typed. One module per concern, each saying which roles,
-directives and hooks it adds; :func:`setup` registers them all, and ``timing`` (the build's
-phases and the seconds of all the above, only when ``REGIME_BOOK_TIMING`` names a file) wraps
-them last.
+directives and hooks it adds; :func:`setup` registers them all, ``strict_pass`` reads every page
+again after a build that did not pass strictly, and ``timing`` (the build's phases and the
+seconds of all the above, only when ``REGIME_BOOK_TIMING`` names a file) wraps them last.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from regime_core.book.sphinx.router_page import (
     router_assets_on_demo_pages,
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
+from regime_core.book.sphinx.strict_pass import setup_strict_pass
 from regime_core.book.sphinx.tables import number_tables_per_page
 from regime_core.book.sphinx.timing import setup_timing
 from regime_core.book.sphinx.variants import setup_variants
@@ -67,6 +68,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("rec-table", RecordTableDirective)
     app.add_directive("rec-figure", RecordFigureDirective)
     setup_dependency_hashes(app)  # pages reread when a record's content changes
+    setup_strict_pass(app)  # every page reread after a build that did not pass strictly
     app.add_directive("regime-paper-claims", PaperClaimsDirective)
     app.add_directive("regime-findings", FindingsDirective)
     app.add_directive("regime-verdict-table", VerdictTableDirective)
