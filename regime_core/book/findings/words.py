@@ -6,30 +6,41 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from regime_core.runner.records import Record, format_number, interval_end
 
+if TYPE_CHECKING:
+    from regime_core.runner.verdicts import ClaimVerdict
+
 
 class Records:
-    """The records a finding reads, by run id, with short accessors for its numbers."""
+    """The records a finding reads, by run id, with short accessors for its numbers; and the
+    claims' verdicts, by claim id, for a finding that reads them."""
 
-    def __init__(self, records: Mapping[str, Record]) -> None:
+    def __init__(
+        self,
+        records: Mapping[str, Record],
+        verdicts: Mapping[str, ClaimVerdict] | None = None,
+    ) -> None:
         self._records = records
+        self._verdicts = verdicts
 
     def record(self, run: str) -> Record:
         if run not in self._records:
             raise KeyError(f"no record for run {run!r}; the finding needs it")
         return self._records[run]
 
+    def verdicts(self) -> Mapping[str, ClaimVerdict]:
+        if self._verdicts is None:
+            raise KeyError("no verdicts of the claims; the finding needs them")
+        return self._verdicts
+
     def get(self, run: str, key: str) -> Any:
         return self.record(run).number(key)
 
     def node(self, run: str, key: str) -> Mapping[str, Any]:
         return self.record(run).node(key)
-
-    def has(self, run: str, key: str) -> bool:
-        return self.record(run).has(key)
 
 
 def pp(x: float) -> str:
@@ -87,3 +98,5 @@ class Finding:
     chapter: str
     runs: tuple[str, ...]
     write: Callable[[Records], str]
+    #: it reads the claims' verdicts too (the book's, judged once per build)
+    judged: bool = False
