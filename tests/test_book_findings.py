@@ -36,6 +36,8 @@ def _cmp(diff: float, lo: float, hi: float, **more: Any) -> dict[str, Any]:
 
 def test_an_interval_names_its_kind_and_carries_the_unit_once() -> None:
     assert W.interval(_cmp(0.066, 0.045, 0.091)) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
+    # the one implementation of this format: the book's cells of ours say it the same way
+    assert W.estimate_interval(0.066, 0.045, 0.091) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
     adjusted = W.interval(_cmp(-0.02, -0.055, 0.0), what=W.HOLM)
     assert adjusted == "-2.0 pp (Holm-adjusted CI -5.5 to 0.0 pp)"
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from regime_core import config
 from regime_core.runner.records import Record, format_number, interval_end
 
 if TYPE_CHECKING:
@@ -55,14 +56,22 @@ def count(x: float) -> str:
     return format_number(x, "int")
 
 
-def interval(c: Mapping[str, Any], effect: str = "diff", what: str = "95% CI") -> str:
-    """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: a comparison's effect and interval (``what``
-    names the interval: a Holm-adjusted one says so)."""
-    lo, hi = interval_end(float(c["ci_lo"]), unit=False), interval_end(float(c["ci_hi"]))
-    return f"{pp(c[effect])} ({what} {lo} to {hi})"
-
-
+#: the name of an interval of confidence :data:`~regime_core.config.CONFIDENCE`
+CI = f"{round(100 * config.CONFIDENCE)}% CI"
 HOLM = "Holm-adjusted CI"
+
+
+def estimate_interval(estimate: float, ci_lo: float, ci_hi: float, what: str = CI) -> str:
+    """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: an estimate and its interval, fractions in, the
+    unit written once (``what`` names the interval: a Holm-adjusted one says so)."""
+    lo, hi = interval_end(float(ci_lo), unit=False), interval_end(float(ci_hi))
+    return f"{pp(estimate)} ({what} {lo} to {hi})"
+
+
+def interval(c: Mapping[str, Any], effect: str = "diff", what: str = CI) -> str:
+    """:func:`estimate_interval` of a comparison node (its ``effect``, ``ci_lo`` and
+    ``ci_hi``)."""
+    return estimate_interval(c[effect], c["ci_lo"], c["ci_hi"], what)
 
 
 def significant(c: Mapping[str, Any]) -> bool:

@@ -28,7 +28,8 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from regime_core import config, paths
+from regime_core import paths
+from regime_core.book.findings.words import estimate_interval
 from regime_core.book.sphinx.records import (
     RECORD_PROBLEMS,
     page_record,
@@ -39,7 +40,7 @@ from regime_core.book.sphinx.records import (
     warn_problem,
 )
 from regime_core.book.sphinx.tables import entry, paragraph, table
-from regime_core.runner.records import Record, format_number, interval_end
+from regime_core.runner.records import Record, format_number
 
 if TYPE_CHECKING:
     from regime_core.paper import Claim
@@ -225,15 +226,8 @@ def ours_text(judged: Any) -> str:
     values = judged.values
     if not isinstance(values, Comparison):
         return values.text()
-    text = interval_text(values.estimate, values.ci_lo, values.ci_hi)
+    text = estimate_interval(values.estimate, values.ci_lo, values.ci_hi)
     return text if values.p is None else f"{text}, {format_number(values.p, 'p')}"
-
-
-def interval_text(estimate: float, ci_lo: float, ci_hi: float) -> str:
-    """An estimate and its interval (fractions in): ``+6.6 pp (95% CI +4.5 to +9.1 pp)``."""
-    level = round(100 * config.CONFIDENCE)
-    low = interval_end(ci_lo, unit=False)
-    return f"{format_number(estimate, 'pp')} ({level}% CI {low} to {interval_end(ci_hi)})"
 
 
 def verdict_entry(verdict: str, words: str | None = None, flags: Sequence[str] = ()) -> nodes.entry:
