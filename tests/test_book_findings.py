@@ -19,6 +19,7 @@ from regime_core.book.findings import claims as C
 from regime_core.book.findings import landing as L
 from regime_core.book.findings import words as W
 from regime_core.book.sphinx.tables import code_spans, plain_text
+from regime_core.paper import load_claims
 from regime_core.runner.records import Record
 
 
@@ -35,6 +36,8 @@ def _cmp(diff: float, lo: float, hi: float, **more: Any) -> dict[str, Any]:
 
 def test_an_interval_names_its_kind_and_carries_the_unit_once() -> None:
     assert W.interval(_cmp(0.066, 0.045, 0.091)) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
+    # the one implementation of this format: the book's cells of ours say it the same way
+    assert W.estimate_interval(0.066, 0.045, 0.091) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
     adjusted = W.interval(_cmp(-0.02, -0.055, 0.0), what=W.HOLM)
     assert adjusted == "-2.0 pp (Holm-adjusted CI -5.5 to 0.0 pp)"
 
@@ -202,8 +205,8 @@ def test_every_page_with_the_directive_has_findings_and_every_finding_a_page() -
     assert _pages_with_directive() == chapters
     ids = [f.id for f in F.FINDINGS]
     assert len(ids) == len(set(ids)), "finding ids name CSS classes: they must be unique"
-    for finding in F.FINDINGS:
-        assert finding.runs, finding.id
+    for finding in F.FINDINGS:  # every finding reads records, or the verdicts of the claims
+        assert finding.runs or finding.judged, finding.id
 
 
 def test_each_finding_reads_runs_the_registry_knows() -> None:
@@ -241,12 +244,19 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
     quick_book: Any, quick_run: Any
 ) -> None:
     assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
+    from regime_core.runner.verdicts import ROBUSTNESS_RUN, judge_claims, load_run_records
+
     html = Path(quick_book.html_dir)
+    claims = load_claims(quick_run.book_root / "paper_claims.yml")  # the book's claims file
+    runs = [run for c in claims for run in c.runs()]
+    records = load_run_records([*runs, ROBUSTNESS_RUN], quick_run.work)
+    verdicts = {v.claim.id: v for v in judge_claims(records, claims, records[ROBUSTNESS_RUN])}
     for chapter in sorted({f.chapter for f in F.FINDINGS}):
         wanted = {f.id for f in F.chapter_findings(chapter)}
         computed = {}
         for finding in F.chapter_findings(chapter):  # from the runs it declares, and no others
-            own = W.Records({run: quick_run.record(run) for run in finding.runs})
+            runs = {run: quick_run.record(run) for run in finding.runs}
+            own = W.Records(runs, verdicts if finding.judged else None)
             computed[finding.id] = " ".join(plain_text(finding.write(own)).split())
         rendered = _rendered_findings(html, chapter)
         assert set(rendered) == wanted, chapter
@@ -255,32 +265,33 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
             assert re.search(r"\d", text), (chapter, text)
 
 
-def test_the_bottom_line_counts_every_verdict_in_words(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_bottom_line_counts_every_verdict_in_words() -> None:
     from types import SimpleNamespace
 
     from regime_core.runner.judge import Judgement
 
-    def judged(*verdicts: str, ours: tuple[str, ...] = ()) -> dict[str, Any]:
+    def judged(*verdicts: str, ours: tuple[str, ...] = ()) -> W.Records:
         made = [(v, False) for v in verdicts] + [(v, True) for v in ours]
-        return {
+        claims = {
             str(i): SimpleNamespace(
                 verdict=v, judgement=Judgement(v, "", ours=o), claim=SimpleNamespace(ours_only=o)
             )
             for i, (v, o) in enumerate(made)
         }
+        return W.Records({}, claims)
 
     four = judged("reproduced", "smaller than reported", "not reproduced", "not reproduced")
-    monkeypatch.setattr(L, "_judged", lambda r: four)
-    assert L._bottom_counts(_records()) == (
+    assert L._bottom_counts(four) == (
         "Of the 4 statements of the abstract we judged, 1 reproduces, 1 comes out smaller than "
         "the paper reports and 2 do not reproduce."
     )
     one = judged("reproduced", ours=("not reproduced",))
-    monkeypatch.setattr(L, "_judged", lambda r: one)
-    assert L._bottom_counts(_records()) == (
+    assert L._bottom_counts(one) == (
         "Of the 1 statement of the abstract we judged, 1 reproduces. By the same rules, of 1 "
         "statement of our own beyond the paper, 1 does not hold."
     )
+    with pytest.raises(KeyError, match="no verdicts of the claims; the finding needs them"):
+        L._bottom_counts(_records())
 
 
 # --- beyond the paper: a weight that transfers -----------------------------------------------

@@ -6,6 +6,7 @@ book, a malformed variant fails the strict build with a warning naming its file.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,7 +17,6 @@ from helpers import GAIN_CLAIM, UNION_CLAIM, write_claims, write_stamped_record
 
 from regime_core import paths
 from regime_core.book.sphinx import variants as V
-from regime_core.paper import load_claims
 from regime_core.runner.records import load_record, write_record
 from regime_core.runner.verdicts import variant_report
 
@@ -53,8 +53,7 @@ def _write_variant(work: Path, run: str, config: dict[str, Any], numbers: Any) -
 
 def _page(work: Path, claims: Path) -> tuple[list[V.HeldVariant], list[nodes.Node]]:
     held = [V.judge_variant(f, work, claims) for f in V.variant_files(work)]
-    by_id = {c.id: c for c in load_claims(claims)}
-    return held, V.variants_nodes(held, by_id, "book/reproducing/variants")
+    return held, V.variants_nodes(held, "book/reproducing/variants")
 
 
 def _rows(table: nodes.table) -> list[list[str]]:
@@ -132,8 +131,9 @@ def test_a_variant_shows_what_differs_and_its_verdicts_beside_the_default(
     held, found = _page(root, claims)
     (variant,) = held
     assert variant.problem is None and variant.file == file
-    report = variant_report(file, root, claims)  # what `regime verdicts --variant` prints
-    assert variant.report == report
+    # what `regime verdicts --variant` prints
+    report = variant_report(file, root, claims).to_dict()
+    assert variant.report is not None and variant.report.to_dict() == report
     default = [c["default"]["verdict"] for c in report["claims"]]
     assert default != [c["variant"]["verdict"] for c in report["claims"]]  # the fixture moves one
     text = _text(found)
@@ -159,6 +159,27 @@ def test_a_variant_shows_what_differs_and_its_verdicts_beside_the_default(
     assert str(root) not in text  # no local path on a page
 
 
+def test_a_verdict_is_coloured_by_the_verdict_not_its_words(tmp_path: Path) -> None:
+    """A statement of ours reads "holds" where the paper's reads "reproduced": its cells take
+    the colour of the verdict, a class the style sheet defines."""
+    from regime_core.book.sphinx.claims import verdict_class
+
+    claims = write_claims(tmp_path / "claims.yml", {**GAIN_CLAIM, "origin": "ours"})
+    root = tmp_path / "work"
+    write_stamped_record(root, "r", config={"x": 1, "k": 5}, numbers=DEFAULT_NUMBERS)
+    _write_variant(root, "r", {"x": 2, "k": 5}, VARIANT_NUMBERS)
+    _, found = _page(root, claims)
+    (table,) = list(found[1].findall(nodes.table))
+    (row,) = _rows(table)
+    assert row[3] == "holds"  # the variant's words
+    cells = list(table.next_node(nodes.tbody).findall(nodes.entry))
+    assert verdict_class("reproduced") in cells[3]["classes"]
+    css = (Path(V.__file__).parent / "static" / "regime-claims.css").read_text(encoding="utf-8")
+    defined = set(re.findall(r"\.(regime-verdict-[a-z-]+)", css))
+    used = {c for cell in cells for c in cell["classes"] if c.startswith("regime-verdict-")}
+    assert used and used <= defined
+
+
 def test_a_claim_the_variant_cannot_give_is_not_judged_in_its_row(
     work: tuple[Path, Path],
 ) -> None:
@@ -172,7 +193,8 @@ def test_a_claim_the_variant_cannot_give_is_not_judged_in_its_row(
         variant_report(file, root, claims)
     (variant,), found = _page(root, claims)
     assert variant.problem is None
-    by_id = {c["id"]: c for c in variant.report["claims"]}
+    assert variant.report is not None
+    by_id = {c["id"]: c for c in variant.report.to_dict()["claims"]}
     assert by_id["beats_union"]["variant"] is None
     assert "has no number 'u.diff'" in by_id["beats_union"]["not_judged"]
     assert by_id["gain"]["variant"]["verdict"] == "reproduced"
@@ -188,7 +210,7 @@ def test_a_variant_of_a_run_without_claims_is_listed_with_what_differs(
     root, claims = work
     _write_variant(root, "other", {"y": "b"}, {"n": 2})
     (variant,), found = _page(root, claims)
-    assert variant.problem is None and variant.report["claims"] == []
+    assert variant.problem is None and variant.report is not None and variant.report.claims == ()
     text = _text(found)
     assert "Its parameters differ from the default's: y a → b." in text
     assert "No claim of the paper is judged on run other" in text

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from regime_core.runner.verdicts import variant_report, verdicts_report
 
     if args.variant is not None:
-        found = variant_report(args.variant, args.work, args.claims)
+        found = variant_report(args.variant, args.work, args.claims).to_dict()
         print_result(args.json, found, lambda: variant_text(found), ensure_ascii=False)
         return 0
     report = verdicts_report(args.work, args.claims)

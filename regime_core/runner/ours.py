@@ -4,16 +4,16 @@ robustness run), checked there and trusted after: judged
 (:func:`~regime_core.runner.claim_record.judge_values`), said in words (``text``) and printed
 (``summary``, the ``ours`` of ``regime verdicts --json``).
 
-=============================================  ==============================================
-kind of claim (``rule``)                       our side
-=============================================  ==============================================
+===============================================  ==============================================
+kind of claim (``rule``)                         our side
+===============================================  ==============================================
 estimate, range, positive, no_loss, equivalence  :class:`Comparison`, or :class:`Parts` of them
-level                                          :class:`Levels` (a :class:`Level` per part)
-bound                                          :class:`Bound`
-share                                          :class:`Share`
-holds                                          :class:`Holds`
-untestable                                     :class:`Untestable` (our numbers beside it)
-=============================================  ==============================================
+level                                            :class:`Levels` (a :class:`Level` per part)
+bound                                            :class:`Bound`
+share                                            :class:`Share`
+holds                                            :class:`Holds`
+untestable                                       :class:`Untestable` (our numbers beside it)
+===============================================  ==============================================
 
 >>> Comparison(0.066, 0.045, 0.091, p=1e-6, n=657).text()
 '+6.6 pp (95% CI +4.5 pp to +9.1 pp), p < 0.001'

@@ -245,24 +245,82 @@ def config_differences(
     }
 
 
+@dataclass(frozen=True)
+class VariantClaim:
+    """A claim of a variant's run judged on the default records and on the variant's
+    (``variant`` None when its record cannot give the claim, ``not_judged`` saying why)."""
+
+    default: ClaimVerdict
+    variant: ClaimVerdict | None
+    not_judged: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The claim's object in ``regime verdicts --variant --json``."""
+        claim = self.default.claim
+        entry: dict[str, Any] = {
+            "id": claim.id,
+            "claim": claim.claim,
+            "default": _side(self.default),
+        }
+        if self.variant is None:
+            entry.update(variant=None, not_judged=self.not_judged)
+        else:
+            entry["variant"] = _side(self.variant)
+        return entry
+
+
+def _side(v: ClaimVerdict) -> dict[str, Any]:
+    return {
+        "verdict": v.judgement.words,
+        "ours": v.ours,
+        "ours_text": v.values.text(),
+        "computed_on": v.computed_on,
+    }
+
+
+@dataclass(frozen=True)
+class VariantVerdicts:
+    """A variant's run, config hash and folder, the config fields that differ from the default
+    run's (what labels it), the default run's config hash and its run's claims judged on both
+    (:func:`variant_report`)."""
+
+    run: str
+    config_hash: str
+    folder: Path
+    differs: dict[str, dict[str, Any]]
+    default_config_hash: str
+    claims: tuple[VariantClaim, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``regime verdicts --variant --json`` object."""
+        return {
+            "variant": {
+                "run": self.run,
+                "config_hash": self.config_hash,
+                "path": str(self.folder),
+                "differs": self.differs,
+            },
+            "default_config_hash": self.default_config_hash,
+            "claims": [c.to_dict() for c in self.claims],
+        }
+
+
 def variant_report(
     variant: str | Path,
     work: Path | str | None = None,
     claims_file: Path | str | None = None,
     *,
     lenient: bool = False,
-) -> dict[str, Any]:
+) -> VariantVerdicts:
     """The claims of a variant's run judged on the variant's record beside the same claims on
-    the default records (the ``regime verdicts --variant`` object): the variant's run, config
-    hash and folder, the config fields that differ from the default run's (what labels it), and
-    per claim of that run both verdicts and both sides' numbers. The other runs a claim reads
-    come from the default records; robustness is the default run's alone, so it is left out.
+    the default records (``regime verdicts --variant``). The other runs a claim reads come from
+    the default records; robustness is the default run's alone, so it is left out.
 
     A run with no claim in the claims file is an error, and so is a claim whose number the
     variant's record lacks (a key its parameters left out: a run on one encoder has no number
     of the other), unless ``lenient`` (the book's page of variants, which lists every variant):
-    the run's report then holds what differs and no claim, the claim's its default side, a
-    variant side of None and ``not_judged``, the missing number's message."""
+    the run's report then holds what differs and no claim, the claim's its default side, no
+    variant side and ``not_judged``, the missing number's message."""
     file = find_variant(variant, work)
     record = load_record(file)
     run = record["name"]
@@ -279,38 +337,24 @@ def variant_report(
             f"{file}: field 'config_kind': {record['config_kind']!r}, but the default record of "
             f"run {run!r} holds a {defaults[run]['config_kind']!r}; the variant is of another run"
         )
-    default_judged = judge_claims(defaults, concerned)
-
-    def side(v: ClaimVerdict) -> dict[str, Any]:
-        return {
-            "verdict": v.judgement.words,
-            "ours": v.ours,
-            "ours_text": v.values.text(),
-            "computed_on": v.computed_on,
-        }
-
     judged = []
-    for d in default_judged:
-        entry: dict[str, Any] = {"id": d.claim.id, "claim": d.claim.claim, "default": side(d)}
+    for default in judge_claims(defaults, concerned):
         try:
-            (v,) = judge_claims({**defaults, run: record}, [d.claim])
+            (judged_variant,) = judge_claims({**defaults, run: record}, [default.claim])
         except MissingNumberError as err:  # a number the variant's record lacks
             if not lenient:
                 raise
-            entry.update(variant=None, not_judged=str(err))
+            judged.append(VariantClaim(default, None, str(err)))
         else:
-            entry["variant"] = side(v)
-        judged.append(entry)
-    return {
-        "variant": {
-            "run": run,
-            "config_hash": record["config_hash"],
-            "path": str(file.parent),
-            "differs": config_differences(defaults[run]["config"], record["config"]),
-        },
-        "default_config_hash": defaults[run]["config_hash"],
-        "claims": judged,
-    }
+            judged.append(VariantClaim(default, judged_variant))
+    return VariantVerdicts(
+        run=run,
+        config_hash=record["config_hash"],
+        folder=file.parent,
+        differs=config_differences(defaults[run]["config"], record["config"]),
+        default_config_hash=defaults[run]["config_hash"],
+        claims=tuple(judged),
+    )
 
 
 # --- sentences -----------------------------------------------------------------------------------

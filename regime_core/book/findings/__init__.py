@@ -15,10 +15,14 @@ the paper's claims are in :mod:`~regime_core.book.findings.claims`, those beyond
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from regime_core.book.findings import beyond, claims, landing
 from regime_core.book.findings.words import Finding, Records
 from regime_core.runner.records import Record
+
+if TYPE_CHECKING:
+    from regime_core.runner.verdicts import ClaimVerdict
 
 FINDINGS: tuple[Finding, ...] = (*claims.FINDINGS, *beyond.FINDINGS, *landing.FINDINGS)
 """Every finding, in the order its chapter shows them."""
@@ -35,8 +39,12 @@ def chapter_findings(chapter: str) -> list[Finding]:
     return found
 
 
-def write_findings(chapter: str, records: Mapping[str, Record]) -> list[tuple[str, str]]:
+def write_findings(
+    chapter: str,
+    records: Mapping[str, Record],
+    verdicts: Mapping[str, ClaimVerdict] | None = None,
+) -> list[tuple[str, str]]:
     """``(finding id, sentence)`` for each finding of ``chapter``, from ``records`` (run ->
-    record); pure."""
-    view = Records(records)
+    record) and, for a finding that reads them, ``verdicts`` (claim id -> verdict); pure."""
+    view = Records(records, verdicts)
     return [(f.id, f.write(view)) for f in chapter_findings(chapter)]

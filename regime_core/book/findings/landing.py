@@ -1,28 +1,23 @@
-"""The landing page's bottom line: the verdicts of every claim, counted and put into words."""
+"""The landing page's bottom line: the verdicts of every claim of the book's claims file (the
+book judges each once per build), counted and put into words."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from regime_core.book.findings.words import Finding, Records, count, pp
 
-
-def _claim_runs() -> tuple[str, ...]:
-    """The runs the landing page's bottom line reads: every claim's (and its diagnosis's) and
-    the robustness run, from the claims file."""
-    from regime_core.paper import load_claims
-
-    return tuple(dict.fromkeys([r for c in load_claims() for r in c.runs()] + ["robustness"]))
+if TYPE_CHECKING:
+    from regime_core.runner.verdicts import ClaimVerdict
 
 
-def _judged(r: Records) -> dict[str, Any]:
-    from regime_core.paper import load_claims
-    from regime_core.runner.verdicts import judge_claims
+def _estimate(v: ClaimVerdict) -> float:
+    """Our estimate of a paired comparison's claim (``ValueError`` naming any other claim)."""
+    from regime_core.runner.ours import Comparison
 
-    claims = load_claims()
-    records = {run: r.record(run) for c in claims for run in c.runs()}
-    robustness = r.record("robustness") if r.has("robustness", "claims") else None
-    return {v.claim.id: v for v in judge_claims(records, claims, robustness)}
+    if not isinstance(v.values, Comparison):
+        raise ValueError(f"claim {v.claim.id!r} is not one paired comparison: it has no estimate")
+    return v.values.estimate
 
 
 def _counted(verdicts: list[str]) -> str:
@@ -57,7 +52,7 @@ def _counted(verdicts: list[str]) -> str:
 
 
 def _bottom_counts(r: Records) -> str:
-    judged = list(_judged(r).values())
+    judged = list(r.verdicts().values())
     paper = [v.verdict for v in judged if not v.claim.ours_only]
     ours = [v.judgement.words for v in judged if v.claim.ours_only]
     noun = "statement" if len(paper) == 1 else "statements"
@@ -72,7 +67,7 @@ def _bottom_counts(r: Records) -> str:
 
 
 def _bottom_regimes(r: Records) -> str:
-    judged = _judged(r)
+    judged = r.verdicts()
     t2, t3 = judged["t2_split"], judged["t3_knockout"]
     b = r.node("t2_regime_decomposition", "cells.minilm.all.P1-P2+.union_vs_q")
     q = r.node("t2_regime_decomposition", "cells.minilm.all.P1+P2-.union_vs_q")
@@ -87,19 +82,18 @@ def _bottom_regimes(r: Records) -> str:
         f"{head}: with MiniLM, adding the bridge's relation sentence to the question changes "
         f"hit@5 by {pp(b['diff'])} where only the bridge names the hop-2 entity and by "
         f"{pp(q['diff'])} where the question names it (T2: {t2.judgement.label}); knocking that "
-        f"sentence out of the bridge costs {pp(t3.values.estimate)}, {relation} the paper's "
+        f"sentence out of the bridge costs {pp(_estimate(t3))}, {relation} the paper's "
         f"{pp(low)} to {pp(high)} (T3: {t3.judgement.label})."
     )
 
 
 def _bottom_router(r: Records) -> str:
-    judged = _judged(r)
+    judged = r.verdicts()
     parts = []
     for claim_id, name in (("router_2wiki", "2WikiMultiHopQA"), ("router_musique", "MuSiQue")):
         v = judged[claim_id]
         parts.append(
-            f"{v.verdict} on {name} ({pp(v.values.estimate)}; the paper "
-            f"{pp(v.claim.paper['value'])})"
+            f"{v.verdict} on {name} ({pp(_estimate(v))}; the paper {pp(v.claim.paper['value'])})"
         )
     text = "The router's gain over always-q is " + " and ".join(parts)
     musique = judged["router_musique"]
@@ -113,12 +107,14 @@ def _bottom_router(r: Records) -> str:
     union = judged["router_vs_union_2wiki"]
     return (
         text + f". Against always-union, the policy that needs no router, its gain on "
-        f"2WikiMultiHopQA is {union.verdict} ({pp(union.values.estimate)})."
+        f"2WikiMultiHopQA is {union.verdict} ({pp(_estimate(union))})."
     )
 
 
 FINDINGS: tuple[Finding, ...] = (
-    Finding("bottom_counts", "book/intro", _claim_runs(), _bottom_counts),
-    Finding("bottom_regimes", "book/intro", _claim_runs(), _bottom_regimes),
-    Finding("bottom_router", "book/intro", _claim_runs(), _bottom_router),
+    Finding("bottom_counts", "book/intro", (), _bottom_counts, judged=True),
+    Finding(
+        "bottom_regimes", "book/intro", ("t2_regime_decomposition",), _bottom_regimes, judged=True
+    ),
+    Finding("bottom_router", "book/intro", (), _bottom_router, judged=True),
 )

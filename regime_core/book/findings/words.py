@@ -6,30 +6,42 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from regime_core import config
 from regime_core.runner.records import Record, format_number, interval_end
+
+if TYPE_CHECKING:
+    from regime_core.runner.verdicts import ClaimVerdict
 
 
 class Records:
-    """The records a finding reads, by run id, with short accessors for its numbers."""
+    """The records a finding reads, by run id, with short accessors for its numbers; and the
+    claims' verdicts, by claim id, for a finding that reads them."""
 
-    def __init__(self, records: Mapping[str, Record]) -> None:
+    def __init__(
+        self,
+        records: Mapping[str, Record],
+        verdicts: Mapping[str, ClaimVerdict] | None = None,
+    ) -> None:
         self._records = records
+        self._verdicts = verdicts
 
     def record(self, run: str) -> Record:
         if run not in self._records:
             raise KeyError(f"no record for run {run!r}; the finding needs it")
         return self._records[run]
 
+    def verdicts(self) -> Mapping[str, ClaimVerdict]:
+        if self._verdicts is None:
+            raise KeyError("no verdicts of the claims; the finding needs them")
+        return self._verdicts
+
     def get(self, run: str, key: str) -> Any:
         return self.record(run).number(key)
 
     def node(self, run: str, key: str) -> Mapping[str, Any]:
         return self.record(run).node(key)
-
-    def has(self, run: str, key: str) -> bool:
-        return self.record(run).has(key)
 
 
 def pp(x: float) -> str:
@@ -44,14 +56,22 @@ def count(x: float) -> str:
     return format_number(x, "int")
 
 
-def interval(c: Mapping[str, Any], effect: str = "diff", what: str = "95% CI") -> str:
-    """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: a comparison's effect and interval (``what``
-    names the interval: a Holm-adjusted one says so)."""
-    lo, hi = interval_end(float(c["ci_lo"]), unit=False), interval_end(float(c["ci_hi"]))
-    return f"{pp(c[effect])} ({what} {lo} to {hi})"
-
-
+#: the name of an interval of confidence :data:`~regime_core.config.CONFIDENCE`
+CI = f"{round(100 * config.CONFIDENCE)}% CI"
 HOLM = "Holm-adjusted CI"
+
+
+def estimate_interval(estimate: float, ci_lo: float, ci_hi: float, what: str = CI) -> str:
+    """``+6.6 pp (95% CI +4.5 to +9.1 pp)``: an estimate and its interval, fractions in, the
+    unit written once (``what`` names the interval: a Holm-adjusted one says so)."""
+    lo, hi = interval_end(float(ci_lo), unit=False), interval_end(float(ci_hi))
+    return f"{pp(estimate)} ({what} {lo} to {hi})"
+
+
+def interval(c: Mapping[str, Any], effect: str = "diff", what: str = CI) -> str:
+    """:func:`estimate_interval` of a comparison node (its ``effect``, ``ci_lo`` and
+    ``ci_hi``)."""
+    return estimate_interval(c[effect], c["ci_lo"], c["ci_hi"], what)
 
 
 def significant(c: Mapping[str, Any]) -> bool:
@@ -87,3 +107,5 @@ class Finding:
     chapter: str
     runs: tuple[str, ...]
     write: Callable[[Records], str]
+    #: it reads the claims' verdicts too (the book's, judged once per build)
+    judged: bool = False

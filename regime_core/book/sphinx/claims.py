@@ -11,14 +11,16 @@
   of a record as a phrase that states its direction from the numbers).
 
 Nothing of these is typed: each verdict is :func:`regime_core.runner.verdicts.judge_claims`'s
-on the records, so the prose cannot contradict them.
+on the records, so the prose cannot contradict them, and a build judges each claim once
+(:func:`page_verdict`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -26,17 +28,23 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from regime_core import config, paths
+from regime_core import paths
+from regime_core.book.findings.words import estimate_interval
 from regime_core.book.sphinx.records import (
     RECORD_PROBLEMS,
     page_record,
+    page_records,
     parse_reference,
     record_file,
     warn,
     warn_problem,
 )
 from regime_core.book.sphinx.tables import entry, paragraph, table
-from regime_core.runner.records import Record, format_number, interval_end
+from regime_core.runner.records import Record, format_number
+
+if TYPE_CHECKING:
+    from regime_core.paper import Claim
+    from regime_core.runner.verdicts import ClaimVerdict
 
 #: The columns of the paper-against-ours table, with their relative widths. Eight columns are
 #: too many for a page at any width, so each row is a card (``static/regime-claims.css``): the
@@ -108,15 +116,36 @@ def _robustness(env: Any) -> Record | None:
     return page_record(env, ROBUSTNESS_RUN) if file.is_file() else None
 
 
-def _judge(env: Any, claim: Any, robustness: Record | None) -> Any:
-    """The :class:`~regime_core.runner.verdicts.ClaimVerdict` of one claim (raises
-    :data:`~regime_core.book.sphinx.records.RECORD_PROBLEMS`)."""
-    from regime_core.book.names import config_value
-    from regime_core.runner.verdicts import judge_claims
+def page_verdict(env: Any, claim: Claim, robustness: Record | None) -> ClaimVerdict:
+    """The :class:`~regime_core.runner.verdicts.ClaimVerdict` of ``claim``, with its robustness
+    in ``robustness``, the page depending on every record it reads (raises
+    :data:`~regime_core.book.sphinx.records.RECORD_PROBLEMS`).
 
-    records = {run: page_record(env, run) for run in claim.runs()}
-    (judged,) = judge_claims(records, [claim], robustness, display=config_value)
-    return judged
+    A build judges a claim once per content: its verdict (without the robustness, which only
+    some pages read) is kept on the app by the claim's id and the sha256 of the records it
+    reads, and serves only a claim equal to its own (as the claims file now states it), so a
+    page read after the file or a record changed is judged anew. Each process of a parallel
+    read keeps its own."""
+    from regime_core.book.names import config_value
+    from regime_core.runner.verdicts import judge_claims, robustness_of
+
+    records, digests = page_records(env, claim.runs())
+    kept: dict[tuple[str, tuple[str, ...]], ClaimVerdict] = env.app.__dict__.setdefault(
+        "_regime_verdicts", {}
+    )
+    judged = kept.get((claim.id, digests))
+    if judged is None or judged.claim != claim:
+        (judged,) = judge_claims(records, [claim], display=config_value)
+        kept[claim.id, digests] = judged
+    return replace(judged, robustness=robustness_of(claim.id, robustness))
+
+
+def page_verdicts(env: Any) -> dict[str, ClaimVerdict]:
+    """Every claim of the claims file (:func:`claims_file`) by id, judged with its robustness
+    (:func:`page_verdict`); raises what the first claim that cannot be judged raises."""
+    _, claims = page_claims(env)
+    robustness = _robustness(env)
+    return {claim.id: page_verdict(env, claim, robustness) for claim in claims}
 
 
 def judged_claims(
@@ -141,7 +170,7 @@ def judged_claims(
     out: list[tuple[Any, Any]] = []
     for claim in claims:
         try:
-            out.append((claim, _judge(env, claim, record)))
+            out.append((claim, page_verdict(env, claim, record)))
         except RECORD_PROBLEMS as err:
             subject = f"claim {claim.id!r}, run {claim.run!r}"
             warn_problem(env, subject, err, directive.get_location())
@@ -197,15 +226,8 @@ def ours_text(judged: Any) -> str:
     values = judged.values
     if not isinstance(values, Comparison):
         return values.text()
-    text = interval_text(values.estimate, values.ci_lo, values.ci_hi)
+    text = estimate_interval(values.estimate, values.ci_lo, values.ci_hi)
     return text if values.p is None else f"{text}, {format_number(values.p, 'p')}"
-
-
-def interval_text(estimate: float, ci_lo: float, ci_hi: float) -> str:
-    """An estimate and its interval (fractions in): ``+6.6 pp (95% CI +4.5 to +9.1 pp)``."""
-    level = round(100 * config.CONFIDENCE)
-    low = interval_end(ci_lo, unit=False)
-    return f"{format_number(estimate, 'pp')} ({level}% CI {low} to {interval_end(ci_hi)})"
 
 
 def verdict_entry(verdict: str, words: str | None = None, flags: Sequence[str] = ()) -> nodes.entry:
@@ -368,7 +390,7 @@ class ClaimTextRole(SphinxRole):
 
         try:
             claim = page_claim(self.env, self.text.strip())
-            judged = _judge(self.env, claim, _robustness(self.env))
+            judged = page_verdict(self.env, claim, _robustness(self.env))
         except RECORD_PROBLEMS as err:
             warn_problem(self.env, f"claim {self.text!r}", err, self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []

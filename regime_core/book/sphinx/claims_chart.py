@@ -34,13 +34,8 @@ from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core import config
-from regime_core.book.sphinx.claims import (
-    chapter_link,
-    interval_text,
-    judged_claims,
-    ours_text,
-    verdict_class,
-)
+from regime_core.book.findings.words import estimate_interval
+from regime_core.book.sphinx.claims import chapter_link, judged_claims, ours_text, verdict_class
 from regime_core.runner.records import format_number
 
 #: fractions (as records hold them) to percentage points
@@ -278,7 +273,7 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
                     ci_lo=PP * lo,
                     ci_hi=PP * hi,
                     paper_text=paper_text(claim),
-                    ours_text=interval_text(estimate, lo, hi),
+                    ours_text=estimate_interval(estimate, lo, hi),
                     **_paper_marks(claim),
                 )
             )

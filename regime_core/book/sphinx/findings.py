@@ -18,19 +18,22 @@ from regime_core.book.sphinx.tables import code_spans
 
 class FindingsDirective(SphinxDirective):
     """The page's findings, as :func:`regime_core.book.findings.write_findings` writes them
-    from the records of the runs they read."""
+    from the records of the runs they read (and the claims' verdicts, for those that read
+    them: :func:`~regime_core.book.sphinx.claims.page_verdicts`)."""
 
     has_content = False
 
     def run(self) -> list[nodes.Node]:
         from regime_core.book.findings import chapter_findings, write_findings
+        from regime_core.book.sphinx.claims import page_verdicts
 
         chapter = self.env.docname
         try:
             findings = chapter_findings(chapter)
             runs = dict.fromkeys(run for finding in findings for run in finding.runs)
             records = {run: page_record(self.env, run) for run in runs}
-            written = write_findings(chapter, records)
+            judged = any(finding.judged for finding in findings)
+            written = write_findings(chapter, records, page_verdicts(self.env) if judged else None)
         except RECORD_PROBLEMS as err:
             warn_problem(self.env, f"the findings of {chapter!r}", err, self.get_location())
             return []

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -125,19 +126,29 @@ def page_record(env: Any, run: str) -> Record:
     (:func:`~regime_core.runner.stamps.verify_record`), cached per build by its content, and
     noted as an input of the page being read (:class:`DependencyHashes`); raises
     :data:`RECORD_PROBLEMS` when it is missing, damaged or not its stamp's."""
-    file = record_file(env.app, run)
-    env.note_dependency(str(file))
-    if not file.is_file():
-        raise FileNotFoundError(f"no results record at {file}")
-    digest = sha256_hex(read_bytes(file))
+    records, _ = page_records(env, [run])
+    return records[run]
+
+
+def page_records(env: Any, runs: Iterable[str]) -> tuple[dict[str, Record], tuple[str, ...]]:
+    """The records of ``runs`` (:func:`page_record`) and the sha256 of each, in order: the key
+    of what is computed from them alone."""
     cache: dict[Path, tuple[str, Record]] = env.app.__dict__.setdefault("_regime_records", {})
-    hit = cache.get(file)
-    if hit is not None and hit[0] == digest:
-        return hit[1]
-    record = load_record(file)
-    verify_record(work_dir(env.app), run, record)
-    cache[file] = (digest, record)
-    return record
+    records, digests = {}, []
+    for run in runs:
+        file = record_file(env.app, run)
+        env.note_dependency(str(file))
+        if not file.is_file():
+            raise FileNotFoundError(f"no results record at {file}")
+        digest = sha256_hex(read_bytes(file))
+        hit = cache.get(file)
+        if hit is None or hit[0] != digest:
+            record = load_record(file)
+            verify_record(work_dir(env.app), run, record)
+            hit = cache[file] = (digest, record)
+        records[run] = hit[1]
+        digests.append(digest)
+    return records, tuple(digests)
 
 
 # --- pages reread by content ---------------------------------------------------------------------

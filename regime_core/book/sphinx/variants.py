@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -39,6 +39,9 @@ from regime_core.book.sphinx.records import (
 )
 from regime_core.book.sphinx.tables import code_spans, paragraph
 from regime_core.runner.records import RECORD_FILENAME
+
+if TYPE_CHECKING:
+    from regime_core.runner.verdicts import ClaimVerdict, VariantClaim, VariantVerdicts
 
 #: The commands the page gives for making a variant, from the repository's top, each after the
 #: comment the page shows above it: a notebook run by hand with parameters of one's own (``-p``
@@ -74,7 +77,7 @@ class HeldVariant:
     judged."""
 
     file: Path
-    report: Mapping[str, Any] | None = None
+    report: VariantVerdicts | None = None
     #: why it could not be judged, naming the file (the build's warning)
     problem: str | None = None
     #: the same, the work directory written ``<work>`` (a page shows no local path)
@@ -93,12 +96,11 @@ def variant_files(work: Path) -> list[Path]:
     return sorted(paths.variants_dir(work).glob(f"*/*/{RECORD_FILENAME}"))
 
 
-def _check_folder(file: Path, report: Mapping[str, Any]) -> None:
+def _check_folder(file: Path, report: VariantVerdicts) -> None:
     """A variant's folder is ``<run>/<config hash>`` of its own record, or the page would label
     it by another run's name (``ValueError`` naming the file and the field)."""
     run, config_hash = file.parent.parent.name, file.parent.name
-    variant = report["variant"]
-    checks = (("name", variant["run"], run), ("config_hash", variant["config_hash"], config_hash))
+    checks = (("name", report.run, run), ("config_hash", report.config_hash, config_hash))
     for field, held, folder in checks:
         if held != folder:
             raise ValueError(
@@ -173,25 +175,22 @@ def no_variant_nodes() -> list[nodes.Node]:
     return [nodes.paragraph("", "", *what, classes=["regime-no-variants"]), commands]
 
 
-def _claim_cell(claim_id: str, text: str, claims: Mapping[str, Any], docname: str) -> nodes.Node:
-    claim = claims.get(claim_id)
-    return nodes.inline(text=text) if claim is None else claim_cell(claim, docname)
+def _side_cells(judged: ClaimVerdict) -> list[Any]:
+    """One side's verdict, coloured by the verdict, and its numbers."""
+    return [verdict_entry(judged.verdict, judged.judgement.words), judged.values.text()]
 
 
-def _variant_cells(claim: Mapping[str, Any]) -> list[Any]:
+def _variant_cells(claim: VariantClaim) -> list[Any]:
     """The variant's verdict and numbers of one claim, or "not judged" and why (a number its
     record lacks: its parameters left it out)."""
-    side = claim["variant"]
-    if side is None:
+    if claim.variant is None:
         cell = nodes.entry(classes=["regime-variant-not-judged"])
         cell += paragraph("not judged")
-        return [cell, f"Its record cannot give this claim: {claim['not_judged']}."]
-    return [verdict_entry(side["verdict"]), side["ours_text"]]
+        return [cell, f"Its record cannot give this claim: {claim.not_judged}."]
+    return _side_cells(claim.variant)
 
 
-def variant_nodes(
-    variant: HeldVariant, claims: Mapping[str, Any], docname: str
-) -> list[nodes.Node]:
+def variant_nodes(variant: HeldVariant, docname: str) -> list[nodes.Node]:
     """One variant on the page: its run and hash, what differs from the default, and its
     claims' table (:data:`VARIANT_COLUMNS`); or why it could not be judged."""
     box = nodes.container(classes=["regime-variant"])
@@ -210,27 +209,26 @@ def variant_nodes(
         )
         return [box]
     report = variant.report
-    run = report["variant"]["run"]
-    differs = differences_text(report["variant"]["differs"])
+    run = report.run
+    differs = differences_text(report.differs)
     box += nodes.paragraph(
         text="Its parameters differ from the default's: " + differs + "."
         if differs
         else "Its parameters are the default's (nothing differs).",
         classes=["regime-variant-differs"],
     )
-    if not report["claims"]:
+    if not report.claims:
         box += nodes.paragraph(
             text=f"No claim of the paper is judged on run {run}: its numbers are in its record."
         )
         return [box]
     rows = [
         [
-            _claim_cell(c["id"], c["claim"], claims, docname),
-            verdict_entry(c["default"]["verdict"]),
-            c["default"]["ours_text"],
+            claim_cell(c.default.claim, docname),
+            *_side_cells(c.default),
             *_variant_cells(c),
         ]
-        for c in report["claims"]
+        for c in report.claims
     ]
     caption = f"The claims of run {run} under the default and under variant {variant.name}"
     # a table on a wide screen, a card per claim on a phone, as the paper-against-ours table
@@ -238,9 +236,7 @@ def variant_nodes(
     return [box]
 
 
-def variants_nodes(
-    held: Sequence[HeldVariant], claims: Mapping[str, Any], docname: str
-) -> list[nodes.Node]:
+def variants_nodes(held: Sequence[HeldVariant], docname: str) -> list[nodes.Node]:
     """The page's content: every held variant (:func:`variant_nodes`), or, without any, what a
     variant is and how to make one (:func:`no_variant_nodes`)."""
     if not held:
@@ -251,7 +247,7 @@ def variants_nodes(
         "RUN/HASH` judges it: the claims of its run on its record, beside the same claims on "
         "the default records."
     )
-    variants = (n for variant in held for n in variant_nodes(variant, claims, docname))
+    variants = (n for variant in held for n in variant_nodes(variant, docname))
     return [nodes.paragraph("", "", *lead), *variants]
 
 
@@ -284,7 +280,7 @@ class VariantsDirective(SphinxDirective):
             if variant.problem is not None:
                 warn(env, f"variant {variant.name}: {variant.problem}", location, "variant")
             held.append(variant)
-        return variants_nodes(held, {c.id: c for c in claims}, env.docname)
+        return variants_nodes(held, env.docname)
 
 
 class VariantListings(PerPageCollector):
