@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shutil
 import signal
+import sys
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -260,6 +261,8 @@ def load_benchmark(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    # registered first, as importlib's recipe does: a dataclass resolves its module by name
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 

@@ -1,0 +1,33 @@
+"""benchmarks/bench_size.py: a line of Python is code, prose (docstring or comment) or blank."""
+
+from __future__ import annotations
+
+from helpers import load_benchmark
+
+SOURCE = '''"""A module docstring
+over two lines."""
+
+import os  # a comment after code is code
+
+# a comment on its own line
+
+
+def f(x):
+    """A function's docstring."""
+    text = """a string that is
+    assigned is code"""
+    return x, text, os.sep
+'''
+
+
+def test_each_line_is_counted_once_as_code_prose_or_blank() -> None:
+    count_lines = load_benchmark("bench_size").count_lines
+    code, prose, blank = count_lines(SOURCE)
+    assert (code, prose, blank) == (5, 4, 4)
+    assert code + prose + blank == len(SOURCE.splitlines())
+
+
+def test_the_package_is_split_into_its_wings() -> None:
+    bench = load_benchmark("bench_size")
+    assert bench.wing_of(bench.PACKAGE / "book" / "sphinx" / "claims.py") == "book"
+    assert bench.wing_of(bench.PACKAGE / "stats.py") == "top-level modules"
