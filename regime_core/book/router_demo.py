@@ -49,12 +49,12 @@ FEATURE_GUIDE: dict[str, tuple[str, str]] = {
     "question_names_b_rel_entity": (
         "Question names a name in B_rel",
         "1 when the question already names a name in B_rel other than the bridge's own "
-        "subject (a sign of Q-dominant), else 0.",
+        "subject (the router's stand-in for P1), else 0.",
     ),
     "b_rel_has_new_entity": (
         "B_rel brings a new name",
-        "1 when B_rel holds a name that neither the question nor the bridge's subject is (a "
-        "sign of B-dominant), else 0.",
+        "1 when B_rel holds a name that neither the question nor the bridge's subject is (the "
+        "router's stand-in for P2), else 0.",
     ),
 }
 
@@ -190,6 +190,247 @@ def route_presets(specs: Sequence[PresetSpec], router: Any) -> list[Preset]:
             Preset(**dataclasses.asdict(spec), action=d.action, probability=d.probability)
         )
     return presets
+
+
+# --------------------------------------------------------------------------------------------
+# What the packaged router learned, and where it fails
+# --------------------------------------------------------------------------------------------
+
+#: The question-name counts the "what it learned" table spans (0 to this many).
+MAX_NAMES_SHOWN = 6
+
+
+@dataclass(frozen=True)
+class FeaturePush:
+    """One feature's learned coefficient and the way it pushes the decision."""
+
+    name: str
+    label: str
+    coefficient: float
+
+    @property
+    def toward(self) -> str | None:
+        """``"union"`` for a positive coefficient, ``"q"`` for a negative one, None for 0."""
+        if self.coefficient > 0:
+            return "union"
+        return "q" if self.coefficient < 0 else None
+
+    def sentence(self) -> str:
+        """The push in words that match the coefficient's sign."""
+        if self.toward is None:
+            return f"coefficient {self.coefficient:.2f}: it moves no decision either way."
+        return (
+            f"coefficient {self.coefficient:+.2f}: the larger it is, the more the router leans "
+            f"to `{self.toward}`."
+        )
+
+
+def feature_pushes(router: Any) -> list[FeaturePush]:
+    """Each feature of a fitted router with its coefficient (on the standardised feature), in
+    :data:`FEATURE_NAMES` order."""
+    coef = [float(c) for c in router.coef_.ravel()]
+    return [
+        FeaturePush(name, FEATURE_GUIDE[name][0], c)
+        for name, c in zip(FEATURE_NAMES, coef, strict=True)
+    ]
+
+
+@dataclass(frozen=True)
+class NameLimit:
+    """For one kind of question (comparison words, yes/no opener, whether the question names a
+    name of ``B_rel``): the numbers of names in the question for which the router says union."""
+
+    comparison_cues: int
+    yes_no_opener: bool
+    names_b_rel_entity: bool
+    union_counts: tuple[int, ...]
+
+
+def _profile(
+    comparison_cues: int, yes_no: bool, names: int, names_b_rel: bool, new_entity: float
+) -> list[float]:
+    by_name = {
+        "comparison_cues": float(comparison_cues),
+        "yes_no_opener": float(yes_no),
+        "question_entities": float(names),
+        "question_names_b_rel_entity": float(names_b_rel),
+        "b_rel_has_new_entity": new_entity,
+    }
+    return [by_name[n] for n in FEATURE_NAMES]
+
+
+def held_new_entity(router: Any) -> float:
+    """The value the table holds "B_rel brings a new name" at: its training average, rounded to
+    0 or 1 (the feature is 0 or 1)."""
+    mean = float(router.scaler_mean_[FEATURE_NAMES.index("b_rel_has_new_entity")])
+    return float(round(mean))
+
+
+def union_name_limits(router: Any, max_names: int = MAX_NAMES_SHOWN) -> list[NameLimit]:
+    """The router's decision over a grid of feature values: 0, 1 or 2 comparison words, with or
+    without a yes/no opener, the question naming a name of ``B_rel`` or not, and 0 to
+    ``max_names`` names; "B_rel brings a new name" held at :func:`held_new_entity`. Computed
+    with the router's own ``predict_action``."""
+    import numpy as np
+
+    new_entity = held_new_entity(router)
+    out = []
+    for cues in (0, 1, 2):
+        for yes_no in (False, True):
+            for names_b_rel in (False, True):
+                X = np.array(
+                    [
+                        _profile(cues, yes_no, n, names_b_rel, new_entity)
+                        for n in range(max_names + 1)
+                    ]
+                )
+                actions = router.predict_action(X)
+                union = tuple(n for n, a in enumerate(actions) if a == "union")
+                out.append(NameLimit(cues, yes_no, names_b_rel, union))
+    return out
+
+
+def count_ranges(counts: Sequence[int], top: int = MAX_NAMES_SHOWN) -> str:
+    """Counts as ranges in words: ``(0, 1, 2)`` -> ``"0 to 2"``, ``()`` -> ``"none"``.
+
+    >>> count_ranges((0, 1, 2, 3)), count_ranges(()), count_ranges((2,)), count_ranges((0, 2))
+    ('0 to 3', 'none', '2', '0, 2')
+    >>> count_ranges((0, 1, 2), top=2)
+    '0 to 2 (all shown)'
+    """
+    if not counts:
+        return "none"
+    ordered = sorted(counts)
+    if ordered == list(range(ordered[0], ordered[-1] + 1)) and len(ordered) > 1:
+        text = f"{ordered[0]} to {ordered[-1]}"
+    else:
+        text = ", ".join(str(c) for c in ordered)
+    return f"{text} (all shown)" if ordered == list(range(top + 1)) else text
+
+
+def learned_summary(router: Any) -> str:
+    """What the router does in effect, in one paragraph: the decision it gives three typical
+    questions (a comparison question that names the two things it compares, a yes/no question
+    that names two people, and a question with neither that names one name), computed with
+    the router's ``predict_action``; "B_rel brings a new name" is held at
+    :func:`held_new_entity` and the question names no name of ``B_rel``."""
+    import numpy as np
+
+    new_entity = held_new_entity(router)
+    probes = {
+        "comparison": _profile(1, False, 2, False, new_entity),
+        "yes/no": _profile(0, True, 2, False, new_entity),
+        "other": _profile(0, False, 1, False, new_entity),
+    }
+    action = dict(zip(probes, router.predict_action(np.array(list(probes.values()))), strict=True))
+    return (
+        f"In effect, a comparison question that names the two things it compares goes to "
+        f"`{action['comparison']}`, a yes/no question that names two people goes to "
+        f"`{action['yes/no']}`, and a question with neither, naming one name, goes to "
+        f"`{action['other']}`. The router counts cues of a comparison or a yes/no question, "
+        "and names: it does not check whether the question names the hop-2 entity."
+    )
+
+
+@dataclass(frozen=True)
+class RoutedCounts:
+    """How a set of questions of one kind was routed."""
+
+    kind: str
+    n: int
+    to_q: int
+    to_union: int
+
+
+def routed_by_kind(examples: Iterable[Example], router: Any) -> list[RoutedCounts]:
+    """The router's decisions on the examples (their gold bridge, as ``regime route`` would
+    get it), counted per native question type (``compositional``, ``comparison``, ...)."""
+    counts: dict[str, list[int]] = {}
+    for ex in examples:
+        _, _, sentences = _bridge(ex)
+        title = next(p.title for p in ex.pool if p.pid == ex.bridge_pid)
+        d = router.route(ex.question, sentences, title or None)
+        tally = counts.setdefault(ex.native_type, [0, 0])
+        tally[d.action == "union"] += 1
+    return [RoutedCounts(kind, q + u, q, u) for kind, (q, u) in sorted(counts.items())]
+
+
+@dataclass(frozen=True)
+class FailureSpec:
+    """A question the router gets wrong: what the right decision or ``B_rel`` is, and why."""
+
+    key: str
+    question: str
+    title: str
+    bridge: str
+    #: the right action ("q" or "union"), or None when only ``B_rel`` is wrong
+    right_action: str | None
+    #: the right ``B_rel``, or None when only the action is wrong
+    right_b_rel: str | None
+    why: str
+
+
+#: Hand-written questions (no dataset text) on which the packaged router fails.
+FAILURE_CASES: tuple[FailureSpec, ...] = (
+    FailureSpec(
+        "names the hop-2 entity",
+        "Where was Frank Herbert born?",
+        "Dune",
+        "Dune was written by Frank Herbert.",
+        "q",
+        None,
+        "The question already names Frank Herbert, the hop-2 entity: it is Q-dominant and the "
+        "question alone finds his page. It is neither a comparison nor a yes/no question and "
+        "names one name, and the feature that sees the name shared with B_rel pushes toward "
+        "union, so the router says union.",
+    ),
+    FailureSpec(
+        "nationality as a name",
+        "Who was the mother of the man who made the film Kestrel Bay?",
+        "Kestrel Bay (film)",
+        "Kestrel Bay is a 1931 film. It is a British drama. It was directed by Odile Marchetti.",
+        None,
+        "It was directed by Odile Marchetti.",
+        "A capitalised nationality adjective (British) counts as a name the question does not "
+        "hold, so the earlier sentence wins on position over the one that names the director.",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Failure(FailureSpec):
+    """A failure case with what the packaged router does on it."""
+
+    action: str
+    probability: float
+    b_rel: str
+
+
+def route_failures(specs: Sequence[FailureSpec], router: Any) -> list[Failure]:
+    """Each failure case with the router's decision. Raises ValueError naming the case when the
+    router no longer fails on it (the page would state a failure that does not happen)."""
+    from regime_core.router.sentences import route_bridge_text
+
+    out = []
+    for spec in specs:
+        d = route_bridge_text(router, spec.question, spec.bridge, spec.title or None)
+        wrong_action = spec.right_action is not None and d.action != spec.right_action
+        wrong_b_rel = spec.right_b_rel is not None and d.b_rel != spec.right_b_rel
+        if not (wrong_action or wrong_b_rel):
+            raise ValueError(
+                f"router failure case {spec.key!r}: the router now decides {d.action} with "
+                f"B_rel {d.b_rel!r}, which the case calls right; remove or change the case "
+                "(regime_core/book/router_demo.py FAILURE_CASES)"
+            )
+        out.append(
+            Failure(
+                **dataclasses.asdict(spec),
+                action=d.action,
+                probability=d.probability,
+                b_rel=d.b_rel,
+            )
+        )
+    return out
 
 
 def _json_script(element_id: str, value: Any) -> str:

@@ -232,26 +232,218 @@ def question_markdown(label: str, example: Example) -> str:
     )
 
 
+#: What a reader is told an answer may be (the words of :data:`ANSWERS`).
+ANSWER_WORDS = "Q, B or neither (or Q-dominant, B-dominant)"
+#: Longest bridge sentence quoted whole in a reason; longer ones are cut with an ellipsis.
+MAX_QUOTED_CHARS = 160
+
+
+def answer_regime(answer: object) -> str | None:
+    """The regime an answer names (:data:`ANSWERS`, case and surrounding spaces ignored), or
+    None when it names none.
+
+    >>> answer_regime(" b "), answer_regime("Q-dominant"), answer_regime("X")
+    ('B-dominant', 'Q-dominant', None)
+    """
+    if not isinstance(answer, str):
+        return None
+    typed = answer.strip().lower()
+    return next((regime for regime, words in ANSWERS.items() if typed in words), None)
+
+
+@dataclass(frozen=True)
+class CheckedAnswers:
+    """A reader's exercise-1 answers, checked: the valid ones (label -> regime) and a message
+    for each answer refused (an unknown question label, a label that names no regime)."""
+
+    answers: dict[str, str]
+    problems: tuple[str, ...]
+
+
+def check_predictions(predictions: object, labels: Sequence[str]) -> CheckedAnswers:
+    """Check ``my_predictions`` against the questions shown (``labels``). Never raises on what a
+    reader typed: each refused answer becomes a message, and the valid ones are kept.
+
+    >>> checked = check_predictions({"T1": "b", "T2": "X", "Z9": "Q"}, ["T1", "T2"])
+    >>> checked.answers
+    {'T1': 'B-dominant'}
+    >>> for problem in checked.problems:
+    ...     print(problem)
+    T2: 'X' is not an answer; write Q, B or neither (or Q-dominant, B-dominant). Not scored.
+    Z9 is not a question shown here (they are T1, T2). Not scored.
+    """
+    if predictions is None:
+        return CheckedAnswers({}, ())
+    if isinstance(predictions, str):  # papermill -p passes text
+        import json
+
+        try:
+            predictions = json.loads(predictions)
+        except ValueError as err:
+            return CheckedAnswers(
+                {},
+                (
+                    f"my_predictions is not valid JSON ({err}); write it as "
+                    '{"T1": "B", "T2": "Q"}. Nothing scored.',
+                ),
+            )
+    if not isinstance(predictions, Mapping):
+        return CheckedAnswers(
+            {},
+            (
+                "my_predictions must map question labels to answers, e.g. "
+                f'{{"T1": "B", "T2": "Q"}}; got {type(predictions).__name__}. Nothing scored.',
+            ),
+        )
+    shown = list(labels)
+    answers: dict[str, str] = {}
+    problems: list[str] = []
+    for label, answer in predictions.items():
+        if label not in shown:
+            problems.append(
+                f"{label} is not a question shown here (they are {', '.join(shown)}). Not scored."
+            )
+            continue
+        regime = answer_regime(answer)
+        if regime is None:
+            problems.append(
+                f"{label}: {answer!r} is not an answer; write {ANSWER_WORDS}. Not scored."
+            )
+            continue
+        answers[str(label)] = regime
+    return CheckedAnswers(answers, tuple(problems))
+
+
+def _quoted(sentence: str) -> str:
+    if len(sentence) <= MAX_QUOTED_CHARS:
+        return sentence
+    return sentence[: MAX_QUOTED_CHARS - 1].rstrip() + "…"
+
+
+def regime_reason(example: Example) -> str:
+    """Why the key gives the example its regime, in one sentence: the name of the hop-2 entity
+    the question holds (P1), else the bridge sentence that names it (P2), else that neither
+    names it, by the rule of :mod:`regime_core.data.regimes`."""
+    from regime_core.data.regimes import DEFAULT_REGIME_RULES, p1, p2, predicate_names
+    from regime_core.text import compile_names
+
+    norm = DEFAULT_REGIME_RULES.normalization
+    names = predicate_names(example)
+    target = example.target.title
+    if p1(example):
+        name = next(n for n in names if compile_names((n,), norm).any(example.question))
+        return (
+            f"The question names the hop-2 entity ({name}), so the question alone points at "
+            "its passage (P1): Q-dominant."
+        )
+    if p2(example):
+        matcher = compile_names(names, norm)
+        sentence = next(s for s in example.bridge.sentences if matcher.any(s))
+        return (
+            f"The question does not name the hop-2 entity ({target}), but the bridge does, in "
+            f'"{_quoted(sentence)}" (P2): B-dominant.'
+        )
+    return (
+        f"Neither the question nor any sentence of the bridge names the hop-2 entity ({target}) "
+        "by its title or an alias, as the matcher reads names: neither."
+    )
+
+
 def solution_table(
     questions: Mapping[str, Example], predictions: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
-    """Exercise 1's solution: per question P1, P2 and the regime (computed by
-    :mod:`regime_core.data.regimes`), with the reader's answers marked when given."""
+    """Exercise 1's solution: per question P1, P2, the regime (computed by
+    :mod:`regime_core.data.regimes`) and the reason for it; with the reader's answers
+    (:func:`check_predictions`'s valid ones, label -> regime) in ``yours``, whether each is
+    right, and for a wrong one the reason it is wrong (``feedback``). A question not answered
+    has ``yours`` empty and ``right`` False."""
     from regime_core.data.regimes import regime_table
 
     table = regime_table(list(questions.values()))
     table.insert(0, "label", list(questions))
     solution = table.loc[:, ["label", "dataset", "native_type", "p1", "p2", "regime"]].copy()
+    solution["reason"] = [regime_reason(ex) for ex in questions.values()]
     if predictions:
         unknown = sorted(set(predictions) - set(questions))
         if unknown:
-            raise ValueError(f"my_predictions names questions that are not shown: {unknown}")
+            raise ValueError(
+                f"predictions name questions that are not shown: {unknown} (check them with "
+                "check_predictions first)"
+            )
         solution["yours"] = [str(predictions.get(label, "")) for label in solution["label"]]
         solution["right"] = [
-            bool(yours.strip()) and yours.strip().lower() in ANSWERS[regime]
+            yours == regime
             for yours, regime in zip(solution["yours"], solution["regime"], strict=True)
         ]
+        solution["feedback"] = [
+            "" if right or not yours else f"You said {yours}; the key says {regime}. {reason}"
+            for yours, regime, right, reason in zip(
+                solution["yours"],
+                solution["regime"],
+                solution["right"],
+                solution["reason"],
+                strict=True,
+            )
+        ]
     return solution
+
+
+def problems_markdown(checked: CheckedAnswers) -> str:
+    """The refused answers' messages as a Markdown list under a heading; empty when none."""
+    from regime_core.text import escape_markdown as md
+
+    if not checked.problems:
+        return ""
+    return "\n".join(["**Answers refused:**", *(f"- {md(p)}" for p in checked.problems)])
+
+
+def score_markdown(solution: pd.DataFrame) -> str:
+    """The reader's score and feedback as Markdown: right out of answered and shown, then the
+    reason for each wrong answer. Empty when nothing was answered."""
+    from regime_core.text import escape_markdown as md
+
+    lines: list[str] = []
+    if "yours" in solution and (solution["yours"] != "").any():
+        answered = solution[solution["yours"] != ""]
+        lines.append(
+            f"**Your score: {int(answered['right'].sum())} right of {len(answered)} answered** "
+            f"({len(solution)} questions shown)."
+        )
+        lines += [
+            f"- **{label}**: {md(text)}"
+            for label, text in zip(answered["label"], answered["feedback"], strict=True)
+            if text
+        ]
+    return "\n".join(lines)
+
+
+def reasons_markdown(solution: pd.DataFrame) -> str:
+    """The key with the reason for each answer, one list item per question."""
+    from regime_core.text import escape_markdown as md
+
+    return "\n".join(
+        f"- **{label}**: {md(reason)}"
+        for label, reason in zip(solution["label"], solution["reason"], strict=True)
+    )
+
+
+def answer_key_numbers(questions: Mapping[str, Example], solution: pd.DataFrame) -> dict[str, Any]:
+    """Exercise 1's answer key for the record (the teachers' page renders it): per label the
+    question, the hop-2 entity, the bridge's title, the regime, P1, P2 and the reason."""
+    rows = solution.set_index("label")
+    return {
+        label: {
+            "question": ex.question,
+            "hop2_entity": ex.hop2_entity,
+            "bridge_title": ex.bridge.title,
+            "bridge": ex.bridge.text,
+            "regime": str(rows.at[label, "regime"]),
+            "p1": bool(rows.at[label, "p1"]),
+            "p2": bool(rows.at[label, "p2"]),
+            "reason": str(rows.at[label, "reason"]),
+        }
+        for label, ex in questions.items()
+    }
 
 
 def solution_counts(solution: pd.DataFrame) -> dict[str, dict[str, int]]:

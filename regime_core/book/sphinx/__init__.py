@@ -50,12 +50,20 @@ from regime_core.book.sphinx.reference import (
 )
 from regime_core.book.sphinx.router_page import (
     RouterDemoDirective,
+    RouterFailuresDirective,
     RouterFeaturesDirective,
+    RouterLearnedDirective,
     router_assets_on_demo_pages,
 )
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.strict_pass import setup_strict_pass
 from regime_core.book.sphinx.tables import number_tables_per_page
+from regime_core.book.sphinx.teaching import (
+    AnswerKeyDirective,
+    LessonPlanDirective,
+    WorksheetDirective,
+    teaching_assets,
+)
 from regime_core.book.sphinx.timing import setup_timing
 from regime_core.book.sphinx.variants import setup_variants
 
@@ -92,6 +100,11 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.add_directive("regime-router-features", RouterFeaturesDirective)
+    app.add_directive("regime-router-learned", RouterLearnedDirective)
+    app.add_directive("regime-router-failures", RouterFailuresDirective)
+    app.add_directive("regime-lesson-plan", LessonPlanDirective)
+    app.add_directive("regime-worksheet", WorksheetDirective)
+    app.add_directive("regime-answer-key", AnswerKeyDirective)
     app.add_directive("regime-citation", CitationDirective)
     app.add_directive("regime-interval-coverage", CoverageDirective)
     setup_variants(app)  # "Your variants", reread when the variants on disk change
@@ -101,6 +114,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     # after Sphinx has numbered the figures and tables (its collector runs at priority 500)
     app.connect("env-get-updated", number_tables_per_page, priority=900)
     app.connect("html-page-context", router_assets_on_demo_pages)
+    app.connect("html-page-context", teaching_assets)
     app.connect("autodoc-skip-member", skip_foreign_members)
     # around napoleon (default priority 500): attribute docstrings stay as written
     app.connect("autodoc-process-docstring", keep_attribute_docs, priority=400)

@@ -75,19 +75,114 @@ class RouterDemoDirective(SphinxDirective):
 
 
 class RouterFeaturesDirective(SphinxDirective):
-    """The five features: the page's name, the one-line meaning, the name in ``--json``."""
+    """The five features: the page's name, the one-line meaning, the name in ``--json``, and
+    which way the packaged router's coefficient pushes (read from its model file)."""
 
     option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.router_demo import FEATURE_GUIDE
+        from regime_core.book.router_demo import FEATURE_GUIDE, feature_pushes
+        from regime_core.router.model import default_router, default_router_path
 
+        self.env.note_dependency(str(default_router_path()))
+        pushes = {p.name: p for p in feature_pushes(default_router())}
         items = nodes.bullet_list()
         for name, (label, meaning) in FEATURE_GUIDE.items():
             para = nodes.paragraph("", "", nodes.strong(text=label))
-            para += code_spans(f". {meaning} (`{name}` in `regime route --json`.)")
+            para += code_spans(
+                f". {meaning} (`{name}` in `regime route --json`.) In the packaged router: "
+                f"{pushes[name].sentence()}"
+            )
             items += nodes.list_item("", para)
         return [items]
+
+
+class RouterLearnedDirective(SphinxDirective):
+    """What the packaged router learned: a summary in words, the decision over a grid of
+    feature values and the decisions on the toy world, all computed from its model file."""
+
+    option_spec: ClassVar[dict[str, Any]] = {}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.book.router_demo import (
+            MAX_NAMES_SHOWN,
+            count_ranges,
+            held_new_entity,
+            learned_summary,
+            routed_by_kind,
+            union_name_limits,
+        )
+        from regime_core.data import load_examples
+        from regime_core.router.model import default_router, default_router_path
+
+        self.env.note_dependency(str(default_router_path()))
+        router = default_router()
+        out: list[nodes.Node] = [nodes.paragraph("", "", *code_spans(learned_summary(router)))]
+        header = (
+            "Comparison words",
+            "Yes/no opener",
+            "Names in the question for union (B_rel's names not in the question)",
+            "Names in the question for union (the question names a name in B_rel)",
+        )
+        limits = {
+            (lim.comparison_cues, lim.yes_no_opener, lim.names_b_rel_entity): lim.union_counts
+            for lim in union_name_limits(router)
+        }
+        rows = [
+            (
+                str(cues),
+                "yes" if yes_no else "no",
+                count_ranges(limits[(cues, yes_no, False)]),
+                count_ranges(limits[(cues, yes_no, True)]),
+            )
+            for cues in (0, 1, 2)
+            for yes_no in (False, True)
+        ]
+        out.append(
+            nodes.paragraph(
+                text=f"The table gives, for each kind of question, the numbers of names in the "
+                f"question (0 to {MAX_NAMES_SHOWN} tried) for which the packaged router says "
+                f'union; with more names it says q. "B_rel brings a new name" is held at '
+                f"{held_new_entity(router):g}, its value in the training questions, computed "
+                "with the router when this book was built."
+            )
+        )
+        out.append(table(header, rows, widths=(2, 2, 4, 4), classes=["regime-router-learned"]))
+        counts = routed_by_kind(load_examples("toyworld"), router)
+        words = "; ".join(
+            f"of its {c.n} {c.kind} questions, {c.to_q} go to q and {c.to_union} to union"
+            for c in counts
+        )
+        out.append(
+            nodes.paragraph(text=f"Run on the toy world's questions with their bridges: {words}.")
+        )
+        return out
+
+
+class RouterFailuresDirective(SphinxDirective):
+    """Hand-written questions the packaged router gets wrong, with what it does on each; a case
+    it no longer gets wrong fails the build."""
+
+    option_spec: ClassVar[dict[str, Any]] = {}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.book.router_demo import FAILURE_CASES, route_failures
+        from regime_core.router.model import default_router, default_router_path
+
+        self.env.note_dependency(str(default_router_path()))
+        failures = route_failures(FAILURE_CASES, default_router())
+        header = ("Case", "Question and bridge", "The router", "Right", "Why it fails")
+        rows = [
+            (
+                f.key,
+                f"{f.question} Bridge: {f.bridge}",
+                f"{f.action} (p(union) = {f.probability:.2f}); B_rel: {f.b_rel}",
+                f.right_action if f.right_action is not None else f"B_rel: {f.right_b_rel}",
+                f.why,
+            )
+            for f in failures
+        ]
+        return [table(header, rows, widths=(2, 4, 3, 3, 5), classes=["regime-router-failures"])]
 
 
 def router_assets_on_demo_pages(

@@ -1,0 +1,153 @@
+"""The teachers' page: the lesson plan with measured times, a printable worksheet and an answer
+key with the reason for each answer.
+
+Directive ``regime-lesson-plan`` (option ``timings``: the measurement file, relative to the
+page): :data:`regime_core.teaching.plan.LESSON_PLAN` as a table, each activity with its minutes
+and, where it waits on a command, the command's measured time.
+
+Directives ``regime-worksheet`` and ``regime-answer-key``: exercise 1's questions as the
+exercises run recorded them (``answer_key`` in its record), the first with blanks to fill in, the
+second with the regime, P1, P2 and the reason. A page that holds either links the print style
+sheet ``regime-teaching.css``, which prints the page without the book's navigation, and the key
+on a page of its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_record, warn_problem
+from regime_core.book.sphinx.tables import code_spans, table
+
+#: The run whose record holds exercise 1's answer key.
+EXERCISES_RUN = "exercises"
+TEACHING_CSS = "regime-teaching.css"  # in static/ beside this module
+_PRINT_CLASSES = ("regime-worksheet", "regime-answer-key")
+
+
+def _answer_key(directive: SphinxDirective) -> dict[str, Any] | None:
+    try:
+        key = page_record(directive.env, EXERCISES_RUN).node("answer_key")
+    except RECORD_PROBLEMS as err:
+        warn_problem(directive.env, "the exercises' answer key", err, directive.get_location())
+        return None
+    return dict(key)
+
+
+class LessonPlanDirective(SphinxDirective):
+    """The lesson plan, with the measured time of each step a block waits on."""
+
+    option_spec: ClassVar[dict[str, Any]] = {"timings": directives.unchanged_required}
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core.teaching.plan import (
+            LESSON_MINUTES,
+            duration_words,
+            load_timings,
+            schedule,
+        )
+
+        relative = self.options.get("timings")
+        if not relative:
+            raise self.error("regime-lesson-plan needs the option :timings: (a JSON file)")
+        path = Path(self.env.srcdir) / Path(self.env.docname).parent / relative
+        self.env.note_dependency(str(path))
+        try:
+            timings = load_timings(path)
+            rows = []
+            for start, end, activity in schedule():
+                step = timings.steps.get(activity.timed_step or "")
+                ran = (
+                    f"`{step.command}`: {duration_words(step.seconds)}"
+                    if step is not None
+                    else "nothing to run"
+                )
+                rows.append(
+                    (
+                        f"{start}-{end}",
+                        activity.title,
+                        activity.what,
+                        nodes.paragraph("", "", *code_spans(activity.material)),
+                        nodes.paragraph("", "", *code_spans(ran)),
+                    )
+                )
+        except ValueError as err:
+            warn_problem(self.env, "the lesson plan", err, self.get_location())
+            return []
+        header = ("Minutes", "Activity", "What the class does", "Material", "Measured run")
+        note = nodes.paragraph(
+            text=f"The lesson lasts {LESSON_MINUTES} minutes. Runs measured {timings.measured} "
+            f"on {timings.machine}; a room of laptops "
+            "runs them side by side, so start the notebooks before the block that uses them."
+        )
+        return [
+            table(header, rows, widths=(1, 2, 5, 3, 3), classes=["regime-lesson-plan"]),
+            note,
+        ]
+
+
+class WorksheetDirective(SphinxDirective):
+    """Exercise 1's questions with blanks for the regime and the reason."""
+
+    option_spec: ClassVar[dict[str, Any]] = {}
+
+    def run(self) -> list[nodes.Node]:
+        key = _answer_key(self)
+        if key is None:
+            return []
+        box = nodes.container(classes=["regime-worksheet"])
+        box += nodes.paragraph(text="Name: ____________________    Date: ____________")
+        items = nodes.enumerated_list()
+        for label, row in key.items():
+            para = nodes.paragraph()
+            para += nodes.strong(text=f"{label}. ")
+            para += nodes.emphasis(text=str(row["question"]))
+            para += nodes.Text(f" Hop-2 entity: {row['hop2_entity']}. ")
+            para += nodes.Text(f"Bridge ({row['bridge_title']}): {row['bridge']}")
+            answer = nodes.paragraph(
+                text="Regime (circle one):  Q-dominant   B-dominant   neither     "
+                "Why: ____________________________________________",
+                classes=["regime-worksheet-answer"],
+            )
+            items += nodes.list_item("", para, answer)
+        box += items
+        return [box]
+
+
+class AnswerKeyDirective(SphinxDirective):
+    """Exercise 1's key: per question the regime, P1, P2 and the reason, as recorded."""
+
+    option_spec: ClassVar[dict[str, Any]] = {}
+
+    def run(self) -> list[nodes.Node]:
+        key = _answer_key(self)
+        if key is None:
+            return []
+        rows = [
+            (
+                label,
+                str(row["regime"]),
+                "yes" if row["p1"] else "no",
+                "yes" if row["p2"] else "no",
+                str(row["reason"]),
+            )
+            for label, row in key.items()
+        ]
+        box = nodes.container(classes=["regime-answer-key"])
+        box += table(("Question", "Regime", "P1", "P2", "Why"), rows, widths=(1, 2, 1, 1, 7))
+        return [box]
+
+
+def teaching_assets(
+    app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
+) -> None:
+    """Link the print style sheet only on pages that hold a worksheet or an answer key."""
+    body = context.get("body", "")
+    if any(f'class="{name}' in body for name in _PRINT_CLASSES):
+        app.add_css_file(TEACHING_CSS)
