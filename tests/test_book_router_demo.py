@@ -12,21 +12,31 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
 from regime_core import paths
 from regime_core.book.router_demo import (
+    FAILURE_CASES,
     FEATURE_GUIDE,
     HAND_WRITTEN_PRESETS,
     MAX_PRESET_BRIDGE_CHARS,
     TOY_WORLD,
+    FailureSpec,
     Preset,
     PresetSpec,
+    count_ranges,
     demo_html,
+    feature_pushes,
+    held_new_entity,
+    learned_summary,
     load_model_json,
+    route_failures,
     route_presets,
+    routed_by_kind,
     toy_presets,
+    union_name_limits,
 )
 from regime_core.data import load_examples
 from regime_core.router import FEATURE_NAMES
@@ -113,8 +123,8 @@ def test_router_js_decides_the_presets_as_the_static_table_says(
 def test_hand_written_presets_are_not_dataset_text(real_data_dir: Path) -> None:
     """No sentence of a hand-written preset occurs in any raw dataset file (the toy world's are
     synthetic): the page shows no dataset text."""
-    sentences = {s for spec in HAND_WRITTEN_PRESETS for s in (spec.question,
-                 *split_bridge(spec.bridge))}  # fmt: skip
+    specs = [*HAND_WRITTEN_PRESETS, *FAILURE_CASES]
+    sentences = {s for spec in specs for s in (spec.question, *split_bridge(spec.bridge))}
     files = [f for f in sorted(real_data_dir.rglob("*")) if f.is_file()]
     assert files
     for file in files:
@@ -174,7 +184,123 @@ def test_the_page_reads_how_to_read_it_before_the_router() -> None:
     assert page.index("## How to read it") < page.index("```{regime-router-demo}")
     assert page.index("{regime-router-features}") < page.index("```{regime-router-demo}")
     assert "built for English" in page
+    # what it learned, then the widget, then where it fails: beside the widget
+    learned = page.index("```{regime-router-learned}")
+    assert learned < page.index("```{regime-router-demo}") < page.index("{regime-router-failures}")
     assert not re.search(r"\b(comparison_cues|question_entities|b_rel_has_new_entity)\b", page)
+
+
+# --- what the packaged router learned, and where it fails -------------------------------------
+
+
+def test_each_features_push_matches_the_sign_of_its_coefficient() -> None:
+    router = default_router()
+    model = load_model_json(default_router_path())
+    pushes = feature_pushes(router)
+    assert [p.name for p in pushes] == list(FEATURE_NAMES)
+    for push, coef in zip(pushes, model["coef"], strict=True):
+        assert push.coefficient == pytest.approx(coef, abs=1e-12)
+        expected = "union" if coef > 0 else "q" if coef < 0 else None
+        assert push.toward == expected
+        words = push.sentence()
+        if expected is None:
+            assert "no decision" in words
+        else:
+            assert f"leans to `{expected}`" in words
+            assert f"`{'q' if expected == 'union' else 'union'}`" not in words
+    # no meaning on the page claims a direction: the push is read from the model
+    for _, meaning in FEATURE_GUIDE.values():
+        assert "sign of" not in meaning and "Q-dominant" not in meaning
+
+
+def test_the_packaged_router_pushes_the_named_feature_toward_union() -> None:
+    """The page's fix: "Question names a name in B_rel" is not a sign of q in this model."""
+    pushes = {p.name: p for p in feature_pushes(default_router())}
+    assert pushes["question_names_b_rel_entity"].toward == "union"
+    assert pushes["comparison_cues"].toward == "q"
+
+
+def test_the_learned_grid_is_the_routers_own_decision() -> None:
+    router = default_router()
+    limits = union_name_limits(router, max_names=5)
+    assert len(limits) == 12
+    new = held_new_entity(router)
+    for lim in limits:
+        for n in range(6):
+            row = [
+                lim.comparison_cues,
+                float(lim.yes_no_opener),
+                n,
+                float(lim.names_b_rel_entity),
+                new,
+            ]
+            action = router.predict_action(np.array([row], dtype=float))[0]
+            assert (action == "union") == (n in lim.union_counts)
+
+
+def test_more_comparison_words_never_widen_the_union_range() -> None:
+    router = default_router()
+    by_kind = {
+        (lim.comparison_cues, lim.yes_no_opener, lim.names_b_rel_entity): set(lim.union_counts)
+        for lim in union_name_limits(router)
+    }
+    for (cues, yes_no, named), counts in by_kind.items():
+        if cues < 2:
+            assert by_kind[(cues + 1, yes_no, named)] <= counts
+
+
+def test_the_summary_agrees_with_routing_real_sentences() -> None:
+    router = default_router()
+    summary = learned_summary(router)
+    comparison = next(p for p in HAND_WRITTEN_PRESETS if p.key == "comparison")
+    yes_no = next(p for p in HAND_WRITTEN_PRESETS if p.key == "yes-no")
+    founder = next(p for p in HAND_WRITTEN_PRESETS if p.key == "founder")
+    decided = {
+        p.key: route_bridge_text(router, p.question, p.bridge, p.title).action
+        for p in (comparison, yes_no, founder)
+    }
+    assert f"compares goes to `{decided['comparison']}`" in summary
+    assert f"two people goes to `{decided['yes-no']}`" in summary
+    assert f"naming one name, goes to `{decided['founder']}`" in summary
+
+
+def test_the_toy_world_routed_by_kind_counts_every_question() -> None:
+    examples = list(load_examples("toyworld"))
+    counts = routed_by_kind(examples, default_router())
+    assert sum(c.n for c in counts) == len(examples)
+    for c in counts:
+        assert c.to_q + c.to_union == c.n
+        assert c.n == sum(ex.native_type == c.kind for ex in examples)
+
+
+def test_count_ranges_reads_as_words() -> None:
+    assert count_ranges((3, 1, 2)) == "1 to 3"
+    assert count_ranges((0, 1, 2, 3, 4, 5, 6)) == "0 to 6 (all shown)"
+    assert count_ranges(()) == "none"
+
+
+def test_the_failure_cases_fail_as_the_page_says() -> None:
+    router = default_router()
+    failures = {f.key: f for f in route_failures(FAILURE_CASES, router)}
+    herbert = failures["names the hop-2 entity"]
+    assert (herbert.action, herbert.right_action) == ("union", "q")
+    assert herbert.probability > 0.5
+    british = failures["nationality as a name"]
+    assert british.b_rel != british.right_b_rel and "British" in british.b_rel
+
+
+def test_a_failure_case_the_router_gets_right_fails_the_build() -> None:
+    fixed = FailureSpec(
+        "not a failure",
+        "Which film came out first, Kestrel Bay or The Amber Gate?",
+        "The Amber Gate",
+        "The Amber Gate is a silent drama. It came out in 1926 in Oslo.",
+        "q",
+        None,
+        "invented",
+    )
+    with pytest.raises(ValueError, match="not a failure"):
+        route_failures([fixed], default_router())
 
 
 # --- the page in headless Chromium, driven with key presses -----------------------------------
