@@ -24,13 +24,13 @@ TIMINGS_FORMAT = "regime-lesson-timings/1"
 @dataclass(frozen=True)
 class Activity:
     """One block of the lesson: how long it lasts, what the class does, with what, and the
-    measured step (a key of the timings file) it waits on, if any."""
+    measured steps (keys of the timings file) it waits on, if any."""
 
     minutes: int
     title: str
     what: str
     material: str
-    timed_step: str | None = None
+    timed_steps: tuple[str, ...] = ()
 
 
 LESSON_PLAN: tuple[Activity, ...] = (
@@ -48,7 +48,7 @@ LESSON_PLAN: tuple[Activity, ...] = (
         "Pairs open the toy-world notebook, read the four queries' hit rates, then change one "
         "knob (alpha or the distractors' similarity) and rerun, predicting the change first.",
         "notebooks/00_toyworld.ipynb (Binder, or a local install).",
-        "toyworld",
+        ("toyworld",),
     ),
     Activity(
         10,
@@ -64,7 +64,7 @@ LESSON_PLAN: tuple[Activity, ...] = (
         "score, the reason for each wrong answer, and refuses answers that are not Q, B or "
         "neither. Discuss the questions most got wrong with the answer key.",
         "notebooks/08_exercises.ipynb; the answer key below.",
-        "exercises",
+        ("exercises",),
     ),
     Activity(
         10,
@@ -81,7 +81,7 @@ LESSON_PLAN: tuple[Activity, ...] = (
         "discuss every disagreement.",
         "regime annotate sample hotpotqa --n 10 --out sheet.csv, then regime annotate kappa "
         "alice.csv bob.csv.",
-        "annotate_sample",
+        ("annotate_sample", "annotate_kappa"),
     ),
     Activity(
         10,
@@ -167,7 +167,7 @@ def parse_timings(data: Mapping[str, Any], where: str) -> LessonTimings:
 def load_timings(path: Path, plan: Sequence[Activity] = LESSON_PLAN) -> LessonTimings:
     """The timings file at ``path``, checked, and holding every step the plan waits on."""
     timings = parse_timings(read_json_file(path), str(path))
-    missing = sorted({a.timed_step for a in plan if a.timed_step} - set(timings.steps))
+    missing = sorted({s for a in plan for s in a.timed_steps} - set(timings.steps))
     if missing:
         raise ValueError(
             f"{path}: no measurement for the plan's steps {missing}; time them and add them"

@@ -62,10 +62,10 @@ class LessonPlanDirective(SphinxDirective):
             timings = load_timings(path)
             rows = []
             for start, end, activity in schedule():
-                step = timings.steps.get(activity.timed_step or "")
+                steps = [timings.steps[key] for key in activity.timed_steps]
                 ran = (
-                    f"`{step.command}`: {duration_words(step.seconds)}"
-                    if step is not None
+                    "; ".join(f"`{s.command}`: {duration_words(s.seconds)}" for s in steps)
+                    if steps
                     else "nothing to run"
                 )
                 rows.append(
