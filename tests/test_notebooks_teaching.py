@@ -61,6 +61,40 @@ def test_exercises_notebook_has_a_neither_question(tmp_path: Path) -> None:
     check_executed_page(executed, record)
 
 
+def test_exercises_refuse_invalid_answers_with_a_message_and_score_the_rest(
+    tmp_path: Path,
+) -> None:
+    """An answer that names no regime and a label not shown are refused with a message (no
+    traceback stops the notebook); the valid answer is scored, and every question has a reason
+    in the recorded answer key."""
+    import json
+
+    executed, record = _execute(
+        "exercises",
+        tmp_path,
+        encoder="tfidf",
+        real_dataset=None,
+        n_questions=20,
+        n_predict=4,
+        my_predictions=json.dumps({"T1": "X", "Z9": "B", "T2": "q"}),
+    )
+    assert get_number(record, "exercise1_score.answered") == 1
+    assert get_number(record, "exercise1_score.refused") == 2
+    key = record["numbers"]["answer_key"]
+    assert len(key) == 5 and all(
+        row["reason"].endswith(f"{row['regime']}.") for row in key.values()
+    )
+    cells = json.loads(executed.read_text(encoding="utf-8"))["cells"]
+    shown = "".join(
+        "".join(out.get("data", {}).get("text/markdown", ""))
+        for cell in cells
+        for out in cell.get("outputs", [])
+    )
+    assert "T1: 'X' is not an answer" in shown and "Z9 is not a question shown here" in shown
+    assert "Your score: " in shown and "right of 1 answered" in shown
+    assert not any(out.get("output_type") == "error" for c in cells for out in c.get("outputs", []))
+
+
 def test_a_notebook_run_by_hand_writes_its_variant_s_folder(tmp_path: Path) -> None:
     """No output_dir (a user's papermill call): the record goes to <work>/variants/<run>/<hash>,
     not beside the notebook, and the same parameters find the same folder."""
