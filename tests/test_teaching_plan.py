@@ -60,6 +60,10 @@ def test_the_committed_timings_cover_every_step_the_plan_waits_on() -> None:
         ({"steps": {}}, "'steps'"),
         ({"steps": {"toyworld": {"command": "regime x", "seconds": 0}}}, "toyworld.seconds"),
         ({"steps": {"toyworld": {"command": "", "seconds": 3}}}, "toyworld.command"),
+        (
+            {"steps": {"toyworld": {"command": "regime x", "seconds": 3, "note": 1}}},
+            "toyworld.note",
+        ),
     ],
 )
 def test_a_damaged_timings_file_names_its_field(change: dict[str, Any], field: str) -> None:

@@ -46,9 +46,11 @@ LESSON_PLAN: tuple[Activity, ...] = (
         20,
         "The toy world, run live",
         "Pairs open the toy-world notebook, read the four queries' hit rates, then change one "
-        "knob (alpha or the distractors' similarity) and rerun, predicting the change first.",
+        "knob (alpha or the distractors' similarity) and rerun, predicting the change first. "
+        "The first run is the slow one (it embeds the toy world): start it during the first "
+        "block.",
         "notebooks/00_toyworld.ipynb (Binder, or a local install).",
-        ("toyworld",),
+        ("toyworld", "toyworld_rerun"),
     ),
     Activity(
         10,
@@ -95,11 +97,13 @@ LESSON_PLAN: tuple[Activity, ...] = (
 
 @dataclass(frozen=True)
 class StepTiming:
-    """One measured step: the command, its wall seconds, and the machine it ran on."""
+    """One measured step: the command, its wall seconds, and what was special about the run
+    (``note``, e.g. a first run that fills the embedding store; empty when nothing)."""
 
     key: str
     command: str
     seconds: float
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,10 @@ def parse_timings(data: Mapping[str, Any], where: str) -> LessonTimings:
             raise ValueError(f"{where}: steps.{key}.command must be a non-empty string")
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
             raise ValueError(f"{where}: steps.{key}.seconds must be a positive number")
-        steps[str(key)] = StepTiming(str(key), command, float(seconds))
+        note = step.get("note", "")
+        if not isinstance(note, str):
+            raise ValueError(f"{where}: steps.{key}.note must be a string")
+        steps[str(key)] = StepTiming(str(key), command, float(seconds), note)
     return LessonTimings(str(data["measured"]), str(data["machine"]), steps)
 
 

@@ -64,7 +64,12 @@ class LessonPlanDirective(SphinxDirective):
             for start, end, activity in schedule():
                 steps = [timings.steps[key] for key in activity.timed_steps]
                 ran = (
-                    "; ".join(f"`{s.command}`: {duration_words(s.seconds)}" for s in steps)
+                    "; ".join(
+                        f"`{s.command}`"
+                        + (f" ({s.note})" if s.note else "")
+                        + f": {duration_words(s.seconds)}"
+                        for s in steps
+                    )
                     if steps
                     else "nothing to run"
                 )
