@@ -49,7 +49,7 @@ LESSON_PLAN: tuple[Activity, ...] = (
         "knob (alpha or the distractors' similarity) and rerun, predicting the change first. "
         "The first run is the slow one (it embeds the toy world): start it during the first "
         "block.",
-        "notebooks/00_toyworld.ipynb (Binder, or a local install).",
+        "`notebooks/00_toyworld.ipynb` (Binder, or a local install).",
         ("toyworld", "toyworld_rerun"),
     ),
     Activity(
@@ -62,10 +62,10 @@ LESSON_PLAN: tuple[Activity, ...] = (
     Activity(
         10,
         "Exercise 1 checked",
-        "Students type their answers into my_predictions and rerun: the notebook shows a "
+        "Students type their answers into `my_predictions` and rerun: the notebook shows a "
         "score, the reason for each wrong answer, and refuses answers that are not Q, B or "
         "neither. Discuss the questions most got wrong with the answer key.",
-        "notebooks/08_exercises.ipynb; the answer key below.",
+        "`notebooks/08_exercises.ipynb`; the answer key below.",
         ("exercises",),
     ),
     Activity(
@@ -81,8 +81,8 @@ LESSON_PLAN: tuple[Activity, ...] = (
         "The teacher prints a sheet of real questions; two students label P1 and P2 "
         "separately, then compare with each other and with the matcher by Cohen's kappa and "
         "discuss every disagreement.",
-        "regime annotate sample hotpotqa --n 10 --out sheet.csv, then regime annotate kappa "
-        "alice.csv bob.csv.",
+        "`regime annotate sample hotpotqa --n 10 --out sheet.csv`, then "
+        "`regime annotate kappa alice.csv bob.csv`.",
         ("annotate_sample", "annotate_kappa"),
     ),
     Activity(

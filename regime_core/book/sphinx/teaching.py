@@ -2,7 +2,7 @@
 key with the reason for each answer.
 
 Directive ``regime-lesson-plan`` (option ``timings``: the measurement file, relative to the
-page): :data:`regime_core.teaching.plan.LESSON_PLAN` as a table, each activity with its minutes
+page): :data:`regime_core.teaching.plan.LESSON_PLAN`, one block per activity with its minutes
 and, where it waits on a command, the command's measured time.
 
 Directives ``regime-worksheet`` and ``regime-answer-key``: exercise 1's questions as the
@@ -60,41 +60,39 @@ class LessonPlanDirective(SphinxDirective):
         self.env.note_dependency(str(path))
         try:
             timings = load_timings(path)
-            rows = []
+            blocks = []
             for start, end, activity in schedule():
                 steps = [timings.steps[key] for key in activity.timed_steps]
-                ran = (
-                    "; ".join(
+                block = nodes.container(classes=["regime-lesson-block"])
+                head = nodes.paragraph()
+                head += nodes.strong(text=f"Minutes {start} to {end}: {activity.title}. ")
+                head.extend(code_spans(activity.what))
+                block += head
+                block += nodes.paragraph(
+                    "", "", nodes.emphasis(text="Material: "), *code_spans(activity.material)
+                )
+                if steps:
+                    ran = "; ".join(
                         f"`{s.command}`"
                         + (f" ({s.note})" if s.note else "")
                         + f": {duration_words(s.seconds)}"
                         for s in steps
                     )
-                    if steps
-                    else "nothing to run"
-                )
-                rows.append(
-                    (
-                        f"{start}-{end}",
-                        activity.title,
-                        activity.what,
-                        nodes.paragraph("", "", *code_spans(activity.material)),
-                        nodes.paragraph("", "", *code_spans(ran)),
+                    block += nodes.paragraph(
+                        "", "", nodes.emphasis(text="Measured: "), *code_spans(f"{ran}.")
                     )
-                )
+                blocks.append(block)
         except ValueError as err:
             warn_problem(self.env, "the lesson plan", err, self.get_location())
             return []
-        header = ("Minutes", "Activity", "What the class does", "Material", "Measured run")
         note = nodes.paragraph(
             text=f"The lesson lasts {LESSON_MINUTES} minutes. Runs measured {timings.measured} "
-            f"on {timings.machine}; a room of laptops "
-            "runs them side by side, so start the notebooks before the block that uses them."
+            f"on {timings.machine}; a room of laptops runs them side by side, so start the "
+            "notebooks before the block that uses them."
         )
-        return [
-            table(header, rows, widths=(1, 2, 5, 3, 3), classes=["regime-lesson-plan"]),
-            note,
-        ]
+        box = nodes.container(classes=["regime-lesson-plan"])
+        box.extend(blocks)
+        return [box, note]
 
 
 class WorksheetDirective(SphinxDirective):
@@ -108,20 +106,23 @@ class WorksheetDirective(SphinxDirective):
             return []
         box = nodes.container(classes=["regime-worksheet"])
         box += nodes.paragraph(text="Name: ____________________    Date: ____________")
-        items = nodes.enumerated_list()
         for label, row in key.items():
+            item = nodes.container(classes=["regime-worksheet-item"])
             para = nodes.paragraph()
             para += nodes.strong(text=f"{label}. ")
             para += nodes.emphasis(text=str(row["question"]))
-            para += nodes.Text(f" Hop-2 entity: {row['hop2_entity']}. ")
-            para += nodes.Text(f"Bridge ({row['bridge_title']}): {row['bridge']}")
-            answer = nodes.paragraph(
-                text="Regime (circle one):  Q-dominant   B-dominant   neither     "
-                "Why: ____________________________________________",
+            item += para
+            item += nodes.paragraph(text=f"Hop-2 entity: {row['hop2_entity']}")
+            item += nodes.paragraph(text=f"Bridge ({row['bridge_title']}): {row['bridge']}")
+            item += nodes.paragraph(
+                text="\u2610 Q-dominant \u00a0\u00a0 \u2610 B-dominant \u00a0\u00a0 \u2610 neither",
                 classes=["regime-worksheet-answer"],
             )
-            items += nodes.list_item("", para, answer)
-        box += items
+            item += nodes.paragraph(
+                text="Why: ______________________________________________________",
+                classes=["regime-worksheet-answer"],
+            )
+            box += item
         return [box]
 
 
