@@ -289,6 +289,42 @@ def test_the_failure_cases_fail_as_the_page_says() -> None:
     assert british.b_rel != british.right_b_rel and "British" in british.b_rel
 
 
+@pytest.mark.parametrize(
+    ("sentence", "wins"),
+    [
+        ("It is a British drama.", True),
+        ("It is in French.", True),
+        ("It premiered in March.", True),
+        ("It is a silent drama.", False),
+    ],
+)
+def test_capitalised_words_that_are_not_names_win_b_rel_as_the_page_says(
+    sentence: str, wins: bool
+) -> None:
+    """The page: a nationality, a language or a month makes a sentence look as if it brings a
+    new name, and an early such sentence wins B_rel; the same sentence in lower case does not."""
+    right = "It was directed by Odile Marchetti."
+    d = route_bridge_text(
+        default_router(),
+        "Who was the mother of the man who made the film Kestrel Bay?",
+        f"Kestrel Bay is a 1931 film. {sentence} {right}",
+        "Kestrel Bay (film)",
+    )
+    assert d.b_rel == (sentence if wins else right)
+
+
+def test_a_nationality_in_the_question_counts_as_a_name() -> None:
+    bridge = "Kestrel Bay is a 1931 film. It was directed by Odile Marchetti."
+    plain, british = (
+        route_bridge_text(default_router(), q, bridge, "Kestrel Bay (film)")
+        for q in (
+            "Where was the director of Kestrel Bay born?",
+            "Where was the British director of Kestrel Bay born?",
+        )
+    )
+    assert british.features["question_entities"] == plain.features["question_entities"] + 1
+
+
 def test_a_failure_case_the_router_gets_right_fails_the_build() -> None:
     fixed = FailureSpec(
         "not a failure",
