@@ -145,3 +145,42 @@ def test_toy_world_code_hidden_in_the_book_is_hidden_in_jupyterlab() -> None:
     assert folded
     for cell in folded:
         assert _hidden(cell).get("source_hidden") is True
+
+
+def _key() -> dict[str, dict[str, Any]]:
+    from regime_core.data.toyworld import ToyWorldConfig, generate
+    from regime_core.teaching import lesson
+
+    toy = list(generate(ToyWorldConfig(n_questions=40)))
+    questions = lesson.exercise_questions(toy, None, 5, seed=0)
+    return lesson.answer_key_numbers(questions, lesson.solution_table(questions))
+
+
+def test_the_worksheet_shows_every_question_and_never_its_answer() -> None:
+    from regime_core.book.sphinx.teaching import worksheet
+
+    key = _key()
+    box = worksheet(key)
+    text = box.astext()
+    items = [n for n in box.children if "regime-worksheet-item" in n.get("classes", [])]
+    assert len(items) == len(key)
+    for label, row in key.items():
+        assert f"{label}. {row['question']}" in text and row["bridge"] in text
+        assert row["reason"] not in text
+    assert text.count("\u2610 Q-dominant") == len(key)
+
+
+def test_the_answer_key_gives_each_regime_with_its_reason() -> None:
+    from docutils import nodes
+
+    from regime_core.book.sphinx.teaching import answer_key
+
+    key = _key()
+    box = answer_key(key)
+    rows = [r for r in box.findall(nodes.row)][1:]  # after the header
+    assert len(rows) == len(key)
+    for row, (label, expected) in zip(rows, key.items(), strict=True):
+        cells = [entry.astext() for entry in row.children]
+        assert cells[0] == label and cells[1] == expected["regime"]
+        assert cells[2] == ("yes" if expected["p1"] else "no")
+        assert cells[4] == expected["reason"]

@@ -14,6 +14,7 @@ on a page of its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +25,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_record, warn_problem
 from regime_core.book.sphinx.tables import code_spans, table
+from regime_core.teaching.lesson import ANSWERS
 
 #: The run whose record holds exercise 1's answer key.
 EXERCISES_RUN = "exercises"
@@ -95,59 +97,64 @@ class LessonPlanDirective(SphinxDirective):
         return [box, note]
 
 
+def worksheet(key: Mapping[str, Mapping[str, Any]]) -> nodes.container:
+    """The worksheet: per question of the answer key its label, the question, the hop-2 entity
+    and the bridge, with boxes to tick and a line for why (never the answer)."""
+    box = nodes.container(classes=["regime-worksheet"])
+    box += nodes.paragraph(text="Name: ____________________    Date: ____________")
+    for label, row in key.items():
+        item = nodes.container(classes=["regime-worksheet-item"])
+        para = nodes.paragraph()
+        para += nodes.strong(text=f"{label}. ")
+        para += nodes.emphasis(text=str(row["question"]))
+        item += para
+        item += nodes.paragraph(text=f"Hop-2 entity: {row['hop2_entity']}")
+        item += nodes.paragraph(text=f"Bridge ({row['bridge_title']}): {row['bridge']}")
+        ticks = " \u00a0\u00a0 ".join(f"\u2610 {regime}" for regime in ANSWERS)
+        item += nodes.paragraph(text=ticks, classes=["regime-worksheet-answer"])
+        item += nodes.paragraph(
+            text="Why: ______________________________________________________",
+            classes=["regime-worksheet-answer"],
+        )
+        box += item
+    return box
+
+
+def answer_key(key: Mapping[str, Mapping[str, Any]]) -> nodes.container:
+    """The answer key: per question the regime, P1, P2 and the reason, as recorded."""
+    rows = [
+        (
+            label,
+            str(row["regime"]),
+            "yes" if row["p1"] else "no",
+            "yes" if row["p2"] else "no",
+            str(row["reason"]),
+        )
+        for label, row in key.items()
+    ]
+    box = nodes.container(classes=["regime-answer-key"])
+    box += table(("Question", "Regime", "P1", "P2", "Why"), rows, widths=(1, 2, 1, 1, 7))
+    return box
+
+
 class WorksheetDirective(SphinxDirective):
-    """Exercise 1's questions with blanks for the regime and the reason."""
+    """Exercise 1's questions with blanks for the regime and the reason (:func:`worksheet`)."""
 
     option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
         key = _answer_key(self)
-        if key is None:
-            return []
-        box = nodes.container(classes=["regime-worksheet"])
-        box += nodes.paragraph(text="Name: ____________________    Date: ____________")
-        for label, row in key.items():
-            item = nodes.container(classes=["regime-worksheet-item"])
-            para = nodes.paragraph()
-            para += nodes.strong(text=f"{label}. ")
-            para += nodes.emphasis(text=str(row["question"]))
-            item += para
-            item += nodes.paragraph(text=f"Hop-2 entity: {row['hop2_entity']}")
-            item += nodes.paragraph(text=f"Bridge ({row['bridge_title']}): {row['bridge']}")
-            item += nodes.paragraph(
-                text="\u2610 Q-dominant \u00a0\u00a0 \u2610 B-dominant \u00a0\u00a0 \u2610 neither",
-                classes=["regime-worksheet-answer"],
-            )
-            item += nodes.paragraph(
-                text="Why: ______________________________________________________",
-                classes=["regime-worksheet-answer"],
-            )
-            box += item
-        return [box]
+        return [] if key is None else [worksheet(key)]
 
 
 class AnswerKeyDirective(SphinxDirective):
-    """Exercise 1's key: per question the regime, P1, P2 and the reason, as recorded."""
+    """Exercise 1's key with the reason for each answer (:func:`answer_key`)."""
 
     option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
         key = _answer_key(self)
-        if key is None:
-            return []
-        rows = [
-            (
-                label,
-                str(row["regime"]),
-                "yes" if row["p1"] else "no",
-                "yes" if row["p2"] else "no",
-                str(row["reason"]),
-            )
-            for label, row in key.items()
-        ]
-        box = nodes.container(classes=["regime-answer-key"])
-        box += table(("Question", "Regime", "P1", "P2", "Why"), rows, widths=(1, 2, 1, 1, 7))
-        return [box]
+        return [] if key is None else [answer_key(key)]
 
 
 def teaching_assets(
