@@ -7,9 +7,9 @@ and, where it waits on a command, the command's measured time.
 
 Directives ``regime-worksheet`` and ``regime-answer-key``: exercise 1's questions as the
 exercises run recorded them (``answer_key`` in its record), the first with blanks to fill in, the
-second with the regime, P1, P2 and the reason. A page that holds either links the print style
-sheet ``regime-teaching.css``, which prints the page without the book's navigation, and the key
-on a page of its own.
+second with the regime, P1, P2 and the reason, both as lists (whole on a phone). A page that
+holds either links the print style sheet ``regime-teaching.css``, which prints the page without
+the book's navigation, and the key on a page of its own.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_record, warn_problem
-from regime_core.book.sphinx.tables import code_spans, table
+from regime_core.book.sphinx.tables import code_spans
 from regime_core.teaching.lesson import ANSWERS
 
 #: The run whose record holds exercise 1's answer key.
@@ -121,19 +121,18 @@ def worksheet(key: Mapping[str, Mapping[str, Any]]) -> nodes.container:
 
 
 def answer_key(key: Mapping[str, Mapping[str, Any]]) -> nodes.container:
-    """The answer key: per question the regime, P1, P2 and the reason, as recorded."""
-    rows = [
-        (
-            label,
-            str(row["regime"]),
-            "yes" if row["p1"] else "no",
-            "yes" if row["p2"] else "no",
-            str(row["reason"]),
-        )
-        for label, row in key.items()
-    ]
+    """The answer key: per question the regime, P1, P2 and the reason, as recorded; one item
+    per question (a list, not a table, so that a phone shows it whole)."""
     box = nodes.container(classes=["regime-answer-key"])
-    box += table(("Question", "Regime", "P1", "P2", "Why"), rows, widths=(1, 2, 1, 1, 7))
+    items = nodes.bullet_list()
+    for label, row in key.items():
+        para = nodes.paragraph()
+        para += nodes.strong(text=f"{label}: {row['regime']}")
+        p1 = "yes" if row["p1"] else "no"
+        p2 = "yes" if row["p2"] else "no"
+        para += nodes.Text(f" (P1 {p1}, P2 {p2}). {row['reason']}")
+        items += nodes.list_item("", para)
+    box += items
     return box
 
 
