@@ -119,10 +119,10 @@ class RouterLearnedDirective(SphinxDirective):
         router = default_router()
         out: list[nodes.Node] = [nodes.paragraph("", "", *code_spans(learned_summary(router)))]
         header = (
-            "Comparison words",
-            "Yes/no opener",
-            "Names in the question for union (B_rel's names not in the question)",
-            "Names in the question for union (the question names a name in B_rel)",
+            "Cue words",
+            "Yes/no",
+            "Union with names",
+            "Same, if it names a name in B_rel",
         )
         limits = {
             (lim.comparison_cues, lim.yes_no_opener, lim.names_b_rel_entity): lim.union_counts
@@ -171,18 +171,19 @@ class RouterFailuresDirective(SphinxDirective):
 
         self.env.note_dependency(str(default_router_path()))
         failures = route_failures(FAILURE_CASES, default_router())
-        header = ("Case", "Question and bridge", "The router", "Right", "Why it fails")
-        rows = [
-            (
-                f.key,
-                f"{f.question} Bridge: {f.bridge}",
-                f"{f.action} (p(union) = {f.probability:.2f}); B_rel: {f.b_rel}",
-                f.right_action if f.right_action is not None else f"B_rel: {f.right_b_rel}",
-                f.why,
+        items = nodes.bullet_list(classes=["regime-router-failures"])
+        for f in failures:
+            right = f.right_action if f.right_action is not None else f"B_rel {f.right_b_rel!r}"
+            para = nodes.paragraph()
+            para += nodes.strong(text=f"{f.key.capitalize()}. ")
+            para += nodes.emphasis(text=f.question)
+            para += nodes.Text(f" Bridge: {f.bridge}")
+            said = nodes.paragraph(
+                text=f"The router: {f.action} (p(union) = {f.probability:.2f}), with B_rel "
+                f"{f.b_rel!r}. Right: {right}. {f.why}"
             )
-            for f in failures
-        ]
-        return [table(header, rows, widths=(2, 4, 3, 3, 5), classes=["regime-router-failures"])]
+            items += nodes.list_item("", para, said)
+        return [items]
 
 
 def router_assets_on_demo_pages(

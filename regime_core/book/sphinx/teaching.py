@@ -113,7 +113,7 @@ def worksheet(key: Mapping[str, Mapping[str, Any]]) -> nodes.container:
         ticks = " \u00a0\u00a0 ".join(f"\u2610 {regime}" for regime in ANSWERS)
         item += nodes.paragraph(text=ticks, classes=["regime-worksheet-answer"])
         item += nodes.paragraph(
-            text="Why: ______________________________________________________",
+            text="Why: ____________________________",
             classes=["regime-worksheet-answer"],
         )
         box += item
