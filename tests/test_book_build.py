@@ -18,7 +18,7 @@ from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
 from regime_core.book.sphinx.records import parse_reference
 from regime_core.book.sphinx.strict_pass import MARKER, READ_EVERY_PAGE
-from regime_core.runner.records import save_figure, write_record
+from regime_core.runner.records import hash_file, save_figure, write_record
 from regime_core.runner.stamps import write_stamp
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
@@ -91,6 +91,19 @@ def _fake_demo_run(root: Path, work: Path) -> None:
         },
         figures=[figure],
     )
+    # the executed notebook, then its copy for the book (in the work directory, as reproduce
+    # leaves it; regime book stages it into the book), then the stamp over both
+    executed = work / "executed" / "demo.ipynb"
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    executed.write_text(DEMO.read_text())
+    notebook = json.loads(DEMO.read_text())
+    notebook["metadata"]["regime"] = {
+        "run_id": "demo",
+        "source": "tests/fixtures/demo.ipynb",
+        "executed_sha256": hash_file(executed),
+    }
+    (work / "book" / "executed").mkdir(parents=True, exist_ok=True)
+    (work / "book" / "executed" / "demo.ipynb").write_text(json.dumps(notebook))
     write_stamp(work, "demo", {"key": "written by a test", "components": {}}, seconds=0.0)
     summary = {"readings": 4, "holding": 1, "share": 0.25, "most_sensitive_knob": "pool"}
     write_stamped_record(
@@ -99,10 +112,6 @@ def _fake_demo_run(root: Path, work: Path) -> None:
         config={"n_readings": 4},
         numbers={"claims": {"demo_gain": summary}},
     )
-    notebook = json.loads(DEMO.read_text())
-    notebook["metadata"]["regime"] = {"run_id": "demo", "source": "tests/fixtures/demo.ipynb"}
-    (root / "book" / "executed").mkdir(parents=True, exist_ok=True)
-    (root / "book" / "executed" / "demo.ipynb").write_text(json.dumps(notebook))
 
 
 @pytest.fixture(scope="module")
@@ -521,7 +530,7 @@ def test_a_failed_strict_build_fails_again_until_the_page_is_fixed(tmp_path: Pat
     that failed fails again, on the same warning, until the page is fixed; a strict pass then
     leaves nothing that makes later builds read any page again."""
     root, work = _two_page_book(tmp_path)
-    marker = root / "_build" / ".doctrees" / MARKER
+    marker = Path(work) / "book" / MARKER  # the work directory's, like every state
     first = build_book(root, work=work)
     assert not first.ok and marker.is_file()
     warned = [w for w in first.warnings() if "fit.slop" in w]

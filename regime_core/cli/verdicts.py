@@ -26,6 +26,7 @@ the config fields that differ:
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from regime_core.cli._common import Command, print_result
@@ -67,7 +68,7 @@ def variant_text(report: dict[str, Any]) -> str:
         for key, change in variant["differs"].items()
     )
     lines = [
-        f"variant {variant['run']}/{variant['config_hash']} ({variant['path']})",
+        f"variant {variant['run']}/{Path(variant['path']).name} ({variant['path']})",
         f"  differs from the default: {differs or 'nothing (the default parameters)'}",
     ]
     for claim in report["claims"]:

@@ -10,12 +10,16 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
     W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
     W/variants/<run_id>/<hash>/      a variant (regime reproduce --set, or the notebook run
                                      by hand): record, figures, executed notebook; never stamped
+    W/book/executed/<run_id>.ipynb   the executed notebook as the book shows it (parameters
+                                     hidden, its source named), copied after each success
 
-and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
-gitignored), which is where ``_toc.yml`` points. Notebooks run in their own directory with
-``REGIME_WORK_DIR`` set to the absolute work directory, through papermill's command line in a
-child process (:mod:`regime_core.runner.children`); :mod:`regime_core.runner.reproduce` decides
-which runs execute and schedules them.
+Nothing is written outside ``W``: ``regime book --work W`` stages ``W/book/executed`` into the
+book's ``book/executed`` (gitignored, where ``_toc.yml`` points) when it builds
+(:func:`regime_core.book.build.stage_executed`), so two work directories never share a page.
+Notebooks run in their own directory with ``REGIME_WORK_DIR`` set to the absolute work
+directory, through papermill's command line in a child process
+(:mod:`regime_core.runner.children`); :mod:`regime_core.runner.reproduce` decides which runs
+execute and schedules them.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from regime_core.integrity import remove_stale_temporaries
 from regime_core.locks import LOCK_HELD_VARIABLE, lock_key
 from regime_core.runner.children import end_orphans, run_child
 from regime_core.runner.declarations import OUTPUT_DIR_PARAMETER, Declarations, notebook_parameters
-from regime_core.runner.records import atomic_write_text, load_record
+from regime_core.runner.records import atomic_write_text, hash_file, load_record
 from regime_core.runner.stamps import executed_path, input_mismatches, stamp_path, write_stamp
 from regime_core.strict_json import read_json_file
 
@@ -121,7 +125,7 @@ def clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]
     variants = paths.variants_dir(work)  # regime reproduce --set runs there
     pid_files = [*(work / "runs").glob("*/child.pid"), *variants.glob("*/*/child.pid")]
     end_orphans(sorted(pid_files), work, say)
-    directories = [work / "executed", decl.book_executed_dir, paths.results_dir(work)]
+    directories = [work / "executed", paths.book_executed_dir(work), paths.results_dir(work)]
     directories += [p for p in (work / "runs").glob("*") if p.is_dir()]
     directories += [p for p in paths.results_dir(work).glob("*") if p.is_dir()]
     directories += [p for p in variants.glob("*/*") if p.is_dir()]
@@ -161,16 +165,23 @@ def hide_injected_parameters(notebook: dict[str, Any]) -> None:
 
 
 def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
-    """Copy the executed notebook where the book's toc expects it, noting its source.
+    """Copy the executed notebook to ``<work>/book/executed`` for the book, noting its source.
 
     ``metadata.regime.source`` (relative to the declarations' directory) lets the book's launch
-    buttons open the source notebook, since the executed copy is not in git.
+    buttons open the source notebook, since the executed copy is not in git;
+    ``metadata.regime.executed_sha256`` is the executed notebook's hash, which ``regime book``
+    checks against the run's stamp before it renders the page.
     """
-    notebook = read_json_file(executed_path(work, run_id))
+    executed = executed_path(work, run_id)
+    notebook = read_json_file(executed)
     source = relative_name(decl.runs[run_id].notebook, decl.root)
-    notebook.setdefault("metadata", {})["regime"] = {"run_id": run_id, "source": source}
+    notebook.setdefault("metadata", {})["regime"] = {
+        "run_id": run_id,
+        "source": source,
+        "executed_sha256": hash_file(executed),
+    }
     hide_injected_parameters(notebook)
-    target = decl.book_executed_dir / f"{run_id}.ipynb"
+    target = paths.book_executed_dir(work) / f"{run_id}.ipynb"
     atomic_write_text(target, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -281,7 +292,7 @@ def execute_run(
     out_dir = paths.results_dir(work) / run_id
     # a failed run must not leave the previous run's outputs looking current
     stamp_path(work, run_id).unlink(missing_ok=True)
-    (decl.book_executed_dir / f"{run_id}.ipynb").unlink(missing_ok=True)
+    (paths.book_executed_dir(work) / f"{run_id}.ipynb").unlink(missing_ok=True)
     shutil.rmtree(out_dir, ignore_errors=True)
     executed.unlink(missing_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -51,6 +51,7 @@ from regime_core.runner.execution import (
     relative_name,
 )
 from regime_core.runner.keys import PACKAGE_DIR, changed_components, run_keys, summarise_changes
+from regime_core.runner.prerequisites import prerequisites
 from regime_core.runner.stamps import executed_path, read_stamp, record_file, stamp_problems
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
@@ -119,23 +120,43 @@ class Plan:
     profile: str
     work: Path
     runs: tuple[PlannedRun, ...]
+    #: what the profile needs before it can run (the paper's: GPUs, weights, data, hours)
+    prerequisites: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
             "work": str(self.work),
+            "prerequisites": list(self.prerequisites),
             "to_run": [r.run_id for r in self.runs if r.action == "run"],
             "runs": [r.to_dict() for r in self.runs],
         }
 
     def table(self) -> str:
-        """Run, action and why, one line each."""
+        """The profile's prerequisites first (if any), then run, action and why, one line each."""
+        lines = []
+        if self.prerequisites:
+            lines.append(f"profile {self.profile} needs, before it runs:")
+            lines += [f"  - {line}" for line in self.prerequisites]
+            lines.append("")
         width = max([len("run"), *(len(r.run_id) for r in self.runs)])
-        lines = [f"{'run':<{width}}  {'action':<14}  why"]
+        lines.append(f"{'run':<{width}}  {'action':<14}  why")
         for r in self.runs:
             why = "; ".join(r.reasons) if r.reasons else "up to date"
             lines.append(f"{r.run_id:<{width}}  {r.action:<14}  {why}")
         return "\n".join(lines)
+
+
+def profile_encoders(decl: Declarations, profile: str) -> dict[str, str]:
+    """Every encoder the runs of ``profile`` name, with its model (a preset's hub id)."""
+    from regime_core.encoders.sentence_transformer import PRESETS
+
+    named: dict[str, str] = {}
+    for spec in decl.runs.values():
+        value = spec.parameters_for(profile).get("encoders") or []
+        for name in [value] if isinstance(value, str) else value:
+            named[str(name)] = PRESETS[name].model if name in PRESETS else str(name)
+    return named
 
 
 # --- deciding ------------------------------------------------------------------------------------
@@ -216,7 +237,8 @@ def plan(
                 action = "skip"
             actions[run_id] = action
             planned.append(PlannedRun(run_id, action, tuple(reasons), keys[run_id]["key"]))
-    return Plan(profile, work_root, tuple(planned))
+    needs = prerequisites(profile, profile_encoders(decl, profile))
+    return Plan(profile, work_root, tuple(planned), needs)
 
 
 # --- running -------------------------------------------------------------------------------------
