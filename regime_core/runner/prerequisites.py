@@ -54,7 +54,7 @@ def prerequisites(
     data_dir: Path | None = None,
 ) -> tuple[str, ...]:
     """The prerequisites of ``profile`` in a reader's words (empty for every profile but
-    :data:`GPU_PROFILE`); ``encoders`` maps each encoder the profile names to its model."""
+    :data:`GPU_PROFILE`); ``encoders`` maps each encoder whose weights it needs to its model."""
     if profile != GPU_PROFILE:
         return ()
     env = os.environ if environ is None else environ

@@ -148,14 +148,19 @@ class Plan:
 
 
 def profile_encoders(decl: Declarations, profile: str) -> dict[str, str]:
-    """Every encoder the runs of ``profile`` name, with its model (a preset's hub id)."""
+    """Every encoder the runs of ``profile`` name whose weights come from the hub (a preset of
+    :data:`~regime_core.encoders.sentence_transformer.PRESETS`), with its model; the bundled
+    MiniLM and TF-IDF need none."""
     from regime_core.encoders.sentence_transformer import PRESETS
 
     named: dict[str, str] = {}
     for spec in decl.runs.values():
-        value = spec.parameters_for(profile).get("encoders") or []
-        for name in [value] if isinstance(value, str) else value:
-            named[str(name)] = PRESETS[name].model if name in PRESETS else str(name)
+        parameters = spec.parameters_for(profile)
+        for key in ("encoders", "encoder"):
+            value = parameters.get(key) or []
+            for name in [value] if isinstance(value, str) else value:
+                if name in PRESETS:
+                    named[str(name)] = PRESETS[name].model
     return named
 
 
