@@ -120,3 +120,40 @@ def directory_lock(
     finally:
         del held[key]
         os.close(fd)  # releases the lock
+
+
+# --- the work directory's finer locks ------------------------------------------------------------
+#
+# A run of ``regime reproduce`` takes minutes to hours. It holds the work directory's lock only
+# *shared* (commands that rewrite what runs read, ``regime data prepare`` or ``regime embed``,
+# still wait for it), and two finer locks: :func:`runs_lock`, exclusive for the whole reproduce
+# (two reproduces never interleave), and :func:`records_lock`, exclusive only while one run
+# commits its outputs (record, executed notebook, book page, stamp: a few renames). A reader of
+# records (``regime verdicts``, ``regime book``) holds :func:`records_lock` shared, so it reads
+# the last committed, stamped records at once, never a run's half-done commit.
+
+#: the folder of ``<work>`` whose lock the reproduce holds throughout (its runs' stamps live there)
+RUNS_LOCK_DIR = "runs"
+#: the folder of ``<work>`` whose lock guards the committed records (``<work>/results``)
+RECORDS_LOCK_DIR = "results"
+
+
+def runs_lock(
+    work: Path | str, *, what: str, on_wait: Callable[[], None] | None = None
+) -> contextlib.AbstractContextManager[None]:
+    """The lock a writer of runs holds exclusively for its whole duration (``<work>/runs``)."""
+    return directory_lock(Path(work) / RUNS_LOCK_DIR, what=what, on_wait=on_wait)
+
+
+def records_lock(
+    work: Path | str,
+    *,
+    what: str,
+    shared: bool = False,
+    on_wait: Callable[[], None] | None = None,
+) -> contextlib.AbstractContextManager[None]:
+    """The lock of the committed records (``<work>/results``): exclusive while a run commits,
+    shared while a reader reads records."""
+    return directory_lock(
+        Path(work) / RECORDS_LOCK_DIR, what=what, shared=shared, on_wait=on_wait
+    )

@@ -238,7 +238,7 @@ def test_a_record_read_from_other_data_than_its_key_is_never_stamped(
 
     def notebook_that_read_other_data(command: list[str], **_: object) -> tuple[int, str]:
         Path(command[1]).write_text(DEMO.read_text())  # the executed notebook
-        write_record(work / "results" / "x", name="x", config={}, numbers={"n": 1},
+        write_record(work / "runs" / "x" / "staging", name="x", config={}, numbers={"n": 1},
                      inputs={"manifest": "0" * 64})  # fmt: skip
         return 0, ""
 

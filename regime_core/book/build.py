@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regime_core import paths
+from regime_core.locks import records_lock
 from regime_core.runner.stamps import verify_record
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its warnings
@@ -195,6 +196,21 @@ def build_book(
         if not (book_root / required).is_file():
             raise FileNotFoundError(f"{book_root / required} is missing; is {book_root} a book?")
     records = _records_dir(book_root, work)
+    # the last committed records and pages, for the whole build: a running reproduce commits
+    # each run under this lock, so its next commit waits for the build, never the reverse
+    with records_lock(records, what="regime book", shared=True):
+        return _build(book_root, records, output, work, strict, all_pages, timing)
+
+
+def _build(
+    book_root: Path,
+    records: Path,
+    output: Path | str | None,
+    work: Path | str | None,
+    strict: bool,
+    all_pages: bool,
+    timing: Path | str | None,
+) -> BookBuild:
     stage_executed(book_root, records)
     missing = missing_pages(book_root)
     if missing:

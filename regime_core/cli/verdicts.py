@@ -48,6 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regime_core import paths
+    from regime_core.locks import records_lock
+
+    # the last committed records: a running reproduce commits each run under this lock
+    with records_lock(paths.work_dir(args.work), what="regime verdicts", shared=True):
+        return _report(args)
+
+
+def _report(args: argparse.Namespace) -> int:
     from regime_core.runner.verdicts import variant_report, verdicts_report
 
     if args.variant is not None:

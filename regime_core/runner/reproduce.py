@@ -12,10 +12,14 @@ its upstream records those it read). :func:`plan` says what would run and why, r
 Each run executes in a child process (:mod:`regime_core.runner.execution`: the work directory's
 layout, one kernel per run), ``--jobs`` runs at a time.
 
-The work directory's lock (:func:`regime_core.locks.directory_lock`) is held exclusively for
-the whole of a reproduce, so no other command reads or writes ``W`` meanwhile (``--plan`` holds
-it shared). Interrupted runs leave nothing trusted behind: on Ctrl-C or SIGTERM every running
-notebook's processes are killed at once (:mod:`regime_core.runner.children`), no unfinished run is
+The work directory's lock (:func:`regime_core.locks.directory_lock`) is held shared for the
+whole of a reproduce, with the runs' lock exclusively (:func:`writing_lock`): no other reproduce,
+``regime data prepare`` or ``regime embed`` runs on ``W`` meanwhile, but a reader does not wait.
+Each run commits its outputs at once under the records' lock
+(:func:`regime_core.locks.records_lock`, :mod:`regime_core.runner.execution`), so ``regime
+verdicts`` and ``regime book`` read the last committed, stamped records while a reproduce runs.
+Interrupted runs leave nothing trusted behind: on Ctrl-C or SIGTERM every running notebook's
+processes are killed at once (:mod:`regime_core.runner.children`), no unfinished run is
 stamped, and the interrupt propagates (``regime`` exits 130 or 143); the next start ends any
 process a killed runner left and deletes the temporaries of dead writers.
 """
@@ -32,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.locks import directory_lock
+from regime_core.locks import directory_lock, records_lock, runs_lock
 from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
     DEFAULT_PROFILE,
@@ -255,12 +259,17 @@ def _stderr(message: str) -> None:
 
 @contextmanager
 def writing_lock(work_root: Path, what: str, say: Callable[[str], None]) -> Iterator[None]:
-    """The work directory's exclusive lock for a command that writes runs (``what``), saying
-    once that it waits when another regime command holds it."""
-    with directory_lock(
-        work_root,
-        what=what,
-        on_wait=lambda: say(f"waiting for another regime command on {work_root} to finish"),
+    """The locks of a command that writes runs (``what``): the work directory's, shared (a
+    command that rewrites prepared data or the store waits for it, a reader does not), and the
+    runs' lock, exclusive (:func:`regime_core.locks.runs_lock`: another writer of runs waits);
+    says once that it waits when another regime command holds either."""
+
+    def waiting() -> None:
+        say(f"waiting for another regime command on {work_root} to finish")
+
+    with (
+        directory_lock(work_root, what=what, shared=True, on_wait=waiting),
+        runs_lock(work_root, what=what, on_wait=waiting),
     ):
         yield
 
@@ -375,7 +384,8 @@ class _Runner:
             run_id, self.keys[run_id], self.work
         )
         if not reasons:
-            copy_to_book(self.decl, run_id, self.work)
+            with records_lock(self.work, what=f"regime reproduce: {run_id}'s book page"):
+                copy_to_book(self.decl, run_id, self.work)
             results[run_id] = RunResult(
                 run_id,
                 "skipped",
