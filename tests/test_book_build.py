@@ -563,3 +563,51 @@ def test_a_non_strict_build_leaves_no_strict_build_passing(tmp_path: Path) -> No
     assert len(_read_every_page_lines(strict.log)) == 1
     warnings = "\n".join(strict.warnings())
     assert "fit.slop" in warnings and "regime_core.no_such_function" in warnings
+
+
+def _executed_page(work: Path, run_id: str, text: str) -> None:
+    """What reproduce leaves of run ``run_id`` for the book in ``work``: its executed notebook,
+    its book copy naming that notebook's hash, and the stamp over both."""
+    executed = work / "executed" / f"{run_id}.ipynb"
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    notebook = json.loads(DEMO.read_text())
+    notebook["cells"][0]["source"] = [text]
+    executed.write_text(json.dumps(notebook))
+    notebook["metadata"]["regime"] = {"run_id": run_id, "executed_sha256": hash_file(executed)}
+    page = work / "book" / "executed" / f"{run_id}.ipynb"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(json.dumps(notebook))
+    write_stamp(work, run_id, {"key": "written by a test", "components": {}}, seconds=0.0)
+
+
+def test_the_book_renders_the_pages_of_its_own_work_directory(tmp_path: Path) -> None:
+    """Issue 44: each work directory keeps its executed pages; `regime book --work W` stages
+    W's, checked against W's stamps, and never leaves another work directory's page."""
+    from regime_core.book.build import stage_executed
+
+    root, first, second = tmp_path / "book", tmp_path / "w1", tmp_path / "w2"
+    _executed_page(first, "demo", "from w1")
+    _executed_page(first, "other", "only in w1")
+    _executed_page(second, "demo", "from w2")
+    staged = root / "book" / "executed"
+    assert [p.name for p in stage_executed(root, first)] == ["demo.ipynb", "other.ipynb"]
+    assert "from w1" in (staged / "demo.ipynb").read_text()
+    before = (staged / "demo.ipynb").stat().st_mtime_ns
+    stage_executed(root, first)  # unchanged: not rewritten (Sphinx reads it again only if new)
+    assert (staged / "demo.ipynb").stat().st_mtime_ns == before
+    stage_executed(root, second)
+    assert "from w2" in (staged / "demo.ipynb").read_text()
+    assert not (staged / "other.ipynb").exists()  # w1's page is gone
+    # a page that is not the notebook its run stamped, or whose run has no stamp: refused
+    _executed_page(second, "demo", "rerun")
+    page = second / "book" / "executed" / "demo.ipynb"
+    body = json.loads(page.read_text())
+    body["metadata"]["regime"]["executed_sha256"] = "0" * 64
+    page.write_text(json.dumps(body))
+    refused = f"{page}: it is not the notebook its run stamped.*--work {second}"
+    with pytest.raises(ValueError, match=refused):
+        stage_executed(root, second)
+    (second / "runs" / "demo" / "stamp.json").unlink()
+    with pytest.raises(ValueError, match="its run has no stamp"):
+        stage_executed(root, second)
+    assert "from w2" in (staged / "demo.ipynb").read_text()  # nothing staged from a refusal

@@ -211,6 +211,7 @@ def _build(
     all_pages: bool,
     timing: Path | str | None,
 ) -> BookBuild:
+    check_records(records)  # the records first: a page's stamp is checked when it is staged
     stage_executed(book_root, records)
     missing = missing_pages(book_root)
     if missing:
@@ -221,7 +222,6 @@ def _build(
             else ""
         )
         raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
-    check_records(records)
     env = dict(os.environ)
     # the child reads the same work directory's records and keeps its strict-pass mark there
     env["REGIME_WORK_DIR"] = str(records)
