@@ -154,6 +154,4 @@ def records_lock(
 ) -> contextlib.AbstractContextManager[None]:
     """The lock of the committed records (``<work>/results``): exclusive while a run commits,
     shared while a reader reads records."""
-    return directory_lock(
-        Path(work) / RECORDS_LOCK_DIR, what=what, shared=shared, on_wait=on_wait
-    )
+    return directory_lock(Path(work) / RECORDS_LOCK_DIR, what=what, shared=shared, on_wait=on_wait)
