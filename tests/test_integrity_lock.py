@@ -47,13 +47,13 @@ class Holder:
         assert self.proc.wait(timeout=30) == 0
 
 
-def _acquired_within(directory: Path, shared: bool, seconds: float) -> bool:
+def _acquired_within(directory: Path, shared: bool, seconds: float, name: str = LOCK_NAME) -> bool:
     """Whether this process gets the lock within ``seconds`` (a thread waits for it)."""
     got = threading.Event()
     release = threading.Event()
 
     def take() -> None:
-        with directory_lock(directory, what="a test", shared=shared):
+        with directory_lock(directory, what="a test", shared=shared, name=name):
             got.set()
             release.wait(30)
 
@@ -259,7 +259,7 @@ def test_a_reader_does_not_wait_for_a_running_reproduce(tmp_path: Path) -> None:
     exclusive), ``regime verdicts`` answers at once from the last committed records; only a
     run's commit (the records' lock, held exclusively) makes it wait, and another reproduce
     waits for the first."""
-    from regime_core.locks import records_lock, runs_lock
+    from regime_core.locks import RECORDS_LOCK_NAME, RUNS_LOCK_NAME, records_lock, runs_lock
     from regime_core.runner.reproduce import writing_lock
 
     work = tmp_path / "work"
@@ -282,12 +282,12 @@ def test_a_reader_does_not_wait_for_a_running_reproduce(tmp_path: Path) -> None:
         assert reader.returncode in (0, 2), reader.stderr  # answered (no record: an error)
         assert _acquired_within(work, shared=True, seconds=5)  # readers share it
         assert not _acquired_within(work, shared=False, seconds=1)  # data prepare waits
-        assert not _acquired_within(work / "runs", shared=False, seconds=1)  # a reproduce too
+        assert not _acquired_within(work, shared=False, seconds=1, name=RUNS_LOCK_NAME)
     finally:
         release.set()
         thread.join(30)
     with records_lock(work, what="a commit"):  # while a run commits, a reader waits
-        assert not _acquired_within(work / "results", shared=True, seconds=1)
-    assert _acquired_within(work / "results", shared=True, seconds=5)
+        assert not _acquired_within(work, shared=True, seconds=1, name=RECORDS_LOCK_NAME)
+    assert _acquired_within(work, shared=True, seconds=5, name=RECORDS_LOCK_NAME)
     with runs_lock(work, what="a test"):
         pass
