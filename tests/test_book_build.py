@@ -611,3 +611,29 @@ def test_the_book_renders_the_pages_of_its_own_work_directory(tmp_path: Path) ->
     with pytest.raises(ValueError, match="its run has no stamp"):
         stage_executed(root, second)
     assert "from w2" in (staged / "demo.ipynb").read_text()  # nothing staged from a refusal
+
+
+def _launch_blocks() -> str:
+    """The two ``{only}`` blocks of the toy-world chapter that say how to launch a notebook."""
+    text = (paths.REPO_ROOT / "book" / "start" / "toyworld.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```\{only\} (?:not )?launchable\n.*?\n```\n", text, re.S)
+    assert len(blocks) == 2, "the toy-world chapter lost a launch block"
+    return "# Launch\n\n" + "\n".join(blocks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("published", [True, False])
+def test_the_book_says_how_to_launch_with_and_without_an_address(
+    tmp_path: Path, published: bool
+) -> None:
+    """Issue 44: with the repository's address set the page points at the launch buttons;
+    without it, it says the buttons are not there yet and how to run the notebook instead."""
+    root, work = _one_page_book(tmp_path, text=_launch_blocks(), page="launch")
+    if not published:
+        (root / "pyproject.toml").write_text('[project]\nname = "fixture"\n', encoding="utf-8")
+    result = build_book(root, work=work)
+    assert result.ok, "\n".join(result.warnings()) or result.log[-3000:]
+    page = (result.html_dir / "book" / "launch.html").read_text(encoding="utf-8")
+    assert ("the rocket icon" in page) is published
+    assert ("repository address is not set yet" in page) is not published
+    assert ("repo2docker" in page) is not published
