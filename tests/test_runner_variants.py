@@ -205,8 +205,8 @@ def test_a_router_file_is_part_of_the_variant_s_identity(tmp_path: Path) -> None
     assert mine.folder != default.folder  # ...the identity is not
     assert mine.notes == ()
     change = mine.differences()["router_file"]
-    assert change["variant"].startswith(f"'{first}' (sha256 ")
-    assert change["default"].startswith("'trained' (sha256 ")
+    assert change["variant"].startswith(f"{first} (sha256 ")
+    assert change["default"].startswith("trained (sha256 ")
     assert f"<work>/results/router_train/{TRAINED_ROUTER_FILE})" in change["default"]
     second = _router(tmp_path / "second.json", 0.7)
     (other,) = resolve_variants(decl, [f"zero_shot_transfer.router_file={second}"], "quick", work)
@@ -387,3 +387,24 @@ def test_a_notebook_default_that_is_no_literal_is_named(tmp_path: Path) -> None:
     cell["source"] = "output_dir = None\nseed = 0\nseed: int = 1\n"
     file.write_text(json.dumps(notebook))
     assert notebook_defaults(file) == {"output_dir": None, "seed": 1}  # the last assignment
+
+
+def test_the_verdicts_label_names_the_router_by_hash_and_origin() -> None:
+    """``regime verdicts --variant`` prints each difference, an input's as its value, hash and
+    origin (what :mod:`regime_core.runner.identity` wrote beside the record)."""
+    from regime_core.cli.verdicts import variant_text
+    from regime_core.runner.identity import input_differences
+
+    default = {"router_file": {"value": "trained", "sha256": "a" * 64, "origin": "<work>/r.json"}}
+    mine = {"router_file": {"value": "/x/r2.json", "sha256": "b" * 64, "origin": "/x/r2.json"}}
+    report = {
+        "variant": {"run": "zero_shot_transfer", "path": "/w/variants/zero_shot_transfer/abc",
+                    "differs": input_differences(default, mine)},
+        "claims": [],
+    }  # fmt: skip
+    text = variant_text(report)
+    assert text.splitlines()[0].startswith("variant zero_shot_transfer/abc ")
+    assert (
+        "differs from the default: router_file 'trained (sha256 aaaaaaaaaaaa, <work>/r.json)' "
+        "-> '/x/r2.json (sha256 bbbbbbbbbbbb, /x/r2.json)'"
+    ) in text

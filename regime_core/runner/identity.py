@@ -108,7 +108,7 @@ def input_text(entry: Mapping[str, Any] | None) -> str:
     """An input in a reader's words: its value, then the file's hash and origin; pure.
 
     >>> input_text({"value": "trained", "sha256": "ab" * 32, "origin": "<work>/r.json"})
-    "'trained' (sha256 abababababab, <work>/r.json)"
+    'trained (sha256 abababababab, <work>/r.json)'
     >>> input_text({"value": None, "sha256": "absent", "origin": "<work>/r.json"})
     'absent (<work>/r.json)'
     """
@@ -121,7 +121,7 @@ def input_text(entry: Mapping[str, Any] | None) -> str:
     shown = ABSENT if digest == ABSENT else f"sha256 {str(digest)[:12]}"
     if value is None:
         return f"{shown} ({entry['origin']})"
-    return f"{value!r} ({shown}, {entry['origin']})"
+    return f"{value} ({shown}, {entry['origin']})"
 
 
 def input_differences(
