@@ -28,15 +28,15 @@ def _held_locks() -> dict[str, list[Any]]:
     return held
 
 
-def lock_key(directory: Path | str) -> str:
+def lock_key(directory: Path | str, name: str = LOCK_NAME) -> str:
     """The lock file of ``directory``, resolved: what :data:`LOCK_HELD_VARIABLE` holds."""
-    return os.path.realpath(Path(directory) / LOCK_NAME)
+    return os.path.realpath(Path(directory) / name)
 
 
-def _open_lock_file(root: Path, shared: bool) -> int | None:
-    """A descriptor of ``root/.regime.lock`` (not inherited by children), or None for a reader
-    of a directory that does not exist or cannot hold a lock file: nothing writes there."""
-    lock_file = root / LOCK_NAME
+def _open_lock_file(root: Path, shared: bool, name: str = LOCK_NAME) -> int | None:
+    """A descriptor of ``root/<name>`` (not inherited by children), or None for a reader of a
+    directory that does not exist or cannot hold a lock file: nothing writes there."""
+    lock_file = root / name
     flags = os.O_CLOEXEC | os.O_NOFOLLOW
     if shared:
         if not root.is_dir():
@@ -61,6 +61,7 @@ def directory_lock(
     what: str,
     on_wait: Callable[[], None] | None = None,
     shared: bool = False,
+    name: str = LOCK_NAME,
 ) -> Iterator[None]:
     """Hold the lock of ``directory`` (``.regime.lock`` in it): exclusive for a writer,
     ``shared`` for a reader.
@@ -73,11 +74,12 @@ def directory_lock(
     one thread, nesting is free (the same lock again, or a shared one inside an exclusive one);
     an exclusive lock inside a shared one is a ``ValueError`` (it would wait for itself). A
     reader of a directory that does not exist, or where no lock file can be made (read-only),
-    reads without a lock. ``what`` names the holder in error messages.
+    reads without a lock. ``what`` names the holder in error messages. ``name``: the lock file,
+    for a finer lock of the same directory (:func:`runs_lock`, :func:`records_lock`).
     """
     root = Path(directory)
     held = _held_locks()
-    key = lock_key(root)
+    key = lock_key(root, name)
     if os.environ.get(LOCK_HELD_VARIABLE) == key:  # a child of the holder, working for it
         yield
         return
@@ -96,7 +98,7 @@ def directory_lock(
         return
     fd: int | None = None
     try:
-        fd = _open_lock_file(root, shared)
+        fd = _open_lock_file(root, shared, name)
         if fd is not None:
             operation = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
             try:
@@ -120,3 +122,38 @@ def directory_lock(
     finally:
         del held[key]
         os.close(fd)  # releases the lock
+
+
+# --- the work directory's finer locks ------------------------------------------------------------
+#
+# A run of ``regime reproduce`` takes minutes to hours. It holds the work directory's lock only
+# *shared* (commands that rewrite what runs read, ``regime data prepare`` or ``regime embed``,
+# still wait for it), and two finer locks: :func:`runs_lock`, exclusive for the whole reproduce
+# (two reproduces never interleave), and :func:`records_lock`, exclusive only while one run
+# commits its outputs (record, executed notebook, book page, stamp: a few renames). A reader of
+# records (``regime verdicts``, ``regime book``) holds :func:`records_lock` shared, so it reads
+# the last committed, stamped records at once, never a run's half-done commit.
+
+#: the lock file in ``<work>`` a reproduce holds exclusively throughout
+RUNS_LOCK_NAME = ".regime-runs.lock"
+#: the lock file in ``<work>`` guarding the committed records
+RECORDS_LOCK_NAME = ".regime-records.lock"
+
+
+def runs_lock(
+    work: Path | str, *, what: str, on_wait: Callable[[], None] | None = None
+) -> contextlib.AbstractContextManager[None]:
+    """The lock a writer of runs holds exclusively for its whole duration."""
+    return directory_lock(work, what=what, on_wait=on_wait, name=RUNS_LOCK_NAME)
+
+
+def records_lock(
+    work: Path | str,
+    *,
+    what: str,
+    shared: bool = False,
+    on_wait: Callable[[], None] | None = None,
+) -> contextlib.AbstractContextManager[None]:
+    """The lock of the committed records: exclusive while a run commits, shared while a reader
+    reads records."""
+    return directory_lock(work, what=what, shared=shared, on_wait=on_wait, name=RECORDS_LOCK_NAME)

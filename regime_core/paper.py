@@ -28,7 +28,7 @@ from typing import Any
 
 from regime_core import paths
 
-PAPER_CLAIMS_FILE = paths.REPO_ROOT / "paper_claims.yml"
+PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
 #: The fields of the paper's side each kind of claim (``rule``) must state.
 _REQUIRED_PAPER: dict[str, tuple[str, ...]] = {

@@ -33,9 +33,29 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-#: Where ``regime reproduce`` copies each executed notebook for the book (relative to the
-#: declarations file, the repository's top; ``_toc.yml`` names its pages there).
+#: Where the book's executed pages are: ``regime reproduce`` writes them there under the work
+#: directory (:func:`book_executed_dir`), and ``regime book`` stages that work directory's copies
+#: there under the book's root, where ``_toc.yml`` names them.
 BOOK_EXECUTED_DIR = "book/executed"
+#: Where a built package (a wheel, ``pip install git+URL``, Binder) holds its copies of the
+#: checkout's files the runner needs (:data:`SHIPPED_FILES`): ``setup.py`` copies them there
+#: when it builds, so ``notebooks/`` and the two YAML files stay at the repository's top.
+SHIPPED_DIR = Path(__file__).resolve().parent / "_shipped"
+#: the checkout's files (relative to its top) that every install needs: the run declarations,
+#: the paper's claims and the notebooks the declarations name
+SHIPPED_FILES: tuple[str, ...] = ("reproduce.yml", "paper_claims.yml", "notebooks")
+
+
+def source_root() -> Path:
+    """Where the run declarations, the claims and the notebooks are: the checkout's top when the
+    package runs from a checkout (an editable install, the tests), else the copy a built package
+    ships inside itself (:data:`SHIPPED_DIR`). Whichever it is holds all three, so the
+    declarations' relative notebook paths hold in both."""
+    if (REPO_ROOT / "reproduce.yml").is_file() or not SHIPPED_DIR.is_dir():
+        return REPO_ROOT
+    return SHIPPED_DIR
+
+
 #: The project file holding the repository's address (``[project.urls] Repository``), at the
 #: repository's top.
 #:
@@ -129,6 +149,22 @@ def embeddings_dir(work: str | os.PathLike[str] | None = None) -> Path:
 
 def results_dir(work: str | os.PathLike[str] | None = None) -> Path:
     return work_dir(work) / "results"
+
+
+def book_executed_dir(work: str | os.PathLike[str] | None = None) -> Path:
+    """The executed notebooks the book renders, as ``regime reproduce`` left them for it:
+    ``<work>/book/executed`` (``regime book --work`` stages them into the book's root).
+
+    >>> book_executed_dir("w")
+    PosixPath('w/book/executed')
+    """
+    return work_dir(work) / BOOK_EXECUTED_DIR
+
+
+def book_state_dir(work: str | os.PathLike[str] | None = None) -> Path:
+    """What the book's builds keep between builds of a work directory's pages (the mark of a
+    build that did not pass strictly): ``<work>/book``."""
+    return work_dir(work) / "book"
 
 
 def variants_dir(work: str | os.PathLike[str] | None = None) -> Path:

@@ -25,6 +25,7 @@ How to add a run, a claim, an encoder or a figure: ``CONTRIBUTING.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import importlib
 import os
@@ -42,7 +43,14 @@ from regime_core.book.tables import Borrowed, Table, settings_table
 from regime_core.config import ConfigMixin
 from regime_core.experiments.context import Context
 from regime_core.paper import Claim, load_claims
-from regime_core.runner.declarations import RunSpec, load_declarations, notebook_parameters
+from regime_core.runner.declarations import (
+    DEFAULT_PROFILE,
+    RunSpec,
+    load_declarations,
+    notebook_defaults,
+    notebook_parameters,
+)
+from regime_core.runner.identity import describe_inputs, variant_hash, write_identity
 from regime_core.runner.records import Record, hash_file, load_record, write_record
 
 
@@ -57,7 +65,10 @@ class Run:
     ``figures`` the functions of :mod:`regime_core.book.tables` and
     :mod:`regime_core.book.figures` its notebook shows; ``generates_its_data``: a teaching run
     whose world is generated, so it may start in a work directory that does not exist yet (every
-    other run reads what ``regime data prepare`` wrote there)."""
+    other run reads what ``regime data prepare`` wrote there). ``files``: the notebook
+    parameters outside the config that name a file, each with the function resolving its value
+    to that file (``"module:attribute"``, called with ``(value, work)``), so that a variant's
+    identity hashes the file's content (:mod:`regime_core.runner.identity`)."""
 
     id: str
     config_ref: str
@@ -66,10 +77,14 @@ class Run:
     tables: tuple[Callable[..., Any], ...] = ()
     figures: tuple[Callable[..., Any], ...] = ()
     generates_its_data: bool = False
+    files: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        for name in ("config_ref", "run_ref"):
-            target = getattr(self, name)
+        for name, target in [
+            ("config_ref", self.config_ref),
+            ("run_ref", self.run_ref),
+            *((f"files[{p!r}]", t) for p, t in self.files.items()),
+        ]:
             module, colon, attribute = (target or "").partition(":")
             if target is not None and not (colon and module and attribute.isidentifier()):
                 raise ValueError(
@@ -116,6 +131,25 @@ class Run:
     @property
     def notebook(self) -> Path:
         return self.spec.notebook
+
+    def inputs(
+        self, parameters: Mapping[str, Any], work: Path, upstream: Sequence[str] | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """What an execution with the notebook's ``parameters`` reads besides its config (its
+        other parameters, the files they name, the records of the runs ``upstream``, by
+        default those ``reproduce.yml`` declares):
+        :func:`regime_core.runner.identity.describe_inputs`."""
+        fields = {f.name for f in dataclasses.fields(self.config)}  # type: ignore[arg-type]
+        resolvers = {
+            p: _resolve(t, f"run {self.id!r}: files[{p!r}]") for p, t in self.files.items()
+        }
+        return describe_inputs(
+            parameters,
+            config_fields=fields,
+            files=resolvers,
+            upstream=self.spec.depends_on if upstream is None else upstream,
+            work=work,
+        )
 
     def claims(self, claims: Sequence[Claim] | None = None) -> list[Claim]:
         """The claims of ``paper_claims.yml`` (or of ``claims``) judged on this run's record."""
@@ -233,6 +267,10 @@ RUNS: dict[str, Run] = {
             "regime_core.experiments.zero_shot_transfer:TransferConfig",
             "regime_core.experiments.zero_shot_transfer:transfer_router",
             "book/claims/zero_shot_transfer",
+            files={
+                "router_file": "regime_core.experiments.zero_shot_transfer:router_file_path",
+                "train_record": "regime_core.experiments.zero_shot_transfer:train_record_path",
+            },
             tables=(
                 _T.transfer_table,
                 _T.transfer_comparison_table,
@@ -389,8 +427,9 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     else the default: :func:`regime_core.paths.work_dir`) gives the work directory of the whole
     kernel and the :class:`Context`, and ``output_dir`` is created: the folder ``regime
     reproduce`` passes, or for a notebook run by hand (``output_dir`` None, the notebooks'
-    default) the variant's own folder ``<work>/variants/<run>/<config hash>``
-    (:func:`regime_core.paths.variant_dir`)."""
+    default) the variant's own folder ``<work>/variants/<run>/<variant hash>``
+    (:func:`regime_core.paths.variant_dir`): the config hash, with what the run reads besides
+    its config (:mod:`regime_core.runner.identity`), which it writes there too."""
     run = registered(run_id, "start")
     declared = notebook_parameters(run.notebook)
     parameters = {name: namespace[name] for name in declared if name in namespace}
@@ -408,10 +447,19 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
         )
     config = run.config.from_parameters(**parameters)
     chosen = parameters.get("output_dir")
-    output_dir = (
-        paths.variant_dir(run.id, config.config_hash(), work)
-        if chosen is None
-        else paths.explicit_path(chosen, "output_dir")
-    )
+    if chosen is None:  # run by hand: the variant's own folder, named by all it reads
+        inputs = run.inputs(parameters, work)
+        output_dir = paths.variant_dir(run.id, variant_hash(config.config_hash(), inputs), work)
+        output_dir.mkdir(parents=True, exist_ok=True)
+        default = {**notebook_defaults(run.notebook), **run.spec.parameters_for(DEFAULT_PROFILE)}
+        write_identity(
+            output_dir,
+            run_id=run.id,
+            config_hash=config.config_hash(),
+            inputs=inputs,
+            default_inputs=run.inputs(default, work),
+        )
+    else:
+        output_dir = paths.explicit_path(chosen, "output_dir")
     output_dir.mkdir(parents=True, exist_ok=True)
     return NotebookRun(run, config, parameters, output_dir, work, Context(work=work))

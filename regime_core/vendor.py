@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from regime_core import paths
+from regime_core.locks import directory_lock
 
 MATHJAX_VERSION = "3.2.2"
 MATHJAX_TARBALL_SHA256 = "1b9c0a1c44df864e915690558e72adb9cc5203360daefd385084ced3b6c64c09"
@@ -42,6 +43,14 @@ def vendor_mathjax(work: str | Path | None = None, *, npm: str = "npm") -> Path:
     """
     dest = mathjax_dir(work)
     if (dest / MATHJAX_ENTRY).is_file():
+        return dest
+    # its own lock: `regime book` holds the work directory's only shared
+    with directory_lock(dest.parent, what="vendoring MathJax"):
+        return _vendor(dest, npm)
+
+
+def _vendor(dest: Path, npm: str) -> Path:
+    if (dest / MATHJAX_ENTRY).is_file():  # another build vendored it while this one waited
         return dest
     npm_path = shutil.which(npm)
     if npm_path is None:

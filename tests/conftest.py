@@ -134,7 +134,7 @@ def quick_run(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
         shared.mkdir(parents=True, exist_ok=True)
         os.symlink(shared, store, target_is_directory=True)
     book_root = copy_book_sources(root / "book_root")
-    declarations = relocated_declarations(root / "reproduce.yml", book_root)
+    declarations = relocated_declarations(root / "reproduce.yml")
     report = reproduce(
         declarations,
         profile="quick",

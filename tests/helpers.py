@@ -343,13 +343,10 @@ def _execute_sources(sources: Path) -> None:
         path.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
 
 
-def relocated_declarations(target: Path, book_root: Path) -> Path:
-    """A copy of reproduce.yml at ``target`` whose executed notebooks go to ``book_root``.
-
-    Notebook paths become absolute (they stay in the repository); nothing is written into the
-    repository's own ``book/executed``. ``book_root`` must lie below ``target``'s directory
-    (``book_executed_dir`` is relative to it).
-    """
+def relocated_declarations(target: Path) -> Path:
+    """A copy of reproduce.yml at ``target``, its notebook paths made absolute (they stay in the
+    repository). The runs write only into their work directory; ``regime book`` stages its
+    executed pages into the book it builds."""
     import yaml
 
     from regime_core import paths
@@ -357,9 +354,6 @@ def relocated_declarations(target: Path, book_root: Path) -> Path:
     raw = yaml.safe_load((paths.REPO_ROOT / "reproduce.yml").read_text(encoding="utf-8"))
     for body in raw["runs"].values():
         body["notebook"] = str((paths.REPO_ROOT / body["notebook"]).resolve())
-    # relative, as the declarations require: book_root lies below the declarations' directory
-    executed = (book_root / "book" / "executed").resolve()
-    raw["book_executed_dir"] = executed.relative_to(target.parent.resolve()).as_posix()
     target.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     return target
 

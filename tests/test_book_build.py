@@ -18,7 +18,7 @@ from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
 from regime_core.book.sphinx.records import parse_reference
 from regime_core.book.sphinx.strict_pass import MARKER, READ_EVERY_PAGE
-from regime_core.runner.records import save_figure, write_record
+from regime_core.runner.records import hash_file, save_figure, write_record
 from regime_core.runner.stamps import write_stamp
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
@@ -91,6 +91,19 @@ def _fake_demo_run(root: Path, work: Path) -> None:
         },
         figures=[figure],
     )
+    # the executed notebook, then its copy for the book (in the work directory, as reproduce
+    # leaves it; regime book stages it into the book), then the stamp over both
+    executed = work / "executed" / "demo.ipynb"
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    executed.write_text(DEMO.read_text())
+    notebook = json.loads(DEMO.read_text())
+    notebook["metadata"]["regime"] = {
+        "run_id": "demo",
+        "source": "tests/fixtures/demo.ipynb",
+        "executed_sha256": hash_file(executed),
+    }
+    (work / "book" / "executed").mkdir(parents=True, exist_ok=True)
+    (work / "book" / "executed" / "demo.ipynb").write_text(json.dumps(notebook))
     write_stamp(work, "demo", {"key": "written by a test", "components": {}}, seconds=0.0)
     summary = {"readings": 4, "holding": 1, "share": 0.25, "most_sensitive_knob": "pool"}
     write_stamped_record(
@@ -99,10 +112,6 @@ def _fake_demo_run(root: Path, work: Path) -> None:
         config={"n_readings": 4},
         numbers={"claims": {"demo_gain": summary}},
     )
-    notebook = json.loads(DEMO.read_text())
-    notebook["metadata"]["regime"] = {"run_id": "demo", "source": "tests/fixtures/demo.ipynb"}
-    (root / "book" / "executed").mkdir(parents=True, exist_ok=True)
-    (root / "book" / "executed" / "demo.ipynb").write_text(json.dumps(notebook))
 
 
 @pytest.fixture(scope="module")
@@ -521,7 +530,7 @@ def test_a_failed_strict_build_fails_again_until_the_page_is_fixed(tmp_path: Pat
     that failed fails again, on the same warning, until the page is fixed; a strict pass then
     leaves nothing that makes later builds read any page again."""
     root, work = _two_page_book(tmp_path)
-    marker = root / "_build" / ".doctrees" / MARKER
+    marker = Path(work) / "book" / MARKER  # the work directory's, like every state
     first = build_book(root, work=work)
     assert not first.ok and marker.is_file()
     warned = [w for w in first.warnings() if "fit.slop" in w]
@@ -554,3 +563,77 @@ def test_a_non_strict_build_leaves_no_strict_build_passing(tmp_path: Path) -> No
     assert len(_read_every_page_lines(strict.log)) == 1
     warnings = "\n".join(strict.warnings())
     assert "fit.slop" in warnings and "regime_core.no_such_function" in warnings
+
+
+def _executed_page(work: Path, run_id: str, text: str) -> None:
+    """What reproduce leaves of run ``run_id`` for the book in ``work``: its executed notebook,
+    its book copy naming that notebook's hash, and the stamp over both."""
+    executed = work / "executed" / f"{run_id}.ipynb"
+    executed.parent.mkdir(parents=True, exist_ok=True)
+    notebook = json.loads(DEMO.read_text())
+    notebook["cells"][0]["source"] = [text]
+    executed.write_text(json.dumps(notebook))
+    notebook["metadata"]["regime"] = {"run_id": run_id, "executed_sha256": hash_file(executed)}
+    page = work / "book" / "executed" / f"{run_id}.ipynb"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(json.dumps(notebook))
+    write_stamp(work, run_id, {"key": "written by a test", "components": {}}, seconds=0.0)
+
+
+def test_the_book_renders_the_pages_of_its_own_work_directory(tmp_path: Path) -> None:
+    """Issue 44: each work directory keeps its executed pages; `regime book --work W` stages
+    W's, checked against W's stamps, and never leaves another work directory's page."""
+    from regime_core.book.build import stage_executed
+
+    root, first, second = tmp_path / "book", tmp_path / "w1", tmp_path / "w2"
+    _executed_page(first, "demo", "from w1")
+    _executed_page(first, "other", "only in w1")
+    _executed_page(second, "demo", "from w2")
+    staged = root / "book" / "executed"
+    assert [p.name for p in stage_executed(root, first)] == ["demo.ipynb", "other.ipynb"]
+    assert "from w1" in (staged / "demo.ipynb").read_text()
+    before = (staged / "demo.ipynb").stat().st_mtime_ns
+    stage_executed(root, first)  # unchanged: not rewritten (Sphinx reads it again only if new)
+    assert (staged / "demo.ipynb").stat().st_mtime_ns == before
+    stage_executed(root, second)
+    assert "from w2" in (staged / "demo.ipynb").read_text()
+    assert not (staged / "other.ipynb").exists()  # w1's page is gone
+    # a page that is not the notebook its run stamped, or whose run has no stamp: refused
+    _executed_page(second, "demo", "rerun")
+    page = second / "book" / "executed" / "demo.ipynb"
+    body = json.loads(page.read_text())
+    body["metadata"]["regime"]["executed_sha256"] = "0" * 64
+    page.write_text(json.dumps(body))
+    refused = f"{page}: it is not the notebook its run stamped.*--work {second}"
+    with pytest.raises(ValueError, match=refused):
+        stage_executed(root, second)
+    (second / "runs" / "demo" / "stamp.json").unlink()
+    with pytest.raises(ValueError, match="its run has no stamp"):
+        stage_executed(root, second)
+    assert "from w2" in (staged / "demo.ipynb").read_text()  # nothing staged from a refusal
+
+
+def _launch_blocks() -> str:
+    """The two ``{only}`` blocks of the toy-world chapter that say how to launch a notebook."""
+    text = (paths.REPO_ROOT / "book" / "start" / "toyworld.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```\{only\} (?:not )?launchable\n.*?\n```\n", text, re.S)
+    assert len(blocks) == 2, "the toy-world chapter lost a launch block"
+    return "# Launch\n\n" + "\n".join(blocks)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("published", [True, False])
+def test_the_book_says_how_to_launch_with_and_without_an_address(
+    tmp_path: Path, published: bool
+) -> None:
+    """Issue 44: with the repository's address set the page points at the launch buttons;
+    without it, it says the buttons are not there yet and how to run the notebook instead."""
+    root, work = _one_page_book(tmp_path, text=_launch_blocks(), page="launch")
+    if not published:
+        (root / "pyproject.toml").write_text('[project]\nname = "fixture"\n', encoding="utf-8")
+    result = build_book(root, work=work)
+    assert result.ok, "\n".join(result.warnings()) or result.log[-3000:]
+    page = (result.html_dir / "book" / "launch.html").read_text(encoding="utf-8")
+    assert ("the rocket icon" in page) is published
+    assert ("repository address is not set yet" in page) is not published
+    assert ("repo2docker" in page) is not published

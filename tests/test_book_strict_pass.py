@@ -27,14 +27,16 @@ from regime_core.book.sphinx.strict_pass import (
 PAGES = {"index", "claims", "bad"}
 
 
-def _app(tmp_path: Path, *, warnings: int = 0, **flags: Any) -> Any:
-    """What the module reads of a ``regime book`` (strict) build's application."""
+def _app(tmp_path: Path, *, warnings: int = 0, work: str = "work", **flags: Any) -> Any:
+    """What the module reads of a ``regime book`` (strict) build's application, reading the
+    records of ``tmp_path / work``."""
     settings = {"warningiserror": False, "keep_going": True, "nitpicky": True, **flags}
     return SimpleNamespace(
+        srcdir=str(tmp_path),
         doctreedir=str(tmp_path / ".doctrees"),
         warningiserror=settings["warningiserror"],
         keep_going=settings["keep_going"],
-        config=SimpleNamespace(nitpicky=settings["nitpicky"]),
+        config=SimpleNamespace(nitpicky=settings["nitpicky"], regime_work_dir=work),
         _warncount=warnings,
     )
 
@@ -73,7 +75,7 @@ def _build(
     """One build through the module's hooks over :data:`PAGES`; the pages it asks to read."""
     env = SimpleNamespace(found_docs=set(PAGES))
     pages = read_every_page_after_a_failure(app, env, set(added), set(), set())
-    assert (Path(app.doctreedir) / MARKER).is_file()  # from here until a strict pass
+    assert (Path(app.srcdir) / app.config.regime_work_dir / "book" / MARKER).is_file()
     remove_marker_after_a_strict_pass(app, exception)
     return pages
 
@@ -81,7 +83,7 @@ def _build(
 def test_the_marker_forces_every_page_until_a_strict_pass(tmp_path: Path) -> None:
     clean, warned, loose = _app(tmp_path), _app(tmp_path, warnings=2), _app(tmp_path)
     loose.keep_going = False
-    marker = tmp_path / ".doctrees" / MARKER
+    marker = tmp_path / "work" / "book" / MARKER  # in the work directory, not the cache
     assert _build(clean, added=PAGES) == []  # a fresh environment reads every page anyway
     assert _build(clean) == [] and not marker.exists()
     assert _build(warned) == [] and marker.is_file()
@@ -92,6 +94,21 @@ def test_the_marker_forces_every_page_until_a_strict_pass(tmp_path: Path) -> Non
     assert _build(clean, added={"index"}) == ["bad", "claims"]  # Sphinx reads 'index' itself
     assert _build(loose) == [] and marker.is_file()  # --no-strict, even clean
     assert _build(clean) == sorted(PAGES) and not marker.exists()
+
+
+def test_the_marker_is_the_work_directory_s_and_another_one_reads_every_page(
+    tmp_path: Path,
+) -> None:
+    """Each work directory keeps its own marker; a build whose cached pages were read for
+    another work directory reads every page (a page must not keep another one's numbers)."""
+    first, other = _app(tmp_path), _app(tmp_path, work="other", warnings=1)
+    assert _build(first, added=PAGES) == []
+    assert _build(other) == sorted(PAGES)  # the cache was read for work/
+    assert (tmp_path / "other" / "book" / MARKER).is_file()
+    assert not (tmp_path / "work" / "book" / MARKER).exists()
+    assert not (tmp_path / ".doctrees" / MARKER).exists()
+    assert _build(first) == sorted(PAGES)  # back to work/: read again, and it passes
+    assert _build(first) == []
 
 
 def _sphinx_build(src: Path, **strictness: bool) -> tuple[int, str]:
@@ -113,9 +130,13 @@ def _sphinx_build(src: Path, **strictness: bool) -> tuple[int, str]:
     return app.statuscode, log.getvalue()
 
 
-def test_a_real_strict_build_fails_again_until_the_page_is_fixed(tmp_path: Path) -> None:
+def test_a_real_strict_build_fails_again_until_the_page_is_fixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A nitpick warning is given when a page is resolved: Sphinx alone would not resolve the
-    unchanged page again, and the second build would pass."""
+    unchanged page again, and the second build would pass. The marker is the work
+    directory's (REGIME_WORK_DIR, as ``regime book --work`` sets it for its child)."""
+    monkeypatch.setenv("REGIME_WORK_DIR", str(tmp_path / "work"))
     src = tmp_path / "src"
     src.mkdir()
     (src / "conf.py").write_text(
@@ -124,7 +145,7 @@ def test_a_real_strict_build_fails_again_until_the_page_is_fixed(tmp_path: Path)
     (src / "index.rst").write_text("Index\n=====\n\n.. toctree::\n\n   bad\n")
     (src / "bad.rst").write_text("Bad\n===\n\nSee :py:func:`no_such_function`.\n")
     strict = {"warningiserror": True, "keep_going": True}
-    marker = src / "_build" / "doctrees" / MARKER
+    marker = tmp_path / "work" / "book" / MARKER
     status, log = _sphinx_build(src, **strict)
     assert status == 1 and "no_such_function" in log and marker.is_file()
     status, log = _sphinx_build(src, **strict)  # nothing changed

@@ -23,12 +23,19 @@ def test_demo_json_shows_the_direction_of_the_effect(tmp_path, capsys) -> None:
     assert (tmp_path / "embeddings").is_dir()
 
 
-def test_demo_text_table(capsys) -> None:
+def test_demo_text_table(tmp_path, capsys, monkeypatch) -> None:
+    """Without --work, the store is the work directory's (issue 44: a second run encodes
+    nothing), found by the one rule: here REGIME_WORK_DIR."""
+    monkeypatch.setenv("REGIME_WORK_DIR", str(tmp_path / "w"))
     assert main(["demo", "--encoder", "tfidf", "--n", "20", "--router", "toy"]) == 0
     out = capsys.readouterr().out
     assert "B-dominant (n=10)" in out and "Q-dominant (n=10)" in out
     assert "union - q, B-dominant" in out
-    assert "router:" in out and "temporary" not in out.splitlines()[0]
+    assert "router:" in out and "temporary" not in out
+    assert (tmp_path / "w" / "embeddings").is_dir()
+    assert main(["demo", "--encoder", "tfidf", "--n", "20", "--router", "toy", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["n_encoded"] == 0 and again["n_cached"] > 0, again
 
 
 def test_demo_rejects_bad_input(capsys) -> None:

@@ -75,16 +75,15 @@ def binder_torch_wheel() -> str:
 
 def test_binder_installs_the_package_without_extras_and_with_cpu_torch() -> None:
     """Issue 33: no extra index (pip would ask it about every package, retrying an unreachable
-    one for minutes), and a kernel. The package stays editable: its notebooks read
-    reproduce.yml from the checkout (tests/test_launch.py runs the toy world in that install)."""
+    one for minutes), and a kernel. Issue 44: the package is installed as a user's pip would,
+    not editable (it ships its declarations and notebooks; tests/test_launch.py runs the toy
+    world in that install)."""
     from urllib.parse import unquote
 
     lines = binder_requirements()
-    assert not [line for line in lines if line.startswith("-") and line != "-e ."], (
-        lines
-    )  # no index
+    assert not [line for line in lines if line.startswith("-")], lines  # no index, no -e
     ipykernel = next(r for r in _project()["optional-dependencies"]["book"] if "ipykernel" in r)
-    assert lines == [f"torch @ {binder_torch_wheel()}", "-e .", ipykernel]
+    assert lines == [f"torch @ {binder_torch_wheel()}", ".", ipykernel]
     runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
     version = runtime.removeprefix("python-")
     assert runtime.startswith("python-") and re.fullmatch(r"3\.\d+", version), runtime

@@ -47,13 +47,13 @@ class Holder:
         assert self.proc.wait(timeout=30) == 0
 
 
-def _acquired_within(directory: Path, shared: bool, seconds: float) -> bool:
+def _acquired_within(directory: Path, shared: bool, seconds: float, name: str = LOCK_NAME) -> bool:
     """Whether this process gets the lock within ``seconds`` (a thread waits for it)."""
     got = threading.Event()
     release = threading.Event()
 
     def take() -> None:
-        with directory_lock(directory, what="a test", shared=shared):
+        with directory_lock(directory, what="a test", shared=shared, name=name):
             got.set()
             release.wait(30)
 
@@ -203,17 +203,21 @@ def test_every_command_declares_its_lock() -> None:
         return lock_mode(parser.parse_args(list(argv)))
 
     for writer in (
-        ["data", "prepare"], ["embed", "toyworld", "--encoder", "tfidf"], ["reproduce"],
-        ["route", "train"], ["expected", "freeze"], ["book"],
-        ["retrieve", "toyworld", "--arm", "q"], ["demo", "--work", "w"],
+        ["data", "prepare"], ["embed", "toyworld", "--encoder", "tfidf"],
+        ["route", "train"], ["expected", "freeze"],
+        ["retrieve", "toyworld", "--arm", "q"],
     ):  # fmt: skip
         assert mode(*writer) == "exclusive", writer
+    # issue 44: reproduce holds the runs' lock and commits each run under the records' lock
+    # (tests/test_runner_reproduce.py), so it shares the work directory with readers; book
+    # reads under the records' lock; demo adds to the shared, content-addressed store
     for reader in (
         ["data", "stats", "musique"], ["verdicts"], ["expected", "check"], ["book-check"],
         ["annotate", "sample", "musique", "--out", "x.csv"], ["reproduce", "--plan"],
+        ["reproduce"], ["book"], ["demo"], ["demo", "--work", "w"],
     ):  # fmt: skip
         assert mode(*reader) == "shared", reader
-    assert mode("demo") == mode("data", "fetch") == mode("route", "--question", "q") == "none"
+    assert mode("data", "fetch") == mode("route", "--question", "q") == "none"
 
 
 def test_a_writer_command_waits_for_the_holder_of_its_work_directory(tmp_path: Path) -> None:
@@ -248,3 +252,42 @@ def test_a_writer_command_waits_for_the_holder_of_its_work_directory(tmp_path: P
     _out, err = reader.communicate(timeout=120)
     assert reader.returncode == 0, err
     assert (work / "prepared" / "manifest.json").is_file()
+
+
+def test_a_reader_does_not_wait_for_a_running_reproduce(tmp_path: Path) -> None:
+    """Issue 44: while a reproduce holds its locks (the work directory's shared, the runs'
+    exclusive), ``regime verdicts`` answers at once from the last committed records; only a
+    run's commit (the records' lock, held exclusively) makes it wait, and another reproduce
+    waits for the first."""
+    from regime_core.locks import RECORDS_LOCK_NAME, RUNS_LOCK_NAME, records_lock, runs_lock
+    from regime_core.runner.reproduce import writing_lock
+
+    work = tmp_path / "work"
+    (work / "results").mkdir(parents=True)
+    got, release = threading.Event(), threading.Event()
+
+    def reproduce_running() -> None:
+        with writing_lock(work, "a test reproduce", lambda _message: None):
+            got.set()
+            release.wait(60)
+
+    thread = threading.Thread(target=reproduce_running, daemon=True)
+    thread.start()
+    try:
+        assert got.wait(30)
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        command = [sys.executable, "-m", "regime_core", "verdicts", "--work", str(work)]
+        reader = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+        assert "waiting for another regime command" not in reader.stderr
+        assert reader.returncode in (0, 2), reader.stderr  # answered (no record: an error)
+        assert _acquired_within(work, shared=True, seconds=5)  # readers share it
+        assert not _acquired_within(work, shared=False, seconds=1)  # data prepare waits
+        assert not _acquired_within(work, shared=False, seconds=1, name=RUNS_LOCK_NAME)
+    finally:
+        release.set()
+        thread.join(30)
+    with records_lock(work, what="a commit"):  # while a run commits, a reader waits
+        assert not _acquired_within(work, shared=True, seconds=1, name=RECORDS_LOCK_NAME)
+    assert _acquired_within(work, shared=True, seconds=5, name=RECORDS_LOCK_NAME)
+    with runs_lock(work, what="a test"):
+        pass

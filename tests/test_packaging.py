@@ -101,13 +101,25 @@ def test_mypy_treats_as_untyped_only_libraries_the_package_imports_that_ship_no_
 
 
 @pytest.mark.slow
+def copy_shipped(source: Path) -> None:
+    """The checkout's files a build ships inside the package (setup.py), copied to ``source``."""
+    from regime_core.paths import SHIPPED_FILES
+
+    for name in SHIPPED_FILES:
+        if (ROOT / name).is_dir():
+            shutil.copytree(ROOT / name, source / name)
+        else:
+            shutil.copy2(ROOT / name, source / name)
+
+
 def test_the_wheel_builds_without_warnings_and_carries_the_licence(tmp_path: Path) -> None:
     source = tmp_path / "source"  # a copy: the build writes build/ and *.egg-info beside it
     shutil.copytree(
         ROOT / "regime_core", source / "regime_core", ignore=shutil.ignore_patterns("__pycache__")
     )
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "setup.py", "MANIFEST.in"):
         shutil.copy2(ROOT / name, source / name)
+    copy_shipped(source)
     wheels = tmp_path / "wheels"
     result = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(source)],

@@ -6,6 +6,7 @@ import argparse
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -25,7 +26,7 @@ def _declare(tmp_path: Path, runs: dict, notebook: Path = DEMO) -> Path:
     if not local.exists():
         local.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(notebook, local)
-    body = {"book_executed_dir": "book/executed", "runs": {}}
+    body: dict[str, Any] = {"runs": {}}
     for run_id, spec in runs.items():
         body["runs"][run_id] = {"notebook": f"nb/{notebook.name}", **spec}
     path = tmp_path / "reproduce.yml"
@@ -173,8 +174,12 @@ def test_runs_in_order_skip_when_unchanged_and_rerun_downstream(tmp_path: Path) 
     assert finished.index("a:") < finished.index("b:")
     record = json.loads((work / "results" / "a" / "record.json").read_text())
     assert record["numbers"]["counts"]["points"] == 5
-    copied = json.loads((tmp_path / "book" / "executed" / "b.ipynb").read_text())
+    copied = json.loads((work / "book" / "executed" / "b.ipynb").read_text())
     assert copied["metadata"]["regime"]["source"] == f"nb/{DEMO.name}"
+    stamp = json.loads((work / "runs" / "b" / "stamp.json").read_text())
+    assert copied["metadata"]["regime"]["executed_sha256"] == stamp["outputs"]["executed"]
+    # every state in the work directory (issue 44): nothing beside the declarations
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb", "reproduce.yml", "work"]
     # profiling beside each run (benchmarks/bench_build.py): the child's CPU seconds, measured
     timing = json.loads((work / "runs" / "a" / "timing.json").read_text())
     assert (timing["run"], timing["returncode"]) == ("a", 0)
@@ -217,7 +222,7 @@ def test_failure_names_cell_and_error_and_blocks_downstream(
     assert "ValueError: demo failure requested" in by_run["broken"]["error"]
     assert by_run["after"]["status"] == "blocked"
     assert not (tmp_path / "w" / "runs" / "broken" / "stamp.json").exists()
-    assert not (tmp_path / "book" / "executed" / "broken.ipynb").exists()
+    assert not (tmp_path / "w" / "book" / "executed" / "broken.ipynb").exists()
 
 
 def test_a_record_read_from_other_data_than_its_key_is_never_stamped(
@@ -233,7 +238,7 @@ def test_a_record_read_from_other_data_than_its_key_is_never_stamped(
 
     def notebook_that_read_other_data(command: list[str], **_: object) -> tuple[int, str]:
         Path(command[1]).write_text(DEMO.read_text())  # the executed notebook
-        write_record(work / "results" / "x", name="x", config={}, numbers={"n": 1},
+        write_record(work / "runs" / "x" / "staging", name="x", config={}, numbers={"n": 1},
                      inputs={"manifest": "0" * 64})  # fmt: skip
         return 0, ""
 
@@ -242,4 +247,4 @@ def test_a_record_read_from_other_data_than_its_key_is_never_stamped(
     assert result.status == "failed"
     assert "inputs.manifest is not the one the run was keyed on" in (result.error or "")
     assert not (work / "runs" / "x" / "stamp.json").exists()
-    assert not (tmp_path / "book" / "executed" / "x.ipynb").exists()
+    assert not (work / "book" / "executed" / "x.ipynb").exists()

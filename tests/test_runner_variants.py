@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from regime_core import cli, paths
+from regime_core.experiments.zero_shot_transfer import TRAINED_ROUTER_FILE
 from regime_core.registry import RUNS, start
 from regime_core.runner import variants
 from regime_core.runner.declarations import load_declarations, notebook_defaults
@@ -99,7 +100,8 @@ def test_an_unknown_run_or_parameter_is_named_with_what_there_is(
     assert "output_dir is not set here" in message and "<work>/variants" in message
     assert "--work" in _json_error(capsys, "--set", "t3_brel_knockout.work_dir=x", *work)
     assert "expected RUN.PARAM=VALUE" in _json_error(capsys, "--set", "alpha=0.5", *work)
-    assert [p.name for p in tmp_path.iterdir()] == [".regime.lock"]  # nothing was written
+    # nothing was written but the locks (the work directory's, the runs')
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".regime-runs.lock", ".regime.lock"]
 
 
 def test_a_value_the_config_rejects_names_its_item(
@@ -177,9 +179,72 @@ def test_the_folder_is_the_one_the_notebook_itself_chooses(tmp_path: Path) -> No
     assert variant.parameters == {**decl.runs["t3_brel_knockout"].parameters_for("quick"),
                                   "alpha": 0.5, "encoders": ["minilm"]}  # fmt: skip
     (default,) = resolve_variants(decl, ["t3_brel_knockout.alpha=0.25"], "quick", tmp_path)
-    assert any("equals the default run's" in note for note in default.notes)
-    (other,) = resolve_variants(decl, ["zero_shot_transfer.train_record=x.json"], "quick", tmp_path)
-    assert any("not a field of TransferConfig" in note for note in other.notes)
+    assert any("equal the default run's" in note for note in default.notes)
+
+
+def _router(path: Path, weight: float) -> Path:
+    path.write_text(json.dumps({"weights": [weight]}), encoding="utf-8")
+    return path
+
+
+def test_a_router_file_is_part_of_the_variant_s_identity(tmp_path: Path) -> None:
+    """Issue 44: ``--set zero_shot_transfer.router_file=<another router>`` changes no config
+    field, yet the variant gets its own folder, named by the file's content, and a label
+    naming the router by its hash and origin; another router (or the same path rewritten)
+    another folder; the notebook run by hand lands in the same folder and writes the label."""
+    decl = load_declarations()
+    work = tmp_path / "work"
+    (work / "results" / "router_train").mkdir(parents=True)
+    (work / "results" / "router_train" / TRAINED_ROUTER_FILE).write_text("{}")
+    first = _router(tmp_path / "first.json", 0.5)
+    (default,) = resolve_variants(decl, ["zero_shot_transfer.router_file=trained"], "quick", work)
+    assert any("repeats the default" in note for note in default.notes)
+    assert default.differences() == {}
+    (mine,) = resolve_variants(decl, [f"zero_shot_transfer.router_file={first}"], "quick", work)
+    assert mine.config_hash == default.config_hash  # the config is the same...
+    assert mine.folder != default.folder  # ...the identity is not
+    assert mine.notes == ()
+    change = mine.differences()["router_file"]
+    assert change["variant"].startswith(f"{first} (sha256 ")
+    assert change["default"].startswith("trained (sha256 ")
+    assert f"<work>/results/router_train/{TRAINED_ROUTER_FILE})" in change["default"]
+    second = _router(tmp_path / "second.json", 0.7)
+    (other,) = resolve_variants(decl, [f"zero_shot_transfer.router_file={second}"], "quick", work)
+    assert other.folder not in (mine.folder, default.folder)
+    _router(first, 0.9)  # the same path, other content: another identity
+    (rewritten,) = resolve_variants(
+        decl, [f"zero_shot_transfer.router_file={first}"], "quick", work
+    )
+    assert rewritten.folder != mine.folder
+    (again,) = resolve_variants(decl, [f"zero_shot_transfer.router_file={first}"], "quick", work)
+    assert again.folder == rewritten.folder  # the same inputs, the same folder
+    # the notebook run by hand with the same parameters: the same folder, labelled
+    quick = decl.runs["zero_shot_transfer"].parameters_for("quick")
+    namespace = {**notebook_defaults(RUNS["zero_shot_transfer"].notebook), **quick,
+                 "router_file": str(first), "work_dir": str(work)}  # fmt: skip
+    opened = start("zero_shot_transfer", namespace)
+    assert opened.output_dir == again.folder
+    from regime_core.runner.verdicts import identity_differences
+
+    label = identity_differences(opened.output_dir)
+    assert set(label) == {"router_file"} and str(first) in label["router_file"]["variant"]
+
+
+def test_an_upstream_record_and_a_train_record_are_part_of_the_identity(tmp_path: Path) -> None:
+    """The record a variant reads upstream, and the train_record it names, count by content."""
+    decl = load_declarations()
+    items = ["zero_shot_transfer.train_record=x.json"]
+    (before,) = resolve_variants(decl, items, "quick", tmp_path)
+    (tmp_path / "x.json").write_text("{}")
+    (named,) = resolve_variants(decl, [f"zero_shot_transfer.train_record={tmp_path / 'x.json'}"],
+                                "quick", tmp_path)  # fmt: skip
+    assert named.folder != before.folder and "train_record" in named.differences()
+    (plain,) = resolve_variants(decl, ["ablations.sample_size=50"], "quick", tmp_path)
+    upstream = tmp_path / "results" / "router_train" / "record.json"  # ablations reads it
+    upstream.parent.mkdir(parents=True)
+    upstream.write_text('{"name": "router_train"}')
+    (after,) = resolve_variants(decl, ["ablations.sample_size=50"], "quick", tmp_path)
+    assert after.config_hash == plain.config_hash and after.folder != plain.folder
 
 
 @pytest.mark.parametrize("run_id", sorted(RUNS))
@@ -200,10 +265,9 @@ def test_every_run_s_variant_folder_is_the_one_its_notebook_chooses(
 
 
 def _declarations(tmp_path: Path) -> Path:
-    """The toy world's declaration, with book/executed under tmp_path (to see it stays empty)."""
+    """The toy world's declaration, beside which nothing may be written."""
     spec = yaml.safe_load((REPO / "reproduce.yml").read_text())["runs"]["toyworld"]
     body = {
-        "book_executed_dir": "book/executed",
         "runs": {"toyworld": {**spec, "notebook": str(REPO / spec["notebook"])}},
     }
     path = tmp_path / "reproduce.yml"
@@ -235,7 +299,7 @@ def test_a_variant_runs_into_its_folder_and_leaves_the_default_run_alone(
     (ran,) = report["variants"]
     assert ran["status"] == "ran" and report["ok"], ran
     folder = Path(ran["folder"])
-    assert folder == paths.variant_dir("toyworld", ran["config_hash"], work.resolve())
+    assert folder == paths.variant_dir("toyworld", ran["variant_hash"], work.resolve())
     record = json.loads((folder / "record.json").read_text())
     assert (record["name"], record["config_hash"]) == ("toyworld", ran["config_hash"])
     assert record["config"]["n_questions"] == 20 and record["config"]["encoder"] == "tfidf"
@@ -244,13 +308,13 @@ def test_a_variant_runs_into_its_folder_and_leaves_the_default_run_alone(
     assert ran["verdicts"] is None  # the toy world has no claim to judge
     # the default run's results and stamp untouched; nothing in executed/ or book/executed
     assert {k: v for k, v in _tree(work).items() if not k.startswith(("variants/", "embeddings/"))
-            and k != ".regime.lock"} == before  # fmt: skip
+            and not k.endswith(".lock")} == before  # fmt: skip
     assert not (work / "executed").exists() and not (tmp_path / "book").exists()
 
     # the text output says where it went
     assert cli.main([*argv, "--profile", "quick", *sets, "--plan"]) == 0
     text = capsys.readouterr().out
-    assert f"variant toyworld/{ran['config_hash']} (would run; profile quick;" in text
+    assert f"variant toyworld/{ran['variant_hash']} (would run; profile quick;" in text
     assert str(folder) in text and "has no claim" in text
 
 
@@ -288,7 +352,7 @@ def test_the_text_report_ends_with_the_verdicts_command(tmp_path: Path) -> None:
     text = report.table()
     assert f"judge it beside the default: regime verdicts --variant {found[0].name}" in text
     assert text.rstrip().endswith(f"--work {tmp_path}")
-    assert found[0].name == f"t3_brel_knockout/{found[0].config_hash}"
+    assert found[0].name == f"t3_brel_knockout/{found[0].variant_hash}"
 
 
 def test_what_an_interrupted_variant_left_is_cleaned_up_at_the_next_start(tmp_path: Path) -> None:
@@ -323,3 +387,24 @@ def test_a_notebook_default_that_is_no_literal_is_named(tmp_path: Path) -> None:
     cell["source"] = "output_dir = None\nseed = 0\nseed: int = 1\n"
     file.write_text(json.dumps(notebook))
     assert notebook_defaults(file) == {"output_dir": None, "seed": 1}  # the last assignment
+
+
+def test_the_verdicts_label_names_the_router_by_hash_and_origin() -> None:
+    """``regime verdicts --variant`` prints each difference, an input's as its value, hash and
+    origin (what :mod:`regime_core.runner.identity` wrote beside the record)."""
+    from regime_core.cli.verdicts import variant_text
+    from regime_core.runner.identity import input_differences
+
+    default = {"router_file": {"value": "trained", "sha256": "a" * 64, "origin": "<work>/r.json"}}
+    mine = {"router_file": {"value": "/x/r2.json", "sha256": "b" * 64, "origin": "/x/r2.json"}}
+    report = {
+        "variant": {"run": "zero_shot_transfer", "path": "/w/variants/zero_shot_transfer/abc",
+                    "differs": input_differences(default, mine)},
+        "claims": [],
+    }  # fmt: skip
+    text = variant_text(report)
+    assert text.splitlines()[0].startswith("variant zero_shot_transfer/abc ")
+    assert (
+        "differs from the default: router_file 'trained (sha256 aaaaaaaaaaaa, <work>/r.json)' "
+        "-> '/x/r2.json (sha256 bbbbbbbbbbbb, /x/r2.json)'"
+    ) in text

@@ -1,9 +1,11 @@
 """Build the Jupyter Book: ``jupyter-book build`` with warnings as errors, after checking the toc.
 
 The book never executes notebooks (``execute_notebooks: "off"``); ``regime reproduce`` does, and
-copies them to ``book/executed/``. :func:`build_book` first checks that every page the toc names
-exists, so a missing executed notebook is reported as "run ``regime reproduce``" rather than as a
-Sphinx error, then runs::
+copies them to ``<work>/book/executed/``. :func:`build_book` first stages the work directory's
+executed pages into the book's ``book/executed/`` (:func:`stage_executed`: each checked against
+its run's stamp, and no page of another work directory left there), checks that every page the
+toc names exists, so a missing executed notebook is reported as "run ``regime reproduce``" rather
+than as a Sphinx error, then runs::
 
     jupyter-book build <root> --warningiserror --nitpick --keep-going [--all] [--path-output OUT]
 
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from regime_core import paths
+from regime_core.locks import records_lock
 from regime_core.runner.stamps import verify_record
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its warnings
@@ -130,6 +133,45 @@ def check_records(work: Path) -> None:
         verify_record(work, file.parent.name)
 
 
+def stage_executed(book_root: Path, work: Path) -> list[Path]:
+    """Make the book's ``book/executed`` hold exactly ``<work>/book/executed``'s pages, each
+    checked first against its run's stamp in ``work`` (``ValueError`` naming the page and the
+    command that remakes it: a page whose executed notebook is not the one the run stamped, or
+    whose run has no stamp). A page whose bytes are already there is left untouched (Sphinx
+    reads it again only when it changed); a page no run of ``work`` made is removed, so a build
+    never renders another work directory's page. Returns the staged pages."""
+    from regime_core.integrity import write_if_changed
+    from regime_core.runner.stamps import read_stamp
+    from regime_core.strict_json import read_json_file
+
+    source = paths.book_executed_dir(work)
+    target = book_root / paths.BOOK_EXECUTED_DIR
+    pages = sorted(source.glob("*.ipynb"))
+    for page in pages:
+        run_id = page.stem
+        rerun = f"rerun it with `regime reproduce --only {run_id} --force --work {work}`"
+        stamp = read_stamp(work, run_id)
+        outputs = stamp.get("outputs") if stamp is not None else None
+        stamped = outputs.get("executed") if isinstance(outputs, dict) else None
+        meta = read_json_file(page).get("metadata", {}).get("regime", {})
+        held = meta.get("executed_sha256") if isinstance(meta, dict) else None
+        if stamped is None or held != stamped:
+            why = (
+                "its run has no stamp"
+                if stamped is None
+                else "it is not the notebook its run stamped"
+            )
+            raise ValueError(f"{page}: {why} (metadata.regime.executed_sha256); {rerun}")
+    target.mkdir(parents=True, exist_ok=True)
+    names = {page.name for page in pages}
+    for old in sorted(target.glob("*.ipynb")):
+        if old.name not in names:
+            old.unlink()
+    for page in pages:
+        write_if_changed(target / page.name, page.read_bytes())
+    return [target / page.name for page in pages]
+
+
 def build_book(
     root: Path | str = paths.REPO_ROOT,
     *,
@@ -153,6 +195,24 @@ def build_book(
     for required in ("_config.yml", "_toc.yml"):
         if not (book_root / required).is_file():
             raise FileNotFoundError(f"{book_root / required} is missing; is {book_root} a book?")
+    records = _records_dir(book_root, work)
+    # the last committed records and pages, for the whole build: a running reproduce commits
+    # each run under this lock, so its next commit waits for the build, never the reverse
+    with records_lock(records, what="regime book", shared=True):
+        return _build(book_root, records, output, work, strict, all_pages, timing)
+
+
+def _build(
+    book_root: Path,
+    records: Path,
+    output: Path | str | None,
+    work: Path | str | None,
+    strict: bool,
+    all_pages: bool,
+    timing: Path | str | None,
+) -> BookBuild:
+    check_records(records)  # the records first: a page's stamp is checked when it is staged
+    stage_executed(book_root, records)
     missing = missing_pages(book_root)
     if missing:
         executed = [m for m in missing if m.startswith(EXECUTED_PREFIX)]
@@ -162,10 +222,9 @@ def build_book(
             else ""
         )
         raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
-    check_records(_records_dir(book_root, work))
     env = dict(os.environ)
-    if work is not None:
-        env["REGIME_WORK_DIR"] = str(Path(work).resolve())
+    # the child reads the same work directory's records and keeps its strict-pass mark there
+    env["REGIME_WORK_DIR"] = str(records)
     if timing is not None:
         env[TIMING_ENV] = str(Path(timing).resolve())
     elif env.get(TIMING_ENV, "").strip():  # the child runs in the book's root, not here

@@ -46,14 +46,6 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-def _lock_unless_plan(args: Any) -> str:
-    return "shared" if getattr(args, "plan", False) else "exclusive"
-
-
-def _lock_with_work(args: Any) -> str:
-    return "exclusive" if getattr(args, "work", None) is not None else "none"
-
-
 #: The lock each command holds on its work directory (``exclusive`` when it writes derived data
 #: there, ``shared`` when it only reads there, ``none`` when it uses no work directory), or a
 #: function of the parsed arguments giving one of these.
@@ -63,12 +55,15 @@ LOCKS: dict[str, str | Callable[[Any], str]] = {
     "data fetch": "none",  # writes the raw data directory, never a work directory
     "data export": "shared",  # reads the prepared files, writes a file outside them
     "embed": "exclusive",
-    "reproduce": _lock_unless_plan,  # --plan only reads
-    "book": "exclusive",  # vendors MathJax into the work directory, then reads records
+    # shared: the runner takes the runs' lock for itself and commits each run under the records'
+    # lock (regime_core.runner.reproduce.writing_lock), so readers never wait for a whole run
+    "reproduce": "shared",
+    # reads records under the records' lock; vendors MathJax under <work>/vendor's own lock
+    "book": "shared",
     "retrieve": "exclusive",  # fills the embedding store with what it encodes
     "route": "none",  # reads the packaged model or --model
     "route train": "exclusive",
-    "demo": _lock_with_work,  # a temporary store unless --work
+    "demo": "shared",  # adds to the content-addressed store, which concurrent writers share
     "annotate sample": "shared",
     "annotate kappa": "shared",
     "verdicts": "shared",

@@ -5,8 +5,9 @@ the arms q, union, knockout and bridge (gold B_rel) and with the RegimeRouter, a
 and hit@5 per arm and regime. Union (question + alpha x relation sentence) should help the
 B-dominant questions (the hop-2 entity is named only in the bridge) and not the Q-dominant ones.
 
-The embedding store goes to a temporary directory, or to ``<work>/embeddings`` with ``--work``
-(a second run then encodes nothing). With ``--json`` one JSON object is printed.
+The embedding store is the work directory's, ``<work>/embeddings`` (``--work``, else
+``REGIME_WORK_DIR``, else ``_build/regime``), so a second run encodes nothing and takes seconds.
+With ``--json`` one JSON object is printed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from regime_core.cli._common import Command, print_result
 COMMAND = Command(
     "demo",
     help="show the two regimes on a small synthetic world (no data needed)",
-    work="keep the embedding store in WORK/embeddings (default: a temporary directory)",
+    work="keep the embedding store in WORK/embeddings (a second run encodes nothing)",
 )
 
 
@@ -48,12 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regime_core import paths
     from regime_core.experiments.context import Context
     from regime_core.teaching.demo import DemoConfig, run_demo
 
     cfg = DemoConfig(n_questions=args.n, seed=args.seed, encoder=args.encoder, router=args.router)
-    # no --work: run_demo's temporary store, removed afterwards
-    context = None if args.work is None else Context(work=args.work)
-    result = run_demo(cfg, context=context)
+    # the work directory's store (the one rule of paths.work_dir), kept for the next run
+    result = run_demo(cfg, context=Context(work=paths.work_dir(args.work)))
     print_result(args.json, result.to_dict(), result.to_text, sort_keys=True)
     return 0

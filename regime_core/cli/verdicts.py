@@ -26,6 +26,7 @@ the config fields that differ:
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from regime_core.cli._common import Command, print_result
@@ -47,6 +48,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from regime_core import paths
+    from regime_core.locks import records_lock
+
+    # the last committed records: a running reproduce commits each run under this lock
+    with records_lock(paths.work_dir(args.work), what="regime verdicts", shared=True):
+        return _report(args)
+
+
+def _report(args: argparse.Namespace) -> int:
     from regime_core.runner.verdicts import variant_report, verdicts_report
 
     if args.variant is not None:
@@ -67,7 +77,7 @@ def variant_text(report: dict[str, Any]) -> str:
         for key, change in variant["differs"].items()
     )
     lines = [
-        f"variant {variant['run']}/{variant['config_hash']} ({variant['path']})",
+        f"variant {variant['run']}/{Path(variant['path']).name} ({variant['path']})",
         f"  differs from the default: {differs or 'nothing (the default parameters)'}",
     ]
     for claim in report["claims"]:

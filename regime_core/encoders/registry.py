@@ -24,6 +24,9 @@ from regime_core.encoders.sentence_transformer import (
 )
 from regime_core.encoders.tfidf import TfidfEncoder
 
+#: the command installing torch's CUDA build into the checkout's ``.venv`` (the Makefile's TORCH)
+CUDA_INSTALL = "make install TORCH=cuda"
+
 #: ``factory(name, corpus_texts) -> Encoder``: what the experiments call to get an encoder.
 #: ``corpus_texts`` are the passages of the dataset at hand (TF-IDF is fitted on them).
 EncoderFactory = Callable[[str, Sequence[str]], Encoder]
@@ -111,7 +114,8 @@ def check_device(device: str | None) -> None:
     if torch.version.cuda is None:
         raise ValueError(
             f"--device cuda: this torch ({torch.__version__}) is a CPU-only build, so no CUDA "
-            "device can be used. Install a CUDA build of torch, or use --device cpu"
+            f"device can be used. Install the CUDA build with `{CUDA_INSTALL}` (from the "
+            "checkout; it rebuilds .venv), or use --device cpu"
         )
     if not torch.cuda.is_available():
         raise ValueError(

@@ -244,15 +244,28 @@ selector_datasets'
     return {**kept, **found, **({"not_measured": missing} if missing else {})}
 
 
-def router_path(choice: str, work: Path | None) -> Path:
-    """The router file a transfer run applies: ``"packaged"`` (the package's default router),
-    ``"trained"`` (the one the router-training run wrote under ``work``) or a path."""
+def router_file_path(choice: str, work: Path | None) -> Path:
+    """Where the router ``choice`` is (whether or not it exists): ``"packaged"`` (the package's
+    default router), ``"trained"`` (the one the router-training run wrote under ``work``) or a
+    path. A variant's identity hashes the file (:mod:`regime_core.runner.identity`)."""
     if choice == "packaged":
-        path = default_router_path()
-    elif choice == "trained":
-        path = paths.results_dir(work) / "router_train" / TRAINED_ROUTER_FILE
-    else:
-        path = Path(choice)
+        return default_router_path()
+    if choice == "trained":
+        return paths.results_dir(work) / "router_train" / TRAINED_ROUTER_FILE
+    return Path(choice)
+
+
+def train_record_path(choice: str | None, work: Path | None) -> Path:
+    """The router-training record a transfer run repeats: ``choice``, else (None) the default
+    record ``<work>/results/router_train/record.json``."""
+    if choice is None:
+        return paths.results_dir(work) / "router_train" / "record.json"
+    return Path(choice)
+
+
+def router_path(choice: str, work: Path | None) -> Path:
+    """The router file a transfer run applies (:func:`router_file_path`), which must exist."""
+    path = router_file_path(choice, work)
     if not path.is_file():
         raise FileNotFoundError(f"router file {path} not found (router_file={choice!r})")
     return path

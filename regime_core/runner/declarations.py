@@ -3,7 +3,6 @@ profile, after which runs; parsed and validated before anything executes.
 
 Declarations::
 
-    book_executed_dir: book/executed      # optional, relative to this file
     runs:
       t2_minilm:
         notebook: notebooks/03_t2_regime_decomposition.ipynb   # relative to this file
@@ -15,9 +14,8 @@ Declarations::
 Every notebook declares ``output_dir`` in its cell tagged ``parameters`` (the runner passes the
 record directory there), and every parameter a run sets; the runs form a DAG
 (:func:`topological_order`). The file is read strictly (no duplicate key, no alias:
-:func:`regime_core.strict_json.parse_yaml`), and ``book_executed_dir``, where ``reproduce``
-writes, must be a relative path that stays inside the file's directory (``/abs/path`` or
-``../elsewhere`` would write outside the repository).
+:func:`regime_core.strict_json.parse_yaml`). Where the runs write is the work directory's
+business alone (:mod:`regime_core.runner.execution`), so the file names no output location.
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ import heapq
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from regime_core import paths
@@ -39,8 +37,8 @@ from regime_core.strict_json import read_json_file, read_yaml_file
 #: by hub name): it needs GPUs and the hub (book page "Scale: the paper's setting").
 PROFILES: tuple[str, ...] = ("quick", "default", "full", "paper")
 DEFAULT_PROFILE = "default"
-DEFAULT_DECLARATIONS = paths.REPO_ROOT / "reproduce.yml"
-DEFAULT_BOOK_EXECUTED_DIR = paths.BOOK_EXECUTED_DIR
+#: the checkout's ``reproduce.yml``, or the installed package's copy (:func:`paths.source_root`)
+DEFAULT_DECLARATIONS = paths.source_root() / "reproduce.yml"
 #: parameters the runner injects; ``output_dir`` must be declared by every notebook
 OUTPUT_DIR_PARAMETER = "output_dir"
 OPTIONAL_INJECTED_PARAMETERS: tuple[str, ...] = ("work_dir", "profile")
@@ -74,11 +72,10 @@ def check_profile(profile: str) -> None:
 
 @dataclass(frozen=True)
 class Declarations:
-    """The parsed ``reproduce.yml``: runs by id (in file order) and where executed copies go."""
+    """The parsed ``reproduce.yml``: runs by id (in file order)."""
 
     path: Path
     runs: Mapping[str, RunSpec]
-    book_executed_dir: Path
 
     @property
     def root(self) -> Path:
@@ -101,7 +98,7 @@ def load_declarations(path: Path | str | None = None) -> Declarations:
         raise ValueError(f"{file}: the file is empty; it must hold a 'runs' mapping")
     if not isinstance(raw, dict) or not isinstance(raw.get("runs", {}), dict):
         raise ValueError(f"{file}: expected a mapping with a 'runs' mapping")
-    unknown_top = set(raw) - {"runs", "book_executed_dir"}
+    unknown_top = set(raw) - {"runs"}
     if unknown_top:
         raise ValueError(f"{file}: unknown top-level fields {sorted(unknown_top)}")
     root = file.resolve().parent
@@ -109,36 +106,7 @@ def load_declarations(path: Path | str | None = None) -> Declarations:
     for run_id, body in (raw.get("runs") or {}).items():
         runs[str(run_id)] = _parse_run(file, root, str(run_id), body)
     topological_order({rid: spec.depends_on for rid, spec in runs.items()}, source=str(file))
-    executed_dir = _relative_inside(
-        raw.get("book_executed_dir", DEFAULT_BOOK_EXECUTED_DIR), f"{file}: book_executed_dir"
-    )
-    return Declarations(path=file.resolve(), runs=runs, book_executed_dir=root / executed_dir)
-
-
-def _relative_inside(value: Any, where: str) -> Path:
-    """``value`` as a relative path that stays below the directory it is relative to, or
-    ``ValueError`` naming ``where``.
-
-    >>> _relative_inside("book/executed", "f")
-    PosixPath('book/executed')
-    """
-    if not isinstance(value, str) or not value.strip() or "\0" in value:
-        raise ValueError(f"{where} must be a relative path string, got {value!r}")
-    pure = PurePosixPath(value)
-    if pure.is_absolute() or Path(value).is_absolute() or value.startswith("~"):
-        raise ValueError(
-            f"{where} is {value!r}: it must be relative (to the declarations file's directory)"
-        )
-    depth = 0
-    for part in pure.parts:
-        depth += -1 if part == ".." else (0 if part == "." else 1)
-        if depth < 0:
-            raise ValueError(
-                f"{where} is {value!r}: it leaves the declarations file's directory ('..')"
-            )
-    if depth == 0:
-        raise ValueError(f"{where} is {value!r}: it must name a directory below the file's")
-    return Path(value)
+    return Declarations(path=file.resolve(), runs=runs)
 
 
 def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:

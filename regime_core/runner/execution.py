@@ -10,12 +10,19 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
     W/results/<run_id>/record.json   the record (this folder is the notebook's output_dir)
     W/variants/<run_id>/<hash>/      a variant (regime reproduce --set, or the notebook run
                                      by hand): record, figures, executed notebook; never stamped
+    W/book/executed/<run_id>.ipynb   the executed notebook as the book shows it (parameters
+                                     hidden, its source named), copied after each success
+    W/runs/<run_id>/staging/         where a running notebook writes its record (its
+    W/runs/<run_id>/executed.ipynb   output_dir) and papermill its notebook; a success commits
+                                     them in one step under the records' lock (commit_run)
 
-and each successful run is copied to ``<book_executed_dir>/<run_id>.ipynb`` (``book/executed``,
-gitignored), which is where ``_toc.yml`` points. Notebooks run in their own directory with
-``REGIME_WORK_DIR`` set to the absolute work directory, through papermill's command line in a
-child process (:mod:`regime_core.runner.children`); :mod:`regime_core.runner.reproduce` decides
-which runs execute and schedules them.
+Nothing is written outside ``W``: ``regime book --work W`` stages ``W/book/executed`` into the
+book's ``book/executed`` (gitignored, where ``_toc.yml`` points) when it builds
+(:func:`regime_core.book.build.stage_executed`), so two work directories never share a page.
+Notebooks run in their own directory with ``REGIME_WORK_DIR`` set to the absolute work
+directory, through papermill's command line in a child process
+(:mod:`regime_core.runner.children`); :mod:`regime_core.runner.reproduce` decides which runs
+execute and schedules them.
 """
 
 from __future__ import annotations
@@ -37,15 +44,19 @@ import yaml
 from regime_core import paths
 from regime_core.encoders.store import ENCODE_LOG_VARIABLE
 from regime_core.integrity import remove_stale_temporaries
-from regime_core.locks import LOCK_HELD_VARIABLE, lock_key
+from regime_core.locks import LOCK_HELD_VARIABLE, lock_key, records_lock
 from regime_core.runner.children import end_orphans, run_child
 from regime_core.runner.declarations import OUTPUT_DIR_PARAMETER, Declarations, notebook_parameters
-from regime_core.runner.records import atomic_write_text, load_record
+from regime_core.runner.records import atomic_write_text, hash_file, load_record
 from regime_core.runner.stamps import executed_path, input_mismatches, stamp_path, write_stamp
 from regime_core.strict_json import read_json_file
 
 TIMING_FILENAME = "timing.json"
 ENCODE_LOG_FILENAME = "encodes.jsonl"
+#: a running notebook's output folder and executed notebook, in ``<work>/runs/<run_id>``
+#: until :func:`commit_run`
+STAGING_DIRNAME = "staging"
+STAGED_NOTEBOOK = "executed.ipynb"
 
 # papermill marks the cells it adds; they are not cells of the source notebook
 _PAPERMILL_ADDED_TAGS = frozenset({"injected-parameters", "papermill-error-cell-tag"})
@@ -121,8 +132,9 @@ def clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]
     variants = paths.variants_dir(work)  # regime reproduce --set runs there
     pid_files = [*(work / "runs").glob("*/child.pid"), *variants.glob("*/*/child.pid")]
     end_orphans(sorted(pid_files), work, say)
-    directories = [work / "executed", decl.book_executed_dir, paths.results_dir(work)]
+    directories = [work / "executed", paths.book_executed_dir(work), paths.results_dir(work)]
     directories += [p for p in (work / "runs").glob("*") if p.is_dir()]
+    directories += [p for p in (work / "runs").glob(f"*/{STAGING_DIRNAME}") if p.is_dir()]
     directories += [p for p in paths.results_dir(work).glob("*") if p.is_dir()]
     directories += [p for p in variants.glob("*/*") if p.is_dir()]
     for directory in directories:
@@ -161,16 +173,23 @@ def hide_injected_parameters(notebook: dict[str, Any]) -> None:
 
 
 def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
-    """Copy the executed notebook where the book's toc expects it, noting its source.
+    """Copy the executed notebook to ``<work>/book/executed`` for the book, noting its source.
 
     ``metadata.regime.source`` (relative to the declarations' directory) lets the book's launch
-    buttons open the source notebook, since the executed copy is not in git.
+    buttons open the source notebook, since the executed copy is not in git;
+    ``metadata.regime.executed_sha256`` is the executed notebook's hash, which ``regime book``
+    checks against the run's stamp before it renders the page.
     """
-    notebook = read_json_file(executed_path(work, run_id))
+    executed = executed_path(work, run_id)
+    notebook = read_json_file(executed)
     source = relative_name(decl.runs[run_id].notebook, decl.root)
-    notebook.setdefault("metadata", {})["regime"] = {"run_id": run_id, "source": source}
+    notebook.setdefault("metadata", {})["regime"] = {
+        "run_id": run_id,
+        "source": source,
+        "executed_sha256": hash_file(executed),
+    }
     hide_injected_parameters(notebook)
-    target = decl.book_executed_dir / f"{run_id}.ipynb"
+    target = paths.book_executed_dir(work) / f"{run_id}.ipynb"
     atomic_write_text(target, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 
 
@@ -277,23 +296,18 @@ def execute_run(
 ) -> RunResult:
     spec = decl.runs[run_id]
     started = time.perf_counter()
-    executed = executed_path(work, run_id)
-    out_dir = paths.results_dir(work) / run_id
-    # a failed run must not leave the previous run's outputs looking current
-    stamp_path(work, run_id).unlink(missing_ok=True)
-    (decl.book_executed_dir / f"{run_id}.ipynb").unlink(missing_ok=True)
+    # the run writes into its staging folder; the last committed outputs stay readable (and
+    # stamped) until :func:`commit_run` replaces them at once
+    runs_dir = stamp_path(work, run_id).parent
+    out_dir, executed = runs_dir / STAGING_DIRNAME, runs_dir / STAGED_NOTEBOOK
     shutil.rmtree(out_dir, ignore_errors=True)
     executed.unlink(missing_ok=True)
     out_dir.mkdir(parents=True, exist_ok=True)
-    executed.parent.mkdir(parents=True, exist_ok=True)
 
     declared = set(notebook_parameters(spec.notebook))
     parameters = {**spec.parameters_for(profile), OUTPUT_DIR_PARAMETER: str(out_dir)}
     injected = {"work_dir": str(work), "profile": profile}
     parameters.update({k: v for k, v in injected.items() if k in declared})
-    # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
-    runs_dir = stamp_path(work, run_id).parent
-    runs_dir.mkdir(parents=True, exist_ok=True)
     encode_log = runs_dir / ENCODE_LOG_FILENAME
     encode_log.unlink(missing_ok=True)
     (runs_dir / TIMING_FILENAME).unlink(missing_ok=True)
@@ -313,29 +327,63 @@ def execute_run(
     write_timing(runs_dir, run_id, seconds, returncode, usage)
     result = functools.partial(RunResult, run_id=run_id, key=str(key_info["key"]), seconds=seconds)
     notebook_name = relative_name(spec.notebook, decl.root)
-    if stop.is_set():  # interrupted: whatever it left is unfinished and stays unstamped
+    if stop.is_set():  # interrupted: whatever it left is unfinished, staged, never committed
         return result(status="failed", error="interrupted")
+    problem = None
     if returncode != 0:
-        error = failure_message(executed, notebook_name, returncode, stderr)
-        return result(status="failed", executed=existing_file(executed), error=error)
-    record = existing_file(out_dir / "record.json")
-    if record is not None:
+        problem = failure_message(executed, notebook_name, returncode, stderr)
+    elif (out_dir / "record.json").is_file():
         try:
-            loaded = load_record(record)
+            loaded = load_record(out_dir / "record.json")
         except ValueError as err:
-            return result(status="failed", executed=executed, error=f"bad record: {err}")
-        mismatched = input_mismatches(loaded.get("inputs"), key_info["components"])
-        if mismatched:
-            return result(
-                status="failed",
-                executed=executed,
-                error=(
+            problem = f"bad record: {err}"
+        else:
+            mismatched = input_mismatches(loaded.get("inputs"), key_info["components"])
+            if mismatched:
+                problem = (
                     f"its record's inputs.{mismatched[0]} is not the one the run was keyed on "
                     "(the prepared data changed while it ran); run it again"
-                ),
-            )
+                )
+    final = executed_path(work, run_id)
+    with records_lock(work, what=f"regime reproduce: committing {run_id}"):
+        if problem is not None:
+            withdraw_run(run_id, work, failed=executed)
+            return result(status="failed", executed=existing_file(final), error=problem)
+        if stop.is_set():
+            return result(status="failed", error="interrupted")
+        commit_run(decl, run_id, work, key_info, seconds=seconds)
+    record = existing_file(paths.results_dir(work) / run_id / "record.json")
+    return result(status="ran", executed=final, record=record)
+
+
+def withdraw_run(run_id: str, work: Path, *, failed: Path) -> None:
+    """A failed run's end (under the records' lock): its previous outputs are withdrawn, so
+    nothing looks current, and its failed notebook takes the executed notebook's place (its
+    traceback shows where it stopped)."""
+    stamp_path(work, run_id).unlink(missing_ok=True)
+    (paths.book_executed_dir(work) / f"{run_id}.ipynb").unlink(missing_ok=True)
+    shutil.rmtree(paths.results_dir(work) / run_id, ignore_errors=True)
+    final = executed_path(work, run_id)
+    final.unlink(missing_ok=True)
+    if failed.is_file():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(failed, final)
+    shutil.rmtree(failed.parent / STAGING_DIRNAME, ignore_errors=True)
+
+
+def commit_run(
+    decl: Declarations, run_id: str, work: Path, key_info: Mapping[str, Any], *, seconds: float
+) -> None:
+    """Replace the run's committed outputs with its staged ones, at once (the caller holds the
+    records' lock): its record folder, its executed notebook, its book page, then its stamp."""
+    runs_dir = stamp_path(work, run_id).parent
+    stamp_path(work, run_id).unlink(missing_ok=True)
+    target = paths.results_dir(work) / run_id
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(runs_dir / STAGING_DIRNAME, target)
+    final = executed_path(work, run_id)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(runs_dir / STAGED_NOTEBOOK, final)
     copy_to_book(decl, run_id, work)
-    if stop.is_set():
-        return result(status="failed", error="interrupted")
-    write_stamp(work, run_id, key_info, seconds=seconds, upstream=spec.depends_on)
-    return result(status="ran", executed=executed, record=record)
+    write_stamp(work, run_id, key_info, seconds=seconds, upstream=decl.runs[run_id].depends_on)

@@ -55,6 +55,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeGuard
 
+from regime_core import paths
 from regime_core.runner.declarations import Declarations, topological_order
 from regime_core.runner.records import canonical_json, hash_file
 from regime_core.strict_json import read_json_file
@@ -377,10 +378,13 @@ def data_file_hashes(modules: Iterable[str], package_dir: Path = PACKAGE_DIR) ->
     """``{file: sha256 or "absent"}`` of the package data (:data:`DATA_FILES`) those modules
     read; file names relative to the directory holding the package."""
     root, package = package_dir.parent, package_dir.name
+    shipped = package_dir / paths.SHIPPED_DIR.name  # an installed package's copies
     out: dict[str, str] = {}
     for module in modules:
         for relative in DATA_FILES.get(module.removeprefix(f"{package}."), ()):
             file = root / relative
+            if not file.is_file() and (shipped / relative).is_file():
+                file = shipped / relative
             out[relative] = hash_file(file) if file.is_file() else "absent"
     return dict(sorted(out.items()))
 

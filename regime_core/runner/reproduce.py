@@ -12,10 +12,14 @@ its upstream records those it read). :func:`plan` says what would run and why, r
 Each run executes in a child process (:mod:`regime_core.runner.execution`: the work directory's
 layout, one kernel per run), ``--jobs`` runs at a time.
 
-The work directory's lock (:func:`regime_core.locks.directory_lock`) is held exclusively for
-the whole of a reproduce, so no other command reads or writes ``W`` meanwhile (``--plan`` holds
-it shared). Interrupted runs leave nothing trusted behind: on Ctrl-C or SIGTERM every running
-notebook's processes are killed at once (:mod:`regime_core.runner.children`), no unfinished run is
+The work directory's lock (:func:`regime_core.locks.directory_lock`) is held shared for the
+whole of a reproduce, with the runs' lock exclusively (:func:`writing_lock`): no other reproduce,
+``regime data prepare`` or ``regime embed`` runs on ``W`` meanwhile, but a reader does not wait.
+Each run commits its outputs at once under the records' lock
+(:func:`regime_core.locks.records_lock`, :mod:`regime_core.runner.execution`), so ``regime
+verdicts`` and ``regime book`` read the last committed, stamped records while a reproduce runs.
+Interrupted runs leave nothing trusted behind: on Ctrl-C or SIGTERM every running notebook's
+processes are killed at once (:mod:`regime_core.runner.children`), no unfinished run is
 stamped, and the interrupt propagates (``regime`` exits 130 or 143); the next start ends any
 process a killed runner left and deletes the temporaries of dead writers.
 """
@@ -32,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.locks import directory_lock
+from regime_core.locks import directory_lock, records_lock, runs_lock
 from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
     DEFAULT_PROFILE,
@@ -51,6 +55,7 @@ from regime_core.runner.execution import (
     relative_name,
 )
 from regime_core.runner.keys import PACKAGE_DIR, changed_components, run_keys, summarise_changes
+from regime_core.runner.prerequisites import prerequisites
 from regime_core.runner.stamps import executed_path, read_stamp, record_file, stamp_problems
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
@@ -119,23 +124,48 @@ class Plan:
     profile: str
     work: Path
     runs: tuple[PlannedRun, ...]
+    #: what the profile needs before it can run (the paper's: GPUs, weights, data, hours)
+    prerequisites: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
             "work": str(self.work),
+            "prerequisites": list(self.prerequisites),
             "to_run": [r.run_id for r in self.runs if r.action == "run"],
             "runs": [r.to_dict() for r in self.runs],
         }
 
     def table(self) -> str:
-        """Run, action and why, one line each."""
+        """The profile's prerequisites first (if any), then run, action and why, one line each."""
+        lines = []
+        if self.prerequisites:
+            lines.append(f"profile {self.profile} needs, before it runs:")
+            lines += [f"  - {line}" for line in self.prerequisites]
+            lines.append("")
         width = max([len("run"), *(len(r.run_id) for r in self.runs)])
-        lines = [f"{'run':<{width}}  {'action':<14}  why"]
+        lines.append(f"{'run':<{width}}  {'action':<14}  why")
         for r in self.runs:
             why = "; ".join(r.reasons) if r.reasons else "up to date"
             lines.append(f"{r.run_id:<{width}}  {r.action:<14}  {why}")
         return "\n".join(lines)
+
+
+def profile_encoders(decl: Declarations, profile: str) -> dict[str, str]:
+    """Every encoder the runs of ``profile`` name whose weights come from the hub (a preset of
+    :data:`~regime_core.encoders.sentence_transformer.PRESETS`), with its model; the bundled
+    MiniLM and TF-IDF need none."""
+    from regime_core.encoders.sentence_transformer import PRESETS
+
+    named: dict[str, str] = {}
+    for spec in decl.runs.values():
+        parameters = spec.parameters_for(profile)
+        for key in ("encoders", "encoder"):
+            value = parameters.get(key) or []
+            for name in [value] if isinstance(value, str) else value:
+                if name in PRESETS:
+                    named[str(name)] = PRESETS[name].model
+    return named
 
 
 # --- deciding ------------------------------------------------------------------------------------
@@ -216,7 +246,8 @@ def plan(
                 action = "skip"
             actions[run_id] = action
             planned.append(PlannedRun(run_id, action, tuple(reasons), keys[run_id]["key"]))
-    return Plan(profile, work_root, tuple(planned))
+    needs = prerequisites(profile, profile_encoders(decl, profile))
+    return Plan(profile, work_root, tuple(planned), needs)
 
 
 # --- running -------------------------------------------------------------------------------------
@@ -228,12 +259,17 @@ def _stderr(message: str) -> None:
 
 @contextmanager
 def writing_lock(work_root: Path, what: str, say: Callable[[str], None]) -> Iterator[None]:
-    """The work directory's exclusive lock for a command that writes runs (``what``), saying
-    once that it waits when another regime command holds it."""
-    with directory_lock(
-        work_root,
-        what=what,
-        on_wait=lambda: say(f"waiting for another regime command on {work_root} to finish"),
+    """The locks of a command that writes runs (``what``): the work directory's, shared (a
+    command that rewrites prepared data or the store waits for it, a reader does not), and the
+    runs' lock, exclusive (:func:`regime_core.locks.runs_lock`: another writer of runs waits);
+    says once that it waits when another regime command holds either."""
+
+    def waiting() -> None:
+        say(f"waiting for another regime command on {work_root} to finish")
+
+    with (
+        directory_lock(work_root, what=what, shared=True, on_wait=waiting),
+        runs_lock(work_root, what=what, on_wait=waiting),
     ):
         yield
 
@@ -348,7 +384,8 @@ class _Runner:
             run_id, self.keys[run_id], self.work
         )
         if not reasons:
-            copy_to_book(self.decl, run_id, self.work)
+            with records_lock(self.work, what=f"regime reproduce: {run_id}'s book page"):
+                copy_to_book(self.decl, run_id, self.work)
             results[run_id] = RunResult(
                 run_id,
                 "skipped",

@@ -4,11 +4,13 @@ Each ``--set`` item names a run of ``reproduce.yml``, one parameter of its noteb
 written in YAML (``alpha=0.5``, ``encoders=[minilm]``, ``pool=corpus``). The items of one run
 are merged over that run's parameters for the chosen profile, and that run alone executes
 (none other, not even its upstream runs: those must already be current, :func:`check_upstream`),
-writing its record, figures and executed notebook to ``<work>/variants/<run>/<config hash>``
+writing its record, figures and executed notebook to ``<work>/variants/<run>/<variant hash>``
 (:func:`regime_core.paths.variant_dir`): the folder a notebook run by hand with the same
 parameters writes to (papermill without ``-p output_dir``), since the hash is computed here the
 way the notebook's :func:`regime_core.registry.start` computes it (its ``parameters`` cell's
-values, overridden by the parameters passed), and checked against the record after the run.
+values, overridden by the parameters passed: the config hash, with the content of every file and
+upstream record it reads, :mod:`regime_core.runner.identity`); the record's config hash is
+checked after the run.
 
 A variant never writes ``<work>/results``, ``<work>/runs`` (stamps, timings), ``<work>/executed``
 nor ``book/executed``: the default records and the book stay those of ``regime reproduce``.
@@ -46,6 +48,7 @@ from regime_core.runner.execution import (
     relative_name,
     run_papermill,
 )
+from regime_core.runner.identity import input_differences, variant_hash, write_identity
 from regime_core.runner.keys import run_keys
 from regime_core.runner.records import canonical_json, load_record
 from regime_core.runner.reproduce import stale_reasons, writing_lock
@@ -55,7 +58,7 @@ from regime_core.strict_json import JSONProblem, parse_yaml
 SET_FORM = "RUN.PARAM=VALUE"
 #: parameters a ``--set`` item may not name, and what to use instead
 RESERVED: Mapping[str, str] = {
-    OUTPUT_DIR_PARAMETER: "--set writes the variant to <work>/variants/<run>/<config hash>",
+    OUTPUT_DIR_PARAMETER: "--set writes the variant to <work>/variants/<run>/<variant hash>",
     "work_dir": "name the work directory with --work",
     "profile": "choose the profile with --profile",
 }
@@ -132,11 +135,19 @@ class Variant:
     folder: Path
     has_claims: bool
     notes: tuple[str, ...] = ()
+    #: the folder's name: the config hash with every input (:mod:`regime_core.runner.identity`)
+    variant_hash: str = ""
+    inputs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    default_inputs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     @property
     def name(self) -> str:
         """``RUN/HASH``, what ``regime verdicts --variant`` takes."""
-        return f"{self.run_id}/{self.config_hash}"
+        return f"{self.run_id}/{self.variant_hash or self.config_hash}"
+
+    def differences(self) -> dict[str, dict[str, str]]:
+        """The inputs besides the config that differ from the default run's, in words."""
+        return input_differences(self.default_inputs, self.inputs)
 
     @property
     def executed(self) -> Path:
@@ -156,7 +167,9 @@ class Variant:
             "run": self.run_id,
             "variant": self.name,
             "config_hash": self.config_hash,
+            "variant_hash": self.variant_hash,
             "folder": str(self.folder),
+            "inputs_differ": self.differences(),
             "set": {s.parameter: s.value for s in self.settings},
             "parameters": dict(self.parameters),
             "notes": list(self.notes),
@@ -218,27 +231,27 @@ def resolve_variant(
                 f"{_items(_concerned(settings, str(err)))} (run {run_id}, profile {profile}): {err}"
             ) from None
         default_hash = config_class.from_parameters(**{**defaults, **profiled}).config_hash()
-    fields = {f.name for f in dataclasses.fields(config_class)}  # type: ignore[arg-type]
-    notes = [
-        f"{s.parameter} is a parameter of the notebook, not a field of {config_class.__name__}: "
-        "it does not change the variant's config hash, so its folder is that of the same run "
-        f"without --set {s.item!r}"
-        for s in settings
-        if s.parameter not in fields
-    ]
-    if config.config_hash() == default_hash:
+    upstream = spec.depends_on
+    inputs = RUNS[run_id].inputs({**defaults, **parameters}, work, upstream)
+    default_inputs = RUNS[run_id].inputs({**defaults, **profiled}, work, upstream)
+    identity = variant_hash(config.config_hash(), inputs)
+    notes = []
+    if identity == variant_hash(default_hash, default_inputs):
         notes.append(
-            f"the config equals the default run's under profile {profile} (hash "
-            f"{default_hash}): the variant repeats the default"
+            f"the config and every input equal the default run's under profile {profile} "
+            f"(hash {identity}): the variant repeats the default"
         )
     return Variant(
         run_id=run_id,
         settings=tuple(settings),
         parameters=parameters,
         config_hash=config.config_hash(),
-        folder=paths.variant_dir(run_id, config.config_hash(), work),
+        folder=paths.variant_dir(run_id, identity, work),
         has_claims=bool(RUNS[run_id].claims()),
         notes=tuple(notes),
+        variant_hash=identity,
+        inputs=inputs,
+        default_inputs=default_inputs,
     )
 
 
@@ -337,6 +350,10 @@ class VariantReport:
             status = "would run" if result is None else f"{result.status} in {result.seconds:.1f} s"
             sets = ", ".join(f"{s.parameter}={canonical_json(s.value)}" for s in variant.settings)
             lines.append(f"variant {variant.name} ({status}; profile {self.profile}; {sets})")
+            lines += [
+                f"  input {name}: {change['default']} -> {change['variant']}"
+                for name, change in variant.differences().items()
+            ]
             if result is not None and result.error:
                 lines.append(f"  error: {result.error}")
             held = "would be written to" if result is None else "written to"
@@ -464,4 +481,11 @@ def execute_variant(
             "notebook builds its config otherwise than regime_core.registry.start (report it)",
             record_file,
         )
+    write_identity(
+        variant.folder,
+        run_id=variant.run_id,
+        config_hash=variant.config_hash,
+        inputs=variant.inputs,
+        default_inputs=variant.default_inputs,
+    )
     return result("ran", record=record_file)

@@ -25,6 +25,7 @@ from regime_core import config, paths
 from regime_core.paper import Claim, load_claims
 from regime_core.runner.claim_record import claim_values, fill_fields, judge_values, paper_text
 from regime_core.runner.diagnosis import Diagnosis, diagnose
+from regime_core.runner.identity import input_differences, read_identity
 from regime_core.runner.judge import SIGNIFICANCE_LEVEL, Judgement, Power
 from regime_core.runner.ours import Ours, Summary
 from regime_core.runner.records import (
@@ -245,6 +246,16 @@ def config_differences(
     }
 
 
+def identity_differences(folder: Path) -> dict[str, dict[str, str]]:
+    """What a variant reads besides its config (a router file, an upstream record, a notebook
+    parameter) that differs from the default run's, from the identity written beside its record
+    (:mod:`regime_core.runner.identity`; none written: nothing known to differ)."""
+    identity = read_identity(folder)
+    if identity is None:
+        return {}
+    return input_differences(identity["default_inputs"], identity["inputs"])
+
+
 @dataclass(frozen=True)
 class VariantClaim:
     """A claim of a variant's run judged on the default records and on the variant's
@@ -351,7 +362,10 @@ def variant_report(
         run=run,
         config_hash=record["config_hash"],
         folder=file.parent,
-        differs=config_differences(defaults[run]["config"], record["config"]),
+        differs={
+            **config_differences(defaults[run]["config"], record["config"]),
+            **identity_differences(file.parent),
+        },
         default_config_hash=defaults[run]["config_hash"],
         claims=tuple(judged),
     )

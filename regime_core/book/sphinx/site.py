@@ -46,6 +46,9 @@ from regime_core.strict_json import read_json_file
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CSS_FILES: tuple[str, ...] = ("regime.css", "regime-claims.css")
 
+#: The tag a build carries when the repository's address is set, so its launch buttons show:
+#: ``{only} launchable`` / ``{only} not launchable`` say how to launch in either case.
+LAUNCHABLE_TAG = "launchable"
 #: The branch the launch buttons open (the repository's default branch).
 REPOSITORY_BRANCH = "main"
 BINDERHUB_URL = "https://mybinder.org"
@@ -119,6 +122,8 @@ def configure_site(app: Sphinx, config: Any) -> None:
     options = dict(config.html_theme_options or {})
     options.update(theme_options(repository, package_version(), build_date()))
     config.html_theme_options = options
+    if repository is not None:  # pages say how to launch either way (``{only} launchable``)
+        app.tags.add(LAUNCHABLE_TAG)
     # the theme logs an error for an empty colour mode ("Got invalid theme mode")
     config.html_context = {"default_mode": "auto", **(config.html_context or {})}
     for css in CSS_FILES:

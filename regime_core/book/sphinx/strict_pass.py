@@ -7,11 +7,14 @@ that failed on a page's warning used to pass when run again over the same files.
 
 The rule, kept by this extension so that a plain ``jupyter-book build`` follows it too:
 
-- before Sphinx reads a page, a build leaves :data:`MARKER` beside the pickled environment;
+- before Sphinx reads a page, a build leaves :data:`MARKER` in the work directory whose records
+  it reads (``<work>/book``: all state of a work directory stays in it), and notes that work
+  directory beside the pickled environment (:data:`CACHE_OWNER`);
 - at ``build-finished`` it removes the marker only if it was strict (warnings are errors, and
   ``nitpicky`` is on), gave no warning and raised nothing: a failed strict build, a build that
   stopped or was killed, and a ``--no-strict`` build (which skips nitpick) all leave it;
-- a build that finds the marker reads every page again, as ``--all`` does, and says so once.
+- a build that finds the marker reads every page again, as ``--all`` does, and says so once; so
+  does a build whose pickled pages were read for another work directory.
 
 Why: noting which pages warned and reading only those again needs Sphinx's internals (the page
 in hand while reading, resolving and writing each page), which can change. This rule's price is
@@ -31,11 +34,30 @@ from typing import Any
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from regime_core import paths
+from regime_core.integrity import atomic_write_bytes
+
 logger = logging.getLogger(__name__)
 
-#: in the doctree directory from the start of each build until one passes strictly
+#: in ``<work>/book`` from the start of each build until one passes strictly
 MARKER = "regime-unclean"
+#: in the doctree directory: the work directory whose records its pickled pages were read with
+CACHE_OWNER = "regime-work"
 READ_EVERY_PAGE = "reading every page again: the last build did not pass strictly"
+OTHER_WORK = "reading every page again: the last build read another work directory"
+
+
+def build_work_dir(app: Sphinx) -> Path:
+    """The work directory whose records the build reads: ``regime_work_dir`` (a Sphinx without
+    the records extension has none), else :func:`regime_core.paths.work_dir`'s rule; relative to
+    the book's root, resolved."""
+    work = paths.work_dir(getattr(app.config, "regime_work_dir", None) or None)
+    return (work if work.is_absolute() else Path(app.srcdir) / work).resolve()
+
+
+def marker_path(app: Sphinx) -> Path:
+    """The marker of the work directory the build reads (:func:`build_work_dir`)."""
+    return paths.book_state_dir(build_work_dir(app)) / MARKER
 
 
 def passed_strictly(app: Sphinx, exception: BaseException | None) -> bool:
@@ -48,20 +70,26 @@ def read_every_page_after_a_failure(
     app: Sphinx, env: Any, added: set[str], changed: set[str], removed: set[str]
 ) -> list[str]:
     """``env-get-outdated``: every page when the marker is there; then leave it for this build."""
-    marker = Path(app.doctreedir) / MARKER
+    marker = marker_path(app)
     unclean = marker.exists()
     marker.parent.mkdir(parents=True, exist_ok=True)
     marker.touch()
-    pages = sorted(env.found_docs - added) if unclean else []
+    owner_file = Path(app.doctreedir) / CACHE_OWNER
+    work = str(build_work_dir(app))
+    owner = owner_file.read_text(encoding="utf-8") if owner_file.is_file() else None
+    moved = owner is not None and owner != work
+    owner_file.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(owner_file, work.encode("utf-8"))
+    pages = sorted(env.found_docs - added) if unclean or moved else []
     if pages:  # on Sphinx's own line, as its reasons: "[...] 0 added, N changed, 0 removed"
-        logger.info(f"[regime: {READ_EVERY_PAGE}] ", nonl=True)
+        logger.info(f"[regime: {READ_EVERY_PAGE if unclean else OTHER_WORK}] ", nonl=True)
     return pages
 
 
 def remove_marker_after_a_strict_pass(app: Sphinx, exception: BaseException | None) -> None:
     """``build-finished``: the next build may read only what changed."""
     if passed_strictly(app, exception):
-        (Path(app.doctreedir) / MARKER).unlink(missing_ok=True)
+        marker_path(app).unlink(missing_ok=True)
 
 
 def setup_strict_pass(app: Sphinx) -> None:

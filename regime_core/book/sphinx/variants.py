@@ -38,6 +38,7 @@ from regime_core.book.sphinx.records import (
     work_dir,
 )
 from regime_core.book.sphinx.tables import code_spans, paragraph
+from regime_core.runner.identity import read_identity
 from regime_core.runner.records import RECORD_FILENAME
 
 if TYPE_CHECKING:
@@ -97,16 +98,21 @@ def variant_files(work: Path) -> list[Path]:
 
 
 def _check_folder(file: Path, report: VariantVerdicts) -> None:
-    """A variant's folder is ``<run>/<config hash>`` of its own record, or the page would label
+    """A variant's folder is ``<run>/<variant hash>`` of its own record (its identity's,
+    :mod:`regime_core.runner.identity`; the config hash without one), or the page would label
     it by another run's name (``ValueError`` naming the file and the field)."""
-    run, config_hash = file.parent.parent.name, file.parent.name
-    checks = (("name", report.run, run), ("config_hash", report.config_hash, config_hash))
+    run, folder_hash = file.parent.parent.name, file.parent.name
+    identity = read_identity(file.parent)
+    expected = report.config_hash
+    if identity is not None and identity.get("config_hash") == report.config_hash:
+        expected = str(identity.get("variant_hash"))  # the config hash with what it reads
+    checks = (("name", report.run, run), ("config_hash", expected, folder_hash))
     for field, held, folder in checks:
         if held != folder:
             raise ValueError(
                 f"{file}: field {field!r}: {held!r}, but the record lies in the folder "
-                f"variants/{run}/{config_hash}; a notebook run by hand writes to "
-                "variants/<run>/<config hash> (regime_core.paths.variant_dir): move the folder "
+                f"variants/{run}/{folder_hash}; a notebook run by hand writes to "
+                "variants/<run>/<variant hash> (regime_core.paths.variant_dir): move the folder "
                 "there or remove it"
             )
 
