@@ -109,3 +109,33 @@ def test_a_colour_blind_simulation_can_merge_colours() -> None:
     assert sum((x - y) ** 2 for x, y in zip(*seen, strict=True)) ** 0.5 < MIN_DISTANCE
     normal = [_seen(c, ((1, 0, 0), (0, 1, 0), (0, 0, 1))) for c in (crimson, olive)]
     assert sum((x - y) ** 2 for x, y in zip(*normal, strict=True)) ** 0.5 > 0.3
+
+
+def test_a_specification_curve_colours_and_names_each_verdict_as_the_palette_does() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from regime_core.book import figures
+
+    verdicts = [v for v in VERDICTS if v != "not testable here"] + [DEGENERATE]
+    n = len(verdicts)
+    rows = pd.DataFrame(
+        {
+            "estimate": [0.01 * i for i in range(n - 1)] + [np.nan],
+            "ci_lo": [0.01 * i - 0.02 for i in range(n - 1)] + [np.nan],
+            "ci_hi": [0.01 * i + 0.02 for i in range(n - 1)] + [np.nan],
+            "verdict": verdicts,
+            "primary": [True] + [False] * (n - 1),
+            "pool": ["question", "corpus"] * (n // 2) + ["question"] * (n % 2),
+        }
+    )
+    fig = figures.specification_curve(
+        rows, {"pool": ["question", "corpus"]}, title="t", estimate_label="Δ", name="spec"
+    )
+    try:
+        for verdict in verdicts[:-1]:  # the degenerate reading has no estimate to draw
+            word = figures.colour_word(palette.verdict_colour(verdict))
+            assert f"{word} {verdict}" in fig.caption
+        assert fig.caption_problems() == []
+    finally:
+        fig.close()
