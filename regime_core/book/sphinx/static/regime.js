@@ -70,12 +70,20 @@
     return hint;
   }
 
-  // the nearest box around el that scrolls sideways (null: none does)
-  function scrollerOf(el) {
-    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+  // the box in which a table scrolls sideways: the nearest one inside the article (the theme's
+  // pst-scrollable-table-container, a notebook's output), else one made for it when it is wider
+  // than its place, so that it scrolls on its own with its hint, not with the whole article
+  function scrollerOf(table) {
+    for (let a = table.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (a.matches("article, .bd-article-container")) break;
       if (["auto", "scroll"].includes(getComputedStyle(a).overflowX)) return a;
     }
-    return null;
+    if (table.getBoundingClientRect().width <= table.parentElement.clientWidth + 1) return null;
+    const box = document.createElement("div");
+    box.className = "regime-table-scroll";
+    table.replaceWith(box);
+    box.appendChild(table);
+    return box;
   }
 
   function markScrollers() {
@@ -84,6 +92,7 @@
       box.classList.toggle("regime-scrolls", box.scrollWidth > box.clientWidth + 1);
     }
     for (const table of document.querySelectorAll("article table")) {
+      if (table.parentElement.closest("table")) continue;  // a table in a table scrolls with it
       const box = scrollerOf(table);
       if (!box) continue;
       const scrolls = box.scrollWidth > box.clientWidth + 1;
