@@ -183,6 +183,12 @@ _HEAD = (
 _WIDE_TABLE = (
     '<table style="width: 900px"><tr><th>a wide table</th><td>its last cell</td></tr></table>'
 )
+# a displayed formula as MathJax leaves it, wider than a phone
+_WIDE_FORMULA = (
+    '<mjx-container class="MathJax" jax="CHTML" display="true" style="display: block">'
+    '<span style="display: inline-block; width: 600px">a + b + c = a wide formula</span>'
+    "</mjx-container>"
+)
 _READER_PAGES: dict[str, tuple[bool, str]] = {  # page -> (links regime.js, body)
     "landing.html": (
         True,
@@ -210,6 +216,8 @@ _READER_PAGES: dict[str, tuple[bool, str]] = {  # page -> (links regime.js, body
         "<p>The code <code>``fine``</code> and <code>[x](https://example.org)</code>, "
         "a set {a}, a price of $5 and a real <a href='https://example.org'>link</a>.</p>",
     ),
+    "maths.html": (True, _WIDE_FORMULA),
+    "maths_bare.html": (False, _WIDE_FORMULA),
     "figure.html": (
         True,
         '<div class="cell_output"><img alt="shares" src="_images/shares.png"></div>',
@@ -315,4 +323,12 @@ def test_the_leaked_markup_of_the_html_fixture_is_found_in_the_browser_too(
         "a MyST role: {rec}`t2:union_vs_q.all.diff|pp`",
         "an RST literal: ``classes_``",
         "an RST role: :func:`~regime_core.router.labels.outcome_labels`",
+    ]
+
+
+def test_a_wide_formula_scrolls_with_a_cue(reader_report: BrowserReport) -> None:
+    assert _details(reader_report, "maths.html") == []
+    assert _view(reader_report, "maths.html", 390).mathjax == "no maths"  # no MathJax here
+    assert _details(reader_report, "maths_bare.html") == [
+        "a formula that scrolls with no cue: a + b + c = a wide formula"  # at 390 px only
     ]

@@ -15,8 +15,9 @@ and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller tha
   (``overflow-x: auto`` or ``scroll``); a reader must scroll the whole page sideways, or cannot
   see it at all.
 - ``math``: maths left as source (``$...$``, ``$$``, ``\\(``, ``\\[`` in visible text outside
-  code), a maths element MathJax did not typeset, a MathJax error (``mjx-merror``), or MathJax
-  not loading on a page with maths.
+  code), a maths element MathJax did not typeset, a MathJax error (``mjx-merror``), MathJax
+  not loading on a page with maths, or a displayed formula wider than its box that is cut off
+  or scrolls without the cue ``regime.js`` gives it.
 - ``console``: an error in the browser's console while the page loads: an uncaught exception
   (a script declared twice: "Identifier ... has already been declared"), ``console.error``,
   or a resource that failed to load.
@@ -221,6 +222,15 @@ async (budgetMs) => {
   for (const el of mathNodes()) {
     if (visible(el) && !el.querySelector("mjx-container") && !source.test(el.textContent)) {
       math.push("maths not typeset: " + words(el.textContent, 80));
+    }
+  }
+  // a displayed formula wider than its box: it must scroll, and say so (regime.js marks it)
+  for (const el of document.querySelectorAll('mjx-container[display="true"]')) {
+    if (!visible(el) || el.scrollWidth <= el.clientWidth + 1) continue;
+    if (!overflowX(el, "auto", "scroll")) {
+      math.push("a formula cut off: " + words(el.textContent, 60));
+    } else if (!el.classList.contains("regime-scrolls")) {
+      math.push("a formula that scrolls with no cue: " + words(el.textContent, 60));
     }
   }
   for (const el of document.querySelectorAll("mjx-merror")) {
