@@ -218,9 +218,10 @@ _READER_PAGES: dict[str, tuple[bool, str]] = {  # page -> (links regime.js, body
     ),
     "maths.html": (True, _WIDE_FORMULA),
     "maths_bare.html": (False, _WIDE_FORMULA),
-    "figure.html": (
+    "figure.html": (  # a notebook's output, a figure drawn while the book is built
         True,
-        '<div class="cell_output"><img alt="shares" src="_images/shares.png"></div>',
+        '<div class="cell_output"><img alt="shares" src="_images/shares.png"></div>'
+        '<figure class="regime-figure"><img alt="shares" src="_images/shares.png"></figure>',
     ),
     "figure_narrow.html": (
         False,
@@ -308,10 +309,11 @@ def test_a_figure_opens_full_size_and_spans_a_phone(reader_report: BrowserReport
 
     assert _details(reader_report, "figure.html") == []
     phone = _view(reader_report, "figure.html", 390)
-    (image,) = phone.images
-    assert image["shown"] == pytest.approx(390, abs=1)  # the screen's width, margins and all
+    assert len(phone.images) == 2
     png = reader_report.html_dir / "_images" / "shares.png"
-    assert figure_text_px(png, image["natural"], image["shown"]) >= MIN_FIGURE_TEXT_PX
+    for image in phone.images:
+        assert image["shown"] == pytest.approx(390, abs=1)  # the screen's width, margins and all
+        assert figure_text_px(png, image["natural"], image["shown"]) >= MIN_FIGURE_TEXT_PX
     narrow = _details(reader_report, "figure_narrow.html")
     assert len(narrow) == 2 and all("shares.png: its smallest text is drawn" in d for d in narrow)
 

@@ -1,8 +1,8 @@
 /* The book's own script, linked from every page by regime_core.book.sphinx.site, beside
    regime.css. It only helps reading; every page reads the same without it.
 
-   - A figure opens full size when tapped: each image of a book figure (a record's figure, a
-     notebook's output) becomes a link to its own file, which a phone's browser can zoom.
+   - A figure opens full size when tapped: each image of a book figure (a record's figure, one
+     drawn at build time, a notebook's output) becomes a link to its own file, which a phone's browser can zoom.
      On a phone the figure spans the screen's whole width, past the column's margins.
    - A box that scrolls sideways says so: a wide table or display formula wider than its box gets
      the class regime-scrolls (regime.css shades the edge it can scroll to), and a table also gets
@@ -14,7 +14,8 @@
 (() => {
   "use strict";
 
-  const FIGURES = "figure.regime-record-figure img, div.cell_output img";
+  // a record's figure, one drawn while the book is built (regime-figure), a notebook's output
+  const FIGURES = "article figure img, div.cell_output img";
   const MATHS = 'mjx-container[display="true"]';
   const HINT_CLASS = "regime-scroll-hint";
   const HINT_TEXT = "Scroll sideways for the whole table \u2192";
