@@ -7,10 +7,11 @@
    - A box that scrolls sideways says so: a wide table or display formula wider than its box gets
      the class regime-scrolls (regime.css shades the edge it can scroll to), and a table also gets
      a line above it, "Scroll sideways for the whole table". Boxes are measured again when the
-     window changes size and once MathJax has typeset the page.
+     window changes size and once the images, fonts and MathJax's typesetting are in.
 
-   window.regimeReady resolves once the page has been marked after MathJax's first typeset, so a
-   check of the page (regime_core.book.browser) reads it as a reader sees it. */
+   window.regimeReady resolves once the page has been marked after its images, its fonts and
+   MathJax's first typeset, so a check of the page (regime_core.book.browser) reads it as a
+   reader sees it. */
 (() => {
   "use strict";
 
@@ -134,6 +135,12 @@
       clearTimeout(pending);
       pending = setTimeout(markScrollers, 150);
     });
-    return afterMathJax().then(markScrollers);
+    // widths settle once the page's images and fonts are in, and MathJax has typeset
+    const pageLoaded = new Promise((resolve) => {
+      if (document.readyState === "complete") resolve();
+      else window.addEventListener("load", resolve, { once: true });
+    });
+    const fonts = document.fonts ? document.fonts.ready : Promise.resolve();
+    return Promise.all([pageLoaded, fonts, afterMathJax()]).then(markScrollers);
   });
 })();
