@@ -155,7 +155,7 @@ def quick_book(quick_run: QuickRun) -> Any:
     from regime_core.book.build import build_book
     from regime_core.vendor import vendor_mathjax
 
-    try:  # as `regime book` does, so the maths render offline (tests/test_book_rendered.py)
+    try:  # as `regime book` does, so the maths render offline (tests/test_book_readers.py)
         vendor_mathjax(quick_run.work)
     except (OSError, ValueError, subprocess.CalledProcessError) as err:
         print(f"MathJax not vendored ({err}); the book's maths will not render offline")

@@ -32,7 +32,9 @@ def report(
 ) -> BrowserReport:
     shots = tmp_path_factory.mktemp("screenshots")
     # a short timeout: nomathjax.html waits half of it for a MathJax that never comes
-    return check_in_browser(book_build, screenshots=shots, chromium=chromium, timeout=4)
+    return check_in_browser(
+        book_build, screenshots=shots, widths=(1366, 390), chromium=chromium, timeout=4
+    )
 
 
 def _details(report: BrowserReport, page: str) -> list[str]:
@@ -50,6 +52,7 @@ def test_each_bad_page_shows_its_kind_and_the_good_pages_nothing(report: Browser
         ("nomathjax.html", "math"),
         ("script.html", "console"),  # the second declaration throws
         ("link.html", "console"),  # its missing image fails to load
+        ("markup.html", "raw-markup"),  # as the HTML check finds it (tests/test_book_check.py)
     }
 
 
@@ -167,3 +170,167 @@ def test_without_chromium_the_check_says_how_to_get_it(tmp_path: Path, book_buil
     assert find_chromium(tmp_path / "no-such-browser") is None
     with pytest.raises(FileNotFoundError, match="apt-get install chromium"):
         check_in_browser(book_build, chromium=str(tmp_path / "no-such-browser"))
+
+
+# --- what a reader meets: tables, markup, figures, the landing page's budgets --------------------
+
+_HEAD = (
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+    '<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
+    '<link rel="stylesheet" href="_static/regime.css">{script}</head>'
+    '<body><article class="bd-article"><h1>{title}</h1>{body}</article></body></html>'
+)
+_WIDE_TABLE = (
+    '<table style="width: 900px"><tr><th>a wide table</th><td>its last cell</td></tr></table>'
+)
+# a displayed formula as MathJax leaves it, wider than a phone
+_WIDE_FORMULA = (
+    '<mjx-container class="MathJax" jax="CHTML" display="true" style="display: block">'
+    '<span style="display: inline-block; width: 600px">a + b + c = a wide formula</span>'
+    "</mjx-container>"
+)
+_READER_PAGES: dict[str, tuple[bool, str]] = {  # page -> (links regime.js, body)
+    "landing.html": (
+        True,
+        "<p>" + " ".join(["word"] * 950) + '</p><div style="height: 9500px"></div>',
+    ),
+    "tables.html": (
+        True,
+        '<div id="rescued" style="overflow: hidden; width: 300px"><table style="width: 600px">'
+        "<tr><td>a table wider than its clipping box</td><td>scrolls in a box of its own</td>"
+        "</tr></table></div>"
+        f'<div id="scrolls" style="overflow-x: auto">{_WIDE_TABLE}</div>'
+        '<table><tr><td style="overflow: hidden; white-space: nowrap; max-width: 3rem">'
+        "a long cell whose text is cut</td></tr></table>",
+    ),
+    "tables_bare.html": (
+        False,
+        '<div id="cut" style="overflow: hidden; width: 300px"><table style="width: 600px">'
+        "<tr><td>a cell cut off by its box</td><td>the cut cell</td></tr></table></div>"
+        f'<div id="bare" style="overflow-x: auto">{_WIDE_TABLE}</div>',
+    ),
+    "markup.html": (
+        True,
+        "<p>Run ``regime book`` and read **this** first.</p>"
+        "<p>| a | b |\n|---|---|\n| 1 | 2 |</p>"
+        "<p>The code <code>``fine``</code> and <code>[x](https://example.org)</code>, "
+        "a set {a}, a price of $5 and a real <a href='https://example.org'>link</a>.</p>",
+    ),
+    "maths.html": (True, _WIDE_FORMULA),
+    "maths_bare.html": (False, _WIDE_FORMULA),
+    "figure.html": (  # a notebook's output, a figure drawn while the book is built
+        True,
+        '<div class="cell_output"><img alt="shares" src="_images/shares.png"></div>'
+        '<figure class="regime-figure"><img alt="shares" src="_images/shares.png"></figure>',
+    ),
+    "figure_narrow.html": (
+        False,
+        '<div class="cell_output" style="width: 200px">'
+        '<img alt="shares" src="_images/shares.png" style="max-width: 100%"></div>',
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def reader_report(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> BrowserReport:
+    import shutil
+
+    from test_book_figures import _shares
+
+    from regime_core.book.figures import regime_shares
+    from regime_core.book.sphinx.site import STATIC_DIR
+
+    html = tmp_path_factory.mktemp("reader") / "html"
+    (html / "_static").mkdir(parents=True)
+    for name in ("regime.css", "regime.js"):
+        shutil.copy(STATIC_DIR / name, html / "_static" / name)
+    fig = regime_shares(_shares())
+    fig.name = "shares"
+    fig.save(html / "_images")
+    fig.close()
+    (html / "index.html").write_text(
+        '<html><head><meta http-equiv="refresh" content="0; url=landing.html"></head></html>',
+        encoding="utf-8",
+    )
+    for page, (scripted, body) in _READER_PAGES.items():
+        script = '<script defer src="_static/regime.js"></script>' if scripted else ""
+        title = page.removesuffix(".html")
+        text = _HEAD.format(title=title, script=script, body=body)
+        (html / page).write_text(text, encoding="utf-8")
+    return check_in_browser(
+        html, widths=(1366, 390), pages=list(_READER_PAGES), chromium=chromium, timeout=8
+    )
+
+
+def test_the_landing_page_is_held_to_its_budgets(reader_report: BrowserReport) -> None:
+    from regime_core import config
+
+    assert reader_report.landing == "landing.html"
+    details = sorted(_details(reader_report, "landing.html"))
+    assert [d.split(":")[0] for d in details] == ["1366 px", "1366 px", "390 px"]
+    # the paragraph's 950 words and the title's one
+    assert f"951 words (the budget is {config.LANDING_MAX_WORDS:,})" in details[1]
+    assert all("tall (the budget is" in d for d in (details[0], details[2]))
+
+
+def test_a_table_cut_off_or_scrolling_without_a_hint_is_a_problem(
+    reader_report: BrowserReport,
+) -> None:
+    details = _details(reader_report, "tables.html")
+    # regime.js gives a table wider than a clipping box a scrolling box of its own, and a hint
+    # above each box that scrolls; a cell that cuts its own text stays a problem
+    assert not any("div#rescued" in d or "div#scrolls" in d for d in details), details
+    for width in (1366, 390):
+        assert any(d.startswith(f"{width} px: ") and "its text is cut" in d for d in details)
+    bare = _details(reader_report, "tables_bare.html")  # without regime.js
+    for width in (1366, 390):
+        assert any(
+            d.startswith(f"{width} px: div#cut > table") and "cut off by the box around it" in d
+            for d in bare
+        ), bare
+    (unhinted,) = [d for d in bare if "div#bare" in d]  # the wide table fits at 1366 px
+    assert unhinted.startswith("390 px: div#bare > table: 2 cells out of view in a box that ")
+    # the cut table also reaches past a phone's edge (cut off), which the overflow check says
+    others = [str(p) for p in reader_report.problems if p.page.startswith("tables")]
+    others = [p for p in others if "clipped-cell" not in p]
+    assert len(others) == 1 and "overflow: 390 px: div#cut > table" in others[0], others
+
+
+def test_markup_shown_as_text_is_found_outside_code(reader_report: BrowserReport) -> None:
+    assert sorted(_details(reader_report, "markup.html")) == [
+        "Markdown bold: **this**",
+        "a Markdown table: |---|",
+        "an RST literal: ``regime book``",
+    ]
+
+
+def test_a_figure_opens_full_size_and_spans_a_phone(reader_report: BrowserReport) -> None:
+    from regime_core.book.browser import MIN_FIGURE_TEXT_PX, figure_text_px
+
+    assert _details(reader_report, "figure.html") == []
+    phone = _view(reader_report, "figure.html", 390)
+    assert len(phone.images) == 2
+    png = reader_report.html_dir / "_images" / "shares.png"
+    for image in phone.images:
+        assert image["shown"] == pytest.approx(390, abs=1)  # the screen's width, margins and all
+        assert figure_text_px(png, image["natural"], image["shown"]) >= MIN_FIGURE_TEXT_PX
+    narrow = _details(reader_report, "figure_narrow.html")
+    assert len(narrow) == 2 and all("shares.png: its smallest text is drawn" in d for d in narrow)
+
+
+def test_the_leaked_markup_of_the_html_fixture_is_found_in_the_browser_too(
+    report: BrowserReport,
+) -> None:
+    assert sorted(_details(report, "markup.html")) == [
+        "a MyST role: {rec}`t2:union_vs_q.all.diff|pp`",
+        "an RST literal: ``classes_``",
+        "an RST role: :func:`~regime_core.router.labels.outcome_labels`",
+    ]
+
+
+def test_a_wide_formula_scrolls_with_a_cue(reader_report: BrowserReport) -> None:
+    assert _details(reader_report, "maths.html") == []
+    assert _view(reader_report, "maths.html", 390).mathjax == "no maths"  # no MathJax here
+    assert _details(reader_report, "maths_bare.html") == [
+        "a formula that scrolls with no cue: a + b + c = a wide formula"  # at 390 px only
+    ]

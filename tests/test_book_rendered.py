@@ -1,20 +1,17 @@
 """The rendered book as its readers meet it (issue 12): the book built over the quick profile's
 records (``quick_book`` in conftest.py) is checked page by page at HTML level
-(regime_core.book.check) and in headless Chromium at 1366 px and 390 px
-(regime_core.book.browser), whose screenshots land in ``_build/screenshots`` beside the build.
+(regime_core.book.check); tests/test_book_readers.py reads it in headless Chromium.
 
 Every kind of problem is its own test, so a failure names what a reader would meet and where.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from regime_core.book.browser import BROWSER_KINDS, WIDTHS, BrowserReport
 from regime_core.book.check import HTML_KINDS, Problem, check_html, format_report
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
@@ -47,47 +44,6 @@ def html_problems(html: Path, quick_run: Any) -> list[Problem]:
     return problems
 
 
-@pytest.fixture(scope="module")
-def browser(chromium: str, html: Path, quick_run: Any) -> BrowserReport:
-    from regime_core.book.browser import check_in_browser
-
-    vendored = quick_run.work / "vendor" / "mathjax" / "tex-chtml.js"
-    if not vendored.is_file():  # conftest's quick_book vendors it with npm, as `regime book` does
-        print(f"\n{vendored} is missing: the pages load MathJax from its CDN, which is offline")
-    started = time.perf_counter()
-    report = check_in_browser(html, screenshots=html.parent / "screenshots")
-    print(
-        f"\nbrowser checks of the quick book: {time.perf_counter() - started:.0f} s "
-        f"({len(report.views)} page views), screenshots in {report.screenshots}\n"
-        f"{format_report(report.problems)}"
-    )
-    return report
-
-
 @pytest.mark.parametrize("kind", _kinds(HTML_KINDS))
 def test_no_page_shows(kind: str, html_problems: list[Problem]) -> None:
     assert [str(p) for p in html_problems if p.kind == kind] == []
-
-
-@pytest.mark.parametrize("kind", _kinds((*BROWSER_KINDS, "load")))
-def test_in_a_browser_no_page_shows(kind: str, browser: BrowserReport) -> None:
-    assert [str(p) for p in browser.problems if p.kind == kind] == []
-
-
-def test_every_page_has_a_screenshot_at_each_width(browser: BrowserReport, html: Path) -> None:
-    from PIL import Image
-
-    from regime_core.book.check import book_pages, redirect_target
-
-    pages = {p.relative_to(html).as_posix() for p in book_pages(html) if not redirect_target(p)}
-    for width in WIDTHS:
-        views = [v for v in browser.views if v.width == width]
-        assert {v.page for v in views} == pages
-        for view in views:
-            assert view.screenshot is not None, view.page
-            with Image.open(view.screenshot) as image:  # reads the header only
-                assert (image.format, image.width) == ("PNG", width), view.page
-                assert image.height >= 600, view.page
-            # a blank page compresses to a few kB (tests/test_book_browser.py decodes the pixels)
-            assert view.screenshot.stat().st_size > 8000, f"{view.screenshot} looks blank"
-    assert (browser.screenshots / "report.json").is_file()

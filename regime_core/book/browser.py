@@ -3,8 +3,9 @@ phone would, save screenshots, and report what only a browser can see.
 
 :func:`check_in_browser` serves the HTML build on ``127.0.0.1`` (an ephemeral port; every other
 host name resolves to nothing, so a page that needs the network shows it), loads each page of
-:func:`regime_core.book.check.book_pages` but redirects at every width (1366 px and 390 px by
-default), waits for MathJax's first typeset and the fonts, runs :data:`PAGE_SCRIPT` in the page,
+:func:`regime_core.book.check.book_pages` but redirects at every width (by default
+:data:`regime_core.config.READER_WIDTHS`: 390, 768, 1366 and 1920 px), waits for MathJax's first
+typeset, the fonts and the book's own script (``regime.js``), runs :data:`PAGE_SCRIPT` in the page,
 and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller than
 :data:`MAX_SCREENSHOT_HEIGHT` are cut there). Problems, as
 :class:`regime_core.book.check.Problem`:
@@ -14,14 +15,23 @@ and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller tha
   (``overflow-x: auto`` or ``scroll``); a reader must scroll the whole page sideways, or cannot
   see it at all.
 - ``math``: maths left as source (``$...$``, ``$$``, ``\\(``, ``\\[`` in visible text outside
-  code), a maths element MathJax did not typeset, a MathJax error (``mjx-merror``), or MathJax
-  not loading on a page with maths.
+  code), a maths element MathJax did not typeset, a MathJax error (``mjx-merror``), MathJax
+  not loading on a page with maths, or a displayed formula wider than its box that is cut off
+  or scrolls without the cue ``regime.js`` gives it.
 - ``console``: an error in the browser's console while the page loads: an uncaught exception
   (a script declared twice: "Identifier ... has already been declared"), ``console.error``,
   or a resource that failed to load.
-- ``figure-text``: at a phone's width, a figure of :mod:`regime_core.book.figures` whose
-  smallest text (its PNG records the size in points) is drawn smaller than
-  :data:`MIN_FIGURE_TEXT_PX` CSS pixels once the image is scaled to the page.
+- ``figure-text``: at any width, a figure of :mod:`regime_core.book.figures` whose smallest text
+  (its PNG records the size in points) is drawn smaller than :data:`MIN_FIGURE_TEXT_PX` CSS
+  pixels once the image is scaled to the page.
+- ``clipped-cell``: at any width, a table whose cells a reader cannot see whole: cut by a box
+  that clips, past the screen's edge, or out of view in a box that scrolls sideways without the
+  visible hint ``regime.js`` puts above it.
+- ``raw-markup``: source markup shown as text outside code: RST literals and roles, MyST roles,
+  Markdown bold, links, pipe tables and fences.
+- ``landing-budget``: the landing page (where ``index.html`` leads) over its budgets
+  (:data:`regime_core.config.LANDING_MAX_WORDS` words at a laptop's width,
+  :data:`regime_core.config.LANDING_MAX_HEIGHT_PX` tall).
 - ``load``: a page that did not load, or on which the check script failed.
 
 The browser is the Debian package ``chromium`` (found on ``PATH``), driven by Playwright, whose
@@ -35,7 +45,7 @@ import json
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -46,14 +56,18 @@ from urllib.parse import unquote, urlsplit
 
 from playwright.sync_api import Browser, CDPSession, ConsoleMessage, Error, Page, sync_playwright
 
+from regime_core import config
 from regime_core.book.check import Problem, book_pages, redirect_target
 
-BROWSER_KINDS: tuple[str, ...] = ("overflow", "math", "console", "figure-text")
-#: The smallest figure text a phone may show, in CSS pixels.
-MIN_FIGURE_TEXT_PX = 8.0
-WIDTHS: tuple[int, ...] = (1366, 390)
+BROWSER_KINDS: tuple[str, ...] = (
+    "overflow", "math", "console", "figure-text", "clipped-cell", "raw-markup", "landing-budget",
+)  # fmt: skip
+#: The smallest figure text any page may show, in CSS pixels.
+MIN_FIGURE_TEXT_PX: float = config.MIN_FIGURE_TEXT_PX
+#: The widths every page is read at: a phone, a tablet, a laptop, a desktop.
+WIDTHS: tuple[int, ...] = config.READER_WIDTHS
 OVERFLOW_WIDTHS: tuple[int, ...] = (390,)
-VIEWPORT_HEIGHTS: dict[int, int] = {1366: 768, 390: 844}
+VIEWPORT_HEIGHTS: dict[int, int] = {390: 844, 768: 1024, 1366: 768, 1920: 1080}
 PHONE_BELOW = 700  # narrower viewports are emulated as a phone (the viewport meta tag honoured)
 MAX_SCREENSHOT_HEIGHT = 16000  # CSS px; taller captures exceed what Chromium can paint at once
 CHROMIUM_NAMES: tuple[str, ...] = (
@@ -102,6 +116,8 @@ async (budgetMs) => {
   for (const img of document.images) {
     if (!img.complete) await Promise.race([img.decode().catch(() => null), sleep(left())]);
   }
+  // the book's own script (regime.js) marks the boxes that scroll once MathJax is done
+  if (window.regimeReady) await Promise.race([window.regimeReady.catch(() => null), sleep(left())]);
 
   const visible = (el) =>
     el.checkVisibility({ visibilityProperty: true, opacityProperty: true });
@@ -208,6 +224,15 @@ async (budgetMs) => {
       math.push("maths not typeset: " + words(el.textContent, 80));
     }
   }
+  // a displayed formula wider than its box: it must scroll, and say so (regime.js marks it)
+  for (const el of document.querySelectorAll('mjx-container[display="true"]')) {
+    if (!visible(el) || el.scrollWidth <= el.clientWidth + 1) continue;
+    if (!overflowX(el, "auto", "scroll")) {
+      math.push("a formula cut off: " + words(el.textContent, 60));
+    } else if (!el.classList.contains("regime-scrolls")) {
+      math.push("a formula that scrolls with no cue: " + words(el.textContent, 60));
+    }
+  }
   for (const el of document.querySelectorAll("mjx-merror")) {
     math.push("MathJax error: " + words(el.getAttribute("data-mjx-error") || el.textContent, 80));
   }
@@ -220,8 +245,75 @@ async (budgetMs) => {
     shown: img.getBoundingClientRect().width,
   }));
 
+  // (d) table cells a reader cannot see whole: cut by a box that clips, past the screen's edge,
+  // or out of view in a box that scrolls sideways with no visible hint that it does
+  const hinted = (box) => {
+    const hint = box.previousElementSibling;
+    return Boolean(hint && hint.matches(".regime-scroll-hint") && visible(hint));
+  };
+  const cutBy = (el) => {  // the nearest box around el that clips or scrolls sideways
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (overflowX(a, "hidden", "clip", "auto", "scroll")) return a;
+    }
+    return null;
+  };
+  const tables = new Map();
+  for (const cell of article.querySelectorAll("td, th")) {
+    const cellBox = cell.getBoundingClientRect();
+    if (cellBox.width <= 0 || cellBox.height <= 0 || !visible(cell)) continue;
+    let why = null;
+    const outer = cutBy(cell);
+    if (cell.scrollWidth > cell.clientWidth + 1 && overflowX(cell, "hidden", "clip")) {
+      why = "its text is cut";
+    } else if (outer) {
+      const o = outer.getBoundingClientRect();
+      const innerLeft = o.left + outer.clientLeft;
+      const innerRight = innerLeft + outer.clientWidth;
+      if (cellBox.right > innerRight + 1 || cellBox.left < innerLeft - 1) {
+        if (overflowX(outer, "hidden", "clip")) why = "cut off by the box around it";
+        else if (!hinted(outer)) why = "out of view in a box that scrolls sideways with no hint";
+      }
+    } else if (cellBox.right > viewport + 0.5) {
+      why = "past the screen's edge";
+    }
+    if (why === null) continue;
+    const table = cell.closest("table") || cell;
+    const seen = tables.get(table) || { where: describe(table), why: why, cells: 0, text: "" };
+    seen.cells += 1;
+    if (!seen.text) seen.text = words(cell.innerText, 40);
+    tables.set(table, seen);
+  }
+
+  // (e) source markup shown as text: RST literals and roles, MyST roles, Markdown emphasis,
+  // links, pipe tables and fences, anywhere outside code
+  const MARKUP = [
+    [/``[^`\s][^`]*``/, "an RST literal"],
+    [/(?<![\w`]):(?:[a-z]+:)?[a-z]+:`[^`]+`/, "an RST role"],
+    [/\{[a-z][a-z-]*(?::[a-z-]+)?\}`[^`]*`/, "a MyST role"],
+    [/\*\*[^*\s][^*\n]*\*\*/, "Markdown bold"],
+    [/\[[^\]\n]+\]\((?:https?:|\.|\/|#)[^)\s]*\)/, "a Markdown link"],
+    [/\|\s*:?-{3,}:?\s*\|/, "a Markdown table"],
+    [/(?:^|\n)\s*(?:```|:::)/, "a Markdown fence"],
+  ];
+  const markup = [];
+  for (const node of textNodes()) {
+    const parent = node.parentElement;
+    if (!parent || parent.closest(skip) || !visible(parent)) continue;
+    for (const [pattern, what] of MARKUP) {
+      const hit = pattern.exec(node.textContent);
+      if (hit) markup.push(what + ": " + words(hit[0], 60));
+    }
+  }
+
+  // (f) the words a reader reads in the article (tokens holding a letter or a digit)
+  const articleWords = (article.innerText || "").split(/\s+/)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w));
+
   return {
     images: images,
+    cells: [...tables.values()],
+    markup: [...new Set(markup)],
+    words: articleWords.length,
     viewport: viewport,
     scrollWidth: document.documentElement.scrollWidth,
     height: document.documentElement.scrollHeight,
@@ -249,6 +341,9 @@ class PageView:
     error: str | None = None
     console: tuple[str, ...] = ()
     images: tuple[dict[str, Any], ...] = ()
+    cells: tuple[dict[str, Any], ...] = ()
+    markup: tuple[str, ...] = ()
+    words: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         shot = None if self.screenshot is None else str(self.screenshot)
@@ -264,6 +359,7 @@ class BrowserReport:
     seconds: float
     overflow_widths: tuple[int, ...] = field(default=OVERFLOW_WIDTHS)
     html_dir: Path | None = None
+    landing: str | None = None
 
     @property
     def problems(self) -> list[Problem]:
@@ -282,10 +378,18 @@ class BrowserReport:
             found.update(
                 Problem(view.page, "console", f"{view.width} px: {what}") for what in view.console
             )
-            if view.width in self.overflow_widths and self.html_dir is not None:
+            if self.html_dir is not None:
                 found.update(
                     Problem(view.page, "figure-text", what)
                     for what in small_figure_text(self.html_dir, view)
+                )
+            found.update(
+                Problem(view.page, "clipped-cell", _cell_detail(view, item)) for item in view.cells
+            )
+            found.update(Problem(view.page, "raw-markup", what) for what in view.markup)
+            if view.page == self.landing:
+                found.update(
+                    Problem(view.page, "landing-budget", what) for what in landing_overruns(view)
                 )
         return sorted(found)
 
@@ -302,6 +406,38 @@ def _overflow_detail(view: PageView, item: dict[str, Any]) -> str:
     effect = "cut off" if item.get("cut") else "the page scrolls sideways"
     text = f": “{item['text']}”" if item.get("text") else ""
     return f"{view.width} px: {item['where']} reaches {item['right']} px ({effect}){text}"
+
+
+def _cell_detail(view: PageView, item: dict[str, Any]) -> str:
+    cells = "1 cell" if item.get("cells") == 1 else f"{item.get('cells')} cells"
+    text = f", first “{item['text']}”" if item.get("text") else ""
+    return f"{view.width} px: {item['where']}: {cells} {item['why']}{text}"
+
+
+def landing_overruns(
+    view: PageView,
+    max_words: int = config.LANDING_MAX_WORDS,
+    max_heights: Mapping[int, int] = config.LANDING_MAX_HEIGHT_PX,
+) -> list[str]:
+    """What of the landing page's budgets ``view`` exceeds: its words (counted at the widest
+    width the budget of heights names, a laptop's) and its height at a width with a budget."""
+    found = []
+    if view.width == max(max_heights, default=view.width) and view.words > max_words:
+        found.append(f"{view.width} px: {view.words:,} words (the budget is {max_words:,})")
+    limit = max_heights.get(view.width)
+    if limit is not None and view.height > limit:
+        found.append(f"{view.width} px: {view.height:,} px tall (the budget is {limit:,} px)")
+    return found
+
+
+def landing_page(html_dir: Path | str) -> str | None:
+    """The page a reader lands on: where the build's ``index.html`` redirects (relative to the
+    build), or ``index.html`` itself; None without one."""
+    index = Path(html_dir) / "index.html"
+    if not index.is_file():
+        return None
+    target = redirect_target(index)
+    return unquote(urlsplit(target).path).lstrip("./") or "index.html" if target else "index.html"
 
 
 def figure_text_px(png: Path, natural: float, shown: float) -> float | None:
@@ -321,7 +457,10 @@ def figure_text_px(png: Path, natural: float, shown: float) -> float | None:
 
 
 def small_figure_text(html_dir: Path, view: PageView) -> list[str]:
-    """The figures of ``view`` whose smallest text is drawn below :data:`MIN_FIGURE_TEXT_PX`."""
+    """The figures of ``view`` whose smallest text is drawn below :data:`MIN_FIGURE_TEXT_PX`.
+
+    An image shown inside a link to its own file (``regime.js``: a tap opens it full size) is
+    still judged as shown on the page."""
     found = []
     for image in view.images:
         path = unquote(urlsplit(str(image.get("src", ""))).path).lstrip("/")
@@ -464,7 +603,12 @@ def check_in_browser(
                     progress(views[-1])
             tab.context.close()
     report = BrowserReport(
-        tuple(views), shots, time.perf_counter() - started, tuple(overflow_widths), root
+        tuple(views),
+        shots,
+        time.perf_counter() - started,
+        tuple(overflow_widths),
+        root,
+        landing_page(root),
     )
     shots.mkdir(parents=True, exist_ok=True)
     (shots / "report.json").write_text(
@@ -514,4 +658,7 @@ def _view(
         seconds=time.perf_counter() - started,
         console=tuple(dict.fromkeys(errors)),
         images=tuple(found.get("images", [])),
+        cells=tuple(found.get("cells", [])),
+        markup=tuple(found.get("markup", [])),
+        words=int(found.get("words", 0)),
     )

@@ -580,7 +580,8 @@ def check_html(
 def count_by_kind(problems: Iterable[Problem]) -> dict[str, int]:
     """``{kind: count}`` in a stable order: known kinds first, as listed, then any others."""
     counts = Counter(p.kind for p in problems)
-    order = [*HTML_KINDS, "overflow", "math", "console", "figure-text", "load"]
+    order = [*HTML_KINDS, "overflow", "math", "console", "figure-text", "clipped-cell",
+             "raw-markup", "landing-budget", "load"]  # fmt: skip
     return {
         k: counts[k]
         for k in sorted(counts, key=lambda k: (order.index(k) if k in order else len(order), k))

@@ -7,9 +7,11 @@ a notebook makes that its page does not show (with the run records under --work,
 run writes), figures without alt text, captions naming a colour or marker their figure does not
 draw, placeholder links and buttons (no repository, issue or launch button while [project.urls]
 Repository is unset), and scripts declared twice. With --browser, headless Chromium also loads
-every page at 1366 px and 390 px, saves screenshots (default: _build/screenshots/WIDTH/PAGE.png,
-plus report.json with what was found on each page), and reports horizontal overflow on a phone,
-maths left unrendered, errors in the browser's console, and figure text smaller than 8 px.
+every page at 390, 768, 1366 and 1920 px, saves screenshots (default:
+_build/screenshots/WIDTH/PAGE.png, plus report.json with what was found on each page), and reports
+horizontal overflow on a phone, maths left unrendered, errors in the browser's console, figure
+text smaller than 9 px, table cells cut off or out of view without a hint, source markup shown as
+text, and a landing page over its budgets of words and height.
 
 One problem per line: PAGE: KIND: DETAIL, then the count per kind. Exits 1 when there is any
 problem. With --json one JSON object is printed:
@@ -63,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PX",
         action="append",
         default=None,
-        help="a viewport width in px (repeatable; default: 1366 and 390)",
+        help="a viewport width in px (repeatable; default: 390, 768, 1366 and 1920)",
     )
     parser.add_argument(
         "--chromium", type=path_value, default=None, metavar="PATH", help="the Chromium executable"

@@ -12,9 +12,11 @@ there, and ``regime book-check`` holds captions against its encodings
 (:mod:`regime_core.book.figures.encodings`).
 
 The theme (:func:`use_theme`, applied by every plot function) is seaborn's ``whitegrid`` with
-its colour-blind-safe ``colorblind`` palette and fonts sized to stay legible on a phone: a
-:data:`WIDTH`-inch figure at 150 dpi shown 343 px wide (a 390-px screen) draws its smallest
-text, 10.5 pt, 8 px high; nothing may stick out of the figure's width, which would shrink it.
+the book's colour-blind-safe palette (:mod:`regime_core.book.palette`, which also gives each
+verdict its one colour on every page) and fonts sized to stay legible on a phone: a
+:data:`WIDTH`-inch figure at 150 dpi shown across a 390-px screen (the book's script widens a
+figure to the screen's edges on a phone, and a tap opens it full size) draws its smallest text,
+10.5 pt, 9.3 px high; nothing may stick out of the figure's width, which would shrink it.
 Labels come from :mod:`regime_core.book.names` and are words, not code names or formulas;
 rates are drawn on axes that start at 0, differences in percentage points around a marked zero
 line, an axis frames its data and its threshold, and legends sit outside the data.
@@ -34,28 +36,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regime_core.book import names
+from regime_core.book import names, palette
 from regime_core.book.figures import encodings
 
 # --- Theme and colours ---------------------------------------------------------------------------
 
-# Each colour of the palette below with the name a caption uses for it.
-_PALETTE_NAMES: dict[str, str] = {
-    "#0173B2": "blue",
-    "#DE8F05": "orange",
-    "#029E73": "green",
-    "#D55E00": "vermilion",
-    "#CC78BC": "purple",
-    "#CA9161": "brown",
-    "#FBAFE4": "pink",
-    "#949494": "grey",
-    "#ECE133": "yellow",
-    "#56B4E9": "sky blue",
-}
-#: seaborn's "colorblind" palette (Okabe-Ito-like), spelled out so colours never depend on state.
-PALETTE: tuple[str, ...] = tuple(_PALETTE_NAMES)
+#: The palette (:data:`regime_core.book.palette.PALETTE`, seaborn's colour-blind-safe
+#: "colorblind"), defined once for the figures and the style sheets.
+PALETTE: tuple[str, ...] = palette.PALETTE
 #: The name a caption uses for each colour of :data:`PALETTE` (greys are named by their value).
-COLOUR_NAMES: dict[str, str] = {c: name for c, name in _PALETTE_NAMES.items() if name != "grey"}
+COLOUR_NAMES: dict[str, str] = {
+    c: name for c, name in palette.COLOUR_NAMES.items() if name != "grey"
+}
 
 ARM_COLORS: dict[str, str] = {
     "q": PALETTE[0],
@@ -75,20 +67,13 @@ REGIME_COLORS: dict[str, str] = {
     "neither": PALETTE[7],
 }
 
-#: Colour of each verdict in the specification curves.
-VERDICT_COLORS: dict[str, str] = {
-    "reproduced": PALETTE[2],
-    "direction only": PALETTE[1],
-    "smaller than reported": PALETTE[9],
-    "larger than reported": PALETTE[0],
-    "not reproduced": PALETTE[3],
-    "degenerate": PALETTE[7],
-    "not judged": "#cccccc",
-}
+#: The colour of each verdict, the same on every page
+#: (:data:`regime_core.book.palette.VERDICT_COLOURS`).
+VERDICT_COLORS: dict[str, str] = palette.VERDICT_COLOURS
 
 #: Font sizes in points; no text of a figure is smaller than :data:`SMALLEST_TEXT`. A
-#: :data:`WIDTH`-inch figure at 150 dpi (about 920 px with its margin) shown 343 px wide on a
-#: 390-px phone draws 10.5 pt as 8.2 px, and in the book's 42-rem column on a laptop as 16 px.
+#: :data:`WIDTH`-inch figure at 150 dpi (about 920 px with its margin) shown across a 390-px
+#: phone draws 10.5 pt as 9.3 px, and in the book's 42-rem column on a laptop as 16 px.
 FONT_SIZES: dict[str, float] = {
     "font.size": 11,
     "axes.titlesize": 12,

@@ -1,11 +1,12 @@
 """The book's chrome: its static files, buttons, footer, one search box, scripts once, how to cite.
 
-- **Static files**: ``static/`` (beside this module) holds the style sheets: every page links
-  ``regime.css`` and ``regime-claims.css`` (the claims' chart and tables), the pages with the live
-  router ``regime-router.css`` (:mod:`~regime_core.book.sphinx.router_page`). ``regime book``
-  vendors MathJax under ``<work>/vendor/mathjax`` (:mod:`regime_core.vendor`); the work directory
-  is only known at build time, so :func:`configure_site` serves that copy and points Sphinx's
-  ``mathjax_path`` at it (without it, Sphinx keeps the CDN).
+- **Static files**: ``static/`` (beside this module) holds the style sheets and scripts: every
+  page links ``regime.css``, ``regime-claims.css`` (the claims' chart and tables) and
+  ``regime.js`` (figures that open full size, boxes that say they scroll sideways), the pages
+  with the live router ``regime-router.css`` (:mod:`~regime_core.book.sphinx.router_page`).
+  ``regime book`` vendors MathJax under ``<work>/vendor/mathjax`` (:mod:`regime_core.vendor`);
+  the work directory is only known at build time, so :func:`configure_site` serves that copy and
+  points Sphinx's ``mathjax_path`` at it (without it, Sphinx keeps the CDN).
 - **Repository and launch buttons** follow the one setting for the repository's address,
   :func:`regime_core.paths.repository_url` (``[project.urls] Repository`` in
   ``pyproject.toml``): while it is unset the book shows no repository, issue or launch (Binder,
@@ -45,6 +46,8 @@ from regime_core.strict_json import read_json_file
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 CSS_FILES: tuple[str, ...] = ("regime.css", "regime-claims.css")
+#: Linked from every page: figures that open full size, boxes that say they scroll sideways.
+JS_FILES: tuple[str, ...] = ("regime.js",)
 
 #: The tag a build carries when the repository's address is set, so its launch buttons show:
 #: ``{only} launchable`` / ``{only} not launchable`` say how to launch in either case.
@@ -128,6 +131,8 @@ def configure_site(app: Sphinx, config: Any) -> None:
     config.html_context = {"default_mode": "auto", **(config.html_context or {})}
     for css in CSS_FILES:
         app.add_css_file(css)
+    for script in JS_FILES:
+        app.add_js_file(script, defer="defer")
     static = [str(STATIC_DIR)]
     vendored = work_dir(app) / "vendor"
     if (vendored / "mathjax" / MATHJAX_ENTRY).is_file():
