@@ -99,6 +99,24 @@ def _jupyter_book_executable() -> str:
     return found
 
 
+def check_outputs(book_root: Path, output: Path | None, timing: str | None) -> None:
+    """``ValueError`` naming the path, before any work starts, unless the build could write
+    its outputs: ``output`` (``--output``) a directory or nothing yet, the timing report
+    (``--timing`` / ``REGIME_BOOK_TIMING``) a file the writers' rule accepts, the strict-pass
+    marker a regular file or nothing."""
+    from regime_core.book.sphinx.strict_pass import check_marker
+    from regime_core.integrity import check_writable
+
+    base = output if output is not None else book_root
+    if output is not None and os.path.lexists(output) and not output.is_dir():
+        raise ValueError(f"--output {output}: it exists and is not a directory")
+    if output is not None:
+        check_writable(output / "_build", "--output")
+    if timing is not None:
+        check_writable(timing, f"--timing (or {TIMING_ENV})")
+    check_marker(base / "_build" / ".doctrees")
+
+
 def build_command(
     root: Path, *, output: Path | None = None, strict: bool = True, all_pages: bool = False
 ) -> list[str]:
@@ -162,15 +180,17 @@ def build_book(
             else ""
         )
         raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
-    check_records(_records_dir(book_root, work))
     env = dict(os.environ)
     if work is not None:
         env["REGIME_WORK_DIR"] = str(Path(work).resolve())
+    # absolute, links kept: the writers' rule decides where a link may lead
     if timing is not None:
-        env[TIMING_ENV] = str(Path(timing).resolve())
+        env[TIMING_ENV] = str(Path(timing).absolute())
     elif env.get(TIMING_ENV, "").strip():  # the child runs in the book's root, not here
-        env[TIMING_ENV] = str(Path(env[TIMING_ENV].strip()).resolve())
+        env[TIMING_ENV] = str(Path(env[TIMING_ENV].strip()).absolute())
     out = Path(output).resolve() if output is not None else None
+    check_outputs(book_root, out, env.get(TIMING_ENV, "").strip() or None)
+    check_records(_records_dir(book_root, work))
     command = build_command(book_root, output=out, strict=strict, all_pages=all_pages)
     started = time.perf_counter()
     completed = subprocess.run(

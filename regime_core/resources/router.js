@@ -49,6 +49,10 @@
 
   // --- constants mirrored from Python (tests/test_router_js.py checks each against it) ------
 
+  // The caps `regime route` applies, generated from regime_core/limits.py's ROUTER_LIMITS
+  // (`python -m regime_core.limits` prints this line; tests/test_limits.py compares them).
+  const LIMITS = {"max_question_chars": 10000, "max_title_chars": 10000, "max_bridge_chars": 1000000, "max_nesting": 100, "max_int_digits": 4300, "max_alpha": 1e+18};
+
   const FEATURE_NAMES = [
     "comparison_cues",
     "yes_no_opener",
@@ -152,8 +156,6 @@
   const UPPER_RE = /^\p{Uppercase}/u;
   const ASCII_RE = /^[\x00-\x7f]*$/;
   const INITIALS_RE = /^(?:[A-Za-z]\.)+$/;
-  // regime_core.router._text.strip_disambiguator: Python's \s is str.isspace().
-  const DISAMBIGUATOR_RE = new RegExp(`[${WS}]*\\([^)]*\\)[${WS}]*$`, "u");
 
   const COMBINING = (() => {
     const ranges = COMBINING_RANGES.split(",").map((r) => {
@@ -260,8 +262,15 @@
     return out;
   }
 
+  /** regime_core.text.trailing_parenthetical: drop one trailing "(...)" and the whitespace
+   * around it, in linear time (the regular expression it replaces backtracked quadratically on
+   * a title of many "(" and no ")"). */
   function stripDisambiguator(title) {
-    return title.replace(DISAMBIGUATOR_RE, "");
+    const body = rstrip(title, PY_SPACE);
+    if (!body.endsWith(")")) return title;
+    const inner = body.slice(0, -1);
+    const open = inner.indexOf("(", inner.lastIndexOf(")") + 1);
+    return open < 0 ? title : rstrip(inner.slice(0, open), PY_SPACE);
   }
 
   function view(text) {
@@ -428,8 +437,11 @@
   // parser keeps what JSON.parse loses: an integer (a BigInt here) is not a float (a Number),
   // as 1 is not 1.0 for Python's json.dumps, which the seal and the feature spec hash.
 
-  const MAX_JSON_DEPTH = 1000; // Python's json recursion limit is about as deep
-  const MAX_INT_DIGITS = 4300; // Python's int() refuses longer decimal strings
+  // Python refuses nesting deeper than LIMITS.max_nesting after parsing, naming the path to
+  // the first container too deep; past its parser's recursion limit (about 1,000 levels) it
+  // stops parsing and names no path. This parser does the same, and never recurses deeper.
+  const MAX_JSON_DEPTH = 1000;
+  const MAX_INT_DIGITS = LIMITS.max_int_digits; // Python's int() refuses longer decimal strings
 
   /** Strict JSON: duplicate keys, NaN/Infinity, deeper nesting than MAX_JSON_DEPTH refused. */
   function parsePyJson(text) {
@@ -479,11 +491,21 @@
         } else fail(e === "u" ? "Invalid \\uXXXX escape" : "Invalid \\escape");
       }
     };
+    // a value refused after a container too deep (in document order): Python names the depth
+    const valueError = (problem, path) =>
+      tooDeep === null
+        ? new JsonValueError(problem, path)
+        : new JsonValueError(`values nest more than ${LIMITS.max_nesting} levels deep`, tooDeep);
     const value = (depth, path) => {
-      if (depth > MAX_JSON_DEPTH) fail(`Nesting deeper than ${MAX_JSON_DEPTH} levels`);
+      if (depth > MAX_JSON_DEPTH) {
+        // Python's parser stops at its recursion limit and names no path
+        throw new JsonValueError(`values nest more than ${LIMITS.max_nesting} levels deep`, []);
+      }
       skip();
       const c = text[i];
       if (c === "{" || c === "[") {
+        // strict_json.check_value: the first container too deep, its path cut to six parts
+        if (path.length >= LIMITS.max_nesting && tooDeep === null) tooDeep = path.slice(0, 6);
         const isObject = c === "{";
         const out = isObject ? Object.create(null) : [];
         const close = isObject ? "}" : "]";
@@ -503,7 +525,7 @@
             if (text[i] !== ":") fail("Expecting ':' delimiter");
             i++;
             if (Object.prototype.hasOwnProperty.call(out, key)) {
-              throw new JsonValueError(`the key ${pyRepr(key)} appears twice in one object`, [
+              throw valueError(`the key ${pyRepr(key)} appears twice in one object`, [
                 ...path,
                 key,
               ]);
@@ -532,7 +554,7 @@
         if (m[1] !== undefined || m[2] !== undefined) {
           const x = Number(m[0]);
           if (!Number.isFinite(x)) {
-            throw new JsonValueError(`the number ${m[0].slice(0, 40)} is beyond a float's range`, path);
+            throw valueError(`the number ${m[0].slice(0, 40)} is beyond a float's range`, path);
           }
           return x;
         }
@@ -543,16 +565,20 @@
       }
       const constant = /^(?:NaN|-?Infinity)/.exec(text.slice(i, i + 9));
       if (constant) {
-        throw new JsonValueError(
+        throw valueError(
           `${constant[0]} is not a JSON number (JSON has no NaN or Infinity)`,
           path
         );
       }
       fail("Expecting value");
     };
+    let tooDeep = null;
     const out = value(1, []);
     skip();
     if (i < n) fail("Extra data");
+    if (tooDeep !== null) {
+      throw new JsonValueError(`values nest more than ${LIMITS.max_nesting} levels deep`, tooDeep);
+    }
     return out;
   }
 
@@ -658,7 +684,7 @@
 
   const FORMAT = "regime-router";
   const HASH_KEY = "sha256";
-  const MAX_ALPHA = 1e18; // regime_core.limits.MAX_ALPHA
+  const MAX_ALPHA = LIMITS.max_alpha;
   const REBUILD = "retrain it with `regime route train --out FILE` (or save_router)";
   const TOP_LEVEL = [
     "format", "format_version", "feature_spec", "feature_names", "rules", "classes",
@@ -1108,11 +1134,36 @@
     return sentences;
   }
 
+  /** estimator._check_size: `n` characters (code points) of `what` over `limit` refused. */
+  function checkSize(what, n, limit) {
+    if (n > limit) {
+      throw new RouteError(
+        `route: the ${what} is ${thousands(n)} characters long, over the limit of ` +
+          `${thousands(limit)}`
+      );
+    }
+  }
+  /** Python's f"{n:,}" for a non-negative integer. */
+  function thousands(n) {
+    const digits = String(n);
+    let out = "";
+    for (let k = 0; k < digits.length; k++) {
+      if (k && (digits.length - k) % 3 === 0) out += ",";
+      out += digits[k];
+    }
+    return out;
+  }
+
   /** RegimeRouter.route: B_rel, the five features, the logit and the decision. */
   function route(model, question, bridgeSentences, bridgeTitle = null) {
     question = checkQuestion(question, "route");
     const sentences = checkSentences(bridgeSentences, "route");
+    checkSize("question", codePoints(question), LIMITS.max_question_chars);
+    let bridgeChars = 0;
+    for (const s of sentences) bridgeChars += codePoints(s);
+    checkSize("bridge", bridgeChars, LIMITS.max_bridge_chars);
     const title = checkTitle(bridgeTitle, "route");
+    checkSize("bridge title", title === null ? 0 : codePoints(title), LIMITS.max_title_chars);
     const { scores, best, x } = featurizeOne(question, sentences, title, model.rules);
     const z = x.map((v, j) => (v - model.mean[j]) / model.scale[j]);
     const contributions = z.map((v, j) => v * model.coef[j]);
@@ -1477,7 +1528,9 @@
   // is 300-3,000 characters, and routing stays far below a frame even at these sizes.
   const MAX_BRIDGE_CHARS = 20000;
   const MAX_QUESTION_CHARS = 1000;
-  const MARKUP_RE = /<\/?[A-Za-z][^>]*>|&[a-zA-Z]+;|&#\d+;/;
+  // A tag holds no "<": with [^<>]* the search is linear (with [^>]* it was quadratic on
+  // "<a<a<a..." without a ">").
+  const MARKUP_RE = /<\/?[A-Za-z][^<>]*>|&[a-zA-Z]+;|&#\d+;/;
   const PICTOGRAPH_RE = /\p{Extended_Pictographic}/u;
   const OTHER_SCRIPT_RE = /(?!\p{Script=Latin})\p{L}/u;
   const DIGITS_RE = /^[0-9]+$/;

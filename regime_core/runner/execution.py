@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -36,7 +35,13 @@ import yaml
 
 from regime_core import paths
 from regime_core.encoders.store import ENCODE_LOG_VARIABLE
-from regime_core.integrity import remove_stale_temporaries
+from regime_core.integrity import (
+    fresh_directory,
+    make_directory,
+    read_bytes,
+    remove_file,
+    remove_stale_temporaries,
+)
 from regime_core.locks import LOCK_HELD_VARIABLE, lock_key
 from regime_core.runner.children import end_orphans, run_child
 from regime_core.runner.declarations import OUTPUT_DIR_PARAMETER, Declarations, notebook_parameters
@@ -177,10 +182,12 @@ def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
 def _encode_lines(file: Path) -> tuple[list[dict[str, Any]], int]:
     """The store calls ``file`` logs, and how many of its lines are not JSON (a kernel killed
     mid-write): counted, not raised, since profiling must never fail a run."""
-    if not file.is_file():
+    try:
+        raw = read_bytes(file)  # without blocking: a FIFO in its place is refused, not waited on
+    except (FileNotFoundError, ValueError):
         return [], 0
     calls, unreadable = [], 0
-    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in raw.decode("utf-8", errors="replace").splitlines():
         if not line.strip():
             continue
         try:
@@ -209,7 +216,7 @@ def write_timing(
         "unreadable_encode_lines": unreadable,
     }
     atomic_write_text(runs_dir / TIMING_FILENAME, json.dumps(timing, indent=1) + "\n")
-    encode_log.unlink(missing_ok=True)
+    remove_file(encode_log)
 
 
 def run_papermill(
@@ -237,7 +244,7 @@ def run_papermill(
         LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
         **dict(environment or {}),
     }
-    scratch.mkdir(parents=True, exist_ok=True)
+    make_directory(scratch, inside=work)
     with tempfile.NamedTemporaryFile(
         "w", dir=scratch, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
     ) as handle:
@@ -280,12 +287,11 @@ def execute_run(
     executed = executed_path(work, run_id)
     out_dir = paths.results_dir(work) / run_id
     # a failed run must not leave the previous run's outputs looking current
-    stamp_path(work, run_id).unlink(missing_ok=True)
-    (decl.book_executed_dir / f"{run_id}.ipynb").unlink(missing_ok=True)
-    shutil.rmtree(out_dir, ignore_errors=True)
-    executed.unlink(missing_ok=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    executed.parent.mkdir(parents=True, exist_ok=True)
+    remove_file(stamp_path(work, run_id))
+    remove_file(decl.book_executed_dir / f"{run_id}.ipynb")
+    fresh_directory(out_dir, inside=work)
+    remove_file(executed)
+    make_directory(executed.parent, inside=work)
 
     declared = set(notebook_parameters(spec.notebook))
     parameters = {**spec.parameters_for(profile), OUTPUT_DIR_PARAMETER: str(out_dir)}
@@ -293,10 +299,10 @@ def execute_run(
     parameters.update({k: v for k, v in injected.items() if k in declared})
     # in the run's directory, named like every temporary, so an interrupted run's is cleaned up
     runs_dir = stamp_path(work, run_id).parent
-    runs_dir.mkdir(parents=True, exist_ok=True)
+    make_directory(runs_dir, inside=work)
     encode_log = runs_dir / ENCODE_LOG_FILENAME
-    encode_log.unlink(missing_ok=True)
-    (runs_dir / TIMING_FILENAME).unlink(missing_ok=True)
+    remove_file(encode_log)
+    remove_file(runs_dir / TIMING_FILENAME)
     usage: dict[str, float] = {}
     returncode, stderr = run_papermill(
         spec.notebook,

@@ -25,11 +25,14 @@ pass unseen.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
+from regime_core.integrity import atomic_write_bytes, make_directory, remove_file
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +52,9 @@ def read_every_page_after_a_failure(
 ) -> list[str]:
     """``env-get-outdated``: every page when the marker is there; then leave it for this build."""
     marker = Path(app.doctreedir) / MARKER
-    unclean = marker.exists()
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()
+    unclean = os.path.lexists(marker)  # a dangling link counts: the write below names it
+    make_directory(marker.parent)
+    atomic_write_bytes(marker, b"")  # a directory, FIFO or dangling link there is refused
     pages = sorted(env.found_docs - added) if unclean else []
     if pages:  # on Sphinx's own line, as its reasons: "[...] 0 added, N changed, 0 removed"
         logger.info(f"[regime: {READ_EVERY_PAGE}] ", nonl=True)
@@ -61,7 +64,19 @@ def read_every_page_after_a_failure(
 def remove_marker_after_a_strict_pass(app: Sphinx, exception: BaseException | None) -> None:
     """``build-finished``: the next build may read only what changed."""
     if passed_strictly(app, exception):
-        (Path(app.doctreedir) / MARKER).unlink(missing_ok=True)
+        remove_file(Path(app.doctreedir) / MARKER)
+
+
+def check_marker(doctree_dir: Path | str) -> None:
+    """``ValueError`` naming the marker unless a build could write and remove it: nothing or
+    a regular file is there (checked before a build starts, not at its end)."""
+    marker = Path(doctree_dir) / MARKER
+    if os.path.lexists(marker) and not (marker.is_file() and not marker.is_symlink()):
+        kind = "a symbolic link" if marker.is_symlink() else "not a regular file"
+        raise ValueError(
+            f"the strict-pass marker {marker} is {kind}; a build writes and removes it: "
+            "remove it by hand"
+        )
 
 
 def setup_strict_pass(app: Sphinx) -> None:
