@@ -48,8 +48,23 @@ MAX_TEXT_CHARS: int = 1_000_000
 MAX_NESTING: int = 100
 #: decimal digits of an integer in JSON (Python's ``sys.int_info.default_max_str_digits``)
 MAX_INT_DIGITS: int = 4300
-#: bytes a compressed input (``.gz``, ``.bz2``, ``.xz``, ``.zip`` member) may expand to
-MAX_EXPANDED_BYTES: int = 4 << 30
+#: what a compressed input (gzip, bzip2, xz, a zip member) may expand to: at most
+#: MAX_EXPANSION_RATIO times its compressed size (JSON text compresses 5-20 times; a
+#: "bomb" thousands of times), never less than MIN_EXPANDED_BYTES (small files are never
+#: refused) and never more than MAX_EXPANDED_BYTES (held in memory while parsed)
+MAX_EXPANSION_RATIO: int = 200
+MIN_EXPANDED_BYTES: int = 64 << 20
+MAX_EXPANDED_BYTES: int = 2 << 30
+
+
+def expanded_bound(compressed_bytes: int) -> int:
+    """How many bytes ``compressed_bytes`` of compressed input may expand to (see above).
+
+    >>> expanded_bound(100_000) == MIN_EXPANDED_BYTES, expanded_bound(10**9) == MAX_EXPANDED_BYTES
+    (True, True)
+    """
+    return min(MAX_EXPANDED_BYTES, max(MIN_EXPANDED_BYTES, MAX_EXPANSION_RATIO * compressed_bytes))
+
 
 #: the caps ``router.js`` applies as ``regime route`` does (one generated line there)
 ROUTER_LIMITS: dict[str, float | int] = {
@@ -77,7 +92,7 @@ def check_alpha(value: Any, what: str = "alpha") -> float:
     if isinstance(value, numbers.Integral) and not 0 <= int(value) <= MAX_ALPHA:
         # compared as integers: float(10**400) raises OverflowError
         raise ValueError(
-            f"{what} must be a finite number in [0, {MAX_ALPHA:g}], got {_short(value)} "
+            f"{what} must be a finite number in [0, {MAX_ALPHA:g}], got {short_repr(value)} "
             "(float32 queries q + α·b overflow beyond it)"
         )
     number = float(value)
@@ -117,7 +132,7 @@ def check_number(
     )
     wanted = numbers.Integral if integer else numbers.Real
     if isinstance(value, bool) or not isinstance(value, wanted):
-        raise ValueError(f"{what} must be {kind}{span}, got {_short(value)}")
+        raise ValueError(f"{what} must be {kind}{span}, got {short_repr(value)}")
     if isinstance(value, numbers.Integral):
         exact: float | int = int(value)
         inside = (low is None or exact >= low) and (high is None or exact <= high)
@@ -129,7 +144,7 @@ def check_number(
             and (high is None or exact <= high)
         )
     if not inside:
-        raise ValueError(f"{what} must be {kind}{span}, got {_short(value)}")
+        raise ValueError(f"{what} must be {kind}{span}, got {short_repr(value)}")
     return exact
 
 
@@ -137,7 +152,7 @@ def _bound(value: float | None, unbounded: str) -> str:
     return unbounded if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _short(value: Any) -> str:
+def short_repr(value: Any) -> str:
     """``repr(value)``, or its digit count for an integer too long to print whole."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         try:

@@ -28,9 +28,9 @@ from regime_core.config import ConfigMixin
 
 _T = TypeVar("_T")
 
-#: The longest text split into sentences (spaCy's own ``max_length``), said in our message
-#: instead of spaCy's E088, which names no file, record or field.
-MAX_TEXT_CHARS: int = 1_000_000
+# The longest text split into sentences (spaCy's own ``max_length``), said in our message
+# instead of spaCy's E088, which names no file, record or field; in the one table of limits.
+from regime_core.limits import MAX_TEXT_CHARS  # noqa: E402
 
 
 @functools.cache
