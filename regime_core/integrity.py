@@ -191,6 +191,29 @@ def check_writable(path: Path | str, what: str) -> None:
             return
 
 
+def append_text(path: Path | str, text: str) -> None:
+    """Append ``text`` (UTF-8) to the log ``path``, created if missing, by the writers' rule:
+    opened without blocking (a FIFO without a reader is refused, not waited on) and written
+    only when it is a regular file (a device or FIFO there is a ``ValueError`` naming it)."""
+    name = Path(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, FILE_MODE)
+    except OSError as err:
+        raise ValueError(os_error_message(err, name, "append to")) from err
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"cannot append to {name}: it is {file_kind(info.st_mode)}, not a regular file"
+            )
+        os.write(fd, text.encode("utf-8"))
+    except OSError as err:
+        raise ValueError(os_error_message(err, name, "append to")) from err
+    finally:
+        os.close(fd)
+
+
 def write_if_changed(path: Path, data: bytes) -> None:
     """Atomic write that leaves an identical file untouched (its mtime kept)."""
     with contextlib.suppress(OSError, ValueError):
