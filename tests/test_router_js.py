@@ -654,7 +654,7 @@ def test_model_files_that_python_cannot_read_either(tmp_path: Path) -> None:
         (tmp_path / "absent.json", "does not exist or is not a file"),
         (tmp_path, "does not exist or is not a file"),
         (fifo, "does not exist or is not a file"),
-        (nested, "Nesting deeper than 1000 levels"),
+        (nested, "values nest more than 100 levels deep"),
         (duplicate, "at format: the key 'format' appears twice in one object"),
     ]:
         js = run_node(str(ROUTER_JS), *ROUTE_ARGS, "--model", str(path))

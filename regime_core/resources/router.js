@@ -422,6 +422,16 @@
     }
   }
 
+  /** A JSON syntax error where Python's decoder reports it (its msg, line, column, char). */
+  class JsonSyntaxError extends RouteError {
+    constructor(msg, line, column, char) {
+      super(`${msg}: line ${line} column ${column} (char ${char})`);
+      this.msg = msg;
+      this.line = line;
+      this.column = column;
+    }
+  }
+
   /** strict_json.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
   function jsonPath(path) {
     let out = "";
@@ -448,10 +458,11 @@
     let i = 0;
     const n = text.length;
     const fail = (what, at = i) => {
-      const before = text.slice(0, at);
-      const line = before.split("\n").length;
-      const column = at - before.lastIndexOf("\n");
-      throw new RouteError(`${what}: line ${line} column ${column} (char ${at})`);
+      // positions in code points, as Python counts them
+      const head = text.slice(0, at);
+      const line = head.split("\n").length;
+      const column = codePoints(head.slice(head.lastIndexOf("\n") + 1)) + 1;
+      throw new JsonSyntaxError(what, line, column, codePoints(head));
     };
     const skip = () => {
       while (i < n) {
@@ -491,24 +502,47 @@
         } else fail(e === "u" ? "Invalid \\uXXXX escape" : "Invalid \\escape");
       }
     };
-    // a value refused after a container too deep (in document order): Python names the depth
-    const valueError = (problem, path) =>
-      tooDeep === null
-        ? new JsonValueError(problem, path)
-        : new JsonValueError(`values nest more than ${LIMITS.max_nesting} levels deep`, tooDeep);
+    // strict_json parses first, then walks the value depth first (check_value): a syntax error
+    // anywhere wins, else the first refused value in that walk's order. Each value is numbered
+    // in document order (a container before what it holds); in one object, nesting too deep
+    // comes before a repeated key, which comes before a key that is not text (the last such
+    // key first: the walk goes over the keys backwards).
+    let order = 0;
+    let first = null;
+    const before = (a, b) => {
+      for (let k = 0; k < Math.max(a.length, b.length); k++) {
+        const x = a[k] ?? -Infinity;
+        const y = b[k] ?? -Infinity;
+        if (x !== y) return x < y;
+      }
+      return false;
+    };
+    const refuse = (rank, problem, path) => {
+      if (first === null || before(rank, first.rank)) first = { rank, problem, path };
+    };
+    const loneSurrogate = (s) => {
+      const bad = LONE_SURROGATE_RE.exec(s);
+      if (bad === null) return null;
+      const code = s.charCodeAt(bad.index).toString(16).padStart(4, "0");
+      return `a lone surrogate \\u${code} (half of a UTF-16 pair, not a character)`;
+    };
     const value = (depth, path) => {
       if (depth > MAX_JSON_DEPTH) {
         // Python's parser stops at its recursion limit and names no path
         throw new JsonValueError(`values nest more than ${LIMITS.max_nesting} levels deep`, []);
       }
       skip();
+      const index = order++;
       const c = text[i];
       if (c === "{" || c === "[") {
-        // strict_json.check_value: the first container too deep, its path cut to six parts
-        if (path.length >= LIMITS.max_nesting && tooDeep === null) tooDeep = path.slice(0, 6);
+        // the first container too deep, its path cut to six parts
+        if (path.length >= LIMITS.max_nesting) {
+          refuse([index, 0], `values nest more than ${LIMITS.max_nesting} levels deep`, path.slice(0, 6));
+        }
         const isObject = c === "{";
         const out = isObject ? Object.create(null) : [];
         const close = isObject ? "}" : "]";
+        let keys = 0;
         i++;
         skip();
         if (text[i] === close) {
@@ -519,17 +553,19 @@
           skip();
           if (isObject) {
             if (text[i] !== '"') fail("Expecting property name enclosed in double quotes");
-            const at = i;
             const key = string();
             skip();
             if (text[i] !== ":") fail("Expecting ':' delimiter");
             i++;
             if (Object.prototype.hasOwnProperty.call(out, key)) {
-              throw valueError(`the key ${pyRepr(key)} appears twice in one object`, [
+              refuse([index, 1], `the key ${pyRepr(key)} appears twice in one object`, [
                 ...path,
                 key,
               ]);
             }
+            const bad = loneSurrogate(key);
+            if (bad !== null) refuse([index, 2, -keys], bad, [...path, key]);
+            keys++;
             out[key] = value(depth + 1, [...path, key]);
           } else out.push(value(depth + 1, [...path, out.length]));
           skip();
@@ -540,7 +576,12 @@
           } else fail("Expecting ',' delimiter");
         }
       }
-      if (c === '"') return string();
+      if (c === '"') {
+        const s = string();
+        const bad = loneSurrogate(s);
+        if (bad !== null) refuse([index], bad, path);
+        return s;
+      }
       for (const [word, v] of [["true", true], ["false", false], ["null", null]]) {
         if (text.startsWith(word, i)) {
           i += word.length;
@@ -554,31 +595,30 @@
         if (m[1] !== undefined || m[2] !== undefined) {
           const x = Number(m[0]);
           if (!Number.isFinite(x)) {
-            throw valueError(`the number ${m[0].slice(0, 40)} is beyond a float's range`, path);
+            refuse([index], `the number ${m[0].slice(0, 40)} is beyond a float's range`, path);
           }
           return x;
         }
         if (m[0].replace("-", "").length > MAX_INT_DIGITS) {
-          fail(`Integer with more than ${MAX_INT_DIGITS} digits`, i - m[0].length);
+          // Python's int() refuses it while parsing: no later syntax error is reached
+          throw new JsonValueError("a number has too many digits to be read", []);
         }
         return BigInt(m[0]);
       }
       const constant = /^(?:NaN|-?Infinity)/.exec(text.slice(i, i + 9));
       if (constant) {
-        throw valueError(
-          `${constant[0]} is not a JSON number (JSON has no NaN or Infinity)`,
-          path
-        );
+        i += constant[0].length;
+        refuse([index], `${constant[0]} is not a JSON number (JSON has no NaN or Infinity)`, path);
+        return null;
       }
       fail("Expecting value");
     };
-    let tooDeep = null;
+    // json.loads refuses a byte order mark before anything else
+    if (text.startsWith("\ufeff")) fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
     const out = value(1, []);
     skip();
     if (i < n) fail("Extra data");
-    if (tooDeep !== null) {
-      throw new JsonValueError(`values nest more than ${LIMITS.max_nesting} levels deep`, tooDeep);
-    }
+    if (first !== null) throw new JsonValueError(first.problem, first.path);
     return out;
   }
 
@@ -731,6 +771,17 @@
   // What Python's str.isprintable() refuses (repr escapes it): other and separator characters.
   const NOT_PRINTABLE_RE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
   /** Python's repr() of a JSON value (what load_router's messages quote). */
+  /** regime_core.limits.short_repr: an integer of 100 digits or more by its digit count, any
+   * other repr cut to 80 characters. */
+  function shortRepr(v) {
+    if (typeof v === "bigint") {
+      const digits = String(v < 0n ? -v : v).length;
+      if (digits >= 100) return `an integer of ${digits} digits`;
+    }
+    const text = pyRepr(v);
+    return codePoints(text) <= 80 ? text : cpSlice(text, 77) + "...";
+  }
+
   function pyRepr(v) {
     if (v === null || v === undefined) return "None";
     if (v === true) return "True";
@@ -891,6 +942,12 @@
         const at = err.path.length ? `, at ${jsonPath(err.path)}` : "";
         throw new RouteError(`${where}${at}: ${err.message}`);
       }
+      if (err instanceof JsonSyntaxError) {
+        // strict_json.JSONProblem of a syntax error
+        throw new RouteError(
+          `${where}, line ${err.line}, column ${err.column}: malformed JSON (${err.msg})`
+        );
+      }
       if (!(err instanceof RouteError)) throw err;
       throw new RouteError(`${where}: not valid JSON (${err.message})`);
     }
@@ -912,13 +969,13 @@
       return v;
     };
     const number = (v, field) => {
-      if (!isNumber(v)) throw error(field, `must be a number, got ${pyRepr(v)}`);
-      if (!Number.isFinite(Number(v))) throw error(field, `must be finite, got ${pyRepr(v)}`);
+      if (!isNumber(v)) throw error(field, `must be a number, got ${shortRepr(v)}`);
+      if (!Number.isFinite(Number(v))) throw error(field, `must be finite, got ${shortRepr(v)}`);
       return Number(v);
     };
     const integer = (v, field, minimum) => {
       if (typeof v !== "bigint" || v < BigInt(minimum)) {
-        throw error(field, `must be an integer >= ${minimum}, got ${pyRepr(v)}`);
+        throw error(field, `must be an integer >= ${minimum}, got ${shortRepr(v)}`);
       }
       return v;
     };
@@ -1478,6 +1535,16 @@
     process.stdout.write(out.join("\n") + (out.length ? "\n" : ""));
   }
 
+  // A message on one line: each line break, with the blanks around it, is one space (split
+  // rather than a regular expression of blanks around a line break, which backtracks
+  // quadratically on a long run of blanks).
+  function oneLine(message) {
+    const pieces = message.split("\n");
+    let out = pieces[0];
+    for (const piece of pieces.slice(1)) out = out.trimEnd() + " " + piece.trimStart();
+    return out;
+  }
+
   /** The command line; every failure is one line on stderr and exit status 2, as `regime`;
    * with --json also one JSON object on stdout, as `regime route --json` prints it. */
   function main(argv) {
@@ -1513,7 +1580,7 @@
     } catch (err) {
       const known = err instanceof RouteError;
       const message = known ? err.message : `internal error: ${err && err.message}`;
-      process.stderr.write(`router.js: error: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+      process.stderr.write(`router.js: error: ${oneLine(message)}\n`);
       if (asJson) {
         const kind = known ? "ValueError" : "InternalError";
         process.stdout.write(pyDumps({ error: message, kind, command: "route" }) + "\n");
