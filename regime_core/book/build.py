@@ -171,15 +171,6 @@ def build_book(
     for required in ("_config.yml", "_toc.yml"):
         if not (book_root / required).is_file():
             raise FileNotFoundError(f"{book_root / required} is missing; is {book_root} a book?")
-    missing = missing_pages(book_root)
-    if missing:
-        executed = [m for m in missing if m.startswith(EXECUTED_PREFIX)]
-        hint = (
-            f"; executed notebooks {executed} come from `regime reproduce`, run it first"
-            if executed
-            else ""
-        )
-        raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
     env = dict(os.environ)
     if work is not None:
         env["REGIME_WORK_DIR"] = str(Path(work).resolve())
@@ -189,7 +180,17 @@ def build_book(
     elif env.get(TIMING_ENV, "").strip():  # the child runs in the book's root, not here
         env[TIMING_ENV] = str(Path(env[TIMING_ENV].strip()).absolute())
     out = Path(output).resolve() if output is not None else None
+    # every output path before any work starts (an unwritable report used to fail at the end)
     check_outputs(book_root, out, env.get(TIMING_ENV, "").strip() or None)
+    missing = missing_pages(book_root)
+    if missing:
+        executed = [m for m in missing if m.startswith(EXECUTED_PREFIX)]
+        hint = (
+            f"; executed notebooks {executed} come from `regime reproduce`, run it first"
+            if executed
+            else ""
+        )
+        raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
     check_records(_records_dir(book_root, work))
     command = build_command(book_root, output=out, strict=strict, all_pages=all_pages)
     started = time.perf_counter()
