@@ -22,7 +22,7 @@ from regime_core.limits import expanded_bound
 from regime_core.strict_json import JSONProblem, json_path, parse_json
 
 # every stream of a multi-stream file, as gzip.decompress and its kin read them
-_MAGIC: tuple[tuple[bytes, str, Callable[[IO[bytes]], IO[bytes]]], ...] = (
+_MAGIC: tuple[tuple[bytes, str, Callable[[IO[bytes]], io.BufferedIOBase]], ...] = (
     (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
     (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, mode="rb")),
     (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, mode="rb")),  # noqa: SIM115
