@@ -19,10 +19,13 @@ import inspect
 import itertools
 import json
 import numbers
+import sys
 import textwrap
 import types
 import typing
 from typing import Any, ClassVar
+
+from regime_core.limits import short_repr
 
 # --- data ------------------------------------------------------------------------------------
 DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
@@ -231,7 +234,7 @@ class ConfigMixin:
             if problem is not None:
                 raise ValueError(
                     f"{cls.__name__}: parameter {key!r} must be {problem}, got "
-                    f"{type(value).__name__} {value!r}"
+                    f"{type(value).__name__} {short_repr(value)}"
                 )
         return cls(**chosen)
 
@@ -263,10 +266,16 @@ class ConfigMixin:
             return None if isinstance(value, bool) else "true or false"
         if hint is int:
             ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            return None if ok else "an integer"
+            # NumPy holds it in 64 bits: a larger one would end in an OverflowError downstream
+            fits = ok and -(2**63) <= int(value) < 2**63
+            return None if fits else "an integer of at most 64 bits" if ok else "an integer"
         if hint is float:
             ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            return None if ok else "a number"
+            # compared as an integer: float(10**400) raises OverflowError
+            fits = ok and (
+                not isinstance(value, numbers.Integral) or abs(int(value)) <= sys.float_info.max
+            )
+            return None if fits else "a number a float can hold" if ok else "a number"
         if hint is str:
             return None if isinstance(value, str) else "a string"
         if origin is tuple:

@@ -25,7 +25,9 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import stat
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -189,12 +191,161 @@ def check_writable(path: Path | str, what: str) -> None:
             return
 
 
+def append_text(path: Path | str, text: str) -> None:
+    """Append ``text`` (UTF-8) to the log ``path``, created if missing, by the writers' rule:
+    opened without blocking (a FIFO without a reader is refused, not waited on) and written
+    only when it is a regular file (a device or FIFO there is a ``ValueError`` naming it)."""
+    name = Path(path)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, FILE_MODE)
+    except OSError as err:
+        raise ValueError(os_error_message(err, name, "append to")) from err
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"cannot append to {name}: it is {file_kind(info.st_mode)}, not a regular file"
+            )
+        os.write(fd, text.encode("utf-8"))
+    except OSError as err:
+        raise ValueError(os_error_message(err, name, "append to")) from err
+    finally:
+        os.close(fd)
+
+
 def write_if_changed(path: Path, data: bytes) -> None:
     """Atomic write that leaves an identical file untouched (its mtime kept)."""
     with contextlib.suppress(OSError, ValueError):
         if read_bytes(path) == data:
             return
     atomic_write_bytes(path, data)
+
+
+# --- directories -----------------------------------------------------------------------------
+
+
+def _outside(path: Path, root: Path) -> bool:
+    """Whether ``path``, its links resolved, lies outside ``root`` (its links resolved too)."""
+    real, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    return real != real_root and real_root not in real.parents
+
+
+def make_directory(path: Path | str, *, inside: Path | str | None = None) -> Path:
+    """``path`` as a directory (created with its parents), by the writers' rule.
+
+    ``ValueError`` naming ``path`` when it, or an ancestor, exists and is not a directory (a
+    file, a FIFO, a dangling link), when making it fails (permission, read-only), and, given
+    ``inside`` (the work directory), when ``path`` resolves outside ``inside``: a link in its
+    place or among its ancestors is never followed out of the directory the writer owns.
+    """
+    target = Path(path)
+    if "\0" in str(target):
+        raise ValueError(f"cannot make the directory {str(target)!r}: the path holds a NUL")
+    if inside is not None and _outside(target, Path(inside)):
+        raise ValueError(
+            f"cannot write into {target}: it leads outside {inside} through a symbolic link "
+            f"(to {os.path.realpath(target)}); the runner writes only inside its work directory"
+        )
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        if os.path.islink(target):
+            raise ValueError(
+                f"cannot make the directory {target}: it is a symbolic link to "
+                f"{os.readlink(target)}, which does not exist"
+            ) from None
+        try:
+            _check_parents(target)
+            target.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(os_error_message(err, target, "make the directory")) from err
+        return make_directory(target, inside=inside)  # made: check what is there now
+    except OSError as err:
+        raise ValueError(os_error_message(err, target, "make the directory")) from err
+    if not stat.S_ISDIR(info.st_mode):
+        raise ValueError(
+            f"cannot make the directory {target}: it is {file_kind(info.st_mode)}; only a "
+            "directory is written into"
+        )
+    return target
+
+
+def fresh_directory(path: Path | str, *, inside: Path | str) -> Path:
+    """``path`` as a new, empty directory inside ``inside``: what was there is removed first.
+
+    Only a real directory (not a link to one) or a regular file is removed; a symbolic link,
+    FIFO, device or socket in its place is refused with a ``ValueError`` naming it, and so is a
+    removal that fails (nothing is swallowed: a folder that could not be emptied would mix old
+    outputs with new). Then :func:`make_directory` with ``inside``.
+    """
+    target = Path(path)
+    if _outside(target.parent, Path(inside)):
+        raise ValueError(
+            f"cannot write into {target}: it leads outside {inside} through a symbolic link "
+            f"(to {os.path.realpath(target.parent)}); the runner writes only inside its work "
+            "directory"
+        )
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return make_directory(target, inside=inside)
+    except OSError as err:
+        raise ValueError(os_error_message(err, target, "empty")) from err
+    if stat.S_ISLNK(info.st_mode):
+        raise ValueError(
+            f"cannot empty {target}: it is a symbolic link to {os.readlink(target)}; the "
+            "runner writes its outputs only into a directory of its own (remove the link)"
+        )
+    if stat.S_ISDIR(info.st_mode):
+        failures: list[str] = []
+
+        def note(_function: Any, failed: str, exc_info: Any) -> None:
+            error = exc_info[1] if isinstance(exc_info, tuple) else exc_info
+            failures.append(os_error_message(error, failed, "remove"))
+
+        # links inside are removed, never followed; ``onexc`` from 3.12 (``onerror`` warns)
+        if sys.version_info >= (3, 12):
+            shutil.rmtree(target, onexc=note)
+        else:
+            shutil.rmtree(target, onerror=note)
+        if failures:
+            raise ValueError(f"cannot empty {target}: {failures[0]}")
+    elif stat.S_ISREG(info.st_mode):
+        try:
+            target.unlink()
+        except OSError as err:
+            raise ValueError(os_error_message(err, target, "remove")) from err
+    else:
+        raise ValueError(
+            f"cannot empty {target}: it is {file_kind(info.st_mode)}; only a regular file or "
+            "a directory is ever replaced"
+        )
+    return make_directory(target, inside=inside)
+
+
+def remove_file(path: Path | str) -> None:
+    """Delete ``path`` if it is there, a regular file or a symbolic link (the link itself,
+    never its target); ``ValueError`` naming it when it is a directory or a special file, or
+    the removal fails."""
+    target = Path(path)
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise ValueError(os_error_message(err, target, "remove")) from err
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        raise ValueError(
+            f"cannot remove {target}: it is {file_kind(info.st_mode)}, not a file of the "
+            "runner's; remove it by hand"
+        )
+    try:
+        target.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise ValueError(os_error_message(err, target, "remove")) from err
 
 
 # --- reading ---------------------------------------------------------------------------------

@@ -1,4 +1,15 @@
-"""Bounds on input numbers that the float32 arithmetic downstream needs, stated once.
+"""Bounds on inputs, stated once: sizes of texts, nesting of files, expanded sizes, numbers.
+
+Every cap on user input lives here and nowhere else; ``router.js`` holds the router's share of
+them (:data:`ROUTER_LIMITS`) in one generated line that ``tests/test_limits.py`` compares with
+this table (``python -m regime_core.limits`` prints the line), so ``regime route`` and the book's
+page refuse the same inputs.
+
+Why each: a question or title of :data:`MAX_QUESTION_CHARS` is a hundred times a real one; a
+bridge of :data:`MAX_BRIDGE_CHARS` is three hundred Wikipedia paragraphs; :data:`MAX_NESTING`
+keeps every recursive consumer of JSON (hashing, validation, router.js's parser) far from a
+stack limit; :data:`MAX_INT_DIGITS` is Python's own ``int()`` limit for decimal strings;
+:data:`MAX_EXPANDED_BYTES` bounds what one compressed input may expand to in memory.
 
 α (the weight of the bridge side of a query, ``q + α·b``) is bounded by
 :data:`MAX_ALPHA` = 10^18. Both vectors are unit vectors, so the combined query has norm at most
@@ -19,12 +30,58 @@ alpha must be a finite number in [0, 1e+18], got 1e+39
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 from typing import Any
 
 #: the largest α: ``(1 + α)²`` must stay below float32's maximum (module docstring)
 MAX_ALPHA: float = 1e18
+#: characters (code points) of a question, and of a bridge title, that ``route`` accepts
+MAX_QUESTION_CHARS: int = 10_000
+MAX_TITLE_CHARS: int = 10_000
+#: characters of a bridge passage (its sentences together) that ``route`` accepts
+MAX_BRIDGE_CHARS: int = 1_000_000
+#: characters of one text (a passage, a context paragraph) split into sentences or read as data
+MAX_TEXT_CHARS: int = 1_000_000
+#: how deep JSON and YAML values may nest (our deepest files nest about 6 levels)
+MAX_NESTING: int = 100
+#: decimal digits of an integer in JSON (Python's ``sys.int_info.default_max_str_digits``)
+MAX_INT_DIGITS: int = 4300
+#: what a compressed input (gzip, bzip2, xz, a zip member) may expand to: at most
+#: MAX_EXPANSION_RATIO times its compressed size (JSON text compresses 5-20 times; a
+#: "bomb" thousands of times), never less than MIN_EXPANDED_BYTES (small files are never
+#: refused) and never more than MAX_EXPANDED_BYTES (held in memory while parsed)
+MAX_EXPANSION_RATIO: int = 200
+MIN_EXPANDED_BYTES: int = 64 << 20
+MAX_EXPANDED_BYTES: int = 2 << 30
+
+
+def expanded_bound(compressed_bytes: int) -> int:
+    """How many bytes ``compressed_bytes`` of compressed input may expand to (see above).
+
+    >>> expanded_bound(100_000) == MIN_EXPANDED_BYTES, expanded_bound(10**9) == MAX_EXPANDED_BYTES
+    (True, True)
+    """
+    return min(MAX_EXPANDED_BYTES, max(MIN_EXPANDED_BYTES, MAX_EXPANSION_RATIO * compressed_bytes))
+
+
+#: the caps ``router.js`` applies as ``regime route`` does (one generated line there)
+ROUTER_LIMITS: dict[str, float | int] = {
+    "max_question_chars": MAX_QUESTION_CHARS,
+    "max_title_chars": MAX_TITLE_CHARS,
+    "max_bridge_chars": MAX_BRIDGE_CHARS,
+    "max_nesting": MAX_NESTING,
+    "max_int_digits": MAX_INT_DIGITS,
+    "max_alpha": MAX_ALPHA,
+}
+ROUTER_JS_LINE_PREFIX = "  const LIMITS = "
+
+
+def router_js_line() -> str:
+    """The line of ``router.js`` that holds :data:`ROUTER_LIMITS` (JSON: router.js reads it as
+    a JavaScript object literal)."""
+    return ROUTER_JS_LINE_PREFIX + json.dumps(ROUTER_LIMITS, separators=(", ", ": ")) + ";"
 
 
 def check_alpha(value: Any, what: str = "alpha") -> float:
@@ -32,6 +89,12 @@ def check_alpha(value: Any, what: str = "alpha") -> float:
     boolean) with ``0 <= value <= MAX_ALPHA``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{what} must be a number, got {value!r}")
+    if isinstance(value, numbers.Integral) and not 0 <= int(value) <= MAX_ALPHA:
+        # compared as integers: float(10**400) raises OverflowError
+        raise ValueError(
+            f"{what} must be a finite number in [0, {MAX_ALPHA:g}], got {short_repr(value)} "
+            "(float32 queries q + α·b overflow beyond it)"
+        )
     number = float(value)
     if not (math.isfinite(number) and 0 <= number <= MAX_ALPHA):
         raise ValueError(
@@ -39,3 +102,68 @@ def check_alpha(value: Any, what: str = "alpha") -> float:
             "(float32 queries q + α·b overflow beyond it)"
         )
     return number
+
+
+def check_number(
+    value: Any,
+    what: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    integer: bool = False,
+) -> float | int:
+    """``value`` checked for type and range before any conversion; ``ValueError`` naming
+    ``what`` otherwise. A boolean is not a number; an integer of any size is compared as an
+    integer (``float(10**400)`` would raise ``OverflowError``); ``integer`` refuses floats.
+
+    >>> check_number(3, "k", low=1, integer=True)
+    3
+    >>> try:
+    ...     check_number(10**400, "alpha", low=0, high=1e18)
+    ... except ValueError as err:
+    ...     print(err)
+    alpha must be a number in [0, 1e+18], got an integer of 401 digits
+    """
+    kind = "an integer" if integer else "a number"
+    span = (
+        f" in [{_bound(low, '-inf')}, {_bound(high, 'inf')}]"
+        if low is not None or high is not None
+        else ""
+    )
+    wanted = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, wanted):
+        raise ValueError(f"{what} must be {kind}{span}, got {short_repr(value)}")
+    if isinstance(value, numbers.Integral):
+        exact: float | int = int(value)
+        inside = (low is None or exact >= low) and (high is None or exact <= high)
+    else:
+        exact = float(value)
+        inside = (
+            math.isfinite(exact)
+            and (low is None or exact >= low)
+            and (high is None or exact <= high)
+        )
+    if not inside:
+        raise ValueError(f"{what} must be {kind}{span}, got {short_repr(value)}")
+    return exact
+
+
+def _bound(value: float | None, unbounded: str) -> str:
+    return unbounded if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)``, or its digit count for an integer too long to print whole."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        try:
+            digits = str(len(str(abs(int(value)))))
+        except ValueError:  # more digits than int() prints
+            digits = f"more than {MAX_INT_DIGITS}"
+        if len(digits) > 2:
+            return f"an integer of {digits} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(router_js_line())

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from regime_core.integrity import FILE_MODE, os_error_message
+from regime_core.integrity import FILE_MODE, make_directory, os_error_message
 
 LOCK_NAME = ".regime.lock"
 #: set by a process holding a directory's lock exclusively for the children that work on its
@@ -50,7 +50,7 @@ def _open_lock_file(root: Path, shared: bool, name: str = LOCK_NAME) -> int | No
                 if err.errno != errno.EROFS:
                     raise
         return None
-    root.mkdir(parents=True, exist_ok=True)
+    make_directory(root)  # ValueError naming it when it is a file, a FIFO, a dangling link
     return os.open(lock_file, os.O_RDWR | os.O_CREAT | flags, FILE_MODE)
 
 

@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from regime_core.integrity import read_text
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Where the book's executed pages are: ``regime reproduce`` writes them there under the work
 #: directory (:func:`book_executed_dir`), and ``regime book`` stages that work directory's copies
@@ -196,8 +198,7 @@ def repository_url(pyproject: str | os.PathLike[str] | None = None) -> str | Non
     """
     file = Path(pyproject) if pyproject is not None else PYPROJECT
     if file.is_file():
-        with file.open("rb") as handle:
-            project = tomllib.load(handle).get("project", {})
+        project = tomllib.loads(read_text(file)).get("project", {})
         url = (project.get("urls") or {}).get("Repository")
         where = f"{file}: [project.urls] Repository"
     elif pyproject is None:

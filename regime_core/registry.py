@@ -25,6 +25,7 @@ How to add a run, a claim, an encoder or a figure: ``CONTRIBUTING.md``.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import importlib
@@ -420,6 +421,37 @@ def registered(run_id: str, where: str) -> Run:
     return RUNS[run_id]
 
 
+#: how papermill's Python translator opens the cell it injects (``# Parameters`` then one
+#: assignment a line); a notebook's own parameters cell opens otherwise
+INJECTED_HEADER = "# Parameters\n"
+
+
+def injected_parameters(namespace: Mapping[str, Any]) -> list[str]:
+    """The names papermill's injected cell assigned, read from IPython's input history
+    (``In`` in a notebook's ``globals()``); ``[]`` outside a kernel or without such a cell.
+
+    >>> injected_parameters({"In": ["", "# Parameters\\nitem_set = 'strict'\\nk = 5\\n"]})
+    ['item_set', 'k']
+    """
+    history = namespace.get("In")
+    if not isinstance(history, list):
+        return []
+    for source in reversed(history):
+        if isinstance(source, str) and source.startswith(INJECTED_HEADER):
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                return []
+            return [
+                target.id
+                for node in tree.body
+                if isinstance(node, ast.Assign)
+                for target in node.targets
+                if isinstance(target, ast.Name)
+            ]
+    return []
+
+
 def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     """Open run ``run_id`` in its notebook: ``namespace`` holds the notebook's parameters (pass
     ``globals()``: only the names its parameters cell declares are read). The config is built
@@ -432,6 +464,13 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     its config (:mod:`regime_core.runner.identity`), which it writes there too."""
     run = registered(run_id, "start")
     declared = notebook_parameters(run.notebook)
+    unknown = [name for name in injected_parameters(namespace) if name not in declared]
+    if unknown:  # papermill only warns and injects it; the run would ignore it
+        raise ValueError(
+            f"{run.notebook.name} (run {run_id}) has no parameter "
+            f"{', '.join(map(repr, unknown))}, which papermill passed; its parameters are "
+            f"{', '.join(declared)}"
+        )
     parameters = {name: namespace[name] for name in declared if name in namespace}
     # the one rule of regime_core.paths.work_dir: work_dir, else REGIME_WORK_DIR, else the
     # default; named for the whole kernel, so a config checking a dataset of one's own finds it

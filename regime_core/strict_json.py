@@ -22,13 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from regime_core.integrity import canonical_bytes, read_bytes, read_text, sha256_hex
+from regime_core.limits import MAX_NESTING
 
 SEAL_KEY = "sha256"
 PAYLOAD_KEY = "payload"
-#: How deep JSON and YAML values may nest (objects and arrays inside each other). Our deepest
-#: files (a notebook, a record's numbers) nest about 6 levels; the bound keeps every recursive
-#: consumer (hashing, validation) far from Python's recursion limit.
-MAX_NESTING: int = 100
+# How deep JSON and YAML values may nest: regime_core.limits.MAX_NESTING (router.js too).
 
 
 class DamagedFileError(ValueError):

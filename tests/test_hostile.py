@@ -583,9 +583,380 @@ def test_a_router_file_that_is_not_strict_json_is_refused_naming_it(
         load_router(path)
 
 
+# --- round four (issue 45) -----------------------------------------------------------------------
+# Classes: "bookkeeping" (special files where the runner keeps its own), "folders" (a run's or a
+# variant's output folder that is a link out of the work directory or not a directory),
+# "reports" (the timing report, the strict-pass marker and appended logs in place of special
+# files), "quadratic" (hostile titles and texts in linear time), "bombs" (compressed inputs
+# with a bound on what they expand to), "integers" (numbers of any size before conversion),
+# "item_set" (a parameter of every run; one papermill passes that a notebook lacks refused).
+
+SPECIAL_ONLY = ("fifo", "directory", "char_device")
+
+
+def _end_orphans(target: Path) -> Any:
+    from regime_core.runner.children import end_orphans
+
+    pid_file = target.parent / "child.pid"
+    if not pid_file.exists() and not pid_file.is_symlink():
+        pid_file.write_text("0\n")
+    return end_orphans([pid_file], target.parent, lambda line: None)
+
+
+def _write_timing(target: Path) -> Any:
+    from regime_core.runner.execution import write_timing
+
+    return write_timing(target.parent, "t1", 1.0, 0, {})
+
+
+BOOKKEEPING: dict[str, tuple[str, Callable[[Path], Any]]] = {
+    "child.pid": ("child.pid", _end_orphans),
+    "child.token": ("child.token", _end_orphans),
+    "encode log": ("encodes.jsonl", _write_timing),
+    "timing": ("timing.json", _write_timing),
+}
+
+
+@pytest.mark.parametrize("kind", SPECIAL_KINDS)
+@pytest.mark.parametrize("name", sorted(BOOKKEEPING))
+def test_a_special_file_in_the_runners_place_is_named_never_waited_on_nor_replaced(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    """A FIFO (or a directory, a device, a link) where the runner keeps child.pid,
+    child.token, encodes.jsonl or timing.json: the runner names it and leaves it; it never
+    blocks on it (`regime reproduce` used to hang on a FIFO even with nothing to run)."""
+    runs = tmp_path / "work" / "runs" / "t1"
+    runs.mkdir(parents=True)
+    filename, call = BOOKKEEPING[name]
+    target = runs / filename
+    make_hostile(kind, target)
+    before = snapshot(tmp_path)
+    with alarm():
+        try:
+            call(target)
+        except ValueError as err:
+            assert target.name in str(err)
+            assert changed(before, snapshot(tmp_path)) <= {
+                f"work/runs/t1/{n}" for n in ("child.pid", "timing.json")
+            }
+            return
+    # only a link may go (the link itself); what it pointed to stays
+    assert kind not in SPECIAL_ONLY, f"{kind} accepted"
+    gone = {k for k in changed(before, snapshot(tmp_path)) if k.endswith(filename)}
+    assert gone <= {f"work/runs/t1/{filename}"}
+    if kind == "link_to_fifo":
+        assert stat.S_ISFIFO(os.lstat(runs / f".{filename}.fifo").st_mode)
+
+
+FOLDER_KINDS = (
+    "absent", "directory", "regular", "fifo", "char_device", "dangling_link", "link_out",
+    "link_inside", "link_to_file", "holds_link_out", "parent_link_out",
+)  # fmt: skip
+
+
+def _make_folder(kind: str, folder: Path, outside: Path) -> None:
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "directory":
+        folder.mkdir()
+        (folder / "old.json").write_text("{}")
+    elif kind == "regular":
+        folder.write_text("old\n")
+    elif kind in ("fifo", "char_device", "dangling_link"):
+        make_hostile(kind, folder)
+    elif kind == "link_out":
+        folder.symlink_to(outside)
+    elif kind == "link_inside":
+        (folder.parent / "elsewhere").mkdir()
+        folder.symlink_to(folder.parent / "elsewhere")
+    elif kind == "link_to_file":
+        (outside / "file").write_text("x")
+        folder.symlink_to(outside / "file")
+    elif kind == "holds_link_out":
+        folder.mkdir()
+        (folder / "record.json").symlink_to(outside / "kept.json")
+    elif kind == "parent_link_out":
+        shutil.rmtree(folder.parent)
+        folder.parent.symlink_to(outside)
+
+
+@pytest.mark.parametrize("kind", FOLDER_KINDS)
+@pytest.mark.parametrize("how", ["fresh", "make"])
+def test_an_output_folder_never_leads_out_of_the_work_directory(
+    tmp_path: Path, kind: str, how: str
+) -> None:
+    """A variant's or a run's folder: made (or emptied and made) inside the work directory, or
+    refused naming it; a link out of the work directory is never followed, nothing outside
+    changes, and a removal that fails is never swallowed."""
+    from regime_core.integrity import fresh_directory, make_directory
+
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept.json").write_text("{}")
+    folder = work / "variants" / "t1" / "abc123"
+    _make_folder(kind, folder, outside)
+    before_outside = snapshot(outside)
+    with alarm():
+        try:
+            if how == "fresh":
+                fresh_directory(folder, inside=work)
+            else:
+                make_directory(folder, inside=work)
+        except ValueError as err:
+            assert folder.name in str(err) or folder.parent.name in str(err)
+            assert snapshot(outside) == before_outside
+            return
+    assert snapshot(outside) == before_outside
+    assert folder.is_dir() and os.path.realpath(folder).startswith(os.path.realpath(work))
+    refused = {"fifo", "char_device", "dangling_link", "link_out", "link_to_file", "regular"}
+    assert kind not in refused | {"parent_link_out"} or (how == "fresh" and kind == "regular")
+    if how == "fresh":
+        assert list(folder.iterdir()) == []
+
+
+REPORT_KINDS = ("absent", "regular", "link_to_regular", *SPECIAL_KINDS)
+
+
+def _report_target(kind: str, target: Path) -> None:
+    if kind == "regular":
+        target.write_text("old\n")
+    elif kind == "link_to_regular":
+        (target.parent / "real.json").write_text("old\n")
+        target.symlink_to(target.parent / "real.json")
+    elif kind != "absent":
+        make_hostile(kind, target)
+
+
+def _check_timing(target: Path) -> None:
+    from regime_core.book.build import check_outputs
+
+    check_outputs(target.parent, None, str(target))
+
+
+def _write_marker(target: Path) -> None:
+    from regime_core.book.sphinx.strict_pass import read_every_page_after_a_failure
+
+    app = SimpleNamespace(doctreedir=str(target.parent))
+    read_every_page_after_a_failure(app, SimpleNamespace(found_docs=set()), set(), set(), set())
+
+
+def _append(target: Path) -> None:
+    from regime_core.integrity import append_text
+
+    append_text(target, "{}\n")
+
+
+REPORTS: dict[str, tuple[str, Callable[[Path], Any], bool]] = {
+    # name: (file name, the call, whether it writes)
+    "timing report, checked first": ("timing.json", _check_timing, False),
+    "strict-pass marker": ("regime-unclean", _write_marker, True),
+    "encode log, appended": ("encodes.jsonl", _append, True),
+}
+
+
+@pytest.mark.parametrize("kind", REPORT_KINDS)
+@pytest.mark.parametrize("report", sorted(REPORTS))
+def test_a_report_or_marker_never_replaces_a_special_file(
+    tmp_path: Path, report: str, kind: str
+) -> None:
+    """The book's timing report (checked before the build starts), the strict-pass marker and
+    the appended encode log: a FIFO, device, directory or dangling link in their place is named
+    and left as it was; a regular file (or a link to one) is written."""
+    name, call, writes = REPORTS[report]
+    target = tmp_path / "_build" / ".doctrees" / name
+    target.parent.mkdir(parents=True)
+    _report_target(kind, target)
+    before = snapshot(tmp_path)
+    with alarm():
+        try:
+            call(target)
+        except ValueError as err:
+            assert name in str(err)
+            assert (
+                kind not in ("absent", "regular") and changed(before, snapshot(tmp_path)) == set()
+            )
+            return
+    special = kind in SPECIAL_KINDS and not (kind == "link_to_fifo" and not writes)
+    assert not special or (kind == "dangling_link" and not writes), f"{kind} accepted"
+    if writes and kind in ("absent", "regular"):
+        assert target.is_file() and not target.is_symlink()
+
+
+# class "quadratic": a title of many "(" used to take minutes; every rule stays linear
+
+TITLE_PIECES = st.sampled_from(["(", ")", " ", "a", "(a", " (", ")(", "\u3000", "\n", "é"])
+
+
+@_settings(120)
+@given(pieces=st.lists(TITLE_PIECES, max_size=12))
+def test_the_trailing_parenthetical_is_what_the_old_expression_found(pieces: list[str]) -> None:
+    import re
+
+    from regime_core.text import trailing_parenthetical
+
+    title = "".join(pieces)
+    found = re.search(r"\s*\([^)]*\)\s*$", title)
+    assert trailing_parenthetical(title) == (found.start() if found else len(title))
+
+
+@_settings(30)
+@given(piece=TITLE_PIECES, tail=st.sampled_from(["", ")", " (x)", "x"]))
+def test_a_hostile_title_of_300000_characters_is_normalised_in_linear_time(
+    piece: str, tail: str
+) -> None:
+    import time
+
+    from regime_core.router._text import strip_disambiguator
+    from regime_core.text import normalize
+
+    title = piece * (300_000 // len(piece)) + tail
+    started = time.perf_counter()
+    with alarm(20):
+        strip_disambiguator(title)
+        normalize(title[:20_000])
+    assert time.perf_counter() - started < 10  # quadratic: minutes
+
+
+# class "bombs": compressed inputs expand to a bound, not to memory's end
+
+BOMB_FORMATS = ("gzip", "bz2", "xz")
+
+
+def _compress(kind: str, data: bytes) -> bytes:
+    import bz2
+    import gzip
+    import lzma
+
+    return {"gzip": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}[kind](data)
+
+
+@pytest.mark.parametrize("kind", BOMB_FORMATS)
+@pytest.mark.parametrize(
+    "shape", ["zeros", "json", "two streams", "bomb after a record", "at the bound", "truncated"]
+)
+@pytest.mark.parametrize("bound", [1 << 16, 1 << 18, 1 << 20])
+def test_a_compressed_input_expands_only_to_its_bound(
+    monkeypatch: pytest.MonkeyPatch, kind: str, shape: str, bound: int
+) -> None:
+    from regime_core import limits
+    from regime_core.data.containers import decompress
+
+    monkeypatch.setattr(limits, "MIN_EXPANDED_BYTES", bound)
+    monkeypatch.setattr(limits, "MAX_EXPANSION_RATIO", 1)
+    record = b'{"id": 1}\n'
+    payload = {
+        "zeros": b"\0" * (bound * 4),
+        "json": record * (bound // len(record) + 10),
+        "two streams": None,
+        "bomb after a record": None,
+        "at the bound": b"a" * bound,
+        "truncated": None,
+    }[shape]
+    if shape == "two streams":
+        raw = _compress(kind, b"\0" * bound) + _compress(kind, b"\0" * 8)
+    elif shape == "bomb after a record":
+        raw = _compress(kind, record) + _compress(kind, b" " * (bound * 3))
+    elif shape == "truncated":
+        raw = _compress(kind, record * 100)[:-8]
+    else:
+        assert payload is not None
+        raw = _compress(kind, payload)
+    with alarm():
+        try:
+            out = decompress(raw, "dev.jsonl.gz")
+        except ValueError as err:
+            assert "dev.jsonl.gz" in str(err)
+            assert shape != "at the bound"
+            return
+    assert shape == "at the bound" and len(out) == bound
+
+
+# class "integers": numbers of any size are judged before any conversion
+
+huge_integers = st.one_of(
+    st.integers(),
+    st.integers(0, 4299).map(lambda e: 10**e),
+    st.integers(0, 4299).map(lambda e: -(10**e) + 1),
+)
+
+
+@_settings(80)
+@given(value=huge_integers)
+def test_an_integer_of_any_size_is_a_message_or_a_value(value: int) -> None:
+    from regime_core.experiments.t1_auc_margin import T1Config
+    from regime_core.limits import check_number
+
+    for call in (
+        lambda: check_alpha(value),
+        lambda: check_number(value, "k", low=1, high=10**6, integer=True),
+        lambda: T1Config.from_parameters(alpha=value),
+        lambda: T1Config.from_parameters(bootstrap_resamples=value),
+        lambda: T1Config.from_parameters(seed=value),
+    ):
+        try:
+            call()
+        except ValueError as err:
+            assert any(w in str(err) for w in ("alpha", "'k'", "k must", "bootstrap", "seed"))
+
+
+# class "item_set": a parameter of every run whose config has it, through every door
+
+
+def _runs_with_item_set() -> list[str]:
+    import dataclasses
+
+    from regime_core.registry import RUNS
+
+    # a run on a generated toy world (toyworld, exercises) reads no dataset's items
+    return sorted(
+        rid
+        for rid, run in RUNS.items()
+        if "item_set" in {f.name for f in dataclasses.fields(run.config)}  # type: ignore[arg-type]
+        and not run.generates_its_data
+    )
+
+
+@pytest.mark.parametrize("run_id", _runs_with_item_set())
+def test_item_set_is_a_parameter_of_every_run_whose_config_has_it(run_id: str) -> None:
+    from regime_core.registry import RUNS
+    from regime_core.runner.declarations import notebook_defaults, notebook_parameters
+
+    run = RUNS[run_id]
+    assert "item_set" in notebook_parameters(run.notebook)
+    defaults = {**notebook_defaults(run.notebook), "item_set": "strict"}
+    assert run.config.from_parameters(**defaults).item_set == "strict"
+
+
+parameter_names = st.from_regex(r"[a-z][a-z_]{0,12}", fullmatch=True)
+
+
+@_settings(40)
+@given(name=parameter_names)
+def test_a_parameter_papermill_passes_that_the_notebook_lacks_is_refused(name: str) -> None:
+    from regime_core.registry import RUNS, injected_parameters, start
+
+    run = RUNS["routing_latency"]  # a notebook without item_set
+    from regime_core.runner.declarations import notebook_parameters
+
+    declared = notebook_parameters(run.notebook)
+    cell = f"# Parameters\n{name} = 'strict'\n"
+    assert injected_parameters({"In": ["", cell]}) == [name]
+    if name in declared:
+        return
+    with pytest.raises(ValueError, match=rf"has no parameter '{name}'"):
+        start("routing_latency", {"In": ["", cell], name: "strict"})
+
+
 # --- the count -----------------------------------------------------------------------------------
 
 CASES = {
+    # special files and links where the runner and the book keep their own files
+    "bookkeeping": len(BOOKKEEPING) * len(SPECIAL_KINDS)
+    + 2 * len(FOLDER_KINDS)
+    + len(REPORTS) * len(REPORT_KINDS),
+    "quadratic": 120 + 30,
+    "bombs": len(BOMB_FORMATS) * 6 * 3,
+    "integers": 80 * 5,
+    "item_set": len(_runs_with_item_set()) + 40,
     "files": len(READERS) * len(KINDS),
     "ids": 60 + 50,
     "paths": len(PATH_OPTIONS) * len(EMPTY_VALUES) + len(WRITERS) * len(TARGETS),

@@ -39,3 +39,19 @@ def test_retrieval_blames_alpha_not_the_encoder() -> None:
     # the float32 query would overflow and the scorer blame "the encoder returned NaN or inf"
     with pytest.raises(ValueError, match=r"alpha must be a finite number in \[0, 1e\+18\]"):
         settings(alpha=1e30)
+
+
+def test_router_js_holds_the_router_limits_of_the_one_table() -> None:
+    """router.js's LIMITS line is the generated one (``python -m regime_core.limits``)."""
+    from regime_core import paths
+    from regime_core.limits import ROUTER_JS_LINE_PREFIX, router_js_line
+
+    source = (paths.REPO_ROOT / "regime_core" / "resources" / "router.js").read_text("utf-8")
+    lines = [line for line in source.splitlines() if line.startswith(ROUTER_JS_LINE_PREFIX)]
+    assert lines == [router_js_line()]
+
+
+@pytest.mark.parametrize("exponent", [19, 40, 309, 400, 4299])
+def test_an_integer_alpha_of_any_size_is_a_message(exponent: int) -> None:
+    with pytest.raises(ValueError, match=r"^alpha must be a finite number"):
+        check_alpha(10**exponent)

@@ -102,6 +102,23 @@ def _jupyter_book_executable() -> str:
     return found
 
 
+def check_outputs(work: Path, output: Path | None, timing: str | None) -> None:
+    """``ValueError`` naming the path, before any work starts, unless the build could write
+    its outputs: ``output`` (``--output``) a directory or nothing yet, the timing report
+    (``--timing`` / ``REGIME_BOOK_TIMING``) a file the writers' rule accepts, the strict-pass
+    marker a regular file or nothing."""
+    from regime_core.book.sphinx.strict_pass import MARKER, check_marker
+    from regime_core.integrity import check_writable
+
+    if output is not None and os.path.lexists(output) and not output.is_dir():
+        raise ValueError(f"--output {output}: it exists and is not a directory")
+    if output is not None:
+        check_writable(output / "_build", "--output")
+    if timing is not None:
+        check_writable(timing, f"--timing (or {TIMING_ENV})")
+    check_marker(paths.book_state_dir(work) / MARKER)
+
+
 def build_command(
     root: Path, *, output: Path | None = None, strict: bool = True, all_pages: bool = False
 ) -> list[str]:
@@ -199,18 +216,28 @@ def build_book(
     # the last committed records and pages, for the whole build: a running reproduce commits
     # each run under this lock, so its next commit waits for the build, never the reverse
     with records_lock(records, what="regime book", shared=True):
-        return _build(book_root, records, output, work, strict, all_pages, timing)
+        return _build(book_root, records, output, strict, all_pages, timing)
 
 
 def _build(
     book_root: Path,
     records: Path,
     output: Path | str | None,
-    work: Path | str | None,
     strict: bool,
     all_pages: bool,
     timing: Path | str | None,
 ) -> BookBuild:
+    env = dict(os.environ)
+    # the child reads the same work directory's records and keeps its strict-pass mark there
+    env["REGIME_WORK_DIR"] = str(records)
+    # absolute, links kept: the writers' rule decides where a link may lead
+    if timing is not None:
+        env[TIMING_ENV] = str(Path(timing).absolute())
+    elif env.get(TIMING_ENV, "").strip():  # the child runs in the book's root, not here
+        env[TIMING_ENV] = str(Path(env[TIMING_ENV].strip()).absolute())
+    out = Path(output).resolve() if output is not None else None
+    # every output path before any work starts (an unwritable report used to fail at the end)
+    check_outputs(records, out, env.get(TIMING_ENV, "").strip() or None)
     check_records(records)  # the records first: a page's stamp is checked when it is staged
     stage_executed(book_root, records)
     missing = missing_pages(book_root)
@@ -222,14 +249,6 @@ def _build(
             else ""
         )
         raise ValueError(f"{book_root / '_toc.yml'} names missing pages {missing}{hint}")
-    env = dict(os.environ)
-    # the child reads the same work directory's records and keeps its strict-pass mark there
-    env["REGIME_WORK_DIR"] = str(records)
-    if timing is not None:
-        env[TIMING_ENV] = str(Path(timing).resolve())
-    elif env.get(TIMING_ENV, "").strip():  # the child runs in the book's root, not here
-        env[TIMING_ENV] = str(Path(env[TIMING_ENV].strip()).resolve())
-    out = Path(output).resolve() if output is not None else None
     command = build_command(book_root, output=out, strict=strict, all_pages=all_pages)
     started = time.perf_counter()
     completed = subprocess.run(

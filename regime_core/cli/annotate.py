@@ -79,9 +79,12 @@ def _sample(args: argparse.Namespace) -> int:
 
 def _ids(path: Path) -> list[str]:
     import csv
+    import io
 
-    with path.open(encoding="utf-8", newline="") as f:
-        return [row["id"] for row in csv.DictReader(f)]
+    from regime_core.integrity import read_text
+
+    # read without blocking (a FIFO named as the sheet is refused), then parsed
+    return [row["id"] for row in csv.DictReader(io.StringIO(read_text(path), newline=""))]
 
 
 def _kappa(args: argparse.Namespace) -> int:

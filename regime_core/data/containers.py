@@ -12,31 +12,48 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import lzma
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
+from regime_core.limits import expanded_bound
 from regime_core.strict_json import JSONProblem, json_path, parse_json
 
-_MAGIC: tuple[tuple[bytes, str, Callable[[bytes], bytes]], ...] = (
-    (b"\x1f\x8b", "gzip", gzip.decompress),
-    (b"BZh", "bzip2", bz2.decompress),
-    (b"\xfd7zXZ\x00", "xz", lzma.decompress),
+# every stream of a multi-stream file, as gzip.decompress and its kin read them
+_MAGIC: tuple[tuple[bytes, str, Callable[[IO[bytes]], io.BufferedIOBase]], ...] = (
+    (b"\x1f\x8b", "gzip", lambda raw: gzip.GzipFile(fileobj=raw, mode="rb")),
+    (b"BZh", "bzip2", lambda raw: bz2.BZ2File(raw, mode="rb")),
+    (b"\xfd7zXZ\x00", "xz", lambda raw: lzma.LZMAFile(raw, mode="rb")),  # noqa: SIM115
 )
 
 
 def decompress(raw: bytes, display: str) -> bytes:
-    """Undo gzip/bzip2/xz compression, detected by magic bytes; plain bytes pass through."""
-    for magic, kind, undo in _MAGIC:
+    """Undo gzip/bzip2/xz compression, detected by magic bytes; plain bytes pass through.
+
+    The output is bounded (:func:`regime_core.limits.expanded_bound`): a file that expands
+    beyond it is refused with a ``ValueError`` naming it, after reading no more than the bound
+    (a 100 kB "bomb" used to expand to 1.28 GB of memory).
+    """
+    for magic, kind, opener in _MAGIC:
         if raw.startswith(magic):
+            bound = expanded_bound(len(raw))
             try:
-                return undo(raw)
+                with opener(io.BytesIO(raw)) as stream:
+                    data = stream.read(bound + 1)
             except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as err:
                 raise ValueError(
                     f"{display}: the file starts like {kind} data but cannot be decompressed "
                     f"({err}); it is truncated or corrupt — download it again"
                 ) from err
+            if len(data) > bound:
+                raise ValueError(
+                    f"{display}: its {kind} data expands to more than {bound:,} bytes from "
+                    f"{len(raw):,}; refused as a decompression bomb (decompress it yourself "
+                    "if it is real data)"
+                )
+            return data
     return raw
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import urllib.parse
 import urllib.request
 import zipfile
@@ -29,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from regime_core.limits import expanded_bound
 
 CHECKSUMS_NAME = "checksums.json"
 CHUNK_BYTES = 1 << 20
@@ -209,8 +210,22 @@ def _extract(archive: Path, member_base: str, dest: Path, rel: str, expected: st
             names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1] == member_base]
             if not names:
                 raise ValueError(f"{archive.name}: no member named {member_base}")
-            with zf.open(sorted(names)[0]) as src, part.open("wb") as out:
-                shutil.copyfileobj(src, out, CHUNK_BYTES)
+            member = zf.getinfo(sorted(names)[0])
+            bound = expanded_bound(member.compress_size)
+            with zf.open(member) as src, part.open("wb") as out:
+                written = 0
+                while chunk := src.read(CHUNK_BYTES):
+                    written += len(chunk)
+                    if written > bound:  # a zip bomb: stop before the disk fills
+                        raise ValueError(
+                            f"{archive}: its member {member.filename} expands to more than "
+                            f"{bound:,} bytes from {member.compress_size:,}; refused as a "
+                            "decompression bomb"
+                        )
+                    out.write(chunk)
+    except ValueError:
+        part.unlink(missing_ok=True)
+        raise
     except zipfile.BadZipFile as err:
         raise ValueError(
             f"{archive}: not a zip archive ({err}); the host may have returned an HTML page — "

@@ -63,7 +63,12 @@ from regime_core.encoders.shards import (
     text_key,
 )
 from regime_core.encoders.vectors import identity_hash, unnormalized_rows
-from regime_core.integrity import atomic_write_bytes, read_bytes, remove_stale_temporaries
+from regime_core.integrity import (
+    append_text,
+    atomic_write_bytes,
+    read_bytes,
+    remove_stale_temporaries,
+)
 from regime_core.strict_json import parse_json
 
 MODES: tuple[str, ...] = ("query", "document")
@@ -138,8 +143,7 @@ def log_encodes(encoder_name: str, report: StoreReport, encoded: Sequence[bytes]
         "n_encoded": report.n_encoded,
         "encoded_keys": [key.hex()[:ENCODED_KEY_DIGITS] for key in encoded],
     }
-    with open(target, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps(line, sort_keys=True) + "\n")
+    append_text(target, json.dumps(line, sort_keys=True) + "\n")  # a FIFO there never blocks
 
 
 def plan_batches(missing: dict[bytes, str], batch_size: int) -> list[list[tuple[bytes, str]]]:

@@ -49,6 +49,10 @@
 
   // --- constants mirrored from Python (tests/test_router_js.py checks each against it) ------
 
+  // The caps `regime route` applies, generated from regime_core/limits.py's ROUTER_LIMITS
+  // (`python -m regime_core.limits` prints this line; tests/test_limits.py compares them).
+  const LIMITS = {"max_question_chars": 10000, "max_title_chars": 10000, "max_bridge_chars": 1000000, "max_nesting": 100, "max_int_digits": 4300, "max_alpha": 1e+18};
+
   const FEATURE_NAMES = [
     "comparison_cues",
     "yes_no_opener",
@@ -152,8 +156,6 @@
   const UPPER_RE = /^\p{Uppercase}/u;
   const ASCII_RE = /^[\x00-\x7f]*$/;
   const INITIALS_RE = /^(?:[A-Za-z]\.)+$/;
-  // regime_core.router._text.strip_disambiguator: Python's \s is str.isspace().
-  const DISAMBIGUATOR_RE = new RegExp(`[${WS}]*\\([^)]*\\)[${WS}]*$`, "u");
 
   const COMBINING = (() => {
     const ranges = COMBINING_RANGES.split(",").map((r) => {
@@ -260,8 +262,15 @@
     return out;
   }
 
+  /** regime_core.text.trailing_parenthetical: drop one trailing "(...)" and the whitespace
+   * around it, in linear time (the regular expression it replaces backtracked quadratically on
+   * a title of many "(" and no ")"). */
   function stripDisambiguator(title) {
-    return title.replace(DISAMBIGUATOR_RE, "");
+    const body = rstrip(title, PY_SPACE);
+    if (!body.endsWith(")")) return title;
+    const inner = body.slice(0, -1);
+    const open = inner.indexOf("(", inner.lastIndexOf(")") + 1);
+    return open < 0 ? title : rstrip(inner.slice(0, open), PY_SPACE);
   }
 
   function view(text) {
@@ -413,6 +422,16 @@
     }
   }
 
+  /** A JSON syntax error where Python's decoder reports it (its msg, line, column, char). */
+  class JsonSyntaxError extends RouteError {
+    constructor(msg, line, column, char) {
+      super(`${msg}: line ${line} column ${column} (char ${char})`);
+      this.msg = msg;
+      this.line = line;
+      this.column = column;
+    }
+  }
+
   /** strict_json.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
   function jsonPath(path) {
     let out = "";
@@ -428,18 +447,24 @@
   // parser keeps what JSON.parse loses: an integer (a BigInt here) is not a float (a Number),
   // as 1 is not 1.0 for Python's json.dumps, which the seal and the feature spec hash.
 
-  const MAX_JSON_DEPTH = 1000; // Python's json recursion limit is about as deep
-  const MAX_INT_DIGITS = 4300; // Python's int() refuses longer decimal strings
+  // Python refuses nesting deeper than LIMITS.max_nesting after parsing, naming the path to
+  // the first container too deep; past its parser's recursion limit (about 1,000 levels) it
+  // stops parsing and names no path. This parser does the same, and never recurses deeper.
+  const MAX_JSON_DEPTH = 1000;
+  const MAX_INT_DIGITS = LIMITS.max_int_digits; // Python's int() refuses longer decimal strings
 
-  /** Strict JSON: duplicate keys, NaN/Infinity, deeper nesting than MAX_JSON_DEPTH refused. */
-  function parsePyJson(text) {
+  /** Strict JSON as strict_json.parse_json reads it: duplicate keys, NaN/Infinity, numbers beyond
+   * a float, lone surrogates (unless `keepLoneSurrogates`) and nesting deeper than
+   * LIMITS.max_nesting refused, each naming where. */
+  function parsePyJson(text, { keepLoneSurrogates = false } = {}) {
     let i = 0;
     const n = text.length;
     const fail = (what, at = i) => {
-      const before = text.slice(0, at);
-      const line = before.split("\n").length;
-      const column = at - before.lastIndexOf("\n");
-      throw new RouteError(`${what}: line ${line} column ${column} (char ${at})`);
+      // positions in code points, as Python counts them
+      const head = text.slice(0, at);
+      const line = head.split("\n").length;
+      const column = codePoints(head.slice(head.lastIndexOf("\n") + 1)) + 1;
+      throw new JsonSyntaxError(what, line, column, codePoints(head));
     };
     const skip = () => {
       while (i < n) {
@@ -479,14 +504,48 @@
         } else fail(e === "u" ? "Invalid \\uXXXX escape" : "Invalid \\escape");
       }
     };
+    // strict_json parses first, then walks the value depth first (check_value): a syntax error
+    // anywhere wins, else the first refused value in that walk's order. Each value is numbered
+    // in document order (a container before what it holds); in one object, nesting too deep
+    // comes before a repeated key, which comes before a key that is not text (the last such
+    // key first: the walk goes over the keys backwards).
+    let order = 0;
+    let first = null;
+    const before = (a, b) => {
+      for (let k = 0; k < Math.max(a.length, b.length); k++) {
+        const x = a[k] ?? -Infinity;
+        const y = b[k] ?? -Infinity;
+        if (x !== y) return x < y;
+      }
+      return false;
+    };
+    const refuse = (rank, problem, path) => {
+      if (first === null || before(rank, first.rank)) first = { rank, problem, path };
+    };
+    const loneSurrogate = (s) => {
+      if (keepLoneSurrogates) return null;
+      const bad = LONE_SURROGATE_RE.exec(s);
+      if (bad === null) return null;
+      const code = s.charCodeAt(bad.index).toString(16).padStart(4, "0");
+      return `a lone surrogate \\u${code} (half of a UTF-16 pair, not a character)`;
+    };
     const value = (depth, path) => {
-      if (depth > MAX_JSON_DEPTH) fail(`Nesting deeper than ${MAX_JSON_DEPTH} levels`);
+      if (depth > MAX_JSON_DEPTH) {
+        // Python's parser stops at its recursion limit and names no path
+        throw new JsonValueError(`values nest more than ${LIMITS.max_nesting} levels deep`, []);
+      }
       skip();
+      const index = order++;
       const c = text[i];
       if (c === "{" || c === "[") {
+        // the first container too deep, its path cut to six parts
+        if (path.length >= LIMITS.max_nesting) {
+          refuse([index, 0], `values nest more than ${LIMITS.max_nesting} levels deep`, path.slice(0, 6));
+        }
         const isObject = c === "{";
         const out = isObject ? Object.create(null) : [];
         const close = isObject ? "}" : "]";
+        let keys = 0;
         i++;
         skip();
         if (text[i] === close) {
@@ -497,17 +556,19 @@
           skip();
           if (isObject) {
             if (text[i] !== '"') fail("Expecting property name enclosed in double quotes");
-            const at = i;
             const key = string();
             skip();
             if (text[i] !== ":") fail("Expecting ':' delimiter");
             i++;
             if (Object.prototype.hasOwnProperty.call(out, key)) {
-              throw new JsonValueError(`the key ${pyRepr(key)} appears twice in one object`, [
+              refuse([index, 1], `the key ${pyRepr(key)} appears twice in one object`, [
                 ...path,
                 key,
               ]);
             }
+            const bad = loneSurrogate(key);
+            if (bad !== null) refuse([index, 2, -keys], bad, [...path, key]);
+            keys++;
             out[key] = value(depth + 1, [...path, key]);
           } else out.push(value(depth + 1, [...path, out.length]));
           skip();
@@ -518,7 +579,12 @@
           } else fail("Expecting ',' delimiter");
         }
       }
-      if (c === '"') return string();
+      if (c === '"') {
+        const s = string();
+        const bad = loneSurrogate(s);
+        if (bad !== null) refuse([index], bad, path);
+        return s;
+      }
       for (const [word, v] of [["true", true], ["false", false], ["null", null]]) {
         if (text.startsWith(word, i)) {
           i += word.length;
@@ -532,27 +598,30 @@
         if (m[1] !== undefined || m[2] !== undefined) {
           const x = Number(m[0]);
           if (!Number.isFinite(x)) {
-            throw new JsonValueError(`the number ${m[0].slice(0, 40)} is beyond a float's range`, path);
+            refuse([index], `the number ${m[0].slice(0, 40)} is beyond a float's range`, path);
           }
           return x;
         }
         if (m[0].replace("-", "").length > MAX_INT_DIGITS) {
-          fail(`Integer with more than ${MAX_INT_DIGITS} digits`, i - m[0].length);
+          // Python's int() refuses it while parsing: no later syntax error is reached
+          throw new JsonValueError("a number has too many digits to be read", []);
         }
         return BigInt(m[0]);
       }
       const constant = /^(?:NaN|-?Infinity)/.exec(text.slice(i, i + 9));
       if (constant) {
-        throw new JsonValueError(
-          `${constant[0]} is not a JSON number (JSON has no NaN or Infinity)`,
-          path
-        );
+        i += constant[0].length;
+        refuse([index], `${constant[0]} is not a JSON number (JSON has no NaN or Infinity)`, path);
+        return null;
       }
       fail("Expecting value");
     };
+    // json.loads refuses a byte order mark before anything else
+    if (text.startsWith("\ufeff")) fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0);
     const out = value(1, []);
     skip();
     if (i < n) fail("Extra data");
+    if (first !== null) throw new JsonValueError(first.problem, first.path);
     return out;
   }
 
@@ -658,7 +727,7 @@
 
   const FORMAT = "regime-router";
   const HASH_KEY = "sha256";
-  const MAX_ALPHA = 1e18; // regime_core.limits.MAX_ALPHA
+  const MAX_ALPHA = LIMITS.max_alpha;
   const REBUILD = "retrain it with `regime route train --out FILE` (or save_router)";
   const TOP_LEVEL = [
     "format", "format_version", "feature_spec", "feature_names", "rules", "classes",
@@ -705,6 +774,17 @@
   // What Python's str.isprintable() refuses (repr escapes it): other and separator characters.
   const NOT_PRINTABLE_RE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
   /** Python's repr() of a JSON value (what load_router's messages quote). */
+  /** regime_core.limits.short_repr: an integer of 100 digits or more by its digit count, any
+   * other repr cut to 80 characters. */
+  function shortRepr(v) {
+    if (typeof v === "bigint") {
+      const digits = String(v < 0n ? -v : v).length;
+      if (digits >= 100) return `an integer of ${digits} digits`;
+    }
+    const text = pyRepr(v);
+    return codePoints(text) <= 80 ? text : cpSlice(text, 77) + "...";
+  }
+
   function pyRepr(v) {
     if (v === null || v === undefined) return "None";
     if (v === true) return "True";
@@ -865,6 +945,12 @@
         const at = err.path.length ? `, at ${jsonPath(err.path)}` : "";
         throw new RouteError(`${where}${at}: ${err.message}`);
       }
+      if (err instanceof JsonSyntaxError) {
+        // strict_json.JSONProblem of a syntax error
+        throw new RouteError(
+          `${where}, line ${err.line}, column ${err.column}: malformed JSON (${err.msg})`
+        );
+      }
       if (!(err instanceof RouteError)) throw err;
       throw new RouteError(`${where}: not valid JSON (${err.message})`);
     }
@@ -886,13 +972,13 @@
       return v;
     };
     const number = (v, field) => {
-      if (!isNumber(v)) throw error(field, `must be a number, got ${pyRepr(v)}`);
-      if (!Number.isFinite(Number(v))) throw error(field, `must be finite, got ${pyRepr(v)}`);
+      if (!isNumber(v)) throw error(field, `must be a number, got ${shortRepr(v)}`);
+      if (!Number.isFinite(Number(v))) throw error(field, `must be finite, got ${shortRepr(v)}`);
       return Number(v);
     };
     const integer = (v, field, minimum) => {
       if (typeof v !== "bigint" || v < BigInt(minimum)) {
-        throw error(field, `must be an integer >= ${minimum}, got ${pyRepr(v)}`);
+        throw error(field, `must be an integer >= ${minimum}, got ${shortRepr(v)}`);
       }
       return v;
     };
@@ -1108,11 +1194,36 @@
     return sentences;
   }
 
+  /** estimator._check_size: `n` characters (code points) of `what` over `limit` refused. */
+  function checkSize(what, n, limit) {
+    if (n > limit) {
+      throw new RouteError(
+        `route: the ${what} is ${thousands(n)} characters long, over the limit of ` +
+          `${thousands(limit)}`
+      );
+    }
+  }
+  /** Python's f"{n:,}" for a non-negative integer. */
+  function thousands(n) {
+    const digits = String(n);
+    let out = "";
+    for (let k = 0; k < digits.length; k++) {
+      if (k && (digits.length - k) % 3 === 0) out += ",";
+      out += digits[k];
+    }
+    return out;
+  }
+
   /** RegimeRouter.route: B_rel, the five features, the logit and the decision. */
   function route(model, question, bridgeSentences, bridgeTitle = null) {
     question = checkQuestion(question, "route");
     const sentences = checkSentences(bridgeSentences, "route");
+    checkSize("question", codePoints(question), LIMITS.max_question_chars);
+    let bridgeChars = 0;
+    for (const s of sentences) bridgeChars += codePoints(s);
+    checkSize("bridge", bridgeChars, LIMITS.max_bridge_chars);
     const title = checkTitle(bridgeTitle, "route");
+    checkSize("bridge title", title === null ? 0 : codePoints(title), LIMITS.max_title_chars);
     const { scores, best, x } = featurizeOne(question, sentences, title, model.rules);
     const z = x.map((v, j) => (v - model.mean[j]) / model.scale[j]);
     const contributions = z.map((v, j) => v * model.coef[j]);
@@ -1399,7 +1510,8 @@
       if (isBlank(line)) return;
       let item;
       try {
-        item = parsePyJson(line);
+        // the texts' own check (checkText) names a lone surrogate as `regime route` does
+        item = parsePyJson(line, { keepLoneSurrogates: true });
       } catch (err) {
         if (!(err instanceof RouteError)) throw err;
         throw new RouteError(`${file}, line ${k + 1}: not valid JSON (${err.message})`);
@@ -1425,6 +1537,16 @@
       out.push(JSON.stringify(result, (_, v) => (typeof v === "bigint" ? Number(v) : v)));
     });
     process.stdout.write(out.join("\n") + (out.length ? "\n" : ""));
+  }
+
+  // A message on one line: each line break, with the blanks around it, is one space (split
+  // rather than a regular expression of blanks around a line break, which backtracks
+  // quadratically on a long run of blanks).
+  function oneLine(message) {
+    const pieces = message.split("\n");
+    let out = pieces[0];
+    for (const piece of pieces.slice(1)) out = out.trimEnd() + " " + piece.trimStart();
+    return out;
   }
 
   /** The command line; every failure is one line on stderr and exit status 2, as `regime`;
@@ -1462,7 +1584,7 @@
     } catch (err) {
       const known = err instanceof RouteError;
       const message = known ? err.message : `internal error: ${err && err.message}`;
-      process.stderr.write(`router.js: error: ${message.replace(/\s*\n\s*/g, " ")}\n`);
+      process.stderr.write(`router.js: error: ${oneLine(message)}\n`);
       if (asJson) {
         const kind = known ? "ValueError" : "InternalError";
         process.stdout.write(pyDumps({ error: message, kind, command: "route" }) + "\n");
@@ -1477,7 +1599,9 @@
   // is 300-3,000 characters, and routing stays far below a frame even at these sizes.
   const MAX_BRIDGE_CHARS = 20000;
   const MAX_QUESTION_CHARS = 1000;
-  const MARKUP_RE = /<\/?[A-Za-z][^>]*>|&[a-zA-Z]+;|&#\d+;/;
+  // A tag holds no "<": with [^<>]* the search is linear (with [^>]* it was quadratic on
+  // "<a<a<a..." without a ">").
+  const MARKUP_RE = /<\/?[A-Za-z][^<>]*>|&[a-zA-Z]+;|&#\d+;/;
   const PICTOGRAPH_RE = /\p{Extended_Pictographic}/u;
   const OTHER_SCRIPT_RE = /(?!\p{Script=Latin})\p{L}/u;
   const DIGITS_RE = /^[0-9]+$/;

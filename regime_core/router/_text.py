@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from regime_core.text import capital_runs
+from regime_core.text import capital_runs, trailing_parenthetical
 
 # A word is a run of word characters, possibly joined by single apostrophes, hyphens, dots or
 # "&" ("O'Brien", "Jean-Paul", "U.S"). Written without backtracking: it is the hot loop.
@@ -83,7 +83,7 @@ def fold(word: str) -> str:
 
 def strip_disambiguator(title: str) -> str:
     """Drop one trailing parenthetical: ``"Titanic (1997 film)"`` → ``"Titanic"``."""
-    return re.sub(r"\s*\([^)]*\)\s*$", "", title)
+    return title[: trailing_parenthetical(title)]
 
 
 # split() with a capturing group returns [separator, word, separator, word, ..., tail]: one

@@ -40,15 +40,14 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from regime_core import config
+
+# Longest question, title and bridge text :meth:`RegimeRouter.route` accepts: far above any
+# real one, low enough that featurising stays fast; in the one table router.js shares.
+from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS
 from regime_core.router.features import FEATURE_NAMES, N_FEATURES, featurize
 from regime_core.router.labels import ACTIONS, EXCLUDED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import check_question, check_sentences, check_title
-
-#: Longest question and bridge text :meth:`RegimeRouter.route` accepts: far above any real
-#: question or passage, low enough that featurising stays fast and says why it refuses.
-MAX_QUESTION_CHARS: int = 10_000
-MAX_BRIDGE_CHARS: int = 1_000_000
 
 
 def router_logits(
@@ -267,7 +266,7 @@ class RegimeRouter(ScaledLogistic):
         _check_size("question", len(question), MAX_QUESTION_CHARS)
         _check_size("bridge", sum(len(s) for s in sentences), MAX_BRIDGE_CHARS)
         title = check_title(bridge_title, "route")
-        _check_size("bridge title", len(title or ""), MAX_QUESTION_CHARS)
+        _check_size("bridge title", len(title or ""), MAX_TITLE_CHARS)
         if rules is None:
             rules = getattr(self, "rules_", DEFAULT_ROUTER_RULES)
         out = featurize([question], [sentences], bridge_titles=[title], rules=rules)

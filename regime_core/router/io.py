@@ -39,6 +39,7 @@ import json
 import math
 import os
 import platform
+import sys
 from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
@@ -48,7 +49,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from regime_core.integrity import atomic_write_bytes, canonical_bytes, sha256_hex
-from regime_core.limits import check_alpha
+from regime_core.limits import check_alpha, short_repr
 from regime_core.router.estimator import RegimeRouter
 from regime_core.router.features import FEATURE_NAMES, FEATURE_SPEC_VERSION, feature_spec
 from regime_core.router.rules import RouterRules
@@ -224,14 +225,16 @@ class _Fields:
 
     def number(self, value: Any, field: str) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(field, f"must be a number, got {value!r}")
-        if not math.isfinite(value):
-            raise self.error(field, f"must be finite, got {value!r}")
+            raise self.error(field, f"must be a number, got {short_repr(value)}")
+        # an integer beyond a float's range is compared, not converted (OverflowError)
+        too_big = isinstance(value, int) and abs(value) > sys.float_info.max
+        if too_big or not math.isfinite(value):
+            raise self.error(field, f"must be finite, got {short_repr(value)}")
         return float(value)
 
     def integer(self, value: Any, field: str, minimum: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.error(field, f"must be an integer >= {minimum}, got {value!r}")
+            raise self.error(field, f"must be an integer >= {minimum}, got {short_repr(value)}")
         return value
 
     def string(self, value: Any, field: str) -> str:

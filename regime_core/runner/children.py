@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from regime_core.integrity import pid_alive
+from regime_core.integrity import make_directory, pid_alive, read_text, remove_file
 from regime_core.runner.records import atomic_write_text
 
 #: the environment variable naming a child's run; every process of the run inherits it
@@ -142,7 +142,7 @@ def run_child(
     """Run papermill's command line (the arguments after ``-m papermill``) in its own process
     group; ``(exit code, stderr)``. The run is killed if this thread is interrupted. Given a
     ``usage`` dict, it is filled with the child's CPU seconds (:func:`_wait_measured`)."""
-    pid_file.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(pid_file.parent)
     token = secrets.token_hex(16)
     proc = subprocess.Popen(
         [sys.executable, "-c", _LAUNCHER, str(os.getpid()), *command],
@@ -185,12 +185,13 @@ def end_orphans(pid_files: Iterable[Path], work: Path, say: Callable[[str], None
     ``pid_files``), then delete the pid files."""
     for pid_file in pid_files:
         try:
-            pid = int(pid_file.read_text(encoding="utf-8").strip())
+            # without blocking: a FIFO or device in its place is refused, never waited on
+            pid = int(read_text(pid_file).strip())
         except (OSError, ValueError):
             pid = 0
         try:
-            token: str | None = _token_file(pid_file).read_text(encoding="utf-8").strip()
-        except OSError:
+            token: str | None = read_text(_token_file(pid_file)).strip()
+        except (OSError, ValueError):
             token = None
         alive = pid > 0 and pid_alive(pid) and _is_our_papermill(pid, work)
         if alive:
@@ -200,5 +201,5 @@ def end_orphans(pid_files: Iterable[Path], work: Path, say: Callable[[str], None
             say(f"ending {len(leftovers)} process(es) left running by an interrupted run")
         if alive or leftovers:
             kill_run(pid if alive else 0, token)
-        pid_file.unlink(missing_ok=True)
-        _token_file(pid_file).unlink(missing_ok=True)
+        remove_file(pid_file)  # a FIFO or directory in its place is named, not removed
+        remove_file(_token_file(pid_file))

@@ -30,7 +30,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import shutil
 import tempfile
 import threading
 import time
@@ -43,7 +42,13 @@ import yaml
 
 from regime_core import paths
 from regime_core.encoders.store import ENCODE_LOG_VARIABLE
-from regime_core.integrity import remove_stale_temporaries
+from regime_core.integrity import (
+    fresh_directory,
+    make_directory,
+    read_bytes,
+    remove_file,
+    remove_stale_temporaries,
+)
 from regime_core.locks import LOCK_HELD_VARIABLE, lock_key, records_lock
 from regime_core.runner.children import end_orphans, run_child
 from regime_core.runner.declarations import OUTPUT_DIR_PARAMETER, Declarations, notebook_parameters
@@ -196,10 +201,12 @@ def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
 def _encode_lines(file: Path) -> tuple[list[dict[str, Any]], int]:
     """The store calls ``file`` logs, and how many of its lines are not JSON (a kernel killed
     mid-write): counted, not raised, since profiling must never fail a run."""
-    if not file.is_file():
+    try:
+        raw = read_bytes(file)  # without blocking: a FIFO in its place is refused, not waited on
+    except (FileNotFoundError, ValueError):
         return [], 0
     calls, unreadable = [], 0
-    for line in file.read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in raw.decode("utf-8", errors="replace").splitlines():
         if not line.strip():
             continue
         try:
@@ -228,7 +235,7 @@ def write_timing(
         "unreadable_encode_lines": unreadable,
     }
     atomic_write_text(runs_dir / TIMING_FILENAME, json.dumps(timing, indent=1) + "\n")
-    encode_log.unlink(missing_ok=True)
+    remove_file(encode_log)
 
 
 def run_papermill(
@@ -256,7 +263,7 @@ def run_papermill(
         LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
         **dict(environment or {}),
     }
-    scratch.mkdir(parents=True, exist_ok=True)
+    make_directory(scratch, inside=work)
     with tempfile.NamedTemporaryFile(
         "w", dir=scratch, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
     ) as handle:
@@ -300,17 +307,17 @@ def execute_run(
     # stamped) until :func:`commit_run` replaces them at once
     runs_dir = stamp_path(work, run_id).parent
     out_dir, executed = runs_dir / STAGING_DIRNAME, runs_dir / STAGED_NOTEBOOK
-    shutil.rmtree(out_dir, ignore_errors=True)
-    executed.unlink(missing_ok=True)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    make_directory(runs_dir, inside=work)
+    fresh_directory(out_dir, inside=work)
+    remove_file(executed)
 
     declared = set(notebook_parameters(spec.notebook))
     parameters = {**spec.parameters_for(profile), OUTPUT_DIR_PARAMETER: str(out_dir)}
     injected = {"work_dir": str(work), "profile": profile}
     parameters.update({k: v for k, v in injected.items() if k in declared})
     encode_log = runs_dir / ENCODE_LOG_FILENAME
-    encode_log.unlink(missing_ok=True)
-    (runs_dir / TIMING_FILENAME).unlink(missing_ok=True)
+    remove_file(encode_log)
+    remove_file(runs_dir / TIMING_FILENAME)
     usage: dict[str, float] = {}
     returncode, stderr = run_papermill(
         spec.notebook,
@@ -360,15 +367,23 @@ def withdraw_run(run_id: str, work: Path, *, failed: Path) -> None:
     """A failed run's end (under the records' lock): its previous outputs are withdrawn, so
     nothing looks current, and its failed notebook takes the executed notebook's place (its
     traceback shows where it stopped)."""
-    stamp_path(work, run_id).unlink(missing_ok=True)
-    (paths.book_executed_dir(work) / f"{run_id}.ipynb").unlink(missing_ok=True)
-    shutil.rmtree(paths.results_dir(work) / run_id, ignore_errors=True)
+    remove_file(stamp_path(work, run_id))
+    remove_file(paths.book_executed_dir(work) / f"{run_id}.ipynb")
+    remove_directory(paths.results_dir(work) / run_id, inside=work)
     final = executed_path(work, run_id)
-    final.unlink(missing_ok=True)
-    if failed.is_file():
-        final.parent.mkdir(parents=True, exist_ok=True)
+    remove_file(final)
+    if failed.is_file() and not failed.is_symlink():
+        make_directory(final.parent, inside=work)
         os.replace(failed, final)
-    shutil.rmtree(failed.parent / STAGING_DIRNAME, ignore_errors=True)
+    remove_directory(failed.parent / STAGING_DIRNAME, inside=work)
+
+
+def remove_directory(path: Path, *, inside: Path) -> None:
+    """Remove the directory ``path`` and what it holds, under the writers' rule
+    (:func:`regime_core.integrity.fresh_directory`: a link or special file there is refused,
+    a failed removal raised, never swallowed)."""
+    if os.path.lexists(path):
+        fresh_directory(path, inside=inside).rmdir()
 
 
 def commit_run(
@@ -377,13 +392,13 @@ def commit_run(
     """Replace the run's committed outputs with its staged ones, at once (the caller holds the
     records' lock): its record folder, its executed notebook, its book page, then its stamp."""
     runs_dir = stamp_path(work, run_id).parent
-    stamp_path(work, run_id).unlink(missing_ok=True)
+    remove_file(stamp_path(work, run_id))
     target = paths.results_dir(work) / run_id
-    shutil.rmtree(target, ignore_errors=True)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    # an empty directory in its place: renaming the staged one over it is one step
+    fresh_directory(target, inside=work)
     os.replace(runs_dir / STAGING_DIRNAME, target)
     final = executed_path(work, run_id)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(final.parent, inside=work)
     os.replace(runs_dir / STAGED_NOTEBOOK, final)
     copy_to_book(decl, run_id, work)
     write_stamp(work, run_id, key_info, seconds=seconds, upstream=decl.runs[run_id].depends_on)

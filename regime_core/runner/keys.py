@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from regime_core import paths
+from regime_core.integrity import read_bytes
 from regime_core.runner.declarations import Declarations, topological_order
 from regime_core.runner.records import canonical_json, hash_file
 from regime_core.strict_json import read_json_file
@@ -279,9 +280,9 @@ def _module_info(
 def load_module(name: str, file: Path) -> Module:
     """A module's docstring-free hash and imports (parsed once per distinct content)."""
     try:
-        source = file.read_bytes()
-    except OSError as err:
-        raise ValueError(f"cannot read {file} (module {name}): {err.strerror}") from err
+        source = read_bytes(file)
+    except (OSError, ValueError) as err:  # the message names the file and what it is
+        raise ValueError(f"{err} (module {name})") from err
     digest, imports, entries = _module_info(name, str(file), source)
     return Module(name, file, digest, imports, entries)
 

@@ -20,7 +20,6 @@ Everything is checked before anything runs; a bad item is a ``ValueError`` namin
 from __future__ import annotations
 
 import dataclasses
-import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.integrity import fresh_directory
 from regime_core.locks import directory_lock
 from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
@@ -439,8 +439,7 @@ def execute_variant(
     folder) and check that its record is the variant's."""
     spec = decl.runs[variant.run_id]
     started = time.perf_counter()
-    shutil.rmtree(variant.folder, ignore_errors=True)
-    variant.folder.mkdir(parents=True, exist_ok=True)
+    fresh_directory(variant.folder, inside=work)
     declared = set(notebook_parameters(spec.notebook))
     parameters = {**variant.parameters, OUTPUT_DIR_PARAMETER: str(variant.folder)}
     if "work_dir" in declared:

@@ -47,6 +47,7 @@ from regime_core import config
 from regime_core.agreement import cohens_kappa
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, p1, p2
 from regime_core.experiments.sampling import ids_hash, sample_ids
+from regime_core.integrity import read_text
 from regime_core.schema import SPLITS, Example
 
 #: The paper's inter-annotator check used 50 questions.
@@ -237,7 +238,8 @@ def read_sheet(path: Path | str) -> Sheet:
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path}: no such sheet")
-    with path.open(encoding="utf-8-sig", newline="") as f:
+    # read without blocking: a FIFO or device named as the sheet is refused, never waited on
+    with io.StringIO(read_text(path).removeprefix("\ufeff"), newline="") as f:
         reader = csv.DictReader(f)
         header = [h.strip() for h in (reader.fieldnames or [])]
         missing = [c for c in REQUIRED_COLUMNS if c not in header]

@@ -159,7 +159,7 @@ def _file_digest(env: Any, dependency: str, seen: dict[str, str] | None = None) 
     if seen is not None and path in seen:
         return seen[path]
     try:
-        digest = sha256_hex(Path(path).read_bytes())
+        digest = sha256_hex(read_bytes(path))
     except OSError:
         digest = "absent"
     if seen is not None:

@@ -28,6 +28,7 @@ pass unseen.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from regime_core import paths
-from regime_core.integrity import atomic_write_bytes
+from regime_core.integrity import atomic_write_bytes, make_directory, read_text, remove_file
 
 logger = logging.getLogger(__name__)
 
@@ -71,14 +72,14 @@ def read_every_page_after_a_failure(
 ) -> list[str]:
     """``env-get-outdated``: every page when the marker is there; then leave it for this build."""
     marker = marker_path(app)
-    unclean = marker.exists()
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()
+    unclean = os.path.lexists(marker)  # a dangling link counts: the write below names it
+    make_directory(marker.parent)
+    atomic_write_bytes(marker, b"")  # a directory, FIFO or dangling link there is refused
     owner_file = Path(app.doctreedir) / CACHE_OWNER
     work = str(build_work_dir(app))
-    owner = owner_file.read_text(encoding="utf-8") if owner_file.is_file() else None
+    owner = read_text(owner_file) if os.path.lexists(owner_file) else None
     moved = owner is not None and owner != work
-    owner_file.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(owner_file.parent)
     atomic_write_bytes(owner_file, work.encode("utf-8"))
     pages = sorted(env.found_docs - added) if unclean or moved else []
     if pages:  # on Sphinx's own line, as its reasons: "[...] 0 added, N changed, 0 removed"
@@ -89,7 +90,18 @@ def read_every_page_after_a_failure(
 def remove_marker_after_a_strict_pass(app: Sphinx, exception: BaseException | None) -> None:
     """``build-finished``: the next build may read only what changed."""
     if passed_strictly(app, exception):
-        marker_path(app).unlink(missing_ok=True)
+        remove_file(marker_path(app))
+
+
+def check_marker(marker: Path) -> None:
+    """``ValueError`` naming the marker unless a build could write and remove it: nothing or
+    a regular file is there (checked before a build starts, not at its end)."""
+    if os.path.lexists(marker) and not (marker.is_file() and not marker.is_symlink()):
+        kind = "a symbolic link" if marker.is_symlink() else "not a regular file"
+        raise ValueError(
+            f"the strict-pass marker {marker} is {kind}; a build writes and removes it: "
+            "remove it by hand"
+        )
 
 
 def setup_strict_pass(app: Sphinx) -> None:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from regime_core.book.build import TIMING_ENV
+from regime_core.integrity import atomic_write_bytes, check_writable
 
 if TYPE_CHECKING:
     from sphinx.application import Sphinx
@@ -201,12 +202,9 @@ def _wrap_builder(app: Sphinx, timing: BookTiming) -> None:
 
 
 def _write_report(app: Sphinx, timing: BookTiming, exception: BaseException | None) -> None:
-    target = timing.target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.partial")
     report = timing.report(app, failed=exception is not None)
-    partial.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
-    partial.replace(target)
+    # the writers' rule: a FIFO, device, directory or dangling link there is refused
+    atomic_write_bytes(timing.target, (json.dumps(report, indent=1) + "\n").encode("utf-8"))
 
 
 def setup_timing(app: Sphinx) -> BookTiming | None:
@@ -216,7 +214,9 @@ def setup_timing(app: Sphinx) -> BookTiming | None:
     value = os.environ.get(TIMING_ENV, "").strip()
     if not value:
         return None
-    timing = BookTiming(target=Path(value).resolve())
+    target = Path(value).absolute()
+    check_writable(target, TIMING_ENV)  # refused before the build, not after it
+    timing = BookTiming(target=target)
     timing.mark("setup")
     _wrap_handlers(app, timing)
     _wrap_directives(timing)
