@@ -238,13 +238,16 @@ def test_the_vocabulary_check_catches_each_variant() -> None:
 
 
 def test_the_landing_page_judges_every_claim_and_states_the_caveats() -> None:
-    """The landing page shows every claim of paper_claims.yml through the chart and the verdict
-    table (computed, so no verdict is typed there); the data caveat reads the subsets' sizes
-    from the data record; the key figure is there."""
+    """The landing page shows every claim of paper_claims.yml through the chart (computed, so
+    no verdict is typed there) and leaves the table with each verdict's reason to "The paper's
+    numbers and ours"; the data caveat reads the subsets' sizes from the data record; the key
+    figure is there and says from a record how many questions it leaves out."""
     source = (BOOK / "intro.md").read_text(encoding="utf-8")
     text = _without_fences(_without_inline_literals(source))
     assert _top_level_directives(source, "regime-claims-chart") == 1
-    assert _top_level_directives(source, "regime-verdict-table") == 1
+    assert _top_level_directives(source, "regime-verdict-table") == 0
+    assert "{doc}`reproducing/paper_vs_ours`" in text
+    assert "{rec}`t2_regime_decomposition:excluded_no_b_rel." in source
     assert "{verdict}" not in text and "| Claim |" not in text  # no hand-made verdict table
     for dataset in ("hotpotqa", "2wikimultihopqa", "musique"):
         assert f"{{rec}}`data_regimes:prepared.{dataset}.two_hop|int`" in text, dataset
@@ -353,8 +356,12 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
 
 
 def _our_reading_choices() -> list[str]:
-    """The dotted names the page "Our reading of the paper" shows, in page order."""
-    text = (BOOK / "reference" / "our_reading.md").read_text(encoding="utf-8")
+    """The dotted names the pages "Our reading of the paper" and "Every setting and default"
+    show, in page order."""
+    text = "".join(
+        (BOOK / "reference" / page).read_text(encoding="utf-8")
+        for page in ("our_reading.md", "settings.md")
+    )
     blocks = re.findall(r"```\{regime-choices\}\n(.*?)```", text, flags=re.DOTALL)
     return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
 
@@ -560,8 +567,9 @@ def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_the_landing_page_charts_and_tabulates_every_claim(html: Path, quick_run: Any) -> None:
-    """The chart has a row per pp claim (or part) and a text row per other claim, the verdict
-    table a row per claim, each with the verdict recomputed here from the quick run's records."""
+    """The landing page's chart has a row per pp claim (or part) and a text row per other
+    claim, and the cards of "The paper's numbers and ours" a row per claim linked to its
+    chapter, each with the verdict recomputed here from the quick run's records."""
     from bs4 import BeautifulSoup
 
     from regime_core.book.sphinx.claims import verdict_class
@@ -582,13 +590,17 @@ def test_the_landing_page_charts_and_tabulates_every_claim(html: Path, quick_run
     for row, want in zip(shown, expected, strict=True):
         assert verdict_class(want.verdict) in row["class"], want.label
         assert _plain(row.select_one(".regime-chart-verdict").get_text(" ")) == want.verdict_label
-    table = page.select_one("table.regime-landing-verdicts")
+    assert page.select_one("table.regime-landing-verdicts") is None  # the table moved
+    paper_vs_ours = html / "book" / "reproducing" / "paper_vs_ours.html"
+    page = BeautifulSoup(paper_vs_ours.read_text(encoding="utf-8"), "html.parser")
+    table = page.select_one("table.regime-claims-table")
     cells = [row.find_all("td", recursive=False) for row in table.select("tbody tr")]
-    assert [_plain(c[0].get_text(" ")) for c in cells] == [c.label for c in claims]
+    labels = [_plain(c[0].select_one("strong").get_text(" ")) for c in cells]
+    assert labels == [c.label for c in claims]
     for row, verdict in zip(cells, judged, strict=True):
         assert verdict_class(verdict.verdict) in row[3]["class"], verdict.claim.id
         links = [a["href"].split("#")[0] for a in row[0].select("a")]
-        assert links == [f"{verdict.claim.chapter.removeprefix('book/')}.html"]
+        assert links == [f"../{verdict.claim.chapter.removeprefix('book/')}.html"]
 
 
 @pytest.mark.realdata
@@ -722,7 +734,8 @@ def _read(page: Path, table_class: str = "") -> _Text:
 
 def _reference_pages(html: Path) -> list[Path]:
     reference = html / "book" / "reference"
-    pages = [reference / f"{name}.html" for name in ("our_reading", "cli", "api", "glossary")]
+    names = ("our_reading", "settings", "cli", "api", "glossary")
+    pages = [reference / f"{name}.html" for name in names]
     return [*pages, *sorted((reference / "api").glob("*.html"))]
 
 
