@@ -355,12 +355,15 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
         describe_choice("regime_core.config.NO_SUCH_DEFAULT")
 
 
+#: "Our reading of the paper" and the pages split from it by topic, in the toc's order.
+READING_PAGES: tuple[str, ...] = ("our_reading", "knobs", "router_choices", "settings", "defaults")
+
+
 def _our_reading_choices() -> list[str]:
-    """The dotted names the pages "Our reading of the paper" and "Every setting and default"
-    show, in page order."""
+    """The dotted names the page "Our reading of the paper" and the pages split from it show,
+    in page order."""
     text = "".join(
-        (BOOK / "reference" / page).read_text(encoding="utf-8")
-        for page in ("our_reading.md", "settings.md")
+        (BOOK / "reference" / f"{page}.md").read_text(encoding="utf-8") for page in READING_PAGES
     )
     blocks = re.findall(r"```\{regime-choices\}\n(.*?)```", text, flags=re.DOTALL)
     return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
@@ -609,7 +612,10 @@ def test_our_reading_lists_the_named_choices(html: Path) -> None:
     from regime_core import schema
     from regime_core.router.features import FEATURE_NAMES
 
-    text = (html / "book" / "reference" / "our_reading.html").read_text(encoding="utf-8")
+    text = "".join(
+        (html / "book" / "reference" / f"{page}.html").read_text(encoding="utf-8")
+        for page in READING_PAGES
+    )
     for name in [*schema.HOP_ORDER_RULES, *FEATURE_NAMES, "strip_accents", "distractor_similarity"]:
         assert name in text, name
 
@@ -734,8 +740,7 @@ def _read(page: Path, table_class: str = "") -> _Text:
 
 def _reference_pages(html: Path) -> list[Path]:
     reference = html / "book" / "reference"
-    names = ("our_reading", "settings", "cli", "api", "glossary")
-    pages = [reference / f"{name}.html" for name in names]
+    pages = [reference / f"{name}.html" for name in (*READING_PAGES, "cli", "api", "glossary")]
     return [*pages, *sorted((reference / "api").glob("*.html"))]
 
 
