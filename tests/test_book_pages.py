@@ -443,11 +443,18 @@ def _automodules(text: str) -> list[str]:
     return re.findall(r"^\.\. automodule:: (\S+)$", text, re.MULTILINE)
 
 
+def _module_page(wing: str, module: str) -> str:
+    """The API page of ``module`` of ``wing``: ``api/<wing>/<the rest of its name>``."""
+    base = "regime_core" if wing == "core" else f"regime_core.{wing}"
+    return f"book/reference/api/{wing}/" + module.removeprefix(base + ".").replace(".", "_")
+
+
 def test_every_module_has_an_api_page_in_the_toc() -> None:
-    """One page per wing of the package under book/reference/api/, in the toc in the order of
-    the index; each page documents the modules of its wing (automodule), and the index lists
-    every one of them (autosummary): a module added to the package and not to its page fails
-    here."""
+    """One page per wing of the package under book/reference/api/ (its package, and the list of
+    its modules) and one page per module under the wing's folder (no API page is a scroll of a
+    whole wing), in the toc in the order of the index; each module page documents its module
+    (automodule), and the index lists every one of them (autosummary): a module added to the
+    package and not to its page fails here."""
     from regime_core.book.sphinx.reference import api_wings, public_modules
 
     wings = api_wings()
@@ -455,13 +462,23 @@ def test_every_module_has_an_api_page_in_the_toc() -> None:
     assert pages == sorted(wings)
     index = (BOOK / "reference" / "api.rst").read_text(encoding="utf-8")
     listed = re.findall(r"^   (regime_core\S*)$", index, re.MULTILINE)
+    expected_toc = ["book/reference/api"]
     for wing, modules in wings.items():
         text = (BOOK / "reference" / "api" / f"{wing}.rst").read_text(encoding="utf-8")
-        assert _automodules(text) == modules, f"book/reference/api/{wing}.rst"
+        assert _automodules(text) == modules[:1], f"book/reference/api/{wing}.rst"
         assert f":doc:`api/{wing}`" in index
+        expected_toc.append(f"book/reference/api/{wing}")
+        for module in modules[1:]:
+            page = _module_page(wing, module)
+            text = (paths.REPO_ROOT / f"{page}.rst").read_text(encoding="utf-8")
+            assert _automodules(text) == [module], page
+            expected_toc.append(page)
+        folder = BOOK / "reference" / "api" / wing
+        stray = {p.stem for p in folder.glob("*.rst")} if folder.is_dir() else set()
+        assert stray == {_module_page(wing, m).rsplit("/", 1)[1] for m in modules[1:]}, wing
     assert listed == [m for modules in wings.values() for m in modules]
     toc = [e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/reference/api")]
-    assert toc == ["book/reference/api", *(f"book/reference/api/{w}" for w in wings)]
+    assert toc == expected_toc
     assert sorted(listed) == public_modules()
 
 
