@@ -432,11 +432,18 @@ def test_meanings_are_plain_text() -> None:
 
 def test_the_cli_page_is_generated_from_the_parser() -> None:
     """sphinx-argparse renders the page from ``build_parser``: nothing about a command is typed."""
+    import argparse
+
     from regime_core.cli import build_parser
 
     text = (BOOK / "reference" / "cli.rst").read_text(encoding="utf-8")
     assert ".. argparse::\n   :module: regime_core.cli\n   :func: build_parser\n" in text
-    assert build_parser().prog == "regime"
+    parser = build_parser()
+    assert parser.prog == "regime"
+    # the commands are split over two pages, each command documented once, in the parser's order
+    text += (BOOK / "reference" / "cli_checks.rst").read_text(encoding="utf-8")
+    (subcommands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert re.findall(r"^   :path: (\S+)$", text, re.MULTILINE) == list(subcommands.choices)
 
 
 def _automodules(text: str) -> list[str]:
@@ -757,7 +764,8 @@ def _read(page: Path, table_class: str = "") -> _Text:
 
 def _reference_pages(html: Path) -> list[Path]:
     reference = html / "book" / "reference"
-    pages = [reference / f"{name}.html" for name in (*READING_PAGES, "cli", "api", "glossary")]
+    names = (*READING_PAGES, "cli", "cli_checks", "api", "glossary")
+    pages = [reference / f"{name}.html" for name in names]
     return [*pages, *sorted((reference / "api").glob("*.html"))]
 
 
