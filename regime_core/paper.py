@@ -57,8 +57,8 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
 #: Whose statement a claim is (its ``origin``): the paper's (the default), or ours, a statement
-#: the paper never makes (issue 26's calibrated weight): no paper value to reproduce, judged by
-#: the same rules, and every page that lists verdicts says so.
+#: the paper never makes (such as the calibrated weight of ``calibrated_alpha``): no paper value
+#: to reproduce, judged by the same rules, and every page that lists verdicts says so.
 ORIGINS: tuple[str, ...] = ("paper", "ours")
 #: The fields of an entry of a claim's ``why`` (:mod:`regime_core.runner.explanation`).
 WHY_FIELDS: tuple[str, ...] = ("run", "each", "when", "lead", "text", "join", "none")

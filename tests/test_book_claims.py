@@ -93,3 +93,27 @@ def test_a_changed_record_or_claim_is_judged_anew(book: tuple[Any, list[str]]) -
     assert judged == ["gain", "beats_union"] * 2 + ["gain"]
     assert again["gain"].claim.paper["value"] == -0.05
     assert again["gain"].verdict != after["gain"].verdict
+
+
+def test_the_verdict_count_keeps_the_abstract_and_ours_apart() -> None:
+    from types import SimpleNamespace
+
+    from regime_core.book.sphinx.claims import verdict_counts
+    from regime_core.runner.judge import Judgement
+
+    def judged(verdict: str, source: str, origin: str = "paper") -> SimpleNamespace:
+        claim = SimpleNamespace(source=source, ours_only=origin == "ours")
+        return SimpleNamespace(claim=claim, judgement=Judgement(verdict, "", ours=origin == "ours"))
+
+    rows = [
+        judged("not reproduced", "abstract"),
+        judged("reproduced", "abstract"),
+        judged("reproduced", "abstract"),
+        judged("not reproduced", "implied by the abstract"),
+        judged("reproduced", "ours", origin="ours"),
+    ]
+    assert verdict_counts(rows) == (
+        "The abstract's 3 statements: 2 reproduced, 1 not reproduced. "
+        "Our 2 questions: 1 not reproduced, 1 holds."
+    )
+    assert verdict_counts(rows[:1]) == "The abstract's 1 statement: 1 not reproduced."

@@ -126,17 +126,24 @@ def test_the_musique_finding_says_tie_only_when_the_three_policies_tie() -> None
     assert "an oracle choosing per question would add +8.0 pp" in apart
 
 
-def test_the_t1_finding_counts_the_questions_left_out() -> None:
-    def t1(dropped: int) -> Any:
-        return _records(
-            t1_auc_margin={"summary": {"queries_without_negative": dropped, "queries": 300}}
-        )
+def test_the_t1_finding_counts_the_questions_left_out_and_says_what_it_counts() -> None:
+    def t1(dropped: int, encoders: list[str]) -> Any:
+        summary = {"queries_without_negative": dropped, "queries": 300}
+        record = Record({"config": {"encoders": encoders}, "numbers": {"summary": summary}})
+        return W.Records({"t1_auc_margin": record})
 
     assert (
-        C._t1_dropped(t1(0))
+        C._t1_dropped(t1(0, ["minilm"]))
         == "Every one of the 300 questions has at least one negative candidate."
     )
-    assert C._t1_dropped(t1(7)).startswith("7 of the 300 questions have no negative candidate")
+    assert C._t1_dropped(t1(7, ["minilm"])).startswith(
+        "7 of the 300 questions have no negative candidate"
+    )
+    # T1 fits each question once per encoder: two encoders count question × encoder pairs
+    assert C._t1_dropped(t1(7, ["minilm", "tfidf"])).startswith(
+        "7 of the 300 question × encoder pairs (each question once per encoder, 2 encoders) "
+        "have no negative candidate"
+    )
 
 
 def _sweep_records(sweep: dict[str, Any], encoder: str = "minilm") -> W.Records:
@@ -265,30 +272,50 @@ def test_on_the_quick_book_every_finding_stands_on_its_page(
             assert re.search(r"\d", text), (chapter, text)
 
 
-def test_the_bottom_line_counts_every_verdict_in_words() -> None:
+def test_the_bottom_line_counts_the_abstract_and_ours_apart_in_words() -> None:
     from types import SimpleNamespace
 
     from regime_core.runner.judge import Judgement
 
-    def judged(*verdicts: str, ours: tuple[str, ...] = ()) -> W.Records:
-        made = [(v, False) for v in verdicts] + [(v, True) for v in ours]
+    def judged(
+        *verdicts: str, ours: tuple[str, ...] = (), implied: tuple[str, ...] = ()
+    ) -> W.Records:
+        made = (
+            [(v, "abstract", "paper") for v in verdicts]
+            + [(v, "ours", "ours") for v in ours]
+            + [(v, "implied by the abstract", "paper") for v in implied]
+        )
         claims = {
             str(i): SimpleNamespace(
-                verdict=v, judgement=Judgement(v, "", ours=o), claim=SimpleNamespace(ours_only=o)
+                verdict=v,
+                judgement=Judgement(v, "", ours=origin == "ours"),
+                claim=SimpleNamespace(source=source, ours_only=origin == "ours"),
             )
-            for i, (v, o) in enumerate(made)
+            for i, (v, source, origin) in enumerate(made)
         }
         return W.Records({}, claims)
 
     four = judged("reproduced", "smaller than reported", "not reproduced", "not reproduced")
     assert L._bottom_counts(four) == (
-        "Of the 4 statements of the abstract we judged, 1 reproduces, 1 comes out smaller than "
-        "the paper reports and 2 do not reproduce."
+        "We judged the 4 statements of the paper's abstract: 1 reproduces, 1 comes out smaller "
+        "than the paper reports and 2 do not reproduce."
     )
+    assert L._bottom_ours(four) == "Every row of the chart is a statement of the abstract."
     one = judged("reproduced", ours=("not reproduced",))
     assert L._bottom_counts(one) == (
-        "Of the 1 statement of the abstract we judged, 1 reproduces. By the same rules, of 1 "
-        "statement of our own beyond the paper, 1 does not hold."
+        "We judged the one statement of the paper's abstract: it reproduces."
+    )
+    assert L._bottom_ours(one) == (
+        "One more row is a question of ours, not the abstract's, judged by the same rules: "
+        "it does not hold."
+    )
+    # a test the abstract only implies is ours, whatever its origin says
+    mixed = judged(
+        "reproduced", ours=("reproduced",), implied=("not reproduced", "not testable here")
+    )
+    assert L._bottom_ours(mixed) == (
+        "The other 3 rows of the chart are questions of ours, not the abstract's, judged by the "
+        "same rules: 1 holds, 1 does not hold and 1 cannot be tested here."
     )
     with pytest.raises(KeyError, match="no verdicts of the claims; the finding needs them"):
         L._bottom_counts(_records())
@@ -339,7 +366,9 @@ def test_alpha_findings_follow_the_values() -> None:
     geometry = B._alpha_geometry(r)
     assert geometry.startswith("The spread ratio R = σ_q/σ_B lies between 0.80 (2WikiMultiHopQA")
     assert "near 1 for both encoders" in geometry
-    assert "the calibrated α runs from 1.05 to 1.10" in geometry
+    assert "the calibrated α = c·R runs from 1.05 to 1.10 on the pairs c was not" in geometry
+    # the fitting pair's α is cross-fitted, not c times its R: the sentence says so
+    assert "(1.09 on 2WikiMultiHopQA with MiniLM-L6, the fitting pair, where each fold" in geometry
     assert "the best grid α runs from 0.25 to 1.95" in geometry
     text = B._alpha_gain(r)
     # the fitting pair is left out; two gains and one loss over the three others

@@ -238,13 +238,16 @@ def test_the_vocabulary_check_catches_each_variant() -> None:
 
 
 def test_the_landing_page_judges_every_claim_and_states_the_caveats() -> None:
-    """The landing page shows every claim of paper_claims.yml through the chart and the verdict
-    table (computed, so no verdict is typed there); the data caveat reads the subsets' sizes
-    from the data record; the key figure is there."""
+    """The landing page shows every claim of paper_claims.yml through the chart (computed, so
+    no verdict is typed there) and leaves the table with each verdict's reason to "The paper's
+    numbers and ours"; the data caveat reads the subsets' sizes from the data record; the key
+    figure is there and says from a record how many questions it leaves out."""
     source = (BOOK / "intro.md").read_text(encoding="utf-8")
     text = _without_fences(_without_inline_literals(source))
     assert _top_level_directives(source, "regime-claims-chart") == 1
-    assert _top_level_directives(source, "regime-verdict-table") == 1
+    assert _top_level_directives(source, "regime-verdict-table") == 0
+    assert "{doc}`reproducing/paper_vs_ours`" in text
+    assert "{rec}`t2_regime_decomposition:excluded_no_b_rel." in source
     assert "{verdict}" not in text and "| Claim |" not in text  # no hand-made verdict table
     for dataset in ("hotpotqa", "2wikimultihopqa", "musique"):
         assert f"{{rec}}`data_regimes:prepared.{dataset}.two_hop|int`" in text, dataset
@@ -352,9 +355,16 @@ def test_describe_choice_reads_each_kind_of_object() -> None:
         describe_choice("regime_core.config.NO_SUCH_DEFAULT")
 
 
+#: "Our reading of the paper" and the pages split from it by topic, in the toc's order.
+READING_PAGES: tuple[str, ...] = ("our_reading", "knobs", "router_choices", "settings", "defaults")
+
+
 def _our_reading_choices() -> list[str]:
-    """The dotted names the page "Our reading of the paper" shows, in page order."""
-    text = (BOOK / "reference" / "our_reading.md").read_text(encoding="utf-8")
+    """The dotted names the page "Our reading of the paper" and the pages split from it show,
+    in page order."""
+    text = "".join(
+        (BOOK / "reference" / f"{page}.md").read_text(encoding="utf-8") for page in READING_PAGES
+    )
     blocks = re.findall(r"```\{regime-choices\}\n(.*?)```", text, flags=re.DOTALL)
     return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
 
@@ -422,22 +432,36 @@ def test_meanings_are_plain_text() -> None:
 
 def test_the_cli_page_is_generated_from_the_parser() -> None:
     """sphinx-argparse renders the page from ``build_parser``: nothing about a command is typed."""
+    import argparse
+
     from regime_core.cli import build_parser
 
     text = (BOOK / "reference" / "cli.rst").read_text(encoding="utf-8")
     assert ".. argparse::\n   :module: regime_core.cli\n   :func: build_parser\n" in text
-    assert build_parser().prog == "regime"
+    parser = build_parser()
+    assert parser.prog == "regime"
+    # the commands are split over two pages, each command documented once, in the parser's order
+    text += (BOOK / "reference" / "cli_checks.rst").read_text(encoding="utf-8")
+    (subcommands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    assert re.findall(r"^   :path: (\S+)$", text, re.MULTILINE) == list(subcommands.choices)
 
 
 def _automodules(text: str) -> list[str]:
     return re.findall(r"^\.\. automodule:: (\S+)$", text, re.MULTILINE)
 
 
+def _module_page(wing: str, module: str) -> str:
+    """The API page of ``module`` of ``wing``: ``api/<wing>/<the rest of its name>``."""
+    base = "regime_core" if wing == "core" else f"regime_core.{wing}"
+    return f"book/reference/api/{wing}/" + module.removeprefix(base + ".").replace(".", "_")
+
+
 def test_every_module_has_an_api_page_in_the_toc() -> None:
-    """One page per wing of the package under book/reference/api/, in the toc in the order of
-    the index; each page documents the modules of its wing (automodule), and the index lists
-    every one of them (autosummary): a module added to the package and not to its page fails
-    here."""
+    """One page per wing of the package under book/reference/api/ (its package, and the list of
+    its modules) and one page per module under the wing's folder (no API page is a scroll of a
+    whole wing), in the toc in the order of the index; each module page documents its module
+    (automodule), and the index lists every one of them (autosummary): a module added to the
+    package and not to its page fails here."""
     from regime_core.book.sphinx.reference import api_wings, public_modules
 
     wings = api_wings()
@@ -445,13 +469,23 @@ def test_every_module_has_an_api_page_in_the_toc() -> None:
     assert pages == sorted(wings)
     index = (BOOK / "reference" / "api.rst").read_text(encoding="utf-8")
     listed = re.findall(r"^   (regime_core\S*)$", index, re.MULTILINE)
+    expected_toc = ["book/reference/api"]
     for wing, modules in wings.items():
         text = (BOOK / "reference" / "api" / f"{wing}.rst").read_text(encoding="utf-8")
-        assert _automodules(text) == modules, f"book/reference/api/{wing}.rst"
+        assert _automodules(text) == modules[:1], f"book/reference/api/{wing}.rst"
         assert f":doc:`api/{wing}`" in index
+        expected_toc.append(f"book/reference/api/{wing}")
+        for module in modules[1:]:
+            page = _module_page(wing, module)
+            text = (paths.REPO_ROOT / f"{page}.rst").read_text(encoding="utf-8")
+            assert _automodules(text) == [module], page
+            expected_toc.append(page)
+        folder = BOOK / "reference" / "api" / wing
+        stray = {p.stem for p in folder.glob("*.rst")} if folder.is_dir() else set()
+        assert stray == {_module_page(wing, m).rsplit("/", 1)[1] for m in modules[1:]}, wing
     assert listed == [m for modules in wings.values() for m in modules]
     toc = [e for e in toc_files(paths.REPO_ROOT / "_toc.yml") if e.startswith("book/reference/api")]
-    assert toc == ["book/reference/api", *(f"book/reference/api/{w}" for w in wings)]
+    assert toc == expected_toc
     assert sorted(listed) == public_modules()
 
 
@@ -560,8 +594,9 @@ def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_the_landing_page_charts_and_tabulates_every_claim(html: Path, quick_run: Any) -> None:
-    """The chart has a row per pp claim (or part) and a text row per other claim, the verdict
-    table a row per claim, each with the verdict recomputed here from the quick run's records."""
+    """The landing page's chart has a row per pp claim (or part) and a text row per other
+    claim, and the cards of "The paper's numbers and ours" a row per claim linked to its
+    chapter, each with the verdict recomputed here from the quick run's records."""
     from bs4 import BeautifulSoup
 
     from regime_core.book.sphinx.claims import verdict_class
@@ -582,13 +617,17 @@ def test_the_landing_page_charts_and_tabulates_every_claim(html: Path, quick_run
     for row, want in zip(shown, expected, strict=True):
         assert verdict_class(want.verdict) in row["class"], want.label
         assert _plain(row.select_one(".regime-chart-verdict").get_text(" ")) == want.verdict_label
-    table = page.select_one("table.regime-landing-verdicts")
+    assert page.select_one("table.regime-landing-verdicts") is None  # the table moved
+    paper_vs_ours = html / "book" / "reproducing" / "paper_vs_ours.html"
+    page = BeautifulSoup(paper_vs_ours.read_text(encoding="utf-8"), "html.parser")
+    table = page.select_one("table.regime-claims-table")
     cells = [row.find_all("td", recursive=False) for row in table.select("tbody tr")]
-    assert [_plain(c[0].get_text(" ")) for c in cells] == [c.label for c in claims]
+    labels = [_plain(c[0].select_one("strong").get_text(" ")) for c in cells]
+    assert labels == [c.label for c in claims]
     for row, verdict in zip(cells, judged, strict=True):
         assert verdict_class(verdict.verdict) in row[3]["class"], verdict.claim.id
         links = [a["href"].split("#")[0] for a in row[0].select("a")]
-        assert links == [f"{verdict.claim.chapter.removeprefix('book/')}.html"]
+        assert links == [f"../{verdict.claim.chapter.removeprefix('book/')}.html"]
 
 
 @pytest.mark.realdata
@@ -597,7 +636,10 @@ def test_our_reading_lists_the_named_choices(html: Path) -> None:
     from regime_core import schema
     from regime_core.router.features import FEATURE_NAMES
 
-    text = (html / "book" / "reference" / "our_reading.html").read_text(encoding="utf-8")
+    text = "".join(
+        (html / "book" / "reference" / f"{page}.html").read_text(encoding="utf-8")
+        for page in READING_PAGES
+    )
     for name in [*schema.HOP_ORDER_RULES, *FEATURE_NAMES, "strip_accents", "distractor_similarity"]:
         assert name in text, name
 
@@ -722,7 +764,8 @@ def _read(page: Path, table_class: str = "") -> _Text:
 
 def _reference_pages(html: Path) -> list[Path]:
     reference = html / "book" / "reference"
-    pages = [reference / f"{name}.html" for name in ("our_reading", "cli", "api", "glossary")]
+    names = (*READING_PAGES, "cli", "cli_checks", "api", "glossary")
+    pages = [reference / f"{name}.html" for name in names]
     return [*pages, *sorted((reference / "api").glob("*.html"))]
 
 

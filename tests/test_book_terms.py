@@ -51,6 +51,7 @@ TERMS: dict[str, str] = {
 SKIPPED = {
     "reference/glossary.rst",
     "reference/cli.rst",
+    "reference/cli_checks.rst",
     "reference/api.rst",
     "router/try_the_router.md",
 }

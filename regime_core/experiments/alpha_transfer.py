@@ -1,4 +1,4 @@
-"""Beyond the paper: a bridge weight that transfers (issue 26). The score geometry, the union α
+"""Beyond the paper: a bridge weight that transfers. The score geometry, the union α
 curves, every α rule's weight and regret, and the router retrained under the fixed and the
 calibrated rule, per dataset × encoder.
 

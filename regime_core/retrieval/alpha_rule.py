@@ -1,5 +1,5 @@
 """A bridge weight calibrated on the geometry of the scores, its fitting protocol, and its regret
-against the best weight of a grid (issue 26).
+against the best weight of a grid ("Beyond the paper" in the book).
 
 The paper deploys one fixed weight, ``α = 0.25``, "across datasets and encoders". Under the
 union query ``normalise(f(q) + α·f(B_rel))`` a candidate's order is that of

@@ -1,4 +1,4 @@
-"""How far the question side and the bridge side spread a question's candidates (issue 26).
+"""How far the question side and the bridge side spread a question's candidates.
 
 The union query is ``normalise(f(q) + α·f(B_rel))``, so a candidate ``d`` is ranked by
 ``s_q(d) + α·s_B(d)`` with ``s_q(d) = ⟨f(q), d⟩`` and ``s_B(d) = ⟨f(B_rel), d⟩`` (the encoder's

@@ -30,10 +30,12 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
+import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -177,8 +179,55 @@ def hide_injected_parameters(notebook: dict[str, Any]) -> None:
             cell["metadata"]["tags"] = [*tags, "remove-cell"]
 
 
+def without_machine_paths(value: Any, roots: Sequence[tuple[str, Path]]) -> Any:
+    """``value`` (a notebook, or any part of one) with every absolute path under a folder of
+    ``roots`` (``(placeholder, folder)`` pairs) written from its placeholder instead, the
+    deepest folder first; pure. The book's download of an executed notebook then names no
+    folder of the machine that built it.
+
+    >>> without_machine_paths({"a": ["/m/w/runs/x", "/m/wide"]}, [("<work>", Path("/m/w"))])
+    {'a': ['<work>/runs/x', '/m/wide']}
+    """
+    ordered = sorted(roots, key=lambda root: len(str(root[1])), reverse=True)
+    patterns = [  # a folder's name ends where no letter, digit, dot or hyphen follows
+        (re.compile(re.escape(str(folder)) + r"(?![\w.-])"), placeholder)
+        for placeholder, folder in ordered
+        if len(folder.parts) > 1
+    ]
+
+    def scrub(item: Any) -> Any:
+        if isinstance(item, str):
+            for pattern, placeholder in patterns:
+                item = pattern.sub(placeholder, item)
+            return item
+        if isinstance(item, list):
+            return [scrub(x) for x in item]
+        if isinstance(item, dict):
+            return {key: scrub(x) for key, x in item.items()}
+        return item
+
+    return scrub(value)
+
+
+def machine_roots(decl: Declarations, work: Path) -> list[tuple[str, Path]]:
+    """The folders of this machine an executed notebook may name, each with the placeholder
+    that replaces it in the book's copy: the work directory, the data directory, the
+    repository, the Python installation and the home directory, each as written and resolved."""
+    named = (
+        ("<work>", work),
+        ("<data>", paths.data_dir()),
+        ("<repository>", decl.root),
+        ("<python>", Path(sys.prefix)),
+        ("<python>", Path(sys.base_prefix)),
+        ("~", Path.home()),
+    )
+    found = {(p, form) for p, folder in named for form in (folder.absolute(), folder.resolve())}
+    return sorted(found)
+
+
 def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
-    """Copy the executed notebook to ``<work>/book/executed`` for the book, noting its source.
+    """Copy the executed notebook to ``<work>/book/executed`` for the book, noting its source,
+    with every path of this machine replaced by a placeholder (:func:`without_machine_paths`).
 
     ``metadata.regime.source`` (relative to the declarations' directory) lets the book's launch
     buttons open the source notebook, since the executed copy is not in git;
@@ -194,6 +243,7 @@ def copy_to_book(decl: Declarations, run_id: str, work: Path) -> None:
         "executed_sha256": hash_file(executed),
     }
     hide_injected_parameters(notebook)
+    notebook = without_machine_paths(notebook, machine_roots(decl, work))
     target = paths.book_executed_dir(work) / f"{run_id}.ipynb"
     atomic_write_text(target, json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
 

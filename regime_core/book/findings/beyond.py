@@ -1,4 +1,4 @@
-"""Beyond the paper: the findings of a weight that transfers (the alpha_transfer run, issue 26)."""
+"""Beyond the paper: the findings of a weight that transfers (the alpha_transfer run)."""
 
 from __future__ import annotations
 
@@ -51,8 +51,13 @@ def _alpha_geometry(r: Records) -> str:
     lo, hi = min(ratios, key=ratios.__getitem__), max(ratios, key=ratios.__getitem__)
     near = all(1 / NEAR_ONE_FACTOR <= v <= NEAR_ONE_FACTOR for v in ratios.values())
     fit = r.node("alpha_transfer", "fit")
-    calibrated = [
-        float(p["rules"]["calibrated"]["alpha"]) for by in pairs.values() for p in by.values()
+    # c · R holds on the pairs c was not fitted on; the fitting pair's α is cross-fitted
+    calibrated = [float(p["rules"]["calibrated"]["alpha"]) for _, _, p in _transfer_pairs(r)]
+    fitting = [
+        (e, d, float(p["rules"]["calibrated"]["alpha"]))
+        for e, by in pairs.items()
+        for d, p in by.items()
+        if p["fitting_pair"]
     ]
     best = [float(p["best"]["in_sample"]) for by in pairs.values() for p in by.values()]
     head = (
@@ -64,11 +69,18 @@ def _alpha_geometry(r: Records) -> str:
         if near
         else ": the encoders and datasets spread their scores differently"
     )
-    return (
-        f"{head}. With c = {_num(fit['c'])}, the calibrated α runs from {_num(min(calibrated))} "
-        f"to {_num(max(calibrated))}, while the best grid α runs from {_num(min(best))} to "
-        f"{_num(max(best))}."
-    )
+    text = f"{head}. With c = {_num(fit['c'])}, the calibrated α = c·R"
+    if calibrated:
+        text += (
+            f" runs from {_num(min(calibrated))} to {_num(max(calibrated))} on the pairs c was "
+            "not fitted on"
+        )
+    for encoder, dataset, alpha in fitting:
+        text += (
+            f" ({_num(alpha)} on {_pair_name(encoder, dataset)}, the fitting pair, where each "
+            "fold's c is fitted on the other folds, so its α is not the deployed c times its R)"
+        )
+    return f"{text}, while the best grid α runs from {_num(min(best))} to {_num(max(best))}."
 
 
 def _transfer_effects(r: Records, comparison: str) -> tuple[list[str], int, int]:

@@ -86,12 +86,18 @@ def _t1_fit(r: Records) -> str:
 def _t1_dropped(r: Records) -> str:
     dropped = int(r.get("t1_auc_margin", "summary.queries_without_negative"))
     queries = int(r.get("t1_auc_margin", "summary.queries"))
+    encoders = len(r.record("t1_auc_margin")["config"]["encoders"])
+    # T1 fits each question once per encoder: its count is of question × encoder pairs
+    pairs = "question × encoder pairs" if encoders > 1 else "questions"
+    each = f" (each question once per encoder, {count(encoders)} encoders)" if encoders > 1 else ""
     if dropped == 0:
-        return f"Every one of the {count(queries)} questions has at least one negative candidate."
+        return (
+            f"Every one of the {count(queries)} {pairs}{each} has at least one negative candidate."
+        )
     return (
-        f"{count(dropped)} of the {count(queries)} questions have no negative candidate left once "
-        "the bridge is excluded, so they have no AUC and no margin: they are counted here and "
-        "left out of every fit."
+        f"{count(dropped)} of the {count(queries)} {pairs}{each} have no negative candidate "
+        "left once the bridge is excluded, so they have no AUC and no margin: they are counted "
+        "here and left out of every fit."
     )
 
 
@@ -288,8 +294,13 @@ def _robustness_overall(r: Records) -> str:
         if knob != "none":
             knobs[knob] = knobs.get(knob, 0) + 1
     steady = sorted(k for k, v in judged.items() if v.get("most_sensitive_knob") == "none")
+    left_out = sum(
+        int(v.get("degenerate_readings", 0)) + int(v.get("not_judged_readings", 0))
+        for v in claims.values()
+    )
     text = (
-        f"Across {count(readings)} readings of {count(len(judged))} claims, "
+        f"Across {count(readings)} judged readings of {count(len(judged))} claims (claim × "
+        f"reading pairs; {count(left_out)} more are no evidence and left out), "
         f"{count(holding)} reproduce ({pct(holding / max(1, readings))})"
     )
     if knobs:

@@ -1,5 +1,10 @@
 """The landing page's bottom line: the verdicts of every claim of the book's claims file (the
-book judges each once per build), counted and put into words."""
+book judges each once per build), counted and put into words, five sentences at most.
+
+The abstract's statements and the questions of ours are counted apart: a claim is the
+abstract's when its ``source`` in ``paper_claims.yml`` is :data:`ABSTRACT_SOURCE` and it is not a
+statement of ours (``origin: ours``); every other row (a test the abstract implies, a level it
+does not give, a statement of ours) is a question we asked, judged by the same rules."""
 
 from __future__ import annotations
 
@@ -8,7 +13,38 @@ from typing import TYPE_CHECKING
 from regime_core.book.findings.words import Finding, Records, count, pp
 
 if TYPE_CHECKING:
+    from regime_core.paper import Claim
     from regime_core.runner.verdicts import ClaimVerdict
+
+#: The ``source`` of a claim the abstract states in so many words (``paper_claims.yml``).
+ABSTRACT_SOURCE = "abstract"
+
+#: A verdict as the verb phrase of one claim in the bottom line's count.
+_ONE: dict[str, str] = {
+    "reproduced": "reproduces",
+    "smaller than reported": "comes out smaller than the paper reports",
+    "larger than reported": "comes out larger than the paper reports",
+    "direction only": "holds in direction only",
+    "inconclusive (too few questions)": "is inconclusive for lack of questions",
+    "not reproduced": "does not reproduce",
+    "not testable here": "cannot be tested here",
+    # a question of ours reads in its own words (judge.OURS_WORDS)
+    "holds": "holds",
+    "holds in part": "holds in part",
+    "inconclusive": "is inconclusive",
+    "does not hold": "does not hold",
+}
+
+#: A verdict as an adjective after a number ("+1.0 pp, inconclusive for lack of questions").
+_ADJECTIVE: dict[str, str] = {
+    "direction only": "right in direction only",
+    "inconclusive (too few questions)": "inconclusive for lack of questions",
+}
+
+
+def from_the_abstract(claim: Claim) -> bool:
+    """The claim is a statement of the paper's abstract, not a question of ours."""
+    return claim.source == ABSTRACT_SOURCE and not claim.ours_only
 
 
 def _estimate(v: ClaimVerdict) -> float:
@@ -20,50 +56,68 @@ def _estimate(v: ClaimVerdict) -> float:
     return v.values.estimate
 
 
+def _points(x: float) -> str:
+    """A size in percentage points, without a sign: ``0.078`` → ``7.8 pp``."""
+    return pp(abs(x)).lstrip("+−-")
+
+
 def _counted(verdicts: list[str]) -> str:
     """``["reproduced", "not reproduced", "not reproduced"]`` → "1 reproduces and 2 do not
-    reproduce", in the judge's order of verdicts."""
+    reproduce", in the judge's order of verdicts (a question of ours in its own words first)."""
     from regime_core.runner.judge import OURS_WORDS, VERDICTS
-
-    one = {  # verdict -> the sentence's verb phrase for one claim
-        "reproduced": "reproduces",
-        "smaller than reported": "comes out smaller than the paper reports",
-        "larger than reported": "comes out larger than the paper reports",
-        "direction only": "holds in direction only",
-        "inconclusive (too few questions)": "is inconclusive for lack of questions",
-        "not reproduced": "does not reproduce",
-        "not testable here": "cannot be tested here",
-        # a statement of ours reads in its own words (judge.OURS_WORDS)
-        "holds": "holds",
-        "holds in part": "holds in part",
-        "inconclusive": "is inconclusive",
-        "does not hold": "does not hold",
-    }
 
     def several(phrase: str) -> str:  # the phrase for several: its verb in the plural
         verb, _, rest = phrase.partition(" ")
-        verb = {"is": "are", "does": "do"}.get(verb, verb.removesuffix("s"))
+        verb = {"is": "are", "does": "do", "comes": "come", "cannot": "cannot"}.get(
+            verb, verb.removesuffix("s")
+        )
         return f"{verb} {rest}".rstrip()
 
-    order = (*VERDICTS, *OURS_WORDS.values())
+    order = dict.fromkeys((*OURS_WORDS.values(), *VERDICTS))
     counts = {verdict: verdicts.count(verdict) for verdict in order}
-    parts = [f"{count(n)} {one[v] if n == 1 else several(one[v])}" for v, n in counts.items() if n]
+    parts = [
+        f"{count(n)} {_ONE[v] if n == 1 else several(_ONE[v])}" for v, n in counts.items() if n
+    ]
     return ", ".join(parts[:-1]) + (f" and {parts[-1]}" if len(parts) > 1 else parts[0])
 
 
 def _bottom_counts(r: Records) -> str:
-    judged = list(r.verdicts().values())
-    paper = [v.verdict for v in judged if not v.claim.ours_only]
-    ours = [v.judgement.words for v in judged if v.claim.ours_only]
-    noun = "statement" if len(paper) == 1 else "statements"
-    text = f"Of the {count(len(paper))} {noun} of the abstract we judged, {_counted(paper)}."
-    if ours:
-        noun = "statement" if len(ours) == 1 else "statements"
-        text += (
-            f" By the same rules, of {count(len(ours))} {noun} of our own beyond the "
-            f"paper, {_counted(ours)}."
+    paper = [v.verdict for v in r.verdicts().values() if from_the_abstract(v.claim)]
+    if not paper:
+        return "The claims file holds no statement of the abstract."
+    if len(paper) == 1:
+        return f"We judged the one statement of the paper's abstract: it {_ONE[paper[0]]}."
+    return (
+        f"We judged the {count(len(paper))} statements of the paper's abstract: {_counted(paper)}."
+    )
+
+
+def _bottom_ours(r: Records) -> str:
+    from regime_core.runner.judge import OURS_WORDS
+
+    ours = [
+        OURS_WORDS.get(v.verdict, v.verdict)
+        for v in r.verdicts().values()
+        if not from_the_abstract(v.claim)
+    ]
+    if not ours:
+        return "Every row of the chart is a statement of the abstract."
+    if len(ours) == 1:
+        return (
+            "One more row is a question of ours, not the abstract's, judged by the same rules: "
+            f"it {_ONE[ours[0]]}."
         )
-    return text
+    return (
+        f"The other {count(len(ours))} rows of the chart are questions of ours, not the "
+        f"abstract's, judged by the same rules: {_counted(ours)}."
+    )
+
+
+def _verdict_words(v: ClaimVerdict) -> str:
+    """A verdict with its flags, as a parenthesis reads it: "smaller than reported, consistent
+    with the paper's range"."""
+    words = _ADJECTIVE.get(v.judgement.words, v.judgement.words)
+    return ", ".join((words, *v.judgement.flags))
 
 
 def _bottom_regimes(r: Records) -> str:
@@ -77,13 +131,15 @@ def _bottom_regimes(r: Records) -> str:
         "smaller than reported": "less than",
         "larger than reported": "more than",
     }.get(t3.verdict, "against")
+    drop = _estimate(t3)
     low, high = t3.claim.paper["low"], t3.claim.paper["high"]
+    effect = f"costs {_points(drop)}" if drop >= 0 else f"gains {_points(drop)}"
     return (
         f"{head}: with MiniLM, adding the bridge's relation sentence to the question changes "
         f"hit@5 by {pp(b['diff'])} where only the bridge names the hop-2 entity and by "
-        f"{pp(q['diff'])} where the question names it (T2: {t2.judgement.label}); knocking that "
-        f"sentence out of the bridge costs {pp(_estimate(t3))}, {relation} the paper's "
-        f"{pp(low)} to {pp(high)} (T3: {t3.judgement.label})."
+        f"{pp(q['diff'])} where the question names it (T2: {_verdict_words(t2)}); knocking that "
+        f"sentence out of the bridge {effect}, {relation} the paper's "
+        f"{_points(low).removesuffix(' pp')} to {_points(high)} (T3: {_verdict_words(t3)})."
     )
 
 
@@ -93,28 +149,44 @@ def _bottom_router(r: Records) -> str:
     for claim_id, name in (("router_2wiki", "2WikiMultiHopQA"), ("router_musique", "MuSiQue")):
         v = judged[claim_id]
         parts.append(
-            f"{v.verdict} on {name} ({pp(_estimate(v))}; the paper {pp(v.claim.paper['value'])})"
+            f"{pp(_estimate(v))} on {name} against the paper's {pp(v.claim.paper['value'])} "
+            f"({_verdict_words(v)})"
         )
-    text = "The router's gain over always-q is " + " and ".join(parts)
+    text = "Over always-q, the router gains " + " and ".join(parts)
     musique = judged["router_musique"]
     if musique.verdict != "reproduced" and musique.why is not None:
         found = musique.why.reproducing()
         factors = list(dict.fromkeys(a.label for a in found))
         if factors:
-            text += f"; on MuSiQue the paper's number appears with {' or '.join(factors)}"
+            text += f"; MuSiQue reaches the paper's gain with {' or '.join(factors)}"
         else:
-            text += "; no setting we swept brings MuSiQue's to the paper's"
-    union = judged["router_vs_union_2wiki"]
+            text += "; no setting we swept brings MuSiQue's gain to the paper's"
+    return text + "."
+
+
+def _bottom_union(r: Records) -> str:
+    from regime_core.runner.judge import OURS_WORDS
+
+    union = r.verdicts()["router_vs_union_2wiki"]
+    holds = OURS_WORDS.get(union.verdict, union.verdict)
+    answer = {
+        "holds": "it does",
+        "holds in part": "it does only in part",
+        "does not hold": "it does not",
+        "inconclusive": "our questions are too few to tell",
+    }.get(holds, f"that {holds}")
     return (
-        text + f". Against always-union, the policy that needs no router, its gain on "
-        f"2WikiMultiHopQA is {union.verdict} ({pp(_estimate(union))})."
+        "A router is worth its name only if it also beats always-union, the fixed policy that "
+        f"needs no router: on 2WikiMultiHopQA it gains {pp(_estimate(union))} over it, so {answer}."
     )
 
 
 FINDINGS: tuple[Finding, ...] = (
     Finding("bottom_counts", "book/intro", (), _bottom_counts, judged=True),
+    Finding("bottom_ours", "book/intro", (), _bottom_ours, judged=True),
     Finding(
         "bottom_regimes", "book/intro", ("t2_regime_decomposition",), _bottom_regimes, judged=True
     ),
     Finding("bottom_router", "book/intro", (), _bottom_router, judged=True),
+    Finding("bottom_union", "book/intro", (), _bottom_union, judged=True),
 )

@@ -55,6 +55,7 @@ from regime_core.book.sphinx.router_page import (
     RouterLearnedDirective,
     router_assets_on_demo_pages,
 )
+from regime_core.book.sphinx.search import plain_command_descriptions
 from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
 from regime_core.book.sphinx.strict_pass import setup_strict_pass
 from regime_core.book.sphinx.tables import number_tables_per_page
@@ -120,6 +121,8 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("autodoc-process-docstring", keep_attribute_docs, priority=400)
     app.connect("autodoc-process-docstring", restore_attribute_docs, priority=600)
     app.connect("missing-reference", resolve_unqualified)
+    # the CLI's command descriptions, which the search shows, as plain text
+    app.connect("env-check-consistency", plain_command_descriptions)
     # after the theme has built its buttons (default priority 500)
     app.connect("html-page-context", tidy_page, priority=950)
     setup_timing(app)  # last: it wraps every handler, directive and role above (if asked)

@@ -332,6 +332,32 @@ class VerdictTableDirective(SphinxDirective):
         return [link, paper, ours_text(judged), judged_verdict_entry(judged), why]
 
 
+def verdict_counts(judged: Sequence[Any]) -> str:
+    """How many claims got each verdict, the abstract's statements and the questions of ours
+    apart (:func:`regime_core.book.findings.landing.from_the_abstract`), each verdict in the
+    words its rows show, in the judge's order: "The abstract's 15 statements: 4 reproduced,
+    ... Our 5 questions: 1 holds, ..."."""
+    from regime_core.book.findings.landing import from_the_abstract
+    from regime_core.runner.judge import OURS_WORDS, VERDICTS
+
+    order = list(dict.fromkeys((*VERDICTS, *OURS_WORDS.values())))
+
+    def counted(words: list[str]) -> str:
+        counts = {w: words.count(w) for w in sorted(set(words), key=order.index)}
+        return ", ".join(f"{n:,} {w}" for w, n in counts.items())
+
+    paper = [v.judgement.words for v in judged if from_the_abstract(v.claim)]
+    ours = [v.judgement.words for v in judged if not from_the_abstract(v.claim)]
+    parts = []
+    if paper:
+        noun = "statement" if len(paper) == 1 else "statements"
+        parts.append(f"The abstract's {len(paper):,} {noun}: {counted(paper)}.")
+    if ours:
+        noun = "question" if len(ours) == 1 else "questions"
+        parts.append(f"Our {len(ours):,} {noun}: {counted(ours)}.")
+    return " ".join(parts)
+
+
 class PaperClaimsDirective(VerdictTableDirective):
     """The paper's claims against ours (:data:`CLAIM_COLUMNS`), with the robustness record;
     then each verdict's count."""
@@ -342,19 +368,11 @@ class PaperClaimsDirective(VerdictTableDirective):
     full = True
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.runner.judge import VERDICTS
-
         found = self.judged_table()
         if found is None:
             return []
         judged, claims_table = found
-        counts = dict.fromkeys(VERDICTS, 0)
-        for verdict in judged:
-            counts[verdict.verdict] += 1
-        summary = nodes.paragraph(
-            text="Verdicts: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + "."
-        )
-        return [claims_table, summary]
+        return [claims_table, nodes.paragraph(text=verdict_counts(judged))]
 
     def cells(self, link: nodes.Node, judged: Any) -> list[Any]:
         """Those of the verdict table, then the data behind ours, the robustness and the

@@ -17,7 +17,8 @@ from docutils import nodes
 from sphinx.application import Sphinx
 
 Cell: TypeAlias = str | nodes.Node
-_CODE = re.compile(r"`([^`]+)`")
+# a span between single backticks (Markdown) or double ones (reST, as docstrings write code)
+_CODE = re.compile(r"(``?)([^`]+)\1")
 
 
 def code_spans(text: str) -> list[nodes.Node]:
@@ -27,7 +28,7 @@ def code_spans(text: str) -> list[nodes.Node]:
     for match in _CODE.finditer(text):
         if match.start() > position:
             out.append(nodes.Text(text[position : match.start()]))
-        out.append(nodes.literal(match.group(1), match.group(1)))
+        out.append(nodes.literal(match.group(2), match.group(2)))
         position = match.end()
     if position < len(text):
         out.append(nodes.Text(text[position:]))
@@ -36,7 +37,7 @@ def code_spans(text: str) -> list[nodes.Node]:
 
 def plain_text(text: str) -> str:
     """What a reader sees of ``text`` with code spans: the backticks dropped."""
-    return _CODE.sub(lambda m: m.group(1), text)
+    return _CODE.sub(lambda m: m.group(2), text)
 
 
 def paragraph(cell: Cell) -> nodes.paragraph:
