@@ -11,11 +11,10 @@ from scipy import stats as scipy_stats
 
 from regime_core import stats
 from regime_core.config import SEED
+from regime_core.multiplicity import holm, holm_levels
 from regime_core.stats import (
     PairedComparison,
     compare_paired,
-    holm,
-    holm_levels,
     mcnemar,
     paired_bootstrap_ci,
     paired_permutation_test,
