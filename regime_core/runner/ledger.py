@@ -200,7 +200,9 @@ def _holm_family(record: Record, counts: Mapping[str, Counts], method: str) -> d
 
     walk(record.node(top), top)
     p = np.array([p_of(method, c) for _, c in family])
-    levels = dict(zip([path for path, _ in family], holm_levels(p, SIGNIFICANCE_LEVEL), strict=True))
+    levels = dict(
+        zip([path for path, _ in family], holm_levels(p, SIGNIFICANCE_LEVEL), strict=True)
+    )
     return {label: float(levels[c.node]) for label, c in counts.items()}
 
 
@@ -269,8 +271,15 @@ def ledger_holm(
         at_level = rejudge(claim, counts, method, 1.0 - float(level))
         own = verdicts[claim.id]
         out.append(
-            LedgerEntry(claim.id, float(p_claim), float(p_adj), float(level), own, at_level,
-                        SURVIVES if at_level == own else DOES_NOT_SURVIVE)  # fmt: skip
+            LedgerEntry(
+                claim.id,
+                float(p_claim),
+                float(p_adj),
+                float(level),
+                own,
+                at_level,
+                SURVIVES if at_level == own else DOES_NOT_SURVIVE,
+            )  # fmt: skip
         )
     return out
 
