@@ -9,9 +9,10 @@ coverage of Δ and mean width are recorded: the conditional exact interval the b
 Tango's score interval with continuity correction (the book's second, ``score_cc``) and without
 it (the book's now, ``score``: ``stats.score_interval``), Bonett–Price and Newcombe's method 10.
 The same is done at the book's sample sizes (the n of every comparison claim in the records of
-``--work``, or ``--book-n``) crossed with the grid's discordances and asymmetries. The methods that depend on (b, c) alone also get their
-exact coverage and mean width by enumeration (``coverage.coverage_grid``), and the simulation
-is checked against it (the largest gap in binomial standard errors).
+``--work``, or ``--book-n``) crossed with the grid's discordances and asymmetries. The methods
+that depend on (b, c) alone also get their exact coverage and mean width by enumeration
+(``coverage.coverage_grid``), and the simulation is checked against it (the largest gap in
+binomial standard errors).
 
 Prints one JSON object: per method, over the points with n·ψ >= 1, the mean and minimum
 coverage, the share of points far below the nominal level and the mean width, on the grid and at

@@ -79,7 +79,7 @@ def claim_counts(claim: Claim, record: Record) -> dict[str, Counts] | None:
     if claim.rule not in COMPARISON_RULES:
         return None
     ours = claim.ours
-    parts = ours["parts"] if "parts" in ours else {"": ours}
+    parts = ours.get("parts", {"": ours})
     found = {str(label): _counts(record, keys) for label, keys in parts.items()}
     if any(c is None for c in found.values()):
         return None
@@ -279,7 +279,7 @@ def ledger_holm(
                 own,
                 at_level,
                 SURVIVES if at_level == own else DOES_NOT_SURVIVE,
-            )  # fmt: skip
+            )
         )
     return out
 
