@@ -77,10 +77,10 @@ FAR_BELOW_SHARE: float = 0.10
 SELECTION_RULE: str = (
     "the published criteria (Fagerland, Lydersen and Laake 2014: coverage close to the nominal "
     "level on average, rarely far below it, short intervals): among the intervals whose mean "
-    "coverage over the judged points is at most MEAN_TOLERANCE below the nominal level and which "
-    "cover below FAR_BELOW at no more than a share FAR_BELOW_SHARE of them, the one whose mean "
-    "coverage lies closest to the nominal level (an interval that covers more often than it "
-    "claims is longer than it needs to be); the mean widths are shown beside it"
+    f"coverage over the judged points is at most {MEAN_TOLERANCE:.0%} below the nominal level "
+    f"and which cover below {FAR_BELOW:.0%} at no more than {FAR_BELOW_SHARE:.0%} of them, the "
+    "one whose mean coverage lies closest to the nominal level (an interval that covers more "
+    "often than it claims is wider than it needs to be); the mean widths are shown beside it"
 )
 """how the book's interval of a paired difference of hit rates is chosen"""
 #: the tail mass left out of each count's range when the law of (b, c) is enumerated
