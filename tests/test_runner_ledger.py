@@ -92,3 +92,19 @@ def test_the_p_of_a_no_loss_claim_is_against_minus_the_margin() -> None:
     p = ledger.null_p(claim, counts[""])
     lo, _ = score_interval(10, 10, 400, confidence=1 - p)
     assert float(lo) == pytest.approx(-0.01, abs=1e-6)  # the interval at 1 - p ends at the margin
+
+
+def test_a_knife_edge_verdict_says_one_more_win_would_change_it() -> None:
+    from regime_core.runner.claim_record import claim_values, judge_values
+    from regime_core.runner.judge import power_text
+
+    # 5 wins, 0 losses of 485 lies just above zero; 60 to 10 of 500 does not move with one win
+    record = Record({"name": "r", "numbers": {"edge": _node(5, 0, 485), "far": _node(60, 10, 500)}})
+    edge = _claim("edge", "positive", {"statement": "> 0"}, "edge")
+    far = _claim("far", "positive", {"statement": "> 0"}, "far")
+    judged = judge_values(edge, claim_values(edge, record))
+    assert judged.verdict == "reproduced" and judged.power is not None
+    assert judged.power.knife_edge.startswith("a knife edge: one more win for the second-named arm")
+    assert "a knife edge" in power_text(judged.power)
+    strong = judge_values(far, claim_values(far, record))
+    assert strong.power is not None and strong.power.knife_edge == ""

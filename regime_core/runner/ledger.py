@@ -206,6 +206,15 @@ def _holm_family(record: Record, counts: Mapping[str, Counts], method: str) -> d
     return {label: float(levels[c.node]) for label, c in counts.items()}
 
 
+def holm_level_of(record: Record, keys: Mapping[str, Any]) -> float | None:
+    """The level at which its run's Holm family tested the comparison of a claim's ``keys``
+    (:func:`_holm_family` with the book's method); None without counts."""
+    counts = _counts(record, keys)
+    if counts is None:
+        return None
+    return _holm_family(record, {"": counts}, CURRENT_METHOD)[""]
+
+
 # --- the ledger-wide Holm correction -----------------------------------------------------------
 
 
