@@ -48,6 +48,11 @@ def interval_coverage(
     # not shared: the last panel (mean and minimum per method) has axes of its own
     fig, axes = _subplots(2.6 * nrows + 0.6, nrows, ncols, squeeze=False)
     x_range = (table["expected_discordant"].min() / 1.5, table["expected_discordant"].max() * 1.5)
+    shown = table[table["method"].isin(methods)]["coverage"]
+    # the lowest coverage drawn sets the axis: a few points around 95%, or down to 0 for an
+    # interval that covers far less (the first one)
+    bottom = max(0.0, min(0.9, float(np.floor((shown.min() - 0.01) * 50) / 50)))
+    ticks_y = [t for t in (0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 1.0) if t >= bottom]
     floor = coverage.COVERAGE_FLOOR
     handles: list[Any] = []
     labels: list[str] = []
@@ -78,8 +83,9 @@ def interval_coverage(
         ax.set_xscale("log")
         ax.set_xlim(*x_range)
         ax.set_title("all one way" if a == 1.0 else f"asymmetry {a:g}")
-        _percent_axis(ax, top=1.02)
-        ax.set_yticks([0, 0.25, 0.5, 0.75, 0.95])
+        _percent_axis(ax, top=1.005)
+        ax.set_ylim(bottom, 1.005)
+        ax.set_yticks(ticks_y)
     summary = coverage.coverage_summary(table)
     spare = flat[len(asymmetries) :]
     for ax in spare[1:]:
@@ -100,8 +106,10 @@ def interval_coverage(
         ax.set_xscale("linear")
         ax.set_xlim(-0.5, len(methods) - 0.2)
         ax.set_xticks(range(len(methods)), [COVERAGE_STYLES[m][0].split(":")[0] for m in methods])
-        ax.set_ylim(0.9, 1.0)
-        ax.set_title("mean (filled), minimum (hollow)")
+        _percent_axis(ax, top=1.005)
+        low = float(summary[summary["method"].isin(methods)]["minimum"].min())
+        ax.set_ylim(max(0.0, min(0.9, np.floor((low - 0.01) * 50) / 50)), 1.005)
+        ax.set_title("mean ● minimum ○")
     ticks = [1, 10, 100]
     for ax in flat[: len(asymmetries)]:
         ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
