@@ -44,7 +44,7 @@ def interval_coverage(
     points (:func:`regime_core.coverage.coverage_summary`)."""
     asymmetries = sorted(set(table["asymmetry"]))
     ncols = 3
-    nrows = int(np.ceil(len(asymmetries) / ncols))
+    nrows = int(np.ceil((len(asymmetries) + 1) / ncols))  # and the panel of mean and minimum
     # not shared: the last panel (mean and minimum per method) has axes of its own
     fig, axes = _subplots(2.6 * nrows + 0.6, nrows, ncols, squeeze=False)
     x_range = (table["expected_discordant"].min() / 1.5, table["expected_discordant"].max() * 1.5)
