@@ -43,29 +43,57 @@ PAIRED_TEST: str = "mcnemar_chi2_cc" if CONTINUITY_CORRECTION else "mcnemar_chi2
 #: How a Holm-level interval is named (its level before it).
 HOLM_LEVEL = "Holm-level interval"
 
-#: The glossary's statistical entries, term -> definition, written from the names above.
-GLOSSARY: dict[str, str] = {
-    "confidence interval": (
-        f"A {round(100 * CONFIDENCE)}% CI. For a difference of hit@5 between two arms on the "
-        f"same questions, {INTERVAL_NAMES[PAIRED_INTERVAL]} of the paired difference, the "
-        f"inversion of the {TEST_NAMES[PAIRED_TEST]}, so that it excludes zero exactly when that "
-        "test's p is below 5%. For a level (a hit rate), the "
-        f"{INTERVAL_NAMES['clopper_pearson']}; for R² and differences of differences, a "
-        f"{INTERVAL_NAMES['bootstrap_percentile']} with a fixed seed."
-    ),
-    HOLM_LEVEL: (
-        "The interval of one comparison of a Holm family at the level Holm tested it (for "
-        "example a 99.44% interval, 1 − 0.05/9): it excludes zero exactly when the comparison's "
-        "Holm-adjusted p is below 5%. It is not a simultaneous interval; the pages give its level "
-        "and, where a reader compares with the paper, the 95% CI beside it."
-    ),
-    "McNemar test": (
-        f"The test of a paired difference of hit rates the book uses, the {TEST_NAMES[PAIRED_TEST]}"
-        " (the statistic (b − c)²/(b + c) of the b questions only one arm wins and the c only "
-        f"the other does). Each comparison also keeps the p of the {TEST_NAMES['mcnemar_exact']}"
-        f" and of the {TEST_NAMES['mcnemar_mid_p']}, which no verdict reads."
-    ),
-}
+
+def glossary() -> list[tuple[tuple[str, ...], str]]:
+    """The glossary's statistical entries, ``(terms, definition)``, written from the names above
+    and the verdict words of :mod:`regime_core.runner.judge` (the glossary page generates its
+    "Statistics and verdicts" section from them: ``regime-statistics-glossary``)."""
+    from regime_core.runner.judge import OURS_WORDS, VERDICTS
+
+    level = interval_label(CONFIDENCE)
+    verdicts = ", ".join(f"*{v}*" for v in VERDICTS)
+    ours = ", ".join(f"*{v}*" for v in dict.fromkeys(OURS_WORDS.values()))
+    return [
+        (
+            ("confidence interval", "CI"),
+            f"A {level}. For a difference of hit@5 between two arms on the same questions, "
+            f"{INTERVAL_NAMES[PAIRED_INTERVAL]} of the paired difference, the inversion of the "
+            f"{TEST_NAMES[PAIRED_TEST]}, so that it excludes zero exactly when that test's p is "
+            f"below {1 - CONFIDENCE:.0%}. For a level (a hit rate), the "
+            f"{INTERVAL_NAMES['clopper_pearson']}; for R² and differences of differences, a "
+            f"{INTERVAL_NAMES['bootstrap_percentile']} with a fixed seed.",
+        ),
+        (
+            (HOLM_LEVEL,),
+            "The interval of one comparison of a Holm family at the level Holm tested it (for "
+            f"example the {interval_label(1 - (1 - CONFIDENCE) / 9, holm=True)} of the first of "
+            "nine comparisons): it excludes zero exactly when the comparison's Holm-adjusted p "
+            f"is below {1 - CONFIDENCE:.0%}. It is not a simultaneous interval; the pages give "
+            f"its level and, where a reader compares with the paper, the {level} beside it.",
+        ),
+        (
+            ("McNemar test", "McNemar"),
+            "The test of a paired difference of hits: of the questions on which two arms "
+            "disagree (one finds the target, the other does not), are the wins of one more than "
+            f"chance would give? This book uses the {TEST_NAMES[PAIRED_TEST]}, the test its "
+            f"interval of the difference inverts; the p of the {TEST_NAMES['mcnemar_exact']} "
+            f"and of the {TEST_NAMES['mcnemar_mid_p']} are kept beside it, and no verdict reads "
+            "them.",
+        ),
+        (
+            ("Holm adjustment",),
+            "A correction of the p-values of a family of tests so that the chance of any false "
+            f"positive stays below {1 - CONFIDENCE:.0%}. Where a family is adjusted (T2, T3) each "
+            f"interval is the {HOLM_LEVEL} at the level Holm tested its comparison, labelled "
+            "with that level; across the whole ledger a second Holm correction says which "
+            "verdicts survive it.",
+        ),
+        (
+            ("verdict",),
+            f"The paper's claim judged on our numbers by a stated rule: {verdicts}. A statement "
+            f"of our own, which the paper never makes, reads in its own words: {ours}.",
+        ),
+    ]
 
 
 def interval_label(confidence: float, *, holm: bool = False) -> str:

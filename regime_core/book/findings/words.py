@@ -58,7 +58,49 @@ def count(x: float) -> str:
 
 #: the name of an interval of confidence :data:`~regime_core.config.CONFIDENCE`
 CI = f"{round(100 * config.CONFIDENCE)}% CI"
-HOLM = "Holm-adjusted CI"
+
+
+def holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
+    """The confidence of each Holm-level interval of a record's Holm family (every node under
+    ``family`` holding ``p_holm``, by its dotted path there): one minus the level Holm tested it
+    at, from the unadjusted p the record keeps (``p``, else ``p_value``)."""
+    from regime_core.multiplicity import holm_levels as levels_of
+    from regime_core.runner.judge import SIGNIFICANCE_LEVEL
+
+    found: list[tuple[str, float]] = []
+
+    def walk(node: Mapping[str, Any], path: str) -> None:
+        if "p_holm" in node:
+            found.append((path, float(node["p"] if "p" in node else node["p_value"])))
+            return
+        for key, value in node.items():
+            if isinstance(value, Mapping):
+                walk(value, f"{path}.{key}" if path else str(key))
+
+    walk(family, "")
+    if not found:
+        return {}
+    levels = levels_of([p for _, p in found], SIGNIFICANCE_LEVEL)
+    return {path: 1.0 - float(level) for (path, _), level in zip(found, levels, strict=True)}
+
+
+def holm_interval(c: Mapping[str, Any], confidence: float | None, effect: str = "diff") -> str:
+    """``+11.3 pp (99.44% Holm-level interval +5.0 to +17.6 pp; 95% CI +6.9 to +15.7 pp)``: a
+    Holm-level interval at its level, with the 95% CI beside it where the record keeps it; a
+    comparison outside any Holm family (``confidence`` None) as :func:`interval` says it."""
+    from regime_core.vocabulary import interval_label
+
+    if confidence is None:
+        return interval(c, effect)
+
+    text = estimate_interval(
+        c[effect], c["ci_lo"], c["ci_hi"], interval_label(confidence, holm=True)
+    )
+    if "ci_lo_unadjusted" in c and "ci_hi_unadjusted" in c:
+        lo = interval_end(float(c["ci_lo_unadjusted"]), unit=False)
+        hi = interval_end(float(c["ci_hi_unadjusted"]))
+        text = f"{text[:-1]}; {CI} {lo} to {hi})"
+    return text
 
 
 def estimate_interval(estimate: float, ci_lo: float, ci_hi: float, what: str = CI) -> str:

@@ -48,6 +48,7 @@ from regime_core.book.sphinx.records import (
 )
 from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
+    StatisticsGlossaryDirective,
     keep_attribute_docs,
     resolve_unqualified,
     restore_attribute_docs,
@@ -95,6 +96,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
     app.add_role("default", DefaultValueRole())
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
+    app.add_directive("regime-statistics-glossary", StatisticsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.add_directive("regime-router-features", RouterFeaturesDirective)
     app.add_directive("regime-citation", CitationDirective)
