@@ -71,7 +71,9 @@ def holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
 
     def walk(node: Mapping[str, Any], path: str) -> None:
         if "p_holm" in node:
-            found.append((path, float(node["p"] if "p" in node else node["p_value"])))
+            p = node.get("p", node.get("p_value"))
+            if p is not None:  # without its unadjusted p the level cannot be known
+                found.append((path, float(p)))
             return
         for key, value in node.items():
             if isinstance(value, Mapping):
