@@ -224,9 +224,10 @@ def main() -> None:
         grid.to_csv(args.out, index=False)
         result["out"] = str(args.out)
     print(json.dumps(result, indent=1, ensure_ascii=False))
-    verdict = "reaches" if book_min >= floor else "does NOT reach"
+    verdict = "reaches" if book_min >= floor else "does not reach"
     print(
-        f"\nThe book's interval ({BOOK_METHOD}) {verdict} {floor:.0%} at every point with "
+        f"\nThe old selection rule's floor: the book's interval ({BOOK_METHOD}) {verdict} "
+        f"{floor:.0%} at every point with "
         f"n·ψ >= {coverage.MIN_EXPECTED_DISCORDANT:g}: exact minimum {book_min:.2%}, simulated "
         f"minimum {sim_minima[BOOK_METHOD]['minimum']:.2%}."
     )
