@@ -206,9 +206,13 @@ def with_ledger(
 ) -> list[dict[str, Any]]:
     """Each claim's row with the ledger-wide Holm correction (:mod:`regime_core.runner.ledger`):
     ``ledger`` ("survives", "does not survive", or None outside the family) and ``ledger_holm``
-    (its p, Holm-adjusted p, level and the verdict at that level)."""
-    from regime_core.runner.ledger import ledger_holm
+    (its p, Holm-adjusted p, level and the verdict at that level); and ``verdict_by_interval``,
+    its verdict under each interval the book has used (None: not judged on counts)."""
+    from regime_core.runner.ledger import ledger_holm, verdicts_by_method
 
+    by_method = {
+        m.claim_id: m.verdicts for m in verdicts_by_method([v.claim for v in judged], records)
+    }
     entries = {
         e.claim_id: e
         for e in ledger_holm(
@@ -219,6 +223,7 @@ def with_ledger(
         entry = entries.get(row["id"])
         row["ledger"] = None if entry is None else entry.survives
         row["ledger_holm"] = None if entry is None else entry.to_dict()
+        row["verdict_by_interval"] = by_method.get(row["id"])
     return rows
 
 
