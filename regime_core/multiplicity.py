@@ -8,6 +8,7 @@ its own hypothesis (:func:`holm_levels`), and a page shows its level beside it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -101,3 +102,32 @@ def holm_intervals(
         at = levels == level
         lo[at], hi[at] = score_interval(a[at], b[at], total[at], confidence=1.0 - float(level))
     return lo, hi
+
+
+def family_confidences(
+    family: Mapping[str, Any], alpha: float = 1.0 - CONFIDENCE
+) -> dict[str, float]:
+    """The confidence of each Holm-level interval of a record's Holm family: every node under
+    ``family`` holding ``p_holm`` and its unadjusted p (``p``, else ``p_value``), by its dotted
+    path there, gets one minus the level Holm tested it at (:func:`holm_levels`).
+
+    >>> family_confidences({"a": {"p": 0.001, "p_holm": 0.002}, "b": {"p": 0.3, "p_holm": 0.3}})
+    {'a': 0.975, 'b': 0.95}
+    """
+    found: list[tuple[str, float]] = []
+
+    def walk(node: Mapping[str, Any], path: str) -> None:
+        if "p_holm" in node:
+            p = node.get("p", node.get("p_value"))
+            if p is not None:  # without its unadjusted p the level cannot be known
+                found.append((path, float(p)))
+            return
+        for key, value in node.items():
+            if isinstance(value, Mapping):
+                walk(value, f"{path}.{key}" if path else str(key))
+
+    walk(family, "")
+    if not found:
+        return {}
+    levels = holm_levels([p for _, p in found], alpha)
+    return {path: 1.0 - float(level) for (path, _), level in zip(found, levels, strict=True)}

@@ -108,3 +108,28 @@ def test_a_knife_edge_verdict_says_one_more_win_would_change_it() -> None:
     assert "a knife edge" in power_text(judged.power)
     strong = judge_values(far, claim_values(far, record))
     assert strong.power is not None and strong.power.knife_edge == ""
+
+
+def test_a_claim_on_a_holm_adjusted_comparison_is_labelled_at_its_level() -> None:
+    from regime_core.runner.claim_record import claim_values
+
+    def member(b: int, c: int, n: int, p: float, p_holm: float) -> dict[str, Any]:
+        node = _node(b, c, n)
+        return {"drop": node["diff"], "ci_lo": node["ci_lo"] - 0.01, "ci_hi": node["ci_hi"] + 0.01,
+                "ci_lo_unadjusted": node["ci_lo"], "ci_hi_unadjusted": node["ci_hi"], "p": p,
+                "p_holm": p_holm, "n": n, "n_a_better": b, "n_b_better": c}  # fmt: skip
+
+    family = {
+        "x": {"all": member(40, 5, 200, 1e-6, 2e-6)},
+        "y": {"all": member(9, 6, 200, 0.4, 0.4)},
+    }
+    record = Record({"name": "r", "numbers": {"comparisons": family}})
+    keys = {"estimate": "comparisons.x.all.drop", "ci_lo": "comparisons.x.all.ci_lo",
+            "ci_hi": "comparisons.x.all.ci_hi", "p": "comparisons.x.all.p_holm",
+            "n": "comparisons.x.all.n"}  # fmt: skip
+    claim = Claim(id="t3", claim="t3", source="abstract", rule="range",
+                  paper={"low": 0.086, "high": 0.141}, run="r", ours=keys)  # fmt: skip
+    values = claim_values(claim, record)
+    assert values.holm and values.confidence == pytest.approx(1 - 0.05 / 2)
+    text = values.text()
+    assert "97.50% Holm-level interval" in text and "; 95% CI" in text and "Holm p" in text

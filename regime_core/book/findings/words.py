@@ -61,29 +61,12 @@ CI = f"{round(100 * config.CONFIDENCE)}% CI"
 
 
 def holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
-    """The confidence of each Holm-level interval of a record's Holm family (every node under
-    ``family`` holding ``p_holm``, by its dotted path there): one minus the level Holm tested it
-    at, from the unadjusted p the record keeps (``p``, else ``p_value``)."""
-    from regime_core.multiplicity import holm_levels as levels_of
+    """The confidence of each Holm-level interval of a record's Holm family, by its path there
+    (:func:`regime_core.multiplicity.family_confidences`, at the judge's level)."""
+    from regime_core.multiplicity import family_confidences
     from regime_core.runner.judge import SIGNIFICANCE_LEVEL
 
-    found: list[tuple[str, float]] = []
-
-    def walk(node: Mapping[str, Any], path: str) -> None:
-        if "p_holm" in node:
-            p = node.get("p", node.get("p_value"))
-            if p is not None:  # without its unadjusted p the level cannot be known
-                found.append((path, float(p)))
-            return
-        for key, value in node.items():
-            if isinstance(value, Mapping):
-                walk(value, f"{path}.{key}" if path else str(key))
-
-    walk(family, "")
-    if not found:
-        return {}
-    levels = levels_of([p for _, p in found], SIGNIFICANCE_LEVEL)
-    return {path: 1.0 - float(level) for (path, _), level in zip(found, levels, strict=True)}
+    return family_confidences(family, SIGNIFICANCE_LEVEL)
 
 
 def holm_interval(c: Mapping[str, Any], confidence: float | None, effect: str = "diff") -> str:
