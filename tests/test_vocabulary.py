@@ -4,6 +4,9 @@ definition, and the check that finds a page naming a method or a level its recor
 from __future__ import annotations
 
 import doctest
+from typing import Any
+
+import pytest
 
 from regime_core import vocabulary
 from regime_core.runner.judge import VERDICTS
@@ -46,3 +49,37 @@ def test_label_problems_finds_a_wrong_method_or_level() -> None:
     assert any("99% CI" in p for p in vocabulary.label_problems(wrong_level, methods=["score"]))
     holm_not_there = "a 97.50% Holm-level interval"
     assert vocabulary.label_problems(holm_not_there, methods=["score"], holm_levels=[0.99])
+
+
+#: The page that names the book's earlier intervals on purpose: the statistics section that
+#: compares them. (The glossary, whose example level belongs to no family, is not read.)
+PAGES_NAMING_EARLIER_METHODS: frozenset[str] = frozenset({"our_reading.html"})
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_no_built_page_names_a_method_or_level_its_records_do_not_have(
+    quick_book: Any, quick_run: Any
+) -> None:
+    from regime_core.book.check import book_pages, parse_page, visible_text
+    from regime_core.multiplicity import family_confidences
+
+    assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
+    levels = [
+        *family_confidences(quick_run.record("t2_regime_decomposition").node("cells")).values(),
+        *family_confidences(quick_run.record("t3_brel_knockout").node("comparisons")).values(),
+    ]
+    used = {vocabulary.PAIRED_INTERVAL, "bootstrap_percentile", "clopper_pearson"}
+    problems = {}
+    for page in book_pages(quick_book.html_dir):
+        if page.name == "glossary.html":
+            continue
+        methods = (
+            set(vocabulary.INTERVAL_NAMES) if page.name in PAGES_NAMING_EARLIER_METHODS else used
+        )
+        found = vocabulary.label_problems(
+            visible_text(parse_page(page)), methods=methods, holm_levels=levels
+        )
+        if found:
+            problems[page.name] = found
+    assert problems == {}
