@@ -305,9 +305,9 @@ def ledger_sentence(entries: Sequence[LedgerEntry], labels: Mapping[str, str]) -
         return ""
     fallen = [e for e in entries if e.survives == DOES_NOT_SURVIVE]
     head = (
-        f"Corrected with Holm's procedure across all {len(entries)} comparison claims (a "
-        f"{SIGNIFICANCE_LEVEL:.0%} chance of any one wrong verdict), "
-        f"{len(entries) - len(fallen)} verdicts stand"
+        f"Corrected with Holm's procedure across all {len(entries)} comparison claims (so that "
+        f"the chance of any false significant result among them stays at "
+        f"{SIGNIFICANCE_LEVEL:.0%}), {len(entries) - len(fallen)} verdicts stand"
     )
     if not fallen:
         return head + "."
