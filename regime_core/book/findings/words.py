@@ -69,6 +69,21 @@ def holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
     return family_confidences(family, SIGNIFICANCE_LEVEL)
 
 
+def ours_interval(c: Any) -> str:
+    """A claim's comparison (:class:`regime_core.runner.ours.Comparison`) as
+    :func:`estimate_interval` says it, a Holm-level interval at its level with the 95% CI
+    beside it."""
+    from regime_core.vocabulary import interval_label
+
+    if not c.holm:
+        return estimate_interval(c.estimate, c.ci_lo, c.ci_hi)
+    text = estimate_interval(c.estimate, c.ci_lo, c.ci_hi, interval_label(c.confidence, holm=True))
+    if c.ci_nominal is not None:
+        lo, hi = interval_end(c.ci_nominal[0], unit=False), interval_end(c.ci_nominal[1])
+        text = f"{text[:-1]}; {CI} {lo} to {hi})"
+    return text
+
+
 def holm_interval(c: Mapping[str, Any], confidence: float | None, effect: str = "diff") -> str:
     """``+11.3 pp (99.44% Holm-level interval +5.0 to +17.6 pp; 95% CI +6.9 to +15.7 pp)``: a
     Holm-level interval at its level, with the 95% CI beside it where the record keeps it; a
