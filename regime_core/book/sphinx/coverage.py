@@ -59,15 +59,10 @@ class CoverageDirective(SphinxDirective):
         try:
             _, claims = page_claims(self.env)
             records, _ = page_records(self.env, list(dict.fromkeys(c.run for c in claims)))
+            found = [claim_counts(claim, records[claim.run]) or {} for claim in claims]
         except RECORD_PROBLEMS:
             return []
-        return sorted(
-            {
-                c.n
-                for claim in claims
-                for c in (claim_counts(claim, records[claim.run]) or {}).values()
-            }
-        )
+        return sorted({c.n for counts in found for c in counts.values()})
 
     def _summary(self, grid: Any, where: str) -> nodes.table:
         from regime_core.book.figures.statistics import COVERAGE_STYLES
