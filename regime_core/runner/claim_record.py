@@ -214,8 +214,8 @@ def _knife_edge(claim: Claim, ours: Comparison, verdict: str, paper: list[float]
     one more question won by either arm (taken from the concordant ones) changes the verdict;
     re-judged from the counts with the book's interval at the comparison's level. ``""``
     otherwise, or without counts."""
-    from regime_core.runner.judge import OURS_WORDS
     from regime_core.config import CONTINUITY_CORRECTION
+    from regime_core.runner.judge import OURS_WORDS
     from regime_core.stats import score_interval
 
     if ours.wins is None or ours.n is None:
