@@ -133,3 +133,17 @@ def test_a_claim_on_a_holm_adjusted_comparison_is_labelled_at_its_level() -> Non
     assert values.holm and values.confidence == pytest.approx(1 - 0.05 / 2)
     text = values.text()
     assert "97.50% Holm-level interval" in text and "; 95% CI" in text and "Holm p" in text
+
+
+def test_counts_named_by_the_claim_are_read_where_it_names_them() -> None:
+    # the router's claims name n beside the comparison, not inside it
+    node = _node(30, 10, 400)
+    del node["n"]
+    record = Record({"name": "r", "numbers": {"outcome": {"n": 400, "routed_vs_q": node}}})
+    keys = {**_keys("outcome.routed_vs_q"), "n": "outcome.n",
+            "n_a_better": "outcome.routed_vs_q.n_a_better",
+            "n_b_better": "outcome.routed_vs_q.n_b_better"}  # fmt: skip
+    claim = Claim(id="g", claim="g", source="abstract", rule="estimate", paper={"value": 0.05},
+                  run="r", ours=keys)  # fmt: skip
+    counts = ledger.claim_counts(claim, record)
+    assert counts is not None and (counts[""].n_a_better, counts[""].n) == (30, 400)

@@ -56,20 +56,17 @@ class Counts:
 
 
 def _counts(record: Record, keys: Mapping[str, Any]) -> Counts | None:
+    """The counts of a claim's comparison: each named by the claim's keys (``n_a_better``,
+    ``n_b_better``, ``n``), else read beside its ``ci_lo``; None when one is in neither."""
     node = str(keys["ci_lo"]).rsplit(".", 1)[0]
-    try:
-        found = record.node(node)
-    except KeyError:
-        return None
-    if not all(k in found for k in ("n_a_better", "n_b_better", "n")):
-        return None
-    return Counts(
-        float(record.number(str(keys["estimate"]))),
-        int(found["n_a_better"]),
-        int(found["n_b_better"]),
-        int(found["n"]),
-        node,
-    )
+    found = []
+    for name in ("n_a_better", "n_b_better", "n"):
+        key = str(keys[name]) if name in keys else f"{node}.{name}"
+        if not record.has(key):
+            return None
+        found.append(int(record.number(key)))
+    b, c, n = found
+    return Counts(float(record.number(str(keys["estimate"]))), b, c, n, node)
 
 
 def claim_counts(claim: Claim, record: Record) -> dict[str, Counts] | None:
