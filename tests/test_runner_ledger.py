@@ -147,3 +147,14 @@ def test_counts_named_by_the_claim_are_read_where_it_names_them() -> None:
                   run="r", ours=keys)  # fmt: skip
     counts = ledger.claim_counts(claim, record)
     assert counts is not None and (counts[""].n_a_better, counts[""].n) == (30, 400)
+
+
+def test_a_bootstrap_comparison_with_counts_is_not_rejudged_as_hit_rates() -> None:
+    # pool_invariance: differences of gains (-2..2) with counts beside a bootstrap interval
+    row = {"test": "permutation_exact", "ci_method": "bootstrap_percentile",
+           "corpus_vs_question": _node(12, 4, 300)}  # fmt: skip
+    record = Record({"name": "r", "numbers": {"pool": {"musique": row}}})
+    claim = _claim(
+        "pool", "equivalence", {"statement": "invariant"}, "pool.musique.corpus_vs_question"
+    )
+    assert ledger.claim_counts(claim, record) is None

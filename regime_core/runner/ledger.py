@@ -59,6 +59,8 @@ def _counts(record: Record, keys: Mapping[str, Any]) -> Counts | None:
     """The counts of a claim's comparison: each named by the claim's keys (``n_a_better``,
     ``n_b_better``, ``n``), else read beside its ``ci_lo``; None when one is in neither."""
     node = str(keys["ci_lo"]).rsplit(".", 1)[0]
+    if not _of_hit_rates(record, node):
+        return None
     found = []
     for name in ("n_a_better", "n_b_better", "n"):
         key = str(keys[name]) if name in keys else f"{node}.{name}"
@@ -67,6 +69,26 @@ def _counts(record: Record, keys: Mapping[str, Any]) -> Counts | None:
         found.append(int(record.number(key)))
     b, c, n = found
     return Counts(float(record.number(str(keys["estimate"]))), b, c, n, node)
+
+
+#: The tests whose comparison is not a paired difference of hit rates (its interval is a
+#: bootstrap of real-valued differences): such a claim is not re-judged from counts.
+_NOT_HIT_RATES: tuple[str, ...] = ("sign", "permutation")
+
+
+def _of_hit_rates(record: Record, node: str) -> bool:
+    """Whether the comparison at ``node`` is a difference of hit rates: neither it nor the row
+    above it names a bootstrap interval or a test of real values (``ci_method``, ``test``)."""
+    parts = node.split(".")
+    for depth in (len(parts), len(parts) - 1):
+        prefix = ".".join(parts[:depth])
+        for name in ("ci_method", "test"):
+            key = f"{prefix}.{name}"
+            if record.has(key):
+                value = str(record.number(key))
+                if value == "bootstrap_percentile" or value.startswith(_NOT_HIT_RATES):
+                    return False
+    return True
 
 
 def claim_counts(claim: Claim, record: Record) -> dict[str, Counts] | None:
