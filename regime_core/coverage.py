@@ -13,8 +13,9 @@ The intervals compared, each a pure function of the counts (:data:`METHODS`):
 - ``conditional_exact``: the interval the book used first, the Clopper–Pearson interval
   ``[π_lo, π_hi]`` of ``b`` among the ``m = b + c`` discordant questions mapped to
   ``[(2π_lo - 1)·m/n, (2π_hi - 1)·m/n]`` (``[0, 0]`` when ``m = 0``);
-- ``score_cc``: Tango's score interval with Edwards' continuity correction, the book's
-  (:func:`regime_core.stats.score_interval`); ``score``: the same without the correction;
+- ``score_cc``: Tango's score interval with Edwards' continuity correction, the book's second;
+  ``score``: the same without the correction, the book's now
+  (:func:`regime_core.stats.score_interval`, ``config.CONTINUITY_CORRECTION``);
 - ``bonett_price``: the adjusted Wald interval of Bonett and Price (2012);
 - ``newcombe``: Newcombe's hybrid score interval without continuity correction (method 10).
 
@@ -64,7 +65,24 @@ interval depends on it)
 MIN_EXPECTED_DISCORDANT: float = 1.0
 """the grid points judged are those with at least this many discordant questions expected (n·ψ)"""
 COVERAGE_FLOOR: float = 0.94
-"""the coverage the book's interval must reach at every judged point of the grid"""
+"""the coverage the book's second interval was chosen to reach at every judged point of the grid
+(the rule that replaced the first interval; :data:`SELECTION_RULE` replaced it)
+"""
+FAR_BELOW: float = 0.93
+"""coverage two points or more below the nominal 95%: "far below" in the selection rule"""
+MEAN_TOLERANCE: float = 0.01
+"""how far below the nominal level an interval's mean coverage may lie in the selection rule"""
+FAR_BELOW_SHARE: float = 0.10
+"""the largest share of judged points an interval may cover far below the nominal level"""
+SELECTION_RULE: str = (
+    "the published criteria (Fagerland, Lydersen and Laake 2014: coverage close to the nominal "
+    "level on average, rarely far below it, short intervals): among the intervals whose mean "
+    f"coverage over the judged points is at most {MEAN_TOLERANCE:.0%} below the nominal level "
+    f"and which cover below {FAR_BELOW:.0%} at no more than {FAR_BELOW_SHARE:.0%} of them, the "
+    "one whose mean coverage lies closest to the nominal level (an interval that covers more "
+    "often than it claims is wider than it needs to be); the mean widths are shown beside it"
+)
+"""how the book's interval of a paired difference of hit rates is chosen"""
 #: the tail mass left out of each count's range when the law of (b, c) is enumerated
 ENUMERATION_TAIL: float = 1e-12
 
@@ -375,6 +393,59 @@ def minimum_coverage(
             }
         )
     return pd.DataFrame(rows)
+
+
+def coverage_summary(
+    table: pd.DataFrame,
+    *,
+    column: str = "coverage",
+    width_column: str = "mean_width",
+    min_expected: float = MIN_EXPECTED_DISCORDANT,
+    far_below: float = FAR_BELOW,
+) -> pd.DataFrame:
+    """Per method (in the table's order) over the judged points (:func:`judged`): ``mean`` and
+    ``minimum`` coverage, ``far_below`` (the share of points covering below ``far_below``),
+    ``mean_width`` (the mean over points of the expected width; NaN without widths) and
+    ``points``.
+
+    >>> grid = coverage_grid([200], [0.02, 0.1], [0.0, 1.0], methods=["score"], widths=True)
+    >>> row = coverage_summary(grid).iloc[0]
+    >>> row["method"], round(float(row["minimum"]), 3), int(row["points"])
+    ('score', 0.933, 4)
+    """
+    rows = []
+    for method, group in judged(table, min_expected).groupby("method", sort=False):
+        rows.append(
+            {
+                "method": method,
+                "mean": float(group[column].mean()),
+                "minimum": float(group[column].min()),
+                "far_below": float((group[column] < far_below).mean()),
+                "mean_width": float(group[width_column].mean()),
+                "points": len(group),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def select_interval(
+    summary: pd.DataFrame,
+    *,
+    nominal: float = CONFIDENCE,
+    tolerance: float = MEAN_TOLERANCE,
+    far_share: float = FAR_BELOW_SHARE,
+) -> str | None:
+    """The method :data:`SELECTION_RULE` picks from a :func:`coverage_summary` (None: none
+    qualifies).
+
+    >>> select_interval(pd.DataFrame({"method": ["a", "b", "c", "d"],
+    ...     "mean": [0.982, 0.962, 0.948, 0.93], "far_below": [0.0, 0.02, 0.2, 0.0]}))
+    'b'
+    """
+    ok = summary[(summary["mean"] >= nominal - tolerance) & (summary["far_below"] <= far_share)]
+    if ok.empty:
+        return None
+    return str(ok.loc[(ok["mean"] - nominal).abs().idxmin(), "method"])
 
 
 # --- simulation --------------------------------------------------------------------------------

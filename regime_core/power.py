@@ -7,10 +7,12 @@ draw; only the discordant cells matter, with shares ``p_ab = (ψ + Δ)/2`` (arm 
 and ``p_ba = (ψ - Δ)/2``. So the number of discordant pairs is random (``Bin(n, ψ)``), not held
 at its observed value. The nuisance discordance is ``ψ = max(ψ_obs, |Δ|)``: our observed share
 of discordant questions, raised to ``|Δ|`` where a larger effect needs more discordant pairs
-(every one of them then goes one way). The power is exact: the sum of the multinomial
-probabilities of the tables ``(b, c)`` whose score statistic (:func:`tango_statistic`) rejects
-the null, over every table outside tails of total mass below 1e-10 (no normal approximation,
-no simulation; ``tests/test_power.py`` checks it against one).
+(every one of them then goes one way): the most favourable choice, so the questions an effect
+needs are a lower bound; the verdicts' power sentences give them also with the effect added to the
+observed share, ``ψ_obs + |Δ|`` (:func:`regime_core.runner.judge.power_text`). The power is
+exact: the sum of the multinomial probabilities of the tables ``(b, c)`` whose score statistic
+(:func:`tango_statistic`) rejects the null, over every table outside tails of total mass below
+1e-10 (no normal approximation, no simulation; ``tests/test_power.py`` checks it against one).
 
 **The null is the claim's own.** An effect is tested against zero; a no-loss claim against
 ``-margin`` (the interval's lower end must lie above it) and an equivalence claim against
@@ -107,7 +109,7 @@ def power(
     module's model: the discordance used is ``max(discordance, |effect|)``).
 
     >>> round(power(200, 0.2, 0.1), 3)
-    0.873
+    0.905
     """
     n = _check_count(n, "n")
     side = _check_side(side)
@@ -150,7 +152,7 @@ def detectable_effect(
     even a difference of 1 reaches it.
 
     >>> round(detectable_effect(200, 0.2), 3)
-    0.092
+    0.087
     """
     target = _check_confidence(target, "target")
     return _smallest(lambda d: power(n, discordance, d, confidence=confidence) >= target, top=1.0)
@@ -170,7 +172,7 @@ def smallest_margin(
     even ``m = 1`` is shown.
 
     >>> round(smallest_margin(485, 0.1), 3), round(smallest_margin(485, 0.1, side="within"), 3)
-    (0.044, 0.05)
+    (0.041, 0.048)
     """
     target = _check_confidence(target, "target")
     side = _check_side(side)
@@ -200,7 +202,7 @@ def questions_needed(
     :data:`MAX_QUESTIONS_SEARCHED` questions would be needed.
 
     >>> questions_needed(0.1, 0.2)
-    169
+    145
     """
     target = _check_confidence(target, "target")
     side = _check_side(side)

@@ -6,16 +6,17 @@ offer one; this module validates the inputs, fixes the choices (two-sided, perce
 intervals, seeds) and keeps the record the notebooks write, :class:`PairedComparison`.
 
 **One procedure per comparison of hit rates.** Paired hit@k outcomes get Tango's (1998) score
-interval of the difference of hit rates with Edwards' continuity correction
-(:func:`score_interval`) and the p of the test it inverts, McNemar's χ² with continuity
-correction (:func:`score_test`, statsmodels' ``mcnemar`` statistic): the interval excludes zero
-exactly when ``p < 1 - confidence``, and it treats the number of discordant pairs as random (it
-can reach past ``±m/n``, is never ``[0, 0]``). The exact conditional p is kept (``p_exact``).
-Nothing is resampled: every end follows from the four counts.
+interval of the difference of hit rates (:func:`score_interval`) and the p of the test it
+inverts, McNemar's asymptotic test (:func:`score_test`, statsmodels' ``mcnemar(exact=False)``
+statistic), both without continuity correction as Fagerland, Lydersen and Laake (2013, 2014)
+recommend (``config.CONTINUITY_CORRECTION`` restores Edwards' correction): the interval excludes
+zero exactly when ``p < 1 - confidence``, and it treats the number of discordant pairs as random
+(it can reach past ``±m/n``, is never ``[0, 0]``). The exact conditional p (``p_exact``) and
+the mid-p (``p_mid``) are kept beside it. Nothing is resampled: every end follows from the counts.
 
 >>> r = compare_paired([1, 1, 1, 0, 1, 1], [0, 0, 1, 0, 0, 1])
->>> (r.n, r.n_a_better, r.n_b_better, round(r.p_exact, 3), r.ci_method)
-(6, 3, 0, 0.25, 'score_cc')
+>>> (r.n, r.n_a_better, r.n_b_better, round(r.p_exact, 3), round(r.p_mid, 3), r.ci_method)
+(6, 3, 0, 0.25, 0.125, 'score')
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from regime_core.config import (
 ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
 TESTS: tuple[str, ...] = ("mcnemar", "sign", "permutation")
-"""the paired tests a comparison of two arms can use: mcnemar (McNemar's χ² with continuity
-correction and the score interval it inverts, for binary outcomes such as hit@5; the exact
-conditional p kept beside it), sign (exact, any ordinal outcome), permutation (sign flips, real
+"""the paired tests a comparison of two arms can use: mcnemar (McNemar's asymptotic test and the
+score interval it inverts, for binary outcomes such as hit@5; the exact conditional p and the
+mid-p kept beside it), sign (exact, any ordinal outcome), permutation (sign flips, real
 values such as AUC or margins)"""
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
 #: How a comparison's interval is made, by ``ci_method``.
@@ -128,8 +129,8 @@ def mcnemar(a_bool: ArrayLike, b_bool: ArrayLike, *, exact: bool = True) -> Test
     The table is ``[[both, a only], [b only, neither]]``; only the discordant cells
     ``n_a = a only`` and ``n_b = b only`` matter. ``exact=True`` is the exact binomial test on
     them (statistic ``min(n_a, n_b)``, ``p = min(1, 2 P(X <= min))`` with ``X ~ Bin(n_a + n_b,
-    1/2)``); ``exact=False`` is the chi-square with continuity correction. No discordant pair
-    gives ``p = 1``.
+    1/2)``); ``exact=False`` is the χ² test, with continuity correction when
+    ``config.CONTINUITY_CORRECTION``. No discordant pair gives ``p = 1``.
     """
     from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
@@ -140,8 +141,24 @@ def mcnemar(a_bool: ArrayLike, b_bool: ArrayLike, *, exact: bool = True) -> Test
     if n_a + n_b == 0:
         return TestResult(name, 0.0, 1.0, 0)
     table = [[int(np.sum(x & y)), n_a], [n_b, int(np.sum(~x & ~y))]]
-    result = sm_mcnemar(table, exact=exact, correction=True)
+    result = sm_mcnemar(table, exact=exact, correction=CONTINUITY_CORRECTION)
     return TestResult(name, float(result.statistic), float(result.pvalue), n_a + n_b)
+
+
+def mcnemar_mid_p(n_a_better: int, n_b_better: int) -> float:
+    """The mid-p McNemar test (Fagerland, Lydersen and Laake 2013), two-sided: the exact
+    conditional p less the probability of the observed split, ``2·P(X <= k) - P(X = k)`` with
+    ``k = min(b, c)``, ``X ~ Bin(b + c, 1/2)`` (scipy); 1 with no discordant pair or ``b = c``.
+
+    >>> round(mcnemar_mid_p(5, 0), 5), mcnemar_mid_p(8, 8)
+    (0.03125, 1.0)
+    """
+    b, c = _check_count(n_a_better, "n_a_better"), _check_count(n_b_better, "n_b_better")
+    k, m = min(b, c), b + c
+    if m == 0:
+        return 1.0
+    p = 2.0 * scipy_stats.binom.cdf(k, m, 0.5) - scipy_stats.binom.pmf(k, m, 0.5)
+    return float(min(1.0, p))
 
 
 # --- the paired difference of hit rates: Tango's score interval and its test -------------------
@@ -162,15 +179,17 @@ def tango_statistic(
     likelihood estimate of the share of pairs won by ``b`` under the null:
     ``q = (sqrt(B² - 4AC) - B) / (2A)``, ``A = 2n``, ``B = -b - c + (2n - b + c)·delta0``,
     ``C = -c·delta0·(1 - delta0)``. ``T`` falls as ``delta0`` rises; at ``delta0 = 0`` it is
-    McNemar's ``(b - c) / sqrt(b + c)``. ``continuity=True`` (the default) shrinks the numerator
-    by 1 towards zero (Edwards' correction), so that at ``delta0 = 0`` ``T²`` is McNemar's
-    ``(|b - c| - 1)² / (b + c)`` (statsmodels' ``mcnemar(exact=False)``). A zero denominator
+    McNemar's ``(b - c) / sqrt(b + c)``. ``continuity=True`` shrinks the numerator by 1 towards
+    zero, to 0 within 1 of it (Edwards' correction), so that at ``delta0 = 0`` ``T²`` is
+    ``max(|b - c| - 1, 0)² / (b + c)``: statsmodels' ``mcnemar(exact=False, correction=True)``
+    except at ``b = c``, where statsmodels squares ``-1`` (8 and 8 give it p = 0.80, this
+    statistic p = 1). Without the correction they agree everywhere. A zero denominator
     (``delta0 = ±1``, or no discordant pair at ``delta0 = 0``) gives 0 where the numerator is 0
     and ``±inf`` elsewhere. Broadcasts: arrays in, an array out.
 
     >>> float(tango_statistic(0.0, 30, 10, 200, continuity=False)) == (30 - 10) / 40 ** 0.5
     True
-    >>> float(tango_statistic(0.0, 30, 10, 200)) == (30 - 10 - 1) / 40 ** 0.5
+    >>> float(tango_statistic(0.0, 30, 10, 200, continuity=True)) == (30 - 10 - 1) / 40 ** 0.5
     True
     """
     d = np.asarray(delta0, dtype=np.float64)
@@ -214,16 +233,16 @@ def score_interval(
     continuity: bool = CONTINUITY_CORRECTION,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The score interval of ``p_a - p_b`` for paired binary outcomes (Tango 1998), with
-    Edwards' continuity correction by default; vectorised: ``(lo, hi)`` arrays of the inputs'
-    broadcast shape.
+    Edwards' continuity correction if ``continuity``; vectorised: ``(lo, hi)`` arrays of the
+    inputs' broadcast shape.
 
     The interval is ``{delta0 : |T(delta0)| <= z}`` (:func:`tango_statistic` ``T``, ``z`` the
     standard normal's ``(1 + confidence) / 2`` quantile); ``T`` falls with ``delta0``, so each end
     is bisected on ``[-1, estimate]`` and ``[estimate, 1]`` (:data:`_BISECTION_STEPS` halvings:
     exact to float precision on every machine). The ends may pass ``±m/n`` (``m`` discordant
     pairs); with none the interval is not a point. It excludes ``delta0`` exactly when
-    :func:`score_test` rejects it at ``1 - confidence`` (McNemar's χ² test at 0). Why the
-    correction is the default: ``benchmarks/bench_interval_coverage.py``.
+    :func:`score_test` rejects it at ``1 - confidence`` (McNemar's χ² test at 0). Why no
+    correction by default: ``benchmarks/bench_interval_coverage.py``.
 
     >>> lo, hi = score_interval(0, 0, 192, continuity=False)
     >>> round(float(lo), 4), round(float(hi), 4)
@@ -285,8 +304,8 @@ def score_test(
 ) -> TestResult:
     """The two-sided score test of ``p_a - p_b = delta0`` (paired binary outcomes) that
     :func:`score_interval` inverts: ``p = 2·(1 - Φ(|T(delta0)|))``. At ``delta0 = 0`` it is
-    McNemar's χ² test, ``(|b - c| - 1)² / (b + c) ~ χ²₁`` with the continuity correction
-    (without it, ``(b - c)² / (b + c)``); no discordant pair gives ``p = 1``. The statistic
+    McNemar's χ² test, ``(b - c)² / (b + c) ~ χ²₁`` (with the continuity correction,
+    ``max(|b - c| - 1, 0)² / (b + c)``); no discordant pair gives ``p = 1``. The statistic
     reported is ``T``.
 
     >>> round(score_test(30, 10, 200, continuity=False).p_value, 5)
@@ -407,91 +426,6 @@ def paired_permutation_test(
     return TestResult(name, float(diff_all.mean()), float(min(1.0, result.pvalue)), m)
 
 
-# --- multiple testing ------------------------------------------------------------------------
-
-
-def _pvalues(pvalues: Any) -> np.ndarray:
-    p = _vector(pvalues, "pvalues")
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError("pvalues: every p-value must lie in [0, 1]")
-    return p
-
-
-def holm(pvalues: ArrayLike) -> np.ndarray:
-    """Holm step-down adjusted p-values, in the input order.
-
-    Sorted ascending, ``p_(i)`` becomes ``max_{j <= i} min(1, (m - j + 1) p_(j))``: statsmodels'
-    ``multipletests(method="holm")`` step for step (tested bit for bit) without its
-    ``gc.collect()`` per call, seconds in a run of thousands of families.
-
-    >>> holm([0.01, 0.04, 0.03]).round(4).tolist()
-    [0.03, 0.06, 0.06]
-    """
-    p = _pvalues(pvalues)
-    order = np.argsort(p, kind="stable")  # tied p get the same adjusted value in any order
-    adjusted = np.maximum.accumulate(p[order] * np.arange(p.size, 0, -1))
-    adjusted[adjusted > 1] = 1.0
-    out = np.empty_like(adjusted)
-    out[order] = adjusted
-    return out
-
-
-def holm_levels(pvalues: ArrayLike, alpha: float = 1.0 - CONFIDENCE) -> np.ndarray:
-    """Per hypothesis, the test level at which Holm judged it: the level of its *adjusted*
-    interval, so that the interval excludes zero exactly when its Holm-adjusted p is below
-    ``alpha``.
-
-    Sorted ascending, Holm tests ``p_(i)`` at ``alpha / (m - i + 1)`` and stops at the first
-    ``i*`` it cannot reject. Hypothesis ``i`` gets ``alpha / (m - min(i, i*) + 1)``: the level it
-    was rejected at (``i < i*``), or the level Holm stopped at (``i >= i*``, where every p is at
-    least ``p_(i*)`` and so above that level). An interval that inverts the same test at
-    ``1 - level`` (:func:`score_interval`) then agrees with the Holm decision for every
-    hypothesis. Ties keep the input order.
-
-    >>> holm_levels([0.001, 0.04, 0.03], alpha=0.05).round(4).tolist()
-    [0.0167, 0.025, 0.025]
-    """
-    p, alpha = _pvalues(pvalues), _check_confidence(alpha, "alpha")
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    step = alpha / (m - np.arange(m))  # the level of the i-th smallest p
-    failed = np.flatnonzero(p[order] >= step)
-    stop = int(failed[0]) if failed.size else m
-    levels = np.empty(m)
-    levels[order] = step[np.minimum(np.arange(m), stop)]
-    return levels
-
-
-def holm_intervals(
-    n_a_better: ArrayLike,
-    n_b_better: ArrayLike,
-    n: ArrayLike,
-    pvalues: ArrayLike,
-    alpha: float = 1.0 - CONFIDENCE,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The score interval (:func:`score_interval`, the same method as every unadjusted one) of
-    each comparison of a Holm family at the level Holm judged it (:func:`holm_levels`): with the
-    p-values of :func:`score_test` it excludes zero exactly when the comparison's Holm-adjusted
-    p is below ``alpha``, so an adjusted p sits beside an adjusted interval. Returns
-    ``(lo, hi)``.
-
-    >>> lo, hi = holm_intervals([30, 6], [5, 4], [200, 200], [2.1e-5, 0.75])
-    >>> bool(lo[0] > 0), bool(lo[1] <= 0 <= hi[1])
-    (True, True)
-    """
-    a = np.asarray(n_a_better, dtype=np.int64)
-    b = np.asarray(n_b_better, dtype=np.int64)
-    total = np.asarray(n, dtype=np.int64)
-    levels = holm_levels(pvalues, alpha)
-    if not a.shape == b.shape == total.shape == levels.shape:
-        raise ValueError("holm_intervals: one count, total and p-value per comparison")
-    lo, hi = np.empty(levels.shape), np.empty(levels.shape)
-    for level in np.unique(levels):  # one vectorised call per distinct Holm level
-        at = levels == level
-        lo[at], hi[at] = score_interval(a[at], b[at], total[at], confidence=1.0 - float(level))
-    return lo, hi
-
-
 # --- the record the notebooks keep ------------------------------------------------------------
 
 
@@ -503,8 +437,9 @@ class PairedComparison:
     ``ci_method`` (a key of :data:`CI_METHODS`: for binary outcomes the score interval that
     inverts ``test``, whose two-sided p-value is ``p_value``). ``n_a_better`` and
     ``n_b_better`` count the queries where ``a > b`` and ``a < b``; ``n_discordant`` is their
-    sum. ``p_exact`` is the exact conditional McNemar p (binary outcomes; ``None`` otherwise),
-    kept for comparison with software that reports it; no verdict reads it.
+    sum. ``p_exact`` is the exact conditional McNemar p and ``p_mid`` its mid-p (binary
+    outcomes; ``None`` otherwise), kept for comparison with software that reports them; no
+    verdict reads them.
     ``bootstrap_resamples`` is ``None`` when nothing was resampled.
     """
 
@@ -522,6 +457,7 @@ class PairedComparison:
     p_value: float
     statistic: float
     p_exact: float | None
+    p_mid: float | None
     n_discordant: int
     n_a_better: int
     n_b_better: int
@@ -548,7 +484,7 @@ def compare_paired(
     """Compare two arms' per-query outcomes: mean difference, interval and a paired test.
 
     ``test``: ``"mcnemar"`` (binary outcomes such as hit@5: :func:`score_test` and the score
-    interval it inverts, :func:`score_interval`, continuity-corrected; nothing resampled),
+    interval it inverts, :func:`score_interval`; nothing resampled),
     ``"sign"`` (exact; ordinal outcomes) or ``"permutation"`` (sign flips; real values such as
     AUC): these two report a percentile bootstrap interval (``resamples``, ``seed``; the
     permutation test uses ``permutation_resamples``, same seed).
@@ -563,6 +499,7 @@ def compare_paired(
         _binary(y, "b")
         result = score_test(n_a_better, n_b_better, int(x.size))
         p_exact: float | None = mcnemar(x, y, exact=True).p_value
+        p_mid: float | None = mcnemar_mid_p(n_a_better, n_b_better)
         diff = (n_a_better - n_b_better) / int(x.size)
         lo, hi = _score_interval_ends(n_a_better, n_b_better, int(x.size), confidence)
         ci_method = "score_cc" if CONTINUITY_CORRECTION else "score"
@@ -575,7 +512,8 @@ def compare_paired(
             result = sign_test(x, y)
         else:
             result = paired_permutation_test(x, y, resamples=permutation_resamples, seed=seed)
-        ci_method, used_resamples, p_exact = "bootstrap_percentile", int(resamples), None
+        ci_method, used_resamples = "bootstrap_percentile", int(resamples)
+        p_exact = p_mid = None
     return PairedComparison(
         label_a=label_a,
         label_b=label_b,
@@ -591,6 +529,7 @@ def compare_paired(
         p_value=result.p_value,
         statistic=result.statistic,
         p_exact=p_exact,
+        p_mid=p_mid,
         n_discordant=n_a_better + n_b_better,
         n_a_better=n_a_better,
         n_b_better=n_b_better,

@@ -392,6 +392,10 @@ def _as_names(names: str | Iterable[str]) -> tuple[str, ...]:
     return out
 
 
+#: Opening quotes and brackets that may be glued to an article before a title.
+_OPENING = "\"'“‘«„([{"
+
+
 def _written_with_its_article(text: str, start: int, rules: NormalizationRules) -> bool:
     """The word at ``text[start]`` is written as the name it came from: capitalised and right
     after an article ("The Mother", "the Mother", "The Who"), not the common word ("the mother
@@ -399,7 +403,8 @@ def _written_with_its_article(text: str, start: int, rules: NormalizationRules) 
     if not text[start : start + 1].isupper():
         return False
     before = text[:start].rstrip()
-    last = before.rsplit(None, 1)[-1] if before else ""
+    # an opening quote or bracket glued to the article ('"The Conversation"') is not part of it
+    last = before.rsplit(None, 1)[-1].lstrip(_OPENING) if before else ""
     return last.lower() in {a.lower() for a in rules.articles}
 
 

@@ -617,5 +617,13 @@ def test_interval_coverage_figure() -> None:
     grid = coverage.coverage_grid([50, 200], [0.01, 0.05], [0.0, 0.5, 1.0])
     fig = figures.interval_coverage(grid)
     assert fig.caption_problems() == []
-    assert all(ax.get_ylim()[0] == 0 for ax in fig.figure.axes if ax.get_visible())
+    # the axis starts below the lowest coverage drawn, far down when the first interval is drawn
+    lowest = grid[grid["method"].isin(["score_cc", "score"])]["coverage"].min()
+    assert all(ax.get_ylim()[0] <= lowest for ax in fig.figure.axes if ax.get_visible())
+    shown = [ax for ax in fig.figure.axes if ax.get_visible()]
+    assert len(shown) == 4 and "mean" in shown[-1].get_title() and "mean coverage" in fig.caption
+    first = figures.interval_coverage(grid, methods=("conditional_exact", "score"))
+    first_lowest = grid[grid["method"] == "conditional_exact"]["coverage"].min()
+    assert all(ax.get_ylim()[0] <= first_lowest < 0.5 for ax in first.figure.axes[:3])
+    first.close()
     _check(fig, "interval_coverage")

@@ -38,8 +38,20 @@ def test_an_interval_names_its_kind_and_carries_the_unit_once() -> None:
     assert W.interval(_cmp(0.066, 0.045, 0.091)) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
     # the one implementation of this format: the book's cells of ours say it the same way
     assert W.estimate_interval(0.066, 0.045, 0.091) == "+6.6 pp (95% CI +4.5 to +9.1 pp)"
-    adjusted = W.interval(_cmp(-0.02, -0.055, 0.0), what=W.HOLM)
-    assert adjusted == "-2.0 pp (Holm-adjusted CI -5.5 to 0.0 pp)"
+    adjusted = W.holm_interval(_cmp(-0.02, -0.055, 0.0), 1 - 0.05 / 9)
+    assert adjusted == "-2.0 pp (99.44% Holm-level interval -5.5 to 0.0 pp)"
+    beside = _cmp(-0.02, -0.055, 0.0, ci_lo_unadjusted=-0.04, ci_hi_unadjusted=-0.001)
+    assert W.holm_interval(beside, 0.975) == (
+        "-2.0 pp (97.50% Holm-level interval -5.5 to 0.0 pp; 95% CI -4.0 to -0.1 pp)"
+    )
+
+
+def test_holm_levels_are_read_from_the_family_the_record_keeps() -> None:
+    family = {"a": {"x": {"p": 0.001, "p_holm": 0.003}}, "b": {"p": 0.04, "p_holm": 0.08},
+              "c": {"p": 0.02, "p_holm": 0.04}}  # fmt: skip
+    levels = W.holm_levels(family)
+    # Holm rejects all three: the largest p is tested at 5% itself
+    assert levels == pytest.approx({"a.x": 1 - 0.05 / 3, "c": 1 - 0.05 / 2, "b": 0.95})
 
 
 def test_direction_follows_the_interval_not_the_estimate() -> None:

@@ -60,7 +60,8 @@ def test_a_named_index_becomes_a_column() -> None:
 def test_t2_table_calls_either_direction_significant_and_notes_the_adjustment() -> None:
     entry = {
         "n": 40, "regime": "Q-dominant", "hit_q": 0.9, "hit_bridge": 0.4, "hit_union": 0.45,
-        "union_vs_q": {"diff": -0.452, "ci_lo": -0.6, "ci_hi": -0.3, "p_holm": 0.0001},
+        "union_vs_q": {"diff": -0.452, "ci_lo": -0.6, "ci_hi": -0.3, "p": 0.00002,
+                       "p_holm": 0.0001, "ci_lo_unadjusted": -0.58, "ci_hi_unadjusted": -0.32},
     }  # fmt: skip
     family = {
         "tests": 60,
@@ -74,7 +75,9 @@ def test_t2_table_calls_either_direction_significant_and_notes_the_adjustment() 
     shown = tables.t2_table(numbers, "union_vs_q")
     row = shown.frame.iloc[0]
     assert row["significant (either direction)"] == "yes"
-    assert row["union − q, pp [Holm-adjusted CI]"] == "-45.2 [-60.0, -30.0]"
+    assert row["union − q, pp [Holm-level interval]"] == "-45.2 [-60.0, -30.0]"
+    assert row["level"] == "95%"  # the only test of the family: Holm tests it at 5%
+    assert row["union − q, pp [95% CI]"] == "-45.2 [-58.0, -32.0]"
     assert row["cell (regime)"] == "question and bridge name it (Q-dominant)"
     assert row["Holm p"] == "< 0.001"
     assert "excludes zero exactly" in shown.note
@@ -162,7 +165,7 @@ def test_settings_table_names_a_borrowed_record_and_its_encoder() -> None:
 
 def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
     entry = {"n": 10, "hit_a": 0.8, "hit_b": 0.6, "drop": 0.2, "ci_lo": 0.1, "ci_hi": 0.3,
-             "p_holm": 0.02, "in_paper_range": False}  # fmt: skip
+             "p": 0.01, "p_holm": 0.02, "in_paper_range": False}  # fmt: skip
     numbers = {"comparisons": {"union_vs_knockout": {"tfidf": {"all": entry, "musique": entry}}},
                "holm_family": {"tests": 2, "comparison": "union_vs_knockout", "encoder": "tfidf",
                                "dataset": "musique, all"}}  # fmt: skip
@@ -174,7 +177,10 @@ def test_t3_table_puts_the_pooled_level_last_and_names_the_other_arm() -> None:
     shown = tables.t3_table(numbers, "union_vs_knockout").frame
     assert shown["dataset"].tolist() == ["MuSiQue", "pooled"]
     assert "knockout" in shown.columns and "in the paper's range" in shown.columns
-    assert shown["union − knockout, pp [Holm-adjusted CI]"].iloc[0] == "+20.0 [+10.0, +30.0]"
+    assert shown["union − knockout, pp [Holm-level interval]"].iloc[0] == "+20.0 [+10.0, +30.0]"
+    # two tests of p 0.01: Holm tests the first (the pooled level, first in the record) at 2.5%,
+    # the second at 5%
+    assert shown["level"].tolist() == ["95%", "97.50%"]
 
 
 def _selection() -> dict:

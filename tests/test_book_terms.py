@@ -64,9 +64,14 @@ MARK = "\x00"
 
 
 def glossary_terms() -> set[str]:
-    """The terms of the glossary page (each line of a ``glossary`` block's term lines)."""
+    """The terms of the glossary page (each line of a ``glossary`` block's term lines, and the
+    terms of the statistics section it generates from ``regime_core.vocabulary``)."""
+    from regime_core import vocabulary
+
     terms, inside = set(), False
     for line in GLOSSARY.read_text(encoding="utf-8").splitlines():
+        if line.startswith(".. regime-statistics-glossary::"):
+            terms.update(t for names, _ in vocabulary.glossary() for t in names)
         if line.startswith(".. glossary::"):
             inside = True
         elif line and not line.startswith(" "):

@@ -31,7 +31,9 @@ def test_evaluate_routing_policies_and_oracle() -> None:
     numbers = out.to_numbers()
     assert numbers["hit@5_oracle"] == pytest.approx(5 / 6)
     assert numbers["share_union"] == pytest.approx(0.5)
-    assert list(numbers["routed_vs_q"]) == list(COMPARISON_FIELDS)
+    # the exact conditional p and the mid-p stand beside the p a verdict reads
+    assert list(numbers["routed_vs_q"]) == [*COMPARISON_FIELDS, "p_exact", "p_mid"]
+    assert numbers["routed_vs_q"]["p_mid"] <= numbers["routed_vs_q"]["p_exact"]
     assert numbers["routed_vs_q"] == comparison_numbers(c)
 
 
@@ -49,7 +51,7 @@ def test_subset_outcome_scores_the_kept_questions_only() -> None:
     assert part.hits["routed"].tolist() == [True, True]
     # binary outcomes: the score interval, the same procedure as the test (no resampling)
     kept = part.comparison("routed_vs_q")
-    assert kept.ci_method == "score_cc" and kept.bootstrap_resamples is None
+    assert kept.ci_method == "score" and kept.bootstrap_resamples is None
     assert (kept.n, kept.n_a_better, kept.n_b_better) == (2, 1, 0)
     assert subset_outcome(out, [False] * 4) is None
     with pytest.raises(ValueError, match="mask"):

@@ -171,7 +171,10 @@ def test_power_of_a_comparison_reaches_its_targets() -> None:
     # no discordant question observed: an effect brings its own, so power is still defined
     nothing = power_of("estimate", 0.05, Comparison(0.0, 0.0, 0.0, n=100, n_discordant=0))
     assert nothing is not None and nothing.detectable_effect is not None
-    assert "would need" in power_text(p)
+    assert "+5.6 pp needs 214 questions" in power_text(p)  # not decided: how many it needs
+    decided = power_of("estimate", 0.056, Comparison(0.06, 0.03, 0.09, n=657, n_discordant=62))
+    assert decided is not None and decided.decided
+    assert "needs" not in power_text(decided)  # a significant effect: no questions-needed figure
 
 
 @pytest.mark.parametrize(

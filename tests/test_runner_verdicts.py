@@ -92,7 +92,9 @@ def test_a_report_judges_every_claim_from_the_records(work: tuple[Path, Path]) -
     # 5 pp beyond [0.1, 4] pp, our CI above zero: smaller than reported, with its power
     assert gain["verdict"] == "smaller than reported"
     assert gain["power"]["discordance"] == pytest.approx(52 / 400)
-    assert gain["power"]["questions_needed"] > 400
+    assert gain["power"]["decided"]  # its interval excludes zero: no questions-needed sentence
+    # the ledger-wide Holm correction: a field per claim, None outside the family (no counts)
+    assert "ledger" in gain and "ledger_holm" in gain and report["ledger"].endswith("ledger_holm")
     assert gain["ours"] == {"estimate": 0.02, "ci_lo": 0.001, "ci_hi": 0.04, "p": 0.03, "n": 400}
     assert gain["paper"]["value"] == 0.05 and gain["paper"]["text"].startswith("+5.0 pp")
     # a CI touching zero and reaching the smallest effect of interest: the data cannot tell

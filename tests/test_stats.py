@@ -11,11 +11,10 @@ from scipy import stats as scipy_stats
 
 from regime_core import stats
 from regime_core.config import SEED
+from regime_core.multiplicity import holm, holm_levels
 from regime_core.stats import (
     PairedComparison,
     compare_paired,
-    holm,
-    holm_levels,
     mcnemar,
     paired_bootstrap_ci,
     paired_permutation_test,
@@ -109,7 +108,7 @@ def test_mcnemar_matches_exact_binomial_and_chi_square(seed: int) -> None:
     assert exact.statistic == min(n_a, n_b)
     assert exact.p_value == pytest.approx(scipy_stats.binomtest(n_a, n_a + n_b).pvalue)
     chi2 = mcnemar(a, b, exact=False)
-    statistic = (abs(n_a - n_b) - 1) ** 2 / (n_a + n_b)
+    statistic = (n_a - n_b) ** 2 / (n_a + n_b)  # no continuity correction (the default)
     assert chi2.statistic == pytest.approx(statistic)
     assert chi2.p_value == pytest.approx(scipy_stats.chi2.sf(statistic, df=1))
 
@@ -275,7 +274,7 @@ def test_score_interval_excludes_zero_exactly_when_mcnemar_rejects(m, confidence
         # statsmodels does not stop the correction at zero: (|0| - 1)² = 1 when b = c
         p = (
             sm_mcnemar(table, exact=False, correction=continuity).pvalue
-            if a_only != b_only
+            if a_only != b_only or not continuity
             else 1.0
         )
         assert score_test(a_only, b_only, n, continuity=continuity).p_value == pytest.approx(
@@ -287,7 +286,9 @@ def test_score_interval_excludes_zero_exactly_when_mcnemar_rejects(m, confidence
         assert lo <= (a_only - b_only) / n <= hi
 
 
-def _independent_score_interval(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+def _independent_score_interval(
+    b: int, c: int, n: int, z: float, continuity: bool
+) -> tuple[float, float]:
     """Tango's interval recomputed another way: the restricted maximum likelihood of the share
     of b-only pairs found numerically (not by the closed form), the statistic on a fine grid of
     delta0, and the ends refined by root finding."""
@@ -315,7 +316,8 @@ def _independent_score_interval(b: int, c: int, n: int, z: float) -> tuple[float
     def t(d: float) -> float:
         q = restricted_q(d)
         num = b - c - n * d
-        num = np.sign(num) * max(abs(num) - 1, 0)
+        if continuity:
+            num = np.sign(num) * max(abs(num) - 1, 0)
         return num / np.sqrt(n * (2 * q + d * (1 - d)))
 
     est = (b - c) / n
@@ -329,10 +331,13 @@ def _independent_score_interval(b: int, c: int, n: int, z: float) -> tuple[float
     ("b", "c", "n"),
     [(5, 0, 485), (0, 70, 485), (33, 1, 485), (0, 0, 192), (40, 20, 160), (3, 9, 50)],
 )
-def test_score_interval_matches_an_independent_inversion(b: int, c: int, n: int) -> None:
+@pytest.mark.parametrize("continuity", [False, True])
+def test_score_interval_matches_an_independent_inversion(
+    b: int, c: int, n: int, continuity: bool
+) -> None:
     z = scipy_stats.norm.isf(0.025)
-    lo, hi = score_interval(b, c, n)
-    ref_lo, ref_hi = _independent_score_interval(b, c, n, z)
+    lo, hi = score_interval(b, c, n, continuity=continuity)
+    ref_lo, ref_hi = _independent_score_interval(b, c, n, z, continuity)
     assert float(lo) == pytest.approx(ref_lo, abs=2e-6)
     assert float(hi) == pytest.approx(ref_hi, abs=2e-6)
 
@@ -340,7 +345,12 @@ def test_score_interval_matches_an_independent_inversion(b: int, c: int, n: int)
 def test_score_interval_reaches_past_the_discordant_share_and_is_never_a_point() -> None:
     # five discordant pairs of 485, all a's way: the conditional interval stopped at +1.0 pp
     lo, hi = score_interval(5, 0, 485)
-    assert hi > 5 / 485 and lo < 0 < hi
+    assert 0 < lo < 5 / 485 < hi  # uncorrected: +0.24 to +2.39 pp (router_vs_union_2wiki)
+    assert float(lo) == pytest.approx(0.0024, abs=5e-5) and float(hi) == pytest.approx(
+        0.0239, abs=5e-5
+    )
+    lo, hi = score_interval(5, 0, 485, continuity=True)
+    assert hi > 5 / 485 and lo < 0 < hi  # corrected: -0.14 to +2.67 pp, holding zero
     lo, hi = score_interval(0, 0, 192)  # no discordant pair
     assert lo < 0 < hi and float(hi) == pytest.approx(-float(lo), rel=1e-12)
     # vectorised: one call, many tables, the same ends as one by one
@@ -355,7 +365,7 @@ def test_score_interval_reaches_past_the_discordant_share_and_is_never_a_point()
 def test_compare_paired_reports_the_score_interval_and_nothing_resampled() -> None:
     a, b = paired_binary(11, n=150)
     r = compare_paired(a, b)
-    assert r.ci_method == "score_cc" and r.bootstrap_resamples is None
+    assert r.ci_method == "score" and r.bootstrap_resamples is None
     lo, hi = score_interval(r.n_a_better, r.n_b_better, r.n)
     assert (r.ci_lo, r.ci_hi) == (float(lo), float(hi))
     assert r.p_value == score_test(r.n_a_better, r.n_b_better, r.n).p_value
@@ -364,6 +374,50 @@ def test_compare_paired_reports_the_score_interval_and_nothing_resampled() -> No
     assert compare_paired(a, b, seed=1) == dataclasses_replace_seed(r, 1)
     real = compare_paired(a.astype(float) * 0.5, b, test="permutation", resamples=500)
     assert real.ci_method == "bootstrap_percentile" and real.p_exact is None
+    assert real.p_mid is None
+
+
+def _mid_p_by_hand(b: int, c: int) -> float:
+    """Fagerland, Lydersen and Laake's (2013) mid-p, summed term by term with exact integers."""
+    from fractions import Fraction
+    from math import comb
+
+    m, k = b + c, min(b, c)
+    if m == 0:
+        return 1.0
+    below = sum(Fraction(comb(m, i), 2**m) for i in range(k))  # P(X < k)
+    point = Fraction(comb(m, k), 2**m)
+    return float(min(Fraction(1), 2 * below + point))  # 2 P(X <= k) - P(X = k)
+
+
+@pytest.mark.parametrize(("b", "c"), [(5, 0), (0, 5), (8, 8), (9, 8), (30, 10), (1, 0), (0, 0),
+                                      (17, 40), (120, 95)])  # fmt: skip
+def test_mid_p_matches_a_computation_by_hand(b: int, c: int) -> None:
+    from regime_core.stats import mcnemar_mid_p
+
+    assert mcnemar_mid_p(b, c) == pytest.approx(_mid_p_by_hand(b, c), rel=1e-12, abs=1e-15)
+    # it never exceeds the exact conditional p it halves the point mass of
+    exact = 1.0 if b + c == 0 else scipy_stats.binomtest(b, b + c).pvalue
+    assert mcnemar_mid_p(b, c) <= exact + 1e-15
+
+
+def test_compare_paired_keeps_the_mid_p_beside_the_exact_p() -> None:
+    a, b = paired_binary(13, n=150)
+    r = compare_paired(a, b)
+    assert r.p_mid == pytest.approx(_mid_p_by_hand(r.n_a_better, r.n_b_better), rel=1e-12)
+    assert r.p_mid < r.p_exact
+
+
+def test_the_uncorrected_test_equals_statsmodels_even_when_wins_equal_losses() -> None:
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+    for b in (1, 8, 40):
+        table = [[10, b], [b, 10]]
+        ours = score_test(b, b, 2 * b + 20, continuity=False).p_value
+        assert ours == pytest.approx(sm_mcnemar(table, exact=False, correction=False).pvalue)
+        # the corrected statistic stops at zero; statsmodels squares -1 (8 and 8: p = 0.80)
+        corrected = sm_mcnemar(table, exact=False, correction=True).pvalue
+        assert score_test(b, b, 2 * b + 20, continuity=True).p_value == 1.0 > corrected
 
 
 def test_compare_paired_keeps_each_intervals_ends_per_counts_and_level() -> None:

@@ -109,3 +109,49 @@ def test_the_grid_names_each_point_by_its_point_columns() -> None:
         assert {k: row[k] for k in named} == point
     assert coverage.point_columns(200, 0.02, 0.5)["expected_discordant"] == 4.0
     assert doctest.testmod(coverage).failed == 0
+
+
+def _coverage_by_hand(n: int, psi: float, a: float, continuity: bool) -> float:
+    """The exact coverage of Tango's interval at one grid point, summed over every (b, c) with
+    exact trinomial weights and the statistic written out again from Tango (1998)."""
+    from math import comb, sqrt
+
+    z = 1.959963984540054
+    p12, p21 = psi * (1 + a) / 2, psi * (1 - a) / 2
+    delta = a * psi
+    total = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            weight = comb(n, b) * comb(n - b, c) * p12**b * p21**c * (1 - p12 - p21) ** (n - b - c)
+            if weight < 1e-16:
+                continue
+            big_b = -b - c + (2 * n - b + c) * delta
+            big_c = -c * delta * (1 - delta)
+            q = (sqrt(max(big_b**2 - 8 * n * big_c, 0.0)) - big_b) / (4 * n)
+            numerator = b - c - n * delta
+            if continuity:
+                numerator = math.copysign(max(abs(numerator) - 1, 0.0), numerator)
+            variance = n * (2 * q + delta * (1 - delta))
+            t = numerator / sqrt(variance) if variance > 0 else (0.0 if numerator == 0 else 9e9)
+            total += weight * (abs(t) <= z)
+    return total
+
+
+@pytest.mark.parametrize(("n", "psi", "a"), [(50, 0.1, 1.0), (100, 0.05, 0.5), (60, 0.2, 0.0)])
+def test_a_few_points_of_exact_coverage_match_a_sum_by_hand(n: int, psi: float, a: float) -> None:
+    grid = coverage.coverage_grid([n], [psi], [a], methods=("score_cc", "score"))
+    found = grid.set_index("method")["coverage"]
+    for method, continuity in (("score_cc", True), ("score", False)):
+        assert found[method] == pytest.approx(_coverage_by_hand(n, psi, a, continuity), abs=1e-9)
+
+
+def test_the_selection_rule_picks_the_uncorrected_score_interval_the_book_uses() -> None:
+    grid = coverage.coverage_grid(widths=True)
+    summary = coverage.coverage_summary(grid).set_index("method")
+    # the corrected interval over-covers on average and is wider; the uncorrected one is closer
+    assert summary.loc["score_cc", "mean"] > summary.loc["score", "mean"] > config.CONFIDENCE
+    assert summary.loc["score_cc", "mean_width"] > summary.loc["score", "mean_width"]
+    assert summary.loc["score", "far_below"] <= coverage.FAR_BELOW_SHARE
+    assert summary.loc["conditional_exact", "mean"] < config.CONFIDENCE - coverage.MEAN_TOLERANCE
+    chosen = coverage.select_interval(summary.reset_index())
+    assert chosen == ("score_cc" if config.CONTINUITY_CORRECTION else "score")

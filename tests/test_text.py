@@ -315,12 +315,23 @@ def test_offset_kernel_agrees_with_the_fast_normaliser(
         ("Who is the mother of the director?", False),  # the common word
         ("Who married the narrator of How I Met Your Mother?", False),  # inside another title
         ("Mother is a film", False),  # capitalised, but not written with its article
+        ('She starred in "The Mother" (2023).', True),  # the article glued to a quote
+        ("She starred in (The Mother).", True),
+        ('the word "mother" alone', False),
     ],
 )
 def test_an_article_title_of_one_word_matches_only_with_its_article(text: str, found: bool) -> None:
     # MuSiQue 2hop__67660_67223: the alias "The Mother" gave a spurious P1 and P2
     assert compile_names(["The Mother (How I Met Your Mother)", "The Mother"]).any(text) is found
     assert bool(find_mentions(text, "The Mother")) is found
+
+
+def test_an_article_after_a_quote_counts_for_a_title_of_one_word() -> None:
+    # the strict item set's rule: "The Conversation" written in quotes is the title's mention
+    from regime_core.data.item_sets import mention_count
+
+    assert mention_count('Coppola directed "The Conversation" in 1974.', "The Conversation") == 1
+    assert mention_count("a conversation about the Conversation", "The Conversation") == 1
 
 
 def test_the_article_rule_leaves_longer_names_and_plain_words_alone() -> None:

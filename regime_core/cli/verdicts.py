@@ -100,6 +100,12 @@ def human_text(report: dict[str, Any]) -> str:
         why = claim.get("why") or {}
         if why.get("sentence"):  # the diagnosis and the claim's why, as the book's card says it
             lines.append(f"  why:   {why['sentence']}")
+        holm = claim.get("ledger_holm")
+        if holm is not None:
+            lines.append(
+                f"  ledger-wide Holm: {holm['survives']} (at its Holm level: "
+                f"{holm['verdict_at_holm_level']})"
+            )
         if robustness is not None:
             lines.append(
                 f"  robustness: {robustness['holding']} of {robustness['readings']} readings "

@@ -48,7 +48,7 @@ from regime_core.experiments.outcomes import (
     pq_label,
     run_on_outcomes,
 )
-from regime_core.stats import holm, holm_intervals
+from regime_core.multiplicity import holm, holm_intervals
 
 T2_ARMS: tuple[str, ...] = ("q", "bridge", "union")
 COMPARISONS: tuple[tuple[str, str], ...] = (("union", "q"), ("bridge", "q"))

@@ -33,8 +33,8 @@ from regime_core.experiments.common import (
     table_numbers,
 )
 from regime_core.experiments.context import Context
+from regime_core.multiplicity import holm, holm_intervals
 from regime_core.paper import paper_claim
-from regime_core.stats import holm, holm_intervals
 
 T3_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
 T3_COMPARISONS: tuple[tuple[str, str], ...] = (("union", "knockout"), ("union", "entity"))

@@ -61,9 +61,17 @@ class Bootstrap:
 DEFAULT_BOOTSTRAP = Bootstrap()
 
 
+#: Kept beside the p where the comparison has them (a McNemar comparison of hits): the exact
+#: conditional p and the mid-p, for readers who use them; no verdict reads them.
+OTHER_P_FIELDS: tuple[str, ...] = ("p_exact", "p_mid")
+
+
 def comparison_numbers(c: PairedComparison) -> dict[str, Any]:
-    """The :data:`COMPARISON_FIELDS` of a paired comparison, for a record."""
-    return {name: getattr(c, name) for name in COMPARISON_FIELDS}
+    """The :data:`COMPARISON_FIELDS` of a paired comparison, for a record, and the
+    :data:`OTHER_P_FIELDS` it has."""
+    numbers = {name: getattr(c, name) for name in COMPARISON_FIELDS}
+    numbers.update({k: getattr(c, k) for k in OTHER_P_FIELDS if getattr(c, k) is not None})
+    return numbers
 
 
 def paired_hits(

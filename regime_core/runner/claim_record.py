@@ -113,7 +113,48 @@ def _comparison(record: Record, keys: Mapping[str, Any]) -> Comparison:
         discordant = sum(better)
     else:
         discordant = None
-    return Comparison(estimate, lo, hi, p, n, discordant)
+    wins = _wins(record, keys)
+    if discordant is None and wins is not None:
+        discordant = sum(wins)
+    found = Comparison(estimate, lo, hi, p, n, discordant, wins=wins)
+    if str(keys.get("p", "")).endswith(".p_holm"):
+        return _holm_comparison(record, keys, found)
+    return found
+
+
+def _wins(record: Record, keys: Mapping[str, Any]) -> tuple[int, int] | None:
+    """The questions won by each arm: named by the claim, else beside its ``ci_lo``."""
+    if "n_a_better" in keys and "n_b_better" in keys:
+        return int(_number(record, keys["n_a_better"])), int(_number(record, keys["n_b_better"]))
+    node = str(keys["ci_lo"]).rsplit(".", 1)[0]
+    if record.has(f"{node}.n_a_better") and record.has(f"{node}.n_b_better"):
+        return (
+            int(_number(record, f"{node}.n_a_better")),
+            int(_number(record, f"{node}.n_b_better")),
+        )
+    return None
+
+
+def _holm_comparison(record: Record, keys: Mapping[str, Any], found: Comparison) -> Comparison:
+    """A comparison whose p is Holm-adjusted within its run: its interval is the Holm-level one,
+    at the level its run's family tested it (re-tested from the counts,
+    :func:`regime_core.runner.ledger.holm_level_of`), with the book's own interval beside it
+    where the record keeps it (``ci_lo_unadjusted``, ``ci_hi_unadjusted``)."""
+    from dataclasses import replace
+
+    from regime_core.runner.ledger import holm_level_of
+
+    level = holm_level_of(record, keys)
+    node = str(keys["ci_lo"]).rsplit(".", 1)[0]
+    nominal = None
+    if record.has(f"{node}.ci_lo_unadjusted") and record.has(f"{node}.ci_hi_unadjusted"):
+        nominal = (
+            _number(record, f"{node}.ci_lo_unadjusted"),
+            _number(record, f"{node}.ci_hi_unadjusted"),
+        )
+    if level is None:
+        return replace(found, holm=True, ci_nominal=nominal)
+    return replace(found, confidence=1.0 - level, holm=True, ci_nominal=nominal)
 
 
 def _level(record: Record, keys: Mapping[str, Any]) -> Level:
@@ -160,9 +201,40 @@ def claim_values(claim: Claim, record: Record) -> Ours:
 
 def _judge_comparison(claim: Claim, ours: Comparison) -> Judgement:
     kernel, fields = COMPARISON_KERNELS[claim.rule]
-    paper = (float(claim.paper[f]) for f in fields)
+    paper = [float(claim.paper[f]) for f in fields]
     judged = kernel(*paper, estimate=ours.estimate, ci_lo=ours.ci_lo, ci_hi=ours.ci_hi)
-    return replace(judged, power=power_of(claim.rule, reference_effect(claim), ours))
+    power = power_of(claim.rule, reference_effect(claim), ours)
+    if power is not None:
+        power = replace(power, knife_edge=_knife_edge(claim, ours, judged.verdict, paper))
+    return replace(judged, power=power)
+
+
+def _knife_edge(claim: Claim, ours: Comparison, verdict: str, paper: list[float]) -> str:
+    """``a knife edge: one more win for the first-named arm would make it inconclusive``, when
+    one more question won by either arm (taken from the concordant ones) changes the verdict;
+    re-judged from the counts with the book's interval at the comparison's level. ``""``
+    otherwise, or without counts."""
+    from regime_core.config import CONTINUITY_CORRECTION
+    from regime_core.runner.judge import OURS_WORDS
+    from regime_core.stats import score_interval
+
+    if ours.wins is None or ours.n is None:
+        return ""
+    kernel, _ = COMPARISON_KERNELS[claim.rule]
+    (b, c), n = ours.wins, ours.n
+    found = []
+    for arm, (bb, cc) in (("first", (b + 1, c)), ("second", (b, c + 1))):
+        if bb + cc > n:
+            continue
+        lo, hi = score_interval(bb, cc, n, confidence=ours.confidence,
+                                continuity=CONTINUITY_CORRECTION)  # fmt: skip
+        estimate = ours.estimate + ((bb - b) - (cc - c)) / n
+        other = kernel(*paper, estimate=estimate, ci_lo=min(float(lo), estimate),
+                       ci_hi=max(float(hi), estimate)).verdict  # fmt: skip
+        if other != verdict:
+            words = OURS_WORDS.get(other, other) if claim.ours_only else other
+            found.append(f"one more win for the {arm}-named arm would make it {words}")
+    return f"a knife edge: {' and '.join(found)}" if found else ""
 
 
 def judge_values(claim: Claim, values: Ours) -> Judgement:

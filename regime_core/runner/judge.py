@@ -7,11 +7,11 @@ what it needs (:func:`power_of`). The book's "The paper's numbers and ours" page
 with the ``regime-paper-claims`` directive (``regime_core.book.sphinx``); ``regime verdicts``
 prints it (:mod:`regime_core.runner.verdicts`).
 
-Every rule reads our *interval* only. For paired binary outcomes the interval is the score
-interval of the difference of hit rates with continuity correction
-(:func:`regime_core.stats.score_interval`), which excludes zero exactly when McNemar's χ² p
-(with continuity correction) is below :data:`SIGNIFICANCE_LEVEL`; a Holm-adjusted comparison
-carries its Holm-adjusted interval. So no verdict can contradict the p-value printed beside it.
+Every rule reads our *interval* only. For paired binary outcomes the interval is Tango's score
+interval of the difference of hit rates (:func:`regime_core.stats.score_interval`), which
+excludes zero exactly when the asymptotic McNemar p is below :data:`SIGNIFICANCE_LEVEL`; a
+Holm-adjusted comparison carries its Holm-level interval. So no verdict can contradict the
+p-value printed beside it.
 
 >>> judge_estimate(0.056, estimate=0.05, ci_lo=0.02, ci_hi=0.08).verdict
 'reproduced'
@@ -63,12 +63,16 @@ reach
 """
 #: Power the power column asks for (:data:`regime_core.power.TARGET_POWER`).
 POWER_METHOD = (
-    "exact power of the verdict's own interval (the score interval with continuity correction) "
-    "against the claim's own null: zero for an effect, minus the margin for no loss, plus or "
-    "minus the margin for equivalence; the questions fall into the cells of a paired table by "
-    "a multinomial draw, so the number of discordant questions varies, with the discordance "
-    "our observed share raised to the effect where the effect needs more (power.power); the "
-    "detectable effect is the smallest distance from the null reaching 80% power"
+    "exact power of the verdict's own interval (Tango's score interval) against the claim's own "
+    "null: zero for an effect, minus the margin for no loss, plus or minus the margin for "
+    "equivalence; the questions fall into the cells of a paired table by a multinomial draw, so "
+    "the number of discordant questions varies. The share of discordant questions is a nuisance "
+    "the power depends on: the figures take our observed share raised to the effect where the "
+    "effect needs more (every discordant question then goes one way, the most favourable case, "
+    "so the questions needed are a lower bound) and, beside it, the effect added to our observed "
+    "share (power.power); the detectable effect is the smallest distance from the null reaching "
+    "80% power. A verdict one question from another says so: one more win for either arm "
+    "re-judged from the counts"
 )
 
 VERDICT_RULES: dict[str, str] = {
@@ -139,6 +143,15 @@ class Power:
     questions_needed: int | None
     excludes_reference: bool | None
     method: str = POWER_METHOD
+    #: whether our interval already excludes the claim's null (the verdict is decided: no
+    #: questions-needed figure is given beside it)
+    decided: bool = False
+    #: the discordance the favourable figures use, max(observed, |effect|)
+    favourable_discordance: float | None = None
+    #: the questions the effect needs with the effect added to our observed discordance
+    questions_needed_observed: int | None = None
+    #: the verdict one more win for either arm would give, where it differs ("" otherwise)
+    knife_edge: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """What ``regime verdicts --json`` prints, its fields in this order."""
@@ -474,7 +487,7 @@ def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
     >>> from regime_core.runner.ours import Comparison
     >>> p = power_of("estimate", 0.056, Comparison(0.06, 0.03, 0.09, n=657, n_discordant=62))
     >>> round(p.detectable_effect, 3), p.questions_needed, round(p.power, 2)
-    (0.035, 254, 1.0)
+    (0.033, 214, 1.0)
     """
     from regime_core.power import detectable_effect, power, questions_needed, smallest_margin
 
@@ -487,6 +500,18 @@ def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
     excludes = None
     if rule in ("estimate", "range"):
         excludes = not ours.ci_lo <= effect <= ours.ci_hi  # the paper's own value, not a margin
+    if side == "within":
+        decided = (ours.ci_lo > -null and ours.ci_hi < null) or ours.ci_hi <= -null
+        decided = decided or ours.ci_lo >= null
+    elif null != 0.0:
+        decided = ours.ci_lo > null or ours.ci_hi < null
+    else:
+        decided = ours.ci_lo > 0.0 or ours.ci_hi < 0.0
+    observed_needed = None
+    if not decided and alternative != 0.0:
+        observed_needed = questions_needed(
+            alternative, min(1.0, discordance + abs(alternative)), null=null, side=side
+        )
     return Power(
         n=int(n),
         discordance=discordance,
@@ -501,13 +526,19 @@ def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
         ),
         questions_needed=questions_needed(alternative, discordance, null=null, side=side),
         excludes_reference=excludes,
+        decided=bool(decided),
+        favourable_discordance=max(discordance, abs(alternative)),
+        questions_needed_observed=observed_needed,
     )
 
 
 def power_text(power: Power | None) -> str:
     """The power in words, e.g. ``detects +3.2 pp with 80% power; +5.6 pp would need 215
-    questions``; for a no-loss or equivalence claim, the smallest margin it can show; where our
-    interval already excludes the paper's value, that instead of a power.
+    questions ...``; for a no-loss or equivalence claim, the smallest margin it can show; where our
+    interval already excludes the paper's value, that instead of a power. A decided verdict (our
+    interval already excludes the claim's null) gets no questions-needed figure; the others give
+    it at the favourable discordance and at our observed one plus the effect. A verdict one win
+    from another says so (``knife_edge``).
 
     >>> text = power_text(Power(n=485, discordance=0.01, null=0.0, side="greater",
     ...     reference_effect=0.046, power=1.0, detectable_effect=0.016, questions_needed=171,
@@ -517,7 +548,35 @@ def power_text(power: Power | None) -> str:
     """
     if power is None:
         return ""
-    mde, needed = power.detectable_effect, power.questions_needed
+    text = _power_words(power)
+    return f"{text}; {power.knife_edge}" if power.knife_edge else text
+
+
+def _needed(power: Power, what: str) -> str:
+    """``<what> needs N questions if ... (a lower bound), M if ...``: the questions needed
+    at the favourable discordance and at our observed one plus the effect."""
+    favourable = power.favourable_discordance
+    if favourable is None:
+        favourable = max(power.discordance, abs(power.reference_effect))
+    searched = f"more than {format_number(200_000, 'int')}"
+
+    def count(n: int | None) -> str:
+        return searched if n is None else format_number(n, "int")
+
+    text = (
+        f"{what} needs {count(power.questions_needed)} questions if "
+        f"{format_number(favourable, 'pct')} of them differ between the two (the most "
+        "favourable case: a lower bound)"
+    )
+    if power.questions_needed_observed is not None or power.questions_needed is not None:
+        observed = format_number(power.discordance, "pct")
+        text += f", {count(power.questions_needed_observed)} if our observed {observed} differ"
+        text += " besides the effect"
+    return text
+
+
+def _power_words(power: Power) -> str:
+    mde = power.detectable_effect
     ref = pp(power.reference_effect)
     null, side = power.null, power.side
     if side == "within":
@@ -526,13 +585,9 @@ def power_text(power: Power | None) -> str:
             if mde is not None
             else "no margin is shown with 80% power"
         )
-        margin = pp(null).lstrip("+")
-        tail = (
-            f"within ±{margin} needs {format_number(needed, 'int')} questions"
-            if needed is not None
-            else f"within ±{margin} needs more than {format_number(200_000, 'int')} questions"
-        )
-        return f"{head}; {tail}"
+        if power.decided:
+            return head
+        return f"{head}; {_needed(power, f'within ±{pp(null).lstrip(chr(43))}')}"
     if null != 0.0:
         head = (
             f"if the true difference is zero, it rules out a loss of {pp(mde).lstrip('+')} or "
@@ -540,13 +595,9 @@ def power_text(power: Power | None) -> str:
             if mde is not None
             else "no loss is ruled out with 80% power"
         )
-        tail = (
-            f"ruling out a loss of {pp(-null).lstrip('+')} needs {format_number(needed, 'int')} "
-            "questions"
-            if needed is not None
-            else "ruling out that loss needs more questions than we searched"
-        )
-        return f"{head}; {tail}"
+        if power.decided:
+            return head
+        return f"{head}; {_needed(power, f'ruling out a loss of {pp(-null).lstrip(chr(43))}')}"
     detects = (
         f"the test detects {pp(mde)} with 80% power"
         if mde is not None
@@ -557,9 +608,6 @@ def power_text(power: Power | None) -> str:
             f"our interval already excludes the paper's {ref}, so the data tell the two apart; "
             f"{detects}"
         )
-    tail = (
-        f"{ref} would need {format_number(needed, 'int')} questions"
-        if needed is not None
-        else f"{ref} would need more questions than we searched"
-    )
-    return f"{detects}; {tail}"
+    if power.decided:
+        return f"{detects}; our interval already excludes zero"
+    return f"{detects}; {_needed(power, ref)}"

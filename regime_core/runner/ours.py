@@ -55,6 +55,14 @@ class Comparison:
     p: float | None = None
     n: int | None = None
     n_discordant: int | None = None
+    #: the interval's confidence: the book's, or for a Holm-level interval the level Holm tested
+    #: the comparison at (``holm``), with the book's own interval beside it (``ci_nominal``)
+    confidence: float = config.CONFIDENCE
+    holm: bool = False
+    ci_nominal: tuple[float, float] | None = None
+    #: the questions won by each arm (``n_a_better``, ``n_b_better``) where the record keeps
+    #: them: what a knife-edge verdict is re-judged from
+    wins: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         ends = (self.estimate, self.ci_lo, self.ci_hi)
@@ -67,10 +75,19 @@ class Comparison:
             raise ValueError(f"n_discordant {discordant} of n {n} questions is not a share")
 
     def text(self) -> str:
-        """``+6.6 pp (95% CI +4.5 pp to +9.1 pp), p < 0.001``."""
-        level = round(100 * config.CONFIDENCE)
-        text = f"{pp(self.estimate)} ({level}% CI {interval_text(self.ci_lo, self.ci_hi)})"
-        return text if self.p is None else f"{text}, {format_number(self.p, 'p')}"
+        """``+6.6 pp (95% CI +4.5 pp to +9.1 pp), p < 0.001``; a Holm-level interval says so,
+        with its level and the 95% CI beside it, and its p is Holm's."""
+        from regime_core.vocabulary import interval_label
+
+        label = interval_label(self.confidence, holm=self.holm)
+        inside = f"{label} {interval_text(self.ci_lo, self.ci_hi)}"
+        if self.ci_nominal is not None:
+            inside += f"; {interval_label(config.CONFIDENCE)} {interval_text(*self.ci_nominal)}"
+        text = f"{pp(self.estimate)} ({inside})"
+        if self.p is None:
+            return text
+        p_text = format_number(self.p, "p")
+        return f"{text}, Holm {p_text}" if self.holm else f"{text}, {p_text}"
 
     def summary(self) -> Summary:
         return _summary(

@@ -193,11 +193,39 @@ def verdicts_report(
         if robustness_file.is_file()
         else None
     )
+    judged = judge_claims(records, claims, robustness)
     return {
-        "claims": [v.to_dict() for v in judge_claims(records, claims, robustness)],
+        "claims": with_ledger([v.to_dict() for v in judged], judged, records),
         "rules": "regime_core.runner.judge.VERDICT_RULES",
         "robustness_run": ROBUSTNESS_RUN if robustness is not None else None,
+        "ledger": "regime_core.runner.ledger.ledger_holm",
     }
+
+
+def with_ledger(
+    rows: list[dict[str, Any]], judged: Sequence[ClaimVerdict], records: Mapping[str, Record]
+) -> list[dict[str, Any]]:
+    """Each claim's row with the ledger-wide Holm correction (:mod:`regime_core.runner.ledger`):
+    ``ledger`` ("survives", "does not survive", or None outside the family) and ``ledger_holm``
+    (its p, Holm-adjusted p, level and the verdict at that level); and ``verdict_by_interval``,
+    its verdict under each interval the book has used (None: not judged on counts)."""
+    from regime_core.runner.ledger import ledger_holm, verdicts_by_method
+
+    by_method = {
+        m.claim_id: m.verdicts for m in verdicts_by_method([v.claim for v in judged], records)
+    }
+    entries = {
+        e.claim_id: e
+        for e in ledger_holm(
+            [v.claim for v in judged], records, {v.claim.id: v.judgement.words for v in judged}
+        )
+    }
+    for row in rows:
+        entry = entries.get(row["id"])
+        row["ledger"] = None if entry is None else entry.survives
+        row["ledger_holm"] = None if entry is None else entry.to_dict()
+        row["verdict_by_interval"] = by_method.get(row["id"])
+    return rows
 
 
 def find_variant(variant: str | Path, work: Path | str | None = None) -> Path:

@@ -8,12 +8,13 @@ from typing import Any
 
 from regime_core.book import names
 from regime_core.book.findings.words import (
-    HOLM,
     Finding,
     Records,
     alpha_label,
     count,
     direction,
+    holm_interval,
+    holm_levels,
     interval,
     pct,
     pp,
@@ -106,13 +107,16 @@ def _t1_dropped(r: Records) -> str:
 
 def _t2_regimes(r: Records) -> str:
     out = []
+    levels = holm_levels(r.node("t2_regime_decomposition", "cells"))
     for enc, name in _ENCODERS:
-        b = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1-P2+.union_vs_q")
-        q = r.node("t2_regime_decomposition", f"cells.{enc}.all.P1+P2-.union_vs_q")
+        b_key, q_key = f"{enc}.all.P1-P2+.union_vs_q", f"{enc}.all.P1+P2-.union_vs_q"
+        b = r.node("t2_regime_decomposition", f"cells.{b_key}")
+        q = r.node("t2_regime_decomposition", f"cells.{q_key}")
         out.append(
-            f"with {name}, adding B_rel to the question changes hit@5 by {interval(b, what=HOLM)} "
-            f"where only the bridge names the hop-2 entity ({direction(b)}) and by "
-            f"{interval(q, what=HOLM)} where only the question names it ({direction(q)})"
+            f"with {name}, adding B_rel to the question changes hit@5 by "
+            f"{holm_interval(b, levels.get(b_key))} where only the bridge names the hop-2 "
+            f"entity ({direction(b)}) and by {holm_interval(q, levels.get(q_key))} where only "
+            f"the question names it ({direction(q)})"
         )
     return "Pooled over the datasets, " + "; ".join(out) + "."
 
@@ -145,6 +149,7 @@ def _t3_drop(r: Records) -> str:
     paper = r.node("t3_brel_knockout", "paper")
     low, high = paper["drop_low"], paper["drop_high"]
     out = []
+    levels = holm_levels(r.node("t3_brel_knockout", "comparisons"))
     for enc, name in _ENCODERS:
         c = r.node("t3_brel_knockout", f"comparisons.union_vs_knockout.{enc}.all")
         if c["drop"] < low:
@@ -157,7 +162,8 @@ def _t3_drop(r: Records) -> str:
                 where += " though its interval reaches into it"
         else:
             where = "inside the paper's range"
-        out.append(f"{interval(c, 'drop', HOLM)} with {name}, {where}")
+        level = levels.get(f"union_vs_knockout.{enc}.all")
+        out.append(f"{holm_interval(c, level, 'drop')} with {name}, {where}")
     n = int(r.get("t3_brel_knockout", "comparisons.union_vs_knockout.minilm.all.n"))
     return (
         f"On {count(n)} B-dominant questions, knocking B_rel out of the bridge costs "

@@ -58,7 +58,49 @@ def count(x: float) -> str:
 
 #: the name of an interval of confidence :data:`~regime_core.config.CONFIDENCE`
 CI = f"{round(100 * config.CONFIDENCE)}% CI"
-HOLM = "Holm-adjusted CI"
+
+
+def holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
+    """The confidence of each Holm-level interval of a record's Holm family, by its path there
+    (:func:`regime_core.multiplicity.family_confidences`, at the judge's level)."""
+    from regime_core.multiplicity import family_confidences
+    from regime_core.runner.judge import SIGNIFICANCE_LEVEL
+
+    return family_confidences(family, SIGNIFICANCE_LEVEL)
+
+
+def ours_interval(c: Any) -> str:
+    """A claim's comparison (:class:`regime_core.runner.ours.Comparison`) as
+    :func:`estimate_interval` says it, a Holm-level interval at its level with the 95% CI
+    beside it."""
+    from regime_core.vocabulary import interval_label
+
+    if not c.holm:
+        return estimate_interval(c.estimate, c.ci_lo, c.ci_hi)
+    text = estimate_interval(c.estimate, c.ci_lo, c.ci_hi, interval_label(c.confidence, holm=True))
+    if c.ci_nominal is not None:
+        lo, hi = interval_end(c.ci_nominal[0], unit=False), interval_end(c.ci_nominal[1])
+        text = f"{text[:-1]}; {CI} {lo} to {hi})"
+    return text
+
+
+def holm_interval(c: Mapping[str, Any], confidence: float | None, effect: str = "diff") -> str:
+    """``+11.3 pp (99.44% Holm-level interval +5.0 to +17.6 pp; 95% CI +6.9 to +15.7 pp)``: a
+    Holm-level interval at its level, with the 95% CI beside it where the record keeps it; a
+    comparison outside any Holm family (``confidence`` None) as :func:`interval` says it."""
+    from regime_core.vocabulary import interval_label
+
+    if confidence is None:
+        return interval(c, effect)
+
+    text = estimate_interval(
+        c[effect], c["ci_lo"], c["ci_hi"], interval_label(confidence, holm=True)
+    )
+    if "ci_lo_unadjusted" in c and "ci_hi_unadjusted" in c:
+        lo = interval_end(float(c["ci_lo_unadjusted"]), unit=False)
+        hi = interval_end(float(c["ci_hi_unadjusted"]))
+        text = f"{text[:-1]}; {CI} {lo} to {hi})"
+    return text
 
 
 def estimate_interval(estimate: float, ci_lo: float, ci_hi: float, what: str = CI) -> str:

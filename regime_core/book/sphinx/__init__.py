@@ -34,6 +34,11 @@ from regime_core.book.sphinx.claims_chart import (
 )
 from regime_core.book.sphinx.coverage import CoverageDirective
 from regime_core.book.sphinx.findings import FindingsDirective
+from regime_core.book.sphinx.ledger import (
+    LedgerHolmDirective,
+    LedgerRole,
+    MethodVerdictsDirective,
+)
 from regime_core.book.sphinx.records import (
     RecordFigureDirective,
     RecordRole,
@@ -43,6 +48,7 @@ from regime_core.book.sphinx.records import (
 )
 from regime_core.book.sphinx.reference import (
     MetricsGlossaryDirective,
+    StatisticsGlossaryDirective,
     keep_attribute_docs,
     resolve_unqualified,
     restore_attribute_docs,
@@ -99,6 +105,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
     app.add_role("default", DefaultValueRole())
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
+    app.add_directive("regime-statistics-glossary", StatisticsGlossaryDirective)
     app.add_directive("regime-router-demo", RouterDemoDirective)
     app.add_directive("regime-router-features", RouterFeaturesDirective)
     app.add_directive("regime-router-learned", RouterLearnedDirective)
@@ -108,6 +115,9 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("regime-answer-key", AnswerKeyDirective)
     app.add_directive("regime-citation", CitationDirective)
     app.add_directive("regime-interval-coverage", CoverageDirective)
+    app.add_directive("regime-method-verdicts", MethodVerdictsDirective)
+    app.add_directive("regime-ledger-holm", LedgerHolmDirective)
+    app.add_role("ledger", LedgerRole())
     setup_variants(app)  # "Your variants", reread when the variants on disk change
     app.connect("config-inited", configure_site)
     # after Sphinx's image collector has made each image's uri relative to the source folder

@@ -29,7 +29,7 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 from regime_core import paths
-from regime_core.book.findings.words import estimate_interval
+from regime_core.book.findings.words import ours_interval
 from regime_core.book.sphinx.records import (
     RECORD_PROBLEMS,
     page_record,
@@ -226,8 +226,10 @@ def ours_text(judged: Any) -> str:
     values = judged.values
     if not isinstance(values, Comparison):
         return values.text()
-    text = estimate_interval(values.estimate, values.ci_lo, values.ci_hi)
-    return text if values.p is None else f"{text}, {format_number(values.p, 'p')}"
+    text = ours_interval(values)
+    if values.p is None:
+        return text
+    return f"{text}, {'Holm ' if values.holm else ''}{format_number(values.p, 'p')}"
 
 
 def verdict_entry(verdict: str, words: str | None = None, flags: Sequence[str] = ()) -> nodes.entry:

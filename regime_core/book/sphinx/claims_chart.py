@@ -34,7 +34,7 @@ from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core import config
-from regime_core.book.findings.words import estimate_interval
+from regime_core.book.findings.words import ours_interval
 from regime_core.book.sphinx.claims import chapter_link, judged_claims, ours_text, verdict_class
 from regime_core.runner.records import format_number
 
@@ -273,7 +273,7 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
                     ci_lo=PP * lo,
                     ci_hi=PP * hi,
                     paper_text=paper_text(claim),
-                    ours_text=estimate_interval(estimate, lo, hi),
+                    ours_text=ours_interval(ours),
                     **_paper_marks(claim),
                 )
             )
@@ -292,7 +292,8 @@ def chart_caption(rules: Iterable[str], *, text_rows: bool = True) -> str:
     return (
         "The claims measured in percentage points (pp) of hit@5, on one axis. The paper: "
         f"{'; '.join(kinds) or 'nothing'}. Ours: \u25cf our estimate, a bar over its {level}% "
-        "confidence interval. The solid line is zero. Colour and words give the verdict; each "
+        "confidence interval (a Holm-level interval where the comparison is Holm-adjusted, its "
+        "level in the row's text). The solid line is zero. Colour and words give the verdict; each "
         f"label links to its evidence.{rest}"
     )
 

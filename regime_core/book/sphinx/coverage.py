@@ -5,13 +5,17 @@ The exact coverage over the grid of :mod:`regime_core.coverage` takes well under
 (:func:`~regime_core.coverage.coverage_grid`), so the statistics section computes it at build
 time instead of reading a record: the figure
 (:func:`regime_core.book.figures.interval_coverage`, saved under ``<work>/coverage/``) and a
-table of each method's minimum coverage over the judged points and where it is reached::
+table per set of points (the grid, and the book's own sample sizes read from the records) of
+each method's mean and minimum coverage, share of points far below the nominal level and mean
+width, the one :data:`regime_core.coverage.SELECTION_RULE` picks marked::
 
     ```{regime-interval-coverage}
     ```
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
@@ -22,44 +26,72 @@ from regime_core.book.sphinx.tables import table
 
 
 class CoverageDirective(SphinxDirective):
-    """The coverage figure of the old and the new interval, and the minima of every method
+    """The coverage figure of the old and the new interval, and the summaries of every method
     whose coverage is enumerated exactly."""
 
     has_content = False
 
     def run(self) -> list[nodes.Node]:
         from regime_core.book import figures
-        from regime_core.book.figures.statistics import COVERAGE_STYLES
 
-        grid = coverage.coverage_grid()
+        grid = coverage.coverage_grid(widths=True)
         fig = figures.interval_coverage(grid)
         out_dir = work_dir(self.env.app) / "coverage"
         path = fig.save(out_dir)
         fig.close()
         figure = figure_node(self, path, fig.alt, fig.caption, "regime-figure")
-        minima = coverage.minimum_coverage(grid)
+        tables = [self._summary(grid, "over the grid")]
+        sizes = self._book_sizes()
+        if sizes:
+            at_book = coverage.coverage_grid(sizes, widths=True)
+            tables.append(
+                self._summary(at_book, f"at the book's sizes (n = {', '.join(map(str, sizes))})")
+            )
+        return [figure, *tables]
+
+    def _book_sizes(self) -> list[int]:
+        """The number of questions of every comparison claim judged on counts (none when the
+        records are missing: the page then shows the grid alone)."""
+        from regime_core.book.sphinx.claims import page_claims
+        from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_records
+        from regime_core.runner.ledger import claim_counts
+
+        try:
+            _, claims = page_claims(self.env)
+            records, _ = page_records(self.env, list(dict.fromkeys(c.run for c in claims)))
+            found = [claim_counts(claim, records[claim.run]) or {} for claim in claims]
+        except RECORD_PROBLEMS:
+            return []
+        return sorted({c.n for counts in found for c in counts.values()})
+
+    def _summary(self, grid: Any, where: str) -> nodes.table:
+        from regime_core.book.figures.statistics import COVERAGE_STYLES
+
+        summary = coverage.coverage_summary(grid)
+        chosen = coverage.select_interval(summary)
         rows = [
             [
-                COVERAGE_STYLES[row.method][0],
+                COVERAGE_STYLES[row.method][0] + (" (chosen)" if row.method == chosen else ""),
+                f"{row.mean:.1%}",
                 f"{row.minimum:.1%}",
-                f"n = {row.n}, ψ = {row.discordance:g}, asymmetry {row.asymmetry:g}",
-                f"{row.below_floor} of {row.points}",
+                f"{row.far_below:.0%}",
+                f"{100 * row.mean_width:.2f} pp",
             ]
-            for row in minima.itertuples()
+            for row in summary.itertuples()
         ]
         title = (
-            f"Exact coverage at the grid points with n·ψ ≥ "
+            f"Exact coverage {where}, at the points with n·ψ ≥ "
             f"{coverage.MIN_EXPECTED_DISCORDANT:g}, computed when this page was built"
         )
-        summary = table(
+        return table(
             [
                 "interval",
+                "mean coverage",
                 "minimum coverage",
-                "where",
-                f"points below {coverage.COVERAGE_FLOOR:.0%}",
+                f"points below {coverage.FAR_BELOW:.0%}",
+                "mean width",
             ],
             rows,
-            widths=[30, 16, 34, 20],
+            widths=[32, 17, 17, 17, 17],
             title=title,
         )
-        return [figure, summary]

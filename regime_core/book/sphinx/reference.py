@@ -145,6 +145,20 @@ def _rst_escape(text: str) -> str:
     return re.sub(r"([\\`*_|<>\[\]])", r"\\\1", text)
 
 
+class StatisticsGlossaryDirective(SphinxDirective):
+    """A Sphinx glossary of the statistical methods, interval labels, tests and verdict words,
+    generated from ``regime_core.vocabulary.glossary()``, their one definition in the package."""
+
+    def run(self) -> list[nodes.Node]:
+        from regime_core import vocabulary
+
+        lines = [".. glossary::", ""]
+        for terms, meaning in vocabulary.glossary():
+            lines += [f"   {_rst_escape(term)}" for term in terms]
+            lines += [f"      {meaning}", ""]
+        return self.parse_text_to_nodes("\n".join(lines))
+
+
 class MetricsGlossaryDirective(SphinxDirective):
     """A Sphinx glossary of the metrics, generated from ``regime_core.metrics.glossary()``."""
 

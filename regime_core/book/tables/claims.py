@@ -75,6 +75,7 @@ def t2_table(
     k = numbers.get("k", 5)
     one_level = levels is not None and len(levels) == 1
     arms = list(reversed(comparison.split("_vs_", 1)))  # "union_vs_q" shows q, then union
+    holm_levels = _holm_levels(numbers["cells"])
     rows = []
     for encoder, datasets in numbers["cells"].items():
         for dataset, cells in datasets.items():
@@ -96,8 +97,11 @@ def t2_table(
                         ),
                         "n": count(entry["n"]),
                         **{arm: pct(entry[f"hit_{arm}"]) for arm in arms},
-                        f"{names.comparison(comparison)}, pp [Holm-adjusted CI]": interval(
-                            c["diff"], c["ci_lo"], c["ci_hi"], unit=False
+                        **_holm_cells(
+                            comparison,
+                            c,
+                            "diff",
+                            holm_levels.get(f"{encoder}.{dataset}.{cell_name}.{comparison}"),
                         ),
                         "Holm p": p_value(c["p_holm"]),
                         "significant (either direction)": yes_no(c["p_holm"] < level),
@@ -110,10 +114,11 @@ def t2_table(
         pd.DataFrame(rows),
         caption=f"{names.comparison(comparison)} per cell, hit@{k}{where}",
         note=(
-            f"{', '.join(arms)}: hit@{k} of each arm. p is the McNemar p, Holm-adjusted "
-            f"{family}. Each interval is the score interval at the level Holm judged its "
-            f"comparison, so it excludes zero exactly when significant = Holm p < {level:g}, "
-            "either direction."
+            f"{', '.join(arms)}: hit@{k} of each arm. p is the {_test_name()} p, Holm-adjusted "
+            f"{family}. Each {HOLM_WORDS} is the score interval at the level Holm judged its "
+            f"comparison (the level column), so it excludes zero exactly when significant = "
+            f"Holm p < {level:g}, either direction; it is not a simultaneous interval, and the "
+            "95% CI stands beside it."
         ),
     )
 
@@ -125,6 +130,42 @@ _FAMILY_AXES: tuple[tuple[str, str, Any], ...] = (
     ("dataset", "dataset levels", lambda v: names.dataset(v)),
     ("cell", "cells", lambda v: names.display("cell", v)),
 )
+
+
+#: How the tables' notes name a Holm-level interval.
+HOLM_WORDS = "Holm-level interval"
+
+
+def _test_name() -> str:
+    from regime_core.vocabulary import PAIRED_TEST, TEST_NAMES
+
+    return TEST_NAMES[PAIRED_TEST]
+
+
+def _holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
+    from regime_core.book.findings.words import holm_levels
+
+    return holm_levels(family)
+
+
+def _holm_cells(
+    comparison: str, c: Mapping[str, Any], effect: str, confidence: float | None
+) -> dict[str, str]:
+    """A comparison's Holm-level interval with its level, and its 95% CI where the record keeps
+    it (the columns a reader compares with the paper)."""
+    from regime_core.config import CONFIDENCE
+    from regime_core.vocabulary import HOLM_LEVEL, interval_label
+
+    name = names.comparison(comparison)
+    out = {
+        f"{name}, pp [{HOLM_LEVEL}]": interval(c[effect], c["ci_lo"], c["ci_hi"], unit=False),
+        "level": "" if confidence is None else interval_label(confidence).removesuffix(" CI"),
+    }
+    if "ci_lo_unadjusted" in c and "ci_hi_unadjusted" in c:
+        out[f"{name}, pp [{interval_label(CONFIDENCE)}]"] = interval(
+            c[effect], c["ci_lo_unadjusted"], c["ci_hi_unadjusted"], unit=False
+        )
+    return out
 
 
 def holm_family_text(numbers: Mapping[str, Any]) -> str:
@@ -156,6 +197,7 @@ def t3_table(numbers: Mapping[str, Any], comparison: str) -> Table:
     """One of T3's comparisons (``union_vs_knockout``, ``union_vs_entity``) from a record's
     numbers, datasets first and the pooled level last."""
     other = comparison.split("_vs_", 1)[1]
+    holm_levels = _holm_levels(numbers["comparisons"])
     rows = []
     for encoder, datasets in numbers["comparisons"][comparison].items():
         order = [d for d in datasets if d != "all"] + (["all"] if "all" in datasets else [])
@@ -167,8 +209,11 @@ def t3_table(numbers: Mapping[str, Any], comparison: str) -> Table:
                 "n": count(entry["n"]),
                 "union": pct(entry["hit_a"]),
                 names.arm(other, short=True): pct(entry["hit_b"]),
-                f"{names.comparison(comparison)}, pp [Holm-adjusted CI]": interval(
-                    entry["drop"], entry["ci_lo"], entry["ci_hi"], unit=False
+                **_holm_cells(
+                    comparison,
+                    entry,
+                    "drop",
+                    holm_levels.get(f"{comparison}.{encoder}.{dataset}"),
                 ),
                 "Holm p": p_value(entry["p_holm"]),
             }
@@ -178,9 +223,10 @@ def t3_table(numbers: Mapping[str, Any], comparison: str) -> Table:
     return Table(
         pd.DataFrame(rows),
         note=(
-            f"hit@k on the subset. p is the McNemar p, Holm-adjusted "
-            f"{holm_family_text(numbers)}. Each interval is the score interval at the "
-            "level Holm judged it, so it excludes zero exactly when Holm p < the run's level."
+            f"hit@k on the subset. p is the {_test_name()} p, Holm-adjusted "
+            f"{holm_family_text(numbers)}. Each {HOLM_WORDS} is the score interval at the "
+            "level Holm judged it (the level column), so it excludes zero exactly when Holm p < "
+            "the run's level; it is not a simultaneous interval, and the 95% CI stands beside it."
         ),
     )
 

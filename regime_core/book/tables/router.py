@@ -423,8 +423,8 @@ def selection_table(selection: Mapping[str, Any], datasets: Sequence[str]) -> Ta
         note=(
             f"Agreement: share of the items with a gold relation sentence whose chosen sentence "
             f"is it. Union hit@{k} with each selector's B_rel, and its difference from union with "
-            "the gold B_rel, on the items that have one; CI: score interval, p: McNemar's "
-            "χ² with continuity correction."
+            f"the gold B_rel, on the items that have one; CI: {_interval_name()}, p: the "
+            f"{_test_name()}."
         ),
         align_left=("dataset", "selector"),
     )
@@ -519,3 +519,15 @@ def latency_table(record: Mapping[str, Any]) -> Table:
         ),
         align_left=("timed",),
     )
+
+
+def _interval_name() -> str:
+    from regime_core.vocabulary import INTERVAL_NAMES, PAIRED_INTERVAL
+
+    return INTERVAL_NAMES[PAIRED_INTERVAL]
+
+
+def _test_name() -> str:
+    from regime_core.vocabulary import PAIRED_TEST, TEST_NAMES
+
+    return TEST_NAMES[PAIRED_TEST]
