@@ -352,13 +352,8 @@ def test_union_geometry_corpus_equals_dense():
 
 
 @pytest.fixture(scope="module")
-def prepared_work(real_data_dir, tmp_path_factory):
-    from regime_core import paths
-    from regime_core.data import prepare
-
-    work = tmp_path_factory.mktemp("work")
-    prepare(real_data_dir, paths.prepared_dir(work), ["hotpotqa", "2wikimultihopqa", "musique"])
-    return work
+def prepared_work(prepared_real_work):
+    return prepared_real_work
 
 
 @pytest.mark.realdata

@@ -1,0 +1,83 @@
+"""Encode once, up front: which encoders and datasets a profile's runs need, and that after the
+fill an experiment on the toy world encodes nothing (the store's encode log counts it)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import HashingEncoder
+
+from regime_core import config
+from regime_core.encoders import embed, prefill
+from regime_core.encoders.store import ENCODE_LOG_VARIABLE
+from regime_core.runner.declarations import load_declarations
+
+
+def test_the_default_profile_fills_minilm_for_the_three_datasets() -> None:
+    decl = load_declarations()
+    wanted = prefill.encodings(spec.parameters_for("default") for spec in decl.runs.values())
+    assert wanted == {"minilm": ["hotpotqa", "2wikimultihopqa", "musique"]}  # tfidf: per run
+
+
+def test_encodings_read_every_dataset_and_encoder_parameter() -> None:
+    got = prefill.encodings(
+        [
+            {"datasets": ["musique"], "encoders": ["tfidf"]},  # lexical only: nothing
+            {"transfer_datasets": ["hotpotqa"], "encoder": "bge-large"},
+            {"selector_datasets": ["musique"], "primary_encoder": "bge-large"},
+            {"encoders": ["minilm"]},  # no dataset: nothing
+        ]
+    )
+    assert got == {"bge-large": ["hotpotqa", "musique"]}
+
+
+@pytest.mark.parametrize("pool", config.POOL_MODES)
+def test_after_the_fill_an_experiment_encodes_nothing(
+    pool: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from regime_core.experiments.common import ExperimentConfig
+    from regime_core.experiments.context import Context
+    from regime_core.experiments.outcomes import collect_outcomes
+
+    encoder = HashingEncoder(32)  # stands in for minilm: same store, no model loaded
+    monkeypatch.setattr(embed, "make_encoder", lambda *_args, **_kwargs: encoder)
+    work = tmp_path / "work"
+    reports = prefill.fill_for_runs(
+        [{"datasets": ["toyworld"], "encoders": ["minilm"]}], work, progress=False
+    )
+    assert [(r.encoder, r.datasets) for r in reports] == [("minilm", ("toyworld",))]
+    assert reports[0].encoded == reports[0].texts > 0
+
+    log = tmp_path / "encodes.jsonl"
+    monkeypatch.setenv(ENCODE_LOG_VARIABLE, str(log))
+    cfg = ExperimentConfig(datasets=("toyworld",), encoders=("minilm",), pool=pool)
+    context = Context(work=work, encoder_factory=lambda _name, _corpus: encoder)
+    outcomes = collect_outcomes(cfg, config.ARMS, context)
+    assert len(outcomes.table) > 0
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert {line["mode"] for line in lines} == {"query", "document"}
+    assert [line["n_encoded"] for line in lines] == [0] * len(lines)
+
+    again = prefill.fill_for_runs(
+        [{"datasets": ["toyworld"], "encoders": ["minilm"]}], work, progress=False
+    )
+    assert again[0].encoded == 0 and again[0].texts == reports[0].texts
+
+
+@pytest.mark.slow
+@pytest.mark.realdata
+def test_no_notebook_of_the_quick_profile_encodes_with_a_dense_encoder(quick_run) -> None:
+    """After the runner's up-front stage every notebook finds its dense vectors in the store:
+    each run's encode log (runs/<run>/encodes.jsonl) counts no dense text encoded. (TF-IDF is
+    fitted per run and encodes in seconds; it is not filled up front.) Meaningful on a cold
+    store: REGIME_TEST_COLD=1 (tests/conftest.py)."""
+    logs = sorted((quick_run.work / "runs").glob("*/encodes.jsonl"))
+    encoded = {
+        (log.parent.name, line["encoder"], line["mode"]): line["n_encoded"]
+        for log in logs
+        for line in map(json.loads, log.read_text(encoding="utf-8").splitlines())
+        if line["encoder"] not in prefill.LEXICAL_ENCODERS and line["n_encoded"]
+    }
+    assert encoded == {}
