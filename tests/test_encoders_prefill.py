@@ -18,7 +18,8 @@ from regime_core.runner.declarations import load_declarations
 def test_the_default_profile_fills_minilm_for_the_three_datasets() -> None:
     decl = load_declarations()
     wanted = prefill.encodings(spec.parameters_for("default") for spec in decl.runs.values())
-    assert wanted == {"minilm": ["hotpotqa", "2wikimultihopqa", "musique"]}  # tfidf: per run
+    dev = [(dataset, "dev") for dataset in ("hotpotqa", "2wikimultihopqa", "musique")]
+    assert wanted == {"minilm": dev}  # tfidf: fitted per run
 
 
 def test_encodings_read_every_dataset_and_encoder_parameter() -> None:
@@ -30,7 +31,7 @@ def test_encodings_read_every_dataset_and_encoder_parameter() -> None:
             {"encoders": ["minilm"]},  # no dataset: nothing
         ]
     )
-    assert got == {"bge-large": ["hotpotqa", "musique"]}
+    assert got == {"bge-large": [("hotpotqa", config.SPLIT), ("musique", config.SPLIT)]}
 
 
 @pytest.mark.parametrize("pool", config.POOL_MODES)
@@ -47,7 +48,7 @@ def test_after_the_fill_an_experiment_encodes_nothing(
     reports = prefill.fill_for_runs(
         [{"datasets": ["toyworld"], "encoders": ["minilm"]}], work, progress=False
     )
-    assert [(r.encoder, r.datasets) for r in reports] == [("minilm", ("toyworld",))]
+    assert [(r.encoder, r.datasets) for r in reports] == [("minilm", ("toyworld/dev",))]
     assert reports[0].encoded == reports[0].texts > 0
 
     log = tmp_path / "encodes.jsonl"

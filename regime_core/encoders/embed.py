@@ -136,12 +136,15 @@ def bridge_mentions(examples: Sequence[Example]) -> list[str]:
     return list(seen)
 
 
-def dataset_texts(dataset: str, work: str | Path | None = None) -> tuple[list[str], list[str]]:
-    """``(documents, queries)``: the distinct texts ``dataset`` needs in each mode, in order."""
+def dataset_texts(
+    dataset: str, work: str | Path | None = None, split: str | None = None
+) -> tuple[list[str], list[str]]:
+    """``(documents, queries)``: the distinct texts ``dataset`` needs in each mode, in order
+    (of one ``split``, or of every split)."""
     from regime_core.data import corpus_passages, load_examples
     from regime_core.retrieval import document_text
 
-    examples = load_examples(dataset, split=None, work=None if work is None else Path(work))
+    examples = load_examples(dataset, split=split, work=None if work is None else Path(work))
     documents = list(dict.fromkeys(document_text(p) for p in corpus_passages(examples)))
     return documents, query_texts(examples)
 

@@ -2,7 +2,8 @@
 dense encoder for, before any notebook starts.
 
 ``regime reproduce`` calls :func:`fill_for_runs` before it schedules the runs: from the runs'
-parameters (:func:`encodings`) it lists, per dense encoder, the prepared datasets the runs read,
+parameters (:func:`encodings`) it lists, per dense encoder, the prepared datasets (and splits)
+the runs read,
 and fills the store with each dataset's texts (:func:`regime_core.encoders.embed.dataset_texts`:
 its corpus in document mode, its questions, bridge sentences and arm queries in query mode), one
 encoder at a time, with a progress bar that shows texts per second. The notebooks then find
@@ -45,21 +46,23 @@ def _names(value: Any) -> list[str]:
     return []
 
 
-def encodings(parameters: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """``{dense encoder: [dataset, ...]}`` in first-seen order, from the runs' ``parameters``:
-    every dataset a run names, under every dense encoder it names (pure; lexical encoders and
-    runs naming no dataset are left out).
+def encodings(parameters: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[str, str]]]:
+    """``{dense encoder: [(dataset, split), ...]}`` in first-seen order, from the runs'
+    ``parameters``: every dataset a run names, in the split it reads (its ``split``, else
+    :data:`regime_core.config.SPLIT`), under every dense encoder it names (pure; lexical
+    encoders and runs naming no dataset are left out).
 
     >>> encodings([{"datasets": ["musique"], "encoders": ["minilm", "tfidf"]},
-    ...            {"encoder": "minilm", "real_dataset": "hotpotqa"}])
-    {'minilm': ['musique', 'hotpotqa']}
+    ...            {"encoder": "minilm", "real_dataset": "hotpotqa", "split": "train"}])
+    {'minilm': [('musique', 'dev'), ('hotpotqa', 'train')]}
     """
     from regime_core.encoders.registry import KNOWN_ENCODERS
 
     dense = set(KNOWN_ENCODERS) - set(LEXICAL_ENCODERS)
-    out: dict[str, dict[str, None]] = {}
+    out: dict[str, dict[tuple[str, str], None]] = {}
     for params in parameters:
-        datasets = [d for name in DATASET_PARAMETERS for d in _names(params.get(name))]
+        split = params.get("split") or config.SPLIT
+        datasets = [(d, split) for name in DATASET_PARAMETERS for d in _names(params.get(name))]
         encoders = [e for name in ENCODER_PARAMETERS for e in _names(params.get(name))]
         for encoder in encoders:
             if encoder in dense and datasets:
@@ -70,7 +73,8 @@ def encodings(parameters: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
 @dataclass(frozen=True)
 class FillReport:
     """What :func:`fill_for_runs` did for one encoder: texts listed, encoded and seconds;
-    ``skipped`` names the datasets that are not prepared (their runs will say so)."""
+    ``datasets`` the ``dataset/split`` filled, ``skipped`` those whose dataset is not prepared
+    (their runs will say so)."""
 
     encoder: str
     datasets: tuple[str, ...]
@@ -113,10 +117,10 @@ def fill_for_runs(
     reports = []
     for encoder_name, datasets in encodings(parameters).items():
         started = time.perf_counter()
-        ready = [d for d in datasets if _prepared(d, work)]
+        ready = [(d, split) for d, split in datasets if _prepared(d, work)]
         by_mode: dict[str, dict[str, None]] = {"document": {}, "query": {}}
-        for dataset in ready:
-            documents, queries = dataset_texts(dataset, work)
+        for dataset, split in ready:
+            documents, queries = dataset_texts(dataset, work, split)
             by_mode["document"].update(dict.fromkeys(documents))
             by_mode["query"].update(dict.fromkeys(queries))
         encoder = make_encoder(encoder_name, [], work=work)
@@ -135,8 +139,8 @@ def fill_for_runs(
         reports.append(
             FillReport(
                 encoder=encoder_name,
-                datasets=tuple(ready),
-                skipped=tuple(d for d in datasets if d not in ready),
+                datasets=tuple(f"{d}/{split}" for d, split in ready),
+                skipped=tuple(f"{d}/{split}" for d, split in datasets if (d, split) not in ready),
                 texts=texts,
                 encoded=encoded,
                 seconds=time.perf_counter() - started,
