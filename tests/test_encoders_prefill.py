@@ -82,3 +82,49 @@ def test_no_notebook_of_the_quick_profile_encodes_with_a_dense_encoder(quick_run
         if line["encoder"] not in prefill.LEXICAL_ENCODERS and line["n_encoded"]
     }
     assert encoded == {}
+
+
+def test_reproduce_encodes_up_front_once_and_times_it_like_a_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner's stage, the notebook execution replaced: the store is filled before any run
+    starts, timed in runs/_encode_up_front/timing.json, and a second reproduce encodes
+    nothing more."""
+    import shutil
+
+    import yaml
+
+    from regime_core.runner import reproduce as reproduce_module
+    from regime_core.runner.execution import RunResult
+    from regime_core.runner.reproduce import UP_FRONT_STAGE, reproduce
+
+    encoder = HashingEncoder(32)
+    monkeypatch.setattr(embed, "make_encoder", lambda *_args, **_kwargs: encoder)
+    work = tmp_path / "work"
+    started: list[str] = []
+
+    def fake_run(decl, run_id, profile, key_info, work_dir, kernel_name, stop, environment):
+        assert (work_dir / "runs" / UP_FRONT_STAGE / "timing.json").is_file()  # filled first
+        started.append(run_id)
+        return RunResult(run_id, "ran", key=str(key_info["key"]))
+
+    monkeypatch.setattr(reproduce_module, "execute_run", fake_run)
+    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "00_toyworld.ipynb"
+    shutil.copyfile(notebook, tmp_path / notebook.name)
+    parameters = {"encoder": "minilm", "real_dataset": "toyworld"}
+    runs = {"toy": {"notebook": notebook.name, "parameters": parameters}}
+    declarations = tmp_path / "reproduce.yml"
+    declarations.write_text(yaml.safe_dump({"book_executed_dir": "book/executed", "runs": runs}))
+
+    said: list[str] = []
+    report = reproduce(declarations, work=work, progress=said.append)
+    assert report.ok and started == ["toy"]
+    timing = json.loads((work / "runs" / UP_FRONT_STAGE / "timing.json").read_text())
+    encoded = sum(call["n_encoded"] for call in timing["encodes"])
+    assert encoded > 0 and timing["wall_seconds"] > 0
+    assert any(line.startswith("encoded up front with minilm") for line in said)
+
+    again = reproduce(declarations, work=work, force=True, progress=None)
+    assert again.ok and started == ["toy", "toy"]
+    timing = json.loads((work / "runs" / UP_FRONT_STAGE / "timing.json").read_text())
+    assert [call["n_encoded"] for call in timing["encodes"]] == [0, 0]  # the store holds them

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import concurrent.futures as futures
 import os
+import resource
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.encoders.store import ENCODE_LOG_VARIABLE
 from regime_core.locks import directory_lock
 from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
@@ -45,12 +48,14 @@ from regime_core.runner.declarations import (
     with_upstream,
 )
 from regime_core.runner.execution import (
+    ENCODE_LOG_FILENAME,
     RunResult,
     clean_interrupted,
     copy_to_book,
     execute_run,
     existing_file,
     relative_name,
+    write_timing,
 )
 from regime_core.runner.keys import PACKAGE_DIR, changed_components, run_keys, summarise_changes
 from regime_core.runner.scheduling import (
@@ -66,6 +71,9 @@ KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the 
 #: what :func:`plan` says of a run (it runs, it is current, or it reruns only if an upstream
 #: run that reruns first writes a different record)
 ACTIONS: tuple[str, ...] = ("run", "skip", "after upstream")
+#: the directory under ``W/runs`` where the up-front encoding stage keeps its timing (a name no
+#: run id can take: a run id starts with a letter or digit)
+UP_FRONT_STAGE = "_encode_up_front"
 
 
 # --- results -------------------------------------------------------------------------------------
@@ -330,13 +338,37 @@ class _Runner:
         return chosen
 
     def encode_up_front(self, order: list[str]) -> None:
-        """Fill the store with what the runs to execute will encode with a dense encoder."""
-        from regime_core.encoders.prefill import fill_for_runs
+        """Fill the store with what the runs to execute will encode with a dense encoder, and
+        time it as the runs are timed (``runs/_encode_up_front/timing.json``, which
+        ``benchmarks/bench_build.py`` lists beside the runs)."""
+        from regime_core.encoders.prefill import encodings, fill_for_runs
 
         runs = self.to_execute(order)
         parameters = [self.decl.runs[r].parameters_for(self.profile) for r in runs]
+        if not encodings(parameters):
+            return
         progress = self.say is not _silent and sys.stderr.isatty()
-        for report in fill_for_runs(parameters, self.work, progress=progress, say=self.say):
+        runs_dir = self.work / "runs" / UP_FRONT_STAGE
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        log = runs_dir / ENCODE_LOG_FILENAME
+        log.unlink(missing_ok=True)
+        started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        previous = os.environ.get(ENCODE_LOG_VARIABLE)
+        os.environ[ENCODE_LOG_VARIABLE] = str(log)  # no worker thread runs yet
+        try:
+            reports = fill_for_runs(parameters, self.work, progress=progress, say=self.say)
+        finally:
+            if previous is None:
+                os.environ.pop(ENCODE_LOG_VARIABLE, None)
+            else:
+                os.environ[ENCODE_LOG_VARIABLE] = previous
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        usage = {
+            "user_seconds": after.ru_utime - before.ru_utime,
+            "system_seconds": after.ru_stime - before.ru_stime,
+        }
+        write_timing(runs_dir, UP_FRONT_STAGE, time.perf_counter() - started, 0, usage)
+        for report in reports:
             self.say(report.line())
 
     def run(self, order: list[str]) -> list[RunResult]:
