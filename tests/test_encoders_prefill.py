@@ -20,6 +20,8 @@ def test_the_default_profile_fills_minilm_for_the_three_datasets() -> None:
     wanted = prefill.encodings(spec.parameters_for("default") for spec in decl.runs.values())
     dev = [(dataset, "dev") for dataset in ("hotpotqa", "2wikimultihopqa", "musique")]
     assert wanted == {"minilm": dev}  # tfidf: fitted per run
+    quick = [spec.parameters_for("quick") for spec in decl.runs.values()]
+    assert prefill.encodings(quick) == {}  # samples over question pools: nothing up front
 
 
 def test_encodings_read_every_dataset_and_encoder_parameter() -> None:
@@ -29,6 +31,7 @@ def test_encodings_read_every_dataset_and_encoder_parameter() -> None:
             {"transfer_datasets": ["hotpotqa"], "encoder": "bge-large"},
             {"selector_datasets": ["musique"], "primary_encoder": "bge-large"},
             {"encoders": ["minilm"]},  # no dataset: nothing
+            {"datasets": ["hotpotqa"], "encoders": ["e5-mistral"], "sample_size": 40},  # a sample
         ]
     )
     assert got == {"bge-large": [("hotpotqa", config.SPLIT), ("musique", config.SPLIT)]}
@@ -65,23 +68,6 @@ def test_after_the_fill_an_experiment_encodes_nothing(
         [{"datasets": ["toyworld"], "encoders": ["minilm"]}], work, progress=False
     )
     assert again[0].encoded == 0 and again[0].texts == reports[0].texts
-
-
-@pytest.mark.slow
-@pytest.mark.realdata
-def test_no_notebook_of_the_quick_profile_encodes_with_a_dense_encoder(quick_run) -> None:
-    """After the runner's up-front stage every notebook finds its dense vectors in the store:
-    each run's encode log (runs/<run>/encodes.jsonl) counts no dense text encoded. (TF-IDF is
-    fitted per run and encodes in seconds; it is not filled up front.) Meaningful on a cold
-    store: REGIME_TEST_COLD=1 (tests/conftest.py)."""
-    logs = sorted((quick_run.work / "runs").glob("*/encodes.jsonl"))
-    encoded = {
-        (log.parent.name, line["encoder"], line["mode"]): line["n_encoded"]
-        for log in logs
-        for line in map(json.loads, log.read_text(encoding="utf-8").splitlines())
-        if line["encoder"] not in prefill.LEXICAL_ENCODERS and line["n_encoded"]
-    }
-    assert encoded == {}
 
 
 def test_reproduce_encodes_up_front_once_and_times_it_like_a_run(

@@ -46,11 +46,27 @@ def _names(value: Any) -> list[str]:
     return []
 
 
+def reads_whole_split(parameters: Mapping[str, Any]) -> bool:
+    """Whether a run with these ``parameters`` asks for the vectors of its whole split: it
+    samples nothing (no ``sample_size``), or it pools over the corpus (``pool``/``pools``
+    naming ``corpus``). A run on a sample over question pools (the quick profile's) reads a
+    small part of the split: filling the whole split for it would cost more than it saves.
+
+    >>> reads_whole_split({}), reads_whole_split({"sample_size": 40})
+    (True, False)
+    >>> reads_whole_split({"sample_size": 1000, "pool": "corpus"})
+    True
+    """
+    pools = {*_names(parameters.get("pool")), *_names(parameters.get("pools"))}
+    return parameters.get("sample_size") is None or "corpus" in pools
+
+
 def encodings(parameters: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[str, str]]]:
     """``{dense encoder: [(dataset, split), ...]}`` in first-seen order, from the runs'
     ``parameters``: every dataset a run names, in the split it reads (its ``split``, else
     :data:`regime_core.config.SPLIT`), under every dense encoder it names (pure; lexical
-    encoders and runs naming no dataset are left out).
+    encoders, runs naming no dataset and runs reading a sample of question pools
+    (:func:`reads_whole_split`) are left out).
 
     >>> encodings([{"datasets": ["musique"], "encoders": ["minilm", "tfidf"]},
     ...            {"encoder": "minilm", "real_dataset": "hotpotqa", "split": "train"}])
@@ -61,6 +77,8 @@ def encodings(parameters: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[s
     dense = set(KNOWN_ENCODERS) - set(LEXICAL_ENCODERS)
     out: dict[str, dict[tuple[str, str], None]] = {}
     for params in parameters:
+        if not reads_whole_split(params):
+            continue
         split = params.get("split") or config.SPLIT
         datasets = [(d, split) for name in DATASET_PARAMETERS for d in _names(params.get(name))]
         encoders = [e for name in ENCODER_PARAMETERS for e in _names(params.get(name))]
