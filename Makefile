@@ -72,9 +72,13 @@ book: reproduce
 # tests that execute notebooks, build the book, drive Chromium or rerun the quick profile against
 # expected_numbers.yml. `make test-all` runs both; .ci/run runs `make test`, then `make test-slow`.
 # Each run ends with its 20 slowest tests, so a CI log is also the tiers' profile.
+# The default tier runs on every core (pytest-xdist: PYTEST_WORKERS=auto, one worker per core; 0: one process),
+# a test module per worker (--dist loadfile) so that each module-scoped fixture is built once.
+# The slow tier stays on one process: its session fixture (the quick profile) would run per worker.
 PYTEST_FLAGS ?= --durations=20
+PYTEST_WORKERS ?= auto
 test: install
-	$(BIN)/python -m pytest -m "not slow" $(PYTEST_FLAGS)
+	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_FLAGS)
 
 test-slow: install
 	$(BIN)/python -m pytest -m slow $(PYTEST_FLAGS)

@@ -68,6 +68,22 @@ def real_data_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def prepared_real_work(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A work directory with the three built-in datasets prepared from REGIME_DATA_DIR, once
+    per test run; read only. Under pytest-xdist every worker prepares into the same directory
+    (the run's shared temporary root): the first one converts while the others wait on its lock,
+    then find every sentence split in its cache and rewrite the same bytes in seconds."""
+    from regime_core import paths
+    from regime_core.data import prepare
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    work = shared / "prepared_real_work"
+    prepare(real_data_dir, paths.prepared_dir(work))
+    return work
+
+
+@pytest.fixture(scope="session")
 def chromium() -> str:
     """The Chromium executable; tests using it are skipped without one, unless
     REGIME_REQUIRE_CHROMIUM=1 (CI sets it), when they fail."""

@@ -21,10 +21,8 @@ IRCOT_FILE = "hotpotqa/ircot_xindili/dev_subsampled.jsonl"
 
 
 @pytest.fixture(scope="module")
-def prepared(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    work = tmp_path_factory.mktemp("work")
-    prepare(real_data_dir, work / "prepared")
-    return work
+def prepared(prepared_real_work: Path) -> Path:
+    return prepared_real_work
 
 
 def _entry(work: Path, dataset: str) -> dict[str, Any]:

@@ -141,8 +141,24 @@ def worlds() -> dict[str, list[Example]]:
     }
 
 
-@pytest.fixture(scope="module")
-def result(worlds: dict[str, list[Example]]) -> robustness.RobustnessResult:
+#: The default tier's grid: one value (the primary) for each knob no test below varies, every
+#: value of those they do (selector, α rule, item set, oracle dataset) and of the tiny-pool rule
+#: (T1's primary reading keeps tiny pools, the others' exclude them). The full grid runs in the
+#: slow tier, through the same tests.
+REDUCED_GRID: dict[str, tuple[str, ...]] = {
+    "pools": ("question",),
+    "knockout_single_rules": ("title",),
+    "predicate_name_rules": ("title",),
+    "margins": ("std_margin",),
+    "tie_rules": ("exclude",),
+    "bridge_sources": ("gold",),
+}
+
+
+@pytest.fixture(scope="module", params=["reduced", pytest.param("full", marks=pytest.mark.slow)])
+def result(
+    request: pytest.FixtureRequest, worlds: dict[str, list[Example]]
+) -> robustness.RobustnessResult:
     cfg = RobustnessConfig(
         encoders=("hash",),
         primary_encoder="hash",
@@ -150,6 +166,7 @@ def result(worlds: dict[str, list[Example]]) -> robustness.RobustnessResult:
         t2_resamples=50,
         t1_min_cell_n=10,
         t2_min_cell_n=10,
+        **(REDUCED_GRID if request.param == "reduced" else {}),
     )
     return run_robustness(cfg, hashing_context(worlds))
 

@@ -230,21 +230,32 @@ def test_summary_kernels_cover_every_metric():
 
 
 class _Store:
+    """Encodes with the encoder itself, keeping what it encoded: the bounded path and its dense
+    reference then read the same vectors, each list of texts encoded once per test."""
+
+    def __init__(self) -> None:
+        self.encoded: dict[tuple[int, str, tuple[str, ...]], np.ndarray] = {}
+
     def embed(self, encoder: Any, texts, mode: str) -> np.ndarray:
-        return encoder.encode_queries(texts) if mode == "query" else encoder.encode_documents(texts)
+        key = (id(encoder), mode, tuple(texts))
+        if key not in self.encoded:
+            encode = encoder.encode_queries if mode == "query" else encoder.encode_documents
+            self.encoded[key] = encode(list(texts))
+        return self.encoded[key].copy()  # a caller writing into its vectors changes no other's
 
 
-def _dense_rankings(examples, arms, encoder, *, k, scorer):
+def _dense_rankings(examples, arms, encoder, *, k, scorer, store=None):
     """retrieve_arms as it was before bounded corpus mode: padded dense scores, argsort."""
+    store = store or _Store()
     pools = candidate_pools(examples, "corpus")
     padded = pools.padded()
-    docs = encoder.encode_documents([document_text(p) for p in pools.passages])
+    docs = store.embed(encoder, [document_text(p) for p in pools.passages], "document")
     out = {}
     for arm in arms:
         plan = plan_arm(examples, arm, [ex.relation_sentence for ex in examples], settings())
         texts = plan.texts()
         queries = plan.query_vectors(
-            encoder.encode_queries(texts), {t: row for row, t in enumerate(texts)}
+            store.embed(encoder, texts, "query"), {t: row for row, t in enumerate(texts)}
         )
         scores = score_candidates(queries, docs, padded[list(plan.kept)], scorer=scorer)
         run = RankingRun(arm=arm, encoder=encoder.name, alpha=config.ALPHA, scorer=scorer, k=k)
@@ -341,13 +352,8 @@ def test_union_geometry_corpus_equals_dense():
 
 
 @pytest.fixture(scope="module")
-def prepared_work(real_data_dir, tmp_path_factory):
-    from regime_core import paths
-    from regime_core.data import prepare
-
-    work = tmp_path_factory.mktemp("work")
-    prepare(real_data_dir, paths.prepared_dir(work), ["hotpotqa", "2wikimultihopqa", "musique"])
-    return work
+def prepared_work(prepared_real_work):
+    return prepared_real_work
 
 
 @pytest.mark.realdata
@@ -360,8 +366,9 @@ def test_real_corpus_retrieval_equals_the_dense_path(prepared_work, dataset):
     examples = load_examples(dataset, split="dev", work=prepared_work)[:300]
     encoder = get_encoder("tfidf", corpus=[document_text(p) for p in corpus_passages(examples)])
     arms = ("q", "union", "entity")
+    store = _Store()  # each text encoded once, for both paths and both scorers
     new = retrieve_arms(
-        examples, arms, settings(pool="corpus"), encoder=encoder, store=_Store(), depth=10
+        examples, arms, settings(pool="corpus"), encoder=encoder, store=store, depth=10
     )
     assert new["q"].scorer == "numpy"  # the default in corpus mode
     # faiss (search with k = every passage) is slow: cross-checked on one dataset only
@@ -372,11 +379,13 @@ def test_real_corpus_retrieval_equals_the_dense_path(prepared_work, dataset):
                 arms,
                 settings(pool="corpus"),
                 encoder=encoder,
-                store=_Store(),
+                store=store,
                 scorer="faiss",
                 depth=10,
             )
-        old = _dense_rankings(examples, arms, encoder, k=max(config.K_VALUES), scorer=scorer)
+        old = _dense_rankings(
+            examples, arms, encoder, k=max(config.K_VALUES), scorer=scorer, store=store
+        )
         for arm in arms:
             assert len(new[arm]) > 100
             _assert_same_rankings(new[arm], old[arm])

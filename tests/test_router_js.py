@@ -684,12 +684,8 @@ def test_feature_spec_is_computed_as_python_computes_it() -> None:
 
 
 @pytest.fixture(scope="module")
-def prepared_work(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from regime_core.data import prepare
-
-    work = tmp_path_factory.mktemp("router_js_work")
-    prepare(real_data_dir, paths.prepared_dir(work))
-    return work
+def prepared_work(prepared_real_work: Path) -> Path:
+    return prepared_real_work
 
 
 @pytest.mark.realdata

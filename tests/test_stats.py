@@ -185,11 +185,16 @@ def test_permutation_is_deterministic() -> None:
 
 
 @pytest.mark.parametrize("seed", range(8))
-def test_holm_equals_statsmodels_exactly(seed: int) -> None:
+def test_holm_equals_statsmodels_exactly(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # an independent implementation: statsmodels' multipletests, compared bit for bit (the same
     # products and maxima), on families of 1 to 40 with ties, zeros and p-values that pass 1
+    import gc
+
     from statsmodels.stats.multitest import multipletests
 
+    # multipletests calls gc.collect() on every call (seconds each in a full test process);
+    # collecting garbage changes no p-value, so the comparison runs without it
+    monkeypatch.setattr(gc, "collect", lambda *_args: 0)
     rng = np.random.default_rng(seed)
     for m in (1, 2, 3, 12, 40):
         p = np.round(rng.random(m) ** 3, 2)  # rounding creates ties and zeros

@@ -50,7 +50,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="parameter set: quick (minutes), default (the book), full (everything), "
         "paper (the paper's setting: its encoders by hub name, on GPUs)",
     )
-    run.add_argument("--jobs", type=int, default=1, help="independent runs to execute at once")
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="independent runs to execute at once (default: one per core, at most the "
+        "independent runs selected); each notebook's kernel gets cores/jobs threads",
+    )
     run.add_argument(
         "--only",
         nargs="+",
@@ -128,7 +134,7 @@ def _run_reproduce(args: argparse.Namespace) -> int:
         return _run_variants(args)
     selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
     if args.plan:
-        if args.jobs != 1:
+        if args.jobs is not None:
             raise ValueError("--plan runs nothing: --jobs does not apply")
         planned = plan(args.declarations, **selection)
         print_result(args.json, planned.to_dict(), planned.table, indent=2)
@@ -146,7 +152,7 @@ def _run_variants(args: argparse.Namespace) -> int:
     refused = {
         "--only": bool(args.only),
         "--force": args.force,
-        "--jobs": args.jobs != 1,
+        "--jobs": args.jobs is not None,
     }
     why = {
         "--only": "--set runs the runs it names and no other",

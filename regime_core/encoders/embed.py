@@ -5,8 +5,9 @@ For one prepared dataset it embeds, into ``paths.embeddings_dir(work)``:
 - document mode: the corpus passages, as retrieval encodes them
   (``regime_core.retrieval.document_text``: title, then body);
 - query mode: the questions, every bridge sentence (any of them can be the router's selected
-  B_rel), and the query parts of every arm with the gold B_rel (whole bridge, hop-2 entity
-  mention, bridge without B_rel).
+  B_rel), the query parts of every arm with the gold B_rel (whole bridge, hop-2 entity
+  mention, bridge without B_rel), and the hop-2 entity as each bridge writes it (the entity
+  arm's default query, :func:`bridge_mentions`).
 
 A second run encodes nothing. Two engines encode what is missing:
 
@@ -107,15 +108,43 @@ def query_texts(examples: Sequence[Example]) -> list[str]:
                 continue
             for text, _weight in parts:
                 seen.setdefault(text, None)
+    for mention in bridge_mentions(examples):
+        seen.setdefault(mention, None)
     return [text for text in seen if text.strip()]
 
 
-def dataset_texts(dataset: str, work: str | Path | None = None) -> tuple[list[str], list[str]]:
-    """``(documents, queries)``: the distinct texts ``dataset`` needs in each mode, in order."""
+def bridge_mentions(examples: Sequence[Example]) -> list[str]:
+    """The entity arm's query texts under ``entity_source="bridge_mention"`` (the hop-2 entity
+    as the bridge writes it, :func:`regime_core.experiments.outcomes.bridge_entity_mention`),
+    under every predicate-name rule a run may read, distinct, in first-seen order (pure)."""
+    import pandas as pd
+
+    from regime_core.data.regimes import PREDICATE_NAMES, RegimeRules, regime_table
+    from regime_core.experiments.outcomes import bridge_entity_mention
+
+    examples = list(examples)
+    seen: dict[str, None] = {}
+    if not examples:
+        return []
+    for names in PREDICATE_NAMES:
+        rules = RegimeRules(predicate_names=names)
+        b_rel = regime_table(examples, rules)["b_rel_index"]
+        for ex, rel in zip(examples, b_rel, strict=True):
+            mention = bridge_entity_mention(ex, None if pd.isna(rel) else int(rel), rules)
+            if mention is not None:
+                seen.setdefault(mention, None)
+    return list(seen)
+
+
+def dataset_texts(
+    dataset: str, work: str | Path | None = None, split: str | None = None
+) -> tuple[list[str], list[str]]:
+    """``(documents, queries)``: the distinct texts ``dataset`` needs in each mode, in order
+    (of one ``split``, or of every split)."""
     from regime_core.data import corpus_passages, load_examples
     from regime_core.retrieval import document_text
 
-    examples = load_examples(dataset, split=None, work=None if work is None else Path(work))
+    examples = load_examples(dataset, split=split, work=None if work is None else Path(work))
     documents = list(dict.fromkeys(document_text(p) for p in corpus_passages(examples)))
     return documents, query_texts(examples)
 

@@ -350,7 +350,11 @@ def execute_run(
     work: Path,
     kernel_name: str,
     stop: threading.Event,
+    environment: Mapping[str, str] | None = None,
 ) -> RunResult:
+    """Execute one run's notebook in a child (``environment`` added to its variables: the
+    thread counts :mod:`regime_core.runner.scheduling` sets) and stamp it unless it failed or
+    ``stop`` was set meanwhile."""
     spec = decl.runs[run_id]
     started = time.perf_counter()
     # the run writes into its staging folder; the last committed outputs stay readable (and
@@ -377,7 +381,7 @@ def execute_run(
         kernel_name=kernel_name,
         scratch=runs_dir,
         pid_file=_child_pid_path(work, run_id),
-        environment={ENCODE_LOG_VARIABLE: str(encode_log)},
+        environment={**dict(environment or {}), ENCODE_LOG_VARIABLE: str(encode_log)},
         usage=usage,
     )
     seconds = time.perf_counter() - started

@@ -10,7 +10,8 @@ its upstream records those it read). :func:`plan` says what would run and why, r
 (``regime reproduce --plan``).
 
 Each run executes in a child process (:mod:`regime_core.runner.execution`: the work directory's
-layout, one kernel per run), ``--jobs`` runs at a time.
+layout, one kernel per run), ``--jobs`` runs at a time, each kernel's threads sized so that they
+share the cores (:mod:`regime_core.runner.scheduling`).
 
 The work directory's lock (:func:`regime_core.locks.directory_lock`) is held shared for the
 whole of a reproduce, with the runs' lock exclusively (:func:`writing_lock`): no other reproduce,
@@ -27,8 +28,11 @@ process a killed runner left and deletes the temporaries of dead writers.
 from __future__ import annotations
 
 import concurrent.futures as futures
+import os
+import resource
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -36,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.encoders.store import ENCODE_LOG_VARIABLE
 from regime_core.locks import directory_lock, records_lock, runs_lock
 from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
@@ -47,21 +52,33 @@ from regime_core.runner.declarations import (
     with_upstream,
 )
 from regime_core.runner.execution import (
+    ENCODE_LOG_FILENAME,
     RunResult,
     clean_interrupted,
     copy_to_book,
     execute_run,
     existing_file,
     relative_name,
+    write_timing,
 )
 from regime_core.runner.keys import PACKAGE_DIR, changed_components, run_keys, summarise_changes
 from regime_core.runner.prerequisites import prerequisites
+from regime_core.runner.scheduling import (
+    available_cores,
+    default_jobs,
+    independent_width,
+    thread_environment,
+    threads_per_job,
+)
 from regime_core.runner.stamps import executed_path, read_stamp, record_file, stamp_problems
 
 KERNEL_NAME = "python3"  # the venv's own ipykernel (papermill runs it from the venv)
 #: what :func:`plan` says of a run (it runs, it is current, or it reruns only if an upstream
 #: run that reruns first writes a different record)
 ACTIONS: tuple[str, ...] = ("run", "skip", "after upstream")
+#: the directory under ``W/runs`` where the up-front encoding stage keeps its timing (a name no
+#: run id can take: a run id starts with a letter or digit)
+UP_FRONT_STAGE = "_encode_up_front"
 
 
 # --- results -------------------------------------------------------------------------------------
@@ -257,6 +274,10 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _silent(_message: str) -> None:
+    """``progress=None``: nothing is said (and no progress bar is drawn)."""
+
+
 @contextmanager
 def writing_lock(work_root: Path, what: str, say: Callable[[str], None]) -> Iterator[None]:
     """The locks of a command that writes runs (``what``): the work directory's, shared (a
@@ -278,30 +299,45 @@ def reproduce(
     declarations: Declarations | Path | str | None = None,
     *,
     profile: str = DEFAULT_PROFILE,
-    jobs: int = 1,
+    jobs: int | None = 1,
     only: Sequence[str] = (),
     force: bool = False,
     work: Path | str | None = None,
     kernel_name: str = KERNEL_NAME,
     progress: Callable[[str], None] | None = _stderr,
+    encode_first: bool = True,
 ) -> ReproduceReport:
     """Execute the declared runs in dependency order, skipping those that are current.
 
+    With ``encode_first``, the runs that will execute have their dense encoders' texts encoded
+    first, in this process and in one pass per encoder
+    (:func:`regime_core.encoders.prefill.fill_for_runs`); the notebooks then read every vector
+    from the store.
+
     ``only`` restricts the runs to these ids *and the runs they depend on* (which are skipped
     when up to date); ``force`` reruns the selected runs (``only``, or all) even when up to date.
-    Up to ``jobs`` independent runs execute at once. A run whose upstream failed is ``blocked``.
+    Up to ``jobs`` independent runs execute at once (None: one per core, at most the selection's
+    independent runs, :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with
+    ``cores // jobs`` threads. A run whose upstream failed is ``blocked``.
     An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
     running notebook, stamps none of them and propagates.
     """
     decl = _load(declarations, profile)
-    if jobs < 1:
+    if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
     order, forced = _selection(decl, only, force)
+    cores = available_cores()
+    if jobs is None:
+        deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
+        jobs = default_jobs(cores, independent_width(deps, order))
     work_root = paths.work_dir(work).resolve()
-    say = progress or (lambda _message: None)
+    say = progress or _silent
     with writing_lock(work_root, "regime reproduce", say):
         clean_interrupted(decl, work_root, say)
         runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say)
+        runner.environment = thread_environment(threads_per_job(cores, jobs), os.environ)
+        if encode_first:
+            runner.encode_up_front(order)
         return ReproduceReport(profile, work_root, runner.run(order))
 
 
@@ -322,6 +358,54 @@ class _Runner:
         self.work, self.kernel_name, self.say = work, kernel_name, say
         self.keys = run_keys(decl, profile, work)
         self.stop = threading.Event()  # set on an interrupt: no worker stamps after it
+        self.environment: dict[str, str] = {}  # added to each child's (its thread counts)
+
+    def to_execute(self, order: list[str]) -> list[str]:
+        """The runs of ``order`` that may execute: forced, stale, or downstream of one that is."""
+        chosen: list[str] = []
+        for run_id in order:
+            upstream = set(self.decl.runs[run_id].depends_on) & set(chosen)
+            if (
+                upstream
+                or run_id in self.forced
+                or stale_reasons(run_id, self.keys[run_id], self.work)
+            ):
+                chosen.append(run_id)
+        return chosen
+
+    def encode_up_front(self, order: list[str]) -> None:
+        """Fill the store with what the runs to execute will encode with a dense encoder, and
+        time it as the runs are timed (``runs/_encode_up_front/timing.json``, which
+        ``benchmarks/bench_build.py`` lists beside the runs)."""
+        from regime_core.encoders.prefill import encodings, fill_for_runs
+
+        runs = self.to_execute(order)
+        parameters = [self.decl.runs[r].parameters_for(self.profile) for r in runs]
+        if not encodings(parameters):
+            return
+        progress = self.say is not _silent and sys.stderr.isatty()
+        runs_dir = self.work / "runs" / UP_FRONT_STAGE
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        log = runs_dir / ENCODE_LOG_FILENAME
+        log.unlink(missing_ok=True)
+        started, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        previous = os.environ.get(ENCODE_LOG_VARIABLE)
+        os.environ[ENCODE_LOG_VARIABLE] = str(log)  # no worker thread runs yet
+        try:
+            reports = fill_for_runs(parameters, self.work, progress=progress, say=self.say)
+        finally:
+            if previous is None:
+                os.environ.pop(ENCODE_LOG_VARIABLE, None)
+            else:
+                os.environ[ENCODE_LOG_VARIABLE] = previous
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        usage = {
+            "user_seconds": after.ru_utime - before.ru_utime,
+            "system_seconds": after.ru_stime - before.ru_stime,
+        }
+        write_timing(runs_dir, UP_FRONT_STAGE, time.perf_counter() - started, 0, usage)
+        for report in reports:
+            self.say(report.line())
 
     def run(self, order: list[str]) -> list[RunResult]:
         results: dict[str, RunResult] = {}
@@ -406,4 +490,5 @@ class _Runner:
             self.work,
             self.kernel_name,
             self.stop,
+            self.environment,
         )
