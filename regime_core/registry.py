@@ -43,7 +43,7 @@ from regime_core.config import ConfigMixin
 from regime_core.experiments.context import Context
 from regime_core.paper import Claim, load_claims
 from regime_core.runner.declarations import RunSpec, load_declarations, notebook_parameters
-from regime_core.runner.records import Record, hash_file, load_record, write_record
+from regime_core.runner.records import Record, load_record, write_record
 
 
 @dataclass(frozen=True)
@@ -303,9 +303,14 @@ class NotebookRun:
         show_figure(self.save(figure))
 
     def manifest_hash(self) -> str | None:
-        """The sha256 of the prepared data's manifest (None: no data prepared here)."""
-        manifest = paths.prepared_dir(self.work) / "manifest.json"
-        return hash_file(manifest) if manifest.is_file() else None
+        """The digest of the prepared data's manifest over the datasets this run reads
+        (:func:`regime_core.runner.keys.manifest_digest`, the component of its reproduce key;
+        None: no data prepared here)."""
+        from regime_core.runner.keys import datasets_read, manifest_digest
+
+        if not (paths.prepared_dir(self.work) / "manifest.json").is_file():
+            return None
+        return manifest_digest(self.work, datasets_read(self.parameters))
 
     def record(
         self,

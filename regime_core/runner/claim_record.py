@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from regime_core.paper import Claim
+from regime_core.paper import Claim, Role
 from regime_core.runner.judge import (
     COMPARISON_KERNELS,
     COMPARISON_RULES,
@@ -155,6 +155,11 @@ def claim_values(claim: Claim, record: Record) -> Ours:
     return Holds(
         bool(record.number(ours["holds"])),
         {str(label): bool(record.number(key)) for label, key in (ours.get("parts") or {}).items()},
+        {
+            str(label): str(record.number(key))
+            for label, key in (ours.get("too_few") or {}).items()
+            if record.has(key)  # a record from before the field: no excuse to read
+        },
     )
 
 
@@ -203,17 +208,22 @@ def _judge_by_rule(claim: Claim, values: Ours) -> Judgement:
         case Untestable() if rule == "untestable":
             return judge_untestable(str(paper["why"]), values.numbers)
         case Holds() if rule == "holds":
-            return judge_holds(values.holds, values.parts)
+            return judge_holds(values.holds, values.parts, values.too_few)
     raise ValueError(f"claim {claim.id!r}: a {rule!r} claim is not judged on {values!r}")
 
 
-_PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)(?:\|([a-z0-9]+))?\}")
+_PLACEHOLDER = re.compile(r"\{(config|numbers|role)\.([A-Za-z0-9_.@-]+)(?:\|([a-z0-9]+))?\}")
 
 
 def fill_fields(
-    template: str, record: Record, display: Callable[[str, Any], str] | None = None
+    template: str,
+    record: Record,
+    display: Callable[[str, Any], str] | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> str:
-    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
+    """Fill ``{config.field}``, ``{numbers.dotted.key}`` and ``{role.NAME}`` (the dataset that
+    fills the role in ``record``, :mod:`regime_core.runner.roles`; by default the roles of the
+    repository's claims file) in a claim's ``computed_on`` text.
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
     A number may name its format after a bar, ``{numbers.key|pp}`` (a kind of
@@ -234,8 +244,31 @@ def fill_fields(
 
     def replace(match: re.Match[str]) -> str:
         source, key, kind = match.group(1), match.group(2), match.group(3)
+        if source == "role":
+            return _role_text(key, record, display, roles)
         if source == "numbers":
             return format_number(record.number(key), kind or "auto")
         return record.config_text(key, display)
 
     return _PLACEHOLDER.sub(replace, template)
+
+
+def _role_text(
+    name: str,
+    record: Record,
+    display: Callable[[str, Any], str] | None,
+    roles: Mapping[str, Role] | None,
+) -> str:
+    """The dataset filling role ``name`` in ``record``, by its display name (the book's, or by
+    default :func:`regime_core.book.names.dataset`)."""
+    from regime_core.book import names
+    from regime_core.paper import load_roles
+    from regime_core.runner.roles import filled_datasets
+
+    known = load_roles() if roles is None else roles
+    if name not in known:
+        raise KeyError(f"{{role.{name}}}: no role {name!r} is declared (roles: {', '.join(known)})")
+    dataset = filled_datasets(known, [name], record).get(name)
+    if dataset is None:
+        raise KeyError(f"record {record.name!r} fills no role {name!r}")
+    return display("dataset", dataset) if display is not None else names.dataset(dataset)
