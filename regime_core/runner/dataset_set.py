@@ -199,7 +199,7 @@ class SetClaim:
 
 
 def _side_verdicts(
-    work: Path, claims: Sequence[Any]
+    work: Path, claims: Sequence[Any], roles: Mapping[str, Any]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """Each claim judged on the stamped records of the work directory ``work`` (its side of
     :func:`set_report`), or the reason it is not: a run without a record (never run, or
@@ -237,9 +237,10 @@ def _side_verdicts(
         )
         try:
             try:
-                (verdict,) = judge_claims(present, [reduced])
+                (verdict,) = judge_claims(present, [reduced], roles=roles)
             except KeyError:  # a why naming a run inside its text that did not run here
-                (verdict,) = judge_claims(present, [replace(reduced, diagnosis=(), why=())])
+                bare = replace(reduced, diagnosis=(), why=())
+                (verdict,) = judge_claims(present, [bare], roles=roles)
         except NotJudgedError as err:
             reasons[claim.id] = err.reason
             continue
@@ -267,7 +268,7 @@ def set_report(
     """``regime verdicts --dataset NAME``: every claim judged on the default records and on the
     set of ``dataset``, side by side; a claim not judged on a side says why. Never raises for
     a claim: only for a set that was never run."""
-    from regime_core.paper import load_claims
+    from regime_core.paper import load_claims, load_roles
 
     root = set_dir(dataset, work)
     if not (root / "results").is_dir():
@@ -275,9 +276,9 @@ def set_report(
             f"no variant set for dataset {dataset!r} ({root}); run `regime reproduce --dataset "
             f"{dataset}` first"
         )
-    claims = load_claims(claims_file)
-    default, default_reasons = _side_verdicts(paths.work_dir(work), claims)
-    variant, reasons = _side_verdicts(root, claims)
+    claims, roles = load_claims(claims_file), load_roles(claims_file)
+    default, default_reasons = _side_verdicts(paths.work_dir(work), claims, roles)
+    variant, reasons = _side_verdicts(root, claims, roles)
     rows = [
         SetClaim(
             c.id,

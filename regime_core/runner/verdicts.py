@@ -240,8 +240,9 @@ def verdicts_report(
         if robustness_file.is_file()
         else None
     )
+    roles = load_roles(claims_file)
     return {
-        "claims": [v.to_dict() for v in judge_claims(records, claims, robustness)],
+        "claims": [v.to_dict() for v in judge_claims(records, claims, robustness, roles=roles)],
         "rules": "regime_core.runner.judge.VERDICT_RULES",
         "robustness_run": ROBUSTNESS_RUN if robustness is not None else None,
     }
@@ -388,9 +389,12 @@ def variant_report(
             f"run {run!r} holds a {defaults[run]['config_kind']!r}; the variant is of another run"
         )
     judged = []
-    for default in judge_claims(defaults, concerned):
+    roles = load_roles(claims_file)
+    for default in judge_claims(defaults, concerned, roles=roles):
         try:
-            (judged_variant,) = judge_claims({**defaults, run: record}, [default.claim])
+            (judged_variant,) = judge_claims(
+                {**defaults, run: record}, [default.claim], roles=roles
+            )
         except NotJudgedError as err:  # a role its run left unfilled, a number it lacks
             judged.append(VariantClaim(default, None, err.reason))
         else:
