@@ -245,9 +245,16 @@ def cell_table(
     return cells
 
 
-def too_few_text(b_dominant_n: int, q_dominant_ns: Sequence[int], min_cell_n: int) -> str:
+def too_few_text(
+    b_dominant_n: int,
+    q_dominant_ns: Sequence[int],
+    min_cell_n: int,
+    *,
+    b_dominant_significant: bool = False,
+) -> str:
     """Why the predicate split cannot be decided on a level's cells ("" when it can): no
-    Q-dominant cell reaches ``min_cell_n`` questions, or the B-dominant cell is below it; pure.
+    Q-dominant cell reaches ``min_cell_n`` questions, or the B-dominant cell is below it and
+    its gain not significant (a significant one is decided however small); pure.
 
     >>> too_few_text(40, [12, 3], 30)
     'n = 12 below 30 in every Q-dominant cell'
@@ -258,7 +265,7 @@ def too_few_text(b_dominant_n: int, q_dominant_ns: Sequence[int], min_cell_n: in
     if not any(n >= min_cell_n for n in q_dominant_ns):
         largest = max(q_dominant_ns, default=0)
         reasons.append(f"n = {largest} below {min_cell_n} in every Q-dominant cell")
-    if b_dominant_n < min_cell_n:
+    if b_dominant_n < min_cell_n and not b_dominant_significant:
         reasons.append(f"n = {b_dominant_n} below {min_cell_n} in the B-dominant cell")
     return "; ".join(reasons)
 
@@ -277,7 +284,9 @@ def predicate_split_verdict(cells: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
             b_ok = bool(len(b_cell)) and bool(b_cell[f"{c}_significant"].all())
             q_ok = bool(len(q_cells)) and not bool(q_cells[f"{c}_significant"].any())
             b_n = int(b_cell["n"].sum())
-            too_few = too_few_text(b_n, group[group["p1"]]["n"].tolist(), cfg.min_cell_n)
+            too_few = too_few_text(
+                b_n, group[group["p1"]]["n"].tolist(), cfg.min_cell_n, b_dominant_significant=b_ok
+            )
             rows.append(
                 {
                     "encoder": encoder,
