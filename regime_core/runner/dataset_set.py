@@ -245,6 +245,7 @@ def _side_verdicts(
             reasons[claim.id] = err.reason
             continue
         judged[claim.id] = {
+            "state": verdict.judgement.verdict,  # the verdict itself, whatever its words
             "verdict": verdict.judgement.words,
             "flags": list(verdict.judgement.flags),
             "reason": verdict.judgement.reason,
