@@ -120,3 +120,15 @@ def test_a_dataset_with_a_degenerate_predicate_is_not_pooled() -> None:
     assert numbers["pooled_datasets"] == "d1"
     assert numbers["degenerate"]["d2"]["p2"] == {"share_true": 1.0, "degenerate": True}
     assert numbers["degenerate"]["d1"]["p2"]["degenerate"] is False
+
+
+def test_the_tiny_pool_refusal_names_a_parameter_the_notebooks_have() -> None:
+    """Issue 44: at k = 10 the refusal said "use tiny_pools='keep'", a parameter T3's notebook
+    did not have. T1, T2 and T3 take it now."""
+    from regime_core import paths
+    from regime_core.runner.declarations import notebook_parameters
+
+    for name in ("02_t1_auc_margin", "03_t2_regime_decomposition", "04_t3_brel_knockout"):
+        notebook = paths.REPO_ROOT / "notebooks" / f"{name}.ipynb"
+        assert "tiny_pools" in notebook_parameters(notebook), name
+    assert T3Config.from_parameters(tiny_pools="keep").tiny_pools == "keep"
