@@ -160,8 +160,10 @@ def reproduce_dataset(
     decl = set_declarations(load_declarations(declarations), dataset, train_dataset, root)
     if plan_only:
         return plan(decl, profile=profile, work=root)
-    extra = {} if progress is None else {"progress": progress}
-    report = reproduce(decl, profile=profile, jobs=jobs, work=root, **extra)
+    if progress is None:
+        report = reproduce(decl, profile=profile, jobs=jobs, work=root)
+    else:
+        report = reproduce(decl, profile=profile, jobs=jobs, work=root, progress=progress)
     for result in report.results:  # what `regime verdicts --dataset` says of a failed run
         error_file = root / "runs" / result.run_id / ERROR_FILENAME
         if result.status in ("failed", "blocked") and result.error:

@@ -442,8 +442,10 @@ def judge_holds(
         return Judgement(REPRODUCED, reason)
     undecided = {k: why for k, why in (too_few or {}).items() if why and not parts.get(k, False)}
     if undecided:
-        detail = "; ".join(f"{k}: {why}" for k, why in undecided.items())
-        return Judgement(INCONCLUSIVE, f"{reason}; too few questions to decide it", detail=detail)
+        why_undecided = "; ".join(f"{k}: {why}" for k, why in undecided.items())
+        return Judgement(
+            INCONCLUSIVE, f"{reason}; too few questions to decide it", detail=why_undecided
+        )
     if yes:
         return Judgement(DIRECTION_ONLY, reason)
     return Judgement(NOT_REPRODUCED, reason)

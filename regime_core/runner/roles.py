@@ -91,11 +91,11 @@ def role_view(roles: Mapping[str, Role], record: Record) -> Record:
     if not isinstance(config, Mapping):
         return record
     filling = role_filling(roles, record.name, config)
-    names = {
-        dataset: roles[role].paper
-        for role, dataset in filling.items()
-        if roles[role].paper is not None and dataset != roles[role].paper
-    }
+    names: dict[str, str] = {}
+    for role, dataset in filling.items():
+        paper = roles[role].paper
+        if paper is not None and dataset != paper:
+            names[dataset] = paper
     if not names:
         return record
     body = dict(record.body)
