@@ -47,7 +47,10 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 
 
 def _lock_unless_plan(args: Any) -> str:
-    return "shared" if getattr(args, "plan", False) else "exclusive"
+    # --dataset NAME writes only its set (<work>/sets/NAME, which reproduce locks itself) and
+    # reads the work directory's prepared data: another set, or a reader, may run meanwhile
+    reads_only = getattr(args, "plan", False) or getattr(args, "dataset", None) is not None
+    return "shared" if reads_only else "exclusive"
 
 
 def _lock_with_work(args: Any) -> str:
