@@ -126,3 +126,13 @@ def test_verdicts_on_a_set_say_why_a_claim_is_not_judged(tmp_path: Path, capsys:
     args = ["verdicts", "--dataset", "mine", "--work", str(work), "--claims", str(claims)]
     assert cli.main(args) == 0
     assert "1 claims judged, 0 not judged" in capsys.readouterr().out
+
+
+def test_a_set_holds_the_work_directory_shared_and_its_own_folder_alone() -> None:
+    """Two sets (or a reader) may run on one work directory at once: each writes only its own
+    folder, which the runner locks; the work directory itself is only read."""
+    from regime_core.cli import build_parser, lock_mode
+
+    parsed = build_parser().parse_args(["reproduce", "--dataset", "mine"])
+    assert lock_mode(parsed) == "shared"
+    assert lock_mode(build_parser().parse_args(["reproduce"])) == "exclusive"
