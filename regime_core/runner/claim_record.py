@@ -18,8 +18,10 @@ from regime_core.paper import Claim, Role
 from regime_core.runner.judge import (
     COMPARISON_KERNELS,
     COMPARISON_RULES,
+    INCONCLUSIVE,
     SMALLEST_EFFECT,
     Judgement,
+    Power,
     duration_text,
     judge_bound,
     judge_holds,
@@ -167,7 +169,22 @@ def _judge_comparison(claim: Claim, ours: Comparison) -> Judgement:
     kernel, fields = COMPARISON_KERNELS[claim.rule]
     paper = (float(claim.paper[f]) for f in fields)
     judged = kernel(*paper, estimate=ours.estimate, ci_lo=ours.ci_lo, ci_hi=ours.ci_hi)
-    return replace(judged, power=power_of(claim.rule, reference_effect(claim), ours))
+    power = power_of(claim.rule, reference_effect(claim), ours)
+    return replace(judged, power=power, detail=too_few_detail(judged.verdict, power))
+
+
+def too_few_detail(verdict: str, power: Power | None) -> str:
+    """What an inconclusive comparison's words add: its questions against those a test with
+    80% power at the claim's effect needs ("" when it has them, or its power is unknown).
+
+    >>> from regime_core.runner.judge import INCONCLUSIVE, Power
+    >>> too_few_detail(INCONCLUSIVE, Power(30, 0.2, 0.0, "above", 0.05, 0.1, 0.2, 1200, None))
+    'n = 30 below the 1,200 questions 80% power needs'
+    """
+    needed = None if power is None else power.questions_needed
+    if verdict != INCONCLUSIVE or power is None or needed is None or power.n >= needed:
+        return ""
+    return f"n = {power.n:,} below the {needed:,} questions 80% power needs"
 
 
 def judge_values(claim: Claim, values: Ours) -> Judgement:
