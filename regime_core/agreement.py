@@ -93,6 +93,11 @@ RowsFitFunction = Callable[[np.ndarray, np.ndarray], np.ndarray]
 """fits a curve to each row of ``(rows, n)`` arrays ``x``, ``y`` and returns the fitted values"""
 
 
+class UndefinedR2Error(ValueError):
+    """R² or its interval is undefined: the outcome is constant in the sample or in every
+    bootstrap resample of it (a caller reports the cell as not fitted, saying so)."""
+
+
 def fit_r2_ci(
     x: ArrayLike,
     y: ArrayLike,
@@ -120,7 +125,7 @@ def fit_r2_ci(
     confidence = _check_confidence(confidence)
     point = r_squared(ys, np.asarray(fit_fn(xs, ys)(xs), dtype=np.float64))
     if math.isnan(point):
-        raise ValueError("y: is constant, so R² is undefined")
+        raise UndefinedR2Error("y: is constant, so R² is undefined")
 
     def refit(xb: np.ndarray, yb: np.ndarray) -> float:
         if np.all(yb == yb[0]):
@@ -153,6 +158,6 @@ def fit_r2_ci(
     values = np.asarray(result.bootstrap_distribution, dtype=np.float64)
     defined = values[~np.isnan(values)]
     if defined.size == 0:
-        raise ValueError("y: every bootstrap resample was constant; R² CI is undefined")
+        raise UndefinedR2Error("y: every bootstrap resample was constant; R² CI is undefined")
     lo, hi = _percentile_ci(defined, confidence)
     return point, lo, hi

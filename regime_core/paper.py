@@ -195,6 +195,19 @@ def _check_paper_keys(
                     )
 
 
+@dataclass(frozen=True, slots=True)
+class Role:
+    """A role of the data a claim reads (``roles:`` of ``paper_claims.yml``): its name, what it
+    is in words, the paper's dataset in it, whose name the claims' record keys use (None: keys
+    that name no dataset, e.g. every dataset of a run pooled) and, by run id, the config field
+    whose dataset(s) fill it (:mod:`regime_core.runner.roles`)."""
+
+    name: str
+    what: str
+    paper: str | None
+    fields: Mapping[str, str]
+
+
 @dataclass(frozen=True)
 class Claim:
     """One claim of ``paper_claims.yml``: the paper's side (values) and ours (record keys)."""
@@ -220,6 +233,9 @@ class Claim:
     #: records (:mod:`regime_core.runner.explanation`): each ``text``, with ``run``, ``each``,
     #: ``when``, ``lead``, ``join`` and ``none``
     why: tuple[Mapping[str, Any], ...] = ()
+    #: the roles of the data it reads (``roles:`` of the claims file: the training set, each
+    #: transfer set, every dataset pooled); judged on whatever dataset fills them
+    data: tuple[str, ...] = ()
 
     @property
     def ours_only(self) -> bool:
@@ -293,6 +309,7 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
             f"{file}: the file does not end with a line break, so it looks cut short (a "
             "truncated copy?); restore it, or end its last line"
         )
+    roles = _parse_roles(file, raw.get("roles") if isinstance(raw, dict) else None)
     claims_raw = raw.get("claims") if isinstance(raw, dict) else None
     if not isinstance(claims_raw, list) or not claims_raw:
         raise ValueError(f"{file}: expected a mapping with a non-empty 'claims' list")
@@ -339,6 +356,15 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
                 f"{where}: 'origin' is {origin!r}, not one of {ORIGINS} (paper: a statement of "
                 "the paper; ours: a statement of ours the paper never makes)"
             )
+        data = body.get("data", [])
+        if not isinstance(data, list) or not all(isinstance(r, str) for r in data):
+            raise ValueError(f"{where}: 'data' must be a list of role names")
+        unknown = [r for r in data if r not in roles]
+        if unknown:
+            raise ValueError(
+                f"{where}: 'data' names the role(s) {unknown}, which 'roles:' does not declare "
+                f"(declared: {', '.join(roles) or 'none'})"
+            )
         diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
         why = check_why(where, body.get("why", []))
         _check_paper_keys(where, paper, why)
@@ -357,9 +383,53 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
                 diagnosis=diagnosis,
                 origin=origin,
                 why=why,
+                data=tuple(data),
             )
         )
     return claims
+
+
+def _parse_roles(file: Path, raw: Any) -> dict[str, Role]:
+    """The ``roles:`` of a claims file (none is an empty mapping); ``ValueError`` naming the
+    file, the role and the field."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{file}: 'roles' must be a mapping of role name to its fields")
+    roles: dict[str, Role] = {}
+    for name, body in raw.items():
+        where = f"{file}: role {name!r}"
+        if not isinstance(body, dict) or not isinstance(body.get("what"), str):
+            raise ValueError(f"{where}: expected a mapping with 'what' (the role in words)")
+        fields = body.get("fields")
+        if not isinstance(fields, dict) or not fields:
+            raise ValueError(
+                f"{where}: 'fields' must map each run id to the config field that fills the role"
+            )
+        paper = body.get("paper")
+        if paper is not None and not isinstance(paper, str):
+            raise ValueError(f"{where}: 'paper' must be a dataset name")
+        roles[str(name)] = Role(
+            str(name), body["what"], paper, {str(k): str(v) for k, v in fields.items()}
+        )
+    return roles
+
+
+_LOADED_ROLES: dict[tuple[Path, str], dict[str, Role]] = {}
+
+
+def load_roles(path: Path | str | None = None) -> dict[str, Role]:
+    """The roles declared in a claims file (``roles:``), by name."""
+    from regime_core.integrity import read_bytes
+    from regime_core.strict_json import parse_yaml
+
+    file = Path(path) if path is not None else PAPER_CLAIMS_FILE
+    data = read_bytes(file)
+    key = (file, hashlib.sha256(data).hexdigest())
+    if key not in _LOADED_ROLES:
+        raw = parse_yaml(data.decode("utf-8"), str(file))
+        _LOADED_ROLES[key] = _parse_roles(file, raw.get("roles") if isinstance(raw, dict) else None)
+    return dict(_LOADED_ROLES[key])
 
 
 def _entries(

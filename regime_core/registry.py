@@ -52,7 +52,7 @@ from regime_core.runner.declarations import (
     notebook_parameters,
 )
 from regime_core.runner.identity import describe_inputs, variant_hash, write_identity
-from regime_core.runner.records import Record, hash_file, load_record, write_record
+from regime_core.runner.records import Record, load_record, write_record
 
 
 @dataclass(frozen=True)
@@ -342,9 +342,14 @@ class NotebookRun:
         show_figure(self.save(figure))
 
     def manifest_hash(self) -> str | None:
-        """The sha256 of the prepared data's manifest (None: no data prepared here)."""
-        manifest = paths.prepared_dir(self.work) / "manifest.json"
-        return hash_file(manifest) if manifest.is_file() else None
+        """The digest of the prepared data's manifest over the datasets this run reads
+        (:func:`regime_core.runner.keys.manifest_digest`, the component of its reproduce key;
+        None: no data prepared here)."""
+        from regime_core.runner.keys import datasets_read, manifest_digest
+
+        if not (paths.prepared_dir(self.work) / "manifest.json").is_file():
+            return None
+        return manifest_digest(self.work, datasets_read(self.parameters))
 
     def record(
         self,

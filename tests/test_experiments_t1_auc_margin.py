@@ -222,3 +222,29 @@ def test_questions_without_a_negative_or_a_spread_are_counted_not_dropped() -> N
     summary = result.to_numbers()["summary"]
     assert summary["queries_without_negative"] == 7 and summary["queries_without_spread"] == 1
     assert summary["queries"] + 8 == len(table)
+
+
+def test_a_cell_without_a_defined_interval_is_reported_not_fitted(monkeypatch) -> None:
+    """Issue 44: on the exported toy world, T1 crashed ("every bootstrap resample was
+    constant"): retrieval is near perfect, so the AUC differs from 1 in a query or two, and no
+    resample's R² is defined. Such a cell is reported, not fitted, with the reason."""
+    from regime_core.agreement import UndefinedR2Error
+    from regime_core.experiments import t1_auc_margin
+
+    table = _table({("enc", "d1", "bridge"): (120, "probit"), ("enc", "d1", "flat"): (60, "noise")})
+    fit = t1_auc_margin.fit_r2_ci
+
+    def undefined_on_the_flat_cell(x, y, *args, **kwargs):
+        if len(y) == 60:
+            raise UndefinedR2Error("y: every bootstrap resample was constant; R² CI is undefined")
+        return fit(x, y, *args, **kwargs)
+
+    monkeypatch.setattr(t1_auc_margin, "fit_r2_ci", undefined_on_the_flat_cell)
+    cfg = T1Config(datasets=("hotpotqa",), min_cell_n=20, bootstrap_resamples=200, margin="margin")
+    cells = analyse_t1(table, cfg).cells.set_index("native_type")
+    assert cells.loc["bridge", "fitted"]
+    assert not cells.loc["flat", "fitted"]
+    assert cells.loc["flat", "reason"] == "AUC varies in too few queries for a bootstrap interval"
+    # the undefined R² of the fit itself is the same kind of error
+    with pytest.raises(UndefinedR2Error, match="is constant"):
+        fit_r2_ci(np.arange(40.0), np.ones(40), lambda x, y: lambda z: z * 0 + 1, resamples=50)

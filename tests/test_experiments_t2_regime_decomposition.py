@@ -115,3 +115,35 @@ def test_queries_without_union_are_dropped_and_counted() -> None:
     assert sum(result.n_excluded["e1"].values()) == 2  # one per (p1, p2) cell
     with pytest.raises(ValueError, match="hit@10"):
         analyse_t2(table, T2Config(k=10))
+
+
+# --- issue 44: data that cannot decide the split ------------------------------------------------
+
+
+def test_data_where_p2_always_holds_stop_at_once_saying_what_they_lack() -> None:
+    """A dataset prepared with --fill-b-rel has a B_rel for every bridge: P2 holds wherever the
+    hop-2 entity is there, no dataset is pooled, and T2 used to crash drawing a figure of no
+    rows. It stops in the analysis, naming the predicate, its share and the way out."""
+    table = _table({(True, True): 0.0, (False, True): 0.5})
+    with pytest.raises(ValueError, match=r"P2 is true for 100% of its .*--fill-b-rel"):
+        analyse_t2(table, T2Config(bootstrap_resamples=100))
+
+
+def test_cells_below_min_cell_n_are_inconclusive_not_refuted() -> None:
+    """Q-dominant cells all below ``min_cell_n``: the split does not hold, and the record says
+    why (too few questions), which the claim reads as inconclusive, never "not reproduced"."""
+    from regime_core.runner.judge import INCONCLUSIVE, judge_holds
+
+    gains = {(True, True): 0.0, (True, False): 0.0, (False, True): 0.6, (False, False): 0.0}
+    result = analyse_t2(_table(gains, n=40), T2Config(bootstrap_resamples=100, min_cell_n=50))
+    verdict = result.to_numbers()["verdict"]["union_vs_q"]["e1"]
+    assert verdict["holds"] is False
+    assert verdict["too_few_questions"] == "n = 40 below 50 in every Q-dominant cell"
+    judged = judge_holds(False, {"MiniLM": False}, {"MiniLM": verdict["too_few_questions"]})
+    assert judged.verdict == INCONCLUSIVE
+    assert judged.words == (
+        "inconclusive (too few questions: MiniLM: n = 40 below 50 in every Q-dominant cell)"
+    )
+    # cells large enough: no excuse, and a split that fails is refuted
+    enough = analyse_t2(_table(gains, n=40), T2Config(bootstrap_resamples=100, min_cell_n=10))
+    assert enough.to_numbers()["verdict"]["union_vs_q"]["e1"]["too_few_questions"] == ""

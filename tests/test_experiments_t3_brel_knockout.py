@@ -73,12 +73,20 @@ def test_knockout_drop_is_measured_on_the_subset() -> None:
     excludes_zero = (c["ci_lo"] > 0) | (c["ci_hi"] < 0)
     assert (excludes_zero == (c["p_holm"] < T3Config().significance)).all()
     assert (c["ci_lo"] <= c["ci_lo_unadjusted"] + 1e-12).all()
-    # the Holm family, stated in the record: the tests adjusted together, and which
+    # the Holm family, stated in the record: the tests adjusted together, and which. One
+    # dataset pooled alone is the same test twice (itself and "all"): counted once, and the
+    # pooled level takes its dataset's adjusted p and interval
     family = result.to_numbers()["holm_family"]
-    assert (
-        family["tests"] == len(c) and family["comparison"] == "union_vs_knockout, union_vs_entity"
-    )
-    assert "all" in family["dataset"].split(", ")
+    assert family["tests"] == 2 and len(c) == 4
+    assert family["comparison"] == "union_vs_knockout, union_vs_entity"
+    assert family["dataset"] == "d1"
+    own = knock[knock["dataset"] == "d1"].iloc[0]
+    assert pooled["p_holm"] == pytest.approx(own["p_holm"])
+    assert (pooled["ci_lo"], pooled["ci_hi"]) == pytest.approx((own["ci_lo"], own["ci_hi"]))
+    # two datasets pooled: every level is a test of its own, the pooled one included
+    two = pd.concat([table, table.assign(dataset="d2")], ignore_index=True)
+    both = analyse_t3(two, T3Config(bootstrap_resamples=200))
+    assert both.to_numbers()["holm_family"]["tests"] == len(both.comparisons) == 6
     every = analyse_t3(table, T3Config(subset="every_item", bootstrap_resamples=500))
     all_pooled = every.comparisons.query("comparison == 'union_vs_knockout' and dataset == 'all'")
     assert all_pooled.iloc[0]["n"] == 200
@@ -112,3 +120,15 @@ def test_a_dataset_with_a_degenerate_predicate_is_not_pooled() -> None:
     assert numbers["pooled_datasets"] == "d1"
     assert numbers["degenerate"]["d2"]["p2"] == {"share_true": 1.0, "degenerate": True}
     assert numbers["degenerate"]["d1"]["p2"]["degenerate"] is False
+
+
+def test_the_tiny_pool_refusal_names_a_parameter_the_notebooks_have() -> None:
+    """Issue 44: at k = 10 the refusal said "use tiny_pools='keep'", a parameter T3's notebook
+    did not have. T1, T2 and T3 take it now."""
+    from regime_core import paths
+    from regime_core.runner.declarations import notebook_parameters
+
+    for name in ("02_t1_auc_margin", "03_t2_regime_decomposition", "04_t3_brel_knockout"):
+        notebook = paths.REPO_ROOT / "notebooks" / f"{name}.ipynb"
+        assert "tiny_pools" in notebook_parameters(notebook), name
+    assert T3Config.from_parameters(tiny_pools="keep").tiny_pools == "keep"

@@ -128,8 +128,9 @@ def test_a_reproduced_claim_names_the_setting_that_would_change_its_verdict() ->
     found = diagnose(claim, good, _records())
     assert found is not None
     assert found.sentence == (
-        "It does not reproduce with TF-IDF (inconclusive (too few questions), ours +3.0 pp); "
-        "with the strict item set (not reproduced, ours 0.0 pp)."
+        "It does not reproduce with TF-IDF (inconclusive (too few questions: n = 200, where 80% "
+        "power needs at least 588 questions), ours +3.0 pp); with the strict item set (not "
+        "reproduced, ours 0.0 pp)."
     )
     # when every setting swept reproduces too, nothing is said
     assert (

@@ -77,6 +77,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "<work>/variants/RUN/HASH; their upstream runs must already be current",
     )
     run.add_argument(
+        "--dataset",
+        metavar="NAME",
+        default=None,
+        help="run every notebook that takes a dataset on NAME (a prepared dataset of one's "
+        "own) into the variant set <work>/sets/NAME, training the router on the training set; "
+        "`regime verdicts --dataset NAME` then judges every claim on it beside the default",
+    )
+    run.add_argument(
+        "--train-dataset",
+        metavar="NAME",
+        default=None,
+        help="with --dataset: the training set the set's router learns from (default: the "
+        "paper's, 2wikimultihopqa)",
+    )
+    run.add_argument(
         "--plan",
         action="store_true",
         help="list what would run and why (which component changed), without running anything",
@@ -130,6 +145,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run_reproduce(args: argparse.Namespace) -> int:
+    if args.dataset is not None:
+        return _run_dataset(args)
+    if args.train_dataset is not None:
+        raise ValueError("--train-dataset goes with --dataset NAME; add --dataset")
     if args.settings:
         return _run_variants(args)
     selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
@@ -142,6 +161,33 @@ def _run_reproduce(args: argparse.Namespace) -> int:
     report = reproduce(args.declarations, jobs=args.jobs, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
+
+
+def _run_dataset(args: argparse.Namespace) -> int:
+    """``--dataset NAME``: every run on the variant set of NAME
+    (:mod:`regime_core.runner.dataset_set`)."""
+    from regime_core.runner.dataset_set import PAPER_TRAINING_SET, reproduce_dataset
+
+    for flag, given in (("--set", bool(args.settings)), ("--only", bool(args.only))):
+        if given:
+            raise ValueError(f"{flag} does not go with --dataset: the set runs every run; drop it")
+    if args.plan and args.jobs != 1:
+        raise ValueError("--plan runs nothing: --jobs does not apply")
+    report = reproduce_dataset(
+        args.dataset,
+        train_dataset=args.train_dataset or PAPER_TRAINING_SET,
+        profile=args.profile,
+        work=args.work,
+        jobs=args.jobs,
+        declarations=args.declarations,
+        plan_only=args.plan,
+    )
+    text = report.table
+    if not args.plan:
+        work = "" if args.work is None else f" --work {args.work}"
+        text = lambda: f"{report.table()}\n\nnext: regime verdicts --dataset {args.dataset}{work}"  # noqa: E731
+    print_result(args.json, report.to_dict(), text, indent=2)
+    return 0 if args.plan else 0 if report.ok else 1
 
 
 def _run_variants(args: argparse.Namespace) -> int:

@@ -40,6 +40,12 @@ COMMAND = Command(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="judge every claim on the variant set `regime reproduce --dataset NAME` ran, "
+        "beside the default records (a claim not judged says why)",
+    )
+    parser.add_argument(
         "--variant",
         metavar="RUN/HASH",
         help="judge a notebook run by hand (its folder under <work>/variants, or a path) "
@@ -59,6 +65,14 @@ def run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from regime_core.runner.verdicts import variant_report, verdicts_report
 
+    if args.dataset is not None:
+        from regime_core.runner.dataset_set import set_report
+
+        if args.variant is not None:
+            raise ValueError("--dataset and --variant judge different things: give one")
+        judged = set_report(args.dataset, args.work, args.claims)
+        print_result(args.json, judged, lambda: set_text(judged), ensure_ascii=False)
+        return 0
     if args.variant is not None:
         found = variant_report(args.variant, args.work, args.claims).to_dict()
         print_result(args.json, found, lambda: variant_text(found), ensure_ascii=False)
@@ -84,7 +98,33 @@ def variant_text(report: dict[str, Any]) -> str:
         lines.append(f"{claim['id']}:")
         for label in ("default", "variant"):
             side = claim[label]
-            lines.append(f"  {label + ':':9}{side['verdict']}; {side['ours_text']}")
+            if side is None:
+                lines.append(f"  {label + ':':9}not judged: {claim['not_judged']}")
+            else:
+                flags = "".join(f" ({flag})" for flag in side.get("flags") or ())
+                lines.append(f"  {label + ':':9}{side['verdict']}{flags}; {side['ours_text']}")
+    return "\n".join(lines)
+
+
+def set_text(report: dict[str, Any]) -> str:
+    """A dataset's variant set in plain text: per claim the default's verdict and the set's,
+    or why a side is not judged."""
+    found = report["set"]
+    lines = [
+        f"variant set {found['dataset']} ({found['path']}): {report['judged']} claims judged, "
+        f"{report['not_judged']} not judged"
+    ]
+    for claim in report["claims"]:
+        lines.append(f"{claim['id']}:")
+        for label, reason_key in (("default", "default_not_judged"), ("variant", "not_judged")):
+            side = claim[label]
+            if side is None:
+                lines.append(f"  {label + ':':9}not judged: {claim[reason_key]}")
+                continue
+            flags = "".join(f" ({flag})" for flag in side["flags"])
+            data = ", ".join(f"{role}: {name}" for role, name in side["data"].items())
+            on = f" [{data}]" if data else ""
+            lines.append(f"  {label + ':':9}{side['verdict']}{flags}; {side['ours_text']}{on}")
     return "\n".join(lines)
 
 
@@ -94,7 +134,8 @@ def human_text(report: dict[str, Any]) -> str:
     lines: list[str] = []
     for claim in report["claims"]:
         robustness = claim["robustness"]
-        lines.append(f"{claim['id']}: {claim['verdict']}")
+        flags = "".join(f" ({flag})" for flag in claim.get("flags") or ())
+        lines.append(f"{claim['id']}: {claim['verdict']}{flags}")
         lines.append(f"  paper: {claim['paper']['text']}")
         lines.append(f"  ours:  {claim['ours_text']}")
         why = claim.get("why") or {}

@@ -434,6 +434,22 @@ class Evidence:
         }
 
 
+def pooled_twin_mask(levels: pd.Series, pooled_datasets: Sequence[str]) -> pd.Series:
+    """Which rows of a run's tests (``levels``: each row's dataset level) are a pooled level
+    that pools one dataset alone, so repeat that dataset's test on the same questions; pure. A
+    Holm family leaves them out (one dataset is never counted twice) and they take their
+    twin's adjusted values.
+
+    >>> pooled_twin_mask(pd.Series(["a", POOLED]), ["a"]).tolist()
+    [False, True]
+    >>> pooled_twin_mask(pd.Series(["a", "b", POOLED]), ["a", "b"]).tolist()
+    [False, False, False]
+    """
+    if len(pooled_datasets) != 1:
+        return pd.Series(False, index=levels.index)
+    return levels == POOLED
+
+
 def evidence_datasets(attrs: pd.DataFrame, threshold: float = config.DEGENERATE_SHARE) -> Evidence:
     """The datasets whose P1 and P2 are both informative, with the degeneracy table; pure.
 

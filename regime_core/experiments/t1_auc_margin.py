@@ -29,7 +29,7 @@ import pandas as pd
 from scipy import optimize, special
 from scipy import stats as scipy_stats
 
-from regime_core.agreement import fit_r2_ci
+from regime_core.agreement import UndefinedR2Error, fit_r2_ci
 from regime_core.config import ARMS
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context
@@ -453,16 +453,21 @@ def analyse_t1(table: pd.DataFrame, cfg: T1Config, samples: SampleNumbers = None
         elif np.ptp(y) == 0:
             row["reason"] = "AUC is constant"
         else:
-            row.update(
-                fit_cell(
+            try:
+                fits = fit_cell(
                     x,
                     y,
                     resamples=cfg.bootstrap_resamples,
                     confidence=cfg.confidence,
                     seed=cfg.seed,
                 )
-            )
-            row["fitted"] = True
+            except UndefinedR2Error:
+                # a few queries differ (a synthetic world's near-perfect retrieval): no
+                # resample varies, so no interval; the cell is reported, not fitted
+                row["reason"] = "AUC varies in too few queries for a bootstrap interval"
+            else:
+                row.update(fits)
+                row["fitted"] = True
         rows.append(row)
         points = group[["encoder", "dataset", "native_type", "qid"]].copy()
         points["margin"] = x

@@ -45,6 +45,7 @@ from regime_core.experiments.outcomes import (
     arm_matrix,
     evidence_datasets,
     hit_column,
+    pooled_twin_mask,
     pq_label,
     run_on_outcomes,
 )
@@ -104,9 +105,11 @@ class T2Result:
 
     def holm_family(self) -> dict[str, Any]:
         """The tests Holm adjusted together: every comparison of every cell, dataset level
-        and encoder of the run (:func:`~regime_core.experiments.common.holm_family`)."""
+        and encoder of the run, a pooled level of one dataset alone excepted
+        (:func:`~regime_core.experiments.common.holm_family`)."""
+        family = self.cells[self.cells["in_holm_family"]] if len(self.cells) else self.cells
         tests = pd.concat(
-            [self.cells.assign(comparison=comparison_name(a, b)) for a, b in COMPARISONS],
+            [family.assign(comparison=comparison_name(a, b)) for a, b in COMPARISONS],
             ignore_index=True,
         )
         return holm_family(tests, ("comparison", "encoder", "dataset", "cell"))
@@ -137,7 +140,9 @@ class T2Result:
             cells.setdefault(row.encoder, {}).setdefault(row.dataset, {})[row.cell] = entry
         verdict_fields = ("b_dominant_significant", "q_dominant_not_significant", "holds")
         verdicts = table_numbers(
-            self.verdicts, ("comparison", "encoder"), dict.fromkeys(verdict_fields, bool)
+            self.verdicts,
+            ("comparison", "encoder"),
+            {**dict.fromkeys(verdict_fields, bool), "too_few_questions": str},
         )
         for a, b in COMPARISONS:
             c = comparison_name(a, b)
@@ -147,7 +152,7 @@ class T2Result:
             "k": int(self.config.k),
             "significance": float(self.config.significance),
             "min_cell_n": int(self.config.min_cell_n),
-            "tests": int(len(self.cells) * len(COMPARISONS)),
+            "tests": int(self.holm_family()["tests"]),
             "holm_family": self.holm_family(),
             "cells": cells,
             "verdict": verdicts,
@@ -198,36 +203,78 @@ def cell_table(
     cells = pd.DataFrame(rows)
     # One Holm family over every test of the run (cells x comparisons); each comparison's
     # interval is then the one at the level Holm judged it, so that it agrees with its Holm p
-    # (the 95% interval stays beside it, as *_unadjusted).
+    # (the 95% interval stays beside it, as *_unadjusted). A pooled level of one dataset alone
+    # repeats that dataset's tests: left out of the family, it takes its twin's adjusted values.
     names = [comparison_name(a, b) for a, b in COMPARISONS]
+    pooled_names = sorted(set(pooled["dataset"]))
+    twins = pooled_twin_mask(cells["dataset"], pooled_names) if len(cells) else None
+    family = cells if twins is None else cells[~twins]
 
     def column(suffix: str) -> np.ndarray:
-        return np.concatenate([cells[f"{c}_{suffix}"].to_numpy() for c in names])
+        return np.concatenate([family[f"{c}_{suffix}"].to_numpy() for c in names])
 
-    all_p = column("p")
+    all_p = column("p") if len(family) else np.array([])
     adjusted = holm(all_p) if all_p.size else all_p
     if all_p.size:
-        n = np.concatenate([cells["n"].to_numpy()] * len(names))
+        n = np.concatenate([family["n"].to_numpy()] * len(names))
         lo, hi = holm_intervals(
             column("n_a_better"), column("n_b_better"), n, all_p, cfg.significance
         )
     else:
         lo = hi = all_p
     for i, c in enumerate(names):
-        part = slice(i * len(cells), (i + 1) * len(cells))
-        cells[f"{c}_ci_lo_unadjusted"] = cells[f"{c}_ci_lo"]
-        cells[f"{c}_ci_hi_unadjusted"] = cells[f"{c}_ci_hi"]
-        cells[f"{c}_ci_lo"], cells[f"{c}_ci_hi"] = lo[part], hi[part]
-        cells[f"{c}_p_holm"] = adjusted[part]
-        cells[f"{c}_significant"] = (cells[f"{c}_diff"] > 0) & (
-            cells[f"{c}_p_holm"] < cfg.significance
-        )
+        part = slice(i * len(family), (i + 1) * len(family))
+        cells[f"{c}_ci_lo_unadjusted"] = cells[f"{c}_ci_lo"] if len(cells) else []
+        cells[f"{c}_ci_hi_unadjusted"] = cells[f"{c}_ci_hi"] if len(cells) else []
+        for name, values in (("ci_lo", lo), ("ci_hi", hi), ("p_holm", adjusted)):
+            cells.loc[family.index, f"{c}_{name}"] = values[part]
+    if twins is not None and twins.any():
+        own = cells[~twins].set_index(["encoder", "dataset", "p1", "p2"])
+        for index in cells.index[twins]:
+            row = cells.loc[index]
+            twin = own.loc[(row["encoder"], pooled_names[0], row["p1"], row["p2"])]
+            for c in names:
+                for name in ("ci_lo", "ci_hi", "p_holm"):
+                    cells.loc[index, f"{c}_{name}"] = twin[f"{c}_{name}"]
+    for c in names:
+        if len(cells):
+            cells[f"{c}_significant"] = (cells[f"{c}_diff"] > 0) & (
+                cells[f"{c}_p_holm"] < cfg.significance
+            )
+    cells["in_holm_family"] = True if twins is None else ~twins
     return cells
 
 
+def too_few_text(
+    b_dominant_n: int,
+    q_dominant_ns: Sequence[int],
+    min_cell_n: int,
+    *,
+    b_dominant_significant: bool = False,
+) -> str:
+    """Why the predicate split cannot be decided on a level's cells ("" when it can): no
+    Q-dominant cell reaches ``min_cell_n`` questions, or the B-dominant cell is below it and
+    its gain not significant (a significant one is decided however small); pure.
+
+    >>> too_few_text(40, [12, 3], 30)
+    'n = 12 below 30 in every Q-dominant cell'
+    >>> too_few_text(8, [50], 30), too_few_text(40, [50], 30)
+    ('n = 8 below 30 in the B-dominant cell', '')
+    """
+    reasons = []
+    if not any(n >= min_cell_n for n in q_dominant_ns):
+        largest = max(q_dominant_ns, default=0)
+        reasons.append(f"n = {largest} below {min_cell_n} in every Q-dominant cell")
+    if b_dominant_n < min_cell_n and not b_dominant_significant:
+        reasons.append(f"n = {b_dominant_n} below {min_cell_n} in the B-dominant cell")
+    return "; ".join(reasons)
+
+
 def predicate_split_verdict(cells: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
-    """The module docstring's rule, per encoder and comparison, on the pooled level; pure."""
-    pooled = cells[cells["dataset"] == POOLED]
+    """The module docstring's rule, per encoder and comparison, on the pooled level; pure.
+    ``too_few_questions`` says why a split that does not hold is undecided rather than
+    refuted (:func:`too_few_text`; "" when the cells are large enough)."""
+    pooled = cells[cells["dataset"] == POOLED] if len(cells) else cells
     rows = []
     for encoder, group in pooled.groupby("encoder", sort=True):
         for a, b in COMPARISONS:
@@ -236,18 +283,48 @@ def predicate_split_verdict(cells: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
             q_cells = group[group["p1"] & (group["n"] >= cfg.min_cell_n)]
             b_ok = bool(len(b_cell)) and bool(b_cell[f"{c}_significant"].all())
             q_ok = bool(len(q_cells)) and not bool(q_cells[f"{c}_significant"].any())
+            b_n = int(b_cell["n"].sum())
+            too_few = too_few_text(
+                b_n, group[group["p1"]]["n"].tolist(), cfg.min_cell_n, b_dominant_significant=b_ok
+            )
             rows.append(
                 {
                     "encoder": encoder,
                     "comparison": c,
-                    "b_dominant_n": int(b_cell["n"].sum()),
+                    "b_dominant_n": b_n,
                     "q_dominant_cells_judged": len(q_cells),
                     "b_dominant_significant": b_ok,
                     "q_dominant_not_significant": q_ok,
                     "holds": b_ok and q_ok,
+                    # only a split the cells could not refute: one that holds needs no excuse
+                    "too_few_questions": "" if b_ok and q_ok else too_few,
                 }
             )
     return pd.DataFrame(rows)
+
+
+def check_pooled_evidence(evidence: Evidence) -> None:
+    """``ValueError`` saying what the data lack when no dataset of the run can be pooled (in
+    each, P1 or P2 is the same for nearly every question), so the split has no evidence."""
+    if evidence.pooled_datasets:
+        return
+    table = evidence.degenerate
+    lacks = []
+    if table is not None:
+        for row in table[table["degenerate"]].itertuples(index=False):
+            share = float(row.share_true)
+            value, most = ("true", share) if share >= 0.5 else ("false", 1 - share)
+            lacks.append(
+                f"{row.dataset}: {str(row.predicate).upper()} is {value} for {most:.0%} of its "
+                f"{row.n} questions"
+            )
+    raise ValueError(
+        "T2 compares the regimes P1 and P2 separate, and no dataset of this run separates "
+        f"them ({'; '.join(lacks) or 'no question'}). A dataset prepared with --fill-b-rel "
+        "has a B_rel for every bridge, so P2 holds wherever the hop-2 entity is in it: "
+        "prepare it from the bridge's sentences (the `sentences` field) to run T2, or run "
+        "T2 on another dataset"
+    )
 
 
 def analyse_t2(table: pd.DataFrame, cfg: T2Config, samples: SampleNumbers = None) -> T2Result:
@@ -262,6 +339,7 @@ def analyse_t2(table: pd.DataFrame, cfg: T2Config, samples: SampleNumbers = None
             n - kept.get((encoder, dataset), 0)
         )
     evidence = evidence_datasets(wide)
+    check_pooled_evidence(evidence)
     cells = cell_table(wide, cfg, evidence.pooled_datasets)
     verdicts = predicate_split_verdict(cells, cfg)
     return T2Result(cfg, cells, verdicts, excluded, dict(samples or {}), evidence)

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from regime_core.experiments import outcomes
@@ -171,7 +172,10 @@ class T3Result:
             },
             "comparisons": comparisons,
             # the tests Holm adjusted together: every comparison, encoder and dataset level
-            "holm_family": holm_family(self.comparisons, ("comparison", "encoder", "dataset")),
+            "holm_family": holm_family(
+                self.comparisons[self.comparisons["in_holm_family"]],
+                ("comparison", "encoder", "dataset"),
+            ),
             "hits": hits,
             "entity": entity,
             "sample": {k: dict(v) for k, v in self.samples.items()},
@@ -233,19 +237,36 @@ def analyse_t3(
         rows,
         columns=COMPARISON_COLUMNS,
     )
-    comparisons["p_holm"] = holm(comparisons["p"].to_numpy()) if len(comparisons) else []
     # the interval at the level Holm judged each comparison, so it agrees with its Holm p; the
-    # 95% interval stays beside it as *_unadjusted
+    # 95% interval stays beside it as *_unadjusted. A pooled level of one dataset is that
+    # dataset's test again: it is left out of the family and takes its twin's adjusted values
+    # (one dataset is never counted twice)
     comparisons["ci_lo_unadjusted"] = comparisons["ci_lo"]
     comparisons["ci_hi_unadjusted"] = comparisons["ci_hi"]
-    if len(comparisons):
-        comparisons["ci_lo"], comparisons["ci_hi"] = holm_intervals(
-            comparisons["n_a_better"].to_numpy(),
-            comparisons["n_b_better"].to_numpy(),
-            comparisons["n"].to_numpy(),
-            comparisons["p"].to_numpy(),
+    comparisons["in_holm_family"] = ~outcomes.pooled_twin_mask(
+        comparisons["dataset"], pooled_datasets
+    )
+    comparisons["p_holm"] = np.nan
+    family = comparisons[comparisons["in_holm_family"]]
+    if len(family):
+        index = family.index
+        comparisons.loc[index, "p_holm"] = holm(family["p"].to_numpy())
+        lo, hi = holm_intervals(
+            family["n_a_better"].to_numpy(),
+            family["n_b_better"].to_numpy(),
+            family["n"].to_numpy(),
+            family["p"].to_numpy(),
             cfg.significance,
         )
+        comparisons.loc[index, "ci_lo"], comparisons.loc[index, "ci_hi"] = lo, hi
+        twins = ~comparisons["in_holm_family"]
+        if twins.any():
+            own = comparisons.set_index(["comparison", "encoder", "dataset"])
+            for i in comparisons.index[twins]:
+                row = comparisons.loc[i]
+                twin = own.loc[(row["comparison"], row["encoder"], pooled_datasets[0])]
+                for column in ("p_holm", "ci_lo", "ci_hi"):
+                    comparisons.loc[i, column] = twin[column]
     comparisons["significant"] = (comparisons["drop"] > 0) & (
         comparisons["p_holm"] < cfg.significance
     )

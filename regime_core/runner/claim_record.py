@@ -14,12 +14,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from regime_core.paper import Claim
+from regime_core.paper import Claim, Role
 from regime_core.runner.judge import (
     COMPARISON_KERNELS,
     COMPARISON_RULES,
+    INCONCLUSIVE,
     SMALLEST_EFFECT,
     Judgement,
+    Power,
     duration_text,
     judge_bound,
     judge_holds,
@@ -196,6 +198,11 @@ def claim_values(claim: Claim, record: Record) -> Ours:
     return Holds(
         bool(record.number(ours["holds"])),
         {str(label): bool(record.number(key)) for label, key in (ours.get("parts") or {}).items()},
+        {
+            str(label): str(record.number(key))
+            for label, key in (ours.get("too_few") or {}).items()
+            if record.has(key)  # a record from before the field: no excuse to read
+        },
     )
 
 
@@ -206,7 +213,7 @@ def _judge_comparison(claim: Claim, ours: Comparison) -> Judgement:
     power = power_of(claim.rule, reference_effect(claim), ours)
     if power is not None:
         power = replace(power, knife_edge=_knife_edge(claim, ours, judged.verdict, paper))
-    return replace(judged, power=power)
+    return replace(judged, power=power, detail=too_few_detail(judged.verdict, power))
 
 
 def _knife_edge(claim: Claim, ours: Comparison, verdict: str, paper: list[float]) -> str:
@@ -235,6 +242,28 @@ def _knife_edge(claim: Claim, ours: Comparison, verdict: str, paper: list[float]
             words = OURS_WORDS.get(other, other) if claim.ours_only else other
             found.append(f"one more win for the {arm}-named arm would make it {words}")
     return f"a knife edge: {' and '.join(found)}" if found else ""
+
+
+def too_few_detail(verdict: str, power: Power | None) -> str:
+    """What an inconclusive comparison's words add: its questions against those a test with
+    80% power at the claim's effect needs ("" when it has them, or its power is unknown). The
+    figure at the favourable discordance is a lower bound, so it reads "at least"; the one with
+    the effect added to the observed discordance follows where it is known.
+
+    >>> from regime_core.runner.judge import INCONCLUSIVE, Power
+    >>> too_few_detail(INCONCLUSIVE, Power(30, 0.2, 0.0, "above", 0.05, 0.1, 0.2, 1200, None))
+    'n = 30, where 80% power needs at least 1,200 questions'
+    """
+    needed = None if power is None else power.questions_needed
+    if verdict != INCONCLUSIVE or power is None or needed is None or power.n >= needed:
+        return ""
+    observed = power.questions_needed_observed
+    at_observed = (
+        f" ({observed:,} at the observed discordance)"
+        if observed is not None and observed != needed
+        else ""
+    )
+    return f"n = {power.n:,}, where 80% power needs at least {needed:,} questions{at_observed}"
 
 
 def judge_values(claim: Claim, values: Ours) -> Judgement:
@@ -275,17 +304,22 @@ def _judge_by_rule(claim: Claim, values: Ours) -> Judgement:
         case Untestable() if rule == "untestable":
             return judge_untestable(str(paper["why"]), values.numbers)
         case Holds() if rule == "holds":
-            return judge_holds(values.holds, values.parts)
+            return judge_holds(values.holds, values.parts, values.too_few)
     raise ValueError(f"claim {claim.id!r}: a {rule!r} claim is not judged on {values!r}")
 
 
-_PLACEHOLDER = re.compile(r"\{(config|numbers)\.([A-Za-z0-9_.@-]+)(?:\|([a-z0-9]+))?\}")
+_PLACEHOLDER = re.compile(r"\{(config|numbers|role)\.([A-Za-z0-9_.@-]+)(?:\|([a-z0-9]+))?\}")
 
 
 def fill_fields(
-    template: str, record: Record, display: Callable[[str, Any], str] | None = None
+    template: str,
+    record: Record,
+    display: Callable[[str, Any], str] | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> str:
-    """Fill ``{config.field}`` and ``{numbers.dotted.key}`` in a claim's ``computed_on`` text.
+    """Fill ``{config.field}``, ``{numbers.dotted.key}`` and ``{role.NAME}`` (the dataset that
+    fills the role in ``record``, :mod:`regime_core.runner.roles`; by default the roles of the
+    repository's claims file) in a claim's ``computed_on`` text.
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
     A number may name its format after a bar, ``{numbers.key|pp}`` (a kind of
@@ -306,8 +340,31 @@ def fill_fields(
 
     def replace(match: re.Match[str]) -> str:
         source, key, kind = match.group(1), match.group(2), match.group(3)
+        if source == "role":
+            return _role_text(key, record, display, roles)
         if source == "numbers":
             return format_number(record.number(key), kind or "auto")
         return record.config_text(key, display)
 
     return _PLACEHOLDER.sub(replace, template)
+
+
+def _role_text(
+    name: str,
+    record: Record,
+    display: Callable[[str, Any], str] | None,
+    roles: Mapping[str, Role] | None,
+) -> str:
+    """The dataset filling role ``name`` in ``record``, by its display name (the book's, or by
+    default :func:`regime_core.book.names.dataset`)."""
+    from regime_core.book import names
+    from regime_core.paper import load_roles
+    from regime_core.runner.roles import filled_datasets
+
+    known = load_roles() if roles is None else roles
+    if name not in known:
+        raise KeyError(f"{{role.{name}}}: no role {name!r} is declared (roles: {', '.join(known)})")
+    dataset = filled_datasets(known, [name], record).get(name)
+    if dataset is None:
+        raise KeyError(f"record {record.name!r} fills no role {name!r}")
+    return display("dataset", dataset) if display is not None else names.dataset(dataset)

@@ -171,12 +171,22 @@ class Judgement:
     parts: Mapping[str, Judgement] = field(default_factory=dict)
     #: a statement of ours, not the paper's: its verdict reads in :data:`OURS_WORDS`
     ours: bool = False
+    #: what the verdict's words add in their brackets, e.g. why it is inconclusive
+    #: ("n = 12 below 30 in every Q-dominant cell")
+    detail: str = ""
 
     @property
     def words(self) -> str:
         """The verdict in the words a reader sees, which for a statement of ours are "holds",
-        "does not hold" or "inconclusive" (:data:`OURS_WORDS`), and else the verdict itself."""
-        return OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
+        "does not hold" or "inconclusive" (:data:`OURS_WORDS`), and else the verdict itself;
+        its ``detail`` inside its brackets: "inconclusive (too few questions: n = 12 below
+        30 in every Q-dominant cell)"."""
+        words = OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
+        if not self.detail:
+            return words
+        return (
+            f"{words[:-1]}: {self.detail})" if words.endswith(")") else f"{words} ({self.detail})"
+        )
 
     @property
     def label(self) -> str:
@@ -187,7 +197,9 @@ class Judgement:
     def as_ours(self) -> Judgement:
         """The same judgement (and parts) read as a statement of ours."""
         parts = {k: j.as_ours() for k, j in self.parts.items()}
-        return Judgement(self.verdict, self.reason, self.flags, self.power, parts, ours=True)
+        return Judgement(
+            self.verdict, self.reason, self.flags, self.power, parts, ours=True, detail=self.detail
+        )
 
 
 def pp(x: float) -> str:
@@ -416,11 +428,20 @@ def judge_share(
     return Judgement(NOT_REPRODUCED, reason)
 
 
-def judge_holds(holds: bool, parts: Mapping[str, bool] | None = None) -> Judgement:
-    """The ``holds`` rule of :data:`VERDICT_RULES`; ``parts`` maps a label to its own verdict.
+def judge_holds(
+    holds: bool,
+    parts: Mapping[str, bool] | None = None,
+    too_few: Mapping[str, str] | None = None,
+) -> Judgement:
+    """The ``holds`` rule of :data:`VERDICT_RULES`; ``parts`` maps a label to its own verdict,
+    ``too_few`` a label to why its cells are too small to decide ("" when they are not): a
+    statement that does not hold where a part it fails on was too small to decide is
+    inconclusive, saying why, never "not reproduced".
 
     >>> judge_holds(False, {"MiniLM": True, "TF-IDF": False}).reason
     'it does not hold as a whole; it holds for MiniLM, not for TF-IDF'
+    >>> judge_holds(False, {"MiniLM": False}, {"MiniLM": "n = 12 below 30"}).words
+    'inconclusive (too few questions: MiniLM: n = 12 below 30)'
     """
     parts = dict(parts or {})
     yes = [k for k, v in parts.items() if v]
@@ -432,6 +453,12 @@ def judge_holds(holds: bool, parts: Mapping[str, bool] | None = None) -> Judgeme
     reason = f"{head}; {', '.join(detail)}" if detail else head
     if holds:
         return Judgement(REPRODUCED, reason)
+    undecided = {k: why for k, why in (too_few or {}).items() if why and not parts.get(k, False)}
+    if undecided:
+        why_undecided = "; ".join(f"{k}: {why}" for k, why in undecided.items())
+        return Judgement(
+            INCONCLUSIVE, f"{reason}; too few questions to decide it", detail=why_undecided
+        )
     if yes:
         return Judgement(DIRECTION_ONLY, reason)
     return Judgement(NOT_REPRODUCED, reason)

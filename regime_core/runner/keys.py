@@ -4,7 +4,9 @@ A run's key is a SHA-256 over its *components*:
 
 * ``notebook``: the sources of the notebook's code cells (markdown and outputs do not count);
 * ``parameters`` and ``profile``: its resolved parameters;
-* ``manifest``: the prepared-data manifest ``<work>/prepared/manifest.json`` (``"absent"``);
+* ``manifest``: the entries of the prepared-data manifest ``<work>/prepared/manifest.json`` for
+  the datasets the run reads (:func:`datasets_read`; ``"absent"`` before preparation), so that
+  preparing a dataset of one's own reruns only the runs that read it (:func:`manifest_digest`);
 * ``modules``: one hash per ``regime_core`` module its computation imports (the rule below);
 * ``data_files``: the package data those modules read (:data:`DATA_FILES`);
 * ``upstream``: the keys of the runs it depends on (a change upstream reruns everything below).
@@ -399,6 +401,48 @@ def manifest_hash(work: Path) -> str:
     return hash_file(manifest) if manifest.is_file() else "absent"
 
 
+#: the fields of the manifest that concern every dataset (its format), hashed into every digest
+_MANIFEST_FORMAT_FIELDS: tuple[str, ...] = ("schema", "version", "strict")
+
+
+def datasets_read(parameters: Mapping[str, Any]) -> tuple[str, ...] | None:
+    """The datasets a run with these parameters (the notebook's defaults overlaid with the
+    declared ones) reads: every value of a parameter whose name holds ``dataset``; None (every
+    dataset) when one of them is None, the notebook's "the default datasets".
+
+    >>> datasets_read({"datasets": ["musique"], "real_dataset": "hotpotqa", "k": 5})
+    ('hotpotqa', 'musique')
+    >>> datasets_read({"datasets": None}) is None
+    True
+    """
+    found: set[str] = set()
+    for name, value in parameters.items():
+        if "dataset" not in name:
+            continue
+        if value is None:
+            return None
+        found.update([value] if isinstance(value, str) else (str(v) for v in value))
+    return tuple(sorted(found))
+
+
+def manifest_digest(work: Path, datasets: Iterable[str] | None) -> str:
+    """SHA-256 of the manifest's format and of the entries of ``datasets`` (None: all of
+    them; a dataset it does not hold, the toy world's included, counts as ``"absent"``), or
+    ``"absent"`` before data preparation. Preparing another dataset leaves it unchanged."""
+    manifest = work / "prepared" / "manifest.json"
+    if not manifest.is_file():
+        return "absent"
+    body = read_json_file(manifest)
+    entries = body.get("datasets") if isinstance(body, Mapping) else None
+    entries = entries if isinstance(entries, Mapping) else {}
+    chosen = sorted(entries) if datasets is None else sorted(set(datasets))
+    digest = {
+        "format": {f: body.get(f) for f in _MANIFEST_FORMAT_FIELDS},
+        "datasets": {name: entries.get(name, "absent") for name in chosen},
+    }
+    return hashlib.sha256(canonical_json(digest).encode("utf-8")).hexdigest()
+
+
 def key_of(components: Mapping[str, Any]) -> str:
     """The key: SHA-256 of the canonical JSON of the components."""
     return hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
@@ -408,19 +452,22 @@ def run_keys(
     decl: Declarations, profile: str, work: Path, package_dir: Path = PACKAGE_DIR
 ) -> dict[str, dict[str, Any]]:
     """Each run's key and the components it was computed from, in dependency order."""
+    from regime_core.runner.declarations import notebook_defaults
+
     deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
-    manifest = manifest_hash(work)
     keys: dict[str, dict[str, Any]] = {}
     loaded: dict[str, Module] = {}
     entries = registry_entries(package_dir, loaded)
     for run_id in topological_order(deps, source=str(decl.path)):
         spec = decl.runs[run_id]
         modules = module_hashes(spec.notebook, package_dir, loaded, entries.get(run_id, ()))
+        parameters = spec.parameters_for(profile)
+        read = datasets_read({**notebook_defaults(spec.notebook), **parameters})
         components = {
             "notebook": notebook_code_hash(spec.notebook),
-            "parameters": spec.parameters_for(profile),
+            "parameters": parameters,
             "profile": profile,
-            "manifest": manifest,
+            "manifest": manifest_digest(work, read),
             "modules": modules,
             "data_files": data_file_hashes(modules, package_dir),
             "upstream": {dep: keys[dep]["key"] for dep in sorted(spec.depends_on)},

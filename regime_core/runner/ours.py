@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from regime_core import config
 from regime_core.runner.judge import duration_text, interval_text, pp
@@ -187,6 +187,8 @@ class Holds:
 
     holds: bool
     parts: Mapping[str, bool]
+    #: by part, why its cells are too small to decide it ("" when they are not)
+    too_few: Mapping[str, str] = field(default_factory=dict)
 
     def text(self) -> str:
         text = "yes" if self.holds else "no"

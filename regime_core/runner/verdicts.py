@@ -17,12 +17,12 @@ read only if it is the one its run's stamp recorded (:mod:`regime_core.runner.st
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
 from regime_core import config, paths
-from regime_core.paper import Claim, load_claims
+from regime_core.paper import Claim, Role, load_claims, load_roles
 from regime_core.runner.claim_record import claim_values, fill_fields, judge_values, paper_text
 from regime_core.runner.diagnosis import Diagnosis, diagnose
 from regime_core.runner.identity import input_differences, read_identity
@@ -36,10 +36,20 @@ from regime_core.runner.records import (
     load_record,
     record_path,
 )
+from regime_core.runner.roles import filled_datasets, role_view, unfilled_reason
 from regime_core.runner.stamps import load_stamped_record
 
 #: The run whose record holds the robustness of every claim.
 ROBUSTNESS_RUN = "robustness"
+
+
+class NotJudgedError(ValueError):
+    """A claim that cannot be judged on the records given: a role of its data its run left
+    unfilled, or a number its run's record lacks (the message says which, and why)."""
+
+    def __init__(self, claim_id: str, reason: str) -> None:
+        super().__init__(f"claim {claim_id!r} is not judged: {reason}")
+        self.claim_id, self.reason = claim_id, reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +75,9 @@ class ClaimVerdict:
     robustness: Robustness | None
     #: why a verdict other than "reproduced" came out (:mod:`regime_core.runner.diagnosis`)
     why: Diagnosis | None = None
+    #: the dataset filling each role of the claim's data in its run's record
+    #: (:mod:`regime_core.runner.roles`)
+    roles: Mapping[str, str] | None = None
 
     @property
     def verdict(self) -> str:
@@ -82,6 +95,7 @@ class ClaimVerdict:
             "claim": self.claim.claim,
             "chapter": self.claim.chapter,
             "origin": self.claim.origin,  # paper, or ours: a statement the paper never makes
+            "data": dict(self.roles or {}),  # role -> the dataset that fills it
             "paper": {"text": paper_text(self.claim), **dict(self.claim.paper)},
             "ours": self.ours,
             "ours_text": self.values.text(),
@@ -151,23 +165,36 @@ def judge_claims(
     claims: Sequence[Claim] | None = None,
     robustness_record: Record | None = None,
     display: Callable[[str, Any], str] | None = None,
+    roles: Mapping[str, Role] | None = None,
 ) -> list[ClaimVerdict]:
-    """Every claim judged on ``records`` (run id -> record); pure. ``display`` names config
+    """Every claim judged on ``records`` (run id -> record); pure. Each record is read through
+    its roles (:func:`~regime_core.runner.roles.role_view`: a dataset filling a role is read as
+    the role's paper dataset; ``roles`` by default the repository's). ``display`` names config
     values in the "computed_on" text (:func:`~regime_core.runner.claim_record.fill_fields`) and
     in the why (:func:`~regime_core.runner.diagnosis.diagnose`). ``KeyError`` naming the claim
     and the run when ``records`` lacks a run a claim, its diagnosis or its why reads (a strict
-    book build fails rather than print a partial diagnosis)."""
+    book build fails rather than print a partial diagnosis); :class:`NotJudgedError` (a
+    ``ValueError``) naming the claim and why when its run's record leaves a role of its data
+    unfilled or lacks a number it reads."""
     claims = load_claims() if claims is None else claims
+    roles = load_roles() if roles is None else roles
     for claim in claims:
         missing = [run for run in claim.runs() if run not in records]
         if missing:
             raise KeyError(f"claim {claim.id!r}: no record for run {missing[0]!r}")
+    viewed = {run: role_view(roles, record) for run, record in records.items()}
     judged = []
     for claim in claims:
-        record = records[claim.run]
-        values = claim_values(claim, record)
-        judgement = judge_values(claim, values)
-        computed_on = fill_fields(claim.computed_on, record, display)
+        record = viewed[claim.run]
+        reason = unfilled_reason(roles, claim.data, record)
+        if reason is not None:
+            raise NotJudgedError(claim.id, reason)
+        try:
+            values = claim_values(claim, record)
+        except MissingNumberError as err:
+            raise NotJudgedError(claim.id, str(err)) from None
+        judgement = with_cutoff_flag(judge_values(claim, values), record)
+        computed_on = fill_fields(claim.computed_on, record, display, roles)
         judged.append(
             ClaimVerdict(
                 claim=claim,
@@ -175,10 +202,31 @@ def judge_claims(
                 judgement=judgement,
                 computed_on=computed_on,
                 robustness=robustness_of(claim.id, robustness_record),
-                why=diagnose(claim, judgement, records, display),
+                why=diagnose(claim, judgement, viewed, display),
+                roles=filled_datasets(roles, claim.data, record),
             )
         )
     return judged
+
+
+def cutoff_flag(record: Record) -> str | None:
+    """The flag of a verdict judged at a cutoff other than the paper's R@5 (the record's
+    ``config.k``; None when it is the paper's, or the run has none).
+
+    >>> cutoff_flag(Record({"config": {"k": 3}, "numbers": {}}))
+    "cutoff k = 3, not the paper's R@5"
+    """
+    config_ = record.get("config")
+    k = config_.get("k") if isinstance(config_, Mapping) else None
+    if isinstance(k, bool) or not isinstance(k, int) or k == config.HEADLINE_K:
+        return None
+    return f"cutoff k = {k}, not the paper's R@{config.HEADLINE_K}"
+
+
+def with_cutoff_flag(judgement: Judgement, record: Record) -> Judgement:
+    """``judgement`` with :func:`cutoff_flag` among its flags when the record has one."""
+    flag = cutoff_flag(record)
+    return judgement if flag is None else replace(judgement, flags=(*judgement.flags, flag))
 
 
 def verdicts_report(
@@ -193,7 +241,8 @@ def verdicts_report(
         if robustness_file.is_file()
         else None
     )
-    judged = judge_claims(records, claims, robustness)
+    roles = load_roles(claims_file)
+    judged = judge_claims(records, claims, robustness, roles=roles)
     return {
         "claims": with_ledger([v.to_dict() for v in judged], judged, records),
         "rules": "regime_core.runner.judge.VERDICT_RULES",
@@ -311,6 +360,8 @@ class VariantClaim:
 def _side(v: ClaimVerdict) -> dict[str, Any]:
     return {
         "verdict": v.judgement.words,
+        "flags": list(v.judgement.flags),
+        "data": dict(v.roles or {}),
         "ours": v.ours,
         "ours_text": v.values.text(),
         "computed_on": v.computed_on,
@@ -355,11 +406,11 @@ def variant_report(
     the default records (``regime verdicts --variant``). The other runs a claim reads come from
     the default records; robustness is the default run's alone, so it is left out.
 
-    A run with no claim in the claims file is an error, and so is a claim whose number the
-    variant's record lacks (a key its parameters left out: a run on one encoder has no number
-    of the other), unless ``lenient`` (the book's page of variants, which lists every variant):
-    the run's report then holds what differs and no claim, the claim's its default side, no
-    variant side and ``not_judged``, the missing number's message."""
+    A claim the variant's record cannot give (a role of its data the variant's run leaves
+    unfilled, a number its parameters left out: a run on one encoder has no number of the
+    other) has its default side, no variant side and ``not_judged``, the reason. A run with no
+    claim in the claims file is an error, unless ``lenient`` (the book's page of variants,
+    which lists every variant): the run's report then holds what differs and no claim."""
     file = find_variant(variant, work)
     record = load_record(file)
     run = record["name"]
@@ -377,13 +428,14 @@ def variant_report(
             f"run {run!r} holds a {defaults[run]['config_kind']!r}; the variant is of another run"
         )
     judged = []
-    for default in judge_claims(defaults, concerned):
+    roles = load_roles(claims_file)
+    for default in judge_claims(defaults, concerned, roles=roles):
         try:
-            (judged_variant,) = judge_claims({**defaults, run: record}, [default.claim])
-        except MissingNumberError as err:  # a number the variant's record lacks
-            if not lenient:
-                raise
-            judged.append(VariantClaim(default, None, str(err)))
+            (judged_variant,) = judge_claims(
+                {**defaults, run: record}, [default.claim], roles=roles
+            )
+        except NotJudgedError as err:  # a role its run left unfilled, a number it lacks
+            judged.append(VariantClaim(default, None, err.reason))
         else:
             judged.append(VariantClaim(default, judged_variant))
     return VariantVerdicts(

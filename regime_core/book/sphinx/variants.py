@@ -38,6 +38,7 @@ from regime_core.book.sphinx.records import (
     work_dir,
 )
 from regime_core.book.sphinx.tables import code_spans, paragraph
+from regime_core.runner.dataset_set import set_report
 from regime_core.runner.identity import read_identity
 from regime_core.runner.records import RECORD_FILENAME
 
@@ -60,6 +61,14 @@ VARIANT_COMMANDS: tuple[tuple[str, str], ...] = (
         '--set "t3_brel_knockout.encoders=[minilm]"',
     ),
     ("then the book, this page included", ".venv/bin/regime book"),
+)
+#: The columns of a variant set's table (``regime reproduce --dataset NAME``).
+SET_COLUMNS: tuple[tuple[str, int], ...] = (
+    ("Claim", 3),
+    ("Default: verdict", 2),
+    ("Default: ours", 3),
+    ("Your dataset: verdict", 2),
+    ("Your dataset: ours", 3),
 )
 #: The columns of a variant's table, with their relative widths.
 VARIANT_COLUMNS: tuple[tuple[str, int], ...] = (
@@ -242,11 +251,72 @@ def variant_nodes(variant: HeldVariant, docname: str) -> list[nodes.Node]:
     return [box]
 
 
-def variants_nodes(held: Sequence[HeldVariant], docname: str) -> list[nodes.Node]:
-    """The page's content: every held variant (:func:`variant_nodes`), or, without any, what a
-    variant is and how to make one (:func:`no_variant_nodes`)."""
-    if not held:
+def listed_files(work: Path) -> list[Path]:
+    """The records the page lists: every variant's and every run's of every variant set
+    (``<work>/sets/<NAME>/results``, :mod:`regime_core.runner.dataset_set`)."""
+    from regime_core.runner.dataset_set import sets_dir
+
+    sets = sorted(sets_dir(work).glob(f"*/results/*/{RECORD_FILENAME}"))
+    return [*variant_files(work), *sets]
+
+
+def set_names(work: Path) -> list[str]:
+    """The variant sets of a work directory, by dataset name."""
+    from regime_core.runner.dataset_set import sets_dir
+
+    return sorted(p.name for p in sets_dir(work).glob("*") if (p / "results").is_dir())
+
+
+def _set_side(side: Mapping[str, Any] | None, reason: str | None) -> list[Any]:
+    if side is None:
+        cell = nodes.entry(classes=["regime-variant-not-judged"])
+        cell += paragraph("not judged")
+        return [cell, f"Not judged: {reason}."]
+    words = side["verdict"] + "".join(f" ({flag})" for flag in side["flags"])
+    return [verdict_entry(side["state"], words), side["ours_text"]]
+
+
+def set_nodes(
+    report: Mapping[str, Any], claims: Mapping[str, Any], docname: str
+) -> list[nodes.Node]:
+    """One variant set on the page: what it is, then every claim on the default records beside
+    the set's (the report of ``regime verdicts --dataset NAME``), a claim not judged on a side
+    saying why."""
+    name = report["set"]["dataset"]
+    box = nodes.container(classes=["regime-variant"])
+    box += nodes.rubric(text=f"Variant set {name}")
+    box += nodes.paragraph(
+        "",
+        "",
+        *code_spans(
+            f"Every notebook that takes a dataset, run on `{name}` by `regime reproduce "
+            f"--dataset {name}` (its records in `sets/{name}` of the work directory): "
+            f"{report['judged']} claims judged on it, {report['not_judged']} not judged."
+        ),
+    )
+    rows = [
+        [
+            claim_cell(claims[c["id"]], docname),
+            *_set_side(c["default"], c.get("default_not_judged")),
+            *_set_side(c["variant"], c.get("not_judged")),
+        ]
+        for c in report["claims"]
+    ]
+    caption = f"Every claim under the default and on the dataset {name}"
+    box += card_table(SET_COLUMNS, rows, ["regime-variant-table"], caption, always=False)
+    return [box]
+
+
+def variants_nodes(
+    held: Sequence[HeldVariant], docname: str, sets: Sequence[nodes.Node] = ()
+) -> list[nodes.Node]:
+    """The page's content: every held variant (:func:`variant_nodes`) and variant set
+    (``sets``, :func:`set_nodes`), or, without any, what a variant is and how to make one
+    (:func:`no_variant_nodes`)."""
+    if not held and not sets:
         return no_variant_nodes()
+    if not held:
+        return list(sets)
     count = "1 variant," if len(held) == 1 else f"{len(held)} variants, each"
     lead = code_spans(
         f"The work directory of this build holds {count} judged as `regime verdicts --variant "
@@ -254,7 +324,7 @@ def variants_nodes(held: Sequence[HeldVariant], docname: str) -> list[nodes.Node
         "the default records."
     )
     variants = (n for variant in held for n in variant_nodes(variant, docname))
-    return [nodes.paragraph("", "", *lead), *variants]
+    return [nodes.paragraph("", "", *lead), *variants, *sets]
 
 
 # --- the directive, and the page read again when the variants change ----------------------------
@@ -271,7 +341,7 @@ class VariantsDirective(SphinxDirective):
         env, location = self.env, self.get_location()
         work = work_dir(env.app)
         files = variant_files(work)
-        VariantListings.of(env)[env.docname] = [str(f) for f in files]
+        VariantListings.of(env)[env.docname] = [str(f) for f in listed_files(work)]
         try:
             file, claims = page_claims(env, self.options.get("file"))
         except (FileNotFoundError, ValueError) as err:
@@ -286,7 +356,13 @@ class VariantsDirective(SphinxDirective):
             if variant.problem is not None:
                 warn(env, f"variant {variant.name}: {variant.problem}", location, "variant")
             held.append(variant)
-        return variants_nodes(held, env.docname)
+        sets: list[nodes.Node] = []
+        by_id = {c.id: c for c in claims}
+        for name in set_names(work):
+            for record in sorted(work.glob(f"sets/{name}/results/*/{RECORD_FILENAME}")):
+                env.note_dependency(str(record))
+            sets += set_nodes(set_report(name, work, file), by_id, env.docname)
+        return variants_nodes(held, env.docname, sets)
 
 
 class VariantListings(PerPageCollector):
@@ -307,7 +383,7 @@ def outdated_variant_pages(
     listings = VariantListings.of(env)
     if not listings:
         return []
-    current = [str(f) for f in variant_files(work_dir(app))]
+    current = [str(f) for f in listed_files(work_dir(app))]
     skip = added | changed | removed
     return [
         docname
