@@ -136,11 +136,11 @@ def test_the_strict_item_set_on_the_real_subsets(prepared: Path) -> None:
         for dataset in PREPARED_DATASETS
     }
     hotpot = found["hotpotqa"]
-    assert (hotpot.n, hotpot.n_kept) == (685, 294)
+    assert (hotpot.n, hotpot.n_kept) == (685, 293)
     assert hotpot.removed == {
         "yes_no_answer": 94,
         "title_not_mentioned": 272,
-        "title_mentioned_repeatedly": 25,
+        "title_mentioned_repeatedly": 26,  # "The Conversation" glued to its quote counts
     }
     assert (found["2wikimultihopqa"].n, found["2wikimultihopqa"].n_kept) == (485, 284)
     assert (found["musique"].n, found["musique"].n_kept) == (192, 43)

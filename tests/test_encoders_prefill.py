@@ -100,7 +100,7 @@ def test_reproduce_encodes_up_front_once_and_times_it_like_a_run(
     parameters = {"encoder": "minilm", "real_dataset": "toyworld"}
     runs = {"toy": {"notebook": notebook.name, "parameters": parameters}}
     declarations = tmp_path / "reproduce.yml"
-    declarations.write_text(yaml.safe_dump({"book_executed_dir": "book/executed", "runs": runs}))
+    declarations.write_text(yaml.safe_dump({"runs": runs}))
 
     said: list[str] = []
     report = reproduce(declarations, work=work, progress=said.append)

@@ -733,10 +733,19 @@ def _check_timing(target: Path) -> None:
 
 
 def _write_marker(target: Path) -> None:
-    from regime_core.book.sphinx.strict_pass import read_every_page_after_a_failure
+    from unittest import mock
 
-    app = SimpleNamespace(doctreedir=str(target.parent))
-    read_every_page_after_a_failure(app, SimpleNamespace(found_docs=set()), set(), set(), set())
+    from regime_core.book.sphinx import strict_pass
+
+    # the marker lives in <work>/book; here it is put at the target the class tests
+    folder = str(target.parent)
+    app = SimpleNamespace(
+        doctreedir=folder, srcdir=folder, config=SimpleNamespace(regime_work_dir=folder)
+    )
+    with mock.patch.object(strict_pass, "marker_path", lambda _app: target):
+        strict_pass.read_every_page_after_a_failure(
+            app, SimpleNamespace(found_docs=set()), set(), set(), set()
+        )
 
 
 def _append(target: Path) -> None:

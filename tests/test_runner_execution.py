@@ -32,7 +32,6 @@ def test_the_copy_for_the_book_carries_no_path_of_this_machine(tmp_path: Path) -
     executed = executed_path(work, "t1")
     executed.parent.mkdir(parents=True)
     (repo / "notebooks").mkdir(parents=True)
-    (repo / "book" / "executed").mkdir(parents=True)
     papermill = {"input_path": str(repo / "notebooks" / "t1.ipynb"), "cwd": str(repo)}
     cell = {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "outputs": []}
     cell["source"] = [f'work_dir = "{work}"\n', f'output_dir = "{work / "results" / "t1"}"\n']
@@ -42,10 +41,9 @@ def test_the_copy_for_the_book_carries_no_path_of_this_machine(tmp_path: Path) -
     decl = SimpleNamespace(
         root=repo,
         runs={"t1": SimpleNamespace(notebook=repo / "notebooks" / "t1.ipynb")},
-        book_executed_dir=repo / "book" / "executed",
     )
     copy_to_book(decl, "t1", work)  # type: ignore[arg-type]
-    text = (repo / "book" / "executed" / "t1.ipynb").read_text(encoding="utf-8")
+    text = (work / "book" / "executed" / "t1.ipynb").read_text(encoding="utf-8")
     assert str(tmp_path) not in text
     copied = json.loads(text)
     assert copied["cells"][0]["source"] == [

@@ -60,7 +60,7 @@ def test_rejudging_with_the_books_method_gives_the_records_verdict() -> None:
     claims = [_claim("a", "estimate", {"value": 0.05}, "a"),
               _claim("b", "no_loss", {"statement": "no regret"}, "b")]  # fmt: skip
     for claim in claims:
-        own = judge_values(claim, claim_values(claim, record)).words
+        own = judge_values(claim, claim_values(claim, record)).plain_words
         counts = ledger.claim_counts(claim, record)
         assert counts is not None
         assert ledger.rejudge(claim, counts, ledger.CURRENT_METHOD) == own

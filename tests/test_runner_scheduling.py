@@ -104,7 +104,7 @@ def test_reproduce_without_jobs_runs_two_at_a_time_on_two_cores_with_one_thread_
         "c": {"notebook": "nb.ipynb", "parameters": {"n_points": 3}, "depends_on": ["a", "b"]},
     }
     declarations = tmp_path / "reproduce.yml"
-    declarations.write_text(yaml.safe_dump({"book_executed_dir": "book/executed", "runs": runs}))
+    declarations.write_text(yaml.safe_dump({"runs": runs}))
     report = reproduce(declarations, jobs=None, work=tmp_path / "work", progress=None)
     assert [r.status for r in report.results] == ["ran", "ran", "ran"]
     assert most_at_once[0] == 2  # a and b together, never three
@@ -115,3 +115,50 @@ def test_reproduce_without_jobs_runs_two_at_a_time_on_two_cores_with_one_thread_
     environments.clear()
     reproduce(declarations, jobs=1, force=True, work=tmp_path / "work", progress=None)
     assert {env["OPENBLAS_NUM_THREADS"] for env in environments.values()} == {"2"}
+
+
+def test_a_run_declared_alone_never_runs_beside_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``alone: true`` (the routing latency run, which times the machine): with two jobs, no
+    other run executes while it does, and the independent runs still share the cores."""
+    from regime_core.runner import reproduce as reproduce_module
+    from regime_core.runner.execution import RunResult
+
+    lock = threading.Lock()
+    running: list[str] = []
+    beside: dict[str, set[str]] = {}
+
+    def fake_run(decl, run_id, profile, key_info, work, kernel_name, stop, environment):
+        with lock:
+            for other in running:
+                beside.setdefault(other, set()).add(run_id)
+                beside.setdefault(run_id, set()).add(other)
+            running.append(run_id)
+        time.sleep(0.2)
+        with lock:
+            running.remove(run_id)
+        return RunResult(run_id, "ran", key=str(key_info["key"]))
+
+    monkeypatch.setattr(reproduce_module, "execute_run", fake_run)
+    shutil.copyfile(DEMO, tmp_path / "nb.ipynb")
+    runs = {
+        name: {"notebook": "nb.ipynb", "parameters": {"n_points": i + 1}}
+        for i, name in enumerate(["a", "timed", "b", "c"])
+    }
+    runs["timed"]["alone"] = True
+    declarations = tmp_path / "reproduce.yml"
+    declarations.write_text(yaml.safe_dump({"runs": runs}))
+    report = reproduce(declarations, jobs=2, work=tmp_path / "work", progress=None)
+    assert [r.status for r in report.results] == ["ran"] * 4
+    assert "timed" not in beside  # it never ran with another
+    assert beside  # the others did run two at a time
+
+
+def test_alone_must_be_true_or_false(tmp_path: Path) -> None:
+    shutil.copyfile(DEMO, tmp_path / "nb.ipynb")
+    declarations = tmp_path / "reproduce.yml"
+    runs = {"a": {"notebook": "nb.ipynb", "alone": "yes"}}
+    declarations.write_text(yaml.safe_dump({"runs": runs}))
+    with pytest.raises(ValueError, match="'alone'"):
+        load_declarations(declarations)

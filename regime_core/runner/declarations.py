@@ -10,6 +10,7 @@ Declarations::
         profiles:                          # per-profile overrides (optional)
           quick: {max_examples: 200}
         depends_on: [data_regimes]         # optional
+        alone: true                        # optional: no other run executes meanwhile
 
 Every notebook declares ``output_dir`` in its cell tagged ``parameters`` (the runner passes the
 record directory there), and every parameter a run sets; the runs form a DAG
@@ -43,7 +44,9 @@ DEFAULT_DECLARATIONS = paths.source_root() / "reproduce.yml"
 OUTPUT_DIR_PARAMETER = "output_dir"
 OPTIONAL_INJECTED_PARAMETERS: tuple[str, ...] = ("work_dir", "profile")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-_RUN_FIELDS = frozenset({"notebook", "parameters", "profiles", "depends_on", "description"})
+_RUN_FIELDS = frozenset(
+    {"notebook", "parameters", "profiles", "depends_on", "description", "alone"}
+)
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,9 @@ class RunSpec:
     profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     depends_on: tuple[str, ...] = ()
     description: str = ""
+    #: whether the run executes with no other run beside it (``--jobs`` aside): a run that
+    #: measures wall-clock time would otherwise time the machine's other notebook too
+    alone: bool = False
 
     def parameters_for(self, profile: str) -> dict[str, Any]:
         """The common parameters overlaid with the overrides of ``profile`` (one of
@@ -136,6 +142,9 @@ def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
         depends = [depends]
     if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
         raise ValueError(f"{where}: 'depends_on' must be a list of run ids")
+    alone = body.get("alone", False)
+    if not isinstance(alone, bool):
+        raise ValueError(f"{where}: 'alone' must be true or false, got {alone!r}")
     declared = notebook_parameters(notebook)
     if OUTPUT_DIR_PARAMETER not in declared:
         raise ValueError(
@@ -164,6 +173,7 @@ def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
         profiles=profiles,
         depends_on=tuple(depends),
         description=str(body.get("description", "")),
+        alone=alone,
     )
 
 

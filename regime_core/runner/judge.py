@@ -146,7 +146,7 @@ class Power:
     #: whether our interval already excludes the claim's null (the verdict is decided: no
     #: questions-needed figure is given beside it)
     decided: bool = False
-    #: the discordance the favourable figures use, max(observed, |effect|)
+    #: the discordance the favourable figures use: ``max(observed, abs(effect))``
     favourable_discordance: float | None = None
     #: the questions the effect needs with the effect added to our observed discordance
     questions_needed_observed: int | None = None
@@ -176,12 +176,17 @@ class Judgement:
     detail: str = ""
 
     @property
-    def words(self) -> str:
+    def plain_words(self) -> str:
         """The verdict in the words a reader sees, which for a statement of ours are "holds",
-        "does not hold" or "inconclusive" (:data:`OURS_WORDS`), and else the verdict itself;
-        its ``detail`` inside its brackets: "inconclusive (too few questions: n = 12 below
-        30 in every Q-dominant cell)"."""
-        words = OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
+        "does not hold" or "inconclusive" (:data:`OURS_WORDS`), and else the verdict itself,
+        without its ``detail``: what two judgements of one claim are compared by."""
+        return OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
+
+    @property
+    def words(self) -> str:
+        """:attr:`plain_words` with the ``detail`` inside its brackets: "inconclusive (too few
+        questions: n = 12 below 30 in every Q-dominant cell)"."""
+        words = self.plain_words
         if not self.detail:
             return words
         return (

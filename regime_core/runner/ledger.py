@@ -155,10 +155,11 @@ def rejudge(
     method: str,
     confidence: float | Mapping[str, float] = config.CONFIDENCE,
 ) -> str:
-    """The verdict (in the words a reader sees) of ``claim`` with every interval made by
+    """The verdict (in the words a reader sees, without the detail in its brackets, which
+    differs with the level) of ``claim`` with every interval made by
     ``method`` from ``counts`` (:func:`claim_counts`) at ``confidence`` (one, or one per part)."""
     levels = confidence if isinstance(confidence, Mapping) else dict.fromkeys(counts, confidence)
-    return judge_values(claim, _values(counts, method, levels)).words
+    return judge_values(claim, _values(counts, method, levels)).plain_words
 
 
 def _holm_nodes(record: Record, counts: Mapping[str, Counts]) -> bool:

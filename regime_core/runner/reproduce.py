@@ -431,11 +431,13 @@ class _Runner:
         total = len(order)
         while pending or running:
             for run_id in list(pending):
-                if len(running) >= self.jobs:
+                if len(running) >= self.jobs or any(self._alone(r) for r in running.values()):
                     break
                 upstream = [results.get(d) for d in self.decl.runs[run_id].depends_on]
                 if any(u is None for u in upstream):
                     continue  # an upstream run is still executing
+                if running and self._alone(run_id):
+                    break  # the others wait too, so that it starts as soon as the running end
                 pending.remove(run_id)
                 number = f"[{total - len(pending)}/{total}]"
                 future = self._start(run_id, number, upstream, results, pool)
@@ -449,6 +451,9 @@ class _Runner:
                     results[run_id] = result
                     detail = f": {result.error}" if result.error else ""
                     self.say(f"      {run_id}: {result.status} in {result.seconds:.1f} s{detail}")
+
+    def _alone(self, run_id: str) -> bool:
+        return self.decl.runs[run_id].alone
 
     def _start(
         self,

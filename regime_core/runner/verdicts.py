@@ -266,7 +266,9 @@ def with_ledger(
     entries = {
         e.claim_id: e
         for e in ledger_holm(
-            [v.claim for v in judged], records, {v.claim.id: v.judgement.words for v in judged}
+            [v.claim for v in judged],
+            records,
+            {v.claim.id: v.judgement.plain_words for v in judged},
         )
     }
     for row in rows:

@@ -34,7 +34,7 @@ def ledger_entries(env: Any) -> tuple[list[Any], dict[str, str]]:
     from regime_core.runner.ledger import ledger_holm
 
     _, claims = page_claims(env)
-    verdicts = {cid: v.judgement.words for cid, v in page_verdicts(env).items()}
+    verdicts = {cid: v.judgement.plain_words for cid, v in page_verdicts(env).items()}
     return ledger_holm(claims, _records(env, claims), verdicts), _labels(claims)
 
 
