@@ -1,5 +1,5 @@
 """The metric registry: each metric named once (``hit@5``, ``mrr``, ``auc``...), with the
-metadata the book's glossary is generated from (:func:`glossary`).
+metadata the book's glossary is generated from (:func:`~regime_core.metrics.registry.glossary`).
 """
 
 from __future__ import annotations

@@ -199,6 +199,12 @@ class Judgement:
         ...)``."""
         return self.words + "".join(f" ({flag})" for flag in self.flags)
 
+    @property
+    def short_label(self) -> str:
+        """:attr:`label` without the detail: what a chart row has room for (the claim's page
+        and the table of the paper's numbers and ours give the detail)."""
+        return self.plain_words + "".join(f" ({flag})" for flag in self.flags)
+
     def as_ours(self) -> Judgement:
         """The same judgement (and parts) read as a statement of ours."""
         parts = {k: j.as_ours() for k, j in self.parts.items()}

@@ -116,7 +116,7 @@ def _bottom_ours(r: Records) -> str:
 def _verdict_words(v: ClaimVerdict) -> str:
     """A verdict with its flags, as a parenthesis reads it: "smaller than reported, consistent
     with the paper's range"."""
-    words = _ADJECTIVE.get(v.judgement.words, v.judgement.words)
+    words = _ADJECTIVE.get(v.judgement.plain_words, v.judgement.words)
     return ", ".join((words, *v.judgement.flags))
 
 

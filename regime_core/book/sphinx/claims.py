@@ -348,8 +348,8 @@ def verdict_counts(judged: Sequence[Any]) -> str:
         counts = {w: words.count(w) for w in sorted(set(words), key=order.index)}
         return ", ".join(f"{n:,} {w}" for w, n in counts.items())
 
-    paper = [v.judgement.words for v in judged if from_the_abstract(v.claim)]
-    ours = [v.judgement.words for v in judged if not from_the_abstract(v.claim)]
+    paper = [v.judgement.plain_words for v in judged if from_the_abstract(v.claim)]
+    ours = [v.judgement.plain_words for v in judged if not from_the_abstract(v.claim)]
     parts = []
     if paper:
         noun = "statement" if len(paper) == 1 else "statements"

@@ -252,7 +252,7 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
                     label,
                     claim.chapter,
                     judgement.verdict,
-                    judgement.label,
+                    judgement.short_label,
                     paper_text(claim),
                     ours_text(judged),
                 )
@@ -268,7 +268,7 @@ def chart_rows(verdicts: Sequence[Any]) -> tuple[list[ChartRow], list[TextRow]]:
                     label=f"{label} · {part}" if part else label,
                     chapter=claim.chapter,
                     verdict=part_judgement.verdict,
-                    verdict_label=part_judgement.label,
+                    verdict_label=part_judgement.short_label,
                     estimate=PP * estimate,
                     ci_lo=PP * lo,
                     ci_hi=PP * hi,
@@ -364,9 +364,11 @@ def _track(layout: RowLayout, chart: ChartLayout) -> Any:
     return element("div", ["regime-chart-track"], *marks, aria_hidden="true")
 
 
-def _row(row: TextRow, track: Any, docname: str) -> Any:
+def _row(row: TextRow, track: Any, docname: str, *, numbers_shown: bool = True) -> Any:
     """A row: its label (linked), the track (``None`` for a text row), the numbers in words
-    and the verdict in words; coloured by its verdict's class, read out by its aria-label."""
+    (unless ``numbers_shown`` is false for a row with a track, whose marks draw them) and the
+    verdict in words; coloured by its verdict's class, read out (numbers included) by its
+    aria-label."""
     link = chapter_link(row.label, row.chapter, docname)
     name = element(
         "div", ["regime-chart-label"], nodes.inline("", "", link, classes=["regime-chart-name"])
@@ -376,7 +378,10 @@ def _row(row: TextRow, track: Any, docname: str) -> Any:
     verdict = element(
         "div", ["regime-chart-verdict"], _verdict_node(row.verdict, row.verdict_label)
     )
-    children = [name, numbers, verdict] if track is None else [name, track, numbers, verdict]
+    if track is None:
+        children = [name, numbers, verdict]
+    else:
+        children = [name, track, numbers, verdict] if numbers_shown else [name, track, verdict]
     kind = "regime-chart-row" if track is not None else "regime-chart-textrow"
     aria = (
         f"{row.label}. Paper: {row.paper_text}. Ours: {row.ours_text}. "
@@ -410,17 +415,23 @@ def _axis_row(chart: ChartLayout) -> Any:
 
 
 def render_chart(
-    pp_rows: Sequence[ChartRow], text_rows: Sequence[TextRow], caption: str, docname: str
+    pp_rows: Sequence[ChartRow],
+    text_rows: Sequence[TextRow],
+    caption: str,
+    docname: str,
+    *,
+    numbers_shown: bool = True,
 ) -> Any:
     """The chart as :class:`html_element` nodes: a ``<figure>`` of the pp rows on their axis
-    (tick labels above and below), the text rows, and its caption."""
+    (tick labels above and below), the text rows, and its caption; ``numbers_shown`` false
+    leaves the pp rows' numbers in words to their aria-labels (a compact chart)."""
     figure = element("figure", ["regime-claims-chart"])
     if pp_rows:
         chart = chart_layout(pp_rows)
         body = element("div", ["regime-chart-rows"])
         body += _axis_row(chart)
         for layout in chart.rows:
-            body += _row(layout.row, _track(layout, chart), docname)
+            body += _row(layout.row, _track(layout, chart), docname, numbers_shown=numbers_shown)
         body += _axis_row(chart)
         figure += body
     if text_rows:
@@ -434,9 +445,14 @@ def render_chart(
 
 class ClaimsChartDirective(SphinxDirective):
     """The summary chart of every claim of ``paper_claims.yml`` (``:file:`` overrides it),
-    judged on the records; a missing record or key is a warning, so a strict build fails."""
+    judged on the records; a missing record or key is a warning, so a strict build fails.
+    ``:compact:`` shows the pp rows' numbers by their marks alone (the landing page's word
+    budget); the caption then says where the numbers are written out."""
 
-    option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
+    option_spec: ClassVar[dict[str, Any]] = {
+        "file": directives.unchanged,
+        "compact": directives.flag,
+    }
 
     def run(self) -> list[nodes.Node]:
         judged = judged_claims(self, self.options.get("file"))
@@ -445,4 +461,11 @@ class ClaimsChartDirective(SphinxDirective):
         verdicts = [verdict for _, verdict in judged if verdict is not None]
         pp_rows, text_rows = chart_rows(verdicts)
         caption = chart_caption([v.claim.rule for v in verdicts], text_rows=bool(text_rows))
-        return [render_chart(pp_rows, text_rows, caption, self.env.docname)]
+        compact = "compact" in self.options
+        if compact:
+            caption += (
+                " Each row's numbers, in words, are in the table of the paper's numbers and ours."
+            )
+        return [
+            render_chart(pp_rows, text_rows, caption, self.env.docname, numbers_shown=not compact)
+        ]
