@@ -30,7 +30,7 @@ and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller tha
 - ``raw-markup``: source markup shown as text outside code: RST literals and roles, MyST roles,
   Markdown bold, links, pipe tables and fences.
 - ``landing-budget``: the landing page (where ``index.html`` leads) over its budgets
-  (:data:`regime_core.config.LANDING_MAX_WORDS` words at a laptop's width,
+  (:data:`regime_core.config.LANDING_MAX_WORDS` words of prose and captions at a laptop's width,
   :data:`regime_core.config.LANDING_MAX_HEIGHT_PX` tall).
 - ``load``: a page that did not load, or on which the check script failed.
 
@@ -305,9 +305,16 @@ async (budgetMs) => {
     }
   }
 
-  // (f) the words a reader reads in the article (tokens holding a letter or a digit)
-  const articleWords = (article.innerText || "").split(/\s+/)
-    .filter((w) => /[\p{L}\p{N}]/u.test(w));
+  // (f) the words a reader reads in the article (tokens holding a letter or a digit): its prose
+  // and captions; a figure's own labels (an image's are not text either) are not prose
+  const countWords = (text) => (text || "").split(/\s+/)
+    .filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+  let figureLabels = 0;
+  for (const fig of article.querySelectorAll("figure")) {
+    const caption = fig.querySelector("figcaption");
+    figureLabels += countWords(fig.innerText) - countWords(caption ? caption.innerText : "");
+  }
+  const articleWords = { length: countWords(article.innerText) - figureLabels };
 
   return {
     images: images,

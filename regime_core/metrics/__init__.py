@@ -22,7 +22,8 @@ Metrics
 Each metric is named once (``hit@5``, ``recall@5``, ``all_gold@5``, ``mrr``, ``mrr@10``,
 ``rank``, ``auc``, ``margin``, ``margin_max``, ``std_margin``); :func:`parse_metric` turns a
 name into a validated :class:`Metric`, and :data:`METRICS` (one :class:`MetricSpec` per family,
-with formula and example) is what the book's glossary is generated from (:func:`~regime_core.metrics.registry.glossary`).
+with formula and example) is what the book's glossary is generated from
+(:func:`~regime_core.metrics.registry.glossary`).
 
 >>> evaluate([[0.9, 0.5, 0.7], [0.1, 0.8]], targets=[2, 1], metrics=["hit@1", "mrr"])
 {'hit@1': 0.5, 'mrr': 0.75}

@@ -8,7 +8,8 @@ the label of a variant must name what differs. So a variant's *inputs* are:
 
 * every notebook parameter that is not a config field (nor ``output_dir``, ``work_dir``,
   ``profile``, which say where, not what): its value, and, for a parameter naming a file
-  (the ``files`` field of :class:`regime_core.registry.Run`), the sha256 of that file and where it was found;
+  (the ``files`` field of :class:`regime_core.registry.Run`), the sha256 of that file and where
+  it was found;
 * the default record of every run upstream of it (``<work>/results/<run>/record.json``): its sha256.
 
 :func:`variant_hash` hashes the config hash with the inputs' values and content hashes (never

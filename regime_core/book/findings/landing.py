@@ -181,9 +181,13 @@ def _bottom_union(r: Records) -> str:
     )
 
 
+def _bottom_verdicts(r: Records) -> str:
+    """The abstract's statements and our questions, counted apart, in one paragraph."""
+    return f"{_bottom_counts(r)} {_bottom_ours(r)}"
+
+
 FINDINGS: tuple[Finding, ...] = (
-    Finding("bottom_counts", "book/intro", (), _bottom_counts, judged=True),
-    Finding("bottom_ours", "book/intro", (), _bottom_ours, judged=True),
+    Finding("bottom_verdicts", "book/intro", (), _bottom_verdicts, judged=True),
     Finding(
         "bottom_regimes", "book/intro", ("t2_regime_decomposition",), _bottom_regimes, judged=True
     ),

@@ -366,9 +366,8 @@ def _track(layout: RowLayout, chart: ChartLayout) -> Any:
 
 def _row(row: TextRow, track: Any, docname: str, *, numbers_shown: bool = True) -> Any:
     """A row: its label (linked), the track (``None`` for a text row), the numbers in words
-    (unless ``numbers_shown`` is false for a row with a track, whose marks draw them) and the
-    verdict in words; coloured by its verdict's class, read out (numbers included) by its
-    aria-label."""
+    (unless ``numbers_shown`` is false: a compact chart) and the verdict in words; coloured by
+    its verdict's class, read out (numbers included) by its aria-label."""
     link = chapter_link(row.label, row.chapter, docname)
     name = element(
         "div", ["regime-chart-label"], nodes.inline("", "", link, classes=["regime-chart-name"])
@@ -378,10 +377,9 @@ def _row(row: TextRow, track: Any, docname: str, *, numbers_shown: bool = True) 
     verdict = element(
         "div", ["regime-chart-verdict"], _verdict_node(row.verdict, row.verdict_label)
     )
-    if track is None:
-        children = [name, numbers, verdict]
-    else:
-        children = [name, track, numbers, verdict] if numbers_shown else [name, track, verdict]
+    children = [name, *([track] if track is not None else []), verdict]
+    if numbers_shown:
+        children.insert(-1, numbers)
     kind = "regime-chart-row" if track is not None else "regime-chart-textrow"
     aria = (
         f"{row.label}. Paper: {row.paper_text}. Ours: {row.ours_text}. "
@@ -424,8 +422,9 @@ def render_chart(
 ) -> Any:
     """The chart as :class:`html_element` nodes: a ``<figure>`` of the pp rows on their axis
     (tick labels above and below), the text rows, and its caption; ``numbers_shown`` false
-    leaves the pp rows' numbers in words to their aria-labels (a compact chart)."""
-    figure = element("figure", ["regime-claims-chart"])
+    leaves every row's numbers in words to its aria-label (a compact chart)."""
+    classes = ["regime-claims-chart"] + ([] if numbers_shown else ["regime-chart-compact"])
+    figure = element("figure", classes)
     if pp_rows:
         chart = chart_layout(pp_rows)
         body = element("div", ["regime-chart-rows"])
@@ -437,7 +436,7 @@ def render_chart(
     if text_rows:
         rest = element("div", ["regime-chart-text"])
         for row in text_rows:
-            rest += _row(row, None, docname)
+            rest += _row(row, None, docname, numbers_shown=numbers_shown)
         figure += rest
     figure += element("figcaption", [], nodes.Text(caption))
     return figure
@@ -446,8 +445,8 @@ def render_chart(
 class ClaimsChartDirective(SphinxDirective):
     """The summary chart of every claim of ``paper_claims.yml`` (``:file:`` overrides it),
     judged on the records; a missing record or key is a warning, so a strict build fails.
-    ``:compact:`` shows the pp rows' numbers by their marks alone (the landing page's word
-    budget); the caption then says where the numbers are written out."""
+    ``:compact:`` writes no row's numbers in words (the marks draw the pp rows'; the landing
+    page's budget); the caption then says where they are written out."""
 
     option_spec: ClassVar[dict[str, Any]] = {
         "file": directives.unchanged,
