@@ -329,6 +329,14 @@ def test_the_bottom_line_counts_the_abstract_and_ours_apart_in_words() -> None:
         "The other 3 rows of the chart are questions of ours, not the abstract's, judged by the "
         "same rules: 1 holds, 1 does not hold and 1 cannot be tested here."
     )
+    # the landing's paragraph: both counts in one sentence, apart; one statement: two sentences
+    assert L._bottom_verdicts(mixed) == f"{L._bottom_counts(mixed)} {L._bottom_ours(mixed)}"
+    several = judged("reproduced", "not reproduced", ours=("reproduced", "not testable here"))
+    assert L._bottom_verdicts(several) == (
+        "We judged the 2 statements of the paper's abstract (1 reproduces and 1 does not "
+        "reproduce) and, by the same rules, 2 questions of our own (1 holds and 1 cannot be "
+        "tested here)."
+    )
     with pytest.raises(KeyError, match="no verdicts of the claims; the finding needs them"):
         L._bottom_counts(_records())
 

@@ -182,8 +182,20 @@ def _bottom_union(r: Records) -> str:
 
 
 def _bottom_verdicts(r: Records) -> str:
-    """The abstract's statements and our questions, counted apart, in one paragraph."""
-    return f"{_bottom_counts(r)} {_bottom_ours(r)}"
+    """The abstract's statements and our questions, counted apart, in one sentence (two where
+    either side holds fewer than two)."""
+    from regime_core.runner.judge import OURS_WORDS
+
+    judged = r.verdicts().values()
+    paper = [v.verdict for v in judged if from_the_abstract(v.claim)]
+    ours = [OURS_WORDS.get(v.verdict, v.verdict) for v in judged if not from_the_abstract(v.claim)]
+    if len(paper) < 2 or len(ours) < 2:
+        return f"{_bottom_counts(r)} {_bottom_ours(r)}"
+    return (
+        f"We judged the {count(len(paper))} statements of the paper's abstract "
+        f"({_counted(paper)}) and, by the same rules, {count(len(ours))} questions of our own "
+        f"({_counted(ours)})."
+    )
 
 
 FINDINGS: tuple[Finding, ...] = (
