@@ -19,6 +19,13 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 REGIME = [sys.executable, "-m", "regime_core"]
+
+
+def _from_a_terminal() -> None:
+    """A child's SIGINT as a terminal gives it: the default action. A pytest-xdist worker ignores
+    SIGINT and a child would inherit that, and main() rightly keeps an ignored SIGINT ignored
+    (a background job's), so without this Ctrl-C would never reach it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux signals")
 
 
@@ -76,6 +83,7 @@ class _Runner:
         self.proc = subprocess.Popen(
             [*REGIME, "reproduce", "--declarations", str(decl), "--work", str(root / "work")],
             env=ENV,
+            preexec_fn=_from_a_terminal,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -146,6 +154,7 @@ def test_ctrl_c_at_any_moment_of_start_up_prints_no_traceback(tmp_path: Path) ->
         proc = subprocess.Popen(
             [*REGIME, "verdicts", "--work", str(tmp_path / "none")],
             env=ENV,
+            preexec_fn=_from_a_terminal,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
