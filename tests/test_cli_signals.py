@@ -26,6 +26,8 @@ def _from_a_terminal() -> None:
     SIGINT and a child would inherit that, and main() rightly keeps an ignored SIGINT ignored
     (a background job's), so without this Ctrl-C would never reach it."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux signals")
 
 
