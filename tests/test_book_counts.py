@@ -41,6 +41,13 @@ def test_a_count_is_read_across_line_breaks_and_in_words() -> None:
     # a count of another quantity is not this one: the questions a figure leaves out
     left_out = "with MiniLM, HotpotQA loses 251 questions this way, 2WikiMultiHopQA 40"
     assert page_counts(left_out) == {}
+    # nor the questions a profile's runs used, and a typographic apostrophe counts as one
+    used = (
+        "The runs behind this build used 40 HotpotQA, 40 2WikiMultiHopQA and 40 MuSiQue questions"
+    )
+    assert page_counts(used) == {}
+    curly = "We judged the 15 statements of the paper’s abstract"
+    assert page_counts(curly) == {"statements of the paper's abstract": {"15"}}
     assert disagreements(book_counts({"a": text, "b": "the 15 statements of the paper's abstract"}))
 
 

@@ -796,10 +796,16 @@ def test_api_pages_document_every_module_once(html: Path) -> None:
 
     index = (html / "book" / "reference" / "api.html").read_text(encoding="utf-8")
     for wing, modules in api_wings().items():
+        # the index links each wing's package on the wing's page; the wing's page links each of
+        # its modules on the module's own page
         page = (html / "book" / "reference" / "api" / f"{wing}.html").read_text(encoding="utf-8")
-        for module in modules:
-            assert f'id="module-{module}"' in page, module
-            assert f"api/{wing}.html#module-{module}" in index, module
+        assert f'id="module-{modules[0]}"' in page, modules[0]
+        assert f"api/{wing}.html#module-{modules[0]}" in index, modules[0]
+        for module in modules[1:]:
+            name = _module_page(wing, module).rsplit("/", 1)[1]
+            own = html / "book" / "reference" / "api" / wing / f"{name}.html"
+            assert f'id="module-{module}"' in own.read_text(encoding="utf-8"), module
+            assert f"{wing}/{name}.html#module-{module}" in page, module
 
 
 @pytest.mark.realdata

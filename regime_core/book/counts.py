@@ -39,13 +39,15 @@ QUANTITIES: tuple[Quantity, ...] = (
     Quantity(
         "two-hop dev questions held, per dataset (HotpotQA, 2WikiMultiHopQA, MuSiQue)",
         re.compile(
-            rf"(?P<n0>{_N}) HotpotQA,? (?P<n1>{_N}) 2WikiMultiHopQA,? and (?P<n2>{_N}) MuSiQue"
+            # not the questions a build's runs used (a profile's sample): "used 40 HotpotQA, ..."
+            rf"(?<!used )(?<![\d,.])(?P<n0>{_N}) HotpotQA,? (?P<n1>{_N}) 2WikiMultiHopQA,? and "
+            rf"(?P<n2>{_N}) MuSiQue"
             r"(?: two-hop dev)? questions"
         ),
     ),
     Quantity(
         "statements of the paper's abstract",
-        re.compile(rf"the (?P<n>{_N}) statements? of the paper's abstract"),
+        re.compile(rf"the (?P<n>{_N}) statements? of the paper['’]s abstract"),
     ),
     Quantity(
         "rows of the chart that are questions of ours",

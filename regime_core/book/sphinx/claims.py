@@ -415,7 +415,9 @@ class ClaimTextRole(SphinxRole):
             warn_problem(self.env, f"claim {self.text!r}", err, self.get_location())
             return [nodes.literal(self.rawtext, self.text)], []
         if self.kind == "verdict":
-            node = nodes.strong(self.rawtext, judged.judgement.words, classes=["regime-verdict"])
+            node = nodes.strong(
+                self.rawtext, judged.judgement.plain_words, classes=["regime-verdict"]
+            )
             return [node], []
         text = (
             claim_sentence(judged) if self.kind == "claim" else robustness_phrase(judged.robustness)
