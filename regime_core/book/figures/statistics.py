@@ -99,9 +99,9 @@ def interval_coverage(
             ax.plot([i], [row["minimum"]], marker, markerfacecolor="none", markeredgecolor=colour,
                     markersize=7)  # fmt: skip
             ax.annotate(f"{row['mean']:.1%}", (i, row["mean"]), xytext=(6, 0),
-                        textcoords="offset points", va="center", fontsize=8)  # fmt: skip
+                        textcoords="offset points", va="center", fontsize=11)  # fmt: skip
             ax.annotate(f"{row['minimum']:.1%}", (i, row["minimum"]), xytext=(6, 0),
-                        textcoords="offset points", va="center", fontsize=8)  # fmt: skip
+                        textcoords="offset points", va="center", fontsize=11)  # fmt: skip
         ax.axhline(confidence, color=PALETTE[7], linewidth=1.0)
         ax.set_xscale("linear")
         ax.set_xlim(-0.5, len(methods) - 0.2)
