@@ -211,20 +211,24 @@ _HEADER = """\
 
 
 def dump_expected(expected: Sequence[Expected], profile: str = EXPECTED_PROFILE) -> str:
-    """The text of ``expected_numbers.yml``: per run, ``key: [value, tolerance]``."""
+    """The text of ``expected_numbers.yml``: per run, ``key: value`` where the tolerance is the
+    one :func:`tolerance_for` gives, else ``key: [value, tolerance]``."""
     rules = "\n".join(
         f"#   {name:<5} {tol:<7g} {what}\n#                 why: {why}"
         for name, what, tol, why in TOLERANCE_RULES
     )
-    # one `"key": [value, tolerance]` per line (JSON is YAML) keeps diffs readable
+    # one `"key": value` per line (JSON is YAML) keeps diffs readable
     lines = [f"schema: {EXPECTED_SCHEMA}", f"profile: {profile}", "runs:"]
     run = None
     for item in expected:
         if item.run != run:
             run = item.run
-            lines.append(f"  {json.dumps(run)}:")
-        pair = f"[{_yaml_scalar(item.value)}, {_yaml_scalar(item.tolerance)}]"
-        lines.append(f"    {json.dumps(item.key, ensure_ascii=False)}: {pair}")
+            lines.append(f" {json.dumps(run)}:")  # one space a level: the file stays small
+        # the tolerance its rule gives is not written again (it follows from the value's type)
+        entry = _yaml_scalar(item.value)
+        if item.tolerance != tolerance_for(item.key, item.value):
+            entry = f"[{entry}, {_yaml_scalar(item.tolerance)}]"
+        lines.append(f"  {json.dumps(item.key, ensure_ascii=False)}: {entry}")
     levels = " or ".join(f"`{level}`" for level in sorted(TIMING_LEVELS))
     header = _HEADER.format(profile=profile, rules=rules, levels=levels, suffix=TIMING_SUFFIX)
     return header + "\n".join(lines) + "\n"
@@ -275,8 +279,10 @@ def load_expected(path: Path | str | None = None) -> list[Expected]:
                     f"{where}: the key is a timing of the machine (is_timing_key), which is "
                     "never frozen; refreeze with `regime expected freeze`"
                 )
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise ValueError(f"{where}: expected [value, tolerance]")
+            if not isinstance(pair, list):  # a bare value: the tolerance of its rule
+                pair = [pair, tolerance_for(key, pair)]
+            if len(pair) != 2:
+                raise ValueError(f"{where}: expected a value or [value, tolerance]")
             value, tolerance = pair
             if (
                 isinstance(tolerance, bool)
