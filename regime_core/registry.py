@@ -492,7 +492,9 @@ def start(run_id: str, namespace: Mapping[str, Any]) -> NotebookRun:
     config = run.config.from_parameters(**parameters)
     chosen = parameters.get("output_dir")
     if chosen is None:  # run by hand: the variant's own folder, named by all it reads
-        inputs = run.inputs(parameters, work)
+        # with the notebook's defaults under what was passed, as `regime reproduce --set` does:
+        # the same parameters name the same folder whether or not a default was spelled out
+        inputs = run.inputs({**notebook_defaults(run.notebook), **parameters}, work)
         output_dir = paths.variant_dir(run.id, variant_hash(config.config_hash(), inputs), work)
         output_dir.mkdir(parents=True, exist_ok=True)
         default = {**notebook_defaults(run.notebook), **run.spec.parameters_for(DEFAULT_PROFILE)}

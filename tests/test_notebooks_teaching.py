@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 
 from regime_core.registry import RUNS
+from regime_core.runner.declarations import notebook_defaults
+from regime_core.runner.identity import variant_hash
 from regime_core.runner.records import get_number, load_record
 
 pytestmark = pytest.mark.slow
@@ -113,7 +115,11 @@ def test_a_notebook_run_by_hand_writes_its_variant_s_folder(tmp_path: Path) -> N
         progress_bar=False,
     )
     config = RUNS["exercises"].config.from_parameters(**parameters)
-    folder = paths.variant_dir("exercises", config.config_hash(), tmp_path / "work")
+    defaults = notebook_defaults(notebook)
+    inputs = RUNS["exercises"].inputs({**defaults, **parameters}, tmp_path / "work")
+    folder = paths.variant_dir(
+        "exercises", variant_hash(config.config_hash(), inputs), tmp_path / "work"
+    )
     record = load_record(folder)
     assert record["config_hash"] == config.config_hash() and record["name"] == "exercises"
     assert not (notebook.parent / "_output").exists() and not (notebook.parent / "results").exists()

@@ -17,7 +17,13 @@ from regime_core import paths
 from regime_core.book import figures, tables
 from regime_core.paper import load_claims
 from regime_core.registry import RUNS, Run, start
-from regime_core.runner.declarations import PROFILES, load_declarations, notebook_parameters
+from regime_core.runner.declarations import (
+    PROFILES,
+    load_declarations,
+    notebook_defaults,
+    notebook_parameters,
+)
+from regime_core.runner.identity import variant_hash
 from regime_core.runner.records import load_record
 
 NOTEBOOKS = sorted((paths.REPO_ROOT / "notebooks").glob("*.ipynb"))
@@ -192,15 +198,19 @@ def test_an_entry_naming_no_config_class_is_an_error(config: str, error: str) ->
 
 
 def test_a_notebook_run_by_hand_writes_into_its_variant_s_own_folder(tmp_path: Path) -> None:
-    """output_dir None (every notebook's default): <work>/variants/<run>/<config hash>, so a
-    variant overwrites neither the default record nor another variant."""
+    """output_dir None (every notebook's default): <work>/variants/<run>/<variant hash>, so a
+    variant overwrites neither the default record nor another variant, and a default spelled
+    out names the same folder as the default left out."""
     base = {"output_dir": None, "work_dir": str(tmp_path)}
     default = start("exercises", base)
     seeded = start("exercises", {**base, "seed": 3})
-    assert default.output_dir == tmp_path / "variants" / "exercises" / default.config.config_hash()
-    assert seeded.output_dir == paths.variant_dir(
-        "exercises", seeded.config.config_hash(), tmp_path
+    inputs = RUNS["exercises"].inputs(
+        {**notebook_defaults(RUNS["exercises"].notebook), "seed": 3}, tmp_path
     )
+    assert seeded.output_dir == paths.variant_dir(
+        "exercises", variant_hash(seeded.config.config_hash(), inputs), tmp_path
+    )
+    assert start("exercises", {**base, "my_predictions": None}).output_dir == default.output_dir
     assert seeded.output_dir != default.output_dir and seeded.output_dir.is_dir()
     assert start("exercises", {**base, "seed": 3}).output_dir == seeded.output_dir
     with pytest.raises(ValueError, match="output_dir is empty"):
