@@ -124,13 +124,15 @@ def run_train(args: argparse.Namespace) -> int:
         save_trained_router,
         train_router,
     )
+    from regime_core.integrity import check_writable
     from regime_core.router.model import default_router_path
 
     started = time.perf_counter()
+    out = args.out if args.out is not None else default_router_path()
+    check_writable(out, "--out")  # refused before minutes of training, not after them
     cfg = RouterConfig()
     prepared = prepare_missing((cfg.dataset,), args.work, args.data_dir)
     result = train_router(cfg, Context(work=args.work))
-    out = args.out if args.out is not None else default_router_path()
     path = save_trained_router(result, out)
     seconds = time.perf_counter() - started
     c = result.outcome.comparison("routed_vs_q")
