@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from regime_core.paper import load_claims
+from regime_core.paper import Claim, load_claims
 from regime_core.runner import expected
 from regime_core.runner.claim_record import claim_values, judge_values, paper_text
 from regime_core.runner.expected import (
@@ -70,19 +70,69 @@ def test_compare_lists_every_drifted_key() -> None:
 def test_freeze_dump_and_load_round_trip(tmp_path: Path) -> None:
     records = {
         "data_regimes": _record({"split": "dev", "prepared": {"hotpotqa": {"two_hop": 685}}}),
-        "t2": _record({"cells": {"P1-P2+": {"diff": 0.1282051282051282, "ok": False}}}),
+        "t2": _record({"cells": {"P1-P2+": {"diff": 0.1282051282051282, "ok": False}}, "k": 5}),
     }
-    frozen = freeze(records)
+    frozen = freeze(records, [_claim("t2", {"holds": "cells.P1-P2+.ok"})])
     assert [(e.run, e.key) for e in frozen] == [
         ("data_regimes", "split"),
-        ("data_regimes", "prepared.hotpotqa.two_hop"),
-        ("t2", "cells.P1-P2+.diff"),
-        ("t2", "cells.P1-P2+.ok"),
+        ("t2", "cells.P1-P2+.ok"),  # three levels deep: frozen because a claim names it
+        ("t2", "k"),
     ]
     path = tmp_path / "expected.yml"
     path.write_text(dump_expected(frozen), encoding="utf-8")
     assert load_expected(path) == frozen  # floats survive the text exactly
     assert compare(load_expected(path), records) == []
+
+
+def _claim(run: str, ours: dict[str, Any], **fields: Any) -> Claim:
+    return Claim("c", "a claim", "abstract", "holds", {"statement": "s"}, run, ours, **fields)
+
+
+def test_freeze_keeps_what_claims_name_and_each_runs_first_levels() -> None:
+    comparison = {"diff": 0.1, "ci_lo": 0.0, "ci_hi": 0.2, "p_value": 0.04, "power": 0.3}
+    cells = {d: {"hit_q": 0.5, "hit_union": 0.6, "n": 40} for d in ("hotpotqa", "musique")}
+    records = {
+        "t2": _record({"n": 80, "fit": {"c": 0.6, "deep": {"x": 1}}, "cells": cells}),
+        "abl": _record({"sweep": {"0p50": {"vs_q": comparison}, "1p00": {"vs_q": comparison}}}),
+    }
+    claim = _claim(
+        "t2",
+        {"holds": "cells.hotpotqa.n"},
+        computed_on="{config.k} on {numbers.fit.deep.x}",
+        diagnosis=(
+            {"factor": "α", "run": "abl", "node": "sweep.{value}.vs_q", "values": {"½": "0p50"}},
+            {"factor": "pool", "run": "abl", "label": "corpus", "node": "pools.corpus.vs_q"},
+        ),
+        why=(
+            {
+                "each": {"MuSiQue": "musique"},
+                "when": ["cells.{value}.hit_q", "<", "paper.value"],
+                "text": "{numbers.cells.{value}.hit_union|frac} {abl:numbers.sweep.1p00.vs_q.n}",
+            },
+        ),
+    )
+    named = expected.claimed_keys([claim], records)
+    assert named == {
+        ("t2", "cells.hotpotqa.n"),
+        ("t2", "fit.deep.x"),
+        ("abl", "sweep.0p50.vs_q.diff"),
+        ("abl", "sweep.0p50.vs_q.ci_lo"),
+        ("abl", "sweep.0p50.vs_q.ci_hi"),
+        ("abl", "sweep.0p50.vs_q.p_value"),
+        ("t2", "cells.musique.hit_q"),
+        ("t2", "cells.musique.hit_union"),
+        ("abl", "sweep.1p00.vs_q.n"),  # absent from the record: named, never frozen
+    }
+    frozen = [(e.run, e.key) for e in freeze(records, [claim])]
+    assert frozen == [
+        ("t2", "n"),
+        ("t2", "fit.c"),  # two levels deep: frozen without a claim
+        ("t2", "fit.deep.x"),
+        ("t2", "cells.hotpotqa.n"),
+        ("t2", "cells.musique.hit_q"),
+        ("t2", "cells.musique.hit_union"),
+        *(("abl", f"sweep.0p50.vs_q.{k}") for k in ("diff", "ci_lo", "ci_hi", "p_value")),
+    ]
 
 
 def _latency_record() -> dict[str, Any]:
@@ -115,8 +165,6 @@ def test_timings_are_never_frozen_by_a_stated_key_rule() -> None:
         "n_total",
         "javascript_measured",
         "warm_passes",
-        "samples.musique.n",
-        "samples.musique.ids_hash",
         "fit.n",
     ]
     # the rule: a level `timings` or `machine`, or a last level `seconds` / `*_seconds`
