@@ -91,7 +91,9 @@ test-all: install
 test-numeric: install
 	$(BIN)/python -m pytest -m numeric $(PYTEST_FLAGS)
 
-# Refreeze the quick profile's numbers after an intended change (then review the diff).
+# Refreeze the quick profile's numbers after an intended change (then review the diff): every number
+# a claim names and each run's first two levels (regime_core.runner.expected.freeze); the tests'
+# invariants check the rest.
 expected: install
 	$(BIN)/regime data prepare --data-dir "$(REGIME_DATA_DIR)" --work _build/quick
 	$(BIN)/regime reproduce --profile quick --work _build/quick

@@ -1,7 +1,8 @@
 """regime expected freeze|check [--work DIR]: our quick-profile numbers, frozen and checked.
 
-freeze writes every number of the records of the runs declared in reproduce.yml (under
-<work>/results) into expected_numbers.yml, each with its absolute tolerance; run it after
+freeze writes the numbers of the records of the runs declared in reproduce.yml (under
+<work>/results) that a claim of paper_claims.yml names, and each run's first two levels, into
+expected_numbers.yml, each with its absolute tolerance; run it after
 regime reproduce --profile quick --work DIR and an intended change, then review the diff.
 check lists every frozen number that the records do not reproduce within its tolerance and
 exits 1 if there is one. With --json one JSON object is printed:
@@ -37,7 +38,7 @@ def register(subparsers: Any) -> None:
         ("--declarations", "reproduce.yml whose runs count (default: the repository's)", None),
     )
     for name, func, help_text in (
-        ("freeze", freeze, "write the records' numbers into the expected-numbers file"),
+        ("freeze", freeze, "write what claims name and each run's first levels to the file"),
         ("check", check, "list every frozen number the records do not reproduce"),
     ):
         add_subcommand(actions, name, func, help=help_text, description=help_text, files=files)

@@ -131,7 +131,9 @@ def _filled(keys: Any, value: str) -> Any:
     return str(keys).replace("{value}", value)
 
 
-def _specs(entry: Mapping[str, Any]) -> list[tuple[str, str | None, Mapping[str, Any] | None]]:
+def alternative_specs(
+    entry: Mapping[str, Any],
+) -> list[tuple[str, str | None, Mapping[str, Any] | None]]:
     """``(label, node, ours)`` of every alternative one ``diagnosis`` entry names."""
     if "values" in entry:
         return [
@@ -164,7 +166,7 @@ def diagnose(
     for entry in claim.diagnosis:
         run = str(entry["run"])
         record = records[run]
-        for label, node, ours in _specs(entry):
+        for label, node, ours in alternative_specs(entry):
             try:
                 keys = dict(ours) if ours is not None else node_keys(record, str(node))
                 values = claim_values(replace(claim, ours=keys, run=run), record)

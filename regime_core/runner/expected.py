@@ -10,9 +10,15 @@ never typed::
 and ``regime expected check --work W`` (or ``tests/test_runner_expected.py``) lists every key
 that drifted out of its tolerance.
 
-Timings are never frozen (:func:`is_timing_key`): a duration measured on this machine, and the
-description of the machine, change from one run to the next on the same inputs, so no tolerance
-could tell drift from another machine or a busier one. Every other number is frozen.
+What is frozen (:func:`freeze`): every number a claim of ``paper_claims.yml`` names
+(:func:`claimed_keys`), and every number in a run's first :data:`FROZEN_LEVELS` levels (what it
+ran with, its counts and its summaries). The deeper detail (each cell, setting and arm) is checked
+by invariants instead (``tests/test_runner_expected.py``: an interval holds its estimate, shares
+lie in [0, 1] and those of a partition sum to one, oracle ≥ routed ≥ the worse arm, counts are
+whole, p-values lie in [0, 1] and a Holm p is no smaller than its raw p). Timings are never
+frozen (:func:`is_timing_key`): a duration measured on this machine, and the description of the
+machine, change from one run to the next on the same inputs, so no tolerance could tell drift
+from another machine or a busier one.
 
 The paper's numbers are not here: they are in ``paper_claims.yml`` (:mod:`regime_core.paper`),
 judged by :mod:`regime_core.runner.judge`.
@@ -23,16 +29,18 @@ judged by :mod:`regime_core.runner.judge`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.paper import read_yaml
+from regime_core.paper import WHY_FIELD, WHY_KEY, Claim, load_claims, read_yaml
 from regime_core.runner.declarations import load_declarations
+from regime_core.runner.diagnosis import alternative_specs, node_keys
 from regime_core.runner.records import (
     Record,
     Scalar,
@@ -65,6 +73,10 @@ TOLERANCE_RULES: tuple[tuple[str, str, float, str], ...] = (
     ),
 )
 
+
+FROZEN_LEVELS = 2
+"""a run's numbers this many levels deep or less (a dotted key with at most one dot: ``split``,
+``train.n``, ``summary.cells_fitted``) are frozen whether or not a claim names them"""
 
 TIMING_LEVELS: frozenset[str] = frozenset({"timings", "machine"})
 """record levels whose numbers are timings or describe the machine (never frozen): the latency
@@ -174,13 +186,78 @@ def compare(expected: Sequence[Expected], records: Mapping[str, Mapping[str, Any
     return drifts
 
 
-def freeze(records: Mapping[str, Mapping[str, Any]]) -> list[Expected]:
-    """Every leaf of every record's numbers but the timings (:func:`is_timing_key`), with its
-    tolerance (runs and keys in record order)."""
+def _record_keys(node: Any) -> Iterator[str]:
+    """The record keys a claim's ``ours`` (or a diagnosis alternative's) names: its text leaves
+    at any depth but ``run``."""
+    if isinstance(node, Mapping):
+        for field, value in node.items():
+            if field != "run":
+                yield from _record_keys(value)
+    else:
+        yield str(node)
+
+
+def claimed_keys(
+    claims: Sequence[Claim], records: Mapping[str, Mapping[str, Any]]
+) -> set[tuple[str, str]]:
+    """Every ``(run, dotted key)`` a claim names, as the claims file writes it: the keys of its
+    ``ours``, the ``{numbers.KEY}`` of its ``computed_on``, the keys of each ``diagnosis``
+    alternative (its ``ours``, or the comparison fields of its ``node`` in ``records``:
+    :func:`~regime_core.runner.diagnosis.node_keys`) and every ``{[RUN:]numbers.KEY}`` field and
+    ``when`` key of its ``why``, ``{value}`` filled by each of ``each``. A node its run's record
+    lacks (a setting the profile does not run) names nothing."""
+    keys: set[tuple[str, str]] = set()
+    for claim in claims:
+        keys.update((claim.run, key) for key in _record_keys(claim.ours))
+        keys.update(
+            (claim.run, m.group("key"))
+            for m in WHY_FIELD.finditer(claim.computed_on)
+            if m.group("source") == "numbers"
+        )
+        for entry in claim.diagnosis:
+            run, body = str(entry["run"]), records.get(str(entry["run"]))
+            for _, node, ours in alternative_specs(entry):
+                if ours is not None:
+                    keys.update((run, key) for key in _record_keys(ours))
+                elif body is not None:
+                    record = body if isinstance(body, Record) else Record(body)
+                    with contextlib.suppress(KeyError):  # a setting the profile did not run
+                        keys.update((run, key) for key in node_keys(record, str(node)).values())
+        for entry in claim.why:
+            run = str(entry.get("run", claim.run))
+            for value in (entry.get("each") or {"": ""}).values():
+                texts = [str(entry.get(f, "")) for f in ("text", "lead", "none")]
+                for text in (t.replace("{value}", str(value)) for t in texts):
+                    keys.update(
+                        (m.group("run") or run, m.group("key"))
+                        for m in WHY_FIELD.finditer(text)
+                        if m.group("source") == "numbers"
+                    )
+                for key in (
+                    str(k).replace("{value}", str(value)) for k in (entry.get("when") or [])[::2]
+                ):
+                    found = WHY_KEY.match(key)
+                    if found and (found.group("run") or not key.startswith("paper.")):
+                        keys.add((found.group("run") or run, found.group("key")))
+    return keys
+
+
+def freeze(
+    records: Mapping[str, Mapping[str, Any]], claims: Sequence[Claim] = ()
+) -> list[Expected]:
+    """The golden numbers of ``records`` with their tolerances, runs and keys in record order.
+
+    The rule: a number is frozen when a claim of ``claims`` names it (:func:`claimed_keys`) or
+    it lies in its run's first :data:`FROZEN_LEVELS` levels (the run's settings, counts and
+    summaries), and it is no timing (:func:`is_timing_key`). It reads the claims and the
+    records' shape, never their values; invariants check the numbers left out."""
+    named = claimed_keys(claims, records)
     frozen: list[Expected] = []
     for run, record in records.items():
         for key in iter_number_keys(record["numbers"]):
             if is_timing_key(key):
+                continue
+            if key.count(".") >= FROZEN_LEVELS and (run, key) not in named:
                 continue
             value = get_number(record, key)
             frozen.append(Expected(run, key, value, tolerance_for(key, value)))
@@ -202,6 +279,8 @@ _HEADER = """\
 # GENERATED; do not edit by hand. Regenerate after an intended change:
 #   regime data prepare --work W && regime reproduce --profile {profile} --work W
 #   regime expected freeze --work W
+# Frozen (regime_core.runner.expected.freeze): every number a claim of paper_claims.yml names,
+# and each run's numbers at most {frozen} levels deep; invariants check the rest.
 # tests/test_runner_expected.py reruns the profile and lists every number out of tolerance.
 # Absolute tolerances (regime_core.runner.expected.TOLERANCE_RULES; text, booleans: equal):
 {rules}
@@ -230,7 +309,13 @@ def dump_expected(expected: Sequence[Expected], profile: str = EXPECTED_PROFILE)
             entry = f"[{entry}, {_yaml_scalar(item.tolerance)}]"
         lines.append(f"  {json.dumps(item.key, ensure_ascii=False)}: {entry}")
     levels = " or ".join(f"`{level}`" for level in sorted(TIMING_LEVELS))
-    header = _HEADER.format(profile=profile, rules=rules, levels=levels, suffix=TIMING_SUFFIX)
+    header = _HEADER.format(
+        profile=profile,
+        rules=rules,
+        levels=levels,
+        suffix=TIMING_SUFFIX,
+        frozen=FROZEN_LEVELS,
+    )
     return header + "\n".join(lines) + "\n"
 
 
@@ -321,8 +406,9 @@ def freeze_work(
     file: Path | str = EXPECTED_NUMBERS_FILE,
     declarations: Path | str | None = None,
 ) -> tuple[list[Expected], int]:
-    """Freeze every number of every declared run's record under ``work`` into ``file``: the
-    frozen numbers and the count of runs. ``FileNotFoundError`` names the runs without a record."""
+    """Freeze the numbers :func:`freeze` selects from every declared run's record under ``work``
+    into ``file``: the frozen numbers and the count of runs. ``FileNotFoundError`` names the
+    runs without a record."""
     run_ids, records = declared_records(work, declarations)
     missing = [r for r in run_ids if r not in records]
     if missing:
@@ -331,7 +417,7 @@ def freeze_work(
             + ("" if work is None else f" --work {work}")
             + "` first"
         )
-    frozen = freeze(records)
+    frozen = freeze(records, load_claims())
     atomic_write_text(Path(file), dump_expected(frozen))
     return frozen, len(records)
 
