@@ -421,7 +421,7 @@ LAYOUT_SCRIPT = """(() => {
 
 
 def _layout_at(chromium: str, html: Path, page: str, width: int) -> dict[str, Any]:
-    from regime_core.book.browser import launch, open_tab, serve
+    from tools.bookcheck.browser import launch, open_tab, serve
 
     with serve(html) as base, launch(chromium) as browser:
         tab = open_tab(browser, width, 800)
@@ -436,7 +436,7 @@ def test_the_chart_and_the_tables_reflow_on_a_phone(
     """In Chromium: at 390 px the label sits above the track, which takes the width, and the
     verdict table is a card per claim, with no overflow; at 1366 px the label sits beside the
     track and the verdict table is a table."""
-    from regime_core.book.browser import check_in_browser
+    from tools.bookcheck.browser import check_in_browser
 
     _, html = built_book
     page = "book/claims_demo.html"
