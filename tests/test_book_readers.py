@@ -75,7 +75,7 @@ def test_every_page_is_judged_and_its_screenshot_saved(
         with Image.open(view.screenshot) as image:  # reads the header only
             assert (image.format, image.width) == ("PNG", width), view.page
             assert image.height >= 600, view.page
-        # a blank page compresses to a few kB (tests/test_book_browser.py decodes the pixels)
+        # a blank page compresses to a few kB (tests/test_bookcheck_browser.py decodes the pixels)
         assert view.screenshot.stat().st_size > 8000, f"{view.screenshot} looks blank"
     assert (readers.screenshots / "report.json").is_file()
 

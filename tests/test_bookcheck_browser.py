@@ -52,7 +52,7 @@ def test_each_bad_page_shows_its_kind_and_the_good_pages_nothing(report: Browser
         ("nomathjax.html", "math"),
         ("script.html", "console"),  # the second declaration throws
         ("link.html", "console"),  # its missing image fails to load
-        ("markup.html", "raw-markup"),  # as the HTML check finds it (tests/test_book_check.py)
+        ("markup.html", "raw-markup"),  # as the HTML check finds it (tests/test_bookcheck_check.py)
     }
 
 
