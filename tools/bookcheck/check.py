@@ -34,9 +34,7 @@ rendered from).
 
 Everything here is a pure function of the files it is given (BeautifulSoup parses the pages;
 it comes with the book's theme). The browser checks (overflow on a phone, unrendered maths)
-are in :mod:`tools.bookcheck.browser`. A notebook's stderr output box is not looked for here: the
-build fails on one (myst-nb's ``nb_output_stderr``, ``execute.stderr_output: error`` in
-``_config.yml``).
+are in :mod:`tools.bookcheck.browser`; a stderr box fails the build (:mod:`tools.bookcheck`).
 """
 
 from __future__ import annotations
