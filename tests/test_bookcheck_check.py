@@ -303,3 +303,12 @@ def test_a_script_declared_twice() -> None:
     assert find_duplicate_scripts(_soup(once)) == []
     twice = once + '<script src="a.js"></script><script>var  a = 1;</script>'
     assert len(find_duplicate_scripts(_soup(twice))) == 2
+
+
+def test_the_caption_words_doctest_passes() -> None:
+    import doctest
+
+    from tools.bookcheck import prose
+
+    result = doctest.testmod(prose)
+    assert result.attempted >= 1 and result.failed == 0
