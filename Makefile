@@ -21,7 +21,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 # renders PNG bytes, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
-.PHONY: install torch data reproduce book test test-slow test-all test-numeric expected lint format clean
+.PHONY: install torch data reproduce book book-check test test-slow test-all test-numeric expected lint format clean
 
 install: $(STAMP)
 
@@ -66,6 +66,11 @@ reproduce: data
 
 book: reproduce
 	$(BIN)/regime book
+
+# The built book as its readers meet it (tools/bookcheck, run from the checkout, not shipped):
+# every page's HTML, then each page in the system's headless Chromium at four widths.
+book-check: install
+	$(BIN)/python -m tools.bookcheck --browser
 
 # Two tiers of tests. The default tier (`make test`): every test not marked `slow` (unit tests on
 # fixtures, the toy world, the real-data checks that need no notebook run). The slow tier: the

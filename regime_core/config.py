@@ -181,20 +181,6 @@ ORACLE_DATASET: str = "2wikimultihopqa"
 reading)
 """
 
-# --- the book as read (regime_core.book.browser) ------------------------------------------------
-READER_WIDTHS: tuple[int, ...] = (390, 768, 1366, 1920)
-"""the viewport widths, in CSS px, at which the browser check reads every page of the book: a
-phone, a tablet, a laptop and a desktop"""
-MIN_FIGURE_TEXT_PX: float = 9.0
-"""the smallest text a figure may show on any page at any of the reader widths, in CSS px"""
-LANDING_MAX_WORDS: int = 900
-"""the landing page's budget of words, read in its article at a laptop's width: its prose and
-captions (a figure's own labels, drawn in HTML like the verdict chart's or in an image, are not
-prose)
-"""
-LANDING_MAX_HEIGHT_PX: dict[int, int] = {1366: 5000, 390: 9000}
-"""the landing page's budget of height, in CSS px, at a laptop's and a phone's width"""
-
 
 class ConfigMixin:
     """Mixin for frozen dataclass configs: a canonical dict, a stable hash, validation hooks.

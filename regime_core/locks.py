@@ -1,4 +1,13 @@
-"""Directory locks: a writer holds a directory exclusively, readers share it (``flock``)."""
+"""Directory locks: a writer holds a directory exclusively, readers share it (``flock``).
+
+Written here rather than taken from ``filelock`` (which torch and huggingface_hub bring): its
+native lock (``FileLock``) is exclusive only, and readers here share; its reader/writer lock
+(``ReadWriteLock``) is an SQLite database with journal files beside it in the work directory, needs
+write access where a reader of a read-only directory must read without a lock, and raises on a
+shared hold inside an exclusive one, which :func:`directory_lock` allows (a writer reading what it
+wrote). The handoff to child processes (:data:`LOCK_HELD_VARIABLE`) and ``on_wait`` would be
+ours either way.
+"""
 
 from __future__ import annotations
 

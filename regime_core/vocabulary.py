@@ -4,7 +4,7 @@ glossary entries generated from them (the ``regime-statistics-glossary`` directi
 
 Every page that names a method, a test or an interval's level takes the words from here, so a page
 cannot call an interval by a method its record was not computed with, nor give it a level it does
-not have (:func:`label_problems` finds either in a page's text).
+not have (the book's checks find either in a page's text: ``tools/bookcheck/prose.py``).
 
 >>> interval_label(0.95)
 '95% CI'
@@ -13,9 +13,6 @@ not have (:func:`label_problems` finds either in a page's text).
 """
 
 from __future__ import annotations
-
-import re
-from collections.abc import Iterable
 
 from regime_core.config import CONFIDENCE, CONTINUITY_CORRECTION
 
@@ -110,32 +107,3 @@ def method_name(ci_method: str) -> str:
     if ci_method not in INTERVAL_NAMES:
         raise ValueError(f"ci_method: unknown {ci_method!r}; known: {', '.join(INTERVAL_NAMES)}")
     return INTERVAL_NAMES[ci_method]
-
-
-_LEVEL_LABEL = re.compile(r"(\d+(?:\.\d+)?)% (CI|Holm-level interval)")
-
-
-def label_problems(
-    text: str, *, methods: Iterable[str], holm_levels: Iterable[float] = ()
-) -> list[str]:
-    """What is wrong with the interval labels of a page's ``text``: a method named that none of
-    the records it shows was computed with (``methods``: their ``ci_method`` values), a CI at a
-    level other than the book's confidence, or a Holm-level interval at a level none of its
-    comparisons has (``holm_levels``: the confidences of its Holm-level intervals)."""
-    problems = []
-    used = set(methods)
-    for key, name in INTERVAL_NAMES.items():
-        if (
-            key not in used
-            and name in text
-            and not any(INTERVAL_NAMES[u].startswith(name) for u in used if u in INTERVAL_NAMES)
-        ):
-            problems.append(f"names {name!r}, but no record shown was computed with it")
-    allowed = {interval_label(level, holm=True) for level in holm_levels}
-    for match in _LEVEL_LABEL.finditer(text):
-        label = match.group(0)
-        if match.group(2) == "CI" and label != interval_label(CONFIDENCE):
-            problems.append(f"labels an interval {label!r}; the book's CIs are {CONFIDENCE:.0%}")
-        if match.group(2) != "CI" and label not in allowed:
-            problems.append(f"labels an interval {label!r}, a level no Holm family here has")
-    return problems

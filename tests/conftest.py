@@ -87,7 +87,7 @@ def prepared_real_work(real_data_dir: Path, tmp_path_factory: pytest.TempPathFac
 def chromium() -> str:
     """The Chromium executable; tests using it are skipped without one, unless
     REGIME_REQUIRE_CHROMIUM=1 (CI sets it), when they fail."""
-    from regime_core.book.browser import find_chromium
+    from tools.bookcheck.browser import find_chromium
 
     found = find_chromium()
     if found is None:

@@ -421,7 +421,7 @@ LAYOUT_SCRIPT = """(() => {
 
 
 def _layout_at(chromium: str, html: Path, page: str, width: int) -> dict[str, Any]:
-    from regime_core.book.browser import launch, open_tab, serve
+    from tools.bookcheck.browser import launch, open_tab, serve
 
     with serve(html) as base, launch(chromium) as browser:
         tab = open_tab(browser, width, 800)
@@ -436,7 +436,7 @@ def test_the_chart_and_the_tables_reflow_on_a_phone(
     """In Chromium: at 390 px the label sits above the track, which takes the width, and the
     verdict table is a card per claim, with no overflow; at 1366 px the label sits beside the
     track and the verdict table is a table."""
-    from regime_core.book.browser import check_in_browser
+    from tools.bookcheck.browser import check_in_browser
 
     _, html = built_book
     page = "book/claims_demo.html"
@@ -563,6 +563,29 @@ def test_a_non_strict_build_leaves_no_strict_build_passing(tmp_path: Path) -> No
     assert len(_read_every_page_lines(strict.log)) == 1
     warnings = "\n".join(strict.warnings())
     assert "fit.slop" in warnings and "regime_core.no_such_function" in warnings
+
+
+@pytest.mark.slow
+def test_a_notebook_output_on_stderr_fails_the_build(tmp_path: Path) -> None:
+    """myst-nb's ``stderr_output: error`` (``_config.yml``): a stderr box, even an empty one, is
+    an error of the build naming its page, so the book's checks need not look for one."""
+    import nbformat
+
+    root, work = _one_page_book(tmp_path)
+    notebook = nbformat.v4.new_notebook(
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}, "language_info": {"name": "python"}},
+    )  # fmt: skip
+    cell = nbformat.v4.new_code_cell("import sys\nsys.stderr.write('')")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text="")]
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Noisy"), cell]
+    nbformat.write(notebook, root / "book" / "noisy.ipynb")
+    toc = "format: jb-book\nroot: book/slope\nchapters:\n  - file: book/noisy\n"
+    (root / "_toc.yml").write_text(toc, encoding="utf-8")
+    result = build_book(root, work=work)
+    assert not result.ok
+    stderr = [w for w in result.warnings() if "stderr was found" in w]
+    assert len(stderr) == 1 and "noisy.ipynb" in stderr[0], result.warnings()
 
 
 def _executed_page(work: Path, run_id: str, text: str) -> None:

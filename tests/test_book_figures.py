@@ -16,6 +16,7 @@ import pytest
 
 from regime_core import paths
 from regime_core.book import figures
+from tools.bookcheck.prose import caption_problems
 
 matplotlib.use("Agg")
 
@@ -152,7 +153,7 @@ def test_ablation_figures() -> None:
     )  # fmt: skip
     fig = figures.alpha_sweep(sweep, alpha=0.25)
     assert all(ax.get_ylim()[0] == 0 for ax in fig.figure.axes)
-    assert "ring" not in fig.caption and fig.caption_problems() == []
+    assert "ring" not in fig.caption and caption_problems(fig) == []
     _check(fig, "alpha_sweep")
     # one row of panels per encoder, the router's best α ringed in each panel
     per_encoder = pd.concat([sweep.assign(encoder=e) for e in ("minilm", "tfidf")])
@@ -163,7 +164,7 @@ def test_ablation_figures() -> None:
     fig = figures.alpha_sweep(per_encoder, alpha=0.25, best=best)
     assert len(fig.figure.axes) == 4
     assert "per dataset and encoder" in fig.caption and "hollow black ring" in fig.caption
-    assert fig.caption_problems() == []
+    assert caption_problems(fig) == []
     rings = [
         line
         for ax in fig.figure.axes
@@ -430,21 +431,21 @@ def test_every_figure_function_is_checked(t2: tuple[Any, pd.DataFrame, Any]) -> 
 def test_each_caption_names_only_what_its_figure_draws(t2: tuple[Any, pd.DataFrame, Any]) -> None:
     problems = {}
     for fig in _every_figure(t2):
-        if fig.caption_problems():
-            problems[fig.name] = fig.caption_problems()
+        if caption_problems(fig):
+            problems[fig.name] = caption_problems(fig)
         fig.close()
     assert problems == {}
 
 
 def test_caption_check_catches_a_colour_the_figure_does_not_draw() -> None:
     fig = figures.regime_shares(_shares())
-    assert fig.caption_problems() == []
+    assert caption_problems(fig) == []
     wrong = figures.Figure(fig.figure, fig.name, fig.caption + " Red markers are above zero.",
                            alt=fig.alt)  # fmt: skip
-    assert wrong.caption_problems() == [
+    assert caption_problems(wrong) == [
         "the caption names 'vermilion', which the figure does not draw"
     ]
-    assert figures.Figure(fig.figure, "x", fig.caption, alt="x.png").caption_problems()
+    assert caption_problems(figures.Figure(fig.figure, "x", fig.caption, alt="x.png"))
     fig.close()
 
 
@@ -515,7 +516,7 @@ def test_the_latency_figure_draws_every_timing_on_a_log_axis_with_the_bound() ->
     python_only = figures.routing_latency(_latency(javascript=False), bound=2e-3)
     assert len(python_only.figure.axes[0].get_yticklabels()) == 2
     assert "2 ms" in python_only.caption and "JavaScript" not in python_only.caption
-    assert python_only.caption_problems() == []
+    assert caption_problems(python_only) == []
     python_only.close()
 
 
@@ -594,7 +595,7 @@ def test_alpha_transfer_figure() -> None:
     # two rows of two curve panels and the ratio panel
     assert len(fig.figure.axes) == 6
     assert "c = 1.10" in fig.caption and "vermilion dashed" in fig.caption
-    assert fig.caption_problems() == []
+    assert caption_problems(fig) == []
     rings = [
         tuple(line.get_xdata())
         for ax in fig.figure.axes
@@ -616,7 +617,7 @@ def test_interval_coverage_figure() -> None:
 
     grid = coverage.coverage_grid([50, 200], [0.01, 0.05], [0.0, 0.5, 1.0])
     fig = figures.interval_coverage(grid)
-    assert fig.caption_problems() == []
+    assert caption_problems(fig) == []
     # the axis starts below the lowest coverage drawn, far down when the first interval is drawn
     lowest = grid[grid["method"].isin(["score_cc", "score"])]["coverage"].min()
     assert all(ax.get_ylim()[0] <= lowest for ax in fig.figure.axes if ax.get_visible())

@@ -242,7 +242,7 @@ def test_each_finding_reads_runs_the_registry_knows() -> None:
 
 
 def _rendered_findings(html: Path, chapter: str) -> dict[str, str]:
-    from regime_core.book.check import parse_page
+    from tools.bookcheck.check import parse_page
 
     soup = parse_page(html / f"{chapter}.html")
     out = {}

@@ -13,6 +13,7 @@ from regime_core.book import palette
 from regime_core.book.sphinx.claims import verdict_class
 from regime_core.experiments.robustness_grid import DEGENERATE, NOT_JUDGED
 from regime_core.runner.judge import VERDICTS
+from tools.bookcheck.prose import caption_problems
 
 CLAIMS_CSS = Path(palette.__file__).parent / "sphinx" / "static" / "regime-claims.css"
 
@@ -136,6 +137,6 @@ def test_a_specification_curve_colours_and_names_each_verdict_as_the_palette_doe
         for verdict in verdicts[:-1]:  # the degenerate reading has no estimate to draw
             word = figures.colour_word(palette.verdict_colour(verdict))
             assert f"{word} {verdict}" in fig.caption
-        assert fig.caption_problems() == []
+        assert caption_problems(fig) == []
     finally:
         fig.close()

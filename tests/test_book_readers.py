@@ -1,12 +1,12 @@
 """The book in a browser, as its readers meet it (issue 43): every page of the quick book
-(``quick_book`` in conftest.py) is read in headless Chromium (regime_core.book.browser) at a
-phone's, a tablet's, a laptop's and a desktop's width (regime_core.config.READER_WIDTHS), and the
+(``quick_book`` in conftest.py) is read in headless Chromium (tools.bookcheck.browser) at a
+phone's, a tablet's, a laptop's and a desktop's width (its ``WIDTHS``), and the
 screenshots it judged are saved in ``_build/screenshots`` beside the build, with ``report.json``.
 
 A page shows no table cell cut off or out of view without a hint, no figure text below
-``config.MIN_FIGURE_TEXT_PX``, no source markup as text, no horizontal overflow on a phone, no
+``MIN_FIGURE_TEXT_PX``, no source markup as text, no horizontal overflow on a phone, no
 maths left as source, no console error; the landing page keeps its budgets of words and height
-(``config.LANDING_MAX_WORDS``, ``config.LANDING_MAX_HEIGHT_PX``). Every kind is its own test, so a
+(``LANDING_MAX_WORDS``, ``LANDING_MAX_HEIGHT_PX``). Every kind is its own test, so a
 failure names what a reader would meet and where.
 
 ``REGIME_TEST_BOOK_HTML=DIR`` reads a book already built (``_build/html`` after ``regime book``)
@@ -21,9 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from regime_core import config
-from regime_core.book.browser import BROWSER_KINDS, BrowserReport, check_in_browser
-from regime_core.book.check import book_pages, format_report, redirect_target
+from tools.bookcheck.browser import (
+    BROWSER_KINDS,
+    LANDING_MAX_HEIGHT_PX,
+    WIDTHS,
+    BrowserReport,
+    check_in_browser,
+)
+from tools.bookcheck.check import book_pages, format_report, redirect_target
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
@@ -41,9 +46,7 @@ def html(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture(scope="module")
 def readers(chromium: str, html: Path) -> BrowserReport:
     started = time.perf_counter()
-    report = check_in_browser(
-        html, screenshots=html.parent / "screenshots", widths=config.READER_WIDTHS
-    )
+    report = check_in_browser(html, screenshots=html.parent / "screenshots", widths=WIDTHS)
     print(
         f"\nthe book in a browser: {time.perf_counter() - started:.0f} s "
         f"({len(report.views)} page views), screenshots in {report.screenshots}\n"
@@ -57,7 +60,7 @@ def test_no_page_shows(kind: str, readers: BrowserReport) -> None:
     assert [str(p) for p in readers.problems if p.kind == kind] == []
 
 
-@pytest.mark.parametrize("width", config.READER_WIDTHS)
+@pytest.mark.parametrize("width", WIDTHS)
 def test_every_page_is_judged_and_its_screenshot_saved(
     width: int, readers: BrowserReport, html: Path
 ) -> None:
@@ -72,7 +75,7 @@ def test_every_page_is_judged_and_its_screenshot_saved(
         with Image.open(view.screenshot) as image:  # reads the header only
             assert (image.format, image.width) == ("PNG", width), view.page
             assert image.height >= 600, view.page
-        # a blank page compresses to a few kB (tests/test_book_browser.py decodes the pixels)
+        # a blank page compresses to a few kB (tests/test_bookcheck_browser.py decodes the pixels)
         assert view.screenshot.stat().st_size > 8000, f"{view.screenshot} looks blank"
     assert (readers.screenshots / "report.json").is_file()
 
@@ -80,6 +83,6 @@ def test_every_page_is_judged_and_its_screenshot_saved(
 def test_the_landing_page_is_read_at_every_width(readers: BrowserReport) -> None:
     assert readers.landing is not None
     views = {v.width: v for v in readers.views if v.page == readers.landing}
-    assert set(views) == set(config.READER_WIDTHS)
-    assert set(config.LANDING_MAX_HEIGHT_PX) <= set(views)  # each budget is measured
+    assert set(views) == set(WIDTHS)
+    assert set(LANDING_MAX_HEIGHT_PX) <= set(views)  # each budget is measured
     assert all(v.words > 0 and v.height > 0 for v in views.values())

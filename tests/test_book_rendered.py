@@ -1,6 +1,6 @@
 """The rendered book as its readers meet it (issue 12): the book built over the quick profile's
 records (``quick_book`` in conftest.py) is checked page by page at HTML level
-(regime_core.book.check); tests/test_book_readers.py reads it in headless Chromium.
+(tools.bookcheck.check); tests/test_book_readers.py reads it in headless Chromium.
 
 Every kind of problem is its own test, so a failure names what a reader would meet and where.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from regime_core.book.check import HTML_KINDS, Problem, check_html, format_report
+from tools.bookcheck.check import HTML_KINDS, Problem, check_html, format_report
 
 pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 

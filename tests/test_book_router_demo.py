@@ -390,8 +390,8 @@ class Page:
 
 @pytest.fixture(scope="module")
 def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from regime_core.book.browser import launch, open_tab, serve
     from regime_core.book.sphinx.site import STATIC_DIR
+    from tools.bookcheck.browser import launch, open_tab, serve
 
     site = tmp_path_factory.mktemp("router_page")
     shutil.copy(ROUTER_JS, site / "router.js")

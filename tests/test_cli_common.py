@@ -59,8 +59,8 @@ def test_a_declared_command_equals_the_hand_written_registration() -> None:
 
 def test_the_regime_parser_knows_every_command() -> None:
     commands = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert {"embed", "demo", "retrieve", "verdicts", "book-check", "route"} <= set(commands)
-    assert commands["book-check"].parse_args(["--work", "w"]).work.name == "w"
+    assert {"embed", "demo", "retrieve", "verdicts", "route"} <= set(commands)
+    assert commands["verdicts"].parse_args(["--work", "w"]).work.name == "w"
 
 
 # --- issue 22: values checked where they are parsed --------------------------------------------

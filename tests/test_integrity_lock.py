@@ -212,7 +212,7 @@ def test_every_command_declares_its_lock() -> None:
     # (tests/test_runner_reproduce.py), so it shares the work directory with readers; book
     # reads under the records' lock; demo adds to the shared, content-addressed store
     for reader in (
-        ["data", "stats", "musique"], ["verdicts"], ["expected", "check"], ["book-check"],
+        ["data", "stats", "musique"], ["verdicts"], ["expected", "check"],
         ["annotate", "sample", "musique", "--out", "x.csv"], ["reproduce", "--plan"],
         ["reproduce"], ["book"], ["demo"], ["demo", "--work", "w"],
     ):  # fmt: skip

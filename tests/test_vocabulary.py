@@ -1,5 +1,6 @@
 """The statistical vocabulary (regime_core.vocabulary): labels at their level, names from one
-definition, and the check that finds a page naming a method or a level its records do not have."""
+definition, and the check that finds a page naming a method or a level its records do not have
+(tools.bookcheck.prose)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from regime_core import vocabulary
 from regime_core.runner.judge import VERDICTS
 from regime_core.runner.ours import Comparison
+from tools.bookcheck.prose import label_problems
 
 
 def test_doctests_pass() -> None:
@@ -42,13 +44,13 @@ def test_the_glossary_is_written_from_the_definitions() -> None:
 
 def test_label_problems_finds_a_wrong_method_or_level() -> None:
     ok = "+6.6 pp (95% CI +4.5 to +9.1 pp), Tango's score interval; 99.44% Holm-level interval"
-    assert vocabulary.label_problems(ok, methods=["score"], holm_levels=[1 - 0.05 / 9]) == []
+    assert label_problems(ok, methods=["score"], holm_levels=[1 - 0.05 / 9]) == []
     wrong_method = "the interval is Tango's score interval with continuity correction"
-    assert vocabulary.label_problems(wrong_method, methods=["score"])
+    assert label_problems(wrong_method, methods=["score"])
     wrong_level = "+11.3 pp (95% CI +5.0 to +17.6 pp) labelled 99% CI"
-    assert any("99% CI" in p for p in vocabulary.label_problems(wrong_level, methods=["score"]))
+    assert any("99% CI" in p for p in label_problems(wrong_level, methods=["score"]))
     holm_not_there = "a 97.50% Holm-level interval"
-    assert vocabulary.label_problems(holm_not_there, methods=["score"], holm_levels=[0.99])
+    assert label_problems(holm_not_there, methods=["score"], holm_levels=[0.99])
 
 
 #: The pages that name the book's earlier intervals on purpose: the statistics section that
@@ -65,8 +67,8 @@ PAGES_NAMING_EARLIER_METHODS: frozenset[str] = frozenset(
 def test_no_built_page_names_a_method_or_level_its_records_do_not_have(
     quick_book: Any, quick_run: Any
 ) -> None:
-    from regime_core.book.check import book_pages, parse_page, visible_text
     from regime_core.multiplicity import family_confidences
+    from tools.bookcheck.check import book_pages, parse_page, visible_text
 
     assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
     levels = [
@@ -84,9 +86,7 @@ def test_no_built_page_names_a_method_or_level_its_records_do_not_have(
         methods = (
             set(vocabulary.INTERVAL_NAMES) if page.name in PAGES_NAMING_EARLIER_METHODS else used
         )
-        found = vocabulary.label_problems(
-            visible_text(parse_page(page)), methods=methods, holm_levels=levels
-        )
+        found = label_problems(visible_text(parse_page(page)), methods=methods, holm_levels=levels)
         if found:
             problems[page.name] = found
     assert problems == {}

@@ -16,7 +16,7 @@ hold; greys, nothing to judge.
 from __future__ import annotations
 
 #: Each colour of the palette with the one name a figure's caption uses for it
-#: (:data:`regime_core.book.figures.encodings.COLOUR_WORDS`).
+#: (``COLOUR_WORDS`` of ``tools/bookcheck/prose.py``).
 COLOUR_NAMES: dict[str, str] = {
     "#0173B2": "blue",
     "#DE8F05": "orange",

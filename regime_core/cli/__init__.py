@@ -41,7 +41,6 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "annotate",
     "verdicts",
     "expected",
-    "book_check",
     "citation",
 )
 
@@ -69,7 +68,6 @@ LOCKS: dict[str, str | Callable[[Any], str]] = {
     "verdicts": "shared",
     "expected freeze": "exclusive",
     "expected check": "shared",
-    "book-check": "shared",
     "citation": "none",  # reads and writes the repository's citation files, never a work directory
 }
 _SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}

@@ -8,7 +8,7 @@ no plotting code; they call a function here, save the figure into their record's
 the notebook whatever the Matplotlib backend (the book's build sets ``MPLBACKEND=Agg``, under
 which ``plt.show()`` displays nothing). The PNG carries its alt text, caption, encodings and
 smallest text size (:meth:`Figure.text_chunks`): the book reads its alt text and caption from
-there, and ``regime book-check`` holds captions against its encodings
+there, and the book's checks (``tools/bookcheck``) hold captions against its encodings
 (:mod:`regime_core.book.figures.encodings`).
 
 The theme (:func:`use_theme`, applied by every plot function) is seaborn's ``whitegrid`` with
@@ -149,19 +149,6 @@ class Figure:
     def encodings(self) -> set[str]:
         """The colours and styles the figure draws (:func:`encodings.figure_encodings`)."""
         return encodings.figure_encodings(self.figure, COLOUR_NAMES)
-
-    def caption_problems(self) -> list[str]:
-        """What is wrong with the caption and alt text: a colour or style the caption names
-        that the figure does not draw, no alt text, or alt text that is a file name."""
-        problems = [
-            f"the caption names {word!r}, which the figure does not draw"
-            for word in sorted(encodings.unused_encodings(self.caption, self.encodings()))
-        ]
-        if not self.alt.strip():
-            problems.append("no alt text")
-        elif self.alt.strip() in (self.name, f"{self.name}.png"):
-            problems.append(f"the alt text is the file name {self.alt!r}")
-        return problems
 
     def text_chunks(self) -> dict[str, str]:
         """What the PNG carries besides the image: alt text, caption, encodings, smallest text."""

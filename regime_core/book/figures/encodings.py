@@ -1,18 +1,16 @@
-"""What a figure draws, read from its Matplotlib artists, against what its caption says it draws.
+"""What a figure draws, read from its Matplotlib artists, for its caption to be held against.
 
 A caption may name colours ("green bars"), hollow markers and dashed or dotted lines. Each of
 these is an *encoding*; :func:`figure_encodings` reads the ones a figure really uses from its
-lines, markers, bars, bands, images and legends, :func:`caption_encodings` the ones a text
-names, and :func:`unused_encodings` those a caption names that the figure does not use. The
-figures' test runs every figure function through it, and the saved PNG carries the figure's
-encodings (:data:`ENCODINGS_KEY`) so that ``regime book-check`` can hold the prose captions of
-the chapter pages against the figure they caption.
+lines, markers, bars, bands, images and legends. The saved PNG carries them
+(:data:`ENCODINGS_KEY`) with its smallest text (:data:`SMALLEST_TEXT_KEY`), so that the book's
+checks (``tools/bookcheck``, outside the package) can hold the captions of the chapter pages
+against the figure they caption and measure its text on the page.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 #: The PNG text keys of the book's figures (alt text, caption, encodings, smallest text in pt).
@@ -20,44 +18,6 @@ ALT_KEY = "Title"
 CAPTION_KEY = "Description"
 ENCODINGS_KEY = "regime-encodings"
 SMALLEST_TEXT_KEY = "regime-smallest-text-pt"
-
-_COLOURS = "sky blue, blue, orange, green, vermilion, purple, brown, pink, grey, yellow, black"
-#: How a caption may name each colour (its one name, or another word for it), and its one name.
-COLOUR_WORDS: dict[str, str] = {
-    **{colour: colour for colour in _COLOURS.split(", ")},
-    "sky-blue": "sky blue",
-    "light blue": "sky blue",
-    "light grey": "grey",
-    "dark grey": "grey",
-    "red": "vermilion",
-    "gray": "grey",
-}
-#: Marker and line styles a caption may name.
-STYLE_WORDS: dict[str, str] = {
-    "hollow": "hollow",
-    "open circle": "hollow",
-    "dashed": "dashed",
-    "dotted": "dotted",
-}
-_PHRASES = re.compile(
-    r"\b("
-    + "|".join(re.escape(w) for w in sorted({**COLOUR_WORDS, **STYLE_WORDS}, key=len, reverse=True))
-    + r")\b",
-    re.IGNORECASE,
-)
-
-
-def caption_encodings(text: str) -> set[str]:
-    """The colours and styles a caption names, by their one name.
-
-    >>> sorted(caption_encodings("Red and sky-blue markers; hollow ones on a dashed line"))
-    ['dashed', 'hollow', 'sky blue', 'vermilion']
-    """
-    found = set()
-    for match in _PHRASES.finditer(text):
-        word = match.group(1).lower()
-        found.add(COLOUR_WORDS.get(word) or STYLE_WORDS[word])
-    return found
 
 
 def _rgba(colour: Any) -> tuple[float, float, float, float] | None:
@@ -177,11 +137,6 @@ def figure_encodings(figure: Any, named: Mapping[str, str]) -> set[str]:
         if artist is not None:
             found |= _artist_encodings(artist, named)
     return found
-
-
-def unused_encodings(caption: str, drawn: Iterable[str]) -> set[str]:
-    """What ``caption`` names that the figure (whose encodings are ``drawn``) does not use."""
-    return caption_encodings(caption) - set(drawn)
 
 
 def smallest_text(figure: Any) -> float:

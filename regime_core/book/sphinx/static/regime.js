@@ -10,7 +10,7 @@
      window changes size and once the images, fonts and MathJax's typesetting are in.
 
    window.regimeReady resolves once the page has been marked after its images, its fonts and
-   MathJax's first typeset, so a check of the page (regime_core.book.browser) reads it as a
+   MathJax's first typeset, so a check of the page (tools.bookcheck.browser) reads it as a
    reader sees it. */
 (() => {
   "use strict";

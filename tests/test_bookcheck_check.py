@@ -1,4 +1,4 @@
-"""The HTML checks of the rendered book (regime_core.book.check) on small pages written for them.
+"""The HTML checks of the rendered book (tools.bookcheck.check) on small pages written for them.
 
 ``book_build`` (conftest) is a tiny build made from ``tests/fixtures``: ``good.html`` holds
 everything a careless check would flag and none of it is a problem; each other page holds one kind
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from bs4 import BeautifulSoup
 
-from regime_core.book.check import (
+from tools.bookcheck.check import (
     HTML_KINDS,
     Problem,
     book_pages,
@@ -26,7 +26,6 @@ from regime_core.book.check import (
     find_absolute_paths,
     find_leaked_markup,
     find_progress_bars,
-    find_stderr_boxes,
     find_tracebacks,
     find_warnings,
     format_report,
@@ -40,7 +39,6 @@ BAD_PAGES = {
     "traceback.html": "traceback",
     "progress.html": "progress",
     "path.html": "path",
-    "stderr.html": "stderr",
     "markup.html": "markup",
     "link.html": "link",
     "figure.html": "figure",
@@ -111,10 +109,6 @@ def test_absolute_paths_in_text_and_file_links(problems: list[Problem]) -> None:
         "link to file:///tmp/records/t2.json",
         "saved /home/ana/regime/_build/regime/results/t2/record.json",
     ]
-
-
-def test_an_empty_stderr_box_is_a_problem(problems: list[Problem]) -> None:
-    assert _details(problems, "stderr.html") == ["stderr output: (empty)"]
 
 
 def test_each_leaked_role_and_double_backticks(problems: list[Problem]) -> None:
@@ -195,11 +189,8 @@ def test_finders(finder: Any, text: str, found: bool) -> None:
     assert bool(finder(_soup(text))) is found
 
 
-def test_find_tracebacks_and_stderr_boxes_need_their_own_signs() -> None:
+def test_find_tracebacks_needs_its_own_signs() -> None:
     assert find_tracebacks(_soup("<p>Tracebacks are described here.</p>")) == []
-    assert find_stderr_boxes(_soup('<div class="output stream">ok</div>')) == []
-    box = '<div class="output stderr"><pre>oops\nmore</pre></div>'
-    assert find_stderr_boxes(_soup(box)) == ["stderr output: oops"]
 
 
 def test_notebook_figures_counts_image_outputs_and_drawing_calls() -> None:
@@ -290,7 +281,7 @@ def test_a_caption_is_held_against_what_its_figure_draws(problems: list[Problem]
 
 
 def test_placeholders_and_buttons_follow_the_repository_setting() -> None:
-    from regime_core.book.check import find_placeholder_links
+    from tools.bookcheck.check import find_placeholder_links
 
     buttons = (
         '<div class="article-header-buttons">'
@@ -306,9 +297,18 @@ def test_placeholders_and_buttons_follow_the_repository_setting() -> None:
 
 
 def test_a_script_declared_twice() -> None:
-    from regime_core.book.check import find_duplicate_scripts
+    from tools.bookcheck.check import find_duplicate_scripts
 
     once = '<script src="a.js"></script><script>var a = 1;</script>'
     assert find_duplicate_scripts(_soup(once)) == []
     twice = once + '<script src="a.js"></script><script>var  a = 1;</script>'
     assert len(find_duplicate_scripts(_soup(twice))) == 2
+
+
+def test_the_caption_words_doctest_passes() -> None:
+    import doctest
+
+    from tools.bookcheck import prose
+
+    result = doctest.testmod(prose)
+    assert result.attempted >= 1 and result.failed == 0

@@ -1,4 +1,4 @@
-"""The browser checks of the rendered book (regime_core.book.browser) in headless Chromium, on the
+"""The browser checks of the rendered book (tools.bookcheck.browser) in headless Chromium, on the
 small pages of ``book_build`` (conftest, made from ``tests/fixtures``): ``overflow.html`` and
 ``math.html``/``nomathjax.html`` hold one kind of problem each; ``good.html`` holds the near misses
 (a wide table that scrolls in its box, an off-canvas drawer, typeset maths, prices in dollars).
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from regime_core.book.browser import (
+from tools.bookcheck.browser import (
     BrowserReport,
     PageView,
     check_in_browser,
@@ -23,7 +23,7 @@ from regime_core.book.browser import (
     launch,
     screenshot_path,
 )
-from regime_core.book.check import Problem
+from tools.bookcheck.check import Problem
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_each_bad_page_shows_its_kind_and_the_good_pages_nothing(report: Browser
         ("nomathjax.html", "math"),
         ("script.html", "console"),  # the second declaration throws
         ("link.html", "console"),  # its missing image fails to load
-        ("markup.html", "raw-markup"),  # as the HTML check finds it (tests/test_book_check.py)
+        ("markup.html", "raw-markup"),  # as the HTML check finds it (tests/test_bookcheck_check.py)
     }
 
 
@@ -67,8 +67,8 @@ def test_figure_text_is_measured_as_drawn(tmp_path: Path) -> None:
     from PIL import Image
     from test_book_figures import _shares
 
-    from regime_core.book.browser import figure_text_px
     from regime_core.book.figures import regime_shares
+    from tools.bookcheck.browser import figure_text_px
 
     fig = regime_shares(_shares())
     png = fig.save(tmp_path)
@@ -263,13 +263,13 @@ def reader_report(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Br
 
 
 def test_the_landing_page_is_held_to_its_budgets(reader_report: BrowserReport) -> None:
-    from regime_core import config
+    from tools.bookcheck.browser import LANDING_MAX_WORDS
 
     assert reader_report.landing == "landing.html"
     details = sorted(_details(reader_report, "landing.html"))
     assert [d.split(":")[0] for d in details] == ["1366 px", "1366 px", "390 px"]
     # the paragraph's 950 words and the title's one
-    assert f"951 words (the budget is {config.LANDING_MAX_WORDS:,})" in details[1]
+    assert f"951 words (the budget is {LANDING_MAX_WORDS:,})" in details[1]
     assert all("tall (the budget is" in d for d in (details[0], details[2]))
 
 
@@ -305,7 +305,7 @@ def test_markup_shown_as_text_is_found_outside_code(reader_report: BrowserReport
 
 
 def test_a_figure_opens_full_size_and_spans_a_phone(reader_report: BrowserReport) -> None:
-    from regime_core.book.browser import MIN_FIGURE_TEXT_PX, figure_text_px
+    from tools.bookcheck.browser import MIN_FIGURE_TEXT_PX, figure_text_px
 
     assert _details(reader_report, "figure.html") == []
     phone = _view(reader_report, "figure.html", 390)

@@ -10,7 +10,6 @@ kind              what it flags
 ``traceback``     a traceback, or an error output of a notebook cell
 ``progress``      a progress bar (tqdm's bar or rate, a weights-loading bar, a Jupyter widget)
 ``path``          an absolute local path (under /work, /home, /tmp, /root, /Users; site-packages)
-``stderr``        a notebook's stderr output box, even an empty one
 ``markup``        source markup leaked into the text: ``:func:``, ``{rec}``, double backticks
 ``link``          an internal link or image whose file or anchor is not in the build
 ``figure``        a page showing fewer images than its notebook's image outputs (or its run's
@@ -18,7 +17,7 @@ kind              what it flags
 ``alt``           a figure without alt text, or whose alt text is a file name or hash
 ``caption``       a caption naming a colour or marker (red, hollow, dashed...) that its figure
                   does not draw (the figure's PNG lists what it draws,
-                  :mod:`regime_core.book.figures.encodings`)
+                  :mod:`regime_core.book.figures.encodings`; :mod:`tools.bookcheck.prose`)
 ``placeholder``   a link to a placeholder address (Jupyter Book's own repository, the old
                   ``regime-companion`` address), or a repository, issue or launch
                   button while no repository is set (or pointing elsewhere than the setting)
@@ -35,7 +34,7 @@ rendered from).
 
 Everything here is a pure function of the files it is given (BeautifulSoup parses the pages;
 it comes with the book's theme). The browser checks (overflow on a phone, unrendered maths)
-are in :mod:`regime_core.book.browser`.
+are in :mod:`tools.bookcheck.browser`; a stderr box fails the build (:mod:`tools.bookcheck`).
 """
 
 from __future__ import annotations
@@ -57,7 +56,6 @@ HTML_KINDS: tuple[str, ...] = (
     "traceback",
     "progress",
     "path",
-    "stderr",
     "markup",
     "link",
     "figure",
@@ -228,14 +226,6 @@ def find_absolute_paths(soup: BeautifulSoup) -> list[str]:
     return found
 
 
-def find_stderr_boxes(soup: BeautifulSoup) -> list[str]:
-    """myst-nb's stderr output boxes (``div.output.stderr``), empty or not."""
-    return [
-        "stderr output: " + (_first_line(box.get_text()) or "(empty)")
-        for box in soup.select("div.output.stderr")
-    ]
-
-
 def find_leaked_markup(soup: BeautifulSoup) -> list[str]:
     """reST/MyST roles and double backticks shown as text (code and maths left out)."""
     found: dict[str, None] = {}
@@ -300,7 +290,6 @@ PAGE_CHECKS = {
     "traceback": find_tracebacks,
     "progress": find_progress_bars,
     "path": find_absolute_paths,
-    "stderr": find_stderr_boxes,
     "markup": find_leaked_markup,
     "alt": find_bad_alt_text,
     "script": find_duplicate_scripts,
@@ -363,7 +352,8 @@ def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -
     """Each caption against the encodings its figure's PNG lists: a colour or style the caption
     names that the figure does not draw is a problem. Images without that list (not made by
     :mod:`regime_core.book.figures`) are left alone."""
-    from regime_core.book.figures.encodings import ENCODINGS_KEY, png_text, unused_encodings
+    from regime_core.book.figures.encodings import ENCODINGS_KEY, png_text
+    from tools.bookcheck.prose import unused_encodings
 
     root = Path(html_dir).resolve()
     problems = []

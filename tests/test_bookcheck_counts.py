@@ -1,4 +1,4 @@
-"""The counts the book prints: one quantity, one value (regime_core.book.counts)."""
+"""The counts the book prints: one quantity, one value (tools.bookcheck.counts)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from regime_core.book.counts import QUANTITIES, book_counts, disagreements, page_counts
+from tools.bookcheck.counts import QUANTITIES, book_counts, disagreements, page_counts
 
 DATASETS = "We hold {} HotpotQA, {} 2WikiMultiHopQA and {} MuSiQue two-hop dev questions."
 
@@ -60,7 +60,7 @@ def test_every_quantity_has_a_count_group() -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_the_built_book_prints_each_quantity_with_one_value(quick_book: Any) -> None:
-    from regime_core.book.counts import page_texts
+    from tools.bookcheck.counts import page_texts
 
     assert quick_book.ok, "\n".join(quick_book.warnings()) or quick_book.log[-3000:]
     counts = book_counts(page_texts(Path(quick_book.html_dir)))

@@ -1,20 +1,21 @@
-"""regime book-check [--html DIR] [--work DIR] [--browser] [--json]: the built book, as read.
+"""python -m tools.bookcheck [--html DIR] [--work DIR] [--browser] [--json]: the book, as read.
 
 Checks every page of a built book (default: _build/html, what `regime book` writes) for what a
 reader should never meet: Python warnings, tracebacks, progress bars, absolute local paths,
-stderr boxes, source markup leaked into the text, internal links that lead nowhere, figures
-a notebook makes that its page does not show (with the run records under --work, every figure a
-run writes), figures without alt text, captions naming a colour or marker their figure does not
-draw, placeholder links and buttons (no repository, issue or launch button while [project.urls]
-Repository is unset), and scripts declared twice. With --browser, headless Chromium also loads
-every page at 390, 768, 1366 and 1920 px, saves screenshots (default:
-_build/screenshots/WIDTH/PAGE.png, plus report.json with what was found on each page), and reports
-horizontal overflow on a phone, maths left unrendered, errors in the browser's console, figure
-text smaller than 9 px, table cells cut off or out of view without a hint, source markup shown as
-text, and a landing page over its budgets of words and height.
+source markup leaked into the text, internal links that lead nowhere, figures a notebook makes
+that its page does not show (with the run records under --work, every figure a run writes),
+figures without alt text, captions naming a colour or marker their figure does not draw,
+placeholder links and buttons (no repository, issue or launch button while [project.urls]
+Repository is unset), and scripts declared twice. (A stderr output box fails the build itself:
+myst-nb's stderr_output in _config.yml.) With --browser, headless Chromium also loads every page
+at 390, 768, 1366 and 1920 px, saves screenshots (default: _build/screenshots/WIDTH/PAGE.png, plus
+report.json with what was found on each page), and reports horizontal overflow on a phone, maths
+left unrendered, errors in the browser's console, figure text smaller than 9 px, table cells cut
+off or out of view without a hint, source markup shown as text, and a landing page over its
+budgets of words and height.
 
 One problem per line: PAGE: KIND: DETAIL, then the count per kind. Exits 1 when there is any
-problem. With --json one JSON object is printed:
+problem, 2 when there is no build to check. With --json one JSON object is printed:
 
     {"html", "ok", "counts": {kind: n}, "problems": [{"page", "kind", "detail"}],
      "browser": {"seconds", "screenshots"} or null}
@@ -24,23 +25,25 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from regime_core import paths
-from regime_core.cli._common import Command, add_work_option, json_text, path_value
-
-COMMAND = Command(
-    "book-check",
-    help="check the built book's pages as a reader meets them (optionally in Chromium)",
-    work=None,  # its own --work help, below
-)
+from regime_core.cli._common import json_text, path_value
+from regime_core.locks import directory_lock
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_work_option(
-        parser,
-        help="work directory whose results records list each run's figures (REGIME_WORK_DIR)",
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.bookcheck",
+        description="check the built book's pages as a reader meets them (optionally in Chromium)",
+    )
+    parser.add_argument(
+        "--work",
+        type=path_value,
+        default=None,
         metavar="DIR",
+        help="work directory whose results records list each run's figures (REGIME_WORK_DIR)",
     )
     parser.add_argument(
         "--html",
@@ -70,10 +73,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--chromium", type=path_value, default=None, metavar="PATH", help="the Chromium executable"
     )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    from regime_core.book.check import check_html, count_by_kind, format_report
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        with directory_lock(paths.work_dir(args.work), what="bookcheck", shared=True):
+            return _check(args)
+    except FileNotFoundError as err:
+        print(f"bookcheck: {err}", file=sys.stderr)
+        return 2
+
+
+def _check(args: argparse.Namespace) -> int:
+    from tools.bookcheck.check import check_html, count_by_kind, format_report
 
     results = paths.results_dir(args.work)
     problems = check_html(
@@ -83,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     )
     browser: dict[str, Any] | None = None
     if args.browser:
-        from regime_core.book.browser import WIDTHS, check_in_browser
+        from tools.bookcheck.browser import WIDTHS, check_in_browser
 
         def progress(view: Any) -> None:
             if not args.json:
@@ -112,3 +127,7 @@ def run(args: argparse.Namespace) -> int:
         if browser is not None:
             print(f"browser: {browser['seconds']} s, screenshots in {browser['screenshots']}")
     return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,4 +1,4 @@
-"""``regime book-check`` on the small build ``book_build`` (conftest, from ``tests/fixtures``)."""
+"""``python -m tools.bookcheck`` on the tiny build ``book_build`` (conftest, ``tests/fixtures``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from regime_core.cli import main
+from tools.bookcheck.__main__ import main
 
 
 def _clean_build(book_build: Path, target: Path) -> Path:
@@ -19,7 +19,7 @@ def _clean_build(book_build: Path, target: Path) -> Path:
 
 
 def test_json_lists_every_problem_and_exits_1(tmp_path: Path, book_build: Path, capsys) -> None:
-    code = main(["book-check", "--html", str(book_build), "--work", str(tmp_path), "--json"])
+    code = main(["--html", str(book_build), "--work", str(tmp_path), "--json"])
     assert code == 1
     payload = json.loads(capsys.readouterr().out)
     assert payload["ok"] is False and payload["browser"] is None
@@ -28,7 +28,6 @@ def test_json_lists_every_problem_and_exits_1(tmp_path: Path, book_build: Path, 
         "traceback": 3,
         "progress": 3,
         "path": 2,
-        "stderr": 1,
         "markup": 4,
         "link": 3,
         "figure": 2,
@@ -37,14 +36,14 @@ def test_json_lists_every_problem_and_exits_1(tmp_path: Path, book_build: Path, 
         "placeholder": 2,
         "script": 1,
     }
-    assert {"page": "stderr.html", "kind": "stderr", "detail": "stderr output: (empty)"} in (
+    assert {"page": "alt.html", "kind": "alt", "detail": "no alt text: _images/dot.png"} in (
         payload["problems"]
     )
 
 
 def test_text_report_of_a_clean_build(tmp_path: Path, book_build: Path, capsys) -> None:
     build = _clean_build(book_build, tmp_path / "html")
-    assert main(["book-check", "--html", str(build), "--work", str(tmp_path)]) == 0
+    assert main(["--html", str(build), "--work", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == "no problems"
 
 
@@ -53,7 +52,7 @@ def test_figures_of_the_runs_records_under_work(tmp_path: Path, book_build: Path
     record = tmp_path / "work" / "results" / "notebook" / "record.json"
     record.parent.mkdir(parents=True)
     record.write_text(json.dumps({"figures": ["a.png", "b.png"]}), encoding="utf-8")
-    assert main(["book-check", "--html", str(build), "--work", str(tmp_path / "work")]) == 1
+    assert main(["--html", str(build), "--work", str(tmp_path / "work")]) == 1
     out = capsys.readouterr().out
     assert "notebook.html: figure: the run writes 2 figures (a.png, b.png), 1 image" in out
 
@@ -62,7 +61,7 @@ def test_browser_screenshots_at_the_widths_asked(
     chromium: str, tmp_path: Path, book_build: Path, capsys
 ) -> None:
     build = _clean_build(book_build, tmp_path / "_build" / "html")
-    args = ["book-check", "--html", str(build), "--work", str(tmp_path), "--browser"]
+    args = ["--html", str(build), "--work", str(tmp_path), "--browser"]
     assert main([*args, "--width", "390", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     shots = tmp_path / "_build" / "screenshots"  # beside the build, by default
@@ -75,5 +74,5 @@ def test_browser_screenshots_at_the_widths_asked(
 
 
 def test_a_missing_build_is_an_error(tmp_path: Path, capsys) -> None:
-    assert main(["book-check", "--html", str(tmp_path / "nothing")]) == 2
+    assert main(["--html", str(tmp_path / "nothing")]) == 2
     assert "build the book first" in capsys.readouterr().err

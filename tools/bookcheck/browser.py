@@ -3,12 +3,12 @@ phone would, save screenshots, and report what only a browser can see.
 
 :func:`check_in_browser` serves the HTML build on ``127.0.0.1`` (an ephemeral port; every other
 host name resolves to nothing, so a page that needs the network shows it), loads each page of
-:func:`regime_core.book.check.book_pages` but redirects at every width (by default
-:data:`regime_core.config.READER_WIDTHS`: 390, 768, 1366 and 1920 px), waits for MathJax's first
+:func:`tools.bookcheck.check.book_pages` but redirects at every width (by default
+:data:`WIDTHS`: 390, 768, 1366 and 1920 px), waits for MathJax's first
 typeset, the fonts and the book's own script (``regime.js``), runs :data:`PAGE_SCRIPT` in the page,
 and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller than
 :data:`MAX_SCREENSHOT_HEIGHT` are cut there). Problems, as
-:class:`regime_core.book.check.Problem`:
+:class:`tools.bookcheck.check.Problem`:
 
 - ``overflow``: at a phone's width (:data:`OVERFLOW_WIDTHS`), an element reaching past the
   right edge of the viewport that is not inside a horizontally scrollable container
@@ -30,8 +30,8 @@ and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller tha
 - ``raw-markup``: source markup shown as text outside code: RST literals and roles, MyST roles,
   Markdown bold, links, pipe tables and fences.
 - ``landing-budget``: the landing page (where ``index.html`` leads) over its budgets
-  (:data:`regime_core.config.LANDING_MAX_WORDS` words of prose and captions at a laptop's width,
-  :data:`regime_core.config.LANDING_MAX_HEIGHT_PX` tall).
+  (:data:`LANDING_MAX_WORDS` words of prose and captions at a laptop's width,
+  :data:`LANDING_MAX_HEIGHT_PX` tall).
 - ``load``: a page that did not load, or on which the check script failed.
 
 The browser is the Debian package ``chromium`` (found on ``PATH``), driven by Playwright, whose
@@ -56,16 +56,23 @@ from urllib.parse import unquote, urlsplit
 
 from playwright.sync_api import Browser, CDPSession, ConsoleMessage, Error, Page, sync_playwright
 
-from regime_core import config
-from regime_core.book.check import Problem, book_pages, redirect_target
+from tools.bookcheck.check import Problem, book_pages, redirect_target
 
 BROWSER_KINDS: tuple[str, ...] = (
     "overflow", "math", "console", "figure-text", "clipped-cell", "raw-markup", "landing-budget",
 )  # fmt: skip
-#: The smallest figure text any page may show, in CSS pixels.
-MIN_FIGURE_TEXT_PX: float = config.MIN_FIGURE_TEXT_PX
-#: The widths every page is read at: a phone, a tablet, a laptop, a desktop.
-WIDTHS: tuple[int, ...] = config.READER_WIDTHS
+# What the book promises its readers in a browser.
+#: The viewport widths, in CSS px, at which every page is read: a phone, a tablet, a laptop and a
+#: desktop.
+WIDTHS: tuple[int, ...] = (390, 768, 1366, 1920)
+#: The smallest text a figure may show on any page at any of :data:`WIDTHS`, in CSS px.
+MIN_FIGURE_TEXT_PX: float = 9.0
+#: The landing page's budget of words, read in its article at a laptop's width: its prose and
+#: captions (a figure's own labels, drawn in HTML like the verdict chart's or in an image, are
+#: not prose).
+LANDING_MAX_WORDS: int = 900
+#: The landing page's budget of height, in CSS px, at a laptop's and a phone's width.
+LANDING_MAX_HEIGHT_PX: dict[int, int] = {1366: 5000, 390: 9000}
 OVERFLOW_WIDTHS: tuple[int, ...] = (390,)
 VIEWPORT_HEIGHTS: dict[int, int] = {390: 844, 768: 1024, 1366: 768, 1920: 1080}
 PHONE_BELOW = 700  # narrower viewports are emulated as a phone (the viewport meta tag honoured)
@@ -423,8 +430,8 @@ def _cell_detail(view: PageView, item: dict[str, Any]) -> str:
 
 def landing_overruns(
     view: PageView,
-    max_words: int = config.LANDING_MAX_WORDS,
-    max_heights: Mapping[int, int] = config.LANDING_MAX_HEIGHT_PX,
+    max_words: int = LANDING_MAX_WORDS,
+    max_heights: Mapping[int, int] = LANDING_MAX_HEIGHT_PX,
 ) -> list[str]:
     """What of the landing page's budgets ``view`` exceeds: its words (counted at the widest
     width the budget of heights names, a laptop's) and its height at a width with a budget."""

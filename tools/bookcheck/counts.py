@@ -8,7 +8,7 @@ with the count in it; :func:`book_counts` collects every value each quantity tak
 pages of a built book, and :func:`disagreements` names the quantities printed with two values.
 
 Pure functions of the text they are given; :func:`page_texts` reads a build's pages with
-:mod:`regime_core.book.check`.
+:mod:`tools.bookcheck.check`.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def disagreements(counts: Mapping[str, Mapping[str, list[str]]]) -> list[str]:
 
 def page_texts(html_dir: Path | str) -> dict[str, str]:
     """The visible text of every page of a built book, by its path under ``html_dir``."""
-    from regime_core.book.check import book_pages, parse_page, visible_text
+    from tools.bookcheck.check import book_pages, parse_page, visible_text
 
     root = Path(html_dir)
     return {

@@ -1,0 +1,1 @@
+"""The project's own tools: run from a checkout, never part of the built package."""
