@@ -222,6 +222,28 @@ def test_a_statement_of_ours_says_so_wherever_the_papers_value_is_shown(tmp_path
     assert [c for c, o in origins.items() if o == "ours"] == ["calibrated_alpha"]
 
 
+def test_code_finds_a_claim_by_what_the_file_says_of_it(tmp_path: Path) -> None:
+    """claim_where: exactly one claim with the fields asked for, or a KeyError naming them."""
+    from regime_core.paper import claim_where
+
+    body = (
+        "claims:\n"
+        "  - {id: a, label: A, claim: x, source: s, rule: holds, comparison: routed_vs_q, "
+        "paper: {statement: y}, ours: {run: r, holds: k}}\n"
+        "  - {id: b, label: B, claim: x, source: s, rule: holds, comparison: routed_vs_union, "
+        "paper: {statement: y}, ours: {run: r, holds: k}}\n"
+    )
+    claims = load_claims(_claims_file(tmp_path, body))
+    assert claim_where(claims, comparison="routed_vs_union").id == "b"
+    assert claim_where(claims, run="r", comparison="routed_vs_q").id == "a"
+    with pytest.raises(KeyError, match="2 claims have run 'r'; expected one"):
+        claim_where(claims, run="r")
+    with pytest.raises(KeyError, match="0 claims have comparison 'oracle_vs_routed'"):
+        claim_where(claims, comparison="oracle_vs_routed")
+    with pytest.raises(ValueError, match=r"claim 'a'.*'comparison' 'routed'"):
+        load_claims(_claims_file(tmp_path, body.replace("routed_vs_q", "routed")))
+
+
 def test_doctests_pass() -> None:
     import doctest
 
