@@ -24,7 +24,7 @@ import hashlib
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +70,8 @@ COMPARISONS: tuple[str, ...] = (
     "oracle_vs_routed",
     "rule_vs_gold",
 )
+#: The fields of a claim's ``multiverse`` (:attr:`Claim.multiverse`).
+MULTIVERSE_FIELDS: tuple[str, ...] = ("title", "estimate", "percent", "outside")
 #: The fields of an entry of a claim's ``why`` (:mod:`regime_core.runner.explanation`).
 WHY_FIELDS: tuple[str, ...] = ("run", "each", "when", "lead", "text", "join", "none")
 #: The comparisons a ``why`` entry's ``when`` may make.
@@ -249,6 +251,10 @@ class Claim:
     #: the comparison its estimate is, for a claim the robustness multiverse re-reads from
     #: routings (:data:`COMPARISONS`); "" for any other
     comparison: str = ""
+    #: how the robustness multiverse shows it (:mod:`regime_core.experiments.robustness_grid`):
+    #: its specification curve's ``title``, what its ``estimate`` is (and whether a difference
+    #: of rates, drawn in ``percent``age points); or why it is ``outside`` the multiverse
+    multiverse: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def ours_only(self) -> bool:
@@ -381,6 +387,9 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
         comparison = body.get("comparison", "")
         if comparison and comparison not in COMPARISONS:
             raise ValueError(f"{where}: 'comparison' {comparison!r} is not one of {COMPARISONS}")
+        multiverse = body.get("multiverse", {})
+        if not isinstance(multiverse, dict) or not set(multiverse) <= set(MULTIVERSE_FIELDS):
+            raise ValueError(f"{where}: 'multiverse' must map some of {MULTIVERSE_FIELDS}")
         diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
         why = check_why(where, body.get("why", []))
         _check_paper_keys(where, paper, why)
@@ -401,6 +410,7 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
                 why=why,
                 data=tuple(data),
                 comparison=comparison,
+                multiverse=multiverse,
             )
         )
     return claims
