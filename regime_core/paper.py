@@ -19,7 +19,6 @@ Code finds a claim by what the file says of it (:func:`claim_where`), never by i
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import operator
 import re
@@ -64,12 +63,7 @@ CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
 ORIGINS: tuple[str, ...] = ("paper", "ours")
 #: A claim's ``comparison``: routed against always-q or always-union, the oracle against
 #: routed, or routed with the rule's ``B_rel`` against with the gold one.
-COMPARISONS: tuple[str, ...] = (
-    "routed_vs_q",
-    "routed_vs_union",
-    "oracle_vs_routed",
-    "rule_vs_gold",
-)
+COMPARISONS = ("routed_vs_q", "routed_vs_union", "oracle_vs_routed", "rule_vs_gold")
 #: The fields of a claim's ``multiverse`` (:attr:`Claim.multiverse`).
 MULTIVERSE_FIELDS: tuple[str, ...] = ("title", "estimate", "percent", "outside")
 #: The fields of an entry of a claim's ``why`` (:mod:`regime_core.runner.explanation`).
@@ -248,12 +242,10 @@ class Claim:
     #: the roles of the data it reads (``roles:`` of the claims file: the training set, each
     #: transfer set, every dataset pooled); judged on whatever dataset fills them
     data: tuple[str, ...] = ()
-    #: the comparison its estimate is, for a claim the robustness multiverse re-reads from
-    #: routings (:data:`COMPARISONS`); "" for any other
+    #: what its estimate compares (:data:`COMPARISONS`), for the multiverse's routing readings
     comparison: str = ""
-    #: how the robustness multiverse shows it (:mod:`regime_core.experiments.robustness_grid`):
-    #: its specification curve's ``title``, what its ``estimate`` is (and whether a difference
-    #: of rates, drawn in ``percent``age points); or why it is ``outside`` the multiverse
+    #: its specification curve's ``title``, ``estimate`` and ``percent``, or why it is ``outside``
+    #: the multiverse (:mod:`regime_core.experiments.robustness_grid`)
     multiverse: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -572,19 +564,6 @@ def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     return tuple(out)
 
 
-@functools.cache
-def _repository_claims() -> dict[str, Claim]:
-    return {claim.id: claim for claim in load_claims()}
-
-
-def paper_claim(claim_id: str) -> Claim:
-    """The claim ``claim_id`` of the repository's ``paper_claims.yml`` (read once)."""
-    claims = _repository_claims()
-    if claim_id not in claims:
-        raise KeyError(f"{PAPER_CLAIMS_FILE} has no claim {claim_id!r}; it has {sorted(claims)}")
-    return claims[claim_id]
-
-
 def claim_where(
     claims: Sequence[Claim] | None = None,
     *,
@@ -592,21 +571,18 @@ def claim_where(
     comparison: str | None = None,
     data: Sequence[str] | None = None,
 ) -> Claim:
-    """The one claim of ``claims`` (the repository's by default) judged on ``run``, whose
-    ``comparison`` and ``data`` roles are those given (each ignored when None); ``KeyError``
-    naming the fields asked for when none or several are."""
-    pool = _repository_claims().values() if claims is None else claims
+    """The one claim of ``claims`` (the repository's by default) judged on ``run``, with the
+    ``comparison`` and the roles of ``data`` given (None: any); else ``KeyError`` naming them."""
     found = [
         c
-        for c in pool
+        for c in (load_claims() if claims is None else claims)
         if run in (None, c.run)
         and comparison in (None, c.comparison)
         and (data is None or c.data == tuple(data))
     ]
     if len(found) != 1:
-        asked = {"run": run, "comparison": comparison, "data": data}
-        wanted = ", ".join(f"{k} {v!r}" for k, v in asked.items() if v is not None)
-        raise KeyError(f"{PAPER_CLAIMS_FILE}: {len(found)} claims have {wanted}; expected one")
+        asked = f"run {run!r}, comparison {comparison!r} and data {data!r}"
+        raise KeyError(f"{PAPER_CLAIMS_FILE}: {len(found)} claims have {asked}; expected one")
     return found[0]
 
 

@@ -432,7 +432,7 @@ def _claim_values(
             )
         )
     # the dataset of the role its data fills (the oracle gap's: the reading's oracle dataset)
-    dataset = reading.get("oracle_dataset", load_roles()[claim.data[0]].paper)
+    dataset = reading.get("oracle_dataset", load_roles()[claim.data[0]].paper or "")
     found = routing.get((*base, reading["selector"], alpha_rule, item_set), {})
     if isinstance(found, str):
         return Unjudged(NOT_JUDGED, found)

@@ -1,10 +1,8 @@
 """The multiverse's grid: its config, the knobs that bear on each claim and the values they take,
 and our primary reading (:mod:`~regime_core.experiments.robustness` judges every reading).
 
-What a claim reads decides its knobs (:func:`claim_reading`): the examples of its run (T1, T2,
-T3), one routing (a claim whose ``comparison`` in ``paper_claims.yml`` is one of routed
-outcomes) or two (the rule's ``B_rel`` against the gold one). A claim reading none of them is
-outside the multiverse, with its reason in the claims file (``multiverse.outside``)."""
+What a claim reads decides its knobs (:func:`claim_reading`); one that reads nothing the
+multiverse varies says why in ``paper_claims.yml`` (``multiverse.outside``)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,9 @@ McNemar p, and the **no-regret check**:
 
     no_regret  ⇔  not (Δ < 0 and p < 1 − confidence)
 
-i.e. the router is never *significantly worse* than always-q (the claim of ``paper_claims.yml``
-on the second transfer set, judged by the rule ``no_loss``). :func:`headline_table` puts the
-cross-fitted training dataset and the zero-shot datasets side by side with the paper's numbers
-(:data:`PAPER_REFERENCE`).
+i.e. the router is never *significantly worse* than always-q (the rule ``no_loss`` of a claim
+of ``paper_claims.yml``). :func:`headline_table` puts the cross-fitted training dataset and
+the zero-shot datasets side by side with the paper's numbers (:data:`PAPER_REFERENCE`).
 """
 
 from __future__ import annotations
