@@ -165,8 +165,8 @@ ALPHA_RULES: tuple[str, ...] = ("fixed", "calibrated")
   applied unchanged, label-free, to every other dataset and encoder
 """
 ALPHA_RULE: str = "fixed"
-"""the default alpha_rule: fixed, the paper's rule (calibrated is ours, judged by the claim
-calibrated_alpha)
+"""the default alpha_rule: fixed, the paper's rule (calibrated is ours: a statement of ours in
+paper_claims.yml judges it)
 """
 ORACLE_DATASETS: tuple[str, ...] = ("2wikimultihopqa", "musique", "hotpotqa")
 """what oracle_dataset may be: the dataset whose oracle − routed gap the paper's oracle gap

@@ -8,21 +8,22 @@ numbers next to theirs from here (``PAPER_*`` in :mod:`regime_core.experiments.t
 :mod:`~regime_core.experiments.zero_shot_transfer`), and :mod:`regime_core.runner.judge` judges
 each claim on our records.
 
->>> knockout = paper_claim("t3_knockout")
+Code finds a claim by what the file says of it (:func:`claim_where`), never by its id:
+
+>>> knockout = claim_where(run="t3_brel_knockout")
 >>> knockout.rule, knockout.number("low"), knockout.number("high"), knockout.p_text()
 ('range', 0.086, 0.141, 'p < 0.001')
->>> paper_claim("t1_r2").count("passing"), paper_claim("router_hotpotqa").p_text()
-(6, 'n.s.')
+>>> claim_where(comparison="routed_vs_q", data=["transfer_2"]).p_text()
+'n.s.'
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import operator
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,9 +58,14 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
 #: Whose statement a claim is (its ``origin``): the paper's (the default), or ours, a statement
-#: the paper never makes (such as the calibrated weight of ``calibrated_alpha``): no paper value
+#: the paper never makes (such as the calibrated weight of the α-transfer run): no paper value
 #: to reproduce, judged by the same rules, and every page that lists verdicts says so.
 ORIGINS: tuple[str, ...] = ("paper", "ours")
+#: A claim's ``comparison``: routed against always-q or always-union, the oracle against
+#: routed, or routed with the rule's ``B_rel`` against with the gold one.
+COMPARISONS = ("routed_vs_q", "routed_vs_union", "oracle_vs_routed", "rule_vs_gold")
+#: The fields of a claim's ``multiverse`` (:attr:`Claim.multiverse`).
+MULTIVERSE_FIELDS: tuple[str, ...] = ("title", "estimate", "percent", "outside")
 #: The fields of an entry of a claim's ``why`` (:mod:`regime_core.runner.explanation`).
 WHY_FIELDS: tuple[str, ...] = ("run", "each", "when", "lead", "text", "join", "none")
 #: The comparisons a ``why`` entry's ``when`` may make.
@@ -236,6 +242,11 @@ class Claim:
     #: the roles of the data it reads (``roles:`` of the claims file: the training set, each
     #: transfer set, every dataset pooled); judged on whatever dataset fills them
     data: tuple[str, ...] = ()
+    #: what its estimate compares (:data:`COMPARISONS`), for the multiverse's routing readings
+    comparison: str = ""
+    #: its specification curve's ``title``, ``estimate`` and ``percent``, or why it is ``outside``
+    #: the multiverse (:mod:`regime_core.experiments.robustness_grid`)
+    multiverse: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def ours_only(self) -> bool:
@@ -365,6 +376,12 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
                 f"{where}: 'data' names the role(s) {unknown}, which 'roles:' does not declare "
                 f"(declared: {', '.join(roles) or 'none'})"
             )
+        comparison = body.get("comparison", "")
+        if comparison and comparison not in COMPARISONS:
+            raise ValueError(f"{where}: 'comparison' {comparison!r} is not one of {COMPARISONS}")
+        multiverse = body.get("multiverse", {})
+        if not isinstance(multiverse, dict) or not set(multiverse) <= set(MULTIVERSE_FIELDS):
+            raise ValueError(f"{where}: 'multiverse' must map some of {MULTIVERSE_FIELDS}")
         diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
         why = check_why(where, body.get("why", []))
         _check_paper_keys(where, paper, why)
@@ -384,6 +401,8 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
                 origin=origin,
                 why=why,
                 data=tuple(data),
+                comparison=comparison,
+                multiverse=multiverse,
             )
         )
     return claims
@@ -545,17 +564,26 @@ def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     return tuple(out)
 
 
-@functools.cache
-def _repository_claims() -> dict[str, Claim]:
-    return {claim.id: claim for claim in load_claims()}
-
-
-def paper_claim(claim_id: str) -> Claim:
-    """The claim ``claim_id`` of the repository's ``paper_claims.yml`` (read once)."""
-    claims = _repository_claims()
-    if claim_id not in claims:
-        raise KeyError(f"{PAPER_CLAIMS_FILE} has no claim {claim_id!r}; it has {sorted(claims)}")
-    return claims[claim_id]
+def claim_where(
+    claims: Sequence[Claim] | None = None,
+    *,
+    run: str | None = None,
+    comparison: str | None = None,
+    data: Sequence[str] | None = None,
+) -> Claim:
+    """The one claim of ``claims`` (the repository's by default) judged on ``run``, with the
+    ``comparison`` and the roles of ``data`` given (None: any); else ``KeyError`` naming them."""
+    found = [
+        c
+        for c in (load_claims() if claims is None else claims)
+        if run in (None, c.run)
+        and comparison in (None, c.comparison)
+        and (data is None or c.data == tuple(data))
+    ]
+    if len(found) != 1:
+        asked = f"run {run!r}, comparison {comparison!r} and data {data!r}"
+        raise KeyError(f"{PAPER_CLAIMS_FILE}: {len(found)} claims have {asked}; expected one")
+    return found[0]
 
 
 def read_yaml(file: Path, *, finite: bool = True) -> Any:

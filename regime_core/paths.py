@@ -180,8 +180,8 @@ def variant_dir(run_id: str, config_hash: str, work: str | os.PathLike[str] | No
     (``<work>/results/<run_id>``, written by ``regime reproduce``) nor another variant, and the
     same parameters always land in the same folder.
 
-    >>> variant_dir("t3_knockout", "0123456789ab", "w")
-    PosixPath('w/variants/t3_knockout/0123456789ab')
+    >>> variant_dir("t3_brel_knockout", "0123456789ab", "w")
+    PosixPath('w/variants/t3_brel_knockout/0123456789ab')
     """
     return variants_dir(work) / run_id / config_hash
 

@@ -15,7 +15,7 @@ from helpers import hashing_context
 from regime_core import config, stats
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import ablation_claims, ablations
-from regime_core.paper import paper_claim
+from regime_core.paper import load_claims
 from regime_core.router.evaluation import Bootstrap
 from regime_core.runner.claim_record import claim_values, judge_values
 from regime_core.runner.judge import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED
@@ -178,7 +178,7 @@ def _regret_values(rule_better: int, best_better: int, n: int) -> Comparison:
 
 
 def test_the_alpha_rule_is_no_loss_in_every_part() -> None:
-    claim = paper_claim("alpha_rule")
+    claim = {c.id: c for c in load_claims()}["alpha_rule"]
     assert claim.rule == "no_loss" and claim.run == "ablations"
     parts = list(claim.ours["parts"])
     assert len(parts) == 6  # three datasets × two encoders
@@ -201,7 +201,7 @@ def test_the_alpha_rule_is_no_loss_in_every_part() -> None:
 
 
 def test_pool_invariance_is_equivalence_on_the_interval() -> None:
-    claim = paper_claim("pool_invariance")
+    claim = {c.id: c for c in load_claims()}["pool_invariance"]
     assert claim.rule == "equivalence" and claim.run == "ablations"
     assert "interval only" in claim.computed_on
     same = {p: Comparison(0.0, -0.004, 0.006, p=0.9, n=400) for p in claim.ours["parts"]}
@@ -280,7 +280,7 @@ def test_pools_pair_per_question(result: ablations.AblationResult) -> None:
 def test_the_claims_read_the_record(result: ablations.AblationResult) -> None:
     record = Record({"name": "ablations", "numbers": result.to_numbers()})
     for claim_id in ("alpha_rule", "pool_invariance"):
-        claim = paper_claim(claim_id)
+        claim = {c.id: c for c in load_claims()}[claim_id]
         values = claim_values(claim, record)
         assert isinstance(values, Parts) and set(values.parts) == set(claim.ours["parts"])
         judged = judge_values(claim, values)

@@ -20,10 +20,14 @@ from regime_core.experiments.robustness import reading_table, run_robustness, su
 from regime_core.experiments.robustness_grid import (
     DEGENERATE,
     NOT_JUDGED,
+    ROUTING,
+    SELECTION,
     RobustnessConfig,
+    claim_reading,
     primary_reading,
     readings,
 )
+from regime_core.paper import load_claims
 from regime_core.runner.judge import VERDICTS
 from regime_core.runner.ours import Comparison, Parts
 from regime_core.runner.records import load_record, write_record
@@ -171,6 +175,11 @@ def result(
     return run_robustness(cfg, hashing_context(worlds))
 
 
+#: The claims read from one routing, and the one read from two (the rule's B_rel and the gold).
+ROUTER_CLAIMS = [c.id for c in load_claims() if claim_reading(c) == ROUTING]
+(NEAR_ORACLE,) = [c.id for c in load_claims() if claim_reading(c) == SELECTION]
+
+
 def test_a_run_judges_every_claim_under_every_reading(result: Any) -> None:
     table = result.table
     knobs = robustness_grid.claim_knobs(result.config)
@@ -227,12 +236,17 @@ def test_config_is_an_experiment_config_whose_own_values_are_the_primary_reading
 def test_router_readings_take_the_selector_and_the_oracle_gap_its_dataset() -> None:
     cfg = RobustnessConfig()
     knobs = robustness_grid.claim_knobs(cfg)
-    for claim_id in robustness_grid.ROUTER_CLAIMS:
+    assert ROUTER_CLAIMS == [
+        "router_2wiki", "router_musique", "router_hotpotqa", "oracle_gap",
+        "router_vs_union_2wiki", "router_vs_union_musique", "router_vs_union_hotpotqa",
+    ]  # fmt: skip
+    assert NEAR_ORACLE == "selector_near_oracle"
+    for claim_id in ROUTER_CLAIMS:
         assert knobs[claim_id]["selector"] == config.SELECTORS, claim_id
     assert knobs["oracle_gap"]["oracle_dataset"] == config.ORACLE_DATASETS
     assert "oracle_dataset" not in knobs["router_2wiki"]
     # rule against gold by definition: every routing knob but the selector
-    assert set(knobs[robustness_grid.NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
+    assert set(knobs[NEAR_ORACLE]) == {"tie_rule", "pool", "tiny_pools",
                                                   "bridge_source", "alpha_rule",
                                                   "item_set"}  # fmt: skip
     primary = primary_reading(cfg)
@@ -267,9 +281,9 @@ def test_the_selector_readings_route_with_each_selector(result: Any) -> None:
         rows = table[(table["claim"] == claim_id) & table["primary"]]
         assert n[dataset] == rows["n"].iloc[0], dataset
     # the primary readings are the rule's, so they equal the runs without the knob
-    near = table[table["claim"] == robustness_grid.NEAR_ORACLE]
+    near = table[table["claim"] == NEAR_ORACLE]
     assert len(near) == np.prod([len(v) for v in robustness_grid.claim_knobs(result.config)
-                                 [robustness_grid.NEAR_ORACLE].values()])  # fmt: skip
+                                 [NEAR_ORACLE].values()])  # fmt: skip
     judged = near[~near["verdict"].isin((DEGENERATE, NOT_JUDGED))]
     assert judged["estimate"].notna().all() and (judged["ci_lo"] <= judged["ci_hi"]).all()
 
@@ -284,14 +298,16 @@ def test_a_part_by_part_reading_shows_its_part_nearest_a_loss() -> None:
 
 
 def test_every_claim_is_in_the_multiverse_or_says_why_not() -> None:
-    """A new claim must choose: knobs in claim_knobs, a reason in OUTSIDE_MULTIVERSE, or a rule
-    that no reading changes (untestable, bound)."""
-    from regime_core.paper import load_claims
+    """A new claim must choose: a reading of the multiverse (knobs in claim_knobs, and its curve's
+    title in the claims file), a reason in the claims file (multiverse.outside), or a rule that
+    no reading changes (untestable, bound)."""
     from regime_core.runner.verdicts import robustness_absence
 
     knobs = robustness_grid.claim_knobs(robustness_grid.RobustnessConfig())
-    outside = robustness_grid.OUTSIDE_MULTIVERSE
+    outside = {c.id: c.multiverse["outside"] for c in load_claims() if "outside" in c.multiverse}
     assert not set(knobs) & set(outside)
+    assert list(knobs)[:3] == ["t1_r2", "t2_split", "t3_knockout"]
+    assert all(c.multiverse.get("title") for c in load_claims() if c.id in knobs)
     for claim in load_claims():
         by_rule = claim.rule in ("untestable", "bound")
         assert (claim.id in knobs) + (claim.id in outside) + by_rule == 1, claim.id
@@ -302,7 +318,7 @@ def test_every_claim_is_in_the_multiverse_or_says_why_not() -> None:
 
 def test_the_alpha_rule_readings_retrain_the_router_at_the_rules_weight(result: Any) -> None:
     cfg = RobustnessConfig()
-    for claim_id in (*robustness_grid.ROUTER_CLAIMS, robustness_grid.NEAR_ORACLE):
+    for claim_id in (*ROUTER_CLAIMS, NEAR_ORACLE):
         assert robustness_grid.claim_knobs(cfg)[claim_id]["alpha_rule"] == config.ALPHA_RULES
     assert primary_reading(cfg)["alpha_rule"] == "fixed"
     assert robustness_grid.KNOB_MEANINGS["alpha_rule"].startswith("how the bridge weight")
@@ -322,8 +338,6 @@ def test_the_alpha_rule_readings_retrain_the_router_at_the_rules_weight(result: 
 def test_the_item_set_is_a_knob_of_the_router_claims() -> None:
     from regime_core.experiments.robustness_grid import (
         KNOB_MEANINGS,
-        NEAR_ORACLE,
-        ROUTER_CLAIMS,
         RobustnessConfig,
         claim_knobs,
         primary_reading,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from regime_core.paper import CLAIM_RULES, LABEL_MAX_CHARS, Claim, load_claims, paper_claim
+from regime_core.paper import CLAIM_RULES, LABEL_MAX_CHARS, Claim, load_claims
 
 
 def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
@@ -29,11 +29,12 @@ def test_every_number_of_the_paper_is_read_from_the_claims_file() -> None:
     from regime_core.experiments import t3_brel_knockout as t3
     from regime_core.experiments import zero_shot_transfer as transfer
 
-    t1_r2 = paper_claim("t1_r2")
+    by_id = {c.id: c for c in load_claims()}
+    t1_r2 = by_id["t1_r2"]
     paper_side = (t1_r2.paper["threshold"], t1_r2.paper["passing"], t1_r2.paper["total"])
     assert paper_side == (t1.PAPER_R2_THRESHOLD, t1.PAPER_CELLS_PASSING, t1.PAPER_CELLS_TOTAL)
     assert type(t1.PAPER_CELLS_PASSING) is int and type(t1.PAPER_CELLS_TOTAL) is int
-    knockout = paper_claim("t3_knockout").paper
+    knockout = by_id["t3_knockout"].paper
     assert (knockout["low"], knockout["high"], knockout["p_below"]) == (0.086, 0.141, 0.001)
     assert (t3.PAPER_DROP_LOW, t3.PAPER_DROP_HIGH, t3.PAPER_P_BELOW) == (0.086, 0.141, 0.001)
     assert transfer.PAPER_REFERENCE == {
@@ -41,7 +42,7 @@ def test_every_number_of_the_paper_is_read_from_the_claims_file() -> None:
         "musique": {"delta": 0.053, "p": "p = 0.002", "setting": "zero-shot"},
         "hotpotqa": {"delta": 0.011, "p": "n.s.", "setting": "zero-shot"},
     }
-    assert transfer.PAPER_ORACLE_GAP == paper_claim("oracle_gap").paper["value"] == 0.046
+    assert transfer.PAPER_ORACLE_GAP == by_id["oracle_gap"].paper["value"] == 0.046
 
 
 def test_typed_numbers_name_the_claim_when_a_value_is_not_one() -> None:
@@ -53,8 +54,6 @@ def test_typed_numbers_name_the_claim_when_a_value_is_not_one() -> None:
         claim.number("note")
     with pytest.raises(ValueError, match="'missing'"):
         claim.number("missing")
-    with pytest.raises(KeyError, match="no claim 'nope'"):
-        paper_claim("nope")
 
 
 @pytest.mark.parametrize(
@@ -220,6 +219,28 @@ def test_a_statement_of_ours_says_so_wherever_the_papers_value_is_shown(tmp_path
     # the repository's one statement of ours
     origins = {c.id: c.origin for c in load_claims()}
     assert [c for c, o in origins.items() if o == "ours"] == ["calibrated_alpha"]
+
+
+def test_code_finds_a_claim_by_what_the_file_says_of_it(tmp_path: Path) -> None:
+    """claim_where: exactly one claim with the fields asked for, or a KeyError naming them."""
+    from regime_core.paper import claim_where
+
+    body = (
+        "claims:\n"
+        "  - {id: a, label: A, claim: x, source: s, rule: holds, comparison: routed_vs_q, "
+        "paper: {statement: y}, ours: {run: r, holds: k}}\n"
+        "  - {id: b, label: B, claim: x, source: s, rule: holds, comparison: routed_vs_union, "
+        "paper: {statement: y}, ours: {run: r, holds: k}}\n"
+    )
+    claims = load_claims(_claims_file(tmp_path, body))
+    assert claim_where(claims, comparison="routed_vs_union").id == "b"
+    assert claim_where(claims, run="r", comparison="routed_vs_q").id == "a"
+    with pytest.raises(KeyError, match="2 claims have run 'r', comparison None"):
+        claim_where(claims, run="r")
+    with pytest.raises(KeyError, match="0 claims have run None, comparison 'oracle_vs_routed'"):
+        claim_where(claims, comparison="oracle_vs_routed")
+    with pytest.raises(ValueError, match=r"claim 'a'.*'comparison' 'routed'"):
+        load_claims(_claims_file(tmp_path, body.replace("routed_vs_q", "routed")))
 
 
 def test_doctests_pass() -> None:

@@ -146,9 +146,9 @@ def test_share_and_holds_claims_on_a_record() -> None:
 
 
 def test_the_routing_latency_claim_is_judged_on_the_slower_warm_p99() -> None:
-    from regime_core.paper import paper_claim
+    from regime_core.paper import claim_where
 
-    claim = paper_claim("routing_latency")
+    claim = claim_where(run="routing_latency")
     assert (claim.rule, claim.number("bound"), claim.ours["estimate"]) == (
         "bound",
         0.001,

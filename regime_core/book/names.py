@@ -118,21 +118,6 @@ LABEL_RULES: dict[str, str] = {
     "ties_exclude_by_hit5": "ties excluded, by hit@5",
 }
 
-#: Each claim of ``paper_claims.yml`` in a few words (figure titles); the file states it in full.
-CLAIMS: dict[str, str] = {
-    "t1_r2": "T1: one curve of the cosine margin fits the AUC",
-    "t2_split": "T2: the bridge helps B-dominant questions, not Q-dominant ones",
-    "t3_knockout": "T3: removing the relation sentence costs what the paper reports",
-    "router_2wiki": "Router beats always-q on 2WikiMultiHopQA",
-    "router_musique": "Router beats always-q on MuSiQue, zero-shot",
-    "router_hotpotqa": "Router loses nothing against always-q on HotpotQA, zero-shot",
-    "oracle_gap": "An oracle router adds what the paper reports",
-    "router_vs_union_2wiki": "Router beats always-union on 2WikiMultiHopQA",
-    "router_vs_union_musique": "Router beats always-union on MuSiQue, zero-shot",
-    "router_vs_union_hotpotqa": "Router beats always-union on HotpotQA, zero-shot",
-    "selector_near_oracle": "Selecting B_rel loses nothing against the gold sentence",
-}
-
 #: The languages the router is timed in (the routing-latency run).
 LANGUAGES: dict[str, str] = {
     "python": "Python",
@@ -149,7 +134,6 @@ _KINDS: dict[str, Mapping[str, str]] = {
     "feature": FEATURES,
     "cell": CELLS,
     "label_rule": LABEL_RULES,
-    "claim": CLAIMS,
     "selector": SELECTORS,
     "language": LANGUAGES,
 }
@@ -198,7 +182,7 @@ def comparison(name: object) -> str:
 def display(kind: str, name: object) -> str:
     """The display name of ``name`` as a ``kind`` (``dataset``, ``regime``, ``arm``,
     ``metric``, ``encoder``, ``pool``, ``feature``, ``cell``, ``label_rule``, ``selector``,
-    ``claim``, ``language``, ``comparison``); the kinds most used have their own function
+    ``language``, ``comparison``); the kinds most used have their own function
     (:func:`dataset`, :func:`regime`, :func:`arm`, :func:`encoder`, :func:`language`)."""
     if kind == "comparison":
         return comparison(name)

@@ -1,15 +1,15 @@
 """The two claims of the abstract judged on the ablations run (pure kernels).
 
-- **the α rule** (``alpha_rule``): "one rule, α = 0.25, transfers across datasets and encoders".
-  Per dataset × encoder, routed hit@k at the main α minus routed hit@k at the *best* α of the
-  grid for that pair (:func:`alpha_regret`), paired per question (McNemar). The best α is
+- **the α rule** (its record section ``alpha_rule``): "one rule, α = 0.25, transfers across datasets
+  and encoders". Per dataset × encoder, routed hit@k at the main α minus routed hit@k at the *best*
+  α of the grid for that pair (:func:`alpha_regret`), paired per question (McNemar). The best α is
   chosen on the same questions, so it is optimistic for the best α and makes the rule harder to
   pass; ties go to the α closest to the main one (then the smaller α).
-- **pool invariance** (``pool_invariance``): "the router's gain does not depend on how the
-  candidate pool is built". Per dataset, the per-question difference between routed − q with
-  corpus pools and routed − q with question pools (values −2..2; :func:`gain_difference`: a
-  permutation test and a percentile-bootstrap interval), on the same questions: every pool mode
-  is evaluated on the main setting's sample.
+- **pool invariance** (its record section ``pool_invariance``): "the router's gain does not depend
+  on how the candidate pool is built". Per dataset, the per-question difference between routed − q
+  with corpus pools and routed − q with question pools (values −2..2; :func:`gain_difference`: a
+  permutation test and a percentile-bootstrap interval), on the same questions: every pool mode is
+  evaluated on the main setting's sample.
 """
 
 from __future__ import annotations

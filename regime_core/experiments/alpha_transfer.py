@@ -21,8 +21,9 @@ encoder:
   McNemar);
 - ``calibrated_vs_fixed``: union hit@k under the calibrated rule minus under the fixed one,
   per question (it equals regret(fixed) − regret(calibrated), the best cancelling): the value the
-  claim ``calibrated_alpha`` judges on every pair but the fitting one; beside it every variant
-  against the fixed rule and the calibrated rule against the tuned constant (:data:`VERSUS`);
+  claim of ``paper_claims.yml`` judged on this run reads on every pair but the fitting one;
+  beside it every variant against the fixed rule and the calibrated rule against the tuned
+  constant (:data:`VERSUS`);
 - **routing under each rule** (``fixed``, ``calibrated``): the router retrained at that rule's
   weights, by the ablations' recipe (:func:`~regime_core.experiments.ablations.run_recipe`:
   labels and cross-fitting on the training dataset, the refit zero-shot elsewhere), and its
@@ -33,7 +34,7 @@ measured again on the items of each item set other than the config's own (the de
 ``all``, so ``strict``), with the rules as fitted above (``c`` unchanged, as the claim's
 protocol applies it; the dataset rule's ``R(S)`` is that set's median ratio) and recorded under
 ``item_sets.<item set>.pairs`` with the same keys, the routers excepted (not retrained there).
-The diagnosis of ``calibrated_alpha`` reads it: does the claim's verdict depend on which
+The diagnosis of that claim reads it: does the claim's verdict depend on which
 questions are kept?
 
 On the fitting pair every calibrated weight is cross-fitted (``c`` from the other folds), as is

@@ -42,13 +42,14 @@ from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.outcomes import POOLED, collect_outcomes, evidence_datasets
 from regime_core.experiments.robustness_grid import (
     DEGENERATE,
+    EXAMPLE_READINGS,
     LEVEL_POOLED,
-    NEAR_ORACLE,
     NOT_JUDGED,
     PRIMARY_OVERRIDES,
-    ROUTER_CLAIMS,
+    SELECTION,
     RobustnessConfig,
     claim_knobs,
+    claim_reading,
     primary_reading,
     readings,
 )
@@ -61,7 +62,7 @@ from regime_core.experiments.robustness_routing import (
 from regime_core.experiments.t1_auc_margin import T1Config, analyse_t1
 from regime_core.experiments.t2_regime_decomposition import T2Config, analyse_t2
 from regime_core.experiments.t3_brel_knockout import T3Config, analyse_t3
-from regime_core.paper import Claim, load_claims
+from regime_core.paper import Claim, load_claims, load_roles
 from regime_core.router.evaluation import RoutingOutcome
 from regime_core.runner.claim_record import judge_values
 from regime_core.runner.ours import OURS_FIELDS, Comparison, Holds, Ours, Parts, Share
@@ -328,12 +329,13 @@ def run_robustness(
     context = resolve(context).with_examples_read(cfg.datasets, cfg.split)
     started = time.perf_counter()
     by_id = {c.id: c for c in (claims if claims is not None else load_claims())}
-    knobs = {c: k for c, k in claim_knobs(cfg).items() if c in by_id}
+    knobs = claim_knobs(cfg, list(by_id.values()))
+    reads = {claim_reading(by_id[c]) for c in knobs}
 
     tables: dict[str, pd.DataFrame] = {}
     n_encoded = n_cached = 0
     tiny_items: dict[str, int] = {}
-    if any(c in knobs for c in ("t1_r2", "t2_split", "t3_knockout")):
+    if reads & set(EXAMPLE_READINGS):
         for pool in cfg.pools:
             outcomes = collect_outcomes(cfg.experiment_config(pool), MULTIVERSE_ARMS, context)
             n_encoded += outcomes.n_encoded
@@ -346,7 +348,7 @@ def run_robustness(
                     str(d): int(n) for d, n in items.groupby("dataset")["tiny"].sum().items()
                 }
     routing = {}
-    if any(c in knobs for c in (*ROUTER_CLAIMS, NEAR_ORACLE)):
+    if reads - set(EXAMPLE_READINGS):
         routing = routing_outcomes(cfg, context)
 
     primary = primary_reading(cfg)
@@ -354,7 +356,7 @@ def run_robustness(
     rows: list[dict[str, Any]] = []
     for claim_id, claim_knob_values in knobs.items():
         claim = by_id[claim_id]
-        wanted = {**primary, **PRIMARY_OVERRIDES.get(claim_id, {})}
+        wanted = {**primary, **PRIMARY_OVERRIDES.get(claim.run, {})}
         for reading in readings(claim_knob_values):
             found = _claim_values(claim, reading, cfg, tables, routing, t3_cache)
             row: dict[str, Any] = {"claim": claim_id, **reading}
@@ -402,17 +404,17 @@ def _claim_values(
     routing: Mapping[RoutingKey, Mapping[str, RoutingOutcome] | str],
     t3_cache: dict,
 ) -> Reading | Unjudged | None:
-    claim_id = claim.id
-    if claim_id == "t1_r2":
+    read = claim_reading(claim)
+    if read == "t1_auc_margin":
         return _t1_values(tables[reading["pool"]], reading, cfg)
-    if claim_id == "t2_split":
+    if read == "t2_regime_decomposition":
         return _t2_values(tables[reading["pool"]], reading, cfg)
-    if claim_id == "t3_knockout":
+    if read == "t3_brel_knockout":
         return _t3_values(tables[reading["pool"]], reading, cfg, t3_cache)
     base = (reading["tie_rule"], reading["pool"], reading["tiny_pools"], reading["bridge_source"])
     alpha_rule = reading.get("alpha_rule", config.ALPHA_RULE)
     item_set = reading.get("item_set", config.ITEM_SET)
-    if claim_id == NEAR_ORACLE:
+    if read == SELECTION:
         rule, gold = (routing.get((*base, s, alpha_rule, item_set)) for s in ("rule", "gold"))
         if rule is None or gold is None:
             return None  # the run takes no rule or no gold reading
@@ -429,10 +431,10 @@ def _claim_values(
                 }
             )
         )
-    dataset, comparison = ROUTER_CLAIMS[claim_id]
-    dataset = reading.get("oracle_dataset", dataset) if claim_id == "oracle_gap" else dataset
+    # the dataset of the role its data fills (the oracle gap's: the reading's oracle dataset)
+    dataset = reading.get("oracle_dataset", load_roles()[claim.data[0]].paper or "")
     found = routing.get((*base, reading["selector"], alpha_rule, item_set), {})
     if isinstance(found, str):
         return Unjudged(NOT_JUDGED, found)
     outcome = found.get(dataset)
-    return None if outcome is None else Reading.of(routing_values(outcome, comparison))
+    return None if outcome is None else Reading.of(routing_values(outcome, claim.comparison))

@@ -1,6 +1,8 @@
 """The multiverse's grid: its config, the knobs that bear on each claim and the values they take,
-our primary reading, and the claims it leaves out (:mod:`~regime_core.experiments.robustness`
-judges every reading)."""
+and our primary reading (:mod:`~regime_core.experiments.robustness` judges every reading).
+
+What a claim reads decides its knobs (:func:`claim_reading`); one that reads nothing the
+multiverse varies says why in ``paper_claims.yml`` (``multiverse.outside``)."""
 
 from __future__ import annotations
 
@@ -18,12 +20,9 @@ from regime_core.experiments.common import (
     as_tuple,
     positive_int,
 )
-from regime_core.experiments.router_train import (
-    TRAIN_DATASET,
-    RecipeConfig,
-    RouterConfig,
-)
+from regime_core.experiments.router_train import RecipeConfig, RouterConfig
 from regime_core.experiments.t1_auc_margin import MARGINS, T1Config
+from regime_core.paper import Claim, load_claims
 from regime_core.router import TIE_RULES
 
 #: The verdict of a reading that is no evidence (its dataset level has a degenerate predicate).
@@ -68,9 +67,9 @@ class RobustnessConfig(ExperimentConfig):
     """the item sets the routing readings take (regime_core.data.item_sets): the router
     retrained and applied on each set's items of every dataset"""
     oracle_datasets: tuple[str, ...] = config.ORACLE_DATASETS
-    """the datasets whose oracle gap the readings of oracle_gap judge"""
+    """the datasets whose oracle gap the readings of the oracle-gap claim judge"""
     oracle_dataset: str = config.ORACLE_DATASET
-    """the dataset whose oracle − routed gap the claim oracle_gap is judged on (the abstract's
+    """the dataset whose oracle − routed gap the oracle-gap claim is judged on (the abstract's
     oracle gap names none); the training set, cross-fitted, is our primary reading
     """
     t2_resamples: int = 1_000
@@ -180,44 +179,35 @@ KNOB_MEANINGS: dict[str, str] = {
 
 
 # T1 is about AUC, not hit@k: its primary reading keeps tiny pools (T1Config's default).
-PRIMARY_OVERRIDES: dict[str, dict[str, str]] = {"t1_r2": {"tiny_pools": T1Config.tiny_pools}}
-
-
-#: Which routing outcome and comparison each router claim reads (``oracle_gap``: on the
-#: reading's ``oracle_dataset``).
-ROUTER_CLAIMS: dict[str, tuple[str, str]] = {
-    "router_2wiki": (TRAIN_DATASET, "routed_vs_q"),
-    "router_musique": ("musique", "routed_vs_q"),
-    "router_hotpotqa": ("hotpotqa", "routed_vs_q"),
-    "oracle_gap": (TRAIN_DATASET, "oracle_vs_routed"),
-    "router_vs_union_2wiki": (TRAIN_DATASET, "routed_vs_union"),
-    "router_vs_union_musique": ("musique", "routed_vs_union"),
-    "router_vs_union_hotpotqa": ("hotpotqa", "routed_vs_union"),
+PRIMARY_OVERRIDES: dict[str, dict[str, str]] = {
+    "t1_auc_margin": {"tiny_pools": T1Config.tiny_pools}
 }
-#: The claim judged on the rule's routing against the gold ``B_rel``'s, part by dataset.
-NEAR_ORACLE = "selector_near_oracle"
+
+#: What a claim reads in the multiverse (:func:`claim_reading`), in the order its claims are
+#: judged: the examples of each run of T1, T2 and T3, one routing, or two (rule and gold).
+EXAMPLE_READINGS: tuple[str, ...] = ("t1_auc_margin", "t2_regime_decomposition", "t3_brel_knockout")
+ROUTING = "routing"
+SELECTION = "selection"
 #: The learned value of the selector knob.
 LEARNED = "learned"
 
-#: The claims the multiverse does not judge again under other readings, and why (the
-#: paper-against-ours page shows the reason). Claims whose rule is ``untestable`` or ``bound`` (a
-#: timing of the machine) are left out by their rule: no reading changes them.
-OUTSIDE_MULTIVERSE: dict[str, str] = {
-    "levels_2wiki": "a level, not a difference: the readings of the router's gain on the same "
-    "questions are those of routed − always-q",
-    "levels_musique": "a level, not a difference: the readings of the router's gain on the same "
-    "questions are those of routed − always-q",
-    "alpha_rule": "itself a sweep, over every α of the grid for each dataset and encoder (the "
-    "ablations)",
-    "pool_invariance": "itself a comparison of the two pool modes (the ablations)",
-    "calibrated_alpha": "itself a comparison of two rules for α on every dataset and encoder; "
-    "the multiverse's alpha_rule knob varies the router's rule for the other claims (its "
-    "diagnosis reads it on the strict item set, from the α-transfer run's record)",
-}
+
+def claim_reading(claim: Claim) -> str | None:
+    """What the multiverse reads to judge ``claim`` again: a run of :data:`EXAMPLE_READINGS`,
+    :data:`ROUTING` (a comparison of routed outcomes), :data:`SELECTION` (routed with the
+    rule's ``B_rel`` against with the gold one) or None (outside the multiverse)."""
+    if claim.comparison == "rule_vs_gold":
+        return SELECTION
+    if claim.comparison:
+        return ROUTING
+    return claim.run if claim.run in EXAMPLE_READINGS else None
 
 
-def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
-    """The knobs that bear on each claim id and the values each takes."""
+def claim_knobs(
+    cfg: RobustnessConfig, claims: Sequence[Claim] | None = None
+) -> dict[str, dict[str, tuple[str, ...]]]:
+    """The knobs that bear on each claim of ``claims`` (the repository's by default) and the
+    values each takes, by claim id, grouped by what the claims read (:func:`claim_reading`)."""
     levels = (LEVEL_POOLED, *cfg.datasets)
     routing = {
         "tie_rule": cfg.tie_rules,
@@ -227,15 +217,19 @@ def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
         "alpha_rule": cfg.alpha_rules,
         "item_set": cfg.item_sets,
     }
-    knobs: dict[str, dict[str, tuple[str, ...]]] = {
-        "t1_r2": {"margin": cfg.margins, "pool": cfg.pools, "tiny_pools": cfg.tiny_pool_rules},
-        "t2_split": {
+    by_reading: dict[str, dict[str, tuple[str, ...]]] = {
+        "t1_auc_margin": {
+            "margin": cfg.margins,
+            "pool": cfg.pools,
+            "tiny_pools": cfg.tiny_pool_rules,
+        },
+        "t2_regime_decomposition": {
             "predicate_names": cfg.predicate_name_rules,
             "pool": cfg.pools,
             "tiny_pools": cfg.tiny_pool_rules,
             "level": levels,
         },
-        "t3_knockout": {
+        "t3_brel_knockout": {
             "predicate_names": cfg.predicate_name_rules,
             "knockout_single": cfg.knockout_single_rules,
             "pool": cfg.pools,
@@ -243,12 +237,18 @@ def claim_knobs(cfg: RobustnessConfig) -> dict[str, dict[str, tuple[str, ...]]]:
             "encoder": cfg.encoders,
             "level": levels,
         },
+        ROUTING: {**routing, "selector": cfg.selectors},
+        # rule against gold by its definition: every routing knob but the selector
+        SELECTION: dict(routing),
     }
-    for claim_id in ROUTER_CLAIMS:
-        knobs[claim_id] = {**routing, "selector": cfg.selectors}
-    knobs["oracle_gap"]["oracle_dataset"] = cfg.oracle_datasets
-    # rule against gold by its definition: every routing knob but the selector
-    knobs[NEAR_ORACLE] = dict(routing)
+    claims = load_claims() if claims is None else claims
+    knobs: dict[str, dict[str, tuple[str, ...]]] = {}
+    for reading, reading_knobs in by_reading.items():
+        for claim in claims:
+            if claim_reading(claim) == reading:
+                knobs[claim.id] = dict(reading_knobs)
+                if claim.comparison == "oracle_vs_routed":
+                    knobs[claim.id]["oracle_dataset"] = cfg.oracle_datasets
     return knobs
 
 

@@ -4,7 +4,7 @@ The paper says routing takes under a millisecond. This run routes every prepared
 question of the ``split`` of each of ``datasets`` (or a seeded sample of ``sample_size`` per
 dataset) with the packaged router, in Python and in JavaScript (``router.js`` under Node), warm
 and cold, by :func:`regime_core.router.latency.measure_latency`, which defines what is timed and
-what is not. The claim ``routing_latency`` of ``paper_claims.yml`` is judged on
+what is not. The claim of ``paper_claims.yml`` judged on this run reads
 ``worst_warm_p99_seconds``: the larger of the two languages' warm 99th percentiles.
 
 Routing needs no pool and no retrieval, so no question is left out: unlike the retrieval runs,

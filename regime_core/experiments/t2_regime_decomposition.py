@@ -1,4 +1,4 @@
-"""T2, the claim ``t2_split`` of ``paper_claims.yml`` (stated there once): the regime split by
+"""T2, the claim of ``paper_claims.yml`` judged on this run (stated there once): the regime split by
 two surface predicates, across encoders.
 
 Our reading. Split the questions by P1 (the hop-2 entity is named in the question) and P2 (it

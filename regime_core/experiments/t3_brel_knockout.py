@@ -1,4 +1,4 @@
-"""T3, the claim ``t3_knockout`` of ``paper_claims.yml`` (stated there once): the relation
+"""T3, the claim of ``paper_claims.yml`` judged on this run (stated there once): the relation
 sentence ``B_rel`` and its knockout.
 
 Our reading. Where the bridge is needed (B-dominant items: ¬P1 ∧ P2), compare
@@ -35,14 +35,15 @@ from regime_core.experiments.common import (
 )
 from regime_core.experiments.context import Context
 from regime_core.multiplicity import holm, holm_intervals
-from regime_core.paper import paper_claim
+from regime_core.paper import claim_where
 
 T3_ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
 T3_COMPARISONS: tuple[tuple[str, str], ...] = (("union", "knockout"), ("union", "entity"))
-# The paper's knockout cost as fractions of R@5 (paper_claims.yml, claim t3_knockout).
-PAPER_DROP_LOW: float = paper_claim("t3_knockout").number("low")
-PAPER_DROP_HIGH: float = paper_claim("t3_knockout").number("high")
-PAPER_P_BELOW: float = paper_claim("t3_knockout").number("p_below")
+# The paper's knockout cost as fractions of R@5 (paper_claims.yml, the claim judged on this run).
+_PAPER = claim_where(run="t3_brel_knockout")
+PAPER_DROP_LOW: float = _PAPER.number("low")
+PAPER_DROP_HIGH: float = _PAPER.number("high")
+PAPER_P_BELOW: float = _PAPER.number("p_below")
 
 #: The record's numbers of each comparison row, and their types.
 COMPARISON_NUMBERS: dict[str, type] = {

@@ -495,14 +495,11 @@ def comparison_phrase(c: Mapping[str, Any], *, p_key: str | None = None) -> str:
 
 def robustness_absence(claim: Claim) -> str:
     """Why ``claim`` has no readings of the multiverse: its rule (nothing to vary), the
-    multiverse's declared reason
-    (:data:`regime_core.experiments.robustness_grid.OUTSIDE_MULTIVERSE`), or a robustness run
-    that did not compute it."""
-    from regime_core.experiments.robustness_grid import OUTSIDE_MULTIVERSE
-
+    reason the claims file gives (``multiverse.outside``), or a robustness run that did not
+    compute it."""
     if claim.rule in ("untestable", "bound"):
         return "no reading changes it"
-    return OUTSIDE_MULTIVERSE.get(claim.id, "not computed in this run")
+    return str(claim.multiverse.get("outside", "not computed in this run"))
 
 
 def robustness_phrase(robustness: Robustness | None) -> str:

@@ -18,18 +18,8 @@ from regime_core.book.figures import (
     colour_word,
 )
 
-#: What the estimate of each claim is, and whether it is a difference of rates (drawn in
-#: percentage points); a claim not listed is a difference of hit@5.
-SPEC_ESTIMATES: dict[str, tuple[str, bool]] = {
-    "t1_r2": ("median probit R² over cells", False),
-    "t2_split": ("B-dominant Δ hit@5, union − q (percentage points)", True),
-    "t3_knockout": ("Δ hit@5, union − knockout (percentage points)", True),
-    "selector_near_oracle": (
-        "Δ routed hit@5, rule's − gold B_rel, the dataset nearest to a loss (percentage points)",
-        True,
-    ),
-}
-_DEFAULT_ESTIMATE = ("Δ hit@5 of the claim's comparison (percentage points)", True)
+#: What a claim's estimate is when its ``multiverse`` in ``paper_claims.yml`` does not say.
+_DEFAULT_ESTIMATE = "Δ hit@5 of the claim's comparison (percentage points)"
 #: Beyond this many readings the curve draws its intervals as one band and its knob grid as
 #: a matrix of cells, so that a long curve does not smear.
 MANY_READINGS = 40
@@ -174,19 +164,21 @@ def _knob_value(knob: str, value: str) -> str:
 
 
 def specification_curves(result: Any) -> list[Figure]:
-    """One specification curve per claim of a robustness run, titled with the claim's short
-    name (:func:`regime_core.book.names.display`), differences in percentage points."""
+    """One specification curve per claim of a robustness run, titled and labelled as its
+    ``multiverse`` in ``paper_claims.yml`` says, differences of rates in percentage points."""
+    from regime_core.paper import load_claims
+
+    shown = {c.id: c.multiverse for c in load_claims()}
     curves = []
     for claim_id, knobs in result.knobs.items():
-        label, percent = SPEC_ESTIMATES.get(claim_id, _DEFAULT_ESTIMATE)
         curves.append(
             specification_curve(
                 result.table[result.table["claim"] == claim_id],
                 knobs,
-                title=names.display("claim", claim_id),
-                estimate_label=label,
+                title=shown[claim_id]["title"],
+                estimate_label=shown[claim_id].get("estimate", _DEFAULT_ESTIMATE),
                 name=f"spec_curve_{claim_id}",
-                percent=percent,
+                percent=shown[claim_id].get("percent", True),
             )
         )
     return curves

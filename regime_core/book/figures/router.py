@@ -167,14 +167,14 @@ def routing_latency(timings: Any, *, bound: float | None = None) -> Figure:
     """Every timing of the latency run (:class:`~regime_core.router.latency.LatencyResult`), one
     row per language and mode on a log axis: warm (each question's median over the passes) as
     filled dots, cold (one per fresh process) hollow, the median and 99th percentile of each
-    row marked, and the paper's bound (``paper_claims.yml``, claim ``routing_latency``)."""
+    row marked, and the paper's bound (``paper_claims.yml``, the claim judged on this run)."""
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    from regime_core.paper import paper_claim
+    from regime_core.paper import claim_where
 
     if bound is None:
-        bound = paper_claim("routing_latency").number("bound")
+        bound = claim_where(run="routing_latency").number("bound")
     seconds = timings.seconds()
     rows = [(language, mode) for language in seconds for mode in ("warm", "cold")]
     fig, ax = _subplots(0.75 * len(rows) + 1.6)

@@ -8,7 +8,7 @@ does not give, a statement of ours) is a question we asked, judged by the same r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from regime_core.book.findings.words import Finding, Records, count, pp
 
@@ -113,6 +113,21 @@ def _bottom_ours(r: Records) -> str:
     )
 
 
+def _judged(r: Records, **fields: Any) -> ClaimVerdict:
+    """The verdict of the one claim with ``fields`` (:func:`regime_core.paper.claim_where`)."""
+    from regime_core.paper import claim_where
+
+    judged = r.verdicts()
+    return judged[claim_where([v.claim for v in judged.values()], **fields).id]
+
+
+def _dataset(v: ClaimVerdict) -> str:
+    """The dataset filling the first role of a claim's data, as the book names it."""
+    from regime_core.book.names import dataset
+
+    return dataset((v.roles or {})[v.claim.data[0]])
+
+
 def _verdict_words(v: ClaimVerdict) -> str:
     """A verdict with its flags, as a parenthesis reads it: "smaller than reported, consistent
     with the paper's range"."""
@@ -121,8 +136,7 @@ def _verdict_words(v: ClaimVerdict) -> str:
 
 
 def _bottom_regimes(r: Records) -> str:
-    judged = r.verdicts()
-    t2, t3 = judged["t2_split"], judged["t3_knockout"]
+    t2, t3 = _judged(r, run="t2_regime_decomposition"), _judged(r, run="t3_brel_knockout")
     b = r.node("t2_regime_decomposition", "cells.minilm.all.P1-P2+.union_vs_q")
     q = r.node("t2_regime_decomposition", "cells.minilm.all.P1+P2-.union_vs_q")
     head = "The two regimes are there" if t2.verdict == "reproduced" else "The regimes blur"
@@ -144,30 +158,28 @@ def _bottom_regimes(r: Records) -> str:
 
 
 def _bottom_router(r: Records) -> str:
-    judged = r.verdicts()
-    parts = []
-    for claim_id, name in (("router_2wiki", "2WikiMultiHopQA"), ("router_musique", "MuSiQue")):
-        v = judged[claim_id]
-        parts.append(
-            f"{pp(_estimate(v))} on {name} against the paper's {pp(v.claim.paper['value'])} "
-            f"({_verdict_words(v)})"
-        )
+    trained, transfer = (
+        _judged(r, comparison="routed_vs_q", data=[role]) for role in ("training", "transfer_1")
+    )
+    parts = [
+        f"{pp(_estimate(v))} on {_dataset(v)} against the paper's {pp(v.claim.paper['value'])} "
+        f"({_verdict_words(v)})"
+        for v in (trained, transfer)
+    ]
     text = "Over always-q, the router gains " + " and ".join(parts)
-    musique = judged["router_musique"]
-    if musique.verdict != "reproduced" and musique.why is not None:
-        found = musique.why.reproducing()
-        factors = list(dict.fromkeys(a.label for a in found))
+    if transfer.verdict != "reproduced" and transfer.why is not None:
+        factors = list(dict.fromkeys(a.label for a in transfer.why.reproducing()))
         if factors:
-            text += f"; MuSiQue reaches the paper's gain with {' or '.join(factors)}"
+            text += f"; {_dataset(transfer)} reaches the paper's gain with {' or '.join(factors)}"
         else:
-            text += "; no setting we swept brings MuSiQue's gain to the paper's"
+            text += f"; no setting we swept brings {_dataset(transfer)}'s gain to the paper's"
     return text + "."
 
 
 def _bottom_union(r: Records) -> str:
     from regime_core.runner.judge import OURS_WORDS
 
-    union = r.verdicts()["router_vs_union_2wiki"]
+    union = _judged(r, comparison="routed_vs_union", data=["training"])
     holds = OURS_WORDS.get(union.verdict, union.verdict)
     answer = {
         "holds": "it does",
@@ -177,7 +189,8 @@ def _bottom_union(r: Records) -> str:
     }.get(holds, f"that {holds}")
     return (
         "A router is worth its name only if it also beats always-union, the fixed policy that "
-        f"needs no router: on 2WikiMultiHopQA it gains {pp(_estimate(union))} over it, so {answer}."
+        f"needs no router: on {_dataset(union)} it gains {pp(_estimate(union))} over it, so "
+        f"{answer}."
     )
 
 
