@@ -44,15 +44,16 @@ PAIRED_TEST: str = "mcnemar_chi2_cc" if CONTINUITY_CORRECTION else "mcnemar_chi2
 HOLM_LEVEL = "Holm-level interval"
 
 
-def glossary() -> list[tuple[tuple[str, ...], str]]:
+def glossary(
+    verdict_words: Iterable[str], ours_words: Iterable[str]
+) -> list[tuple[tuple[str, ...], str]]:
     """The glossary's statistical entries, ``(terms, definition)``, written from the names above
-    and the verdict words of :mod:`regime_core.runner.judge` (the glossary page generates its
-    "Statistics and verdicts" section from them: ``regime-statistics-glossary``)."""
-    from regime_core.runner.judge import OURS_WORDS, VERDICTS
-
+    and the verdict words of :mod:`regime_core.runner.judge`, which the glossary page's
+    ``regime-statistics-glossary`` passes when it generates its "Statistics and verdicts"
+    section (this module imports nothing of the runner)."""
     level = interval_label(CONFIDENCE)
-    verdicts = ", ".join(f"*{v}*" for v in VERDICTS)
-    ours = ", ".join(f"*{v}*" for v in dict.fromkeys(OURS_WORDS.values()))
+    verdicts = ", ".join(f"*{v}*" for v in verdict_words)
+    ours = ", ".join(f"*{v}*" for v in dict.fromkeys(ours_words))
     return [
         (
             ("confidence interval", "CI"),

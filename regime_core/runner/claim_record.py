@@ -22,7 +22,6 @@ from regime_core.runner.judge import (
     SMALLEST_EFFECT,
     Judgement,
     Power,
-    duration_text,
     judge_bound,
     judge_holds,
     judge_level,
@@ -30,7 +29,6 @@ from regime_core.runner.judge import (
     judge_share,
     judge_untestable,
     power_of,
-    pp,
 )
 from regime_core.runner.ours import (
     Bound,
@@ -43,7 +41,8 @@ from regime_core.runner.ours import (
     Share,
     Untestable,
 )
-from regime_core.runner.records import Record, format_number
+from regime_core.runner.records import Record
+from regime_core.runner.wording import duration_text, format_number, pp
 
 
 def reference_effect(claim: Claim) -> float:
@@ -323,7 +322,7 @@ def fill_fields(
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
     A number may name its format after a bar, ``{numbers.key|pp}`` (a kind of
-    :func:`~regime_core.runner.records.format_number`).
+    :func:`~regime_core.runner.wording.format_number`).
     ``display(field, value)`` turns each config value into text (the book passes its display
     names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
     ``regime verdicts --json`` prints it.

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config
-from regime_core.runner.records import format_number, interval_end
+from regime_core.runner.wording import duration_text, format_number, interval_text, pp
 
 if TYPE_CHECKING:
     from regime_core.runner.ours import Comparison
@@ -213,20 +213,6 @@ class Judgement:
         )
 
 
-def pp(x: float) -> str:
-    return format_number(x, "pp")
-
-
-def interval_text(lo: float, hi: float) -> str:
-    """``-0.04 pp to +2.7 pp``: each end as :func:`~regime_core.runner.records.interval_end`
-    writes it (its sign kept where one decimal would show 0.0).
-
-    >>> interval_text(-0.00045, 0.0267)
-    '-0.04 pp to +2.7 pp'
-    """
-    return f"{interval_end(lo)} to {interval_end(hi)}"
-
-
 def _check_interval(where: str, lo: float, hi: float) -> None:
     if not lo <= hi:
         raise ValueError(f"{where}: ci_lo {lo} > ci_hi {hi}")
@@ -396,14 +382,6 @@ def judge_bound(bound: float, *, estimate: float, unit: str = "s") -> Judgement:
     if estimate < bound:
         return Judgement(REPRODUCED, f"ours, {ours}, lies under the paper's {paper}")
     return Judgement(NOT_REPRODUCED, f"ours, {ours}, is not under the paper's {paper}")
-
-
-def duration_text(seconds: float, unit: str) -> str:
-    if unit != "s":
-        return f"{seconds:g} {unit}"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} µs"
-    return f"{seconds * 1e3:.2f} ms"
 
 
 def judge_share(

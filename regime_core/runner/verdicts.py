@@ -32,13 +32,13 @@ from regime_core.runner.records import (
     RECORD_FILENAME,
     MissingNumberError,
     Record,
-    format_number,
     load_record,
     record_path,
 )
 from regime_core.runner.roles import filled_datasets, role_view, unfilled_reason
 from regime_core.runner.runs import RUNS
 from regime_core.runner.stamps import load_stamped_record
+from regime_core.runner.wording import format_number
 
 #: The run whose record holds the robustness of every claim.
 ROBUSTNESS_RUN = "robustness"
