@@ -19,6 +19,7 @@ from regime_core.runner.judge import (
     COMPARISON_KERNELS,
     COMPARISON_RULES,
     INCONCLUSIVE,
+    SIGNIFICANCE_LEVEL,
     SMALLEST_EFFECT,
     Judgement,
     Power,
@@ -136,15 +137,24 @@ def _wins(record: Record, keys: Mapping[str, Any]) -> tuple[int, int] | None:
     return None
 
 
+def holm_level_of(record: Record, keys: Mapping[str, Any]) -> float | None:
+    """The level at which its run's Holm family tested the comparison of a claim's ``keys``,
+    from the unadjusted p the record keeps for every member (every node holding ``p_holm``
+    under the same top-level key, :func:`regime_core.multiplicity.family_confidences`); None
+    when the record does not say."""
+    from regime_core.multiplicity import family_confidences
+
+    node = str(keys["ci_lo"]).rsplit(".", 1)[0]
+    top, _, rest = node.partition(".")
+    confidence = family_confidences(record.node(top), SIGNIFICANCE_LEVEL).get(rest)
+    return None if confidence is None else 1.0 - confidence
+
+
 def _holm_comparison(record: Record, keys: Mapping[str, Any], found: Comparison) -> Comparison:
     """A comparison whose p is Holm-adjusted within its run: its interval is the Holm-level one,
-    at the level its run's family tested it (re-tested from the counts,
-    :func:`regime_core.runner.ledger.holm_level_of`), with the book's own interval beside it
-    where the record keeps it (``ci_lo_unadjusted``, ``ci_hi_unadjusted``)."""
-    from dataclasses import replace
-
-    from regime_core.runner.ledger import holm_level_of
-
+    at the level its run's family tested it (re-tested from the counts, :func:`holm_level_of`),
+    with the book's own interval beside it where the record keeps it (``ci_lo_unadjusted``,
+    ``ci_hi_unadjusted``)."""
     level = holm_level_of(record, keys)
     node = str(keys["ci_lo"]).rsplit(".", 1)[0]
     nominal = None
