@@ -8,8 +8,6 @@ parameters, resolves the work and output directories, and writes and reads back 
     run = start("t3_brel_knockout", globals())        # the parameters cell's names
     result, outcomes = run_t3(run.config, run.context)
     record = run.record(result.to_numbers(), inputs=outcomes.input_hashes(), figures=[...])
-
-How to add a run, a claim, an encoder or a figure: ``CONTRIBUTING.md``.
 """
 
 from __future__ import annotations

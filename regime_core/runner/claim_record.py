@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from regime_core.multiplicity import family_confidences
 from regime_core.paper import Claim, Role
 from regime_core.runner.judge import (
     COMPARISON_KERNELS,
@@ -142,8 +143,6 @@ def holm_level_of(record: Record, keys: Mapping[str, Any]) -> float | None:
     from the unadjusted p the record keeps for every member (every node holding ``p_holm``
     under the same top-level key, :func:`regime_core.multiplicity.family_confidences`); None
     when the record does not say."""
-    from regime_core.multiplicity import family_confidences
-
     node = str(keys["ci_lo"]).rsplit(".", 1)[0]
     top, _, rest = node.partition(".")
     confidence = family_confidences(record.node(top), SIGNIFICANCE_LEVEL).get(rest)

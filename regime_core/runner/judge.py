@@ -25,13 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from regime_core import config
+from regime_core.runner.ours import Comparison
 from regime_core.runner.wording import duration_text, format_number, interval_text, pp
-
-if TYPE_CHECKING:
-    from regime_core.runner.ours import Comparison
 
 REPRODUCED = "reproduced"
 SMALLER, LARGER = "smaller than reported", "larger than reported"
@@ -500,7 +498,6 @@ def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
     (estimate and range claims): the data then tell our number from the paper's whatever the
     power. ``None`` without ``n`` and ``n_discordant``, or for a rule with no null.
 
-    >>> from regime_core.runner.ours import Comparison
     >>> p = power_of("estimate", 0.056, Comparison(0.06, 0.03, 0.09, n=657, n_discordant=62))
     >>> round(p.detectable_effect, 3), p.questions_needed, round(p.power, 2)
     (0.033, 214, 1.0)

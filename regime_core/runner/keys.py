@@ -33,10 +33,9 @@ run only. A run's modules are therefore the closure of its notebook's imports to
 closure of its own entry's modules (:func:`registry_entries`), never another run's: editing
 ``router/latency.py`` reruns ``routing_latency`` (and the runs downstream of it), nothing else.
 The table's module itself, and what it and :mod:`regime_core.registry` import (the ``Context``,
-the records), are in every run's closure, so editing it (any entry included) reruns every run,
-as does editing a module every experiment imports
-(``experiments/common.py``, say). Anywhere else a string naming a package module stays a dynamic
-import.
+the records), are in every run's closure, so editing it (any entry included) reruns every run, as
+does editing a module every experiment imports (``experiments/common.py``, say). Anywhere else a
+string naming a package module stays a dynamic import.
 
 **What counts in a module.** Its syntax tree without docstrings (every statement that is a bare
 string: module, class, function and attribute docstrings), so comments, formatting and

@@ -5,14 +5,12 @@ A run is one notebook executed by ``regime reproduce`` (its parameters, profiles
 dependencies are declared in ``reproduce.yml`` under the same id), writing one results record
 named after it, read by one chapter of the book; the claims of the paper judged on that record
 are the entries of ``paper_claims.yml`` whose ``ours.run`` is the run's id (:meth:`Run.claims`).
-The tests iterate :data:`RUNS` instead of listing runs, notebooks or configs themselves.
 
 An entry names its config class and run function as ``"module:attribute"`` strings, imported
 when first read, and its tables and figures by their names in :mod:`regime_core.book.tables` and
 :mod:`regime_core.book.figures`: importing the table (every notebook does, through
-:mod:`regime_core.registry`) imports no run's own module and nothing of the book, and the
-reproduce key of a run counts the modules of its own entry, not those of every run in the table
-(:mod:`regime_core.runner.keys` reads the entries statically).
+:mod:`regime_core.registry`) imports no run's own module and nothing of the book, and a run's
+reproduce key counts the modules of its own entry alone (:mod:`regime_core.runner.keys`).
 
 How to add a run, a claim, an encoder or a figure: ``CONTRIBUTING.md``.
 """
@@ -37,11 +35,9 @@ from regime_core.runner.identity import describe_inputs
 class Run:
     """One registered run (see the module docstring). ``config_ref`` names its config class and
     ``run_ref`` the function its notebook calls with ``(config, context)`` (None: a teaching
-    notebook that calls several), each as an object reference ``"module:attribute"``; they are
-    imported when first read (:attr:`config`, :attr:`run`), so importing the registry imports no
-    run's own module, and the reproduce key of a run counts the modules of its own entry alone
-    (:mod:`regime_core.runner.keys`). ``chapter`` is the book page of its prose; ``tables`` and
-    ``figures`` name the functions of :mod:`regime_core.book.tables` and
+    notebook that calls several), each as an object reference ``"module:attribute"`` imported
+    when first read (:attr:`config`, :attr:`run`). ``chapter`` is the book page of its prose;
+    ``tables`` and ``figures`` name the functions of :mod:`regime_core.book.tables` and
     :mod:`regime_core.book.figures` its notebook shows; ``generates_its_data``: a teaching run
     whose world is generated, so it may start in a work directory that does not exist yet (every
     other run reads what ``regime data prepare`` wrote there). ``files``: the notebook

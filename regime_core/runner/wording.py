@@ -1,8 +1,5 @@
-"""How a number is written in words: each kind of number a record holds (:func:`format_number`,
-the book's ``{rec}`` role and every page's tables use it), an interval's ends and a duration as
-the verdicts write them (:mod:`regime_core.runner.judge` and :mod:`regime_core.runner.ours` both
-read them here).
-"""
+"""How a number is written: each kind a record holds (:func:`format_number`, for every page), an
+interval and a duration as the verdicts of :mod:`~regime_core.runner.judge` and ours write them."""
 
 from __future__ import annotations
 
