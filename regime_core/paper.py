@@ -470,7 +470,7 @@ def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     """A claim's ``why`` list (:mod:`regime_core.runner.explanation` fills it), each entry
     checked: its fields, its ``when``, the number formats its fields name (``ValueError`` naming
     the entry and the field)."""
-    from regime_core.runner.records import NUMBER_KINDS
+    from regime_core.runner.wording import NUMBER_KINDS
 
     out = []
     for at, entry in _entries(where, "why", "sentence templates", entries):

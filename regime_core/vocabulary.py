@@ -41,15 +41,13 @@ PAIRED_TEST: str = "mcnemar_chi2_cc" if CONTINUITY_CORRECTION else "mcnemar_chi2
 HOLM_LEVEL = "Holm-level interval"
 
 
-def glossary() -> list[tuple[tuple[str, ...], str]]:
-    """The glossary's statistical entries, ``(terms, definition)``, written from the names above
-    and the verdict words of :mod:`regime_core.runner.judge` (the glossary page generates its
-    "Statistics and verdicts" section from them: ``regime-statistics-glossary``)."""
-    from regime_core.runner.judge import OURS_WORDS, VERDICTS
-
+def glossary(verdict: Iterable[str], ours: Iterable[str]) -> list[tuple[tuple[str, ...], str]]:
+    """The glossary's statistical entries, ``(terms, definition)``, from the names above and the
+    words of a ``verdict`` and of ``ours`` (:mod:`regime_core.runner.judge`'s, which the glossary
+    page's ``regime-statistics-glossary`` passes to generate "Statistics and verdicts")."""
     level = interval_label(CONFIDENCE)
-    verdicts = ", ".join(f"*{v}*" for v in VERDICTS)
-    ours = ", ".join(f"*{v}*" for v in dict.fromkeys(OURS_WORDS.values()))
+    verdicts = ", ".join(f"*{v}*" for v in verdict)
+    ours_words = ", ".join(f"*{v}*" for v in dict.fromkeys(ours))
     return [
         (
             ("confidence interval", "CI"),
@@ -88,7 +86,7 @@ def glossary() -> list[tuple[tuple[str, ...], str]]:
         (
             ("verdict",),
             f"The paper's claim judged on our numbers by a stated rule: {verdicts}. A statement "
-            f"of our own, which the paper never makes, reads in its own words: {ours}.",
+            f"of our own, which the paper never makes, reads in its own words: {ours_words}.",
         ),
     ]
 

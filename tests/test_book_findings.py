@@ -231,7 +231,7 @@ def test_every_page_with_the_directive_has_findings_and_every_finding_a_page() -
 def test_each_finding_reads_runs_the_registry_knows() -> None:
     """(That it reads no run beyond those it declares is checked on the quick records, where
     each finding is written from its own runs' records only.)"""
-    from regime_core.registry import RUNS
+    from regime_core.runner.runs import RUNS
 
     known = set(RUNS)
     for finding in F.FINDINGS:

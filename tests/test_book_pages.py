@@ -264,8 +264,8 @@ def test_teaching_pages_name_the_encoders_their_runs_use() -> None:
     """The toy-world page and the exercises quote different numbers for the same arms because
     their runs use different encoders; each teaching page names every encoder the teaching runs
     use, in any profile, so a change of reproduce.yml cannot leave the prose behind."""
-    from regime_core.registry import RUNS
     from regime_core.runner.declarations import PROFILES
+    from regime_core.runner.runs import RUNS
     from regime_core.teaching.lesson import LessonConfig
 
     teaching = [run for run in RUNS.values() if run.config is LessonConfig]

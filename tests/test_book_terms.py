@@ -67,11 +67,14 @@ def glossary_terms() -> set[str]:
     """The terms of the glossary page (each line of a ``glossary`` block's term lines, and the
     terms of the statistics section it generates from ``regime_core.vocabulary``)."""
     from regime_core import vocabulary
+    from regime_core.runner.judge import OURS_WORDS, VERDICTS
 
     terms, inside = set(), False
     for line in GLOSSARY.read_text(encoding="utf-8").splitlines():
         if line.startswith(".. regime-statistics-glossary::"):
-            terms.update(t for names, _ in vocabulary.glossary() for t in names)
+            terms.update(
+                t for names, _ in vocabulary.glossary(VERDICTS, OURS_WORDS.values()) for t in names
+            )
         if line.startswith(".. glossary::"):
             inside = True
         elif line and not line.startswith(" "):

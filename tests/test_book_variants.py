@@ -93,8 +93,8 @@ def test_the_commands_make_one_variant_two_ways_then_build_the_book() -> None:
 
     import yaml
 
-    from regime_core.registry import RUNS
     from regime_core.runner.declarations import notebook_parameters
+    from regime_core.runner.runs import RUNS
     from regime_core.runner.variants import parse_setting
 
     (_, papermill), (_, one_command), (_, book) = V.VARIANT_COMMANDS

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from regime_core.cli import main
-from regime_core.registry import RUNS
 from regime_core.runner.records import get_number, load_record
+from regime_core.runner.runs import RUNS
 
 pytestmark = pytest.mark.slow
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from regime_core import paths
-from regime_core.registry import RUNS
 from regime_core.runner.records import get_number, load_record
+from regime_core.runner.runs import RUNS
 
 #: The router's runs: training, zero-shot transfer, ablations.
 ROUTER_RUNS = ("router_train", "zero_shot_transfer", "ablations")

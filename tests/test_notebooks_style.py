@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from regime_core.registry import RUNS
+from regime_core.runner.runs import RUNS
 
 #: Every run's notebook (tests/test_registry.py: every notebook belongs to a run).
 NOTEBOOKS = [run.notebook for run in RUNS.values()]

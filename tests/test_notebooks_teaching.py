@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from regime_core.registry import RUNS
 from regime_core.runner.declarations import notebook_defaults
 from regime_core.runner.identity import variant_hash
 from regime_core.runner.records import get_number, load_record
+from regime_core.runner.runs import RUNS
 
 pytestmark = pytest.mark.slow
 

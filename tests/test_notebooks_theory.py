@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from regime_core import config, paths
-from regime_core.registry import RUNS
 from regime_core.runner.records import load_record
+from regime_core.runner.runs import RUNS
 
 #: The four theory runs: the data page, T1, T2 and T3.
 THEORY = ("data_regimes", "t1_auc_margin", "t2_regime_decomposition", "t3_brel_knockout")

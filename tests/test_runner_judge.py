@@ -20,7 +20,6 @@ from regime_core.runner.judge import (
     SMALLEST_EFFECT,
     VERDICT_RULES,
     VERDICTS,
-    interval_text,
     judge_bound,
     judge_equivalence,
     judge_estimate,
@@ -250,11 +249,6 @@ def test_doctests_pass() -> None:
     from regime_core.runner import judge
 
     assert doctest.testmod(judge).failed == 0
-
-
-def test_an_interval_end_near_zero_keeps_its_sign() -> None:
-    assert interval_text(-0.00045, 0.0267) == "-0.04 pp to +2.7 pp"
-    assert interval_text(-0.013, 0.021) == "-1.3 pp to +2.1 pp"
 
 
 def test_a_statement_of_ours_reads_holds_not_reproduced() -> None:

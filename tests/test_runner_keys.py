@@ -37,7 +37,8 @@ PACKAGE = {
     "experiments/t8.py": "class Config:\n    N = 8\n",
     "experiments/t9.py": "from pkg import latency\n\n\nclass Config:\n    N = 9\n",
     "latency.py": "TIMER = 1\n",
-    "registry.py": (
+    "runner/__init__.py": "",
+    "runner/runs.py": (
         '"""Runs."""\nfrom pkg import context\n\n\nclass Run:\n'
         "    def __init__(self, id, config):\n        self.id, self.config = id, config\n\n\n"
         'RUNS = [\n    Run("a", "pkg.experiments.t8:Config"),\n'
@@ -47,7 +48,7 @@ PACKAGE = {
     "book/figures.py": '"""Figures."""\nfrom pkg.experiments import t2\n\nCOLOUR = "red"\n',
 }
 NOTEBOOK_IMPORTS = (
-    "from pkg.registry import RUNS\n"
+    "from pkg.runner.runs import RUNS\n"
     "from pkg.experiments.t2 import run\n"
     "from pkg.book import figures\n"
 )
@@ -156,7 +157,7 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Path]:
     package = _package(tmp_path / "src")
     _notebook(tmp_path / "nb" / "a.ipynb", NOTEBOOK_IMPORTS + "x = run([1, 2])\n")
     _notebook(
-        tmp_path / "nb" / "b.ipynb", "from pkg.registry import RUNS\nfrom pkg import unused\n"
+        tmp_path / "nb" / "b.ipynb", "from pkg.runner.runs import RUNS\nfrom pkg import unused\n"
     )
     decl = tmp_path / "reproduce.yml"
     runs = {
@@ -222,14 +223,15 @@ def test_a_registry_entry_names_roots_of_its_own_run_only(tmp_path: Path) -> Non
         "a": {"pkg.experiments.t8"},
         "b": {"pkg.experiments.t9"},
     }
-    registry = keys.computation_modules(["pkg.registry"], package)
-    assert sorted(registry) == ["pkg", "pkg.context", "pkg.registry"]  # no entry's module
+    registry = keys.computation_modules(["pkg.runner.runs"], package)
+    # no entry's module
+    assert sorted(registry) == ["pkg", "pkg.context", "pkg.runner", "pkg.runner.runs"]
     _edit(
-        package / "registry.py",
+        package / "runner" / "runs.py",
         '"""Runs."""',
         'import importlib\nimportlib.import_module("pkg.dynamic")',
     )
-    assert "pkg.dynamic" in keys.computation_modules(["pkg.registry"], package)  # still a rule
+    assert "pkg.dynamic" in keys.computation_modules(["pkg.runner.runs"], package)  # still a rule
     assert keys.registry_entries(tmp_path / "nothing") == {}  # a package without a registry
 
 
@@ -245,7 +247,7 @@ def test_a_registry_entry_the_key_cannot_read_is_an_error(
     tmp_path: Path, entry: str, error: str
 ) -> None:
     package = _package(tmp_path)
-    (package / "registry.py").write_text(f"RUNS = [{entry}]\n", encoding="utf-8")
+    (package / "runner" / "runs.py").write_text(f"RUNS = [{entry}]\n", encoding="utf-8")
     with pytest.raises(ValueError, match=error):
         keys.registry_entries(package)
 
@@ -267,17 +269,17 @@ def _changed(*modules: str, upstream: bool = False) -> tuple[str, ...]:
             {"a": _changed("module pkg.experiments.t8"), "b": _changed(upstream=True)},
         ),
         (
-            ("registry.py", "self.id, self.config = id, config", "self.id = id"),
+            ("runner/runs.py", "self.id, self.config = id, config", "self.id = id"),
             {
-                "a": _changed("module pkg.registry"),
-                "b": _changed("module pkg.registry", upstream=True),
+                "a": _changed("module pkg.runner.runs"),
+                "b": _changed("module pkg.runner.runs", upstream=True),
             },
         ),
         (
-            ("registry.py", '"pkg.experiments.t9:Config"', '"pkg.experiments.t9:Other"'),
+            ("runner/runs.py", '"pkg.experiments.t9:Config"', '"pkg.experiments.t9:Other"'),
             {
-                "a": _changed("module pkg.registry"),
-                "b": _changed("module pkg.registry", upstream=True),
+                "a": _changed("module pkg.runner.runs"),
+                "b": _changed("module pkg.runner.runs", upstream=True),
             },
         ),
         (
@@ -433,7 +435,7 @@ def test_on_the_repository_package_a_run_counts_its_own_entry_not_the_others(
 ) -> None:
     """The registry names every run's modules; each run's key covers its own entry's alone:
     editing router/latency.py reruns routing_latency, never data_regimes."""
-    from regime_core.registry import RUNS
+    from regime_core.runner.runs import RUNS
 
     entries = keys.registry_entries()
     assert entries == {run_id: frozenset(run.modules) for run_id, run in RUNS.items()}

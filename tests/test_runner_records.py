@@ -14,7 +14,6 @@ from regime_core.config import ConfigMixin
 from regime_core.runner.records import (
     RECORD_FILENAME,
     Record,
-    format_number,
     get_number,
     hash_file,
     load_record,
@@ -132,44 +131,6 @@ def test_a_record_read_is_a_read_only_mapping_with_its_numbers_by_key(tmp_path: 
         record.config_text("alpha")
     with pytest.raises(TypeError):
         record["name"] = "other"  # a Record has no item assignment
-
-
-@pytest.mark.parametrize(
-    ("value", "kind", "digits", "expected"),
-    [
-        (0.1234, "pp", None, "+12.3 pp"),
-        (-0.0456, "pp", 2, "-4.56 pp"),
-        (-0.0004, "pp", None, "0.0 pp"),
-        (0.6218, "pct", None, "62.2%"),
-        (0.62159, "frac", None, "0.622"),
-        (0.0004, "p", None, "p < 0.001"),
-        (0.0213, "p", None, "p = 0.021"),
-        (12345, "int", None, "12,345"),
-        (12.0, "int", None, "12"),
-        (0.9123, "r2", None, "R² = 0.91"),
-        (0.000123, "time", None, "123 µs"),
-        (0.0001234, "time", 1, "123.4 µs"),
-        (0.0042, "time", None, "4.20 ms"),
-        (0.001, "time", None, "1.00 ms"),
-        (2.5, "time", None, "2.50 s"),
-        (7, "auto", None, "7"),
-        (0.5, "auto", None, "0.500"),
-        ("B-dominant", "auto", None, "B-dominant"),
-    ],
-)
-def test_format_number(value: object, kind: str, digits: int | None, expected: str) -> None:
-    assert format_number(value, kind, digits) == expected  # type: ignore[arg-type]
-
-
-def test_format_number_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match="unknown number format"):
-        format_number(0.1, "percent")
-    with pytest.raises(ValueError, match="integral"):
-        format_number(1.5, "int")
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        format_number(1.5, "p")
-    with pytest.raises(ValueError, match="duration is not negative"):
-        format_number(-1e-6, "time")
 
 
 def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:

@@ -17,10 +17,11 @@ import yaml
 
 from regime_core import cli, paths
 from regime_core.experiments.zero_shot_transfer import TRAINED_ROUTER_FILE
-from regime_core.registry import RUNS, start
+from regime_core.registry import start
 from regime_core.runner import variants
 from regime_core.runner.declarations import load_declarations, notebook_defaults
 from regime_core.runner.reproduce import plan
+from regime_core.runner.runs import RUNS
 from regime_core.runner.variants import group_settings, parse_setting, resolve_variants
 
 REPO = Path(__file__).resolve().parent.parent

@@ -190,7 +190,7 @@ def test_regime_verdicts_on_the_quick_run(quick_run: Any, capsys: Any) -> None:
     assert cli.main(["verdicts", "--work", str(quick_run.work), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     ids = [c["id"] for c in report["claims"]]
-    from regime_core.registry import RUNS
+    from regime_core.runner.runs import RUNS
 
     assert set(ids) == {c.id for run in RUNS.values() for c in run.claims()}
     claims = {c.id: c for c in load_claims()}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from regime_core import vocabulary
-from regime_core.runner.judge import VERDICTS
+from regime_core.runner.judge import OURS_WORDS, VERDICTS
 from regime_core.runner.ours import Comparison
 from tools.bookcheck.prose import label_problems
 
@@ -31,7 +31,7 @@ def test_a_holm_level_interval_says_so_with_its_level_and_the_95_interval_beside
 
 
 def test_the_glossary_is_written_from_the_definitions() -> None:
-    entries = dict(vocabulary.glossary())
+    entries = dict(vocabulary.glossary(VERDICTS, OURS_WORDS.values()))
     ci = entries[("confidence interval", "CI")]
     assert vocabulary.INTERVAL_NAMES[vocabulary.PAIRED_INTERVAL] in ci
     assert vocabulary.TEST_NAMES[vocabulary.PAIRED_TEST] in ci

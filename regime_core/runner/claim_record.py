@@ -14,15 +14,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from regime_core.multiplicity import family_confidences
 from regime_core.paper import Claim, Role
 from regime_core.runner.judge import (
     COMPARISON_KERNELS,
     COMPARISON_RULES,
     INCONCLUSIVE,
+    SIGNIFICANCE_LEVEL,
     SMALLEST_EFFECT,
     Judgement,
     Power,
-    duration_text,
     judge_bound,
     judge_holds,
     judge_level,
@@ -30,7 +31,6 @@ from regime_core.runner.judge import (
     judge_share,
     judge_untestable,
     power_of,
-    pp,
 )
 from regime_core.runner.ours import (
     Bound,
@@ -43,7 +43,8 @@ from regime_core.runner.ours import (
     Share,
     Untestable,
 )
-from regime_core.runner.records import Record, format_number
+from regime_core.runner.records import Record
+from regime_core.runner.wording import duration_text, format_number, pp
 
 
 def reference_effect(claim: Claim) -> float:
@@ -137,15 +138,22 @@ def _wins(record: Record, keys: Mapping[str, Any]) -> tuple[int, int] | None:
     return None
 
 
+def holm_level_of(record: Record, keys: Mapping[str, Any]) -> float | None:
+    """The level at which its run's Holm family tested the comparison of a claim's ``keys``,
+    from the unadjusted p the record keeps for every member (every node holding ``p_holm``
+    under the same top-level key, :func:`regime_core.multiplicity.family_confidences`); None
+    when the record does not say."""
+    node = str(keys["ci_lo"]).rsplit(".", 1)[0]
+    top, _, rest = node.partition(".")
+    confidence = family_confidences(record.node(top), SIGNIFICANCE_LEVEL).get(rest)
+    return None if confidence is None else 1.0 - confidence
+
+
 def _holm_comparison(record: Record, keys: Mapping[str, Any], found: Comparison) -> Comparison:
     """A comparison whose p is Holm-adjusted within its run: its interval is the Holm-level one,
-    at the level its run's family tested it (re-tested from the counts,
-    :func:`regime_core.runner.ledger.holm_level_of`), with the book's own interval beside it
-    where the record keeps it (``ci_lo_unadjusted``, ``ci_hi_unadjusted``)."""
-    from dataclasses import replace
-
-    from regime_core.runner.ledger import holm_level_of
-
+    at the level its run's family tested it (re-tested from the counts, :func:`holm_level_of`),
+    with the book's own interval beside it where the record keeps it (``ci_lo_unadjusted``,
+    ``ci_hi_unadjusted``)."""
     level = holm_level_of(record, keys)
     node = str(keys["ci_lo"]).rsplit(".", 1)[0]
     nominal = None
@@ -323,7 +331,7 @@ def fill_fields(
 
     Lists are joined with commas; a ``None`` config value (e.g. ``sample_size``) reads "all".
     A number may name its format after a bar, ``{numbers.key|pp}`` (a kind of
-    :func:`~regime_core.runner.records.format_number`).
+    :func:`~regime_core.runner.wording.format_number`).
     ``display(field, value)`` turns each config value into text (the book passes its display
     names, so a reader sees "MiniLM-L6", not ``minilm``); by default ``str``, as
     ``regime verdicts --json`` prints it.

@@ -46,7 +46,8 @@ from regime_core.runner.judge import (
     power_text,
 )
 from regime_core.runner.ours import Comparison, Levels, Ours, Share
-from regime_core.runner.records import Record, format_number
+from regime_core.runner.records import Record
+from regime_core.runner.wording import format_number
 
 #: The comparison fields a node's keys fill, and the record keys that may hold each.
 _NODE_FIELDS: dict[str, tuple[str, ...]] = {

@@ -16,7 +16,7 @@ those under ``why``, a list of entries, each a sentence template::
         none: "No best α lies above the rule's."   # optional: said when no item is left
 
 Fields of ``text``, ``lead`` and ``none``: ``{numbers.KEY|KIND:DIGITS}`` (a number of the
-record, formatted by :func:`~regime_core.runner.records.format_number` with ``KIND``, default
+record, formatted by :func:`~regime_core.runner.wording.format_number` with ``KIND``, default
 ``auto``, and its optional ``DIGITS``), ``{config.FIELD}`` (a config value as written; lists
 joined by commas, ``None`` reads "all"), either prefixed by another run as
 ``{RUN:numbers.KEY|KIND}``; ``{paper.KEY|KIND}`` (the claim's own paper side, e.g.
@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from regime_core.paper import WHEN_OPERATORS, WHY_FIELD, WHY_KEY
-from regime_core.runner.records import Record, format_number
+from regime_core.runner.records import Record
+from regime_core.runner.wording import format_number
 
 #: How a config value is shown: ``(field, value) -> text`` (the book's
 #: :func:`regime_core.book.names.config_value`).

@@ -8,7 +8,7 @@ the label of a variant must name what differs. So a variant's *inputs* are:
 
 * every notebook parameter that is not a config field (nor ``output_dir``, ``work_dir``,
   ``profile``, which say where, not what): its value, and, for a parameter naming a file
-  (the ``files`` field of :class:`regime_core.registry.Run`), the sha256 of that file and where
+  (the ``files`` field of :class:`regime_core.runner.runs.Run`), the sha256 of that file and where
   it was found;
 * the default record of every run upstream of it (``<work>/results/<run>/record.json``): its sha256.
 

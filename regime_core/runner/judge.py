@@ -25,13 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from regime_core import config
-from regime_core.runner.records import format_number, interval_end
-
-if TYPE_CHECKING:
-    from regime_core.runner.ours import Comparison
+from regime_core.runner.ours import Comparison
+from regime_core.runner.wording import duration_text, format_number, interval_text, pp
 
 REPRODUCED = "reproduced"
 SMALLER, LARGER = "smaller than reported", "larger than reported"
@@ -213,20 +211,6 @@ class Judgement:
         )
 
 
-def pp(x: float) -> str:
-    return format_number(x, "pp")
-
-
-def interval_text(lo: float, hi: float) -> str:
-    """``-0.04 pp to +2.7 pp``: each end as :func:`~regime_core.runner.records.interval_end`
-    writes it (its sign kept where one decimal would show 0.0).
-
-    >>> interval_text(-0.00045, 0.0267)
-    '-0.04 pp to +2.7 pp'
-    """
-    return f"{interval_end(lo)} to {interval_end(hi)}"
-
-
 def _check_interval(where: str, lo: float, hi: float) -> None:
     if not lo <= hi:
         raise ValueError(f"{where}: ci_lo {lo} > ci_hi {hi}")
@@ -398,14 +382,6 @@ def judge_bound(bound: float, *, estimate: float, unit: str = "s") -> Judgement:
     return Judgement(NOT_REPRODUCED, f"ours, {ours}, is not under the paper's {paper}")
 
 
-def duration_text(seconds: float, unit: str) -> str:
-    if unit != "s":
-        return f"{seconds:g} {unit}"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} µs"
-    return f"{seconds * 1e3:.2f} ms"
-
-
 def judge_share(
     paper_passing: int,
     paper_total: int,
@@ -522,7 +498,6 @@ def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
     (estimate and range claims): the data then tell our number from the paper's whatever the
     power. ``None`` without ``n`` and ``n_discordant``, or for a rule with no null.
 
-    >>> from regime_core.runner.ours import Comparison
     >>> p = power_of("estimate", 0.056, Comparison(0.06, 0.03, 0.09, n=657, n_discordant=62))
     >>> round(p.detectable_effect, 3), p.questions_needed, round(p.power, 2)
     (0.033, 214, 1.0)

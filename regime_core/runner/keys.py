@@ -23,19 +23,19 @@ by file name; its numbers come from ``experiments/``, ``teaching/`` and the laye
 is never imported by a notebook, so it does not count either. Editing a figure's code therefore
 redraws nothing by itself: ``regime reproduce --force`` does.
 
-**The registry.** Every notebook opens with ``from regime_core.registry import start``, and the
-registry's table (:data:`regime_core.registry.RUNS`) names every run's config class and run
-function. It names them by string, ``"regime_core.experiments.t1_auc_margin:T1Config"``, imported
-when first used, so importing the registry imports no run's own module. In the registry module
-(:data:`REGISTRY`) alone, the strings inside each entry (each ``Run(...)`` call, :data:`ENTRY`) are
-not imports of the module: they are roots of that entry's run only. A run's modules are therefore
-the closure of its notebook's imports together with the closure of its own entry's modules
-(:func:`registry_entries`), never another run's: editing ``router/latency.py`` reruns
-``routing_latency`` (and the runs downstream of it), nothing else. The registry module itself, and
-what it imports (the ``Context``, the records), are in every run's closure, so editing it (any
-entry included) reruns every run, as does editing a module every experiment imports
-(``experiments/common.py``, say). Anywhere else a string naming a package module stays a dynamic
-import.
+**The registry.** Every notebook opens with ``from regime_core.registry import start``, which
+imports the table of runs (:data:`regime_core.runner.runs.RUNS`, the module :data:`REGISTRY`),
+naming every run's config class and run function. It names them by string,
+``"regime_core.experiments.t1_auc_margin:T1Config"``, imported when first used, so importing the
+table imports no run's own module. In that module alone, the strings inside each entry (each
+``Run(...)`` call, :data:`ENTRY`) are not imports of the module: they are roots of that entry's
+run only. A run's modules are therefore the closure of its notebook's imports together with the
+closure of its own entry's modules (:func:`registry_entries`), never another run's: editing
+``router/latency.py`` reruns ``routing_latency`` (and the runs downstream of it), nothing else.
+The table's module itself, and what it and :mod:`regime_core.registry` import (the ``Context``,
+the records), are in every run's closure, so editing it (any entry included) reruns every run, as
+does editing a module every experiment imports (``experiments/common.py``, say). Anywhere else a
+string naming a package module stays a dynamic import.
 
 **What counts in a module.** Its syntax tree without docstrings (every statement that is a bare
 string: module, class, function and attribute docstrings), so comments, formatting and
@@ -74,10 +74,10 @@ DATA_FILES: Mapping[str, tuple[str, ...]] = {
     # the JavaScript router a latency run times, and its harness
     "router.latency": ("regime_core/resources/router.js", "regime_core/resources/router_timing.js"),
 }
-#: the registry module (relative to the package) and the call that registers one run in it: the
-#: modules an entry names (its config's and its run function's, ``"module:attribute"``) are roots
-#: of that run's key alone, not imports of the registry (see the module docstring)
-REGISTRY: str = "registry"
+#: the module of the table of runs (dotted, in the package) and the call that registers one run in
+#: it: the modules an entry names (its config's and its run function's, ``"module:attribute"``)
+#: are roots of that run's key alone, not imports of the table (see the module docstring)
+REGISTRY: str = "runner.runs"
 ENTRY: str = "Run"
 #: the components in the order :func:`changed_components` reports them
 COMPONENTS: tuple[str, ...] = (

@@ -226,19 +226,6 @@ def _holm_family(record: Record, counts: Mapping[str, Counts], method: str) -> d
     return {label: float(levels[c.node]) for label, c in counts.items()}
 
 
-def holm_level_of(record: Record, keys: Mapping[str, Any]) -> float | None:
-    """The level at which its run's Holm family tested the comparison of a claim's ``keys``,
-    from the unadjusted p the record keeps for every member (every node holding ``p_holm``
-    under the same top-level key, :func:`regime_core.multiplicity.family_confidences`); None
-    when the record does not say."""
-    from regime_core.multiplicity import family_confidences
-
-    node = str(keys["ci_lo"]).rsplit(".", 1)[0]
-    top, _, rest = node.partition(".")
-    confidence = family_confidences(record.node(top), SIGNIFICANCE_LEVEL).get(rest)
-    return None if confidence is None else 1.0 - confidence
-
-
 # --- the ledger-wide Holm correction -----------------------------------------------------------
 
 

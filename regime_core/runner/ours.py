@@ -28,8 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from regime_core import config
-from regime_core.runner.judge import duration_text, interval_text, pp
-from regime_core.runner.records import Scalar, format_number
+from regime_core.runner.records import Scalar
+from regime_core.runner.wording import duration_text, format_number, interval_text, pp
+from regime_core.vocabulary import interval_label
 
 #: Our side's fields in ``regime verdicts --json`` (absent values are null).
 OURS_FIELDS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi", "p", "n")
@@ -77,8 +78,6 @@ class Comparison:
     def text(self) -> str:
         """``+6.6 pp (95% CI +4.5 pp to +9.1 pp), p < 0.001``; a Holm-level interval says so,
         with its level and the 95% CI beside it, and its p is Holm's."""
-        from regime_core.vocabulary import interval_label
-
         label = interval_label(self.confidence, holm=self.holm)
         inside = f"{label} {interval_text(self.ci_lo, self.ci_hi)}"
         if self.ci_nominal is not None:

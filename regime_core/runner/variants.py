@@ -52,6 +52,7 @@ from regime_core.runner.identity import input_differences, variant_hash, write_i
 from regime_core.runner.keys import run_keys
 from regime_core.runner.records import canonical_json, load_record
 from regime_core.runner.reproduce import stale_reasons, writing_lock
+from regime_core.runner.runs import RUNS
 from regime_core.strict_json import JSONProblem, parse_yaml
 
 #: what a ``--set`` item looks like (every message about one repeats it)
@@ -191,8 +192,6 @@ def resolve_variant(
 ) -> Variant:
     """The variant the items ``settings`` of run ``run_id`` make: every parameter checked
     against the notebook, the config built as the notebook builds it, its folder named."""
-    from regime_core.registry import RUNS
-
     first = settings[0].item
     if run_id not in decl.runs:
         raise ValueError(
@@ -201,7 +200,7 @@ def resolve_variant(
         )
     if run_id not in RUNS:
         raise ValueError(
-            f"--set {first!r}: run {run_id!r} is not registered in regime_core.registry.RUNS, "
+            f"--set {first!r}: run {run_id!r} is not registered in regime_core.runner.runs.RUNS, "
             "so its config, which names the variant's folder, is unknown"
         )
     spec = decl.runs[run_id]

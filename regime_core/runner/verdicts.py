@@ -32,12 +32,13 @@ from regime_core.runner.records import (
     RECORD_FILENAME,
     MissingNumberError,
     Record,
-    format_number,
     load_record,
     record_path,
 )
 from regime_core.runner.roles import filled_datasets, role_view, unfilled_reason
+from regime_core.runner.runs import RUNS
 from regime_core.runner.stamps import load_stamped_record
+from regime_core.runner.wording import format_number
 
 #: The run whose record holds the robustness of every claim.
 ROBUSTNESS_RUN = "robustness"
@@ -131,8 +132,6 @@ def load_run_records(runs: Sequence[str], work: Path | str | None = None) -> dic
     for run in dict.fromkeys(runs):
         file = record_path(results / run)
         if not file.is_file():
-            from regime_core.registry import RUNS
-
             advice = (
                 f"produce it with `regime reproduce{'' if work is None else f' --work {work}'}`"
                 if run in RUNS

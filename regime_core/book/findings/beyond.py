@@ -12,7 +12,7 @@ from regime_core.book.findings.words import (
     interval,
     significant,
 )
-from regime_core.runner.records import format_number
+from regime_core.runner.wording import format_number
 
 #: A spread ratio this close to 1 (a factor of at most this either way) is "near 1": the
 #: calibrated α then differs from c by less than that factor.

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from regime_core import config
-from regime_core.runner.records import Record, format_number, interval_end
+from regime_core.runner.records import Record
+from regime_core.runner.wording import format_number, interval_end
 
 if TYPE_CHECKING:
     from regime_core.runner.verdicts import ClaimVerdict

@@ -38,7 +38,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 from regime_core import config
 from regime_core.book.sphinx.records import warn
 from regime_core.book.sphinx.tables import table
-from regime_core.runner.records import format_number
+from regime_core.runner.wording import format_number
 
 #: the kinds of value a constant of the defaults table may hold (tables of them are left out)
 PLAIN_VALUES: tuple[type, ...] = (bool, int, float, str, tuple)

@@ -40,7 +40,8 @@ from regime_core.book.sphinx.records import (
     warn_problem,
 )
 from regime_core.book.sphinx.tables import entry, paragraph, table
-from regime_core.runner.records import Record, format_number
+from regime_core.runner.records import Record
+from regime_core.runner.wording import format_number
 
 if TYPE_CHECKING:
     from regime_core.paper import Claim

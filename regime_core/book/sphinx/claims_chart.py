@@ -36,7 +36,7 @@ from sphinx.util.docutils import SphinxDirective
 from regime_core import config
 from regime_core.book.findings.words import ours_interval
 from regime_core.book.sphinx.claims import chapter_link, judged_claims, ours_text, verdict_class
-from regime_core.runner.records import format_number
+from regime_core.runner.wording import format_number
 
 #: fractions (as records hold them) to percentage points
 PP = 100.0

@@ -77,7 +77,7 @@ class LedgerHolmDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         from regime_core.runner.ledger import ledger_sentence
-        from regime_core.runner.records import format_number
+        from regime_core.runner.wording import format_number
 
         try:
             entries, labels = ledger_entries(self.env)

@@ -8,7 +8,7 @@ Role ``{rec}`` (MyST) / ``:rec:`` (reST)::
     The union arm gains {rec}`t2_minilm:cells.B-dominant.delta_hit@5|pp` in the B-dominant cell.
 
 The text is ``run_id:dotted.key`` with an optional ``|kind`` or ``|kind:digits`` (see
-:func:`regime_core.runner.records.format_number`; default ``auto``). The record is read from
+:func:`regime_core.runner.wording.format_number`; default ``auto``). The record is read from
 ``<work>/results/<run_id>/record.json``; the work directory is the Sphinx option
 ``regime_work_dir``, else ``REGIME_WORK_DIR``, else ``_build/regime``, and a relative one is taken
 relative to the book's root. A missing record or key is a Sphinx warning naming the page, the run
@@ -57,12 +57,12 @@ from regime_core.integrity import read_bytes, sha256_hex
 from regime_core.runner.records import (
     MissingNumberError,
     Record,
-    format_number,
     get_number,
     load_record,
     record_path,
 )
 from regime_core.runner.stamps import verify_record
+from regime_core.runner.wording import format_number
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ RECORD_PROBLEMS: tuple[type[Exception], ...] = (FileNotFoundError, KeyError, Val
 @dataclass(frozen=True)
 class RecordReference:
     """A parsed ``run:key|kind:digits`` reference: the run, the dotted key into its numbers, and
-    how to format the number (a kind of :data:`~regime_core.runner.records.NUMBER_KINDS`)."""
+    how to format the number (a kind of :data:`~regime_core.runner.wording.NUMBER_KINDS`)."""
 
     run: str
     key: str

@@ -151,9 +151,10 @@ class StatisticsGlossaryDirective(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         from regime_core import vocabulary
+        from regime_core.runner.judge import OURS_WORDS, VERDICTS
 
         lines = [".. glossary::", ""]
-        for terms, meaning in vocabulary.glossary():
+        for terms, meaning in vocabulary.glossary(VERDICTS, OURS_WORDS.values()):
             lines += [f"   {_rst_escape(term)}" for term in terms]
             lines += [f"      {meaning}", ""]
         return self.parse_text_to_nodes("\n".join(lines))

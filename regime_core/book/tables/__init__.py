@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core.book import names
-from regime_core.runner.records import format_number, interval_end
+from regime_core.runner.wording import format_number, interval_end
 
 MISSING = "—"
 _NUMERIC = re.compile(r"^[-+<]?\s?\d")

@@ -492,7 +492,7 @@ def selection_routed_table(selection: Mapping[str, Any], datasets: Sequence[str]
 def latency_table(record: Mapping[str, Any]) -> Table:
     """The routing-latency record's timings: per language and measurement, how many timings,
     their median, 99th percentile and maximum."""
-    from regime_core.runner.records import format_number
+    from regime_core.runner.wording import format_number
 
     numbers = record["numbers"]
     rows = [
