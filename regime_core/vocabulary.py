@@ -14,6 +14,8 @@ not have (the book's checks find either in a page's text: ``tools/bookcheck/pros
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from regime_core.config import CONFIDENCE, CONTINUITY_CORRECTION
 
 #: The interval methods a record's ``ci_method`` may name, with the name a page prints.
