@@ -11,7 +11,9 @@ keeps every recursive consumer of JSON (hashing, validation, router.js's parser)
 stack limit; :data:`MAX_INT_DIGITS` is Python's own ``int()`` limit for decimal strings;
 :data:`MAX_EXPANDED_BYTES` bounds what one compressed input may expand to in memory.
 
-α (the weight of the bridge side of a query, ``q + α·b``) is bounded by
+α (the weight of the bridge side of a query, ``q + α·b``) is checked by :func:`check_alpha` and
+nowhere else (every door calls it: a config, ``--alpha``, a router model file, the teaching
+sweeps; router.js reads :data:`MAX_ALPHA` from its generated line). It is bounded by
 :data:`MAX_ALPHA` = 10^18. Both vectors are unit vectors, so the combined query has norm at most
 ``1 + α``; normalising it squares its components, and the squares must stay below float32's
 largest value (3.4·10^38), that is ``1 + α < 1.8·10^19``. Beyond that the norm overflows to
@@ -102,6 +104,13 @@ def check_alpha(value: Any, what: str = "alpha") -> float:
             "(float32 queries q + α·b overflow beyond it)"
         )
     return number
+
+
+def check_alphas(values: Any, what: str) -> tuple[float, ...]:
+    """At least one value, each as α (:func:`check_alpha`, named ``what[i]``)."""
+    if len(values) == 0:
+        raise ValueError(f"{what}: give at least one α")
+    return tuple(check_alpha(value, f"{what}[{i}]") for i, value in enumerate(values))
 
 
 def check_number(
