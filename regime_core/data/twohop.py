@@ -267,12 +267,6 @@ class _Line:
             )
 
 
-def _check_dataset_name(dataset: str) -> None:
-    problem = dataset_name_problem(dataset)
-    if problem is not None:
-        raise ValueError(problem)
-
-
 def parse_line(
     record: Any, *, dataset: str, where: str, source: str = "", fill_b_rel: bool = False
 ) -> Example:
@@ -281,7 +275,8 @@ def parse_line(
     ones across lines (:func:`read_twohop` checks those). ``source`` is the example's
     ``source_files`` entry (the file's name); ``fill_b_rel``: a line without ``b_rel`` gets
     the built-in one (:func:`fill_relation`)."""
-    _check_dataset_name(dataset)
+    if (problem := dataset_name_problem(dataset)) is not None:
+        raise ValueError(problem)
     return parse_line_filled(
         record, dataset=dataset, where=where, source=source, fill_b_rel=fill_b_rel
     )[0]
@@ -479,7 +474,8 @@ def read_twohop(
     line without ``b_rel`` gets the built-in one (:func:`fill_relation`); ``filled`` counts
     it, and every passage given as ``text``, over the lines prepared.
     """
-    _check_dataset_name(dataset)
+    if (problem := dataset_name_problem(dataset)) is not None:
+        raise ValueError(problem)
     data = decompress(raw, display)
     try:
         text = data.decode("utf-8-sig")

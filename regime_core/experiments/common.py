@@ -152,17 +152,9 @@ class RunConfig(ConfigMixin):
     regime_rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)
     """the rules behind P1, P2 and the gold B_rel (RegimeRules)"""
 
-    #: the fields that name encoders, in any run config that has them
-    ENCODER_FIELDS: ClassVar[tuple[str, ...]] = (
-        "encoder",
-        "encoders",
-        "primary_encoder",
-        "paper_encoders",
-    )
-
     def validate(self) -> None:
         where = type(self).__name__
-        for name in self.ENCODER_FIELDS:  # resolved now: a misspelled name fails before any run
+        for name in ("encoder", "encoders", "primary_encoder", "paper_encoders"):  # if it has them
             value = getattr(self, name, ())
             for encoder in (value,) if isinstance(value, str) else value:
                 try:

@@ -45,9 +45,7 @@ class LessonConfig(DemoConfig):
     def validate(self) -> None:
         similarity = tuple(float(v) for v in self.similarity_grid)
         if not similarity or any(not 0.0 <= v <= 1.0 for v in similarity):
-            raise ValueError(
-                f"LessonConfig.similarity_grid must list values in [0, 1], got {similarity}"
-            )
+            raise ValueError(f"LessonConfig.similarity_grid must be in [0, 1], got {similarity}")
         object.__setattr__(self, "similarity_grid", similarity)
         object.__setattr__(
             self, "alpha_grid", check_alphas(self.alpha_grid, "LessonConfig.alpha_grid")
