@@ -11,13 +11,14 @@ keeps every recursive consumer of JSON (hashing, validation, router.js's parser)
 stack limit; :data:`MAX_INT_DIGITS` is Python's own ``int()`` limit for decimal strings;
 :data:`MAX_EXPANDED_BYTES` bounds what one compressed input may expand to in memory.
 
-α (the weight of the bridge side of a query, ``q + α·b``) is bounded by
-:data:`MAX_ALPHA` = 10^18. Both vectors are unit vectors, so the combined query has norm at most
-``1 + α``; normalising it squares its components, and the squares must stay below float32's
-largest value (3.4·10^38), that is ``1 + α < 1.8·10^19``. Beyond that the norm overflows to
-infinity and the query silently becomes the zero vector (every candidate scores 0); 10^18 keeps
-a factor 340 of margin for rounding. (Any α above about 10^8 already makes ``q`` invisible in
-float32: ``1/α`` is below its precision.)
+α (the weight of the bridge side of a query, ``q + α·b``) is checked by :func:`check_alpha` alone
+(router.js reads :data:`MAX_ALPHA`), bounded by :data:`MAX_ALPHA` = 10^18. Both vectors are unit
+vectors, so the combined query has norm at most ``1 + α``; normalising it squares its
+components, and the squares must stay below float32's largest value (3.4·10^38), that is
+``1 + α < 1.8·10^19``. Beyond that the norm overflows to infinity and the query silently becomes
+the zero vector (every candidate scores 0); 10^18 keeps a factor 340 of margin for rounding.
+(Any α above about 10^8 already makes ``q`` invisible in float32: ``1/α`` is below its
+precision.)
 
 >>> check_alpha(0.25)
 0.25
@@ -89,19 +90,21 @@ def check_alpha(value: Any, what: str = "alpha") -> float:
     boolean) with ``0 <= value <= MAX_ALPHA``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{what} must be a number, got {value!r}")
-    if isinstance(value, numbers.Integral) and not 0 <= int(value) <= MAX_ALPHA:
-        # compared as integers: float(10**400) raises OverflowError
+    # an integer is compared as an integer: float(10**400) raises OverflowError
+    exact = int(value) if isinstance(value, numbers.Integral) else float(value)
+    if not ((isinstance(exact, int) or math.isfinite(exact)) and 0 <= exact <= MAX_ALPHA):
         raise ValueError(
             f"{what} must be a finite number in [0, {MAX_ALPHA:g}], got {short_repr(value)} "
             "(float32 queries q + α·b overflow beyond it)"
         )
-    number = float(value)
-    if not (math.isfinite(number) and 0 <= number <= MAX_ALPHA):
-        raise ValueError(
-            f"{what} must be a finite number in [0, {MAX_ALPHA:g}], got {value!r} "
-            "(float32 queries q + α·b overflow beyond it)"
-        )
-    return number
+    return float(exact)
+
+
+def check_alphas(values: Any, what: str) -> tuple[float, ...]:
+    """At least one value, each as α (:func:`check_alpha`, named ``what[i]``)."""
+    if len(values) == 0:
+        raise ValueError(f"{what}: give at least one α")
+    return tuple(check_alpha(value, f"{what}[{i}]") for i, value in enumerate(values))
 
 
 def check_number(

@@ -16,7 +16,8 @@ from helpers import settings
 
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, regime_table
 from regime_core.data.toyworld import ToyWorldConfig, generate
-from regime_core.encoders import EmbeddingStore
+from regime_core.encoders import KNOWN_ENCODERS, EmbeddingStore
+from regime_core.experiments.ablations import AblationConfig
 from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import (
@@ -26,7 +27,10 @@ from regime_core.experiments.outcomes import (
     mention_is_title,
     outcome_table,
 )
+from regime_core.experiments.robustness_grid import RobustnessConfig
+from regime_core.experiments.router_train import RouterConfig
 from regime_core.experiments.sampling import ids_hash, sample_examples, sample_ids
+from regime_core.experiments.zero_shot_transfer import TransferConfig
 from regime_core.retrieval.settings import hop2_candidates
 from regime_core.schema import Example, Passage
 
@@ -206,7 +210,7 @@ def test_outcome_table_entity_source_changes_only_entity(world: list[Example], t
 
 
 def test_collect_outcomes_warm_rerun_encodes_nothing(world: list[Example], tmp_path) -> None:
-    cfg = ExperimentConfig(datasets=("toyworld",), encoders=("fake",), sample_size=25, seed=1)
+    cfg = ExperimentConfig(datasets=("toyworld",), encoders=("test/fake",), sample_size=25, seed=1)
     calls: list[int] = []
 
     def factory(name: str, corpus: Sequence[str]) -> HashingEncoder:
@@ -219,7 +223,7 @@ def test_collect_outcomes_warm_rerun_encodes_nothing(world: list[Example], tmp_p
     assert first.n_encoded > 0 and second.n_encoded == 0
     assert second.n_cached == first.n_encoded + first.n_cached
     pd.testing.assert_frame_equal(first.table, second.table)
-    assert set(first.table["encoder"]) == {"fake"}
+    assert set(first.table["encoder"]) == {"test/fake"}
     assert first.samples["toyworld"].n == 25
     assert first.sample_numbers()["toyworld"]["ids_hash"] == ids_hash(
         sorted(set(first.table["qid"]))
@@ -228,15 +232,25 @@ def test_collect_outcomes_warm_rerun_encodes_nothing(world: list[Example], tmp_p
     assert calls[0] == len({p.pid for ex in world for p in ex.pool})
 
 
-def test_a_misspelled_encoder_fails_before_any_is_run(world: list[Example], tmp_path) -> None:
-    cfg = ExperimentConfig(datasets=("toyworld",), encoders=("tfidf", "minlm"), sample_size=5)
-    real = Context(work=tmp_path, examples={"toyworld": world})
-    with pytest.raises(ValueError, match="unknown encoder 'minlm': not a known name"):
-        collect_outcomes(cfg, ("q",), real)
-    assert not (tmp_path / "embeddings").exists() or not any((tmp_path / "embeddings").iterdir())
-    # a test's own factory makes its own names: nothing is checked
-    fake = Context(work=tmp_path, encoder_factory=lambda name, corpus: HashingEncoder())
-    fake.check_encoders(["minlm", ""])
+def test_an_encoder_name_is_resolved_when_the_config_is_built(tmp_path) -> None:
+    # a misspelled name fails before any encoder has run, naming the field and the known names
+    for build, field in (
+        (lambda n: ExperimentConfig(encoders=("tfidf", n)), "ExperimentConfig.encoders"),
+        (lambda n: RouterConfig(encoder=n), "RouterConfig.encoder"),
+        (lambda n: TransferConfig(encoder=n), "TransferConfig.encoder"),
+        (lambda n: AblationConfig(paper_encoders=(n,)), "AblationConfig.paper_encoders"),
+        (lambda n: RobustnessConfig(primary_encoder=n), "RobustnessConfig.primary_encoder"),
+    ):
+        with pytest.raises(ValueError, match=rf"^{field}: unknown encoder 'minlm'") as err:
+            build("minlm")
+        assert all(known in str(err.value) for known in KNOWN_ENCODERS)
+        for name in ("", "bm25"):
+            with pytest.raises(ValueError, match=rf"^{field}: "):
+                build(name)
+    # a hub id or a local model directory is accepted as it is (nothing is loaded)
+    for name in ("org/model", str(tmp_path)):
+        assert RouterConfig(encoder=name).encoder == name
+        assert ExperimentConfig(encoders=(name,)).encoders == (name,)
 
 
 def test_queries_without_negatives_get_nan_auc_not_an_error(world: list[Example], tmp_path) -> None:

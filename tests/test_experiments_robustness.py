@@ -164,8 +164,8 @@ def result(
     request: pytest.FixtureRequest, worlds: dict[str, list[Example]]
 ) -> robustness.RobustnessResult:
     cfg = RobustnessConfig(
-        encoders=("hash",),
-        primary_encoder="hash",
+        encoders=("test/hash",),
+        primary_encoder="test/hash",
         bootstrap_resamples=100,
         t2_resamples=50,
         t1_min_cell_n=10,

@@ -208,7 +208,7 @@ def ablation(toy: list[Example], toy_other: list[Example]) -> ablations.Ablation
     cfg = ablations.AblationConfig(
         train_dataset="toyworld",
         transfer_datasets=("musique",),
-        encoders=("hashing",),
+        encoders=("test/hashing",),
         paper_encoders=("bge-large",),
         alphas=(0.0, config.ALPHA, 1.0),
         bootstrap_resamples=RESAMPLES,
@@ -220,10 +220,10 @@ def test_ablation_alpha_sweep(
     ablation: ablations.AblationResult, trained: router.RouterTrainResult
 ) -> None:
     sweep = ablation.alpha_sweep.set_index(["encoder", "dataset", "alpha"])
-    zero = sweep.loc[("hashing", "toyworld", 0.0)]
+    zero = sweep.loc[("test/hashing", "toyworld", 0.0)]
     assert bool(zero["degenerate"]) and zero["hit_union"] == zero["hit_q"]
     assert zero["hit_routed"] == zero["hit_q"]
-    main = sweep.loc[("hashing", "toyworld", config.ALPHA)]
+    main = sweep.loc[("test/hashing", "toyworld", config.ALPHA)]
     # The sweep at the paper's alpha is the training run itself, every comparison included.
     assert main["hit_routed"] == pytest.approx(trained.to_numbers()["outcome"]["hit@5_routed"])
     for name in COMPARISONS:
@@ -247,11 +247,11 @@ def test_ablation_tables(ablation: ablations.AblationResult) -> None:
     soft = ablation.soft.set_index("dataset").loc["toyworld"]
     assert 0.0 <= soft["hit_soft"] <= 1.0
     assert "bge-large" in ablation.unavailable_encoders
-    assert set(ablation.encoders["encoder"]) == {"hashing"}
+    assert set(ablation.encoders["encoder"]) == {"test/hashing"}
     gap = ablation.oracle_gap.set_index("dataset")
     assert np.all(gap["oracle_vs_routed_diff"] >= 0)
     numbers = ablation.to_numbers()
-    assert "0p25" in numbers["alpha_sweep"]["hashing"]["toyworld"]
+    assert "0p25" in numbers["alpha_sweep"]["test/hashing"]["toyworld"]
     for table in ("alpha_sweep", "leave_one_out", "label_rules", "oracle_gap", "pools", "encoders"):
         rows = _leaves(numbers[table])
         assert rows, table

@@ -100,8 +100,6 @@ def test_rule_weights() -> None:
     assert rule_weights("dataset", 0.0, ratios).tolist() == [0.0] * 4
     with pytest.raises(ValueError, match="scope"):
         rule_weights("fold", 0.5, ratios)
-    with pytest.raises(ValueError, match="c must"):
-        rule_weights("dataset", -1.0, ratios)
     with pytest.raises(ValueError, match="both spreads positive"):
         rule_weights("dataset", 0.5, np.array([np.nan]))
 

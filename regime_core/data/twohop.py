@@ -275,6 +275,8 @@ def parse_line(
     ones across lines (:func:`read_twohop` checks those). ``source`` is the example's
     ``source_files`` entry (the file's name); ``fill_b_rel``: a line without ``b_rel`` gets
     the built-in one (:func:`fill_relation`)."""
+    if (problem := dataset_name_problem(dataset)) is not None:
+        raise ValueError(problem)
     return parse_line_filled(
         record, dataset=dataset, where=where, source=source, fill_b_rel=fill_b_rel
     )[0]
@@ -284,11 +286,8 @@ def parse_line_filled(
     record: Any, *, dataset: str, where: str, source: str = "", fill_b_rel: bool = False
 ) -> tuple[Example, dict[str, int]]:
     """:func:`parse_line` and what the built-in rules filled on the line (the keys of
-    :data:`FILL_COUNTS`)."""
+    :data:`FILL_COUNTS`); ``dataset`` was checked by the caller (once per file)."""
     filled = dict.fromkeys(FILL_COUNTS, 0)
-    problem = dataset_name_problem(dataset)
-    if problem is not None:
-        raise ValueError(problem)
     if not isinstance(record, dict):
         raise LineProblem(f"{where}: expected a JSON object, got {json_kind(record)}")
     line = _Line(record, where)
@@ -475,6 +474,8 @@ def read_twohop(
     line without ``b_rel`` gets the built-in one (:func:`fill_relation`); ``filled`` counts
     it, and every passage given as ``text``, over the lines prepared.
     """
+    if (problem := dataset_name_problem(dataset)) is not None:
+        raise ValueError(problem)
     data = decompress(raw, display)
     try:
         text = data.decode("utf-8-sig")

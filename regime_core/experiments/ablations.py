@@ -55,6 +55,7 @@ from regime_core.experiments.router_train import (
     routing_data_of,
 )
 from regime_core.experiments.sampling import Sample, sample_numbers
+from regime_core.limits import check_alphas
 from regime_core.router import FEATURE_NAMES, TIE_RULES, describe_label_rule
 from regime_core.router.evaluation import (
     COMPARISONS,
@@ -139,9 +140,7 @@ class AblationConfig(RecipeConfig):
         bad = [p for p in self.pools if p not in config.POOL_MODES]
         if bad:
             raise ValueError(f"{where}.pools: {bad} not among {config.POOL_MODES}")
-        alphas = [float(a) for a in self.alphas]
-        if not alphas or any(not np.isfinite(a) or a < 0 for a in alphas):
-            raise ValueError(f"{where}.alphas must be finite numbers >= 0, got {self.alphas}")
+        alphas = check_alphas(self.alphas, f"{where}.alphas")
         object.__setattr__(self, "alphas", tuple(sorted(set(alphas))))
         super().validate()
         if self.alpha_rule != "fixed":

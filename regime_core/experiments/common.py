@@ -34,6 +34,7 @@ from regime_core.config import ConfigMixin
 from regime_core.data import known_datasets
 from regime_core.data.item_sets import item_set_problem
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules
+from regime_core.encoders.registry import check_encoder_name
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.router.evaluation import Bootstrap, paired_hits
 from regime_core.schema import SPLITS
@@ -153,6 +154,13 @@ class RunConfig(ConfigMixin):
 
     def validate(self) -> None:
         where = type(self).__name__
+        for name in ("encoder", "encoders", "primary_encoder", "paper_encoders"):  # if it has them
+            value = getattr(self, name, ())
+            for encoder in (value,) if isinstance(value, str) else value:
+                try:
+                    check_encoder_name(encoder)
+                except ValueError as err:
+                    raise ValueError(f"{where}.{name}: {err}") from None
         if self.sample_size is not None and not positive_int(self.sample_size):
             raise ValueError(
                 f"{where}.sample_size must be a positive integer or None (all), "

@@ -22,7 +22,7 @@ from typing import Protocol
 from regime_core import paths
 from regime_core.data.item_sets import ALL
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.registry import EncoderFactory, check_encoder_name
+from regime_core.encoders.registry import EncoderFactory
 from regime_core.experiments.common import RunConfig
 from regime_core.experiments.sampling import Sample, sample_examples
 from regime_core.retrieval import EmbeddingSource, document_text
@@ -95,15 +95,6 @@ class Context:
     def encoder(self, name: str, corpus: Sequence[Passage]) -> Encoder:
         """Encoder ``name`` for a dataset whose split holds the passages ``corpus``."""
         return self.factory(name, [document_text(p) for p in corpus])
-
-    def check_encoders(self, names: Sequence[str]) -> None:
-        """Each of ``names`` is an encoder the real factory can make
-        (:func:`~regime_core.encoders.registry.check_encoder_name`), when this context uses
-        it: a misspelled name fails before any other encoder has run (a test's factory makes
-        its own names)."""
-        if self.factory is default_encoder_factory:
-            for name in names:
-                check_encoder_name(name)
 
     def dataset_examples(self, dataset: str, split: str) -> Sequence[Example]:
         """Every example of ``dataset`` (the prepared file's ``split``, or this context's own)."""

@@ -262,7 +262,6 @@ def collect_outcomes(
     (tests use a synthetic world and a fake encoder). The table is sorted by encoder, dataset,
     arm, qid."""
     context = resolve(context)
-    context.check_encoders(cfg.encoders)
     samples = context.samples(cfg, cfg.datasets)
     counting = CountingStore(context.embeddings)
     frames = []

@@ -162,8 +162,6 @@ class RouterConfig(RecipeConfig):
 
     def validate(self) -> None:
         check_datasets((self.dataset,), f"{type(self).__name__}.dataset")
-        if not isinstance(self.encoder, str) or not self.encoder:
-            raise ValueError(f"RouterConfig.encoder must be an encoder name, got {self.encoder!r}")
         super().validate()
 
 

@@ -98,8 +98,6 @@ class TransferConfig(RunConfig):
         where = type(self).__name__
         check_datasets(self.datasets, f"{where}.datasets")
         check_bridge_source(self.bridge_source, where)
-        if not isinstance(self.encoder, str) or not self.encoder:
-            raise ValueError(f"{where}.encoder must be an encoder name, got {self.encoder!r}")
         super().validate()
 
 

@@ -1063,7 +1063,7 @@
       // regime_core.limits.check_alpha
       throw error(
         "alpha",
-        `must be a finite number in [0, 1e+18], got ${pyFloat(alpha)} ` +
+        `must be a finite number in [0, ${pyFloat(MAX_ALPHA)}], got ${pyFloat(alpha)} ` +
           "(float32 queries q + α·b overflow beyond it)"
       );
     }

@@ -76,6 +76,7 @@ import numpy as np
 
 from regime_core import config
 from regime_core.config import ConfigMixin
+from regime_core.limits import check_alpha, check_alphas
 from regime_core.retrieval.geometry import UnionGeometry
 from regime_core.retrieval.spread import SPREAD_CANDIDATES, median_ratio
 from regime_core.stats import PairedComparison, compare_paired
@@ -117,18 +118,16 @@ class AlphaRuleProtocol(ConfigMixin):
             )
         if self.k < 1:
             raise ValueError(f"{where}.k is {self.k}; hit@k needs k >= 1")
-        if not (np.isfinite(self.fixed_alpha) and self.fixed_alpha >= 0):
-            raise ValueError(f"{where}.fixed_alpha is {self.fixed_alpha}; it must be >= 0")
+        check_alpha(self.fixed_alpha, f"{where}.fixed_alpha")
 
 
 def check_grid(grid: np.ndarray, *, where: str = "grid") -> np.ndarray:
     """``grid`` as float64 after checking it is a non-empty, strictly increasing set of finite
-    weights ``>= 0``."""
+    weights (:func:`~regime_core.limits.check_alpha`)."""
     g = np.asarray(grid, dtype=np.float64)
-    if g.ndim != 1 or g.size == 0:
-        raise ValueError(f"{where}: give at least one α")
-    if not np.all(np.isfinite(g)) or np.any(g < 0):
-        raise ValueError(f"{where}: every α must be finite and >= 0, got {g.tolist()}")
+    if g.ndim != 1:
+        raise ValueError(f"{where}: give one list of α")
+    check_alphas(g.tolist(), where)
     if np.any(np.diff(g) <= 0):
         raise ValueError(f"{where}: the α values must be strictly increasing, got {g.tolist()}")
     return g
@@ -242,8 +241,6 @@ def rule_weights(scope: str, c: float, ratios: np.ndarray) -> np.ndarray:
     ``c·r_i`` (``question``; a question without a ratio takes ``c·R(S)``)."""
     if scope not in RULE_SCOPES:
         raise ValueError(f"scope is {scope!r}, not one of {RULE_SCOPES}")
-    if not (np.isfinite(c) and c >= 0):
-        raise ValueError(f"rule_weights: c must be finite and >= 0, got {c}")
     r = np.asarray(ratios, dtype=np.float64)
     dataset_alpha = c * median_ratio(r)
     if scope == "dataset":

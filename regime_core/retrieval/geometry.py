@@ -73,10 +73,9 @@ class UnionGeometry:
 
     def target_ranks(self, weights: float | Sequence[float] | np.ndarray) -> np.ndarray:
         """1-based rank of each question's hop-2 target with ``B_rel`` weighted ``weights[i]``
-        (a scalar applies to every question)."""
+        (a scalar applies to every question). Weights are α values checked where they were
+        given (:func:`~regime_core.limits.check_alpha`) or derived from such."""
         w = np.broadcast_to(np.asarray(weights, dtype=np.float64), (self.n,))
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("target_ranks: weights must be finite and >= 0")
         queries = combine_union_vectors(self.question_vectors, self.b_rel_vectors, w)
         if self.candidates is None:
             scan = scan_corpus(
@@ -103,8 +102,6 @@ class UnionGeometry:
             raise ValueError(
                 f"target_ranks_many: weights must be (grid points, {self.n}), got {w.shape}"
             )
-        if not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise ValueError("target_ranks_many: weights must be finite and >= 0")
         if self.candidates is not None or w.shape[0] == 0 or self.n == 0:
             rows = [self.target_ranks(row) for row in w]
             return np.stack(rows) if rows else np.zeros(w.shape, dtype=np.int64)

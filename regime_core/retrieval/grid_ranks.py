@@ -113,8 +113,6 @@ def grid_target_ranks(
     n = question_vectors.shape[0]
     if w.ndim != 2 or w.shape[1] != n:
         raise ValueError(f"weights: expected (grid points, {n}) weights, got {w.shape}")
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError("weights must be finite and >= 0")
     docs = _Documents(documents)
     n_passages, dim = docs.shape
     check_dimensions(np.zeros((1, question_vectors.shape[1]), np.float32), np.zeros((1, dim)))

@@ -43,7 +43,7 @@ from regime_core import config
 
 # Longest question, title and bridge text :meth:`RegimeRouter.route` accepts: far above any
 # real one, low enough that featurising stays fast; in the one table router.js shares.
-from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS
+from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, check_alpha
 from regime_core.router.features import FEATURE_NAMES, N_FEATURES, featurize
 from regime_core.router.labels import ACTIONS, EXCLUDED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
@@ -212,9 +212,7 @@ class RegimeRouter(ScaledLogistic):
         t = self.threshold
         if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < 1:
             raise ValueError(f"RegimeRouter: threshold must be in (0, 1), got {t!r}")
-        a = self.alpha
-        if isinstance(a, bool) or not isinstance(a, int | float) or not math.isfinite(a) or a < 0:
-            raise ValueError(f"RegimeRouter: alpha must be a finite number >= 0, got {a!r}")
+        check_alpha(self.alpha, "RegimeRouter: alpha")
 
     def fit(self, X: Any, y: Any) -> RegimeRouter:
         """Standardise ``X`` and fit the logistic regression; returns ``self``."""

@@ -282,10 +282,6 @@ def with_weights(data: RoutingData, weights: Any, *, alpha_rule: str) -> Routing
     all) by the α rule ``alpha_rule``: only ``rank_union`` is re-scored, on the same geometry;
     the features, ``rank_q``, the folds and everything else are untouched; pure."""
     w = np.broadcast_to(np.asarray(weights, dtype=np.float64), (data.n,)).copy()
-    if not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ValueError(
-            f"with_weights({data.dataset}): every bridge weight must be finite and >= 0"
-        )
     table = data.table.copy()
     table["rank_union"] = data.geometry.target_ranks(w)
     return dataclasses.replace(data, table=table, weights=w, alpha_rule=alpha_rule)

@@ -18,6 +18,7 @@ import pandas as pd
 from regime_core import config
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import sample_examples
+from regime_core.limits import check_alphas
 from regime_core.schema import Example, Passage
 from regime_core.teaching.demo import (
     SIMILARITY_GRID,
@@ -42,11 +43,13 @@ class LessonConfig(DemoConfig):
     n_predict: int = 10
 
     def validate(self) -> None:
-        for name in ("similarity_grid", "alpha_grid"):
-            values = tuple(float(v) for v in getattr(self, name))
-            if not values or any(not 0.0 <= v <= 1.0 for v in values):
-                raise ValueError(f"LessonConfig.{name} must list values in [0, 1], got {values}")
-            object.__setattr__(self, name, values)
+        similarity = tuple(float(v) for v in self.similarity_grid)
+        if not similarity or any(not 0.0 <= v <= 1.0 for v in similarity):
+            raise ValueError(f"LessonConfig.similarity_grid must be in [0, 1], got {similarity}")
+        object.__setattr__(self, "similarity_grid", similarity)
+        object.__setattr__(
+            self, "alpha_grid", check_alphas(self.alpha_grid, "LessonConfig.alpha_grid")
+        )
         from regime_core.data import known_datasets
         from regime_core.data.prepared import PREPARED_DATASETS
         from regime_core.schema import DATASETS

@@ -20,6 +20,7 @@ import pandas as pd
 from regime_core.data.regimes import gold_b_rel
 from regime_core.data.toyworld import generate
 from regime_core.experiments.context import Context, resolve
+from regime_core.limits import check_alphas
 from regime_core.schema import Example
 from regime_core.teaching.demo import (
     RELATION_KEPT,
@@ -101,9 +102,7 @@ def sweep_alpha(
     from regime_core.retrieval.geometry import build_geometry
 
     context = resolve(context)
-    grid = [float(v) for v in values]
-    if any(not np.isfinite(v) or v < 0 for v in grid):
-        raise ValueError(f"sweep_alpha: every alpha must be finite and >= 0, got {list(values)}")
+    grid = check_alphas(values, "sweep_alpha: alpha")
     examples = list(examples)
     rels = [gold_b_rel(ex, cfg.regime_rules) for ex in examples]
     kept = [i for i, rel in enumerate(rels) if rel.sentence is not None]
