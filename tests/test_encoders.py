@@ -137,6 +137,9 @@ def test_presets_carry_the_documented_prompts() -> None:
     assert resolve_model_source("bge-large")[:2] == ("preset", "BAAI/bge-large-en-v1.5")
     assert resolve_model_source("org/model")[0] == "hub"
     assert resolve_model_source(str(minilm_path()))[0] == "local"
+    # an unknown name lists the registry's names, in its order (written there, not imported)
+    with pytest.raises(ValueError, match=f"not a known name \\({', '.join(KNOWN_ENCODERS)}\\)"):
+        resolve_model_source("minlm")
 
 
 def test_registry_errors() -> None:

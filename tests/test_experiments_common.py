@@ -14,7 +14,7 @@ import pytest
 from builders import two_hop_example
 from helpers import settings
 
-from regime_core.data.regimes import DEFAULT_REGIME_RULES, regime_table
+from regime_core.data.regimes import DEFAULT_REGIME_RULES, bridge_entity_mention, regime_table
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.encoders import KNOWN_ENCODERS, EmbeddingStore
 from regime_core.experiments.ablations import AblationConfig
@@ -22,7 +22,6 @@ from regime_core.experiments.common import ExperimentConfig, compare_arms, table
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import (
     OUTCOME_COLUMNS,
-    bridge_entity_mention,
     collect_outcomes,
     mention_is_title,
     outcome_table,

@@ -37,7 +37,7 @@ import pandas as pd
 from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.schema import Example
-from regime_core.text import NormalizationRules, compile_names
+from regime_core.text import NormalizationRules, compile_names, find_mentions
 
 Regime = Literal["Q-dominant", "B-dominant", "neither"]
 REGIMES: tuple[str, ...] = ("Q-dominant", "B-dominant", "neither")
@@ -179,6 +179,30 @@ def hop2_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> t
             "to empty); fix the record or relax RegimeRules.normalization"
         )
     return tuple(names)
+
+
+def bridge_entity_mention(
+    example: Example, b_rel_index: int | None, rules: RegimeRules
+) -> str | None:
+    """The hop-2 entity *as the bridge writes it*: the first mention of any hop-2 name in
+    ``B_rel``, else in the first bridge sentence that has one; None when the bridge never
+    names it.
+
+    Why: an entity arm queried with the target's *title* retrieves the target by name (it
+    leaks the answer passage); the bridge's own words are what an iterative retriever has
+    after hop 1 (design notes, "two traps").
+    """
+    names = hop2_names(example, rules)
+    sentences = list(example.bridge.sentences)
+    order = list(range(len(sentences)))
+    if b_rel_index is not None and 0 <= b_rel_index < len(sentences):
+        order.remove(b_rel_index)
+        order.insert(0, b_rel_index)
+    for i in order:
+        found = find_mentions(sentences[i], names, rules.normalization)
+        if found:
+            return found[0].surface
+    return None
 
 
 def predicate_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> tuple[str, ...]:

@@ -115,12 +115,16 @@ def query_texts(examples: Sequence[Example]) -> list[str]:
 
 def bridge_mentions(examples: Sequence[Example]) -> list[str]:
     """The entity arm's query texts under ``entity_source="bridge_mention"`` (the hop-2 entity
-    as the bridge writes it, :func:`regime_core.experiments.outcomes.bridge_entity_mention`),
+    as the bridge writes it, :func:`regime_core.data.regimes.bridge_entity_mention`),
     under every predicate-name rule a run may read, distinct, in first-seen order (pure)."""
     import pandas as pd
 
-    from regime_core.data.regimes import PREDICATE_NAMES, RegimeRules, regime_table
-    from regime_core.experiments.outcomes import bridge_entity_mention
+    from regime_core.data.regimes import (
+        PREDICATE_NAMES,
+        RegimeRules,
+        bridge_entity_mention,
+        regime_table,
+    )
 
     examples = list(examples)
     seen: dict[str, None] = {}

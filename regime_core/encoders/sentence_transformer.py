@@ -152,10 +152,11 @@ def resolve_model_source(model_name_or_path: str) -> tuple[str, str, EncoderPres
         return "local", str(Path(model_name_or_path).expanduser().resolve()), None
     if _HUB_ID.match(model_name_or_path):
         return "hub", model_name_or_path, None
-    from regime_core.encoders import KNOWN_ENCODERS  # the full list, for the message
-
+    # the registry's names (KNOWN_ENCODERS: minilm, tfidf, then these presets), written here
+    # rather than imported, since the registry imports this module
+    known = ", ".join(("minilm", "tfidf", *PRESETS))
     raise ValueError(
-        f"unknown encoder {model_name_or_path!r}: not a known name ({', '.join(KNOWN_ENCODERS)}), "
+        f"unknown encoder {model_name_or_path!r}: not a known name ({known}), "
         "not an existing model directory, and not a Hugging Face hub id of the form 'org/name'"
     )
 

@@ -25,10 +25,9 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.data.item_sets import ALL, ITEM_SETS, filter_item_set
-from regime_core.data.regimes import REGIMES, regime_shares, regime_table
+from regime_core.data.regimes import REGIMES, bridge_entity_mention, regime_shares, regime_table
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context, resolve
-from regime_core.experiments.outcomes import bridge_entity_mention
 from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.schema import Example
 from regime_core.text import escape_markdown

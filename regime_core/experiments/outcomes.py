@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
-from regime_core.data.regimes import RegimeRules, hop2_names, regime_table
+from regime_core.data.regimes import RegimeRules, bridge_entity_mention, regime_table
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.store import Mode
 from regime_core.experiments.common import ExperimentConfig, table_numbers
@@ -39,7 +39,7 @@ from regime_core.retrieval import (
 )
 from regime_core.retrieval.vectors import embed_vectors
 from regime_core.schema import Example, Passage
-from regime_core.text import find_mentions, normalize
+from regime_core.text import normalize
 
 REGIME_COLUMNS: tuple[str, ...] = (
     "native_type",
@@ -71,30 +71,6 @@ def outcome_columns(k: int) -> tuple[str, ...]:
 
 
 OUTCOME_COLUMNS: tuple[str, ...] = outcome_columns(config.HEADLINE_K)
-
-
-def bridge_entity_mention(
-    example: Example, b_rel_index: int | None, rules: RegimeRules
-) -> str | None:
-    """The hop-2 entity *as the bridge writes it*: the first mention of any hop-2 name in
-    ``B_rel``, else in the first bridge sentence that has one; None when the bridge never
-    names it.
-
-    Why: an entity arm queried with the target's *title* retrieves the target by name (it
-    leaks the answer passage); the bridge's own words are what an iterative retriever has
-    after hop 1 (design notes, "two traps").
-    """
-    names = hop2_names(example, rules)
-    sentences = list(example.bridge.sentences)
-    order = list(range(len(sentences)))
-    if b_rel_index is not None and 0 <= b_rel_index < len(sentences):
-        order.remove(b_rel_index)
-        order.insert(0, b_rel_index)
-    for i in order:
-        found = find_mentions(sentences[i], names, rules.normalization)
-        if found:
-            return found[0].surface
-    return None
 
 
 def mention_is_title(mention: str | None, title: str, rules: RegimeRules) -> bool:

@@ -10,7 +10,7 @@ Our reading. Where the bridge is needed (B-dominant items: ¬P1 ∧ P2), compare
 We report the drop hit@k(union) − hit@k(knockout) with a paired bootstrap CI and an McNemar
 p (Holm-corrected over every test of the run), per encoder and dataset and pooled, and the same
 for union − entity. The entity arm's text is the mention found in the bridge
-(:func:`regime_core.experiments.outcomes.bridge_entity_mention`), never the target's title;
+(:func:`regime_core.data.regimes.bridge_entity_mention`), never the target's title;
 ``entity_is_title_share`` says how often that mention nevertheless *equals* the title (then the
 entity arm queries by the target's name, the design notes' leakage trap).
 
