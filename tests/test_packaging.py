@@ -60,7 +60,7 @@ def test_pre_commit_runs_the_pinned_ruff() -> None:
 
 def test_mypy_is_configured_strictly_enough_and_run_by_make_lint_and_ci() -> None:
     config = _pyproject()["tool"]["mypy"]
-    assert config["files"] == ["regime_core"]
+    assert config["files"] == ["regime_core", "tools"]  # the book's checks too
     assert config["warn_unused_configs"] and config["warn_unused_ignores"]
     assert _dev_pin("mypy")
     for section in [config, *config.get("overrides", [])]:  # nothing switched off wholesale

@@ -422,7 +422,7 @@ def test_the_repository_package_keys_every_notebook(tmp_path: Path) -> None:
         assert not any(m.startswith("regime_core.book") for m in modules), run_id
         assert not any(m.startswith("regime_core.cli") for m in modules), run_id
         assert "regime_core.runner.records" in modules, run_id
-    for file in (copy / "book" / "browser.py", copy / "stats.py"):
+    for file in (copy / "book" / "palette.py", copy / "stats.py"):
         text = file.read_text(encoding="utf-8")
         first = text.index('"""') + 3
         file.write_text(text[:first] + "Reworded. " + text[first:], encoding="utf-8")
