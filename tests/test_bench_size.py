@@ -31,3 +31,23 @@ def test_the_package_is_split_into_its_wings() -> None:
     bench = load_benchmark("bench_size")
     assert bench.wing_of(bench.PACKAGE / "book" / "sphinx" / "claims.py") == "book"
     assert bench.wing_of(bench.PACKAGE / "stats.py") == "top-level modules"
+
+
+def test_raises_and_guard_lines_are_counted() -> None:
+    count_defences = load_benchmark("bench_size").count_defences
+    source = """def f(x):
+    if x < 0:
+        raise ValueError(
+            "negative"
+        )
+    if x > 9:
+        x = 9
+        raise ValueError("big")
+    if x == 5:
+        raise ValueError("five")
+    else:
+        return 5
+    raise RuntimeError("never")
+"""
+    # three raises in guards' bodies or not; one guard (the first): an if that only raises
+    assert count_defences(source) == (4, 4)
