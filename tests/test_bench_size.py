@@ -49,5 +49,5 @@ def test_raises_and_guard_lines_are_counted() -> None:
         return 5
     raise RuntimeError("never")
 """
-    # three raises in guards' bodies or not; one guard (the first): an if that only raises
+    # four raises; one guard (the first, four lines): the others assign first or have an else
     assert count_defences(source) == (4, 4)
