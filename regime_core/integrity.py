@@ -30,7 +30,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 FILE_MODE = 0o644  # derived files are shared like any cache: readable by group and others
 # ``.<name>.<pid>.<random>.tmp`` (ours) and ``.tmp-<random>.part`` / ``<name>.tmp`` (the
@@ -351,8 +351,8 @@ def remove_file(path: Path | str) -> None:
 # --- reading ---------------------------------------------------------------------------------
 
 
-def read_bytes(path: Path | str) -> bytes:
-    """``path``'s bytes, if it is a regular file (or a symbolic link to one).
+def open_regular(path: Path | str) -> BinaryIO:
+    """``path`` opened for reading in binary, if it is a regular file (or a symbolic link to one).
 
     The file is opened without blocking, so a FIFO or a device never hangs the reader: it is
     refused, as is a directory, with a ``ValueError`` naming the file and what it is.
@@ -379,14 +379,21 @@ def read_bytes(path: Path | str) -> bytes:
             raise ValueError(
                 f"cannot read {name}: it is {file_kind(info.st_mode)}, not a regular file"
             )
-        chunks = []
-        while chunk := os.read(fd, 1 << 24):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    except OSError as err:
-        raise ValueError(os_error_message(err, name, "read")) from err
-    finally:
+        os.set_blocking(fd, True)  # a regular file: ordinary reads from here on
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_bytes(path: Path | str) -> bytes:
+    """``path``'s bytes, if it is a regular file (or a symbolic link to one): the refusals of
+    :func:`open_regular`."""
+    with open_regular(path) as handle:
+        try:
+            return handle.read()
+        except OSError as err:
+            raise ValueError(os_error_message(err, Path(path), "read")) from err
 
 
 def read_text(path: Path | str) -> str:

@@ -7,6 +7,7 @@ import http.server
 import importlib
 import io
 import json
+import os
 import threading
 import zipfile
 from collections.abc import Iterator
@@ -132,6 +133,26 @@ def test_file_url_resume(tmp_path: Path) -> None:
     dest.with_name("copy.bin.part").write_bytes(PAYLOAD[:12345])
     assert download(source.as_uri(), dest) == _sha(PAYLOAD)
     assert dest.read_bytes() == PAYLOAD
+
+
+def test_a_fifo_as_the_source_or_the_present_file_is_refused_not_waited_on(
+    tmp_path: Path,
+) -> None:
+    """A file:// source or an already-downloaded file that is a FIFO would block its reader
+    forever: it is refused, naming it, and nothing is written."""
+    fifo = tmp_path / "source.fifo"
+    os.mkfifo(fifo)
+    dest = tmp_path / "out" / "copy.bin"
+    with pytest.raises(ValueError) as err:
+        download(fifo.as_uri(), dest)
+    assert str(fifo) in str(err.value) and "FIFO" in str(err.value)
+    assert not dest.exists()
+    present = tmp_path / "data" / "hotpotqa" / "official" / "hotpot_dev_distractor_v1.json"
+    present.parent.mkdir(parents=True)
+    os.mkfifo(present)
+    with pytest.raises(ValueError) as err:
+        fetch(["hotpotqa"], tmp_path / "data", registry=_registry(tmp_path))
+    assert str(present) in str(err.value)
 
 
 def test_unsupported_scheme(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from regime_core.integrity import make_directory, open_regular
 from regime_core.limits import expanded_bound
 
 CHECKSUMS_NAME = "checksums.json"
@@ -101,7 +102,7 @@ def _regular(path: Path) -> Path:
 
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
-    with _regular(path).open("rb") as f:
+    with open_regular(path) as f:  # a FIFO or device is refused, never waited on
         for chunk in iter(lambda: f.read(CHUNK_BYTES), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -113,9 +114,9 @@ def _open_from(url: str, offset: int, timeout: float) -> tuple[Any, bool, int | 
     parsed = urllib.parse.urlparse(url)
     if parsed.scheme == "file":
         local = Path(urllib.request.url2pathname(parsed.path))
-        f = local.open("rb")
+        f = open_regular(local)
         f.seek(offset)
-        return f, offset > 0, local.stat().st_size
+        return f, offset > 0, os.fstat(f.fileno()).st_size
     if parsed.scheme not in ("http", "https"):
         raise ValueError(f"unsupported URL scheme in {url!r} (use http, https or file)")
     request = urllib.request.Request(url, headers={"User-Agent": "regime-core-fetch"})
@@ -145,7 +146,7 @@ def download(
     On a checksum mismatch the ``.part`` file is deleted (it cannot be resumed into a correct
     file) and ``ValueError`` names the URL and both hashes; ``dest`` is never written.
     """
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(dest.parent)
     part = _regular(dest.with_name(dest.name + ".part"))
     _regular(dest)
     offset = part.stat().st_size if part.exists() else 0
@@ -281,7 +282,7 @@ def fetch(
         for member, _split in entry.members:
             member_rel = f"{entry.dataset}/official/{member}"
             member_dest = data_dir / member_rel
-            member_dest.parent.mkdir(parents=True, exist_ok=True)
+            make_directory(member_dest.parent)
             member_expected = overrides.get(member, checksums.get(member_rel))
             if member_dest.exists():
                 member_digest, member_status = sha256_file(member_dest), "present"
