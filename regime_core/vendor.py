@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from regime_core import paths
+from regime_core.integrity import fresh_directory, make_directory
 from regime_core.locks import directory_lock
 
 MATHJAX_VERSION = "3.2.2"
@@ -46,10 +47,10 @@ def vendor_mathjax(work: str | Path | None = None, *, npm: str = "npm") -> Path:
         return dest
     # its own lock: `regime book` holds the work directory's only shared
     with directory_lock(dest.parent, what="vendoring MathJax"):
-        return _vendor(dest, npm)
+        return _vendor(dest, npm, paths.work_dir(work))
 
 
-def _vendor(dest: Path, npm: str) -> Path:
+def _vendor(dest: Path, npm: str, work: Path) -> Path:
     if (dest / MATHJAX_ENTRY).is_file():  # another build vendored it while this one waited
         return dest
     npm_path = shutil.which(npm)
@@ -73,12 +74,13 @@ def _vendor(dest: Path, npm: str) -> Path:
         with tarfile.open(tarball) as archive:
             members = [m for m in archive.getmembers() if _wanted(m.name)]
             archive.extractall(staging, members=members, filter="data")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        partial = dest.with_name(dest.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        shutil.copytree(staging / "package" / "es5", partial)
+        # by the writers' rule (regime_core.integrity): a link in their place is never followed
+        # out of the work directory, and a removal that fails is an error, not swallowed
+        make_directory(dest.parent, inside=work)
+        partial = fresh_directory(dest.with_name(dest.name + ".partial"), inside=work)
+        shutil.copytree(staging / "package" / "es5", partial, dirs_exist_ok=True)
         shutil.copy2(staging / "package" / "LICENSE", partial / "LICENSE")
-        shutil.rmtree(dest, ignore_errors=True)
+        fresh_directory(dest, inside=work)  # an empty directory, which the rename replaces
         partial.rename(dest)  # atomic: a half-copied tree is never served
     return dest
 
