@@ -163,9 +163,15 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int = FILE_MODE) 
 
 
 def _check_parents(target: Path) -> None:
-    """``NotADirectoryError`` when an existing ancestor of ``target`` is a file (``mkdir``
-    would say "File exists", naming the wrong problem)."""
+    """``NotADirectoryError`` when an existing ancestor of ``target`` is a file, ``ValueError``
+    when one is a dangling symbolic link (``mkdir`` would say "File exists" for both, naming the
+    wrong problem)."""
     for parent in target.parents:
+        if os.path.islink(parent) and not parent.exists():
+            raise ValueError(
+                f"cannot make the directory {target}: {parent} is a symbolic link to "
+                f"{os.readlink(parent)}, which does not exist"
+            )
         if parent.exists():
             if not parent.is_dir():
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(parent))

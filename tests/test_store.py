@@ -79,6 +79,15 @@ def test_rows_follow_input_order_and_match_the_encoder(tmp_path: Path) -> None:
     assert enc.n_encoded == 3
 
 
+def test_a_dangling_link_in_place_of_the_store_is_named(tmp_path: Path) -> None:
+    """A store copied with its folder left as a link to a store that is gone: the message names
+    the link and its target (mkdir said only "File exists")."""
+    (tmp_path / "embeddings").symlink_to(tmp_path / "gone")
+    with pytest.raises(ValueError) as err:
+        EmbeddingStore(tmp_path / "embeddings").embed(CountingEncoder(), TEXTS, "query")
+    assert "symbolic link" in str(err.value) and str(tmp_path / "gone") in str(err.value)
+
+
 def test_second_call_encodes_nothing_and_new_texts_only_are_encoded(tmp_path: Path) -> None:
     enc = CountingEncoder()
     store = EmbeddingStore(tmp_path)

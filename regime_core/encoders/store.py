@@ -66,6 +66,7 @@ from regime_core.encoders.vectors import identity_hash, unnormalized_rows
 from regime_core.integrity import (
     append_text,
     atomic_write_bytes,
+    make_directory,
     read_bytes,
     remove_stale_temporaries,
 )
@@ -390,10 +391,10 @@ class EmbeddingStore:
         identity = encoder.identity
         first_visit = str(path) not in self._dirs
         if first_visit:
-            try:
-                path.mkdir(parents=True, exist_ok=True)
-            except OSError as err:
-                raise ValueError(f"embedding store: cannot create {path}: {err.strerror}") from err
+            try:  # by the writers' rule: a dangling link or a file in its place is named
+                make_directory(path)
+            except ValueError as err:
+                raise ValueError(f"embedding store: {err}") from None
             remove_stale_temporaries(path)
             identity_file = path / IDENTITY_FILE
             if not identity_file.exists():
