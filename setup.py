@@ -18,7 +18,7 @@ from setuptools.command.build_py import build_py
 
 TOP = Path(__file__).resolve().parent
 #: kept in step with regime_core.paths.SHIPPED_FILES (tests/test_packaging_install.py checks it)
-SHIPPED_FILES = ("reproduce.yml", "paper_claims.yml", "notebooks")
+SHIPPED_FILES = ("reproduce.yml", "paper_claims.yml", "notebooks", "expected_numbers.yml")
 SHIPPED_DIR = "regime_core/_shipped"
 
 

@@ -44,14 +44,20 @@ BOOK_EXECUTED_DIR = "book/executed"
 #: when it builds, so ``notebooks/`` and the two YAML files stay at the repository's top.
 SHIPPED_DIR = Path(__file__).resolve().parent / "_shipped"
 #: the checkout's files (relative to its top) that every install needs: the run declarations,
-#: the paper's claims and the notebooks the declarations name
-SHIPPED_FILES: tuple[str, ...] = ("reproduce.yml", "paper_claims.yml", "notebooks")
+#: the paper's claims, the notebooks the declarations name, and the quick profile's frozen
+#: numbers (so `regime expected check` works in an install too)
+SHIPPED_FILES: tuple[str, ...] = (
+    "reproduce.yml",
+    "paper_claims.yml",
+    "notebooks",
+    "expected_numbers.yml",
+)
 
 
 def source_root() -> Path:
     """Where the run declarations, the claims and the notebooks are: the checkout's top when the
     package runs from a checkout (an editable install, the tests), else the copy a built package
-    ships inside itself (:data:`SHIPPED_DIR`). Whichever it is holds all three, so the
+    ships inside itself (:data:`SHIPPED_DIR`). Whichever it is holds them all, so the
     declarations' relative notebook paths hold in both."""
     if (REPO_ROOT / "reproduce.yml").is_file() or not SHIPPED_DIR.is_dir():
         return REPO_ROOT

@@ -75,7 +75,10 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_toy_world_and_the_exerc
     (wheel,) = dist.glob("regime_core-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     decl = load_declarations()
-    wanted = {"regime_core/_shipped/reproduce.yml", "regime_core/_shipped/paper_claims.yml"}
+    wanted = {
+        f"regime_core/_shipped/{name}"
+        for name in ("reproduce.yml", "paper_claims.yml", "expected_numbers.yml")
+    }
     wanted |= {
         f"regime_core/_shipped/{spec.notebook.relative_to(decl.root).as_posix()}"
         for spec in decl.runs.values()
@@ -114,7 +117,8 @@ def test_a_wheel_installed_outside_the_checkout_runs_the_toy_world_and_the_exerc
             str(python),
             "-c",
             "import regime_core, regime_core.paths as p; print(regime_core.__file__); "
-            "print(p.source_root())",
+            "print(p.source_root()); from regime_core.runner import expected as e; "
+            "print(e.EXPECTED_NUMBERS_FILE) if e.load_expected() else None",
         ],
         cwd=session,
         env=env,

@@ -50,7 +50,7 @@ from regime_core.runner.records import (
     load_record,
 )
 
-EXPECTED_NUMBERS_FILE = paths.REPO_ROOT / "expected_numbers.yml"
+EXPECTED_NUMBERS_FILE = paths.source_root() / "expected_numbers.yml"  # the checkout's, or shipped
 EXPECTED_SCHEMA = "regime-expected/1"
 EXPECTED_PROFILE = "quick"
 """the profile whose numbers expected_numbers.yml freezes"""
