@@ -7,20 +7,9 @@
   outside git.
 
 The work directory is found by one rule, the same for every command and notebook
-(:func:`work_dir`): the directory named explicitly (a command's ``--work``, a notebook's
-``work_dir`` parameter), else ``REGIME_WORK_DIR``, else ``_build/regime``. A command or a notebook
-names its choice once, when it starts (:func:`use_work_dir` for a command, :func:`choose_work_dir`
-for a notebook's kernel); from then on every part of the package that looks for the work
-directory without being handed one (a config checking that a dataset ``NAME`` of one's own is
-prepared, for one) finds that same directory.
-
-It also holds the one setting for where the companion is published, :func:`repository_url`
-(``[project.urls] Repository`` in ``pyproject.toml``), which the book's buttons, ``CITATION.cff``
-and the README follow.
-
-A path given explicitly (an ``override``: ``--work``, ``--data-dir``, a notebook's ``work_dir``)
-must not be empty: ``Path("")`` is the current directory, so an empty value would read or write
-there instead of being refused.
+(:func:`work_dir`); a command or notebook names its choice once, when it starts, so every part of
+the package that looks for it without being handed one finds the same directory. Also: where the
+companion is published (:func:`repository_url`).
 """
 
 from __future__ import annotations
@@ -72,8 +61,8 @@ PYPROJECT = REPO_ROOT / "pyproject.toml"
 
 
 def explicit_path(value: str | os.PathLike[str], what: str) -> Path:
-    """``value`` as a path, or ``ValueError`` naming ``what`` when it is empty (which would mean
-    the current directory) or holds a NUL character (which no file name can).
+    """``value`` as a path, or ``ValueError`` naming ``what`` when it is empty (``Path("")`` would
+    silently mean the current directory) or holds a NUL character (which no file name can).
 
     >>> explicit_path("w", "--work")
     PosixPath('w')

@@ -45,15 +45,6 @@ score interval it inverts, for binary outcomes such as hit@5; the exact conditio
 mid-p kept beside it), sign (exact, any ordinal outcome), permutation (sign flips, real
 values such as AUC or margins)"""
 EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated exactly
-#: How a comparison's interval is made, by ``ci_method``.
-CI_METHODS: dict[str, str] = {
-    "score_cc": "Tango's score interval of the difference of paired hit rates with Edwards' "
-    "continuity correction, the inversion of McNemar's χ² test with continuity correction "
-    "(regime_core.stats.score_interval)",
-    "score": "Tango's score interval of the difference of paired hit rates, the inversion of "
-    "McNemar's χ² test without continuity correction (regime_core.stats.score_interval)",
-    "bootstrap_percentile": "percentile bootstrap of the mean paired difference",
-}
 
 
 # --- validation -------------------------------------------------------------------------------
@@ -434,13 +425,13 @@ class PairedComparison:
     """Arm ``a`` against arm ``b`` on the same queries: effect, interval and test.
 
     ``diff = mean_a - mean_b`` with the interval ``[ci_lo, ci_hi]`` at ``confidence``, made by
-    ``ci_method`` (a key of :data:`CI_METHODS`: for binary outcomes the score interval that
-    inverts ``test``, whose two-sided p-value is ``p_value``). ``n_a_better`` and
-    ``n_b_better`` count the queries where ``a > b`` and ``a < b``; ``n_discordant`` is their
-    sum. ``p_exact`` is the exact conditional McNemar p and ``p_mid`` its mid-p (binary
-    outcomes; ``None`` otherwise), kept for comparison with software that reports them; no
-    verdict reads them.
-    ``bootstrap_resamples`` is ``None`` when nothing was resampled.
+    ``ci_method`` (a key of :data:`regime_core.vocabulary.INTERVAL_NAMES`: for binary outcomes
+    the score interval that inverts ``test``, whose two-sided p-value is ``p_value``).
+    ``n_a_better`` and ``n_b_better`` count the queries where ``a > b`` and ``a < b``;
+    ``n_discordant`` is their sum. ``p_exact`` is the exact conditional McNemar p and ``p_mid``
+    its mid-p (binary outcomes; ``None`` otherwise), kept for comparison with software that
+    reports them; no verdict reads them. ``bootstrap_resamples`` is ``None`` when nothing was
+    resampled.
     """
 
     label_a: str

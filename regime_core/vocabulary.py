@@ -100,10 +100,3 @@ def interval_label(confidence: float, *, holm: bool = False) -> str:
     digits = 0 if abs(percent - round(percent)) < 1e-9 else 2
     level = f"{percent:.{digits}f}%"
     return f"{level} {HOLM_LEVEL}" if holm else f"{level} CI"
-
-
-def method_name(ci_method: str) -> str:
-    """The printed name of a record's ``ci_method`` (``ValueError`` naming the known ones)."""
-    if ci_method not in INTERVAL_NAMES:
-        raise ValueError(f"ci_method: unknown {ci_method!r}; known: {', '.join(INTERVAL_NAMES)}")
-    return INTERVAL_NAMES[ci_method]

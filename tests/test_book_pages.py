@@ -4,6 +4,8 @@ build renders every chapter with no unresolved key, every figure and no broken i
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from html.parser import HTMLParser
@@ -450,6 +452,39 @@ def _automodules(text: str) -> list[str]:
     return re.findall(r"^\.\. automodule:: (\S+)$", text, re.MULTILINE)
 
 
+#: modules the API pages leave out: the CLI has its own page, and this extension is machinery
+API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
+#: the API page of the package's top-level modules (every sub-package has a page of its own)
+CORE_WING = "core"
+
+
+def public_modules(package: str = "regime_core") -> list[str]:
+    """Every importable module of the package that the API pages document, sorted."""
+    root = importlib.import_module(package)
+    names = [package]
+    for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
+        parts = info.name.split(".")
+        if any(part.startswith("_") for part in parts):
+            continue
+        if info.name.startswith(API_EXCLUDED_PREFIXES):
+            continue
+        names.append(info.name)
+    return sorted(names)
+
+
+def api_wings(package: str = "regime_core") -> dict[str, list[str]]:
+    """The API pages: ``{wing: modules}``, ``core`` first (the package and its top-level
+    modules), then every sub-package with its modules, by name."""
+    wings: dict[str, list[str]] = {CORE_WING: []}
+    for module in public_modules(package):
+        parts = module.split(".")
+        top = ".".join(parts[:2])
+        is_package = hasattr(importlib.import_module(top), "__path__")
+        wing = parts[1] if len(parts) > 1 and is_package else CORE_WING
+        wings.setdefault(wing, []).append(module)
+    return {CORE_WING: wings.pop(CORE_WING), **dict(sorted(wings.items()))}
+
+
 def _module_page(wing: str, module: str) -> str:
     """The API page of ``module`` of ``wing``: ``api/<wing>/<the rest of its name>``."""
     base = "regime_core" if wing == "core" else f"regime_core.{wing}"
@@ -462,8 +497,6 @@ def test_every_module_has_an_api_page_in_the_toc() -> None:
     whole wing), in the toc in the order of the index; each module page documents its module
     (automodule), and the index lists every one of them (autosummary): a module added to the
     package and not to its page fails here."""
-    from regime_core.book.sphinx.reference import api_wings, public_modules
-
     wings = api_wings()
     pages = sorted(p.stem for p in (BOOK / "reference" / "api").glob("*.rst"))
     assert pages == sorted(wings)
@@ -792,8 +825,6 @@ def test_reference_pages_show_no_markup_and_no_local_path(html: Path, quick_run:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_api_pages_document_every_module_once(html: Path) -> None:
-    from regime_core.book.sphinx.reference import api_wings
-
     index = (html / "book" / "reference" / "api.html").read_text(encoding="utf-8")
     for wing, modules in api_wings().items():
         # the index links each wing's package on the wing's page; the wing's page links each of

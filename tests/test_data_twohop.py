@@ -23,7 +23,7 @@ from regime_core.data.twohop import (
     FILL_COUNTS,
     FORMAT,
     LineProblem,
-    parse_line,
+    parse_line_filled,
     read_twohop,
 )
 from regime_core.paths import REPO_ROOT
@@ -335,15 +335,13 @@ def test_a_file_without_records_or_not_utf8_is_refused() -> None:
         _read(b"\n  \n")
     with pytest.raises(ValueError, match=r"small.jsonl, line 2: not UTF-8"):
         _read(_file(_lines()[0]) + b'{"id": "\xff"}\n')
-    with pytest.raises(ValueError, match="not a dataset name"):
-        parse_line(_lines()[0], dataset="Not Safe", where="x")
 
 
 def test_no_value_is_converted_to_a_string() -> None:
     for key in ("answer", "hop2_entity", "native_type"):
         line = {**_lines()[0], key: 12}
         with pytest.raises(LineProblem, match=f"field '{key}': must be a string, got a number"):
-            parse_line(line, dataset="mine", where=f"{NAME}, line 1")
+            parse_line_filled(line, dataset="mine", where=f"{NAME}, line 1")
 
 
 # --- one description, in the docstring and on the book's page -------------------------------

@@ -352,27 +352,6 @@ def test_shards_of_one_identity_that_disagree_on_dimension_ask_the_encoder(
     assert path.exists()
 
 
-def test_an_old_format_shard_is_never_trusted_deleted_and_re_encoded(tmp_path: Path) -> None:
-    enc = CountingEncoder()
-    directory, expected = _store_of(tmp_path, enc, TEXTS[:4])
-    (shard,) = shard_files(directory)
-    blob = shard.read_bytes()
-    header_len = int.from_bytes(blob[13:21], "little")
-    header = json.loads(blob[21 : 21 + header_len])
-    del header["identity"]
-    old_header = json.dumps(header, sort_keys=True).encode()
-    old = b"REGIME-EMB 1\n" + len(old_header).to_bytes(8, "little") + old_header
-    old += blob[21 + header_len :]
-    shard.unlink()
-    old_path = directory / shard_name(old)
-    old_path.write_bytes(old)
-    fresh = CountingEncoder()
-    with pytest.warns(UserWarning, match=r"format version 1.*cannot prove which encoder"):
-        got = EmbeddingStore(tmp_path).embed(fresh, TEXTS[:4], "document")
-    np.testing.assert_array_equal(got, expected)
-    assert fresh.n_encoded == 4 and not old_path.exists()
-
-
 def test_a_fifo_or_directory_among_the_shards_is_refused_without_blocking(
     tmp_path: Path,
 ) -> None:

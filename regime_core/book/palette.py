@@ -60,14 +60,3 @@ VERDICT_COLOURS: dict[str, str] = {
     "degenerate": colour("grey"),
     "not judged": LIGHT_GREY,
 }
-
-
-def verdict_colour(verdict: str) -> str:
-    """The colour of ``verdict`` (one of :data:`VERDICT_COLOURS`)."""
-    try:
-        return VERDICT_COLOURS[verdict]
-    except KeyError:
-        raise ValueError(
-            f"the verdict {verdict!r} has no colour; add it to VERDICT_COLOURS in "
-            f"regime_core/book/palette.py (it knows {sorted(VERDICT_COLOURS)})"
-        ) from None

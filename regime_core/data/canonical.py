@@ -69,14 +69,6 @@ _CUE_PATTERN = re.compile(r"\b(" + "|".join(COMPARISON_CUES) + r")\b", re.IGNORE
 # questions, both bridge questions.
 TWO_WAY_CUES: tuple[str, ...] = ("same", "later")
 
-# 2Wiki: how the object of evidences[0] (the hop-2 entity) was matched to a supporting title.
-TITLE_MATCHES: dict[str, str] = {
-    "exact": "normalize(evidences[0][2]) equals normalize(title) for exactly one supporting title "
-    "(compared first with, then without a '(film)'-style tail)",
-    "fuzzy": "no unique exact match: the assignment maximising difflib ratio(subject, bridge "
-    "title) + ratio(object, target title) over normalised strings wins; if the two assignments "
-    "score within FUZZY_MIN_MARGIN the order is undetermined",
-}
 # On the shared 2Wiki subsets the fuzzy margins are 0.17 to 1.73; below 0.1 we do not guess.
 FUZZY_MIN_MARGIN = 0.1
 

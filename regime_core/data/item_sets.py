@@ -52,7 +52,6 @@ from regime_core.text import find_mentions, normalize
 ITEM_SETS: tuple[str, ...] = config.ITEM_SETS
 #: The item set of every run unless it says otherwise: every two-hop item.
 ALL = "all"
-STRICT = "strict"
 #: The answers that make a yes/no question, normalised.
 YES_NO: frozenset[str] = frozenset({"yes", "no"})
 

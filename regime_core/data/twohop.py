@@ -267,26 +267,15 @@ class _Line:
             )
 
 
-def parse_line(
-    record: Any, *, dataset: str, where: str, source: str = "", fill_b_rel: bool = False
-) -> Example:
-    """The canonical example of one parsed line (pure): :class:`LineProblem` naming ``where``
-    (file and line) and the field for every problem the module docstring lists, except the
-    ones across lines (:func:`read_twohop` checks those). ``source`` is the example's
-    ``source_files`` entry (the file's name); ``fill_b_rel``: a line without ``b_rel`` gets
-    the built-in one (:func:`fill_relation`)."""
-    if (problem := dataset_name_problem(dataset)) is not None:
-        raise ValueError(problem)
-    return parse_line_filled(
-        record, dataset=dataset, where=where, source=source, fill_b_rel=fill_b_rel
-    )[0]
-
-
 def parse_line_filled(
     record: Any, *, dataset: str, where: str, source: str = "", fill_b_rel: bool = False
 ) -> tuple[Example, dict[str, int]]:
-    """:func:`parse_line` and what the built-in rules filled on the line (the keys of
-    :data:`FILL_COUNTS`); ``dataset`` was checked by the caller (once per file)."""
+    """The canonical example of one parsed line (pure) and what the built-in rules filled on it
+    (the keys of :data:`FILL_COUNTS`): :class:`LineProblem` naming ``where`` (file and line) and
+    the field for every problem the module docstring lists, except the ones across lines
+    (:func:`read_twohop` checks those). ``source`` is the example's ``source_files`` entry;
+    ``fill_b_rel``: a line without ``b_rel`` gets the built-in one (:func:`fill_relation`).
+    ``dataset`` was checked by the caller (once per file)."""
     filled = dict.fromkeys(FILL_COUNTS, 0)
     if not isinstance(record, dict):
         raise LineProblem(f"{where}: expected a JSON object, got {json_kind(record)}")

@@ -25,7 +25,6 @@ from regime_core.strict_json import parse_json
 
 SHARD_SUFFIX = ".emb"
 _MAGIC = b"REGIME-EMB 2\n"
-_OLD_MAGIC = b"REGIME-EMB 1\n"  # version 1: no encoder identity in the header
 _NAME_HEX = 24  # hex digits of the file's sha256 in its name
 NAMED = re.compile(rf"^shard-[0-9a-f]{{{_NAME_HEX}}}\{SHARD_SUFFIX}$")
 _KEY_BYTES = 32
@@ -35,10 +34,6 @@ _SPARSE_DENSITY: float = 0.25
 
 class CorruptShardError(ValueError):
     """A shard file failed validation (length, checksum or structure)."""
-
-
-class OldShardError(CorruptShardError):
-    """A shard of format version 1, which does not say which encoder wrote it."""
 
 
 class ForeignShardError(ValueError):
@@ -108,17 +103,13 @@ def decode_shard(
     identity: str | None = None,
     dim: int | None = None,
 ) -> tuple[list[bytes], Any]:
-    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong
-    (:class:`OldShardError` for format version 1), or :class:`ForeignShardError` when it
-    belongs to another ``identity`` (hash) or has another ``dim`` than the ones given.
+    """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong, or
+    :class:`ForeignShardError` when it belongs to another ``identity`` (hash) or has another
+    ``dim`` than the ones given.
 
     The vectors are a dense float32 array, or, for a ``csr`` shard with ``dense=False``, a
     ``scipy.sparse.csr_matrix`` (float32) holding the same rows.
     """
-    if blob.startswith(_OLD_MAGIC):
-        raise OldShardError(
-            "of format version 1, written before shards carried their encoder's identity"
-        )
     if not blob.startswith(_MAGIC):
         raise CorruptShardError("bad magic (not a shard, or truncated at the start)")
     offset = len(_MAGIC)

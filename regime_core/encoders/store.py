@@ -25,9 +25,6 @@ with ``warnings.warn`` naming the file; none is ever read into results):
   says which identity it carries); its texts are encoded again for this encoder. The
   directory's dimension is the one its shards agree on; if its shards disagree, the encoder
   is asked (one text encoded) and the shards of the other dimension(s) are the foreign ones;
-- *old format* (version 1, written before shards carried their encoder's identity): it cannot
-  prove which encoder wrote it, so it is never trusted: deleted with a warning, its texts are
-  encoded again (once; the store is a cache);
 - *not a regular file* (a FIFO, a directory named like a shard): refused (it is opened without
   blocking, :func:`regime_core.integrity.read_bytes`) and left alone.
 
@@ -55,7 +52,6 @@ from regime_core.encoders.shards import (
     SHARD_SUFFIX,
     CorruptShardError,
     ForeignShardError,
-    OldShardError,
     compact_rows,
     decode_shard,
     encode_shard,
@@ -385,8 +381,8 @@ class EmbeddingStore:
     def _sync(self, path: Path, encoder: Encoder) -> _Directory:
         """Load shards written since the last call (by us or another process); drop gone ones.
 
-        Only this encoder's shards are loaded (module docstring: damaged, foreign, old-format
-        and non-regular files are reported and never read into results).
+        Only this encoder's shards are loaded (module docstring: damaged, foreign and
+        non-regular files are reported and never read into results).
         """
         identity = encoder.identity
         first_visit = str(path) not in self._dirs
@@ -426,7 +422,7 @@ class EmbeddingStore:
         self, files: list[Path], state: _Directory, identity: str, encoder: Encoder
     ) -> None:
         """Validate ``files`` against ``identity`` and the directory's dimension; load the
-        genuine ones, report (and delete, when damaged or old) the others."""
+        genuine ones, report (and delete, when damaged) the others."""
         decoded: list[tuple[Path, list[bytes], Any]] = []
         for file in files:
             try:
@@ -437,9 +433,6 @@ class EmbeddingStore:
             except FileNotFoundError as err:  # removed by another process since listed, or
                 if file.is_symlink():  # a dangling link: named, never silently skipped
                     self._refuse(file, state, err)
-                continue
-            except OldShardError as err:
-                self._drop(file, state, f"is {err}: it cannot prove which encoder wrote it")
                 continue
             except CorruptShardError as err:
                 self._drop(file, state, f"is corrupt ({err})")
@@ -461,7 +454,7 @@ class EmbeddingStore:
 
     @staticmethod
     def _drop(file: Path, state: _Directory, reason: str) -> None:
-        """Report and delete a damaged or old-format shard; its texts will be encoded again."""
+        """Report and delete a damaged shard; its texts will be encoded again."""
         warnings.warn(
             f"embedding store: shard {file} {reason}; deleting it, its texts will be encoded again",
             stacklevel=5,

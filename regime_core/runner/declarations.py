@@ -40,9 +40,8 @@ PROFILES: tuple[str, ...] = ("quick", "default", "full", "paper")
 DEFAULT_PROFILE = "default"
 #: the checkout's ``reproduce.yml``, or the installed package's copy (:func:`paths.source_root`)
 DEFAULT_DECLARATIONS = paths.source_root() / "reproduce.yml"
-#: parameters the runner injects; ``output_dir`` must be declared by every notebook
+#: the parameter the runner injects that every notebook must declare
 OUTPUT_DIR_PARAMETER = "output_dir"
-OPTIONAL_INJECTED_PARAMETERS: tuple[str, ...] = ("work_dir", "profile")
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
 _RUN_FIELDS = frozenset(
     {"notebook", "parameters", "profiles", "depends_on", "description", "alone"}

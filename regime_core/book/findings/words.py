@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from regime_core import config
 from regime_core.runner.records import Record
-from regime_core.runner.wording import format_number, interval_end
+from regime_core.runner.wording import format_number, interval_end, pp
 
 if TYPE_CHECKING:
     from regime_core.runner.verdicts import ClaimVerdict
@@ -43,10 +43,6 @@ class Records:
 
     def node(self, run: str, key: str) -> Mapping[str, Any]:
         return self.record(run).node(key)
-
-
-def pp(x: float) -> str:
-    return format_number(x, "pp")
 
 
 def pct(x: float) -> str:

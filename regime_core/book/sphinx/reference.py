@@ -1,11 +1,10 @@
-"""What the reference pages need beyond Sphinx's own tools, and what they must cover.
+"""What the reference pages need beyond Sphinx's own tools.
 
 The CLI page is sphinx-argparse's ``argparse`` directive over ``regime_core.cli.build_parser``;
 the API pages are ``automodule`` blocks, one page per wing of the package, indexed by
-``autosummary`` tables (``book/reference/api.rst``). What remains here:
+``autosummary`` tables (``book/reference/api.rst``; ``tests/test_book_pages.py`` fails when a
+module is missing or doubled). What remains here:
 
-- :func:`public_modules` and :func:`api_wings`: the modules the API pages must document, and
-  on which page (``tests/test_book_pages.py`` fails when a module is missing or doubled);
 - ``regime-metrics-glossary``: a glossary from :func:`regime_core.metrics.glossary`;
 - cross-references autodoc cannot resolve by itself (a re-exported name, an unqualified class
   name), resolved within ``regime_core`` by :func:`resolve_unqualified`; members defined
@@ -14,8 +13,6 @@ the API pages are ``automodule`` blocks, one page per wing of the package, index
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from typing import Any
 
@@ -24,41 +21,6 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from regime_core.book.sphinx.choices import import_dotted
-
-#: modules the API pages leave out: the CLI has its own page, and this extension is machinery
-API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
-#: the API page of the package's top-level modules (every sub-package has a page of its own)
-CORE_WING = "core"
-
-
-# --- the API -------------------------------------------------------------------------------------
-
-
-def public_modules(package: str = "regime_core") -> list[str]:
-    """Every importable module of the package that the API pages document, sorted."""
-    root = importlib.import_module(package)
-    names = [package]
-    for info in pkgutil.walk_packages(root.__path__, prefix=f"{package}."):
-        parts = info.name.split(".")
-        if any(part.startswith("_") for part in parts):
-            continue
-        if info.name.startswith(API_EXCLUDED_PREFIXES):
-            continue
-        names.append(info.name)
-    return sorted(names)
-
-
-def api_wings(package: str = "regime_core") -> dict[str, list[str]]:
-    """The API pages: ``{wing: modules}``, ``core`` first (the package and its top-level
-    modules), then every sub-package with its modules, by name."""
-    wings: dict[str, list[str]] = {CORE_WING: []}
-    for module in public_modules(package):
-        parts = module.split(".")
-        top = ".".join(parts[:2])
-        is_package = hasattr(importlib.import_module(top), "__path__")
-        wing = parts[1] if len(parts) > 1 and is_package else CORE_WING
-        wings.setdefault(wing, []).append(module)
-    return {CORE_WING: wings.pop(CORE_WING), **dict(sorted(wings.items()))}
 
 
 def skip_foreign_members(
