@@ -69,11 +69,6 @@ def test_best_alpha_at_the_grid_edges() -> None:
     )
 
 
-def test_best_alpha_needs_a_grid() -> None:
-    with pytest.raises(ValueError, match="no α"):
-        ablation_claims.choose_best_alpha({}, reference=0.25)
-
-
 # --- the regret of the rule -----------------------------------------------------------------------
 
 
@@ -118,15 +113,6 @@ def test_regret_at_a_degenerate_alpha_zero_compares_with_q() -> None:
     assert regret.comparison.n_b_better == 5
 
 
-def test_regret_refuses_a_rule_outside_the_grid_and_unequal_questions() -> None:
-    with pytest.raises(ValueError, match="not among the grid"):
-        ablation_claims.alpha_regret({0.0: _hits(5, 1), 0.5: _hits(5, 2)}, alpha=0.25)
-    with pytest.raises(ValueError, match="same non-empty"):
-        ablation_claims.alpha_regret({0.25: _hits(5, 1), 0.5: _hits(6, 2)}, alpha=0.25)
-    with pytest.raises(ValueError, match="same non-empty"):
-        ablation_claims.alpha_regret({0.25: _hits(0, 0)}, alpha=0.25)
-
-
 # --- the difference of two gains ---------------------------------------------------------------
 
 
@@ -162,10 +148,6 @@ def test_gain_difference_refuses_other_questions_and_impossible_gains() -> None:
         )
     with pytest.raises(ValueError, match="same distinct"):
         ablation_claims.gain_difference(["x", "x"], [0, 1], ["x", "y"], [0, 1])
-    with pytest.raises(ValueError, match=r"−1\.\.1"):
-        ablation_claims.gain_difference(["x"], [2], ["x"], [0])
-    with pytest.raises(ValueError, match="ids for gains"):
-        ablation_claims.gain_difference(["x"], [0, 1], ["x"], [0])
 
 
 # --- the claims on constructed numbers ------------------------------------------------------------

@@ -145,8 +145,6 @@ def test_corpus_pool_is_every_distinct_passage_but_the_bridge(examples):
 
 
 def test_pools_reject_bad_input(examples):
-    with pytest.raises(ValueError, match="pool mode"):
-        candidate_pools(examples, "web")
     duplicated = [*_distinct_passages(examples), P["kroll"]]
     with pytest.raises(ValueError, match="appears twice"):
         candidate_pools(examples, "question", passages=duplicated)
@@ -242,8 +240,6 @@ def test_combine_union_vectors_equals_combine_query_vectors_bit_for_bit():
         combine_union_vectors(sparse_q, sparse_b, weights),
         combine_query_vectors(sparse_text, parts),
     )
-    with pytest.raises(ValueError, match="pair row by row"):
-        combine_union_vectors(q, b[:-1], weights[:-1])
     with pytest.raises(ValueError, match="not finite"):
         combine_union_vectors(
             np.full((1, 3), np.nan, np.float32), np.zeros((1, 3), np.float32), [1]
@@ -306,13 +302,6 @@ def test_default_scorer_follows_the_candidates_shape(examples):
 def test_rank_candidates_breaks_ties_by_candidate_order():
     scores = np.array([[0.1, 0.7, 0.7, 0.3, -np.inf], [0.5, 0.5, 0.5, 0.5, 0.5]], np.float32)
     np.testing.assert_array_equal(rank_candidates(scores), [[1, 2, 3, 0, 4], [0, 1, 2, 3, 4]])
-
-
-def test_scoring_rejects_mismatched_dimensions():
-    with pytest.raises(ValueError, match="same dimension"):
-        score_candidates(np.ones((1, 3)), np.ones((2, 4)), np.zeros((1, 2), dtype=np.int64))
-    with pytest.raises(ValueError, match="scorer"):
-        score_candidates(np.ones((1, 3)), np.ones((2, 3)), np.zeros((1, 2), np.int64), scorer="x")
 
 
 # --- retrieve --------------------------------------------------------------------------------
@@ -435,8 +424,6 @@ def test_retrieve_rejects_bad_parameters(examples):
     kw: dict[str, Any] = {"encoder": HashingEncoder(), "store": RecordingStore()}
     with pytest.raises(ValueError, match="not among"):
         retrieve_arms(examples, ["q", "hyde"], settings(), depth=10, **kw)
-    with pytest.raises(ValueError, match="depth must be"):
-        retrieve(examples, "q", settings(), depth=0, **kw)
     for bad in (-0.25, float("nan"), float("inf")):  # a negative α never reaches the kernels
         with pytest.raises(ValueError, match=r"alpha must be a finite number in \[0, 1e\+18\]"):
             settings(alpha=bad)

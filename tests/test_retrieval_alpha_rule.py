@@ -98,8 +98,6 @@ def test_rule_weights() -> None:
     np.testing.assert_allclose(rule_weights("dataset", 0.5, ratios), [1.0] * 4)  # median 2
     np.testing.assert_allclose(rule_weights("question", 0.5, ratios), [0.5, 1.0, 2.0, 1.0])
     assert rule_weights("dataset", 0.0, ratios).tolist() == [0.0] * 4
-    with pytest.raises(ValueError, match="scope"):
-        rule_weights("fold", 0.5, ratios)
     with pytest.raises(ValueError, match="both spreads positive"):
         rule_weights("dataset", 0.5, np.array([np.nan]))
 
@@ -112,18 +110,12 @@ def test_best_grid_index_ties_go_to_the_lower_median() -> None:
     assert best_grid_index(h, np.array([True, False, False])) == 1  # tied 0, 1, 3 -> 1
     assert best_grid_index(h, np.array([2])) == 2
     assert best_grid_index(np.zeros((3, 2), dtype=bool)) == 1  # all tie at zero hits
-    with pytest.raises(ValueError, match="no question"):
-        best_grid_index(h, np.array([False] * 3))
 
 
 def test_in_sample_best() -> None:
     h = np.array([[1, 0, 0], [1, 1, 0], [0, 0, 1]], dtype=bool)
     alpha, hits = in_sample_best(h, np.array([0.0, 0.5, 1.0]))
     assert alpha == 0.5 and hits.tolist() == [True, True, False]
-    with pytest.raises(ValueError, match="rows"):
-        in_sample_best(h, np.array([0.0, 0.5]))
-    with pytest.raises(ValueError, match="increasing"):
-        in_sample_best(h, np.array([0.0, 1.0, 0.5]))
 
 
 def random_case(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -191,10 +183,6 @@ def test_fit_rule_weights_each_fold_from_the_other_folds() -> None:
             k=1,
         )
         assert changed.fold_c[0] == base.fold_c[0]
-    with pytest.raises(ValueError, match="ratios"):
-        fit_rule(geometry, ratios[:3], folds)
-    with pytest.raises(ValueError, match="two folds"):
-        fit_rule(geometry, ratios, np.zeros(scales.size, dtype=np.int64))
 
 
 def test_regret_is_zero_when_the_rule_hits_the_grid_best() -> None:
@@ -253,18 +241,7 @@ def test_regret_at_alpha_zero_is_the_best_against_the_q_arm() -> None:
     assert r.comparison.n_a_better == int(best.sum()) and r.comparison.n_b_better == 0
 
 
-def test_regret_and_protocol_reject_bad_input() -> None:
-    with pytest.raises(ValueError, match="best is"):
-        regret(
-            np.ones(2, bool),
-            np.ones(2, bool),
-            rule="r",
-            best="oracle",
-            alpha_rule=0,
-            alpha_best=[0],
-        )
-    with pytest.raises(ValueError, match="booleans"):
-        regret(np.ones(2), np.ones(2), rule="r", best="in_sample", alpha_rule=0, alpha_best=[0])
+def test_the_protocol_rejects_bad_input() -> None:
     protocol = AlphaRuleProtocol()
     assert protocol.grid == FINE_ALPHA_GRID and protocol.fixed_alpha == config.ALPHA
     assert set(config.ALPHA_GRID) <= set(protocol.grid)

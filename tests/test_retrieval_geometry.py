@@ -62,8 +62,6 @@ def test_with_retrieved_bridges_counts_every_hop1_outcome(toy: list[Example]) ->
     assert outcomes == ["correct", "distractor"]
     assert kept[0] is a
     assert kept[1].bridge_pid == distractor and kept[1].target_pid == b.target_pid
-    with pytest.raises(ValueError, match="hop-1 passages"):
-        with_retrieved_bridges([a], [])
 
 
 def test_hop1_top_pids_is_rank_one_of_the_question_over_the_whole_pool(toy: list[Example]) -> None:

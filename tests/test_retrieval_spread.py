@@ -52,8 +52,6 @@ def test_row_spread_is_the_population_sd_of_the_included_entries() -> None:
 
 
 def test_row_spread_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match="same"):
-        row_spread(np.zeros((2, 3)), np.ones((2, 2), dtype=bool))
     with pytest.raises(ValueError, match="not finite"):
         row_spread(np.array([[np.nan, 1.0]]), np.array([[True, True]]))
 
@@ -139,8 +137,6 @@ def test_spread_ratios_equal_the_full_measurements_bit_for_bit(toy, pool: str) -
         np.testing.assert_array_equal(
             spread_ratios(geometry, candidates), spreads.ratios(candidates)
         )
-    with pytest.raises(ValueError, match="not one of"):
-        spread_ratios(geometry, "every")
 
 
 def test_spread_table_groups_and_counts(toy) -> None:  # type: ignore[no-untyped-def]
@@ -158,5 +154,3 @@ def test_spread_table_groups_and_counts(toy) -> None:  # type: ignore[no-untyped
     assert whole["median_ratio"].iloc[0] == pytest.approx(median_ratio(spreads.ratios()))
     with pytest.raises(ValueError, match="group labels"):
         spread_table(spreads, {"group": half[:3]})
-    with pytest.raises(ValueError, match="candidates"):
-        spreads.columns("all")

@@ -233,8 +233,6 @@ def rule_outcome(
             alphas, hits = cross_fitted_best(m.hits, m.grid, m.folds)
             return float(np.median(alphas)), hits
         return fit.tuned_alpha, m.hits_at(fit.tuned_alpha, k)
-    if name not in ("calibrated", "calibrated_question"):
-        raise ValueError(f"rule {name!r} is not one of {RULE_VARIANTS}")
     scope = "dataset" if name == "calibrated" else "question"
     fitted = fit.fitted[scope]
     if fitting:

@@ -56,6 +56,17 @@ def as_tuple(value: Any) -> tuple[Any, ...]:
     return (value,) if isinstance(value, str | int | float) else tuple(value)
 
 
+def check_sample(cfg: Any, where: str) -> None:
+    """Raise ValueError naming ``where`` unless ``cfg``'s questions are drawn right: a known
+    ``split`` and a ``sample_size`` that is a positive integer or None (all)."""
+    if cfg.sample_size is not None and not positive_int(cfg.sample_size):
+        raise ValueError(
+            f"{where}.sample_size must be a positive integer or None (all), got {cfg.sample_size!r}"
+        )
+    if cfg.split not in SPLITS:
+        raise ValueError(f"{where}.split is {cfg.split!r}, not one of {SPLITS}")
+
+
 def check_datasets(datasets: Sequence[str], where: str) -> None:
     """Raise ValueError naming ``where`` unless ``datasets`` are distinct known datasets."""
     if not datasets:
@@ -161,13 +172,7 @@ class RunConfig(ConfigMixin):
                     check_encoder_name(encoder)
                 except ValueError as err:
                     raise ValueError(f"{where}.{name}: {err}") from None
-        if self.sample_size is not None and not positive_int(self.sample_size):
-            raise ValueError(
-                f"{where}.sample_size must be a positive integer or None (all), "
-                f"got {self.sample_size!r}"
-            )
-        if self.split not in SPLITS:
-            raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
+        check_sample(self, where)
         problem = item_set_problem(self.item_set)
         if problem is not None:
             raise ValueError(f"{where}.item_set {problem}")

@@ -136,8 +136,6 @@ def outcome_table(
     ``store``; the top lists keep ``settings.k`` passages.
     """
     examples = list(examples)
-    if not examples:
-        raise ValueError("outcome_table: no examples")
     rules = settings.regime_rules
     regimes = regime_table(examples, rules).set_index("id")
     b_rel = [None if pd.isna(v) else int(v) for v in regimes["b_rel_index"]]

@@ -483,11 +483,6 @@ def with_selector(
     learned = cfg.selector not in ("gold", "first")
     folds = None
     if learned:
-        if train_dataset not in data:
-            raise ValueError(
-                f"selector {cfg.selector!r} is fitted on {train_dataset!r}, which is not among "
-                f"the routing data's datasets {list(data)}"
-            )
         folds = recipe_folds(data[train_dataset], inputs[train_dataset], cfg)
     choices = choose(
         inputs,
@@ -523,8 +518,6 @@ def compare_selectors(
     others; then the three levels against the gold ``B_rel``
     (:mod:`regime_core.router.selector_evaluation`). The rule's router is exactly
     ``train_on_data(data[train_dataset], cfg)``."""
-    if train_dataset not in data:
-        raise ValueError(f"compare_selectors: no routing data of {train_dataset!r}")
     inputs = selector_inputs(data, context)
     choices = choose(
         inputs,

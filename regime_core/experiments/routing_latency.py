@@ -27,6 +27,7 @@ from regime_core.experiments.common import (
     EXPERIMENT_DATASETS,
     as_tuple,
     check_datasets,
+    check_sample,
     positive_int,
 )
 from regime_core.experiments.context import Context, resolve
@@ -34,7 +35,6 @@ from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.router import latency
 from regime_core.router.io import load_router
 from regime_core.router.model import default_router_path
-from regime_core.schema import SPLITS
 
 
 @dataclass(frozen=True)
@@ -66,13 +66,7 @@ class LatencyConfig(ConfigMixin):
         object.__setattr__(self, "datasets", as_tuple(self.datasets))
         where = type(self).__name__
         check_datasets(self.datasets, f"{where}.datasets")
-        if self.split not in SPLITS:
-            raise ValueError(f"{where}.split is {self.split!r}, not one of {SPLITS}")
-        if self.sample_size is not None and not positive_int(self.sample_size):
-            raise ValueError(
-                f"{where}.sample_size must be a positive integer or None (all), "
-                f"got {self.sample_size!r}"
-            )
+        check_sample(self, where)
         for name in ("warm_passes", "cold_processes"):
             if not positive_int(getattr(self, name)):
                 raise ValueError(

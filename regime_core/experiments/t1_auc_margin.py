@@ -96,8 +96,6 @@ def fit_scale(margin: np.ndarray, auc: np.ndarray, curve: str) -> float:
     >>> round(fit_scale(m, probit_curve(m, 0.05), "probit"), 4)
     0.05
     """
-    if curve not in CURVES:
-        raise ValueError(f"curve {curve!r} is not one of {tuple(CURVES)}")
     x = np.asarray(margin, dtype=np.float64)
     y = np.asarray(auc, dtype=np.float64)
     f = CURVES[curve]
@@ -132,15 +130,8 @@ def fit_scales(margin: np.ndarray, auc: np.ndarray, curve: str) -> np.ndarray:
     >>> np.round(fit_scales(np.stack([m, m]), auc, "probit"), 4)
     array([0.05, 0.1 ])
     """
-    if curve not in CURVES:
-        raise ValueError(f"curve {curve!r} is not one of {tuple(CURVES)}")
     x = np.asarray(margin, dtype=np.float64)
     y = np.asarray(auc, dtype=np.float64)
-    if x.ndim != 2 or x.shape != y.shape:
-        raise ValueError(
-            f"fit_scales: margin and auc must be (rows, n) arrays of one shape: "
-            f"{x.shape}, {y.shape}"
-        )
     f = CURVES[curve]
 
     def loss(log_scale: np.ndarray, rows: np.ndarray) -> np.ndarray:

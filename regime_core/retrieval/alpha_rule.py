@@ -142,13 +142,7 @@ def _items(n: int, items: np.ndarray | None) -> np.ndarray:
     if items is None:
         return np.arange(n)
     items = np.asarray(items)
-    if items.dtype == bool:
-        if items.shape != (n,):
-            raise ValueError(f"items: a mask of {items.shape} for {n} questions")
-        items = np.flatnonzero(items)
-    if items.size == 0:
-        raise ValueError("items: no question to choose α on")
-    return items
+    return np.flatnonzero(items) if items.dtype == bool else items
 
 
 def best_grid_index(hits: np.ndarray, items: np.ndarray | None = None) -> int:
@@ -160,8 +154,6 @@ def best_grid_index(hits: np.ndarray, items: np.ndarray | None = None) -> int:
     3
     """
     h = np.asarray(hits, dtype=bool)
-    if h.ndim != 2 or h.shape[0] == 0:
-        raise ValueError(f"best_grid_index: hits must be (grid points, questions), got {h.shape}")
     counts = h[:, _items(h.shape[1], items)].sum(axis=1)
     tied = np.flatnonzero(counts == counts.max())
     return int(tied[(tied.size - 1) // 2])
@@ -170,20 +162,8 @@ def best_grid_index(hits: np.ndarray, items: np.ndarray | None = None) -> int:
 def in_sample_best(hits: np.ndarray, grid: np.ndarray) -> tuple[float, np.ndarray]:
     """The grid α of most hits on all questions and those questions' hits at it (optimistic:
     chosen on the questions it is scored on)."""
-    g = check_grid(grid)
-    if len(g) != np.asarray(hits).shape[0]:
-        raise ValueError(f"in_sample_best: {np.asarray(hits).shape[0]} rows for {len(g)} α")
     j = best_grid_index(hits)
-    return float(g[j]), np.asarray(hits, dtype=bool)[j].copy()
-
-
-def _check_folds(folds: np.ndarray, n: int) -> np.ndarray:
-    f = np.asarray(folds)
-    if f.shape != (n,) or not np.issubdtype(f.dtype, np.integer) or np.any(f < 0):
-        raise ValueError(f"folds: one fold index >= 0 per question ({n}), got {f.shape}")
-    if np.unique(f).size < 2:
-        raise ValueError("folds: cross-fitting needs at least two folds")
-    return f
+    return float(np.asarray(grid, dtype=np.float64)[j]), np.asarray(hits, dtype=bool)[j].copy()
 
 
 def cross_fitted_best(
@@ -192,11 +172,9 @@ def cross_fitted_best(
     """Each fold's questions scored at the grid α best on the *other* folds.
 
     Returns ``(α per fold, in fold order 0..F-1; hits per question)``."""
-    g = check_grid(grid)
+    g = np.asarray(grid, dtype=np.float64)
     h = np.asarray(hits, dtype=bool)
-    if h.ndim != 2 or h.shape[0] != len(g):
-        raise ValueError(f"cross_fitted_best: hits {h.shape} for {len(g)} α")
-    f = _check_folds(folds, h.shape[1])
+    f = np.asarray(folds)
     out = np.zeros(h.shape[1], dtype=bool)
     alphas = []
     for fold in np.unique(f):
@@ -208,9 +186,8 @@ def cross_fitted_best(
 
 
 def scale_for(alpha: float, ratio: float) -> float:
-    """``c = α / R``: the scale that turns the ratio ``R`` of a set of questions into ``α``."""
-    if not (np.isfinite(ratio) and ratio > 0):
-        raise ValueError(f"scale_for: the spread ratio must be finite and > 0, got {ratio}")
+    """``c = α / R``: the scale that turns the ratio ``R`` of a set of questions into ``α``
+    (``R`` from :func:`~regime_core.retrieval.spread.median_ratio`: finite and > 0)."""
     return float(alpha) / float(ratio)
 
 
@@ -219,11 +196,9 @@ def fit_scale(
 ) -> float:
     """The dataset rule's ``c`` on ``items``: ``α*(T) / R(T)`` with ``α*`` the best grid point on
     ``items`` (:func:`best_grid_index`) and ``R`` their median ratio."""
-    g = check_grid(grid)
+    g = np.asarray(grid, dtype=np.float64)
     r = np.asarray(ratios, dtype=np.float64)
     h = np.asarray(hits, dtype=bool)
-    if h.shape != (len(g), r.size):
-        raise ValueError(f"fit_scale: hits {h.shape} for {len(g)} α and {r.size} questions")
     chosen = _items(r.size, items)
     return scale_for(float(g[best_grid_index(h, chosen)]), median_ratio(r[chosen]))
 
@@ -232,15 +207,13 @@ def cross_fit_scales(
     hits: np.ndarray, grid: np.ndarray, ratios: np.ndarray, folds: np.ndarray
 ) -> np.ndarray:
     """``c`` per fold (fold order 0..F-1), each fitted on the other folds only."""
-    f = _check_folds(folds, np.asarray(ratios).size)
+    f = np.asarray(folds)
     return np.asarray([fit_scale(hits, grid, ratios, f != fold) for fold in np.unique(f)])
 
 
 def rule_weights(scope: str, c: float, ratios: np.ndarray) -> np.ndarray:
     """The rule's weight per question of one set ``S``: ``c·R(S)`` for all (``dataset``), or
     ``c·r_i`` (``question``; a question without a ratio takes ``c·R(S)``)."""
-    if scope not in RULE_SCOPES:
-        raise ValueError(f"scope is {scope!r}, not one of {RULE_SCOPES}")
     r = np.asarray(ratios, dtype=np.float64)
     dataset_alpha = c * median_ratio(r)
     if scope == "dataset":
@@ -261,7 +234,7 @@ def union_hits(geometry: UnionGeometry, weights: float | np.ndarray, k: int) -> 
 
 def grid_hits(geometry: UnionGeometry, grid: Sequence[float] | np.ndarray, k: int) -> np.ndarray:
     """``(g, n)`` hits at each α of ``grid`` (the union α curve is its row means)."""
-    g = check_grid(np.asarray(grid))
+    g = np.asarray(grid, dtype=np.float64)
     return geometry.target_ranks_many(np.repeat(g[:, None], geometry.n, axis=1)) <= k
 
 
@@ -308,18 +281,16 @@ def fit_rule(
     """Fit ``c`` on all of ``geometry``'s questions and cross-fit it over ``folds`` (each fold's
     weights from a ``c`` fitted on the other folds and that fold's own ratios). ``hits``: the
     geometry's :func:`grid_hits` on ``grid`` at ``k`` when the caller has them already."""
-    g = check_grid(np.asarray(grid))
+    g = np.asarray(grid, dtype=np.float64)
     r = np.asarray(ratios, dtype=np.float64)
-    if r.size != geometry.n:
-        raise ValueError(f"fit_rule: {r.size} ratios for {geometry.n} questions")
-    f = _check_folds(folds, geometry.n)
+    f = np.asarray(folds)
     if scope == "dataset":
         hits = grid_hits(geometry, g, k) if hits is None else np.asarray(hits, dtype=bool)
         if hits.shape != (g.size, geometry.n):
             raise ValueError(f"fit_rule: hits {hits.shape} for {g.size} α, {geometry.n} questions")
         c_all = fit_scale(hits, g, r)
         fold_c = cross_fit_scales(hits, g, r, f)
-    elif scope == "question":
+    else:  # "question" (AlphaRuleProtocol checked the scope)
         everyone = np.arange(geometry.n)
         scales, hits = _question_scope_hits(geometry, g, r, everyone, k)
         c_all = float(scales[best_grid_index(hits)])
@@ -329,8 +300,6 @@ def fit_rule(
             scales, hits = _question_scope_hits(geometry, g, r, train, k)
             fold_c_list.append(float(scales[best_grid_index(hits, train)]))
         fold_c = np.asarray(fold_c_list)
-    else:
-        raise ValueError(f"scope is {scope!r}, not one of {RULE_SCOPES}")
     weights = np.empty(geometry.n)
     for c, fold in zip(fold_c, np.unique(f), strict=True):
         held = f == fold
@@ -378,12 +347,8 @@ def regret(
 ) -> Regret:
     """The :class:`Regret` of ``rule``: best − rule on the same questions' hits (booleans), with
     :func:`~regime_core.stats.compare_paired` (bootstrap interval, McNemar)."""
-    if best not in BEST_CHOICES:
-        raise ValueError(f"best is {best!r}, not one of {BEST_CHOICES}")
     a = np.asarray(hits_best)
     b = np.asarray(hits_rule)
-    if a.dtype != bool or b.dtype != bool:
-        raise ValueError("regret: give the hits as booleans (hit@k of each question)")
     comparison = compare_paired(
         a.astype(float),
         b.astype(float),

@@ -98,10 +98,6 @@ class UnionGeometry:
         passage are computed once for all rows and only near-ties are scored exactly
         (:func:`~regime_core.retrieval.grid_ranks.grid_target_ranks`); the ranks are the same."""
         w = np.asarray(weights, dtype=np.float64)
-        if w.ndim != 2 or w.shape[1] != self.n:
-            raise ValueError(
-                f"target_ranks_many: weights must be (grid points, {self.n}), got {w.shape}"
-            )
         if self.candidates is not None or w.shape[0] == 0 or self.n == 0:
             rows = [self.target_ranks(row) for row in w]
             return np.stack(rows) if rows else np.zeros(w.shape, dtype=np.int64)
@@ -128,7 +124,7 @@ class UnionGeometry:
             self.target_positions + 1,
             self.target_positions,
         )
-        return checked_targets(ex, rows, self.n, self.document_vectors.shape[0])[1]
+        return checked_targets(ex, rows)[1]
 
 
 def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: Mode) -> Vectors:
@@ -154,8 +150,6 @@ def build_geometry(
     examples = list(examples)
     if len(b_rel_texts) != len(examples):
         raise ValueError(f"{len(b_rel_texts)} B_rel texts for {len(examples)} examples")
-    if not examples:
-        raise ValueError("build_geometry: no examples")
     passages = list(corpus) if pool == "corpus" and corpus is not None else None
     pools = candidate_pools(
         examples, pool, exclude_bridge=settings.exclude_bridge, passages=passages
@@ -216,8 +210,6 @@ def with_retrieved_bridges(
     ``target`` included: a question whose top-1 is the hop-2 passage has no bridge to read, so
     it is left out (counted, never silently).
     """
-    if len(top_pids) != len(examples):
-        raise ValueError(f"{len(top_pids)} hop-1 passages for {len(examples)} examples")
     kept: list[Example] = []
     outcomes: list[str] = []
     counts = {"correct": 0, "distractor": 0, "target": 0}

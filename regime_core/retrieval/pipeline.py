@@ -23,7 +23,7 @@ from regime_core.retrieval.ranking import (
     rank_candidates,
     scan_ranking,
 )
-from regime_core.retrieval.scoring import check_scorer, default_scorer, score_candidates
+from regime_core.retrieval.scoring import default_scorer, score_candidates
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import EmbeddingSource, checked_vectors, embed_vectors
 from regime_core.schema import Example
@@ -63,10 +63,6 @@ def retrieve_arms(
     unknown = [a for a in arms if a not in config.ARMS]
     if unknown:
         raise ValueError(f"arm(s) {unknown} not among {config.ARMS}")
-    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
-        raise ValueError(f"depth must be a positive integer or None, got {depth!r}")
-    if scorer is not None:
-        check_scorer(scorer)
     if b_rel is None:
         b_rel = [ex.relation_sentence for ex in examples]
     elif len(b_rel) != len(examples):

@@ -119,8 +119,6 @@ def candidate_pools(
     >>> [pools.passages[j].pid for j in pools.candidates[0]]     # doctest: +SKIP
     ['p…', …]   # example 0's pool in pool order, without its bridge
     """
-    if mode not in config.POOL_MODES:
-        raise ValueError(f"pool mode {mode!r} is not one of {config.POOL_MODES}")
     passages = tuple(corpus_passages(examples) if passages is None else passages)
     row_of: dict[str, int] = {}
     for row, passage in enumerate(passages):

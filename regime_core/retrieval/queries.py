@@ -56,11 +56,6 @@ def resolve_b_rel(example: Example, b_rel: int | str | None) -> tuple[int | None
     sentences = example.bridge.sentences
     if b_rel is None:
         return None, None
-    if isinstance(b_rel, bool) or not isinstance(b_rel, int | np.integer | str):
-        raise ValueError(
-            f"example {example.id!r}: b_rel must be a sentence index, a text or None, "
-            f"got {type(b_rel).__name__}"
-        )
     if isinstance(b_rel, str):
         text = b_rel.strip()
         if not text:
@@ -228,11 +223,6 @@ def combine_union_vectors(
     """
     n = question_vectors.shape[0]
     w32 = np.asarray(weights, dtype=np.float64).astype(np.float32)
-    if b_rel_vectors.shape != question_vectors.shape or w32.shape != (n,):
-        raise ValueError(
-            f"combine_union_vectors: questions {question_vectors.shape}, B_rel "
-            f"{b_rel_vectors.shape} and weights {w32.shape} must pair row by row"
-        )
     out = np.zeros(question_vectors.shape, dtype=np.float32)
     if is_sparse(question_vectors) or is_sparse(b_rel_vectors):
         for start in range(0, n, _SPARSE_BLOCK):  # densify a block of rows at a time

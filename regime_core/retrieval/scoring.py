@@ -35,22 +35,6 @@ QUERY_BLOCK = 256
 ScoreBlock = Callable[[np.ndarray], np.ndarray]
 
 
-def check_scorer(scorer: str) -> str:
-    """``scorer`` if it names a backend of :data:`SCORERS`, else ValueError."""
-    if scorer not in SCORERS:
-        raise ValueError(f"scorer {scorer!r} is not one of {SCORERS}")
-    return scorer
-
-
-def check_dimensions(queries: np.ndarray, documents: np.ndarray) -> None:
-    """Query and document vectors must be 2-d with one dimension (one encoder made both)."""
-    if queries.ndim != 2 or documents.ndim != 2 or queries.shape[1] != documents.shape[1]:
-        raise ValueError(
-            f"query vectors {queries.shape} and document vectors {documents.shape} must be "
-            "2-d with the same dimension (were they encoded by the same encoder?)"
-        )
-
-
 def is_dense(candidates: np.ndarray, n_passages: int) -> bool:
     """Candidates cover (nearly) the whole matrix: one dense product beats a gather."""
     return candidates.shape[1] * 2 >= n_passages
@@ -235,14 +219,11 @@ def score_candidates(
     if not is_sparse(documents):
         documents = np.asarray(documents, dtype=np.float32)
     n_passages = documents.shape[0]
-    scorer = check_scorer(default_scorer(candidates, n_passages) if scorer is None else scorer)
+    scorer = default_scorer(candidates, n_passages) if scorer is None else scorer
     queries = np.asarray(queries, dtype=np.float32)
     whole = is_dense(candidates, n_passages)
     if is_sparse(documents) and whole and scorer == "faiss":
         documents = dense(documents)  # faiss multiplies dense vectors only
-    check_dimensions(queries, documents)
-    if candidates.shape[0] != queries.shape[0]:
-        raise ValueError(f"{candidates.shape[0]} candidate rows for {queries.shape[0]} queries")
     if 0 in candidates.shape:
         return np.full(candidates.shape, -np.inf, dtype=np.float32)
     if whole:

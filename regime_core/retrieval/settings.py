@@ -71,8 +71,6 @@ class RetrievalSettings:
                 raise ValueError(
                     f"{where}.{name} is {getattr(self, name)!r}, not one of {tuple(allowed)}"
                 )
-        if not isinstance(self.regime_rules, RegimeRules):
-            raise ValueError(f"{where}.regime_rules must be a RegimeRules")
 
     def is_tiny_pool(self, example: Example) -> bool:
         """The question's own pool offers at most ``k`` hop-2 candidates, so hit@k is 1 for

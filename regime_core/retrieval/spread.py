@@ -60,11 +60,6 @@ def row_spread(scores: np.ndarray, include: np.ndarray) -> np.ndarray:
     """
     scores = np.asarray(scores, dtype=np.float64)
     include = np.asarray(include, dtype=bool)
-    if scores.shape != include.shape or scores.ndim != 2:
-        raise ValueError(
-            f"row_spread: scores {scores.shape} and include {include.shape} must be the same "
-            "(n, w) shape"
-        )
     if not np.all(np.isfinite(scores[include])):
         raise ValueError("row_spread: an included score is not finite (NaN or inf vectors?)")
     count = include.sum(axis=1)
@@ -85,8 +80,6 @@ def spread_ratio(sigma_q: np.ndarray, sigma_b: np.ndarray) -> np.ndarray:
     """
     sq = np.asarray(sigma_q, dtype=np.float64)
     sb = np.asarray(sigma_b, dtype=np.float64)
-    if sq.shape != sb.shape:
-        raise ValueError(f"spread_ratio: sigma_q {sq.shape} and sigma_b {sb.shape} differ")
     ok = (sq > 0) & (sb > 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(ok, sq / np.where(ok, sb, 1.0), np.nan)
@@ -163,12 +156,11 @@ class ScoreSpreads:
         return len(self.query_ids)
 
     def columns(self, candidates: str = "ranked") -> tuple[np.ndarray, np.ndarray]:
-        """``(σ_q, σ_B)`` over ``candidates`` (one of :data:`SPREAD_CANDIDATES`)."""
+        """``(σ_q, σ_B)`` over ``candidates`` (one of :data:`SPREAD_CANDIDATES`, checked by the
+        protocol that names it)."""
         if candidates == "ranked":
             return self.sigma_q, self.sigma_b
-        if candidates == "distractors":
-            return self.sigma_q_distractors, self.sigma_b_distractors
-        raise ValueError(f"candidates is {candidates!r}, not one of {SPREAD_CANDIDATES}")
+        return self.sigma_q_distractors, self.sigma_b_distractors
 
     def ratios(self, candidates: str = "ranked") -> np.ndarray:
         """``σ_q/σ_B`` per question (NaN without a ratio)."""
@@ -236,15 +228,13 @@ def _side_spreads(
             geometry.target_positions,
             which,
         )
-    if geometry.excluded_rows is not None:
-        return _corpus_spreads(
-            vectors,
-            geometry.document_vectors,
-            geometry.excluded_rows,
-            geometry.target_positions,
-            which,
-        )
-    raise ValueError("measure_spreads: the geometry has neither candidates nor excluded_rows")
+    return _corpus_spreads(  # a geometry without candidates has excluded rows (corpus mode)
+        vectors,
+        geometry.document_vectors,
+        np.asarray(geometry.excluded_rows),
+        geometry.target_positions,
+        which,
+    )
 
 
 def measure_spreads(geometry: UnionGeometry) -> ScoreSpreads:
@@ -271,8 +261,6 @@ def spread_ratios(geometry: UnionGeometry, candidates: str = "ranked") -> np.nda
     """``σ_q/σ_B`` per question over ``candidates`` (NaN without a ratio): the values of
     ``measure_spreads(geometry).ratios(candidates)``, without the other candidate set's spreads
     that a weight never reads."""
-    if candidates not in SPREAD_CANDIDATES:
-        raise ValueError(f"candidates is {candidates!r}, not one of {SPREAD_CANDIDATES}")
     q = _side_spreads(geometry, geometry.question_vectors, (candidates,))
     b = _side_spreads(geometry, geometry.b_rel_vectors, (candidates,))
     return spread_ratio(q[candidates], b[candidates])
