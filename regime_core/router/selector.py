@@ -184,7 +184,8 @@ def select_b_rel_batch(
     bridge_titles: Sequence[str | None] | None = None,
     rules: RouterRules = DEFAULT_ROUTER_RULES,
 ) -> list[SelectedSentence]:
-    """:func:`select_b_rel` for many questions; errors name the item index."""
+    """:func:`select_b_rel` for many questions, whose texts the caller has checked (the typed
+    examples, or :meth:`RegimeRouter.route`)."""
     titles = bridge_titles or [None] * len(questions)
     return [
         _select(q, tuple(b), title, rules)

@@ -181,8 +181,8 @@ def sentence_features(
     ``question_vectors``: ``(n, d)``, row ``i`` the vector of ``questions[i]``;
     ``sentence_vectors``: ``(N, d)``, the vectors of every bridge's sentences concatenated in
     order (bridge 0's sentences, then bridge 1's, ...), dense or scipy sparse. In the pipeline
-    both come from the embedding store in query mode. Raises ValueError naming the item for an
-    empty or non-string question or sentence, and for vectors of the wrong shape.
+    both come from the embedding store in query mode. Raises ValueError for vectors whose rows
+    do not match the texts, or of two encoders.
     """
     n = len(questions)
     titles = bridge_titles or [None] * n
