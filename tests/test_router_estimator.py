@@ -225,12 +225,8 @@ def test_cross_fit_respects_groups_and_custom_estimators() -> None:
 
 
 def test_cross_fit_bad_inputs() -> None:
-    X, y = synthetic()
+    X, _ = synthetic()
     with pytest.raises(ValueError, match="fewer than n_splits"):
         cross_fit_predict(X[:10], np.array([1] + [0] * 9))
     with pytest.raises(ValueError, match="two classes"):
         cross_fit_folds(np.zeros(10))
-    with pytest.raises(ValueError, match="rows"):
-        cross_fit_predict(X, y[:-1])
-    with pytest.raises(ValueError, match="n_splits"):
-        cross_fit_folds(y, n_splits=1)

@@ -54,5 +54,3 @@ def test_subset_outcome_scores_the_kept_questions_only() -> None:
     assert kept.ci_method == "score" and kept.bootstrap_resamples is None
     assert (kept.n, kept.n_a_better, kept.n_b_better) == (2, 1, 0)
     assert subset_outcome(out, [False] * 4) is None
-    with pytest.raises(ValueError, match="mask"):
-        subset_outcome(out, [True])

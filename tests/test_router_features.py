@@ -122,17 +122,6 @@ def test_featurize_equals_select_then_extract() -> None:
     )
 
 
-def test_bad_inputs_name_the_item() -> None:
-    with pytest.raises(ValueError, match="item 1: question is empty"):
-        extract_features(["Who?", " "], [BRIDGE, BRIDGE], [BRIDGE[1], BRIDGE[1]])
-    with pytest.raises(ValueError, match="item 0: b_rel text"):
-        extract_features(["Who?"], [BRIDGE], [""])
-    with pytest.raises(ValueError, match="b_rel_texts"):
-        extract_features(["Who?"], [BRIDGE], [])
-    with pytest.raises(ValueError, match="RouterRules"):
-        extract_features(["Who?"], [BRIDGE], [BRIDGE[1]], rules={"stem_chars": 5})  # type: ignore[arg-type]
-
-
 def test_rules_validate_themselves() -> None:
     with pytest.raises(ValueError, match="entity_match_threshold"):
         RouterRules(entity_match_threshold=0.0)

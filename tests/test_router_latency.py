@@ -43,9 +43,6 @@ def test_summary_is_the_percentiles_and_the_maximum() -> None:
     assert s["n"] == 100 and s["max_seconds"] == pytest.approx(1e-3)
     for q in PERCENTILES:
         assert s[f"p{q}_seconds"] == pytest.approx(np.percentile(seconds, q))
-    for bad in ([], [1e-3, np.nan], [-1.0]):
-        with pytest.raises(ValueError, match="latency_summary"):
-            latency_summary(bad)
 
 
 def test_a_question_takes_the_median_of_its_passes() -> None:
@@ -53,17 +50,12 @@ def test_a_question_takes_the_median_of_its_passes() -> None:
     passes = np.array([[1e-4, 5e-3], [5e-3, 6e-3], [2e-4, 3e-4]])
     assert median_of_passes(passes).tolist() == [2e-4, 5e-3]
     assert median_of_passes([[1e-4, 2e-4]]).tolist() == [1e-4, 2e-4]  # one pass: itself
-    for bad in ([], [[]], [1e-4, 2e-4]):
-        with pytest.raises(ValueError, match="median_of_passes"):
-            median_of_passes(bad)
 
 
 def test_cold_processes_spread_over_every_dataset() -> None:
     assert cold_indices(1362, 4) == [0, 340, 681, 1021]
     assert cold_indices(3, 5) == [0, 0, 1, 1, 2]  # more processes than items: each item used
     assert cold_indices(5, 5) == [0, 1, 2, 3, 4]
-    with pytest.raises(ValueError, match="cold_indices"):
-        cold_indices(0, 3)
 
 
 def test_python_warm_timing_routes_every_item_in_every_pass_after_clearing_the_memo(
@@ -73,8 +65,6 @@ def test_python_warm_timing_routes_every_item_in_every_pass_after_clearing_the_m
         seconds = time_python_warm(default_router(), items, warmup=5, passes=3)
     assert seconds.shape == (3, len(items)) and np.all(seconds > 0)
     assert clear.call_count == 3  # before each pass: every timed call is a first sight
-    with pytest.raises(ValueError, match="passes"):
-        time_python_warm(default_router(), items, warmup=0, passes=0)
 
 
 def test_without_node_javascript_is_an_error_not_a_silent_omission(items, monkeypatch) -> None:

@@ -61,16 +61,12 @@ def test_weights_are_parameters() -> None:
     assert select_b_rel(QUESTION, BRIDGE, rules=no_entities).index == 0  # position prior only
 
 
-def test_batch_equals_single_calls_and_names_the_bad_item() -> None:
+def test_batch_equals_single_calls() -> None:
     questions = [QUESTION, "Did Odile Marchetti study in Lyon?"]
     bridges = [BRIDGE, ["Odile Marchetti is a director.", "She studied at the Lyon School."]]
     batch = select_b_rel_batch(questions, bridges, bridge_titles=["Kestrel Bay (film)", None])
     assert batch[0] == select_b_rel(QUESTION, BRIDGE, bridge_title="Kestrel Bay (film)")
     assert batch[1] == select_b_rel(questions[1], bridges[1])
-    with pytest.raises(ValueError, match="item 1"):
-        select_b_rel_batch([QUESTION, QUESTION], [BRIDGE, []])
-    with pytest.raises(ValueError, match="2 questions but 1 bridges"):
-        select_b_rel_batch(questions, bridges[:1])
 
 
 @pytest.mark.parametrize(

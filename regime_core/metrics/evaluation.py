@@ -26,8 +26,6 @@ def evaluate_per_query(
     """
     resolved = resolve_metrics(metrics)
     rq = RankedQueries.build(scores, targets, gold)
-    if query_ids is not None and len(query_ids) != rq.n_queries:
-        raise ValueError(f"query_ids: {len(query_ids)} ids for {rq.n_queries} queries")
     index = pd.Index(list(query_ids) if query_ids is not None else range(rq.n_queries), name="qid")
     return pd.DataFrame({m.name: m.per_query(rq) for m in resolved}, index=index)
 

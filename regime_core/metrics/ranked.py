@@ -132,9 +132,7 @@ class RankedQueries:
     @classmethod
     def build(cls, scores: ScoresLike, targets: Sequence[int] | np.ndarray, gold: GoldLike = None):
         """Validate and pack; raises ValueError naming the query index of any bad record."""
-        rows = [
-            _as_score_vector(row, where=f"scores[{i}]") for i, row in enumerate(_iter_rows(scores))
-        ]
+        rows = [_as_score_vector(row, where=f"scores[{i}]") for i, row in enumerate(scores)]
         n_queries = len(rows)
         if n_queries == 0:
             raise ValueError("scores: no queries given")
@@ -169,13 +167,3 @@ class RankedQueries:
             rank_matrix, order, np.broadcast_to(np.arange(1, width + 1), order.shape), axis=1
         )
         return cls(scores=padded, valid=valid, ranks=rank_matrix, gold=gold_mask, target=target)
-
-
-def _iter_rows(scores: ScoresLike) -> list[Any]:
-    if isinstance(scores, np.ndarray):
-        if scores.ndim != 2:
-            raise ValueError(
-                f"scores: a NumPy array must be 2-D (queries x candidates), got {scores.shape}"
-            )
-        return list(scores)
-    return list(scores)

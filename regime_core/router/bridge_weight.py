@@ -85,8 +85,6 @@ class AlphaWeights:
             return dict(data)
         out = {}
         for dataset, d in data.items():
-            if dataset not in self.weights:
-                raise ValueError(f"AlphaWeights.apply: no weights for dataset {dataset!r}")
             rescored = with_weights(d, self.weights[dataset], alpha_rule=self.rule)
             settings = dataclasses.replace(d.settings, alpha=float(self.alpha[dataset]))
             out[dataset] = dataclasses.replace(rescored, settings=settings)

@@ -148,8 +148,6 @@ def evaluate_routing(
             f"evaluate_routing: hit_q {q.shape}, hit_union {u.shape}, routed_union "
             f"{routed.shape} and probability {p.shape} must be equal 1-d shapes"
         )
-    if q.size == 0:
-        raise ValueError(f"evaluate_routing: no questions for {dataset}")
     hits = {"q": q, "union": u, "routed": np.where(routed, u, q), "oracle": q | u}
     comparisons = {
         name: paired_hits(hits[a], hits[b], (a, b), bootstrap=bootstrap)
@@ -163,8 +161,6 @@ def subset_outcome(
 ) -> RoutingOutcome | None:
     """The same decisions scored on the questions ``mask`` keeps (None when it keeps none)."""
     keep = np.asarray(mask, dtype=bool)
-    if keep.shape != outcome.routed_union.shape:
-        raise ValueError(f"subset_outcome: mask {keep.shape} for {outcome.n} questions")
     if not keep.any():
         return None
     return evaluate_routing(

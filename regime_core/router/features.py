@@ -30,10 +30,6 @@ from regime_core.router import _text
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import (
     SelectedSentence,
-    check_question,
-    check_rules,
-    check_sentences,
-    check_titles,
     score_views,
     subject_words,
 )
@@ -103,12 +99,6 @@ def _feature_row(
     )
 
 
-def _check_lengths(n: int, **others: Sequence[object]) -> None:
-    for name, seq in others.items():
-        if isinstance(seq, str) or len(seq) != n:
-            raise ValueError(f"{n} questions but {name} is not a list of {n} items")
-
-
 def extract_features(
     questions: Sequence[str],
     bridge_sentence_lists: Sequence[Sequence[str]],
@@ -122,21 +112,16 @@ def extract_features(
     ``b_rel_texts[i]`` is the relation sentence used for item ``i`` (normally the selector's
     choice, see :func:`featurize`). The bridge sentences and title only identify the bridge's
     own subject, which features 4 and 5 ignore. Definitions: :data:`FEATURE_DOCS`.
-    Raises ValueError naming the item for empty or non-string inputs.
+    The texts are the typed examples' (or :meth:`RegimeRouter.route`'s, checked there).
     """
     n = len(questions)
-    _check_lengths(n, bridge_sentence_lists=bridge_sentence_lists, b_rel_texts=b_rel_texts)
-    titles = check_titles(bridge_titles, n)
-    rules = check_rules(rules)
+    titles = bridge_titles or [None] * n
     X = np.empty((n, N_FEATURES), dtype=np.float64)
     for i in range(n):
-        where = f"item {i}"
-        q = _text.view(check_question(questions[i], where))
-        views = [_text.view(s) for s in check_sentences(bridge_sentence_lists[i], where)]
-        b_rel = b_rel_texts[i]
-        if not isinstance(b_rel, str) or not b_rel.strip():
-            raise ValueError(f"{where}: b_rel text must be a non-empty string, got {b_rel!r}")
-        X[i] = _feature_row(q, _text.view(b_rel), subject_words(views, titles[i]), rules)
+        q = _text.view(questions[i])
+        views = [_text.view(s) for s in bridge_sentence_lists[i]]
+        b_rel = _text.view(b_rel_texts[i])
+        X[i] = _feature_row(q, b_rel, subject_words(views, titles[i]), rules)
     return X
 
 
@@ -153,15 +138,12 @@ def featurize(
     :func:`extract_features` on the selected texts.
     """
     n = len(questions)
-    _check_lengths(n, bridge_sentence_lists=bridge_sentence_lists)
-    titles = check_titles(bridge_titles, n)
-    rules = check_rules(rules)
+    titles = bridge_titles or [None] * n
     X = np.empty((n, N_FEATURES), dtype=np.float64)
     selections: list[SelectedSentence] = []
     for i in range(n):
-        where = f"item {i}"
-        q = _text.view(check_question(questions[i], where))
-        sentences = check_sentences(bridge_sentence_lists[i], where)
+        q = _text.view(questions[i])
+        sentences = bridge_sentence_lists[i]
         views = [_text.view(s) for s in sentences]
         subject = subject_words(views, titles[i])
         scores = score_views(q, views, subject, rules)
@@ -202,7 +184,6 @@ _PROBES: tuple[tuple[str, tuple[str, ...], str | None], ...] = (
 def feature_spec(rules: RouterRules = DEFAULT_ROUTER_RULES) -> str:
     """The identity of the feature definitions: version + hash of the rules, the lexicons and
     the features of fixed probe questions. Saved routers record it; loading checks it."""
-    check_rules(rules)
     out = featurize(
         [p[0] for p in _PROBES],
         [p[1] for p in _PROBES],

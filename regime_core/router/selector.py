@@ -79,20 +79,6 @@ def check_title(title: Any, where: str) -> str | None:
     return title
 
 
-def check_rules(rules: Any) -> RouterRules:
-    if not isinstance(rules, RouterRules):
-        raise ValueError(f"rules must be a RouterRules, got {type(rules).__name__}")
-    return rules
-
-
-def check_titles(titles: Sequence[str | None] | None, n: int) -> list[str | None]:
-    if titles is None:
-        return [None] * n
-    if isinstance(titles, str) or len(titles) != n:
-        raise ValueError(f"bridge_titles must be None or a list of {n} titles (one per question)")
-    return [check_title(t, f"item {i}") for i, t in enumerate(titles)]
-
-
 # --- kernel ----------------------------------------------------------------------------------
 
 
@@ -168,7 +154,7 @@ def sentence_scores(
     sentences = check_sentences(bridge_sentences, "sentence_scores")
     title = check_title(bridge_title, "sentence_scores")
     views = [_text.view(s) for s in sentences]
-    return score_views(_text.view(question), views, subject_words(views, title), check_rules(rules))
+    return score_views(_text.view(question), views, subject_words(views, title), rules)
 
 
 def select_b_rel(
@@ -187,7 +173,7 @@ def select_b_rel(
         check_question(question, "select_b_rel"),
         check_sentences(bridge_sentences, "select_b_rel"),
         check_title(bridge_title, "select_b_rel"),
-        check_rules(rules),
+        rules,
     )
 
 
@@ -198,20 +184,10 @@ def select_b_rel_batch(
     bridge_titles: Sequence[str | None] | None = None,
     rules: RouterRules = DEFAULT_ROUTER_RULES,
 ) -> list[SelectedSentence]:
-    """:func:`select_b_rel` for many questions; errors name the item index."""
-    n = len(questions)
-    if len(bridge_sentence_lists) != n:
-        raise ValueError(
-            f"select_b_rel_batch: {n} questions but {len(bridge_sentence_lists)} bridges"
-        )
-    titles = check_titles(bridge_titles, n)
-    rules = check_rules(rules)
+    """:func:`select_b_rel` for many questions, whose texts the caller has checked (the typed
+    examples, or :meth:`RegimeRouter.route`)."""
+    titles = bridge_titles or [None] * len(questions)
     return [
-        _select(
-            check_question(q, f"item {i}"),
-            check_sentences(b, f"item {i}"),
-            titles[i],
-            rules,
-        )
-        for i, (q, b) in enumerate(zip(questions, bridge_sentence_lists, strict=True))
+        _select(q, tuple(b), title, rules)
+        for q, b, title in zip(questions, bridge_sentence_lists, titles, strict=True)
     ]

@@ -117,8 +117,6 @@ def selector_data(
     geometry's own. A bridge hop 1 got wrong (``bridge_source="retrieved"``) has no gold
     sentence: ``gold`` and ``gold_b_rel`` are -1 there."""
     examples = data.examples
-    if not examples or len(examples) != data.n:
-        raise ValueError(f"selector_data: the {data.dataset} routing data keeps no examples")
     bridges = [list(ex.bridge.sentences) for ex in examples]
     sentences = [s for b in bridges for s in b]
     sentence_vectors = checked_vectors(
@@ -210,11 +208,6 @@ def choose(
     ``train_dataset`` itself each item is chosen by a fit on the other ``folds`` only
     (:func:`~regime_core.router.learned_selector.cross_fit_select`). Without ``folds`` the
     training dataset gets no learned choice (a caller that needs none there)."""
-    unknown = [v for v in variants if v not in SELECTOR_VARIANTS]
-    if unknown:
-        raise ValueError(f"choose: unknown learned variants {unknown}; known {SELECTOR_VARIANTS}")
-    if variants and train_dataset not in inputs:
-        raise ValueError(f"choose: no selector data of the training dataset {train_dataset!r}")
     fitted: dict[str, LearnedSelector] = {}
     train = inputs.get(train_dataset)
     if train is not None and variants:
