@@ -137,7 +137,8 @@ def alarm(seconds: int = 15) -> Iterator[None]:
 
 @contextmanager
 def refused(
-    kind: type[BaseException] = ValueError, names: Sequence[str] = ()
+    kind: type[BaseException] | tuple[type[BaseException], ...] = ValueError,
+    names: Sequence[str] = (),
 ) -> Iterator[pytest.ExceptionInfo[BaseException]]:
     """Expect ``kind`` raised, its message naming each of ``names`` (the file, record, field the
     user must find), whatever prose surrounds them."""
