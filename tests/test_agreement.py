@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from regime_core import agreement
 from regime_core.agreement import cohens_kappa, fit_r2_ci, r_squared, r_squared_rows
@@ -87,7 +88,7 @@ def test_fit_r2_ci_brackets_the_point_estimate_and_is_deterministic() -> None:
     assert r2 == pytest.approx(r_squared(y, linear_fit(x, y)(x)))
     assert 0.0 < lo < r2 < hi < 1.0
     assert fit_r2_ci(x, y, linear_fit, resamples=300) == (r2, lo, hi)
-    with pytest.raises(ValueError, match="constant"):
+    with refused(ValueError, names=("constant",)):
         fit_r2_ci(x, np.ones_like(x), linear_fit, resamples=10)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core.paper import CLAIM_RULES
 from regime_core.power import power, smallest_margin
@@ -64,9 +65,9 @@ def test_judge_estimate(paper: float, lo: float, hi: float, verdict: str) -> Non
 
 
 def test_judge_estimate_rejects_a_reversed_interval_and_a_zero_value() -> None:
-    with pytest.raises(ValueError, match="ci_lo"):
+    with refused(ValueError, names=("ci_lo",)):
         judge_estimate(0.05, estimate=0.05, ci_lo=0.1, ci_hi=0.0)
-    with pytest.raises(ValueError, match="no_loss"):
+    with refused(ValueError, names=("no_loss",)):
         judge_estimate(0.0, estimate=0.0, ci_lo=-0.1, ci_hi=0.1)
 
 
@@ -95,7 +96,7 @@ def test_judge_range(estimate, lo, hi, verdict, flags) -> None:
 def test_judge_range_needs_a_range_of_one_sign() -> None:
     with pytest.raises(ValueError, match="single sign"):
         judge_range(-0.1, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0)
-    with pytest.raises(ValueError, match="low"):
+    with refused(ValueError, names=("low",)):
         judge_range(0.2, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0)
 
 
@@ -214,7 +215,7 @@ def test_judge_share_and_holds() -> None:
     assert judge_share(6, 8, passing=7, total=10).verdict == NOT_REPRODUCED  # 0.70 < 0.75
     assert judge_share(6, 8, passing=7, total=10, direction_passing=9).verdict == DIRECTION_ONLY
     assert judge_share(6, 8, passing=0, total=0).verdict == NOT_REPRODUCED
-    with pytest.raises(ValueError, match="share"):
+    with refused(ValueError, names=("share",)):
         judge_share(9, 8, passing=1, total=1)
     assert judge_holds(True).verdict == REPRODUCED
     assert judge_holds(False, {"a": False, "b": True}).verdict == DIRECTION_ONLY

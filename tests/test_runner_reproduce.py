@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import refused
 
 from regime_core.cli import reproduce as cli_reproduce
 from regime_core.runner.declarations import load_declarations, topological_order
@@ -64,7 +65,7 @@ def test_declarations_reject_bad_input(tmp_path: Path) -> None:
         load_declarations(_declare(tmp_path, {"x": {"profiles": {"huge": {}}}}))
     with pytest.raises(ValueError, match="unknown fields"):
         load_declarations(_declare(tmp_path, {"x": {"depends": ["y"]}}))
-    with pytest.raises(ValueError, match="cycle"):
+    with refused(ValueError, names=("cycle",)):
         load_declarations(_declare(tmp_path, {"x": {"depends_on": ["x"]}}))
 
 
