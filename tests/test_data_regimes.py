@@ -126,9 +126,9 @@ def test_disambiguated_title_matches_via_its_plain_form() -> None:
     assert not p1(example, no_title)
     assert not p2(example, no_title)
     # under the default predicate names only the title and aliases count: none is left
-    with pytest.raises(ValueError, match="no usable name for P1/P2"):
+    with refused(ValueError, names=("P1/P2",)):
         p1(example, RegimeRules(use_title=False))
-    with pytest.raises(ValueError, match="needs use_title or use_aliases"):
+    with refused(ValueError, names=("use_title", "use_aliases")):
         RegimeRules(use_title=False, use_aliases=False)
 
 
@@ -213,9 +213,9 @@ def test_gold_b_rel_prefers_the_example_then_falls_back() -> None:
 def test_unusable_hop2_entity_raises_with_the_record_named() -> None:
     target = Passage.make("The", ["A passage."])
     example = make_example(Q_INDIRECT, hop2_entity="The", target=target, example_id="bad-1")
-    with pytest.raises(ValueError, match=r"bad-1.*hop2_entity"):
+    with refused(ValueError, names=("bad-1", "hop2_entity")):
         p1(example, RegimeRules(predicate_names="title+linking"))
-    with pytest.raises(ValueError, match=r"bad-1.*title 'The'"):
+    with refused(ValueError, names=("bad-1", "title 'The'")):
         p1(example)
 
 
@@ -314,5 +314,5 @@ def test_regime_shares_rejects_missing_columns_and_labels(examples: list[Example
     with refused(ValueError, names=("hop_type",)):
         regime_shares(table, by=("hop_type",))
     broken = table.assign(regime=["Q-dominant", "X", "neither", "neither", "neither"])
-    with pytest.raises(ValueError, match="unknown labels"):
+    with refused(ValueError, names=("'X'",)):
         regime_shares(broken)
