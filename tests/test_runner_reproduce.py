@@ -44,12 +44,12 @@ def test_topological_order_follows_dependencies_and_declaration_order() -> None:
 
 
 def test_cycle_is_detected_and_named() -> None:
-    with pytest.raises(ValueError, match=r"cycle a -> b -> c -> a"):
+    with refused(ValueError, names=("a -> b -> c -> a",)):
         topological_order({"a": ["b"], "b": ["c"], "c": ["a"]})
 
 
 def test_unknown_dependency_is_named() -> None:
-    with pytest.raises(ValueError, match=r"run 'b' depends on 'zzz', which is not declared"):
+    with refused(ValueError, names=("'b'", "'zzz'")):
         topological_order({"a": [], "b": ["zzz"]})
 
 
@@ -57,14 +57,14 @@ def test_unknown_dependency_is_named() -> None:
 
 
 def test_declarations_reject_bad_input(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="does not exist"):
-        load_declarations(_declare(tmp_path, {"x": {"notebook": "nb/nope.ipynb"}}))
-    with pytest.raises(ValueError, match=r"parameters \['colour'\] are not declared"):
-        load_declarations(_declare(tmp_path, {"x": {"parameters": {"colour": 1}}}))
-    with pytest.raises(ValueError, match="unknown profiles"):
-        load_declarations(_declare(tmp_path, {"x": {"profiles": {"huge": {}}}}))
-    with pytest.raises(ValueError, match="unknown fields"):
-        load_declarations(_declare(tmp_path, {"x": {"depends": ["y"]}}))
+    for entry, names in (
+        ({"notebook": "nb/nope.ipynb"}, ("nb/nope.ipynb",)),
+        ({"parameters": {"colour": 1}}, ("parameters", "['colour']")),
+        ({"profiles": {"huge": {}}}, ("profiles", "huge")),
+        ({"depends": ["y"]}, ("depends",)),
+    ):
+        with refused(ValueError, names=("'x'", *names)):
+            load_declarations(_declare(tmp_path, {"x": entry}))
     with refused(ValueError, names=("cycle",)):
         load_declarations(_declare(tmp_path, {"x": {"depends_on": ["x"]}}))
 
@@ -76,7 +76,7 @@ def test_notebook_must_declare_output_dir(tmp_path: Path) -> None:
             cell["source"] = "n_points = 3\n"
     no_output = tmp_path / "no_output.ipynb"
     no_output.write_text(json.dumps(notebook))
-    with pytest.raises(ValueError, match="must declare 'output_dir'"):
+    with refused(ValueError, names=("'output_dir'",)):
         load_declarations(_declare(tmp_path, {"x": {}}, notebook=no_output))
 
 
