@@ -199,11 +199,11 @@ def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> No
 
 
 def test_a_missing_record_or_key_names_it() -> None:
-    with pytest.raises(KeyError, match="no record for run 't1_auc_margin'"):
+    with refused(KeyError, names=("'t1_auc_margin'",)):
         C._t1_dropped(_records())
-    with pytest.raises(KeyError, match=r"'regimes\.hotpotqa\.all'.*'regimes'"):
+    with refused(KeyError, names=("'regimes.hotpotqa.all'",)):
         C._regime_shares(_records(data_regimes={}))
-    with pytest.raises(KeyError, match="no findings for chapter 'book/nowhere'"):
+    with refused(KeyError, names=("'book/nowhere'",)):
         F.chapter_findings("book/nowhere")
 
 
@@ -338,7 +338,7 @@ def test_the_bottom_line_counts_the_abstract_and_ours_apart_in_words() -> None:
         "reproduce) and, by the same rules, 2 questions of our own (1 holds and 1 cannot be "
         "tested here)."
     )
-    with pytest.raises(KeyError, match="no verdicts of the claims; the finding needs them"):
+    with refused(KeyError, names=("verdicts",)):
         L._bottom_counts(_records())
 
 

@@ -56,7 +56,7 @@ def test_every_verdict_has_one_colour() -> None:
     assert palette.verdict_colour("not reproduced") == palette.colour("vermilion")
     with refused(ValueError, names=("VERDICT_COLOURS",)):
         palette.verdict_colour("mostly reproduced")
-    with pytest.raises(ValueError, match="no colour named 'red'"):
+    with refused(ValueError, names=("'red'",)):
         palette.colour("red")
 
 

@@ -113,7 +113,7 @@ def test_unknown_names_list_the_known_encoders() -> None:
     for name in ("minilm", "tfidf", "bge-large", "org/model", str(minilm_path())):
         check_encoder_name(name)  # nothing loaded
     for name, message in (("not-a-model", "nv-embed-v2"), (" ", "is empty"), ("bm25", "BM25")):
-        with pytest.raises(ValueError, match=message):
+        with refused(ValueError, names=(message,)):
             check_encoder_name(name)
     with refused(ValueError, names=("nv-embed-v2",)) as info:
         get_encoder("not-a-model")
@@ -139,7 +139,7 @@ def test_presets_carry_the_documented_prompts() -> None:
     assert resolve_model_source("org/model")[0] == "hub"
     assert resolve_model_source(str(minilm_path()))[0] == "local"
     # an unknown name lists the registry's names, in its order (written there, not imported)
-    with pytest.raises(ValueError, match=f"not a known name \\({', '.join(KNOWN_ENCODERS)}\\)"):
+    with refused(ValueError, names=("'minlm'", ", ".join(KNOWN_ENCODERS))):
         resolve_model_source("minlm")
 
 

@@ -113,7 +113,7 @@ def test_absent_keys_are_named_and_absent_runs_fail() -> None:
     assert found.sentence == "MiniLM 0.75." and found.not_run == ("TF-IDF",)
     # a run absent from the records fails where the claims are judged, naming claim and run
     claim = _level_claim(why=_why([entry]))
-    with pytest.raises(KeyError, match="claim 'levels': no record for run 'ablations'"):
+    with refused(KeyError, names=("'levels'", "'ablations'")):
         judge_claims({"router": _records()["router"]}, [claim])
 
 
@@ -132,7 +132,7 @@ def test_absent_keys_are_named_and_absent_runs_fail() -> None:
     ],
 )
 def test_bad_entries_are_named(entry: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with refused(ValueError, names=(message,)):
         check_why("claims.yml: claim 'c'", [entry])
     with refused(ValueError, names=("list",)):
         check_why("claims.yml: claim 'c'", {"text": "x"})

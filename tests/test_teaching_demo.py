@@ -117,13 +117,13 @@ def test_demo_router_cross_fitted_on_the_toy_world(store_dir: str) -> None:
 
 
 def test_demo_config_validation() -> None:
-    with pytest.raises(ValueError, match="bundled encoders"):
+    with refused(ValueError, names=("'bge'",)):
         DemoConfig(encoder="bge")
     with refused(ValueError, names=("n_questions",)):
         DemoConfig(n_questions=0)
     with refused(ValueError, names=("router",)):
         DemoConfig(router="oracle")
-    with pytest.raises(ValueError, match="including q and union"):
+    with refused(ValueError, names=("arms", "q", "union")):
         DemoConfig(arms=("q", "bridge"))
 
 
@@ -221,7 +221,7 @@ def test_the_context_store_and_factory_are_used(name: str, store_dir: str) -> No
 
 @pytest.mark.parametrize("name", list(HOOKED))
 def test_the_removed_keywords_are_type_errors(name: str, store_dir: str) -> None:
-    with pytest.raises(TypeError, match="unexpected keyword argument 'work'"):
+    with refused(TypeError, names=("'work'",)):
         HOOKED[name](work=store_dir)
 
 

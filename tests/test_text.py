@@ -41,7 +41,7 @@ def test_split_sentences_splits_and_strips() -> None:
 
 
 def test_split_sentences_rejects_non_strings() -> None:
-    with pytest.raises(ValueError, match="expects a string"):
+    with refused(ValueError, names=("string",)):
         split_sentences(None)  # type: ignore[arg-type]
 
 
@@ -122,7 +122,7 @@ def test_possessive_rule_without_punctuation_stripping() -> None:
 
 
 def test_normalize_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match="must be a string"):
+    with refused(ValueError, names=("string",)):
         normalize(3)  # type: ignore[arg-type]
     with refused(ValueError, names=("NormalizationRules",)):
         normalize("x", rules={"lowercase": True})  # type: ignore[arg-type]
