@@ -338,7 +338,7 @@ def test_the_bottom_line_counts_the_abstract_and_ours_apart_in_words() -> None:
         "reproduce) and, by the same rules, 2 questions of our own (1 holds and 1 cannot be "
         "tested here)."
     )
-    with refused(KeyError, names=("verdicts",)):
+    with refused(KeyError, names=("verdicts")):
         L._bottom_counts(_records())
 
 

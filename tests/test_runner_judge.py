@@ -215,7 +215,7 @@ def test_judge_share_and_holds() -> None:
     assert judge_share(6, 8, passing=7, total=10).verdict == NOT_REPRODUCED  # 0.70 < 0.75
     assert judge_share(6, 8, passing=7, total=10, direction_passing=9).verdict == DIRECTION_ONLY
     assert judge_share(6, 8, passing=0, total=0).verdict == NOT_REPRODUCED
-    with refused(ValueError, names=("share",)):
+    with refused(ValueError, names=("9/8")):
         judge_share(9, 8, passing=1, total=1)
     assert judge_holds(True).verdict == REPRODUCED
     assert judge_holds(False, {"a": False, "b": True}).verdict == DIRECTION_ONLY

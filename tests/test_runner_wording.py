@@ -46,7 +46,7 @@ def test_format_number(value: object, kind: str, digits: int | None, expected: s
 def test_format_number_rejects_bad_input() -> None:
     with refused(ValueError, names=("'percent'",)):
         format_number(0.1, "percent")
-    with refused(ValueError, names=("integral",)):
+    with refused(ValueError, names=("'int'", "1.5")):
         format_number(1.5, "int")
     with refused(ValueError, names=("[0, 1]",)):
         format_number(1.5, "p")
