@@ -137,11 +137,10 @@ def alarm(seconds: int = 15) -> Iterator[None]:
 
 @contextmanager
 def refused(
-    kind: type[BaseException] | tuple[type[BaseException], ...] = ValueError,
-    names: Sequence[str] = (),
+    kind: type[BaseException] | tuple[type[BaseException], ...], *, names: Sequence[str]
 ) -> Iterator[pytest.ExceptionInfo[BaseException]]:
     """Expect ``kind`` raised, its message naming each of ``names`` (the file, record, field the
-    user must find), whatever prose surrounds them."""
+    user must find), whatever prose surrounds them: the wording may change, the names may not."""
     with pytest.raises(kind) as info:
         yield info
     missing = [name for name in names if name not in str(info.value)]
@@ -149,7 +148,7 @@ def refused(
 
 
 @contextmanager
-def warned(kind: type[Warning] = UserWarning, names: Sequence[str] = ()) -> Iterator[None]:
+def warned(kind: type[Warning], *, names: Sequence[str]) -> Iterator[None]:
     """Expect a ``kind`` warning whose message names each of ``names``."""
     with pytest.warns(kind) as caught:
         yield
