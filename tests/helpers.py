@@ -1,7 +1,8 @@
 """What several test modules share: the raw-data fixtures, a hashing encoder, a unit-vector
 encoder and a recording store (no model, no network), two claims judged on one run and their
-claims file, an alarm for calls that may block, a benchmark script loaded as a module, and the
-book helpers (copying the sources, reading links out of rendered pages). Hand-made examples:
+claims file, an alarm for calls that may block, ``refused``/``warned`` (a refusal or warning
+naming what the user must find), a benchmark script loaded as a module, and the book helpers
+(copying the sources, reading links out of rendered pages). Hand-made examples:
 ``tests/builders.py``.
 
 Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``).
@@ -23,6 +24,7 @@ from typing import Any, ClassVar, Self
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
+import pytest
 
 # --- the raw-data fixtures ---------------------------------------------------------------------
 
@@ -131,6 +133,27 @@ def alarm(seconds: int = 15) -> Iterator[None]:
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+@contextmanager
+def refused(
+    kind: type[BaseException] | tuple[type[BaseException], ...], *, names: Sequence[str]
+) -> Iterator[pytest.ExceptionInfo[BaseException]]:
+    """Expect ``kind`` raised, its message naming each of ``names`` (the file, record, field the
+    user must find), whatever prose surrounds them: the wording may change, the names may not."""
+    with pytest.raises(kind) as info:
+        yield info
+    missing = [name for name in names if name not in str(info.value)]
+    assert not missing, f"the message does not name {missing}: {info.value}"
+
+
+@contextmanager
+def warned(kind: type[Warning], *, names: Sequence[str]) -> Iterator[None]:
+    """Expect a ``kind`` warning whose message names each of ``names``."""
+    with pytest.warns(kind) as caught:
+        yield
+    messages = [str(w.message) for w in caught if issubclass(w.category, kind)]
+    assert any(all(name in m for name in names) for m in messages), (names, messages)
 
 
 # --- retrieval without a model -----------------------------------------------------------------

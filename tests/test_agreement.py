@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from regime_core import agreement
 from regime_core.agreement import cohens_kappa, fit_r2_ci, r_squared, r_squared_rows
@@ -35,7 +36,7 @@ def test_cohens_kappa_degenerate_single_label() -> None:
     assert cohens_kappa(["q"] * 4, ["q"] * 4, undefined=1.0) == 1.0
     # one rater constant, the other not: p_e < 1, kappa is defined (0 here)
     assert cohens_kappa(["q"] * 4, ["q", "u", "q", "q"]) == pytest.approx(0.0)
-    with pytest.raises(ValueError, match="lengths 2 != 3"):
+    with refused(ValueError, names=("2", "3")):
         cohens_kappa(["q", "u"], ["q", "u", "u"])
 
 
@@ -57,7 +58,7 @@ def test_r_squared_rows_is_r_squared_of_each_row() -> None:
     expected = [r_squared(a, b) for a, b in zip(y, yhat, strict=True)]
     np.testing.assert_allclose(r_squared_rows(y, yhat), expected, rtol=1e-12)
     assert math.isnan(r_squared_rows(y, yhat)[3]) and r_squared_rows(y, yhat)[4] == 1.0
-    with pytest.raises(ValueError, match="one shape"):
+    with refused(ValueError, names=("shape",)):
         r_squared_rows(y, yhat[:, :5])
 
 
@@ -87,10 +88,10 @@ def test_fit_r2_ci_brackets_the_point_estimate_and_is_deterministic() -> None:
     assert r2 == pytest.approx(r_squared(y, linear_fit(x, y)(x)))
     assert 0.0 < lo < r2 < hi < 1.0
     assert fit_r2_ci(x, y, linear_fit, resamples=300) == (r2, lo, hi)
-    with pytest.raises(ValueError, match="constant"):
+    with refused(ValueError, names=("constant",)):
         fit_r2_ci(x, np.ones_like(x), linear_fit, resamples=10)
 
 
 def test_r_squared_needs_paired_values() -> None:
-    with pytest.raises(ValueError, match="y and yhat"):
+    with refused(ValueError, names=("y", "yhat")):
         r_squared([1, 2], [1])

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import load_benchmark
+from helpers import load_benchmark, refused
 
 from regime_core.runner.children import _wait_measured
 from regime_core.runner.execution import write_timing
@@ -94,7 +94,7 @@ def test_a_missing_work_directory_is_named(
 def test_a_timing_file_without_a_field_is_named(tmp_path: Path) -> None:
     work = _work(tmp_path)
     (work / "runs" / "slow" / "timing.json").write_text(json.dumps({"wall_seconds": 1}))
-    with pytest.raises(ValueError, match=r"slow/timing\.json: no .user_seconds. field"):
+    with refused(ValueError, names=("slow/timing.json", "user_seconds")):
         _bench().run_rows(work)
 
 

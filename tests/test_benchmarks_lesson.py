@@ -7,8 +7,7 @@ import csv
 import doctest
 from pathlib import Path
 
-import pytest
-from helpers import load_benchmark
+from helpers import load_benchmark, refused
 
 from regime_core.teaching import plan
 
@@ -19,7 +18,7 @@ def test_the_machine_sentence_is_made_from_cores_and_loads() -> None:
         "a machine with 2 CPU cores, one-minute load average 0.4 to 1.1 during the measurement"
     )
     assert "1 CPU core, one-minute load average 3.0 during" in sentence(1, [3.0, 3.04])
-    with pytest.raises(ValueError, match="no load"):
+    with refused(ValueError, names=("load average")):
         sentence(2, [])
     assert doctest.testmod(load_benchmark("bench_lesson")).failed == 0
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import PageLinks, broken_links, copy_book_sources, write_stamped_record
+from helpers import PageLinks, broken_links, copy_book_sources, refused, write_stamped_record
 
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
@@ -148,13 +148,13 @@ def test_toc_executed_pages_are_declared_runs() -> None:
 def test_a_malformed_toc_is_a_value_error_naming_it(tmp_path: Path) -> None:
     toc = tmp_path / "_toc.yml"
     toc.write_text("format: jb-book\nchapters:\n  - file: book/a\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=f"{toc}: 'root' key not found"):
+    with refused(ValueError, names=(str(toc), "'root'")):
         toc_files(toc)
 
 
 def test_missing_executed_notebook_asks_for_reproduce(tmp_path: Path) -> None:
     root = copy_book_sources(tmp_path)
-    with pytest.raises(ValueError, match="regime reproduce"):
+    with refused(ValueError, names=("regime reproduce",)):
         build_book(root, work=tmp_path / "work")
 
 
@@ -167,7 +167,7 @@ def test_parse_reference() -> None:
         2,
     )
     assert parse_reference("fit.slope", default_run="demo").run == "demo"
-    with pytest.raises(ValueError, match="names no run"):
+    with refused(ValueError, names=("fit.slope",)):
         parse_reference("fit.slope")
 
 
@@ -496,10 +496,10 @@ def test_a_record_that_does_not_match_its_stamp_stops_the_build(tmp_path: Path) 
     write_record(work / "results" / "demo", name="demo", config={"n_points": 3},
                  numbers={"fit": {"slope": 0.5}})  # edited and re-sealed, not rerun  # fmt: skip
     record, stamp = work / "results" / "demo" / "record.json", work / "runs" / "demo" / "stamp.json"
-    with pytest.raises(ValueError, match=f"{record} does not match its run's stamp {stamp}"):
+    with refused(ValueError, names=(str(record), str(stamp))):
         build_book(root, work=work)
     stamp.unlink()
-    with pytest.raises(ValueError, match="has no valid stamp"):
+    with refused(ValueError, names=(str(record), "stamp")):
         build_book(root, work=work)
 
 
@@ -627,11 +627,10 @@ def test_the_book_renders_the_pages_of_its_own_work_directory(tmp_path: Path) ->
     body = json.loads(page.read_text())
     body["metadata"]["regime"]["executed_sha256"] = "0" * 64
     page.write_text(json.dumps(body))
-    refused = f"{page}: it is not the notebook its run stamped.*--work {second}"
-    with pytest.raises(ValueError, match=refused):
+    with refused(ValueError, names=(str(page), f"--work {second}")):
         stage_executed(root, second)
     (second / "runs" / "demo" / "stamp.json").unlink()
-    with pytest.raises(ValueError, match="its run has no stamp"):
+    with refused(ValueError, names=(str(page), "stamp")):
         stage_executed(root, second)
     assert "from w2" in (staged / "demo.ipynb").read_text()  # nothing staged from a refusal
 

@@ -9,6 +9,7 @@ import random
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core.book.sphinx.claims_chart import (
     MAX_TICKS,
@@ -101,11 +102,11 @@ def test_paper_marks_are_placed_on_the_same_axis() -> None:
 
 
 def test_bad_rows_and_values_are_refused() -> None:
-    with pytest.raises(ValueError, match="not finite"):
+    with refused(ValueError, names=("chart_axis", "nan")):
         chart_axis([1.0, math.nan])
-    with pytest.raises(ValueError, match="ci_lo"):
+    with refused(ValueError, names=("ci_lo",)):
         place_row(_row(1.0, 2.0, 0.5), chart_axis([0.0, 2.0]))
-    with pytest.raises(ValueError, match="needs a step beyond"):
+    with refused(ValueError, names=("1000000",)):
         chart_axis([0.0, 1e6])
 
 

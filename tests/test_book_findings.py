@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core import paths
 from regime_core.book import findings as F
@@ -182,7 +183,7 @@ def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> No
     text = C._musique_alpha(_sweep_records({"0p25": row(0.01, -0.01, 0.03)}))
     assert text.endswith("at no α of the grid does the router gain significantly.")
     # the main encoder's sweep (the first of the run's encoders), not another's
-    with pytest.raises(KeyError, match=r"alpha_sweep\.bm25\.musique"):
+    with refused(KeyError, names=("alpha_sweep.bm25.musique",)):
         C._musique_alpha(
             W.Records(
                 {
@@ -198,11 +199,11 @@ def test_the_musique_alpha_finding_names_where_the_router_starts_to_gain() -> No
 
 
 def test_a_missing_record_or_key_names_it() -> None:
-    with pytest.raises(KeyError, match="no record for run 't1_auc_margin'"):
+    with refused(KeyError, names=("'t1_auc_margin'",)):
         C._t1_dropped(_records())
-    with pytest.raises(KeyError, match=r"'regimes\.hotpotqa\.all'.*'regimes'"):
+    with refused(KeyError, names=("'regimes.hotpotqa.all'",)):
         C._regime_shares(_records(data_regimes={}))
-    with pytest.raises(KeyError, match="no findings for chapter 'book/nowhere'"):
+    with refused(KeyError, names=("'book/nowhere'",)):
         F.chapter_findings("book/nowhere")
 
 
@@ -337,7 +338,7 @@ def test_the_bottom_line_counts_the_abstract_and_ours_apart_in_words() -> None:
         "reproduce) and, by the same rules, 2 questions of our own (1 holds and 1 cannot be "
         "tested here)."
     )
-    with pytest.raises(KeyError, match="no verdicts of the claims; the finding needs them"):
+    with refused(KeyError, names=("verdicts")):
         L._bottom_counts(_records())
 
 
@@ -411,5 +412,5 @@ def test_alpha_findings_follow_the_values() -> None:
     r = _transfer(minilm__musique=_pair(0.9, 0.85, 1.0, tie, loss))
     assert B._alpha_gain(r).endswith("no significant difference on any of them.")
     assert "hurts on 1 of 1 pairs" in B._alpha_control(r)
-    with pytest.raises(KeyError, match="alpha_transfer"):
+    with refused(KeyError, names=("alpha_transfer",)):
         B._alpha_gain(_records(ablations={}))

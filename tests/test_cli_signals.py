@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import refused
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -261,5 +262,5 @@ def test_an_interrupt_wrapped_by_an_import_is_still_one_line(
         raise RuntimeError("a real bug")
 
     monkeypatch.setattr(cli, "_main", broken)
-    with pytest.raises(RuntimeError, match="a real bug"):
+    with refused(RuntimeError, names=("a real bug",)):
         cli.main([])

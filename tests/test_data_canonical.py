@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core.data.canonical import (
     EXCLUSION_REASONS,
@@ -228,11 +229,8 @@ def _rewritten(rel: str, tmp_path: Path, edit: Any) -> RawQuestion:
 def test_error_same_id_different_content_names_both_files(tmp_path: Path) -> None:
     orig = _questions("hotpotqa/orig_dev.json")["h1"]
     changed = _rewritten("hotpotqa/orig_dev.json", tmp_path, lambda r: r.update(answer="Velm"))
-    with pytest.raises(
-        ValueError,
-        match=r"question 'h1' is in hotpotqa/orig_dev\.json, record #0 \(id 'h1'\) and in "
-        r"other/orig_dev\.json, record #0 \(id 'h1'\) with different content",
-    ):
+    names = ("'h1'", "hotpotqa/orig_dev.json, record #0", "other/orig_dev.json, record #0")
+    with refused(ValueError, names=names):
         merge_questions([orig, changed])
 
 
@@ -241,15 +239,13 @@ def test_error_ircot_and_original_disagree_on_question(tmp_path: Path) -> None:
     changed = _rewritten(
         "hotpotqa/orig_dev.json", tmp_path, lambda r: r.update(question="Something else?")
     )
-    with pytest.raises(
-        ValueError, match=r"ircot_dev\.jsonl.*orig_dev\.json.*question text or pool"
-    ):
+    with refused(ValueError, names=("ircot_dev.jsonl", "orig_dev.json")):
         merge_questions([ircot, changed])
 
 
 def test_error_same_id_in_two_splits() -> None:
     q = _questions("musique/train.json", split="train")["2hop__5_6"]
-    with pytest.raises(ValueError, match=r"'2hop__5_6'.*different splits \('train' vs 'dev'\)"):
+    with refused(ValueError, names=("'2hop__5_6'", "'train'", "'dev'")):
         merge_questions([q, replace(q, split="dev")])
 
 

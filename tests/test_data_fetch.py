@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import refused
 
 from regime_core.cli import main
 from regime_core.data import prepare
@@ -105,7 +106,7 @@ def test_interrupted_download_leaves_no_final_file_then_resumes(
 ) -> None:
     dest = tmp_path / "f.bin"
     server.cut_after = 200_000  # type: ignore[attr-defined]
-    with pytest.raises(ValueError, match=r"incomplete download of f\.bin \(200000 of \d+ bytes\)"):
+    with refused(ValueError, names=("f.bin", "200000")):
         download(_url(server), dest)
     assert not dest.exists()
     part = dest.with_name("f.bin.part")
@@ -119,7 +120,7 @@ def test_checksum_mismatch_removes_the_part_and_writes_nothing(
     server: http.server.HTTPServer, tmp_path: Path
 ) -> None:
     dest = tmp_path / "f.bin"
-    with pytest.raises(ValueError, match=r"sha256 mismatch for f\.bin: expected 0{64}, got"):
+    with refused(ValueError, names=("sha256", "f.bin", "0" * 64)):
         download(_url(server), dest, expected_sha256="0" * 64)
     assert not dest.exists()
     assert not dest.with_name("f.bin.part").exists()
@@ -156,7 +157,7 @@ def test_a_fifo_as_the_source_or_the_present_file_is_refused_not_waited_on(
 
 
 def test_unsupported_scheme(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"unsupported URL scheme"):
+    with refused(ValueError, names=("ftp://example.invalid/x",)):
         download("ftp://example.invalid/x", tmp_path / "x")
 
 
@@ -210,7 +211,7 @@ def test_fetch_trusts_on_first_use_then_verifies(tmp_path: Path) -> None:
     assert {r.status for r in second} == {"present"}
     # A file changed after the first download no longer matches the recorded hash.
     extracted.write_bytes(b"{}")
-    with pytest.raises(ValueError, match=r"musique_ans_v1\.0_dev\.jsonl: sha256 .* does not match"):
+    with refused(ValueError, names=("musique_ans_v1.0_dev.jsonl", "sha256")):
         fetch(["musique"], data, registry=registry)
 
 
@@ -225,7 +226,7 @@ def test_fetched_files_prepare_with_their_official_splits(tmp_path: Path) -> Non
 
 def test_user_sha256_overrides_and_fails(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    with pytest.raises(ValueError, match=r"sha256 mismatch"):
+    with refused(ValueError, names=("sha256",)):
         fetch(
             ["hotpotqa"],
             data,
@@ -239,12 +240,12 @@ def test_archive_that_is_not_a_zip(tmp_path: Path) -> None:
     page = tmp_path / "page.zip"
     page.write_bytes(b"<html>Google Drive can't scan this file for viruses</html>")
     registry = (OfficialFile("musique", "m.zip", page.as_uri(), members=(("a.jsonl", "dev"),)),)
-    with pytest.raises(ValueError, match=r"not a zip archive.*HTML page"):
+    with refused(ValueError, names=("zip", "HTML")):
         fetch(["musique"], tmp_path / "data", registry=registry)
 
 
 def test_unknown_dataset(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"no official files registered for \['nq'\]"):
+    with refused(ValueError, names=("['nq']",)):
         fetch(["nq"], tmp_path)
 
 

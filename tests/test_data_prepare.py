@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from helpers import DATA_FIXTURES as FIXTURES
 from helpers import FIXTURE_SPLITS as SPLITS
+from helpers import refused
 
 from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples, prepare
@@ -138,20 +139,20 @@ def test_dataset_stats_object(work: Path) -> None:
 
 
 def test_error_load_examples_before_prepare(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match=r"run `regime data prepare --dataset musique`"):
+    with refused(ValueError, names=("regime data prepare --dataset musique",)):
         load_examples("musique", work=tmp_path)
     # toyworld is generated, never prepared: it needs no prepared file
     assert load_examples("toyworld", split="dev", work=tmp_path)[0].dataset == "toyworld"
 
 
 def test_error_unknown_dataset_and_split(work: Path) -> None:
-    with pytest.raises(ValueError, match=r"unknown dataset 'nq'; known datasets: hotpotqa"):
+    with refused(ValueError, names=("'nq'", "hotpotqa")):
         load_examples("nq", work=work)
-    with pytest.raises(ValueError, match=r"unknown split 'test'"):
+    with refused(ValueError, names=("split", "'test'")):
         load_examples("musique", split="test", work=work)
-    with pytest.raises(ValueError, match=r"no entry for 'musique'"):
+    with refused(ValueError, names=("'musique'",)):
         dataset_stats({**_manifest(work), "datasets": {}}, "musique")
-    with pytest.raises(ValueError, match=r"unknown dataset\(s\) \['toyworld'\]"):
+    with refused(ValueError, names=("'toyworld'",)):
         prepare(FIXTURES, work / "x", ("toyworld",))
 
 
@@ -160,16 +161,14 @@ def test_error_corrupt_prepared_line_names_file_line_and_field(tmp_path: Path) -
     out.mkdir()
     record = {"id": "x1", "dataset": "musique"}
     write_prepared_examples(out, "musique", ("\n" + json.dumps(record) + "\n").encode())
-    with pytest.raises(
-        ValueError, match=r"musique\.jsonl, line 2: missing field\(s\) \[.split.*.pool."
-    ):
+    with refused(ValueError, names=("musique.jsonl", "line 2", "'split'", "'pool'")):
         load_examples("musique", work=tmp_path)
 
 
 def test_error_unknown_file_without_split(tmp_path: Path) -> None:
     (tmp_path / "musique").mkdir()
     shutil.copy(FIXTURES / "musique/dev.jsonl", tmp_path / "musique" / "mine.jsonl")
-    with pytest.raises(ValueError, match=r"musique/mine\.jsonl: cannot tell its split.*--split"):
+    with refused(ValueError, names=("musique/mine.jsonl", "--split")):
         prepare(tmp_path, tmp_path / "out", ("musique",))
 
 
@@ -190,7 +189,7 @@ def test_lenient_mode_counts_broken_references(tmp_path: Path) -> None:
     records = json.loads((FIXTURES / "hotpotqa/orig_dev.json").read_text(encoding="utf-8"))
     records[0]["supporting_facts"][1] = ["Ilse Varnhagen", 9]
     (data / "hotpotqa" / "h.json").write_text(json.dumps(records), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"hotpotqa/h\.json, record #0 \(id 'h1'\)"):
+    with refused(ValueError, names=("hotpotqa/h.json", "record #0", "'h1'")):
         prepare(data, tmp_path / "out", ("hotpotqa",), splits={"hotpotqa/h.json": "dev"})
     manifest = prepare(
         data, tmp_path / "out", ("hotpotqa",), splits={"hotpotqa/h.json": "dev"}, strict=False
@@ -269,7 +268,7 @@ def test_an_unusable_data_file_is_an_error_naming_it_and_nothing_is_written(
     data = _musique_data(tmp_path)
     _make(kind, data / "musique" / "extra.jsonl")
     out = tmp_path / "out"
-    with pytest.raises(ValueError, match=r"musique/extra\.jsonl: a data file that cannot be read"):
+    with refused(ValueError, names=("musique/extra.jsonl",)):
         prepare(data, out, ("musique",), splits=MUSIQUE_SPLITS)
     assert not (out / "musique.jsonl").exists()
 
@@ -333,23 +332,23 @@ def test_a_symlinked_directory_is_read_once_even_in_a_loop(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(
-    ("option", "match"),
+    ("option", "names"),
     [
-        ("musique/x.json=test", r"the split must be one of \('dev', 'train'\)"),
-        ("x.json=dev", r"--split x\.json=dev: no such file under .*its data files: musique/dev"),
-        ("musique/README.md=dev", "no such file"),
+        ("musique/x.json=test", ("--split musique/x.json=test", "'dev'", "'train'")),
+        ("x.json=dev", ("--split x.json=dev", "musique/dev")),
+        ("musique/README.md=dev", ("--split musique/README.md=dev",)),
         ("musique/dev.jsonl=dev", None),
     ],
 )
 def test_a_split_option_must_name_a_data_file(
-    tmp_path: Path, option: str, match: str | None
+    tmp_path: Path, option: str, names: tuple[str] | None
 ) -> None:
     data = _musique_data(tmp_path)
     splits = {**MUSIQUE_SPLITS, option.split("=")[0]: option.split("=")[1]}
-    if match is None:
+    if names is None:
         prepare(data, tmp_path / "out", ("musique",), splits=splits)
         return
-    with pytest.raises(ValueError, match=match):
+    with refused(ValueError, names=names):
         prepare(data, tmp_path / "out", ("musique",), splits=splits)
     assert not (tmp_path / "out").exists()
 
@@ -360,7 +359,7 @@ def test_a_split_that_contradicts_the_registry_or_itself_is_an_error(
     data = tmp_path / "data" / "musique" / "migres"
     data.mkdir(parents=True)
     shutil.copyfile(FIXTURES / "musique" / "dev.jsonl", data / "musique.json")
-    with pytest.raises(ValueError, match="the registry knows this file as the dev split"):
+    with refused(ValueError, names=("musique/migres/musique.json", "dev")):
         prepare(tmp_path / "data", tmp_path / "out", ("musique",), splits={
             "musique/migres/musique.json": "train"
         })  # fmt: skip
@@ -371,28 +370,27 @@ def test_a_split_that_contradicts_the_registry_or_itself_is_an_error(
 
 
 @pytest.mark.parametrize(
-    ("edit", "match"),
+    ("edit", "field"),
     [
-        (lambda line: line.replace('"_id": "w1"', '"_id": true'), r"field '_id' must be str/int"),
-        (lambda line: line.replace('"_id": "w1"', '"_id": ""'), "field '_id' must be a non-empty"),
+        (lambda line: line.replace('"_id": "w1"', '"_id": true'), "'_id'"),
+        (lambda line: line.replace('"_id": "w1"', '"_id": ""'), "'_id'"),
         (lambda line: line.replace('"_id": "w1"', '"_id": "w\\u0000"'), "control characters"),
-        (lambda line: line.replace('"director"', "NaN", 1), r"field 'evidences\[0\]\[1\]': NaN"),
-        (lambda line: line.replace('"director"', "7", 1), r"'evidences\[0\]\[1\]' must be a str"),
-        (lambda line: line.replace('{"_id": "w1",', '{"_id": "w1", "_id": "w2",'), "appears twice"),
-        (lambda line: line.replace('"type"', '"type": "x", "type"', 1), "'type' appears twice"),
+        (lambda line: line.replace('"director"', "NaN", 1), "'evidences[0][1]'"),
+        (lambda line: line.replace('"director"', "7", 1), "'evidences[0][1]'"),
+        (lambda line: line.replace('{"_id": "w1",', '{"_id": "w1", "_id": "w2",'), "'_id'"),
+        (lambda line: line.replace('"type"', '"type": "x", "type"', 1), "'type'"),
     ],
 )
 def test_wrongly_typed_or_ambiguous_fields_name_file_record_and_field(
-    tmp_path: Path, edit: Any, match: str
+    tmp_path: Path, edit: Any, field: str
 ) -> None:
     from regime_core.data.readers import read_file
 
     first = (FIXTURES / "2wikimultihopqa" / "dev_rows.jsonl").read_text().splitlines()[0]
     path = tmp_path / "dev.jsonl"
     path.write_text(first + "\n" + edit(first) + "\n")
-    with pytest.raises(ValueError, match=match) as info:
+    with refused(ValueError, names=(str(path), "line 2", field)):
         read_file(path, split="dev")
-    assert str(path) in str(info.value) and "line 2" in str(info.value)
 
 
 def test_stats_of_a_hand_written_entry_says_why_it_has_no_counts(
@@ -418,7 +416,7 @@ def test_a_fifo_as_the_manifest_is_an_error_not_a_hang(
     signal.alarm(20)  # a blocking open would end the test here instead of hanging the suite
     try:
         assert main(["data", "stats", "musique", "--work", str(copy)]) == 2
-        with pytest.raises(ValueError, match=r"manifest\.json: it is a FIFO"):
+        with refused(ValueError, names=("manifest.json", "FIFO")):
             load_examples("musique", work=copy)
     finally:
         signal.alarm(0)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from helpers import DATA_FIXTURES as FIXTURES
+from helpers import refused
 
 from regime_core.data.containers import detect_format, parse_container
 from regime_core.data.readers import read_file
@@ -147,7 +148,7 @@ def test_2wiki_row_without_context_is_kept_without_a_pool() -> None:
 
 
 def test_detect_format_rejects_unknown_keys() -> None:
-    with pytest.raises(ValueError, match=r"f\.json: unknown format.*'question', 'text'"):
+    with refused(ValueError, names=("f.json", "'question', 'text'")):
         detect_format({"question": "x", "text": "y"}, "f.json")
 
 
@@ -176,93 +177,91 @@ CONTAINER_ERRORS = {  # file name, its text, what the error says
     "malformed_json_line": (
         "bad.jsonl",
         json.dumps(_hotpot()) + "\n" + '{"_id": "q2", "question": \n',
-        r"bad\.jsonl, line 2, column \d+: malformed JSON",
+        ("bad.jsonl", "line 2, column"),
     ),
     "malformed_json_array": (
         "bad.json",
         '[\n {"_id": "q1"},\n {"_id": "q2",,}\n]',
-        r"bad\.json, line 3, column \d+: malformed JSON",
+        ("bad.json", "line 3, column"),
     ),
-    "not_json": ("notes.json", "title,body\nx,y\n", r"notes\.json: unknown format"),
-    "empty_file": ("empty.jsonl", "\n  \n", r"empty\.jsonl: the file is empty"),
+    "not_json": ("notes.json", "title,body\nx,y\n", ("notes.json", "format")),
+    "empty_file": ("empty.jsonl", "\n  \n", ("empty.jsonl", "empty")),
 }
 
 
 @pytest.mark.parametrize("case", CONTAINER_ERRORS)
 def test_error_in_the_container_names_file_and_line(tmp_path: Path, case: str) -> None:
-    name, text, message = CONTAINER_ERRORS[case]
+    name, text, names = CONTAINER_ERRORS[case]
     (tmp_path / name).write_text(text, encoding="utf-8")
-    with pytest.raises(ValueError, match=message):
+    with refused(ValueError, names=names):
         read_file(tmp_path / name, split="dev")
 
 
-RECORD_ERRORS = {  # file name (.jsonl: JSON Lines), its records, what the error says
+RECORD_ERRORS = {  # file name (.jsonl: JSON Lines), its records, what the error names
     "missing_field": (
         "h.json",
         [_hotpot(_id="ok"), _edited(_hotpot(), "answer")],
-        r"h\.json, record #1 \(id 'q1'\): field 'answer' is missing",
+        ("record #1", "'q1'", "'answer'"),
     ),
     "missing_id_names_the_position": (  # 2Wiki by its keys; the id is checked first
         "w.jsonl",
         [_hotpot(_id="w0", evidences=[]), _edited(_hotpot(evidences=[]), "_id")],
-        r"w\.jsonl, line 2: field '_id' is missing",
+        ("line 2", "'_id'"),
     ),
     "wrong_field_type": (
         "h.json",
         [_hotpot(context="not a list")],
-        r"h\.json, record #0 \(id 'q1'\): field 'context' must be list",
+        ("record #0", "'q1'", "'context'"),
     ),
     "malformed_context_item": (
         "h.json",
         [_edited(_hotpot(), "context", 1, value=["Jon Ask", "a string, not a sentence list"])],
-        r"\(id 'q1'\): field 'context\[1\]' must be \[title",
+        ("record #0", "'q1'", "'context[1]'"),
     ),
     "supporting_title_absent_from_pool": (
         "h.json",
         [_hotpot(supporting_facts=[["Tin Lamp", 0], ["Nobody", 0]])],
-        r"h\.json, record #0 \(id 'q1'\): field 'supporting_facts\[1\]' names title 'Nobody'",
+        ("record #0", "'q1'", "'supporting_facts[1]'", "'Nobody'"),
     ),
     "supporting_sentence_index_out_of_range": (
         "h.json",
         [_hotpot(supporting_facts=[["Tin Lamp", 0], ["Jon Ask", 5]])],
-        r"\(id 'q1'\): field 'supporting_facts\[1\]' has sentence index 5, but paragraph "
-        r"'Jon Ask' has 2 sentences",
+        ("record #0", "'q1'", "'supporting_facts[1]'", "'Jon Ask'"),
     ),
     "decomposition_index_not_in_pool": (
         "m.jsonl",
         [_edited(_musique(), "question_decomposition", 1, "paragraph_support_idx", value=9)],
-        r"m\.jsonl, line 1 \(id '2hop__7_8'\): field "
-        r"'question_decomposition\[1\]\.paragraph_support_idx' is 9",
+        ("line 1", "'2hop__7_8'", "'question_decomposition[1].paragraph_support_idx'"),
     ),
     "musique_paragraph_missing_text": (
         "m.json",
         [_edited(_musique(), "paragraphs", 1, "paragraph_text")],
-        r"\(id '2hop__7_8'\): field 'paragraphs\[1\]\.paragraph_text' is missing",
+        ("record #0", "'2hop__7_8'", "'paragraphs[1].paragraph_text'"),
     ),
     "ircot_context_missing_flag": (
         "i.jsonl",
         [_edited(_ircot(), "contexts", 2, "is_supporting")],
-        r"i\.jsonl, line 1 \(id 'h1'\): field 'contexts\[2\]\.is_supporting'",
+        ("line 1", "'h1'", "'contexts[2].is_supporting'"),
     ),
     "unknown_format": (
         "other.json",
         [{"title": "x", "body": "y"}],
-        r"other\.json: unknown format.*'body', 'title'",
+        ("format", "'body', 'title'"),
     ),
-    "empty_array": ("none.json", [], r"none\.json: the file holds no records"),
+    "empty_array": ("none.json", [], ("no records",)),
     "record_that_is_not_an_object": (
         "h.json",
         [_hotpot(), ["a", "list"]],
-        r"h\.json, record #1: expected a JSON object, got list",
+        ("record #1", "list"),
     ),
 }
 
 
 @pytest.mark.parametrize("case", RECORD_ERRORS)
 def test_error_in_a_record_names_file_record_and_field(tmp_path: Path, case: str) -> None:
-    name, records, message = RECORD_ERRORS[case]
+    name, records, names = RECORD_ERRORS[case]
     path = _write(tmp_path / name, records, lines=name.endswith(".jsonl"))
-    with pytest.raises(ValueError, match=message):
+    with refused(ValueError, names=(name, *names)):
         read_file(path, split="dev")
 
 
@@ -279,7 +278,7 @@ def test_error_truncated_compression(tmp_path: Path, compress: Any) -> None:
     data = compress(json.dumps([_hotpot()] * 50).encode())
     path = tmp_path / "cut.json"
     path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match=r"cut\.json: the file starts like \w+ data but cannot"):
+    with refused(ValueError, names=("cut.json",)):
         read_file(path, split="dev")
 
 
@@ -287,18 +286,18 @@ def test_error_ragged_pandas_columns(tmp_path: Path) -> None:
     frame = json.loads((FIXTURES / "2wikimultihopqa/dev_columns.json").read_text())
     del frame["answer"]["2"]
     path = _write(tmp_path / "cols.json", frame)
-    with pytest.raises(ValueError, match=r"cols\.json: pandas column dict is ragged.*'answer'"):
+    with refused(ValueError, names=("cols.json", "'answer'")):
         read_file(path, split="dev")
 
 
 def test_error_record_that_is_not_an_object(tmp_path: Path) -> None:
     path = _write(tmp_path / "h.json", [_hotpot(), ["a", "list"]])
-    with pytest.raises(ValueError, match=r"h\.json, record #1: expected a JSON object, got list"):
+    with refused(ValueError, names=("h.json", "record #1", "list")):
         read_file(path, split="dev")
 
 
 def test_error_dataset_disagrees_with_registry() -> None:
-    with pytest.raises(ValueError, match=r"registered as 'hotpotqa', but its content is 'musique'"):
+    with refused(ValueError, names=("dev.jsonl", "'hotpotqa'", "'musique'")):
         read_file(FIXTURES / "musique/dev.jsonl", split="dev", expect_dataset="hotpotqa")
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from builders import two_hop_example
+from helpers import refused
 
 import regime_core.data.regimes as regimes_module
 from regime_core.data.regimes import (
@@ -100,7 +101,7 @@ def test_regime_labels_vectorised_matches_scalar() -> None:
     assert got.tolist() == ["Q-dominant", "Q-dominant", "B-dominant", "neither"]
     assert got.tolist() == [regime_label(a, b) for a, b in zip(p1s, p2s, strict=True)]
     assert regime_labels([], []).tolist() == []
-    with pytest.raises(ValueError, match="shape"):
+    with refused(ValueError, names=("shape",)):
         regime_labels([True], [True, False])
 
 
@@ -125,9 +126,9 @@ def test_disambiguated_title_matches_via_its_plain_form() -> None:
     assert not p1(example, no_title)
     assert not p2(example, no_title)
     # under the default predicate names only the title and aliases count: none is left
-    with pytest.raises(ValueError, match="no usable name for P1/P2"):
+    with refused(ValueError, names=("P1/P2",)):
         p1(example, RegimeRules(use_title=False))
-    with pytest.raises(ValueError, match="needs use_title or use_aliases"):
+    with refused(ValueError, names=("use_title", "use_aliases")):
         RegimeRules(use_title=False, use_aliases=False)
 
 
@@ -161,7 +162,7 @@ def test_degenerate_predicates_at_the_threshold() -> None:
     assert degenerate_predicates(table(5)).set_index("predicate").loc["p1", "degenerate"]  # false
     assert not degenerate_predicates(table(6)).set_index("predicate").loc["p1", "degenerate"]
     assert not degenerate_predicates(table(50)).set_index("predicate").loc["p2", "degenerate"]
-    with pytest.raises(ValueError, match="threshold"):
+    with refused(ValueError, names=("threshold",)):
         degenerate_predicates(table(50), threshold=0.4)
 
 
@@ -212,20 +213,20 @@ def test_gold_b_rel_prefers_the_example_then_falls_back() -> None:
 def test_unusable_hop2_entity_raises_with_the_record_named() -> None:
     target = Passage.make("The", ["A passage."])
     example = make_example(Q_INDIRECT, hop2_entity="The", target=target, example_id="bad-1")
-    with pytest.raises(ValueError, match=r"bad-1.*hop2_entity"):
+    with refused(ValueError, names=("bad-1", "hop2_entity")):
         p1(example, RegimeRules(predicate_names="title+linking"))
-    with pytest.raises(ValueError, match=r"bad-1.*title 'The'"):
+    with refused(ValueError, names=("bad-1", "title 'The'")):
         p1(example)
 
 
 def test_bad_arguments_raise() -> None:
-    with pytest.raises(ValueError, match="Example"):
+    with refused(ValueError, names=("Example",)):
         p1({"question": "x"})  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="RegimeRules"):
+    with refused(ValueError, names=("RegimeRules",)):
         p2(make_example(Q_INDIRECT), NormalizationRules())  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="relation_sentence"):
+    with refused(ValueError, names=("relation_sentence",)):
         RegimeRules(relation_sentence="any_sentence")
-    with pytest.raises(ValueError, match="normalization"):
+    with refused(ValueError, names=("normalization",)):
         RegimeRules(normalization={"lowercase": True})  # type: ignore[arg-type]
 
 
@@ -310,8 +311,8 @@ def test_regime_shares_counts_every_cell(examples: list[Example]) -> None:
 
 def test_regime_shares_rejects_missing_columns_and_labels(examples: list[Example]) -> None:
     table = regime_table(examples)
-    with pytest.raises(ValueError, match="hop_type"):
+    with refused(ValueError, names=("hop_type",)):
         regime_shares(table, by=("hop_type",))
     broken = table.assign(regime=["Q-dominant", "X", "neither", "neither", "neither"])
-    with pytest.raises(ValueError, match="unknown labels"):
+    with refused(ValueError, names=("'X'",)):
         regime_shares(broken)

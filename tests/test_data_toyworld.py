@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from helpers import refused
 
 import regime_core.data.toyworld as toyworld
 from regime_core.data.toyworld import (
@@ -167,9 +168,9 @@ def test_b_dominant_share_is_exact_in_every_prefix(share: float) -> None:
 
 
 def test_true_regime_rejects_other_datasets(examples: list[Example]) -> None:
-    with pytest.raises(ValueError, match="hotpotqa"):
+    with refused(ValueError, names=("hotpotqa",)):
         true_regime(dataclasses.replace(examples[0], dataset="hotpotqa"))
-    with pytest.raises(ValueError, match="bridge"):
+    with refused(ValueError, names=("bridge",)):
         true_regime(dataclasses.replace(examples[0], native_type="bridge"))
 
 
@@ -325,17 +326,17 @@ def test_load_examples_defaults_and_split() -> None:
     ],
 )
 def test_bad_parameters_raise_value_error(field: str, value: object) -> None:
-    with pytest.raises(ValueError, match=field):
+    with refused(ValueError, names=(field,)):
         ToyWorldConfig(**{field: value})  # type: ignore[arg-type]
 
 
 def test_max_below_min_sentences_is_rejected() -> None:
-    with pytest.raises(ValueError, match="max_sentences"):
+    with refused(ValueError, names=("max_sentences",)):
         ToyWorldConfig(min_sentences=5, max_sentences=4)
 
 
 def test_generate_rejects_a_non_config() -> None:
-    with pytest.raises(ValueError, match="ToyWorldConfig"):
+    with refused(ValueError, names=("ToyWorldConfig",)):
         generate({"n_questions": 3})  # type: ignore[arg-type]
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import numbered_example
+from helpers import refused
 
 from regime_core import config
 from regime_core.encoders import (
@@ -100,7 +101,7 @@ def test_local_path_loads_and_prompts_change_query_vectors(minilm: Encoder) -> N
 
 def test_hub_name_offline_fails_clearly_without_network(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ModelUnavailableError, match="HF_HUB_OFFLINE") as info:
+    with refused(ModelUnavailableError, names=("HF_HUB_OFFLINE",)) as info:
         get_encoder("regime-core-tests/no-such-model")
     assert isinstance(info.value, FileNotFoundError)  # the CLI prints it as a plain error
     assert "regime-core-tests/no-such-model" in str(info.value)
@@ -112,13 +113,13 @@ def test_unknown_names_list_the_known_encoders() -> None:
     for name in ("minilm", "tfidf", "bge-large", "org/model", str(minilm_path())):
         check_encoder_name(name)  # nothing loaded
     for name, message in (("not-a-model", "nv-embed-v2"), (" ", "is empty"), ("bm25", "BM25")):
-        with pytest.raises(ValueError, match=message):
+        with refused(ValueError, names=(message,)):
             check_encoder_name(name)
-    with pytest.raises(ValueError, match="nv-embed-v2") as info:
+    with refused(ValueError, names=("nv-embed-v2",)) as info:
         get_encoder("not-a-model")
     for name in ("minilm", "tfidf", "bge-large", "e5-mistral"):
         assert name in str(info.value)
-    with pytest.raises(ValueError, match="dtype"):
+    with refused(ValueError, names=("dtype",)):
         SentenceTransformerEncoder(str(minilm_path()), dtype="int8")
 
 
@@ -138,14 +139,14 @@ def test_presets_carry_the_documented_prompts() -> None:
     assert resolve_model_source("org/model")[0] == "hub"
     assert resolve_model_source(str(minilm_path()))[0] == "local"
     # an unknown name lists the registry's names, in its order (written there, not imported)
-    with pytest.raises(ValueError, match=f"not a known name \\({', '.join(KNOWN_ENCODERS)}\\)"):
+    with refused(ValueError, names=("'minlm'", ", ".join(KNOWN_ENCODERS))):
         resolve_model_source("minlm")
 
 
 def test_registry_errors() -> None:
-    with pytest.raises(ValueError, match="corpus"):
+    with refused(ValueError, names=("corpus",)):
         get_encoder("tfidf")
-    with pytest.raises(ValueError, match="BM25Scorer"):
+    with refused(ValueError, names=("BM25Scorer",)):
         get_encoder("bm25")
 
 
@@ -178,9 +179,9 @@ def test_tfidf_vectors_identity_and_unknown_terms() -> None:
     capped = TfidfEncoder(corpus, TfidfParams(max_features=5))
     assert capped.encode_documents(corpus).shape[1] == 5
     assert capped.identity["params"]["max_features"] == 5
-    with pytest.raises(ValueError, match="empty"):
+    with refused(ValueError, names=("tfidf", "corpus")):
         TfidfEncoder([])
-    with pytest.raises(ValueError, match="max_features"):
+    with refused(ValueError, names=("max_features",)):
         TfidfParams(max_features=0)
 
 
@@ -198,7 +199,7 @@ def test_bm25_matches_the_lucene_formula_by_hand() -> None:
     np.testing.assert_allclose(scores[0], [0.0, expected, 0.0], rtol=1e-5)
     assert not scores[1].any()
     np.testing.assert_allclose(bm25.scores(["cherry"], [1, 0])[0], [expected, 0.0], rtol=1e-5)
-    with pytest.raises(ValueError, match="outside"):
+    with refused(ValueError, names=("doc_indices", "[3]")):
         bm25.scores(["cherry"], [3])
 
 

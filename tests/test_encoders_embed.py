@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from builders import numbered_example
+from helpers import refused
 
 import regime_core.data
 from regime_core.cli import main
@@ -63,9 +64,9 @@ def test_vectors_digest_does_not_depend_on_chunking() -> None:
 
 # --- errors ---------------------------------------------------------------------------------
 def test_unknown_engine_and_local_only_options_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown engine 'spark'; choose one of local, ray"):
+    with refused(ValueError, names=("'spark'", "local", "ray")):
         embed_dataset("toyworld", "tfidf", work=tmp_path, engine="spark")
-    with pytest.raises(ValueError, match="--engine ray only"):
+    with refused(ValueError, names=("--engine ray",)):
         embed_dataset("toyworld", "tfidf", work=tmp_path, address="localhost:6379")
 
 
@@ -78,7 +79,7 @@ def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_ray)
-    with pytest.raises(ValueError, match=r"pip install -e \.\[scale\]"):
+    with refused(ValueError, names=("pip install -e .[scale]",)):
         import_ray()
 
 
@@ -86,9 +87,9 @@ def test_unreachable_address_is_a_clear_error() -> None:
     with socket.socket() as probe:  # a port nobody listens on: bound, then closed
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    with pytest.raises(ValueError, match=rf"127\.0\.0\.1:{port}: cannot reach a Ray cluster"):
+    with refused(ValueError, names=(f"127.0.0.1:{port}",)):
         check_reachable(f"127.0.0.1:{port}", timeout=2.0)
-    with pytest.raises(ValueError, match="expected host:port"):
+    with refused(ValueError, names=("no-port-here", "host:port")):
         check_reachable("no-port-here")
 
 
@@ -110,9 +111,9 @@ def test_cuda_without_cuda_is_a_clear_error(tmp_path: Path) -> None:
 
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    with pytest.raises(ValueError, match="--device cuda"):
+    with refused(ValueError, names=("--device cuda",)):
         check_device("cuda")
-    with pytest.raises(ValueError, match="--device cuda"):
+    with refused(ValueError, names=("--device cuda",)):
         embed_dataset("toyworld", "minilm", work=tmp_path, device="cuda")
     check_device("cpu")
 
@@ -138,7 +139,7 @@ def test_paper_encoders_offline_name_the_model_and_absent_weights(
     import huggingface_hub.constants as hub_constants
 
     monkeypatch.setattr(hub_constants, "HF_HUB_CACHE", str(tmp_path / "empty-hub-cache"))
-    with pytest.raises(ModelUnavailableError, match=rf"{model}.*absent.*HF_HUB_OFFLINE=1"):
+    with refused(ModelUnavailableError, names=(model, "HF_HUB_OFFLINE=1")):
         get_encoder(name, device="cuda")
     code = main(["embed", "toyworld", "--encoder", name, "--work", str(tmp_path)])
     err = capsys.readouterr().err
@@ -160,7 +161,7 @@ def test_missing_then_add_is_what_embed_would_have_stored(tmp_path: Path) -> Non
     assert store.missing(encoder, corpus, "document") == {}
     fresh = EmbeddingStore(tmp_path).embed(encoder, corpus, "document")
     np.testing.assert_array_equal(fresh, encoder.encode_documents(corpus))
-    with pytest.raises(ValueError, match="not L2-normalised"):
+    with refused(ValueError, names=("L2",)):
         store.add(encoder, [text_key("query", "x")], np.full((1, encoder.dimension_), 3.0))
 
 
@@ -206,9 +207,9 @@ def test_backend_agrees_with_torch_and_has_its_own_store_directory(
 
 
 def test_backend_refuses_cuda_and_tfidf_refuses_backends() -> None:
-    with pytest.raises(ValueError, match="runs float32 on the CPU"):
+    with refused(ValueError, names=("onnx", "cuda")):
         get_encoder("minilm", backend="onnx", device="cuda")
-    with pytest.raises(ValueError, match="tfidf"):
+    with refused(ValueError, names=("'tfidf'", "--backend")):
         get_encoder("tfidf", corpus=["a b"], backend="onnx")
-    with pytest.raises(ValueError, match="not one of"):
+    with refused(ValueError, names=("'tensorrt'",)):
         get_encoder("minilm", backend="tensorrt")

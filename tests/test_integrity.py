@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import numpy as np
 import pytest
 from helpers import DATA_FIXTURES as FIXTURES
 from helpers import FIXTURE_SPLITS as SPLITS
-from helpers import UnitEncoder
+from helpers import UnitEncoder, refused, warned
 
 from regime_core import integrity, locks, strict_json
 from regime_core.cli import main
@@ -72,7 +71,7 @@ def test_prepare_of_a_dataset_with_no_file_names_it(tmp_path: Path) -> None:
     data = tmp_path / "data"
     shutil.copytree(FIXTURES / "musique", data / "musique")
     musique = {rel: split for rel, split in SPLITS.items() if rel.startswith("musique/")}
-    with pytest.raises(ValueError, match=r"no file of \['hotpotqa'\].*files of \['musique'\]"):
+    with refused(ValueError, names=("['hotpotqa']", "['musique']")):
         prepare(data, tmp_path / "out", ("hotpotqa", "musique"), splits=musique)
     assert not (tmp_path / "out" / "hotpotqa.jsonl").exists()
 
@@ -85,15 +84,16 @@ def test_prepared_file_cut_at_a_line_boundary_is_an_error_naming_file_and_comman
     lines = path.read_bytes().splitlines(keepends=True)
     assert len(lines) > 2
     path.write_bytes(b"".join(lines[:2]))  # still valid JSON Lines, two items only
-    with pytest.raises(DamagedFileError, match=r"hotpotqa\.jsonl is damaged") as info:
+    with refused(
+        DamagedFileError, names=("hotpotqa.jsonl", "regime data prepare --dataset hotpotqa")
+    ):
         load_examples("hotpotqa", work=work)
-    assert "regime data prepare --dataset hotpotqa" in str(info.value)
 
 
 def test_prepared_file_without_manifest_entry_is_an_error(prepared: Path, tmp_path: Path) -> None:
     work = _copy(prepared, tmp_path)
     (work / "prepared" / "manifest.json").unlink()
-    with pytest.raises(ValueError, match=r"no manifest .*run `regime data prepare`"):
+    with refused(ValueError, names=("manifest", "regime data prepare")):
         load_examples("musique", work=work)
 
 
@@ -103,13 +103,13 @@ def test_edited_manifest_is_detected(prepared: Path, tmp_path: Path) -> None:
     manifest = json.loads(path.read_text())
     manifest["datasets"]["musique"]["two_hop"]["dev"] += 1  # still valid JSON
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
-    with pytest.raises(DamagedFileError, match=r"manifest\.json is damaged or edited"):
+    with refused(DamagedFileError, names=("manifest.json",)):
         load_manifest(work)
     # rerunning prepare (what the message says) repairs it, and says what it dropped
-    with pytest.warns(UserWarning, match=r"manifest\.json is damaged.*prepared again"):
+    with warned(UserWarning, names=("manifest.json",)):
         prepare(FIXTURES, work / "prepared", ("musique",), splits=SPLITS)
     assert load_examples("musique", work=work)
-    with pytest.raises(DamagedFileError, match=r"regime data prepare --dataset hotpotqa"):
+    with refused(DamagedFileError, names=("regime data prepare --dataset hotpotqa",)):
         load_examples("hotpotqa", work=work)
 
 
@@ -138,7 +138,7 @@ def test_damaged_sentence_cache_is_rebuilt_with_a_warning_and_output_is_unchange
         cache.write_bytes(raw[: len(raw) // 2])
     else:
         cache.write_text(json.dumps(json.loads(raw)["payload"]))  # format 1: no seal
-    with pytest.warns(UserWarning, match=rf"sentence cache: {cache}.*damaged.*rebuilding"):
+    with warned(UserWarning, names=(str(cache),)):
         prepare(FIXTURES, work / "prepared", splits=SPLITS)
     assert _snapshot(work / "prepared") == before  # rebuilt cache, identical outputs
 
@@ -198,7 +198,7 @@ def test_huge_paragraph_names_file_record_and_field(tmp_path: Path) -> None:
 def test_split_sentences_says_its_limit() -> None:
     from regime_core.text import MAX_TEXT_CHARS, split_sentences
 
-    with pytest.raises(ValueError, match=f"over the limit of {MAX_TEXT_CHARS:,}"):
+    with refused(ValueError, names=(f"{MAX_TEXT_CHARS:,}",)):
         split_sentences("a" * (MAX_TEXT_CHARS + 1))
 
 
@@ -234,9 +234,9 @@ def test_atomic_write_is_0644_and_reports_path_problems(tmp_path: Path) -> None:
     integrity.atomic_write_bytes(target, b"{}")
     assert target.stat().st_mode & 0o777 == 0o644
     (tmp_path / "dir").mkdir()
-    with pytest.raises(ValueError, match=r"cannot write .*dir: it is a directory"):
+    with refused(ValueError, names=(str(tmp_path / "dir"), "directory")):
         integrity.atomic_write_bytes(tmp_path / "dir", b"x")
-    with pytest.raises(ValueError, match=r"cannot write .*f\.json/x: a parent of it is not a"):
+    with refused(ValueError, names=(str(target / "x"), "parent")):
         integrity.atomic_write_bytes(target / "x", b"x")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "f.json"]
 
@@ -260,7 +260,7 @@ def test_sealed_json_detects_any_change(tmp_path: Path) -> None:
     path.write_bytes(strict_json.seal_json({"a": [1, 2]}))
     assert strict_json.open_sealed_json(path, "rebuild") == {"a": [1, 2]}
     path.write_text(path.read_text().replace("2", "3"))
-    with pytest.raises(DamagedFileError, match=r"s\.json is damaged .*; rebuild"):
+    with refused(DamagedFileError, names=(str(path), "rebuild")):
         strict_json.open_sealed_json(path, "rebuild")
 
 
@@ -319,7 +319,7 @@ def test_router_digit_flip_is_detected(tmp_path: Path) -> None:
     digit = text[start]
     assert digit.isdigit()
     path.write_text(text[:start] + str((int(digit) + 1) % 10) + text[start + 1 :])
-    with pytest.raises(DamagedFileError, match=r"router\.json is damaged or edited.*route train"):
+    with refused(DamagedFileError, names=("router.json", "route train")):
         load_router(path)
 
 
@@ -447,7 +447,7 @@ def test_garbage_identity_and_stray_temporaries_are_repaired(tmp_path: Path) -> 
     (directory / "identity.json").write_bytes(b"\x00garbage")
     stray = directory / ".tmp-abc123.part"  # left by a writer killed before this module
     stray.write_bytes(b"half a shard")
-    with pytest.warns(UserWarning, match=r"identity\.json does not describe .*rewriting"):
+    with warned(UserWarning, names=("identity.json",)):
         again = EmbeddingStore(tmp_path).embed(encoder, texts, "document")
     assert np.array_equal(first, again) and encoder.encoded == 2  # shards reused
     assert json.loads((directory / "identity.json").read_text()) == UnitEncoder.identity
@@ -461,7 +461,7 @@ def test_garbage_identity_and_stray_temporaries_are_repaired(tmp_path: Path) -> 
 def test_router_file_that_is_a_directory_is_reported(tmp_path: Path) -> None:
     from regime_core.router import load_router
 
-    with pytest.raises(ValueError, match=f"cannot read {tmp_path}: it is a directory"):
+    with refused(ValueError, names=(str(tmp_path), "directory")):
         load_router(tmp_path)
 
 
@@ -489,20 +489,21 @@ def test_unanticipated_os_errors_and_ctrl_c_print_no_traceback(
 
 
 @pytest.mark.parametrize(
-    ("parameters", "message"),
+    "parameters",
     [
-        ({"alpha": "abc"}, "parameter 'alpha' must be a number, got str 'abc'"),
-        ({"k": 2.5}, "parameter 'k' must be an integer"),
-        ({"k": True}, "parameter 'k' must be an integer"),
-        ({"exclude_bridge": "yes"}, "parameter 'exclude_bridge' must be true or false"),
-        ({"datasets": [1]}, "parameter 'datasets' must be a list of strings"),
-        ({"sample_size": "all"}, "parameter 'sample_size' must be an integer or null"),
+        {"alpha": "abc"},
+        {"k": 2.5},
+        {"k": True},
+        {"exclude_bridge": "yes"},
+        {"datasets": [1]},
+        {"sample_size": "all"},
     ],
 )
-def test_bad_papermill_parameter_names_itself(parameters: dict[str, Any], message: str) -> None:
+def test_bad_papermill_parameter_names_itself(parameters: dict[str, Any]) -> None:
     from regime_core.experiments.t2_regime_decomposition import T2Config
 
-    with pytest.raises(ValueError, match=rf"^T2Config: {re.escape(message)}"):
+    (name,) = parameters
+    with refused(ValueError, names=("T2Config", f"parameter '{name}'")):
         T2Config.from_parameters(**parameters)
 
 
@@ -530,7 +531,7 @@ def test_unlistable_data_subdirectory_is_an_error_not_a_silent_skip(
         return real_walk(top, onerror=onerror, **kwargs)
 
     monkeypatch.setattr(prepare_module.os, "walk", walk)
-    with pytest.raises(ValueError, match=f"cannot list {locked}: permission denied"):
+    with refused(ValueError, names=(str(locked), "permission denied")):
         prepare(tmp_path / "data", tmp_path / "out", ("musique",))
 
 

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import refused
 
 from regime_core.locks import LOCK_NAME, directory_lock
 
@@ -108,7 +109,7 @@ def test_nesting_in_one_thread_is_free_but_a_write_inside_a_read_is_refused(
         pass
     with (
         directory_lock(tmp_path, what="reader", shared=True),
-        pytest.raises(ValueError, match="inside a read"),
+        refused(ValueError, names=(str(tmp_path),)),
         directory_lock(tmp_path, what="writer"),
     ):
         pass
@@ -128,7 +129,7 @@ def test_a_reader_of_a_missing_or_read_only_directory_reads_without_a_lock(tmp_p
     try:
         with directory_lock(locked, what="a reader", shared=True):
             pass
-        with pytest.raises(ValueError, match="cannot lock"), directory_lock(locked, what="w"):
+        with refused(ValueError, names=(str(locked),)), directory_lock(locked, what="w"):
             pass
     finally:
         locked.chmod(0o755)

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import alarm
+from helpers import alarm, refused
 
 from regime_core import strict_json
 from regime_core.integrity import atomic_write_bytes, check_writable, output_target, read_bytes
@@ -44,13 +44,10 @@ def _char_device(path: Path) -> Path:
 def test_read_bytes_refuses_special_files_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "manifest.json"
     os.mkfifo(fifo)  # no writer: a plain open() would wait for one forever
-    with pytest.raises(ValueError, match=r"manifest\.json: it is a FIFO \(named pipe\), not a"):
-        read_bytes(fifo)
-    with pytest.raises(ValueError, match="it is a directory, not a regular file"):
-        read_bytes(tmp_path)
     device = _char_device(tmp_path / "dev")
-    with pytest.raises(ValueError, match="it is a character device"):
-        read_bytes(device)
+    for path, kind in ((fifo, "FIFO"), (tmp_path, "directory"), (device, "character device")):
+        with refused(ValueError, names=(str(path), kind)):
+            read_bytes(path)
 
 
 def test_read_bytes_names_a_dangling_link_and_follows_a_good_one(tmp_path: Path) -> None:
@@ -58,31 +55,33 @@ def test_read_bytes_names_a_dangling_link_and_follows_a_good_one(tmp_path: Path)
     (tmp_path / "good.json").symlink_to("real.json")
     assert read_bytes(tmp_path / "good.json") == b"{}"
     (tmp_path / "gone.json").symlink_to("nowhere.json")
-    with pytest.raises(FileNotFoundError, match=r"gone\.json: it is a symbolic link to nowhere"):
+    with refused(FileNotFoundError, names=("gone.json", "symbolic link")):
         read_bytes(tmp_path / "gone.json")
-    with pytest.raises(FileNotFoundError, match="no such file"):
+    with refused(FileNotFoundError, names=("absent.json",)):
         read_bytes(tmp_path / "absent.json")
 
 
 @pytest.mark.parametrize(
-    ("text", "match"),
+    ("text", "names"),
     [
-        ('{"a": 1, "a": 2}', r"f\.json, at a: the key 'a' appears twice"),
-        ('[{"x": {"b": [1, {"c": 1, "c": 1}]}}]', r"at \[0\]\.x\.b\[1\]\.c: the key 'c' appears"),
-        ('{"evidences": [["a", NaN, "c"]]}', r"at evidences\[0\]\[1\]: NaN is not a JSON number"),
-        ("[Infinity]", r"at \[0\]: Infinity is not"),
-        ('{"x": -Infinity}', "-Infinity is not"),
-        ("[1e400]", "1e400 is beyond a float's range"),
-        ('["\\ud800"]', r"at \[0\]: a lone surrogate \\ud800"),
-        ('{"\\udc00": 1}', "a lone surrogate"),
-        ("[" + "9" * 5000 + "]", "too many digits"),
-        ("[" * 200_000, "nest more than 100 levels deep"),
-        ("[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1), "nest more than 100 levels"),
-        ('{"a": 1', r"line 1, column 8: malformed JSON \(Expecting"),
+        ('{"a": 1, "a": 2}', ("at a", "'a'", "twice")),
+        ('[{"x": {"b": [1, {"c": 1, "c": 1}]}}]', ("at [0].x.b[1].c", "'c'")),
+        ('{"evidences": [["a", NaN, "c"]]}', ("at evidences[0][1]", "NaN")),
+        ("[Infinity]", ("at [0]", "Infinity")),
+        ('{"x": -Infinity}', ("at x", "-Infinity")),
+        ("[1e400]", ("1e400",)),
+        ('["\\ud800"]', ("at [0]", "\\ud800")),
+        ('{"\\udc00": 1}', ("surrogate",)),
+        ("[" + "9" * 5000 + "]", ("digits",)),
+        ("[" * 200_000, ("100 levels",)),
+        ("[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1), ("100 levels",)),
+        ('{"a": 1', ("line 1, column 8",)),
     ],
 )
-def test_parse_json_refuses_what_the_plain_parser_lets_through(text: str, match: str) -> None:
-    with pytest.raises(JSONProblem, match=match) as info:
+def test_parse_json_refuses_what_the_plain_parser_lets_through(
+    text: str, names: tuple[str]
+) -> None:
+    with refused(JSONProblem, names=names) as info:
         parse_json(text, "f.json")
     assert isinstance(info.value, ValueError) and str(info.value).startswith("f.json")
 
@@ -101,19 +100,21 @@ def test_parse_json_keeps_what_is_valid() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "match"),
+    ("text", "names"),
     [
-        ("a: 1\nb: 2\na: 3\n", r"f\.yml, line 3: the key 'a' appears twice"),
-        ("runs:\n  x: {tol: .inf}\n", r"line 2: \.inf is not a finite number"),
-        ("a: .nan\n", "not a finite number"),
-        ("a: &x 1\nb: *x\n", "alias"),
-        ("[" * 100_000, "nest more than 100 levels deep"),
-        ("? [1]\n: 2\n", "a key is not a scalar"),
-        ("a: [1, 2\n", "not valid YAML"),
+        ("a: 1\nb: 2\na: 3\n", ("line 3", "'a'", "twice")),
+        ("runs:\n  x: {tol: .inf}\n", ("line 2", ".inf")),
+        ("a: .nan\n", ("line 1", ".nan")),
+        ("a: &x 1\nb: *x\n", ("alias",)),
+        ("[" * 100_000, ("100 levels",)),
+        ("? [1]\n: 2\n", ("key",)),
+        ("a: [1, 2\n", ("YAML",)),
     ],
 )
-def test_parse_yaml_refuses_duplicates_aliases_non_finite_and_depth(text: str, match: str) -> None:
-    with pytest.raises(JSONProblem, match=match):
+def test_parse_yaml_refuses_duplicates_aliases_non_finite_and_depth(
+    text: str, names: tuple[str]
+) -> None:
+    with refused(JSONProblem, names=("f.yml", *names)):
         parse_yaml(text, "f.yml")
 
 
@@ -128,7 +129,7 @@ def test_parse_yaml_reads_our_files() -> None:
 def test_read_json_names_a_derived_file_and_its_rebuild(tmp_path: Path) -> None:
     path = tmp_path / "cache.json"
     path.write_text('{"k": 1, "k": 2}')
-    with pytest.raises(strict_json.DamagedFileError, match=r"cache\.json is damaged \(the key 'k'"):
+    with refused(strict_json.DamagedFileError, names=("cache.json", "'k'")):
         read_json(path, "it is rebuilt")
 
 
@@ -141,9 +142,9 @@ def test_writer_refuses_directories_fifos_and_devices_and_leaves_them(tmp_path: 
     device = _char_device(tmp_path / "null")
     (tmp_path / "dir.json").mkdir()
     for target, kind in ((fifo, "a FIFO"), (device, "a character device"), (tmp_path, "a dir")):
-        with pytest.raises(ValueError, match=f"cannot write {target}: it is {kind}"):
+        with refused(ValueError, names=(str(target), kind)):
             atomic_write_bytes(target, b"x")
-        with pytest.raises(ValueError, match="--out: cannot write"):
+        with refused(ValueError, names=("--out", str(target))):
             check_writable(target, "--out")
     assert fifo.is_fifo() and device.is_char_device() and (tmp_path / "dir.json").is_dir()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.json", "null", "run.trec"]
@@ -178,14 +179,13 @@ def test_writer_refuses_any_other_link_and_leaves_it(tmp_path: Path, kind: str) 
     else:
         link.symlink_to(_char_device(tmp_path / "null"))
     before = os.readlink(link)
-    with pytest.raises(ValueError, match=r"cannot write .*out\.json"):
+    with refused(ValueError, names=("out.json",)):
         atomic_write_bytes(link, b"x")
     assert link.is_symlink() and os.readlink(link) == before
     assert not (tmp_path / "missing").exists()
 
 
 def test_writer_refuses_a_nul_in_the_path(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="NUL"):
-        atomic_write_bytes(f"{tmp_path}/a\0b", b"x")
-    with pytest.raises(ValueError, match="NUL"):
-        read_bytes(f"{tmp_path}/a\0b")
+    for call in (lambda path: atomic_write_bytes(path, b"x"), read_bytes):
+        with refused(ValueError, names=("NUL",)):
+            call(f"{tmp_path}/a\0b")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from regime_core.encoders.vectors import l2_normalize
 from regime_core.limits import MAX_ALPHA, check_alpha
@@ -23,7 +24,7 @@ def test_the_bound_keeps_the_normalised_query_finite_and_non_zero() -> None:
 
 @pytest.mark.parametrize("value", [-1e-9, float("nan"), float("inf"), 1e39, 2e18, True, "0.5"])
 def test_check_alpha_names_alpha(value: object) -> None:
-    with pytest.raises(ValueError, match=r"^alpha must be"):
+    with refused(ValueError, names=("alpha", repr(value))):
         check_alpha(value)
 
 
@@ -37,7 +38,7 @@ def test_retrieval_blames_alpha_not_the_encoder() -> None:
 
     # the retrieval settings are the one place α is checked: 1e30 never reaches a kernel, where
     # the float32 query would overflow and the scorer blame "the encoder returned NaN or inf"
-    with pytest.raises(ValueError, match=r"alpha must be a finite number in \[0, 1e\+18\]"):
+    with refused(ValueError, names=("alpha", "1e+18")):
         settings(alpha=1e30)
 
 
@@ -53,5 +54,5 @@ def test_router_js_holds_the_router_limits_of_the_one_table() -> None:
 
 @pytest.mark.parametrize("exponent", [19, 40, 309, 400, 4299])
 def test_an_integer_alpha_of_any_size_is_a_message(exponent: int) -> None:
-    with pytest.raises(ValueError, match=r"^alpha must be a finite number"):
+    with refused(ValueError, names=("alpha",)):
         check_alpha(10**exponent)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import refused
 
 from regime_core.paper import CLAIM_RULES, LABEL_MAX_CHARS, Claim, load_claims
 
@@ -48,11 +49,11 @@ def test_every_number_of_the_paper_is_read_from_the_claims_file() -> None:
 def test_typed_numbers_name_the_claim_when_a_value_is_not_one() -> None:
     claim = Claim("c", "x", "s", "share", {"passing": 6, "total": 8.5, "note": "n"}, "r", {})
     assert claim.count("passing") == 6
-    with pytest.raises(ValueError, match=r"claim 'c'.*'total'.*not a count"):
+    with refused(ValueError, names=("claim 'c'", "'total'")):
         claim.count("total")
-    with pytest.raises(ValueError, match=r"claim 'c'.*'note'.*not a number"):
+    with refused(ValueError, names=("claim 'c'", "'note'")):
         claim.number("note")
-    with pytest.raises(ValueError, match="'missing'"):
+    with refused(ValueError, names=("'missing'",)):
         claim.number("missing")
 
 
@@ -76,33 +77,33 @@ def _claims_file(tmp_path: Path, body: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "names"),
     [
-        ("claims: []\n", "non-empty 'claims'"),
+        ("claims: []\n", ("'claims'",)),
         (
             "claims:\n  - {id: a, claim: x, source: s, rule: guess, paper: {}, ours: {run: r}}\n",
-            "rule 'guess'",
+            ("claim 'a'", "rule 'guess'"),
         ),
         (
             "claims:\n  - {id: a, claim: x, source: s, rule: range, paper: {low: 1}, "
             "ours: {run: r}}\n",
-            "lacks \\['high'\\]",
+            ("claim 'a'", "'paper'", "['high']"),
         ),
         (
             "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
             "ours: {holds: k}}\n",
-            "ours.run",
+            ("claim 'a'", "'ours.run'"),
         ),
         (
             "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
             "ours: {run: r}}\n",
-            "lacks the record keys \\['holds'\\]",
+            ("claim 'a'", "'ours'", "['holds']"),
         ),
-        ("claims:\n  - {id: a}\n", "missing field 'claim'"),
+        ("claims:\n  - {id: a}\n", ("claims[0]", "'claim'")),
     ],
 )
-def test_bad_claims_files_name_the_problem(tmp_path: Path, body: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_bad_claims_files_name_the_problem(tmp_path: Path, body: str, names: tuple[str]) -> None:
+    with refused(ValueError, names=("claims.yml", *names)):
         load_claims(_claims_file(tmp_path, body))
 
 
@@ -117,27 +118,36 @@ COMPARISON_OURS = ", estimate: e, ci_lo: l, ci_hi: h"
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "names"),
     [
-        (_one_claim("estimate", "{value: yes}", COMPARISON_OURS), r"'paper\.value' is True, not"),
-        (_one_claim("estimate", "{value: '0.05'}", COMPARISON_OURS), "'0.05', not a number"),
-        (_one_claim("estimate", "{value: 0}", COMPARISON_OURS), "'paper.value' is 0"),
-        (_one_claim("range", "{low: 0.1, high: 0.05}", COMPARISON_OURS), "no range of one sign"),
-        (_one_claim("range", "{low: -0.1, high: 0.05}", COMPARISON_OURS), "no range of one sign"),
-        (_one_claim("range", "{low: 0, high: 0}", COMPARISON_OURS), "no range of one sign"),
-        (_one_claim("share", "{passing: 9, total: 8}", ", passing: p, total: t"), "no share"),
-        (_one_claim("share", "{passing: 6.0, total: 8}", ", passing: p, total: t"), "no share"),
-        (_one_claim("share", "{passing: 0, total: 0}", ", passing: p, total: t"), "needs a cell"),
-        (_one_claim("bound", "{bound: 0}", ", estimate: e"), "not above zero"),
+        (_one_claim("estimate", "{value: yes}", COMPARISON_OURS), ("'paper.value'", "True")),
+        (_one_claim("estimate", "{value: '0.05'}", COMPARISON_OURS), ("'paper.value'", "'0.05'")),
+        (_one_claim("estimate", "{value: 0}", COMPARISON_OURS), ("'paper.value'", "'no_loss'")),
+        (_one_claim("range", "{low: 0.1, high: 0.05}", COMPARISON_OURS), ("'paper.low'",)),
+        (_one_claim("range", "{low: -0.1, high: 0.05}", COMPARISON_OURS), ("'paper.high'",)),
+        (_one_claim("range", "{low: 0, high: 0}", COMPARISON_OURS), ("'paper.low'",)),
+        (
+            _one_claim("share", "{passing: 9, total: 8}", ", passing: p, total: t"),
+            ("'paper.passing'",),
+        ),
+        (
+            _one_claim("share", "{passing: 6.0, total: 8}", ", passing: p, total: t"),
+            ("'paper.passing'",),
+        ),
+        (
+            _one_claim("share", "{passing: 0, total: 0}", ", passing: p, total: t"),
+            ("'paper.total'",),
+        ),
+        (_one_claim("bound", "{bound: 0}", ", estimate: e"), ("'paper.bound'",)),
         (
             _one_claim("level", "{levels: {a: high}}", ", parts: {a: {estimate: e, n: n}}"),
-            r"'paper\.levels\.a' is 'high'",
+            ("'paper.levels.a'", "'high'"),
         ),
         (
             _one_claim(
                 "holds", "{statement: y}", ", holds: k", ", why: [{text: '{paper.value|pp}'}]"
             ),
-            r"why\[0\] names the paper's 'value', which the claim does not state",
+            ("why[0]", "'value'"),
         ),
         (
             _one_claim(
@@ -146,7 +156,7 @@ COMPARISON_OURS = ", estimate: e, ci_lo: l, ci_hi: h"
                 ", parts: {a: {estimate: e, n: n}}",
                 ", why: [{when: [x, '<', paper.note], text: t}]",
             ),
-            "names the paper's 'note', which the claim does not state as a number",
+            ("why[0]", "'note'"),
         ),
         (
             _one_claim(
@@ -155,16 +165,15 @@ COMPARISON_OURS = ", estimate: e, ci_lo: l, ci_hi: h"
                 ", parts: {a: {estimate: e, n: n}}",
                 ", why: [{each: {A: a, B: b}, text: '{paper.levels.{value}|frac}'}]",
             ),
-            "names the paper's 'levels.b'",
+            ("why[0]", "'levels.b'"),
         ),
     ],
 )
 def test_the_papers_values_are_checked_when_the_file_is_read(
-    tmp_path: Path, body: str, message: str
+    tmp_path: Path, body: str, names: tuple[str]
 ) -> None:
-    with pytest.raises(ValueError, match=message) as raised:
+    with refused(ValueError, names=("claims.yml", "claim 'a'", *names)):
         load_claims(_claims_file(tmp_path, body))
-    assert "claims.yml: claim 'a'" in str(raised.value)
 
 
 def test_a_claims_file_is_parsed_once_per_content(tmp_path: Path) -> None:
@@ -183,20 +192,13 @@ LABELLED = (
 
 
 @pytest.mark.parametrize(
-    ("label", "message"),
-    [
-        ("", "'label' must be a short non-empty text"),
-        (", label: ''", "'label' must be a short non-empty text"),
-        (", label: '   '", "'label' must be a short non-empty text"),
-        (", label: 3", "'label' must be a short non-empty text"),
-        (", label: '" + "x" * (LABEL_MAX_CHARS + 1) + "'", "41 characters; shorten it"),
-        (', label: "two\\nlines"', "must be one line"),
-    ],
-)
-def test_a_claim_needs_a_short_label(tmp_path: Path, label: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message) as raised:
+    "label",
+    ["", ", label: ''", ", label: '   '", ", label: 3",
+     ", label: '" + "x" * (LABEL_MAX_CHARS + 1) + "'", ', label: "two\\nlines"'],
+)  # fmt: skip
+def test_a_claim_needs_a_short_label(tmp_path: Path, label: str) -> None:
+    with refused(ValueError, names=("claims.yml", "claim 'a'", "'label'")):
         load_claims(_claims_file(tmp_path, LABELLED.format(label=label)))
-    assert "claim 'a'" in str(raised.value) and "claims.yml" in str(raised.value)
 
 
 def test_a_label_at_the_limit_is_kept_stripped(tmp_path: Path) -> None:
@@ -213,9 +215,8 @@ def test_a_statement_of_ours_says_so_wherever_the_papers_value_is_shown(tmp_path
     assert paper.origin == "paper" and not paper.ours_only and paper_text(paper) == "y"
     (ours,) = load_claims(_claims_file(tmp_path, LABELLED.format(label=", label: L, origin: ours")))
     assert ours.ours_only and paper_text(ours) == OURS_ONLY_TEXT
-    with pytest.raises(ValueError, match="'origin' is 'both'") as raised:
+    with refused(ValueError, names=("claim 'a'", "'origin'", "'both'")):
         load_claims(_claims_file(tmp_path, LABELLED.format(label=", label: L, origin: both")))
-    assert "claim 'a'" in str(raised.value)
     # the repository's one statement of ours
     origins = {c.id: c.origin for c in load_claims()}
     assert [c for c, o in origins.items() if o == "ours"] == ["calibrated_alpha"]
@@ -235,11 +236,11 @@ def test_code_finds_a_claim_by_what_the_file_says_of_it(tmp_path: Path) -> None:
     claims = load_claims(_claims_file(tmp_path, body))
     assert claim_where(claims, comparison="routed_vs_union").id == "b"
     assert claim_where(claims, run="r", comparison="routed_vs_q").id == "a"
-    with pytest.raises(KeyError, match="2 claims have run 'r', comparison None"):
+    with refused(KeyError, names=("2 claims", "run 'r'")):
         claim_where(claims, run="r")
-    with pytest.raises(KeyError, match="0 claims have run None, comparison 'oracle_vs_routed'"):
+    with refused(KeyError, names=("0 claims", "comparison 'oracle_vs_routed'")):
         claim_where(claims, comparison="oracle_vs_routed")
-    with pytest.raises(ValueError, match=r"claim 'a'.*'comparison' 'routed'"):
+    with refused(ValueError, names=("claim 'a'", "'comparison'", "'routed'")):
         load_claims(_claims_file(tmp_path, body.replace("routed_vs_q", "routed")))
 
 
@@ -258,7 +259,7 @@ def test_a_claims_file_cut_short_is_refused_even_where_it_still_parses(tmp_path:
     cut = text.rstrip("\n")  # parses as the whole file does: only the end is missing
     path = tmp_path / "claims.yml"
     path.write_text(cut, encoding="utf-8")
-    with pytest.raises(ValueError, match=r"claims\.yml: the file does not end with a line break"):
+    with refused(ValueError, names=("claims.yml", "line break")):
         load_claims(path)
     path.write_text(cut + "\n", encoding="utf-8")  # the same text, ended: read as written
     assert load_claims(path)
@@ -271,17 +272,17 @@ LISTED = (
 
 
 @pytest.mark.parametrize(
-    ("field", "value", "message"),
+    ("field", "value", "names"),
     [
-        ("why", "{text: x}", "claim 'a': 'why' must be a list of sentence templates"),
-        ("why", "[{text: x}, y]", r"claim 'a': why\[1\]: expected a mapping"),
-        ("why", "[{lead: x}, y]", r"claim 'a': why\[0\]: 'text' must be"),  # entry by entry
-        ("diagnosis", "{factor: f}", "claim 'a': 'diagnosis' must be a list of settings"),
-        ("diagnosis", "[x]", r"claim 'a': diagnosis\[0\]: expected a mapping"),
+        ("why", "{text: x}", ("'why'",)),
+        ("why", "[{text: x}, y]", ("why[1]",)),
+        ("why", "[{lead: x}, y]", ("why[0]", "'text'")),  # entry by entry
+        ("diagnosis", "{factor: f}", ("'diagnosis'",)),
+        ("diagnosis", "[x]", ("diagnosis[0]",)),
     ],
 )
 def test_a_claims_list_fields_name_the_field_and_the_entry(
-    tmp_path: Path, field: str, value: str, message: str
+    tmp_path: Path, field: str, value: str, names: tuple[str]
 ) -> None:
-    with pytest.raises(ValueError, match=message):
+    with refused(ValueError, names=("claims.yml", "claim 'a'", *names)):
         load_claims(_claims_file(tmp_path, LISTED.format(field=field, value=value)))

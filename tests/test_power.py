@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from regime_core import power as power_module
 from regime_core.power import detectable_effect, power, questions_needed, smallest_margin
@@ -62,9 +63,9 @@ def test_power_boundaries() -> None:
     assert power(50, 0.2, 0.2) > power(50, 0.2, 0.1)
     # an effect larger than the observed discordance is not refused: the discordance rises
     assert power(100, 0.1, 0.2) > 0.5
-    with pytest.raises(ValueError, match="side"):
+    with refused(ValueError, names=("side", "'above'")):
         power(100, 0.1, 0.05, side="above")
-    with pytest.raises(ValueError, match="margin"):
+    with refused(ValueError, names=("margin",)):
         power(100, 0.1, 0.0, null=-0.01, side="within")
 
 

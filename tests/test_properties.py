@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from helpers import DATA_FIXTURES as FIXTURES
 from helpers import FIXTURE_SPLITS as SPLITS
-from helpers import UnitEncoder
+from helpers import UnitEncoder, refused
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -202,7 +202,7 @@ def test_mutated_router_file_is_an_error_naming_it(
         if mutated == router_document:
             assert load_router(file).coef_.tolist() == [router_document["coef"]]
             return
-        with pytest.raises(ValueError, match=r"router\.json"):
+        with refused(ValueError, names=("router.json",)):
             load_router(file)
 
 

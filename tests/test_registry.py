@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import refused
 
 from regime_core import paths
 from regime_core.book import figures, tables
@@ -149,14 +150,12 @@ def test_settings_show_changed_fields_and_name_a_borrowed_record(tmp_path: Path)
     assert "run router_train (results/router_train/record.json), encoder MiniLM-L6" in shown.note
     assert "That is not this run's encoder (TF-IDF)" in shown.note
     assert "No record of run router_train at none.json" in shown.note  # relative to work
-    with pytest.raises(ValueError, match="is the record of run 'router_train', not of 'ablations'"):
+    with refused(ValueError, names=("'router_train'", "'ablations'")):
         nb.borrow("ablations", lender / "record.json", what="x")
-    with pytest.raises(ValueError, match="borrow: 'nope' is no registered run"):
+    with refused(ValueError, names=("borrow", "'nope'")):
         nb.borrow("nope", what="x")
     # a notebook opening a run the registry lacks: the runs it has, not a bare KeyError
-    with pytest.raises(
-        ValueError, match=r"start: 'nope' is no registered run; known: \['ablations'"
-    ):
+    with refused(ValueError, names=("start", "'nope'", "'ablations'")):
         start("nope", namespace)
 
 
@@ -168,7 +167,7 @@ def test_a_missing_work_directory_is_an_error_only_for_a_run_that_reads_prepared
     assert {r.id for r in RUNS.values() if r.generates_its_data} == {"toyworld", "exercises"}
     opened = start("toyworld", {"work_dir": str(missing), "output_dir": str(tmp_path / "o1")})
     assert opened.work == missing  # the generated world's store creates it when it writes
-    with pytest.raises(FileNotFoundError, match=f"work_dir: the directory {missing} does not"):
+    with refused(FileNotFoundError, names=("work_dir", str(missing))):
         start("data_regimes", {"work_dir": str(missing), "output_dir": str(tmp_path / "o2")})
 
 
@@ -202,7 +201,7 @@ def test_importing_the_registry_imports_no_run_s_own_module() -> None:
     ],
 )
 def test_an_entry_naming_no_config_class_is_an_error(config: str, error: str) -> None:
-    with pytest.raises(ValueError, match=re.escape(error)):
+    with refused(ValueError, names=(error,)):
         _ = Run("x", config, None, "book/claims/x").config
 
 
@@ -222,7 +221,7 @@ def test_a_notebook_run_by_hand_writes_into_its_variant_s_own_folder(tmp_path: P
     assert start("exercises", {**base, "my_predictions": None}).output_dir == default.output_dir
     assert seeded.output_dir != default.output_dir and seeded.output_dir.is_dir()
     assert start("exercises", {**base, "seed": 3}).output_dir == seeded.output_dir
-    with pytest.raises(ValueError, match="output_dir is empty"):
+    with refused(ValueError, names=("output_dir",)):
         start("exercises", {**base, "output_dir": ""})
 
 

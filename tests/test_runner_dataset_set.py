@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-from helpers import write_stamped_record
+from helpers import refused, write_stamped_record
 
 from regime_core import cli
 from regime_core.runner.dataset_set import (
@@ -45,11 +44,9 @@ def test_the_set_gives_every_run_the_dataset_by_role(tmp_path: Path) -> None:
 
 
 def test_a_dataset_not_prepared_or_the_training_set_itself_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(
-        ValueError, match=r"--dataset 'nope': no such dataset .*regime data prepare"
-    ):
+    with refused(ValueError, names=("--dataset 'nope'", "regime data prepare")):
         check_dataset("nope", "2wikimultihopqa", tmp_path)
-    with pytest.raises(ValueError, match="is the training set too"):
+    with refused(ValueError, names=("toyworld",)):
         check_dataset("toyworld", "toyworld", tmp_path)
     assert cli.main(["reproduce", "--dataset", "nope", "--work", str(tmp_path)]) == 2
     assert cli.main(["reproduce", "--train-dataset", "x", "--work", str(tmp_path)]) == 2
@@ -104,7 +101,7 @@ def test_verdicts_on_a_set_say_why_a_claim_is_not_judged(tmp_path: Path, capsys:
     node = {"diff": 0.05, "ci_lo": 0.03, "ci_hi": 0.07}
     write_stamped_record(work, "z", config={"datasets": ["musique"]},
                          numbers={"transfer": {"musique": node}})  # fmt: skip
-    with pytest.raises(FileNotFoundError, match="run `regime reproduce --dataset mine` first"):
+    with refused(FileNotFoundError, names=("regime reproduce --dataset mine",)):
         set_report("mine", work, claims)
     root = set_dir("mine", work)
     (root / "results").mkdir(parents=True)

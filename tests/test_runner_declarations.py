@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import refused
 
 from regime_core.runner.declarations import load_declarations
 
@@ -27,37 +28,37 @@ def test_the_file_names_no_output_location(tmp_path: Path) -> None:
     """Where runs write is the work directory's (issue 44): a ``book_executed_dir`` is refused
     as an unknown field, naming the file."""
     path = _write(tmp_path, f"book_executed_dir: book/executed\n{RUNS}")
-    with pytest.raises(ValueError, match="unknown top-level fields") as info:
+    with refused(ValueError, names=("top-level",)) as info:
         load_declarations(path)
     assert "book_executed_dir" in str(info.value) and str(path) in str(info.value)
 
 
 @pytest.mark.parametrize(
-    ("content", "match"),
+    ("content", "where"),
     [
-        ("not json at all", r"demo\.ipynb, line 1, column 1: malformed JSON"),
-        ('{"cells": 3}', r"demo\.ipynb: not a notebook"),
-        ('{"cells": [], "cells": []}', r"demo\.ipynb, at cells: the key 'cells' appears twice"),
-        ("[" * 200_000, r"demo\.ipynb: values nest more than 100"),
+        ("not json at all", "line 1, column 1"),
+        ('{"cells": 3}', "cells"),
+        ('{"cells": [], "cells": []}', "'cells'"),
+        ("[" * 200_000, "100 levels"),
     ],
 )
-def test_a_notebook_that_is_not_one_is_named(tmp_path: Path, content: str, match: str) -> None:
+def test_a_notebook_that_is_not_one_is_named(tmp_path: Path, content: str, where: str) -> None:
     path = _write(tmp_path, RUNS)
     (tmp_path / "nb" / "demo.ipynb").write_text(content, encoding="utf-8")
-    with pytest.raises(ValueError, match=match):
+    with refused(ValueError, names=("demo.ipynb", where)):
         load_declarations(path)
 
 
 @pytest.mark.parametrize(
-    ("text", "match"),
+    ("text", "where"),
     [
-        (RUNS + RUNS.replace("runs:\n", ""), r"line 4: the key 'demo' appears twice"),
+        (RUNS + RUNS.replace("runs:\n", ""), "line 4: the key 'demo'"),
         ("base: &r {}\nruns: *r\n", "alias"),
-        ("runs: " + "[" * 100_000, "nest more than 100 levels"),
+        ("runs: " + "[" * 100_000, "100 levels"),
     ],
 )
-def test_the_declarations_file_is_read_strictly(tmp_path: Path, text: str, match: str) -> None:
-    with pytest.raises(ValueError, match=match):
+def test_the_declarations_file_is_read_strictly(tmp_path: Path, text: str, where: str) -> None:
+    with refused(ValueError, names=(where,)):
         load_declarations(_write(tmp_path, text))
 
 
@@ -84,9 +85,7 @@ def test_a_parameters_cell_that_is_not_python_is_named(tmp_path: Path) -> None:
     from regime_core.runner.declarations import notebook_parameters
 
     path = _notebook_with_parameters(tmp_path, "alpha = = 1\n")
-    with pytest.raises(
-        ValueError, match=r"params\.ipynb: the 'parameters' cell is not valid Python"
-    ):
+    with refused(ValueError, names=("params.ipynb", "'parameters'")):
         notebook_parameters(path)
 
 

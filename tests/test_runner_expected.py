@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core.paper import Claim, load_claims
 from regime_core.runner import expected
@@ -193,7 +194,7 @@ def test_a_timing_is_never_compared_nor_read_from_the_file(tmp_path: Path) -> No
     fewer = _latency_record()
     fewer["numbers"]["n_total"] = 119  # a count is still compared
     assert [d.expected.key for d in compare(frozen, {"routing_latency": fewer})] == ["n_total"]
-    with pytest.raises(ValueError, match="timing of the machine"):
+    with refused(ValueError, names=("machine.cores",)):
         compare([Expected("routing_latency", "machine.cores", 2, 1e-6)], {})
     text = dump_expected(frozen)
     assert (
@@ -205,38 +206,34 @@ def test_a_timing_is_never_compared_nor_read_from_the_file(tmp_path: Path) -> No
         "[0.0004, 0.005]}}\n",
         encoding="utf-8",
     )
-    with pytest.raises(ValueError, match="timing of the machine") as info:
+    with refused(ValueError, names=("machine",)) as info:
         load_expected(path)
     assert str(path) in str(info.value) and "timings.python.warm.p99_seconds" in str(info.value)
 
 
 @pytest.mark.parametrize(
-    ("body", "message"),
+    ("body", "names"),
     [
-        ("schema: other\n", "schema"),
-        ("schema: regime-expected/1\nruns: [1]\n", "'runs' must map"),
-        (
-            "schema: regime-expected/1\nruns: {a: {k: [1]}}\n",
-            "expected a value or \\[value, tolerance\\]",
-        ),
-        ("schema: regime-expected/1\nruns: {a: {k: [1, -1]}}\n", "tolerance -1"),
-        ("schema: regime-expected/1\nruns: {a: {k: [[1], 0]}}\n", "not a scalar"),
+        ("schema: other\n", ("schema",)),
+        ("schema: regime-expected/1\nruns: [1]\n", ("'runs'",)),
+        ("schema: regime-expected/1\nruns: {a: {k: [1]}}\n", ("run 'a', key 'k'",)),
+        ("schema: regime-expected/1\nruns: {a: {k: [1, -1]}}\n", ("key 'k'", "tolerance -1")),
+        ("schema: regime-expected/1\nruns: {a: {k: [[1], 0]}}\n", ("key 'k'",)),
         # issue 22: an infinite tolerance would switch the check off; NaN is no number
-        ("schema: regime-expected/1\nruns: {a: {k: [1, .inf]}}\n", r"key 'k': tolerance inf"),
-        ("schema: regime-expected/1\nruns: {a: {k: [.nan, 0.1]}}\n", r"key 'k': value nan is"),
-        ("schema: regime-expected/1\nruns: {a: {k: [-.inf, 0.1]}}\n", "value -inf is not fin"),
-        ("schema: regime-expected/1\nruns: {a: {1: [1, 0]}}\n", "the key is not a non-empty"),
-        ("schema: regime-expected/1\nruns: {7: {k: [1, 0]}}\n", "run id 7 is not"),
-        ("schema: regime-expected/1\nruns: {a: {k: [1, 0], k: [2, 0]}}\n", "'k' appears twice"),
-        ("schema: regime-expected/1\nruns: " + "[" * 100_000, "nest more than 100"),
+        ("schema: regime-expected/1\nruns: {a: {k: [1, .inf]}}\n", ("key 'k'", "tolerance inf")),
+        ("schema: regime-expected/1\nruns: {a: {k: [.nan, 0.1]}}\n", ("key 'k'", "value nan")),
+        ("schema: regime-expected/1\nruns: {a: {k: [-.inf, 0.1]}}\n", ("key 'k'", "value -inf")),
+        ("schema: regime-expected/1\nruns: {a: {1: [1, 0]}}\n", ("run 'a'",)),
+        ("schema: regime-expected/1\nruns: {7: {k: [1, 0]}}\n", ("run id 7",)),
+        ("schema: regime-expected/1\nruns: {a: {k: [1, 0], k: [2, 0]}}\n", ("'k'",)),
+        ("schema: regime-expected/1\nruns: " + "[" * 100_000, ("100 levels",)),
     ],
 )
-def test_bad_expected_files_name_the_problem(tmp_path: Path, body: str, message: str) -> None:
+def test_bad_expected_files_name_the_problem(tmp_path: Path, body: str, names: tuple[str]) -> None:
     path = tmp_path / "expected.yml"
     path.write_text(body, encoding="utf-8")
-    with pytest.raises(ValueError, match=message) as info:
+    with refused(ValueError, names=(str(path), *names)):
         load_expected(path)
-    assert str(path) in str(info.value)
 
 
 def test_command_line_freezes_and_checks(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core.paper import Claim, _check_diagnosis, check_why, load_claims, why_runs
 from regime_core.runner.claim_record import claim_values, judge_values
@@ -112,7 +113,7 @@ def test_absent_keys_are_named_and_absent_runs_fail() -> None:
     assert found.sentence == "MiniLM 0.75." and found.not_run == ("TF-IDF",)
     # a run absent from the records fails where the claims are judged, naming claim and run
     claim = _level_claim(why=_why([entry]))
-    with pytest.raises(KeyError, match="claim 'levels': no record for run 'ablations'"):
+    with refused(KeyError, names=("'levels'", "'ablations'")):
         judge_claims({"router": _records()["router"]}, [claim])
 
 
@@ -131,9 +132,9 @@ def test_absent_keys_are_named_and_absent_runs_fail() -> None:
     ],
 )
 def test_bad_entries_are_named(entry: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+    with refused(ValueError, names=(message,)):
         check_why("claims.yml: claim 'c'", [entry])
-    with pytest.raises(ValueError, match="list"):
+    with refused(ValueError, names=("claim 'c'", "'why'")):
         check_why("claims.yml: claim 'c'", {"text": "x"})
 
 

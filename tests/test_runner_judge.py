@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core.paper import CLAIM_RULES
 from regime_core.power import power, smallest_margin
@@ -64,9 +65,9 @@ def test_judge_estimate(paper: float, lo: float, hi: float, verdict: str) -> Non
 
 
 def test_judge_estimate_rejects_a_reversed_interval_and_a_zero_value() -> None:
-    with pytest.raises(ValueError, match="ci_lo"):
+    with refused(ValueError, names=("ci_lo",)):
         judge_estimate(0.05, estimate=0.05, ci_lo=0.1, ci_hi=0.0)
-    with pytest.raises(ValueError, match="no_loss"):
+    with refused(ValueError, names=("no_loss",)):
         judge_estimate(0.0, estimate=0.0, ci_lo=-0.1, ci_hi=0.1)
 
 
@@ -93,9 +94,9 @@ def test_judge_range(estimate, lo, hi, verdict, flags) -> None:
 
 
 def test_judge_range_needs_a_range_of_one_sign() -> None:
-    with pytest.raises(ValueError, match="single sign"):
+    with refused(ValueError, names=("-0.1", "0.1")):
         judge_range(-0.1, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0)
-    with pytest.raises(ValueError, match="low"):
+    with refused(ValueError, names=("low",)):
         judge_range(0.2, 0.1, estimate=0.0, ci_lo=0.0, ci_hi=0.0)
 
 
@@ -187,7 +188,7 @@ def test_power_of_a_comparison_reaches_its_targets() -> None:
 )
 def test_a_comparison_is_checked_when_made(fields: dict[str, Any], message: str) -> None:
     """What the power and the kernels trust (moved here from power_of's own check)."""
-    with pytest.raises(ValueError, match=message):
+    with refused(ValueError, names=(message,)):
         Comparison(**{"estimate": 0.05, "ci_lo": 0.0, "ci_hi": 0.1, **fields})
 
 
@@ -214,7 +215,7 @@ def test_judge_share_and_holds() -> None:
     assert judge_share(6, 8, passing=7, total=10).verdict == NOT_REPRODUCED  # 0.70 < 0.75
     assert judge_share(6, 8, passing=7, total=10, direction_passing=9).verdict == DIRECTION_ONLY
     assert judge_share(6, 8, passing=0, total=0).verdict == NOT_REPRODUCED
-    with pytest.raises(ValueError, match="share"):
+    with refused(ValueError, names=("9/8")):
         judge_share(9, 8, passing=1, total=1)
     assert judge_holds(True).verdict == REPRODUCED
     assert judge_holds(False, {"a": False, "b": True}).verdict == DIRECTION_ONLY
@@ -233,7 +234,7 @@ def test_an_untestable_claim_must_say_why(tmp_path) -> None:
     )
     file = tmp_path / "claims.yml"
     file.write_text(entry.format(paper="{statement: '881'}"), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"claim 'size': 'paper' lacks \['why'\]"):
+    with refused(ValueError, names=("claim 'size'", "'paper'", "['why']")):
         load_claims(file)
     file.write_text(entry.format(paper="{statement: '881', why: setup}"), encoding="utf-8")
     assert load_claims(file)[0].rule == "untestable"

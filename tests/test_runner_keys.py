@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import refused
 
 from regime_core.runner import keys, stamps
 from regime_core.runner.declarations import load_declarations
@@ -123,7 +124,7 @@ def test_notebook_imports_read_code_cells_and_magics(tmp_path: Path) -> None:
     )
     assert {"pkg.stats"} <= keys.notebook_imports(notebook, "pkg")
     broken = _notebook(tmp_path / "b.ipynb", "def (:\n")
-    with pytest.raises(ValueError, match=r"b\.ipynb: code cell 1 is not valid Python"):
+    with refused(ValueError, names=("b.ipynb", "code cell 1")):
         keys.notebook_imports(broken)
 
 
@@ -238,8 +239,8 @@ def test_a_registry_entry_names_roots_of_its_own_run_only(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("entry", "error"),
     [
-        ('Run(NAME, "pkg.x:C")', r"line 1: a Run\(\.\.\.\) entry whose id is not a string"),
-        ('Run("a", "pkg.x:C"), Run("a", "pkg.y:C")', "run 'a' is registered twice"),
+        ('Run(NAME, "pkg.x:C")', "line 1"),
+        ('Run("a", "pkg.x:C"), Run("a", "pkg.y:C")', "'a'"),
     ],
     ids=["id not a constant", "id twice"],
 )
@@ -248,7 +249,7 @@ def test_a_registry_entry_the_key_cannot_read_is_an_error(
 ) -> None:
     package = _package(tmp_path)
     (package / "runner" / "runs.py").write_text(f"RUNS = [{entry}]\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=error):
+    with refused(ValueError, names=("runs.py", error)):
         keys.registry_entries(package)
 
 

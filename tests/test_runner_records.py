@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from regime_core.config import ConfigMixin
 from regime_core.runner.records import (
@@ -65,7 +66,7 @@ def test_record_hash_ignores_timestamp_and_catches_edits(tmp_path: Path) -> None
     edited = json.loads(file.read_text())
     edited["numbers"]["t2"]["cells"]["B-dominant"]["delta_hit@5"] = 0.5
     file.write_text(json.dumps(edited))
-    with pytest.raises(ValueError, match="edited"):
+    with refused(ValueError, names=(str(file),)):
         load_record(file)
 
 
@@ -82,7 +83,7 @@ def test_record_hash_ignores_timestamp_and_catches_edits(tmp_path: Path) -> None
 def test_bad_numbers_are_rejected_naming_the_key(
     tmp_path: Path, numbers: dict, fragment: str
 ) -> None:
-    with pytest.raises(ValueError, match=fragment.replace(".", r"\.")):
+    with refused(ValueError, names=(fragment,)):
         write_record(tmp_path, name="x", config={}, numbers=numbers)
     assert not (tmp_path / RECORD_FILENAME).exists()
 
@@ -99,7 +100,7 @@ def test_load_record_rejects_bad_structure(tmp_path: Path) -> None:
     body = json.loads(file.read_text())
     del body["config_hash"]
     file.write_text(json.dumps(body))
-    with pytest.raises(ValueError, match="config_hash"):
+    with refused(ValueError, names=("config_hash",)):
         load_record(file)
     with pytest.raises(FileNotFoundError):
         load_record(tmp_path / "missing")
@@ -108,9 +109,9 @@ def test_load_record_rejects_bad_structure(tmp_path: Path) -> None:
 def test_get_number_and_near_keys() -> None:
     record = {"name": "t2", "numbers": NUMBERS}
     assert get_number(record, "t2.cells.B-dominant.delta_hit@5") == 0.1234
-    with pytest.raises(KeyError, match=r"t2\.cells\.B-dominant\.delta_hit@5"):
+    with refused(KeyError, names=("t2.cells.B-dominant.delta_hit@10", "delta_hit@5")):
         get_number(record, "t2.cells.B-dominant.delta_hit@10")
-    with pytest.raises(KeyError, match="is a group"):
+    with refused(KeyError, names=("t2.cells",)):
         get_number(record, "t2.cells")
 
 
@@ -122,12 +123,12 @@ def test_a_record_read_is_a_read_only_mapping_with_its_numbers_by_key(tmp_path: 
     assert record.number("t2.cells.B-dominant.delta_hit@5") == 0.1234
     assert record.has("t2.cells.B-dominant.delta_hit@5") and not record.has("t2.cells")
     assert record.node("t2.cells") == NUMBERS["t2"]["cells"]
-    with pytest.raises(KeyError, match=r"no node 't2\.rows\.x' \(at 'rows'\)"):
+    with refused(KeyError, names=("'t2.rows.x'", "'rows'")):
         record.node("t2.rows.x")
-    with pytest.raises(KeyError, match="is a number, not a node"):
+    with refused(KeyError, names=("t2.cells.B-dominant.delta_hit@5",)):
         record.node("t2.cells.B-dominant.delta_hit@5")
     assert record.config_text("encoders", lambda field, value: value.upper()) == "MINILM"
-    with pytest.raises(KeyError, match="no config field 'alpha'"):
+    with refused(KeyError, names=("'alpha'",)):
         record.config_text("alpha")
     with pytest.raises(TypeError):
         record["name"] = "other"  # a Record has no item assignment
@@ -154,9 +155,9 @@ def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:
         write_record(tmp_path / "one", name="x", config={}, numbers={}, figures=[first])
     )
     assert record["figures"] == ["curve.png"]
-    with pytest.raises(ValueError, match="outside the record directory"):
+    with refused(ValueError, names=(str(first),)):
         write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[first])
-    with pytest.raises(ValueError, match="plain file name"):
+    with refused(ValueError, names=("'../escape'",)):
         save_figure(draw(), tmp_path, "../escape")
 
 
@@ -164,22 +165,21 @@ def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("edit", "match"),
+    ("edit", "where"),
     [
-        (lambda text: text.replace('"numbers": {', '"numbers": {"a": 1, "a": 1, ', 1), "twice"),
-        (lambda text: text.replace('"numbers": {', '"numbers": {"n": NaN, ', 1), "NaN is not"),
-        (lambda text: '{"numbers": ' + "[" * 200_000, "nest more than 100 levels"),
-        (lambda text: text.replace('"name": "t2"', '"name": "\\udc80"'), "lone surrogate"),
+        (lambda text: text.replace('"numbers": {', '"numbers": {"a": 1, "a": 1, ', 1), "'a'"),
+        (lambda text: text.replace('"numbers": {', '"numbers": {"n": NaN, ', 1), "numbers.n"),
+        (lambda text: '{"numbers": ' + "[" * 200_000, "100 levels"),
+        (lambda text: text.replace('"name": "t2"', '"name": "\\udc80"'), "\\udc80"),
     ],
 )
 def test_a_record_that_is_not_strict_json_is_damaged_and_named(
-    tmp_path: Path, edit: Any, match: str
+    tmp_path: Path, edit: Any, where: str
 ) -> None:
     path = write_record(tmp_path / "t2", name="t2", config={}, numbers={"x": 1})
     path.write_text(edit(path.read_text()))
-    with pytest.raises(DamagedFileError, match=match) as info:
+    with refused(DamagedFileError, names=(str(path), where, "regime reproduce --only t2 --force")):
         load_record(path)
-    assert str(path) in str(info.value) and "regime reproduce --only t2 --force" in str(info.value)
 
 
 def test_a_fifo_as_a_record_is_an_error_not_a_hang(tmp_path: Path) -> None:
@@ -187,7 +187,7 @@ def test_a_fifo_as_a_record_is_an_error_not_a_hang(tmp_path: Path) -> None:
 
     (tmp_path / "t2").mkdir()
     os.mkfifo(tmp_path / "t2" / "record.json")
-    with pytest.raises(ValueError, match=r"record\.json: it is a FIFO"):
+    with refused(ValueError, names=("record.json", "FIFO")):
         load_record(tmp_path / "t2")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import write_stamped_record
+from helpers import refused, write_stamped_record
 
 from regime_core import cli, paths
 from regime_core.paper import load_claims, load_roles
@@ -152,7 +152,7 @@ def test_a_missing_number_is_not_judged_never_a_key_error(work: tuple[Path, Path
     assert "transfer.musique.n" in by_id["on_musique"]["not_judged"]
     # on the default path, the same is a ValueError naming the claim (exit 2, no traceback)
     records = {"z": Record({"name": "z", "config": {"datasets": ["mine"]}, "numbers": numbers})}
-    with pytest.raises(NotJudgedError, match="claim 'on_musique' is not judged"):
+    with refused(NotJudgedError, names=("'on_musique'",)):
         judge_claims(records, load_claims(claims)[:1], roles=load_roles(claims))
     assert [c["id"] for c in verdicts_report(root, claims)["claims"]] == [
         "on_musique",
@@ -164,5 +164,5 @@ def test_a_claim_naming_an_undeclared_role_is_refused(tmp_path: Path) -> None:
     claims = tmp_path / "claims.yml"
     body = {"roles": ROLES, "claims": [_claim("c", "musique", "training")]}
     claims.write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"claim 'c': 'data' names the role\(s\) \['training'\]"):
+    with refused(ValueError, names=("claim 'c'", "'data'", "['training']")):
         load_claims(claims)

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import refused
 
 from regime_core import cli, paths
 from regime_core.experiments.zero_shot_transfer import TRAINED_ROUTER_FILE
@@ -68,9 +69,8 @@ def test_a_value_is_read_as_yaml() -> None:
     ],
 )
 def test_a_malformed_item_is_named(item: str, message: str) -> None:
-    with pytest.raises(ValueError, match=r"^--set '") as raised:
+    with refused(ValueError, names=(f"--set {item!r}", message)):
         parse_setting(item)
-    assert message in str(raised.value) and repr(item) in str(raised.value)
 
 
 def test_a_parameter_set_twice_is_refused_and_items_group_by_run() -> None:
@@ -79,7 +79,7 @@ def test_a_parameter_set_twice_is_refused_and_items_group_by_run() -> None:
         "a": ["x", "y"],
         "b": ["x"],
     }
-    with pytest.raises(ValueError, match=r"--set 'a.x=2': a.x is already set by --set 'a.x=1'"):
+    with refused(ValueError, names=("--set 'a.x=2'", "--set 'a.x=1'")):
         group_settings(["a.x=1", "a.x=2"])
 
 
@@ -132,9 +132,9 @@ def test_options_that_do_not_go_with_set_are_refused(
 def test_an_unknown_profile_is_refused_before_any_variant_is_resolved(tmp_path: Path) -> None:
     """Where a variant starts is where its profile is checked (parameters_for trusts it)."""
     decl = load_declarations()
-    with pytest.raises(ValueError, match="unknown profile 'huge'; choose one of quick"):
+    with refused(ValueError, names=("'huge'", "quick")):
         variants.plan_variants(decl, ["toyworld.seed=1"], profile="huge", work=tmp_path)
-    with pytest.raises(ValueError, match="unknown profile 'huge'"):
+    with refused(ValueError, names=("'huge'",)):
         plan(profile="huge", work=tmp_path)
 
 
@@ -383,7 +383,7 @@ def test_a_notebook_default_that_is_no_literal_is_named(tmp_path: Path) -> None:
     file = tmp_path / "nb.ipynb"
     cell["source"] = "output_dir = None\nseed = 0\nseed: int = 1\nn = len([1, 2])\n"
     file.write_text(json.dumps(notebook))
-    with pytest.raises(ValueError, match=r"sets 'n' to an expression, not a literal \(len"):
+    with refused(ValueError, names=("'n'",)):
         notebook_defaults(file)
     cell["source"] = "output_dir = None\nseed = 0\nseed: int = 1\n"
     file.write_text(json.dumps(notebook))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import GAIN_CLAIM, UNION_CLAIM, write_claims, write_stamped_record
+from helpers import GAIN_CLAIM, UNION_CLAIM, refused, write_claims, write_stamped_record
 
 from regime_core import cli, paths
 from regime_core.paper import load_claims
@@ -47,7 +47,7 @@ def test_comparison_phrase_prefers_the_adjusted_p() -> None:
     text = comparison_phrase(node)
     assert "p = 0.420 Holm" in text and text.endswith("not significantly different from zero")
     assert comparison_phrase(node, p_key="p").endswith("significantly below zero")
-    with pytest.raises(KeyError, match="p-value"):
+    with refused(KeyError, names=("p-value",)):
         comparison_phrase({"diff": 0.1, "ci_lo": 0.0, "ci_hi": 0.2})
 
 
@@ -116,7 +116,7 @@ def test_a_report_carries_the_robustness_record(work: tuple[Path, Path]) -> None
     # a summary without one of its fields is refused, naming the record, the claim and the field
     numbers = {"claims": {"gain": {"readings": 4, "holding": 1, "share": 0.25}}}
     write_stamped_record(root, "robustness", config={"x": 1}, numbers=numbers)
-    with pytest.raises(ValueError, match=r"robustness.*claims\.gain lacks.*'most_sensitive_knob'"):
+    with refused(ValueError, names=("robustness", "claims.gain", "'most_sensitive_knob'")):
         verdicts_report(root, claims)
 
 
@@ -163,7 +163,7 @@ def test_a_record_edited_and_resealed_is_refused_naming_record_and_stamp(
     assert f"{record} does not match its run's stamp {stamp}" in err
     assert "regime reproduce --only r --force" in err
     stamp.unlink()
-    with pytest.raises(ValueError, match=f"{record} has no valid stamp of its run at {stamp}"):
+    with refused(ValueError, names=(str(record), str(stamp))):
         verdicts_report(root, claims)
 
 
@@ -180,7 +180,7 @@ def test_a_record_whose_inputs_are_not_its_stamps_is_refused(work: tuple[Path, P
     )
     components = {"manifest": "0" * 64}  # the data the run was keyed on
     write_stamp(root, "r", {"key": "k", "components": components}, seconds=0.0)
-    with pytest.raises(ValueError, match=r"inputs\.manifest is not the stamp's"):
+    with refused(ValueError, names=("inputs.manifest",)):
         verdicts_report(root, claims)
 
 
@@ -257,20 +257,18 @@ def test_a_variant_is_judged_beside_the_default(
 
 def test_an_unknown_variant_lists_the_held_ones(work: tuple[Path, Path]) -> None:
     root, claims = work
-    with pytest.raises(FileNotFoundError, match="none is held"):
+    with refused(FileNotFoundError, names=("r/nope",)):
         variant_report("r/nope", root, claims)
     write_record(
         paths.variant_dir("r", "abc", root), name="r", config={"x": 2}, numbers=VARIANT_NUMBERS
     )
-    with pytest.raises(FileNotFoundError, match="the variants held are: r/abc"):
+    with refused(FileNotFoundError, names=("r/nope", "r/abc")):
         variant_report("r/nope", root, claims)
     assert variant_report("r", root, claims).folder.name == "abc"  # the only one
     write_record(
         paths.variant_dir("r", "abd", root), name="r", config={"x": 3}, numbers=VARIANT_NUMBERS
     )
-    with pytest.raises(
-        FileNotFoundError, match=r"2 variants of that run: name one\); .* r/abc, r/abd"
-    ):
+    with refused(FileNotFoundError, names=("2 variants", "r/abc, r/abd")):
         variant_report("r", root, claims)
 
 
@@ -278,5 +276,5 @@ def test_a_variant_of_a_run_without_claims_is_refused(work: tuple[Path, Path]) -
     root, claims = work
     folder = paths.variant_dir("other", "abc", root)
     write_record(folder, name="other", config={"x": 2}, numbers={"n": 1})
-    with pytest.raises(ValueError, match="field 'name': run 'other' has no claim"):
+    with refused(ValueError, names=("field 'name'", "'other'")):
         variant_report("other/abc", root, claims)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 
 import pytest
+from helpers import refused
 
 from regime_core.runner import wording
 from regime_core.runner.wording import duration_text, format_number, interval_text
@@ -43,13 +44,13 @@ def test_format_number(value: object, kind: str, digits: int | None, expected: s
 
 
 def test_format_number_rejects_bad_input() -> None:
-    with pytest.raises(ValueError, match="unknown number format"):
+    with refused(ValueError, names=("'percent'",)):
         format_number(0.1, "percent")
-    with pytest.raises(ValueError, match="integral"):
+    with refused(ValueError, names=("'int'", "1.5")):
         format_number(1.5, "int")
-    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+    with refused(ValueError, names=("[0, 1]",)):
         format_number(1.5, "p")
-    with pytest.raises(ValueError, match="duration is not negative"):
+    with refused(ValueError, names=("duration",)):
         format_number(-1e-6, "time")
 
 

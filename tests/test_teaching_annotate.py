@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 
 import pytest
+from helpers import refused
 from sklearn.metrics import cohen_kappa_score
 
 from regime_core.cli import main
@@ -81,7 +82,7 @@ def test_sheet_is_deterministic_and_blank(tmp_path: Path, sheet: Path) -> None:
 
 def test_draw_sample_rejects_mixed_splits() -> None:
     mixed = load_examples(split="dev")[:3] + load_examples(split="train")[:3]
-    with pytest.raises(ValueError, match="mix"):
+    with refused(ValueError, names=("('toyworld', 'dev')", "('toyworld', 'train')")):
         draw_sample(mixed, 2)
 
 
@@ -185,35 +186,26 @@ def _filled(tmp_path: Path, sheet: Path) -> list[dict[str, str]]:
 
 
 # one cell of a filled sheet changed: (name, row index, column, new value (None: the id of the
-# row above), who reads the sheet, the error it must give)
+# row above), who reads the sheet); the error names the file, the row (the header is row 1) and
+# the column
 CELL_ERRORS = {
-    "bad_value": (
-        "bad.csv", 4, "p2", "maybe", read_sheet, r"bad\.csv, row 6, column 'p2': value 'maybe'",
-    ),
-    "empty_value": (
-        "empty.csv", 0, "p1", "", read_sheet, r"empty\.csv, row 2, column 'p1': value empty",
-    ),
-    "unknown_id": (
-        "unknown.csv", 2, "id", "toy-dev-999999", lambda path: kappa_report([path]),
-        r"unknown\.csv, row 4, column 'id': 'toy-dev-999999'",
-    ),
-    "duplicate_id": (
-        "dup.csv", 1, "id", None, read_sheet, r"dup\.csv, row 3, column 'id': .* repeats row 2",
-    ),
+    "bad_value": ("bad.csv", 4, "p2", "maybe", read_sheet),
+    "empty_value": ("empty.csv", 0, "p1", "", read_sheet),
+    "unknown_id": ("unknown.csv", 2, "id", "toy-dev-999999", lambda path: kappa_report([path])),
+    "duplicate_id": ("dup.csv", 1, "id", None, read_sheet),
     "rows_of_different_samples_mixed": (
         "mixed.csv", 3, "sample", "toyworld-dev-seed1-n20-0123456789", read_sheet,
-        r"mixed\.csv, row 5, column 'sample'",
     ),
 }  # fmt: skip
 
 
 @pytest.mark.parametrize("case", list(CELL_ERRORS))
 def test_a_bad_cell_is_named(tmp_path: Path, sheet: Path, case: str) -> None:
-    name, row, column, value, reader, message = CELL_ERRORS[case]
+    name, row, column, value, reader = CELL_ERRORS[case]
     rows = _filled(tmp_path, sheet)
     rows[row][column] = rows[row - 1]["id"] if value is None else value
     bad = _write(tmp_path / name, rows)
-    with pytest.raises(ValueError, match=message):
+    with refused(ValueError, names=(f"{name}, row {row + 2}, column '{column}'",)):
         reader(bad)
 
 
@@ -221,14 +213,14 @@ def test_missing_column(tmp_path: Path, sheet: Path) -> None:
     rows = _filled(tmp_path, sheet)
     columns = [c for c in SHEET_COLUMNS if c != "p2"]
     bad = _write(tmp_path / "nocol.csv", rows, columns)
-    with pytest.raises(ValueError, match=r"nocol\.csv, row 1: missing column\(s\) \['p2'\]"):
+    with refused(ValueError, names=("nocol.csv, row 1", "['p2']")):
         read_sheet(bad)
 
 
 def test_missing_rows(tmp_path: Path, sheet: Path) -> None:
     rows = _filled(tmp_path, sheet)
     bad = _write(tmp_path / "short.csv", rows[:-2])
-    with pytest.raises(ValueError, match=r"short\.csv, column 'id': 2 question\(s\)"):
+    with refused(ValueError, names=("short.csv, column 'id'", "2 question")):
         kappa_report([bad])
 
 
@@ -236,18 +228,18 @@ def test_sheets_of_different_samples(tmp_path: Path, sheet: Path) -> None:
     a = _fill(sheet, tmp_path / "a.csv", "ann", {})
     other, _ = make_sheet("toyworld", tmp_path / "other_blank.csv", n=N, seed=99)
     b = _fill(other, tmp_path / "b.csv", "bob", {})
-    with pytest.raises(ValueError, match=r"b\.csv, row 2, column 'sample'"):
+    with refused(ValueError, names=("b.csv, row 2, column 'sample'",)):
         kappa_report([a, b])
 
 
 def test_two_names_in_one_sheet_and_same_annotator_twice(tmp_path: Path, sheet: Path) -> None:
     rows = _filled(tmp_path, sheet)
     rows[5]["annotator"] = "eve"
-    with pytest.raises(ValueError, match=r"two\.csv, column 'annotator'.*'eve' \(row 7\)"):
+    with refused(ValueError, names=("two.csv, column 'annotator'", "'eve'", "row 7")):
         read_sheet(_write(tmp_path / "two.csv", rows))
     a = _fill(sheet, tmp_path / "a.csv", "ann", {})
     b = _fill(sheet, tmp_path / "b.csv", "ann", {})
-    with pytest.raises(ValueError, match=r"b\.csv, column 'annotator': 'ann' also annotated"):
+    with refused(ValueError, names=("b.csv, column 'annotator'", "'ann'")):
         kappa_report([a, b])
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import refused
 
 from regime_core.cli import main
 from regime_core.data import corpus_passages, dataset_stats, load_examples
@@ -55,7 +56,7 @@ def test_hit_summary_counts_ranks_within_cutoffs() -> None:
 
 
 def test_hit_summary_names_missing_columns() -> None:
-    with pytest.raises(ValueError, match="rank"):
+    with refused(ValueError, names=("['rank']")):
         hit_summary(pd.DataFrame({"arm": ["q"]}), ["arm"])
 
 
@@ -116,13 +117,13 @@ def test_demo_router_cross_fitted_on_the_toy_world(store_dir: str) -> None:
 
 
 def test_demo_config_validation() -> None:
-    with pytest.raises(ValueError, match="bundled encoders"):
+    with refused(ValueError, names=("'bge'",)):
         DemoConfig(encoder="bge")
-    with pytest.raises(ValueError, match="n_questions"):
+    with refused(ValueError, names=("n_questions",)):
         DemoConfig(n_questions=0)
-    with pytest.raises(ValueError, match="router"):
+    with refused(ValueError, names=("DemoConfig.router", "'oracle'")):
         DemoConfig(router="oracle")
-    with pytest.raises(ValueError, match="including q and union"):
+    with refused(ValueError, names=("arms", "q", "union")):
         DemoConfig(arms=("q", "bridge"))
 
 
@@ -148,7 +149,7 @@ def test_alpha_sweep_starts_at_q_and_moves_only_union(store_dir: str) -> None:
 
 
 def test_alpha_sweep_rejects_negative_alpha() -> None:
-    with pytest.raises(ValueError, match="alpha"):
+    with refused(ValueError, names=("alpha",)):
         sweep_alpha((-0.1,), generate(ToyWorldConfig(n_questions=SMALL)), TFIDF)
 
 
@@ -220,7 +221,7 @@ def test_the_context_store_and_factory_are_used(name: str, store_dir: str) -> No
 
 @pytest.mark.parametrize("name", list(HOOKED))
 def test_the_removed_keywords_are_type_errors(name: str, store_dir: str) -> None:
-    with pytest.raises(TypeError, match="unexpected keyword argument 'work'"):
+    with refused(TypeError, names=("'work'",)):
         HOOKED[name](work=store_dir)
 
 

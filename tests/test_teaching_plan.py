@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import refused
 
 from regime_core import paths
 from regime_core.teaching import plan
@@ -38,9 +39,9 @@ def test_the_plan_fills_the_lesson_exactly() -> None:
 
 def test_a_plan_that_overruns_is_refused() -> None:
     long = (*plan.LESSON_PLAN, plan.Activity(5, "Extra", "more", "none"))
-    with pytest.raises(ValueError, match="95 minutes, the lesson 90"):
+    with refused(ValueError, names=("95", "90")):
         plan.check_plan(long)
-    with pytest.raises(ValueError, match="last no time"):
+    with refused(ValueError, names=("Nothing",)):
         plan.check_plan((plan.Activity(0, "Nothing", "x", "y"),))
 
 
@@ -68,14 +69,14 @@ def test_the_committed_timings_cover_every_step_the_plan_waits_on() -> None:
 )
 def test_a_damaged_timings_file_names_its_field(change: dict[str, Any], field: str) -> None:
     data = {**_timings(toyworld={"command": "regime x", "seconds": 3}), **change}
-    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+    with refused(ValueError, names=("t.json", field)):
         plan.parse_timings(data, "t.json")
 
 
 def test_a_timings_file_without_a_planned_step_is_refused(tmp_path: Path) -> None:
     file = tmp_path / "t.json"
     file.write_text(json.dumps(_timings(toyworld={"command": "regime x", "seconds": 3})))
-    with pytest.raises(ValueError, match="no measurement for the plan's steps"):
+    with refused(ValueError, names=(str(file),)):
         plan.load_timings(file)
 
 
