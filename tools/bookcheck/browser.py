@@ -56,6 +56,7 @@ from urllib.parse import unquote, urlsplit
 
 from playwright.sync_api import Browser, CDPSession, ConsoleMessage, Error, Page, sync_playwright
 
+from regime_core.integrity import atomic_write_bytes, make_directory
 from tools.bookcheck.check import Problem, book_pages, redirect_target
 
 BROWSER_KINDS: tuple[str, ...] = (
@@ -624,10 +625,11 @@ def check_in_browser(
         root,
         landing_page(root),
     )
-    shots.mkdir(parents=True, exist_ok=True)
-    (shots / "report.json").write_text(
-        json.dumps(report.as_dict(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    # by the writers' rule (regime_core.integrity): a special file or a dangling link in place of
+    # the report or a screenshot is refused naming it, never replaced
+    make_directory(shots)
+    text = json.dumps(report.as_dict(), indent=1, ensure_ascii=False) + "\n"
+    atomic_write_bytes(shots / "report.json", text.encode("utf-8"))
     return report
 
 
@@ -658,8 +660,8 @@ def _view(
     except Error as err:  # Playwright names the step: Page.goto, Page.evaluate...
         error = err.message.splitlines()[0]
         return PageView(page, width, None, "", 0, 0, (), (), time.perf_counter() - started, error)
-    shot.parent.mkdir(parents=True, exist_ok=True)
-    shot.write_bytes(base64.b64decode(image["data"]))
+    make_directory(shot.parent)
+    atomic_write_bytes(shot, base64.b64decode(image["data"]))
     return PageView(
         page=page,
         width=width,
