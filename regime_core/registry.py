@@ -3,7 +3,7 @@
 would repeat, and shows its figures and settings with the book's helpers (the table of runs
 imports nothing of the book). :func:`start` builds the run's config from the notebook's papermill
 parameters, resolves the work and output directories, and writes and reads back the record
-(:meth:`NotebookRun.record`)::
+(:meth:`~regime_core.registry.NotebookRun.record`)::
 
     run = start("t3_brel_knockout", globals())        # the parameters cell's names
     result, outcomes = run_t3(run.config, run.context)

@@ -112,7 +112,8 @@ def extract_features(
     ``b_rel_texts[i]`` is the relation sentence used for item ``i`` (normally the selector's
     choice, see :func:`featurize`). The bridge sentences and title only identify the bridge's
     own subject, which features 4 and 5 ignore. Definitions: :data:`FEATURE_DOCS`.
-    The texts are the typed examples' (or :meth:`RegimeRouter.route`'s, checked there).
+    The texts are the typed examples' (or those of
+    :meth:`~regime_core.router.estimator.RegimeRouter.route`, checked there).
     """
     n = len(questions)
     titles = bridge_titles or [None] * n

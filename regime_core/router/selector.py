@@ -185,7 +185,7 @@ def select_b_rel_batch(
     rules: RouterRules = DEFAULT_ROUTER_RULES,
 ) -> list[SelectedSentence]:
     """:func:`select_b_rel` for many questions, whose texts the caller has checked (the typed
-    examples, or :meth:`RegimeRouter.route`)."""
+    examples, or :meth:`~regime_core.router.estimator.RegimeRouter.route`)."""
     titles = bridge_titles or [None] * len(questions)
     return [
         _select(q, tuple(b), title, rules)
