@@ -31,6 +31,8 @@ BOOK_EXECUTED_DIR = "book/executed"
 #: Where a built package (a wheel, ``pip install git+URL``, Binder) holds its copies of the
 #: checkout's files the runner needs (:data:`SHIPPED_FILES`): ``setup.py`` copies them there
 #: when it builds, so ``notebooks/`` and the two YAML files stay at the repository's top.
+#:
+#: :meta hide-value:
 SHIPPED_DIR = Path(__file__).resolve().parent / "_shipped"
 #: the checkout's files (relative to its top) that every install needs: the run declarations,
 #: the paper's claims, the notebooks the declarations name, and the quick profile's frozen

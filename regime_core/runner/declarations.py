@@ -39,6 +39,8 @@ from regime_core.strict_json import read_json_file, read_yaml_file
 PROFILES: tuple[str, ...] = ("quick", "default", "full", "paper")
 DEFAULT_PROFILE = "default"
 #: the checkout's ``reproduce.yml``, or the installed package's copy (:func:`paths.source_root`)
+#:
+#: :meta hide-value:
 DEFAULT_DECLARATIONS = paths.source_root() / "reproduce.yml"
 #: the parameter the runner injects that every notebook must declare
 OUTPUT_DIR_PARAMETER = "output_dir"
