@@ -135,8 +135,7 @@ def test_every_name_a_notebook_imports_from_the_package_exists(path: Path) -> No
         lines = _source(cell).splitlines()
         tree = ast.parse("\n".join(x for x in lines if not x.lstrip().startswith(("%", "!"))))
         for node in ast.walk(tree):
-            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
-            if module.startswith("regime_core"):
-                names = node.names  # type: ignore[attr-defined]
-                missing += [f"{module}.{a.name}" for a in names if not exists(module, a.name)]
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("regime_core"):
+                module = node.module or ""
+                missing += [f"{module}.{a.name}" for a in node.names if not exists(module, a.name)]
     assert missing == [], f"{path.name} imports names that do not exist: {missing}"
