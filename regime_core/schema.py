@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from regime_core import config
+from regime_core.inputs import json_kind
 
 DATASETS: tuple[str, ...] = (*config.DATASETS, "toyworld")
 SPLITS: tuple[str, ...] = ("dev", "train")
@@ -108,19 +109,6 @@ def id_problem(value: object) -> str | None:
         if c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp"):
             return f"holds {c!r}, but ids may hold no whitespace or control character"
     return None
-
-
-def json_kind(value: object) -> str:
-    """The JSON name of a parsed value's type, for messages."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def passage_id(title: str, text: str) -> str:

@@ -98,6 +98,7 @@ from typing import Any
 
 from regime_core.data.canonical import mention_relation, relation_names, spacy_sentences
 from regime_core.data.containers import decompress
+from regime_core.inputs import json_kind
 from regime_core.schema import (
     HOP_ORDER_RULES,
     RELATION_SOURCES,
@@ -106,7 +107,6 @@ from regime_core.schema import (
     Passage,
     dataset_name_problem,
     id_problem,
-    json_kind,
 )
 from regime_core.strict_json import JSONProblem, json_path, parse_json
 from regime_core.text import MAX_TEXT_CHARS

@@ -1,0 +1,379 @@
+"""Every input format, declared once, and the one reader that checks a value against it.
+
+A :class:`Format` lists its :class:`Field` s: a name, a :class:`Kind` (the type and constraint),
+whether it is required and its default, and what it means in one line. :meth:`Format.read`
+turns parsed JSON or YAML (or a config's parameters) into checked, converted values, and every
+refusal is an :class:`InputError` naming where the value came from (the file, the record) and
+the field's path in it. :meth:`Format.json_schema` writes the same declaration as JSON Schema,
+for readers outside Python (``router.js``).
+
+What a declaration cannot say (a value that must agree with another field, a hash over the
+whole file) stays with the format's own reader, after :meth:`Format.read`.
+
+>>> point = Format("point", (Field("x", Number()), Field("label", Text(), required=False,
+...                                                         default="origin")))
+>>> point.read({"x": 1}, where="points.json, record 3")
+{'x': 1.0, 'label': 'origin'}
+>>> try:
+...     point.read({"x": "far"}, where="points.json, record 3")
+... except InputError as err:
+...     print(err)
+points.json, record 3: field 'x' must be a finite number, got 'far'
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from regime_core.limits import short_repr
+from regime_core.strict_json import json_path
+
+Path = tuple[str | int, ...]
+
+
+class InputError(ValueError):
+    """A value an input declaration refuses: ``where`` (the file, the record), ``field`` (its
+    path in the record, ``"a.b[2]"``) and the ``problem``, in one message."""
+
+    def __init__(self, where: str, field: str, problem: str) -> None:
+        self.where, self.field, self.problem = where, field, problem
+        at = f"{where}: " if where else ""
+        super().__init__(f"{at}field {field!r} {problem}" if field else f"{at}{problem}")
+
+
+class _Refused(Exception):
+    """Raised inside a kind's check; :meth:`Format.read` adds where the value came from."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        self.path, self.problem = path, problem
+
+
+# --- kinds: a type and its constraint --------------------------------------------------------
+
+
+class Kind:
+    """What a value must be. :meth:`check` returns the converted value or raises ``_Refused``;
+    :meth:`describe` says what is wanted in the words of a message; :meth:`schema` gives the
+    JSON Schema fragment."""
+
+    def check(self, value: Any, path: Path) -> Any:  # pragma: no cover - every kind overrides
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - every kind overrides
+        raise NotImplementedError
+
+    def schema(self) -> dict[str, Any]:  # pragma: no cover - every kind overrides
+        raise NotImplementedError
+
+    def refuse(self, value: Any, path: Path) -> _Refused:
+        return _Refused(path, f"must be {self.describe()}, got {_shown(value)}")
+
+
+def json_kind(value: object) -> str:
+    """The JSON name of a parsed value's type, for messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list | tuple) else "an object"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, dict | list) or value is None:
+        return json_kind(value)
+    return short_repr(value)
+
+
+@dataclass(frozen=True)
+class Number(Kind):
+    """A real number (never a boolean), finite, within ``[low, high]`` (``low_open`` /
+    ``high_open`` exclude the end); ``integer`` refuses non-integers. An integer of any size
+    is compared as an integer (``float(10**400)`` would raise ``OverflowError``)."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+
+    def describe(self) -> str:
+        kind = "an integer" if self.integer else "a number"
+        if self.low is None and self.high is None:
+            return kind if self.integer else "a finite number"
+        left = ("(" if self.low_open else "[") + ("-inf" if self.low is None else f"{self.low:g}")
+        right = ("inf" if self.high is None else f"{self.high:g}") + (
+            ")" if self.high_open else "]"
+        )
+        return f"{kind} in {left}, {right}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        wanted = numbers.Integral if self.integer else numbers.Real
+        if isinstance(value, bool) or not isinstance(value, wanted):
+            raise self.refuse(value, path)
+        exact: int | float = int(value) if isinstance(value, numbers.Integral) else float(value)
+        if isinstance(exact, float) and not math.isfinite(exact):
+            raise self.refuse(value, path)
+        above = self.low is None or (exact > self.low if self.low_open else exact >= self.low)
+        below = self.high is None or (exact < self.high if self.high_open else exact <= self.high)
+        if not (above and below):
+            raise self.refuse(value, path)
+        if self.integer:
+            return exact
+        if abs(exact) > 1.7976931348623157e308:  # a huge integer inside an unbounded range
+            raise self.refuse(value, path)
+        return float(exact)
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "integer" if self.integer else "number"}
+        if self.low is not None:
+            out["exclusiveMinimum" if self.low_open else "minimum"] = self.low
+        if self.high is not None:
+            out["exclusiveMaximum" if self.high_open else "maximum"] = self.high
+        return out
+
+
+@dataclass(frozen=True)
+class Text(Kind):
+    """A string; ``blank`` allows an empty or all-space one; at most ``max_chars`` characters."""
+
+    blank: bool = False
+    max_chars: int | None = None
+
+    def describe(self) -> str:
+        base = "a string" if self.blank else "a non-blank string"
+        return base if self.max_chars is None else f"{base} of at most {self.max_chars} characters"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, str) or (not self.blank and not value.strip()):
+            raise self.refuse(value, path)
+        if self.max_chars is not None and len(value) > self.max_chars:
+            raise _Refused(path, f"must be {self.describe()}, got {len(value)} characters")
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "string"}
+        if not self.blank:
+            out["pattern"] = r"\S"
+        if self.max_chars is not None:
+            out["maxLength"] = self.max_chars
+        return out
+
+
+@dataclass(frozen=True)
+class Flag(Kind):
+    """``true`` or ``false``."""
+
+    def describe(self) -> str:
+        return "true or false"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, bool):
+            raise self.refuse(value, path)
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "boolean"}
+
+
+@dataclass(frozen=True)
+class Choice(Kind):
+    """One of ``values`` (compared with ``==``, booleans never equal to numbers)."""
+
+    values: tuple[Any, ...]
+
+    def describe(self) -> str:
+        return f"one of {list(self.values)}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not any(type(v) is type(value) and v == value for v in self.values):
+            raise _Refused(path, f"is {_shown(value)}, not one of {list(self.values)}")
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"enum": list(self.values)}
+
+
+@dataclass(frozen=True)
+class Items(Kind):
+    """A list (a tuple once read) of ``of``; exactly ``length`` items, or at least ``min_items``."""
+
+    of: Kind
+    length: int | None = None
+    min_items: int = 0
+
+    def describe(self) -> str:
+        count = f"{self.length} " if self.length is not None else ""
+        return f"a list of {count}items, each {self.of.describe()}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, list | tuple):
+            raise self.refuse(value, path)
+        if self.length is not None and len(value) != self.length:
+            raise _Refused(path, f"has {len(value)} items, expected {self.length}")
+        if len(value) < self.min_items:
+            raise _Refused(path, f"has {len(value)} items, expected at least {self.min_items}")
+        return tuple(self.of.check(item, (*path, i)) for i, item in enumerate(value))
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "array", "items": self.of.schema()}
+        if self.length is not None:
+            out["minItems"] = out["maxItems"] = self.length
+        elif self.min_items:
+            out["minItems"] = self.min_items
+        return out
+
+
+@dataclass(frozen=True)
+class Nullable(Kind):
+    """``null`` (``None``) or ``of``."""
+
+    of: Kind
+
+    def describe(self) -> str:
+        return f"null or {self.of.describe()}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if value is None:
+            return None
+        try:
+            return self.of.check(value, path)
+        except _Refused as refused:
+            if refused.path != path:  # a problem inside a list or record names its own place
+                raise
+            raise self.refuse(value, path) from None
+
+    def schema(self) -> dict[str, Any]:
+        return {"anyOf": [{"type": "null"}, self.of.schema()]}
+
+
+@dataclass(frozen=True)
+class Either(Kind):
+    """The first of ``kinds`` that takes the value."""
+
+    kinds: tuple[Kind, ...]
+
+    def describe(self) -> str:
+        return " or ".join(kind.describe() for kind in self.kinds)
+
+    def check(self, value: Any, path: Path) -> Any:
+        for kind in self.kinds:
+            try:
+                return kind.check(value, path)
+            except _Refused:
+                continue
+        raise self.refuse(value, path)
+
+    def schema(self) -> dict[str, Any]:
+        return {"anyOf": [kind.schema() for kind in self.kinds]}
+
+
+# --- fields and formats ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a format: its name, kind, default (absent: required) and meaning."""
+
+    name: str
+    kind: Kind
+    required: bool = True
+    default: Any = None
+    meaning: str = ""
+
+
+@dataclass(frozen=True)
+class Record(Kind):
+    """An object whose keys are the fields of ``format`` (nested formats are records)."""
+
+    format: Format
+
+    def describe(self) -> str:
+        return f"an object ({self.format.name})"
+
+    def check(self, value: Any, path: Path) -> Any:
+        return self.format.check(value, path)
+
+    def schema(self) -> dict[str, Any]:
+        return self.format.json_schema(top=False)
+
+
+@dataclass(frozen=True)
+class Format:
+    """A named set of fields. ``closed``: a key that is not a field is refused."""
+
+    name: str
+    fields: tuple[Field, ...]
+    closed: bool = True
+    meaning: str = ""
+
+    def field(self, name: str) -> Field:
+        for field in self.fields:
+            if field.name == name:
+                return field
+        raise KeyError(f"{self.name} has no field {name!r}")
+
+    def check(self, value: Any, path: Path = ()) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            raise _Refused(path, f"must be an object ({self.name}), got {_shown(value)}")
+        names = [field.name for field in self.fields]
+        if self.closed:
+            unknown = [key for key in value if key not in names]
+            if unknown:
+                raise _Refused(
+                    (*path, str(unknown[0])), f"is not a field of {self.name} (fields: {names})"
+                )
+        out: dict[str, Any] = {}
+        for field in self.fields:
+            if field.name in value:
+                out[field.name] = field.kind.check(value[field.name], (*path, field.name))
+            elif field.required:
+                raise _Refused((*path, field.name), "is missing (required)")
+            else:
+                out[field.name] = field.default
+        return out
+
+    def read(self, value: Any, *, where: str) -> dict[str, Any]:
+        """``value`` checked against every field and converted (lists become tuples, numbers
+        floats or ints, absent optional fields their defaults); :class:`InputError` naming
+        ``where`` and the field otherwise."""
+        try:
+            return self.check(value)
+        except _Refused as refused:
+            raise InputError(where, json_path(refused.path), refused.problem) from None
+
+    def json_schema(self, *, top: bool = True) -> dict[str, Any]:
+        """The declaration as JSON Schema (draft 2020-12)."""
+        out: dict[str, Any] = {
+            "type": "object",
+            "properties": {field.name: field.kind.schema() for field in self.fields},
+            "required": [field.name for field in self.fields if field.required],
+        }
+        if self.closed:
+            out["additionalProperties"] = False
+        if top:
+            out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": self.name,
+                   **out}  # fmt: skip
+        return out
+
+
+def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
+    """One value outside a format (a CLI option, a config parameter): ``kind.check`` with the
+    refusal as an :class:`InputError` naming ``where`` and ``field``."""
+    try:
+        return kind.check(value, ())
+    except _Refused as refused:
+        raise InputError(where, json_path((field, *refused.path)), refused.problem) from None
+
+
+__all__: Sequence[str] = (
+    "Choice", "Either", "Field", "Flag", "Format", "InputError", "Items", "Kind", "Nullable",
+    "Number", "Record", "Text", "check_value", "json_kind",
+)  # fmt: skip
