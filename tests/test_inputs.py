@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from regime_core.inputs import (
     Choice,
+    Data,
     Either,
     Field,
     Flag,
@@ -21,7 +22,9 @@ from regime_core.inputs import (
     Items,
     Nullable,
     Number,
+    Pattern,
     Record,
+    Table,
     Text,
     check_value,
 )
@@ -39,6 +42,8 @@ SAMPLE = Format(
         Field("limit", Nullable(Number(low=0, integer=True)), required=False),
         Field("either", Either((Flag(), Text())), required=False),
         Field("inner", Record(INNER), required=False),
+        Field("code", Pattern("[a-z]+", "a code"), required=False),
+        Field("table", Table(Number(integer=True), key=Choice(("k",))), required=False),
     ),
 )
 
@@ -67,6 +72,8 @@ records = st.fixed_dictionaries(
         "limit": json_values,
         "either": json_values,
         "inner": json_values,
+        "code": json_values,
+        "table": json_values,
         "unknown": json_values,
     },
 )
@@ -99,6 +106,7 @@ def test_read_converts_and_fills_defaults() -> None:
     assert values == {
         "share": 1.0, "name": "ab", "note": "", "on": False, "mode": "fixed",
         "weights": (1.0, 2.5), "limit": None, "either": None, "inner": {"k": 3},
+        "code": None, "table": None,
     }  # fmt: skip
     assert type(values["share"]) is float and type(values["inner"]["k"]) is int
 
@@ -119,6 +127,9 @@ def test_read_converts_and_fills_defaults() -> None:
         ({"share": 0.5, "name": "a", "inner": {"j": 1}}, "inner.j", "not a field of inner"),
         ({"share": 0.5, "name": "a", "extra": 1}, "extra", "not a field of sample"),
         ({"share": 0.5, "name": "a", "limit": 1.5}, "limit", "null or an integer"),
+        ({"share": 0.5, "name": "a", "code": "a1"}, "code", "a code (matching [a-z]+)"),
+        ({"share": 0.5, "name": "a", "table": {"j": 1}}, "table.j", "is 'j', not one of"),
+        ({"share": 0.5, "name": "a", "table": {"k": "x"}}, "table.k", "an integer, got 'x'"),
     ],
 )
 def test_every_refusal_names_the_file_record_and_field(record, field, problem) -> None:
@@ -144,3 +155,15 @@ def test_check_value_names_a_nested_position() -> None:
     with pytest.raises(InputError) as info:
         check_value(Items(Number()), [1, None], where="params", field="alphas")
     assert info.value.field == "alphas[1]"
+
+
+def test_a_tree_table_nests_and_data_is_plain_json() -> None:
+    numbers = Table(Number(), key=Pattern("[a-z]+", "a key"), tree=True)
+    assert check_value(numbers, {"a": {"b": 1}}, where="r", field="numbers") == {"a": {"b": 1.0}}
+    with pytest.raises(InputError) as info:
+        check_value(numbers, {"a": {"b.c": 1}}, where="r", field="numbers")
+    assert info.value.field == "numbers.a.b.c"
+    assert check_value(Data(), {"a": [1, None, "x"]}, where="r", field="p") == {"a": [1, None, "x"]}
+    with pytest.raises(InputError) as info:
+        check_value(Data(), {"a": [math.nan]}, where="r", field="p")
+    assert info.value.field == "p.a[0]"

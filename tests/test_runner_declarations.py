@@ -28,9 +28,8 @@ def test_the_file_names_no_output_location(tmp_path: Path) -> None:
     """Where runs write is the work directory's (issue 44): a ``book_executed_dir`` is refused
     as an unknown field, naming the file."""
     path = _write(tmp_path, f"book_executed_dir: book/executed\n{RUNS}")
-    with refused(ValueError, names=("top-level",)) as info:
+    with refused(ValueError, names=(str(path), "'book_executed_dir'")):
         load_declarations(path)
-    assert "book_executed_dir" in str(info.value) and str(path) in str(info.value)
 
 
 @pytest.mark.parametrize(

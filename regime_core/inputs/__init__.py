@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -275,6 +276,80 @@ class Either(Kind):
         return {"anyOf": [kind.schema() for kind in self.kinds]}
 
 
+@dataclass(frozen=True)
+class Pattern(Kind):
+    """A string matching ``regex`` whole (an id, a key), described as ``what``."""
+
+    regex: str
+    what: str
+
+    def describe(self) -> str:
+        return f"{self.what} (matching {self.regex})"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, str) or re.fullmatch(self.regex, value) is None:
+            raise self.refuse(value, path)
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "pattern": f"^(?:{self.regex})$"}
+
+
+@dataclass(frozen=True)
+class Table(Kind):
+    """An object whose keys are free (each one ``key``) and whose values are each ``of``; a
+    ``tree`` nests: a value may also be a table of the same kind (a record's numbers)."""
+
+    of: Kind
+    key: Kind = Text()
+    tree: bool = False
+
+    def describe(self) -> str:
+        nested = " or such objects" if self.tree else ""
+        return f"an object of {self.key.describe()} keys, each {self.of.describe()}{nested}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, Mapping):
+            raise self.refuse(value, path)
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            self.key.check(key, (*path, str(key)))
+            nested = self.tree and isinstance(item, Mapping)
+            out[key] = (self if nested else self.of).check(item, (*path, key))
+        return out
+
+    def schema(self) -> dict[str, Any]:
+        values = self.of.schema()
+        if self.tree:  # the nested tables' own keys and values go unchecked by the schema
+            values = {"anyOf": [values, {"type": "object"}]}
+        return {"type": "object", "propertyNames": self.key.schema(),
+                "additionalProperties": values}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Data(Kind):
+    """Any plain JSON value: null, true or false, a finite number, a string, or lists and
+    objects (string keys) of them (a notebook parameter)."""
+
+    def describe(self) -> str:
+        return "plain JSON data"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if isinstance(value, list | tuple):
+            return [self.check(item, (*path, i)) for i, item in enumerate(value)]
+        if isinstance(value, Mapping):
+            return {Text(blank=True).check(k, (*path, str(k))): self.check(v, (*path, k))
+                    for k, v in value.items()}  # fmt: skip
+        if value is None or isinstance(value, bool | str):
+            return value
+        if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+            return value
+        raise self.refuse(value, path)
+
+    def schema(self) -> dict[str, Any]:
+        return {}
+
+
 # --- fields and formats ----------------------------------------------------------------------
 
 
@@ -374,6 +449,6 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 
 __all__: Sequence[str] = (
-    "Choice", "Either", "Field", "Flag", "Format", "InputError", "Items", "Kind", "Nullable",
-    "Number", "Record", "Text", "check_value", "json_kind",
+    "Choice", "Data", "Either", "Field", "Flag", "Format", "InputError", "Items", "Kind",
+    "Nullable", "Number", "Pattern", "Record", "Table", "Text", "check_value", "json_kind",
 )  # fmt: skip

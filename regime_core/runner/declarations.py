@@ -24,19 +24,15 @@ from __future__ import annotations
 import ast
 import graphlib
 import heapq
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.runner.records import canonical_json
+from regime_core.inputs.run_declarations import DECLARATIONS, PROFILES, RUN
 from regime_core.strict_json import read_json_file, read_yaml_file
 
-#: ``paper`` is the paper's own setting (1,000-question subsets, corpus pools, its three encoders
-#: by hub name): it needs GPUs and the hub (book page "Scale: the paper's setting").
-PROFILES: tuple[str, ...] = ("quick", "default", "full", "paper")
 DEFAULT_PROFILE = "default"
 #: the checkout's ``reproduce.yml``, or the installed package's copy (:func:`paths.source_root`)
 #:
@@ -44,10 +40,6 @@ DEFAULT_PROFILE = "default"
 DEFAULT_DECLARATIONS = paths.source_root() / "reproduce.yml"
 #: the parameter the runner injects that every notebook must declare
 OUTPUT_DIR_PARAMETER = "output_dir"
-_RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-_RUN_FIELDS = frozenset(
-    {"notebook", "parameters", "profiles", "depends_on", "description", "alone"}
-)
 
 
 @dataclass(frozen=True)
@@ -90,100 +82,43 @@ class Declarations:
 
 
 def load_declarations(path: Path | str | None = None) -> Declarations:
-    """Parse and validate ``reproduce.yml``.
+    """Parse and validate ``reproduce.yml`` (its fields: :data:`DECLARATIONS`).
 
-    Raises ``ValueError`` naming the file, the run and the field for: unknown fields or profiles,
-    a notebook that does not exist or has no cell tagged ``parameters``, a parameter the notebook
-    does not declare, a missing ``output_dir`` parameter, an unknown dependency or a cycle.
+    Raises ``ValueError`` naming the file, the run and the field for a field the declaration
+    refuses, a notebook that does not exist or has no cell tagged ``parameters``, a parameter the
+    notebook does not declare, a missing ``output_dir`` parameter, an unknown dependency or a
+    cycle.
     """
     file = Path(path) if path is not None else DEFAULT_DECLARATIONS
     try:
         raw = read_yaml_file(file)
     except FileNotFoundError:
         raise FileNotFoundError(f"no run declarations at {file}") from None
-    if raw is None:
-        raise ValueError(f"{file}: the file is empty; it must hold a 'runs' mapping")
-    if not isinstance(raw, dict) or not isinstance(raw.get("runs", {}), dict):
-        raise ValueError(f"{file}: expected a mapping with a 'runs' mapping")
-    unknown_top = set(raw) - {"runs"}
-    if unknown_top:
-        raise ValueError(f"{file}: unknown top-level fields {sorted(unknown_top)}")
-    root = file.resolve().parent
-    runs: dict[str, RunSpec] = {}
-    for run_id, body in (raw.get("runs") or {}).items():
-        runs[str(run_id)] = _parse_run(file, root, str(run_id), body)
+    runs = {
+        run_id: _run_spec(file, run_id, RUN.read(body, where=f"{file}: run {run_id!r}"))
+        for run_id, body in DECLARATIONS.read(raw, where=str(file))["runs"].items()
+    }
     topological_order({rid: spec.depends_on for rid, spec in runs.items()}, source=str(file))
     return Declarations(path=file.resolve(), runs=runs)
 
 
-def _parse_run(file: Path, root: Path, run_id: str, body: Any) -> RunSpec:
+def _run_spec(file: Path, run_id: str, body: Mapping[str, Any]) -> RunSpec:
+    """A run as read, with what the declaration cannot say: its notebook exists and declares
+    ``output_dir`` and every parameter the run sets."""
     where = f"{file}: run {run_id!r}"
-    if not _RUN_ID.match(run_id):
-        raise ValueError(f"{where}: run ids use letters, digits, '_' and '-' only")
-    if not isinstance(body, dict):
-        raise ValueError(f"{where}: expected a mapping with at least 'notebook'")
-    unknown = set(body) - _RUN_FIELDS
-    if unknown:
-        raise ValueError(f"{where}: unknown fields {sorted(unknown)}; known: {sorted(_RUN_FIELDS)}")
-    if not isinstance(body.get("notebook"), str):
-        raise ValueError(f"{where}: 'notebook' (a path relative to {file.name}) is required")
-    notebook = (root / body["notebook"]).resolve()
+    notebook = (file.resolve().parent / body["notebook"]).resolve()
     if not notebook.exists():  # a FIFO or directory there is named by notebook_parameters
         raise ValueError(f"{where}: notebook {body['notebook']} does not exist (at {notebook})")
-    parameters = _mapping(body.get("parameters", {}), f"{where}: 'parameters'")
-    profiles_raw = _mapping(body.get("profiles", {}), f"{where}: 'profiles'")
-    bad_profiles = set(profiles_raw) - set(PROFILES)
-    if bad_profiles:
-        raise ValueError(f"{where}: unknown profiles {sorted(bad_profiles)}; known: {PROFILES}")
-    profiles = {
-        name: _mapping(value, f"{where}: profile {name!r}") for name, value in profiles_raw.items()
-    }
-    depends = body.get("depends_on", [])
-    if isinstance(depends, str):
-        depends = [depends]
-    if not isinstance(depends, list) or not all(isinstance(d, str) for d in depends):
-        raise ValueError(f"{where}: 'depends_on' must be a list of run ids")
-    alone = body.get("alone", False)
-    if not isinstance(alone, bool):
-        raise ValueError(f"{where}: 'alone' must be true or false, got {alone!r}")
     declared = notebook_parameters(notebook)
-    if OUTPUT_DIR_PARAMETER not in declared:
-        raise ValueError(
-            f"{where}: notebook {body['notebook']} must declare '{OUTPUT_DIR_PARAMETER}' in its "
-            "parameters cell (the runner passes the record directory there)"
-        )
-    used = set(parameters).union(*(set(p) for p in profiles.values()))
+    used = {OUTPUT_DIR_PARAMETER}.union(body["parameters"], *body["profiles"].values())
     undeclared = sorted(used - set(declared))
     if undeclared:
         raise ValueError(
             f"{where}: parameters {undeclared} are not declared in the parameters cell of "
-            f"{body['notebook']} (it declares {sorted(declared)})"
+            f"{body['notebook']} (it declares {sorted(declared)}; every notebook declares "
+            f"{OUTPUT_DIR_PARAMETER!r}, where the runner passes the record directory)"
         )
-    for name, value in {
-        **parameters,
-        **{k: v for p in profiles.values() for k, v in p.items()},
-    }.items():
-        try:
-            canonical_json(value)
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"{where}: parameter {name!r} is not plain JSON data ({err})") from err
-    return RunSpec(
-        run_id=run_id,
-        notebook=notebook,
-        parameters=parameters,
-        profiles=profiles,
-        depends_on=tuple(depends),
-        description=str(body.get("description", "")),
-        alone=alone,
-    )
-
-
-def _mapping(value: Any, where: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ValueError(f"{where} must be a mapping, got {type(value).__name__}")
-    return {str(k): v for k, v in value.items()}
+    return RunSpec(run_id=run_id, **{**body, "notebook": notebook})
 
 
 def notebook_parameters(notebook: Path) -> list[str]:
