@@ -36,8 +36,6 @@ import datetime as _dt
 import difflib
 import hashlib
 import json
-import math
-import numbers as _numbers
 import platform
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,10 +43,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from regime_core.inputs import InputError, Text, check_value
+from regime_core.inputs.record import INPUTS, NUMBERS, RECORD, RECORD_SCHEMA
 from regime_core.integrity import atomic_write_bytes, read_bytes
 from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json
 
-RECORD_SCHEMA = "regime-record/1"
 RECORD_FILENAME = "record.json"
 FIGURE_DPI = 150  # fixed so that a figure's bytes depend only on its content
 #: distributions whose versions every record carries (``python`` is added separately)
@@ -59,23 +58,6 @@ VERSIONED_PACKAGES: tuple[str, ...] = (
     "sentence-transformers",
     "scikit-learn",
 )
-#: characters a number key may not contain: ``.`` separates levels in dotted keys, ``:`` and
-#: ``|`` are the run and format separators of the book's ``{rec}`` role.
-_FORBIDDEN_KEY_CHARS = frozenset(".:|")
-_REQUIRED_FIELDS: dict[str, type | tuple[type, ...]] = {
-    "schema": str,
-    "name": str,
-    "config_kind": str,
-    "config": dict,
-    "config_hash": str,
-    "inputs": dict,
-    "versions": dict,
-    "numbers": dict,
-    "figures": list,
-    "record_hash": str,
-    "created": str,
-    "content_sha256": str,
-}
 
 Scalar = int | float | str | bool
 
@@ -97,16 +79,19 @@ def write_record(
     ``config`` is a frozen config dataclass using :class:`regime_core.config.ConfigMixin` (its
     ``to_dict()`` and ``config_hash()`` are stored) or a plain mapping of JSON values (hashed the
     same canonical way). ``numbers`` is a nested dict whose leaves are finite ints/floats, bools
-    or strings; NumPy scalars are converted. NaN, infinity, ``None``, lists and keys containing
-    ``.``, ``:`` or ``|`` raise ``ValueError`` naming the key path. ``figures`` must be files
-    inside ``out_dir`` (e.g. from :func:`save_figure`); they are stored relative to it.
+    or strings (:data:`regime_core.inputs.record.NUMBERS`); NumPy scalars are converted. NaN,
+    infinity, ``None``, lists and keys containing ``.``, ``:`` or ``|`` raise ``ValueError``
+    naming the key path. ``figures`` must be files inside ``out_dir`` (e.g. from
+    :func:`save_figure`); they are stored relative to it.
     """
     out = Path(out_dir)
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError(f"record name must be a non-empty string, got {name!r}")
+    where = str(out / RECORD_FILENAME)
+    check_value(Text(), name, where=where, field="name")
     config_kind, config_dict, config_hash = _describe_config(config)
-    clean_numbers = _clean_numbers(numbers, path=())
-    clean_inputs = _clean_inputs(inputs)
+    # the numbers' own paths ('a.b'), not 'numbers.a.b': what the notebook handed in
+    clean_numbers = check_value(NUMBERS, _python_scalars(numbers), where=f"{where}, numbers",
+                                field="")  # fmt: skip
+    clean_inputs = check_value(INPUTS, dict(inputs or {}), where=where, field="inputs")
     out.mkdir(parents=True, exist_ok=True)
     figure_paths = [_relative_figure(out, fig) for fig in figures]
     body: dict[str, Any] = {
@@ -218,65 +203,11 @@ def _describe_config(config: Any) -> tuple[str, dict[str, Any], str]:
     )
 
 
-def _clean_inputs(inputs: Mapping[str, str] | None) -> dict[str, str]:
-    if inputs is None:
-        return {}
-    clean: dict[str, str] = {}
-    for key, value in inputs.items():
-        if not isinstance(key, str) or not isinstance(value, str) or not value:
-            raise ValueError(
-                f"record inputs must map names to hash strings; got {key!r}: {value!r}"
-            )
-        clean[key] = value
-    return clean
-
-
-def _clean_numbers(node: Mapping[str, Any], path: tuple[str, ...]) -> dict[str, Any]:
-    if not isinstance(node, Mapping):
-        raise ValueError(f"record numbers at {_show(path)}: expected a dict, got {type(node)}")
-    clean: dict[str, Any] = {}
-    for key, value in node.items():
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"record numbers at {_show(path)}: key {key!r} is not a string")
-        bad = _FORBIDDEN_KEY_CHARS.intersection(key)
-        if bad:
-            raise ValueError(
-                f"record numbers key {_show((*path, key))!r} contains {''.join(sorted(bad))!r}; "
-                "'.' separates levels and ':' / '|' are reserved by the book's {rec} role"
-            )
-        here = (*path, key)
-        if isinstance(value, Mapping):
-            clean[key] = _clean_numbers(value, here)
-        else:
-            clean[key] = _clean_scalar(value, here)
-    return clean
-
-
-def _clean_scalar(value: Any, path: tuple[str, ...]) -> Scalar:
-    if isinstance(value, bool | str):
-        return value
-    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # NumPy scalar or 0-d
-        value = value.item()
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, _numbers.Integral):
-        return int(value)
-    if isinstance(value, _numbers.Real):
-        as_float = float(value)
-        if not math.isfinite(as_float):
-            raise ValueError(
-                f"record number {_show(path)!r} is {as_float!r}; records hold finite numbers "
-                "only (report the count of undefined cases instead)"
-            )
-        return as_float
-    raise ValueError(
-        f"record number {_show(path)!r} has type {type(value).__name__}; leaves must be "
-        "int, float, bool or str (use a dict keyed by name instead of a list)"
-    )
-
-
-def _show(path: tuple[str, ...]) -> str:
-    return ".".join(path) if path else "<top>"
+def _python_scalars(node: Any) -> Any:
+    """``node`` with every NumPy scalar (or 0-d array) replaced by the Python value it holds."""
+    if isinstance(node, Mapping):
+        return {key: _python_scalars(value) for key, value in node.items()}
+    return node.item() if getattr(node, "shape", None) == () and hasattr(node, "item") else node
 
 
 def _relative_figure(out: Path, figure: Path | str) -> str:
@@ -385,25 +316,10 @@ def load_record(path: Path | str) -> Record:
         raise DamagedFileError(f"{file}: damaged, not UTF-8 (byte {err.start}); {hint}") from err
     except JSONProblem as err:
         raise DamagedFileError(f"{err}; {hint}") from err
-    if not isinstance(record, dict):
-        raise DamagedFileError(
-            f"{file}: a record is a JSON object, got {type(record).__name__}; {hint}"
-        )
-    for field, kind in _REQUIRED_FIELDS.items():
-        if field not in record:
-            raise DamagedFileError(f"{file}: missing field {field!r}; {hint}")
-        if not isinstance(record[field], kind):
-            raise DamagedFileError(
-                f"{file}: field {field!r} has type {type(record[field]).__name__}; {hint}"
-            )
-    if record["schema"] != RECORD_SCHEMA:
-        raise DamagedFileError(
-            f"{file}: schema {record['schema']!r}, expected {RECORD_SCHEMA!r}; {hint}"
-        )
     try:
-        _clean_numbers(record["numbers"], path=())
-    except ValueError as err:
-        raise DamagedFileError(f"{file}: {err}; {hint}") from err
+        RECORD.read(record, where=str(file))  # checked only: the hashes cover the bytes as read
+    except InputError as err:
+        raise DamagedFileError(f"{err}; {hint}") from err
     if _record_hash(record) != record["record_hash"]:
         raise DamagedFileError(
             f"{file}: record_hash does not match the contents; the record was edited or damaged "
