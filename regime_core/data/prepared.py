@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import config, paths
+from regime_core.inputs import InputError
+from regime_core.inputs.manifest import MANIFEST
 from regime_core.integrity import canonical_bytes, read_bytes, sha256_hex, write_if_changed
 from regime_core.locks import directory_lock
 from regime_core.schema import DATASETS, SPLITS, Example, dataset_name_problem
@@ -142,38 +144,13 @@ def _read_verified_manifest(path: Path) -> dict[str, Any]:
         )
         raise DamagedFileError(f"{path} is damaged or edited ({problem}); {rebuild}")
     manifest[MANIFEST_HASH_KEY] = recorded
-    _check_manifest_fields(path, manifest, rebuild)
+    # a seal only proves that nothing changed after a writer hashed it: the fields every reader
+    # relies on are checked too (only checked: the sealed mapping is what readers get)
+    try:
+        MANIFEST.read(manifest, where=str(path))
+    except InputError as err:
+        raise DamagedFileError(f"{err}; {rebuild}") from err
     return manifest
-
-
-def _check_manifest_fields(path: Path, manifest: dict[str, Any], rebuild: str) -> None:
-    """The fields every reader of a manifest relies on have their types (a manifest is sealed,
-    but a seal only proves the content was not changed after a writer hashed it)."""
-
-    def fail(field: str, problem: str) -> DamagedFileError:
-        return DamagedFileError(f"{path}: field {field!r} {problem}; {rebuild}")
-
-    datasets = manifest.get("datasets")
-    if not isinstance(datasets, dict):
-        raise fail("datasets", "must be an object of dataset entries")
-    for name, entry in datasets.items():
-        if not isinstance(entry, dict):
-            raise fail(f"datasets.{name}", "must be an object")
-        examples_file = entry.get("examples_file")
-        if examples_file is not None and not (
-            isinstance(examples_file, dict)
-            and isinstance(examples_file.get("path"), str)
-            and isinstance(examples_file.get("sha256"), str)
-        ):
-            raise fail(f"datasets.{name}.examples_file", "must be {path, sha256} strings")
-        files = entry.get("files", [])
-        if not isinstance(files, list) or not all(
-            isinstance(f, dict) and isinstance(f.get("path"), str) for f in files
-        ):
-            raise fail(f"datasets.{name}.files", "must be a list of {path, ...} objects")
-    ignored = manifest.get("ignored_files", [])
-    if not isinstance(ignored, list) or not all(isinstance(f, str) for f in ignored):
-        raise fail("ignored_files", "must be a list of paths")
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -202,10 +179,9 @@ def known_datasets(work: Path | str | None = None) -> tuple[str, ...]:
 
 def _rebuild_hint(dataset: str, entry: Any = None) -> str:
     """The command that prepares ``dataset`` (again)."""
-    if isinstance(entry, dict) and entry.get("origin") == "jsonl":
+    if entry is not None and entry.get("origin") == "jsonl":  # an entry of a read manifest
         files = entry.get("files") or [{}]
-        source = files[0].get("source", "FILE") if isinstance(files[0], dict) else "FILE"
-        return f"regime data prepare --jsonl {source} --name {dataset}"
+        return f"regime data prepare --jsonl {files[0].get('source', 'FILE')} --name {dataset}"
     if dataset in PREPARED_DATASETS:
         return f"regime data prepare --dataset {dataset}"
     return f"regime data prepare --jsonl FILE --name {dataset}"
@@ -290,11 +266,10 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
     """
     for attempt in range(2):
         manifest = load_manifest(work)
-        described = manifest.get("datasets", {}).get(dataset, {})
+        described = manifest["datasets"].get(dataset, {})
         rebuild = f"rebuild it with `{_rebuild_hint(dataset, described)}`"
-        entry = described.get("examples_file", {})
-        expected = entry.get("sha256") if isinstance(entry, dict) else None
-        if not isinstance(expected, str):
+        expected = described.get("examples_file", {}).get("sha256")
+        if expected is None:
             raise DamagedFileError(
                 f"{path}: the manifest {path.parent / MANIFEST_NAME} records no sha256 for it; "
                 f"{rebuild}"
