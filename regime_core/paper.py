@@ -22,12 +22,18 @@ from __future__ import annotations
 import hashlib
 import operator
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.inputs import Choice, Items, Record, check_value
+from regime_core.inputs.claims_file import CLAIM, CLAIMS_FILE, DIAGNOSIS, RULES, RUN_RECORD_KEY, WHY
+from regime_core.inputs.claims_file import COMPARISONS as COMPARISONS
+from regime_core.inputs.claims_file import LABEL_MAX_CHARS as LABEL_MAX_CHARS
+from regime_core.inputs.claims_file import ORIGINS as ORIGINS
+from regime_core.inputs.run_declarations import RUN_ID
 
 PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
@@ -56,18 +62,7 @@ _REQUIRED_OURS: dict[str, tuple[str, ...]] = {
     "untestable": (),  # optional record keys, shown beside the reason
 }
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
-CLAIM_RULES: tuple[str, ...] = tuple(_REQUIRED_PAPER)
-#: Whose statement a claim is (its ``origin``): the paper's (the default), or ours, a statement
-#: the paper never makes (such as the calibrated weight of the α-transfer run): no paper value
-#: to reproduce, judged by the same rules, and every page that lists verdicts says so.
-ORIGINS: tuple[str, ...] = ("paper", "ours")
-#: A claim's ``comparison``: routed against always-q or always-union, the oracle against
-#: routed, or routed with the rule's ``B_rel`` against with the gold one.
-COMPARISONS = ("routed_vs_q", "routed_vs_union", "oracle_vs_routed", "rule_vs_gold")
-#: The fields of a claim's ``multiverse`` (:attr:`Claim.multiverse`).
-MULTIVERSE_FIELDS: tuple[str, ...] = ("title", "estimate", "percent", "outside")
-#: The fields of an entry of a claim's ``why`` (:mod:`regime_core.runner.explanation`).
-WHY_FIELDS: tuple[str, ...] = ("run", "each", "when", "lead", "text", "join", "none")
+CLAIM_RULES: tuple[str, ...] = RULES
 #: The comparisons a ``why`` entry's ``when`` may make.
 WHEN_OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
@@ -83,29 +78,10 @@ WHY_FIELD = re.compile(
     r"\{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>[A-Za-z0-9_.@+-]+)"
     r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
 )
-#: A key of a ``why`` entry's ``when``: ``[RUN:]dotted.key`` of ``numbers``, or ``paper.KEY``.
+#: A key of a ``why`` entry's ``when``: ``[RUN:]dotted.key`` of ``numbers``, or ``paper.KEY``
+#: (split into its run and key; :data:`regime_core.inputs.claims_file.RUN_RECORD_KEY` checks it).
 WHY_KEY = re.compile(r"^(?:(?P<run>[a-z0-9_]+):)?(?P<key>[A-Za-z0-9_.@+-]+)$")
-#: The longest short ``label`` of a claim: it names the claim's row in the landing page's chart,
-#: its verdict table and the paper-against-ours cards, so it must fit on a phone's line.
-LABEL_MAX_CHARS = 40
-
-
-def _check_label(where: str, label: Any) -> str:
-    """A claim's ``label``: a non-empty one-line text of at most :data:`LABEL_MAX_CHARS`."""
-    if not isinstance(label, str) or not label.strip():
-        raise ValueError(
-            f"{where}: 'label' must be a short non-empty text naming the claim (at most "
-            f"{LABEL_MAX_CHARS} characters, e.g. 'T3: knocking out B_rel costs 8.6–14.1 pp')"
-        )
-    text = label.strip()
-    if "\n" in text:
-        raise ValueError(f"{where}: 'label' {text!r} must be one line")
-    if len(text) > LABEL_MAX_CHARS:
-        raise ValueError(
-            f"{where}: 'label' {text!r} has {len(text)} characters; shorten it to at most "
-            f"{LABEL_MAX_CHARS} (the full statement belongs in 'claim')"
-        )
-    return text
+OPERATOR = Choice(tuple(WHEN_OPERATORS))
 
 
 def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
@@ -320,118 +296,75 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
             f"{file}: the file does not end with a line break, so it looks cut short (a "
             "truncated copy?); restore it, or end its last line"
         )
-    roles = _parse_roles(file, raw.get("roles") if isinstance(raw, dict) else None)
-    claims_raw = raw.get("claims") if isinstance(raw, dict) else None
-    if not isinstance(claims_raw, list) or not claims_raw:
-        raise ValueError(f"{file}: expected a mapping with a non-empty 'claims' list")
+    top = CLAIMS_FILE.read(raw, where=str(file))
+    roles = _roles(top["roles"])
     claims: list[Claim] = []
-    seen: set[str] = set()
-    for index, body in enumerate(claims_raw):
-        where = f"{file}: claims[{index}]"
-        if not isinstance(body, dict):
-            raise ValueError(f"{where}: expected a mapping")
-        for field_name in ("id", "claim", "source", "rule", "paper", "ours"):
-            if field_name not in body:
-                raise ValueError(f"{where}: missing field {field_name!r}")
-        claim_id = str(body["id"])
-        where = f"{file}: claim {claim_id!r}"
-        if claim_id in seen:
+    for index, body in enumerate(top["claims"]):
+        named = isinstance(body, Mapping) and isinstance(body.get("id"), str)
+        where = f"{file}: claim {body['id']!r}" if named else f"{file}: claims[{index}]"
+        claims.append(_claim(where, CLAIM.read(body, where=where), body, roles))
+        if claims[-1].id in (c.id for c in claims[:-1]):
             raise ValueError(f"{where}: duplicate id")
-        seen.add(claim_id)
-        rule = body["rule"]
-        if rule not in CLAIM_RULES:
-            raise ValueError(f"{where}: rule {rule!r} is not one of {CLAIM_RULES}")
-        paper, ours = body["paper"], body["ours"]
-        if not isinstance(paper, dict) or not isinstance(ours, dict):
-            raise ValueError(f"{where}: 'paper' and 'ours' must be mappings")
-        missing_paper = [f for f in _REQUIRED_PAPER[rule] if f not in paper]
-        if missing_paper:
-            raise ValueError(f"{where}: 'paper' lacks {missing_paper} (rule {rule!r})")
-        if not isinstance(ours.get("run"), str):
-            raise ValueError(f"{where}: 'ours.run' (the run id of reproduce.yml) is required")
-        _check_ours(where, rule, ours)
-        if rule == "estimate" and paper.get("significant") is False:
-            raise ValueError(
-                f"{where}: the paper reports no significant effect; judge it with the rule "
-                "'no_loss' (non-inferiority), not 'estimate'"
-            )
-        if rule == "level" and (
-            not isinstance(paper["levels"], dict) or set(paper["levels"]) != set(ours["parts"])
-        ):
-            raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
-        _check_paper(where, rule, paper)
-        label = _check_label(where, body.get("label"))
-        origin = body.get("origin", "paper")
-        if origin not in ORIGINS:
-            raise ValueError(
-                f"{where}: 'origin' is {origin!r}, not one of {ORIGINS} (paper: a statement of "
-                "the paper; ours: a statement of ours the paper never makes)"
-            )
-        data = body.get("data", [])
-        if not isinstance(data, list) or not all(isinstance(r, str) for r in data):
-            raise ValueError(f"{where}: 'data' must be a list of role names")
-        unknown = [r for r in data if r not in roles]
-        if unknown:
-            raise ValueError(
-                f"{where}: 'data' names the role(s) {unknown}, which 'roles:' does not declare "
-                f"(declared: {', '.join(roles) or 'none'})"
-            )
-        comparison = body.get("comparison", "")
-        if comparison and comparison not in COMPARISONS:
-            raise ValueError(f"{where}: 'comparison' {comparison!r} is not one of {COMPARISONS}")
-        multiverse = body.get("multiverse", {})
-        if not isinstance(multiverse, dict) or not set(multiverse) <= set(MULTIVERSE_FIELDS):
-            raise ValueError(f"{where}: 'multiverse' must map some of {MULTIVERSE_FIELDS}")
-        diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
-        why = check_why(where, body.get("why", []))
-        _check_paper_keys(where, paper, why)
-        claims.append(
-            Claim(
-                id=claim_id,
-                claim=str(body["claim"]),
-                source=str(body["source"]),
-                rule=rule,
-                paper=paper,
-                run=ours["run"],
-                ours={k: v for k, v in ours.items() if k != "run"},
-                computed_on=str(body.get("computed_on", "")),
-                chapter=str(body.get("chapter", "")),
-                label=label,
-                diagnosis=diagnosis,
-                origin=origin,
-                why=why,
-                data=tuple(data),
-                comparison=comparison,
-                multiverse=multiverse,
-            )
-        )
     return claims
 
 
-def _parse_roles(file: Path, raw: Any) -> dict[str, Role]:
-    """The ``roles:`` of a claims file (none is an empty mapping); ``ValueError`` naming the
-    file, the role and the field."""
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise ValueError(f"{file}: 'roles' must be a mapping of role name to its fields")
-    roles: dict[str, Role] = {}
-    for name, body in raw.items():
-        where = f"{file}: role {name!r}"
-        if not isinstance(body, dict) or not isinstance(body.get("what"), str):
-            raise ValueError(f"{where}: expected a mapping with 'what' (the role in words)")
-        fields = body.get("fields")
-        if not isinstance(fields, dict) or not fields:
-            raise ValueError(
-                f"{where}: 'fields' must map each run id to the config field that fills the role"
-            )
-        paper = body.get("paper")
-        if paper is not None and not isinstance(paper, str):
-            raise ValueError(f"{where}: 'paper' must be a dataset name")
-        roles[str(name)] = Role(
-            str(name), body["what"], paper, {str(k): str(v) for k, v in fields.items()}
+def _claim(
+    where: str, read: Mapping[str, Any], body: Mapping[str, Any], roles: Mapping[str, Role]
+) -> Claim:
+    """One claim as :data:`CLAIM` read it, with the rules that depend on its ``rule`` and on the
+    rest of the file. The ``why``, ``diagnosis`` and ``multiverse`` entries are kept as written
+    (their absent fields absent, not filled with defaults: their readers ask for them)."""
+    rule, paper, ours = read["rule"], read["paper"], read["ours"]
+    missing_paper = [f for f in _REQUIRED_PAPER[rule] if f not in paper]
+    if missing_paper:
+        raise ValueError(f"{where}: 'paper' lacks {missing_paper} (rule {rule!r})")
+    check_value(RUN_ID, ours.get("run"), where=where, field="ours.run")
+    _check_ours(where, rule, ours)
+    if rule == "estimate" and paper.get("significant") is False:
+        raise ValueError(
+            f"{where}: the paper reports no significant effect; judge it with the rule "
+            "'no_loss' (non-inferiority), not 'estimate'"
         )
-    return roles
+    if rule == "level" and (
+        not isinstance(paper["levels"], dict) or set(paper["levels"]) != set(ours["parts"])
+    ):
+        raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
+    _check_paper(where, rule, paper)
+    unknown = [r for r in read["data"] if r not in roles]
+    if unknown:
+        raise ValueError(
+            f"{where}: 'data' names the role(s) {unknown}, which 'roles:' does not declare "
+            f"(declared: {', '.join(roles) or 'none'})"
+        )
+    diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
+    why = check_why(where, body.get("why", []))
+    _check_paper_keys(where, paper, why)
+    return Claim(
+        id=read["id"],
+        claim=read["claim"],
+        source=read["source"],
+        rule=rule,
+        paper=paper,
+        run=ours["run"],
+        ours={k: v for k, v in ours.items() if k != "run"},
+        computed_on=read["computed_on"],
+        chapter=read["chapter"],
+        label=read["label"].strip(),
+        diagnosis=diagnosis,
+        origin=read["origin"],
+        why=why,
+        data=read["data"],
+        comparison=read["comparison"],
+        multiverse=body.get("multiverse", {}),
+    )
+
+
+def _roles(read: Mapping[str, Mapping[str, Any]]) -> dict[str, Role]:
+    """The ``roles:`` of a claims file as :data:`ROLE` read them, by name."""
+    return {
+        name: Role(name, body["what"], body["paper"], dict(body["fields"]))
+        for name, body in read.items()
+    }
 
 
 _LOADED_ROLES: dict[tuple[Path, str], dict[str, Role]] = {}
@@ -447,58 +380,24 @@ def load_roles(path: Path | str | None = None) -> dict[str, Role]:
     key = (file, hashlib.sha256(data).hexdigest())
     if key not in _LOADED_ROLES:
         raw = parse_yaml(data.decode("utf-8"), str(file))
-        _LOADED_ROLES[key] = _parse_roles(file, raw.get("roles") if isinstance(raw, dict) else None)
+        _LOADED_ROLES[key] = _roles(CLAIMS_FILE.read(raw, where=str(file))["roles"])
     return dict(_LOADED_ROLES[key])
 
 
-def _entries(
-    where: str, field: str, what: str, entries: Any
-) -> Iterator[tuple[str, dict[str, Any]]]:
-    """A claim's list field ``field`` (of ``what``), entry by entry with where each stands
-    (``where: field[i]``); ``ValueError`` when it is no list or an entry no mapping. Lazy, so
-    an entry's own checks run before the next entry is looked at."""
-    if not isinstance(entries, list):
-        raise ValueError(f"{where}: {field!r} must be a list of {what}")
-    for i, entry in enumerate(entries):
-        at = f"{where}: {field}[{i}]"
-        if not isinstance(entry, dict):
-            raise ValueError(f"{at}: expected a mapping")
-        yield at, entry
-
-
 def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
-    """A claim's ``why`` list (:mod:`regime_core.runner.explanation` fills it), each entry
-    checked: its fields, its ``when``, the number formats its fields name (``ValueError`` naming
-    the entry and the field)."""
+    """A claim's ``why`` list (:mod:`regime_core.runner.explanation` fills it), kept as written,
+    each entry read by :data:`WHY`, then its ``when`` and the fields of its templates
+    (``ValueError`` naming the entry and the field)."""
     from regime_core.runner.wording import NUMBER_KINDS
 
-    out = []
-    for at, entry in _entries(where, "why", "sentence templates", entries):
-        unknown = sorted(set(entry) - set(WHY_FIELDS))
-        if unknown:
-            raise ValueError(f"{at}: unknown field(s) {unknown}; known {list(WHY_FIELDS)}")
-        if not isinstance(entry.get("text"), str) or not entry["text"].strip():
-            raise ValueError(f"{at}: 'text' must be a non-empty sentence template")
-        for name in ("run", "lead", "join", "none"):
-            if name in entry and not isinstance(entry[name], str):
-                raise ValueError(f"{at}: {name!r} must be a string")
-        each = entry.get("each")
-        if each is not None and (not isinstance(each, dict) or not each):
-            raise ValueError(f"{at}: 'each' must map each label to what fills {{value}}")
+    check_value(Items(Record(WHY)), entries, where=where, field="why")
+    for i, entry in enumerate(entries):
+        at = f"{where}: why[{i}]"
         when = entry.get("when")
-        if when is not None and (
-            not isinstance(when, list)
-            or len(when) != 3
-            or when[1] not in WHEN_OPERATORS
-            or not all(
-                isinstance(k, str) and WHY_KEY.match(k.replace("{value}", "v"))
-                for k in (when[0], when[2])
-            )
-        ):
-            raise ValueError(
-                f"{at}: 'when' must be [KEY, OP, KEY], OP one of {list(WHEN_OPERATORS)}, each "
-                f"KEY a dotted record key (RUN:KEY for another run), got {when!r}"
-            )
+        if when is not None:
+            check_value(OPERATOR, when[1], where=at, field="when[1]")
+            for side in (0, 2):
+                check_value(RUN_RECORD_KEY, when[side], where=at, field=f"when[{side}]")
         for template in (entry["text"], entry.get("lead", ""), entry.get("none", "")):
             rest = WHY_FIELD.sub("", template.replace("{value}", "v")).replace("{label}", "")
             if "{" in rest or "}" in rest:
@@ -514,8 +413,7 @@ def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
                         f"{at}: the field {match.group(0)!r} has the format {kind!r}; known "
                         f"{', '.join(NUMBER_KINDS)}"
                     )
-        out.append(entry)
-    return tuple(out)
+    return tuple(entries)
 
 
 def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str]:
@@ -534,34 +432,18 @@ def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str
 
 
 def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
-    """A claim's ``diagnosis`` list, each entry checked (``ValueError`` naming the entry)."""
-    out = []
-    for at, entry in _entries(where, "diagnosis", "settings", entries):
-        for name in ("factor", "run"):
-            if not isinstance(entry.get(name), str) or not entry[name].strip():
-                raise ValueError(f"{at}: {name!r} must be a non-empty string")
-        if "values" in entry:
-            values, node = entry["values"], entry.get("node")
-            if not isinstance(values, dict) or not values:
-                raise ValueError(f"{at}: 'values' must map each label to what fills {{value}}")
-            if "ours" in entry:  # the record keys of each setting, '{value}' filled in them
-                if "node" in entry or not isinstance(entry["ours"], dict):
-                    raise ValueError(
-                        f"{at}: with 'values', name the settings' 'node' or their 'ours' keys "
-                        "(a mapping), one of them"
-                    )
-            elif not isinstance(node, str) or "{value}" not in node:
-                raise ValueError(f"{at}: with 'values', 'node' must hold '{{value}}'")
-        else:
-            if not isinstance(entry.get("label"), str):
-                raise ValueError(f"{at}: a single setting needs a 'label'")
-            if ("node" in entry) == ("ours" in entry):
-                raise ValueError(f"{at}: name the setting's 'node' or its 'ours' keys, one of them")
-        unknown = sorted(set(entry) - {"factor", "run", "node", "values", "label", "ours"})
-        if unknown:
-            raise ValueError(f"{at}: unknown field(s) {unknown}")
-        out.append(entry)
-    return tuple(out)
+    """A claim's ``diagnosis`` list, kept as written, each entry read by :data:`DIAGNOSIS`,
+    then what its fields must say together (``ValueError`` naming the entry)."""
+    check_value(Items(Record(DIAGNOSIS)), entries, where=where, field="diagnosis")
+    for i, entry in enumerate(entries):
+        at = f"{where}: diagnosis[{i}]"
+        if "values" not in entry and "label" not in entry:
+            raise ValueError(f"{at}: a single setting needs a 'label'")
+        if ("node" in entry) == ("ours" in entry):
+            raise ValueError(f"{at}: name the setting's 'node' or its 'ours' keys, one of them")
+        if "values" in entry and "node" in entry and "{value}" not in entry["node"]:
+            raise ValueError(f"{at}: with 'values', 'node' must hold '{{value}}'")
+    return tuple(entries)
 
 
 def claim_where(

@@ -81,25 +81,26 @@ def _claims_file(tmp_path: Path, body: str) -> Path:
     [
         ("claims: []\n", ("'claims'",)),
         (
-            "claims:\n  - {id: a, claim: x, source: s, rule: guess, paper: {}, ours: {run: r}}\n",
-            ("claim 'a'", "rule 'guess'"),
+            "claims:\n  - {id: a, label: a, claim: x, source: s, rule: guess, paper: {}, "
+            "ours: {run: r}}\n",
+            ("claim 'a'", "'rule'", "'guess'"),
         ),
         (
-            "claims:\n  - {id: a, claim: x, source: s, rule: range, paper: {low: 1}, "
+            "claims:\n  - {id: a, label: a, claim: x, source: s, rule: range, paper: {low: 1}, "
             "ours: {run: r}}\n",
             ("claim 'a'", "'paper'", "['high']"),
         ),
         (
-            "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
-            "ours: {holds: k}}\n",
+            "claims:\n  - {id: a, label: a, claim: x, source: s, rule: holds, "
+            "paper: {statement: y}, ours: {holds: k}}\n",
             ("claim 'a'", "'ours.run'"),
         ),
         (
-            "claims:\n  - {id: a, claim: x, source: s, rule: holds, paper: {statement: y}, "
-            "ours: {run: r}}\n",
+            "claims:\n  - {id: a, label: a, claim: x, source: s, rule: holds, "
+            "paper: {statement: y}, ours: {run: r}}\n",
             ("claim 'a'", "'ours'", "['holds']"),
         ),
-        ("claims:\n  - {id: a}\n", ("claims[0]", "'claim'")),
+        ("claims:\n  - {claim: x}\n", ("claims[0]", "'id'")),
     ],
 )
 def test_bad_claims_files_name_the_problem(tmp_path: Path, body: str, names: tuple[str]) -> None:
@@ -276,7 +277,7 @@ LISTED = (
     [
         ("why", "{text: x}", ("'why'",)),
         ("why", "[{text: x}, y]", ("why[1]",)),
-        ("why", "[{lead: x}, y]", ("why[0]", "'text'")),  # entry by entry
+        ("why", "[{lead: x}, y]", ("'why[0].text'",)),  # entry by entry
         ("diagnosis", "{factor: f}", ("'diagnosis'",)),
         ("diagnosis", "[x]", ("diagnosis[0]",)),
     ],

@@ -110,10 +110,10 @@ def test_missing_records_and_bad_specs_are_named() -> None:
     assert found is not None and found.not_run == ("the encoder: corpus pools",)
     assert [a.label for a in found.alternatives] == ["TF-IDF"]
     for entry, message in [
-        ({"run": "r", "label": "l", "node": "n"}, "'factor'"),
+        ({"run": "r", "label": "l", "node": "n"}, "'diagnosis[0].factor'"),
         ({"factor": "f", "run": "r", "node": "n", "values": {"a": "b"}}, "{value}"),
         ({"factor": "f", "run": "r", "label": "l"}, "one of them"),
-        ({"factor": "f", "run": "r", "label": "l", "node": "n", "extra": 1}, "unknown"),
+        ({"factor": "f", "run": "r", "label": "l", "node": "n", "extra": 1}, "diagnosis[0].extra"),
     ]:
         with refused(ValueError, names=(message,)):
             _check_diagnosis("claims.yml: claim 'c'", [entry])

@@ -120,13 +120,13 @@ def test_absent_keys_are_named_and_absent_runs_fail() -> None:
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"lead": "x"}, "'text'"),
-        ({"text": "x", "extra": 1}, "unknown"),
-        ({"text": "x", "each": {}}, "'each'"),
-        ({"text": "x", "when": ["a", "≈", "b"]}, "'when'"),
-        ({"text": "x", "when": ["a", "<"]}, "'when'"),
+        ({"lead": "x"}, "'why[0].text'"),
+        ({"text": "x", "extra": 1}, "'why[0].extra'"),
+        ({"text": "x", "each": {}}, "'why[0].each'"),
+        ({"text": "x", "when": ["a", "≈", "b"]}, "'when[1]'"),
+        ({"text": "x", "when": ["a", "<"]}, "'why[0].when'"),
         ({"text": "{numbers.a|percent}"}, "format 'percent'"),
-        ({"text": "x", "join": 1}, "'join'"),
+        ({"text": "x", "join": 1}, "'why[0].join'"),
         ({"text": "{numbers.a b}"}, "brace"),  # not a field: it would be printed as written
         ({"text": "{ratio}"}, "brace"),
     ],

@@ -297,12 +297,14 @@ class Pattern(Kind):
 
 @dataclass(frozen=True)
 class Table(Kind):
-    """An object whose keys are free (each one ``key``) and whose values are each ``of``; a
-    ``tree`` nests: a value may also be a table of the same kind (a record's numbers)."""
+    """An object whose keys are free (each one ``key``) and whose values are each ``of``, at
+    least ``min_items`` of them; a ``tree`` nests: a value may also be a table of the same kind
+    (a record's numbers)."""
 
     of: Kind
     key: Kind = Text()
     tree: bool = False
+    min_items: int = 0
 
     def describe(self) -> str:
         nested = " or such objects" if self.tree else ""
@@ -311,6 +313,8 @@ class Table(Kind):
     def check(self, value: Any, path: Path) -> Any:
         if not isinstance(value, Mapping):
             raise self.refuse(value, path)
+        if len(value) < self.min_items:
+            raise _Refused(path, f"has {len(value)} keys, expected at least {self.min_items}")
         out: dict[str, Any] = {}
         for key, item in value.items():
             self.key.check(key, (*path, str(key)))
@@ -323,7 +327,7 @@ class Table(Kind):
         if self.tree:  # the nested tables' own keys and values go unchecked by the schema
             values = {"anyOf": [values, {"type": "object"}]}
         return {"type": "object", "propertyNames": self.key.schema(),
-                "additionalProperties": values}  # fmt: skip
+                "additionalProperties": values, "minProperties": self.min_items}  # fmt: skip
 
 
 @dataclass(frozen=True)
