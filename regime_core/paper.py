@@ -29,7 +29,15 @@ from typing import Any
 
 from regime_core import paths
 from regime_core.inputs import Choice, Items, Record, check_value
-from regime_core.inputs.claims_file import CLAIM, CLAIMS_FILE, DIAGNOSIS, RULES, RUN_RECORD_KEY, WHY
+from regime_core.inputs.claims_file import (
+    CLAIM,
+    CLAIMS_FILE,
+    DIAGNOSIS,
+    PAPER_BY_RULE,
+    RULES,
+    RUN_RECORD_KEY,
+    WHY,
+)
 from regime_core.inputs.claims_file import COMPARISONS as COMPARISONS
 from regime_core.inputs.claims_file import LABEL_MAX_CHARS as LABEL_MAX_CHARS
 from regime_core.inputs.claims_file import ORIGINS as ORIGINS
@@ -37,19 +45,6 @@ from regime_core.inputs.run_declarations import RUN_ID
 
 PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
-#: The fields of the paper's side each kind of claim (``rule``) must state.
-_REQUIRED_PAPER: dict[str, tuple[str, ...]] = {
-    "estimate": ("value",),
-    "range": ("low", "high"),
-    "positive": ("statement",),
-    "no_loss": ("statement",),
-    "equivalence": ("statement",),
-    "level": ("levels",),
-    "bound": ("bound",),
-    "share": ("passing", "total"),
-    "holds": ("statement",),
-    "untestable": ("statement", "why"),
-}
 #: The record keys of our side each kind of claim must name (a comparison claim judged part by
 #: part names them under each of ``parts`` instead).
 _COMPARISON_OURS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi")
@@ -87,7 +82,7 @@ OPERATOR = Choice(tuple(WHEN_OPERATORS))
 def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
     """Our side names every record key its rule reads, directly or under each part."""
     parts = ours.get("parts")
-    if rule == "level" or (rule in _REQUIRED_PAPER and parts is not None and rule != "holds"):
+    if rule == "level" or (parts is not None and rule != "holds"):
         if not isinstance(parts, Mapping) or not parts:
             raise ValueError(f"{where}: 'ours.parts' must map each part to its record keys")
         needed = ("estimate", "n") if rule == "level" else _COMPARISON_OURS
@@ -108,17 +103,11 @@ def _is_number(value: Any) -> bool:
 
 
 def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
-    """The paper's values its rule judges or shows, checked once here so that the judge trusts
-    them: numbers (not yes or no), an estimate other than zero, a range of one sign, a share of
-    whole cells, a positive bound. Checked, never coerced."""
-    numbers = {f: paper[f] for f in ("value", "low", "high", "bound", "threshold") if f in paper}
-    if rule == "level":
-        numbers.update({f"levels.{k}": v for k, v in paper["levels"].items()})
-    if rule == "share":
-        numbers.update(passing=paper["passing"], total=paper["total"])
-    for name, value in numbers.items():
-        if not _is_number(value):
-            raise ValueError(f"{where}: 'paper.{name}' is {value!r}, not a number")
+    """The paper's values its rule judges or shows (:data:`PAPER_BY_RULE`), checked once here
+    so that the judge trusts them, and what they must say together: an estimate other than
+    zero, a range of one sign, a share of no more cells than there are. Checked, never
+    coerced."""
+    check_value(Record(PAPER_BY_RULE[rule]), paper, where=where, field="paper")
     if rule == "estimate" and paper["value"] == 0:
         raise ValueError(
             f"{where}: 'paper.value' is 0, which is no effect; judge it with the rule 'no_loss'"
@@ -130,17 +119,11 @@ def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
                 f"{where}: 'paper.low' {low} and 'paper.high' {high} are no range of one sign "
                 "(low <= high, both above or both below zero)"
             )
-    if rule == "share":
-        passing, total = paper["passing"], paper["total"]
-        if not isinstance(passing, int) or not isinstance(total, int) or not 0 <= passing <= total:
-            raise ValueError(
-                f"{where}: 'paper.passing' {passing} of 'paper.total' {total} is no share of "
-                "whole cells (0 <= passing <= total)"
-            )
-        if total <= 0:
-            raise ValueError(f"{where}: 'paper.total' is {total}; a share needs a cell")
-    if rule == "bound" and not paper["bound"] > 0:
-        raise ValueError(f"{where}: 'paper.bound' is {paper['bound']}, not above zero")
+    if rule == "share" and paper["passing"] > paper["total"]:
+        raise ValueError(
+            f"{where}: 'paper.passing' {paper['passing']} is more than the 'paper.total' "
+            f"{paper['total']} cells"
+        )
 
 
 def _check_paper_keys(
@@ -315,9 +298,7 @@ def _claim(
     rest of the file. The ``why``, ``diagnosis`` and ``multiverse`` entries are kept as written
     (their absent fields absent, not filled with defaults: their readers ask for them)."""
     rule, paper, ours = read["rule"], read["paper"], read["ours"]
-    missing_paper = [f for f in _REQUIRED_PAPER[rule] if f not in paper]
-    if missing_paper:
-        raise ValueError(f"{where}: 'paper' lacks {missing_paper} (rule {rule!r})")
+    _check_paper(where, rule, paper)
     check_value(RUN_ID, ours.get("run"), where=where, field="ours.run")
     _check_ours(where, rule, ours)
     if rule == "estimate" and paper.get("significant") is False:
@@ -325,11 +306,8 @@ def _claim(
             f"{where}: the paper reports no significant effect; judge it with the rule "
             "'no_loss' (non-inferiority), not 'estimate'"
         )
-    if rule == "level" and (
-        not isinstance(paper["levels"], dict) or set(paper["levels"]) != set(ours["parts"])
-    ):
+    if rule == "level" and set(paper["levels"]) != set(ours["parts"]):
         raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
-    _check_paper(where, rule, paper)
     unknown = [r for r in read["data"] if r not in roles]
     if unknown:
         raise ValueError(

@@ -88,7 +88,7 @@ def _claims_file(tmp_path: Path, body: str) -> Path:
         (
             "claims:\n  - {id: a, label: a, claim: x, source: s, rule: range, paper: {low: 1}, "
             "ours: {run: r}}\n",
-            ("claim 'a'", "'paper'", "['high']"),
+            ("claim 'a'", "'paper.high'"),
         ),
         (
             "claims:\n  - {id: a, label: a, claim: x, source: s, rule: holds, "

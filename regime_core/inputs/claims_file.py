@@ -19,6 +19,7 @@ from regime_core.inputs import (
     Format,
     Items,
     Nullable,
+    Number,
     Pattern,
     Record,
     Table,
@@ -32,10 +33,6 @@ RECORD_KEY_RE = rf"(?:{KEY_CHARS}|\{{value\}})+(?:\.(?:{KEY_CHARS}|\{{value\}})+
 RECORD_KEY = Pattern(RECORD_KEY_RE, "a dotted record key")
 #: a record key of another run's record: ``RUN:KEY`` (or of the claim's own: ``KEY``)
 RUN_RECORD_KEY = Pattern(rf"(?:[a-z0-9_]+:)?{RECORD_KEY_RE}", "a dotted record key (RUN:KEY)")
-RULES: tuple[str, ...] = (
-    "estimate", "range", "positive", "no_loss", "equivalence", "level", "bound", "share",
-    "holds", "untestable",
-)  # fmt: skip
 #: whose statement a claim is: the paper's, or ours (a statement the paper never makes)
 ORIGINS: tuple[str, ...] = ("paper", "ours")
 #: routed against always-q or always-union, the oracle against routed, or routed with the
@@ -56,6 +53,57 @@ LABEL = Pattern(
 )
 #: record keys: each a dotted key, or a group of them by name (``parts``, ``too_few``)
 OURS = Table(RECORD_KEY, tree=True)
+
+#: the paper's numbers any claim may state: each one a number, never yes or no
+_PAPER_NUMBERS = tuple(
+    Field(name, Number(), required=False, meaning=meaning)
+    for name, meaning in (
+        ("value", "the paper's estimate"),
+        ("low", "the low end of the paper's range"),
+        ("high", "the high end of the paper's range"),
+        ("bound", "the paper's bound"),
+        ("threshold", "the threshold the paper's cells pass"),
+    )
+)
+STATEMENT = Field("statement", Text(), meaning="what the paper states, in words")
+
+
+def _paper_side(rule: str, *fields: Field) -> Format:
+    """The paper's side of a claim judged by ``rule``: the fields the rule judges or shows, the
+    numbers any claim may state, and whatever else the paper says (``p_below``, ``setting``)."""
+    named = {field.name for field in fields}
+    rest = tuple(field for field in _PAPER_NUMBERS if field.name not in named)
+    return Format(f"the paper's side of a {rule!r} claim", (*fields, *rest), closed=False)
+
+
+#: the paper's side of a claim, by its ``rule`` (the kinds of claim); what the fields must say
+#: together (a range of one sign, a share of no more cells than there are, an estimate other
+#: than zero) is :func:`regime_core.paper.load_claims`'s
+PAPER_BY_RULE: dict[str, Format] = {
+    "estimate": _paper_side("estimate", Field("value", Number(), meaning="the paper's estimate")),
+    "range": _paper_side(
+        "range",
+        Field("low", Number(), meaning="the low end of the paper's range"),
+        Field("high", Number(), meaning="the high end of the paper's range"),
+    ),
+    **{rule: _paper_side(rule, STATEMENT) for rule in ("positive", "no_loss", "equivalence")},
+    "level": _paper_side(
+        "level", Field("levels", Table(Number(), min_items=1), meaning="each part's level")
+    ),
+    "bound": _paper_side(
+        "bound", Field("bound", Number(low=0, low_open=True), meaning="the paper's bound")
+    ),
+    "share": _paper_side(
+        "share",
+        Field("passing", Number(low=0, integer=True), meaning="the cells that pass"),
+        Field("total", Number(low=1, integer=True), meaning="the cells there are"),
+    ),
+    "holds": _paper_side("holds", STATEMENT),
+    "untestable": _paper_side(
+        "untestable", STATEMENT, Field("why", Text(), meaning="why it cannot be tested here")
+    ),
+}
+RULES: tuple[str, ...] = tuple(PAPER_BY_RULE)
 
 ROLE = Format(
     "role",
