@@ -11,7 +11,10 @@ Every rule reads our *interval* only. For paired binary outcomes the interval is
 interval of the difference of hit rates (:func:`regime_core.stats.score_interval`), which
 excludes zero exactly when the asymptotic McNemar p is below :data:`SIGNIFICANCE_LEVEL`; a
 Holm-adjusted comparison carries its Holm-level interval. So no verdict can contradict the
-p-value printed beside it.
+p-value printed beside it. The kernels trust what they are given: the paper's side was checked
+when the claims were read (:func:`regime_core.paper.load_claims`: a non-zero estimate, a range
+of one sign, a share of whole cells) and our interval when it was made
+(:class:`regime_core.runner.ours.Comparison`).
 
 >>> judge_estimate(0.056, estimate=0.05, ci_lo=0.02, ci_hi=0.08).verdict
 'reproduced'
@@ -211,11 +214,6 @@ class Judgement:
         )
 
 
-def _check_interval(where: str, lo: float, hi: float) -> None:
-    if not lo <= hi:
-        raise ValueError(f"{where}: ci_lo {lo} > ci_hi {hi}")
-
-
 def judge_estimate(paper_value: float, *, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
     """The ``estimate`` rule of :data:`VERDICT_RULES` (``paper_value`` non-zero).
 
@@ -224,9 +222,6 @@ def judge_estimate(paper_value: float, *, estimate: float, ci_lo: float, ci_hi: 
     >>> judge_estimate(0.056, estimate=0.09, ci_lo=0.07, ci_hi=0.11).verdict
     'larger than reported'
     """
-    _check_interval("judge_estimate", ci_lo, ci_hi)
-    if paper_value == 0:
-        raise ValueError("judge_estimate: a paper value of 0 is no effect; use the no_loss rule")
     ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     holds_value = ci_lo <= paper_value <= ci_hi
     holds_zero = ci_lo <= 0.0 <= ci_hi
@@ -257,11 +252,6 @@ def judge_range(
     >>> judge_range(0.086, 0.141, estimate=0.078, ci_lo=0.05, ci_hi=0.11).label
     "smaller than reported (consistent with the paper's range)"
     """
-    if not low <= high:
-        raise ValueError(f"judge_range: low {low} > high {high}")
-    if low * high < 0 or (low == 0 and high == 0):
-        raise ValueError(f"judge_range: the range [{low}, {high}] has no single sign")
-    _check_interval("judge_range", ci_lo, ci_hi)
     ours = f"our estimate {pp(estimate)} (interval {interval_text(ci_lo, ci_hi)})"
     paper = f"the paper's {interval_text(low, high)}"
     side = 1 if (low > 0 or high > 0) else -1
@@ -291,7 +281,6 @@ def judge_positive(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
     >>> judge_positive(estimate=0.01, ci_lo=-0.001, ci_hi=0.021).verdict
     'inconclusive (too few questions)'
     """
-    _check_interval("judge_positive", ci_lo, ci_hi)
     ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     if ci_lo > 0:
         return Judgement(REPRODUCED, f"{ours} lies above zero")
@@ -314,7 +303,6 @@ def judge_no_loss(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgement:
     >>> judge_no_loss(estimate=-0.02, ci_lo=-0.04, ci_hi=0.001).verdict
     'inconclusive (too few questions)'
     """
-    _check_interval("judge_no_loss", ci_lo, ci_hi)
     ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     margin = pp(-SMALLEST_EFFECT)
     if ci_lo > -SMALLEST_EFFECT:
@@ -330,7 +318,6 @@ def judge_equivalence(*, estimate: float, ci_lo: float, ci_hi: float) -> Judgeme
     >>> judge_equivalence(estimate=0.002, ci_lo=-0.006, ci_hi=0.009).verdict
     'reproduced'
     """
-    _check_interval("judge_equivalence", ci_lo, ci_hi)
     ours = f"our interval ({interval_text(ci_lo, ci_hi)})"
     band = f"±{100 * SMALLEST_EFFECT:.1f} pp"
     if ci_lo > -SMALLEST_EFFECT and ci_hi < SMALLEST_EFFECT:
@@ -359,7 +346,6 @@ def judge_level(paper_value: float, *, estimate: float, ci_lo: float, ci_hi: flo
     >>> judge_level(0.842, estimate=0.70, ci_lo=0.66, ci_hi=0.74).verdict
     'smaller than reported'
     """
-    _check_interval("judge_level", ci_lo, ci_hi)
     ours = f"our {format_number(estimate, 'pct')} ({format_number(ci_lo, 'pct')} to "
     ours += f"{format_number(ci_hi, 'pct')})"
     paper = format_number(paper_value, "pct")
@@ -397,8 +383,6 @@ def judge_share(
     >>> judge_share(6, 8, passing=2, total=12, direction_passing=11).verdict
     'direction only'
     """
-    if paper_total <= 0 or not 0 <= paper_passing <= paper_total:
-        raise ValueError(f"judge_share: paper {paper_passing}/{paper_total} is not a share")
     if total <= 0:
         return Judgement(NOT_REPRODUCED, "no cell of ours could be evaluated")
     target = paper_passing / paper_total
