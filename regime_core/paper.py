@@ -244,15 +244,25 @@ class Claim:
         return "n.s." if self.paper.get("significant") is False else ""
 
 
-#: The claims of every claims file read, by its path and the sha256 of its bytes (a book
-#: build reads the same file for every directive and role).
-_LOADED: dict[tuple[Path, str], tuple[Claim, ...]] = {}
+#: The claims and roles of every claims file read, by its path and the sha256 of its bytes (a
+#: book build reads the same file for every directive and role).
+_LOADED: dict[tuple[Path, str], tuple[tuple[Claim, ...], dict[str, Role]]] = {}
 
 
 def load_claims(path: Path | str | None = None) -> list[Claim]:
     """Parse and validate ``paper_claims.yml`` (once per content); ``ValueError`` names the
     file, claim and field."""
+    return list(_read_claims_file(path)[0])
+
+
+def load_roles(path: Path | str | None = None) -> dict[str, Role]:
+    """The roles declared in a claims file (``roles:``), by name."""
+    return dict(_read_claims_file(path)[1])
+
+
+def _read_claims_file(path: Path | str | None) -> tuple[tuple[Claim, ...], dict[str, Role]]:
     from regime_core.integrity import read_bytes
+    from regime_core.strict_json import parse_yaml
 
     file = Path(path) if path is not None else PAPER_CLAIMS_FILE
     try:
@@ -260,14 +270,8 @@ def load_claims(path: Path | str | None = None) -> list[Claim]:
     except FileNotFoundError:
         raise FileNotFoundError(f"{file} does not exist") from None
     key = (file, hashlib.sha256(data).hexdigest())
-    if key not in _LOADED:
-        _LOADED[key] = tuple(_parse_claims(file, data))
-    return list(_LOADED[key])
-
-
-def _parse_claims(file: Path, data: bytes) -> list[Claim]:
-    from regime_core.strict_json import parse_yaml
-
+    if key in _LOADED:
+        return _LOADED[key]
     try:
         raw = parse_yaml(data.decode("utf-8"), str(file))
     except UnicodeDecodeError as err:
@@ -288,7 +292,8 @@ def _parse_claims(file: Path, data: bytes) -> list[Claim]:
         claims.append(_claim(where, CLAIM.read(body, where=where), body, roles))
         if claims[-1].id in (c.id for c in claims[:-1]):
             raise ValueError(f"{where}: duplicate id")
-    return claims
+    _LOADED[key] = (tuple(claims), roles)
+    return _LOADED[key]
 
 
 def _claim(
@@ -343,23 +348,6 @@ def _roles(read: Mapping[str, Mapping[str, Any]]) -> dict[str, Role]:
         name: Role(name, body["what"], body["paper"], dict(body["fields"]))
         for name, body in read.items()
     }
-
-
-_LOADED_ROLES: dict[tuple[Path, str], dict[str, Role]] = {}
-
-
-def load_roles(path: Path | str | None = None) -> dict[str, Role]:
-    """The roles declared in a claims file (``roles:``), by name."""
-    from regime_core.integrity import read_bytes
-    from regime_core.strict_json import parse_yaml
-
-    file = Path(path) if path is not None else PAPER_CLAIMS_FILE
-    data = read_bytes(file)
-    key = (file, hashlib.sha256(data).hexdigest())
-    if key not in _LOADED_ROLES:
-        raw = parse_yaml(data.decode("utf-8"), str(file))
-        _LOADED_ROLES[key] = _roles(CLAIMS_FILE.read(raw, where=str(file))["roles"])
-    return dict(_LOADED_ROLES[key])
 
 
 def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
