@@ -175,7 +175,9 @@ class Role:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of ``paper_claims.yml``: the paper's side (values) and ours (record keys)."""
+    """One claim of ``paper_claims.yml``: the paper's side (values) and ours (record keys).
+    Its fields are the file's, and :data:`regime_core.inputs.claims_file.CLAIM` says what each
+    means (``run`` is ``ours.run``; ``why``, ``diagnosis`` and ``multiverse`` kept as written)."""
 
     id: str
     claim: str
@@ -186,25 +188,12 @@ class Claim:
     ours: Mapping[str, Any]
     computed_on: str = ""
     chapter: str = ""
-    #: a short name for the claim's row (at most :data:`LABEL_MAX_CHARS`); required in the file
     label: str = ""
-    #: the settings a verdict other than "reproduced" is diagnosed under
-    #: (:mod:`regime_core.runner.diagnosis`): each ``factor``, ``run`` and ``node`` (with
-    #: ``values``), or ``label`` and ``node`` or ``ours``
     diagnosis: tuple[Mapping[str, Any], ...] = ()
-    #: whose statement it is (:data:`ORIGINS`): ``paper`` (default) or ``ours``
     origin: str = "paper"
-    #: why a verdict other than "reproduced" came out, in sentence templates filled from the
-    #: records (:mod:`regime_core.runner.explanation`): each ``text``, with ``run``, ``each``,
-    #: ``when``, ``lead``, ``join`` and ``none``
     why: tuple[Mapping[str, Any], ...] = ()
-    #: the roles of the data it reads (``roles:`` of the claims file: the training set, each
-    #: transfer set, every dataset pooled); judged on whatever dataset fills them
     data: tuple[str, ...] = ()
-    #: what its estimate compares (:data:`COMPARISONS`), for the multiverse's routing readings
     comparison: str = ""
-    #: its specification curve's ``title``, ``estimate`` and ``percent``, or why it is ``outside``
-    #: the multiverse (:mod:`regime_core.experiments.robustness_grid`)
     multiverse: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -3,7 +3,19 @@ which runs (read by :func:`regime_core.runner.declarations.load_declarations`)."
 
 from __future__ import annotations
 
-from regime_core.inputs import Choice, Data, Field, Flag, Format, Items, Pattern, Table, Text
+from regime_core.inputs import (
+    Choice,
+    Data,
+    Either,
+    Field,
+    Flag,
+    Format,
+    Items,
+    Pattern,
+    Record,
+    Table,
+    Text,
+)
 
 #: ``paper`` is the paper's own setting (1,000-question subsets, corpus pools, its three encoders
 #: by hub name): it needs GPUs and the hub (book page "Scale: the paper's setting").
@@ -37,3 +49,22 @@ DECLARATIONS = Format(
                       "refusal names the run"),
     ),
 )  # fmt: skip
+
+#: what the runner reads of a notebook a run names: its cells' tags and source (the rest of
+#: the notebook is papermill's and Jupyter's)
+CELL = Format(
+    "cell",
+    (
+        Field("metadata", Record(Format("metadata", (
+            Field("tags", Items(Text()), required=False, default=(), meaning="the cell's tags"),
+        ), closed=False)), required=False, default={"tags": ()}, meaning="the cell's metadata"),
+        Field("source", Either((Text(blank=True), Items(Text(blank=True)))), required=False,
+              default="", meaning="the cell's code, one text or its lines"),
+    ),
+    closed=False,
+)  # fmt: skip
+NOTEBOOK = Format(
+    "notebook",
+    (Field("cells", Items(Record(CELL)), meaning="the notebook's cells, in order"),),
+    closed=False,
+)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.inputs.run_declarations import DECLARATIONS, PROFILES, RUN
+from regime_core.inputs.run_declarations import DECLARATIONS, NOTEBOOK, PROFILES, RUN
 from regime_core.strict_json import read_json_file, read_yaml_file
 
 DEFAULT_PROFILE = "default"
@@ -153,24 +153,12 @@ def notebook_defaults(notebook: Path) -> dict[str, Any]:
 
 def _parameter_assignments(notebook: Path) -> list[tuple[str, ast.expr]]:
     """(name, value) of each top-level assignment to a name in the ``parameters`` cell."""
-    document = read_json_file(notebook)  # ValueError naming the notebook when it is not JSON
-    cells = document.get("cells") if isinstance(document, dict) else None
-    if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):
-        raise ValueError(f"{notebook}: not a notebook (no list of cells)")
-
-    def tags(cell: dict[str, Any]) -> list[Any]:
-        metadata = cell.get("metadata")
-        found = metadata.get("tags") if isinstance(metadata, dict) else None
-        return found if isinstance(found, list) else []
-
-    tagged = [c for c in cells if "parameters" in tags(c)]
+    # ValueError naming the notebook when it is not JSON, or not a notebook
+    cells = NOTEBOOK.read(read_json_file(notebook), where=str(notebook))["cells"]
+    tagged = [cell for cell in cells if "parameters" in cell["metadata"]["tags"]]
     if not tagged:
         raise ValueError(f"{notebook}: no cell is tagged 'parameters' (papermill needs one)")
-    source = tagged[0].get("source", "")
-    if isinstance(source, list):
-        source = "".join(str(line) for line in source)
-    if not isinstance(source, str):
-        raise ValueError(f"{notebook}: the 'parameters' cell's source is not text")
+    source = "".join(tagged[0]["source"])
     try:
         tree = ast.parse(source)
     except SyntaxError as err:
