@@ -11,6 +11,8 @@ entry's ``when``, and inside a template's ``{numbers.KEY}`` fields:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from regime_core.inputs import (
     Choice,
     Data,
@@ -54,54 +56,43 @@ LABEL = Pattern(
 #: record keys: each a dotted key, or a group of them by name (``parts``, ``too_few``)
 OURS = Table(RECORD_KEY, tree=True)
 
-#: the paper's numbers any claim may state: each one a number, never yes or no
-_PAPER_NUMBERS = tuple(
-    Field(name, Number(), required=False, meaning=meaning)
-    for name, meaning in (
-        ("value", "the paper's estimate"),
-        ("low", "the low end of the paper's range"),
-        ("high", "the high end of the paper's range"),
-        ("bound", "the paper's bound"),
-        ("threshold", "the threshold the paper's cells pass"),
+#: what the paper's side of a claim may state; its rule requires some (:data:`PAPER_BY_RULE`)
+_PAPER = {
+    field.name: field
+    for field in (
+        Field("value", Number(), required=False, meaning="the paper's estimate"),
+        Field("low", Number(), required=False, meaning="the low end of the paper's range"),
+        Field("high", Number(), required=False, meaning="the high end of the paper's range"),
+        Field("bound", Number(low=0, low_open=True), required=False, meaning="its bound"),
+        Field("threshold", Number(), required=False, meaning="what the paper's cells pass"),
+        Field("statement", Text(), required=False, meaning="what the paper states, in words"),
+        Field("why", Text(), required=False, meaning="why it cannot be tested here"),
+        Field("levels", Table(Number(), min_items=1), required=False, meaning="each level"),
+        Field("passing", Number(low=0, integer=True), required=False, meaning="cells passing"),
+        Field("total", Number(low=1, integer=True), required=False, meaning="cells in all"),
     )
-)
-STATEMENT = Field("statement", Text(), meaning="what the paper states, in words")
+}
 
 
-def _paper_side(rule: str, *fields: Field) -> Format:
-    """The paper's side of a claim judged by ``rule``: the fields the rule judges or shows, the
-    numbers any claim may state, and whatever else the paper says (``p_below``, ``setting``)."""
-    named = {field.name for field in fields}
-    rest = tuple(field for field in _PAPER_NUMBERS if field.name not in named)
-    return Format(f"the paper's side of a {rule!r} claim", (*fields, *rest), closed=False)
+def _paper_side(rule: str, *required: str) -> Format:
+    """The paper's side of a claim judged by ``rule``: the fields the rule judges or shows
+    (``required``), any other it may state, and whatever else the paper says (``p_below``)."""
+    fields = {**_PAPER, **{name: replace(_PAPER[name], required=True) for name in required}}
+    return Format(f"the paper's side of a {rule!r} claim", tuple(fields.values()), closed=False)
 
 
 #: the paper's side of a claim, by its ``rule`` (the kinds of claim); what the fields must say
 #: together (a range of one sign, a share of no more cells than there are, an estimate other
 #: than zero) is :func:`regime_core.paper.load_claims`'s
 PAPER_BY_RULE: dict[str, Format] = {
-    "estimate": _paper_side("estimate", Field("value", Number(), meaning="the paper's estimate")),
-    "range": _paper_side(
-        "range",
-        Field("low", Number(), meaning="the low end of the paper's range"),
-        Field("high", Number(), meaning="the high end of the paper's range"),
-    ),
-    **{rule: _paper_side(rule, STATEMENT) for rule in ("positive", "no_loss", "equivalence")},
-    "level": _paper_side(
-        "level", Field("levels", Table(Number(), min_items=1), meaning="each part's level")
-    ),
-    "bound": _paper_side(
-        "bound", Field("bound", Number(low=0, low_open=True), meaning="the paper's bound")
-    ),
-    "share": _paper_side(
-        "share",
-        Field("passing", Number(low=0, integer=True), meaning="the cells that pass"),
-        Field("total", Number(low=1, integer=True), meaning="the cells there are"),
-    ),
-    "holds": _paper_side("holds", STATEMENT),
-    "untestable": _paper_side(
-        "untestable", STATEMENT, Field("why", Text(), meaning="why it cannot be tested here")
-    ),
+    "estimate": _paper_side("estimate", "value"),
+    "range": _paper_side("range", "low", "high"),
+    **{rule: _paper_side(rule, "statement") for rule in ("positive", "no_loss", "equivalence")},
+    "level": _paper_side("level", "levels"),
+    "bound": _paper_side("bound", "bound"),
+    "share": _paper_side("share", "passing", "total"),
+    "holds": _paper_side("holds", "statement"),
+    "untestable": _paper_side("untestable", "statement", "why"),
 }
 RULES: tuple[str, ...] = tuple(PAPER_BY_RULE)
 
