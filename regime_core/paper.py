@@ -33,6 +33,7 @@ from regime_core.inputs.claims_file import (
     CLAIM,
     CLAIMS_FILE,
     DIAGNOSIS,
+    DOTTED_KEY_RE,
     PAPER_BY_RULE,
     RULES,
     RUN_RECORD_KEY,
@@ -70,12 +71,12 @@ WHEN_OPERATORS: dict[str, Callable[[float, float], bool]] = {
 #: A field of a ``why`` template: ``{[RUN:]numbers.KEY[|KIND[:DIGITS]]}``,
 #: ``{[RUN:]config.FIELD}`` or ``{paper.KEY[|KIND[:DIGITS]]}`` (the claim's paper side).
 WHY_FIELD = re.compile(
-    r"\{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>[A-Za-z0-9_.@+-]+)"
+    rf"\{{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>{DOTTED_KEY_RE})"
     r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
 )
 #: A key of a ``why`` entry's ``when``: ``[RUN:]dotted.key`` of ``numbers``, or ``paper.KEY``
 #: (split into its run and key; :data:`regime_core.inputs.claims_file.RUN_RECORD_KEY` checks it).
-WHY_KEY = re.compile(r"^(?:(?P<run>[a-z0-9_]+):)?(?P<key>[A-Za-z0-9_.@+-]+)$")
+WHY_KEY = re.compile(rf"^(?:(?P<run>[a-z0-9_]+):)?(?P<key>{DOTTED_KEY_RE})$")
 OPERATOR = Choice(tuple(WHEN_OPERATORS))
 
 

@@ -30,7 +30,9 @@ from regime_core.inputs import (
 
 #: the characters of one level of a record key (a dataset, an encoder, ``hit@5``, ``P1-P2+``)
 KEY_CHARS = r"[A-Za-z0-9_@+-]"
-#: a dotted record key, each level's characters or ``{value}``
+#: a dotted record key as a record holds it (the key of a template's ``{numbers.KEY}`` field)
+DOTTED_KEY_RE = rf"{KEY_CHARS}+(?:\.{KEY_CHARS}+)*"
+#: a dotted record key as the claims file writes it, ``{value}`` standing for part of a level
 RECORD_KEY_RE = rf"(?:{KEY_CHARS}|\{{value\}})+(?:\.(?:{KEY_CHARS}|\{{value\}})+)*"
 RECORD_KEY = Pattern(RECORD_KEY_RE, "a dotted record key")
 #: a record key of another run's record: ``RUN:KEY`` (or of the claim's own: ``KEY``)

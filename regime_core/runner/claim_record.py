@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from regime_core.inputs.claims_file import DOTTED_KEY_RE
 from regime_core.multiplicity import family_confidences
 from regime_core.paper import Claim, Role
 from regime_core.runner.judge import (
@@ -316,7 +317,7 @@ def _judge_by_rule(claim: Claim, values: Ours) -> Judgement:
     raise ValueError(f"claim {claim.id!r}: a {rule!r} claim is not judged on {values!r}")
 
 
-_PLACEHOLDER = re.compile(r"\{(config|numbers|role)\.([A-Za-z0-9_.@-]+)(?:\|([a-z0-9]+))?\}")
+_PLACEHOLDER = re.compile(rf"\{{(config|numbers|role)\.({DOTTED_KEY_RE})(?:\|([a-z0-9]+))?\}}")
 
 
 def fill_fields(
