@@ -74,9 +74,6 @@ WHY_FIELD = re.compile(
     rf"\{{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>{DOTTED_KEY_RE})"
     r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
 )
-#: A key of a ``why`` entry's ``when``: ``[RUN:]dotted.key`` of ``numbers``, or ``paper.KEY``
-#: (split into its run and key; :data:`regime_core.inputs.claims_file.RUN_RECORD_KEY` checks it).
-WHY_KEY = re.compile(rf"^(?:(?P<run>[a-z0-9_]+):)?(?P<key>{DOTTED_KEY_RE})$")
 OPERATOR = Choice(tuple(WHEN_OPERATORS))
 
 
@@ -104,7 +101,7 @@ def _is_number(value: Any) -> bool:
 
 
 def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
-    """The paper's values its rule judges or shows (:data:`PAPER_BY_RULE`), checked once here
+    """The paper's values its rule judges or shows (``PAPER_BY_RULE``), checked once here
     so that the judge trusts them, and what they must say together: an estimate other than
     zero, a range of one sign, a share of no more cells than there are. Checked, never
     coerced."""
@@ -177,7 +174,7 @@ class Role:
 @dataclass(frozen=True)
 class Claim:
     """One claim of ``paper_claims.yml``: the paper's side (values) and ours (record keys).
-    Its fields are the file's, and :data:`regime_core.inputs.claims_file.CLAIM` says what each
+    Its fields are the file's, and ``regime_core.inputs.claims_file.CLAIM`` says what each
     means (``run`` is ``ours.run``; ``why``, ``diagnosis`` and ``multiverse`` kept as written)."""
 
     id: str
@@ -212,18 +209,12 @@ class Claim:
         )
 
     def number(self, field: str) -> float:
-        """The paper's number ``field`` (``ValueError`` naming the claim if it is not one)."""
-        value = self.paper.get(field)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ValueError(f"claim {self.id!r}: the paper's {field!r} is {value!r}, not a number")
-        return value
+        """The paper's number ``field`` (a number: the claims file's declaration says so)."""
+        return self.paper[field]
 
     def count(self, field: str) -> int:
         """The paper's whole number ``field`` (a count of cells, ...)."""
-        value = self.number(field)
-        if not isinstance(value, int):
-            raise ValueError(f"claim {self.id!r}: the paper's {field!r} is {value!r}, not a count")
-        return value
+        return self.paper[field]
 
     def p_text(self) -> str:
         """The paper's significance statement: ``p < x``, ``p = x``, ``n.s.`` or ``""``."""
@@ -289,7 +280,7 @@ def _read_claims_file(path: Path | str | None) -> tuple[tuple[Claim, ...], dict[
 def _claim(
     where: str, read: Mapping[str, Any], body: Mapping[str, Any], roles: Mapping[str, Role]
 ) -> Claim:
-    """One claim as :data:`CLAIM` read it, with the rules that depend on its ``rule`` and on the
+    """One claim as ``CLAIM`` read it, with the rules that depend on its ``rule`` and on the
     rest of the file. The ``why``, ``diagnosis`` and ``multiverse`` entries are kept as written
     (their absent fields absent, not filled with defaults: their readers ask for them)."""
     rule, paper, ours = read["rule"], read["paper"], read["ours"]
@@ -342,7 +333,7 @@ def _roles(read: Mapping[str, Mapping[str, Any]]) -> dict[str, Role]:
 
 def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     """A claim's ``why`` list (:mod:`regime_core.runner.explanation` fills it), kept as written,
-    each entry read by :data:`WHY`, then its ``when`` and the fields of its templates
+    each entry read by ``WHY``, then its ``when`` and the fields of its templates
     (``ValueError`` naming the entry and the field)."""
     from regime_core.runner.wording import NUMBER_KINDS
 
@@ -380,15 +371,12 @@ def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str
         runs.append(str(entry.get("run", default_run)))
         texts = [str(entry.get(f, "")) for f in ("text", "lead", "none")]
         runs.extend(m.group("run") for t in texts for m in WHY_FIELD.finditer(t) if m.group("run"))
-        for key in (entry.get("when") or [])[::2]:
-            found = WHY_KEY.match(str(key))
-            if found and found.group("run"):
-                runs.append(found.group("run"))
+        runs.extend(key.rpartition(":")[0] for key in (entry.get("when") or [])[::2] if ":" in key)
     return list(dict.fromkeys(runs))
 
 
 def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
-    """A claim's ``diagnosis`` list, kept as written, each entry read by :data:`DIAGNOSIS`,
+    """A claim's ``diagnosis`` list, kept as written, each entry read by ``DIAGNOSIS``,
     then what its fields must say together (``ValueError`` naming the entry)."""
     check_value(Items(Record(DIAGNOSIS)), entries, where=where, field="diagnosis")
     for i, entry in enumerate(entries):

@@ -46,17 +46,6 @@ def test_every_number_of_the_paper_is_read_from_the_claims_file() -> None:
     assert transfer.PAPER_ORACLE_GAP == by_id["oracle_gap"].paper["value"] == 0.046
 
 
-def test_typed_numbers_name_the_claim_when_a_value_is_not_one() -> None:
-    claim = Claim("c", "x", "s", "share", {"passing": 6, "total": 8.5, "note": "n"}, "r", {})
-    assert claim.count("passing") == 6
-    with refused(ValueError, names=("claim 'c'", "'total'")):
-        claim.count("total")
-    with refused(ValueError, names=("claim 'c'", "'note'")):
-        claim.number("note")
-    with refused(ValueError, names=("'missing'",)):
-        claim.number("missing")
-
-
 @pytest.mark.parametrize(
     ("paper", "text"),
     [

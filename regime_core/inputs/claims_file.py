@@ -72,6 +72,12 @@ _PAPER = {
         Field("levels", Table(Number(), min_items=1), required=False, meaning="each level"),
         Field("passing", Number(low=0, integer=True), required=False, meaning="cells passing"),
         Field("total", Number(low=1, integer=True), required=False, meaning="cells in all"),
+        Field("p_below", Number(low=0, high=1), required=False, meaning="p is below this"),
+        Field("p", Number(low=0, high=1), required=False, meaning="the paper's p-value"),
+        Field("significant", Flag(), required=False, meaning="false: the paper's n.s."),
+        Field("approximate", Flag(), required=False, meaning="the paper says ≈"),
+        Field("setting", Text(), required=False, meaning="how the paper's number was obtained"),
+        Field("unit", Text(), required=False, meaning="the unit of the paper's bound"),
     )
 }
 

@@ -1,17 +1,7 @@
 """The run declarations (``reproduce.yml``): which notebooks run, with which parameters per
 profile, after which runs; parsed and validated before anything executes.
 
-Declarations::
-
-    runs:
-      t2_minilm:
-        notebook: notebooks/03_t2_regime_decomposition.ipynb   # relative to this file
-        parameters: {encoder: minilm}     # every profile
-        profiles:                          # per-profile overrides (optional)
-          quick: {max_examples: 200}
-        depends_on: [data_regimes]         # optional
-        alone: true                        # optional: no other run executes meanwhile
-
+Its fields, what each means and holds: ``regime_core.inputs.run_declarations.RUN``.
 Every notebook declares ``output_dir`` in its cell tagged ``parameters`` (the runner passes the
 record directory there), and every parameter a run sets; the runs form a DAG
 (:func:`topological_order`). The file is read strictly (no duplicate key, no alias:
@@ -82,13 +72,9 @@ class Declarations:
 
 
 def load_declarations(path: Path | str | None = None) -> Declarations:
-    """Parse and validate ``reproduce.yml`` (its fields: :data:`DECLARATIONS`).
-
-    Raises ``ValueError`` naming the file, the run and the field for a field the declaration
-    refuses, a notebook that does not exist or has no cell tagged ``parameters``, a parameter the
-    notebook does not declare, a missing ``output_dir`` parameter, an unknown dependency or a
-    cycle.
-    """
+    """Parse and validate ``reproduce.yml``: ``ValueError`` naming the file, the run and the
+    field for what its declaration refuses, a notebook that is missing or declares no parameter
+    a run sets, a dependency on no run, or a cycle."""
     file = Path(path) if path is not None else DEFAULT_DECLARATIONS
     try:
         raw = read_yaml_file(file)

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.paper import WHY_FIELD, WHY_KEY, Claim, load_claims, read_yaml
+from regime_core.paper import WHY_FIELD, Claim, load_claims, read_yaml
 from regime_core.runner.declarations import load_declarations
 from regime_core.runner.diagnosis import alternative_specs, node_keys
 from regime_core.runner.records import (
@@ -236,9 +236,9 @@ def claimed_keys(
                 for key in (
                     str(k).replace("{value}", str(value)) for k in (entry.get("when") or [])[::2]
                 ):
-                    found = WHY_KEY.match(key)
-                    if found and (found.group("run") or not key.startswith("paper.")):
-                        keys.add((found.group("run") or run, found.group("key")))
+                    key_run, _, name = key.rpartition(":")  # RUN:KEY, KEY or paper.KEY
+                    if key_run or not key.startswith("paper."):
+                        keys.add((key_run or run, name))
     return keys
 
 

@@ -37,7 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from regime_core.paper import WHEN_OPERATORS, WHY_FIELD, WHY_KEY
+from regime_core.paper import WHEN_OPERATORS, WHY_FIELD
 from regime_core.runner.records import Record
 from regime_core.runner.wording import format_number
 
@@ -102,13 +102,11 @@ def _holds(
 ) -> bool:
     values = []
     for key in (when[0], when[2]):
-        found = WHY_KEY.match(key)
-        if found is None:
-            raise ValueError(f"{where}: 'when' key {key!r} is not a dotted record key")
-        if found.group("run") is None and key.startswith("paper."):
+        key_run, _, name = key.rpartition(":")  # RUN:KEY, KEY or paper.KEY (as the file was read)
+        if not key_run and key.startswith("paper."):
             value = _paper_number(paper, key.removeprefix("paper."))
         else:
-            value = records[found.group("run") or run].number(found.group("key"))
+            value = records[key_run or run].number(name)
         if isinstance(value, str):
             raise ValueError(f"{where}: 'when' key {key!r} is the text {value!r}, not a number")
         values.append(float(value))

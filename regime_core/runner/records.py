@@ -8,15 +8,7 @@ saved. Notebooks then *print their numbers by reading the record back* (:func:`l
 :func:`get_number`, :func:`regime_core.runner.wording.format_number`), and the book's ``{rec}``
 role reads the same file, so no reported number is ever typed by hand.
 
-Record layout (``schema`` ``regime-record/1``)::
-
-    {"schema": "regime-record/1", "name": "t2_minilm",
-     "config_kind": "T2Config", "config": {...}, "config_hash": "3f2a...",
-     "inputs": {"manifest": "sha256..."}, "versions": {"numpy": "2.4.6", ...},
-     "numbers": {"cells": {"B-dominant": {"delta_hit@5": 0.12}}},
-     "figures": ["hit_by_regime.png"],
-     "record_hash": "sha256 of everything above", "created": "2026-11-29T12:00:00Z"}
-
+Its fields, what each means and holds: ``regime_core.inputs.record.RECORD``.
 ``record_hash`` covers every field except ``created``, so two runs that produce the same
 numbers from the same inputs have the same hash, and :func:`load_record` detects a hand-edited
 record. ``content_sha256`` covers every field including ``created`` and ``record_hash``, so no
@@ -79,7 +71,7 @@ def write_record(
     ``config`` is a frozen config dataclass using :class:`regime_core.config.ConfigMixin` (its
     ``to_dict()`` and ``config_hash()`` are stored) or a plain mapping of JSON values (hashed the
     same canonical way). ``numbers`` is a nested dict whose leaves are finite ints/floats, bools
-    or strings (:data:`regime_core.inputs.record.NUMBERS`); NumPy scalars are converted. NaN,
+    or strings (``regime_core.inputs.record.NUMBERS``); NumPy scalars are converted. NaN,
     infinity, ``None``, lists and keys containing ``.``, ``:`` or ``|`` raise ``ValueError``
     naming the key path. ``figures`` must be files inside ``out_dir`` (e.g. from
     :func:`save_figure`); they are stored relative to it.
