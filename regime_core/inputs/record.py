@@ -27,6 +27,8 @@ NUMBER_KEY = Pattern(r"[^.:|]+", "a non-empty key without '.', ':' or '|'")
 NUMBERS = Table(
     Either((Flag(), Number(integer=True), Number(), Text(blank=True))), key=NUMBER_KEY, tree=True
 )
+#: a config given as a plain mapping (a config dataclass writes its own ``to_dict``)
+CONFIG = Table(Data())
 #: the hash of each input a run read, by name (``{"manifest": "<sha256>"}``)
 INPUTS = Table(Text())
 
@@ -36,7 +38,7 @@ RECORD = Format(
         Field("schema", Choice((RECORD_SCHEMA,)), meaning="the record format's name and version"),
         Field("name", Text(), meaning="the run's id"),
         Field("config_kind", Text(), meaning="the config class's name, or 'dict'"),
-        Field("config", Table(Data()), meaning="the run's config, field by field"),
+        Field("config", CONFIG, meaning="the run's config, field by field"),
         Field("config_hash", Text(), meaning="the config's hash"),
         Field("inputs", INPUTS, meaning="the hash of each input the run read"),
         Field("versions", Table(Nullable(Text())),

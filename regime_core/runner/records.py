@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core.inputs import InputError, Text, check_value
-from regime_core.inputs.record import INPUTS, NUMBERS, RECORD, RECORD_SCHEMA
+from regime_core.inputs.record import CONFIG, INPUTS, NUMBERS, RECORD, RECORD_SCHEMA
 from regime_core.integrity import atomic_write_bytes, read_bytes
 from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json
 
@@ -79,7 +79,7 @@ def write_record(
     out = Path(out_dir)
     where = str(out / RECORD_FILENAME)
     check_value(Text(), name, where=where, field="name")
-    config_kind, config_dict, config_hash = _describe_config(config)
+    config_kind, config_dict, config_hash = _describe_config(config, where)
     # the numbers' own paths ('a.b'), not 'numbers.a.b': what the notebook handed in
     clean_numbers = check_value(NUMBERS, _python_scalars(numbers), where=f"{where}, numbers",
                                 field="")  # fmt: skip
@@ -178,21 +178,13 @@ def _record_hash(body: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical_json(hashed).encode("utf-8")).hexdigest()
 
 
-def _describe_config(config: Any) -> tuple[str, dict[str, Any], str]:
+def _describe_config(config: Any, where: str) -> tuple[str, dict[str, Any], str]:
     if hasattr(config, "to_dict") and hasattr(config, "config_hash"):
         as_dict = config.to_dict()
         return type(config).__name__, as_dict, str(config.config_hash())
-    if isinstance(config, Mapping):
-        as_dict = {str(k): v for k, v in config.items()}
-        try:
-            payload = canonical_json({"kind": "dict", **as_dict})
-        except (TypeError, ValueError) as err:
-            raise ValueError(f"record config must be JSON-serialisable: {err}") from err
-        return "dict", as_dict, hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
-    raise ValueError(
-        "record config must be a config dataclass (regime_core.config.ConfigMixin) or a dict, "
-        f"got {type(config).__name__}"
-    )
+    as_dict = check_value(CONFIG, config, where=where, field="config")  # a mapping of JSON data
+    payload = canonical_json({"kind": "dict", **as_dict})
+    return "dict", as_dict, hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
 
 def _python_scalars(node: Any) -> Any:

@@ -87,10 +87,7 @@ def role_view(roles: Mapping[str, Role], record: Record) -> Record:
     """``record`` with the numbers of each dataset filling a role named by the role's paper
     dataset (the keys the claims are written with); the record itself when every role is
     filled by its paper dataset, or none is (the default records: nothing is renamed)."""
-    config = record.get("config")
-    if not isinstance(config, Mapping):
-        return record
-    filling = role_filling(roles, record.name, config)
+    filling = role_filling(roles, record.name, record.get("config") or {})
     names: dict[str, str] = {}
     for role, dataset in filling.items():
         paper = roles[role].paper
@@ -106,8 +103,7 @@ def role_view(roles: Mapping[str, Role], record: Record) -> Record:
 def unfilled_reason(roles: Mapping[str, Role], wanted: Sequence[str], record: Record) -> str | None:
     """Why a claim reading the roles ``wanted`` cannot be judged on ``record`` (None: every
     one of them is filled), naming the role, the run and the datasets it has."""
-    config = record.get("config")
-    config = config if isinstance(config, Mapping) else {}
+    config = record.get("config") or {}  # a record built in memory may have none
     filling = role_filling(roles, record.name, config)
     for name in wanted:
         if name in filling:
@@ -125,6 +121,5 @@ def filled_datasets(
     roles: Mapping[str, Role], wanted: Sequence[str], record: Record
 ) -> dict[str, str]:
     """The dataset filling each of the roles ``wanted`` in ``record`` (those filled)."""
-    config = record.get("config")
-    filling = role_filling(roles, record.name, config if isinstance(config, Mapping) else {})
+    filling = role_filling(roles, record.name, record.get("config") or {})
     return {name: filling[name] for name in wanted if name in filling}
