@@ -410,15 +410,3 @@ def claim_where(
         asked = f"run {run!r}, comparison {comparison!r} and data {data!r}"
         raise KeyError(f"{PAPER_CLAIMS_FILE}: {len(found)} claims have {asked}; expected one")
     return found[0]
-
-
-def read_yaml(file: Path, *, finite: bool = True) -> Any:
-    """A YAML data file of the repository, read strictly
-    (:func:`regime_core.strict_json.read_yaml_file`: no duplicate key, no alias, bounded nesting,
-    with ``finite`` no NaN or infinity); ``FileNotFoundError`` or ``ValueError`` naming it."""
-    from regime_core.strict_json import read_yaml_file
-
-    try:
-        return read_yaml_file(file, finite=finite)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{file} does not exist") from None

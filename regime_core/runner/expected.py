@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.paper import WHY_FIELD, Claim, load_claims, read_yaml
+from regime_core.paper import WHY_FIELD, Claim, load_claims
 from regime_core.runner.declarations import load_declarations
 from regime_core.runner.diagnosis import alternative_specs, node_keys
 from regime_core.runner.records import (
@@ -49,6 +49,7 @@ from regime_core.runner.records import (
     iter_number_keys,
     load_record,
 )
+from regime_core.strict_json import read_yaml_file
 
 EXPECTED_NUMBERS_FILE = paths.source_root() / "expected_numbers.yml"  # the checkout's, or shipped
 EXPECTED_SCHEMA = "regime-expected/1"
@@ -343,7 +344,7 @@ def _yaml_scalar(value: Scalar) -> str:
 def load_expected(path: Path | str | None = None) -> list[Expected]:
     """Parse ``expected_numbers.yml``; ``ValueError`` names the file, run and key."""
     file = Path(path) if path is not None else EXPECTED_NUMBERS_FILE
-    raw = read_yaml(file, finite=False)  # a non-finite number is refused below, by its key
+    raw = read_yaml_file(file, finite=False)  # a non-finite number is refused below, by its key
     if not isinstance(raw, dict) or raw.get("schema") != EXPECTED_SCHEMA:
         raise ValueError(f"{file}: expected schema {EXPECTED_SCHEMA!r}")
     runs = raw.get("runs")
