@@ -38,7 +38,7 @@ from typing import Any
 from regime_core.inputs import InputError, Text, check_value
 from regime_core.inputs.record import CONFIG, INPUTS, NUMBERS, RECORD, RECORD_SCHEMA
 from regime_core.integrity import atomic_write_bytes, read_bytes
-from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json
+from regime_core.strict_json import DamagedFileError, read_json
 
 RECORD_FILENAME = "record.json"
 FIGURE_DPI = 150  # fixed so that a figure's bytes depend only on its content
@@ -291,15 +291,9 @@ def load_record(path: Path | str) -> Record:
     file = record_path(path)
     hint = _rebuild_hint(file)
     try:
-        raw = read_bytes(file)
+        record = read_json(file, hint)  # DamagedFileError when it is not UTF-8 or strict JSON
     except FileNotFoundError:
         raise FileNotFoundError(f"no results record at {file}") from None
-    try:
-        record = parse_json(raw.decode("utf-8"), str(file))
-    except UnicodeDecodeError as err:
-        raise DamagedFileError(f"{file}: damaged, not UTF-8 (byte {err.start}); {hint}") from err
-    except JSONProblem as err:
-        raise DamagedFileError(f"{err}; {hint}") from err
     try:
         RECORD.read(record, where=str(file))  # checked only: the hashes cover the bytes as read
     except InputError as err:
