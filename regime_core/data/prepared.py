@@ -133,23 +133,15 @@ def read_manifest_if_compatible(path: Path) -> dict[str, Any]:
 def _read_verified_manifest(path: Path) -> dict[str, Any]:
     rebuild = "rebuild it with `regime data prepare`"
     manifest = read_json(path, rebuild)
-    if not isinstance(manifest, dict):
-        raise DamagedFileError(f"{path} is damaged (not a JSON object); {rebuild}")
-    recorded = manifest.pop(MANIFEST_HASH_KEY, None)
-    if recorded != sha256_hex(canonical_bytes(manifest)):
-        problem = (
-            "it has no sha256: written by an older version, or edited"
-            if recorded is None
-            else "it does not match its sha256"
-        )
-        raise DamagedFileError(f"{path} is damaged or edited ({problem}); {rebuild}")
-    manifest[MANIFEST_HASH_KEY] = recorded
-    # a seal only proves that nothing changed after a writer hashed it: the fields every reader
-    # relies on are checked too (only checked: the sealed mapping is what readers get)
-    try:
-        MANIFEST.read(manifest, where=str(path))
+    try:  # its fields (a missing sha256: written by an older version, or edited), then its seal
+        MANIFEST.read(manifest, where=str(path))  # only checked: readers get the sealed mapping
     except InputError as err:
         raise DamagedFileError(f"{err}; {rebuild}") from err
+    unsealed = {k: v for k, v in manifest.items() if k != MANIFEST_HASH_KEY}
+    if manifest[MANIFEST_HASH_KEY] != sha256_hex(canonical_bytes(unsealed)):
+        raise DamagedFileError(
+            f"{path} is damaged or edited (it does not match its sha256); {rebuild}"
+        )
     return manifest
 
 
