@@ -96,10 +96,6 @@ def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
         raise ValueError(f"{where}: 'ours' lacks the record keys {missing}")
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
     """The paper's values its rule judges or shows (``PAPER_BY_RULE``), checked once here
     so that the judge trusts them, and what they must say together: an estimate other than
@@ -151,7 +147,8 @@ def _check_paper_keys(
                 node: Any = paper
                 for part in key.split("."):
                     node = node.get(part) if isinstance(node, Mapping) else None
-                if node is None or isinstance(node, Mapping) or (compared and not _is_number(node)):
+                stated_number = isinstance(node, int | float) and not isinstance(node, bool)
+                if node is None or isinstance(node, Mapping) or (compared and not stated_number):
                     raise ValueError(
                         f"{where}: why[{i}] names the paper's {key!r}, which the claim does not "
                         "state" + (" as a number" if compared and node is not None else "")

@@ -32,8 +32,8 @@ from regime_core.inputs import (
 KEY_CHARS = r"[A-Za-z0-9_@+-]"
 #: a dotted record key as a record holds it (the key of a template's ``{numbers.KEY}`` field)
 DOTTED_KEY_RE = rf"{KEY_CHARS}+(?:\.{KEY_CHARS}+)*"
-#: a dotted record key as the claims file writes it, ``{value}`` standing for part of a level
 RECORD_KEY_RE = rf"(?:{KEY_CHARS}|\{{value\}})+(?:\.(?:{KEY_CHARS}|\{{value\}})+)*"
+#: a dotted record key as the claims file writes it, ``{value}`` standing for part of a level
 RECORD_KEY = Pattern(RECORD_KEY_RE, "a dotted record key")
 #: a record key of another run's record: ``RUN:KEY`` (or of the claim's own: ``KEY``)
 RUN_RECORD_KEY = Pattern(rf"(?:[a-z0-9_]+:)?{RECORD_KEY_RE}", "a dotted record key (RUN:KEY)")
@@ -41,12 +41,7 @@ RUN_RECORD_KEY = Pattern(rf"(?:[a-z0-9_]+:)?{RECORD_KEY_RE}", "a dotted record k
 ORIGINS: tuple[str, ...] = ("paper", "ours")
 #: routed against always-q or always-union, the oracle against routed, or routed with the
 #: rule's ``B_rel`` against with the gold one
-COMPARISONS: tuple[str, ...] = (
-    "routed_vs_q",
-    "routed_vs_union",
-    "oracle_vs_routed",
-    "rule_vs_gold",
-)
+COMPARISONS = ("routed_vs_q", "routed_vs_union", "oracle_vs_routed", "rule_vs_gold")
 #: the longest short ``label`` of a claim: it names the claim's row in the landing page's chart,
 #: its verdict table and the paper-against-ours cards, so it must fit on a phone's line
 LABEL_MAX_CHARS = 40
