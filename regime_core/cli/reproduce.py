@@ -160,20 +160,14 @@ def _run_reproduce(args: argparse.Namespace) -> int:
         raise ValueError("--train-dataset goes with --dataset NAME; add --dataset")
     if args.settings:
         return _run_variants(args)
-    selection = {
-        "profile": args.profile,
-        "only": args.only,
-        "force": args.force,
-        "work": args.work,
-        "backend": args.backend,
-    }
+    selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
     if args.plan:
         if args.jobs is not None:
             raise ValueError("--plan runs nothing: --jobs does not apply")
-        planned = plan(args.declarations, **selection)
+        planned = plan(args.declarations, backend=args.backend, **selection)
         print_result(args.json, planned.to_dict(), planned.table, indent=2)
         return 0
-    report = reproduce(args.declarations, jobs=args.jobs, **selection)
+    report = reproduce(args.declarations, jobs=args.jobs, backend=args.backend, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
 
