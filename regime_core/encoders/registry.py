@@ -23,6 +23,7 @@ from regime_core.encoders.base import Encoder
 from regime_core.encoders.sentence_transformer import (
     BACKENDS,
     PRESETS,
+    check_backend,
     minilm_encoder,
     resolve_model_source,
 )
@@ -98,15 +99,6 @@ def session_backend(environ: Mapping[str, str] = os.environ) -> str:
     backend = environ.get(BACKEND_VARIABLE) or config.ENCODER_BACKEND
     check_backend(backend, f"{BACKEND_VARIABLE} (set by regime reproduce --backend)")
     return backend
-
-
-def check_backend(backend: str, given_as: str = "--backend") -> None:
-    """Raise ``ValueError`` naming ``given_as`` (the option or variable) unless ``backend`` is
-    one of :data:`BACKENDS`."""
-    if backend not in BACKENDS:
-        raise ValueError(
-            f"{given_as}: {backend!r} is not a backend; choose one of {', '.join(BACKENDS)}"
-        )
 
 
 def check_encoder_name(name: str) -> None:
