@@ -7,6 +7,11 @@ prints, per run, how many keys are equal, changed, added and removed, with the c
 grouped by their last part (``ci_lo``, ``p_value``, ...), and lists every claim whose verdict or
 verdict words differ (``regime verdicts --json`` on each work directory). Timings, the machine
 and each record's hashes and creation time are counted apart (they move on every run).
+
+A changed key is *exact* (integers: counts and ranks; text; booleans; anything but reals, which
+must not move at all) or a *real* (a float, or a list of them, compared element by element): for
+the reals it prints the largest difference and how many exceed the absolute tolerance of
+``expected_numbers.yml`` (:func:`regime_core.runner.expected.tolerance_for`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from regime_core.runner.expected import is_timing_key
+from regime_core.runner.expected import is_timing_key, tolerance_for
 
 _ALWAYS_MOVE = ("created", "content_sha256", "record_hash")
 
@@ -43,6 +48,18 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return a == b or (math.isnan(a) and math.isnan(b))
     return a == b
+
+
+def real_gap(a: Any, b: Any) -> float | None:
+    """``|a − b|`` if both are reals (a float on either side; NaN against NaN is 0), the largest
+    over two equally long lists of them; None for anything exact (integers, text, booleans)."""
+    if isinstance(a, list) and isinstance(b, list) and a and len(a) == len(b):
+        gaps = [real_gap(x, y) for x, y in zip(a, b, strict=True)]
+        return None if any(g is None for g in gaps) else max(g for g in gaps if g is not None)
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (a, b))
+    if not numbers or not (isinstance(a, float) or isinstance(b, float)):
+        return None
+    return 0.0 if math.isnan(a) and math.isnan(b) else abs(a - b)
 
 
 def verdicts(work: Path) -> dict[str, dict[str, Any]]:
@@ -76,9 +93,17 @@ def main() -> int:
             if k.rsplit(".", 1)[-1] in _ALWAYS_MOVE or is_timing_key(k)
         }  # fmt: skip
         changed = sorted(k for k in a.keys() & b.keys() - volatile if not same(a[k], b[k]))
+        gaps = {k: real_gap(a[k], b[k]) for k in changed}
+        reals = {k: gap for k, gap in gaps.items() if gap is not None}
         report["runs"][run] = {
             "keys": len(a.keys() | b.keys()),
             "changed": len(changed),
+            "exact_changed": sorted(k for k, gap in gaps.items() if gap is None),
+            "reals_changed": len(reals),
+            "largest_real_difference": max(reals.values(), default=0.0),
+            "reals_beyond_tolerance": sorted(
+                k for k, gap in reals.items() if not gap <= tolerance_for(k, 0.0)
+            ),
             "added": sorted(b.keys() - a.keys() - volatile),
             "removed": sorted(a.keys() - b.keys() - volatile),
             "volatile": len(volatile),
@@ -111,10 +136,14 @@ def main() -> int:
             print(f"{run}: no record in {args.new}")
             continue
         print(
-            f"{run}: {r['keys']} keys, {r['changed']} changed, {len(r['added'])} added, "
+            f"{run}: {r['keys']} keys, {r['changed']} changed ({len(r['exact_changed'])} exact, "
+            f"{r['reals_changed']} reals: largest difference {r['largest_real_difference']:.2g}, "
+            f"{len(r['reals_beyond_tolerance'])} beyond tolerance), {len(r['added'])} added, "
             f"{len(r['removed'])} removed, {r['volatile']} timings/hashes; changed: "
             f"{r['changed_by_last_part']}"
         )
+        for key in r["exact_changed"] + r["reals_beyond_tolerance"]:
+            print(f"    {key}")
     print(f"verdicts that changed: {len(report['verdicts'])}")
     for v in report["verdicts"]:
         print(f"  {v['id']}: {v['old']} -> {v['new']}")

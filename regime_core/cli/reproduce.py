@@ -6,7 +6,7 @@ import argparse
 import subprocess
 import sys
 
-from regime_core import paths
+from regime_core import config, paths
 from regime_core.cli._common import (
     add_file_option,
     add_json_option,
@@ -14,6 +14,7 @@ from regime_core.cli._common import (
     path_value,
     print_result,
 )
+from regime_core.encoders.registry import BACKENDS
 from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES
 from regime_core.runner.reproduce import plan, reproduce
 
@@ -92,6 +93,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "paper's, 2wikimultihopqa)",
     )
     run.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default=config.ENCODER_BACKEND,
+        help="what runs every dense encoder, in the up-front encoding and in each notebook: "
+        "torch (default), or an ONNX export run by onnxruntime (extra [onnx]) or OpenVINO "
+        "(extra [openvino]); any other is part of each run's key, its vectors kept apart",
+    )
+    run.add_argument(
         "--plan",
         action="store_true",
         help="list what would run and why (which component changed), without running anything",
@@ -155,10 +164,10 @@ def _run_reproduce(args: argparse.Namespace) -> int:
     if args.plan:
         if args.jobs is not None:
             raise ValueError("--plan runs nothing: --jobs does not apply")
-        planned = plan(args.declarations, **selection)
+        planned = plan(args.declarations, backend=args.backend, **selection)
         print_result(args.json, planned.to_dict(), planned.table, indent=2)
         return 0
-    report = reproduce(args.declarations, jobs=args.jobs, **selection)
+    report = reproduce(args.declarations, jobs=args.jobs, backend=args.backend, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
 
@@ -168,7 +177,11 @@ def _run_dataset(args: argparse.Namespace) -> int:
     (:mod:`regime_core.runner.dataset_set`)."""
     from regime_core.runner.dataset_set import PAPER_TRAINING_SET, reproduce_dataset
 
-    for flag, given in (("--set", bool(args.settings)), ("--only", bool(args.only))):
+    for flag, given in (
+        ("--set", bool(args.settings)),
+        ("--only", bool(args.only)),
+        ("--backend", args.backend != config.ENCODER_BACKEND),
+    ):
         if given:
             raise ValueError(f"{flag} does not go with --dataset: the set runs every run; drop it")
     if args.plan and args.jobs != 1:
@@ -199,11 +212,13 @@ def _run_variants(args: argparse.Namespace) -> int:
         "--only": bool(args.only),
         "--force": args.force,
         "--jobs": args.jobs is not None,
+        "--backend": args.backend != config.ENCODER_BACKEND,
     }
     why = {
         "--only": "--set runs the runs it names and no other",
         "--force": "a variant always runs",
         "--jobs": "variants run one after another",
+        "--backend": "a variant is judged beside the default build, encoded with torch",
     }
     for flag, given in refused.items():
         if given:

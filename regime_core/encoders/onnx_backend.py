@@ -16,11 +16,15 @@ pooling over the attention mask, written out in numpy. Only that shape of pipeli
 supported (Transformer → mean Pooling → optional Normalize, as MiniLM, BGE and e5 have it);
 anything else is refused with a ``ValueError``.
 
-Measured against torch on the bundled MiniLM (``benchmarks/bench_encoders.py``, 1,000 HotpotQA
-passages, batch 64, 2 threads): every vector within 1.8e-7 in cosine (1 − cos), not
-bit-identical; onnxruntime took 0.64× and OpenVINO 1.19× torch's speed (38.1 s for torch), on a
-machine shared with other work. Neither reaches the 1.5× the project asks of a default, so torch
-stays the default and these are options (``regime embed --backend``).
+Measured against torch on the bundled MiniLM (``benchmarks/bench_encoders.py``, batch 64, 2
+threads, runs alternating): every vector within 1.8e-7 in cosine (1 − cos), not bit-identical.
+Speed over torch: on 1,000 HotpotQA passages onnxruntime 0.64× and OpenVINO 1.19× (load 3.7);
+on 300 passages of each dataset OpenVINO 1.02× (HotpotQA), 1.51× (2Wiki) and 1.34×
+(MuSiQue), at load 13 to 19 on 2 cores, where single repeats ranged from 1.0× to 1.6×. Torch
+stays the default and these are options (``regime embed --backend``, ``regime reproduce
+--backend``): a default must be 1.5× faster everywhere *and* leave every rank, hit and count of
+the default profile's records as they are, and the key-by-key comparison of an OpenVINO build
+(``benchmarks/compare_records.py``) has not been completed yet.
 """
 
 from __future__ import annotations

@@ -124,10 +124,12 @@ def fill_for_runs(
     progress: bool = True,
     say: Callable[[str], None] = lambda _message: None,
     batch_size: int = config.ENCODE_BATCH_SIZE,
+    backend: str = config.ENCODER_BACKEND,
 ) -> list[FillReport]:
     """Fill ``work``'s embedding store with every text the runs of ``parameters`` will ask a
-    dense encoder for (:func:`encodings`); one :class:`FillReport` per encoder. A store that
-    already holds them encodes nothing (and loads no model)."""
+    dense encoder for (:func:`encodings`), run on ``backend`` (the notebooks' own);
+    one :class:`FillReport` per encoder. A store that already holds them encodes nothing (and
+    loads no model)."""
     from regime_core.encoders.embed import dataset_texts, make_encoder
     from regime_core.encoders.store import EmbeddingStore
 
@@ -141,7 +143,7 @@ def fill_for_runs(
             documents, queries = dataset_texts(dataset, work, split)
             by_mode["document"].update(dict.fromkeys(documents))
             by_mode["query"].update(dict.fromkeys(queries))
-        encoder = make_encoder(encoder_name, [], work=work)
+        encoder = make_encoder(encoder_name, [], backend=backend, work=work)
         encoded = texts = 0
         for mode, listed in by_mode.items():
             say(f"encoding up front with {encoder_name}: {len(listed):,} {mode} texts")

@@ -8,17 +8,22 @@ one type every experiment's ``encoder_factory`` argument has.
 
 ``DEVICES`` and ``BACKENDS`` are the choices of ``regime embed --device`` and ``--backend``;
 :func:`check_device` turns an impossible device into an error that says why.
+:func:`session_backend` is the backend a whole ``regime reproduce --backend`` hands to each
+notebook through :data:`BACKEND_VARIABLE`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import os
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from regime_core import config
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.sentence_transformer import (
     BACKENDS,
     PRESETS,
+    check_backend,
     minilm_encoder,
     resolve_model_source,
 )
@@ -41,14 +46,21 @@ KNOWN_ENCODERS: dict[str, str] = {
 #: sentence-transformers pick (CUDA when available).
 DEVICES: tuple[str, ...] = ("cpu", "cuda")
 
+#: the environment variable through which ``regime reproduce --backend`` reaches every notebook
+#: (and the store's fill before them); unset, dense encoders run on ``config.ENCODER_BACKEND``
+BACKEND_VARIABLE = "REGIME_ENCODER_BACKEND"
+
 __all__ = [
     "BACKENDS",
+    "BACKEND_VARIABLE",
     "DEVICES",
     "KNOWN_ENCODERS",
     "EncoderFactory",
+    "check_backend",
     "check_device",
     "check_encoder_name",
     "get_encoder",
+    "session_backend",
 ]
 
 
@@ -79,6 +91,14 @@ def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: An
     from regime_core.encoders.sentence_transformer import SentenceTransformerEncoder
 
     return SentenceTransformerEncoder(name, **options)
+
+
+def session_backend(environ: Mapping[str, str] = os.environ) -> str:
+    """The backend this process's dense encoders run on: :data:`BACKEND_VARIABLE`, else
+    ``config.ENCODER_BACKEND``; one that is not in :data:`BACKENDS` is refused, naming both."""
+    backend = environ.get(BACKEND_VARIABLE) or config.ENCODER_BACKEND
+    check_backend(backend, f"{BACKEND_VARIABLE} (set by regime reproduce --backend)")
+    return backend
 
 
 def check_encoder_name(name: str) -> None:

@@ -39,6 +39,16 @@ DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
 #: OpenVINO on the CPU).
 BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino")
 
+
+def check_backend(backend: str, given_as: str = "--backend") -> None:
+    """Raise ``ValueError`` naming ``given_as`` (an option, variable or argument) unless
+    ``backend`` is one of :data:`BACKENDS`."""
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"{given_as}: {backend!r} is not a backend; choose one of {', '.join(BACKENDS)}"
+        )
+
+
 # "org/name" as the hub spells repository ids.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
@@ -217,8 +227,7 @@ class SentenceTransformerEncoder:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
         self.backend = backend or "torch"
-        if self.backend not in BACKENDS:
-            raise ValueError(f"backend {self.backend!r} is not one of {BACKENDS}")
+        check_backend(self.backend, "backend")
         if self.backend != "torch" and (self.dtype != "float32" or device not in (None, "cpu")):
             raise ValueError(
                 f"backend {self.backend!r} runs float32 on the CPU; it takes no dtype "

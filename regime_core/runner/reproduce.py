@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regime_core import paths
+from regime_core import config, paths
+from regime_core.encoders.registry import BACKEND_VARIABLE, check_backend
 from regime_core.encoders.store import ENCODE_LOG_VARIABLE
 from regime_core.locks import directory_lock, records_lock, runs_lock
 from regime_core.runner.children import kill_children
@@ -233,6 +234,7 @@ def plan(
     force: bool = False,
     work: Path | str | None = None,
     package_dir: Path = PACKAGE_DIR,
+    backend: str = config.ENCODER_BACKEND,
 ) -> Plan:
     """What :func:`reproduce` with these arguments would run, and why; runs and writes nothing.
 
@@ -241,10 +243,11 @@ def plan(
     damaged) is ``"after upstream"``: it reruns only if that run's new record differs.
     """
     decl = _load(declarations, profile)
+    check_backend(backend)
     work_root = paths.work_dir(work).resolve()
     with directory_lock(work_root, what="regime reproduce --plan", shared=True):
         order, forced = _selection(decl, only, force)
-        keys = run_keys(decl, profile, work_root, package_dir)
+        keys = run_keys(decl, profile, work_root, package_dir, backend)
         actions: dict[str, str] = {}
         planned = []
         for run_id in order:
@@ -306,6 +309,7 @@ def reproduce(
     kernel_name: str = KERNEL_NAME,
     progress: Callable[[str], None] | None = _stderr,
     encode_first: bool = True,
+    backend: str = config.ENCODER_BACKEND,
 ) -> ReproduceReport:
     """Execute the declared runs in dependency order, skipping those that are current.
 
@@ -318,11 +322,15 @@ def reproduce(
     when up to date); ``force`` reruns the selected runs (``only``, or all) even when up to date.
     Up to ``jobs`` independent runs execute at once (None: one per core, at most the selection's
     independent runs, :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with
-    ``cores // jobs`` threads. A run whose upstream failed is ``blocked``.
+    ``cores // jobs`` threads. A run whose upstream failed is ``blocked``. ``backend`` runs
+    every dense encoder, up front and in each notebook (through
+    :data:`~regime_core.encoders.registry.BACKEND_VARIABLE`); any but the default is part of
+    each run's key.
     An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
     running notebook, stamps none of them and propagates.
     """
     decl = _load(declarations, profile)
+    check_backend(backend)
     if jobs is not None and jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")
     order, forced = _selection(decl, only, force)
@@ -334,8 +342,11 @@ def reproduce(
     say = progress or _silent
     with writing_lock(work_root, "regime reproduce", say):
         clean_interrupted(decl, work_root, say)
-        runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say)
-        runner.environment = thread_environment(threads_per_job(cores, jobs), os.environ)
+        runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say, backend)
+        runner.environment = {
+            **thread_environment(threads_per_job(cores, jobs), os.environ),
+            BACKEND_VARIABLE: backend,  # set even for the default: an inherited one never wins
+        }
         if encode_first:
             runner.encode_up_front(order)
         return ReproduceReport(profile, work_root, runner.run(order))
@@ -353,10 +364,11 @@ class _Runner:
         work: Path,
         kernel_name: str,
         say: Callable[[str], None],
+        backend: str,
     ) -> None:
         self.decl, self.profile, self.jobs, self.forced = decl, profile, jobs, forced
-        self.work, self.kernel_name, self.say = work, kernel_name, say
-        self.keys = run_keys(decl, profile, work)
+        self.work, self.kernel_name, self.say, self.backend = work, kernel_name, say, backend
+        self.keys = run_keys(decl, profile, work, backend=backend)
         self.stop = threading.Event()  # set on an interrupt: no worker stamps after it
         self.environment: dict[str, str] = {}  # added to each child's (its thread counts)
 
@@ -392,7 +404,9 @@ class _Runner:
         previous = os.environ.get(ENCODE_LOG_VARIABLE)
         os.environ[ENCODE_LOG_VARIABLE] = str(log)  # no worker thread runs yet
         try:
-            reports = fill_for_runs(parameters, self.work, progress=progress, say=self.say)
+            reports = fill_for_runs(
+                parameters, self.work, progress=progress, say=self.say, backend=self.backend
+            )
         finally:
             if previous is None:
                 os.environ.pop(ENCODE_LOG_VARIABLE, None)
