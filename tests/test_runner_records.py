@@ -134,31 +134,19 @@ def test_a_record_read_is_a_read_only_mapping_with_its_numbers_by_key(tmp_path: 
         record["name"] = "other"  # a Record has no item assignment
 
 
-def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    def draw() -> object:
-        fig, ax = plt.subplots(figsize=(2, 2))
-        ax.plot([0, 1, 2], [1, 0, 1])
-        return fig
-
-    first = save_figure(draw(), tmp_path / "one", "curve")
-    second = save_figure(draw(), tmp_path / "two", "curve.png")
-    plt.close("all")
-    assert first.name == "curve.png"
-    assert first.read_bytes() == second.read_bytes()
-    assert b"Software" not in first.read_bytes()
+def test_save_figure_writes_the_named_svg_and_is_recorded(tmp_path: Path) -> None:
+    svg = b"<svg xmlns='http://www.w3.org/2000/svg'/>"
+    first = save_figure(svg, tmp_path / "one", "curve")
+    assert first == tmp_path / "one" / "curve.svg" and first.read_bytes() == svg
+    assert save_figure(svg, tmp_path / "two", "curve.svg").name == "curve.svg"
     record = load_record(
         write_record(tmp_path / "one", name="x", config={}, numbers={}, figures=[first])
     )
-    assert record["figures"] == ["curve.png"]
+    assert record["figures"] == ["curve.svg"]
     with refused(ValueError, names=(str(first),)):
         write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[first])
     with refused(ValueError, names=("'../escape'",)):
-        save_figure(draw(), tmp_path, "../escape")
+        save_figure(svg, tmp_path, "../escape")
 
 
 # --- issue 22: records read strictly -------------------------------------------------------------

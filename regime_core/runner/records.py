@@ -14,7 +14,7 @@ Record layout (``schema`` ``regime-record/1``)::
      "config_kind": "T2Config", "config": {...}, "config_hash": "3f2a...",
      "inputs": {"manifest": "sha256..."}, "versions": {"numpy": "2.4.6", ...},
      "numbers": {"cells": {"B-dominant": {"delta_hit@5": 0.12}}},
-     "figures": ["hit_by_regime.png"],
+     "figures": ["hit_by_regime.svg"],
      "record_hash": "sha256 of everything above", "created": "2026-11-29T12:00:00Z"}
 
 ``record_hash`` covers every field except ``created``, so two runs that produce the same
@@ -50,7 +50,6 @@ from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json
 
 RECORD_SCHEMA = "regime-record/1"
 RECORD_FILENAME = "record.json"
-FIGURE_DPI = 150  # fixed so that a figure's bytes depend only on its content
 #: distributions whose versions every record carries (``python`` is added separately)
 VERSIONED_PACKAGES: tuple[str, ...] = (
     "regime-core",
@@ -472,33 +471,17 @@ def _missing_key_message(record: Mapping[str, Any], key: str) -> str:
     return f"record {record.get('name', '?')!r} has no number {key!r}; near keys: {hint}"
 
 
-def save_figure(
-    fig: Any, out_dir: Path | str, name: str, text: Mapping[str, str] | None = None
-) -> Path:
-    """Save a Matplotlib figure as ``out_dir/<name>.png`` with deterministic bytes.
-
-    The PNG carries no software or time metadata and uses :data:`FIGURE_DPI`, so the same figure
-    gives the same file on every run; ``text`` adds PNG text chunks (the book's figures carry
-    their alt text and caption so). Pass the returned path to :func:`write_record`'s
-    ``figures``.
-    """
-    stem = name[:-4] if name.endswith(".png") else name
+def save_figure(svg: bytes, out_dir: Path | str, name: str) -> Path:
+    """Write a figure's SVG bytes (:meth:`regime_core.book.figures.Figure.svg`) as
+    ``out_dir/<name>.svg``, whole or not at all. Pass the returned path to
+    :func:`write_record`'s ``figures``."""
+    stem = name.removesuffix(".svg")
     if not stem or any(sep in stem for sep in ("/", "\\")) or stem.startswith("."):
         raise ValueError(
             f"figure name must be a plain file name like 'hit_by_regime', got {name!r}"
         )
-    import io
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{stem}.png"
-    png = io.BytesIO()
-    fig.savefig(
-        png,
-        format="png",
-        dpi=FIGURE_DPI,
-        bbox_inches="tight",
-        metadata={"Software": None, **(text or {})},
-    )
-    atomic_write_bytes(target, png.getvalue())  # never half a figure, never onto a FIFO
+    target = out / f"{stem}.svg"
+    atomic_write_bytes(target, svg)  # never half a figure, never onto a FIFO
     return target

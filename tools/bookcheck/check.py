@@ -16,7 +16,7 @@ kind              what it flags
                   record's figures), or a notebook drawing a figure with no image output
 ``alt``           a figure without alt text, or whose alt text is a file name or hash
 ``caption``       a caption naming a colour or marker (red, hollow, dashed...) that its figure
-                  does not draw (the figure's PNG lists what it draws,
+                  does not draw (the figure's SVG lists what it draws,
                   :mod:`regime_core.book.figures.encodings`; :mod:`tools.bookcheck.prose`)
 ``placeholder``   a link to a placeholder address (Jupyter Book's own repository, the old
                   ``regime-companion`` address), or a repository, issue or launch
@@ -349,10 +349,10 @@ def _captions(article: Tag | BeautifulSoup) -> list[tuple[Tag, str]]:
 
 
 def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -> list[Problem]:
-    """Each caption against the encodings its figure's PNG lists: a colour or style the caption
+    """Each caption against the encodings its figure's SVG lists: a colour or style the caption
     names that the figure does not draw is a problem. Images without that list (not made by
     :mod:`regime_core.book.figures`) are left alone."""
-    from regime_core.book.figures.encodings import ENCODINGS_KEY, png_text
+    from regime_core.book.figures.encodings import ENCODINGS_KEY, figure_text
     from tools.bookcheck.prose import unused_encodings
 
     root = Path(html_dir).resolve()
@@ -363,7 +363,7 @@ def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -
             src = urlsplit(str(img.get("src") or ""))
             if src.scheme or src.netloc or not src.path:
                 continue
-            drawn = png_text(page.parent / unquote(src.path)).get(ENCODINGS_KEY)
+            drawn = figure_text(page.parent / unquote(src.path)).get(ENCODINGS_KEY)
             if drawn is None or not caption:
                 continue
             problems += [
