@@ -208,7 +208,7 @@ def test_notebook_figures_counts_image_outputs_and_drawing_calls() -> None:
         ]
     }
     assert notebook_figures(notebook) == (2, True)
-    assert notebook_figures({"cells": [cell("save_figure(fig, out, 'x')")]}) == (0, True)
+    assert notebook_figures({"cells": [cell("nb.save(figures.t1_r2(result))")]}) == (0, True)
     assert notebook_figures({"cells": [cell(["x = 1\n", "y = 2"])]}) == (0, False)
 
 

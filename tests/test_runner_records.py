@@ -18,7 +18,6 @@ from regime_core.runner.records import (
     get_number,
     hash_file,
     load_record,
-    save_figure,
     write_record,
 )
 from regime_core.strict_json import DamagedFileError
@@ -134,19 +133,16 @@ def test_a_record_read_is_a_read_only_mapping_with_its_numbers_by_key(tmp_path: 
         record["name"] = "other"  # a Record has no item assignment
 
 
-def test_save_figure_writes_the_named_svg_and_is_recorded(tmp_path: Path) -> None:
-    svg = b"<svg xmlns='http://www.w3.org/2000/svg'/>"
-    first = save_figure(svg, tmp_path / "one", "curve")
-    assert first == tmp_path / "one" / "curve.svg" and first.read_bytes() == svg
-    assert save_figure(svg, tmp_path / "two", "curve.svg").name == "curve.svg"
+def test_a_record_lists_its_figures_relative_to_it(tmp_path: Path) -> None:
+    figure = tmp_path / "one" / "curve.svg"
+    figure.parent.mkdir()
+    figure.write_text("<svg/>", encoding="utf-8")
     record = load_record(
-        write_record(tmp_path / "one", name="x", config={}, numbers={}, figures=[first])
+        write_record(tmp_path / "one", name="x", config={}, numbers={}, figures=[figure])
     )
     assert record["figures"] == ["curve.svg"]
-    with refused(ValueError, names=(str(first),)):
-        write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[first])
-    with refused(ValueError, names=("'../escape'",)):
-        save_figure(svg, tmp_path, "../escape")
+    with refused(ValueError, names=(str(figure),)):
+        write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[figure])
 
 
 # --- issue 22: records read strictly -------------------------------------------------------------

@@ -98,7 +98,8 @@ def write_record(
     same canonical way). ``numbers`` is a nested dict whose leaves are finite ints/floats, bools
     or strings; NumPy scalars are converted. NaN, infinity, ``None``, lists and keys containing
     ``.``, ``:`` or ``|`` raise ``ValueError`` naming the key path. ``figures`` must be files
-    inside ``out_dir`` (e.g. from :func:`save_figure`); they are stored relative to it.
+    inside ``out_dir`` (:meth:`regime_core.book.figures.Figure.save`); they are stored relative
+    to it.
     """
     out = Path(out_dir)
     if not isinstance(name, str) or not name.strip():
@@ -290,7 +291,7 @@ def _relative_figure(out: Path, figure: Path | str) -> str:
     except ValueError as err:
         raise ValueError(
             f"record figure {candidate} is outside the record directory {out}; "
-            "save it there with save_figure(fig, out_dir, name)"
+            "save it there with Figure.save(out_dir)"
         ) from err
 
 
@@ -469,19 +470,3 @@ def _missing_key_message(record: Mapping[str, Any], key: str) -> str:
         near = keys[:5]
     hint = ", ".join(near) if near else "(the record has no numbers)"
     return f"record {record.get('name', '?')!r} has no number {key!r}; near keys: {hint}"
-
-
-def save_figure(svg: bytes, out_dir: Path | str, name: str) -> Path:
-    """Write a figure's SVG bytes (:meth:`regime_core.book.figures.Figure.svg`) as
-    ``out_dir/<name>.svg``, whole or not at all. Pass the returned path to
-    :func:`write_record`'s ``figures``."""
-    stem = name.removesuffix(".svg")
-    if not stem or any(sep in stem for sep in ("/", "\\")) or stem.startswith("."):
-        raise ValueError(
-            f"figure name must be a plain file name like 'hit_by_regime', got {name!r}"
-        )
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{stem}.svg"
-    atomic_write_bytes(target, svg)  # never half a figure, never onto a FIFO
-    return target

@@ -109,7 +109,7 @@ PLACEHOLDER_ADDRESS = re.compile(
 )
 #: Alt text that is no description (a file name, a path, or a hash).
 _FILE_LIKE_ALT = re.compile(r"\.(?:png|svg|jpe?g|gif)$|/|^[0-9a-f]{16,}$", re.IGNORECASE)
-PLOTTING_CALL = re.compile(r"\b(?:plt|pyplot|fig|figure)\.show\(|\.savefig\(|\bsave_figure\(")
+PLOTTING_CALL = re.compile(r"\b(?:plt|pyplot|fig|figure)\.show\(|\.savefig\(|\bnb\.save\(")
 
 _SNIPPET = 110
 
@@ -509,7 +509,7 @@ def check_figures(
 
     For each notebook under ``<html_dir>/_sources``, its page (the same path, ``.html``) must
     show at least as many images as the notebook has image outputs, and a notebook whose code
-    draws or writes a figure (``plt.show()``, ``savefig``, ``save_figure``) must hold an image
+    draws or writes a figure (``plt.show()``, ``savefig``, ``nb.save``) must hold an image
     output (``plt.show()`` under the Agg backend shows nothing). With ``results_dir``, the page
     of the notebook named after a run must also show at least as many images as the run's
     record lists figures.

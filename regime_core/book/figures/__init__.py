@@ -89,9 +89,7 @@ SMALLEST_TEXT = 10.5
 
 #: The width of a full-column figure, in inches.
 WIDTH = 6.0
-#: The resolution of the artists a figure draws as pixels inside its SVG (``rasterized``: a
-#: scatter of thousands of points, which as vectors would make the file too heavy for a phone).
-DPI = 150
+DPI = 150  # of an artist drawn as pixels inside the SVG (``rasterized``, a dense scatter)
 
 _THEMED = False
 
@@ -163,11 +161,13 @@ class Figure:
         }
 
     def save(self, out_dir: Path | str) -> Path:
-        """Save :meth:`svg` as ``<out_dir>/<name>.svg``
-        (:func:`regime_core.runner.records.save_figure`); returns the path for the record."""
-        from regime_core.runner.records import save_figure
+        """Write :meth:`svg` as ``<out_dir>/<name>.svg``, whole or not at all; returns the path,
+        for the record's figures (:func:`regime_core.runner.records.write_record`)."""
+        from regime_core.integrity import atomic_write_bytes
 
-        return save_figure(self.svg(), out_dir, self.name)
+        target = Path(out_dir) / f"{self.name}.svg"
+        atomic_write_bytes(target, self.svg())  # never half a figure, never onto a FIFO
+        return target
 
     def svg(self) -> bytes:
         """The figure as SVG, the same bytes for the same figure on every run (no date or
@@ -206,8 +206,7 @@ def show(fig: Figure, *, caption: bool = True) -> None:
     """Display ``fig`` in the notebook (the SVG, then its caption) and close it.
 
     It works under any backend, ``Agg`` included: the figure is rendered to SVG
-    (:meth:`Figure.svg`) and displayed as such, not through ``plt.show()``; the book's page
-    links to that file, whose metadata give its ``<img>`` its alt text."""
+    (:meth:`Figure.svg`, whose metadata give the book's ``<img>`` its alt text) and displayed."""
     from IPython.display import Markdown, display
 
     display({"image/svg+xml": fig.svg().decode("utf-8")}, raw=True)

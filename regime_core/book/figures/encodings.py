@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-#: What a book figure's SVG carries besides the drawing: its alt text and caption (the keys of
-#: Matplotlib's SVG metadata, written as Dublin Core title and description), its encodings and
-#: smallest text in points (written as ``data-<key>`` attributes of the root element).
+#: What a book figure's SVG carries: alt text and caption (as Matplotlib writes its Dublin Core
+#: title and description), encodings and smallest text in pt (``data-<key>`` attributes of root).
 ALT_KEY = "Title"
 CAPTION_KEY = "Description"
 ENCODINGS_KEY = "regime-encodings"
@@ -179,11 +178,9 @@ def figure_text(path: str | Any) -> dict[str, str]:
         # the root and its <metadata> come first: read no further than them
         for event, element in iterparse(file, events=("start", "end")):
             if event == "start" and element.tag == f"{_SVG}svg":
+                found |= {k[5:]: v for k, v in element.items() if k.startswith("data-")}
                 if element.get("width", "").endswith("pt"):
                     found[WIDTH_PT_KEY] = element.get("width", "").removesuffix("pt")
-                for key in (ENCODINGS_KEY, SMALLEST_TEXT_KEY):
-                    if element.get(f"data-{key}") is not None:
-                        found[key] = element.get(f"data-{key}", "")
             elif event == "end" and element.tag in _DUBLIN_CORE:
                 found[_DUBLIN_CORE[element.tag]] = element.text or ""
             elif event == "end" and element.tag == f"{_SVG}metadata":
