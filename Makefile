@@ -18,7 +18,7 @@ export REGIME_DATA_DIR
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 # Figures never need a display: notebooks show them with regime_core.book.figures.show, which
-# renders PNG bytes, so they appear on the executed pages under Agg too (plt.show() would not).
+# renders SVG, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
 .PHONY: install torch data reproduce book book-check test test-slow test-all test-numeric expected lint format clean

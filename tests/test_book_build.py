@@ -16,9 +16,10 @@ from helpers import PageLinks, broken_links, copy_book_sources, refused, write_s
 
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
+from regime_core.book.figures import Figure
 from regime_core.book.sphinx.records import parse_reference
 from regime_core.book.sphinx.strict_pass import MARKER, READ_EVERY_PAGE
-from regime_core.runner.records import hash_file, save_figure, write_record
+from regime_core.runner.records import hash_file, write_record
 from regime_core.runner.stamps import write_stamp
 
 DEMO = Path(__file__).parent / "fixtures" / "notebooks" / "demo_record.ipynb"
@@ -77,7 +78,7 @@ def _fake_demo_run(root: Path, work: Path) -> None:
     out = work / "results" / "demo"
     fig, ax = plt.subplots(figsize=(2, 2))
     ax.plot([0, 1], [0, FAKE_SLOPE])
-    figure = save_figure(fig, out, "demo_curve")
+    figure = Figure(fig, "demo_curve", "The demo's line.").save(out)
     plt.close(fig)
     write_record(
         out,
@@ -188,7 +189,7 @@ def test_numbers_and_figures_come_from_the_record(built_book: tuple[Path, Path])
     assert "R² = 0.97" in text
     assert "+5.0 pp" in text
     images = PageLinks.read(page).images
-    assert any(src.endswith("demo_curve.png") for src in images)
+    assert any(src.endswith("demo_curve.svg") for src in images)
     intro = (html / "book" / "index.html").read_text(encoding="utf-8")  # a page with maths
     assert "_static/mathjax/tex-chtml.js" in intro  # the vendored copy, not the CDN
     assert "cdn.jsdelivr" not in intro

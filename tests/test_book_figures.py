@@ -27,7 +27,7 @@ def _check(fig: figures.Figure, name: str) -> None:
     assert len(fig.caption) > 40 and fig.caption.endswith(".")
     for ax in fig.figure.axes:
         assert ax.get_legend() is None, f"{name}: a legend inside the axes"
-    assert fig.png().startswith(b"\x89PNG")
+    assert b"<svg " in fig.svg()
     fig.close()
 
 
@@ -194,28 +194,35 @@ def test_specification_curve() -> None:
     _check(fig, "spec_curve_t3_knockout")
 
 
-def test_show_displays_the_image_and_its_caption_under_agg() -> None:
-    from IPython.display import Image, Markdown
+def test_show_displays_the_svg_and_its_caption_under_agg(tmp_path) -> None:
+    from IPython.display import Markdown
+
+    from regime_core.book.figures import encodings
 
     fig = figures.regime_shares(_shares())
     with mock.patch("IPython.display.display") as display:
         figures.show(fig)
     shown = [call.args[0] for call in display.call_args_list]
-    assert isinstance(shown[0], Image) and shown[0].data.startswith(b"\x89PNG")
+    assert list(shown[0]) == ["image/svg+xml"] and display.call_args_list[0].kwargs["raw"]
     assert isinstance(shown[1], Markdown) and fig.caption in shown[1].data
+    (tmp_path / "shown.svg").write_text(shown[0]["image/svg+xml"], encoding="utf-8")
+    carried = encodings.figure_text(tmp_path / "shown.svg")  # what the book's page reads
+    assert carried[encodings.ALT_KEY] == fig.alt and carried[encodings.CAPTION_KEY] == fig.caption
 
 
 def test_a_figure_has_the_same_bytes_every_time_it_is_made() -> None:
     first, second = figures.regime_shares(_shares()), figures.regime_shares(_shares())
-    assert first.png() == second.png()
+    assert first.svg() == second.svg()
+    assert b"<dc:date>" not in first.svg() and b"Matplotlib v" not in first.svg()
     first.close()
     second.close()
 
 
-def test_save_writes_the_named_png(tmp_path) -> None:
+def test_save_writes_the_named_svg_with_its_glyphs_as_paths(tmp_path) -> None:
     fig = figures.regime_shares(_shares())
     path = fig.save(tmp_path)
-    assert path == tmp_path / "regime_shares.png" and path.is_file()
+    assert path == tmp_path / "regime_shares.svg" and path.is_file()
+    assert b"<text" not in path.read_bytes()  # no text left to a font the reader may lack
     fig.close()
 
 
@@ -445,7 +452,7 @@ def test_caption_check_catches_a_colour_the_figure_does_not_draw() -> None:
     assert caption_problems(wrong) == [
         "the caption names 'vermilion', which the figure does not draw"
     ]
-    assert caption_problems(figures.Figure(fig.figure, "x", fig.caption, alt="x.png"))
+    assert caption_problems(figures.Figure(fig.figure, "x", fig.caption, alt="x.svg"))
     fig.close()
 
 
@@ -455,12 +462,7 @@ _FORMULA_OR_CODE = re.compile(r"[¬∧∨]|\b[a-z0-9]+_[a-z0-9_]+\b")
 def test_labels_are_words_and_text_is_legible_on_a_phone(
     t2: tuple[Any, pd.DataFrame, Any],
 ) -> None:
-    import io
-
-    from PIL import Image
-
     from regime_core.book.figures import encodings
-    from regime_core.runner.records import FIGURE_DPI
 
     for fig in _every_figure(t2):
         texts = [ax.get_title(loc) for ax in fig.figure.axes for loc in ("left", "center")]
@@ -470,9 +472,9 @@ def test_labels_are_words_and_text_is_legible_on_a_phone(
         assert offending == [], f"{fig.name}: {offending}"
         assert encodings.smallest_text(fig.figure) >= figures.SMALLEST_TEXT, fig.name
         assert fig.figure.get_figwidth() <= figures.WIDTH + 1e-9, fig.name
-        # nothing sticks out of the figure (a wider PNG is shrunk more on a phone)
-        width = Image.open(io.BytesIO(fig.png())).size[0]
-        assert width <= figures.WIDTH * FIGURE_DPI + 25, f"{fig.name}: {width} px wide"
+        # nothing sticks out of the figure (a wider SVG is shrunk more on a phone)
+        width = float(_root_width_pt(fig.svg()))
+        assert width <= figures.WIDTH * 72 + 12, f"{fig.name}: {width} pt wide"
         fig.close()
 
 
@@ -538,17 +540,28 @@ def test_an_image_without_data_draws_no_colour() -> None:
     plt.close(fig)
 
 
-def test_the_png_carries_alt_text_caption_and_encodings(tmp_path) -> None:
-    from PIL import Image
-
+def test_the_svg_carries_alt_text_caption_encodings_and_smallest_text(tmp_path) -> None:
     from regime_core.book.figures import encodings
 
     fig = figures.regime_shares(_shares())
-    text = Image.open(fig.save(tmp_path)).text
+    fig.alt = 'Bars of "shares" <by regime> & type'  # escaped in the file, read back whole
+    text = encodings.figure_text(fig.save(tmp_path))
     assert text[encodings.ALT_KEY] == fig.alt and text[encodings.CAPTION_KEY] == fig.caption
     assert set(text[encodings.ENCODINGS_KEY].split(",")) >= {"blue", "green", "grey"}
-    assert float(text[encodings.SMALLEST_TEXT_KEY]) >= figures.SMALLEST_TEXT
+    assert float(text[encodings.SMALLEST_TEXT_KEY]) == pytest.approx(figures.SMALLEST_TEXT)
+    assert float(text[encodings.WIDTH_PT_KEY]) == pytest.approx(_root_width_pt(fig.svg()))
     fig.close()
+    (tmp_path / "other.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'/>")
+    (tmp_path / "broken.svg").write_text("<svg")
+    assert encodings.figure_text(tmp_path / "other.svg") == {}  # not a book figure
+    assert encodings.figure_text(tmp_path / "broken.svg") == {}
+    assert encodings.figure_text(tmp_path / "regime_shares.png") == {}
+
+
+def _root_width_pt(svg: bytes) -> float:
+    found = re.search(rb'<svg [^>]*width="([0-9.]+)pt"', svg)
+    assert found is not None
+    return float(found.group(1))
 
 
 def test_no_plotting_code_outside_the_figures_module() -> None:

@@ -65,20 +65,19 @@ def test_console_errors_are_named_at_each_width(report: BrowserReport) -> None:
 
 
 def test_figure_text_is_measured_as_drawn(tmp_path: Path) -> None:
-    from PIL import Image
-    from test_book_figures import _shares
+    from test_book_figures import _root_width_pt, _shares
 
     from regime_core.book.figures import regime_shares
     from tools.bookcheck.browser import figure_text_px
 
     fig = regime_shares(_shares())
-    png = fig.save(tmp_path)
+    svg = fig.save(tmp_path)
     fig.close()
-    natural = Image.open(png).size[0]
-    full = figure_text_px(png, natural, natural)
-    assert full == pytest.approx(10.5 * 150 / 72, rel=1e-3)  # 10.5 pt at 150 dpi
-    assert figure_text_px(png, natural, natural / 2) == pytest.approx(full / 2)
-    assert figure_text_px(Path(__file__), 10, 10) is None  # not a book figure
+    natural = _root_width_pt(svg.read_bytes()) * 96 / 72  # its width attribute, in CSS px
+    assert figure_text_px(svg, natural) == pytest.approx(10.5 * 96 / 72)  # 10.5 pt as drawn
+    assert figure_text_px(svg, natural / 2) == pytest.approx(10.5 * 96 / 72 / 2)
+    assert figure_text_px(svg, 390) == pytest.approx(10.5 * 390 / _root_width_pt(svg.read_bytes()))
+    assert figure_text_px(Path(__file__), 10) is None  # not a book figure
 
 
 def test_overflow_of_a_box_of_a_long_line_and_of_a_cut_off_print(report: BrowserReport) -> None:
@@ -221,13 +220,13 @@ _READER_PAGES: dict[str, tuple[bool, str]] = {  # page -> (links regime.js, body
     "maths_bare.html": (False, _WIDE_FORMULA),
     "figure.html": (  # a notebook's output, a figure drawn while the book is built
         True,
-        '<div class="cell_output"><img alt="shares" src="_images/shares.png"></div>'
-        '<figure class="regime-figure"><img alt="shares" src="_images/shares.png"></figure>',
+        '<div class="cell_output"><img alt="shares" src="_images/shares.svg"></div>'
+        '<figure class="regime-figure"><img alt="shares" src="_images/shares.svg"></figure>',
     ),
     "figure_narrow.html": (
         False,
         '<div class="cell_output" style="width: 200px">'
-        '<img alt="shares" src="_images/shares.png" style="max-width: 100%"></div>',
+        '<img alt="shares" src="_images/shares.svg" style="max-width: 100%"></div>',
     ),
 }
 
@@ -311,12 +310,12 @@ def test_a_figure_opens_full_size_and_spans_a_phone(reader_report: BrowserReport
     assert _details(reader_report, "figure.html") == []
     phone = _view(reader_report, "figure.html", 390)
     assert len(phone.images) == 2
-    png = reader_report.html_dir / "_images" / "shares.png"
+    svg = reader_report.html_dir / "_images" / "shares.svg"
     for image in phone.images:
         assert image["shown"] == pytest.approx(390, abs=1)  # the screen's width, margins and all
-        assert figure_text_px(png, image["natural"], image["shown"]) >= MIN_FIGURE_TEXT_PX
+        assert figure_text_px(svg, image["shown"]) >= MIN_FIGURE_TEXT_PX
     narrow = _details(reader_report, "figure_narrow.html")
-    assert len(narrow) == 2 and all("shares.png: its smallest text is drawn" in d for d in narrow)
+    assert len(narrow) == 2 and all("shares.svg: its smallest text is drawn" in d for d in narrow)
 
 
 def test_the_leaked_markup_of_the_html_fixture_is_found_in_the_browser_too(

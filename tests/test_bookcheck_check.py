@@ -208,7 +208,7 @@ def test_notebook_figures_counts_image_outputs_and_drawing_calls() -> None:
         ]
     }
     assert notebook_figures(notebook) == (2, True)
-    assert notebook_figures({"cells": [cell("save_figure(fig, out, 'x')")]}) == (0, True)
+    assert notebook_figures({"cells": [cell("nb.save(figures.t1_r2(result))")]}) == (0, True)
     assert notebook_figures({"cells": [cell(["x = 1\n", "y = 2"])]}) == (0, False)
 
 
@@ -274,9 +274,9 @@ def test_alt_text_that_is_a_file_name_or_missing(problems: list[Problem]) -> Non
 def test_a_caption_is_held_against_what_its_figure_draws(problems: list[Problem]) -> None:
     details = sorted(p.detail for p in problems if p.page == "caption.html")
     assert details == [
-        "blue_figure.png: the caption names 'hollow', which the figure does not draw (it draws: "
+        "blue_figure.svg: the caption names 'hollow', which the figure does not draw (it draws: "
         "blue)",
-        "blue_figure.png: the caption names 'vermilion', which the figure does not draw (it "
+        "blue_figure.svg: the caption names 'vermilion', which the figure does not draw (it "
         "draws: blue)",
     ]  # the notebook figure's own caption ("a blue dot") is right
 

@@ -108,8 +108,8 @@ def check_executed_page(executed: Path, record: dict[str, Any]) -> None:
             assert kind != "error", f"{executed.name}: {output.get('ename')}"
             assert kind != "execute_result", f"{executed.name}: a bare cell result"
             data = output.get("data", {})
-            images += "image/png" in data
-            text = json.dumps({k: v for k, v in data.items() if k != "image/png"})
+            images += "image/svg+xml" in data
+            text = json.dumps({k: v for k, v in data.items() if k != "image/svg+xml"})
             assert not re.search(r"Warning|it/s\]|Loading weights", text), executed.name
             assert not re.search(r"(?<![\w.])/(tmp|work|home|root)/", text), executed.name
     assert images >= len(record["figures"]), (executed.name, images, record["figures"])

@@ -41,7 +41,7 @@ def test_toy_world_notebook(tmp_path: Path) -> None:
     )
     assert get_number(record, "real.available") is False
     assert get_number(record, "union_minus_q.B-dominant.hit@1") > 0
-    assert {"regimes_toy.png", "knockout.png", "sweep_alpha.png"} <= set(record["figures"])
+    assert {"regimes_toy.svg", "knockout.svg", "sweep_alpha.svg"} <= set(record["figures"])
     check_executed_page(executed, record)
 
 

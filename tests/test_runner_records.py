@@ -18,7 +18,6 @@ from regime_core.runner.records import (
     get_number,
     hash_file,
     load_record,
-    save_figure,
     write_record,
 )
 from regime_core.strict_json import DamagedFileError
@@ -134,31 +133,16 @@ def test_a_record_read_is_a_read_only_mapping_with_its_numbers_by_key(tmp_path: 
         record["name"] = "other"  # a Record has no item assignment
 
 
-def test_save_figure_is_deterministic_and_recorded(tmp_path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    def draw() -> object:
-        fig, ax = plt.subplots(figsize=(2, 2))
-        ax.plot([0, 1, 2], [1, 0, 1])
-        return fig
-
-    first = save_figure(draw(), tmp_path / "one", "curve")
-    second = save_figure(draw(), tmp_path / "two", "curve.png")
-    plt.close("all")
-    assert first.name == "curve.png"
-    assert first.read_bytes() == second.read_bytes()
-    assert b"Software" not in first.read_bytes()
+def test_a_record_lists_its_figures_relative_to_it(tmp_path: Path) -> None:
+    figure = tmp_path / "one" / "curve.svg"
+    figure.parent.mkdir()
+    figure.write_text("<svg/>", encoding="utf-8")
     record = load_record(
-        write_record(tmp_path / "one", name="x", config={}, numbers={}, figures=[first])
+        write_record(tmp_path / "one", name="x", config={}, numbers={}, figures=[figure])
     )
-    assert record["figures"] == ["curve.png"]
-    with refused(ValueError, names=(str(first),)):
-        write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[first])
-    with refused(ValueError, names=("'../escape'",)):
-        save_figure(draw(), tmp_path, "../escape")
+    assert record["figures"] == ["curve.svg"]
+    with refused(ValueError, names=(str(figure),)):
+        write_record(tmp_path / "three", name="x", config={}, numbers={}, figures=[figure])
 
 
 # --- issue 22: records read strictly -------------------------------------------------------------

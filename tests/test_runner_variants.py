@@ -304,7 +304,7 @@ def test_a_variant_runs_into_its_folder_and_leaves_the_default_run_alone(
     record = json.loads((folder / "record.json").read_text())
     assert (record["name"], record["config_hash"]) == ("toyworld", ran["config_hash"])
     assert record["config"]["n_questions"] == 20 and record["config"]["encoder"] == "tfidf"
-    assert {"regimes_toy.png", "knockout.png"} <= {p.name for p in folder.iterdir()}
+    assert {"regimes_toy.svg", "knockout.svg"} <= {p.name for p in folder.iterdir()}
     assert Path(ran["executed"]) == folder / "toyworld.ipynb" and Path(ran["executed"]).is_file()
     assert ran["verdicts"] is None  # the toy world has no claim to judge
     # the default run's results and stamp untouched; nothing in executed/ or book/executed

@@ -41,7 +41,6 @@ from regime_core.integrity import atomic_write_bytes, read_bytes
 from regime_core.strict_json import DamagedFileError, read_json
 
 RECORD_FILENAME = "record.json"
-FIGURE_DPI = 150  # fixed so that a figure's bytes depend only on its content
 #: distributions whose versions every record carries (``python`` is added separately)
 VERSIONED_PACKAGES: tuple[str, ...] = (
     "regime-core",
@@ -73,8 +72,8 @@ def write_record(
     same canonical way). ``numbers`` is a nested dict whose leaves are finite ints/floats, bools
     or strings (``regime_core.inputs.record.NUMBERS``); NumPy scalars are converted. NaN,
     infinity, ``None``, lists and keys containing ``.``, ``:`` or ``|`` raise ``ValueError``
-    naming the key path. ``figures`` must be files inside ``out_dir`` (e.g. from
-    :func:`save_figure`); they are stored relative to it.
+    naming the key path. ``figures`` must be files inside ``out_dir``
+    (:meth:`regime_core.book.figures.Figure.save`); they are stored relative to it.
     """
     out = Path(out_dir)
     where = str(out / RECORD_FILENAME)
@@ -206,7 +205,7 @@ def _relative_figure(out: Path, figure: Path | str) -> str:
     except ValueError as err:
         raise ValueError(
             f"record figure {candidate} is outside the record directory {out}; "
-            "save it there with save_figure(fig, out_dir, name)"
+            "save it there with Figure.save(out_dir)"
         ) from err
 
 
@@ -364,35 +363,3 @@ def _missing_key_message(record: Mapping[str, Any], key: str) -> str:
         near = keys[:5]
     hint = ", ".join(near) if near else "(the record has no numbers)"
     return f"record {record.get('name', '?')!r} has no number {key!r}; near keys: {hint}"
-
-
-def save_figure(
-    fig: Any, out_dir: Path | str, name: str, text: Mapping[str, str] | None = None
-) -> Path:
-    """Save a Matplotlib figure as ``out_dir/<name>.png`` with deterministic bytes.
-
-    The PNG carries no software or time metadata and uses :data:`FIGURE_DPI`, so the same figure
-    gives the same file on every run; ``text`` adds PNG text chunks (the book's figures carry
-    their alt text and caption so). Pass the returned path to :func:`write_record`'s
-    ``figures``.
-    """
-    stem = name[:-4] if name.endswith(".png") else name
-    if not stem or any(sep in stem for sep in ("/", "\\")) or stem.startswith("."):
-        raise ValueError(
-            f"figure name must be a plain file name like 'hit_by_regime', got {name!r}"
-        )
-    import io
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / f"{stem}.png"
-    png = io.BytesIO()
-    fig.savefig(
-        png,
-        format="png",
-        dpi=FIGURE_DPI,
-        bbox_inches="tight",
-        metadata={"Software": None, **(text or {})},
-    )
-    atomic_write_bytes(target, png.getvalue())  # never half a figure, never onto a FIFO
-    return target

@@ -22,7 +22,7 @@ and saves a screenshot to ``<screenshots>/<width>/<page>.png`` (pages taller tha
   (a script declared twice: "Identifier ... has already been declared"), ``console.error``,
   or a resource that failed to load.
 - ``figure-text``: at any width, a figure of :mod:`regime_core.book.figures` whose smallest text
-  (its PNG records the size in points) is drawn smaller than :data:`MIN_FIGURE_TEXT_PX` CSS
+  (its SVG records the size in points) is drawn smaller than :data:`MIN_FIGURE_TEXT_PX` CSS
   pixels once the image is scaled to the page.
 - ``clipped-cell``: at any width, a table whose cells a reader cannot see whole: cut by a box
   that clips, past the screen's edge, or out of view in a box that scrolls sideways without the
@@ -245,11 +245,10 @@ async (budgetMs) => {
     math.push("MathJax error: " + words(el.getAttribute("data-mjx-error") || el.textContent, 80));
   }
 
-  // (c) the article's images as drawn: their file and how much they are scaled
+  // (c) the article's images as drawn: their file and the width they are shown at
   const article = document.querySelector("article") || document.body;
   const images = [...article.querySelectorAll("img")].filter(visible).map((img) => ({
     src: img.currentSrc || img.src,
-    natural: img.naturalWidth,
     shown: img.getBoundingClientRect().width,
   }));
 
@@ -455,20 +454,18 @@ def landing_page(html_dir: Path | str) -> str | None:
     return unquote(urlsplit(target).path).lstrip("./") or "index.html" if target else "index.html"
 
 
-def figure_text_px(png: Path, natural: float, shown: float) -> float | None:
-    """How tall, in CSS pixels, the smallest text of a book figure is drawn when its image
-    (``natural`` pixels wide) is shown ``shown`` pixels wide; None for an image that does not
-    record its smallest text."""
-    from PIL import Image
+def figure_text_px(figure: Path, shown: float) -> float | None:
+    """How tall, in CSS pixels, the smallest text of a book figure is drawn when its SVG is
+    shown ``shown`` CSS pixels wide; None for an image that does not record its smallest text
+    (not one of :mod:`regime_core.book.figures`)."""
+    from regime_core.book.figures.encodings import SMALLEST_TEXT_KEY, WIDTH_PT_KEY, figure_text
 
-    from regime_core.book.figures.encodings import SMALLEST_TEXT_KEY, png_text
-
-    points = png_text(png).get(SMALLEST_TEXT_KEY)
-    if points is None or natural <= 0:
+    carried = figure_text(figure)
+    if SMALLEST_TEXT_KEY not in carried or float(carried.get(WIDTH_PT_KEY, 0)) <= 0:
         return None
-    with Image.open(png) as image:
-        dpi = float((image.info.get("dpi") or (150, 150))[0])
-    return float(points) * dpi / 72 * shown / natural
+    points, width_pt = float(carried[SMALLEST_TEXT_KEY]), float(carried[WIDTH_PT_KEY])
+    natural = width_pt * 96 / 72  # the SVG's own width in CSS px (96 px to 72 pt)
+    return points * 96 / 72 * shown / natural
 
 
 def small_figure_text(html_dir: Path, view: PageView) -> list[str]:
@@ -480,7 +477,7 @@ def small_figure_text(html_dir: Path, view: PageView) -> list[str]:
     for image in view.images:
         path = unquote(urlsplit(str(image.get("src", ""))).path).lstrip("/")
         file = Path(html_dir) / path
-        px = figure_text_px(file, float(image.get("natural", 0)), float(image.get("shown", 0)))
+        px = figure_text_px(file, float(image.get("shown", 0)))
         if px is not None and px < MIN_FIGURE_TEXT_PX:
             found.append(
                 f"{view.width} px: {file.name}: its smallest text is drawn {px:.1f} px high "

@@ -16,7 +16,7 @@ kind              what it flags
                   record's figures), or a notebook drawing a figure with no image output
 ``alt``           a figure without alt text, or whose alt text is a file name or hash
 ``caption``       a caption naming a colour or marker (red, hollow, dashed...) that its figure
-                  does not draw (the figure's PNG lists what it draws,
+                  does not draw (the figure's SVG lists what it draws,
                   :mod:`regime_core.book.figures.encodings`; :mod:`tools.bookcheck.prose`)
 ``placeholder``   a link to a placeholder address (Jupyter Book's own repository, the old
                   ``regime-companion`` address), or a repository, issue or launch
@@ -109,7 +109,7 @@ PLACEHOLDER_ADDRESS = re.compile(
 )
 #: Alt text that is no description (a file name, a path, or a hash).
 _FILE_LIKE_ALT = re.compile(r"\.(?:png|svg|jpe?g|gif)$|/|^[0-9a-f]{16,}$", re.IGNORECASE)
-PLOTTING_CALL = re.compile(r"\b(?:plt|pyplot|fig|figure)\.show\(|\.savefig\(|\bsave_figure\(")
+PLOTTING_CALL = re.compile(r"\b(?:plt|pyplot|fig|figure)\.show\(|\.savefig\(|\bnb\.save\(")
 
 _SNIPPET = 110
 
@@ -349,10 +349,10 @@ def _captions(article: Tag | BeautifulSoup) -> list[tuple[Tag, str]]:
 
 
 def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -> list[Problem]:
-    """Each caption against the encodings its figure's PNG lists: a colour or style the caption
+    """Each caption against the encodings its figure's SVG lists: a colour or style the caption
     names that the figure does not draw is a problem. Images without that list (not made by
     :mod:`regime_core.book.figures`) are left alone."""
-    from regime_core.book.figures.encodings import ENCODINGS_KEY, png_text
+    from regime_core.book.figures.encodings import ENCODINGS_KEY, figure_text
     from tools.bookcheck.prose import unused_encodings
 
     root = Path(html_dir).resolve()
@@ -363,7 +363,7 @@ def check_captions(html_dir: Path | str, parsed: Mapping[Path, BeautifulSoup]) -
             src = urlsplit(str(img.get("src") or ""))
             if src.scheme or src.netloc or not src.path:
                 continue
-            drawn = png_text(page.parent / unquote(src.path)).get(ENCODINGS_KEY)
+            drawn = figure_text(page.parent / unquote(src.path)).get(ENCODINGS_KEY)
             if drawn is None or not caption:
                 continue
             problems += [
@@ -509,7 +509,7 @@ def check_figures(
 
     For each notebook under ``<html_dir>/_sources``, its page (the same path, ``.html``) must
     show at least as many images as the notebook has image outputs, and a notebook whose code
-    draws or writes a figure (``plt.show()``, ``savefig``, ``save_figure``) must hold an image
+    draws or writes a figure (``plt.show()``, ``savefig``, ``nb.save``) must hold an image
     output (``plt.show()`` under the Agg backend shows nothing). With ``results_dir``, the page
     of the notebook named after a run must also show at least as many images as the run's
     record lists figures.

@@ -3,7 +3,7 @@
 A caption may name colours ("green bars"), hollow markers and dashed or dotted lines, each an
 *encoding*: :func:`caption_encodings` reads the ones a text names and :func:`unused_encodings`
 those a figure does not draw (what it draws: :mod:`regime_core.book.figures.encodings`, carried
-in its PNG). :func:`caption_problems` holds a :class:`regime_core.book.figures.Figure`'s own
+in its SVG). :func:`caption_problems` holds a :class:`regime_core.book.figures.Figure`'s own
 caption and alt text (the figures' tests run every figure function through it);
 :mod:`tools.bookcheck.check` holds the rendered pages' captions. :func:`label_problems` holds a
 page's interval labels against the methods and levels of the records it shows
@@ -72,7 +72,7 @@ def caption_problems(figure: Any) -> list[str]:
     ]
     if not figure.alt.strip():
         problems.append("no alt text")
-    elif figure.alt.strip() in (figure.name, f"{figure.name}.png"):
+    elif figure.alt.strip() in (figure.name, f"{figure.name}.svg"):
         problems.append(f"the alt text is the file name {figure.alt!r}")
     return problems
 

@@ -6,17 +6,18 @@ marker and line means what), and alt text that says in one sentence what it show
 no plotting code; they call a function here, save the figure into their record's directory with
 :meth:`Figure.save` and show it with :func:`show`, which displays the image and its caption in
 the notebook whatever the Matplotlib backend (the book's build sets ``MPLBACKEND=Agg``, under
-which ``plt.show()`` displays nothing). The PNG carries its alt text, caption, encodings and
-smallest text size (:meth:`Figure.text_chunks`): the book reads its alt text and caption from
-there, and the book's checks (``tools/bookcheck``) hold captions against its encodings
-(:mod:`regime_core.book.figures.encodings`).
+which ``plt.show()`` displays nothing). A figure is saved and shown as SVG (:meth:`Figure.svg`), so
+that a reader zooming on a phone sees it sharp; the SVG carries its alt text, caption, encodings
+and smallest text size (:meth:`Figure.metadata`): the book reads its alt text and caption from
+there, and the book's checks (``tools/bookcheck``) hold captions against its encodings and
+measure its text (:mod:`regime_core.book.figures.encodings`).
 
 The theme (:func:`use_theme`, applied by every plot function) is seaborn's ``whitegrid`` with
 the book's colour-blind-safe palette (:mod:`regime_core.book.palette`, which also gives each
 verdict its one colour on every page) and fonts sized to stay legible on a phone: a
-:data:`WIDTH`-inch figure at 150 dpi shown across a 390-px screen (the book's script widens a
-figure to the screen's edges on a phone, and a tap opens it full size) draws its smallest text,
-10.5 pt, 9.3 px high; nothing may stick out of the figure's width, which would shrink it.
+:data:`WIDTH`-inch figure shown across a 390-px screen (the book's script widens a figure to the
+screen's edges on a phone, and a tap opens it full size) draws its smallest text, 10.5 pt,
+9.3 px high; nothing may stick out of the figure's width, which would shrink it.
 Labels come from :mod:`regime_core.book.names` and are words, not code names or formulas;
 rates are drawn on axes that start at 0, differences in percentage points around a marked zero
 line, an axis frames its data and its threshold, and legends sit outside the data.
@@ -72,8 +73,8 @@ REGIME_COLORS: dict[str, str] = {
 VERDICT_COLORS: dict[str, str] = palette.VERDICT_COLOURS
 
 #: Font sizes in points; no text of a figure is smaller than :data:`SMALLEST_TEXT`. A
-#: :data:`WIDTH`-inch figure at 150 dpi (about 920 px with its margin) shown across a 390-px
-#: phone draws 10.5 pt as 9.3 px, and in the book's 42-rem column on a laptop as 16 px.
+#: :data:`WIDTH`-inch figure (about 440 pt with its margin) shown across a 390-px phone draws
+#: 10.5 pt as 9.3 px, and at its own size on a laptop as 14 px.
 FONT_SIZES: dict[str, float] = {
     "font.size": 11,
     "axes.titlesize": 12,
@@ -88,6 +89,7 @@ SMALLEST_TEXT = 10.5
 
 #: The width of a full-column figure, in inches.
 WIDTH = 6.0
+DPI = 150  # of an artist drawn as pixels inside the SVG (``rasterized``, a dense scatter)
 
 _THEMED = False
 
@@ -110,10 +112,9 @@ def use_theme(*, force: bool = False) -> None:
             "axes.spines.right": False,
             "axes.titleweight": "regular",
             "figure.dpi": 100,
-            "savefig.dpi": 150,
+            "savefig.dpi": DPI,
             "legend.frameon": False,
             "grid.linewidth": 0.6,
-            "svg.hashsalt": "regime",
         },
     )
     _THEMED = True
@@ -150,8 +151,8 @@ class Figure:
         """The colours and styles the figure draws (:func:`encodings.figure_encodings`)."""
         return encodings.figure_encodings(self.figure, COLOUR_NAMES)
 
-    def text_chunks(self) -> dict[str, str]:
-        """What the PNG carries besides the image: alt text, caption, encodings, smallest text."""
+    def metadata(self) -> dict[str, str]:
+        """What the SVG carries besides the drawing: alt text, caption, encodings, smallest text."""
         return {
             encodings.ALT_KEY: self.alt,
             encodings.CAPTION_KEY: self.caption,
@@ -160,28 +161,40 @@ class Figure:
         }
 
     def save(self, out_dir: Path | str) -> Path:
-        """Save as ``<out_dir>/<name>.png`` with deterministic bytes and :meth:`text_chunks`
-        (:func:`regime_core.runner.records.save_figure`); returns the path for the record."""
-        from regime_core.runner.records import save_figure
+        """Write :meth:`svg` as ``<out_dir>/<name>.svg``, whole or not at all; returns the path,
+        for the record's figures (:func:`regime_core.runner.records.write_record`)."""
+        from regime_core.integrity import atomic_write_bytes
 
-        return save_figure(self.figure, out_dir, self.name, text=self.text_chunks())
+        target = Path(out_dir) / f"{self.name}.svg"
+        atomic_write_bytes(target, self.svg())  # never half a figure, never onto a FIFO
+        return target
 
-    def png(self) -> bytes:
-        """The figure as PNG bytes (the resolution and text chunks of the saved file)."""
-        from regime_core.runner.records import FIGURE_DPI
+    def svg(self) -> bytes:
+        """The figure as SVG, the same bytes for the same figure on every run (no date or
+        software version, ids from a fixed salt). Its glyphs are paths, so it looks the same
+        where the theme's font is not installed. It carries :meth:`metadata`: alt text and
+        caption as its title and description, the rest as ``data-`` attributes of its root
+        (:func:`encodings.figure_text` reads them back)."""
+        from xml.sax.saxutils import quoteattr
 
+        import matplotlib
+
+        carried = self.metadata()
+        said = {key: carried.pop(key) for key in (encodings.ALT_KEY, encodings.CAPTION_KEY)}
         buffer = io.BytesIO()
-        self.figure.savefig(
-            buffer,
-            format="png",
-            dpi=FIGURE_DPI,
-            bbox_inches="tight",
-            metadata={"Software": None, **self.text_chunks()},
-        )
-        return buffer.getvalue()
+        with matplotlib.rc_context({"svg.hashsalt": "regime", "svg.fonttype": "path"}):
+            self.figure.savefig(
+                buffer,
+                format="svg",
+                dpi=DPI,
+                bbox_inches="tight",
+                metadata={"Date": None, "Creator": None, **said},
+            )
+        attributes = "".join(f" data-{key}={quoteattr(value)}" for key, value in carried.items())
+        return buffer.getvalue().replace(b"<svg ", f"<svg{attributes} ".encode(), 1)
 
-    def _repr_png_(self) -> bytes:
-        return self.png()
+    def _repr_svg_(self) -> str:
+        return self.svg().decode("utf-8")
 
     def close(self) -> None:
         import matplotlib.pyplot as plt
@@ -190,13 +203,13 @@ class Figure:
 
 
 def show(fig: Figure, *, caption: bool = True) -> None:
-    """Display ``fig`` in the notebook (the PNG, then its caption) and close it.
+    """Display ``fig`` in the notebook (the SVG, then its caption) and close it.
 
-    It works under any backend, ``Agg`` included: the image is rendered to PNG bytes and
-    displayed as an image, not through ``plt.show()``."""
-    from IPython.display import Image, Markdown, display
+    It works under any backend, ``Agg`` included: the figure is rendered to SVG
+    (:meth:`Figure.svg`, whose metadata give the book's ``<img>`` its alt text) and displayed."""
+    from IPython.display import Markdown, display
 
-    display(Image(data=fig.png()))
+    display({"image/svg+xml": fig.svg().decode("utf-8")}, raw=True)
     if caption and fig.caption:
         display(Markdown(f"*Figure: {fig.caption}*"))
     fig.close()

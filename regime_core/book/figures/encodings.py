@@ -2,10 +2,10 @@
 
 A caption may name colours ("green bars"), hollow markers and dashed or dotted lines. Each of
 these is an *encoding*; :func:`figure_encodings` reads the ones a figure really uses from its
-lines, markers, bars, bands, images and legends. The saved PNG carries them
+lines, markers, bars, bands, images and legends. The saved SVG carries them
 (:data:`ENCODINGS_KEY`) with its smallest text (:data:`SMALLEST_TEXT_KEY`), so that the book's
 checks (``tools/bookcheck``, outside the package) can hold the captions of the chapter pages
-against the figure they caption and measure its text on the page.
+against the figure they caption and measure its text on the page (:func:`figure_text`).
 """
 
 from __future__ import annotations
@@ -13,11 +13,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-#: The PNG text keys of the book's figures (alt text, caption, encodings, smallest text in pt).
+#: What a book figure's SVG carries: alt text and caption (as Matplotlib writes its Dublin Core
+#: title and description), encodings and smallest text in pt (``data-<key>`` attributes of root).
 ALT_KEY = "Title"
 CAPTION_KEY = "Description"
 ENCODINGS_KEY = "regime-encodings"
 SMALLEST_TEXT_KEY = "regime-smallest-text-pt"
+#: The key :func:`figure_text` gives the width an SVG's root declares, in points.
+WIDTH_PT_KEY = "width-pt"
+_SVG = "{http://www.w3.org/2000/svg}"
+_DUBLIN_CORE = {
+    "{http://purl.org/dc/elements/1.1/}title": ALT_KEY,
+    "{http://purl.org/dc/elements/1.1/}description": CAPTION_KEY,
+}
 
 
 def _rgba(colour: Any) -> tuple[float, float, float, float] | None:
@@ -155,20 +163,28 @@ def smallest_text(figure: Any) -> float:
     return min(sizes) if sizes else 0.0
 
 
-def png_text(path: str | Any) -> dict[str, str]:
-    """The text chunks of a PNG file (empty for another kind of file, or one that cannot be
-    read): the book's figures carry :data:`ALT_KEY`, :data:`CAPTION_KEY`,
-    :data:`ENCODINGS_KEY` and :data:`SMALLEST_TEXT_KEY`."""
+def figure_text(path: str | Any) -> dict[str, str]:
+    """What the SVG file of a book figure carries (:data:`ALT_KEY`, :data:`CAPTION_KEY`,
+    :data:`ENCODINGS_KEY`, :data:`SMALLEST_TEXT_KEY`) and :data:`WIDTH_PT_KEY`; empty for
+    another kind of file, or one that cannot be read."""
     from pathlib import Path
-
-    from PIL import Image, UnidentifiedImageError
+    from xml.etree.ElementTree import ParseError, iterparse
 
     file = Path(path)
-    if file.suffix.lower() != ".png" or not file.is_file():
+    if file.suffix.lower() != ".svg" or not file.is_file():
         return {}
+    found: dict[str, str] = {}
     try:
-        with Image.open(file) as image:
-            image.load()
-            return {str(k): str(v) for k, v in getattr(image, "text", {}).items()}
-    except (OSError, UnidentifiedImageError):
+        # the root and its <metadata> come first: read no further than them
+        for event, element in iterparse(file, events=("start", "end")):
+            if event == "start" and element.tag == f"{_SVG}svg":
+                found |= {k[5:]: v for k, v in element.items() if k.startswith("data-")}
+                if element.get("width", "").endswith("pt"):
+                    found[WIDTH_PT_KEY] = element.get("width", "").removesuffix("pt")
+            elif event == "end" and element.tag in _DUBLIN_CORE:
+                found[_DUBLIN_CORE[element.tag]] = element.text or ""
+            elif event == "end" and element.tag == f"{_SVG}metadata":
+                break
+    except (OSError, ParseError):
         return {}
+    return found

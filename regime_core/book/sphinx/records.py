@@ -325,7 +325,7 @@ class RecordTableDirective(SphinxDirective):
 
 class RecordFigureDirective(SphinxDirective):
     """A figure listed in a run's record. Its alt text and caption are the ones the figure
-    carries (:class:`regime_core.book.figures.Figure`, written into the PNG), so that they say
+    carries (:class:`regime_core.book.figures.Figure`, written into the SVG), so that they say
     what the plotting code draws; ``:alt:`` replaces the alt text, and content, when given, is
     a sentence put before the figure's own caption (the page's reason to show it)."""
 
@@ -337,7 +337,7 @@ class RecordFigureDirective(SphinxDirective):
     }
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.figures.encodings import ALT_KEY, CAPTION_KEY, png_text
+        from regime_core.book.figures.encodings import ALT_KEY, CAPTION_KEY, figure_text
 
         run, _, name = self.arguments[0].partition(":")
         if not name:
@@ -349,7 +349,7 @@ class RecordFigureDirective(SphinxDirective):
             warn_problem(self.env, f"run {run!r}, figure {name!r}", err, self.get_location())
             return []
         absolute = record_file(self.env.app, run).parent / figure_file
-        carried = png_text(absolute)
+        carried = figure_text(absolute)
         alt = self.options.get("alt") or carried.get(ALT_KEY)
         if not alt:
             warn(
@@ -382,9 +382,9 @@ def figure_node(
 
 
 def figure_alt_text(app: Sphinx, doctree: nodes.document) -> None:
-    """Give each image without alt text the alt text its PNG carries (the executed
+    """Give each image without alt text the alt text its SVG carries (the executed
     notebooks' figures: MyST-NB names them by hash and sets no alt), on ``doctree-read``."""
-    from regime_core.book.figures.encodings import ALT_KEY, png_text
+    from regime_core.book.figures.encodings import ALT_KEY, figure_text
 
     for image in doctree.findall(nodes.image):
         if image.get("alt"):
@@ -392,7 +392,7 @@ def figure_alt_text(app: Sphinx, doctree: nodes.document) -> None:
         uri = str(image.get("uri", ""))
         if "://" in uri or not uri:
             continue
-        alt = png_text(Path(app.srcdir) / uri.lstrip("/")).get(ALT_KEY)
+        alt = figure_text(Path(app.srcdir) / uri.lstrip("/")).get(ALT_KEY)
         if alt:
             image["alt"] = alt
 
