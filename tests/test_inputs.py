@@ -21,6 +21,7 @@ from regime_core.inputs import (
     Items,
     Nullable,
     Number,
+    Object,
     Record,
     Text,
     check_value,
@@ -144,3 +145,16 @@ def test_check_value_names_a_nested_position() -> None:
     with pytest.raises(InputError) as info:
         check_value(Items(Number()), [1, None], where="params", field="alphas")
     assert info.value.field == "alphas[1]"
+
+
+def test_an_object_is_kept_whole_each_value_checked() -> None:
+    versions = Object(Text())
+    assert check_value(Object(), {"a": [1]}, where="f", field="extra") == {"a": [1]}
+    assert check_value(versions, {"numpy": "2.0"}, where="f", field="v") == {"numpy": "2.0"}
+    with pytest.raises(InputError) as info:
+        check_value(versions, {"numpy": 2}, where="f", field="v")
+    assert info.value.field == "v.numpy"
+    with pytest.raises(InputError, match="must be an object, got an array"):
+        check_value(Object(), [], where="f", field="extra")
+    assert jsonschema.Draft202012Validator(versions.schema()).is_valid({"numpy": "2.0"})
+    assert not jsonschema.Draft202012Validator(versions.schema()).is_valid({"numpy": 2})

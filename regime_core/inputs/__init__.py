@@ -275,6 +275,30 @@ class Either(Kind):
         return {"anyOf": [kind.schema() for kind in self.kinds]}
 
 
+@dataclass(frozen=True)
+class Object(Kind):
+    """A JSON object kept whole (a dict once read), each value ``values`` (any value if None):
+    for free-form metadata and for a record a class of its own checks (``RouterRules``)."""
+
+    values: Kind | None = None
+
+    def describe(self) -> str:
+        return "an object" if self.values is None else f"an object of {self.values.describe()}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, Mapping):
+            raise self.refuse(value, path)
+        if self.values is None:
+            return dict(value)
+        return {key: self.values.check(item, (*path, key)) for key, item in value.items()}
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "object"}
+        if self.values is not None:
+            out["additionalProperties"] = self.values.schema()
+        return out
+
+
 # --- fields and formats ----------------------------------------------------------------------
 
 
@@ -375,5 +399,5 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 __all__: Sequence[str] = (
     "Choice", "Either", "Field", "Flag", "Format", "InputError", "Items", "Kind", "Nullable",
-    "Number", "Record", "Text", "check_value", "json_kind",
+    "Number", "Object", "Record", "Text", "check_value", "json_kind",
 )  # fmt: skip
