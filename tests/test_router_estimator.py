@@ -181,12 +181,6 @@ def test_route_rejects_empty_or_non_text(
         fitted_router().route(question, bridge, title)  # type: ignore[arg-type]
 
 
-def test_route_needs_the_five_features() -> None:
-    X, y = synthetic()
-    with pytest.raises(ValueError, match="5 router features"):
-        RegimeRouter().fit(X[:, :3], y).route("Who?", ["A b."])
-
-
 # --- cross-fitting ---------------------------------------------------------------------------
 
 

@@ -75,10 +75,10 @@ def test_the_file_is_plain_json(tmp_path: Path) -> None:
 
 def test_save_refuses_what_it_cannot_describe(tmp_path: Path) -> None:
     router, X = fitted()
-    with pytest.raises(ValueError, match="dataset"):
+    with refused(ValueError, names=["r.json", "training.dataset"]):
         save_router(router, tmp_path / "r.json", dataset="", label_rule="x")
     narrow = RegimeRouter().fit(X[:, :3], router.predict(X))
-    with pytest.raises(ValueError, match="3 features"):
+    with refused(ValueError, names=["router.json", "scaler.mean"]):  # 3 features, not 5
         save(tmp_path, narrow)
     with pytest.raises(ValueError, match="not finite JSON"):
         save(tmp_path, router, extra={"bad": float("nan")})

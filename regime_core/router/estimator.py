@@ -44,7 +44,7 @@ from regime_core import config
 # Longest question, title and bridge text :meth:`RegimeRouter.route` accepts: far above any
 # real one, low enough that featurising stays fast; in the one table router.js shares.
 from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, check_alpha
-from regime_core.router.features import FEATURE_NAMES, N_FEATURES, featurize
+from regime_core.router.features import FEATURE_NAMES, featurize
 from regime_core.router.labels import ACTIONS, EXCLUDED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import check_question, check_sentences, check_title
@@ -249,16 +249,11 @@ class RegimeRouter(ScaledLogistic):
 
         ``rules`` defaults to the rules the router was saved with (``rules_``, set by
         :func:`~regime_core.router.io.load_router`), else the defaults. Raises ValueError for an
-        empty or non-string question, bridge sentence or title, or a router not fitted on the
-        five features.
+        empty or non-string question, bridge sentence or title (the boundary of ``regime
+        route``).
         """
         if not hasattr(self, "coef_"):  # check_is_fitted costs more than the whole decision
             raise NotFittedError("This RegimeRouter is not fitted yet; call fit or load_router")
-        if self.n_features_in_ != N_FEATURES:
-            raise ValueError(
-                f"route needs a router fitted on the {N_FEATURES} router features "
-                f"{FEATURE_NAMES}, this one has {self.n_features_in_} features"
-            )
         question = check_question(question, "route")
         sentences = check_sentences(bridge_sentences, "route")
         _check_size("question", len(question), MAX_QUESTION_CHARS)

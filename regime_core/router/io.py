@@ -72,12 +72,9 @@ def _floats(values: np.ndarray) -> list[float]:
     return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
 
 
-def _jsonable_label(label: Any) -> int | str:
-    if isinstance(label, np.integer | int) and not isinstance(label, bool | np.bool_):
-        return int(label)
-    if isinstance(label, str | np.str_):
-        return str(label)
-    raise ValueError(f"save_router: class labels must be integers or strings, got {label!r}")
+def _jsonable_label(label: Any) -> Any:
+    """A label as JSON holds it (the declaration refuses one that is no integer or string)."""
+    return label.item() if isinstance(label, np.generic) else label
 
 
 def save_router(
@@ -96,29 +93,19 @@ def save_router(
     describe the training data; ``rules`` are the feature rules the training features were
     computed with (default: the router's ``rules_`` if loaded, else the defaults); ``extra`` is
     any JSON-serialisable metadata (seed, folds, data hash, ...); ``alpha_rule`` the α rule the
-    router was trained under (the module docstring; None: the key is not written).
+    router was trained under (the module docstring; None: the key is not written). The document
+    is read as :func:`load_router` reads it before it is written: a file save_router writes is
+    one load_router reads.
     """
-    if not isinstance(router, RegimeRouter):
-        raise ValueError(f"save_router expects a RegimeRouter, got {type(router).__name__}")
     check_is_fitted(router)
-    if router.n_features_in_ != len(FEATURE_NAMES):
-        raise ValueError(
-            f"save_router: the router has {router.n_features_in_} features; only routers on "
-            f"the {len(FEATURE_NAMES)} features {FEATURE_NAMES} can be saved"
-        )
     names_in = getattr(router, "feature_names_in_", None)
     if names_in is not None and tuple(names_in) != FEATURE_NAMES:
         raise ValueError(
             f"save_router: the router was fitted on columns {list(names_in)}, "
             f"not {list(FEATURE_NAMES)}"
         )
-    for name, value in (("dataset", dataset), ("label_rule", label_rule)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"save_router: {name} must be a non-empty string, got {value!r}")
     if rules is None:
         rules = getattr(router, "rules_", RouterRules())
-    if not isinstance(rules, RouterRules):
-        raise ValueError(f"save_router: rules must be a RouterRules, got {type(rules).__name__}")
     class_weight: object = router.class_weight  # its JSON form: pairs stand for a mapping
     if isinstance(router.class_weight, Mapping):
         class_weight = [[_jsonable_label(k), float(v)] for k, v in router.class_weight.items()]
@@ -151,12 +138,13 @@ def save_router(
             "extra": dict(extra or {}),
         },
     }
+    path = Path(path)
+    _read(document, where=f"save_router, {path}")
     try:
         document[HASH_KEY] = document_hash(document)
         text = json.dumps(document, indent=2, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"save_router: the model or `extra` is not finite JSON: {exc}") from None
-    path = Path(path)
     atomic_write_bytes(path, (text + "\n").encode("utf-8"))
     return path
 
@@ -180,10 +168,52 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
     """
     path = Path(path)
     document = read_json_file(path)  # ValueError naming the file: not JSON, NaN, too deep, ...
-    file = ROUTER_FILE.read(document, where=str(path))
+    file, rules, class_weight, alpha_rule = _read(document, where=str(path))
+
+    # Last, so that a hand-edited field is reported by name above; a change no field check
+    # sees (a flipped digit in a coefficient) is caught here.
+    if file[HASH_KEY] is None:
+        raise DamagedFileError(f"{path}: no {HASH_KEY!r} recorded by save_router; {REBUILD}")
+    if file[HASH_KEY] != document_hash(document):
+        raise DamagedFileError(
+            f"{path} is damaged or edited: its content does not match the {HASH_KEY} "
+            f"save_router recorded; {REBUILD}"
+        )
+
+    n = len(FEATURE_NAMES)
+    params = file["params"]
+    router = RegimeRouter(
+        threshold=file["threshold"],
+        alpha=file["alpha"],
+        C=params["C"],
+        class_weight=class_weight,
+        random_state=params["random_state"],
+        max_iter=params["max_iter"],
+    )
+    router.classes_ = np.asarray(file["classes"])
+    router.n_features_in_ = n
+    if file["fitted_with_feature_names"]:
+        router.feature_names_in_ = np.asarray(FEATURE_NAMES, dtype=object)
+    router.scaler_mean_ = np.array(file["scaler"]["mean"])
+    router.scaler_scale_ = np.array(file["scaler"]["scale"])
+    router.coef_ = np.array(file["coef"]).reshape(1, n)
+    router.intercept_ = np.array([file["intercept"]])
+    router.n_iter_ = np.array([file["n_iter"]], dtype=np.int32)
+    router.n_samples_fit_ = file["training"]["n"]
+    router.rules_ = rules
+    router.feature_spec_ = file["feature_spec"]
+    router.training_metadata_ = file["training"]
+    router.alpha_rule_ = alpha_rule
+    return router
+
+
+def _read(document: Any, *, where: str) -> tuple[dict[str, Any], RouterRules, Any, dict[str, Any]]:
+    """A router document read through the declaration, then checked for what no field says
+    alone; returns the read fields, the rules, the class weight and the α rule."""
+    file = ROUTER_FILE.read(document, where=where)
 
     def refuse(field: str, problem: str) -> InputError:
-        return InputError(str(path), field, problem)
+        return InputError(where, field, problem)
 
     n = len(FEATURE_NAMES)
     if file["feature_names"] != FEATURE_NAMES:
@@ -222,35 +252,7 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
             raise refuse("params.class_weight", "must hold [label, weight] pairs of the classes")
         class_weight = {label: float(w) for label, w in class_weight}
     alpha_rule = _alpha_rule(file["alpha_rule"], file["alpha"], refuse)
-
-    # Last, so that a hand-edited field is reported by name above; a change no field check
-    # sees (a flipped digit in a coefficient) is caught here.
-    if file[HASH_KEY] is None:
-        raise DamagedFileError(f"{path}: no {HASH_KEY!r} recorded by save_router; {REBUILD}")
-    if file[HASH_KEY] != document_hash(document):
-        raise DamagedFileError(
-            f"{path} is damaged or edited: its content does not match the {HASH_KEY} "
-            f"save_router recorded; {REBUILD}"
-        )
-
-    router = RegimeRouter(threshold=file["threshold"], alpha=file["alpha"], C=params["C"],
-                          class_weight=class_weight, random_state=params["random_state"],
-                          max_iter=params["max_iter"])  # fmt: skip
-    router.classes_ = np.asarray(classes)
-    router.n_features_in_ = n
-    if file["fitted_with_feature_names"]:
-        router.feature_names_in_ = np.asarray(FEATURE_NAMES, dtype=object)
-    router.scaler_mean_ = np.array(file["scaler"]["mean"])
-    router.scaler_scale_ = np.array(file["scaler"]["scale"])
-    router.coef_ = np.array(file["coef"]).reshape(1, n)
-    router.intercept_ = np.array([file["intercept"]])
-    router.n_iter_ = np.array([file["n_iter"]], dtype=np.int32)
-    router.n_samples_fit_ = file["training"]["n"]
-    router.rules_ = rules
-    router.feature_spec_ = spec
-    router.training_metadata_ = file["training"]
-    router.alpha_rule_ = alpha_rule
-    return router
+    return file, rules, class_weight, alpha_rule
 
 
 def _alpha_rule(
