@@ -43,7 +43,7 @@ from regime_core import config
 
 # Longest question, title and bridge text :meth:`RegimeRouter.route` accepts: far above any
 # real one, low enough that featurising stays fast; in the one table router.js shares.
-from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, check_alpha
+from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS
 from regime_core.router.features import FEATURE_NAMES, featurize
 from regime_core.router.labels import ACTIONS, EXCLUDED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
@@ -184,6 +184,7 @@ class RegimeRouter(ScaledLogistic):
     ----------
     threshold : route to ``union`` when ``p(union) > threshold``; in (0, 1).
     alpha : weight of ``B_rel`` in the union query (``config.ALPHA``); carried, not learned.
+        Both arrive checked (a run's config, a router file): the estimator does not re-check them.
     C, class_weight, random_state, max_iter : as :class:`ScaledLogistic`'s.
 
     Notes
@@ -208,15 +209,8 @@ class RegimeRouter(ScaledLogistic):
 
     # --- fitting ------------------------------------------------------------------------------
 
-    def _check_params(self) -> None:
-        t = self.threshold
-        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < 1:
-            raise ValueError(f"RegimeRouter: threshold must be in (0, 1), got {t!r}")
-        check_alpha(self.alpha, "RegimeRouter: alpha")
-
     def fit(self, X: Any, y: Any) -> RegimeRouter:
         """Standardise ``X`` and fit the logistic regression; returns ``self``."""
-        self._check_params()
         hint = (
             f" y contains {EXCLUDED}, the mark of a tie excluded by "
             "outcome_labels(tie_rule='exclude'): keep only labels != -1 (and report how "
