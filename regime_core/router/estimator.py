@@ -121,7 +121,8 @@ class ScaledLogistic(ClassifierMixin, BaseEstimator):
 
     def _fit_scaled(self, X: Any, y: Any, hint: str = "") -> np.ndarray:
         """Validate ``X`` and binary ``y`` (``hint`` is added to the non-binary message), fit the
-        scaler and the logistic regression on the used columns; returns the validated ``X``."""
+        scaler and the logistic regression on the used columns; returns the validated ``X``.
+        A ``y`` of one class is refused by scikit-learn's own solver ("... only one class")."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
@@ -130,11 +131,6 @@ class ScaledLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"Only binary classification is supported. The type of the target is {y_type}."
                 + (hint if EXCLUDED in classes.tolist() else "")
-            )
-        if classes.size < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs both classes in y, got one class only: "
-                f"{classes.tolist()}"
             )
         Z = self._columns(X)
         scaler = StandardScaler().fit(Z)

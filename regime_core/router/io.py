@@ -15,7 +15,9 @@ file records what is needed to apply the model and to know what it is::
      "training": {"dataset": "2wikimultihopqa", "n": 1000, "label_rule": "...",
                   "package_versions": {...}, "extra": {...}}}
 
-:func:`load_router` validates every field and raises ValueError naming the file and the field;
+:func:`load_router` reads every field through the file's declaration
+(:mod:`regime_core.inputs.router_file`, which router.js reads too) and raises ValueError naming
+the file and the field;
 the file is read strictly (:func:`regime_core.strict_json.read_json_file`: no duplicate key, no
 NaN, bounded nesting, a regular file only) and a key the format does not define is refused.
 ``sha256`` (the hash of the canonical JSON of every other key, recorded by :func:`save_router`)
@@ -50,7 +52,7 @@ from regime_core.inputs import InputError
 from regime_core.inputs.router_file import FORMAT, FORMAT_VERSION, HASH_KEY, ROUTER_FILE
 from regime_core.integrity import atomic_write_bytes, canonical_bytes, sha256_hex
 from regime_core.router.estimator import RegimeRouter
-from regime_core.router.features import FEATURE_NAMES, FEATURE_SPEC_VERSION, feature_spec
+from regime_core.router.features import FEATURE_NAMES, feature_spec
 from regime_core.router.rules import RouterRules
 from regime_core.strict_json import DamagedFileError, read_json_file
 
@@ -232,9 +234,7 @@ def _read(document: Any, *, where: str) -> tuple[dict[str, Any], RouterRules, An
         rules = RouterRules(**fields)
     except (TypeError, ValueError) as exc:
         raise refuse("rules", f"is not a valid RouterRules: {exc}") from None
-    spec = file["feature_spec"]
-    if not spec.startswith(FEATURE_SPEC_VERSION + "+"):
-        raise refuse("feature_spec", f"is the unknown feature spec {spec!r}")
+    spec = file["feature_spec"]  # another version's spec differs from the current one too
     current = feature_spec(rules)
     if spec != current:
         raise refuse(
