@@ -815,11 +815,14 @@
   }
   /** Format.check: an object whose keys are the fields, absent optional ones null. */
   function checkFormat(format, v, path) {
-    if (!isObject(v)) throw new Refused(path, `must be an object (${format.name}), got ${shown(v)}`);
+    if (!isObject(v)) {
+      throw new Refused(path, `must be an object (${format.name}), got ${shown(v)}`);
+    }
     const names = format.fields.map((field) => field.name);
     const unknown = Object.keys(v).filter((key) => !names.includes(key));
     if (format.closed && unknown.length) {
-      throw new Refused([...path, unknown[0]], `is not a field of ${format.name} (fields: ${pyRepr(names)})`);
+      const problem = `is not a field of ${format.name} (fields: ${pyRepr(names)})`;
+      throw new Refused([...path, unknown[0]], problem);
     }
     const out = {};
     for (const field of format.fields) {
@@ -1065,7 +1068,8 @@
     }
     const n = FEATURE_NAMES.length;
     const { mean, scale } = file.scaler;
-    for (const [field, vector] of [["scaler.mean", mean], ["scaler.scale", scale], ["coef", file.coef]]) {
+    const vectors = { "scaler.mean": mean, "scaler.scale": scale, coef: file.coef };
+    for (const [field, vector] of Object.entries(vectors)) {
       if (vector.length !== n) throw error(field, `has ${vector.length} items, expected ${n}`);
     }
     let rules;
@@ -1089,7 +1093,8 @@
       typeof first === typeof second &&
       (typeof first === "string" ? cpCompare(first, second) < 0 : first < second);
     if (!sorted) {
-      throw error("classes", `must be two sorted distinct integers or strings: ${pyRepr(file.classes)}`);
+      const shownClasses = pyRepr(file.classes);
+      throw error("classes", `must be two sorted distinct integers or strings: ${shownClasses}`);
     }
     const weights = file.params.class_weight;
     if (Array.isArray(weights)) {
@@ -1118,7 +1123,9 @@
               `${pyFloat(product)} on the training questions`
           );
         }
-        Object.assign(alphaRule, { rule: "calibrated", scale: raw.scale, training_ratio: raw.training_ratio });
+        alphaRule.rule = "calibrated";
+        alphaRule.scale = raw.scale;
+        alphaRule.training_ratio = raw.training_ratio;
       }
     }
 
