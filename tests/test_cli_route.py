@@ -101,23 +101,21 @@ def test_route_input_errors(capsys: Any, argv: list[str], message: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("content", "message"),
+    ("content", "named"),
     [
-        ("not json {", "malformed JSON"),
-        ('{"format": "regime-router", "format_version": 1}', "missing key"),
-        ("[1, 2]", "expected a JSON object"),
+        ("not json {", "line 1"),
+        ('{"format": "regime-router", "format_version": 1}', "'feature_spec'"),
+        ("[1, 2]", "bad_model.json"),
     ],
 )
-def test_route_malformed_model_file(
-    capsys: Any, tmp_path: Path, content: str, message: str
-) -> None:
+def test_route_malformed_model_file(capsys: Any, tmp_path: Path, content: str, named: str) -> None:
     bad = tmp_path / "bad_model.json"
     bad.write_text(content, encoding="utf-8")
     code, _, err = run_cli(
         capsys, "route", "--question", QUESTION, "--bridge", BRIDGE, "--model", str(bad)
     )
     assert code == 2
-    assert "bad_model.json" in err and message in err
+    assert "bad_model.json" in err and named in err
 
 
 def test_route_model_with_a_bad_coefficient(capsys: Any, tmp_path: Path) -> None:

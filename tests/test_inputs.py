@@ -22,6 +22,7 @@ from regime_core.inputs import (
     Items,
     Nullable,
     Number,
+    Object,
     Pattern,
     Record,
     Table,
@@ -167,3 +168,16 @@ def test_a_tree_table_nests_and_data_is_plain_json() -> None:
     with pytest.raises(InputError) as info:
         check_value(Data(), {"a": [math.nan]}, where="r", field="p")
     assert info.value.field == "p.a[0]"
+
+
+def test_an_object_is_kept_whole_each_value_checked() -> None:
+    versions = Object(Text())
+    assert check_value(Object(), {"a": [1]}, where="f", field="extra") == {"a": [1]}
+    assert check_value(versions, {"numpy": "2.0"}, where="f", field="v") == {"numpy": "2.0"}
+    with pytest.raises(InputError) as info:
+        check_value(versions, {"numpy": 2}, where="f", field="v")
+    assert info.value.field == "v.numpy"
+    with pytest.raises(InputError, match="must be an object, got an array"):
+        check_value(Object(), [], where="f", field="extra")
+    assert jsonschema.Draft202012Validator(versions.schema()).is_valid({"numpy": "2.0"})
+    assert not jsonschema.Draft202012Validator(versions.schema()).is_valid({"numpy": 2})

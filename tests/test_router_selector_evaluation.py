@@ -66,8 +66,6 @@ def test_agreement_per_selector_and_source_with_chance() -> None:
     assert rows[("first", "all")][:2] == (4, 0.5)
     assert rows[("first", "y")][:2] == (2, 0.5)
     assert table["relation_source"].tolist()[:3] == ["all", "x", "y"]
-    with pytest.raises(ValueError, match="chose for 2 items, not 5"):
-        selector_agreement("d", {"rule": [0, 1]}, [0] * 5, [2] * 5, ["x"] * 5)
 
 
 def test_paired_comparisons_are_mcnemar_against_gold_and_against_the_rule() -> None:
@@ -81,8 +79,6 @@ def test_paired_comparisons_are_mcnemar_against_gold_and_against_the_rule() -> N
     assert (first.n_a_better, first.n_b_better, first.diff) == (0, 3, -3 / 8)
     vs_rule = agreement_comparisons({"rule": gold, "first": hits["first"]}, "rule", bootstrap=BOOT)
     assert list(vs_rule) == ["first"] and vs_rule["first"].diff == -3 / 8
-    with pytest.raises(ValueError, match="has 2 hits"):
-        union_comparisons({"rule": [True, False]}, gold)
 
 
 def _outcome(q: list[int], union: list[int], routed_union: list[int]) -> Any:
@@ -116,8 +112,6 @@ def test_routed_comparisons_pair_each_selector_with_the_reference() -> None:
                                           - gold.comparison("routed_vs_union").diff)  # fmt: skip
     assert vs_union.test == "sign" and vs_union.ci_method == "bootstrap_percentile"
     assert set(routed_comparisons({"rule": rule, "gold": gold}, reference="rule")) == {"gold"}
-    with pytest.raises(ValueError, match="routed 2 questions"):
-        routed_comparisons({"rule": _outcome([1, 0], [1, 1], [0, 1]), "gold": gold})
 
 
 # --- the toy world -----------------------------------------------------------------------------
@@ -222,7 +216,7 @@ def test_learned_choices_are_cross_fitted_on_the_routers_folds(world: dict[str, 
     assert "learned" not in fixed.by_dataset["toyworld"]
     again = cross_fitted(fixed, inputs["toyworld"], folds)
     assert again.of("toyworld", "learned").tolist() == choices.of("toyworld", "learned").tolist()
-    with pytest.raises(ValueError, match="no choice of selector 'learned' on 'toyworld'"):
+    with pytest.raises(KeyError, match="learned"):  # the choice is made by cross_fitted only
         fixed.of("toyworld", "learned")
 
 

@@ -354,6 +354,30 @@ class Data(Kind):
         return {}
 
 
+@dataclass(frozen=True)
+class Object(Kind):
+    """A JSON object kept whole (a dict once read), each value ``values`` (any value if None):
+    for free-form metadata and for a record a class of its own checks (``RouterRules``)."""
+
+    values: Kind | None = None
+
+    def describe(self) -> str:
+        return "an object" if self.values is None else f"an object of {self.values.describe()}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, Mapping):
+            raise self.refuse(value, path)
+        if self.values is None:
+            return dict(value)
+        return {key: self.values.check(item, (*path, key)) for key, item in value.items()}
+
+    def schema(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "object"}
+        if self.values is not None:
+            out["additionalProperties"] = self.values.schema()
+        return out
+
+
 # --- fields and formats ----------------------------------------------------------------------
 
 
@@ -454,5 +478,6 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 __all__: Sequence[str] = (
     "Choice", "Data", "Either", "Field", "Flag", "Format", "InputError", "Items", "Kind",
-    "Nullable", "Number", "Pattern", "Record", "Table", "Text", "check_value", "json_kind",
+    "Nullable", "Number", "Object", "Pattern", "Record", "Table", "Text", "check_value",
+    "json_kind",
 )  # fmt: skip

@@ -723,20 +723,130 @@
     return Array.from(h, (x) => x.toString(16).padStart(8, "0")).join("");
   }
 
-  // --- the checks of regime_core.router.io.load_router ----------------------------------------
+  // --- the router file: its declaration and the one reader (regime_core.inputs) -------------
 
-  const FORMAT = "regime-router";
   const HASH_KEY = "sha256";
-  const MAX_ALPHA = LIMITS.max_alpha;
   const REBUILD = "retrain it with `regime route train --out FILE` (or save_router)";
-  const TOP_LEVEL = [
-    "format", "format_version", "feature_spec", "feature_names", "rules", "classes",
-    "threshold", "alpha", "params", "scaler", "coef", "intercept", "n_iter",
-    "fitted_with_feature_names", "training",
-  ]; // prettier-ignore
-  // regime_core.router.io: the top-level keys a file may omit, and alpha_rule's keys per rule
-  const OPTIONAL = ["alpha_rule"];
-  const ALPHA_RULE_KEYS = { fixed: ["rule"], calibrated: ["rule", "scale", "training_ratio"] };
+  // Generated from regime_core/inputs/router_file.py's ROUTER_FILE (`python -m
+  // regime_core.inputs.router_file` prints this line; tests/test_inputs_router_file.py compares).
+  const ROUTER_FILE = {"name":"regime-router file","closed":true,"fields":[{"name":"format","required":true,"kind":{"kind":"Choice","reprs":["'regime-router'"],"listed":"['regime-router']"}},{"name":"format_version","required":true,"kind":{"kind":"Choice","reprs":["1"],"listed":"[1]"}},{"name":"feature_spec","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"feature_names","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a non-blank string","of":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null},"length":null,"min_items":0}},{"name":"rules","required":true,"kind":{"kind":"Object","wanted":"an object","values":null}},{"name":"classes","required":true,"kind":{"kind":"Items","wanted":"a list of 2 items, each an integer or a string","of":{"kind":"Either","wanted":"an integer or a string","kinds":[{"kind":"Number","wanted":"an integer","low":null,"high":null,"low_open":false,"high_open":false,"integer":true},{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}]},"length":2,"min_items":0}},{"name":"threshold","required":true,"kind":{"kind":"Number","wanted":"a number in (0, 1)","low":0,"high":1,"low_open":true,"high_open":true,"integer":false}},{"name":"alpha","required":true,"kind":{"kind":"Number","wanted":"a number in [0, 1e+18]","low":0,"high":1e+18,"low_open":false,"high_open":false,"integer":false}},{"name":"params","required":true,"kind":{"kind":"Record","wanted":"an object (router params)","format":{"name":"router params","closed":true,"fields":[{"name":"C","required":true,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}},{"name":"class_weight","required":true,"kind":{"kind":"Nullable","wanted":"null or one of ['balanced'] or a list of items, each a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Either","wanted":"one of ['balanced'] or a list of items, each a list of 2 items, each an integer or a string or a finite number","kinds":[{"kind":"Choice","reprs":["'balanced'"],"listed":"['balanced']"},{"kind":"Items","wanted":"a list of items, each a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Items","wanted":"a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Either","wanted":"an integer or a string or a finite number","kinds":[{"kind":"Either","wanted":"an integer or a string","kinds":[{"kind":"Number","wanted":"an integer","low":null,"high":null,"low_open":false,"high_open":false,"integer":true},{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}]},{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false}]},"length":2,"min_items":0},"length":null,"min_items":0}]}}},{"name":"random_state","required":true,"kind":{"kind":"Nullable","wanted":"null or an integer in [0, inf]","of":{"kind":"Number","wanted":"an integer in [0, inf]","low":0,"high":null,"low_open":false,"high_open":false,"integer":true}}},{"name":"max_iter","required":true,"kind":{"kind":"Number","wanted":"an integer in [1, inf]","low":1,"high":null,"low_open":false,"high_open":false,"integer":true}}]}}},{"name":"scaler","required":true,"kind":{"kind":"Record","wanted":"an object (router scaler)","format":{"name":"router scaler","closed":true,"fields":[{"name":"mean","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a finite number","of":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false},"length":null,"min_items":0}},{"name":"scale","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a number in (0, inf]","of":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false},"length":null,"min_items":0}}]}}},{"name":"coef","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a finite number","of":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false},"length":null,"min_items":0}},{"name":"intercept","required":true,"kind":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false}},{"name":"n_iter","required":true,"kind":{"kind":"Number","wanted":"an integer in [0, inf]","low":0,"high":null,"low_open":false,"high_open":false,"integer":true}},{"name":"fitted_with_feature_names","required":true,"kind":{"kind":"Flag","wanted":"true or false"}},{"name":"alpha_rule","required":false,"kind":{"kind":"Record","wanted":"an object (router alpha rule)","format":{"name":"router alpha rule","closed":true,"fields":[{"name":"rule","required":true,"kind":{"kind":"Choice","reprs":["'fixed'","'calibrated'"],"listed":"['fixed', 'calibrated']"}},{"name":"scale","required":false,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}},{"name":"training_ratio","required":false,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}}]}}},{"name":"training","required":true,"kind":{"kind":"Record","wanted":"an object (router training)","format":{"name":"router training","closed":true,"fields":[{"name":"dataset","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"n","required":true,"kind":{"kind":"Number","wanted":"an integer in [2, inf]","low":2,"high":null,"low_open":false,"high_open":false,"integer":true}},{"name":"label_rule","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"package_versions","required":true,"kind":{"kind":"Object","wanted":"an object of a string","values":{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}}},{"name":"extra","required":true,"kind":{"kind":"Object","wanted":"an object","values":null}}]}}},{"name":"sha256","required":false,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}}]};
+
+  /** A value a kind refuses: the path to it in the file and the problem (inputs._Refused). */
+  class Refused extends Error {
+    constructor(path, problem) {
+      super(problem);
+      this.path = path;
+    }
+  }
+  /** inputs._shown: an object, an array or null by its JSON kind, any other value its repr. */
+  function shown(v) {
+    if (v === null) return "null";
+    if (Array.isArray(v)) return "an array";
+    return typeof v === "object" ? "an object" : shortRepr(v);
+  }
+  /** Kind.check of regime_core.inputs for the kinds of the generated table (integers stay
+   * BigInts, as Python's stay ints). */
+  function checkKind(kind, v, path) {
+    const refuse = () => new Refused(path, `must be ${kind.wanted}, got ${shown(v)}`);
+    switch (kind.kind) {
+      case "Number": {
+        if (kind.integer ? typeof v !== "bigint" : !isNumber(v)) throw refuse();
+        if (typeof v === "number" && !Number.isFinite(v)) throw refuse();
+        const above = kind.low === null || (kind.low_open ? v > kind.low : v >= kind.low);
+        const below = kind.high === null || (kind.high_open ? v < kind.high : v <= kind.high);
+        if (!(above && below)) throw refuse();
+        if (kind.integer) return v;
+        if (v > Number.MAX_VALUE || v < -Number.MAX_VALUE) throw refuse(); // a huge integer
+        return Number(v);
+      }
+      case "Text":
+        if (typeof v !== "string" || (!kind.blank && isBlank(v))) throw refuse();
+        if (kind.max_chars !== null && codePoints(v) > kind.max_chars) {
+          throw new Refused(path, `must be ${kind.wanted}, got ${codePoints(v)} characters`);
+        }
+        return v;
+      case "Flag":
+        if (typeof v !== "boolean") throw refuse();
+        return v;
+      case "Choice": // Python's repr tells 1 from 1.0 and True, as its type check does
+        if (!kind.reprs.includes(pyRepr(v))) {
+          throw new Refused(path, `is ${shown(v)}, not one of ${kind.listed}`);
+        }
+        return v;
+      case "Items":
+        if (!Array.isArray(v)) throw refuse();
+        if (kind.length !== null && v.length !== kind.length) {
+          throw new Refused(path, `has ${v.length} items, expected ${kind.length}`);
+        }
+        if (v.length < kind.min_items) {
+          throw new Refused(path, `has ${v.length} items, expected at least ${kind.min_items}`);
+        }
+        return v.map((item, k) => checkKind(kind.of, item, [...path, k]));
+      case "Nullable":
+        if (v === null) return null;
+        try {
+          return checkKind(kind.of, v, path);
+        } catch (err) {
+          if (!(err instanceof Refused) || err.path.length !== path.length) throw err;
+          throw refuse(); // a problem inside a list or record names its own place
+        }
+      case "Either":
+        for (const option of kind.kinds) {
+          try {
+            return checkKind(option, v, path);
+          } catch (err) {
+            if (!(err instanceof Refused)) throw err;
+          }
+        }
+        throw refuse();
+      case "Record":
+        return checkFormat(kind.format, v, path);
+      case "Object": {
+        if (!isObject(v)) throw refuse();
+        if (kind.values === null) return v;
+        const out = {};
+        for (const [key, item] of Object.entries(v)) {
+          out[key] = checkKind(kind.values, item, [...path, key]);
+        }
+        return out;
+      }
+    }
+    throw new Error(`router.js reads no kind ${kind.kind}`);
+  }
+  /** Format.check: an object whose keys are the fields, absent optional ones null. */
+  function checkFormat(format, v, path) {
+    if (!isObject(v)) {
+      throw new Refused(path, `must be an object (${format.name}), got ${shown(v)}`);
+    }
+    const names = format.fields.map((field) => field.name);
+    const unknown = Object.keys(v).filter((key) => !names.includes(key));
+    if (format.closed && unknown.length) {
+      const problem = `is not a field of ${format.name} (fields: ${pyRepr(names)})`;
+      throw new Refused([...path, unknown[0]], problem);
+    }
+    const out = {};
+    for (const field of format.fields) {
+      if (Object.prototype.hasOwnProperty.call(v, field.name)) {
+        out[field.name] = checkKind(field.kind, v[field.name], [...path, field.name]);
+      } else if (field.required) {
+        throw new Refused([...path, field.name], "is missing (required)");
+      } else {
+        out[field.name] = null;
+      }
+    }
+    return out;
+  }
+  /** Format.read: the checked values, or a RouteError naming `where` and the field (InputError). */
+  function readFormat(format, v, where) {
+    try {
+      return checkFormat(format, v, []);
+    } catch (err) {
+      if (!(err instanceof Refused)) throw err;
+      const at = err.path.length ? `field ${pyRepr(jsonPath(err.path))} ` : "";
+      throw new RouteError(`${where}: ${at}${err.message}`);
+    }
+  }
+
   // RouterRules' fields and defaults (regime_core.router.rules): ints are BigInts, as in JSON.
   const DEFAULT_RULES = {
     new_entity_weight: 1.0,
@@ -816,12 +926,6 @@
       .map((k) => `${pyRepr(k)}: ${pyRepr(v[k])}`)
       .join(", ")}}`;
   }
-  /** Python's == between a JSON value and an int (True == 1 == 1.0 in Python). */
-  function pyEqualsInt(v, k) {
-    if (v === true) return k === 1;
-    return isNumber(v) && Number(v) === k && (typeof v !== "bigint" || v === BigInt(k));
-  }
-
   /** RouterRules(**raw) with its validate(): the typed rules (defaults filled in). */
   function checkRules(raw) {
     const fail = (problem) => {
@@ -954,84 +1058,28 @@
       if (!(err instanceof RouteError)) throw err;
       throw new RouteError(`${where}: not valid JSON (${err.message})`);
     }
+    const file = readFormat(ROUTER_FILE, doc, where);
     const error = (field, problem) => new RouteError(`${where}: field '${field}' ${problem}`);
-    // load_router's _Fields.obj: every key of `keys`; one not in keys + optional is refused
-    // too (optional === null: any other key is allowed)
-    const obj = (v, field, keys, optional = []) => {
-      if (!isObject(v)) throw error(field, `must be a JSON object, got ${pyTypeName(v)}`);
-      const missing = keys.filter((k) => !Object.prototype.hasOwnProperty.call(v, k));
-      if (missing.length) throw error(field, `is missing key(s) ${pyRepr(missing)}`);
-      if (optional !== null) {
-        const unknown = Object.keys(v)
-          .filter((k) => !keys.includes(k) && !optional.includes(k))
-          .sort(cpCompare);
-        if (unknown.length) {
-          throw error(field, `has key(s) ${pyRepr(unknown)} the format does not define`);
-        }
-      }
-      return v;
-    };
-    const number = (v, field) => {
-      if (!isNumber(v)) throw error(field, `must be a number, got ${shortRepr(v)}`);
-      if (!Number.isFinite(Number(v))) throw error(field, `must be finite, got ${shortRepr(v)}`);
-      return Number(v);
-    };
-    const integer = (v, field, minimum) => {
-      if (typeof v !== "bigint" || v < BigInt(minimum)) {
-        throw error(field, `must be an integer >= ${minimum}, got ${shortRepr(v)}`);
-      }
-      return v;
-    };
-    const string = (v, field) => {
-      if (typeof v !== "string" || isBlank(v)) {
-        throw error(field, `must be a non-empty string, got ${pyRepr(v)}`);
-      }
-      return v;
-    };
-    const vector = (v, field) => {
-      if (!Array.isArray(v)) {
-        throw error(field, `must be a list of ${FEATURE_NAMES.length} numbers`);
-      }
-      if (v.length !== FEATURE_NAMES.length) {
-        throw error(field, `has ${v.length} numbers, expected ${FEATURE_NAMES.length}`);
-      }
-      return v.map((x, k) => number(x, `${field}[${k}]`));
-    };
-    const has = (k) => Object.prototype.hasOwnProperty.call(doc, k);
 
-    if (!isObject(doc)) {
-      throw new RouteError(`${where}: expected a JSON object, got ${pyTypeName(doc)}`);
-    }
-    if (doc.format !== FORMAT) {
-      const format = pyRepr(has("format") ? doc.format : null);
-      throw error("format", `is ${format}, expected '${FORMAT}'`);
-    }
-    if (!pyEqualsInt(doc.format_version, 1)) {
-      throw error(
-        "format_version",
-        `is ${pyRepr(has("format_version") ? doc.format_version : null)}; this code reads version 1`
-      );
-    }
-    obj(doc, "(top level)", TOP_LEVEL, [HASH_KEY, ...OPTIONAL]);
-
-    const names = doc.feature_names;
-    const sameNames =
-      Array.isArray(names) && names.length === 5 && names.every((x, k) => x === FEATURE_NAMES[k]);
-    if (!sameNames) {
+    // What no field says alone, in load_router's order.
+    const names = file.feature_names;
+    if (!(names.length === FEATURE_NAMES.length && names.every((x, k) => x === FEATURE_NAMES[k]))) {
       throw error("feature_names", `is ${pyRepr(names)}, expected ${pyRepr(FEATURE_NAMES)}`);
     }
-    const raw = obj(doc.rules, "rules", [], null); // checkRules refuses unknown ones
+    const n = FEATURE_NAMES.length;
+    const { mean, scale } = file.scaler;
+    const vectors = { "scaler.mean": mean, "scaler.scale": scale, coef: file.coef };
+    for (const [field, vector] of Object.entries(vectors)) {
+      if (vector.length !== n) throw error(field, `has ${vector.length} items, expected ${n}`);
+    }
     let rules;
     try {
-      rules = checkRules(raw);
+      rules = checkRules(file.rules);
     } catch (err) {
       if (!(err instanceof RouteError)) throw err;
       throw error("rules", `is not a valid RouterRules: ${err.message}`);
     }
-    const spec = string(doc.feature_spec, "feature_spec");
-    if (!spec.startsWith(FEATURE_SPEC_VERSION + "+")) {
-      throw error("feature_spec", `is the unknown feature spec ${pyRepr(spec)}`);
-    }
+    const spec = file.feature_spec; // another version's spec differs from the current one too
     const current = featureSpec(rules);
     if (spec !== current) {
       throw error(
@@ -1040,101 +1088,34 @@
           "the features changed since this router was fitted; refit it"
       );
     }
-
-    const classes = doc.classes;
-    const label = (c) => typeof c === "bigint" || typeof c === "string";
-    if (
-      !Array.isArray(classes) ||
-      classes.length !== 2 ||
-      !classes.every(label) ||
-      typeof classes[0] !== typeof classes[1] ||
-      !(typeof classes[0] === "string"
-        ? cpCompare(classes[0], classes[1]) < 0
-        : classes[0] < classes[1])
-    ) {
-      throw error("classes", `must be two sorted distinct integers or strings: ${pyRepr(classes)}`);
+    const [first, second] = file.classes;
+    const sorted =
+      typeof first === typeof second &&
+      (typeof first === "string" ? cpCompare(first, second) < 0 : first < second);
+    if (!sorted) {
+      const shownClasses = pyRepr(file.classes);
+      throw error("classes", `must be two sorted distinct integers or strings: ${shownClasses}`);
     }
-    const threshold = number(doc.threshold, "threshold");
-    if (!(threshold > 0 && threshold < 1)) {
-      throw error("threshold", `must be in (0, 1), got ${pyFloat(threshold)}`);
-    }
-    const alpha = number(doc.alpha, "alpha");
-    if (!(alpha >= 0 && alpha <= MAX_ALPHA)) {
-      // regime_core.limits.check_alpha
-      throw error(
-        "alpha",
-        `must be a finite number in [0, ${pyFloat(MAX_ALPHA)}], got ${pyFloat(alpha)} ` +
-          "(float32 queries q + α·b overflow beyond it)"
-      );
-    }
-    const params = obj(doc.params, "params", ["C", "class_weight", "random_state", "max_iter"]);
-    const C = number(params.C, "params.C");
-    if (C <= 0) throw error("params.C", `must be > 0, got ${pyFloat(C)}`);
-    const weights = params.class_weight;
+    const weights = file.params.class_weight;
     if (Array.isArray(weights)) {
-      const isClass = (x) => classes.some((c) => typeof c === typeof x && c === x);
-      if (!weights.every((p) => Array.isArray(p) && p.length === 2 && isClass(p[0]))) {
-        throw error(
-          "params.class_weight",
-          "must be null, 'balanced' or [label, w] pairs of classes"
-        );
+      const isClass = (x) => file.classes.some((c) => typeof c === typeof x && c === x);
+      if (!weights.every(([label, w]) => isClass(label) && typeof w !== "string")) {
+        throw error("params.class_weight", "must hold [label, weight] pairs of the classes");
       }
-      weights.forEach((p, k) => {
-        number(p[1], `params.class_weight[${k}]`);
-      });
-    } else if (weights !== null && weights !== "balanced") {
-      throw error(
-        "params.class_weight",
-        `must be null, 'balanced' or pairs, got ${pyRepr(weights)}`
-      );
     }
-    if (params.random_state !== null) integer(params.random_state, "params.random_state", 0);
-    integer(params.max_iter, "params.max_iter", 1);
-    const scaler = obj(doc.scaler, "scaler", ["mean", "scale"]);
-    const mean = vector(scaler.mean, "scaler.mean");
-    const scale = vector(scaler.scale, "scaler.scale");
-    if (scale.some((s) => s <= 0)) {
-      throw error("scaler.scale", `must be > 0 everywhere, got ${pyRepr(scale)}`);
-    }
-    const coef = vector(doc.coef, "coef");
-    const intercept = number(doc.intercept, "intercept");
-    integer(doc.n_iter, "n_iter", 0);
-    if (typeof doc.fitted_with_feature_names !== "boolean") {
-      throw error(
-        "fitted_with_feature_names",
-        `must be true or false, got ${pyRepr(doc.fitted_with_feature_names)}`
-      );
-    }
-    const trainingKeys = ["dataset", "n", "label_rule", "package_versions"];
-    const training = obj(doc.training, "training", trainingKeys, ["extra"]);
-    if (Object.prototype.hasOwnProperty.call(training, "extra") && !isObject(training.extra)) {
-      throw error("training.extra", "must be a JSON object");
-    }
-    string(training.dataset, "training.dataset");
-    integer(training.n, "training.n", 2);
-    string(training.label_rule, "training.label_rule");
-    const versions = training.package_versions;
-    if (!isObject(versions) || !Object.values(versions).every((v) => typeof v === "string")) {
-      throw error("training.package_versions", "must be an object of strings");
-    }
-
     // io._alpha_rule: absent, the fixed rule; calibrated: alpha = scale × training_ratio exactly
+    const alpha = file.alpha;
     const alphaRule = { rule: "fixed" };
-    if (has("alpha_rule")) {
-      const raw = obj(doc.alpha_rule, "alpha_rule", ["rule"], null);
-      const rule = string(raw.rule, "alpha_rule.rule");
-      if (!Object.prototype.hasOwnProperty.call(ALPHA_RULE_KEYS, rule)) {
-        throw error("alpha_rule.rule", `must be fixed or calibrated, got ${pyRepr(rule)}`);
-      }
-      obj(raw, "alpha_rule", ALPHA_RULE_KEYS[rule]);
-      alphaRule.rule = rule;
-      if (rule === "calibrated") {
-        for (const key of ["scale", "training_ratio"]) {
-          const value = number(raw[key], `alpha_rule.${key}`);
-          if (!(value > 0)) throw error(`alpha_rule.${key}`, `must be > 0, got ${pyFloat(value)}`);
-          alphaRule[key] = value;
+    const raw = file.alpha_rule;
+    if (raw !== null) {
+      for (const key of ["scale", "training_ratio"]) {
+        if ((raw[key] === null) === (raw.rule === "calibrated")) {
+          const state = raw[key] === null ? "missing (required)" : "not a field";
+          throw error(`alpha_rule.${key}`, `is ${state} under the ${raw.rule} rule`);
         }
-        const product = alphaRule.scale * alphaRule.training_ratio;
+      }
+      if (raw.rule === "calibrated") {
+        const product = raw.scale * raw.training_ratio;
         if (product !== alpha) {
           throw error(
             "alpha",
@@ -1142,11 +1123,14 @@
               `${pyFloat(product)} on the training questions`
           );
         }
+        alphaRule.rule = "calibrated";
+        alphaRule.scale = raw.scale;
+        alphaRule.training_ratio = raw.training_ratio;
       }
     }
 
     // Last, as in Python: a change no field check sees (a flipped digit) is caught here.
-    const recorded = has(HASH_KEY) ? doc[HASH_KEY] : null;
+    const recorded = file[HASH_KEY];
     if (recorded === null) {
       throw new RouteError(`${where}: no '${HASH_KEY}' recorded by save_router; ${REBUILD}`);
     }
@@ -1159,6 +1143,7 @@
           `save_router recorded; ${REBUILD}`
       );
     }
+    const { coef, intercept, threshold } = file;
     return { rules: plainRules(rules), mean, scale, coef, intercept, threshold, alpha, alphaRule };
   }
 

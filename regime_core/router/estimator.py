@@ -43,8 +43,8 @@ from regime_core import config
 
 # Longest question, title and bridge text :meth:`RegimeRouter.route` accepts: far above any
 # real one, low enough that featurising stays fast; in the one table router.js shares.
-from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS, check_alpha
-from regime_core.router.features import FEATURE_NAMES, N_FEATURES, featurize
+from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_CHARS
+from regime_core.router.features import FEATURE_NAMES, featurize
 from regime_core.router.labels import ACTIONS, EXCLUDED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import check_question, check_sentences, check_title
@@ -121,7 +121,8 @@ class ScaledLogistic(ClassifierMixin, BaseEstimator):
 
     def _fit_scaled(self, X: Any, y: Any, hint: str = "") -> np.ndarray:
         """Validate ``X`` and binary ``y`` (``hint`` is added to the non-binary message), fit the
-        scaler and the logistic regression on the used columns; returns the validated ``X``."""
+        scaler and the logistic regression on the used columns; returns the validated ``X``.
+        A ``y`` of one class is refused by scikit-learn's own solver ("... only one class")."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
@@ -130,11 +131,6 @@ class ScaledLogistic(ClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"Only binary classification is supported. The type of the target is {y_type}."
                 + (hint if EXCLUDED in classes.tolist() else "")
-            )
-        if classes.size < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs both classes in y, got one class only: "
-                f"{classes.tolist()}"
             )
         Z = self._columns(X)
         scaler = StandardScaler().fit(Z)
@@ -184,6 +180,7 @@ class RegimeRouter(ScaledLogistic):
     ----------
     threshold : route to ``union`` when ``p(union) > threshold``; in (0, 1).
     alpha : weight of ``B_rel`` in the union query (``config.ALPHA``); carried, not learned.
+        Both arrive checked (a run's config, a router file): the estimator does not re-check them.
     C, class_weight, random_state, max_iter : as :class:`ScaledLogistic`'s.
 
     Notes
@@ -208,15 +205,8 @@ class RegimeRouter(ScaledLogistic):
 
     # --- fitting ------------------------------------------------------------------------------
 
-    def _check_params(self) -> None:
-        t = self.threshold
-        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < 1:
-            raise ValueError(f"RegimeRouter: threshold must be in (0, 1), got {t!r}")
-        check_alpha(self.alpha, "RegimeRouter: alpha")
-
     def fit(self, X: Any, y: Any) -> RegimeRouter:
         """Standardise ``X`` and fit the logistic regression; returns ``self``."""
-        self._check_params()
         hint = (
             f" y contains {EXCLUDED}, the mark of a tie excluded by "
             "outcome_labels(tie_rule='exclude'): keep only labels != -1 (and report how "
@@ -249,16 +239,11 @@ class RegimeRouter(ScaledLogistic):
 
         ``rules`` defaults to the rules the router was saved with (``rules_``, set by
         :func:`~regime_core.router.io.load_router`), else the defaults. Raises ValueError for an
-        empty or non-string question, bridge sentence or title, or a router not fitted on the
-        five features.
+        empty or non-string question, bridge sentence or title (the boundary of ``regime
+        route``).
         """
         if not hasattr(self, "coef_"):  # check_is_fitted costs more than the whole decision
             raise NotFittedError("This RegimeRouter is not fitted yet; call fit or load_router")
-        if self.n_features_in_ != N_FEATURES:
-            raise ValueError(
-                f"route needs a router fitted on the {N_FEATURES} router features "
-                f"{FEATURE_NAMES}, this one has {self.n_features_in_} features"
-            )
         question = check_question(question, "route")
         sentences = check_sentences(bridge_sentences, "route")
         _check_size("question", len(question), MAX_QUESTION_CHARS)

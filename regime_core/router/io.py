@@ -15,7 +15,9 @@ file records what is needed to apply the model and to know what it is::
      "training": {"dataset": "2wikimultihopqa", "n": 1000, "label_rule": "...",
                   "package_versions": {...}, "extra": {...}}}
 
-:func:`load_router` validates every field and raises ValueError naming the file and the field;
+:func:`load_router` reads every field through the file's declaration
+(:mod:`regime_core.inputs.router_file`, which router.js reads too) and raises ValueError naming
+the file and the field;
 the file is read strictly (:func:`regime_core.strict_json.read_json_file`: no duplicate key, no
 NaN, bounded nesting, a regular file only) and a key the format does not define is refused.
 ``sha256`` (the hash of the canonical JSON of every other key, recorded by :func:`save_router`)
@@ -36,11 +38,9 @@ so a lone question is weighted as the training questions were; a run over a data
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
-import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -48,41 +48,15 @@ from typing import Any
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from regime_core.inputs import InputError
+from regime_core.inputs.router_file import FORMAT, FORMAT_VERSION, HASH_KEY, ROUTER_FILE
 from regime_core.integrity import atomic_write_bytes, canonical_bytes, sha256_hex
-from regime_core.limits import check_alpha, short_repr
 from regime_core.router.estimator import RegimeRouter
-from regime_core.router.features import FEATURE_NAMES, FEATURE_SPEC_VERSION, feature_spec
+from regime_core.router.features import FEATURE_NAMES, feature_spec
 from regime_core.router.rules import RouterRules
 from regime_core.strict_json import DamagedFileError, read_json_file
 
-FORMAT = "regime-router"
-FORMAT_VERSION = 1
-HASH_KEY = "sha256"
 REBUILD = "retrain it with `regime route train --out FILE` (or save_router)"
-_TOP_LEVEL = (
-    "format",
-    "format_version",
-    "feature_spec",
-    "feature_names",
-    "rules",
-    "classes",
-    "threshold",
-    "alpha",
-    "params",
-    "scaler",
-    "coef",
-    "intercept",
-    "n_iter",
-    "fitted_with_feature_names",
-    "training",
-)
-#: Top-level keys a file may hold or not: ``alpha_rule`` (files written before the knob: fixed).
-_OPTIONAL = ("alpha_rule",)
-#: The keys of ``alpha_rule`` under each rule (``regime_core.config.ALPHA_RULES``).
-ALPHA_RULE_KEYS: dict[str, tuple[str, ...]] = {
-    "fixed": ("rule",),
-    "calibrated": ("rule", "scale", "training_ratio"),
-}
 
 
 def package_versions() -> dict[str, str]:
@@ -100,12 +74,9 @@ def _floats(values: np.ndarray) -> list[float]:
     return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
 
 
-def _jsonable_label(label: Any) -> int | str:
-    if isinstance(label, np.integer | int) and not isinstance(label, bool | np.bool_):
-        return int(label)
-    if isinstance(label, str | np.str_):
-        return str(label)
-    raise ValueError(f"save_router: class labels must be integers or strings, got {label!r}")
+def _jsonable_label(label: Any) -> Any:
+    """A label as JSON holds it (the declaration refuses one that is no integer or string)."""
+    return label.item() if isinstance(label, np.generic) else label
 
 
 def save_router(
@@ -124,29 +95,19 @@ def save_router(
     describe the training data; ``rules`` are the feature rules the training features were
     computed with (default: the router's ``rules_`` if loaded, else the defaults); ``extra`` is
     any JSON-serialisable metadata (seed, folds, data hash, ...); ``alpha_rule`` the α rule the
-    router was trained under (the module docstring; None: the key is not written).
+    router was trained under (the module docstring; None: the key is not written). The document
+    is read as :func:`load_router` reads it before it is written: a file save_router writes is
+    one load_router reads.
     """
-    if not isinstance(router, RegimeRouter):
-        raise ValueError(f"save_router expects a RegimeRouter, got {type(router).__name__}")
     check_is_fitted(router)
-    if router.n_features_in_ != len(FEATURE_NAMES):
-        raise ValueError(
-            f"save_router: the router has {router.n_features_in_} features; only routers on "
-            f"the {len(FEATURE_NAMES)} features {FEATURE_NAMES} can be saved"
-        )
     names_in = getattr(router, "feature_names_in_", None)
     if names_in is not None and tuple(names_in) != FEATURE_NAMES:
         raise ValueError(
             f"save_router: the router was fitted on columns {list(names_in)}, "
             f"not {list(FEATURE_NAMES)}"
         )
-    for name, value in (("dataset", dataset), ("label_rule", label_rule)):
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError(f"save_router: {name} must be a non-empty string, got {value!r}")
     if rules is None:
         rules = getattr(router, "rules_", RouterRules())
-    if not isinstance(rules, RouterRules):
-        raise ValueError(f"save_router: rules must be a RouterRules, got {type(rules).__name__}")
     class_weight: object = router.class_weight  # its JSON form: pairs stand for a mapping
     if isinstance(router.class_weight, Mapping):
         class_weight = [[_jsonable_label(k), float(v)] for k, v in router.class_weight.items()]
@@ -179,12 +140,13 @@ def save_router(
             "extra": dict(extra or {}),
         },
     }
+    path = Path(path)
+    _read(document, where=f"save_router, {path}")
     try:
         document[HASH_KEY] = document_hash(document)
         text = json.dumps(document, indent=2, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"save_router: the model or `extra` is not finite JSON: {exc}") from None
-    path = Path(path)
     atomic_write_bytes(path, (text + "\n").encode("utf-8"))
     return path
 
@@ -198,225 +160,120 @@ def document_hash(document: Mapping[str, Any]) -> str:
 # --- loading ---------------------------------------------------------------------------------
 
 
-class _Fields:
-    """Field readers that raise ValueError naming the file and the field."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def error(self, field: str, problem: str) -> ValueError:
-        return ValueError(f"{self.path}: field {field!r} {problem}")
-
-    def obj(
-        self, value: Any, field: str, keys: tuple[str, ...], optional: tuple[str, ...] | None = ()
-    ) -> dict[str, Any]:
-        """``value`` as an object with every key of ``keys``; one not in ``keys + optional``
-        is refused too (``optional=None``: any other key is allowed)."""
-        if not isinstance(value, dict):
-            raise self.error(field, f"must be a JSON object, got {type(value).__name__}")
-        missing = [k for k in keys if k not in value]
-        if missing:
-            raise self.error(field, f"is missing key(s) {missing}")
-        if optional is not None:
-            unknown = sorted(set(value) - set(keys) - set(optional))
-            if unknown:
-                raise self.error(field, f"has key(s) {unknown} the format does not define")
-        return value
-
-    def number(self, value: Any, field: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(field, f"must be a number, got {short_repr(value)}")
-        # an integer beyond a float's range is compared, not converted (OverflowError)
-        too_big = isinstance(value, int) and abs(value) > sys.float_info.max
-        if too_big or not math.isfinite(value):
-            raise self.error(field, f"must be finite, got {short_repr(value)}")
-        return float(value)
-
-    def integer(self, value: Any, field: str, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise self.error(field, f"must be an integer >= {minimum}, got {short_repr(value)}")
-        return value
-
-    def string(self, value: Any, field: str) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.error(field, f"must be a non-empty string, got {value!r}")
-        return value
-
-    def vector(self, value: Any, field: str, length: int) -> np.ndarray:
-        if not isinstance(value, list):
-            raise self.error(field, f"must be a list of {length} numbers")
-        if len(value) != length:
-            raise self.error(field, f"has {len(value)} numbers, expected {length}")
-        return np.array([self.number(v, f"{field}[{i}]") for i, v in enumerate(value)])
-
-
 def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
     """Read and validate a router written by :func:`save_router`.
 
     The returned router predicts bit-identically to the saved one and carries ``rules_``,
-    ``feature_spec_`` and ``training_metadata_``. Raises ValueError naming the file and the
-    field for any malformed, incomplete, non-finite or incompatible content.
+    ``feature_spec_`` and ``training_metadata_``. Every field is read through the declaration
+    (:data:`regime_core.inputs.router_file.ROUTER_FILE`); what no field says alone is checked
+    here, and router.js checks it alike. Raises ValueError naming the file and the field.
     """
     path = Path(path)
-    f = _Fields(path)
     document = read_json_file(path)  # ValueError naming the file: not JSON, NaN, too deep, ...
-    if not isinstance(document, dict):
-        raise ValueError(f"{path}: expected a JSON object, got {type(document).__name__}")
-    if document.get("format") != FORMAT:
-        raise f.error("format", f"is {document.get('format')!r}, expected {FORMAT!r}")
-    if document.get("format_version") != FORMAT_VERSION:
-        raise f.error(
-            "format_version",
-            f"is {document.get('format_version')!r}; this code reads version {FORMAT_VERSION}",
-        )
-    f.obj(document, "(top level)", _TOP_LEVEL, (HASH_KEY, *_OPTIONAL))
-    n = len(FEATURE_NAMES)
-
-    # Features: the names, the rules and the spec recomputed from them with the current code.
-    if document["feature_names"] != list(FEATURE_NAMES):
-        raise f.error(
-            "feature_names", f"is {document['feature_names']!r}, expected {list(FEATURE_NAMES)}"
-        )
-    raw_rules = f.obj(document["rules"], "rules", (), None)  # RouterRules refuses unknown ones
-    try:
-        fields: dict[str, Any] = {
-            k: tuple(v) if isinstance(v, list) else v for k, v in raw_rules.items()
-        }
-        rules = RouterRules(**fields)
-    except (TypeError, ValueError) as exc:
-        raise f.error("rules", f"is not a valid RouterRules: {exc}") from None
-    spec = f.string(document["feature_spec"], "feature_spec")
-    if not spec.startswith(FEATURE_SPEC_VERSION + "+"):
-        raise f.error("feature_spec", f"is the unknown feature spec {spec!r}")
-    current = feature_spec(rules)
-    if spec != current:
-        raise f.error(
-            "feature_spec",
-            f"is {spec!r} but the current code computes {current!r} for these rules: the "
-            "features changed since this router was fitted; refit it",
-        )
-
-    # The model.
-    classes = document["classes"]
-    if (
-        not isinstance(classes, list)
-        or len(classes) != 2
-        or not all(isinstance(c, int | str) and not isinstance(c, bool) for c in classes)
-        or type(classes[0]) is not type(classes[1])
-        or not classes[0] < classes[1]
-    ):
-        raise f.error("classes", f"must be two sorted distinct integers or strings: {classes!r}")
-    threshold = f.number(document["threshold"], "threshold")
-    if not 0 < threshold < 1:
-        raise f.error("threshold", f"must be in (0, 1), got {threshold}")
-    alpha = f.number(document["alpha"], "alpha")
-    try:
-        check_alpha(alpha)
-    except ValueError as exc:  # "alpha must be ..." -> "field 'alpha' must be ..."
-        raise f.error("alpha", str(exc).removeprefix("alpha ")) from None
-    params = f.obj(document["params"], "params", ("C", "class_weight", "random_state", "max_iter"))
-    C = f.number(params["C"], "params.C")
-    if C <= 0:
-        raise f.error("params.C", f"must be > 0, got {C}")
-    class_weight = params["class_weight"]
-    if isinstance(class_weight, list):
-        if not all(isinstance(p, list) and len(p) == 2 and p[0] in classes for p in class_weight):
-            raise f.error(
-                "params.class_weight", "must be null, 'balanced' or [label, w] pairs of classes"
-            )
-        class_weight = {
-            p[0]: f.number(p[1], f"params.class_weight[{i}]") for i, p in enumerate(class_weight)
-        }
-    elif class_weight not in (None, "balanced"):
-        raise f.error(
-            "params.class_weight", f"must be null, 'balanced' or pairs, got {class_weight!r}"
-        )
-    random_state = params["random_state"]
-    if random_state is not None:
-        random_state = f.integer(random_state, "params.random_state", 0)
-    max_iter = f.integer(params["max_iter"], "params.max_iter", 1)
-    scaler = f.obj(document["scaler"], "scaler", ("mean", "scale"))
-    mean = f.vector(scaler["mean"], "scaler.mean", n)
-    scale = f.vector(scaler["scale"], "scaler.scale", n)
-    if (scale <= 0).any():
-        raise f.error("scaler.scale", f"must be > 0 everywhere, got {scale.tolist()}")
-    coef = f.vector(document["coef"], "coef", n)
-    intercept = f.number(document["intercept"], "intercept")
-    n_iter = f.integer(document["n_iter"], "n_iter", 0)
-    with_names = document["fitted_with_feature_names"]
-    if not isinstance(with_names, bool):
-        raise f.error("fitted_with_feature_names", f"must be true or false, got {with_names!r}")
-
-    # Training metadata.
-    training = f.obj(
-        document["training"],
-        "training",
-        ("dataset", "n", "label_rule", "package_versions"),
-        ("extra",),
-    )
-    if not isinstance(training.get("extra", {}), dict):
-        raise f.error("training.extra", "must be a JSON object")
-    f.string(training["dataset"], "training.dataset")
-    n_train = f.integer(training["n"], "training.n", 2)
-    f.string(training["label_rule"], "training.label_rule")
-    versions = training["package_versions"]
-    if not isinstance(versions, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in versions.items()
-    ):
-        raise f.error("training.package_versions", "must be an object of strings")
-
-    alpha_rule = _alpha_rule(f, document, alpha)
+    file, rules, class_weight, alpha_rule = _read(document, where=str(path))
 
     # Last, so that a hand-edited field is reported by name above; a change no field check
     # sees (a flipped digit in a coefficient) is caught here.
-    recorded = document.get(HASH_KEY)
-    if recorded is None:
+    if file[HASH_KEY] is None:
         raise DamagedFileError(f"{path}: no {HASH_KEY!r} recorded by save_router; {REBUILD}")
-    if recorded != document_hash(document):
+    if file[HASH_KEY] != document_hash(document):
         raise DamagedFileError(
             f"{path} is damaged or edited: its content does not match the {HASH_KEY} "
             f"save_router recorded; {REBUILD}"
         )
 
-    hyper = dict(C=C, class_weight=class_weight, random_state=random_state, max_iter=max_iter)
-    router = RegimeRouter(threshold=threshold, alpha=alpha, **hyper)
-    router.classes_ = np.asarray(classes)
+    n = len(FEATURE_NAMES)
+    params = file["params"]
+    router = RegimeRouter(
+        threshold=file["threshold"],
+        alpha=file["alpha"],
+        C=params["C"],
+        class_weight=class_weight,
+        random_state=params["random_state"],
+        max_iter=params["max_iter"],
+    )
+    router.classes_ = np.asarray(file["classes"])
     router.n_features_in_ = n
-    if with_names:
+    if file["fitted_with_feature_names"]:
         router.feature_names_in_ = np.asarray(FEATURE_NAMES, dtype=object)
-    router.scaler_mean_ = mean
-    router.scaler_scale_ = scale
-    router.coef_ = coef.reshape(1, n)
-    router.intercept_ = np.array([intercept])
-    router.n_iter_ = np.array([n_iter], dtype=np.int32)
-    router.n_samples_fit_ = n_train
+    router.scaler_mean_ = np.array(file["scaler"]["mean"])
+    router.scaler_scale_ = np.array(file["scaler"]["scale"])
+    router.coef_ = np.array(file["coef"]).reshape(1, n)
+    router.intercept_ = np.array([file["intercept"]])
+    router.n_iter_ = np.array([file["n_iter"]], dtype=np.int32)
+    router.n_samples_fit_ = file["training"]["n"]
     router.rules_ = rules
-    router.feature_spec_ = spec
-    router.training_metadata_ = training
+    router.feature_spec_ = file["feature_spec"]
+    router.training_metadata_ = file["training"]
     router.alpha_rule_ = alpha_rule
     return router
 
 
-def _alpha_rule(f: _Fields, document: Mapping[str, Any], alpha: float) -> dict[str, Any]:
-    """The file's ``alpha_rule`` checked (absent: fixed); router.js checks it alike."""
-    if "alpha_rule" not in document:
+def _read(document: Any, *, where: str) -> tuple[dict[str, Any], RouterRules, Any, dict[str, Any]]:
+    """A router document read through the declaration, then checked for what no field says
+    alone; returns the read fields, the rules, the class weight and the α rule."""
+    file = ROUTER_FILE.read(document, where=where)
+
+    def refuse(field: str, problem: str) -> InputError:
+        return InputError(where, field, problem)
+
+    n = len(FEATURE_NAMES)
+    if file["feature_names"] != FEATURE_NAMES:
+        raise refuse(
+            "feature_names", f"is {list(file['feature_names'])}, expected {list(FEATURE_NAMES)}"
+        )
+    scaler = file["scaler"]
+    vectors = {"scaler.mean": scaler["mean"], "scaler.scale": scaler["scale"], "coef": file["coef"]}
+    for field, vector in vectors.items():
+        if len(vector) != n:
+            raise refuse(field, f"has {len(vector)} items, expected {n}")
+    fields: dict[str, Any] = {
+        k: tuple(v) if isinstance(v, list) else v for k, v in file["rules"].items()
+    }
+    try:
+        rules = RouterRules(**fields)
+    except (TypeError, ValueError) as exc:
+        raise refuse("rules", f"is not a valid RouterRules: {exc}") from None
+    spec = file["feature_spec"]  # another version's spec differs from the current one too
+    current = feature_spec(rules)
+    if spec != current:
+        raise refuse(
+            "feature_spec",
+            f"is {spec!r} but the current code computes {current!r} for these rules: the "
+            "features changed since this router was fitted; refit it",
+        )
+    classes = file["classes"]
+    if type(classes[0]) is not type(classes[1]) or not classes[0] < classes[1]:
+        raise refuse("classes", f"must be two sorted distinct integers or strings: {list(classes)}")
+    params = file["params"]
+    class_weight = params["class_weight"]
+    if isinstance(class_weight, tuple):
+        if not all(label in classes and not isinstance(w, str) for label, w in class_weight):
+            raise refuse("params.class_weight", "must hold [label, weight] pairs of the classes")
+        class_weight = {label: float(w) for label, w in class_weight}
+    alpha_rule = _alpha_rule(file["alpha_rule"], file["alpha"], refuse)
+    return file, rules, class_weight, alpha_rule
+
+
+def _alpha_rule(
+    raw: Mapping[str, Any] | None, alpha: float, refuse: Callable[[str, str], InputError]
+) -> dict[str, Any]:
+    """The file's ``alpha_rule`` (absent: fixed): a calibrated rule holds its scale and
+    training ratio, whose product is ``alpha`` exactly; a fixed one holds neither."""
+    if raw is None:
         return {"rule": "fixed"}
-    raw = f.obj(document["alpha_rule"], "alpha_rule", ("rule",), None)
-    rule = f.string(raw["rule"], "alpha_rule.rule")
-    if rule not in ALPHA_RULE_KEYS:
-        raise f.error("alpha_rule.rule", f"must be fixed or calibrated, got {rule!r}")
-    f.obj(raw, "alpha_rule", ALPHA_RULE_KEYS[rule])
-    out: dict[str, Any] = {"rule": rule}
-    if rule == "calibrated":
-        for key in ("scale", "training_ratio"):
-            value = f.number(raw[key], f"alpha_rule.{key}")
-            if not value > 0:
-                raise f.error(f"alpha_rule.{key}", f"must be > 0, got {value!r}")
-            out[key] = value
-        if out["scale"] * out["training_ratio"] != alpha:
-            raise f.error(
-                "alpha",
-                f"is {alpha!r}, but the calibrated rule deploys scale × training_ratio = "
-                f"{out['scale'] * out['training_ratio']!r} on the training questions",
-            )
-    return out
+    keys = ("scale", "training_ratio")
+    for key in keys:
+        if (raw[key] is None) == (raw["rule"] == "calibrated"):
+            state = "missing (required)" if raw[key] is None else "not a field"
+            raise refuse(f"alpha_rule.{key}", f"is {state} under the {raw['rule']} rule")
+    if raw["rule"] == "fixed":
+        return {"rule": "fixed"}
+    product = raw["scale"] * raw["training_ratio"]
+    if product != alpha:
+        raise refuse(
+            "alpha",
+            f"is {alpha!r}, but the calibrated rule deploys scale × training_ratio = "
+            f"{product!r} on the training questions",
+        )
+    return {"rule": "calibrated", **{key: raw[key] for key in keys}}

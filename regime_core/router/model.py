@@ -53,8 +53,6 @@ def resolve_router(model: str | os.PathLike[str] | RegimeRouter | None) -> Regim
         return model
     if model is None:
         return default_router()
-    if not isinstance(model, str | os.PathLike):
-        raise ValueError(f"model must be a router file path or None, got {type(model).__name__}")
     path = Path(model)
     if not path.is_file():
         raise ValueError(f"router model file {path} does not exist or is not a file")

@@ -178,13 +178,7 @@ class Choices:
 
     def of(self, dataset: str, selector: str) -> np.ndarray:
         """The sentence index per question that ``selector`` chose on ``dataset``."""
-        try:
-            return self.by_dataset[dataset][selector]
-        except KeyError:
-            made = sorted(self.by_dataset.get(dataset, {}))
-            raise ValueError(
-                f"Choices: no choice of selector {selector!r} on {dataset!r}; made there: {made}"
-            ) from None
+        return self.by_dataset[dataset][selector]
 
     def cross_fitted(self, dataset: str, selector: str) -> bool:
         """The choice was cross-fitted on the dataset's own questions (its folds bind the
@@ -216,10 +210,6 @@ def choose(
     fallback: dict[str, int] = {}
     for dataset, data in inputs.items():
         rule_choice = np.asarray(rule[dataset], dtype=np.int64)
-        if rule_choice.shape != (data.n,):
-            raise ValueError(
-                f"choose({dataset}): {rule_choice.shape[0]} rule choices, {data.n} items"
-            )
         has_gold = data.gold_b_rel >= 0
         fallback[dataset] = int((~has_gold).sum())
         chosen: dict[str, np.ndarray] = {
@@ -250,11 +240,6 @@ def cross_fitted(choices: Choices, train: SelectorData, folds: Any) -> Choices:
     on ``folds`` (:func:`~regime_core.router.learned_selector.cross_fit_select`: each item by a
     fit on the other folds only); the zero-shot choices are kept. Pure; the multiverse calls it
     once per tie rule (the folds follow the router's labels)."""
-    if train.dataset != choices.train_dataset:
-        raise ValueError(
-            f"cross_fitted: the choices were fitted on {choices.train_dataset!r}, not "
-            f"{train.dataset!r}"
-        )
     folds = np.asarray(folds, dtype=np.int64)
     by_dataset = {d: dict(c) for d, c in choices.by_dataset.items()}
     for v in choices.fitted:

@@ -97,11 +97,6 @@ def selector_agreement(
     rows = []
     for name, chosen in choices.items():
         chosen = np.asarray(chosen, dtype=np.int64)
-        if chosen.shape != gold.shape:
-            raise ValueError(
-                f"selector_agreement({dataset}): selector {name!r} chose for {chosen.shape[0]} "
-                f"items, not {gold.shape[0]}"
-            )
         for group, mask in groups:
             if not mask.any():
                 continue
@@ -132,11 +127,6 @@ def union_comparisons(
     out = {}
     for name, h in hits.items():
         h = np.asarray(h, dtype=bool)
-        if h.shape != reference_hits.shape:
-            raise ValueError(
-                f"union_comparisons: selector {name!r} has {h.shape[0]} hits, {reference} "
-                f"{reference_hits.shape[0]}"
-            )
         out[name] = paired_hits(
             h, reference_hits, (f"union_{name}", f"union_{reference}"), bootstrap=bootstrap
         )
@@ -186,11 +176,6 @@ def routed_comparisons(
     for name, outcome in outcomes.items():
         if name == reference:
             continue
-        if outcome.n != ref.n:
-            raise ValueError(
-                f"routed_comparisons: selector {name!r} routed {outcome.n} questions, "
-                f"{reference} {ref.n}"
-            )
         out[name] = {
             comparison: paired_hits(
                 _per_question(outcome, comparison),

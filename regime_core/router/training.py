@@ -240,8 +240,6 @@ def with_b_rel(
     ``B_rel`` vectors change); ``rank_q`` is untouched. ``selector`` names what chose them,
     ``folds`` the cross-fitting folds of a selector fitted on these questions; pure."""
     examples = data.examples
-    if len(examples) != data.n:
-        raise ValueError(f"with_b_rel({data.dataset}): the routing data keeps no examples")
     chosen = np.asarray(chosen, dtype=np.int64)
     sizes = data.table["n_sentences"].to_numpy()
     if chosen.shape != (data.n,) or np.any(chosen < 0) or np.any(chosen >= sizes):
@@ -399,10 +397,6 @@ def apply_router(
     router: RegimeRouter, data: RoutingData, *, bootstrap: Bootstrap = DEFAULT_BOOTSTRAP
 ) -> RoutingOutcome:
     """A frozen router's decisions on ``data`` (features already computed), scored; pure."""
-    if router.n_features_in_ != data.X.shape[1]:
-        raise ValueError(
-            f"the router expects {router.n_features_in_} features, the data has {data.X.shape[1]}"
-        )
     return evaluate_routing(
         data.hit_q,
         data.hit_union,

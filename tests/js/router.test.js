@@ -76,13 +76,13 @@ test("a model with other feature definitions or broken numbers is refused", () =
   assert.throws(edited(/"feature_spec": "[^"]*"/, '"feature_spec": "other+1"'), /feature_spec/);
   assert.throws(
     edited(/"coef": \[[^\]]*\]/, '"coef": [1, 2]'),
-    /^Error: m.json: field 'coef' has 2 numbers, expected 5$/
+    /^Error: m\.json: field 'coef' /
   );
-  assert.throws(edited(/"threshold": [0-9.]+/, '"threshold": 1'), /field 'threshold' must be in/);
+  assert.throws(edited(/"threshold": [0-9.]+/, '"threshold": 1'), /m\.json: field 'threshold' /);
   assert.throws(edited(/"stem_chars": 5/, '"stem_chars": 5.0'), /stem_chars must be an integer/);
   assert.throws(
     edited(/"intercept": /, '"intercept": 1e-300, "x": '),
-    /field '\(top level\)' has key\(s\) \['x'\] the format does not define/
+    /m\.json: field 'x' /
   );
   assert.throws(edited(/^\{/, '{"format": 1, '), /at format: the key 'format' appears twice in one object/);
   assert.throws(edited(/"alpha": [0-9.]+/, '"alpha": NaN'), /at alpha: NaN is not a JSON number/);
@@ -95,7 +95,7 @@ test("a model with other feature definitions or broken numbers is refused", () =
   // JSON.stringify writes 1.0 as 1: the seal, over Python's canonical JSON, no longer matches.
   assert.throws(
     () => R.loadModel(JSON.stringify({ ...JSON.parse(MODEL_TEXT), rules: undefined })),
-    /missing key\(s\) \['rules'\]/
+    /field 'rules' /
   );
 });
 

@@ -1,0 +1,30 @@
+"""The router file's declaration: router.js holds it as its one generated line, it describes
+every key ``save_router`` writes, and its JSON Schema accepts the packaged model."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+
+from regime_core import paths
+from regime_core.inputs import Record
+from regime_core.inputs.router_file import ROUTER_FILE, ROUTER_JS_LINE_PREFIX, router_js_line
+from regime_core.router.model import default_router_path
+
+
+def test_router_js_holds_the_generated_declaration() -> None:
+    """``python -m regime_core.inputs.router_file`` prints the line router.js must hold."""
+    source = (paths.REPO_ROOT / "regime_core" / "resources" / "router.js").read_text("utf-8")
+    lines = [line for line in source.splitlines() if line.startswith(ROUTER_JS_LINE_PREFIX)]
+    assert lines == [router_js_line()]
+
+
+def test_the_declaration_holds_every_key_of_the_packaged_model() -> None:
+    document = json.loads(default_router_path().read_text(encoding="utf-8"))
+    jsonschema.validate(document, ROUTER_FILE.json_schema())
+    assert set(document) == {field.name for field in ROUTER_FILE.fields}
+    for name in ("params", "scaler", "training", "alpha_rule"):
+        kind = ROUTER_FILE.field(name).kind
+        assert isinstance(kind, Record)
+        assert set(document[name]) <= {field.name for field in kind.format.fields}, name
