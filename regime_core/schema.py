@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from regime_core import config
-from regime_core.inputs import json_kind
 
 DATASETS: tuple[str, ...] = (*config.DATASETS, "toyworld")
 SPLITS: tuple[str, ...] = ("dev", "train")
@@ -90,24 +88,6 @@ def dataset_name_problem(name: object) -> str | None:
             f"{name!r} is not a dataset name: use lower-case letters, digits, '_' and '-' "
             "(starting with a letter or digit, at most 64 characters)"
         )
-    return None
-
-
-def id_problem(value: object) -> str | None:
-    """Why ``value`` cannot be a question or passage id (None: it can): ids are non-empty
-    strings without whitespace or control characters, since they become columns of TREC run
-    and qrels files (the rule of :func:`regime_core.retrieval.trec.check_trec_id`).
-
-    >>> id_problem("q1"), id_problem("q 1")
-    (None, "holds ' ', but ids may hold no whitespace or control character")
-    """
-    if not isinstance(value, str):
-        return f"must be a string, got {json_kind(value)}"
-    if not value:
-        return "is empty"
-    for c in value:
-        if c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp"):
-            return f"holds {c!r}, but ids may hold no whitespace or control character"
     return None
 
 

@@ -177,9 +177,9 @@ def _duplicate_passage(line: dict[str, Any]) -> dict[str, Any]:
 # None when no reading excludes it)
 BAD_LINES: list[tuple[str, Edit, str, str | None]] = [
     ("malformed JSON", _text(lambda s: s[:40]), "column", None),
-    ("not an object", lambda line: "[1, 2]", "expected a JSON object", None),
-    ("missing field", _drop("question"), "missing field 'question'", None),
-    ("missing format", _drop("format"), "missing field 'format'", None),
+    ("not an object", lambda line: "[1, 2]", "regime-twohop/1", None),
+    ("missing field", _drop("question"), "field 'question'", None),
+    ("missing format", _drop("format"), "field 'format'", None),
     ("another format", _set(("format",), "regime-twohop/2"), "field 'format'", None),
     ("unknown field", _set(("bridge_pid",), "x"), "field 'bridge_pid'", None),
     ("wrong type: bool", _set(("parallel",), "yes"), "field 'parallel'", None),
@@ -188,11 +188,11 @@ BAD_LINES: list[tuple[str, Edit, str, str | None]] = [
     ("blank sentence", _set(("pool", 2, "sentences", 0), "  "), "'pool[2].sentences[0]'", None),
     ("no sentence", _set(("pool", 2, "sentences"), []), "'pool[2].sentences'", None),
     ("passage field", _set(("pool", 0, "body"), "x"), "'pool[0].body'", None),
-    ("sentences and text", _set(("pool", 0, "text"), "x"), "'pool[0]': gives both", None),
-    ("neither body", _drop_sentences(0), "'pool[0]': gives neither", None),
+    ("sentences and text", _set(("pool", 0, "text"), "x"), "field 'pool[0]'", None),
+    ("neither body", _drop_sentences(0), "field 'pool[0]'", None),
     ("blank text", _as_text(0, "  "), "'pool[0].text'", None),
     ("text not a string", _as_text(0, ["A."]), "'pool[0].text'", None),
-    ("passage missing", _set(("pool", 0), {"id": "a"}), "'pool[0]'", None),
+    ("passage missing", _set(("pool", 0), {"id": "a"}), "'pool[0].title'", None),
     ("one passage", lambda line: {**line, "pool": line["pool"][:1]}, "field 'pool'", None),
     ("float index", _set(("b_rel", "sentence"), 1.0), "field 'b_rel.sentence'", None),
     ("bool index", _set(("b_rel", "sentence"), True), "field 'b_rel.sentence'", None),
@@ -340,7 +340,7 @@ def test_a_file_without_records_or_not_utf8_is_refused() -> None:
 def test_no_value_is_converted_to_a_string() -> None:
     for key in ("answer", "hop2_entity", "native_type"):
         line = {**_lines()[0], key: 12}
-        with refused(LineProblem, names=(f"field '{key}'",)):
+        with refused(ValueError, names=(f"field '{key}'",)):
             parse_line_filled(line, dataset="mine", where=f"{NAME}, line 1")
 
 

@@ -17,6 +17,7 @@ from regime_core.inputs import (
     Field,
     Flag,
     Format,
+    Id,
     InputError,
     Items,
     Nullable,
@@ -144,3 +145,21 @@ def test_check_value_names_a_nested_position() -> None:
     with pytest.raises(InputError) as info:
         check_value(Items(Number()), [1, None], where="params", field="alphas")
     assert info.value.field == "alphas[1]"
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "taken"),
+    [
+        (Id(), "q1", "q1"), (Id(), "q 1", None), (Id(), "", None), (Id(), "a\u200bb", None),
+        (Id(), 7, None), (Id(), True, None), (Id(spaces=True, integer=True), "q 1", "q 1"),
+        (Id(spaces=True, integer=True), 7, "7"), (Id(spaces=True, integer=True), "a\x85", None),
+        (Id(spaces=True, integer=True), " ", None), (Id(spaces=True, integer=True), False, None),
+    ],
+)  # fmt: skip
+def test_an_id_is_a_non_blank_string_without_control_characters(kind, value, taken) -> None:
+    if taken is None:
+        with pytest.raises(InputError) as info:
+            check_value(kind, value, where="f.jsonl, line 2", field="id")
+        assert str(info.value).startswith("f.jsonl, line 2: field 'id' must be an id")
+    else:
+        assert check_value(kind, value, where="f.jsonl, line 2", field="id") == taken

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -275,6 +276,37 @@ class Either(Kind):
         return {"anyOf": [kind.schema() for kind in self.kinds]}
 
 
+@dataclass(frozen=True)
+class Id(Kind):
+    """A name of one thing (a question, a passage): a non-blank string without a control,
+    format or line-separator character and, unless ``spaces``, without whitespace (ids become
+    columns of TREC files); ``integer`` also takes an integer, as its decimal string."""
+
+    spaces: bool = False
+    integer: bool = False
+
+    def describe(self) -> str:
+        kind = "an id (a string or an integer)" if self.integer else "an id (a string)"
+        return f"{kind} without {'control' if self.spaces else 'whitespace or control'} characters"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if self.integer and isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str) or not value.strip():
+            raise self.refuse(value, path)
+        for c in value:
+            if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") or (
+                c.isspace() and not self.spaces
+            ):
+                raise _Refused(path, f"must be {self.describe()}, got {value!r} holding {c!r}")
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        # JSON Schema says no whitespace; the control and format characters only the reader does
+        text = {"type": "string", "pattern": r"\S" if self.spaces else r"^\S+$"}
+        return {"anyOf": [text, {"type": "integer"}]} if self.integer else text
+
+
 # --- fields and formats ----------------------------------------------------------------------
 
 
@@ -374,6 +406,6 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 
 __all__: Sequence[str] = (
-    "Choice", "Either", "Field", "Flag", "Format", "InputError", "Items", "Kind", "Nullable",
+    "Choice", "Either", "Field", "Flag", "Format", "Id", "InputError", "Items", "Kind", "Nullable",
     "Number", "Record", "Text", "check_value", "json_kind",
 )  # fmt: skip
