@@ -24,6 +24,7 @@ from regime_core.inputs import (
     Number,
     Record,
     Text,
+    Tuple,
     check_value,
 )
 
@@ -163,3 +164,15 @@ def test_an_id_is_a_non_blank_string_without_control_characters(kind, value, tak
         assert str(info.value).startswith("f.jsonl, line 2: field 'id' must be an id")
     else:
         assert check_value(kind, value, where="f.jsonl, line 2", field="id") == taken
+
+
+def test_a_tuple_reads_each_position_with_its_own_kind() -> None:
+    pair = Tuple((Text(), Items(Text())))
+    assert check_value(pair, ["Paris", ["A.", "B."]], where="f", field="context[0]") == (
+        "Paris",
+        ("A.", "B."),
+    )
+    for bad, field in ((["Paris", "A."], "context[0][1]"), (["Paris"], "context[0]")):
+        with pytest.raises(InputError) as info:
+            check_value(pair, bad, where="f", field="context[0]")
+        assert info.value.field == field

@@ -307,6 +307,30 @@ class Id(Kind):
         return {"anyOf": [text, {"type": "integer"}]} if self.integer else text
 
 
+@dataclass(frozen=True)
+class Tuple(Kind):
+    """A list (a tuple once read) of ``len(kinds)`` items, the i-th of ``kinds[i]`` (a pair
+    ``[title, [sentence, ...]]``, a triple)."""
+
+    kinds: tuple[Kind, ...]
+
+    def describe(self) -> str:
+        return f"a list [{', '.join(kind.describe() for kind in self.kinds)}]"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, list | tuple) or len(value) != len(self.kinds):
+            raise self.refuse(value, path)
+        return tuple(
+            kind.check(item, (*path, i))
+            for i, (kind, item) in enumerate(zip(self.kinds, value, strict=True))
+        )
+
+    def schema(self) -> dict[str, Any]:
+        n = len(self.kinds)
+        items = [kind.schema() for kind in self.kinds]
+        return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
+
+
 # --- fields and formats ----------------------------------------------------------------------
 
 
@@ -407,5 +431,5 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 __all__: Sequence[str] = (
     "Choice", "Either", "Field", "Flag", "Format", "Id", "InputError", "Items", "Kind", "Nullable",
-    "Number", "Record", "Text", "check_value", "json_kind",
+    "Number", "Record", "Text", "Tuple", "check_value", "json_kind",
 )  # fmt: skip
