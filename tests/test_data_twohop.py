@@ -15,6 +15,7 @@ from helpers import TWOHOP_FIXTURE as FIXTURE
 from helpers import comparable, refused
 
 import regime_core.data.twohop as twohop_module
+from regime_core.book.sphinx.choices import format_rows
 from regime_core.data import toyworld
 from regime_core.data.custom import example_line, twohop_jsonl
 from regime_core.data.twohop import (
@@ -26,6 +27,7 @@ from regime_core.data.twohop import (
     parse_line_filled,
     read_twohop,
 )
+from regime_core.inputs.twohop_line import LINE
 from regime_core.paths import REPO_ROOT
 
 PAGE = REPO_ROOT / "book" / "reference" / "your_data.md"
@@ -351,9 +353,11 @@ def test_every_field_and_reason_is_documented_in_the_module_and_the_book() -> No
     doc = twohop_module.__doc__ or ""
     page = PAGE.read_text(encoding="utf-8")
     assert FORMAT in doc and FORMAT in page
-    for name in [*FIELDS, "sentences", "title", "sentence", "source"]:
-        assert f"``{name}``" in doc, name
-        assert f"`{name}`" in page, name
+    assert "{regime-input-format} regime_core.inputs.twohop_line.LINE" in page
+    assert [row[0] for row in format_rows(LINE)] == list(FIELDS)
+    assert all(meaning for *_, meaning in format_rows(LINE))
+    for name in ("sentences", "title", "sentence", "source"):
+        assert f"``{name}``" in doc and f"`{name}`" in page, name
     for reason in EXCLUSION_REASONS:
         assert f"`{reason}`" in page, reason
     for key in FILL_COUNTS:

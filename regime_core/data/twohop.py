@@ -16,36 +16,10 @@ carry an ``id`` (the canonical ``pid``), references to them end in ``_id``/``_id
 gold relation sentence is one object ``b_rel``. The dataset is the ``NAME`` given to
 ``prepare``, not a field.
 
-======================  ========  ======================================================  ========
-field                   required  value                                                   default
-======================  ========  ======================================================  ========
-``format``              yes       ``"regime-twohop/1"``
-``id``                  yes       the question's id: unique in the file, a non-empty
-                                  string without whitespace or control characters
-``question``            yes       the question (a non-blank string)
-``answer``              yes       the answer (a string)
-``pool``                yes       the candidate passages, at least two: objects
-                                  ``{"id", "title", "sentences"}`` (below)
-``bridge_id``           yes       the ``id`` of the hop-1 (bridge) passage of ``pool``
-``target_id``           yes       the ``id`` of the hop-2 (target) passage of ``pool``,
-                                  not the bridge
-``split``               no        ``"dev"`` or ``"train"``                                ``dev``
-``native_type``         no        the dataset's own question type (non-blank)             note 1
-``answer_aliases``      no        other forms of the answer (non-blank strings)           ``[]``
-``gold_ids``            no        the gold passages' ids, distinct, all in ``pool``       note 2
-``parallel``            no        ``true`` for a comparison: both entities are named,     ``false``
-                                  no hop order exists
-``hop_order_rule``      no        how the hop order was decided, a key of                 note 3
-                                  ``schema.HOP_ORDER_RULES``
-``hop2_entity``         no        the linking entity as it is mentioned, when known       note 4
-``hop2_aliases``        no        other names of the hop-2 entity (non-blank strings)     ``[]``
-``b_rel``               no        the gold relation sentence of the bridge, ``null`` or   ``null``
-                                  ``{"sentence": INDEX, "source": SOURCE}`` (below)
-======================  ========  ======================================================  ========
-
-Notes: (1) ``"comparison"`` when ``parallel``, else ``"bridge"``; (2) ``[bridge_id,
-target_id]``; (3) ``"parallel"`` when ``parallel``, else ``"given"``; (4) the target passage's
-title.
+The fields, each with its kind, default and meaning, are declared once in
+:data:`regime_core.inputs.twohop_line.LINE` (the book's page renders that declaration as its
+table); a field that defaults to another's value (``native_type``, ``gold_ids``,
+``hop_order_rule``, ``hop2_entity``) says so in its meaning.
 
 A passage is ``{"id": ID, "title": TITLE, "sentences": [S, ...]}`` or ``{"id": ID, "title":
 TITLE, "text": TEXT}``, whose text the built-in splitter splits into sentences

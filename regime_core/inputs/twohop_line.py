@@ -68,53 +68,64 @@ LINE = Format(
     FORMAT,
     (
         Field("format", Choice((FORMAT,)), meaning="the format and its version"),
-        Field("id", Id(), meaning="the question's id, unique in the file"),
-        Field("split", Choice(SPLITS), False, SPLITS[0], "the split the question belongs to"),
+        Field(
+            "id",
+            Id(),
+            meaning="the question's id, unique in the file (it becomes a column of TREC run files)",
+        ),
+        Field("split", Choice(SPLITS), False, SPLITS[0], "its split (the notebooks read `dev`)"),
         Field(
             "native_type",
             Text(),
             required=False,
-            meaning="the dataset's own question type (default: comparison when parallel, "
-            "else bridge)",
+            meaning="your dataset's own question type (default: `comparison` when `parallel`, "
+            "else `bridge`)",
         ),
         Field("question", Text(), meaning="the question"),
         Field("answer", Text(blank=True), meaning="the answer"),
         Field("answer_aliases", Items(Text()), False, (), "other forms of the answer"),
-        Field("pool", Items(Record(PASSAGE), min_items=2), meaning="the candidate passages"),
-        Field("bridge_id", Id(), meaning="the id of the hop-1 (bridge) passage of the pool"),
-        Field("target_id", Id(), meaning="the id of the hop-2 (target) passage of the pool"),
+        Field(
+            "pool",
+            Items(Record(PASSAGE), min_items=2),
+            meaning="the candidate passages, at least two (below)",
+        ),
+        Field("bridge_id", Id(), meaning="the `id` of the hop-1 passage, the bridge, in `pool`"),
+        Field(
+            "target_id",
+            Id(),
+            meaning="the `id` of the hop-2 passage, the target, in `pool`; not the bridge",
+        ),
         Field(
             "gold_ids",
             Nullable(Items(Id())),
             required=False,
-            meaning="the gold passages' ids, distinct, all in the pool (default: the bridge "
-            "and the target)",
+            meaning="the ids of the gold passages, distinct, all in `pool` (default: "
+            "`[bridge_id, target_id]`)",
         ),
         Field(
-            "parallel",
-            Flag(),
-            False,
-            False,
-            "a comparison: both entities are named, no hop order exists",
+            "parallel", Flag(), False, False, "a comparison: both entities are named, no hop order"
         ),
         Field(
             "hop_order_rule",
             Choice(tuple(HOP_ORDER_RULES)),
             required=False,
-            meaning="how the hop order was decided (default: parallel when parallel, else given)",
+            meaning="how the hop order was decided, a rule of the page 'Our reading of the "
+            "paper' (default: `parallel` when `parallel`, else `given`)",
         ),
         Field(
             "hop2_entity",
             Nullable(Text()),
             required=False,
-            meaning="the linking entity as it is mentioned (default: the target's title)",
+            meaning="the linking entity as it is mentioned, when you know it (default: the "
+            "target's title)",
         ),
         Field("hop2_aliases", Items(Text()), False, (), "other names of the hop-2 entity"),
         Field(
             "b_rel",
             Nullable(Record(B_REL)),
             required=False,
-            meaning="the gold relation sentence of the bridge, null for none",
+            meaning="the gold relation sentence of the bridge, `null` for none (default: "
+            "`null`; with `--fill-b-rel`, the built-in rule's)",
         ),
     ),
 )
