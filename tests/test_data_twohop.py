@@ -425,3 +425,11 @@ def test_fill_b_rel_keeps_an_explicit_b_rel_and_an_explicit_null() -> None:
     # the bridge's sentence 1 names the hop-2 entity ("designed by Mira Talven")
     assert (filled.relation_sentence, filled.relation_source) == (1, "entity_mention")
     assert read.filled == {"passages_split": 0, "b_rel_filled": 1, "b_rel_not_found": 0}
+
+
+def test_an_empty_gold_list_is_kept_and_a_null_one_is_the_default() -> None:
+    empty, null = (
+        {**_lines()[0], "id": f"own-{i}", "gold_ids": v} for i, v in ((8, []), (9, None))
+    )
+    first, second = _read(_file(empty, null)).examples
+    assert (first.gold_pids, second.gold_pids) == ((), (second.bridge_pid, second.target_pid))

@@ -1,15 +1,9 @@
 """Readers for every known raw format, detected from content (never from the file name).
 
-Formats (see ``shared/data/README.md`` for the field lists):
-
-- ``hotpot_original``: HotpotQA ``{_id, question, answer, type, level, context, supporting_facts}``.
-- ``hotpot_ircot``: IRCoT-processed HotpotQA ``{question_id, question_text, answers_objects,
-  contexts}``; no ``type`` and no sentence labels.
-- ``2wiki_original``: 2WikiMultiHopQA ``{_id, question, answer, type, context, supporting_facts,
-  evidences, ...}``; also as a pandas ``DataFrame.to_json()`` column dict, where ``_id`` is the
-  column ``_1`` and ``id`` the row index in the official ``dev.json`` (dropped).
-- ``musique``: MuSiQue ``{id, question, answer, answer_aliases, paragraphs,
-  question_decomposition}``.
+Formats: ``hotpot_original`` (HotpotQA), ``hotpot_ircot`` (IRCoT-processed HotpotQA: no
+``type``, no sentence labels), ``2wiki_original`` (2WikiMultiHopQA, also as a pandas
+``DataFrame.to_json()`` column dict) and ``musique``; each record's fields are declared in
+:mod:`regime_core.inputs.raw_records` (``shared/data/README.md`` describes the files).
 
 Containers (JSON, JSON Lines, compression) and format detection are
 :mod:`~regime_core.data.containers`. The format is decided by the keys of the first record;

@@ -8,60 +8,28 @@ which every command and notebook accepts ``NAME`` as a dataset; ``regime data ex
 an example; ``tests/fixtures/twohop/small.jsonl`` is a small file of invented text.
 
 **The format, version 1.** A UTF-8 text file (optionally gzip, bzip2 or xz compressed), one JSON
-object per line; lines holding only whitespace are skipped and counted (``blank_lines``). Every
-line states the format itself, ``"format": "regime-twohop/1"`` (there is no header line), so
-lines can be concatenated, shuffled or filtered with ``grep`` and stay readable. A line's fields
-are those of the canonical example (:class:`regime_core.schema.Example`), except that passages
-carry an ``id`` (the canonical ``pid``), references to them end in ``_id``/``_ids``, and the
-gold relation sentence is one object ``b_rel``. The dataset is the ``NAME`` given to
-``prepare``, not a field.
-
-The fields, each with its kind, default and meaning, are declared once in
+object per line, each stating ``"format": "regime-twohop/1"`` (no header line, so lines can be
+concatenated, shuffled or filtered and stay readable); blank lines are skipped and counted. A
+line's fields, each with its kind, default and meaning, are declared once in
 :data:`regime_core.inputs.twohop_line.LINE` (the book's page renders that declaration as its
-table); a field that defaults to another's value (``native_type``, ``gold_ids``,
-``hop_order_rule``, ``hop2_entity``) says so in its meaning.
+table). The dataset is the ``NAME`` given to ``prepare``, not a field.
 
-A passage is ``{"id": ID, "title": TITLE, "sentences": [S, ...]}`` or ``{"id": ID, "title":
-TITLE, "text": TEXT}``, whose text the built-in splitter splits into sentences
-(:func:`regime_core.data.canonical.spacy_sentences`, MuSiQue's; it does not cut at an initial
-or a known abbreviation, "Michael J. Fox", "St. Louis"); exactly one of the two. ``id`` follows
-the rule of
-question ids and is *stable*: wherever it appears in the file it names the same title and the
-same text, its sentences joined by spaces with runs of whitespace collapsed (a second passage
-under one id is an error, since retrieval keeps one passage per id); only the split into
-sentences may differ from line to line, as it does in the known datasets, since ``b_rel``
-counts the line's own sentences. ``title`` is a non-blank string; ``sentences`` is a
-non-empty list of non-blank strings; ``text`` a non-blank string.
-Titles, sentences, the question, the answer and every name are stripped of edge whitespace, as
-the readers of the known datasets strip them.
+A passage gives ``id``, ``title`` and exactly one of ``sentences`` or ``text`` (which the
+built-in splitter splits, :func:`regime_core.data.canonical.spacy_sentences`). A passage id is
+*stable*: wherever it appears in the file it names the same title and text (whitespace
+collapsed); only the split into sentences may differ, since ``b_rel`` counts the line's own
+sentences. In ``b_rel``, ``sentence`` indexes the bridge's sentences and ``source`` says where
+it came from. With ``fill_b_rel``, a line that leaves ``b_rel`` out gets the built-in rule's
+sentence (:func:`fill_relation`), counted in :data:`FILL_COUNTS`. Text values are stripped of
+edge whitespace, as the readers of the known datasets strip them.
 
-In ``b_rel``, ``sentence`` is an index (0-based, an integer) into the bridge's ``sentences``
-and ``source`` says where it came from, a value of ``schema.RELATION_SOURCES`` other than
-``"none"`` (default ``"given"``: the file marks it). Without ``b_rel`` an example has no gold
-``B_rel`` (the arms that need one leave the question out, counted; the regime predicates find
-the relation sentence by the hop-2 entity's mention), unless it is read with ``fill_b_rel``
-(``prepare --jsonl ... --fill-b-rel``): a line that leaves ``b_rel`` out then gets the built-in
-rule's sentence (:func:`fill_relation`: the first bridge sentence that mentions
-``hop2_entity``, the target's title, the title without a trailing parenthetical or a
-``hop2_aliases`` name; source ``"entity_mention"``), and a line that gives ``b_rel``, ``null``
-included, keeps it. What was filled is counted (:data:`FILL_COUNTS`, the manifest's
-``filled``).
-
-**Reading rules.** JSON is read strictly (:func:`regime_core.strict_json.parse_json`): a duplicate
-key, ``NaN`` or ``Infinity``, a lone surrogate or deep nesting is an error. So is a field the
-format does not define (a misspelt optional field would otherwise be dropped silently), a
-missing required field, a wrongly typed value (``"parallel": "yes"``, ``"sentence": 1.0``; no
-value is converted), and an unknown ``format``. Every error names the file, the line and the
-field, e.g. ``mine.jsonl, line 7 (id 'q7'): field 'pool[2].sentences[0]' must be a non-blank
-string, got ' '``. The fields are declared once, with their kinds, defaults and meanings, in
-:data:`regime_core.inputs.twohop_line.LINE`.
-
-Broken references are errors too, or, with ``lenient`` (``prepare --jsonl ... --lenient``), an
-exclusion of the line, counted by reason (:data:`EXCLUSION_REASONS`) and listed with its line
-in the manifest: a ``bridge_id``, ``target_id`` or gold id absent from the pool, the same
-passage as bridge and target, an id used twice in one pool, a ``b_rel.sentence`` out of
-range, a question id used by an earlier line, and a passage id an earlier line gave another
-title or text. Each line ends in exactly one of the two: ``records == two_hop + excluded``.
+**Reading rules.** JSON is read strictly (:func:`regime_core.strict_json.parse_json`); an
+unknown or missing field, a wrongly typed value (no value is converted) and an unknown
+``format`` are errors naming the file, the line and the field, e.g. ``mine.jsonl, line 7 (id
+'q7'): field 'pool[2].sentences[0]' must be a non-blank string, got ' '``. Broken references
+are errors too, or, with ``lenient``, an exclusion of the line, counted by reason
+(:data:`EXCLUSION_REASONS`) and listed with its line in the manifest: each line ends as an
+example or an exclusion, ``records == two_hop + excluded``.
 """
 
 from __future__ import annotations
@@ -170,8 +138,9 @@ def parse_line_filled(
         pool.append(Passage(given["id"], given["title"].strip(), _stripped(sentences)))
     parallel = line["parallel"]
     bridge_id, target_id = line["bridge_id"], line["target_id"]
-    gold_ids = line["gold_ids"] or (bridge_id, target_id)
-    if line["gold_ids"] is not None and len(set(gold_ids)) != len(gold_ids):
+    given_gold = line["gold_ids"]
+    gold_ids = (bridge_id, target_id) if given_gold is None else given_gold
+    if given_gold is not None and len(set(gold_ids)) != len(gold_ids):
         raise fail(("gold_ids",), "lists a passage id twice")
     # references: the broken ones are what lenient reading excludes
     by_id: dict[str, Passage] = {}
