@@ -20,7 +20,7 @@ from regime_core import config, paths
 from regime_core.inputs.prepared_example import EXAMPLE
 from regime_core.integrity import canonical_bytes, read_bytes, sha256_hex, write_if_changed
 from regime_core.locks import directory_lock
-from regime_core.schema import DATASETS, SPLITS, Example, Passage, dataset_name_problem
+from regime_core.schema import DATASETS, SPLITS, Example, Passage
 from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json, read_json
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
@@ -220,12 +220,9 @@ def _unknown_dataset(dataset: str, known: Sequence[str]) -> ValueError:
 
 
 def _check_dataset(dataset: str, work: Path | str | None = None) -> None:
-    """``dataset`` is built in, or prepared under ``work`` from a file of one's own."""
-    if dataset in DATASETS:
-        return
-    problem = dataset_name_problem(dataset)
-    known = known_datasets(work)
-    if problem is not None or dataset not in known:
+    """``dataset`` is built in, or prepared under ``work`` from a file of one's own (whose
+    name ``prepare`` checked)."""
+    if dataset not in DATASETS and dataset not in (known := known_datasets(work)):
         raise _unknown_dataset(dataset, known)
 
 
