@@ -34,7 +34,8 @@ PASSAGE = Format(
 EXAMPLE = Format(
     "a prepared example",
     (
-        Field("id", Id(spaces=True), meaning="the question's id in its dataset"),
+        # a question id is checked where it becomes a TREC column (retrieval.trec.check_trec_id)
+        Field("id", Text(), meaning="the question's id in its dataset"),
         Field("dataset", Text(), meaning="the dataset the example belongs to"),
         Field("split", Choice(SPLITS), meaning="its split"),
         Field("native_type", Text(), meaning="the dataset's own question type"),
