@@ -2,21 +2,20 @@
 
 Every reader (HotpotQA, 2WikiMultiHopQA, MuSiQue, the synthetic ``toyworld``) emits
 :class:`Example` objects; retrieval, the regime predicates, the router and the notebooks read
-nothing else. Examples serialise to one JSON object per line (``to_dict``/``from_dict``), and
-``from_dict`` validates every field so that a hand-edited or truncated file fails with the
-record and field named.
+nothing else. Examples serialise to one JSON object per line (``to_dict``), read back by
+:func:`regime_core.data.prepared.read_example` through their declaration
+(:mod:`regime_core.inputs.prepared_example`), so that a hand-edited or truncated file fails
+with the record and field named.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from regime_core import config
-from regime_core.inputs import json_kind
 
 DATASETS: tuple[str, ...] = (*config.DATASETS, "toyworld")
 SPLITS: tuple[str, ...] = ("dev", "train")
@@ -93,24 +92,6 @@ def dataset_name_problem(name: object) -> str | None:
     return None
 
 
-def id_problem(value: object) -> str | None:
-    """Why ``value`` cannot be a question or passage id (None: it can): ids are non-empty
-    strings without whitespace or control characters, since they become columns of TREC run
-    and qrels files (the rule of :func:`regime_core.retrieval.trec.check_trec_id`).
-
-    >>> id_problem("q1"), id_problem("q 1")
-    (None, "holds ' ', but ids may hold no whitespace or control character")
-    """
-    if not isinstance(value, str):
-        return f"must be a string, got {json_kind(value)}"
-    if not value:
-        return "is empty"
-    for c in value:
-        if c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp"):
-            return f"holds {c!r}, but ids may hold no whitespace or control character"
-    return None
-
-
 def passage_id(title: str, text: str) -> str:
     """Stable, content-addressed passage id: the same passage gets the same id in every file.
 
@@ -144,15 +125,6 @@ class Passage:
 
     def to_dict(self) -> dict[str, Any]:
         return {"pid": self.pid, "title": self.title, "sentences": list(self.sentences)}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], where: str = "passage") -> Passage:
-        _require(d, ("pid", "title", "sentences"), where)
-        if not isinstance(d["sentences"], list) or not all(
-            isinstance(s, str) for s in d["sentences"]
-        ):
-            raise ValueError(f"{where}: field 'sentences' must be a list of strings")
-        return cls(pid=str(d["pid"]), title=str(d["title"]), sentences=tuple(d["sentences"]))
 
 
 @dataclass(frozen=True)
@@ -214,48 +186,6 @@ class Example:
             d[key] = list(d[key])
         return d
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], where: str = "example") -> Example:
-        names = [f for f in cls.__dataclass_fields__ if f != "source_files"]
-        _require(d, names, where)
-        where = f"{where} (id {d['id']!r})"
-        # 'dataset' is compared by the reader with the (checked) name it asked for
-        if d["split"] not in SPLITS:
-            raise ValueError(f"{where}: field 'split' is {d['split']!r}, not one of {SPLITS}")
-        if d["hop_order_rule"] not in HOP_ORDER_RULES:
-            raise ValueError(
-                f"{where}: field 'hop_order_rule' is {d['hop_order_rule']!r}, "
-                f"not one of {sorted(HOP_ORDER_RULES)}"
-            )
-        if d["relation_source"] not in RELATION_SOURCES:
-            raise ValueError(
-                f"{where}: field 'relation_source' is {d['relation_source']!r}, "
-                f"not one of {RELATION_SOURCES}"
-            )
-        pool = tuple(Passage.from_dict(p, f"{where}, pool[{i}]") for i, p in enumerate(d["pool"]))
-        ex = cls(
-            id=str(d["id"]),
-            dataset=d["dataset"],
-            split=d["split"],
-            native_type=str(d["native_type"]),
-            question=str(d["question"]),
-            answer=str(d["answer"]),
-            answer_aliases=tuple(d["answer_aliases"]),
-            pool=pool,
-            bridge_pid=str(d["bridge_pid"]),
-            target_pid=str(d["target_pid"]),
-            gold_pids=tuple(d["gold_pids"]),
-            hop_order_rule=d["hop_order_rule"],
-            parallel=bool(d["parallel"]),
-            hop2_entity=str(d["hop2_entity"]),
-            hop2_aliases=tuple(d["hop2_aliases"]),
-            relation_sentence=d["relation_sentence"],
-            relation_source=d["relation_source"],
-            source_files=tuple(d.get("source_files", ())),
-        )
-        ex.validate(where)
-        return ex
-
     def validate(self, where: str = "example") -> None:
         """Check the cross-field invariants; raise ValueError naming the field."""
         pids = [p.pid for p in self.pool]
@@ -274,11 +204,3 @@ class Example:
                     f"{where}: field 'relation_sentence' is {self.relation_sentence}, but the "
                     f"bridge has {n} sentences"
                 )
-
-
-def _require(d: Any, names: Any, where: str) -> None:
-    if not isinstance(d, dict):
-        raise ValueError(f"{where}: expected a JSON object, got {type(d).__name__}")
-    missing = [n for n in names if n not in d]
-    if missing:
-        raise ValueError(f"{where}: missing field(s) {missing}")

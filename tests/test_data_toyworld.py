@@ -16,6 +16,7 @@ import pytest
 from helpers import refused
 
 import regime_core.data.toyworld as toyworld
+from regime_core.data.prepared import read_example
 from regime_core.data.toyworld import (
     B_DOMINANT,
     Q_DOMINANT,
@@ -86,7 +87,7 @@ def test_smaller_config_is_a_prefix_of_a_larger_one() -> None:
 # --- schema ---------------------------------------------------------------------------------
 def test_examples_round_trip_and_validate(examples: list[Example]) -> None:
     for ex in examples:
-        again = Example.from_dict(json.loads(json.dumps(ex.to_dict())))
+        again = read_example(json.loads(json.dumps(ex.to_dict())), "toy.jsonl, line 1")
         assert again == ex
         ex.validate()
         assert ex.dataset == "toyworld"

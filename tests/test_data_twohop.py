@@ -15,6 +15,7 @@ from helpers import TWOHOP_FIXTURE as FIXTURE
 from helpers import comparable, refused
 
 import regime_core.data.twohop as twohop_module
+from regime_core.book.sphinx.choices import format_rows
 from regime_core.data import toyworld
 from regime_core.data.custom import example_line, twohop_jsonl
 from regime_core.data.twohop import (
@@ -26,6 +27,7 @@ from regime_core.data.twohop import (
     parse_line_filled,
     read_twohop,
 )
+from regime_core.inputs.twohop_line import LINE
 from regime_core.paths import REPO_ROOT
 
 PAGE = REPO_ROOT / "book" / "reference" / "your_data.md"
@@ -177,9 +179,9 @@ def _duplicate_passage(line: dict[str, Any]) -> dict[str, Any]:
 # None when no reading excludes it)
 BAD_LINES: list[tuple[str, Edit, str, str | None]] = [
     ("malformed JSON", _text(lambda s: s[:40]), "column", None),
-    ("not an object", lambda line: "[1, 2]", "expected a JSON object", None),
-    ("missing field", _drop("question"), "missing field 'question'", None),
-    ("missing format", _drop("format"), "missing field 'format'", None),
+    ("not an object", lambda line: "[1, 2]", "regime-twohop/1", None),
+    ("missing field", _drop("question"), "field 'question'", None),
+    ("missing format", _drop("format"), "field 'format'", None),
     ("another format", _set(("format",), "regime-twohop/2"), "field 'format'", None),
     ("unknown field", _set(("bridge_pid",), "x"), "field 'bridge_pid'", None),
     ("wrong type: bool", _set(("parallel",), "yes"), "field 'parallel'", None),
@@ -188,11 +190,11 @@ BAD_LINES: list[tuple[str, Edit, str, str | None]] = [
     ("blank sentence", _set(("pool", 2, "sentences", 0), "  "), "'pool[2].sentences[0]'", None),
     ("no sentence", _set(("pool", 2, "sentences"), []), "'pool[2].sentences'", None),
     ("passage field", _set(("pool", 0, "body"), "x"), "'pool[0].body'", None),
-    ("sentences and text", _set(("pool", 0, "text"), "x"), "'pool[0]': gives both", None),
-    ("neither body", _drop_sentences(0), "'pool[0]': gives neither", None),
+    ("sentences and text", _set(("pool", 0, "text"), "x"), "field 'pool[0]'", None),
+    ("neither body", _drop_sentences(0), "field 'pool[0]'", None),
     ("blank text", _as_text(0, "  "), "'pool[0].text'", None),
     ("text not a string", _as_text(0, ["A."]), "'pool[0].text'", None),
-    ("passage missing", _set(("pool", 0), {"id": "a"}), "'pool[0]'", None),
+    ("passage missing", _set(("pool", 0), {"id": "a"}), "'pool[0].title'", None),
     ("one passage", lambda line: {**line, "pool": line["pool"][:1]}, "field 'pool'", None),
     ("float index", _set(("b_rel", "sentence"), 1.0), "field 'b_rel.sentence'", None),
     ("bool index", _set(("b_rel", "sentence"), True), "field 'b_rel.sentence'", None),
@@ -340,7 +342,7 @@ def test_a_file_without_records_or_not_utf8_is_refused() -> None:
 def test_no_value_is_converted_to_a_string() -> None:
     for key in ("answer", "hop2_entity", "native_type"):
         line = {**_lines()[0], key: 12}
-        with refused(LineProblem, names=(f"field '{key}'",)):
+        with refused(ValueError, names=(f"field '{key}'",)):
             parse_line_filled(line, dataset="mine", where=f"{NAME}, line 1")
 
 
@@ -351,9 +353,11 @@ def test_every_field_and_reason_is_documented_in_the_module_and_the_book() -> No
     doc = twohop_module.__doc__ or ""
     page = PAGE.read_text(encoding="utf-8")
     assert FORMAT in doc and FORMAT in page
-    for name in [*FIELDS, "sentences", "title", "sentence", "source"]:
-        assert f"``{name}``" in doc, name
-        assert f"`{name}`" in page, name
+    assert "{regime-input-format} regime_core.inputs.twohop_line.LINE" in page
+    assert [row[0] for row in format_rows(LINE)] == list(FIELDS)
+    assert all(meaning for *_, meaning in format_rows(LINE))
+    for name in ("sentences", "title", "sentence", "source"):
+        assert f"``{name}``" in doc and f"`{name}`" in page, name
     for reason in EXCLUSION_REASONS:
         assert f"`{reason}`" in page, reason
     for key in FILL_COUNTS:
@@ -421,3 +425,11 @@ def test_fill_b_rel_keeps_an_explicit_b_rel_and_an_explicit_null() -> None:
     # the bridge's sentence 1 names the hop-2 entity ("designed by Mira Talven")
     assert (filled.relation_sentence, filled.relation_source) == (1, "entity_mention")
     assert read.filled == {"passages_split": 0, "b_rel_filled": 1, "b_rel_not_found": 0}
+
+
+def test_an_empty_gold_list_is_kept_and_a_null_one_is_the_default() -> None:
+    empty, null = (
+        {**_lines()[0], "id": f"own-{i}", "gold_ids": v} for i, v in ((8, []), (9, None))
+    )
+    first, second = _read(_file(empty, null)).examples
+    assert (first.gold_pids, second.gold_pids) == ((), (second.bridge_pid, second.target_pid))

@@ -18,6 +18,7 @@ from regime_core.inputs import (
     Field,
     Flag,
     Format,
+    Id,
     InputError,
     Items,
     Nullable,
@@ -27,6 +28,7 @@ from regime_core.inputs import (
     Record,
     Table,
     Text,
+    Tuple,
     check_value,
 )
 
@@ -181,3 +183,33 @@ def test_an_object_is_kept_whole_each_value_checked() -> None:
         check_value(Object(), [], where="f", field="extra")
     assert jsonschema.Draft202012Validator(versions.schema()).is_valid({"numpy": "2.0"})
     assert not jsonschema.Draft202012Validator(versions.schema()).is_valid({"numpy": 2})
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "taken"),
+    [
+        (Id(), "q1", "q1"), (Id(), "q 1", None), (Id(), "", None), (Id(), "a\u200bb", None),
+        (Id(), 7, None), (Id(), True, None), (Id(spaces=True, integer=True), "q 1", "q 1"),
+        (Id(spaces=True, integer=True), 7, "7"), (Id(spaces=True, integer=True), "a\x85", None),
+        (Id(spaces=True, integer=True), " ", None), (Id(spaces=True, integer=True), False, None),
+    ],
+)  # fmt: skip
+def test_an_id_is_a_non_blank_string_without_control_characters(kind, value, taken) -> None:
+    if taken is None:
+        with pytest.raises(InputError) as info:
+            check_value(kind, value, where="f.jsonl, line 2", field="id")
+        assert str(info.value).startswith("f.jsonl, line 2: field 'id' must be an id")
+    else:
+        assert check_value(kind, value, where="f.jsonl, line 2", field="id") == taken
+
+
+def test_a_tuple_reads_each_position_with_its_own_kind() -> None:
+    pair = Tuple((Text(), Items(Text())))
+    assert check_value(pair, ["Paris", ["A.", "B."]], where="f", field="context[0]") == (
+        "Paris",
+        ("A.", "B."),
+    )
+    for bad, field in ((["Paris", "A."], "context[0][1]"), (["Paris"], "context[0]")):
+        with pytest.raises(InputError) as info:
+            check_value(pair, bad, where="f", field="context[0]")
+        assert info.value.field == field

@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
+from regime_core.inputs import json_kind
 from regime_core.limits import expanded_bound
 from regime_core.strict_json import JSONProblem, json_path, parse_json
 
@@ -191,8 +192,3 @@ def records_and_format(raw: bytes, display: str) -> tuple[list[tuple[str, dict[s
     if not records:
         raise ValueError(f"{display}: the file holds no records")
     return records, detect_format(records[0][1], display)
-
-
-def json_kind(value: Any) -> str:
-    """The JSON kind of ``value`` as messages name it (``null``, ``str``, ``list``...)."""
-    return "null" if value is None else type(value).__name__

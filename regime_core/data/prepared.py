@@ -19,9 +19,10 @@ from typing import Any
 from regime_core import config, paths
 from regime_core.inputs import InputError
 from regime_core.inputs.manifest import MANIFEST
+from regime_core.inputs.prepared_example import EXAMPLE
 from regime_core.integrity import canonical_bytes, read_bytes, sha256_hex, write_if_changed
 from regime_core.locks import directory_lock
-from regime_core.schema import DATASETS, SPLITS, Example, dataset_name_problem
+from regime_core.schema import DATASETS, SPLITS, Example, Passage
 from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json, read_json
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
@@ -187,12 +188,9 @@ def _unknown_dataset(dataset: str, known: Sequence[str]) -> ValueError:
 
 
 def _check_dataset(dataset: str, work: Path | str | None = None) -> None:
-    """``dataset`` is built in, or prepared under ``work`` from a file of one's own."""
-    if dataset in DATASETS:
-        return
-    problem = dataset_name_problem(dataset)
-    known = known_datasets(work)
-    if problem is not None or dataset not in known:
+    """``dataset`` is built in, or prepared under ``work`` from a file of one's own (whose
+    name ``prepare`` checked)."""
+    if dataset not in DATASETS and dataset not in (known := known_datasets(work)):
         raise _unknown_dataset(dataset, known)
 
 
@@ -229,15 +227,28 @@ def load_examples(
             record = parse_json(line, where)
         except JSONProblem as err:
             raise ValueError(f"{where}: {err.problem}") from err
-        ex = Example.from_dict(record, where)
-        if ex.dataset != dataset:
+        ex = read_example(record, where)
+        if not examples and ex.dataset != dataset:  # the sha256 vouches for the other lines
             raise DamagedFileError(
                 f"{where}: field 'dataset' is {ex.dataset!r}, in the file of {dataset!r}; "
                 f"rebuild it with `{_rebuild_hint(dataset)}`"
             )
-        if split is None or ex.split == split:
-            examples.append(ex)
-    return examples
+        examples.append(ex)
+    return [ex for ex in examples if split is None or ex.split == split]
+
+
+def read_example(record: Any, where: str) -> Example:
+    """One parsed line of a prepared file as an :class:`Example` (pure): its fields read by
+    :data:`regime_core.inputs.prepared_example.EXAMPLE`, then its cross-field invariants
+    (:meth:`Example.validate`); ``ValueError`` naming ``where`` (file, line, id) and the
+    field otherwise."""
+    if isinstance(record, dict) and isinstance(record.get("id"), str):
+        where = f"{where} (id {record['id']!r})"
+    values = EXAMPLE.read(record, where=where)
+    pool = tuple(Passage(**passage) for passage in values.pop("pool"))
+    example = Example(pool=pool, **values)
+    example.validate(where)
+    return example
 
 
 def _wait_for_writer(directory: Path) -> bool:

@@ -1,21 +1,16 @@
 """Readers for every known raw format, detected from content (never from the file name).
 
-Formats (see ``shared/data/README.md`` for the field lists):
-
-- ``hotpot_original``: HotpotQA ``{_id, question, answer, type, level, context, supporting_facts}``.
-- ``hotpot_ircot``: IRCoT-processed HotpotQA ``{question_id, question_text, answers_objects,
-  contexts}``; no ``type`` and no sentence labels.
-- ``2wiki_original``: 2WikiMultiHopQA ``{_id, question, answer, type, context, supporting_facts,
-  evidences, ...}``; also as a pandas ``DataFrame.to_json()`` column dict, where ``_id`` is the
-  column ``_1`` and ``id`` the row index in the official ``dev.json`` (dropped).
-- ``musique``: MuSiQue ``{id, question, answer, answer_aliases, paragraphs,
-  question_decomposition}``.
+Formats: ``hotpot_original`` (HotpotQA), ``hotpot_ircot`` (IRCoT-processed HotpotQA: no
+``type``, no sentence labels), ``2wiki_original`` (2WikiMultiHopQA, also as a pandas
+``DataFrame.to_json()`` column dict) and ``musique``; each record's fields are declared in
+:mod:`regime_core.inputs.raw_records` (``shared/data/README.md`` describes the files).
 
 Containers (JSON, JSON Lines, compression) and format detection are
 :mod:`~regime_core.data.containers`. The format is decided by the keys of the first record;
-every record is then parsed with that format's reader, and a missing or mistyped field
-(``_id: true``, a number among 2Wiki's ``evidences``) raises ``ValueError`` naming the file,
-the record (id, else its position) and the field: no value is converted to a string it is not.
+every record is then read through that format's declaration
+(:mod:`regime_core.inputs.raw_records`), and a missing or mistyped field (``_id: true``, a
+number among 2Wiki's ``evidences``) raises ``ValueError`` naming the file, the record (id, else
+its position) and the field: no value is converted to a string it is not.
 
 Readers only parse and check references (supporting titles, sentence ids, decomposition indices).
 Hop order and everything else derived lives in :mod:`regime_core.data.canonical`.
@@ -25,15 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from regime_core.data.containers import json_kind, records_and_format
+from regime_core.data.containers import records_and_format
+from regime_core.inputs import InputError
+from regime_core.inputs.raw_records import RAW_RECORDS
 from regime_core.integrity import read_bytes
-from regime_core.text import MAX_TEXT_CHARS
 
 FORMATS: dict[str, str] = {
     "hotpot_original": "hotpotqa",
@@ -113,106 +108,6 @@ class _Reading:
     display: str
 
 
-class _Head(NamedTuple):
-    """What every format names: the question's id, its text and its (first) answer."""
-
-    id: str
-    question: str
-    answer: str
-
-
-class _Record:
-    """One record of a file being read: typed field access that names file, record and field in
-    every error, and the :class:`RawQuestion` it becomes."""
-
-    def __init__(self, rec: dict[str, Any], location: str, reading: _Reading, id_key: str) -> None:
-        self.rec = rec
-        self.reading = reading
-        rid = rec.get(id_key)
-        ok = isinstance(rid, str | int) and not isinstance(rid, bool)
-        self.id = str(rid) if ok else None
-        self.where = f"{reading.display}, {location}" + (f" (id {self.id!r})" if self.id else "")
-
-    def fail(self, field_name: str, problem: str) -> ValueError:
-        return ValueError(f"{self.where}: field {field_name!r} {problem}")
-
-    def get(self, name: str, kind: type | tuple[type, ...], *, path: str | None = None) -> Any:
-        return _typed(self, self.rec, name, kind, path or name)
-
-    def identifier(self, name: str) -> str:
-        """The record's id (field ``name``): a string or an integer, never a boolean, and a
-        non-empty one without control characters (it names the question in every output)."""
-        value = str(self.get(name, (str, int)))
-        if not value.strip() or any(unicodedata.category(c) == "Cc" for c in value):
-            raise self.fail(name, f"must be a non-empty id without control characters: {value!r}")
-        return value
-
-    def strings(self, value: Any, path: str) -> list[str]:
-        """``value`` as a list of strings (each checked for length), or the error naming the
-        first item that is not one (``path[i]``)."""
-        if not isinstance(value, list):
-            raise self.fail(path, f"must be a list of strings, got {json_kind(value)}")
-        for i, item in enumerate(value):
-            if not isinstance(item, str):
-                raise self.fail(f"{path}[{i}]", f"must be a string, got {json_kind(item)}")
-            _check_length(self, item, f"{path}[{i}]")
-        return value
-
-    def raw_question(
-        self,
-        head: _Head,
-        paragraphs: tuple[RawParagraph, ...] | None,
-        content: tuple[Any, ...],
-        **fields: Any,
-    ) -> RawQuestion:
-        """The record as a :class:`RawQuestion`; ``content`` is what its ``content_key``
-        hashes (the whole record as its format stores it), ``fields`` the format's own."""
-        reading = self.reading
-        return RawQuestion(
-            dataset=reading.dataset,
-            id=head.id,
-            split=reading.split,
-            fmt=reading.fmt,
-            where=self.where,
-            question=head.question,
-            answer=head.answer,
-            answer_aliases=fields.pop("answer_aliases", ()),
-            native_type=fields.pop("native_type", None),
-            paragraphs=paragraphs,
-            content_key=_key(*content),
-            identity_key=_identity_key(head.question, [p.title for p in paragraphs or ()]),
-            source_files=(reading.display,),
-            **fields,
-        )
-
-
-def _check_length(r: _Record, value: str, path: str) -> str:
-    if len(value) > MAX_TEXT_CHARS:
-        raise r.fail(
-            path,
-            f"is {len(value):,} characters long, over the limit of {MAX_TEXT_CHARS:,} "
-            "(spaCy's max_length; no real passage is near it)",
-        )
-    return value
-
-
-def _typed(r: _Record, obj: Any, name: str, kind: Any, path: str) -> Any:
-    if not isinstance(obj, dict):
-        raise r.fail(path.rsplit(".", 1)[0], f"must be a JSON object, got {json_kind(obj)}")
-    if name not in obj:
-        raise r.fail(path, "is missing")
-    value = obj[name]
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
-        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise r.fail(path, f"must be {names}, got {json_kind(value)}")
-    if isinstance(value, str):
-        _check_length(r, value, path)
-    return value
-
-
 def _key(*parts: Any) -> str:
     payload = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
@@ -223,204 +118,163 @@ def _identity_key(question: str, titles: list[str]) -> str:
     return _key(" ".join(question.split()), [t.strip() for t in titles])
 
 
-def _defect(strict: bool, reason: str, message: str) -> str:
+def _raw_question(
+    reading: _Reading,
+    where: str,
+    head: tuple[str, str, str],
+    paragraphs: tuple[RawParagraph, ...] | None,
+    content: tuple[Any, ...],
+    **fields: Any,
+) -> RawQuestion:
+    """A record as a :class:`RawQuestion`: ``head`` is its id, question and (first) answer,
+    ``content`` what its ``content_key`` hashes (the whole record as its format stores it),
+    ``fields`` the format's own."""
+    qid, question, answer = head
+    return RawQuestion(
+        dataset=reading.dataset,
+        id=qid,
+        split=reading.split,
+        fmt=reading.fmt,
+        where=where,
+        question=question,
+        answer=answer,
+        answer_aliases=fields.pop("answer_aliases", ()),
+        native_type=fields.pop("native_type", None),
+        paragraphs=paragraphs,
+        content_key=_key(*content),
+        identity_key=_identity_key(question, [p.title for p in paragraphs or ()]),
+        source_files=(reading.display,),
+        **fields,
+    )
+
+
+def _defect(strict: bool, error: InputError, reason: str) -> str:
+    """A broken reference: ``error`` raised when reading strictly, else its ``reason``."""
     if strict:
-        raise ValueError(message)
+        raise error
     return reason
 
 
-def _pairs(
-    r: _Record, key: str, second: Callable[[Any], bool], shape: str
-) -> Iterator[tuple[int, str, Any]]:
-    """``key = [[string, X], ...]``: ``(i, string, X)`` per item, each checked as it comes
-    (``second(X)``); an item of another shape raises, naming ``key[i]`` and ``shape``."""
-    for i, item in enumerate(r.get(key, list)):
-        ok = isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
-        if not (ok and second(item[1])):
-            raise r.fail(f"{key}[{i}]", f"must be {shape}")
-        yield i, item[0], item[1]
-
-
-def _is_sentence_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(s, str) for s in value)
-
-
-def _is_index(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _sentence_pool(r: _Record, key: str) -> tuple[RawParagraph, ...]:
-    """``context = [[title, [sentence, ...]], ...]`` (HotpotQA and 2Wiki original)."""
-    out = []
-    for i, title, sentences in _pairs(r, key, _is_sentence_list, "[title, [sentence, ...]]"):
-        _check_length(r, title, f"{key}[{i}][0]")
-        for j, sentence in enumerate(sentences):
-            _check_length(r, sentence, f"{key}[{i}][1][{j}]")
-        out.append(RawParagraph(title=title, sentences=tuple(sentences)))
-    return tuple(out)
-
-
-def _supporting_facts(r: _Record) -> tuple[tuple[str, int], ...]:
-    shape = "[title, sentence_index]"
-    return tuple((title, i) for _, title, i in _pairs(r, "supporting_facts", _is_index, shape))
-
-
 def _check_supporting(
-    r: _Record, pool: tuple[RawParagraph, ...], facts: tuple[tuple[str, int], ...], strict: bool
+    where: str, pool: tuple[RawParagraph, ...], facts: tuple[tuple[str, int], ...], strict: bool
 ) -> str | None:
     """Every supporting title must be in the pool and every sentence index in range."""
     lengths: dict[str, list[int]] = {}
     for p in pool:
         lengths.setdefault(p.title, []).append(len(p.sentences or ()))
     for i, (title, sent) in enumerate(facts):
+        field_name = f"supporting_facts[{i}]"
         if title not in lengths:
-            return _defect(
-                strict,
-                "gold_not_in_pool",
-                f"{r.where}: field 'supporting_facts[{i}]' names title {title!r}, which is not "
-                f"in the pool ('context' has {len(pool)} paragraphs)",
-            )
+            problem = f"names title {title!r}, which is not in the pool ({len(pool)} paragraphs)"
+            return _defect(strict, InputError(where, field_name, problem), "gold_not_in_pool")
         if not any(0 <= sent < n for n in lengths[title]):
-            return _defect(
-                strict,
-                "supporting_sentence_out_of_range",
-                f"{r.where}: field 'supporting_facts[{i}]' has sentence index {sent}, but "
-                f"paragraph {title!r} has {max(lengths[title])} sentences",
-            )
+            problem = f"has sentence index {sent}, but {title!r} has {max(lengths[title])}"
+            error = InputError(where, field_name, problem + " sentences")
+            return _defect(strict, error, "supporting_sentence_out_of_range")
     return None
 
 
-def _text_pool(r: _Record, key: str, *, with_idx: bool) -> tuple[RawParagraph, ...]:
-    """``key = [{title, paragraph_text, is_supporting[, idx]}, ...]`` (IRCoT and MuSiQue)."""
-    pool = []
-    for i, par in enumerate(r.get(key, list)):
-        path = f"{key}[{i}]"
-        pool.append(
-            RawParagraph(
-                title=_typed(r, par, "title", str, f"{path}.title"),
-                text=_typed(r, par, "paragraph_text", str, f"{path}.paragraph_text"),
-                is_supporting=_typed(r, par, "is_supporting", bool, f"{path}.is_supporting"),
-                idx=_typed(r, par, "idx", int, f"{path}.idx") if with_idx else None,
-            )
-        )
-    return tuple(pool)
-
-
-def _read_original(r: _Record, *, evidences: bool) -> RawQuestion:
+def _read_original(values: dict[str, Any], where: str, reading: _Reading) -> RawQuestion:
     """HotpotQA and 2Wiki in their original form: ``_id``, ``type``, a ``context`` of sentence
-    lists and ``supporting_facts``; 2Wiki adds ``evidences`` (``evidences=True``)."""
-    head = _Head(r.identifier("_id"), r.get("question", str), r.get("answer", str))
-    native_type = r.get("type", str)
-    triples = _evidences(r) if evidences else None
+    lists and ``supporting_facts``; 2Wiki adds ``evidences`` (and may lack a ``context``)."""
+    head = (values["_id"], values["question"], values["answer"])
+    triples = values.get("evidences")
     pool: tuple[RawParagraph, ...] | None = None
-    facts: tuple[tuple[str, int], ...] | None = None
-    defect: str | None = None
-    content: tuple[Any, ...] = (head.question, head.answer, native_type, None)
-    # 2Wiki MIGRES rows carrying qa_pairs/explanation have no pool: kept, then excluded by reason.
-    if not evidences or "context" in r.rec:
-        pool = _sentence_pool(r, "context")
-        facts = _supporting_facts(r)
-        defect = _check_supporting(r, pool, facts, r.reading.strict)
-        context = [[p.title, list(p.sentences or ())] for p in pool]
-        content = (*content[:3], context, [list(f) for f in facts])
+    facts, defect = None, None
+    content: tuple[Any, ...] = (*head[1:], values["type"], None)
+    if values["context"] is not None:
+        if values["supporting_facts"] is None:
+            raise InputError(where, "supporting_facts", "is missing (required with a context)")
+        pool = tuple(RawParagraph(title=t, sentences=s) for t, s in values["context"])
+        facts = values["supporting_facts"]
+        defect = _check_supporting(where, pool, facts, reading.strict)
+        content = (*content[:3], values["context"], facts)
     if triples is not None:
-        content += (list(triples),)
-    return r.raw_question(
+        content += (triples,)
+    return _raw_question(
+        reading,
+        where,
         head,
         pool,
         content,
-        native_type=native_type,
+        native_type=values["type"],
         supporting_facts=facts,
         evidences=triples,
         defect=defect,
     )
 
 
-def _evidences(r: _Record) -> tuple[tuple[str, str, str], ...]:
-    triples = []
-    for i, triple in enumerate(r.get("evidences", list)):
-        if not (isinstance(triple, list) and len(triple) == 3):
-            raise r.fail(f"evidences[{i}]", "must be [subject, relation, object]")
-        subject, relation, obj = r.strings(triple, f"evidences[{i}]")
-        triples.append((subject, relation, obj))
-    return tuple(triples)
-
-
-def read_hotpot_original(r: _Record) -> RawQuestion:
-    return _read_original(r, evidences=False)
-
-
-def read_2wiki_original(r: _Record) -> RawQuestion:
-    return _read_original(r, evidences=True)
-
-
-def read_hotpot_ircot(r: _Record) -> RawQuestion:
-    qid = r.identifier("question_id")
-    question = r.get("question_text", str)
-    answers = r.get("answers_objects", list)
-    spans: list[str] = []
-    for i, obj in enumerate(answers):
-        path = f"answers_objects[{i}].spans"
-        spans.extend(r.strings(_typed(r, obj, "spans", list, path), path))
+def _read_hotpot_ircot(values: dict[str, Any], where: str, reading: _Reading) -> RawQuestion:
+    spans = [span for answer in values["answers_objects"] for span in answer["spans"]]
     if not spans:
-        raise r.fail("answers_objects", "holds no answer span")
-    pool = _text_pool(r, "contexts", with_idx=False)
+        raise InputError(where, "answers_objects", "holds no answer span")
+    pool = tuple(
+        RawParagraph(title=p["title"], text=p["paragraph_text"], is_supporting=p["is_supporting"])
+        for p in values["contexts"]
+    )
     texts = [[p.title, " ".join((p.text or "").split()), p.is_supporting] for p in pool]
     aliases = tuple(dict.fromkeys(s for s in spans[1:] if s != spans[0]))
-    head = _Head(qid, question, spans[0])
-    return r.raw_question(head, pool, (question, spans, texts), answer_aliases=aliases)
+    head = (values["question_id"], values["question_text"], spans[0])
+    content = (values["question_text"], spans, texts)
+    return _raw_question(reading, where, head, pool, content, answer_aliases=aliases)
 
 
-def read_musique(r: _Record) -> RawQuestion:
-    head = _Head(r.identifier("id"), r.get("question", str), r.get("answer", str))
-    aliases = (
-        r.strings(r.rec["answer_aliases"], "answer_aliases") if "answer_aliases" in r.rec else []
+def _read_musique(values: dict[str, Any], where: str, reading: _Reading) -> RawQuestion:
+    head = (values["id"], values["question"], values["answer"])
+    pool = tuple(
+        RawParagraph(
+            title=p["title"],
+            text=p["paragraph_text"],
+            is_supporting=p["is_supporting"],
+            idx=p["idx"],
+        )
+        for p in values["paragraphs"]
     )
-    answerable = r.get("answerable", bool) if "answerable" in r.rec else True
-    pool = _text_pool(r, "paragraphs", with_idx=True)
-    known_idx = {p.idx for p in pool if p.idx is not None}  # with_idx: each is an int
-    steps = []
+    known_idx = {p.idx for p in pool}
+    steps = tuple(
+        DecompositionStep(s["question"], s["answer"], s["paragraph_support_idx"])
+        for s in values["question_decomposition"]
+    )
     defect = None
-    for i, step in enumerate(r.get("question_decomposition", list)):
-        path = f"question_decomposition[{i}]"
-        support = _typed(
-            r, step, "paragraph_support_idx", (int, type(None)), f"{path}.paragraph_support_idx"
-        )
-        if support is not None and support not in known_idx:
-            defect = defect or _defect(
-                r.reading.strict,
-                "gold_not_in_pool",
-                f"{r.where}: field '{path}.paragraph_support_idx' is {support}, but no "
-                f"paragraph has that idx (pool idx {min(known_idx, default=None)}.."
-                f"{max(known_idx, default=None)})",
-            )
-        steps.append(
-            DecompositionStep(
-                question=_typed(r, step, "question", str, f"{path}.question"),
-                answer=_typed(r, step, "answer", str, f"{path}.answer"),
-                paragraph_support_idx=support,
-            )
-        )
+    for i, step in enumerate(steps):
+        support = step.paragraph_support_idx
+        if defect is None and support is not None and support not in known_idx:
+            problem = f"is {support}, but no paragraph has that idx"
+            error = InputError(where, f"question_decomposition[{i}].paragraph_support_idx", problem)
+            defect = _defect(reading.strict, error, "gold_not_in_pool")
     texts = [[p.idx, p.title, p.text, p.is_supporting] for p in pool]
     decomposition = [[s.question, s.answer, s.paragraph_support_idx] for s in steps]
-    content = (head.question, head.answer, list(aliases), texts, decomposition, answerable)
-    return r.raw_question(
+    aliases = values["answer_aliases"]
+    content = (*head[1:], aliases, texts, decomposition, values["answerable"])
+    return _raw_question(
+        reading,
+        where,
         head,
         pool,
         content,
-        answer_aliases=tuple(aliases),
-        decomposition=tuple(steps),
-        answerable=answerable,
+        answer_aliases=aliases,
+        decomposition=steps,
+        answerable=values["answerable"],
         defect=defect,
     )
 
 
-_READERS = {
-    "hotpot_original": (read_hotpot_original, "_id"),
-    "hotpot_ircot": (read_hotpot_ircot, "question_id"),
-    "2wiki_original": (read_2wiki_original, "_id"),
-    "musique": (read_musique, "id"),
+_READERS: dict[str, tuple[Callable[[dict[str, Any], str, _Reading], RawQuestion], str]] = {
+    "hotpot_original": (_read_original, "_id"),
+    "hotpot_ircot": (_read_hotpot_ircot, "question_id"),
+    "2wiki_original": (_read_original, "_id"),
+    "musique": (_read_musique, "id"),
 }
+
+
+def _read_record(record: dict[str, Any], location: str, reading: _Reading) -> RawQuestion:
+    """One record through its format's declaration (:mod:`regime_core.inputs.raw_records`),
+    then its reader; messages name the file, the record (its id when it has one) and the field."""
+    reader, id_key = _READERS[reading.fmt]
+    rid = record.get(id_key)
+    named = isinstance(rid, str | int) and not isinstance(rid, bool)
+    where = f"{reading.display}, {location}" + (f" (id {str(rid)!r})" if named else "")
+    return reader(RAW_RECORDS[reading.fmt].read(record, where=where), where, reading)
 
 
 @dataclass(frozen=True)
@@ -460,9 +314,8 @@ def read_file(
         raise ValueError(
             f"{display}: registered as {expect_dataset!r}, but its content is {fmt!r} ({dataset!r})"
         )
-    reader, id_key = _READERS[fmt]
     reading = _Reading(fmt, dataset, split, strict, display)
-    questions = tuple(reader(_Record(rec, loc, reading, id_key)) for loc, rec in records)
+    questions = tuple(_read_record(rec, loc, reading) for loc, rec in records)
     return FileRead(
         display=display,
         fmt=fmt,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -378,6 +379,61 @@ class Object(Kind):
         return out
 
 
+@dataclass(frozen=True)
+class Id(Kind):
+    """A name of one thing (a question, a passage): a non-blank string without a control,
+    format or line-separator character and, unless ``spaces``, without whitespace (ids become
+    columns of TREC files); ``integer`` also takes an integer, as its decimal string."""
+
+    spaces: bool = False
+    integer: bool = False
+
+    def describe(self) -> str:
+        kind = "an id (a string or an integer)" if self.integer else "an id (a string)"
+        return f"{kind} without {'control' if self.spaces else 'whitespace or control'} characters"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if self.integer and isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        if not isinstance(value, str) or not value.strip():
+            raise self.refuse(value, path)
+        for c in value:
+            if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") or (
+                c.isspace() and not self.spaces
+            ):
+                raise _Refused(path, f"must be {self.describe()}, got {value!r} holding {c!r}")
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        # JSON Schema says no whitespace; the control and format characters only the reader does
+        text = {"type": "string", "pattern": r"\S" if self.spaces else r"^\S+$"}
+        return {"anyOf": [text, {"type": "integer"}]} if self.integer else text
+
+
+@dataclass(frozen=True)
+class Tuple(Kind):
+    """A list (a tuple once read) of ``len(kinds)`` items, the i-th of ``kinds[i]`` (a pair
+    ``[title, [sentence, ...]]``, a triple)."""
+
+    kinds: tuple[Kind, ...]
+
+    def describe(self) -> str:
+        return f"a list [{', '.join(kind.describe() for kind in self.kinds)}]"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, list | tuple) or len(value) != len(self.kinds):
+            raise self.refuse(value, path)
+        return tuple(
+            kind.check(item, (*path, i))
+            for i, (kind, item) in enumerate(zip(self.kinds, value, strict=True))
+        )
+
+    def schema(self) -> dict[str, Any]:
+        n = len(self.kinds)
+        items = [kind.schema() for kind in self.kinds]
+        return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
+
+
 # --- fields and formats ----------------------------------------------------------------------
 
 
@@ -477,7 +533,7 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 
 __all__: Sequence[str] = (
-    "Choice", "Data", "Either", "Field", "Flag", "Format", "InputError", "Items", "Kind",
-    "Nullable", "Number", "Object", "Pattern", "Record", "Table", "Text", "check_value",
+    "Choice", "Data", "Either", "Field", "Flag", "Format", "Id", "InputError", "Items", "Kind",
+    "Nullable", "Number", "Object", "Pattern", "Record", "Table", "Text", "Tuple", "check_value",
     "json_kind",
 )  # fmt: skip

@@ -17,6 +17,7 @@ from regime_core.book.sphinx.choices import (
     ChoicesDirective,
     ConfigDefaultsDirective,
     DefaultValueRole,
+    InputFormatDirective,
 )
 from regime_core.book.sphinx.claims import (
     ClaimTextRole,
@@ -103,6 +104,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_role("statement", StatementRole())
     app.add_directive("regime-choices", ChoicesDirective)
     app.add_directive("regime-config-defaults", ConfigDefaultsDirective)
+    app.add_directive("regime-input-format", InputFormatDirective)
     app.add_role("default", DefaultValueRole())
     app.add_directive("regime-metrics-glossary", MetricsGlossaryDirective)
     app.add_directive("regime-statistics-glossary", StatisticsGlossaryDirective)

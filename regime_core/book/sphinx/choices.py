@@ -26,6 +26,7 @@ import dataclasses
 import functools
 import importlib
 import inspect
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -274,6 +275,42 @@ class ConfigDefaultsDirective(SphinxDirective):
     def run(self) -> list[nodes.Node]:
         self.env.note_dependency(str(config.__file__))
         return [_defaults_table(config_defaults(), (2, 2, 5), "regime-config-defaults")]
+
+
+def format_rows(declaration: Any) -> list[tuple[str, str, str, str, str]]:
+    """(field, required, value, default, meaning) for every field of an input format
+    (:class:`regime_core.inputs.Format`); an optional field without a fixed default says its
+    default in its meaning."""
+    return [
+        (
+            f.name,
+            "yes" if f.required else "no",
+            f.kind.describe(),
+            ""
+            if f.required or f.default is None
+            else json.dumps(list(f.default) if isinstance(f.default, tuple) else f.default),
+            f.meaning,
+        )
+        for f in declaration.fields
+    ]
+
+
+class InputFormatDirective(SphinxDirective):
+    """````{regime-input-format} regime_core.inputs.twohop_line.LINE````: the fields of a
+    declared input format as a table, read from the declaration (:func:`format_rows`)."""
+
+    required_arguments = 1
+
+    def run(self) -> list[nodes.Node]:
+        declaration, module, _ = import_dotted(self.arguments[0])
+        self.env.note_dependency(str(module.__file__))
+        rows = []
+        for name, required, value, default, meaning in format_rows(declaration):
+            parsed, messages = self.parse_inline(meaning, lineno=self.lineno)
+            cells = (nodes.literal(text=name), required, value, nodes.literal(text=default))
+            rows.append((*cells, nodes.inline("", "", *parsed, *messages)))
+        header = ("Field", "Required", "Value", "Default", "Meaning")
+        return [table(header, rows, widths=(2, 1, 3, 2, 4), classes=["regime-input-format"])]
 
 
 class DefaultValueRole(SphinxRole):
