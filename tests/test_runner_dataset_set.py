@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import refused, write_stamped_record
 
 from regime_core import cli
@@ -20,7 +21,7 @@ from regime_core.runner.dataset_set import (
     set_report,
 )
 from regime_core.runner.declarations import load_declarations, notebook_parameters
-from regime_core.runner.keys import datasets_read, manifest_digest
+from regime_core.runner.keys import datasets_read, manifest_digest, run_keys
 
 
 def test_the_set_gives_every_run_the_dataset_by_role(tmp_path: Path) -> None:
@@ -79,6 +80,36 @@ def test_a_new_dataset_leaves_the_runs_that_do_not_read_it_current(tmp_path: Pat
     assert after[("mine",)] != before[("mine",)]  # read: stale
     assert after[None] != before[None]  # a run reading every dataset: stale
     assert manifest_digest(tmp_path / "nothing", ("hotpotqa",)) == "absent"
+
+
+@pytest.mark.parametrize("profile", ["quick", "default"])
+def test_preparing_a_dataset_of_ones_own_leaves_every_default_run_current(
+    tmp_path: Path, profile: str
+) -> None:
+    """Walking the researcher's path found alpha_transfer made stale by a new dataset: its
+    notebook left ``train_dataset`` as None ("the default"), which the key read as "every
+    dataset". Every run of the real declarations must keep its key."""
+    prepared = tmp_path / "prepared"
+    prepared.mkdir()
+    builtin = {"hotpotqa": {"n": 1}, "2wikimultihopqa": {"n": 2}, "musique": {"n": 3}}
+    manifest = {"schema": 1, "version": "0.1.0", "strict": True, "datasets": builtin}
+    (prepared / "manifest.json").write_text(json.dumps(manifest))
+    decl = load_declarations()
+    before = {run: entry["key"] for run, entry in run_keys(decl, profile, tmp_path).items()}
+    manifest["datasets"] = {**builtin, "mine": {"n": 4}}
+    (prepared / "manifest.json").write_text(json.dumps(manifest))
+    after = {run: entry["key"] for run, entry in run_keys(decl, profile, tmp_path).items()}
+    assert len(before) == 12
+    assert [run for run in before if after[run] != before[run]] == []
+
+
+def test_the_plan_of_a_set_needs_no_jobs_option(tmp_path: Path, capsys: Any) -> None:
+    """``--dataset NAME --plan`` was refused for a --jobs option nobody gave."""
+    code = cli.main(["reproduce", "--dataset", "nope", "--plan", "--work", str(tmp_path)])
+    assert code == 2 and "--jobs" not in capsys.readouterr().err  # refused for the dataset only
+    assert cli.main(["reproduce", "--dataset", "x", "--plan", "--jobs", "2",
+                     "--work", str(tmp_path)]) == 2  # fmt: skip
+    assert "--jobs does not apply" in capsys.readouterr().err
 
 
 def _claims(tmp_path: Path) -> Path:

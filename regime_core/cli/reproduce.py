@@ -184,7 +184,7 @@ def _run_dataset(args: argparse.Namespace) -> int:
     ):
         if given:
             raise ValueError(f"{flag} does not go with --dataset: the set runs every run; drop it")
-    if args.plan and args.jobs != 1:
+    if args.plan and args.jobs is not None:
         raise ValueError("--plan runs nothing: --jobs does not apply")
     report = reproduce_dataset(
         args.dataset,
