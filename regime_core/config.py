@@ -23,7 +23,7 @@ import typing
 from typing import Any, ClassVar
 
 from regime_core.inputs import Field, Format
-from regime_core.inputs.configs import field_kind, read_config
+from regime_core.inputs.configs import field_kind, read_config, wants_items
 
 # --- data ------------------------------------------------------------------------------------
 DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
@@ -203,7 +203,8 @@ class ConfigMixin:
 
         Parameters that are not fields (``output_dir``, ``work_dir``, ``profile``, ...) are
         ignored, and ``None`` for a field means "the default" unless the field is listed in
-        ``NONE_IS_VALUE``; every value is then read as the config reads its fields.
+        ``NONE_IS_VALUE``; one name where a list is wanted is a list of one (``-p encoders
+        minilm`` passes text); every value is then read as the config reads its fields.
         """
         names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         chosen = {
@@ -219,6 +220,8 @@ class ConfigMixin:
                     f"for papermill's -p, which passes text; pass a list with -y "
                     f'"{key}: {value.strip()}" (YAML)'
                 )
+            if isinstance(value, str) and wants_items(cls, key):
+                chosen[key] = (value,)
         return cls(**chosen)
 
     @classmethod

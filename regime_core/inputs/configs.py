@@ -61,16 +61,19 @@ def field_kind(config_class: type, name: str) -> Kind:
     raise TypeError(f"{config_class.__name__}.{name} declares no kind: use declared(default, kind)")
 
 
+def wants_items(config_class: type, name: str) -> bool:
+    """Field ``name`` of ``config_class`` is a list (or null)."""
+    kind = field_kind(config_class, name)
+    return isinstance(kind.of if isinstance(kind, Nullable) else kind, Items)
+
+
 def read_config(config: Any) -> None:
-    """Check every field of the frozen dataclass ``config`` against its declared kind and store
-    the converted value; one name where a list of names is wanted is a list of one (papermill's
-    ``-p encoders minilm`` passes text)."""
-    where = type(config).__name__
+    """Check every field of the frozen dataclass ``config`` against its declared kind; a list is
+    stored as the tuple read (its numbers floats), a single value as it was given, so that the
+    config hash, which names artefacts, hashes ``1`` as ``1``."""
     for item in dataclasses.fields(config):
-        kind = field_kind(type(config), item.name)
         value = getattr(config, item.name)
-        wanted = kind.of if isinstance(kind, Nullable) else kind
-        if isinstance(wanted, Items) and isinstance(value, str | int | float):
-            value = (value,)
-        value = check_value(kind, value, where=where, field=item.name)
-        object.__setattr__(config, item.name, value)
+        kind = field_kind(type(config), item.name)
+        checked = check_value(kind, value, where=type(config).__name__, field=item.name)
+        if isinstance(checked, tuple):
+            object.__setattr__(config, item.name, checked)

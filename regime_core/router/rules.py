@@ -12,10 +12,12 @@ from dataclasses import dataclass
 
 from regime_core.config import ConfigMixin
 from regime_core.inputs import Items, Number, Word
-from regime_core.inputs.configs import declared, integer
+from regime_core.inputs.configs import declared
 
-#: A selector weight: finite and >= 0.
+#: A selector weight: finite and >= 0; a count of characters: an integer >= 1 (router.js states
+#: the same refusals: checkRules).
 WEIGHT = Number(low=0.0)
+COUNT = Number(low=1, integer=True)
 
 # Words that signal a comparison question ("Which film came out first, X or Y?", "Are both X
 # and Y from the same country?"). Matched against the question's words outside entity spans.
@@ -56,9 +58,9 @@ class RouterRules(ConfigMixin):
     """selector score per relation word the question and sentence share"""
     position_weight: float = declared(0.25, WEIGHT)
     """selector score of the first sentence; sentence i gets it/(1 + i)"""
-    stem_chars: int = declared(5, integer(1))
+    stem_chars: int = declared(5, COUNT)
     """relation words match when their first this-many characters do"""
-    min_word_chars: int = declared(3, integer(1))
+    min_word_chars: int = declared(3, COUNT)
     """question words shorter than this are never relation words"""
     entity_match_threshold: float = declared(0.5, Number(low=0.0, high=1.0, low_open=True))
     """the share of an entity's content words a text must hold to name the entity"""
