@@ -18,14 +18,12 @@ import hashlib
 import inspect
 import itertools
 import json
-import numbers
-import sys
 import textwrap
-import types
 import typing
 from typing import Any, ClassVar
 
-from regime_core.limits import short_repr
+from regime_core.inputs import Field, Format
+from regime_core.inputs.configs import field_kind, read_config, wants_items
 
 # --- data ------------------------------------------------------------------------------------
 DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
@@ -185,10 +183,12 @@ reading)
 
 
 class ConfigMixin:
-    """Mixin for frozen dataclass configs: a canonical dict, a stable hash, validation hooks.
+    """Mixin for frozen dataclass configs: every field checked against its declared kind when the
+    config is built (:mod:`regime_core.inputs.configs`), a canonical dict, a stable hash.
 
-    Subclasses are ``@dataclass(frozen=True)`` and may override ``validate`` (raise ValueError
-    with an actionable message); it runs in ``__post_init__``.
+    Subclasses are ``@dataclass(frozen=True)``, each field ``declared(default, kind)``; a
+    subclass's ``validate`` (raise ValueError naming the field) holds only what a kind cannot
+    say, and runs after the fields are read.
     """
 
     #: Fields for which a ``None`` parameter is a value (e.g. ``sample_size=None`` = "all"),
@@ -196,6 +196,7 @@ class ConfigMixin:
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset()
 
     def __post_init__(self) -> None:
+        read_config(self)
         self.validate()
 
     @classmethod
@@ -204,9 +205,8 @@ class ConfigMixin:
 
         Parameters that are not fields (``output_dir``, ``work_dir``, ``profile``, ...) are
         ignored, and ``None`` for a field means "the default" unless the field is listed in
-        ``NONE_IS_VALUE``. Each value is checked against its field's annotation first, so a
-        bad papermill parameter (``-p alpha abc``) is a ValueError naming the parameter rather
-        than an error deep in NumPy.
+        ``NONE_IS_VALUE``; one name where a list is wanted is a list of one (``-p encoders
+        minilm`` passes text); every value is then read as the config reads its fields.
         """
         names = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         chosen = {
@@ -214,7 +214,6 @@ class ConfigMixin:
             for key, value in parameters.items()
             if key in names and (value is not None or key in cls.NONE_IS_VALUE)
         }
-        hints = ConfigMixin._field_hints(cls)
         for key, value in chosen.items():
             if isinstance(value, str) and value.strip().startswith("["):
                 # papermill's -p passes text: a list written there arrives as "[a, b]"
@@ -223,76 +222,21 @@ class ConfigMixin:
                     f"for papermill's -p, which passes text; pass a list with -y "
                     f'"{key}: {value.strip()}" (YAML)'
                 )
-            problem = ConfigMixin._type_problem(value, hints.get(key, Any))
-            if problem is not None:
-                raise ValueError(
-                    f"{cls.__name__}: parameter {key!r} must be {problem}, got "
-                    f"{type(value).__name__} {short_repr(value)}"
-                )
+            if isinstance(value, str) and wants_items(cls, key):
+                chosen[key] = (value,)
         return cls(**chosen)
 
-    @staticmethod
-    def _field_hints(cls: type) -> dict[str, Any]:
-        try:
-            return typing.get_type_hints(cls)
-        except (NameError, TypeError):  # an annotation we cannot resolve is not checked here
-            return {}
-
-    @staticmethod
-    def _type_problem(value: Any, hint: Any) -> str | None:
-        """What ``value`` should have been for annotation ``hint`` (None: it fits).
-
-        Checks the scalar kinds parameters carry (bool, int, float, str), their ``| None`` and
-        ``tuple[X, ...]`` forms (a list, as papermill passes YAML lists, or one string for a tuple
-        of strings); other annotations are left to the config's ``validate``.
-        """
-        origin = typing.get_origin(hint)
-        if origin in (typing.Union, types.UnionType):
-            options = typing.get_args(hint)
-            problems = [ConfigMixin._type_problem(value, option) for option in options]
-            if any(p is None for p in problems):
-                return None
-            return " or ".join(p for p in problems if p)
-        if hint is type(None):
-            return None if value is None else "null"
-        if hint is bool:
-            return None if isinstance(value, bool) else "true or false"
-        if hint is int:
-            ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            # NumPy holds it in 64 bits: a larger one would end in an OverflowError downstream
-            fits = ok and -(2**63) <= int(value) < 2**63
-            return None if fits else "an integer of at most 64 bits" if ok else "an integer"
-        if hint is float:
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            # compared as an integer: float(10**400) raises OverflowError
-            fits = ok and (
-                not isinstance(value, numbers.Integral) or abs(int(value)) <= sys.float_info.max
-            )
-            return None if fits else "a number a float can hold" if ok else "a number"
-        if hint is str:
-            return None if isinstance(value, str) else "a string"
-        if origin is tuple:
-            args = typing.get_args(hint)
-            if len(args) == 2 and args[1] is Ellipsis:
-                if args[0] is str and isinstance(value, str):
-                    return None
-                if not isinstance(value, list | tuple):
-                    return f"a list of {ConfigMixin._describe(args[0])}"
-                bad = [v for v in value if ConfigMixin._type_problem(v, args[0]) is not None]
-                return f"a list of {ConfigMixin._describe(args[0])}" if bad else None
-            if not isinstance(value, list | tuple) or len(value) != len(args):
-                return f"a list of {len(args)} values"
-            fits = all(
-                ConfigMixin._type_problem(v, a) is None for v, a in zip(value, args, strict=True)
-            )
-            return None if fits else f"a list of {len(args)} values of types {args}"
-        return None
-
-    @staticmethod
-    def _describe(hint: Any) -> str:
-        return {bool: "true/false", int: "integers", float: "numbers", str: "strings"}.get(
-            hint, str(hint)
-        )
+    @classmethod
+    def input_format(cls) -> Format:
+        """The config's fields as an input format: each one's kind, default and meaning."""
+        return Format(
+            cls.__name__,
+            tuple(
+                Field(f.name, field_kind(cls, f.name), required=False,
+                      default=getattr(cls(), f.name), meaning=_meaning_text(cls, f.name))
+                for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+            ),
+        )  # fmt: skip
 
     def validate(self) -> None:  # pragma: no cover - overridden where there is something to check
         return None
@@ -368,6 +312,11 @@ def attribute_docs(owner: Any) -> dict[str, str]:
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             docs.update((t.id, value.value) for t in targets if isinstance(t, ast.Name))
     return docs
+
+
+def _meaning_text(owner: type, name: str) -> str:
+    found = meaning([owner], name)
+    return found.text if found is not None else ""
 
 
 def meaning(owners: typing.Sequence[Any], name: str) -> Meaning | None:

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from regime_core.config import ConfigMixin
+from regime_core.inputs import Flag, Items, Word
+from regime_core.inputs.configs import declared
 
 _T = TypeVar("_T")
 
@@ -101,35 +103,26 @@ class NormalizationRules(ConfigMixin):
     'les misérables'
     """
 
-    lowercase: bool = True
+    lowercase: bool = declared(True, Flag())
     """names and texts are compared in lower case"""
-    strip_accents: bool = True
+    strip_accents: bool = declared(True, Flag())
     """accents are dropped, so Misérables matches Miserables"""
-    strip_punctuation: bool = True
+    strip_punctuation: bool = declared(True, Flag())
     """punctuation becomes a word break"""
-    strip_possessive: bool = False
+    strip_possessive: bool = declared(False, Flag())
     """a possessive 's is dropped (with punctuation stripped, Paris's already splits into paris and
     s)
     """
-    strip_articles: bool = True
+    strip_articles: bool = declared(True, Flag())
     """the words listed in articles are dropped"""
-    articles: tuple[str, ...] = ("a", "an", "the")
+    articles: tuple[str, ...] = declared(("a", "an", "the"), Items(Word()))
     """the words strip_articles drops"""
-    strip_disambiguator: bool = True
+    strip_disambiguator: bool = declared(True, Flag())
     """names only: one trailing parenthesis is dropped, so Amélie (film) matches Amélie"""
-    strip_comma_qualifier: bool = False
+    strip_comma_qualifier: bool = declared(False, Flag())
     """names only: the form before a trailing comma qualifier counts too (Boston, Lincolnshire
     matches Boston); off, since it also turns Paris, Texas into Paris
     """
-
-    def validate(self) -> None:
-        if not isinstance(self.articles, tuple) or not all(
-            isinstance(a, str) and len(a.split()) == 1 and a == a.strip() for a in self.articles
-        ):
-            raise ValueError(
-                "NormalizationRules.articles must be a tuple of single words, "
-                f"got {self.articles!r}"
-            )
 
 
 DEFAULT_RULES = NormalizationRules()

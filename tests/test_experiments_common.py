@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from builders import two_hop_example
-from helpers import settings
+from helpers import refused, settings
 
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, bridge_entity_mention, regime_table
 from regime_core.data.toyworld import ToyWorldConfig, generate
@@ -124,21 +124,11 @@ def test_config_accepts_lists_and_hashes_stably() -> None:
     assert a.config_hash() != ExperimentConfig(datasets=("musique",), sample_size=5).config_hash()
 
 
-@pytest.mark.parametrize(
-    ("field", "value", "match"),
-    [
-        ("pool", "web", "pool"),
-        ("sample_size", 0, "sample_size"),
-        ("k", 0, "k must"),
-        ("datasets", ("nope",), "unknown"),
-        ("split", "test", "split"),
-        ("bootstrap_resamples", 0, "bootstrap_resamples"),
-        ("entity_source", "title", "entity_source"),
-    ],
-)
-def test_config_rejects_bad_values(field: str, value: object, match: str) -> None:
-    with pytest.raises(ValueError, match=match):
-        ExperimentConfig(**{field: value})
+@pytest.mark.parametrize("datasets", [("nope",), ("musique", "musique")])
+def test_config_refuses_unknown_or_repeated_datasets(datasets: tuple[str, ...]) -> None:
+    # what a declared kind cannot say (each kind's refusals: tests/test_inputs_configs.py)
+    with refused(ValueError, names=["ExperimentConfig", "datasets", datasets[-1]]):
+        ExperimentConfig(datasets=datasets)
 
 
 def test_from_parameters_drops_runner_parameters_and_none() -> None:
@@ -233,18 +223,17 @@ def test_collect_outcomes_warm_rerun_encodes_nothing(world: list[Example], tmp_p
 
 def test_an_encoder_name_is_resolved_when_the_config_is_built(tmp_path) -> None:
     # a misspelled name fails before any encoder has run, naming the field and the known names
-    for build, field in (
-        (lambda n: ExperimentConfig(encoders=("tfidf", n)), "ExperimentConfig.encoders"),
-        (lambda n: RouterConfig(encoder=n), "RouterConfig.encoder"),
-        (lambda n: TransferConfig(encoder=n), "TransferConfig.encoder"),
-        (lambda n: AblationConfig(paper_encoders=(n,)), "AblationConfig.paper_encoders"),
-        (lambda n: RobustnessConfig(primary_encoder=n), "RobustnessConfig.primary_encoder"),
+    for build, where in (
+        (lambda n: ExperimentConfig(encoders=("tfidf", n)), ["ExperimentConfig", "encoders"]),
+        (lambda n: RouterConfig(encoder=n), ["RouterConfig", "encoder"]),
+        (lambda n: TransferConfig(encoder=n), ["TransferConfig", "encoder"]),
+        (lambda n: AblationConfig(paper_encoders=(n,)), ["AblationConfig", "paper_encoders"]),
+        (lambda n: RobustnessConfig(primary_encoder=n), ["RobustnessConfig", "primary_encoder"]),
     ):
-        with pytest.raises(ValueError, match=rf"^{field}: unknown encoder 'minlm'") as err:
+        with refused(ValueError, names=[*where, "'minlm'", *KNOWN_ENCODERS]):
             build("minlm")
-        assert all(known in str(err.value) for known in KNOWN_ENCODERS)
         for name in ("", "bm25"):
-            with pytest.raises(ValueError, match=rf"^{field}: "):
+            with refused(ValueError, names=where):
                 build(name)
     # a hub id or a local model directory is accepted as it is (nothing is loaded)
     for name in ("org/model", str(tmp_path)):
@@ -325,9 +314,9 @@ def test_the_config_derives_its_retrieval_settings_once_and_checks_them() -> Non
     retrieval_fields = {f.name for f in dataclasses.fields(cfg.retrieval)}
     assert retrieval_fields <= {f.name for f in dataclasses.fields(ExperimentConfig)}
     for bad in (-0.1, float("nan")):
-        with pytest.raises(ValueError, match=r"ExperimentConfig\.alpha must be a finite number"):
+        with refused(ValueError, names=["ExperimentConfig", "'alpha'"]):
             ExperimentConfig(alpha=bad)
-    with pytest.raises(ValueError, match=r"ExperimentConfig\.knockout_single"):
+    with refused(ValueError, names=["ExperimentConfig", "knockout_single", "'never'"]):
         ExperimentConfig(knockout_single="never")
     # nothing on the way to the kernels restates a default: the settings are required
     for function in (outcome_table, *_RETRIEVAL_STEPS):

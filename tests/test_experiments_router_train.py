@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import hashing_context
+from helpers import hashing_context, refused
 
 from regime_core import config
 from regime_core.data.toyworld import ToyWorldConfig, generate
@@ -90,17 +90,10 @@ def test_saved_router_round_trips(trained: router.RouterTrainResult, tmp_path: A
 
 
 def test_router_config_validation() -> None:
-    with pytest.raises(ValueError, match="tie_rule"):
-        router.RouterConfig(tie_rule="coin")
-    with pytest.raises(ValueError, match="n_splits"):
-        router.RouterConfig(n_splits=1)
-    with pytest.raises(ValueError, match="dataset"):
+    # each field's kind is refused as every config's is (tests/test_inputs_configs.py); a dataset
+    # name is resolved against the datasets there are
+    with refused(ValueError, names=["RouterConfig", "dataset", "'squad'"]):
         router.RouterConfig(dataset="squad")
-    with pytest.raises(ValueError, match=r"RouterConfig\.alpha must be a finite number in \[0"):
-        router.RouterConfig(alpha=-0.25)
-    # the config is where a bridge source is checked (build_routing_data trusts it)
-    with pytest.raises(ValueError, match=r"RouterConfig\.bridge_source is 'best', not one of"):
-        router.RouterConfig(bridge_source="best")
     with pytest.raises(TypeError, match="datasetz"):
         router.RouterConfig(datasetz="musique")  # type: ignore[call-arg]
     cfg = router.RouterConfig.from_parameters(sample_size=None, alpha=None, output_dir="x")
@@ -131,9 +124,7 @@ def test_transfer_and_ablation_configs() -> None:
         ablations.AblationConfig(transfer_datasets=(router.TRAIN_DATASET,))
     t = transfer.TransferConfig(datasets=["musique"], encoder="tfidf")
     assert (t.datasets, t.encoder, t.alpha) == (("musique",), "tfidf", None)
-    with pytest.raises(ValueError, match="alpha"):
-        transfer.TransferConfig(alpha=-1.0)
-    with pytest.raises(ValueError, match="alpha must be a number, got None"):
+    with refused(ValueError, names=["TransferConfig", "alpha"]):
         _ = t.retrieval  # the router's own α is known only when it is applied
     assert transfer.TransferConfig.from_parameters(alpha=None).alpha is None
 
@@ -284,8 +275,6 @@ def _leaves(node: dict[str, Any]) -> list[dict[str, Any]]:
 def test_ablation_config_validation() -> None:
     with pytest.raises(ValueError, match="twice"):
         ablations.AblationConfig(transfer_datasets=(router.TRAIN_DATASET,))
-    with pytest.raises(ValueError, match="alphas"):
-        ablations.AblationConfig(alphas=(-1.0,))
     with pytest.raises(ValueError, match="must hold alpha"):
         ablations.AblationConfig(alphas=(0.0, 0.5))
     assert config.ALPHA in ablations.AblationConfig().alphas
@@ -331,8 +320,6 @@ def test_training_with_retrieved_bridges_reports_the_hop1_correct_subset(
     assert sum(numbers["hop1"].values()) == result.data.sample.n
     subset = numbers["hop1_correct_outcome"]
     assert subset["n"] == numbers["hop1"]["correct"]
-    with pytest.raises(ValueError, match="bridge_source"):
-        router.RouterConfig(bridge_source="oracle")
 
 
 # --- the selector knob -------------------------------------------------------------------------

@@ -213,3 +213,31 @@ def test_a_tuple_reads_each_position_with_its_own_kind() -> None:
         with pytest.raises(InputError) as info:
             check_value(pair, bad, where="f", field="context[0]")
         assert info.value.field == field
+
+
+def test_an_instance_is_kept_and_another_class_named() -> None:
+    from regime_core.inputs import Instance
+
+    marker = InputError("w", "f", "p")
+    assert check_value(Instance(InputError), marker, where="cfg", field="rules") is marker
+    with pytest.raises(InputError) as info:
+        check_value(Instance(InputError), {"where": "w"}, where="cfg", field="rules")
+    assert (info.value.field, "InputError" in info.value.problem) == ("rules", True)
+
+
+@pytest.mark.parametrize(
+    ("value", "lowercase", "taken"),
+    [("the", True, True), ("The", False, True), ("The", True, False), ("a b", False, False),
+     ("", False, False), (" a", False, False), (3, False, False)],
+)  # fmt: skip
+def test_a_word_is_one_token_without_whitespace(
+    value: object, lowercase: bool, taken: bool
+) -> None:
+    from regime_core.inputs import Word
+
+    try:
+        assert check_value(Word(lowercase), value, where="rules", field="cues[0]") == value
+    except InputError as err:
+        assert not taken and err.field == "cues[0]"
+    else:
+        assert taken

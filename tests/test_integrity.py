@@ -503,7 +503,7 @@ def test_bad_papermill_parameter_names_itself(parameters: dict[str, Any]) -> Non
     from regime_core.experiments.t2_regime_decomposition import T2Config
 
     (name,) = parameters
-    with refused(ValueError, names=("T2Config", f"parameter '{name}'")):
+    with refused(ValueError, names=("T2Config", f"'{name}")):
         T2Config.from_parameters(**parameters)
 
 

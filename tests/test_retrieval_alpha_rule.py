@@ -246,9 +246,5 @@ def test_the_protocol_rejects_bad_input() -> None:
     assert protocol.grid == FINE_ALPHA_GRID and protocol.fixed_alpha == config.ALPHA
     assert set(config.ALPHA_GRID) <= set(protocol.grid)
     assert len(protocol.config_hash()) == 12
-    with pytest.raises(ValueError, match="scope"):
-        AlphaRuleProtocol(scope="fold")
     with pytest.raises(ValueError, match="increasing"):
         AlphaRuleProtocol(grid=(0.0, 0.0))
-    with pytest.raises(ValueError, match="candidates"):
-        AlphaRuleProtocol(candidates="all")

@@ -12,6 +12,8 @@ import pytest
 from helpers import refused
 
 from regime_core.config import ConfigMixin
+from regime_core.inputs import Items, Text
+from regime_core.inputs.configs import ALPHA, declared
 from regime_core.runner.records import (
     RECORD_FILENAME,
     Record,
@@ -25,8 +27,8 @@ from regime_core.strict_json import DamagedFileError
 
 @dataclass(frozen=True)
 class _DemoConfig(ConfigMixin):
-    alpha: float = 0.5
-    arms: tuple[str, ...] = ("q", "union")
+    alpha: float = declared(0.5, ALPHA)
+    arms: tuple[str, ...] = declared(("q", "union"), Items(Text()))
 
 
 NUMBERS = {

@@ -115,7 +115,7 @@ def test_a_value_the_config_rejects_names_its_item(
         "--work", str(tmp_path),
     )  # fmt: skip
     assert message.startswith("--set 't3_brel_knockout.alpha=abc' (run t3_brel_knockout")
-    assert "T3Config: parameter 'alpha' must be a number" in message
+    assert all(name in message for name in ("T3Config", "'alpha'", "'abc'"))
     message = _json_error(capsys, "--set", "toyworld.encoder=nope", "--work", str(tmp_path))
     assert message.startswith("--set 'toyworld.encoder=nope' (run toyworld, profile default)")
 

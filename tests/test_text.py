@@ -323,7 +323,6 @@ def test_the_article_rule_leaves_longer_names_and_plain_words_alone() -> None:
         (lambda: normalize(3), ("normalize", "text", "3")),
         (lambda: normalize("x", rules={"lowercase": True}), ("rules", "NormalizationRules")),
         (lambda: NormalizationRules(articles=("the end",)), ("articles", "'the end'")),
-        (lambda: NormalizationRules(articles=["the"]), ("articles", "['the']")),
         (lambda: surface_forms("Paris", aliases=["Paris", None]), ("surface_forms", "alias")),
         (lambda: surface_forms(None), ("surface_forms", "name")),
         (lambda: find_mentions(None, ["Paris"]), ("find_mentions", "text")),

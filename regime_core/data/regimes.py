@@ -28,7 +28,7 @@ Q-dominant, and :func:`regime_table` measures whether they are.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -36,6 +36,8 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.config import ConfigMixin
+from regime_core.inputs import Choice, Flag, Instance
+from regime_core.inputs.configs import declared
 from regime_core.schema import Example
 from regime_core.text import NormalizationRules, compile_names, find_mentions
 
@@ -76,39 +78,28 @@ class RegimeRules(ConfigMixin):
     by construction, so by default it is not one (``config.PREDICATE_NAMES``).
     """
 
-    normalization: NormalizationRules = field(default_factory=NormalizationRules)
+    normalization: NormalizationRules = declared(  # noqa: RUF009  (a dataclasses.field)
+        kind=Instance(NormalizationRules), factory=NormalizationRules
+    )
     """how names and texts are normalised before they are matched"""
-    use_title: bool = True
+    use_title: bool = declared(True, Flag())
     """the hop-2 passage's title counts as a name of the hop-2 entity"""
-    use_aliases: bool = True
+    use_aliases: bool = declared(True, Flag())
     """the hop-2 entity's aliases count as names (its mention always does)"""
-    relation_sentence: str = "mentions_hop2_entity"
+    relation_sentence: str = declared(
+        "mentions_hop2_entity", Choice(tuple(RELATION_SENTENCE_DEFINITIONS))
+    )
     """which bridge sentences are relation-bearing (a key of RELATION_SENTENCE_DEFINITIONS)"""
-    predicate_names: str = config.PREDICATE_NAMES
+    predicate_names: str = declared(config.PREDICATE_NAMES, Choice(tuple(PREDICATE_NAMES)))
     """which names of the hop-2 entity make P1 and P2: title (the hop-2 passage's title and aliases)
     or title+linking (also the linking entity)
     """
 
     def validate(self) -> None:
-        if not isinstance(self.normalization, NormalizationRules):
-            raise ValueError(
-                "RegimeRules.normalization must be a NormalizationRules, "
-                f"got {type(self.normalization).__name__}"
-            )
-        if self.predicate_names not in PREDICATE_NAMES:
-            raise ValueError(
-                f"RegimeRules.predicate_names is {self.predicate_names!r}, "
-                f"not one of {sorted(PREDICATE_NAMES)}"
-            )
         if self.predicate_names == "title" and not (self.use_title or self.use_aliases):
             raise ValueError(
                 "RegimeRules: predicate_names='title' needs use_title or use_aliases; "
                 "with both off no name is left for P1/P2"
-            )
-        if self.relation_sentence not in RELATION_SENTENCE_DEFINITIONS:
-            raise ValueError(
-                f"RegimeRules.relation_sentence is {self.relation_sentence!r}, "
-                f"not one of {sorted(RELATION_SENTENCE_DEFINITIONS)}"
             )
 
 

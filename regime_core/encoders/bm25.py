@@ -20,6 +20,8 @@ import numpy as np
 
 from regime_core.config import ConfigMixin
 from regime_core.encoders.base import checked_corpus
+from regime_core.inputs import Choice, Number, Text
+from regime_core.inputs.configs import SHARE, declared
 
 BM25_METHODS: tuple[str, ...] = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
@@ -28,16 +30,10 @@ BM25_METHODS: tuple[str, ...] = ("lucene", "robertson", "atire", "bm25l", "bm25+
 class BM25Params(ConfigMixin):
     """BM25's parameters (``bm25s`` defaults) and its tokeniser's stop-word list."""
 
-    k1: float = 1.5
-    b: float = 0.75
-    method: str = "lucene"
-    stopwords: str = "en"
-
-    def validate(self) -> None:
-        if self.k1 < 0 or not 0 <= self.b <= 1:
-            raise ValueError(f"BM25Params: need k1 >= 0 and 0 <= b <= 1, got {self.k1}, {self.b}")
-        if self.method not in BM25_METHODS:
-            raise ValueError(f"BM25Params.method {self.method!r} is not one of {BM25_METHODS}")
+    k1: float = declared(1.5, Number(low=0.0))
+    b: float = declared(0.75, SHARE)
+    method: str = declared("lucene", Choice(BM25_METHODS))
+    stopwords: str = declared("en", Text())
 
 
 class BM25Scorer:

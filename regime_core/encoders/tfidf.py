@@ -27,26 +27,22 @@ import numpy as np
 from regime_core.config import ConfigMixin
 from regime_core.encoders.base import checked_corpus
 from regime_core.encoders.vectors import l2_normalize
+from regime_core.inputs import Choice, Flag, Nullable, Text
+from regime_core.inputs.configs import declared, integer
 
 
 @dataclass(frozen=True)
 class TfidfParams(ConfigMixin):
     """The vectoriser's parameters (they are part of the encoder identity)."""
 
-    lowercase: bool = True
-    strip_accents: str = "unicode"
-    sublinear_tf: bool = True
-    token_pattern: str = r"(?u)\b\w\w+\b"
-    min_df: int = 1
-    max_features: int | None = 65_536
-
-    def validate(self) -> None:
-        if self.min_df < 1:
-            raise ValueError(f"TfidfParams.min_df must be at least 1, got {self.min_df}")
-        if self.max_features is not None and self.max_features < 1:
-            raise ValueError(
-                f"TfidfParams.max_features must be positive or None, got {self.max_features}"
-            )
+    lowercase: bool = declared(True, Flag())
+    strip_accents: str = declared(
+        "unicode", Nullable(Choice(("unicode", "ascii")))
+    )  # scikit-learn's
+    sublinear_tf: bool = declared(True, Flag())
+    token_pattern: str = declared(r"(?u)\b\w\w+\b", Text())
+    min_df: int = declared(1, integer(1))
+    max_features: int | None = declared(65_536, Nullable(integer(1)))
 
 
 def corpus_sha256(texts: Sequence[str]) -> str:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,8 @@ from regime_core.experiments.router_train import (
     routing_data_of,
 )
 from regime_core.experiments.sampling import Sample, sample_numbers
-from regime_core.limits import check_alphas
+from regime_core.inputs import Choice, Items, Text
+from regime_core.inputs.configs import ALPHA, NAMES, declared
 from regime_core.router import FEATURE_NAMES, TIE_RULES, describe_label_rule
 from regime_core.router.evaluation import (
     COMPARISONS,
@@ -115,33 +116,31 @@ class AblationConfig(RecipeConfig):
     ``train_dataset`` and applied to ``transfer_datasets``; ``encoders`` (the main one first),
     ``paper_encoders``, ``pools`` and ``alphas`` are the grids."""
 
-    pool: str = config.POOL_MODE
+    pool: str = declared(config.POOL_MODE, Choice(config.POOL_MODES))
     """the pool mode of the main setting"""
-    alpha: float = config.ALPHA
+    alpha: float = declared(config.ALPHA, ALPHA)
     """the α of the main setting: every ablation but the sweep"""
-    train_dataset: str = TRAIN_DATASET
+    train_dataset: str = declared(TRAIN_DATASET, Text())
     """the dataset the router of every ablation is trained on"""
-    transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
+    transfer_datasets: tuple[str, ...] = declared(TRANSFER_DATASETS, NAMES)
     """the datasets every ablated router is applied to, zero-shot"""
-    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    encoders: tuple[str, ...] = declared(EXPERIMENT_ENCODERS, NAMES)
     """the encoders compared; the first is the main setting's"""
-    paper_encoders: tuple[str, ...] = field(default_factory=_paper_encoders)
+    paper_encoders: tuple[str, ...] = declared(kind=Items(Text()), factory=_paper_encoders)
     """the paper's encoders, run only when their weights are already in the local Hugging Face cache
     (never downloaded)
     """
-    pools: tuple[str, ...] = config.POOL_MODES
+    pools: tuple[str, ...] = declared(
+        config.POOL_MODES, Items(Choice(config.POOL_MODES), min_items=1)
+    )
     """the pool modes compared"""
-    alphas: tuple[float, ...] = config.ALPHA_GRID
+    alphas: tuple[float, ...] = declared(config.ALPHA_GRID, Items(ALPHA, min_items=1))
     """the α values of the sweep"""
 
     def validate(self) -> None:
         where = type(self).__name__
-        check_transfer_grid(self, "paper_encoders", "pools", "alphas")
-        bad = [p for p in self.pools if p not in config.POOL_MODES]
-        if bad:
-            raise ValueError(f"{where}.pools: {bad} not among {config.POOL_MODES}")
-        alphas = check_alphas(self.alphas, f"{where}.alphas")
-        object.__setattr__(self, "alphas", tuple(sorted(set(alphas))))
+        check_transfer_grid(self)
+        object.__setattr__(self, "alphas", tuple(sorted(set(self.alphas))))
         super().validate()
         if self.alpha_rule != "fixed":
             raise ValueError(

@@ -68,6 +68,8 @@ from regime_core.experiments.router_train import (
     with_selector,
 )
 from regime_core.experiments.sampling import sample_numbers
+from regime_core.inputs import Text
+from regime_core.inputs.configs import NAMES, declared
 from regime_core.retrieval.alpha_rule import (
     RULE_VARIANTS,
     AlphaRuleProtocol,
@@ -107,11 +109,11 @@ class AlphaTransferConfig(RecipeConfig):
     :class:`~regime_core.experiments.router_train.RecipeConfig`'s. ``alpha`` is the fixed rule's
     weight; the calibrated rule is fitted on ``train_dataset`` with ``encoders[0]``."""
 
-    train_dataset: str = TRAIN_DATASET
+    train_dataset: str = declared(TRAIN_DATASET, Text())
     """the dataset the calibrated rule's c is fitted on and the router is trained on"""
-    transfer_datasets: tuple[str, ...] = TRANSFER_DATASETS
+    transfer_datasets: tuple[str, ...] = declared(TRANSFER_DATASETS, NAMES)
     """the datasets the rules and the router are applied to, unchanged"""
-    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    encoders: tuple[str, ...] = declared(EXPERIMENT_ENCODERS, NAMES)
     """the encoders measured; c is fitted with the first and applied unchanged to the others"""
 
     def validate(self) -> None:

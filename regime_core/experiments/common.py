@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pandas as pd
@@ -32,9 +32,10 @@ import pandas as pd
 from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.data import known_datasets
-from regime_core.data.item_sets import item_set_problem
-from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules
+from regime_core.data.regimes import DEFAULT_REGIME_RULES, PREDICATE_NAMES, RegimeRules
 from regime_core.encoders.registry import check_encoder_name
+from regime_core.inputs import Choice, Flag, Instance, Nullable
+from regime_core.inputs.configs import ALPHA, LEVEL, NAMES, declared, integer
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.router.evaluation import Bootstrap, paired_hits
 from regime_core.schema import SPLITS
@@ -46,37 +47,19 @@ EXPERIMENT_DATASETS: tuple[str, ...] = config.DATASETS
 EXPERIMENT_ENCODERS: tuple[str, ...] = (config.ENCODER, "tfidf")
 
 
-def positive_int(value: object) -> bool:
-    """``value`` is an integer >= 1 (not a bool)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def as_tuple(value: Any) -> tuple[Any, ...]:
-    """A list (as papermill passes YAML lists) or one value as a tuple."""
-    return (value,) if isinstance(value, str | int | float) else tuple(value)
-
-
-def check_sample(cfg: Any, where: str) -> None:
-    """Raise ValueError naming ``where`` unless ``cfg``'s questions are drawn right: a known
-    ``split`` and a ``sample_size`` that is a positive integer or None (all)."""
-    if cfg.sample_size is not None and not positive_int(cfg.sample_size):
-        raise ValueError(
-            f"{where}.sample_size must be a positive integer or None (all), got {cfg.sample_size!r}"
-        )
-    if cfg.split not in SPLITS:
-        raise ValueError(f"{where}.split is {cfg.split!r}, not one of {SPLITS}")
-
-
 def check_datasets(datasets: Sequence[str], where: str) -> None:
     """Raise ValueError naming ``where`` unless ``datasets`` are distinct known datasets."""
-    if not datasets:
-        raise ValueError(f"{where} is empty; name at least one of {EXPERIMENT_DATASETS}")
     known = known_datasets()  # the built-in ones, the toy world and any prepared file of one's own
     unknown = [d for d in datasets if d not in known]
     if unknown:
         raise ValueError(f"{where}: unknown {unknown}; known {known}")
-    if len(set(datasets)) != len(datasets):
-        raise ValueError(f"{where} lists a dataset twice: {tuple(datasets)}")
+    check_distinct(datasets, where)
+
+
+def check_distinct(values: Sequence[Any], where: str) -> None:
+    """Raise ValueError naming ``where`` if ``values`` lists a value twice."""
+    if len(set(values)) != len(values):
+        raise ValueError(f"{where} lists a value twice: {tuple(values)}")
 
 
 def holm_family(tests: pd.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
@@ -96,16 +79,13 @@ def holm_family(tests: pd.DataFrame, axes: Sequence[str]) -> dict[str, Any]:
     return family
 
 
-def check_transfer_grid(cfg: Any, *grids: str) -> None:
-    """Make ``cfg``'s ``transfer_datasets``, ``encoders`` and ``grids`` tuples; raise ValueError
-    unless its datasets (the training one, then the transfer ones) are distinct known datasets and
-    its encoders distinct names (the ablations' and the α-transfer run's configs)."""
+def check_transfer_grid(cfg: Any) -> None:
+    """Raise ValueError unless ``cfg``'s datasets (the training one, then the transfer ones) are
+    distinct known datasets and its encoders distinct (the ablations' and the α-transfer run's
+    configs)."""
     where = type(cfg).__name__
-    for name in ("transfer_datasets", "encoders", *grids):
-        object.__setattr__(cfg, name, as_tuple(getattr(cfg, name)))
     check_datasets(cfg.datasets, f"{where}: train_dataset and transfer_datasets")
-    if not cfg.encoders or len(set(cfg.encoders)) != len(cfg.encoders):
-        raise ValueError(f"{where}.encoders must be distinct names, got {cfg.encoders}")
+    check_distinct(cfg.encoders, f"{where}.encoders")
 
 
 @dataclass(frozen=True)
@@ -120,47 +100,49 @@ class RunConfig(ConfigMixin):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})  # None = all
 
-    pool: str = config.POOL_MODE
+    pool: str = declared(config.POOL_MODE, Choice(config.POOL_MODES))
     """where the hop-2 candidates come from: question (each question's own pool) or corpus (every
     passage of the dataset)
     """
-    alpha: float = config.ALPHA
+    alpha: float = declared(config.ALPHA, ALPHA)
     """weight α of the bridge side in the union, knockout and entity queries (question + α × bridge
     side); the paper freezes it at 0.25
     """
-    k: int = config.HEADLINE_K
+    k: int = declared(config.HEADLINE_K, integer(1))
     """the cutoff k of every hit@k claim; 5 makes it hit@5, the paper's R@5"""
-    seed: int = config.SEED
+    seed: int = declared(config.SEED, integer())
     """seed of the question sample and of every bootstrap and permutation draw"""
-    sample_size: int | None = None
+    sample_size: int | None = declared(None, Nullable(integer(1)))
     """questions drawn per dataset, seeded; None takes every two-hop one"""
-    split: str = config.SPLIT
+    split: str = declared(config.SPLIT, Choice(SPLITS))
     """the split of each dataset that is read: dev or train"""
-    bootstrap_resamples: int = config.BOOTSTRAP_RESAMPLES
+    bootstrap_resamples: int = declared(config.BOOTSTRAP_RESAMPLES, integer(1))
     """bootstrap resamples behind every confidence interval"""
-    confidence: float = config.CONFIDENCE
+    confidence: float = declared(config.CONFIDENCE, LEVEL)
     """level of every confidence interval; one minus it is the test level"""
-    exclude_bridge: bool = config.EXCLUDE_BRIDGE
+    exclude_bridge: bool = declared(config.EXCLUDE_BRIDGE, Flag())
     """the bridge passage is removed from the hop-2 candidates"""
-    entity_source: str = config.ENTITY_SOURCE
+    entity_source: str = declared(config.ENTITY_SOURCE, Choice(config.ENTITY_SOURCES))
     """what the entity arm adds to the question: bridge_mention (the hop-2 entity as the bridge
     writes it) or example (the dataset's own name for it)
     """
-    tiny_pools: str = config.TINY_POOLS
+    tiny_pools: str = declared(config.TINY_POOLS, Choice(config.TINY_POOL_RULES))
     """a pool of at most k hop-2 candidates, where every arm scores hit@k = 1: exclude (left out of
     hit@k claims, counted) or keep
     """
-    item_set: str = config.ITEM_SET
+    item_set: str = declared(config.ITEM_SET, Choice(config.ITEM_SETS))
     """which two-hop items of each dataset are read: all (every item prepare keeps) or strict
     (only those whose bridge mentions the target's title exactly once and whose answer is not
     yes/no; regime_core.data.item_sets), the others left out before sampling and counted
     """
-    knockout_single: str = config.KNOCKOUT_SINGLE
+    knockout_single: str = declared(config.KNOCKOUT_SINGLE, Choice(config.KNOCKOUT_SINGLE_RULES))
     """the knockout query of a bridge whose only sentence is B_rel: title (the bridge's title) or
     exclude (the question leaves the knockout arm)
     """
-    predicate_names: str = config.PREDICATE_NAMES
-    regime_rules: RegimeRules = field(default_factory=lambda: DEFAULT_REGIME_RULES)
+    predicate_names: str = declared(config.PREDICATE_NAMES, Choice(tuple(PREDICATE_NAMES)))
+    regime_rules: RegimeRules = declared(  # noqa: RUF009  (a dataclasses.field)
+        kind=Instance(RegimeRules), factory=lambda: DEFAULT_REGIME_RULES
+    )
     """the rules behind P1, P2 and the gold B_rel (RegimeRules)"""
 
     def validate(self) -> None:
@@ -172,43 +154,24 @@ class RunConfig(ConfigMixin):
                     check_encoder_name(encoder)
                 except ValueError as err:
                     raise ValueError(f"{where}.{name}: {err}") from None
-        check_sample(self, where)
-        problem = item_set_problem(self.item_set)
-        if problem is not None:
-            raise ValueError(f"{where}.item_set {problem}")
-        if not positive_int(self.bootstrap_resamples):
-            raise ValueError(
-                f"{where}.bootstrap_resamples must be a positive integer, "
-                f"got {self.bootstrap_resamples!r}"
-            )
-        if not 0.0 < self.confidence < 1.0:
-            raise ValueError(f"{where}.confidence must lie in (0, 1), got {self.confidence!r}")
-        if not isinstance(self.regime_rules, RegimeRules):
-            raise ValueError(f"{where}.regime_rules must be a RegimeRules")
         if self.regime_rules.predicate_names != self.predicate_names:
             if self.predicate_names == config.PREDICATE_NAMES:
                 object.__setattr__(self, "predicate_names", self.regime_rules.predicate_names)
             else:
                 rules = dataclasses.replace(self.regime_rules, predicate_names=self.predicate_names)
                 object.__setattr__(self, "regime_rules", rules)
-        if self.alpha is None and "alpha" in self.NONE_IS_VALUE:
-            # α is given later (TransferConfig: the router's own); the other settings are checked
-            self.retrieval_at(config.ALPHA)
-        else:
-            self.retrieval  # noqa: B018  (built once: it checks every retrieval setting)
 
     def retrieval_at(self, alpha: float) -> RetrievalSettings:
         """This config's retrieval settings with the bridge-side weight ``alpha``."""
         # the settings are the config's fields of the same names
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalSettings)}
-        try:
-            return RetrievalSettings(**{**values, "alpha": alpha})
-        except ValueError as err:
-            raise ValueError(str(err).replace("RetrievalSettings", type(self).__name__)) from None
+        return RetrievalSettings(**{**values, "alpha": alpha})
 
     @functools.cached_property
     def retrieval(self) -> RetrievalSettings:
         """The retrieval settings of this run, checked when the config was built."""
+        if self.alpha is None:  # TransferConfig: the router's own α, known once it is applied
+            raise ValueError(f"{type(self).__name__}.alpha is None: use retrieval_at(the α)")
         return self.retrieval_at(self.alpha)
 
     @property
@@ -225,18 +188,15 @@ class ExperimentConfig(RunConfig):
     claim is judged pooled over the ``datasets`` and under each of the ``encoders``. Lists are
     accepted (papermill passes YAML lists) and stored as tuples."""
 
-    datasets: tuple[str, ...] = EXPERIMENT_DATASETS
+    datasets: tuple[str, ...] = declared(EXPERIMENT_DATASETS, NAMES)
     """the datasets the claim is judged on, pooled and each on its own"""
-    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    encoders: tuple[str, ...] = declared(EXPERIMENT_ENCODERS, NAMES)
     """the encoders retrieval runs with; the claim is judged under each"""
 
     def validate(self) -> None:
-        for name in ("datasets", "encoders"):
-            object.__setattr__(self, name, as_tuple(getattr(self, name)))
         where = type(self).__name__
         check_datasets(self.datasets, f"{where}.datasets")
-        if not self.encoders or len(set(self.encoders)) != len(self.encoders):
-            raise ValueError(f"{where}.encoders must be distinct names, got {self.encoders}")
+        check_distinct(self.encoders, f"{where}.encoders")
         super().validate()
 
 

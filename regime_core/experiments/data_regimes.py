@@ -29,6 +29,7 @@ from regime_core.data.regimes import REGIMES, bridge_entity_mention, regime_shar
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import Sample, sample_numbers
+from regime_core.inputs.configs import declared, integer
 from regime_core.schema import Example
 from regime_core.text import escape_markdown
 
@@ -39,17 +40,8 @@ class OverviewConfig(ExperimentConfig):
 
     The data page describes every item, so tiny pools are kept here (and counted)."""
 
-    worked_examples: int = 1
+    worked_examples: int = declared(1, integer())
     tiny_pools: str = "keep"
-
-    def validate(self) -> None:
-        super().validate()
-        if isinstance(self.worked_examples, bool) or not isinstance(self.worked_examples, int):
-            raise ValueError(
-                f"OverviewConfig.worked_examples must be an integer, got {self.worked_examples!r}"
-            )
-        if self.worked_examples < 0:
-            raise ValueError("OverviewConfig.worked_examples must be >= 0")
 
 
 @dataclass(frozen=True)

@@ -17,11 +17,12 @@ from regime_core.experiments.common import (
     EXPERIMENT_ENCODERS,
     ExperimentConfig,
     RunConfig,
-    as_tuple,
-    positive_int,
+    check_distinct,
 )
 from regime_core.experiments.router_train import RecipeConfig, RouterConfig
 from regime_core.experiments.t1_auc_margin import MARGINS, T1Config
+from regime_core.inputs import Choice, Items, Text
+from regime_core.inputs.configs import NAMES, declared, field_kind, grid, integer
 from regime_core.paper import Claim, load_claims
 from regime_core.router import TIE_RULES
 
@@ -40,68 +41,55 @@ class RobustnessConfig(ExperimentConfig):
     the config's own value of each knob (``pool``, ``tiny_pools``, ``knockout_single``,
     ``predicate_names``: the defaults of every claim page)."""
 
-    encoders: tuple[str, ...] = EXPERIMENT_ENCODERS
+    encoders: tuple[str, ...] = declared(EXPERIMENT_ENCODERS, NAMES)
     """the encoders the claims are judged under"""
-    primary_encoder: str = config.ENCODER
+    primary_encoder: str = declared(config.ENCODER, Text())
     """the encoder of every routing reading, of T2's plotted estimate and of T3's primary one (the
     encoder the claim pages report)"""
-    pools: tuple[str, ...] = config.POOL_MODES
+    pools: tuple[str, ...] = grid(config.POOL_MODES)
     """the pool modes the readings take"""
-    tiny_pool_rules: tuple[str, ...] = config.TINY_POOL_RULES
+    tiny_pool_rules: tuple[str, ...] = grid(config.TINY_POOL_RULES)
     """the tiny-pool rules the readings take"""
-    predicate_name_rules: tuple[str, ...] = tuple(PREDICATE_NAMES)
+    predicate_name_rules: tuple[str, ...] = grid(tuple(PREDICATE_NAMES))
     """the predicate names the readings take"""
-    knockout_single_rules: tuple[str, ...] = config.KNOCKOUT_SINGLE_RULES
+    knockout_single_rules: tuple[str, ...] = grid(config.KNOCKOUT_SINGLE_RULES)
     """the one-sentence knockouts the readings take"""
-    margins: tuple[str, ...] = MARGINS
+    margins: tuple[str, ...] = grid(MARGINS)
     """the T1 margins the readings take"""
-    tie_rules: tuple[str, ...] = TIE_RULES
+    tie_rules: tuple[str, ...] = grid(TIE_RULES)
     """the router tie rules the readings take"""
-    bridge_sources: tuple[str, ...] = config.BRIDGE_SOURCES
+    bridge_sources: tuple[str, ...] = grid(config.BRIDGE_SOURCES)
     """the bridges the routing readings read"""
-    selectors: tuple[str, ...] = config.SELECTORS
+    selectors: tuple[str, ...] = grid(config.SELECTORS)
     """the B_rel selectors the routing readings take"""
-    alpha_rules: tuple[str, ...] = config.ALPHA_RULES
+    alpha_rules: tuple[str, ...] = grid(config.ALPHA_RULES)
     """the α rules the routing readings take (the router retrained at each rule's weights)"""
-    item_sets: tuple[str, ...] = config.ITEM_SETS
+    item_sets: tuple[str, ...] = grid(config.ITEM_SETS)
     """the item sets the routing readings take (regime_core.data.item_sets): the router
     retrained and applied on each set's items of every dataset"""
-    oracle_datasets: tuple[str, ...] = config.ORACLE_DATASETS
+    oracle_datasets: tuple[str, ...] = grid(config.ORACLE_DATASETS)
     """the datasets whose oracle gap the readings of the oracle-gap claim judge"""
-    oracle_dataset: str = config.ORACLE_DATASET
+    oracle_dataset: str = declared(config.ORACLE_DATASET, Choice(config.ORACLE_DATASETS))
     """the dataset whose oracle − routed gap the oracle-gap claim is judged on (the abstract's
     oracle gap names none); the training set, cross-fitted, is our primary reading
     """
-    t2_resamples: int = 1_000
+    t2_resamples: int = declared(1_000, integer(1))
     """bootstrap resamples of each T2 reading; fewer suffice, as its verdict reads only the
     difference and the McNemar p (its intervals are coarser, its verdicts identical)
     """
-    t1_min_cell_n: int = 30
+    t1_min_cell_n: int = declared(30, integer(1))
     """T1's min_cell_n in every reading"""
-    t2_min_cell_n: int = 30
+    t2_min_cell_n: int = declared(30, integer(1))
     """T2's min_cell_n in every reading"""
 
     def validate(self) -> None:
         super().validate()
         where = type(self).__name__
-        for name, allowed in _GRIDS.items():
-            value = as_tuple(getattr(self, name))
-            object.__setattr__(self, name, value)
-            if not value or len(set(value)) != len(value):
-                raise ValueError(f"{where}.{name} must list distinct values, got {value}")
-            bad = [v for v in value if v not in allowed]
-            if bad:
-                raise ValueError(f"{where}.{name}: {bad} not among {tuple(allowed)}")
-        for name in ("t2_resamples", "t1_min_cell_n", "t2_min_cell_n"):
-            if not positive_int(getattr(self, name)):
-                raise ValueError(
-                    f"{where}.{name} must be a positive integer, got {getattr(self, name)!r}"
-                )
-        if self.oracle_dataset not in config.ORACLE_DATASETS:
-            raise ValueError(
-                f"{where}.oracle_dataset is {self.oracle_dataset!r}, not one of "
-                f"{config.ORACLE_DATASETS}"
-            )
+        for item in dataclasses.fields(self):
+            if isinstance(
+                field_kind(type(self), item.name), Items
+            ):  # every grid lists a value once
+                check_distinct(getattr(self, item.name), f"{where}.{item.name}")
         if self.primary_encoder not in self.encoders:
             raise ValueError(
                 f"{where}.primary_encoder {self.primary_encoder!r} must be one of the encoders "
@@ -114,22 +102,6 @@ class RobustnessConfig(ExperimentConfig):
         return ExperimentConfig(
             **{**shared, "pool": pool, "tiny_pools": "keep", "knockout_single": "title"}
         )
-
-
-#: The values each grid of :class:`RobustnessConfig` may list.
-_GRIDS: dict[str, Sequence[str]] = {
-    "pools": config.POOL_MODES,
-    "tiny_pool_rules": config.TINY_POOL_RULES,
-    "predicate_name_rules": tuple(PREDICATE_NAMES),
-    "knockout_single_rules": config.KNOCKOUT_SINGLE_RULES,
-    "margins": MARGINS,
-    "tie_rules": TIE_RULES,
-    "bridge_sources": config.BRIDGE_SOURCES,
-    "selectors": config.SELECTORS,
-    "oracle_datasets": config.ORACLE_DATASETS,
-    "alpha_rules": config.ALPHA_RULES,
-    "item_sets": config.ITEM_SETS,
-}
 
 
 def primary_reading(cfg: RobustnessConfig | None = None) -> dict[str, str]:

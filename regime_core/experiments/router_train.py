@@ -31,6 +31,8 @@ from regime_core import config
 from regime_core.experiments.common import RunConfig, check_datasets
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import Sample
+from regime_core.inputs import Choice, Nullable, Text
+from regime_core.inputs.configs import declared, integer
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.router import (
     FEATURE_NAMES,
@@ -39,7 +41,7 @@ from regime_core.router import (
     describe_label_rule,
     save_router,
 )
-from regime_core.router.bridge_weight import AlphaWeights, alpha_weights, check_alpha_rule
+from regime_core.router.bridge_weight import AlphaWeights, alpha_weights
 from regime_core.router.evaluation import RoutingOutcome, evaluate_routing
 from regime_core.router.labels import EXCLUDED
 from regime_core.router.learned_selector import selector_folds
@@ -52,7 +54,6 @@ from regime_core.router.selector_choices import (
 from regime_core.router.selector_evaluation import (
     SELECTORS,
     SelectionStudy,
-    check_selector,
     measure_dataset,
 )
 from regime_core.router.training import (
@@ -63,7 +64,6 @@ from regime_core.router.training import (
     apply_router,
     breakdown,
     build_routing_data,
-    check_bridge_source,
     fit_routing,
     gold_b_rel_retrieval,
     hop1_numbers,
@@ -83,14 +83,6 @@ TRAINED_ROUTER_FILE: str = "router.json"
 # --------------------------------------------------------------------------------------------
 
 
-def _check_positive_int(value: Any, where: str, allow_none: bool = False) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        hint = " or None" if allow_none else ""
-        raise ValueError(f"{where} must be a positive integer{hint}, got {value!r}")
-
-
 @dataclass(frozen=True)
 class RecipeConfig(RunConfig):
     """The router recipe's own choices, shared by training and every ablation of it (the base
@@ -104,25 +96,25 @@ class RecipeConfig(RunConfig):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "label_k"})
 
-    tie_rule: str = config.ROUTER_TRAIN_TIE_RULE
+    tie_rule: str = declared(config.ROUTER_TRAIN_TIE_RULE, Choice(TIE_RULES))
     """the label where q and union rank the target alike: q, union or exclude"""
-    label_k: int | None = None
+    label_k: int | None = declared(None, Nullable(integer(1)))
     """None labels by rank (union wins when it ranks the target higher); a number k labels by hit@k
     (union wins when it hits and q misses)
     """
-    n_splits: int = config.CV_FOLDS
+    n_splits: int = declared(config.CV_FOLDS, integer(2))
     """folds of the router's cross-fitting"""
-    bridge_source: str = config.BRIDGE_SOURCE
+    bridge_source: str = declared(config.BRIDGE_SOURCE, Choice(config.BRIDGE_SOURCES))
     """the passage the router and its union query read as the bridge: gold (the gold hop-1 passage)
     or retrieved (the question's top-1 passage)
     """
-    selector: str = config.SELECTOR
+    selector: str = declared(config.SELECTOR, Choice(config.SELECTORS))
     """the sentence of the bridge the router reads and the union query adds as B_rel: rule (the
     hand-weighted rule), learned (a logistic regression trained on 2WikiMultiHopQA's gold
     sentences, cross-fitted there), gold (the dataset's gold B_rel, an oracle) or first (the
     bridge's first sentence)
     """
-    alpha_rule: str = config.ALPHA_RULE
+    alpha_rule: str = declared(config.ALPHA_RULE, Choice(config.ALPHA_RULES))
     """how the bridge weight α of the union query is chosen on each dataset (the labels, the router
     and its evaluation all use it)
 
@@ -131,19 +123,6 @@ class RecipeConfig(RunConfig):
       training dataset (cross-fitted per fold there, the labels built at each fold's α) and
       applied unchanged, label-free, to every other dataset (regime_core.retrieval.alpha_rule)
     """
-
-    def validate(self) -> None:
-        super().validate()
-        where = type(self).__name__
-        check_bridge_source(self.bridge_source, where)
-        check_selector(self.selector, where)
-        check_alpha_rule(self.alpha_rule, where)
-        if self.tie_rule not in TIE_RULES:
-            raise ValueError(f"{where}.tie_rule is {self.tie_rule!r}, not one of {TIE_RULES}")
-        _check_positive_int(self.label_k, f"{where}.label_k", allow_none=True)
-        _check_positive_int(self.n_splits, f"{where}.n_splits")
-        if self.n_splits < 2:
-            raise ValueError(f"{where}.n_splits must be at least 2, got {self.n_splits}")
 
     @property
     def label_rule(self) -> str:
@@ -155,9 +134,9 @@ class RouterConfig(RecipeConfig):
     """Everything that defines a router training run (and so the deployed model): the recipe
     (:class:`RecipeConfig`) on one ``dataset`` with one ``encoder``."""
 
-    dataset: str = TRAIN_DATASET
+    dataset: str = declared(TRAIN_DATASET, Text())
     """the dataset the router is trained on"""
-    encoder: str = config.ENCODER
+    encoder: str = declared(config.ENCODER, Text())
     """the encoder whose vectors retrieval uses"""
 
     def validate(self) -> None:

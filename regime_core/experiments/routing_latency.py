@@ -23,18 +23,15 @@ from typing import Any, ClassVar
 
 from regime_core import config
 from regime_core.config import ConfigMixin
-from regime_core.experiments.common import (
-    EXPERIMENT_DATASETS,
-    as_tuple,
-    check_datasets,
-    check_sample,
-    positive_int,
-)
+from regime_core.experiments.common import EXPERIMENT_DATASETS, check_datasets
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import Sample, sample_numbers
+from regime_core.inputs import Choice, Flag, Nullable
+from regime_core.inputs.configs import NAMES, declared, integer
 from regime_core.router import latency
 from regime_core.router.io import load_router
 from regime_core.router.model import default_router_path
+from regime_core.schema import SPLITS
 
 
 @dataclass(frozen=True)
@@ -43,38 +40,27 @@ class LatencyConfig(ConfigMixin):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})  # None = all
 
-    datasets: tuple[str, ...] = EXPERIMENT_DATASETS
+    datasets: tuple[str, ...] = declared(EXPERIMENT_DATASETS, NAMES)
     """the datasets whose questions are routed, every one of them timed"""
-    split: str = config.SPLIT
+    split: str = declared(config.SPLIT, Choice(SPLITS))
     """the split of each dataset that is read: dev or train"""
-    sample_size: int | None = None
+    sample_size: int | None = declared(None, Nullable(integer(1)))
     """questions drawn per dataset, seeded; None times every two-hop one"""
-    seed: int = config.SEED
+    seed: int = declared(config.SEED, integer())
     """seed of the question sample"""
-    warmup_calls: int = latency.WARMUP_CALLS
+    warmup_calls: int = declared(latency.WARMUP_CALLS, integer())
     """untimed routing calls before the warm measurement (the interpreter's caches filled)"""
-    warm_passes: int = latency.WARM_PASSES
+    warm_passes: int = declared(latency.WARM_PASSES, integer(1))
     """timed passes over every question in the warm measurement; a question's time is the median
     of its passes (an interruption by another process only ever adds time to one call)
     """
-    cold_processes: int = latency.COLD_PROCESSES
+    cold_processes: int = declared(latency.COLD_PROCESSES, integer(1))
     """fresh processes per language in the cold measurement, each timing its first routing call"""
-    javascript: bool = True
+    javascript: bool = declared(True, Flag())
     """time router.js under Node too (Node must then be on PATH)"""
 
     def validate(self) -> None:
-        object.__setattr__(self, "datasets", as_tuple(self.datasets))
-        where = type(self).__name__
-        check_datasets(self.datasets, f"{where}.datasets")
-        check_sample(self, where)
-        for name in ("warm_passes", "cold_processes"):
-            if not positive_int(getattr(self, name)):
-                raise ValueError(
-                    f"{where}.{name} must be a positive integer, got {getattr(self, name)!r}"
-                )
-        warmup = self.warmup_calls
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise ValueError(f"{where}.warmup_calls must be an integer >= 0, got {warmup!r}")
+        check_datasets(self.datasets, f"{type(self).__name__}.datasets")
 
 
 @dataclass(frozen=True)

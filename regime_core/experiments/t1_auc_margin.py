@@ -34,6 +34,8 @@ from regime_core.config import ARMS
 from regime_core.experiments.common import ExperimentConfig, table_numbers
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import Outcomes, SampleNumbers, run_on_outcomes
+from regime_core.inputs import Choice, Number
+from regime_core.inputs.configs import declared, integer
 from regime_core.paper import claim_where
 
 # The paper's statement (paper_claims.yml, the claim judged on this run), for the side-by-side
@@ -241,9 +243,9 @@ class T1Config(ExperimentConfig):
     negatives' spread, so the scale should be near 1); ``min_cell_n``: cells with fewer
     queries are listed, not fitted; ``r2_threshold``: the paper's bar."""
 
-    arm: str = "q"
+    arm: str = declared("q", Choice(ARMS))
     """the query arm whose per-query AUC and margin T1 fits"""
-    margin: str = "std_margin"
+    margin: str = declared("std_margin", Choice(MARGINS))
     """T1's margin: std_margin (the margin divided by the distractors' spread, the form the
     derivation's AUC = Φ(margin / σ) asks for; our primary reading, chosen after the raw margin's
     results were seen, which the book says) or margin (target minus mean distractor cosine)
@@ -251,23 +253,10 @@ class T1Config(ExperimentConfig):
     # T1 is about AUC, not hit@k: a pool of <= k candidates is no special case for it.
     tiny_pools: str = "keep"
     """keep: T1 is about AUC, where a tiny pool is no special case"""
-    min_cell_n: int = 30
+    min_cell_n: int = declared(30, integer(3))
     """a cell with fewer questions is listed, not fitted"""
-    r2_threshold: float = PAPER_R2_THRESHOLD
+    r2_threshold: float = declared(PAPER_R2_THRESHOLD, Number(low=0.0, high=1.0, low_open=True))
     """the R² a cell's fitted curve must reach to pass (the paper's bar)"""
-
-    def validate(self) -> None:
-        super().validate()
-        if self.arm not in ARMS:
-            raise ValueError(f"T1Config.arm is {self.arm!r}, not one of {ARMS}")
-        if self.margin not in MARGINS:
-            raise ValueError(f"T1Config.margin is {self.margin!r}, not one of {MARGINS}")
-        if isinstance(self.min_cell_n, bool) or not isinstance(self.min_cell_n, int):
-            raise ValueError(f"T1Config.min_cell_n must be an integer, got {self.min_cell_n!r}")
-        if self.min_cell_n < 3:
-            raise ValueError(f"T1Config.min_cell_n must be at least 3, got {self.min_cell_n}")
-        if not 0.0 < self.r2_threshold <= 1.0:
-            raise ValueError(f"T1Config.r2_threshold must lie in (0, 1], got {self.r2_threshold}")
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ from regime_core.experiments.outcomes import (
     pq_label,
     run_on_outcomes,
 )
+from regime_core.inputs.configs import LEVEL, declared, integer
 from regime_core.multiplicity import holm, holm_intervals
 
 T2_ARMS: tuple[str, ...] = ("q", "bridge", "union")
@@ -66,19 +67,12 @@ class T2Config(ExperimentConfig):
     ``min_cell_n`` is the smallest Q-dominant cell the verdict requires to be non-significant
     (smaller cells are reported but cannot refute the split)."""
 
-    significance: float = 0.05
+    significance: float = declared(0.05, LEVEL)
     """a union gain is significant when positive with a Holm-adjusted McNemar p below this"""
-    min_cell_n: int = 30
+    min_cell_n: int = declared(30, integer())
     """the smallest Q-dominant cell whose gain must be non-significant for T2 to hold; smaller cells
     are reported but cannot refute it
     """
-
-    def validate(self) -> None:
-        super().validate()
-        if not 0.0 < self.significance < 1.0:
-            raise ValueError(f"T2Config.significance must lie in (0, 1), got {self.significance}")
-        if isinstance(self.min_cell_n, bool) or not isinstance(self.min_cell_n, int):
-            raise ValueError(f"T2Config.min_cell_n must be an integer, got {self.min_cell_n!r}")
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,8 @@ from regime_core.experiments.common import (
     table_numbers,
 )
 from regime_core.experiments.context import Context
+from regime_core.inputs import Choice
+from regime_core.inputs.configs import LEVEL, declared
 from regime_core.multiplicity import holm, holm_intervals
 from regime_core.paper import claim_where
 
@@ -102,19 +104,10 @@ def subset_mask(attrs: pd.DataFrame, rule: str) -> pd.Series:
 class T3Config(ExperimentConfig):
     """T3's parameters: ``subset`` (a key of :data:`SUBSET_RULES`) and ``significance``."""
 
-    subset: str = "b_dominant"
+    subset: str = declared("b_dominant", Choice(tuple(SUBSET_RULES)))
     """the questions T3's knockout is measured on (a key of SUBSET_RULES)"""
-    significance: float = 0.05
+    significance: float = declared(0.05, LEVEL)
     """a knockout loss is significant when positive with a Holm-adjusted p below this"""
-
-    def validate(self) -> None:
-        super().validate()
-        if self.subset not in SUBSET_RULES:
-            raise ValueError(
-                f"T3Config.subset is {self.subset!r}, not one of {tuple(SUBSET_RULES)}"
-            )
-        if not 0.0 < self.significance < 1.0:
-            raise ValueError(f"T3Config.significance must lie in (0, 1), got {self.significance}")
 
 
 @dataclass(frozen=True)

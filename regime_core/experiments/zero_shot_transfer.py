@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config, paths
-from regime_core.experiments.common import RunConfig, as_tuple, check_datasets
+from regime_core.experiments.common import RunConfig, check_datasets
 from regime_core.experiments.context import Context
 from regime_core.experiments.router_train import (
     TRAINED_ROUTER_FILE,
@@ -36,6 +36,8 @@ from regime_core.experiments.router_train import (
     load_routing_data,
     with_selector,
 )
+from regime_core.inputs import Choice, Nullable, Text
+from regime_core.inputs.configs import ALPHA, NAMES, declared
 from regime_core.paper import claim_where, load_roles
 from regime_core.router import RegimeRouter
 from regime_core.router.bridge_weight import alpha_weights
@@ -46,7 +48,6 @@ from regime_core.router.training import (
     RoutingData,
     apply_router,
     breakdown,
-    check_bridge_source,
     hop1_numbers,
 )
 from regime_core.runner.records import Record, get_number
@@ -84,20 +85,18 @@ class TransferConfig(RunConfig):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "alpha"})
 
-    alpha: float | None = None  # type: ignore[assignment]  # None: the router's own α
+    alpha: float | None = declared(None, Nullable(ALPHA))  # type: ignore[assignment]  # None: the router's own α
     """None keeps the router's own frozen α (the paper's setting); a number replaces the union
     weight at evaluation, as an ablation
     """
-    datasets: tuple[str, ...] = TRANSFER_DATASETS
+    datasets: tuple[str, ...] = declared(TRANSFER_DATASETS, NAMES)
     """the datasets the frozen router is applied to, zero-shot"""
-    encoder: str = config.ENCODER
-    bridge_source: str = config.BRIDGE_SOURCE  # the bridge read: gold hop 1 or retrieved top-1
+    encoder: str = declared(config.ENCODER, Text())
+    # the bridge read: gold hop 1 or retrieved top-1
+    bridge_source: str = declared(config.BRIDGE_SOURCE, Choice(config.BRIDGE_SOURCES))
 
     def validate(self) -> None:
-        object.__setattr__(self, "datasets", as_tuple(self.datasets))
-        where = type(self).__name__
-        check_datasets(self.datasets, f"{where}.datasets")
-        check_bridge_source(self.bridge_source, where)
+        check_datasets(self.datasets, f"{type(self).__name__}.datasets")
         super().validate()
 
 

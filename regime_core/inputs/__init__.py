@@ -434,6 +434,45 @@ class Tuple(Kind):
         return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
 
 
+@dataclass(frozen=True)
+class Instance(Kind):
+    """An object of class ``of`` already built (a config nested in a config), kept as it is."""
+
+    of: type
+
+    def describe(self) -> str:
+        return f"a {self.of.__name__}"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, self.of):
+            raise _Refused(path, f"must be {self.describe()}, got {type(value).__name__}")
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "object"}
+
+
+@dataclass(frozen=True)
+class Word(Kind):
+    """One word: a string without whitespace, not empty; ``lowercase`` refuses an upper-case
+    letter (JSON Schema's pattern says so for ASCII letters only)."""
+
+    lowercase: bool = False
+
+    def describe(self) -> str:
+        return "a lowercase single word" if self.lowercase else "a single word"
+
+    def check(self, value: Any, path: Path) -> Any:
+        if not isinstance(value, str) or not re.fullmatch(r"\S+", value):
+            raise self.refuse(value, path)
+        if self.lowercase and value != value.lower():
+            raise self.refuse(value, path)
+        return value
+
+    def schema(self) -> dict[str, Any]:
+        return {"type": "string", "pattern": r"^[^\sA-Z]+$" if self.lowercase else r"^\S+$"}
+
+
 # --- fields and formats ----------------------------------------------------------------------
 
 
@@ -533,7 +572,7 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 
 __all__: Sequence[str] = (
-    "Choice", "Data", "Either", "Field", "Flag", "Format", "Id", "InputError", "Items", "Kind",
-    "Nullable", "Number", "Object", "Pattern", "Record", "Table", "Text", "Tuple", "check_value",
-    "json_kind",
+    "Choice", "Data", "Either", "Field", "Flag", "Format", "Id", "InputError", "Instance", "Items",
+    "Kind", "Nullable", "Number", "Object", "Pattern", "Record", "Table", "Text", "Tuple", "Word",
+    "check_value", "json_kind",
 )  # fmt: skip

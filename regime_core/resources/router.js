@@ -926,53 +926,60 @@
       .map((k) => `${pyRepr(k)}: ${pyRepr(v[k])}`)
       .join(", ")}}`;
   }
-  /** RouterRules(**raw) with its validate(): the typed rules (defaults filled in). */
+  /** Python's == between a JSON value and an int (True == 1 == 1.0 in Python). */
+  function pyEqualsInt(v, k) {
+    if (v === true) return k === 1;
+    return isNumber(v) && Number(v) === k && (typeof v !== "bigint" || v === BigInt(k));
+  }
+
+  /** RouterRules(**raw), each field read as its declared kind: the typed rules (defaults filled
+   * in). */
   function checkRules(raw) {
-    const fail = (problem) => {
-      throw new RouteError(problem);
+    // the refusals of the one reader (regime_core.inputs) for RouterRules' declared kinds
+    const fail = (name, problem) => {
+      throw new RouteError(`RouterRules: field '${name}' ${problem}`);
+    };
+    const shown = (v) => {
+      if (v === null) return "null";
+      if (Array.isArray(v)) return "an array";
+      return typeof v === "object" ? "an object" : shortRepr(v);
     };
     const rules = { ...DEFAULT_RULES };
     for (const [k, v] of Object.entries(raw)) {
       if (!Object.prototype.hasOwnProperty.call(DEFAULT_RULES, k)) {
-        fail(`RouterRules.__init__() got an unexpected keyword argument ${pyRepr(k)}`);
+        throw new RouteError(
+          `RouterRules.__init__() got an unexpected keyword argument ${pyRepr(k)}`
+        );
       }
       rules[k] = v;
     }
     for (const name of ["new_entity_weight", "overlap_weight", "position_weight"]) {
       const v = rules[name];
-      if (!isNumber(v)) fail(`RouterRules.${name} must be a number, got ${pyRepr(v)}`);
-      if (!Number.isFinite(Number(v)) || v < 0) {
-        fail(`RouterRules.${name} must be finite and >= 0, got ${pyRepr(v)}`);
+      if (!isNumber(v) || !Number.isFinite(Number(v)) || v < 0) {
+        fail(name, `must be a number in [0, inf], got ${shown(v)}`);
       }
     }
     for (const name of ["stem_chars", "min_word_chars"]) {
       const v = rules[name];
       if (typeof v !== "bigint" || v < 1n) {
-        fail(`RouterRules.${name} must be an integer >= 1, got ${pyRepr(v)}`);
+        fail(name, `must be an integer in [1, inf], got ${shown(v)}`);
       }
     }
     const t = rules.entity_match_threshold;
-    if (!isNumber(t) || !(t > 0 && t <= 1)) {
-      fail(`RouterRules.entity_match_threshold must be in (0, 1], got ${pyRepr(t)}`);
+    if (!isNumber(t) || !Number.isFinite(Number(t)) || !(t > 0 && t <= 1)) {
+      fail("entity_match_threshold", `must be a number in (0, 1], got ${shown(t)}`);
     }
+    const word = new RegExp(`^[^${WS}]+$`, "u");
     for (const name of ["comparison_cues", "yes_no_openers"]) {
       const words = rules[name];
-      const ok =
-        Array.isArray(words) &&
-        words.every(
-          (w) =>
-            typeof w === "string" &&
-            w !== "" &&
-            w === w.toLowerCase() &&
-            w.split(new RegExp(`[${WS}]+`, "u")).filter(Boolean).length === 1
-        );
-      if (!ok) {
-        const comma = Array.isArray(words) && words.length === 1 ? "," : "";
-        const shown = Array.isArray(words)
-          ? `(${words.map(pyRepr).join(", ")}${comma})`
-          : pyRepr(words);
-        fail(`RouterRules.${name} must be a tuple of lowercase single words, got ${shown}`);
+      if (!Array.isArray(words)) {
+        fail(name, `must be a list of items, each a lowercase single word, got ${shown(words)}`);
       }
+      words.forEach((w, i) => {
+        if (typeof w !== "string" || !word.test(w) || w !== w.toLowerCase()) {
+          fail(`${name}[${i}]`, `must be a lowercase single word, got ${shown(w)}`);
+        }
+      });
     }
     return rules;
   }

@@ -76,7 +76,9 @@ import numpy as np
 
 from regime_core import config
 from regime_core.config import ConfigMixin
-from regime_core.limits import check_alpha, check_alphas
+from regime_core.inputs import Choice, Items, Text
+from regime_core.inputs.configs import ALPHA, declared, integer
+from regime_core.limits import check_alphas
 from regime_core.retrieval.geometry import UnionGeometry
 from regime_core.retrieval.spread import SPREAD_CANDIDATES, median_ratio
 from regime_core.stats import PairedComparison, compare_paired
@@ -96,29 +98,18 @@ BEST_CHOICES: tuple[str, ...] = ("cross_fitted", "in_sample")
 class AlphaRuleProtocol(ConfigMixin):
     """The rule's definition and its fitting protocol, fixed before any transfer number."""
 
-    train_dataset: str = "2wikimultihopqa"
-    train_encoder: str = "minilm"
-    scope: str = "dataset"
-    candidates: str = "ranked"  # spread.SPREAD_CANDIDATES
-    grid: tuple[float, ...] = FINE_ALPHA_GRID
-    k: int = config.HEADLINE_K
-    n_splits: int = config.CV_FOLDS
-    seed: int = config.SEED
-    fixed_alpha: float = config.ALPHA
+    train_dataset: str = declared("2wikimultihopqa", Text(blank=True))  # "": c fitted elsewhere
+    train_encoder: str = declared("minilm", Text())
+    scope: str = declared("dataset", Choice(RULE_SCOPES))
+    candidates: str = declared("ranked", Choice(SPREAD_CANDIDATES))
+    grid: tuple[float, ...] = declared(FINE_ALPHA_GRID, Items(ALPHA, min_items=1))
+    k: int = declared(config.HEADLINE_K, integer(1))
+    n_splits: int = declared(config.CV_FOLDS, integer(2))
+    seed: int = declared(config.SEED, integer())
+    fixed_alpha: float = declared(config.ALPHA, ALPHA)
 
     def validate(self) -> None:
-        where = type(self).__name__
-        object.__setattr__(self, "grid", tuple(float(a) for a in self.grid))
-        check_grid(np.asarray(self.grid), where=f"{where}.grid")
-        if self.scope not in RULE_SCOPES:
-            raise ValueError(f"{where}.scope is {self.scope!r}, not one of {RULE_SCOPES}")
-        if self.candidates not in SPREAD_CANDIDATES:
-            raise ValueError(
-                f"{where}.candidates is {self.candidates!r}, not one of {SPREAD_CANDIDATES}"
-            )
-        if self.k < 1:
-            raise ValueError(f"{where}.k is {self.k}; hit@k needs k >= 1")
-        check_alpha(self.fixed_alpha, f"{where}.fixed_alpha")
+        check_grid(np.asarray(self.grid), where=f"{type(self).__name__}.grid")  # increasing
 
 
 def check_grid(grid: np.ndarray, *, where: str = "grid") -> np.ndarray:

@@ -19,13 +19,14 @@ Arrays in, arrays out: nothing here knows about examples, arms or rankings.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from regime_core.config import SEED, ConfigMixin
+from regime_core.inputs import Choice, Nullable
+from regime_core.inputs.configs import declared, integer
 
 if TYPE_CHECKING:
     import faiss
@@ -50,10 +51,6 @@ def default_nlist(n_passages: int) -> int:
     return max(1, min(round(4 * math.sqrt(n_passages)), n_passages // MIN_POINTS_PER_LIST))
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
 @dataclass(frozen=True)
 class AnnIndexConfig(ConfigMixin):
     """An approximate index: its kind and the parameters of that kind (the others are unused).
@@ -67,27 +64,15 @@ class AnnIndexConfig(ConfigMixin):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"nlist"})
 
-    kind: str = "hnsw"
-    nlist: int | None = None
-    nprobe: int = 16
-    m: int = 32
-    ef_construction: int = 80
-    ef_search: int = 64
-    seed: int = SEED
+    kind: str = declared("hnsw", Choice(ANN_KINDS))
+    nlist: int | None = declared(None, Nullable(integer(1)))
+    nprobe: int = declared(16, integer(1))
+    m: int = declared(32, integer(2))
+    ef_construction: int = declared(80, integer(1))
+    ef_search: int = declared(64, integer(1))
+    seed: int = declared(SEED, integer())
 
     def validate(self) -> None:
-        if self.kind not in ANN_KINDS:
-            raise ValueError(f"AnnIndexConfig.kind {self.kind!r} is not one of {ANN_KINDS}")
-        minimums = {"nprobe": 1, "m": 2, "ef_construction": 1, "ef_search": 1}
-        if self.nlist is not None:
-            minimums["nlist"] = 1
-        minimums["seed"] = 0
-        for name, least in minimums.items():
-            value = getattr(self, name)
-            if not _is_int(value) or value < least:
-                raise ValueError(
-                    f"AnnIndexConfig.{name} must be an integer >= {least}, got {value!r}"
-                )
         if self.nlist is not None and self.nprobe > self.nlist:
             raise ValueError(
                 f"AnnIndexConfig.nprobe ({self.nprobe}) must be <= nlist ({self.nlist}): "

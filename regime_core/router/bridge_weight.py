@@ -28,17 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from regime_core import config
 from regime_core.retrieval.alpha_rule import AlphaRuleProtocol, fit_rule, rule_weights
 from regime_core.retrieval.spread import median_ratio, spread_ratios
 from regime_core.router.estimator import cross_fit_folds
 from regime_core.router.training import RoutingData, with_weights
-
-
-def check_alpha_rule(value: Any, where: str) -> None:
-    """Raise ValueError naming ``where`` unless ``value`` is one of ``config.ALPHA_RULES``."""
-    if value not in config.ALPHA_RULES:
-        raise ValueError(f"{where}.alpha_rule is {value!r}, not one of {config.ALPHA_RULES}")
 
 
 def rule_folds(data: RoutingData, protocol: AlphaRuleProtocol) -> np.ndarray:

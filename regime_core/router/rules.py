@@ -8,10 +8,16 @@ a model is never applied to features computed by other rules.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from regime_core.config import ConfigMixin
+from regime_core.inputs import Items, Number, Word
+from regime_core.inputs.configs import declared
+
+#: A selector weight: finite and >= 0; a count of characters: an integer >= 1 (router.js states
+#: the same refusals: checkRules).
+WEIGHT = Number(low=0.0)
+COUNT = Number(low=1, integer=True)
 
 # Words that signal a comparison question ("Which film came out first, X or Y?", "Are both X
 # and Y from the same country?"). Matched against the question's words outside entity spans.
@@ -44,47 +50,24 @@ class RouterRules(ConfigMixin):
     ``entity_match_threshold`` of the entity's content words.
     """
 
-    new_entity_weight: float = 1.0
+    new_entity_weight: float = declared(1.0, WEIGHT)
     """selector score of a bridge sentence that names an entity neither in the question nor the
     bridge's own subject
     """
-    overlap_weight: float = 0.5
+    overlap_weight: float = declared(0.5, WEIGHT)
     """selector score per relation word the question and sentence share"""
-    position_weight: float = 0.25
+    position_weight: float = declared(0.25, WEIGHT)
     """selector score of the first sentence; sentence i gets it/(1 + i)"""
-    stem_chars: int = 5
+    stem_chars: int = declared(5, COUNT)
     """relation words match when their first this-many characters do"""
-    min_word_chars: int = 3
+    min_word_chars: int = declared(3, COUNT)
     """question words shorter than this are never relation words"""
-    entity_match_threshold: float = 0.5
+    entity_match_threshold: float = declared(0.5, Number(low=0.0, high=1.0, low_open=True))
     """the share of an entity's content words a text must hold to name the entity"""
-    comparison_cues: tuple[str, ...] = COMPARISON_CUES
+    comparison_cues: tuple[str, ...] = declared(COMPARISON_CUES, Items(Word(lowercase=True)))
     """words that mark a comparison question, outside entity spans"""
-    yes_no_openers: tuple[str, ...] = YES_NO_OPENERS
+    yes_no_openers: tuple[str, ...] = declared(YES_NO_OPENERS, Items(Word(lowercase=True)))
     """first words that make a question a yes/no question"""
-
-    def validate(self) -> None:
-        for name in ("new_entity_weight", "overlap_weight", "position_weight"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                raise ValueError(f"RouterRules.{name} must be a number, got {value!r}")
-            if not math.isfinite(value) or value < 0:
-                raise ValueError(f"RouterRules.{name} must be finite and >= 0, got {value!r}")
-        for name in ("stem_chars", "min_word_chars"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"RouterRules.{name} must be an integer >= 1, got {value!r}")
-        t = self.entity_match_threshold
-        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t <= 1:
-            raise ValueError(f"RouterRules.entity_match_threshold must be in (0, 1], got {t!r}")
-        for name in ("comparison_cues", "yes_no_openers"):
-            words = getattr(self, name)
-            if not isinstance(words, tuple) or not all(
-                isinstance(w, str) and w and w == w.lower() and len(w.split()) == 1 for w in words
-            ):
-                raise ValueError(
-                    f"RouterRules.{name} must be a tuple of lowercase single words, got {words!r}"
-                )
 
 
 DEFAULT_ROUTER_RULES = RouterRules()

@@ -57,12 +57,6 @@ from regime_core.schema import Example, Passage
 from regime_core.stats import PairedComparison
 
 
-def check_bridge_source(value: Any, where: str) -> None:
-    """Raise ValueError naming ``where`` unless ``value`` is one of ``config.BRIDGE_SOURCES``."""
-    if value not in config.BRIDGE_SOURCES:
-        raise ValueError(f"{where}.bridge_source is {value!r}, not one of {config.BRIDGE_SOURCES}")
-
-
 class SampleLike(Protocol):
     """What routing reads of a dataset sample (:class:`regime_core.experiments.sampling.Sample`)."""
 

@@ -27,11 +27,14 @@ import pandas as pd
 
 from regime_core import config
 from regime_core.data.toyworld import B_DOMINANT, Q_DOMINANT, ToyWorldConfig, generate
+from regime_core.data.toyworld.generator import MAX_QUESTIONS
 from regime_core.encoders.base import Encoder
 from regime_core.experiments.common import RunConfig
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import CountingStore
 from regime_core.experiments.sampling import sample_examples
+from regime_core.inputs import Choice, Items
+from regime_core.inputs.configs import declared, integer
 from regime_core.retrieval import EmbeddingSource, RetrievalSettings
 from regime_core.schema import Example
 
@@ -117,13 +120,6 @@ def union_effect(
 # --------------------------------------------------------------------------------------------
 
 
-def _check_encoder(name: str) -> None:
-    if name not in DEMO_ENCODERS:
-        raise ValueError(
-            f"encoder {name!r}: the teaching kit uses the bundled encoders {DEMO_ENCODERS}"
-        )
-
-
 def _encoder_for(name: str, examples: Sequence[Example], context: Context) -> Encoder:
     """Encoder ``name`` from ``context``'s factory, given the texts of the examples' corpus (every
     passage once, as :func:`regime_core.data.corpus_passages` lists them)."""
@@ -199,30 +195,22 @@ class DemoConfig(RunConfig):
 
     seed: int = config.SEED
     """seed of the demo's toy world and of its router's folds"""
-    n_questions: int = DEMO_QUESTIONS
+    n_questions: int = declared(DEMO_QUESTIONS, integer(1, MAX_QUESTIONS))
     """questions in the demo's toy world, half B-dominant"""
-    encoder: str = config.ENCODER
+    encoder: str = declared(config.ENCODER, Choice(DEMO_ENCODERS))
     """the encoder the demo retrieves with: minilm or tfidf"""
-    arms: tuple[str, ...] = DEMO_ARMS
+    arms: tuple[str, ...] = declared(DEMO_ARMS, Items(Choice(config.ARMS)))
     """the query arms the demo compares; q and union are required"""
-    n_splits: int = config.CV_FOLDS
-    router: str = "auto"
+    n_splits: int = declared(config.CV_FOLDS, integer(2))
+    router: str = declared("auto", Choice(ROUTER_CHOICES))
     """the router: auto (the packaged one when present, else one cross-fitted on the toy world),
     packaged, or toy
     """
 
     def validate(self) -> None:
-        object.__setattr__(self, "arms", tuple(self.arms))
-        _check_encoder(self.encoder)
-        if self.router not in ROUTER_CHOICES:
-            raise ValueError(f"DemoConfig.router is {self.router!r}, not one of {ROUTER_CHOICES}")
-        unknown = [a for a in self.arms if a not in config.ARMS]
-        if unknown or "q" not in self.arms or "union" not in self.arms:
-            raise ValueError(
-                f"DemoConfig.arms is {self.arms}: name arms of {config.ARMS}, including q and union"
-            )
+        if "q" not in self.arms or "union" not in self.arms:
+            raise ValueError(f"DemoConfig.arms is {self.arms}: name arms including q and union")
         super().validate()
-        self.world()  # validates n_questions and seed with the toy world's messages
 
     def world(self) -> ToyWorldConfig:
         return ToyWorldConfig(seed=self.seed, n_questions=self.n_questions)

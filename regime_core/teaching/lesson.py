@@ -18,7 +18,8 @@ import pandas as pd
 from regime_core import config
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import sample_examples
-from regime_core.limits import check_alphas
+from regime_core.inputs import Items, Nullable, Text
+from regime_core.inputs.configs import ALPHA, SHARE, declared, integer
 from regime_core.schema import Example, Passage
 from regime_core.teaching.demo import (
     SIMILARITY_GRID,
@@ -36,20 +37,13 @@ class LessonConfig(DemoConfig):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size", "real_dataset"})
 
-    similarity_grid: tuple[float, ...] = SIMILARITY_GRID
-    alpha_grid: tuple[float, ...] = config.ALPHA_GRID
-    real_dataset: str | None = "hotpotqa"
-    real_sample_size: int = 100
-    n_predict: int = 10
+    similarity_grid: tuple[float, ...] = declared(SIMILARITY_GRID, Items(SHARE, min_items=1))
+    alpha_grid: tuple[float, ...] = declared(config.ALPHA_GRID, Items(ALPHA, min_items=1))
+    real_dataset: str | None = declared("hotpotqa", Nullable(Text()))
+    real_sample_size: int = declared(100, integer(1))
+    n_predict: int = declared(10, integer(1))
 
     def validate(self) -> None:
-        similarity = tuple(float(v) for v in self.similarity_grid)
-        if not similarity or any(not 0.0 <= v <= 1.0 for v in similarity):
-            raise ValueError(f"LessonConfig.similarity_grid must be in [0, 1], got {similarity}")
-        object.__setattr__(self, "similarity_grid", similarity)
-        object.__setattr__(
-            self, "alpha_grid", check_alphas(self.alpha_grid, "LessonConfig.alpha_grid")
-        )
         from regime_core.data import known_datasets
         from regime_core.data.prepared import PREPARED_DATASETS
         from regime_core.schema import DATASETS
@@ -62,10 +56,6 @@ class LessonConfig(DemoConfig):
                 raise ValueError(
                     f"LessonConfig.real_dataset is {chosen!r}: use one of {real} or None"
                 )
-        for name in ("real_sample_size", "n_predict"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"LessonConfig.{name} must be a positive integer, got {value!r}")
         super().validate()
 
 

@@ -79,7 +79,7 @@ test("a model with other feature definitions or broken numbers is refused", () =
     /^Error: m\.json: field 'coef' /
   );
   assert.throws(edited(/"threshold": [0-9.]+/, '"threshold": 1'), /m\.json: field 'threshold' /);
-  assert.throws(edited(/"stem_chars": 5/, '"stem_chars": 5.0'), /stem_chars must be an integer/);
+  assert.throws(edited(/"stem_chars": 5/, '"stem_chars": 5.0'), /'stem_chars' must be an integer/);
   assert.throws(
     edited(/"intercept": /, '"intercept": 1e-300, "x": '),
     /m\.json: field 'x' /

@@ -31,6 +31,8 @@ from regime_core.data.toyworld.world import (
     like_style,
     make_style,
 )
+from regime_core.inputs import Choice
+from regime_core.inputs.configs import SHARE, declared, integer
 from regime_core.schema import SPLITS, Example, Passage
 
 Q_DOMINANT = "Q-dominant"
@@ -63,62 +65,35 @@ class ToyWorldConfig(ConfigMixin):
       ``MAX_SENTENCES`` of ``world.py``).
     """
 
-    seed: int = SEED
+    seed: int = declared(SEED, integer())
     """the world (geography, names, questions) follows from it"""
-    split: str = SPLIT
+    split: str = declared(SPLIT, Choice(SPLITS))
     """dev or train: they share the geography, not the questions"""
-    n_questions: int = 200
+    n_questions: int = declared(200, integer(1, MAX_QUESTIONS))
     """questions in the world, from 1 to 100,000"""
-    b_dominant_share: float = 0.5
+    b_dominant_share: float = declared(0.5, SHARE)
     """share of compositional (B-dominant) questions; the rest are comparison or yes/no questions
     (Q-dominant)
     """
-    distractors_per_question: int = 8
+    distractors_per_question: int = declared(8, integer(0, MAX_DISTRACTORS))
     """passages added to the two gold ones in each pool"""
-    distractor_similarity: float = 0.5
+    distractor_similarity: float = declared(0.5, SHARE)
     """from 0 to 1: the share of distractors stating the target's kind of facts in its words, and
     the share of those also carrying a near name of the target
     """
-    relation_sentence_position: str = "random"
+    relation_sentence_position: str = declared("random", Choice(RELATION_POSITIONS))
     """where the relation sentence sits in the bridge: first, second, last or random"""
-    min_sentences: int = 3
+    min_sentences: int = declared(3, integer(MIN_SENTENCES, MAX_SENTENCES))
     """the fewest sentences a passage has"""
-    max_sentences: int = 6
+    max_sentences: int = declared(6, integer(MIN_SENTENCES, MAX_SENTENCES))
     """the most sentences a passage has"""
 
     def validate(self) -> None:
-        where = "ToyWorldConfig"
-        _check_int(where, "seed", self.seed, 0, None)
-        if self.split not in SPLITS:
-            raise ValueError(f"{where}: field 'split' is {self.split!r}, not one of {SPLITS}")
-        _check_int(where, "n_questions", self.n_questions, 1, MAX_QUESTIONS)
-        _check_unit(where, "b_dominant_share", self.b_dominant_share)
-        _check_int(
-            where, "distractors_per_question", self.distractors_per_question, 0, MAX_DISTRACTORS
-        )
-        _check_unit(where, "distractor_similarity", self.distractor_similarity)
-        if self.relation_sentence_position not in RELATION_POSITIONS:
+        if self.max_sentences < self.min_sentences:
             raise ValueError(
-                f"{where}: field 'relation_sentence_position' is "
-                f"{self.relation_sentence_position!r}, not one of {RELATION_POSITIONS}"
+                f"ToyWorldConfig: field 'max_sentences' is {self.max_sentences}, below "
+                f"min_sentences ({self.min_sentences})"
             )
-        _check_int(where, "min_sentences", self.min_sentences, MIN_SENTENCES, MAX_SENTENCES)
-        _check_int(where, "max_sentences", self.max_sentences, self.min_sentences, MAX_SENTENCES)
-
-
-def _check_int(where: str, name: str, value: object, low: int, high: int | None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{where}: field {name!r} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise ValueError(f"{where}: field {name!r} is {value}, it must be {bound}")
-
-
-def _check_unit(where: str, name: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where}: field {name!r} must be a number in [0, 1], got {value!r}")
-    if not (0.0 <= float(value) <= 1.0):  # also rejects NaN
-        raise ValueError(f"{where}: field {name!r} is {value}, it must be in [0, 1]")
 
 
 # --- question templates ---------------------------------------------------------------------
