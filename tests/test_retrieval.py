@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from builders import two_hop_example
-from helpers import HashingEncoder, RecordingStore, settings
+from helpers import HashingEncoder, RecordingStore, refused, settings
 from scipy.sparse import csr_matrix, vstack
 
 from regime_core import config
@@ -425,7 +425,7 @@ def test_retrieve_rejects_bad_parameters(examples):
     with pytest.raises(ValueError, match="not among"):
         retrieve_arms(examples, ["q", "hyde"], settings(), depth=10, **kw)
     for bad in (-0.25, float("nan"), float("inf")):  # a negative α never reaches the kernels
-        with pytest.raises(ValueError, match=r"alpha must be a finite number in \[0, 1e\+18\]"):
+        with refused(ValueError, names=("'alpha'", "1e+18")):
             settings(alpha=bad)
 
 
