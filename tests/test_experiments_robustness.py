@@ -340,3 +340,36 @@ def test_the_item_set_is_a_knob_of_the_router_claims() -> None:
         assert knobs[claim_id]["item_set"] == ("all", "strict"), claim_id
     assert primary_reading(cfg)["item_set"] == "all"  # the default: every claim page's
     assert "exactly once" in KNOB_MEANINGS["item_set"]
+
+
+def test_a_reading_reads_the_alpha_rule_inputs_of_an_earlier_one(
+    worlds: dict[str, list[Example]],
+) -> None:
+    """The calibrated rule's ratios and grid hits of a smaller sample come from the reading that
+    held its questions, equal to their own; a different ``B_rel`` is computed afresh."""
+    from regime_core.experiments.robustness_routing import shared_alpha_inputs
+    from regime_core.experiments.router_train import RouterConfig, load_routing_data
+
+    context = hashing_context(worlds)
+    datasets = ["2wikimultihopqa", "musique"]
+    whole = RouterConfig(encoder="test/hash")
+    part = dataclasses.replace(whole, sample_size=40)
+    data = {
+        cfg: load_routing_data(cfg, datasets, "test/hash", "gold", context) for cfg in (whole, part)
+    }
+    assert data[part]["musique"].n < data[whole]["musique"].n
+    own_ratios, own_hits = shared_alpha_inputs({}, data[part], ("r",), part)
+    memo: dict = {}
+    shared_alpha_inputs(memo, data[whole], ("r",), whole)
+    ratios, hits = shared_alpha_inputs(memo, data[part], ("r",), part)
+    assert hits is not None and np.array_equal(hits, own_hits)
+    for dataset in datasets:
+        np.testing.assert_allclose(ratios[dataset], own_ratios[dataset], rtol=1e-12)
+    # what the memo holds is what is read; a question with another B_rel is not read from it
+    key = ("r", "musique")
+    memo[key] = dataclasses.replace(memo[key], ratios=memo[key].ratios + 1.0)
+    read, _ = shared_alpha_inputs(memo, data[part], ("r",), part)
+    np.testing.assert_allclose(read["musique"], own_ratios["musique"] + 1.0, rtol=1e-12)
+    memo[key] = dataclasses.replace(memo[key], b_rel_index=memo[key].b_rel_index + 1)
+    read, _ = shared_alpha_inputs(memo, data[part], ("r",), part)
+    np.testing.assert_allclose(read["musique"], own_ratios["musique"], rtol=1e-12)

@@ -1,11 +1,13 @@
-"""UnionGeometry.target_ranks_many equals the per-weight target_ranks loop exactly (corpus mode)."""
+"""UnionGeometry.target_ranks_many equals the per-weight loop exactly (corpus and pool modes)."""
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
+from regime_core.retrieval import rank_candidates, score_candidates
 from regime_core.retrieval.geometry import UnionGeometry
+from regime_core.retrieval.queries import combine_union_vectors
 
 
 def _unit(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
@@ -90,3 +92,52 @@ def test_random_worlds_equal_the_loop() -> None:
         g = _geometry(q, b, docs, excluded, positions)
         weights = rng.uniform(0, 2, (7, n))
         assert np.array_equal(g.target_ranks_many(weights), _loop(g, weights))
+
+
+def _pool_world(seed: int, sparse: bool) -> UnionGeometry:
+    """Question pools of 9 candidates (``-1`` padding on some) over 300 passages, with duplicated
+    passages and a question equal to one: exact ties, the target among them."""
+    rng = np.random.default_rng(seed)
+    n, m, d, width = 300, 300, 16, 9  # n > QUERY_BLOCK: two blocks
+    docs = _unit(rng, m, d)
+    docs[10:14] = docs[5]
+    q, b = _unit(rng, n, d), _unit(rng, n, d)
+    candidates = np.stack([rng.choice(m, width, replace=False) for _ in range(n)])
+    candidates[0, :4] = [10, 5, 11, 12]  # four equal passages
+    q[0] = docs[5]
+    candidates[1::7, -2:] = -1
+    positions = rng.integers(0, width - 2, n)
+    positions[0] = 2
+    if sparse:
+        docs[np.abs(docs) < 0.3] = 0.0
+    return UnionGeometry(
+        query_ids=tuple(f"q{i}" for i in range(n)),
+        question_vectors=sp.csr_matrix(q) if sparse else q,
+        b_rel_vectors=sp.csr_matrix(b) if sparse else b,
+        document_vectors=sp.csr_matrix(docs) if sparse else docs,
+        candidates=candidates,
+        target_positions=positions,
+        pool="question",
+    )
+
+
+def _scored_loop(g: UnionGeometry, weights: np.ndarray) -> np.ndarray:
+    """The per-weight reference: combine, score every candidate, stable-sort, find the target."""
+    assert g.candidates is not None
+    rows = []
+    for w in weights:
+        queries = combine_union_vectors(g.question_vectors, g.b_rel_vectors, w)
+        order = rank_candidates(score_candidates(queries, g.document_vectors, g.candidates))
+        rows.append(np.argmax(order == g.target_positions[:, None], axis=1) + 1)
+    return np.stack(rows)
+
+
+def test_question_pools_equal_the_scored_loop_with_ties() -> None:
+    for seed, sparse in ((0, False), (1, True)):
+        g = _pool_world(seed, sparse)
+        grid = np.repeat(GRID[:, None], g.n, axis=1)
+        per_question = np.random.default_rng(seed).uniform(0, 2, (4, g.n))
+        for weights in (grid, per_question):
+            assert np.array_equal(g.target_ranks_many(weights), _scored_loop(g, weights))
+        # at weight 0 the question is the four equal passages: tied first, the target third
+        assert g.target_ranks_many(grid[:1])[0, 0] == 3

@@ -442,9 +442,11 @@ def _routing(
     *,
     scale: float | None,
     hits: np.ndarray | None = None,
+    ratios: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[dict[str, AlphaWeights], dict[str, dict[str, RoutingOutcome]]]:
     """The router retrained under each routed rule (the ablations' recipe at that rule's
-    weights): per rule its weights, and per dataset per rule the routed outcome."""
+    weights): per rule its weights, and per dataset per rule the routed outcome; ``hits`` and
+    ``ratios`` as :func:`~regime_core.router.bridge_weight.alpha_weights` takes them."""
     train = data[cfg.train_dataset]
     others = {d: x for d, x in data.items() if d != cfg.train_dataset}
     weights: dict[str, AlphaWeights] = {}
@@ -458,6 +460,7 @@ def _routing(
             protocol=cfg.protocol,
             scale=scale if rule == "calibrated" else None,
             hits=hits,
+            ratios=ratios,
         )
         recipe = run_recipe(
             train,
@@ -507,7 +510,13 @@ def run_alpha_transfer(
         if fit is None:  # pragma: no cover - encoders[0] is the protocol's, measured first
             raise ValueError("the fitting pair must be measured first")
         scale = None if encoder == protocol.train_encoder else fit.fitted["dataset"].c
-        weights, routed = _routing(data, cfg, scale=scale, hits=measured[cfg.train_dataset].hits)
+        weights, routed = _routing(
+            data,
+            cfg,
+            scale=scale,
+            hits=measured[cfg.train_dataset].hits,
+            ratios={dataset: m.ratios for dataset, m in measured.items()},
+        )
         all_weights[encoder] = weights
         pairs[encoder] = {
             dataset: measure_pair(

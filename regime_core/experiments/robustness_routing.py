@@ -6,6 +6,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
 
 from regime_core.data.item_sets import ALL
 from regime_core.experiments.common import RunConfig
@@ -14,13 +17,17 @@ from regime_core.experiments.robustness_grid import LEARNED, RobustnessConfig
 from regime_core.experiments.router_train import (
     TRAIN_DATASET,
     TRANSFER_DATASETS,
+    RecipeConfig,
     RouterConfig,
     load_routing_data,
     recipe_folds,
+    recipe_protocol,
     recipe_weights,
     selector_inputs,
     train_on_data,
 )
+from regime_core.retrieval.alpha_rule import grid_hits
+from regime_core.retrieval.spread import spread_ratios
 from regime_core.router.evaluation import Bootstrap, RoutingOutcome, paired_hits
 from regime_core.router.selector_choices import (
     SelectorData,
@@ -81,6 +88,55 @@ def cached_selector_inputs(
     return out
 
 
+@dataclass(frozen=True)
+class QuestionInputs:
+    """What the α rule reads of one dataset's questions: each one's spread ratio and, on the
+    training dataset, its union hits on the protocol's grid (``(g, n)``), with the ``B_rel``
+    (sentence index) they were computed with; ``column``: question id -> position."""
+
+    column: Mapping[str, int]
+    b_rel_index: np.ndarray
+    ratios: np.ndarray
+    hits: np.ndarray | None
+
+
+def shared_alpha_inputs(
+    memo: dict[tuple[str, ...], QuestionInputs],
+    data: Mapping[str, RoutingData],
+    reading: tuple[str, ...],
+    cfg: RecipeConfig,
+) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
+    """Each dataset's spread ratios and the training dataset's grid hits for the calibrated
+    rule, read from ``memo`` (by ``reading`` and dataset) where an earlier reading holds every
+    question with the same ``B_rel``, else computed (and kept for the readings after). A
+    question's candidates and vectors do not depend on which others are sampled (the corpus is
+    the split's), so an item set or a tiny-pool rule reads the questions it keeps."""
+    protocol = recipe_protocol(cfg)
+    ratios: dict[str, np.ndarray] = {}
+    hits = None
+    for dataset, d in data.items():
+        qids, chosen = d.table["qid"].tolist(), d.table["b_rel_index"].to_numpy()
+        kept = memo.get((*reading, dataset))
+        columns = None
+        if kept is not None and all(q in kept.column for q in qids):
+            columns = np.array([kept.column[q] for q in qids], dtype=np.int64)
+            if not np.array_equal(kept.b_rel_index[columns], chosen):
+                columns = None  # another B_rel: other ratios and hits
+        if kept is None or columns is None:
+            train = dataset == TRAIN_DATASET
+            kept = QuestionInputs(
+                {q: i for i, q in enumerate(qids)},
+                chosen,
+                spread_ratios(d.geometry, protocol.candidates),
+                grid_hits(d.geometry, protocol.grid, protocol.k) if train else None,
+            )
+            memo.setdefault((*reading, dataset), kept)
+            columns = np.arange(len(qids))
+        ratios[dataset] = kept.ratios[columns]
+        hits = kept.hits[:, columns] if kept.hits is not None else hits
+    return ratios, hits
+
+
 def routing_outcomes(
     cfg: RobustnessConfig, context: Context
 ) -> dict[RoutingKey, dict[str, RoutingOutcome] | str]:
@@ -99,6 +155,7 @@ def routing_outcomes(
         return {}
     out: dict[RoutingKey, dict[str, RoutingOutcome] | str] = {}
     cache: dict[tuple[str, str], SelectorData] = {}
+    alpha_inputs: dict[tuple[str, ...], QuestionInputs] = {}
     # "all" and "keep" first: their samples hold every item, so the others' are cut from the cache
     item_sets = sorted(cfg.item_sets, key=lambda item_set: item_set != ALL)
     tiny_rules = sorted(cfg.tiny_pool_rules, key=lambda rule: rule != "keep")
@@ -154,8 +211,19 @@ def routing_outcomes(
                 cache_key = (selector, alpha_rule, tie_rule if selector == LEARNED else "")
                 try:
                     if cache_key not in weighted:  # the calibrated rule cross-fits c: it may fail
+                        ratios, hits = (
+                            shared_alpha_inputs(
+                                alpha_inputs, chosen[selector], (pool, source, selector), ruled
+                            )
+                            if alpha_rule != "fixed"
+                            else ({}, None)
+                        )
                         weights = recipe_weights(
-                            chosen[selector], ruled, train_dataset=TRAIN_DATASET
+                            chosen[selector],
+                            ruled,
+                            train_dataset=TRAIN_DATASET,
+                            ratios=ratios,
+                            hits=hits,
                         )
                         weighted[cache_key] = weights.apply(chosen[selector])
                     rows = weighted[cache_key]

@@ -33,6 +33,7 @@ from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import Sample
 from regime_core.inputs import Choice, Nullable, Text
 from regime_core.inputs.configs import declared, integer
+from regime_core.retrieval.alpha_rule import AlphaRuleProtocol
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.router import (
     FEATURE_NAMES,
@@ -355,28 +356,35 @@ def train_router(
     return dataclasses.replace(result, alpha_weights=weights)
 
 
+def recipe_protocol(cfg: RecipeConfig, train_dataset: str = TRAIN_DATASET) -> AlphaRuleProtocol:
+    """The calibrated rule's protocol under the recipe: its k, folds and seed."""
+    return AlphaRuleProtocol(
+        train_dataset=train_dataset, k=cfg.k, n_splits=cfg.n_splits, seed=cfg.seed
+    )
+
+
 def recipe_weights(
     data: Mapping[str, RoutingData],
     cfg: RecipeConfig,
     *,
     train_dataset: str = TRAIN_DATASET,
     scale: float | None = None,
+    ratios: Mapping[str, np.ndarray] | None = None,
+    hits: np.ndarray | None = None,
 ) -> AlphaWeights:
     """The bridge weights of ``cfg.alpha_rule`` on ``data`` (the routing data after the
     selector: the calibrated rule's ratios read the ``B_rel`` the union query adds), with the
-    recipe's k, folds and seed (:func:`~regime_core.router.bridge_weight.alpha_weights`)."""
-    from regime_core.retrieval.alpha_rule import AlphaRuleProtocol
-
-    protocol = AlphaRuleProtocol(
-        train_dataset=train_dataset, k=cfg.k, n_splits=cfg.n_splits, seed=cfg.seed
-    )
+    recipe's protocol (:func:`~regime_core.router.bridge_weight.alpha_weights`, which takes
+    ``ratios`` and ``hits`` when the caller has them)."""
     return alpha_weights(
         data,
         cfg.alpha_rule,
         alpha=float(cfg.alpha),
         train_dataset=train_dataset,
-        protocol=protocol,
+        protocol=recipe_protocol(cfg, train_dataset),
         scale=scale,
+        ratios=ratios,
+        hits=hits,
     )
 
 

@@ -29,8 +29,9 @@ from regime_core.retrieval import (
     score_candidates,
 )
 from regime_core.retrieval.corpus_scan import checked_targets, scan_corpus
-from regime_core.retrieval.grid_ranks import grid_target_ranks
+from regime_core.retrieval.grid_ranks import grid_target_ranks, pool_grid_ranks
 from regime_core.retrieval.queries import combine_union_vectors
+from regime_core.retrieval.scoring import is_dense
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.vectors import (
     Vectors,
@@ -94,10 +95,22 @@ class UnionGeometry:
     def target_ranks_many(self, weights: np.ndarray) -> np.ndarray:
         """``(g, n)`` ranks, row ``r`` equal to ``target_ranks(weights[r])`` (weights ``(g, n)``).
 
-        In corpus mode the products of the questions and of the ``B_rel`` vectors with every
-        passage are computed once for all rows and only near-ties are scored exactly
+        Question pools densify their vectors once for all rows
+        (:func:`~regime_core.retrieval.grid_ranks.pool_grid_ranks`); in corpus mode the products
+        of the questions and of the ``B_rel`` vectors with every passage are computed once for
+        all rows and only near-ties are scored exactly
         (:func:`~regime_core.retrieval.grid_ranks.grid_target_ranks`); the ranks are the same."""
         w = np.asarray(weights, dtype=np.float64)
+        m = self.document_vectors.shape[0]
+        if self.candidates is not None and not is_dense(self.candidates, m):
+            return pool_grid_ranks(
+                self.question_vectors,
+                self.b_rel_vectors,
+                self.document_vectors,
+                self.candidates,
+                self.target_positions,
+                w,
+            )
         if self.candidates is not None or w.shape[0] == 0 or self.n == 0:
             rows = [self.target_ranks(row) for row in w]
             return np.stack(rows) if rows else np.zeros(w.shape, dtype=np.int64)

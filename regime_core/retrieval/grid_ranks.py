@@ -1,4 +1,12 @@
-"""Corpus-mode target ranks for many weightings of ``B_rel`` without one exact scan per weight.
+"""Target ranks for many weightings of ``B_rel``: each weight's exact ranks, with what the weights
+share computed once.
+
+Question pools (:func:`pool_grid_ranks`): each block of questions densifies its question,
+``B_rel`` and candidate vectors once for every weight, then each weight costs its combined
+queries and one call of the pool kernel (the same float32 values through the same kernel as
+:func:`~regime_core.retrieval.score_candidates`, so the same scores bit for bit).
+
+Corpus pools (:func:`grid_target_ranks`): no exact scan per weight.
 
 Under the query ``normalise(f(q_i) + w·f(B_i))`` every passage's score is, up to the float32
 rounding of the query vector, ``(f(q_i)·d + w·f(B_i)·d) / ‖f(q_i) + w·f(B_i)‖``. So for a grid
@@ -32,8 +40,14 @@ import numpy as np
 
 from regime_core.retrieval.corpus_scan import BLOCK_CELLS, _rank
 from regime_core.retrieval.queries import combine_union_vectors
-from regime_core.retrieval.scoring import _F64_CELLS, exact_products
-from regime_core.retrieval.vectors import Vectors, dense, is_sparse
+from regime_core.retrieval.scoring import (
+    _F64_CELLS,
+    _POOL_KERNELS,
+    QUERY_BLOCK,
+    default_scorer,
+    exact_products,
+)
+from regime_core.retrieval.vectors import Vectors, dense, dense_rows, is_sparse, rows_in_blocks
 
 _F32_UNIT = 2.0**-23  # twice float32's rounding error (2^-24 of the magnitude)
 _F64_UNIT = 2.0**-53
@@ -89,6 +103,43 @@ def _full_rank(docs: _Documents, query: np.ndarray, ex: int, target: int) -> int
     if not np.all(np.isfinite(cand)):
         raise ValueError("non-finite retrieval scores: the encoder returned NaN or inf vectors")
     return _rank(cand, target - 1 if 0 <= ex < target else target)
+
+
+def pool_grid_ranks(
+    question_vectors: Vectors,
+    b_rel_vectors: Vectors,
+    documents: Vectors,
+    candidates: np.ndarray,
+    targets: np.ndarray,
+    weights: np.ndarray,
+) -> np.ndarray:
+    """``(g, n)`` 1-based ranks of candidate position ``targets[i]`` among ``candidates[i]``
+    (passage rows, ``-1`` padding) under ``normalise(f(q_i) + weights[r, i]·f(B_i))``, equal to
+    :func:`~regime_core.retrieval.score_candidates` and
+    :func:`~regime_core.retrieval.rank_candidates` run once per weight row: ties go to the
+    earlier candidate, so a rank is ``1 + #{s_j > s_t} + #{j < t : s_j == s_t}``. Per block of
+    :data:`~regime_core.retrieval.scoring.QUERY_BLOCK` questions (the blocks in which
+    ``score_candidates`` densifies sparse passages) the vectors are densified once for all rows.
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    kernel = _POOL_KERNELS[default_scorer(candidates, documents.shape[0])]
+    ranks = np.zeros(w.shape, dtype=np.int64)
+    for part, rows, local in rows_in_blocks(candidates, QUERY_BLOCK):
+        questions = np.arange(question_vectors.shape[0])[part]
+        q, b = dense_rows(question_vectors, questions), dense_rows(b_rel_vectors, questions)
+        docs = dense_rows(documents, rows)
+        real, at = local >= 0, np.arange(local.shape[1])
+        target = np.asarray(targets[part], dtype=np.int64)[:, None]
+        for r in range(w.shape[0]):
+            scores = kernel(combine_union_vectors(q, b, w[r, part]), docs, local)
+            if not np.all(np.isfinite(scores[real])):
+                raise ValueError(
+                    "non-finite retrieval scores: the encoder returned NaN or inf vectors"
+                )
+            s_t = np.take_along_axis(scores, target, axis=1)
+            ahead = (scores > s_t) | ((scores == s_t) & (at < target))
+            ranks[r, part] = 1 + np.count_nonzero(ahead & real, axis=1)
+    return ranks
 
 
 def grid_target_ranks(

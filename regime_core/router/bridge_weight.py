@@ -93,13 +93,15 @@ def alpha_weights(
     protocol: AlphaRuleProtocol | None = None,
     scale: float | None = None,
     hits: np.ndarray | None = None,
+    ratios: Mapping[str, np.ndarray] | None = None,
 ) -> AlphaWeights:
     """The weights of ``rule`` on every dataset of ``data`` (module docstring); pure given the
     routing data. ``alpha``: the fixed rule's weight; ``protocol``: the calibrated rule's grid,
     k, folds and seed (default: :class:`~regime_core.retrieval.alpha_rule.AlphaRuleProtocol`
     on ``train_dataset``); ``scale``: a ``c`` fitted elsewhere (then no dataset is fitted on);
     ``hits``: the training dataset's union hits on the protocol's grid, when the caller has them
-    (:func:`~regime_core.retrieval.alpha_rule.grid_hits`)."""
+    (:func:`~regime_core.retrieval.alpha_rule.grid_hits`); ``ratios``: each dataset's spread
+    ratios over the protocol's candidates, when the caller has them."""
     if rule == "fixed":
         return AlphaWeights(
             rule=rule,
@@ -109,7 +111,11 @@ def alpha_weights(
             ratio={d: float("nan") for d in data},
         )
     protocol = protocol or AlphaRuleProtocol(train_dataset=train_dataset)
-    ratios = {d: spread_ratios(x.geometry, protocol.candidates) for d, x in data.items()}
+    given = ratios or {}
+    ratios = {
+        d: given[d] if d in given else spread_ratios(x.geometry, protocol.candidates)
+        for d, x in data.items()
+    }
     fold_c: tuple[float, ...] = ()
     weights: dict[str, np.ndarray] = {}
     cross_fitted = False
