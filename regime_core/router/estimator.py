@@ -307,8 +307,9 @@ def cross_fit_folds(
         raise ValueError(f"cross-fitting needs exactly two classes in y, got {classes.tolist()}")
     if counts.min() < n_splits:
         raise ValueError(
-            f"class {classes[counts.argmin()]!r} has {counts.min()} items, fewer than "
-            f"n_splits={n_splits}: some training folds could miss it; lower n_splits"
+            f"cross-fitting in {n_splits} folds needs at least {n_splits} items of each "
+            f"class: class {classes[counts.argmin()].item()!r} has {counts.min()}; use more "
+            "questions, or fewer folds (n_splits)"
         )
     if groups is None:
         splitter: Any = StratifiedKFold(n_splits=n_splits, shuffle=True, random_state=seed)
