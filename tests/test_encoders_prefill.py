@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import HashingEncoder
@@ -210,3 +211,20 @@ def test_reproduce_backend_reaches_the_fill_and_every_notebook(
     monkeypatch.setenv(BACKEND_VARIABLE, "tensorrt")
     with pytest.raises(ValueError, match=f"{BACKEND_VARIABLE}.*'tensorrt'.*openvino"):
         context.default_encoder_factory("minilm", [])
+
+
+@pytest.mark.realdata
+@pytest.mark.slow
+def test_after_the_quick_profile_fill_no_notebook_encodes_a_dense_text(quick_run: Any) -> None:
+    """Every run's ``timing.json`` counts its store calls: once the up-front stage has run, no
+    notebook encodes a text with a dense encoder (TF-IDF is fitted per run, by design)."""
+    from regime_core.runner.reproduce import UP_FRONT_STAGE
+
+    late = [
+        (timing.parent.name, call["encoder"], call["mode"], call["n_encoded"])
+        for timing in sorted((quick_run.work / "runs").glob("*/timing.json"))
+        if timing.parent.name != UP_FRONT_STAGE
+        for call in json.loads(timing.read_text(encoding="utf-8"))["encodes"]
+        if call["encoder"] not in prefill.LEXICAL_ENCODERS and call["n_encoded"]
+    ]
+    assert late == []
