@@ -20,7 +20,6 @@ What a run reads is decided by its own parameters: :data:`DATASET_PARAMETERS` an
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -149,20 +148,29 @@ def fill_for_runs(
         ready = [(d, split) for d, split in datasets if _prepared(d, work)]
         read = {(d, split): load_examples(d, split=split, work=work) for d, split in ready}
         encoder = make_encoder(encoder_name, [], backend=backend, work=work)
-        fill = functools.partial(
-            _fill_new, store, encoder, say=say, batch_size=batch_size, progress=progress
-        )
-        documents: set[str] = set()
-        queries: set[str] = set()
         parts = [*read.values(), *made.get(encoder_name, [])]
         passages = (document_text(p) for part in parts for p in corpus_passages(part))
-        counts = [
-            fill(passages, "document", documents),
-            fill((text for part in parts for text in query_texts(part)), "query", queries),
-        ]
-        bridges = [retrieved_bridge_sentences(part, encoder, store) for part in read.values()]
-        counts.append(fill((s for sentences in bridges for s in sentences), "query", queries))
-        texts, encoded = (sum(column) for column in zip(*counts, strict=True))
+        queries = (text for part in parts for text in query_texts(part))
+        # read when its turn comes, from the questions' and passages' vectors filled before it
+        bridges = (
+            s for part in read.values() for s in retrieved_bridge_sentences(part, encoder, store)
+        )
+        seen: dict[str, set[str]] = {"document": set(), "query": set()}
+        encoded = texts = 0
+        for mode, listed in [("document", passages), ("query", queries), ("query", bridges)]:
+            unique = [t for t in dict.fromkeys(listed) if t not in seen[mode]]
+            seen[mode].update(unique)
+            if unique:
+                say(f"encoding up front with {encoder_name}: {len(unique):,} {mode} texts")
+                report = store.fill(
+                    encoder,
+                    unique,
+                    mode,  # type: ignore[arg-type]
+                    batch_size=batch_size,
+                    progress=progress,
+                )
+                encoded += report.n_encoded
+                texts += report.n_unique
         reports.append(
             FillReport(
                 encoder=encoder_name,
@@ -174,25 +182,3 @@ def fill_for_runs(
             )
         )
     return reports
-
-
-def _fill_new(
-    store: Any,
-    encoder: Any,
-    listed: Iterable[str],
-    mode: str,
-    seen: set[str],
-    *,
-    say: Callable[[str], None],
-    batch_size: int,
-    progress: bool,
-) -> tuple[int, int]:
-    """Fill ``store`` with the texts of ``listed`` not ``seen`` yet in ``mode`` (adding them to
-    ``seen``): ``(texts, encoded)``."""
-    unique = [t for t in dict.fromkeys(listed) if t not in seen]
-    seen.update(unique)
-    if not unique:
-        return 0, 0
-    say(f"encoding up front with {encoder.name}: {len(unique):,} {mode} texts")
-    report = store.fill(encoder, unique, mode, batch_size=batch_size, progress=progress)
-    return report.n_unique, report.n_encoded
