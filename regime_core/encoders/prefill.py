@@ -4,9 +4,12 @@ dense encoder for, before any notebook starts.
 ``regime reproduce`` calls :func:`fill_for_runs` before it schedules the runs: from the runs'
 parameters (:func:`encodings`) it lists, per dense encoder, the prepared datasets (and splits)
 the runs read,
-and fills the store with each dataset's texts (:func:`regime_core.encoders.embed.dataset_texts`:
-its corpus in document mode, its questions, bridge sentences and arm queries in query mode), one
-encoder at a time, with a progress bar that shows texts per second. The notebooks then find
+and fills the store with each dataset's texts (its corpus in document mode, its questions, bridge
+sentences and arm queries in query mode: :func:`regime_core.encoders.embed.query_texts`), then
+with the sentences of the bridges hop 1 retrieves (the robustness multiverse's
+``bridge_source="retrieved"`` readings), and with the toy worlds the teaching runs generate
+(``generated``, which the runner reads from their configs), one encoder at a time, with a
+progress bar that shows texts per second. The notebooks then find
 their vectors in the store, so two notebooks running at once (``--jobs``) never encode the
 same passage twice. Lexical encoders (TF-IDF) are fitted per corpus inside each run and cost
 seconds: they are not filled here.
@@ -18,12 +21,13 @@ What a run reads is decided by its own parameters: :data:`DATASET_PARAMETERS` an
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from regime_core import config, paths
+from regime_core.schema import Example
 
 #: Notebook parameters naming the datasets a run reads (a list or one name).
 DATASET_PARAMETERS: tuple[str, ...] = (
@@ -46,27 +50,12 @@ def _names(value: Any) -> list[str]:
     return []
 
 
-def reads_whole_split(parameters: Mapping[str, Any]) -> bool:
-    """Whether a run with these ``parameters`` asks for the vectors of its whole split: it
-    samples nothing (no ``sample_size``), or it pools over the corpus (``pool``/``pools``
-    naming ``corpus``). A run on a sample over question pools (the quick profile's) reads a
-    small part of the split: filling the whole split for it would cost more than it saves.
-
-    >>> reads_whole_split({}), reads_whole_split({"sample_size": 40})
-    (True, False)
-    >>> reads_whole_split({"sample_size": 1000, "pool": "corpus"})
-    True
-    """
-    pools = {*_names(parameters.get("pool")), *_names(parameters.get("pools"))}
-    return parameters.get("sample_size") is None or "corpus" in pools
-
-
 def encodings(parameters: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[str, str]]]:
     """``{dense encoder: [(dataset, split), ...]}`` in first-seen order, from the runs'
     ``parameters``: every dataset a run names, in the split it reads (its ``split``, else
     :data:`regime_core.config.SPLIT`), under every dense encoder it names (pure; lexical
-    encoders, runs naming no dataset and runs reading a sample of question pools
-    (:func:`reads_whole_split`) are left out).
+    encoders and runs naming no dataset are left out). A run on a sample reads its whole split
+    too: its questions' vectors are among the split's, and a corpus pool reads every passage.
 
     >>> encodings([{"datasets": ["musique"], "encoders": ["minilm", "tfidf"]},
     ...            {"encoder": "minilm", "real_dataset": "hotpotqa", "split": "train"}])
@@ -77,8 +66,6 @@ def encodings(parameters: Iterable[Mapping[str, Any]]) -> dict[str, list[tuple[s
     dense = set(KNOWN_ENCODERS) - set(LEXICAL_ENCODERS)
     out: dict[str, dict[tuple[str, str], None]] = {}
     for params in parameters:
-        if not reads_whole_split(params):
-            continue
         split = params.get("split") or config.SPLIT
         datasets = [(d, split) for name in DATASET_PARAMETERS for d in _names(params.get(name))]
         encoders = [e for name in ENCODER_PARAMETERS for e in _names(params.get(name))]
@@ -117,45 +104,73 @@ def _prepared(dataset: str, work: Path) -> bool:
     return dataset == TOYWORLD or (paths.prepared_dir(work) / f"{dataset}.jsonl").exists()
 
 
+def retrieved_bridge_sentences(examples: Sequence[Example], encoder: Any, store: Any) -> list[str]:
+    """The sentences of each question's hop-1 top-1 passage under ``encoder``, distinct, in
+    order: what a ``bridge_source="retrieved"`` reading (the robustness multiverse's) selects
+    ``B_rel`` from in query mode. Reads the questions' and their pools' vectors from ``store``."""
+    from regime_core.retrieval.geometry import hop1_top_pids, with_retrieved_bridges
+
+    top = hop1_top_pids(examples, encoder=encoder, store=store)
+    kept, _outcomes, _counts = with_retrieved_bridges(examples, top)
+    return list(dict.fromkeys(s for ex in kept for s in ex.bridge.sentences))
+
+
 def fill_for_runs(
     parameters: Iterable[Mapping[str, Any]],
     work: Path,
     *,
+    generated: Mapping[str, Sequence[Sequence[Example]]] | None = None,
     progress: bool = True,
     say: Callable[[str], None] = lambda _message: None,
     batch_size: int = config.ENCODE_BATCH_SIZE,
     backend: str = config.ENCODER_BACKEND,
 ) -> list[FillReport]:
     """Fill ``work``'s embedding store with every text the runs of ``parameters`` will ask a
-    dense encoder for (:func:`encodings`), run on ``backend`` (the notebooks' own);
-    one :class:`FillReport` per encoder. A store that already holds them encodes nothing (and
-    loads no model)."""
-    from regime_core.encoders.embed import dataset_texts, make_encoder
+    dense encoder for (:func:`encodings`), then with the sentences of the bridges hop 1
+    retrieves (:func:`retrieved_bridge_sentences`), and with the texts of the examples runs
+    generate (``generated``: ``{encoder: [world, ...]}``, the teaching runs' toy worlds), run on
+    ``backend`` (the notebooks' own); one :class:`FillReport` per encoder. A store that already
+    holds them encodes nothing (and loads no model)."""
+    from regime_core.data import corpus_passages, load_examples
+    from regime_core.encoders.embed import make_encoder, query_texts
+    from regime_core.encoders.registry import KNOWN_ENCODERS
     from regime_core.encoders.store import EmbeddingStore
+    from regime_core.retrieval import document_text
 
     store = EmbeddingStore(paths.embeddings_dir(work))
+    wanted = encodings(parameters)
+    dense = set(KNOWN_ENCODERS) - set(LEXICAL_ENCODERS)
+    made = {e: worlds for e, worlds in (generated or {}).items() if e in dense and worlds}
     reports = []
-    for encoder_name, datasets in encodings(parameters).items():
+    for encoder_name in dict.fromkeys([*wanted, *made]):
+        datasets = wanted.get(encoder_name, [])
         started = time.perf_counter()
         ready = [(d, split) for d, split in datasets if _prepared(d, work)]
-        by_mode: dict[str, dict[str, None]] = {"document": {}, "query": {}}
-        for dataset, split in ready:
-            documents, queries = dataset_texts(dataset, work, split)
-            by_mode["document"].update(dict.fromkeys(documents))
-            by_mode["query"].update(dict.fromkeys(queries))
+        read = {(d, split): load_examples(d, split=split, work=work) for d, split in ready}
         encoder = make_encoder(encoder_name, [], backend=backend, work=work)
+        parts = [*read.values(), *made.get(encoder_name, [])]
+        passages = (document_text(p) for part in parts for p in corpus_passages(part))
+        queries = (text for part in parts for text in query_texts(part))
+        # read when its turn comes, from the questions' and passages' vectors filled before it
+        bridges = (
+            s for part in read.values() for s in retrieved_bridge_sentences(part, encoder, store)
+        )
+        seen: dict[str, set[str]] = {"document": set(), "query": set()}
         encoded = texts = 0
-        for mode, listed in by_mode.items():
-            say(f"encoding up front with {encoder_name}: {len(listed):,} {mode} texts")
-            report = store.fill(
-                encoder,
-                list(listed),
-                mode,  # type: ignore[arg-type]
-                batch_size=batch_size,
-                progress=progress,
-            )
-            encoded += report.n_encoded
-            texts += report.n_unique
+        for mode, listed in [("document", passages), ("query", queries), ("query", bridges)]:
+            unique = [t for t in dict.fromkeys(listed) if t not in seen[mode]]
+            seen[mode].update(unique)
+            if unique:
+                say(f"encoding up front with {encoder_name}: {len(unique):,} {mode} texts")
+                report = store.fill(
+                    encoder,
+                    unique,
+                    mode,  # type: ignore[arg-type]
+                    batch_size=batch_size,
+                    progress=progress,
+                )
+                encoded += report.n_encoded
+                texts += report.n_unique
         reports.append(
             FillReport(
                 encoder=encoder_name,

@@ -390,10 +390,16 @@ class _Runner:
         time it as the runs are timed (``runs/_encode_up_front/timing.json``, which
         ``benchmarks/bench_build.py`` lists beside the runs)."""
         from regime_core.encoders.prefill import encodings, fill_for_runs
+        from regime_core.runner.runs import RUNS
 
         runs = self.to_execute(order)
         parameters = [self.decl.runs[r].parameters_for(self.profile) for r in runs]
-        if not encodings(parameters):
+        generated: dict[str, list[Any]] = {}  # the toy worlds the teaching runs generate
+        for run_id, params in zip(runs, parameters, strict=True):
+            if run_id in RUNS and RUNS[run_id].generates_its_data:
+                cfg = RUNS[run_id].config.from_parameters(**params)
+                generated.setdefault(cfg.encoder, []).extend(cfg.generated_worlds())
+        if not encodings(parameters) and not generated:
             return
         progress = self.say is not _silent and sys.stderr.isatty()
         runs_dir = self.work / "runs" / UP_FRONT_STAGE
@@ -405,7 +411,12 @@ class _Runner:
         os.environ[ENCODE_LOG_VARIABLE] = str(log)  # no worker thread runs yet
         try:
             reports = fill_for_runs(
-                parameters, self.work, progress=progress, say=self.say, backend=self.backend
+                parameters,
+                self.work,
+                generated=generated,
+                progress=progress,
+                say=self.say,
+                backend=self.backend,
             )
         finally:
             if previous is None:

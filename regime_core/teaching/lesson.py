@@ -58,6 +58,17 @@ class LessonConfig(DemoConfig):
                 )
         super().validate()
 
+    def generated_worlds(self) -> list[list[Example]]:
+        """Every toy world the teaching pages generate from this config: the page's own
+        (:meth:`world`) and one per value of the distractor-similarity sweep
+        (:func:`~regime_core.teaching.sweeps.similarity_world`); ``regime reproduce`` encodes
+        their texts up front (:func:`regime_core.encoders.prefill.fill_for_runs`)."""
+        from regime_core.data.toyworld import generate
+        from regime_core.teaching.sweeps import similarity_world
+
+        worlds = [self.world(), *(similarity_world(self, v) for v in self.similarity_grid)]
+        return [generate(world) for world in dict.fromkeys(worlds)]
+
 
 def load_real_sample(
     cfg: LessonConfig, size: int, *, work: Path | str | None = None

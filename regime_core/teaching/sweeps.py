@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core.data.regimes import gold_b_rel
-from regime_core.data.toyworld import generate
+from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments.context import Context, resolve
 from regime_core.limits import check_alphas
 from regime_core.schema import Example
@@ -42,6 +42,11 @@ def _arm_summary(
     return hit_summary(ranks, ["regime", "arm"])
 
 
+def similarity_world(cfg: DemoConfig, value: float) -> ToyWorldConfig:
+    """``cfg``'s toy world with its distractors at similarity ``value``."""
+    return dataclasses.replace(cfg.world(), distractor_similarity=float(value))
+
+
 def sweep_distractor_similarity(
     values: Sequence[float],
     cfg: DemoConfig,
@@ -58,7 +63,7 @@ def sweep_distractor_similarity(
     context = resolve(context)
     frames = []
     for value in values:
-        examples = generate(dataclasses.replace(cfg.world(), distractor_similarity=float(value)))
+        examples = generate(similarity_world(cfg, value))
         part = _arm_summary(examples, arms, cfg, context)
         part.insert(0, "distractor_similarity", float(value))
         frames.append(part)
