@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.inputs import Choice, Items, Record, check_value
+from regime_core.inputs import Choice, Items, Nested, check_value
 from regime_core.inputs.claims_file import (
     CLAIM,
     CLAIMS_FILE,
@@ -101,7 +101,7 @@ def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
     so that the judge trusts them, and what they must say together: an estimate other than
     zero, a range of one sign, a share of no more cells than there are. Checked, never
     coerced."""
-    check_value(Record(PAPER_BY_RULE[rule]), paper, where=where, field="paper")
+    check_value(Nested(PAPER_BY_RULE[rule]), paper, where=where, field="paper")
     if rule == "estimate" and paper["value"] == 0:
         raise ValueError(
             f"{where}: 'paper.value' is 0, which is no effect; judge it with the rule 'no_loss'"
@@ -334,7 +334,7 @@ def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     (``ValueError`` naming the entry and the field)."""
     from regime_core.runner.wording import NUMBER_KINDS
 
-    check_value(Items(Record(WHY)), entries, where=where, field="why")
+    check_value(Items(Nested(WHY)), entries, where=where, field="why")
     for i, entry in enumerate(entries):
         at = f"{where}: why[{i}]"
         when = entry.get("when")
@@ -375,7 +375,7 @@ def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str
 def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
     """A claim's ``diagnosis`` list, kept as written, each entry read by ``DIAGNOSIS``,
     then what its fields must say together (``ValueError`` naming the entry)."""
-    check_value(Items(Record(DIAGNOSIS)), entries, where=where, field="diagnosis")
+    check_value(Items(Nested(DIAGNOSIS)), entries, where=where, field="diagnosis")
     for i, entry in enumerate(entries):
         at = f"{where}: diagnosis[{i}]"
         if "values" not in entry and "label" not in entry:

@@ -8,7 +8,7 @@ import json
 import jsonschema
 
 from regime_core import paths
-from regime_core.inputs import Record
+from regime_core.inputs import Nested
 from regime_core.inputs.router_file import ROUTER_FILE, ROUTER_JS_LINE_PREFIX, router_js_line
 from regime_core.router.model import default_router_path
 
@@ -26,5 +26,5 @@ def test_the_declaration_holds_every_key_of_the_packaged_model() -> None:
     assert set(document) == {field.name for field in ROUTER_FILE.fields}
     for name in ("params", "scaler", "training", "alpha_rule"):
         kind = ROUTER_FILE.field(name).kind
-        assert isinstance(kind, Record)
+        assert isinstance(kind, Nested)
         assert set(document[name]) <= {field.name for field in kind.format.fields}, name

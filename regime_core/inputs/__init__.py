@@ -58,9 +58,9 @@ class _Refused(Exception):
 
 
 class Kind:
-    """What a value must be. :meth:`check` returns the converted value or raises ``_Refused``;
-    :meth:`describe` says what is wanted in the words of a message; :meth:`schema` gives the
-    JSON Schema fragment."""
+    """What a value must be. :meth:`Kind.check` returns the converted value or raises
+    ``_Refused``; :meth:`Kind.describe` says what is wanted in the words of a message;
+    :meth:`Kind.schema` gives the JSON Schema fragment."""
 
     def check(self, value: Any, path: Path) -> Any:  # pragma: no cover - every kind overrides
         raise NotImplementedError
@@ -488,7 +488,7 @@ class Field:
 
 
 @dataclass(frozen=True)
-class Record(Kind):
+class Nested(Kind):
     """An object whose keys are the fields of ``format`` (nested formats are records)."""
 
     format: Format
@@ -572,7 +572,26 @@ def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:
 
 
 __all__: Sequence[str] = (
-    "Choice", "Data", "Either", "Field", "Flag", "Format", "Id", "InputError", "Instance", "Items",
-    "Kind", "Nullable", "Number", "Object", "Pattern", "Record", "Table", "Text", "Tuple", "Word",
-    "check_value", "json_kind",
+    "Choice",
+    "Data",
+    "Either",
+    "Field",
+    "Flag",
+    "Format",
+    "Id",
+    "InputError",
+    "Instance",
+    "Items",
+    "Kind",
+    "Nested",
+    "Nullable",
+    "Number",
+    "Object",
+    "Pattern",
+    "Table",
+    "Text",
+    "Tuple",
+    "Word",
+    "check_value",
+    "json_kind",
 )  # fmt: skip

@@ -5,7 +5,7 @@ on. A dataset's entry also holds the counts ``regime data stats`` shows, as they
 
 from __future__ import annotations
 
-from regime_core.inputs import Choice, Field, Flag, Format, Items, Number, Record, Table, Text
+from regime_core.inputs import Choice, Field, Flag, Format, Items, Nested, Number, Table, Text
 
 EXAMPLES_FILE = Format(
     "examples file",
@@ -32,9 +32,9 @@ ENTRY = Format(
     (
         Field("origin", Choice(("jsonl",)), required=False,
               meaning="'jsonl': read from a regime-twohop/1 file of one's own"),
-        Field("examples_file", Record(EXAMPLES_FILE), required=False,
+        Field("examples_file", Nested(EXAMPLES_FILE), required=False,
               meaning="the prepared examples (absent: never written)"),
-        Field("files", Items(Record(SOURCE_FILE)), required=False, default=(),
+        Field("files", Items(Nested(SOURCE_FILE)), required=False, default=(),
               meaning="every raw file read"),
     ),
     closed=False,
@@ -45,10 +45,10 @@ MANIFEST = Format(
         Field("schema", Number(low=1, integer=True), meaning="the manifest format's version"),
         Field("version", Text(), meaning="the regime-core version that wrote it"),
         Field("strict", Flag(), meaning="whether an unreadable raw file stopped the preparation"),
-        Field("datasets", Table(Record(ENTRY)), meaning="each prepared dataset's entry, by name"),
+        Field("datasets", Table(Nested(ENTRY)), meaning="each prepared dataset's entry, by name"),
         Field("ignored_files", Items(Text()), required=False, default=(),
               meaning="files of the data directory no reader takes"),
-        Field("unreadable_files", Items(Record(UNREADABLE_FILE)), required=False, default=(),
+        Field("unreadable_files", Items(Nested(UNREADABLE_FILE)), required=False, default=(),
               meaning="raw files left out, with why (a preparation that was not strict)"),
         Field("manifest_sha256", Text(), meaning="sha256 of every other field, canonical JSON"),
     ),

@@ -15,9 +15,9 @@ from regime_core.inputs import (
     Format,
     Id,
     Items,
+    Nested,
     Nullable,
     Number,
-    Record,
     Text,
 )
 from regime_core.schema import HOP_ORDER_RULES, RELATION_SOURCES, SPLITS
@@ -42,7 +42,7 @@ EXAMPLE = Format(
         Field("question", Text(), meaning="the question"),
         Field("answer", Text(blank=True), meaning="the answer"),
         Field("answer_aliases", Items(Text(blank=True)), meaning="other forms of the answer"),
-        Field("pool", Items(Record(PASSAGE)), meaning="the candidate passages"),
+        Field("pool", Items(Nested(PASSAGE)), meaning="the candidate passages"),
         Field("bridge_pid", Id(), meaning="the hop-1 (bridge) passage's pid"),
         Field("target_pid", Id(), meaning="the hop-2 (target) passage's pid"),
         Field("gold_pids", Items(Id()), meaning="the gold passages' pids"),

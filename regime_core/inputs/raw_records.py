@@ -11,7 +11,7 @@ answer span at least. The data README (``shared/data/README.md``) describes the 
 
 from __future__ import annotations
 
-from regime_core.inputs import Field, Flag, Format, Id, Items, Nullable, Number, Record, Text, Tuple
+from regime_core.inputs import Field, Flag, Format, Id, Items, Nested, Nullable, Number, Text, Tuple
 from regime_core.text import MAX_TEXT_CHARS
 
 #: a question's id: a string or an integer (read as its decimal string), without control
@@ -83,7 +83,7 @@ HOTPOT_IRCOT = Format(
         Field(
             "answers_objects",
             Items(
-                Record(
+                Nested(
                     Format(
                         "an IRCoT answer",
                         (Field("spans", Items(RAW_TEXT), meaning="the answer's spans"),),
@@ -93,7 +93,7 @@ HOTPOT_IRCOT = Format(
             ),
             meaning="the answers; the first span is the answer, the others its aliases",
         ),
-        Field("contexts", Items(Record(_IRCOT_PARAGRAPH)), meaning="the pool"),
+        Field("contexts", Items(Nested(_IRCOT_PARAGRAPH)), meaning="the pool"),
     ),
     closed=False,
 )
@@ -129,10 +129,10 @@ MUSIQUE = Format(
         Field("answer", RAW_TEXT, meaning="the answer"),
         Field("answer_aliases", Items(RAW_TEXT), False, (), "alternative answers"),
         Field("answerable", Flag(), False, True, "whether the question is answerable"),
-        Field("paragraphs", Items(Record(_MUSIQUE_PARAGRAPH)), meaning="the pool"),
+        Field("paragraphs", Items(Nested(_MUSIQUE_PARAGRAPH)), meaning="the pool"),
         Field(
             "question_decomposition",
-            Items(Record(_MUSIQUE_STEP)),
+            Items(Nested(_MUSIQUE_STEP)),
             meaning="the steps, in hop order",
         ),
     ),

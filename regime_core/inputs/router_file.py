@@ -1,7 +1,8 @@
 """The router model file, declared once: :func:`regime_core.router.io.save_router` writes it,
 :func:`~regime_core.router.io.load_router` reads it through :data:`ROUTER_FILE`, and ``router.js``
 (the book's in-browser router) reads the same declaration from one generated line
-(:func:`router_js_line`; ``python -m regime_core.inputs.router_file`` prints it).
+(:func:`regime_core.inputs.router_file.router_js_line`; ``python -m
+regime_core.inputs.router_file`` prints it).
 
 What no field says alone is checked by ``load_router`` after the read (and by router.js alike):
 the feature names and the length of every vector (the number of features), the rules
@@ -24,10 +25,10 @@ from regime_core.inputs import (
     Format,
     Items,
     Kind,
+    Nested,
     Nullable,
     Number,
     Object,
-    Record,
     Text,
 )
 from regime_core.limits import MAX_ALPHA
@@ -106,8 +107,8 @@ ROUTER_FILE = Format(
             meaning="the probability of the second class above which it is chosen",
         ),
         Field("alpha", Number(low=0, high=MAX_ALPHA), meaning="the bridge weight α of q + α·b"),
-        Field("params", Record(PARAMS), meaning="the estimator's hyperparameters"),
-        Field("scaler", Record(SCALER), meaning="the standardisation fitted on the features"),
+        Field("params", Nested(PARAMS), meaning="the estimator's hyperparameters"),
+        Field("scaler", Nested(SCALER), meaning="the standardisation fitted on the features"),
         Field("coef", Items(Number()), meaning="the logistic regression's weights"),
         Field("intercept", Number(), meaning="the logistic regression's intercept"),
         Field("n_iter", Number(low=0, integer=True), meaning="the solver's iterations"),
@@ -118,11 +119,11 @@ ROUTER_FILE = Format(
         ),
         Field(
             "alpha_rule",
-            Record(ALPHA_RULE),
+            Nested(ALPHA_RULE),
             required=False,
             meaning="how alpha was chosen (absent: fixed, the paper's constant)",
         ),
-        Field("training", Record(TRAINING), meaning="what the router was trained on"),
+        Field("training", Nested(TRAINING), meaning="what the router was trained on"),
         Field(
             HASH_KEY,
             Text(),

@@ -11,8 +11,8 @@ from regime_core.inputs import (
     Flag,
     Format,
     Items,
+    Nested,
     Pattern,
-    Record,
     Table,
     Text,
 )
@@ -55,7 +55,7 @@ DECLARATIONS = Format(
 CELL = Format(
     "cell",
     (
-        Field("metadata", Record(Format("metadata", (
+        Field("metadata", Nested(Format("metadata", (
             Field("tags", Items(Text()), required=False, default=(), meaning="the cell's tags"),
         ), closed=False)), required=False, default={"tags": ()}, meaning="the cell's metadata"),
         Field("source", Either((Text(blank=True), Items(Text(blank=True)))), required=False,
@@ -65,6 +65,6 @@ CELL = Format(
 )  # fmt: skip
 NOTEBOOK = Format(
     "notebook",
-    (Field("cells", Items(Record(CELL)), meaning="the notebook's cells, in order"),),
+    (Field("cells", Items(Nested(CELL)), meaning="the notebook's cells, in order"),),
     closed=False,
 )

@@ -16,9 +16,9 @@ from regime_core.inputs import (
     Format,
     Id,
     Items,
+    Nested,
     Nullable,
     Number,
-    Record,
     Text,
 )
 from regime_core.schema import HOP_ORDER_RULES, RELATION_SOURCES, SPLITS
@@ -86,7 +86,7 @@ LINE = Format(
         Field("answer_aliases", Items(Text()), False, (), "other forms of the answer"),
         Field(
             "pool",
-            Items(Record(PASSAGE), min_items=2),
+            Items(Nested(PASSAGE), min_items=2),
             meaning="the candidate passages, at least two (below)",
         ),
         Field("bridge_id", Id(), meaning="the `id` of the hop-1 passage, the bridge, in `pool`"),
@@ -122,7 +122,7 @@ LINE = Format(
         Field("hop2_aliases", Items(Text()), False, (), "other names of the hop-2 entity"),
         Field(
             "b_rel",
-            Nullable(Record(B_REL)),
+            Nullable(Nested(B_REL)),
             required=False,
             meaning="the gold relation sentence of the bridge, `null` for none (default: "
             "`null`; with `--fill-b-rel`, the built-in rule's)",
