@@ -660,3 +660,18 @@ def test_the_book_says_how_to_launch_with_and_without_an_address(
     assert ("the rocket icon" in page) is published
     assert ("repository address is not set yet" in page) is not published
     assert ("repo2docker" in page) is not published
+
+
+def test_a_second_build_writes_into_the_output_of_the_first(tmp_path: Path) -> None:
+    """``regime book --output DIR`` twice: the first build's ``DIR/_build`` was refused as
+    "a directory; only a regular file is ever replaced" (found by rebuilding a quick book)."""
+    from regime_core.book.build import check_outputs
+
+    output = tmp_path / "out"
+    (output / "_build" / "html").mkdir(parents=True)
+    check_outputs(tmp_path / "work", output, None)  # the first build's folders: accepted
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "_build").write_text("not a folder")
+    with refused(ValueError, names=("--output", "_build", "not a directory")):
+        check_outputs(tmp_path / "work", blocked, None)

@@ -110,10 +110,10 @@ def check_outputs(work: Path, output: Path | None, timing: str | None) -> None:
     from regime_core.book.sphinx.strict_pass import MARKER, check_marker
     from regime_core.integrity import check_writable
 
-    if output is not None and os.path.lexists(output) and not output.is_dir():
-        raise ValueError(f"--output {output}: it exists and is not a directory")
-    if output is not None:
-        check_writable(output / "_build", "--output")
+    for folder in (output, output / "_build") if output is not None else ():
+        # a directory a build made before is written into again, as jupyter-book does
+        if os.path.lexists(folder) and not folder.is_dir():
+            raise ValueError(f"--output {output}: {folder} exists and is not a directory")
     if timing is not None:
         check_writable(timing, f"--timing (or {TIMING_ENV})")
     check_marker(paths.book_state_dir(work) / MARKER)
