@@ -58,9 +58,9 @@ class _Refused(Exception):
 
 
 class Kind:
-    """What a value must be. :meth:`Kind.check` returns the converted value or raises
-    ``_Refused``; :meth:`Kind.describe` says what is wanted in the words of a message;
-    :meth:`Kind.schema` gives the JSON Schema fragment."""
+    """What a value must be. ``check`` returns the converted value or raises
+    ``_Refused``; ``describe`` says what is wanted in the words of a message;
+    ``schema`` gives the JSON Schema fragment."""
 
     def check(self, value: Any, path: Path) -> Any:  # pragma: no cover - every kind overrides
         raise NotImplementedError

@@ -60,7 +60,7 @@ class LessonConfig(DemoConfig):
 
     def generated_worlds(self) -> list[list[Example]]:
         """Every toy world the teaching pages generate from this config: the page's own
-        (:meth:`world`) and one per value of the distractor-similarity sweep
+        (``world()``) and one per value of the distractor-similarity sweep
         (:func:`~regime_core.teaching.sweeps.similarity_world`); ``regime reproduce`` encodes
         their texts up front (:func:`regime_core.encoders.prefill.fill_for_runs`)."""
         from regime_core.data.toyworld import generate
