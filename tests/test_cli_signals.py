@@ -245,7 +245,8 @@ def test_an_interrupt_wrapped_by_an_import_is_still_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Python 3.11 wraps what __set_name__ raises (a signal in a dataclass's creation) in a
-    RuntimeError: main() reads the interrupt behind it; any other RuntimeError propagates."""
+    RuntimeError, a C extension's initialisation in an ImportError: main() reads the interrupt
+    behind either; any other RuntimeError or ImportError propagates."""
     import regime_core.cli as cli
 
     def interrupted_import(argv: object) -> int:
@@ -257,6 +258,24 @@ def test_an_interrupt_wrapped_by_an_import_is_still_one_line(
     monkeypatch.setattr(cli, "_main", interrupted_import)
     assert cli.main([]) == 130
     assert capsys.readouterr().err.strip() == "regime: interrupted"
+
+    def interrupted_extension(argv: object) -> int:
+        # CI met it: Ctrl-C 800 ms into start-up, while a C extension initialised
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise ImportError("initialization failed")  # noqa: B904 - as the extension raises it
+
+    monkeypatch.setattr(cli, "_main", interrupted_extension)
+    assert cli.main([]) == 130
+    assert capsys.readouterr().err.strip() == "regime: interrupted"
+
+    def missing(argv: object) -> int:
+        raise ImportError("No module named 'nothing'")
+
+    monkeypatch.setattr(cli, "_main", missing)
+    with refused(ImportError, names=("nothing",)):
+        cli.main([])
 
     def broken(argv: object) -> int:
         raise RuntimeError("a real bug")

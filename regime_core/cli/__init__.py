@@ -226,9 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = 128 + err.signum
     except KeyboardInterrupt:
         _say("regime: interrupted")
-    except RuntimeError as err:
-        # a signal during an import can arrive wrapped (Python 3.11 wraps what __set_name__
-        # raises, a dataclass field's included, in a RuntimeError): still an interrupt
+    except (RuntimeError, ImportError) as err:
+        # a signal during an import can arrive wrapped: Python 3.11 wraps what __set_name__
+        # raises (a dataclass field's included) in a RuntimeError, and a C extension whose
+        # initialisation it stops reports "ImportError: initialization failed": still an interrupt
         interrupt = _interrupt_behind(err)
         if interrupt is None:
             raise
