@@ -12,6 +12,7 @@ TORCH ?= $(or $(patsubst $(VENV)/.installed-torch-%,%,$(firstword $(wildcard $(V
 TORCH_CPU_INDEX ?= https://download.pytorch.org/whl/cpu
 TORCH_VERSION = $(shell sed -n 's/^ *"torch==\([^"]*\)".*/\1/p' pyproject.toml)
 STAMP := $(VENV)/.installed-torch-$(TORCH)
+DEV_STAMP := $(VENV)/.installed-dev
 REGIME_DATA_DIR ?= $(abspath ../shared/data)
 PROFILE ?= default
 export REGIME_DATA_DIR
@@ -21,9 +22,11 @@ export TRANSFORMERS_OFFLINE ?= 1
 # renders SVG, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
-.PHONY: install torch data reproduce book book-check test test-slow test-all test-numeric expected lint format clean
+.PHONY: install install-dev torch data reproduce book book-check test test-slow test-all test-numeric expected lint format clean
 
 install: $(STAMP)
+
+install-dev: $(DEV_STAMP)
 
 ifeq ($(TORCH),cpu)
 # The CPU build first, alone (--no-deps: its dependencies come from PyPI in the next step): the
@@ -39,8 +42,10 @@ else
 $(error TORCH is cpu or cuda, not '$(TORCH)')
 endif
 
-# Reinstall when the pins change. The dev/test install includes the scale extra (Ray) so that the
-# Ray engine's test runs in CI; a user's plain `pip install -e .` stays without it.
+# Reinstall when the pins change. `make install` (and so `make book`) installs what the book needs:
+# the package with its `book` extra. `make install-dev` (every test, lint and check target) adds the
+# `dev` extra and the `scale` extra (Ray), so that the Ray engine's test runs in CI; a user's plain
+# `pip install -e .` stays without either.
 $(STAMP): pyproject.toml
 	@for old in $(VENV)/.installed-torch-*; do \
 	  if [ -e "$$old" ] && [ "$$old" != "$(STAMP)" ]; then \
@@ -50,8 +55,13 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=23.2"
 	$(INSTALL_TORCH)
-	$(BIN)/python -m pip install --quiet -e ".[book,dev,scale]"
+	$(BIN)/python -m pip install --quiet -e ".[book]"
+	rm -f $(DEV_STAMP)
 	touch $(STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[book,dev,scale]"
+	touch $(DEV_STAMP)
 
 # The torch step alone, into an existing venv (tests/test_install.py runs it against stand-in
 # indexes; `make install` runs it too).
@@ -69,7 +79,7 @@ book: reproduce
 
 # The built book as its readers meet it (tools/bookcheck, run from the checkout, not shipped):
 # every page's HTML, then each page in the system's headless Chromium at four widths.
-book-check: install
+book-check: install-dev
 	$(BIN)/python -m tools.bookcheck --browser
 
 # Two tiers of tests. The default tier (`make test`): every test not marked `slow` (unit tests on
@@ -77,40 +87,42 @@ book-check: install
 # tests that execute notebooks, build the book, drive Chromium or rerun the quick profile against
 # expected_numbers.yml. `make test-all` runs both; .ci/run runs `make test`, then `make test-slow`.
 # Each run ends with its 20 slowest tests, so a CI log is also the tiers' profile.
-# The default tier runs on every core (pytest-xdist: PYTEST_WORKERS=auto, one worker per core; 0: one process),
-# a test module per worker (--dist loadfile) so that each module-scoped fixture is built once.
-# The slow tier stays on one process: its session fixture (the quick profile) would run per worker.
+# Every tier runs on every core (pytest-xdist: PYTEST_WORKERS=auto, one worker per core; 0: one
+# process), a test module per worker so that each module-scoped fixture is built once, and every
+# test that reads the quick profile on one worker (tests/conftest.py gives them one xdist group),
+# so the profile runs once while the other worker takes the rest.
 PYTEST_FLAGS ?= --durations=20
 PYTEST_WORKERS ?= auto
-test: install
-	$(BIN)/python -m pytest -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_FLAGS)
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadgroup
+test: install-dev
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_FLAGS)
 
-test-slow: install
-	$(BIN)/python -m pytest -m slow $(PYTEST_FLAGS)
+test-slow: install-dev
+	$(BIN)/python -m pytest -m slow $(PYTEST_PARALLEL) $(PYTEST_FLAGS)
 
-test-all: install
-	$(BIN)/python -m pytest $(PYTEST_FLAGS)
+test-all: install-dev
+	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(PYTEST_FLAGS)
 
 # The tests whose results are floating-point computations (the `numeric` marker, tests/conftest.py).
 # .ci/run runs them a second time under another OpenBLAS kernel: OPENBLAS_CORETYPE=... make test-numeric
-test-numeric: install
-	$(BIN)/python -m pytest -m numeric $(PYTEST_FLAGS)
+test-numeric: install-dev
+	$(BIN)/python -m pytest -m numeric $(PYTEST_PARALLEL) $(PYTEST_FLAGS)
 
 # Refreeze the quick profile's numbers after an intended change (then review the diff): every number
 # a claim names and each run's first two levels (regime_core.runner.expected.freeze); the tests'
 # invariants check the rest.
-expected: install
+expected: install-dev
 	$(BIN)/regime data prepare --data-dir "$(REGIME_DATA_DIR)" --work _build/quick
 	$(BIN)/regime reproduce --profile quick --work _build/quick
 	$(BIN)/regime expected freeze --work _build/quick
 
 # ruff, then the type check of the package (mypy, configured in pyproject.toml)
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-format: install
+format: install-dev
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import copy_book_sources, fake_book_build, relocated_declarations
+from helpers import QUICK_GROUP, copy_book_sources, fake_book_build, relocated_declarations
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -31,6 +31,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name.startswith(NUMERIC_MODULE_PREFIXES):
             item.add_marker(pytest.mark.numeric)
+        if item.get_closest_marker("xdist_group") is None:
+            # every other module stays whole on one worker, as --dist loadfile would keep it
+            uses_quick = "quick_run" in getattr(item, "fixturenames", ())
+            item.add_marker(pytest.mark.xdist_group(QUICK_GROUP if uses_quick else item.path.name))
 
 
 @pytest.fixture(autouse=True)
