@@ -89,11 +89,11 @@ book-check: install-dev
 # Each run ends with its 20 slowest tests, so a CI log is also the tiers' profile.
 # Every tier runs on every core (pytest-xdist: PYTEST_WORKERS=auto, one worker per core; 0: one
 # process), a test module per worker so that each module-scoped fixture is built once, and every
-# test that reads the quick profile on one worker (tests/conftest.py gives them one xdist group),
+# module that reads the quick profile on one worker (tests/conftest.py, pytest_xdist_make_scheduler),
 # so the profile runs once while the other worker takes the rest.
 PYTEST_FLAGS ?= --durations=20
 PYTEST_WORKERS ?= auto
-PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadgroup
+PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
 test: install-dev
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_FLAGS)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from dataclasses import dataclass
@@ -31,10 +32,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.path.name.startswith(NUMERIC_MODULE_PREFIXES):
             item.add_marker(pytest.mark.numeric)
-        if item.get_closest_marker("xdist_group") is None:
-            # every other module stays whole on one worker, as --dist loadfile would keep it
-            uses_quick = "quick_run" in getattr(item, "fixturenames", ())
-            item.add_marker(pytest.mark.xdist_group(QUICK_GROUP if uses_quick else item.path.name))
+
+
+#: The test modules that read the quick profile (they name its fixtures `quick_run` or
+#: `quick_book`, directly or through `request.getfixturevalue`).
+QUICK_MODULES: frozenset[str] = frozenset(
+    module.name
+    for module in Path(__file__).parent.glob("test_*.py")
+    if re.search(r"\bquick_(run|book)\b", module.read_text(encoding="utf-8"))
+)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """Under ``--dist loadfile`` (the Makefile's), each test module on one worker so that its
+    module-scoped fixtures are built once, and every module of :data:`QUICK_MODULES` on the same
+    worker, so that the quick profile runs once per session while the other workers take the rest.
+    (pytest-xdist's ``--dist loadgroup`` would say this with markers, but under pytest 9 it no
+    longer groups: it renames ``item._nodeid``, which pytest 9's node ids do not read.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class QuickProfileScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return QUICK_GROUP if Path(module).name in QUICK_MODULES else module
+
+    return QuickProfileScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)

@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import QUICK_GROUP
 
 from tools.bookcheck.browser import (
     BROWSER_KINDS,
@@ -31,8 +30,7 @@ from tools.bookcheck.browser import (
 )
 from tools.bookcheck.check import book_pages, format_report, redirect_target
 
-# the book is the quick profile's (fixture `html`, resolved at run time): the quick profile's worker
-pytestmark = [pytest.mark.realdata, pytest.mark.slow, pytest.mark.xdist_group(QUICK_GROUP)]
+pytestmark = [pytest.mark.realdata, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
