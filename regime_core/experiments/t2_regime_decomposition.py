@@ -44,7 +44,6 @@ from regime_core.experiments.outcomes import (
     SampleNumbers,
     arm_matrix,
     evidence_datasets,
-    hit_column,
     pooled_twin_mask,
     pq_label,
     run_on_outcomes,
@@ -323,8 +322,8 @@ def check_pooled_evidence(evidence: Evidence) -> None:
 
 def analyse_t2(table: pd.DataFrame, cfg: T2Config, samples: SampleNumbers = None) -> T2Result:
     """T2 from an outcome table holding the arms of :data:`T2_ARMS`."""
-    hit = hit_column(table, cfg.k, "analyse_t2")
-    wide = arm_matrix(table, hit, T2_ARMS)
+    # the table was collected at cfg.k (run_on_outcomes), so it holds this hit@k column
+    wide = arm_matrix(table, f"hit@{cfg.k}", T2_ARMS)
     queries = table[table["arm"] == "q"].groupby(["encoder", "dataset"])["qid"].nunique()
     kept = wide.groupby(["encoder", "dataset"])["qid"].nunique()
     excluded: dict[str, dict[str, int]] = {}
