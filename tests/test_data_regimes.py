@@ -219,11 +219,7 @@ def test_unusable_hop2_entity_raises_with_the_record_named() -> None:
         p1(example)
 
 
-def test_bad_arguments_raise() -> None:
-    with refused(ValueError, names=("Example",)):
-        p1({"question": "x"})  # type: ignore[arg-type]
-    with refused(ValueError, names=("RegimeRules",)):
-        p2(make_example(Q_INDIRECT), NormalizationRules())  # type: ignore[arg-type]
+def test_bad_rules_raise() -> None:
     with refused(ValueError, names=("relation_sentence",)):
         RegimeRules(relation_sentence="any_sentence")
     with refused(ValueError, names=("normalization",)):

@@ -171,8 +171,6 @@ def test_b_dominant_share_is_exact_in_every_prefix(share: float) -> None:
 def test_true_regime_rejects_other_datasets(examples: list[Example]) -> None:
     with refused(ValueError, names=("hotpotqa",)):
         true_regime(dataclasses.replace(examples[0], dataset="hotpotqa"))
-    with refused(ValueError, names=("bridge",)):
-        true_regime(dataclasses.replace(examples[0], native_type="bridge"))
 
 
 def test_b_dominant_slot_rule() -> None:
@@ -334,11 +332,6 @@ def test_bad_parameters_raise_value_error(field: str, value: object) -> None:
 def test_max_below_min_sentences_is_rejected() -> None:
     with refused(ValueError, names=("max_sentences",)):
         ToyWorldConfig(min_sentences=5, max_sentences=4)
-
-
-def test_generate_rejects_a_non_config() -> None:
-    with refused(ValueError, names=("ToyWorldConfig",)):
-        generate({"n_questions": 3})  # type: ignore[arg-type]
 
 
 def test_config_hash_names_the_parameters() -> None:

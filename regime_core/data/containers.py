@@ -58,9 +58,11 @@ def decompress(raw: bytes, display: str) -> bytes:
     return raw
 
 
-def parse_container(raw: bytes, display: str) -> list[tuple[str, dict[str, Any]]]:
+def parse_container(raw: bytes, display: str) -> list[tuple[str, Any]]:
     """Bytes of one file -> ``[(location, record)]`` for a JSON array, JSON Lines, a single
-    object or a pandas column dict. ``location`` is ``"line N"`` or ``"record #i"``."""
+    object or a pandas column dict. ``location`` is ``"line N"`` or ``"record #i"``; a record
+    that is not an object is refused by its format's declaration
+    (:mod:`regime_core.inputs.raw_records`), which names it."""
     data = decompress(raw, display)
     try:
         text = data.decode("utf-8-sig")
@@ -76,7 +78,7 @@ def parse_container(raw: bytes, display: str) -> list[tuple[str, dict[str, Any]]
             obj = parse_json(text, display, max_depth=None)
         except JSONProblem as err:
             raise _refused(err, display, "record #{}") from None
-        return _records_from_list(obj, display)
+        return [(f"record #{i}", record) for i, record in enumerate(obj)]
     if stripped[0] != "{":
         raise ValueError(
             f"{display}: unknown format — expected a JSON array, JSON Lines or a JSON object, "
@@ -110,18 +112,7 @@ def _refused(
     return ValueError(f"{display}, {record}{field}: {err.problem}")
 
 
-def _records_from_list(obj: list[Any], display: str) -> list[tuple[str, dict[str, Any]]]:
-    out = []
-    for i, rec in enumerate(obj):
-        if not isinstance(rec, dict):
-            raise ValueError(
-                f"{display}, record #{i}: expected a JSON object, got {json_kind(rec)}"
-            )
-        out.append((f"record #{i}", rec))
-    return out
-
-
-def _json_lines(text: str, display: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def _json_lines(text: str, display: str) -> Iterator[tuple[str, Any]]:
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -129,10 +120,6 @@ def _json_lines(text: str, display: str) -> Iterator[tuple[str, dict[str, Any]]]
             rec = parse_json(line, display, max_depth=None)
         except JSONProblem as err:
             raise _refused(err, display, f"line {lineno}", line=lineno, whole=True) from None
-        if not isinstance(rec, dict):
-            raise ValueError(
-                f"{display}, line {lineno}: expected a JSON object, got {json_kind(rec)}"
-            )
         yield f"line {lineno}", rec
 
 
@@ -167,9 +154,9 @@ def _pandas_columns_to_rows(
     return rows
 
 
-def detect_format(record: dict[str, Any], display: str) -> str:
+def detect_format(record: Any, display: str) -> str:
     """The format of a file, from the keys of its first record."""
-    keys = set(record)
+    keys = set(record) if isinstance(record, dict) else set()
     if {"question_id", "contexts"} <= keys:
         return "hotpot_ircot"
     if {"paragraphs", "question_decomposition"} <= keys:
@@ -179,13 +166,15 @@ def detect_format(record: dict[str, Any], display: str) -> str:
     if "_id" in keys and "supporting_facts" in keys:
         return "hotpot_original"
     raise ValueError(
-        f"{display}: unknown format — the first record has keys {sorted(keys)}; expected "
+        f"{display}: unknown format — the first record "
+        + (f"has keys {sorted(keys)}" if isinstance(record, dict) else f"is {json_kind(record)}")
+        + "; expected "
         "HotpotQA (_id, context, supporting_facts), IRCoT (question_id, contexts), "
         "2Wiki (_id, evidences, ...) or MuSiQue (id, paragraphs, question_decomposition)"
     )
 
 
-def records_and_format(raw: bytes, display: str) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+def records_and_format(raw: bytes, display: str) -> tuple[list[tuple[str, Any]], str]:
     """The records of one file's bytes (:func:`parse_container`) and its format
     (:func:`detect_format` of the first record); ValueError for a file without records."""
     records = parse_container(raw, display)

@@ -60,8 +60,6 @@ def check_name(name: str, *, replace: bool = False) -> str:
     >>> check_name("my-data")
     'my-data'
     """
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError("--name is empty: name the dataset (e.g. --name my-data)")
     if name == TOYWORLD:
         raise ValueError(
             "--name toyworld: the toy world is generated, never prepared; choose another name"

@@ -29,10 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from regime_core.inputs import Table, Text, check_value
 from regime_core.integrity import make_directory, open_regular
 from regime_core.limits import expanded_bound
 
 CHECKSUMS_NAME = "checksums.json"
+#: what it holds: the sha256 of each file, by its path relative to the data directory
+_CHECKSUMS = Table(Text(blank=True), key=Text(blank=True))
 CHUNK_BYTES = 1 << 20
 TIMEOUT_SECONDS = 60.0
 
@@ -183,9 +186,7 @@ def read_checksums(data_dir: Path) -> dict[str, str]:
     if not path.exists() and not path.is_symlink():
         return {}
     data = read_json_file(path)  # ValueError naming it: not JSON, a duplicate key, a FIFO, ...
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"{path}: expected an object mapping relative paths to sha256 strings")
-    return data
+    return check_value(_CHECKSUMS, data, where=str(path), field="")
 
 
 def _write_checksums(data_dir: Path, checksums: Mapping[str, str]) -> None:

@@ -101,13 +101,6 @@ def strict_failures(example: Example) -> tuple[str, ...]:
     return tuple(failed)
 
 
-def item_set_problem(item_set: Any) -> str | None:
-    """Why ``item_set`` is not an item set (None when it is one)."""
-    if isinstance(item_set, str) and item_set in ITEM_SETS:
-        return None
-    return f"is {item_set!r}, not one of {ITEM_SETS}"
-
-
 @dataclass(frozen=True)
 class ItemSetFilter:
     """The items an item set keeps from ``n`` and the counts of those it removes: ``removed``

@@ -31,12 +31,15 @@ from regime_core.data.prepared import (
     write_manifest,
 )
 from regime_core.data.readers import FileRead
+from regime_core.inputs import InputError, Items, Table, Text, check_value
 from regime_core.integrity import remove_stale_temporaries, sha256_hex, write_if_changed
 from regime_core.locks import directory_lock
 from regime_core.strict_json import DamagedFileError, open_sealed_json, seal_json
 
 # bump when the splitting around spaCy or the file layout changes (2: sealed with a sha256)
 SENTENCE_CACHE_FORMAT = 2
+# the cache's entries: the sentences of each text, by the sha1 of the text
+_CACHE_ENTRIES = Table(Items(Text(blank=True)))
 
 
 def summarise(
@@ -111,12 +114,6 @@ class SentenceCache:
             self.added = 0
 
 
-def _valid_cache_entries(payload: Any) -> bool:
-    return isinstance(payload, dict) and all(
-        isinstance(v, list) and all(isinstance(s, str) for s in v) for v in payload.values()
-    )
-
-
 def _read_sentence_cache(path: Path) -> dict[str, list[str]]:
     """The cache's entries, verified against the sha256 its writer sealed it with.
 
@@ -125,9 +122,8 @@ def _read_sentence_cache(path: Path) -> dict[str, list[str]]:
     """
     try:
         payload = open_sealed_json(path, "it is rebuilt")
-        if not _valid_cache_entries(payload):
-            raise DamagedFileError(f"{path} is damaged (entries are not lists of sentences)")
-    except DamagedFileError as err:
+        check_value(_CACHE_ENTRIES, payload, where=f"{path} is damaged", field="")
+    except (DamagedFileError, InputError) as err:
         warnings.warn(f"sentence cache: {err}; rebuilding it", stacklevel=3)
         return {}
     return dict(payload)

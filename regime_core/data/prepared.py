@@ -23,7 +23,7 @@ from regime_core.inputs.prepared_example import EXAMPLE
 from regime_core.integrity import canonical_bytes, read_bytes, sha256_hex, write_if_changed
 from regime_core.locks import directory_lock
 from regime_core.schema import DATASETS, SPLITS, Example, Passage
-from regime_core.strict_json import DamagedFileError, JSONProblem, parse_json, read_json
+from regime_core.strict_json import DamagedFileError, parse_json, read_json
 
 PREPARED_DATASETS: tuple[str, ...] = config.DATASETS
 TOYWORLD = "toyworld"  # generated on demand (regime_core.data.toyworld), never prepared
@@ -223,11 +223,7 @@ def load_examples(
         if not line.strip():
             continue
         where = f"{path}, line {lineno}"
-        try:
-            record = parse_json(line, where)
-        except JSONProblem as err:
-            raise ValueError(f"{where}: {err.problem}") from err
-        ex = read_example(record, where)
+        ex = read_example(parse_json(line, where), where)
         if not examples and ex.dataset != dataset:  # the sha256 vouches for the other lines
             raise DamagedFileError(
                 f"{where}: field 'dataset' is {ex.dataset!r}, in the file of {dataset!r}; "
@@ -286,11 +282,7 @@ def _verified_examples_bytes(path: Path, dataset: str, work: Path | None) -> byt
             f"{path} is damaged or edited: its sha256 differs from the one `regime data "
             f"prepare` recorded in {path.parent / MANIFEST_NAME}; {rebuild}"
         )
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as err:  # pragma: no cover - the hash matched what prepare wrote
-        raise DamagedFileError(f"{path} is not UTF-8 (byte {err.start}); {rebuild}") from err
-    return raw
+    return raw  # the bytes prepare wrote: UTF-8 JSON Lines
 
 
 def _toyworld_examples(split: str | None) -> list[Example]:

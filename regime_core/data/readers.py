@@ -267,11 +267,11 @@ _READERS: dict[str, tuple[Callable[[dict[str, Any], str, _Reading], RawQuestion]
 }
 
 
-def _read_record(record: dict[str, Any], location: str, reading: _Reading) -> RawQuestion:
+def _read_record(record: Any, location: str, reading: _Reading) -> RawQuestion:
     """One record through its format's declaration (:mod:`regime_core.inputs.raw_records`),
     then its reader; messages name the file, the record (its id when it has one) and the field."""
     reader, id_key = _READERS[reading.fmt]
-    rid = record.get(id_key)
+    rid = record.get(id_key) if isinstance(record, dict) else None
     named = isinstance(rid, str | int) and not isinstance(rid, bool)
     where = f"{reading.display}, {location}" + (f" (id {str(rid)!r})" if named else "")
     return reader(RAW_RECORDS[reading.fmt].read(record, where=where), where, reading)

@@ -144,18 +144,9 @@ def regime_labels(p1: np.ndarray | Sequence[bool], p2: np.ndarray | Sequence[boo
 # --- per example -----------------------------------------------------------------------------
 
 
-def _check(example: object, rules: object) -> tuple[Example, RegimeRules]:
-    if not isinstance(example, Example):
-        raise ValueError(f"expected an Example, got {type(example).__name__}")
-    if not isinstance(rules, RegimeRules):
-        raise ValueError(f"expected RegimeRules, got {type(rules).__name__}")
-    return example, rules
-
-
 def hop2_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> tuple[str, ...]:
     """The names of the hop-2 entity that count under ``rules``: the mention, then the target's
     title (``use_title``), then the aliases (``use_aliases``); duplicates removed."""
-    example, rules = _check(example, rules)
     names = [example.hop2_entity]
     if rules.use_title:
         names.append(example.target.title)
@@ -200,7 +191,6 @@ def predicate_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES)
     """The names that count for P1 and P2 under ``rules.predicate_names``: with ``"title"`` the
     target's title (``use_title``) and aliases (``use_aliases``); with ``"title+linking"``
     every name of :func:`hop2_names` (the linking entity first)."""
-    example, rules = _check(example, rules)
     if rules.predicate_names == "title+linking":
         return hop2_names(example, rules)
     names: list[str] = []
@@ -240,7 +230,6 @@ def p2(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> bool:
 def gold_b_rel(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> GoldBRel:
     """The gold ``B_rel``: the example's ``relation_sentence`` when it has one (source
     ``"example"``), else the first relation-bearing sentence (``"entity_mention"``), else none."""
-    example, rules = _check(example, rules)
     index, source = _b_rel_index(example, rules)
     return GoldBRel(None if index is None else example.bridge.sentences[index], index, source)
 
@@ -290,11 +279,8 @@ def regime_table(
     ``relation_source`` is the example's own field. The rules are stored in ``table.attrs``
     (``regime_rules`` and ``regime_rules_hash``).
     """
-    if not isinstance(rules, RegimeRules):
-        raise ValueError(f"regime_table: expected RegimeRules, got {type(rules).__name__}")
     rows = []
     for example in examples:
-        example, rules = _check(example, rules)
         found = relation_sentences(example, rules)
         b_rel_index, b_rel_source = _b_rel_index(example, rules, found)
         rows.append(

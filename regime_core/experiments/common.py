@@ -161,18 +161,13 @@ class RunConfig(ConfigMixin):
                 rules = dataclasses.replace(self.regime_rules, predicate_names=self.predicate_names)
                 object.__setattr__(self, "regime_rules", rules)
 
-    def retrieval_at(self, alpha: float) -> RetrievalSettings:
-        """This config's retrieval settings with the bridge-side weight ``alpha``."""
-        # the settings are the config's fields of the same names
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(RetrievalSettings)}
-        return RetrievalSettings(**{**values, "alpha": alpha})
-
     @functools.cached_property
     def retrieval(self) -> RetrievalSettings:
-        """The retrieval settings of this run, checked when the config was built."""
-        if self.alpha is None:  # TransferConfig: the router's own α, known once it is applied
-            raise ValueError(f"{type(self).__name__}.alpha is None: use retrieval_at(the α)")
-        return self.retrieval_at(self.alpha)
+        """The retrieval settings of this run, checked when the config was built: its fields of
+        the same names (a TransferConfig's α of None is replaced by the router's before it
+        retrieves)."""
+        fields = dataclasses.fields(RetrievalSettings)
+        return RetrievalSettings(**{f.name: getattr(self, f.name) for f in fields})
 
     @property
     def bootstrap(self) -> Bootstrap:

@@ -330,18 +330,6 @@ def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
 POOLED = "all"
 
 
-def hit_column(table: pd.DataFrame, k: int, analysis: str) -> str:
-    """The name of the outcome table's hit@k column (``analysis`` names the caller in the error).
-
-    >>> hit_column(pd.DataFrame({"hit@5": [1]}), 5, "analyse_t2")
-    'hit@5'
-    """
-    hit = f"hit@{k}"
-    if hit not in table.columns:
-        raise ValueError(f"{analysis}: the outcome table has no column {hit!r} (k={k})")
-    return hit
-
-
 def arm_matrix(table: pd.DataFrame, value: str, arms: Sequence[str]) -> pd.DataFrame:
     """Pivot an outcome table to one row per (encoder, dataset, qid), one column per arm,
     keeping only queries every listed arm has (pairing for paired tests)."""

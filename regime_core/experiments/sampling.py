@@ -71,10 +71,6 @@ class Sample:
     item_set_removed: Mapping[str, int] = field(default_factory=dict)
 
     @property
-    def n_item_set_removed(self) -> int:
-        return sum(self.item_set_removed.values())
-
-    @property
     def n(self) -> int:
         return len(self.examples)
 

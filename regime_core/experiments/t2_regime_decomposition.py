@@ -44,7 +44,6 @@ from regime_core.experiments.outcomes import (
     SampleNumbers,
     arm_matrix,
     evidence_datasets,
-    hit_column,
     pooled_twin_mask,
     pq_label,
     run_on_outcomes,
@@ -101,7 +100,7 @@ class T2Result:
         """The tests Holm adjusted together: every comparison of every cell, dataset level
         and encoder of the run, a pooled level of one dataset alone excepted
         (:func:`~regime_core.experiments.common.holm_family`)."""
-        family = self.cells[self.cells["in_holm_family"]] if len(self.cells) else self.cells
+        family = self.cells[self.cells["in_holm_family"]]
         tests = pd.concat(
             [family.assign(comparison=comparison_name(a, b)) for a, b in COMPARISONS],
             ignore_index=True,
@@ -199,30 +198,26 @@ def cell_table(
     # interval is then the one at the level Holm judged it, so that it agrees with its Holm p
     # (the 95% interval stays beside it, as *_unadjusted). A pooled level of one dataset alone
     # repeats that dataset's tests: left out of the family, it takes its twin's adjusted values.
+    # ``wide`` is never empty: analyse_t2 refuses a run with no dataset to pool first
     names = [comparison_name(a, b) for a, b in COMPARISONS]
     pooled_names = sorted(set(pooled["dataset"]))
-    twins = pooled_twin_mask(cells["dataset"], pooled_names) if len(cells) else None
-    family = cells if twins is None else cells[~twins]
+    twins = pooled_twin_mask(cells["dataset"], pooled_names)
+    family = cells[~twins]
 
     def column(suffix: str) -> np.ndarray:
         return np.concatenate([family[f"{c}_{suffix}"].to_numpy() for c in names])
 
-    all_p = column("p") if len(family) else np.array([])
-    adjusted = holm(all_p) if all_p.size else all_p
-    if all_p.size:
-        n = np.concatenate([family["n"].to_numpy()] * len(names))
-        lo, hi = holm_intervals(
-            column("n_a_better"), column("n_b_better"), n, all_p, cfg.significance
-        )
-    else:
-        lo = hi = all_p
+    all_p = column("p")
+    adjusted = holm(all_p)
+    n = np.concatenate([family["n"].to_numpy()] * len(names))
+    lo, hi = holm_intervals(column("n_a_better"), column("n_b_better"), n, all_p, cfg.significance)
     for i, c in enumerate(names):
         part = slice(i * len(family), (i + 1) * len(family))
-        cells[f"{c}_ci_lo_unadjusted"] = cells[f"{c}_ci_lo"] if len(cells) else []
-        cells[f"{c}_ci_hi_unadjusted"] = cells[f"{c}_ci_hi"] if len(cells) else []
+        cells[f"{c}_ci_lo_unadjusted"] = cells[f"{c}_ci_lo"]
+        cells[f"{c}_ci_hi_unadjusted"] = cells[f"{c}_ci_hi"]
         for name, values in (("ci_lo", lo), ("ci_hi", hi), ("p_holm", adjusted)):
             cells.loc[family.index, f"{c}_{name}"] = values[part]
-    if twins is not None and twins.any():
+    if twins.any():
         own = cells[~twins].set_index(["encoder", "dataset", "p1", "p2"])
         for index in cells.index[twins]:
             row = cells.loc[index]
@@ -231,11 +226,10 @@ def cell_table(
                 for name in ("ci_lo", "ci_hi", "p_holm"):
                     cells.loc[index, f"{c}_{name}"] = twin[f"{c}_{name}"]
     for c in names:
-        if len(cells):
-            cells[f"{c}_significant"] = (cells[f"{c}_diff"] > 0) & (
-                cells[f"{c}_p_holm"] < cfg.significance
-            )
-    cells["in_holm_family"] = True if twins is None else ~twins
+        cells[f"{c}_significant"] = (cells[f"{c}_diff"] > 0) & (
+            cells[f"{c}_p_holm"] < cfg.significance
+        )
+    cells["in_holm_family"] = ~twins
     return cells
 
 
@@ -268,7 +262,7 @@ def predicate_split_verdict(cells: pd.DataFrame, cfg: T2Config) -> pd.DataFrame:
     """The module docstring's rule, per encoder and comparison, on the pooled level; pure.
     ``too_few_questions`` says why a split that does not hold is undecided rather than
     refuted (:func:`too_few_text`; "" when the cells are large enough)."""
-    pooled = cells[cells["dataset"] == POOLED] if len(cells) else cells
+    pooled = cells[cells["dataset"] == POOLED]
     rows = []
     for encoder, group in pooled.groupby("encoder", sort=True):
         for a, b in COMPARISONS:
@@ -323,8 +317,8 @@ def check_pooled_evidence(evidence: Evidence) -> None:
 
 def analyse_t2(table: pd.DataFrame, cfg: T2Config, samples: SampleNumbers = None) -> T2Result:
     """T2 from an outcome table holding the arms of :data:`T2_ARMS`."""
-    hit = hit_column(table, cfg.k, "analyse_t2")
-    wide = arm_matrix(table, hit, T2_ARMS)
+    # the table was collected at cfg.k (run_on_outcomes), so it holds this hit@k column
+    wide = arm_matrix(table, f"hit@{cfg.k}", T2_ARMS)
     queries = table[table["arm"] == "q"].groupby(["encoder", "dataset"])["qid"].nunique()
     kept = wide.groupby(["encoder", "dataset"])["qid"].nunique()
     excluded: dict[str, dict[str, int]] = {}

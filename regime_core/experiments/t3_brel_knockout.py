@@ -181,7 +181,7 @@ def analyse_t3(
     table: pd.DataFrame, cfg: T3Config, samples: outcomes.SampleNumbers = None
 ) -> T3Result:
     """T3 from an outcome table holding the arms of :data:`T3_ARMS`; pure."""
-    hit = outcomes.hit_column(table, cfg.k, "analyse_t3")
+    hit = f"hit@{cfg.k}"  # the table was collected at cfg.k (run_on_outcomes)
     keys = ["encoder", "dataset", "qid"]
     attrs = table.drop_duplicates(keys).set_index(keys)
     in_subset = subset_mask(attrs, cfg.subset)

@@ -295,19 +295,20 @@ def paper_numbers() -> dict[str, Any]:
     return numbers
 
 
-def headline_rows(
-    outcomes: Mapping[str, RoutingOutcome], settings: Mapping[str, str]
-) -> pd.DataFrame:
-    """One row per dataset: Δ hit@k (routed − q) with CI and p, oracle gap, next to the paper."""
+def headline_table(train: RouterTrainResult, transfer: TransferResult) -> pd.DataFrame:
+    """The paper's headline, one row per dataset: the training dataset cross-fitted, the others
+    zero-shot; Δ hit@k (routed − q) with CI and p, and the oracle gap, next to the paper."""
+    outcomes = {train.data.dataset: train.outcome, **transfer.outcomes}
     rows = []
     for dataset, outcome in outcomes.items():
         c = outcome.comparison("routed_vs_q")
-        gap = outcome.comparison("oracle_vs_routed")
         paper = PAPER_REFERENCE.get(dataset, {})
         rows.append(
             {
                 "dataset": dataset,
-                "setting": settings.get(dataset, ""),
+                "setting": "zero-shot"
+                if dataset in transfer.outcomes
+                else f"{train.config.n_splits}-fold cross-fitted",
                 "n": outcome.n,
                 f"hit@{outcome.k}_q": float(np.mean(outcome.hits["q"])),
                 f"hit@{outcome.k}_routed": float(np.mean(outcome.hits["routed"])),
@@ -315,7 +316,7 @@ def headline_rows(
                 "ci_lo": c.ci_lo,
                 "ci_hi": c.ci_hi,
                 "p_value": c.p_value,
-                "oracle_gap": gap.diff,
+                "oracle_gap": outcome.comparison("oracle_vs_routed").diff,
                 "share_union": float(outcome.routed_union.mean()),
                 "paper_delta": paper.get("delta", float("nan")),
                 "paper_p": paper.get("p", ""),
@@ -323,11 +324,3 @@ def headline_rows(
             }
         )
     return pd.DataFrame(rows)
-
-
-def headline_table(train: RouterTrainResult, transfer: TransferResult) -> pd.DataFrame:
-    """The paper's headline: the training dataset cross-fitted, the others zero-shot."""
-    outcomes = {train.data.dataset: train.outcome, **transfer.outcomes}
-    settings = {train.data.dataset: f"{train.config.n_splits}-fold cross-fitted"}
-    settings.update({d: "zero-shot" for d in transfer.outcomes})
-    return headline_rows(outcomes, settings)
