@@ -358,8 +358,6 @@ def agreement_report(
     ``raters[name][predicate][id]`` is a label; every rater labels every id in ``ids``.
     """
     names = tuple(raters)
-    if len(names) < 2:
-        raise ValueError(f"agreement needs at least two raters, got {list(names)}")
     pairs = []
     for predicate in PREDICATES:
         for a, b in itertools.combinations(names, 2):
