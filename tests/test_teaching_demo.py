@@ -55,11 +55,6 @@ def test_hit_summary_counts_ranks_within_cutoffs() -> None:
     assert out.loc["Q", "hit@5"] == 1.0 and out.loc["Q", "hit@1"] == 0.0
 
 
-def test_hit_summary_names_missing_columns() -> None:
-    with refused(ValueError, names=("['rank']")):
-        hit_summary(pd.DataFrame({"arm": ["q"]}), ["arm"])
-
-
 def test_table_numbers_nests_and_escapes_dots() -> None:
     table = pd.DataFrame(
         {"alpha": [0.25], "regime": ["B-dominant"], "arm": ["union"], "n": [3],
