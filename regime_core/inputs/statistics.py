@@ -20,6 +20,8 @@ RESAMPLES = integer(1)
 """how many resamples (bootstrap or sign flips) to draw: at least one"""
 DIFFERENCE = Number(low=-1.0, high=1.0)
 """a difference of two hit rates"""
+DISCORDANCE = Number(low=0.0, high=1.0, low_open=True)
+"""a share of discordant questions that some are: above 0, at most 1"""
 
 #: How the power is judged: the interval excludes ``null`` above it (``greater``), below it
 #: (``less``), or lies within ``±null`` (``within``, equivalence; ``null`` is the margin).
