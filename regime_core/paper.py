@@ -263,12 +263,7 @@ def _claim(
         )
     if rule == "level" and set(paper["levels"]) != set(ours["parts"]):
         raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
-    unknown = [r for r in read["data"] if r not in roles]
-    if unknown:
-        raise ValueError(
-            f"{where}: 'data' names the role(s) {unknown}, which 'roles:' does not declare "
-            f"(declared: {', '.join(roles) or 'none'})"
-        )
+    check_value(Items(Choice(tuple(roles))), read["data"], where=where, field="data")  # 'roles:'
     diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
     why = check_why(where, body.get("why", []))
     _check_paper_keys(where, paper, why)
