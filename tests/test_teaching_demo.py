@@ -137,11 +137,6 @@ def test_alpha_sweep_starts_at_q_and_moves_only_union(store_dir: str) -> None:
     )
 
 
-def test_alpha_sweep_rejects_negative_alpha() -> None:
-    with refused(ValueError, names=("alpha",)):
-        sweep_alpha((-0.1,), generate(ToyWorldConfig(n_questions=SMALL)), TFIDF)
-
-
 def test_knockout_removes_union_gain_for_b_dominant(store_dir: str) -> None:
     examples = generate(ToyWorldConfig(n_questions=SMALL))
     table = knockout_table(examples, TFIDF, context=Context(work=store_dir))
