@@ -214,10 +214,7 @@ def _read_claims_file(path: Path | str | None) -> tuple[tuple[Claim, ...], dict[
     from regime_core.strict_json import parse_yaml
 
     file = Path(path) if path is not None else PAPER_CLAIMS_FILE
-    try:
-        data = read_bytes(file)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{file} does not exist") from None
+    data = read_bytes(file)  # a missing file: FileNotFoundError naming it
     key = (file, hashlib.sha256(data).hexdigest())
     if key in _LOADED:
         return _LOADED[key]
