@@ -47,9 +47,10 @@ from regime_core import config
 from regime_core.agreement import cohens_kappa
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, p1, p2
 from regime_core.experiments.sampling import ids_hash, sample_ids
-from regime_core.inputs import InputError
+from regime_core.inputs import InputError, check_value
 from regime_core.inputs.annotation_sheet import FALSE_VALUES as FALSE_VALUES  # the CLI says them
 from regime_core.inputs.annotation_sheet import ROW, SAMPLE_ID, TRUE_VALUES
+from regime_core.inputs.configs import integer
 from regime_core.integrity import read_text
 from regime_core.schema import Example
 
@@ -101,8 +102,7 @@ def draw_sample(
 
     The examples must be of one dataset and split. ``n`` larger than the examples takes all.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"sample size must be a positive integer, got {n!r}")
+    check_value(integer(1), n, where="draw_sample", field="n")  # `regime annotate sample --n`
     kinds = sorted({(ex.dataset, ex.split) for ex in examples})
     if len(kinds) != 1:
         raise ValueError(f"draw_sample: the examples must be of one dataset and split, got {kinds}")
