@@ -2,31 +2,15 @@
 the automatic predicates of :mod:`regime_core.data.regimes` (Cohen's kappa).
 
 **The sheet** (:func:`write_sheet`, ``regime annotate sample``) is a UTF-8 CSV with one row per
-question and the columns :data:`SHEET_COLUMNS`:
-
-=====================  =======================================================================
-``id``                 the question's id in the prepared data (do not edit)
-``question``           the question
-``hop2_entity``        the hop-2 entity as the data names it
-``hop2_other_names``   other names that count for it (target title, aliases), ``" | "``-joined
-``bridge_title``       title of the bridge passage (hop 1)
-``bridge_text``        the bridge passage
-``p1``                 **fill in**: is the hop-2 entity (any of its names) in the question?
-``p2``                 **fill in**: is it in a sentence of the bridge passage?
-``annotator``          **fill in** your name (in at least one row; every filled row must agree)
-``sample``             the sample's id (do not edit): dataset, split, seed, size, id hash
-=====================  =======================================================================
-
-Allowed values in ``p1``/``p2`` (case and surrounding spaces ignored): ``1``/``0``,
-``y``/``n``, ``yes``/``no``, ``true``/``false`` (:data:`TRUE_VALUES`, :data:`FALSE_VALUES`).
-An empty ``annotator`` column names the annotator after the file (``alice.csv`` -> ``alice``).
+question; its columns, what each means and the labels ``p1``/``p2`` allow (case and surrounding
+spaces ignored) are declared once, by :data:`regime_core.inputs.annotation_sheet.ROW`.
 
 **The check** (:func:`kappa_report`, ``regime annotate kappa``) reads one or more sheets of the
 same sample, recomputes P1 and P2 from the prepared data by id (``auto``), and reports Cohen's
 kappa (:func:`regime_core.agreement.cohens_kappa`) for each predicate between each pair of
 annotators and between each annotator and ``auto``, with every disagreement listed. Malformed
 sheets (missing columns, unknown or missing ids, bad values, sheets of different samples) raise
-``ValueError`` naming the file, the row and the column.
+``ValueError`` naming the file, the row and the column (as a field).
 
 No human label is ever shipped or generated here: the labels come from the sheets you pass.
 """
@@ -58,18 +42,7 @@ from regime_core.schema import Example
 SHEET_SIZE: int = 50
 PREDICATES: tuple[str, ...] = ("p1", "p2")
 AUTO: str = "auto"  # the name of the automatic annotator (regimes.p1 / regimes.p2)
-SHEET_COLUMNS: tuple[str, ...] = (
-    "id",
-    "question",
-    "hop2_entity",
-    "hop2_other_names",
-    "bridge_title",
-    "bridge_text",
-    "p1",
-    "p2",
-    "annotator",
-    "sample",
-)
+SHEET_COLUMNS: tuple[str, ...] = tuple(field.name for field in ROW.fields)
 NAME_SEPARATOR = " | "
 _STREAM = "annotate"  # the sampling stream: independent of the experiments' samples
 
