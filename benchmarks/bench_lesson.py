@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FORMAT = "regime-lesson-timings/1"  # regime_core.teaching.plan.TIMINGS_FORMAT
+FORMAT = "regime-lesson-timings/1"  # regime_core.inputs.lesson_timings.TIMINGS_FORMAT
 PROFILE = "default"  # regime reproduce's profile when none is named (runner.declarations)
 
 

@@ -12,7 +12,10 @@ import numpy as np
 from scipy import stats as scipy_stats
 
 from regime_core.config import BOOTSTRAP_RESAMPLES, CONFIDENCE, SEED
-from regime_core.stats import ArrayLike, _check_confidence, _check_resamples, _paired
+from regime_core.inputs import check_value
+from regime_core.inputs.configs import LEVEL
+from regime_core.inputs.statistics import RESAMPLES
+from regime_core.stats import ArrayLike, _paired
 
 
 def _percentile_ci(values: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -121,8 +124,8 @@ def fit_r2_ci(
     ``fit_fn`` gives it when ``fit_rows`` fits each row as ``fit_fn`` would.
     """
     xs, ys = _paired(x, y, names=("x", "y"))
-    resamples = _check_resamples(resamples)
-    confidence = _check_confidence(confidence)
+    resamples = check_value(RESAMPLES, resamples, where="fit_r2_ci", field="resamples")
+    confidence = check_value(LEVEL, confidence, where="fit_r2_ci", field="confidence")
     point = r_squared(ys, np.asarray(fit_fn(xs, ys)(xs), dtype=np.float64))
     if math.isnan(point):
         raise UndefinedR2Error("y: is constant, so R² is undefined")

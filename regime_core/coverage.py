@@ -36,6 +36,9 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from regime_core.config import CONFIDENCE
+from regime_core.inputs import Choice, Items, check_value
+from regime_core.inputs.configs import SHARE
+from regime_core.inputs.statistics import DISCORDANCE
 from regime_core.stats import critical_value, score_interval, tango_statistic
 
 #: the intervals compared, by name, and what each is
@@ -98,10 +101,8 @@ def cell_probabilities(
     >>> cell_probabilities(0.1, 0.5, 0.7).round(3).tolist()
     [0.675, 0.075, 0.025, 0.225]
     """
-    if not 0.0 < discordance <= 1.0:
-        raise ValueError(f"discordance: must lie in (0, 1], got {discordance!r}")
-    if not 0.0 <= asymmetry <= 1.0:
-        raise ValueError(f"asymmetry: must lie in [0, 1], got {asymmetry!r}")
+    check_value(DISCORDANCE, discordance, where="cell_probabilities", field="discordance")
+    check_value(SHARE, asymmetry, where="cell_probabilities", field="asymmetry")
     a_only = discordance * (1.0 + asymmetry) / 2.0
     b_only = discordance * (1.0 - asymmetry) / 2.0
     both = hit_rate_b - b_only
@@ -254,13 +255,6 @@ def covers(
 # --- exact coverage by enumeration of (b, c) ---------------------------------------------------
 
 
-def _check_methods(methods: Sequence[str], allowed: Sequence[str]) -> tuple[str, ...]:
-    unknown = [m for m in methods if m not in allowed]
-    if unknown:
-        raise ValueError(f"methods: {unknown} are not among {', '.join(allowed)}")
-    return tuple(methods)
-
-
 def trinomial_support(
     n: int, p_a_only: float, p_b_only: float, *, tail: float = ENUMERATION_TAIL
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -325,7 +319,8 @@ def coverage_grid(
     >>> grid["coverage"].round(3).tolist()
     [0.993, 0.933]
     """
-    methods = _check_methods(methods, EXACT_METHODS)
+    methods = check_value(Items(Choice(EXACT_METHODS)), tuple(methods), where="coverage_grid",
+                          field="methods")  # fmt: skip
     points = [
         (int(n), float(psi), float(a)) for n in ns for psi in discordances for a in asymmetries
     ]
@@ -465,7 +460,8 @@ def simulate_point(
     """The simulated coverage of ``Δ = a·ψ`` and the mean width of each method at one grid
     point: ``replications`` paired tables drawn by ``rng.multinomial`` from
     :func:`cell_probabilities`. Each distinct table's interval is computed once."""
-    methods = _check_methods(methods, tuple(METHODS))
+    methods = check_value(Items(Choice(tuple(METHODS))), tuple(methods), where="simulate_point",
+                          field="methods")  # fmt: skip
     cells = cell_probabilities(discordance, asymmetry, hit_rate_b)
     delta = asymmetry * discordance
     draws = rng.multinomial(n, cells, size=replications)

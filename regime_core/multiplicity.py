@@ -14,12 +14,9 @@ from typing import Any
 import numpy as np
 
 from regime_core.config import CONFIDENCE
-from regime_core.stats import (
-    ArrayLike,
-    _check_confidence,
-    _vector,
-    score_interval,
-)
+from regime_core.inputs import check_value
+from regime_core.inputs.configs import LEVEL
+from regime_core.stats import ArrayLike, _vector, score_interval
 
 
 def _pvalues(pvalues: Any) -> np.ndarray:
@@ -63,7 +60,7 @@ def holm_levels(pvalues: ArrayLike, alpha: float = 1.0 - CONFIDENCE) -> np.ndarr
     >>> holm_levels([0.001, 0.04, 0.03], alpha=0.05).round(4).tolist()
     [0.0167, 0.025, 0.025]
     """
-    p, alpha = _pvalues(pvalues), _check_confidence(alpha, "alpha")
+    p, alpha = _pvalues(pvalues), check_value(LEVEL, alpha, where="holm_levels", field="alpha")
     m = p.size
     order = np.argsort(p, kind="stable")
     step = alpha / (m - np.arange(m))  # the level of the i-th smallest p

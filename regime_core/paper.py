@@ -34,6 +34,8 @@ from regime_core.inputs.claims_file import (
     CLAIMS_FILE,
     DIAGNOSIS,
     DOTTED_KEY_RE,
+    OURS_BY_PART,
+    OURS_BY_RULE,
     PAPER_BY_RULE,
     RULES,
     RUN_RECORD_KEY,
@@ -42,21 +44,9 @@ from regime_core.inputs.claims_file import (
 from regime_core.inputs.claims_file import COMPARISONS as COMPARISONS
 from regime_core.inputs.claims_file import LABEL_MAX_CHARS as LABEL_MAX_CHARS
 from regime_core.inputs.claims_file import ORIGINS as ORIGINS
-from regime_core.inputs.run_declarations import RUN_ID
 
 PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
-#: The record keys of our side each kind of claim must name (a comparison claim judged part by
-#: part names them under each of ``parts`` instead).
-_COMPARISON_OURS: tuple[str, ...] = ("estimate", "ci_lo", "ci_hi")
-_REQUIRED_OURS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("estimate", "range", "positive", "no_loss", "equivalence"), _COMPARISON_OURS),
-    "level": (),
-    "bound": ("estimate",),
-    "share": ("passing", "total"),
-    "holds": ("holds",),
-    "untestable": (),  # optional record keys, shown beside the reason
-}
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = RULES
 #: The comparisons a ``why`` entry's ``when`` may make.
@@ -75,25 +65,6 @@ WHY_FIELD = re.compile(
     r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
 )
 OPERATOR = Choice(tuple(WHEN_OPERATORS))
-
-
-def _check_ours(where: str, rule: str, ours: Mapping[str, Any]) -> None:
-    """Our side names every record key its rule reads, directly or under each part."""
-    parts = ours.get("parts")
-    if rule == "level" or (parts is not None and rule != "holds"):
-        if not isinstance(parts, Mapping) or not parts:
-            raise ValueError(f"{where}: 'ours.parts' must map each part to its record keys")
-        needed = ("estimate", "n") if rule == "level" else _COMPARISON_OURS
-        for label, keys in parts.items():
-            if not isinstance(keys, Mapping):
-                raise ValueError(f"{where}: 'ours.parts.{label}' must map fields to record keys")
-            missing = [f for f in needed if f not in keys]
-            if missing:
-                raise ValueError(f"{where}: 'ours.parts.{label}' lacks the record keys {missing}")
-        return
-    missing = [f for f in _REQUIRED_OURS[rule] if f not in ours]
-    if missing:
-        raise ValueError(f"{where}: 'ours' lacks the record keys {missing}")
 
 
 def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
@@ -243,10 +214,7 @@ def _read_claims_file(path: Path | str | None) -> tuple[tuple[Claim, ...], dict[
     from regime_core.strict_json import parse_yaml
 
     file = Path(path) if path is not None else PAPER_CLAIMS_FILE
-    try:
-        data = read_bytes(file)
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{file} does not exist") from None
+    data = read_bytes(file)  # a missing file: FileNotFoundError naming it
     key = (file, hashlib.sha256(data).hexdigest())
     if key in _LOADED:
         return _LOADED[key]
@@ -282,8 +250,9 @@ def _claim(
     (their absent fields absent, not filled with defaults: their readers ask for them)."""
     rule, paper, ours = read["rule"], read["paper"], read["ours"]
     _check_paper(where, rule, paper)
-    check_value(RUN_ID, ours.get("run"), where=where, field="ours.run")
-    _check_ours(where, rule, ours)
+    by_part = rule == "level" or ("parts" in ours and rule in OURS_BY_PART)
+    check_value(Nested((OURS_BY_PART if by_part else OURS_BY_RULE)[rule]), ours, where=where,
+                field="ours")  # fmt: skip
     if rule == "estimate" and paper.get("significant") is False:
         raise ValueError(
             f"{where}: the paper reports no significant effect; judge it with the rule "
@@ -291,12 +260,7 @@ def _claim(
         )
     if rule == "level" and set(paper["levels"]) != set(ours["parts"]):
         raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
-    unknown = [r for r in read["data"] if r not in roles]
-    if unknown:
-        raise ValueError(
-            f"{where}: 'data' names the role(s) {unknown}, which 'roles:' does not declare "
-            f"(declared: {', '.join(roles) or 'none'})"
-        )
+    check_value(Items(Choice(tuple(roles))), read["data"], where=where, field="data")  # 'roles:'
     diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
     why = check_why(where, body.get("why", []))
     _check_paper_keys(where, paper, why)

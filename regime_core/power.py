@@ -31,22 +31,17 @@ from scipy import special
 from scipy import stats as scipy_stats
 
 from regime_core.config import CONFIDENCE, CONTINUITY_CORRECTION
-from regime_core.stats import _check_confidence, _check_count, critical_value, tango_statistic
+from regime_core.inputs import Choice, check_value
+from regime_core.inputs.configs import LEVEL
+from regime_core.inputs.statistics import POWER_QUESTION
+from regime_core.inputs.statistics import SIDES as SIDES
+from regime_core.stats import critical_value, tango_statistic
 
 #: Statistical power the power figures ask for (the conventional 80%).
 TARGET_POWER: float = 0.8
-#: How the power is judged: the interval excludes ``null`` above it (``greater``), below it
-#: (``less``), or lies within ``±null`` (``within``, equivalence; ``null`` is the margin).
-SIDES: tuple[str, ...] = ("greater", "less", "within")
 #: The largest number of questions :func:`questions_needed` searches.
 MAX_QUESTIONS_SEARCHED: int = 200_000
 _TAIL: float = 1e-10
-
-
-def _check_side(side: str) -> str:
-    if side not in SIDES:
-        raise ValueError(f"side: {side!r} is not one of {', '.join(SIDES)}")
-    return side
 
 
 def _support(n: int, p: float) -> np.ndarray:
@@ -111,21 +106,17 @@ def power(
     >>> round(power(200, 0.2, 0.1), 3)
     0.905
     """
-    n = _check_count(n, "n")
-    side = _check_side(side)
-    confidence = _check_confidence(confidence)
-    if not 0.0 <= discordance <= 1.0:
-        raise ValueError(f"discordance: must lie in [0, 1], got {discordance!r}")
-    if not -1.0 <= effect <= 1.0:
-        raise ValueError(f"effect: a difference of hit rates lies in [-1, 1], got {effect!r}")
-    if side == "within" and null <= 0.0:
-        raise ValueError(f"null: an equivalence margin must be positive, got {null!r}")
-    if n == 0:
+    asked = {"n": n, "discordance": discordance, "effect": effect, "null": null, "side": side,
+             "confidence": confidence}  # fmt: skip
+    read = POWER_QUESTION.read(asked, where="power")
+    if side == "within" and read["null"] <= 0.0:
+        raise ValueError(f"power: field 'null', an equivalence margin, must be positive: {null!r}")
+    if read["n"] == 0:
         return 0.0
-    psi = max(float(discordance), abs(float(effect)))
-    z = critical_value(confidence)
-    p_ab, p_ba = (psi + effect) / 2.0, (psi - effect) / 2.0
-    return _power_kernel(n, p_ab, max(p_ba, 0.0), float(null), side, z, bool(continuity))
+    psi = max(read["discordance"], abs(read["effect"]))
+    z = critical_value(read["confidence"])
+    p_ab, p_ba = (psi + read["effect"]) / 2.0, (psi - read["effect"]) / 2.0
+    return _power_kernel(read["n"], p_ab, max(p_ba, 0.0), read["null"], side, z, bool(continuity))
 
 
 def _smallest(reaches: Callable[[float], bool], top: float) -> float | None:
@@ -154,7 +145,7 @@ def detectable_effect(
     >>> round(detectable_effect(200, 0.2), 3)
     0.087
     """
-    target = _check_confidence(target, "target")
+    target = check_value(LEVEL, target, where="detectable_effect", field="target")
     return _smallest(lambda d: power(n, discordance, d, confidence=confidence) >= target, top=1.0)
 
 
@@ -174,10 +165,9 @@ def smallest_margin(
     >>> round(smallest_margin(485, 0.1), 3), round(smallest_margin(485, 0.1, side="within"), 3)
     (0.041, 0.048)
     """
-    target = _check_confidence(target, "target")
-    side = _check_side(side)
-    if side == "less":
-        raise ValueError("side: a margin is shown above -m ('greater') or within ±m ('within')")
+    target = check_value(LEVEL, target, where="smallest_margin", field="target")
+    # a margin is shown above -m (greater) or within ±m (within), never below
+    check_value(Choice(("greater", "within")), side, where="smallest_margin", field="side")
 
     def reaches(m: float) -> bool:
         null = -m if side == "greater" else m
@@ -204,8 +194,8 @@ def questions_needed(
     >>> questions_needed(0.1, 0.2)
     145
     """
-    target = _check_confidence(target, "target")
-    side = _check_side(side)
+    target = check_value(LEVEL, target, where="questions_needed", field="target")
+    check_value(Choice(SIDES), side, where="questions_needed", field="side")
     wrong_side = (
         (side == "greater" and effect <= null)
         or (side == "less" and effect >= null)

@@ -36,6 +36,9 @@ from regime_core.config import (
     PERMUTATION_RESAMPLES,
     SEED,
 )
+from regime_core.inputs import Choice, check_value
+from regime_core.inputs.configs import LEVEL
+from regime_core.inputs.statistics import COUNT, RESAMPLES
 
 ArrayLike = Sequence[float] | Sequence[bool] | np.ndarray
 
@@ -78,25 +81,6 @@ def _binary(values: np.ndarray, name: str) -> np.ndarray:
     if not np.all((values == 0) | (values == 1)):
         raise ValueError(f"{name}: McNemar's test needs binary outcomes (0/1 or False/True)")
     return values.astype(bool)
-
-
-def _check_resamples(resamples: int, name: str = "resamples") -> int:
-    if isinstance(resamples, bool) or not isinstance(resamples, int | np.integer) or resamples < 1:
-        raise ValueError(f"{name}: must be a positive integer, got {resamples!r}")
-    return int(resamples)
-
-
-def _check_confidence(confidence: float, name: str = "confidence") -> float:
-    number = not isinstance(confidence, bool) and isinstance(confidence, int | float | np.floating)
-    if not number or not 0.0 < confidence < 1.0:
-        raise ValueError(f"{name}: must be a number strictly between 0 and 1, got {confidence!r}")
-    return float(confidence)
-
-
-def _check_count(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
-        raise ValueError(f"{name}: must be a whole number >= 0, got {value!r}")
-    return int(value)
 
 
 # --- the exact McNemar test -----------------------------------------------------------------
@@ -144,7 +128,8 @@ def mcnemar_mid_p(n_a_better: int, n_b_better: int) -> float:
     >>> round(mcnemar_mid_p(5, 0), 5), mcnemar_mid_p(8, 8)
     (0.03125, 1.0)
     """
-    b, c = _check_count(n_a_better, "n_a_better"), _check_count(n_b_better, "n_b_better")
+    b = check_value(COUNT, n_a_better, where="mcnemar_mid_p", field="n_a_better")
+    c = check_value(COUNT, n_b_better, where="mcnemar_mid_p", field="n_b_better")
     k, m = min(b, c), b + c
     if m == 0:
         return 1.0
@@ -239,7 +224,7 @@ def score_interval(
     >>> round(float(lo), 4), round(float(hi), 4)
     (-0.0196, 0.0196)
     """
-    confidence = _check_confidence(confidence)
+    confidence = check_value(LEVEL, confidence, where="score_interval", field="confidence")
     b, c, total = np.broadcast_arrays(
         np.asarray(n_a_better, dtype=np.int64),
         np.asarray(n_b_better, dtype=np.int64),
@@ -302,9 +287,9 @@ def score_test(
     >>> round(score_test(30, 10, 200, continuity=False).p_value, 5)
     0.00157
     """
-    b = _check_count(n_a_better, "n_a_better")
-    c = _check_count(n_b_better, "n_b_better")
-    total = _check_count(n, "n")
+    b = check_value(COUNT, n_a_better, where="score_test", field="n_a_better")
+    c = check_value(COUNT, n_b_better, where="score_test", field="n_b_better")
+    total = check_value(COUNT, n, where="score_test", field="n")
     if total == 0 or b + c > total:
         raise ValueError(f"n: {total} pairs cannot hold {b + c} discordant ones")
     t = float(tango_statistic(delta0, b, c, total, continuity=continuity))
@@ -335,8 +320,8 @@ def paired_bootstrap_ci(
     (0.5, True)
     """
     x, y = _paired(a, b)
-    resamples = _check_resamples(resamples)
-    confidence = _check_confidence(confidence)
+    resamples = check_value(RESAMPLES, resamples, where="paired_bootstrap_ci", field="resamples")
+    confidence = check_value(LEVEL, confidence, where="paired_bootstrap_ci", field="confidence")
     diff = x - y
     if np.all(diff == diff[0]):  # every resample has the same mean: scipy warns, the CI is a point
         return float(diff.mean()), float(diff[0]), float(diff[0])
@@ -395,7 +380,9 @@ def paired_permutation_test(
     0.25
     """
     x, y = _paired(a, b)
-    resamples = _check_resamples(resamples)
+    resamples = check_value(
+        RESAMPLES, resamples, where="paired_permutation_test", field="resamples"
+    )
     diff_all = x - y
     diff = diff_all[diff_all != 0]
     m = diff.size
@@ -480,10 +467,9 @@ def compare_paired(
     AUC): these two report a percentile bootstrap interval (``resamples``, ``seed``; the
     permutation test uses ``permutation_resamples``, same seed).
     """
-    if test not in TESTS:
-        raise ValueError(f"test: unknown test {test!r}; choose one of {', '.join(TESTS)}")
+    check_value(Choice(TESTS), test, where="compare_paired", field="test")
     x, y = _paired(a, b)
-    confidence = _check_confidence(confidence)
+    confidence = check_value(LEVEL, confidence, where="compare_paired", field="confidence")
     n_a_better, n_b_better = int(np.sum(x > y)), int(np.sum(x < y))
     if test == "mcnemar":
         _binary(x, "a")

@@ -87,7 +87,7 @@ def _claims_file(tmp_path: Path, body: str) -> Path:
         (
             "claims:\n  - {id: a, label: a, claim: x, source: s, rule: holds, "
             "paper: {statement: y}, ours: {run: r}}\n",
-            ("claim 'a'", "'ours'", "['holds']"),
+            ("claim 'a'", "'ours.holds'"),
         ),
         ("claims:\n  - {claim: x}\n", ("claims[0]", "'id'")),
     ],

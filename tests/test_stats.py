@@ -253,7 +253,7 @@ def test_compare_paired_p_value_follows_the_chosen_test() -> None:
         (lambda: mcnemar([1, 0, 1], [0.5, 0, 1]), "b_bool: McNemar"),
         (lambda: sign_test([1, 2], [[1, 2]]), "b: expected a 1-D array"),
         (lambda: compare_paired([0.2, 0.3], [0.1, 0.3]), "a: McNemar"),
-        (lambda: compare_paired([1, 0], [1, 0], test="wilcoxon"), "unknown test"),
+        (lambda: compare_paired([1, 0], [1, 0], test="wilcoxon"), "'wilcoxon'"),
     ],
 )
 def test_invalid_inputs_raise_value_error_naming_the_argument(call, message: str) -> None:

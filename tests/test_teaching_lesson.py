@@ -4,7 +4,6 @@ computed, and the encoder note names the encoder."""
 from __future__ import annotations
 
 import pytest
-from helpers import refused
 
 from regime_core.data.regimes import p1, p2
 from regime_core.data.toyworld import ToyWorldConfig, generate
@@ -51,8 +50,6 @@ def test_solution_marks_the_readers_answers(toy: list) -> None:
     assert checked.problems == ()
     marked = lesson.solution_table(questions, checked.answers)
     assert marked["right"].tolist()[1:] == [True] * 3
-    with refused(ValueError, names=("T99",)):
-        lesson.solution_table(questions, {"T99": "B-dominant"})
 
 
 def test_question_markdown_uses_display_names(toy: list) -> None:

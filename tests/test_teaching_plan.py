@@ -14,6 +14,7 @@ import yaml
 from helpers import refused
 
 from regime_core import paths
+from regime_core.inputs.lesson_timings import TIMINGS_FORMAT
 from regime_core.teaching import plan
 
 PAGE = paths.REPO_ROOT / "book" / "start" / "teaching.md"
@@ -23,7 +24,7 @@ NOTEBOOKS = paths.REPO_ROOT / "notebooks"
 
 def _timings(**steps: Any) -> dict[str, Any]:
     return {
-        "format": plan.TIMINGS_FORMAT,
+        "format": TIMINGS_FORMAT,
         "measured": "2026-12-07",
         "machine": "2 cores",
         "steps": steps,
@@ -35,14 +36,7 @@ def test_the_plan_fills_the_lesson_exactly() -> None:
     assert slots[0][0] == 0 and slots[-1][1] == plan.LESSON_MINUTES
     for (_, end, _), (start, _, _) in itertools.pairwise(slots):
         assert end == start
-
-
-def test_a_plan_that_overruns_is_refused() -> None:
-    long = (*plan.LESSON_PLAN, plan.Activity(5, "Extra", "more", "none"))
-    with refused(ValueError, names=("95", "90")):
-        plan.check_plan(long)
-    with refused(ValueError, names=("Nothing",)):
-        plan.check_plan((plan.Activity(0, "Nothing", "x", "y"),))
+    assert all(activity.minutes >= 1 for activity in plan.LESSON_PLAN)
 
 
 def test_the_committed_timings_cover_every_step_the_plan_waits_on() -> None:

@@ -27,6 +27,7 @@ from regime_core.inputs import (
     Table,
     Text,
 )
+from regime_core.inputs.run_declarations import RUN_ID
 
 #: the characters of one level of a record key (a dataset, an encoder, ``hit@5``, ``P1-P2+``)
 KEY_CHARS = r"[A-Za-z0-9_@+-]"
@@ -98,6 +99,40 @@ PAPER_BY_RULE: dict[str, Format] = {
     "untestable": _paper_side("untestable", "statement", "why"),
 }
 RULES: tuple[str, ...] = tuple(PAPER_BY_RULE)
+
+#: the record keys of our side a comparison reads: its estimate and its interval
+_COMPARISON_KEYS = ("estimate", "ci_lo", "ci_hi")
+
+
+def _ours_side(rule: str, *keys: str, parts: bool = False) -> Format:
+    """Our side of a claim judged by ``rule``: its ``run`` and the record keys ``keys`` the rule
+    reads, directly or (``parts``) under each part; any other key is a record key too (``OURS``)."""
+    named = tuple(Field(key, RECORD_KEY, meaning=f"the record key of our {key}") for key in keys)
+    if parts:
+        part = Format(f"a part of a {rule!r} claim", named, closed=False)
+        named = (Field("parts", Table(Nested(part), min_items=1), meaning="each part's keys"),)
+    run = Field("run", RUN_ID, meaning="the run whose record holds our numbers")
+    return Format(f"our side of a {rule!r} claim", (run, *named), closed=False)
+
+
+#: our side of a claim by its ``rule``, naming the record keys directly
+OURS_BY_RULE: dict[str, Format] = {
+    **{rule: _ours_side(rule, *_COMPARISON_KEYS) for rule in ("estimate", "range", "positive",
+                                                              "no_loss", "equivalence")},
+    "level": _ours_side("level", "estimate", "n", parts=True),
+    "bound": _ours_side("bound", "estimate"),
+    "share": _ours_side("share", "passing", "total"),
+    "holds": _ours_side("holds", "holds"),
+    "untestable": _ours_side("untestable"),  # optional record keys, shown beside the reason
+}  # fmt: skip
+#: our side of a claim judged part by part (``ours.parts``, always for ``level``; ``holds``
+#: reads its one record key whatever its parts)
+OURS_BY_PART: dict[str, Format] = {
+    rule: OURS_BY_RULE["level"] if rule == "level" else _ours_side(rule, *_COMPARISON_KEYS,
+                                                                    parts=True)
+    for rule in RULES
+    if rule != "holds"
+}  # fmt: skip
 
 ROLE = Format(
     "role",

@@ -2,31 +2,15 @@
 the automatic predicates of :mod:`regime_core.data.regimes` (Cohen's kappa).
 
 **The sheet** (:func:`write_sheet`, ``regime annotate sample``) is a UTF-8 CSV with one row per
-question and the columns :data:`SHEET_COLUMNS`:
-
-=====================  =======================================================================
-``id``                 the question's id in the prepared data (do not edit)
-``question``           the question
-``hop2_entity``        the hop-2 entity as the data names it
-``hop2_other_names``   other names that count for it (target title, aliases), ``" | "``-joined
-``bridge_title``       title of the bridge passage (hop 1)
-``bridge_text``        the bridge passage
-``p1``                 **fill in**: is the hop-2 entity (any of its names) in the question?
-``p2``                 **fill in**: is it in a sentence of the bridge passage?
-``annotator``          **fill in** your name (in at least one row; every filled row must agree)
-``sample``             the sample's id (do not edit): dataset, split, seed, size, id hash
-=====================  =======================================================================
-
-Allowed values in ``p1``/``p2`` (case and surrounding spaces ignored): ``1``/``0``,
-``y``/``n``, ``yes``/``no``, ``true``/``false`` (:data:`TRUE_VALUES`, :data:`FALSE_VALUES`).
-An empty ``annotator`` column names the annotator after the file (``alice.csv`` -> ``alice``).
+question; its columns, what each means and the labels ``p1``/``p2`` allow (case and surrounding
+spaces ignored) are declared once, by :data:`regime_core.inputs.annotation_sheet.ROW`.
 
 **The check** (:func:`kappa_report`, ``regime annotate kappa``) reads one or more sheets of the
 same sample, recomputes P1 and P2 from the prepared data by id (``auto``), and reports Cohen's
 kappa (:func:`regime_core.agreement.cohens_kappa`) for each predicate between each pair of
 annotators and between each annotator and ``auto``, with every disagreement listed. Malformed
 sheets (missing columns, unknown or missing ids, bad values, sheets of different samples) raise
-``ValueError`` naming the file, the row and the column.
+``ValueError`` naming the file, the row and the column (as a field).
 
 No human label is ever shipped or generated here: the labels come from the sheets you pass.
 """
@@ -41,41 +25,25 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from regime_core import config
 from regime_core.agreement import cohens_kappa
 from regime_core.data.regimes import DEFAULT_REGIME_RULES, RegimeRules, hop2_names, p1, p2
 from regime_core.experiments.sampling import ids_hash, sample_ids
+from regime_core.inputs import InputError, check_value
+from regime_core.inputs.annotation_sheet import FALSE_VALUES as FALSE_VALUES  # the CLI says them
+from regime_core.inputs.annotation_sheet import ROW, SAMPLE_ID, TRUE_VALUES
+from regime_core.inputs.configs import integer
 from regime_core.integrity import read_text
-from regime_core.schema import SPLITS, Example
+from regime_core.schema import Example
 
 #: The paper's inter-annotator check used 50 questions.
 SHEET_SIZE: int = 50
 PREDICATES: tuple[str, ...] = ("p1", "p2")
 AUTO: str = "auto"  # the name of the automatic annotator (regimes.p1 / regimes.p2)
-SHEET_COLUMNS: tuple[str, ...] = (
-    "id",
-    "question",
-    "hop2_entity",
-    "hop2_other_names",
-    "bridge_title",
-    "bridge_text",
-    "p1",
-    "p2",
-    "annotator",
-    "sample",
-)
-REQUIRED_COLUMNS: tuple[str, ...] = ("id", "p1", "p2", "annotator", "sample")
-TRUE_VALUES: tuple[str, ...] = ("1", "y", "yes", "true")
-FALSE_VALUES: tuple[str, ...] = ("0", "n", "no", "false")
+SHEET_COLUMNS: tuple[str, ...] = tuple(field.name for field in ROW.fields)
 NAME_SEPARATOR = " | "
-# the dataset part follows schema.DATASET_NAME (a name of one's own may hold '-' and '_'; the
-# split is the last letters before "-seed", so the id still parses one way)
-_SAMPLE_ID = re.compile(
-    r"^(?P<dataset>[a-z0-9][a-z0-9_-]*)-(?P<split>[a-z]+)-seed(?P<seed>\d+)-n(?P<n>\d+)"
-    r"-(?P<hash>[0-9a-f]+)$"
-)
 _STREAM = "annotate"  # the sampling stream: independent of the experiments' samples
 
 
@@ -99,22 +67,6 @@ class SampleSpec:
     def sample_id(self) -> str:
         return f"{self.dataset}-{self.split}-seed{self.seed}-n{self.n}-{self.id_hash}"
 
-    @classmethod
-    def parse(cls, text: str, where: str) -> SampleSpec:
-        match = _SAMPLE_ID.match(text.strip())
-        if match is None or match["split"] not in SPLITS:
-            raise ValueError(
-                f"{where}, column 'sample': {text!r} is not a sample id written by "
-                "`regime annotate sample` (e.g. 'hotpotqa-dev-seed0-n50-<hash>')"
-            )
-        return cls(
-            dataset=match["dataset"],
-            split=match["split"],
-            seed=int(match["seed"]),
-            n=int(match["n"]),
-            id_hash=match["hash"],
-        )
-
 
 def draw_sample(
     examples: Sequence[Example], n: int = SHEET_SIZE, *, seed: int = config.SEED
@@ -123,13 +75,10 @@ def draw_sample(
 
     The examples must be of one dataset and split. ``n`` larger than the examples takes all.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"sample size must be a positive integer, got {n!r}")
-    if not examples:
-        raise ValueError("draw_sample: no examples to draw from")
+    check_value(integer(1), n, where="draw_sample", field="n")  # `regime annotate sample --n`
     kinds = sorted({(ex.dataset, ex.split) for ex in examples})
     if len(kinds) != 1:
-        raise ValueError(f"draw_sample: the examples mix datasets/splits {kinds}; pass one")
+        raise ValueError(f"draw_sample: the examples must be of one dataset and split, got {kinds}")
     dataset, split = kinds[0]
     chosen = sample_ids([ex.id for ex in examples], n, seed=seed, stream=_STREAM)
     by_id = {ex.id: ex for ex in examples}
@@ -216,117 +165,86 @@ class Sheet:
     labels: Mapping[str, Mapping[str, bool]]
 
 
-def parse_label(value: str, where: str) -> bool:
-    """``1/y/yes/true`` -> True, ``0/n/no/false`` -> False (case-insensitive), else ValueError."""
-    text = value.strip().lower()
-    if text in TRUE_VALUES:
-        return True
-    if text in FALSE_VALUES:
-        return False
-    shown = "empty" if not text else repr(value)
-    raise ValueError(
-        f"{where}: value {shown} is not a label; write one of "
-        f"{'/'.join(TRUE_VALUES)} (yes) or {'/'.join(FALSE_VALUES)} (no)"
-    )
-
-
 def read_sheet(path: Path | str) -> Sheet:
-    """Read and validate one filled sheet (columns, values, one sample, unique ids).
+    """Read and validate one filled sheet: every row through :data:`ROW` (ids, labels, the
+    sample id), then what a row cannot say (ids unique, one sample, one annotator).
 
     Row numbers in messages are the spreadsheet's (the header is row 1).
     """
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"{path}: no such sheet")
     # read without blocking: a FIFO or device named as the sheet is refused, never waited on
     with io.StringIO(read_text(path).removeprefix("\ufeff"), newline="") as f:
-        reader = csv.DictReader(f)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        missing = [c for c in REQUIRED_COLUMNS if c not in header]
-        if missing:
-            raise ValueError(
-                f"{path}, row 1: missing column(s) {missing}; the header must hold "
-                f"{list(REQUIRED_COLUMNS)} (a sheet from `regime annotate sample` has them)"
-            )
-        reader.fieldnames = header
+        reader = csv.DictReader(f, restval="")
+        reader.fieldnames = [h.strip() for h in (reader.fieldnames or [])]
         records = list(reader)
     if not records:
         raise ValueError(f"{path}: the sheet has no rows")
-    spec: SampleSpec | None = None
-    sample_text = ""
+    rows: dict[str, dict[str, Any]] = {}  # id -> its row, read
+    first_row: dict[str, int] = {}
     names: dict[str, int] = {}
-    ids: list[str] = []
-    seen: dict[str, int] = {}
-    labels: dict[str, dict[str, bool]] = {p: {} for p in PREDICATES}
     for row_number, record in enumerate(records, start=2):
         where = f"{path}, row {row_number}"
-        if None in record:  # more cells than header columns
+        if None in record:  # more cells than header columns: the labels may have shifted
             raise ValueError(f"{where}: more cells than columns; check quoting of long texts")
-        qid = (record.get("id") or "").strip()
-        if not qid:
-            raise ValueError(f"{where}, column 'id': empty")
-        if qid in seen:
-            raise ValueError(f"{where}, column 'id': {qid!r} repeats row {seen[qid]}")
-        seen[qid] = row_number
-        text = (record.get("sample") or "").strip()
-        if spec is None:
-            spec, sample_text = SampleSpec.parse(text, f"{where}"), text
-        elif text != sample_text:
-            raise ValueError(
-                f"{where}, column 'sample': {text!r} differs from {sample_text!r} (row 2); "
-                "rows of different samples were mixed"
-            )
-        name = (record.get("annotator") or "").strip()
-        if name:
-            names.setdefault(name, row_number)
-        for predicate in PREDICATES:
-            cell = record.get(predicate) or ""
-            labels[predicate][qid] = parse_label(cell, f"{where}, column {predicate!r}")
-        ids.append(qid)
+        cells = {key: cell.strip() for key, cell in record.items()}
+        cells.update({p: cells[p].lower() for p in PREDICATES if p in cells})  # case ignored
+        row = ROW.read(cells, where=where)
+        if row["id"] in rows:
+            raise InputError(where, "id", f"{row['id']!r} repeats row {first_row[row['id']]}")
+        first = next(iter(rows.values()), row)
+        if row["sample"] != first["sample"]:
+            raise InputError(
+                where, "sample", f"{row['sample']!r} differs from {first['sample']!r} (row 2): "
+                "rows of different samples were mixed",
+            )  # fmt: skip
+        rows[row["id"]], first_row[row["id"]] = row, row_number
+        if row["annotator"]:
+            names.setdefault(row["annotator"], row_number)
     if len(names) > 1:
         shown = ", ".join(f"{n!r} (row {r})" for n, r in names.items())
-        raise ValueError(
-            f"{path}, column 'annotator': one sheet per annotator, but it names {shown}"
-        )
+        raise InputError(str(path), "annotator", f"names {shown}: one sheet per annotator")
     annotator = next(iter(names)) if names else path.stem
     if annotator == AUTO:
-        raise ValueError(f"{path}, column 'annotator': {AUTO!r} is reserved for the predicates")
-    if spec is None:  # unreachable: records is non-empty; narrows the type
-        raise ValueError(f"{path}: the sheet has no rows")
-    return Sheet(str(path), annotator, spec, tuple(ids), labels)
+        raise InputError(str(path), "annotator", f"{AUTO!r} is reserved for the predicates")
+    sample = cast(re.Match[str], re.fullmatch(SAMPLE_ID, first["sample"]))  # ROW checked it
+    dataset, split, seed, n, id_hash = sample.groups()
+    spec = SampleSpec(dataset, split, int(seed), int(n), id_hash)
+    labels = {p: {qid: row[p] in TRUE_VALUES for qid, row in rows.items()} for p in PREDICATES}
+    return Sheet(str(path), annotator, spec, tuple(rows), labels)
 
 
 def check_sheets(sheets: Sequence[Sheet], sample_ids_: Sequence[str]) -> None:
     """Every sheet holds exactly the sample's ids and all sheets are of one sample."""
-    if not sheets:
-        raise ValueError("no sheets given")
     first = sheets[0]
     expected = set(sample_ids_)
     annotators: dict[str, str] = {}
     for sheet in sheets:
         if sheet.spec != first.spec:
-            raise ValueError(
-                f"{sheet.path}, row 2, column 'sample': {sheet.spec.sample_id!r} is not the sample "
-                f"of {first.path} ({first.spec.sample_id!r}); compare sheets of one sample"
-            )
+            raise InputError(
+                f"{sheet.path}, row 2", "sample",
+                f"{sheet.spec.sample_id!r} is not the sample of {first.path} "
+                f"({first.spec.sample_id!r}); compare sheets of one sample",
+            )  # fmt: skip
         if sheet.annotator in annotators:
-            raise ValueError(
-                f"{sheet.path}, column 'annotator': {sheet.annotator!r} also annotated "
-                f"{annotators[sheet.annotator]}; give each sheet its annotator's name"
-            )
+            raise InputError(
+                sheet.path, "annotator",
+                f"{sheet.annotator!r} also annotated {annotators[sheet.annotator]}; give each "
+                "sheet its annotator's name",
+            )  # fmt: skip
         annotators[sheet.annotator] = sheet.path
         for row_number, qid in enumerate(sheet.ids, start=2):
             if qid not in expected:
-                raise ValueError(
-                    f"{sheet.path}, row {row_number}, column 'id': {qid!r} is not a question "
-                    f"of sample {sheet.spec.sample_id}"
-                )
+                raise InputError(
+                    f"{sheet.path}, row {row_number}", "id",
+                    f"{qid!r} is not a question of sample {sheet.spec.sample_id}",
+                )  # fmt: skip
         absent = sorted(expected - set(sheet.ids))
         if absent:
-            raise ValueError(
-                f"{sheet.path}, column 'id': {len(absent)} question(s) of the sample are missing "
-                f"(e.g. {absent[:3]}); keep every row of the sheet"
-            )
+            raise InputError(
+                sheet.path, "id",
+                f"misses {len(absent)} question(s) of the sample (e.g. {absent[:3]}); keep "
+                "every row of the sheet",
+            )  # fmt: skip
 
 
 # --------------------------------------------------------------------------------------------
@@ -413,8 +331,6 @@ def agreement_report(
     ``raters[name][predicate][id]`` is a label; every rater labels every id in ``ids``.
     """
     names = tuple(raters)
-    if len(names) < 2:
-        raise ValueError(f"agreement needs at least two raters, got {list(names)}")
     pairs = []
     for predicate in PREDICATES:
         for a, b in itertools.combinations(names, 2):

@@ -80,9 +80,6 @@ def hit_summary(ranks: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     [{'arm': 'q', 'n': 2, 'hit@1': 0.5, 'hit@5': 0.5},
      {'arm': 'union', 'n': 1, 'hit@1': 0.0, 'hit@5': 1.0}]
     """
-    missing = [c for c in [*by, "rank"] if c not in ranks.columns]
-    if missing:
-        raise ValueError(f"hit_summary: column(s) {missing} not in the table {list(ranks.columns)}")
     frame = ranks.loc[:, [*by]].copy()
     rank = ranks["rank"].to_numpy()
     for k in HIT_CUTOFFS:
@@ -150,8 +147,6 @@ def arm_ranks(
     from regime_core.retrieval import retrieve_arms
 
     examples = list(examples)
-    if not examples:
-        raise ValueError("arm_ranks: no examples")
     table = regime_table(examples, settings.regime_rules)
     b_rel = [None if pd.isna(v) else int(v) for v in table["b_rel_index"]]
     regime_of = dict(zip(table["id"], table["regime"], strict=True))

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from regime_core.inputs.lesson_timings import TIMINGS
 from regime_core.strict_json import read_json_file
 
 #: The lesson's length in minutes; the plan's activities fill it exactly.
 LESSON_MINUTES = 90
-#: The format tag of a timings file.
-TIMINGS_FORMAT = "regime-lesson-timings/1"
 
 
 @dataclass(frozen=True)
@@ -115,29 +114,13 @@ class LessonTimings:
     steps: dict[str, StepTiming]
 
 
-def check_plan(plan: Sequence[Activity] = LESSON_PLAN) -> None:
-    """Raises ValueError when the activities do not fill :data:`LESSON_MINUTES` exactly or one
-    lasts no time."""
-    short = [a.title for a in plan if a.minutes < 1]
-    if short:
-        raise ValueError(
-            f"lesson plan: activities {short} last no time; give each a minute or more"
-        )
-    total = sum(a.minutes for a in plan)
-    if total != LESSON_MINUTES:
-        raise ValueError(
-            f"lesson plan (regime_core/teaching/plan.py LESSON_PLAN): the activities last "
-            f"{total} minutes, the lesson {LESSON_MINUTES}; change an activity's minutes"
-        )
-
-
 def schedule(plan: Sequence[Activity] = LESSON_PLAN) -> list[tuple[int, int, Activity]]:
-    """Each activity with its start and end minute, after :func:`check_plan`.
+    """Each activity with its start and end minute (the plan fills :data:`LESSON_MINUTES`
+    exactly: ``tests/test_teaching_plan.py``).
 
     >>> [(start, end) for start, end, _ in schedule()][:3]
     [(0, 10), (10, 30), (30, 40)]
     """
-    check_plan(plan)
     out, start = [], 0
     for activity in plan:
         out.append((start, start + activity.minutes, activity))
@@ -146,29 +129,14 @@ def schedule(plan: Sequence[Activity] = LESSON_PLAN) -> list[tuple[int, int, Act
 
 
 def parse_timings(data: Mapping[str, Any], where: str) -> LessonTimings:
-    """A timings file's content, checked. Raises ValueError naming ``where`` and the field."""
-    if data.get("format") != TIMINGS_FORMAT:
-        raise ValueError(f"{where}: field 'format' must be {TIMINGS_FORMAT!r}")
-    for field in ("measured", "machine"):
-        if not isinstance(data.get(field), str) or not data[field].strip():
-            raise ValueError(f"{where}: field {field!r} must be a non-empty string")
-    raw = data.get("steps")
-    if not isinstance(raw, Mapping) or not raw:
-        raise ValueError(f"{where}: field 'steps' must map step names to measurements")
-    steps = {}
-    for key, step in raw.items():
-        if not isinstance(step, Mapping):
-            raise ValueError(f"{where}: steps.{key} must be an object")
-        command, seconds = step.get("command"), step.get("seconds")
-        if not isinstance(command, str) or not command.strip():
-            raise ValueError(f"{where}: steps.{key}.command must be a non-empty string")
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds <= 0:
-            raise ValueError(f"{where}: steps.{key}.seconds must be a positive number")
-        note = step.get("note", "")
-        if not isinstance(note, str):
-            raise ValueError(f"{where}: steps.{key}.note must be a string")
-        steps[str(key)] = StepTiming(str(key), command, float(seconds), note)
-    return LessonTimings(str(data["measured"]), str(data["machine"]), steps)
+    """A timings file's content, read through :data:`~regime_core.inputs.lesson_timings.TIMINGS`
+    (an :class:`~regime_core.inputs.InputError` naming ``where`` and the field)."""
+    read = TIMINGS.read(data, where=where)
+    steps = {
+        key: StepTiming(key, step["command"], step["seconds"], step["note"])
+        for key, step in read["steps"].items()
+    }
+    return LessonTimings(read["measured"], read["machine"], steps)
 
 
 def load_timings(path: Path, plan: Sequence[Activity] = LESSON_PLAN) -> LessonTimings:
