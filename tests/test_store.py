@@ -207,6 +207,18 @@ def test_decode_rejects_a_length_mismatch() -> None:
         decode_shard(blob + b"\0")
 
 
+@pytest.mark.parametrize(
+    ("original", "edited", "field"),
+    [(b'"n": 1', b'"n":-1', "n"), (b'"layout": "dense"', b'"layout": "dence"', "layout")],
+)
+def test_decode_refuses_a_header_the_declaration_refuses(
+    original: bytes, edited: bytes, field: str
+) -> None:
+    blob = encode_shard([text_key("query", "a")], np.ones((1, 4), dtype=np.float32) / 2, "t")
+    with refused(CorruptShardError, names=("shard header", f"'{field}'")):
+        decode_shard(blob.replace(original, edited))  # same length: the header still parses
+
+
 class BadEncoder(CountingEncoder):
     def __init__(self, result: np.ndarray) -> None:
         super().__init__()
