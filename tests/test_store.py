@@ -242,6 +242,17 @@ def test_encoder_output_is_checked(tmp_path: Path, result: np.ndarray, message: 
     assert not shard_files(EmbeddingStore(tmp_path).directory(BadEncoder(result)))
 
 
+def test_vectors_of_another_dimension_than_the_directory_holds_are_refused(
+    tmp_path: Path,
+) -> None:
+    store, enc = EmbeddingStore(tmp_path), CountingEncoder(dim=8)
+    store.embed(enc, TEXTS[:2], "query")
+    wide = CountingEncoder(dim=16).encode_queries(TEXTS[2:3])
+    with refused(ValueError, names=("'counting'", str(store.directory(enc)), "16", "8")):
+        store.add(enc, [text_key("query", TEXTS[2])], wide)
+    assert len(shard_files(store.directory(enc))) == 1
+
+
 def test_bad_arguments(tmp_path: Path) -> None:
     store = EmbeddingStore(tmp_path)
     with refused(ValueError, names=("mode",)):
