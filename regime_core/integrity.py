@@ -321,18 +321,13 @@ def remove_file(path: Path | str) -> None:
     target = Path(path)
     try:
         info = os.lstat(target)
-    except FileNotFoundError:
-        return
-    except OSError as err:
-        raise ValueError(os_error_message(err, target, "remove")) from err
-    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-        raise ValueError(
-            f"cannot remove {target}: it is {file_kind(info.st_mode)}, not a file of the "
-            "runner's; remove it by hand"
-        )
-    try:
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+            raise ValueError(
+                f"cannot remove {target}: it is {file_kind(info.st_mode)}, not a file of the "
+                "runner's; remove it by hand"
+            )
         target.unlink()
-    except FileNotFoundError:
+    except FileNotFoundError:  # nothing there, or removed by another process meanwhile
         return
     except OSError as err:
         raise ValueError(os_error_message(err, target, "remove")) from err
