@@ -414,14 +414,12 @@ def test_a_header_edit_is_caught_by_the_name_hash(tmp_path: Path) -> None:
     assert shard.read_bytes() == blob
 
 
-def test_decode_shard_refuses_another_identity_or_dimension() -> None:
+def test_decode_shard_refuses_another_identity() -> None:
     keys = [text_key("query", "a")]
     blob = encode_shard(keys, np.ones((1, 4), dtype=np.float32) / 2, "abc")
-    assert decode_shard(blob, identity="abc", dim=4)[0] == keys
+    assert decode_shard(blob, identity="abc")[0] == keys
     with refused(ForeignShardError, names=("abc", "xyz")):
         decode_shard(blob, identity="xyz")
-    with refused(ForeignShardError, names=("dimension 4", "8")):
-        decode_shard(blob, dim=8)
 
 
 @pytest.fixture

@@ -96,11 +96,11 @@ def decode_shard(
     *,
     dense: bool = True,
     identity: str | None = None,
-    dim: int | None = None,
 ) -> tuple[list[bytes], Any]:
     """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong, or
-    :class:`ForeignShardError` when it belongs to another ``identity`` (hash) or has another
-    ``dim`` than the ones given.
+    :class:`ForeignShardError` when it belongs to another ``identity`` (hash) than the one
+    given. Its dimension is the store's to judge: a directory's dimension is the one its shards
+    agree on (:mod:`regime_core.encoders.store`).
 
     The vectors are a dense float32 array, or, for a ``csr`` shard with ``dense=False``, a
     ``scipy.sparse.csr_matrix`` (float32) holding the same rows.
@@ -129,10 +129,6 @@ def decode_shard(
     if identity is not None and owner != identity:
         raise ForeignShardError(
             f"written by the encoder of identity {owner}, not {identity}", owner, width
-        )
-    if dim is not None and n and width != dim:
-        raise ForeignShardError(
-            f"vectors of dimension {width}, this encoder's are {dim}", owner, width
         )
     dim = width
     keys_end = n * _KEY_BYTES
