@@ -299,10 +299,7 @@ def fresh_directory(path: Path | str, *, inside: Path | str) -> Path:
         if failures:
             raise ValueError(f"cannot empty {target}: {failures[0]}")
     elif stat.S_ISREG(info.st_mode):
-        try:
-            target.unlink()
-        except OSError as err:
-            raise ValueError(os_error_message(err, target, "remove")) from err
+        remove_file(target)
     else:  # a symbolic link (never followed), FIFO, device or socket
         what = file_kind(info.st_mode)
         if stat.S_ISLNK(info.st_mode):

@@ -119,7 +119,7 @@ def decode_shard(
         header = SHARD_HEADER.read(parse_json(text, "header"), where="shard header")
     except ValueError as err:
         raise CorruptShardError(f"unreadable header ({err})") from err
-    n, width, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
+    n, dim, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
     owner, payload_bytes = header["identity"], header["payload_bytes"]
     payload = blob[offset + header_len :]
     if len(payload) != payload_bytes:
@@ -128,9 +128,8 @@ def decode_shard(
         raise CorruptShardError("payload checksum mismatch")
     if identity is not None and owner != identity:
         raise ForeignShardError(
-            f"written by the encoder of identity {owner}, not {identity}", owner, width
+            f"written by the encoder of identity {owner}, not {identity}", owner, dim
         )
-    dim = width
     keys_end = n * _KEY_BYTES
     keys = [payload[i : i + _KEY_BYTES] for i in range(0, keys_end, _KEY_BYTES)]
     body = payload[keys_end:]
