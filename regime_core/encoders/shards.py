@@ -38,12 +38,11 @@ class CorruptShardError(ValueError):
 
 
 class ForeignShardError(ValueError):
-    """A valid shard of another encoder (identity) or of another dimension than its directory's;
-    ``identity`` and ``dim`` are what its header says."""
+    """A valid shard of another encoder: ``identity`` is the identity hash its header names."""
 
-    def __init__(self, message: str, identity: str, dim: int) -> None:
+    def __init__(self, message: str, identity: str) -> None:
         super().__init__(message)
-        self.identity, self.dim = identity, dim
+        self.identity = identity
 
 
 def text_key(mode: str, text: str) -> bytes:
@@ -128,7 +127,7 @@ def decode_shard(
         raise CorruptShardError("payload checksum mismatch")
     if identity is not None and owner != identity:
         raise ForeignShardError(
-            f"written by the encoder of identity {owner}, not {identity}", owner, dim
+            f"written by the encoder of identity {owner}, not {identity}", owner
         )
     keys_end = n * _KEY_BYTES
     keys = [payload[i : i + _KEY_BYTES] for i in range(0, keys_end, _KEY_BYTES)]

@@ -439,7 +439,7 @@ class EmbeddingStore:
         for file, keys, vectors in decoded:
             if dim is not None and vectors.shape[0] and vectors.shape[1] != dim:
                 reason = f"vectors of dimension {vectors.shape[1]}, this encoder's are {dim}"
-                self._refuse(file, state, ForeignShardError(reason, identity, vectors.shape[1]))
+                self._refuse(file, state, ValueError(reason))  # this identity's, another size
                 continue
             self._add(state, file.name, keys, vectors)
 
