@@ -276,14 +276,16 @@ class EmbeddingStore:
         for i, text in enumerate(texts):
             if not isinstance(text, str):
                 raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
-        ihash = identity_hash(encoder.identity)
-        path = self.root / ihash
+        path = self.directory(encoder)
         state = self._sync(path, encoder)
         keys = [text_key(mode, t) for t in texts]
-        missing = self._missing(state, keys, texts)
+        missing: dict[bytes, str] = {}  # first seen first
+        for key, text in zip(keys, texts, strict=True):
+            if key not in state.index:
+                missing.setdefault(key, text)
         n_unique = len(set(keys))
         report = StoreReport(
-            identity_hash=ihash,
+            identity_hash=path.name,
             directory=path,
             mode=mode,
             n_texts=len(keys),
@@ -306,14 +308,6 @@ class EmbeddingStore:
             self._write_shard(path, state, list(keys), [matrix])
 
     # -- internals ------------------------------------------------------------------------------
-    @staticmethod
-    def _missing(state: _Directory, keys: Sequence[bytes], texts: Sequence[str]) -> dict:
-        missing: dict[bytes, str] = {}
-        for key, text in zip(keys, texts, strict=True):
-            if key not in state.index and key not in missing:
-                missing[key] = text
-        return missing
-
     @staticmethod
     def _by_shard(
         state: _Directory, keys: Sequence[bytes]
