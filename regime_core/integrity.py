@@ -85,6 +85,14 @@ def os_error_message(err: OSError, path: Path | str, action: str) -> str:
     return f"cannot {action} {path}: {reason}"
 
 
+def _given_path(path: Path | str, action: str) -> Path:
+    """``path`` as handed in, refused when it holds a NUL (no file name can; the operating
+    system's own ``ValueError`` would not name the path)."""
+    if "\0" in str(path):
+        raise ValueError(f"cannot {action} {str(path)!r}: the path holds a NUL character")
+    return Path(path)
+
+
 def output_target(path: Path | str) -> Path:
     """The regular file a write to ``path`` replaces, by the writer's rule (module docstring).
 
@@ -93,15 +101,14 @@ def output_target(path: Path | str) -> Path:
     ``path`` otherwise: a directory, FIFO, device or socket is never replaced by a file, and a
     dangling or looping link is not followed to create a file somewhere else.
     """
-    target = Path(path)
-    if "\0" in str(target):
-        raise ValueError(f"cannot write {str(target)!r}: the path holds a NUL character")
+    target = _given_path(path, "write")
     try:
         info = os.lstat(target)
     except FileNotFoundError:
         return target
     except OSError as err:
         raise ValueError(os_error_message(err, target, "write")) from err
+    resolved, what = target, file_kind(info.st_mode)
     if stat.S_ISLNK(info.st_mode):
         link = os.readlink(target)
         try:
@@ -114,18 +121,12 @@ def output_target(path: Path | str) -> Path:
             ) from None
         except OSError as err:
             raise ValueError(os_error_message(err, target, "write")) from err
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(
-                f"cannot write {target}: it is a symbolic link to {file_kind(info.st_mode)} "
-                f"({link}); only a regular file is ever replaced"
-            )
-        return resolved
+        what = f"a symbolic link to {file_kind(info.st_mode)} ({link})"
     if not stat.S_ISREG(info.st_mode):
         raise ValueError(
-            f"cannot write {target}: it is {file_kind(info.st_mode)}; only a regular file is "
-            "ever replaced"
+            f"cannot write {target}: it is {what}; only a regular file is ever replaced"
         )
-    return target
+    return resolved
 
 
 def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int = FILE_MODE) -> None:
@@ -139,7 +140,7 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int = FILE_MODE) 
     given = Path(path)
     target = output_target(given)
     try:
-        _check_parents(target)
+        _existing_ancestor(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp"
@@ -162,10 +163,10 @@ def atomic_write_bytes(path: Path | str, data: bytes, *, mode: int = FILE_MODE) 
         raise
 
 
-def _check_parents(target: Path) -> None:
-    """``NotADirectoryError`` when an existing ancestor of ``target`` is a file, ``ValueError``
-    when one is a dangling symbolic link (``mkdir`` would say "File exists" for both, naming the
-    wrong problem)."""
+def _existing_ancestor(target: Path) -> Path:
+    """The nearest existing ancestor of ``target``, a directory: ``NotADirectoryError`` when it
+    is a file, ``ValueError`` when an ancestor is a dangling symbolic link (``mkdir`` would say
+    "File exists" for both, naming the wrong problem)."""
     for parent in target.parents:
         if os.path.islink(parent) and not parent.exists():
             raise ValueError(
@@ -175,7 +176,8 @@ def _check_parents(target: Path) -> None:
         if parent.exists():
             if not parent.is_dir():
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(parent))
-            return
+            return parent
+    return Path(target.anchor or ".")
 
 
 def check_writable(path: Path | str, what: str) -> None:
@@ -183,18 +185,15 @@ def check_writable(path: Path | str, what: str) -> None:
     ``path``: :func:`output_target` accepts it and its nearest existing ancestor is a writable
     directory."""
     try:
-        target = output_target(path)
+        parent = _existing_ancestor(output_target(path))
+    except NotADirectoryError as err:
+        raise ValueError(
+            f"{what}: cannot write {path}: its parent {err.filename} is not a directory"
+        ) from None
     except ValueError as err:
         raise ValueError(f"{what}: {err}") from None
-    for parent in target.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ValueError(
-                    f"{what}: cannot write {path}: its parent {parent} is not a directory"
-                )
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise ValueError(f"{what}: cannot write {path}: permission denied on {parent}")
-            return
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"{what}: cannot write {path}: permission denied on {parent}")
 
 
 def append_text(path: Path | str, text: str) -> None:
@@ -202,22 +201,14 @@ def append_text(path: Path | str, text: str) -> None:
     opened without blocking (a FIFO without a reader is refused, not waited on) and written
     only when it is a regular file (a device or FIFO there is a ``ValueError`` naming it)."""
     name = Path(path)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
     try:
-        fd = os.open(name, flags, FILE_MODE)
+        fd = _open_regular_fd(name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, "append to")
+        try:
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
     except OSError as err:
         raise ValueError(os_error_message(err, name, "append to")) from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(
-                f"cannot append to {name}: it is {file_kind(info.st_mode)}, not a regular file"
-            )
-        os.write(fd, text.encode("utf-8"))
-    except OSError as err:
-        raise ValueError(os_error_message(err, name, "append to")) from err
-    finally:
-        os.close(fd)
 
 
 def write_if_changed(path: Path, data: bytes) -> None:
@@ -231,10 +222,15 @@ def write_if_changed(path: Path, data: bytes) -> None:
 # --- directories -----------------------------------------------------------------------------
 
 
-def _outside(path: Path, root: Path) -> bool:
-    """Whether ``path``, its links resolved, lies outside ``root`` (its links resolved too)."""
-    real, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
-    return real != real_root and real_root not in real.parents
+def _refuse_outside(target: Path, through: Path, inside: Path | str) -> None:
+    """``ValueError`` naming ``target`` when ``through`` (``target`` or its parent), its links
+    resolved, lies outside ``inside`` (its links resolved too)."""
+    real, real_root = Path(os.path.realpath(through)), Path(os.path.realpath(inside))
+    if real != real_root and real_root not in real.parents:
+        raise ValueError(
+            f"cannot write into {target}: it leads outside {inside} through a symbolic link "
+            f"(to {real}); the runner writes only inside its work directory"
+        )
 
 
 def make_directory(path: Path | str, *, inside: Path | str | None = None) -> Path:
@@ -245,14 +241,9 @@ def make_directory(path: Path | str, *, inside: Path | str | None = None) -> Pat
     ``inside`` (the work directory), when ``path`` resolves outside ``inside``: a link in its
     place or among its ancestors is never followed out of the directory the writer owns.
     """
-    target = Path(path)
-    if "\0" in str(target):
-        raise ValueError(f"cannot make the directory {str(target)!r}: the path holds a NUL")
-    if inside is not None and _outside(target, Path(inside)):
-        raise ValueError(
-            f"cannot write into {target}: it leads outside {inside} through a symbolic link "
-            f"(to {os.path.realpath(target)}); the runner writes only inside its work directory"
-        )
+    target = _given_path(path, "make the directory")
+    if inside is not None:
+        _refuse_outside(target, target, inside)
     try:
         info = os.stat(target)
     except FileNotFoundError:
@@ -262,7 +253,7 @@ def make_directory(path: Path | str, *, inside: Path | str | None = None) -> Pat
                 f"{os.readlink(target)}, which does not exist"
             ) from None
         try:
-            _check_parents(target)
+            _existing_ancestor(target)
             target.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ValueError(os_error_message(err, target, "make the directory")) from err
@@ -286,23 +277,13 @@ def fresh_directory(path: Path | str, *, inside: Path | str) -> Path:
     outputs with new). Then :func:`make_directory` with ``inside``.
     """
     target = Path(path)
-    if _outside(target.parent, Path(inside)):
-        raise ValueError(
-            f"cannot write into {target}: it leads outside {inside} through a symbolic link "
-            f"(to {os.path.realpath(target.parent)}); the runner writes only inside its work "
-            "directory"
-        )
+    _refuse_outside(target, target.parent, inside)  # checked before anything is removed
     try:
         info = os.lstat(target)
     except FileNotFoundError:
         return make_directory(target, inside=inside)
     except OSError as err:
         raise ValueError(os_error_message(err, target, "empty")) from err
-    if stat.S_ISLNK(info.st_mode):
-        raise ValueError(
-            f"cannot empty {target}: it is a symbolic link to {os.readlink(target)}; the "
-            "runner writes its outputs only into a directory of its own (remove the link)"
-        )
     if stat.S_ISDIR(info.st_mode):
         failures: list[str] = []
 
@@ -318,14 +299,14 @@ def fresh_directory(path: Path | str, *, inside: Path | str) -> Path:
         if failures:
             raise ValueError(f"cannot empty {target}: {failures[0]}")
     elif stat.S_ISREG(info.st_mode):
-        try:
-            target.unlink()
-        except OSError as err:
-            raise ValueError(os_error_message(err, target, "remove")) from err
-    else:
+        remove_file(target)
+    else:  # a symbolic link (never followed), FIFO, device or socket
+        what = file_kind(info.st_mode)
+        if stat.S_ISLNK(info.st_mode):
+            what = f"a symbolic link to {os.readlink(target)}"
         raise ValueError(
-            f"cannot empty {target}: it is {file_kind(info.st_mode)}; only a regular file or "
-            "a directory is ever replaced"
+            f"cannot empty {target}: it is {what}; the runner replaces only a regular file or a "
+            "directory of its own (remove it)"
         )
     return make_directory(target, inside=inside)
 
@@ -337,24 +318,36 @@ def remove_file(path: Path | str) -> None:
     target = Path(path)
     try:
         info = os.lstat(target)
-    except FileNotFoundError:
-        return
-    except OSError as err:
-        raise ValueError(os_error_message(err, target, "remove")) from err
-    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
-        raise ValueError(
-            f"cannot remove {target}: it is {file_kind(info.st_mode)}, not a file of the "
-            "runner's; remove it by hand"
-        )
-    try:
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+            raise ValueError(
+                f"cannot remove {target}: it is {file_kind(info.st_mode)}, not a file of the "
+                "runner's; remove it by hand"
+            )
         target.unlink()
-    except FileNotFoundError:
+    except FileNotFoundError:  # nothing there, or removed by another process meanwhile
         return
     except OSError as err:
         raise ValueError(os_error_message(err, target, "remove")) from err
 
 
 # --- reading ---------------------------------------------------------------------------------
+
+
+def _open_regular_fd(name: Path, flags: int, action: str) -> int:
+    """A descriptor of ``name`` opened with ``flags`` without blocking (a FIFO or a device never
+    hangs the caller), if it is a regular file: ``ValueError`` naming it and what it is
+    otherwise; the ``OSError`` of opening it is the caller's to word."""
+    fd = os.open(name, flags | os.O_NONBLOCK | os.O_CLOEXEC, FILE_MODE)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(
+                f"cannot {action} {name}: it is {file_kind(info.st_mode)}, not a regular file"
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def open_regular(path: Path | str) -> BinaryIO:
@@ -365,11 +358,9 @@ def open_regular(path: Path | str) -> BinaryIO:
     ``FileNotFoundError`` when nothing is there (its message says so when ``path`` is a
     dangling symbolic link); permission and path problems are ``ValueError`` naming the file.
     """
-    name = Path(path)
-    if "\0" in str(name):
-        raise ValueError(f"cannot read {str(name)!r}: the path holds a NUL character")
+    name = _given_path(path, "read")
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = _open_regular_fd(name, os.O_RDONLY, "read")
     except FileNotFoundError:
         if os.path.islink(name):
             raise FileNotFoundError(
@@ -379,17 +370,8 @@ def open_regular(path: Path | str) -> BinaryIO:
         raise FileNotFoundError(f"cannot read {name}: no such file") from None
     except OSError as err:
         raise ValueError(os_error_message(err, name, "read")) from err
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError(
-                f"cannot read {name}: it is {file_kind(info.st_mode)}, not a regular file"
-            )
-        os.set_blocking(fd, True)  # a regular file: ordinary reads from here on
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    os.set_blocking(fd, True)  # a regular file: ordinary reads from here on
+    return os.fdopen(fd, "rb")
 
 
 def read_bytes(path: Path | str) -> bytes:

@@ -68,6 +68,11 @@ def test_unknown_engine_and_local_only_options_are_refused(tmp_path: Path) -> No
         embed_dataset("toyworld", "tfidf", work=tmp_path, engine="spark")
     with refused(ValueError, names=("--engine ray",)):
         embed_dataset("toyworld", "tfidf", work=tmp_path, address="localhost:6379")
+    with refused(ValueError, names=("regime embed", "'num_workers'", "0")):
+        embed_dataset("toyworld", "tfidf", work=tmp_path, engine="ray", num_workers=0)
+    with refused(ValueError, names=("regime embed", "'batch_size'", "0")):
+        embed_dataset("toyworld", "tfidf", work=tmp_path, batch_size=0)
+    assert list(tmp_path.iterdir()) == []  # refused before anything is read or made
 
 
 def test_missing_ray_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

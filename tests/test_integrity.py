@@ -241,6 +241,24 @@ def test_atomic_write_is_0644_and_reports_path_problems(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dir", "f.json"]
 
 
+def test_remove_file_removes_a_file_or_a_link_and_refuses_what_is_not_a_file(
+    tmp_path: Path,
+) -> None:
+    kept = tmp_path / "kept.json"
+    kept.write_text("{}")
+    (tmp_path / "stamp").write_text("x")
+    (tmp_path / "link").symlink_to(kept)
+    for name in ("stamp", "link", "absent"):
+        integrity.remove_file(tmp_path / name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"]  # the link's target stays
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    for name, kind in (("fifo", "FIFO"), ("folder", "directory")):
+        with refused(ValueError, names=(str(tmp_path / name), kind)):
+            integrity.remove_file(tmp_path / name)
+    assert (tmp_path / "fifo").is_fifo() and (tmp_path / "folder").is_dir()
+
+
 def test_stale_temporaries_of_dead_writers_are_removed_live_ones_kept(tmp_path: Path) -> None:
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
                           capture_output=True, text=True)  # fmt: skip

@@ -30,8 +30,8 @@ COMMAND = Command(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from regime_core.encoders.embed import ENGINES
     from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
+    from regime_core.inputs.embed_options import ENGINES
 
     add_dataset_argument(parser)
     parser.add_argument(

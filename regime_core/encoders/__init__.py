@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.bm25 import BM25Params, BM25Scorer
-from regime_core.encoders.embed import ENGINES, EmbedReport, embed_dataset
+from regime_core.encoders.embed import EmbedReport, embed_dataset
 from regime_core.encoders.registry import (
     BACKENDS,
     DEVICES,
@@ -37,6 +37,7 @@ from regime_core.encoders.sentence_transformer import (
 from regime_core.encoders.store import EmbeddingStore, StoreReport
 from regime_core.encoders.tfidf import TfidfEncoder, TfidfParams
 from regime_core.encoders.vectors import identity_hash, l2_normalize
+from regime_core.inputs.embed_options import ENGINES
 
 __all__ = [
     "BACKENDS",

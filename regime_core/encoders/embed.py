@@ -39,9 +39,9 @@ import numpy as np
 
 from regime_core import config, paths
 from regime_core.encoders.base import Encoder
+from regime_core.inputs.embed_options import EMBED_OPTIONS
 from regime_core.schema import Example
 
-ENGINES: tuple[str, ...] = ("local", "ray")
 #: Bytes of dense vectors gathered at a time to compute the digest (TF-IDF rows are
 #: vocabulary-wide: 2,048 of them would be ~400 MB).
 DIGEST_CHUNK_BYTES: int = 32 << 20
@@ -228,14 +228,10 @@ def embed_dataset(
     from regime_core.encoders.store import EmbeddingStore
     from regime_core.encoders.vectors import identity_hash
 
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    options = {"engine": engine, "num_workers": num_workers, "batch_size": batch_size}
+    EMBED_OPTIONS.read(options, where="regime embed")
     if engine == "local" and (address is not None or num_workers is not None):
         raise ValueError("--address and --num-workers apply to --engine ray only")
-    if num_workers is not None and num_workers < 1:
-        raise ValueError(f"--num-workers must be at least 1, got {num_workers}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if engine == "ray":
         from regime_core.encoders.ray_engine import import_ray
 

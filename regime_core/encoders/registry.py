@@ -21,13 +21,13 @@ from typing import Any
 from regime_core import config
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.sentence_transformer import (
-    BACKENDS,
     PRESETS,
     check_backend,
     minilm_encoder,
     resolve_model_source,
 )
 from regime_core.encoders.tfidf import TfidfEncoder
+from regime_core.inputs.encoder_options import BACKENDS
 
 #: the command installing torch's CUDA build into the checkout's ``.venv`` (the Makefile's TORCH)
 CUDA_INSTALL = "make install TORCH=cuda"
@@ -104,13 +104,8 @@ def session_backend(environ: Mapping[str, str] = os.environ) -> str:
 def check_encoder_name(name: str) -> None:
     """Raise ``ValueError`` unless ``name`` is an encoder :func:`get_encoder` can make: a key of
     :data:`KNOWN_ENCODERS`, an existing model directory or a hub id ``org/name``; nothing is
-    loaded. An empty or blank name is refused (as a path it would be the current directory),
-    and so is ``bm25`` (it scores text and has no vectors)."""
-    if not isinstance(name, str) or not name.strip():
-        known = ", ".join(KNOWN_ENCODERS)
-        raise ValueError(
-            f"encoder name {name!r} is empty; name one of {known}, a model directory or a hub id"
-        )
+    loaded. A blank name is none of these (:func:`resolve_model_source`), and ``bm25`` is
+    refused with its own reason (it scores text and has no vectors)."""
     if name == "bm25":
         raise ValueError(
             "bm25 scores text queries and has no vectors, so it is not an encoder: use "

@@ -33,20 +33,14 @@ import numpy as np
 
 from regime_core import config
 from regime_core.encoders.vectors import l2_normalize
-
-DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
-#: The choices of what runs the transformer (torch, or an ONNX export run by onnxruntime or
-#: OpenVINO on the CPU).
-BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino")
+from regime_core.inputs import Choice, check_value
+from regime_core.inputs.encoder_options import BACKENDS, ENCODER_OPTIONS
 
 
 def check_backend(backend: str, given_as: str = "--backend") -> None:
     """Raise ``ValueError`` naming ``given_as`` (an option, variable or argument) unless
     ``backend`` is one of :data:`BACKENDS`."""
-    if backend not in BACKENDS:
-        raise ValueError(
-            f"{given_as}: {backend!r} is not a backend; choose one of {', '.join(BACKENDS)}"
-        )
+    check_value(Choice(BACKENDS), backend, where=given_as, field="backend")
 
 
 # "org/name" as the hub spells repository ids.
@@ -158,7 +152,8 @@ def resolve_model_source(model_name_or_path: str) -> tuple[str, str, EncoderPres
     if model_name_or_path in PRESETS:
         preset = PRESETS[model_name_or_path]
         return "preset", preset.model, preset
-    if Path(model_name_or_path).expanduser().is_dir():
+    # a blank name is no directory (as a path it would be the current one)
+    if model_name_or_path.strip() and Path(model_name_or_path).expanduser().is_dir():
         return "local", str(Path(model_name_or_path).expanduser().resolve()), None
     if _HUB_ID.match(model_name_or_path):
         return "hub", model_name_or_path, None
@@ -213,8 +208,9 @@ class SentenceTransformerEncoder:
         self.query_prompt = base.query_prompt if query_prompt is None else query_prompt
         self.document_prompt = base.document_prompt if document_prompt is None else document_prompt
         self.dtype = base.dtype if dtype is None else dtype
-        if self.dtype not in DTYPES:
-            raise ValueError(f"dtype {self.dtype!r} is not one of {DTYPES}")
+        self.backend = backend or "torch"
+        options = {"dtype": self.dtype, "batch_size": batch_size, "backend": self.backend}
+        ENCODER_OPTIONS.read(options, where=f"encoder {self.name!r}")
         self.device = device
         self.trust_remote_code = (
             base.trust_remote_code if trust_remote_code is None else trust_remote_code
@@ -223,11 +219,7 @@ class SentenceTransformerEncoder:
         self.append_eos = base.append_eos if append_eos is None else append_eos
         self.max_seq_length = base.max_seq_length if max_seq_length is None else max_seq_length
         self.padding_side = base.padding_side if padding_side is None else padding_side
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
-        self.backend = backend or "torch"
-        check_backend(self.backend, "backend")
         if self.backend != "torch" and (self.dtype != "float32" or device not in (None, "cpu")):
             raise ValueError(
                 f"backend {self.backend!r} runs float32 on the CPU; it takes no dtype "

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from regime_core.inputs.shard_header import SHARD_HEADER
 from regime_core.strict_json import parse_json
 
 SHARD_SUFFIX = ".emb"
@@ -37,12 +38,11 @@ class CorruptShardError(ValueError):
 
 
 class ForeignShardError(ValueError):
-    """A valid shard of another encoder (identity) or of another dimension than its directory's;
-    ``identity`` and ``dim`` are what its header says."""
+    """A valid shard of another encoder: ``identity`` is the identity hash its header names."""
 
-    def __init__(self, message: str, identity: str, dim: int) -> None:
+    def __init__(self, message: str, identity: str) -> None:
         super().__init__(message)
-        self.identity, self.dim = identity, dim
+        self.identity = identity
 
 
 def text_key(mode: str, text: str) -> bytes:
@@ -53,15 +53,9 @@ def text_key(mode: str, text: str) -> bytes:
 def encode_shard(keys: Sequence[bytes], vectors: np.ndarray, identity: str) -> bytes:
     """Serialise ``keys`` (32 bytes each) and their float32 ``vectors`` as one shard of the
     encoder whose identity hash is ``identity``."""
-    if not isinstance(identity, str) or not identity:
-        raise ValueError(
-            f"shard: the encoder identity hash must be a non-empty string: {identity!r}"
-        )
     matrix = np.ascontiguousarray(vectors, dtype="<f4")
     if matrix.ndim != 2 or matrix.shape[0] != len(keys):
         raise ValueError(f"shard: {len(keys)} keys but vectors of shape {matrix.shape}")
-    if any(len(k) != _KEY_BYTES for k in keys):
-        raise ValueError(f"shard: every key must be {_KEY_BYTES} bytes")
     n, dim = matrix.shape
     nonzero = matrix != 0
     nnz = int(nonzero.sum())
@@ -101,11 +95,11 @@ def decode_shard(
     *,
     dense: bool = True,
     identity: str | None = None,
-    dim: int | None = None,
 ) -> tuple[list[bytes], Any]:
     """Parse and validate a shard; raise :class:`CorruptShardError` saying what is wrong, or
-    :class:`ForeignShardError` when it belongs to another ``identity`` (hash) or has another
-    ``dim`` than the ones given.
+    :class:`ForeignShardError` when it belongs to another ``identity`` (hash) than the one
+    given. Its dimension is the store's to judge: a directory's dimension is the one its shards
+    agree on (:mod:`regime_core.encoders.store`).
 
     The vectors are a dense float32 array, or, for a ``csr`` shard with ``dense=False``, a
     ``scipy.sparse.csr_matrix`` (float32) holding the same rows.
@@ -119,32 +113,22 @@ def decode_shard(
     offset += 8
     if len(blob) < offset + header_len:
         raise CorruptShardError("truncated inside the header")
-    try:
-        header = parse_json(blob[offset : offset + header_len].decode("utf-8"), "header")
-        n, width, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
-        payload_bytes, checksum = header["payload_bytes"], header["payload_sha256"]
-        owner = header["identity"]
-    except (ValueError, KeyError, TypeError) as err:
+    try:  # not UTF-8, not JSON, or not the declared header
+        text = blob[offset : offset + header_len].decode("utf-8")
+        header = SHARD_HEADER.read(parse_json(text, "header"), where="shard header")
+    except ValueError as err:
         raise CorruptShardError(f"unreadable header ({err})") from err
-    counts = (n, width, nnz, payload_bytes)
-    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in counts):
-        raise CorruptShardError(f"header counts are not non-negative integers: {counts}")
-    if not isinstance(owner, str) or not isinstance(checksum, str):
-        raise CorruptShardError("header identity and checksum must be strings")
+    n, dim, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
+    owner, payload_bytes = header["identity"], header["payload_bytes"]
     payload = blob[offset + header_len :]
     if len(payload) != payload_bytes:
         raise CorruptShardError(f"payload is {len(payload)} bytes, header says {payload_bytes}")
-    if hashlib.sha256(payload).hexdigest() != checksum:
+    if hashlib.sha256(payload).hexdigest() != header["payload_sha256"]:
         raise CorruptShardError("payload checksum mismatch")
     if identity is not None and owner != identity:
         raise ForeignShardError(
-            f"written by the encoder of identity {owner}, not {identity}", owner, width
+            f"written by the encoder of identity {owner}, not {identity}", owner
         )
-    if dim is not None and n and width != dim:
-        raise ForeignShardError(
-            f"vectors of dimension {width}, this encoder's are {dim}", owner, width
-        )
-    dim = width
     keys_end = n * _KEY_BYTES
     keys = [payload[i : i + _KEY_BYTES] for i in range(0, keys_end, _KEY_BYTES)]
     body = payload[keys_end:]
@@ -152,7 +136,7 @@ def decode_shard(
         if len(body) != n * dim * 4:
             raise CorruptShardError(f"dense body is {len(body)} bytes, expected {n * dim * 4}")
         vectors = np.frombuffer(body, dtype="<f4").reshape(n, dim).astype(np.float32)
-    elif layout == "csr":
+    else:  # csr, the header's only other layout
         expected = (n + 1) * 8 + nnz * 8
         if len(body) != expected:
             raise CorruptShardError(f"csr body is {len(body)} bytes, expected {expected}")
@@ -172,8 +156,6 @@ def decode_shard(
             )
         vectors = np.zeros((n, dim), dtype=np.float32)
         vectors[np.repeat(np.arange(n), np.diff(indptr)), cols] = data
-    else:
-        raise CorruptShardError(f"unknown layout {layout!r}")
     return keys, vectors
 
 

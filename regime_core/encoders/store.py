@@ -144,7 +144,8 @@ def log_encodes(encoder_name: str, report: StoreReport, encoded: Sequence[bytes]
 
 
 def plan_batches(missing: dict[bytes, str], batch_size: int) -> list[list[tuple[bytes, str]]]:
-    """``missing`` (key → text) cut into encode batches, longest texts first (pure).
+    """``missing`` (key → text) cut into encode batches of ``batch_size`` (at least 1, as
+    every caller checked), longest texts first (pure).
 
     Every engine encodes exactly these batches, so their vectors are bit-identical: a batch's
     padding, hence its arithmetic, depends on which texts share it.
@@ -152,8 +153,6 @@ def plan_batches(missing: dict[bytes, str], batch_size: int) -> list[list[tuple[
     >>> [[t for _, t in b] for b in plan_batches({b"a": "x", b"b": "xyz", b"c": "xy"}, 2)]
     [['xyz', 'xy'], ['x']]
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     # Longest first, as sentence-transformers orders one encode call: batches of similar
     # lengths waste little on padding (rows are keyed, so the order is not observable).
     items = sorted(missing.items(), key=lambda item: -len(item[1]))
@@ -247,29 +246,13 @@ class EmbeddingStore:
         batch_size: int,
         progress: bool,
     ) -> tuple[list[bytes], _Directory, StoreReport]:
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
-        ihash = identity_hash(encoder.identity)
-        path = self.root / ihash
-        state = self._sync(path, encoder)
-        keys = [text_key(mode, t) for t in texts]
-        missing = self._missing(state, keys, texts)
+        keys, state, missing, report = self._plan(encoder, texts, mode)
         if missing:
-            self._encode_missing(encoder, path, state, missing, mode, batch_size, progress)
-        report = StoreReport(
-            identity_hash=ihash,
-            directory=path,
-            mode=mode,
-            n_texts=len(keys),
-            n_unique=len(set(keys)),
-            n_encoded=len(missing),
-            n_cached=len(set(keys)) - len(missing),
-        )
+            self._encode_missing(
+                encoder, report.directory, state, missing, mode, batch_size, progress
+            )
         log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
         return keys, state, report
 
@@ -279,24 +262,38 @@ class EmbeddingStore:
         """The distinct texts not yet stored for ``encoder`` in ``mode``: ``{key: text}`` in
         first-seen order. An engine encodes them (see :func:`plan_batches`) and hands the
         vectors to :meth:`add`."""
+        _, _, missing, report = self._plan(encoder, texts, mode)
+        log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
+        return missing
+
+    def _plan(
+        self, encoder: Encoder, texts: Sequence[str], mode: str
+    ) -> tuple[list[bytes], _Directory, dict[bytes, str], StoreReport]:
+        """The keys of ``texts``, the directory's state, what is missing and the report of
+        encoding exactly that: where the public calls' mode and texts are checked."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        ihash = identity_hash(encoder.identity)
-        state = self._sync(self.root / ihash, encoder)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
+        path = self.directory(encoder)
+        state = self._sync(path, encoder)
         keys = [text_key(mode, t) for t in texts]
-        missing = self._missing(state, keys, texts)
+        missing: dict[bytes, str] = {}  # first seen first
+        for key, text in zip(keys, texts, strict=True):
+            if key not in state.index:
+                missing.setdefault(key, text)
         n_unique = len(set(keys))
         report = StoreReport(
-            identity_hash=ihash,
-            directory=self.root / ihash,
+            identity_hash=path.name,
+            directory=path,
             mode=mode,
             n_texts=len(keys),
             n_unique=n_unique,
-            n_encoded=len(missing),  # the engine encodes exactly these and adds them
+            n_encoded=len(missing),  # encoded by the store's fill, or an engine that adds them
             n_cached=n_unique - len(missing),
         )
-        log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
-        return missing
+        return keys, state, missing, report
 
     def add(self, encoder: Encoder, keys: Sequence[bytes], vectors: np.ndarray) -> None:
         """Store ``vectors`` (checked as an encoder's output) under ``keys`` as one new shard.
@@ -306,24 +303,11 @@ class EmbeddingStore:
         """
         path = self.directory(encoder)
         state = self._sync(path, encoder)
-        matrix = self._checked(encoder, vectors, len(keys))
-        if state.dim is not None and matrix.shape[0] and matrix.shape[1] != state.dim:
-            raise ValueError(
-                f"encoder {getattr(encoder, 'name', encoder)!r}: vectors of dimension "
-                f"{matrix.shape[1]}, but its store directory {path} holds {state.dim}"
-            )
+        matrix = self._checked(encoder, vectors, len(keys), state.dim, path)
         if len(keys):
             self._write_shard(path, state, list(keys), [matrix])
 
     # -- internals ------------------------------------------------------------------------------
-    @staticmethod
-    def _missing(state: _Directory, keys: Sequence[bytes], texts: Sequence[str]) -> dict:
-        missing: dict[bytes, str] = {}
-        for key, text in zip(keys, texts, strict=True):
-            if key not in state.index and key not in missing:
-                missing[key] = text
-        return missing
-
     @staticmethod
     def _by_shard(
         state: _Directory, keys: Sequence[bytes]
@@ -444,11 +428,12 @@ class EmbeddingStore:
         dims = {vectors.shape[1] for _, _, vectors in decoded if vectors.shape[0]}
         dim = state.dim
         if dim is None and len(dims) > 1:  # the encoder says which dimension is its own
-            dim = int(self._checked(encoder, encoder.encode_queries(["dimension"]), 1).shape[1])
+            probe = encoder.encode_queries(["dimension"])
+            dim = int(self._checked(encoder, probe, 1, None, files[0].parent).shape[1])
         for file, keys, vectors in decoded:
             if dim is not None and vectors.shape[0] and vectors.shape[1] != dim:
                 reason = f"vectors of dimension {vectors.shape[1]}, this encoder's are {dim}"
-                self._refuse(file, state, ForeignShardError(reason, identity, vectors.shape[1]))
+                self._refuse(file, state, ValueError(reason))  # this identity's, another size
                 continue
             self._add(state, file.name, keys, vectors)
 
@@ -506,12 +491,8 @@ class EmbeddingStore:
         )
         with bar:
             for batch in plan_batches(missing, batch_size):
-                vectors = self._checked(encoder, encode([text for _, text in batch]), len(batch))
-                if state.dim is not None and vectors.shape[1] != state.dim:
-                    raise ValueError(
-                        f"encoder {getattr(encoder, 'name', encoder)!r} returned dimension "
-                        f"{vectors.shape[1]}, but its store directory {path} holds {state.dim}"
-                    )
+                texts = [text for _, text in batch]
+                vectors = self._checked(encoder, encode(texts), len(batch), state.dim, path)
                 state.dim = vectors.shape[1]
                 pending_keys += [key for key, _ in batch]
                 pending_vectors.append(compact_rows(vectors))
@@ -524,12 +505,20 @@ class EmbeddingStore:
                 self._write_shard(path, state, pending_keys, pending_vectors)
 
     @staticmethod
-    def _checked(encoder: Encoder, vectors: Any, n: int) -> np.ndarray:
-        """The encoder's output, checked against the protocol (shape, finite, normalised)."""
+    def _checked(
+        encoder: Encoder, vectors: Any, n: int, dim: int | None, directory: Path
+    ) -> np.ndarray:
+        """The encoder's output, checked against the protocol (shape, finite, normalised) and
+        against ``dim``, the dimension its store ``directory`` already holds (if any)."""
         name = getattr(encoder, "name", type(encoder).__name__)
         matrix = np.asarray(vectors)
         if matrix.ndim != 2 or matrix.shape[0] != n:
             raise ValueError(f"encoder {name!r} returned shape {matrix.shape} for {n} texts")
+        if dim is not None and n and matrix.shape[1] != dim:
+            raise ValueError(
+                f"encoder {name!r} returned vectors of dimension {matrix.shape[1]}, but its "
+                f"store directory {directory} holds {dim}"
+            )
         matrix = np.ascontiguousarray(matrix, dtype=np.float32)
         if not np.isfinite(matrix).all():
             raise ValueError(f"encoder {name!r} returned NaN or infinite vectors")

@@ -21,9 +21,7 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     >>> l2_normalize(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
     [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
     """
-    m = np.asarray(matrix, dtype=np.float32)
-    if m.ndim != 2:
-        raise ValueError(f"expected a 2-d matrix of vectors, got shape {m.shape}")
+    m = np.asarray(matrix, dtype=np.float32)  # (n, d): every caller's rows are vectors
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     safe = np.where(norms > 0, norms, np.float32(1.0)).astype(np.float32)
     return np.ascontiguousarray(m / safe, dtype=np.float32)
