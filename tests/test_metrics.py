@@ -289,7 +289,7 @@ def test_bad_inputs_raise_value_error(scores, targets, gold, names) -> None:
 
 
 def test_no_queries_give_an_empty_table() -> None:
-    assert evaluate_per_query([], [], ["hit@1"]).shape == (0, 1)
+    assert evaluate_per_query([], [], default_metrics()).shape == (0, len(default_metrics()))
 
 
 def test_auc_without_negatives_names_the_query() -> None:

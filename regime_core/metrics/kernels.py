@@ -24,7 +24,7 @@ def recall_at_k(rq: RankedQueries, k: int) -> np.ndarray:
 
 def all_gold_at_k(rq: RankedQueries, k: int) -> np.ndarray:
     """1 if every gold passage is in the top k: ``[max_{g in gold} rank(g) <= k]``."""
-    worst_gold_rank = np.where(rq.gold, rq.ranks, 0).max(axis=1)
+    worst_gold_rank = np.where(rq.gold, rq.ranks, 0).max(axis=1, initial=0)
     return (worst_gold_rank <= k).astype(np.float64)
 
 
@@ -70,7 +70,7 @@ def margin_max(rq: RankedQueries, k: None = None) -> np.ndarray:
     """Cosine margin against the hardest negative: ``s_t - max_n(s_n)``; > 0 iff the target
     outscores every negative (ties by candidate order aside)."""
     negatives = rq.negatives
-    hardest = np.where(negatives, rq.scores, -np.inf).max(axis=1)
+    hardest = np.where(negatives, rq.scores, -np.inf).max(axis=1, initial=-np.inf)
     return rq.target_score - hardest
 
 
