@@ -199,8 +199,6 @@ def test_arm_query_texts_report_missing_inputs(examples):
     assert err.value.reason == MISSING_ENTITY
     with pytest.raises(ValueError, match="outside the bridge"):
         arm_query_texts(examples[0], "union", 7, default)
-    with pytest.raises(ValueError, match="arm 'both'"):
-        arm_query_texts(examples[0], "both", 1, default)
 
 
 def test_combine_query_vectors_weights_and_renormalises():
