@@ -148,8 +148,6 @@ def test_pools_reject_bad_input(examples):
     duplicated = [*_distinct_passages(examples), P["kroll"]]
     with pytest.raises(ValueError, match="appears twice"):
         candidate_pools(examples, "question", passages=duplicated)
-    with pytest.raises(ValueError, match="not in the passage matrix"):
-        candidate_pools(examples, "question", passages=[P["kroll"]])
 
 
 def _retrieve(examples, arm, chosen=None, **options):
@@ -201,8 +199,6 @@ def test_arm_query_texts_report_missing_inputs(examples):
     assert err.value.reason == MISSING_ENTITY
     with pytest.raises(ValueError, match="outside the bridge"):
         arm_query_texts(examples[0], "union", 7, default)
-    with pytest.raises(ValueError, match="arm 'both'"):
-        arm_query_texts(examples[0], "both", 1, default)
 
 
 def test_combine_query_vectors_weights_and_renormalises():
@@ -214,8 +210,6 @@ def test_combine_query_vectors_weights_and_renormalises():
     np.testing.assert_array_equal(
         combine_query_vectors(np.zeros((1, 3), dtype=np.float32), [[(0, 1.0)]]), 0
     )
-    with pytest.raises(ValueError, match="not finite"):
-        combine_query_vectors(np.full((1, 3), np.nan, dtype=np.float32), [[(0, 1.0)]])
 
 
 def test_combine_union_vectors_equals_combine_query_vectors_bit_for_bit():
@@ -240,10 +234,6 @@ def test_combine_union_vectors_equals_combine_query_vectors_bit_for_bit():
         combine_union_vectors(sparse_q, sparse_b, weights),
         combine_query_vectors(sparse_text, parts),
     )
-    with pytest.raises(ValueError, match="not finite"):
-        combine_union_vectors(
-            np.full((1, 3), np.nan, np.float32), np.zeros((1, 3), np.float32), [1]
-        )
 
 
 # --- scoring kernels -------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core.metrics.ranked import GoldLike, RankedQueries, ScoresLike
-from regime_core.metrics.registry import Metric, resolve_metrics
+from regime_core.metrics.registry import Metric, check_negatives, resolve_metrics
 
 
 def evaluate_per_query(
@@ -26,6 +26,7 @@ def evaluate_per_query(
     """
     resolved = resolve_metrics(metrics)
     rq = RankedQueries.build(scores, targets, gold)
+    check_negatives(rq.negatives.sum(axis=1), resolved)
     index = pd.Index(list(query_ids) if query_ids is not None else range(rq.n_queries), name="qid")
     return pd.DataFrame({m.name: m.per_query(rq) for m in resolved}, index=index)
 

@@ -1,6 +1,7 @@
 """Metric kernels: :class:`~regime_core.metrics.ranked.RankedQueries` (+ cutoff ``k``) -> one
 float per query. Rank metrics (hit, recall, all_gold, reciprocal rank, rank) and the metrics of
 the target against the negatives, the non-gold candidates (AUC and the cosine margins).
+The kernels trust their arrays: :func:`~regime_core.metrics.evaluate_per_query` checks them once.
 """
 
 from __future__ import annotations
@@ -8,17 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from regime_core.metrics.ranked import RankedQueries
-
-
-def _require_negatives(rq: RankedQueries, metric: str) -> np.ndarray:
-    negatives = rq.negatives
-    counts = negatives.sum(axis=1)
-    if np.any(counts == 0):
-        bad = int(np.flatnonzero(counts == 0)[0])
-        raise ValueError(
-            f"{metric}: query {bad} has no negative (non-gold) candidate, so {metric} is undefined"
-        )
-    return negatives
 
 
 def hit_at_k(rq: RankedQueries, k: int) -> np.ndarray:
@@ -34,7 +24,7 @@ def recall_at_k(rq: RankedQueries, k: int) -> np.ndarray:
 
 def all_gold_at_k(rq: RankedQueries, k: int) -> np.ndarray:
     """1 if every gold passage is in the top k: ``[max_{g in gold} rank(g) <= k]``."""
-    worst_gold_rank = np.where(rq.gold, rq.ranks, 0).max(axis=1)
+    worst_gold_rank = np.where(rq.gold, rq.ranks, 0).max(axis=1, initial=0)
     return (worst_gold_rank <= k).astype(np.float64)
 
 
@@ -58,7 +48,7 @@ def auc(rq: RankedQueries, k: None = None) -> np.ndarray:
     target outscores a random negative; it is the ROC AUC of that query's scores with the
     target labelled positive and the negatives negative.
     """
-    negatives = _require_negatives(rq, "auc")
+    negatives = rq.negatives
     s_t = rq.target_score[:, None]
     below = np.count_nonzero(negatives & (rq.scores < s_t), axis=1)
     tied = np.count_nonzero(negatives & (rq.scores == s_t), axis=1)
@@ -71,7 +61,7 @@ def margin_mean(rq: RankedQueries, k: None = None) -> np.ndarray:
     The default margin: if negative scores are roughly Gaussian with spread σ, then
     ``AUC ≈ Φ(margin / σ)``, a monotone function of this margin (the T1 theorem's form).
     """
-    negatives = _require_negatives(rq, "margin")
+    negatives = rq.negatives
     mean_negative = np.where(negatives, rq.scores, 0.0).sum(axis=1) / negatives.sum(axis=1)
     return rq.target_score - mean_negative
 
@@ -79,8 +69,8 @@ def margin_mean(rq: RankedQueries, k: None = None) -> np.ndarray:
 def margin_max(rq: RankedQueries, k: None = None) -> np.ndarray:
     """Cosine margin against the hardest negative: ``s_t - max_n(s_n)``; > 0 iff the target
     outscores every negative (ties by candidate order aside)."""
-    negatives = _require_negatives(rq, "margin_max")
-    hardest = np.where(negatives, rq.scores, -np.inf).max(axis=1)
+    negatives = rq.negatives
+    hardest = np.where(negatives, rq.scores, -np.inf).max(axis=1, initial=-np.inf)
     return rq.target_score - hardest
 
 
@@ -90,7 +80,7 @@ def standardized_margin(rq: RankedQueries, k: None = None) -> np.ndarray:
     NaN where the negatives all score the same (std 0, e.g. a single negative);
     :func:`evaluate` averages over the queries where it is defined.
     """
-    negatives = _require_negatives(rq, "std_margin")
+    negatives = rq.negatives
     count = negatives.sum(axis=1)
     mean_negative = np.where(negatives, rq.scores, 0.0).sum(axis=1) / count
     centred = np.where(negatives, rq.scores - mean_negative[:, None], 0.0)

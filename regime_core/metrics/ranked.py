@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from regime_core.inputs import Number, check_value
+
 ScoresLike = Sequence[Sequence[float]] | Sequence[np.ndarray] | np.ndarray
 GoldLike = Sequence[Sequence[int]] | None
 
@@ -27,13 +29,8 @@ GoldLike = Sequence[Sequence[int]] | None
 
 
 def _as_score_vector(scores: Any, where: str = "scores") -> np.ndarray:
+    # NaN would sort last without a word, so a NaN score would silently rank last
     array = np.asarray(scores, dtype=np.float64)
-    if array.ndim != 1:
-        raise ValueError(
-            f"{where}: expected a 1-D array of candidate scores, got shape {array.shape}"
-        )
-    if array.size == 0:
-        raise ValueError(f"{where}: a query needs at least one candidate score")
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{where}: scores must be finite (found NaN or inf)")
     return array
@@ -67,10 +64,7 @@ def rank_of(scores: Sequence[float] | np.ndarray, target_idx: int) -> int:
     >>> rank_of([0.5, 0.9, 0.5], 2)  # ties with candidate 0, which comes first
     3
     """
-    s = _as_score_vector(scores)
-    t = _check_index(target_idx, s.size, "target_idx")
-    ahead = np.count_nonzero(s > s[t]) + np.count_nonzero(s[:t] == s[t])
-    return int(ahead) + 1
+    return int(ranks(scores)[_check_index(target_idx, len(scores), "target_idx")])
 
 
 def run_scores(scores: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -86,12 +80,11 @@ def run_scores(scores: Sequence[float] | np.ndarray) -> np.ndarray:
     return (r.size - r + 1).astype(np.float64)
 
 
-def _check_index(index: Any, n_candidates: int, where: str) -> int:
-    if isinstance(index, bool) or not isinstance(index, int | np.integer):
-        raise ValueError(f"{where}: expected an integer candidate index, got {index!r}")
-    if not 0 <= int(index) < n_candidates:
-        raise ValueError(f"{where}: index {index} is outside 0..{n_candidates - 1}")
-    return int(index)
+def _check_index(index: Any, n_candidates: int, field: str) -> int:
+    # a negative index would wrap around to the last candidates without a word
+    return check_value(
+        Number(low=0, high=n_candidates - 1, integer=True), index, where="metrics", field=field
+    )
 
 
 # --- the packed representation ---------------------------------------------------------------
@@ -134,8 +127,6 @@ class RankedQueries:
         """Validate and pack; raises ValueError naming the query index of any bad record."""
         rows = [_as_score_vector(row, where=f"scores[{i}]") for i, row in enumerate(scores)]
         n_queries = len(rows)
-        if n_queries == 0:
-            raise ValueError("scores: no queries given")
         target_list = list(np.asarray(targets).reshape(-1)) if len(targets) else []
         if len(target_list) != n_queries:
             raise ValueError(
@@ -143,7 +134,7 @@ class RankedQueries:
             )
         if gold is not None and len(gold) != n_queries:
             raise ValueError(f"gold: {len(gold)} gold sets for {n_queries} queries in scores")
-        width = max(row.size for row in rows)
+        width = max((row.size for row in rows), default=0)
         padded = np.full((n_queries, width), -np.inf)
         valid = np.zeros((n_queries, width), dtype=bool)
         gold_mask = np.zeros((n_queries, width), dtype=bool)

@@ -4,13 +4,13 @@ metadata the book's glossary is generated from (:func:`~regime_core.metrics.regi
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from regime_core import config
+from regime_core.inputs import Pattern, check_value
 from regime_core.metrics import kernels
 from regime_core.metrics.ranked import RankedQueries
 
@@ -138,12 +138,30 @@ METRICS: dict[str, MetricSpec] = {
     )
 }
 
-_NAME_PATTERN = re.compile(r"^(?P<family>[a-z_]+)(?:@(?P<k>\d+))?$")
+
+def _name_regex() -> str:
+    cutoff = "@[1-9][0-9]*"
+    by_rule = {"required": cutoff, "optional": f"(?:{cutoff})?", "forbidden": ""}
+    return "|".join(f"{family}{by_rule[spec.cutoff]}" for family, spec in METRICS.items())
+
+
+METRIC_NAME = Pattern(
+    _name_regex(),
+    "a metric name: "
+    + ", ".join(
+        {"required": f"{f}@k", "optional": f"{f} or {f}@k", "forbidden": f}[spec.cutoff]
+        for f, spec in METRICS.items()
+    )
+    + " (k an integer >= 1)",
+)
+"""Every metric name :func:`parse_metric` reads, as the one reader's kind: a family of
+:data:`METRICS` with ``@k`` where its ``cutoff`` requires or allows one."""
 
 
 @dataclass(frozen=True)
 class Metric:
-    """A metric family plus its cutoff, validated on construction; ``name`` is canonical.
+    """A metric family plus its cutoff; ``name`` is canonical. Built by :func:`parse_metric`
+    (which checks the name) or from a family of :data:`METRICS` in code.
 
     >>> Metric("hit", 5).name
     'hit@5'
@@ -153,21 +171,6 @@ class Metric:
 
     family: str
     k: int | None = None
-
-    def __post_init__(self) -> None:
-        spec = METRICS.get(self.family)
-        if spec is None:
-            raise ValueError(f"unknown metric {self.family!r}; known: {', '.join(METRICS)}")
-        if self.k is None and spec.cutoff == "required":
-            raise ValueError(f"metric {self.family!r} needs a cutoff, e.g. '{self.family}@5'")
-        if self.k is not None and spec.cutoff == "forbidden":
-            raise ValueError(f"metric {self.family!r} takes no cutoff; write '{self.family}'")
-        if self.k is not None and (
-            isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 1
-        ):
-            raise ValueError(
-                f"metric {self.family!r}: cutoff k must be an integer >= 1, got {self.k!r}"
-            )
 
     @property
     def name(self) -> str:
@@ -185,17 +188,14 @@ class Metric:
         return self.name
 
 
-def parse_metric(name: str | Metric) -> Metric:
-    """``"hit@5"`` -> ``Metric("hit", 5)``; raises ValueError for unknown or malformed names."""
+def parse_metric(name: str | Metric, field: str = "metrics") -> Metric:
+    """``"hit@5"`` -> ``Metric("hit", 5)``; an :class:`~regime_core.inputs.InputError` naming
+    ``field`` for an unknown or malformed name."""
     if isinstance(name, Metric):
         return name
-    match = _NAME_PATTERN.match(str(name).strip())
-    if match is None:
-        raise ValueError(
-            f"cannot parse metric name {name!r}; expected 'family' or 'family@k', e.g. 'hit@5'"
-        )
-    k = match.group("k")
-    return Metric(match.group("family"), None if k is None else int(k))
+    text = check_value(METRIC_NAME, str(name).strip(), where="metrics", field=field)
+    family, _, k = text.partition("@")
+    return Metric(family, int(k) if k else None)
 
 
 def default_metrics(k_values: Sequence[int] | None = None) -> list[Metric]:
@@ -223,15 +223,27 @@ def glossary() -> list[dict[str, str]]:
 
 
 def resolve_metrics(metrics: Sequence[str | Metric]) -> list[Metric]:
-    """Names (or one name) -> validated :class:`Metric` objects; ValueError for none, an
-    unknown or malformed name, or a name given twice."""
+    """Names (or one name) -> :class:`Metric` objects, each once (a name asked for twice is
+    one column); an :class:`~regime_core.inputs.InputError` for an unknown or malformed name."""
     if isinstance(metrics, str | Metric):
         metrics = [metrics]
-    resolved = [parse_metric(m) for m in metrics]
-    if not resolved:
-        raise ValueError("metrics: give at least one metric name, e.g. ['hit@5', 'mrr']")
-    names = [m.name for m in resolved]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ValueError(f"metrics: duplicate names {duplicates}")
-    return resolved
+    resolved = [parse_metric(m, field=f"metrics[{i}]") for i, m in enumerate(metrics)]
+    return list(dict.fromkeys(resolved))
+
+
+# Defined only against negatives: a query without one would give 0/0 (auc, the margins) or
+# an infinite margin_max.
+_NEEDS_NEGATIVES = (*NEGATIVE_METRICS, "margin_max")
+
+
+def check_negatives(negative_counts: np.ndarray, metrics: Sequence[Metric]) -> None:
+    """The one check of the entries (:func:`~regime_core.metrics.evaluate_per_query` and its
+    summaries twin) that the kernels then trust: ValueError naming the first query without a
+    negative (non-gold) candidate when a metric asked for needs one."""
+    needing = [m.name for m in metrics if m.family in _NEEDS_NEGATIVES]
+    empty = np.flatnonzero(negative_counts == 0)
+    if needing and empty.size:
+        raise ValueError(
+            f"{needing[0]}: query {int(empty[0])} has no negative (non-gold) candidate, "
+            f"so {needing[0]} is undefined"
+        )

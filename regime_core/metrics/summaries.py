@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from regime_core.metrics.registry import Metric, resolve_metrics
+from regime_core.metrics.registry import Metric, check_negatives, resolve_metrics
 
 
 @dataclass(frozen=True)
@@ -51,22 +51,12 @@ class QuerySummaries:
     negatives: NegativeStats
 
 
-def _require_summary_negatives(s: QuerySummaries, metric: str) -> NegativeStats:
-    counts = s.negatives.count
-    if np.any(counts == 0):
-        bad = int(np.flatnonzero(counts == 0)[0])
-        raise ValueError(
-            f"{metric}: query {bad} has no negative (non-gold candidate), so {metric} is undefined"
-        )
-    return s.negatives
-
-
 def _summary_mean_negative(neg: NegativeStats) -> np.ndarray:
     return neg.total / neg.count
 
 
 def _summary_std_margin(s: QuerySummaries, k: None = None) -> np.ndarray:
-    neg = _require_summary_negatives(s, "std_margin")
+    neg = s.negatives
     mean_negative = _summary_mean_negative(neg)
     std_negative = np.sqrt(neg.centred_ss / neg.count)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -75,17 +65,17 @@ def _summary_std_margin(s: QuerySummaries, k: None = None) -> np.ndarray:
 
 
 def _summary_auc(s: QuerySummaries, k: None = None) -> np.ndarray:
-    neg = _require_summary_negatives(s, "auc")
+    neg = s.negatives
     return (neg.below + 0.5 * neg.tied) / neg.count
 
 
 def _summary_margin(s: QuerySummaries, k: None = None) -> np.ndarray:
-    neg = _require_summary_negatives(s, "margin")
+    neg = s.negatives
     return neg.target_score - _summary_mean_negative(neg)
 
 
 def _summary_margin_max(s: QuerySummaries, k: None = None) -> np.ndarray:
-    neg = _require_summary_negatives(s, "margin_max")
+    neg = s.negatives
     return neg.target_score - neg.maximum
 
 
@@ -124,6 +114,7 @@ def evaluate_summaries_per_query(
     """:func:`evaluate_per_query` from :class:`QuerySummaries` instead of score rows: the same
     table, bit for bit, for candidates scored in bounded memory (corpus mode)."""
     resolved = resolve_metrics(metrics)
+    check_negatives(summaries.negatives.count, resolved)
     n = len(summaries.target_rank)
     index = pd.Index(list(query_ids) if query_ids is not None else range(n), name="qid")
     return pd.DataFrame(

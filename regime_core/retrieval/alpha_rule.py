@@ -71,6 +71,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 
@@ -78,7 +79,6 @@ from regime_core import config
 from regime_core.config import ConfigMixin
 from regime_core.inputs import Choice, Items, Text
 from regime_core.inputs.configs import ALPHA, declared, integer
-from regime_core.limits import check_alphas
 from regime_core.retrieval.geometry import UnionGeometry
 from regime_core.retrieval.spread import SPREAD_CANDIDATES, median_ratio
 from regime_core.stats import PairedComparison, compare_paired
@@ -109,19 +109,12 @@ class AlphaRuleProtocol(ConfigMixin):
     fixed_alpha: float = declared(config.ALPHA, ALPHA)
 
     def validate(self) -> None:
-        check_grid(np.asarray(self.grid), where=f"{type(self).__name__}.grid")  # increasing
-
-
-def check_grid(grid: np.ndarray, *, where: str = "grid") -> np.ndarray:
-    """``grid`` as float64 after checking it is a non-empty, strictly increasing set of finite
-    weights (:func:`~regime_core.limits.check_alpha`)."""
-    g = np.asarray(grid, dtype=np.float64)
-    if g.ndim != 1:
-        raise ValueError(f"{where}: give one list of α")
-    check_alphas(g.tolist(), where)
-    if np.any(np.diff(g) <= 0):
-        raise ValueError(f"{where}: the α values must be strictly increasing, got {g.tolist()}")
-    return g
+        # the field's kind checks each α; the order is what a kind cannot say
+        if any(later <= earlier for earlier, later in pairwise(self.grid)):
+            raise ValueError(
+                f"{type(self).__name__}.grid: the α values must be strictly increasing, "
+                f"got {list(self.grid)}"
+            )
 
 
 # --------------------------------------------------------------------------------------------

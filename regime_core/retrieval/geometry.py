@@ -28,7 +28,7 @@ from regime_core.retrieval import (
     rank_candidates,
     score_candidates,
 )
-from regime_core.retrieval.corpus_scan import checked_targets, scan_corpus
+from regime_core.retrieval.corpus_scan import scan_corpus
 from regime_core.retrieval.grid_ranks import grid_target_ranks, pool_grid_ranks
 from regime_core.retrieval.queries import combine_union_vectors
 from regime_core.retrieval.scoring import is_dense
@@ -129,15 +129,14 @@ class UnionGeometry:
         return self.excluded_rows
 
     def _target_rows(self) -> np.ndarray:
-        """Corpus mode: each target's passage row, checked as :func:`scan_corpus` checks it."""
+        """Corpus mode: each target's passage row."""
         ex = np.asarray(self._excluded())
         # candidate position -> passage row: positions at or after the excluded row shift
-        rows = np.where(
+        return np.where(
             (ex >= 0) & (self.target_positions >= ex),
             self.target_positions + 1,
             self.target_positions,
         )
-        return checked_targets(ex, rows)[1]
 
 
 def _embed(store: EmbeddingSource, encoder: Encoder, texts: Sequence[str], mode: Mode) -> Vectors:
@@ -170,17 +169,13 @@ def build_geometry(
     row_of = {p.pid: row for row, p in enumerate(pools.passages)}
     targets = np.empty(len(examples), dtype=np.int64)
     for i, ex in enumerate(examples):
+        # Example.validate: the target is a pool passage and not the bridge, so a candidate
         target = row_of[ex.target_pid]
         if pools.excluded_rows is not None:  # corpus: every row but the excluded one
             excluded = int(pools.excluded_rows[i])
-            if target == excluded:
-                raise ValueError(f"example {ex.id!r}: its hop-2 target is not among its candidates")
             targets[i] = target - 1 if 0 <= excluded < target else target
             continue
-        positions = np.flatnonzero(pools.candidates[i] == target)
-        if positions.size == 0:
-            raise ValueError(f"example {ex.id!r}: its hop-2 target is not among its candidates")
-        targets[i] = positions[0]
+        targets[i] = np.flatnonzero(pools.candidates[i] == target)[0]
     return UnionGeometry(
         query_ids=tuple(ex.id for ex in examples),
         question_vectors=_embed(store, encoder, [ex.question for ex in examples], "query"),

@@ -29,7 +29,7 @@ against it), because an approximate score only ever decides a comparison it cann
   ``1 + #{s_j > s_t} + #{j before t : s_j == s_t}``. When the target is the only one (the
   common case), that rule gives ``1 + #{a_j > a_t + 2·eps}`` without any exact score.
 - A zero combined query, any non-finite value, or a bound that is not finite: that query's
-  whole row is scored exactly (non-finite scores raise ValueError, as in the scan).
+  whole row is scored exactly.
 """
 
 from __future__ import annotations
@@ -100,8 +100,6 @@ def _full_rank(docs: _Documents, query: np.ndarray, ex: int, target: int) -> int
     """The scan's rank from the query's whole exact row (``scan_corpus``'s own steps)."""
     scores = docs.exact(query, None)
     cand = np.delete(scores, ex) if ex >= 0 else scores
-    if not np.all(np.isfinite(cand)):
-        raise ValueError("non-finite retrieval scores: the encoder returned NaN or inf vectors")
     return _rank(cand, target - 1 if 0 <= ex < target else target)
 
 
@@ -132,10 +130,6 @@ def pool_grid_ranks(
         target = np.asarray(targets[part], dtype=np.int64)[:, None]
         for r in range(w.shape[0]):
             scores = kernel(combine_union_vectors(q, b, w[r, part]), docs, local)
-            if not np.all(np.isfinite(scores[real])):
-                raise ValueError(
-                    "non-finite retrieval scores: the encoder returned NaN or inf vectors"
-                )
             s_t = np.take_along_axis(scores, target, axis=1)
             ahead = (scores > s_t) | ((scores == s_t) & (at < target))
             ranks[r, part] = 1 + np.count_nonzero(ahead & real, axis=1)
@@ -287,8 +281,6 @@ def _block_ranks(docs: _Documents, part: _Block, weights: np.ndarray) -> np.ndar
             continue
         rows_near = np.flatnonzero(near[i])
         scores = docs.exact(used[i], rows_near)
-        if not np.all(np.isfinite(scores)):
-            raise ValueError("non-finite retrieval scores: the encoder returned NaN or inf vectors")
         s_t = scores[np.searchsorted(rows_near, t)]
         tied_before = np.count_nonzero((scores == s_t) & (rows_near < t))
         ranks[i] = 1 + int(ahead[i]) + np.count_nonzero(scores > s_t) + tied_before

@@ -113,7 +113,8 @@ def candidate_pools(
     """The candidate indices of every example, in ``question`` or ``corpus`` mode.
 
     ``passages`` defaults to :func:`regime_core.data.corpus_passages` of ``examples`` (the
-    distinct passages of all their pools); pass it to reuse a matrix you already embedded.
+    distinct passages of all their pools); pass it to reuse a matrix you already embedded (a
+    KeyError names a pool passage it lacks).
 
     >>> pools = candidate_pools(examples, "question")            # doctest: +SKIP
     >>> [pools.passages[j].pid for j in pools.candidates[0]]     # doctest: +SKIP
@@ -131,12 +132,6 @@ def candidate_pools(
     candidates: list[np.ndarray] = []
     excluded: list[int] = []
     for ex in examples:
-        for pid in (p.pid for p in ex.pool):
-            if pid not in row_of:
-                raise ValueError(
-                    f"example {ex.id!r}: pool passage {pid} is not in the passage matrix; build "
-                    "it with corpus_passages over the same examples"
-                )
         if mode == "corpus":
             # every passage but (maybe) the bridge: one excluded row, not a row list per example
             excluded.append(row_of[ex.bridge_pid] if exclude_bridge else -1)

@@ -153,11 +153,6 @@ class Ranking:
             if metrics is None
             else list(metrics)
         )
-        if not self.query_ids:
-            return pd.DataFrame(
-                {name: pd.Series(dtype=float) for name in names},
-                index=pd.Index([], name="qid", dtype=object),
-            )
         if self.negatives is not None:
             return m.evaluate_summaries_per_query(self.summaries(), names, query_ids=self.query_ids)
         targets, golds = self._positions()

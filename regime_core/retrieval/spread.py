@@ -60,8 +60,6 @@ def row_spread(scores: np.ndarray, include: np.ndarray) -> np.ndarray:
     """
     scores = np.asarray(scores, dtype=np.float64)
     include = np.asarray(include, dtype=bool)
-    if not np.all(np.isfinite(scores[include])):
-        raise ValueError("row_spread: an included score is not finite (NaN or inf vectors?)")
     count = include.sum(axis=1)
     values = np.where(include, scores, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -50,8 +50,9 @@ def embed_vectors(
 
 
 def checked_vectors(vectors: Vectors, n: int, what: str) -> Vectors:
-    """``vectors`` as float32 (dense or CSR), after checking it holds ``n`` rows of one
-    dimension: what an embedding store returned for ``n`` ``what``."""
+    """``vectors`` as float32 (dense or CSR), after checking it holds ``n`` finite rows of one
+    dimension: what an embedding store returned for ``n`` ``what``. Every vector retrieval
+    scores passes here, so the kernels downstream trust that their scores are finite."""
     if is_sparse(vectors):
         vectors = vectors.tocsr().astype(np.float32, copy=False)
     else:
@@ -60,6 +61,9 @@ def checked_vectors(vectors: Vectors, n: int, what: str) -> Vectors:
         raise ValueError(
             f"the embedding store returned {vectors.shape} for {n} {what}; expected ({n}, d)"
         )
+    # a NaN or inf vector would score NaN and rank wherever the sort puts it, without a word
+    if not np.all(np.isfinite(vectors.data if is_sparse(vectors) else vectors)):
+        raise ValueError(f"the embedding store returned NaN or inf values for the {n} {what}")
     return vectors
 
 
