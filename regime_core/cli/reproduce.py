@@ -154,6 +154,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run_reproduce(args: argparse.Namespace) -> int:
+    if args.plan and args.jobs is not None:
+        raise ValueError("--plan runs nothing: --jobs does not apply")
     if args.dataset is not None:
         return _run_dataset(args)
     if args.train_dataset is not None:
@@ -162,8 +164,6 @@ def _run_reproduce(args: argparse.Namespace) -> int:
         return _run_variants(args)
     selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
     if args.plan:
-        if args.jobs is not None:
-            raise ValueError("--plan runs nothing: --jobs does not apply")
         planned = plan(args.declarations, backend=args.backend, **selection)
         print_result(args.json, planned.to_dict(), planned.table, indent=2)
         return 0
@@ -184,8 +184,6 @@ def _run_dataset(args: argparse.Namespace) -> int:
     ):
         if given:
             raise ValueError(f"{flag} does not go with --dataset: the set runs every run; drop it")
-    if args.plan and args.jobs is not None:
-        raise ValueError("--plan runs nothing: --jobs does not apply")
     report = reproduce_dataset(
         args.dataset,
         train_dataset=args.train_dataset or PAPER_TRAINING_SET,
