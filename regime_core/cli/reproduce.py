@@ -51,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="parameter set: quick (minutes), default (the book), full (everything), "
         "paper (the paper's setting: its encoders by hub name, on GPUs)",
     )
-    run.add_argument(
+    runs_nothing = run.add_mutually_exclusive_group()  # --plan runs nothing: no --jobs
+    runs_nothing.add_argument(
         "--jobs",
         type=int,
         default=None,
@@ -100,7 +101,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "torch (default), or an ONNX export run by onnxruntime (extra [onnx]) or OpenVINO "
         "(extra [openvino]); any other is part of each run's key, its vectors kept apart",
     )
-    run.add_argument(
+    runs_nothing.add_argument(
         "--plan",
         action="store_true",
         help="list what would run and why (which component changed), without running anything",
@@ -154,8 +155,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _run_reproduce(args: argparse.Namespace) -> int:
-    if args.plan and args.jobs is not None:
-        raise ValueError("--plan runs nothing: --jobs does not apply")
     if args.dataset is not None:
         return _run_dataset(args)
     if args.train_dataset is not None:
