@@ -26,7 +26,7 @@ from regime_core.runner.declarations import (
 )
 from regime_core.runner.identity import variant_hash
 from regime_core.runner.records import load_record
-from regime_core.runner.runs import RUNS, Run
+from regime_core.runner.runs import RUNS
 
 NOTEBOOKS = sorted((paths.REPO_ROOT / "notebooks").glob("*.ipynb"))
 
@@ -189,20 +189,6 @@ def test_importing_the_registry_imports_no_run_s_own_module() -> None:
     )
     run = RUNS["robustness"].run  # imported now
     assert run is not None and run.__name__ == "run_robustness"
-
-
-@pytest.mark.parametrize(
-    ("config", "error"),
-    [
-        ("regime_core.config.ConfigMixin", 'config_ref must name its object as "module:attribute"'),
-        ("regime_core.no_such_module:Config", "no module 'regime_core.no_such_module'"),
-        ("regime_core.config:NoSuchConfig", "module 'regime_core.config' has no 'NoSuchConfig'"),
-        ("regime_core.config:ALPHA", "is not a config class"),
-    ],
-)
-def test_an_entry_naming_no_config_class_is_an_error(config: str, error: str) -> None:
-    with refused(ValueError, names=(error,)):
-        _ = Run("x", config, None, "book/claims/x").config
 
 
 def test_a_notebook_run_by_hand_writes_into_its_variant_s_own_folder(tmp_path: Path) -> None:

@@ -107,9 +107,10 @@ def test_the_plan_of_a_set_needs_no_jobs_option(tmp_path: Path, capsys: Any) -> 
     """``--dataset NAME --plan`` was refused for a --jobs option nobody gave."""
     code = cli.main(["reproduce", "--dataset", "nope", "--plan", "--work", str(tmp_path)])
     assert code == 2 and "--jobs" not in capsys.readouterr().err  # refused for the dataset only
-    assert cli.main(["reproduce", "--dataset", "x", "--plan", "--jobs", "2",
-                     "--work", str(tmp_path)]) == 2  # fmt: skip
-    assert "--jobs does not apply" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage_error:  # --plan runs nothing: --jobs is refused
+        cli.main(["reproduce", "--dataset", "x", "--plan", "--jobs", "2", "--work", str(tmp_path)])
+    assert usage_error.value.code == 2
+    assert "--jobs" in (err := capsys.readouterr().err) and "--plan" in err
 
 
 def _claims(tmp_path: Path) -> Path:

@@ -194,8 +194,6 @@ def test_a_timing_is_never_compared_nor_read_from_the_file(tmp_path: Path) -> No
     fewer = _latency_record()
     fewer["numbers"]["n_total"] = 119  # a count is still compared
     assert [d.expected.key for d in compare(frozen, {"routing_latency": fewer})] == ["n_total"]
-    with refused(ValueError, names=("machine.cores",)):
-        compare([Expected("routing_latency", "machine.cores", 2, 1e-6)], {})
     text = dump_expected(frozen)
     assert (
         "Never frozen: timings and the machine" in text and "seconds" not in text.split("runs:")[1]
@@ -217,14 +215,14 @@ def test_a_timing_is_never_compared_nor_read_from_the_file(tmp_path: Path) -> No
         ("schema: other\n", ("schema",)),
         ("schema: regime-expected/1\nruns: [1]\n", ("'runs'",)),
         ("schema: regime-expected/1\nruns: {a: {k: [1]}}\n", ("run 'a', key 'k'",)),
-        ("schema: regime-expected/1\nruns: {a: {k: [1, -1]}}\n", ("key 'k'", "tolerance -1")),
+        ("schema: regime-expected/1\nruns: {a: {k: [1, -1]}}\n", ("key 'k'", "[1]", "-1")),
         ("schema: regime-expected/1\nruns: {a: {k: [[1], 0]}}\n", ("key 'k'",)),
         # issue 22: an infinite tolerance would switch the check off; NaN is no number
-        ("schema: regime-expected/1\nruns: {a: {k: [1, .inf]}}\n", ("key 'k'", "tolerance inf")),
-        ("schema: regime-expected/1\nruns: {a: {k: [.nan, 0.1]}}\n", ("key 'k'", "value nan")),
-        ("schema: regime-expected/1\nruns: {a: {k: [-.inf, 0.1]}}\n", ("key 'k'", "value -inf")),
+        ("schema: regime-expected/1\nruns: {a: {k: [1, .inf]}}\n", ("key 'k'", "[1]", "inf")),
+        ("schema: regime-expected/1\nruns: {a: {k: [.nan, 0.1]}}\n", ("key 'k'", "[0]", "nan")),
+        ("schema: regime-expected/1\nruns: {a: {k: [-.inf, 0.1]}}\n", ("key 'k'", "[0]", "-inf")),
         ("schema: regime-expected/1\nruns: {a: {1: [1, 0]}}\n", ("run 'a'",)),
-        ("schema: regime-expected/1\nruns: {7: {k: [1, 0]}}\n", ("run id 7",)),
+        ("schema: regime-expected/1\nruns: {7: {k: [1, 0]}}\n", ("'runs.7'",)),
         ("schema: regime-expected/1\nruns: {a: {k: [1, 0], k: [2, 0]}}\n", ("'k'",)),
         ("schema: regime-expected/1\nruns: " + "[" * 100_000, ("100 levels",)),
     ],

@@ -56,8 +56,6 @@ def test_each_kernel_gets_its_share_of_the_cores() -> None:
     assert threads_per_job(8, 3) == 2
     assert threads_per_job(2, 4) == 1  # more jobs than cores: one thread each, never zero
     assert threads_per_job(2, 1) == 2
-    with refused(ValueError, names=("--jobs",)):
-        threads_per_job(2, 0)
 
 
 def test_the_thread_variables_keep_a_users_own_setting() -> None:

@@ -51,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="parameter set: quick (minutes), default (the book), full (everything), "
         "paper (the paper's setting: its encoders by hub name, on GPUs)",
     )
-    run.add_argument(
+    runs_nothing = run.add_mutually_exclusive_group()  # --plan runs nothing: no --jobs
+    runs_nothing.add_argument(
         "--jobs",
         type=int,
         default=None,
@@ -100,7 +101,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "torch (default), or an ONNX export run by onnxruntime (extra [onnx]) or OpenVINO "
         "(extra [openvino]); any other is part of each run's key, its vectors kept apart",
     )
-    run.add_argument(
+    runs_nothing.add_argument(
         "--plan",
         action="store_true",
         help="list what would run and why (which component changed), without running anything",
@@ -162,8 +163,6 @@ def _run_reproduce(args: argparse.Namespace) -> int:
         return _run_variants(args)
     selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
     if args.plan:
-        if args.jobs is not None:
-            raise ValueError("--plan runs nothing: --jobs does not apply")
         planned = plan(args.declarations, backend=args.backend, **selection)
         print_result(args.json, planned.to_dict(), planned.table, indent=2)
         return 0
@@ -184,8 +183,6 @@ def _run_dataset(args: argparse.Namespace) -> int:
     ):
         if given:
             raise ValueError(f"{flag} does not go with --dataset: the set runs every run; drop it")
-    if args.plan and args.jobs is not None:
-        raise ValueError("--plan runs nothing: --jobs does not apply")
     report = reproduce_dataset(
         args.dataset,
         train_dataset=args.train_dataset or PAPER_TRAINING_SET,

@@ -39,13 +39,14 @@ COMMAND = Command(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    judged = parser.add_mutually_exclusive_group()  # they judge different things: one of them
+    judged.add_argument(
         "--dataset",
         metavar="NAME",
         help="judge every claim on the variant set `regime reproduce --dataset NAME` ran, "
         "beside the default records (a claim not judged says why)",
     )
-    parser.add_argument(
+    judged.add_argument(
         "--variant",
         metavar="RUN/HASH",
         help="judge a notebook run by hand (its folder under <work>/variants, or a path) "
@@ -68,8 +69,6 @@ def _report(args: argparse.Namespace) -> int:
     if args.dataset is not None:
         from regime_core.runner.dataset_set import set_report
 
-        if args.variant is not None:
-            raise ValueError("--dataset and --variant judge different things: give one")
         judged = set_report(args.dataset, args.work, args.claims)
         print_result(args.json, judged, lambda: set_text(judged), ensure_ascii=False)
         return 0

@@ -14,6 +14,7 @@ from regime_core.inputs import (
     Items,
     Nullable,
     Number,
+    Object,
     Pattern,
     Table,
     Text,
@@ -48,5 +49,18 @@ RECORD = Format(
         Field("record_hash", Text(), meaning="sha256 of every field above"),
         Field("created", Text(), meaning="when it was written (UTC, ISO 8601)"),
         Field("content_sha256", Text(), meaning="sha256 of every other field"),
+    ),
+)  # fmt: skip
+
+#: ``variant.json`` beside a variant's record (:func:`regime_core.runner.identity.write_identity`)
+VARIANT_IDENTITY = Format(
+    "variant identity",
+    (
+        Field("run", Text(), required=False, meaning="the run's id"),
+        Field("config_hash", Text(), required=False, meaning="the variant's config hash"),
+        Field("variant_hash", Text(), required=False,
+              meaning="the config hash with every input: the variant's folder"),
+        Field("inputs", Object(), meaning="what the variant reads besides its config"),
+        Field("default_inputs", Object(), meaning="the same, of the default run"),
     ),
 )  # fmt: skip

@@ -38,6 +38,15 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
+from regime_core.inputs import check_value
+from regime_core.inputs.expected_numbers import (
+    EXPECTED_NUMBERS,
+    EXPECTED_PROFILE,
+    EXPECTED_SCHEMA,
+    FROZEN_KEY,
+    FROZEN_PAIR,
+    FROZEN_VALUE,
+)
 from regime_core.paper import WHY_FIELD, Claim, load_claims
 from regime_core.runner.declarations import load_declarations
 from regime_core.runner.diagnosis import alternative_specs, node_keys
@@ -52,9 +61,6 @@ from regime_core.runner.records import (
 from regime_core.strict_json import read_yaml_file
 
 EXPECTED_NUMBERS_FILE = paths.source_root() / "expected_numbers.yml"  # the checkout's, or shipped
-EXPECTED_SCHEMA = "regime-expected/1"
-EXPECTED_PROFILE = "quick"
-"""the profile whose numbers expected_numbers.yml freezes"""
 
 
 # --- expected numbers ----------------------------------------------------------------------------
@@ -161,14 +167,10 @@ def within(expected: Scalar, found: Scalar, tolerance: float) -> bool:
 
 def compare(expected: Sequence[Expected], records: Mapping[str, Mapping[str, Any]]) -> list[Drift]:
     """Every expected number that is missing from ``records`` (by run id) or out of tolerance.
-    A timing (:func:`is_timing_key`) is no expected number: ``ValueError`` names it."""
+    No timing (:func:`is_timing_key`) is among ``expected``: :func:`freeze` never freezes one
+    and :func:`load_expected` refuses one."""
     drifts: list[Drift] = []
     for item in expected:
-        if is_timing_key(item.key):
-            raise ValueError(
-                f"{item.run}:{item.key} is a timing of the machine (is_timing_key); timings are "
-                "never compared"
-            )
         record = records.get(item.run)
         if record is None:
             drifts.append(Drift(item, None, "the run produced no record"))
@@ -342,51 +344,27 @@ def _yaml_scalar(value: Scalar) -> str:
 
 
 def load_expected(path: Path | str | None = None) -> list[Expected]:
-    """Parse ``expected_numbers.yml``; ``ValueError`` names the file, run and key."""
+    """Parse ``expected_numbers.yml`` (declared: :data:`EXPECTED_NUMBERS`); ``ValueError`` names
+    the file, run and key."""
     file = Path(path) if path is not None else EXPECTED_NUMBERS_FILE
-    raw = read_yaml_file(file, finite=False)  # a non-finite number is refused below, by its key
-    if not isinstance(raw, dict) or raw.get("schema") != EXPECTED_SCHEMA:
-        raise ValueError(f"{file}: expected schema {EXPECTED_SCHEMA!r}")
-    runs = raw.get("runs")
-    if not isinstance(runs, dict):
-        raise ValueError(f"{file}: 'runs' must map run ids to their numbers")
+    # a non-finite number is refused by the declaration, naming its key
+    runs = EXPECTED_NUMBERS.read(read_yaml_file(file, finite=False), where=str(file))["runs"]
     out: list[Expected] = []
     for run, numbers in runs.items():
-        if not isinstance(run, str) or not run:
-            raise ValueError(f"{file}: run id {run!r} is not a non-empty string")
-        if not isinstance(numbers, dict):
-            raise ValueError(f"{file}: run {run!r} must map keys to [value, tolerance]")
-        for key, pair in numbers.items():
+        for key, frozen in numbers.items():
             where = f"{file}: run {run!r}, key {key!r}"
-            if not isinstance(key, str) or not key:
-                raise ValueError(f"{where}: the key is not a non-empty string")
+            check_value(FROZEN_KEY, key, where=where, field="key")
             if is_timing_key(key):
                 raise ValueError(
                     f"{where}: the key is a timing of the machine (is_timing_key), which is "
                     "never frozen; refreeze with `regime expected freeze`"
                 )
-            if not isinstance(pair, list):  # a bare value: the tolerance of its rule
-                pair = [pair, tolerance_for(key, pair)]
-            if len(pair) != 2:
-                raise ValueError(f"{where}: expected a value or [value, tolerance]")
-            value, tolerance = pair
-            if (
-                isinstance(tolerance, bool)
-                or not isinstance(tolerance, int | float)
-                or not math.isfinite(tolerance)
-                or tolerance < 0
-            ):
-                raise ValueError(
-                    f"{where}: tolerance {tolerance!r} is not a finite number >= 0 (an infinite "
-                    "tolerance would switch the check off)"
-                )
-            if not isinstance(value, bool | int | float | str):
-                raise ValueError(f"{where}: value {value!r} is not a scalar")
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ValueError(
-                    f"{where}: value {value!r} is not finite (records hold finite numbers only)"
-                )
-            out.append(Expected(run, key, value, float(tolerance)))
+            if isinstance(frozen, list):
+                value, tolerance = check_value(FROZEN_PAIR, frozen, where=where, field="entry")
+            else:  # a bare value: the tolerance of its rule
+                value = check_value(FROZEN_VALUE, frozen, where=where, field="entry")
+                tolerance = tolerance_for(key, value)
+            out.append(Expected(run, key, value, tolerance))
     return out
 
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from regime_core import config, paths
 from regime_core.encoders.registry import session_backend
+from regime_core.inputs.record import VARIANT_IDENTITY
 from regime_core.integrity import atomic_write_bytes
 from regime_core.runner.declarations import OUTPUT_DIR_PARAMETER
 from regime_core.runner.records import canonical_json, hash_file
@@ -178,8 +179,4 @@ def read_identity(folder: Path) -> dict[str, Any] | None:
     file = folder / IDENTITY_FILE
     if not file.is_file():
         return None
-    body = read_json_file(file)
-    for field in ("inputs", "default_inputs"):
-        if not isinstance(body.get(field), dict):
-            raise ValueError(f"{file}: field {field!r} is not an object; remove the file")
-    return dict(body)
+    return VARIANT_IDENTITY.read(read_json_file(file), where=f"{file} (remove the file)")

@@ -63,9 +63,8 @@ def default_jobs(cores: int, width: int) -> int:
 
 
 def threads_per_job(cores: int, jobs: int) -> int:
-    """The threads each of ``jobs`` concurrent kernels may use on ``cores`` cores (at least 1)."""
-    if jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    """The threads each of ``jobs`` concurrent kernels may use on ``cores`` cores (at least 1);
+    ``jobs`` is at least 1 (:func:`regime_core.runner.reproduce.reproduce` checks ``--jobs``)."""
     return max(1, cores // jobs)
 
 

@@ -257,9 +257,8 @@ def resolve_variant(
 def resolve_variants(
     decl: Declarations, items: Sequence[str], profile: str, work: Path
 ) -> list[Variant]:
-    """The variants ``items`` make, one per run named, in the order first named."""
-    if not items:
-        raise ValueError(f"--set: give at least one {SET_FORM}")
+    """The variants ``items`` make, one per run named, in the order first named (none for no
+    item: ``regime reproduce`` takes this path only when ``--set`` is given)."""
     grouped = group_settings(items)
     variants = [resolve_variant(decl, r, s, profile, work) for r, s in grouped.items()]
     deps = {rid: spec.depends_on for rid, spec in decl.runs.items()}
