@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib.resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -30,8 +30,6 @@ ROUTER_CSS = "regime-router.css"  # in static/ beside this module, served by sit
 
 class _RouterDirective(SphinxDirective):
     """A directive that shows what the packaged router does; it takes no options."""
-
-    option_spec: ClassVar[dict[str, Any]] = {}
 
     def router(self) -> Any:
         """The packaged router, its model file noted as an input of the page."""
