@@ -186,8 +186,6 @@ def display(kind: str, name: object) -> str:
     (:func:`dataset`, :func:`regime`, :func:`arm`, :func:`encoder`, :func:`language`)."""
     if kind == "comparison":
         return comparison(name)
-    if kind not in _KINDS:
-        raise ValueError(f"unknown kind of name {kind!r}; known: {[*_KINDS, 'comparison']}")
     return _lookup(_KINDS[kind], name)
 
 

@@ -36,13 +36,9 @@ LIGHT_GREY = "#CCCCCC"
 
 
 def colour(name: str) -> str:
-    """The palette's colour called ``name`` (``"green"`` → ``"#029E73"``)."""
-    for hex_colour, colour_name in COLOUR_NAMES.items():
-        if colour_name == name:
-            return hex_colour
-    raise ValueError(
-        f"no colour named {name!r} in the palette; it has {sorted(COLOUR_NAMES.values())}"
-    )
+    """The palette's colour called ``name`` (``"green"`` → ``"#029E73"``); called with the names
+    of :data:`COLOUR_NAMES` only, when this module is imported."""
+    return next(hex_colour for hex_colour, said in COLOUR_NAMES.items() if said == name)
 
 
 #: The colour of each verdict word: those of a claim's judgement

@@ -29,8 +29,6 @@ class CoverageDirective(SphinxDirective):
     """The coverage figure of the old and the new interval, and the summaries of every method
     whose coverage is enumerated exactly."""
 
-    has_content = False
-
     def run(self) -> list[nodes.Node]:
         from regime_core.book import figures
 

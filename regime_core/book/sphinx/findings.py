@@ -21,8 +21,6 @@ class FindingsDirective(SphinxDirective):
     from the records of the runs they read (and the claims' verdicts, for those that read
     them: :func:`~regime_core.book.sphinx.claims.page_verdicts`)."""
 
-    has_content = False
-
     def run(self) -> list[nodes.Node]:
         from regime_core.book.findings import chapter_findings, write_findings
         from regime_core.book.sphinx.claims import page_verdicts

@@ -41,8 +41,6 @@ def ledger_entries(env: Any) -> tuple[list[Any], dict[str, str]]:
 class MethodVerdictsDirective(SphinxDirective):
     """The claims whose verdict differs between the interval methods, a row each."""
 
-    has_content = False
-
     def run(self) -> list[nodes.Node]:
         from regime_core.book.figures.statistics import COVERAGE_STYLES
         from regime_core.runner.ledger import INTERVAL_METHODS, verdicts_by_method
@@ -72,8 +70,6 @@ class MethodVerdictsDirective(SphinxDirective):
 class LedgerHolmDirective(SphinxDirective):
     """The ledger-wide Holm correction: per comparison claim its p against its own null, the
     Holm-adjusted p, the level, its verdict there and whether its own verdict survives."""
-
-    has_content = False
 
     def run(self) -> list[nodes.Node]:
         from regime_core.runner.ledger import ledger_sentence

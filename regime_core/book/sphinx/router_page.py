@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib.resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -28,10 +28,19 @@ RESOURCES = Path(str(importlib.resources.files("regime_core") / "resources"))
 ROUTER_CSS = "regime-router.css"  # in static/ beside this module, served by site.configure_site
 
 
-class RouterDemoDirective(SphinxDirective):
-    """The live router with presets, and the presets' decisions by the Python router."""
+class _RouterDirective(SphinxDirective):
+    """A directive that shows what the packaged router does; it takes no options."""
 
-    option_spec: ClassVar[dict[str, Any]] = {}
+    def router(self) -> Any:
+        """The packaged router, its model file noted as an input of the page."""
+        from regime_core.router.model import default_router, default_router_path
+
+        self.env.note_dependency(str(default_router_path()))
+        return default_router()
+
+
+class RouterDemoDirective(_RouterDirective):
+    """The live router with presets, and the presets' decisions by the Python router."""
 
     def run(self) -> list[nodes.Node]:
         from regime_core.book.router_demo import (
@@ -42,15 +51,15 @@ class RouterDemoDirective(SphinxDirective):
             toy_presets,
         )
         from regime_core.data import load_examples
-        from regime_core.router.model import default_router, default_router_path
+        from regime_core.router.model import default_router_path
 
-        model_path = default_router_path()
-        self.env.note_dependency(str(model_path))
-        router = default_router()
+        router = self.router()
         specs = [*HAND_WRITTEN_PRESETS, *toy_presets(load_examples("toyworld"), router)]
         presets = route_presets(specs, router)
         live = nodes.raw(
-            "", demo_html(load_model_json(model_path), presets, "regime-router"), format="html"
+            "",
+            demo_html(load_model_json(default_router_path()), presets, "regime-router"),
+            format="html",
         )
         header = (
             "Preset",
@@ -74,18 +83,14 @@ class RouterDemoDirective(SphinxDirective):
         return [live, caption, presets_table]
 
 
-class RouterFeaturesDirective(SphinxDirective):
+class RouterFeaturesDirective(_RouterDirective):
     """The five features: the page's name, the one-line meaning, the name in ``--json``, and
     which way the packaged router's coefficient pushes (read from its model file)."""
 
-    option_spec: ClassVar[dict[str, Any]] = {}
-
     def run(self) -> list[nodes.Node]:
         from regime_core.book.router_demo import FEATURE_GUIDE, feature_pushes
-        from regime_core.router.model import default_router, default_router_path
 
-        self.env.note_dependency(str(default_router_path()))
-        pushes = {p.name: p for p in feature_pushes(default_router())}
+        pushes = {p.name: p for p in feature_pushes(self.router())}
         items = nodes.bullet_list()
         for name, (label, meaning) in FEATURE_GUIDE.items():
             para = nodes.paragraph("", "", nodes.strong(text=label))
@@ -97,11 +102,9 @@ class RouterFeaturesDirective(SphinxDirective):
         return [items]
 
 
-class RouterLearnedDirective(SphinxDirective):
+class RouterLearnedDirective(_RouterDirective):
     """What the packaged router learned: a summary in words, the decision over a grid of
     feature values and the decisions on the toy world, all computed from its model file."""
-
-    option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
         from regime_core.book.router_demo import (
@@ -113,10 +116,8 @@ class RouterLearnedDirective(SphinxDirective):
             union_name_limits,
         )
         from regime_core.data import load_examples
-        from regime_core.router.model import default_router, default_router_path
 
-        self.env.note_dependency(str(default_router_path()))
-        router = default_router()
+        router = self.router()
         out: list[nodes.Node] = [nodes.paragraph("", "", *code_spans(learned_summary(router)))]
         header = (
             "Cue words",
@@ -159,18 +160,14 @@ class RouterLearnedDirective(SphinxDirective):
         return out
 
 
-class RouterFailuresDirective(SphinxDirective):
+class RouterFailuresDirective(_RouterDirective):
     """Hand-written questions the packaged router gets wrong, with what it does on each; a case
     it no longer gets wrong fails the build."""
 
-    option_spec: ClassVar[dict[str, Any]] = {}
-
     def run(self) -> list[nodes.Node]:
         from regime_core.book.router_demo import FAILURE_CASES, route_failures
-        from regime_core.router.model import default_router, default_router_path
 
-        self.env.note_dependency(str(default_router_path()))
-        failures = route_failures(FAILURE_CASES, default_router())
+        failures = route_failures(FAILURE_CASES, self.router())
         items = nodes.bullet_list(classes=["regime-router-failures"])
         for f in failures:
             right = f.right_action if f.right_action is not None else f"B_rel {f.right_b_rel!r}"

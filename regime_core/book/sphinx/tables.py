@@ -57,8 +57,6 @@ def table(
 ) -> nodes.table:
     """A table with a header row; a cell is text, a node (wrapped in a paragraph) or a ready
     ``nodes.entry`` (used as it is, e.g. to carry a class). ``widths`` are relative."""
-    if len(widths) != len(header):
-        raise ValueError(f"{len(header)} header cells but {len(widths)} column widths")
     out = nodes.table(classes=list(classes))
     if title is not None:
         out += title if isinstance(title, nodes.title) else nodes.title(title, title)

@@ -139,8 +139,6 @@ def answer_key(key: Mapping[str, Mapping[str, Any]]) -> nodes.container:
 class WorksheetDirective(SphinxDirective):
     """Exercise 1's questions with blanks for the regime and the reason (:func:`worksheet`)."""
 
-    option_spec: ClassVar[dict[str, Any]] = {}
-
     def run(self) -> list[nodes.Node]:
         key = _answer_key(self)
         return [] if key is None else [worksheet(key)]
@@ -148,8 +146,6 @@ class WorksheetDirective(SphinxDirective):
 
 class AnswerKeyDirective(SphinxDirective):
     """Exercise 1's key with the reason for each answer (:func:`answer_key`)."""
-
-    option_spec: ClassVar[dict[str, Any]] = {}
 
     def run(self) -> list[nodes.Node]:
         key = _answer_key(self)

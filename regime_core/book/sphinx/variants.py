@@ -190,6 +190,21 @@ def no_variant_nodes() -> list[nodes.Node]:
     return [nodes.paragraph("", "", *what, classes=["regime-no-variants"]), commands]
 
 
+def _not_judged(why: str) -> list[Any]:
+    """A side's cells when its record cannot give the claim: "not judged", and why."""
+    cell = nodes.entry(classes=["regime-variant-not-judged"])
+    cell += paragraph("not judged")
+    return [cell, why]
+
+
+def _box(title: str, lead: str) -> nodes.container:
+    """A variant's (or a variant set's) box on the page: its title and a sentence about it."""
+    box = nodes.container(classes=["regime-variant"])
+    box += nodes.rubric(text=title)
+    box += nodes.paragraph("", "", *code_spans(lead))
+    return box
+
+
 def _side_cells(judged: ClaimVerdict) -> list[Any]:
     """One side's verdict, coloured by the verdict, and its numbers."""
     return [verdict_entry(judged.verdict, judged.judgement.words), judged.values.text()]
@@ -199,23 +214,16 @@ def _variant_cells(claim: VariantClaim) -> list[Any]:
     """The variant's verdict and numbers of one claim, or "not judged" and why (a number its
     record lacks: its parameters left it out)."""
     if claim.variant is None:
-        cell = nodes.entry(classes=["regime-variant-not-judged"])
-        cell += paragraph("not judged")
-        return [cell, f"Its record cannot give this claim: {claim.not_judged}."]
+        return _not_judged(f"Its record cannot give this claim: {claim.not_judged}.")
     return _side_cells(claim.variant)
 
 
 def variant_nodes(variant: HeldVariant, docname: str) -> list[nodes.Node]:
     """One variant on the page: its run and hash, what differs from the default, and its
     claims' table (:data:`VARIANT_COLUMNS`); or why it could not be judged."""
-    box = nodes.container(classes=["regime-variant"])
-    box += nodes.rubric(text=f"Variant {variant.name}")
-    box += nodes.paragraph(
-        "",
-        "",
-        *code_spans(
-            f"Its record: `variants/{variant.name}/{RECORD_FILENAME}` in the work directory."
-        ),
+    box = _box(
+        f"Variant {variant.name}",
+        f"Its record: `variants/{variant.name}/{RECORD_FILENAME}` in the work directory.",
     )
     if variant.report is None:
         box += nodes.paragraph(
@@ -269,9 +277,7 @@ def set_names(work: Path) -> list[str]:
 
 def _set_side(side: Mapping[str, Any] | None, reason: str | None) -> list[Any]:
     if side is None:
-        cell = nodes.entry(classes=["regime-variant-not-judged"])
-        cell += paragraph("not judged")
-        return [cell, f"Not judged: {reason}."]
+        return _not_judged(f"Not judged: {reason}.")
     words = side["verdict"] + "".join(f" ({flag})" for flag in side["flags"])
     return [verdict_entry(side["state"], words), side["ours_text"]]
 
@@ -283,16 +289,11 @@ def set_nodes(
     the set's (the report of ``regime verdicts --dataset NAME``), a claim not judged on a side
     saying why."""
     name = report["set"]["dataset"]
-    box = nodes.container(classes=["regime-variant"])
-    box += nodes.rubric(text=f"Variant set {name}")
-    box += nodes.paragraph(
-        "",
-        "",
-        *code_spans(
-            f"Every notebook that takes a dataset, run on `{name}` by `regime reproduce "
-            f"--dataset {name}` (its records in `sets/{name}` of the work directory): "
-            f"{report['judged']} claims judged on it, {report['not_judged']} not judged."
-        ),
+    box = _box(
+        f"Variant set {name}",
+        f"Every notebook that takes a dataset, run on `{name}` by `regime reproduce "
+        f"--dataset {name}` (its records in `sets/{name}` of the work directory): "
+        f"{report['judged']} claims judged on it, {report['not_judged']} not judged.",
     )
     rows = [
         [

@@ -140,13 +140,6 @@ COUNT_COLUMNS: frozenset[str] = frozenset(
 )
 
 
-def fmt(value: Any, kind: str) -> str:
-    """``value`` formatted as ``kind`` (a key of :data:`FORMATS`)."""
-    if kind not in FORMATS:
-        raise ValueError(f"unknown format {kind!r}; known: {', '.join(FORMATS)}")
-    return FORMATS[kind](value)
-
-
 # --- Tables --------------------------------------------------------------------------------------
 
 
@@ -233,7 +226,7 @@ def table(
             kind = names.VALUE_COLUMNS[column]
             series = pd.Series([MISSING if _missing(v) else names.display(kind, v) for v in series])
         kind = formats.get(str(column)) or _auto_kind(series, str(column))
-        out[str(column)] = [fmt(v, kind) for v in series.tolist()]
+        out[str(column)] = [FORMATS[kind](v) for v in series.tolist()]
     if columns:
         out = out.rename(columns=dict(columns))
     left = tuple(str(c) for c in out.columns if formats.get(str(c), "") == "str")
@@ -257,12 +250,11 @@ def settings_table(
     keys: Sequence[str],
     *,
     caption: str | None = None,
-    default: Any = None,
     borrowed: Sequence[Borrowed] = (),
 ) -> Table:
     """Selected fields of a run's config as a table (lists joined, names displayed), plus every
-    field whose value differs from ``default`` (None: the config class built without
-    arguments, the run's default config), each marked with its default; a note names every
+    field whose value differs from the run's default config (the config class built without
+    arguments), each marked with its default; a note names every
     record ``borrowed`` from another run and its encoder, and says so plainly when that
     encoder is not this run's.
 
@@ -273,7 +265,7 @@ def settings_table(
     >>> settings_table(T3Config(alpha=0.5), ["pool"]).frame.to_dict("records")[1]
     {'setting': 'alpha', 'value': '0.5', 'vs the default': 'changed (default 0.25)'}
     """
-    base = type(config)() if default is None else default
+    base = type(config)()
     changed = _changed_fields(config, base)
     rows = []
     for key in [*keys, *(k for k in changed if k not in keys)]:
@@ -334,11 +326,6 @@ def _changed_fields(config: Any, default: Any) -> list[str]:
     nested config (a dataclass field) is compared field by field (dotted names), except a
     nested field that a top-level field of the same name mirrors (``predicate_names`` is the
     flat face of ``regime_rules.predicate_names``): it is shown once, at the top."""
-    if not (dataclasses.is_dataclass(config) and type(config) is type(default)):
-        raise ValueError(
-            f"settings: the config ({type(config).__name__}) and its default "
-            f"({type(default).__name__}) must be the same config class"
-        )
     top = {f.name for f in dataclasses.fields(config)}
 
     def walk(ours: Any, theirs: Any, prefix: str) -> list[str]:
