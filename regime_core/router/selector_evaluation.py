@@ -61,13 +61,6 @@ ROUTED_COMPARISONS: dict[str, str] = {
 }
 
 
-def check_selector(value: Any, where: str) -> str:
-    """Raise ValueError naming ``where`` unless ``value`` is one of :data:`SELECTORS`."""
-    if value not in SELECTORS:
-        raise ValueError(f"{where}.selector is {value!r}, not one of {SELECTORS}")
-    return str(value)
-
-
 # --------------------------------------------------------------------------------------------
 # Kernels
 # --------------------------------------------------------------------------------------------
