@@ -29,6 +29,7 @@ from regime_core.router.selector_evaluation import (
     ROUTED_COMPARISONS,
     SELECTORS,
     agreement_comparisons,
+    check_selector,
     routed_comparisons,
     selector_agreement,
     union_comparisons,
@@ -359,3 +360,9 @@ def test_reselected_refuses_selector_data_of_other_questions(world: dict[str, An
     choices = choose(inputs, rule, train_dataset="toyworld", variants=())
     with pytest.raises(ValueError, match="selector data of other questions"):
         reselected(data["toyworld"], inputs["musique"], choices, "gold")
+
+
+def test_a_selector_outside_the_knob_is_refused_naming_the_field() -> None:
+    assert check_selector("gold", "router.json, training.extra") == "gold"
+    with refused(ValueError, names=("router.json", "'selector'", "bogus")):
+        check_selector("bogus", "router.json, training.extra")
