@@ -435,7 +435,7 @@
     }
   }
 
-  /** strict_json.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
+  /** inputs.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
   function jsonPath(path) {
     let out = "";
     for (const part of path) {
@@ -890,7 +890,7 @@
   // What Python's str.isprintable() refuses (repr escapes it): other and separator characters.
   const NOT_PRINTABLE_RE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
   /** Python's repr() of a JSON value (what load_router's messages quote). */
-  /** regime_core.limits.short_repr: an integer of 100 digits or more by its digit count, any
+  /** regime_core.inputs.short_repr: an integer of 100 digits or more by its digit count, any
    * other repr cut to 80 characters. */
   function shortRepr(v) {
     if (typeof v === "bigint") {
