@@ -11,12 +11,14 @@ keeps every recursive consumer of JSON (hashing, validation, router.js's parser)
 stack limit; :data:`MAX_INT_DIGITS` is Python's own ``int()`` limit for decimal strings;
 :data:`MAX_EXPANDED_BYTES` bounds what one compressed input may expand to in memory.
 
-α (the weight of the bridge side of a query, ``q + α·b``) is checked by :func:`check_alpha` alone
-(router.js reads :data:`MAX_ALPHA`), bounded by :data:`MAX_ALPHA` = 10^18. Both vectors are unit
-vectors, so the combined query has norm at most ``1 + α``; normalising it squares its
-components, and the squares must stay below float32's largest value (3.4·10^38), that is
-``1 + α < 1.8·10^19``. Beyond that the norm overflows to infinity and the query silently becomes
-the zero vector (every candidate scores 0); 10^18 keeps a factor 340 of margin for rounding.
+α (the weight of the bridge side of a query, ``q + α·b``) has one rule, the kind :data:`ALPHA`
+(bounded by :data:`MAX_ALPHA` = 10^18): every config field, the router file and
+:func:`check_alpha` (``--alpha``) read α with it, and router.js reads :data:`MAX_ALPHA`.
+Both vectors are unit vectors, so the combined query has norm at most ``1 + α``; normalising
+it squares its components, and the squares must stay below float32's largest value
+(3.4·10^38), that is ``1 + α < 1.8·10^19``. Beyond that the norm overflows to infinity and the
+query silently becomes the zero vector (every candidate scores 0); 10^18 keeps a factor 340 of
+margin for rounding.
 (Any α above about 10^8 already makes ``q`` invisible in float32: ``1/α`` is below its
 precision.)
 
@@ -25,19 +27,21 @@ precision.)
 >>> try:
 ...     check_alpha(1e39)
 ... except ValueError as err:
-...     print(str(err).split(" (")[0])
-alpha must be a finite number in [0, 1e+18], got 1e+39
+...     print(err)
+alpha must be a number in [0, 1e+18], got 1e+39
 """
 
 from __future__ import annotations
 
 import json
-import math
-import numbers
 from typing import Any
+
+from regime_core.inputs import InputError, Items, Kind, Number, check_value
 
 #: the largest α: ``(1 + α)²`` must stay below float32's maximum (module docstring)
 MAX_ALPHA: float = 1e18
+ALPHA = Number(low=0.0, high=MAX_ALPHA)
+"""a bridge weight α: finite, from 0 to the largest weight float32 queries q + α·b hold"""
 #: characters (code points) of a question, and of a bridge title, that ``route`` accepts
 MAX_QUESTION_CHARS: int = 10_000
 MAX_TITLE_CHARS: int = 10_000
@@ -86,25 +90,13 @@ def router_js_line() -> str:
 
 
 def check_alpha(value: Any, what: str = "alpha") -> float:
-    """``value`` as α, or ``ValueError`` naming ``what`` unless it is a real number (not a
-    boolean) with ``0 <= value <= MAX_ALPHA``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{what} must be a number, got {value!r}")
-    # an integer is compared as an integer: float(10**400) raises OverflowError
-    exact = int(value) if isinstance(value, numbers.Integral) else float(value)
-    if not ((isinstance(exact, int) or math.isfinite(exact)) and 0 <= exact <= MAX_ALPHA):
-        raise ValueError(
-            f"{what} must be a finite number in [0, {MAX_ALPHA:g}], got {short_repr(value)} "
-            "(float32 queries q + α·b overflow beyond it)"
-        )
-    return float(exact)
+    """``value`` read as :data:`ALPHA`, or ``ValueError`` naming ``what``."""
+    return float(_read(ALPHA, value, what))
 
 
 def check_alphas(values: Any, what: str) -> tuple[float, ...]:
-    """At least one value, each as α (:func:`check_alpha`, named ``what[i]``)."""
-    if len(values) == 0:
-        raise ValueError(f"{what}: give at least one α")
-    return tuple(check_alpha(value, f"{what}[{i}]") for i, value in enumerate(values))
+    """At least one value, each read as :data:`ALPHA` (named ``what[i]``)."""
+    return tuple(_read(Items(ALPHA, min_items=1), list(values), what))
 
 
 def check_number(
@@ -115,9 +107,8 @@ def check_number(
     high: float | None = None,
     integer: bool = False,
 ) -> float | int:
-    """``value`` checked for type and range before any conversion; ``ValueError`` naming
-    ``what`` otherwise. A boolean is not a number; an integer of any size is compared as an
-    integer (``float(10**400)`` would raise ``OverflowError``); ``integer`` refuses floats.
+    """``value`` read as a :class:`~regime_core.inputs.Number` from ``low`` to ``high``
+    (``integer``: an integer), or ``ValueError`` naming ``what``.
 
     >>> check_number(3, "k", low=1, integer=True)
     3
@@ -127,45 +118,17 @@ def check_number(
     ...     print(err)
     alpha must be a number in [0, 1e+18], got an integer of 401 digits
     """
-    kind = "an integer" if integer else "a number"
-    span = (
-        f" in [{_bound(low, '-inf')}, {_bound(high, 'inf')}]"
-        if low is not None or high is not None
-        else ""
-    )
-    wanted = numbers.Integral if integer else numbers.Real
-    if isinstance(value, bool) or not isinstance(value, wanted):
-        raise ValueError(f"{what} must be {kind}{span}, got {short_repr(value)}")
-    if isinstance(value, numbers.Integral):
-        exact: float | int = int(value)
-        inside = (low is None or exact >= low) and (high is None or exact <= high)
-    else:
-        exact = float(value)
-        inside = (
-            math.isfinite(exact)
-            and (low is None or exact >= low)
-            and (high is None or exact <= high)
-        )
-    if not inside:
-        raise ValueError(f"{what} must be {kind}{span}, got {short_repr(value)}")
-    return exact
+    number: float | int = _read(Number(low=low, high=high, integer=integer), value, what)
+    return number
 
 
-def _bound(value: float | None, unbounded: str) -> str:
-    return unbounded if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def short_repr(value: Any) -> str:
-    """``repr(value)``, or its digit count for an integer too long to print whole."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        try:
-            digits = str(len(str(abs(int(value)))))
-        except ValueError:  # more digits than int() prints
-            digits = f"more than {MAX_INT_DIGITS}"
-        if len(digits) > 2:
-            return f"an integer of {digits} digits"
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _read(kind: Kind, value: Any, what: str) -> Any:
+    """``kind``'s reading of ``value``; its refusal as ``"<what> <problem>"`` (a CLI option or
+    a function's argument has no file or record to name)."""
+    try:
+        return check_value(kind, value, where="", field=what)
+    except InputError as err:
+        raise ValueError(f"{err.field} {err.problem}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

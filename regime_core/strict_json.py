@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from regime_core.inputs import json_path
 from regime_core.integrity import canonical_bytes, read_bytes, read_text, sha256_hex
 from regime_core.limits import MAX_NESTING
 
@@ -58,18 +59,6 @@ class JSONProblem(ValueError):
             column = "" if self.column is None else f", column {self.column}"
             return f", line {self.line}{column}"
         return f", at {json_path(self.path)}" if self.path else ""
-
-
-def json_path(path: tuple[str | int, ...]) -> str:
-    """``("context", 3, 1)`` -> ``context[3][1]``; ``(3, "id")`` -> ``[3].id``.
-
-    >>> json_path(("context", 3, 1)), json_path((3, "id"))
-    ('context[3][1]', '[3].id')
-    """
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 class _Flagged:

@@ -86,8 +86,8 @@ def test_route_model_option_changes_the_decision(capsys: Any, tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--question", "", "--bridge", BRIDGE], "question is empty"),
-        (["--question", "   ", "--bridge", BRIDGE], "question is empty"),
+        (["--question", "", "--bridge", BRIDGE], "'question'"),
+        (["--question", "   ", "--bridge", BRIDGE], "'question'"),
         (["--question", QUESTION, "--bridge", "  "], "bridge text is empty"),
         (["--bridge", BRIDGE], "needs --question"),
         (["--question", QUESTION, "--bridge", BRIDGE, "--bridge-title", " "], "bridge_title"),

@@ -4,20 +4,24 @@ every key ``save_router`` writes, and its JSON Schema accepts the packaged model
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import jsonschema
+import pytest
 
 from regime_core import paths
-from regime_core.inputs import Nested
-from regime_core.inputs.router_file import ROUTER_FILE, ROUTER_JS_LINE_PREFIX, router_js_line
+from regime_core.inputs import Nested, route_input, router_file
+from regime_core.inputs.router_file import ROUTER_FILE
 from regime_core.router.model import default_router_path
 
 
-def test_router_js_holds_the_generated_declaration() -> None:
-    """``python -m regime_core.inputs.router_file`` prints the line router.js must hold."""
+@pytest.mark.parametrize("module", [router_file, route_input])
+def test_router_js_holds_the_generated_declaration(module: Any) -> None:
+    """``python -m regime_core.inputs.router_file`` (and ``.route_input``) print the lines
+    router.js must hold."""
     source = (paths.REPO_ROOT / "regime_core" / "resources" / "router.js").read_text("utf-8")
-    lines = [line for line in source.splitlines() if line.startswith(ROUTER_JS_LINE_PREFIX)]
-    assert lines == [router_js_line()]
+    lines = [line for line in source.splitlines() if line.startswith(module.ROUTER_JS_LINE_PREFIX)]
+    assert lines == [module.router_js_line()]
 
 
 def test_the_declaration_holds_every_key_of_the_packaged_model() -> None:

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+from helpers import refused
 
 from regime_core import config
 from regime_core.router.model import decision_dict, default_router, resolve_router, route_text
@@ -31,16 +32,16 @@ def test_default_router_is_packaged_and_loads() -> None:
 
 
 @pytest.mark.parametrize(
-    ("question", "bridge", "message"),
+    ("question", "bridge", "field"),
     [
-        ("", "Some text.", "question is empty"),
-        ("Who?", "   ", "bridge text is empty"),
-        (3, "Some text.", "question must be a string"),
-        ("Who?", ["Some text."], "bridge must be a string"),
+        ("", "Some text.", "question"),
+        ("Who?", "   ", "bridge"),
+        (3, "Some text.", "question"),
+        ("Who?", ["Some text."], "bridge"),
     ],
 )
-def test_route_text_rejects_bad_input(question: Any, bridge: Any, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_route_text_rejects_bad_input(question: Any, bridge: Any, field: str) -> None:
+    with refused(ValueError, names=("route", field)):
         route_text(question, bridge)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import refused
 
 from regime_core.router import (
     RouterRules,
@@ -70,17 +71,17 @@ def test_batch_equals_single_calls() -> None:
 
 
 @pytest.mark.parametrize(
-    ("question", "bridge", "title", "match"),
+    ("question", "bridge", "title", "field"),
     [
-        ("", BRIDGE, None, "question is empty"),
-        (None, BRIDGE, None, "question must be a string"),
-        (QUESTION, [], None, "no sentences"),
-        (QUESTION, "Kestrel Bay is a film.", None, "list of strings"),
-        (QUESTION, ["ok", 3], None, "sentence 1"),
-        (QUESTION, ["ok", "   "], None, "sentence 1 is empty"),
+        ("", BRIDGE, None, "question"),
+        (None, BRIDGE, None, "question"),
+        (QUESTION, [], None, "bridge_sentences"),
+        (QUESTION, "Kestrel Bay is a film.", None, "bridge_sentences"),
+        (QUESTION, ["ok", 3], None, "bridge_sentences[1]"),
+        (QUESTION, ["ok", "   "], None, "bridge_sentences[1]"),
         (QUESTION, BRIDGE, "", "bridge_title"),
     ],
 )
-def test_bad_inputs_raise(question: object, bridge: object, title: object, match: str) -> None:
-    with pytest.raises(ValueError, match=match):
+def test_bad_inputs_raise(question: object, bridge: object, title: object, field: str) -> None:
+    with refused(ValueError, names=("select_b_rel", field)):
         select_b_rel(question, bridge, bridge_title=title)  # type: ignore[arg-type]

@@ -26,13 +26,11 @@ from __future__ import annotations
 import math
 import numbers
 import re
+import sys
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from regime_core.limits import short_repr
-from regime_core.strict_json import json_path
 
 Path = tuple[str | int, ...]
 
@@ -86,6 +84,31 @@ def json_kind(value: object) -> str:
     if isinstance(value, str):
         return "a string"
     return "an array" if isinstance(value, list | tuple) else "an object"
+
+
+def json_path(path: tuple[str | int, ...]) -> str:
+    """``("context", 3, 1)`` -> ``context[3][1]``; ``(3, "id")`` -> ``[3].id``.
+
+    >>> json_path(("context", 3, 1)), json_path((3, "id"))
+    ('context[3][1]', '[3].id')
+    """
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def short_repr(value: Any) -> str:
+    """``repr(value)``, or its digit count for an integer too long to print whole."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        try:
+            digits = str(len(str(abs(int(value)))))
+        except ValueError:  # more digits than int() prints
+            digits = f"more than {sys.get_int_max_str_digits()}"
+        if len(digits) > 2:
+            return f"an integer of {digits} digits"
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _shown(value: Any) -> str:
@@ -594,4 +617,6 @@ __all__: Sequence[str] = (
     "Word",
     "check_value",
     "json_kind",
+    "json_path",
+    "short_repr",
 )  # fmt: skip

@@ -17,15 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from regime_core.inputs import Choice, Items, Kind, Nullable, Number, Text, check_value
-from regime_core.limits import MAX_ALPHA
+from regime_core.limits import ALPHA as ALPHA  # α's one rule, declared beside its bound
 
 #: The metadata key of a config field's kind.
 KIND = "kind"
 #: NumPy holds a seed or a count in 64 bits: a larger integer would overflow downstream.
 INT64_MAX = 2**63 - 1
 
-ALPHA = Number(low=0.0, high=MAX_ALPHA)
-"""a bridge weight α: finite, from 0 to the largest weight float32 queries q + α·b hold"""
 SHARE = Number(low=0.0, high=1.0)
 """a share, from 0 to 1"""
 LEVEL = Number(low=0.0, high=1.0, low_open=True, high_open=True)

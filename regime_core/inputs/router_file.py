@@ -31,7 +31,7 @@ from regime_core.inputs import (
     Object,
     Text,
 )
-from regime_core.limits import MAX_ALPHA
+from regime_core.limits import ALPHA
 
 FORMAT = "regime-router"
 FORMAT_VERSION = 1
@@ -106,7 +106,7 @@ ROUTER_FILE = Format(
             Number(low=0, high=1, low_open=True, high_open=True),
             meaning="the probability of the second class above which it is chosen",
         ),
-        Field("alpha", Number(low=0, high=MAX_ALPHA), meaning="the bridge weight α of q + α·b"),
+        Field("alpha", ALPHA, meaning="the bridge weight α of q + α·b"),
         Field("params", Nested(PARAMS), meaning="the estimator's hyperparameters"),
         Field("scaler", Nested(SCALER), meaning="the standardisation fitted on the features"),
         Field("coef", Items(Number()), meaning="the logistic regression's weights"),

@@ -413,6 +413,9 @@
   // --- model ----------------------------------------------------------------------------------
 
   class RouteError extends Error {}
+  /** regime_core.inputs.InputError: a value a declaration refuses (`regime route --json` names
+   * its kind). */
+  class InputError extends RouteError {}
   /** A value the strict parser refuses, with the keys and indices leading to it
    * (regime_core.strict_json.JSONProblem's path). */
   class JsonValueError extends RouteError {
@@ -432,7 +435,7 @@
     }
   }
 
-  /** strict_json.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
+  /** inputs.json_path: ["context", 3, 1] -> "context[3][1]"; [3, "id"] -> "[3].id". */
   function jsonPath(path) {
     let out = "";
     for (const part of path) {
@@ -729,7 +732,10 @@
   const REBUILD = "retrain it with `regime route train --out FILE` (or save_router)";
   // Generated from regime_core/inputs/router_file.py's ROUTER_FILE (`python -m
   // regime_core.inputs.router_file` prints this line; tests/test_inputs_router_file.py compares).
-  const ROUTER_FILE = {"name":"regime-router file","closed":true,"fields":[{"name":"format","required":true,"kind":{"kind":"Choice","reprs":["'regime-router'"],"listed":"['regime-router']"}},{"name":"format_version","required":true,"kind":{"kind":"Choice","reprs":["1"],"listed":"[1]"}},{"name":"feature_spec","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"feature_names","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a non-blank string","of":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null},"length":null,"min_items":0}},{"name":"rules","required":true,"kind":{"kind":"Object","wanted":"an object","values":null}},{"name":"classes","required":true,"kind":{"kind":"Items","wanted":"a list of 2 items, each an integer or a string","of":{"kind":"Either","wanted":"an integer or a string","kinds":[{"kind":"Number","wanted":"an integer","low":null,"high":null,"low_open":false,"high_open":false,"integer":true},{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}]},"length":2,"min_items":0}},{"name":"threshold","required":true,"kind":{"kind":"Number","wanted":"a number in (0, 1)","low":0,"high":1,"low_open":true,"high_open":true,"integer":false}},{"name":"alpha","required":true,"kind":{"kind":"Number","wanted":"a number in [0, 1e+18]","low":0,"high":1e+18,"low_open":false,"high_open":false,"integer":false}},{"name":"params","required":true,"kind":{"kind":"Nested","wanted":"an object (router params)","format":{"name":"router params","closed":true,"fields":[{"name":"C","required":true,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}},{"name":"class_weight","required":true,"kind":{"kind":"Nullable","wanted":"null or one of ['balanced'] or a list of items, each a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Either","wanted":"one of ['balanced'] or a list of items, each a list of 2 items, each an integer or a string or a finite number","kinds":[{"kind":"Choice","reprs":["'balanced'"],"listed":"['balanced']"},{"kind":"Items","wanted":"a list of items, each a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Items","wanted":"a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Either","wanted":"an integer or a string or a finite number","kinds":[{"kind":"Either","wanted":"an integer or a string","kinds":[{"kind":"Number","wanted":"an integer","low":null,"high":null,"low_open":false,"high_open":false,"integer":true},{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}]},{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false}]},"length":2,"min_items":0},"length":null,"min_items":0}]}}},{"name":"random_state","required":true,"kind":{"kind":"Nullable","wanted":"null or an integer in [0, inf]","of":{"kind":"Number","wanted":"an integer in [0, inf]","low":0,"high":null,"low_open":false,"high_open":false,"integer":true}}},{"name":"max_iter","required":true,"kind":{"kind":"Number","wanted":"an integer in [1, inf]","low":1,"high":null,"low_open":false,"high_open":false,"integer":true}}]}}},{"name":"scaler","required":true,"kind":{"kind":"Nested","wanted":"an object (router scaler)","format":{"name":"router scaler","closed":true,"fields":[{"name":"mean","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a finite number","of":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false},"length":null,"min_items":0}},{"name":"scale","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a number in (0, inf]","of":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false},"length":null,"min_items":0}}]}}},{"name":"coef","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a finite number","of":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false},"length":null,"min_items":0}},{"name":"intercept","required":true,"kind":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false}},{"name":"n_iter","required":true,"kind":{"kind":"Number","wanted":"an integer in [0, inf]","low":0,"high":null,"low_open":false,"high_open":false,"integer":true}},{"name":"fitted_with_feature_names","required":true,"kind":{"kind":"Flag","wanted":"true or false"}},{"name":"alpha_rule","required":false,"kind":{"kind":"Nested","wanted":"an object (router alpha rule)","format":{"name":"router alpha rule","closed":true,"fields":[{"name":"rule","required":true,"kind":{"kind":"Choice","reprs":["'fixed'","'calibrated'"],"listed":"['fixed', 'calibrated']"}},{"name":"scale","required":false,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}},{"name":"training_ratio","required":false,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}}]}}},{"name":"training","required":true,"kind":{"kind":"Nested","wanted":"an object (router training)","format":{"name":"router training","closed":true,"fields":[{"name":"dataset","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"n","required":true,"kind":{"kind":"Number","wanted":"an integer in [2, inf]","low":2,"high":null,"low_open":false,"high_open":false,"integer":true}},{"name":"label_rule","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"package_versions","required":true,"kind":{"kind":"Object","wanted":"an object of a string","values":{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}}},{"name":"extra","required":true,"kind":{"kind":"Object","wanted":"an object","values":null}}]}}},{"name":"sha256","required":false,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}}]};
+  const ROUTER_FILE = {"name":"regime-router file","closed":true,"fields":[{"name":"format","required":true,"kind":{"kind":"Choice","reprs":["'regime-router'"],"listed":"['regime-router']"}},{"name":"format_version","required":true,"kind":{"kind":"Choice","reprs":["1"],"listed":"[1]"}},{"name":"feature_spec","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"feature_names","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a non-blank string","of":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null},"length":null,"min_items":0}},{"name":"rules","required":true,"kind":{"kind":"Object","wanted":"an object","values":null}},{"name":"classes","required":true,"kind":{"kind":"Items","wanted":"a list of 2 items, each an integer or a string","of":{"kind":"Either","wanted":"an integer or a string","kinds":[{"kind":"Number","wanted":"an integer","low":null,"high":null,"low_open":false,"high_open":false,"integer":true},{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}]},"length":2,"min_items":0}},{"name":"threshold","required":true,"kind":{"kind":"Number","wanted":"a number in (0, 1)","low":0,"high":1,"low_open":true,"high_open":true,"integer":false}},{"name":"alpha","required":true,"kind":{"kind":"Number","wanted":"a number in [0, 1e+18]","low":0.0,"high":1e+18,"low_open":false,"high_open":false,"integer":false}},{"name":"params","required":true,"kind":{"kind":"Nested","wanted":"an object (router params)","format":{"name":"router params","closed":true,"fields":[{"name":"C","required":true,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}},{"name":"class_weight","required":true,"kind":{"kind":"Nullable","wanted":"null or one of ['balanced'] or a list of items, each a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Either","wanted":"one of ['balanced'] or a list of items, each a list of 2 items, each an integer or a string or a finite number","kinds":[{"kind":"Choice","reprs":["'balanced'"],"listed":"['balanced']"},{"kind":"Items","wanted":"a list of items, each a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Items","wanted":"a list of 2 items, each an integer or a string or a finite number","of":{"kind":"Either","wanted":"an integer or a string or a finite number","kinds":[{"kind":"Either","wanted":"an integer or a string","kinds":[{"kind":"Number","wanted":"an integer","low":null,"high":null,"low_open":false,"high_open":false,"integer":true},{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}]},{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false}]},"length":2,"min_items":0},"length":null,"min_items":0}]}}},{"name":"random_state","required":true,"kind":{"kind":"Nullable","wanted":"null or an integer in [0, inf]","of":{"kind":"Number","wanted":"an integer in [0, inf]","low":0,"high":null,"low_open":false,"high_open":false,"integer":true}}},{"name":"max_iter","required":true,"kind":{"kind":"Number","wanted":"an integer in [1, inf]","low":1,"high":null,"low_open":false,"high_open":false,"integer":true}}]}}},{"name":"scaler","required":true,"kind":{"kind":"Nested","wanted":"an object (router scaler)","format":{"name":"router scaler","closed":true,"fields":[{"name":"mean","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a finite number","of":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false},"length":null,"min_items":0}},{"name":"scale","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a number in (0, inf]","of":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false},"length":null,"min_items":0}}]}}},{"name":"coef","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a finite number","of":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false},"length":null,"min_items":0}},{"name":"intercept","required":true,"kind":{"kind":"Number","wanted":"a finite number","low":null,"high":null,"low_open":false,"high_open":false,"integer":false}},{"name":"n_iter","required":true,"kind":{"kind":"Number","wanted":"an integer in [0, inf]","low":0,"high":null,"low_open":false,"high_open":false,"integer":true}},{"name":"fitted_with_feature_names","required":true,"kind":{"kind":"Flag","wanted":"true or false"}},{"name":"alpha_rule","required":false,"kind":{"kind":"Nested","wanted":"an object (router alpha rule)","format":{"name":"router alpha rule","closed":true,"fields":[{"name":"rule","required":true,"kind":{"kind":"Choice","reprs":["'fixed'","'calibrated'"],"listed":"['fixed', 'calibrated']"}},{"name":"scale","required":false,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}},{"name":"training_ratio","required":false,"kind":{"kind":"Number","wanted":"a number in (0, inf]","low":0,"high":null,"low_open":true,"high_open":false,"integer":false}}]}}},{"name":"training","required":true,"kind":{"kind":"Nested","wanted":"an object (router training)","format":{"name":"router training","closed":true,"fields":[{"name":"dataset","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"n","required":true,"kind":{"kind":"Number","wanted":"an integer in [2, inf]","low":2,"high":null,"low_open":false,"high_open":false,"integer":true}},{"name":"label_rule","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"package_versions","required":true,"kind":{"kind":"Object","wanted":"an object of a string","values":{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}}},{"name":"extra","required":true,"kind":{"kind":"Object","wanted":"an object","values":null}}]}}},{"name":"sha256","required":false,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}}]};
+  // Generated from regime_core/inputs/route_input.py's ROUTE_INPUT and ROUTE_TEXT (`python -m
+  // regime_core.inputs.route_input` prints this line; tests/test_inputs_router_file.py compares).
+  const ROUTE_INPUTS = {"input":{"name":"route input","closed":true,"fields":[{"name":"question","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"bridge_sentences","required":true,"kind":{"kind":"Items","wanted":"a list of items, each a non-blank string","of":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null},"length":null,"min_items":1}},{"name":"bridge_title","required":true,"kind":{"kind":"Nullable","wanted":"null or a non-blank string","of":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}}}]},"text":{"name":"route text","closed":true,"fields":[{"name":"question","required":true,"kind":{"kind":"Text","wanted":"a non-blank string","blank":false,"max_chars":null}},{"name":"bridge","required":true,"kind":{"kind":"Text","wanted":"a string","blank":true,"max_chars":null}}]}};
 
   /** A value a kind refuses: the path to it in the file and the problem (inputs._Refused). */
   class Refused extends Error {
@@ -843,7 +849,7 @@
     } catch (err) {
       if (!(err instanceof Refused)) throw err;
       const at = err.path.length ? `field ${pyRepr(jsonPath(err.path))} ` : "";
-      throw new RouteError(`${where}: ${at}${err.message}`);
+      throw new InputError(`${where}: ${at}${err.message}`);
     }
   }
 
@@ -884,7 +890,7 @@
   // What Python's str.isprintable() refuses (repr escapes it): other and separator characters.
   const NOT_PRINTABLE_RE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]$/u;
   /** Python's repr() of a JSON value (what load_router's messages quote). */
-  /** regime_core.limits.short_repr: an integer of 100 digits or more by its digit count, any
+  /** regime_core.inputs.short_repr: an integer of 100 digits or more by its digit count, any
    * other repr cut to 80 characters. */
   function shortRepr(v) {
     if (typeof v === "bigint") {
@@ -1154,38 +1160,6 @@
     return { rules: plainRules(rules), mean, scale, coef, intercept, threshold, alpha, alphaRule };
   }
 
-  function checkQuestion(question, where) {
-    if (typeof question !== "string") {
-      throw new RouteError(`${where}: question must be a string, got ${pyTypeName(question)}`);
-    }
-    if (isBlank(question)) throw new RouteError(`${where}: question is empty`);
-    return question;
-  }
-
-  function checkTitle(title, where) {
-    if (title === null || title === undefined) return null;
-    if (typeof title !== "string" || isBlank(title)) {
-      throw new RouteError(
-        `${where}: bridge_title must be None or a non-empty string, got ${pyRepr(title)}`
-      );
-    }
-    return title;
-  }
-
-  function checkSentences(sentences, where) {
-    if (!Array.isArray(sentences)) {
-      throw new RouteError(`${where}: bridge sentences must be a list of strings`);
-    }
-    if (!sentences.length) throw new RouteError(`${where}: the bridge has no sentences`);
-    sentences.forEach((s, j) => {
-      if (typeof s !== "string") {
-        throw new RouteError(`${where}: bridge sentence ${j} is a ${pyTypeName(s)}, not a string`);
-      }
-      if (isBlank(s)) throw new RouteError(`${where}: bridge sentence ${j} is empty`);
-    });
-    return sentences;
-  }
-
   /** estimator._check_size: `n` characters (code points) of `what` over `limit` refused. */
   function checkSize(what, n, limit) {
     if (n > limit) {
@@ -1208,13 +1182,15 @@
 
   /** RegimeRouter.route: B_rel, the five features, the logit and the decision. */
   function route(model, question, bridgeSentences, bridgeTitle = null) {
-    question = checkQuestion(question, "route");
-    const sentences = checkSentences(bridgeSentences, "route");
+    const given = { question, bridge_sentences: bridgeSentences, bridge_title: bridgeTitle };
+    const read = readFormat(ROUTE_INPUTS.input, given, "route"); // RegimeRouter.route's reading
+    question = read.question;
+    const sentences = read.bridge_sentences;
+    const title = read.bridge_title;
     checkSize("question", codePoints(question), LIMITS.max_question_chars);
     let bridgeChars = 0;
     for (const s of sentences) bridgeChars += codePoints(s);
     checkSize("bridge", bridgeChars, LIMITS.max_bridge_chars);
-    const title = checkTitle(bridgeTitle, "route");
     checkSize("bridge title", title === null ? 0 : codePoints(title), LIMITS.max_title_chars);
     const { scores, best, x } = featurizeOne(question, sentences, title, model.rules);
     const z = x.map((v, j) => (v - model.mean[j]) / model.scale[j]);
@@ -1258,16 +1234,10 @@
 
   /** What `regime route` does with running text: split it, then route. */
   function routeText(model, question, bridge, bridgeTitle = null) {
-    if (typeof question !== "string") {
-      throw new RouteError(`route: question must be a string, got ${pyTypeName(question)}`);
-    }
-    if (typeof bridge !== "string") {
-      throw new RouteError(`route: bridge must be a string, got ${pyTypeName(bridge)}`);
-    }
+    readFormat(ROUTE_INPUTS.text, { question, bridge }, "route");
     checkText(question, "question");
     checkText(bridge, "bridge");
     if (typeof bridgeTitle === "string") checkText(bridgeTitle, "bridge title");
-    if (isBlank(question)) throw new RouteError("route: the question is empty");
     const sentences = splitBridge(bridge);
     if (!sentences.length) {
       throw new RouteError("route: the bridge text is empty (no sentence found)");
@@ -1578,7 +1548,8 @@
       const message = known ? err.message : `internal error: ${err && err.message}`;
       process.stderr.write(`router.js: error: ${oneLine(message)}\n`);
       if (asJson) {
-        const kind = known ? "ValueError" : "InternalError";
+        const declared = err instanceof InputError; // Python prints the refusal's class
+        const kind = !known ? "InternalError" : declared ? "InputError" : "ValueError";
         process.stdout.write(pyDumps({ error: message, kind, command: "route" }) + "\n");
       }
       return known ? 2 : 1;

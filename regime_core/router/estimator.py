@@ -47,7 +47,7 @@ from regime_core.limits import MAX_BRIDGE_CHARS, MAX_QUESTION_CHARS, MAX_TITLE_C
 from regime_core.router.features import FEATURE_NAMES, featurize
 from regime_core.router.labels import ACTIONS, EXCLUDED
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
-from regime_core.router.selector import check_question, check_sentences, check_title
+from regime_core.router.selector import read_route_input
 
 
 def router_logits(
@@ -238,17 +238,17 @@ class RegimeRouter(ScaledLogistic):
         """Select ``B_rel``, compute the five features and decide, for one question.
 
         ``rules`` defaults to the rules the router was saved with (``rules_``, set by
-        :func:`~regime_core.router.io.load_router`), else the defaults. Raises ValueError for an
-        empty or non-string question, bridge sentence or title (the boundary of ``regime
-        route``).
+        :func:`~regime_core.router.io.load_router`), else the defaults. Raises ValueError for a
+        blank or non-string question, bridge sentence or title (the boundary of ``regime
+        route``: :data:`~regime_core.inputs.route_input.ROUTE_INPUT`).
         """
         if not hasattr(self, "coef_"):  # check_is_fitted costs more than the whole decision
             raise NotFittedError("This RegimeRouter is not fitted yet; call fit or load_router")
-        question = check_question(question, "route")
-        sentences = check_sentences(bridge_sentences, "route")
+        question, sentences, title = read_route_input(
+            question, bridge_sentences, bridge_title, "route"
+        )
         _check_size("question", len(question), MAX_QUESTION_CHARS)
         _check_size("bridge", sum(len(s) for s in sentences), MAX_BRIDGE_CHARS)
-        title = check_title(bridge_title, "route")
         _check_size("bridge title", len(title or ""), MAX_TITLE_CHARS)
         if rules is None:
             rules = getattr(self, "rules_", DEFAULT_ROUTER_RULES)

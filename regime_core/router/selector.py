@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from regime_core.inputs.route_input import ROUTE_INPUT
 from regime_core.router import _text
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 
@@ -45,38 +46,16 @@ class SelectedSentence:
     score: float
 
 
-# --- input validation (shared with the features and the estimator) ---------------------------
-
-
-def check_question(question: Any, where: str) -> str:
-    if not isinstance(question, str):
-        raise ValueError(f"{where}: question must be a string, got {type(question).__name__}")
-    if not question.strip():
-        raise ValueError(f"{where}: question is empty")
-    return question
-
-
-def check_sentences(sentences: Any, where: str) -> tuple[str, ...]:
-    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
-        raise ValueError(
-            f"{where}: bridge sentences must be a list of strings, got {type(sentences).__name__}"
-        )
-    if len(sentences) == 0:
-        raise ValueError(f"{where}: the bridge has no sentences")
-    for j, s in enumerate(sentences):
-        if not isinstance(s, str):
-            raise ValueError(f"{where}: bridge sentence {j} is a {type(s).__name__}, not a string")
-        if not s.strip():
-            raise ValueError(f"{where}: bridge sentence {j} is empty")
-    return tuple(sentences)
-
-
-def check_title(title: Any, where: str) -> str | None:
-    if title is None:
-        return None
-    if not isinstance(title, str) or not title.strip():
-        raise ValueError(f"{where}: bridge_title must be None or a non-empty string, got {title!r}")
-    return title
+def read_route_input(
+    question: Any, bridge_sentences: Any, bridge_title: Any, where: str
+) -> tuple[str, tuple[str, ...], str | None]:
+    """A question, its bridge sentences and title read through
+    :data:`~regime_core.inputs.route_input.ROUTE_INPUT` (``where``: the public function)."""
+    text = ROUTE_INPUT.read(
+        {"question": question, "bridge_sentences": bridge_sentences, "bridge_title": bridge_title},
+        where=where,
+    )
+    return text["question"], text["bridge_sentences"], text["bridge_title"]
 
 
 # --- kernel ----------------------------------------------------------------------------------
@@ -150,9 +129,9 @@ def sentence_scores(
     rules: RouterRules = DEFAULT_ROUTER_RULES,
 ) -> np.ndarray:
     """The selector score of every bridge sentence (for inspection and teaching)."""
-    question = check_question(question, "sentence_scores")
-    sentences = check_sentences(bridge_sentences, "sentence_scores")
-    title = check_title(bridge_title, "sentence_scores")
+    question, sentences, title = read_route_input(
+        question, bridge_sentences, bridge_title, "sentence_scores"
+    )
     views = [_text.view(s) for s in sentences]
     return score_views(_text.view(question), views, subject_words(views, title), rules)
 
@@ -166,14 +145,11 @@ def select_b_rel(
 ) -> SelectedSentence:
     """The bridge sentence most likely to carry the hop-1 → hop-2 relation (see module doc).
 
-    Raises ValueError for an empty or non-string question, an empty bridge, or a non-string
-    sentence.
+    Raises ValueError for a blank or non-string question or sentence, an empty bridge, or a
+    blank title.
     """
     return _select(
-        check_question(question, "select_b_rel"),
-        check_sentences(bridge_sentences, "select_b_rel"),
-        check_title(bridge_title, "select_b_rel"),
-        rules,
+        *read_route_input(question, bridge_sentences, bridge_title, "select_b_rel"), rules
     )
 
 

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from regime_core import config
+from regime_core.inputs import Choice, check_value
 from regime_core.router.evaluation import (
     DEFAULT_BOOTSTRAP,
     Bootstrap,
@@ -62,10 +63,9 @@ ROUTED_COMPARISONS: dict[str, str] = {
 
 
 def check_selector(value: Any, where: str) -> str:
-    """Raise ValueError naming ``where`` unless ``value`` is one of :data:`SELECTORS`."""
-    if value not in SELECTORS:
-        raise ValueError(f"{where}.selector is {value!r}, not one of {SELECTORS}")
-    return str(value)
+    """``value`` read as one of :data:`SELECTORS` (a router file's ``training.extra``), or an
+    :class:`~regime_core.inputs.InputError` naming ``where`` and the field ``selector``."""
+    return str(check_value(Choice(SELECTORS), value, where=where, field="selector"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 
+from regime_core.inputs.route_input import ROUTE_TEXT
 from regime_core.router.estimator import RegimeRouter, RouteDecision
 
 TERMINALS = ".!?"
@@ -110,19 +111,14 @@ def route_bridge_text(
     router: RegimeRouter, question: str, bridge: str, bridge_title: str | None = None
 ) -> RouteDecision:
     """What ``regime route`` does: split ``bridge`` with :func:`split_bridge`, then
-    :meth:`RegimeRouter.route`. Raises ValueError for a non-string or blank question or bridge
-    (the same messages as ``router.js``), and for text that was not valid UTF-8
-    (:func:`check_text`)."""
-    if not isinstance(question, str):
-        raise ValueError(f"route: question must be a string, got {type(question).__name__}")
-    if not isinstance(bridge, str):
-        raise ValueError(f"route: bridge must be a string, got {type(bridge).__name__}")
+    :meth:`RegimeRouter.route`. Raises ValueError for a non-string or blank question, a
+    non-string or blank bridge (:data:`~regime_core.inputs.route_input.ROUTE_TEXT`), and for
+    text that was not valid UTF-8 (:func:`check_text`)."""
+    ROUTE_TEXT.read({"question": question, "bridge": bridge}, where="route")
     check_text(question, "question")
     check_text(bridge, "bridge")
     if isinstance(bridge_title, str):
         check_text(bridge_title, "bridge title")
-    if not question.strip():
-        raise ValueError("route: the question is empty")
     sentences = split_bridge(bridge)
     if not sentences:
         raise ValueError("route: the bridge text is empty (no sentence found)")

@@ -232,24 +232,11 @@ def with_b_rel(
     query-mode vector is row ``i`` of ``b_rel_vectors``. The router's features are recomputed
     from the new sentences and the union ranks re-scored on the same geometry (only the
     ``B_rel`` vectors change); ``rank_q`` is untouched. ``selector`` names what chose them,
-    ``folds`` the cross-fitting folds of a selector fitted on these questions; pure."""
+    ``folds`` the cross-fitting folds of a selector fitted on these questions; pure. ``chosen``
+    and its vectors come from :meth:`~regime_core.router.selector_choices.SelectorData.vectors_at`,
+    which checks each index against its bridge."""
     examples = data.examples
     chosen = np.asarray(chosen, dtype=np.int64)
-    sizes = data.table["n_sentences"].to_numpy()
-    if chosen.shape != (data.n,) or np.any(chosen < 0) or np.any(chosen >= sizes):
-        bad: np.ndarray | list[int] = (
-            np.flatnonzero((chosen < 0) | (chosen >= sizes)) if chosen.shape == sizes.shape else []
-        )
-        where = f" (first: question {examples[int(bad[0])].id!r})" if len(bad) else ""
-        raise ValueError(
-            f"with_b_rel({data.dataset}): need one sentence index within its bridge for each of "
-            f"the {data.n} questions{where}"
-        )
-    if b_rel_vectors.shape[0] != data.n:
-        raise ValueError(
-            f"with_b_rel({data.dataset}): {b_rel_vectors.shape[0]} B_rel vectors for {data.n} "
-            "questions"
-        )
     bridges = [ex.bridge.sentences for ex in examples]
     X = extract_features(
         [ex.question for ex in examples],
