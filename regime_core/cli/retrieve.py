@@ -26,6 +26,7 @@ from regime_core.cli._common import (
     print_result,
 )
 from regime_core.integrity import check_writable
+from regime_core.limits import ALPHA
 from regime_core.schema import SPLITS
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--alpha",
         type=alpha_value,
         default=config.ALPHA,
-        help="weight of the bridge side, in [0, 1e18] (regime_core.limits.MAX_ALPHA)",
+        help=f"weight of the bridge side: {ALPHA.describe()} (regime_core.limits.ALPHA)",
     )
     p.add_argument(
         "--knockout-single",
