@@ -88,7 +88,7 @@ def test_route_model_option_changes_the_decision(capsys: Any, tmp_path: Path) ->
     [
         (["--question", "", "--bridge", BRIDGE], "'question'"),
         (["--question", "   ", "--bridge", BRIDGE], "'question'"),
-        (["--question", QUESTION, "--bridge", "  "], "bridge text is empty"),
+        (["--question", QUESTION, "--bridge", "  "], "'bridge'"),
         (["--bridge", BRIDGE], "needs --question"),
         (["--question", QUESTION, "--bridge", BRIDGE, "--bridge-title", " "], "bridge_title"),
     ],

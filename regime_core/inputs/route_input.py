@@ -32,7 +32,7 @@ ROUTE_TEXT = Format(
     "route text",
     (
         Field("question", Text(), meaning="the two-hop question"),
-        Field("bridge", Text(blank=True), meaning="the bridge passage as running text"),
+        Field("bridge", Text(), meaning="the bridge passage as running text"),
     ),
 )
 

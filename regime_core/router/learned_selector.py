@@ -79,15 +79,6 @@ SELECTOR_VARIANTS: dict[str, tuple[str, ...]] = {
 # --------------------------------------------------------------------------------------------
 
 
-def _check_feature_names(features: Any) -> tuple[int, ...] | None:
-    if features is None:
-        return None
-    unknown = [f for f in features if f not in FEATURE_NAMES]
-    if unknown:
-        raise ValueError(f"LearnedSelector: unknown features {unknown}; known {FEATURE_NAMES}")
-    return tuple(FEATURE_NAMES.index(f) for f in features)
-
-
 class LearnedSelector(ScaledLogistic):
     """Logistic regression over per-sentence rows: ``P(sentence is B_rel)``; argmax per bridge.
 
@@ -115,19 +106,18 @@ class LearnedSelector(ScaledLogistic):
         self.features = features
 
     def _columns(self, X: np.ndarray) -> np.ndarray:
-        columns = _check_feature_names(self.features)
-        if columns is None:
+        if self.features is None:
             return X
         if X.shape[1] != N_FEATURES:
             raise ValueError(
                 f"LearnedSelector(features=...) needs the {N_FEATURES} columns of "
                 f"FEATURE_NAMES, got {X.shape[1]}"
             )
-        return X[:, list(columns)]
+        # the names are SELECTOR_VARIANTS' (package constants), each one of FEATURE_NAMES
+        return X[:, [FEATURE_NAMES.index(f) for f in self.features]]
 
     def fit(self, X: Any, y: Any) -> LearnedSelector:
         """Standardise the used columns and fit the logistic regression; returns ``self``."""
-        _check_feature_names(self.features)
         self._fit_scaled(X, y)
         return self
 

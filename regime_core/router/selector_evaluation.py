@@ -87,11 +87,6 @@ def selector_agreement(
     gold = np.asarray(gold, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
     source = np.asarray(list(sources), dtype=object)
-    if not (gold.shape == sizes.shape == source.shape):
-        raise ValueError(
-            f"selector_agreement({dataset}): gold, sizes and sources hold {gold.shape[0]}, "
-            f"{sizes.shape[0]} and {source.shape[0]} items"
-        )
     has = gold >= 0
     groups = [("all", has)] + [(str(s), has & (source == s)) for s in sorted(set(source[has]))]
     rows = []

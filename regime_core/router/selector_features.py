@@ -181,8 +181,8 @@ def sentence_features(
     ``question_vectors``: ``(n, d)``, row ``i`` the vector of ``questions[i]``;
     ``sentence_vectors``: ``(N, d)``, the vectors of every bridge's sentences concatenated in
     order (bridge 0's sentences, then bridge 1's, ...), dense or scipy sparse. In the pipeline
-    both come from the embedding store in query mode. Raises ValueError for vectors whose rows
-    do not match the texts, or of two encoders.
+    both come from the embedding store in query mode, so one encoder. Raises ValueError for
+    vectors whose rows do not match the texts.
     """
     n = len(questions)
     titles = bridge_titles or [None] * n
@@ -191,11 +191,6 @@ def sentence_features(
     n_rows = int(sizes.sum())
     question_vectors = _check_vectors(question_vectors, n, "question_vectors")
     sentence_vectors = _check_vectors(sentence_vectors, n_rows, "sentence_vectors")
-    if question_vectors.shape[1] != sentence_vectors.shape[1]:
-        raise ValueError(
-            f"question_vectors have {question_vectors.shape[1]} dimensions, sentence_vectors "
-            f"{sentence_vectors.shape[1]}: they must come from one encoder"
-        )
     item = np.repeat(np.arange(n, dtype=np.int64), sizes)
     cosines = row_cosines(question_vectors[item], sentence_vectors)
     X = np.empty((n_rows, N_FEATURES), dtype=np.float64)

@@ -119,7 +119,5 @@ def route_bridge_text(
     check_text(bridge, "bridge")
     if isinstance(bridge_title, str):
         check_text(bridge_title, "bridge title")
-    sentences = split_bridge(bridge)
-    if not sentences:
-        raise ValueError("route: the bridge text is empty (no sentence found)")
-    return router.route(question, sentences, bridge_title)
+    # a non-blank bridge (ROUTE_TEXT) holds a non-space chunk, so at least one sentence
+    return router.route(question, split_bridge(bridge), bridge_title)

@@ -157,9 +157,7 @@ def build_routing_data(
     ``bridge_source="retrieved"`` first replaces each bridge by the question's hop-1 top-1
     passage (:func:`~regime_core.retrieval.geometry.with_retrieved_bridges`; the table's ``hop1``
     column says how hop 1 did)."""
-    examples = list(sample.examples)
-    if not examples:
-        raise ValueError(f"build_routing_data: the {sample.dataset} sample is empty")
+    examples = list(sample.examples)  # never empty: sample_examples refuses that
     hop1 = ["gold"] * len(examples)
     hop1_counts = None
     if bridge_source == "retrieved":

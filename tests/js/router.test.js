@@ -58,7 +58,7 @@ test("routing gives a decision, B_rel and five finite features", () => {
 
 test("bad input raises RouteError with the Python messages", () => {
   assert.throws(() => R.routeText(MODEL, "  ", B), /route: field 'question' must be a non-blank/);
-  assert.throws(() => R.routeText(MODEL, Q, "\n\t"), /the bridge text is empty/);
+  assert.throws(() => R.routeText(MODEL, Q, "\n\t"), /route: field 'bridge' must be a non-blank/);
   assert.throws(() => R.routeText(MODEL, Q, B, " "), /field 'bridge_title' must be null or a/);
   assert.throws(() => R.route(MODEL, Q, []), /field 'bridge_sentences' has 0 items/);
   assert.throws(() => R.route(MODEL, Q, ["ok", 3n]), /field 'bridge_sentences\[1\]' must be a/);
