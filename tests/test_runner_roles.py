@@ -164,5 +164,5 @@ def test_a_claim_naming_an_undeclared_role_is_refused(tmp_path: Path) -> None:
     claims = tmp_path / "claims.yml"
     body = {"roles": ROLES, "claims": [_claim("c", "musique", "training")]}
     claims.write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
-    with refused(ValueError, names=("claim 'c'", "'data'", "['training']")):
+    with refused(ValueError, names=("claim 'c'", "'data[0]'", "'training'")):
         load_claims(claims)
