@@ -72,6 +72,23 @@ class UnionGeometry:
     def n(self) -> int:
         return len(self.query_ids)
 
+    def rows(self, index: np.ndarray) -> UnionGeometry:
+        """The questions ``index`` alone (each question's ranks depend on its own vectors and
+        candidates only)."""
+
+        def cut(a: np.ndarray | None) -> np.ndarray | None:
+            return None if a is None else a[index]
+
+        return dataclasses.replace(
+            self,
+            query_ids=tuple(self.query_ids[i] for i in index),
+            question_vectors=self.question_vectors[index],
+            b_rel_vectors=self.b_rel_vectors[index],
+            candidates=cut(self.candidates),
+            target_positions=self.target_positions[index],
+            excluded_rows=cut(self.excluded_rows),
+        )
+
     def target_ranks(self, weights: float | Sequence[float] | np.ndarray) -> np.ndarray:
         """1-based rank of each question's hop-2 target with ``B_rel`` weighted ``weights[i]``
         (a scalar applies to every question). Weights are α values checked where they were
