@@ -181,6 +181,26 @@ def measure(data: RoutingData, protocol: AlphaRuleProtocol) -> Measured:
     )
 
 
+def measure_within(d: RoutingData, protocol: AlphaRuleProtocol, whole: Measured) -> Measured:
+    """:func:`measure` of ``d``, cut from ``whole`` when it holds each question of ``d`` with the
+    same ``B_rel`` (a question's spreads and grid hits read its own vectors and candidates only;
+    the folds are ``d``'s own), else measured afresh."""
+    at = {key: i for i, key in enumerate(_question_keys(whole.data))}
+    found = [at.get(key) for key in _question_keys(d)]
+    if None in found:
+        return measure(d, protocol)
+    i, s = np.asarray(found, dtype=np.int64), whole.spreads
+    columns = (s.sigma_q, s.sigma_b, s.sigma_q_distractors, s.sigma_b_distractors, s.n_candidates)
+    spreads = ScoreSpreads(tuple(s.query_ids[j] for j in i), *(c[i] for c in columns))
+    return Measured(
+        d, spreads, whole.ratios[i], rule_folds(d, protocol), whole.grid, whole.hits[:, i]
+    )
+
+
+def _question_keys(d: RoutingData) -> list[tuple[str, object]]:
+    return list(zip(d.table["qid"], d.table["b_rel_index"].tolist(), strict=True))
+
+
 @dataclass(frozen=True)
 class Fit:
     """The rules fitted on the fitting pair: ``fitted[scope]`` (``dataset``, ``question``) and
@@ -535,7 +555,7 @@ def run_alpha_transfer(
         for item_set in ITEM_SETS:
             if item_set == cfg.item_set:
                 continue
-            measured_pairs, samples = _other_item_set(cfg, item_set, encoder, fit, context)
+            measured_pairs, samples = _other_item_set(cfg, item_set, measured, fit, context)
             other_pairs.setdefault(item_set, {})[encoder] = measured_pairs
             other_samples.setdefault(item_set, {})[encoder] = samples
     if fit is None:  # pragma: no cover - validate() guarantees an encoder
@@ -554,12 +574,18 @@ def run_alpha_transfer(
 
 
 def _other_item_set(
-    cfg: AlphaTransferConfig, item_set: str, encoder: str, fit: Fit, context: Context
+    cfg: AlphaTransferConfig,
+    item_set: str,
+    measured: Mapping[str, Measured],
+    fit: Fit,
+    context: Context,
 ) -> tuple[dict[str, PairResult], dict[str, Any]]:
-    """Every pair of ``encoder`` but the fitting one, measured on ``item_set``'s items with the
-    rules as ``fit`` fitted them (no router retrained), and each dataset's sample numbers."""
+    """Every pair of one encoder but the fitting one, measured on ``item_set``'s items (cut from
+    the config's own item set's ``measured``) with the rules as ``fit`` fitted them (no router
+    retrained), and each dataset's sample numbers."""
     other = dataclasses.replace(cfg, item_set=item_set)
     protocol = cfg.protocol
+    encoder = next(iter(measured.values())).data.encoder
     loaded = load_routing_data(other, cfg.datasets, encoder, cfg.bridge_source, context)
     data = with_selector(loaded, other, context, train_dataset=cfg.train_dataset)
     pairs: dict[str, PairResult] = {}
@@ -567,7 +593,7 @@ def _other_item_set(
         if encoder == protocol.train_encoder and dataset == cfg.train_dataset:
             continue  # the fitting pair: c is fitted there, on the config's own item set
         pairs[dataset] = measure_pair(
-            measure(d, protocol),
+            measure_within(d, protocol, measured[dataset]),
             fit,
             fitting=False,
             protocol=protocol,
