@@ -186,9 +186,9 @@ def test_the_other_item_set_is_cut_from_the_measurements_of_its_questions(
     assert np.array_equal(cut.hits, own.hits) and np.array_equal(cut.folds, own.folds)
     np.testing.assert_allclose(cut.ratios, own.ratios, rtol=1e-12)
     np.testing.assert_allclose(cut.spreads.sigma_b, own.spreads.sigma_b, rtol=1e-12)
-    negated = at.measure_within(cut.data, protocol, dataclasses.replace(whole, hits=~whole.hits))
+    negated = at.measure(cut.data, protocol, dataclasses.replace(whole, hits=~whole.hits))
     assert np.array_equal(negated.hits, ~own.hits)  # read from the whole set, not recomputed
     table = whole.data.table.assign(b_rel_index=whole.data.table["b_rel_index"] + 1)
     other = dataclasses.replace(whole, data=dataclasses.replace(whole.data, table=table))
-    fresh = at.measure_within(cut.data, protocol, dataclasses.replace(other, hits=~whole.hits))
+    fresh = at.measure(cut.data, protocol, dataclasses.replace(other, hits=~whole.hits))
     assert np.array_equal(fresh.hits, own.hits)

@@ -167,34 +167,24 @@ class Measured:
         return union_hits(self.data.geometry, weights, k)
 
 
-def measure(data: RoutingData, protocol: AlphaRuleProtocol) -> Measured:
-    """:class:`Measured` of ``data`` under ``protocol``."""
-    spreads = measure_spreads(data.geometry)
+def measure(
+    data: RoutingData, protocol: AlphaRuleProtocol, whole: Measured | None = None
+) -> Measured:
+    """:class:`Measured` of ``data`` under ``protocol``, its spreads, ratios and grid hits cut
+    from ``whole`` when that holds each question of ``data`` with the same ``B_rel`` (each
+    question's read its own vectors and candidates only; the folds are ``data``'s own)."""
     grid = np.asarray(protocol.grid, dtype=np.float64)
-    return Measured(
-        data=data,
-        spreads=spreads,
-        ratios=spreads.ratios(protocol.candidates),
-        folds=rule_folds(data, protocol),
-        grid=grid,
-        hits=grid_hits(data.geometry, grid, protocol.k),
-    )
-
-
-def measure_within(d: RoutingData, protocol: AlphaRuleProtocol, whole: Measured) -> Measured:
-    """:func:`measure` of ``d``, cut from ``whole`` when it holds each question of ``d`` with the
-    same ``B_rel`` (a question's spreads and grid hits read its own vectors and candidates only;
-    the folds are ``d``'s own), else measured afresh."""
-    at = {key: i for i, key in enumerate(_question_keys(whole.data))}
-    found = [at.get(key) for key in _question_keys(d)]
-    if None in found:
-        return measure(d, protocol)
-    i, s = np.asarray(found, dtype=np.int64), whole.spreads
-    columns = (s.sigma_q, s.sigma_b, s.sigma_q_distractors, s.sigma_b_distractors, s.n_candidates)
-    spreads = ScoreSpreads(tuple(s.query_ids[j] for j in i), *(c[i] for c in columns))
-    return Measured(
-        d, spreads, whole.ratios[i], rule_folds(d, protocol), whole.grid, whole.hits[:, i]
-    )
+    folds = rule_folds(data, protocol)
+    at = {key: i for i, key in enumerate(_question_keys(whole.data))} if whole is not None else {}
+    found = [at.get(key) for key in _question_keys(data)]
+    if whole is not None and None not in found:
+        i, s = np.asarray(found, dtype=np.int64), whole.spreads
+        columns = (getattr(s, f.name)[i] for f in dataclasses.fields(s) if f.name != "query_ids")
+        spreads = ScoreSpreads(tuple(s.query_ids[j] for j in i), *columns)
+        return Measured(data, spreads, whole.ratios[i], folds, grid, whole.hits[:, i])
+    spreads = measure_spreads(data.geometry)
+    ratios = spreads.ratios(protocol.candidates)
+    return Measured(data, spreads, ratios, folds, grid, grid_hits(data.geometry, grid, protocol.k))
 
 
 def _question_keys(d: RoutingData) -> list[tuple[str, object]]:
@@ -574,18 +564,14 @@ def run_alpha_transfer(
 
 
 def _other_item_set(
-    cfg: AlphaTransferConfig,
-    item_set: str,
-    measured: Mapping[str, Measured],
-    fit: Fit,
-    context: Context,
+    cfg: AlphaTransferConfig, item_set: str, whole: dict[str, Measured], fit: Fit, context: Context
 ) -> tuple[dict[str, PairResult], dict[str, Any]]:
     """Every pair of one encoder but the fitting one, measured on ``item_set``'s items (cut from
-    the config's own item set's ``measured``) with the rules as ``fit`` fitted them (no router
+    ``whole``, the config's item set's) with the rules as ``fit`` fitted them (no router
     retrained), and each dataset's sample numbers."""
     other = dataclasses.replace(cfg, item_set=item_set)
     protocol = cfg.protocol
-    encoder = next(iter(measured.values())).data.encoder
+    encoder = next(iter(whole.values())).data.encoder
     loaded = load_routing_data(other, cfg.datasets, encoder, cfg.bridge_source, context)
     data = with_selector(loaded, other, context, train_dataset=cfg.train_dataset)
     pairs: dict[str, PairResult] = {}
@@ -593,7 +579,7 @@ def _other_item_set(
         if encoder == protocol.train_encoder and dataset == cfg.train_dataset:
             continue  # the fitting pair: c is fitted there, on the config's own item set
         pairs[dataset] = measure_pair(
-            measure_within(d, protocol, measured[dataset]),
+            measure(d, protocol, whole[dataset]),
             fit,
             fitting=False,
             protocol=protocol,
