@@ -368,7 +368,7 @@ def test_a_reading_reads_the_alpha_rule_inputs_of_an_earlier_one(
     # what the memo holds is what is read; a question with another B_rel is not read from it
     qid, b_rel = data[part]["musique"].table[["qid", "b_rel_index"]].iloc[0]
     key = ("r", "musique", qid, b_rel)
-    memo[key] = dataclasses.replace(memo[key], ratio=memo[key].ratio + 1.0)
+    memo[key] = (memo[key][0] + 1.0, memo[key][1])
     read, _ = shared_alpha_inputs(memo, data[part], ("r",), part)
     np.testing.assert_allclose(read["musique"][0], own_ratios["musique"][0] + 1.0, rtol=1e-12)
     memo[("r", "musique", qid, b_rel + 1)] = memo.pop(key)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -88,13 +87,9 @@ def cached_selector_inputs(
     return out
 
 
-@dataclass(frozen=True)
-class QuestionInputs:
-    """What the α rule reads of one question under one ``B_rel``: its spread ratio and, on the
-    training dataset, its union hits on the protocol's grid (``(g,)``; None elsewhere)."""
-
-    ratio: float
-    hits: np.ndarray | None
+#: What the α rule reads of one question under one ``B_rel``: its spread ratio and, on the
+#: training dataset, its union hits on the protocol's grid (``(g,)``; None elsewhere).
+QuestionInputs = tuple[float, np.ndarray | None]
 
 
 def shared_alpha_inputs(
@@ -122,12 +117,11 @@ def shared_alpha_inputs(
             train = dataset == TRAIN_DATASET
             new_hits = grid_hits(part, protocol.grid, protocol.k) if train else None
             for j, i in enumerate(missing):
-                column = None if new_hits is None else new_hits[:, j]
-                memo[keys[i]] = QuestionInputs(float(new_ratios[j]), column)
+                memo[keys[i]] = (float(new_ratios[j]), None if new_hits is None else new_hits[:, j])
         found = [memo[key] for key in keys]
-        ratios[dataset] = np.array([q.ratio for q in found], dtype=np.float64)
+        ratios[dataset] = np.array([ratio for ratio, _ in found], dtype=np.float64)
         if dataset == TRAIN_DATASET:
-            hits = np.array([q.hits for q in found], dtype=bool).reshape(len(keys), -1).T
+            hits = np.array([h for _, h in found], dtype=bool).reshape(len(keys), -1).T
     return ratios, hits
 
 
