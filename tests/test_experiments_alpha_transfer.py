@@ -171,3 +171,24 @@ def test_the_other_item_set_is_measured_on_every_pair_but_the_fitting_one(
     claim = next(c for c in load_claims() if c.id == "calibrated_alpha")
     nodes = [e["node"] for e in claim.diagnosis if "item_sets" in str(e.get("node"))]
     assert nodes and all(node_keys(Record({"numbers": numbers}), n) for n in nodes)
+
+
+def test_the_other_item_set_is_cut_from_the_measurements_of_its_questions(
+    result: at.AlphaTransferResult,
+) -> None:
+    """A strict pair's spreads, ratios and grid hits, cut from the whole item set, equal its own
+    measurement; a whole set that reads another ``B_rel`` is not cut from."""
+    protocol = result.config.protocol
+    cut = result.item_set_pairs["strict"]["tfidf"]["hotpotqa"].measured
+    whole = result.pairs["tfidf"]["hotpotqa"].measured
+    own = at.measure(cut.data, protocol)
+    assert cut.data.n < whole.data.n
+    assert np.array_equal(cut.hits, own.hits) and np.array_equal(cut.folds, own.folds)
+    np.testing.assert_allclose(cut.ratios, own.ratios, rtol=1e-12)
+    np.testing.assert_allclose(cut.spreads.sigma_b, own.spreads.sigma_b, rtol=1e-12)
+    negated = at.measure(cut.data, protocol, dataclasses.replace(whole, hits=~whole.hits))
+    assert np.array_equal(negated.hits, ~own.hits)  # read from the whole set, not recomputed
+    table = whole.data.table.assign(b_rel_index=whole.data.table["b_rel_index"] + 1)
+    other = dataclasses.replace(whole, data=dataclasses.replace(whole.data, table=table))
+    fresh = at.measure(cut.data, protocol, dataclasses.replace(other, hits=~whole.hits))
+    assert np.array_equal(fresh.hits, own.hits)

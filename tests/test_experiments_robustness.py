@@ -366,10 +366,11 @@ def test_a_reading_reads_the_alpha_rule_inputs_of_an_earlier_one(
     for dataset in datasets:
         np.testing.assert_allclose(ratios[dataset], own_ratios[dataset], rtol=1e-12)
     # what the memo holds is what is read; a question with another B_rel is not read from it
-    key = ("r", "musique")
-    memo[key] = dataclasses.replace(memo[key], ratios=memo[key].ratios + 1.0)
+    qid, b_rel = data[part]["musique"].table[["qid", "b_rel_index"]].iloc[0]
+    key = ("r", "musique", qid, b_rel)
+    memo[key] = (memo[key][0] + 1.0, memo[key][1])
     read, _ = shared_alpha_inputs(memo, data[part], ("r",), part)
-    np.testing.assert_allclose(read["musique"], own_ratios["musique"] + 1.0, rtol=1e-12)
-    memo[key] = dataclasses.replace(memo[key], b_rel_index=memo[key].b_rel_index + 1)
+    np.testing.assert_allclose(read["musique"][0], own_ratios["musique"][0] + 1.0, rtol=1e-12)
+    memo[("r", "musique", qid, b_rel + 1)] = memo.pop(key)
     read, _ = shared_alpha_inputs(memo, data[part], ("r",), part)
     np.testing.assert_allclose(read["musique"], own_ratios["musique"], rtol=1e-12)

@@ -42,6 +42,11 @@ def test_weights_zero_and_alpha_are_the_q_and_union_arms(toy: list[Example], poo
     mixed = np.where(np.arange(geometry.n) % 2 == 0, 0.0, config.ALPHA)
     expected = np.where(mixed == 0, geometry.target_ranks(0.0), union)
     assert geometry.target_ranks(mixed).tolist() == expected.tolist()
+    # some questions alone rank as they do among all: a question reads its own rows only
+    some = np.array([7, 0, 31, 12])
+    alone = geometry.rows(some)
+    assert alone.query_ids == tuple(geometry.query_ids[i] for i in some)
+    assert alone.target_ranks(mixed[some]).tolist() == expected[some].tolist()
 
 
 def test_geometry_rejects_mismatched_texts(toy: list[Example]) -> None:

@@ -167,18 +167,28 @@ class Measured:
         return union_hits(self.data.geometry, weights, k)
 
 
-def measure(data: RoutingData, protocol: AlphaRuleProtocol) -> Measured:
-    """:class:`Measured` of ``data`` under ``protocol``."""
-    spreads = measure_spreads(data.geometry)
+def measure(
+    data: RoutingData, protocol: AlphaRuleProtocol, whole: Measured | None = None
+) -> Measured:
+    """:class:`Measured` of ``data`` under ``protocol``, its spreads, ratios and grid hits cut
+    from ``whole`` when that holds each question of ``data`` with the same ``B_rel`` (each
+    question's read its own vectors and candidates only; the folds are ``data``'s own)."""
     grid = np.asarray(protocol.grid, dtype=np.float64)
-    return Measured(
-        data=data,
-        spreads=spreads,
-        ratios=spreads.ratios(protocol.candidates),
-        folds=rule_folds(data, protocol),
-        grid=grid,
-        hits=grid_hits(data.geometry, grid, protocol.k),
-    )
+    folds = rule_folds(data, protocol)
+    at = {key: i for i, key in enumerate(_question_keys(whole.data))} if whole is not None else {}
+    found = [at.get(key) for key in _question_keys(data)]
+    if whole is not None and None not in found:
+        i, s = np.asarray(found, dtype=np.int64), whole.spreads
+        columns = (getattr(s, f.name)[i] for f in dataclasses.fields(s) if f.name != "query_ids")
+        spreads = ScoreSpreads(tuple(s.query_ids[j] for j in i), *columns)
+        return Measured(data, spreads, whole.ratios[i], folds, grid, whole.hits[:, i])
+    spreads = measure_spreads(data.geometry)
+    ratios = spreads.ratios(protocol.candidates)
+    return Measured(data, spreads, ratios, folds, grid, grid_hits(data.geometry, grid, protocol.k))
+
+
+def _question_keys(d: RoutingData) -> list[tuple[str, object]]:
+    return list(zip(d.table["qid"], d.table["b_rel_index"].tolist(), strict=True))
 
 
 @dataclass(frozen=True)
@@ -535,7 +545,7 @@ def run_alpha_transfer(
         for item_set in ITEM_SETS:
             if item_set == cfg.item_set:
                 continue
-            measured_pairs, samples = _other_item_set(cfg, item_set, encoder, fit, context)
+            measured_pairs, samples = _other_item_set(cfg, item_set, measured, fit, context)
             other_pairs.setdefault(item_set, {})[encoder] = measured_pairs
             other_samples.setdefault(item_set, {})[encoder] = samples
     if fit is None:  # pragma: no cover - validate() guarantees an encoder
@@ -554,12 +564,14 @@ def run_alpha_transfer(
 
 
 def _other_item_set(
-    cfg: AlphaTransferConfig, item_set: str, encoder: str, fit: Fit, context: Context
+    cfg: AlphaTransferConfig, item_set: str, whole: dict[str, Measured], fit: Fit, context: Context
 ) -> tuple[dict[str, PairResult], dict[str, Any]]:
-    """Every pair of ``encoder`` but the fitting one, measured on ``item_set``'s items with the
-    rules as ``fit`` fitted them (no router retrained), and each dataset's sample numbers."""
+    """Every pair of one encoder but the fitting one, measured on ``item_set``'s items (cut from
+    ``whole``, the config's item set's) with the rules as ``fit`` fitted them (no router
+    retrained), and each dataset's sample numbers."""
     other = dataclasses.replace(cfg, item_set=item_set)
     protocol = cfg.protocol
+    encoder = next(iter(whole.values())).data.encoder
     loaded = load_routing_data(other, cfg.datasets, encoder, cfg.bridge_source, context)
     data = with_selector(loaded, other, context, train_dataset=cfg.train_dataset)
     pairs: dict[str, PairResult] = {}
@@ -567,7 +579,7 @@ def _other_item_set(
         if encoder == protocol.train_encoder and dataset == cfg.train_dataset:
             continue  # the fitting pair: c is fitted there, on the config's own item set
         pairs[dataset] = measure_pair(
-            measure(d, protocol),
+            measure(d, protocol, whole[dataset]),
             fit,
             fitting=False,
             protocol=protocol,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -88,52 +87,41 @@ def cached_selector_inputs(
     return out
 
 
-@dataclass(frozen=True)
-class QuestionInputs:
-    """What the α rule reads of one dataset's questions: each one's spread ratio and, on the
-    training dataset, its union hits on the protocol's grid (``(g, n)``), with the ``B_rel``
-    (sentence index) they were computed with; ``column``: question id -> position."""
-
-    column: Mapping[str, int]
-    b_rel_index: np.ndarray
-    ratios: np.ndarray
-    hits: np.ndarray | None
+#: What the α rule reads of one question under one ``B_rel``: its spread ratio and, on the
+#: training dataset, its union hits on the protocol's grid (``(g,)``; None elsewhere).
+QuestionInputs = tuple[float, np.ndarray | None]
 
 
 def shared_alpha_inputs(
-    memo: dict[tuple[str, ...], QuestionInputs],
+    memo: dict[tuple[object, ...], QuestionInputs],
     data: Mapping[str, RoutingData],
     reading: tuple[str, ...],
     cfg: RecipeConfig,
 ) -> tuple[dict[str, np.ndarray], np.ndarray | None]:
     """Each dataset's spread ratios and the training dataset's grid hits for the calibrated
-    rule, read from ``memo`` (by ``reading`` and dataset) where an earlier reading holds every
-    question with the same ``B_rel``, else computed (and kept for the readings after). A
-    question's candidates and vectors do not depend on which others are sampled (the corpus is
-    the split's), so an item set or a tiny-pool rule reads the questions it keeps."""
+    rule, read question by question from ``memo`` (by ``reading``, dataset, question and its
+    ``B_rel`` sentence), the questions no earlier reading holds computed and kept. A question's
+    candidates and vectors do not depend on which others are sampled (the corpus is the
+    split's), so an item set, a tiny-pool rule or a selector cross-fitted on other folds
+    computes only the questions it reads with another ``B_rel``."""
     protocol = recipe_protocol(cfg)
     ratios: dict[str, np.ndarray] = {}
     hits = None
     for dataset, d in data.items():
-        qids, chosen = d.table["qid"].tolist(), d.table["b_rel_index"].to_numpy()
-        kept = memo.get((*reading, dataset))
-        columns = None
-        if kept is not None and all(q in kept.column for q in qids):
-            columns = np.array([kept.column[q] for q in qids], dtype=np.int64)
-            if not np.array_equal(kept.b_rel_index[columns], chosen):
-                columns = None  # another B_rel: other ratios and hits
-        if kept is None or columns is None:
+        chosen = zip(d.table["qid"], d.table["b_rel_index"].tolist(), strict=True)
+        keys = [(*reading, dataset, qid, b_rel) for qid, b_rel in chosen]
+        missing = [i for i, key in enumerate(keys) if key not in memo]
+        if missing:
+            part = d.geometry.rows(np.asarray(missing, dtype=np.int64))
+            new_ratios = spread_ratios(part, protocol.candidates)
             train = dataset == TRAIN_DATASET
-            kept = QuestionInputs(
-                {q: i for i, q in enumerate(qids)},
-                chosen,
-                spread_ratios(d.geometry, protocol.candidates),
-                grid_hits(d.geometry, protocol.grid, protocol.k) if train else None,
-            )
-            memo.setdefault((*reading, dataset), kept)
-            columns = np.arange(len(qids))
-        ratios[dataset] = kept.ratios[columns]
-        hits = kept.hits[:, columns] if kept.hits is not None else hits
+            new_hits = grid_hits(part, protocol.grid, protocol.k) if train else None
+            for j, i in enumerate(missing):
+                memo[keys[i]] = (float(new_ratios[j]), None if new_hits is None else new_hits[:, j])
+        found = [memo[key] for key in keys]
+        ratios[dataset] = np.array([ratio for ratio, _ in found], dtype=np.float64)
+        if dataset == TRAIN_DATASET:
+            hits = np.array([h for _, h in found], dtype=bool).reshape(len(keys), -1).T
     return ratios, hits
 
 
@@ -155,7 +143,7 @@ def routing_outcomes(
         return {}
     out: dict[RoutingKey, dict[str, RoutingOutcome] | str] = {}
     cache: dict[tuple[str, str], SelectorData] = {}
-    alpha_inputs: dict[tuple[str, ...], QuestionInputs] = {}
+    alpha_inputs: dict[tuple[object, ...], QuestionInputs] = {}
     # "all" and "keep" first: their samples hold every item, so the others' are cut from the cache
     item_sets = sorted(cfg.item_sets, key=lambda item_set: item_set != ALL)
     tiny_rules = sorted(cfg.tiny_pool_rules, key=lambda rule: rule != "keep")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +72,13 @@ class UnionGeometry:
     @property
     def n(self) -> int:
         return len(self.query_ids)
+
+    def rows(self, index: np.ndarray) -> UnionGeometry:
+        """The questions ``index`` alone (a question's ranks read its own rows only)."""
+        per_question = ("question_vectors", "b_rel_vectors", "candidates", "target_positions")
+        cut: dict[str, Any] = {f: getattr(self, f) for f in (*per_question, "excluded_rows")}
+        cut = {f: None if rows is None else rows[index] for f, rows in cut.items()}
+        return dataclasses.replace(self, query_ids=tuple(self.query_ids[i] for i in index), **cut)
 
     def target_ranks(self, weights: float | Sequence[float] | np.ndarray) -> np.ndarray:
         """1-based rank of each question's hop-2 target with ``B_rel`` weighted ``weights[i]``
