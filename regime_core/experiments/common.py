@@ -163,9 +163,9 @@ class RunConfig(ConfigMixin):
 
     @functools.cached_property
     def retrieval(self) -> RetrievalSettings:
-        """The retrieval settings of this run, checked when the config was built: its fields of
-        the same names (a TransferConfig's α of None is replaced by the router's before it
-        retrieves)."""
+        """The retrieval settings of this run, read from its fields of the same names, which
+        were checked when the config was built (a TransferConfig's α of None is replaced by the
+        router's before it retrieves)."""
         fields = dataclasses.fields(RetrievalSettings)
         return RetrievalSettings(**{f.name: getattr(self, f.name) for f in fields})
 

@@ -3,8 +3,9 @@
 :mod:`~regime_core.coverage`, :mod:`~regime_core.multiplicity`).
 
 Each public function reads what a user may hand it through these kinds at its entry
-(:func:`~regime_core.inputs.check_value`, or :data:`POWER_QUESTION` for :func:`power`'s cluster),
-the refusal naming the function and the argument; the kernels under them trust what they get.
+(:func:`~regime_core.inputs.check_value`, or :data:`POWER_QUESTION` for the cluster of
+:func:`~regime_core.power.power`), the refusal naming the function and the argument; the kernels
+under them trust what they get.
 What a kind cannot say (arrays paired by query, finite and binary outcomes, counts that fit in
 ``n``) stays in the function.
 """
