@@ -87,18 +87,22 @@ book-check: install-dev
 # tests that execute notebooks, build the book, drive Chromium or rerun the quick profile against
 # expected_numbers.yml. `make test-all` runs both; .ci/run runs `make test`, then `make test-slow`.
 # Each run ends with its 20 slowest tests, so a CI log is also the tiers' profile.
-# Every tier runs on every core (pytest-xdist: PYTEST_WORKERS=auto, one worker per core; 0: one
-# process), a test module per worker so that each module-scoped fixture is built once, and every
-# module that reads the quick profile on one worker (tests/conftest.py, pytest_xdist_make_scheduler),
-# so the profile runs once while the other worker takes the rest.
+# The default and numeric tiers run on every core (pytest-xdist: PYTEST_WORKERS=auto, one worker
+# per core; 0: one process), a test module per worker so that each module-scoped fixture is built
+# once, and every module that reads the quick profile on one worker (tests/conftest.py,
+# pytest_xdist_make_scheduler), so the profile runs once. The slow tier stays on one process: on
+# 2 cores two workers took longer (31:39 against 30:25), as its longest path (the quick profile,
+# its book, Chromium) already uses both cores. `make test-slow PYTEST_SLOW="-n auto --dist loadfile"`
+# runs it on every core (on more cores it may pay).
 PYTEST_FLAGS ?= --durations=20
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL = -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST_SLOW ?=
 test: install-dev
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_PARALLEL) $(PYTEST_FLAGS)
 
 test-slow: install-dev
-	$(BIN)/python -m pytest -m slow $(PYTEST_PARALLEL) $(PYTEST_FLAGS)
+	$(BIN)/python -m pytest -m slow $(PYTEST_SLOW) $(PYTEST_FLAGS)
 
 test-all: install-dev
 	$(BIN)/python -m pytest $(PYTEST_PARALLEL) $(PYTEST_FLAGS)

@@ -49,8 +49,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     worker, so that the quick profile runs once per session while the other workers take the rest.
     (pytest-xdist's ``--dist loadgroup`` would say this with markers, but under pytest 9 it no
     longer groups: it renames ``item._nodeid``, which pytest 9's node ids do not read.)"""
-    if config.getvalue("dist") != "loadfile":
-        return None
+    if config.getvalue("dist") != "loadfile" or "not slow" in (config.getoption("markexpr") or ""):
+        return None  # without the slow tests no module reads the quick profile: plain loadfile
     from xdist.scheduler import LoadFileScheduling
 
     class QuickProfileScheduling(LoadFileScheduling):
