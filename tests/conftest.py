@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import QUICK_GROUP, copy_book_sources, fake_book_build, relocated_declarations
+from helpers import copy_book_sources, fake_book_build, relocated_declarations
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -34,18 +34,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.numeric)
 
 
-#: The test modules that read the quick profile (they name its fixtures `quick_run` or
-#: `quick_book`, directly or through `request.getfixturevalue`).
-QUICK_MODULES: frozenset[str] = frozenset(
-    module.name
-    for module in Path(__file__).parent.glob("test_*.py")
-    if re.search(r"\bquick_(run|book)\b", module.read_text(encoding="utf-8"))
-)
+def quick_modules() -> frozenset[str]:
+    """The test modules that read the quick profile: they name its fixtures `quick_run` or
+    `quick_book`, directly or through `request.getfixturevalue`."""
+    return frozenset(
+        module.name
+        for module in Path(__file__).parent.glob("test_*.py")
+        if re.search(r"\bquick_(run|book)\b", module.read_text(encoding="utf-8"))
+    )
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """Under ``--dist loadfile`` (the Makefile's), each test module on one worker so that its
-    module-scoped fixtures are built once, and every module of :data:`QUICK_MODULES` on the same
+    module-scoped fixtures are built once, and every module of :func:`quick_modules` on the same
     worker, so that the quick profile runs once per session while the other workers take the rest.
     (pytest-xdist's ``--dist loadgroup`` would say this with markers, but under pytest 9 it no
     longer groups: it renames ``item._nodeid``, which pytest 9's node ids do not read.)"""
@@ -53,10 +54,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None  # without the slow tests no module reads the quick profile: plain loadfile
     from xdist.scheduler import LoadFileScheduling
 
+    quick = quick_modules()  # read here, by the controller, only when it schedules
+
     class QuickProfileScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = super()._split_scope(nodeid)
-            return QUICK_GROUP if Path(module).name in QUICK_MODULES else module
+            return "quick_profile" if Path(module).name in quick else module
 
     return QuickProfileScheduling(config, log)
 

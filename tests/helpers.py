@@ -26,10 +26,6 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 import pytest
 
-#: The pytest-xdist work unit of every test module that reads the quick profile (`quick_run`,
-#: `quick_book`; tests/conftest.py): they share one worker, so the profile runs once.
-QUICK_GROUP = "quick_profile"
-
 # --- the raw-data fixtures ---------------------------------------------------------------------
 
 DATA_FIXTURES = Path(__file__).parent / "fixtures" / "data"
