@@ -31,6 +31,7 @@ from regime_core.inputs import (
     Tuple,
     check_value,
 )
+from regime_core.inputs.configs import INT64_MAX, integer
 
 INNER = Format("inner", (Field("k", Number(low=1, integer=True)),))
 SAMPLE = Format(
@@ -241,3 +242,9 @@ def test_a_word_is_one_token_without_whitespace(
         assert not taken and err.field == "cues[0]"
     else:
         assert taken
+
+
+def test_an_integer_range_prints_its_bounds_exactly() -> None:
+    # `g` formatting printed int64's bound as 9.22337e+18, a number the user cannot type back
+    assert integer(low=1).describe() == f"an integer in [1, {INT64_MAX}]"
+    assert Number(low=0, high=1e18).describe() == "a number in [0, 1e+18]"

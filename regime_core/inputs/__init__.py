@@ -133,11 +133,16 @@ class Number(Kind):
         kind = "an integer" if self.integer else "a number"
         if self.low is None and self.high is None:
             return kind if self.integer else "a finite number"
-        left = ("(" if self.low_open else "[") + ("-inf" if self.low is None else f"{self.low:g}")
-        right = ("inf" if self.high is None else f"{self.high:g}") + (
-            ")" if self.high_open else "]"
-        )
-        return f"{kind} in {left}, {right}"
+
+        # integer bounds exactly: `g` would print int64's bound as 9.22337e+18
+        def bound(value: float | None, infinite: str) -> str:
+            if value is None:
+                return infinite
+            return str(value) if isinstance(value, int) else f"{value:g}"
+
+        low, high = bound(self.low, "-inf"), bound(self.high, "inf")
+        left, right = "(" if self.low_open else "[", ")" if self.high_open else "]"
+        return f"{kind} in {left}{low}, {high}{right}"
 
     def check(self, value: Any, path: Path) -> Any:
         wanted = numbers.Integral if self.integer else numbers.Real
