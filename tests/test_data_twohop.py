@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 import doctest
 import gzip
 import json
@@ -114,13 +113,6 @@ def test_edge_whitespace_is_stripped_as_the_readers_strip_it() -> None:
     (example,) = _read(_file(line)).examples
     assert example.question == _lines()[0]["question"]
     assert example.pool[0].sentences[0] == _lines()[0]["pool"][0]["sentences"][0]
-
-
-def test_a_canonical_example_without_a_form_is_refused_by_the_writer() -> None:
-    example = toyworld.load_examples(split="dev")[0]
-    odd = dataclasses.replace(example, relation_sentence=None, relation_source="synthetic")
-    with refused(ValueError, names=("regime-twohop/1",)):
-        example_line(odd)
 
 
 # --- bad lines: each named by file, line and field ---------------------------------------------

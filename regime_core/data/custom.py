@@ -158,12 +158,6 @@ def example_line(example: Example) -> dict[str, Any]:
     >>> list(line) == list(twohop.FIELDS), line["format"]
     (True, 'regime-twohop/1')
     """
-    if (example.relation_sentence is None) != (example.relation_source == "none"):
-        raise ValueError(
-            f"example {example.id}: relation_sentence {example.relation_sentence!r} with "
-            f"relation_source {example.relation_source!r} has no {twohop.FORMAT} form (b_rel is "
-            "null exactly when the source is 'none')"
-        )
     b_rel = (
         None
         if example.relation_sentence is None

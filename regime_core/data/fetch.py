@@ -167,16 +167,7 @@ def download(
             f"{url}: incomplete download of {dest.name} ({got} of {expected_size} bytes); "
             "rerun the command to resume"
         )
-    digest = sha256_file(part)
-    if expected_sha256 is not None and digest != expected_sha256.lower():
-        part.unlink()
-        raise ValueError(
-            f"{url}: sha256 mismatch for {dest.name}: expected {expected_sha256.lower()}, got "
-            f"{digest}; the partial file was removed — rerun to download again, or pass "
-            "--sha256 if the official file changed"
-        )
-    os.replace(part, dest)
-    return digest
+    return _verified_rename(part, dest, f"{dest.name} from {url}", expected_sha256)
 
 
 def read_checksums(data_dir: Path) -> dict[str, str]:
@@ -200,8 +191,22 @@ def _verify(rel: str, digest: str, expected: str | None) -> None:
     if expected is not None and digest != expected.lower():
         raise ValueError(
             f"{rel}: sha256 {digest} does not match the recorded {expected.lower()} "
-            f"({CHECKSUMS_NAME} or --sha256); delete the file to download it again"
+            f"({CHECKSUMS_NAME} or --sha256); delete the file to download it again, or pass "
+            "--sha256 if the official file changed"
         )
+
+
+def _verified_rename(part: Path, dest: Path, source: str, expected: str | None) -> str:
+    """Rename a complete ``part`` to ``dest`` once its sha256 matches ``expected``; on a
+    mismatch ``part`` is deleted (it cannot be resumed into the right file)."""
+    digest = sha256_file(part)
+    try:
+        _verify(source, digest, expected)
+    except ValueError:
+        part.unlink()
+        raise
+    os.replace(part, dest)
+    return digest
 
 
 def _extract(archive: Path, member_base: str, dest: Path, rel: str, expected: str | None) -> str:
@@ -233,14 +238,7 @@ def _extract(archive: Path, member_base: str, dest: Path, rel: str, expected: st
             f"{archive}: not a zip archive ({err}); the host may have returned an HTML page — "
             "download the file by hand from the dataset homepage and put it there"
         ) from err
-    digest = sha256_file(part)
-    try:
-        _verify(rel, digest, expected)
-    except ValueError:
-        part.unlink()
-        raise
-    os.replace(part, dest)
-    return digest
+    return _verified_rename(part, dest, rel, expected)
 
 
 def fetch(
