@@ -81,8 +81,8 @@ def holm_intervals(
     """The score interval (:func:`score_interval`, the same method as every unadjusted one) of
     each comparison of a Holm family at the level Holm judged it (:func:`holm_levels`): with the
     p-values of :func:`score_test` it excludes zero exactly when the comparison's Holm-adjusted
-    p is below ``alpha``, so an adjusted p sits beside an adjusted interval. Returns
-    ``(lo, hi)``.
+    p is below ``alpha``, so an adjusted p sits beside an adjusted interval. The four arrays
+    are columns of one table of comparisons (T2's and T3's), one row each. Returns ``(lo, hi)``.
 
     >>> lo, hi = holm_intervals([30, 6], [5, 4], [200, 200], [2.1e-5, 0.75])
     >>> bool(lo[0] > 0), bool(lo[1] <= 0 <= hi[1])
@@ -92,8 +92,6 @@ def holm_intervals(
     b = np.asarray(n_b_better, dtype=np.int64)
     total = np.asarray(n, dtype=np.int64)
     levels = holm_levels(pvalues, alpha)
-    if not a.shape == b.shape == total.shape == levels.shape:
-        raise ValueError("holm_intervals: one count, total and p-value per comparison")
     lo, hi = np.empty(levels.shape), np.empty(levels.shape)
     for level in np.unique(levels):  # one vectorised call per distinct Holm level
         at = levels == level

@@ -33,13 +33,12 @@ from regime_core.inputs.claims_file import (
     CLAIM,
     CLAIMS_FILE,
     DIAGNOSIS,
-    DOTTED_KEY_RE,
+    OPERATORS,
     OURS_BY_PART,
     OURS_BY_RULE,
     PAPER_BY_RULE,
     RULES,
-    RUN_RECORD_KEY,
-    WHY,
+    WHY_FIELD_RE,
 )
 from regime_core.inputs.claims_file import COMPARISONS as COMPARISONS
 from regime_core.inputs.claims_file import LABEL_MAX_CHARS as LABEL_MAX_CHARS
@@ -49,22 +48,13 @@ PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
 #: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
 CLAIM_RULES: tuple[str, ...] = RULES
-#: The comparisons a ``why`` entry's ``when`` may make.
-WHEN_OPERATORS: dict[str, Callable[[float, float], bool]] = {
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-}
-#: A field of a ``why`` template: ``{[RUN:]numbers.KEY[|KIND[:DIGITS]]}``,
-#: ``{[RUN:]config.FIELD}`` or ``{paper.KEY[|KIND[:DIGITS]]}`` (the claim's paper side).
-WHY_FIELD = re.compile(
-    rf"\{{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>{DOTTED_KEY_RE})"
-    r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
-)
-OPERATOR = Choice(tuple(WHEN_OPERATORS))
+#: The comparisons a ``why`` entry's ``when`` may make, by the operator the file writes.
+WHEN_OPERATORS: dict[str, Callable[[float, float], bool]] = dict(
+    zip(OPERATORS, (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne),
+        strict=True)
+)  # fmt: skip
+#: A field of a ``why`` template (``claims_file.WHY_FIELD_RE``), once ``{value}`` is filled.
+WHY_FIELD = re.compile(WHY_FIELD_RE)
 
 
 def _check_paper(where: str, rule: str, paper: Mapping[str, Any]) -> None:
@@ -262,7 +252,7 @@ def _claim(
         raise ValueError(f"{where}: 'paper.levels' and 'ours.parts' must name the same parts")
     check_value(Items(Choice(tuple(roles))), read["data"], where=where, field="data")  # 'roles:'
     diagnosis = _check_diagnosis(where, body.get("diagnosis", []))
-    why = check_why(where, body.get("why", []))
+    why = tuple(body.get("why", ()))  # as written: CLAIM read every entry by WHY
     _check_paper_keys(where, paper, why)
     return Claim(
         id=read["id"],
@@ -290,38 +280,6 @@ def _roles(read: Mapping[str, Mapping[str, Any]]) -> dict[str, Role]:
         name: Role(name, body["what"], body["paper"], dict(body["fields"]))
         for name, body in read.items()
     }
-
-
-def check_why(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
-    """A claim's ``why`` list (:mod:`regime_core.runner.explanation` fills it), kept as written,
-    each entry read by ``WHY``, then its ``when`` and the fields of its templates
-    (``ValueError`` naming the entry and the field)."""
-    from regime_core.runner.wording import NUMBER_KINDS
-
-    check_value(Items(Nested(WHY)), entries, where=where, field="why")
-    for i, entry in enumerate(entries):
-        at = f"{where}: why[{i}]"
-        when = entry.get("when")
-        if when is not None:
-            check_value(OPERATOR, when[1], where=at, field="when[1]")
-            for side in (0, 2):
-                check_value(RUN_RECORD_KEY, when[side], where=at, field=f"when[{side}]")
-        for template in (entry["text"], entry.get("lead", ""), entry.get("none", "")):
-            rest = WHY_FIELD.sub("", template.replace("{value}", "v")).replace("{label}", "")
-            if "{" in rest or "}" in rest:
-                raise ValueError(
-                    f"{at}: {template!r} holds a brace that is no field; a field is "
-                    "{numbers.KEY|KIND}, {RUN:numbers.KEY}, {config.FIELD}, {paper.KEY}, "
-                    "{label} or {value}"
-                )
-            for match in WHY_FIELD.finditer(template):
-                kind = match.group("kind")
-                if kind is not None and kind not in NUMBER_KINDS:
-                    raise ValueError(
-                        f"{at}: the field {match.group(0)!r} has the format {kind!r}; known "
-                        f"{', '.join(NUMBER_KINDS)}"
-                    )
-    return tuple(entries)
 
 
 def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str]:

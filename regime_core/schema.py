@@ -11,7 +11,6 @@ with the record and field named.
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -19,13 +18,6 @@ from regime_core import config
 
 DATASETS: tuple[str, ...] = (*config.DATASETS, "toyworld")
 SPLITS: tuple[str, ...] = ("dev", "train")
-#: The rule for the name of a dataset of one's own (``regime data prepare --jsonl FILE --name
-#: NAME``): lower-case ASCII letters, digits, ``_`` and ``-``, starting with a letter or digit, at
-#: most 64 characters. It names the prepared file ``NAME.jsonl``, so it is one spelling on a
-#: case-insensitive file system too, and it is one column of a TREC run's tag.
-DATASET_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
-#: Names no dataset may take: ``all`` is the pooled level of the claim tables.
-RESERVED_DATASET_NAMES: tuple[str, ...] = ("all",)
 
 # How the bridge (hop 1) and target (hop 2) passages were ordered. Each rule is documented on
 # the book's "Our reading of the paper" page.
@@ -67,29 +59,6 @@ RELATION_SOURCES: tuple[str, ...] = (
 - given: a file of one's own (regime-twohop/1) marks it, naming no other source
 - none: no sentence could be identified
 """
-
-
-def dataset_name_problem(name: object) -> str | None:
-    """Why ``name`` cannot name a dataset (None: it can): a built-in name
-    (:data:`DATASETS`), or one that follows :data:`DATASET_NAME` and is not reserved.
-
-    >>> dataset_name_problem("hotpotqa"), dataset_name_problem("my-data_2")
-    (None, None)
-    >>> dataset_name_problem("My Data")[:36]
-    "'My Data' is not a dataset name: use"
-    """
-    if name in DATASETS:
-        return None
-    if not isinstance(name, str) or not name.strip():
-        return "a dataset name must be a non-empty string"
-    if name in RESERVED_DATASET_NAMES:
-        return f"{name!r} is reserved (the pooled level of the claim tables); choose another name"
-    if DATASET_NAME.fullmatch(name) is None:
-        return (
-            f"{name!r} is not a dataset name: use lower-case letters, digits, '_' and '-' "
-            "(starting with a letter or digit, at most 64 characters)"
-        )
-    return None
 
 
 def passage_id(title: str, text: str) -> str:

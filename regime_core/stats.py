@@ -54,10 +54,9 @@ EXACT_PERMUTATION_MAX_N: int = 20  # up to 2**20 sign patterns are enumerated ex
 
 
 def _vector(values: Any, name: str) -> np.ndarray:
-    array = np.asarray(values)
-    if array.dtype == object:
-        raise ValueError(f"{name}: expected numbers or booleans, got objects")
-    array = array.astype(np.float64)
+    """``values`` as one float per query, refused when a paired comparison would be silently
+    wrong with it: not one value per query, none at all, or NaN (``None`` becomes NaN here)."""
+    array = np.asarray(values, dtype=np.float64)  # text or objects: numpy's own ValueError
     if array.ndim != 1:
         raise ValueError(f"{name}: expected a 1-D array (one value per query), got {array.shape}")
     if array.size == 0:

@@ -18,6 +18,9 @@ from collections.abc import Iterable
 
 from regime_core.config import CONFIDENCE, CONTINUITY_CORRECTION
 
+#: The kinds a recorded number is written as (:func:`regime_core.runner.wording.format_number`;
+#: a ``why`` template's ``{numbers.KEY|KIND}``).
+NUMBER_KINDS: tuple[str, ...] = ("auto", "pp", "pct", "frac", "p", "int", "r2", "time", "str")
 #: The interval methods a record's ``ci_method`` may name, with the name a page prints.
 INTERVAL_NAMES: dict[str, str] = {
     "score": "Tango's score interval",

@@ -425,11 +425,15 @@ def test_bad_command_lines_are_one_error_line(
 def test_a_dataset_argument_that_cannot_be_a_name_is_a_usage_error(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    for argv in (["retrieve", "My Data", "--arm", "q"], ["data", "export", "a/b", "--jsonl", "x"]):
+    for name, argv in (
+        ("My Data", ["retrieve", "My Data", "--arm", "q"]),
+        ("a/b", ["data", "export", "a/b", "--jsonl", "x"]),
+    ):
         with pytest.raises(SystemExit) as caught:
             main(argv)
         assert caught.value.code == 2
-        assert "not a dataset name" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "DATASET" in err and "dataset name" in err and repr(name) in err
 
 
 # --- the round trip: the toy world exported and prepared under another name -----------------

@@ -180,7 +180,7 @@ def test_unreadable_dataset_file_is_reported_as_such(
 
 
 def test_huge_paragraph_names_file_record_and_field(tmp_path: Path) -> None:
-    from regime_core.text import MAX_TEXT_CHARS
+    from regime_core.limits import MAX_TEXT_CHARS
 
     data = tmp_path / "data" / "musique"
     data.mkdir(parents=True)
@@ -193,13 +193,6 @@ def test_huge_paragraph_names_file_record_and_field(tmp_path: Path) -> None:
     message = str(info.value)
     assert "musique/big.jsonl, line 1" in message and record["id"] in message
     assert "paragraphs[0].paragraph_text" in message and str(MAX_TEXT_CHARS) in message
-
-
-def test_split_sentences_says_its_limit() -> None:
-    from regime_core.text import MAX_TEXT_CHARS, split_sentences
-
-    with refused(ValueError, names=(f"{MAX_TEXT_CHARS:,}",)):
-        split_sentences("a" * (MAX_TEXT_CHARS + 1))
 
 
 _CONCURRENT = """

@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 from helpers import refused
 
-from regime_core.paper import Claim, _check_diagnosis, check_why, load_claims, why_runs
+from regime_core.inputs import Items, Nested, check_value
+from regime_core.inputs.claims_file import WHY
+from regime_core.paper import Claim, _check_diagnosis, load_claims, why_runs
 from regime_core.runner.claim_record import claim_values, judge_values
 from regime_core.runner.diagnosis import diagnose, diagnosis_sentence
 from regime_core.runner.explanation import explain
@@ -51,8 +53,10 @@ def _records() -> dict[str, Record]:
     }
 
 
-def _why(entries: list[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
-    return tuple(dict(e) for e in check_why("claims.yml: claim 'c'", entries))
+def _why(entries: Any) -> tuple[dict[str, Any], ...]:
+    """The entries as a claim keeps them (as written), once read by ``WHY``."""
+    check_value(Items(Nested(WHY)), entries, where="claims.yml: claim 'c'", field="why")
+    return tuple(dict(e) for e in entries)
 
 
 def test_fields_are_read_from_records_and_formatted() -> None:
@@ -123,19 +127,20 @@ def test_absent_keys_are_named_and_absent_runs_fail() -> None:
         ({"lead": "x"}, "'why[0].text'"),
         ({"text": "x", "extra": 1}, "'why[0].extra'"),
         ({"text": "x", "each": {}}, "'why[0].each'"),
-        ({"text": "x", "when": ["a", "≈", "b"]}, "'when[1]'"),
+        ({"text": "x", "when": ["a", "≈", "b"]}, "'why[0].when[1]'"),
         ({"text": "x", "when": ["a", "<"]}, "'why[0].when'"),
-        ({"text": "{numbers.a|percent}"}, "format 'percent'"),
+        ({"text": "{numbers.a|percent}"}, "'why[0].text'"),  # no number format 'percent'
         ({"text": "x", "join": 1}, "'why[0].join'"),
-        ({"text": "{numbers.a b}"}, "brace"),  # not a field: it would be printed as written
-        ({"text": "{ratio}"}, "brace"),
+        ({"text": "{numbers.a b}"}, "'why[0].text'"),  # not a field: it would be printed as written
+        ({"text": "{ratio}"}, "'why[0].text'"),
+        ({"text": "x", "lead": "{ratio}"}, "'why[0].lead'"),
     ],
 )
 def test_bad_entries_are_named(entry: dict[str, Any], message: str) -> None:
     with refused(ValueError, names=(message,)):
-        check_why("claims.yml: claim 'c'", [entry])
+        _why([entry])
     with refused(ValueError, names=("claim 'c'", "'why'")):
-        check_why("claims.yml: claim 'c'", {"text": "x"})
+        _why({"text": "x"})
 
 
 def _level_claim(**fields: Any) -> Claim:

@@ -21,7 +21,6 @@ from regime_core.teaching.annotate import (
     AUTO,
     SHEET_COLUMNS,
     auto_labels,
-    draw_sample,
     kappa_report,
     make_sheet,
     read_sheet,
@@ -77,12 +76,6 @@ def test_sheet_is_deterministic_and_blank(tmp_path: Path, sheet: Path) -> None:
     assert rows[0]["question"] == first.question
     assert rows[0]["bridge_text"] == first.bridge.text
     assert rows[0]["hop2_entity"] == first.hop2_entity
-
-
-def test_draw_sample_rejects_mixed_splits() -> None:
-    mixed = load_examples(split="dev")[:3] + load_examples(split="train")[:3]
-    with refused(ValueError, names=("('toyworld', 'dev')", "('toyworld', 'train')")):
-        draw_sample(mixed, 2)
 
 
 @pytest.mark.parametrize(

@@ -319,7 +319,6 @@ def test_the_article_rule_leaves_longer_names_and_plain_words_alone() -> None:
 @pytest.mark.parametrize(
     ("call", "names"),
     [
-        (lambda: split_sentences(None), ("split_sentences", "NoneType")),
         (lambda: normalize(3), ("normalize", "text", "3")),
         (lambda: normalize("x", rules={"lowercase": True}), ("rules", "NormalizationRules")),
         (lambda: NormalizationRules(articles=("the end",)), ("articles", "'the end'")),

@@ -129,12 +129,13 @@ def dataset_value(text: str) -> str:
     >>> dataset_value("musique"), dataset_value("my-data")
     ('musique', 'my-data')
     """
-    from regime_core.schema import dataset_name_problem
+    from regime_core.inputs import InputError, check_value
+    from regime_core.inputs.configs import DATASET_NAME
 
-    problem = dataset_name_problem(text)
-    if problem is not None:
-        raise argparse.ArgumentTypeError(problem)
-    return text
+    try:
+        return str(check_value(DATASET_NAME, text, where="", field=""))
+    except InputError as err:
+        raise argparse.ArgumentTypeError(err.problem) from None
 
 
 #: The help of a dataset argument.

@@ -13,8 +13,8 @@ The two are inverse: exporting a dataset and preparing the file under another na
 same canonical examples, field by field (their ``dataset`` aside, and ``source_files``, which
 names the file read), so every number computed from them is the same.
 
-``NAME`` must follow :data:`regime_core.schema.DATASET_NAME`; it may not be ``toyworld`` (it
-is generated, never prepared) or a reserved name, and it replaces one of the three built-in
+``NAME`` must be a :data:`regime_core.inputs.configs.DATASET_NAME`; it may not be ``toyworld``
+(it is generated, never prepared), and it replaces one of the three built-in
 datasets' prepared examples only with ``replace`` (``--replace``). A name of one's own may be
 prepared again, from the same file or another: the entry is then that file's.
 """
@@ -41,6 +41,8 @@ from regime_core.data.prepared import (
     read_manifest_if_compatible,
     write_manifest,
 )
+from regime_core.inputs import check_value
+from regime_core.inputs.configs import DATASET_NAME
 from regime_core.integrity import (
     atomic_write_bytes,
     output_target,
@@ -50,7 +52,7 @@ from regime_core.integrity import (
     write_if_changed,
 )
 from regime_core.locks import directory_lock
-from regime_core.schema import SPLITS, Example, dataset_name_problem
+from regime_core.schema import SPLITS, Example
 
 
 def check_name(name: str, *, replace: bool = False) -> str:
@@ -64,9 +66,7 @@ def check_name(name: str, *, replace: bool = False) -> str:
         raise ValueError(
             "--name toyworld: the toy world is generated, never prepared; choose another name"
         )
-    problem = dataset_name_problem(name)
-    if problem is not None:
-        raise ValueError(f"--name {name!r}: {problem}")
+    check_value(DATASET_NAME, name, where="--name", field="")
     if name in PREPARED_DATASETS and not replace:
         raise ValueError(
             f"--name {name}: {name} is a built-in dataset; choose another name, or pass "

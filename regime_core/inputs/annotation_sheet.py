@@ -18,9 +18,9 @@ FALSE_VALUES: tuple[str, ...] = ("0", "n", "no", "false")
 LABEL = Choice(TRUE_VALUES + FALSE_VALUES)
 """a hand label: one of the true spellings (yes) or the false ones (no), case ignored"""
 
-# dataset, split, seed, size and id hash; the dataset part follows schema.DATASET_NAME (a name
-# of one's own may hold '-' and '_'; the split is one of SPLITS before "-seed", so the id still
-# parses one way)
+# dataset, split, seed, size and id hash; the dataset part follows configs.DATASET_NAME (a
+# name of one's own may hold '-' and '_'; the split is one of SPLITS before "-seed", so the id
+# still parses one way)
 SAMPLE_ID = rf"([a-z0-9][a-z0-9_-]*)-({'|'.join(SPLITS)})-seed(\d+)-n(\d+)-([0-9a-f]+)"
 
 

@@ -6,7 +6,7 @@ A number of a record is named in one grammar wherever the file names one
 (:data:`RECORD_KEY`): a dotted key of a record's numbers, ``{value}`` where each setting's
 value goes, ``RUN:`` before it for another run's record (:data:`RUN_RECORD_KEY`, in a ``why``
 entry's ``when``, and inside a template's ``{numbers.KEY}`` fields:
-:data:`regime_core.paper.WHY_FIELD`).
+:data:`WHY_FIELD_RE`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from regime_core.inputs import (
     Pattern,
     Table,
     Text,
+    Tuple,
 )
 from regime_core.inputs.run_declarations import RUN_ID
+from regime_core.vocabulary import NUMBER_KINDS
 
 #: the characters of one level of a record key (a dataset, an encoder, ``hit@5``, ``P1-P2+``)
 KEY_CHARS = r"[A-Za-z0-9_@+-]"
@@ -38,6 +40,28 @@ RECORD_KEY_RE = rf"(?:{KEY_CHARS}|\{{value\}})+(?:\.(?:{KEY_CHARS}|\{{value\}})+
 RECORD_KEY = Pattern(RECORD_KEY_RE, "a dotted record key")
 #: a record key of another run's record: ``RUN:KEY`` (or of the claim's own: ``KEY``)
 RUN_RECORD_KEY = Pattern(rf"(?:[a-z0-9_]+:)?{RECORD_KEY_RE}", "a dotted record key (RUN:KEY)")
+#: a field of a ``why`` template: ``{[RUN:]numbers.KEY[|KIND[:DIGITS]]}``,
+#: ``{[RUN:]config.FIELD}`` or ``{paper.KEY[|KIND[:DIGITS]]}`` (the claim's paper side)
+WHY_FIELD_RE = (
+    rf"\{{(?:(?P<run>[a-z0-9_]+):)?(?P<source>numbers|config|paper)\.(?P<key>{DOTTED_KEY_RE})"
+    r"(?:\|(?P<kind>[a-z0-9]+)(?::(?P<digits>[0-9]+))?)?\}"
+)
+_VALUE = r"\{value\}"  # stands for part of a name or key inside a field, as in RECORD_KEY_RE
+_TEMPLATE_RE = (
+    rf"(?:[^{{}}]|{_VALUE}|\{{label\}}|\{{(?:(?:[a-z0-9_]|{_VALUE})+:)?(?:numbers|config|paper)"
+    rf"\.{RECORD_KEY_RE}(?:\|(?:{'|'.join(NUMBER_KINDS)})(?::[0-9]+)?)?\}})*"
+)
+_TEMPLATE_WHAT = (
+    "a template whose braces are {numbers.KEY|KIND}, {RUN:numbers.KEY}, {config.FIELD}, "
+    f"{{paper.KEY}}, {{label}} or {{value}} (KIND one of {', '.join(NUMBER_KINDS)})"
+)
+#: a ``why`` sentence template: text whose braces are fields of a known number format, or
+#: ``{label}`` or ``{value}`` (a brace that is none would be printed as written), not blank
+TEMPLATE = Pattern(rf"(?=[\s\S]*\S){_TEMPLATE_RE}", f"{_TEMPLATE_WHAT}, not blank")
+#: a template that may be blank (a ``why`` entry's ``lead`` and ``none``)
+BLANK_TEMPLATE = Pattern(_TEMPLATE_RE, _TEMPLATE_WHAT)
+#: the comparisons a ``why`` entry's ``when`` may make
+OPERATORS: tuple[str, ...] = ("<", "<=", ">", ">=", "==", "!=")
 #: whose statement a claim is: the paper's, or ours (a statement the paper never makes)
 ORIGINS: tuple[str, ...] = ("paper", "ours")
 #: routed against always-q or always-union, the oracle against routed, or routed with the
@@ -168,15 +192,15 @@ DIAGNOSIS = Format(
 WHY = Format(
     "why",
     (
-        Field("text", Text(), meaning="the sentence template, its fields filled from records"),
+        Field("text", TEMPLATE, meaning="the sentence template, its fields filled from records"),
         Field("run", Text(), required=False, meaning="the run whose record fills it"),
         Field("each", Table(Text(), min_items=1), required=False,
               meaning="one sentence per label, its value filling {value}"),
-        Field("when", Items(Text(), length=3), required=False,
+        Field("when", Tuple((RUN_RECORD_KEY, Choice(OPERATORS), RUN_RECORD_KEY)), required=False,
               meaning="[KEY, OP, KEY]: said only when the comparison holds"),
-        Field("lead", Text(blank=True), required=False, meaning="the text before the sentences"),
+        Field("lead", BLANK_TEMPLATE, required=False, meaning="the text before the sentences"),
         Field("join", Text(blank=True), required=False, meaning="what joins the sentences"),
-        Field("none", Text(blank=True), required=False, meaning="said when no sentence is"),
+        Field("none", BLANK_TEMPLATE, required=False, meaning="said when no sentence is"),
     ),
 )  # fmt: skip
 CLAIM = Format(

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from regime_core.inputs import Choice, Items, Kind, Nullable, Number, Text, check_value
+from regime_core.inputs import Choice, Items, Kind, Nullable, Number, Pattern, Text, check_value
 from regime_core.limits import ALPHA as ALPHA  # α's one rule, declared beside its bound
 
 #: The metadata key of a config field's kind.
@@ -30,6 +30,14 @@ LEVEL = Number(low=0.0, high=1.0, low_open=True, high_open=True)
 """a level or a significance, strictly between 0 and 1"""
 NAMES = Items(Text(), min_items=1)
 """a non-empty list of names"""
+DATASET_NAME = Pattern(
+    r"(?!all\Z)[a-z0-9][a-z0-9_-]{0,63}",
+    "a dataset name: lower-case letters, digits, '_' and '-', starting with a letter or digit, "
+    "at most 64 characters, not 'all' (the pooled level of the claim tables)",
+)
+"""a dataset's name, built-in or of one's own (``regime data prepare --jsonl FILE --name NAME``):
+it names the prepared file ``NAME.jsonl``, so it is one spelling on a case-insensitive file
+system too, and it is one column of a TREC run's tag"""
 
 
 def integer(low: int = 0, high: int = INT64_MAX) -> Number:

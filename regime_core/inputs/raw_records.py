@@ -12,7 +12,7 @@ answer span at least. The data README (``shared/data/README.md``) describes the 
 from __future__ import annotations
 
 from regime_core.inputs import Field, Flag, Format, Id, Items, Nested, Nullable, Number, Text, Tuple
-from regime_core.text import MAX_TEXT_CHARS
+from regime_core.limits import MAX_TEXT_CHARS
 
 #: a question's id: a string or an integer (read as its decimal string), without control
 #: characters, since it names the question in every output

@@ -21,8 +21,8 @@ from regime_core.inputs import (
     Number,
     Text,
 )
+from regime_core.limits import MAX_TEXT_CHARS
 from regime_core.schema import HOP_ORDER_RULES, RELATION_SOURCES, SPLITS
-from regime_core.text import MAX_TEXT_CHARS
 
 FORMAT = "regime-twohop/1"
 

@@ -26,8 +26,8 @@ item's label). ``{value}`` is replaced first, as text, everywhere (also in ``whe
 ``KEY`` a dotted key of ``numbers`` (``RUN:KEY`` for another run) or ``paper.KEY``: an item is
 said only when it holds. An item whose keys its run's record lacks (a setting this profile does
 not run) is left out and named in :attr:`Explanation.not_run`, never guessed.
-:func:`regime_core.paper.check_why` checks the entries when the claims are read. Pure: records
-in, text out; no number is typed.
+Each entry is read by :data:`regime_core.inputs.claims_file.WHY` when the claims are read. Pure:
+records in, text out; no number is typed.
 """
 
 from __future__ import annotations

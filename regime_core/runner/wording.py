@@ -7,8 +7,7 @@ import math
 import numbers as _numbers
 
 from regime_core.runner.records import Scalar
-
-NUMBER_KINDS: tuple[str, ...] = ("auto", "pp", "pct", "frac", "p", "int", "r2", "time", "str")
+from regime_core.vocabulary import NUMBER_KINDS as NUMBER_KINDS
 
 
 def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) -> str:

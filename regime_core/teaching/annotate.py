@@ -73,13 +73,11 @@ def draw_sample(
 ) -> tuple[SampleSpec, list[Example]]:
     """A seeded sample of ``n`` examples (sorted by id) and its spec; pure.
 
-    The examples must be of one dataset and split. ``n`` larger than the examples takes all.
+    The examples are of one dataset and split (as :func:`load_split` and :func:`kappa_report`
+    give them), the spec's. ``n`` larger than the examples takes all.
     """
     check_value(integer(1), n, where="draw_sample", field="n")  # `regime annotate sample --n`
-    kinds = sorted({(ex.dataset, ex.split) for ex in examples})
-    if len(kinds) != 1:
-        raise ValueError(f"draw_sample: the examples must be of one dataset and split, got {kinds}")
-    dataset, split = kinds[0]
+    dataset, split = examples[0].dataset, examples[0].split
     chosen = sample_ids([ex.id for ex in examples], n, seed=seed, stream=_STREAM)
     by_id = {ex.id: ex for ex in examples}
     picked = [by_id[i] for i in chosen]
@@ -357,10 +355,9 @@ def kappa_report(
     rules: RegimeRules = DEFAULT_REGIME_RULES,
 ) -> KappaReport:
     """``regime annotate kappa``: read and check the sheets, recompute P1/P2 from the prepared
-    data (or from ``examples``), and compare every pair of raters."""
+    data (or from ``examples``), and compare every pair of raters. ``paths_`` names one sheet
+    or more (the command takes at least one)."""
     sheets = [read_sheet(p) for p in paths_]
-    if not sheets:
-        raise ValueError("no sheets given")
     spec = sheets[0].spec
     source = list(examples) if examples is not None else load_split(spec.dataset, spec.split, work)
     source = [ex for ex in source if ex.dataset == spec.dataset and ex.split == spec.split]

@@ -77,7 +77,7 @@ RECORD_PROBLEMS: tuple[type[Exception], ...] = (FileNotFoundError, KeyError, Val
 @dataclass(frozen=True)
 class RecordReference:
     """A parsed ``run:key|kind:digits`` reference: the run, the dotted key into its numbers, and
-    how to format the number (a kind of :data:`~regime_core.runner.wording.NUMBER_KINDS`)."""
+    how to format the number (a kind of :data:`~regime_core.vocabulary.NUMBER_KINDS`)."""
 
     run: str
     key: str
