@@ -107,6 +107,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scorer",
         default=None,
+        choices=config.SCORERS,
         help="scoring backend: numpy or faiss (identical rankings; default the faster)",
     )
 
@@ -145,8 +146,6 @@ def run(args: argparse.Namespace) -> int:
     if args.run_file is not None:  # before the work, so a bad path loses no computed metrics
         check_writable(args.run_file, "--run-file")
         check_writable(Path(f"{args.run_file}.qrels"), "--run-file (its .qrels)")
-    if args.scorer is not None and args.scorer not in retrieval.SCORERS:
-        raise ValueError(f"--scorer {args.scorer!r} is not one of {retrieval.SCORERS}")
     examples = load_examples(args.dataset, split=args.split, work=args.work)
     if not examples:
         raise ValueError(
