@@ -320,9 +320,10 @@ def reproduce(
 
     ``only`` restricts the runs to these ids *and the runs they depend on* (which are skipped
     when up to date); ``force`` reruns the selected runs (``only``, or all) even when up to date.
-    Up to ``jobs`` independent runs execute at once (None: one per core, at most the selection's
-    independent runs, :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with
-    ``cores // jobs`` threads. A run whose upstream failed is ``blocked``. ``backend`` runs
+    Up to ``jobs`` (a count: ``--jobs`` is read as one) independent runs execute at once (None:
+    one per core, at most the selection's independent runs,
+    :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with ``cores // jobs``
+    threads. A run whose upstream failed is ``blocked``. ``backend`` runs
     every dense encoder, up front and in each notebook (through
     :data:`~regime_core.encoders.registry.BACKEND_VARIABLE`); any but the default is part of
     each run's key.
@@ -331,8 +332,6 @@ def reproduce(
     """
     decl = _load(declarations, profile)
     check_backend(backend)
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
     order, forced = _selection(decl, only, force)
     cores = available_cores()
     if jobs is None:
