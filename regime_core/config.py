@@ -45,6 +45,8 @@ POOL_MODES: tuple[str, ...] = ("question", "corpus")
 POOL_MODE: str = "question"
 """the default pool mode: each question's own pool of candidates"""
 EXCLUDE_BRIDGE: bool = True
+SCORERS: tuple[str, ...] = ("numpy", "faiss")
+"""the scoring backends of the ranking (identical rankings; each query picks the faster)"""
 ARMS: tuple[str, ...] = ("q", "bridge", "union", "knockout", "entity")
 """the query arms of the hop-2 retrieval, each a query vector
 

@@ -232,7 +232,9 @@ def test_retrieve_reports_user_errors(work, capsys, tmp_path):
     with pytest.raises(SystemExit) as exit_:  # a usage error: the depth of the run file
         cli.main([*argv, "--k", "0"])
     assert exit_.value.code == 2 and "--depth/--k" in capsys.readouterr().err
-    assert cli.main([*argv, "--scorer", "gpu"]) == 2
+    with pytest.raises(SystemExit) as exit_:  # a usage error: argparse's choices
+        cli.main([*argv, "--scorer", "gpu"])
+    assert exit_.value.code == 2 and "--scorer" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         cli.main(["retrieve", DATASET, "--arm", "both"])
 

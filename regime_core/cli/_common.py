@@ -7,7 +7,8 @@ Values are checked where they are parsed (an error is argparse's usage error, ex
 option (:func:`path_value`) is never empty (``Path("")`` would be the current directory) and a
 name (:func:`name_value`, ``--encoder``) never blank; a dataset (:func:`add_dataset_argument`)
 a built-in name or a valid name of one's own, which the command then finds prepared;
-``--alpha`` (:func:`alpha_value`) is within :data:`regime_core.limits.MAX_ALPHA`. JSON output
+``--alpha`` (:data:`alpha_value`) is within :data:`regime_core.limits.MAX_ALPHA`, and any option a
+declared kind checks is read by it (:func:`declared_value`). JSON output
 is always valid JSON (:func:`json_text`): a non-finite float (NaN, ±Infinity; e.g. a rate over
 no question) prints as ``null``, never as the bare ``NaN`` that JSON parsers reject.
 
@@ -37,6 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from regime_core.inputs import InputError, Kind, Number, check_value
+from regime_core.limits import ALPHA
 
 WORK_HELP = "work directory (REGIME_WORK_DIR)"
 JSON_HELP = "print one JSON object on stdout"
@@ -150,16 +154,29 @@ def add_dataset_argument(parser: argparse.ArgumentParser, help: str = DATASET_HE
     parser.add_argument("dataset", metavar="DATASET", type=dataset_value, help=help)
 
 
-def alpha_value(text: str) -> float:
-    """The argparse type of ``--alpha``: :func:`regime_core.limits.check_alpha` of a float."""
-    from regime_core.limits import check_alpha
+def declared_value(kind: Kind, convert: Callable[[str], Any]) -> Callable[[str], Any]:
+    """The argparse type of an option whose value a declared kind checks: the text converted
+    (``int``, ``float``), then read as ``kind``; either refusal is a usage error.
 
-    try:
-        return check_alpha(float(text), "alpha")
-    except ValueError as err:
-        if "must be" in str(err):
-            raise argparse.ArgumentTypeError(str(err)) from None
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    >>> declared_value(COUNT, int)("3")
+    3
+    """
+
+    def value(text: str) -> Any:
+        try:
+            return check_value(kind, convert(text), where="", field="")
+        except InputError as err:
+            raise argparse.ArgumentTypeError(err.problem) from None
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind.describe()}") from None
+
+    return value
+
+
+#: ``--alpha``: the one rule of α (:data:`regime_core.limits.ALPHA`)
+alpha_value = declared_value(ALPHA, float)
+#: ``--jobs``: a count of notebooks at once
+COUNT = Number(low=1, integer=True)
 
 
 def add_work_option(

@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
 from regime_core.cli._common import (
+    COUNT,
     Command,
     add_dataset_argument,
     alpha_value,
+    declared_value,
     name_value,
     print_result,
 )
@@ -107,26 +109,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scorer",
         default=None,
+        choices=config.SCORERS,
         help="scoring backend: numpy or faiss (identical rankings; default the faster)",
     )
 
 
 def depth_value(text: str) -> int | None:
-    """The argparse type of ``--depth``: ``all`` (``None``, every candidate) or a positive
-    integer.
+    """The argparse type of ``--depth``: ``all`` (``None``, every candidate) or a count.
 
     >>> depth_value("all"), depth_value("100")
     (None, 100)
     """
-    if text.strip().lower() == "all":
-        return None
-    try:
-        depth = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a positive integer or 'all'") from None
-    if depth < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer or 'all', got {depth}")
-    return depth
+    return None if text.strip().lower() == "all" else declared_value(COUNT, int)(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -145,8 +139,6 @@ def run(args: argparse.Namespace) -> int:
     if args.run_file is not None:  # before the work, so a bad path loses no computed metrics
         check_writable(args.run_file, "--run-file")
         check_writable(Path(f"{args.run_file}.qrels"), "--run-file (its .qrels)")
-    if args.scorer is not None and args.scorer not in retrieval.SCORERS:
-        raise ValueError(f"--scorer {args.scorer!r} is not one of {retrieval.SCORERS}")
     examples = load_examples(args.dataset, split=args.split, work=args.work)
     if not examples:
         raise ValueError(

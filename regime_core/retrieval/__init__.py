@@ -57,11 +57,7 @@ from regime_core.retrieval.queries import (
     resolve_b_rel,
 )
 from regime_core.retrieval.ranking import Ranking, rank_candidates
-from regime_core.retrieval.scoring import (
-    SCORERS,
-    default_scorer,
-    score_candidates,
-)
+from regime_core.retrieval.scoring import default_scorer, score_candidates
 from regime_core.retrieval.settings import RetrievalSettings
 from regime_core.retrieval.trec import (
     check_trec_ids,
@@ -75,7 +71,6 @@ __all__ = [
     "MISSING_B_REL_NOT_IN_BRIDGE",
     "MISSING_ENTITY",
     "MISSING_KNOCKOUT_TEXT",
-    "SCORERS",
     "ArmPlan",
     "CandidatePools",
     "CorpusCandidates",

@@ -27,8 +27,6 @@ import numpy as np
 
 from regime_core.retrieval.vectors import Vectors, dense, dense_rows, is_sparse, rows_in_blocks
 
-SCORERS: tuple[str, ...] = ("numpy", "faiss")
-
 # Queries scored per block in the dense product (corpus_scan subdivides the same blocks).
 QUERY_BLOCK = 256
 

@@ -323,7 +323,8 @@ def dump_expected(expected: Sequence[Expected], profile: str = EXPECTED_PROFILE)
 
 
 def _yaml_scalar(value: Scalar) -> str:
-    """A scalar as YAML 1.1 reads it back exactly (PyYAML wants a '.' in every float).
+    """A record's scalar (finite: :func:`load_record` refuses any other) as YAML 1.1 reads it
+    back exactly (PyYAML wants a '.' in every float).
 
     >>> _yaml_scalar(1e-06), _yaml_scalar(0.1282051282051282), _yaml_scalar("P1-P2+")
     ('1.0e-06', '0.1282051282051282', '"P1-P2+"')
@@ -333,8 +334,6 @@ def _yaml_scalar(value: Scalar) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"cannot freeze the non-finite number {value!r}")
         text = repr(value)
         mantissa, e, exponent = text.partition("e")
         if "." not in mantissa:

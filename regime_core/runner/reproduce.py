@@ -47,7 +47,6 @@ from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
     DEFAULT_PROFILE,
     Declarations,
-    check_profile,
     load_declarations,
     topological_order,
     with_upstream,
@@ -218,12 +217,10 @@ def _selection(decl: Declarations, only: Sequence[str], force: bool) -> tuple[li
     return order, forced
 
 
-def _load(declarations: Declarations | Path | str | None, profile: str) -> Declarations:
-    decl = (
+def _load(declarations: Declarations | Path | str | None) -> Declarations:
+    return (
         declarations if isinstance(declarations, Declarations) else load_declarations(declarations)
     )
-    check_profile(profile)
-    return decl
 
 
 def plan(
@@ -242,7 +239,7 @@ def plan(
     tests). A run downstream of one that reruns without a change of key (forced, never stamped,
     damaged) is ``"after upstream"``: it reruns only if that run's new record differs.
     """
-    decl = _load(declarations, profile)
+    decl = _load(declarations)
     check_backend(backend)
     work_root = paths.work_dir(work).resolve()
     with directory_lock(work_root, what="regime reproduce --plan", shared=True):
@@ -320,19 +317,18 @@ def reproduce(
 
     ``only`` restricts the runs to these ids *and the runs they depend on* (which are skipped
     when up to date); ``force`` reruns the selected runs (``only``, or all) even when up to date.
-    Up to ``jobs`` independent runs execute at once (None: one per core, at most the selection's
-    independent runs, :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with
-    ``cores // jobs`` threads. A run whose upstream failed is ``blocked``. ``backend`` runs
+    Up to ``jobs`` (a count: ``--jobs`` is read as one) independent runs execute at once (None:
+    one per core, at most the selection's independent runs,
+    :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with ``cores // jobs``
+    threads. A run whose upstream failed is ``blocked``. ``backend`` runs
     every dense encoder, up front and in each notebook (through
     :data:`~regime_core.encoders.registry.BACKEND_VARIABLE`); any but the default is part of
     each run's key.
     An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
     running notebook, stamps none of them and propagates.
     """
-    decl = _load(declarations, profile)
+    decl = _load(declarations)
     check_backend(backend)
-    if jobs is not None and jobs < 1:
-        raise ValueError(f"--jobs must be at least 1, got {jobs}")
     order, forced = _selection(decl, only, force)
     cores = available_cores()
     if jobs is None:

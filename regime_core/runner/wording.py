@@ -39,8 +39,6 @@ def format_number(value: Scalar, kind: str = "auto", digits: int | None = None) 
     """
     if kind not in NUMBER_KINDS:
         raise ValueError(f"unknown number format {kind!r}; known: {', '.join(NUMBER_KINDS)}")
-    if digits is not None and (isinstance(digits, bool) or not 0 <= int(digits) <= 12):
-        raise ValueError(f"digits must be an integer in 0..12, got {digits!r}")
     if kind == "str" or isinstance(value, str):
         if kind not in ("str", "auto"):
             raise ValueError(f"cannot format the string {value!r} as {kind!r}")
