@@ -21,6 +21,7 @@ from regime_core.experiments.zero_shot_transfer import TRAINED_ROUTER_FILE
 from regime_core.registry import start
 from regime_core.runner import variants
 from regime_core.runner.declarations import load_declarations, notebook_defaults
+from regime_core.runner.reproduce import plan
 from regime_core.runner.runs import RUNS
 from regime_core.runner.variants import group_settings, parse_setting, resolve_variants
 
@@ -126,6 +127,15 @@ def test_options_that_do_not_go_with_set_are_refused(
     assert "--only does not go with --set" in _json_error(capsys, *item, "--only", "toyworld")
     assert "--force does not go with --set" in _json_error(capsys, *item, "--force")
     assert "--jobs does not go with --set" in _json_error(capsys, *item, "--jobs", "2")
+
+
+def test_an_unknown_profile_is_refused_before_any_variant_is_resolved(tmp_path: Path) -> None:
+    """Where a variant starts is where its profile is checked (parameters_for trusts it)."""
+    decl = load_declarations()
+    with refused(ValueError, names=("'huge'", "quick")):
+        variants.plan_variants(decl, ["toyworld.seed=1"], profile="huge", work=tmp_path)
+    with refused(ValueError, names=("'huge'",)):
+        plan(profile="huge", work=tmp_path)
 
 
 def test_an_upstream_run_that_is_not_current_is_named_with_its_command(

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core import paths
-from regime_core.inputs.run_declarations import DECLARATIONS, NOTEBOOK, RUN
-from regime_core.inputs.run_declarations import PROFILES as PROFILES  # the runner's readers'
+from regime_core.inputs.run_declarations import DECLARATIONS, NOTEBOOK, PROFILES, RUN
 from regime_core.strict_json import read_json_file, read_yaml_file
 
 DEFAULT_PROFILE = "default"
@@ -49,8 +48,15 @@ class RunSpec:
 
     def parameters_for(self, profile: str) -> dict[str, Any]:
         """The common parameters overlaid with the overrides of ``profile`` (one of
-        :data:`PROFILES`: ``--profile``'s choices)."""
+        :data:`PROFILES`: :func:`check_profile`)."""
         return {**self.parameters, **self.profiles.get(profile, {})}
+
+
+def check_profile(profile: str) -> None:
+    """``ValueError`` unless ``profile`` is one of :data:`PROFILES` (``regime reproduce`` and
+    its variants check it once, where they start)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
 
 
 @dataclass(frozen=True)

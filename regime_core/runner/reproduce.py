@@ -47,6 +47,7 @@ from regime_core.runner.children import kill_children
 from regime_core.runner.declarations import (
     DEFAULT_PROFILE,
     Declarations,
+    check_profile,
     load_declarations,
     topological_order,
     with_upstream,
@@ -217,10 +218,12 @@ def _selection(decl: Declarations, only: Sequence[str], force: bool) -> tuple[li
     return order, forced
 
 
-def _load(declarations: Declarations | Path | str | None) -> Declarations:
-    return (
+def _load(declarations: Declarations | Path | str | None, profile: str) -> Declarations:
+    decl = (
         declarations if isinstance(declarations, Declarations) else load_declarations(declarations)
     )
+    check_profile(profile)
+    return decl
 
 
 def plan(
@@ -239,7 +242,7 @@ def plan(
     tests). A run downstream of one that reruns without a change of key (forced, never stamped,
     damaged) is ``"after upstream"``: it reruns only if that run's new record differs.
     """
-    decl = _load(declarations)
+    decl = _load(declarations, profile)
     check_backend(backend)
     work_root = paths.work_dir(work).resolve()
     with directory_lock(work_root, what="regime reproduce --plan", shared=True):
@@ -327,7 +330,7 @@ def reproduce(
     An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
     running notebook, stamps none of them and propagates.
     """
-    decl = _load(declarations)
+    decl = _load(declarations, profile)
     check_backend(backend)
     order, forced = _selection(decl, only, force)
     cores = available_cores()

@@ -35,6 +35,7 @@ from regime_core.runner.declarations import (
     DEFAULT_PROFILE,
     OUTPUT_DIR_PARAMETER,
     Declarations,
+    check_profile,
     notebook_defaults,
     notebook_parameters,
     with_upstream,
@@ -380,6 +381,7 @@ def prepare_variants(
     work_flag: Path | str | None,
 ) -> list[Variant]:
     """Resolve and check every variant (:func:`resolve_variants`, :func:`check_upstream`)."""
+    check_profile(profile)
     variants = resolve_variants(decl, items, profile, work)
     check_upstream(decl, variants, profile, work, work_flag=work_flag)
     return variants
