@@ -148,7 +148,7 @@ def book_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 #   REGIME_TEST_WORK=DIR   reuse DIR as the work directory across sessions (up-to-date runs are
 #                          skipped by the runner's keys, so a warm rerun takes seconds)
 #   REGIME_TEST_COLD=1     link no test's store to the persistent one (measure a cold run)
-#   REGIME_TEST_JOBS=N     runs executed at once (default: one per core, as `regime reproduce`)
+#   REGIME_TEST_JOBS=N     runs executed at once (default 1)
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def quick_run(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     report = reproduce(
         declarations,
         profile="quick",
-        jobs=int(os.environ["REGIME_TEST_JOBS"]) if os.environ.get("REGIME_TEST_JOBS") else None,
+        jobs=int(os.environ.get("REGIME_TEST_JOBS", "1")),
         work=work,
         progress=None,
     )
