@@ -603,10 +603,24 @@ def check_in_browser(
         ]
     )
     started = time.perf_counter()
-    # one browser per width, as many at once as there are cores: a browser keeps one core busy
-    # loading and painting pages while its driver waits, so the widths are read side by side
+
+    def read(width: int) -> list[PageView]:  # in a browser of its own: Playwright's objects
+        views = []  # belong to the thread that made them, and each width has its thread
+        with launch(executable) as browser:
+            tab = open_tab(browser, width, VIEWPORT_HEIGHTS.get(width, 800))
+            tab.set_default_timeout(timeout * 1000)
+            errors = console_errors(tab)
+            devtools = tab.context.new_cdp_session(tab)
+            for name in names:
+                shot = screenshot_path(shots, width, name)
+                views.append(_view(tab, devtools, errors, base, name, width, shot, timeout))
+                if progress is not None:
+                    progress(views[-1])
+        return views
+
+    # a browser keeps one core busy loading and painting pages while its driver waits: the
+    # widths are read side by side, one browser each, as many at once as there are cores
     with serve(root) as base, ThreadPoolExecutor(min(len(widths), os.cpu_count() or 1)) as pool:
-        read = partial(_read_width, executable, base, names, shots, timeout, progress)
         views = [view for width_views in pool.map(read, widths) for view in width_views]
     report = BrowserReport(
         tuple(views),
@@ -622,31 +636,6 @@ def check_in_browser(
     text = json.dumps(report.as_dict(), indent=1, ensure_ascii=False) + "\n"
     atomic_write_bytes(shots / "report.json", text.encode("utf-8"))
     return report
-
-
-def _read_width(
-    executable: str,
-    base: str,
-    names: Sequence[str],
-    shots: Path,
-    timeout: float,
-    progress: Callable[[PageView], object] | None,
-    width: int,
-) -> list[PageView]:
-    """Every page of ``names`` at ``width`` in a browser of its own (Playwright's objects belong
-    to the thread that made them)."""
-    views = []
-    with launch(executable) as browser:
-        tab = open_tab(browser, width, VIEWPORT_HEIGHTS.get(width, 800))
-        tab.set_default_timeout(timeout * 1000)
-        errors = console_errors(tab)
-        devtools = tab.context.new_cdp_session(tab)
-        for name in names:
-            shot = screenshot_path(shots, width, name)
-            views.append(_view(tab, devtools, errors, base, name, width, shot, timeout))
-            if progress is not None:
-                progress(views[-1])
-    return views
 
 
 def _view(
