@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import copy_book_sources, fake_book_build, relocated_declarations
+from helpers import (
+    copy_book_sources,
+    fake_book_build,
+    relocated_declarations,
+    share_embedding_store,
+)
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -142,7 +147,7 @@ def book_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # executing the notebook again). Environment:
 #   REGIME_TEST_WORK=DIR   reuse DIR as the work directory across sessions (up-to-date runs are
 #                          skipped by the runner's keys, so a warm rerun takes seconds)
-#   REGIME_TEST_COLD=1     do not link the persistent embedding store (measure a cold run)
+#   REGIME_TEST_COLD=1     link no test's store to the persistent one (measure a cold run)
 #   REGIME_TEST_JOBS=N     runs executed at once (default 1)
 
 
@@ -174,12 +179,7 @@ def quick_run(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     work.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     prepare(real_data_dir, paths.prepared_dir(work))
-    store = paths.embeddings_dir(work)
-    if os.environ.get("REGIME_TEST_COLD") != "1" and not store.exists():
-        # the persistent store is content-addressed: sharing it changes no number, only time
-        shared = paths.embeddings_dir(paths.REPO_ROOT / "_build" / "regime").resolve()
-        shared.mkdir(parents=True, exist_ok=True)
-        os.symlink(shared, store, target_is_directory=True)
+    share_embedding_store(work)
     book_root = copy_book_sources(root / "book_root")
     declarations = relocated_declarations(root / "reproduce.yml")
     report = reproduce(

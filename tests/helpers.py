@@ -10,6 +10,7 @@ Import it as ``from helpers import ...`` (pytest puts ``tests/`` on ``sys.path``
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import signal
@@ -364,6 +365,20 @@ def _execute_sources(sources: Path) -> None:
                     }
                 ]
         path.write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+
+
+def share_embedding_store(work: Path) -> None:
+    """Link ``work``'s embedding store to the checkout's persistent one (``_build/regime``), so
+    that a text encoded by one test's notebooks is read by the next ones' (content-addressed:
+    sharing it changes no number, only time); ``REGIME_TEST_COLD=1`` keeps a private one."""
+    from regime_core import paths
+
+    store = paths.embeddings_dir(work)
+    if os.environ.get("REGIME_TEST_COLD") == "1" or store.exists():
+        return
+    shared = paths.embeddings_dir(paths.REPO_ROOT / "_build" / "regime").resolve()
+    shared.mkdir(parents=True, exist_ok=True)
+    os.symlink(shared, store, target_is_directory=True)
 
 
 def relocated_declarations(target: Path) -> Path:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import share_embedding_store
 
 from regime_core.cli import main
 from regime_core.runner.records import get_number, load_record
@@ -66,22 +67,8 @@ def own_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in (MINE, OTHER):
         argv = ["data", "prepare", "--jsonl", str(exported), "--name", name, "--work", str(work)]
         assert main(argv) == 0
-    _share_the_embedding_store(work)
+    share_embedding_store(work)
     return work
-
-
-def _share_the_embedding_store(work: Path) -> None:
-    """Link the persistent store, as the quick profile's fixture does (content-addressed:
-    sharing it changes no number, only time); ``REGIME_TEST_COLD=1`` keeps a private one."""
-    import os
-
-    from regime_core import paths
-
-    if os.environ.get("REGIME_TEST_COLD") == "1":
-        return
-    shared = paths.embeddings_dir(paths.REPO_ROOT / "_build" / "regime").resolve()
-    shared.mkdir(parents=True, exist_ok=True)
-    os.symlink(shared, paths.embeddings_dir(work), target_is_directory=True)
 
 
 def test_every_notebook_taking_a_dataset_is_listed() -> None:

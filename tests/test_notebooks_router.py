@@ -1,18 +1,18 @@
 """Notebooks 05-07 execute with papermill on a small real-data sample and write their records.
 
 The work directory is fresh (prepared from ``REGIME_DATA_DIR``), but its embedding store is the
-user's persistent one (``paths.embeddings_dir()``, content-addressed, safe to share), so a warm
-machine encodes nothing and the three notebooks stay well under three minutes.
+checkout's persistent one (``helpers.share_embedding_store``), so a warm machine encodes nothing
+and the three notebooks stay well under three minutes.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import share_embedding_store
 
 from regime_core import paths
 from regime_core.runner.records import get_number, load_record
@@ -30,9 +30,7 @@ def work(real_data_dir: Path, tmp_path_factory: Any) -> Path:
 
     root = tmp_path_factory.mktemp("router_work")
     prepare(real_data_dir, paths.prepared_dir(root))
-    shared = paths.embeddings_dir().resolve()
-    shared.mkdir(parents=True, exist_ok=True)
-    os.symlink(shared, paths.embeddings_dir(root), target_is_directory=True)
+    share_embedding_store(root)
     return root
 
 

@@ -1,8 +1,9 @@
 """Execute the four theory notebooks (01-04) with papermill on a small real-data sample and check
 their records: keys present, values in range, parameters echoed, hashes stable.
 
-One prepared work directory is shared by the four notebooks, so the embedding store is filled by
-the first notebook that needs a text and read by the others (as in a real `regime reproduce`).
+One prepared work directory is shared by the four notebooks; its embedding store is the
+checkout's persistent one (``helpers.share_embedding_store``), which the quick profile's notebooks
+have filled when the slow tier gets here, so the samples' texts are read, not encoded again.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import share_embedding_store
 
 from regime_core import config, paths
 from regime_core.runner.records import load_record
@@ -40,6 +42,7 @@ def work(real_data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     root = tmp_path_factory.mktemp("theory_work")
     prepare(real_data_dir, paths.prepared_dir(root), DATASETS)
+    share_embedding_store(root)
     return root
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import write_stamped_record
+from helpers import share_embedding_store, write_stamped_record
 
 from regime_core import cli
 from regime_core.paper import load_claims
@@ -39,6 +39,7 @@ def test_reproduce_dataset_on_the_exported_toy_world(
                      "--work", str(work)]) == 0  # fmt: skip
     prepare = ["data", "prepare", "--jsonl", str(exported), "--name", name, "--work", str(work)]
     assert cli.main([*prepare, *(["--fill-b-rel"] if fill else [])]) == 0
+    share_embedding_store(work)  # the toy world's texts, encoded once for both parameters
     # a default record stands in for the default run: the set must leave it as it is
     write_stamped_record(work, "t1_auc_margin", config={"datasets": ["hotpotqa"]},
                          numbers={"summary": {"cells_fitted": 1}})  # fmt: skip

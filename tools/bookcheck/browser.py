@@ -42,10 +42,12 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -601,9 +603,10 @@ def check_in_browser(
         ]
     )
     started = time.perf_counter()
-    views: list[PageView] = []
-    with serve(root) as base, launch(executable) as browser:
-        for width in widths:
+
+    def read(width: int) -> list[PageView]:  # in a browser of its own: Playwright's objects
+        views = []  # belong to the thread that made them, and each width has its thread
+        with launch(executable) as browser:
             tab = open_tab(browser, width, VIEWPORT_HEIGHTS.get(width, 800))
             tab.set_default_timeout(timeout * 1000)
             errors = console_errors(tab)
@@ -613,7 +616,12 @@ def check_in_browser(
                 views.append(_view(tab, devtools, errors, base, name, width, shot, timeout))
                 if progress is not None:
                     progress(views[-1])
-            tab.context.close()
+        return views
+
+    # a browser keeps one core busy loading and painting pages while its driver waits: the
+    # widths are read side by side, one browser each, as many at once as there are cores
+    with serve(root) as base, ThreadPoolExecutor(min(len(widths), os.cpu_count() or 1)) as pool:
+        views = [view for width_views in pool.map(read, widths) for view in width_views]
     report = BrowserReport(
         tuple(views),
         shots,
