@@ -50,6 +50,7 @@ FEATURE_NAMES: tuple[str, ...] = (
 them): declared here, where a model file's vectors are checked against their number"""
 
 _POSITIVE = Number(low=0, low_open=True)
+_PER_FEATURE = Items(Number(), len(FEATURE_NAMES))
 _LABEL = Either((Number(integer=True), Text(blank=True)))
 
 PARAMS = Format(
@@ -68,14 +69,11 @@ PARAMS = Format(
 SCALER = Format(
     "router scaler",
     (
-        Field("mean", Items(Number(), len(FEATURE_NAMES)), meaning="each feature's training mean"),
-        Field(
-            "scale",
-            Items(_POSITIVE, len(FEATURE_NAMES)),
-            meaning="each feature's training standard deviation",
-        ),
+        Field("mean", _PER_FEATURE, meaning="each feature's training mean"),
+        Field("scale", Items(_POSITIVE, len(FEATURE_NAMES)),
+              meaning="each feature's training standard deviation"),
     ),
-)
+)  # fmt: skip
 TRAINING = Format(
     "router training",
     (
@@ -129,11 +127,7 @@ ROUTER_FILE = Format(
         Field("alpha", ALPHA, meaning="the bridge weight α of q + α·b"),
         Field("params", Nested(PARAMS), meaning="the estimator's hyperparameters"),
         Field("scaler", Nested(SCALER), meaning="the standardisation fitted on the features"),
-        Field(
-            "coef",
-            Items(Number(), len(FEATURE_NAMES)),
-            meaning="the logistic regression's weights",
-        ),
+        Field("coef", _PER_FEATURE, meaning="the logistic regression's weights"),
         Field("intercept", Number(), meaning="the logistic regression's intercept"),
         Field("n_iter", Number(low=0, integer=True), meaning="the solver's iterations"),
         Field(
