@@ -74,8 +74,6 @@ class BM25Scorer:
             columns = np.arange(self.n_documents_)
         else:
             columns = np.asarray(doc_indices)
-            if columns.ndim != 1 or (columns.size and not np.issubdtype(columns.dtype, np.integer)):
-                raise ValueError("bm25: doc_indices must be a 1-d sequence of integer indices")
             out_of_range = columns[(columns < 0) | (columns >= self.n_documents_)]
             if out_of_range.size:
                 raise ValueError(

@@ -228,7 +228,8 @@ def embed_dataset(
     from regime_core.encoders.store import EmbeddingStore
     from regime_core.encoders.vectors import identity_hash
 
-    options = {"engine": engine, "num_workers": num_workers, "batch_size": batch_size}
+    options = {"engine": engine, "num_workers": num_workers, "batch_size": batch_size,
+               "device": device}  # fmt: skip
     EMBED_OPTIONS.read(options, where="regime embed")
     if engine == "local" and (address is not None or num_workers is not None):
         raise ValueError("--address and --num-workers apply to --engine ray only")

@@ -27,6 +27,7 @@ from regime_core.encoders.sentence_transformer import (
     resolve_model_source,
 )
 from regime_core.encoders.tfidf import TfidfEncoder
+from regime_core.inputs.embed_options import DEVICES
 from regime_core.inputs.encoder_options import BACKENDS
 
 #: the command installing torch's CUDA build into the checkout's ``.venv`` (the Makefile's TORCH)
@@ -41,10 +42,6 @@ KNOWN_ENCODERS: dict[str, str] = {
     "tfidf": "TF-IDF cosine fitted on the dataset's corpus (scikit-learn; lexical)",
     **{name: preset.description for name, preset in PRESETS.items()},
 }
-
-#: Where a dense model runs. ``None`` (not a choice on the command line) lets
-#: sentence-transformers pick (CUDA when available).
-DEVICES: tuple[str, ...] = ("cpu", "cuda")
 
 #: the environment variable through which ``regime reproduce --backend`` reaches every notebook
 #: (and the store's fill before them); unset, dense encoders run on ``config.ENCODER_BACKEND``
@@ -116,14 +113,13 @@ def check_encoder_name(name: str) -> None:
 
 
 def check_device(device: str | None) -> None:
-    """Raise ``ValueError`` if ``device`` cannot be used in this process.
+    """Raise ``ValueError`` if ``device`` (one of :data:`DEVICES` or None, read with the embed
+    options) cannot be used in this process.
 
     ``cuda`` needs a CUDA build of torch and a visible GPU; the message says which is missing.
     """
     if device is None or device == "cpu":
         return
-    if device not in DEVICES:
-        raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
     import torch
 
     if torch.version.cuda is None:

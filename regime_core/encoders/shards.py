@@ -52,10 +52,9 @@ def text_key(mode: str, text: str) -> bytes:
 
 def encode_shard(keys: Sequence[bytes], vectors: np.ndarray, identity: str) -> bytes:
     """Serialise ``keys`` (32 bytes each) and their float32 ``vectors`` as one shard of the
-    encoder whose identity hash is ``identity``."""
+    encoder whose identity hash is ``identity``. The store hands it a row per key, checked as
+    the encoder's output (:meth:`~regime_core.encoders.store.EmbeddingStore.add`)."""
     matrix = np.ascontiguousarray(vectors, dtype="<f4")
-    if matrix.ndim != 2 or matrix.shape[0] != len(keys):
-        raise ValueError(f"shard: {len(keys)} keys but vectors of shape {matrix.shape}")
     n, dim = matrix.shape
     nonzero = matrix != 0
     nnz = int(nonzero.sum())
@@ -106,17 +105,14 @@ def decode_shard(
     """
     if not blob.startswith(_MAGIC):
         raise CorruptShardError("bad magic (not a shard, or truncated at the start)")
-    offset = len(_MAGIC)
-    if len(blob) < offset + 8:
-        raise CorruptShardError("truncated before the header length")
-    (header_len,) = struct.unpack_from("<Q", blob, offset)
-    offset += 8
-    if len(blob) < offset + header_len:
-        raise CorruptShardError("truncated inside the header")
-    try:  # not UTF-8, not JSON, or not the declared header
+    offset = len(_MAGIC) + 8
+    # Truncated before the header's length or inside the header, not UTF-8, not JSON, or not
+    # the declared header: a header cut short is never a whole JSON object.
+    try:
+        (header_len,) = struct.unpack_from("<Q", blob, len(_MAGIC))
         text = blob[offset : offset + header_len].decode("utf-8")
         header = SHARD_HEADER.read(parse_json(text, "header"), where="shard header")
-    except ValueError as err:
+    except (struct.error, ValueError) as err:
         raise CorruptShardError(f"unreadable header ({err})") from err
     n, dim, layout, nnz = header["n"], header["dim"], header["layout"], header["nnz"]
     owner, payload_bytes = header["identity"], header["payload_bytes"]

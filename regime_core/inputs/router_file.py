@@ -4,9 +4,10 @@
 (:func:`regime_core.inputs.router_file.router_js_line`; ``python -m
 regime_core.inputs.router_file`` prints it).
 
-What no field says alone is checked by ``load_router`` after the read (and by router.js alike):
-the feature names and the length of every vector (the number of features), the rules
-(``RouterRules``) and the feature spec recomputed from them, the two classes sorted and distinct,
+The feature names and the length of every vector (the number of features) are declared here, so
+the reader refuses a file of other features. What no field says alone is checked by
+``load_router`` after the read (and by router.js alike): the rules (``RouterRules``) and the
+feature spec recomputed from them, the two classes sorted and distinct,
 the class weights' labels among them, the keys and the product of a calibrated α rule, and last
 the ``sha256`` seal over the other keys.
 """
@@ -30,6 +31,7 @@ from regime_core.inputs import (
     Number,
     Object,
     Text,
+    Tuple,
 )
 from regime_core.limits import ALPHA
 
@@ -37,7 +39,18 @@ FORMAT = "regime-router"
 FORMAT_VERSION = 1
 HASH_KEY = "sha256"
 
+FEATURE_NAMES: tuple[str, ...] = (
+    "comparison_cues",
+    "yes_no_opener",
+    "question_entities",
+    "question_names_b_rel_entity",
+    "b_rel_has_new_entity",
+)
+"""the router's features in every vector's order (:mod:`regime_core.router.features` computes
+them): declared here, where a model file's vectors are checked against their number"""
+
 _POSITIVE = Number(low=0, low_open=True)
+_PER_FEATURE = Items(Number(), len(FEATURE_NAMES))
 _LABEL = Either((Number(integer=True), Text(blank=True)))
 
 PARAMS = Format(
@@ -56,10 +69,11 @@ PARAMS = Format(
 SCALER = Format(
     "router scaler",
     (
-        Field("mean", Items(Number()), meaning="each feature's training mean"),
-        Field("scale", Items(_POSITIVE), meaning="each feature's training standard deviation"),
+        Field("mean", _PER_FEATURE, meaning="each feature's training mean"),
+        Field("scale", Items(_POSITIVE, len(FEATURE_NAMES)),
+              meaning="each feature's training standard deviation"),
     ),
-)
+)  # fmt: skip
 TRAINING = Format(
     "router training",
     (
@@ -98,7 +112,11 @@ ROUTER_FILE = Format(
         Field("format", Choice((FORMAT,)), meaning="what the file is"),
         Field("format_version", Choice((FORMAT_VERSION,)), meaning="the version of its format"),
         Field("feature_spec", Text(), meaning="the features' definition: version + hash"),
-        Field("feature_names", Items(Text()), meaning="the features, in every vector's order"),
+        Field(
+            "feature_names",
+            Tuple(tuple(Choice((name,)) for name in FEATURE_NAMES)),
+            meaning="the features, in every vector's order",
+        ),
         Field("rules", Object(), meaning="the RouterRules the features are computed with"),
         Field("classes", Items(_LABEL, 2), meaning="the two labels, sorted"),
         Field(
@@ -109,7 +127,7 @@ ROUTER_FILE = Format(
         Field("alpha", ALPHA, meaning="the bridge weight α of q + α·b"),
         Field("params", Nested(PARAMS), meaning="the estimator's hyperparameters"),
         Field("scaler", Nested(SCALER), meaning="the standardisation fitted on the features"),
-        Field("coef", Items(Number()), meaning="the logistic regression's weights"),
+        Field("coef", _PER_FEATURE, meaning="the logistic regression's weights"),
         Field("intercept", Number(), meaning="the logistic regression's intercept"),
         Field("n_iter", Number(low=0, integer=True), meaning="the solver's iterations"),
         Field(

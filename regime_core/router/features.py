@@ -26,20 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from regime_core.inputs.router_file import FEATURE_NAMES
 from regime_core.router import _text
 from regime_core.router.rules import DEFAULT_ROUTER_RULES, RouterRules
 from regime_core.router.selector import (
     SelectedSentence,
     score_views,
     subject_words,
-)
-
-FEATURE_NAMES: tuple[str, ...] = (
-    "comparison_cues",
-    "yes_no_opener",
-    "question_entities",
-    "question_names_b_rel_entity",
-    "b_rel_has_new_entity",
 )
 
 FEATURE_DOCS: dict[str, str] = {

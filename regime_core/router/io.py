@@ -210,23 +210,14 @@ def load_router(path: str | os.PathLike[str]) -> RegimeRouter:
 
 
 def _read(document: Any, *, where: str) -> tuple[dict[str, Any], RouterRules, Any, dict[str, Any]]:
-    """A router document read through the declaration, then checked for what no field says
-    alone; returns the read fields, the rules, the class weight and the α rule."""
+    """A router document read through the declaration (the feature names, every vector's
+    length), then checked for what no field says alone; returns the read fields, the rules,
+    the class weight and the α rule."""
     file = ROUTER_FILE.read(document, where=where)
 
     def refuse(field: str, problem: str) -> InputError:
         return InputError(where, field, problem)
 
-    n = len(FEATURE_NAMES)
-    if file["feature_names"] != FEATURE_NAMES:
-        raise refuse(
-            "feature_names", f"is {list(file['feature_names'])}, expected {list(FEATURE_NAMES)}"
-        )
-    scaler = file["scaler"]
-    vectors = {"scaler.mean": scaler["mean"], "scaler.scale": scaler["scale"], "coef": file["coef"]}
-    for field, vector in vectors.items():
-        if len(vector) != n:
-            raise refuse(field, f"has {len(vector)} items, expected {n}")
     fields: dict[str, Any] = {
         k: tuple(v) if isinstance(v, list) else v for k, v in file["rules"].items()
     }
