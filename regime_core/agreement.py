@@ -79,6 +79,10 @@ def r_squared_rows(y: np.ndarray, yhat: np.ndarray) -> np.ndarray:
     """
     obs = np.asarray(y, dtype=np.float64)
     pred = np.asarray(yhat, dtype=np.float64)
+    if obs.ndim != 2 or obs.shape != pred.shape:  # numpy would broadcast a (1, n) silently
+        raise ValueError(
+            f"y and yhat must be (rows, n) arrays of one shape: {obs.shape}, {pred.shape}"
+        )
     residual = np.sum((obs - pred) ** 2, axis=1)
     spread = np.sum((obs - np.mean(obs, axis=1)[:, None]) ** 2, axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -58,6 +58,8 @@ def test_r_squared_rows_is_r_squared_of_each_row() -> None:
     expected = [r_squared(a, b) for a, b in zip(y, yhat, strict=True)]
     np.testing.assert_allclose(r_squared_rows(y, yhat), expected, rtol=1e-12)
     assert math.isnan(r_squared_rows(y, yhat)[3]) and r_squared_rows(y, yhat)[4] == 1.0
+    with refused(ValueError, names=("shape",)):  # one prediction row would broadcast silently
+        r_squared_rows(y, yhat[:1])
 
 
 def test_fit_r2_ci_vectorised_rejects_a_fit_that_does_not_fit_rows() -> None:
