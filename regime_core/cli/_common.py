@@ -39,7 +39,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from regime_core.inputs import InputError, Kind, Number, check_value
+from regime_core.inputs import InputError, Kind, check_value
+from regime_core.inputs.configs import integer
 from regime_core.limits import ALPHA
 
 WORK_HELP = "work directory (REGIME_WORK_DIR)"
@@ -158,7 +159,7 @@ def declared_value(kind: Kind, convert: Callable[[str], Any]) -> Callable[[str],
     """The argparse type of an option whose value a declared kind checks: the text converted
     (``int``, ``float``), then read as ``kind``; either refusal is a usage error.
 
-    >>> declared_value(COUNT, int)("3")
+    >>> declared_value(integer(1), int)("3")
     3
     """
 
@@ -175,8 +176,8 @@ def declared_value(kind: Kind, convert: Callable[[str], Any]) -> Callable[[str],
 
 #: ``--alpha``: the one rule of α (:data:`regime_core.limits.ALPHA`)
 alpha_value = declared_value(ALPHA, float)
-#: ``--jobs``: a count of notebooks at once
-COUNT = Number(low=1, integer=True)
+#: ``--jobs``, ``--depth``: a count, as every count of a run's config is declared
+count_value = declared_value(integer(1), int)
 
 
 def add_work_option(

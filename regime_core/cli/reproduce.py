@@ -8,11 +8,10 @@ import sys
 
 from regime_core import config, paths
 from regime_core.cli._common import (
-    COUNT,
     add_file_option,
     add_json_option,
     add_work_option,
-    declared_value,
+    count_value,
     path_value,
     print_result,
 )
@@ -56,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     runs_nothing = run.add_mutually_exclusive_group()  # --plan runs nothing: no --jobs
     runs_nothing.add_argument(
         "--jobs",
-        type=declared_value(COUNT, int),
+        type=count_value,
         default=None,
         help="independent runs to execute at once (default: one per core, at most the "
         "independent runs selected); each notebook's kernel gets cores/jobs threads",

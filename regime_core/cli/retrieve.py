@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
 from regime_core.cli._common import (
-    COUNT,
     Command,
     add_dataset_argument,
     alpha_value,
-    declared_value,
+    count_value,
     name_value,
     print_result,
 )
@@ -120,7 +119,7 @@ def depth_value(text: str) -> int | None:
     >>> depth_value("all"), depth_value("100")
     (None, 100)
     """
-    return None if text.strip().lower() == "all" else declared_value(COUNT, int)(text)
+    return None if text.strip().lower() == "all" else count_value(text)
 
 
 def run(args: argparse.Namespace) -> int:
