@@ -67,9 +67,8 @@ def execute_one(notebook: Path, work: Path, index: int, hang_seconds: float) -> 
     watchdog.start()
     try:
         returncode, _ = run_papermill(
-            notebook, executed, {"n": index}, work=work, kernel_name=KERNEL_NAME,
-            scratch=run_dir, pid_file=pid_file,
-        )  # fmt: skip
+            notebook, executed, {"n": index}, work=work, kernel_name=KERNEL_NAME, pid_file=pid_file
+        )
     finally:
         watchdog.cancel()
     if hung.is_set():

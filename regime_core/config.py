@@ -185,6 +185,13 @@ ORACLE_DATASET: str = "2wikimultihopqa"
 reading)
 """
 
+# --- execution -------------------------------------------------------------------------------
+KERNEL_START_SECONDS: int = 60
+"""how long a run's notebook kernel may take to start and answer before the run fails"""
+CELL_SECONDS: int = 4 * 60 * 60
+"""how long one cell of a run's notebook may run before the run fails: a kernel that stops
+answering fails its run instead of holding it for ever"""
+
 
 class ConfigMixin:
     """Mixin for frozen dataclass configs: every field checked against its declared kind when the

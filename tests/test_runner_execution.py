@@ -1,12 +1,21 @@
-"""The book's copy of an executed notebook names no folder of the machine that built it."""
+"""Notebooks executed at once each reach their own kernel over IPC; the book's copy of an executed
+notebook names no folder of the machine that built it."""
 
 from __future__ import annotations
 
+import concurrent.futures as futures
 import json
 from pathlib import Path
 from types import SimpleNamespace
 
-from regime_core.runner.execution import copy_to_book, machine_roots, without_machine_paths
+import nbformat
+
+from regime_core.runner.execution import (
+    copy_to_book,
+    machine_roots,
+    run_papermill,
+    without_machine_paths,
+)
 from regime_core.runner.stamps import executed_path
 
 
@@ -53,3 +62,41 @@ def test_the_copy_for_the_book_carries_no_path_of_this_machine(tmp_path: Path) -
     assert copied["metadata"]["papermill"]["input_path"] == "<repository>/notebooks/t1.ipynb"
     assert copied["metadata"]["regime"]["source"] == "notebooks/t1.ipynb"
     assert ("<work>", work.resolve()) in machine_roots(decl, work)  # type: ignore[arg-type]
+
+
+# the kernel reports its parameter and its connection file (what it was started with)
+_KERNEL_REPORT = """import json
+from ipykernel.connect import get_connection_file
+connection = json.load(open(get_connection_file()))
+print(n, connection["transport"], get_connection_file())"""
+
+
+def test_notebooks_executed_at_once_each_reach_their_own_kernel_over_ipc(tmp_path: Path) -> None:
+    """Issue 46: kernels started at once never race for TCP ports, since none uses one. Six
+    notebooks executed together through the runner's function all finish with their own output;
+    each kernel's connection file says ``ipc`` and lay in a private folder, gone afterwards."""
+    parameters = nbformat.v4.new_code_cell("n = 0", metadata={"tags": ["parameters"]})
+    notebook = nbformat.v4.new_notebook(
+        cells=[parameters, nbformat.v4.new_code_cell(_KERNEL_REPORT)]
+    )
+    notebook.metadata["kernelspec"] = {"name": "python3", "language": "python", "display_name": "P"}
+    source = tmp_path / "report.ipynb"
+    nbformat.write(notebook, source)
+    work = tmp_path / "work"
+
+    def execute(index: int) -> str:
+        executed = work / "runs" / f"r{index}" / "executed.ipynb"
+        returncode, stderr = run_papermill(
+            source, executed, {"n": index}, work=work, kernel_name="python3",
+            pid_file=executed.parent / "child.pid",
+        )  # fmt: skip
+        assert returncode == 0, stderr
+        return str(nbformat.read(executed, as_version=4).cells[-1].outputs[0]["text"])
+
+    with futures.ThreadPoolExecutor(6) as pool:
+        reports = [text.split() for text in pool.map(execute, range(6))]
+    assert [int(n) for n, _, _ in reports] == list(range(6))
+    assert {transport for _, transport, _ in reports} == {"ipc"}
+    folders = {Path(connection).parent for _, _, connection in reports}
+    assert len(folders) == 6
+    assert not any(folder.exists() for folder in folders)

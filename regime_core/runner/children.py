@@ -29,16 +29,17 @@ from regime_core.runner.records import atomic_write_text
 
 #: the environment variable naming a child's run; every process of the run inherits it
 TOKEN_VARIABLE = "REGIME_RUN_TOKEN"
-# Launcher run by the child's Python before it becomes papermill: PR_SET_PDEATHSIG (1) = SIGKILL,
-# so the kernel kills papermill when the runner thread dies, even by SIGKILL; then exec. The
-# ppid check closes the race where the runner died before the prctl call.
+# Launcher run by the child's Python before it becomes papermill (runner.papermill_child):
+# PR_SET_PDEATHSIG (1) = SIGKILL, so the kernel kills papermill when the runner thread dies, even
+# by SIGKILL; then exec. The ppid check closes the race where the runner died before the prctl.
 _LAUNCHER = (
     "import ctypes, os, sys\n"
     "if sys.platform.startswith('linux'):\n"
     "    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)\n"
     "if os.getppid() != int(sys.argv[1]):\n"
     "    sys.exit(137)\n"
-    "os.execv(sys.executable, [sys.executable, '-m', 'papermill', *sys.argv[2:]])\n"
+    "os.execv(sys.executable, [sys.executable, '-m', 'regime_core.runner.papermill_child',"
+    " *sys.argv[2:]])\n"
 )
 _CHILDREN: dict[int, str] = {}  # pid -> token of every running child
 _CHILDREN_LOCK = threading.Lock()
@@ -139,8 +140,8 @@ def run_child(
     pid_file: Path,
     usage: dict[str, float] | None = None,
 ) -> tuple[int, str]:
-    """Run papermill's command line (the arguments after ``-m papermill``) in its own process
-    group; ``(exit code, stderr)``. The run is killed if this thread is interrupted. Given a
+    """Run :mod:`~regime_core.runner.papermill_child` with the arguments ``command`` in its own
+    process group; ``(exit code, stderr)``. The run is killed if this thread is interrupted. Given a
     ``usage`` dict, it is filled with the child's CPU seconds (:func:`_wait_measured`)."""
     make_directory(pid_file.parent)
     token = secrets.token_hex(16)

@@ -20,9 +20,9 @@ Nothing is written outside ``W``: ``regime book --work W`` stages ``W/book/execu
 book's ``book/executed`` (gitignored, where ``_toc.yml`` points) when it builds
 (:func:`regime_core.book.build.stage_executed`), so two work directories never share a page.
 Notebooks run in their own directory with ``REGIME_WORK_DIR`` set to the absolute work
-directory, through papermill's command line in a child process
-(:mod:`regime_core.runner.children`); :mod:`regime_core.runner.reproduce` decides which runs
-execute and schedules them.
+directory, through papermill in a child process (:mod:`regime_core.runner.children`,
+:mod:`regime_core.runner.papermill_child`); :mod:`regime_core.runner.reproduce` decides which
+runs execute and schedules them.
 """
 
 from __future__ import annotations
@@ -295,16 +295,17 @@ def run_papermill(
     *,
     work: Path,
     kernel_name: str,
-    scratch: Path,
     pid_file: Path,
     environment: Mapping[str, str] | None = None,
     usage: dict[str, float] | None = None,
 ) -> tuple[int, str]:
-    """Execute ``notebook`` with ``parameters`` into ``executed`` through papermill's command
-    line in a child process (:func:`~regime_core.runner.children.run_child`), in the notebook's
-    directory, with ``REGIME_WORK_DIR`` the work directory and the work directory's lock held
-    for it; ``(exit code, stderr)``. The parameters file is a temporary in ``scratch``, its
-    pid file ``pid_file`` (where :func:`clean_interrupted` looks)."""
+    """Execute ``notebook`` with ``parameters`` into ``executed`` through papermill in a child
+    process (:func:`~regime_core.runner.children.run_child`,
+    :mod:`~regime_core.runner.papermill_child`), in the notebook's directory, with
+    ``REGIME_WORK_DIR`` the work directory and the work directory's lock held for it; ``(exit
+    code, stderr)``. Its parameters file and its kernel's connection file and sockets lie in a
+    private temporary folder of this run, deleted after it; its pid file is ``pid_file`` (where
+    :func:`clean_interrupted` looks)."""
     env = {
         **os.environ,
         "REGIME_WORK_DIR": str(work),
@@ -313,33 +314,14 @@ def run_papermill(
         LOCK_HELD_VARIABLE: lock_key(work),  # the notebook works under this run's lock
         **dict(environment or {}),
     }
-    make_directory(scratch, inside=work)
-    with tempfile.NamedTemporaryFile(
-        "w", dir=scratch, prefix=f".parameters.yml.{os.getpid()}.", suffix=".tmp", delete=False
-    ) as handle:
-        yaml.safe_dump(dict(parameters), handle)
-        params_file = handle.name
-    try:
-        return run_child(
-            [
-                str(notebook),
-                str(executed),
-                "-f",
-                params_file,
-                "-k",
-                kernel_name,
-                "--cwd",
-                str(notebook.parent),
-                "--no-progress-bar",
-                "--log-level",
-                "WARNING",
-            ],
-            env=env,
-            pid_file=pid_file,
-            usage=usage,
-        )
-    finally:
-        Path(params_file).unlink(missing_ok=True)
+    # in the system's temporary folder, not the work directory: a socket's path has at most
+    # 107 bytes
+    with tempfile.TemporaryDirectory(prefix="regime-run-") as folder:
+        private = Path(folder)
+        params_file = private / "parameters.yml"
+        params_file.write_text(yaml.safe_dump(dict(parameters)), encoding="utf-8")
+        command = [notebook, executed, params_file, kernel_name, private]
+        return run_child([str(part) for part in command], env=env, pid_file=pid_file, usage=usage)
 
 
 def execute_run(
@@ -379,7 +361,6 @@ def execute_run(
         parameters,
         work=work,
         kernel_name=kernel_name,
-        scratch=runs_dir,
         pid_file=_child_pid_path(work, run_id),
         environment={**dict(environment or {}), ENCODE_LOG_VARIABLE: str(encode_log)},
         usage=usage,

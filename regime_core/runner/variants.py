@@ -448,7 +448,6 @@ def execute_variant(
         parameters,
         work=work,
         kernel_name=kernel_name,
-        scratch=variant.folder,
         pid_file=variant.folder / "child.pid",
     )
     seconds = time.perf_counter() - started
