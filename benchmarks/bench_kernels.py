@@ -47,8 +47,9 @@ def printed(executed: Path) -> str:
     return "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
 
 
-def execute_one(notebook: Path, work: Path, index: int, hang_seconds: float) -> str:
-    """Execute the notebook with ``n = index``; ``finished``, ``failed`` or ``hung``."""
+def execute_one(notebook: Path, work: Path, index: int, hang_seconds: float) -> tuple[str, str]:
+    """Execute the notebook with ``n = index``: ``finished``, ``failed`` or ``hung``, and the last
+    line papermill wrote on stderr."""
     run_dir = work / "runs" / f"r{index}"
     run_dir.mkdir(parents=True)
     executed, pid_file = run_dir / "executed.ipynb", run_dir / "child.pid"
@@ -66,14 +67,16 @@ def execute_one(notebook: Path, work: Path, index: int, hang_seconds: float) -> 
     watchdog = threading.Timer(hang_seconds, end_hung_run)
     watchdog.start()
     try:
-        returncode, _ = run_papermill(
+        returncode, stderr = run_papermill(
             notebook, executed, {"n": index}, work=work, kernel_name=KERNEL_NAME, pid_file=pid_file
         )
     finally:
         watchdog.cancel()
+    last_line = (stderr.strip().splitlines() or [""])[-1]
     if hung.is_set():
-        return "hung"
-    return "finished" if returncode == 0 and printed(executed).strip() == str(index) else "failed"
+        return "hung", last_line
+    finished = returncode == 0 and printed(executed).strip() == str(index)
+    return ("finished" if finished else "failed"), last_line
 
 
 def uptime() -> str:
@@ -93,15 +96,19 @@ def main() -> None:
         notebook = tiny_notebook(Path(folder))
         started = time.perf_counter()
         with futures.ThreadPoolExecutor(args.at_once) as pool:
-            statuses = list(pool.map(lambda i: execute_one(notebook, work, i, args.hang_seconds),
+            outcomes = list(pool.map(lambda i: execute_one(notebook, work, i, args.hang_seconds),
                                      range(args.notebooks)))  # fmt: skip
         seconds = time.perf_counter() - started
+    statuses = [status for status, _ in outcomes]
     counts = {status: statuses.count(status) for status in ("finished", "failed", "hung")}
     print(
         f"{args.notebooks} notebooks, {args.at_once} at a time, in {seconds:.1f} s: "
         f"{counts['finished']} finished, {counts['failed']} failed, {counts['hung']} hung"
     )
     print(f"before: {load_before}\nafter:  {uptime()}")
+    for status, last_line in outcomes:
+        if status != "finished":
+            print(f"{status}: {last_line}")
 
 
 if __name__ == "__main__":
