@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from regime_core.inputs import InputError, Items, Kind, Number, check_value
+from regime_core.inputs import InputError, Kind, Number, check_value
 
 #: the largest α: ``(1 + α)²`` must stay below float32's maximum (module docstring)
 MAX_ALPHA: float = 1e18
@@ -92,11 +92,6 @@ def router_js_line() -> str:
 def check_alpha(value: Any, what: str = "alpha") -> float:
     """``value`` read as :data:`ALPHA`, or ``ValueError`` naming ``what``."""
     return float(_read(ALPHA, value, what))
-
-
-def check_alphas(values: Any, what: str) -> tuple[float, ...]:
-    """At least one value, each read as :data:`ALPHA` (named ``what[i]``)."""
-    return tuple(_read(Items(ALPHA, min_items=1), list(values), what))
 
 
 def check_number(

@@ -37,7 +37,6 @@ from regime_core.inputs.claims_file import (
     OURS_BY_PART,
     OURS_BY_RULE,
     PAPER_BY_RULE,
-    RULES,
     WHY_FIELD_RE,
 )
 from regime_core.inputs.claims_file import COMPARISONS as COMPARISONS
@@ -46,8 +45,6 @@ from regime_core.inputs.claims_file import ORIGINS as ORIGINS
 
 PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
-#: The kinds of claim; :data:`regime_core.runner.judge.VERDICT_RULES` gives each its verdict rule.
-CLAIM_RULES: tuple[str, ...] = RULES
 #: The comparisons a ``why`` entry's ``when`` may make, by the operator the file writes.
 WHEN_OPERATORS: dict[str, Callable[[float, float], bool]] = dict(
     zip(OPERATORS, (operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne),

@@ -22,13 +22,11 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from regime_core.config import ConfigMixin
 from regime_core.inputs import Flag, Items, Word
 from regime_core.inputs.configs import declared
-
-_T = TypeVar("_T")
 
 
 @functools.cache
@@ -228,21 +226,6 @@ def _analyse(text: str, rules: NormalizationRules, strip_disambiguator: bool) ->
     return _Analysis(tuple(tokens), tuple(starts), tuple(ends))
 
 
-def _check_str(value: Any, what: str) -> str:
-    return _check_type(value, str, what)
-
-
-def _check_rules(rules: Any) -> NormalizationRules:
-    return _check_type(rules, NormalizationRules, "rules")
-
-
-def _check_type(value: Any, kind: type[_T], what: str) -> _T:
-    if not isinstance(value, kind):
-        name = "string" if kind is str else kind.__name__
-        raise ValueError(f"{what} must be a {name}, got {type(value).__name__}: {value!r}")
-    return value
-
-
 def normalize(
     text: str,
     *,
@@ -259,8 +242,6 @@ def normalize(
     >>> normalize("Amélie (film)", strip_disambiguator=False)
     'amelie film'
     """
-    _check_str(text, "normalize: text")
-    rules = _check_rules(rules)
     strip = rules.strip_disambiguator if strip_disambiguator is None else strip_disambiguator
     return _normalized(text, rules, bool(strip))
 
@@ -279,11 +260,7 @@ def surface_forms(
     >>> surface_forms("Boston, Lincolnshire", rules=NormalizationRules(strip_comma_qualifier=True))
     ('boston lincolnshire', 'boston')
     """
-    rules = _check_rules(rules)
-    if isinstance(aliases, str):
-        aliases = (aliases,)
-    names = [_check_str(name, "surface_forms: name")]
-    names += [_check_str(a, "surface_forms: alias") for a in aliases]
+    names = [name, *((aliases,) if isinstance(aliases, str) else aliases)]
     forms: dict[str, None] = {}
     for n in names:
         variants = (True, False) if rules.strip_disambiguator else (False,)
@@ -331,7 +308,6 @@ class NameMatcher:
     def _matching(self, text: str) -> re.Pattern[str] | None:
         """The pattern if a form occurs in the normalised ``text``, else None (the check before
         offsets are worked out)."""
-        _check_str(text, "text")
         if self.pattern is None or not self.pattern.search(_normalized(text, self.rules, False)):
             return None
         return self.pattern
@@ -370,12 +346,7 @@ class NameMatcher:
 
 
 def _as_names(names: str | Iterable[str]) -> tuple[str, ...]:
-    if isinstance(names, str):
-        return (names,)
-    out = tuple(names)
-    for n in out:
-        _check_str(n, "names: each name")
-    return out
+    return (names,) if isinstance(names, str) else tuple(names)
 
 
 #: Opening quotes and brackets that may be glued to an article before a title.
@@ -433,7 +404,7 @@ def compile_names(
     The match is on whole normalised tokens: "Paris" is found in "Paris's mayor" and in
     "PARIS," but not in "Parisian".
     """
-    return _compile(_as_names(names), _check_rules(rules))
+    return _compile(_as_names(names), rules)
 
 
 def find_mentions(
@@ -448,7 +419,6 @@ def find_mentions(
     >>> [(m.start, m.end, m.form) for m in find_mentions("I love the Beatles!", "The Beatles")]
     [(11, 18, 'beatles')]
     """
-    _check_str(text, "find_mentions: text")
     return compile_names(names, rules).find(text)
 
 

@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from regime_core.data.prepared import (
+    MANIFEST_NAME,
+    new_manifest,
+    read_manifest_if_compatible,
+    write_manifest,
+)
+from regime_core.integrity import sha256_hex
 from regime_core.schema import Example, Passage
 
 
@@ -61,3 +70,17 @@ def numbered_example(i: int) -> Example:
         example_id=f"t{i}",
         answer=f"Town{i}",
     )
+
+
+def write_prepared_examples(out_dir: Path, dataset: str, payload: bytes) -> Path:
+    """Write ``<dataset>.jsonl`` as given and record its sha256 in the manifest (examples built
+    by hand; ``prepare`` is the package's writer). The manifest keeps its other entries."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest_path = out_dir / MANIFEST_NAME
+    manifest = read_manifest_if_compatible(manifest_path) or new_manifest()
+    target = out_dir / f"{dataset}.jsonl"
+    target.write_bytes(payload)
+    entry = manifest["datasets"].setdefault(dataset, {})
+    entry["examples_file"] = {"path": target.name, "sha256": sha256_hex(payload)}
+    write_manifest(manifest_path, manifest)
+    return target

@@ -9,12 +9,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from builders import two_hop_example
+from builders import two_hop_example, write_prepared_examples
 from helpers import settings, warned
 
 from regime_core import cli, config, paths
 from regime_core.data import corpus_passages
-from regime_core.data.prepare import write_prepared_examples
 from regime_core.encoders import EmbeddingStore, get_encoder
 from regime_core.retrieval import document_text, retrieve
 from regime_core.schema import Example, Passage

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from helpers import refused
 
-from regime_core.paper import CLAIM_RULES, LABEL_MAX_CHARS, Claim, load_claims
+from regime_core.inputs.claims_file import RULES
+from regime_core.paper import LABEL_MAX_CHARS, Claim, load_claims
 
 
 def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
@@ -16,7 +17,7 @@ def test_repository_claims_are_valid_and_point_at_declared_runs() -> None:
     claims = load_claims()
     runs = set(load_declarations().runs)
     assert {c.run for c in claims} <= runs
-    assert {c.rule for c in claims} <= set(CLAIM_RULES)
+    assert {c.rule for c in claims} <= set(RULES)
     ids = [c.id for c in claims]
     assert len(ids) == len(set(ids))
     labels = [c.label for c in claims]

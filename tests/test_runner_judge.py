@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from helpers import refused
 
-from regime_core.paper import CLAIM_RULES
+from regime_core.inputs.claims_file import RULES
 from regime_core.power import power, smallest_margin
 from regime_core.runner.judge import (
     CONSISTENT_WITH,
@@ -225,7 +225,7 @@ def test_an_untestable_claim_must_say_why(tmp_path) -> None:
 
 
 def test_every_kind_of_claim_has_a_verdict_rule() -> None:
-    assert tuple(VERDICT_RULES) == CLAIM_RULES
+    assert tuple(VERDICT_RULES) == RULES
 
 
 def test_doctests_pass() -> None:

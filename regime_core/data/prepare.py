@@ -32,7 +32,7 @@ from regime_core.data.prepared import (
 )
 from regime_core.data.readers import FileRead
 from regime_core.inputs import InputError, Items, Table, Text, check_value
-from regime_core.integrity import remove_stale_temporaries, sha256_hex, write_if_changed
+from regime_core.integrity import remove_stale_temporaries, write_if_changed
 from regime_core.locks import directory_lock
 from regime_core.strict_json import DamagedFileError, open_sealed_json, seal_json
 
@@ -210,23 +210,3 @@ def _prepare_locked(
     if found.unreadable:
         manifest[UNREADABLE_KEY] = [{"path": p, "reason": r} for p, r in found.unreadable]
     return write_manifest(manifest_path, manifest)
-
-
-def write_prepared_examples(out_dir: Path, dataset: str, payload: bytes) -> Path:
-    """Write ``<dataset>.jsonl`` as given and record its sha256 in the manifest.
-
-    For examples built by hand (tests, teaching material); ``prepare`` is the usual writer.
-    The manifest keeps its other entries (a new one is started if there is none).
-    """
-    if dataset not in PREPARED_DATASETS:
-        raise ValueError(f"unknown dataset {dataset!r}; prepared datasets: {PREPARED_DATASETS}")
-    out_dir = Path(out_dir)
-    with directory_lock(out_dir, what="writing prepared examples"):
-        manifest_path = out_dir / MANIFEST_NAME
-        manifest = read_manifest_if_compatible(manifest_path) or new_manifest()
-        target = out_dir / f"{dataset}.jsonl"
-        write_if_changed(target, payload)
-        entry = manifest["datasets"].setdefault(dataset, {})
-        entry["examples_file"] = {"path": target.name, "sha256": sha256_hex(payload)}
-        write_manifest(manifest_path, manifest)
-    return target

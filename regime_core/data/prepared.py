@@ -315,8 +315,8 @@ def dataset_stats(manifest: dict[str, Any], dataset: str) -> dict[str, Any]:
     if missing:
         raise ValueError(
             f"the manifest entry of {dataset!r} holds no counts ({', '.join(missing)}): its "
-            "examples were written by write_prepared_examples (built by hand), not read from "
-            f"the raw files; {rebuild} for the counts"
+            "examples were built by hand, not read from the raw files; "
+            f"{rebuild} for the counts"
         )
     stats: dict[str, Any] = {"dataset": dataset}
     stats.update({k: entry[k] for k in STATS_KEYS if k in entry})

@@ -44,13 +44,6 @@ from regime_core.text import NormalizationRules, compile_names, find_mentions
 Regime = Literal["Q-dominant", "B-dominant", "neither"]
 REGIMES: tuple[str, ...] = ("Q-dominant", "B-dominant", "neither")
 
-# Where gold_b_rel found its sentence.
-B_REL_SOURCES: tuple[str, ...] = (
-    "example",  # the example's own relation_sentence (its relation_source says how it was made)
-    "entity_mention",  # fallback: the first bridge sentence that mentions the hop-2 entity
-    "none",  # neither exists
-)
-
 PREDICATE_NAMES: dict[str, str] = {
     "title": "the hop-2 passage's title and its aliases (the entity the hop-2 passage is about)",
     "title+linking": "the title and aliases plus the linking entity (Example.hop2_entity: the "
@@ -112,7 +105,10 @@ class GoldBRel:
 
     sentence: str | None
     index: int | None
-    source: str  # one of B_REL_SOURCES
+    source: str
+    """example (the example's own relation_sentence, whose relation_source says how it was
+    made), else entity_mention (the first bridge sentence that mentions the hop-2 entity), else
+    none"""
 
 
 # --- kernels ---------------------------------------------------------------------------------
@@ -275,7 +271,7 @@ def regime_table(
 ) -> pd.DataFrame:
     """One row per example: ids and types, P1, P2, the regime and the gold ``B_rel``.
 
-    ``b_rel_index`` is a nullable integer; ``b_rel_source`` is one of ``B_REL_SOURCES``;
+    ``b_rel_index`` is a nullable integer; ``b_rel_source`` is :class:`GoldBRel`'s ``source``;
     ``relation_source`` is the example's own field. The rules are stored in ``table.attrs``
     (``regime_rules`` and ``regime_rules_hash``).
     """
