@@ -188,9 +188,10 @@ reading)
 # --- execution -------------------------------------------------------------------------------
 KERNEL_START_SECONDS: int = 60
 """how long a run's notebook kernel may take to start and answer before the run fails"""
-CELL_SECONDS: int = 4 * 60 * 60
-"""how long one cell of a run's notebook may run before the run fails: a kernel that stops
-answering fails its run instead of holding it for ever"""
+CELL_SECONDS: int | None = None
+"""how long one cell of a run's notebook may run before the run fails; ``None``, the default, sets
+no limit, as papermill's own default does: a full-size profile on a slow machine has cells of
+hours, and a kernel that dies is noticed by nbclient without one"""
 
 
 class ConfigMixin:

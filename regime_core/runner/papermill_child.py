@@ -7,8 +7,8 @@ by binding free ones and releasing them for the kernel to bind, so two processes
 port: a kernel then dies at start-up, or a client waits on another run's kernel (papermill issues
 239 and 511). Here every kernel speaks over IPC: its sockets are files named after its connection
 file, which lies in ``PRIVATE``, a folder of this run alone, so no two kernels can share one. The
-kernel's start and each cell are bounded (:data:`regime_core.config.KERNEL_START_SECONDS`,
-:data:`regime_core.config.CELL_SECONDS`): a kernel that never answers fails its run.
+kernel's start is bounded (:data:`regime_core.config.KERNEL_START_SECONDS`): a kernel that never
+answers fails its run; so is each cell if :data:`regime_core.config.CELL_SECONDS` sets a limit.
 """
 
 from __future__ import annotations
