@@ -73,7 +73,8 @@ def t2() -> tuple[Any, pd.DataFrame, Any]:
 
 
 def test_theme_is_seaborn_colorblind_with_legible_fonts() -> None:
-    figures.use_theme(force=True)
+    figures.use_theme.cache_clear()
+    figures.use_theme()
     rc = matplotlib.rcParams
     first = matplotlib.colors.to_hex(rc["axes.prop_cycle"].by_key()["color"][0])
     assert first.lower() == figures.PALETTE[0].lower()

@@ -347,8 +347,7 @@ def routed_by_kind(examples: Iterable[Example], router: Any) -> list[RoutedCount
     get it), counted per native question type (``compositional``, ``comparison``, ...)."""
     counts: dict[str, list[int]] = {}
     for ex in examples:
-        _, _, sentences = _bridge(ex)
-        title = next(p.title for p in ex.pool if p.pid == ex.bridge_pid)
+        title, _, sentences = _bridge(ex)
         d = router.route(ex.question, sentences, title or None)
         tally = counts.setdefault(ex.native_type, [0, 0])
         tally[d.action == "union"] += 1

@@ -27,6 +27,7 @@ line, an axis frames its data and its threshold, and legends sit outside the dat
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import sys
@@ -91,15 +92,11 @@ SMALLEST_TEXT = 10.5
 WIDTH = 6.0
 DPI = 150  # of an artist drawn as pixels inside the SVG (``rasterized``, a dense scatter)
 
-_THEMED = False
 
-
-def use_theme(*, force: bool = False) -> None:
+@functools.cache
+def use_theme() -> None:
     """Apply the book's theme (seaborn ``whitegrid``, the ``colorblind`` palette, the font sizes
     of :data:`FONT_SIZES`) to Matplotlib's global settings; applied once, later calls are free."""
-    global _THEMED
-    if _THEMED and not force:
-        return
     import seaborn as sns
 
     sns.set_theme(
@@ -117,7 +114,6 @@ def use_theme(*, force: bool = False) -> None:
             "grid.linewidth": 0.6,
         },
     )
-    _THEMED = True
 
 
 def _pyplot() -> Any:

@@ -68,17 +68,12 @@ def holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
 
 def ours_interval(c: Any) -> str:
     """A claim's comparison (:class:`regime_core.runner.ours.Comparison`) as
-    :func:`estimate_interval` says it, a Holm-level interval at its level with the 95% CI
-    beside it."""
-    from regime_core.vocabulary import interval_label
-
-    if not c.holm:
-        return estimate_interval(c.estimate, c.ci_lo, c.ci_hi)
-    text = estimate_interval(c.estimate, c.ci_lo, c.ci_hi, interval_label(c.confidence, holm=True))
+    :func:`holm_interval` says it: a Holm-level interval at its level with the 95% CI beside it,
+    or the 95% CI alone outside a Holm family."""
+    node = {"diff": c.estimate, "ci_lo": c.ci_lo, "ci_hi": c.ci_hi}
     if c.ci_nominal is not None:
-        lo, hi = interval_end(c.ci_nominal[0], unit=False), interval_end(c.ci_nominal[1])
-        text = f"{text[:-1]}; {CI} {lo} to {hi})"
-    return text
+        node.update(ci_lo_unadjusted=c.ci_nominal[0], ci_hi_unadjusted=c.ci_nominal[1])
+    return holm_interval(node, c.confidence if c.holm else None)
 
 
 def holm_interval(c: Mapping[str, Any], confidence: float | None, effect: str = "diff") -> str:
@@ -128,8 +123,7 @@ def direction(c: Mapping[str, Any], effect: str = "diff") -> str:
 def row_comparison(row: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
     """An ablation row's comparison ``name`` (``routed_vs_q``, ``routed_vs_union``, ...) from
     its ``comparisons`` node; None when the row holds none (a degenerate row may not)."""
-    node = row.get("comparisons", {}).get(name) if isinstance(row, Mapping) else None
-    return node
+    return row.get("comparisons", {}).get(name) if isinstance(row, Mapping) else None
 
 
 def alpha_label(key: str) -> str:
