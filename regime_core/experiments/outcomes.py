@@ -3,7 +3,7 @@
 :func:`collect_outcomes` samples every dataset of a config and builds its outcome tables;
 :func:`outcome_table` ranks every query of an arm through the embedding store (a warm rerun
 encodes nothing) and is the only place the claims retrieve; everything downstream of the table is
-a pure function of it. Its columns (:data:`OUTCOME_COLUMNS`): ``qid, dataset, encoder, arm``
+a pure function of it. Its columns (:func:`outcome_columns`): ``qid, dataset, encoder, arm``
 then the per-query metrics of :mod:`regime_core.metrics` (``rank``, ``hit@k``, ``mrr``, ``auc``,
 ``margin``, ``std_margin``), then the regime columns of
 :func:`~regime_core.data.regimes.regime_table`
@@ -68,9 +68,6 @@ def outcome_columns(k: int) -> tuple[str, ...]:
         "entity_mention",
         "entity_is_title",
     )
-
-
-OUTCOME_COLUMNS: tuple[str, ...] = outcome_columns(config.HEADLINE_K)
 
 
 def mention_is_title(mention: str | None, title: str, rules: RegimeRules) -> bool:

@@ -53,7 +53,7 @@ class Ranking:
       candidate order); ``k=None`` keeps every candidate.
     - ``candidate_rows[i]`` / ``candidate_scores[i]``: every candidate (rows of the passage
       matrix ``passage_pids``) in candidate order with its score (what per-query AUC and margins
-      are computed from); :meth:`candidate_pids` names them. In ``corpus`` mode the scores are
+      are computed from); ``passage_pids[row]`` names them. In ``corpus`` mode the scores are
       not kept (they would cost queries × passages floats): ``candidate_scores`` is empty,
       ``candidate_rows`` is built on access, and ``negatives`` holds the statistics of the
       negatives' scores that AUC and the margins need (:class:`~regime_core.metrics.NegativeStats`),
@@ -94,10 +94,6 @@ class Ranking:
     def missing_counts(self) -> dict[str, int]:
         """How many examples were left out, by reason."""
         return dict(sorted(Counter(reason for _, reason in self.missing).items()))
-
-    def candidate_pids(self, i: int) -> tuple[str, ...]:
-        """Query ``i``'s candidates in candidate order."""
-        return tuple(self.passage_pids[row] for row in self.candidate_rows[i])
 
     def summaries(self) -> QuerySummaries:
         """Target rank, gold ranks (0: not a candidate) and negatives' statistics per query;
