@@ -324,10 +324,6 @@ def _comparison(c: PairedComparison) -> dict[str, Any]:
     return {"n": c.n, "mean_a": c.mean_a, "mean_b": c.mean_b, **comparison_numbers(c)}
 
 
-def _finite(x: float) -> dict[str, float]:
-    return {} if not np.isfinite(x) else {"value": float(x)}
-
-
 def _spread_numbers(m: Measured) -> dict[str, Any]:
     """Per group (``all`` and each regime) and candidate set, the spread summary; a statistic
     without a value (no question with a ratio) is left out, the counts always kept."""

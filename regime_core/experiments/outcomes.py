@@ -297,26 +297,15 @@ def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
             )
             table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()
         return table[names]
-    row_of = {pid: row for row, pid in enumerate(ranking.passage_pids)}
-    targets: list[int] = []
-    golds: list[list[int]] = []
-    keep: list[int] = []
-    for i, rows in enumerate(ranking.candidate_rows):
-        position = {int(row): pos for pos, row in enumerate(rows)}
-        gold = [position[row_of[g]] for g in ranking.gold_pids[i] if row_of[g] in position]
-        target = position[row_of[ranking.target_pids[i]]]
-        if target not in gold:
-            gold.append(target)
-        if len(set(gold)) < len(rows):
-            keep.append(i)
-            targets.append(target)
-            golds.append(gold)
+    targets, golds = ranking.positions()
+    golds = [g if t in g else [*g, t] for t, g in zip(targets, golds, strict=True)]  # target: gold
+    keep = [i for i, rows in enumerate(ranking.candidate_rows) if len(set(golds[i])) < len(rows)]
     if keep:
         defined = evaluate_per_query(
             [ranking.candidate_scores[i] for i in keep],
-            targets,
+            [targets[i] for i in keep],
             list(NEGATIVE_METRICS),
-            gold=golds,
+            gold=[golds[i] for i in keep],
             query_ids=[ranking.query_ids[i] for i in keep],
         )
         table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()

@@ -115,7 +115,7 @@ class Ranking:
             negatives=self.negatives,
         )
 
-    def _positions(self) -> tuple[list[int], list[list[int]]]:
+    def positions(self) -> tuple[list[int], list[list[int]]]:
         """Target and gold positions in each query's candidate list (non-candidates dropped)."""
         row_of = {pid: row for row, pid in enumerate(self.passage_pids)}
         targets: list[int] = []
@@ -151,7 +151,7 @@ class Ranking:
         )
         if self.negatives is not None:
             return m.evaluate_summaries_per_query(self.summaries(), names, query_ids=self.query_ids)
-        targets, golds = self._positions()
+        targets, golds = self.positions()
         return m.evaluate_per_query(
             list(self.candidate_scores), targets, names, gold=golds, query_ids=self.query_ids
         )
