@@ -96,8 +96,6 @@ VERSUS: tuple[tuple[str, str], ...] = (
     ("tuned_fixed", "fixed"),
     ("calibrated", "tuned_fixed"),
 )
-#: The rules the router is retrained under (the knob ``alpha_rule``'s values).
-ROUTED_RULES: tuple[str, ...] = config.ALPHA_RULES
 #: The comparisons of the routed policy recorded under each rule.
 ROUTING_COMPARISONS: tuple[str, ...] = ("routed_vs_q", "routed_vs_union")
 
@@ -457,7 +455,7 @@ def _routing(
     others = {d: x for d, x in data.items() if d != cfg.train_dataset}
     weights: dict[str, AlphaWeights] = {}
     outcomes: dict[str, dict[str, RoutingOutcome]] = {d: {} for d in data}
-    for rule in ROUTED_RULES:
+    for rule in config.ALPHA_RULES:  # every value of the alpha_rule knob
         w = alpha_weights(
             data,
             rule,
