@@ -509,10 +509,8 @@ def run_alpha_transfer(
         data = with_selector(loaded, cfg, context, train_dataset=cfg.train_dataset)
         t1 = time.perf_counter()
         measured = {dataset: measure(d, protocol) for dataset, d in data.items()}
-        if encoder == protocol.train_encoder:
-            fit = fit_rules(measured[cfg.train_dataset], protocol)
-        if fit is None:  # pragma: no cover - encoders[0] is the protocol's, measured first
-            raise ValueError("the fitting pair must be measured first")
+        # encoders[0], the protocol's, runs first (or the run stops above): it fits the rule
+        fit = fit or fit_rules(measured[cfg.train_dataset], protocol)
         scale = None if encoder == protocol.train_encoder else fit.fitted["dataset"].c
         weights, routed = _routing(
             data,
