@@ -21,9 +21,9 @@ from regime_core.experiments.ablations import AblationConfig
 from regime_core.experiments.common import ExperimentConfig, compare_arms, table_numbers
 from regime_core.experiments.context import Context
 from regime_core.experiments.outcomes import (
-    OUTCOME_COLUMNS,
     collect_outcomes,
     mention_is_title,
+    outcome_columns,
     outcome_table,
 )
 from regime_core.experiments.robustness_grid import RobustnessConfig
@@ -166,7 +166,7 @@ def test_bridge_mention_prefers_b_rel() -> None:
 def test_outcome_table_rows_columns_and_ranges(world: list[Example], tmp_path) -> None:
     store = EmbeddingStore(tmp_path / "emb")
     table = outcome_table(world, settings(k=5), encoder=HashingEncoder(), store=store)
-    assert tuple(table.columns) == OUTCOME_COLUMNS
+    assert tuple(table.columns) == outcome_columns(5)
     missing = table.attrs["missing"]
     for arm, group in table.groupby("arm"):
         assert len(group) + sum(missing[arm].values()) == len(world), arm

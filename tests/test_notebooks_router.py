@@ -129,7 +129,8 @@ SELECTION_COMPARISON_KEYS = ("n", "diff", "ci_lo", "ci_hi", "p_value", "n_a_bett
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_the_quick_records_measure_every_selector_at_three_levels(quick_run: Any) -> None:
-    from regime_core.router.selector_evaluation import MEASURED, ROUTED_COMPARISONS, SELECTORS
+    from regime_core import config
+    from regime_core.router.selector_evaluation import MEASURED, ROUTED_COMPARISONS
 
     train = quick_run.record("router_train")
     transfer = quick_run.record("zero_shot_transfer")
@@ -149,7 +150,7 @@ def test_the_quick_records_measure_every_selector_at_three_levels(quick_run: Any
             for selector in set(MEASURED) - {"gold"}:
                 for key in SELECTION_COMPARISON_KEYS:
                     get_number(record, f"{head}.union.{selector}.{key}")
-            for selector in SELECTORS:
+            for selector in config.SELECTORS:
                 for comparison in ROUTED_COMPARISONS:
                     for key in SELECTION_COMPARISON_KEYS:
                         get_number(record, f"{head}.routed.{selector}.{comparison}.{key}")

@@ -336,7 +336,7 @@ def test_retrieve_matches_brute_force_cosine(examples, pool, scorer):
 def test_keeping_the_bridge_ranks_it(examples):
     ranking = _retrieve(examples, "bridge", settings(exclude_bridge=False))
     for r, ex in enumerate(examples):
-        assert ex.bridge_pid in ranking.candidate_pids(r)
+        assert ex.bridge_pid in {ranking.passage_pids[row] for row in ranking.candidate_rows[r]}
         assert ranking.gold_ranks[r][0] >= 1  # the bridge is ranked now
     assert _retrieve(examples, "bridge").top_pids[0][0] != examples[0].bridge_pid
 
@@ -457,7 +457,8 @@ def test_metrics_hook_matches_the_ranks(examples):
         enc.encode_queries([ex.question for ex in examples]), docs, pools.padded()
     )
     for r in range(len(ranking)):
-        scores = dict(zip(ranking.candidate_pids(r), dense[r], strict=True))
+        pids = [ranking.passage_pids[row] for row in ranking.candidate_rows[r]]
+        scores = dict(zip(pids, dense[r], strict=True))
         target = scores.pop(ranking.target_pids[r])
         expected = np.mean([(s < target) + 0.5 * (s == target) for s in scores.values()])
         assert table["auc"].iloc[r] == pytest.approx(expected)

@@ -33,7 +33,6 @@ from regime_core.retrieval.vectors import (
     embed_vectors,
     is_sparse,
     rows_in_blocks,
-    stack_rows,
 )
 from regime_core.schema import Example
 
@@ -112,7 +111,6 @@ def test_helpers_keep_values_and_order() -> None:
     s = csr_matrix(m)
     assert is_sparse(s) and not is_sparse(m)
     np.testing.assert_array_equal(dense_rows(s, [2, 0]), m[[2, 0]])
-    np.testing.assert_array_equal(stack_rows(s, m[:1]).toarray(), np.vstack([m, m[:1]]))
     assert checked_vectors(s, 3, "texts").dtype == np.float32
     with refused(ValueError, names=["4 texts"]):
         checked_vectors(s, 4, "texts")

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from helpers import HashingEncoder, RecordingStore, hashing_context, refused
 
+from regime_core import config
 from regime_core.data.regimes import gold_b_rel
 from regime_core.data.toyworld import ToyWorldConfig, generate
 from regime_core.experiments import router_train as router
@@ -27,7 +28,6 @@ from regime_core.router.selector_choices import choose, cross_fitted, reselected
 from regime_core.router.selector_evaluation import (
     MEASURED,
     ROUTED_COMPARISONS,
-    SELECTORS,
     agreement_comparisons,
     check_selector,
     routed_comparisons,
@@ -306,7 +306,7 @@ def test_the_study_measures_every_selector_at_three_levels(
     data, cfg = world["data"], world["cfg"]
     rule = router.train_on_data(data["toyworld"], cfg)
     assert compared.trained["rule"].outcome.to_numbers() == rule.outcome.to_numbers()
-    assert set(compared.trained) == set(SELECTORS)
+    assert set(compared.trained) == set(config.SELECTORS)
     numbers = compared.study.to_numbers()
     assert numbers["selector"] == "rule" and numbers["train_dataset"] == "toyworld"
     for dataset in data:
@@ -315,9 +315,9 @@ def test_the_study_measures_every_selector_at_three_levels(
         assert set(entry["agreement"]["all"]) == {"n", "chance", *MEASURED}
         assert entry["agreement"]["all"]["gold"] == 1.0
         assert set(entry["union"]) == set(MEASURED) - {"gold"}
-        assert set(entry["routed"]) == set(SELECTORS)
+        assert set(entry["routed"]) == set(config.SELECTORS)
         assert "vs_gold" not in entry["routed"]["gold"]
-        for selector in set(SELECTORS) - {"gold"}:
+        for selector in set(config.SELECTORS) - {"gold"}:
             assert set(entry["routed"][selector]["vs_gold"]) == set(ROUTED_COMPARISONS)
         for path, node in _comparisons(entry):
             assert set(node) >= COMPARISON_KEYS, (dataset, path)
@@ -343,7 +343,7 @@ def test_the_study_is_deterministic(world: dict[str, Any]) -> None:
 
 
 def test_selector_knob_is_validated_and_named() -> None:
-    assert router.RouterConfig().selector == "rule" == SELECTORS[0]
+    assert router.RouterConfig().selector == "rule" == config.SELECTORS[0]
 
 
 def test_recipe_folds_follow_the_label_rule(world: dict[str, Any]) -> None:

@@ -96,8 +96,6 @@ VERSUS: tuple[tuple[str, str], ...] = (
     ("tuned_fixed", "fixed"),
     ("calibrated", "tuned_fixed"),
 )
-#: The rules the router is retrained under (the knob ``alpha_rule``'s values).
-ROUTED_RULES: tuple[str, ...] = config.ALPHA_RULES
 #: The comparisons of the routed policy recorded under each rule.
 ROUTING_COMPARISONS: tuple[str, ...] = ("routed_vs_q", "routed_vs_union")
 
@@ -324,10 +322,6 @@ def _comparison(c: PairedComparison) -> dict[str, Any]:
     return {"n": c.n, "mean_a": c.mean_a, "mean_b": c.mean_b, **comparison_numbers(c)}
 
 
-def _finite(x: float) -> dict[str, float]:
-    return {} if not np.isfinite(x) else {"value": float(x)}
-
-
 def _spread_numbers(m: Measured) -> dict[str, Any]:
     """Per group (``all`` and each regime) and candidate set, the spread summary; a statistic
     without a value (no question with a ratio) is left out, the counts always kept."""
@@ -461,7 +455,7 @@ def _routing(
     others = {d: x for d, x in data.items() if d != cfg.train_dataset}
     weights: dict[str, AlphaWeights] = {}
     outcomes: dict[str, dict[str, RoutingOutcome]] = {d: {} for d in data}
-    for rule in ROUTED_RULES:
+    for rule in config.ALPHA_RULES:  # every value of the alpha_rule knob
         w = alpha_weights(
             data,
             rule,
@@ -515,10 +509,8 @@ def run_alpha_transfer(
         data = with_selector(loaded, cfg, context, train_dataset=cfg.train_dataset)
         t1 = time.perf_counter()
         measured = {dataset: measure(d, protocol) for dataset, d in data.items()}
-        if encoder == protocol.train_encoder:
-            fit = fit_rules(measured[cfg.train_dataset], protocol)
-        if fit is None:  # pragma: no cover - encoders[0] is the protocol's, measured first
-            raise ValueError("the fitting pair must be measured first")
+        # encoders[0], the protocol's, runs first (or the run stops above): it fits the rule
+        fit = fit or fit_rules(measured[cfg.train_dataset], protocol)
         scale = None if encoder == protocol.train_encoder else fit.fitted["dataset"].c
         weights, routed = _routing(
             data,

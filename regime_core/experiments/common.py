@@ -41,8 +41,6 @@ from regime_core.router.evaluation import Bootstrap, paired_hits
 from regime_core.schema import SPLITS
 from regime_core.stats import PairedComparison
 
-#: The datasets `regime data prepare` builds; the experiments default to all of them.
-EXPERIMENT_DATASETS: tuple[str, ...] = config.DATASETS
 #: A dense family and a lexical family: the smallest honest "across encoders" on a CPU machine.
 EXPERIMENT_ENCODERS: tuple[str, ...] = (config.ENCODER, "tfidf")
 
@@ -183,7 +181,7 @@ class ExperimentConfig(RunConfig):
     claim is judged pooled over the ``datasets`` and under each of the ``encoders``. Lists are
     accepted (papermill passes YAML lists) and stored as tuples."""
 
-    datasets: tuple[str, ...] = declared(EXPERIMENT_DATASETS, NAMES)
+    datasets: tuple[str, ...] = declared(config.DATASETS, NAMES)
     """the datasets the claim is judged on, pooled and each on its own"""
     encoders: tuple[str, ...] = declared(EXPERIMENT_ENCODERS, NAMES)
     """the encoders retrieval runs with; the claim is judged under each"""

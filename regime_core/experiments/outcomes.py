@@ -3,7 +3,7 @@
 :func:`collect_outcomes` samples every dataset of a config and builds its outcome tables;
 :func:`outcome_table` ranks every query of an arm through the embedding store (a warm rerun
 encodes nothing) and is the only place the claims retrieve; everything downstream of the table is
-a pure function of it. Its columns (:data:`OUTCOME_COLUMNS`): ``qid, dataset, encoder, arm``
+a pure function of it. Its columns (:func:`outcome_columns`): ``qid, dataset, encoder, arm``
 then the per-query metrics of :mod:`regime_core.metrics` (``rank``, ``hit@k``, ``mrr``, ``auc``,
 ``margin``, ``std_margin``), then the regime columns of
 :func:`~regime_core.data.regimes.regime_table`
@@ -68,9 +68,6 @@ def outcome_columns(k: int) -> tuple[str, ...]:
         "entity_mention",
         "entity_is_title",
     )
-
-
-OUTCOME_COLUMNS: tuple[str, ...] = outcome_columns(config.HEADLINE_K)
 
 
 def mention_is_title(mention: str | None, title: str, rules: RegimeRules) -> bool:
@@ -300,26 +297,15 @@ def ranking_metrics(ranking: Ranking, k: int) -> pd.DataFrame:
             )
             table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()
         return table[names]
-    row_of = {pid: row for row, pid in enumerate(ranking.passage_pids)}
-    targets: list[int] = []
-    golds: list[list[int]] = []
-    keep: list[int] = []
-    for i, rows in enumerate(ranking.candidate_rows):
-        position = {int(row): pos for pos, row in enumerate(rows)}
-        gold = [position[row_of[g]] for g in ranking.gold_pids[i] if row_of[g] in position]
-        target = position[row_of[ranking.target_pids[i]]]
-        if target not in gold:
-            gold.append(target)
-        if len(set(gold)) < len(rows):
-            keep.append(i)
-            targets.append(target)
-            golds.append(gold)
+    targets, golds = ranking.positions()
+    golds = [g if t in g else [*g, t] for t, g in zip(targets, golds, strict=True)]  # target: gold
+    keep = [i for i, rows in enumerate(ranking.candidate_rows) if len(set(golds[i])) < len(rows)]
     if keep:
         defined = evaluate_per_query(
             [ranking.candidate_scores[i] for i in keep],
-            targets,
+            [targets[i] for i in keep],
             list(NEGATIVE_METRICS),
-            gold=golds,
+            gold=[golds[i] for i in keep],
             query_ids=[ranking.query_ids[i] for i in keep],
         )
         table.loc[defined.index, list(NEGATIVE_METRICS)] = defined.to_numpy()

@@ -53,7 +53,6 @@ from regime_core.router.selector_choices import (
     selector_data,
 )
 from regime_core.router.selector_evaluation import (
-    SELECTORS,
     SelectionStudy,
     measure_dataset,
 )
@@ -515,7 +514,7 @@ def compare_selectors(
     by_selector: dict[str, dict[str, RoutingData]] = {}
     trained: dict[str, RouterTrainResult] = {}
     outcomes: dict[str, dict[str, RoutingOutcome]] = {d: {} for d in data}
-    for selector in SELECTORS:
+    for selector in config.SELECTORS:
         chosen = {d: reselected(x, inputs[d], choices, selector) for d, x in data.items()}
         result = train_on_data(chosen[train_dataset], cfg)
         by_selector[selector], trained[selector] = chosen, result
@@ -527,7 +526,7 @@ def compare_selectors(
             )
     datasets = {
         dataset: measure_dataset(
-            {s: by_selector[s][dataset] for s in SELECTORS},
+            {s: by_selector[s][dataset] for s in config.SELECTORS},
             inputs[dataset],
             choices,
             outcomes[dataset],

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from regime_core import config
 from regime_core.config import ConfigMixin
-from regime_core.experiments.common import EXPERIMENT_DATASETS, check_datasets
+from regime_core.experiments.common import check_datasets
 from regime_core.experiments.context import Context, resolve
 from regime_core.experiments.sampling import Sample, sample_numbers
 from regime_core.inputs import Choice, Flag, Nullable
@@ -40,7 +40,7 @@ class LatencyConfig(ConfigMixin):
 
     NONE_IS_VALUE: ClassVar[frozenset[str]] = frozenset({"sample_size"})  # None = all
 
-    datasets: tuple[str, ...] = declared(EXPERIMENT_DATASETS, NAMES)
+    datasets: tuple[str, ...] = declared(config.DATASETS, NAMES)
     """the datasets whose questions are routed, every one of them timed"""
     split: str = declared(config.SPLIT, Choice(SPLITS))
     """the split of each dataset that is read: dev or train"""

@@ -90,8 +90,6 @@ FINE_ALPHA_GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(41)
 RULE_SCOPES: tuple[str, ...] = ("dataset", "question")
 #: Every rule the transfer measurement reports (module docstring).
 RULE_VARIANTS: tuple[str, ...] = ("fixed", "calibrated", "calibrated_question", "tuned_fixed")
-#: How the best grid α is chosen when the regret is computed (module docstring).
-BEST_CHOICES: tuple[str, ...] = ("cross_fitted", "in_sample")
 
 
 @dataclass(frozen=True)
@@ -307,7 +305,7 @@ class Regret:
     """Hit@k at the best grid α minus hit@k at a rule's α, question by question."""
 
     rule: str
-    best: str  # BEST_CHOICES
+    best: str  # "cross_fitted" or "in_sample" (module docstring)
     alpha_rule: float  # the rule's α (a per-question rule: the median weight)
     alpha_best: tuple[float, ...]  # in_sample: one α; cross_fitted: one per fold
     comparison: PairedComparison  # best − rule: diff, bootstrap CI, McNemar p

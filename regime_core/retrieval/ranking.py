@@ -53,7 +53,7 @@ class Ranking:
       candidate order); ``k=None`` keeps every candidate.
     - ``candidate_rows[i]`` / ``candidate_scores[i]``: every candidate (rows of the passage
       matrix ``passage_pids``) in candidate order with its score (what per-query AUC and margins
-      are computed from); :meth:`candidate_pids` names them. In ``corpus`` mode the scores are
+      are computed from); ``passage_pids[row]`` names them. In ``corpus`` mode the scores are
       not kept (they would cost queries × passages floats): ``candidate_scores`` is empty,
       ``candidate_rows`` is built on access, and ``negatives`` holds the statistics of the
       negatives' scores that AUC and the margins need (:class:`~regime_core.metrics.NegativeStats`),
@@ -95,10 +95,6 @@ class Ranking:
         """How many examples were left out, by reason."""
         return dict(sorted(Counter(reason for _, reason in self.missing).items()))
 
-    def candidate_pids(self, i: int) -> tuple[str, ...]:
-        """Query ``i``'s candidates in candidate order."""
-        return tuple(self.passage_pids[row] for row in self.candidate_rows[i])
-
     def summaries(self) -> QuerySummaries:
         """Target rank, gold ranks (0: not a candidate) and negatives' statistics per query;
         only for rankings that kept statistics instead of scores (corpus mode)."""
@@ -119,7 +115,7 @@ class Ranking:
             negatives=self.negatives,
         )
 
-    def _positions(self) -> tuple[list[int], list[list[int]]]:
+    def positions(self) -> tuple[list[int], list[list[int]]]:
         """Target and gold positions in each query's candidate list (non-candidates dropped)."""
         row_of = {pid: row for row, pid in enumerate(self.passage_pids)}
         targets: list[int] = []
@@ -155,7 +151,7 @@ class Ranking:
         )
         if self.negatives is not None:
             return m.evaluate_summaries_per_query(self.summaries(), names, query_ids=self.query_ids)
-        targets, golds = self._positions()
+        targets, golds = self.positions()
         return m.evaluate_per_query(
             list(self.candidate_scores), targets, names, gold=golds, query_ids=self.query_ids
         )

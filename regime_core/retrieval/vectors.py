@@ -82,17 +82,6 @@ def dense(vectors: Vectors) -> np.ndarray:
     return np.asarray(vectors, dtype=np.float32)
 
 
-def stack_rows(top: Vectors, bottom: Vectors) -> Vectors:
-    """``top`` above ``bottom``, sparse when either is (each row keeps its exact values)."""
-    if is_sparse(top) or is_sparse(bottom):
-        from scipy.sparse import csr_matrix, vstack
-
-        return vstack([csr_matrix(top), csr_matrix(bottom)], format="csr").astype(
-            np.float32, copy=False
-        )
-    return np.concatenate([top, bottom])
-
-
 def rows_in_blocks(
     candidates: np.ndarray, block: int
 ) -> list[tuple[slice, np.ndarray, np.ndarray]]:

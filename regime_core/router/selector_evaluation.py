@@ -1,7 +1,7 @@
 """What each ``B_rel`` selector buys, measured on the routing data.
 
 The selectors and their choices are :mod:`~regime_core.router.selector_choices`'s
-(:data:`SELECTORS`, the values of the selector knob; :data:`MEASURED` adds every learned variant
+(``config.SELECTORS``, the values of the selector knob; :data:`MEASURED` adds every learned variant
 of :data:`~regime_core.router.learned_selector.SELECTOR_VARIANTS`). Three levels are measured,
 each a pure kernel over per-item arrays:
 
@@ -44,8 +44,6 @@ from regime_core.router.selector_choices import Choices, SelectorData
 from regime_core.router.training import RoutingData
 from regime_core.stats import PairedComparison
 
-#: The values of the selector knob.
-SELECTORS: tuple[str, ...] = config.SELECTORS
 #: Every selector measured at the first two levels: the knob's values and every learned variant.
 MEASURED: tuple[str, ...] = ("rule", "first", "gold", *SELECTOR_VARIANTS)
 AGREEMENT_COLUMNS: tuple[str, ...] = (
@@ -63,9 +61,9 @@ ROUTED_COMPARISONS: dict[str, str] = {
 
 
 def check_selector(value: Any, where: str) -> str:
-    """``value`` read as one of :data:`SELECTORS` (a router file's ``training.extra``), or an
+    """``value`` read as one of ``config.SELECTORS`` (a router file's ``training.extra``), or an
     :class:`~regime_core.inputs.InputError` naming ``where`` and the field ``selector``."""
-    return str(check_value(Choice(SELECTORS), value, where=where, field="selector"))
+    return str(check_value(Choice(config.SELECTORS), value, where=where, field="selector"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,7 +325,7 @@ class SelectionStudy:
         numbers: dict[str, Any] = {
             "train_dataset": self.train_dataset,
             "selector": self.selector,
-            "selectors": ", ".join(SELECTORS),
+            "selectors": ", ".join(config.SELECTORS),
             "measured": ", ".join(MEASURED),
             "k": self.k,
             "alpha": self.alpha,
