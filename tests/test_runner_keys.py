@@ -87,19 +87,19 @@ def _edit(file: Path, old: str, new: str) -> None:
 # --- the module rule -----------------------------------------------------------------------------
 
 
-def test_code_digest_ignores_docstrings_comments_and_layout_only() -> None:
-    base = keys.code_digest(
+def test_module_digest_ignores_docstrings_comments_and_layout_only(tmp_path: Path) -> None:
+    def digest(source: str) -> str:
+        file = tmp_path / "m.py"
+        file.write_text(source)
+        return keys.load_module("pkg.m", file).digest
+
+    base = digest(
         '"""Module."""\nclass A:\n    """Class."""\n    x: int = 1\n    """Attribute."""\n\n'
         "    def f(self):\n        'Function.'\n        return self.x  # why\n"
     )
-    same = keys.code_digest(
-        "class A:\n    x: int = 1\n\n\n\n    def f(self):\n        return (self.x)\n"
-    )
+    same = digest("class A:\n    x: int = 1\n\n\n\n    def f(self):\n        return (self.x)\n")
     assert base == same
-    assert (
-        keys.code_digest("class A:\n    x: int = 2\n    def f(self):\n        return self.x")
-        != base
-    )
+    assert digest("class A:\n    x: int = 2\n    def f(self):\n        return self.x") != base
 
 
 def test_imports_are_followed_transitively_without_entering_the_book_wing(tmp_path: Path) -> None:

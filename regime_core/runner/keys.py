@@ -162,12 +162,6 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    """Remove every statement that is a bare string (docstrings, attribute docstrings)."""
-    _scan(tree, "", False)
-    return tree
-
-
 def _is_entry(node: ast.AST) -> TypeGuard[ast.Call]:
     """A call of :data:`ENTRY` (``Run(...)`` or ``registry.Run(...)``)."""
     if not isinstance(node, ast.Call):
@@ -256,17 +250,6 @@ def _parse(source: str | bytes, where: str) -> ast.Module:
 def _tree_digest(tree: ast.AST) -> str:
     dump = ast.dump(tree, include_attributes=False)
     return hashlib.sha256(dump.encode("utf-8")).hexdigest()
-
-
-def code_digest(source: str | bytes, where: str = "<source>") -> str:
-    r"""SHA-256 of a module's syntax tree without its docstrings (comments never count).
-
-    >>> code_digest("'One.'\nx = 1  # a comment\n") == code_digest("'Two.'\nx = 1")
-    True
-    >>> code_digest("x = 1\n") == code_digest("x = 2\n")
-    False
-    """
-    return _tree_digest(_strip_docstrings(_parse(source, where)))
 
 
 @lru_cache(maxsize=4096)
