@@ -247,13 +247,8 @@ def _side_verdicts(
             continue
         judged[claim.id] = {
             "state": verdict.judgement.verdict,  # the verdict itself, whatever its words
-            "verdict": verdict.judgement.words,
-            "flags": list(verdict.judgement.flags),
+            **verdict.side(),
             "reason": verdict.judgement.reason,
-            "ours": verdict.ours,
-            "ours_text": verdict.values.text(),
-            "computed_on": verdict.computed_on,
-            "data": dict(verdict.roles or {}),
         }
     return judged, reasons
 

@@ -240,29 +240,21 @@ def _scan(
     return names
 
 
-def _parse(source: str | bytes, where: str) -> ast.Module:
-    try:
-        return ast.parse(source, filename=where)
-    except SyntaxError as err:
-        raise ValueError(f"{where}: not valid Python ({err.msg}, line {err.lineno})") from err
-
-
-def _tree_digest(tree: ast.AST) -> str:
-    dump = ast.dump(tree, include_attributes=False)
-    return hashlib.sha256(dump.encode("utf-8")).hexdigest()
-
-
 @lru_cache(maxsize=4096)
 def _module_info(
     name: str, where: str, source: bytes
 ) -> tuple[str, frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
-    tree = _parse(source, where)
+    try:
+        tree = ast.parse(source, filename=where)
+    except SyntaxError as err:
+        raise ValueError(f"{where}: not valid Python ({err.msg}, line {err.lineno})") from err
     package = name.partition(".")[0]
     entries: list[tuple[str, frozenset[str]]] | None = (
         [] if name == f"{package}.{REGISTRY}" else None
     )
     imports = _scan(tree, name, where.endswith("__init__.py"), package, entries, where)
-    return _tree_digest(tree), frozenset(imports), tuple(entries or ())
+    digest = hashlib.sha256(ast.dump(tree, include_attributes=False).encode("utf-8")).hexdigest()
+    return digest, frozenset(imports), tuple(entries or ())
 
 
 def load_module(name: str, file: Path) -> Module:
@@ -379,12 +371,6 @@ def data_file_hashes(modules: Iterable[str], package_dir: Path = PACKAGE_DIR) ->
 
 
 # --- keys ----------------------------------------------------------------------------------------
-
-
-def manifest_hash(work: Path) -> str:
-    """Hash of ``<work>/prepared/manifest.json``, or ``"absent"`` before data preparation."""
-    manifest = work / "prepared" / "manifest.json"
-    return hash_file(manifest) if manifest.is_file() else "absent"
 
 
 #: the fields of the manifest that concern every dataset (its format), hashed into every digest

@@ -273,7 +273,8 @@ def plan(
 # --- running -------------------------------------------------------------------------------------
 
 
-def _stderr(message: str) -> None:
+def to_stderr(message: str) -> None:
+    """The default ``progress`` of a reproduce or its variants: each line to stderr at once."""
     print(message, file=sys.stderr, flush=True)
 
 
@@ -307,7 +308,7 @@ def reproduce(
     force: bool = False,
     work: Path | str | None = None,
     kernel_name: str = KERNEL_NAME,
-    progress: Callable[[str], None] | None = _stderr,
+    progress: Callable[[str], None] | None = to_stderr,
     encode_first: bool = True,
     backend: str = config.ENCODER_BACKEND,
 ) -> ReproduceReport:
