@@ -25,7 +25,7 @@ every claim on the set beside the default (:func:`set_report`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -143,7 +143,6 @@ def reproduce_dataset(
     work: Path | str | None = None,
     jobs: int = 1,
     declarations: Path | str | None = None,
-    progress: Callable[[str], None] | None = None,
     plan_only: bool = False,
 ) -> Any:
     """Run (or with ``plan_only`` plan) every declared run on the set of ``dataset``
@@ -159,10 +158,7 @@ def reproduce_dataset(
     decl = set_declarations(load_declarations(declarations), dataset, train_dataset)
     if plan_only:
         return plan(decl, profile=profile, work=root)
-    if progress is None:
-        report = reproduce(decl, profile=profile, jobs=jobs, work=root)
-    else:
-        report = reproduce(decl, profile=profile, jobs=jobs, work=root, progress=progress)
+    report = reproduce(decl, profile=profile, jobs=jobs, work=root)
     for result in report.results:  # what `regime verdicts --dataset` says of a failed run
         error_file = root / "runs" / result.run_id / ERROR_FILENAME
         if result.status in ("failed", "blocked") and result.error:

@@ -97,9 +97,6 @@ class ReproduceReport:
     def ok(self) -> bool:
         return all(r.status in ("ran", "skipped") for r in self.results)
 
-    def by_id(self) -> dict[str, RunResult]:
-        return {r.run_id: r for r in self.results}
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "profile": self.profile,

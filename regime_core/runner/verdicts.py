@@ -227,8 +227,7 @@ def cutoff_flag(record: Record) -> str | None:
     >>> cutoff_flag(Record({"config": {"k": 3}, "numbers": {}}))
     "cutoff k = 3, not the paper's R@5"
     """
-    config_ = record.get("config")
-    k = config_.get("k") if isinstance(config_, Mapping) else None
+    k = (record.get("config") or {}).get("k")
     if isinstance(k, bool) or not isinstance(k, int) or k == config.HEADLINE_K:
         return None
     return f"cutoff k = {k}, not the paper's R@{config.HEADLINE_K}"
