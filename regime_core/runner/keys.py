@@ -415,11 +415,6 @@ def manifest_digest(work: Path, datasets: Iterable[str] | None) -> str:
     return hashlib.sha256(canonical_json(digest).encode("utf-8")).hexdigest()
 
 
-def key_of(components: Mapping[str, Any]) -> str:
-    """The key: SHA-256 of the canonical JSON of the components."""
-    return hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
-
-
 def run_keys(
     decl: Declarations,
     profile: str,
@@ -450,7 +445,8 @@ def run_keys(
         }
         if backend != config.ENCODER_BACKEND:
             components["backend"] = backend
-        keys[run_id] = {"key": key_of(components), "components": components}
+        key = hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
+        keys[run_id] = {"key": key, "components": components}
     return keys
 
 
