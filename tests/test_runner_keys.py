@@ -439,7 +439,10 @@ def test_on_the_repository_package_a_run_counts_its_own_entry_not_the_others(
     from regime_core.runner.runs import RUNS
 
     entries = keys.registry_entries()
-    assert entries == {run_id: frozenset(run.modules) for run_id, run in RUNS.items()}
+    assert entries == {
+        run_id: frozenset(ref.partition(":")[0] for ref in (run.config_ref, run.run_ref) if ref)
+        for run_id, run in RUNS.items()
+    }
     found = keys.run_keys(load_declarations(), "quick", tmp_path / "work")
     modules = {run_id: set(info["components"]["modules"]) for run_id, info in found.items()}
     for run_id, named in entries.items():
