@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -172,29 +172,6 @@ def reproduce_dataset(
 # --- verdicts --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SetClaim:
-    """A claim judged on the default records and on a set's (either side None when it is not
-    judged there, with the reason)."""
-
-    claim_id: str
-    claim: str
-    default: Mapping[str, Any] | None
-    variant: Mapping[str, Any] | None
-    default_not_judged: str | None = None
-    not_judged: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {"id": self.claim_id, "claim": self.claim}
-        entry["default"] = self.default
-        if self.default is None:
-            entry["default_not_judged"] = self.default_not_judged
-        entry["variant"] = self.variant
-        if self.variant is None:
-            entry["not_judged"] = self.not_judged
-        return entry
-
-
 def _side_verdicts(
     work: Path, claims: Sequence[Any], roles: Mapping[str, Any]
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
@@ -272,20 +249,18 @@ def set_report(
     claims, roles = load_claims(claims_file), load_roles(claims_file)
     default, default_reasons = _side_verdicts(paths.work_dir(work), claims, roles)
     variant, reasons = _side_verdicts(root, claims, roles)
-    rows = [
-        SetClaim(
-            c.id,
-            c.claim,
-            default.get(c.id),
-            variant.get(c.id),
-            default_reasons.get(c.id),
-            reasons.get(c.id),
-        )
-        for c in claims
-    ]
+    rows: list[dict[str, Any]] = []
+    for c in claims:  # each side None when the claim is not judged there, with the reason
+        row: dict[str, Any] = {"id": c.id, "claim": c.claim, "default": default.get(c.id)}
+        if row["default"] is None:
+            row["default_not_judged"] = default_reasons.get(c.id)
+        row["variant"] = variant.get(c.id)
+        if row["variant"] is None:
+            row["not_judged"] = reasons.get(c.id)
+        rows.append(row)
     return {
         "set": {"dataset": dataset, "path": str(root)},
-        "claims": [row.to_dict() for row in rows],
-        "judged": sum(row.variant is not None for row in rows),
-        "not_judged": sum(row.variant is None for row in rows),
+        "claims": rows,
+        "judged": sum(row["variant"] is not None for row in rows),
+        "not_judged": sum(row["variant"] is None for row in rows),
     }
