@@ -267,13 +267,6 @@ def load_module(name: str, file: Path) -> Module:
     return Module(name, file, digest, imports, entries)
 
 
-def _is_presentation(name: str, package: str) -> bool:
-    return any(
-        name == f"{package}.{prefix}" or name.startswith(f"{package}.{prefix}.")
-        for prefix in PRESENTATION
-    )
-
-
 def _with_parents(name: str, package: str) -> Iterator[str]:
     parts = name.split(".")
     for end in range(1, len(parts) + 1):
@@ -291,13 +284,15 @@ def computation_modules(
     (see the module docstring); by name, sorted. ``loaded`` keeps the modules read so far, for
     several calls on an unchanged package (one :func:`run_keys`)."""
     package = package_dir.name
+    # with the dot: the wing itself and its modules (f"{name}."), not a module named like it
+    presentation = tuple(f"{package}.{prefix}." for prefix in PRESENTATION)
     files = module_files(package_dir)
     seen = {} if loaded is None else loaded
     found: dict[str, Module] = {}
     stack = [n for root in roots for n in _with_parents(root, package)]
     while stack:
         name = stack.pop()
-        if name in found or name not in files or _is_presentation(name, package):
+        if name in found or name not in files or f"{name}.".startswith(presentation):
             continue
         if name not in seen:
             seen[name] = load_module(name, files[name])
