@@ -26,7 +26,7 @@ from regime_core.runner.declarations import (
 )
 from regime_core.runner.identity import variant_hash
 from regime_core.runner.records import load_record
-from regime_core.runner.runs import RUNS
+from regime_core.runner.runs import RUNS, Run
 
 NOTEBOOKS = sorted((paths.REPO_ROOT / "notebooks").glob("*.ipynb"))
 
@@ -171,9 +171,14 @@ def test_a_missing_work_directory_is_an_error_only_for_a_run_that_reads_prepared
         start("data_regimes", {"work_dir": str(missing), "output_dir": str(tmp_path / "o2")})
 
 
+def _refs(run: Run) -> list[str]:
+    """The ``"module:attribute"`` strings an entry names: its config's and its run function's."""
+    return [ref for ref in (run.config_ref, run.run_ref) if ref]
+
+
 def test_importing_the_registry_imports_no_run_s_own_module() -> None:
     """Entries name their config and run function by string, imported when first read."""
-    own = sorted({m for run in RUNS.values() for m in run.modules})
+    own = sorted({ref.partition(":")[0] for run in RUNS.values() for ref in _refs(run)})
     code = "import sys, regime_core.{} as r; print(sorted(sys.modules))"
     loaded = {
         module: subprocess.run(
@@ -183,10 +188,10 @@ def test_importing_the_registry_imports_no_run_s_own_module() -> None:
     }
     assert [m for m in own if f"'{m}'" in loaded["registry"]] == []
     assert "'regime_core.book" not in loaded["runner.runs"]  # the table names the book's functions
-    assert RUNS["robustness"].modules == (
+    assert sorted(ref.partition(":")[0] for ref in _refs(RUNS["robustness"])) == [
         "regime_core.experiments.robustness",
         "regime_core.experiments.robustness_grid",
-    )
+    ]
     run = RUNS["robustness"].run  # imported now
     assert run is not None and run.__name__ == "run_robustness"
 

@@ -87,19 +87,19 @@ def _edit(file: Path, old: str, new: str) -> None:
 # --- the module rule -----------------------------------------------------------------------------
 
 
-def test_code_digest_ignores_docstrings_comments_and_layout_only() -> None:
-    base = keys.code_digest(
+def test_module_digest_ignores_docstrings_comments_and_layout_only(tmp_path: Path) -> None:
+    def digest(source: str) -> str:
+        file = tmp_path / "m.py"
+        file.write_text(source)
+        return keys.load_module("pkg.m", file).digest
+
+    base = digest(
         '"""Module."""\nclass A:\n    """Class."""\n    x: int = 1\n    """Attribute."""\n\n'
         "    def f(self):\n        'Function.'\n        return self.x  # why\n"
     )
-    same = keys.code_digest(
-        "class A:\n    x: int = 1\n\n\n\n    def f(self):\n        return (self.x)\n"
-    )
+    same = digest("class A:\n    x: int = 1\n\n\n\n    def f(self):\n        return (self.x)\n")
     assert base == same
-    assert (
-        keys.code_digest("class A:\n    x: int = 2\n    def f(self):\n        return self.x")
-        != base
-    )
+    assert digest("class A:\n    x: int = 2\n    def f(self):\n        return self.x") != base
 
 
 def test_imports_are_followed_transitively_without_entering_the_book_wing(tmp_path: Path) -> None:
@@ -439,7 +439,10 @@ def test_on_the_repository_package_a_run_counts_its_own_entry_not_the_others(
     from regime_core.runner.runs import RUNS
 
     entries = keys.registry_entries()
-    assert entries == {run_id: frozenset(run.modules) for run_id, run in RUNS.items()}
+    assert entries == {
+        run_id: frozenset(ref.partition(":")[0] for ref in (run.config_ref, run.run_ref) if ref)
+        for run_id, run in RUNS.items()
+    }
     found = keys.run_keys(load_declarations(), "quick", tmp_path / "work")
     modules = {run_id: set(info["components"]["modules"]) for run_id, info in found.items()}
     for run_id, named in entries.items():

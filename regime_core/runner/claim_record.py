@@ -163,9 +163,8 @@ def _holm_comparison(record: Record, keys: Mapping[str, Any], found: Comparison)
             _number(record, f"{node}.ci_lo_unadjusted"),
             _number(record, f"{node}.ci_hi_unadjusted"),
         )
-    if level is None:
-        return replace(found, holm=True, ci_nominal=nominal)
-    return replace(found, confidence=1.0 - level, holm=True, ci_nominal=nominal)
+    confidence = found.confidence if level is None else 1.0 - level
+    return replace(found, confidence=confidence, holm=True, ci_nominal=nominal)
 
 
 def _level(record: Record, keys: Mapping[str, Any]) -> Level:

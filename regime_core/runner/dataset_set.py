@@ -25,8 +25,8 @@ every claim on the set beside the default (:func:`set_report`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +143,6 @@ def reproduce_dataset(
     work: Path | str | None = None,
     jobs: int = 1,
     declarations: Path | str | None = None,
-    progress: Callable[[str], None] | None = None,
     plan_only: bool = False,
 ) -> Any:
     """Run (or with ``plan_only`` plan) every declared run on the set of ``dataset``
@@ -159,10 +158,7 @@ def reproduce_dataset(
     decl = set_declarations(load_declarations(declarations), dataset, train_dataset)
     if plan_only:
         return plan(decl, profile=profile, work=root)
-    if progress is None:
-        report = reproduce(decl, profile=profile, jobs=jobs, work=root)
-    else:
-        report = reproduce(decl, profile=profile, jobs=jobs, work=root, progress=progress)
+    report = reproduce(decl, profile=profile, jobs=jobs, work=root)
     for result in report.results:  # what `regime verdicts --dataset` says of a failed run
         error_file = root / "runs" / result.run_id / ERROR_FILENAME
         if result.status in ("failed", "blocked") and result.error:
@@ -174,29 +170,6 @@ def reproduce_dataset(
 
 
 # --- verdicts --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SetClaim:
-    """A claim judged on the default records and on a set's (either side None when it is not
-    judged there, with the reason)."""
-
-    claim_id: str
-    claim: str
-    default: Mapping[str, Any] | None
-    variant: Mapping[str, Any] | None
-    default_not_judged: str | None = None
-    not_judged: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {"id": self.claim_id, "claim": self.claim}
-        entry["default"] = self.default
-        if self.default is None:
-            entry["default_not_judged"] = self.default_not_judged
-        entry["variant"] = self.variant
-        if self.variant is None:
-            entry["not_judged"] = self.not_judged
-        return entry
 
 
 def _side_verdicts(
@@ -247,13 +220,8 @@ def _side_verdicts(
             continue
         judged[claim.id] = {
             "state": verdict.judgement.verdict,  # the verdict itself, whatever its words
-            "verdict": verdict.judgement.words,
-            "flags": list(verdict.judgement.flags),
+            **verdict.side(),
             "reason": verdict.judgement.reason,
-            "ours": verdict.ours,
-            "ours_text": verdict.values.text(),
-            "computed_on": verdict.computed_on,
-            "data": dict(verdict.roles or {}),
         }
     return judged, reasons
 
@@ -281,20 +249,18 @@ def set_report(
     claims, roles = load_claims(claims_file), load_roles(claims_file)
     default, default_reasons = _side_verdicts(paths.work_dir(work), claims, roles)
     variant, reasons = _side_verdicts(root, claims, roles)
-    rows = [
-        SetClaim(
-            c.id,
-            c.claim,
-            default.get(c.id),
-            variant.get(c.id),
-            default_reasons.get(c.id),
-            reasons.get(c.id),
-        )
-        for c in claims
-    ]
+    rows: list[dict[str, Any]] = []
+    for c in claims:  # each side None when the claim is not judged there, with the reason
+        row: dict[str, Any] = {"id": c.id, "claim": c.claim, "default": default.get(c.id)}
+        if row["default"] is None:
+            row["default_not_judged"] = default_reasons.get(c.id)
+        row["variant"] = variant.get(c.id)
+        if row["variant"] is None:
+            row["not_judged"] = reasons.get(c.id)
+        rows.append(row)
     return {
         "set": {"dataset": dataset, "path": str(root)},
-        "claims": [row.to_dict() for row in rows],
-        "judged": sum(row.variant is not None for row in rows),
-        "not_judged": sum(row.variant is None for row in rows),
+        "claims": rows,
+        "judged": sum(row["variant"] is not None for row in rows),
+        "not_judged": sum(row["variant"] is None for row in rows),
     }

@@ -113,11 +113,7 @@ def notebook_parameters(notebook: Path) -> list[str]:
     Read with ``ast`` rather than papermill, so that a notebook opened in plain Jupyter (Binder
     installs no papermill) can find its own parameters; ``tests/test_runner_declarations.py``
     checks that papermill's parser reads the same names from every shipped notebook."""
-    names: list[str] = []
-    for name, _ in _parameter_assignments(notebook):
-        if name not in names:
-            names.append(name)
-    return names
+    return list(dict.fromkeys(name for name, _ in _parameter_assignments(notebook)))
 
 
 def notebook_defaults(notebook: Path) -> dict[str, Any]:

@@ -267,16 +267,6 @@ def freeze(
     return frozen
 
 
-def load_records(work: Path | str, runs: Sequence[str] | None = None) -> dict[str, Record]:
-    """The records under ``<work>/results``: the named runs (missing ones skipped), or all."""
-    results = paths.results_dir(work)
-    if runs is None:
-        runs = sorted(p.name for p in results.iterdir() if (p / "record.json").is_file())
-    return {
-        run: load_record(results / run) for run in runs if (results / run / "record.json").is_file()
-    }
-
-
 _HEADER = """\
 # Our own numbers from the `{profile}` profile, frozen with their absolute tolerances.
 # GENERATED; do not edit by hand. Regenerate after an intended change:
@@ -376,7 +366,9 @@ def declared_records(
     """The run ids of ``reproduce.yml`` (``declarations``) and the records of those that have one
     under ``<work>/results``."""
     run_ids = list(load_declarations(declarations).runs)
-    return run_ids, load_records(paths.work_dir(work), run_ids)
+    results = paths.results_dir(work)
+    held = [run for run in run_ids if (results / run / "record.json").is_file()]
+    return run_ids, {run: load_record(results / run) for run in held}
 
 
 def freeze_work(

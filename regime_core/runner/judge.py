@@ -500,10 +500,8 @@ def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
     if side == "within":
         decided = (ours.ci_lo > -null and ours.ci_hi < null) or ours.ci_hi <= -null
         decided = decided or ours.ci_lo >= null
-    elif null != 0.0:
-        decided = ours.ci_lo > null or ours.ci_hi < null
     else:
-        decided = ours.ci_lo > 0.0 or ours.ci_hi < 0.0
+        decided = ours.ci_lo > null or ours.ci_hi < null
     observed_needed = None
     if not decided and alternative != 0.0:
         observed_needed = questions_needed(

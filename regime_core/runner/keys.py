@@ -162,12 +162,6 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    """Remove every statement that is a bare string (docstrings, attribute docstrings)."""
-    _scan(tree, "", False)
-    return tree
-
-
 def _is_entry(node: ast.AST) -> TypeGuard[ast.Call]:
     """A call of :data:`ENTRY` (``Run(...)`` or ``registry.Run(...)``)."""
     if not isinstance(node, ast.Call):
@@ -246,40 +240,21 @@ def _scan(
     return names
 
 
-def _parse(source: str | bytes, where: str) -> ast.Module:
-    try:
-        return ast.parse(source, filename=where)
-    except SyntaxError as err:
-        raise ValueError(f"{where}: not valid Python ({err.msg}, line {err.lineno})") from err
-
-
-def _tree_digest(tree: ast.AST) -> str:
-    dump = ast.dump(tree, include_attributes=False)
-    return hashlib.sha256(dump.encode("utf-8")).hexdigest()
-
-
-def code_digest(source: str | bytes, where: str = "<source>") -> str:
-    r"""SHA-256 of a module's syntax tree without its docstrings (comments never count).
-
-    >>> code_digest("'One.'\nx = 1  # a comment\n") == code_digest("'Two.'\nx = 1")
-    True
-    >>> code_digest("x = 1\n") == code_digest("x = 2\n")
-    False
-    """
-    return _tree_digest(_strip_docstrings(_parse(source, where)))
-
-
 @lru_cache(maxsize=4096)
 def _module_info(
     name: str, where: str, source: bytes
 ) -> tuple[str, frozenset[str], tuple[tuple[str, frozenset[str]], ...]]:
-    tree = _parse(source, where)
+    try:
+        tree = ast.parse(source, filename=where)
+    except SyntaxError as err:
+        raise ValueError(f"{where}: not valid Python ({err.msg}, line {err.lineno})") from err
     package = name.partition(".")[0]
     entries: list[tuple[str, frozenset[str]]] | None = (
         [] if name == f"{package}.{REGISTRY}" else None
     )
     imports = _scan(tree, name, where.endswith("__init__.py"), package, entries, where)
-    return _tree_digest(tree), frozenset(imports), tuple(entries or ())
+    digest = hashlib.sha256(ast.dump(tree, include_attributes=False).encode("utf-8")).hexdigest()
+    return digest, frozenset(imports), tuple(entries or ())
 
 
 def load_module(name: str, file: Path) -> Module:
@@ -290,13 +265,6 @@ def load_module(name: str, file: Path) -> Module:
         raise ValueError(f"{err} (module {name})") from err
     digest, imports, entries = _module_info(name, str(file), source)
     return Module(name, file, digest, imports, entries)
-
-
-def _is_presentation(name: str, package: str) -> bool:
-    return any(
-        name == f"{package}.{prefix}" or name.startswith(f"{package}.{prefix}.")
-        for prefix in PRESENTATION
-    )
 
 
 def _with_parents(name: str, package: str) -> Iterator[str]:
@@ -316,13 +284,15 @@ def computation_modules(
     (see the module docstring); by name, sorted. ``loaded`` keeps the modules read so far, for
     several calls on an unchanged package (one :func:`run_keys`)."""
     package = package_dir.name
+    # with the dot: the wing itself and its modules (f"{name}."), not a module named like it
+    presentation = tuple(f"{package}.{prefix}." for prefix in PRESENTATION)
     files = module_files(package_dir)
     seen = {} if loaded is None else loaded
     found: dict[str, Module] = {}
     stack = [n for root in roots for n in _with_parents(root, package)]
     while stack:
         name = stack.pop()
-        if name in found or name not in files or _is_presentation(name, package):
+        if name in found or name not in files or f"{name}.".startswith(presentation):
             continue
         if name not in seen:
             seen[name] = load_module(name, files[name])
@@ -398,12 +368,6 @@ def data_file_hashes(modules: Iterable[str], package_dir: Path = PACKAGE_DIR) ->
 # --- keys ----------------------------------------------------------------------------------------
 
 
-def manifest_hash(work: Path) -> str:
-    """Hash of ``<work>/prepared/manifest.json``, or ``"absent"`` before data preparation."""
-    manifest = work / "prepared" / "manifest.json"
-    return hash_file(manifest) if manifest.is_file() else "absent"
-
-
 #: the fields of the manifest that concern every dataset (its format), hashed into every digest
 _MANIFEST_FORMAT_FIELDS: tuple[str, ...] = ("schema", "version", "strict")
 
@@ -446,11 +410,6 @@ def manifest_digest(work: Path, datasets: Iterable[str] | None) -> str:
     return hashlib.sha256(canonical_json(digest).encode("utf-8")).hexdigest()
 
 
-def key_of(components: Mapping[str, Any]) -> str:
-    """The key: SHA-256 of the canonical JSON of the components."""
-    return hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
-
-
 def run_keys(
     decl: Declarations,
     profile: str,
@@ -481,7 +440,8 @@ def run_keys(
         }
         if backend != config.ENCODER_BACKEND:
             components["backend"] = backend
-        keys[run_id] = {"key": key_of(components), "components": components}
+        key = hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
+        keys[run_id] = {"key": key, "components": components}
     return keys
 
 

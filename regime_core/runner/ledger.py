@@ -162,10 +162,6 @@ def rejudge(
     return judge_values(claim, _values(counts, method, levels)).plain_words
 
 
-def _holm_nodes(record: Record, counts: Mapping[str, Counts]) -> bool:
-    return any("p_holm" in record.node(c.node) for c in counts.values())
-
-
 @dataclass(frozen=True)
 class MethodVerdicts:
     """A comparison claim's verdict under each interval method (by method)."""
@@ -193,9 +189,10 @@ def verdicts_by_method(
         if counts is None:
             continue
         verdicts = {}
+        in_holm_family = any("p_holm" in record.node(c.node) for c in counts.values())
         for method in methods:
             confidence: float | dict[str, float] = config.CONFIDENCE
-            if _holm_nodes(record, counts):
+            if in_holm_family:
                 levels = _holm_family(record, counts, method)
                 confidence = {label: 1.0 - level for label, level in levels.items()}
             verdicts[method] = rejudge(claim, counts, method, confidence)

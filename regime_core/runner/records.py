@@ -353,13 +353,8 @@ class MissingNumberError(KeyError):
         self.record, self.key = record, key
 
     def __str__(self) -> str:
-        return _missing_key_message(self.record, self.key)
-
-
-def _missing_key_message(record: Mapping[str, Any], key: str) -> str:
-    keys = list(iter_number_keys(record["numbers"]))
-    near = difflib.get_close_matches(key, keys, n=5, cutoff=0.5)
-    if not near:
-        near = keys[:5]
-    hint = ", ".join(near) if near else "(the record has no numbers)"
-    return f"record {record.get('name', '?')!r} has no number {key!r}; near keys: {hint}"
+        keys = list(iter_number_keys(self.record["numbers"]))
+        near = difflib.get_close_matches(self.key, keys, n=5, cutoff=0.5) or keys[:5]
+        hint = ", ".join(near) if near else "(the record has no numbers)"
+        name = self.record.get("name", "?")
+        return f"record {name!r} has no number {self.key!r}; near keys: {hint}"

@@ -97,9 +97,6 @@ class ReproduceReport:
     def ok(self) -> bool:
         return all(r.status in ("ran", "skipped") for r in self.results)
 
-    def by_id(self) -> dict[str, RunResult]:
-        return {r.run_id: r for r in self.results}
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "profile": self.profile,
@@ -273,7 +270,8 @@ def plan(
 # --- running -------------------------------------------------------------------------------------
 
 
-def _stderr(message: str) -> None:
+def to_stderr(message: str) -> None:
+    """The default ``progress`` of a reproduce or its variants: each line to stderr at once."""
     print(message, file=sys.stderr, flush=True)
 
 
@@ -307,7 +305,7 @@ def reproduce(
     force: bool = False,
     work: Path | str | None = None,
     kernel_name: str = KERNEL_NAME,
-    progress: Callable[[str], None] | None = _stderr,
+    progress: Callable[[str], None] | None = to_stderr,
     encode_first: bool = True,
     backend: str = config.ENCODER_BACKEND,
 ) -> ReproduceReport:

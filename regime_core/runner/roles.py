@@ -33,13 +33,9 @@ from regime_core.runner.records import Record
 
 
 def _datasets(value: Any) -> list[str]:
-    if value is None:
-        return []
     if isinstance(value, str):
         return [value]
-    if isinstance(value, Sequence):
-        return [str(v) for v in value]
-    return []
+    return [str(v) for v in value] if isinstance(value, Sequence) else []
 
 
 def role_filling(roles: Mapping[str, Role], run: str, config: Mapping[str, Any]) -> dict[str, str]:

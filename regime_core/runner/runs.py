@@ -67,12 +67,6 @@ class Run:
         return None if self.run_ref is None else _resolve(self.run_ref)
 
     @property
-    def modules(self) -> tuple[str, ...]:
-        """The modules the entry names (its config's and its run function's), sorted."""
-        named = (self.config_ref, *([self.run_ref] if self.run_ref else []))
-        return tuple(sorted({target.partition(":")[0] for target in named}))
-
-    @property
     def spec(self) -> RunSpec:
         """The run's declaration in ``reproduce.yml`` (parameters, profiles, dependencies)."""
         return _declared()[self.id]

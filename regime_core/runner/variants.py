@@ -20,7 +20,6 @@ Everything is checked before anything runs; a bad item is a ``ValueError`` namin
 from __future__ import annotations
 
 import dataclasses
-import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -51,7 +50,7 @@ from regime_core.runner.execution import (
 from regime_core.runner.identity import input_differences, variant_hash, write_identity
 from regime_core.runner.keys import run_keys
 from regime_core.runner.records import canonical_json, load_record
-from regime_core.runner.reproduce import stale_reasons, writing_lock
+from regime_core.runner.reproduce import KERNEL_NAME, stale_reasons, to_stderr, writing_lock
 from regime_core.runner.runs import RUNS
 from regime_core.strict_json import JSONProblem, parse_yaml
 
@@ -368,10 +367,6 @@ class VariantReport:
         return "\n".join(lines)
 
 
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def prepare_variants(
     decl: Declarations,
     items: Sequence[str],
@@ -403,8 +398,8 @@ def reproduce_variants(
     *,
     profile: str = DEFAULT_PROFILE,
     work: Path | str | None = None,
-    kernel_name: str = "python3",
-    progress: Callable[[str], None] | None = _stderr,
+    kernel_name: str = KERNEL_NAME,
+    progress: Callable[[str], None] | None = to_stderr,
 ) -> VariantReport:
     """Execute the variants ``items`` make, one after another (see the module docstring).
 

@@ -89,6 +89,18 @@ class ClaimVerdict:
         """Our side's :data:`~regime_core.runner.ours.OURS_FIELDS` (absent values None)."""
         return self.values.summary()
 
+    def side(self) -> dict[str, Any]:
+        """The verdict, our side and its data: one side of a claim judged on two sets of
+        records (``regime verdicts --variant`` and ``--dataset``)."""
+        return {
+            "verdict": self.judgement.words,
+            "flags": list(self.judgement.flags),
+            "data": dict(self.roles or {}),
+            "ours": self.ours,
+            "ours_text": self.values.text(),
+            "computed_on": self.computed_on,
+        }
+
     def to_dict(self) -> dict[str, Any]:
         """The object ``regime verdicts --json`` prints for this claim."""
         return {
@@ -215,8 +227,7 @@ def cutoff_flag(record: Record) -> str | None:
     >>> cutoff_flag(Record({"config": {"k": 3}, "numbers": {}}))
     "cutoff k = 3, not the paper's R@5"
     """
-    config_ = record.get("config")
-    k = config_.get("k") if isinstance(config_, Mapping) else None
+    k = (record.get("config") or {}).get("k")
     if isinstance(k, bool) or not isinstance(k, int) or k == config.HEADLINE_K:
         return None
     return f"cutoff k = {k}, not the paper's R@{config.HEADLINE_K}"
@@ -349,24 +360,13 @@ class VariantClaim:
         entry: dict[str, Any] = {
             "id": claim.id,
             "claim": claim.claim,
-            "default": _side(self.default),
+            "default": self.default.side(),
         }
         if self.variant is None:
             entry.update(variant=None, not_judged=self.not_judged)
         else:
-            entry["variant"] = _side(self.variant)
+            entry["variant"] = self.variant.side()
         return entry
-
-
-def _side(v: ClaimVerdict) -> dict[str, Any]:
-    return {
-        "verdict": v.judgement.words,
-        "flags": list(v.judgement.flags),
-        "data": dict(v.roles or {}),
-        "ours": v.ours,
-        "ours_text": v.values.text(),
-        "computed_on": v.computed_on,
-    }
 
 
 @dataclass(frozen=True)
