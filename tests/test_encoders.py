@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from regime_core.encoders import (
     l2_normalize,
     minilm_path,
 )
-from regime_core.encoders.embed import JSON_KEYS
+from regime_core.encoders.embed import EmbedReport
 from regime_core.encoders.sentence_transformer import directory_sha256, resolve_model_source
 
 SENTENCES = [
@@ -246,7 +247,9 @@ def test_cli_embed_twice_second_run_is_all_cached(
     assert first["identity_hash"] == second["identity_hash"]
     assert first["digest"] == second["digest"] and len(first["digest"]) == 64
     assert (tmp_path / "embeddings" / first["identity_hash"] / "identity.json").exists()
-    assert set(first) == set(JSON_KEYS)  # the keys regime embed --json promises
+    assert set(first) == {
+        f.name for f in fields(EmbedReport)
+    }  # the keys regime embed --json promises
 
 
 def test_default_encoder_is_known() -> None:
