@@ -28,7 +28,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
@@ -46,9 +46,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 
 
 #: The lock each command holds on its work directory (``exclusive`` when it writes derived data
-#: there, ``shared`` when it only reads there, ``none`` when it uses no work directory), or a
-#: function of the parsed arguments giving one of these.
-LOCKS: dict[str, str | Callable[[Any], str]] = {
+#: there, ``shared`` when it only reads there, ``none`` when it uses no work directory).
+LOCKS: dict[str, str] = {
     "data prepare": "exclusive",
     "data stats": "shared",
     "data fetch": "none",  # writes the raw data directory, never a work directory
@@ -163,8 +162,7 @@ def _name_commands(parser: Any, words: tuple[str, ...]) -> None:
 
 def lock_mode(args: Any) -> str:
     """The lock the parsed command holds (:data:`LOCKS`; a command missing there writes)."""
-    mode = LOCKS.get(getattr(args, "command_path", ""), "exclusive")
-    return mode(args) if callable(mode) else mode
+    return LOCKS.get(getattr(args, "command_path", ""), "exclusive")
 
 
 def _run(args: Any) -> int:
@@ -172,27 +170,23 @@ def _run(args: Any) -> int:
     (:func:`regime_core.paths.use_work_dir`), holding the lock :data:`LOCKS` names."""
     from regime_core import paths
 
-    with paths.use_work_dir(getattr(args, "work", None)) as work:
-        return _run_locked(args, work)
-
-
-def _run_locked(args: Any, work: Any) -> int:
     mode = lock_mode(args)
-    if mode == "none":
-        return int(args.func(args) or 0)
-    from regime_core.locks import directory_lock
+    with paths.use_work_dir(getattr(args, "work", None)) as work:
+        if mode == "none":
+            return int(args.func(args) or 0)
+        from regime_core.locks import directory_lock
 
-    def waiting() -> None:
-        print(
-            f"regime: waiting for another regime command on {work} to finish",
-            file=sys.stderr,
-            flush=True,
-        )
+        def waiting() -> None:
+            print(
+                f"regime: waiting for another regime command on {work} to finish",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    with directory_lock(
-        work, what=f"regime {args.command_path}", shared=mode == "shared", on_wait=waiting
-    ):
-        return int(args.func(args) or 0)
+        with directory_lock(
+            work, what=f"regime {args.command_path}", shared=mode == "shared", on_wait=waiting
+        ):
+            return int(args.func(args) or 0)
 
 
 def _quiet_stdout() -> None:
