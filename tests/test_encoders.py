@@ -217,7 +217,6 @@ def test_cli_embed_twice_second_run_is_all_cached(
 ) -> None:
     import regime_core.data
     from regime_core.cli import embed
-    from regime_core.cli._common import register_module
 
     examples = [numbered_example(i) for i in range(3)]
     seen: dict[str, object] = {}
@@ -228,7 +227,7 @@ def test_cli_embed_twice_second_run_is_all_cached(
 
     monkeypatch.setattr(regime_core.data, "load_examples", fake_load)
     parser = argparse.ArgumentParser()
-    register_module(parser.add_subparsers(), embed)
+    embed.register(parser.add_subparsers())
     argv = ["embed", "toyworld", "--encoder", "tfidf", "--work", str(tmp_path), "--json"]
     outputs = []
     for _ in range(2):

@@ -1,8 +1,7 @@
 """The ``regime`` command. Each area registers its subcommands from its own module.
 
-A module in ``SUBCOMMAND_MODULES`` declares its one action as ``COMMAND``
-(:class:`~regime_core.cli._common.Command`, with ``add_arguments(parser)`` and ``run(args)``), or
-exposes ``register(subparsers)``, which adds its parsers and sets ``func`` (a callable taking the
+A module in ``SUBCOMMAND_MODULES`` exposes ``register(subparsers)``, which adds its parsers
+(:func:`~regime_core.cli._common.add_subcommand`) and sets ``func`` (a callable taking the
 parsed namespace and returning an exit code) on each.
 
 Every command holds its work directory's lock (:func:`regime_core.locks.directory_lock`)
@@ -135,15 +134,13 @@ def _parser_class() -> Any:
 def build_parser() -> Any:
     import importlib
 
-    from regime_core.cli._common import register_module
-
     parser = _parser_class()(
         prog="regime",
         description="Regime-conditional retrieval companion: data, retrieval, router, book.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
-        register_module(sub, importlib.import_module(f"regime_core.cli.{name}"))
+        importlib.import_module(f"regime_core.cli.{name}").register(sub)
     _name_commands(parser, ())
     return parser
 
