@@ -462,12 +462,6 @@ class Format:
     closed: bool = True
     meaning: str = ""
 
-    def field(self, name: str) -> Field:
-        for field in self.fields:
-            if field.name == name:
-                return field
-        raise KeyError(f"{self.name} has no field {name!r}")
-
     def check(self, value: Any, path: Path = ()) -> dict[str, Any]:
         if not isinstance(value, Mapping):
             raise _Refused(path, f"must be an object ({self.name}), got {_shown(value)}")
