@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +28,7 @@ from regime_core.encoders import (
     l2_normalize,
     minilm_path,
 )
-from regime_core.encoders.embed import JSON_KEYS
+from regime_core.encoders.embed import EmbedReport
 from regime_core.encoders.sentence_transformer import directory_sha256, resolve_model_source
 
 SENTENCES = [
@@ -216,7 +217,6 @@ def test_cli_embed_twice_second_run_is_all_cached(
 ) -> None:
     import regime_core.data
     from regime_core.cli import embed
-    from regime_core.cli._common import register_module
 
     examples = [numbered_example(i) for i in range(3)]
     seen: dict[str, object] = {}
@@ -227,7 +227,7 @@ def test_cli_embed_twice_second_run_is_all_cached(
 
     monkeypatch.setattr(regime_core.data, "load_examples", fake_load)
     parser = argparse.ArgumentParser()
-    register_module(parser.add_subparsers(), embed)
+    embed.register(parser.add_subparsers())
     argv = ["embed", "toyworld", "--encoder", "tfidf", "--work", str(tmp_path), "--json"]
     outputs = []
     for _ in range(2):
@@ -246,7 +246,9 @@ def test_cli_embed_twice_second_run_is_all_cached(
     assert first["identity_hash"] == second["identity_hash"]
     assert first["digest"] == second["digest"] and len(first["digest"]) == 64
     assert (tmp_path / "embeddings" / first["identity_hash"] / "identity.json").exists()
-    assert set(first) == set(JSON_KEYS)  # the keys regime embed --json promises
+    assert set(first) == {
+        f.name for f in fields(EmbedReport)
+    }  # the keys regime embed --json promises
 
 
 def test_default_encoder_is_known() -> None:

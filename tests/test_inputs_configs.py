@@ -9,7 +9,6 @@ import importlib
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
 import regime_core
@@ -102,15 +101,9 @@ def test_a_value_the_kind_refuses_names_the_class_and_field(cls: type, name: str
     assert info.value.field.startswith(name), info.value
 
 
-@pytest.mark.parametrize("cls", CONFIGS, ids=lambda c: c.__name__)
-def test_the_default_config_matches_its_json_schema(cls: Any) -> None:
-    schema = cls.input_format().json_schema()
-    jsonschema.validate(cls().to_dict(), schema)
-
-
 def test_a_field_means_what_its_attribute_docstring_says() -> None:
     from regime_core.experiments.t1_auc_margin import T1Config
 
-    alpha = T1Config.input_format().field("alpha")  # declared on RunConfig, a base
+    (alpha,) = [f for f in T1Config.input_format().fields if f.name == "alpha"]  # on RunConfig
     assert alpha.meaning.startswith("weight α of the bridge side")
     assert alpha.default == pytest.approx(0.25) and not alpha.required

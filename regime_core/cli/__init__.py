@@ -1,8 +1,7 @@
 """The ``regime`` command. Each area registers its subcommands from its own module.
 
-A module in ``SUBCOMMAND_MODULES`` declares its one action as ``COMMAND``
-(:class:`~regime_core.cli._common.Command`, with ``add_arguments(parser)`` and ``run(args)``), or
-exposes ``register(subparsers)``, which adds its parsers and sets ``func`` (a callable taking the
+A module in ``SUBCOMMAND_MODULES`` exposes ``register(subparsers)``, which adds its parsers
+(:func:`~regime_core.cli._common.add_subcommand`) and sets ``func`` (a callable taking the
 parsed namespace and returning an exit code) on each.
 
 Every command holds its work directory's lock (:func:`regime_core.locks.directory_lock`)
@@ -28,7 +27,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 SUBCOMMAND_MODULES: tuple[str, ...] = (
@@ -46,9 +45,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
 
 
 #: The lock each command holds on its work directory (``exclusive`` when it writes derived data
-#: there, ``shared`` when it only reads there, ``none`` when it uses no work directory), or a
-#: function of the parsed arguments giving one of these.
-LOCKS: dict[str, str | Callable[[Any], str]] = {
+#: there, ``shared`` when it only reads there, ``none`` when it uses no work directory).
+LOCKS: dict[str, str] = {
     "data prepare": "exclusive",
     "data stats": "shared",
     "data fetch": "none",  # writes the raw data directory, never a work directory
@@ -136,15 +134,13 @@ def _parser_class() -> Any:
 def build_parser() -> Any:
     import importlib
 
-    from regime_core.cli._common import register_module
-
     parser = _parser_class()(
         prog="regime",
         description="Regime-conditional retrieval companion: data, retrieval, router, book.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
-        register_module(sub, importlib.import_module(f"regime_core.cli.{name}"))
+        importlib.import_module(f"regime_core.cli.{name}").register(sub)
     _name_commands(parser, ())
     return parser
 
@@ -163,8 +159,7 @@ def _name_commands(parser: Any, words: tuple[str, ...]) -> None:
 
 def lock_mode(args: Any) -> str:
     """The lock the parsed command holds (:data:`LOCKS`; a command missing there writes)."""
-    mode = LOCKS.get(getattr(args, "command_path", ""), "exclusive")
-    return mode(args) if callable(mode) else mode
+    return LOCKS.get(getattr(args, "command_path", ""), "exclusive")
 
 
 def _run(args: Any) -> int:
@@ -172,27 +167,23 @@ def _run(args: Any) -> int:
     (:func:`regime_core.paths.use_work_dir`), holding the lock :data:`LOCKS` names."""
     from regime_core import paths
 
-    with paths.use_work_dir(getattr(args, "work", None)) as work:
-        return _run_locked(args, work)
-
-
-def _run_locked(args: Any, work: Any) -> int:
     mode = lock_mode(args)
-    if mode == "none":
-        return int(args.func(args) or 0)
-    from regime_core.locks import directory_lock
+    with paths.use_work_dir(getattr(args, "work", None)) as work:
+        if mode == "none":
+            return int(args.func(args) or 0)
+        from regime_core.locks import directory_lock
 
-    def waiting() -> None:
-        print(
-            f"regime: waiting for another regime command on {work} to finish",
-            file=sys.stderr,
-            flush=True,
-        )
+        def waiting() -> None:
+            print(
+                f"regime: waiting for another regime command on {work} to finish",
+                file=sys.stderr,
+                flush=True,
+            )
 
-    with directory_lock(
-        work, what=f"regime {args.command_path}", shared=mode == "shared", on_wait=waiting
-    ):
-        return int(args.func(args) or 0)
+        with directory_lock(
+            work, what=f"regime {args.command_path}", shared=mode == "shared", on_wait=waiting
+        ):
+            return int(args.func(args) or 0)
 
 
 def _quiet_stdout() -> None:

@@ -1,7 +1,6 @@
 """What the ``regime`` subcommands share: a subcommand whose help is its module's docstring, the
 ``--work``, ``--json`` and file options, and printing a result as one JSON object or as text.
-``add_subcommand`` makes a subcommand with its usual options and its ``func`` in one call; a
-module with one action declares it as a :class:`Command` and :func:`register_module` adds it.
+``add_subcommand`` makes a subcommand with its usual options and its ``func`` in one call.
 
 Values are checked where they are parsed (an error is argparse's usage error, exit 2): a path
 option (:func:`path_value`) is never empty (``Path("")`` would be the current directory) and a
@@ -34,9 +33,7 @@ import argparse
 import json
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from regime_core.inputs import InputError, Kind, check_value
@@ -229,45 +226,3 @@ def print_result(as_json: bool, payload: Any, text: str | Callable[[], str], **d
         print(json_text(payload, **dumps))
     else:
         print(text() if callable(text) else text)
-
-
-@dataclass(frozen=True)
-class Command:
-    """A one-action ``regime NAME`` command, declared by its module as ``COMMAND``.
-
-    The module also defines ``run(args) -> int`` and, when it takes options of its own,
-    ``add_arguments(parser)``. ``description`` (None: the module docstring, printed as written
-    unless ``raw_description`` is False), ``work``, ``json`` and ``files`` are those of
-    :func:`add_subcommand`.
-    """
-
-    name: str
-    help: str
-    description: str | None = None
-    raw_description: bool = True
-    work: str | None = WORK_HELP
-    json: bool = True
-    files: tuple[tuple[str, str, Path | None], ...] = ()
-
-
-def register_module(subparsers: Any, module: ModuleType) -> None:
-    """Add the command(s) of a ``regime_core.cli`` module: its ``COMMAND`` (a :class:`Command`),
-    or, for a module with several actions, whatever its ``register(subparsers)`` adds."""
-    command = getattr(module, "COMMAND", None)
-    if command is None:
-        module.register(subparsers)
-        return
-    parser = add_subcommand(
-        subparsers,
-        command.name,
-        module.run,
-        help=command.help,
-        description=command.description if command.description is not None else module.__doc__,
-        raw_description=command.raw_description,
-        work=command.work,
-        json=command.json,
-        files=command.files,
-    )
-    add_arguments = getattr(module, "add_arguments", None)
-    if add_arguments is not None:
-        add_arguments(parser)

@@ -15,18 +15,21 @@ and exits 1 when there is any; --sync rewrites them. With --json one JSON object
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from regime_core import paths
-from regime_core.cli._common import Command, print_result
-
-COMMAND = Command(
-    "citation",
-    help="print how to cite the paper and the companion; keep the files that follow it in step",
-    work=None,
-)
+from regime_core.cli._common import add_subcommand, print_result
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def register(subparsers: Any) -> None:
+    parser = add_subcommand(
+        subparsers,
+        "citation",
+        run,
+        description=__doc__,
+        work=None,
+        help="print how to cite the paper and the companion; keep the files that follow it in step",
+    )
     parser.add_argument("--bibtex", action="store_true", help="print BibTeX entries")
     action = parser.add_mutually_exclusive_group()
     action.add_argument(

@@ -13,20 +13,23 @@ With ``--json`` one JSON object is printed.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from regime_core import config
-from regime_core.cli._common import Command, print_result
-
-COMMAND = Command(
-    "demo",
-    help="show the two regimes on a small synthetic world (no data needed)",
-    work="keep the embedding store in WORK/embeddings (a second run encodes nothing)",
-)
+from regime_core.cli._common import add_subcommand, print_result
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def register(subparsers: Any) -> None:
     from regime_core.teaching.demo import DEMO_ENCODERS, DEMO_QUESTIONS, ROUTER_CHOICES
 
+    parser = add_subcommand(
+        subparsers,
+        "demo",
+        run,
+        description=__doc__,
+        help="show the two regimes on a small synthetic world (no data needed)",
+        work="keep the embedding store in WORK/embeddings (a second run encodes nothing)",
+    )
     parser.add_argument(
         "--n",
         type=int,

@@ -14,25 +14,34 @@ The stage itself is ``regime_core.encoders.embed.embed_dataset``.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from regime_core import config
-from regime_core.cli._common import Command, add_dataset_argument, json_text, name_value
+from regime_core.cli._common import add_dataset_argument, add_subcommand, name_value, print_result
 
 #: The options ``regime embed`` passes on to ``embed_dataset`` as they are.
 STAGE_OPTIONS: tuple[str, ...] = (
-    "work", "engine", "address", "num_workers", "device", "backend", "batch_size",
-)  # fmt: skip
-
-
-COMMAND = Command(
-    "embed", help="encode a prepared dataset's passages and queries into the embedding store"
+    "work",
+    "engine",
+    "address",
+    "num_workers",
+    "device",
+    "backend",
+    "batch_size",
 )
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def register(subparsers: Any) -> None:
     from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
     from regime_core.inputs.embed_options import ENGINES
 
+    parser = add_subcommand(
+        subparsers,
+        "embed",
+        run,
+        description=__doc__,
+        help="encode a prepared dataset's passages and queries into the embedding store",
+    )
     add_dataset_argument(parser)
     parser.add_argument(
         "--encoder",
@@ -84,13 +93,11 @@ def run(args: argparse.Namespace) -> int:
     # every option of the command is a keyword of the stage, under the same name
     options = {name: getattr(args, name) for name in STAGE_OPTIONS}
     report = embed_dataset(args.dataset, args.encoder, **options, progress=not args.json)
-    if args.json:
-        print(json_text(report.to_json(), sort_keys=True))
-    else:
-        print(
-            f"{report.dataset} / {report.encoder} ({report.identity_hash}, {report.engine}): "
-            f"{report.documents} passages, {report.queries} query texts; "
-            f"{report.encoded} encoded, {report.cached} cached, {report.seconds:.1f} s; "
-            f"digest {report.digest[:16]}"
-        )
+    text = (
+        f"{report.dataset} / {report.encoder} ({report.identity_hash}, {report.engine}): "
+        f"{report.documents} passages, {report.queries} query texts; "
+        f"{report.encoded} encoded, {report.cached} cached, {report.seconds:.1f} s; "
+        f"digest {report.digest[:16]}"
+    )
+    print_result(args.json, report.to_json(), text, sort_keys=True)
     return 0

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from regime_core import config, paths
 from regime_core.cli._common import (
-    Command,
     add_dataset_argument,
+    add_subcommand,
     alpha_value,
     count_value,
     name_value,
@@ -37,25 +37,25 @@ if TYPE_CHECKING:
 REPORTED_METRICS: tuple[str, ...] = (*(f"hit@{k}" for k in config.K_VALUES), "mrr")
 
 
-COMMAND = Command(
-    "retrieve",
-    help="rank the hop-2 passages of a prepared dataset with one query arm",
-    description=(
-        "Rank each question's hop-2 candidates with one query arm and report hit@k (the "
-        "paper's R@k) and MRR. Reads the examples written by `regime data prepare`; "
-        "embeddings are cached under the work directory."
-    ),
-    files=(
-        (
-            "--run-file",
-            "write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels",
-            None,
+def register(subparsers: Any) -> None:
+    p = add_subcommand(
+        subparsers,
+        "retrieve",
+        run,
+        help="rank the hop-2 passages of a prepared dataset with one query arm",
+        description=(
+            "Rank each question's hop-2 candidates with one query arm and report hit@k (the "
+            "paper's R@k) and MRR. Reads the examples written by `regime data prepare`; "
+            "embeddings are cached under the work directory."
         ),
-    ),
-)
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
+        files=[
+            (
+                "--run-file",
+                "write the ranking as a TREC run to PATH and the hop-2 qrels to PATH.qrels",
+                None,
+            )
+        ],
+    )
     add_dataset_argument(p)
     p.add_argument("--arm", required=True, choices=config.ARMS, help="the query arm")
     p.add_argument(

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from regime_core.cli._common import add_subcommand, json_text, path_value
+from regime_core.cli._common import add_subcommand, path_value, print_result
 
 
 def register(subparsers: Any) -> None:
@@ -90,13 +90,12 @@ def run_route(args: argparse.Namespace) -> int:
         args.question, args.bridge, bridge_title=args.bridge_title, model=args.model
     )
     out = decision_dict(decision)
-    if args.json:
-        print(json_text(out))
-        return 0
-    print(f"action       {out['action']}  (p(union) = {out['probability']:.3f})")
-    print(f"B_rel [{out['b_rel_index']}]    {out['b_rel']}")
-    for name, value in out["features"].items():
-        print(f"  {name:<28} {value:g}")
+    lines = [
+        f"action       {out['action']}  (p(union) = {out['probability']:.3f})",
+        f"B_rel [{out['b_rel_index']}]    {out['b_rel']}",
+        *(f"  {name:<28} {value:g}" for name, value in out["features"].items()),
+    ]
+    print_result(args.json, out, "\n".join(lines))
     return 0
 
 
@@ -157,13 +156,11 @@ def run_train(args: argparse.Namespace) -> int:
         },
         "seconds": round(seconds, 1),
     }
-    if args.json:
-        print(json_text(summary))
-    else:
-        print(f"wrote {path} (trained on {summary['n']} {cfg.dataset} items, {seconds:.0f} s)")
-        print(
-            f"cross-fitted: hit@{cfg.k} routed - q = {100 * c.diff:+.1f} pp "
-            f"[{100 * c.ci_lo:+.1f}, {100 * c.ci_hi:+.1f}], McNemar p = {c.p_value:.3g}"
-        )
+    text = (
+        f"wrote {path} (trained on {summary['n']} {cfg.dataset} items, {seconds:.0f} s)\n"
+        f"cross-fitted: hit@{cfg.k} routed - q = {100 * c.diff:+.1f} pp "
+        f"[{100 * c.ci_lo:+.1f}, {100 * c.ci_hi:+.1f}], McNemar p = {c.p_value:.3g}"
+    )
+    print_result(args.json, summary, text)
     sys.stdout.flush()
     return 0

@@ -29,16 +29,18 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from regime_core.cli._common import Command, print_result
-
-COMMAND = Command(
-    "verdicts",
-    help="judge every claim of the paper on a run's records",
-    files=(("--claims", "the claims file (default: the repository's paper_claims.yml)", None),),
-)
+from regime_core.cli._common import add_subcommand, print_result
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def register(subparsers: Any) -> None:
+    parser = add_subcommand(
+        subparsers,
+        "verdicts",
+        run,
+        description=__doc__,
+        help="judge every claim of the paper on a run's records",
+        files=[("--claims", "the claims file (default: the repository's paper_claims.yml)", None)],
+    )
     judged = parser.add_mutually_exclusive_group()  # they judge different things: one of them
     judged.add_argument(
         "--dataset",

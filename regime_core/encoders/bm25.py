@@ -82,8 +82,6 @@ class BM25Scorer:
                 )
         result = np.zeros((len(query_texts), columns.size), dtype=np.float32)
         for row, text in enumerate(query_texts):
-            if not isinstance(text, str):
-                raise ValueError(f"bm25: query_texts[{row}] is {type(text).__name__}, not a string")
             ids = self._query_token_ids(text)
             if ids:
                 result[row] = self.retriever_.get_scores(ids)[columns]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,10 +73,6 @@ class EmbedReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-#: The keys ``regime embed --json`` prints, in order (the first eight are the contract).
-JSON_KEYS: tuple[str, ...] = tuple(f.name for f in fields(EmbedReport))
 
 
 def query_texts(examples: Sequence[Example]) -> list[str]:
@@ -225,7 +221,7 @@ def embed_dataset(
     weights are absent (``ModelUnavailableError``, a ``FileNotFoundError``).
     """
     from regime_core.encoders.registry import check_device
-    from regime_core.encoders.store import EmbeddingStore
+    from regime_core.encoders.store import EmbeddingStore, Mode
     from regime_core.encoders.vectors import identity_hash
 
     options = {"engine": engine, "num_workers": num_workers, "batch_size": batch_size,
@@ -244,27 +240,18 @@ def embed_dataset(
     documents, queries = dataset_texts(dataset, work)
     encoder = make_encoder(encoder_name, documents, device=device, backend=backend, work=work)
     store = EmbeddingStore(paths.embeddings_dir(work))
-    work_items = [("document", documents), ("query", queries)]
+    work_items: list[tuple[Mode, list[str]]] = [("document", documents), ("query", queries)]
     workers = 1
     if engine == "local":
         encoded = cached = 0
         for mode, texts in work_items:
-            report = store.fill(
-                encoder,
-                texts,
-                mode,  # type: ignore[arg-type]
-                batch_size=batch_size,
-                progress=progress,
-            )
+            report = store.fill(encoder, texts, mode, batch_size=batch_size, progress=progress)
             encoded += report.n_encoded
             cached += report.n_cached
     else:
         from regime_core.encoders.ray_engine import encode_with_ray
 
-        missing_by_mode = {
-            mode: store.missing(encoder, texts, mode)  # type: ignore[arg-type]
-            for mode, texts in work_items
-        }
+        missing_by_mode = {mode: store.missing(encoder, texts, mode) for mode, texts in work_items}
         encoded = sum(len(m) for m in missing_by_mode.values())
         cached = len(documents) + len(queries) - encoded
         workers = encode_with_ray(

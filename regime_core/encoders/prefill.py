@@ -134,7 +134,7 @@ def fill_for_runs(
     from regime_core.data import corpus_passages, load_examples
     from regime_core.encoders.embed import make_encoder, query_texts
     from regime_core.encoders.registry import KNOWN_ENCODERS
-    from regime_core.encoders.store import EmbeddingStore
+    from regime_core.encoders.store import EmbeddingStore, Mode
     from regime_core.retrieval import document_text
 
     store = EmbeddingStore(paths.embeddings_dir(work))
@@ -157,18 +157,17 @@ def fill_for_runs(
         )
         seen: dict[str, set[str]] = {"document": set(), "query": set()}
         encoded = texts = 0
-        for mode, listed in [("document", passages), ("query", queries), ("query", bridges)]:
+        work_items: list[tuple[Mode, Iterable[str]]] = [
+            ("document", passages),
+            ("query", queries),
+            ("query", bridges),
+        ]
+        for mode, listed in work_items:
             unique = [t for t in dict.fromkeys(listed) if t not in seen[mode]]
             seen[mode].update(unique)
             if unique:
                 say(f"encoding up front with {encoder_name}: {len(unique):,} {mode} texts")
-                report = store.fill(
-                    encoder,
-                    unique,
-                    mode,  # type: ignore[arg-type]
-                    batch_size=batch_size,
-                    progress=progress,
-                )
+                report = store.fill(encoder, unique, mode, batch_size=batch_size, progress=progress)
                 encoded += report.n_encoded
                 texts += report.n_unique
         reports.append(

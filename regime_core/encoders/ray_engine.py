@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.store import CHECKPOINT_BYTES, CHECKPOINT_TEXTS, plan_batches
+from regime_core.encoders.store import CHECKPOINT_BYTES, CHECKPOINT_TEXTS, Mode, plan_batches
 
 #: Seconds to wait for a TCP connection to ``--address`` before saying it is unreachable
 #: (``ray.init`` itself retries for minutes).
@@ -148,7 +148,7 @@ def _connect(ray: Any, address: str | None, num_workers: int | None) -> bool:
 def encode_with_ray(
     store: Any,
     encoder: Encoder,
-    missing_by_mode: Mapping[str, Mapping[bytes, str]],
+    missing_by_mode: Mapping[Mode, Mapping[bytes, str]],
     *,
     address: str | None = None,
     num_workers: int | None = None,
@@ -219,11 +219,6 @@ def _write(store: Any, encoder: Encoder, plan: list[tuple[str, list[bytes]]], ro
     for row in rows:
         mode, keys = plan[int(row["batch"])]
         matrix = np.frombuffer(row["blob"], dtype="<f4").reshape(int(row["n"]), int(row["dim"]))
-        if matrix.shape[0] != len(keys):
-            raise ValueError(
-                f"ray engine: batch {row['batch']} came back with {matrix.shape[0]} "
-                f"vectors for {len(keys)} texts"
-            )
         held_keys, held = pending.setdefault(mode, ([], []))
         held_keys += keys
         held.append(matrix)

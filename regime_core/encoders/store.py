@@ -226,7 +226,7 @@ class EmbeddingStore:
         self,
         encoder: Encoder,
         texts: Sequence[str],
-        mode: Literal["query", "document"],
+        mode: Mode,
         *,
         batch_size: int = config.ENCODE_BATCH_SIZE,
         progress: bool = False,
@@ -246,8 +246,6 @@ class EmbeddingStore:
         batch_size: int,
         progress: bool,
     ) -> tuple[list[bytes], _Directory, StoreReport]:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         keys, state, missing, report = self._plan(encoder, texts, mode)
         if missing:
             self._encode_missing(
@@ -256,9 +254,7 @@ class EmbeddingStore:
         log_encodes(str(getattr(encoder, "name", "")), report, list(missing))
         return keys, state, report
 
-    def missing(
-        self, encoder: Encoder, texts: Sequence[str], mode: Literal["query", "document"]
-    ) -> dict[bytes, str]:
+    def missing(self, encoder: Encoder, texts: Sequence[str], mode: Mode) -> dict[bytes, str]:
         """The distinct texts not yet stored for ``encoder`` in ``mode``: ``{key: text}`` in
         first-seen order. An engine encodes them (see :func:`plan_batches`) and hands the
         vectors to :meth:`add`."""
@@ -270,12 +266,9 @@ class EmbeddingStore:
         self, encoder: Encoder, texts: Sequence[str], mode: str
     ) -> tuple[list[bytes], _Directory, dict[bytes, str], StoreReport]:
         """The keys of ``texts``, the directory's state, what is missing and the report of
-        encoding exactly that: where the public calls' mode and texts are checked."""
+        encoding exactly that: where the public calls' mode is checked."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
         path = self.directory(encoder)
         state = self._sync(path, encoder)
         keys = [text_key(mode, t) for t in texts]

@@ -4,8 +4,8 @@ A :class:`Format` lists its :class:`Field` s: a name, a :class:`Kind` (the type 
 whether it is required and its default, and what it means in one line. :meth:`Format.read`
 turns parsed JSON or YAML (or a config's parameters) into checked, converted values, and every
 refusal is an :class:`InputError` naming where the value came from (the file, the record) and
-the field's path in it. :meth:`Format.json_schema` writes the same declaration as JSON Schema,
-for readers outside Python (``router.js``).
+the field's path in it. ``router.js`` reads the router file's declaration as data
+(:func:`regime_core.inputs.router_file.js_table`).
 
 What a declaration cannot say (a value that must agree with another field, a hash over the
 whole file) stays with the format's own reader, after :meth:`Format.read`.
@@ -57,16 +57,12 @@ class _Refused(Exception):
 
 class Kind:
     """What a value must be. ``check`` returns the converted value or raises
-    ``_Refused``; ``describe`` says what is wanted in the words of a message;
-    ``schema`` gives the JSON Schema fragment."""
+    ``_Refused``; ``describe`` says what is wanted in the words of a message."""
 
     def check(self, value: Any, path: Path) -> Any:  # pragma: no cover - every kind overrides
         raise NotImplementedError
 
     def describe(self) -> str:  # pragma: no cover - every kind overrides
-        raise NotImplementedError
-
-    def schema(self) -> dict[str, Any]:  # pragma: no cover - every kind overrides
         raise NotImplementedError
 
     def refuse(self, value: Any, path: Path) -> _Refused:
@@ -161,14 +157,6 @@ class Number(Kind):
             raise self.refuse(value, path)
         return float(exact)
 
-    def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "integer" if self.integer else "number"}
-        if self.low is not None:
-            out["exclusiveMinimum" if self.low_open else "minimum"] = self.low
-        if self.high is not None:
-            out["exclusiveMaximum" if self.high_open else "maximum"] = self.high
-        return out
-
 
 @dataclass(frozen=True)
 class Text(Kind):
@@ -188,14 +176,6 @@ class Text(Kind):
             raise _Refused(path, f"must be {self.describe()}, got {len(value)} characters")
         return value
 
-    def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "string"}
-        if not self.blank:
-            out["pattern"] = r"\S"
-        if self.max_chars is not None:
-            out["maxLength"] = self.max_chars
-        return out
-
 
 @dataclass(frozen=True)
 class Flag(Kind):
@@ -208,9 +188,6 @@ class Flag(Kind):
         if not isinstance(value, bool):
             raise self.refuse(value, path)
         return value
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "boolean"}
 
 
 @dataclass(frozen=True)
@@ -226,9 +203,6 @@ class Choice(Kind):
         if not any(type(v) is type(value) and v == value for v in self.values):
             raise _Refused(path, f"is {_shown(value)}, not one of {list(self.values)}")
         return value
-
-    def schema(self) -> dict[str, Any]:
-        return {"enum": list(self.values)}
 
 
 @dataclass(frozen=True)
@@ -252,14 +226,6 @@ class Items(Kind):
             raise _Refused(path, f"has {len(value)} items, expected at least {self.min_items}")
         return tuple(self.of.check(item, (*path, i)) for i, item in enumerate(value))
 
-    def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "array", "items": self.of.schema()}
-        if self.length is not None:
-            out["minItems"] = out["maxItems"] = self.length
-        elif self.min_items:
-            out["minItems"] = self.min_items
-        return out
-
 
 @dataclass(frozen=True)
 class Nullable(Kind):
@@ -280,9 +246,6 @@ class Nullable(Kind):
                 raise
             raise self.refuse(value, path) from None
 
-    def schema(self) -> dict[str, Any]:
-        return {"anyOf": [{"type": "null"}, self.of.schema()]}
-
 
 @dataclass(frozen=True)
 class Either(Kind):
@@ -301,9 +264,6 @@ class Either(Kind):
                 continue
         raise self.refuse(value, path)
 
-    def schema(self) -> dict[str, Any]:
-        return {"anyOf": [kind.schema() for kind in self.kinds]}
-
 
 @dataclass(frozen=True)
 class Pattern(Kind):
@@ -319,9 +279,6 @@ class Pattern(Kind):
         if not isinstance(value, str) or re.fullmatch(self.regex, value) is None:
             raise self.refuse(value, path)
         return value
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "string", "pattern": f"^(?:{self.regex})$"}
 
 
 @dataclass(frozen=True)
@@ -351,13 +308,6 @@ class Table(Kind):
             out[key] = (self if nested else self.of).check(item, (*path, key))
         return out
 
-    def schema(self) -> dict[str, Any]:
-        values = self.of.schema()
-        if self.tree:  # the nested tables' own keys and values go unchecked by the schema
-            values = {"anyOf": [values, {"type": "object"}]}
-        return {"type": "object", "propertyNames": self.key.schema(),
-                "additionalProperties": values, "minProperties": self.min_items}  # fmt: skip
-
 
 @dataclass(frozen=True)
 class Data(Kind):
@@ -379,9 +329,6 @@ class Data(Kind):
             return value
         raise self.refuse(value, path)
 
-    def schema(self) -> dict[str, Any]:
-        return {}
-
 
 @dataclass(frozen=True)
 class Object(Kind):
@@ -399,12 +346,6 @@ class Object(Kind):
         if self.values is None:
             return dict(value)
         return {key: self.values.check(item, (*path, key)) for key, item in value.items()}
-
-    def schema(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": "object"}
-        if self.values is not None:
-            out["additionalProperties"] = self.values.schema()
-        return out
 
 
 @dataclass(frozen=True)
@@ -432,11 +373,6 @@ class Id(Kind):
                 raise _Refused(path, f"must be {self.describe()}, got {value!r} holding {c!r}")
         return value
 
-    def schema(self) -> dict[str, Any]:
-        # JSON Schema says no whitespace; the control and format characters only the reader does
-        text = {"type": "string", "pattern": r"\S" if self.spaces else r"^\S+$"}
-        return {"anyOf": [text, {"type": "integer"}]} if self.integer else text
-
 
 @dataclass(frozen=True)
 class Tuple(Kind):
@@ -456,11 +392,6 @@ class Tuple(Kind):
             for i, (kind, item) in enumerate(zip(self.kinds, value, strict=True))
         )
 
-    def schema(self) -> dict[str, Any]:
-        n = len(self.kinds)
-        items = [kind.schema() for kind in self.kinds]
-        return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
-
 
 @dataclass(frozen=True)
 class Instance(Kind):
@@ -476,14 +407,11 @@ class Instance(Kind):
             raise _Refused(path, f"must be {self.describe()}, got {type(value).__name__}")
         return value
 
-    def schema(self) -> dict[str, Any]:
-        return {"type": "object"}
-
 
 @dataclass(frozen=True)
 class Word(Kind):
     """One word: a string without whitespace, not empty; ``lowercase`` refuses an upper-case
-    letter (JSON Schema's pattern says so for ASCII letters only)."""
+    letter."""
 
     lowercase: bool = False
 
@@ -496,9 +424,6 @@ class Word(Kind):
         if self.lowercase and value != value.lower():
             raise self.refuse(value, path)
         return value
-
-    def schema(self) -> dict[str, Any]:
-        return {"type": "string", "pattern": r"^[^\sA-Z]+$" if self.lowercase else r"^\S+$"}
 
 
 # --- fields and formats ----------------------------------------------------------------------
@@ -527,9 +452,6 @@ class Nested(Kind):
     def check(self, value: Any, path: Path) -> Any:
         return self.format.check(value, path)
 
-    def schema(self) -> dict[str, Any]:
-        return self.format.json_schema(top=False)
-
 
 @dataclass(frozen=True)
 class Format:
@@ -539,12 +461,6 @@ class Format:
     fields: tuple[Field, ...]
     closed: bool = True
     meaning: str = ""
-
-    def field(self, name: str) -> Field:
-        for field in self.fields:
-            if field.name == name:
-                return field
-        raise KeyError(f"{self.name} has no field {name!r}")
 
     def check(self, value: Any, path: Path = ()) -> dict[str, Any]:
         if not isinstance(value, Mapping):
@@ -574,20 +490,6 @@ class Format:
             return self.check(value)
         except _Refused as refused:
             raise InputError(where, json_path(refused.path), refused.problem) from None
-
-    def json_schema(self, *, top: bool = True) -> dict[str, Any]:
-        """The declaration as JSON Schema (draft 2020-12)."""
-        out: dict[str, Any] = {
-            "type": "object",
-            "properties": {field.name: field.kind.schema() for field in self.fields},
-            "required": [field.name for field in self.fields if field.required],
-        }
-        if self.closed:
-            out["additionalProperties"] = False
-        if top:
-            out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "title": self.name,
-                   **out}  # fmt: skip
-        return out
 
 
 def check_value(kind: Kind, value: Any, *, where: str, field: str) -> Any:

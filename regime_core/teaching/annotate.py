@@ -276,13 +276,12 @@ class KappaReport:
     disagreements: tuple[Disagreement, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object ``regime annotate kappa --json`` prints (NaN kappa as null)."""
+        """The JSON object ``regime annotate kappa --json`` prints (an undefined kappa, NaN, as
+        null: :func:`regime_core.cli._common.json_text`)."""
         return {
             "sample": self.sample_id,
             "raters": list(self.raters),
-            "pairs": [
-                {**asdict(p), "kappa": None if math.isnan(p.kappa) else p.kappa} for p in self.pairs
-            ],
+            "pairs": [asdict(p) for p in self.pairs],
             "disagreements": [
                 {**asdict(d), "labels": {k: int(v) for k, v in d.labels.items()}}
                 for d in self.disagreements

@@ -239,10 +239,7 @@ class DemoResult:
         """The JSON object ``regime demo --json`` prints."""
         return {
             "config": self.config.to_dict(),
-            "table": [
-                {key: _plain(value) for key, value in row.items()}
-                for row in self.table.to_dict("records")
-            ],
+            "table": self.table.to_dict("records"),  # pandas gives Python scalars
             "union_minus_q": self.effect,
             "router": self.router_source,
             "router_share_union": dict(self.share_union),
@@ -288,14 +285,6 @@ class DemoResult:
             f"{self.seconds:.1f} s"
         )
         return "\n".join(lines)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
 
 
 def _router_policy(

@@ -113,9 +113,8 @@ def knob_key(value: Any) -> str:
 
 
 def table_numbers(table: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
-    """Nest a summary table into record numbers: ``{key1: {key2: {...: {hit@k: value}}}}``.
-    Float knob values become strings with ``.`` replaced by ``p`` (record keys may not hold
-    dots): ``0.25 -> "0p25"``."""
+    """Nest a summary table into record numbers: ``{key1: {key2: {...: {hit@k: value}}}}``, each
+    knob value a key by :func:`knob_key`."""
     out: dict[str, Any] = {}
     for row in table.to_dict("records"):
         node = out
@@ -373,15 +372,10 @@ def solution_table(
             yours == regime
             for yours, regime in zip(solution["yours"], solution["regime"], strict=True)
         ]
+        columns = solution.loc[:, ["yours", "regime", "right", "reason"]]
         solution["feedback"] = [
             "" if right or not yours else f"You said {yours}; the key says {regime}. {reason}"
-            for yours, regime, right, reason in zip(
-                solution["yours"],
-                solution["regime"],
-                solution["right"],
-                solution["reason"],
-                strict=True,
-            )
+            for yours, regime, right, reason in columns.itertuples(index=False)
         ]
     return solution
 
