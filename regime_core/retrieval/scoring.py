@@ -93,13 +93,8 @@ def numpy_score_block(documents: Vectors) -> ScoreBlock:
 
         return sparse_score
     documents = np.asarray(documents, dtype=np.float32)
-    if documents.size <= _F64_KEPT_CELLS:  # convert once for the whole scan
-        d64 = documents.astype(np.float64)
-
-        def kept_score(queries: np.ndarray) -> np.ndarray:
-            return exact_products(queries, d64)
-
-        return kept_score
+    if documents.size <= _F64_KEPT_CELLS:  # converted once for the whole scan
+        documents = documents.astype(np.float64)
     return lambda queries: exact_products(queries, documents)
 
 
