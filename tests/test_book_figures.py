@@ -461,7 +461,7 @@ _FORMULA_OR_CODE = re.compile(r"[¬∧∨]|\b[a-z0-9]+_[a-z0-9_]+\b")
 
 
 def test_labels_are_words_and_text_is_legible_on_a_phone(
-    t2: tuple[Any, pd.DataFrame, Any],
+    t2: tuple[Any, pd.DataFrame, Any], tmp_path
 ) -> None:
     from regime_core.book.figures import encodings
 
@@ -471,10 +471,11 @@ def test_labels_are_words_and_text_is_legible_on_a_phone(
         texts += [t.get_text() for ax in fig.figure.axes for t in ax.get_xticklabels()]
         offending = [t for t in texts if _FORMULA_OR_CODE.search(t)]
         assert offending == [], f"{fig.name}: {offending}"
-        assert encodings.smallest_text(fig.figure) >= figures.SMALLEST_TEXT, fig.name
+        carried = encodings.figure_text(fig.save(tmp_path))  # its smallest text, its width
+        assert float(carried[encodings.SMALLEST_TEXT_KEY]) >= figures.SMALLEST_TEXT, fig.name
         assert fig.figure.get_figwidth() <= figures.WIDTH + 1e-9, fig.name
         # nothing sticks out of the figure (a wider SVG is shrunk more on a phone)
-        width = float(_root_width_pt(fig.svg()))
+        width = float(carried[encodings.WIDTH_PT_KEY])
         assert width <= figures.WIDTH * 72 + 12, f"{fig.name}: {width} pt wide"
         fig.close()
 

@@ -7,6 +7,7 @@ import copy
 import dataclasses
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -555,8 +556,8 @@ def test_the_round_trip_gives_the_same_retrieval(
 
 
 @pytest.mark.realdata
-def test_every_built_in_dataset_reads_back_equal(real_data_dir: Path, tmp_path: Path) -> None:
-    prepare(real_data_dir, tmp_path / "prepared")
+def test_every_built_in_dataset_reads_back_equal(prepared_real_work: Path, tmp_path: Path) -> None:
+    shutil.copytree(prepared_real_work / "prepared", tmp_path / "prepared")  # the session's
     for name in ("hotpotqa", "2wikimultihopqa", "musique"):
         out = tmp_path / f"{name}.jsonl"
         export_jsonl(name, out, work=tmp_path)

@@ -1,15 +1,16 @@
 // The shared table tests/route_refusals.json through `node router.js` (tests/route_refusals.py
 // describes it; tests/test_route_refusals.py runs the same table through `regime route`): the
 // same exit status, and for a refusal the same one line on stderr and one JSON object on stdout.
+// Each case runs the command's main in this process (router.test.js spawns the command line).
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
-const { spawnSync } = require("node:child_process");
 
 const MODULE = path.join(__dirname, "..", "..", "regime_core", "resources", "router.js");
+const R = require(MODULE);
 const PACKAGED = fs.readFileSync(path.join(path.dirname(MODULE), "default_router.json"), "utf8");
 const TABLE = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "route_refusals.json"), "utf8"));
 const QUESTION = "Who is the mother of the director of Kestrel Bay?";
@@ -19,6 +20,24 @@ const TITLE = "Kestrel Bay (film)";
 function expand(text) {
   if (typeof text === "string") return text;
   return (text.first || "") + text.repeat.repeat(text.times) + (text.then || "");
+}
+
+/** `node router.js ...argv`, in this process: its exit status and what it wrote to each stream. */
+function runMain(argv) {
+  const written = { stdout: "", stderr: "" };
+  const writes = { stdout: process.stdout.write, stderr: process.stderr.write };
+  for (const stream of ["stdout", "stderr"]) {
+    process[stream].write = (chunk) => {
+      written[stream] += chunk;
+      return true;
+    };
+  }
+  try {
+    return { status: R.main(argv), ...written };
+  } finally {
+    process.stdout.write = writes.stdout;
+    process.stderr.write = writes.stderr;
+  }
 }
 
 function modelText(spec) {
@@ -55,10 +74,7 @@ for (const name of classes) {
         fs.writeFileSync(model, modelText(c.model), "utf8");
         argv.push("--model", model);
       }
-      const done = spawnSync(process.execPath, [MODULE, ...argv, "--json"], {
-        encoding: "utf8",
-        maxBuffer: 1 << 26,
-      });
+      const done = runMain([...argv, "--json"]);
       const line = model === null ? c.line : c.line.split("{model}").join(model);
       const stderr = c.status === 0 ? "" : `router.js: error: ${line}\n`;
       const out = done.stdout.trim().split("\n");
