@@ -246,6 +246,8 @@ class EmbeddingStore:
         batch_size: int,
         progress: bool,
     ) -> tuple[list[bytes], _Directory, StoreReport]:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         keys, state, missing, report = self._plan(encoder, texts, mode)
         if missing:
             self._encode_missing(
@@ -266,9 +268,14 @@ class EmbeddingStore:
         self, encoder: Encoder, texts: Sequence[str], mode: str
     ) -> tuple[list[bytes], _Directory, dict[bytes, str], StoreReport]:
         """The keys of ``texts``, the directory's state, what is missing and the report of
-        encoding exactly that: where the public calls' mode is checked."""
+        encoding exactly that: where the public calls' mode and texts are checked (a caller's
+        own code hands them in, and a number among the texts would otherwise fail deep in the
+        hashing with no index)."""
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"texts[{i}] is {type(text).__name__}, not a string")
         path = self.directory(encoder)
         state = self._sync(path, encoder)
         keys = [text_key(mode, t) for t in texts]
