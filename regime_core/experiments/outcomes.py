@@ -58,6 +58,7 @@ def metric_columns(k: int) -> tuple[str, ...]:
 
 
 def outcome_columns(k: int) -> tuple[str, ...]:
+    """The columns of an outcome table whose hit columns run to ``hit@k``, in order."""
     return (
         "qid",
         "dataset",
