@@ -41,6 +41,9 @@ PAGE_SUFFIXES: tuple[str, ...] = (".md", ".ipynb", ".rst")
 EXECUTED_PREFIX = f"{paths.BOOK_EXECUTED_DIR}/"
 #: names the JSON file the build writes its phases' seconds to (regime_core.book.sphinx.timing)
 TIMING_ENV = "REGIME_BOOK_TIMING"
+#: in ``<work>/book`` from the start of each build until one passes strictly: the strict-pass
+#: marker, which the book's extension writes and removes and this module checks before a build
+MARKER = "regime-unclean"
 
 
 @dataclass(frozen=True)
@@ -107,7 +110,6 @@ def check_outputs(work: Path, output: Path | None, timing: str | None) -> None:
     its outputs: ``output`` (``--output``) a directory or nothing yet, the timing report
     (``--timing`` / ``REGIME_BOOK_TIMING``) a file the writers' rule accepts, the strict-pass
     marker a regular file or nothing."""
-    from regime_core.book.sphinx.strict_pass import MARKER, check_marker
     from regime_core.integrity import check_writable
 
     for folder in (output, output / "_build") if output is not None else ():
@@ -117,6 +119,17 @@ def check_outputs(work: Path, output: Path | None, timing: str | None) -> None:
     if timing is not None:
         check_writable(timing, f"--timing (or {TIMING_ENV})")
     check_marker(paths.book_state_dir(work) / MARKER)
+
+
+def check_marker(marker: Path) -> None:
+    """``ValueError`` naming the marker unless a build could write and remove it: nothing or
+    a regular file is there (checked before a build starts, not at its end)."""
+    if os.path.lexists(marker) and not (marker.is_file() and not marker.is_symlink()):
+        kind = "a symbolic link" if marker.is_symlink() else "not a regular file"
+        raise ValueError(
+            f"the strict-pass marker {marker} is {kind}; a build writes and removes it: "
+            "remove it by hand"
+        )
 
 
 def build_command(

@@ -36,12 +36,13 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from regime_core import paths
+# the marker's name and its check are the package's: `regime book` checks it before a build
+# without importing Sphinx or this extension
+from regime_core.book.build import MARKER
 from regime_core.integrity import atomic_write_bytes, make_directory, read_text, remove_file
 
 logger = logging.getLogger(__name__)
 
-#: in ``<work>/book`` from the start of each build until one passes strictly
-MARKER = "regime-unclean"
 #: in the doctree directory: the work directory whose records its pickled pages were read with
 CACHE_OWNER = "regime-work"
 READ_EVERY_PAGE = "reading every page again: the last build did not pass strictly"
@@ -91,17 +92,6 @@ def remove_marker_after_a_strict_pass(app: Sphinx, exception: BaseException | No
     """``build-finished``: the next build may read only what changed."""
     if passed_strictly(app, exception):
         remove_file(marker_path(app))
-
-
-def check_marker(marker: Path) -> None:
-    """``ValueError`` naming the marker unless a build could write and remove it: nothing or
-    a regular file is there (checked before a build starts, not at its end)."""
-    if os.path.lexists(marker) and not (marker.is_file() and not marker.is_symlink()):
-        kind = "a symbolic link" if marker.is_symlink() else "not a regular file"
-        raise ValueError(
-            f"the strict-pass marker {marker} is {kind}; a build writes and removes it: "
-            "remove it by hand"
-        )
 
 
 def setup_strict_pass(app: Sphinx) -> None:
