@@ -17,7 +17,7 @@ handed it.
 
 The book step: ``regime book --timing W/book-timing.json`` (or ``REGIME_BOOK_TIMING=FILE`` in
 the environment of any ``regime book`` or ``make book``) makes the build write its phases'
-seconds to that file (``regime_core/book/sphinx/timing.py``; a normal build writes nothing).
+seconds to that file (``book/_ext/regime_book/timing.py``; a normal build writes nothing).
 ``--book-timing FILE`` reads it, by default ``W/book-timing.json`` when that file exists, and
 adds three tables: the phases (startup, read, check, write, finish, total) and their seconds, the
 10 pages slowest to read, and the project's directives, roles and event handlers the build called,
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 _COUNTS = ("n_texts", "n_unique", "n_cached", "n_encoded")
-BOOK_TIMING_FORMAT = "regime-book-timing/1"  # regime_core.book.sphinx.timing.TIMING_FORMAT
+BOOK_TIMING_FORMAT = "regime-book-timing/1"  # regime_book.timing.TIMING_FORMAT
 BOOK_TIMING_FILE = "book-timing.json"  # the default, under the work directory
 SLOWEST_PAGES = 10
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,12 @@ from helpers import (
     relocated_declarations,
     share_embedding_store,
 )
+
+#: the book's Sphinx extension lives beside its pages, not in the package (jupyter-book puts this
+#: folder on its sys.path, _config.yml's local_extensions): the tests import ``regime_book`` from it
+BOOK_EXTENSIONS = Path(__file__).resolve().parents[1] / "book" / "_ext"
+if str(BOOK_EXTENSIONS) not in sys.path:
+    sys.path.insert(0, str(BOOK_EXTENSIONS))
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from helpers import PageLinks, broken_links, copy_book_sources, refused, write_stamped_record
 
+from regime_book.records import parse_reference
+from regime_book.strict_pass import MARKER, READ_EVERY_PAGE
 from regime_core import paths
 from regime_core.book.build import build_book, missing_pages, toc_files
 from regime_core.book.figures import Figure
-from regime_core.book.sphinx.records import parse_reference
-from regime_core.book.sphinx.strict_pass import MARKER, READ_EVERY_PAGE
 from regime_core.runner.records import hash_file, write_record
 from regime_core.runner.stamps import write_stamp
 
@@ -50,9 +50,15 @@ FIXTURE_REPOSITORY = "https://github.com/fixture-owner/fixture-book"
 
 
 def _fixture_book(target: Path) -> Path:
-    """The repository's ``_config.yml`` with the fixture pages and their own toc."""
+    """The repository's ``_config.yml`` with the fixture pages and their own toc, and the book's
+    extension where the config's ``local_extensions`` finds it (``book/_ext``)."""
     target.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(paths.REPO_ROOT / "_config.yml", target / "_config.yml")
+    shutil.copytree(
+        paths.REPO_ROOT / "book" / "_ext",
+        target / "book" / "_ext",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
     (target / "_toc.yml").write_text(FIXTURE_TOC, encoding="utf-8")
     (target / "book").mkdir(exist_ok=True)
     for page in [*FIXTURE_BOOK.glob("*.md"), *FIXTURE_BOOK.glob("*.yml")]:
@@ -227,7 +233,7 @@ def test_unresolved_record_key_fails_the_build(tmp_path: Path) -> None:
 
 
 def test_docstring_markup_on_markdown_pages() -> None:
-    from regime_core.book.sphinx.choices import as_myst
+    from regime_book.choices import as_myst
 
     rst = "Labels of :func:`~regime_core.router.labels.outcome_labels` (``-1``: dropped)::"
     myst = "Labels of {func}`~regime_core.router.labels.outcome_labels` (`-1`: dropped)::"
@@ -239,7 +245,7 @@ def test_tables_of_an_unnumbered_page_count_from_one() -> None:
     restarts at 1, in page order, and numbered chapters keep their numbers."""
     from types import SimpleNamespace
 
-    from regime_core.book.sphinx.tables import number_tables_per_page
+    from regime_book.tables import number_tables_per_page
 
     env = SimpleNamespace(
         toc_secnumbers={"chapter": {"": (6,)}},
@@ -289,8 +295,8 @@ def test_the_claims_chart_places_each_claim_as_the_kernel_says(
     """One row per pp claim or part, in the claims' order: its label linked to its chapter, its
     interval and marks where chart_layout puts them, its class and words its verdict, an
     aria-label with its numbers; the claims not in pp as text rows with their verdicts."""
-    from regime_core.book.sphinx.claims import verdict_class
-    from regime_core.book.sphinx.claims_chart import chart_layout, chart_rows
+    from regime_book.claims import verdict_class
+    from regime_book.claims_chart import chart_layout, chart_rows
 
     root, html = built_book
     pp_rows, text_rows = chart_rows(_demo_verdicts(root))
@@ -345,7 +351,7 @@ def test_the_claims_chart_places_each_claim_as_the_kernel_says(
 
 @pytest.mark.slow
 def test_the_verdict_table_gives_paper_ours_verdict_and_why(built_book: tuple[Path, Path]) -> None:
-    from regime_core.book.sphinx.claims import VERDICT_COLUMNS, ours_text, verdict_class, why_text
+    from regime_book.claims import VERDICT_COLUMNS, ours_text, verdict_class, why_text
 
     root, html = built_book
     verdicts = _demo_verdicts(root)
@@ -374,7 +380,7 @@ def test_the_verdict_table_gives_paper_ours_verdict_and_why(built_book: tuple[Pa
 
 @pytest.mark.slow
 def test_the_paper_against_ours_cards_hold_every_column(built_book: tuple[Path, Path]) -> None:
-    from regime_core.book.sphinx.claims import CLAIM_COLUMNS, NO_POWER, NO_POWER_COUNTS, ours_text
+    from regime_book.claims import CLAIM_COLUMNS, NO_POWER, NO_POWER_COUNTS, ours_text
     from regime_core.runner.judge import power_text
     from regime_core.runner.verdicts import robustness_absence, robustness_phrase
 

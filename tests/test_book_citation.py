@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import refused
 
+from regime_book import site
 from regime_core import paths
 from regime_core.book import citation
-from regime_core.book.sphinx import site
 
 URL = "https://example.org/regime/companion"
 

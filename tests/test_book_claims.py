@@ -1,4 +1,4 @@
-"""The claims' verdicts on the book's pages (regime_core.book.sphinx.claims): a build judges each
+"""The claims' verdicts on the book's pages (regime_book.claims): a build judges each
 claim once per content of the claim and of the records it reads, every page still depending on
 the claims file and on each record it reads; a changed record or claim is judged anew."""
 
@@ -12,8 +12,8 @@ import pytest
 from helpers import GAIN_CLAIM, UNION_CLAIM, write_claims, write_stamped_record
 
 import regime_core.runner.verdicts as verdicts
+from regime_book import claims as C
 from regime_core.book.names import config_value
-from regime_core.book.sphinx import claims as C
 from regime_core.paper import load_claims
 from regime_core.runner.records import load_record
 from regime_core.runner.verdicts import judge_claims as judge_uncounted
@@ -98,7 +98,7 @@ def test_a_changed_record_or_claim_is_judged_anew(book: tuple[Any, list[str]]) -
 def test_the_verdict_count_keeps_the_abstract_and_ours_apart() -> None:
     from types import SimpleNamespace
 
-    from regime_core.book.sphinx.claims import verdict_counts
+    from regime_book.claims import verdict_counts
     from regime_core.runner.judge import Judgement
 
     def judged(verdict: str, source: str, origin: str = "paper") -> SimpleNamespace:

@@ -1,4 +1,4 @@
-"""The claims chart's layout kernel (regime_core.book.sphinx.claims_chart) on constructed rows:
+"""The claims chart's layout kernel (regime_book.claims_chart) on constructed rows:
 the axis, each element's place in % of the track, and the rows built from judged claims. The
 rendered chart is checked on the fixture book by tests/test_book_build.py."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from helpers import refused
 
-from regime_core.book.sphinx.claims_chart import (
+from regime_book.claims_chart import (
     MAX_TICKS,
     TICK_STEPS,
     ChartRow,
@@ -163,6 +163,6 @@ def test_chart_rows_from_judged_claims() -> None:
 def test_doctests_pass() -> None:
     import doctest
 
-    from regime_core.book.sphinx import claims_chart
+    from regime_book import claims_chart
 
     assert doctest.testmod(claims_chart).failed == 0

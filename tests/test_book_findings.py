@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from helpers import refused
 
+from regime_book.tables import code_spans, plain_text
 from regime_core import paths
 from regime_core.book import findings as F
 from regime_core.book.findings import beyond as B
 from regime_core.book.findings import claims as C
 from regime_core.book.findings import landing as L
 from regime_core.book.findings import words as W
-from regime_core.book.sphinx.tables import code_spans, plain_text
 from regime_core.paper import load_claims
 from regime_core.runner.records import Record
 

@@ -16,10 +16,10 @@ from urllib.parse import urlsplit
 import pytest
 from helpers import PageLinks, broken_links, refused
 
+from regime_book.choices import describe_choice
+from regime_book.records import parse_reference
 from regime_core import paths
 from regime_core.book.build import toc_files
-from regime_core.book.sphinx.choices import describe_choice
-from regime_core.book.sphinx.records import parse_reference
 
 BOOK = paths.REPO_ROOT / "book"
 ROLE = re.compile(r"\{(rec|default|verdict|claim|robust|compare|statement)\}`([^`]+)`")
@@ -178,7 +178,7 @@ def test_every_record_reference_names_a_declared_run() -> None:
 
 
 def test_every_default_reference_resolves() -> None:
-    from regime_core.book.sphinx.choices import import_dotted
+    from regime_book.choices import import_dotted
 
     for page in _prose_pages():
         for match in ROLE.finditer(_without_inline_literals(page.read_text(encoding="utf-8"))):
@@ -374,7 +374,7 @@ def _our_reading_choices() -> list[str]:
 def test_every_row_of_our_reading_has_a_meaning() -> None:
     """Each name the page shows (a knob, a field, a rule, a value) says what it means, and each
     table of a knob's values or rules says what they are about."""
-    from regime_core.book.sphinx.choices import config_defaults
+    from regime_book.choices import config_defaults
 
     missing = [
         f"{choice.name}: {name}"
@@ -396,7 +396,7 @@ def test_every_row_of_our_reading_has_a_meaning() -> None:
 
 def test_a_knob_s_meaning_lists_exactly_its_values() -> None:
     """A constant that lists a knob's values explains each value, and nothing else."""
-    from regime_core.book.sphinx.choices import constant_meaning, import_dotted
+    from regime_book.choices import constant_meaning, import_dotted
 
     for name in _our_reading_choices():
         obj, module, attribute = import_dotted(name.removesuffix("()"))
@@ -408,7 +408,7 @@ def test_a_knob_s_meaning_lists_exactly_its_values() -> None:
 
 def test_meanings_are_plain_text() -> None:
     """One line of plain English each: no reST or Markdown markup, no line breaks."""
-    from regime_core.book.sphinx.choices import config_defaults, import_dotted
+    from regime_book.choices import config_defaults, import_dotted
 
     def written_as_docstrings(name: str) -> bool:  # a mapping's values are the code's own text
         obj = import_dotted(name.removesuffix("()"))[0]
@@ -452,8 +452,9 @@ def _automodules(text: str) -> list[str]:
     return re.findall(r"^\.\. automodule:: (\S+)$", text, re.MULTILINE)
 
 
-#: modules the API pages leave out: the CLI has its own page, and this extension is machinery
-API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli", "regime_core.book.sphinx")
+#: modules the API pages leave out: the CLI has its own page (the book's Sphinx extension is no
+#: part of the package: book/_ext/regime_book)
+API_EXCLUDED_PREFIXES: tuple[str, ...] = ("regime_core.cli",)
 #: the API page of the package's top-level modules (every sub-package has a page of its own)
 CORE_WING = "core"
 
@@ -618,7 +619,7 @@ def test_no_broken_internal_links_or_images(html: Path) -> None:
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_paper_against_ours_has_a_computed_verdict_per_claim(html: Path) -> None:
-    from regime_core.book.sphinx.claims import verdict_class
+    from regime_book.claims import verdict_class
     from regime_core.paper import load_claims
     from regime_core.runner.judge import VERDICTS
 
@@ -636,8 +637,8 @@ def test_the_landing_page_charts_and_tabulates_every_claim(html: Path, quick_run
     chapter, each with the verdict recomputed here from the quick run's records."""
     from bs4 import BeautifulSoup
 
-    from regime_core.book.sphinx.claims import verdict_class
-    from regime_core.book.sphinx.claims_chart import chart_rows
+    from regime_book.claims import verdict_class
+    from regime_book.claims_chart import chart_rows
     from regime_core.paper import load_claims
     from regime_core.runner.verdicts import judge_claims
 
@@ -845,7 +846,7 @@ def test_paper_against_ours_reads_on_a_phone(html: Path) -> None:
     """Captioned as its page's Table 1, a card per claim at every width: every cell but the
     claim led by its column's name (so no column is ever off-screen), the verdict cell carrying
     its class, each claim linked to the chapter that holds its evidence."""
-    from regime_core.book.sphinx.claims import CLAIM_COLUMNS
+    from regime_book.claims import CLAIM_COLUMNS
     from regime_core.paper import load_claims
 
     page = _read(html / "book" / "reproducing" / "paper_vs_ours.html", "regime-claims-table")

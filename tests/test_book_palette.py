@@ -5,17 +5,17 @@ from __future__ import annotations
 
 import itertools
 import re
-from pathlib import Path
 
 import pytest
 
+from regime_book.claims import verdict_class
+from regime_book.site import STATIC_DIR
 from regime_core.book import palette
-from regime_core.book.sphinx.claims import verdict_class
 from regime_core.experiments.robustness_grid import DEGENERATE, NOT_JUDGED
 from regime_core.runner.judge import VERDICTS
 from tools.bookcheck.prose import caption_problems
 
-CLAIMS_CSS = Path(palette.__file__).parent / "sphinx" / "static" / "regime-claims.css"
+CLAIMS_CSS = STATIC_DIR / "regime-claims.css"
 
 # Machado, Oliveira and Fernandes (2009), severity 1: how a protanope, deuteranope and tritanope
 # see a colour, as a matrix over linear RGB.

@@ -391,7 +391,7 @@ class Page:
 
 @pytest.fixture(scope="module")
 def page(chromium: str, presets: list[Preset], tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from regime_core.book.sphinx.site import STATIC_DIR
+    from regime_book.site import STATIC_DIR
     from tools.bookcheck.browser import launch, open_tab, serve
 
     site = tmp_path_factory.mktemp("router_page")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from regime_core.book.sphinx.search import plain_command_descriptions, plain_text
+from regime_book.search import plain_command_descriptions, plain_text
 
 
 def test_a_description_loses_its_markup_and_keeps_its_words() -> None:

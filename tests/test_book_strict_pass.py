@@ -1,5 +1,5 @@
 """After a build that did not pass strictly the next reads every page
-(regime_core.book.sphinx.strict_pass): which builds pass strictly, the marker's life over
+(regime_book.strict_pass): which builds pass strictly, the marker's life over
 successive builds on a stand-in application, and a real Sphinx 7.4 build of a two-page project
 (its public ``warningiserror``/``keep_going`` and private ``_warncount`` as the module reads
 them). tests/test_book_build.py builds a real book twice (slow)."""
@@ -16,7 +16,7 @@ import pytest
 from sphinx.application import Sphinx
 from sphinx.util.docutils import docutils_namespace, patch_docutils
 
-from regime_core.book.sphinx.strict_pass import (
+from regime_book.strict_pass import (
     MARKER,
     READ_EVERY_PAGE,
     passed_strictly,
@@ -139,9 +139,7 @@ def test_a_real_strict_build_fails_again_until_the_page_is_fixed(
     monkeypatch.setenv("REGIME_WORK_DIR", str(tmp_path / "work"))
     src = tmp_path / "src"
     src.mkdir()
-    (src / "conf.py").write_text(
-        "from regime_core.book.sphinx.strict_pass import setup_strict_pass as setup\n"
-    )
+    (src / "conf.py").write_text("from regime_book.strict_pass import setup_strict_pass as setup\n")
     (src / "index.rst").write_text("Index\n=====\n\n.. toctree::\n\n   bad\n")
     (src / "bad.rst").write_text("Bad\n===\n\nSee :py:func:`no_such_function`.\n")
     strict = {"warningiserror": True, "keep_going": True}

@@ -1,4 +1,4 @@
-"""The book step's timing (regime_core.book.sphinx.timing): a one-page book built with
+"""The book step's timing (regime_book.timing): a one-page book built with
 ``timing=`` writes its phases, its page and the project's directives, roles and handlers."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from test_book_build import _one_page_book
 
+from regime_book.timing import PHASES, TIMING_FORMAT, setup_timing
 from regime_core.book.build import TIMING_ENV, build_book
-from regime_core.book.sphinx.timing import PHASES, TIMING_FORMAT, setup_timing
 
 TIMED_PAGE = """\
 # Slope

@@ -1,4 +1,4 @@
-"""The page "Your variants" (regime_core.book.sphinx.variants): without a variant it says what one
+"""The page "Your variants" (regime_book.variants): without a variant it says what one
 is and how to make one; a variant shows what differs and its claims' verdicts beside the
 default's, as ``regime verdicts --variant`` judges them; a malformed one is a problem naming its
 file, never skipped; the page is read again when the variants on disk change. On a one-page
@@ -15,8 +15,8 @@ import pytest
 from docutils import nodes
 from helpers import GAIN_CLAIM, UNION_CLAIM, write_claims, write_stamped_record
 
+from regime_book import variants as V
 from regime_core import paths
-from regime_core.book.sphinx import variants as V
 from regime_core.runner.records import load_record, write_record
 from regime_core.runner.verdicts import variant_report
 
@@ -162,7 +162,7 @@ def test_a_variant_shows_what_differs_and_its_verdicts_beside_the_default(
 def test_a_verdict_is_coloured_by_the_verdict_not_its_words(tmp_path: Path) -> None:
     """A statement of ours reads "holds" where the paper's reads "reproduced": its cells take
     the colour of the verdict, a class the style sheet defines."""
-    from regime_core.book.sphinx.claims import verdict_class
+    from regime_book.claims import verdict_class
 
     claims = write_claims(tmp_path / "claims.yml", {**GAIN_CLAIM, "origin": "ours"})
     root = tmp_path / "work"

@@ -237,8 +237,8 @@ def reader_report(chromium: str, tmp_path_factory: pytest.TempPathFactory) -> Br
 
     from test_book_figures import _shares
 
+    from regime_book.site import STATIC_DIR
     from regime_core.book.figures import regime_shares
-    from regime_core.book.sphinx.site import STATIC_DIR
 
     html = tmp_path_factory.mktemp("reader") / "html"
     (html / "_static").mkdir(parents=True)

@@ -14,7 +14,7 @@ from helpers import TWOHOP_FIXTURE as FIXTURE
 from helpers import comparable, refused
 
 import regime_core.data.twohop as twohop_module
-from regime_core.book.sphinx.choices import format_rows
+from regime_book.choices import format_rows
 from regime_core.data import toyworld
 from regime_core.data.custom import example_line, twohop_jsonl
 from regime_core.data.twohop import (

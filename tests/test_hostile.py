@@ -735,7 +735,7 @@ def _check_timing(target: Path) -> None:
 def _write_marker(target: Path) -> None:
     from unittest import mock
 
-    from regime_core.book.sphinx import strict_pass
+    from regime_book import strict_pass
 
     # the marker lives in <work>/book; here it is put at the target the class tests
     folder = str(target.parent)

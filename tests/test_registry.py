@@ -93,7 +93,7 @@ def test_every_figure_and_table_is_reachable_from_a_run() -> None:
     assert [name for module, name in shown if not callable(getattr(module, name, None))] == []
     reachable = {name for _, name in shown}
     # a figure the book's extension draws while it builds (no record behind it), named there
-    from regime_core.book.sphinx import coverage as coverage_directive
+    from regime_book import coverage as coverage_directive
 
     drawn_by_the_book = {"interval_coverage"}
     source = Path(coverage_directive.__file__).read_text(encoding="utf-8")

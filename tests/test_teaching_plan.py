@@ -85,8 +85,8 @@ def test_the_page_holds_the_plan_worksheet_and_key_and_is_in_the_book() -> None:
 
 
 def test_the_print_style_sheet_prints_the_key_on_its_own_page() -> None:
-    from regime_core.book.sphinx.site import STATIC_DIR
-    from regime_core.book.sphinx.teaching import TEACHING_CSS
+    from regime_book.site import STATIC_DIR
+    from regime_book.teaching import TEACHING_CSS
 
     css = (STATIC_DIR / TEACHING_CSS).read_text(encoding="utf-8")
     printed = css[css.index("@media print") :]
@@ -152,7 +152,7 @@ def _key() -> dict[str, dict[str, Any]]:
 
 
 def test_the_worksheet_shows_every_question_and_never_its_answer() -> None:
-    from regime_core.book.sphinx.teaching import worksheet
+    from regime_book.teaching import worksheet
 
     key = _key()
     box = worksheet(key)
@@ -168,7 +168,7 @@ def test_the_worksheet_shows_every_question_and_never_its_answer() -> None:
 def test_the_answer_key_gives_each_regime_with_its_reason() -> None:
     from docutils import nodes
 
-    from regime_core.book.sphinx.teaching import answer_key
+    from regime_book.teaching import answer_key
 
     key = _key()
     items = list(answer_key(key).findall(nodes.list_item))

@@ -13,11 +13,11 @@ in a child process (Sphinx keeps global state; a child keeps every build indepen
 ``{rec}`` role reads records from ``REGIME_WORK_DIR``, which ``work`` sets for the child; a
 record that is not its run stamp's stops the build before it starts (:func:`check_records`).
 Pages are read again when a record they read changes content, whatever its modification time
-(``regime_core.book.sphinx.records``), and every page after a build that did not pass strictly
+(``regime_book.records``), and every page after a build that did not pass strictly
 (one that warned or stopped, or a ``strict=False`` one), so a failed strict build fails again
-until the page is fixed (``regime_core.book.sphinx.strict_pass``). ``timing`` (``regime book
+until the page is fixed (``regime_book.strict_pass``). ``timing`` (``regime book
 --timing FILE``) sets ``REGIME_BOOK_TIMING`` for the child, so the build writes its phases'
-seconds to that file (``regime_core.book.sphinx.timing``; ``benchmarks/bench_build.py`` prints
+seconds to that file (``regime_book.timing``; ``benchmarks/bench_build.py`` prints
 them).
 """
 
@@ -39,7 +39,7 @@ from regime_core.runner.stamps import verify_record
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # Sphinx colours its warnings
 PAGE_SUFFIXES: tuple[str, ...] = (".md", ".ipynb", ".rst")
 EXECUTED_PREFIX = f"{paths.BOOK_EXECUTED_DIR}/"
-#: names the JSON file the build writes its phases' seconds to (regime_core.book.sphinx.timing)
+#: names the JSON file the build writes its phases' seconds to (regime_book.timing)
 TIMING_ENV = "REGIME_BOOK_TIMING"
 #: in ``<work>/book`` from the start of each build until one passes strictly: the strict-pass
 #: marker, which the book's extension writes and removes and this module checks before a build
@@ -218,7 +218,7 @@ def build_book(
     ``ValueError`` if a toc page is missing (naming it, and ``regime reproduce`` for executed
     notebooks) or a record does not match its run's stamp (:func:`check_records`); returns the
     build's exit code and log otherwise. ``timing``: a JSON file the build writes its phases'
-    seconds to (``regime_core.book.sphinx.timing``); a relative one is taken from the current
+    seconds to (``regime_book.timing``); a relative one is taken from the current
     directory (``REGIME_BOOK_TIMING`` in the environment does the same for any build).
     """
     book_root = Path(root).resolve()

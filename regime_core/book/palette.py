@@ -3,7 +3,7 @@
 The colours are seaborn's colour-blind-safe ``colorblind`` palette, the Okabe-Ito colours in
 all but shade, spelled out so that no colour depends on a library's state. A verdict has one
 colour wherever it is shown: the claims chart and the verdict tables and cards (the style sheet
-``regime_core/book/sphinx/static/regime-claims.css``, held to :data:`VERDICT_COLOURS` by
+``book/_ext/regime_book/static/regime-claims.css``, held to :data:`VERDICT_COLOURS` by
 ``tests/test_book_palette.py``) and the specification curves
 (:func:`regime_core.book.figures.specification_curve`). Colour is never the only channel: every
 verdict is also written out in words.

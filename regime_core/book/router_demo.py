@@ -6,7 +6,7 @@ shows: the presets, each with the sentence ``B_rel`` must be and why, so that a 
 the highlight (hand-written questions and a few of the toy world, never dataset text), the
 decision ``regime route`` gives each (the page's table without JavaScript), and the five
 features by name with a one-line meaning. The Sphinx directives ``regime-router-demo`` and
-``regime-router-features`` (``regime_core.book.sphinx.router_page``) render them.
+``regime-router-features`` (``regime_book.router_page``) render them.
 """
 
 from __future__ import annotations

@@ -128,7 +128,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "again the pages that changed or whose records changed, and every page after a "
             "build that did not pass strictly (one that warned, stopped or never finished, or "
             "a --no-strict one), so a build that failed on a warning fails again on it until "
-            "the page is fixed (regime_core/book/sphinx/strict_pass.py)."
+            "the page is fixed (book/_ext/regime_book/strict_pass.py)."
         ),
     )
     book.add_argument("--root", type=path_value, default=paths.REPO_ROOT, help="the book's root")

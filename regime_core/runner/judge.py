@@ -4,7 +4,7 @@ A claim (:class:`regime_core.paper.Claim`, from ``paper_claims.yml``) states the
 :mod:`regime_core.runner.claim_record` reads ours from a results record and calls the kernel of
 the claim's kind (:data:`VERDICT_RULES`), with the power of our comparison where the record has
 what it needs (:func:`power_of`). The book's "The paper's numbers and ours" page renders the table
-with the ``regime-paper-claims`` directive (``regime_core.book.sphinx``); ``regime verdicts``
+with the ``regime-paper-claims`` directive (``regime_book``); ``regime verdicts``
 prints it (:mod:`regime_core.runner.verdicts`).
 
 Every rule reads our *interval* only. For paired binary outcomes the interval is Tango's score

@@ -2,7 +2,7 @@
 in it.
 
 The plan is data (:data:`LESSON_PLAN`); the teachers' page renders it
-(``regime_core.book.sphinx.teaching``). The machine times come from a measurement file
+(``regime_book.teaching``). The machine times come from a measurement file
 (:func:`load_timings`), written by timing the commands it names, never typed into the page.
 """
 

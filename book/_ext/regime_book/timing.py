@@ -20,9 +20,10 @@ At ``build-finished`` it writes that file (JSON, ``"format": "regime-book-timing
     whether an exception ended the build, and the warnings it logged so far (with
     ``--warningiserror --keep-going`` a build with warnings fails after this file is written).
 ``project``
-    one entry per directive, role and event handler of ``regime_core`` (``kind``, ``name``,
-    ``calls``, ``seconds``), calls 0 for those the build did not use. A directive's seconds hold
-    those of the directives and roles its content parses (they are counted there too).
+    one entry per directive, role and event handler of ``regime_core`` or of this extension
+    (``kind``, ``name``, ``calls``, ``seconds``), calls 0 for those the build did not use. A
+    directive's seconds hold those of the directives and roles its content parses (they are
+    counted there too).
 
 The seconds are wall seconds; with ``-j N`` the pages are read in child processes whose calls
 are not counted in ``project`` (``parallel`` says how many).
@@ -48,7 +49,8 @@ if TYPE_CHECKING:
 
 TIMING_FORMAT = "regime-book-timing/1"
 PHASES: tuple[str, ...] = ("startup", "read", "check", "write", "finish")
-_PROJECT_PREFIX = "regime_core."
+#: the project's own code: the package and this extension (beside the book's pages since issue 47)
+_PROJECT_PREFIXES: tuple[str, ...] = ("regime_core.", "regime_book.")
 
 
 @dataclass
@@ -136,7 +138,7 @@ def _rounded(value: float | None) -> float | None:
 def _is_project(obj: Any) -> bool:
     target = obj.func if isinstance(obj, functools.partial) else obj
     module = getattr(target, "__module__", None) or type(target).__module__
-    return module.startswith(_PROJECT_PREFIX) and module != __name__
+    return module.startswith(_PROJECT_PREFIXES) and module != __name__
 
 
 def _handler_name(event: str, handler: Any) -> str:

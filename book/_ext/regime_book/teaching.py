@@ -23,8 +23,8 @@ from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_record, warn_problem
-from regime_core.book.sphinx.tables import code_spans
+from regime_book.records import RECORD_PROBLEMS, page_record, warn_problem
+from regime_book.tables import code_spans
 from regime_core.teaching.lesson import ANSWERS
 
 #: The run whose record holds exercise 1's answer key.

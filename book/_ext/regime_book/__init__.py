@@ -1,4 +1,4 @@
-"""The book's Sphinx extension, registered in ``_config.yml`` as ``regime_core.book.sphinx``.
+"""The book's Sphinx extension ``regime_book`` (``local_extensions`` in ``_config.yml``).
 
 Every number, verdict, default and reference table of the prose is read from the records or the
 code when the book is built, never typed. One module per concern, each saying which roles,
@@ -13,41 +13,41 @@ from typing import Any
 
 from sphinx.application import Sphinx
 
-from regime_core.book.sphinx.choices import (
+from regime_book.choices import (
     ChoicesDirective,
     ConfigDefaultsDirective,
     DefaultValueRole,
     InputFormatDirective,
 )
-from regime_core.book.sphinx.claims import (
+from regime_book.claims import (
     ClaimTextRole,
     ComparisonRole,
     PaperClaimsDirective,
     StatementRole,
     VerdictTableDirective,
 )
-from regime_core.book.sphinx.claims_chart import (
+from regime_book.claims_chart import (
     ClaimsChartDirective,
     depart_html_element,
     html_element,
     pass_through,
     visit_html_element,
 )
-from regime_core.book.sphinx.coverage import CoverageDirective
-from regime_core.book.sphinx.findings import FindingsDirective
-from regime_core.book.sphinx.ledger import (
+from regime_book.coverage import CoverageDirective
+from regime_book.findings import FindingsDirective
+from regime_book.ledger import (
     LedgerHolmDirective,
     LedgerRole,
     MethodVerdictsDirective,
 )
-from regime_core.book.sphinx.records import (
+from regime_book.records import (
     RecordFigureDirective,
     RecordRole,
     RecordTableDirective,
     figure_alt_text,
     setup_dependency_hashes,
 )
-from regime_core.book.sphinx.reference import (
+from regime_book.reference import (
     MetricsGlossaryDirective,
     StatisticsGlossaryDirective,
     keep_attribute_docs,
@@ -55,25 +55,25 @@ from regime_core.book.sphinx.reference import (
     restore_attribute_docs,
     skip_foreign_members,
 )
-from regime_core.book.sphinx.router_page import (
+from regime_book.router_page import (
     RouterDemoDirective,
     RouterFailuresDirective,
     RouterFeaturesDirective,
     RouterLearnedDirective,
     router_assets_on_demo_pages,
 )
-from regime_core.book.sphinx.search import plain_command_descriptions
-from regime_core.book.sphinx.site import CitationDirective, configure_site, tidy_page
-from regime_core.book.sphinx.strict_pass import setup_strict_pass
-from regime_core.book.sphinx.tables import number_tables_per_page
-from regime_core.book.sphinx.teaching import (
+from regime_book.search import plain_command_descriptions
+from regime_book.site import CitationDirective, configure_site, tidy_page
+from regime_book.strict_pass import setup_strict_pass
+from regime_book.tables import number_tables_per_page
+from regime_book.teaching import (
     AnswerKeyDirective,
     LessonPlanDirective,
     WorksheetDirective,
     teaching_assets,
 )
-from regime_core.book.sphinx.timing import setup_timing
-from regime_core.book.sphinx.variants import setup_variants
+from regime_book.timing import setup_timing
+from regime_book.variants import setup_variants
 
 __all__ = ["setup"]
 

@@ -2,7 +2,7 @@
 
 - Directives ``regime-paper-claims`` (the paper-against-ours table, a card per claim) and
   ``regime-verdict-table`` (the landing page's table); the landing page's chart,
-  ``regime-claims-chart`` (:mod:`~regime_core.book.sphinx.claims_chart`), shares their cells
+  ``regime-claims-chart`` (:mod:`~regime_book.claims_chart`), shares their cells
   (:func:`why_text`, :func:`verdict_entry`, :func:`ours_text`) and the style sheet
   ``static/regime-claims.css``.
 - Roles ``{verdict}`claim_id``` (the verdict), ``{claim}`claim_id``` (ours, the verdict with its
@@ -28,9 +28,7 @@ from sphinx import addnodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from regime_core import paths
-from regime_core.book.findings.words import ours_interval
-from regime_core.book.sphinx.records import (
+from regime_book.records import (
     RECORD_PROBLEMS,
     page_record,
     page_records,
@@ -39,7 +37,9 @@ from regime_core.book.sphinx.records import (
     warn,
     warn_problem,
 )
-from regime_core.book.sphinx.tables import entry, paragraph, table
+from regime_book.tables import entry, paragraph, table
+from regime_core import paths
+from regime_core.book.findings.words import ours_interval
 from regime_core.runner.records import Record
 from regime_core.runner.wording import format_number
 
@@ -120,7 +120,7 @@ def _robustness(env: Any) -> Record | None:
 def page_verdict(env: Any, claim: Claim, robustness: Record | None) -> ClaimVerdict:
     """The :class:`~regime_core.runner.verdicts.ClaimVerdict` of ``claim``, with its robustness
     in ``robustness``, the page depending on every record it reads (raises
-    :data:`~regime_core.book.sphinx.records.RECORD_PROBLEMS`).
+    :data:`~regime_book.records.RECORD_PROBLEMS`).
 
     A build judges a claim once per content: its verdict (without the robustness, which only
     some pages read) is kept on the app by the claim's id and the sha256 of the records it

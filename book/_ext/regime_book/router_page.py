@@ -21,7 +21,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from regime_core.book.sphinx.tables import code_spans, table
+from regime_book.tables import code_spans, table
 
 #: the package's resources, router.js and the packaged model it reads, served from ``_static``
 RESOURCES = Path(str(importlib.resources.files("regime_core") / "resources"))

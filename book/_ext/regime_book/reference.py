@@ -20,7 +20,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from regime_core.book.sphinx.choices import import_dotted
+from regime_book.choices import import_dotted
 
 
 def skip_foreign_members(

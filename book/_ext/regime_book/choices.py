@@ -36,9 +36,9 @@ from typing import Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from regime_book.records import warn
+from regime_book.tables import table
 from regime_core import config
-from regime_core.book.sphinx.records import warn
-from regime_core.book.sphinx.tables import table
 from regime_core.runner.wording import format_number
 
 #: the kinds of value a constant of the defaults table may hold (tables of them are left out)

@@ -1,7 +1,7 @@
 """After a build that did not pass strictly, the next reads every page, so a failure repeats.
 
 Sphinx reads a page again only when it, or a file it depends on, changed (``env-get-outdated``;
-:mod:`regime_core.book.sphinx.records` adds a record's change of content). A page it does not
+:mod:`regime_book.records` adds a record's change of content). A page it does not
 read keeps its pickled doctree in the doctree directory and gives no warning, so a strict build
 that failed on a page's warning used to pass when run again over the same files.
 
@@ -36,9 +36,7 @@ from sphinx.application import Sphinx
 from sphinx.util import logging
 
 from regime_core import paths
-# the marker's name and its check are the package's: `regime book` checks it before a build
-# without importing Sphinx or this extension
-from regime_core.book.build import MARKER
+from regime_core.book.build import MARKER  # the package's: `regime book` checks it, no Sphinx
 from regime_core.integrity import atomic_write_bytes, make_directory, read_text, remove_file
 
 logger = logging.getLogger(__name__)

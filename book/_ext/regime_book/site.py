@@ -3,7 +3,7 @@
 - **Static files**: ``static/`` (beside this module) holds the style sheets and scripts: every
   page links ``regime.css``, ``regime-claims.css`` (the claims' chart and tables) and
   ``regime.js`` (figures that open full size, boxes that say they scroll sideways), the pages
-  with the live router ``regime-router.css`` (:mod:`~regime_core.book.sphinx.router_page`).
+  with the live router ``regime-router.css`` (:mod:`~regime_book.router_page`).
   ``regime book`` vendors MathJax under ``<work>/vendor/mathjax`` (:mod:`regime_core.vendor`);
   the work directory is only known at build time, so :func:`configure_site` serves that copy and
   points Sphinx's ``mathjax_path`` at it (without it, Sphinx keeps the CDN).
@@ -38,10 +38,10 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from regime_book.records import work_dir
+from regime_book.router_page import RESOURCES
 from regime_core import paths
 from regime_core.book.build import EXECUTED_PREFIX
-from regime_core.book.sphinx.records import work_dir
-from regime_core.book.sphinx.router_page import RESOURCES
 from regime_core.strict_json import read_json_file
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"

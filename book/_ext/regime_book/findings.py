@@ -3,7 +3,7 @@
 The directive renders the findings of the page it stands on (its docname), each a paragraph with
 the class ``regime-finding regime-finding-<id>`` so that a test finds each sentence on the
 rendered page and compares it with the one computed from the records. Text between backticks
-becomes code (:func:`~regime_core.book.sphinx.tables.code_spans`). A missing record or key is a
+becomes code (:func:`~regime_book.tables.code_spans`). A missing record or key is a
 warning, so a strict build fails.
 """
 
@@ -12,18 +12,18 @@ from __future__ import annotations
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
-from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_record, warn_problem
-from regime_core.book.sphinx.tables import code_spans
+from regime_book.records import RECORD_PROBLEMS, page_record, warn_problem
+from regime_book.tables import code_spans
 
 
 class FindingsDirective(SphinxDirective):
     """The page's findings, as :func:`regime_core.book.findings.write_findings` writes them
     from the records of the runs they read (and the claims' verdicts, for those that read
-    them: :func:`~regime_core.book.sphinx.claims.page_verdicts`)."""
+    them: :func:`~regime_book.claims.page_verdicts`)."""
 
     def run(self) -> list[nodes.Node]:
+        from regime_book.claims import page_verdicts
         from regime_core.book.findings import chapter_findings, write_findings
-        from regime_core.book.sphinx.claims import page_verdicts
 
         chapter = self.env.docname
         try:

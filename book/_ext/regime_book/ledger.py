@@ -15,9 +15,9 @@ from typing import Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
-from regime_core.book.sphinx.claims import page_claims, page_verdicts
-from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_records, warn
-from regime_core.book.sphinx.tables import table
+from regime_book.claims import page_claims, page_verdicts
+from regime_book.records import RECORD_PROBLEMS, page_records, warn
+from regime_book.tables import table
 
 
 def _records(env: Any, claims: list[Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ is a warning naming its file, so a strict build fails, and a line on the page sa
 skipped. Without any variant the page says what one is and how to make one
 (:data:`VARIANT_COMMANDS`). The page is read again when the set of variant records changes
 (:func:`outdated_variant_pages`) or a record it read changes content
-(:class:`~regime_core.book.sphinx.records.DependencyHashes`).
+(:class:`~regime_book.records.DependencyHashes`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ from docutils.parsers.rst import directives
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-from regime_core import paths
-from regime_core.book.sphinx.claims import card_table, claim_cell, page_claims, verdict_entry
-from regime_core.book.sphinx.records import (
+from regime_book.claims import card_table, claim_cell, page_claims, verdict_entry
+from regime_book.records import (
     RECORD_PROBLEMS,
     PerPageCollector,
     problem_text,
@@ -37,7 +36,8 @@ from regime_core.book.sphinx.records import (
     warn,
     work_dir,
 )
-from regime_core.book.sphinx.tables import code_spans, paragraph
+from regime_book.tables import code_spans, paragraph
+from regime_core import paths
 from regime_core.runner.dataset_set import set_report
 from regime_core.runner.identity import read_identity
 from regime_core.runner.records import RECORD_FILENAME
@@ -334,7 +334,7 @@ def variants_nodes(
 class VariantsDirective(SphinxDirective):
     """Every variant of the build's work directory judged beside the default
     (:func:`variants_nodes`), each problem a warning naming its file; ``:file:`` names the
-    claims file (default: :func:`~regime_core.book.sphinx.claims.claims_file`)."""
+    claims file (default: :func:`~regime_book.claims.claims_file`)."""
 
     option_spec: ClassVar[dict[str, Any]] = {"file": directives.unchanged}
 

@@ -20,9 +20,9 @@ from typing import Any
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
+from regime_book.records import figure_node, work_dir
+from regime_book.tables import table
 from regime_core import coverage
-from regime_core.book.sphinx.records import figure_node, work_dir
-from regime_core.book.sphinx.tables import table
 
 
 class CoverageDirective(SphinxDirective):
@@ -50,8 +50,8 @@ class CoverageDirective(SphinxDirective):
     def _book_sizes(self) -> list[int]:
         """The number of questions of every comparison claim judged on counts (none when the
         records are missing: the page then shows the grid alone)."""
-        from regime_core.book.sphinx.claims import page_claims
-        from regime_core.book.sphinx.records import RECORD_PROBLEMS, page_records
+        from regime_book.claims import page_claims
+        from regime_book.records import RECORD_PROBLEMS, page_records
         from regime_core.runner.ledger import claim_counts
 
         try:

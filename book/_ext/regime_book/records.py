@@ -51,8 +51,8 @@ from sphinx.environment.collectors import EnvironmentCollector
 from sphinx.util import logging
 from sphinx.util.docutils import SphinxDirective, SphinxRole
 
+from regime_book.tables import table
 from regime_core import paths
-from regime_core.book.sphinx.tables import table
 from regime_core.integrity import read_bytes, sha256_hex
 from regime_core.runner.records import (
     MissingNumberError,

@@ -33,9 +33,9 @@ from docutils import nodes
 from docutils.parsers.rst import directives
 from sphinx.util.docutils import SphinxDirective
 
+from regime_book.claims import chapter_link, judged_claims, ours_text, verdict_class
 from regime_core import config
 from regime_core.book.findings.words import ours_interval
-from regime_core.book.sphinx.claims import chapter_link, judged_claims, ours_text, verdict_class
 from regime_core.runner.wording import format_number
 
 #: fractions (as records hold them) to percentage points
