@@ -13,5 +13,6 @@ The package in layers, from the foundation up (nothing imports upward):
 - ``teaching/`` (the demo on the toy world, sweeps, annotation kit);
 - ``runner/`` (run declarations, reproduce, results records, judging the paper's claims,
   expected numbers, verdicts);
-- ``book/`` (building the book, the Sphinx extension, figures); ``cli/`` on top.
+- ``book/`` (building the book, figures); ``cli/`` on top. The book's Sphinx extension is not
+  part of the package: it lives beside the book's pages (``book/_ext/regime_book``).
 """

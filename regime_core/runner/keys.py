@@ -19,11 +19,11 @@ transitively: ``import a.b``, ``from a import b`` (``b`` a module or a name), re
 any string constant that names a package module (``importlib.import_module("regime_core.x")``);
 imports inside functions count too, and so does each ``__init__`` of the packages on the way. The
 walk never enters the presentation wing :data:`PRESENTATION` (``regime_core/book/``: figures,
-tables, display names, the Sphinx extension, the checks): those modules draw and format what the
-records hold, and no number a notebook records passes through them (a record lists its figures
-by file name; its numbers come from ``experiments/``, ``teaching/`` and the layers below). The CLI
-is never imported by a notebook, so it does not count either. Editing a figure's code therefore
-redraws nothing by itself: ``regime reproduce --force`` does.
+tables, display names, the checks): those modules draw and format what the records hold, and no
+number a notebook records passes through them (a record lists its figures by file name; its
+numbers come from ``experiments/``, ``teaching/`` and the layers below). The CLI is never imported
+by a notebook, so it does not count either. Editing a figure's code therefore redraws nothing by
+itself: ``regime reproduce --force`` does.
 
 **The registry.** Every notebook opens with ``from regime_core.registry import start``, which
 imports the table of runs (:data:`regime_core.runner.runs.RUNS`, the module :data:`REGISTRY`),
