@@ -120,7 +120,8 @@ expected: install-dev
 	$(BIN)/regime reproduce --profile quick --work _build/quick
 	$(BIN)/regime expected freeze --work _build/quick
 
-# ruff, then the type check of the package (mypy, configured in pyproject.toml)
+# ruff, then the type check of the package, the book's checks (tools/) and its Sphinx extension
+# (book/_ext) (mypy, configured in pyproject.toml)
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

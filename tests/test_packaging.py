@@ -17,6 +17,8 @@ import yaml
 from packaging.specifiers import SpecifierSet
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the book's Sphinx extension (``regime_book``), beside the book's pages: never in the wheel
+BOOK_EXTENSION = Path("book") / "_ext"
 
 
 def _pyproject() -> dict[str, Any]:
@@ -60,7 +62,8 @@ def test_pre_commit_runs_the_pinned_ruff() -> None:
 
 def test_mypy_is_configured_strictly_enough_and_run_by_make_lint_and_ci() -> None:
     config = _pyproject()["tool"]["mypy"]
-    assert config["files"] == ["regime_core", "tools"]  # the book's checks too
+    # the book's checks and the book's Sphinx extension too
+    assert config["files"] == ["regime_core", "tools", "book/_ext"]
     assert config["warn_unused_configs"] and config["warn_unused_ignores"]
     assert _dev_pin("mypy")
     for section in [config, *config.get("overrides", [])]:  # nothing switched off wholesale
@@ -80,16 +83,18 @@ def test_mypy_is_configured_strictly_enough_and_run_by_make_lint_and_ci() -> Non
 
 
 def test_mypy_treats_as_untyped_only_libraries_the_package_imports_that_ship_no_types() -> None:
-    """Each module of the ``ignore_missing_imports`` override is imported by ``regime_core``
-    and, where installed, carries neither ``py.typed`` nor stubs (else mypy should read them)."""
-    (override,) = [
-        o for o in _pyproject()["tool"]["mypy"]["overrides"] if o.get("ignore_missing_imports")
-    ]
-    sources = "\n".join(p.read_text() for p in (ROOT / "regime_core").rglob("*.py"))
+    """Each module of the ``ignore_missing_imports`` override is imported by what mypy checks
+    (``regime_core``, the book's checks and its extension: docutils only by the extension) and,
+    where installed, carries neither ``py.typed`` nor stubs (else mypy should read them)."""
+    config = _pyproject()["tool"]["mypy"]
+    (override,) = [o for o in config["overrides"] if o.get("ignore_missing_imports")]
+    sources = "\n".join(
+        p.read_text() for folder in config["files"] for p in (ROOT / folder).rglob("*.py")
+    )
     for pattern in override["module"]:
         name = pattern.removesuffix(".*")
         imported = re.compile(rf"^\s*(?:import|from) {re.escape(name)}\b", re.MULTILINE)
-        assert imported.search(sources), f"{name}: not imported by regime_core, drop it"
+        assert imported.search(sources), f"{name}: not imported by {config['files']}, drop it"
         spec = importlib.util.find_spec(name)
         if spec is None:  # an optional extra's library, not installed here
             continue
@@ -98,6 +103,27 @@ def test_mypy_treats_as_untyped_only_libraries_the_package_imports_that_ship_no_
             assert not (package / "py.typed").exists(), f"{name} ships py.typed"
         stubs = [Path(p) / f"{name}-stubs" for p in sys.path if p]
         assert not any(s.is_dir() for s in stubs), f"{name} has stubs installed"
+
+
+def test_the_package_neither_ships_nor_imports_the_book_s_extension() -> None:
+    """Issue 47: the book's Sphinx extension lives beside its pages (``book/_ext/regime_book``,
+    found through ``_config.yml``'s ``local_extensions``), so a wheel, which ships no book, has
+    none of it; the package never imports it (the extension imports the package)."""
+    setuptools = _pyproject()["tool"]["setuptools"]
+    assert setuptools["packages"]["find"]["include"] == ["regime_core*"]
+    assert not [d for d in setuptools["package-data"]["regime_core"] if "sphinx" in d]
+    assert not (ROOT / "regime_core" / "book" / "sphinx").exists()
+    assert (ROOT / BOOK_EXTENSION / "regime_book" / "__init__.py").is_file()
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["sphinx"]["local_extensions"] == {"regime_book": BOOK_EXTENSION.as_posix()}
+    assert BOOK_EXTENSION.as_posix() in config["exclude_patterns"]  # no page is read from it
+    importing = re.compile(r"^\s*(?:import|from) regime_book\b", re.MULTILINE)
+    offenders = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "regime_core").rglob("*.py")
+        if importing.search(p.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
 
 
 @pytest.mark.slow
@@ -120,6 +146,10 @@ def test_the_wheel_builds_without_warnings_and_carries_the_licence(tmp_path: Pat
     for name in ("pyproject.toml", "README.md", "LICENSE", "setup.py", "MANIFEST.in"):
         shutil.copy2(ROOT / name, source / name)
     copy_shipped(source)
+    # the book's extension beside its pages, as in a checkout: the build must leave it out
+    shutil.copytree(
+        ROOT / BOOK_EXTENSION, source / BOOK_EXTENSION, ignore=shutil.ignore_patterns("__pycache__")
+    )
     wheels = tmp_path / "wheels"
     result = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(source)],
@@ -134,6 +164,10 @@ def test_the_wheel_builds_without_warnings_and_carries_the_licence(tmp_path: Pat
         metadata = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
         text = archive.read(metadata).decode()
         assert any(n.endswith(".dist-info/licenses/LICENSE") for n in archive.namelist())
+        names = archive.namelist()
+    # the book's Sphinx extension is the book's, not the package's: no module, no style sheet
+    assert not [n for n in names if "regime_book" in n or n.startswith("regime_core/book/sphinx")]
+    assert not [n for n in names if n.endswith((".css", ".js")) and "resources/" not in n]
     assert "License-Expression: MIT" in text and "License-File: LICENSE" in text
     (requires_python,) = re.findall(r"^Requires-Python: (.+)$", text, re.M)
     assert SpecifierSet(requires_python) == SpecifierSet(_pyproject()["project"]["requires-python"])
