@@ -17,8 +17,7 @@ import pytest
 import yaml
 from helpers import refused
 
-from regime_core import paths
-from regime_core.book.router_demo import (
+from regime_book.router_demo import (
     FAILURE_CASES,
     FEATURE_GUIDE,
     HAND_WRITTEN_PRESETS,
@@ -39,6 +38,7 @@ from regime_core.book.router_demo import (
     toy_presets,
     union_name_limits,
 )
+from regime_core import paths
 from regime_core.data import load_examples
 from regime_core.router import FEATURE_NAMES
 from regime_core.router.model import default_router, default_router_path

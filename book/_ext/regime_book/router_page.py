@@ -1,4 +1,4 @@
-"""The live router on "Route your own question" (:mod:`regime_core.book.router_demo` computes
+"""The live router on "Route your own question" (:mod:`regime_book.router_demo` computes
 what it shows).
 
 Directive ``regime-router-demo``: the router in the reader's browser (``router.js``, served from
@@ -43,7 +43,7 @@ class RouterDemoDirective(_RouterDirective):
     """The live router with presets, and the presets' decisions by the Python router."""
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.router_demo import (
+        from regime_book.router_demo import (
             HAND_WRITTEN_PRESETS,
             demo_html,
             load_model_json,
@@ -88,7 +88,7 @@ class RouterFeaturesDirective(_RouterDirective):
     which way the packaged router's coefficient pushes (read from its model file)."""
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.router_demo import FEATURE_GUIDE, feature_pushes
+        from regime_book.router_demo import FEATURE_GUIDE, feature_pushes
 
         pushes = {p.name: p for p in feature_pushes(self.router())}
         items = nodes.bullet_list()
@@ -107,7 +107,7 @@ class RouterLearnedDirective(_RouterDirective):
     feature values and the decisions on the toy world, all computed from its model file."""
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.router_demo import (
+        from regime_book.router_demo import (
             MAX_NAMES_SHOWN,
             count_ranges,
             held_new_entity,
@@ -165,7 +165,7 @@ class RouterFailuresDirective(_RouterDirective):
     it no longer gets wrong fails the build."""
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book.router_demo import FAILURE_CASES, route_failures
+        from regime_book.router_demo import FAILURE_CASES, route_failures
 
         failures = route_failures(FAILURE_CASES, self.router())
         items = nodes.bullet_list(classes=["regime-router-failures"])
@@ -188,7 +188,7 @@ def router_assets_on_demo_pages(
 ) -> None:
     """Load router.js and its style sheet only on pages that hold the live router."""
     if 'class="regime-router-demo"' in context.get("body", ""):
-        from regime_core.book.router_demo import ROUTER_JS
+        from regime_book.router_demo import ROUTER_JS
 
         app.add_js_file(ROUTER_JS)
         app.add_css_file(ROUTER_CSS)

@@ -184,7 +184,7 @@ def route_presets(specs: Sequence[PresetSpec], router: Any) -> list[Preset]:
             raise ValueError(
                 f"router preset {spec.source} {spec.key!r}: the router selects B_rel "
                 f"{d.b_rel!r}, but the preset tells the reader it is {spec.b_rel!r}; change the "
-                "preset (regime_core/book/router_demo.py) or the rules"
+                "preset (book/_ext/regime_book/router_demo.py) or the rules"
             )
         presets.append(
             Preset(**dataclasses.asdict(spec), action=d.action, probability=d.probability)
@@ -419,7 +419,7 @@ def route_failures(specs: Sequence[FailureSpec], router: Any) -> list[Failure]:
             raise ValueError(
                 f"router failure case {spec.key!r}: the router now decides {d.action} with "
                 f"B_rel {d.b_rel!r}, which the case calls right; remove or change the case "
-                "(regime_core/book/router_demo.py FAILURE_CASES)"
+                "(book/_ext/regime_book/router_demo.py FAILURE_CASES)"
             )
         out.append(
             Failure(
