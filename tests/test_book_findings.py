@@ -1,4 +1,4 @@
-"""The chapters' findings (regime_core.book.findings): the wording follows the values on
+"""The chapters' findings (regime_book.findings): the wording follows the values on
 constructed records (a gain or a loss, inside or outside the paper's range, a tie), a missing
 record or key is an error that names it, every chapter with the ``regime-findings`` directive has
 findings and every finding a chapter; and on the quick profile every sentence computed from the
@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from helpers import refused
 
+import regime_book.findings as F
+from regime_book.findings import beyond as B
+from regime_book.findings import claims as C
+from regime_book.findings import landing as L
 from regime_book.tables import code_spans, plain_text
 from regime_core import paths
-from regime_core.book import findings as F
-from regime_core.book.findings import beyond as B
-from regime_core.book.findings import claims as C
-from regime_core.book.findings import landing as L
-from regime_core.book.findings import words as W
+from regime_core.book import words as W
 from regime_core.paper import load_claims
 from regime_core.runner.records import Record
 

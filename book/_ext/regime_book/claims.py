@@ -39,7 +39,7 @@ from regime_book.records import (
 )
 from regime_book.tables import entry, paragraph, table
 from regime_core import paths
-from regime_core.book.findings.words import ours_interval
+from regime_core.book.words import ours_interval
 from regime_core.runner.records import Record
 from regime_core.runner.wording import format_number
 
@@ -337,10 +337,10 @@ class VerdictTableDirective(SphinxDirective):
 
 def verdict_counts(judged: Sequence[Any]) -> str:
     """How many claims got each verdict, the abstract's statements and the questions of ours
-    apart (:func:`regime_core.book.findings.landing.from_the_abstract`), each verdict in the
+    apart (:func:`regime_book.findings.landing.from_the_abstract`), each verdict in the
     words its rows show, in the judge's order: "The abstract's 15 statements: 4 reproduced,
     ... Our 5 questions: 1 holds, ..."."""
-    from regime_core.book.findings.landing import from_the_abstract
+    from regime_book.findings.landing import from_the_abstract
     from regime_core.runner.judge import OURS_WORDS, VERDICTS
 
     order = list(dict.fromkeys((*VERDICTS, *OURS_WORDS.values())))

@@ -35,7 +35,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from regime_book.claims import chapter_link, judged_claims, ours_text, verdict_class
 from regime_core import config
-from regime_core.book.findings.words import ours_interval
+from regime_core.book.words import ours_interval
 from regime_core.runner.wording import format_number
 
 #: fractions (as records hold them) to percentage points

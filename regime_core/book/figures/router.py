@@ -25,7 +25,7 @@ from regime_core.book.figures import (
     _wrap,
     colour_word,
 )
-from regime_core.book.findings.words import alpha_label
+from regime_core.book.words import alpha_label
 
 
 def _policy_colours(policies: Sequence[str]) -> str:

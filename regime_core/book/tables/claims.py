@@ -143,7 +143,7 @@ def _test_name() -> str:
 
 
 def _holm_levels(family: Mapping[str, Any]) -> dict[str, float]:
-    from regime_core.book.findings.words import holm_levels
+    from regime_core.book.words import holm_levels
 
     return holm_levels(family)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from regime_core.book.findings.words import (
+from regime_core.book.words import (
     Finding,
     Records,
     count,

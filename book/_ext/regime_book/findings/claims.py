@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from regime_core.book import names
-from regime_core.book.findings.words import (
+from regime_core.book.words import (
     Finding,
     Records,
     alpha_label,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from regime_core.book.findings.words import Finding, Records, count, pp
+from regime_core.book.words import Finding, Records, count, pp
 
 if TYPE_CHECKING:
     from regime_core.paper import Claim
