@@ -568,7 +568,10 @@ def _root_width_pt(svg: bytes) -> float:
 
 def test_no_plotting_code_outside_the_figures_module() -> None:
     offenders = []
-    for path in (paths.REPO_ROOT / "regime_core").rglob("*.py"):
+    # the package and the book's Sphinx extension beside the pages (book/_ext)
+    sources = [*(paths.REPO_ROOT / "regime_core").rglob("*.py")]
+    sources += (paths.REPO_ROOT / "book" / "_ext").rglob("*.py")
+    for path in sources:
         if path.parent.name == "figures" and path.parent.parent.name == "book":
             continue
         text = path.read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-/* The book's own script, linked from every page by regime_core.book.sphinx.site, beside
+/* The book's own script, linked from every page by regime_book.site, beside
    regime.css. It only helps reading; every page reads the same without it.
 
    - A figure opens full size when tapped: each image of a book figure (a record's figure, one
