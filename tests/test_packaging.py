@@ -126,7 +126,6 @@ def test_the_package_neither_ships_nor_imports_the_book_s_extension() -> None:
     assert offenders == []
 
 
-@pytest.mark.slow
 def copy_shipped(source: Path) -> None:
     """The checkout's files a build ships inside the package (setup.py), copied to ``source``."""
     from regime_core.paths import SHIPPED_FILES
@@ -138,6 +137,7 @@ def copy_shipped(source: Path) -> None:
             shutil.copy2(ROOT / name, source / name)
 
 
+@pytest.mark.slow
 def test_the_wheel_builds_without_warnings_and_carries_the_licence(tmp_path: Path) -> None:
     source = tmp_path / "source"  # a copy: the build writes build/ and *.egg-info beside it
     shutil.copytree(
