@@ -11,17 +11,9 @@ Encodes the same passages (default 1,000) with MiniLM three ways and prints one 
 - ``store_warm``: the same call again (nothing encoded), and ``store_reload``: a fresh store
   instance on the same directory (reads and validates the shards).
 
-With ``--backends onnx,openvino`` it compares the faster CPU backends with torch instead
-(``regime_core.encoders.onnx_backend``): the same texts, the same batch size, the same thread
-count, runs alternating ``--repeats`` times (minima reported, after one warm-up encode each), and
-for each backend its speed-up over torch and the largest cosine disagreement of any vector
-(``1 − cos``, vectors L2-normalised). ``default_eligible`` applies the project's rule: at least
-1.5× faster and every vector within 1e-5.
-
 Texts: the prepared examples of ``--dataset`` if ``regime data prepare`` has run, else the
 MuSiQue paragraphs under ``REGIME_DATA_DIR`` (``musique/migres/musique.json``), else synthetic.
-Run: ``.venv/bin/python benchmarks/bench_encoders.py [--n 1000] [--dataset musique]`` or
-``... --dataset hotpotqa --backends onnx,openvino``.
+Run: ``.venv/bin/python benchmarks/bench_encoders.py [--n 1000] [--dataset musique]``.
 """
 
 from __future__ import annotations
@@ -98,86 +90,13 @@ def load_texts(n: int, dataset: str) -> tuple[list[str], str]:
     return _synthetic_texts(n), "synthetic"
 
 
-#: The project's rule for making a backend the default (issue 14).
-MIN_SPEEDUP: float = 1.5
-MAX_ONE_MINUS_COS: float = 1e-5
-
-
-def compare_backends(
-    texts: list[str], backends: list[str], batch_size: int, repeats: int, export_dir: Path
-) -> dict:
-    """Seconds (min over repeats), speed-up over torch and max 1 − cos per backend."""
-    import torch
-
-    from regime_core.encoders import get_encoder
-
-    encoders = {"torch": get_encoder("minilm", batch_size=batch_size)}
-    for name in backends:
-        encoders[name] = get_encoder(
-            "minilm", backend=name, export_dir=export_dir, batch_size=batch_size
-        )
-    for encoder in encoders.values():
-        encoder.encode_documents(texts[:16])  # load, export or compile, warm up
-    times: dict[str, list[float]] = {name: [] for name in encoders}
-    vectors: dict[str, np.ndarray] = {}
-    for _ in range(repeats):
-        for name, encoder in encoders.items():
-            start = time.perf_counter()
-            vectors[name] = encoder.encode_documents(texts)
-            times[name].append(time.perf_counter() - start)
-    torch_s = min(times["torch"])
-    out: dict = {
-        "texts": len(texts),
-        "batch_size": batch_size,
-        "torch_threads": torch.get_num_threads(),
-        "repeats": repeats,
-        "load_average_1min": round(os.getloadavg()[0], 2),
-        "torch": {"seconds": round(torch_s, 2), "seconds_per_repeat": times["torch"]},
-    }
-    for name in backends:
-        seconds = min(times[name])
-        one_minus_cos = 1.0 - (vectors[name] * vectors["torch"]).sum(axis=1)
-        speedup = torch_s / seconds
-        worst = float(one_minus_cos.max())
-        out[name] = {
-            "seconds": round(seconds, 2),
-            "seconds_per_repeat": [round(t, 2) for t in times[name]],
-            "speedup_over_torch": round(speedup, 3),
-            "max_one_minus_cos": worst,
-            "max_abs_diff": float(np.abs(vectors[name] - vectors["torch"]).max()),
-            "bit_identical": bool(np.array_equal(vectors[name], vectors["torch"])),
-            "default_eligible": bool(speedup >= MIN_SPEEDUP and worst <= MAX_ONE_MINUS_COS),
-        }
-    return out
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=1000)
     parser.add_argument("--dataset", default="musique")
     parser.add_argument("--batch-size", type=int, default=config.ENCODE_BATCH_SIZE)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument(
-        "--backends",
-        default="",
-        help="comma-separated non-torch backends to compare with torch (onnx, openvino)",
-    )
     args = parser.parse_args()
-
-    if args.backends:
-        texts, source = load_texts(args.n, args.dataset)
-        with tempfile.TemporaryDirectory() as root:
-            result = compare_backends(
-                texts,
-                [b for b in args.backends.split(",") if b],
-                args.batch_size,
-                args.repeats,
-                Path(root) / "exports",
-            )
-        result["source"] = source
-        result["mean_words"] = round(float(np.mean([len(t.split()) for t in texts])), 1)
-        print(json.dumps(result, indent=2))
-        return
 
     import torch
     from sentence_transformers import SentenceTransformer

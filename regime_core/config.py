@@ -62,10 +62,6 @@ HEADLINE_K: int = 5
 """the k of the headline metric, hit@5 (the paper's R@5)"""
 ENCODE_BATCH_SIZE: int = 64
 """texts the encoder embeds at once when it fills the store"""
-ENCODER_BACKEND: str = "torch"
-"""what runs a dense encoder's transformer when regime reproduce runs the notebooks (its
---backend option): torch, the default; onnx and openvino are opt-in
-"""
 TINY_POOL_RULES: tuple[str, ...] = ("exclude", "keep")
 """what tiny_pools may be (a pool of at most k hop-2 candidates)
 

@@ -19,11 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from regime_core import config, paths
+from regime_core import paths
 from regime_core.book.figures import Figure
 from regime_core.book.figures import show as show_figure
 from regime_core.book.tables import Borrowed, Table, settings_table
-from regime_core.encoders.registry import session_backend
 from regime_core.experiments.context import Context
 from regime_core.runner.declarations import DEFAULT_PROFILE, notebook_defaults, notebook_parameters
 from regime_core.runner.identity import variant_hash, write_identity
@@ -77,7 +76,6 @@ class NotebookRun:
         for figure in figures:
             self.save(figure)
         manifest = self.manifest_hash()
-        backend = session_backend()  # named only when not the default: a record says its own
         written = write_record(
             self.output_dir,
             name=self.run.id,
@@ -85,7 +83,6 @@ class NotebookRun:
             numbers=numbers,
             inputs={
                 **({"manifest": manifest} if manifest else {}),
-                **({"encoder_backend": backend} if backend != config.ENCODER_BACKEND else {}),
                 **dict(inputs or {}),
             },
             figures=self.saved,

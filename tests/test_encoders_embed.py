@@ -1,11 +1,10 @@
-"""The embed stage (regime_core.encoders.embed), its errors, the store's engine API and the
-ONNX/OpenVINO backends. The Ray engine's own test is tests/test_embed_ray.py."""
+"""The embed stage (regime_core.encoders.embed), its errors and the store's engine API. The Ray
+engine's own test is tests/test_embed_ray.py."""
 
 from __future__ import annotations
 
 import builtins
 import hashlib
-import importlib.util
 import socket
 from pathlib import Path
 
@@ -50,7 +49,7 @@ def test_digest_is_sha256_of_the_vectors_in_text_order(tmp_path: Path, fixture_c
     expected = hashlib.sha256(np.ascontiguousarray(matrix, dtype="<f4").tobytes()).hexdigest()
     assert report.digest == expected
     assert report.texts == len(documents) + len(queries) == report.encoded
-    assert (report.engine, report.workers, report.backend) == ("local", 1, "torch")
+    assert (report.engine, report.workers) == ("local", 1)
     again = embed_dataset("toyworld", "tfidf", work=tmp_path)
     assert (again.encoded, again.cached, again.digest) == (0, report.texts, report.digest)
 
@@ -181,40 +180,6 @@ def test_sparse_shards_stay_sparse_and_read_back_identical() -> None:
     np.testing.assert_array_equal(sparse.toarray(), decode_shard(blob)[1])
 
 
-# --- ONNX / OpenVINO ------------------------------------------------------------------------
-@pytest.mark.parametrize("backend", ["onnx", "openvino"])
-def test_backend_agrees_with_torch_and_has_its_own_store_directory(
-    tmp_path: Path, backend: str
-) -> None:
-    module = {"onnx": "onnxruntime", "openvino": "openvino"}[backend]
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} is not installed (extra [{backend}])")
-    texts = [
-        "Where was the founder of the Bridge Company born?",
-        "Paris is the capital and largest city of France, on the Seine.",
-        "x",
-    ]
-    torch_encoder = get_encoder("minilm")
-    fast = get_encoder("minilm", backend=backend, export_dir=tmp_path / "exports")
-    reference = torch_encoder.encode_documents(texts)
-    vectors = fast.encode_documents(texts)
-    assert vectors.dtype == np.float32 and vectors.shape == reference.shape
-    assert float((1.0 - (vectors * reference).sum(axis=1)).max()) <= 1e-5
-    store = EmbeddingStore(tmp_path / "embeddings")
-    assert store.directory(fast) != store.directory(torch_encoder)
-    assert fast.identity["backend"] == backend and "backend" not in torch_encoder.identity
-    exported = list((tmp_path / "exports").rglob("model.onnx"))
-    assert len(exported) == 1
-    stamp = exported[0].stat().st_mtime_ns
-    again = get_encoder("minilm", backend=backend, export_dir=tmp_path / "exports")
-    np.testing.assert_array_equal(again.encode_queries(texts[:1]), fast.encode_queries(texts[:1]))
-    assert exported[0].stat().st_mtime_ns == stamp  # reused, not exported again
-
-
-def test_backend_refuses_cuda_and_tfidf_refuses_backends() -> None:
-    with refused(ValueError, names=("onnx", "cuda")):
-        get_encoder("minilm", backend="onnx", device="cuda")
-    with refused(ValueError, names=("'tfidf'", "--backend")):
-        get_encoder("tfidf", corpus=["a b"], backend="onnx")
-    with refused(ValueError, names=("'tensorrt'",)):
-        get_encoder("minilm", backend="tensorrt")
+def test_tfidf_refuses_a_gpu() -> None:
+    with refused(ValueError, names=("'tfidf'", "--device cuda")):
+        get_encoder("tfidf", corpus=["a b"], device="cuda")

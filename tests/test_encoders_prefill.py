@@ -164,55 +164,6 @@ def test_reproduce_encodes_up_front_once_and_times_it_like_a_run(
     assert timing["encodes"] and {call["n_encoded"] for call in timing["encodes"]} == {0}
 
 
-def test_reproduce_backend_reaches_the_fill_and_every_notebook(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``regime reproduce --backend openvino``: the up-front fill makes its encoder on that
-    backend, each notebook's child gets it in its environment (where the default encoder
-    factory reads it), and the runs' keys name it."""
-    import shutil
-
-    import yaml
-
-    from regime_core.encoders.registry import BACKEND_VARIABLE
-    from regime_core.experiments import context
-    from regime_core.runner import reproduce as reproduce_module
-    from regime_core.runner.execution import RunResult
-
-    made: list[str | None] = []
-
-    def make_encoder(*_args: object, backend: str | None = None, **_kwargs: object) -> object:
-        made.append(backend)
-        return HashingEncoder(32)
-
-    monkeypatch.setattr(embed, "make_encoder", make_encoder)
-    seen: list[tuple[str, str]] = []
-
-    def fake_run(decl, run_id, profile, key_info, work_dir, kernel_name, stop, environment):
-        seen.append((environment[BACKEND_VARIABLE], key_info["components"]["backend"]))
-        return RunResult(run_id, "ran", key=str(key_info["key"]))
-
-    monkeypatch.setattr(reproduce_module, "execute_run", fake_run)
-    notebook = Path(__file__).resolve().parents[1] / "notebooks" / "00_toyworld.ipynb"
-    shutil.copyfile(notebook, tmp_path / notebook.name)
-    parameters = {"encoder": "minilm", "real_dataset": "toyworld"}
-    runs = {"toy": {"notebook": notebook.name, "parameters": parameters}}
-    (tmp_path / "reproduce.yml").write_text(yaml.safe_dump({"runs": runs}))
-    report = reproduce_module.reproduce(
-        tmp_path / "reproduce.yml", work=tmp_path / "work", progress=None, backend="openvino"
-    )
-    assert report.ok and made == ["openvino"] and seen == [("openvino", "openvino")]
-
-    asked: list[tuple[str, str]] = []
-    monkeypatch.setattr(context, "_cached_dense_encoder", lambda *key: asked.append(key))
-    monkeypatch.setenv(BACKEND_VARIABLE, "openvino")  # as the notebook's kernel inherits it
-    context.default_encoder_factory("minilm", [])
-    assert asked == [("minilm", "openvino")]
-    monkeypatch.setenv(BACKEND_VARIABLE, "tensorrt")
-    with pytest.raises(ValueError, match=f"{BACKEND_VARIABLE}.*'tensorrt'.*openvino"):
-        context.default_encoder_factory("minilm", [])
-
-
 @pytest.mark.realdata
 @pytest.mark.slow
 def test_after_the_quick_profile_fill_no_notebook_encodes_a_dense_text(quick_run: Any) -> None:

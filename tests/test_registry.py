@@ -216,21 +216,6 @@ def test_a_notebook_run_by_hand_writes_into_its_variant_s_own_folder(tmp_path: P
         start("exercises", {**base, "output_dir": ""})
 
 
-def test_a_notebook_on_another_backend_is_its_own_variant_and_its_record_says_so(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A kernel that inherits REGIME_ENCODER_BACKEND (``regime reproduce --backend``) writes
-    into another variant folder than torch's, and its record's inputs name the backend."""
-    from regime_core.encoders.registry import BACKEND_VARIABLE
-
-    base = {"output_dir": None, "work_dir": str(tmp_path)}
-    torch_run = start("exercises", base)
-    monkeypatch.setenv(BACKEND_VARIABLE, "openvino")
-    openvino_run = start("exercises", base)
-    assert openvino_run.output_dir != torch_run.output_dir
-    assert openvino_run.record({})["inputs"] == {"encoder_backend": "openvino"}
-
-
 def test_every_notebook_defaults_to_its_variant_s_folder() -> None:
     for run in RUNS.values():
         cells = json.loads(Path(run.notebook).read_text(encoding="utf-8"))["cells"]

@@ -451,27 +451,3 @@ def test_on_the_repository_package_a_run_counts_its_own_entry_not_the_others(
     assert "regime_core.router.latency" not in modules["data_regimes"]
     others = set().union(*(named for run_id, named in entries.items() if run_id != "data_regimes"))
     assert modules["data_regimes"] & others == set()
-
-
-def test_a_backend_other_than_torch_is_a_component_and_an_unknown_one_is_refused(
-    setup: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
-    """torch (the default) leaves the keys as they were; OpenVINO reruns every run, saying
-    why; a backend that does not exist is refused naming the option, by the CLI too."""
-    from regime_core import cli
-
-    decl, work, package = setup
-    assert _actions(decl, work, package, backend="torch") == {"a": "skip", "b": "skip"}
-    report = plan(decl, work=work, package_dir=package, backend="openvino")
-    assert [(e.action, e.reasons) for e in report.runs] == [
-        ("run", ("changed: backend",)),
-        ("run", ("changed: upstream run a, backend",)),
-    ]
-    with refused(ValueError, names=("--backend", "'tensorrt'")):
-        plan(decl, work=work, package_dir=package, backend="tensorrt")
-    with pytest.raises(SystemExit) as stopped:
-        cli.main(["reproduce", "--plan", "--backend", "tensorrt", "--work", str(work)])
-    assert stopped.value.code == 2 and "--backend" in capsys.readouterr().err
-    arguments = ["reproduce", "--set", "a.x=1", "--backend", "onnx", "--work", str(work)]
-    assert cli.main(arguments) == 2
-    assert "--backend does not go with --set" in capsys.readouterr().err

@@ -109,8 +109,7 @@ def test_reproduce_without_jobs_runs_two_at_a_time_on_two_cores_with_one_thread_
     assert most_at_once[0] == 2  # a and b together, never three
     assert finished[-1] == "c"  # after both of its upstream runs
     assert all(env["OMP_NUM_THREADS"] == "1" for env in environments.values())
-    # the threads, and the encoder backend every notebook reads (torch unless --backend)
-    assert set(environments["c"]) == {*THREAD_VARIABLES, "REGIME_ENCODER_BACKEND"}
+    assert set(environments["c"]) == set(THREAD_VARIABLES)  # the threads, and nothing else
 
     environments.clear()
     reproduce(declarations, jobs=1, force=True, work=tmp_path / "work", progress=None)

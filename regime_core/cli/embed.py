@@ -6,7 +6,7 @@ batches over Ray actors (a local cluster, or the one at ``--address``; needs
 ``pip install -e .[scale]``) and writes the same vectors into the same store: ``digest`` (sha256
 of the float32 vectors in text order) is the same for both engines. With ``--json`` one JSON
 object is printed on stdout: dataset, encoder, engine, texts, encoded, cached, seconds, digest
-(then identity_hash, documents, queries, device, backend, workers).
+(then identity_hash, documents, queries, device, workers).
 
 The stage itself is ``regime_core.encoders.embed.embed_dataset``.
 """
@@ -26,13 +26,12 @@ STAGE_OPTIONS: tuple[str, ...] = (
     "address",
     "num_workers",
     "device",
-    "backend",
     "batch_size",
 )
 
 
 def register(subparsers: Any) -> None:
-    from regime_core.encoders.registry import BACKENDS, DEVICES, KNOWN_ENCODERS
+    from regime_core.encoders.registry import DEVICES, KNOWN_ENCODERS
     from regime_core.inputs.embed_options import ENGINES
 
     parser = add_subcommand(
@@ -76,13 +75,6 @@ def register(subparsers: Any) -> None:
         default=None,
         choices=DEVICES,
         help="where dense models run (default: the library's choice, CUDA when available)",
-    )
-    parser.add_argument(
-        "--backend",
-        default=None,
-        choices=BACKENDS,
-        help="what runs a dense model on the CPU: torch (default), or an ONNX export run by "
-        "onnxruntime (extra [onnx]) or OpenVINO (extra [openvino])",
     )
     parser.add_argument("--batch-size", type=int, default=config.ENCODE_BATCH_SIZE)
 

@@ -6,7 +6,7 @@ import argparse
 import subprocess
 import sys
 
-from regime_core import config, paths
+from regime_core import paths
 from regime_core.cli._common import (
     add_file_option,
     add_json_option,
@@ -15,7 +15,6 @@ from regime_core.cli._common import (
     path_value,
     print_result,
 )
-from regime_core.encoders.registry import BACKENDS
 from regime_core.runner.declarations import DEFAULT_DECLARATIONS, DEFAULT_PROFILE, PROFILES
 from regime_core.runner.reproduce import plan, reproduce
 
@@ -94,14 +93,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --dataset: the training set the set's router learns from (default: the "
         "paper's, 2wikimultihopqa)",
     )
-    run.add_argument(
-        "--backend",
-        choices=BACKENDS,
-        default=config.ENCODER_BACKEND,
-        help="what runs every dense encoder, in the up-front encoding and in each notebook: "
-        "torch (default), or an ONNX export run by onnxruntime (extra [onnx]) or OpenVINO "
-        "(extra [openvino]); any other is part of each run's key, its vectors kept apart",
-    )
     runs_nothing.add_argument(
         "--plan",
         action="store_true",
@@ -164,10 +155,10 @@ def _run_reproduce(args: argparse.Namespace) -> int:
         return _run_variants(args)
     selection = {"profile": args.profile, "only": args.only, "force": args.force, "work": args.work}
     if args.plan:
-        planned = plan(args.declarations, backend=args.backend, **selection)
+        planned = plan(args.declarations, **selection)
         print_result(args.json, planned.to_dict(), planned.table, indent=2)
         return 0
-    report = reproduce(args.declarations, jobs=args.jobs, backend=args.backend, **selection)
+    report = reproduce(args.declarations, jobs=args.jobs, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.ok else 1
 
@@ -180,7 +171,6 @@ def _run_dataset(args: argparse.Namespace) -> int:
     for flag, given in (
         ("--set", bool(args.settings)),
         ("--only", bool(args.only)),
-        ("--backend", args.backend != config.ENCODER_BACKEND),
     ):
         if given:
             raise ValueError(f"{flag} does not go with --dataset: the set runs every run; drop it")
@@ -210,13 +200,11 @@ def _run_variants(args: argparse.Namespace) -> int:
         "--only": bool(args.only),
         "--force": args.force,
         "--jobs": args.jobs is not None,
-        "--backend": args.backend != config.ENCODER_BACKEND,
     }
     why = {
         "--only": "--set runs the runs it names and no other",
         "--force": "a variant always runs",
         "--jobs": "variants run one after another",
-        "--backend": "a variant is judged beside the default build, encoded with torch",
     }
     for flag, given in refused.items():
         if given:

@@ -19,7 +19,6 @@ from regime_core.encoders.base import Encoder
 from regime_core.encoders.bm25 import BM25Params, BM25Scorer
 from regime_core.encoders.embed import EmbedReport, embed_dataset
 from regime_core.encoders.registry import (
-    BACKENDS,
     DEVICES,
     KNOWN_ENCODERS,
     EncoderFactory,
@@ -40,7 +39,6 @@ from regime_core.encoders.vectors import identity_hash, l2_normalize
 from regime_core.inputs.embed_options import ENGINES
 
 __all__ = [
-    "BACKENDS",
     "DEVICES",
     "ENGINES",
     "KNOWN_ENCODERS",

@@ -68,7 +68,6 @@ class EmbedReport:
     documents: int
     queries: int
     device: str | None
-    backend: str
     workers: int
 
     def to_json(self) -> dict[str, Any]:
@@ -180,8 +179,6 @@ def make_encoder(
     documents: Sequence[str],
     *,
     device: str | None = None,
-    backend: str | None = None,
-    work: str | Path | None = None,
 ) -> Encoder:
     """``get_encoder`` with the embed stage's options (only those given are passed on)."""
     from regime_core.encoders.registry import get_encoder
@@ -189,9 +186,6 @@ def make_encoder(
     options: dict[str, Any] = {}
     if device is not None:
         options["device"] = device
-    if backend not in (None, "torch"):
-        options["backend"] = backend
-        options["export_dir"] = paths.embeddings_dir(work) / "_exports"
     return get_encoder(encoder_name, corpus=list(documents), **options)
 
 
@@ -204,7 +198,6 @@ def embed_dataset(
     address: str | None = None,
     num_workers: int | None = None,
     device: str | None = None,
-    backend: str | None = None,
     batch_size: int = config.ENCODE_BATCH_SIZE,
     progress: bool = False,
 ) -> EmbedReport:
@@ -213,8 +206,7 @@ def embed_dataset(
     ``engine`` is ``local`` or ``ray``; ``address`` (ray only) is a running cluster's address
     (``host:port`` or ``auto``), else a local cluster of ``num_workers`` CPUs is started and
     stopped; ``num_workers`` is the number of actors (default: one per CPU, or per GPU with
-    ``device="cuda"``). ``device`` is ``cpu``, ``cuda`` or None (the library's choice);
-    ``backend`` is ``torch`` (default), ``onnx`` or ``openvino``.
+    ``device="cuda"``). ``device`` is ``cpu``, ``cuda`` or None (the library's choice).
 
     Raises ``ValueError`` with the fix for: an unknown engine, ``address`` without ray, Ray not
     installed, an unreachable address, ``cuda`` where no CUDA device is, a hub model whose
@@ -238,7 +230,7 @@ def embed_dataset(
 
     start = time.perf_counter()
     documents, queries = dataset_texts(dataset, work)
-    encoder = make_encoder(encoder_name, documents, device=device, backend=backend, work=work)
+    encoder = make_encoder(encoder_name, documents, device=device)
     store = EmbeddingStore(paths.embeddings_dir(work))
     work_items: list[tuple[Mode, list[str]]] = [("document", documents), ("query", queries)]
     workers = 1
@@ -280,6 +272,5 @@ def embed_dataset(
         documents=len(documents),
         queries=len(queries),
         device=device,
-        backend=getattr(encoder, "backend", "torch"),
         workers=workers,
     )

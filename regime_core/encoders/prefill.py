@@ -123,13 +123,12 @@ def fill_for_runs(
     progress: bool = True,
     say: Callable[[str], None] = lambda _message: None,
     batch_size: int = config.ENCODE_BATCH_SIZE,
-    backend: str = config.ENCODER_BACKEND,
 ) -> list[FillReport]:
     """Fill ``work``'s embedding store with every text the runs of ``parameters`` will ask a
     dense encoder for (:func:`encodings`), then with the sentences of the bridges hop 1
     retrieves (:func:`retrieved_bridge_sentences`), and with the texts of the examples runs
-    generate (``generated``: ``{encoder: [world, ...]}``, the teaching runs' toy worlds), run on
-    ``backend`` (the notebooks' own); one :class:`FillReport` per encoder. A store that already
+    generate (``generated``: ``{encoder: [world, ...]}``, the teaching runs' toy worlds); one
+    :class:`FillReport` per encoder. A store that already
     holds them encodes nothing (and loads no model)."""
     from regime_core.data import corpus_passages, load_examples
     from regime_core.encoders.embed import make_encoder, query_texts
@@ -147,7 +146,7 @@ def fill_for_runs(
         started = time.perf_counter()
         ready = [(d, split) for d, split in datasets if _prepared(d, work)]
         read = {(d, split): load_examples(d, split=split, work=work) for d, split in ready}
-        encoder = make_encoder(encoder_name, [], backend=backend, work=work)
+        encoder = make_encoder(encoder_name, [])
         parts = [*read.values(), *made.get(encoder_name, [])]
         passages = (document_text(p) for part in parts for p in corpus_passages(part))
         queries = (text for part in parts for text in query_texts(part))

@@ -6,29 +6,23 @@ one type every experiment's ``encoder_factory`` argument has.
 >>> get_encoder("tfidf", corpus=["Paris is in France."]).name
 'tfidf'
 
-``DEVICES`` and ``BACKENDS`` are the choices of ``regime embed --device`` and ``--backend``;
-:func:`check_device` turns an impossible device into an error that says why.
-:func:`session_backend` is the backend a whole ``regime reproduce --backend`` hands to each
-notebook through :data:`BACKEND_VARIABLE`.
+``DEVICES`` are the choices of ``regime embed --device``; :func:`check_device` turns an
+impossible device into an error that says why.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from regime_core import config
 from regime_core.encoders.base import Encoder
 from regime_core.encoders.sentence_transformer import (
     PRESETS,
-    check_backend,
     minilm_encoder,
     resolve_model_source,
 )
 from regime_core.encoders.tfidf import TfidfEncoder
 from regime_core.inputs.embed_options import DEVICES
-from regime_core.inputs.encoder_options import BACKENDS
 
 #: the command installing torch's CUDA build into the checkout's ``.venv`` (the Makefile's TORCH)
 CUDA_INSTALL = "make install TORCH=cuda"
@@ -43,21 +37,13 @@ KNOWN_ENCODERS: dict[str, str] = {
     **{name: preset.description for name, preset in PRESETS.items()},
 }
 
-#: the environment variable through which ``regime reproduce --backend`` reaches every notebook
-#: (and the store's fill before them); unset, dense encoders run on ``config.ENCODER_BACKEND``
-BACKEND_VARIABLE = "REGIME_ENCODER_BACKEND"
-
 __all__ = [
-    "BACKENDS",
-    "BACKEND_VARIABLE",
     "DEVICES",
     "KNOWN_ENCODERS",
     "EncoderFactory",
-    "check_backend",
     "check_device",
     "check_encoder_name",
     "get_encoder",
-    "session_backend",
 ]
 
 
@@ -65,8 +51,8 @@ def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: An
     """The encoder called ``name``: a key of :data:`KNOWN_ENCODERS`, a local model directory or
     a hub id ``org/name``. ``corpus`` (the passage texts) is required by ``tfidf`` and ignored
     by the dense models; ``options`` go to the encoder's constructor (``device``, ``dtype``,
-    ``backend``, prompts, ``params`` for tfidf). ``device`` and ``backend`` given to ``tfidf``
-    must be ``cpu``/``None`` and ``torch``/``None``: it has neither a GPU nor an ONNX path.
+    prompts, ``params`` for tfidf). A ``device`` given to ``tfidf`` must be ``cpu`` or ``None``:
+    it has no GPU path.
     A name that is none of these is refused (:func:`check_encoder_name`).
     """
     check_encoder_name(name)
@@ -77,25 +63,14 @@ def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: An
             raise ValueError(
                 "encoder 'tfidf' is fitted on the dataset's corpus: pass corpus=<passage texts>"
             )
-        device = options.pop("device", None)
-        backend = options.pop("backend", None)
-        if device not in (None, "cpu") or backend not in (None, "torch"):
+        if options.pop("device", None) not in (None, "cpu"):
             raise ValueError(
-                "encoder 'tfidf' runs on the CPU with scikit-learn: it takes no --device cuda "
-                "and no --backend other than torch"
+                "encoder 'tfidf' runs on the CPU with scikit-learn: it takes no --device cuda"
             )
         return TfidfEncoder(corpus, **options)
     from regime_core.encoders.sentence_transformer import SentenceTransformerEncoder
 
     return SentenceTransformerEncoder(name, **options)
-
-
-def session_backend(environ: Mapping[str, str] = os.environ) -> str:
-    """The backend this process's dense encoders run on: :data:`BACKEND_VARIABLE`, else
-    ``config.ENCODER_BACKEND``; one that is not in :data:`BACKENDS` is refused, naming both."""
-    backend = environ.get(BACKEND_VARIABLE) or config.ENCODER_BACKEND
-    check_backend(backend, f"{BACKEND_VARIABLE} (set by regime reproduce --backend)")
-    return backend
 
 
 def check_encoder_name(name: str) -> None:

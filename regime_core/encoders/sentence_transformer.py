@@ -9,12 +9,6 @@ never loads it. Vectors are float32 and L2-normalised (``x / ‖x‖₂``), what
 (computed once per process), for a hub model the resolved commit, plus prompts, dtype,
 ``max_seq_length`` and the sentence-transformers/transformers versions. The device is *not*
 part of it: CPU and GPU agree to float rounding, and keying on it would split the cache.
-
-``backend`` chooses what runs the transformer: ``torch`` (the default), or ``onnx`` /
-``openvino`` over an ONNX graph exported locally from the same weights
-(:mod:`regime_core.encoders.onnx_backend`). Their vectors agree with torch's to about 1e-7 in
-cosine but are not bit-identical, so a non-torch backend *is* part of the identity: its vectors
-live in their own store directory and never mix with torch's.
 """
 
 from __future__ import annotations
@@ -33,15 +27,7 @@ import numpy as np
 
 from regime_core import config
 from regime_core.encoders.vectors import l2_normalize
-from regime_core.inputs import Choice, check_value
-from regime_core.inputs.encoder_options import BACKENDS, ENCODER_OPTIONS
-
-
-def check_backend(backend: str, given_as: str = "--backend") -> None:
-    """Raise ``ValueError`` naming ``given_as`` (an option, variable or argument) unless
-    ``backend`` is one of :data:`BACKENDS`."""
-    check_value(Choice(BACKENDS), backend, where=given_as, field="backend")
-
+from regime_core.inputs.encoder_options import ENCODER_OPTIONS
 
 # "org/name" as the hub spells repository ids.
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -196,8 +182,6 @@ class SentenceTransformerEncoder:
         padding_side: str | None = None,
         batch_size: int = config.ENCODE_BATCH_SIZE,
         display_name: str | None = None,
-        backend: str | None = None,
-        export_dir: str | os.PathLike[str] | None = None,
     ) -> None:
         kind, model, preset = resolve_model_source(model_name_or_path)
         base = preset or EncoderPreset(model=model, description="")
@@ -208,8 +192,7 @@ class SentenceTransformerEncoder:
         self.query_prompt = base.query_prompt if query_prompt is None else query_prompt
         self.document_prompt = base.document_prompt if document_prompt is None else document_prompt
         self.dtype = base.dtype if dtype is None else dtype
-        self.backend = backend or "torch"
-        options = {"dtype": self.dtype, "batch_size": batch_size, "backend": self.backend}
+        options = {"dtype": self.dtype, "batch_size": batch_size}
         ENCODER_OPTIONS.read(options, where=f"encoder {self.name!r}")
         self.device = device
         self.trust_remote_code = (
@@ -220,13 +203,6 @@ class SentenceTransformerEncoder:
         self.max_seq_length = base.max_seq_length if max_seq_length is None else max_seq_length
         self.padding_side = base.padding_side if padding_side is None else padding_side
         self.batch_size = batch_size
-        if self.backend != "torch" and (self.dtype != "float32" or device not in (None, "cpu")):
-            raise ValueError(
-                f"backend {self.backend!r} runs float32 on the CPU; it takes no dtype "
-                f"{self.dtype!r} or device {device!r} (use backend 'torch' for those)"
-            )
-        self.export_dir = None if export_dir is None else Path(export_dir)
-        self._runner: Any = None
         self._model: Any = None
         self._identity: dict[str, Any] | None = None
         offline = self.source == "hub" and _hub_offline()
@@ -245,7 +221,6 @@ class SentenceTransformerEncoder:
         """Pickle the recipe, not the loaded model: a Ray worker loads its own copy once."""
         state = dict(self.__dict__)
         state["_model"] = None
-        state["_runner"] = None
         return state
 
     # -- loading -------------------------------------------------------------------------------
@@ -260,8 +235,7 @@ class SentenceTransformerEncoder:
         from sentence_transformers import SentenceTransformer
 
         kwargs: dict[str, Any] = {
-            # A non-torch backend only borrows the tokenizer and the weights to export: CPU.
-            "device": "cpu" if self.backend != "torch" else self.device,
+            "device": self.device,
             "trust_remote_code": self.trust_remote_code,
         }
         if self.source == "hub":
@@ -307,10 +281,6 @@ class SentenceTransformerEncoder:
             "sentence_transformers": _version("sentence-transformers"),
             "transformers": _version("transformers"),
         }
-        if self.backend != "torch":  # torch's identity stays as it was: its stores stay valid
-            from regime_core.encoders.onnx_backend import backend_identity
-
-            identity.update(backend_identity(self.backend))
         if self.source == "local":
             identity["weights_sha256"] = directory_sha256(self.model)
         else:
@@ -329,21 +299,6 @@ class SentenceTransformerEncoder:
     def encode_documents(self, texts: Sequence[str]) -> np.ndarray:
         return self._encode(texts, self.document_prompt)
 
-    def runner(self) -> Any:
-        """The ONNX/OpenVINO runner of a non-torch backend (exported and compiled once)."""
-        if self._runner is None:
-            from regime_core.encoders.onnx_backend import BackendRunner, default_export_dir
-
-            weights = self.identity.get("weights_sha256") or self.identity.get("revision")
-            self._runner = BackendRunner(
-                self.load(),
-                self.backend,
-                export_dir=self.export_dir or default_export_dir(),
-                weights_id=str(weights),
-                batch_size=self.batch_size,
-            )
-        return self._runner
-
     def _encode(self, texts: Sequence[str], prompt: str) -> np.ndarray:
         import torch
 
@@ -353,8 +308,6 @@ class SentenceTransformerEncoder:
             return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
         if self.append_eos:
             inputs = [text + model.tokenizer.eos_token for text in inputs]
-        if self.backend != "torch":
-            return l2_normalize(self.runner().encode(inputs, prompt or None))
         with torch.inference_mode():
             vectors = model.encode(
                 inputs,
@@ -368,10 +321,8 @@ class SentenceTransformerEncoder:
         return l2_normalize(vectors.float().cpu().numpy())
 
     def __repr__(self) -> str:
-        backend = "" if self.backend == "torch" else f", backend={self.backend!r}"
         return (
-            f"SentenceTransformerEncoder({self.model!r}, name={self.name!r}, "
-            f"dtype={self.dtype!r}{backend})"
+            f"SentenceTransformerEncoder({self.model!r}, name={self.name!r}, dtype={self.dtype!r})"
         )
 
 

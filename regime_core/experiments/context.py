@@ -22,7 +22,7 @@ from typing import Protocol
 from regime_core import paths
 from regime_core.data.item_sets import ALL
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.registry import EncoderFactory, session_backend
+from regime_core.encoders.registry import EncoderFactory
 from regime_core.experiments.common import RunConfig
 from regime_core.experiments.sampling import Sample, sample_examples
 from regime_core.retrieval import EmbeddingSource, document_text
@@ -41,10 +41,10 @@ class SampleSpec(Protocol):
 
 
 @functools.cache
-def _cached_dense_encoder(name: str, backend: str) -> Encoder:
+def _cached_dense_encoder(name: str) -> Encoder:
     from regime_core.encoders import get_encoder
 
-    return get_encoder(name, backend=backend)
+    return get_encoder(name)
 
 
 @functools.lru_cache(maxsize=4)
@@ -55,15 +55,13 @@ def _fitted_tfidf(corpus_texts: tuple[str, ...]) -> Encoder:
 
 
 def default_encoder_factory(name: str, corpus_texts: Sequence[str]) -> Encoder:
-    """``get_encoder(name)``; dense models run on the session's backend
-    (:func:`~regime_core.encoders.registry.session_backend`: ``regime reproduce --backend``)
-    and are loaded once per process, TF-IDF is fitted on the
+    """``get_encoder(name)``; dense models are loaded once per process, TF-IDF is fitted on the
     dataset split's corpus (so its vectors do not depend on the sample), once per corpus for
     the last few corpora (the fit is a deterministic function of the texts: a run that samples
     a dataset under several readings fits it once)."""
     if name == "tfidf":
         return _fitted_tfidf(tuple(corpus_texts))
-    return _cached_dense_encoder(name, session_backend())
+    return _cached_dense_encoder(name)
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,15 +7,11 @@ from __future__ import annotations
 from regime_core.inputs import Choice, Field, Format, Number
 
 DTYPES: tuple[str, ...] = ("float32", "float16", "bfloat16")
-#: The choices of what runs the transformer (torch, or an ONNX export run by onnxruntime or
-#: OpenVINO on the CPU).
-BACKENDS: tuple[str, ...] = ("torch", "onnx", "openvino")
 
 ENCODER_OPTIONS = Format(
     "sentence-transformers encoder options",
     (
         Field("dtype", Choice(DTYPES), meaning="the precision the model runs in"),
         Field("batch_size", Number(low=1, integer=True), meaning="texts per forward pass"),
-        Field("backend", Choice(BACKENDS), meaning="what runs the transformer"),
     ),
 )

@@ -10,9 +10,7 @@ the label of a variant must name what differs. So a variant's *inputs* are:
   ``profile``, which say where, not what): its value, and, for a parameter naming a file
   (the ``files`` field of :class:`regime_core.runner.runs.Run`), the sha256 of that file and where
   it was found;
-* the default record of every run upstream of it (``<work>/results/<run>/record.json``): its sha256;
-* the backend its dense encoders run on, when it is not torch
-  (:func:`regime_core.encoders.registry.session_backend`).
+* the default record of every run upstream of it (``<work>/results/<run>/record.json``): its sha256.
 
 :func:`variant_hash` hashes the config hash with the inputs' values and content hashes (never
 their paths, which depend on the machine); a run with no input keeps its config hash as its
@@ -29,8 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from regime_core import config, paths
-from regime_core.encoders.registry import session_backend
+from regime_core import paths
 from regime_core.inputs.record import VARIANT_IDENTITY
 from regime_core.integrity import atomic_write_bytes
 from regime_core.runner.declarations import OUTPUT_DIR_PARAMETER
@@ -74,7 +71,7 @@ def describe_inputs(
 ) -> dict[str, dict[str, Any]]:
     """The inputs of an execution with ``parameters`` (see the module docstring): every
     parameter outside the config, a file's content hash where ``files`` resolves it, and
-    ``record:<run>`` for every run in ``upstream``, and the encoders' backend unless torch."""
+    ``record:<run>`` for every run in ``upstream``."""
     inputs: dict[str, dict[str, Any]] = {}
     for name in sorted(parameters):
         if name in config_fields or name in WHERE_PARAMETERS:
@@ -85,8 +82,6 @@ def describe_inputs(
     for run_id in sorted(upstream):
         record = paths.results_dir(work) / run_id / "record.json"
         inputs[f"record:{run_id}"] = input_entry(None, record, work)
-    if session_backend() != config.ENCODER_BACKEND:  # torch variants keep their folders
-        inputs["encoder_backend"] = input_entry(session_backend(), None, work)
     return inputs
 
 

@@ -9,9 +9,7 @@ A run's key is a SHA-256 over its *components*:
   preparing a dataset of one's own reruns only the runs that read it (:func:`manifest_digest`);
 * ``modules``: one hash per ``regime_core`` module its computation imports (the rule below);
 * ``data_files``: the package data those modules read (:data:`DATA_FILES`);
-* ``upstream``: the keys of the runs it depends on (a change upstream reruns everything below);
-* ``backend``: what runs the dense encoders (``regime reproduce --backend``), only when it is not
-  the default, so that a default build's keys stay as they were.
+* ``upstream``: the keys of the runs it depends on (a change upstream reruns everything below).
 
 **Which modules count.** The imports of the notebook's code cells are read statically with
 ``ast`` (IPython magics are translated first), and followed through every module they reach,
@@ -59,7 +57,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from regime_core import config, paths
+from regime_core import paths
 from regime_core.integrity import read_bytes
 from regime_core.runner.declarations import Declarations, topological_order
 from regime_core.runner.records import canonical_json, hash_file
@@ -90,7 +88,6 @@ COMPONENTS: tuple[str, ...] = (
     "modules",
     "data_files",
     "upstream",
-    "backend",
 )
 
 
@@ -415,7 +412,6 @@ def run_keys(
     profile: str,
     work: Path,
     package_dir: Path = PACKAGE_DIR,
-    backend: str = config.ENCODER_BACKEND,
 ) -> dict[str, dict[str, Any]]:
     """Each run's key and the components it was computed from, in dependency order."""
     from regime_core.runner.declarations import notebook_defaults
@@ -438,8 +434,6 @@ def run_keys(
             "data_files": data_file_hashes(modules, package_dir),
             "upstream": {dep: keys[dep]["key"] for dep in sorted(spec.depends_on)},
         }
-        if backend != config.ENCODER_BACKEND:
-            components["backend"] = backend
         key = hashlib.sha256(canonical_json(components).encode("utf-8")).hexdigest()
         keys[run_id] = {"key": key, "components": components}
     return keys

@@ -39,8 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from regime_core import config, paths
-from regime_core.encoders.registry import BACKEND_VARIABLE, check_backend
+from regime_core import paths
 from regime_core.encoders.store import ENCODE_LOG_VARIABLE
 from regime_core.locks import directory_lock, records_lock, runs_lock
 from regime_core.runner.children import kill_children
@@ -231,7 +230,6 @@ def plan(
     force: bool = False,
     work: Path | str | None = None,
     package_dir: Path = PACKAGE_DIR,
-    backend: str = config.ENCODER_BACKEND,
 ) -> Plan:
     """What :func:`reproduce` with these arguments would run, and why; runs and writes nothing.
 
@@ -240,11 +238,10 @@ def plan(
     damaged) is ``"after upstream"``: it reruns only if that run's new record differs.
     """
     decl = _load(declarations, profile)
-    check_backend(backend)
     work_root = paths.work_dir(work).resolve()
     with directory_lock(work_root, what="regime reproduce --plan", shared=True):
         order, forced = _selection(decl, only, force)
-        keys = run_keys(decl, profile, work_root, package_dir, backend)
+        keys = run_keys(decl, profile, work_root, package_dir)
         actions: dict[str, str] = {}
         planned = []
         for run_id in order:
@@ -307,7 +304,6 @@ def reproduce(
     kernel_name: str = KERNEL_NAME,
     progress: Callable[[str], None] | None = to_stderr,
     encode_first: bool = True,
-    backend: str = config.ENCODER_BACKEND,
 ) -> ReproduceReport:
     """Execute the declared runs in dependency order, skipping those that are current.
 
@@ -321,15 +317,11 @@ def reproduce(
     Up to ``jobs`` (a count: ``--jobs`` is read as one) independent runs execute at once (None:
     one per core, at most the selection's independent runs,
     :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with ``cores // jobs``
-    threads. A run whose upstream failed is ``blocked``. ``backend`` runs
-    every dense encoder, up front and in each notebook (through
-    :data:`~regime_core.encoders.registry.BACKEND_VARIABLE`); any but the default is part of
-    each run's key.
+    threads. A run whose upstream failed is ``blocked``.
     An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
     running notebook, stamps none of them and propagates.
     """
     decl = _load(declarations, profile)
-    check_backend(backend)
     order, forced = _selection(decl, only, force)
     cores = available_cores()
     if jobs is None:
@@ -339,11 +331,8 @@ def reproduce(
     say = progress or _silent
     with writing_lock(work_root, "regime reproduce", say):
         clean_interrupted(decl, work_root, say)
-        runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say, backend)
-        runner.environment = {
-            **thread_environment(threads_per_job(cores, jobs), os.environ),
-            BACKEND_VARIABLE: backend,  # set even for the default: an inherited one never wins
-        }
+        runner = _Runner(decl, profile, jobs, forced, work_root, kernel_name, say)
+        runner.environment = thread_environment(threads_per_job(cores, jobs), os.environ)
         if encode_first:
             runner.encode_up_front(order)
         return ReproduceReport(profile, work_root, runner.run(order))
@@ -361,11 +350,10 @@ class _Runner:
         work: Path,
         kernel_name: str,
         say: Callable[[str], None],
-        backend: str,
     ) -> None:
         self.decl, self.profile, self.jobs, self.forced = decl, profile, jobs, forced
-        self.work, self.kernel_name, self.say, self.backend = work, kernel_name, say, backend
-        self.keys = run_keys(decl, profile, work, backend=backend)
+        self.work, self.kernel_name, self.say = work, kernel_name, say
+        self.keys = run_keys(decl, profile, work)
         self.stop = threading.Event()  # set on an interrupt: no worker stamps after it
         self.environment: dict[str, str] = {}  # added to each child's (its thread counts)
 
@@ -413,7 +401,6 @@ class _Runner:
                 generated=generated,
                 progress=progress,
                 say=self.say,
-                backend=self.backend,
             )
         finally:
             if previous is None:
