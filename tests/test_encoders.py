@@ -1,4 +1,4 @@
-"""Encoders: bundled MiniLM, any sentence-transformers model, TF-IDF cosine, BM25, registry."""
+"""Encoders: bundled MiniLM, any sentence-transformers model, TF-IDF cosine, registry."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from regime_core import config
 from regime_core.encoders import (
     KNOWN_ENCODERS,
     PRESETS,
-    BM25Params,
-    BM25Scorer,
     Encoder,
     ModelUnavailableError,
     SentenceTransformerEncoder,
@@ -113,7 +111,7 @@ def test_unknown_names_list_the_known_encoders() -> None:
 
     for name in ("minilm", "tfidf", "bge-large", "org/model", str(minilm_path())):
         check_encoder_name(name)  # nothing loaded
-    for name, message in (("not-a-model", "nv-embed-v2"), (" ", "' '"), ("bm25", "BM25")):
+    for name, message in (("not-a-model", "nv-embed-v2"), (" ", "' '"), ("bm25", "nv-embed-v2")):
         with refused(ValueError, names=(message,)):
             check_encoder_name(name)
     with refused(ValueError, names=("nv-embed-v2",)) as info:
@@ -147,8 +145,6 @@ def test_presets_carry_the_documented_prompts() -> None:
 def test_registry_errors() -> None:
     with refused(ValueError, names=("corpus",)):
         get_encoder("tfidf")
-    with refused(ValueError, names=("BM25Scorer",)):
-        get_encoder("bm25")
 
 
 # --- TF-IDF ----------------------------------------------------------------------------------
@@ -184,24 +180,6 @@ def test_tfidf_vectors_identity_and_unknown_terms() -> None:
         TfidfEncoder([])
     with refused(ValueError, names=("max_features",)):
         TfidfParams(max_features=0)
-
-
-# --- BM25 ------------------------------------------------------------------------------------
-def test_bm25_matches_the_lucene_formula_by_hand() -> None:
-    corpus = ["apple banana", "apple cherry cherry", "date"]
-    bm25 = BM25Scorer(corpus)
-    k1, b = BM25Params().k1, BM25Params().b
-    avgdl = 2.0
-    idf = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))
-    # Lucene >= 8 drops the constant (k1 + 1) numerator factor (rank-equivalent)
-    expected = idf * 2 / (2 + k1 * (1 - b + b * 3 / avgdl))
-    scores = bm25.scores(["cherry", "elderberry"])
-    assert scores.shape == (2, 3) and scores.dtype == np.float32
-    np.testing.assert_allclose(scores[0], [0.0, expected, 0.0], rtol=1e-5)
-    assert not scores[1].any()
-    np.testing.assert_allclose(bm25.scores(["cherry"], [1, 0])[0], [expected, 0.0], rtol=1e-5)
-    with refused(ValueError, names=("doc_indices", "[3]")):
-        bm25.scores(["cherry"], [3])
 
 
 # --- vectors ---------------------------------------------------------------------------------

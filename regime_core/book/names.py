@@ -68,7 +68,6 @@ METRICS: dict[str, str] = {
 ENCODERS: dict[str, str] = {
     "minilm": "MiniLM-L6",
     "tfidf": "TF-IDF",
-    "bm25": "BM25",
     "nv-embed-v2": "NV-Embed-v2",
     "bge-large": "BGE-large",
     "e5-mistral": "e5-mistral",

@@ -16,7 +16,6 @@ content-addressed embedding store.
 from __future__ import annotations
 
 from regime_core.encoders.base import Encoder
-from regime_core.encoders.bm25 import BM25Params, BM25Scorer
 from regime_core.encoders.embed import EmbedReport, embed_dataset
 from regime_core.encoders.registry import (
     DEVICES,
@@ -43,8 +42,6 @@ __all__ = [
     "ENGINES",
     "KNOWN_ENCODERS",
     "PRESETS",
-    "BM25Params",
-    "BM25Scorer",
     "EmbedReport",
     "EmbeddingStore",
     "Encoder",

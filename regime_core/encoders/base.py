@@ -30,7 +30,7 @@ class Encoder(Protocol):
 
 
 def checked_corpus(corpus: Sequence[str], who: str) -> list[str]:
-    """``corpus`` as a list, or ValueError naming ``who`` (``"tfidf"``, ``"bm25"``) when it is
+    """``corpus`` as a list, or ValueError naming ``who`` (``"tfidf"``) when it is
     empty: the lexical scorers fit on it, and would fail obscurely."""
     texts = list(corpus)
     if not texts:

@@ -76,13 +76,7 @@ def get_encoder(name: str, *, corpus: Sequence[str] | None = None, **options: An
 def check_encoder_name(name: str) -> None:
     """Raise ``ValueError`` unless ``name`` is an encoder :func:`get_encoder` can make: a key of
     :data:`KNOWN_ENCODERS`, an existing model directory or a hub id ``org/name``; nothing is
-    loaded. A blank name is none of these (:func:`resolve_model_source`), and ``bm25`` is
-    refused with its own reason (it scores text and has no vectors)."""
-    if name == "bm25":
-        raise ValueError(
-            "bm25 scores text queries and has no vectors, so it is not an encoder: use "
-            "regime_core.encoders.BM25Scorer (arms 'q' and 'bridge' only)"
-        )
+    loaded. A blank name is none of these (:func:`resolve_model_source`)."""
     if name not in ("minilm", "tfidf"):
         resolve_model_source(name)
 
