@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core.inputs import InputError, Kind, check_value
-from regime_core.inputs.configs import integer
+from regime_core.inputs.configs import DATASET_NAME, integer
 from regime_core.limits import ALPHA
 
 WORK_HELP = "work directory (REGIME_WORK_DIR)"
@@ -105,39 +105,23 @@ def path_value(text: str) -> Path:
     >>> path_value("w")
     PosixPath('w')
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            "an empty path is not a place (it would mean the current directory); name one"
-        )
-    if any(ord(c) < 32 for c in text):
-        raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
-    return Path(text)
+    empty = "an empty path is not a place (it would mean the current directory); name one"
+    return Path(_printable(text, empty))
 
 
 def name_value(text: str) -> str:
     """The argparse type of a name (``--encoder``): not blank, no control characters."""
+    return _printable(text, "an empty name names nothing", delete=True)
+
+
+def _printable(text: str, empty: str, *, delete: bool = False) -> str:
+    """``text`` unless blank (``empty`` says why) or holding a control character (DEL too,
+    with ``delete``)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty name names nothing")
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise argparse.ArgumentTypeError(empty)
+    if any(ord(c) < 32 or (delete and ord(c) == 127) for c in text):
         raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
     return text
-
-
-def dataset_value(text: str) -> str:
-    """The argparse type of a dataset argument: a built-in dataset, or a name that a dataset
-    of one's own can have (``regime data prepare --jsonl FILE --name NAME``). Whether it is
-    prepared is the command's to find out (its work directory is known only then).
-
-    >>> dataset_value("musique"), dataset_value("my-data")
-    ('musique', 'my-data')
-    """
-    from regime_core.inputs import InputError, check_value
-    from regime_core.inputs.configs import DATASET_NAME
-
-    try:
-        return str(check_value(DATASET_NAME, text, where="", field=""))
-    except InputError as err:
-        raise argparse.ArgumentTypeError(err.problem) from None
 
 
 #: The help of a dataset argument.
@@ -171,6 +155,9 @@ def declared_value(kind: Kind, convert: Callable[[str], Any]) -> Callable[[str],
     return value
 
 
+#: a dataset argument: a built-in dataset, or a name a dataset of one's own can have (``regime
+#: data prepare --jsonl FILE --name NAME``); whether it is prepared the command finds out
+dataset_value = declared_value(DATASET_NAME, str)
 #: ``--alpha``: the one rule of α (:data:`regime_core.limits.ALPHA`)
 alpha_value = declared_value(ALPHA, float)
 #: ``--jobs``, ``--depth``: a count, as every count of a run's config is declared
