@@ -110,13 +110,7 @@ def _comparison(record: Record, keys: Mapping[str, Any]) -> Comparison:
     estimate, lo, hi = (_number(record, keys[k]) for k in ("estimate", "ci_lo", "ci_hi"))
     p = _number(record, keys["p"]) if "p" in keys else None
     n = int(_number(record, keys["n"])) if "n" in keys else None
-    if "n_discordant" in keys:
-        discordant: int | None = int(_number(record, keys["n_discordant"]))
-    elif "n_a_better" in keys and "n_b_better" in keys:
-        better = (int(_number(record, keys[k])) for k in ("n_a_better", "n_b_better"))
-        discordant = sum(better)
-    else:
-        discordant = None
+    discordant = int(_number(record, keys["n_discordant"])) if "n_discordant" in keys else None
     wins = _wins(record, keys)
     if discordant is None and wins is not None:
         discordant = sum(wins)

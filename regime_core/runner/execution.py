@@ -94,11 +94,8 @@ class RunResult:
 
 
 def describe_failure(executed: Path, source: Path) -> str | None:
-    """Locate the failing cell in a papermill output notebook: source cell index and the error.
-
-    The index counts the cells of the *source* notebook (papermill's injected-parameters and
-    error-banner cells are skipped), starting at 0.
-    """
+    """The failing cell of a papermill output notebook and its error; the cell's index (from
+    0) counts the cells of the *source* notebook, not those papermill added."""
     if not executed.is_file():
         return None
     try:
@@ -147,10 +144,6 @@ def clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]
     for directory in directories:
         for removed in remove_stale_temporaries(directory):
             say(f"removed {removed}, left by an interrupted run")
-
-
-def _child_pid_path(work: Path, run_id: str) -> Path:
-    return work / "runs" / run_id / "child.pid"
 
 
 def existing_file(path: Path) -> Path | None:
@@ -361,7 +354,7 @@ def execute_run(
         parameters,
         work=work,
         kernel_name=kernel_name,
-        pid_file=_child_pid_path(work, run_id),
+        pid_file=runs_dir / "child.pid",
         environment={**dict(environment or {}), ENCODE_LOG_VARIABLE: str(encode_log)},
         usage=usage,
     )

@@ -1,17 +1,12 @@
 """The reproduce runner: executes the papermill runs declared in ``reproduce.yml`` in dependency
 order (:mod:`regime_core.runner.declarations`), skipping those whose inputs are unchanged.
 
-Each run executes one parameterised notebook with the parameters of a *profile* (``quick``,
-``default``, ``full`` or ``paper``) and writes a results record. A run is skipped when its key
-(:mod:`regime_core.runner.keys`: code cells, parameters, prepared data, the modules its
-computation imports, package data, upstream keys) equals its stamp's and the stamp still holds
-(:mod:`regime_core.runner.stamps`: its outputs unchanged, its record's inputs those of the stamp,
-its upstream records those it read). :func:`plan` says what would run and why, running nothing
-(``regime reproduce --plan``).
-
-Each run executes in a child process (:mod:`regime_core.runner.execution`: the work directory's
-layout, one kernel per run), ``--jobs`` runs at a time, each kernel's threads sized so that they
-share the cores (:mod:`regime_core.runner.scheduling`).
+Each run executes one parameterised notebook with the parameters of a *profile* and writes a
+results record. A run is skipped when its key (:mod:`regime_core.runner.keys`) equals its stamp's
+and the stamp still holds (:mod:`regime_core.runner.stamps`). :func:`plan` says what would run
+and why, running nothing (``regime reproduce --plan``). Each run executes in a child process
+(:mod:`regime_core.runner.execution`), ``--jobs`` runs at a time, each kernel's threads sized so
+that they share the cores (:mod:`regime_core.runner.scheduling`).
 
 The work directory's lock (:func:`regime_core.locks.directory_lock`) is held shared for the
 whole of a reproduce, with the runs' lock exclusively (:func:`writing_lock`): no other reproduce,
