@@ -144,9 +144,8 @@ def reproduce_dataset(
     declarations: Path | str | None = None,
     plan_only: bool = False,
 ) -> Any:
-    """Run (or with ``plan_only`` plan) every declared run on the set of ``dataset``
-    (:func:`set_declarations`) in its work directory :func:`set_dir`; the reproduce runner's
-    report (or plan)."""
+    """Run (or with ``plan_only`` plan) every declared run on the set of ``dataset`` in its
+    work directory (:func:`set_declarations`, :func:`set_dir`): the runner's report or plan."""
     from regime_core.runner.declarations import load_declarations
     from regime_core.runner.reproduce import plan, reproduce
 

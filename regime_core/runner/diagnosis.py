@@ -155,12 +155,10 @@ def diagnose(
     display: Display | None = None,
 ) -> Diagnosis | None:
     """The claim judged under every alternative its ``diagnosis`` names, and its ``why``
-    filled from the records when its verdict is neither "reproduced" nor "not testable here"
-    (None when it names neither). ``records`` maps run ids to records, every run the claim
-    reads among them (:func:`regime_core.runner.verdicts.judge_claims` checks it); a setting
-    absent from its run's record (not run by this profile) is listed in ``not_run``, never
-    judged. ``display`` names config values in the why (the book's
-    display names; by default as written)."""
+    filled from ``records`` when its verdict is neither "reproduced" nor "not testable here"
+    (None when it names neither). A setting absent from its run's record (not run by this
+    profile) is listed in ``not_run``, never judged. ``display`` names config values in the
+    why (by default as written)."""
     if not claim.diagnosis and not claim.why:
         return None
     alternatives, not_run = [], []
@@ -227,8 +225,7 @@ def _distance(claim: Claim, values: Ours) -> float | None:
 
 
 def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative | None:
-    """The alternative whose number lies nearest the paper's (estimate, range and level
-    claims), else None."""
+    """The alternative whose number lies nearest the paper's (:func:`_distance`), if any."""
     scored = [(d, a) for a in alternatives if (d := _distance(claim, a.values)) is not None]
     if not scored:
         return None
@@ -236,8 +233,7 @@ def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative |
 
 
 def _verb(claim: Claim) -> str:
-    """What a claim does under a setting that passes: a statement of ours holds, the paper's
-    reproduces."""
+    """What a claim does under a setting that passes (a statement of ours holds)."""
     return "holds" if claim.ours_only else "reproduces"
 
 

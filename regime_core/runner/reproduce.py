@@ -229,11 +229,9 @@ def plan(
     backend: str = config.ENCODER_BACKEND,
 ) -> Plan:
     """What :func:`reproduce` with these arguments would run, and why; runs and writes nothing.
-
-    ``package_dir`` is the package whose modules the keys hash (the installed one; a copy in
-    tests). A run downstream of one that reruns without a change of key (forced, never stamped,
-    damaged) is ``"after upstream"``: it reruns only if that run's new record differs.
-    """
+    ``package_dir``: the package whose modules the keys hash. A run downstream of one that
+    reruns without a change of key is ``"after upstream"``: it reruns only if that run's new
+    record differs."""
     decl = _load(declarations, profile)
     check_backend(backend)
     work_root = paths.work_dir(work).resolve()
@@ -306,22 +304,15 @@ def reproduce(
 ) -> ReproduceReport:
     """Execute the declared runs in dependency order, skipping those that are current.
 
-    With ``encode_first``, the runs that will execute have their dense encoders' texts encoded
-    first, in this process and in one pass per encoder
-    (:func:`regime_core.encoders.prefill.fill_for_runs`); the notebooks then read every vector
-    from the store.
-
-    ``only`` restricts the runs to these ids *and the runs they depend on* (which are skipped
-    when up to date); ``force`` reruns the selected runs (``only``, or all) even when up to date.
-    Up to ``jobs`` (a count: ``--jobs`` is read as one) independent runs execute at once (None:
-    one per core, at most the selection's independent runs,
+    With ``encode_first``, the texts the runs to execute encode densely are encoded first, one
+    pass per encoder (:func:`regime_core.encoders.prefill.fill_for_runs`). ``only`` selects
+    these ids *and the runs they depend on*; ``force`` reruns the selected runs even when up to
+    date. Up to ``jobs`` independent runs execute at once (None:
     :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with ``cores // jobs``
-    threads. A run whose upstream failed is ``blocked``. ``backend`` runs
-    every dense encoder, up front and in each notebook (through
-    :data:`~regime_core.encoders.registry.BACKEND_VARIABLE`); any but the default is part of
-    each run's key.
-    An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
-    running notebook, stamps none of them and propagates.
+    threads; a run whose upstream failed is ``blocked``. ``backend`` runs every dense encoder
+    (:data:`~regime_core.encoders.registry.BACKEND_VARIABLE`); any but the default is part of
+    each run's key. An interrupt (SIGTERM too, under ``regime``) kills every running notebook,
+    stamps none of them and propagates.
     """
     decl = _load(declarations, profile)
     check_backend(backend)
