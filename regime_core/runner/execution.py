@@ -92,6 +92,11 @@ class RunResult:
             "error": self.error,
         }
 
+    def line(self, name: str) -> str:
+        """The progress line said when the run named ``name`` ends."""
+        detail = f": {self.error}" if self.error else ""
+        return f"      {name}: {self.status} in {self.seconds:.1f} s{detail}"
+
 
 def describe_failure(executed: Path, source: Path) -> str | None:
     """The failing cell of a papermill output notebook and its error; the cell's index (from

@@ -197,6 +197,11 @@ def stale_reasons(run_id: str, key_info: Mapping[str, Any], work: Path) -> list[
     return reasons + stamp_problems(work, run_id, stamp)
 
 
+def _why_run(run_id: str, key_info: Mapping[str, Any], work: Path, forced: set[str]) -> list[str]:
+    """Why a run executes (empty: it is skipped): ``--force``, then :func:`stale_reasons`."""
+    return (["--force"] if run_id in forced else []) + stale_reasons(run_id, key_info, work)
+
+
 def _selection(decl: Declarations, only: Sequence[str], force: bool) -> tuple[list[str], set[str]]:
     unknown = [r for r in only if r not in decl.runs]
     if unknown:
@@ -241,9 +246,7 @@ def plan(
         actions: dict[str, str] = {}
         planned = []
         for run_id in order:
-            reasons = (["--force"] if run_id in forced else []) + stale_reasons(
-                run_id, keys[run_id], work_root
-            )
+            reasons = _why_run(run_id, keys[run_id], work_root, forced)
             upstream_runs = [d for d in decl.runs[run_id].depends_on if actions.get(d) != "skip"]
             if reasons:
                 action = "run"
@@ -360,11 +363,7 @@ class _Runner:
         chosen: list[str] = []
         for run_id in order:
             upstream = set(self.decl.runs[run_id].depends_on) & set(chosen)
-            if (
-                upstream
-                or run_id in self.forced
-                or stale_reasons(run_id, self.keys[run_id], self.work)
-            ):
+            if upstream or _why_run(run_id, self.keys[run_id], self.work, self.forced):
                 chosen.append(run_id)
         return chosen
 
@@ -457,8 +456,7 @@ class _Runner:
                     run_id = running.pop(future)
                     result = future.result()
                     results[run_id] = result
-                    detail = f": {result.error}" if result.error else ""
-                    self.say(f"      {run_id}: {result.status} in {result.seconds:.1f} s{detail}")
+                    self.say(result.line(run_id))
 
     def _alone(self, run_id: str) -> bool:
         return self.decl.runs[run_id].alone
@@ -477,9 +475,7 @@ class _Runner:
             results[run_id] = RunResult(run_id, "blocked", key=key, error=f"upstream {bad} failed")
             self.say(f"{number} {run_id}: blocked (upstream {', '.join(bad)} failed)")
             return None
-        reasons = (["--force"] if run_id in self.forced else []) + stale_reasons(
-            run_id, self.keys[run_id], self.work
-        )
+        reasons = _why_run(run_id, self.keys[run_id], self.work, self.forced)
         if not reasons:
             with records_lock(self.work, what=f"regime reproduce: {run_id}'s book page"):
                 copy_to_book(self.decl, run_id, self.work)

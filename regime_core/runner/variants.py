@@ -412,8 +412,7 @@ def reproduce_variants(
                 notebook = relative_name(decl.runs[variant.run_id].notebook, decl.root)
                 say(f"[{number}/{len(variants)}] {variant.name}: running {notebook}")
                 result = execute_variant(decl, variant, work_root, kernel_name)
-                detail = f": {result.error}" if result.error else ""
-                say(f"      {variant.name}: {result.status} in {result.seconds:.1f} s{detail}")
+                say(result.line(variant.name))
                 results.append(result)
         except BaseException:
             kill_children()  # Ctrl-C or SIGTERM: the running notebook ends now
