@@ -265,6 +265,14 @@ def _print_json_error(message: str, kind: str, command: str | None) -> None:
         print(json_error(message, kind, command), flush=True)
 
 
+def _refused(message: str, kind: str, command: str | None, as_json: bool) -> int:
+    """Exit 2 for an error in the user's input, said on stderr (and on stdout with ``--json``)."""
+    _say(f"regime: error: {message}")
+    if as_json:
+        _print_json_error(message, kind, command)
+    return 2
+
+
 def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in words  # before parsing, so that a usage error is JSON too
@@ -281,19 +289,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise
     except (ValueError, FileNotFoundError) as err:
-        _say(f"regime: error: {err}")
-        if as_json:
-            _print_json_error(str(err), type(err).__name__, command)
-        return 2
+        return _refused(str(err), type(err).__name__, command, as_json)
     except OSError as err:  # permission and path problems no command anticipated
         from regime_core.integrity import os_error_message
 
         where = err.filename if err.filename is not None else "a file"
         message = os_error_message(err, where, "access")
-        _say(f"regime: error: {message}")
-        if as_json:
-            _print_json_error(message, type(err).__name__, command)
-        return 2
+        return _refused(message, type(err).__name__, command, as_json)
     except SystemExit as exit_:  # argparse's --help or usage error: what it printed must arrive
         if as_json and exit_.code not in (0, None):
             message = getattr(type(parser), "last_error", None) or "usage error"

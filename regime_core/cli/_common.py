@@ -1,15 +1,11 @@
-"""What the ``regime`` subcommands share: a subcommand whose help is its module's docstring, the
-``--work``, ``--json`` and file options, and printing a result as one JSON object or as text.
-``add_subcommand`` makes a subcommand with its usual options and its ``func`` in one call.
+"""What the ``regime`` subcommands share: a subcommand whose help is its module's docstring
+(:func:`add_subcommand`), the ``--work``, ``--json`` and file options, and printing a result as
+one JSON object or as text.
 
-Values are checked where they are parsed (an error is argparse's usage error, exit 2): a path
-option (:func:`path_value`) is never empty (``Path("")`` would be the current directory) and a
-name (:func:`name_value`, ``--encoder``) never blank; a dataset (:func:`add_dataset_argument`)
-a built-in name or a valid name of one's own, which the command then finds prepared;
-``--alpha`` (:data:`alpha_value`) is within :data:`regime_core.limits.MAX_ALPHA`, and any option a
-declared kind checks is read by it (:func:`declared_value`). JSON output
-is always valid JSON (:func:`json_text`): a non-finite float (NaN, ±Infinity; e.g. a rate over
-no question) prints as ``null``, never as the bare ``NaN`` that JSON parsers reject.
+Values are checked where they are parsed (an error is argparse's usage error, exit 2): paths,
+names, datasets, ``--alpha`` and every option a declared kind checks (:func:`declared_value`).
+JSON output is always valid JSON (:func:`json_text`): a non-finite float (e.g. a rate over no
+question) prints as ``null``, never as the bare ``NaN`` that JSON parsers reject.
 
 >>> import argparse
 >>> sub = argparse.ArgumentParser(prog="regime").add_subparsers()

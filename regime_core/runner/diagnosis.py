@@ -23,10 +23,8 @@ fields; a claim of another kind names its fields under ``ours`` (the same keys a
 own ``ours``, a level claim's under ``parts``; with ``values``, ``{value}`` is filled in them)
 instead.
 
-A claim's ``why`` (:mod:`regime_core.runner.explanation`) adds what is not an alternative of the
-claim: sentences filled from record values (which part of a cost is whose, the spread behind a
-best α, the setting a level was measured in). :func:`diagnose` appends them to the sentence of
-any verdict other than "reproduced" and "not testable here".
+:func:`diagnose` appends the claim's ``why`` (:mod:`regime_core.runner.explanation`) to the
+sentence of any verdict other than "reproduced" and "not testable here".
 """
 
 from __future__ import annotations

@@ -17,12 +17,9 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
                                      them in one step under the records' lock (commit_run)
 
 Nothing is written outside ``W``: ``regime book --work W`` stages ``W/book/executed`` into the
-book's ``book/executed`` (gitignored, where ``_toc.yml`` points) when it builds
-(:func:`regime_core.book.build.stage_executed`), so two work directories never share a page.
-Notebooks run in their own directory with ``REGIME_WORK_DIR`` set to the absolute work
-directory, through papermill in a child process (:mod:`regime_core.runner.children`,
-:mod:`regime_core.runner.papermill_child`); :mod:`regime_core.runner.reproduce` decides which
-runs execute and schedules them.
+book's ``book/executed`` when it builds (:func:`regime_core.book.build.stage_executed`), so two
+work directories never share a page. Notebooks run in their own directory with
+``REGIME_WORK_DIR`` set to the absolute work directory (:func:`run_papermill`).
 """
 
 from __future__ import annotations

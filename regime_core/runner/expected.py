@@ -12,13 +12,11 @@ that drifted out of its tolerance.
 
 What is frozen (:func:`freeze`): every number a claim of ``paper_claims.yml`` names
 (:func:`claimed_keys`), and every number in a run's first :data:`FROZEN_LEVELS` levels (what it
-ran with, its counts and its summaries). The deeper detail (each cell, setting and arm) is checked
-by invariants instead (``tests/test_runner_expected.py``: an interval holds its estimate, shares
-lie in [0, 1] and those of a partition sum to one, oracle ≥ routed ≥ the worse arm, counts are
-whole, p-values lie in [0, 1] and a Holm p is no smaller than its raw p). Timings are never
-frozen (:func:`is_timing_key`): a duration measured on this machine, and the description of the
-machine, change from one run to the next on the same inputs, so no tolerance could tell drift
-from another machine or a busier one.
+ran with, its counts and its summaries); invariants check the deeper detail
+(``tests/test_runner_expected.py``). Timings are never frozen (:func:`is_timing_key`): a
+duration measured on this machine, and the description of the machine, change from one run to
+the next on the same inputs, so no tolerance could tell drift from another machine or a busier
+one.
 
 The paper's numbers are not here: they are in ``paper_claims.yml`` (:mod:`regime_core.paper`),
 judged by :mod:`regime_core.runner.judge`.
