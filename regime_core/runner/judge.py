@@ -3,9 +3,7 @@
 A claim (:class:`regime_core.paper.Claim`, from ``paper_claims.yml``) states the paper's side;
 :mod:`regime_core.runner.claim_record` reads ours from a results record and calls the kernel of
 the claim's kind (:data:`VERDICT_RULES`), with the power of our comparison where the record has
-what it needs (:func:`power_of`). The book's "The paper's numbers and ours" page renders the table
-with the ``regime-paper-claims`` directive (``regime_book``); ``regime verdicts``
-prints it (:mod:`regime_core.runner.verdicts`).
+what it needs (:func:`power_of`).
 
 Every rule reads our *interval* only. For paired binary outcomes the interval is Tango's score
 interval of the difference of hit rates (:func:`regime_core.stats.score_interval`), which
@@ -176,9 +174,8 @@ class Judgement:
 
     @property
     def plain_words(self) -> str:
-        """The verdict in the words a reader sees, which for a statement of ours are "holds",
-        "does not hold" or "inconclusive" (:data:`OURS_WORDS`), and else the verdict itself,
-        without its ``detail``: what two judgements of one claim are compared by."""
+        """The verdict in a reader's words (:data:`OURS_WORDS` for a statement of ours), without
+        its ``detail``: what two judgements of one claim are compared by."""
         return OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
 
     @property
@@ -200,8 +197,7 @@ class Judgement:
 
     @property
     def short_label(self) -> str:
-        """:attr:`label` without the detail: what a chart row has room for (the claim's page
-        and the table of the paper's numbers and ours give the detail)."""
+        """:attr:`label` without the detail: what a chart row has room for."""
         return self.plain_words + "".join(f" ({flag})" for flag in self.flags)
 
     def as_ours(self) -> Judgement:
