@@ -14,12 +14,10 @@ the label of a variant must name what differs. So a variant's *inputs* are:
 * the backend its dense encoders run on, when it is not torch
   (:func:`regime_core.encoders.registry.session_backend`).
 
-:func:`variant_hash` hashes the config hash with the inputs' values and content hashes (never
-their paths, which depend on the machine); a run with no input keeps its config hash as its
-folder's name. :func:`regime_core.registry.start` (a notebook run by hand) and
-``regime reproduce --set`` compute it the same way, so they land in the same folder, and each
-writes :data:`IDENTITY_FILE` there: the inputs and those of the default run, which
-``regime verdicts --variant`` and the book's page of variants read to label the variant.
+:func:`variant_hash` hashes them (never their paths, which depend on the machine) with the config
+hash. :func:`regime_core.registry.start` (a notebook run by hand) and ``regime reproduce --set``
+compute it the same way, so they land in the same folder, and each writes :data:`IDENTITY_FILE`
+there: the inputs and those of the default run, which label the variant.
 """
 
 from __future__ import annotations
