@@ -4,21 +4,20 @@ A module in ``SUBCOMMAND_MODULES`` exposes ``register(subparsers)``, which adds 
 (:func:`~regime_core.cli._common.add_subcommand`) and sets ``func`` (a callable taking the
 parsed namespace and returning an exit code) on each.
 
-Every command holds its work directory's lock (:func:`regime_core.locks.directory_lock`)
-while it runs, as :data:`LOCKS` says: exclusively when it writes derived data there, shared when
-it only reads, so readers never see a writer's half-done work and writers wait for each other.
+Every command holds its work directory's lock (:func:`regime_core.locks.directory_lock`) while
+it runs, as :data:`LOCKS` says, so readers never see a writer's half-done work and writers wait
+for each other.
 
 Errors in user input are ``ValueError``s; they print as ``regime: error: ...`` and exit 2, as
 do permission and path problems (``OSError``). A command run with ``--json`` that fails also
-prints one JSON object on stdout, ``{"error": MESSAGE, "kind": TYPE, "command": "..."}``
-(:func:`json_error`): for these errors, for a usage error (``kind`` ``UsageError``, exit 2) and
-for an unexpected exception (exit 1, its traceback on stderr), so a caller parsing stdout always
-gets JSON. Ctrl-C, SIGTERM and SIGHUP end the command with
-one line (``regime: interrupted``, ``terminated``, ``hung up``) and exit 128 + the signal (130,
-143, 129), at any moment from the first line of :func:`main` on (every import of the commands
-happens after it; before it, only the interpreter's own start-up and two small package
-modules run); a second signal while the first is being handled exits at once. A closed
-stdout (``regime verdicts | head -1``) ends the command quietly with 141, as SIGPIPE would.
+prints one JSON object on stdout (:func:`json_error`): for these errors, for a usage error
+(``kind`` ``UsageError``, exit 2) and for an unexpected exception (exit 1, its traceback on
+stderr), so a caller parsing stdout always gets JSON. Ctrl-C, SIGTERM and SIGHUP end the command
+with one line (``regime: interrupted``, ``terminated``, ``hung up``) and exit 128 + the signal
+(130, 143, 129), at any moment from the first line of :func:`main` on (every import of the
+commands happens after it); a second signal while the first is being handled exits at once. A
+closed stdout (``regime verdicts | head -1``) ends the command quietly with 141, as SIGPIPE
+would.
 """
 
 from __future__ import annotations
@@ -265,6 +264,14 @@ def _print_json_error(message: str, kind: str, command: str | None) -> None:
         print(json_error(message, kind, command), flush=True)
 
 
+def _refused(message: str, kind: str, command: str | None, as_json: bool) -> int:
+    """Exit 2 for an error in the user's input, said on stderr (and on stdout with ``--json``)."""
+    _say(f"regime: error: {message}")
+    if as_json:
+        _print_json_error(message, kind, command)
+    return 2
+
+
 def _main(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in words  # before parsing, so that a usage error is JSON too
@@ -281,19 +288,13 @@ def _main(argv: Sequence[str] | None) -> int:
     except BrokenPipeError:
         raise
     except (ValueError, FileNotFoundError) as err:
-        _say(f"regime: error: {err}")
-        if as_json:
-            _print_json_error(str(err), type(err).__name__, command)
-        return 2
+        return _refused(str(err), type(err).__name__, command, as_json)
     except OSError as err:  # permission and path problems no command anticipated
         from regime_core.integrity import os_error_message
 
         where = err.filename if err.filename is not None else "a file"
         message = os_error_message(err, where, "access")
-        _say(f"regime: error: {message}")
-        if as_json:
-            _print_json_error(message, type(err).__name__, command)
-        return 2
+        return _refused(message, type(err).__name__, command, as_json)
     except SystemExit as exit_:  # argparse's --help or usage error: what it printed must arrive
         if as_json and exit_.code not in (0, None):
             message = getattr(type(parser), "last_error", None) or "usage error"

@@ -1,15 +1,11 @@
-"""What the ``regime`` subcommands share: a subcommand whose help is its module's docstring, the
-``--work``, ``--json`` and file options, and printing a result as one JSON object or as text.
-``add_subcommand`` makes a subcommand with its usual options and its ``func`` in one call.
+"""What the ``regime`` subcommands share: a subcommand whose help is its module's docstring
+(:func:`add_subcommand`), the ``--work``, ``--json`` and file options, and printing a result as
+one JSON object or as text.
 
-Values are checked where they are parsed (an error is argparse's usage error, exit 2): a path
-option (:func:`path_value`) is never empty (``Path("")`` would be the current directory) and a
-name (:func:`name_value`, ``--encoder``) never blank; a dataset (:func:`add_dataset_argument`)
-a built-in name or a valid name of one's own, which the command then finds prepared;
-``--alpha`` (:data:`alpha_value`) is within :data:`regime_core.limits.MAX_ALPHA`, and any option a
-declared kind checks is read by it (:func:`declared_value`). JSON output
-is always valid JSON (:func:`json_text`): a non-finite float (NaN, ±Infinity; e.g. a rate over
-no question) prints as ``null``, never as the bare ``NaN`` that JSON parsers reject.
+Values are checked where they are parsed (an error is argparse's usage error, exit 2): paths,
+names, datasets, ``--alpha`` and every option a declared kind checks (:func:`declared_value`).
+JSON output is always valid JSON (:func:`json_text`): a non-finite float (e.g. a rate over no
+question) prints as ``null``, never as the bare ``NaN`` that JSON parsers reject.
 
 >>> import argparse
 >>> sub = argparse.ArgumentParser(prog="regime").add_subparsers()
@@ -37,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from regime_core.inputs import InputError, Kind, check_value
-from regime_core.inputs.configs import integer
+from regime_core.inputs.configs import DATASET_NAME, integer
 from regime_core.limits import ALPHA
 
 WORK_HELP = "work directory (REGIME_WORK_DIR)"
@@ -105,39 +101,23 @@ def path_value(text: str) -> Path:
     >>> path_value("w")
     PosixPath('w')
     """
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            "an empty path is not a place (it would mean the current directory); name one"
-        )
-    if any(ord(c) < 32 for c in text):
-        raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
-    return Path(text)
+    empty = "an empty path is not a place (it would mean the current directory); name one"
+    return Path(_printable(text, empty))
 
 
 def name_value(text: str) -> str:
     """The argparse type of a name (``--encoder``): not blank, no control characters."""
+    return _printable(text, "an empty name names nothing", delete=True)
+
+
+def _printable(text: str, empty: str, *, delete: bool = False) -> str:
+    """``text`` unless blank (``empty`` says why) or holding a control character (DEL too,
+    with ``delete``)."""
     if not text.strip():
-        raise argparse.ArgumentTypeError("an empty name names nothing")
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        raise argparse.ArgumentTypeError(empty)
+    if any(ord(c) < 32 or (delete and ord(c) == 127) for c in text):
         raise argparse.ArgumentTypeError(f"{text!r} holds a control character")
     return text
-
-
-def dataset_value(text: str) -> str:
-    """The argparse type of a dataset argument: a built-in dataset, or a name that a dataset
-    of one's own can have (``regime data prepare --jsonl FILE --name NAME``). Whether it is
-    prepared is the command's to find out (its work directory is known only then).
-
-    >>> dataset_value("musique"), dataset_value("my-data")
-    ('musique', 'my-data')
-    """
-    from regime_core.inputs import InputError, check_value
-    from regime_core.inputs.configs import DATASET_NAME
-
-    try:
-        return str(check_value(DATASET_NAME, text, where="", field=""))
-    except InputError as err:
-        raise argparse.ArgumentTypeError(err.problem) from None
 
 
 #: The help of a dataset argument.
@@ -171,6 +151,9 @@ def declared_value(kind: Kind, convert: Callable[[str], Any]) -> Callable[[str],
     return value
 
 
+#: a dataset argument: a built-in dataset, or a name a dataset of one's own can have (``regime
+#: data prepare --jsonl FILE --name NAME``); whether it is prepared the command finds out
+dataset_value = declared_value(DATASET_NAME, str)
 #: ``--alpha``: the one rule of α (:data:`regime_core.limits.ALPHA`)
 alpha_value = declared_value(ALPHA, float)
 #: ``--jobs``, ``--depth``: a count, as every count of a run's config is declared

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from collections.abc import Callable
 
 from regime_core import paths
 from regime_core.cli._common import (
@@ -168,12 +169,11 @@ def _run_dataset(args: argparse.Namespace) -> int:
     (:mod:`regime_core.runner.dataset_set`)."""
     from regime_core.runner.dataset_set import PAPER_TRAINING_SET, reproduce_dataset
 
-    for flag, given in (
-        ("--set", bool(args.settings)),
-        ("--only", bool(args.only)),
-    ):
-        if given:
-            raise ValueError(f"{flag} does not go with --dataset: the set runs every run; drop it")
+    given = {
+        "--set": bool(args.settings),
+        "--only": bool(args.only),
+    }
+    _refuse("--dataset", given, lambda flag: "the set runs every run; drop it")
     report = reproduce_dataset(
         args.dataset,
         train_dataset=args.train_dataset or PAPER_TRAINING_SET,
@@ -206,9 +206,7 @@ def _run_variants(args: argparse.Namespace) -> int:
         "--force": "a variant always runs",
         "--jobs": "variants run one after another",
     }
-    for flag, given in refused.items():
-        if given:
-            raise ValueError(f"{flag} does not go with --set: {why[flag]}; drop {flag}")
+    _refuse("--set", refused, lambda flag: f"{why[flag]}; drop {flag}")
     decl = load_declarations(args.declarations)
     selection = {"profile": args.profile, "work": args.work}
     if args.plan:
@@ -217,6 +215,13 @@ def _run_variants(args: argparse.Namespace) -> int:
         report = reproduce_variants(decl, args.settings, **selection)
     print_result(args.json, report.to_dict(), report.table, indent=2)
     return 0 if report.planned or report.ok else 1
+
+
+def _refuse(mode: str, given: dict[str, bool], why: Callable[[str], str]) -> None:
+    """``ValueError`` naming the first flag of ``given`` that was given, which ``mode`` refuses."""
+    refused = [flag for flag, was_given in given.items() if was_given]
+    if refused:
+        raise ValueError(f"{refused[0]} does not go with {mode}: {why(refused[0])}")
 
 
 def _run_book(args: argparse.Namespace) -> int:

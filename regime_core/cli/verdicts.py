@@ -96,14 +96,7 @@ def variant_text(report: dict[str, Any]) -> str:
         f"  differs from the default: {differs or 'nothing (the default parameters)'}",
     ]
     for claim in report["claims"]:
-        lines.append(f"{claim['id']}:")
-        for label in ("default", "variant"):
-            side = claim[label]
-            if side is None:
-                lines.append(f"  {label + ':':9}not judged: {claim['not_judged']}")
-            else:
-                flags = "".join(f" ({flag})" for flag in side.get("flags") or ())
-                lines.append(f"  {label + ':':9}{side['verdict']}{flags}; {side['ours_text']}")
+        lines += _sides(claim, {"default": "not_judged", "variant": "not_judged"}, data=False)
     return "\n".join(lines)
 
 
@@ -116,17 +109,26 @@ def set_text(report: dict[str, Any]) -> str:
         f"{report['not_judged']} not judged"
     ]
     for claim in report["claims"]:
-        lines.append(f"{claim['id']}:")
-        for label, reason_key in (("default", "default_not_judged"), ("variant", "not_judged")):
-            side = claim[label]
-            if side is None:
-                lines.append(f"  {label + ':':9}not judged: {claim[reason_key]}")
-                continue
-            flags = "".join(f" ({flag})" for flag in side["flags"])
-            data = ", ".join(f"{role}: {name}" for role, name in side["data"].items())
-            on = f" [{data}]" if data else ""
-            lines.append(f"  {label + ':':9}{side['verdict']}{flags}; {side['ours_text']}{on}")
+        lines += _sides(
+            claim, {"default": "default_not_judged", "variant": "not_judged"}, data=True
+        )
     return "\n".join(lines)
+
+
+def _sides(claim: dict[str, Any], reasons: dict[str, str], *, data: bool) -> list[str]:
+    """A claim judged on two sides, a line each: its verdict, flags and ours (with ``data``,
+    the datasets filling its roles), or why it is not judged (the field ``reasons`` names)."""
+    lines = [f"{claim['id']}:"]
+    for label, reason_key in reasons.items():
+        side = claim[label]
+        if side is None:
+            lines.append(f"  {label + ':':9}not judged: {claim[reason_key]}")
+            continue
+        flags = "".join(f" ({flag})" for flag in side.get("flags") or ())
+        filled = ", ".join(f"{role}: {name}" for role, name in side["data"].items()) if data else ""
+        on = f" [{filled}]" if filled else ""
+        lines.append(f"  {label + ':':9}{side['verdict']}{flags}; {side['ours_text']}{on}")
+    return lines
 
 
 def human_text(report: dict[str, Any]) -> str:

@@ -110,13 +110,7 @@ def _comparison(record: Record, keys: Mapping[str, Any]) -> Comparison:
     estimate, lo, hi = (_number(record, keys[k]) for k in ("estimate", "ci_lo", "ci_hi"))
     p = _number(record, keys["p"]) if "p" in keys else None
     n = int(_number(record, keys["n"])) if "n" in keys else None
-    if "n_discordant" in keys:
-        discordant: int | None = int(_number(record, keys["n_discordant"]))
-    elif "n_a_better" in keys and "n_b_better" in keys:
-        better = (int(_number(record, keys[k])) for k in ("n_a_better", "n_b_better"))
-        discordant = sum(better)
-    else:
-        discordant = None
+    discordant = int(_number(record, keys["n_discordant"])) if "n_discordant" in keys else None
     wins = _wins(record, keys)
     if discordant is None and wins is not None:
         discordant = sum(wins)
@@ -151,10 +145,9 @@ def holm_level_of(record: Record, keys: Mapping[str, Any]) -> float | None:
 
 
 def _holm_comparison(record: Record, keys: Mapping[str, Any], found: Comparison) -> Comparison:
-    """A comparison whose p is Holm-adjusted within its run: its interval is the Holm-level one,
-    at the level its run's family tested it (re-tested from the counts, :func:`holm_level_of`),
-    with the book's own interval beside it where the record keeps it (``ci_lo_unadjusted``,
-    ``ci_hi_unadjusted``)."""
+    """A comparison whose p is Holm-adjusted within its run: its interval is the one at the
+    level Holm tested it (:func:`holm_level_of`), with the book's own beside it where the
+    record keeps it (``ci_lo_unadjusted``, ``ci_hi_unadjusted``)."""
     level = holm_level_of(record, keys)
     node = str(keys["ci_lo"]).rsplit(".", 1)[0]
     nominal = None
@@ -178,10 +171,8 @@ def _level(record: Record, keys: Mapping[str, Any]) -> Level:
 def claim_values(claim: Claim, record: Record) -> Ours:
     """Our side of ``claim`` read from ``record`` (the run ``claim.run``), typed by its kind
     (:mod:`regime_core.runner.ours`); ``ValueError`` naming the record, the claim and the key
-    for a value that is none (a text for a number, an interval upside down).
-
-    Raises ``KeyError`` (with the nearest keys) when the record lacks a key the claim names.
-    """
+    for a value that is none (a text for a number, an interval upside down), ``KeyError`` (with
+    the nearest keys) for a key the record lacks."""
     ours = claim.ours
     try:
         if claim.rule == "level":
@@ -275,9 +266,8 @@ def too_few_detail(verdict: str, power: Power | None) -> str:
 
 
 def judge_values(claim: Claim, values: Ours) -> Judgement:
-    """The verdict of ``claim`` (its rule, the paper's side) for our ``values`` (as
-    :func:`claim_values` reads them), with its power; pure. The robustness chapter calls it
-    once per reading. A statement of ours reads as one (:meth:`Judgement.as_ours`)."""
+    """The verdict of ``claim`` for our ``values`` (:func:`claim_values`), with its power;
+    pure. A statement of ours reads as one (:meth:`Judgement.as_ours`)."""
     judged = _judge_by_rule(claim, values)
     return judged.as_ours() if claim.ours_only else judged
 

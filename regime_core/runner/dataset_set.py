@@ -16,10 +16,9 @@ fill (the roles of ``paper_claims.yml``, :mod:`regime_core.runner.roles`):
   zero-shot run applies the router trained in the set, so the transfer to ``NAME`` stays
   zero-shot.
 
-The runs then execute in dependency order by the reproduce runner itself
-(:func:`regime_core.runner.reproduce.reproduce`), skipping those whose inputs are unchanged, so a
-second ``--dataset NAME`` reruns only what changed. ``regime verdicts --dataset NAME`` judges
-every claim on the set beside the default (:func:`set_report`).
+The reproduce runner (:func:`regime_core.runner.reproduce.reproduce`) executes them, so a second
+``--dataset NAME`` reruns only what changed. ``regime verdicts --dataset NAME`` judges every
+claim on the set beside the default (:func:`set_report`).
 """
 
 from __future__ import annotations
@@ -145,9 +144,8 @@ def reproduce_dataset(
     declarations: Path | str | None = None,
     plan_only: bool = False,
 ) -> Any:
-    """Run (or with ``plan_only`` plan) every declared run on the set of ``dataset``
-    (:func:`set_declarations`) in its work directory :func:`set_dir`; the reproduce runner's
-    report (or plan)."""
+    """Run (or with ``plan_only`` plan) every declared run on the set of ``dataset`` in its
+    work directory (:func:`set_declarations`, :func:`set_dir`): the runner's report or plan."""
     from regime_core.runner.declarations import load_declarations
     from regime_core.runner.reproduce import plan, reproduce
 

@@ -23,10 +23,8 @@ fields; a claim of another kind names its fields under ``ours`` (the same keys a
 own ``ours``, a level claim's under ``parts``; with ``values``, ``{value}`` is filled in them)
 instead.
 
-A claim's ``why`` (:mod:`regime_core.runner.explanation`) adds what is not an alternative of the
-claim: sentences filled from record values (which part of a cost is whose, the spread behind a
-best α, the setting a level was measured in). :func:`diagnose` appends them to the sentence of
-any verdict other than "reproduced" and "not testable here".
+:func:`diagnose` appends the claim's ``why`` (:mod:`regime_core.runner.explanation`) to the
+sentence of any verdict other than "reproduced" and "not testable here".
 """
 
 from __future__ import annotations
@@ -155,12 +153,10 @@ def diagnose(
     display: Display | None = None,
 ) -> Diagnosis | None:
     """The claim judged under every alternative its ``diagnosis`` names, and its ``why``
-    filled from the records when its verdict is neither "reproduced" nor "not testable here"
-    (None when it names neither). ``records`` maps run ids to records, every run the claim
-    reads among them (:func:`regime_core.runner.verdicts.judge_claims` checks it); a setting
-    absent from its run's record (not run by this profile) is listed in ``not_run``, never
-    judged. ``display`` names config values in the why (the book's
-    display names; by default as written)."""
+    filled from ``records`` when its verdict is neither "reproduced" nor "not testable here"
+    (None when it names neither). A setting absent from its run's record (not run by this
+    profile) is listed in ``not_run``, never judged. ``display`` names config values in the
+    why (by default as written)."""
     if not claim.diagnosis and not claim.why:
         return None
     alternatives, not_run = [], []
@@ -227,8 +223,7 @@ def _distance(claim: Claim, values: Ours) -> float | None:
 
 
 def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative | None:
-    """The alternative whose number lies nearest the paper's (estimate, range and level
-    claims), else None."""
+    """The alternative whose number lies nearest the paper's (:func:`_distance`), if any."""
     scored = [(d, a) for a in alternatives if (d := _distance(claim, a.values)) is not None]
     if not scored:
         return None
@@ -236,8 +231,7 @@ def _closest(claim: Claim, alternatives: Sequence[Alternative]) -> Alternative |
 
 
 def _verb(claim: Claim) -> str:
-    """What a claim does under a setting that passes: a statement of ours holds, the paper's
-    reproduces."""
+    """What a claim does under a setting that passes (a statement of ours holds)."""
     return "holds" if claim.ours_only else "reproduces"
 
 

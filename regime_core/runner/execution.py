@@ -17,12 +17,9 @@ Layout under the work directory ``W`` (``REGIME_WORK_DIR``, default ``_build/reg
                                      them in one step under the records' lock (commit_run)
 
 Nothing is written outside ``W``: ``regime book --work W`` stages ``W/book/executed`` into the
-book's ``book/executed`` (gitignored, where ``_toc.yml`` points) when it builds
-(:func:`regime_core.book.build.stage_executed`), so two work directories never share a page.
-Notebooks run in their own directory with ``REGIME_WORK_DIR`` set to the absolute work
-directory, through papermill in a child process (:mod:`regime_core.runner.children`,
-:mod:`regime_core.runner.papermill_child`); :mod:`regime_core.runner.reproduce` decides which
-runs execute and schedules them.
+book's ``book/executed`` when it builds (:func:`regime_core.book.build.stage_executed`), so two
+work directories never share a page. Notebooks run in their own directory with
+``REGIME_WORK_DIR`` set to the absolute work directory (:func:`run_papermill`).
 """
 
 from __future__ import annotations
@@ -92,13 +89,15 @@ class RunResult:
             "error": self.error,
         }
 
+    def line(self, name: str) -> str:
+        """The progress line said when the run named ``name`` ends."""
+        detail = f": {self.error}" if self.error else ""
+        return f"      {name}: {self.status} in {self.seconds:.1f} s{detail}"
+
 
 def describe_failure(executed: Path, source: Path) -> str | None:
-    """Locate the failing cell in a papermill output notebook: source cell index and the error.
-
-    The index counts the cells of the *source* notebook (papermill's injected-parameters and
-    error-banner cells are skipped), starting at 0.
-    """
+    """The failing cell of a papermill output notebook and its error; the cell's index (from
+    0) counts the cells of the *source* notebook, not those papermill added."""
     if not executed.is_file():
         return None
     try:
@@ -147,10 +146,6 @@ def clean_interrupted(decl: Declarations, work: Path, say: Callable[[str], None]
     for directory in directories:
         for removed in remove_stale_temporaries(directory):
             say(f"removed {removed}, left by an interrupted run")
-
-
-def _child_pid_path(work: Path, run_id: str) -> Path:
-    return work / "runs" / run_id / "child.pid"
 
 
 def existing_file(path: Path) -> Path | None:
@@ -361,7 +356,7 @@ def execute_run(
         parameters,
         work=work,
         kernel_name=kernel_name,
-        pid_file=_child_pid_path(work, run_id),
+        pid_file=runs_dir / "child.pid",
         environment={**dict(environment or {}), ENCODE_LOG_VARIABLE: str(encode_log)},
         usage=usage,
     )

@@ -12,13 +12,11 @@ that drifted out of its tolerance.
 
 What is frozen (:func:`freeze`): every number a claim of ``paper_claims.yml`` names
 (:func:`claimed_keys`), and every number in a run's first :data:`FROZEN_LEVELS` levels (what it
-ran with, its counts and its summaries). The deeper detail (each cell, setting and arm) is checked
-by invariants instead (``tests/test_runner_expected.py``: an interval holds its estimate, shares
-lie in [0, 1] and those of a partition sum to one, oracle ≥ routed ≥ the worse arm, counts are
-whole, p-values lie in [0, 1] and a Holm p is no smaller than its raw p). Timings are never
-frozen (:func:`is_timing_key`): a duration measured on this machine, and the description of the
-machine, change from one run to the next on the same inputs, so no tolerance could tell drift
-from another machine or a busier one.
+ran with, its counts and its summaries); invariants check the deeper detail
+(``tests/test_runner_expected.py``). Timings are never frozen (:func:`is_timing_key`): a
+duration measured on this machine, and the description of the machine, change from one run to
+the next on the same inputs, so no tolerance could tell drift from another machine or a busier
+one.
 
 The paper's numbers are not here: they are in ``paper_claims.yml`` (:mod:`regime_core.paper`),
 judged by :mod:`regime_core.runner.judge`.
@@ -94,9 +92,8 @@ TIMING_SUFFIX = "seconds"
 
 
 def is_timing_key(key: str) -> bool:
-    """Whether the dotted record key ``key`` is a timing of the machine, never frozen or
-    compared: one of its levels is in :data:`TIMING_LEVELS`, or its last level is
-    :data:`TIMING_SUFFIX` or ends in ``_`` + :data:`TIMING_SUFFIX`.
+    """Whether the dotted record key ``key`` is a timing of the machine (:data:`TIMING_LEVELS`,
+    :data:`TIMING_SUFFIX`), never frozen or compared.
 
     >>> is_timing_key("timings.python.warm.n"), is_timing_key("worst_warm_p99_seconds")
     (True, True)
@@ -115,9 +112,8 @@ def is_timing_key(key: str) -> bool:
 
 
 def tolerance_for(key: str, value: Scalar) -> float:
-    """The absolute tolerance of a frozen number by :data:`TOLERANCE_RULES` (0 for text/bools).
-
-    ``key`` is not used by the current rules; it is the hook for a per-key rule.
+    """The absolute tolerance of a frozen number by :data:`TOLERANCE_RULES` (0 for text/bools;
+    ``key``: the hook for a per-key rule).
 
     >>> tolerance_for("summary.cells_fitted", 12), tolerance_for("hit_q", 0.5)
     (1e-06, 0.005)
@@ -200,6 +196,13 @@ def _record_keys(node: Any) -> Iterator[str]:
         yield str(node)
 
 
+def _numbers_named(text: str, run: str) -> Iterator[tuple[str, str]]:
+    """``(run, key)`` of each ``{[RUN:]numbers.KEY}`` field of ``text`` (``run`` by default)."""
+    for m in WHY_FIELD.finditer(text):
+        if m.group("source") == "numbers":
+            yield m.group("run") or run, m.group("key")
+
+
 def claimed_keys(
     claims: Sequence[Claim], records: Mapping[str, Mapping[str, Any]]
 ) -> set[tuple[str, str]]:
@@ -212,11 +215,7 @@ def claimed_keys(
     keys: set[tuple[str, str]] = set()
     for claim in claims:
         keys.update((claim.run, key) for key in _record_keys(claim.ours))
-        keys.update(
-            (claim.run, m.group("key"))
-            for m in WHY_FIELD.finditer(claim.computed_on)
-            if m.group("source") == "numbers"
-        )
+        keys.update(_numbers_named(claim.computed_on, claim.run))
         for entry in claim.diagnosis:
             run, body = str(entry["run"]), records.get(str(entry["run"]))
             for _, node, ours in alternative_specs(entry):
@@ -231,11 +230,7 @@ def claimed_keys(
             for value in (entry.get("each") or {"": ""}).values():
                 texts = [str(entry.get(f, "")) for f in ("text", "lead", "none")]
                 for text in (t.replace("{value}", str(value)) for t in texts):
-                    keys.update(
-                        (m.group("run") or run, m.group("key"))
-                        for m in WHY_FIELD.finditer(text)
-                        if m.group("source") == "numbers"
-                    )
+                    keys.update(_numbers_named(text, run))
                 for key in (
                     str(k).replace("{value}", str(value)) for k in (entry.get("when") or [])[::2]
                 ):

@@ -12,12 +12,10 @@ the label of a variant must name what differs. So a variant's *inputs* are:
   it was found;
 * the default record of every run upstream of it (``<work>/results/<run>/record.json``): its sha256.
 
-:func:`variant_hash` hashes the config hash with the inputs' values and content hashes (never
-their paths, which depend on the machine); a run with no input keeps its config hash as its
-folder's name. :func:`regime_core.registry.start` (a notebook run by hand) and
-``regime reproduce --set`` compute it the same way, so they land in the same folder, and each
-writes :data:`IDENTITY_FILE` there: the inputs and those of the default run, which
-``regime verdicts --variant`` and the book's page of variants read to label the variant.
+:func:`variant_hash` hashes them (never their paths, which depend on the machine) with the config
+hash. :func:`regime_core.registry.start` (a notebook run by hand) and ``regime reproduce --set``
+compute it the same way, so they land in the same folder, and each writes :data:`IDENTITY_FILE`
+there: the inputs and those of the default run, which label the variant.
 """
 
 from __future__ import annotations
@@ -99,9 +97,7 @@ def variant_hash(config_hash: str, inputs: Mapping[str, Mapping[str, Any]]) -> s
     """
     if not inputs:
         return config_hash
-    hashed = {
-        name: {k: v for k, v in entry.items() if k != "origin"} for name, entry in inputs.items()
-    }
+    hashed = {name: _content(entry) for name, entry in inputs.items()}
     text = canonical_json({"config_hash": config_hash, "inputs": hashed})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[: len(config_hash)]
 
@@ -135,16 +131,16 @@ def input_differences(
     >>> input_differences({"n": {"value": 1}}, {"n": {"value": 2}})
     {'n': {'default': '1', 'variant': '2'}}
     """
-
-    def same(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-        strip = lambda e: None if e is None else {k: v for k, v in e.items() if k != "origin"}  # noqa: E731
-        return strip(a) == strip(b)
-
     return {
         name: {"default": input_text(default.get(name)), "variant": input_text(variant.get(name))}
         for name in sorted(set(default) | set(variant))
-        if not same(default.get(name), variant.get(name))
+        if _content(default.get(name)) != _content(variant.get(name))
     }
+
+
+def _content(entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An input without its origin (a path of this machine): what tells two inputs apart."""
+    return None if entry is None else {k: v for k, v in entry.items() if k != "origin"}
 
 
 def write_identity(

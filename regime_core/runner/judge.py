@@ -3,9 +3,7 @@
 A claim (:class:`regime_core.paper.Claim`, from ``paper_claims.yml``) states the paper's side;
 :mod:`regime_core.runner.claim_record` reads ours from a results record and calls the kernel of
 the claim's kind (:data:`VERDICT_RULES`), with the power of our comparison where the record has
-what it needs (:func:`power_of`). The book's "The paper's numbers and ours" page renders the table
-with the ``regime-paper-claims`` directive (``regime_book``); ``regime verdicts``
-prints it (:mod:`regime_core.runner.verdicts`).
+what it needs (:func:`power_of`).
 
 Every rule reads our *interval* only. For paired binary outcomes the interval is Tango's score
 interval of the difference of hit rates (:func:`regime_core.stats.score_interval`), which
@@ -62,7 +60,7 @@ SMALLEST_EFFECT: float = 0.01
 margin of the no-loss and invariance rules, and the gain an implied "> 0" claim must be able to
 reach
 """
-#: Power the power column asks for (:data:`regime_core.power.TARGET_POWER`).
+#: How the power beside a verdict is computed, in words (each :class:`Power`'s ``method``).
 POWER_METHOD = (
     "exact power of the verdict's own interval (Tango's score interval) against the claim's own "
     "null: zero for an effect, minus the margin for no loss, plus or minus the margin for "
@@ -128,11 +126,9 @@ _BADNESS: dict[str, int] = {
 @dataclass(frozen=True, slots=True)
 class Power:
     """The power of one paired comparison against its claim's null (:func:`power_of`,
-    :data:`POWER_METHOD`): its questions and share of discordant ones, the null and on which
-    side (:data:`regime_core.power.SIDES`) the interval must exclude it, the effect judged at
-    and the power there, the smallest effect (or margin) detected with 80% power and the
-    questions the effect needs (None: beyond the search or nothing to detect), and whether our
-    interval already excludes the paper's value (None: not an estimate or range claim)."""
+    :data:`POWER_METHOD`; ``side``: one of :data:`regime_core.power.SIDES`).
+    ``questions_needed`` is None beyond the search or with nothing to detect;
+    ``excludes_reference`` None for a claim other than an estimate or a range."""
 
     n: int
     discordance: float
@@ -178,9 +174,8 @@ class Judgement:
 
     @property
     def plain_words(self) -> str:
-        """The verdict in the words a reader sees, which for a statement of ours are "holds",
-        "does not hold" or "inconclusive" (:data:`OURS_WORDS`), and else the verdict itself,
-        without its ``detail``: what two judgements of one claim are compared by."""
+        """The verdict in a reader's words (:data:`OURS_WORDS` for a statement of ours), without
+        its ``detail``: what two judgements of one claim are compared by."""
         return OURS_WORDS.get(self.verdict, self.verdict) if self.ours else self.verdict
 
     @property
@@ -202,8 +197,7 @@ class Judgement:
 
     @property
     def short_label(self) -> str:
-        """:attr:`label` without the detail: what a chart row has room for (the claim's page
-        and the table of the paper's numbers and ours give the detail)."""
+        """:attr:`label` without the detail: what a chart row has room for."""
         return self.plain_words + "".join(f" ({flag})" for flag in self.flags)
 
     def as_ours(self) -> Judgement:
@@ -471,16 +465,9 @@ _POWER_NULLS: dict[str, tuple[float, str]] = {
 
 
 def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
-    """The power of one paired comparison (``ours``) judged by ``rule`` (:data:`POWER_METHOD`):
-    against the rule's own null (zero, minus the margin, or ``±`` the margin), the power at
-    ``effect`` (the paper's value for an estimate or range, :data:`SMALLEST_EFFECT` for an
-    implied gain; zero, the true difference assumed, for no-loss and equivalence claims), the
-    smallest effect our ``n`` questions detect with 80% power against zero (for no-loss and
-    equivalence claims: the smallest margin they show when the true difference is zero), and
-    the questions ``effect`` needs, all at our observed share of discordant questions.
-    ``excludes_reference`` is true when our interval already excludes the paper's value
-    (estimate and range claims): the data then tell our number from the paper's whatever the
-    power. ``None`` without ``n`` and ``n_discordant``, or for a rule with no null.
+    """The power of one paired comparison (``ours``) judged by ``rule``, as :data:`POWER_METHOD`
+    says, at ``effect`` (:func:`regime_core.runner.claim_record.reference_effect`). ``None``
+    without ``n`` and ``n_discordant``, or for a rule with no null.
 
     >>> p = power_of("estimate", 0.056, Comparison(0.06, 0.03, 0.09, n=657, n_discordant=62))
     >>> round(p.detectable_effect, 3), p.questions_needed, round(p.power, 2)
@@ -528,12 +515,9 @@ def power_of(rule: str, effect: float, ours: Comparison) -> Power | None:
 
 
 def power_text(power: Power | None) -> str:
-    """The power in words, e.g. ``detects +3.2 pp with 80% power; +5.6 pp would need 215
-    questions ...``; for a no-loss or equivalence claim, the smallest margin it can show; where our
-    interval already excludes the paper's value, that instead of a power. A decided verdict (our
-    interval already excludes the claim's null) gets no questions-needed figure; the others give
-    it at the favourable discordance and at our observed one plus the effect. A verdict one win
-    from another says so (``knife_edge``).
+    """The power in words (for a no-loss or equivalence claim, the smallest margin it can show;
+    where our interval already excludes the paper's value, that instead); the questions needed
+    only for a verdict not yet decided, and the knife edge where there is one.
 
     >>> text = power_text(Power(n=485, discordance=0.01, null=0.0, side="greater",
     ...     reference_effect=0.046, power=1.0, detectable_effect=0.016, questions_needed=171,
@@ -548,8 +532,7 @@ def power_text(power: Power | None) -> str:
 
 
 def _needed(power: Power, what: str) -> str:
-    """``<what> needs N questions if ... (a lower bound), M if ...``: the questions needed
-    at the favourable discordance and at our observed one plus the effect."""
+    """``<what> needs N questions if ... (a lower bound), M if ...``."""
     favourable = power.favourable_discordance
     if favourable is None:
         favourable = max(power.discordance, abs(power.reference_effect))

@@ -24,18 +24,14 @@ by a notebook, so it does not count either. Editing a figure's code therefore re
 itself: ``regime reproduce --force`` does.
 
 **The registry.** Every notebook opens with ``from regime_core.registry import start``, which
-imports the table of runs (:data:`regime_core.runner.runs.RUNS`, the module :data:`REGISTRY`),
-naming every run's config class and run function. It names them by string,
-``"regime_core.experiments.t1_auc_margin:T1Config"``, imported when first used, so importing the
-table imports no run's own module. In that module alone, the strings inside each entry (each
-``Run(...)`` call, :data:`ENTRY`) are not imports of the module: they are roots of that entry's
-run only. A run's modules are therefore the closure of its notebook's imports together with the
-closure of its own entry's modules (:func:`registry_entries`), never another run's: editing
-``router/latency.py`` reruns ``routing_latency`` (and the runs downstream of it), nothing else.
-The table's module itself, and what it and :mod:`regime_core.registry` import (the ``Context``,
-the records), are in every run's closure, so editing it (any entry included) reruns every run, as
-does editing a module every experiment imports (``experiments/common.py``, say). Anywhere else a
-string naming a package module stays a dynamic import.
+imports the table of runs (:data:`regime_core.runner.runs.RUNS`, the module :data:`REGISTRY`).
+Its entries (each ``Run(...)`` call, :data:`ENTRY`) name each run's config class and run
+function by string (``"regime_core.experiments.t1_auc_margin:T1Config"``, imported when first
+used): roots of that entry's run only, not imports of the table (:func:`registry_entries`). So
+editing ``router/latency.py`` reruns ``routing_latency`` (and the runs downstream of it), nothing
+else; editing the table's module (any entry included), what it and :mod:`regime_core.registry`
+import, or a module every experiment imports reruns every run. Anywhere else a string naming a
+package module stays a dynamic import.
 
 **What counts in a module.** Its syntax tree without docstrings (every statement that is a bare
 string: module, class, function and attribute docstrings), so comments, formatting and

@@ -23,7 +23,6 @@ untestable                                       :class:`Untestable` (our number
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -66,9 +65,6 @@ class Comparison:
     wins: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
-        ends = (self.estimate, self.ci_lo, self.ci_hi)
-        if not all(math.isfinite(x) for x in ends):
-            raise ValueError(f"estimate, ci_lo, ci_hi {ends} are not all finite")
         if not self.ci_lo <= self.ci_hi:
             raise ValueError(f"ci_lo {self.ci_lo} > ci_hi {self.ci_hi}")
         n, discordant = self.n, self.n_discordant

@@ -248,11 +248,11 @@ class Record(Mapping[str, Any]):
 
     def node(self, key: str) -> Mapping[str, Any]:
         """The group of numbers at dotted ``key`` (``KeyError`` naming the part absent)."""
-        node: Any = self.body["numbers"]
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"record {self.name!r} has no node {key!r} (at {part!r})")
-            node = node[part]
+
+        def absent(part: str) -> KeyError:
+            return KeyError(f"record {self.name!r} has no node {key!r} (at {part!r})")
+
+        node = _walk(self.body["numbers"], key, absent)
         if not isinstance(node, Mapping):
             raise KeyError(f"record {self.name!r}: {key!r} is a number, not a node")
         return node
@@ -261,11 +261,8 @@ class Record(Mapping[str, Any]):
         """A config value in words: ``display(field, value)`` (the book's display names, by
         default ``str``) joined by commas for a list, "all" for ``None``."""
         show = display or (lambda field, value: str(value))
-        node: Any = self.body["config"]
-        for part in key.split("."):
-            if not isinstance(node, Mapping) or part not in node:
-                raise KeyError(f"record {self.name!r} has no config field {key!r}")
-            node = node[part]
+        absent = f"record {self.name!r} has no config field {key!r}"
+        node = _walk(self.body["config"], key, lambda _part: KeyError(absent))
         if node is None:
             return "all"
         field = key.rsplit(".", 1)[-1]
@@ -328,17 +325,23 @@ def get_number(record: Mapping[str, Any], key: str) -> Scalar:
     >>> get_number(rec, "cells.B-dominant.hit@5")
     0.5
     """
-    node: Any = record["numbers"]
-    for part in key.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            raise MissingNumberError(record, key)
-        node = node[part]
+    node = _walk(record["numbers"], key, lambda _part: MissingNumberError(record, key))
     if isinstance(node, Mapping):
         children = ", ".join(f"{key}.{k}" for k in list(node)[:8])
         raise KeyError(
             f"record {record.get('name', '?')!r}: {key!r} is a group, not a number; "
             f"its keys include: {children}"
         )
+    return node
+
+
+def _walk(node: Any, key: str, absent: Callable[[str], KeyError]) -> Any:
+    """What dotted ``key`` names under ``node``; ``absent(part)`` is raised at the first part
+    that is not there."""
+    for part in key.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise absent(part)
+        node = node[part]
     return node
 
 

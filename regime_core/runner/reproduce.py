@@ -1,17 +1,12 @@
 """The reproduce runner: executes the papermill runs declared in ``reproduce.yml`` in dependency
 order (:mod:`regime_core.runner.declarations`), skipping those whose inputs are unchanged.
 
-Each run executes one parameterised notebook with the parameters of a *profile* (``quick``,
-``default``, ``full`` or ``paper``) and writes a results record. A run is skipped when its key
-(:mod:`regime_core.runner.keys`: code cells, parameters, prepared data, the modules its
-computation imports, package data, upstream keys) equals its stamp's and the stamp still holds
-(:mod:`regime_core.runner.stamps`: its outputs unchanged, its record's inputs those of the stamp,
-its upstream records those it read). :func:`plan` says what would run and why, running nothing
-(``regime reproduce --plan``).
-
-Each run executes in a child process (:mod:`regime_core.runner.execution`: the work directory's
-layout, one kernel per run), ``--jobs`` runs at a time, each kernel's threads sized so that they
-share the cores (:mod:`regime_core.runner.scheduling`).
+Each run executes one parameterised notebook with the parameters of a *profile* and writes a
+results record. A run is skipped when its key (:mod:`regime_core.runner.keys`) equals its stamp's
+and the stamp still holds (:mod:`regime_core.runner.stamps`). :func:`plan` says what would run
+and why, running nothing (``regime reproduce --plan``). Each run executes in a child process
+(:mod:`regime_core.runner.execution`), ``--jobs`` runs at a time, each kernel's threads sized so
+that they share the cores (:mod:`regime_core.runner.scheduling`).
 
 The work directory's lock (:func:`regime_core.locks.directory_lock`) is held shared for the
 whole of a reproduce, with the runs' lock exclusively (:func:`writing_lock`): no other reproduce,
@@ -201,6 +196,11 @@ def stale_reasons(run_id: str, key_info: Mapping[str, Any], work: Path) -> list[
     return reasons + stamp_problems(work, run_id, stamp)
 
 
+def _why_run(run_id: str, key_info: Mapping[str, Any], work: Path, forced: set[str]) -> list[str]:
+    """Why a run executes (empty: it is skipped): ``--force``, then :func:`stale_reasons`."""
+    return (["--force"] if run_id in forced else []) + stale_reasons(run_id, key_info, work)
+
+
 def _selection(decl: Declarations, only: Sequence[str], force: bool) -> tuple[list[str], set[str]]:
     unknown = [r for r in only if r not in decl.runs]
     if unknown:
@@ -232,11 +232,9 @@ def plan(
     package_dir: Path = PACKAGE_DIR,
 ) -> Plan:
     """What :func:`reproduce` with these arguments would run, and why; runs and writes nothing.
-
-    ``package_dir`` is the package whose modules the keys hash (the installed one; a copy in
-    tests). A run downstream of one that reruns without a change of key (forced, never stamped,
-    damaged) is ``"after upstream"``: it reruns only if that run's new record differs.
-    """
+    ``package_dir``: the package whose modules the keys hash. A run downstream of one that
+    reruns without a change of key is ``"after upstream"``: it reruns only if that run's new
+    record differs."""
     decl = _load(declarations, profile)
     work_root = paths.work_dir(work).resolve()
     with directory_lock(work_root, what="regime reproduce --plan", shared=True):
@@ -245,9 +243,7 @@ def plan(
         actions: dict[str, str] = {}
         planned = []
         for run_id in order:
-            reasons = (["--force"] if run_id in forced else []) + stale_reasons(
-                run_id, keys[run_id], work_root
-            )
+            reasons = _why_run(run_id, keys[run_id], work_root, forced)
             upstream_runs = [d for d in decl.runs[run_id].depends_on if actions.get(d) != "skip"]
             if reasons:
                 action = "run"
@@ -307,19 +303,13 @@ def reproduce(
 ) -> ReproduceReport:
     """Execute the declared runs in dependency order, skipping those that are current.
 
-    With ``encode_first``, the runs that will execute have their dense encoders' texts encoded
-    first, in this process and in one pass per encoder
-    (:func:`regime_core.encoders.prefill.fill_for_runs`); the notebooks then read every vector
-    from the store.
-
-    ``only`` restricts the runs to these ids *and the runs they depend on* (which are skipped
-    when up to date); ``force`` reruns the selected runs (``only``, or all) even when up to date.
-    Up to ``jobs`` (a count: ``--jobs`` is read as one) independent runs execute at once (None:
-    one per core, at most the selection's independent runs,
+    With ``encode_first``, the texts the runs to execute encode densely are encoded first, one
+    pass per encoder (:func:`regime_core.encoders.prefill.fill_for_runs`). ``only`` selects
+    these ids *and the runs they depend on*; ``force`` reruns the selected runs even when up to
+    date. Up to ``jobs`` independent runs execute at once (None:
     :func:`~regime_core.runner.scheduling.default_jobs`), each kernel with ``cores // jobs``
-    threads. A run whose upstream failed is ``blocked``.
-    An interrupt (``KeyboardInterrupt``, which ``regime`` raises for SIGTERM too) kills every
-    running notebook, stamps none of them and propagates.
+    threads; a run whose upstream failed is ``blocked``. An interrupt (SIGTERM too, under
+    ``regime``) kills every running notebook, stamps none of them and propagates.
     """
     decl = _load(declarations, profile)
     order, forced = _selection(decl, only, force)
@@ -362,11 +352,7 @@ class _Runner:
         chosen: list[str] = []
         for run_id in order:
             upstream = set(self.decl.runs[run_id].depends_on) & set(chosen)
-            if (
-                upstream
-                or run_id in self.forced
-                or stale_reasons(run_id, self.keys[run_id], self.work)
-            ):
+            if upstream or _why_run(run_id, self.keys[run_id], self.work, self.forced):
                 chosen.append(run_id)
         return chosen
 
@@ -458,8 +444,7 @@ class _Runner:
                     run_id = running.pop(future)
                     result = future.result()
                     results[run_id] = result
-                    detail = f": {result.error}" if result.error else ""
-                    self.say(f"      {run_id}: {result.status} in {result.seconds:.1f} s{detail}")
+                    self.say(result.line(run_id))
 
     def _alone(self, run_id: str) -> bool:
         return self.decl.runs[run_id].alone
@@ -478,9 +463,7 @@ class _Runner:
             results[run_id] = RunResult(run_id, "blocked", key=key, error=f"upstream {bad} failed")
             self.say(f"{number} {run_id}: blocked (upstream {', '.join(bad)} failed)")
             return None
-        reasons = (["--force"] if run_id in self.forced else []) + stale_reasons(
-            run_id, self.keys[run_id], self.work
-        )
+        reasons = _why_run(run_id, self.keys[run_id], self.work, self.forced)
         if not reasons:
             with records_lock(self.work, what=f"regime reproduce: {run_id}'s book page"):
                 copy_to_book(self.decl, run_id, self.work)

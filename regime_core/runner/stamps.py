@@ -6,11 +6,9 @@ record makes against it.
 the record), and the ``record_hash`` of each upstream record it read. A run is current only while
 all of these still hold; :func:`stamp_problems` says which do not.
 
-A record is a run's record only with its stamp: :func:`verify_record` refuses a record whose bytes
-are not those the stamp recorded (edited, even if re-sealed with a valid ``record_hash``), whose
-``inputs`` disagree with the stamp's components (``inputs.manifest`` against ``manifest``), or
-that has no stamp at all. ``regime verdicts`` and ``regime book`` call it before reading a
-number, so a record changed behind the runner's back cannot flip a verdict or reach a page.
+A record is a run's record only with its stamp (:func:`verify_record`): ``regime verdicts`` and
+``regime book`` check it before reading a number, so a record changed behind the runner's back
+(even re-sealed with a valid ``record_hash``) cannot flip a verdict or reach a page.
 """
 
 from __future__ import annotations
@@ -153,7 +151,8 @@ def write_stamp(
 
 def verify_record(work: Path | str, run_id: str, record: Mapping[str, Any] | None = None) -> None:
     """Raise :class:`RecordStampError` naming the record and its stamp unless the record file of
-    ``run_id`` is the one its stamp recorded (``record``: the parsed record, for its inputs)."""
+    ``run_id`` has a stamp, is the one it recorded and has its ``inputs`` (:data:`CHECKED_INPUTS`;
+    ``record``: the parsed record, for its inputs)."""
     work_path = Path(work)
     file, stamp_file = record_file(work_path, run_id), stamp_path(work_path, run_id)
     rerun = f"rerun it with `regime reproduce --only {run_id} --force`"

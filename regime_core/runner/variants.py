@@ -6,11 +6,8 @@ are merged over that run's parameters for the chosen profile, and that run alone
 (none other, not even its upstream runs: those must already be current, :func:`check_upstream`),
 writing its record, figures and executed notebook to ``<work>/variants/<run>/<variant hash>``
 (:func:`regime_core.paths.variant_dir`): the folder a notebook run by hand with the same
-parameters writes to (papermill without ``-p output_dir``), since the hash is computed here the
-way the notebook's :func:`regime_core.registry.start` computes it (its ``parameters`` cell's
-values, overridden by the parameters passed: the config hash, with the content of every file and
-upstream record it reads, :mod:`regime_core.runner.identity`); the record's config hash is
-checked after the run.
+parameters writes to, since both compute the hash alike (:mod:`regime_core.runner.identity`);
+the record's config hash is checked after the run.
 
 A variant never writes ``<work>/results``, ``<work>/runs`` (stamps, timings), ``<work>/executed``
 nor ``book/executed``: the default records and the book stay those of ``regime reproduce``.
@@ -19,7 +16,6 @@ Everything is checked before anything runs; a bad item is a ``ValueError`` namin
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -134,16 +130,16 @@ class Variant:
     config_hash: str
     folder: Path
     has_claims: bool
-    notes: tuple[str, ...] = ()
     #: the folder's name: the config hash with every input (:mod:`regime_core.runner.identity`)
-    variant_hash: str = ""
-    inputs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    default_inputs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    variant_hash: str
+    inputs: Mapping[str, Any]
+    default_inputs: Mapping[str, Any]
+    notes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         """``RUN/HASH``, what ``regime verdicts --variant`` takes."""
-        return f"{self.run_id}/{self.variant_hash or self.config_hash}"
+        return f"{self.run_id}/{self.variant_hash}"
 
     def differences(self) -> dict[str, dict[str, str]]:
         """The inputs besides the config that differ from the default run's, in words."""
@@ -416,8 +412,7 @@ def reproduce_variants(
                 notebook = relative_name(decl.runs[variant.run_id].notebook, decl.root)
                 say(f"[{number}/{len(variants)}] {variant.name}: running {notebook}")
                 result = execute_variant(decl, variant, work_root, kernel_name)
-                detail = f": {result.error}" if result.error else ""
-                say(f"      {variant.name}: {result.status} in {result.seconds:.1f} s{detail}")
+                say(result.line(variant.name))
                 results.append(result)
         except BaseException:
             kill_children()  # Ctrl-C or SIGTERM: the running notebook ends now

@@ -136,9 +136,8 @@ def _power_dict(power: Power | None) -> dict[str, Any] | None:
 
 def load_run_records(runs: Sequence[str], work: Path | str | None = None) -> dict[str, Record]:
     """The records of ``runs`` under ``<work>/results``, each checked against its run's stamp
-    (:func:`~regime_core.runner.stamps.verify_record`: an edited or re-sealed record is refused,
-    naming the record and the stamp); a missing one is an error naming the run, the file and
-    the command that produces it."""
+    (:func:`~regime_core.runner.stamps.verify_record`); a missing one is an error naming the
+    run, the file and the command that produces it."""
     results = paths.results_dir(work)
     records = {}
     for run in dict.fromkeys(runs):
@@ -178,15 +177,12 @@ def judge_claims(
     display: Callable[[str, Any], str] | None = None,
     roles: Mapping[str, Role] | None = None,
 ) -> list[ClaimVerdict]:
-    """Every claim judged on ``records`` (run id -> record); pure. Each record is read through
-    its roles (:func:`~regime_core.runner.roles.role_view`: a dataset filling a role is read as
-    the role's paper dataset; ``roles`` by default the repository's). ``display`` names config
-    values in the "computed_on" text (:func:`~regime_core.runner.claim_record.fill_fields`) and
-    in the why (:func:`~regime_core.runner.diagnosis.diagnose`). ``KeyError`` naming the claim
-    and the run when ``records`` lacks a run a claim, its diagnosis or its why reads (a strict
-    book build fails rather than print a partial diagnosis); :class:`NotJudgedError` (a
-    ``ValueError``) naming the claim and why when its run's record leaves a role of its data
-    unfilled or lacks a number it reads."""
+    """Every claim judged on ``records`` (run id -> record), each read through its ``roles``
+    (:func:`~regime_core.runner.roles.role_view`; by default the repository's); pure.
+    ``display`` names config values in the "computed_on" text and the why. ``KeyError`` naming
+    the claim and the run when ``records`` lacks a run a claim reads (a strict book build fails
+    rather than print a partial diagnosis); :class:`NotJudgedError` when its run's record
+    leaves a role of its data unfilled or lacks a number it reads."""
     claims = load_claims() if claims is None else claims
     roles = load_roles() if roles is None else roles
     for claim in claims:
@@ -290,11 +286,9 @@ def with_ledger(
 
 
 def find_variant(variant: str | Path, work: Path | str | None = None) -> Path:
-    """The record file of a notebook run by hand: ``variant`` names its folder (or its
-    ``record.json``) as a path, or as ``RUN/HASH`` under ``<work>/variants``
-    (:func:`regime_core.paths.variant_dir`), or as ``RUN`` alone when the work directory holds
-    one variant of that run. A name that is none of these is an error listing the variants the
-    work directory holds."""
+    """The record file of a notebook run by hand, ``variant`` naming its folder (or its
+    ``record.json``) as a path, as ``RUN/HASH`` under ``<work>/variants``, or as ``RUN`` when
+    the work directory holds one variant of it; else an error listing the variants held."""
     text = str(variant)
     root = paths.variants_dir(work)
     for candidate in (Path(text), root / text):
@@ -403,15 +397,12 @@ def variant_report(
     *,
     lenient: bool = False,
 ) -> VariantVerdicts:
-    """The claims of a variant's run judged on the variant's record beside the same claims on
-    the default records (``regime verdicts --variant``). The other runs a claim reads come from
-    the default records; robustness is the default run's alone, so it is left out.
-
-    A claim the variant's record cannot give (a role of its data the variant's run leaves
-    unfilled, a number its parameters left out: a run on one encoder has no number of the
-    other) has its default side, no variant side and ``not_judged``, the reason. A run with no
-    claim in the claims file is an error, unless ``lenient`` (the book's page of variants,
-    which lists every variant): the run's report then holds what differs and no claim."""
+    """The claims of a variant's run judged on the variant's record beside the default records
+    (``regime verdicts --variant``); the other runs a claim reads are the default's, and
+    robustness, the default run's alone, is left out. A claim the variant's record cannot give
+    (a role left unfilled, a number its parameters left out) has no variant side and says why
+    (``not_judged``). A run with no claim is an error, unless ``lenient`` (the book's page of
+    variants): its report then holds what differs and no claim."""
     file = find_variant(variant, work)
     record = load_record(file)
     run = record["name"]
