@@ -39,9 +39,7 @@ from regime_core.inputs.claims_file import (
     PAPER_BY_RULE,
     WHY_FIELD_RE,
 )
-from regime_core.inputs.claims_file import COMPARISONS as COMPARISONS
 from regime_core.inputs.claims_file import LABEL_MAX_CHARS as LABEL_MAX_CHARS
-from regime_core.inputs.claims_file import ORIGINS as ORIGINS
 
 PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
