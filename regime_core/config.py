@@ -22,8 +22,7 @@ import textwrap
 import typing
 from typing import Any, ClassVar
 
-from regime_core.inputs import Field, Format
-from regime_core.inputs.configs import field_kind, read_config, wants_items
+from regime_core.inputs.configs import read_config, wants_items
 
 # --- data ------------------------------------------------------------------------------------
 DATASETS: tuple[str, ...] = ("hotpotqa", "2wikimultihopqa", "musique")
@@ -234,18 +233,6 @@ class ConfigMixin:
                 chosen[key] = (value,)
         return cls(**chosen)
 
-    @classmethod
-    def input_format(cls) -> Format:
-        """The config's fields as an input format: each one's kind, default and meaning."""
-        return Format(
-            cls.__name__,
-            tuple(
-                Field(f.name, field_kind(cls, f.name), required=False,
-                      default=getattr(cls(), f.name), meaning=_meaning_text(cls, f.name))
-                for f in dataclasses.fields(cls)  # type: ignore[arg-type]
-            ),
-        )  # fmt: skip
-
     def validate(self) -> None:  # pragma: no cover - overridden where there is something to check
         return None
 
@@ -320,11 +307,6 @@ def attribute_docs(owner: Any) -> dict[str, str]:
         if isinstance(value, ast.Constant) and isinstance(value.value, str):
             docs.update((t.id, value.value) for t in targets if isinstance(t, ast.Name))
     return docs
-
-
-def _meaning_text(owner: type, name: str) -> str:
-    found = meaning([owner], name)
-    return found.text if found is not None else ""
 
 
 def meaning(owners: typing.Sequence[Any], name: str) -> Meaning | None:

@@ -32,16 +32,13 @@ from regime_core.inputs import Choice, Items, Nested, check_value
 from regime_core.inputs.claims_file import (
     CLAIM,
     CLAIMS_FILE,
-    DIAGNOSIS,
     OPERATORS,
     OURS_BY_PART,
     OURS_BY_RULE,
     PAPER_BY_RULE,
     WHY_FIELD_RE,
 )
-from regime_core.inputs.claims_file import COMPARISONS as COMPARISONS
 from regime_core.inputs.claims_file import LABEL_MAX_CHARS as LABEL_MAX_CHARS
-from regime_core.inputs.claims_file import ORIGINS as ORIGINS
 
 PAPER_CLAIMS_FILE = paths.source_root() / "paper_claims.yml"
 
@@ -292,9 +289,8 @@ def why_runs(entries: Sequence[Mapping[str, Any]], default_run: str) -> list[str
 
 
 def _check_diagnosis(where: str, entries: Any) -> tuple[Mapping[str, Any], ...]:
-    """A claim's ``diagnosis`` list, kept as written, each entry read by ``DIAGNOSIS``,
-    then what its fields must say together (``ValueError`` naming the entry)."""
-    check_value(Items(Nested(DIAGNOSIS)), entries, where=where, field="diagnosis")
+    """A claim's ``diagnosis`` list as written (``CLAIM`` has read each entry by ``DIAGNOSIS``):
+    what its fields must say together (``ValueError`` naming the entry)."""
     for i, entry in enumerate(entries):
         at = f"{where}: diagnosis[{i}]"
         if "values" not in entry and "label" not in entry:

@@ -19,8 +19,6 @@ from regime_core import config
 DATASETS: tuple[str, ...] = (*config.DATASETS, "toyworld")
 SPLITS: tuple[str, ...] = ("dev", "train")
 
-# How the bridge (hop 1) and target (hop 2) passages were ordered. Each rule is documented on
-# the book's "Our reading of the paper" page.
 HOP_ORDER_RULES: dict[str, str] = {
     "musique_decomposition": "MuSiQue: step i's gold paragraph is "
     "paragraphs[paragraph_support_idx]",
@@ -41,14 +39,13 @@ HOP_ORDER_RULES: dict[str, str] = {
 records its rule
 """
 
-# Where the gold relation sentence of the bridge (B_rel) came from.
 RELATION_SOURCES: tuple[str, ...] = (
-    "supporting_facts",  # a supporting sentence of the bridge that mentions the hop-2 entity
-    "supporting_facts_first",  # supporting sentences exist, none mentions the entity: the first
-    "entity_mention",  # no sentence labels: the first bridge sentence mentioning the entity
-    "synthetic",  # toyworld: known by construction
-    "given",  # a file of one's own (regime-twohop/1): its line's b_rel, without another source
-    "none",  # no sentence could be identified
+    "supporting_facts",
+    "supporting_facts_first",
+    "entity_mention",
+    "synthetic",
+    "given",
+    "none",
 )
 """where an example's gold relation sentence B_rel came from
 

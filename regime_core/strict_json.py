@@ -27,7 +27,6 @@ from regime_core.limits import MAX_NESTING
 
 SEAL_KEY = "sha256"
 PAYLOAD_KEY = "payload"
-# How deep JSON and YAML values may nest: regime_core.limits.MAX_NESTING (router.js too).
 
 
 class DamagedFileError(ValueError):

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from helpers import refused
 
+from regime_core.inputs import Items, Nested, check_value
+from regime_core.inputs.claims_file import DIAGNOSIS
 from regime_core.paper import Claim, _check_diagnosis
 from regime_core.runner.claim_record import judge_values
 from regime_core.runner.diagnosis import diagnose, diagnosis_sentence, node_keys
@@ -115,7 +117,8 @@ def test_missing_records_and_bad_specs_are_named() -> None:
         ({"factor": "f", "run": "r", "label": "l"}, "one of them"),
         ({"factor": "f", "run": "r", "label": "l", "node": "n", "extra": 1}, "diagnosis[0].extra"),
     ]:
-        with refused(ValueError, names=(message,)):
+        with refused(ValueError, names=(message,)):  # CLAIM reads each entry first
+            check_value(Items(Nested(DIAGNOSIS)), [entry], where="c", field="diagnosis")
             _check_diagnosis("claims.yml: claim 'c'", [entry])
 
 
