@@ -34,8 +34,7 @@ def decompress(raw: bytes, display: str) -> bytes:
     """Undo gzip/bzip2/xz compression, detected by magic bytes; plain bytes pass through.
 
     The output is bounded (:func:`regime_core.limits.expanded_bound`): a file that expands
-    beyond it is refused with a ``ValueError`` naming it, after reading no more than the bound
-    (a 100 kB "bomb" used to expand to 1.28 GB of memory).
+    beyond it is refused with a ``ValueError`` naming it, after reading no more than the bound.
     """
     for magic, kind, opener in _MAGIC:
         if raw.startswith(magic):

@@ -143,20 +143,25 @@ def regime_labels(p1: np.ndarray | Sequence[bool], p2: np.ndarray | Sequence[boo
 def hop2_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> tuple[str, ...]:
     """The names of the hop-2 entity that count under ``rules``: the mention, then the target's
     title (``use_title``), then the aliases (``use_aliases``); duplicates removed."""
-    names = [example.hop2_entity]
+    names = _names(example, rules, linking=True)
+    if not compile_names(names, rules.normalization).forms:
+        raise ValueError(
+            f"example {example.id}: the hop-2 entity has no usable name under the rules "
+            f"(field 'hop2_entity' is {example.hop2_entity!r}, names {list(names)!r} all normalise "
+            "to empty); fix the record or relax RegimeRules.normalization"
+        )
+    return names
+
+
+def _names(example: Example, rules: RegimeRules, *, linking: bool) -> tuple[str, ...]:
+    """The linking entity (``linking``), the title and the aliases ``rules`` count, in that
+    order; blanks and duplicates removed."""
+    names = [example.hop2_entity] if linking else []
     if rules.use_title:
         names.append(example.target.title)
     if rules.use_aliases:
         names.extend(example.hop2_aliases)
-    names = list(dict.fromkeys(n for n in names if n.strip()))
-    matcher = compile_names(tuple(names), rules.normalization)
-    if not matcher.forms:
-        raise ValueError(
-            f"example {example.id}: the hop-2 entity has no usable name under the rules "
-            f"(field 'hop2_entity' is {example.hop2_entity!r}, names {names!r} all normalise "
-            "to empty); fix the record or relax RegimeRules.normalization"
-        )
-    return tuple(names)
+    return tuple(dict.fromkeys(n for n in names if n.strip()))
 
 
 def bridge_entity_mention(
@@ -189,19 +194,14 @@ def predicate_names(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES)
     every name of :func:`hop2_names` (the linking entity first)."""
     if rules.predicate_names == "title+linking":
         return hop2_names(example, rules)
-    names: list[str] = []
-    if rules.use_title:
-        names.append(example.target.title)
-    if rules.use_aliases:
-        names.extend(example.hop2_aliases)
-    names = list(dict.fromkeys(n for n in names if n.strip()))
-    if not compile_names(tuple(names), rules.normalization).forms:
+    names = _names(example, rules, linking=False)
+    if not compile_names(names, rules.normalization).forms:
         raise ValueError(
             f"example {example.id}: the hop-2 passage's title {example.target.title!r} and "
             f"aliases {list(example.hop2_aliases)!r} leave no usable name for P1/P2; fix the "
             "record or use RegimeRules(predicate_names='title+linking')"
         )
-    return tuple(names)
+    return names
 
 
 def p1(example: Example, rules: RegimeRules = DEFAULT_REGIME_RULES) -> bool:
@@ -296,9 +296,7 @@ def regime_table(
             )
         )
     table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
-    table["parallel"] = table["parallel"].astype(bool)
-    table["p1"] = table["p1"].astype(bool)
-    table["p2"] = table["p2"].astype(bool)
+    table = table.astype({"parallel": bool, "p1": bool, "p2": bool})
     table["regime"] = regime_labels(table["p1"].to_numpy(), table["p2"].to_numpy())
     table["n_relation_sentences"] = table["n_relation_sentences"].astype("int64")
     table["b_rel_index"] = table["b_rel_index"].astype("Int64")
@@ -316,12 +314,10 @@ def regime_shares(
 
     Columns: ``*by, regime, count, n, share`` with ``share = count / n`` and ``n`` the group
     size; every regime appears in every group (count 0 when absent), in the order of
-    ``REGIMES``. ``by=()`` gives the overall shares.
+    ``REGIMES``. ``by=()`` gives the overall shares. ``table`` is :func:`regime_table`'s (its
+    labels are those of :data:`REGIMES`).
     """
     by = [by] if isinstance(by, str) else list(by)
-    unknown = sorted(set(table["regime"]) - set(REGIMES))
-    if unknown:
-        raise ValueError(f"regime_shares: column 'regime' has unknown labels {unknown}")
     regimes = pd.Categorical(table["regime"], categories=list(REGIMES))
     counts = (
         pd.Series(1, index=table.index)

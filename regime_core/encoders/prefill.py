@@ -1,21 +1,11 @@
 """Encode once, up front: fill the embedding store with every text a profile's runs will ask a
 dense encoder for, before any notebook starts.
 
-``regime reproduce`` calls :func:`fill_for_runs` before it schedules the runs: from the runs'
-parameters (:func:`encodings`) it lists, per dense encoder, the prepared datasets (and splits)
-the runs read,
-and fills the store with each dataset's texts (its corpus in document mode, its questions, bridge
-sentences and arm queries in query mode: :func:`regime_core.encoders.embed.query_texts`), then
-with the sentences of the bridges hop 1 retrieves (the robustness multiverse's
-``bridge_source="retrieved"`` readings), and with the toy worlds the teaching runs generate
-(``generated``, which the runner reads from their configs), one encoder at a time, with a
-progress bar that shows texts per second. The notebooks then find
-their vectors in the store, so two notebooks running at once (``--jobs``) never encode the
-same passage twice. Lexical encoders (TF-IDF) are fitted per corpus inside each run and cost
-seconds: they are not filled here.
-
-What a run reads is decided by its own parameters: :data:`DATASET_PARAMETERS` and
-:data:`ENCODER_PARAMETERS` name the notebook parameters that hold datasets and encoders.
+``regime reproduce`` calls :func:`fill_for_runs` before it schedules the runs, so two notebooks
+running at once (``--jobs``) never encode the same passage twice. Lexical encoders (TF-IDF) are
+fitted per corpus inside each run and cost seconds: they are not filled here. What a run reads
+is decided by its own parameters: :data:`DATASET_PARAMETERS` and :data:`ENCODER_PARAMETERS`
+name the notebook parameters that hold datasets and encoders.
 """
 
 from __future__ import annotations
@@ -125,11 +115,12 @@ def fill_for_runs(
     batch_size: int = config.ENCODE_BATCH_SIZE,
 ) -> list[FillReport]:
     """Fill ``work``'s embedding store with every text the runs of ``parameters`` will ask a
-    dense encoder for (:func:`encodings`), then with the sentences of the bridges hop 1
-    retrieves (:func:`retrieved_bridge_sentences`), and with the texts of the examples runs
-    generate (``generated``: ``{encoder: [world, ...]}``, the teaching runs' toy worlds); one
-    :class:`FillReport` per encoder. A store that already
-    holds them encodes nothing (and loads no model)."""
+    dense encoder for (:func:`encodings`: each dataset's corpus in document mode, its
+    :func:`~regime_core.encoders.embed.query_texts` in query mode), then with the sentences of
+    the bridges hop 1 retrieves (:func:`retrieved_bridge_sentences`), and with the texts of the
+    examples runs generate (``generated``: ``{encoder: [world, ...]}``, the teaching runs' toy
+    worlds); one :class:`FillReport` per encoder. A store that already holds them encodes
+    nothing (and loads no model)."""
     from regime_core.data import corpus_passages, load_examples
     from regime_core.encoders.embed import make_encoder, query_texts
     from regime_core.encoders.registry import KNOWN_ENCODERS

@@ -126,9 +126,7 @@ def table_numbers(table: pd.DataFrame, keys: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# The exercises
-# --------------------------------------------------------------------------------------------
+# --- the exercises ---------------------------------------------------------------------------
 
 #: Answers a reader may type for each regime (case-insensitive).
 ANSWERS: dict[str, tuple[str, ...]] = {

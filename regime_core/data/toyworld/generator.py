@@ -48,21 +48,12 @@ MAX_DISTRACTORS = 50
 class ToyWorldConfig(ConfigMixin):
     """Parameters of a synthetic two-regime dataset. Each field is a knob a teacher can turn.
 
-    - ``seed``: the world (geography, names, questions) is a function of it.
-    - ``split``: ``"dev"`` or ``"train"``; the splits share the geography but not questions.
-    - ``n_questions``: 1 to ``MAX_QUESTIONS``.
-    - ``b_dominant_share``: fraction of compositional (B-dominant) questions; the rest are
-      comparison or yes/no (Q-dominant). Exactly ``round(share * n)`` questions are B-dominant.
-    - ``distractors_per_question``: passages added to the two gold ones in each pool.
-    - ``distractor_similarity`` in [0, 1]: ``round(s * d)`` distractors (halves up) are of the
-      target's kind and state its facts in the target's words (same relation types, same
-      templates, same occupation for people; fillers and order of their own);
-      ``round(s * that)`` of these also carry a near name of the target ("Mira Korrin" for
-      "Tavel Korrin", "Ventrao" for "Ventra"). The others are passages of other kinds.
-    - ``relation_sentence_position``: where the relation sentence sits in the bridge passage:
-      ``"first"``, ``"second"``, ``"last"`` or ``"random"``.
-    - ``min_sentences``/``max_sentences``: passage length range (``MIN_SENTENCES`` to
-      ``MAX_SENTENCES`` of ``world.py``).
+    Precisely: exactly ``round(b_dominant_share * n_questions)`` questions are B-dominant. Of
+    the ``d`` distractors of a pool, ``round(s * d)`` (halves up, ``s`` the
+    ``distractor_similarity``) are of the target's kind and state its facts in the target's
+    words (same relation types, same templates, same occupation for people; fillers and order
+    of their own); ``round(s * that)`` of these also carry a near name of the target ("Mira
+    Korrin" for "Tavel Korrin", "Ventrao" for "Ventra"). The others are passages of other kinds.
     """
 
     seed: int = declared(SEED, integer())
