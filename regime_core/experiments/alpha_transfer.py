@@ -49,7 +49,7 @@ import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -540,11 +540,9 @@ def run_alpha_transfer(
             measured_pairs, samples = _other_item_set(cfg, item_set, measured, fit, context)
             other_pairs.setdefault(item_set, {})[encoder] = measured_pairs
             other_samples.setdefault(item_set, {})[encoder] = samples
-    if fit is None:  # pragma: no cover - validate() guarantees an encoder
-        raise ValueError("AlphaTransferConfig.encoders: no encoder ran")
     return AlphaTransferResult(
         config=cfg,
-        fit=fit,
+        fit=cast(Fit, fit),  # set by encoders[0], which runs first or stops the run above
         pairs=pairs,
         weights=all_weights,
         unavailable=unavailable,
