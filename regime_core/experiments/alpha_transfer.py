@@ -2,13 +2,9 @@
 curves, every α rule's weight and regret, and the router retrained under the fixed and the
 calibrated rule, per dataset × encoder.
 
-The rule, its inputs and its fitting protocol are :mod:`regime_core.retrieval.alpha_rule`'s, fixed
-before any transfer number was computed: ``α(S) = c·R(S)``, ``R(S)`` the median over the
-questions of ``σ_q/σ_B`` (:mod:`regime_core.retrieval.spread`), ``c`` fitted once on
-``train_dataset`` with the first of ``encoders`` (union hit@k on the fine grid
-:data:`~regime_core.retrieval.alpha_rule.FINE_ALPHA_GRID`, cross-fitted over the protocol's
-folds there) and applied unchanged to every other pair. What this run measures, per dataset ×
-encoder:
+The rule ``α(S) = c·R(S)``, its inputs and its fitting protocol are
+:mod:`regime_core.retrieval.alpha_rule`'s (``c`` fitted on ``train_dataset`` with the first of
+``encoders``). What this run measures, per dataset × encoder:
 
 - **the geometry**: σ_q, σ_B and their ratio, for all questions and per regime, with the
   questions left out of the ratio (a zero spread on either side) counted;

@@ -219,14 +219,10 @@ def sentence_features(
 
 def gold_rows(sizes: Any, gold: Any) -> np.ndarray:
     """Row labels: 1 for the gold sentence of each bridge, 0 elsewhere (``gold[i] = -1``: the
-    bridge has no gold sentence, all its rows 0). Raises ValueError for a gold index outside
-    its bridge."""
+    bridge has no gold sentence, all its rows 0). A gold index is one of its bridge's sentences,
+    checked where the :class:`~regime_core.schema.Example` is built."""
     sizes = np.asarray(sizes, dtype=np.int64)
     gold = np.asarray(gold, dtype=np.int64)
-    bad = np.flatnonzero((gold < -1) | (gold >= sizes))
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"item {i}: gold sentence {gold[i]} is outside its {sizes[i]} sentences")
     y = np.zeros(int(sizes.sum()), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     has = gold >= 0
