@@ -49,14 +49,6 @@ def test_weights_zero_and_alpha_are_the_q_and_union_arms(toy: list[Example], poo
     assert alone.target_ranks(mixed[some]).tolist() == expected[some].tolist()
 
 
-def test_geometry_rejects_mismatched_texts(toy: list[Example]) -> None:
-    # weights are α checked where given (limits.check_alpha): the geometry trusts them
-    examples = toy[:5]
-    b_rel = [ex.bridge.sentences[0] for ex in examples]
-    with pytest.raises(ValueError, match="B_rel texts"):
-        build_geometry(examples, b_rel[:2], settings(), encoder=ENCODER, store=STORE)
-
-
 def test_with_retrieved_bridges_counts_every_hop1_outcome(toy: list[Example]) -> None:
     a, b, c = toy[:3]
     distractor = next(p.pid for p in b.pool if p.pid not in (b.bridge_pid, b.target_pid))

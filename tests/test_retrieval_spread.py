@@ -147,5 +147,3 @@ def test_spread_table_groups_and_counts(toy) -> None:  # type: ignore[no-untyped
     whole = spread_table(spreads, candidates=("ranked",))
     assert len(whole) == 1
     assert whole["median_ratio"].iloc[0] == pytest.approx(median_ratio(spreads.ratios()))
-    with pytest.raises(ValueError, match="group labels"):
-        spread_table(spreads, {"group": half[:3]})

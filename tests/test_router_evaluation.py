@@ -37,11 +37,6 @@ def test_evaluate_routing_policies_and_oracle() -> None:
     assert numbers["routed_vs_q"] == comparison_numbers(c)
 
 
-def test_evaluate_routing_rejects_mismatched_shapes() -> None:
-    with pytest.raises(ValueError, match="equal 1-d shapes"):
-        evaluate_routing([1, 0], [1], [0, 0], [0.1, 0.2], dataset="x")
-
-
 def test_subset_outcome_scores_the_kept_questions_only() -> None:
     hit_q = np.array([1, 0, 0, 1], dtype=bool)
     hit_u = np.array([1, 1, 0, 0], dtype=bool)

@@ -96,14 +96,6 @@ def test_sparse_vectors_give_the_dense_cosines() -> None:
     assert row_cosines(a[:1], a[:1])[0] == pytest.approx(1.0, abs=1e-12)
 
 
-def test_vectors_and_gold_that_do_not_match_the_texts_are_refused() -> None:
-    q = np.ones((1, 2))
-    with pytest.raises(ValueError, match="sentence_vectors has shape"):
-        sentence_features([KESTREL_Q], [KESTREL], q, np.ones((2, 2)))
-    with pytest.raises(ValueError, match="item 1: gold sentence 3 is outside its 2"):
-        gold_rows([3, 2], [0, 3])
-
-
 def test_gold_rows_and_the_argmax_per_bridge() -> None:
     assert gold_rows([3, 1, 2], [2, 0, -1]).tolist() == [0, 0, 1, 1, 0, 0]
     # ties go to the earliest sentence, as the rule's

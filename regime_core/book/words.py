@@ -29,9 +29,7 @@ class Records:
         self._verdicts = verdicts
 
     def record(self, run: str) -> Record:
-        if run not in self._records:
-            raise KeyError(f"no record for run {run!r}; the finding needs it")
-        return self._records[run]
+        return self._records[run]  # every run of Finding.runs, read by page_record
 
     def verdicts(self) -> Mapping[str, ClaimVerdict]:
         if self._verdicts is None:

@@ -2,13 +2,9 @@
 curves, every α rule's weight and regret, and the router retrained under the fixed and the
 calibrated rule, per dataset × encoder.
 
-The rule, its inputs and its fitting protocol are :mod:`regime_core.retrieval.alpha_rule`'s, fixed
-before any transfer number was computed: ``α(S) = c·R(S)``, ``R(S)`` the median over the
-questions of ``σ_q/σ_B`` (:mod:`regime_core.retrieval.spread`), ``c`` fitted once on
-``train_dataset`` with the first of ``encoders`` (union hit@k on the fine grid
-:data:`~regime_core.retrieval.alpha_rule.FINE_ALPHA_GRID`, cross-fitted over the protocol's
-folds there) and applied unchanged to every other pair. What this run measures, per dataset ×
-encoder:
+The rule ``α(S) = c·R(S)``, its inputs and its fitting protocol are
+:mod:`regime_core.retrieval.alpha_rule`'s (``c`` fitted on ``train_dataset`` with the first of
+``encoders``). What this run measures, per dataset × encoder:
 
 - **the geometry**: σ_q, σ_B and their ratio, for all questions and per regime, with the
   questions left out of the ratio (a zero spread on either side) counted;
@@ -49,7 +45,7 @@ import dataclasses
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pandas as pd
@@ -540,11 +536,9 @@ def run_alpha_transfer(
             measured_pairs, samples = _other_item_set(cfg, item_set, measured, fit, context)
             other_pairs.setdefault(item_set, {})[encoder] = measured_pairs
             other_samples.setdefault(item_set, {})[encoder] = samples
-    if fit is None:  # pragma: no cover - validate() guarantees an encoder
-        raise ValueError("AlphaTransferConfig.encoders: no encoder ran")
     return AlphaTransferResult(
         config=cfg,
-        fit=fit,
+        fit=cast(Fit, fit),  # set by encoders[0], which runs first or stops the run above
         pairs=pairs,
         weights=all_weights,
         unavailable=unavailable,

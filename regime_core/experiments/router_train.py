@@ -6,13 +6,10 @@ question and the bridge. Nothing gold is read at inference: ``B_rel`` is the sen
 :func:`regime_core.router.select_b_rel`, never the dataset's relation sentence.
 
 :func:`train_router` runs the recipe of :mod:`regime_core.router.training` on 2WikiMultiHopQA
-(the paper's training set): retrieval outcomes with the selected ``B_rel``
-(:func:`load_routing_data`), outcome labels, cross-fitted probabilities, routed hit@k against
-always-q, always-union and the oracle (:mod:`regime_core.router.evaluation`), and the deployment
-refit that :func:`save_trained_router` writes. Comparison ("parallel") questions are
-**included**: they name both entities, so they are the canonical Q-dominant case the router must
-learn to leave alone. :func:`selector_quality` measures the ``B_rel`` selector against the
-datasets' gold relation sentences. The packaged model lives in :mod:`regime_core.router.model`.
+(the paper's training set); :func:`save_trained_router` writes its deployment refit.
+Comparison ("parallel") questions are **included**: they name both entities, so they are the
+canonical Q-dominant case the router must learn to leave alone. :func:`selector_quality`
+measures the ``B_rel`` selector against the datasets' gold relation sentences.
 """
 
 from __future__ import annotations
@@ -343,8 +340,9 @@ def train_router(
     cfg: RouterConfig | None = None, context: Context | None = None
 ) -> RouterTrainResult:
     """Train the router on ``cfg.dataset``: retrieval outcomes with the selected ``B_rel``,
-    outcome labels, 5-fold cross-fitted probabilities, routed hit@k against always-q,
-    always-union and the oracle, and the deployment refit on every labelled item.
+    outcome labels, cross-fitted probabilities, routed hit@k against always-q, always-union and
+    the oracle (:mod:`regime_core.router.evaluation`), and the deployment refit on every
+    labelled item.
 
     The dataset must be prepared (``regime data prepare``), unless ``context`` gives examples."""
     cfg = cfg or RouterConfig()

@@ -268,8 +268,6 @@ def fit_rule(
     f = np.asarray(folds)
     if scope == "dataset":
         hits = grid_hits(geometry, g, k) if hits is None else np.asarray(hits, dtype=bool)
-        if hits.shape != (g.size, geometry.n):
-            raise ValueError(f"fit_rule: hits {hits.shape} for {g.size} α, {geometry.n} questions")
         c_all = fit_scale(hits, g, r)
         fold_c = cross_fit_scales(hits, g, r, f)
     else:  # "question" (AlphaRuleProtocol checked the scope)

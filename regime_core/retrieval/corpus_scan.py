@@ -22,10 +22,8 @@ The numbers equal those of the dense path (:func:`~regime_core.retrieval.scoring
 rows)
 bit for bit, because every step does the same floating-point operations in the same order:
 
-- Scores: numpy accumulates every product in float64 and rounds it once to float32
-  (:func:`~regime_core.retrieval.scoring.exact_products`), so a cell has the same value whatever
-  block of queries it is computed in and whatever the OpenBLAS kernel (a float32 BLAS product
-  does not: under the Haswell kernel its last bits depend on the block's shape). faiss switches
+- Scores: numpy's do not depend on the block of queries they are computed in
+  (:func:`~regime_core.retrieval.scoring.exact_products` says why). faiss switches
   kernel below ``distance_compute_blas_threshold`` (20) queries, so the blocks here subdivide the
   dense path's blocks of :data:`QUERY_BLOCK` queries and never make a sub-block smaller than that
   threshold unless the dense block itself was.
@@ -58,15 +56,10 @@ _MIN_BLOCK = {"numpy": 2, "faiss": 20}
 
 @dataclass(frozen=True)
 class CorpusScan:
-    """Per query ``i`` of :func:`scan_corpus`.
-
-    - ``top_rows[i]`` / ``top_scores[i]``: the best ``k`` candidates (passage rows, float32
-      scores), best first, ties in candidate order; ``-1`` / ``-inf`` pad a row with fewer
-      candidates than the width.
-    - ``target_ranks[i]``: 1-based rank of the target among the candidates.
-    - ``gold_ranks[i, j]``: 1-based rank of gold ``j``; 0 for padding or a non-candidate.
-    - ``negatives``: the negatives' statistics (None when not asked for).
-    """
+    """Per query ``i`` of :func:`scan_corpus`: its best ``k`` candidates (passage rows and
+    float32 scores, best first, ties in candidate order; ``-1`` / ``-inf`` pad a row with fewer
+    candidates than the width), the 1-based ranks of its target and of each gold (0: padding or
+    not a candidate), and the negatives' statistics (None when not asked for)."""
 
     top_rows: np.ndarray  # (n, width) int64
     top_scores: np.ndarray  # (n, width) float32
@@ -154,9 +147,6 @@ def scan_corpus(
     are not gold. ``k``: top candidates kept (``None``: all; 0: none). ``negatives=False``
     skips the statistics (ranks only). ``block``: queries per product (default
     :func:`default_block`).
-
-    Raises ValueError for a target that is not a candidate or non-finite scores (NaN or inf
-    vectors).
     """
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     # numpy multiplies sparse (CSR) passages as they are; faiss needs them dense, once, here

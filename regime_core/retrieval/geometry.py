@@ -168,8 +168,6 @@ def build_geometry(
     The weights are the caller's (:meth:`UnionGeometry.target_ranks`)."""
     pool = settings.pool
     examples = list(examples)
-    if len(b_rel_texts) != len(examples):
-        raise ValueError(f"{len(b_rel_texts)} B_rel texts for {len(examples)} examples")
     passages = list(corpus) if pool == "corpus" and corpus is not None else None
     pools = candidate_pools(
         examples, pool, exclude_bridge=settings.exclude_bridge, passages=passages

@@ -273,8 +273,6 @@ def spread_table(
     """One row per group (``groups``: column name -> one label per question; none: one row for
     all) and candidate set: the :class:`SpreadSummary` fields."""
     labels = pd.DataFrame({name: list(values) for name, values in (groups or {}).items()})
-    if len(labels.columns) and len(labels) != spreads.n:
-        raise ValueError(f"spread_table: {len(labels)} group labels for {spreads.n} questions")
     keys = list(labels.columns)
     index = (
         labels.groupby(keys, sort=True, dropna=False).indices.items()

@@ -143,11 +143,6 @@ def evaluate_routing(
     u = np.asarray(hit_union, dtype=bool)
     routed = np.asarray(routed_union, dtype=bool)
     p = np.asarray(probability, dtype=np.float64)
-    if not (q.shape == u.shape == routed.shape == p.shape) or q.ndim != 1:
-        raise ValueError(
-            f"evaluate_routing: hit_q {q.shape}, hit_union {u.shape}, routed_union "
-            f"{routed.shape} and probability {p.shape} must be equal 1-d shapes"
-        )
     hits = {"q": q, "union": u, "routed": np.where(routed, u, q), "oracle": q | u}
     comparisons = {
         name: paired_hits(hits[a], hits[b], (a, b), bootstrap=bootstrap)

@@ -134,16 +134,6 @@ def row_cosines(a: Any, b: Any) -> np.ndarray:
     return out
 
 
-def _check_vectors(vectors: Any, n_rows: int, what: str) -> Any:
-    # The vectors and the texts come from different places (the embedding store, the examples):
-    # a row count that does not match would pair a question with another's vector silently.
-    if not sparse.issparse(vectors):
-        vectors = np.asarray(vectors)
-    if vectors.ndim != 2 or vectors.shape[0] != n_rows:
-        raise ValueError(f"{what} has shape {vectors.shape}; expected ({n_rows}, d)")
-    return vectors
-
-
 def _text_row(
     question: _text.TextView,
     stems: set[str],
@@ -181,16 +171,14 @@ def sentence_features(
     ``question_vectors``: ``(n, d)``, row ``i`` the vector of ``questions[i]``;
     ``sentence_vectors``: ``(N, d)``, the vectors of every bridge's sentences concatenated in
     order (bridge 0's sentences, then bridge 1's, ...), dense or scipy sparse. In the pipeline
-    both come from the embedding store in query mode, so one encoder. Raises ValueError for
-    vectors whose rows do not match the texts.
+    both come from the embedding store in query mode, so one encoder, their rows counted
+    against the texts there (:func:`~regime_core.retrieval.vectors.checked_vectors`).
     """
     n = len(questions)
     titles = bridge_titles or [None] * n
     bridges = [tuple(bridge_sentence_lists[i]) for i in range(n)]
     sizes = np.asarray([len(b) for b in bridges], dtype=np.int64)
     n_rows = int(sizes.sum())
-    question_vectors = _check_vectors(question_vectors, n, "question_vectors")
-    sentence_vectors = _check_vectors(sentence_vectors, n_rows, "sentence_vectors")
     item = np.repeat(np.arange(n, dtype=np.int64), sizes)
     cosines = row_cosines(question_vectors[item], sentence_vectors)
     X = np.empty((n_rows, N_FEATURES), dtype=np.float64)
@@ -219,14 +207,10 @@ def sentence_features(
 
 def gold_rows(sizes: Any, gold: Any) -> np.ndarray:
     """Row labels: 1 for the gold sentence of each bridge, 0 elsewhere (``gold[i] = -1``: the
-    bridge has no gold sentence, all its rows 0). Raises ValueError for a gold index outside
-    its bridge."""
+    bridge has no gold sentence, all its rows 0). A gold index is one of its bridge's sentences,
+    checked where the :class:`~regime_core.schema.Example` is built."""
     sizes = np.asarray(sizes, dtype=np.int64)
     gold = np.asarray(gold, dtype=np.int64)
-    bad = np.flatnonzero((gold < -1) | (gold >= sizes))
-    if bad.size:
-        i = int(bad[0])
-        raise ValueError(f"item {i}: gold sentence {gold[i]} is outside its {sizes[i]} sentences")
     y = np.zeros(int(sizes.sum()), dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(sizes)])
     has = gold >= 0

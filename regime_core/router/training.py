@@ -101,10 +101,10 @@ class RoutingData:
     X: np.ndarray
     geometry: UnionGeometry
     bridge_source: str
-    hop1_counts: Mapping[str, int] | None = None  # with bridge_source="retrieved"
     #: the examples routed, in table order (with ``bridge_source="retrieved"``, each with the
-    #: passage hop 1 returned as its bridge); () for data built before they were kept
-    examples: tuple[Example, ...] = ()
+    #: passage hop 1 returned as its bridge)
+    examples: tuple[Example, ...]
+    hop1_counts: Mapping[str, int] | None = None  # with bridge_source="retrieved"
     #: the cross-fitting fold of each question when its ``B_rel`` was chosen by a selector
     #: cross-fitted on these questions (the router then uses the same folds); None otherwise
     folds: np.ndarray | None = None
@@ -231,8 +231,9 @@ def with_b_rel(
     from the new sentences and the union ranks re-scored on the same geometry (only the
     ``B_rel`` vectors change); ``rank_q`` is untouched. ``selector`` names what chose them,
     ``folds`` the cross-fitting folds of a selector fitted on these questions; pure. ``chosen``
-    and its vectors come from :meth:`~regime_core.router.selector_choices.SelectorData.vectors_at`,
-    which checks each index against its bridge."""
+    comes from :func:`~regime_core.router.selector_choices.choose` (each index one of its
+    bridge's sentences), its vectors from
+    :meth:`~regime_core.router.selector_choices.SelectorData.vectors_at`."""
     examples = data.examples
     chosen = np.asarray(chosen, dtype=np.int64)
     bridges = [ex.bridge.sentences for ex in examples]
