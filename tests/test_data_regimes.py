@@ -299,3 +299,11 @@ def test_regime_shares_counts_every_cell(examples: list[Example]) -> None:
     by_parallel = regime_shares(table, by="parallel")
     comparison = by_parallel[by_parallel["parallel"]]
     assert comparison["count"].tolist() == [1, 0, 0]
+
+
+def test_regime_shares_rejects_unknown_labels(examples: list[Example]) -> None:
+    """A label outside REGIMES would fall out of the categorical counts unseen: refused."""
+    table = regime_table(examples)
+    broken = table.assign(regime=["Q-dominant", "X", "neither", "neither", "neither"])
+    with refused(ValueError, names=("'X'",)):
+        regime_shares(broken)

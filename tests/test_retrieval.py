@@ -197,6 +197,8 @@ def test_arm_query_texts_report_missing_inputs(examples):
     with pytest.raises(MissingArmInput) as err:
         arm_query_texts(blank, "entity", 1, default)
     assert err.value.reason == MISSING_ENTITY
+    with pytest.raises(ValueError, match="outside the bridge"):
+        arm_query_texts(examples[0], "union", 7, default)
 
 
 def test_combine_query_vectors_weights_and_renormalises():
@@ -381,7 +383,7 @@ def test_selector_b_rel_overrides_gold(examples):
         depth=10,
     )
     assert chosen.query_ids == ("q1", "q2", "q3")
-    with pytest.raises(ValueError, match="shorter"):  # plan_arm zips them strictly
+    with pytest.raises(ValueError, match="b_rel has 1 entries"):
         retrieve(
             examples, "union", settings(), encoder=enc, store=RecordingStore(), b_rel=[0], depth=10
         )

@@ -314,10 +314,12 @@ def regime_shares(
 
     Columns: ``*by, regime, count, n, share`` with ``share = count / n`` and ``n`` the group
     size; every regime appears in every group (count 0 when absent), in the order of
-    ``REGIMES``. ``by=()`` gives the overall shares. ``table`` is :func:`regime_table`'s (its
-    labels are those of :data:`REGIMES`).
+    ``REGIMES``. ``by=()`` gives the overall shares.
     """
     by = [by] if isinstance(by, str) else list(by)
+    unknown = sorted(set(table["regime"]) - set(REGIMES))
+    if unknown:
+        raise ValueError(f"regime_shares: column 'regime' has unknown labels {unknown}")
     regimes = pd.Categorical(table["regime"], categories=list(REGIMES))
     counts = (
         pd.Series(1, index=table.index)

@@ -52,7 +52,7 @@ def retrieve_arms(
     rounding) defaults to the faster for the pools' shape (:func:`default_scorer`). ``depth``
     truncates the stored top list and the run file (``None``: all candidates); ranks, scores
     and metrics always use the full candidate list. ``pools`` reuses candidate pools already
-    built over the same examples with ``settings``' pool and bridge exclusion.
+    built over the same examples.
 
     >>> rankings = retrieve_arms(exs, ("q", "union"), settings, encoder=enc, store=store,
     ...                          depth=10)                                      # doctest: +SKIP
@@ -65,8 +65,18 @@ def retrieve_arms(
         raise ValueError(f"arm(s) {unknown} not among {config.ARMS}")
     if b_rel is None:
         b_rel = [ex.relation_sentence for ex in examples]
+    elif len(b_rel) != len(examples):
+        raise ValueError(f"b_rel has {len(b_rel)} entries for {len(examples)} examples")
+    pool, exclude_bridge = settings.pool, settings.exclude_bridge
     if pools is None:
-        pools = candidate_pools(examples, settings.pool, exclude_bridge=settings.exclude_bridge)
+        pools = candidate_pools(examples, pool, exclude_bridge=exclude_bridge)
+    elif pools.mode != pool or pools.exclude_bridge != exclude_bridge:
+        raise ValueError(
+            f"the pools given were built with mode={pools.mode!r}, exclude_bridge="
+            f"{pools.exclude_bridge}, but pool={pool!r}, exclude_bridge={exclude_bridge}"
+        )
+    if len(pools.candidates) != len(examples):
+        raise ValueError(f"{len(pools.candidates)} candidate pools for {len(examples)} examples")
 
     plans = {arm: plan_arm(examples, arm, b_rel, settings) for arm in arms}
     # Each distinct text is encoded once, whichever arms and examples share it.

@@ -50,8 +50,7 @@ def resolve_b_rel(example: Example, b_rel: int | str | None) -> tuple[int | None
     """``(sentence index, sentence text)`` of a B_rel given as an index, a text or None.
 
     A text that is not one of the bridge's sentences keeps index None (``union`` can still use
-    it; ``knockout`` cannot remove it). An index is trusted: the gold one is checked when the
-    :class:`~regime_core.schema.Example` is built, a selector's is one of the bridge's sentences.
+    it; ``knockout`` cannot remove it). An index outside the bridge raises ValueError.
     """
     sentences = example.bridge.sentences
     if b_rel is None:
@@ -63,6 +62,11 @@ def resolve_b_rel(example: Example, b_rel: int | str | None) -> tuple[int | None
         matches = [i for i, s in enumerate(sentences) if s == text]
         return (matches[0] if matches else None), text
     index = int(b_rel)
+    if not 0 <= index < len(sentences):
+        raise ValueError(
+            f"example {example.id!r}: b_rel index {index} is outside the bridge's "
+            f"{len(sentences)} sentences"
+        )
     return index, sentences[index]
 
 
@@ -79,7 +83,7 @@ def arm_query_texts(
     The query vector is ``Σ weight·f_q(text)``, re-normalised. ``b_rel`` is the bridge's
     relation sentence as an index into ``example.bridge.sentences`` or as text (gold:
     ``example.relation_sentence``). Raises :class:`MissingArmInput` when the example lacks
-    what the arm needs. ``arm`` is one of
+    what the arm needs, ValueError for a ``b_rel`` index outside the bridge. ``arm`` is one of
     ``config.ARMS``: :func:`~regime_core.retrieval.retrieve_arms` checks the arms it is given.
 
     >>> arm_query_texts(ex, "union", 1, settings)               # doctest: +SKIP
