@@ -22,7 +22,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 # renders SVG, so they appear on the executed pages under Agg too (plt.show() would not).
 export MPLBACKEND ?= Agg
 
-.PHONY: install install-dev torch data reproduce book book-check test test-slow test-all test-numeric expected lint format clean
+.PHONY: install install-dev torch data reproduce book book-check citation test test-slow test-all test-numeric expected lint format clean
 
 install: $(STAMP)
 
@@ -81,6 +81,12 @@ book: reproduce
 # every page's HTML, then each page in the system's headless Chromium at four widths.
 book-check: install-dev
 	$(BIN)/python -m tools.bookcheck --browser
+
+# How to cite, from CITATION.cff (book/_ext/regime_book/citation.py, the repository's tool): write
+# CITATION.cff's repository-code and version, the README's repository line and book/references.bib
+# from their sources. tests/test_book_citation.py fails while one is out of step.
+citation: install
+	$(BIN)/python book/_ext/regime_book/citation.py --sync
 
 # Two tiers of tests. The default tier (`make test`): every test not marked `slow` (unit tests on
 # fixtures, the toy world, the real-data checks that need no notebook run). The slow tier: the

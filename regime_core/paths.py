@@ -188,7 +188,7 @@ def repository_url(pyproject: str | os.PathLike[str] | None = None) -> str | Non
     or None while it is unset (the companion is not published yet).
 
     The book shows its repository, issue and launch buttons only when it is set, and
-    ``regime citation --sync`` writes it into ``CITATION.cff`` and the README. Without the
+    ``make citation`` writes it into ``CITATION.cff`` and the README. Without the
     project file (an installed, not editable, package) the installed metadata's
     ``Project-URL: Repository`` is read instead. Raises ``ValueError`` naming the file and the
     field when the value is not an ``https://`` address.

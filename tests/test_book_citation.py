@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from helpers import refused
 
-from regime_book import site
+from regime_book import citation, site
 from regime_core import paths
-from regime_core.book import citation
 
 URL = "https://example.org/regime/companion"
 
@@ -28,7 +27,7 @@ def _repo(tmp_path: Path, urls: str = "") -> Path:
 
 
 def test_the_repository_files_are_in_step_with_their_sources() -> None:
-    assert citation.drift() == [], "run `regime citation --sync`"
+    assert citation.drift() == [], "run `make citation`"
 
 
 def test_repository_url_unset_set_and_invalid(tmp_path: Path) -> None:
@@ -112,3 +111,14 @@ def test_the_source_download_of_a_markdown_page_is_dropped() -> None:
     kept = site._without_unrendered_sources([group, notebook])
     assert [b["label"] for b in kept[0]["buttons"]] == ["download-pdf-button"]
     assert kept[1] == notebook
+
+
+def test_the_script_prints_both_citations_and_checks_the_repository(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``python book/_ext/regime_book/citation.py --check``: both citations, exit 0 in step."""
+    assert citation.main(["--check"]) == 0
+    printed = capsys.readouterr().out
+    assert "arXiv:2604.09019" in printed and "not in step" not in printed
+    assert citation.main(["--bibtex"]) == 0
+    assert f"{{{citation.PAPER_KEY}," in capsys.readouterr().out

@@ -77,8 +77,6 @@ CASES: tuple[tuple[str, ...], ...] = (
     ("expected", "check", "--work", "{T}/work", "--file", "{T}/a_dir"),
     ("expected", "freeze", "--work", "{T}/work", "--file", "{T}/a_dir"),
     ("expected", "check", "--work", "{T}/work", "--declarations", "{T}/malformed.yml"),
-    ("citation", "--check", "{T}/missing"),
-    ("citation", "--sync", "{T}/a_dir"),
     ("verdicts", "--no-such-option"),
     ("no_such_command",),
 )

@@ -39,7 +39,6 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "annotate",
     "verdicts",
     "expected",
-    "citation",
 )
 
 
@@ -65,7 +64,6 @@ LOCKS: dict[str, str] = {
     "verdicts": "shared",
     "expected freeze": "exclusive",
     "expected check": "shared",
-    "citation": "none",  # reads and writes the repository's citation files, never a work directory
 }
 _SIGNAL_WORDS: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 if hasattr(signal, "SIGHUP"):

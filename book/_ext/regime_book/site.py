@@ -25,7 +25,7 @@
   both at the builder's start and again for the pages) is kept once, so no page logs
   "Identifier ... has already been declared".
 - ``regime-citation``: the paper and the companion, as text and as BibTeX, from
-  ``CITATION.cff`` (:mod:`regime_core.book.citation`).
+  ``CITATION.cff`` (:mod:`regime_book.citation`).
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ class CitationDirective(SphinxDirective):
     from ``CITATION.cff``."""
 
     def run(self) -> list[nodes.Node]:
-        from regime_core.book import citation
+        from regime_book import citation
 
         self.env.note_dependency(str(paths.REPO_ROOT / citation.CITATION_FILE))
         self.env.note_dependency(str(paths.PYPROJECT))

@@ -12,8 +12,11 @@ see the paper writes them in. Everything else follows from it:
   ``repository-code`` and the README's repository line are written from it, and both are
   absent while it is unset.
 
-The files that follow a source are kept in step by ``regime citation --sync``
-(:func:`sync`), and ``tests/test_book_citation.py`` fails while :func:`drift` lists any.
+The files that follow a source are kept in step by ``make citation`` (this file run as a
+script with ``--sync``: :func:`sync`), and ``tests/test_book_citation.py`` fails while
+:func:`drift` lists any. Run as a script without options, it prints both citations
+(``--bibtex``: as BibTeX); ``--check`` exits 1 while a file is not in step. It is the
+repository's tool, not the package's: ``CITATION.cff`` and the files it writes are not shipped.
 """
 
 from __future__ import annotations
@@ -34,11 +37,11 @@ BIB_FILE = "book/references.bib"
 README_FILE = "README.md"
 #: The key of the paper's entry in ``book/references.bib`` (the landing page cites it).
 PAPER_KEY = "regime2026"
-README_START = "<!-- repository: written by `regime citation --sync` from pyproject.toml -->"
+README_START = "<!-- repository: written by `make citation` from pyproject.toml -->"
 README_END = "<!-- /repository -->"
 BIB_HEADER = (
-    "% Written by `regime citation --sync` from CITATION.cff (preferred-citation): edit that "
-    "file, not this one.\n"
+    "% Written by `make citation` from CITATION.cff (preferred-citation): edit that file, not "
+    "this one.\n"
 )
 
 
@@ -274,3 +277,29 @@ def sync(root: Path | str = paths.REPO_ROOT) -> list[Path]:
         if file in changed:
             atomic_write_bytes(file, text.encode("utf-8"))
     return changed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The script: print the citations, or ``--check`` / ``--sync`` the files that follow them."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bibtex", action="store_true", help="print BibTeX entries")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--check", action="store_true", help="exit 1 when a file is not in step")
+    action.add_argument("--sync", action="store_true", help="rewrite the files not in step")
+    args = parser.parse_args(argv)
+    written = sync() if args.sync else []
+    out_of_step = drift()
+    cites = citation_blocks(repository=paths.repository_url())
+    lines = [c.bibtex() if args.bibtex else c.text() for c in cites]
+    lines += [f"written: {f.relative_to(paths.REPO_ROOT)}" for f in written]
+    lines += [
+        f"not in step (run `make citation`): {f.relative_to(paths.REPO_ROOT)}" for f in out_of_step
+    ]
+    print("\n".join(lines))
+    return 1 if args.check and out_of_step else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
