@@ -8,20 +8,15 @@
 
 The work directory is found by one rule, the same for every command and notebook
 (:func:`work_dir`); a command or notebook names its choice once, when it starts, so every part of
-the package that looks for it without being handed one finds the same directory. Also: where the
-companion is published (:func:`repository_url`).
+the package that looks for it without being handed one finds the same directory.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tomllib
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
-
-from regime_core.integrity import read_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: Where the book's executed pages are: ``regime reproduce`` writes them there under the work
@@ -59,7 +54,6 @@ def source_root() -> Path:
 #: repository's top.
 #:
 #: :meta hide-value:
-PYPROJECT = REPO_ROOT / "pyproject.toml"
 
 
 def explicit_path(value: str | os.PathLike[str], what: str) -> Path:
@@ -181,44 +175,3 @@ def variant_dir(run_id: str, config_hash: str, work: str | os.PathLike[str] | No
     PosixPath('w/variants/t3_brel_knockout/0123456789ab')
     """
     return variants_dir(work) / run_id / config_hash
-
-
-def repository_url(pyproject: str | os.PathLike[str] | None = None) -> str | None:
-    """The companion's public repository (``[project.urls] Repository`` of ``pyproject.toml``),
-    or None while it is unset (the companion is not published yet).
-
-    The book shows its repository, issue and launch buttons only when it is set, and
-    ``make citation`` writes it into ``CITATION.cff`` and the README. Without the
-    project file (an installed, not editable, package) the installed metadata's
-    ``Project-URL: Repository`` is read instead. Raises ``ValueError`` naming the file and the
-    field when the value is not an ``https://`` address.
-    """
-    file = Path(pyproject) if pyproject is not None else PYPROJECT
-    if file.is_file():
-        project = tomllib.loads(read_text(file)).get("project", {})
-        url = (project.get("urls") or {}).get("Repository")
-        where = f"{file}: [project.urls] Repository"
-    elif pyproject is None:
-        url, where = _installed_repository_url(), "the installed metadata's Project-URL"
-    else:
-        raise FileNotFoundError(f"{file} does not exist; it should hold [project.urls]")
-    if url is None:
-        return None
-    parts = urlsplit(str(url))
-    if not isinstance(url, str) or parts.scheme != "https" or not parts.netloc:
-        raise ValueError(f"{where} = {url!r} is not an https:// address; fix or remove it")
-    return url.rstrip("/")
-
-
-def _installed_repository_url() -> str | None:
-    from importlib import metadata
-
-    try:
-        entries = metadata.metadata("regime-core").get_all("Project-URL") or []
-    except metadata.PackageNotFoundError:
-        return None
-    for entry in entries:
-        label, _, url = entry.partition(",")
-        if label.strip().lower() == "repository":
-            return url.strip()
-    return None

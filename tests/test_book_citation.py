@@ -33,12 +33,12 @@ def test_the_repository_files_are_in_step_with_their_sources() -> None:
 def test_repository_url_unset_set_and_invalid(tmp_path: Path) -> None:
     file = tmp_path / "pyproject.toml"
     file.write_text('[project]\nname = "x"\n', encoding="utf-8")
-    assert paths.repository_url(file) is None
+    assert citation.repository_url(file) is None
     file.write_text(f'[project]\nname = "x"\n[project.urls]\nRepository = "{URL}/"\n')
-    assert paths.repository_url(file) == URL
+    assert citation.repository_url(file) == URL
     file.write_text('[project]\nname = "x"\n[project.urls]\nRepository = "placeholder"\n')
     with refused(ValueError, names=("pyproject.toml", "[project.urls] Repository")):
-        paths.repository_url(file)
+        citation.repository_url(file)
 
 
 def test_sync_follows_the_setting_both_ways(tmp_path: Path) -> None:

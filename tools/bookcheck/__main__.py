@@ -90,11 +90,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _check(args: argparse.Namespace) -> int:
     from tools.bookcheck.check import check_html, count_by_kind, format_report
 
+    sys.path.insert(0, str(paths.REPO_ROOT / "book" / "_ext"))  # the book's extension
+    from regime_book.citation import repository_url
+
     results = paths.results_dir(args.work)
     problems = check_html(
         args.html,
         results_dir=results if results.is_dir() else None,
-        repository=paths.repository_url(),
+        repository=repository_url(),
     )
     browser: dict[str, Any] | None = None
     if args.browser:

@@ -7,7 +7,7 @@ see the paper writes them in. Everything else follows from it:
 
 - the book's "How to cite" page (:func:`citation_blocks`, the ``regime-citation`` directive)
   and its bibliography file ``book/references.bib`` (:func:`bibtex`, the paper's entry);
-- the repository address, the one setting :func:`regime_core.paths.repository_url`
+- the repository address, the one setting :func:`repository_url`
   (``[project.urls] Repository`` of ``pyproject.toml``): ``CITATION.cff``'s
   ``repository-code`` and the README's repository line are written from it, and both are
   absent while it is unset.
@@ -21,18 +21,23 @@ repository's tool, not the package's: ``CITATION.cff`` and the files it writes a
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
 from regime_core import paths
+from regime_core.integrity import read_text
 
 CITATION_FILE = "CITATION.cff"
+PYPROJECT = paths.REPO_ROOT / "pyproject.toml"
 BIB_FILE = "book/references.bib"
 README_FILE = "README.md"
 #: The key of the paper's entry in ``book/references.bib`` (the landing page cites it).
@@ -43,6 +48,30 @@ BIB_HEADER = (
     "% Written by `make citation` from CITATION.cff (preferred-citation): edit that file, not "
     "this one.\n"
 )
+
+
+def repository_url(pyproject: str | os.PathLike[str] = PYPROJECT) -> str | None:
+    """The companion's public repository (``[project.urls] Repository`` of ``pyproject.toml``),
+    or None while it is unset (the companion is not published yet).
+
+    The book shows its repository, issue and launch buttons only when it is set, and
+    ``make citation`` writes it into ``CITATION.cff`` and the README. Raises ``ValueError``
+    naming the file and the field when the value is not an ``https://`` address.
+    """
+    file = Path(pyproject)
+    if not file.is_file():
+        raise FileNotFoundError(f"{file} does not exist; it should hold [project.urls]")
+    project = tomllib.loads(read_text(file)).get("project", {})
+    url = (project.get("urls") or {}).get("Repository")
+    if url is None:
+        return None
+    parts = urlsplit(str(url))
+    if not isinstance(url, str) or parts.scheme != "https" or not parts.netloc:
+        raise ValueError(
+            f"{file}: [project.urls] Repository = {url!r} is not an https:// address; fix or "
+            "remove it"
+        )
+    return url.rstrip("/")
 
 
 @dataclass(frozen=True)
@@ -249,7 +278,7 @@ def expected_files(root: Path | str = paths.REPO_ROOT) -> dict[Path, str]:
     """Each file that follows ``CITATION.cff`` and the repository setting, with the text it
     should have."""
     root = Path(root)
-    repository = paths.repository_url(root / "pyproject.toml")
+    repository = repository_url(root / "pyproject.toml")
     version = _package_version(root)
     cff, readme = root / CITATION_FILE, root / README_FILE
     return {
@@ -291,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     written = sync() if args.sync else []
     out_of_step = drift()
-    cites = citation_blocks(repository=paths.repository_url())
+    cites = citation_blocks(repository=repository_url())
     lines = [c.bibtex() if args.bibtex else c.text() for c in cites]
     lines += [f"written: {f.relative_to(paths.REPO_ROOT)}" for f in written]
     lines += [

@@ -8,7 +8,7 @@
   the work directory is only known at build time, so :func:`configure_site` serves that copy and
   points Sphinx's ``mathjax_path`` at it (without it, Sphinx keeps the CDN).
 - **Repository and launch buttons** follow the one setting for the repository's address,
-  :func:`regime_core.paths.repository_url` (``[project.urls] Repository`` in
+  :func:`regime_book.citation.repository_url` (``[project.urls] Repository`` in
   ``pyproject.toml``): while it is unset the book shows no repository, issue or launch (Binder,
   Colab) button, and the theme is given no address at all (Jupyter Book would otherwise fill in
   its own repository as a default); once it is set, all of them point there. The launch buttons
@@ -38,6 +38,7 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
+from regime_book import citation
 from regime_book.records import work_dir
 from regime_book.router_page import RESOURCES
 from regime_core import paths
@@ -121,7 +122,7 @@ def configure_site(app: Sphinx, config: Any) -> None:
     from regime_core.vendor import MATHJAX_ENTRY
 
     own = Path(app.srcdir) / "pyproject.toml"  # the book's root; the repository's as a rule
-    repository = paths.repository_url(own if own.is_file() else None)
+    repository = citation.repository_url(own if own.is_file() else citation.PYPROJECT)
     options = dict(config.html_theme_options or {})
     options.update(theme_options(repository, package_version(), build_date()))
     config.html_theme_options = options
@@ -213,10 +214,8 @@ class CitationDirective(SphinxDirective):
     from ``CITATION.cff``."""
 
     def run(self) -> list[nodes.Node]:
-        from regime_book import citation
-
         self.env.note_dependency(str(paths.REPO_ROOT / citation.CITATION_FILE))
-        self.env.note_dependency(str(paths.PYPROJECT))
+        self.env.note_dependency(str(citation.PYPROJECT))
         headings = ("The paper", "This companion")
         repository = self.env.config.html_theme_options.get("repository_url") or None
         blocks = citation.citation_blocks(repository=repository)
