@@ -17,21 +17,8 @@ of what a run needs), ``setup_peak_rss_mb`` its peak before retrieval starts (in
 imports, vectors), ``vectors_mb`` what the vectors alone take, and ``seconds`` the retrieval
 step alone (vector generation excluded). Prints one JSON object; never asserted.
 
-``--index ivf|hnsw`` also measures an approximate index (:mod:`regime_core.retrieval.ann`;
-``--nlist``, ``--nprobe``, ``--m``, ``--ef-construction``, ``--ef-search``) on the same vectors,
-in a second fresh child, and adds an ``index`` object to the JSON (every other key is as
-without it): ``build_seconds``, ``search_seconds`` (the top ``k`` + 1 of every query, the
-excluded row then dropped, as corpus mode drops the bridge), the child's ``peak_rss_mb`` and
-``setup_peak_rss_mb``, ``recall_at_k`` against the exact scan's top ``k``, and, for scale,
-``flat_search_seconds``: faiss's exact ``IndexFlatIP`` search of the same top ``k`` + 1 (timed
-after the index's peak is read). Random unit vectors have no structure, which makes an
-approximate index's recall pessimistic; ``--clusters C`` draws every vector around one of ``C``
-seeded unit centres instead (noise of norm about ``--spread``), for a case closer to
-embeddings. Without ``--clusters`` the vectors are those of the default workload.
-
     python benchmarks/bench_scale.py --passages 200000 --queries 2000 --json
     python benchmarks/bench_scale.py --passages 50000 --queries 2000 --dense --json
-    python benchmarks/bench_scale.py --passages 200000 --queries 2000 --index hnsw --json
 """
 
 from __future__ import annotations
@@ -62,32 +49,11 @@ def unit_vectors(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return out
 
 
-def clustered_vectors(
-    rng: np.random.Generator, centres: np.ndarray, n: int, spread: float
-) -> np.ndarray:
-    """``(n, dim)`` unit vectors, each a seeded centre plus Gaussian noise of norm about
-    ``spread``, renormalised: clusters, as embeddings of related texts form."""
-    n_centres, dim = centres.shape
-    out = np.empty((n, dim), dtype=np.float32)
-    for start in range(0, n, _CHUNK):
-        size = min(_CHUNK, n - start)
-        chunk = rng.standard_normal((size, dim), dtype=np.float32) * np.float32(spread / dim**0.5)
-        chunk += centres[rng.integers(0, n_centres, size)]
-        chunk /= np.linalg.norm(chunk, axis=1, keepdims=True)
-        out[start : start + size] = chunk
-    return out
-
-
 def _data(args: argparse.Namespace) -> tuple[np.ndarray, ...]:
     """The seeded documents, queries, excluded rows and targets (the same in every child)."""
     rng = np.random.default_rng(SEED)
-    if args.clusters:
-        centres = unit_vectors(rng, args.clusters, args.dim)
-        documents = clustered_vectors(rng, centres, args.passages, args.spread)
-        queries = clustered_vectors(rng, centres, args.queries, args.spread)
-    else:
-        documents = unit_vectors(rng, args.passages, args.dim)
-        queries = unit_vectors(rng, args.queries, args.dim)
+    documents = unit_vectors(rng, args.passages, args.dim)
+    queries = unit_vectors(rng, args.queries, args.dim)
     # one excluded row (the "bridge") and a different target per query, as in corpus mode
     excluded = rng.integers(0, args.passages, args.queries)
     targets = (excluded + 1 + rng.integers(0, args.passages - 1, args.queries)) % args.passages
@@ -115,8 +81,6 @@ def _workload(args: argparse.Namespace) -> dict[str, Any]:
             block=args.block,
         )
         assert scan.negatives is not None
-        if args.rows_out:
-            np.save(args.rows_out, scan.top_rows)
         summary = {
             "block": args.block or default_block(args.passages, args.scorer),
             "mean_target_rank": float(scan.target_ranks.mean()),
@@ -128,87 +92,11 @@ def _workload(args: argparse.Namespace) -> dict[str, Any]:
     return {"seconds": round(seconds, 3), "setup_peak_rss_mb": round(setup_peak, 1), **summary}
 
 
-def _index_config(args: argparse.Namespace) -> Any:
-    from regime_core.retrieval.ann import AnnIndexConfig
-
-    return AnnIndexConfig(
-        kind=args.index,
-        nlist=args.nlist,
-        nprobe=args.nprobe,
-        m=args.m,
-        ef_construction=args.ef_construction,
-        ef_search=args.ef_search,
-    )
-
-
-def _index_workload(args: argparse.Namespace) -> dict[str, Any]:
-    """Build and search the approximate index; save its top ``k`` rows to ``--rows-out``."""
-    import faiss
-
-    from regime_core.retrieval.ann import build_index, search
-
-    cfg = _index_config(args)
-    documents, queries, excluded, _ = _data(args)
-    setup_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    start = time.perf_counter()
-    index = build_index(documents, cfg)
-    build_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    rows, _scores = search(index, queries, args.k + 1)
-    search_seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    settings = (
-        {"nlist": int(index.nlist), "nprobe": int(index.nprobe)}
-        if cfg.kind == "ivf"
-        else {"m": cfg.m, "ef_construction": cfg.ef_construction, "ef_search": cfg.ef_search}
-    )
-    del index
-    # drop each query's excluded row (kept rows first, in order), then keep the top k
-    kept = np.argsort(rows == excluded[:, None], axis=1, kind="stable")[:, : args.k]
-    np.save(args.rows_out, np.take_along_axis(rows, kept, axis=1))
-    flat = faiss.IndexFlatIP(documents.shape[1])
-    flat.add(documents)
-    start = time.perf_counter()
-    flat.search(queries, args.k + 1)
-    flat_seconds = time.perf_counter() - start
-    return {
-        "kind": cfg.kind,
-        **settings,
-        "seed": cfg.seed,
-        "build_seconds": round(build_seconds, 3),
-        "search_seconds": round(search_seconds, 3),
-        "flat_search_seconds": round(flat_seconds, 3),
-        "setup_peak_rss_mb": round(setup_peak, 1),
-        "peak_rss_mb": round(peak, 1),
-        "faiss": faiss.__version__,
-        "faiss_threads": faiss.omp_get_max_threads(),
-    }
-
-
-def _measure_index(args: argparse.Namespace) -> dict[str, Any]:
-    """The exact child's top ``k`` rows against a fresh index child's: ``recall_at_k``.
-
-    The index child runs first, so a bad index setting stops before the exact scan. This
-    process imports nothing more until both children are done: a child spawned from it starts
-    with its peak resident memory (Linux carries ``ru_maxrss`` across exec).
-    """
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        exact_rows, index_rows = f"{tmp}/exact.npy", f"{tmp}/index.npy"
-        index = _run_child([*sys.argv[1:], "--role", "index", "--rows-out", index_rows], False)
-        measured = _run_child([*sys.argv[1:], "--rows-out", exact_rows])
-        from regime_core.retrieval.ann import recall_at_k
-
-        index["recall_at_k"] = round(recall_at_k(np.load(index_rows), np.load(exact_rows)), 4)
-    return {**measured, "index": {**index, "k": args.k}}
-
-
-def _run_child(argv: list[str], check: bool = True) -> dict[str, Any]:
-    """Run this script as a child (``check=False``: a failing child's stderr, then its exit)."""
+def _run_child(argv: list[str]) -> dict[str, Any]:
+    """Run this script as a child; a failing child's stderr, then its exit status."""
     child = subprocess.run(
         [sys.executable, __file__, *argv, "--child"],
-        check=check,
+        check=False,
         capture_output=True,
         text=True,
     )
@@ -250,37 +138,15 @@ def main() -> None:
     parser.add_argument("--scorer", default="numpy", choices=("numpy", "faiss"))
     parser.add_argument("--dense", action="store_true", help="the pre-bounded dense path")
     parser.add_argument("--json", action="store_true", help="(always JSON; kept for symmetry)")
-    ann = parser.add_argument_group("approximate index (regime_core.retrieval.ann)")
-    ann.add_argument("--index", choices=("ivf", "hnsw"), help="also measure this index")
-    ann.add_argument("--nlist", type=int, default=None, help="IVF lists (default: 4 sqrt(N))")
-    ann.add_argument("--nprobe", type=int, default=16, help="IVF lists scanned per query")
-    ann.add_argument("--m", type=int, default=32, help="HNSW links per node")
-    ann.add_argument("--ef-construction", type=int, default=80, help="HNSW build beam")
-    ann.add_argument("--ef-search", type=int, default=64, help="HNSW search beam")
-    ann.add_argument("--clusters", type=int, default=0, help="clustered vectors (0: uniform)")
-    ann.add_argument("--spread", type=float, default=1.0, help="noise norm around a centre")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument(
-        "--role", default="exact", choices=("exact", "index"), help=argparse.SUPPRESS
-    )
-    parser.add_argument("--rows-out", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.passages < 2 or args.queries < 1 or args.dim < 1 or args.k < 0:
         parser.error("need --passages >= 2, --queries >= 1, --dim >= 1, --k >= 0")
     if args.block is not None and args.block < 1:
         parser.error("--block must be >= 1")
-    if args.index and (args.dense or args.k < 1):
-        parser.error("--index compares with the bounded scan's top k: no --dense, --k >= 1")
-    if args.child and args.role == "index":
-        try:
-            _index_config(args)
-        except ValueError as error:
-            parser.error(str(error))
-    if args.clusters < 0 or args.spread < 0:
-        parser.error("need --clusters >= 0 and --spread >= 0")
 
     if args.child:
-        result = _index_workload(args) if args.role == "index" else _workload(args)
+        result = _workload(args)
         # Linux: ru_maxrss in KiB
         result.setdefault(
             "peak_rss_mb", round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
@@ -288,7 +154,7 @@ def main() -> None:
         print(json.dumps(result))
         return
 
-    measured = _measure_index(args) if args.index else _run_child(sys.argv[1:])
+    measured = _run_child(sys.argv[1:])
     vectors_mb = (args.passages + args.queries) * args.dim * 4 / 2**20
     print(
         json.dumps(
@@ -303,7 +169,6 @@ def main() -> None:
                 "scorer": "numpy" if args.dense else args.scorer,
                 "k": args.k,
                 **measured,
-                **({"clusters": args.clusters, "spread": args.spread} if args.clusters else {}),
                 "machine": {
                     "python": platform.python_version(),
                     "cpus": os.cpu_count(),

@@ -26,11 +26,6 @@ steps and return :class:`Ranking` objects; :func:`write_run_and_qrels`
 can score our rankings independently.
 
 Every public name is importable from here (``from regime_core.retrieval import retrieve``).
-
-One module stands apart and is imported from itself: :mod:`~regime_core.retrieval.ann`, an
-approximate top-k index (faiss IVF or HNSW) for corpora too large to scan, with its recall
-against exact search. No recorded number uses it, and its ``recall_at_k`` (an index against
-exact search) is not :func:`regime_core.metrics.recall_at_k` (gold passages in a ranking).
 """
 
 from regime_core.retrieval.pipeline import (
